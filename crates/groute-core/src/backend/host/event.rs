@@ -1,0 +1,168 @@
+//! Host-backend events: completion flags with generations.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::backend::{PhysicalDevice, RawEvent};
+use crate::error::{Error, Result};
+
+type Callback = Box<dyn FnOnce() + Send>;
+
+/// An event of the host backend.
+///
+/// Each recording gets a generation number when it is *enqueued*; executing the recording
+/// marks that generation complete. Waiters capture the generation current when they start
+/// waiting, which gives CUDA's "latest recording at the time of the wait" semantics even
+/// when the event is recorded again later.
+#[derive(Debug)]
+pub struct HostEvent {
+    device: PhysicalDevice,
+    state: Mutex<EventState>,
+    done: Condvar,
+}
+
+struct EventState {
+    recorded: u64,
+    completed: u64,
+    completed_at: Option<Instant>,
+    poisoned: Option<String>,
+    callbacks: Vec<(u64, Callback)>,
+}
+
+impl std::fmt::Debug for EventState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventState")
+            .field("recorded", &self.recorded)
+            .field("completed", &self.completed)
+            .field("callbacks", &self.callbacks.len())
+            .finish()
+    }
+}
+
+impl HostEvent {
+    pub(crate) fn new(device: PhysicalDevice) -> Arc<Self> {
+        Arc::new(HostEvent {
+            device,
+            state: Mutex::new(EventState {
+                recorded: 0,
+                completed: 0,
+                completed_at: None,
+                poisoned: None,
+                callbacks: Vec::new(),
+            }),
+            done: Condvar::new(),
+        })
+    }
+
+    /// Starts a new recording; returns its generation.
+    pub(crate) fn begin_record(&self) -> u64 {
+        let mut st = self.state.lock();
+        st.recorded += 1;
+        st.recorded
+    }
+
+    /// The generation a waiter starting now must wait for.
+    pub(crate) fn current_generation(&self) -> u64 {
+        self.state.lock().recorded
+    }
+
+    /// Whether generation `generation` has completed.
+    pub(crate) fn is_complete(&self, generation: u64) -> bool {
+        self.state.lock().completed >= generation
+    }
+
+    /// Marks `generation` complete (and, if `poison` is set, every waiter sees that error).
+    pub(crate) fn complete(&self, generation: u64, poison: Option<String>) {
+        let ready: Vec<Callback> = {
+            let mut st = self.state.lock();
+            if generation > st.completed {
+                st.completed = generation;
+                st.completed_at = Some(Instant::now());
+            }
+            if poison.is_some() {
+                st.poisoned = poison;
+            }
+            let completed = st.completed;
+            let (now, later): (Vec<_>, Vec<_>) =
+                st.callbacks.drain(..).partition(|(g, _)| *g <= completed);
+            st.callbacks = later;
+            now.into_iter().map(|(_, cb)| cb).collect()
+        };
+        self.done.notify_all();
+        for cb in ready {
+            cb();
+        }
+    }
+
+    /// Calls `callback` once `generation` has completed.
+    pub(crate) fn notify_at(&self, generation: u64, callback: Callback) {
+        let mut st = self.state.lock();
+        if st.completed >= generation {
+            drop(st);
+            callback();
+        } else {
+            st.callbacks.push((generation, callback));
+        }
+    }
+
+    fn check_poison(st: &EventState) -> Result<()> {
+        match &st.poisoned {
+            Some(msg) => Err(Error::ThreadPanicked(msg.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl RawEvent for HostEvent {
+    fn device(&self) -> PhysicalDevice {
+        self.device
+    }
+
+    fn query(&self) -> Result<bool> {
+        let st = self.state.lock();
+        Self::check_poison(&st)?;
+        Ok(st.completed >= st.recorded)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        let target = st.recorded;
+        while st.completed < target {
+            self.done.wait(&mut st);
+        }
+        Self::check_poison(&st)
+    }
+
+    fn notify(&self, callback: Box<dyn FnOnce() + Send>) -> Result<()> {
+        let generation = self.current_generation();
+        self.notify_at(generation, callback);
+        Ok(())
+    }
+
+    fn elapsed_ms_since(&self, start: &dyn RawEvent) -> Result<f32> {
+        let start = start
+            .as_any()
+            .downcast_ref::<HostEvent>()
+            .ok_or(Error::Unsupported {
+                operation: "elapsed time between events of different backends",
+                backend: "host",
+            })?;
+        let begin = start.state.lock().completed_at;
+        let end = self.state.lock().completed_at;
+        match (begin, end) {
+            (Some(b), Some(e)) => Ok(e.saturating_duration_since(b).as_secs_f32() * 1e3),
+            _ => Err(Error::invalid(
+                "event",
+                "not completed",
+                "both events must have completed before measuring elapsed time; synchronize first",
+            )),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

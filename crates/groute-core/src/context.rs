@@ -1,0 +1,416 @@
+//! The runtime context: devices, their streams, event pools and memory pools.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+
+use crate::backend::host::{HostBackend, Jitter};
+use crate::backend::{
+    Backend, BackendKind, DeviceProperties, EventKind, MemoryLocation, PhysicalDevice,
+    StreamPriority,
+};
+use crate::error::{Error, Result};
+use crate::event::EventPool;
+use crate::memory::{Buffer, MemoryPool};
+use crate::stream::Stream;
+use crate::topology::Topology;
+
+/// Index of a (virtual) device in a [`Context`]: `0..context.num_devices()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceId(pub usize);
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Which backend to build a context on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum BackendChoice {
+    /// CUDA when a GPU is usable, else the host backend (with a note saying why).
+    #[default]
+    Auto,
+    /// The host backend.
+    Host,
+    /// The CUDA backend; an error if it is unavailable.
+    Cuda,
+}
+
+impl FromStr for BackendChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(BackendChoice::Auto),
+            "host" | "cpu" => Ok(BackendChoice::Host),
+            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
+            _ => Err(Error::invalid("--backend", s, "expected auto, host or cuda")),
+        }
+    }
+}
+
+impl fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Host => "host",
+            BackendChoice::Cuda => "cuda",
+        })
+    }
+}
+
+/// Builds a [`Context`].
+#[derive(Clone, Debug)]
+pub struct ContextBuilder {
+    devices: usize,
+    backend: BackendChoice,
+    jitter: Option<Jitter>,
+    physical_limit: Option<usize>,
+}
+
+impl Default for ContextBuilder {
+    fn default() -> Self {
+        ContextBuilder {
+            devices: 1,
+            backend: BackendChoice::Auto,
+            jitter: None,
+            physical_limit: None,
+        }
+    }
+}
+
+impl ContextBuilder {
+    /// Number of (virtual) devices; they map round-robin onto the physical devices.
+    pub fn devices(mut self, n: usize) -> Self {
+        self.devices = n;
+        self
+    }
+
+    /// Backend choice.
+    pub fn backend(mut self, backend: BackendChoice) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Host-backend jitter (ignored by other backends).
+    pub fn jitter(mut self, jitter: Option<Jitter>) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Uses at most `n` physical devices (GPUs on CUDA, executors on the host backend), so
+    /// that several virtual devices share one.
+    pub fn physical_devices(mut self, n: usize) -> Self {
+        self.physical_limit = Some(n);
+        self
+    }
+
+    /// Creates the context.
+    pub fn build(self) -> Result<Context> {
+        if self.devices == 0 {
+            return Err(Error::NoDevices);
+        }
+        if self.physical_limit == Some(0) {
+            return Err(Error::invalid(
+                "physical devices",
+                0,
+                "use at least one physical device",
+            ));
+        }
+        let host = |note: Option<String>| -> Result<(Arc<dyn Backend>, Option<String>)> {
+            let n = self.physical_limit.unwrap_or(self.devices).min(self.devices);
+            Ok((Arc::new(HostBackend::new(n, self.jitter)?), note))
+        };
+        let (backend, fallback_note) = match self.backend {
+            BackendChoice::Host => host(None)?,
+            BackendChoice::Cuda => (crate::backend::create_cuda_backend()?, None),
+            BackendChoice::Auto => match crate::backend::create_cuda_backend() {
+                Ok(b) => (b, None),
+                Err(e) => host(Some(format!("using the host backend: {e}")))?,
+            },
+        };
+        Context::from_backend(backend, self.devices, self.physical_limit, fallback_note)
+    }
+}
+
+/// One (virtual) device of a context, with its streams and pools.
+pub struct Device {
+    id: DeviceId,
+    physical: PhysicalDevice,
+    properties: DeviceProperties,
+    backend: Arc<dyn Backend>,
+    stream: Stream,
+    high_priority: Stream,
+    events: EventPool,
+    timing_events: EventPool,
+    memory: MemoryPool,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("id", &self.id)
+            .field("physical", &self.physical)
+            .field("name", &self.properties.name)
+            .finish()
+    }
+}
+
+impl Device {
+    /// The device's index in its context.
+    pub fn id(&self) -> DeviceId {
+        self.id
+    }
+
+    /// The physical device it runs on.
+    pub fn physical(&self) -> PhysicalDevice {
+        self.physical
+    }
+
+    /// Properties of the physical device.
+    pub fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// The normal-priority stream.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// The high-priority stream (receive and split work).
+    pub fn high_priority_stream(&self) -> &Stream {
+        &self.high_priority
+    }
+
+    /// A new stream of its own (links create one each for their copies).
+    pub fn new_stream(&self, priority: StreamPriority) -> Result<Stream> {
+        let raw = self.backend.create_stream(self.physical, priority)?;
+        Ok(Stream::new(raw, self.id, self.events.clone()))
+    }
+
+    /// The event pool.
+    pub fn event_pool(&self) -> &EventPool {
+        &self.events
+    }
+
+    /// Records a timing event on `stream` (for measurements with
+    /// [`crate::Event::elapsed_ms`]).
+    pub fn record_timing(&self, stream: &Stream) -> Result<crate::Event> {
+        self.timing_events.record(stream.raw().as_ref())
+    }
+
+    /// The memory pool.
+    pub fn memory_pool(&self) -> &MemoryPool {
+        &self.memory
+    }
+
+    /// Allocates `len` elements on the device (contents unspecified).
+    pub fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.memory.alloc(len)
+    }
+
+    /// Allocates a buffer and uploads `data` into it on the device's stream; the returned
+    /// buffer is ready for work enqueued later on that stream (other streams wait for
+    /// [`Stream::record`]).
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let dst = self.alloc::<T>(data.len())?;
+        if data.is_empty() {
+            return Ok(dst);
+        }
+        let staging = host_staging(&self.backend, data)?;
+        self.stream.copy(&dst, &staging)?;
+        Ok(dst)
+    }
+
+    /// Copies `src` (any buffer this device's stream can reach) to a new `Vec`, waiting for
+    /// the work already enqueued on the device's stream.
+    pub fn download<T: Pod>(&self, src: &Buffer<T>) -> Result<Vec<T>> {
+        let bytes = std::mem::size_of::<T>() * src.len();
+        let staging = Buffer::<T>::from_raw(self.backend.allocate(MemoryLocation::PinnedHost, bytes)?)?;
+        self.stream.copy(&staging, src)?;
+        self.stream.synchronize()?;
+        // SAFETY: the copy into `staging` has completed (stream synchronised) and nothing
+        // else references the freshly allocated staging buffer.
+        let out = unsafe { staging.host_to_vec() };
+        out.ok_or(Error::Unsupported {
+            operation: "reading pinned host memory",
+            backend: "this",
+        })
+    }
+}
+
+/// Pinned host memory holding a copy of `data`.
+pub(crate) fn host_staging<T: Pod>(backend: &Arc<dyn Backend>, data: &[T]) -> Result<Buffer<T>> {
+    let mem = backend.allocate(MemoryLocation::PinnedHost, std::mem::size_of_val(data))?;
+    let buf = Buffer::<T>::from_raw(mem)?;
+    // SAFETY: the buffer was just allocated and no one else has a view of it.
+    let dst = unsafe { buf.as_host_slice_mut() }.ok_or(Error::Unsupported {
+        operation: "writing pinned host memory",
+        backend: "this",
+    })?;
+    dst.copy_from_slice(data);
+    Ok(buf)
+}
+
+struct ContextInner {
+    backend: Arc<dyn Backend>,
+    devices: Vec<Device>,
+    fallback_note: Option<String>,
+    host_memory: MemoryPool,
+}
+
+/// The runtime: a backend and the (virtual) devices built on it. Cheap to clone.
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("backend", &self.backend_kind())
+            .field("devices", &self.inner.devices)
+            .finish()
+    }
+}
+
+impl Context {
+    /// A builder (defaults: 1 device, [`BackendChoice::Auto`], no jitter).
+    pub fn builder() -> ContextBuilder {
+        ContextBuilder::default()
+    }
+
+    /// `n` devices on the best backend present.
+    pub fn with_devices(n: usize) -> Result<Self> {
+        Self::builder().devices(n).build()
+    }
+
+    /// `n` devices on the host backend.
+    pub fn host(n: usize) -> Result<Self> {
+        Self::builder().devices(n).backend(BackendChoice::Host).build()
+    }
+
+    /// A context over an existing backend.
+    pub fn from_backend(
+        backend: Arc<dyn Backend>,
+        devices: usize,
+        physical_limit: Option<usize>,
+        fallback_note: Option<String>,
+    ) -> Result<Self> {
+        if devices == 0 {
+            return Err(Error::NoDevices);
+        }
+        let physical = backend
+            .physical_devices()
+            .min(physical_limit.unwrap_or(usize::MAX));
+        if physical == 0 {
+            return Err(Error::CudaUnavailable {
+                reason: "the backend reports no devices".into(),
+            });
+        }
+        let mut list = Vec::with_capacity(devices);
+        for v in 0..devices {
+            let p = v % physical;
+            let properties = backend.properties(p)?;
+            let events = EventPool::new(Arc::clone(&backend), p, EventKind::Sync, 16)?;
+            let timing_events = EventPool::new(Arc::clone(&backend), p, EventKind::Timing, 0)?;
+            let id = DeviceId(v);
+            let stream = Stream::new(
+                backend.create_stream(p, StreamPriority::Normal)?,
+                id,
+                events.clone(),
+            );
+            let high_priority = Stream::new(
+                backend.create_stream(p, StreamPriority::High)?,
+                id,
+                events.clone(),
+            );
+            let memory = MemoryPool::new(
+                Arc::clone(&backend),
+                MemoryLocation::Device(p),
+                64 << 20,
+                (properties.total_memory / 8) as usize,
+            );
+            list.push(Device {
+                id,
+                physical: p,
+                properties,
+                backend: Arc::clone(&backend),
+                stream,
+                high_priority,
+                events,
+                timing_events,
+                memory,
+            });
+        }
+        let host_memory = MemoryPool::new(
+            Arc::clone(&backend),
+            MemoryLocation::PinnedHost,
+            64 << 20,
+            1 << 30,
+        );
+        Ok(Context {
+            inner: Arc::new(ContextInner {
+                backend,
+                devices: list,
+                fallback_note,
+                host_memory,
+            }),
+        })
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.inner.backend
+    }
+
+    /// Which backend this is.
+    pub fn backend_kind(&self) -> BackendKind {
+        self.inner.backend.kind()
+    }
+
+    /// Why [`BackendChoice::Auto`] fell back to the host backend, if it did.
+    pub fn fallback_note(&self) -> Option<&str> {
+        self.inner.fallback_note.as_deref()
+    }
+
+    /// Number of (virtual) devices.
+    pub fn num_devices(&self) -> usize {
+        self.inner.devices.len()
+    }
+
+    /// All devices.
+    pub fn devices(&self) -> &[Device] {
+        &self.inner.devices
+    }
+
+    /// One device.
+    pub fn device(&self, id: DeviceId) -> Result<&Device> {
+        self.inner.devices.get(id.0).ok_or(Error::NoSuchDevice {
+            device: id.0,
+            count: self.inner.devices.len(),
+        })
+    }
+
+    /// Allocates pinned host memory (the host endpoint's buffers).
+    pub fn alloc_host<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.inner.host_memory.alloc(len)
+    }
+
+    /// Pinned host memory holding a copy of `data`.
+    pub fn host_buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        host_staging(&self.inner.backend, data)
+    }
+
+    /// Devices and which pairs have direct (peer) access.
+    pub fn topology(&self) -> Result<Topology> {
+        Topology::of(self)
+    }
+}

@@ -1,0 +1,156 @@
+//! The error type of the runtime.
+
+use std::fmt;
+
+use crate::endpoint::Endpoint;
+
+/// Result alias used throughout groute-core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the runtime.
+///
+/// Variants name the setting or call to change where there is one; driver errors keep the
+/// driver's code and message as their source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A context was asked for zero devices.
+    #[error("a context needs at least one device (got --devices 0); pass 1 or more")]
+    NoDevices,
+    /// The CUDA backend was requested but cannot be used here.
+    #[error("CUDA backend unavailable: {reason}; use the host backend (--backend host) on machines without an NVIDIA GPU")]
+    CudaUnavailable {
+        /// Why: library missing, no device, driver too old, ...
+        reason: String,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call {call} failed: {source}")]
+    Driver {
+        /// The driver function that failed.
+        call: &'static str,
+        /// The driver's error (code and description).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// A kernel failed to compile with NVRTC.
+    #[error("NVRTC could not compile {kernel} for {arch}:\n{log}")]
+    KernelCompile {
+        /// The kernel source file.
+        kernel: String,
+        /// The target architecture (`compute_90`).
+        arch: String,
+        /// NVRTC's compile log.
+        log: String,
+    },
+    /// An allocation failed.
+    #[error("out of memory allocating {bytes} bytes on {location}; lower the problem size or the buffer settings")]
+    OutOfMemory {
+        /// Requested size.
+        bytes: usize,
+        /// Where.
+        location: String,
+    },
+    /// A device index outside the context.
+    #[error("device {device} does not exist: the context has {count} devices")]
+    NoSuchDevice {
+        /// The index asked for.
+        device: usize,
+        /// Devices in the context.
+        count: usize,
+    },
+    /// A link from an endpoint to itself.
+    #[error("a link from {0} to itself is not allowed; connect two different endpoints")]
+    SelfLoop(Endpoint),
+    /// A second link between the same pair of endpoints on one router.
+    #[error("a link from {src} to {dst} already exists on this router; reuse it instead of adding a duplicate")]
+    DuplicateLink {
+        /// Source endpoint.
+        src: Endpoint,
+        /// Destination endpoint.
+        dst: Endpoint,
+    },
+    /// An invalid configuration value.
+    #[error("invalid setting {setting} = {value}: {reason}")]
+    InvalidSetting {
+        /// The setting's name (as the user spells it: `packet_size`, `--chunk`, ...).
+        setting: &'static str,
+        /// The offending value.
+        value: String,
+        /// What a valid value looks like.
+        reason: String,
+    },
+    /// Two buffers or slices of different lengths in a copy.
+    #[error("length mismatch in {operation}: destination holds {dst} elements, source {src}")]
+    LengthMismatch {
+        /// What was being done.
+        operation: &'static str,
+        /// Destination length.
+        dst: usize,
+        /// Source length.
+        src: usize,
+    },
+    /// A range outside a buffer.
+    #[error("range {start}..{end} is outside a buffer of {len} elements")]
+    OutOfBounds {
+        /// Range start.
+        start: usize,
+        /// Range end.
+        end: usize,
+        /// Buffer length.
+        len: usize,
+    },
+    /// A host buffer was accessed while device work still uses it.
+    #[error("host buffer is still in use by an in-flight copy or segment; wait for its event (or drop the segments) first")]
+    BufferInUse,
+    /// An operation the backend does not provide.
+    #[error("{operation} is not supported on the {backend} backend")]
+    Unsupported {
+        /// What was attempted.
+        operation: &'static str,
+        /// Backend name.
+        backend: &'static str,
+    },
+    /// Sending on a link or router input that was shut down.
+    #[error("send after shutdown on {0}")]
+    SendAfterShutdown(String),
+    /// The other side of a link or router is gone.
+    #[error("{0} was disconnected: its peer was dropped")]
+    Disconnected(String),
+    /// A worker thread of the runtime panicked (a bug in a kernel closure or in groute).
+    #[error("a runtime thread panicked: {0}")]
+    ThreadPanicked(String),
+    /// A capacity (worklist, buffer) would be exceeded; nothing was dropped.
+    #[error("{what} would overflow: capacity {capacity}, needed {needed}; raise {setting}")]
+    CapacityExceeded {
+        /// What overflowed.
+        what: String,
+        /// Its capacity.
+        capacity: u64,
+        /// What was needed.
+        needed: u64,
+        /// The setting to raise.
+        setting: &'static str,
+    },
+}
+
+impl Error {
+    /// Wraps a driver error.
+    pub fn driver<E>(call: &'static str, source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Error::Driver {
+            call,
+            source: Box::new(source),
+        }
+    }
+
+    /// An [`Error::InvalidSetting`].
+    pub fn invalid(setting: &'static str, value: impl fmt::Display, reason: impl Into<String>) -> Self {
+        Error::InvalidSetting {
+            setting,
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}

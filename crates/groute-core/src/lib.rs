@@ -1,0 +1,43 @@
+//! # groute-core: the Groute dataflow runtime
+//!
+//! Programs build a dataflow graph of **endpoints**, **links** and **routers**, then compute
+//! asynchronously: no global barriers, every device computes and communicates on its own
+//! (after Ben-Nun et al., *Groute: Asynchronous Multi-GPU Programming Model with
+//! Applications to Large-scale Graph Processing*, ACM TOPC 7(3), 2020).
+//!
+//! | construct | what it is |
+//! |---|---|
+//! | [`Context`] | the runtime: its devices (virtual devices may share a physical one), per-device streams, event pools, memory pools, the [`Topology`] |
+//! | [`Endpoint`] | anything that can communicate: the host, a device, a router |
+//! | [`Segment<T>`] | a typed slice of a buffer on one endpoint, with its length and metadata |
+//! | [`PendingSegment<T>`] | a segment still being received: the data plus the event that makes it valid |
+//! | [`Event`], [`EventPool`], [`EventFuture`] | recorded markers, their pool, and a future for an event recorded later |
+//! | [`Stream`], [`Buffer<T>`], [`MemoryPool`] | ordered device work queues and typed device or pinned host memory |
+//! | [`backend`] | the seam: what a backend provides (memory, streams, events, copies), with the host and CUDA backends |
+//!
+//! Two backends sit under one control plane: the **host backend** (executor threads standing
+//! in for devices, always available, with seeded jitter to shake out races) and the **CUDA
+//! backend** (cudarc, loaded dynamically, so this crate builds on machines without CUDA).
+
+pub mod backend;
+mod context;
+mod endpoint;
+pub mod error;
+mod event;
+mod memory;
+mod segment;
+mod stream;
+pub mod sync;
+pub mod testing;
+mod topology;
+
+pub use backend::host::Jitter;
+pub use backend::{BackendKind, MemoryLocation, StreamPriority};
+pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
+pub use endpoint::{Endpoint, RouterId};
+pub use error::{Error, Result};
+pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, event_promise};
+pub use memory::{Buffer, MemoryPool};
+pub use segment::{PendingSegment, Segment};
+pub use stream::Stream;
+pub use topology::{DeviceSummary, PeerLink, Topology};

@@ -1,0 +1,343 @@
+//! Typed buffers and memory pools.
+//!
+//! A [`Buffer<T>`] is a typed view of (part of) one backend allocation: device memory,
+//! pinned host staging memory or mapped host memory. Cloning a buffer clones the view, not
+//! the data: copies between buffers go through a [`crate::Stream`]. The allocation is freed,
+//! or returned to its [`MemoryPool`], once the last view and the last in-flight operation
+//! using it are gone.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::{Arc, Weak};
+
+use bytemuck::Pod;
+use parking_lot::Mutex;
+
+use crate::backend::{Backend, MemoryLocation, RawMemory, RawSlice};
+use crate::error::{Error, Result};
+
+/// A typed view of `len` elements of one allocation.
+pub struct Buffer<T> {
+    memory: Arc<dyn RawMemory>,
+    /// Offset of the first element, in elements.
+    offset: usize,
+    len: usize,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Buffer<T> {
+    fn clone(&self) -> Self {
+        Buffer {
+            memory: Arc::clone(&self.memory),
+            offset: self.offset,
+            len: self.len,
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("type", &std::any::type_name::<T>())
+            .field("location", &self.memory.location())
+            .field("offset", &self.offset)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T> Buffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Wraps a whole allocation (its size must be a multiple of `size_of::<T>()`).
+    pub fn from_raw(memory: Arc<dyn RawMemory>) -> Result<Self> {
+        let size = std::mem::size_of::<T>().max(1);
+        let bytes = memory.len_bytes();
+        if bytes % size != 0 {
+            return Err(Error::invalid(
+                "allocation size",
+                bytes,
+                format!("must be a multiple of the element size {size}"),
+            ));
+        }
+        Ok(Buffer {
+            memory,
+            offset: 0,
+            len: bytes / size,
+            _elem: PhantomData,
+        })
+    }
+
+    /// Where the memory lives.
+    pub fn location(&self) -> MemoryLocation {
+        self.memory.location()
+    }
+
+    /// A sub-view (`range` in elements, relative to this view).
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e + 1,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len,
+        };
+        if start > end || end > self.len {
+            return Err(Error::OutOfBounds {
+                start,
+                end,
+                len: self.len,
+            });
+        }
+        Ok(Buffer {
+            memory: Arc::clone(&self.memory),
+            offset: self.offset + start,
+            len: end - start,
+            _elem: PhantomData,
+        })
+    }
+
+    /// Whether two views share an allocation.
+    pub fn same_allocation(&self, other: &Buffer<T>) -> bool {
+        Arc::ptr_eq(&self.memory, &other.memory)
+    }
+
+    /// The byte-level view handed to backends.
+    pub fn raw(&self) -> RawSlice {
+        let size = std::mem::size_of::<T>();
+        RawSlice {
+            memory: Arc::clone(&self.memory),
+            offset: self.offset * size,
+            len: self.len * size,
+        }
+    }
+
+    /// Device address of the first element (CUDA device or mapped memory).
+    pub fn device_ptr(&self) -> Option<u64> {
+        self.raw().device_ptr()
+    }
+
+    /// Host address of the first element, for host-addressable memory.
+    pub fn host_ptr(&self) -> Option<NonNull<T>> {
+        self.raw().host_ptr().map(NonNull::cast)
+    }
+
+    /// Views the elements from the host.
+    ///
+    /// `None` when the memory is not host-addressable (real device memory).
+    ///
+    /// # Safety
+    ///
+    /// No device work, copy or other thread may write the range while the returned slice
+    /// lives (wait for the events of every operation writing it first).
+    pub unsafe fn as_host_slice(&self) -> Option<&[T]> {
+        let p = self.host_ptr()?;
+        // SAFETY: `p` points to `len` initialised elements inside a live allocation kept
+        // alive by `self` (allocations are zeroed and `T: Pod` accepts any bytes); the caller
+        // guarantees there is no concurrent writer.
+        Some(unsafe { std::slice::from_raw_parts(p.as_ptr(), self.len) })
+    }
+
+    /// Views the elements mutably from the host.
+    ///
+    /// # Safety
+    ///
+    /// No device work, copy, other thread or other view may read or write the range while
+    /// the returned slice lives.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn as_host_slice_mut(&self) -> Option<&mut [T]> {
+        let p = self.host_ptr()?;
+        // SAFETY: as for `as_host_slice`, plus exclusivity guaranteed by the caller.
+        Some(unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), self.len) })
+    }
+
+    /// Copies the elements out from the host side (host-addressable memory only), after the
+    /// caller has waited for every writer.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Buffer::as_host_slice`].
+    pub unsafe fn host_to_vec(&self) -> Option<Vec<T>> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.as_host_slice() }.map(<[T]>::to_vec)
+    }
+}
+
+macro_rules! atomic_view {
+    ($elem:ty, $atomic:ty, $name:ident) => {
+        impl Buffer<$elem> {
+            /// Views host-addressable memory as atomics, for host kernels that update it
+            /// concurrently (`None` on real device memory).
+            pub fn $name(&self) -> Option<&[$atomic]> {
+                let p = self.host_ptr()?;
+                // SAFETY: the atomic type has the size and alignment of the element type, the
+                // range is inside a live allocation kept alive by `self`, and atomics may
+                // alias each other; non-atomic writers are excluded by the stream protocol.
+                Some(unsafe {
+                    std::slice::from_raw_parts(p.as_ptr() as *const $atomic, self.len)
+                })
+            }
+        }
+    };
+}
+atomic_view!(u32, AtomicU32, host_atomic_u32);
+atomic_view!(u64, AtomicU64, host_atomic_u64);
+
+/// A cached allocation handed out by a [`MemoryPool`]; returns itself on drop.
+struct PooledMemory {
+    inner: Option<Arc<dyn RawMemory>>,
+    pool: Weak<PoolState>,
+}
+
+impl fmt::Debug for PooledMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PooledMemory").field("inner", &self.inner).finish()
+    }
+}
+
+impl PooledMemory {
+    fn inner(&self) -> &Arc<dyn RawMemory> {
+        self.inner.as_ref().expect("pooled memory holds its block until drop")
+    }
+}
+
+impl Drop for PooledMemory {
+    fn drop(&mut self) {
+        if let (Some(mem), Some(pool)) = (self.inner.take(), self.pool.upgrade()) {
+            pool.give_back(mem);
+        }
+    }
+}
+
+impl RawMemory for PooledMemory {
+    fn location(&self) -> MemoryLocation {
+        self.inner().location()
+    }
+    fn len_bytes(&self) -> usize {
+        self.inner().len_bytes()
+    }
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        self.inner().host_ptr()
+    }
+    fn device_ptr(&self) -> Option<u64> {
+        self.inner().device_ptr()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self.inner().as_any()
+    }
+}
+
+struct PoolState {
+    free: Mutex<HashMap<usize, Vec<Arc<dyn RawMemory>>>>,
+    cached_bytes: Mutex<usize>,
+    max_cached_bytes: usize,
+}
+
+impl PoolState {
+    fn give_back(&self, mem: Arc<dyn RawMemory>) {
+        let bytes = mem.len_bytes();
+        let mut cached = self.cached_bytes.lock();
+        if *cached + bytes <= self.max_cached_bytes {
+            *cached += bytes;
+            self.free.lock().entry(bytes).or_default().push(mem);
+        }
+    }
+}
+
+/// Caches allocations of one location by exact size so that buffers allocated and freed
+/// repeatedly (link receive buffers, worklist segments, per-run scratch) skip the backend's
+/// allocator. Blocks above `max_block` bytes bypass the cache.
+#[derive(Clone)]
+pub struct MemoryPool {
+    backend: Arc<dyn Backend>,
+    location: MemoryLocation,
+    max_block: usize,
+    state: Arc<PoolState>,
+}
+
+impl fmt::Debug for MemoryPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryPool")
+            .field("location", &self.location)
+            .field("cached_bytes", &*self.state.cached_bytes.lock())
+            .finish()
+    }
+}
+
+impl MemoryPool {
+    /// A pool for `location` caching up to `max_cached_bytes`, blocks up to `max_block`.
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        location: MemoryLocation,
+        max_block: usize,
+        max_cached_bytes: usize,
+    ) -> Self {
+        MemoryPool {
+            backend,
+            location,
+            max_block,
+            state: Arc::new(PoolState {
+                free: Mutex::new(HashMap::new()),
+                cached_bytes: Mutex::new(0),
+                max_cached_bytes,
+            }),
+        }
+    }
+
+    /// Bytes currently cached (free for reuse).
+    pub fn cached_bytes(&self) -> usize {
+        *self.state.cached_bytes.lock()
+    }
+
+    /// Frees every cached block.
+    pub fn trim(&self) {
+        self.state.free.lock().clear();
+        *self.state.cached_bytes.lock() = 0;
+    }
+
+    /// Allocates `len` elements of `T` (contents unspecified: zero on first use, stale when
+    /// recycled).
+    pub fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            Error::invalid("buffer length", len, "the byte size overflows usize")
+        })?;
+        Buffer::from_raw(self.alloc_raw(bytes)?)
+    }
+
+    fn alloc_raw(&self, bytes: usize) -> Result<Arc<dyn RawMemory>> {
+        if bytes > self.max_block {
+            return self.backend.allocate(self.location, bytes);
+        }
+        let cached = self.state.free.lock().get_mut(&bytes).and_then(Vec::pop);
+        let inner = match cached {
+            Some(m) => {
+                *self.state.cached_bytes.lock() -= bytes;
+                m
+            }
+            None => self.backend.allocate(self.location, bytes)?,
+        };
+        Ok(Arc::new(PooledMemory {
+            inner: Some(inner),
+            pool: Arc::downgrade(&self.state),
+        }))
+    }
+}

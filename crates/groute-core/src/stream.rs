@@ -1,0 +1,138 @@
+//! Typed streams.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytemuck::Pod;
+
+use crate::backend::host::HostStream;
+use crate::backend::{RawStream, StreamPriority};
+use crate::context::DeviceId;
+use crate::error::{Error, Result};
+use crate::event::{Event, EventFuture, EventPool};
+use crate::memory::Buffer;
+
+/// An ordered queue of work on one device, with the device's event pool at hand.
+///
+/// Cloning shares the queue.
+#[derive(Clone)]
+pub struct Stream {
+    raw: Arc<dyn RawStream>,
+    device: DeviceId,
+    events: EventPool,
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("device", &self.device)
+            .field("priority", &self.raw.priority())
+            .finish()
+    }
+}
+
+impl Stream {
+    pub(crate) fn new(raw: Arc<dyn RawStream>, device: DeviceId, events: EventPool) -> Self {
+        Stream {
+            raw,
+            device,
+            events,
+        }
+    }
+
+    /// The backend stream (for kernel launches: downcast with `as_any`).
+    pub fn raw(&self) -> &Arc<dyn RawStream> {
+        &self.raw
+    }
+
+    /// The (virtual) device this stream belongs to.
+    pub fn device(&self) -> DeviceId {
+        self.device
+    }
+
+    /// The stream's priority.
+    pub fn priority(&self) -> StreamPriority {
+        self.raw.priority()
+    }
+
+    /// Records an event (from the device's pool) after all work enqueued so far.
+    pub fn record(&self) -> Result<Event> {
+        self.events.record(self.raw.as_ref())
+    }
+
+    /// Makes later work on this stream wait for `event` (no host blocking).
+    pub fn wait(&self, event: &Event) -> Result<()> {
+        for raw in event.raw_parts() {
+            self.raw.wait_event(raw.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Blocks the host until `future`'s event exists, then makes the stream wait for it.
+    pub fn wait_future(&self, future: EventFuture) -> Result<()> {
+        let event = future.get()?;
+        self.wait(&event)
+    }
+
+    /// Enqueues a copy `src -> dst` of equal lengths.
+    pub fn copy<T: Pod>(&self, dst: &Buffer<T>, src: &Buffer<T>) -> Result<()> {
+        if dst.len() != src.len() {
+            return Err(Error::LengthMismatch {
+                operation: "Stream::copy",
+                dst: dst.len(),
+                src: src.len(),
+            });
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.raw.copy(&dst.raw(), &src.raw())
+    }
+
+    /// Enqueues a fill of a 4-byte-element buffer with `value`'s bit pattern.
+    pub fn fill<T: Pod>(&self, dst: &Buffer<T>, value: T) -> Result<()> {
+        if std::mem::size_of::<T>() != 4 {
+            return Err(Error::invalid(
+                "fill element size",
+                std::mem::size_of::<T>(),
+                "Stream::fill supports 4-byte elements (u32, i32, f32)",
+            ));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let bits: u32 = bytemuck::cast(value);
+        self.raw.fill_u32(&dst.raw(), bits)
+    }
+
+    /// Enqueues a host callback in stream order (it must not block or call the backend).
+    pub fn host_fn(&self, callback: impl FnOnce() + Send + 'static) -> Result<()> {
+        self.raw.host_fn(Box::new(callback))
+    }
+
+    /// Enqueues a host-backend kernel (a closure run on the device's executor thread, which
+    /// may parallelise itself with rayon). Fails with [`Error::Unsupported`] on other
+    /// backends, whose kernels are launched through their own modules.
+    pub fn launch_host(&self, kernel: impl FnOnce() + Send + 'static) -> Result<()> {
+        match self.raw.as_any().downcast_ref::<HostStream>() {
+            Some(host) => {
+                host.launch(kernel);
+                Ok(())
+            }
+            None => Err(Error::Unsupported {
+                operation: "host kernels",
+                backend: "cuda",
+            }),
+        }
+    }
+
+    /// Whether this stream runs host kernels (host backend).
+    pub fn is_host(&self) -> bool {
+        self.raw.as_any().is::<HostStream>()
+    }
+
+    /// Blocks until all enqueued work has completed.
+    pub fn synchronize(&self) -> Result<()> {
+        self.raw.synchronize()
+    }
+}

@@ -1,0 +1,72 @@
+//! Helpers for test suites written once and run on every backend.
+//!
+//! [`test_contexts`] yields the contexts a suite should run on: the host backend plain and
+//! with jitter, and the CUDA backend when `GROUTE_TEST_CUDA=1`. With that variable set the
+//! CUDA backend is mandatory: if it cannot be created the helper panics (the test fails),
+//! so a GPU run can never pass by silently testing nothing. Without it, CUDA is skipped and
+//! the reason printed.
+
+use crate::backend::host::Jitter;
+use crate::context::{BackendChoice, Context};
+
+/// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
+pub fn cuda_required() -> bool {
+    std::env::var("GROUTE_TEST_CUDA").is_ok_and(|v| v == "1")
+}
+
+/// A labelled context for a generic test body.
+#[derive(Debug)]
+pub struct TestContext {
+    /// Human-readable label (`host`, `host+jitter(7)`, `cuda`).
+    pub label: String,
+    /// The context.
+    pub context: Context,
+}
+
+/// Contexts with `devices` devices to run a generic test body on (see module docs).
+///
+/// `jitter_seeds` adds one jittered host context per seed.
+pub fn test_contexts(devices: usize, jitter_seeds: &[u64]) -> Vec<TestContext> {
+    let mut out = Vec::new();
+    let plain = Context::host(devices).expect("host backend");
+    out.push(TestContext {
+        label: "host".into(),
+        context: plain,
+    });
+    for &seed in jitter_seeds {
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Host)
+            .jitter(Some(Jitter::seeded(seed)))
+            .build()
+            .expect("host backend");
+        out.push(TestContext {
+            label: format!("host+jitter({seed})"),
+            context: ctx,
+        });
+    }
+    if let Some(ctx) = cuda_context(devices) {
+        out.push(TestContext {
+            label: "cuda".into(),
+            context: ctx,
+        });
+    }
+    out
+}
+
+/// The CUDA context for a test, `None` (with a printed reason) when CUDA tests are not
+/// requested; panics when they are requested and CUDA is unavailable.
+pub fn cuda_context(devices: usize) -> Option<Context> {
+    if !cuda_required() {
+        eprintln!("note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
+        return None;
+    }
+    match Context::builder()
+        .devices(devices)
+        .backend(BackendChoice::Cuda)
+        .build()
+    {
+        Ok(ctx) => Some(ctx),
+        Err(e) => panic!("GROUTE_TEST_CUDA=1 but the CUDA backend is unavailable: {e}"),
+    }
+}

@@ -1,0 +1,1 @@
+//! groute-graph (being written).

@@ -1,0 +1,3 @@
+//! groute: asynchronous multi-GPU dataflow (facade; being written).
+pub use groute_core as core;
+pub use groute_graph as graph;
