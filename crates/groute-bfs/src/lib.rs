@@ -1,0 +1,1 @@
+//! groute-bfs (being written).

@@ -1,0 +1,1 @@
+//! groute-worklist (being written).
