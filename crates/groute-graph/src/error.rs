@@ -1,0 +1,274 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong while reading a graph file, parsing a specification, building or partitioning
+/// a graph.
+///
+/// Errors about a file name the file and, for text formats, the 1-based line; binary formats name
+/// the byte offset instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// The file could not be opened, mapped, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A text file is malformed at a given line.
+    #[error("{path}:{line}: {problem}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong there.
+        problem: ParseProblem,
+    },
+    /// A binary file is malformed.
+    #[error("{path}: at byte {offset}: {problem}")]
+    Binary {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset where the problem was found.
+        offset: u64,
+        /// What is wrong there.
+        problem: BinaryProblem,
+    },
+    /// The graph format could not be determined from the file name.
+    #[error("{path}: cannot tell the graph format from the extension; name it with --format")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A format name (as given to `--format`) is not known.
+    #[error("unknown graph format `{name}` (known: mtx, gr, dimacs, snap, metis, galois, grc)")]
+    UnknownFormatName {
+        /// The name given.
+        name: String,
+    },
+    /// The format cannot be written.
+    #[error("writing {format} files is not supported (use mtx, grc, dimacs, galois)")]
+    NotWritable {
+        /// The format asked for.
+        format: crate::GraphFormat,
+    },
+    /// A generator specification (`--gen`) could not be parsed.
+    #[error("bad generator spec `{spec}`: {problem}")]
+    GenSpec {
+        /// The whole specification string.
+        spec: String,
+        /// What is wrong in it.
+        problem: SpecProblem,
+    },
+    /// A weight specification (`--gen-weights`) could not be parsed.
+    #[error("bad weight spec `{spec}` (expected MIN..MAX[:SEED]): {problem}")]
+    WeightSpec {
+        /// The whole specification string.
+        spec: String,
+        /// What is wrong in it.
+        problem: SpecProblem,
+    },
+    /// A graph exceeds a size limit of the representation (e.g. more than 2^32 - 1 vertices).
+    #[error("graph too large: {what} is {value}, the limit is {limit}")]
+    TooLarge {
+        /// What overflowed.
+        what: &'static str,
+        /// The value needed.
+        value: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// An edge given to the builder names a vertex outside `0..num_vertices`.
+    #[error("edge {index} names vertex {vertex}, but the graph has {num_vertices} vertices")]
+    VertexOutOfRange {
+        /// Index of the edge in the edge list.
+        index: u64,
+        /// The vertex named.
+        vertex: u64,
+        /// The number of vertices.
+        num_vertices: u64,
+    },
+    /// The weight array does not have one weight per edge.
+    #[error("weight array has {got} entries, the graph has {edges} edges")]
+    WeightCount {
+        /// Entries given.
+        got: u64,
+        /// Edges in the graph.
+        edges: u64,
+    },
+    /// A weight range is empty (`min > max`).
+    #[error("weight range {min}..{max} is empty")]
+    EmptyWeightRange {
+        /// Lower bound.
+        min: u32,
+        /// Upper bound.
+        max: u32,
+    },
+    /// A partitioning request is invalid.
+    #[error("cannot partition into {parts} parts: {problem}")]
+    Partition {
+        /// Parts asked for.
+        parts: usize,
+        /// Why not.
+        problem: PartitionProblem,
+    },
+    /// METIS reported an error.
+    #[error("METIS failed: {0}")]
+    Metis(#[from] metis::Error),
+}
+
+/// What is wrong with a line of a text graph file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseProblem {
+    /// The header line is missing or malformed.
+    #[error("bad header: {0}")]
+    BadHeader(&'static str),
+    /// The file uses a variant of the format that is not supported.
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+    /// A field that must be a non-negative integer (or a number) is not one.
+    #[error("field {field} is not a valid number")]
+    NotNumeric {
+        /// 1-based field number on the line.
+        field: u32,
+    },
+    /// A line has too few fields.
+    #[error("expected at least {expected} fields, found {found}")]
+    MissingField {
+        /// Fields required.
+        expected: u32,
+        /// Fields present.
+        found: u32,
+    },
+    /// A line has more fields than the format allows.
+    #[error("too many fields (at most {max})")]
+    ExtraField {
+        /// Fields allowed.
+        max: u32,
+    },
+    /// A vertex id is outside the range the header declares.
+    #[error("vertex id {id} out of range {min}..={max}")]
+    IdOutOfRange {
+        /// The id found.
+        id: u64,
+        /// Smallest valid id.
+        min: u64,
+        /// Largest valid id.
+        max: u64,
+    },
+    /// A weight does not fit in 32 bits (or is negative).
+    #[error("weight {0} does not fit an unsigned 32-bit integer")]
+    WeightOutOfRange(String),
+    /// The number of entries differs from what the header declares.
+    #[error("header declares {declared} {what}, file has {found}")]
+    CountMismatch {
+        /// What was counted ("entries", "arcs", "vertex lines", "adjacency entries").
+        what: &'static str,
+        /// Count in the header.
+        declared: u64,
+        /// Count found.
+        found: u64,
+    },
+    /// A line of a kind the format does not allow at this place.
+    #[error("unexpected line: {0}")]
+    UnexpectedLine(&'static str),
+}
+
+/// What is wrong in a binary graph file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BinaryProblem {
+    /// The file ends before the data the header promises.
+    #[error("truncated: need {needed} bytes, file has {len}")]
+    Truncated {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes present.
+        len: u64,
+    },
+    /// The magic number or version is not recognised.
+    #[error("bad magic or version: {0}")]
+    BadMagic(&'static str),
+    /// A header field has an invalid value.
+    #[error("bad header field `{field}`: {value}")]
+    BadField {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// Edge offsets are not non-decreasing or do not end at the edge count.
+    #[error("edge offsets not monotone or not ending at the edge count (vertex {vertex})")]
+    BadOffsets {
+        /// The first vertex where the offsets are wrong.
+        vertex: u64,
+    },
+    /// An edge target is not a vertex.
+    #[error("edge {edge} targets vertex {target}, graph has {num_vertices} vertices")]
+    TargetOutOfRange {
+        /// Edge index.
+        edge: u64,
+        /// The target.
+        target: u64,
+        /// Number of vertices.
+        num_vertices: u64,
+    },
+    /// The file was written on a machine of the other byte order.
+    #[error("byte order differs from this machine's")]
+    Endianness,
+}
+
+/// What is wrong in a generator or weight specification.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecProblem {
+    /// The generator kind is not known.
+    #[error(
+        "unknown generator `{0}` (known: kron, rmat, road, random, kron<scale>, kron21.sym, road-usa)"
+    )]
+    UnknownKind(String),
+    /// A key is not known for this generator.
+    #[error("unknown key `{0}`")]
+    UnknownKey(String),
+    /// A value could not be parsed.
+    #[error("bad value for `{key}`: `{value}`")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// A required key is missing.
+    #[error("missing required key `{0}`")]
+    MissingKey(&'static str),
+    /// The values are inconsistent or out of their valid range.
+    #[error("{0}")]
+    OutOfRange(&'static str),
+}
+
+/// Why a partitioning request cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PartitionProblem {
+    /// Zero parts requested.
+    #[error("the number of parts must be at least 1")]
+    ZeroParts,
+    /// More parts than vertices.
+    #[error("more parts than vertices ({0})")]
+    MorePartsThanVertices(usize),
+}
+
+impl GraphError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        GraphError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! Partitioning a graph into contiguous per-device vertex ranges.
+//!
+//! [`partition_graph`] assigns vertices to `k` parts (METIS k-way, or edge-balanced blocks),
+//! renumbers them so part `p` owns the contiguous range [`Partition::range`]`(p)`, and returns
+//! the renumbered graph, whose [`VertexIds`](crate::VertexIds) still give each vertex its id in
+//! the input file. METIS needs a symmetric graph whose index arrays fit 32-bit signed integers;
+//! other graphs fall back to blocks, and the result says why.
+//!
+//! ```
+//! use groute_graph::{generate, halo_info, partition_graph, GenSpec, NoProgress, PartitionMethod};
+//! let g = generate(&"road:side=32,p=0.6".parse::<GenSpec>()?, &NoProgress)?;
+//! let before = g.clone();
+//! let parted = partition_graph(g, 4, PartitionMethod::Metis, &NoProgress)?;
+//! assert!(parted.fallback.is_none());
+//! let p = &parted.partition;
+//! assert_eq!(p.range(0).start, 0);
+//! assert_eq!(p.range(3).end as usize, parted.graph.num_vertices());
+//! // External ids follow the vertices.
+//! let v = parted.graph.internal_id(before.external_id(5)).unwrap();
+//! assert_eq!(parted.graph.csr.out_degree(v), before.csr.out_degree(5));
+//! let halos = halo_info(&parted.graph.csr, p);
+//! assert_eq!(halos.len(), 4);
+//! # Ok::<(), groute_graph::GraphError>(())
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use rayon::prelude::*;
+
+use crate::csr::{Csr, sort_rows};
+use crate::error::{GraphError, PartitionProblem};
+use crate::graph::Graph;
+use crate::par::{SharedSlice, prefix_sum};
+use crate::progress::Progress;
+
+/// How to assign vertices to parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PartitionMethod {
+    /// METIS k-way, minimising the edge cut with vertex weights `1 + out-degree`.
+    Metis,
+    /// Contiguous blocks of the current numbering balancing `vertices + arcs`.
+    Block,
+}
+
+impl FromStr for PartitionMethod {
+    type Err = GraphError;
+    fn from_str(s: &str) -> Result<Self, GraphError> {
+        match s.to_ascii_lowercase().as_str() {
+            "metis" => Ok(PartitionMethod::Metis),
+            "block" | "blocks" | "contiguous" => Ok(PartitionMethod::Block),
+            _ => Err(GraphError::GenSpec {
+                spec: s.to_owned(),
+                problem: crate::error::SpecProblem::UnknownKind(format!(
+                    "{s} (partition methods: metis, block)"
+                )),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for PartitionMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PartitionMethod::Metis => "metis",
+            PartitionMethod::Block => "block",
+        })
+    }
+}
+
+/// Why METIS was not used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fallback {
+    /// The graph is directed (not symmetric); METIS partitions undirected graphs only.
+    NotSymmetric,
+    /// The graph does not fit METIS's 32-bit signed indices.
+    TooLarge {
+        /// `vertices + arcs` (the sum of METIS vertex weights).
+        size: u64,
+    },
+}
+
+impl fmt::Display for Fallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fallback::NotSymmetric => f.write_str("graph is directed (not symmetric); METIS needs an undirected graph, using block partition"),
+            Fallback::TooLarge { size } => write!(
+                f,
+                "graph too large for METIS's 32-bit indices (vertices + arcs = {size} > {}), using block partition",
+                i32::MAX
+            ),
+        }
+    }
+}
+
+/// `k` contiguous vertex ranges: part `p` owns `bounds[p]..bounds[p + 1]`.
+///
+/// Invariant: `bounds` has `k + 1` entries, starts at 0, never decreases, and ends at the vertex
+/// count; so every vertex is owned by exactly one part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    bounds: Vec<u32>,
+}
+
+impl Partition {
+    /// A partition from its `k + 1` bounds; `None` unless they start at 0 and never decrease.
+    pub fn from_bounds(bounds: Vec<u32>) -> Option<Partition> {
+        (bounds.len() >= 2 && bounds[0] == 0 && bounds.windows(2).all(|w| w[0] <= w[1]))
+            .then_some(Partition { bounds })
+    }
+
+    /// Number of parts.
+    pub fn num_parts(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// Number of vertices covered.
+    pub fn num_vertices(&self) -> usize {
+        self.bounds[self.bounds.len() - 1] as usize
+    }
+
+    /// The vertices of part `p`.
+    pub fn range(&self, p: usize) -> Range<u32> {
+        self.bounds[p]..self.bounds[p + 1]
+    }
+
+    /// The `k + 1` bounds.
+    pub fn bounds(&self) -> &[u32] {
+        &self.bounds
+    }
+
+    /// The part owning `v` (binary search, O(log k)). `v` must be below the vertex count.
+    #[inline]
+    pub fn owner(&self, v: u32) -> usize {
+        self.bounds
+            .partition_point(|&b| b <= v)
+            .saturating_sub(1)
+            .min(self.num_parts() - 1)
+    }
+
+    /// Arcs whose endpoints lie in different parts (an undirected edge crossing counts twice in
+    /// a symmetric graph).
+    pub fn edge_cut(&self, csr: &Csr) -> u64 {
+        (0..self.num_parts())
+            .into_par_iter()
+            .map(|p| {
+                let r = self.range(p);
+                let (a, b) = (
+                    csr.offsets()[r.start as usize] as usize,
+                    csr.offsets()[r.end as usize] as usize,
+                );
+                csr.targets()[a..b]
+                    .par_iter()
+                    .with_min_len(1 << 14)
+                    .filter(|&&t| !r.contains(&t))
+                    .count() as u64
+            })
+            .sum()
+    }
+
+    /// Largest part's arcs over the mean (1.0 is perfect).
+    pub fn balance(&self, csr: &Csr) -> f64 {
+        self.stats(csr).edge_balance
+    }
+
+    /// Cut and balance figures.
+    pub fn stats(&self, csr: &Csr) -> PartitionStats {
+        let k = self.num_parts() as f64;
+        let o = csr.offsets();
+        let max_v = (0..self.num_parts())
+            .map(|p| self.range(p).len() as u64)
+            .max()
+            .unwrap_or(0);
+        let max_e = (0..self.num_parts())
+            .map(|p| {
+                let r = self.range(p);
+                o[r.end as usize] - o[r.start as usize]
+            })
+            .max()
+            .unwrap_or(0);
+        let ratio = |max: u64, total: u64| {
+            if total == 0 {
+                1.0
+            } else {
+                max as f64 * k / total as f64
+            }
+        };
+        let cut = self.edge_cut(csr);
+        PartitionStats {
+            cut_arcs: cut,
+            cut_fraction: if csr.num_edges() == 0 {
+                0.0
+            } else {
+                cut as f64 / csr.num_edges() as f64
+            },
+            vertex_balance: ratio(max_v, csr.num_vertices() as u64),
+            edge_balance: ratio(max_e, csr.num_edges()),
+        }
+    }
+}
+
+/// Quality of a partition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartitionStats {
+    /// Arcs between parts.
+    pub cut_arcs: u64,
+    /// `cut_arcs / arcs`.
+    pub cut_fraction: f64,
+    /// Largest part's vertices over the mean.
+    pub vertex_balance: f64,
+    /// Largest part's arcs over the mean.
+    pub edge_balance: f64,
+}
+
+/// A renumbered graph and its partition.
+#[derive(Clone, Debug)]
+pub struct PartitionedGraph {
+    /// The graph, renumbered so each part is a contiguous range; external ids preserved.
+    pub graph: Graph,
+    /// The ranges.
+    pub partition: Partition,
+    /// The method actually used.
+    pub method: PartitionMethod,
+    /// Why METIS was asked for but not used.
+    pub fallback: Option<Fallback>,
+    /// Cut and balance.
+    pub stats: PartitionStats,
+}
+
+/// Contiguous blocks of `0..n` balancing `vertices + arcs` per part.
+pub fn block_partition(csr: &Csr, parts: usize) -> Result<Partition, GraphError> {
+    check_parts(csr.num_vertices(), parts)?;
+    let o = csr.offsets();
+    let n = csr.num_vertices();
+    let total = u128::from(o[n]) + n as u128;
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(0u32);
+    for p in 1..parts {
+        let goal = (total * p as u128 / parts as u128) as u64;
+        let prev = *bounds.last().unwrap_or(&0) as usize;
+        // First vertex whose prefix cost reaches the goal, at least one past the previous bound.
+        let mut lo = prev;
+        let mut hi = n;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if o[mid] + mid as u64 >= goal {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        // Leave at least one vertex for each remaining part.
+        let b = lo.max(prev + 1).min(n - (parts - p));
+        bounds.push(b as u32);
+    }
+    bounds.push(n as u32);
+    Ok(Partition { bounds })
+}
+
+fn check_parts(n: usize, parts: usize) -> Result<(), GraphError> {
+    if parts == 0 {
+        return Err(GraphError::Partition {
+            parts,
+            problem: PartitionProblem::ZeroParts,
+        });
+    }
+    if parts > n.max(1) {
+        return Err(GraphError::Partition {
+            parts,
+            problem: PartitionProblem::MorePartsThanVertices(n),
+        });
+    }
+    Ok(())
+}
+
+/// Partitions `graph` into `parts` parts and renumbers it so each part is a contiguous range.
+///
+/// With [`PartitionMethod::Metis`], a graph that is not symmetric, or too large for METIS's
+/// 32-bit indices, falls back to [`PartitionMethod::Block`] and the result's `fallback` says why.
+/// Block partitioning keeps the numbering (and the graph) as it is.
+pub fn partition_graph(
+    graph: Graph,
+    parts: usize,
+    method: PartitionMethod,
+    progress: &dyn Progress,
+) -> Result<PartitionedGraph, GraphError> {
+    check_parts(graph.num_vertices(), parts)?;
+    let mut fallback = None;
+    if method == PartitionMethod::Metis && parts > 1 {
+        let size = graph.num_vertices() as u64 + graph.num_edges();
+        if size > i32::MAX as u64 {
+            fallback = Some(Fallback::TooLarge { size });
+        } else {
+            progress.stage("checking symmetry", 0);
+            let symmetric = graph.symmetric || graph.csr.clone().without_weights().is_symmetric();
+            if !symmetric {
+                fallback = Some(Fallback::NotSymmetric);
+            }
+        }
+        if fallback.is_none() {
+            progress.stage("METIS k-way", 0);
+            let part = metis_parts(&graph.csr, parts)?;
+            progress.stage("renumbering", 0);
+            let (graph, partition) = renumber(graph, &part, parts);
+            let stats = partition.stats(&graph.csr);
+            return Ok(PartitionedGraph {
+                graph,
+                partition,
+                method: PartitionMethod::Metis,
+                fallback: None,
+                stats,
+            });
+        }
+    }
+    let partition = block_partition(&graph.csr, parts)?;
+    let stats = partition.stats(&graph.csr);
+    Ok(PartitionedGraph {
+        graph,
+        partition,
+        method: PartitionMethod::Block,
+        fallback,
+        stats,
+    })
+}
+
+/// Runs METIS on the undirected simple graph underlying `csr` (self-loops and repeated arcs
+/// dropped), with vertex weights `1 + out-degree`.
+fn metis_parts(csr: &Csr, parts: usize) -> Result<Vec<i32>, GraphError> {
+    let n = csr.num_vertices();
+    let sorted;
+    let csr = if csr.rows_sorted() {
+        csr
+    } else {
+        sorted = csr.clone().sorted();
+        &sorted
+    };
+    let keep = |v: usize, i: usize| {
+        let t = csr.targets()[i];
+        t as usize != v && (i == csr.offsets()[v] as usize || csr.targets()[i - 1] != t)
+    };
+    let degrees: Vec<u64> = (0..n)
+        .into_par_iter()
+        .map(|v| {
+            (csr.offsets()[v] as usize..csr.offsets()[v + 1] as usize)
+                .filter(|&i| keep(v, i))
+                .count() as u64
+        })
+        .collect();
+    let xadj64 = prefix_sum(degrees.iter().copied(), n);
+    // Sizes were checked against i32::MAX by the caller.
+    let xadj: Vec<i32> = xadj64.par_iter().map(|&x| x as i32).collect();
+    let mut adjncy = vec![0i32; xadj64[n] as usize];
+    {
+        let out = SharedSlice::new(&mut adjncy);
+        (0..n).into_par_iter().for_each(|v| {
+            let mut pos = xadj64[v] as usize;
+            for i in csr.offsets()[v] as usize..csr.offsets()[v + 1] as usize {
+                if keep(v, i) {
+                    // SAFETY: row v owns xadj[v]..xadj[v + 1], sized by the same `keep` filter.
+                    unsafe { out.write(pos, csr.targets()[i] as i32) };
+                    pos += 1;
+                }
+            }
+        });
+    }
+    let vwgt: Vec<i32> = (0..n)
+        .into_par_iter()
+        .map(|v| 1 + csr.out_degree(v as u32) as i32)
+        .collect();
+    let mut part = vec![0i32; n];
+    metis::Graph::new(1, parts as i32, &xadj, &adjncy)
+        .map_err(|e| GraphError::Metis(e.into()))?
+        .set_vwgt(&vwgt)
+        .set_option(metis::option::Seed(1))
+        .part_kway(&mut part)?;
+    Ok(part)
+}
+
+/// Renumbers so that part 0's vertices come first (in their old order), then part 1's, ...
+fn renumber(graph: Graph, part: &[i32], parts: usize) -> (Graph, Partition) {
+    let n = graph.num_vertices();
+    let mut counts = vec![0u64; parts];
+    for &p in part {
+        counts[p as usize] += 1;
+    }
+    let starts = prefix_sum(counts.iter().copied(), parts);
+    let mut next = starts.clone();
+    let mut new_of_old = vec![0u32; n];
+    let mut old_of_new = vec![0u32; n];
+    for (v, &p) in part.iter().enumerate() {
+        let id = next[p as usize];
+        next[p as usize] += 1;
+        new_of_old[v] = id as u32;
+        old_of_new[id as usize] = v as u32;
+    }
+    let csr = permute(&graph.csr, &old_of_new, &new_of_old);
+    let ids = graph.ids.permuted(&old_of_new);
+    let bounds = starts.iter().map(|&s| s as u32).collect();
+    (
+        Graph {
+            csr,
+            ids,
+            name: graph.name,
+            symmetric: graph.symmetric,
+        },
+        Partition { bounds },
+    )
+}
+
+/// The graph with vertex `old_of_new[v]` renamed `v`.
+fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Csr {
+    let n = csr.num_vertices();
+    let offsets = prefix_sum(old_of_new.iter().map(|&o| csr.out_degree(o)), n);
+    let m = offsets[n] as usize;
+    let mut targets = vec![0u32; m];
+    let mut weights = csr.weights().map(|_| vec![0u32; m]);
+    {
+        let tw = SharedSlice::new(&mut targets);
+        let ww = weights.as_mut().map(|w| SharedSlice::new(w));
+        (0..n).into_par_iter().with_min_len(1 << 10).for_each(|v| {
+            let old = old_of_new[v];
+            let start = offsets[v] as usize;
+            let ws = csr.edge_weights(old);
+            for (i, &t) in csr.neighbors(old).iter().enumerate() {
+                // SAFETY: new row v owns offsets[v]..offsets[v + 1], sized by old row `old`'s
+                // degree; rows are disjoint and each is written by one iteration.
+                unsafe { tw.write(start + i, new_of_old[t as usize]) };
+                if let (Some(ww), Some(w)) = (&ww, ws) {
+                    // SAFETY: same position as above.
+                    unsafe { ww.write(start + i, w[i]) };
+                }
+            }
+        });
+    }
+    sort_rows(&offsets, &mut targets, weights.as_deref_mut());
+    Csr::from_parts_trusted(offsets.into(), targets.into(), weights.map(Into::into))
+}
+
+/// What part `part` needs from the others: the remote vertices its arcs reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HaloInfo {
+    /// The part.
+    pub part: usize,
+    /// Distinct vertices outside the part that its arcs point to, ascending.
+    pub remote: Vec<u32>,
+    /// `remote_by_owner[q]`: how many of `remote` part `q` owns (0 for `q == part`).
+    pub remote_by_owner: Vec<u64>,
+    /// Arcs leaving the part.
+    pub cut_arcs: u64,
+}
+
+/// The halo of every part.
+pub fn halo_info(csr: &Csr, partition: &Partition) -> Vec<HaloInfo> {
+    (0..partition.num_parts())
+        .into_par_iter()
+        .map(|p| {
+            let r = partition.range(p);
+            let (a, b) = (
+                csr.offsets()[r.start as usize] as usize,
+                csr.offsets()[r.end as usize] as usize,
+            );
+            let mut remote: Vec<u32> = csr.targets()[a..b]
+                .par_iter()
+                .copied()
+                .filter(|t| !r.contains(t))
+                .collect();
+            let cut_arcs = remote.len() as u64;
+            remote.par_sort_unstable();
+            remote.dedup();
+            let mut remote_by_owner = vec![0u64; partition.num_parts()];
+            for &t in &remote {
+                remote_by_owner[partition.owner(t)] += 1;
+            }
+            HaloInfo {
+                part: p,
+                remote,
+                remote_by_owner,
+                cut_arcs,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::{CsrBuilder, EdgeList};
+    use crate::progress::NoProgress;
+
+    fn path(n: u32) -> Graph {
+        let pairs: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+        let csr = CsrBuilder::new(n as usize)
+            .symmetrize(true)
+            .build(&EdgeList::from_pairs(&pairs))
+            .unwrap();
+        Graph::new(csr, "path", true)
+    }
+
+    #[test]
+    fn owner_finds_ranges_including_empty_parts() {
+        let p = Partition::from_bounds(vec![0, 3, 3, 7]).unwrap();
+        assert_eq!(p.owner(0), 0);
+        assert_eq!(p.owner(2), 0);
+        assert_eq!(p.owner(3), 2);
+        assert_eq!(p.owner(6), 2);
+        assert!(Partition::from_bounds(vec![1, 3]).is_none());
+    }
+
+    #[test]
+    fn block_balances_arcs_not_just_vertices() {
+        // A star: vertex 0 has 99 arcs, the rest one each.
+        let pairs: Vec<(u32, u32)> = (1..100)
+            .map(|i| (0, i))
+            .chain((1..100).map(|i| (i, 0)))
+            .collect();
+        let csr = CsrBuilder::new(100)
+            .build(&EdgeList::from_pairs(&pairs))
+            .unwrap();
+        let p = block_partition(&csr, 2).unwrap();
+        // Cost 100 for vertex 0 + 2 per other vertex: the split lands near vertex 50, not 50
+        // vertices plus the hub in the first part.
+        let r = p.range(0);
+        assert!(r.end < 40, "{r:?}");
+        assert_eq!(p.range(1).end, 100);
+    }
+
+    #[test]
+    fn metis_renumbers_contiguously_and_keeps_ids() {
+        let g = path(100);
+        let parted = partition_graph(g.clone(), 4, PartitionMethod::Metis, &NoProgress).unwrap();
+        assert_eq!(parted.method, PartitionMethod::Metis);
+        let p = &parted.partition;
+        assert_eq!(p.bounds()[4], 100);
+        // A path cut into 4 pieces: 3 cut edges, 6 cut arcs.
+        assert_eq!(parted.stats.cut_arcs, 6);
+        assert!(parted.graph.csr.is_symmetric());
+        for v in 0..100u32 {
+            let ext = parted.graph.external_id(v);
+            let old = g.internal_id(ext).unwrap();
+            let mut a: Vec<u64> = parted
+                .graph
+                .csr
+                .neighbors(v)
+                .iter()
+                .map(|&t| parted.graph.external_id(t))
+                .collect();
+            let mut b: Vec<u64> = g
+                .csr
+                .neighbors(old)
+                .iter()
+                .map(|&t| g.external_id(t))
+                .collect();
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b);
+        }
+        let halos = halo_info(&parted.graph.csr, p);
+        assert_eq!(halos.iter().map(|h| h.cut_arcs).sum::<u64>(), 6);
+    }
+
+    #[test]
+    fn directed_graph_falls_back_with_reason() {
+        let csr = CsrBuilder::new(4)
+            .build(&EdgeList::from_pairs(&[(0, 1), (1, 2), (2, 3)]))
+            .unwrap();
+        let parted = partition_graph(
+            Graph::new(csr, "d", false),
+            2,
+            PartitionMethod::Metis,
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(parted.method, PartitionMethod::Block);
+        assert_eq!(parted.fallback, Some(Fallback::NotSymmetric));
+    }
+
+    #[test]
+    fn bad_part_counts_are_errors() {
+        assert!(partition_graph(path(3), 0, PartitionMethod::Block, &NoProgress).is_err());
+        assert!(partition_graph(path(3), 4, PartitionMethod::Metis, &NoProgress).is_err());
+    }
+}

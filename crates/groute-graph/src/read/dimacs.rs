@@ -1,0 +1,155 @@
+//! DIMACS 9th challenge shortest-path files (`.gr` text).
+//!
+//! `c` comment lines, one problem line `p sp <n> <m>`, then `m` arc lines `a <u> <v> <w>`,
+//! 1-based ids, non-negative integer weights.
+
+use std::path::Path;
+
+use crate::csr::{CsrBuilder, EdgeList};
+use crate::error::{GraphError, ParseProblem};
+use crate::graph::{Graph, VertexIds};
+use crate::progress::Progress;
+use crate::read::LoadOptions;
+use crate::read::text::{
+    ChunkArcs, Cursor, concat, field_u64, parse_chunks, parse_error, parse_weight,
+};
+
+pub(crate) fn read(
+    path: &Path,
+    data: &[u8],
+    opts: &LoadOptions,
+    progress: &dyn Progress,
+) -> Result<Graph, GraphError> {
+    let err = |off: usize, p: ParseProblem| parse_error(path, data, (off, p));
+    let mut c = Cursor::new(data);
+    let (p_at, n, m) = loop {
+        if c.done() {
+            return Err(err(
+                c.i,
+                ParseProblem::BadHeader("missing problem line `p sp <n> <m>`"),
+            ));
+        }
+        let at = c.i;
+        if c.at_eol() {
+            c.skip_line();
+            continue;
+        }
+        match c.peek() {
+            Some(b'c') => c.skip_line(),
+            Some(b'p') => {
+                c.i += 1;
+                if c.next_token() != Some(b"sp") {
+                    return Err(err(
+                        at,
+                        ParseProblem::BadHeader("problem line must be `p sp <n> <m>`"),
+                    ));
+                }
+                let n = field_u64(&mut c, 3, 4).map_err(|p| err(at, p))?;
+                let m = field_u64(&mut c, 4, 4).map_err(|p| err(at, p))?;
+                if !c.at_eol() {
+                    return Err(err(at, ParseProblem::ExtraField { max: 4 }));
+                }
+                c.skip_line();
+                break (at, n, m);
+            }
+            _ => {
+                return Err(err(
+                    at,
+                    ParseProblem::UnexpectedLine("expected `c` or `p` before the arcs"),
+                ));
+            }
+        }
+    };
+    if n > u64::from(u32::MAX) {
+        return Err(GraphError::TooLarge {
+            what: "vertex count",
+            value: n,
+            limit: u64::from(u32::MAX),
+        });
+    }
+    let keep = !opts.ignore_weights;
+    let chunks = parse_chunks(data, c.i, progress, |chunk, base| {
+        let mut out = ChunkArcs::<u32>::default();
+        let mut c = Cursor::new(chunk);
+        while !c.done() {
+            let line = base + c.i;
+            if c.at_eol() {
+                c.skip_line();
+                continue;
+            }
+            match c.peek() {
+                Some(b'a') => c.i += 1,
+                Some(b'c') => {
+                    c.skip_line();
+                    continue;
+                }
+                Some(b'p') => {
+                    return Err((line, ParseProblem::UnexpectedLine("second problem line")));
+                }
+                _ => {
+                    return Err((
+                        line,
+                        ParseProblem::UnexpectedLine("expected `a <u> <v> <w>`"),
+                    ));
+                }
+            }
+            let mut ids = [0u32; 2];
+            for (k, id) in ids.iter_mut().enumerate() {
+                let v = field_u64(&mut c, k as u32 + 2, 4).map_err(|p| (line, p))?;
+                if v == 0 || v > n {
+                    return Err((
+                        line,
+                        ParseProblem::IdOutOfRange {
+                            id: v,
+                            min: 1,
+                            max: n,
+                        },
+                    ));
+                }
+                *id = (v - 1) as u32;
+            }
+            let tok = c.next_token().ok_or((
+                line,
+                ParseProblem::MissingField {
+                    expected: 4,
+                    found: 3,
+                },
+            ))?;
+            let w = parse_weight(tok, false, 4).map_err(|p| (line, p))?;
+            if !c.at_eol() {
+                return Err((line, ParseProblem::ExtraField { max: 4 }));
+            }
+            c.end_line();
+            out.src.push(ids[0]);
+            out.dst.push(ids[1]);
+            if keep {
+                out.w.push(w);
+            }
+        }
+        Ok(out)
+    })
+    .map_err(|at| parse_error(path, data, at))?;
+    let (src, dst, w) = concat(chunks, keep);
+    if src.len() as u64 != m {
+        return Err(err(
+            p_at,
+            ParseProblem::CountMismatch {
+                what: "arcs",
+                declared: m,
+                found: src.len() as u64,
+            },
+        ));
+    }
+    progress.stage("building CSR", 0);
+    let csr = CsrBuilder::new(n as usize).build(&EdgeList {
+        src,
+        dst,
+        weights: w,
+    })?;
+    Ok(Graph {
+        csr,
+        ids: VertexIds::offset(1),
+        name: super::display_name(path),
+        symmetric: false,
+    })
+}

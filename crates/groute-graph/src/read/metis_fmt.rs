@@ -1,0 +1,218 @@
+//! METIS graph files.
+//!
+//! `%` comment lines; a header `n m [fmt [ncon]]` where `m` counts undirected edges; then exactly
+//! `n` lines, line `i` listing the 1-based neighbours of vertex `i` (an empty line is an isolated
+//! vertex). `fmt` has up to three 0/1 digits: vertex sizes, vertex weights, edge weights; with
+//! vertex weights each line starts with `ncon` of them (default 1), with edge weights each
+//! neighbour is followed by its weight. Every undirected edge appears in both lists, so the file
+//! has `2m` adjacency entries. Vertex sizes and weights are checked and dropped.
+
+use std::path::Path;
+
+use crate::csr::{CsrBuilder, EdgeList};
+use crate::error::{GraphError, ParseProblem};
+use crate::graph::{Graph, VertexIds};
+use crate::progress::Progress;
+use crate::read::LoadOptions;
+use crate::read::text::{
+    ChunkArcs, Cursor, chunk_target, concat, field_u64, line_chunks, parse_error, parse_weight,
+};
+
+use rayon::prelude::*;
+
+pub(crate) fn read(
+    path: &Path,
+    data: &[u8],
+    opts: &LoadOptions,
+    progress: &dyn Progress,
+) -> Result<Graph, GraphError> {
+    let err = |off: usize, p: ParseProblem| parse_error(path, data, (off, p));
+    let mut c = Cursor::new(data);
+    loop {
+        if c.done() {
+            return Err(err(
+                c.i,
+                ParseProblem::BadHeader("missing header `n m [fmt [ncon]]`"),
+            ));
+        }
+        if c.at_eol() || c.peek() == Some(b'%') {
+            c.skip_line();
+            continue;
+        }
+        break;
+    }
+    let h_at = c.i;
+    let n = field_u64(&mut c, 1, 2).map_err(|p| err(h_at, p))?;
+    let m = field_u64(&mut c, 2, 2).map_err(|p| err(h_at, p))?;
+    let (mut vsize, mut vwgt, mut ewgt) = (false, false, false);
+    if let Some(fmt) = c.next_token() {
+        if fmt.len() > 3 || !fmt.iter().all(|&d| d == b'0' || d == b'1') {
+            return Err(err(
+                h_at,
+                ParseProblem::BadHeader("fmt must be up to three 0/1 digits"),
+            ));
+        }
+        let digit = |k: usize| fmt.len() > k && fmt[fmt.len() - 1 - k] == b'1';
+        (vsize, vwgt, ewgt) = (digit(2), digit(1), digit(0));
+    }
+    let ncon = match c.next_u64() {
+        None => u64::from(vwgt),
+        Some(Ok(k)) if vwgt => k,
+        Some(Ok(_)) => {
+            return Err(err(
+                h_at,
+                ParseProblem::BadHeader("ncon given without vertex weights in fmt"),
+            ));
+        }
+        Some(Err(_)) => return Err(err(h_at, ParseProblem::NotNumeric { field: 4 })),
+    };
+    if !c.at_eol() {
+        return Err(err(h_at, ParseProblem::ExtraField { max: 4 }));
+    }
+    c.skip_line();
+    if n > u64::from(u32::MAX) {
+        return Err(GraphError::TooLarge {
+            what: "vertex count",
+            value: n,
+            limit: u64::from(u32::MAX),
+        });
+    }
+    let body = c.i;
+    // Pass 1: vertex lines per chunk.
+    let chunks = line_chunks(data, body, chunk_target(data.len() - body));
+    let counts: Vec<u64> = chunks
+        .par_iter()
+        .map(|r| {
+            let mut c = Cursor::new(&data[r.clone()]);
+            let mut k = 0;
+            while !c.done() {
+                if c.peek() != Some(b'%') {
+                    k += 1;
+                }
+                c.skip_line();
+            }
+            k
+        })
+        .collect();
+    let mut first_vertex = Vec::with_capacity(chunks.len());
+    let mut acc = 0u64;
+    for k in &counts {
+        first_vertex.push(acc);
+        acc += k;
+    }
+    let keep = ewgt && !opts.ignore_weights;
+    let results: Vec<Result<ChunkArcs<u32>, (usize, ParseProblem)>> = chunks
+        .par_iter()
+        .zip(first_vertex.par_iter())
+        .map(|(r, &first)| {
+            let mut out = ChunkArcs::<u32>::default();
+            let mut c = Cursor::new(&data[r.clone()]);
+            let mut v = first;
+            while !c.done() {
+                let line = r.start + c.i;
+                if c.peek() == Some(b'%') {
+                    c.skip_line();
+                    continue;
+                }
+                if v >= n {
+                    if !c.at_eol() {
+                        return Err((
+                            line,
+                            ParseProblem::CountMismatch {
+                                what: "vertex lines",
+                                declared: n,
+                                found: v + 1,
+                            },
+                        ));
+                    }
+                    c.skip_line();
+                    v += 1;
+                    continue;
+                }
+                let mut field = 0u32;
+                let skip = u64::from(vsize) + ncon;
+                for _ in 0..skip {
+                    field += 1;
+                    field_u64(&mut c, field, skip as u32).map_err(|p| (line, p))?;
+                }
+                loop {
+                    field += 1;
+                    let u = match c.next_u64() {
+                        None => break,
+                        Some(Ok(u)) => u,
+                        Some(Err(_)) => return Err((line, ParseProblem::NotNumeric { field })),
+                    };
+                    if u == 0 || u > n {
+                        return Err((
+                            line,
+                            ParseProblem::IdOutOfRange {
+                                id: u,
+                                min: 1,
+                                max: n,
+                            },
+                        ));
+                    }
+                    out.src.push(v as u32);
+                    out.dst.push((u - 1) as u32);
+                    if ewgt {
+                        field += 1;
+                        let tok = c.next_token().ok_or((
+                            line,
+                            ParseProblem::MissingField {
+                                expected: field,
+                                found: field - 1,
+                            },
+                        ))?;
+                        let w = parse_weight(tok, false, field).map_err(|p| (line, p))?;
+                        if keep {
+                            out.w.push(w);
+                        }
+                    }
+                }
+                c.end_line();
+                v += 1;
+            }
+            progress.advance(r.len() as u64);
+            Ok(out)
+        })
+        .collect();
+    let results: Vec<ChunkArcs<u32>> = results
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|at| parse_error(path, data, at))?;
+    if acc < n {
+        return Err(err(
+            h_at,
+            ParseProblem::CountMismatch {
+                what: "vertex lines",
+                declared: n,
+                found: acc,
+            },
+        ));
+    }
+    let (src, dst, w) = concat(results, keep);
+    if src.len() as u64 != 2 * m {
+        return Err(err(
+            h_at,
+            ParseProblem::CountMismatch {
+                what: "adjacency entries (2 x edges)",
+                declared: 2 * m,
+                found: src.len() as u64,
+            },
+        ));
+    }
+    progress.stage("building CSR", 0);
+    let csr = CsrBuilder::new(n as usize).build(&EdgeList {
+        src,
+        dst,
+        weights: w,
+    })?;
+    // The format requires both directions of every edge; check rather than trust it.
+    let symmetric = csr.is_symmetric();
+    Ok(Graph {
+        csr,
+        ids: VertexIds::offset(1),
+        name: super::display_name(path),
+        symmetric,
+    })
+}
