@@ -166,8 +166,7 @@ fn parse_num<T: FromStr>(spec: &str, key: &str, value: &str) -> Result<T, GraphE
     }
     if let Ok(f) = v.parse::<f64>()
         && f.fract() == 0.0
-        && f >= 0.0
-        && f < 1.8e19
+        && (0.0..1.8e19).contains(&f)
         && let Ok(x) = (f as u64).to_string().parse::<T>()
     {
         return Ok(x);
