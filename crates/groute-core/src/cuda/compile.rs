@@ -1,0 +1,184 @@
+//! NVRTC compilation with a per-process and an on-disk PTX cache.
+//!
+//! A compilation is keyed by SHA-256 over NVRTC's version, the target architecture, the
+//! options, the source and every embedded header. The first use in a process looks the key up
+//! in the disk cache (`$GROUTE_NVRTC_CACHE`, else `$XDG_CACHE_HOME/groute/nvrtc`, else
+//! `~/.cache/groute/nvrtc`; one `<sha256>.ptx` file per key, written atomically) and compiles
+//! only on a miss; later uses in the process hit the in-memory map. Cache I/O errors only cost
+//! a recompilation.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+use sha2::{Digest, Sha256};
+
+use super::source::{HEADERS, KernelSource};
+use crate::backend::cuda::sys::{self, NvrtcFailure};
+use crate::error::{Error, Result};
+
+/// Compiled PTX text for one (source, architecture, options).
+#[derive(Clone, Debug)]
+pub struct Ptx {
+    /// Cache key (SHA-256).
+    pub key: [u8; 32],
+    /// The PTX text.
+    pub text: Arc<str>,
+    /// The architecture it was compiled for (`"compute_90"`).
+    pub arch: String,
+}
+
+fn nvrtc_error(e: NvrtcFailure, kernel: &str, arch: &str) -> Error {
+    match e {
+        NvrtcFailure::Unavailable(reason) => Error::CudaUnavailable {
+            reason: format!("NVRTC is needed to compile {kernel}: {reason}"),
+        },
+        NvrtcFailure::Call(call, err) => Error::driver(call, err),
+        NvrtcFailure::Compile(log) => Error::KernelCompile {
+            kernel: kernel.to_string(),
+            arch: arch.to_string(),
+            log,
+        },
+    }
+}
+
+/// NVRTC's version `(major, minor)`; [`Error::CudaUnavailable`] when `libnvrtc` cannot be
+/// loaded. Never panics.
+pub fn nvrtc_version() -> Result<(u32, u32)> {
+    sys::nvrtc_version()
+        .map(|(a, b)| (a.max(0) as u32, b.max(0) as u32))
+        .map_err(|e| nvrtc_error(e, "(version query)", "-"))
+}
+
+/// The virtual architecture NVRTC targets for a device of compute capability `cc`.
+pub fn arch_for(cc: (u32, u32)) -> String {
+    format!("compute_{}{}", cc.0, cc.1)
+}
+
+/// The CUDA toolkit's include directory, if a toolkit is installed (`CUDA_HOME`, `CUDA_PATH`,
+/// `/usr/local/cuda`). Kernels only need it for toolkit headers (`<cuda/atomic>`, ...).
+pub fn toolkit_include_dir() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(h) = std::env::var_os(var) {
+            candidates.push(PathBuf::from(h).join("include"));
+        }
+    }
+    candidates.push("/usr/local/cuda/include".into());
+    candidates
+        .into_iter()
+        .find(|d| d.join("cuda_runtime_api.h").exists() || d.join("cuda.h").exists())
+}
+
+/// The options every kernel is compiled with for `arch`, plus `extra`.
+pub fn compile_options(arch: &str, extra: &[&str]) -> Vec<String> {
+    let mut o = vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+    ];
+    if let Some(inc) = toolkit_include_dir() {
+        o.push(format!("--include-path={}", inc.display()));
+    }
+    o.extend(extra.iter().map(|s| s.to_string()));
+    o
+}
+
+/// Where compiled PTX is cached on disk, if anywhere.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("GROUTE_NVRTC_CACHE") {
+        return Some(d.into());
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(d).join("groute").join("nvrtc"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("groute").join("nvrtc"))
+}
+
+fn cache_key(version: (u32, u32), arch: &str, options: &[String], src: &KernelSource) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut put = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    put(b"groute-nvrtc-ptx-v1");
+    put(format!("{}.{}", version.0, version.1).as_bytes());
+    put(arch.as_bytes());
+    for o in options {
+        put(o.as_bytes());
+    }
+    put(src.name.as_bytes());
+    put(src.source.as_bytes());
+    for hd in HEADERS {
+        put(hd.name.as_bytes());
+        put(hd.source.as_bytes());
+    }
+    h.finalize().into()
+}
+
+fn hex(key: &[u8; 32]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn memory_cache() -> &'static Mutex<HashMap<[u8; 32], Arc<str>>> {
+    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], Arc<str>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Compiles `source` to PTX for `arch` (`"compute_90"`) with [`compile_options`] plus `extra`,
+/// through the process and disk caches. [`Error::KernelCompile`] carries NVRTC's log;
+/// [`Error::CudaUnavailable`] says NVRTC could not be loaded. Never panics.
+pub fn compile_ptx(source: &KernelSource, arch: &str, extra: &[&str]) -> Result<Ptx> {
+    let version = nvrtc_version()?;
+    let options = compile_options(arch, extra);
+    let key = cache_key(version, arch, &options, source);
+    let ptx = |text: Arc<str>| Ptx {
+        key,
+        text,
+        arch: arch.to_string(),
+    };
+    // Held across the compilation: each kernel is compiled once per process even when
+    // several threads ask at the same time.
+    let mut mem = memory_cache().lock();
+    if let Some(t) = mem.get(&key) {
+        return Ok(ptx(t.clone()));
+    }
+    let file = cache_dir().map(|d| d.join(format!("{}.ptx", hex(&key))));
+    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+        if text.contains(".version") {
+            let t: Arc<str> = text.into();
+            mem.insert(key, t.clone());
+            return Ok(ptx(t));
+        }
+    }
+    let headers: Vec<(&str, &str)> = HEADERS.iter().map(|h| (h.name, h.source)).collect();
+    let text = sys::nvrtc_compile(source.name, source.source, &headers, &options)
+        .map_err(|e| nvrtc_error(e, source.name, arch))?;
+    if let Some(f) = &file {
+        if let Some(dir) = f.parent() {
+            let tmp = dir.join(format!(".{}.{}.tmp", hex(&key), std::process::id()));
+            let _ = std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&tmp, text.as_bytes()))
+                .and_then(|()| std::fs::rename(&tmp, f));
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    let t: Arc<str> = text.into();
+    mem.insert(key, t.clone());
+    Ok(ptx(t))
+}
+
+/// Compiles `source` with NVRTC and no cache (for the CI check: every kernel, every time).
+pub fn compile_uncached(source: &KernelSource, arch: &str, extra: &[&str]) -> Result<Ptx> {
+    let version = nvrtc_version()?;
+    let options = compile_options(arch, extra);
+    let key = cache_key(version, arch, &options, source);
+    let headers: Vec<(&str, &str)> = HEADERS.iter().map(|h| (h.name, h.source)).collect();
+    let text = sys::nvrtc_compile(source.name, source.source, &headers, &options)
+        .map_err(|e| nvrtc_error(e, source.name, arch))?;
+    Ok(Ptx {
+        key,
+        text: text.into(),
+        arch: arch.to_string(),
+    })
+}

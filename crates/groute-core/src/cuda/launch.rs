@@ -1,0 +1,242 @@
+//! Typed kernel launches: the [`KernelArg`] marker trait, [`DevicePtr`], [`LaunchConfig`] and
+//! [`CudaFunction::launch`] / [`CudaFunction::launch_cooperative`].
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::module::CudaFunction;
+use crate::backend::cuda::{CudaStream, sys};
+use crate::backend::{RawSlice, RawStream};
+use crate::error::{Error, Result};
+
+/// A value that may be passed by value to a kernel parameter of the matching C type.
+///
+/// # Safety
+/// The type's size, alignment and bit patterns match the CUDA C parameter it is passed to
+/// (`#[repr(C)]` or `#[repr(transparent)]` plain data, no references, no padding the kernel
+/// reads). The launch wrapper that names a kernel's signature is responsible for the match.
+pub unsafe trait KernelArg: Copy {}
+
+macro_rules! kernel_arg_scalars {
+    ($($t:ty),*) => { $(
+        // SAFETY: plain scalars with the size and layout of the C type of the same width.
+        unsafe impl KernelArg for $t {}
+    )* };
+}
+kernel_arg_scalars!(
+    u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, usize, isize, bool
+);
+
+/// A device address of elements of type `T` (a `T*` kernel parameter).
+#[repr(transparent)]
+pub struct DevicePtr<T> {
+    addr: u64,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for DevicePtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DevicePtr<T> {}
+
+impl<T> std::fmt::Debug for DevicePtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DevicePtr({:#x})", self.addr)
+    }
+}
+
+// SAFETY: a 64-bit device address, passed as a `T*` (8 bytes on every CUDA platform).
+unsafe impl<T> KernelArg for DevicePtr<T> {}
+
+impl<T> DevicePtr<T> {
+    /// The null pointer.
+    pub fn null() -> Self {
+        DevicePtr {
+            addr: 0,
+            _marker: PhantomData,
+        }
+    }
+
+    /// The device address of `slice` (CUDA device memory or mapped host memory), checked for
+    /// alignment to `T`. The slice's memory must be kept alive until the kernel completes
+    /// (see [`CudaStream::keep_alive`]).
+    pub fn from_slice(slice: &RawSlice) -> Result<Self> {
+        let addr = slice.device_ptr().ok_or(Error::Unsupported {
+            operation: "passing memory that is not device-addressable to a kernel",
+            backend: "cuda",
+        })?;
+        if addr % std::mem::align_of::<T>() as u64 != 0 {
+            return Err(Error::invalid(
+                "kernel argument",
+                format_args!("{addr:#x}"),
+                format!(
+                    "a device pointer to {} must be {}-byte aligned",
+                    std::any::type_name::<T>(),
+                    std::mem::align_of::<T>()
+                ),
+            ));
+        }
+        Ok(DevicePtr {
+            addr,
+            _marker: PhantomData,
+        })
+    }
+
+    /// A pointer from a raw device address.
+    ///
+    /// # Safety
+    /// `addr` is a device address valid for the kernel's accesses as `T`, or null.
+    pub unsafe fn from_raw(addr: u64) -> Self {
+        DevicePtr {
+            addr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// The address.
+    pub fn addr(self) -> u64 {
+        self.addr
+    }
+}
+
+/// The arguments of one launch: a tuple of [`KernelArg`]s, in parameter order.
+///
+/// # Safety
+/// `param_ptrs` returns one pointer per element, in order, to the element inside `self`.
+pub unsafe trait KernelArgs {
+    /// Pointers to each argument (valid while `self` is borrowed).
+    fn param_ptrs(&mut self) -> Vec<*mut c_void>;
+}
+
+macro_rules! kernel_args_tuple {
+    ($($n:ident $i:tt),*) => {
+        // SAFETY: one pointer per tuple field, in field order, into `self`.
+        unsafe impl<$($n: KernelArg),*> KernelArgs for ($($n,)*) {
+            fn param_ptrs(&mut self) -> Vec<*mut c_void> {
+                vec![$((&mut self.$i as *mut $n).cast::<c_void>()),*]
+            }
+        }
+    };
+}
+kernel_args_tuple!(A 0);
+kernel_args_tuple!(A 0, B 1);
+kernel_args_tuple!(A 0, B 1, C 2);
+kernel_args_tuple!(A 0, B 1, C 2, D 3);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12);
+kernel_args_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
+
+/// Grid and block shape of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks per grid `(x, y, z)`.
+    pub grid: (u32, u32, u32),
+    /// Threads per block `(x, y, z)`.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1-D launch of `grid` blocks of `block` threads.
+    pub fn linear(grid: u32, block: u32) -> Self {
+        LaunchConfig {
+            grid: (grid, 1, 1),
+            block: (block, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// One thread per element: `ceil(n / block)` blocks (at least one), capped at `max_grid`
+    /// when given (for grid-stride kernels).
+    pub fn for_elements(n: usize, block: u32, max_grid: Option<u32>) -> Self {
+        let block = block.max(1);
+        let blocks = n.div_ceil(block as usize).clamp(1, u32::MAX as usize) as u32;
+        LaunchConfig::linear(max_grid.map_or(blocks, |m| blocks.min(m.max(1))), block)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let (g, b) = (self.grid, self.block);
+        if g.0 == 0 || g.1 == 0 || g.2 == 0 || b.0 == 0 || b.1 == 0 || b.2 == 0 {
+            return Err(Error::invalid(
+                "launch configuration",
+                format_args!("{self:?}"),
+                "grid and block dimensions must all be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    fn raw(&self) -> sys::RawLaunch {
+        sys::RawLaunch {
+            grid: self.grid,
+            block: self.block,
+            shared_mem_bytes: self.shared_mem_bytes,
+        }
+    }
+}
+
+impl CudaFunction {
+    fn check_stream<'a>(&self, stream: &'a dyn RawStream) -> Result<&'a CudaStream> {
+        let s = CudaStream::from_raw(stream)?;
+        if !Arc::ptr_eq(s.device_inner(), &self.device) {
+            return Err(Error::Unsupported {
+                operation: "launching a kernel on a stream of another device than its module's",
+                backend: "cuda",
+            });
+        }
+        Ok(s)
+    }
+
+    /// Enqueues the kernel on `stream` (a [`CudaStream`] of the module's device).
+    ///
+    /// # Safety
+    /// `args` matches the kernel's parameter list exactly (types, order, count); every device
+    /// pointer among them is valid for all accesses the kernel makes, and stays so until the
+    /// kernel completes (keep the memory alive with [`CudaStream::keep_alive`] or the typed
+    /// layer's buffers); the kernel's own preconditions hold. Write one typed wrapper per
+    /// kernel that states this once.
+    pub unsafe fn launch<A: KernelArgs>(
+        &self,
+        stream: &dyn RawStream,
+        config: LaunchConfig,
+        mut args: A,
+    ) -> Result<()> {
+        config.validate()?;
+        let s = self.check_stream(stream)?;
+        s.bind()?;
+        let mut params = args.param_ptrs();
+        // SAFETY: the caller guarantees the arguments; the function and stream are live and of
+        // the same context (checked above).
+        unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params) }
+    }
+
+    /// Enqueues the kernel as a cooperative launch (every block resident at once, grid-wide
+    /// synchronisation allowed). Size the grid with [`CudaFunction::max_resident_grid`].
+    ///
+    /// # Safety
+    /// As [`CudaFunction::launch`].
+    pub unsafe fn launch_cooperative<A: KernelArgs>(
+        &self,
+        stream: &dyn RawStream,
+        config: LaunchConfig,
+        mut args: A,
+    ) -> Result<()> {
+        config.validate()?;
+        let s = self.check_stream(stream)?;
+        s.bind()?;
+        let mut params = args.param_ptrs();
+        // SAFETY: as in `launch`.
+        unsafe { sys::launch_cooperative_kernel(self.raw, config.raw(), s.raw(), &mut params) }
+    }
+}

@@ -1,0 +1,32 @@
+//! CUDA kernels: embedded sources, NVRTC compilation (cached per process and on disk), loaded
+//! modules, typed launches, occupancy and cooperative launch.
+//!
+//! | item | what |
+//! |---|---|
+//! | [`KernelSource`], [`KERNELS`], [`HEADERS`] | `kernels/*.cu` and `kernels/include/*.cuh`, embedded with `include_str!` |
+//! | [`compile_ptx`] | NVRTC for `compute_XY` of the device, `--std=c++17`, cached by source, options, arch, NVRTC version |
+//! | [`CudaModule::load`] | compile (once per process) + load (once per device) for a stream's device |
+//! | [`CudaFunction`] | one kernel: [`CudaFunction::launch`], [`CudaFunction::launch_cooperative`], occupancy |
+//! | [`KernelArg`], [`DevicePtr`], [`LaunchConfig`] | the typed launch path |
+//! | [`pbf_filter`] | the typed wrapper of `kernels/pbf.cu` |
+//!
+//! Launch wrappers for an algorithm follow [`pbf_filter`]: validate the sizes, take device
+//! pointers with [`DevicePtr::from_slice`], launch with one `SAFETY` comment naming the kernel's
+//! signature, then [`crate::backend::cuda::CudaStream::keep_alive`] the memory.
+
+mod compile;
+mod launch;
+pub(crate) mod module;
+mod pbf;
+mod source;
+
+pub use compile::{
+    Ptx, arch_for, cache_dir, compile_options, compile_ptx, compile_uncached, nvrtc_version,
+    toolkit_include_dir,
+};
+pub use launch::{DevicePtr, KernelArg, KernelArgs, LaunchConfig};
+pub use module::{CudaFunction, CudaModule};
+pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
+pub use source::{HEADERS, KERNELS, KernelHeader, KernelSource, PBF};
+
+pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

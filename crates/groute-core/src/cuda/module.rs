@@ -1,0 +1,162 @@
+//! Modules (compiled PTX loaded into one device's context) and their kernels.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::compile::{Ptx, arch_for, compile_ptx};
+use super::source::KernelSource;
+use crate::backend::RawStream;
+use crate::backend::cuda::{CudaStream, DeviceInner, sys};
+use crate::error::{Error, Result};
+
+/// A loaded module, owned by its device (unloaded when the device's context goes).
+pub(crate) struct ModuleInner {
+    pub(crate) raw: sys::CUmodule,
+    name: &'static str,
+    functions: Mutex<HashMap<String, sys::CUfunction>>,
+}
+
+// SAFETY: module and function handles may be used from any thread (the driver is thread-safe);
+// the function map is behind a mutex.
+unsafe impl Send for ModuleInner {}
+// SAFETY: as above.
+unsafe impl Sync for ModuleInner {}
+
+/// A kernel source compiled for, and loaded into, one device.
+#[derive(Clone)]
+pub struct CudaModule {
+    inner: Arc<ModuleInner>,
+    device: Arc<DeviceInner>,
+}
+
+impl std::fmt::Debug for CudaModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaModule")
+            .field("source", &self.inner.name)
+            .field("device", &self.device.index)
+            .finish()
+    }
+}
+
+impl CudaModule {
+    /// Compiles `source` for the device of `stream` (once per process, see
+    /// [`super::compile_ptx`]) and loads it into that device (once per device).
+    pub fn load(stream: &dyn RawStream, source: &KernelSource) -> Result<CudaModule> {
+        let stream = CudaStream::from_raw(stream)?;
+        let device = stream.device_inner();
+        let arch = arch_for(device.props.compute_capability);
+        let ptx = compile_ptx(source, &arch, &[])?;
+        Self::load_ptx(device, source.name, &ptx)
+    }
+
+    pub(crate) fn load_ptx(
+        device: &Arc<DeviceInner>,
+        name: &'static str,
+        ptx: &Ptx,
+    ) -> Result<CudaModule> {
+        let mut modules = device.modules.lock();
+        if let Some(m) = modules.get(&ptx.key) {
+            return Ok(CudaModule {
+                inner: m.clone(),
+                device: device.clone(),
+            });
+        }
+        let text = CString::new(ptx.text.as_bytes()).map_err(|_| Error::KernelCompile {
+            kernel: name.to_string(),
+            arch: ptx.arch.clone(),
+            log: "PTX contains a NUL byte".into(),
+        })?;
+        device.bind()?;
+        // SAFETY: the device's context is current.
+        let raw = unsafe { sys::module_load_ptx(&text)? };
+        let inner = Arc::new(ModuleInner {
+            raw,
+            name,
+            functions: Mutex::new(HashMap::new()),
+        });
+        modules.insert(ptx.key, inner.clone());
+        Ok(CudaModule {
+            inner,
+            device: device.clone(),
+        })
+    }
+
+    /// The kernel `name` (an `extern "C" __global__` function of the source).
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        let mut fns = self.inner.functions.lock();
+        let raw = match fns.get(name) {
+            Some(f) => *f,
+            None => {
+                // SAFETY: the module stays loaded while its device lives; `self` holds the device.
+                let f = unsafe { sys::module_get_function(self.inner.raw, name)? };
+                fns.insert(name.to_string(), f);
+                f
+            }
+        };
+        Ok(CudaFunction {
+            raw,
+            name: name.to_string(),
+            device: self.device.clone(),
+            _module: self.inner.clone(),
+        })
+    }
+}
+
+/// One kernel of a loaded module. Launch it with [`CudaFunction::launch`].
+#[derive(Clone)]
+pub struct CudaFunction {
+    pub(crate) raw: sys::CUfunction,
+    name: String,
+    pub(crate) device: Arc<DeviceInner>,
+    _module: Arc<ModuleInner>,
+}
+
+// SAFETY: a function handle may be used from any thread; the value is immutable.
+unsafe impl Send for CudaFunction {}
+// SAFETY: as above.
+unsafe impl Sync for CudaFunction {}
+
+impl std::fmt::Debug for CudaFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaFunction")
+            .field("name", &self.name)
+            .field("device", &self.device.index)
+            .finish()
+    }
+}
+
+impl CudaFunction {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Blocks of `block_size` threads (with `dynamic_smem` bytes of dynamic shared memory) that
+    /// fit on one multiprocessor at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        block_size: u32,
+        dynamic_smem: usize,
+    ) -> Result<u32> {
+        self.device.bind()?;
+        // SAFETY: the function's module is loaded (held by `self`) and its context is current.
+        unsafe { sys::occupancy_max_active_blocks(self.raw, block_size, dynamic_smem) }
+    }
+
+    /// The largest grid whose blocks are all resident at once: occupancy x multiprocessors.
+    /// This is the grid for a cooperative launch or a persistent kernel.
+    pub fn max_resident_grid(&self, block_size: u32, dynamic_smem: usize) -> Result<u32> {
+        Ok(
+            self.max_active_blocks_per_multiprocessor(block_size, dynamic_smem)?
+                * self.device.props.multiprocessors,
+        )
+    }
+
+    /// Multiprocessors of the function's device.
+    pub fn multiprocessors(&self) -> u32 {
+        self.device.props.multiprocessors
+    }
+}

@@ -1,0 +1,37 @@
+//! The kernel sources of the project, embedded at build time (`include_str!`), so nothing is
+//! read from the working directory at run time.
+
+/// One CUDA C++ translation unit (`kernels/<name>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSource {
+    /// File name, as NVRTC reports it in diagnostics (`"pbf.cu"`).
+    pub name: &'static str,
+    /// The source text.
+    pub source: &'static str,
+}
+
+/// One shared device header (`kernels/include/<name>`), resolved by NVRTC for
+/// `#include "<name>"` without touching the file system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelHeader {
+    /// Include name (`"warp_append.cuh"`).
+    pub name: &'static str,
+    /// The header text.
+    pub source: &'static str,
+}
+
+/// `kernels/pbf.cu`: the predicate-based filter with warp-aggregated append.
+pub const PBF: KernelSource = KernelSource {
+    name: "pbf.cu",
+    source: include_str!("../../../../kernels/pbf.cu"),
+};
+
+/// Every header in `kernels/include/`; all of them are given to every compilation.
+pub const HEADERS: &[KernelHeader] = &[KernelHeader {
+    name: "warp_append.cuh",
+    source: include_str!("../../../../kernels/include/warp_append.cuh"),
+}];
+
+/// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
+/// checks it against the directory so a new `.cu` file cannot be forgotten).
+pub const KERNELS: &[KernelSource] = &[PBF];

@@ -1,0 +1,65 @@
+// Warp-aggregated append: every lane that keeps an element writes it to a shared output
+// array, with ONE atomicAdd per warp on the output counter instead of one per element.
+//
+// Protocol: the lanes of a warp that call `warp_append` together vote with __ballot_sync;
+// the lowest voting lane reserves __popc(ballot) slots with a single atomicAdd and
+// broadcasts the base index with __shfl_sync; each voting lane writes at base + the number
+// of voting lanes below it. The order of elements inside one warp's chunk follows lane
+// order; the order of chunks across warps is whatever order the atomics happen in.
+//
+// Requirements: every lane of `__activemask()` at the call must reach the call (call it
+// from warp-uniform control flow, as in a grid-stride loop whose trip count is uniform per
+// warp); `counter` is a device (or mapped host) address visible to all writers; the output
+// has room for every kept element (callers size it, or check the returned index).
+//
+// Shared by kernels/pbf.cu and the worklist/BFS kernels. Self-contained: no toolkit headers.
+#pragma once
+
+namespace groute {
+
+// Lane index inside the warp (valid for any block shape).
+__device__ __forceinline__ unsigned int lane_id() {
+    unsigned int lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+// Bit mask of the lanes below this one.
+__device__ __forceinline__ unsigned int lanemask_lt() {
+    unsigned int mask;
+    asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+
+// Reserves one slot per lane with `keep` in `*counter`, one atomicAdd per warp. Returns this
+// lane's slot (meaningful only where `keep`). `total` receives the warp's number of kept
+// elements on every lane.
+__device__ __forceinline__ unsigned int warp_reserve(unsigned int* counter, bool keep,
+                                                     unsigned int& total) {
+    const unsigned int active = __activemask();
+    const unsigned int ballot = __ballot_sync(active, keep);
+    total = __popc(ballot);
+    if (ballot == 0) {
+        return 0;
+    }
+    const int leader = __ffs(ballot) - 1;
+    unsigned int base = 0;
+    if (lane_id() == static_cast<unsigned int>(leader)) {
+        base = atomicAdd(counter, total);
+    }
+    base = __shfl_sync(active, base, leader);
+    return base + __popc(ballot & lanemask_lt());
+}
+
+// Appends `value` to `out` where `keep`, counting in `*counter` (one atomic per warp).
+template <typename T>
+__device__ __forceinline__ void warp_append(T* out, unsigned int* counter, const T& value,
+                                            bool keep) {
+    unsigned int total;
+    const unsigned int slot = warp_reserve(counter, keep, total);
+    if (keep) {
+        out[slot] = value;
+    }
+}
+
+}  // namespace groute
