@@ -18,7 +18,9 @@ pub enum Error {
     #[error("a context needs at least one device (got --devices 0); pass 1 or more")]
     NoDevices,
     /// The CUDA backend was requested but cannot be used here.
-    #[error("CUDA backend unavailable: {reason}; use the host backend (--backend host) on machines without an NVIDIA GPU")]
+    #[error(
+        "CUDA backend unavailable: {reason}; use the host backend (--backend host) on machines without an NVIDIA GPU"
+    )]
     CudaUnavailable {
         /// Why: library missing, no device, driver too old, ...
         reason: String,
@@ -43,7 +45,9 @@ pub enum Error {
         log: String,
     },
     /// An allocation failed.
-    #[error("out of memory allocating {bytes} bytes on {location}; lower the problem size or the buffer settings")]
+    #[error(
+        "out of memory allocating {bytes} bytes on {location}; lower the problem size or the buffer settings"
+    )]
     OutOfMemory {
         /// Requested size.
         bytes: usize,
@@ -62,7 +66,9 @@ pub enum Error {
     #[error("a link from {0} to itself is not allowed; connect two different endpoints")]
     SelfLoop(Endpoint),
     /// A second link between the same pair of endpoints on one router.
-    #[error("a link from {src} to {dst} already exists on this router; reuse it instead of adding a duplicate")]
+    #[error(
+        "a link from {src} to {dst} already exists on this router; reuse it instead of adding a duplicate"
+    )]
     DuplicateLink {
         /// Source endpoint.
         src: Endpoint,
@@ -100,7 +106,9 @@ pub enum Error {
         len: usize,
     },
     /// A host buffer was accessed while device work still uses it.
-    #[error("host buffer is still in use by an in-flight copy or segment; wait for its event (or drop the segments) first")]
+    #[error(
+        "host buffer is still in use by an in-flight copy or segment; wait for its event (or drop the segments) first"
+    )]
     BufferInUse,
     /// An operation the backend does not provide.
     #[error("{operation} is not supported on the {backend} backend")]
@@ -119,6 +127,15 @@ pub enum Error {
     /// A worker thread of the runtime panicked (a bug in a kernel closure or in groute).
     #[error("a runtime thread panicked: {0}")]
     ThreadPanicked(String),
+    /// A runtime thread (a link's pump) could not be started.
+    #[error("could not start the runtime thread {name}: {source}")]
+    Spawn {
+        /// The thread's name.
+        name: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A capacity (worklist, buffer) would be exceeded; nothing was dropped.
     #[error("{what} would overflow: capacity {capacity}, needed {needed}; raise {setting}")]
     CapacityExceeded {
@@ -146,7 +163,11 @@ impl Error {
     }
 
     /// An [`Error::InvalidSetting`].
-    pub fn invalid(setting: &'static str, value: impl fmt::Display, reason: impl Into<String>) -> Self {
+    pub fn invalid(
+        setting: &'static str,
+        value: impl fmt::Display,
+        reason: impl Into<String>,
+    ) -> Self {
         Error::InvalidSetting {
             setting,
             value: value.to_string(),

@@ -13,6 +13,9 @@
 //! | [`PendingSegment<T>`] | a segment still being received: the data plus the event that makes it valid |
 //! | [`Event`], [`EventPool`], [`EventFuture`] | recorded markers, their pool, and a future for an event recorded later |
 //! | [`Stream`], [`Buffer<T>`], [`MemoryPool`] | ordered device work queues and typed device or pinned host memory |
+//! | [`Link<T>`] | src -> dst, packetized (`packet_size` elements) and multi-buffered (`num_buffers` receive buffers in flight); send returns an event future, receive a [`PendingSegment`]; `shutdown` is socket-like |
+//! | [`Router<T>`] | N inputs -> M outputs; a [`RoutingPolicy`] picks the candidate outputs of each message, the [`router::Multiplexer`] assigns them (availability, priority, broadcast) over per-output queues, with no router-wide lock |
+//! | [`RoutingPolicy`] | user callback; built-ins: [`PointToPoint`], [`Scatter`], [`Gather`], [`Broadcast`], [`Ring`], [`OneWayReduction`], [`TreeReduction`] |
 //! | [`backend`] | the seam: what a backend provides (memory, streams, events, copies), with the host and CUDA backends |
 //!
 //! Two backends sit under one control plane: the **host backend** (executor threads standing
@@ -24,7 +27,9 @@ mod context;
 mod endpoint;
 pub mod error;
 mod event;
+pub mod link;
 mod memory;
+pub mod router;
 mod segment;
 mod stream;
 pub mod sync;
@@ -37,7 +42,12 @@ pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};
 pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, event_promise};
+pub use link::{Link, LinkConfig, LinkReceiver, LinkSender, ReceiveTimeout, SendError};
 pub use memory::{Buffer, MemoryPool};
+pub use router::{
+    Assignment, Broadcast, Gather, MessageInfo, OneWayReduction, PointToPoint, Ring, Route, Router,
+    RoutingPolicy, Scatter, TreeReduction,
+};
 pub use segment::{PendingSegment, Segment};
 pub use stream::Stream;
 pub use topology::{DeviceSummary, PeerLink, Topology};
