@@ -593,64 +593,8 @@ impl CsrBuilder {
                 num_vertices: n as u64,
             });
         }
-        let (sym, noloop) = (self.symmetrize, self.remove_self_loops);
-        // Count.
-        let cursor: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-        (0..len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .for_each(|i| {
-                let (s, d) = (edges.src[i], edges.dst[i]);
-                if s == d {
-                    if !noloop {
-                        cursor[s as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                } else {
-                    cursor[s as usize].fetch_add(1, Ordering::Relaxed);
-                    if sym {
-                        cursor[d as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        let offsets = prefix_sum(cursor.iter().map(|c| c.load(Ordering::Relaxed)), n);
-        for (c, &o) in cursor.iter().zip(&offsets) {
-            c.store(o, Ordering::Relaxed);
-        }
-        let m = offsets[n] as usize;
-        let mut targets = vec![0u32; m];
-        let mut weights = edges.weights.as_ref().map(|_| vec![0u32; m]);
-        {
-            let tw = SharedSlice::new(&mut targets);
-            let ww = weights.as_mut().map(|w| SharedSlice::new(w));
-            let put = |s: u32, d: u32, i: usize| {
-                let pos = cursor[s as usize].fetch_add(1, Ordering::Relaxed) as usize;
-                // SAFETY: the cursor of row `s` was set to offsets[s] and is bumped once per arc
-                // counted for `s` above, so `pos` stays below offsets[s + 1] and each position is
-                // claimed by exactly one writer.
-                unsafe { tw.write(pos, d) };
-                if let (Some(ww), Some(w)) = (&ww, &edges.weights) {
-                    // SAFETY: same claimed position as above.
-                    unsafe { ww.write(pos, w[i]) };
-                }
-            };
-            (0..len)
-                .into_par_iter()
-                .with_min_len(1 << 14)
-                .for_each(|i| {
-                    let (s, d) = (edges.src[i], edges.dst[i]);
-                    if s == d {
-                        if !noloop {
-                            put(s, d, i);
-                        }
-                    } else {
-                        put(s, d, i);
-                        if sym {
-                            put(d, s, i);
-                        }
-                    }
-                });
-        }
-        drop(cursor);
+        let (offsets, mut targets, mut weights) =
+            bucket_sort(n, edges, self.symmetrize, self.remove_self_loops);
         sort_rows(&offsets, &mut targets, weights.as_deref_mut());
         if self.dedup {
             return Ok(dedup_sorted(offsets, targets, weights));
@@ -661,6 +605,141 @@ impl CsrBuilder {
             weights.map(Into::into),
         ))
     }
+}
+
+/// Groups the arcs of `edges` (reversed copies added when `sym`, self-loops dropped when
+/// `noloop`) by source: a two-pass radix sort. Pass 1 scatters arcs into about a thousand buckets
+/// of consecutive sources (stable, per-chunk histograms); pass 2 counting-sorts each bucket into
+/// its rows, which are contiguous and small enough to stay in cache. Returns offsets, targets and
+/// weights with rows in input order (not yet sorted).
+fn bucket_sort(
+    n: usize,
+    edges: &EdgeList,
+    sym: bool,
+    noloop: bool,
+) -> (Vec<u64>, Vec<u32>, Option<Vec<u32>>) {
+    let len = edges.src.len();
+    let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
+    let shift = bits.saturating_sub(10);
+    let buckets = (n >> shift) + 1;
+    let chunk = len.div_ceil(chunk_count()).max(1 << 12);
+    let chunks: Vec<std::ops::Range<usize>> = (0..len)
+        .step_by(chunk)
+        .map(|s| s..(s + chunk).min(len))
+        .collect();
+    // Visits the arcs edge `i` stands for.
+    let arcs_of = |i: usize, f: &mut dyn FnMut(u32, u32)| {
+        let (s, d) = (edges.src[i], edges.dst[i]);
+        if s == d {
+            if !noloop {
+                f(s, d);
+            }
+        } else {
+            f(s, d);
+            if sym {
+                f(d, s);
+            }
+        }
+    };
+    // Pass 1a: per-chunk bucket histograms.
+    let hist: Vec<Vec<u64>> = chunks
+        .par_iter()
+        .map(|r| {
+            let mut h = vec![0u64; buckets];
+            for i in r.clone() {
+                arcs_of(i, &mut |s, _| h[(s >> shift) as usize] += 1);
+            }
+            h
+        })
+        .collect();
+    // Bucket-major positions: bucket b, chunk c starts at pos[c][b].
+    let mut pos = vec![vec![0u64; buckets]; chunks.len()];
+    let mut bucket_start = Vec::with_capacity(buckets + 1);
+    let mut acc = 0u64;
+    for b in 0..buckets {
+        bucket_start.push(acc);
+        for c in 0..chunks.len() {
+            pos[c][b] = acc;
+            acc += hist[c][b];
+        }
+    }
+    bucket_start.push(acc);
+    let m = acc as usize;
+    // Pass 1b: stable scatter into buckets.
+    let mut tmp = vec![0u64; m];
+    let mut tmp_w = edges.weights.as_ref().map(|_| vec![0u32; m]);
+    {
+        let tw = SharedSlice::new(&mut tmp);
+        let ww = tmp_w.as_mut().map(|w| SharedSlice::new(w));
+        chunks
+            .par_iter()
+            .zip(pos.into_par_iter())
+            .for_each(|(r, mut p)| {
+                for i in r.clone() {
+                    let w = edges.weights.as_ref().map(|w| w[i]);
+                    arcs_of(i, &mut |s, d| {
+                        let slot = &mut p[(s >> shift) as usize];
+                        // SAFETY: chunk c owns positions pos[c][b]..pos[c][b] + hist[c][b] of
+                        // bucket b (disjoint across chunks and buckets by the prefix sum above) and
+                        // writes exactly hist[c][b] arcs there, counted by the same `arcs_of`.
+                        unsafe { tw.write(*slot as usize, (u64::from(s) << 32) | u64::from(d)) };
+                        if let (Some(ww), Some(w)) = (&ww, w) {
+                            // SAFETY: same position as above.
+                            unsafe { ww.write(*slot as usize, w) };
+                        }
+                        *slot += 1;
+                    });
+                }
+            });
+    }
+    // Pass 2a: degrees, bucket by bucket.
+    let mut degrees = vec![0u64; n];
+    let ranges: Vec<std::ops::Range<usize>> = (0..buckets)
+        .map(|b| (b << shift).min(n)..((b + 1) << shift).min(n))
+        .collect();
+    split_by_vertex_ranges(&mut degrees, &ranges)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, d)| {
+            let base = b << shift;
+            for &a in &tmp[bucket_start[b] as usize..bucket_start[b + 1] as usize] {
+                d[(a >> 32) as usize - base] += 1;
+            }
+        });
+    let offsets = prefix_sum(degrees.iter().copied(), n);
+    drop(degrees);
+    // Pass 2b: counting sort inside each bucket; bucket b fills exactly its own range.
+    let mut targets = vec![0u32; m];
+    let mut weights = tmp_w.as_ref().map(|_| vec![0u32; m]);
+    {
+        let tp = split_rows_mut(&mut targets, &offsets, &ranges);
+        let mut wp: Vec<Option<&mut [u32]>> = match weights.as_mut() {
+            Some(w) => split_rows_mut(w, &offsets, &ranges)
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => ranges.iter().map(|_| None).collect(),
+        };
+        tp.into_par_iter()
+            .zip(wp.par_iter_mut())
+            .enumerate()
+            .for_each(|(b, (t, w))| {
+                let r = &ranges[b];
+                let base = offsets[r.start];
+                let mut cursor: Vec<u64> =
+                    offsets[r.start..r.end].iter().map(|o| o - base).collect();
+                let (lo, hi) = (bucket_start[b] as usize, bucket_start[b + 1] as usize);
+                for (k, &a) in tmp[lo..hi].iter().enumerate() {
+                    let c = &mut cursor[(a >> 32) as usize - r.start];
+                    t[*c as usize] = a as u32;
+                    if let (Some(w), Some(tw)) = (w.as_deref_mut(), &tmp_w) {
+                        w[*c as usize] = tw[lo + k];
+                    }
+                    *c += 1;
+                }
+            });
+    }
+    (offsets, targets, weights)
 }
 
 /// Removes repeated targets from sorted rows, keeping the first (lightest) arc of each.

@@ -64,15 +64,10 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
                             }
                             let r = bits & 0xFFFF_FFFF;
                             bits >>= 32;
-                            let (bu, bv) = if r < ta {
-                                (0, 0)
-                            } else if r < tab {
-                                (0, 1)
-                            } else if r < tabc {
-                                (1, 0)
-                            } else {
-                                (1, 1)
-                            };
+                            // Branch-free quadrant choice: [0, a) top-left, [a, a+b) top-right,
+                            // [a+b, a+b+c) bottom-left, the rest bottom-right.
+                            let bu = u32::from(r >= tab);
+                            let bv = u32::from(r >= ta) ^ bu ^ u32::from(r >= tabc);
                             u = (u << 1) | bu;
                             v = (v << 1) | bv;
                         }
