@@ -102,6 +102,14 @@ fn compile_errors_carry_the_nvrtc_log() {
 #[test]
 fn embedded_kernel_lists_match_the_kernels_directory() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
+    if !root.is_dir() {
+        // A staged test binary run away from its source tree (the GPU machine).
+        eprintln!(
+            "SKIPPED: {} is not here (binary run outside its checkout)",
+            root.display()
+        );
+        return;
+    }
     let names = |dir: &Path, ext: &str| -> BTreeSet<String> {
         std::fs::read_dir(dir)
             .map(|it| {

@@ -110,6 +110,14 @@ pub(crate) fn nvrtc_library_present() -> bool {
             if !path.exists() {
                 continue;
             }
+            // NVRTC loads its builtins library by soname at compile time: keep it resident too.
+            let builtins = dir.join("libnvrtc-builtins.so.13.0");
+            if builtins.exists() {
+                // SAFETY: as below, for NVRTC's own builtins library.
+                if let Ok(lib) = unsafe { libloading::Library::new(&builtins) } {
+                    std::mem::forget(lib);
+                }
+            }
             // SAFETY: loading NVRTC runs only its own initialisers; the handle is leaked on
             // purpose so the library stays resident for cudarc's soname lookup.
             if let Ok(lib) = unsafe { libloading::Library::new(&path) } {
