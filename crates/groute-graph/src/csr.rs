@@ -134,19 +134,30 @@ impl Csr {
         if o[n] != m {
             return Err(Invalid::Offsets(n as u64));
         }
-        if let Some(bad) = (0..n)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .find_first(|&v| o[v] > o[v + 1])
-        {
+        // Chunked scans: a tight loop per chunk vectorises; only a bad chunk is searched again.
+        const CH: usize = 1 << 16;
+        let bad_row = (0..n.div_ceil(CH)).into_par_iter().position_first(|c| {
+            let end = ((c + 1) * CH).min(n);
+            o[c * CH..=end]
+                .windows(2)
+                .fold(false, |acc, w| acc | (w[0] > w[1]))
+        });
+        if let Some(c) = bad_row {
+            let bad = (c * CH..n).find(|&v| o[v] > o[v + 1]).unwrap_or(c * CH);
             return Err(Invalid::Offsets(bad as u64));
         }
         let t = &self.targets[..];
-        if let Some(bad) = t
-            .par_iter()
-            .with_min_len(1 << 14)
-            .position_first(|&x| x as usize >= n)
-        {
+        let limit = n as u64;
+        let bad_chunk = t.par_chunks(CH).position_first(|c| {
+            c.iter()
+                .fold(false, |acc, &x| acc | (u64::from(x) >= limit))
+        });
+        if let Some(c) = bad_chunk {
+            let bad = c * CH
+                + t[c * CH..]
+                    .iter()
+                    .position(|&x| u64::from(x) >= limit)
+                    .unwrap_or(0);
             return Err(Invalid::Target {
                 edge: bad as u64,
                 target: u64::from(t[bad]),
@@ -577,11 +588,21 @@ impl CsrBuilder {
                 edges: len as u64,
             });
         }
-        if let Some(i) = (0..len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .position_first(|i| edges.src[i] as usize >= n || edges.dst[i] as usize >= n)
-        {
+        const CH: usize = 1 << 16;
+        let limit = n as u64;
+        let out_of_range = |x: &[u32]| {
+            x.iter()
+                .fold(false, |acc, &v| acc | (u64::from(v) >= limit))
+        };
+        let bad_chunk = edges
+            .src
+            .par_chunks(CH)
+            .zip(edges.dst.par_chunks(CH))
+            .position_first(|(s, d)| out_of_range(s) | out_of_range(d));
+        if let Some(c) = bad_chunk {
+            let i = (c * CH..len)
+                .find(|&i| edges.src[i] as usize >= n || edges.dst[i] as usize >= n)
+                .unwrap_or(c * CH);
             let bad = if edges.src[i] as usize >= n {
                 edges.src[i]
             } else {

@@ -92,7 +92,8 @@ fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, GraphError> {
     // SAFETY: the map is read-only. As documented on `load_graph`, a cache file must not be
     // truncated or modified while a graph loaded from it is alive; this is the usual condition
     // of memory-mapped input (a violation can fault, as with any mmap-based reader).
-    let m = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| GraphError::io(path, e))?;
+    let m = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
+        .map_err(|e| GraphError::io(path, e))?;
     Ok(Arc::new(m))
 }
 
