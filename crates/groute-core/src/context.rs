@@ -46,7 +46,11 @@ impl FromStr for BackendChoice {
             "auto" => Ok(BackendChoice::Auto),
             "host" | "cpu" => Ok(BackendChoice::Host),
             "cuda" | "gpu" => Ok(BackendChoice::Cuda),
-            _ => Err(Error::invalid("--backend", s, "expected auto, host or cuda")),
+            _ => Err(Error::invalid(
+                "--backend",
+                s,
+                "expected auto, host or cuda",
+            )),
         }
     }
 }
@@ -120,7 +124,10 @@ impl ContextBuilder {
             ));
         }
         let host = |note: Option<String>| -> Result<(Arc<dyn Backend>, Option<String>)> {
-            let n = self.physical_limit.unwrap_or(self.devices).min(self.devices);
+            let n = self
+                .physical_limit
+                .unwrap_or(self.devices)
+                .min(self.devices);
             Ok((Arc::new(HostBackend::new(n, self.jitter)?), note))
         };
         let (backend, fallback_note) = match self.backend {
@@ -233,7 +240,8 @@ impl Device {
     /// the work already enqueued on the device's stream.
     pub fn download<T: Pod>(&self, src: &Buffer<T>) -> Result<Vec<T>> {
         let bytes = std::mem::size_of::<T>() * src.len();
-        let staging = Buffer::<T>::from_raw(self.backend.allocate(MemoryLocation::PinnedHost, bytes)?)?;
+        let staging =
+            Buffer::<T>::from_raw(self.backend.allocate(MemoryLocation::PinnedHost, bytes)?)?;
         self.stream.copy(&staging, src)?;
         self.stream.synchronize()?;
         // SAFETY: the copy into `staging` has completed (stream synchronised) and nothing
@@ -294,7 +302,10 @@ impl Context {
 
     /// `n` devices on the host backend.
     pub fn host(n: usize) -> Result<Self> {
-        Self::builder().devices(n).backend(BackendChoice::Host).build()
+        Self::builder()
+            .devices(n)
+            .backend(BackendChoice::Host)
+            .build()
     }
 
     /// A context over an existing backend.

@@ -31,7 +31,9 @@ struct Recording {
 
 impl Recording {
     fn raw(&self) -> &Arc<dyn RawEvent> {
-        self.raw.as_ref().expect("recording holds its event until drop")
+        self.raw
+            .as_ref()
+            .expect("recording holds its event until drop")
     }
 }
 
@@ -52,7 +54,9 @@ pub struct Event {
 
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Event").field("parts", &self.parts.len()).finish()
+        f.debug_struct("Event")
+            .field("parts", &self.parts.len())
+            .finish()
     }
 }
 
@@ -340,9 +344,7 @@ impl Future for EventFuture {
             FutureState::Ready(v) => Poll::Ready(v.take().unwrap_or_else(|| Ok(Event::ready()))),
             FutureState::Pending(rx) => match rx.poll_recv(cx) {
                 Poll::Ready(Some(v)) => Poll::Ready(v),
-                Poll::Ready(None) => {
-                    Poll::Ready(Err(Error::Disconnected("event promise".into())))
-                }
+                Poll::Ready(None) => Poll::Ready(Err(Error::Disconnected("event promise".into()))),
                 Poll::Pending => Poll::Pending,
             },
         }

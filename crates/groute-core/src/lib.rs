@@ -24,6 +24,7 @@
 
 pub mod backend;
 mod context;
+pub mod cuda; // CUDA kernels and launches (added by the CUDA backend engineer)
 mod endpoint;
 pub mod error;
 mod event;

@@ -192,9 +192,7 @@ macro_rules! atomic_view {
                 // SAFETY: the atomic type has the size and alignment of the element type, the
                 // range is inside a live allocation kept alive by `self`, and atomics may
                 // alias each other; non-atomic writers are excluded by the stream protocol.
-                Some(unsafe {
-                    std::slice::from_raw_parts(p.as_ptr() as *const $atomic, self.len)
-                })
+                Some(unsafe { std::slice::from_raw_parts(p.as_ptr() as *const $atomic, self.len) })
             }
         }
     };
@@ -210,13 +208,17 @@ struct PooledMemory {
 
 impl fmt::Debug for PooledMemory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PooledMemory").field("inner", &self.inner).finish()
+        f.debug_struct("PooledMemory")
+            .field("inner", &self.inner)
+            .finish()
     }
 }
 
 impl PooledMemory {
     fn inner(&self) -> &Arc<dyn RawMemory> {
-        self.inner.as_ref().expect("pooled memory holds its block until drop")
+        self.inner
+            .as_ref()
+            .expect("pooled memory holds its block until drop")
     }
 }
 
@@ -317,9 +319,9 @@ impl MemoryPool {
     /// Allocates `len` elements of `T` (contents unspecified: zero on first use, stale when
     /// recycled).
     pub fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
-            Error::invalid("buffer length", len, "the byte size overflows usize")
-        })?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::invalid("buffer length", len, "the byte size overflows usize"))?;
         Buffer::from_raw(self.alloc_raw(bytes)?)
     }
 

@@ -244,8 +244,5 @@ pub trait Backend: Send + Sync + fmt::Debug {
 /// Never panics: a missing driver library or a machine without GPUs is an
 /// [`crate::Error::CudaUnavailable`].
 pub(crate) fn create_cuda_backend() -> Result<Arc<dyn Backend>> {
-    // Wired to `cuda::CudaBackend::new` by the CUDA backend module.
-    Err(crate::error::Error::CudaUnavailable {
-        reason: "this build has no CUDA backend compiled in".into(),
-    })
+    Ok(Arc::new(cuda::CudaBackend::new()?))
 }

@@ -60,7 +60,9 @@ pub(crate) struct Executor {
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Executor").field("device", &self.device).finish()
+        f.debug_struct("Executor")
+            .field("device", &self.device)
+            .finish()
     }
 }
 
@@ -195,7 +197,10 @@ impl Executor {
                         pool[st.next_round_robin % pool.len()]
                     }
                 };
-                let op = st.streams[pick].ops.pop_front().expect("runnable stream has an op");
+                let op = st.streams[pick]
+                    .ops
+                    .pop_front()
+                    .expect("runnable stream has an op");
                 let delay = match (&op, st.jitter.as_mut()) {
                     (Op::Run(_), Some(j)) => j.delay(),
                     _ => None,

@@ -27,10 +27,11 @@ unsafe impl Sync for HostMemory {}
 impl HostMemory {
     /// Allocates `len` zeroed bytes (at least one byte is reserved so the pointer is unique).
     pub fn new(location: MemoryLocation, len: usize) -> Result<Self> {
-        let layout = Layout::from_size_align(len.max(1), ALIGN).map_err(|_| Error::OutOfMemory {
-            bytes: len,
-            location: format!("{location:?}"),
-        })?;
+        let layout =
+            Layout::from_size_align(len.max(1), ALIGN).map_err(|_| Error::OutOfMemory {
+                bytes: len,
+                location: format!("{location:?}"),
+            })?;
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| Error::OutOfMemory {

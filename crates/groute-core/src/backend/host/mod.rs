@@ -218,7 +218,11 @@ impl RawStream for HostStream {
 
     fn fill_u32(&self, dst: &RawSlice, value: u32) -> Result<()> {
         if dst.len % 4 != 0 {
-            return Err(Error::invalid("fill length", dst.len, "must be a multiple of 4 bytes"));
+            return Err(Error::invalid(
+                "fill length",
+                dst.len,
+                "must be a multiple of 4 bytes",
+            ));
         }
         let dst = dst.clone();
         if dst.host_ptr().is_none() {
