@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use clap::Parser;
 use groute_graph::{
-    GenSpec, Graph, GraphError, GraphFormat, LoadOptions, PartitionMethod, Progress, WeightSpec, generate, halo_info,
-    load_graph_with, partition_graph, write_graph,
+    GenSpec, Graph, GraphError, GraphFormat, LoadOptions, PartitionMethod, Progress, WeightSpec,
+    generate, halo_info, load_graph_with, partition_graph, write_graph,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -68,7 +68,8 @@ impl Bar {
 impl Progress for Bar {
     fn stage(&self, name: &str, total: u64) {
         if let Some(t0) = self.1 {
-            self.0.suspend(|| eprintln!("[{:8.3} s] {name}", t0.elapsed().as_secs_f64()));
+            self.0
+                .suspend(|| eprintln!("[{:8.3} s] {name}", t0.elapsed().as_secs_f64()));
         }
         if total > 0 {
             self.0.set_style(
@@ -80,9 +81,11 @@ impl Progress for Bar {
             self.0.set_position(0);
         } else {
             self.0.set_style(
-                ProgressStyle::with_template("{msg:>18} {spinner} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                ProgressStyle::with_template("{msg:>18} {spinner} {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            self.0.enable_steady_tick(std::time::Duration::from_millis(120));
+            self.0
+                .enable_steady_tick(std::time::Duration::from_millis(120));
         }
         self.0.set_message(name.to_owned());
     }
@@ -96,7 +99,11 @@ fn run(args: Args) -> Result<(), GraphError> {
     let t0 = Instant::now();
     let mut graph: Graph = match (&args.graph, &args.generator) {
         (Some(path), _) => {
-            let opts = if args.no_weights { LoadOptions::ignoring_weights() } else { LoadOptions::default() };
+            let opts = if args.no_weights {
+                LoadOptions::ignoring_weights()
+            } else {
+                LoadOptions::default()
+            };
             load_graph_with(path, args.format, &opts, &bar)?
         }
         (None, Some(spec)) => generate(spec, &bar)?,
@@ -124,7 +131,11 @@ fn run(args: Args) -> Result<(), GraphError> {
             "partition      {} into {} parts{} in {:.2} s\n  edge cut     {} arcs ({:.2}%)\n  balance      vertices {:.3}, arcs {:.3}\n",
             parted.method,
             p.num_parts(),
-            parted.fallback.as_ref().map(|f| format!(" (fallback: {f})")).unwrap_or_default(),
+            parted
+                .fallback
+                .as_ref()
+                .map(|f| format!(" (fallback: {f})"))
+                .unwrap_or_default(),
             part_s,
             s.cut_arcs,
             100.0 * s.cut_fraction,
@@ -186,7 +197,10 @@ fn run(args: Args) -> Result<(), GraphError> {
         println!("vertices       {}", graph.num_vertices());
         println!("edges (arcs)   {}", graph.num_edges());
         println!("weighted       {}", graph.csr.is_weighted());
-        println!("symmetric      {}", if graph.symmetric { "yes" } else { "not known" });
+        println!(
+            "symmetric      {}",
+            if graph.symmetric { "yes" } else { "not known" }
+        );
         println!(
             "out-degree     min {}, max {} (vertex {}), mean {:.2}, zero {}",
             d.min,

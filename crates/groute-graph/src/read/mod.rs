@@ -5,7 +5,7 @@
 //! | Matrix Market coordinate | `.mtx`, `.mm` | 1-based | one per entry; both directions for `symmetric` |
 //! | DIMACS 9 shortest path | `.gr` (text) | 1-based | one per `a` line, weighted |
 //! | SNAP edge list | `.txt`, `.el`, `.edges`, `.tsv`, `.snap` | as written | one per line |
-//! | METIS graph | `.graph`, `.metis` | 1-based | one per adjacency entry (both directions) |
+//! | METIS graph | `.graph`, `.mgraph`, `.metis` | 1-based | one per adjacency entry (both directions) |
 //! | Galois binary v1 | `.gr` (binary) | 0-based | as stored |
 //! | groute cache | `.grc` | as the source | as stored, memory-mapped |
 //!
@@ -96,7 +96,7 @@ impl GraphFormat {
         Some(match ext.as_str() {
             "mtx" | "mm" => GraphFormat::MatrixMarket,
             "txt" | "el" | "edges" | "tsv" | "snap" => GraphFormat::Snap,
-            "graph" | "metis" => GraphFormat::Metis,
+            "graph" | "mgraph" | "metis" => GraphFormat::Metis,
             "grc" => GraphFormat::Cache,
             "dimacs" => GraphFormat::Dimacs,
             _ => return None,
