@@ -1,0 +1,216 @@
+//! BFS equals the sequential reference on shipped and generated graphs, on 1, 2, 3, 4 and 8
+//! devices, block and METIS partitions, plain and jittered host contexts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use groute_bfs::{BfsError, BfsOptions, bfs, bfs_reference};
+use groute_core::testing::test_contexts;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, load_graph,
+    partition_graph,
+};
+use proptest::prelude::*;
+
+fn options() -> BfsOptions {
+    let mut o = BfsOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.packet_size = 64;
+    o.worklist.max_batch = 256;
+    o
+}
+
+/// Checks BFS from `sources` on `devices` devices with both partition methods.
+fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
+    let n = graph.num_vertices();
+    if devices > n {
+        return;
+    }
+    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+        let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
+        for tc in test_contexts(devices, jitter) {
+            for &s in sources {
+                let expected = bfs_reference(&graph.csr, s);
+                let got = bfs(&tc.context, &parted, s, &options()).unwrap_or_else(|e| {
+                    panic!(
+                        "{} on {devices} devices ({method}, {}): {e}",
+                        graph.name, tc.label
+                    )
+                });
+                assert_eq!(
+                    got.levels, expected,
+                    "{} from {s} on {devices} devices ({method}, {})",
+                    graph.name, tc.label
+                );
+                assert_eq!(got.stats.worklist.late_items, 0);
+            }
+        }
+    }
+}
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+#[test]
+fn generated_graphs_match_the_reference_on_1_to_8_devices() {
+    let graphs = [
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+        generated("random:n=600,m=1800,seed=7"),
+    ];
+    for g in &graphs {
+        for devices in [1, 2, 3, 4, 8] {
+            check(
+                g,
+                devices,
+                &[0, (g.num_vertices() / 2) as u32],
+                &[devices as u64],
+            );
+        }
+    }
+}
+
+#[test]
+fn special_shapes_match_the_reference() {
+    let single = from_pairs(1, &[], "single vertex");
+    let single_loop = from_pairs(1, &[(0, 0)], "single self-loop");
+    let disconnected = from_pairs(
+        10,
+        &[
+            (0, 1),
+            (1, 0),
+            (1, 2),
+            (2, 1),
+            (5, 6),
+            (6, 5),
+            (6, 7),
+            (7, 6),
+            (8, 8),
+        ],
+        "disconnected",
+    );
+    let loops = from_pairs(
+        6,
+        &[
+            (0, 0),
+            (0, 1),
+            (1, 1),
+            (1, 2),
+            (2, 3),
+            (3, 3),
+            (3, 4),
+            (4, 5),
+            (5, 0),
+        ],
+        "self-loops",
+    );
+    let chain: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
+    let path = from_pairs(200, &chain, "directed path");
+    check(&single, 1, &[0], &[1]);
+    check(&single_loop, 1, &[0], &[1]);
+    for devices in [1, 2, 3, 4, 8] {
+        check(&disconnected, devices, &[0, 5, 8, 9], &[3]);
+        check(&loops, devices.min(6), &[0, 3], &[4]);
+        check(&path, devices, &[0, 150], &[5]);
+    }
+}
+
+#[test]
+fn shipped_graphs_match_the_reference() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let mut tested = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(g) = load_graph(&path, None) else {
+            continue;
+        };
+        if g.num_vertices() == 0 {
+            continue;
+        }
+        tested += 1;
+        for devices in [1, 2, 4] {
+            check(&g, devices, &[0], &[]);
+        }
+    }
+    assert!(
+        tested >= 3,
+        "expected the shipped graphs in {}",
+        dir.display()
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let g = generated("random:n=50,m=100,seed=1");
+    let ctx = groute_core::Context::host(2).unwrap();
+    let parted = partition_graph(g.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let err = bfs(&ctx, &parted, 50, &options()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BfsError::SourceOutOfRange {
+                vertex: 50,
+                vertices: 50
+            }
+        ),
+        "{err}"
+    );
+    let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
+    assert!(matches!(
+        bfs(&ctx, &three, 0, &options()).unwrap_err(),
+        BfsError::PartitionMismatch { .. }
+    ));
+    let mut tiny = options();
+    tiny.worklist.wl_capacity = Some(1);
+    let big = partition_graph(
+        generated("road:side=16,p=0.9,seed=3"),
+        2,
+        PartitionMethod::Block,
+        &NoProgress,
+    )
+    .unwrap();
+    let err = bfs(&ctx, &big, 0, &tiny).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+}
+
+#[test]
+fn stats_count_work_and_ring_traffic() {
+    let g = generated("road:side=20,p=0.6,seed=9");
+    let ctx = groute_core::Context::host(4).unwrap();
+    let parted = partition_graph(g, 4, PartitionMethod::Block, &NoProgress).unwrap();
+    let r = bfs(&ctx, &parted, 0, &options()).unwrap();
+    assert!(r.stats.work_items >= r.reached() as u64);
+    assert!(r.stats.items_sent > 0);
+    assert!(r.stats.rounds > 0);
+    assert_eq!(r.stats.worklist.devices.len(), 4);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn random_small_graphs_match_the_reference(
+        n in 1usize..40,
+        raw in proptest::collection::vec((0u32..40, 0u32..40), 0..120),
+        devices in 1usize..5,
+        src in 0u32..40,
+        seed in 0u64..1000,
+    ) {
+        let pairs: Vec<(u32, u32)> = raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
+        let g = from_pairs(n, &pairs, "proptest");
+        let devices = devices.min(n);
+        let s = src % n as u32;
+        let parted = partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        for tc in test_contexts(devices, &[seed]) {
+            let got = bfs(&tc.context, &parted, s, &options()).unwrap();
+            prop_assert_eq!(&got.levels, &bfs_reference(&g.csr, s));
+        }
+    }
+}
