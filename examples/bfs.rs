@@ -1,0 +1,309 @@
+//! Breadth-first search over groute's distributed worklist.
+//!
+//! ```sh
+//! cargo run --release --example bfs                                  # shipped graph, validated
+//! cargo run --release --example bfs -- --gen kron21.sym --devices 2 --check --json
+//! cargo run --release --example bfs -- --graph road.gr --source 1 --output levels.txt
+//! ```
+//!
+//! With no graph flag it runs the shipped `datasets/4elt.graph` on the best backend present
+//! and checks the result against the sequential reference.
+
+mod common;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use common::{AnyError, Bar, GraphArgs, RunArgs};
+use groute::bfs::{BfsOptions, BfsResult, UNREACHED, bfs, bfs_reference};
+use groute::graph::{Graph, PartitionedGraph, partition_graph};
+use serde::Serialize;
+
+/// Breadth-first search on 1..N devices.
+#[derive(Parser, Debug)]
+#[command(name = "bfs", version, about)]
+struct Cli {
+    #[command(flatten)]
+    graph: GraphArgs,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Source vertex, in the input file's numbering (default: the first vertex with out-edges).
+    #[arg(long)]
+    source: Option<u64>,
+    /// Write `<id> <level>` per vertex (input numbering; `inf` when unreachable).
+    #[arg(long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Run the traversal this many times and report the median time.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Items each device's local worklist holds (default: sized from the graph).
+    #[arg(long, value_name = "ITEMS")]
+    wl_capacity: Option<usize>,
+    /// Items per ring packet.
+    #[arg(long, value_name = "ITEMS")]
+    packet_size: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    graph: String,
+    vertices: usize,
+    edges: u64,
+    source: u64,
+    devices: usize,
+    backend: String,
+    gpu: String,
+    partition: String,
+    time_ms: f64,
+    times_ms: Vec<f64>,
+    edges_traversed: u64,
+    gteps: f64,
+    work_items: u64,
+    items_sent: u64,
+    rounds: u64,
+    reached: usize,
+    depth: u32,
+    load_s: f64,
+    partition_s: f64,
+    checked: Option<bool>,
+}
+
+fn main() -> ExitCode {
+    common::exit_on_error(run)
+}
+
+/// Ranks vertices by external id: `rank_of` maps an external id to its rank, `ext_of_rank`
+/// lists the external ids in increasing order. Solvers report values by rank.
+struct InputOrder {
+    base: u64,
+    sorted: Option<Vec<u64>>,
+}
+
+impl InputOrder {
+    fn of(graph: &Graph) -> Self {
+        if graph.ids.is_offset() {
+            return InputOrder {
+                base: graph.ids.base(),
+                sorted: None,
+            };
+        }
+        let mut ext: Vec<u64> = (0..graph.num_vertices() as u32)
+            .map(|v| graph.external_id(v))
+            .collect();
+        ext.sort_unstable();
+        InputOrder {
+            base: graph.ids.base(),
+            sorted: Some(ext),
+        }
+    }
+
+    fn rank_of(&self, ext: u64, n: usize) -> Option<u32> {
+        match &self.sorted {
+            None => ext
+                .checked_sub(self.base)
+                .filter(|&r| r < n as u64)
+                .map(|r| r as u32),
+            Some(s) => s.binary_search(&ext).ok().map(|r| r as u32),
+        }
+    }
+
+    fn ext_of_rank(&self, rank: usize) -> u64 {
+        match &self.sorted {
+            None => rank as u64 + self.base,
+            Some(s) => s[rank],
+        }
+    }
+}
+
+fn run() -> Result<(), AnyError> {
+    let cli = Cli::parse();
+    if cli.repeat == 0 {
+        return Err("--repeat must be at least 1".into());
+    }
+    let ctx = common::context(&cli.run)?;
+    let (graph, load_s) = common::load(&cli.graph, None, cli.run.json)?;
+    let n = graph.num_vertices();
+    let order = InputOrder::of(&graph);
+
+    let source_rank = match cli.source {
+        Some(ext) => order.rank_of(ext, n).ok_or_else(|| {
+            format!(
+                "--source {ext} is not a vertex of {} ({} vertices, ids from {}); pick an id from the file",
+                graph.name,
+                n,
+                order.ext_of_rank(0)
+            )
+        })?,
+        None => first_vertex_with_out_edges(&graph, &order)
+            .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
+    };
+    let source_ext = order.ext_of_rank(source_rank as usize);
+
+    let method = common::partition_method(&cli.graph)?;
+    let started = Instant::now();
+    let bar = Bar::new(cli.run.json);
+    let parted: PartitionedGraph = partition_graph(graph, ctx.num_devices(), method, &bar)?;
+    bar.finish();
+    let partition_s = started.elapsed().as_secs_f64();
+    if let Some(why) = &parted.fallback {
+        eprintln!("note: {why}");
+    }
+
+    let mut options = BfsOptions::default();
+    options.worklist.wl_capacity = cli.wl_capacity;
+    if let Some(p) = cli.packet_size {
+        options.worklist.packet_size = p;
+    }
+
+    let mut times = Vec::with_capacity(cli.repeat);
+    let mut result: Option<BfsResult> = None;
+    for _ in 0..cli.repeat {
+        let r = bfs(&ctx, &parted, source_rank, &options)?;
+        times.push(r.stats.elapsed.as_secs_f64() * 1e3);
+        result = Some(r);
+    }
+    let result = result.ok_or("no run")?;
+    let median = median(&mut times.clone());
+
+    // With no graph flag this is the README's main job: always validate.
+    let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
+    let checked = if check {
+        let reference = reference_by_rank(&parted.graph, &order, source_rank)?;
+        let mismatches = reference
+            .iter()
+            .zip(&result.levels)
+            .filter(|(a, b)| a != b)
+            .count();
+        if mismatches > 0 {
+            return Err(format!(
+                "validation FAILED: {mismatches} of {n} levels differ from the sequential reference"
+            )
+            .into());
+        }
+        Some(true)
+    } else {
+        None
+    };
+
+    if let Some(path) = &cli.output {
+        write_levels(path, &result.levels, &order)?;
+    }
+
+    // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
+    let edges_traversed = edges_of_reached(&parted, &order, &result.levels);
+    let report = Report {
+        graph: parted.graph.name.clone(),
+        vertices: n,
+        edges: parted.graph.num_edges(),
+        source: source_ext,
+        devices: ctx.num_devices(),
+        backend: ctx.backend_kind().to_string(),
+        gpu: common::device_name(&ctx),
+        partition: parted.method.to_string(),
+        time_ms: median,
+        times_ms: times,
+        edges_traversed,
+        gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
+        work_items: result.stats.work_items,
+        items_sent: result.stats.items_sent,
+        rounds: result.stats.rounds,
+        reached: result.reached(),
+        depth: result.depth(),
+        load_s,
+        partition_s,
+        checked,
+    };
+    if cli.run.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report);
+    }
+    Ok(())
+}
+
+fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32> {
+    let n = graph.num_vertices();
+    (0..n)
+        .filter_map(|r| {
+            let ext = order.ext_of_rank(r);
+            let v = graph.internal_id(ext)?;
+            (graph.csr.out_degree(v) > 0).then_some(r as u32)
+        })
+        .next()
+}
+
+/// The reference levels, indexed by rank.
+fn reference_by_rank(graph: &Graph, order: &InputOrder, source_rank: u32) -> Result<Vec<u32>, AnyError> {
+    let n = graph.num_vertices();
+    let internal = |rank: usize| {
+        graph
+            .internal_id(order.ext_of_rank(rank))
+            .ok_or("vertex numbering is inconsistent")
+    };
+    let levels = bfs_reference(&graph.csr, internal(source_rank as usize)?);
+    (0..n)
+        .map(|r| Ok(levels[internal(r)? as usize]))
+        .collect()
+}
+
+fn edges_of_reached(parted: &PartitionedGraph, order: &InputOrder, levels: &[u32]) -> u64 {
+    levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| **l != UNREACHED)
+        .filter_map(|(r, _)| parted.graph.internal_id(order.ext_of_rank(r)))
+        .map(|v| parted.graph.csr.out_degree(v))
+        .sum()
+}
+
+fn write_levels(path: &PathBuf, levels: &[u32], order: &InputOrder) -> Result<(), AnyError> {
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    for (rank, &level) in levels.iter().enumerate() {
+        let id = order.ext_of_rank(rank);
+        if level == UNREACHED {
+            writeln!(out, "{id} inf")?;
+        } else {
+            writeln!(out, "{id} {level}")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn print_human(r: &Report) {
+    println!("graph       {} ({} vertices, {} arcs)", r.graph, r.vertices, r.edges);
+    println!(
+        "devices     {} on {} ({}), partition {}",
+        r.devices, r.backend, r.gpu, r.partition
+    );
+    println!("source      {}", r.source);
+    println!(
+        "time        {:.3} ms (median of {}), {:.3} GTEPS",
+        r.time_ms,
+        r.times_ms.len(),
+        r.gteps
+    );
+    println!(
+        "reached     {} vertices, depth {}, {} edges traversed",
+        r.reached, r.depth, r.edges_traversed
+    );
+    println!(
+        "work        {} items, {} sent over the ring, {} rounds",
+        r.work_items, r.items_sent, r.rounds
+    );
+    println!("load        {:.2} s, partition {:.2} s", r.load_s, r.partition_s);
+    match r.checked {
+        Some(true) => println!("validated   OK (equal to the sequential reference)"),
+        _ => println!("validated   not checked (pass --check)"),
+    }
+}

@@ -1,0 +1,188 @@
+//! Command-line pieces shared by the graph examples: graph selection, device and backend
+//! flags, progress bars and error reporting.
+//!
+//! Each example includes this module with `mod common;`.
+
+#![allow(dead_code)]
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use groute::core::{BackendChoice, Context, Jitter};
+use groute::graph::{
+    GenSpec, Graph, GraphFormat, PartitionMethod, Progress, WeightSpec, generate, load_graph,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The graph shipped in the repository that the examples run when given no graph.
+pub const DEFAULT_GRAPH: &str = "datasets/4elt.graph";
+
+/// Where the graph comes from.
+#[derive(Args, Debug, Clone)]
+pub struct GraphArgs {
+    /// Graph file (Matrix Market .mtx, DIMACS .gr, SNAP .txt/.el, METIS .graph, Galois .gr,
+    /// groute cache .grc). Default: the shipped `datasets/4elt.graph`.
+    #[arg(long, value_name = "PATH", conflicts_with = "gen_spec")]
+    pub graph: Option<PathBuf>,
+    /// Generate a graph instead: `kron:scale=21,ef=48,sym`, `kron21.sym`, `road:side=4096,p=0.6`,
+    /// `road-usa`, `random:n=1000,m=5000`.
+    #[arg(long = "gen", value_name = "SPEC")]
+    pub gen_spec: Option<String>,
+    /// File format, when the extension does not say (mtx, dimacs, snap, metis, galois, grc).
+    #[arg(long, value_name = "FMT")]
+    pub format: Option<String>,
+    /// How vertices are split between devices.
+    #[arg(long, value_name = "metis|block", default_value = "metis")]
+    pub partition: String,
+}
+
+/// Devices, backend and output.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Number of (virtual) devices; they map round-robin onto the GPUs present.
+    #[arg(long, default_value_t = 1)]
+    pub devices: usize,
+    /// auto (CUDA when a GPU is usable, else host), host or cuda.
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
+    /// Host backend only: randomise the schedule with this seed (testing).
+    #[arg(long, value_name = "SEED")]
+    pub jitter: Option<u64>,
+    /// Compare the result with the sequential reference.
+    #[arg(long)]
+    pub check: bool,
+    /// Print one JSON object instead of the human table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A boxed error for `main`.
+pub type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Runs `body`, printing an error (with its causes) and exiting non-zero on failure.
+pub fn exit_on_error(body: impl FnOnce() -> Result<(), AnyError>) -> ExitCode {
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = e.source();
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A progress bar on a terminal, silence otherwise.
+pub struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    /// A bar if stderr is a terminal and `quiet` is false.
+    pub fn new(quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::new(0);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{msg:>12} [{bar:40}] {percent:>3}% {elapsed_precise} eta {eta}",
+            ) {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b
+        });
+        Bar { bar }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn stage(&self, name: &str, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_message(name.to_string());
+            b.set_length(total);
+            b.set_position(0);
+        }
+    }
+    fn advance(&self, delta: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(delta);
+        }
+    }
+}
+
+/// Loads or generates the graph; returns it with the seconds it took.
+pub fn load(args: &GraphArgs, weights: Option<&str>, quiet: bool) -> Result<(Graph, f64), AnyError> {
+    let start = Instant::now();
+    let bar = Bar::new(quiet);
+    let graph = match (&args.gen_spec, &args.graph) {
+        (Some(spec), _) => {
+            let spec: GenSpec = spec.parse()?;
+            generate(&spec, &bar)?
+        }
+        (None, path) => {
+            let path = path.clone().unwrap_or_else(default_graph_path);
+            let format = args
+                .format
+                .as_deref()
+                .map(str::parse::<GraphFormat>)
+                .transpose()?;
+            load_graph(&path, format)?
+        }
+    };
+    let graph = match weights {
+        Some(w) => w.parse::<WeightSpec>()?.apply(graph)?,
+        None => graph,
+    };
+    bar.finish();
+    if graph.num_vertices() == 0 {
+        return Err(format!("graph {} has no vertices; give a non-empty graph", graph.name).into());
+    }
+    Ok((graph, start.elapsed().as_secs_f64()))
+}
+
+/// The shipped default graph, found from the working directory or the crate root.
+pub fn default_graph_path() -> PathBuf {
+    let here = PathBuf::from(DEFAULT_GRAPH);
+    if here.exists() {
+        return here;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_GRAPH)
+}
+
+/// The partition method from its flag.
+pub fn partition_method(args: &GraphArgs) -> Result<PartitionMethod, AnyError> {
+    Ok(args.partition.parse::<PartitionMethod>()?)
+}
+
+/// The context for these flags; prints the fallback note when auto chose the host.
+pub fn context(args: &RunArgs) -> Result<Context, AnyError> {
+    let backend: BackendChoice = args.backend.parse()?;
+    let ctx = Context::builder()
+        .devices(args.devices)
+        .backend(backend)
+        .jitter(args.jitter.map(Jitter::seeded))
+        .build()?;
+    if let Some(note) = ctx.fallback_note() {
+        eprintln!("note: {note}");
+    }
+    Ok(ctx)
+}
+
+/// Name of the first device (for reports).
+pub fn device_name(ctx: &Context) -> String {
+    ctx.devices()
+        .first()
+        .map(|d| d.properties().name.clone())
+        .unwrap_or_default()
+}
