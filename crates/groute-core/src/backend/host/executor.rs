@@ -160,7 +160,8 @@ impl Executor {
         loop {
             let epoch = st.epoch;
             let mut runnable: Vec<usize> = Vec::new();
-            let mut to_register: Vec<(Arc<HostEvent>, u64)> = Vec::new();
+            // Blocked streams whose wake-up is not registered yet: (stream, event, generation).
+            let mut to_register: Vec<(usize, Arc<HostEvent>, u64)> = Vec::new();
             let mut any_left = false;
             for (i, q) in st.streams.iter_mut().enumerate() {
                 // Waits that are already satisfied are dropped at inspection.
@@ -171,8 +172,7 @@ impl Executor {
                     } else {
                         let key = (Arc::as_ptr(ev) as usize, *g);
                         if q.registered != Some(key) {
-                            q.registered = Some(key);
-                            to_register.push((Arc::clone(ev), *g));
+                            to_register.push((i, Arc::clone(ev), *g));
                         }
                         break;
                     }
@@ -211,8 +211,14 @@ impl Executor {
                 return None;
             }
             if !to_register.is_empty() {
+                // Mark the registrations only now that we are about to sleep: a scan that
+                // returned a runnable op above registers nothing, and the next scan sees
+                // these waits unregistered again (marking them earlier lost the wake-up).
+                for (i, ev, g) in &to_register {
+                    st.streams[*i].registered = Some((Arc::as_ptr(ev) as usize, *g));
+                }
                 drop(st);
-                for (ev, g) in to_register {
+                for (_, ev, g) in to_register {
                     let me = Arc::downgrade(self);
                     ev.notify_at(
                         g,
