@@ -237,7 +237,11 @@ fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32>
 }
 
 /// The reference levels, indexed by rank.
-fn reference_by_rank(graph: &Graph, order: &InputOrder, source_rank: u32) -> Result<Vec<u32>, AnyError> {
+fn reference_by_rank(
+    graph: &Graph,
+    order: &InputOrder,
+    source_rank: u32,
+) -> Result<Vec<u32>, AnyError> {
     let n = graph.num_vertices();
     let internal = |rank: usize| {
         graph
@@ -245,9 +249,7 @@ fn reference_by_rank(graph: &Graph, order: &InputOrder, source_rank: u32) -> Res
             .ok_or("vertex numbering is inconsistent")
     };
     let levels = bfs_reference(&graph.csr, internal(source_rank as usize)?);
-    (0..n)
-        .map(|r| Ok(levels[internal(r)? as usize]))
-        .collect()
+    (0..n).map(|r| Ok(levels[internal(r)? as usize])).collect()
 }
 
 fn edges_of_reached(parted: &PartitionedGraph, order: &InputOrder, levels: &[u32]) -> u64 {
@@ -281,7 +283,10 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn print_human(r: &Report) {
-    println!("graph       {} ({} vertices, {} arcs)", r.graph, r.vertices, r.edges);
+    println!(
+        "graph       {} ({} vertices, {} arcs)",
+        r.graph, r.vertices, r.edges
+    );
     println!(
         "devices     {} on {} ({}), partition {}",
         r.devices, r.backend, r.gpu, r.partition
@@ -301,7 +306,10 @@ fn print_human(r: &Report) {
         "work        {} items, {} sent over the ring, {} rounds",
         r.work_items, r.items_sent, r.rounds
     );
-    println!("load        {:.2} s, partition {:.2} s", r.load_s, r.partition_s);
+    println!(
+        "load        {:.2} s, partition {:.2} s",
+        r.load_s, r.partition_s
+    );
     match r.checked {
         Some(true) => println!("validated   OK (equal to the sequential reference)"),
         _ => println!("validated   not checked (pass --check)"),

@@ -122,7 +122,11 @@ impl Progress for Bar {
 }
 
 /// Loads or generates the graph; returns it with the seconds it took.
-pub fn load(args: &GraphArgs, weights: Option<&str>, quiet: bool) -> Result<(Graph, f64), AnyError> {
+pub fn load(
+    args: &GraphArgs,
+    weights: Option<&str>,
+    quiet: bool,
+) -> Result<(Graph, f64), AnyError> {
     let start = Instant::now();
     let bar = Bar::new(quiet);
     let graph = match (&args.gen_spec, &args.graph) {
@@ -146,7 +150,11 @@ pub fn load(args: &GraphArgs, weights: Option<&str>, quiet: bool) -> Result<(Gra
     };
     bar.finish();
     if graph.num_vertices() == 0 {
-        return Err(format!("graph {} has no vertices; give a non-empty graph", graph.name).into());
+        return Err(format!(
+            "graph {} has no vertices; give a non-empty graph",
+            graph.name
+        )
+        .into());
     }
     Ok((graph, start.elapsed().as_secs_f64()))
 }
