@@ -16,7 +16,7 @@
 //! For the reductions, wire the router with inputs `[d0, .., dN-1]` and outputs
 //! `[d0, .., dN-2, sink]`: every device except the last receives partial results from its
 //! children and forwards its combination to its parent; device 0 forwards to the sink
-//! (typically the host). The tree has depth `ceil(log2 N)`; the one-way chain has depth `N - 1`.
+//! (typically the host). The tree has depth at most `ceil(log2 N)`; the one-way chain has depth `N - 1`.
 
 use super::policy::{MessageInfo, Route, RoutingPolicy};
 
