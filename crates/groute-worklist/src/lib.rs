@@ -9,8 +9,9 @@
 //! | [`VertexValue`] | the packed item of label-correcting traversals: a vertex and a proposed value |
 //! | [`local_worklist`] ([`WorklistProducer`], [`WorklistConsumer`]) | bounded multi-producer single-consumer circular buffer with prepend; overflow is an error, never a loss |
 //! | [`TerminationCounter`] | the global count of outstanding items (protocol below) |
-//! | [`RingTransport`], [`MailboxRing`] | device `d` sends to `d + 1 mod N`; the seam to the runtime's ring router |
-//! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the engine: one driver per device runs receive-split, expand, send, count |
+//! | [`RingTransport`], [`RouterRing`] | device `d` sends to `d + 1 mod N` over the runtime's [`Router`](groute_core::router::Router) with the `Ring` policy |
+//! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
+//! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | host-kernel programs (the host backend's worker) |
 //! | [`traversal`] | the generic min-label traversal (BFS, SSSP plug in their `relax`) |
 //!
 //! ## One device's loop
@@ -45,7 +46,8 @@
 //!   and only **after** that update does any produced item become visible to a consumer on
 //!   another device (it is sent after the update) or to a later step of its own (which runs
 //!   on the same driver thread, after the update). The seeds are added before any driver
-//!   starts.
+//!   starts, with one token item per device that runs an initial sweep
+//!   ([`DeviceProgram::initial_sweep_len`]); the sweep consumes its token.
 //! - **Invariant.** At every instant, `C` equals the number of items that have been
 //!   reported as produced and not yet reported as consumed. Every item that exists (in a
 //!   local worklist, in a batch being expanded, in an outgoing buffer, in flight on the ring,
@@ -72,10 +74,12 @@
 //!
 //! ## Backends
 //!
-//! The engine currently drives the host backend (kernels are Rust closures on the device's
-//! streams, jitter shakes the schedule). The CUDA device structures are in
-//! `kernels/include/worklist.cuh` and `kernels/include/split.cuh`; wiring them into the
-//! engine waits for the NVRTC launch API.
+//! The driver ([`run_workers`]) never looks at the backend: a [`DeviceWorker`] owns each
+//! device's storage and kernels. The host backend's worker runs a [`DeviceProgram`]'s Rust
+//! closures on the device's executor streams (jitter shakes the schedule); the CUDA worker of
+//! the min traversals ([`traversal`]) keeps the CSR, a full-length value array, a device
+//! circular worklist (`kernels/include/worklist.cuh`) and rotating outgoing buffers in device
+//! memory, runs NVRTC kernels, and reads one small counter block back per step.
 //!
 //! ## Next: soft priority (designed, not built)
 //!
@@ -87,19 +91,22 @@
 //! `prio_delta` and each device re-splits its deferred list. Deferred items stay counted in
 //! `C`, so termination is unchanged.
 
+mod driver;
 mod engine;
 mod error;
+mod host_worker;
 mod local;
 mod ring;
 mod split;
 mod termination;
 pub mod traversal;
 
+pub use driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, run_workers, run_workers_on};
 pub use engine::{
     DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats, run,
 };
 pub use error::WorklistError;
 pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
-pub use ring::{MailboxRing, RingTransport};
+pub use ring::{RingTransport, RouterRing};
 pub use split::{SplitFlags, SplitOps, VertexValue};
 pub use termination::TerminationCounter;

@@ -1,56 +1,56 @@
 //! The ring transport: device `d` sends to device `d + 1 mod N`.
 //!
-//! The worklist drivers talk to the ring only through [`RingTransport`], so the transport
-//! can be the runtime's ring router or, until that lands in `groute-core`, the small
-//! [`MailboxRing`] below (real copies between the devices' memories, packetized, ordered by
-//! events, one mailbox per device). Swapping the transport changes nothing above it.
+//! The worklist drivers talk to the ring only through [`RingTransport`]; the product's
+//! transport is [`RouterRing`], the runtime's [`Router`] with the [`Ring`] policy: every
+//! device is one input and one output, each output owns `num_buffers` receive buffers of
+//! `packet_size` items on its device (allocated once), and packets are copied device to
+//! device by the output's pump (peer copies on CUDA, real copies between the executors'
+//! memories on the host backend). A test can swap in its own transport; nothing above the
+//! trait changes.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytemuck::Pod;
-use groute_core::sync::Mailbox;
+use groute_core::router::{Ring, Router};
 use groute_core::{
-    Context, DeviceId, Endpoint, Error, Event, PendingSegment, Result, Segment, Stream,
-    StreamPriority,
+    Context, DeviceId, Endpoint, Error, Event, EventFuture, LinkConfig, LinkReceiver, LinkSender,
+    PendingSegment, Result, Segment,
 };
 
 /// What the worklist drivers need from the ring.
 pub trait RingTransport<P: Pod>: Send + Sync {
     /// Sends `segment` (on device `from`, valid once `ready` completes) to `from`'s ring
-    /// successor, split into packets. Returns the event after which the segment's buffer may
-    /// be reused.
-    fn send(&self, from: DeviceId, segment: Segment<P>, ready: &Event) -> Result<Event>;
+    /// successor, split into packets. Returns the future of the event after which the
+    /// segment's buffer may be reused.
+    fn send(&self, from: DeviceId, segment: Segment<P>, ready: Event) -> Result<EventFuture>;
     /// Waits up to `timeout` for a packet addressed to device `at`: `Ok(Some)` a packet,
-    /// `Ok(None)` nothing yet, `Err(Disconnected)` after [`RingTransport::shutdown`].
+    /// `Ok(None)` nothing yet, `Err(Disconnected)` after [`RingTransport::shutdown`] once
+    /// drained.
     fn receive(&self, at: DeviceId, timeout: Duration) -> Result<Option<PendingSegment<P>>>;
     /// Takes a packet addressed to `at` if one is queued, without waiting.
     fn try_receive(&self, at: DeviceId) -> Result<Option<PendingSegment<P>>>;
-    /// Shuts the ring down: later receives see `Disconnected` once drained, sends fail.
+    /// Shuts the ring down: later sends fail, receivers see `Disconnected` once drained.
     fn shutdown(&self);
 }
 
-/// A ring over per-device mailboxes: each packet is copied into a fresh buffer on the
-/// successor (from its memory pool, so buffers are recycled) on the sender's copy stream.
-pub struct MailboxRing<P> {
-    context: Context,
-    packet_size: usize,
-    inboxes: Vec<Mailbox<PendingSegment<P>>>,
-    copy_streams: Vec<Stream>,
+/// The ring over the runtime's router (see the module docs).
+pub struct RouterRing<P> {
+    senders: Vec<LinkSender<P>>,
+    receivers: Vec<LinkReceiver<P>>,
 }
 
-impl<P> std::fmt::Debug for MailboxRing<P> {
+impl<P> std::fmt::Debug for RouterRing<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MailboxRing")
-            .field("devices", &self.inboxes.len())
-            .field("packet_size", &self.packet_size)
+        f.debug_struct("RouterRing")
+            .field("devices", &self.senders.len())
             .finish()
     }
 }
 
-impl<P: Pod + Send + Sync> MailboxRing<P> {
-    /// A ring over every device of `context`, with packets of at most `packet_size` items.
-    pub fn new(context: &Context, packet_size: usize) -> Result<Arc<Self>> {
+impl<P: Pod> RouterRing<P> {
+    /// A ring over every device of `context`: packets of at most `packet_size` items,
+    /// `num_buffers` receive buffers per device.
+    pub fn new(context: &Context, packet_size: usize, num_buffers: usize) -> Result<Self> {
         if packet_size == 0 {
             return Err(Error::invalid(
                 "packet_size (--packet-size)",
@@ -58,71 +58,53 @@ impl<P: Pod + Send + Sync> MailboxRing<P> {
                 "a packet holds at least one item",
             ));
         }
-        let copy_streams = context
-            .devices()
-            .iter()
-            .map(|d| d.new_stream(StreamPriority::Normal))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(MailboxRing {
-            context: context.clone(),
-            packet_size,
-            inboxes: (0..context.num_devices()).map(|_| Mailbox::new()).collect(),
-            copy_streams,
-        }))
+        let devices: Vec<Endpoint> = (0..context.num_devices())
+            .map(|d| Endpoint::Device(DeviceId(d)))
+            .collect();
+        let router = Router::<P>::new(
+            context,
+            Ring,
+            &devices,
+            &devices,
+            LinkConfig::new(packet_size, num_buffers),
+        )?;
+        let (senders, receivers) = router.into_parts();
+        Ok(RouterRing { senders, receivers })
     }
 
-    fn inbox(&self, at: DeviceId) -> Result<&Mailbox<PendingSegment<P>>> {
-        self.inboxes.get(at.0).ok_or(Error::NoSuchDevice {
-            device: at.0,
-            count: self.inboxes.len(),
+    fn sender(&self, d: DeviceId) -> Result<&LinkSender<P>> {
+        self.senders.get(d.0).ok_or(Error::NoSuchDevice {
+            device: d.0,
+            count: self.senders.len(),
+        })
+    }
+
+    fn receiver(&self, d: DeviceId) -> Result<&LinkReceiver<P>> {
+        self.receivers.get(d.0).ok_or(Error::NoSuchDevice {
+            device: d.0,
+            count: self.receivers.len(),
         })
     }
 }
 
-impl<P: Pod + Send + Sync> RingTransport<P> for MailboxRing<P> {
-    fn send(&self, from: DeviceId, segment: Segment<P>, ready: &Event) -> Result<Event> {
-        let n = self.inboxes.len();
-        let to = DeviceId((from.0 + 1) % n);
-        let inbox = self.inbox(to)?;
-        if inbox.is_closed() {
-            return Err(Error::SendAfterShutdown(format!("ring {from} -> {to}")));
-        }
-        let stream = self.copy_streams.get(from.0).ok_or(Error::NoSuchDevice {
-            device: from.0,
-            count: n,
-        })?;
-        stream.wait(ready)?;
-        let target = self.context.device(to)?;
-        let mut start = 0;
-        while start < segment.len() {
-            let end = (start + self.packet_size).min(segment.len());
-            let src = segment.sub(start, end)?;
-            let dst = target.alloc::<P>(end - start)?;
-            stream.copy(&dst, src.data())?;
-            let arrived = stream.record()?;
-            let packet = Segment::packet(dst, Endpoint::Device(to), src.offset(), src.total())
-                .with_metadata(segment.metadata());
-            inbox
-                .push(PendingSegment::unowned(packet, arrived))
-                .map_err(|_| Error::SendAfterShutdown(format!("ring {from} -> {to}")))?;
-            start = end;
-        }
-        stream.record()
+impl<P: Pod + Send + Sync> RingTransport<P> for RouterRing<P> {
+    fn send(&self, from: DeviceId, segment: Segment<P>, ready: Event) -> Result<EventFuture> {
+        self.sender(from)?.send(segment, ready).map_err(Error::from)
     }
 
     fn receive(&self, at: DeviceId, timeout: Duration) -> Result<Option<PendingSegment<P>>> {
-        match self.inbox(at)?.recv_timeout(timeout) {
+        match self.receiver(at)?.receive_timeout(timeout) {
             Ok(Some(p)) => Ok(Some(p)),
             Ok(None) => Err(Error::Disconnected(format!("ring input of device {at}"))),
-            Err(()) => Ok(None),
+            Err(_) => Ok(None),
         }
     }
 
     fn try_receive(&self, at: DeviceId) -> Result<Option<PendingSegment<P>>> {
-        let inbox = self.inbox(at)?;
-        match inbox.try_recv() {
+        let rx = self.receiver(at)?;
+        match rx.try_receive() {
             Some(p) => Ok(Some(p)),
-            None if inbox.is_closed() => {
+            None if rx.is_finished() => {
                 Err(Error::Disconnected(format!("ring input of device {at}")))
             }
             None => Ok(None),
@@ -130,8 +112,8 @@ impl<P: Pod + Send + Sync> RingTransport<P> for MailboxRing<P> {
     }
 
     fn shutdown(&self) {
-        for inbox in &self.inboxes {
-            inbox.close();
+        for s in &self.senders {
+            s.shutdown();
         }
     }
 }

@@ -1,0 +1,380 @@
+//! The control plane, written once: one driver thread per device runs receive -> split,
+//! expand round, send, and the termination count, over any [`DeviceWorker`].
+//!
+//! The driver knows nothing of the backend: a worker owns the device's storage (local
+//! worklist, outgoing buffers, the application's arrays) and runs its kernels (host closures
+//! on the host backend, NVRTC kernels on CUDA), and reports what each step consumed and
+//! produced; the driver does the accounting ([`TerminationCounter::report`], once per step),
+//! the ring traffic and the end of the run.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use groute_core::{Context, DeviceId, Error, Event, EventFuture, PendingSegment, Segment};
+
+use crate::engine::{DeviceStats, WorklistOptions, WorklistStats};
+use crate::error::WorklistError;
+use crate::ring::{RingTransport, RouterRing};
+use crate::termination::TerminationCounter;
+
+/// What a step that received packets did: `received` items consumed, `kept` pushed to the
+/// local worklist, `passed` appended to the outgoing buffer (the rest were dropped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiveCounts {
+    /// Items received (consumed by the step).
+    pub received: u64,
+    /// Copies kept in the local worklist.
+    pub kept: u64,
+    /// Copies passed on (appended to the outgoing buffer).
+    pub passed: u64,
+}
+
+/// What an expand round (or the initial sweep) did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoundCounts {
+    /// Items the round consumed (for the termination count).
+    pub consumed: u64,
+    /// Items it processed (statistics; the sweep processes a range but consumes one token).
+    pub processed: u64,
+    /// Items the expansion produced before the split (statistics).
+    pub produced: u64,
+    /// Produced copies kept in the local worklist.
+    pub kept: u64,
+    /// Produced copies appended to the outgoing buffer.
+    pub sent: u64,
+}
+
+/// A segment ready to send: the outgoing items on the worker's device and the event after
+/// which they are valid.
+pub type Outgoing<P> = (Segment<P>, Event);
+
+/// One device's storage and kernels, driven by the backend-agnostic driver.
+///
+/// Every method enqueues its device work and returns when the counts it reports are known
+/// (a host kernel's result, or a CUDA counter block read back once per step). Items a step
+/// produces must not be visible to another device before the step returns: the driver
+/// reports them to the termination counter first, then sends.
+pub trait DeviceWorker: Send {
+    /// The item that travels over the ring.
+    type Packed: Pod + Send + Sync;
+
+    /// Items this worker starts with (seeds, plus one token per initial sweep); counted
+    /// before any driver starts.
+    fn initial_items(&self) -> u64;
+
+    /// The initial sweep, if the program has one (run once, before anything else).
+    fn initial_sweep(&mut self) -> Result<Option<RoundCounts>, WorklistError> {
+        Ok(None)
+    }
+
+    /// SplitReceive over `packets` (all from the ring predecessor, on this device): keep,
+    /// pass or drop every item. The packets are released once the split no longer reads them.
+    fn split_receive(
+        &mut self,
+        packets: Vec<PendingSegment<Self::Packed>>,
+    ) -> Result<ReceiveCounts, WorklistError>;
+
+    /// Items in the local worklist.
+    fn local_len(&self) -> usize;
+
+    /// One expand round over up to `max_batch` items of the local worklist.
+    fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError>;
+
+    /// Items in the outgoing buffer (not yet sent).
+    fn outgoing_len(&self) -> usize;
+
+    /// The outgoing items as one segment on this device plus the event after which it is
+    /// valid; the worker moves on to a fresh outgoing buffer.
+    fn take_outgoing(&mut self) -> Result<Option<Outgoing<Self::Packed>>, WorklistError>;
+
+    /// How many outgoing buffers the worker rotates through (`None`: a fresh buffer per
+    /// send). Before the worker writes into a buffer again, the driver hands back the event
+    /// after which the send that read it is done ([`DeviceWorker::reclaim`]).
+    fn outgoing_buffers(&self) -> Option<usize> {
+        None
+    }
+
+    /// The oldest outgoing buffer in flight may be reused after `done` completes.
+    fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {
+        let _ = done;
+        Ok(())
+    }
+
+    /// The run is over: wait for this device's work.
+    fn finish(&mut self) -> Result<(), WorklistError> {
+        Ok(())
+    }
+}
+
+/// Runs one worker per device over the runtime's ring router until the termination count
+/// reaches zero (see the crate docs for the protocol).
+pub fn run_workers<W: DeviceWorker>(
+    context: &Context,
+    workers: Vec<W>,
+    options: &WorklistOptions,
+) -> Result<WorklistStats, WorklistError> {
+    let transport =
+        RouterRing::<W::Packed>::new(context, options.packet_size, options.ring_buffers.max(1))?;
+    let stats = run_workers_on(context, workers, &transport, options);
+    transport.shutdown();
+    stats
+}
+
+/// [`run_workers`] over a given transport (tests swap in their own).
+pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
+    context: &Context,
+    workers: Vec<W>,
+    transport: &T,
+    options: &WorklistOptions,
+) -> Result<WorklistStats, WorklistError> {
+    let n = context.num_devices();
+    if workers.len() != n {
+        return Err(Error::invalid(
+            "workers per device",
+            workers.len(),
+            format!("give one worker per device ({n} devices)"),
+        )
+        .into());
+    }
+    if options.max_batch == 0 {
+        return Err(Error::invalid(
+            "max_batch (--max-batch)",
+            0,
+            "pop at least one item per round",
+        )
+        .into());
+    }
+    let term = TerminationCounter::new();
+    let total: u64 = workers.iter().map(|w| w.initial_items()).sum();
+    let start = Instant::now();
+    if total == 0 {
+        return Ok(WorklistStats {
+            devices: vec![DeviceStats::default(); n],
+            elapsed: start.elapsed(),
+            late_items: 0,
+        });
+    }
+    term.report(total, 0);
+    let deadline = options.time_limit.map(|t| start + t);
+    let results: Vec<Result<DeviceStats, WorklistError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .enumerate()
+            .map(|(d, worker)| {
+                let term = &term;
+                scope.spawn(move || {
+                    let mut driver = Driver {
+                        id: DeviceId(d),
+                        worker,
+                        transport,
+                        term,
+                        options,
+                        deadline,
+                        stats: DeviceStats::default(),
+                        in_flight: VecDeque::new(),
+                    };
+                    let outcome =
+                        catch_unwind(AssertUnwindSafe(|| driver.run())).unwrap_or_else(|_| {
+                            Err(
+                                Error::ThreadPanicked(format!("worklist driver of device {d}"))
+                                    .into(),
+                            )
+                        });
+                    if outcome.is_err() {
+                        term.abort();
+                        transport.shutdown();
+                    }
+                    outcome.map(|()| driver.stats)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::ThreadPanicked("worklist driver".into()).into()))
+            })
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    // Report the root cause, not the disconnections and aborts it caused elsewhere.
+    let mut errors = Vec::new();
+    let mut devices = Vec::with_capacity(n);
+    for r in results {
+        match r {
+            Ok(s) => devices.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        let root = errors
+            .iter()
+            .position(|e| {
+                !matches!(
+                    e,
+                    WorklistError::Runtime(Error::Disconnected(_) | Error::SendAfterShutdown(_))
+                )
+            })
+            .unwrap_or(0);
+        return Err(errors.swap_remove(root));
+    }
+    Ok(WorklistStats {
+        devices,
+        elapsed,
+        late_items: term.late_items(),
+    })
+}
+
+struct Driver<'a, W: DeviceWorker, T> {
+    id: DeviceId,
+    worker: W,
+    transport: &'a T,
+    term: &'a TerminationCounter,
+    options: &'a WorklistOptions,
+    deadline: Option<Instant>,
+    stats: DeviceStats,
+    /// Sends whose outgoing buffer the worker will reuse, oldest first.
+    in_flight: VecDeque<EventFuture>,
+}
+
+/// Wakes the driver thread parked on a send future.
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
+    fn run(&mut self) -> Result<(), WorklistError> {
+        let ended = self.steps()?;
+        if ended {
+            self.transport.shutdown();
+        }
+        self.worker.finish()
+    }
+
+    fn check_deadline(&self) -> Result<(), WorklistError> {
+        if let Some(deadline) = self.deadline {
+            if Instant::now() > deadline {
+                return Err(WorklistError::TimedOut {
+                    limit: self.options.time_limit.unwrap_or_default(),
+                    outstanding: self.term.outstanding(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The loop; returns whether this driver's update ended the run.
+    fn steps(&mut self) -> Result<bool, WorklistError> {
+        if let Some(c) = self.worker.initial_sweep()? {
+            if self.finish_round(c) {
+                return Ok(true);
+            }
+        }
+        let mut packets = Vec::new();
+        loop {
+            if self.term.is_done() {
+                return Ok(false);
+            }
+            self.check_deadline()?;
+            // (1) Receive: wait a little only when there is nothing else to do.
+            let idle = self.worker.local_len() == 0 && self.worker.outgoing_len() == 0;
+            if idle {
+                match self.transport.receive(self.id, self.options.idle_wait) {
+                    Ok(Some(p)) => packets.push(p),
+                    Ok(None) => {}
+                    Err(Error::Disconnected(_)) if self.term.is_done() => return Ok(false),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            loop {
+                match self.transport.try_receive(self.id) {
+                    Ok(Some(p)) => packets.push(p),
+                    Ok(None) => break,
+                    Err(Error::Disconnected(_)) if self.term.is_done() => return Ok(false),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            packets.retain(|p| !p.segment().is_empty());
+            if !packets.is_empty() {
+                let received: u64 = packets.iter().map(|p| p.segment().len() as u64).sum();
+                if self.term.is_done() {
+                    self.term.note_late(received);
+                    return Ok(false);
+                }
+                let c = self.worker.split_receive(std::mem::take(&mut packets))?;
+                self.stats.items_received += c.received;
+                self.stats.items_passed += c.passed;
+                self.stats.items_dropped += c.received.saturating_sub(c.kept + c.passed);
+                self.stats.items_sent += c.passed;
+                // One atomic update, before any passed item leaves this device.
+                if self.term.report(c.kept + c.passed, c.received) {
+                    return Ok(true);
+                }
+            }
+            // (2) One expand round over the local worklist.
+            let local = self.worker.local_len();
+            if local > 0 {
+                if self.term.is_done() {
+                    self.term.note_late(local as u64);
+                    return Ok(false);
+                }
+                let c = self.worker.expand_round(self.options.max_batch)?;
+                if self.finish_round(c) {
+                    return Ok(true);
+                }
+            }
+            // (3) Send remote and passed items to the ring successor in one segment.
+            if self.worker.outgoing_len() > 0 {
+                if let Some((segment, ready)) = self.worker.take_outgoing()? {
+                    let future = self.transport.send(self.id, segment, ready)?;
+                    self.stats.segments_sent += 1;
+                    if let Some(k) = self.worker.outgoing_buffers() {
+                        self.in_flight.push_back(future);
+                        if self.in_flight.len() >= k.max(1) {
+                            if let Some(oldest) = self.in_flight.pop_front() {
+                                let done = self.await_send(oldest)?;
+                                self.worker.reclaim(done)?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Statistics and the one termination update of an expand round; whether it ended the run.
+    fn finish_round(&mut self, c: RoundCounts) -> bool {
+        self.stats.rounds += 1;
+        self.stats.items_processed += c.processed;
+        self.stats.items_produced += c.produced;
+        self.stats.items_sent += c.sent;
+        self.term.report(c.kept + c.sent, c.consumed)
+    }
+
+    /// Waits until a send's copies are enqueued (its future resolves), without hanging: gives
+    /// up when the run is aborted or past its deadline.
+    fn await_send(&self, mut future: EventFuture) -> Result<Event, WorklistError> {
+        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+        let mut cx = TaskContext::from_waker(&waker);
+        loop {
+            if let Poll::Ready(r) = Pin::new(&mut future).poll(&mut cx) {
+                return Ok(r?);
+            }
+            if self.term.is_aborted() {
+                return Err(Error::Disconnected(format!("ring send of device {}", self.id)).into());
+            }
+            self.check_deadline()?;
+            std::thread::park_timeout(self.options.idle_wait.max(Duration::from_micros(50)));
+        }
+    }
+}
