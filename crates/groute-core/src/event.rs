@@ -38,10 +38,24 @@ impl Recording {
 }
 
 impl Drop for Recording {
+    /// Returns the event to its pool once this recording has *completed*, not before: a
+    /// stream wait enqueued earlier still refers to this recording, and re-recording the
+    /// event elsewhere first could satisfy that wait early (the host backend completes
+    /// generations as a high-water mark; CUDA is safe either way).
     fn drop(&mut self) {
-        if let (Some(raw), Some(pool)) = (self.raw.take(), self.pool.upgrade()) {
-            pool.free.lock().push(raw);
-        }
+        let Some(raw) = self.raw.take() else {
+            return;
+        };
+        let pool = self.pool.clone();
+        let event = Arc::clone(&raw);
+        let give_back = Box::new(move || {
+            if let Some(pool) = pool.upgrade() {
+                pool.free.lock().push(event);
+            }
+        });
+        // If the backend cannot notify, the event is simply not reused (the pool makes a
+        // new one when it runs dry).
+        let _ = raw.notify(give_back);
     }
 }
 
