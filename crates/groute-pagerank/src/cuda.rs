@@ -1,0 +1,422 @@
+//! Typed launch wrappers of `kernels/pagerank.cu` (the CUDA mirror of the host kernels).
+//!
+//! | wrapper | kernel |
+//! |---|---|
+//! | [`launch_sweep`] | `pagerank_sweep`: the first round over the owned range, as a range |
+//! | [`launch_expand`] | `pagerank_expand`: a round over `[first, first + count)` of the worklist |
+//! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
+//! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
+//!
+//! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
+//! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
+//! assertions. Every wrapper validates sizes, takes device pointers with
+//! [`DevicePtr::from_slice`], launches with one `SAFETY` comment naming the signature, and
+//! keeps the memory alive until the kernel completes. Nothing is synchronised: the caller
+//! reads the counters and overflow words back after the kernel (an overflow is an error
+//! naming the setting, never a loss).
+//!
+//! The distributed worklist's CUDA worker (`groute_worklist::DeviceWorker`) owns the
+//! worklist and send buffers; these wrappers are what a PageRank worker calls.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use groute_core::Error;
+use groute_core::backend::{RawMemory, RawSlice, RawStream};
+use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSource, LaunchConfig};
+
+/// Threads per block of every PageRank kernel (a multiple of 32).
+pub const PAGERANK_BLOCK: u32 = 256;
+
+/// `kernels/pagerank.cu`.
+pub const PAGERANK_SOURCE: KernelSource = KernelSource {
+    name: "pagerank.cu",
+    source: include_str!("../../../kernels/pagerank.cu"),
+};
+
+/// Mirror of `PageRankOps` in `kernels/pagerank.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PageRankArgs {
+    /// First owned vertex.
+    pub owned_begin: u32,
+    /// One past the last owned vertex.
+    pub owned_end: u32,
+    /// Full-length `f32` residual / halo accumulation.
+    pub residual: DevicePtr<f32>,
+    /// `f32` ranks of the owned range.
+    pub rank: DevicePtr<f32>,
+    /// Damping factor.
+    pub alpha: f32,
+    /// Scheduling threshold.
+    pub epsilon: f32,
+}
+
+const _: () = assert!(std::mem::size_of::<PageRankArgs>() == 32);
+const _: () = assert!(std::mem::offset_of!(PageRankArgs, residual) == 8);
+const _: () = assert!(std::mem::offset_of!(PageRankArgs, rank) == 16);
+const _: () = assert!(std::mem::offset_of!(PageRankArgs, alpha) == 24);
+const _: () = assert!(std::mem::offset_of!(PageRankArgs, epsilon) == 28);
+
+// SAFETY: `#[repr(C)]` with the field types, order and offsets of `PageRankOps` (asserted
+// above); the kernel reads no padding.
+unsafe impl KernelArg for PageRankArgs {}
+
+/// Mirror of `groute::DeviceWorklist` in `kernels/include/worklist.cuh`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceWorklistArgs {
+    /// Slots (`capacity` u32s).
+    pub data: DevicePtr<u32>,
+    /// Slots, a power of two.
+    pub capacity: u32,
+    /// First item not consumed.
+    pub start: DevicePtr<u32>,
+    /// End of the reserved range.
+    pub alloc: DevicePtr<u32>,
+    /// End of the published range.
+    pub end: DevicePtr<u32>,
+    /// Items prepended by the running kernel.
+    pub pending: DevicePtr<u32>,
+    /// Size needed when a producer overflowed (0: none).
+    pub overflow: DevicePtr<u32>,
+}
+
+const _: () = assert!(std::mem::size_of::<DeviceWorklistArgs>() == 56);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, capacity) == 8);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, start) == 16);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, overflow) == 48);
+
+// SAFETY: `#[repr(C)]` with the field types, order and offsets of `groute::DeviceWorklist`
+// (asserted above); the padding after `capacity` is never read.
+unsafe impl KernelArg for DeviceWorklistArgs {}
+
+/// A device's graph and PageRank arrays.
+#[derive(Clone, Debug)]
+pub struct PageRankBuffers {
+    /// CSR offsets, `n + 1` u64s.
+    pub offsets: RawSlice,
+    /// CSR targets, u32s.
+    pub targets: RawSlice,
+    /// `n` f32 residuals (full length).
+    pub residual: RawSlice,
+    /// f32 ranks of the owned range.
+    pub rank: RawSlice,
+    /// The owned range.
+    pub owned: Range<u32>,
+    /// Damping factor.
+    pub alpha: f32,
+    /// Scheduling threshold.
+    pub epsilon: f32,
+}
+
+/// The device worklist: its slots and its five counter words.
+#[derive(Clone, Debug)]
+pub struct DeviceWorklistBuffers {
+    /// Slots (u32s; a power of two of them).
+    pub data: RawSlice,
+    /// `start`, `alloc`, `end`, `pending`, `overflow`: one u32 each.
+    pub counters: [RawSlice; 5],
+}
+
+/// An append target: `capacity` elements, a u32 count and a u32 overflow word.
+#[derive(Clone, Debug)]
+pub struct AppendBuffers {
+    /// The elements.
+    pub data: RawSlice,
+    /// One u32: the number appended.
+    pub count: RawSlice,
+    /// One u32: the size needed when it overflowed (0: none).
+    pub overflow: RawSlice,
+}
+
+/// The kernel arguments of an append target: data, capacity, count, overflow.
+type AppendArgs<T> = (DevicePtr<T>, u32, DevicePtr<u32>, DevicePtr<u32>);
+
+fn too_many(what: &'static str, n: usize) -> Error {
+    Error::invalid(what, n, "at most u32::MAX elements per launch")
+}
+
+fn elements<T>(what: &'static str, s: &RawSlice) -> Result<u32, Error> {
+    let n = s.len / std::mem::size_of::<T>();
+    u32::try_from(n).map_err(|_| too_many(what, n))
+}
+
+fn word(what: &'static str, s: &RawSlice) -> Result<DevicePtr<u32>, Error> {
+    if s.len < 4 {
+        return Err(Error::invalid(what, s.len, "at least one u32 (4 bytes)"));
+    }
+    DevicePtr::from_slice(s)
+}
+
+impl PageRankBuffers {
+    fn args(&self) -> Result<PageRankArgs, Error> {
+        let n = self.offsets.len / 8;
+        if n == 0 || self.residual.len / 4 + 1 < n {
+            return Err(Error::LengthMismatch {
+                operation: "pagerank residual (one f32 per vertex)",
+                dst: self.residual.len / 4,
+                src: n.saturating_sub(1),
+            });
+        }
+        let local = (self.owned.end.saturating_sub(self.owned.start)) as usize;
+        if self.owned.end as usize > n - 1 || self.rank.len / 4 < local {
+            return Err(Error::LengthMismatch {
+                operation: "pagerank rank (one f32 per owned vertex)",
+                dst: self.rank.len / 4,
+                src: local,
+            });
+        }
+        Ok(PageRankArgs {
+            owned_begin: self.owned.start,
+            owned_end: self.owned.end,
+            residual: DevicePtr::from_slice(&self.residual)?,
+            rank: DevicePtr::from_slice(&self.rank)?,
+            alpha: self.alpha,
+            epsilon: self.epsilon,
+        })
+    }
+
+    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        [&self.offsets, &self.targets, &self.residual, &self.rank]
+            .iter()
+            .map(|s| s.memory.clone())
+            .collect()
+    }
+}
+
+impl DeviceWorklistBuffers {
+    fn args(&self) -> Result<DeviceWorklistArgs, Error> {
+        let capacity = elements::<u32>("worklist capacity", &self.data)?;
+        if !capacity.is_power_of_two() {
+            return Err(Error::invalid(
+                "wl_capacity (--wl-capacity)",
+                capacity,
+                "a power of two on the CUDA backend",
+            ));
+        }
+        let [start, alloc, end, pending, overflow] = &self.counters;
+        Ok(DeviceWorklistArgs {
+            data: DevicePtr::from_slice(&self.data)?,
+            capacity,
+            start: word("worklist start", start)?,
+            alloc: word("worklist alloc", alloc)?,
+            end: word("worklist end", end)?,
+            pending: word("worklist pending", pending)?,
+            overflow: word("worklist overflow", overflow)?,
+        })
+    }
+
+    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        std::iter::once(&self.data)
+            .chain(&self.counters)
+            .map(|s| s.memory.clone())
+            .collect()
+    }
+}
+
+impl AppendBuffers {
+    fn args<T>(&self, what: &'static str) -> Result<AppendArgs<T>, Error> {
+        Ok((
+            DevicePtr::from_slice(&self.data)?,
+            elements::<T>(what, &self.data)?,
+            word("append count", &self.count)?,
+            word("append overflow", &self.overflow)?,
+        ))
+    }
+
+    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        [&self.data, &self.count, &self.overflow]
+            .iter()
+            .map(|s| s.memory.clone())
+            .collect()
+    }
+}
+
+fn config(
+    stream: &dyn RawStream,
+    kernel: &str,
+    n: usize,
+) -> Result<(groute_core::cuda::CudaFunction, LaunchConfig), Error> {
+    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function(kernel)?;
+    let resident = f.max_resident_grid(PAGERANK_BLOCK, 0)?.max(1);
+    Ok((
+        f,
+        LaunchConfig::for_elements(n.max(1), PAGERANK_BLOCK, Some(resident)),
+    ))
+}
+
+fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), Error> {
+    CudaStream::from_raw(stream)?.keep_alive(memory)
+}
+
+/// Enqueues the first round (every owned vertex, as a range) on `stream`: owned vertices that
+/// cross epsilon are prepended to `wl`, remote vertices whose halo slot was empty are
+/// appended to `remote` (u32 vertex ids).
+pub fn launch_sweep(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    wl: &DeviceWorklistBuffers,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
+    let (f, cfg) = config(stream, "pagerank_sweep", pr.owned.len())?;
+    let args = (
+        ops,
+        DevicePtr::<u64>::from_slice(&pr.offsets)?,
+        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        wl.args()?,
+        rd,
+        rc,
+        rn,
+        ro,
+    );
+    // SAFETY: pagerank_sweep(PageRankOps ops, const unsigned long long* offsets, const
+    // unsigned* targets, DeviceWorklist wl, unsigned* remote_data, unsigned remote_capacity,
+    // unsigned* remote_count, unsigned* remote_overflow): the tuple matches it field by field
+    // (struct layouts asserted above); the owned range lies inside the residual and the CSR
+    // and the rank holds the owned range (checked by `args`); appends past a capacity only
+    // record the overflow; all memory is device-addressable (`from_slice`) and kept alive
+    // below until the kernel completes.
+    unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.extend(wl.memory());
+    memory.extend(remote.memory());
+    keep(stream, memory)
+}
+
+/// Enqueues a round over worklist positions `[first, first + count)` on `stream`; outputs as
+/// in [`launch_sweep`].
+pub fn launch_expand(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    wl: &DeviceWorklistBuffers,
+    first: u32,
+    count: u32,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    let wla = wl.args()?;
+    if count > wla.capacity {
+        return Err(Error::invalid(
+            "expand count",
+            count,
+            "at most the worklist capacity",
+        ));
+    }
+    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
+    let (f, cfg) = config(stream, "pagerank_expand", count as usize)?;
+    let args = (
+        ops,
+        DevicePtr::<u64>::from_slice(&pr.offsets)?,
+        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        wla,
+        first,
+        count,
+        rd,
+        rc,
+        rn,
+        ro,
+    );
+    // SAFETY: pagerank_expand(PageRankOps ops, const unsigned long long* offsets, const
+    // unsigned* targets, DeviceWorklist wl, unsigned first, unsigned count, unsigned*
+    // remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
+    // remote_overflow): the tuple matches it field by field; worklist positions are taken
+    // modulo its capacity and hold owned vertex ids written by this crate's kernels (the
+    // kernel skips any vertex it does not own); sizes as in `launch_sweep`; memory kept alive
+    // below.
+    unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.extend(wl.memory());
+    memory.extend(remote.memory());
+    keep(stream, memory)
+}
+
+/// Enqueues merge-before-send on `stream`: for each of the first `count` vertices of
+/// `remote` (written by a round), takes its halo accumulation into a `VertexResidual` of
+/// `send`.
+pub fn launch_pack_remote(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    remote: &RawSlice,
+    count: u32,
+    send: &AppendBuffers,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    if (count as usize) * 4 > remote.len {
+        return Err(Error::LengthMismatch {
+            operation: "pagerank_pack_remote (count within the remote list)",
+            dst: remote.len / 4,
+            src: count as usize,
+        });
+    }
+    let (sd, sc, sn, so) = send.args::<crate::VertexResidual>("send buffer")?;
+    let (f, cfg) = config(stream, "pagerank_pack_remote", count as usize)?;
+    let args = (
+        ops,
+        DevicePtr::<u32>::from_slice(remote)?,
+        count,
+        sd,
+        sc,
+        sn,
+        so,
+    );
+    // SAFETY: pagerank_pack_remote(PageRankOps ops, const unsigned* remote, unsigned count,
+    // VertexResidual* send_data, unsigned send_capacity, unsigned* send_count, unsigned*
+    // send_overflow): the tuple matches it; `remote` holds `count` vertex ids < n (checked
+    // length; ids written by the round kernels from the CSR); VertexResidual is 8 bytes,
+    // vertex first, as in the kernel; memory kept alive below.
+    unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.push(remote.memory.clone());
+    memory.extend(send.memory());
+    keep(stream, memory)
+}
+
+/// Enqueues SplitReceive over `count` received `VertexResidual`s on `stream` (the
+/// high-priority stream): kept vertices are appended to `wl`, passed items to `send`, and
+/// `dropped` (one u32) counts the rest.
+pub fn launch_split_receive(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    received: &RawSlice,
+    count: u32,
+    wl: &DeviceWorklistBuffers,
+    send: &AppendBuffers,
+    dropped: &RawSlice,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    if (count as usize) * 8 > received.len {
+        return Err(Error::LengthMismatch {
+            operation: "pagerank_split_receive (count within the packet)",
+            dst: received.len / 8,
+            src: count as usize,
+        });
+    }
+    let (sd, sc, sn, so) = send.args::<crate::VertexResidual>("send buffer")?;
+    let (f, cfg) = config(stream, "pagerank_split_receive", count as usize)?;
+    let args = (
+        ops,
+        DevicePtr::<crate::VertexResidual>::from_slice(received)?,
+        count,
+        wl.args()?,
+        sd,
+        sc,
+        sn,
+        so,
+        word("dropped count", dropped)?,
+    );
+    // SAFETY: pagerank_split_receive(PageRankOps ops, const VertexResidual* received, unsigned
+    // count, DeviceWorklist wl, VertexResidual* send_data, unsigned send_capacity, unsigned*
+    // send_count, unsigned* send_overflow, unsigned* dropped): the tuple matches it; the
+    // packet holds `count` items (checked); the kernel indexes the residual only for vertices
+    // it owns; memory kept alive below.
+    unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.push(received.memory.clone());
+    memory.extend(wl.memory());
+    memory.extend(send.memory());
+    memory.push(dropped.memory.clone());
+    keep(stream, memory)
+}

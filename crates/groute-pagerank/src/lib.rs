@@ -1,0 +1,307 @@
+//! # groute-pagerank: residual-push PageRank on 1..N devices
+//!
+//! Asynchronous push PageRank over groute's distributed worklist (the paper's custom PR
+//! solver, built from the generic engine: ring, local worklists, receive split and
+//! termination count are [`groute_worklist`]'s).
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`pagerank`] | the multi-device solver: ranks in the input's order plus statistics |
+//! | [`PageRankOptions`], [`PageRankResult`], [`PageRankStats`] | its settings and output |
+//! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
+//! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
+//! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
+//! | [`cuda`] | typed launch wrappers of `kernels/pagerank.cu` |
+//! | [`PageRankError`] | what can go wrong |
+//!
+//! ```
+//! use groute_pagerank::{pagerank, pagerank_reference, PageRankOptions};
+//! use groute_graph::{generate, partition_graph, GenSpec, NoProgress, PartitionMethod};
+//!
+//! let g = generate(&"road:side=16,p=0.6,seed=2".parse::<GenSpec>()?, &NoProgress)?;
+//! let exact = pagerank_reference(&g.csr, 0.85);
+//! let ctx = groute_core::Context::host(3)?;
+//! let parted = partition_graph(g, 3, PartitionMethod::Block, &NoProgress)?;
+//! let options = PageRankOptions::default();
+//! let result = pagerank(&ctx, &parted, &options)?;
+//! // Block partitioning keeps the input order, so ranks compare index by index.
+//! let err: f64 = result.ranks.iter().zip(&exact.ranks).map(|(a, b)| (f64::from(*a) - b).abs()).sum();
+//! assert!(err <= result.stats.residual_left / (1.0 - 0.85) + 1e-3);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## The algorithm
+//!
+//! Unnormalised PageRank: `r*(v) = (1 - alpha) + alpha * sum over arcs u -> v of
+//! r*(u) / outdeg(u)`; the mass of dangling vertices is not redistributed. Write
+//! `(A x)(v) = sum over u -> v of x(u) / outdeg(u)`; then `r* = (1 - alpha) M 1` with
+//! `M = (I - alpha A)^-1 = sum_k alpha^k A^k`.
+//!
+//! Push form: every vertex has a rank `r(v) = 0` and a residual `res(v) = 1 - alpha`.
+//! Pushing `v` moves its residual `rho` into its rank and spreads `alpha * rho / outdeg(v)`
+//! to each out-neighbour's residual. Each device owns a contiguous range of vertices and
+//! schedules an owned vertex when its residual crosses `epsilon` (from at or below to
+//! above, so a vertex is pending at most once while its residual stays above). A
+//! contribution to a vertex of another device is added to this device's *halo slot* of that
+//! vertex (a full-length residual array, `f32` atomics); the first contribution of a round
+//! produces the item, and packing takes the whole accumulation, so a round sends at most one
+//! `(vertex, residual)` item per remote vertex, whatever its size: several small ones may add
+//! up past epsilon at the owner, which applies every contribution and schedules the vertex
+//! only if its residual crosses epsilon. The first round of every device is a sweep over its
+//! whole owned range, run as a range ([`groute_worklist::DeviceProgram::initial_sweep_len`]),
+//! not as a worklist of every vertex.
+//!
+//! ## Error bound
+//!
+//! **Invariant.** At every instant `r* = r + M res`, where `res` counts every residual not
+//! yet pushed, wherever it sits (owned residuals, halo accumulations, items in flight). It
+//! holds at the start (`r = 0`, `res = (1 - alpha) 1`) and a push of `rho` at `v` changes
+//! `r + M res` by `rho e_v - rho M e_v + alpha rho M A e_v = rho e_v - rho M (I - alpha A)
+//! e_v = 0`; moving mass between halo slots, items and owners changes nothing.
+//!
+//! **At the end** every halo slot has been sent and every item applied, and no owned vertex
+//! has a residual above epsilon (it would be pending, and the run ends only when nothing is
+//! pending anywhere). So `res >= 0`, `res(v) <= epsilon` and `r* - r = M res >= 0`: the
+//! computed ranks never exceed the exact ones. Each column of `A` sums to 1 (0 for a
+//! dangling vertex), so `|A x|_1 <= |x|_1` and `|M|_1 <= sum_k alpha^k = 1 / (1 - alpha)`:
+//!
+//! ```text
+//!   |r - r*|_1  <=  |res|_1 / (1 - alpha)  <=  n * epsilon / (1 - alpha)
+//! ```
+//!
+//! The first form is the *a-posteriori* bound, with the residual actually left
+//! ([`PageRankStats::residual_left`], usually far below `n * epsilon`); the second is the
+//! a-priori bound [`l1_error_bound`]. Since `r* >= 1 - alpha` everywhere, `|r*|_1 >= n (1 -
+//! alpha)` and the **relative** L1 error is at most `epsilon / (1 - alpha)^2` (0.44 for the
+//! defaults; in practice the residual left is a small fraction of `n * epsilon`). Ranks are
+//! accumulated in `f32`, which adds a rounding error of about `1e-6` relative per vertex;
+//! the tests allow `1e-4 |r*|_1` for it.
+//!
+//! ## Vertex numbering
+//!
+//! Partitioning renumbers vertices; the solver returns ranks in the *input order*: the rank
+//! of each vertex's external id (for generated graphs and every offset-numbered format,
+//! simply the original vertex id).
+
+pub mod cuda;
+mod host;
+mod reference;
+mod solver;
+mod split;
+
+use std::time::Duration;
+
+use groute_graph::{GraphError, PartitionedGraph};
+use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+use rayon::prelude::*;
+
+pub use reference::{Reference, pagerank_reference};
+pub use split::{PageRankSplitOps, VertexResidual};
+
+/// The default damping factor.
+pub const DEFAULT_ALPHA: f32 = 0.85;
+/// The default scheduling threshold.
+pub const DEFAULT_EPSILON: f32 = 0.01;
+
+/// The a-priori bound on `|r - r*|_1` for a graph of `vertices` vertices:
+/// `vertices * epsilon / (1 - alpha)` (see the crate docs).
+pub fn l1_error_bound(vertices: usize, alpha: f64, epsilon: f64) -> f64 {
+    vertices as f64 * epsilon / (1.0 - alpha)
+}
+
+/// Settings of [`pagerank`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageRankOptions {
+    /// Damping factor, in (0, 1) (`--alpha`, default 0.85).
+    pub alpha: f32,
+    /// A vertex is scheduled when its residual exceeds this (`--epsilon`, default 0.01).
+    pub epsilon: f32,
+    /// The distributed worklist's settings (capacities, packet size, batch, time limit).
+    pub worklist: WorklistOptions,
+}
+
+impl Default for PageRankOptions {
+    fn default() -> Self {
+        PageRankOptions {
+            alpha: DEFAULT_ALPHA,
+            epsilon: DEFAULT_EPSILON,
+            worklist: WorklistOptions::default(),
+        }
+    }
+}
+
+/// Statistics of one PageRank run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageRankStats {
+    /// Expand rounds of the busiest device (the first sweep included).
+    pub rounds: u64,
+    /// Vertices pushed on all devices (the first sweep counts every vertex once).
+    pub work_items: u64,
+    /// Items sent over the ring (merged remote residuals and items passed on).
+    pub items_sent: u64,
+    /// Sum of the residual not pushed (`|res|_1`; the L1 error is at most this over
+    /// `1 - alpha`).
+    pub residual_left: f64,
+    /// Largest residual left on one vertex (at most epsilon).
+    pub max_residual_left: f32,
+    /// Wall time of the run (upload and download excluded).
+    pub elapsed: Duration,
+    /// The worklist's per-device counters.
+    pub worklist: WorklistStats,
+}
+
+/// The result of [`pagerank`].
+#[derive(Clone, Debug)]
+pub struct PageRankResult {
+    /// Rank of each vertex in the input order.
+    pub ranks: Vec<f32>,
+    /// Statistics.
+    pub stats: PageRankStats,
+}
+
+impl PageRankResult {
+    /// Sum of the ranks (in `f64`).
+    pub fn rank_sum(&self) -> f64 {
+        self.ranks.par_iter().map(|&x| f64::from(x)).sum()
+    }
+
+    /// The `k` highest-ranked vertices (input-order ranks), highest first, ties by vertex.
+    pub fn top(&self, k: usize) -> Vec<(u32, f32)> {
+        let mut all: Vec<(u32, f32)> = self
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(v, &r)| (v as u32, r))
+            .collect();
+        let k = k.min(all.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        let by_rank = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        all.select_nth_unstable_by(k - 1, by_rank);
+        all.truncate(k);
+        all.sort_by(by_rank);
+        all
+    }
+}
+
+/// What can go wrong in [`pagerank`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PageRankError {
+    /// The graph has no vertices.
+    #[error("the graph is empty: PageRank needs at least one vertex")]
+    EmptyGraph,
+    /// A parameter is out of range.
+    #[error("{name} = {value} is out of range: {expected}")]
+    InvalidParameter {
+        /// The setting (with its flag).
+        name: &'static str,
+        /// The value given.
+        value: f32,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// The graph's partition does not match the context.
+    #[error(
+        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
+    )]
+    PartitionMismatch {
+        /// Parts of the partition.
+        parts: usize,
+        /// Devices of the context.
+        devices: usize,
+    },
+    /// The worklist run failed (capacity, backend, time limit).
+    #[error(transparent)]
+    Worklist(#[from] WorklistError),
+    /// A graph error.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
+impl From<groute_core::Error> for PageRankError {
+    fn from(e: groute_core::Error) -> Self {
+        PageRankError::Worklist(WorklistError::Runtime(e))
+    }
+}
+
+impl PageRankOptions {
+    /// Checks `alpha` and `epsilon`.
+    pub fn validate(&self) -> Result<(), PageRankError> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(PageRankError::InvalidParameter {
+                name: "alpha (--alpha)",
+                value: self.alpha,
+                expected: "a damping factor strictly between 0 and 1",
+            });
+        }
+        if !(self.epsilon > 0.0 && self.epsilon.is_finite()) {
+            return Err(PageRankError::InvalidParameter {
+                name: "epsilon (--epsilon)",
+                value: self.epsilon,
+                expected: "a positive, finite residual threshold",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `order[r]` is the partitioned vertex of input-order rank `r` (`None`: identity).
+fn input_order(graph: &groute_graph::Graph) -> Option<Vec<u32>> {
+    let n = graph.num_vertices() as u32;
+    let identity = (0..n)
+        .into_par_iter()
+        .all(|v| graph.external_id(v) == graph.ids.base() + u64::from(v));
+    if identity {
+        return None;
+    }
+    let mut order: Vec<u32> = (0..n).collect();
+    order.par_sort_unstable_by_key(|&v| graph.external_id(v));
+    Some(order)
+}
+
+/// Residual-push PageRank of `graph` on every device of `context`; device `d` owns
+/// `graph.partition.range(d)`. Ranks come back in the input order.
+pub fn pagerank(
+    context: &groute_core::Context,
+    graph: &PartitionedGraph,
+    options: &PageRankOptions,
+) -> Result<PageRankResult, PageRankError> {
+    options.validate()?;
+    let n = graph.graph.num_vertices();
+    if n == 0 {
+        return Err(PageRankError::EmptyGraph);
+    }
+    if graph.partition.num_parts() != context.num_devices() || graph.partition.num_vertices() != n {
+        return Err(PageRankError::PartitionMismatch {
+            parts: graph.partition.num_parts(),
+            devices: context.num_devices(),
+        });
+    }
+    let out = solver::solve(
+        context,
+        &graph.graph.csr,
+        &graph.partition,
+        options.alpha,
+        options.epsilon,
+        &options.worklist,
+    )?;
+    let ranks = match input_order(&graph.graph) {
+        None => out.ranks,
+        Some(o) => o.par_iter().map(|&v| out.ranks[v as usize]).collect(),
+    };
+    let ws = out.stats;
+    Ok(PageRankResult {
+        ranks,
+        stats: PageRankStats {
+            rounds: ws.rounds(),
+            work_items: ws.items_processed(),
+            items_sent: ws.items_sent(),
+            residual_left: out.residual_left,
+            max_residual_left: out.max_residual_left,
+            elapsed: ws.elapsed,
+            worklist: ws,
+        },
+    })
+}

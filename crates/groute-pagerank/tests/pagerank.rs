@@ -1,0 +1,244 @@
+//! PageRank agrees with the power-iteration reference within the bound derived from epsilon
+//! (crate docs: `|r - r*|_1 <= |res|_1 / (1 - alpha) <= n epsilon / (1 - alpha)`, and
+//! `r <= r*`), on shipped and generated graphs, 1, 2, 3, 4 and 8 devices, block and METIS
+//! partitions, plain and jittered host contexts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use groute_core::testing::test_contexts;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, load_graph,
+    partition_graph,
+};
+use groute_pagerank::{
+    PageRankError, PageRankOptions, l1_error_bound, pagerank, pagerank_reference,
+};
+
+fn options(epsilon: f32) -> PageRankOptions {
+    let mut o = PageRankOptions {
+        epsilon,
+        ..PageRankOptions::default()
+    };
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.packet_size = 64;
+    o.worklist.max_batch = 256;
+    o
+}
+
+/// Runs PageRank on `devices` devices (both partition methods, plain and jittered) and checks
+/// it against the reference with the bounds of the crate docs.
+fn check(graph: &Graph, devices: usize, epsilon: f32, jitter: &[u64]) {
+    let n = graph.num_vertices();
+    if devices > n {
+        return;
+    }
+    let o = options(epsilon);
+    let alpha = f64::from(o.alpha);
+    let exact = pagerank_reference(&graph.csr, alpha);
+    let norm: f64 = exact.ranks.iter().sum();
+    // f32 accumulation of ranks and residuals, plus the reference's own error.
+    let slack = 1e-4 * norm + exact.error_bound;
+    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+        let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
+        for tc in test_contexts(devices, jitter) {
+            let what = format!(
+                "{} on {devices} devices ({method}, {}, eps {epsilon})",
+                graph.name, tc.label
+            );
+            let got = pagerank(&tc.context, &parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.ranks.len(), n, "{what}");
+            let err: f64 = got
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| (f64::from(*a) - b).abs())
+                .sum();
+            let s = &got.stats;
+            let a_posteriori = s.residual_left / (1.0 - alpha);
+            let a_priori = l1_error_bound(n, alpha, f64::from(epsilon));
+            assert!(
+                err <= a_posteriori + slack,
+                "{what}: L1 error {err} above residual/(1-alpha) = {a_posteriori} (+{slack})"
+            );
+            assert!(
+                err <= a_priori + slack,
+                "{what}: L1 error {err} above n eps/(1-alpha) = {a_priori}"
+            );
+            assert!(
+                s.max_residual_left <= epsilon,
+                "{what}: residual {} left above epsilon",
+                s.max_residual_left
+            );
+            // Push PageRank never overshoots: r <= r* (up to rounding).
+            let over = got
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| f64::from(*a) - b)
+                .fold(0f64, f64::max);
+            assert!(
+                over <= 1e-4 * (1.0 + norm / n as f64),
+                "{what}: overshoot {over}"
+            );
+            assert!(
+                s.work_items >= n as u64,
+                "{what}: the first sweep pushes every vertex"
+            );
+            assert_eq!(s.worklist.late_items, 0, "{what}");
+            if devices == 1 {
+                assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
+            }
+        }
+    }
+}
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+#[test]
+fn generated_graphs_are_within_the_bound_on_1_to_8_devices() {
+    let graphs = [
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+        generated("random:n=600,m=1800,seed=7"),
+    ];
+    for g in &graphs {
+        for devices in [1, 2, 3, 4, 8] {
+            check(g, devices, 0.01, &[devices as u64]);
+        }
+    }
+}
+
+#[test]
+fn tight_and_loose_epsilons_stay_within_their_bounds() {
+    let g = generated("kron:scale=8,ef=8,sym,seed=11");
+    for eps in [1e-4, 0.05, 0.5] {
+        check(&g, 3, eps, &[]);
+    }
+}
+
+#[test]
+fn dangling_vertices_and_self_loops() {
+    // A directed graph: 0 -> 1 -> 2 -> 0 cycle, a chain into dangling 5 and 6, self-loops on
+    // 3 and 4 (3 -> 3 only: all its mass cycles back), an isolated vertex 7, duplicates.
+    let pairs = [
+        (0, 1),
+        (1, 2),
+        (2, 0),
+        (2, 3),
+        (3, 3),
+        (4, 4),
+        (4, 5),
+        (0, 5),
+        (5, 5),
+        (1, 6),
+        (1, 6),
+        (6, 4),
+    ];
+    let g = from_pairs(8, &pairs, "dangling+loops");
+    // 5 -> 5 makes 5 a sink with a self-loop; 7 is isolated (rank exactly 1 - alpha).
+    for devices in [1, 2, 3, 4, 8] {
+        check(&g, devices, 0.001, &[devices as u64 + 40]);
+    }
+    // Random directed graph: many dangling vertices, self-loops kept.
+    let mut pairs = Vec::new();
+    let mut x = 12345u64;
+    for _ in 0..1500 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let u = ((x >> 33) % 500) as u32;
+        let v = ((x >> 13) % 500) as u32;
+        if u % 5 != 0 {
+            pairs.push((u, v)); // vertices 0, 5, 10, ... have no out-arcs
+        }
+    }
+    let g = from_pairs(500, &pairs, "random-directed");
+    for devices in [1, 2, 4] {
+        check(&g, devices, 0.01, &[7]);
+    }
+}
+
+#[test]
+fn shipped_datasets_are_within_the_bound() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    for name in [
+        "4elt.graph",
+        "test.mgraph",
+        "tiny-weighted.gr",
+        "tiny-weighted.mtx",
+    ] {
+        let path = root.join(name);
+        if !path.exists() {
+            panic!("shipped dataset {} is missing", path.display());
+        }
+        let g = load_graph(&path, None).unwrap();
+        for devices in [1, 2, 4] {
+            check(&g, devices, 0.01, &[]);
+        }
+    }
+}
+
+#[test]
+fn ranks_come_back_in_input_order_with_metis() {
+    let g = generated("road:side=20,p=0.6,seed=9");
+    let exact = pagerank_reference(&g.csr, 0.85);
+    let parted = partition_graph(g, 4, PartitionMethod::Metis, &NoProgress).unwrap();
+    let ctx = groute_core::Context::host(4).unwrap();
+    let got = pagerank(&ctx, &parted, &options(1e-5)).unwrap();
+    for (v, (a, b)) in got.ranks.iter().zip(&exact.ranks).enumerate() {
+        assert!((f64::from(*a) - b).abs() < 1e-2, "vertex {v}: {a} vs {b}");
+    }
+    let top = got.top(3);
+    assert_eq!(top.len(), 3);
+    assert!(top[0].1 >= top[1].1 && top[1].1 >= top[2].1);
+}
+
+#[test]
+fn bad_parameters_and_mismatched_partitions_are_errors() {
+    let g = generated("random:n=50,m=100,seed=1");
+    let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let ctx = groute_core::Context::host(2).unwrap();
+    for (alpha, eps) in [(1.0, 0.01), (0.0, 0.01), (0.85, 0.0), (0.85, f32::NAN)] {
+        let o = PageRankOptions {
+            alpha,
+            epsilon: eps,
+            ..options(0.01)
+        };
+        assert!(matches!(
+            pagerank(&ctx, &parted, &o),
+            Err(PageRankError::InvalidParameter { .. })
+        ));
+    }
+    let ctx3 = groute_core::Context::host(3).unwrap();
+    assert!(matches!(
+        pagerank(&ctx3, &parted, &options(0.01)),
+        Err(PageRankError::PartitionMismatch {
+            parts: 2,
+            devices: 3
+        })
+    ));
+}
+
+#[test]
+fn a_worklist_too_small_is_an_error_naming_the_setting() {
+    let g = generated("kron:scale=9,ef=8,sym,seed=3");
+    let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let ctx = groute_core::Context::host(2).unwrap();
+    let mut o = options(0.0001);
+    o.worklist.wl_capacity = Some(4);
+    let e = pagerank(&ctx, &parted, &o).unwrap_err().to_string();
+    assert!(
+        e.contains("wl-capacity") || e.contains("send-capacity"),
+        "{e}"
+    );
+}
