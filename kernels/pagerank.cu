@@ -9,7 +9,7 @@
 // pagerank_expand:  a round over the worklist range [first, first + count).
 //   Both push each vertex v: rho = atomicExch(residual[v], 0); rank[v] += rho; each out-arc
 //   v -> w gets alpha * rho / outdeg(v) with atomicAdd(float*). An owned w whose residual
-//   crossed epsilon (old <= eps < old + share) is prepended to the local worklist; a remote w
+//   crossed epsilon (old <= eps < old + share) is appended to the local worklist; a remote w
 //   whose halo slot was empty (old == 0) is appended to the remote list (one entry per remote
 //   vertex per round). Adjacency lists are load-balanced as in bfs.cu: degree >= blockDim.x
 //   -> the whole block, >= 32 -> one warp, else the owning thread. Appends are warp-aggregated.
@@ -104,7 +104,7 @@ __device__ __forceinline__ void push_arc(const PageRankOps& ops, const unsigned 
             far = old == 0.0f;
         }
     }
-    wl.prepend_warp(w, local);
+    wl.append_warp(w, local);
     remote.append_warp(w, far);
 }
 

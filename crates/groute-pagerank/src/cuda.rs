@@ -251,7 +251,7 @@ fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), E
 }
 
 /// Enqueues the first round (every owned vertex, as a range) on `stream`: owned vertices that
-/// cross epsilon are prepended to `wl`, remote vertices whose halo slot was empty are
+/// cross epsilon are appended to `wl`, remote vertices whose halo slot was empty are
 /// appended to `remote` (u32 vertex ids).
 pub fn launch_sweep(
     stream: &dyn RawStream,
