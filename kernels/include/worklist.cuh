@@ -1,69 +1,78 @@
-// Device local worklist: a bounded multi-producer single-consumer circular buffer, the device
-// mirror of groute_worklist::local_worklist (crates/groute-worklist/src/local.rs).
+// Device local worklist and outgoing buffer of the distributed worklist (non-fused mode).
+// Mirror of the CUDA worker in crates/groute-worklist/src/traversal/cuda.rs.
 //
-// Counters (all 32-bit, monotone, positions taken modulo `capacity`):
-//   start   - first item not yet consumed; moved by the consumer only (pop advances it,
-//             prepend moves it back);
-//   alloc   - end of the reserved range: producers reserve with one atomicAdd per warp;
-//   end     - end of the published range: the host (or the consumer kernel) advances it to
-//             `alloc` after the producing kernels have completed (stream order), so the
-//             consumer never reads a slot still being written;
-//   pending - items reserved by prepend for the consumer's own output (start moves back by
-//             `pending` once the producing kernel is done).
-// Capacity must be a power of two (positions wrap at 2^32 and are taken modulo capacity).
-// Overflow: a producer that reserves past `start + capacity` records the needed size in
-// `overflow` and writes nothing; the host checks `overflow` after every kernel and fails the
-// run with CapacityExceeded naming wl_capacity (--wl-capacity). Nothing is ever lost silently.
+// The local worklist is a circular buffer of `mask + 1` (a power of two) vertex ids with
+// 32-bit monotone positions taken modulo the capacity. The host owns the consumer side: a
+// round consumes [first, first + count) and passes `first` to every kernel that appends; the
+// producers reserve slots with one atomicAdd per warp on `ctrl[CTRL_WL_END]` (the end of the
+// valid range, persistent across rounds) and the host reads that word back once per step.
+// The outgoing buffer is a flat array of VertexValue with a monotone reservation counter
+// `ctrl[CTRL_SEND_END]`; the current buffer starts at position `send_base`.
+//
+// Overflow: a producer that reserves past the capacity writes nothing and records the
+// needed size with atomicMax in ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_SEND_OVERFLOW]; the host
+// checks both words after every step and fails the run with CapacityExceeded naming
+// wl_capacity (--wl-capacity) or send_capacity (--send-capacity). Nothing is lost silently.
 #pragma once
 
 #include "warp_append.cuh"
+#include "split.cuh"
 
 namespace groute {
 
+// Words of the control block (8 x u32, mirrored by CTRL_* in the Rust worker).
+enum CtrlWord : unsigned int {
+    CTRL_WL_END = 0,
+    CTRL_SEND_END = 1,
+    CTRL_WL_OVERFLOW = 2,
+    CTRL_SEND_OVERFLOW = 3,
+    CTRL_WORDS = 8,
+};
+
 struct DeviceWorklist {
     unsigned int* data;
-    unsigned int capacity;
-    unsigned int* start;
-    unsigned int* alloc;
-    unsigned int* end;
-    unsigned int* pending;
-    unsigned int* overflow;
+    unsigned int mask;   // capacity - 1, capacity a power of two
+    unsigned int first;  // first position still unconsumed (the round's own items included)
+    unsigned int* ctrl;
 
     // Appends `item` where `keep`, one atomic per warp (call from warp-uniform control flow).
     __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
         unsigned int total;
-        const unsigned int slot = warp_reserve(alloc, keep, total);
+        const unsigned int slot = warp_reserve(ctrl + CTRL_WL_END, keep, total);
         if (!keep) {
             return;
         }
-        const unsigned int used = slot + 1u - *((volatile unsigned int*)start);
-        if (used > capacity) {
-            atomicMax(overflow, used);
+        const unsigned int used = slot + 1u - first;
+        if (used > mask + 1u) {
+            atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
             return;
         }
-        data[slot % capacity] = item;
+        data[slot & mask] = item;
     }
 
-    // Prepends `item` where `keep` (consumer's own output): reserves below `start`, one atomic
-    // per warp on `pending`; the host moves `start` back by `*pending` after the kernel.
-    __device__ __forceinline__ void prepend_warp(unsigned int item, bool keep) const {
+    // Item at position `pos`.
+    __device__ __forceinline__ unsigned int at(unsigned int pos) const { return data[pos & mask]; }
+};
+
+struct SendBuffer {
+    VertexValue* data;
+    unsigned int capacity;
+    unsigned int base;  // position of data[0]
+    unsigned int* ctrl;
+
+    // Appends `p` where `keep`, one atomic per warp (call from warp-uniform control flow).
+    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
         unsigned int total;
-        const unsigned int k = warp_reserve(pending, keep, total);
+        const unsigned int slot = warp_reserve(ctrl + CTRL_SEND_END, keep, total) - base;
         if (!keep) {
             return;
         }
-        const unsigned int s = *((volatile unsigned int*)start);
-        const unsigned int used = *((volatile unsigned int*)alloc) - s + k + 1u;
-        if (used > capacity) {
-            atomicMax(overflow, used);
+        if (slot >= capacity) {
+            atomicMax(ctrl + CTRL_SEND_OVERFLOW, slot + 1u);
             return;
         }
-        // Slot s - 1 - k (mod capacity), computed without underflow.
-        data[(s + capacity - 1u - (k % capacity)) % capacity] = item;
+        data[slot] = p;
     }
-
-    // Item `i` of the consumed range [start, end).
-    __device__ __forceinline__ unsigned int at(unsigned int i) const { return data[i % capacity]; }
 };
 
 }  // namespace groute

@@ -9,7 +9,8 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`bfs`] | the multi-device solver: levels in the input's order plus statistics |
+//! | [`BfsSolver`] | the solver with its device storage kept across runs (graph uploaded once) |
+//! | [`bfs`] | one-shot form: levels in the input's order plus statistics |
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
 //! | [`Bfs`] | the [`MinTraversal`] implementation |
@@ -39,7 +40,7 @@ mod reference;
 use std::time::Duration;
 
 use groute_graph::{GraphError, PartitionedGraph};
-use groute_worklist::traversal::{MinTraversal, solve_min_traversal};
+use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
@@ -53,8 +54,14 @@ pub struct Bfs;
 impl MinTraversal for Bfs {
     const WEIGHTED: bool = false;
     fn relax(value: u32, _weight: u32) -> u32 {
-        value.saturating_add(1)
+        // Saturate below UNREACHED, like `groute::BfsRelax` in kernels/include/traversal.cuh.
+        value.saturating_add(1).min(UNREACHED - 1)
     }
+    const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
+        source: &groute_core::cuda::BFS,
+        expand: "bfs_expand",
+        split_receive: "bfs_split_receive",
+    });
 }
 
 /// Settings of [`bfs`].
@@ -73,7 +80,9 @@ pub struct BfsStats {
     pub work_items: u64,
     /// Items sent over the ring (remote updates and items passed on).
     pub items_sent: u64,
-    /// Wall time of the traversal (upload and download excluded).
+    /// Time of the traversal alone: from the drivers' start until every device's stream has
+    /// drained (graph upload, storage reset and result download excluded; host clock after
+    /// synchronising the devices).
     pub elapsed: Duration,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,
@@ -160,8 +169,87 @@ fn input_order(graph: &groute_graph::Graph) -> Option<Vec<u32>> {
     Some(order)
 }
 
+/// BFS on one partitioned graph, with the graph uploaded and the device storage allocated
+/// once ([`BfsSolver::new`]); each [`BfsSolver::run`] only resets the levels and traverses.
+pub struct BfsSolver {
+    solver: MinTraversalSolver<Bfs>,
+    order: Option<Vec<u32>>,
+    num_vertices: usize,
+    options: BfsOptions,
+}
+
+impl std::fmt::Debug for BfsSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BfsSolver")
+            .field("num_vertices", &self.num_vertices)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl BfsSolver {
+    /// Uploads `graph` to every device of `context` (device `d` owns
+    /// `graph.partition.range(d)`) and allocates the run storage.
+    pub fn new(
+        context: &groute_core::Context,
+        graph: &PartitionedGraph,
+        options: &BfsOptions,
+    ) -> Result<Self, BfsError> {
+        let n = graph.graph.num_vertices();
+        if n == 0 {
+            return Err(BfsError::EmptyGraph);
+        }
+        if graph.partition.num_parts() != context.num_devices() {
+            return Err(BfsError::PartitionMismatch {
+                parts: graph.partition.num_parts(),
+                devices: context.num_devices(),
+            });
+        }
+        let solver = MinTraversalSolver::<Bfs>::new(
+            context,
+            &graph.graph.csr,
+            &graph.partition,
+            &options.worklist,
+        )?;
+        Ok(BfsSolver {
+            solver,
+            order: input_order(&graph.graph),
+            num_vertices: n,
+            options: options.clone(),
+        })
+    }
+
+    /// BFS from `source` (input order).
+    pub fn run(&mut self, source: u32) -> Result<BfsResult, BfsError> {
+        let n = self.num_vertices;
+        if source as usize >= n {
+            return Err(BfsError::SourceOutOfRange {
+                vertex: source,
+                vertices: n,
+            });
+        }
+        let src = self.order.as_ref().map_or(source, |o| o[source as usize]);
+        let out = self.solver.run(&[src], &self.options.worklist)?;
+        let levels = match &self.order {
+            None => out.values,
+            Some(o) => o.par_iter().map(|&v| out.values[v as usize]).collect(),
+        };
+        let ws = out.stats;
+        Ok(BfsResult {
+            levels,
+            stats: BfsStats {
+                rounds: ws.rounds(),
+                work_items: ws.items_processed(),
+                items_sent: ws.items_sent(),
+                elapsed: ws.elapsed,
+                worklist: ws,
+            },
+        })
+    }
+}
+
 /// BFS from `source` (input order) over `graph` on every device of `context`; device `d`
-/// owns `graph.partition.range(d)`.
+/// owns `graph.partition.range(d)` (a one-shot [`BfsSolver`]).
 pub fn bfs(
     context: &groute_core::Context,
     graph: &PartitionedGraph,
@@ -169,43 +257,11 @@ pub fn bfs(
     options: &BfsOptions,
 ) -> Result<BfsResult, BfsError> {
     let n = graph.graph.num_vertices();
-    if n == 0 {
-        return Err(BfsError::EmptyGraph);
-    }
-    if source as usize >= n {
+    if n > 0 && source as usize >= n {
         return Err(BfsError::SourceOutOfRange {
             vertex: source,
             vertices: n,
         });
     }
-    if graph.partition.num_parts() != context.num_devices() {
-        return Err(BfsError::PartitionMismatch {
-            parts: graph.partition.num_parts(),
-            devices: context.num_devices(),
-        });
-    }
-    let order = input_order(&graph.graph);
-    let src = order.as_ref().map_or(source, |o| o[source as usize]);
-    let out = solve_min_traversal::<Bfs>(
-        context,
-        &graph.graph.csr,
-        &graph.partition,
-        &[src],
-        &options.worklist,
-    )?;
-    let levels = match &order {
-        None => out.values,
-        Some(o) => o.par_iter().map(|&v| out.values[v as usize]).collect(),
-    };
-    let ws = out.stats;
-    Ok(BfsResult {
-        levels,
-        stats: BfsStats {
-            rounds: ws.rounds(),
-            work_items: ws.items_processed(),
-            items_sent: ws.items_sent(),
-            elapsed: ws.elapsed,
-            worklist: ws,
-        },
-    })
+    BfsSolver::new(context, graph, options)?.run(source)
 }

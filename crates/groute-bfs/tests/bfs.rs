@@ -182,6 +182,31 @@ fn bad_inputs_are_clear_errors() {
 }
 
 #[test]
+fn cuda_queue_overflows_fail_naming_the_setting() {
+    let Some(ctx) = groute_core::testing::cuda_context(2) else {
+        return;
+    };
+    // The device worklist is at least 1024 items: a Kronecker frontier overflows it.
+    let kron = partition_graph(
+        generated("kron:scale=12,ef=16,sym,seed=4"),
+        2,
+        PartitionMethod::Block,
+        &NoProgress,
+    )
+    .unwrap();
+    let mut tiny = options();
+    tiny.worklist.wl_capacity = Some(1);
+    tiny.worklist.max_batch = 1 << 20;
+    let err = bfs(&ctx, &kron, 0, &tiny).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+    let mut tiny = options();
+    tiny.worklist.send_capacity = Some(1);
+    tiny.worklist.max_batch = 1 << 20;
+    let err = bfs(&ctx, &kron, 0, &tiny).unwrap_err();
+    assert!(err.to_string().contains("--send-capacity"), "{err}");
+}
+
+#[test]
 fn stats_count_work_and_ring_traffic() {
     let g = generated("road:side=20,p=0.6,seed=9");
     let ctx = groute_core::Context::host(4).unwrap();

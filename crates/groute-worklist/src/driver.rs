@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytemuck::Pod;
 use groute_core::{Context, DeviceId, Error, Event, EventFuture, PendingSegment, Segment};
@@ -93,11 +93,13 @@ pub trait DeviceWorker: Send {
     /// valid; the worker moves on to a fresh outgoing buffer.
     fn take_outgoing(&mut self) -> Result<Option<Outgoing<Self::Packed>>, WorklistError>;
 
-    /// How many outgoing buffers the worker rotates through (`None`: a fresh buffer per
-    /// send). Before the worker writes into a buffer again, the driver hands back the event
-    /// after which the send that read it is done ([`DeviceWorker::reclaim`]).
-    fn outgoing_buffers(&self) -> Option<usize> {
-        None
+    /// Whether the worker reuses its outgoing buffers: then the driver tracks every send's
+    /// future and, as each one resolves (in send order), hands its event back with
+    /// [`DeviceWorker::reclaim`]. The driver never blocks on a send (on a ring, a device
+    /// waiting for its successor's receive buffers while its own predecessor waits for it
+    /// would deadlock), so such a worker takes a fresh buffer when none is free.
+    fn reuses_outgoing(&self) -> bool {
+        false
     }
 
     /// The oldest outgoing buffer in flight may be reused after `done` completes.
@@ -243,13 +245,11 @@ struct Driver<'a, W: DeviceWorker, T> {
     in_flight: VecDeque<EventFuture>,
 }
 
-/// Wakes the driver thread parked on a send future.
-struct ThreadWaker(std::thread::Thread);
+/// The driver polls send futures without sleeping on them.
+struct NoopWaker;
 
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
+impl Wake for NoopWaker {
+    fn wake(self: Arc<Self>) {}
 }
 
 impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
@@ -338,18 +338,30 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                 if let Some((segment, ready)) = self.worker.take_outgoing()? {
                     let future = self.transport.send(self.id, segment, ready)?;
                     self.stats.segments_sent += 1;
-                    if let Some(k) = self.worker.outgoing_buffers() {
+                    if self.worker.reuses_outgoing() {
                         self.in_flight.push_back(future);
-                        if self.in_flight.len() >= k.max(1) {
-                            if let Some(oldest) = self.in_flight.pop_front() {
-                                let done = self.await_send(oldest)?;
-                                self.worker.reclaim(done)?;
-                            }
-                        }
                     }
                 }
             }
+            self.reclaim_sent()?;
         }
+    }
+
+    /// Hands back to the worker, in send order, the buffers of every send whose copies are
+    /// enqueued (never blocks).
+    fn reclaim_sent(&mut self) -> Result<(), WorklistError> {
+        let waker = Waker::from(Arc::new(NoopWaker));
+        let mut cx = TaskContext::from_waker(&waker);
+        while let Some(front) = self.in_flight.front_mut() {
+            match Pin::new(front).poll(&mut cx) {
+                Poll::Ready(done) => {
+                    self.in_flight.pop_front();
+                    self.worker.reclaim(done?)?;
+                }
+                Poll::Pending => break,
+            }
+        }
+        Ok(())
     }
 
     /// Statistics and the one termination update of an expand round; whether it ended the run.
@@ -359,22 +371,5 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
         self.stats.items_produced += c.produced;
         self.stats.items_sent += c.sent;
         self.term.report(c.kept + c.sent, c.consumed)
-    }
-
-    /// Waits until a send's copies are enqueued (its future resolves), without hanging: gives
-    /// up when the run is aborted or past its deadline.
-    fn await_send(&self, mut future: EventFuture) -> Result<Event, WorklistError> {
-        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-        let mut cx = TaskContext::from_waker(&waker);
-        loop {
-            if let Poll::Ready(r) = Pin::new(&mut future).poll(&mut cx) {
-                return Ok(r?);
-            }
-            if self.term.is_aborted() {
-                return Err(Error::Disconnected(format!("ring send of device {}", self.id)).into());
-            }
-            self.check_deadline()?;
-            std::thread::park_timeout(self.options.idle_wait.max(Duration::from_micros(50)));
-        }
     }
 }

@@ -26,12 +26,33 @@ pub const PBF: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/pbf.cu"),
 };
 
+/// `kernels/bfs.cu`: BFS expand and split-receive (the generic min traversal of
+/// `kernels/include/traversal.cuh`); launched by `groute-worklist`'s traversal worker.
+pub const BFS: KernelSource = KernelSource {
+    name: "bfs.cu",
+    source: include_str!("../../../../kernels/bfs.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
-pub const HEADERS: &[KernelHeader] = &[KernelHeader {
-    name: "warp_append.cuh",
-    source: include_str!("../../../../kernels/include/warp_append.cuh"),
-}];
+pub const HEADERS: &[KernelHeader] = &[
+    KernelHeader {
+        name: "warp_append.cuh",
+        source: include_str!("../../../../kernels/include/warp_append.cuh"),
+    },
+    KernelHeader {
+        name: "split.cuh",
+        source: include_str!("../../../../kernels/include/split.cuh"),
+    },
+    KernelHeader {
+        name: "worklist.cuh",
+        source: include_str!("../../../../kernels/include/worklist.cuh"),
+    },
+    KernelHeader {
+        name: "traversal.cuh",
+        source: include_str!("../../../../kernels/include/traversal.cuh"),
+    },
+];
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF];
+pub const KERNELS: &[KernelSource] = &[PBF, BFS];

@@ -9,18 +9,28 @@
 //! vertex only if it improved; a device that is not the owner updates its halo copy and
 //! passes the item on only if it improved.
 //!
-//! An algorithm supplies only [`MinTraversal::relax`] (and, on CUDA, its kernels): BFS is
+//! An algorithm supplies only [`MinTraversal::relax`] and, for CUDA, the names of its
+//! instantiation of `kernels/include/traversal.cuh` ([`MinTraversal::CUDA_KERNELS`]): BFS is
 //! `value + 1`, SSSP `value + weight`.
+//!
+//! [`MinTraversalSolver`] keeps every device's storage (CSR, value array, and on CUDA the
+//! device worklist, outgoing buffers and loaded kernels) across runs, so a run only resets
+//! the values and traverses; [`solve_min_traversal`] is the one-shot form.
+
+mod cuda;
+
+pub use cuda::TraversalKernels;
 
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use groute_core::{Buffer, Context, Device, Error};
+use groute_core::{Buffer, Context, Error};
 use groute_graph::{Csr, Partition};
 use rayon::prelude::*;
 
+use crate::driver::run_workers;
 use crate::engine::{DeviceProgram, WorklistOptions, WorklistStats, run};
 use crate::error::WorklistError;
 use crate::split::{SplitFlags, SplitOps, VertexValue};
@@ -35,6 +45,8 @@ pub trait MinTraversal: Send + Sync + 'static {
     /// The value proposed for the head of an arc of weight `weight` (1 when unweighted) whose
     /// tail has value `value` (never [`UNREACHED`]); saturate rather than wrap.
     fn relax(value: u32, weight: u32) -> u32;
+    /// The CUDA kernels of this traversal (`None`: host backend only).
+    const CUDA_KERNELS: Option<TraversalKernels> = None;
 }
 
 /// A full-length `u32` value array on one device, viewed as atomics by host kernels.
@@ -203,9 +215,228 @@ pub struct TraversalOutput {
     pub stats: WorklistStats,
 }
 
+/// One device's storage, by backend.
+enum DeviceStorage {
+    Host {
+        offsets: Buffer<u64>,
+        targets: Buffer<u32>,
+        weights: Option<Buffer<u32>>,
+        owned: Range<u32>,
+        capacity: usize,
+    },
+    Cuda(Box<cuda::CudaTraversalDevice>),
+}
+
+/// A min traversal of one partitioned graph on every device of a context, with the devices'
+/// storage allocated once ([`MinTraversalSolver::new`]) and reused by every
+/// [`MinTraversalSolver::run`].
+pub struct MinTraversalSolver<A> {
+    context: Context,
+    partition: Partition,
+    num_vertices: usize,
+    devices: Vec<DeviceStorage>,
+    _algo: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<A> std::fmt::Debug for MinTraversalSolver<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MinTraversalSolver")
+            .field("devices", &self.devices.len())
+            .field("num_vertices", &self.num_vertices)
+            .finish()
+    }
+}
+
+impl<A: MinTraversal> MinTraversalSolver<A> {
+    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
+    /// every device of `context` and allocates the run storage (capacities from `options`,
+    /// or sized from the graph).
+    pub fn new(
+        context: &Context,
+        csr: &Csr,
+        partition: &Partition,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let n = csr.num_vertices();
+        let num_devices = context.num_devices();
+        if partition.num_parts() != num_devices || partition.num_vertices() != n {
+            return Err(Error::invalid(
+                "partition",
+                format!(
+                    "{} parts over {} vertices",
+                    partition.num_parts(),
+                    partition.num_vertices()
+                ),
+                format!(
+                    "partition the graph of {n} vertices into {num_devices} parts, one per device"
+                ),
+            )
+            .into());
+        }
+        if A::WEIGHTED && csr.weights().is_none() {
+            return Err(Error::invalid(
+                "graph weights",
+                "none",
+                "this traversal needs arc weights",
+            )
+            .into());
+        }
+        let mut devices = Vec::with_capacity(num_devices);
+        for (d, device) in context.devices().iter().enumerate() {
+            let owned = partition.range(d);
+            let local_vertices = (owned.end - owned.start) as usize;
+            let local_arcs =
+                (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
+            let capacity = options
+                .wl_capacity
+                .unwrap_or(2 * (local_vertices + local_arcs) + 1024);
+            if device.stream().is_host() {
+                let offsets = device.upload(csr.offsets())?;
+                let targets = device.upload(csr.targets())?;
+                let weights = match (A::WEIGHTED, csr.weights()) {
+                    (true, Some(w)) => Some(device.upload(w)?),
+                    _ => None,
+                };
+                device.stream().synchronize()?;
+                devices.push(DeviceStorage::Host {
+                    offsets,
+                    targets,
+                    weights,
+                    owned,
+                    capacity,
+                });
+            } else {
+                let kernels = A::CUDA_KERNELS.ok_or(Error::Unsupported {
+                    operation: "this traversal on CUDA devices (it names no CUDA kernels)",
+                    backend: "cuda",
+                })?;
+                // Each remote vertex is sent at most once per improvement of this device's
+                // halo copy; twice the remote vertices is ample for a round.
+                let send = options
+                    .send_capacity
+                    .unwrap_or(2 * (n - local_vertices) + 1024);
+                devices.push(DeviceStorage::Cuda(Box::new(
+                    cuda::CudaTraversalDevice::new(
+                        context,
+                        device,
+                        &kernels,
+                        csr,
+                        A::WEIGHTED,
+                        owned,
+                        capacity,
+                        send,
+                    )?,
+                )));
+            }
+        }
+        Ok(MinTraversalSolver {
+            context: context.clone(),
+            partition: partition.clone(),
+            num_vertices: n,
+            devices,
+            _algo: std::marker::PhantomData,
+        })
+    }
+
+    /// Runs the traversal from `sources` (partitioned ids, value 0). The statistics' elapsed
+    /// time covers the traversal only (storage reset and result download excluded).
+    pub fn run(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<TraversalOutput, WorklistError> {
+        let n = self.num_vertices;
+        let num_devices = self.devices.len();
+        let mut seeds = vec![Vec::new(); num_devices];
+        for &s in sources {
+            if (s as usize) < n {
+                seeds[self.partition.owner(s)].push(s);
+            }
+        }
+        let context = self.context.clone();
+        let cuda = self
+            .devices
+            .iter()
+            .any(|d| matches!(d, DeviceStorage::Cuda(_)));
+        let mut values = vec![UNREACHED; n];
+        if cuda {
+            let mut workers = Vec::with_capacity(num_devices);
+            for (d, storage) in self.devices.iter_mut().enumerate() {
+                let DeviceStorage::Cuda(dev) = storage else {
+                    return Err(Error::Unsupported {
+                        operation: "mixing host and CUDA devices in one traversal",
+                        backend: "cuda",
+                    }
+                    .into());
+                };
+                workers.push(dev.worker(&context.devices()[d], sources, &seeds[d])?);
+            }
+            let stats = run_workers(&context, workers, options)?;
+            for (d, storage) in self.devices.iter().enumerate() {
+                if let DeviceStorage::Cuda(dev) = storage {
+                    let r = self.partition.range(d);
+                    let part = dev.values.slice(r.start as usize..r.end as usize)?;
+                    let got = context.devices()[d].download(&part)?;
+                    values[r.start as usize..r.end as usize].copy_from_slice(&got);
+                }
+            }
+            return Ok(TraversalOutput { values, stats });
+        }
+        let mut init = vec![UNREACHED; n];
+        for &s in sources {
+            if let Some(x) = init.get_mut(s as usize) {
+                *x = 0;
+            }
+        }
+        let mut programs = Vec::with_capacity(num_devices);
+        for (d, storage) in self.devices.iter().enumerate() {
+            let DeviceStorage::Host {
+                offsets,
+                targets,
+                weights,
+                owned,
+                capacity,
+            } = storage
+            else {
+                return Err(Error::Unsupported {
+                    operation: "mixing host and CUDA devices in one traversal",
+                    backend: "cuda",
+                }
+                .into());
+            };
+            let device = &context.devices()[d];
+            let buffer = device.upload(&init)?;
+            device.stream().synchronize()?;
+            programs.push(Arc::new(MinProgram::<A> {
+                offsets: offsets.clone(),
+                targets: targets.clone(),
+                weights: weights.clone(),
+                ops: MinSplitOps {
+                    owned: owned.clone(),
+                    values: ValueArray::new(buffer)?,
+                },
+                capacity: *capacity,
+                _algo: std::marker::PhantomData,
+            }));
+        }
+        let stats = run(&context, &programs, seeds, options)?;
+        for (d, device) in context.devices().iter().enumerate() {
+            let r = self.partition.range(d);
+            let part = programs[d]
+                .ops
+                .values
+                .buffer
+                .slice(r.start as usize..r.end as usize)?;
+            let got = device.download(&part)?;
+            values[r.start as usize..r.end as usize].copy_from_slice(&got);
+        }
+        Ok(TraversalOutput { values, stats })
+    }
+}
+
 /// Runs a min traversal of `csr` (already renumbered so that device `d` owns
 /// `partition.range(d)`) from `sources` (partitioned ids, value 0) on every device of
-/// `context`.
+/// `context` (one-shot [`MinTraversalSolver`]).
 pub fn solve_min_traversal<A: MinTraversal>(
     context: &Context,
     csr: &Csr,
@@ -213,87 +444,5 @@ pub fn solve_min_traversal<A: MinTraversal>(
     sources: &[u32],
     options: &WorklistOptions,
 ) -> Result<TraversalOutput, WorklistError> {
-    let n = csr.num_vertices();
-    let devices = context.num_devices();
-    if partition.num_parts() != devices || partition.num_vertices() != n {
-        return Err(Error::invalid(
-            "partition",
-            format!(
-                "{} parts over {} vertices",
-                partition.num_parts(),
-                partition.num_vertices()
-            ),
-            format!("partition the graph of {n} vertices into {devices} parts, one per device"),
-        )
-        .into());
-    }
-    if A::WEIGHTED && csr.weights().is_none() {
-        return Err(
-            Error::invalid("graph weights", "none", "this traversal needs arc weights").into(),
-        );
-    }
-    let mut init = vec![UNREACHED; n];
-    for &s in sources {
-        if let Some(x) = init.get_mut(s as usize) {
-            *x = 0;
-        }
-    }
-    let mut programs = Vec::with_capacity(devices);
-    let mut seeds = vec![Vec::new(); devices];
-    for &s in sources {
-        if (s as usize) < n {
-            seeds[partition.owner(s)].push(s);
-        }
-    }
-    for (d, device) in context.devices().iter().enumerate() {
-        programs.push(Arc::new(upload_program::<A>(
-            device,
-            csr,
-            partition.range(d),
-            &init,
-        )?));
-    }
-    let stats = run(context, &programs, seeds, options)?;
-    let mut values = vec![UNREACHED; n];
-    for (d, device) in context.devices().iter().enumerate() {
-        let r = partition.range(d);
-        let part = programs[d]
-            .ops
-            .values
-            .buffer
-            .slice(r.start as usize..r.end as usize)?;
-        let got = device.download(&part)?;
-        values[r.start as usize..r.end as usize].copy_from_slice(&got);
-    }
-    Ok(TraversalOutput { values, stats })
-}
-
-fn upload_program<A: MinTraversal>(
-    device: &Device,
-    csr: &Csr,
-    owned: Range<u32>,
-    init: &[u32],
-) -> Result<MinProgram<A>, Error> {
-    let offsets = device.upload(csr.offsets())?;
-    let targets = device.upload(csr.targets())?;
-    let weights = match (A::WEIGHTED, csr.weights()) {
-        (true, Some(w)) => Some(device.upload(w)?),
-        _ => None,
-    };
-    let values = device.upload(init)?;
-    device.stream().synchronize()?;
-    let local_vertices = (owned.end - owned.start) as usize;
-    let local_arcs =
-        (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
-    Ok(MinProgram {
-        offsets,
-        targets,
-        weights,
-        ops: MinSplitOps {
-            owned,
-            values: ValueArray::new(values)?,
-        },
-        capacity: 2 * (local_vertices + local_arcs) + 1024,
-        _algo: std::marker::PhantomData,
-    })
+    MinTraversalSolver::<A>::new(context, csr, partition, options)?.run(sources, options)
 }

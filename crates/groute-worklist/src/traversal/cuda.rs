@@ -1,0 +1,457 @@
+//! The CUDA [`DeviceWorker`] of the min traversals: device-resident CSR, a full-length value
+//! array, the device circular worklist and rotating outgoing buffers of `kernels/include/
+//! worklist.cuh`, the expand / split-receive kernels of `kernels/include/traversal.cuh`
+//! (instantiated per algorithm), and one 32-byte control block read back once per step.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use groute_core::cuda::{
+    CudaFunction, CudaModule, CudaStream, DevicePtr, KernelSource, LaunchConfig,
+};
+use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment, Stream};
+
+use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts};
+use crate::error::WorklistError;
+use crate::split::VertexValue;
+
+/// The CUDA kernels of one min traversal (see `kernels/include/traversal.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraversalKernels {
+    /// The translation unit that instantiates `GROUTE_TRAVERSAL_KERNELS` (`kernels/bfs.cu`).
+    pub source: &'static KernelSource,
+    /// The expand kernel's name (`"bfs_expand"`).
+    pub expand: &'static str,
+    /// The split-receive kernel's name (`"bfs_split_receive"`).
+    pub split_receive: &'static str,
+}
+
+/// Threads per block of both kernels.
+const BLOCK: u32 = 256;
+/// Outgoing buffers allocated up front per device (more are allocated under backpressure).
+const OUTGOING_BUFFERS: usize = 3;
+/// At most this many outgoing buffers per device (sends in flight plus the current one).
+const MAX_OUTGOING_BUFFERS: usize = 64;
+/// Words of the control block (`groute::CTRL_WORDS`).
+const CTRL_WORDS: usize = 8;
+const CTRL_WL_END: usize = 0;
+const CTRL_SEND_END: usize = 1;
+const CTRL_WL_OVERFLOW: usize = 2;
+const CTRL_SEND_OVERFLOW: usize = 3;
+
+/// One device's storage for a CUDA min traversal, kept across runs (allocated once).
+pub(crate) struct CudaTraversalDevice {
+    stream: Stream,
+    owned: Range<u32>,
+    offsets: Buffer<u64>,
+    targets: Buffer<u32>,
+    weights: Option<Buffer<u32>>,
+    pub(crate) values: Buffer<u32>,
+    wl: Buffer<u32>,
+    outgoing: Vec<Buffer<VertexValue>>,
+    ctrl: Buffer<u32>,
+    ctrl_host: Buffer<u32>,
+    expand: CudaFunction,
+    split: CudaFunction,
+    resident_grid: u32,
+}
+
+impl CudaTraversalDevice {
+    /// Uploads the CSR (and weights) to `device`, allocates the value array, a local worklist
+    /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
+    /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        context: &groute_core::Context,
+        device: &Device,
+        kernels: &TraversalKernels,
+        csr: &groute_graph::Csr,
+        weighted: bool,
+        owned: Range<u32>,
+        wl_capacity: usize,
+        send_capacity: usize,
+    ) -> Result<Self, WorklistError> {
+        let stream = device.stream().clone();
+        let module = CudaModule::load(stream.raw().as_ref(), kernels.source)?;
+        let expand = module.function(kernels.expand)?;
+        let split = module.function(kernels.split_receive)?;
+        let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
+        let wl_cap = wl_capacity
+            .clamp(1024, 1 << 31)
+            .checked_next_power_of_two()
+            .unwrap_or(1 << 31);
+        let send_cap = send_capacity.clamp(1, u32::MAX as usize);
+        let offsets = device.upload(csr.offsets())?;
+        let targets = device.upload(csr.targets())?;
+        let weights = match (weighted, csr.weights()) {
+            (true, Some(w)) => Some(device.upload(w)?),
+            _ => None,
+        };
+        let values = device.alloc::<u32>(csr.num_vertices().max(1))?;
+        let wl = device.alloc::<u32>(wl_cap)?;
+        let outgoing = (0..OUTGOING_BUFFERS)
+            .map(|_| device.alloc::<VertexValue>(send_cap))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
+        stream.synchronize()?;
+        Ok(CudaTraversalDevice {
+            stream,
+            owned,
+            offsets,
+            targets,
+            weights,
+            values,
+            wl,
+            outgoing,
+            ctrl,
+            ctrl_host,
+            expand,
+            split,
+            resident_grid,
+        })
+    }
+
+    /// A worker for one run: values reset (`sources` at 0), `seeds` in the local worklist.
+    pub(crate) fn worker<'a>(
+        &'a mut self,
+        device: &'a Device,
+        sources: &[u32],
+        seeds: &[u32],
+    ) -> Result<CudaTraversalWorker<'a>, WorklistError> {
+        let s = &self.stream;
+        s.fill(&self.values, crate::traversal::UNREACHED)?;
+        for &v in sources {
+            let v = v as usize;
+            if v < self.values.len() {
+                s.fill(&self.values.slice(v..v + 1)?, 0u32)?;
+            }
+        }
+        s.fill(&self.ctrl, 0u32)?;
+        let k = seeds.len();
+        if k > self.wl.len() {
+            return Err(capacity("device local worklist", self.wl.len(), k, WL_SETTING).into());
+        }
+        if k > 0 {
+            let staged = device.upload(seeds)?;
+            s.copy(&self.wl.slice(0..k)?, &staged)?;
+            s.fill(&self.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, k as u32)?;
+        }
+        s.synchronize()?;
+        let free = (1..self.outgoing.len()).rev().collect();
+        Ok(CudaTraversalWorker {
+            device,
+            storage: self,
+            start: 0,
+            end: k as u32,
+            send_end: 0,
+            send_base: 0,
+            current: 0,
+            free,
+            in_flight: VecDeque::new(),
+            seeds: k as u64,
+        })
+    }
+
+    fn cuda_stream(&self) -> Result<&CudaStream, Error> {
+        CudaStream::from_raw(self.stream.raw().as_ref())
+    }
+
+    fn keep_alive(&self, extra: &[&Buffer<VertexValue>]) -> Result<(), Error> {
+        let mut mem = vec![
+            self.values.raw().memory,
+            self.wl.raw().memory,
+            self.ctrl.raw().memory,
+            self.offsets.raw().memory,
+            self.targets.raw().memory,
+        ];
+        if let Some(w) = &self.weights {
+            mem.push(w.raw().memory);
+        }
+        mem.extend(extra.iter().map(|b| b.raw().memory));
+        self.cuda_stream()?.keep_alive(mem)
+    }
+
+    /// Enqueues `<algo>_expand` over worklist positions `[first, first + count)`, appending
+    /// remote output to `out` from position `send_base`.
+    fn launch_expand(
+        &self,
+        first: u32,
+        count: u32,
+        out: &Buffer<VertexValue>,
+        send_base: u32,
+    ) -> Result<(), Error> {
+        let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
+        let weights = match &self.weights {
+            Some(w) => DevicePtr::<u32>::from_slice(&w.raw())?,
+            None => DevicePtr::null(),
+        };
+        let args = (
+            DevicePtr::<u32>::from_slice(&self.values.raw())?,
+            DevicePtr::<u64>::from_slice(&self.offsets.raw())?,
+            DevicePtr::<u32>::from_slice(&self.targets.raw())?,
+            weights,
+            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
+            (self.wl.len() - 1) as u32,
+            first,
+            count,
+            DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
+            DevicePtr::<VertexValue>::from_slice(&out.raw())?,
+            out.len() as u32,
+            send_base,
+            self.owned.start,
+            self.owned.end,
+        );
+        // SAFETY: <algo>_expand(unsigned* values, const unsigned long long* offsets,
+        // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
+        // unsigned first, unsigned count, unsigned* ctrl, VertexValue* send_data,
+        // unsigned send_capacity, unsigned send_base, unsigned owned_begin, unsigned owned_end)
+        // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field.
+        // `values` holds one u32 per vertex and `offsets` num_vertices + 1 entries, so every
+        // vertex id in the worklist and every CSR target indexes them in bounds; `weights` is
+        // null only for unweighted traversals (the kernel then never reads it) and otherwise
+        // holds one weight per arc; the worklist has wl_mask + 1 slots (a power of two, the
+        // kernel masks every position) and `count` <= the items in it; the outgoing buffer has
+        // send_capacity slots and the kernel bounds-checks every append (overflow word);
+        // `ctrl` holds CTRL_WORDS u32. All are device memory of this stream's device, kept
+        // alive below until the kernel completes.
+        unsafe {
+            self.expand
+                .launch(self.stream.raw().as_ref(), config, args)?
+        };
+        self.keep_alive(&[out])
+    }
+
+    /// Enqueues `<algo>_split_receive` over the received `packet`.
+    fn launch_split(
+        &self,
+        packet: &Buffer<VertexValue>,
+        first: u32,
+        out: &Buffer<VertexValue>,
+        send_base: u32,
+    ) -> Result<(), Error> {
+        let count = u32::try_from(packet.len()).map_err(|_| {
+            Error::invalid(
+                "packet_size (--packet-size)",
+                packet.len(),
+                "at most u32::MAX items",
+            )
+        })?;
+        let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
+        let args = (
+            DevicePtr::<u32>::from_slice(&self.values.raw())?,
+            DevicePtr::<VertexValue>::from_slice(&packet.raw())?,
+            count,
+            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
+            (self.wl.len() - 1) as u32,
+            first,
+            DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
+            DevicePtr::<VertexValue>::from_slice(&out.raw())?,
+            out.len() as u32,
+            send_base,
+            self.owned.start,
+            self.owned.end,
+        );
+        // SAFETY: <algo>_split_receive(unsigned* values, const VertexValue* received,
+        // unsigned count, unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
+        // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
+        // unsigned owned_begin, unsigned owned_end): the tuple matches it field by field;
+        // `received` holds `count` items (the packet's length) whose vertex ids are below the
+        // value array's length (every producer took them from this graph's CSR); worklist,
+        // outgoing buffer and control block as in `launch_expand`. The packet stays valid
+        // until the driver releases it after this step's synchronisation; the rest is kept
+        // alive below.
+        unsafe {
+            self.split
+                .launch(self.stream.raw().as_ref(), config, args)?
+        };
+        self.keep_alive(&[packet, out])
+    }
+}
+
+const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
+const SEND_SETTING: &str = "send_capacity (--send-capacity)";
+
+fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
+    Error::CapacityExceeded {
+        what: what.into(),
+        capacity: capacity as u64,
+        needed: needed as u64,
+        setting,
+    }
+}
+
+/// One run of a CUDA min traversal on one device.
+pub(crate) struct CudaTraversalWorker<'a> {
+    device: &'a Device,
+    storage: &'a mut CudaTraversalDevice,
+    /// First unconsumed worklist position.
+    start: u32,
+    /// End of the worklist's valid range (`ctrl[CTRL_WL_END]` as last read back).
+    end: u32,
+    /// Outgoing reservation counter (`ctrl[CTRL_SEND_END]` as last read back).
+    send_end: u32,
+    /// Position of the current outgoing buffer's first item.
+    send_base: u32,
+    /// Index of the current outgoing buffer.
+    current: usize,
+    /// Outgoing buffers free for reuse.
+    free: Vec<usize>,
+    /// Outgoing buffers being sent, oldest first.
+    in_flight: VecDeque<usize>,
+    seeds: u64,
+}
+
+impl CudaTraversalWorker<'_> {
+    /// Reads the control block back (one 32-byte copy, then a synchronisation) and turns an
+    /// overflow into the error naming the setting to raise.
+    fn read_back(&mut self) -> Result<(), Error> {
+        let s = &self.storage.stream;
+        s.copy(&self.storage.ctrl_host, &self.storage.ctrl)?;
+        s.synchronize()?;
+        // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
+        // nothing else writes it.
+        let words =
+            unsafe { self.storage.ctrl_host.as_host_slice() }.ok_or(Error::Unsupported {
+                operation: "reading the control block back",
+                backend: "cuda",
+            })?;
+        let mut w = [0u32; CTRL_WORDS];
+        w.copy_from_slice(&words[..CTRL_WORDS]);
+        if w[CTRL_WL_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device local worklist",
+                self.storage.wl.len(),
+                w[CTRL_WL_OVERFLOW] as usize,
+                WL_SETTING,
+            ));
+        }
+        if w[CTRL_SEND_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device ring send buffer",
+                self.storage.outgoing[0].len(),
+                w[CTRL_SEND_OVERFLOW] as usize,
+                SEND_SETTING,
+            ));
+        }
+        self.end = w[CTRL_WL_END];
+        self.send_end = w[CTRL_SEND_END];
+        Ok(())
+    }
+}
+
+impl DeviceWorker for CudaTraversalWorker<'_> {
+    type Packed = VertexValue;
+
+    fn initial_items(&self) -> u64 {
+        self.seeds
+    }
+
+    fn split_receive(
+        &mut self,
+        packets: Vec<PendingSegment<VertexValue>>,
+    ) -> Result<ReceiveCounts, WorklistError> {
+        let (old_end, old_send) = (self.end, self.send_end);
+        let mut received = 0u64;
+        let out = &self.storage.outgoing[self.current];
+        for p in &packets {
+            received += p.segment().len() as u64;
+            self.storage.stream.wait(p.ready())?;
+            self.storage
+                .launch_split(p.segment().data(), self.start, out, self.send_base)?;
+        }
+        self.read_back()?;
+        // Synchronised: the split kernels no longer read the packets.
+        for p in packets {
+            p.release(Event::ready());
+        }
+        Ok(ReceiveCounts {
+            received,
+            kept: u64::from(self.end.wrapping_sub(old_end)),
+            passed: u64::from(self.send_end.wrapping_sub(old_send)),
+        })
+    }
+
+    fn local_len(&self) -> usize {
+        self.end.wrapping_sub(self.start) as usize
+    }
+
+    fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
+        let count = self.local_len().min(max_batch) as u32;
+        if count == 0 {
+            return Ok(RoundCounts::default());
+        }
+        let (old_end, old_send) = (self.end, self.send_end);
+        let out = &self.storage.outgoing[self.current];
+        self.storage
+            .launch_expand(self.start, count, out, self.send_base)?;
+        self.read_back()?;
+        self.start = self.start.wrapping_add(count);
+        let kept = u64::from(self.end.wrapping_sub(old_end));
+        let sent = u64::from(self.send_end.wrapping_sub(old_send));
+        Ok(RoundCounts {
+            consumed: u64::from(count),
+            processed: u64::from(count),
+            produced: kept + sent,
+            kept,
+            sent,
+        })
+    }
+
+    fn outgoing_len(&self) -> usize {
+        self.send_end.wrapping_sub(self.send_base) as usize
+    }
+
+    fn take_outgoing(&mut self) -> Result<Option<Outgoing<VertexValue>>, WorklistError> {
+        let len = self.outgoing_len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let data = self.storage.outgoing[self.current].slice(0..len)?;
+        let ready = self.storage.stream.record()?;
+        self.in_flight.push_back(self.current);
+        self.current = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                // Every buffer is still being copied (the successor is slow to take packets):
+                // take a new one rather than wait, so the ring never waits in a circle.
+                let n = self.storage.outgoing.len();
+                if n >= MAX_OUTGOING_BUFFERS {
+                    return Err(capacity(
+                        "device ring send buffers in flight",
+                        n,
+                        n + 1,
+                        "packet_size (--packet-size) and ring_buffers",
+                    )
+                    .into());
+                }
+                let cap = self.storage.outgoing[0].len();
+                self.storage
+                    .outgoing
+                    .push(self.device.alloc::<VertexValue>(cap)?);
+                n
+            }
+        };
+        self.send_base = self.send_end;
+        Ok(Some((
+            Segment::new(data, Endpoint::Device(self.device.id())),
+            ready,
+        )))
+    }
+
+    fn reuses_outgoing(&self) -> bool {
+        true
+    }
+
+    fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {
+        if let Some(i) = self.in_flight.pop_front() {
+            self.storage.stream.wait(&done)?;
+            self.free.push(i);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), WorklistError> {
+        Ok(self.storage.stream.synchronize()?)
+    }
+}
