@@ -1,0 +1,134 @@
+//! Link throughput against packet size, and small-message latency.
+//!
+//! Runs on the best backend present (`GROUTE_BENCH_BACKEND=host|cuda|auto`, default auto) and
+//! says which in every benchmark name: device 0 -> device 1 and host -> device 0 with one
+//! 32 MiB message per iteration (packets of 64 KiB to 16 MiB, 4 receive buffers; the consumer
+//! releases each packet after its copy event), and the latency of one 4 KiB message from send
+//! to receive-ready on the destination.
+
+#![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
+
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use groute::prelude::*;
+
+const MESSAGE_BYTES: usize = 32 << 20;
+const PACKET_BYTES: &[usize] = &[64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20];
+
+fn context() -> Context {
+    let choice: BackendChoice = std::env::var("GROUTE_BENCH_BACKEND")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(BackendChoice::Auto);
+    let ctx = Context::builder()
+        .devices(2)
+        .backend(choice)
+        .build()
+        .expect("a context with 2 devices");
+    if let Some(note) = ctx.fallback_note() {
+        eprintln!("note: {note}");
+    }
+    eprintln!(
+        "link bench on the {} backend: {}",
+        ctx.backend_kind(),
+        ctx.devices()[0].properties().name
+    );
+    ctx
+}
+
+/// A message of `len` elements on `src`, ready at once.
+fn message(ctx: &Context, src: Endpoint, len: usize) -> Segment<u32> {
+    let data: Vec<u32> = (0..len as u32).collect();
+    let buf = match src {
+        Endpoint::Device(d) => {
+            let dev = ctx.device(d).expect("device");
+            let b = dev.upload(&data).expect("upload");
+            dev.stream().synchronize().expect("sync");
+            b
+        }
+        _ => ctx.host_buffer_from(&data).expect("host buffer"),
+    };
+    Segment::new(buf, src)
+}
+
+/// Sends `msg` and receives every packet; returns when all copies are done.
+fn transfer(link: &Link<u32>, msg: &Segment<u32>) {
+    let sent = link.send(msg.clone(), Event::ready()).expect("send");
+    let mut received = 0;
+    while received < msg.len() {
+        let p = link
+            .receive_timeout(Duration::from_secs(60))
+            .expect("receive in time")
+            .expect("data before end of stream");
+        received += p.segment().len();
+        let ready = p.ready().clone();
+        p.release(ready);
+    }
+    sent.wait().expect("copies done");
+}
+
+fn throughput(c: &mut Criterion) {
+    let ctx = context();
+    let backend = ctx.backend_kind();
+    let d0 = Endpoint::Device(DeviceId(0));
+    let d1 = Endpoint::Device(DeviceId(1));
+    let len = MESSAGE_BYTES / 4;
+    let mut group = c.benchmark_group(format!("link_throughput_{backend}"));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_millis(500));
+    group.throughput(Throughput::Bytes(MESSAGE_BYTES as u64));
+    for (name, src, dst) in [
+        ("dev0_to_dev1", d0, d1),
+        ("host_to_dev0", Endpoint::Host, d0),
+    ] {
+        let msg = message(&ctx, src, len);
+        for &packet_bytes in PACKET_BYTES {
+            let link = Link::<u32>::new(&ctx, src, dst, LinkConfig::new(packet_bytes / 4, 4))
+                .expect("link");
+            group.bench_with_input(
+                BenchmarkId::new(name, format!("{}KiB", packet_bytes >> 10)),
+                &packet_bytes,
+                |b, _| b.iter(|| transfer(&link, &msg)),
+            );
+        }
+    }
+    group.finish();
+}
+
+fn latency(c: &mut Criterion) {
+    let ctx = context();
+    let backend = ctx.backend_kind();
+    let d0 = Endpoint::Device(DeviceId(0));
+    let d1 = Endpoint::Device(DeviceId(1));
+    let mut group = c.benchmark_group(format!("link_latency_{backend}"));
+    group.sample_size(50);
+    group.measurement_time(Duration::from_secs(3));
+    for (name, src, dst) in [
+        ("dev0_to_dev1_4KiB", d0, d1),
+        ("host_to_dev0_4KiB", Endpoint::Host, d0),
+    ] {
+        let msg = message(&ctx, src, 1024);
+        let link = Link::<u32>::new(&ctx, src, dst, LinkConfig::new(1024, 2)).expect("link");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let _sent = link.send(msg.clone(), Event::ready()).expect("send");
+                let p = link
+                    .receive_timeout(Duration::from_secs(10))
+                    .expect("receive in time")
+                    .expect("data");
+                p.wait().expect("receive-ready");
+                p.release(Event::ready());
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = throughput, latency
+}
+criterion_main!(benches);
