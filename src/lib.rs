@@ -3,6 +3,7 @@
 //! `use groute::prelude::*` brings in what an application needs: the context, endpoints,
 //! segments, events, links, routers and the built-in routing policies.
 pub use groute_bfs as bfs;
+pub use groute_cc as cc;
 pub use groute_core as core;
 pub use groute_graph as graph;
 pub use groute_pagerank as pagerank;

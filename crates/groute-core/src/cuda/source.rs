@@ -26,6 +26,12 @@ pub const PBF: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/pbf.cu"),
 };
 
+/// `kernels/cc.cu`: connected components (init, hook, compress, merge); launched by `groute-cc`.
+pub const CC: KernelSource = KernelSource {
+    name: "cc.cu",
+    source: include_str!("../../../../kernels/cc.cu"),
+};
+
 /// `kernels/bfs.cu`: BFS expand and split-receive (the generic min traversal of
 /// `kernels/include/traversal.cuh`); launched by `groute-worklist`'s traversal worker.
 pub const BFS: KernelSource = KernelSource {
@@ -55,4 +61,4 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, BFS];
+pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS];

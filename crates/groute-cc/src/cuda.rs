@@ -1,0 +1,182 @@
+//! Typed launch wrappers for `kernels/cc.cu` (CUDA backend).
+//!
+//! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
+//! looks up its four kernels; each method validates sizes, takes device pointers, launches with
+//! one `SAFETY` comment naming the kernel's signature, and keeps the memory alive until the
+//! kernel completes. Nothing is synchronised.
+//!
+//! The kernels check every vertex index against the parent array's length, so no content of
+//! the buffers (a corrupted array, an edge out of range) can make them access memory out of
+//! bounds: out-of-range edges and entries are skipped.
+
+use std::sync::Arc;
+
+use groute_core::backend::RawMemory;
+use groute_core::cuda::{
+    CudaFunction, CudaModule, CudaStream, DevicePtr, KERNELS, KernelSource, LaunchConfig,
+};
+use groute_core::{Buffer, Error as CoreError, Stream};
+
+use crate::{CcError, Edge};
+
+/// Threads per block of every CC kernel.
+pub const CC_BLOCK: u32 = 256;
+
+/// The kernel source (`kernels/cc.cu`), from the project's kernel list.
+pub fn source() -> Result<&'static KernelSource, CcError> {
+    KERNELS.iter().find(|k| k.name == "cc.cu").ok_or_else(|| {
+        CcError::Core(CoreError::invalid(
+            "kernel source",
+            "cc.cu",
+            "missing from groute_core::cuda::KERNELS",
+        ))
+    })
+}
+
+/// The CC kernels loaded for one device, with their grid sizes (resident blocks).
+#[derive(Clone, Debug)]
+pub struct CcKernels {
+    init: CudaFunction,
+    hook: CudaFunction,
+    compress: CudaFunction,
+    merge: CudaFunction,
+    grid: u32,
+}
+
+fn n32(what: &'static str, n: usize) -> Result<u32, CcError> {
+    u32::try_from(n).map_err(|_| CcError::invalid(what, n, "at most u32::MAX elements"))
+}
+
+fn device_memory<T: bytemuck::Pod>(b: &Buffer<T>) -> Arc<dyn RawMemory> {
+    b.raw().memory
+}
+
+impl CcKernels {
+    /// Loads the module for the device of `stream` (a CUDA stream).
+    pub fn load(stream: &Stream) -> Result<Self, CcError> {
+        let module = CudaModule::load(stream.raw().as_ref(), source()?)?;
+        let init = module.function("cc_init")?;
+        let hook = module.function("cc_hook_edges")?;
+        let compress = module.function("cc_compress")?;
+        let merge = module.function("cc_merge")?;
+        let mut grid = u32::MAX;
+        for f in [&init, &hook, &compress, &merge] {
+            grid = grid.min(f.max_resident_grid(CC_BLOCK, 0)?.max(1));
+        }
+        Ok(CcKernels {
+            init,
+            hook,
+            compress,
+            merge,
+            grid,
+        })
+    }
+
+    fn config(&self, n: usize) -> LaunchConfig {
+        LaunchConfig::for_elements(n, CC_BLOCK, Some(self.grid))
+    }
+
+    fn finish(stream: &Stream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), CcError> {
+        CudaStream::from_raw(stream.raw().as_ref())?.keep_alive(memory)?;
+        Ok(())
+    }
+
+    /// `parent[v] = v` for every `v`.
+    pub fn init(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
+        // SAFETY: cc_init(unsigned* parent, unsigned n): the tuple matches it field by field;
+        // `parent` is device memory of n u32s (from_slice checked it is device-addressable and
+        // aligned) kept alive below until the kernel completes; the kernel writes indices < n.
+        unsafe {
+            self.init
+                .launch(stream.raw().as_ref(), self.config(n as usize), args)?
+        };
+        Self::finish(stream, vec![device_memory(parent)])
+    }
+
+    /// Hooks every edge of `edges` into `parent` (edges with an endpoint out of range are
+    /// skipped). `edges` must be valid in stream order and unwritten until the kernel completes.
+    pub fn hook_edges(
+        &self,
+        stream: &Stream,
+        edges: &Buffer<Edge>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        if edges.is_empty() || n == 0 {
+            return Ok(());
+        }
+        let args = (
+            // u64: checks the 8-byte alignment that a `uint2` load needs.
+            DevicePtr::<u64>::from_slice(&edges.raw())?,
+            edges.len() as u64,
+            DevicePtr::<u32>::from_slice(&parent.raw())?,
+            n,
+        );
+        // SAFETY: cc_hook_edges(const uint2* edges, unsigned long long m, unsigned* parent,
+        // unsigned n): the tuple matches it field by field; `edges` holds m 8-byte `Edge`s
+        // (repr(C) {u, v} = uint2 {x, y}), 8-byte aligned (checked by from_slice::<u64>);
+        // `parent` holds n u32s; both are device-addressable and kept alive below until the
+        // kernel completes; the kernel checks every index against n before using it.
+        unsafe {
+            self.hook
+                .launch(stream.raw().as_ref(), self.config(edges.len()), args)?
+        };
+        Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
+    }
+
+    /// Pointer jumping: afterwards every vertex points at its root.
+    pub fn compress(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
+        // SAFETY: cc_compress(unsigned* parent, unsigned n): the tuple matches it field by
+        // field; `parent` is device memory of n u32s, kept alive below until the kernel
+        // completes; the kernel follows only entries below n.
+        unsafe {
+            self.compress
+                .launch(stream.raw().as_ref(), self.config(n as usize), args)?
+        };
+        Self::finish(stream, vec![device_memory(parent)])
+    }
+
+    /// Merges another array's entries: `other[k]` is the parent of vertex `offset + k` there,
+    /// hooked here as the edge `(offset + k, other[k])`. `other` as `edges` in
+    /// [`CcKernels::hook_edges`].
+    pub fn merge(
+        &self,
+        stream: &Stream,
+        offset: usize,
+        other: &Buffer<u32>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        let count = n32("merge packet length", other.len())?;
+        let offset = n32("merge packet offset", offset)?;
+        if count == 0 || n == 0 {
+            return Ok(());
+        }
+        let args = (
+            DevicePtr::<u32>::from_slice(&other.raw())?,
+            offset,
+            count,
+            DevicePtr::<u32>::from_slice(&parent.raw())?,
+            n,
+        );
+        // SAFETY: cc_merge(const unsigned* other, unsigned offset, unsigned count,
+        // unsigned* parent, unsigned n): the tuple matches it field by field; `other` holds
+        // count u32s and `parent` n u32s, both device-addressable and kept alive below until the
+        // kernel completes; the kernel checks every vertex index against n before using it.
+        unsafe {
+            self.merge
+                .launch(stream.raw().as_ref(), self.config(count as usize), args)?
+        };
+        Self::finish(stream, vec![device_memory(other), device_memory(parent)])
+    }
+}

@@ -1,0 +1,240 @@
+//! Host-backend kernels: the same hook, compress and merge as `kernels/cc.cu`, as Rust
+//! functions over atomics, parallelised with rayon.
+//!
+//! The slice functions ([`hook_edges`], [`compress`], [`merge`]) work on any `&[AtomicU32]`
+//! and are what the `enqueue_*` wrappers run on a device's executor thread.
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use groute_cc::{host, Edge};
+//!
+//! let parent: Vec<AtomicU32> = (0..5).map(AtomicU32::new).collect();
+//! host::hook_edges(&[Edge::new(4, 1), Edge::new(1, 3)], &parent);
+//! host::compress(&parent);
+//! let labels: Vec<u32> = parent.iter().map(|p| p.load(Ordering::Relaxed)).collect();
+//! assert_eq!(labels, vec![0, 1, 2, 1, 1]);
+//! ```
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use groute_core::{Buffer, Error as CoreError, Stream};
+use rayon::prelude::*;
+
+use crate::{CcError, Edge};
+
+/// Elements per rayon task (small tasks cost more than they balance).
+const GRAIN: usize = 1 << 12;
+
+#[inline]
+fn load(parent: &[AtomicU32], v: u32) -> u32 {
+    parent[v as usize].load(Ordering::Acquire)
+}
+
+/// Unites the trees of `u` and `v`: hooks the higher root under the lower value with a
+/// compare-and-swap, climbing on when another thread hooked that root first (Afforest's link).
+/// Keeps `parent[x] <= x` for every `x`. Indices out of range (a corrupted array, or `u`, `v`
+/// outside it) stop the climb instead of panicking.
+#[inline]
+pub fn link(u: u32, v: u32, parent: &[AtomicU32]) {
+    let n = parent.len();
+    if u as usize >= n || v as usize >= n {
+        return;
+    }
+    let mut p1 = load(parent, u);
+    let mut p2 = load(parent, v);
+    while p1 != p2 && (p1 as usize) < n && (p2 as usize) < n {
+        let (high, low) = if p1 > p2 { (p1, p2) } else { (p2, p1) };
+        let p_high = load(parent, high);
+        if p_high == low || p_high as usize >= n {
+            break;
+        }
+        if p_high == high
+            && parent[high as usize]
+                .compare_exchange(high, low, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            break;
+        }
+        p1 = load(parent, p_high);
+        p2 = load(parent, low);
+    }
+}
+
+/// `parent[v] = v` for every `v`.
+pub fn init(parent: &[AtomicU32]) {
+    parent
+        .par_iter()
+        .with_min_len(GRAIN)
+        .enumerate()
+        .for_each(|(v, p)| p.store(v as u32, Ordering::Relaxed));
+}
+
+/// Hooks every edge into `parent` (endpoints must be below `parent.len()`).
+pub fn hook_edges(edges: &[Edge], parent: &[AtomicU32]) {
+    edges.par_iter().with_min_len(GRAIN).for_each(|e| {
+        if e.u != e.v {
+            link(e.u, e.v, parent);
+        }
+    });
+}
+
+/// Pointer jumping: afterwards every vertex points at the root of its tree.
+pub fn compress(parent: &[AtomicU32]) {
+    parent
+        .par_iter()
+        .with_min_len(GRAIN)
+        .enumerate()
+        .for_each(|(v, slot)| {
+            let mut p = slot.load(Ordering::Acquire);
+            if p as usize == v || p as usize >= parent.len() {
+                return;
+            }
+            let mut pp = load(parent, p);
+            if pp == p {
+                return;
+            }
+            while p != pp && (pp as usize) < parent.len() {
+                p = pp;
+                pp = load(parent, p);
+            }
+            slot.store(p, Ordering::Release);
+        });
+}
+
+/// Merges another array's entries: `other[k]` is the parent of vertex `offset + k` there, an
+/// edge `(offset + k, other[k])` to hook here.
+pub fn merge(offset: u32, other: &[u32], parent: &[AtomicU32]) {
+    other
+        .par_iter()
+        .with_min_len(GRAIN)
+        .enumerate()
+        .for_each(|(k, &p)| {
+            if let Some(v) = offset.checked_add(k as u32)
+                && p != v
+            {
+                link(v, p, parent);
+            }
+        });
+}
+
+fn atomics(buffer: &Buffer<u32>) -> Result<&[AtomicU32], CcError> {
+    buffer
+        .host_atomic_u32()
+        .ok_or(CcError::Core(CoreError::Unsupported {
+            operation: "host kernels on memory the host cannot address",
+            backend: "this",
+        }))
+}
+
+fn check_host<T: bytemuck::Pod>(buffer: &Buffer<T>) -> Result<(), CcError> {
+    match buffer.host_ptr() {
+        Some(_) => Ok(()),
+        None if buffer.is_empty() => Ok(()),
+        None => Err(CcError::Core(CoreError::Unsupported {
+            operation: "host kernels on memory the host cannot address",
+            backend: "this",
+        })),
+    }
+}
+
+/// Enqueues [`init`] on `stream` (a host-backend stream).
+pub fn enqueue_init(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+    atomics(parent)?;
+    let parent = parent.clone();
+    stream.launch_host(move || {
+        if let Some(p) = parent.host_atomic_u32() {
+            init(p);
+        }
+    })?;
+    Ok(())
+}
+
+/// Enqueues [`hook_edges`] on `stream`; `edges` must be valid in stream order (wait for the
+/// packet's ready event first) and stay unwritten until the kernel completes.
+pub fn enqueue_hook_edges(
+    stream: &Stream,
+    edges: &Buffer<Edge>,
+    parent: &Buffer<u32>,
+) -> Result<(), CcError> {
+    atomics(parent)?;
+    check_host(edges)?;
+    let (edges, parent) = (edges.clone(), parent.clone());
+    stream.launch_host(move || {
+        // SAFETY: the stream waited for the event that makes `edges` valid before this
+        // kernel, and the link reuses the receive buffer only after the release event, which
+        // is recorded after this kernel: nothing writes the range while the slice lives.
+        let e = unsafe { edges.as_host_slice() };
+        if let (Some(e), Some(p)) = (e, parent.host_atomic_u32()) {
+            hook_edges(e, p);
+        }
+    })?;
+    Ok(())
+}
+
+/// Enqueues [`compress`] on `stream`.
+pub fn enqueue_compress(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+    atomics(parent)?;
+    let parent = parent.clone();
+    stream.launch_host(move || {
+        if let Some(p) = parent.host_atomic_u32() {
+            compress(p);
+        }
+    })?;
+    Ok(())
+}
+
+/// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_hook_edges`].
+pub fn enqueue_merge(
+    stream: &Stream,
+    offset: u32,
+    other: &Buffer<u32>,
+    parent: &Buffer<u32>,
+) -> Result<(), CcError> {
+    atomics(parent)?;
+    check_host(other)?;
+    let (other, parent) = (other.clone(), parent.clone());
+    stream.launch_host(move || {
+        // SAFETY: as in `enqueue_hook_edges`: `other` is a received packet, valid in stream
+        // order and not reused by its link before the release event recorded after this kernel.
+        let o = unsafe { other.as_host_slice() };
+        if let (Some(o), Some(p)) = (o, parent.host_atomic_u32()) {
+            merge(offset, o, p);
+        }
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(parent: &[AtomicU32]) -> Vec<u32> {
+        parent.iter().map(|p| p.load(Ordering::Relaxed)).collect()
+    }
+
+    #[test]
+    fn hook_then_compress_gives_minimum_labels() {
+        let parent: Vec<AtomicU32> = (0..8).map(|_| AtomicU32::new(0)).collect();
+        init(&parent);
+        hook_edges(
+            &[
+                Edge::new(7, 5),
+                Edge::new(5, 6),
+                Edge::new(3, 3),
+                Edge::new(2, 4),
+            ],
+            &parent,
+        );
+        compress(&parent);
+        assert_eq!(labels(&parent), vec![0, 1, 2, 3, 2, 5, 5, 5]);
+    }
+
+    #[test]
+    fn merge_unites_two_forests() {
+        let a: Vec<AtomicU32> = [0, 1, 1, 3, 3].into_iter().map(AtomicU32::new).collect();
+        // The other side saw 2-3: (vertex, parent) entries 3 -> 2.
+        merge(2, &[2, 2, 4], &a);
+        compress(&a);
+        assert_eq!(labels(&a), vec![0, 1, 1, 1, 1]);
+    }
+}

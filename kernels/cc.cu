@@ -1,0 +1,113 @@
+// Connected components: hook (high-to-low, atomic) and pointer-jumping compress over a parent
+// array, as used by groute-cc (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
+//
+// Invariant of the parent array: parent[v] <= v for every v, and a vertex is a root when
+// parent[v] == v. Hooking only ever points a root at a smaller vertex, and compressing only
+// points a vertex at one of its ancestors, so the root of every tree is the smallest vertex of
+// the tree, and once the components are single trees, the fully compressed array labels every
+// vertex with the minimum vertex id of its component.
+//
+// Every read of the parent array that may race with a hook of another thread is a volatile
+// (L2) load: the L1 is not coherent across multiprocessors. Kernels of one stream never
+// overlap, so a compress never races with a hook.
+//
+// Launch: 1-D blocks, any grid; every kernel is a grid-stride loop.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+namespace {
+
+__device__ __forceinline__ u32 load_parent(const u32* parent, u32 v) {
+    return *reinterpret_cast<const volatile u32*>(parent + v);
+}
+
+// Unites the trees of u and v (the link of Afforest, Sutton et al. 2018): climbs from both
+// ends one step at a time and hooks the higher root under the lower value with a CAS; when the
+// CAS loses (another thread hooked that root first), climbs on from where it was hooked.
+// Every index is checked against n, so a corrupted array stops the climb instead of reading
+// out of bounds (the callers pass u, v < n).
+__device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
+    u32 p1 = load_parent(parent, u);
+    u32 p2 = load_parent(parent, v);
+    while (p1 != p2 && p1 < n && p2 < n) {
+        const u32 high = p1 > p2 ? p1 : p2;
+        const u32 low = p1 + p2 - high;
+        const u32 p_high = load_parent(parent, high);
+        if (p_high == low || p_high >= n) {
+            break;  // already hooked there (or corrupted)
+        }
+        if (p_high == high) {
+            // `high` is a root: hook it under `low`.
+            if (atomicCAS(parent + high, high, low) == high) {
+                break;
+            }
+        }
+        p1 = load_parent(parent, p_high);
+        p2 = load_parent(parent, low);
+    }
+}
+
+__device__ __forceinline__ u64 grid_stride() {
+    return static_cast<u64>(gridDim.x) * blockDim.x;
+}
+
+__device__ __forceinline__ u64 global_thread() {
+    return static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+}  // namespace
+
+// parent[v] = v for v < n.
+extern "C" __global__ void cc_init(u32* __restrict__ parent, u32 n) {
+    for (u64 v = global_thread(); v < n; v += grid_stride()) {
+        parent[v] = static_cast<u32>(v);
+    }
+}
+
+// Hooks every edge of `edges[0..m]` (pairs (u, v), 8-byte aligned) into `parent[0..n]`;
+// edges with an endpoint >= n are skipped.
+extern "C" __global__ void cc_hook_edges(const uint2* __restrict__ edges, u64 m, u32* parent,
+                                         u32 n) {
+    for (u64 i = global_thread(); i < m; i += grid_stride()) {
+        const uint2 e = edges[i];
+        if (e.x != e.y && e.x < n && e.y < n) {
+            link(e.x, e.y, parent, n);
+        }
+    }
+}
+
+// Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
+// Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
+extern "C" __global__ void cc_compress(u32* parent, u32 n) {
+    for (u64 i = global_thread(); i < n; i += grid_stride()) {
+        const u32 v = static_cast<u32>(i);
+        u32 p = load_parent(parent, v);
+        if (p == v || p >= n) {
+            continue;
+        }
+        u32 pp = load_parent(parent, p);
+        if (pp == p) {
+            continue;  // already points at a root
+        }
+        while (p != pp && pp < n) {
+            p = pp;
+            pp = load_parent(parent, p);
+        }
+        parent[v] = p;
+    }
+}
+
+// Merges another device's (compressed) parent entries into `parent[0..n]`: entry k of `other`
+// is the parent of vertex `offset + k` there, i.e. an edge (offset + k, other[k]) to hook here.
+// Entries out of range are skipped.
+extern "C" __global__ void cc_merge(const u32* __restrict__ other, u32 offset, u32 count,
+                                    u32* parent, u32 n) {
+    for (u64 k = global_thread(); k < count; k += grid_stride()) {
+        const u64 v = static_cast<u64>(offset) + k;
+        const u32 p = other[k];
+        if (v < n && p < n && p != v) {
+            link(static_cast<u32>(v), p, parent, n);
+        }
+    }
+}
