@@ -222,13 +222,18 @@ fn filter_chunk(
             }
         })
     } else {
-        // CUDA: zero `count` (stream.fill), then launch `pbf_filter_mod(input, n, out, count,
-        // modulus, residue)` from kernels/pbf.cu with the typed launch wrapper of
-        // `groute_core::cuda`; the lead connects it.
-        Err(Error::Unsupported {
-            operation: "the PBF filter kernel (CUDA launch not connected yet)",
-            backend: "cuda",
-        })
+        // CUDA: warp-aggregated append (kernels/pbf.cu); the wrapper zeroes `count` in
+        // stream order and keeps the three buffers alive until the kernel completes.
+        groute_core::cuda::pbf_filter(
+            stream.raw().as_ref(),
+            &packet.segment().data().raw(),
+            &out.raw(),
+            &count.raw(),
+            groute_core::cuda::ModuloPredicate {
+                modulus: predicate.modulus,
+                residue: predicate.residue,
+            },
+        )
     }
 }
 
