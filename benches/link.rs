@@ -22,14 +22,7 @@ fn message_bytes(backend: BackendKind) -> usize {
         _ => 256 << 20,
     }
 }
-const PACKET_BYTES: &[usize] = &[
-    64 << 10,
-    256 << 10,
-    1 << 20,
-    4 << 20,
-    16 << 20,
-    64 << 20,
-];
+const PACKET_BYTES: &[usize] = &[64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 
 fn context() -> Context {
     let choice: BackendChoice = std::env::var("GROUTE_BENCH_BACKEND")
