@@ -20,7 +20,7 @@ use std::time::Instant;
 use clap::Parser;
 use common::{AnyError, Bar, GraphArgs, RunArgs};
 use groute::bfs::{BfsOptions, BfsResult, BfsSolver, UNREACHED, bfs_reference};
-use groute::graph::{Graph, PartitionedGraph, partition_graph};
+use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
 
 /// Breadth-first search on 1..N devices.
@@ -76,49 +76,6 @@ fn main() -> ExitCode {
     common::exit_on_error(run)
 }
 
-/// Ranks vertices by external id: `rank_of` maps an external id to its rank, `ext_of_rank`
-/// lists the external ids in increasing order. Solvers report values by rank.
-struct InputOrder {
-    base: u64,
-    sorted: Option<Vec<u64>>,
-}
-
-impl InputOrder {
-    fn of(graph: &Graph) -> Self {
-        if graph.ids.is_offset() {
-            return InputOrder {
-                base: graph.ids.base(),
-                sorted: None,
-            };
-        }
-        let mut ext: Vec<u64> = (0..graph.num_vertices() as u32)
-            .map(|v| graph.external_id(v))
-            .collect();
-        ext.sort_unstable();
-        InputOrder {
-            base: graph.ids.base(),
-            sorted: Some(ext),
-        }
-    }
-
-    fn rank_of(&self, ext: u64, n: usize) -> Option<u32> {
-        match &self.sorted {
-            None => ext
-                .checked_sub(self.base)
-                .filter(|&r| r < n as u64)
-                .map(|r| r as u32),
-            Some(s) => s.binary_search(&ext).ok().map(|r| r as u32),
-        }
-    }
-
-    fn ext_of_rank(&self, rank: usize) -> u64 {
-        match &self.sorted {
-            None => rank as u64 + self.base,
-            Some(s) => s[rank],
-        }
-    }
-}
-
 fn run() -> Result<(), AnyError> {
     let cli = Cli::parse();
     if cli.repeat == 0 {
@@ -130,18 +87,18 @@ fn run() -> Result<(), AnyError> {
     let order = InputOrder::of(&graph);
 
     let source_rank = match cli.source {
-        Some(ext) => order.rank_of(ext, n).ok_or_else(|| {
+        Some(ext) => order.rank_of_external(ext, n).ok_or_else(|| {
             format!(
                 "--source {ext} is not a vertex of {} ({} vertices, ids from {}); pick an id from the file",
                 graph.name,
                 n,
-                order.ext_of_rank(0)
+                order.external_of_rank(0)
             )
         })?,
         None => first_vertex_with_out_edges(&graph, &order)
             .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
     };
-    let source_ext = order.ext_of_rank(source_rank as usize);
+    let source_ext = order.external_of_rank(source_rank);
 
     let method = common::partition_method(&cli.graph)?;
     let started = Instant::now();
@@ -235,7 +192,7 @@ fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32>
     let n = graph.num_vertices();
     (0..n)
         .filter_map(|r| {
-            let ext = order.ext_of_rank(r);
+            let ext = order.external_of_rank(r as u32);
             let v = graph.internal_id(ext)?;
             (graph.csr.out_degree(v) > 0).then_some(r as u32)
         })
@@ -251,7 +208,7 @@ fn reference_by_rank(
     let n = graph.num_vertices();
     let internal = |rank: usize| {
         graph
-            .internal_id(order.ext_of_rank(rank))
+            .internal_id(order.external_of_rank(rank as u32))
             .ok_or("vertex numbering is inconsistent")
     };
     let levels = bfs_reference(&graph.csr, internal(source_rank as usize)?);
@@ -263,7 +220,7 @@ fn edges_of_reached(parted: &PartitionedGraph, order: &InputOrder, levels: &[u32
         .iter()
         .enumerate()
         .filter(|(_, l)| **l != UNREACHED)
-        .filter_map(|(r, _)| parted.graph.internal_id(order.ext_of_rank(r)))
+        .filter_map(|(r, _)| parted.graph.internal_id(order.external_of_rank(r as u32)))
         .map(|v| parted.graph.csr.out_degree(v))
         .sum()
 }
@@ -272,7 +229,7 @@ fn write_levels(path: &PathBuf, levels: &[u32], order: &InputOrder) -> Result<()
     let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let mut out = BufWriter::new(file);
     for (rank, &level) in levels.iter().enumerate() {
-        let id = order.ext_of_rank(rank);
+        let id = order.external_of_rank(rank as u32);
         if level == UNREACHED {
             writeln!(out, "{id} inf")?;
         } else {

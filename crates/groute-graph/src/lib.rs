@@ -8,6 +8,7 @@
 //! | [`Csr`] | directed graph: `u64` offsets, `u32` targets, optional `u32` weights; owned or memory-mapped |
 //! | [`CsrBuilder`], [`EdgeList`] | parallel counting-sort construction; symmetrise, dedup, drop self-loops |
 //! | [`Graph`], [`VertexIds`] | a CSR plus the numbering of its source file (`external_id`, `internal_id`) and a name |
+//! | [`InputOrder`] | vertices ranked by input id: how solvers report values independently of renumbering |
 //! | [`GraphFormat`], [`load_graph`], [`write_graph`] | Matrix Market, DIMACS 9, SNAP, METIS, Galois `.gr`, groute cache `.grc` |
 //! | [`GenSpec`], [`generate`], [`WeightSpec`] | Graph500 Kronecker, R-MAT, road-like grids, uniform random; `kron21.sym`, `road-usa` presets |
 //! | [`Partition`], [`partition_graph`], [`HaloInfo`] | METIS k-way or edge-balanced blocks; renumbered so each part is a contiguous range |
@@ -31,6 +32,7 @@ mod csr;
 mod error;
 mod generate;
 mod graph;
+mod order;
 mod par;
 mod partition;
 mod progress;
@@ -42,6 +44,7 @@ pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
 pub use generate::{GenSpec, Generator, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};
+pub use order::InputOrder;
 pub use partition::{
     Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats, PartitionedGraph,
     block_partition, halo_info, partition_graph,
