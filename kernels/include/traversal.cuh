@@ -69,10 +69,14 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
     const unsigned int lane = lane_id();
     const unsigned int warp = threadIdx.x / 32u;
     const unsigned int stride = gridDim.x * blockDim.x;
-    // Grid-stride over the items, with a trip count uniform across the grid.
+    // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
+    // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
+    // b): worklists list vertices in discovery order, and on power-law graphs the heavy ones
+    // come together; interleaving spreads them over the blocks instead of serialising them in
+    // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int i = r * stride + threadIdx.x * gridDim.x + blockIdx.x;
         bool have = i < count;
         unsigned int v = 0;
         unsigned long long begin = 0;

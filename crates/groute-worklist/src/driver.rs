@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use groute_core::{Context, DeviceId, Error, Event, EventFuture, PendingSegment, Segment};
@@ -100,6 +100,14 @@ pub trait DeviceWorker: Send {
     /// would deadlock), so such a worker takes a fresh buffer when none is free.
     fn reuses_outgoing(&self) -> bool {
         false
+    }
+
+    /// Whether a free outgoing buffer is ready for the next send (only asked when
+    /// [`DeviceWorker::reuses_outgoing`]). While it is not, the driver keeps receiving and
+    /// splitting (which frees its predecessor's sends) but neither expands nor sends, so the
+    /// device's output is bounded and the ring cannot wait in a circle.
+    fn outgoing_available(&self) -> bool {
+        true
     }
 
     /// The oldest outgoing buffer in flight may be reused after `done` completes.
@@ -245,6 +253,10 @@ struct Driver<'a, W: DeviceWorker, T> {
     in_flight: VecDeque<EventFuture>,
 }
 
+/// How long a driver whose outgoing buffers are all in flight waits for a packet before
+/// polling its sends again.
+const BLOCKED_WAIT: Duration = Duration::from_micros(100);
+
 /// The driver polls send futures without sleeping on them.
 struct NoopWaker;
 
@@ -287,9 +299,15 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             }
             self.check_deadline()?;
             // (1) Receive: wait a little only when there is nothing else to do.
+            let blocked = self.blocked();
             let idle = self.worker.local_len() == 0 && self.worker.outgoing_len() == 0;
-            if idle {
-                match self.transport.receive(self.id, self.options.idle_wait) {
+            if idle || blocked {
+                let wait = if idle {
+                    self.options.idle_wait
+                } else {
+                    self.options.idle_wait.min(BLOCKED_WAIT)
+                };
+                match self.transport.receive(self.id, wait) {
                     Ok(Some(p)) => packets.push(p),
                     Ok(None) => {}
                     Err(Error::Disconnected(_)) if self.term.is_done() => return Ok(false),
@@ -323,7 +341,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             }
             // (2) One expand round over the local worklist.
             let local = self.worker.local_len();
-            if local > 0 {
+            if local > 0 && !self.blocked() {
                 if self.term.is_done() {
                     self.term.note_late(local as u64);
                     return Ok(false);
@@ -334,7 +352,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                 }
             }
             // (3) Send remote and passed items to the ring successor in one segment.
-            if self.worker.outgoing_len() > 0 {
+            if self.worker.outgoing_len() > 0 && !self.blocked() {
                 if let Some((segment, ready)) = self.worker.take_outgoing()? {
                     let future = self.transport.send(self.id, segment, ready)?;
                     self.stats.segments_sent += 1;
@@ -345,6 +363,11 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             }
             self.reclaim_sent()?;
         }
+    }
+
+    /// Whether every outgoing buffer is in flight (then the driver only receives).
+    fn blocked(&self) -> bool {
+        self.worker.reuses_outgoing() && !self.worker.outgoing_available()
     }
 
     /// Hands back to the worker, in send order, the buffers of every send whose copies are

@@ -28,8 +28,9 @@ pub struct TraversalKernels {
 
 /// Threads per block of both kernels.
 const BLOCK: u32 = 256;
-/// Outgoing buffers allocated up front per device (more are allocated under backpressure).
-const OUTGOING_BUFFERS: usize = 3;
+/// Outgoing buffers per device: the current one plus up to three sends in flight (the driver
+/// pauses expansion while all are in flight, see `DeviceWorker::outgoing_available`).
+const OUTGOING_BUFFERS: usize = 4;
 /// At most this many outgoing buffers per device (sends in flight plus the current one).
 const MAX_OUTGOING_BUFFERS: usize = 64;
 /// Words of the control block (`groute::CTRL_WORDS`).
@@ -413,8 +414,8 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
         self.current = match self.free.pop() {
             Some(i) => i,
             None => {
-                // Every buffer is still being copied (the successor is slow to take packets):
-                // take a new one rather than wait, so the ring never waits in a circle.
+                // Every buffer is still being copied: the driver does not send then
+                // (`outgoing_available`), but a new buffer is taken rather than waiting.
                 let n = self.storage.outgoing.len();
                 if n >= MAX_OUTGOING_BUFFERS {
                     return Err(capacity(
@@ -441,6 +442,10 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
 
     fn reuses_outgoing(&self) -> bool {
         true
+    }
+
+    fn outgoing_available(&self) -> bool {
+        !self.free.is_empty()
     }
 
     fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {
