@@ -16,9 +16,15 @@ fn generated(spec: &str) -> Graph {
 }
 
 fn shipped(name: &str) -> Graph {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../datasets")
-        .join(name);
+    // From the crate root at build time, else relative to the package directory (staged
+    // binaries run in another checkout).
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let dir = if built.exists() {
+        built
+    } else {
+        PathBuf::from("../../datasets")
+    };
+    let path = dir.join(name);
     load_graph(&path, None).expect("shipped graph")
 }
 
