@@ -28,11 +28,8 @@ use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSour
 /// Threads per block of every PageRank kernel (a multiple of 32).
 pub const PAGERANK_BLOCK: u32 = 256;
 
-/// `kernels/pagerank.cu`.
-pub const PAGERANK_SOURCE: KernelSource = KernelSource {
-    name: "pagerank.cu",
-    source: include_str!("../../../kernels/pagerank.cu"),
-};
+/// `kernels/pagerank.cu` (embedded by groute-core, where the CI compile check lists it).
+pub const PAGERANK_SOURCE: KernelSource = groute_core::cuda::PAGERANK;
 
 /// Mirror of `PageRankOps` in `kernels/pagerank.cu`.
 #[repr(C)]

@@ -39,6 +39,13 @@ pub const BFS: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/bfs.cu"),
 };
 
+/// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, pack, split-receive);
+/// launched by `groute-pagerank`.
+pub const PAGERANK: KernelSource = KernelSource {
+    name: "pagerank.cu",
+    source: include_str!("../../../../kernels/pagerank.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
@@ -61,4 +68,4 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS];
+pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, PAGERANK];
