@@ -7,6 +7,7 @@ pub use groute_cc as cc;
 pub use groute_core as core;
 pub use groute_graph as graph;
 pub use groute_pagerank as pagerank;
+pub use groute_sssp as sssp;
 pub use groute_worklist as worklist;
 pub mod pbf;
 

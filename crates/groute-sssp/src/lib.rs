@@ -1,0 +1,312 @@
+//! # groute-sssp: single-source shortest paths on 1..N devices
+//!
+//! Asynchronous push SSSP (label correcting, Bellman-Ford style) over groute's distributed
+//! worklist, with integer arc weights: each device owns a contiguous range of the partitioned
+//! graph, holds the whole CSR with its weights and a full-length distance array, and relaxes
+//! out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered against the
+//! device's own copy of the distance before they are sent (halo filtering) and travel as
+//! [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver is the
+//! generic [`groute_worklist::traversal`], shared with BFS; SSSP contributes only
+//! `relax = distance + weight` ([`Sssp`]).
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`SsspSolver`] | the solver with its device storage kept across runs (graph uploaded once) |
+//! | [`sssp`] | one-shot form: distances in the input's order plus statistics |
+//! | [`SsspOptions`], [`SsspResult`], [`SsspStats`] | its settings and output |
+//! | [`sssp_reference`] | sequential Dijkstra (binary heap), the oracle of the tests |
+//! | [`Sssp`] | the [`MinTraversal`] implementation |
+//! | [`SsspError`] | what can go wrong |
+//!
+//! ```
+//! use groute_sssp::{sssp, sssp_reference, SsspOptions};
+//! use groute_graph::{generate, partition_graph, GenSpec, NoProgress, PartitionMethod};
+//!
+//! let g = generate(&"road:side=16,p=0.6,seed=2,weights=1..100".parse::<GenSpec>()?, &NoProgress)?;
+//! let expected = sssp_reference(&g.csr, 0);
+//! let ctx = groute_core::Context::host(3)?;
+//! let parted = partition_graph(g, 3, PartitionMethod::Metis, &NoProgress)?;
+//! let result = sssp(&ctx, &parted, 0, &SsspOptions::default())?;
+//! assert_eq!(result.distances, expected);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Weights and distances
+//!
+//! Arcs weigh their [`Csr::weights`](groute_graph::Csr::weights) (`u32`, zero allowed);
+//! a graph without weights is solved with every arc weighing 1 (its distances are then BFS
+//! levels). Distances are `u32`: [`UNREACHED`] (`u32::MAX`) marks an unreachable vertex, and a
+//! path longer than [`MAX_DISTANCE`] saturates there instead of wrapping, on every backend.
+//! Parallel arcs of different weights and self-loops need no preprocessing.
+//!
+//! ## Vertex numbering
+//!
+//! Partitioning renumbers vertices; the solver takes and returns vertices in the *input
+//! order* ([`InputOrder`]): the rank of each vertex's external id (for generated graphs and
+//! every offset-numbered format, simply the original vertex id).
+//!
+//! ## Not yet
+//!
+//! Soft priority (near-far scheduling by distance, `--prio-delta`) needs a priority scheduler
+//! in the worklist engine, which does not exist yet: the traversal is plain asynchronous
+//! label correcting, so it may expand a vertex more than once.
+
+mod reference;
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use groute_core::cuda::KernelSource;
+use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
+use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
+use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+
+pub use groute_worklist::traversal::UNREACHED;
+pub use reference::sssp_reference;
+
+/// The largest distance a reached vertex can have: longer paths saturate here.
+pub const MAX_DISTANCE: u32 = UNREACHED - 1;
+
+/// The CUDA translation unit of SSSP: `traversal.cuh`'s kernels instantiated with
+/// `groute::SsspRelax` and weights (`sssp_expand`, `sssp_split_receive`).
+pub const CUDA_SOURCE: KernelSource = KernelSource {
+    name: "sssp.cu",
+    source: include_str!("../kernels/sssp.cu"),
+};
+
+/// SSSP as a min traversal: a neighbour's distance is the vertex's plus the arc's weight.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sssp;
+
+impl MinTraversal for Sssp {
+    const WEIGHTED: bool = true;
+    fn relax(value: u32, weight: u32) -> u32 {
+        // Saturate below UNREACHED, like `groute::SsspRelax` in kernels/include/traversal.cuh.
+        value.saturating_add(weight).min(MAX_DISTANCE)
+    }
+    const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
+        source: &CUDA_SOURCE,
+        expand: "sssp_expand",
+        split_receive: "sssp_split_receive",
+    });
+}
+
+/// Settings of [`sssp`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SsspOptions {
+    /// The distributed worklist's settings (capacities, packet size, batch, time limit).
+    pub worklist: WorklistOptions,
+}
+
+/// Statistics of one SSSP run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SsspStats {
+    /// Expand rounds of the busiest device.
+    pub rounds: u64,
+    /// Work items processed on all devices (a vertex counts once per expansion; label
+    /// correcting may expand a vertex more than once).
+    pub work_items: u64,
+    /// Items sent over the ring (remote updates and items passed on).
+    pub items_sent: u64,
+    /// Time of the traversal alone: from the drivers' start until every device's stream has
+    /// drained (graph upload, storage reset and result download excluded; host clock after
+    /// synchronising the devices).
+    pub elapsed: Duration,
+    /// The worklist's per-device counters.
+    pub worklist: WorklistStats,
+}
+
+/// The result of [`sssp`].
+#[derive(Clone, Debug)]
+pub struct SsspResult {
+    /// Distance of each vertex in the input order ([`UNREACHED`] where unreachable).
+    pub distances: Vec<u32>,
+    /// Statistics.
+    pub stats: SsspStats,
+}
+
+impl SsspResult {
+    /// Vertices reached from the source.
+    pub fn reached(&self) -> usize {
+        self.distances.iter().filter(|&&d| d != UNREACHED).count()
+    }
+
+    /// The largest distance of a reached vertex (the source's weighted eccentricity).
+    pub fn max_distance(&self) -> u32 {
+        self.distances
+            .iter()
+            .copied()
+            .filter(|&d| d != UNREACHED)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What can go wrong in [`sssp`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SsspError {
+    /// The graph has no vertices.
+    #[error("the graph is empty: SSSP needs at least one vertex")]
+    EmptyGraph,
+    /// The source is not a vertex of the graph.
+    #[error(
+        "source vertex {vertex} is out of range: the graph has {vertices} vertices (0..{vertices}); pass --source below {vertices}"
+    )]
+    SourceOutOfRange {
+        /// The source asked for (input order).
+        vertex: u32,
+        /// Vertices in the graph.
+        vertices: usize,
+    },
+    /// The graph's partition does not match the context.
+    #[error(
+        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
+    )]
+    PartitionMismatch {
+        /// Parts of the partition.
+        parts: usize,
+        /// Devices of the context.
+        devices: usize,
+    },
+    /// The worklist run failed (capacity, backend, time limit).
+    #[error(transparent)]
+    Worklist(#[from] WorklistError),
+    /// A graph error.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
+impl From<groute_core::Error> for SsspError {
+    fn from(e: groute_core::Error) -> Self {
+        SsspError::Worklist(WorklistError::Runtime(e))
+    }
+}
+
+/// `csr` itself if it has weights, else a copy whose every arc weighs 1.
+fn weighted(csr: &Csr) -> Result<Cow<'_, Csr>, GraphError> {
+    if csr.is_weighted() {
+        return Ok(Cow::Borrowed(csr));
+    }
+    let m = csr.targets().len();
+    Ok(Cow::Owned(csr.clone().with_weights(vec![1; m])?))
+}
+
+/// SSSP on one partitioned graph, with the graph uploaded and the device storage allocated
+/// once ([`SsspSolver::new`]); each [`SsspSolver::run`] only resets the distances and
+/// traverses.
+pub struct SsspSolver {
+    solver: MinTraversalSolver<Sssp>,
+    order: InputOrder,
+    num_vertices: usize,
+    options: SsspOptions,
+}
+
+impl std::fmt::Debug for SsspSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SsspSolver")
+            .field("num_vertices", &self.num_vertices)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl SsspSolver {
+    /// Uploads `graph` with its weights (1 per arc if it has none) to every device of
+    /// `context` (device `d` owns `graph.partition.range(d)`) and allocates the run storage.
+    pub fn new(
+        context: &groute_core::Context,
+        graph: &PartitionedGraph,
+        options: &SsspOptions,
+    ) -> Result<Self, SsspError> {
+        let n = graph.graph.num_vertices();
+        if n == 0 {
+            return Err(SsspError::EmptyGraph);
+        }
+        if graph.partition.num_parts() != context.num_devices() {
+            return Err(SsspError::PartitionMismatch {
+                parts: graph.partition.num_parts(),
+                devices: context.num_devices(),
+            });
+        }
+        // The generic traversal insists on weights when `WEIGHTED`; the unit-weight copy lives
+        // only until the upload.
+        let csr = weighted(&graph.graph.csr)?;
+        let solver =
+            MinTraversalSolver::<Sssp>::new(context, &csr, &graph.partition, &options.worklist)?;
+        Ok(SsspSolver {
+            solver,
+            order: InputOrder::of(&graph.graph),
+            num_vertices: n,
+            options: options.clone(),
+        })
+    }
+
+    /// SSSP from `source` (input order).
+    pub fn run(&mut self, source: u32) -> Result<SsspResult, SsspError> {
+        let n = self.num_vertices;
+        if source as usize >= n {
+            return Err(SsspError::SourceOutOfRange {
+                vertex: source,
+                vertices: n,
+            });
+        }
+        let src = self.order.vertex_of_rank(source);
+        let out = self.solver.run(&[src], &self.options.worklist)?;
+        let ws = out.stats;
+        Ok(SsspResult {
+            distances: self.order.to_rank_order(out.values),
+            stats: SsspStats {
+                rounds: ws.rounds(),
+                work_items: ws.items_processed(),
+                items_sent: ws.items_sent(),
+                elapsed: ws.elapsed,
+                worklist: ws,
+            },
+        })
+    }
+}
+
+/// SSSP from `source` (input order) over `graph` on every device of `context`; device `d`
+/// owns `graph.partition.range(d)` (a one-shot [`SsspSolver`]).
+pub fn sssp(
+    context: &groute_core::Context,
+    graph: &PartitionedGraph,
+    source: u32,
+    options: &SsspOptions,
+) -> Result<SsspResult, SsspError> {
+    let n = graph.graph.num_vertices();
+    if n > 0 && source as usize >= n {
+        return Err(SsspError::SourceOutOfRange {
+            vertex: source,
+            vertices: n,
+        });
+    }
+    SsspSolver::new(context, graph, options)?.run(source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relax_saturates_below_unreached() {
+        assert_eq!(Sssp::relax(3, 4), 7);
+        assert_eq!(Sssp::relax(3, 0), 3);
+        assert_eq!(Sssp::relax(MAX_DISTANCE - 1, 1), MAX_DISTANCE);
+        assert_eq!(Sssp::relax(MAX_DISTANCE, 1), MAX_DISTANCE);
+        assert_eq!(Sssp::relax(5, u32::MAX), MAX_DISTANCE);
+        assert_eq!(Sssp::relax(MAX_DISTANCE, u32::MAX), MAX_DISTANCE);
+    }
+
+    #[test]
+    fn the_cuda_source_instantiates_the_named_kernels() {
+        let k = Sssp::CUDA_KERNELS.map(|k| (k.source.name, k.expand, k.split_receive));
+        assert_eq!(k, Some(("sssp.cu", "sssp_expand", "sssp_split_receive")));
+        assert!(
+            CUDA_SOURCE
+                .source
+                .contains("GROUTE_TRAVERSAL_KERNELS(sssp, groute::SsspRelax, true)")
+        );
+    }
+}

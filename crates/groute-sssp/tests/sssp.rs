@@ -1,0 +1,428 @@
+//! SSSP equals Dijkstra on shipped and generated graphs (weighted and not), on 1, 2, 3, 4 and
+//! 8 devices, block and METIS partitions, plain and jittered host contexts (and CUDA with
+//! `GROUTE_TEST_CUDA=1`); zero weights, parallel arcs of different weights, self-loops,
+//! disconnected graphs and saturating sums included.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use groute_core::testing::test_contexts;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, WeightSpec, generate,
+    load_graph, partition_graph,
+};
+use groute_sssp::{
+    MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
+};
+use proptest::prelude::*;
+
+fn options() -> SsspOptions {
+    let mut o = SsspOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.packet_size = 64;
+    o.worklist.max_batch = 256;
+    o
+}
+
+/// Checks SSSP from `sources` on `devices` devices with both partition methods, against
+/// Dijkstra on the unpartitioned graph.
+fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
+    assert!(
+        devices <= graph.num_vertices(),
+        "{}: {devices} devices for {} vertices",
+        graph.name,
+        graph.num_vertices()
+    );
+    let expected: Vec<Vec<u32>> = sources
+        .iter()
+        .map(|&s| sssp_reference(&graph.csr, s))
+        .collect();
+    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+        let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
+        for tc in test_contexts(devices, jitter) {
+            let mut solver = SsspSolver::new(&tc.context, &parted, &options())
+                .unwrap_or_else(|e| panic!("{} ({method}, {}): {e}", graph.name, tc.label));
+            for (&s, expected) in sources.iter().zip(&expected) {
+                let got = solver.run(s).unwrap_or_else(|e| {
+                    panic!(
+                        "{} from {s} on {devices} devices ({method}, {}): {e}",
+                        graph.name, tc.label
+                    )
+                });
+                assert_eq!(
+                    &got.distances, expected,
+                    "{} from {s} on {devices} devices ({method}, {})",
+                    graph.name, tc.label
+                );
+                assert_eq!(got.stats.worklist.late_items, 0);
+            }
+        }
+    }
+}
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_triples(triples))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+fn datasets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets")
+}
+
+#[test]
+fn generated_weighted_graphs_match_dijkstra_on_1_to_8_devices() {
+    let graphs = [
+        generated("kron:scale=9,ef=8,sym,seed=3,weights=1..64:5"),
+        generated("road:side=24,p=0.6,seed=5,weights=1..1000:2"),
+        // Zero weights: whole regions share a distance.
+        generated("random:n=600,m=1800,seed=7,weights=0..3:4"),
+        // Parallel arcs of different weights (keepdup): only the lightest may count.
+        generated("random:n=300,m=1500,seed=8,keepdup,weights=1..50:6"),
+    ];
+    for g in &graphs {
+        assert!(g.csr.is_weighted(), "{}", g.name);
+        for devices in [1, 2, 3, 4, 8] {
+            check(
+                g,
+                devices,
+                &[0, (g.num_vertices() / 2) as u32],
+                &[devices as u64],
+            );
+        }
+    }
+}
+
+#[test]
+fn unweighted_graphs_weigh_one_per_arc() {
+    let g = generated("kron:scale=8,ef=8,sym,seed=11").map_csr_without_weights();
+    assert!(!g.csr.is_weighted());
+    for devices in [1, 3, 8] {
+        check(&g, devices, &[0, 7], &[devices as u64 + 20]);
+    }
+    // Distances equal hop counts on a path.
+    let chain: Vec<(u32, u32)> = (0..99).map(|i| (i, i + 1)).collect();
+    let path = from_pairs(100, &chain, "unweighted path");
+    let ctx = groute_core::Context::host(4).unwrap();
+    let parted = partition_graph(path, 4, PartitionMethod::Block, &NoProgress).unwrap();
+    let got = sssp(&ctx, &parted, 0, &options()).unwrap();
+    assert_eq!(got.distances, (0..100).collect::<Vec<u32>>());
+    assert_eq!(got.max_distance(), 99);
+}
+
+/// `Graph` with its weights dropped (generators weigh road graphs by default).
+trait WithoutWeights {
+    fn map_csr_without_weights(self) -> Graph;
+}
+
+impl WithoutWeights for Graph {
+    fn map_csr_without_weights(self) -> Graph {
+        Graph {
+            csr: self.csr.without_weights(),
+            ..self
+        }
+    }
+}
+
+#[test]
+fn special_shapes_match_dijkstra() {
+    let single = from_triples(1, &[], "single vertex");
+    let single_loop = from_triples(1, &[(0, 0, 5)], "single self-loop");
+    let disconnected = from_triples(
+        10,
+        &[
+            (0, 1, 2),
+            (1, 0, 2),
+            (1, 2, 7),
+            (2, 1, 7),
+            (5, 6, 1),
+            (6, 5, 1),
+            (6, 7, 0),
+            (7, 6, 0),
+            (8, 8, 3),
+        ],
+        "disconnected",
+    );
+    let loops = from_triples(
+        6,
+        &[
+            (0, 0, 0),
+            (0, 1, 4),
+            (1, 1, 1),
+            (1, 2, 2),
+            (2, 3, 9),
+            (3, 3, 0),
+            (3, 4, 1),
+            (4, 5, 1),
+            (5, 0, 3),
+        ],
+        "self-loops",
+    );
+    // Parallel arcs: the heavy copy comes first in input order and in the CSR row.
+    let parallel = from_triples(
+        5,
+        &[
+            (0, 1, 10),
+            (0, 1, 3),
+            (0, 1, 7),
+            (1, 2, 5),
+            (1, 2, 1),
+            (0, 2, 9),
+            (2, 3, 0),
+            (2, 3, 0),
+            (3, 4, 4),
+            (3, 4, 2),
+        ],
+        "parallel arcs",
+    );
+    // Zero-weight cycles and a zero-weight shortcut that is found late.
+    let zeros = from_triples(
+        7,
+        &[
+            (0, 1, 0),
+            (1, 2, 0),
+            (2, 0, 0),
+            (0, 3, 100),
+            (2, 4, 50),
+            (4, 5, 0),
+            (5, 3, 0),
+            (3, 6, 0),
+            (6, 3, 0),
+        ],
+        "zero weights",
+    );
+    // A weighted path where the long direct arc loses to many short ones.
+    let mut chain: Vec<(u32, u32, u32)> = (0..199).map(|i| (i, i + 1, 1 + i % 3)).collect();
+    chain.push((0, 199, 1_000_000));
+    chain.push((150, 10, 0));
+    let path = from_triples(200, &chain, "weighted path");
+    check(&single, 1, &[0], &[1]);
+    check(&single_loop, 1, &[0], &[1]);
+    for devices in [1, 2, 3, 4, 8] {
+        check(&disconnected, devices, &[0, 5, 8, 9], &[3]);
+        check(&loops, devices.min(6), &[0, 3], &[4]);
+        check(&parallel, devices.min(5), &[0, 1], &[6]);
+        check(&zeros, devices.min(7), &[0, 3], &[7]);
+        check(&path, devices, &[0, 150], &[5]);
+    }
+    let ctx = groute_core::Context::host(1).unwrap();
+    let parted = partition_graph(parallel, 1, PartitionMethod::Block, &NoProgress).unwrap();
+    let got = sssp(&ctx, &parted, 0, &options()).unwrap();
+    assert_eq!(got.distances, [0, 3, 4, 4, 6]);
+}
+
+#[test]
+fn long_paths_saturate_instead_of_wrapping() {
+    let big = u32::MAX / 2 - 1;
+    let g = from_triples(
+        5,
+        &[
+            (0, 1, big),
+            (1, 2, big),
+            (2, 3, big),
+            (3, 4, 0),
+            (0, 4, u32::MAX),
+        ],
+        "saturating",
+    );
+    let expected = [0, big, 2 * big, MAX_DISTANCE, MAX_DISTANCE];
+    assert_eq!(sssp_reference(&g.csr, 0), expected);
+    for devices in [1, 2, 5] {
+        check(&g, devices, &[0, 1], &[9]);
+    }
+}
+
+#[test]
+fn shipped_graphs_match_dijkstra() {
+    let dir = datasets();
+    let mut tested = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(g) = load_graph(&path, None) else {
+            continue;
+        };
+        if g.num_vertices() == 0 {
+            continue;
+        }
+        tested += 1;
+        let devices: &[usize] = if g.num_vertices() < 8 {
+            &[1, 2, 3]
+        } else {
+            &[1, 2, 4]
+        };
+        for &d in devices {
+            check(&g, d, &[0], &[]);
+        }
+        // With generated weights too (`--gen-weights`), unless the file has its own.
+        if !g.csr.is_weighted() {
+            let w = "1..100:3".parse::<WeightSpec>().unwrap().apply(g).unwrap();
+            check(&w, 3, &[0], &[2]);
+        }
+    }
+    assert!(
+        tested >= 5,
+        "expected the shipped graphs in {}",
+        dir.display()
+    );
+}
+
+#[test]
+fn tiny_weighted_distances_are_those_in_its_header() {
+    // datasets/tiny-weighted.gr: "Shortest distances from vertex 1: 1:0 2:3 3:2 4:8 5:11 6:12",
+    // the same graph in three formats.
+    for file in ["tiny-weighted.gr", "tiny-weighted.txt", "tiny-weighted.mtx"] {
+        let g = load_graph(datasets().join(file), None).unwrap();
+        assert!(g.csr.is_weighted(), "{file}");
+        for devices in [1, 2, 3, 6] {
+            let parted =
+                partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
+            for tc in test_contexts(devices, &[devices as u64]) {
+                let got = sssp(&tc.context, &parted, 0, &options()).unwrap();
+                assert_eq!(
+                    got.distances,
+                    [0, 3, 2, 8, 11, 12],
+                    "{file} on {devices} devices ({})",
+                    tc.label
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_solver_runs_from_many_sources() {
+    let g = generated("road:side=20,p=0.7,seed=3,weights=1..20:1");
+    let ctx = groute_core::Context::host(4).unwrap();
+    let parted = partition_graph(g.clone(), 4, PartitionMethod::Metis, &NoProgress).unwrap();
+    let mut solver = SsspSolver::new(&ctx, &parted, &options()).unwrap();
+    for s in [0, 17, 399, 0] {
+        let got = solver.run(s).unwrap();
+        assert_eq!(got.distances, sssp_reference(&g.csr, s), "from {s}");
+    }
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let g = generated("random:n=50,m=100,seed=1,weights=1..9");
+    let ctx = groute_core::Context::host(2).unwrap();
+    let parted = partition_graph(g.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let err = sssp(&ctx, &parted, 50, &options()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SsspError::SourceOutOfRange {
+                vertex: 50,
+                vertices: 50
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--source"), "{err}");
+    let mut solver = SsspSolver::new(&ctx, &parted, &options()).unwrap();
+    assert!(matches!(
+        solver.run(u32::MAX).unwrap_err(),
+        SsspError::SourceOutOfRange { .. }
+    ));
+    let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
+    assert!(matches!(
+        sssp(&ctx, &three, 0, &options()).unwrap_err(),
+        SsspError::PartitionMismatch {
+            parts: 3,
+            devices: 2
+        }
+    ));
+    let mut tiny = options();
+    tiny.worklist.wl_capacity = Some(1);
+    let big = partition_graph(
+        generated("road:side=16,p=0.9,seed=3,weights=1..9"),
+        2,
+        PartitionMethod::Block,
+        &NoProgress,
+    )
+    .unwrap();
+    let err = sssp(&ctx, &big, 0, &tiny).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+}
+
+#[test]
+fn stats_count_work_and_ring_traffic() {
+    let g = generated("road:side=20,p=0.6,seed=9,weights=1..100");
+    let ctx = groute_core::Context::host(4).unwrap();
+    let parted = partition_graph(g.clone(), 4, PartitionMethod::Block, &NoProgress).unwrap();
+    let r = sssp(&ctx, &parted, 0, &options()).unwrap();
+    assert!(r.stats.work_items >= r.reached() as u64);
+    assert!(r.stats.items_sent > 0);
+    assert!(r.stats.rounds > 0);
+    assert_eq!(r.stats.worklist.devices.len(), 4);
+    let expected = sssp_reference(&g.csr, 0);
+    let reached = expected.iter().filter(|&&d| d != UNREACHED).count();
+    assert_eq!(r.reached(), reached);
+    assert_eq!(
+        r.max_distance(),
+        expected
+            .into_iter()
+            .filter(|&d| d != UNREACHED)
+            .max()
+            .unwrap_or(0)
+    );
+}
+
+/// The CUDA translation unit compiles with NVRTC for the GPU machine's architecture (the
+/// same check as groute-core's `kernels_compile`, which covers `kernels/*.cu` only).
+#[test]
+fn the_cuda_kernels_compile() {
+    if let Err(e) = groute_core::cuda::nvrtc_version() {
+        if std::env::var("GROUTE_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("GROUTE_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
+        }
+        eprintln!("the_cuda_kernels_compile: SKIPPED, NVRTC unavailable ({e})");
+        return;
+    }
+    let ptx = groute_core::cuda::compile_uncached(&groute_sssp::CUDA_SOURCE, "compute_90", &[])
+        .unwrap_or_else(|e| panic!("sssp.cu: {e}"));
+    for entry in ["sssp_expand", "sssp_split_receive"] {
+        assert!(ptx.text.contains(entry), "sssp.cu lacks {entry}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn random_small_weighted_graphs_match_dijkstra(
+        n in 1usize..40,
+        raw in proptest::collection::vec((0u32..40, 0u32..40, 0u32..12), 0..120),
+        devices in 1usize..6,
+        src in 0u32..40,
+        seed in 0u64..1000,
+        unweighted in proptest::bool::weighted(0.2),
+    ) {
+        let triples: Vec<(u32, u32, u32)> = raw
+            .into_iter()
+            .map(|(a, b, w)| (a % n as u32, b % n as u32, w))
+            .collect();
+        let mut g = from_triples(n, &triples, "proptest");
+        if unweighted {
+            g = g.map_csr_without_weights();
+        }
+        let devices = devices.min(n);
+        let s = src % n as u32;
+        let expected = sssp_reference(&g.csr, s);
+        let parted = partition_graph(g, devices, PartitionMethod::Block, &NoProgress).unwrap();
+        for tc in test_contexts(devices, &[seed]) {
+            let got = sssp(&tc.context, &parted, s, &options()).unwrap();
+            prop_assert_eq!(&got.distances, &expected, "{}", tc.label);
+        }
+    }
+}
