@@ -1,7 +1,16 @@
-//! groute: asynchronous multi-GPU dataflow (facade; being written).
+#![doc = include_str!("../README.md")]
 //!
-//! `use groute::prelude::*` brings in what an application needs: the context, endpoints,
-//! segments, events, links, routers and the built-in routing policies.
+//! ## Crates behind the facade
+//!
+//! | module | crate | what it holds |
+//! |---|---|---|
+//! | [`core`] | `groute-core` | context, endpoints, segments, links, routers, policies, events, pools, topology, the host and CUDA backends |
+//! | [`graph`] | `groute-graph` | CSR, readers and writers, generators, METIS partitioning, input order |
+//! | [`worklist`] | `groute-worklist` | the distributed worklist: SplitOps, ring, local worklists, termination, the generic min traversal |
+//! | [`bfs`], [`pagerank`], [`cc`] | one crate each | reference, host kernels, CUDA launch wrappers, solver |
+//! | [`pbf`] | this crate | predicate-based filtering through a scatter and a gather router (the paper's Figures 5-6) |
+//! | [`prelude`] | this crate | everything an application needs: `use groute::prelude::*` |
+
 pub use groute_bfs as bfs;
 pub use groute_cc as cc;
 pub use groute_core as core;
