@@ -69,10 +69,7 @@ pub const MAX_DISTANCE: u32 = UNREACHED - 1;
 
 /// The CUDA translation unit of SSSP: `traversal.cuh`'s kernels instantiated with
 /// `groute::SsspRelax` and weights (`sssp_expand`, `sssp_split_receive`).
-pub const CUDA_SOURCE: KernelSource = KernelSource {
-    name: "sssp.cu",
-    source: include_str!("../kernels/sssp.cu"),
-};
+pub const CUDA_SOURCE: KernelSource = groute_core::cuda::SSSP;
 
 /// SSSP as a min traversal: a neighbour's distance is the vertex's plus the arc's weight.
 #[derive(Clone, Copy, Debug, Default)]

@@ -46,6 +46,13 @@ pub const PAGERANK: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/pagerank.cu"),
 };
 
+/// `kernels/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights);
+/// launched by `groute-worklist`'s traversal worker for `groute-sssp`.
+pub const SSSP: KernelSource = KernelSource {
+    name: "sssp.cu",
+    source: include_str!("../../../../kernels/sssp.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
@@ -68,4 +75,4 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, PAGERANK];
+pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, PAGERANK, SSSP];
