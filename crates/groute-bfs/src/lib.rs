@@ -39,10 +39,9 @@ mod reference;
 
 use std::time::Duration;
 
-use groute_graph::{GraphError, PartitionedGraph};
+use groute_graph::{GraphError, InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
-use rayon::prelude::*;
 
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;
@@ -155,25 +154,11 @@ impl From<groute_core::Error> for BfsError {
     }
 }
 
-/// `order[r]` is the partitioned vertex of input-order rank `r` (`None`: identity).
-fn input_order(graph: &groute_graph::Graph) -> Option<Vec<u32>> {
-    let n = graph.num_vertices() as u32;
-    let identity = (0..n)
-        .into_par_iter()
-        .all(|v| graph.external_id(v) == graph.ids.base() + u64::from(v));
-    if identity {
-        return None;
-    }
-    let mut order: Vec<u32> = (0..n).collect();
-    order.par_sort_unstable_by_key(|&v| graph.external_id(v));
-    Some(order)
-}
-
 /// BFS on one partitioned graph, with the graph uploaded and the device storage allocated
 /// once ([`BfsSolver::new`]); each [`BfsSolver::run`] only resets the levels and traverses.
 pub struct BfsSolver {
     solver: MinTraversalSolver<Bfs>,
-    order: Option<Vec<u32>>,
+    order: InputOrder,
     num_vertices: usize,
     options: BfsOptions,
 }
@@ -213,7 +198,7 @@ impl BfsSolver {
         )?;
         Ok(BfsSolver {
             solver,
-            order: input_order(&graph.graph),
+            order: InputOrder::of(&graph.graph),
             num_vertices: n,
             options: options.clone(),
         })
@@ -228,12 +213,9 @@ impl BfsSolver {
                 vertices: n,
             });
         }
-        let src = self.order.as_ref().map_or(source, |o| o[source as usize]);
+        let src = self.order.vertex_of_rank(source);
         let out = self.solver.run(&[src], &self.options.worklist)?;
-        let levels = match &self.order {
-            None => out.values,
-            Some(o) => o.par_iter().map(|&v| out.values[v as usize]).collect(),
-        };
+        let levels = self.order.to_rank_order(out.values);
         let ws = out.stats;
         Ok(BfsResult {
             levels,

@@ -247,20 +247,6 @@ impl PageRankOptions {
     }
 }
 
-/// `order[r]` is the partitioned vertex of input-order rank `r` (`None`: identity).
-fn input_order(graph: &groute_graph::Graph) -> Option<Vec<u32>> {
-    let n = graph.num_vertices() as u32;
-    let identity = (0..n)
-        .into_par_iter()
-        .all(|v| graph.external_id(v) == graph.ids.base() + u64::from(v));
-    if identity {
-        return None;
-    }
-    let mut order: Vec<u32> = (0..n).collect();
-    order.par_sort_unstable_by_key(|&v| graph.external_id(v));
-    Some(order)
-}
-
 /// Residual-push PageRank of `graph` on every device of `context`; device `d` owns
 /// `graph.partition.range(d)`. Ranks come back in the input order.
 pub fn pagerank(
@@ -287,10 +273,7 @@ pub fn pagerank(
         options.epsilon,
         &options.worklist,
     )?;
-    let ranks = match input_order(&graph.graph) {
-        None => out.ranks,
-        Some(o) => o.par_iter().map(|&v| out.ranks[v as usize]).collect(),
-    };
+    let ranks = groute_graph::InputOrder::of(&graph.graph).to_rank_order(out.ranks);
     let ws = out.stats;
     Ok(PageRankResult {
         ranks,
