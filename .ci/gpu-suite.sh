@@ -35,12 +35,18 @@ fi
 if grep -q $'^example\ttopology' .gpu/manifest.tsv; then
   step "topology" bash .gpu/run.sh example topology
 fi
-for ex in bfs cc; do
+for ex in bfs sssp cc; do
   grep -q $'^example\t'"$ex" .gpu/manifest.tsv || continue
+  extra=()
+  [[ $ex == sssp ]] && extra=(--gen-weights 1..100:7)
+  [[ $ex != cc ]] && extra+=(--partition block)
   for g in kron21.sym road:side=2048,p=0.6; do
     for d in 1 2; do
-      step "$ex $g, $d devices" run_example "$ex" --backend cuda --gen "$g" --devices "$d" --check --repeat 5
+      step "$ex $g, $d devices" run_example "$ex" --backend cuda --gen "$g" --devices "$d" --check --repeat 5 "${extra[@]}"
     done
   done
 done
+if grep -q $'^bench\tlink' .gpu/manifest.tsv; then
+  step "bench link" bash -c "bash .gpu/run.sh bench link -- --bench --noplot > '$out/bench-link.txt' 2>&1"
+fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
