@@ -46,7 +46,7 @@ for ex in bfs sssp cc; do
     done
   done
 done
-if grep -q $'^bench\tlink' .gpu/manifest.tsv; then
+if [[ ${GROUTE_SUITE_BENCH:-1} == 1 ]] && grep -q $'^bench\tlink' .gpu/manifest.tsv; then
   step "bench link" bash -c "bash .gpu/run.sh bench link -- --bench --noplot > '$out/bench-link.txt' 2>&1"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
