@@ -1,7 +1,6 @@
 //! BFS equals the sequential reference on shipped and generated graphs, on 1, 2, 3, 4 and 8
 //! devices, block and METIS partitions, plain and jittered host contexts.
 
-use std::path::Path;
 use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, bfs, bfs_reference};
@@ -125,7 +124,7 @@ fn special_shapes_match_the_reference() {
 
 #[test]
 fn shipped_graphs_match_the_reference() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let dir = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
     let mut tested = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

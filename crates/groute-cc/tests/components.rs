@@ -2,8 +2,6 @@
 //! devices, every backend of `test_contexts` (host, host with jitter, CUDA with
 //! `GROUTE_TEST_CUDA=1`).
 
-use std::path::PathBuf;
-
 use groute_cc::{
     CcError, CcOptions, StagedEdges, cc_reference, component_stats, connected_components,
 };
@@ -16,14 +14,7 @@ fn generated(spec: &str) -> Graph {
 }
 
 fn shipped(name: &str) -> Graph {
-    // From the crate root at build time, else relative to the package directory (staged
-    // binaries run in another checkout).
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
-    let dir = if built.exists() {
-        built
-    } else {
-        PathBuf::from("../../datasets")
-    };
+    let dir = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
     let path = dir.join(name);
     load_graph(&path, None).expect("shipped graph")
 }

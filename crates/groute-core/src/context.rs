@@ -258,6 +258,10 @@ impl Device {
 pub(crate) fn host_staging<T: Pod>(backend: &Arc<dyn Backend>, data: &[T]) -> Result<Buffer<T>> {
     let mem = backend.allocate(MemoryLocation::PinnedHost, std::mem::size_of_val(data))?;
     let buf = Buffer::<T>::from_raw(mem)?;
+    if data.is_empty() {
+        // Nothing to write (a zero-byte pinned allocation may have no host address).
+        return Ok(buf);
+    }
     // SAFETY: the buffer was just allocated and no one else has a view of it.
     let dst = unsafe { buf.as_host_slice_mut() }.ok_or(Error::Unsupported {
         operation: "writing pinned host memory",

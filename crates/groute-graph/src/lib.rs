@@ -29,6 +29,7 @@
 //! ```
 
 mod csr;
+mod datasets;
 mod error;
 mod generate;
 mod graph;
@@ -41,6 +42,7 @@ mod rng;
 mod storage;
 
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
+pub use datasets::shipped_datasets_dir;
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
 pub use generate::{GenSpec, Generator, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};

@@ -3,7 +3,6 @@
 //! `r <= r*`), on shipped and generated graphs, 1, 2, 3, 4 and 8 devices, block and METIS
 //! partitions, plain and jittered host contexts.
 
-use std::path::Path;
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
@@ -170,7 +169,7 @@ fn dangling_vertices_and_self_loops() {
 
 #[test]
 fn shipped_datasets_are_within_the_bound() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let root = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
     for name in [
         "4elt.graph",
         "test.mgraph",

@@ -3,7 +3,7 @@
 //! `GROUTE_TEST_CUDA=1`); zero weights, parallel arcs of different weights, self-loops,
 //! disconnected graphs and saturating sums included.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
@@ -79,7 +79,7 @@ fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
 }
 
 fn datasets() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets")
+    groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder")
 }
 
 #[test]

@@ -310,11 +310,19 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                     operation: "this traversal on CUDA devices (it names no CUDA kernels)",
                     backend: "cuda",
                 })?;
-                // Each remote vertex is sent at most once per improvement of this device's
-                // halo copy; twice the remote vertices is ample for a round.
-                let send = options
-                    .send_capacity
-                    .unwrap_or(2 * (n - local_vertices) + 1024);
+                // Each remote vertex is sent once per improvement of this device's halo
+                // copy. Unweighted, improvements within one round are rare and twice the
+                // remote vertices is ample; weighted, a remote vertex can improve once per
+                // arc reaching it from this device in one round, so the arcs leaving the
+                // owned range bound a round (kron21 on 2 GPUs overflowed the BFS sizing).
+                let remote = 2 * (n - local_vertices);
+                let send = options.send_capacity.unwrap_or_else(|| {
+                    if A::WEIGHTED {
+                        remote.max(arcs_leaving(csr, &owned)) + 1024
+                    } else {
+                        remote + 1024
+                    }
+                });
                 devices.push(DeviceStorage::Cuda(Box::new(
                     cuda::CudaTraversalDevice::new(
                         context,
@@ -445,4 +453,17 @@ pub fn solve_min_traversal<A: MinTraversal>(
     options: &WorklistOptions,
 ) -> Result<TraversalOutput, WorklistError> {
     MinTraversalSolver::<A>::new(context, csr, partition, options)?.run(sources, options)
+}
+
+/// Arcs from vertices of `owned` to vertices outside it.
+fn arcs_leaving(csr: &Csr, owned: &Range<u32>) -> usize {
+    (owned.start..owned.end)
+        .into_par_iter()
+        .map(|v| {
+            csr.neighbors(v)
+                .iter()
+                .filter(|&&t| !owned.contains(&t))
+                .count()
+        })
+        .sum()
 }

@@ -1,0 +1,17 @@
+//! Where the small graphs shipped with the repository (`datasets/`) are.
+
+use std::path::PathBuf;
+
+/// The repository's `datasets/` folder: `$GROUTE_DATASETS` if set, else the folder next to
+/// this crate's sources at build time, else `datasets/` or `../../datasets` relative to the
+/// working directory (binaries staged to another machine run from the repository root or a
+/// package folder). `None` when none exists.
+pub fn shipped_datasets_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("GROUTE_DATASETS").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets")),
+        Some(PathBuf::from("datasets")),
+        Some(PathBuf::from("../../datasets")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
