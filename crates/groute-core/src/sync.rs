@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+/// How long a blocking receive polls before it parks the thread.
+pub const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(20);
+
 struct MailboxState<T> {
     items: VecDeque<T>,
     closed: bool,
@@ -103,8 +106,35 @@ impl<T> Mailbox<T> {
         self.state.lock().items.pop_front()
     }
 
+    /// Polls for up to [`SPIN_BEFORE_PARKING`] before a blocking receive parks the thread:
+    /// when the producer is busy (packets streaming through a link), the next item usually
+    /// arrives within microseconds, and a park/unpark pair costs more than that.
+    fn spin_for_item(&self) -> Option<Option<T>> {
+        let start = Instant::now();
+        let mut rounds = 0u32;
+        loop {
+            {
+                let mut st = self.state.lock();
+                if let Some(item) = st.items.pop_front() {
+                    return Some(Some(item));
+                }
+                if st.closed {
+                    return Some(None);
+                }
+            }
+            rounds += 1;
+            if rounds % 16 == 0 && start.elapsed() >= SPIN_BEFORE_PARKING {
+                return None;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
     /// Blocks until an item arrives (`Some`) or the mailbox is closed and drained (`None`).
     pub fn recv_blocking(&self) -> Option<T> {
+        if let Some(done) = self.spin_for_item() {
+            return done;
+        }
         let mut st = self.state.lock();
         loop {
             if let Some(item) = st.items.pop_front() {
@@ -121,6 +151,9 @@ impl<T> Mailbox<T> {
     #[allow(clippy::result_unit_err)]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Option<T>, ()> {
         let deadline = Instant::now() + timeout;
+        if let Some(done) = self.spin_for_item() {
+            return Ok(done);
+        }
         let mut st = self.state.lock();
         loop {
             if let Some(item) = st.items.pop_front() {

@@ -186,6 +186,15 @@ impl<T: Pod> Pump<T> {
     /// A free receive buffer; `None` when the pump should stop (abandoned, or end of stream
     /// with no send in progress, which needs no buffer).
     fn wait_buffer(&mut self) -> Option<FreeSlot> {
+        // A consumer keeping up releases buffers within microseconds: poll briefly before
+        // parking on the channels (a park/unpark pair per packet caps small-packet throughput).
+        let start = std::time::Instant::now();
+        while start.elapsed() < crate::sync::SPIN_BEFORE_PARKING {
+            if let Ok(slot) = self.free_rx.try_recv() {
+                return Some(slot);
+            }
+            std::hint::spin_loop();
+        }
         loop {
             let mut sel = channel::Select::new();
             let free = sel.recv(&self.free_rx);

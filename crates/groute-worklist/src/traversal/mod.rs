@@ -287,9 +287,12 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let local_vertices = (owned.end - owned.start) as usize;
             let local_arcs =
                 (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
+            // A vertex sits in the worklist once per improvement not yet expanded: rare
+            // unweighted, common weighted (label correcting), hence the larger default.
+            let per_element = if A::WEIGHTED { 4 } else { 2 };
             let capacity = options
                 .wl_capacity
-                .unwrap_or(2 * (local_vertices + local_arcs) + 1024);
+                .unwrap_or(per_element * (local_vertices + local_arcs) + 1024);
             if device.stream().is_host() {
                 let offsets = device.upload(csr.offsets())?;
                 let targets = device.upload(csr.targets())?;
