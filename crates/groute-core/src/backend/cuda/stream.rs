@@ -45,6 +45,9 @@ pub struct CudaStream {
     priority: StreamPriority,
     shared: Arc<Shared>,
     in_flight: Mutex<VecDeque<InFlight>>,
+    /// Completed keep-alive events, recorded again by later operations (creating a driver
+    /// event per copy cost several microseconds per link packet).
+    spare_events: Mutex<Vec<Arc<EventHandle>>>,
 }
 
 // SAFETY: a driver stream may be used from any thread; the in-flight list is behind a mutex.
@@ -60,6 +63,9 @@ impl std::fmt::Debug for CudaStream {
             .finish()
     }
 }
+
+/// Completed keep-alive events a stream keeps for reuse.
+const MAX_SPARE_EVENTS: usize = 64;
 
 /// Checks that `s` lies inside its allocation and returns its unified address and device.
 fn resolve(s: &RawSlice) -> Result<(u64, Option<PhysicalDevice>)> {
@@ -96,6 +102,7 @@ impl CudaStream {
             priority,
             shared: shared.clone(),
             in_flight: Mutex::new(VecDeque::new()),
+            spare_events: Mutex::new(Vec::new()),
         })
     }
 
@@ -130,7 +137,11 @@ impl CudaStream {
         if memory.is_empty() {
             return Ok(());
         }
-        let h = EventHandle::new(&self.device, EventKind::Sync)?;
+        let spare = self.spare_events.lock().pop();
+        let h = match spare {
+            Some(h) => h,
+            None => EventHandle::new(&self.device, EventKind::Sync)?,
+        };
         // SAFETY: `raw` is a live stream of `h`'s device.
         unsafe { h.record_on(self.raw)? };
         self.in_flight.lock().push_back((h, memory));
@@ -151,7 +162,15 @@ impl CudaStream {
                 }
             }
         }
-        drop(done);
+        let mut spare = self.spare_events.lock();
+        for (h, memory) in done {
+            drop(memory);
+            // Reuse only events nothing else holds (a later record must not move a recording
+            // someone is still watching).
+            if spare.len() < MAX_SPARE_EVENTS && Arc::strong_count(&h) == 1 {
+                spare.push(h);
+            }
+        }
     }
 
     fn reach(&self, from: PhysicalDevice, to: PhysicalDevice) -> bool {
