@@ -153,7 +153,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         graph: graph.name.clone(),
         vertices: graph.num_vertices(),
         edges_staged: staged.num_edges(),
-        backend: format!("{:?}", ctx.backend_kind()),
+        backend: ctx.backend_kind().to_string(),
         device: common::device_name(&ctx),
         devices: ctx.num_devices(),
         ms: median(runs_ms.clone()),
