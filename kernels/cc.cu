@@ -1,9 +1,10 @@
-// Connected components: hook (high-to-low, atomic) and pointer-jumping compress over a parent
-// array, as used by groute-cc (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
+// Connected components: find with path shortening, hook (high-to-low root, atomic) and
+// pointer-jumping compress over a parent array, as used by groute-cc
+// (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
 //
 // Invariant of the parent array: parent[v] <= v for every v, and a vertex is a root when
 // parent[v] == v. Hooking only ever points a root at a smaller vertex, and compressing only
-// points a vertex at one of its ancestors, so the root of every tree is the smallest vertex of
+// points a vertex at one of its ancestors (as do the path-shortening stores of a find), so the root of every tree is the smallest vertex of
 // the tree, and once the components are single trees, the fully compressed array labels every
 // vertex with the minimum vertex id of its component.
 //
@@ -22,29 +23,49 @@ __device__ __forceinline__ u32 load_parent(const u32* parent, u32 v) {
     return *reinterpret_cast<const volatile u32*>(parent + v);
 }
 
-// Unites the trees of u and v (the link of Afforest, Sutton et al. 2018): climbs from both
-// ends one step at a time and hooks the higher root under the lower value with a CAS; when the
-// CAS loses (another thread hooked that root first), climbs on from where it was hooked.
-// Every index is checked against n, so a corrupted array stops the climb instead of reading
-// out of bounds (the callers pass u, v < n).
+__device__ __forceinline__ void store_parent(u32* parent, u32 v, u32 p) {
+    *reinterpret_cast<volatile u32*>(parent + v) = p;
+}
+
+// The root of x's tree, shortening the path on the way (ECL-CC's intermediate pointer
+// jumping, Jaiganesh and Burtscher 2018): every vertex passed is pointed at its grandparent.
+// The stores are not atomic: they only ever write a non-root (a hook's CAS only succeeds on a root,
+// and a non-root never becomes a root again), and they replace one ancestor of that vertex by
+// another (trees only grow at their roots, so an ancestor stays an ancestor), so racing with
+// other finds or hooks only makes some paths less short. The climb follows strictly
+// decreasing ids, so it ends; an index >= n (a corrupted array) stops it and is returned.
+__device__ __forceinline__ u32 find(u32 x, u32* parent, u32 n) {
+    u32 cur = load_parent(parent, x);
+    if (cur == x || cur >= n) {
+        return cur;
+    }
+    u32 prev = x;
+    u32 next;
+    while ((next = load_parent(parent, cur)) < cur) {
+        store_parent(parent, prev, next);
+        prev = cur;
+        cur = next;
+    }
+    return cur;
+}
+
+// Unites the trees of u and v: finds both roots (halving the paths) and hooks the higher root
+// under the lower one with a CAS; when the CAS loses (another thread hooked that root first),
+// climbs on from the root's new parent. Every index is checked against n, so a corrupted array
+// stops the climb instead of reading out of bounds (the callers pass u, v < n).
 __device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
-    u32 p1 = load_parent(parent, u);
-    u32 p2 = load_parent(parent, v);
-    while (p1 != p2 && p1 < n && p2 < n) {
-        const u32 high = p1 > p2 ? p1 : p2;
-        const u32 low = p1 + p2 - high;
-        const u32 p_high = load_parent(parent, high);
-        if (p_high == low || p_high >= n) {
-            break;  // already hooked there (or corrupted)
+    u32 r1 = find(u, parent, n);
+    u32 r2 = find(v, parent, n);
+    while (r1 != r2 && r1 < n && r2 < n) {
+        const u32 high = r1 > r2 ? r1 : r2;
+        const u32 low = r1 + r2 - high;
+        const u32 old = atomicCAS(parent + high, high, low);
+        if (old == high || old >= n) {
+            break;  // hooked (or corrupted)
         }
-        if (p_high == high) {
-            // `high` is a root: hook it under `low`.
-            if (atomicCAS(parent + high, high, low) == high) {
-                break;
-            }
-        }
-        p1 = load_parent(parent, p_high);
-        p2 = load_parent(parent, low);
+        // `high` was hooked elsewhere meanwhile: climb on from its parent.
+        r1 = find(old, parent, n);
+        r2 = low;
     }
 }
 

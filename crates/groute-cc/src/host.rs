@@ -30,33 +30,53 @@ fn load(parent: &[AtomicU32], v: u32) -> u32 {
     parent[v as usize].load(Ordering::Acquire)
 }
 
-/// Unites the trees of `u` and `v`: hooks the higher root under the lower value with a
-/// compare-and-swap, climbing on when another thread hooked that root first (Afforest's link).
-/// Keeps `parent[x] <= x` for every `x`. Indices out of range (a corrupted array, or `u`, `v`
-/// outside it) stop the climb instead of panicking.
+/// The root of `x`'s tree, pointing every vertex passed at its grandparent (ECL-CC's
+/// intermediate pointer jumping). The stores only write non-roots and replace one ancestor by
+/// another, so they are safe against concurrent finds and hooks. Returns an index out of range
+/// (a corrupted array) as it finds it.
+#[inline]
+pub fn find(x: u32, parent: &[AtomicU32]) -> u32 {
+    let n = parent.len();
+    let mut cur = load(parent, x);
+    if cur == x || cur as usize >= n {
+        return cur;
+    }
+    let mut prev = x;
+    loop {
+        let next = load(parent, cur);
+        if next >= cur {
+            return cur;
+        }
+        parent[prev as usize].store(next, Ordering::Release);
+        prev = cur;
+        cur = next;
+    }
+}
+
+/// Unites the trees of `u` and `v`: finds both roots (shortening the paths) and hooks the
+/// higher root under the lower one with a compare-and-swap, climbing on from the root's new
+/// parent when another thread hooked it first. Keeps `parent[x] <= x` for every `x`. Indices
+/// out of range (a corrupted array, or `u`, `v` outside it) stop the climb instead of
+/// panicking.
 #[inline]
 pub fn link(u: u32, v: u32, parent: &[AtomicU32]) {
     let n = parent.len();
     if u as usize >= n || v as usize >= n {
         return;
     }
-    let mut p1 = load(parent, u);
-    let mut p2 = load(parent, v);
-    while p1 != p2 && (p1 as usize) < n && (p2 as usize) < n {
-        let (high, low) = if p1 > p2 { (p1, p2) } else { (p2, p1) };
-        let p_high = load(parent, high);
-        if p_high == low || p_high as usize >= n {
-            break;
-        }
-        if p_high == high
-            && parent[high as usize]
-                .compare_exchange(high, low, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
+    let mut r1 = find(u, parent);
+    let mut r2 = find(v, parent);
+    while r1 != r2 && (r1 as usize) < n && (r2 as usize) < n {
+        let (high, low) = if r1 > r2 { (r1, r2) } else { (r2, r1) };
+        match parent[high as usize].compare_exchange(high, low, Ordering::AcqRel, Ordering::Acquire)
         {
-            break;
+            Ok(_) => break,
+            Err(old) if old as usize >= n => break,
+            Err(old) => {
+                r1 = find(old, parent);
+                r2 = low;
+            }
         }
-        p1 = load(parent, p_high);
-        p2 = load(parent, low);
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!  host (pinned edge list) --chunks--> Scatter router (first available) --> device 0..N-1
-//!        every device: parent[] ; per chunk: hook (high to low, atomic) + compress
+//!        every device: parent[] ; per chunk: find (path shortening) + hook (high to low, atomic)
 //!  device i --parent[] as edges (v, parent[v])--> TreeReduction router --> device i & (i-1)
 //!        ... --> device 0 --labels--> host
 //! ```
@@ -15,9 +15,10 @@
 //!   whichever device has a free receive buffer takes the next chunk, so faster devices take
 //!   more chunks.
 //! - Each device keeps a full parent array and hooks every edge of every chunk it receives
-//!   (the higher root under the lower one, with a compare-and-swap), then compresses (pointer
-//!   jumping until every vertex points at its root): its array is the components of the edges
-//!   it has seen.
+//!   (finds both roots, pointing every vertex it passes at its grandparent, and hooks the higher
+//!   root under the lower one with a compare-and-swap); after its last chunk (or every
+//!   [`CcOptions::compress_every`] chunks) it compresses (pointer jumping until every vertex
+//!   points at its root): its array is the components of the edges it has seen.
 //! - Once its scatter output reaches end of stream, a device merges its children's arrays (in
 //!   the binomial tree of [`TreeReduction`]; each entry `(v, parent[v])` is one more edge to
 //!   hook), compresses, and sends its array up to its parent; device 0 sends the final array

@@ -34,7 +34,9 @@ pub struct CcOptions {
     /// copies are excluded). Default true. Chunks beyond the buffers still stream while the
     /// devices work, to whichever device frees a buffer first.
     pub prefill: bool,
-    /// Compress after every `compress_every`-th chunk (and always before merging). Default 1.
+    /// Compress after every `compress_every`-th chunk (and always before merging). Default
+    /// `usize::MAX`: only once, before merging (every find of the hook shortens the paths it
+    /// climbs, so trees stay shallow without compressing between chunks).
     pub compress_every: usize,
     /// How long a device or the host waits for the next message before giving up. Default 120 s.
     pub timeout: Duration,
@@ -48,7 +50,7 @@ impl Default for CcOptions {
             merge_packet: None,
             merge_buffers: 4,
             prefill: true,
-            compress_every: 1,
+            compress_every: usize::MAX,
             timeout: Duration::from_secs(120),
         }
     }
