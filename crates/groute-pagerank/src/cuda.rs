@@ -63,29 +63,27 @@ unsafe impl KernelArg for PageRankArgs {}
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceWorklistArgs {
-    /// Slots (`capacity` u32s).
+    /// Slots (`mask + 1` u32s, a power of two).
     pub data: DevicePtr<u32>,
-    /// Slots, a power of two.
-    pub capacity: u32,
-    /// First item not consumed.
-    pub start: DevicePtr<u32>,
-    /// End of the reserved range.
-    pub alloc: DevicePtr<u32>,
-    /// End of the published range.
-    pub end: DevicePtr<u32>,
-    /// Items prepended by the running kernel.
-    pub pending: DevicePtr<u32>,
-    /// Size needed when a producer overflowed (0: none).
-    pub overflow: DevicePtr<u32>,
+    /// Capacity - 1.
+    pub mask: u32,
+    /// First position still unconsumed (the round's own items included).
+    pub first: u32,
+    /// The control block (`CTRL_WORDS` u32s; `CTRL_WL_END`, `CTRL_WL_OVERFLOW` are the
+    /// worklist's).
+    pub ctrl: DevicePtr<u32>,
 }
 
-const _: () = assert!(std::mem::size_of::<DeviceWorklistArgs>() == 56);
-const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, capacity) == 8);
-const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, start) == 16);
-const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, overflow) == 48);
+const _: () = assert!(std::mem::size_of::<DeviceWorklistArgs>() == 24);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, mask) == 8);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, first) == 12);
+const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, ctrl) == 16);
+
+/// Words of the control block (`groute::CTRL_WORDS` in `worklist.cuh`).
+pub const CTRL_WORDS: usize = 8;
 
 // SAFETY: `#[repr(C)]` with the field types, order and offsets of `groute::DeviceWorklist`
-// (asserted above); the padding after `capacity` is never read.
+// (asserted above); it has no padding.
 unsafe impl KernelArg for DeviceWorklistArgs {}
 
 /// A device's graph and PageRank arrays.
@@ -107,13 +105,15 @@ pub struct PageRankBuffers {
     pub epsilon: f32,
 }
 
-/// The device worklist: its slots and its five counter words.
+/// The device worklist: its slots, the first unconsumed position and the control block.
 #[derive(Clone, Debug)]
 pub struct DeviceWorklistBuffers {
     /// Slots (u32s; a power of two of them).
     pub data: RawSlice,
-    /// `start`, `alloc`, `end`, `pending`, `overflow`: one u32 each.
-    pub counters: [RawSlice; 5],
+    /// First position still unconsumed (appends never overwrite from here on).
+    pub first: u32,
+    /// The control block: [`CTRL_WORDS`] u32s.
+    pub ctrl: RawSlice,
 }
 
 /// An append target: `capacity` elements, a u32 count and a u32 overflow word.
@@ -192,23 +192,23 @@ impl DeviceWorklistBuffers {
                 "a power of two on the CUDA backend",
             ));
         }
-        let [start, alloc, end, pending, overflow] = &self.counters;
+        if self.ctrl.len < CTRL_WORDS * 4 {
+            return Err(Error::invalid(
+                "worklist control block",
+                self.ctrl.len,
+                "at least CTRL_WORDS u32s (32 bytes)",
+            ));
+        }
         Ok(DeviceWorklistArgs {
             data: DevicePtr::from_slice(&self.data)?,
-            capacity,
-            start: word("worklist start", start)?,
-            alloc: word("worklist alloc", alloc)?,
-            end: word("worklist end", end)?,
-            pending: word("worklist pending", pending)?,
-            overflow: word("worklist overflow", overflow)?,
+            mask: capacity - 1,
+            first: self.first,
+            ctrl: DevicePtr::from_slice(&self.ctrl)?,
         })
     }
 
     fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
-        std::iter::once(&self.data)
-            .chain(&self.counters)
-            .map(|s| s.memory.clone())
-            .collect()
+        vec![self.data.memory.clone(), self.ctrl.memory.clone()]
     }
 }
 
@@ -295,7 +295,7 @@ pub fn launch_expand(
 ) -> Result<(), Error> {
     let ops = pr.args()?;
     let wla = wl.args()?;
-    if count > wla.capacity {
+    if u64::from(count) > u64::from(wla.mask) + 1 {
         return Err(Error::invalid(
             "expand count",
             count,

@@ -11,7 +11,7 @@
 //! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
 //! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
-//! | [`cuda`] | typed launch wrappers of `kernels/pagerank.cu` |
+//! | [`cuda`] | typed launch wrappers of `kernels/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
 //! | [`PageRankError`] | what can go wrong |
 //!
 //! ```
@@ -84,6 +84,7 @@
 //! simply the original vertex id).
 
 pub mod cuda;
+mod cuda_worker;
 mod host;
 mod reference;
 mod solver;

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
-use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run};
+use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
+
+use crate::cuda_worker::CudaPageRankWorker;
 
 use crate::host::{PushKernel, ResidualArray};
 use crate::split::PageRankSplitOps;
@@ -95,6 +97,9 @@ pub(crate) fn solve(
 ) -> Result<SolveOutput, groute_worklist::WorklistError> {
     let n = csr.num_vertices();
     let devices = context.num_devices();
+    if context.devices().iter().any(|d| !d.stream().is_host()) {
+        return solve_cuda(context, csr, partition, alpha, epsilon, options);
+    }
     let mut programs = Vec::with_capacity(devices);
     for (d, device) in context.devices().iter().enumerate() {
         programs.push(Arc::new(upload_program(
@@ -129,6 +134,70 @@ pub(crate) fn solve(
             *x = f32::from_bits(bits);
         }
         let res = device.download(&programs[d].ops.residual.buffer().slice(a..b)?)?;
+        for bits in res {
+            let x = f32::from_bits(bits);
+            residual_left += f64::from(x);
+            max_residual_left = max_residual_left.max(x);
+        }
+    }
+    Ok(SolveOutput {
+        ranks,
+        residual_left,
+        max_residual_left,
+        stats,
+    })
+}
+
+/// [`solve`] on CUDA devices: one [`CudaPageRankWorker`] per device over the generic driver.
+fn solve_cuda(
+    context: &Context,
+    csr: &Csr,
+    partition: &Partition,
+    alpha: f32,
+    epsilon: f32,
+    options: &WorklistOptions,
+) -> Result<SolveOutput, groute_worklist::WorklistError> {
+    let n = csr.num_vertices();
+    let mut workers = Vec::with_capacity(context.num_devices());
+    for (d, device) in context.devices().iter().enumerate() {
+        if device.stream().is_host() {
+            return Err(Error::Unsupported {
+                operation: "mixing host and CUDA devices in one PageRank run",
+                backend: "cuda",
+            }
+            .into());
+        }
+        workers.push(CudaPageRankWorker::new(
+            context,
+            device,
+            csr,
+            partition.range(d),
+            alpha,
+            epsilon,
+            options,
+        )?);
+    }
+    // The buffers outlive the workers (shared memory handles).
+    let arrays: Vec<(Buffer<u32>, Buffer<u32>)> = workers
+        .iter()
+        .map(|w| (w.rank.clone(), w.residual.clone()))
+        .collect();
+    let stats = run_workers(context, workers, options)?;
+    let mut ranks = vec![0f32; n];
+    let mut residual_left = 0f64;
+    let mut max_residual_left = 0f32;
+    for (d, device) in context.devices().iter().enumerate() {
+        let r = partition.range(d);
+        let (a, b) = (r.start as usize, r.end as usize);
+        if a == b {
+            continue;
+        }
+        let (rank, residual) = &arrays[d];
+        let rank = device.download(&rank.slice(0..b - a)?)?;
+        for (x, bits) in ranks[a..b].iter_mut().zip(rank) {
+            *x = f32::from_bits(bits);
+        }
+        let res = device.download(&residual.slice(a..b)?)?;
         for bits in res {
             let x = f32::from_bits(bits);
             residual_left += f64::from(x);

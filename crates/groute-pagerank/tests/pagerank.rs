@@ -232,12 +232,14 @@ fn bad_parameters_and_mismatched_partitions_are_errors() {
 fn a_worklist_too_small_is_an_error_naming_the_setting() {
     let g = generated("kron:scale=9,ef=8,sym,seed=3");
     let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
-    let ctx = groute_core::Context::host(2).unwrap();
     let mut o = options(0.0001);
     o.worklist.wl_capacity = Some(4);
-    let e = pagerank(&ctx, &parted, &o).unwrap_err().to_string();
-    assert!(
-        e.contains("wl-capacity") || e.contains("send-capacity"),
-        "{e}"
-    );
+    for tc in test_contexts(2, &[]) {
+        let e = pagerank(&tc.context, &parted, &o).unwrap_err().to_string();
+        assert!(
+            e.contains("wl-capacity") || e.contains("send-capacity"),
+            "{}: {e}",
+            tc.label
+        );
+    }
 }

@@ -1,0 +1,441 @@
+//! The CUDA [`DeviceWorker`] of PageRank: device-resident CSR, a full-length `f32` residual
+//! (owned residuals and halo accumulations) and the owned `f32` ranks, the device circular
+//! worklist of `kernels/include/worklist.cuh`, a remote list (one entry per remote vertex
+//! touched by a round), rotating outgoing buffers of [`VertexResidual`]s, and one 32-byte
+//! control block read back after each kernel that reports counts.
+//!
+//! A round is `pagerank_sweep` (the first, over the owned range) or `pagerank_expand`,
+//! followed, when it touched remote vertices, by `pagerank_pack_remote` (merge before send:
+//! one item per remote vertex carrying its whole halo accumulation). A receive is
+//! `pagerank_split_receive` over every packet. Overflow of any buffer is an error naming the
+//! setting to raise ([`Error::CapacityExceeded`]), never a loss.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use groute_core::backend::RawStream;
+use groute_core::{Buffer, Context, Device, Endpoint, Error, Event, PendingSegment, Segment};
+use groute_graph::Csr;
+use groute_worklist::{
+    DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError, WorklistOptions,
+};
+
+use crate::VertexResidual;
+use crate::cuda::{
+    AppendBuffers, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers, launch_expand,
+    launch_pack_remote, launch_split_receive, launch_sweep,
+};
+
+/// Outgoing buffers per device: the current one plus up to three sends in flight.
+const OUTGOING_BUFFERS: usize = 4;
+/// At most this many outgoing buffers per device.
+const MAX_OUTGOING_BUFFERS: usize = 64;
+// Control block words: 0 and 2 are `groute::DeviceWorklist`'s (`CTRL_WL_END`,
+// `CTRL_WL_OVERFLOW`); the others are the append counters of `kernels/pagerank.cu`.
+const CTRL_WL_END: usize = 0;
+const CTRL_SEND_COUNT: usize = 1;
+const CTRL_WL_OVERFLOW: usize = 2;
+const CTRL_SEND_OVERFLOW: usize = 3;
+const CTRL_REMOTE_COUNT: usize = 4;
+const CTRL_REMOTE_OVERFLOW: usize = 5;
+const CTRL_DROPPED: usize = 6;
+
+const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
+const SEND_SETTING: &str = "send_capacity (--send-capacity)";
+
+fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
+    Error::CapacityExceeded {
+        what: what.into(),
+        capacity: capacity as u64,
+        needed: needed as u64,
+        setting,
+    }
+}
+
+/// One device's PageRank storage on CUDA (one run).
+pub(crate) struct CudaPageRankWorker<'a> {
+    device: &'a Device,
+    owned: Range<u32>,
+    offsets: Buffer<u64>,
+    targets: Buffer<u32>,
+    /// Full-length `f32` residual, as bits.
+    pub(crate) residual: Buffer<u32>,
+    /// Owned `f32` ranks, as bits (at least one slot).
+    pub(crate) rank: Buffer<u32>,
+    alpha: f32,
+    epsilon: f32,
+    wl: Buffer<u32>,
+    remote: Buffer<u32>,
+    outgoing: Vec<Buffer<VertexResidual>>,
+    ctrl: Buffer<u32>,
+    ctrl_host: Buffer<u32>,
+    /// First unconsumed worklist position.
+    start: u32,
+    /// End of the worklist's valid range (as last read back).
+    end: u32,
+    /// Items in the current outgoing buffer (as last read back).
+    send_count: u32,
+    /// Remote list entries of the last round (as last read back).
+    remote_count: u32,
+    /// Index of the current outgoing buffer.
+    current: usize,
+    free: Vec<usize>,
+    in_flight: VecDeque<usize>,
+}
+
+impl<'a> CudaPageRankWorker<'a> {
+    /// Uploads the CSR, initialises the residual (`1 - alpha` on owned vertices, 0 in the
+    /// halo) and allocates the worklist, the remote list and the outgoing buffers.
+    pub(crate) fn new(
+        context: &Context,
+        device: &'a Device,
+        csr: &Csr,
+        owned: Range<u32>,
+        alpha: f32,
+        epsilon: f32,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let n = csr.num_vertices();
+        let local = (owned.end - owned.start) as usize;
+        let remote_vertices = n - local;
+        let wl_cap = options
+            .wl_capacity
+            .unwrap_or(2 * local + 1024)
+            .clamp(1, 1 << 31)
+            .checked_next_power_of_two()
+            .unwrap_or(1 << 31);
+        // A round sends at most one item per remote vertex; a receive passes on at most what
+        // the ring delivers at once.
+        let send_cap = options
+            .send_capacity
+            .unwrap_or(
+                remote_vertices
+                    + options
+                        .packet_size
+                        .saturating_mul(options.ring_buffers.max(1))
+                    + 1024,
+            )
+            .clamp(1, u32::MAX as usize);
+        let s = device.stream();
+        let offsets = device.upload(csr.offsets())?;
+        let targets = device.upload(csr.targets())?;
+        let residual = device.alloc::<u32>(n.max(1))?;
+        s.fill(&residual, 0u32)?;
+        if local > 0 {
+            s.fill(
+                &residual.slice(owned.start as usize..owned.end as usize)?,
+                (1.0 - alpha).to_bits(),
+            )?;
+        }
+        let rank = device.alloc::<u32>(local.max(1))?;
+        s.fill(&rank, 0u32)?;
+        let wl = device.alloc::<u32>(wl_cap)?;
+        let remote = device.alloc::<u32>(remote_vertices.max(1))?;
+        let outgoing = (0..OUTGOING_BUFFERS)
+            .map(|_| device.alloc::<VertexResidual>(send_cap))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        s.fill(&ctrl, 0u32)?;
+        let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
+        s.synchronize()?;
+        Ok(CudaPageRankWorker {
+            device,
+            owned,
+            offsets,
+            targets,
+            residual,
+            rank,
+            alpha,
+            epsilon,
+            wl,
+            remote,
+            outgoing,
+            ctrl,
+            ctrl_host,
+            start: 0,
+            end: 0,
+            send_count: 0,
+            remote_count: 0,
+            current: 0,
+            free: (1..OUTGOING_BUFFERS).rev().collect(),
+            in_flight: VecDeque::new(),
+        })
+    }
+
+    fn raw_stream(&self) -> &dyn RawStream {
+        self.device.stream().raw().as_ref()
+    }
+
+    fn pr(&self) -> PageRankBuffers {
+        PageRankBuffers {
+            offsets: self.offsets.raw(),
+            targets: self.targets.raw(),
+            residual: self.residual.raw(),
+            rank: self.rank.raw(),
+            owned: self.owned.clone(),
+            alpha: self.alpha,
+            epsilon: self.epsilon,
+        }
+    }
+
+    fn wl_buffers(&self) -> DeviceWorklistBuffers {
+        DeviceWorklistBuffers {
+            data: self.wl.raw(),
+            first: self.start,
+            ctrl: self.ctrl.raw(),
+        }
+    }
+
+    fn word(&self, w: usize) -> Result<groute_core::backend::RawSlice, Error> {
+        Ok(self.ctrl.slice(w..w + 1)?.raw())
+    }
+
+    fn remote_append(&self) -> Result<AppendBuffers, Error> {
+        Ok(AppendBuffers {
+            data: self.remote.raw(),
+            count: self.word(CTRL_REMOTE_COUNT)?,
+            overflow: self.word(CTRL_REMOTE_OVERFLOW)?,
+        })
+    }
+
+    fn send_append(&self) -> Result<AppendBuffers, Error> {
+        Ok(AppendBuffers {
+            data: self.outgoing[self.current].raw(),
+            count: self.word(CTRL_SEND_COUNT)?,
+            overflow: self.word(CTRL_SEND_OVERFLOW)?,
+        })
+    }
+
+    /// Reads the control block back (one 32-byte copy, then a synchronisation) and turns an
+    /// overflow into the error naming the setting to raise; returns the dropped count.
+    fn read_back(&mut self) -> Result<u32, Error> {
+        let s = self.device.stream();
+        s.copy(&self.ctrl_host, &self.ctrl)?;
+        s.synchronize()?;
+        // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
+        // nothing else writes it.
+        let words = unsafe { self.ctrl_host.as_host_slice() }.ok_or(Error::Unsupported {
+            operation: "reading the control block back",
+            backend: "cuda",
+        })?;
+        let mut w = [0u32; CTRL_WORDS];
+        w.copy_from_slice(&words[..CTRL_WORDS]);
+        if w[CTRL_WL_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device local worklist",
+                self.wl.len(),
+                w[CTRL_WL_OVERFLOW] as usize,
+                WL_SETTING,
+            ));
+        }
+        if w[CTRL_SEND_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device ring send buffer",
+                self.outgoing[0].len(),
+                w[CTRL_SEND_OVERFLOW] as usize,
+                SEND_SETTING,
+            ));
+        }
+        if w[CTRL_REMOTE_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device remote list (one entry per remote vertex)",
+                self.remote.len(),
+                w[CTRL_REMOTE_OVERFLOW] as usize,
+                "none: the remote list holds every remote vertex (a bug)",
+            ));
+        }
+        self.end = w[CTRL_WL_END];
+        self.send_count = w[CTRL_SEND_COUNT];
+        self.remote_count = w[CTRL_REMOTE_COUNT];
+        Ok(w[CTRL_DROPPED])
+    }
+
+    /// After a round's kernel: reads the counts back and, if the round touched remote
+    /// vertices, packs their halo accumulations into the outgoing buffer and reads back again.
+    fn finish_round(
+        &mut self,
+        consumed: u64,
+        processed: u64,
+        old_end: u32,
+        old_send: u32,
+    ) -> Result<RoundCounts, WorklistError> {
+        self.read_back()?;
+        let remote = self.remote_count;
+        if remote > 0 {
+            launch_pack_remote(
+                self.raw_stream(),
+                &self.pr(),
+                &self.remote.raw(),
+                remote,
+                &self.send_append()?,
+            )?;
+            let s = self.device.stream();
+            s.fill(
+                &self.ctrl.slice(CTRL_REMOTE_COUNT..CTRL_REMOTE_COUNT + 1)?,
+                0u32,
+            )?;
+            self.read_back()?;
+        }
+        let kept = u64::from(self.end.wrapping_sub(old_end));
+        let sent = u64::from(self.send_count.wrapping_sub(old_send));
+        Ok(RoundCounts {
+            consumed,
+            processed,
+            produced: kept + u64::from(remote),
+            kept,
+            sent,
+        })
+    }
+}
+
+impl DeviceWorker for CudaPageRankWorker<'_> {
+    type Packed = VertexResidual;
+
+    fn initial_items(&self) -> u64 {
+        u64::from(!self.owned.is_empty())
+    }
+
+    fn initial_sweep(&mut self) -> Result<Option<RoundCounts>, WorklistError> {
+        if self.owned.is_empty() {
+            return Ok(None);
+        }
+        let (old_end, old_send) = (self.end, self.send_count);
+        launch_sweep(
+            self.raw_stream(),
+            &self.pr(),
+            &self.wl_buffers(),
+            &self.remote_append()?,
+        )?;
+        let len = u64::from(self.owned.end - self.owned.start);
+        self.finish_round(1, len, old_end, old_send).map(Some)
+    }
+
+    fn split_receive(
+        &mut self,
+        packets: Vec<PendingSegment<VertexResidual>>,
+    ) -> Result<ReceiveCounts, WorklistError> {
+        let (old_end, old_send) = (self.end, self.send_count);
+        let mut received = 0u64;
+        let pr = self.pr();
+        let wl = self.wl_buffers();
+        let send = self.send_append()?;
+        let dropped = self.word(CTRL_DROPPED)?;
+        for p in &packets {
+            let len = p.segment().len();
+            if len == 0 {
+                continue;
+            }
+            received += len as u64;
+            let count = u32::try_from(len).map_err(|_| {
+                Error::invalid("packet_size (--packet-size)", len, "at most u32::MAX items")
+            })?;
+            self.device.stream().wait(p.ready())?;
+            launch_split_receive(
+                self.raw_stream(),
+                &pr,
+                &p.segment().data().raw(),
+                count,
+                &wl,
+                &send,
+                &dropped,
+            )?;
+        }
+        self.read_back()?;
+        // Synchronised: the split kernels no longer read the packets.
+        for p in packets {
+            p.release(Event::ready());
+        }
+        Ok(ReceiveCounts {
+            received,
+            kept: u64::from(self.end.wrapping_sub(old_end)),
+            passed: u64::from(self.send_count.wrapping_sub(old_send)),
+        })
+    }
+
+    fn local_len(&self) -> usize {
+        self.end.wrapping_sub(self.start) as usize
+    }
+
+    fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
+        let count = self.local_len().min(max_batch) as u32;
+        if count == 0 {
+            return Ok(RoundCounts::default());
+        }
+        let (old_end, old_send) = (self.end, self.send_count);
+        launch_expand(
+            self.raw_stream(),
+            &self.pr(),
+            &self.wl_buffers(),
+            self.start,
+            count,
+            &self.remote_append()?,
+        )?;
+        self.start = self.start.wrapping_add(count);
+        let c = u64::from(count);
+        self.finish_round(c, c, old_end, old_send)
+    }
+
+    fn outgoing_len(&self) -> usize {
+        self.send_count as usize
+    }
+
+    fn take_outgoing(&mut self) -> Result<Option<Outgoing<VertexResidual>>, WorklistError> {
+        let len = self.outgoing_len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let s = self.device.stream();
+        let data = self.outgoing[self.current].slice(0..len)?;
+        let ready = s.record()?;
+        self.in_flight.push_back(self.current);
+        self.current = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                let n = self.outgoing.len();
+                if n >= MAX_OUTGOING_BUFFERS {
+                    return Err(capacity(
+                        "device ring send buffers in flight",
+                        n,
+                        n + 1,
+                        "packet_size (--packet-size) and ring_buffers",
+                    )
+                    .into());
+                }
+                let cap = self.outgoing[0].len();
+                self.outgoing
+                    .push(self.device.alloc::<VertexResidual>(cap)?);
+                n
+            }
+        };
+        // The next buffer's appends start at 0 (stream-ordered after the recorded event).
+        s.fill(
+            &self.ctrl.slice(CTRL_SEND_COUNT..CTRL_SEND_COUNT + 1)?,
+            0u32,
+        )?;
+        self.send_count = 0;
+        Ok(Some((
+            Segment::new(data, Endpoint::Device(self.device.id())),
+            ready,
+        )))
+    }
+
+    fn reuses_outgoing(&self) -> bool {
+        true
+    }
+
+    fn outgoing_available(&self) -> bool {
+        !self.free.is_empty()
+    }
+
+    fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {
+        if let Some(i) = self.in_flight.pop_front() {
+            self.device.stream().wait(&done)?;
+            self.free.push(i);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), WorklistError> {
+        Ok(self.device.stream().synchronize()?)
+    }
+}
