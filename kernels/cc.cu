@@ -3,10 +3,11 @@
 // (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
 //
 // Invariant of the parent array: parent[v] <= v for every v, and a vertex is a root when
-// parent[v] == v. Hooking only ever points a root at a smaller vertex, and compressing only
-// points a vertex at one of its ancestors (as do the path-shortening stores of a find), so the root of every tree is the smallest vertex of
-// the tree, and once the components are single trees, the fully compressed array labels every
-// vertex with the minimum vertex id of its component.
+// parent[v] == v. Hooking only ever points a root at a smaller vertex, and compressing (as do
+// the path-shortening stores of a find) only points a vertex at one of its ancestors, so the
+// root of every tree is the smallest vertex of the tree, and once the components are single
+// trees, the fully compressed array labels every vertex with the minimum vertex id of its
+// component.
 //
 // Every read of the parent array that may race with a hook of another thread is a volatile
 // (L2) load: the L1 is not coherent across multiprocessors. Kernels of one stream never
@@ -29,13 +30,13 @@ __device__ __forceinline__ void store_parent(u32* parent, u32 v, u32 p) {
 
 // The root of x's tree, shortening the path on the way (ECL-CC's intermediate pointer
 // jumping, Jaiganesh and Burtscher 2018): every vertex passed is pointed at its grandparent.
-// The stores are not atomic: they only ever write a non-root (a hook's CAS only succeeds on a root,
-// and a non-root never becomes a root again), and they replace one ancestor of that vertex by
-// another (trees only grow at their roots, so an ancestor stays an ancestor), so racing with
-// other finds or hooks only makes some paths less short. The climb follows strictly
-// decreasing ids, so it ends; an index >= n (a corrupted array) stops it and is returned.
-__device__ __forceinline__ u32 find(u32 x, u32* parent, u32 n) {
-    u32 cur = load_parent(parent, x);
+// `cur` is parent[x] as the caller read it. The stores are not atomic: they only ever write a
+// non-root (a hook's CAS only succeeds on a root, and a non-root never becomes a root again),
+// and they replace one ancestor of that vertex by another (trees only grow at their roots, so
+// an ancestor stays an ancestor), so racing with other finds or hooks only makes some paths
+// less short. The climb follows strictly decreasing ids, so it ends; an index >= n (a
+// corrupted array) stops it and is returned.
+__device__ __forceinline__ u32 find_from(u32 x, u32 cur, u32* parent, u32 n) {
     if (cur == x || cur >= n) {
         return cur;
     }
@@ -49,13 +50,24 @@ __device__ __forceinline__ u32 find(u32 x, u32* parent, u32 n) {
     return cur;
 }
 
+__device__ __forceinline__ u32 find(u32 x, u32* parent, u32 n) {
+    return find_from(x, load_parent(parent, x), parent, n);
+}
+
 // Unites the trees of u and v: finds both roots (halving the paths) and hooks the higher root
 // under the lower one with a CAS; when the CAS loses (another thread hooked that root first),
 // climbs on from the root's new parent. Every index is checked against n, so a corrupted array
-// stops the climb instead of reading out of bounds (the callers pass u, v < n).
+// stops the climb instead of reading out of bounds (the callers pass u, v < n). Most edges of
+// a dense graph join vertices that already point at one root: those end after two loads,
+// without loading the (hot) root's entry.
 __device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
-    u32 r1 = find(u, parent, n);
-    u32 r2 = find(v, parent, n);
+    const u32 pu = load_parent(parent, u);
+    const u32 pv = load_parent(parent, v);
+    if (pu == pv) {
+        return;
+    }
+    u32 r1 = find_from(u, pu, parent, n);
+    u32 r2 = find_from(v, pv, parent, n);
     while (r1 != r2 && r1 < n && r2 < n) {
         const u32 high = r1 > r2 ? r1 : r2;
         const u32 low = r1 + r2 - high;

@@ -36,8 +36,13 @@ fn load(parent: &[AtomicU32], v: u32) -> u32 {
 /// (a corrupted array) as it finds it.
 #[inline]
 pub fn find(x: u32, parent: &[AtomicU32]) -> u32 {
+    find_from(x, load(parent, x), parent)
+}
+
+/// [`find`] from `cur`, the value of `parent[x]` the caller read.
+#[inline]
+fn find_from(x: u32, mut cur: u32, parent: &[AtomicU32]) -> u32 {
     let n = parent.len();
-    let mut cur = load(parent, x);
     if cur == x || cur as usize >= n {
         return cur;
     }
@@ -64,8 +69,13 @@ pub fn link(u: u32, v: u32, parent: &[AtomicU32]) {
     if u as usize >= n || v as usize >= n {
         return;
     }
-    let mut r1 = find(u, parent);
-    let mut r2 = find(v, parent);
+    // Edges whose ends already point at one root end after two loads.
+    let (pu, pv) = (load(parent, u), load(parent, v));
+    if pu == pv {
+        return;
+    }
+    let mut r1 = find_from(u, pu, parent);
+    let mut r2 = find_from(v, pv, parent);
     while r1 != r2 && (r1 as usize) < n && (r2 as usize) < n {
         let (high, low) = if r1 > r2 { (r1, r2) } else { (r2, r1) };
         match parent[high as usize].compare_exchange(high, low, Ordering::AcqRel, Ordering::Acquire)
