@@ -79,6 +79,9 @@ pub(crate) struct CudaPageRankWorker<'a> {
     remote_count: u32,
     /// Index of the current outgoing buffer.
     current: usize,
+    /// Whether the caller fixed `send_capacity` (then an overflow is an error naming it;
+    /// otherwise a current buffer that could overflow is enlarged before the kernel runs).
+    fixed_send: bool,
     free: Vec<usize>,
     in_flight: VecDeque<usize>,
 }
@@ -157,6 +160,7 @@ impl<'a> CudaPageRankWorker<'a> {
             send_count: 0,
             remote_count: 0,
             current: 0,
+            fixed_send: options.send_capacity.is_some(),
             free: (1..OUTGOING_BUFFERS).rev().collect(),
             in_flight: VecDeque::new(),
         })
@@ -206,6 +210,31 @@ impl<'a> CudaPageRankWorker<'a> {
         })
     }
 
+    /// Makes room for `more` items after the current outgoing buffer's `send_count` (which
+    /// the last read-back made exact; no kernel is running): while the driver cannot send
+    /// (every other buffer in flight), receives keep passing items into the current buffer,
+    /// so its fill has no fixed bound on 3 or more devices. A buffer too small is replaced
+    /// by a larger one holding the same items, unless the caller fixed `send_capacity`.
+    fn reserve_send(&mut self, more: usize) -> Result<(), Error> {
+        let have = self.send_count as usize;
+        let cap = self.outgoing[self.current].len();
+        if self.fixed_send || have + more <= cap {
+            return Ok(());
+        }
+        let new_cap = (have + more).max(2 * cap).min(u32::MAX as usize);
+        let bigger = self.device.alloc::<VertexResidual>(new_cap)?;
+        if have > 0 {
+            self.device.stream().copy(
+                &bigger.slice(0..have)?,
+                &self.outgoing[self.current].slice(0..have)?,
+            )?;
+            // Rare: wait for the copy before the old buffer is released.
+            self.device.stream().synchronize()?;
+        }
+        self.outgoing[self.current] = bigger;
+        Ok(())
+    }
+
     /// Reads the control block back (one 32-byte copy, then a synchronisation) and turns an
     /// overflow into the error naming the setting to raise; returns the dropped count.
     fn read_back(&mut self) -> Result<u32, Error> {
@@ -231,7 +260,7 @@ impl<'a> CudaPageRankWorker<'a> {
         if w[CTRL_SEND_OVERFLOW] != 0 {
             return Err(capacity(
                 "device ring send buffer",
-                self.outgoing[0].len(),
+                self.outgoing[self.current].len(),
                 w[CTRL_SEND_OVERFLOW] as usize,
                 SEND_SETTING,
             ));
@@ -262,6 +291,7 @@ impl<'a> CudaPageRankWorker<'a> {
         self.read_back()?;
         let remote = self.remote_count;
         if remote > 0 {
+            self.reserve_send(remote as usize)?;
             launch_pack_remote(
                 self.raw_stream(),
                 &self.pr(),
@@ -315,6 +345,8 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         packets: Vec<PendingSegment<VertexResidual>>,
     ) -> Result<ReceiveCounts, WorklistError> {
         let (old_end, old_send) = (self.end, self.send_count);
+        let incoming: usize = packets.iter().map(|p| p.segment().len()).sum();
+        self.reserve_send(incoming)?;
         let mut received = 0u64;
         let pr = self.pr();
         let wl = self.wl_buffers();
