@@ -39,6 +39,12 @@ const CTRL_WL_END: usize = 0;
 const CTRL_SEND_END: usize = 1;
 const CTRL_WL_OVERFLOW: usize = 2;
 const CTRL_SEND_OVERFLOW: usize = 3;
+/// The hub list's 64-bit counter (`groute::CTRL_HUB_COUNT`, two words), reset before each
+/// expand launch, and its capacity in slots (`groute::CTRL_HUB_CAP`).
+const CTRL_HUB_COUNT: usize = 4;
+const CTRL_HUB_CAP: usize = 6;
+/// Degree from which an item is a hub (`groute::HUB_MIN_DEGREE`).
+const HUB_MIN_DEGREE: usize = 2048;
 
 /// One device's storage for a CUDA min traversal, kept across runs (allocated once).
 pub(crate) struct CudaTraversalDevice {
@@ -53,14 +59,23 @@ pub(crate) struct CudaTraversalDevice {
     ctrl: Buffer<u32>,
     ctrl_host: Buffer<u32>,
     expand: CudaFunction,
+    expand_hubs: CudaFunction,
     split: CudaFunction,
     resident_grid: u32,
+    hubs_grid: u32,
+    hub_capacity: u32,
+    /// Whether some vertex has a hub's degree: otherwise the expand kernel lists no hub, and
+    /// the hub launch and the counter reset are skipped (they would cost a launch per round on
+    /// graphs of thousands of rounds, road networks).
+    has_hubs: bool,
 }
 
 impl CudaTraversalDevice {
     /// Uploads the CSR (and weights) to `device`, allocates the value array, a local worklist
     /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
-    /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process).
+    /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process). The
+    /// control block is followed by the hub list (`traversal_expand_hubs`): two words per slot,
+    /// twice as many slots as the graph can have hubs (an item may be listed twice).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         context: &groute_core::Context,
@@ -75,8 +90,15 @@ impl CudaTraversalDevice {
         let stream = device.stream().clone();
         let module = CudaModule::load(stream.raw().as_ref(), kernels.source)?;
         let expand = module.function(kernels.expand)?;
+        let expand_hubs = module.function(&format!("{}_hubs", kernels.expand))?;
         let split = module.function(kernels.split_receive)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
+        let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
+        let hub_capacity = (2 * (csr.targets().len() / HUB_MIN_DEGREE) + 64).min(1 << 24);
+        let has_hubs = csr
+            .offsets()
+            .windows(2)
+            .any(|w| w[1] - w[0] >= HUB_MIN_DEGREE as u64);
         let wl_cap = wl_capacity
             .clamp(1024, 1 << 31)
             .checked_next_power_of_two()
@@ -93,7 +115,7 @@ impl CudaTraversalDevice {
         let outgoing = (0..OUTGOING_BUFFERS)
             .map(|_| device.alloc::<VertexValue>(send_cap))
             .collect::<Result<Vec<_>, _>>()?;
-        let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        let ctrl = device.alloc::<u32>(CTRL_WORDS + 2 * hub_capacity)?;
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
         stream.synchronize()?;
         Ok(CudaTraversalDevice {
@@ -108,8 +130,12 @@ impl CudaTraversalDevice {
             ctrl,
             ctrl_host,
             expand,
+            expand_hubs,
             split,
             resident_grid,
+            hubs_grid,
+            hub_capacity: hub_capacity as u32,
+            has_hubs,
         })
     }
 
@@ -129,6 +155,10 @@ impl CudaTraversalDevice {
             }
         }
         s.fill(&self.ctrl, 0u32)?;
+        s.fill(
+            &self.ctrl.slice(CTRL_HUB_CAP..CTRL_HUB_CAP + 1)?,
+            self.hub_capacity,
+        )?;
         let k = seeds.len();
         if k > self.wl.len() {
             return Err(capacity("device local worklist", self.wl.len(), k, WL_SETTING).into());
@@ -173,8 +203,9 @@ impl CudaTraversalDevice {
         self.cuda_stream()?.keep_alive(mem)
     }
 
-    /// Enqueues `<algo>_expand` over worklist positions `[first, first + count)`, appending
-    /// remote output to `out` from position `send_base`.
+    /// Enqueues `<algo>_expand` over worklist positions `[first, first + count)`, then
+    /// `<algo>_expand_hubs` over the hubs it listed, appending remote output to `out` from
+    /// position `send_base`.
     fn launch_expand(
         &self,
         first: u32,
@@ -183,6 +214,11 @@ impl CudaTraversalDevice {
         send_base: u32,
     ) -> Result<(), Error> {
         let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
+        let hubs_config = LaunchConfig::linear(self.hubs_grid, BLOCK);
+        if self.has_hubs {
+            self.stream
+                .fill(&self.ctrl.slice(CTRL_HUB_COUNT..CTRL_HUB_COUNT + 2)?, 0u32)?;
+        }
         let weights = match &self.weights {
             Some(w) => DevicePtr::<u32>::from_slice(&w.raw())?,
             None => DevicePtr::null(),
@@ -214,12 +250,23 @@ impl CudaTraversalDevice {
         // holds one weight per arc; the worklist has wl_mask + 1 slots (a power of two, the
         // kernel masks every position) and `count` <= the items in it; the outgoing buffer has
         // send_capacity slots and the kernel bounds-checks every append (overflow word);
-        // `ctrl` holds CTRL_WORDS u32. All are device memory of this stream's device, kept
-        // alive below until the kernel completes.
+        // `ctrl` holds CTRL_WORDS u32 and then the hub list of ctrl[CTRL_HUB_CAP] slots of two
+        // u32 (the kernel bounds-checks every slot). All are device memory of this stream's
+        // device, kept alive below until the kernels complete.
         unsafe {
             self.expand
                 .launch(self.stream.raw().as_ref(), config, args)?
         };
+        if self.has_hubs {
+            // SAFETY: <algo>_expand_hubs has <algo>_expand's parameters (`count` unused) and reads
+            // the hub list that the launch above wrote, in stream order; each listed hub is a
+            // vertex of the worklist, so it indexes `values` and `offsets` in bounds, and its tiles
+            // stay inside its adjacency list. Same buffers as above.
+            unsafe {
+                self.expand_hubs
+                    .launch(self.stream.raw().as_ref(), hubs_config, args)?
+            };
+        }
         self.keep_alive(&[out])
     }
 
@@ -308,7 +355,10 @@ impl CudaTraversalWorker<'_> {
     /// overflow into the error naming the setting to raise.
     fn read_back(&mut self) -> Result<(), Error> {
         let s = &self.storage.stream;
-        s.copy(&self.storage.ctrl_host, &self.storage.ctrl)?;
+        s.copy(
+            &self.storage.ctrl_host,
+            &self.storage.ctrl.slice(0..CTRL_WORDS)?,
+        )?;
         s.synchronize()?;
         // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
         // nothing else writes it.
