@@ -40,9 +40,9 @@ struct Args {
     /// Receive buffers per device for the chunks (default: 88% of a fair share).
     #[arg(long, value_name = "N")]
     input_buffers: Option<usize>,
-    /// Compress after every K-th chunk (and before merging).
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    compress_every: usize,
+    /// Also compress after every K-th chunk (default: only once, before merging).
+    #[arg(long, value_name = "K")]
+    compress_every: Option<usize>,
     /// Start the clock before the first chunk is sent (time every copy).
     #[arg(long)]
     no_prefill: bool,
@@ -112,8 +112,11 @@ fn run(args: Args) -> Result<(), AnyError> {
         chunk_edges: args.chunk,
         input_buffers: args.input_buffers,
         prefill: !args.no_prefill,
-        compress_every: args.compress_every,
         ..CcOptions::default()
+    };
+    let opts = CcOptions {
+        compress_every: args.compress_every.unwrap_or(opts.compress_every),
+        ..opts
     };
     let warmup = usize::from(args.repeat > 1);
     let mut runs: Vec<CcResult> = Vec::with_capacity(args.repeat);
