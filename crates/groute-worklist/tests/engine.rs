@@ -149,8 +149,11 @@ fn termination_holds_over_many_jittered_seeds() {
 #[test]
 fn a_worklist_that_would_overflow_fails_naming_the_setting() {
     let ctx = groute_core::Context::host(2).unwrap();
+    // A roomy send buffer, so that the local worklist is the only thing that can overflow
+    // (with both at 4, whichever filled first under the schedule named its own setting).
     let opts = WorklistOptions {
         wl_capacity: Some(4),
+        send_capacity: Some(1 << 20),
         ..options()
     };
     let err = run_tree(&ctx, 3000, &opts).unwrap_err();
