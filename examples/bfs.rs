@@ -11,15 +11,13 @@
 
 mod common;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
 use common::{AnyError, Bar, GraphArgs, RunArgs};
-use groute::bfs::{BfsOptions, BfsResult, BfsSolver, UNREACHED, bfs_reference};
+use groute::bfs::{BfsOptions, BfsResult, BfsSolver, bfs_reference};
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
 
@@ -95,7 +93,7 @@ fn run() -> Result<(), AnyError> {
                 order.external_of_rank(0)
             )
         })?,
-        None => first_vertex_with_out_edges(&graph, &order)
+        None => common::first_vertex_with_out_edges(&graph, &order)
             .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
     };
     let source_ext = order.external_of_rank(source_rank);
@@ -130,7 +128,7 @@ fn run() -> Result<(), AnyError> {
         result = Some(r);
     }
     let result = result.ok_or("no run")?;
-    let median = median(&mut times.clone());
+    let median = common::median(&mut times.clone());
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
@@ -153,11 +151,15 @@ fn run() -> Result<(), AnyError> {
     };
 
     if let Some(path) = &cli.output {
-        write_levels(path, &result.levels, &order)?;
+        common::write_values(path, &result.levels, &order)?;
     }
 
     // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
-    let edges_traversed = edges_of_reached(&parted, &order, &result.levels);
+    let edges_traversed = common::edges_of_reached(
+        &parted.graph,
+        &InputOrder::of(&parted.graph),
+        &result.levels,
+    );
     let report = Report {
         graph: parted.graph.name.clone(),
         vertices: n,
@@ -188,17 +190,6 @@ fn run() -> Result<(), AnyError> {
     Ok(())
 }
 
-fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32> {
-    let n = graph.num_vertices();
-    (0..n)
-        .filter_map(|r| {
-            let ext = order.external_of_rank(r as u32);
-            let v = graph.internal_id(ext)?;
-            (graph.csr.out_degree(v) > 0).then_some(r as u32)
-        })
-        .next()
-}
-
 /// The reference levels, indexed by rank.
 fn reference_by_rank(
     graph: &Graph,
@@ -213,36 +204,6 @@ fn reference_by_rank(
     };
     let levels = bfs_reference(&graph.csr, internal(source_rank as usize)?);
     (0..n).map(|r| Ok(levels[internal(r)? as usize])).collect()
-}
-
-fn edges_of_reached(parted: &PartitionedGraph, order: &InputOrder, levels: &[u32]) -> u64 {
-    levels
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| **l != UNREACHED)
-        .filter_map(|(r, _)| parted.graph.internal_id(order.external_of_rank(r as u32)))
-        .map(|v| parted.graph.csr.out_degree(v))
-        .sum()
-}
-
-fn write_levels(path: &PathBuf, levels: &[u32], order: &InputOrder) -> Result<(), AnyError> {
-    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    for (rank, &level) in levels.iter().enumerate() {
-        let id = order.external_of_rank(rank as u32);
-        if level == UNREACHED {
-            writeln!(out, "{id} inf")?;
-        } else {
-            writeln!(out, "{id} {level}")?;
-        }
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn print_human(r: &Report) {

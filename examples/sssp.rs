@@ -16,16 +16,14 @@
 
 mod common;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
 use common::{AnyError, Bar, GraphArgs, RunArgs};
-use groute::graph::{Graph, InputOrder, PartitionedGraph, WeightSpec, partition_graph};
-use groute::sssp::{SsspOptions, SsspResult, SsspSolver, UNREACHED, sssp_reference};
+use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
+use groute::sssp::{SsspOptions, SsspResult, SsspSolver, sssp_reference};
 use serde::Serialize;
 
 /// Single-source shortest paths on 1..N devices.
@@ -111,7 +109,7 @@ fn run() -> Result<(), AnyError> {
                 order.external_of_rank(0)
             )
         })?,
-        None => first_vertex_with_out_edges(&graph, &order)
+        None => common::first_vertex_with_out_edges(&graph, &order)
             .ok_or("the graph has no edges; SSSP needs a vertex with out-edges (pass --source)")?,
     };
     let source_ext = order.external_of_rank(source_rank);
@@ -148,7 +146,7 @@ fn run() -> Result<(), AnyError> {
         result = Some(r);
     }
     let result = result.ok_or("no run")?;
-    let median = median(&mut times.clone());
+    let median = common::median(&mut times.clone());
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
@@ -172,11 +170,11 @@ fn run() -> Result<(), AnyError> {
     };
 
     if let Some(path) = &cli.output {
-        write_distances(path, &result.distances, &order)?;
+        common::write_values(path, &result.distances, &order)?;
     }
 
     // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
-    let edges_traversed = edges_of_reached(&parted, &order, &result.distances);
+    let edges_traversed = common::edges_of_reached(&parted.graph, &order, &result.distances);
     let report = Report {
         graph: parted.graph.name.clone(),
         vertices: n,
@@ -206,39 +204,6 @@ fn run() -> Result<(), AnyError> {
         print_human(&report);
     }
     Ok(())
-}
-
-fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32> {
-    (0..graph.num_vertices() as u32).find(|&r| graph.csr.out_degree(order.vertex_of_rank(r)) > 0)
-}
-
-fn edges_of_reached(parted: &PartitionedGraph, order: &InputOrder, distances: &[u32]) -> u64 {
-    distances
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| **d != UNREACHED)
-        .map(|(r, _)| parted.graph.csr.out_degree(order.vertex_of_rank(r as u32)))
-        .sum()
-}
-
-fn write_distances(path: &PathBuf, distances: &[u32], order: &InputOrder) -> Result<(), AnyError> {
-    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let mut out = BufWriter::new(file);
-    for (rank, &d) in distances.iter().enumerate() {
-        let id = order.external_of_rank(rank as u32);
-        if d == UNREACHED {
-            writeln!(out, "{id} inf")?;
-        } else {
-            writeln!(out, "{id} {d}")?;
-        }
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn print_human(r: &Report) {

@@ -5,15 +5,17 @@
 
 #![allow(dead_code)]
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
 use groute::core::{BackendChoice, Context, Jitter};
 use groute::graph::{
-    GenSpec, Graph, GraphFormat, PartitionMethod, Progress, WeightSpec, generate, load_graph,
+    GenSpec, Graph, GraphFormat, InputOrder, PartitionMethod, Progress, WeightSpec, generate,
+    load_graph,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -193,4 +195,45 @@ pub fn device_name(ctx: &Context) -> String {
         .first()
         .map(|d| d.properties().name.clone())
         .unwrap_or_default()
+}
+
+/// The value traversal solvers report for an unreachable vertex.
+pub const UNREACHED: u32 = u32::MAX;
+
+/// The first vertex, in input order, that has out-edges (`order` must be `graph`'s).
+pub fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<u32> {
+    (0..graph.num_vertices() as u32).find(|&r| graph.csr.out_degree(order.vertex_of_rank(r)) > 0)
+}
+
+/// Out-arcs of every reached vertex (the Graph500 convention for traversed edges); `values`
+/// is indexed by rank and `order` must be `graph`'s.
+pub fn edges_of_reached(graph: &Graph, order: &InputOrder, values: &[u32]) -> u64 {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v != UNREACHED)
+        .map(|(r, _)| graph.csr.out_degree(order.vertex_of_rank(r as u32)))
+        .sum()
+}
+
+/// Writes `<id> <value>` per vertex in the input numbering, `inf` when unreachable.
+pub fn write_values(path: &Path, values: &[u32], order: &InputOrder) -> Result<(), AnyError> {
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut out = BufWriter::new(file);
+    for (rank, &value) in values.iter().enumerate() {
+        let id = order.external_of_rank(rank as u32);
+        if value == UNREACHED {
+            writeln!(out, "{id} inf")?;
+        } else {
+            writeln!(out, "{id} {value}")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The median of `values` (sorted in place; `values` must not be empty).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
