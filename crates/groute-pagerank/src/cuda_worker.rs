@@ -314,6 +314,7 @@ impl<'a> CudaPageRankWorker<'a> {
             produced: kept + u64::from(remote),
             kept,
             sent,
+            ..RoundCounts::default()
         })
     }
 }
@@ -381,6 +382,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
             received,
             kept: u64::from(self.end.wrapping_sub(old_end)),
             passed: u64::from(self.send_count.wrapping_sub(old_send)),
+            ..ReceiveCounts::default()
         })
     }
 

@@ -4,8 +4,9 @@
 //! The driver knows nothing of the backend: a worker owns the device's storage (local
 //! worklist, outgoing buffers, the application's arrays) and runs its kernels (host closures
 //! on the host backend, NVRTC kernels on CUDA), and reports what each step consumed and
-//! produced; the driver does the accounting ([`TerminationCounter::report`], once per step),
-//! the ring traffic and the end of the run.
+//! produced; the driver does the accounting ([`PriorityCounter::report`], once per step),
+//! the ring traffic, the soft-priority epochs (re-examining the worker's low-priority list
+//! when the epoch advances) and the end of the run.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -20,11 +21,12 @@ use groute_core::{Context, DeviceId, Error, Event, EventFuture, PendingSegment, 
 
 use crate::engine::{DeviceStats, WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
+use crate::priority_counter::{PriorityCounter, StepCounts, StepOutcome};
 use crate::ring::{RingTransport, RouterRing};
-use crate::termination::TerminationCounter;
 
 /// What a step that received packets did: `received` items consumed, `kept` pushed to the
-/// local worklist, `passed` appended to the outgoing buffer (the rest were dropped).
+/// local worklist, `deferred` to the low-priority list, `passed` appended to the outgoing
+/// buffer (the rest were dropped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReceiveCounts {
     /// Items received (consumed by the step).
@@ -33,6 +35,11 @@ pub struct ReceiveCounts {
     pub kept: u64,
     /// Copies passed on (appended to the outgoing buffer).
     pub passed: u64,
+    /// Kept copies deferred to the low-priority list instead (soft priority; 0 when off).
+    pub deferred: u64,
+    /// The smallest priority among the deferred copies (0 when unknown: the next advance
+    /// then moves by one band).
+    pub deferred_min_prio: u32,
 }
 
 /// What an expand round (or the initial sweep) did.
@@ -48,6 +55,31 @@ pub struct RoundCounts {
     pub kept: u64,
     /// Produced copies appended to the outgoing buffer.
     pub sent: u64,
+    /// Produced copies of this device deferred to the low-priority list (soft priority).
+    pub deferred: u64,
+    /// The smallest priority among the deferred copies (0 when unknown).
+    pub deferred_min_prio: u32,
+}
+
+/// What a re-examination of the low-priority list did ([`DeviceWorker::reexamine`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reexamined {
+    /// Items taken out of the low list (all of it).
+    pub taken: u64,
+    /// Items now below the threshold, moved to the local worklist.
+    pub moved: u64,
+    /// Items still not below it, put back in the low list.
+    pub still_low: u64,
+    /// The smallest priority among the `still_low` items (0 when unknown).
+    pub still_low_min_prio: u32,
+}
+
+impl Reexamined {
+    /// Stale items dropped: their vertex improved after they were deferred, so a newer
+    /// copy was queued already (`taken - moved - still_low`).
+    pub fn dropped(&self) -> u64 {
+        self.taken.saturating_sub(self.moved + self.still_low)
+    }
 }
 
 /// A segment ready to send: the outgoing items on the worker's device and the event after
@@ -116,6 +148,23 @@ pub trait DeviceWorker: Send {
         Ok(())
     }
 
+    /// Soft priority: from now on, kept items (produced or received) whose priority is not
+    /// below `threshold` ([`defers`](crate::defers)) go to this device's low-priority list
+    /// instead of the local worklist. The driver calls it before the first step and after
+    /// every epoch advance. Default: ignored (a worker without a low list never defers).
+    fn set_threshold(&mut self, threshold: u32) -> Result<(), WorklistError> {
+        let _ = threshold;
+        Ok(())
+    }
+
+    /// Soft priority: takes the whole low-priority list and re-splits it under the
+    /// threshold last set: items now below it go to the local worklist, the others back to
+    /// the low list; an item may be dropped if a newer copy of it was queued since it was
+    /// deferred. Default: nothing to re-examine.
+    fn reexamine(&mut self) -> Result<Reexamined, WorklistError> {
+        Ok(Reexamined::default())
+    }
+
     /// The run is over: wait for this device's work.
     fn finish(&mut self) -> Result<(), WorklistError> {
         Ok(())
@@ -160,7 +209,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         )
         .into());
     }
-    let term = TerminationCounter::new();
+    let term = PriorityCounter::new(n, options.prio_delta);
     let total: u64 = workers.iter().map(|w| w.initial_items()).sum();
     let start = Instant::now();
     if total == 0 {
@@ -168,9 +217,10 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
             devices: vec![DeviceStats::default(); n],
             elapsed: start.elapsed(),
             late_items: 0,
+            epochs: 0,
         });
     }
-    term.report(total, 0);
+    term.report(StepCounts::produced(total));
     let deadline = options.time_limit.map(|t| start + t);
     let results: Vec<Result<DeviceStats, WorklistError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
@@ -188,6 +238,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
                         deadline,
                         stats: DeviceStats::default(),
                         in_flight: VecDeque::new(),
+                        seen_epoch: 0,
                     };
                     let outcome =
                         catch_unwind(AssertUnwindSafe(|| driver.run())).unwrap_or_else(|_| {
@@ -238,6 +289,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         devices,
         elapsed,
         late_items: term.late_items(),
+        epochs: term.epoch(),
     })
 }
 
@@ -245,17 +297,23 @@ struct Driver<'a, W: DeviceWorker, T> {
     id: DeviceId,
     worker: W,
     transport: &'a T,
-    term: &'a TerminationCounter,
+    term: &'a PriorityCounter,
     options: &'a WorklistOptions,
     deadline: Option<Instant>,
     stats: DeviceStats,
     /// Sends whose outgoing buffer the worker will reuse, oldest first.
     in_flight: VecDeque<EventFuture>,
+    /// The soft-priority epoch whose threshold the worker splits with.
+    seen_epoch: u64,
 }
 
 /// How long a driver whose outgoing buffers are all in flight waits for a packet before
 /// polling its sends again.
 const BLOCKED_WAIT: Duration = Duration::from_micros(100);
+
+/// How long an idle driver waits for a packet when soft priority is on: an epoch advance
+/// made by another driver is noticed within this (the ring cannot wake a receive).
+const PRIORITY_IDLE_WAIT: Duration = Duration::from_micros(100);
 
 /// The driver polls send futures without sleeping on them.
 struct NoopWaker;
@@ -278,7 +336,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             if Instant::now() > deadline {
                 return Err(WorklistError::TimedOut {
                     limit: self.options.time_limit.unwrap_or_default(),
-                    outstanding: self.term.outstanding(),
+                    outstanding: (self.term.active() + self.term.deferred()) as i64,
                 });
             }
         }
@@ -287,6 +345,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
 
     /// The loop; returns whether this driver's update ended the run.
     fn steps(&mut self) -> Result<bool, WorklistError> {
+        self.worker.set_threshold(self.term.current().threshold)?;
         if let Some(c) = self.worker.initial_sweep()? {
             if self.finish_round(c) {
                 return Ok(true);
@@ -298,11 +357,17 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                 return Ok(false);
             }
             self.check_deadline()?;
+            // (0) Soft priority: a new epoch's threshold, and this device's token for it.
+            if self.term.epoch() != self.seen_epoch && self.reexamine()? {
+                return Ok(true);
+            }
             // (1) Receive: wait a little only when there is nothing else to do.
             let blocked = self.blocked();
             let idle = self.worker.local_len() == 0 && self.worker.outgoing_len() == 0;
             if idle || blocked {
-                let wait = if idle {
+                let wait = if idle && self.term.enabled() {
+                    self.options.idle_wait.min(PRIORITY_IDLE_WAIT)
+                } else if idle {
                     self.options.idle_wait
                 } else {
                     self.options.idle_wait.min(BLOCKED_WAIT)
@@ -334,8 +399,16 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                 self.stats.items_passed += c.passed;
                 self.stats.items_dropped += c.received.saturating_sub(c.kept + c.passed);
                 self.stats.items_sent += c.passed;
-                // One atomic update, before any passed item leaves this device.
-                if self.term.report(c.kept + c.passed, c.received) {
+                self.stats.items_deferred += c.deferred;
+                // One update, before any passed item leaves this device.
+                let step = StepCounts {
+                    produced: c.kept + c.passed,
+                    consumed: c.received,
+                    deferred_added: c.deferred,
+                    deferred_taken: 0,
+                    min_deferred_prio: c.deferred_min_prio,
+                };
+                if self.term.report(step) == StepOutcome::Ended {
                     return Ok(true);
                 }
             }
@@ -393,6 +466,36 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
         self.stats.items_processed += c.processed;
         self.stats.items_produced += c.produced;
         self.stats.items_sent += c.sent;
-        self.term.report(c.kept + c.sent, c.consumed)
+        self.stats.items_deferred += c.deferred;
+        let step = StepCounts {
+            produced: c.kept + c.sent,
+            consumed: c.consumed,
+            deferred_added: c.deferred,
+            deferred_taken: 0,
+            min_deferred_prio: c.deferred_min_prio,
+        };
+        self.term.report(step) == StepOutcome::Ended
+    }
+
+    /// The epoch advanced: take its threshold, re-examine the low list under it, and consume
+    /// this device's token in the same update; whether that update ended the run.
+    fn reexamine(&mut self) -> Result<bool, WorklistError> {
+        let now = self.term.current();
+        self.worker.set_threshold(now.threshold)?;
+        let r = self.worker.reexamine()?;
+        // One token per advance; a driver holds its token until here, so no second advance
+        // can have happened since the last one it saw (the difference is 1).
+        let tokens = now.epoch - self.seen_epoch;
+        self.seen_epoch = now.epoch;
+        self.stats.epochs += 1;
+        self.stats.items_stale_dropped += r.dropped();
+        let step = StepCounts {
+            produced: r.moved,
+            consumed: tokens,
+            deferred_added: r.still_low,
+            deferred_taken: r.taken,
+            min_deferred_prio: r.still_low_min_prio,
+        };
+        Ok(self.term.report(step) == StepOutcome::Ended)
     }
 }

@@ -70,6 +70,12 @@ pub struct WorklistOptions {
     pub idle_wait: Duration,
     /// Abort the run with [`WorklistError::TimedOut`] after this long (`None`: never).
     pub time_limit: Option<Duration>,
+    /// Soft priority (`--prio-delta`): the width of a priority band. Items whose priority
+    /// ([`SplitOps::get_prio`]) is not below the current threshold are deferred to a
+    /// low-priority list; when no device has other work left, the threshold advances by at
+    /// least this much (see the crate docs). `Some(0)`: off. `None`: the algorithm's default
+    /// (off for the engine itself and for BFS; SSSP picks one from the arc weights).
+    pub prio_delta: Option<u32>,
 }
 
 impl Default for WorklistOptions {
@@ -82,6 +88,7 @@ impl Default for WorklistOptions {
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,
+            prio_delta: None,
         }
     }
 }
@@ -105,6 +112,12 @@ pub struct DeviceStats {
     pub items_passed: u64,
     /// Received items dropped by `on_receive`.
     pub items_dropped: u64,
+    /// Kept items deferred to the low-priority list by a split (soft priority).
+    pub items_deferred: u64,
+    /// Deferred items dropped at re-examination because a newer copy was queued.
+    pub items_stale_dropped: u64,
+    /// Soft-priority epochs this device re-examined its low list for.
+    pub epochs: u64,
 }
 
 /// Counters of a whole run.
@@ -117,6 +130,8 @@ pub struct WorklistStats {
     /// Items some driver saw after the run was declared over: always 0 unless the
     /// termination protocol is broken (tests assert it).
     pub late_items: u64,
+    /// Soft-priority epochs: how often the threshold advanced (0 with priority off).
+    pub epochs: u64,
 }
 
 impl WorklistStats {
@@ -133,6 +148,11 @@ impl WorklistStats {
     /// Items put on the ring by all devices.
     pub fn items_sent(&self) -> u64 {
         self.devices.iter().map(|d| d.items_sent).sum()
+    }
+
+    /// Items deferred to a low-priority list by a split, on all devices.
+    pub fn items_deferred(&self) -> u64 {
+        self.devices.iter().map(|d| d.items_deferred).sum()
     }
 }
 

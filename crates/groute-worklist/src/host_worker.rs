@@ -100,6 +100,7 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
             produced,
             kept,
             sent,
+            ..RoundCounts::default()
         }))
     }
 
@@ -167,6 +168,7 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
             produced,
             kept,
             sent,
+            ..RoundCounts::default()
         })
     }
 

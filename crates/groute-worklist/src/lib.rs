@@ -9,8 +9,9 @@
 //! | [`VertexValue`] | the packed item of label-correcting traversals: a vertex and a proposed value |
 //! | [`local_worklist`] ([`WorklistProducer`], [`WorklistConsumer`]) | bounded multi-producer single-consumer circular buffer with prepend; overflow is an error, never a loss |
 //! | [`TerminationCounter`] | the global count of outstanding items (protocol below) |
+//! | [`PriorityCounter`], [`StepCounts`], [`StepOutcome`], [`defers`] | soft priority: the active and deferred counts, the epoch and its threshold (protocol below); the drivers use it for termination too |
 //! | [`RingTransport`], [`RouterRing`] | device `d` sends to `d + 1 mod N` over the runtime's [`Router`](groute_core::router::Router) with the `Ring` policy |
-//! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
+//! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`], [`Reexamined`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
 //! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | host-kernel programs (the host backend's worker) |
 //! | [`traversal`] | the generic min-label traversal (BFS, SSSP plug in their `relax`) |
 //!
@@ -81,32 +82,95 @@
 //! circular worklist (`kernels/include/worklist.cuh`) and rotating outgoing buffers in device
 //! memory, runs NVRTC kernels, and reads one small counter block back per step.
 //!
-//! ## Next: soft priority (designed, not built)
+//! ## Soft priority: the epoch protocol
 //!
-//! `get_prio` splits produced and received items into the current high-priority band
-//! (`prio < threshold`) and a deferred low-priority list per device. A device with no
-//! high-priority work left reports "idle at threshold `t`" through a second counter of items
-//! *below the threshold*, kept with the same accounting rule; when that count is zero and no
-//! device is mid-step (an epoch word advanced by compare-and-swap), the threshold advances by
-//! `prio_delta` and each device re-splits its deferred list. Deferred items stay counted in
-//! `C`, so termination is unchanged.
+//! With [`WorklistOptions::prio_delta`] set, every kept item (produced by an expand round or
+//! received) is split once more by its priority ([`SplitOps::get_prio`]; for the min
+//! traversals, the vertex's current value: level or distance): below the current
+//! *threshold* `T` it enters the local worklist, otherwise ([`defers`]) the device's
+//! *low-priority list*. Remote items travel with their value and are split by their owner on
+//! receipt. When no device has anything but deferred work left, the threshold advances and
+//! every device re-examines its low list. The drivers share one [`PriorityCounter`]: under
+//! one lock, two counts and an epoch.
+//!
+//! - `active`: items reported as produced and not consumed that are *not* deferred (in
+//!   worklists, batches, outgoing buffers, on the ring, being split), plus re-examination
+//!   tokens. Exactly the single count `C` above when priority is off.
+//! - `deferred`: items in some device's low list.
+//! - `epoch` and its threshold `T` (`prio_delta` at epoch 0; `u32::MAX`, which defers
+//!   nothing, when priority is off).
+//!
+//! **Update rule.** A driver step reports `(produced, consumed, deferred_added,
+//! deferred_taken)` in ONE update ([`PriorityCounter::report`]), after the step and before
+//! anything it produced is visible elsewhere (the accounting rule above, unchanged). An item
+//! the step defers is a consumed active item plus a deferred one, so it moves from `active`
+//! to `deferred` in that same update. If the update brings `active` to 0:
+//!
+//! - with `deferred == 0`, the run is over ([`StepOutcome::Ended`]), exactly as before;
+//! - otherwise the updater *advances*: `epoch += 1`, `T` rises by at least `prio_delta` and
+//!   up to the end of the band holding the smallest priority deferred since the previous
+//!   advance (each deferral reports its minimum; no empty epochs), and `active` is set to
+//!   `N` *tokens*, one per device ([`StepOutcome::Advanced`]).
+//!
+//! **Re-examination.** At the top of its loop each driver compares the global epoch with the
+//! one it has seen. On a new epoch it reads the threshold, takes its whole low list and
+//! re-splits it ([`DeviceWorker::reexamine`]): items now below `T` move to the local worklist
+//! (`produced`), the rest go back (`deferred_added`), stale ones (a newer copy of the vertex
+//! was queued since) are dropped; it reports `(produced = moved, consumed = 1 token,
+//! deferred_taken = all taken, deferred_added = still low)` in one update.
+//!
+//! **Why `active + deferred == 0` cannot come early.** The invariant of the single count
+//! holds for the sum: every item in a low list was reported as deferred before it could be
+//! re-examined (it is re-examined only by later steps of the same driver), every other item
+//! as active before anyone could see it, and a token is an active item held by its device
+//! until that device's re-examination. A step that defers, moves or drops items retires
+//! exactly what it took in the update that reports what it made. So the argument above
+//! applies to `active + deferred`: it is 0 only when no item, deferred or not, exists.
+//!
+//! **Why an advance cannot run twice before every device has re-examined.** An advance sets
+//! `active = N`, one token per device, and a device consumes its token only in the update of
+//! its re-examination, at most one per epoch it sees. `active` counts the unconsumed tokens,
+//! so it cannot return to 0, and no further advance can happen, until all `N` devices have
+//! re-examined under the new threshold. Hence each driver sees every epoch, one at a time.
+//!
+//! **Stale thresholds are safe.** A driver splits with the threshold of the last epoch it
+//! has seen. After an advance it may run a step with the old, lower threshold: it only
+//! defers more, every deferred item is counted, and since that driver has not consumed its
+//! token yet, `active >= 1` until it re-examines, which covers those items too. Nothing is
+//! lost and nothing ends early; the worst case is an item re-examined one epoch late. The
+//! jump target is only a hint: any threshold above the previous one is correct, and each
+//! advance makes progress (the smallest deferred item, as reported, falls below the new
+//! threshold; at `u32::MAX` nothing is deferred).
+//!
+//! **Idle drivers.** The ring cannot wake a driver waiting for a packet, so with soft
+//! priority on an idle driver waits at most 100 us before checking the epoch again.
+//!
+//! The host worker keeps the low list as a `Vec` of (vertex, value at deferral); the CUDA
+//! worker of the traversals keeps it as a device buffer with its own append counter and
+//! overflow word in the control block, re-examined by a kernel. Workers that never defer
+//! (PageRank) ignore the threshold, and with priority off the counter behaves exactly like
+//! [`TerminationCounter`] (which stays available to callers that want the single count).
 
 mod driver;
 mod engine;
 mod error;
 mod host_worker;
 mod local;
+mod priority_counter;
 mod ring;
 mod split;
 mod termination;
 pub mod traversal;
 
-pub use driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, run_workers, run_workers_on};
+pub use driver::{
+    DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, run_workers, run_workers_on,
+};
 pub use engine::{
     DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats, run,
 };
 pub use error::WorklistError;
 pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
+pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
 pub use ring::{RingTransport, RouterRing};
 pub use split::{SplitFlags, SplitOps, VertexValue};
 pub use termination::TerminationCounter;

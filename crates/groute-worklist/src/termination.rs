@@ -4,9 +4,11 @@
 //! reach zero before the work is really done.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-/// The global count of outstanding items, shared by every device driver.
+use crate::priority_counter::{PriorityCounter, StepCounts, StepOutcome};
+
+/// The global count of outstanding items, shared by every device driver: a
+/// [`PriorityCounter`] with soft priority off, seen through the single count.
 ///
 /// ```
 /// use groute_worklist::TerminationCounter;
@@ -18,11 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 /// assert!(t.is_done());
 /// ```
 pub struct TerminationCounter {
-    outstanding: AtomicI64,
-    done: AtomicBool,
-    aborted: AtomicBool,
-    /// Items that a driver saw after the run was declared done (must stay 0).
-    late: AtomicU64,
+    inner: PriorityCounter,
 }
 
 impl fmt::Debug for TerminationCounter {
@@ -44,15 +42,12 @@ impl TerminationCounter {
     /// A counter at zero, not done (seed it with [`TerminationCounter::report`]`(n, 0)`).
     pub fn new() -> Self {
         TerminationCounter {
-            outstanding: AtomicI64::new(0),
-            done: AtomicBool::new(false),
-            aborted: AtomicBool::new(false),
-            late: AtomicU64::new(0),
+            inner: PriorityCounter::new(1, None),
         }
     }
 
-    /// Reports one completed step in ONE atomic update: `produced` new items (which must not
-    /// be visible to any consumer yet) and `consumed` items retired (processed or dropped).
+    /// Reports one completed step in ONE update: `produced` new items (which must not be
+    /// visible to any consumer yet) and `consumed` items retired (processed or dropped).
     /// Returns `true` when this call brought the count to zero, that is, when it ended the
     /// run; the caller then shuts the ring down.
     ///
@@ -61,56 +56,42 @@ impl TerminationCounter {
     /// If the count would go negative, which means a caller retired an item it never
     /// reported: a bug in the caller, not a condition of the input.
     pub fn report(&self, produced: u64, consumed: u64) -> bool {
-        let delta = produced as i64 - consumed as i64;
-        if delta == 0 && consumed == 0 {
-            return false;
-        }
-        let before = self.outstanding.fetch_add(delta, Ordering::AcqRel);
-        let after = before + delta;
-        assert!(
-            after >= 0,
-            "termination count went negative ({before} + {delta}): an item was retired twice"
-        );
-        if after == 0 {
-            self.done.store(true, Ordering::Release);
-            true
-        } else {
-            false
-        }
+        let step = StepCounts {
+            produced,
+            consumed,
+            ..StepCounts::default()
+        };
+        self.inner.report(step) == StepOutcome::Ended
     }
 
     /// Declares the run done without the count reaching zero (an error elsewhere aborted it).
     pub fn abort(&self) {
-        self.aborted.store(true, Ordering::Release);
-        self.done.store(true, Ordering::Release);
+        self.inner.abort();
     }
 
     /// Whether the run was aborted (rather than ended by the count reaching zero).
     pub fn is_aborted(&self) -> bool {
-        self.aborted.load(Ordering::Acquire)
+        self.inner.is_aborted()
     }
 
     /// Whether the run is over.
     pub fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        self.inner.is_done()
     }
 
     /// The current count.
     pub fn outstanding(&self) -> i64 {
-        self.outstanding.load(Ordering::Acquire)
+        self.inner.active() as i64
     }
 
     /// Records that a driver saw `n` items after the run was declared done (the protocol
     /// makes this impossible; tests assert [`TerminationCounter::late_items`] stays 0).
     pub fn note_late(&self, n: u64) {
-        if self.is_aborted() {
-            return;
-        }
-        self.late.fetch_add(n, Ordering::Relaxed);
+        self.inner.note_late(n);
     }
 
     /// Items seen after the run was declared done (always 0 unless the protocol is broken).
     pub fn late_items(&self) -> u64 {
-        self.late.load(Ordering::Relaxed)
+        self.inner.late_items()
     }
 }

@@ -420,6 +420,7 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
             received,
             kept: u64::from(self.end.wrapping_sub(old_end)),
             passed: u64::from(self.send_end.wrapping_sub(old_send)),
+            ..ReceiveCounts::default()
         })
     }
 
@@ -446,6 +447,7 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
             produced: kept + sent,
             kept,
             sent,
+            ..RoundCounts::default()
         })
     }
 
