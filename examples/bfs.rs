@@ -7,7 +7,9 @@
 //! ```
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` on the best backend present
-//! and checks the result against the sequential reference.
+//! and checks the result against the sequential reference. `--prio-delta D` turns on soft
+//! priority by level (bands of `D` levels; off by default); `--json` then reports the items
+//! deferred and the epochs.
 
 mod common;
 
@@ -44,6 +46,9 @@ struct Cli {
     /// Items per ring packet.
     #[arg(long, value_name = "ITEMS")]
     packet_size: Option<usize>,
+    /// Soft priority: width of a level band (0, the default: off).
+    #[arg(long, value_name = "D", default_value_t = 0)]
+    prio_delta: u32,
 }
 
 #[derive(Serialize)]
@@ -62,6 +67,9 @@ struct Report {
     gteps: f64,
     work_items: u64,
     items_sent: u64,
+    prio_delta: u32,
+    deferred: u64,
+    epochs: u64,
     rounds: u64,
     reached: usize,
     depth: u32,
@@ -110,6 +118,7 @@ fn run() -> Result<(), AnyError> {
 
     let mut options = BfsOptions::default();
     options.worklist.wl_capacity = cli.wl_capacity;
+    options.worklist.prio_delta = Some(cli.prio_delta);
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
@@ -175,6 +184,9 @@ fn run() -> Result<(), AnyError> {
         gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
         work_items: result.stats.work_items,
         items_sent: result.stats.items_sent,
+        prio_delta: cli.prio_delta,
+        deferred: result.stats.items_deferred,
+        epochs: result.stats.epochs,
         rounds: result.stats.rounds,
         reached: result.reached(),
         depth: result.depth(),
@@ -230,6 +242,12 @@ fn print_human(r: &Report) {
         "work        {} items, {} sent over the ring, {} rounds",
         r.work_items, r.items_sent, r.rounds
     );
+    if r.prio_delta > 0 {
+        println!(
+            "priority    bands of {}: {} items deferred, {} epochs",
+            r.prio_delta, r.deferred, r.epochs
+        );
+    }
     println!(
         "load        {:.2} s, partition {:.2} s",
         r.load_s, r.partition_s

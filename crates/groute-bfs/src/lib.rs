@@ -66,7 +66,9 @@ impl MinTraversal for Bfs {
 /// Settings of [`bfs`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BfsOptions {
-    /// The distributed worklist's settings (capacities, packet size, batch, time limit).
+    /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
+    /// priority by level: `prio_delta` `None` or `Some(0)` is off, the default, since the
+    /// rounds of an asynchronous BFS already run roughly level by level).
     pub worklist: WorklistOptions,
 }
 
@@ -79,6 +81,10 @@ pub struct BfsStats {
     pub work_items: u64,
     /// Items sent over the ring (remote updates and items passed on).
     pub items_sent: u64,
+    /// Items deferred to a low-priority list (soft priority; 0 when off).
+    pub items_deferred: u64,
+    /// Soft-priority epochs: threshold advances (0 when off).
+    pub epochs: u64,
     /// Time of the traversal alone: from the drivers' start until every device's stream has
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
@@ -223,6 +229,8 @@ impl BfsSolver {
                 rounds: ws.rounds(),
                 work_items: ws.items_processed(),
                 items_sent: ws.items_sent(),
+                items_deferred: ws.items_deferred(),
+                epochs: ws.epochs,
                 elapsed: ws.elapsed,
                 worklist: ws,
             },

@@ -238,3 +238,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn soft_priority_by_level_matches_the_reference_under_jitter() {
+    let g = generated("road:side=24,p=0.6,seed=6");
+    let expected = bfs_reference(&g.csr, 3);
+    for devices in [1, 2, 4, 8] {
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
+        for delta in [1, 4] {
+            for tc in test_contexts(devices, &[21, 22]) {
+                let mut o = options();
+                o.worklist.prio_delta = Some(delta);
+                let got = bfs(&tc.context, &parted, 3, &o).unwrap();
+                let label = format!("{devices} devices, prio_delta {delta}, {}", tc.label);
+                assert_eq!(got.levels, expected, "{label}");
+                assert_eq!(got.stats.worklist.late_items, 0, "{label}");
+                if delta == 1 && got.reached() > 1 && !tc.label.starts_with("cuda") {
+                    // Bands of one level: level 1 is deferred at first, so it needs an epoch.
+                    assert!(got.stats.epochs > 0, "{label}");
+                }
+            }
+        }
+    }
+}

@@ -45,11 +45,15 @@
 //! order* ([`InputOrder`]): the rank of each vertex's external id (for generated graphs and
 //! every offset-numbered format, simply the original vertex id).
 //!
-//! ## Not yet
+//! ## Soft priority (near-far)
 //!
-//! Soft priority (near-far scheduling by distance, `--prio-delta`) needs a priority scheduler
-//! in the worklist engine, which does not exist yet: the traversal is plain asynchronous
-//! label correcting, so it may expand a vertex more than once.
+//! Label correcting expands a vertex once per improvement; on road networks, where long
+//! paths are relaxed many times, that is two orders of magnitude more work than Dijkstra.
+//! The worklist's soft priority ([`WorklistOptions::prio_delta`], `--prio-delta`) works on
+//! distances below a threshold first and defers the others; the threshold advances by bands
+//! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
+//! `None`, SSSP uses [`default_prio_delta`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the graph's
+//! average arc weight. `Some(0)` turns it off.
 
 mod reference;
 
@@ -63,6 +67,21 @@ use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::sssp_reference;
+
+/// The default band width of soft priority, in average arc weights (measured on road grids,
+/// see [`default_prio_delta`]).
+pub const PRIO_DELTA_AVERAGE_WEIGHTS: u64 = 8;
+
+/// The soft-priority band width SSSP uses when the options leave it open:
+/// [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the average arc weight (at least 1).
+pub fn default_prio_delta(csr: &Csr) -> u32 {
+    let m = csr.targets().len() as u64;
+    let total: u64 = csr
+        .weights()
+        .map_or(m, |w| w.iter().map(|&x| u64::from(x)).sum());
+    let average = total.div_ceil(m.max(1)).max(1);
+    u32::try_from(PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average)).unwrap_or(u32::MAX)
+}
 
 /// The largest distance a reached vertex can have: longer paths saturate here.
 pub const MAX_DISTANCE: u32 = UNREACHED - 1;
@@ -91,7 +110,8 @@ impl MinTraversal for Sssp {
 /// Settings of [`sssp`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SsspOptions {
-    /// The distributed worklist's settings (capacities, packet size, batch, time limit).
+    /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
+    /// priority: `prio_delta` `None` means [`default_prio_delta`], `Some(0)` off).
     pub worklist: WorklistOptions,
 }
 
@@ -105,6 +125,12 @@ pub struct SsspStats {
     pub work_items: u64,
     /// Items sent over the ring (remote updates and items passed on).
     pub items_sent: u64,
+    /// Items deferred to a low-priority list (soft priority; 0 when off).
+    pub items_deferred: u64,
+    /// Soft-priority epochs: threshold advances (0 when off).
+    pub epochs: u64,
+    /// The band width the run used (0: soft priority off).
+    pub prio_delta: u32,
     /// Time of the traversal alone: from the drivers' start until every device's stream has
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
@@ -231,11 +257,15 @@ impl SsspSolver {
         let csr = weighted(&graph.graph.csr)?;
         let solver =
             MinTraversalSolver::<Sssp>::new(context, &csr, &graph.partition, &options.worklist)?;
+        let mut options = options.clone();
+        if options.worklist.prio_delta.is_none() {
+            options.worklist.prio_delta = Some(default_prio_delta(&csr));
+        }
         Ok(SsspSolver {
             solver,
             order: InputOrder::of(&graph.graph),
             num_vertices: n,
-            options: options.clone(),
+            options,
         })
     }
 
@@ -257,6 +287,9 @@ impl SsspSolver {
                 rounds: ws.rounds(),
                 work_items: ws.items_processed(),
                 items_sent: ws.items_sent(),
+                items_deferred: ws.items_deferred(),
+                epochs: ws.epochs,
+                prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
                 elapsed: ws.elapsed,
                 worklist: ws,
             },

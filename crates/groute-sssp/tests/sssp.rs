@@ -1,7 +1,8 @@
 //! SSSP equals Dijkstra on shipped and generated graphs (weighted and not), on 1, 2, 3, 4 and
 //! 8 devices, block and METIS partitions, plain and jittered host contexts (and CUDA with
 //! `GROUTE_TEST_CUDA=1`); zero weights, parallel arcs of different weights, self-loops,
-//! disconnected graphs and saturating sums included.
+//! disconnected graphs and saturating sums included; with soft priority (the default band,
+//! small and huge bands) and without (`prio_delta = Some(0)`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,6 +25,13 @@ fn options() -> SsspOptions {
     o
 }
 
+/// [`options`] with soft priority `prio_delta` (`None`: the default band, `Some(0)`: off).
+fn options_with_priority(prio_delta: Option<u32>) -> SsspOptions {
+    let mut o = options();
+    o.worklist.prio_delta = prio_delta;
+    o
+}
+
 /// Checks SSSP from `sources` on `devices` devices with both partition methods, against
 /// Dijkstra on the unpartitioned graph.
 fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
@@ -37,22 +45,28 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
         .iter()
         .map(|&s| sssp_reference(&graph.csr, s))
         .collect();
-    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+    let settings = [
+        (PartitionMethod::Block, Some(0)),
+        (PartitionMethod::Block, None),
+        (PartitionMethod::Metis, None),
+    ];
+    for (method, prio) in settings {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
         for tc in test_contexts(devices, jitter) {
-            let mut solver = SsspSolver::new(&tc.context, &parted, &options())
-                .unwrap_or_else(|e| panic!("{} ({method}, {}): {e}", graph.name, tc.label));
+            let label = format!("{method}, {}, prio_delta {prio:?}", tc.label);
+            let mut solver = SsspSolver::new(&tc.context, &parted, &options_with_priority(prio))
+                .unwrap_or_else(|e| panic!("{} ({label}): {e}", graph.name));
             for (&s, expected) in sources.iter().zip(&expected) {
                 let got = solver.run(s).unwrap_or_else(|e| {
                     panic!(
-                        "{} from {s} on {devices} devices ({method}, {}): {e}",
-                        graph.name, tc.label
+                        "{} from {s} on {devices} devices ({label}): {e}",
+                        graph.name
                     )
                 });
                 assert_eq!(
                     &got.distances, expected,
-                    "{} from {s} on {devices} devices ({method}, {})",
-                    graph.name, tc.label
+                    "{} from {s} on {devices} devices ({label})",
+                    graph.name
                 );
                 assert_eq!(got.stats.worklist.late_items, 0);
             }
@@ -379,6 +393,77 @@ fn stats_count_work_and_ring_traffic() {
     );
 }
 
+#[test]
+fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
+    let g = generated("road:side=32,p=0.6,seed=12,weights=1..100:3");
+    let expected = sssp_reference(&g.csr, 5);
+    for devices in [1, 2, 3, 5, 8] {
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
+        for prio in [Some(1), Some(37), Some(u32::MAX)] {
+            for tc in test_contexts(devices, &[11, 12, 13]) {
+                let got = sssp(&tc.context, &parted, 5, &options_with_priority(prio)).unwrap();
+                let label = format!("{devices} devices, prio_delta {prio:?}, {}", tc.label);
+                assert_eq!(got.distances, expected, "{label}");
+                let ws = &got.stats.worklist;
+                assert_eq!(ws.late_items, 0, "{label}");
+                if prio == Some(1) {
+                    assert!(
+                        got.stats.epochs > 0 && got.stats.items_deferred > 0,
+                        "{label}"
+                    );
+                    assert!(
+                        ws.devices.iter().all(|d| d.epochs == got.stats.epochs),
+                        "{label}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn soft_priority_cuts_work_on_a_road_grid() {
+    // Measured on road:side=256 (host, 1 and 2 devices): 634k work items without priority,
+    // 74k with the default band, for 62k vertices reached.
+    let g = generated("road:side=64,p=0.6,seed=4,weights=1..100:7");
+    let ctx = groute_core::Context::host(2).unwrap();
+    let parted = partition_graph(g.clone(), 2, PartitionMethod::Metis, &NoProgress).unwrap();
+    let source = 2080; // the middle of the grid
+    let with = sssp(&ctx, &parted, source, &options_with_priority(None)).unwrap();
+    let without = sssp(&ctx, &parted, source, &options_with_priority(Some(0))).unwrap();
+    assert_eq!(with.distances, without.distances);
+    assert_eq!(with.distances, sssp_reference(&g.csr, source));
+    let reached = with.reached() as u64;
+    assert!(reached > 1000, "the source lies in the giant component");
+    assert_eq!(
+        with.stats.prio_delta,
+        groute_sssp::default_prio_delta(&g.csr)
+    );
+    assert_eq!((without.stats.epochs, without.stats.items_deferred), (0, 0));
+    assert!(
+        with.stats.work_items <= 3 * reached,
+        "{} work items with priority for {reached} vertices (without: {})",
+        with.stats.work_items,
+        without.stats.work_items
+    );
+}
+
+#[test]
+fn the_default_band_is_a_multiple_of_the_average_weight() {
+    let g = from_triples(3, &[(0, 1, 10), (1, 2, 31)], "two arcs");
+    // Average weight 20.5, rounded up.
+    assert_eq!(
+        groute_sssp::default_prio_delta(&g.csr),
+        21 * groute_sssp::PRIO_DELTA_AVERAGE_WEIGHTS as u32
+    );
+    let unweighted = from_pairs(2, &[(0, 1)], "one arc");
+    assert_eq!(
+        groute_sssp::default_prio_delta(&unweighted.csr),
+        groute_sssp::PRIO_DELTA_AVERAGE_WEIGHTS as u32
+    );
+}
+
 /// The CUDA translation unit compiles with NVRTC for the GPU machine's architecture (the
 /// same check as groute-core's `kernels_compile`, which covers `kernels/*.cu` only).
 #[test]
@@ -407,6 +492,7 @@ proptest! {
         src in 0u32..40,
         seed in 0u64..1000,
         unweighted in proptest::bool::weighted(0.2),
+        prio in prop_oneof![Just(Some(0u32)), Just(None), (1u32..30).prop_map(Some)],
     ) {
         let triples: Vec<(u32, u32, u32)> = raw
             .into_iter()
@@ -421,8 +507,9 @@ proptest! {
         let expected = sssp_reference(&g.csr, s);
         let parted = partition_graph(g, devices, PartitionMethod::Block, &NoProgress).unwrap();
         for tc in test_contexts(devices, &[seed]) {
-            let got = sssp(&tc.context, &parted, s, &options()).unwrap();
-            prop_assert_eq!(&got.distances, &expected, "{}", tc.label);
+            let got = sssp(&tc.context, &parted, s, &options_with_priority(prio)).unwrap();
+            prop_assert_eq!(&got.distances, &expected, "{} prio_delta {:?}", tc.label, prio);
+            prop_assert_eq!(got.stats.worklist.late_items, 0);
         }
     }
 }

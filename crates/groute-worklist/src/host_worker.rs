@@ -1,6 +1,6 @@
 //! The host backend's [`DeviceWorker`]: a [`DeviceProgram`]'s host kernels on the device's
-//! executor streams, the host MPSC local worklist, and an outgoing `Vec` uploaded into a
-//! fresh device buffer per send.
+//! executor streams, the host MPSC local worklist, a low-priority `Vec` (soft priority), and
+//! an outgoing `Vec` uploaded into a fresh device buffer per send.
 
 use std::sync::Arc;
 
@@ -8,10 +8,11 @@ use groute_core::sync::oneshot;
 use groute_core::{Device, Endpoint, Error, PendingSegment, Segment, Stream};
 use rayon::prelude::*;
 
-use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts};
+use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
 use crate::engine::{DeviceProgram, LocalOf, PackedOf};
 use crate::error::WorklistError;
 use crate::local::{WorklistConsumer, WorklistProducer, local_worklist};
+use crate::priority_counter::defers;
 use crate::split::SplitOps;
 
 /// A [`DeviceProgram`] on one host-backend device.
@@ -22,6 +23,10 @@ pub(crate) struct HostWorker<'a, P: DeviceProgram> {
     consumer: WorklistConsumer<LocalOf<P>>,
     outgoing: Vec<PackedOf<P>>,
     batch: Vec<LocalOf<P>>,
+    /// Deferred items with their priority when deferred (soft priority).
+    low: Vec<(LocalOf<P>, u32)>,
+    /// Kept items whose priority is not below this are deferred ([`defers`]).
+    threshold: u32,
     send_cap: usize,
     initial: u64,
     sweep_done: bool,
@@ -51,23 +56,33 @@ impl<'a, P: DeviceProgram> HostWorker<'a, P> {
             consumer,
             outgoing: Vec::new(),
             batch: Vec::new(),
+            low: Vec::new(),
+            threshold: u32::MAX,
             send_cap: send_capacity.unwrap_or(cap).max(1),
             initial,
             sweep_done: false,
         })
     }
 
-    /// Own output first (worked on next), remote output queued.
+    /// Own output first (worked on next), deferred output to the low list, remote output
+    /// queued; the round's counts.
     fn absorb(
         &mut self,
         split: SplitOut<LocalOf<P>, PackedOf<P>>,
-    ) -> Result<(u64, u64), WorklistError> {
-        let kept = split.keep.len() as u64;
-        let sent = split.send.len() as u64;
+        counts: RoundCounts,
+    ) -> Result<RoundCounts, WorklistError> {
+        let counts = RoundCounts {
+            kept: split.keep.len() as u64,
+            sent: split.send.len() as u64,
+            deferred: split.low.len() as u64,
+            deferred_min_prio: split.low_min_prio(),
+            ..counts
+        };
         self.consumer.prepend_slice(&split.keep)?;
+        self.low.extend(split.low);
         self.outgoing.extend(split.send);
         check_send(self.outgoing.len(), self.send_cap)?;
-        Ok((kept, sent))
+        Ok(counts)
     }
 }
 
@@ -85,23 +100,22 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
         }
         self.sweep_done = true;
         let program = Arc::clone(&self.program);
+        let threshold = self.threshold;
         let (produced, split) = host_kernel(self.device.stream(), move || {
             let produced = program.expand_initial_sweep();
             let n = produced.len() as u64;
             let ops = program.split_ops();
             let packed: Vec<_> = produced.into_iter().map(|l| ops.pack(l)).collect();
-            (n, split_batch(&ops, packed, false))
+            (n, split_batch(&ops, packed, false, threshold))
         })?;
-        let (kept, sent) = self.absorb(split)?;
         // The sweep consumes its token (one item) and processed `sweep_len` items.
-        Ok(Some(RoundCounts {
+        let counts = RoundCounts {
             consumed: 1,
             processed: sweep_len,
             produced,
-            kept,
-            sent,
             ..RoundCounts::default()
-        }))
+        };
+        Ok(Some(self.absorb(split, counts)?))
     }
 
     fn split_receive(
@@ -118,7 +132,8 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
             let ops = self.program.split_ops();
             let producer = self.producer.clone();
             let stream = self.device.high_priority_stream();
-            let (kept, passed) = host_kernel(stream, move || -> groute_core::Result<_> {
+            let threshold = self.threshold;
+            let (kept, low, passed) = host_kernel(stream, move || -> groute_core::Result<_> {
                 // SAFETY: the packet's ready event has completed (waited above), and the
                 // link does not reuse the buffer before the pending segment is released,
                 // which happens only after this kernel has completed.
@@ -126,14 +141,24 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
                     operation: "host split kernels on device memory",
                     backend: "cuda",
                 })?;
-                let split = split_batch(&ops, items.to_vec(), true);
+                let split = split_batch(&ops, items.to_vec(), true, threshold);
                 producer.push_slice(&split.keep)?;
-                Ok((split.keep.len() as u64, split.send))
+                Ok((split.keep.len() as u64, split.low, split.send))
             })??;
             drop(pending);
             counts.received += received;
             counts.kept += kept;
             counts.passed += passed.len() as u64;
+            if !low.is_empty() {
+                let min = low.iter().map(|&(_, p)| p).min().unwrap_or(0);
+                counts.deferred_min_prio = if counts.deferred == 0 {
+                    min
+                } else {
+                    counts.deferred_min_prio.min(min)
+                };
+                counts.deferred += low.len() as u64;
+                self.low.extend(low);
+            }
             self.outgoing.extend(passed);
             check_send(self.outgoing.len(), self.send_cap)?;
         }
@@ -153,23 +178,62 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
         }
         let program = Arc::clone(&self.program);
         let items = std::mem::take(&mut self.batch);
+        let threshold = self.threshold;
         let (items, produced, split) = host_kernel(self.device.stream(), move || {
             let produced = program.expand(&items);
             let n = produced.len() as u64;
             let ops = program.split_ops();
             let packed: Vec<_> = produced.into_iter().map(|l| ops.pack(l)).collect();
-            (items, n, split_batch(&ops, packed, false))
+            (items, n, split_batch(&ops, packed, false, threshold))
         })?;
         self.batch = items;
-        let (kept, sent) = self.absorb(split)?;
-        Ok(RoundCounts {
+        let counts = RoundCounts {
             consumed,
             processed: consumed,
             produced,
-            kept,
-            sent,
             ..RoundCounts::default()
-        })
+        };
+        self.absorb(split, counts)
+    }
+
+    fn set_threshold(&mut self, threshold: u32) -> Result<(), WorklistError> {
+        self.threshold = threshold;
+        Ok(())
+    }
+
+    fn reexamine(&mut self) -> Result<Reexamined, WorklistError> {
+        if self.low.is_empty() {
+            return Ok(Reexamined::default());
+        }
+        let taken = std::mem::take(&mut self.low);
+        let ops = self.program.split_ops();
+        let threshold = self.threshold;
+        let n = taken.len() as u64;
+        let (moved, still_low) = host_kernel(self.device.stream(), move || {
+            let mut moved = Vec::new();
+            let mut still_low = Vec::new();
+            for (item, deferred_prio) in taken {
+                let prio = ops.get_prio(&item);
+                if ops.superseded(&item, deferred_prio) {
+                    continue;
+                }
+                if defers(prio, threshold) {
+                    still_low.push((item, prio));
+                } else {
+                    moved.push(item);
+                }
+            }
+            (moved, still_low)
+        })?;
+        self.consumer.prepend_slice(&moved)?;
+        let r = Reexamined {
+            taken: n,
+            moved: moved.len() as u64,
+            still_low: still_low.len() as u64,
+            still_low_min_prio: still_low.iter().map(|&(_, p)| p).min().unwrap_or(0),
+        };
+        self.low = still_low;
+        Ok(r)
     }
 
     fn outgoing_len(&self) -> usize {
@@ -209,45 +273,71 @@ pub(crate) fn host_kernel<R: Send + 'static>(
     })
 }
 
-/// The result of a split over a batch: items kept (unpacked), items to send.
+/// The result of a split over a batch: items kept (unpacked) below the threshold, kept
+/// items deferred (with their priority), items to send.
 pub(crate) struct SplitOut<L, K> {
     keep: Vec<L>,
+    low: Vec<(L, u32)>,
     send: Vec<K>,
 }
 
+impl<L, K> SplitOut<L, K> {
+    fn empty() -> Self {
+        SplitOut {
+            keep: Vec::new(),
+            low: Vec::new(),
+            send: Vec::new(),
+        }
+    }
+
+    fn append(mut self, other: Self) -> Self {
+        self.keep.extend(other.keep);
+        self.low.extend(other.low);
+        self.send.extend(other.send);
+        self
+    }
+
+    /// The smallest priority deferred (0 when none).
+    fn low_min_prio(&self) -> u32 {
+        self.low.iter().map(|&(_, p)| p).min().unwrap_or(0)
+    }
+}
+
+/// Splits `items` with `on_receive` (or `on_send`), and the kept ones by priority against
+/// `threshold` (`get_prio` is not called when it is `u32::MAX`: soft priority off).
 fn split_batch<O: SplitOps>(
     ops: &O,
     items: Vec<O::Packed>,
     receive: bool,
+    threshold: u32,
 ) -> SplitOut<O::Local, O::Packed> {
-    let (keep, send) = items
+    items
         .into_par_iter()
-        .fold(
-            || (Vec::new(), Vec::new()),
-            |(mut keep, mut send), p| {
-                let flags = if receive {
-                    ops.on_receive(&p)
+        .fold(SplitOut::empty, |mut out, p| {
+            let flags = if receive {
+                ops.on_receive(&p)
+            } else {
+                ops.on_send(&p)
+            };
+            if flags.passes() {
+                out.send.push(p);
+            }
+            if flags.keeps() {
+                let item = ops.unpack(p);
+                let prio = if threshold == u32::MAX {
+                    0
                 } else {
-                    ops.on_send(&p)
+                    ops.get_prio(&item)
                 };
-                if flags.keeps() {
-                    keep.push(ops.unpack(p));
+                if defers(prio, threshold) {
+                    out.low.push((item, prio));
+                } else {
+                    out.keep.push(item);
                 }
-                if flags.passes() {
-                    send.push(p);
-                }
-                (keep, send)
-            },
-        )
-        .reduce(
-            || (Vec::new(), Vec::new()),
-            |(mut k1, mut s1), (k2, s2)| {
-                k1.extend(k2);
-                s1.extend(s2);
-                (k1, s1)
-            },
-        );
-    SplitOut { keep, send }
+            }
+            out
+        })
+        .reduce(SplitOut::empty, SplitOut::append)
 }
 
 fn check_send(len: usize, cap: usize) -> Result<(), Error> {

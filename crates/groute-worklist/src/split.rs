@@ -105,6 +105,14 @@ pub trait SplitOps: Send + Sync {
     fn on_receive(&self, packed: &Self::Packed) -> SplitFlags;
     /// The item's priority (lower is more urgent); used by soft-priority scheduling.
     fn get_prio(&self, item: &Self::Local) -> u32;
+    /// Whether a deferred item, whose priority was `deferred_prio` when it was deferred, is
+    /// superseded: a newer copy of it has been queued since, so re-examination may drop it.
+    /// Default: never (every deferred item is re-examined). Min traversals: the vertex's value
+    /// improved, and every improvement of an owned vertex queues it.
+    fn superseded(&self, item: &Self::Local, deferred_prio: u32) -> bool {
+        let _ = (item, deferred_prio);
+        false
+    }
 }
 
 /// A vertex and a value computed for it: the packed item of label-correcting traversals

@@ -141,6 +141,11 @@ impl SplitOps for MinSplitOps {
     fn get_prio(&self, v: &u32) -> u32 {
         self.pack(*v).value
     }
+
+    fn superseded(&self, v: &u32, deferred_prio: u32) -> bool {
+        // The copy queued by the improvement was split after it, with the lower value.
+        self.get_prio(v) < deferred_prio
+    }
 }
 
 /// One device's share of a min traversal (host backend).
