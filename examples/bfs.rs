@@ -4,7 +4,11 @@
 //! cargo run --release --example bfs                                  # shipped graph, validated
 //! cargo run --release --example bfs -- --gen kron21.sym --devices 2 --check --json
 //! cargo run --release --example bfs -- --graph road.gr --source 1 --output levels.txt
+//! cargo run --release --example bfs -- --gen road:side=2048,p=0.6 --no-fused --repeat 5
 //! ```
+//!
+//! On one CUDA device the traversal runs as one fused persistent kernel (`--fused`, the
+//! default there; `--no-fused`: one launch per round); `--json` says which mode ran.
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` on the best backend present
 //! and checks the result against the sequential reference. `--prio-delta D` turns on soft
@@ -18,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::{AnyError, Bar, GraphArgs, RunArgs};
+use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
 use groute::bfs::{BfsOptions, BfsResult, BfsSolver, bfs_reference};
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
@@ -31,6 +35,8 @@ struct Cli {
     graph: GraphArgs,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    fused: FusedArgs,
     /// Source vertex, in the input file's numbering (default: the first vertex with out-edges).
     #[arg(long)]
     source: Option<u64>,
@@ -63,6 +69,9 @@ struct Report {
     partition: String,
     time_ms: f64,
     times_ms: Vec<f64>,
+    mode: &'static str,
+    fused: bool,
+    device_ms: Option<f64>,
     edges_traversed: u64,
     gteps: f64,
     work_items: u64,
@@ -122,6 +131,7 @@ fn run() -> Result<(), AnyError> {
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
+    cli.fused.apply(&mut options.worklist);
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -130,14 +140,19 @@ fn run() -> Result<(), AnyError> {
         solver.run(source_rank)?;
     }
     let mut times = Vec::with_capacity(cli.repeat);
+    let mut device_times = Vec::with_capacity(cli.repeat);
     let mut result: Option<BfsResult> = None;
     for _ in 0..cli.repeat {
         let r = solver.run(source_rank)?;
         times.push(r.stats.elapsed.as_secs_f64() * 1e3);
+        if let Some(d) = r.stats.device_time {
+            device_times.push(d.as_secs_f64() * 1e3);
+        }
         result = Some(r);
     }
     let result = result.ok_or("no run")?;
     let median = common::median(&mut times.clone());
+    let device_ms = (!device_times.is_empty()).then(|| common::median(&mut device_times));
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
@@ -180,6 +195,9 @@ fn run() -> Result<(), AnyError> {
         partition: parted.method.to_string(),
         time_ms: median,
         times_ms: times,
+        mode: common::traversal_mode(result.stats.fused),
+        fused: result.stats.fused,
+        device_ms,
         edges_traversed,
         gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
         work_items: result.stats.work_items,
@@ -234,6 +252,10 @@ fn print_human(r: &Report) {
         r.times_ms.len(),
         r.gteps
     );
+    match r.device_ms {
+        Some(d) => println!("mode        {} (kernel {d:.3} ms by CUDA events)", r.mode),
+        None => println!("mode        {}", r.mode),
+    }
     println!(
         "reached     {} vertices, depth {}, {} edges traversed",
         r.reached, r.depth, r.edges_traversed

@@ -4,7 +4,11 @@
 //! cargo run --release --example sssp                                 # shipped graph, validated
 //! cargo run --release --example sssp -- --gen road-usa --gen-weights 1..1000 --devices 2 --check --json
 //! cargo run --release --example sssp -- --graph datasets/tiny-weighted.gr --source 1 --output dist.txt
+//! cargo run --release --example sssp -- --gen road:side=2048,p=0.6 --gen-weights 1..100:7 --no-fused
 //! ```
+//!
+//! On one CUDA device the traversal runs as one fused persistent kernel (`--fused`, the
+//! default there; `--no-fused`: one launch per round); `--json` says which mode ran.
 //!
 //! Arcs weigh what the file says; a graph without weights has every arc weigh 1, unless
 //! `--gen-weights MIN..MAX[:SEED]` attaches uniform random weights (replacing any). With no
@@ -23,7 +27,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::{AnyError, Bar, GraphArgs, RunArgs};
+use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
 use groute::sssp::{SsspOptions, SsspResult, SsspSolver, sssp_reference};
 use serde::Serialize;
@@ -36,6 +40,8 @@ struct Cli {
     graph: GraphArgs,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    fused: FusedArgs,
     /// Attach uniform random arc weights MIN..MAX[:SEED] (replacing the file's); without it,
     /// the file's weights, or 1 per arc for unweighted graphs.
     #[arg(long, value_name = "MIN..MAX[:SEED]")]
@@ -73,6 +79,9 @@ struct Report {
     partition: String,
     time_ms: f64,
     times_ms: Vec<f64>,
+    mode: &'static str,
+    fused: bool,
+    device_ms: Option<f64>,
     edges_traversed: u64,
     gteps: f64,
     work_items: u64,
@@ -140,6 +149,7 @@ fn run() -> Result<(), AnyError> {
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
+    cli.fused.apply(&mut options.worklist);
 
     // The graph is uploaded once; each run resets the distances and traverses. With
     // --repeat, one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -148,14 +158,19 @@ fn run() -> Result<(), AnyError> {
         solver.run(source_rank)?;
     }
     let mut times = Vec::with_capacity(cli.repeat);
+    let mut device_times = Vec::with_capacity(cli.repeat);
     let mut result: Option<SsspResult> = None;
     for _ in 0..cli.repeat {
         let r = solver.run(source_rank)?;
         times.push(r.stats.elapsed.as_secs_f64() * 1e3);
+        if let Some(d) = r.stats.device_time {
+            device_times.push(d.as_secs_f64() * 1e3);
+        }
         result = Some(r);
     }
     let result = result.ok_or("no run")?;
     let median = common::median(&mut times.clone());
+    let device_ms = (!device_times.is_empty()).then(|| common::median(&mut device_times));
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
@@ -196,6 +211,9 @@ fn run() -> Result<(), AnyError> {
         partition: parted.method.to_string(),
         time_ms: median,
         times_ms: times,
+        mode: common::traversal_mode(result.stats.fused),
+        fused: result.stats.fused,
+        device_ms,
         edges_traversed,
         gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
         work_items: result.stats.work_items,
@@ -235,6 +253,10 @@ fn print_human(r: &Report) {
         r.times_ms.len(),
         r.gteps
     );
+    match r.device_ms {
+        Some(d) => println!("mode        {} (kernel {d:.3} ms by CUDA events)", r.mode),
+        None => println!("mode        {}", r.mode),
+    }
     println!(
         "reached     {} vertices, max distance {}, {} edges traversed",
         r.reached, r.max_distance, r.edges_traversed

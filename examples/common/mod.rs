@@ -17,6 +17,8 @@ use groute::graph::{
     GenSpec, Graph, GraphFormat, InputOrder, PartitionMethod, Progress, WeightSpec, generate,
     load_graph,
 };
+use groute::worklist::WorklistOptions;
+use groute::worklist::traversal::FusedMode;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The graph shipped in the repository that the examples run when given no graph.
@@ -59,6 +61,47 @@ pub struct RunArgs {
     /// Print one JSON object instead of the human table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Fused persistent kernels of the traversals (BFS, SSSP).
+#[derive(Args, Debug, Clone)]
+pub struct FusedArgs {
+    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there).
+    /// The host backend ignores it.
+    #[arg(long, conflicts_with = "no_fused")]
+    pub fused: bool,
+    /// One kernel launch per round (the mode of runs on several devices).
+    #[arg(long)]
+    pub no_fused: bool,
+    /// Blocks of the fused kernel (default: every block that fits resident at once).
+    #[arg(long, value_name = "BLOCKS")]
+    pub fused_grid: Option<u32>,
+}
+
+impl FusedArgs {
+    /// The mode these flags ask for (neither flag: auto).
+    pub fn mode(&self) -> FusedMode {
+        match (self.fused, self.no_fused) {
+            (true, _) => FusedMode::On,
+            (false, true) => FusedMode::Off,
+            (false, false) => FusedMode::Auto,
+        }
+    }
+
+    /// Writes the mode and grid into worklist options.
+    pub fn apply(&self, options: &mut WorklistOptions) {
+        options.fused = self.mode();
+        options.fused_grid = self.fused_grid;
+    }
+}
+
+/// The mode a traversal ran in, for reports.
+pub fn traversal_mode(fused: bool) -> &'static str {
+    if fused {
+        "fused"
+    } else {
+        "one launch per round"
+    }
 }
 
 /// A boxed error for `main`.

@@ -60,6 +60,7 @@ impl MinTraversal for Bfs {
         source: &groute_core::cuda::BFS,
         expand: "bfs_expand",
         split_receive: "bfs_split_receive",
+        fused: "bfs_fused",
     });
 }
 
@@ -89,6 +90,11 @@ pub struct BfsStats {
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
     pub elapsed: Duration,
+    /// Whether the run was one fused persistent kernel (CUDA, one device; see
+    /// [`FusedMode`](groute_worklist::traversal::FusedMode)) rather than one launch per round.
+    pub fused: bool,
+    /// The fused kernel's own time between CUDA timing events (`None` when not fused).
+    pub device_time: Option<Duration>,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,
 }
@@ -232,6 +238,8 @@ impl BfsSolver {
                 items_deferred: ws.items_deferred(),
                 epochs: ws.epochs,
                 elapsed: ws.elapsed,
+                fused: out.fused,
+                device_time: out.device_time,
                 worklist: ws,
             },
         })

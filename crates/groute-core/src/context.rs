@@ -419,6 +419,22 @@ impl Context {
         self.inner.host_memory.alloc(len)
     }
 
+    /// Allocates page-locked host memory (contents unspecified) mapped into every device's address space
+    /// ([`MemoryLocation::MappedHost`]): a kernel reaches it through [`Buffer::device_ptr`]
+    /// while the host reads and writes it through [`Buffer::host_atomic_u32`] (flags and
+    /// counters a persistent kernel and the host both poll). Not pooled: allocate it once and
+    /// keep it small.
+    pub fn alloc_mapped<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::invalid("buffer length", len, "the byte size overflows usize"))?;
+        Buffer::from_raw(
+            self.inner
+                .backend
+                .allocate(MemoryLocation::MappedHost, bytes)?,
+        )
+    }
+
     /// Pinned host memory holding a copy of `data`.
     pub fn host_buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         host_staging(&self.inner.backend, data)

@@ -42,7 +42,7 @@ mod rng;
 mod storage;
 
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
-pub use datasets::shipped_datasets_dir;
+pub use datasets::{shipped_datasets_dir, shipped_graphs};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
 pub use generate::{GenSpec, Generator, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};

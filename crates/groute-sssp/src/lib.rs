@@ -104,6 +104,7 @@ impl MinTraversal for Sssp {
         source: &CUDA_SOURCE,
         expand: "sssp_expand",
         split_receive: "sssp_split_receive",
+        fused: "sssp_fused",
     });
 }
 
@@ -135,6 +136,11 @@ pub struct SsspStats {
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
     pub elapsed: Duration,
+    /// Whether the run was one fused persistent kernel (CUDA, one device; see
+    /// [`FusedMode`](groute_worklist::traversal::FusedMode)) rather than one launch per round.
+    pub fused: bool,
+    /// The fused kernel's own time between CUDA timing events (`None` when not fused).
+    pub device_time: Option<Duration>,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,
 }
@@ -291,6 +297,8 @@ impl SsspSolver {
                 epochs: ws.epochs,
                 prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
                 elapsed: ws.elapsed,
+                fused: out.fused,
+                device_time: out.device_time,
                 worklist: ws,
             },
         })

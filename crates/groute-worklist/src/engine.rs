@@ -9,6 +9,7 @@ use crate::driver::run_workers;
 use crate::error::WorklistError;
 use crate::host_worker::HostWorker;
 use crate::split::SplitOps;
+use crate::traversal::FusedMode;
 
 /// The local item type of a program.
 pub type LocalOf<P> = <<P as DeviceProgram>::Ops as SplitOps>::Local;
@@ -64,6 +65,12 @@ pub struct WorklistOptions {
     pub packet_size: usize,
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
+    /// Whether CUDA min traversals run as one fused persistent kernel (`--fused` /
+    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device). The host backend and
+    /// host-kernel programs ignore it.
+    pub fused: FusedMode,
+    /// Blocks of the fused kernel (`--fused-grid`); `None`: every block that fits resident.
+    pub fused_grid: Option<u32>,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
@@ -85,6 +92,8 @@ impl Default for WorklistOptions {
             send_capacity: None,
             packet_size: 1 << 18,
             ring_buffers: 4,
+            fused: FusedMode::Auto,
+            fused_grid: None,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,

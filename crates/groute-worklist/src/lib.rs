@@ -82,6 +82,13 @@
 //! circular worklist (`kernels/include/worklist.cuh`) and rotating outgoing buffers in device
 //! memory, runs NVRTC kernels, and reads one small counter block back per step.
 //!
+//! On one CUDA device the min traversals run **fused** by default
+//! ([`traversal::FusedMode`], `--fused` / `--no-fused`): the whole round loop is one
+//! cooperative persistent kernel whose rounds are separated by a grid-wide barrier, with no
+//! driver, launch or read-back per round (`max_batch` does not apply: a round is the whole
+//! worklist). Several devices use the per-round worker and the driver above; the fused
+//! multi-device protocol is designed in `traversal/fused.rs`, not built.
+//!
 //! ## Soft priority: the epoch protocol
 //!
 //! With [`WorklistOptions::prio_delta`] set, every kept item (produced by an expand round or

@@ -33,7 +33,8 @@ pub const CC: KernelSource = KernelSource {
 };
 
 /// `kernels/bfs.cu`: BFS expand and split-receive (the generic min traversal of
-/// `kernels/include/traversal.cuh`); launched by `groute-worklist`'s traversal worker.
+/// `kernels/include/traversal.cuh`) and the fused persistent kernel (`kernels/include/
+/// fused.cuh`); launched by `groute-worklist`'s traversal worker.
 pub const BFS: KernelSource = KernelSource {
     name: "bfs.cu",
     source: include_str!("../../../../kernels/bfs.cu"),
@@ -46,8 +47,8 @@ pub const PAGERANK: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/pagerank.cu"),
 };
 
-/// `kernels/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights);
-/// launched by `groute-worklist`'s traversal worker for `groute-sssp`.
+/// `kernels/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights)
+/// and the fused persistent kernel; launched by `groute-worklist`'s traversal worker for `groute-sssp`.
 pub const SSSP: KernelSource = KernelSource {
     name: "sssp.cu",
     source: include_str!("../../../../kernels/sssp.cu"),
@@ -70,6 +71,10 @@ pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
         name: "traversal.cuh",
         source: include_str!("../../../../kernels/include/traversal.cuh"),
+    },
+    KernelHeader {
+        name: "fused.cuh",
+        source: include_str!("../../../../kernels/include/fused.cuh"),
     },
 ];
 

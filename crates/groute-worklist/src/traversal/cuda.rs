@@ -11,6 +11,7 @@ use groute_core::cuda::{
 };
 use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment, Stream};
 
+use super::fused::FusedKernel;
 use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts};
 use crate::error::WorklistError;
 use crate::split::VertexValue;
@@ -24,10 +25,12 @@ pub struct TraversalKernels {
     pub expand: &'static str,
     /// The split-receive kernel's name (`"bfs_split_receive"`).
     pub split_receive: &'static str,
+    /// The fused persistent kernel's name (`"bfs_fused"`, `kernels/include/fused.cuh`).
+    pub fused: &'static str,
 }
 
 /// Threads per block of both kernels.
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 /// Outgoing buffers per device: the current one plus up to three sends in flight (the driver
 /// pauses expansion while all are in flight, see `DeviceWorker::outgoing_available`).
 const OUTGOING_BUFFERS: usize = 4;
@@ -46,17 +49,25 @@ const CTRL_HUB_CAP: usize = 6;
 /// Degree from which an item is a hub (`groute::HUB_MIN_DEGREE`).
 const HUB_MIN_DEGREE: usize = 2048;
 
+/// `values`, `offsets`, `targets`, `weights` kernel arguments.
+pub(super) type GraphArgs = (
+    DevicePtr<u32>,
+    DevicePtr<u64>,
+    DevicePtr<u32>,
+    DevicePtr<u32>,
+);
+
 /// One device's storage for a CUDA min traversal, kept across runs (allocated once).
 pub(crate) struct CudaTraversalDevice {
-    stream: Stream,
-    owned: Range<u32>,
-    offsets: Buffer<u64>,
-    targets: Buffer<u32>,
-    weights: Option<Buffer<u32>>,
+    pub(super) stream: Stream,
+    pub(super) owned: Range<u32>,
+    pub(super) offsets: Buffer<u64>,
+    pub(super) targets: Buffer<u32>,
+    pub(super) weights: Option<Buffer<u32>>,
     pub(crate) values: Buffer<u32>,
-    wl: Buffer<u32>,
+    pub(super) wl: Buffer<u32>,
     outgoing: Vec<Buffer<VertexValue>>,
-    ctrl: Buffer<u32>,
+    pub(super) ctrl: Buffer<u32>,
     ctrl_host: Buffer<u32>,
     expand: CudaFunction,
     expand_hubs: CudaFunction,
@@ -68,6 +79,8 @@ pub(crate) struct CudaTraversalDevice {
     /// the hub launch and the counter reset are skipped (they would cost a launch per round on
     /// graphs of thousands of rounds, road networks).
     has_hubs: bool,
+    /// The fused persistent kernel (one-device runs, `fused.rs`).
+    pub(super) fused: FusedKernel,
 }
 
 impl CudaTraversalDevice {
@@ -92,6 +105,7 @@ impl CudaTraversalDevice {
         let expand = module.function(kernels.expand)?;
         let expand_hubs = module.function(&format!("{}_hubs", kernels.expand))?;
         let split = module.function(kernels.split_receive)?;
+        let fused = FusedKernel::new(context, device, &module, kernels.fused)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
         let hub_capacity = (2 * (csr.targets().len() / HUB_MIN_DEGREE) + 64).min(1 << 24);
@@ -136,6 +150,7 @@ impl CudaTraversalDevice {
             hubs_grid,
             hub_capacity: hub_capacity as u32,
             has_hubs,
+            fused,
         })
     }
 
@@ -184,11 +199,11 @@ impl CudaTraversalDevice {
         })
     }
 
-    fn cuda_stream(&self) -> Result<&CudaStream, Error> {
+    pub(super) fn cuda_stream(&self) -> Result<&CudaStream, Error> {
         CudaStream::from_raw(self.stream.raw().as_ref())
     }
 
-    fn keep_alive(&self, extra: &[&Buffer<VertexValue>]) -> Result<(), Error> {
+    pub(super) fn keep_alive(&self, extra: &[&Buffer<VertexValue>]) -> Result<(), Error> {
         let mut mem = vec![
             self.values.raw().memory,
             self.wl.raw().memory,
@@ -201,6 +216,21 @@ impl CudaTraversalDevice {
         }
         mem.extend(extra.iter().map(|b| b.raw().memory));
         self.cuda_stream()?.keep_alive(mem)
+    }
+
+    /// The device pointers of the value array, the CSR and the weights (null when
+    /// unweighted): the first four parameters of every expand kernel.
+    pub(super) fn graph_args(&self) -> Result<GraphArgs, Error> {
+        let weights = match &self.weights {
+            Some(w) => DevicePtr::<u32>::from_slice(&w.raw())?,
+            None => DevicePtr::null(),
+        };
+        Ok((
+            DevicePtr::<u32>::from_slice(&self.values.raw())?,
+            DevicePtr::<u64>::from_slice(&self.offsets.raw())?,
+            DevicePtr::<u32>::from_slice(&self.targets.raw())?,
+            weights,
+        ))
     }
 
     /// Enqueues `<algo>_expand` over worklist positions `[first, first + count)`, then
@@ -219,14 +249,11 @@ impl CudaTraversalDevice {
             self.stream
                 .fill(&self.ctrl.slice(CTRL_HUB_COUNT..CTRL_HUB_COUNT + 2)?, 0u32)?;
         }
-        let weights = match &self.weights {
-            Some(w) => DevicePtr::<u32>::from_slice(&w.raw())?,
-            None => DevicePtr::null(),
-        };
+        let (values, offsets, targets, weights) = self.graph_args()?;
         let args = (
-            DevicePtr::<u32>::from_slice(&self.values.raw())?,
-            DevicePtr::<u64>::from_slice(&self.offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&self.targets.raw())?,
+            values,
+            offsets,
+            targets,
             weights,
             DevicePtr::<u32>::from_slice(&self.wl.raw())?,
             (self.wl.len() - 1) as u32,
@@ -317,10 +344,10 @@ impl CudaTraversalDevice {
     }
 }
 
-const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
-const SEND_SETTING: &str = "send_capacity (--send-capacity)";
+pub(super) const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
+pub(super) const SEND_SETTING: &str = "send_capacity (--send-capacity)";
 
-fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
+pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
     Error::CapacityExceeded {
         what: what.into(),
         capacity: capacity as u64,

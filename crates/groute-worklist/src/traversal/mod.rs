@@ -16,15 +16,22 @@
 //! [`MinTraversalSolver`] keeps every device's storage (CSR, value array, and on CUDA the
 //! device worklist, outgoing buffers and loaded kernels) across runs, so a run only resets
 //! the values and traverses; [`solve_min_traversal`] is the one-shot form.
+//!
+//! On CUDA, a run on one device is by default one fused persistent kernel (`fused.rs`,
+//! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices launch one expand
+//! per round under the driver (`cuda.rs`).
 
 mod cuda;
+mod fused;
 
 pub use cuda::TraversalKernels;
+pub use fused::FusedMode;
 
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use groute_core::{Buffer, Context, Error};
 use groute_graph::{Csr, Partition};
@@ -218,6 +225,10 @@ pub struct TraversalOutput {
     pub values: Vec<u32>,
     /// Worklist counters.
     pub stats: WorklistStats,
+    /// Whether the run was one fused persistent kernel ([`FusedMode`]).
+    pub fused: bool,
+    /// The fused kernel's time between CUDA timing events (`None` when not fused).
+    pub device_time: Option<Duration>,
 }
 
 /// One device's storage, by backend.
@@ -375,6 +386,28 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
+        if cuda && options.fused.fuses(num_devices)? {
+            let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
+                return Err(Error::Unsupported {
+                    operation: "mixing host and CUDA devices in one traversal",
+                    backend: "cuda",
+                }
+                .into());
+            };
+            let device = &context.devices()[0];
+            let done = dev.run_fused(device, sources, &seeds[0], options)?;
+            values.copy_from_slice(&device.download(&dev.values.slice(0..n)?)?);
+            return Ok(TraversalOutput {
+                values,
+                stats: WorklistStats {
+                    devices: vec![done.stats],
+                    elapsed: done.elapsed,
+                    ..WorklistStats::default()
+                },
+                fused: true,
+                device_time: Some(done.device_time),
+            });
+        }
         if cuda {
             let mut workers = Vec::with_capacity(num_devices);
             for (d, storage) in self.devices.iter_mut().enumerate() {
@@ -396,7 +429,12 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                     values[r.start as usize..r.end as usize].copy_from_slice(&got);
                 }
             }
-            return Ok(TraversalOutput { values, stats });
+            return Ok(TraversalOutput {
+                values,
+                stats,
+                fused: false,
+                device_time: None,
+            });
         }
         let mut init = vec![UNREACHED; n];
         for &s in sources {
@@ -446,7 +484,12 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let got = device.download(&part)?;
             values[r.start as usize..r.end as usize].copy_from_slice(&got);
         }
-        Ok(TraversalOutput { values, stats })
+        Ok(TraversalOutput {
+            values,
+            stats,
+            fused: false,
+            device_time: None,
+        })
     }
 }
 

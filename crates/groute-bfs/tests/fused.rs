@@ -1,0 +1,201 @@
+//! The fused persistent kernel (`--fused`): on one CUDA device it equals the sequential
+//! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
+//! a bad grid or the time limit, and is refused (On) or not used (Auto) on several devices.
+//! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
+
+use std::time::Duration;
+
+use groute_bfs::{BfsError, BfsOptions, BfsResult, bfs, bfs_reference};
+use groute_core::Context;
+use groute_core::testing::cuda_context;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
+};
+use groute_worklist::WorklistError;
+use groute_worklist::traversal::FusedMode;
+
+fn options(mode: FusedMode) -> BfsOptions {
+    let mut o = BfsOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.fused = mode;
+    o
+}
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsResult, BfsError> {
+    let devices = ctx.num_devices();
+    let parted = partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress)?;
+    bfs(ctx, &parted, source, o)
+}
+
+/// Graphs of every shape the tests cover: Kronecker, road grids, random, disconnected,
+/// single vertex, self-loops, a long path (many rounds), and the shipped datasets.
+fn graphs() -> Vec<Graph> {
+    let chain: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();
+    let mut gs = vec![
+        generated("kron:scale=12,ef=16,sym,seed=3"),
+        generated("road:side=64,p=0.6,seed=5"),
+        generated("road:side=40,p=0.9,seed=1"),
+        generated("random:n=2000,m=9000,seed=7"),
+        from_pairs(1, &[], "single vertex"),
+        from_pairs(1, &[(0, 0)], "single self-loop"),
+        from_pairs(
+            10,
+            &[(0, 1), (1, 0), (1, 2), (5, 6), (6, 7), (8, 8)],
+            "disconnected",
+        ),
+        from_pairs(
+            6,
+            &[
+                (0, 0),
+                (0, 1),
+                (1, 1),
+                (1, 2),
+                (2, 3),
+                (3, 3),
+                (3, 4),
+                (4, 5),
+                (5, 0),
+            ],
+            "self-loops",
+        ),
+        from_pairs(1000, &chain, "directed path"),
+    ];
+    let shipped = groute_graph::shipped_graphs();
+    assert!(
+        shipped.len() >= 3,
+        "expected the repository's datasets/ graphs"
+    );
+    gs.extend(shipped);
+    gs
+}
+
+#[test]
+fn fused_equals_the_reference_and_the_per_round_mode_on_one_cuda_device() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    for g in graphs() {
+        let n = g.num_vertices() as u32;
+        for s in [0, n / 2, n - 1] {
+            let expected = bfs_reference(&g.csr, s);
+            let fused = run(&ctx, &g, s, &options(FusedMode::On))
+                .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
+            let per_round = run(&ctx, &g, s, &options(FusedMode::Off))
+                .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
+            assert_eq!(fused.levels, expected, "{} from {s}, fused", g.name);
+            assert_eq!(per_round.levels, fused.levels, "{} from {s}", g.name);
+            assert!(fused.stats.fused && !per_round.stats.fused);
+            assert!(fused.stats.device_time.is_some());
+            // Every reached vertex is expanded at least once, in at least depth + 1 rounds.
+            assert!(
+                fused.stats.work_items >= fused.reached() as u64,
+                "{}",
+                g.name
+            );
+            assert!(fused.stats.rounds > u64::from(fused.depth()), "{}", g.name);
+            assert_eq!(fused.stats.items_sent, 0);
+        }
+    }
+}
+
+#[test]
+fn auto_fuses_one_cuda_device_only() {
+    let g = generated("road:side=24,p=0.6,seed=2");
+    let expected = bfs_reference(&g.csr, 0);
+    if let Some(ctx) = cuda_context(1) {
+        let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
+        assert!(r.stats.fused);
+        assert_eq!(r.levels, expected);
+    }
+    let Some(ctx) = cuda_context(2) else {
+        return;
+    };
+    let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
+    assert!(!r.stats.fused);
+    assert_eq!(r.levels, expected);
+    let err = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap_err();
+    assert!(err.to_string().contains("--fused"), "{err}");
+    assert!(err.to_string().contains("--no-fused"), "{err}");
+}
+
+#[test]
+fn the_host_backend_ignores_the_fused_mode() {
+    let g = generated("road:side=20,p=0.6,seed=4");
+    let expected = bfs_reference(&g.csr, 3);
+    for devices in [1, 2] {
+        let ctx = Context::host(devices).unwrap();
+        for mode in [FusedMode::On, FusedMode::Off, FusedMode::Auto] {
+            let r = run(&ctx, &g, 3, &options(mode)).unwrap();
+            assert_eq!(r.levels, expected, "{devices} devices, {mode:?}");
+            assert!(!r.stats.fused);
+            assert_eq!(r.stats.device_time, None);
+        }
+    }
+}
+
+#[test]
+fn fused_grids_of_any_resident_size_agree() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = generated("kron:scale=11,ef=16,sym,seed=9");
+    let expected = bfs_reference(&g.csr, 0);
+    for grid in [1, 2, 7, 64] {
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_grid = Some(grid);
+        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}: {e}"));
+        assert_eq!(r.levels, expected, "grid {grid}");
+    }
+    for grid in [0, u32::MAX] {
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_grid = Some(grid);
+        let err = run(&ctx, &g, 0, &o).unwrap_err();
+        assert!(err.to_string().contains("--fused-grid"), "{err}");
+    }
+}
+
+#[test]
+fn a_fused_worklist_overflow_fails_naming_the_setting() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    // The device worklist holds at least 1024 items: a Kronecker frontier overflows it.
+    let g = generated("kron:scale=12,ef=16,sym,seed=4");
+    let mut o = options(FusedMode::On);
+    o.worklist.wl_capacity = Some(1);
+    let err = run(&ctx, &g, 0, &o).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+    // With room, the same graph succeeds.
+    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
+    assert_eq!(r.levels, bfs_reference(&g.csr, 0));
+}
+
+#[test]
+fn a_fused_run_past_its_time_limit_is_aborted() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    // A directed path of 20000 vertices: one round per vertex, far beyond the abort poll.
+    let chain: Vec<(u32, u32)> = (0..19_999).map(|i| (i, i + 1)).collect();
+    let g = from_pairs(20_000, &chain, "long path");
+    let mut o = options(FusedMode::On);
+    o.worklist.time_limit = Some(Duration::ZERO);
+    let err = run(&ctx, &g, 0, &o).unwrap_err();
+    assert!(
+        matches!(err, BfsError::Worklist(WorklistError::TimedOut { .. })),
+        "{err}"
+    );
+    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
+    assert_eq!(r.depth(), 19_999);
+}

@@ -1,0 +1,139 @@
+//! The fused persistent kernel (`--fused`) for SSSP: on one CUDA device it equals Dijkstra and
+//! the per-round mode on weighted graphs of every shape (zero, parallel, saturating weights,
+//! unweighted input), and fails clearly on overflow. The CUDA tests run under
+//! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
+
+use std::time::Duration;
+
+use groute_core::Context;
+use groute_core::testing::cuda_context;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
+};
+use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
+use groute_worklist::traversal::FusedMode;
+
+fn options(mode: FusedMode) -> SsspOptions {
+    let mut o = SsspOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.fused = mode;
+    o
+}
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_triples(triples))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+fn run(
+    ctx: &Context,
+    graph: &Graph,
+    source: u32,
+    o: &SsspOptions,
+) -> Result<SsspResult, SsspError> {
+    let devices = ctx.num_devices();
+    let parted = partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress)?;
+    sssp(ctx, &parted, source, o)
+}
+
+fn graphs() -> Vec<Graph> {
+    let big = u32::MAX / 2 - 1;
+    let mut gs = vec![
+        generated("kron:scale=12,ef=16,sym,seed=3,weights=1..64:5"),
+        generated("road:side=64,p=0.6,seed=5,weights=1..1000:2"),
+        generated("random:n=2000,m=6000,seed=7,weights=0..3:4"),
+        generated("random:n=500,m=2500,seed=8,keepdup,weights=1..50:6"),
+        from_triples(1, &[], "single vertex"),
+        from_triples(
+            6,
+            &[
+                (0, 0, 5),
+                (0, 1, 2),
+                (1, 1, 0),
+                (1, 2, 7),
+                (2, 3, 1),
+                (3, 4, 0),
+                (4, 5, 3),
+            ],
+            "self-loops",
+        ),
+        from_triples(
+            8,
+            &[(0, 1, 4), (1, 0, 4), (5, 6, 1), (6, 7, 2), (7, 7, 9)],
+            "disconnected",
+        ),
+        from_triples(
+            5,
+            &[
+                (0, 1, big),
+                (1, 2, big),
+                (2, 3, big),
+                (3, 4, 0),
+                (0, 4, u32::MAX),
+            ],
+            "saturating",
+        ),
+    ];
+    let shipped = groute_graph::shipped_graphs();
+    assert!(
+        shipped.len() >= 3,
+        "expected the repository's datasets/ graphs"
+    );
+    gs.extend(shipped);
+    gs
+}
+
+#[test]
+fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    for g in graphs() {
+        let n = g.num_vertices() as u32;
+        for s in [0, n / 2, n - 1] {
+            let expected = sssp_reference(&g.csr, s);
+            let fused = run(&ctx, &g, s, &options(FusedMode::On))
+                .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
+            let per_round = run(&ctx, &g, s, &options(FusedMode::Off))
+                .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
+            assert_eq!(fused.distances, expected, "{} from {s}, fused", g.name);
+            assert_eq!(per_round.distances, fused.distances, "{} from {s}", g.name);
+            assert!(fused.stats.fused && !per_round.stats.fused);
+            assert!(
+                fused.stats.work_items >= fused.reached() as u64,
+                "{}",
+                g.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_host_backend_ignores_the_fused_mode() {
+    let g = generated("road:side=16,p=0.7,seed=4,weights=1..20:3");
+    let expected = sssp_reference(&g.csr, 0);
+    let ctx = Context::host(1).unwrap();
+    for mode in [FusedMode::On, FusedMode::Off] {
+        let r = run(&ctx, &g, 0, &options(mode)).unwrap();
+        assert_eq!(r.distances, expected, "{mode:?}");
+        assert!(!r.stats.fused);
+    }
+}
+
+#[test]
+fn a_fused_worklist_overflow_fails_naming_the_setting() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = generated("kron:scale=12,ef=16,sym,seed=4,weights=1..9:1");
+    let mut o = options(FusedMode::On);
+    o.worklist.wl_capacity = Some(1);
+    let err = run(&ctx, &g, 0, &o).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+}
