@@ -66,8 +66,9 @@ pub struct RunArgs {
 /// Fused persistent kernels of the traversals (BFS, SSSP).
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {
-    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there).
-    /// The host backend ignores it.
+    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there;
+    /// without soft priority for now, so --prio-delta does not apply). The host backend
+    /// ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per round (the mode of runs on several devices).

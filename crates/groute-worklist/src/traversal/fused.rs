@@ -41,8 +41,16 @@
 //!
 //! ## Soft priority (not fused yet)
 //!
-//! The fused kernel runs plain label correcting; a priority threshold (near-far) inside the
-//! kernel, advanced between barriers when the high band is empty, is the next step.
+//! The fused kernel runs plain label correcting and ignores `prio_delta` (SSSP reports a
+//! band width of 0 for a fused run). The design for one device, all inside the kernel: a
+//! split pass at the top of each round copies the batch's items whose value is below the
+//! threshold `T` behind the worklist end and the others to a flat low list (atomicMin of
+//! their values gives the smallest deferred band); barrier; expand only the copied items.
+//! When that high batch is empty and the low list is not, the action advances `T` by
+//! `prio_delta` or to the smallest deferred band, and one pass (between two barriers)
+//! compacts the low list into its ping-pong twin, moving items now below `T` back to the
+//! worklist (an item whose vertex improved since it was deferred moves too: a duplicate
+//! expansion, never a loss). The low list's overflow names `wl_capacity`, as the worklist's.
 
 use std::time::{Duration, Instant};
 
