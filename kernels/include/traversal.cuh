@@ -44,13 +44,70 @@ struct SsspRelax {
 
 // Hub list: ctrl[CTRL_HUB_COUNT] (low word: hubs recorded, high word: their tiles, one 64-bit
 // counter), ctrl[CTRL_HUB_CAP] (slots, set by the host), slots of (vertex, first tile) from
-// ctrl + CTRL_WORDS.
+// ctrl + TRAVERSAL_CTRL_WORDS. Soft priority's low list: ctrl[CTRL_LOW_END] (append counter),
+// ctrl[CTRL_LOW_OVERFLOW] (needed size on overflow), ctrl[CTRL_LOW_MIN] (smallest priority
+// deferred since the host last reset it). The host reads words [0, TRAVERSAL_CTRL_WORDS) back.
 enum : unsigned int {
     CTRL_HUB_COUNT = 4,
     CTRL_HUB_CAP = 6,
+    CTRL_LOW_END = 8,
+    CTRL_LOW_OVERFLOW = 9,
+    CTRL_LOW_MIN = 10,
+    TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,
     HUB_TILE = 2048,
 };
+
+// Soft priority: a device's low-priority list of (vertex, value when deferred). A kept item
+// whose priority (its value) is not below `threshold` is deferred here instead of entering
+// the worklist (groute_worklist::defers). `data == nullptr` (a zero-initialised LowList, the
+// default argument of the kernels' helpers): soft priority off, nothing deferred.
+// Overflow: like the worklist's, the needed size goes to ctrl[CTRL_LOW_OVERFLOW] and the host
+// fails the run naming wl_capacity (--wl-capacity).
+struct LowList {
+    VertexValue* data;
+    unsigned int capacity;
+    unsigned int threshold;
+    unsigned int* ctrl;
+
+    __device__ __forceinline__ bool defers(unsigned int prio) const {
+        return data != nullptr && threshold != 0xFFFFFFFFu && prio >= threshold;
+    }
+
+    // Appends `p` where `keep`, one atomicAdd and one atomicMin per warp (call from
+    // warp-uniform control flow).
+    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
+        const unsigned int active = __activemask();
+        if (__ballot_sync(active, keep) == 0) {
+            return;
+        }
+        const unsigned int least = __reduce_min_sync(active, keep ? p.value : 0xFFFFFFFFu);
+        unsigned int total;
+        const unsigned int slot = warp_reserve(ctrl + CTRL_LOW_END, keep, total);
+        if (!keep) {
+            return;
+        }
+        if (slot >= capacity) {
+            atomicMax(ctrl + CTRL_LOW_OVERFLOW, slot + 1u);
+            return;
+        }
+        data[slot] = p;
+        if (p.value == least) {
+            atomicMin(ctrl + CTRL_LOW_MIN, least);
+        }
+    }
+};
+
+// Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
+__device__ __forceinline__ void keep_or_defer(const DeviceWorklist& wl, const LowList& low,
+                                              unsigned int v, unsigned int prio, bool keep) {
+    const bool deferred = keep && low.defers(prio);
+    wl.append_warp(v, keep && !deferred);
+    VertexValue p;
+    p.vertex = v;
+    p.value = prio;
+    low.append_warp(p, deferred);
+}
 
 // Records hub `v` of degree `degree`; false when the list is full (the caller expands it).
 __device__ __forceinline__ bool record_hub(unsigned int* ctrl, unsigned int v,
@@ -62,7 +119,7 @@ __device__ __forceinline__ bool record_hub(unsigned int* ctrl, unsigned int v,
     if (slot >= ctrl[CTRL_HUB_CAP]) {
         return false;  // its tiles stay counted; the hub kernel finds them empty
     }
-    unsigned int* hubs = ctrl + CTRL_WORDS;
+    unsigned int* hubs = ctrl + TRAVERSAL_CTRL_WORDS;
     hubs[2u * slot] = v;
     hubs[2u * slot + 1u] = static_cast<unsigned int>(old >> 32);
     return true;
@@ -72,7 +129,8 @@ template <typename Relax, bool WEIGHTED>
 __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned int* targets,
                                           const unsigned int* weights, unsigned long long e,
                                           bool active, unsigned int value,
-                                          const DeviceWorklist& wl, const SendBuffer& send) {
+                                          const DeviceWorklist& wl, const SendBuffer& send,
+                                          const LowList& low = LowList{}) {
     bool improved = false;
     unsigned int u = 0;
     unsigned int cand = 0;
@@ -85,7 +143,7 @@ __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned
         }
     }
     const bool mine = ops.mine(u);
-    wl.append_warp(u, improved && mine);
+    keep_or_defer(wl, low, u, cand, improved && mine);
     VertexValue p;
     p.vertex = u;
     p.value = cand;
@@ -96,7 +154,7 @@ template <typename Relax, bool WEIGHTED>
 __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
                                  const unsigned int* targets, const unsigned int* weights,
                                  const DeviceWorklist wl, unsigned int count,
-                                 const SendBuffer send) {
+                                 const SendBuffer send, const LowList low = LowList{}) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned int block_vertex;
     __shared__ unsigned int warp_vertex[32];
@@ -151,7 +209,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             const unsigned long long be = offsets[bv + 1];
             for (unsigned long long base = bb; base < be; base += blockDim.x) {
                 const unsigned long long e = base + threadIdx.x;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be, bval, wl, send);
+                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be, bval, wl, send, low);
             }
             __syncthreads();
         }
@@ -174,7 +232,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             const unsigned long long we = offsets[wv + 1];
             for (unsigned long long base = wb; base < we; base += 32u) {
                 const unsigned long long e = base + lane;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we, wval, wl, send);
+                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we, wval, wl, send, low);
             }
             __syncwarp();
         }
@@ -182,7 +240,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
         unsigned long long e = begin;
         while (__any_sync(0xFFFFFFFFu, have && e < end)) {
             const bool active = have && e < end;
-            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, active, value, wl, send);
+            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, active, value, wl, send, low);
             ++e;
         }
     }
@@ -191,7 +249,8 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
 template <typename Relax, bool WEIGHTED>
 __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long long* offsets,
                                       const unsigned int* targets, const unsigned int* weights,
-                                      const DeviceWorklist wl, const SendBuffer send) {
+                                      const DeviceWorklist wl, const SendBuffer send,
+                                      const LowList low = LowList{}) {
     __shared__ unsigned int tile_value;
     __shared__ unsigned long long tile_begin;
     __shared__ unsigned long long tile_end;
@@ -204,7 +263,7 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
     if (n == 0) {
         return;
     }
-    const unsigned int* hubs = wl.ctrl + CTRL_WORDS;
+    const unsigned int* hubs = wl.ctrl + TRAVERSAL_CTRL_WORDS;
     const unsigned int lane = lane_id();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
         if (threadIdx.x < 32u) {
@@ -242,7 +301,7 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
         const unsigned long long te = tile_end;
         for (unsigned long long base = tb; base < te; base += blockDim.x) {
             const unsigned long long e = base + threadIdx.x;
-            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, wl, send);
+            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, wl, send, low);
         }
         __syncthreads();
     }
@@ -252,7 +311,8 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const VertexValue* received,
                                                         unsigned int count,
                                                         const DeviceWorklist wl,
-                                                        const SendBuffer send) {
+                                                        const SendBuffer send,
+                                                        const LowList low = LowList{}) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -265,52 +325,94 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
             p = received[i];
             flags = ops.on_receive(p);
         }
-        wl.append_warp(ops.unpack(p), (flags & SF_KEEP) != 0);
+        keep_or_defer(wl, low, ops.unpack(p), p.value, (flags & SF_KEEP) != 0);
         send.append_warp(p, (flags & SF_PASS) != 0);
+    }
+}
+
+// Re-examination (soft priority, after an epoch advance): every item of `taken` (the previous
+// low list, `count` items) whose vertex still has the value it was deferred with goes to the
+// worklist if that value is below the new threshold, else back to `low` (the other buffer);
+// an item whose vertex improved since is dropped: the improvement queued a newer copy.
+__device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
+                                                    const VertexValue* taken, unsigned int count,
+                                                    const DeviceWorklist wl, const LowList low) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        bool live = false;
+        VertexValue p;
+        p.vertex = 0;
+        p.value = 0;
+        if (i < count) {
+            p = taken[i];
+            live = values[p.vertex] >= p.value;  // values only decrease: equal, not superseded
+        }
+        keep_or_defer(wl, low, p.vertex, p.value, live);
     }
 }
 
 }  // namespace groute
 
 // The extern "C" entry points of one algorithm: NAME##_expand, NAME##_expand_hubs (same
-// parameters, `count` unused; launched right after NAME##_expand) and NAME##_split_receive.
-// Parameters (mirrored by the typed wrappers in crates/groute-worklist/src/traversal/cuda.rs):
+// parameters, `count` unused; launched right after NAME##_expand), NAME##_split_receive and
+// NAME##_reexamine. Parameters (mirrored by the typed wrappers in
+// crates/groute-worklist/src/traversal/cuda.rs); low_data null: soft priority off:
 //   expand(values, offsets, targets, weights, wl_data, wl_mask, first, count, ctrl,
-//          send_data, send_capacity, send_base, owned_begin, owned_end)
+//          send_data, send_capacity, send_base, owned_begin, owned_end,
+//          low_data, low_capacity, threshold)
 //   split_receive(values, received, count, wl_data, wl_mask, first, ctrl,
-//                 send_data, send_capacity, send_base, owned_begin, owned_end)
+//                 send_data, send_capacity, send_base, owned_begin, owned_end,
+//                 low_data, low_capacity, threshold)
+//   reexamine(values, taken, count, wl_data, wl_mask, first, ctrl,
+//             low_data, low_capacity, threshold)
 #define GROUTE_TRAVERSAL_KERNELS(NAME, RELAX, WEIGHTED)                                        \
     extern "C" __global__ void NAME##_expand(                                                  \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
         unsigned int first, unsigned int count, unsigned int* ctrl,                            \
         groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
-        unsigned int owned_begin, unsigned int owned_end) {                                    \
+        unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low_data,       \
+        unsigned int low_capacity, unsigned int threshold) {                                   \
         const groute::MinSplitOps ops{owned_begin, owned_end, values};                         \
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
+        const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
         groute::traversal_expand<RELAX, WEIGHTED>(ops, offsets, targets, weights, wl, count,   \
-                                                  send);                                       \
+                                                  send, low);                                  \
     }                                                                                          \
     extern "C" __global__ void NAME##_expand_hubs(                                             \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
         unsigned int first, unsigned int, unsigned int* ctrl, groute::VertexValue* send_data,  \
         unsigned int send_capacity, unsigned int send_base, unsigned int owned_begin,          \
-        unsigned int owned_end) {                                                              \
+        unsigned int owned_end, groute::VertexValue* low_data, unsigned int low_capacity,      \
+        unsigned int threshold) {                                                              \
         const groute::MinSplitOps ops{owned_begin, owned_end, values};                         \
-        const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                       \
+        const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
+        const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
         groute::traversal_expand_hubs<RELAX, WEIGHTED>(ops, offsets, targets, weights, wl,     \
-                                                       send);                                  \
+                                                       send, low);                             \
     }                                                                                          \
     extern "C" __global__ void NAME##_split_receive(                                           \
         unsigned int* values, const groute::VertexValue* received, unsigned int count,         \
         unsigned int* wl_data, unsigned int wl_mask, unsigned int first, unsigned int* ctrl,   \
         groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
-        unsigned int owned_begin, unsigned int owned_end) {                                    \
+        unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low_data,       \
+        unsigned int low_capacity, unsigned int threshold) {                                   \
         const groute::MinSplitOps ops{owned_begin, owned_end, values};                         \
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
-        groute::traversal_split_receive(ops, received, count, wl, send);                       \
+        const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
+        groute::traversal_split_receive(ops, received, count, wl, send, low);                  \
+    }                                                                                          \
+    extern "C" __global__ void NAME##_reexamine(                                               \
+        const unsigned int* values, const groute::VertexValue* taken, unsigned int count,      \
+        unsigned int* wl_data, unsigned int wl_mask, unsigned int first, unsigned int* ctrl,   \
+        groute::VertexValue* low_data, unsigned int low_capacity, unsigned int threshold) {    \
+        const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                       \
+        const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
+        groute::traversal_reexamine(values, taken, count, wl, low);                            \
     }

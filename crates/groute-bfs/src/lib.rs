@@ -61,6 +61,7 @@ impl MinTraversal for Bfs {
         expand: "bfs_expand",
         split_receive: "bfs_split_receive",
         fused: "bfs_fused",
+        reexamine: "bfs_reexamine",
     });
 }
 

@@ -105,6 +105,7 @@ impl MinTraversal for Sssp {
         expand: "sssp_expand",
         split_receive: "sssp_split_receive",
         fused: "sssp_fused",
+        reexamine: "sssp_reexamine",
     });
 }
 

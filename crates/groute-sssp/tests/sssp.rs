@@ -477,7 +477,7 @@ fn the_cuda_kernels_compile() {
     }
     let ptx = groute_core::cuda::compile_uncached(&groute_sssp::CUDA_SOURCE, "compute_90", &[])
         .unwrap_or_else(|e| panic!("sssp.cu: {e}"));
-    for entry in ["sssp_expand", "sssp_split_receive"] {
+    for entry in ["sssp_expand", "sssp_split_receive", "sssp_reexamine"] {
         assert!(ptx.text.contains(entry), "sssp.cu lacks {entry}");
     }
 }

@@ -1,7 +1,9 @@
 //! The CUDA [`DeviceWorker`] of the min traversals: device-resident CSR, a full-length value
 //! array, the device circular worklist and rotating outgoing buffers of `kernels/include/
 //! worklist.cuh`, the expand / split-receive kernels of `kernels/include/traversal.cuh`
-//! (instantiated per algorithm), and one 32-byte control block read back once per step.
+//! (instantiated per algorithm), two low-priority buffers (soft priority: the current low list
+//! and the one a re-examination refills, allocated on first use), and one 64-byte control block
+//! read back once per step.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -12,7 +14,7 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment, Stream};
 
 use super::fused::FusedKernel;
-use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts};
+use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
 use crate::error::WorklistError;
 use crate::split::VertexValue;
 
@@ -27,6 +29,8 @@ pub struct TraversalKernels {
     pub split_receive: &'static str,
     /// The fused persistent kernel's name (`"bfs_fused"`, `kernels/include/fused.cuh`).
     pub fused: &'static str,
+    /// The soft-priority re-examination kernel's name (`"bfs_reexamine"`).
+    pub reexamine: &'static str,
 }
 
 /// Threads per block of both kernels.
@@ -36,8 +40,8 @@ pub(super) const BLOCK: u32 = 256;
 const OUTGOING_BUFFERS: usize = 4;
 /// At most this many outgoing buffers per device (sends in flight plus the current one).
 const MAX_OUTGOING_BUFFERS: usize = 64;
-/// Words of the control block (`groute::CTRL_WORDS`).
-const CTRL_WORDS: usize = 8;
+/// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
+const CTRL_WORDS: usize = 16;
 const CTRL_WL_END: usize = 0;
 const CTRL_SEND_END: usize = 1;
 const CTRL_WL_OVERFLOW: usize = 2;
@@ -46,6 +50,11 @@ const CTRL_SEND_OVERFLOW: usize = 3;
 /// expand launch, and its capacity in slots (`groute::CTRL_HUB_CAP`).
 const CTRL_HUB_COUNT: usize = 4;
 const CTRL_HUB_CAP: usize = 6;
+/// The low list's append counter, overflow word and smallest deferred priority
+/// (`groute::CTRL_LOW_END`, `CTRL_LOW_OVERFLOW`, `CTRL_LOW_MIN`).
+const CTRL_LOW_END: usize = 8;
+const CTRL_LOW_OVERFLOW: usize = 9;
+const CTRL_LOW_MIN: usize = 10;
 /// Degree from which an item is a hub (`groute::HUB_MIN_DEGREE`).
 const HUB_MIN_DEGREE: usize = 2048;
 
@@ -72,6 +81,9 @@ pub(crate) struct CudaTraversalDevice {
     expand: CudaFunction,
     expand_hubs: CudaFunction,
     split: CudaFunction,
+    reexamine: CudaFunction,
+    /// Soft priority's two low lists (empty until a run sets a threshold below `u32::MAX`).
+    low: Vec<Buffer<VertexValue>>,
     resident_grid: u32,
     hubs_grid: u32,
     hub_capacity: u32,
@@ -106,6 +118,7 @@ impl CudaTraversalDevice {
         let expand_hubs = module.function(&format!("{}_hubs", kernels.expand))?;
         let split = module.function(kernels.split_receive)?;
         let fused = FusedKernel::new(context, device, &module, kernels.fused)?;
+        let reexamine = module.function(kernels.reexamine)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
         let hub_capacity = (2 * (csr.targets().len() / HUB_MIN_DEGREE) + 64).min(1 << 24);
@@ -146,6 +159,8 @@ impl CudaTraversalDevice {
             expand,
             expand_hubs,
             split,
+            reexamine,
+            low: Vec::new(),
             resident_grid,
             hubs_grid,
             hub_capacity: hub_capacity as u32,
@@ -170,6 +185,7 @@ impl CudaTraversalDevice {
             }
         }
         s.fill(&self.ctrl, 0u32)?;
+        s.fill(&self.ctrl.slice(CTRL_LOW_MIN..CTRL_LOW_MIN + 1)?, u32::MAX)?;
         s.fill(
             &self.ctrl.slice(CTRL_HUB_CAP..CTRL_HUB_CAP + 1)?,
             self.hub_capacity,
@@ -196,6 +212,10 @@ impl CudaTraversalDevice {
             free,
             in_flight: VecDeque::new(),
             seeds: k as u64,
+            threshold: u32::MAX,
+            low_current: 0,
+            low_end: 0,
+            low_min: u32::MAX,
         })
     }
 
@@ -214,6 +234,7 @@ impl CudaTraversalDevice {
         if let Some(w) = &self.weights {
             mem.push(w.raw().memory);
         }
+        mem.extend(self.low.iter().map(|b| b.raw().memory));
         mem.extend(extra.iter().map(|b| b.raw().memory));
         self.cuda_stream()?.keep_alive(mem)
     }
@@ -233,6 +254,63 @@ impl CudaTraversalDevice {
         ))
     }
 
+    /// The kernels' low-list arguments: the current low list, its capacity, the threshold
+    /// (a null list when soft priority is off).
+    fn low_args(
+        &self,
+        current: usize,
+        threshold: u32,
+    ) -> Result<(DevicePtr<VertexValue>, u32, u32), Error> {
+        match self.low.get(current) {
+            Some(low) if threshold != u32::MAX => Ok((
+                DevicePtr::<VertexValue>::from_slice(&low.raw())?,
+                low.len() as u32,
+                threshold,
+            )),
+            _ => Ok((DevicePtr::null(), 0, u32::MAX)),
+        }
+    }
+
+    /// Enqueues `<algo>_reexamine` over the first `count` items of low list `taken`, deferring
+    /// the still-low ones to low list `into` (whose counter the caller reset).
+    fn launch_reexamine(
+        &self,
+        taken: usize,
+        count: u32,
+        first: u32,
+        into: usize,
+        threshold: u32,
+    ) -> Result<(), Error> {
+        let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
+        let (low, low_cap, threshold) = self.low_args(into, threshold)?;
+        let args = (
+            DevicePtr::<u32>::from_slice(&self.values.raw())?,
+            DevicePtr::<VertexValue>::from_slice(&self.low[taken].raw())?,
+            count,
+            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
+            (self.wl.len() - 1) as u32,
+            first,
+            DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
+            low,
+            low_cap,
+            threshold,
+        );
+        // SAFETY: <algo>_reexamine(const unsigned* values, const VertexValue* taken,
+        // unsigned count, unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
+        // VertexValue* low_data, unsigned low_capacity, unsigned threshold)
+        // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field.
+        // `taken` is a low list of this device holding at least `count` items (its counter as
+        // last read back), each a vertex of this graph (so it indexes `values`); `low_data` is
+        // the other low list, of `low_capacity` slots (the kernel bounds-checks every append);
+        // worklist and control block as in `launch_expand`. All are device memory of this
+        // stream's device, kept alive below until the kernel completes.
+        unsafe {
+            self.reexamine
+                .launch(self.stream.raw().as_ref(), config, args)?
+        };
+        self.keep_alive(&[])
+    }
+
     /// Enqueues `<algo>_expand` over worklist positions `[first, first + count)`, then
     /// `<algo>_expand_hubs` over the hubs it listed, appending remote output to `out` from
     /// position `send_base`.
@@ -242,6 +320,7 @@ impl CudaTraversalDevice {
         count: u32,
         out: &Buffer<VertexValue>,
         send_base: u32,
+        (low, low_cap, threshold): (DevicePtr<VertexValue>, u32, u32),
     ) -> Result<(), Error> {
         let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
         let hubs_config = LaunchConfig::linear(self.hubs_grid, BLOCK);
@@ -265,12 +344,18 @@ impl CudaTraversalDevice {
             send_base,
             self.owned.start,
             self.owned.end,
+            low,
+            low_cap,
+            threshold,
         );
         // SAFETY: <algo>_expand(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
         // unsigned first, unsigned count, unsigned* ctrl, VertexValue* send_data,
-        // unsigned send_capacity, unsigned send_base, unsigned owned_begin, unsigned owned_end)
-        // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field.
+        // unsigned send_capacity, unsigned send_base, unsigned owned_begin, unsigned owned_end,
+        // VertexValue* low_data, unsigned low_capacity, unsigned threshold)
+        // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field;
+        // `low_data` is null (soft priority off) or a low list of `low_capacity` slots (the
+        // kernel bounds-checks every append).
         // `values` holds one u32 per vertex and `offsets` num_vertices + 1 entries, so every
         // vertex id in the worklist and every CSR target indexes them in bounds; `weights` is
         // null only for unweighted traversals (the kernel then never reads it) and otherwise
@@ -304,6 +389,7 @@ impl CudaTraversalDevice {
         first: u32,
         out: &Buffer<VertexValue>,
         send_base: u32,
+        (low, low_cap, threshold): (DevicePtr<VertexValue>, u32, u32),
     ) -> Result<(), Error> {
         let count = u32::try_from(packet.len()).map_err(|_| {
             Error::invalid(
@@ -326,11 +412,16 @@ impl CudaTraversalDevice {
             send_base,
             self.owned.start,
             self.owned.end,
+            low,
+            low_cap,
+            threshold,
         );
         // SAFETY: <algo>_split_receive(unsigned* values, const VertexValue* received,
         // unsigned count, unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
         // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
-        // unsigned owned_begin, unsigned owned_end): the tuple matches it field by field;
+        // unsigned owned_begin, unsigned owned_end, VertexValue* low_data,
+        // unsigned low_capacity, unsigned threshold): the tuple matches it field by field;
+        // the low list as in `launch_expand`;
         // `received` holds `count` items (the packet's length) whose vertex ids are below the
         // value array's length (every producer took them from this graph's CSR); worklist,
         // outgoing buffer and control block as in `launch_expand`. The packet stays valid
@@ -375,6 +466,14 @@ pub(crate) struct CudaTraversalWorker<'a> {
     /// Outgoing buffers being sent, oldest first.
     in_flight: VecDeque<usize>,
     seeds: u64,
+    /// Soft priority's threshold (`u32::MAX`: off, the kernels get a null low list).
+    threshold: u32,
+    /// Index of the current low list in `storage.low`.
+    low_current: usize,
+    /// Items in the current low list (`ctrl[CTRL_LOW_END]` as last read back).
+    low_end: u32,
+    /// Smallest priority deferred since the last re-examination (`ctrl[CTRL_LOW_MIN]`).
+    low_min: u32,
 }
 
 impl CudaTraversalWorker<'_> {
@@ -404,6 +503,14 @@ impl CudaTraversalWorker<'_> {
                 WL_SETTING,
             ));
         }
+        if w[CTRL_LOW_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device low-priority list",
+                self.storage.low.first().map_or(0, |b| b.len()),
+                w[CTRL_LOW_OVERFLOW] as usize,
+                WL_SETTING,
+            ));
+        }
         if w[CTRL_SEND_OVERFLOW] != 0 {
             return Err(capacity(
                 "device ring send buffer",
@@ -414,7 +521,22 @@ impl CudaTraversalWorker<'_> {
         }
         self.end = w[CTRL_WL_END];
         self.send_end = w[CTRL_SEND_END];
+        self.low_end = w[CTRL_LOW_END];
+        self.low_min = w[CTRL_LOW_MIN];
         Ok(())
+    }
+
+    fn low_args(&self) -> Result<(DevicePtr<VertexValue>, u32, u32), Error> {
+        self.storage.low_args(self.low_current, self.threshold)
+    }
+
+    /// The smallest deferred priority to report (0, "unknown", when none was recorded).
+    fn deferred_min(&self, deferred: u64) -> u32 {
+        if deferred == 0 || self.low_min == u32::MAX {
+            0
+        } else {
+            self.low_min
+        }
     }
 }
 
@@ -429,14 +551,15 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
         &mut self,
         packets: Vec<PendingSegment<VertexValue>>,
     ) -> Result<ReceiveCounts, WorklistError> {
-        let (old_end, old_send) = (self.end, self.send_end);
+        let (old_end, old_send, old_low) = (self.end, self.send_end, self.low_end);
         let mut received = 0u64;
         let out = &self.storage.outgoing[self.current];
+        let low = self.low_args()?;
         for p in &packets {
             received += p.segment().len() as u64;
             self.storage.stream.wait(p.ready())?;
             self.storage
-                .launch_split(p.segment().data(), self.start, out, self.send_base)?;
+                .launch_split(p.segment().data(), self.start, out, self.send_base, low)?;
         }
         self.read_back()?;
         // Synchronised: the split kernels no longer read the packets.
@@ -447,7 +570,8 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
             received,
             kept: u64::from(self.end.wrapping_sub(old_end)),
             passed: u64::from(self.send_end.wrapping_sub(old_send)),
-            ..ReceiveCounts::default()
+            deferred: u64::from(self.low_end - old_low),
+            deferred_min_prio: self.deferred_min(u64::from(self.low_end - old_low)),
         })
     }
 
@@ -460,10 +584,11 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
         if count == 0 {
             return Ok(RoundCounts::default());
         }
-        let (old_end, old_send) = (self.end, self.send_end);
+        let (old_end, old_send, old_low) = (self.end, self.send_end, self.low_end);
         let out = &self.storage.outgoing[self.current];
+        let low = self.low_args()?;
         self.storage
-            .launch_expand(self.start, count, out, self.send_base)?;
+            .launch_expand(self.start, count, out, self.send_base, low)?;
         self.read_back()?;
         self.start = self.start.wrapping_add(count);
         let kept = u64::from(self.end.wrapping_sub(old_end));
@@ -474,7 +599,8 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
             produced: kept + sent,
             kept,
             sent,
-            ..RoundCounts::default()
+            deferred: u64::from(self.low_end - old_low),
+            deferred_min_prio: self.deferred_min(u64::from(self.low_end - old_low)),
         })
     }
 
@@ -521,6 +647,48 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
 
     fn reuses_outgoing(&self) -> bool {
         true
+    }
+
+    fn set_threshold(&mut self, threshold: u32) -> Result<(), WorklistError> {
+        if threshold != u32::MAX && self.storage.low.is_empty() {
+            // First use: two low lists of the worklist's capacity (ping-pong on re-examination).
+            let cap = self.storage.wl.len();
+            for _ in 0..2 {
+                let buffer = self.device.alloc::<VertexValue>(cap)?;
+                self.storage.low.push(buffer);
+            }
+        }
+        self.threshold = threshold;
+        Ok(())
+    }
+
+    fn reexamine(&mut self) -> Result<Reexamined, WorklistError> {
+        let taken = self.low_end;
+        if taken == 0 || self.storage.low.len() < 2 {
+            return Ok(Reexamined::default());
+        }
+        let old_end = self.end;
+        let from = self.low_current;
+        self.low_current = 1 - from;
+        let s = &self.storage.stream;
+        s.fill(
+            &self.storage.ctrl.slice(CTRL_LOW_END..CTRL_LOW_END + 1)?,
+            0u32,
+        )?;
+        s.fill(
+            &self.storage.ctrl.slice(CTRL_LOW_MIN..CTRL_LOW_MIN + 1)?,
+            u32::MAX,
+        )?;
+        self.storage
+            .launch_reexamine(from, taken, self.start, self.low_current, self.threshold)?;
+        self.read_back()?;
+        let still_low = u64::from(self.low_end);
+        Ok(Reexamined {
+            taken: u64::from(taken),
+            moved: u64::from(self.end.wrapping_sub(old_end)),
+            still_low,
+            still_low_min_prio: self.deferred_min(still_low),
+        })
     }
 
     fn outgoing_available(&self) -> bool {
