@@ -29,7 +29,8 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`connected_components`] | the multi-device solver |
+//! | [`CcSolver`] | the solver with the graph staged once and reused by every run |
+//! | [`connected_components`] | one run over staged edges |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
@@ -63,6 +64,7 @@
 //! [`Scatter`]: groute_core::Scatter
 //! [`TreeReduction`]: groute_core::TreeReduction
 
+mod cc_solver;
 pub mod cuda;
 mod error;
 pub mod host;
@@ -70,6 +72,7 @@ mod reference;
 mod solver;
 mod staging;
 
+pub use cc_solver::CcSolver;
 pub use error::CcError;
 pub use reference::{cc_reference, component_stats};
 pub use solver::{CcOptions, CcResult, CcStats, connected_components};

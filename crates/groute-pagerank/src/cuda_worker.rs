@@ -25,6 +25,7 @@ use crate::cuda::{
     AppendBuffers, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers, launch_expand,
     launch_pack_remote, launch_split_receive, launch_sweep,
 };
+use crate::solver::reset_arrays;
 
 /// Outgoing buffers per device: the current one plus up to three sends in flight.
 const OUTGOING_BUFFERS: usize = 4;
@@ -52,9 +53,35 @@ fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -
     }
 }
 
-/// One device's PageRank storage on CUDA (one run).
+/// One device's PageRank run on CUDA, over the buffers of a [`CudaPageRankStorage`] (buffer
+/// handles share the storage's memory; an outgoing buffer enlarged during a run is the run's
+/// own).
 pub(crate) struct CudaPageRankWorker<'a> {
     device: &'a Device,
+    /// The storage's buffers (shared handles).
+    store: CudaPageRankStorage,
+    /// This run's outgoing buffers (the storage's, plus any enlarged or added by the run).
+    outgoing: Vec<Buffer<VertexResidual>>,
+    /// First unconsumed worklist position.
+    start: u32,
+    /// End of the worklist's valid range (as last read back).
+    end: u32,
+    /// Items in the current outgoing buffer (as last read back).
+    send_count: u32,
+    /// Remote list entries of the last round (as last read back).
+    remote_count: u32,
+    /// Index of the current outgoing buffer.
+    current: usize,
+    free: Vec<usize>,
+    in_flight: VecDeque<usize>,
+}
+
+/// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
+/// the residual and rank arrays, the worklist, the remote list, the outgoing buffers and the
+/// control block. [`CudaPageRankStorage::worker`] resets the run state and lends it to a
+/// [`CudaPageRankWorker`].
+#[derive(Clone)]
+pub(crate) struct CudaPageRankStorage {
     owned: Range<u32>,
     offsets: Buffer<u64>,
     targets: Buffer<u32>,
@@ -69,29 +96,17 @@ pub(crate) struct CudaPageRankWorker<'a> {
     outgoing: Vec<Buffer<VertexResidual>>,
     ctrl: Buffer<u32>,
     ctrl_host: Buffer<u32>,
-    /// First unconsumed worklist position.
-    start: u32,
-    /// End of the worklist's valid range (as last read back).
-    end: u32,
-    /// Items in the current outgoing buffer (as last read back).
-    send_count: u32,
-    /// Remote list entries of the last round (as last read back).
-    remote_count: u32,
-    /// Index of the current outgoing buffer.
-    current: usize,
     /// Whether the caller fixed `send_capacity` (then an overflow is an error naming it;
     /// otherwise a current buffer that could overflow is enlarged before the kernel runs).
     fixed_send: bool,
-    free: Vec<usize>,
-    in_flight: VecDeque<usize>,
 }
 
-impl<'a> CudaPageRankWorker<'a> {
-    /// Uploads the CSR, initialises the residual (`1 - alpha` on owned vertices, 0 in the
-    /// halo) and allocates the worklist, the remote list and the outgoing buffers.
+impl CudaPageRankStorage {
+    /// Uploads the CSR and allocates the residual, the ranks, the worklist, the remote list
+    /// and the outgoing buffers (capacities from `options`, or sized from the graph).
     pub(crate) fn new(
         context: &Context,
-        device: &'a Device,
+        device: &Device,
         csr: &Csr,
         owned: Range<u32>,
         alpha: f32,
@@ -119,30 +134,19 @@ impl<'a> CudaPageRankWorker<'a> {
                     + 1024,
             )
             .clamp(1, u32::MAX as usize);
-        let s = device.stream();
         let offsets = device.upload(csr.offsets())?;
         let targets = device.upload(csr.targets())?;
         let residual = device.alloc::<u32>(n.max(1))?;
-        s.fill(&residual, 0u32)?;
-        if local > 0 {
-            s.fill(
-                &residual.slice(owned.start as usize..owned.end as usize)?,
-                (1.0 - alpha).to_bits(),
-            )?;
-        }
         let rank = device.alloc::<u32>(local.max(1))?;
-        s.fill(&rank, 0u32)?;
         let wl = device.alloc::<u32>(wl_cap)?;
         let remote = device.alloc::<u32>(remote_vertices.max(1))?;
         let outgoing = (0..OUTGOING_BUFFERS)
             .map(|_| device.alloc::<VertexResidual>(send_cap))
             .collect::<Result<Vec<_>, _>>()?;
         let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
-        s.fill(&ctrl, 0u32)?;
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
-        s.synchronize()?;
-        Ok(CudaPageRankWorker {
-            device,
+        device.stream().synchronize()?;
+        Ok(CudaPageRankStorage {
             owned,
             offsets,
             targets,
@@ -155,48 +159,63 @@ impl<'a> CudaPageRankWorker<'a> {
             outgoing,
             ctrl,
             ctrl_host,
+            fixed_send: options.send_capacity.is_some(),
+        })
+    }
+
+    /// Resets the run state (residual `1 - alpha` on owned vertices and 0 in the halo, ranks
+    /// and control block 0) on `device`'s stream and returns a worker over this storage.
+    pub(crate) fn worker<'a>(&self, device: &'a Device) -> Result<CudaPageRankWorker<'a>, Error> {
+        reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
+        device.stream().fill(&self.ctrl, 0u32)?;
+        device.stream().synchronize()?;
+        Ok(CudaPageRankWorker {
+            device,
+            store: self.clone(),
+            outgoing: self.outgoing.clone(),
             start: 0,
             end: 0,
             send_count: 0,
             remote_count: 0,
             current: 0,
-            fixed_send: options.send_capacity.is_some(),
             free: (1..OUTGOING_BUFFERS).rev().collect(),
             in_flight: VecDeque::new(),
         })
     }
+}
 
+impl<'a> CudaPageRankWorker<'a> {
     fn raw_stream(&self) -> &dyn RawStream {
         self.device.stream().raw().as_ref()
     }
 
     fn pr(&self) -> PageRankBuffers {
         PageRankBuffers {
-            offsets: self.offsets.raw(),
-            targets: self.targets.raw(),
-            residual: self.residual.raw(),
-            rank: self.rank.raw(),
-            owned: self.owned.clone(),
-            alpha: self.alpha,
-            epsilon: self.epsilon,
+            offsets: self.store.offsets.raw(),
+            targets: self.store.targets.raw(),
+            residual: self.store.residual.raw(),
+            rank: self.store.rank.raw(),
+            owned: self.store.owned.clone(),
+            alpha: self.store.alpha,
+            epsilon: self.store.epsilon,
         }
     }
 
     fn wl_buffers(&self) -> DeviceWorklistBuffers {
         DeviceWorklistBuffers {
-            data: self.wl.raw(),
+            data: self.store.wl.raw(),
             first: self.start,
-            ctrl: self.ctrl.raw(),
+            ctrl: self.store.ctrl.raw(),
         }
     }
 
     fn word(&self, w: usize) -> Result<groute_core::backend::RawSlice, Error> {
-        Ok(self.ctrl.slice(w..w + 1)?.raw())
+        Ok(self.store.ctrl.slice(w..w + 1)?.raw())
     }
 
     fn remote_append(&self) -> Result<AppendBuffers, Error> {
         Ok(AppendBuffers {
-            data: self.remote.raw(),
+            data: self.store.remote.raw(),
             count: self.word(CTRL_REMOTE_COUNT)?,
             overflow: self.word(CTRL_REMOTE_OVERFLOW)?,
         })
@@ -218,7 +237,7 @@ impl<'a> CudaPageRankWorker<'a> {
     fn reserve_send(&mut self, more: usize) -> Result<(), Error> {
         let have = self.send_count as usize;
         let cap = self.outgoing[self.current].len();
-        if self.fixed_send || have + more <= cap {
+        if self.store.fixed_send || have + more <= cap {
             return Ok(());
         }
         let new_cap = (have + more).max(2 * cap).min(u32::MAX as usize);
@@ -239,11 +258,11 @@ impl<'a> CudaPageRankWorker<'a> {
     /// overflow into the error naming the setting to raise; returns the dropped count.
     fn read_back(&mut self) -> Result<u32, Error> {
         let s = self.device.stream();
-        s.copy(&self.ctrl_host, &self.ctrl)?;
+        s.copy(&self.store.ctrl_host, &self.store.ctrl)?;
         s.synchronize()?;
         // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
         // nothing else writes it.
-        let words = unsafe { self.ctrl_host.as_host_slice() }.ok_or(Error::Unsupported {
+        let words = unsafe { self.store.ctrl_host.as_host_slice() }.ok_or(Error::Unsupported {
             operation: "reading the control block back",
             backend: "cuda",
         })?;
@@ -252,7 +271,7 @@ impl<'a> CudaPageRankWorker<'a> {
         if w[CTRL_WL_OVERFLOW] != 0 {
             return Err(capacity(
                 "device local worklist",
-                self.wl.len(),
+                self.store.wl.len(),
                 w[CTRL_WL_OVERFLOW] as usize,
                 WL_SETTING,
             ));
@@ -268,7 +287,7 @@ impl<'a> CudaPageRankWorker<'a> {
         if w[CTRL_REMOTE_OVERFLOW] != 0 {
             return Err(capacity(
                 "device remote list (one entry per remote vertex)",
-                self.remote.len(),
+                self.store.remote.len(),
                 w[CTRL_REMOTE_OVERFLOW] as usize,
                 "none: the remote list holds every remote vertex (a bug)",
             ));
@@ -295,13 +314,16 @@ impl<'a> CudaPageRankWorker<'a> {
             launch_pack_remote(
                 self.raw_stream(),
                 &self.pr(),
-                &self.remote.raw(),
+                &self.store.remote.raw(),
                 remote,
                 &self.send_append()?,
             )?;
             let s = self.device.stream();
             s.fill(
-                &self.ctrl.slice(CTRL_REMOTE_COUNT..CTRL_REMOTE_COUNT + 1)?,
+                &self
+                    .store
+                    .ctrl
+                    .slice(CTRL_REMOTE_COUNT..CTRL_REMOTE_COUNT + 1)?,
                 0u32,
             )?;
             self.read_back()?;
@@ -323,11 +345,11 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
     type Packed = VertexResidual;
 
     fn initial_items(&self) -> u64 {
-        u64::from(!self.owned.is_empty())
+        u64::from(!self.store.owned.is_empty())
     }
 
     fn initial_sweep(&mut self) -> Result<Option<RoundCounts>, WorklistError> {
-        if self.owned.is_empty() {
+        if self.store.owned.is_empty() {
             return Ok(None);
         }
         let (old_end, old_send) = (self.end, self.send_count);
@@ -337,7 +359,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
             &self.wl_buffers(),
             &self.remote_append()?,
         )?;
-        let len = u64::from(self.owned.end - self.owned.start);
+        let len = u64::from(self.store.owned.end - self.store.owned.start);
         self.finish_round(1, len, old_end, old_send).map(Some)
     }
 
@@ -443,7 +465,10 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         };
         // The next buffer's appends start at 0 (stream-ordered after the recorded event).
         s.fill(
-            &self.ctrl.slice(CTRL_SEND_COUNT..CTRL_SEND_COUNT + 1)?,
+            &self
+                .store
+                .ctrl
+                .slice(CTRL_SEND_COUNT..CTRL_SEND_COUNT + 1)?,
             0u32,
         )?;
         self.send_count = 0;

@@ -6,7 +6,8 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`pagerank`] | the multi-device solver: ranks in the input's order plus statistics |
+//! | [`PageRankSolver`] | the multi-device solver with its device storage kept across runs (graph uploaded once) |
+//! | [`pagerank`] | one-shot form: ranks in the input's order plus statistics |
 //! | [`PageRankOptions`], [`PageRankResult`], [`PageRankStats`] | its settings and output |
 //! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
@@ -110,7 +111,7 @@ pub fn l1_error_bound(vertices: usize, alpha: f64, epsilon: f64) -> f64 {
     vertices as f64 * epsilon / (1.0 - alpha)
 }
 
-/// Settings of [`pagerank`].
+/// Settings of [`PageRankSolver`] and [`pagerank`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageRankOptions {
     /// Damping factor, in (0, 1) (`--alpha`, default 0.85).
@@ -248,44 +249,86 @@ impl PageRankOptions {
     }
 }
 
+/// Residual-push PageRank with its device storage kept across runs: the graph is uploaded
+/// and the arrays allocated once ([`PageRankSolver::new`]); each [`PageRankSolver::run`]
+/// only resets the residuals and ranks and runs (what a benchmark times).
+pub struct PageRankSolver {
+    solver: solver::DeviceSolver,
+    order: groute_graph::InputOrder,
+    options: PageRankOptions,
+}
+
+impl std::fmt::Debug for PageRankSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageRankSolver")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PageRankSolver {
+    /// Checks `options`, uploads `graph` to every device of `context` (device `d` owns
+    /// `graph.partition.range(d)`) and allocates the run storage.
+    pub fn new(
+        context: &groute_core::Context,
+        graph: &PartitionedGraph,
+        options: &PageRankOptions,
+    ) -> Result<Self, PageRankError> {
+        options.validate()?;
+        let n = graph.graph.num_vertices();
+        if n == 0 {
+            return Err(PageRankError::EmptyGraph);
+        }
+        if graph.partition.num_parts() != context.num_devices()
+            || graph.partition.num_vertices() != n
+        {
+            return Err(PageRankError::PartitionMismatch {
+                parts: graph.partition.num_parts(),
+                devices: context.num_devices(),
+            });
+        }
+        let solver = solver::DeviceSolver::new(
+            context,
+            &graph.graph.csr,
+            &graph.partition,
+            options.alpha,
+            options.epsilon,
+            &options.worklist,
+        )?;
+        Ok(PageRankSolver {
+            solver,
+            order: groute_graph::InputOrder::of(&graph.graph),
+            options: options.clone(),
+        })
+    }
+
+    /// Runs PageRank from the initial residuals; ranks come back in the input order.
+    pub fn run(&mut self) -> Result<PageRankResult, PageRankError> {
+        let out = self.solver.run(&self.options.worklist)?;
+        let ranks = self.order.to_rank_order(out.ranks);
+        let ws = out.stats;
+        Ok(PageRankResult {
+            ranks,
+            stats: PageRankStats {
+                rounds: ws.rounds(),
+                work_items: ws.items_processed(),
+                items_sent: ws.items_sent(),
+                residual_left: out.residual_left,
+                max_residual_left: out.max_residual_left,
+                elapsed: ws.elapsed,
+                worklist: ws,
+            },
+        })
+    }
+}
+
 /// Residual-push PageRank of `graph` on every device of `context`; device `d` owns
-/// `graph.partition.range(d)`. Ranks come back in the input order.
+/// `graph.partition.range(d)`. Ranks come back in the input order (a one-shot
+/// [`PageRankSolver`]).
 pub fn pagerank(
     context: &groute_core::Context,
     graph: &PartitionedGraph,
     options: &PageRankOptions,
 ) -> Result<PageRankResult, PageRankError> {
-    options.validate()?;
-    let n = graph.graph.num_vertices();
-    if n == 0 {
-        return Err(PageRankError::EmptyGraph);
-    }
-    if graph.partition.num_parts() != context.num_devices() || graph.partition.num_vertices() != n {
-        return Err(PageRankError::PartitionMismatch {
-            parts: graph.partition.num_parts(),
-            devices: context.num_devices(),
-        });
-    }
-    let out = solver::solve(
-        context,
-        &graph.graph.csr,
-        &graph.partition,
-        options.alpha,
-        options.epsilon,
-        &options.worklist,
-    )?;
-    let ranks = groute_graph::InputOrder::of(&graph.graph).to_rank_order(out.ranks);
-    let ws = out.stats;
-    Ok(PageRankResult {
-        ranks,
-        stats: PageRankStats {
-            rounds: ws.rounds(),
-            work_items: ws.items_processed(),
-            items_sent: ws.items_sent(),
-            residual_left: out.residual_left,
-            max_residual_left: out.max_residual_left,
-            elapsed: ws.elapsed,
-            worklist: ws,
-        },
-    })
+    PageRankSolver::new(context, graph, options)?.run()
 }

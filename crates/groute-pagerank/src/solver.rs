@@ -2,7 +2,9 @@
 //! engine ([`groute_worklist::run`]), which provides the ring, the local worklists, the
 //! receive split and the termination count. PageRank contributes its split
 //! ([`PageRankSplitOps`]), its push kernel and its first sweep over the owned range
-//! ([`DeviceProgram::initial_sweep_len`]).
+//! ([`DeviceProgram::initial_sweep_len`]). [`DeviceSolver`] keeps every device's storage
+//! across runs (CUDA: [`CudaPageRankStorage`]) and only resets the residual and rank arrays
+//! per run.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
-use crate::cuda_worker::CudaPageRankWorker;
+use crate::cuda_worker::CudaPageRankStorage;
 
 use crate::host::{PushKernel, ResidualArray};
 use crate::split::PageRankSplitOps;
@@ -72,7 +74,7 @@ impl DeviceProgram for PageRankProgram {
     }
 }
 
-/// The output of [`solve`], in the partitioned numbering.
+/// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {
     /// One rank per vertex.
     pub ranks: Vec<f32>,
@@ -85,104 +87,165 @@ pub(crate) struct SolveOutput {
     pub stats: WorklistStats,
 }
 
-/// Runs residual-push PageRank on every device of `context`; device `d` owns
-/// `partition.range(d)` of `csr` (already renumbered).
-pub(crate) fn solve(
-    context: &Context,
-    csr: &Csr,
-    partition: &Partition,
-    alpha: f32,
-    epsilon: f32,
-    options: &WorklistOptions,
-) -> Result<SolveOutput, groute_worklist::WorklistError> {
-    let n = csr.num_vertices();
-    let devices = context.num_devices();
-    if context.devices().iter().any(|d| !d.stream().is_host()) {
-        return solve_cuda(context, csr, partition, alpha, epsilon, options);
-    }
-    let mut programs = Vec::with_capacity(devices);
-    for (d, device) in context.devices().iter().enumerate() {
-        programs.push(Arc::new(upload_program(
-            device,
-            csr,
-            partition.range(d),
-            alpha,
-            epsilon,
-        )?));
-    }
-    // A round sends at most one item per remote vertex, but a device also passes on what
-    // its predecessors sent, and the host ring drains every queued packet at once, so the
-    // items passed per round have no fixed bound. The host worker's outgoing buffer is a
-    // growable `Vec`: unless the caller sets `send_capacity`, do not cap it (a cap the caller
-    // sets stays an error naming --send-capacity, never a loss).
-    let mut options = options.clone();
-    if options.send_capacity.is_none() {
-        options.send_capacity = Some(usize::MAX);
-    }
-    let stats = run(context, &programs, vec![Vec::new(); devices], &options)?;
-    let mut ranks = vec![0f32; n];
-    let mut residual_left = 0f64;
-    let mut max_residual_left = 0f32;
-    for (d, device) in context.devices().iter().enumerate() {
-        let r = partition.range(d);
-        let (a, b) = (r.start as usize, r.end as usize);
-        if a == b {
-            continue;
-        }
-        let rank = device.download(&programs[d].rank.buffer().slice(0..b - a)?)?;
-        for (x, bits) in ranks[a..b].iter_mut().zip(rank) {
-            *x = f32::from_bits(bits);
-        }
-        let res = device.download(&programs[d].ops.residual.buffer().slice(a..b)?)?;
-        for bits in res {
-            let x = f32::from_bits(bits);
-            residual_left += f64::from(x);
-            max_residual_left = max_residual_left.max(x);
-        }
-    }
-    Ok(SolveOutput {
-        ranks,
-        residual_left,
-        max_residual_left,
-        stats,
-    })
+/// One device's rank and residual arrays (`f32` bits).
+type RankAndResidual = (Buffer<u32>, Buffer<u32>);
+
+/// Every device's storage, kept across runs.
+enum Storage {
+    /// Host backend: one program per device (its arrays are reset before each run).
+    Host(Vec<Arc<PageRankProgram>>),
+    /// CUDA: one storage per device, lent to a worker per run.
+    Cuda(Vec<CudaPageRankStorage>),
 }
 
-/// [`solve`] on CUDA devices: one [`CudaPageRankWorker`] per device over the generic driver.
-fn solve_cuda(
-    context: &Context,
-    csr: &Csr,
-    partition: &Partition,
-    alpha: f32,
-    epsilon: f32,
-    options: &WorklistOptions,
-) -> Result<SolveOutput, groute_worklist::WorklistError> {
-    let n = csr.num_vertices();
-    let mut workers = Vec::with_capacity(context.num_devices());
-    for (d, device) in context.devices().iter().enumerate() {
-        if device.stream().is_host() {
-            return Err(Error::Unsupported {
-                operation: "mixing host and CUDA devices in one PageRank run",
-                backend: "cuda",
+/// Residual-push PageRank with its device storage kept across runs: the CSR is uploaded
+/// and the arrays allocated once ([`DeviceSolver::new`]); each [`DeviceSolver::run`] resets
+/// the residual and rank arrays and runs.
+pub(crate) struct DeviceSolver {
+    context: Context,
+    partition: Partition,
+    num_vertices: usize,
+    storage: Storage,
+}
+
+impl DeviceSolver {
+    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
+    /// every device of `context` and allocates the run storage.
+    pub(crate) fn new(
+        context: &Context,
+        csr: &Csr,
+        partition: &Partition,
+        alpha: f32,
+        epsilon: f32,
+        options: &WorklistOptions,
+    ) -> Result<Self, groute_worklist::WorklistError> {
+        let cuda = context.devices().iter().any(|d| !d.stream().is_host());
+        let storage = if cuda {
+            let mut devices = Vec::with_capacity(context.num_devices());
+            for (d, device) in context.devices().iter().enumerate() {
+                if device.stream().is_host() {
+                    return Err(Error::Unsupported {
+                        operation: "mixing host and CUDA devices in one PageRank run",
+                        backend: "cuda",
+                    }
+                    .into());
+                }
+                devices.push(CudaPageRankStorage::new(
+                    context,
+                    device,
+                    csr,
+                    partition.range(d),
+                    alpha,
+                    epsilon,
+                    options,
+                )?);
             }
-            .into());
-        }
-        workers.push(CudaPageRankWorker::new(
-            context,
-            device,
-            csr,
-            partition.range(d),
-            alpha,
-            epsilon,
-            options,
-        )?);
+            Storage::Cuda(devices)
+        } else {
+            let mut programs = Vec::with_capacity(context.num_devices());
+            for (d, device) in context.devices().iter().enumerate() {
+                programs.push(Arc::new(upload_program(
+                    device,
+                    csr,
+                    partition.range(d),
+                    alpha,
+                    epsilon,
+                )?));
+            }
+            Storage::Host(programs)
+        };
+        Ok(DeviceSolver {
+            context: context.clone(),
+            partition: partition.clone(),
+            num_vertices: csr.num_vertices(),
+            storage,
+        })
     }
-    // The buffers outlive the workers (shared memory handles).
-    let arrays: Vec<(Buffer<u32>, Buffer<u32>)> = workers
-        .iter()
-        .map(|w| (w.rank.clone(), w.residual.clone()))
-        .collect();
-    let stats = run_workers(context, workers, options)?;
+
+    /// Resets the run state and runs PageRank on every device; the statistics' elapsed time
+    /// covers the run only (reset and download excluded).
+    pub(crate) fn run(
+        &mut self,
+        options: &WorklistOptions,
+    ) -> Result<SolveOutput, groute_worklist::WorklistError> {
+        let context = &self.context;
+        let (stats, arrays): (WorklistStats, Vec<RankAndResidual>) = match &self.storage {
+            Storage::Host(programs) => {
+                for (d, (program, device)) in programs.iter().zip(context.devices()).enumerate() {
+                    reset_arrays(
+                        device,
+                        program.ops.residual.buffer(),
+                        program.rank.buffer(),
+                        &self.partition.range(d),
+                        program.alpha,
+                    )?;
+                    device.stream().synchronize()?;
+                }
+                // A round sends at most one item per remote vertex, but a device also passes
+                // on what its predecessors sent, and the host ring drains every queued packet
+                // at once, so the items passed per round have no fixed bound. The host
+                // worker's outgoing buffer is a growable `Vec`: unless the caller sets
+                // `send_capacity`, do not cap it (a cap the caller sets stays an error naming
+                // --send-capacity, never a loss).
+                let mut options = options.clone();
+                if options.send_capacity.is_none() {
+                    options.send_capacity = Some(usize::MAX);
+                }
+                let seeds = vec![Vec::new(); programs.len()];
+                let stats = run(context, programs, seeds, &options)?;
+                let arrays = programs
+                    .iter()
+                    .map(|p| (p.rank.buffer().clone(), p.ops.residual.buffer().clone()))
+                    .collect();
+                (stats, arrays)
+            }
+            Storage::Cuda(devices) => {
+                let workers = devices
+                    .iter()
+                    .zip(context.devices())
+                    .map(|(storage, device)| storage.worker(device))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let stats = run_workers(context, workers, options)?;
+                let arrays = devices
+                    .iter()
+                    .map(|s| (s.rank.clone(), s.residual.clone()))
+                    .collect();
+                (stats, arrays)
+            }
+        };
+        collect(context, &self.partition, self.num_vertices, &arrays, stats)
+    }
+}
+
+/// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices
+/// and 0 in the halo, ranks 0.
+pub(crate) fn reset_arrays(
+    device: &Device,
+    residual: &Buffer<u32>,
+    rank: &Buffer<u32>,
+    owned: &Range<u32>,
+    alpha: f32,
+) -> Result<(), Error> {
+    let s = device.stream();
+    s.fill(residual, 0u32)?;
+    if !owned.is_empty() {
+        s.fill(
+            &residual.slice(owned.start as usize..owned.end as usize)?,
+            (1.0 - alpha).to_bits(),
+        )?;
+    }
+    s.fill(rank, 0u32)
+}
+
+/// Downloads every device's owned ranks and residuals (`arrays[d]` = (rank, residual) of
+/// device `d`) into the partitioned numbering.
+fn collect(
+    context: &Context,
+    partition: &Partition,
+    n: usize,
+    arrays: &[RankAndResidual],
+    stats: WorklistStats,
+) -> Result<SolveOutput, groute_worklist::WorklistError> {
     let mut ranks = vec![0f32; n];
     let mut residual_left = 0f64;
     let mut max_residual_left = 0f32;
@@ -222,14 +285,9 @@ fn upload_program(
     let n = csr.num_vertices();
     let offsets = device.upload(csr.offsets())?;
     let targets = device.upload(csr.targets())?;
-    // Owned vertices start with residual 1 - alpha; halo slots start empty.
-    let start = (1.0 - alpha).to_bits();
-    let init: Vec<u32> = (0..n as u32)
-        .map(|v| if owned.contains(&v) { start } else { 0 })
-        .collect();
-    let residual = device.upload(&init)?;
+    let residual = device.alloc::<u32>(n.max(1))?;
     let local = (owned.end - owned.start) as usize;
-    let rank = device.upload(&vec![0u32; local.max(1)])?;
+    let rank = device.alloc::<u32>(local.max(1))?;
     device.stream().synchronize()?;
     Ok(PageRankProgram {
         offsets,
