@@ -1,0 +1,153 @@
+//! One algorithm prepared on one graph and context: the solver with the graph already on
+//! the devices (CC: staged in pinned host memory, as its dataflow streams it from there),
+//! ready to be run and timed again and again.
+
+use std::error::Error;
+
+use groute::bfs::{BfsOptions, BfsSolver};
+use groute::cc::{CcOptions, CcSolver};
+use groute::core::Context;
+use groute::graph::{InputOrder, PartitionedGraph, WeightSpec};
+use groute::pagerank::{PageRankOptions, PageRankSolver};
+use groute::sssp::{SsspOptions, SsspSolver};
+
+/// The value the traversals give an unreachable vertex.
+const UNREACHED: u32 = u32::MAX;
+
+/// SSSP weights for a graph spec: the ranges of ANCHORS.md (road-like 1000..1500, others
+/// 1..100), seeded, so every run of the bench weighs the same arcs alike.
+pub fn weights_for(spec: &str) -> WeightSpec {
+    let (min, max) = if spec.starts_with("road") {
+        (1000, 1500)
+    } else {
+        (1, 100)
+    };
+    WeightSpec { min, max, seed: 1 }
+}
+
+/// The solver of one algorithm.
+enum Solver {
+    Bfs(BfsSolver, u32),
+    Sssp(SsspSolver, u32),
+    PageRank(PageRankSolver),
+    Cc(CcSolver),
+}
+
+/// What one run reports besides its time.
+#[derive(Clone, Copy, Debug)]
+pub struct RunReport {
+    /// The solver's own clock (algorithm only), ms.
+    pub solver_ms: f64,
+    /// Work items processed.
+    pub work_items: u64,
+    /// Edges counted for the rate (see [`Workload::edges_kind`]).
+    pub edges: u64,
+}
+
+/// An algorithm ready to run on a context.
+pub struct Workload {
+    solver: Solver,
+    arcs: u64,
+    /// Out-arcs of every vertex, in input order (for the traversed-edge count).
+    degrees: Vec<u64>,
+}
+
+impl Workload {
+    /// Prepares `algorithm` on `graph` (`weighted`: the same graph with SSSP weights).
+    pub fn new(
+        algorithm: &str,
+        ctx: &Context,
+        graph: &PartitionedGraph,
+        weighted: &PartitionedGraph,
+    ) -> Result<Workload, Box<dyn Error>> {
+        let g = &graph.graph;
+        let order = InputOrder::of(g);
+        let n = g.num_vertices() as u32;
+        let degrees: Vec<u64> = (0..n)
+            .map(|r| g.csr.out_degree(order.vertex_of_rank(r)))
+            .collect();
+        // The first vertex (input order) of the largest out-degree: a hub of a Kronecker
+        // graph, a degree-4 crossing of a road-like grid, so that the traversal covers the
+        // giant component rather than a small one around vertex 0.
+        let max_degree = degrees.iter().copied().max().unwrap_or(0);
+        let source = degrees.iter().position(|&d| d == max_degree).unwrap_or(0) as u32;
+        let solver = match algorithm {
+            "bfs" => Solver::Bfs(BfsSolver::new(ctx, graph, &BfsOptions::default())?, source),
+            "sssp" => Solver::Sssp(
+                SsspSolver::new(ctx, weighted, &SsspOptions::default())?,
+                source,
+            ),
+            "pagerank" => Solver::PageRank(PageRankSolver::new(
+                ctx,
+                graph,
+                &PageRankOptions::default(),
+            )?),
+            "cc" => Solver::Cc(CcSolver::new(ctx, g, &CcOptions::default())?),
+            other => return Err(format!("unknown algorithm {other}").into()),
+        };
+        Ok(Workload {
+            solver,
+            arcs: g.num_edges(),
+            degrees,
+        })
+    }
+
+    /// What [`RunReport::edges`] counts.
+    pub fn edges_kind(&self) -> &'static str {
+        match self.solver {
+            Solver::Bfs(..) | Solver::Sssp(..) => "traversed",
+            Solver::PageRank(_) => "input arcs",
+            Solver::Cc(_) => "hooked",
+        }
+    }
+
+    fn traversed(&self, values: &[u32]) -> u64 {
+        values
+            .iter()
+            .zip(&self.degrees)
+            .filter(|(v, _)| **v != UNREACHED)
+            .map(|(_, d)| d)
+            .sum()
+    }
+
+    /// One full run.
+    pub fn run(&mut self) -> Result<RunReport, Box<dyn Error>> {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let report = match &mut self.solver {
+            Solver::Bfs(s, source) => {
+                let r = s.run(*source)?;
+                RunReport {
+                    solver_ms: ms(r.stats.elapsed),
+                    work_items: r.stats.work_items,
+                    edges: self.traversed(&r.levels),
+                }
+            }
+            Solver::Sssp(s, source) => {
+                let r = s.run(*source)?;
+                RunReport {
+                    solver_ms: ms(r.stats.elapsed),
+                    work_items: r.stats.work_items,
+                    edges: self.traversed(&r.distances),
+                }
+            }
+            Solver::PageRank(s) => {
+                let r = s.run()?;
+                RunReport {
+                    solver_ms: ms(r.stats.elapsed),
+                    work_items: r.stats.work_items,
+                    edges: self.arcs,
+                }
+            }
+            Solver::Cc(s) => {
+                let r = s.run()?;
+                let hooked = r.stats.edges_per_device.iter().sum();
+                RunReport {
+                    solver_ms: ms(r.stats.elapsed),
+                    work_items: hooked,
+                    edges: hooked,
+                }
+            }
+        };
+        Ok(report)
+    }
+}
