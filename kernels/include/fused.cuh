@@ -18,9 +18,15 @@
 //   if hubs listed: traversal_expand_hubs (hub tiles over the whole grid)
 //                   barrier B   action: hub counter := 0, batch_end := ctrl[CTRL_WL_END], stop
 //   start := old batch_end
-// The hub counter is read by every thread between A and B, when nothing writes it (hubs are
-// listed only by traversal_expand, and it is reset only in B's action), so the hub decision is
-// uniform. An action runs on thread 0 of the block that arrives last, after every block has
+// The hub decision reads the snapshot FUSED_HUBS that A's action took of the hub counter, never
+// the counter itself: with no hubs in round r, a block released early from A runs round r + 1's
+// expand and may list hubs in the counter while a late block has not decided yet; deciding on
+// the live counter let the late block take the hub path and arrive at B while the early one
+// arrived at round r + 1's A, so the barriers of the two groups mixed and the grid hung (kron21:
+// hubs appear in a round that follows a hub-free one). The snapshot is overwritten only by the
+// next action, after every block has arrived, so the decision is grid-uniform. The hub counter
+// itself is read by traversal_expand_hubs between A and B, when nothing writes it.
+// An action runs on thread 0 of the block that arrives last, after every block has
 // arrived and before any is released, so it sees every append of the phase and nobody appends
 // while it snapshots. Snapshots are read after the barrier and before the next arrival, and the
 // next action overwrites them only after every block has arrived again.
@@ -46,6 +52,7 @@ enum FusedWord : unsigned int {
     FUSED_STOP = 65,           // snapshot: FUSED_STOP_* (0: keep going)
     FUSED_ROUNDS = 66,         // rounds run
     FUSED_PROCESSED = 68,      // items expanded, 64-bit (words 68, 69)
+    FUSED_HUBS = 70,           // snapshot: hubs the round listed (low word of the counter)
     FUSED_WORDS = 96,
 };
 
@@ -125,19 +132,21 @@ __device__ void fused_traversal(const MinSplitOps ops, const unsigned long long*
         ++rounds;
         grid_barrier(fused, [&] {
             fused[FUSED_ROUNDS] = rounds;
+            fused[FUSED_HUBS] = load_volatile(ctrl + CTRL_HUB_COUNT);
             atomicAdd(reinterpret_cast<unsigned long long*>(fused + FUSED_PROCESSED),
                       static_cast<unsigned long long>(count));
             fused_snapshot(fused, ctrl, abort, rounds % FUSED_ABORT_POLL == 0u);
         });
-        const unsigned long long hubs =
-            *reinterpret_cast<const volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT);
-        if (hubs != 0ull) {
+        // The snapshot, not ctrl[CTRL_HUB_COUNT]: a block released early may already list
+        // the next round's hubs there while a late one has not read it yet.
+        if (load_volatile(fused + FUSED_HUBS) != 0u) {
             if (load_volatile(fused + FUSED_STOP) != FUSED_STOP_NONE) {
                 return;
             }
             traversal_expand_hubs<Relax, WEIGHTED>(ops, offsets, targets, weights, wl, send);
             grid_barrier(fused, [&] {
                 *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT) = 0ull;
+                fused[FUSED_HUBS] = 0u;
                 fused_snapshot(fused, ctrl, abort, false);
             });
         }

@@ -38,12 +38,36 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o)
 }
 
-/// Graphs of every shape the tests cover: Kronecker, road grids, random, disconnected,
-/// single vertex, self-loops, a long path (many rounds), and the shipped datasets.
+/// Hubs (out-degree >= 2048, listed and expanded grid-wide) in rounds that follow hub-free
+/// rounds and in rounds that follow hub rounds: a path 0 -> 1 -> ... -> 9 whose vertices 1, 4
+/// and 7 each lead to four hubs; hub j has 2048 + 97 j arcs into a shared pool of 6000 sink
+/// leaves and one arc to hub j + 1. The kron21 hang of the fused kernel (the hub decision read
+/// the live counter) needed exactly this: a round without hubs followed by one with hubs.
+fn hub_ladder() -> Graph {
+    const PATH: u32 = 10;
+    const HUBS: u32 = 12;
+    const LEAVES: u32 = 6000;
+    let mut pairs: Vec<(u32, u32)> = (0..PATH - 1).map(|i| (i, i + 1)).collect();
+    for (k, c) in [1, 4, 7].into_iter().enumerate() {
+        pairs.extend((0..4).map(|j| (c, PATH + 4 * k as u32 + j)));
+    }
+    for j in 0..HUBS {
+        let hub = PATH + j;
+        pairs.push((hub, PATH + (j + 1) % HUBS));
+        pairs.extend((0..2048 + 97 * j).map(|i| (hub, PATH + HUBS + (i + 500 * j) % LEAVES)));
+    }
+    from_pairs((PATH + HUBS + LEAVES) as usize, &pairs, "hub ladder")
+}
+
+/// Graphs of every shape the tests cover: Kronecker (one with hubs), road grids, random,
+/// disconnected, single vertex, self-loops, a long path (many rounds), hubs after hub-free
+/// rounds, and the shipped datasets.
 fn graphs() -> Vec<Graph> {
     let chain: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();
     let mut gs = vec![
         generated("kron:scale=12,ef=16,sym,seed=3"),
+        generated("kron:scale=16,ef=16,sym,seed=3"),
+        hub_ladder(),
         generated("road:side=64,p=0.6,seed=5"),
         generated("road:side=40,p=0.9,seed=1"),
         generated("random:n=2000,m=9000,seed=7"),
@@ -105,6 +129,24 @@ fn fused_equals_the_reference_and_the_per_round_mode_on_one_cuda_device() {
             );
             assert!(fused.stats.rounds > u64::from(fused.depth()), "{}", g.name);
             assert_eq!(fused.stats.items_sent, 0);
+        }
+    }
+}
+
+#[test]
+fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = hub_ladder();
+    for source in [0, 1, 10, 21] {
+        let expected = bfs_reference(&g.csr, source);
+        for grid in [None, Some(1), Some(2), Some(7), Some(64)] {
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_grid = grid;
+            let r = run(&ctx, &g, source, &o)
+                .unwrap_or_else(|e| panic!("from {source}, grid {grid:?}: {e}"));
+            assert_eq!(r.levels, expected, "from {source}, grid {grid:?}");
         }
     }
 }

@@ -46,6 +46,8 @@ fn graphs() -> Vec<Graph> {
     let big = u32::MAX / 2 - 1;
     let mut gs = vec![
         generated("kron:scale=12,ef=16,sym,seed=3,weights=1..64:5"),
+        // Hubs (degree >= 2048) in rounds after hub-free ones, improved several times a round.
+        generated("kron:scale=16,ef=16,sym,seed=3,weights=1..64:5"),
         generated("road:side=64,p=0.6,seed=5,weights=1..1000:2"),
         generated("random:n=2000,m=6000,seed=7,weights=0..3:4"),
         generated("random:n=500,m=2500,seed=8,keepdup,weights=1..50:6"),

@@ -66,7 +66,7 @@ pub struct WorklistOptions {
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
     /// Whether CUDA min traversals run as one fused persistent kernel (`--fused` /
-    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device). The host backend and
+    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device when soft priority is off). The host backend and
     /// host-kernel programs ignore it.
     pub fused: FusedMode,
     /// Blocks of the fused kernel (`--fused-grid`); `None`: every block that fits resident.

@@ -66,22 +66,26 @@ use crate::error::WorklistError;
 /// `max_batch` does not apply to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
-    /// Fused where the fused kernel supports the run (CUDA, one device), else one launch per
-    /// round.
+    /// Fused where the fused kernel supports the run (CUDA, one device, soft priority off:
+    /// `prio_delta` `None` or `Some(0)`), else one launch per round (which honours soft
+    /// priority).
     #[default]
     Auto,
     /// Fused; a CUDA run the fused kernel does not support (several devices) is an error.
+    /// Soft priority does not apply to a fused run (it runs plain label correcting).
     On,
     /// One launch per round.
     Off,
 }
 
 impl FusedMode {
-    /// Whether a CUDA run on `devices` devices is fused.
-    pub(crate) fn fuses(self, devices: usize) -> Result<bool, Error> {
+    /// Whether a CUDA run on `devices` devices with soft priority `prio_delta` is fused.
+    pub(crate) fn fuses(self, devices: usize, prio_delta: Option<u32>) -> Result<bool, Error> {
+        let priority = prio_delta.is_some_and(|d| d != 0);
         match (self, devices) {
             (FusedMode::Off, _) => Ok(false),
-            (_, 1) => Ok(true),
+            (FusedMode::Auto, 1) => Ok(!priority),
+            (FusedMode::On, 1) => Ok(true),
             (FusedMode::Auto, _) => Ok(false),
             (FusedMode::On, n) => Err(Error::invalid(
                 "fused (--fused)",

@@ -386,7 +386,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
-        if cuda && options.fused.fuses(num_devices)? {
+        if cuda && options.fused.fuses(num_devices, options.prio_delta)? {
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
                 return Err(Error::Unsupported {
                     operation: "mixing host and CUDA devices in one traversal",
