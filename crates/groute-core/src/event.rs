@@ -103,6 +103,14 @@ impl Event {
         }
     }
 
+    /// Whether every recording of `self` is also one of `other`'s (so anything ordered after
+    /// `other` is ordered after `self`; the ready event is covered by every event).
+    pub(crate) fn is_covered_by(&self, other: &Event) -> bool {
+        self.parts
+            .iter()
+            .all(|p| other.parts.iter().any(|q| Arc::ptr_eq(p, q)))
+    }
+
     /// Whether this is the trivially complete event.
     pub fn is_ready_event(&self) -> bool {
         self.parts.is_empty()

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub mod counting;
 pub mod cuda;
 pub mod host;
 

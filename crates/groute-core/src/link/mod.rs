@@ -32,7 +32,9 @@
 //! ```
 
 mod config;
+mod copy_streams;
 mod job;
+pub(crate) mod output;
 pub(crate) mod pump;
 pub(crate) mod queue;
 mod receiver;

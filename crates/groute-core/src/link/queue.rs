@@ -210,6 +210,11 @@ impl<M> OutputQueue<M> {
         self.inputs.is_closed() && self.rx.is_empty()
     }
 
+    /// Whether every input feeding this queue has closed (messages may still be queued).
+    pub(crate) fn inputs_closed(&self) -> bool {
+        self.inputs.is_closed()
+    }
+
     /// Marks the consumer as waiting (or not) for work.
     pub(crate) fn set_waiting(&self, waiting: bool) {
         self.waiting.store(waiting, Ordering::Release);

@@ -7,6 +7,7 @@ use bytemuck::Pod;
 use parking_lot::RwLock;
 
 use super::job::{SendCompletion, SendError, SendJob};
+use super::output::Output;
 use crate::endpoint::Endpoint;
 use crate::error::Error;
 use crate::event::{Event, EventFuture, event_promise};
@@ -20,6 +21,9 @@ struct SenderShared<T> {
     input: usize,
     policy: Arc<dyn RoutingPolicy>,
     mux: Arc<Multiplexer<SendJob<T>>>,
+    /// The outputs behind `mux`, in its order: after queueing a send, the sender pumps the
+    /// outputs it went to (an idle output enqueues the first copies on the sender's thread).
+    outputs: Arc<[Arc<Output<T>>]>,
     /// Set once by shutdown. Sends hold the read lock while they queue, so that shutdown
     /// (write lock) orders after every send that was accepted: receivers get all the data
     /// before end-of-stream. The lock is per input, never shared across a router.
@@ -75,6 +79,7 @@ impl<T: Pod> LinkSender<T> {
         input: usize,
         policy: Arc<dyn RoutingPolicy>,
         mux: Arc<Multiplexer<SendJob<T>>>,
+        outputs: Arc<[Arc<Output<T>>]>,
     ) -> Self {
         LinkSender {
             inner: Arc::new(SenderShared {
@@ -83,6 +88,7 @@ impl<T: Pod> LinkSender<T> {
                 input,
                 policy,
                 mux,
+                outputs,
                 shut: RwLock::new(false),
             }),
         }
@@ -90,7 +96,9 @@ impl<T: Pod> LinkSender<T> {
 
     /// Sends `segment` (which must live on [`LinkSender::endpoint`]) once `ready` completes.
     ///
-    /// Never blocks: the copies are enqueued by the link's pump as receive buffers free up.
+    /// Never blocks: the copies are enqueued as receive buffers free up (the first ones on
+    /// this thread when the link is idle, the rest by whoever frees a buffer, or by the
+    /// link's pump thread).
     /// The returned future resolves, once every packet's copy is enqueued, to an event that
     /// completes when all of them are done (then the source buffer may be reused; until then
     /// it must not be written). An empty segment is accepted and delivers nothing: its future
@@ -138,10 +146,17 @@ impl<T: Pod> LinkSender<T> {
             ready,
             completion: SendCompletion::new(promise),
         };
-        match inner.mux.dispatch(&route, job) {
-            Ok(()) => Ok(future),
-            Err(e) => Err(SendError::new(e.error, e.message.into_segment())),
+        if let Err(e) = inner.mux.dispatch(&route, job) {
+            return Err(SendError::new(e.error, e.message.into_segment()));
         }
+        drop(shut);
+        // The route was checked by `dispatch`: every destination is an output index.
+        for &d in &route.destinations {
+            if let Some(output) = inner.outputs.get(d) {
+                output.pump_or_ring();
+            }
+        }
+        Ok(future)
     }
 }
 

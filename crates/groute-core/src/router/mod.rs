@@ -151,13 +151,25 @@ impl<T: Pod> Router<T> {
         let (mux, queues) = Multiplexer::new(inputs.len(), outputs.len());
         let mux = Arc::new(mux);
         let mut receivers = Vec::with_capacity(outputs.len());
+        let mut pumped = Vec::with_capacity(outputs.len());
         for (j, (queue, &dst)) in queues.into_iter().zip(outputs).enumerate() {
             let name = match link_label {
                 Some(_) => format!("groute-pump-l{}", id.0),
                 None => format!("groute-pump-r{}o{j}", id.0),
             };
-            receivers.push(pump::spawn_output(ctx, dst, config, queue, name)?);
+            let (receiver, output) = match pump::spawn_output(ctx, dst, config, queue, name) {
+                Ok(made) => made,
+                Err(e) => {
+                    pumped
+                        .iter()
+                        .for_each(|o: &Arc<pump::Output<T>>| o.abandon());
+                    return Err(e);
+                }
+            };
+            receivers.push(receiver);
+            pumped.push(output);
         }
+        let pumped: Arc<[_]> = Arc::from(pumped);
         let senders = inputs
             .iter()
             .enumerate()
@@ -166,7 +178,14 @@ impl<T: Pod> Router<T> {
                     Some(l) => l.clone(),
                     None => format!("router {} input {i} (from {src})", id.0),
                 };
-                LinkSender::new(src, label, i, Arc::clone(&policy), Arc::clone(&mux))
+                LinkSender::new(
+                    src,
+                    label,
+                    i,
+                    Arc::clone(&policy),
+                    Arc::clone(&mux),
+                    Arc::clone(&pumped),
+                )
             })
             .collect();
         Ok(Router {

@@ -31,6 +31,7 @@ pub use event::CudaEvent;
 pub use memory::CudaMemory;
 pub use stream::CudaStream;
 
+pub(crate) use callback::in_host_callback;
 pub(crate) use device::DeviceInner;
 
 /// True when the CUDA driver library can be loaded on this machine (it says nothing about
