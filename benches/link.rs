@@ -5,13 +5,20 @@
 //! message per iteration (256 MiB on GPUs, 32 MiB on the host backend), against a raw copy of
 //! the same size (`raw_copy`) and through links with packets of 64 KiB to 64 MiB and 4 receive
 //! buffers (the consumer releases each packet after its copy event); and the latency of one
-//! 4 KiB message from send to receive-ready on the destination.
+//! 4 KiB message from send to receive-ready on the destination, against a raw copy of 4 KiB
+//! plus a synchronize (`raw_copy`).
+//!
+//! Before timing, each configuration runs once through a [`CountingBackend`] over the same
+//! backend and prints the backend calls per packet (`calls/packet`): the host-side work a
+//! packet costs, which caps small-packet throughput and sets the latency floor.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use groute::core::backend::counting::{CallCounts, CountingBackend};
 use groute::prelude::*;
 
 /// One message per iteration: large enough on GPUs that per-transfer overheads do not hide
@@ -43,6 +50,25 @@ fn context() -> Context {
         ctx.devices()[0].properties().name
     );
     ctx
+}
+
+/// A context over `ctx`'s backend (and two devices) that counts backend calls.
+fn counting_context(ctx: &Context) -> (Context, Arc<CallCounts>) {
+    let counting = CountingBackend::new(Arc::clone(ctx.backend()));
+    let counts = counting.counts();
+    let counted = Context::from_backend(Arc::new(counting), 2, None, None).expect("context");
+    (counted, counts)
+}
+
+/// Prints the backend calls `work` makes per packet.
+fn print_calls_per_packet(what: &str, counts: &CallCounts, packets: usize, work: impl FnOnce()) {
+    let before = counts.snapshot();
+    work();
+    let calls = counts.snapshot() - before;
+    eprintln!(
+        "{what}: {:.2} enqueueing calls/packet ({calls}; {packets} packets)",
+        calls.enqueued() as f64 / packets as f64
+    );
 }
 
 /// A message of `len` elements on `src`, ready at once.
@@ -113,8 +139,16 @@ fn throughput(c: &mut Criterion) {
             if packet_bytes > message_bytes {
                 continue;
             }
-            let link = Link::<u32>::new(&ctx, src, dst, LinkConfig::new(packet_bytes / 4, 4))
-                .expect("link");
+            let config = LinkConfig::new(packet_bytes / 4, 4);
+            // Calls per packet do not depend on the message size: count over 16 packets.
+            let counted_len = len.min(16 * config.packet_size);
+            let packets = counted_len.div_ceil(config.packet_size);
+            let what = format!("{name} {}KiB packets", packet_bytes >> 10);
+            let (counted, counts) = counting_context(&ctx);
+            let link = Link::<u32>::new(&counted, src, dst, config).expect("link");
+            let msg = message(&counted, src, counted_len);
+            print_calls_per_packet(&what, &counts, packets, || transfer(&link, &msg));
+            let link = Link::<u32>::new(&ctx, src, dst, config).expect("link");
             group.bench_with_input(
                 BenchmarkId::new(name, format!("{}KiB", packet_bytes >> 10)),
                 &packet_bytes,
@@ -123,6 +157,17 @@ fn throughput(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// Sends one small message and waits on the host until it is ready at the destination.
+fn ping(link: &Link<u32>, msg: &Segment<u32>) {
+    let _sent = link.send(msg.clone(), Event::ready()).expect("send");
+    let p = link
+        .receive_timeout(Duration::from_secs(10))
+        .expect("receive in time")
+        .expect("data");
+    p.wait().expect("receive-ready");
+    p.release(Event::ready());
 }
 
 fn latency(c: &mut Criterion) {
@@ -138,17 +183,28 @@ fn latency(c: &mut Criterion) {
         ("host_to_dev0_4KiB", Endpoint::Host, d0),
     ] {
         let msg = message(&ctx, src, 1024);
-        let link = Link::<u32>::new(&ctx, src, dst, LinkConfig::new(1024, 2)).expect("link");
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let _sent = link.send(msg.clone(), Event::ready()).expect("send");
-                let p = link
-                    .receive_timeout(Duration::from_secs(10))
-                    .expect("receive in time")
-                    .expect("data");
-                p.wait().expect("receive-ready");
-                p.release(Event::ready());
-            })
+        // The baseline: one raw copy of 4 KiB, then a synchronize.
+        if let Endpoint::Device(d) = dst {
+            let dev = ctx.device(d).expect("device");
+            let target = dev.alloc::<u32>(1024).expect("target buffer");
+            let stream = dev.new_stream(StreamPriority::High).expect("stream");
+            group.bench_function(BenchmarkId::new(name, "raw_copy"), |b| {
+                b.iter(|| {
+                    stream.copy(&target, msg.data()).expect("copy");
+                    stream.synchronize().expect("sync");
+                })
+            });
+        }
+        let config = LinkConfig::new(1024, 2);
+        let (counted, counts) = counting_context(&ctx);
+        let counted_link = Link::<u32>::new(&counted, src, dst, config).expect("link");
+        let counted_msg = message(&counted, src, 1024);
+        print_calls_per_packet(&format!("{name} latency"), &counts, 16, || {
+            (0..16).for_each(|_| ping(&counted_link, &counted_msg))
+        });
+        let link = Link::<u32>::new(&ctx, src, dst, config).expect("link");
+        group.bench_function(BenchmarkId::new(name, "link"), |b| {
+            b.iter(|| ping(&link, &msg))
         });
     }
     group.finish();
