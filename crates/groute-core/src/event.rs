@@ -269,6 +269,15 @@ impl EventPool {
 
     /// Records an event of the pool on `stream` (which must belong to the pool's device).
     pub fn record(&self, stream: &dyn RawStream) -> Result<Event> {
+        self.record_with(|raw| stream.record(raw))
+    }
+
+    /// Takes an event of the pool and has `record` record it (on a stream of the pool's
+    /// device), e.g. right after a copy ([`RawStream::copy_and_record`]).
+    pub(crate) fn record_with(
+        &self,
+        record: impl FnOnce(&dyn RawEvent) -> Result<()>,
+    ) -> Result<Event> {
         let raw = match self.inner.free.lock().pop() {
             Some(e) => e,
             None => {
@@ -282,7 +291,7 @@ impl EventPool {
             raw: Some(raw),
             pool: Arc::downgrade(&self.inner),
         };
-        stream.record(recording.raw().as_ref())?;
+        record(recording.raw().as_ref())?;
         Ok(Event {
             parts: Arc::from(vec![Arc::new(recording)]),
         })

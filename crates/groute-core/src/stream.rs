@@ -89,6 +89,24 @@ impl Stream {
         self.raw.copy(&dst.raw(), &src.raw())
     }
 
+    /// Enqueues a copy `src -> dst` of equal lengths and records an event right
+    /// after it (one recording: backends reuse it to know when the copy's memory may go).
+    pub fn copy_and_record<T: Pod>(&self, dst: &Buffer<T>, src: &Buffer<T>) -> Result<Event> {
+        if dst.len() != src.len() {
+            return Err(Error::LengthMismatch {
+                operation: "Stream::copy_and_record",
+                dst: dst.len(),
+                src: src.len(),
+            });
+        }
+        if dst.is_empty() {
+            return self.record();
+        }
+        let (dst, src) = (dst.raw(), src.raw());
+        self.events
+            .record_with(|event| self.raw.copy_and_record(&dst, &src, event))
+    }
+
     /// Enqueues a fill of a 4-byte-element buffer with `value`'s bit pattern.
     pub fn fill<T: Pod>(&self, dst: &Buffer<T>, value: T) -> Result<()> {
         if std::mem::size_of::<T>() != 4 {

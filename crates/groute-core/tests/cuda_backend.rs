@@ -223,6 +223,42 @@ fn memory_stays_alive_until_enqueued_copies_complete() {
     assert_eq!(read_host(&h_out, n), src);
 }
 
+/// `copy_and_record` records the caller's event after the copy and uses that recording to
+/// keep the memory alive: dropping the buffers, and recording the same event again while the
+/// first copy is in flight, must neither free memory under a copy nor complete early.
+#[test]
+fn copy_and_record_orders_and_keeps_memory_alive() {
+    let Some(b) = backend("copy_and_record_orders_and_keeps_memory_alive") else {
+        return;
+    };
+    let n = 8 << 20;
+    let s = b.create_stream(0, StreamPriority::Normal).unwrap();
+    let event = b.create_event(0, EventKind::Sync).unwrap();
+    let src = pattern(n, 7);
+    let h_in = pinned(&b, n);
+    write_host(&h_in, &src);
+    let h_out = pinned(&b, n);
+    {
+        let d = b.allocate(MemoryLocation::Device(0), n * 4).unwrap();
+        s.copy_and_record(&whole(&d), &whole(&h_in), event.as_ref())
+            .unwrap();
+        s.copy_and_record(&whole(&h_out), &whole(&d), event.as_ref())
+            .unwrap();
+        // `d` dropped here, both copies in flight.
+    }
+    for _ in 0..4 {
+        let x = b.allocate(MemoryLocation::Device(0), n * 4).unwrap();
+        let s2 = b.create_stream(0, StreamPriority::Normal).unwrap();
+        s2.fill_u32(&whole(&x), 0).unwrap();
+        s2.synchronize().unwrap();
+    }
+    // The event's latest recording follows the second copy.
+    event.synchronize().unwrap();
+    assert!(event.query().unwrap());
+    assert_eq!(read_host(&h_out, n), src);
+    s.synchronize().unwrap();
+}
+
 /// Events: record/query/synchronize, notify fires (and reports latency), waits order streams,
 /// host_fn runs in order, timing events measure.
 #[test]

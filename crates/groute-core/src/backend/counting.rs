@@ -75,7 +75,8 @@ impl CallCounts {
 /// Call totals at one moment; subtract two to get the calls in between.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallSnapshot {
-    /// [`RawStream::copy`] calls.
+    /// [`RawStream::copy`] calls (and [`RawStream::copy_and_record`] calls, which count as
+    /// one copy and one record).
     pub copies: u64,
     /// [`RawStream::fill_u32`] calls.
     pub fills: u64,
@@ -229,6 +230,11 @@ impl RawStream for CountingStream {
     fn record(&self, event: &dyn RawEvent) -> Result<()> {
         CallCounts::bump(&self.counts.records);
         self.inner.record(event)
+    }
+    fn copy_and_record(&self, dst: &RawSlice, src: &RawSlice, event: &dyn RawEvent) -> Result<()> {
+        CallCounts::bump(&self.counts.copies);
+        CallCounts::bump(&self.counts.records);
+        self.inner.copy_and_record(dst, src, event)
     }
     fn wait_event(&self, event: &dyn RawEvent) -> Result<()> {
         CallCounts::bump(&self.counts.stream_waits);

@@ -204,6 +204,14 @@ pub trait RawStream: Send + Sync + fmt::Debug {
     fn fill_u32(&self, dst: &RawSlice, value: u32) -> Result<()>;
     /// Records `event` on this stream (a new recording; earlier waiters are unaffected).
     fn record(&self, event: &dyn RawEvent) -> Result<()>;
+    /// Enqueues a copy as [`RawStream::copy`] does and records `event` right after it. A
+    /// backend whose copies record an event of their own (to know when the memory may be
+    /// released) overrides this to use `event` for that, saving one recording per copy (a
+    /// link records one event per packet).
+    fn copy_and_record(&self, dst: &RawSlice, src: &RawSlice, event: &dyn RawEvent) -> Result<()> {
+        self.copy(dst, src)?;
+        self.record(event)
+    }
     /// Makes later work on this stream wait for the most recent recording of `event`, without
     /// blocking the host.
     fn wait_event(&self, event: &dyn RawEvent) -> Result<()>;

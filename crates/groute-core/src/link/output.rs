@@ -21,9 +21,10 @@
 //! none is in progress (only with a free buffer in hand, so that availability routing hands
 //! sends to outputs that can take them); on the copy stream, wait for what the buffer's
 //! release needs (see [`FreeSlot`]) and, for the first packet, the send's ready event; enqueue
-//! the copy; record one event; deliver a [`PendingSegment`] whose release hands the buffer
-//! back. The last packet's event resolves the sender's future (all copies of one send share
-//! one stream, so it covers them all).
+//! the copy and record one event after it (`Stream::copy_and_record`: on CUDA that event is
+//! also the copy's keep-alive, one `cuEventRecord`); deliver a [`PendingSegment`] whose
+//! release hands the buffer back. The last packet's event resolves the sender's future (all
+//! copies of one send share one stream, so it covers them all).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -326,7 +327,7 @@ impl<T: Pod> Output<T> {
         if start == 0 {
             stream.wait(&job.ready)?;
         }
-        stream.copy(&dst, &src)?;
-        Ok((dst, stream.record()?, key))
+        let copied = stream.copy_and_record(&dst, &src)?;
+        Ok((dst, copied, key))
     }
 }

@@ -255,6 +255,32 @@ impl CudaStream {
     }
 }
 
+impl CudaStream {
+    /// Checks and enqueues a copy; the memory to keep alive until it completes, or `None`
+    /// for an empty copy (nothing enqueued).
+    fn enqueue_checked_copy(
+        &self,
+        dst: &RawSlice,
+        src: &RawSlice,
+    ) -> Result<Option<Vec<Arc<dyn RawMemory>>>> {
+        if dst.len != src.len {
+            return Err(Error::LengthMismatch {
+                operation: "copy",
+                dst: dst.len,
+                src: src.len,
+            });
+        }
+        let (d, s) = (resolve(dst)?, resolve(src)?);
+        if dst.len == 0 {
+            return Ok(None);
+        }
+        self.reclaim();
+        let mut keep: Vec<Arc<dyn RawMemory>> = vec![dst.memory.clone(), src.memory.clone()];
+        self.route_copy(d, s, dst.len, &mut keep)?;
+        Ok(Some(keep))
+    }
+}
+
 impl RawStream for CudaStream {
     fn device(&self) -> PhysicalDevice {
         self.device.index
@@ -265,21 +291,10 @@ impl RawStream for CudaStream {
     }
 
     fn copy(&self, dst: &RawSlice, src: &RawSlice) -> Result<()> {
-        if dst.len != src.len {
-            return Err(Error::LengthMismatch {
-                operation: "copy",
-                dst: dst.len,
-                src: src.len,
-            });
+        match self.enqueue_checked_copy(dst, src)? {
+            Some(keep) => self.keep_alive(keep),
+            None => Ok(()),
         }
-        let (d, s) = (resolve(dst)?, resolve(src)?);
-        if dst.len == 0 {
-            return Ok(());
-        }
-        self.reclaim();
-        let mut keep: Vec<Arc<dyn RawMemory>> = vec![dst.memory.clone(), src.memory.clone()];
-        self.route_copy(d, s, dst.len, &mut keep)?;
-        self.keep_alive(keep)
     }
 
     fn fill_u32(&self, dst: &RawSlice, value: u32) -> Result<()> {
@@ -336,6 +351,30 @@ impl RawStream for CudaStream {
         }
         // SAFETY: `raw` is a live stream of the event's device.
         unsafe { e.record_on(self.raw) }
+    }
+
+    fn copy_and_record(&self, dst: &RawSlice, src: &RawSlice, event: &dyn RawEvent) -> Result<()> {
+        let e = CudaEvent::from_raw(event)?;
+        if e.device() != self.device.index {
+            return Err(Error::Unsupported {
+                operation: "recording an event on a stream of another device",
+                backend: "cuda",
+            });
+        }
+        let Some(keep) = self.enqueue_checked_copy(dst, src)? else {
+            return self.record(event);
+        };
+        // SAFETY: `raw` is a live stream of the event's device (checked above).
+        if let Err(err) = unsafe { e.record_on(self.raw) } {
+            // The copy is enqueued: its memory must outlive it whatever happens.
+            let _ = self.keep_alive(keep);
+            return Err(err);
+        }
+        // The caller's recording doubles as the keep-alive event (one `cuEventRecord` per
+        // copy instead of two). Holding its driver event here makes a later recording of `e`
+        // move to a fresh driver event, so this entry keeps watching this copy.
+        self.in_flight.lock().push_back((e.handle(), keep));
+        Ok(())
     }
 
     fn wait_event(&self, event: &dyn RawEvent) -> Result<()> {
