@@ -1,5 +1,6 @@
 //! The public handles can cross threads (compile-time checks, tokio style).
 
+use groute_core::backend::counting::{CallCounts, CallSnapshot, CountingBackend};
 use groute_core::router::{DispatchError, Multiplexer, OutputQueue};
 use groute_core::*;
 
@@ -36,6 +37,9 @@ fn public_handles_are_send_and_sync() {
     both::<Box<dyn RoutingPolicy>>();
     both::<SendError<u32>>();
     both::<DispatchError<u32>>();
+    both::<CountingBackend>();
+    both::<CallCounts>();
+    both::<CallSnapshot>();
     // Owned by one thread at a time, moved freely.
     send::<PendingSegment<u32>>();
     send::<EventFuture>();
