@@ -67,8 +67,7 @@ pub struct RunArgs {
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {
     /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there;
-    /// without soft priority for now, so --prio-delta does not apply). The host backend
-    /// ignores it.
+    /// soft priority, --prio-delta, runs inside it). The host backend ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per round (the mode of runs on several devices).
@@ -77,6 +76,10 @@ pub struct FusedArgs {
     /// Blocks of the fused kernel (default: every block that fits resident at once).
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
+    /// Batches of at most this many items run in the fused kernel's single-block mode (levels
+    /// back to back in one block, no grid barrier; 0: off; default 1024).
+    #[arg(long, value_name = "ITEMS")]
+    pub fused_solo_max: Option<u32>,
 }
 
 impl FusedArgs {
@@ -93,6 +96,7 @@ impl FusedArgs {
     pub fn apply(&self, options: &mut WorklistOptions) {
         options.fused = self.mode();
         options.fused_grid = self.fused_grid;
+        options.fused_solo_max = self.fused_solo_max;
     }
 }
 

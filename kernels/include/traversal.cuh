@@ -109,6 +109,24 @@ __device__ __forceinline__ void keep_or_defer(const DeviceWorklist& wl, const Lo
     low.append_warp(p, deferred);
 }
 
+// The value of an item about to be expanded: a volatile (L2) load, never a stale L1 line. In
+// the fused kernel the value may have been lowered earlier in the same launch (by another
+// block, or by another thread of this block in single-block mode); expanding with a stale,
+// larger value would propagate it, while the heads' filter loads may be stale (the atomicMin
+// decides).
+__device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsigned int v) {
+    return *const_cast<const volatile unsigned int*>(ops.values + v);
+}
+
+// The blocks that share one expand: every block of the launch (the default), or block 0 alone
+// (the fused kernel's single-block mode, `GridShape{1, 0}` on block 0).
+struct GridShape {
+    unsigned int blocks;
+    unsigned int block;
+
+    __device__ __forceinline__ static GridShape launch() { return GridShape{gridDim.x, blockIdx.x}; }
+};
+
 // Records hub `v` of degree `degree`; false when the list is full (the caller expands it).
 __device__ __forceinline__ bool record_hub(unsigned int* ctrl, unsigned int v,
                                            unsigned long long degree) {
@@ -154,13 +172,14 @@ template <typename Relax, bool WEIGHTED>
 __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
                                  const unsigned int* targets, const unsigned int* weights,
                                  const DeviceWorklist wl, unsigned int count,
-                                 const SendBuffer send, const LowList low = LowList{}) {
+                                 const SendBuffer send, const LowList low = LowList{},
+                                 const GridShape shape = GridShape::launch()) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned int block_vertex;
     __shared__ unsigned int warp_vertex[32];
     const unsigned int lane = lane_id();
     const unsigned int warp = threadIdx.x / 32u;
-    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int stride = shape.blocks * blockDim.x;
     // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
     // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
     // b): worklists list vertices in discovery order, and on power-law graphs the heavy ones
@@ -168,7 +187,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
     // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + threadIdx.x * gridDim.x + blockIdx.x;
+        const unsigned int i = r * stride + threadIdx.x * shape.blocks + shape.block;
         bool have = i < count;
         unsigned int v = 0;
         unsigned long long begin = 0;
@@ -176,7 +195,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
         unsigned int value = 0xFFFFFFFFu;
         if (have) {
             v = wl.at(wl.first + i);
-            value = ops.values[v];
+            value = item_value(ops, v);
             begin = offsets[v];
             end = offsets[v + 1];
             have = value != 0xFFFFFFFFu && end > begin;
@@ -204,7 +223,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             }
             __syncthreads();
             const unsigned int bv = block_vertex;
-            const unsigned int bval = ops.values[bv];
+            const unsigned int bval = item_value(ops, bv);
             const unsigned long long bb = offsets[bv];
             const unsigned long long be = offsets[bv + 1];
             for (unsigned long long base = bb; base < be; base += blockDim.x) {
@@ -227,7 +246,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             }
             __syncwarp();
             const unsigned int wv = warp_vertex[warp];
-            const unsigned int wval = ops.values[wv];
+            const unsigned int wval = item_value(ops, wv);
             const unsigned long long wb = offsets[wv];
             const unsigned long long we = offsets[wv + 1];
             for (unsigned long long base = wb; base < we; base += 32u) {
@@ -292,7 +311,7 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
                 }
                 tile_begin = b;
                 tile_end = e < ve ? e : ve;
-                tile_value = ops.values[v];
+                tile_value = item_value(ops, v);
             }
         }
         __syncthreads();

@@ -1,6 +1,7 @@
 //! The fused persistent kernel (`--fused`): on one CUDA device it equals the sequential
 //! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
-//! a bad grid or the time limit, and is refused (On) or not used (Auto) on several devices.
+//! a bad grid or the time limit, with and without its single-block mode and soft priority,
+//! and is refused (On) or not used (Auto) on several devices.
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 use std::time::Duration;
@@ -142,11 +143,42 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
     for source in [0, 1, 10, 21] {
         let expected = bfs_reference(&g.csr, source);
         for grid in [None, Some(1), Some(2), Some(7), Some(64)] {
+            for solo in [Some(0), None, Some(u32::MAX)] {
+                let mut o = options(FusedMode::On);
+                o.worklist.fused_grid = grid;
+                o.worklist.fused_solo_max = solo;
+                let label = format!("from {source}, grid {grid:?}, solo {solo:?}");
+                let r = run(&ctx, &g, source, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                assert_eq!(r.levels, expected, "{label}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_bfs_with_soft_priority_equals_the_reference() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    for g in [
+        generated("road:side=64,p=0.6,seed=5"),
+        generated("kron:scale=16,ef=16,sym,seed=3"),
+        hub_ladder(),
+    ] {
+        let expected = bfs_reference(&g.csr, 0);
+        for delta in [1, 3] {
             let mut o = options(FusedMode::On);
-            o.worklist.fused_grid = grid;
-            let r = run(&ctx, &g, source, &o)
-                .unwrap_or_else(|e| panic!("from {source}, grid {grid:?}: {e}"));
-            assert_eq!(r.levels, expected, "from {source}, grid {grid:?}");
+            o.worklist.prio_delta = Some(delta);
+            let r =
+                run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{}, delta {delta}: {e}", g.name));
+            assert_eq!(r.levels, expected, "{}, delta {delta}", g.name);
+            if r.depth() > delta + 1 {
+                assert!(
+                    r.stats.epochs > 0 && r.stats.items_deferred > 0,
+                    "{}",
+                    g.name
+                );
+            }
         }
     }
 }
@@ -194,10 +226,19 @@ fn fused_grids_of_any_resident_size_agree() {
     let g = generated("kron:scale=11,ef=16,sym,seed=9");
     let expected = bfs_reference(&g.csr, 0);
     for grid in [1, 2, 7, 64] {
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_grid = Some(grid);
-        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}: {e}"));
-        assert_eq!(r.levels, expected, "grid {grid}");
+        for solo in [Some(0), Some(1), None, Some(u32::MAX)] {
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_grid = Some(grid);
+            o.worklist.fused_solo_max = solo;
+            let r =
+                run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}, solo {solo:?}: {e}"));
+            assert_eq!(r.levels, expected, "grid {grid}, solo {solo:?}");
+            // Every level counts as a round, in single-block mode too.
+            assert!(
+                r.stats.rounds > u64::from(r.depth()),
+                "grid {grid}, solo {solo:?}"
+            );
+        }
     }
     for grid in [0, u32::MAX] {
         let mut o = options(FusedMode::On);

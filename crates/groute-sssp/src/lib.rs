@@ -296,12 +296,7 @@ impl SsspSolver {
                 items_sent: ws.items_sent(),
                 items_deferred: ws.items_deferred(),
                 epochs: ws.epochs,
-                // The fused kernel runs without soft priority (see FusedMode).
-                prio_delta: if out.fused {
-                    0
-                } else {
-                    self.options.worklist.prio_delta.unwrap_or(0)
-                },
+                prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
                 elapsed: ws.elapsed,
                 fused: out.fused,
                 device_time: out.device_time,

@@ -1,6 +1,7 @@
 //! The fused persistent kernel (`--fused`) for SSSP: on one CUDA device it equals Dijkstra and
 //! the per-round mode on weighted graphs of every shape (zero, parallel, saturating weights,
-//! unweighted input), and fails clearly on overflow. The CUDA tests run under
+//! unweighted input), with and without soft priority (run inside the kernel) and its
+//! single-block mode, and fails clearly on overflow. The CUDA tests run under
 //! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 use std::time::Duration;
@@ -113,6 +114,69 @@ fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
                 g.name
             );
         }
+    }
+}
+
+#[test]
+fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    for g in graphs() {
+        let n = g.num_vertices() as u32;
+        for s in [0, n / 2] {
+            let expected = sssp_reference(&g.csr, s);
+            for prio in [Some(1), Some(37), None, Some(0)] {
+                for solo in [Some(0), None, Some(u32::MAX)] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.prio_delta = prio;
+                    o.worklist.fused_solo_max = solo;
+                    let label = format!("{} from {s}, prio {prio:?}, solo {solo:?}", g.name);
+                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.distances, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
+                    assert_eq!(r.stats.worklist.epochs, r.stats.epochs, "{label}");
+                    if prio == Some(0) {
+                        assert_eq!((r.stats.epochs, r.stats.items_deferred), (0, 0), "{label}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_soft_priority_defers_and_cuts_work_on_a_road_grid() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = generated("road:side=64,p=0.6,seed=4,weights=1..100:7");
+    let source = 2080;
+    let expected = sssp_reference(&g.csr, source);
+    let mut plain = options(FusedMode::On);
+    plain.worklist.prio_delta = Some(0);
+    let without = run(&ctx, &g, source, &plain).unwrap();
+    for solo in [Some(0), None] {
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_solo_max = solo;
+        let with = run(&ctx, &g, source, &o).unwrap();
+        assert_eq!(with.distances, expected, "solo {solo:?}");
+        assert_eq!(without.distances, expected);
+        assert_eq!(
+            with.stats.prio_delta,
+            groute_sssp::default_prio_delta(&g.csr)
+        );
+        assert!(
+            with.stats.epochs > 0 && with.stats.items_deferred > 0,
+            "solo {solo:?}"
+        );
+        let reached = with.reached() as u64;
+        assert!(
+            with.stats.work_items <= 3 * reached,
+            "solo {solo:?}: {} work items with priority for {reached} vertices (without: {})",
+            with.stats.work_items,
+            without.stats.work_items
+        );
     }
 }
 

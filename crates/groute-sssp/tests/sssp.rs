@@ -15,6 +15,7 @@ use groute_graph::{
 use groute_sssp::{
     MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
 };
+use groute_worklist::traversal::FusedMode;
 use proptest::prelude::*;
 
 fn options() -> SsspOptions {
@@ -400,10 +401,24 @@ fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
     for devices in [1, 2, 3, 5, 8] {
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
-        for prio in [Some(1), Some(37), Some(u32::MAX)] {
+        // One CUDA device runs fused by default: cover the per-round worker there too.
+        let modes: &[FusedMode] = if devices == 1 {
+            &[FusedMode::On, FusedMode::Off]
+        } else {
+            &[FusedMode::Auto]
+        };
+        for (prio, &mode) in [Some(1), Some(37), Some(u32::MAX)]
+            .into_iter()
+            .flat_map(|p| modes.iter().map(move |m| (p, m)))
+        {
             for tc in test_contexts(devices, &[11, 12, 13]) {
-                let got = sssp(&tc.context, &parted, 5, &options_with_priority(prio)).unwrap();
-                let label = format!("{devices} devices, prio_delta {prio:?}, {}", tc.label);
+                let mut o = options_with_priority(prio);
+                o.worklist.fused = mode;
+                let got = sssp(&tc.context, &parted, 5, &o).unwrap();
+                let label = format!(
+                    "{devices} devices, prio_delta {prio:?}, {mode:?}, {}",
+                    tc.label
+                );
                 assert_eq!(got.distances, expected, "{label}");
                 let ws = &got.stats.worklist;
                 assert_eq!(ws.late_items, 0, "{label}");

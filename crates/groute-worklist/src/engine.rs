@@ -66,11 +66,16 @@ pub struct WorklistOptions {
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
     /// Whether CUDA min traversals run as one fused persistent kernel (`--fused` /
-    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device when soft priority is off). The host backend and
+    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device). The host backend and
     /// host-kernel programs ignore it.
     pub fused: FusedMode,
     /// Blocks of the fused kernel (`--fused-grid`); `None`: every block that fits resident.
     pub fused_grid: Option<u32>,
+    /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
+    /// items is expanded by one block alone, level after level without grid barriers, until
+    /// the frontier outgrows it. `Some(0)`: off. `None`:
+    /// [`FUSED_SOLO_MAX`](crate::traversal::FUSED_SOLO_MAX).
+    pub fused_solo_max: Option<u32>,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
@@ -94,6 +99,7 @@ impl Default for WorklistOptions {
             ring_buffers: 4,
             fused: FusedMode::Auto,
             fused_grid: None,
+            fused_solo_max: None,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,

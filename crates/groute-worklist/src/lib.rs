@@ -86,7 +86,10 @@
 //! ([`traversal::FusedMode`], `--fused` / `--no-fused`): the whole round loop is one
 //! cooperative persistent kernel whose rounds are separated by a grid-wide barrier, with no
 //! driver, launch or read-back per round (`max_batch` does not apply: a round is the whole
-//! worklist). Several devices use the per-round worker and the driver above; the fused
+//! worklist). Small batches run in a single-block mode (one block, levels separated by
+//! `__syncthreads()`, no grid barrier: `fused_solo_max`), and soft priority runs inside the
+//! kernel (the epochs below, with the threshold advanced by the barrier that finds the
+//! worklist empty). Several devices use the per-round worker and the driver above; the fused
 //! multi-device protocol is designed in `traversal/fused.rs`, not built.
 //!
 //! ## Soft priority: the epoch protocol

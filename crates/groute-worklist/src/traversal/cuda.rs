@@ -169,6 +169,59 @@ impl CudaTraversalDevice {
         })
     }
 
+    /// Soft priority's two low lists (ping-pong on re-examination), of the worklist's
+    /// capacity each, allocated on first use.
+    pub(super) fn ensure_low_lists(&mut self, device: &Device) -> Result<(), Error> {
+        while self.low.len() < 2 {
+            let buffer = device.alloc::<VertexValue>(self.wl.len())?;
+            self.low.push(buffer);
+        }
+        Ok(())
+    }
+
+    /// The device pointers of the two low lists (null when not allocated).
+    pub(super) fn low_lists(&self) -> Result<[DevicePtr<VertexValue>; 2], Error> {
+        match &self.low[..] {
+            [a, b] => Ok([
+                DevicePtr::<VertexValue>::from_slice(&a.raw())?,
+                DevicePtr::<VertexValue>::from_slice(&b.raw())?,
+            ]),
+            _ => Ok([DevicePtr::null(), DevicePtr::null()]),
+        }
+    }
+
+    /// The error naming the setting to raise when the control block `ctrl` (its words up to
+    /// the low list's overflow word) records an overflow; `send` names the outgoing buffer of
+    /// `send_capacity` items.
+    pub(super) fn overflow_error(
+        &self,
+        ctrl: &[u32],
+        send: &str,
+        send_capacity: usize,
+    ) -> Result<(), Error> {
+        let checks = [
+            (
+                CTRL_WL_OVERFLOW,
+                "device local worklist",
+                self.wl.len(),
+                WL_SETTING,
+            ),
+            (
+                CTRL_LOW_OVERFLOW,
+                "device low-priority list",
+                self.low.first().map_or(0, |b| b.len()),
+                WL_SETTING,
+            ),
+            (CTRL_SEND_OVERFLOW, send, send_capacity, SEND_SETTING),
+        ];
+        for (word, what, cap, setting) in checks {
+            if ctrl[word] != 0 {
+                return Err(capacity(what, cap, ctrl[word] as usize, setting));
+            }
+        }
+        Ok(())
+    }
+
     /// A worker for one run: values reset (`sources` at 0), `seeds` in the local worklist.
     pub(crate) fn worker<'a>(
         &'a mut self,
@@ -495,30 +548,11 @@ impl CudaTraversalWorker<'_> {
             })?;
         let mut w = [0u32; CTRL_WORDS];
         w.copy_from_slice(&words[..CTRL_WORDS]);
-        if w[CTRL_WL_OVERFLOW] != 0 {
-            return Err(capacity(
-                "device local worklist",
-                self.storage.wl.len(),
-                w[CTRL_WL_OVERFLOW] as usize,
-                WL_SETTING,
-            ));
-        }
-        if w[CTRL_LOW_OVERFLOW] != 0 {
-            return Err(capacity(
-                "device low-priority list",
-                self.storage.low.first().map_or(0, |b| b.len()),
-                w[CTRL_LOW_OVERFLOW] as usize,
-                WL_SETTING,
-            ));
-        }
-        if w[CTRL_SEND_OVERFLOW] != 0 {
-            return Err(capacity(
-                "device ring send buffer",
-                self.storage.outgoing[0].len(),
-                w[CTRL_SEND_OVERFLOW] as usize,
-                SEND_SETTING,
-            ));
-        }
+        self.storage.overflow_error(
+            &w,
+            "device ring send buffer",
+            self.storage.outgoing[0].len(),
+        )?;
         self.end = w[CTRL_WL_END];
         self.send_end = w[CTRL_SEND_END];
         self.low_end = w[CTRL_LOW_END];
@@ -650,13 +684,8 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
     }
 
     fn set_threshold(&mut self, threshold: u32) -> Result<(), WorklistError> {
-        if threshold != u32::MAX && self.storage.low.is_empty() {
-            // First use: two low lists of the worklist's capacity (ping-pong on re-examination).
-            let cap = self.storage.wl.len();
-            for _ in 0..2 {
-                let buffer = self.device.alloc::<VertexValue>(cap)?;
-                self.storage.low.push(buffer);
-            }
+        if threshold != u32::MAX {
+            self.storage.ensure_low_lists(self.device)?;
         }
         self.threshold = threshold;
         Ok(())

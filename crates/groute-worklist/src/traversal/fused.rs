@@ -7,23 +7,35 @@
 //! ## Protocol
 //!
 //! - **Start.** The run is reset exactly as for the non-fused worker (values, control block,
-//!   seeds at worklist positions `[0, k)`), the state block is zeroed with its batch end at `k`
-//!   and the abort word cleared; then one cooperative launch with every block resident
+//!   seeds at worklist positions `[0, k)`), the state block is zeroed with its batch end at `k`,
+//!   its first phase (solo, expand, or done when `k = 0`) and threshold set, the abort word
+//!   cleared; then one cooperative launch with every block resident
 //!   ([`groute_core::cuda::CudaFunction::max_resident_grid`], or `fused_grid`).
-//! - **Rounds.** Each round expands the batch `[start, end)` with the nested load balancing of
-//!   the non-fused expand (block / warp / thread, hubs over the whole grid after a barrier)
-//!   and appends improved vertices behind `end`. The block that arrives last at the barrier
-//!   snapshots the new end (and the overflow and abort words) for everyone; the next batch is
-//!   `[end, new end)`. An empty batch ends the kernel: no item exists anywhere (one device
+//! - **Phases.** The kernel runs phases separated by a grid barrier; the block that arrives
+//!   last accounts for the phase and picks the next one into the state block, which every
+//!   block reads after the barrier (so every decision is grid-uniform; the first version read
+//!   the live hub counter instead and hung on kron21, see `fused.cuh`). An *expand* phase
+//!   expands the batch `[start, end)` over the whole grid with the nested load balancing of
+//!   the non-fused expand, appending improved vertices behind `end`; the next batch is
+//!   `[end, new end)`. Hubs listed by a level get a *hubs* phase (tiles over the grid). An
+//!   empty batch with an empty low list ends the kernel: no item exists anywhere (one device
 //!   holds every item, and an improved vertex is appended before the barrier that closes its
-//!   round), so the traversal is complete.
+//!   phase), so the traversal is complete.
+//! - **Single-block mode.** A batch of at most `fused_solo_max` items ([`FUSED_SOLO_MAX`] by
+//!   default) is a *solo* phase: block 0 alone runs level after level, separated by
+//!   `__syncthreads()` instead of grid barriers, while the other blocks wait in the barrier;
+//!   it returns to the grid when the next batch is larger, empty, listed hubs or overflowed.
+//!   Race-free because the waiting blocks touch nothing until released, and the barrier's
+//!   fences order block 0's writes before the grid's next reads (and the grid's before block
+//!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
 //! - **Safety of the barrier.** The launch is cooperative: the driver refuses a grid whose
 //!   blocks cannot all be resident, so every block a barrier waits for is running.
-//! - **Errors.** A worklist overflow stops the kernel at the next barrier and fails the run
-//!   with [`Error::CapacityExceeded`] naming `wl_capacity (--wl-capacity)`; nothing is lost
-//!   silently. With a time limit the host polls the kernel's completion; past the limit it
+//! - **Errors.** A worklist or low-list overflow stops the kernel at the next barrier and
+//!   fails the run with [`Error::CapacityExceeded`] naming `wl_capacity (--wl-capacity)`;
+//!   nothing is lost silently. With a time limit the host polls the kernel's completion; past the limit it
 //!   sets the abort word (device-mapped pinned host memory, [`Context::alloc_mapped`]) that
-//!   the kernel reads every 64 rounds, and the run fails with [`WorklistError::TimedOut`].
+//!   the kernel reads every 64 phases (and every 64 levels of a solo phase), and the run fails
+//!   with [`WorklistError::TimedOut`].
 //!
 //! ## Several devices (not fused yet)
 //!
@@ -39,25 +51,27 @@
 //! host releases them; the host writes the exit word when the counter reaches zero. The grid
 //! must then leave room for the copy engines only (the split runs inside the kernel).
 //!
-//! ## Soft priority (not fused yet)
+//! ## Soft priority
 //!
-//! The fused kernel runs plain label correcting and ignores `prio_delta` (SSSP reports a
-//! band width of 0 for a fused run). The design for one device, all inside the kernel: a
-//! split pass at the top of each round copies the batch's items whose value is below the
-//! threshold `T` behind the worklist end and the others to a flat low list (atomicMin of
-//! their values gives the smallest deferred band); barrier; expand only the copied items.
-//! When that high batch is empty and the low list is not, the action advances `T` by
-//! `prio_delta` or to the smallest deferred band, and one pass (between two barriers)
-//! compacts the low list into its ping-pong twin, moving items now below `T` back to the
-//! worklist (an item whose vertex improved since it was deferred moves too: a duplicate
-//! expansion, never a loss). The low list's overflow names `wl_capacity`, as the worklist's.
+//! With `prio_delta` on, the fused kernel runs the epochs of
+//! [`PriorityCounter`](crate::PriorityCounter) on the device: a kept item whose value is at or above the threshold
+//! goes to the current low list (`LowList` of `traversal.cuh`, whose append also takes the
+//! smallest deferred value) instead of the worklist. When a phase ends with an empty batch and
+//! a non-empty low list, the action advances the threshold by the counter's rule (at least one
+//! band, and to the end of the band of the smallest deferred value), takes the list, and a
+//! *re-examine* phase (`traversal_reexamine`, grid-wide) moves its live items now below the
+//! threshold to the worklist, defers the others to the other list and drops superseded ones
+//! (a vertex whose value dropped since it was deferred: its improved copy was queued then).
+//! The run reports `epochs`, `items_deferred` and `items_stale_dropped` as the non-fused path
+//! does. The low lists have the worklist's capacity; their overflow stops the kernel and names
+//! `wl_capacity`.
 
 use std::time::{Duration, Instant};
 
 use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
-use super::cuda::{BLOCK, CudaTraversalDevice, SEND_SETTING, WL_SETTING, capacity};
+use super::cuda::{BLOCK, CudaTraversalDevice};
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
 
@@ -66,26 +80,22 @@ use crate::error::WorklistError;
 /// `max_batch` does not apply to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
-    /// Fused where the fused kernel supports the run (CUDA, one device, soft priority off:
-    /// `prio_delta` `None` or `Some(0)`), else one launch per round (which honours soft
-    /// priority).
+    /// Fused where the fused kernel supports the run (CUDA, one device), else one launch per
+    /// round.
     #[default]
     Auto,
     /// Fused; a CUDA run the fused kernel does not support (several devices) is an error.
-    /// Soft priority does not apply to a fused run (it runs plain label correcting).
     On,
     /// One launch per round.
     Off,
 }
 
 impl FusedMode {
-    /// Whether a CUDA run on `devices` devices with soft priority `prio_delta` is fused.
-    pub(crate) fn fuses(self, devices: usize, prio_delta: Option<u32>) -> Result<bool, Error> {
-        let priority = prio_delta.is_some_and(|d| d != 0);
+    /// Whether a CUDA run on `devices` devices is fused (soft priority runs in both modes).
+    pub(crate) fn fuses(self, devices: usize) -> Result<bool, Error> {
         match (self, devices) {
             (FusedMode::Off, _) => Ok(false),
-            (FusedMode::Auto, 1) => Ok(!priority),
-            (FusedMode::On, 1) => Ok(true),
+            (_, 1) => Ok(true),
             (FusedMode::Auto, _) => Ok(false),
             (FusedMode::On, n) => Err(Error::invalid(
                 "fused (--fused)",
@@ -97,18 +107,35 @@ impl FusedMode {
     }
 }
 
-/// Words of the fused state block (`groute::FUSED_WORDS`) and the ones the host reads.
+/// Words of the fused state block (`groute::FUSED_*` of fused.cuh) the host writes or reads.
 const FUSED_WORDS: usize = 96;
-const FUSED_BATCH_END: usize = 64;
+const FUSED_PHASE: usize = 64;
 const FUSED_STOP: usize = 65;
 const FUSED_ROUNDS: usize = 66;
 const FUSED_PROCESSED: usize = 68;
+const FUSED_END: usize = 70;
+const FUSED_THRESHOLD: usize = 71;
+const FUSED_EPOCHS: usize = 75;
+const FUSED_DEFERRED: usize = 76;
+const FUSED_STALE: usize = 78;
+/// The first word the host reads back (the barrier words before it are the kernel's own).
+const FUSED_READ_FROM: usize = FUSED_PHASE;
+/// `groute::FusedPhase`: the first phase of a run.
+const FUSED_PHASE_DONE: u32 = 0;
+const FUSED_PHASE_EXPAND: u32 = 1;
+const FUSED_PHASE_SOLO: u32 = 2;
 /// `groute::FUSED_STOP_ABORTED`.
 const FUSED_STOP_ABORTED: u32 = 2;
 /// Words of the control block the host reads (`groute::CTRL_*`).
 const CTRL_WL_END: usize = 0;
-const CTRL_WL_OVERFLOW: usize = 2;
-const CTRL_SEND_OVERFLOW: usize = 3;
+/// Control words read back after a run: up to the low list's overflow word
+/// (`groute::CTRL_LOW_OVERFLOW`).
+const CTRL_READ_WORDS: usize = 10;
+/// The default of [`WorklistOptions::fused_solo_max`]: batches of at most this many items run
+/// in single-block mode (4 items per thread of one 256-thread block). A guess from a latency
+/// model, not a measurement: one block takes ~4 dependent passes for 1024 items, about what
+/// one grid barrier plus a grid-wide pass cost (~8 us per level measured on a road grid).
+pub const FUSED_SOLO_MAX: u32 = 1024;
 /// How often the host checks a time-limited fused run.
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
 
@@ -199,51 +226,51 @@ impl CudaTraversalDevice {
         drop(self.worker(device, sources, seeds)?);
         let seeds = seeds.len() as u32;
         let grid = self.fused.grid(options.fused_grid)?;
+        let solo_max = options.fused_solo_max.unwrap_or(FUSED_SOLO_MAX);
+        // Soft priority as PriorityCounter sets it: the first threshold is the band width.
+        let prio_delta = options.prio_delta.unwrap_or(0);
+        let threshold = if prio_delta == 0 {
+            u32::MAX
+        } else {
+            prio_delta
+        };
+        if threshold != u32::MAX {
+            self.ensure_low_lists(device)?;
+        }
+        let phase = match seeds {
+            0 => FUSED_PHASE_DONE,
+            k if k <= solo_max => FUSED_PHASE_SOLO,
+            _ => FUSED_PHASE_EXPAND,
+        };
         let s = &self.stream;
-        s.fill(&self.fused.state, 0u32)?;
-        s.fill(
-            &self
-                .fused
-                .state
-                .slice(FUSED_BATCH_END..FUSED_BATCH_END + 1)?,
-            seeds,
-        )?;
+        let state = &self.fused.state;
+        s.fill(state, 0u32)?;
+        for (word, value) in [
+            (FUSED_PHASE, phase),
+            (FUSED_END, seeds),
+            (FUSED_THRESHOLD, threshold),
+        ] {
+            s.fill(&state.slice(word..word + 1)?, value)?;
+        }
         self.fused.set_abort(0)?;
         s.synchronize()?;
 
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
-        self.launch_fused(grid)?;
+        self.launch_fused(grid, prio_delta, solo_max)?;
         let t1 = device.record_timing(s)?;
         self.wait_fused(&t1, options.time_limit, started)?;
         let elapsed = started.elapsed();
         let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
 
-        let ctrl = device.download(&self.ctrl.slice(0..CTRL_SEND_OVERFLOW + 1)?)?;
-        let state = device.download(&self.fused.state.slice(FUSED_BATCH_END..FUSED_WORDS)?)?;
-        let word = |w: usize| state[w - FUSED_BATCH_END];
-        if ctrl[CTRL_WL_OVERFLOW] != 0 {
-            return Err(capacity(
-                "device local worklist",
-                self.wl.len(),
-                ctrl[CTRL_WL_OVERFLOW] as usize,
-                WL_SETTING,
-            )
-            .into());
-        }
-        if ctrl[CTRL_SEND_OVERFLOW] != 0 {
-            // One device owns every vertex: the fused kernel never sends (a broken invariant,
-            // reported rather than ignored).
-            return Err(capacity(
-                "device ring send buffer (fused kernel)",
-                0,
-                ctrl[CTRL_SEND_OVERFLOW] as usize,
-                SEND_SETTING,
-            )
-            .into());
-        }
-        let processed =
-            u64::from(word(FUSED_PROCESSED)) | (u64::from(word(FUSED_PROCESSED + 1)) << 32);
+        let ctrl = device.download(&self.ctrl.slice(0..CTRL_READ_WORDS)?)?;
+        let state = device.download(&self.fused.state.slice(FUSED_READ_FROM..FUSED_WORDS)?)?;
+        let word = |w: usize| state[w - FUSED_READ_FROM];
+        let wide = |w: usize| u64::from(word(w)) | (u64::from(word(w + 1)) << 32);
+        // One device owns every vertex: the fused kernel never sends (a send overflow would be
+        // a broken invariant, reported rather than ignored).
+        self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
+        let processed = wide(FUSED_PROCESSED);
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds));
         // Asked to stop but done anyway: the traversal is complete, so the run succeeds.
         if word(FUSED_STOP) == FUSED_STOP_ABORTED {
@@ -257,6 +284,9 @@ impl CudaTraversalDevice {
                 rounds: u64::from(word(FUSED_ROUNDS)),
                 items_processed: processed,
                 items_produced: produced,
+                items_deferred: wide(FUSED_DEFERRED),
+                items_stale_dropped: wide(FUSED_STALE),
+                epochs: u64::from(word(FUSED_EPOCHS)),
                 ..DeviceStats::default()
             },
             elapsed,
@@ -286,7 +316,8 @@ impl CudaTraversalDevice {
     }
 
     /// Enqueues `<algo>_fused` cooperatively with `grid` blocks.
-    fn launch_fused(&self, grid: u32) -> Result<(), Error> {
+    fn launch_fused(&self, grid: u32, prio_delta: u32, solo_max: u32) -> Result<(), Error> {
+        let [low0, low1] = self.low_lists()?;
         let (values, offsets, targets, weights) = self.graph_args()?;
         let args = (
             values,
@@ -300,15 +331,23 @@ impl CudaTraversalDevice {
             DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
             self.owned.start,
             self.owned.end,
+            low0,
+            low1,
+            self.wl.len() as u32,
+            prio_delta,
+            solo_max,
         );
         // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
         // unsigned* ctrl, unsigned* fused, const unsigned* abort, unsigned owned_begin,
-        // unsigned owned_end) (GROUTE_FUSED_TRAVERSAL_KERNEL in fused.cuh): the tuple matches it
-        // field by field. CSR, values, weights, worklist and control block as in
+        // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
+        // unsigned prio_delta, unsigned solo_max) (GROUTE_FUSED_TRAVERSAL_KERNEL in fused.cuh):
+        // the tuple matches it field by field. The low lists are null (soft priority off: the
+        // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
+        // length, which is low_capacity (the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
         // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and
         // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
-        // except FUSED_BATCH_END = k; `abort` is one u32 of mapped host memory, a device
+        // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
         // address of this context. The owned range is the whole graph (one device), so the
         // kernel never appends to its (empty) send buffer. The grid is at most the resident
         // maximum of this kernel (`FusedKernel::grid`) and the launch is cooperative, so every

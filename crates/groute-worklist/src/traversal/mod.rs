@@ -25,7 +25,7 @@ mod cuda;
 mod fused;
 
 pub use cuda::TraversalKernels;
-pub use fused::FusedMode;
+pub use fused::{FUSED_SOLO_MAX, FusedMode};
 
 use std::ops::Range;
 use std::ptr::NonNull;
@@ -386,7 +386,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
-        if cuda && options.fused.fuses(num_devices, options.prio_delta)? {
+        if cuda && options.fused.fuses(num_devices)? {
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
                 return Err(Error::Unsupported {
                     operation: "mixing host and CUDA devices in one traversal",
@@ -400,6 +400,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             return Ok(TraversalOutput {
                 values,
                 stats: WorklistStats {
+                    epochs: done.stats.epochs,
                     devices: vec![done.stats],
                     elapsed: done.elapsed,
                     ..WorklistStats::default()
