@@ -73,7 +73,8 @@ pub struct FusedArgs {
     /// One kernel launch per round (the mode of runs on several devices).
     #[arg(long)]
     pub no_fused: bool,
-    /// Blocks of the fused kernel (default: every block that fits resident at once).
+    /// Blocks of the fused kernel (default: one per multiprocessor; at most every block that
+    /// fits resident at once).
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels

@@ -69,7 +69,8 @@ pub struct WorklistOptions {
     /// `--no-fused`; [`FusedMode::Auto`]: fused on one device). The host backend and
     /// host-kernel programs ignore it.
     pub fused: FusedMode,
-    /// Blocks of the fused kernel (`--fused-grid`); `None`: every block that fits resident.
+    /// Blocks of the fused kernel (`--fused-grid`, at most every block that fits resident);
+    /// `None`: one per multiprocessor.
     pub fused_grid: Option<u32>,
     /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
     /// items is expanded by one block alone, level after level without grid barriers, until
