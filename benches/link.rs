@@ -1,7 +1,8 @@
 //! Link throughput against packet size, and small-message latency.
 //!
 //! Runs on the best backend present (`GROUTE_BENCH_BACKEND=host|cuda|auto`, default auto) and
-//! says which in every benchmark name: device 0 -> device 1 and host -> device 0 with one
+//! says which in every benchmark name: device 0 -> device 1 (on CUDA also with peer access
+//! off, `dev0_to_dev1_staged`: copies staged through host memory) and host -> device 0 with one
 //! message per iteration (256 MiB on GPUs, 32 MiB on the host backend), against a raw copy of
 //! the same size (`raw_copy`) and through links with packets of 64 KiB to 64 MiB and 4 receive
 //! buffers (the consumer releases each packet after its copy event); and the latency of one
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use groute::core::backend::counting::{CallCounts, CountingBackend};
+use groute::core::backend::cuda::{CudaBackend, CudaOptions};
 use groute::prelude::*;
 
 /// One message per iteration: large enough on GPUs that per-transfer overheads do not hide
@@ -50,6 +52,20 @@ fn context() -> Context {
         ctx.devices()[0].properties().name
     );
     ctx
+}
+
+/// Two CUDA devices with peer access off, so that device-to-device copies are staged
+/// through pinned host memory; `None` (with a note) when that cannot be made.
+fn staged_context() -> Option<Context> {
+    let made = CudaBackend::with_options(CudaOptions { peer_access: false })
+        .and_then(|b| Context::from_backend(Arc::new(b), 2, None, None));
+    match made {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            eprintln!("note: no staged (peer access off) context: {e}");
+            None
+        }
+    }
 }
 
 /// A context over `ctx`'s backend (and two devices) that counts backend calls.
@@ -114,11 +130,19 @@ fn throughput(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_millis(500));
     group.throughput(Throughput::Bytes(message_bytes as u64));
-    for (name, src, dst) in [
-        ("dev0_to_dev1", d0, d1),
-        ("host_to_dev0", Endpoint::Host, d0),
-    ] {
-        let msg = message(&ctx, src, len);
+    let staged = match backend {
+        BackendKind::Cuda => staged_context(),
+        _ => None,
+    };
+    let mut routes = vec![
+        ("dev0_to_dev1", &ctx, d0, d1),
+        ("host_to_dev0", &ctx, Endpoint::Host, d0),
+    ];
+    if let Some(staged) = &staged {
+        routes.push(("dev0_to_dev1_staged", staged, d0, d1));
+    }
+    for (name, ctx, src, dst) in routes {
+        let msg = message(ctx, src, len);
         // The baseline the link is measured against: one raw copy of the same total size
         // (cuMemcpyPeerAsync / cuMemcpyAsync on CUDA), issued and synchronised by the host.
         if let Endpoint::Device(d) = dst {
@@ -144,11 +168,11 @@ fn throughput(c: &mut Criterion) {
             let counted_len = len.min(16 * config.packet_size);
             let packets = counted_len.div_ceil(config.packet_size);
             let what = format!("{name} {}KiB packets", packet_bytes >> 10);
-            let (counted, counts) = counting_context(&ctx);
+            let (counted, counts) = counting_context(ctx);
             let link = Link::<u32>::new(&counted, src, dst, config).expect("link");
             let msg = message(&counted, src, counted_len);
             print_calls_per_packet(&what, &counts, packets, || transfer(&link, &msg));
-            let link = Link::<u32>::new(&ctx, src, dst, config).expect("link");
+            let link = Link::<u32>::new(ctx, src, dst, config).expect("link");
             group.bench_with_input(
                 BenchmarkId::new(name, format!("{}KiB", packet_bytes >> 10)),
                 &packet_bytes,

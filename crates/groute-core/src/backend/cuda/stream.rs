@@ -9,7 +9,8 @@
 //! internal transfer stream of a device that can reach both ends, and an event recorded there
 //! orders this stream's later work after it. Between two devices with no peer access in either
 //! direction the data goes through a pinned host staging buffer: device -> host, then
-//! host -> device, each routed as above and ordered by the stream and events.
+//! host -> device, in 1 MiB chunks whose legs run on two streams (this one and the other
+//! device's transfer stream) so that consecutive chunks overlap, ordered by events.
 //!
 //! # Keep-alive
 //!
@@ -63,6 +64,10 @@ impl std::fmt::Debug for CudaStream {
             .finish()
     }
 }
+
+/// Copies staged through host memory go in chunks of this many bytes, so that the two legs
+/// of consecutive chunks overlap (one leg alone halves the bandwidth).
+const STAGED_CHUNK_BYTES: usize = 1 << 20;
 
 /// Completed keep-alive events a stream keeps for reuse.
 const MAX_SPARE_EVENTS: usize = 64;
@@ -220,6 +225,63 @@ impl CudaStream {
         unsafe { sys::stream_wait_event(self.raw, after.raw) }
     }
 
+    /// Makes later work on stream `later` (of device `later_dev`) wait for the work enqueued
+    /// on stream `earlier` (of device `earlier_dev`) so far.
+    fn order_after(
+        &self,
+        (earlier, earlier_dev): (sys::CUstream, PhysicalDevice),
+        (later, later_dev): (sys::CUstream, PhysicalDevice),
+    ) -> Result<()> {
+        let event = EventHandle::new(&self.shared.devices[earlier_dev], EventKind::Sync)?;
+        // SAFETY: `earlier` is a live stream of `earlier_dev`, like `event`.
+        unsafe { event.record_on(earlier)? };
+        self.shared.devices[later_dev].bind()?;
+        // SAFETY: both live; a stream may wait on an event of another context. Returning the
+        // event to its free list right away is fine: a wait captures the recording at the
+        // time of the call.
+        unsafe { sys::stream_wait_event(later, event.raw) }
+    }
+
+    /// A copy from device `s` (at `src`) to device `t` (at `dst`), neither reaching the other,
+    /// through the pinned host staging buffer at `stage`: chunk by chunk, so that the
+    /// device-to-host leg of one chunk overlaps the host-to-device leg of the one before.
+    /// Each leg runs on this stream when its device is reachable from here, otherwise on
+    /// that device's transfer stream; ordered after this stream's work so far and before its
+    /// later work.
+    fn staged_copy(
+        &self,
+        dst: u64,
+        (src, s): (u64, PhysicalDevice),
+        (stage, t): (u64, PhysicalDevice),
+        bytes: usize,
+    ) -> Result<()> {
+        let here = (self.raw, self.device.index);
+        let leg = |d: PhysicalDevice| -> Result<(sys::CUstream, PhysicalDevice)> {
+            if self.reach(here.1, d) {
+                Ok(here)
+            } else {
+                Ok((self.shared.devices[d].transfer_stream()?, d))
+            }
+        };
+        let (down, up) = (leg(s)?, leg(t)?);
+        if down.0 != here.0 {
+            self.order_after(here, down)?;
+        }
+        let mut offset = 0;
+        while offset < bytes {
+            let n = STAGED_CHUNK_BYTES.min(bytes - offset);
+            let o = offset as u64;
+            self.direct_copy(down.0, down.1, (stage + o, None), (src + o, Some(s)), n)?;
+            self.order_after(down, up)?;
+            self.direct_copy(up.0, up.1, (dst + o, Some(t)), (stage + o, None), n)?;
+            offset += n;
+        }
+        if up.0 != here.0 {
+            self.order_after(up, here)?;
+        }
+        Ok(())
+    }
+
     /// Enqueues a copy, routing it as described in the module docs. Staging buffers it uses
     /// are pushed onto `keep`.
     fn route_copy(
@@ -240,12 +302,11 @@ impl CudaStream {
             (Some(s), Some(t)) if self.reach(t, s) => {
                 self.hop(t, |st| self.direct_copy(st, t, dst, src, bytes))
             }
-            (Some(_), Some(_)) => {
+            (Some(s), Some(t)) => {
                 let buf = self.shared.staging.take(&self.device, bytes)?;
-                let stage = (buf.memory().address(), None);
+                let stage = buf.memory().address();
                 keep.push(buf);
-                self.route_copy(stage, src, bytes, keep)?;
-                self.route_copy(dst, stage, bytes, keep)
+                self.staged_copy(dst.0, (src.0, s), (stage, t), bytes)
             }
             (Some(d), None) | (None, Some(d)) => {
                 self.hop(d, |st| self.direct_copy(st, d, dst, src, bytes))
