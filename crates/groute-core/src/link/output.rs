@@ -237,9 +237,9 @@ impl<T: Pod> Output<T> {
     /// fails its future, queued and later sends fail theirs, and the buffers are dropped
     /// (packets still out keep theirs alive).
     pub(crate) fn stop(&self) {
-        self.delivered.close();
         let (current, queue) = {
             let mut st = self.state.lock();
+            self.delivered.close();
             st.buffers.clear();
             (st.current.take(), st.queue.take())
         };
