@@ -170,8 +170,8 @@ fn throughput(c: &mut Criterion) {
             let what = format!("{name} {}KiB packets", packet_bytes >> 10);
             let (counted, counts) = counting_context(ctx);
             let link = Link::<u32>::new(&counted, src, dst, config).expect("link");
-            let msg = message(&counted, src, counted_len);
-            print_calls_per_packet(&what, &counts, packets, || transfer(&link, &msg));
+            let counted_msg = message(&counted, src, counted_len);
+            print_calls_per_packet(&what, &counts, packets, || transfer(&link, &counted_msg));
             let link = Link::<u32>::new(ctx, src, dst, config).expect("link");
             group.bench_with_input(
                 BenchmarkId::new(name, format!("{}KiB", packet_bytes >> 10)),

@@ -204,6 +204,28 @@ fn auto_fuses_one_cuda_device_only() {
 }
 
 #[test]
+fn auto_runs_dense_graphs_one_launch_per_round() {
+    // Kronecker with edge factor 16, symmetrised: about 30 arcs per vertex, above
+    // FUSED_AUTO_MAX_AVERAGE_DEGREE, where one launch of every resident block per round wins.
+    let g = generated("kron:scale=10,ef=16,sym,seed=3");
+    let average = g.csr.num_edges() as f64 / g.csr.num_vertices() as f64;
+    assert!(average > groute_worklist::traversal::FUSED_AUTO_MAX_AVERAGE_DEGREE);
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let source = (0..g.csr.num_vertices() as u32)
+        .find(|&v| g.csr.out_degree(v) > 0)
+        .unwrap();
+    let expected = bfs_reference(&g.csr, source);
+    let auto = run(&ctx, &g, source, &options(FusedMode::Auto)).unwrap();
+    assert!(!auto.stats.fused);
+    assert_eq!(auto.levels, expected);
+    let on = run(&ctx, &g, source, &options(FusedMode::On)).unwrap();
+    assert!(on.stats.fused);
+    assert_eq!(on.levels, expected);
+}
+
+#[test]
 fn the_host_backend_ignores_the_fused_mode() {
     let g = generated("road:side=20,p=0.6,seed=4");
     let expected = bfs_reference(&g.csr, 3);

@@ -25,7 +25,7 @@ mod cuda;
 mod fused;
 
 pub use cuda::TraversalKernels;
-pub use fused::{FUSED_SOLO_MAX, FusedMode};
+pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FUSED_SOLO_MAX, FusedMode};
 
 use std::ops::Range;
 use std::ptr::NonNull;
@@ -250,6 +250,8 @@ pub struct MinTraversalSolver<A> {
     context: Context,
     partition: Partition,
     num_vertices: usize,
+    /// Arcs per vertex of the graph (what [`FusedMode::Auto`] decides on).
+    average_degree: f64,
     devices: Vec<DeviceStorage>,
     _algo: std::marker::PhantomData<fn() -> A>,
 }
@@ -360,6 +362,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             context: context.clone(),
             partition: partition.clone(),
             num_vertices: n,
+            average_degree: csr.num_edges() as f64 / n.max(1) as f64,
             devices,
             _algo: std::marker::PhantomData,
         })
@@ -386,7 +389,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
-        if cuda && options.fused.fuses(num_devices)? {
+        if cuda && options.fused.fuses(num_devices, self.average_degree)? {
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
                 return Err(Error::Unsupported {
                     operation: "mixing host and CUDA devices in one traversal",
