@@ -66,8 +66,9 @@ pub struct RunArgs {
 /// Fused persistent kernels of the traversals (BFS, SSSP).
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {
-    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there;
-    /// soft priority, --prio-delta, runs inside it). The host backend ignores it.
+    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there
+    /// on graphs of at most 8 arcs per vertex, where rounds are many and small; soft priority,
+    /// --prio-delta, runs inside it). The host backend ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per round (the mode of runs on several devices).
@@ -78,7 +79,7 @@ pub struct FusedArgs {
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels
-    /// back to back in one block, no grid barrier; 0: off; default 1024).
+    /// back to back in one block, no grid barrier; 0: off; default 256).
     #[arg(long, value_name = "ITEMS")]
     pub fused_solo_max: Option<u32>,
 }
