@@ -9,7 +9,8 @@
 //! The reported time is the algorithm as the original Groute times it: loading, staging the
 //! edge list in pinned memory, allocation and (by default) the copies that prefill the
 //! devices' receive buffers are excluded; it ends when the labels are final on device 0.
-//! `to host` adds the copy of the labels to host memory. `--no-prefill` starts the clock
+//! `device` is the same span by device events (max over devices; GPUs only). `to host` adds
+//! the copy of the labels to host memory. `--no-prefill` starts the clock
 //! before the first chunk is sent instead. With `--repeat N` the first run is a warm-up and
 //! the medians of the N runs after it are reported.
 
@@ -64,6 +65,8 @@ struct Report {
     devices: usize,
     /// Median of the timed runs: devices start -> labels final on device 0.
     ms: f64,
+    /// The same span by device events (max over devices; `None` on the host backend).
+    device_ms: Option<f64>,
     /// Median: devices start -> labels in host memory.
     ms_to_host: f64,
     /// Every timed run's `ms`.
@@ -127,6 +130,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         }
     }
     let runs_ms: Vec<f64> = runs.iter().map(|r| ms(r.stats.elapsed)).collect();
+    let device_times: Vec<_> = runs.iter().map(|r| r.stats.device_time).collect();
     let to_host: Vec<f64> = runs.iter().map(|r| ms(r.stats.elapsed_to_host)).collect();
     let Some(last) = runs.pop() else {
         return Err("no run completed".into());
@@ -160,6 +164,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         device: common::device_name(&ctx),
         devices: ctx.num_devices(),
         ms: median(runs_ms.clone()),
+        device_ms: common::median_device_ms(device_times),
         ms_to_host: median(to_host),
         runs_ms,
         prefill_ms: ms(s.prefill),
@@ -196,6 +201,9 @@ fn run(args: Args) -> Result<(), AnyError> {
             report.ms_to_host,
             report.runs_ms.len()
         );
+        if let Some(d) = report.device_ms {
+            println!("  device {d:.3} ms (algorithm, by device events)");
+        }
         println!(
             "  components {}, largest {}",
             report.components, report.largest_component

@@ -78,6 +78,8 @@ struct Report {
     alpha: f32,
     epsilon: f32,
     time_ms: f64,
+    /// The algorithm's median time by device events (`None` on the host backend).
+    device_ms: Option<f64>,
     times_ms: Vec<f64>,
     work_items: u64,
     items_sent: u64,
@@ -137,12 +139,15 @@ fn run() -> Result<(), AnyError> {
     let ext = external_ids(&parted.graph);
 
     let mut times = Vec::with_capacity(cli.repeat);
+    let mut device_times = Vec::with_capacity(cli.repeat);
     let mut result = None;
     for _ in 0..cli.repeat {
         let r = pagerank(&ctx, &parted, &options)?;
         times.push(r.stats.elapsed.as_secs_f64() * 1e3);
+        device_times.push(r.stats.device_time);
         result = Some(r);
     }
+    let device_ms = common::median_device_ms(device_times);
     let result = result.ok_or("no run")?;
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
@@ -207,6 +212,7 @@ fn run() -> Result<(), AnyError> {
         alpha: cli.alpha,
         epsilon: cli.epsilon,
         time_ms: median,
+        device_ms,
         times_ms: times,
         work_items: s.work_items,
         items_sent: s.items_sent,
@@ -243,6 +249,9 @@ fn print_human(r: &Report) {
         r.time_ms,
         r.times_ms.len()
     );
+    if let Some(d) = r.device_ms {
+        println!("device      {d:.3} ms (algorithm, by device events)");
+    }
     println!(
         "work        {} items, {} sent over the ring, {} rounds",
         r.work_items, r.items_sent, r.rounds

@@ -163,14 +163,12 @@ fn run() -> Result<(), AnyError> {
     for _ in 0..cli.repeat {
         let r = solver.run(source_rank)?;
         times.push(r.stats.elapsed.as_secs_f64() * 1e3);
-        if let Some(d) = r.stats.device_time {
-            device_times.push(d.as_secs_f64() * 1e3);
-        }
+        device_times.push(r.stats.device_time);
         result = Some(r);
     }
     let result = result.ok_or("no run")?;
     let median = common::median(&mut times.clone());
-    let device_ms = (!device_times.is_empty()).then(|| common::median(&mut device_times));
+    let device_ms = common::median_device_ms(device_times);
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
@@ -254,7 +252,10 @@ fn print_human(r: &Report) {
         r.gteps
     );
     match r.device_ms {
-        Some(d) => println!("mode        {} (kernel {d:.3} ms by CUDA events)", r.mode),
+        Some(d) => println!(
+            "mode        {} (algorithm {d:.3} ms by device events)",
+            r.mode
+        ),
         None => println!("mode        {}", r.mode),
     }
     println!(

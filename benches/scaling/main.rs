@@ -1,5 +1,6 @@
 //! Strong scaling of BFS, SSSP, PageRank and CC: for every graph and device count, the
-//! median time of a full run with the graph already on the devices.
+//! median time of the algorithm with the graph already on the devices, timed with device
+//! events (and, beside it, the median of a full run: reset, algorithm, download).
 //!
 //! ```text
 //! cargo bench --bench scaling -- --quick --noplot            # here: host backend, small graphs
@@ -11,10 +12,11 @@
 //! partition, JSON output). Each graph is generated once per process and partitioned once
 //! per device count; each solver is built once per (graph, devices, algorithm), run twice
 //! to warm up (kernel compilation, first touch), then timed by criterion through
-//! `iter_custom` with the time of `timing.rs` (device events on CUDA, wall clock on the host
-//! backend). Criterion's own statistics stay on this machine; the JSON line per
-//! measurement (`record.rs`) carries the median, min and max over every timed run (all of
-//! them after the warm-up runs) and is what `examples/report` reads.
+//! `iter_custom` with the algorithm time of `timing.rs` (the solver's device-event time on
+//! CUDA, its own clock on the host backend). Criterion's own statistics stay on this
+//! machine; the JSON line per measurement (`record.rs`) carries the algorithm's median, min
+//! and max over every timed run (all of them after the warm-up runs), the full run's median
+//! and the solver clock's, and is what `examples/report` reads.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
 
@@ -33,7 +35,7 @@ use groute::core::{BackendKind, Context};
 use groute::graph::{GenSpec, Graph, NoProgress, PartitionedGraph, generate, partition_graph};
 
 use config::{CUDA_GRAPHS, Config, HOST_GRAPHS};
-use record::{Measurement, utc_date};
+use record::{FORMAT, Measurement, utc_date};
 use timing::{Timer, time_run};
 use workload::{RunReport, Workload, weights_for};
 
@@ -76,20 +78,36 @@ fn median(sorted: &[f64]) -> f64 {
     sorted[sorted.len() / 2]
 }
 
+/// One timed run.
+struct Sample {
+    /// The algorithm's time (criterion's input and the headline).
+    algorithm: Duration,
+    /// The full run's time.
+    full_run: Duration,
+    report: RunReport,
+}
+
+/// Sorted milliseconds.
+fn sorted_ms(times: impl Iterator<Item = Duration>) -> Vec<f64> {
+    let mut ms: Vec<f64> = times.map(|t| t.as_secs_f64() * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    ms
+}
+
 /// The JSON record of one (graph, devices, algorithm) from its timed runs.
-fn summarise(runs: &[(Duration, RunReport)], base: Measurement) -> Measurement {
-    let mut times: Vec<f64> = runs.iter().map(|(t, _)| t.as_secs_f64() * 1e3).collect();
-    times.sort_by(f64::total_cmp);
-    let mut solver: Vec<f64> = runs.iter().map(|(_, r)| r.solver_ms).collect();
-    solver.sort_by(f64::total_cmp);
-    let mut by_time: Vec<&(Duration, RunReport)> = runs.iter().collect();
-    by_time.sort_by_key(|(t, _)| *t);
-    let (_, median_run) = by_time[by_time.len() / 2];
+fn summarise(runs: &[Sample], base: Measurement) -> Measurement {
+    let times = sorted_ms(runs.iter().map(|r| r.algorithm));
+    let full = sorted_ms(runs.iter().map(|r| r.full_run));
+    let solver = sorted_ms(runs.iter().map(|r| r.report.solver_time));
+    let mut by_time: Vec<&Sample> = runs.iter().collect();
+    by_time.sort_by_key(|r| r.algorithm);
+    let median_run = &by_time[by_time.len() / 2].report;
     let median_ms = median(&times);
     Measurement {
         median_ms,
         min_ms: times[0],
         max_ms: times[times.len() - 1],
+        full_run_median_ms: median(&full),
         samples: runs.len(),
         solver_median_ms: median(&solver),
         edges: median_run.edges,
@@ -141,13 +159,15 @@ fn scaling(c: &mut Criterion) {
     let timer = Timer::of(&probe);
     match backend {
         BackendKind::Host => println!(
-            "host backend: no GPU found{}; timing with the wall clock",
+            "host backend: no GPU found{}; timing the algorithm with the solvers' clocks",
             probe
                 .fallback_note()
                 .map(|n| format!(" ({n})"))
                 .unwrap_or_default()
         ),
-        _ => println!("{backend} backend: {present} x {gpu}; timing with device events"),
+        _ => println!(
+            "{backend} backend: {present} x {gpu}; timing the algorithm with device events"
+        ),
     }
     drop(probe);
     let device_counts = config.devices.clone().unwrap_or_else(|| match backend {
@@ -203,10 +223,17 @@ fn scaling(c: &mut Criterion) {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
-                            let (report, t) = time_run(&ctx, || workload.run())
+                            let (report, full_run) = time_run(&ctx, || workload.run())
                                 .unwrap_or_else(|e| fail(&what, e));
-                            runs.borrow_mut().push((t, report));
-                            total += t;
+                            let algorithm = timer
+                                .algorithm_time(&report)
+                                .unwrap_or_else(|e| fail(&what, e));
+                            runs.borrow_mut().push(Sample {
+                                algorithm,
+                                full_run,
+                                report,
+                            });
+                            total += algorithm;
                         }
                         total
                     })
@@ -218,6 +245,7 @@ fn scaling(c: &mut Criterion) {
                 let m = summarise(
                     &runs,
                     Measurement {
+                        format: FORMAT,
                         algorithm: algorithm.clone(),
                         graph: spec.clone(),
                         vertices: graph.num_vertices() as u64,
@@ -229,6 +257,7 @@ fn scaling(c: &mut Criterion) {
                         median_ms: 0.0,
                         min_ms: 0.0,
                         max_ms: 0.0,
+                        full_run_median_ms: 0.0,
                         samples: 0,
                         solver_median_ms: 0.0,
                         edges: 0,
@@ -240,12 +269,13 @@ fn scaling(c: &mut Criterion) {
                     },
                 );
                 println!(
-                    "{what}: median {:.3} ms (min {:.3}, max {:.3}, {} runs, {}), solver clock {:.3} ms, {:.3} G edges/s ({})",
+                    "{what}: algorithm median {:.3} ms (min {:.3}, max {:.3}, {} runs, {}), full run {:.3} ms, solver clock {:.3} ms, {:.3} G edges/s ({})",
                     m.median_ms,
                     m.min_ms,
                     m.max_ms,
                     m.samples,
                     m.timer,
+                    m.full_run_median_ms,
                     m.solver_median_ms,
                     m.gteps(),
                     m.edges_kind,

@@ -1,12 +1,30 @@
 //! One measurement of the scaling bench, as a line of JSON: written by `benches/scaling`
 //! (`GROUTE_BENCH_JSON=PATH` appends one line per measurement) and read by
 //! `examples/report`, which includes this file so that writer and reader share one schema.
+//!
+//! **Formats.** [`FORMAT`] 2 (this one): `median_ms` is the algorithm alone, timed by the
+//! solver with device events (CUDA) or its own clock (host backend); the full run's median
+//! is `full_run_median_ms`. Format 1 lines (no `format` field, written before algorithm-only
+//! device timing) timed the full run as `median_ms`; the report (`examples/report/input.rs`)
+//! reads them as format 2: their full-run time moves to `full_run_median_ms`, the algorithm time becomes
+//! their solver clock (timer `solver clock`; min and max, not recorded for it, are set to
+//! it), and the rate is recomputed from it.
 
 use serde::{Deserialize, Serialize};
 
-/// A full run of one algorithm on one graph and device count.
+/// The record layout written now (see the module docs).
+pub const FORMAT: u32 = 2;
+
+fn format_1() -> u32 {
+    1
+}
+
+/// One algorithm on one graph and device count: the median of its timed runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
+    /// Layout of this record ([`FORMAT`]; lines without the field are format 1).
+    #[serde(default = "format_1")]
+    pub format: u32,
     /// `bfs`, `sssp`, `pagerank` or `cc`.
     pub algorithm: String,
     /// The generator spec (or file) of the graph, e.g. `kron21.sym`.
@@ -21,26 +39,33 @@ pub struct Measurement {
     pub backend: String,
     /// The model of device 0 (`NVIDIA H200`, or the host backend's name).
     pub gpu: String,
-    /// How `median_ms` was taken: `device events` (CUDA: max over devices of the time
-    /// between events recorded before and after the run) or `wall` (host backend).
+    /// How `median_ms` was taken: `device events` (CUDA: the solver's timing events, after
+    /// its per-run reset and before the result's download, max over devices) or `solver
+    /// clock` (host backend: the solver's own host clock; also format 1 records upgraded).
     pub timer: String,
-    /// Median time of a full run (state reset, algorithm, result back in host memory), ms.
+    /// Median time of the algorithm alone (per-run reset, result download and, for CC,
+    /// router setup excluded), ms: the headline.
     pub median_ms: f64,
-    /// Fastest run, ms.
+    /// Fastest run of the algorithm, ms.
     pub min_ms: f64,
-    /// Slowest run, ms.
+    /// Slowest run of the algorithm, ms.
     pub max_ms: f64,
+    /// Median time of a full run (state reset, algorithm, result back in host memory), ms:
+    /// device events on every device's stream before and after `solver.run()` on CUDA (max
+    /// over devices), the wall clock on the host backend.
+    #[serde(default)]
+    pub full_run_median_ms: f64,
     /// Timed runs (warm-up runs excluded).
     pub samples: usize,
-    /// Median of the solver's own clock (the algorithm only: reset and download excluded,
-    /// as the original Groute times), ms.
+    /// Median of the solver's own host clock (the algorithm only: reset and download
+    /// excluded, as the original Groute times), ms.
     pub solver_median_ms: f64,
     /// Edges per run (see `edges_kind`), the numerator of `edges_per_s`.
     pub edges: u64,
     /// What `edges` counts: `traversed` (out-arcs of every reached vertex, Graph500's
     /// convention), `hooked` (CC: edges streamed and hooked) or `input arcs` (PageRank).
     pub edges_kind: String,
-    /// `edges / median_ms`, per second (GTEPS = this / 1e9).
+    /// `edges / median_ms` (the algorithm), per second (GTEPS = this / 1e9).
     pub edges_per_s: f64,
     /// Work items processed (worklist pops; CC: edges hooked), median run.
     pub work_items: u64,

@@ -3,6 +3,7 @@
 //! ready to be run and timed again and again.
 
 use std::error::Error;
+use std::time::Duration;
 
 use groute::bfs::{BfsOptions, BfsSolver};
 use groute::cc::{CcOptions, CcSolver};
@@ -33,11 +34,13 @@ enum Solver {
     Cc(CcSolver),
 }
 
-/// What one run reports besides its time.
+/// What one run reports besides its full-run time.
 #[derive(Clone, Copy, Debug)]
 pub struct RunReport {
-    /// The solver's own clock (algorithm only), ms.
-    pub solver_ms: f64,
+    /// The solver's own host clock (algorithm only).
+    pub solver_time: Duration,
+    /// The solver's device-event time of the algorithm (`None` on the host backend).
+    pub device_time: Option<Duration>,
     /// Work items processed.
     pub work_items: u64,
     /// Edges counted for the rate (see [`Workload::edges_kind`]).
@@ -112,12 +115,12 @@ impl Workload {
 
     /// One full run.
     pub fn run(&mut self) -> Result<RunReport, Box<dyn Error>> {
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let report = match &mut self.solver {
             Solver::Bfs(s, source) => {
                 let r = s.run(*source)?;
                 RunReport {
-                    solver_ms: ms(r.stats.elapsed),
+                    solver_time: r.stats.elapsed,
+                    device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: self.traversed(&r.levels),
                 }
@@ -125,7 +128,8 @@ impl Workload {
             Solver::Sssp(s, source) => {
                 let r = s.run(*source)?;
                 RunReport {
-                    solver_ms: ms(r.stats.elapsed),
+                    solver_time: r.stats.elapsed,
+                    device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: self.traversed(&r.distances),
                 }
@@ -133,7 +137,8 @@ impl Workload {
             Solver::PageRank(s) => {
                 let r = s.run()?;
                 RunReport {
-                    solver_ms: ms(r.stats.elapsed),
+                    solver_time: r.stats.elapsed,
+                    device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: self.arcs,
                 }
@@ -142,7 +147,8 @@ impl Workload {
                 let r = s.run()?;
                 let hooked = r.stats.edges_per_device.iter().sum();
                 RunReport {
-                    solver_ms: ms(r.stats.elapsed),
+                    solver_time: r.stats.elapsed,
+                    device_time: r.stats.device_time,
                     work_items: hooked,
                     edges: hooked,
                 }

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use groute::core::{BackendChoice, Context, Jitter};
@@ -286,4 +286,14 @@ pub fn write_values(path: &Path, values: &[u32], order: &InputOrder) -> Result<(
 pub fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
+}
+
+/// The median, in ms, of the algorithm's device-event times of the runs (`stats.device_time`
+/// of each): `None` when a run reported none (the host backend has no device clock).
+pub fn median_device_ms(times: impl IntoIterator<Item = Option<Duration>>) -> Option<f64> {
+    let mut ms = times
+        .into_iter()
+        .map(|t| t.map(|t| t.as_secs_f64() * 1e3))
+        .collect::<Option<Vec<f64>>>()?;
+    (!ms.is_empty()).then(|| median(&mut ms))
 }

@@ -1,9 +1,10 @@
 //! Reading the scaling bench's JSON lines, with errors that name the file, the line and
-//! the fix.
+//! the fix. Lines of an older record format are upgraded to the current one ([`upgraded`]);
+//! a format newer than this reader is an error.
 
 use std::path::Path;
 
-use crate::record::Measurement;
+use crate::record::{FORMAT, Measurement};
 
 /// The algorithms the report knows, in report order.
 pub const ALGORITHMS: [&str; 4] = ["bfs", "sssp", "pagerank", "cc"];
@@ -40,10 +41,46 @@ pub fn parse_records(path: &Path, text: &str) -> Result<Vec<Measurement>, InputE
                  (GROUTE_BENCH_JSON=PATH cargo bench --bench scaling)"
             ),
         })?;
+        if m.format == 0 || m.format > FORMAT {
+            return Err(InputError {
+                place,
+                reason: format!(
+                    "record format {} is not one this report reads (1..={FORMAT}); build the \
+                     report from the same commit as the bench that wrote it",
+                    m.format
+                ),
+            });
+        }
+        let m = upgraded(m);
         check(&m).map_err(|reason| InputError { place, reason })?;
         out.push(m);
     }
     Ok(out)
+}
+
+/// `m` in the current [`FORMAT`]: a format 1 record (its `median_ms` a full run) gets that
+/// time as `full_run_median_ms` and its solver clock as the algorithm time (timer `solver
+/// clock`; min and max, not recorded for it, set to it; the rate recomputed from it); a
+/// current record is unchanged.
+pub fn upgraded(m: Measurement) -> Measurement {
+    if m.format != 1 {
+        return m;
+    }
+    let algorithm_ms = m.solver_median_ms;
+    Measurement {
+        format: FORMAT,
+        timer: "solver clock".into(),
+        full_run_median_ms: m.median_ms,
+        median_ms: algorithm_ms,
+        min_ms: algorithm_ms,
+        max_ms: algorithm_ms,
+        edges_per_s: if algorithm_ms > 0.0 {
+            m.edges as f64 / (algorithm_ms / 1e3)
+        } else {
+            0.0
+        },
+        ..m
+    }
 }
 
 /// Reads and parses every file of `paths`; an input without any record is an error.
@@ -85,6 +122,7 @@ fn check(m: &Measurement) -> Result<(), String> {
         ("median_ms", m.median_ms),
         ("min_ms", m.min_ms),
         ("max_ms", m.max_ms),
+        ("full_run_median_ms", m.full_run_median_ms),
         ("solver_median_ms", m.solver_median_ms),
         ("edges_per_s", m.edges_per_s),
     ] {
@@ -143,6 +181,36 @@ mod tests {
         let err =
             parse_records(Path::new("s.json"), &serde_json::to_string(&m).unwrap()).unwrap_err();
         assert!(err.reason.contains("devices"), "{err}");
+    }
+
+    #[test]
+    fn a_format_1_line_reads_as_format_2_with_the_full_run_moved_aside() {
+        // A line of docs/scaling-host.json, written before algorithm-only timing.
+        let line = r#"{"algorithm":"bfs","graph":"kron:scale=14,ef=16,sym","vertices":16384,"arcs":426096,"devices":1,"backend":"host","gpu":"host executor 0","timer":"wall","median_ms":4.0,"min_ms":2.0,"max_ms":276.0,"samples":255,"solver_median_ms":3.0,"edges":426000,"edges_kind":"traversed","edges_per_s":106500000.0,"work_items":12507,"date":"2026-11-21","commit":"99251a4"}"#;
+        let got = parse_records(Path::new("old.json"), line).unwrap();
+        let m = &got[0];
+        assert_eq!(m.format, FORMAT);
+        assert_eq!(m.full_run_median_ms, 4.0);
+        assert_eq!((m.median_ms, m.min_ms, m.max_ms), (3.0, 3.0, 3.0));
+        assert_eq!(m.timer, "solver clock");
+        assert_eq!(m.edges_per_s, 426000.0 / 3e-3);
+    }
+
+    #[test]
+    fn a_current_line_round_trips_unchanged() {
+        let m = sample("sssp", "kron21.sym", 2, 7.0);
+        let line = serde_json::to_string(&m).unwrap();
+        assert!(line.contains("\"format\":2"), "{line}");
+        assert_eq!(parse_records(Path::new("x.json"), &line).unwrap(), vec![m]);
+    }
+
+    #[test]
+    fn an_unknown_format_is_an_error_naming_it() {
+        let mut m = sample("bfs", "kron21.sym", 1, 10.0);
+        m.format = FORMAT + 1;
+        let err =
+            parse_records(Path::new("s.json"), &serde_json::to_string(&m).unwrap()).unwrap_err();
+        assert!(err.reason.contains("record format"), "{err}");
     }
 
     #[test]

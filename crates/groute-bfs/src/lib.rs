@@ -94,7 +94,9 @@ pub struct BfsStats {
     /// Whether the run was one fused persistent kernel (CUDA, one device; see
     /// [`FusedMode`](groute_worklist::traversal::FusedMode)) rather than one launch per round.
     pub fused: bool,
-    /// The fused kernel's own time between CUDA timing events (`None` when not fused).
+    /// The traversal's time on the devices (CUDA timing events after the reset, before the
+    /// download, max over devices; the fused kernel alone when fused): what benchmarks
+    /// report. `None` on the host backend.
     pub device_time: Option<Duration>,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,

@@ -59,7 +59,9 @@
 //! before the devices start (Groute's `PipelineSync`): it runs from the moment the devices
 //! start to the final labels being ready on device 0. [`CcStats::elapsed_to_host`] runs on to
 //! the labels in host memory. Without prefill the clock starts before the first chunk is sent,
-//! so every copy is timed.
+//! so every copy is timed. [`CcStats::device_time`] times the same span with CUDA events on
+//! every device's stream (each device up to its array being final, before it is sent on;
+//! max over devices), the figure benchmarks report.
 //!
 //! [`Scatter`]: groute_core::Scatter
 //! [`TreeReduction`]: groute_core::TreeReduction

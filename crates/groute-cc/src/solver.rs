@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use groute_core::{
-    Buffer, Context, Device, DeviceId, Endpoint, Event, EventFuture, LinkConfig, LinkReceiver,
-    LinkSender, PendingSegment, Router, Scatter, Segment, Stream, TreeReduction,
+    Buffer, Context, Device, DeviceId, DeviceTimer, Endpoint, Event, EventFuture, LinkConfig,
+    LinkReceiver, LinkSender, PendingSegment, Router, Scatter, Segment, Stream, TreeReduction,
 };
 
 use crate::cuda::CcKernels;
@@ -91,6 +91,10 @@ pub struct CcStats {
     pub elapsed: Duration,
     /// From the same start to the labels in host memory.
     pub elapsed_to_host: Duration,
+    /// The algorithm's time on the devices: CUDA timing events from the same start to each
+    /// device's last hook, merge or compress (before its array is sent up the tree), max over
+    /// devices; what benchmarks report. `None` on the host backend.
+    pub device_time: Option<Duration>,
     /// Copies of the prefilled chunks, before the clock starts (zero without prefill).
     pub prefill: Duration,
     /// Routers, receive buffers, parent arrays and kernel loading, before the clock starts.
@@ -258,6 +262,8 @@ struct Control {
     abort: AtomicBool,
     barrier: Barrier,
     clock: OnceLock<Instant>,
+    /// Device-event timing, started with the clock (`stats.device_time`).
+    timer: OnceLock<DeviceTimer>,
     timeout: Duration,
     compress_every: usize,
     num_vertices: usize,
@@ -398,7 +404,11 @@ impl DeviceJob<'_> {
                 self.kernels.compress(stream, &self.parent)?;
             }
         }
-        // 3. Up the tree (device 0: to the host).
+        // 3. Up the tree (device 0: to the host). This device's share of the algorithm ends
+        // here: what follows is the result's copy.
+        if let Some(timer) = ctl.timer.get() {
+            timer.mark_end(DeviceId(d))?;
+        }
         let done = stream.record()?;
         let sent = self.merge_out.send(
             Segment::new(self.parent.clone(), Endpoint::Device(DeviceId(d))),
@@ -514,6 +524,7 @@ pub fn connected_components(
         abort: AtomicBool::new(false),
         barrier: Barrier::new(nd + 1),
         clock: OnceLock::new(),
+        timer: OnceLock::new(),
         timeout: opts.timeout,
         compress_every: opts.compress_every,
         num_vertices: n,
@@ -547,8 +558,12 @@ pub fn connected_components(
             .collect();
         ctl.barrier.wait();
         let _ = ctl.clock.set(Instant::now());
+        let timer_started = DeviceTimer::start(ctx).map(|t| {
+            let _ = ctl.timer.set(t);
+        });
         ctl.barrier.wait();
         host_result = (|| {
+            timer_started?;
             if !opts.prefill {
                 pending = send_chunks(&chunk_tx, staged, plan.chunk)?;
                 chunk_tx.shutdown();
@@ -604,6 +619,11 @@ pub fn connected_components(
         (None, Ok(r)) => r,
     };
     stats.elapsed_to_host = to_host;
+    // Only after a successful run: every device has marked its end.
+    stats.device_time = match ctl.timer.into_inner() {
+        Some(timer) => timer.stop()?,
+        None => None,
+    };
     let (components, largest_component) = component_stats(&labels);
     Ok(CcResult {
         labels,

@@ -12,6 +12,7 @@
 //! | [`Segment<T>`] | a typed slice of a buffer on one endpoint, with its length and metadata |
 //! | [`PendingSegment<T>`] | a segment still being received: the data plus the event that makes it valid |
 //! | [`Event`], [`EventPool`], [`EventFuture`] | recorded markers, their pool, and a future for an event recorded later |
+//! | [`DeviceTimer`] | an algorithm's time on the devices: timing events on every device's stream, max over devices (`None` on the host backend) |
 //! | [`Stream`], [`Buffer<T>`], [`MemoryPool`] | ordered device work queues and typed device or pinned host memory |
 //! | [`Link<T>`] | src -> dst, packetized (`packet_size` elements) and multi-buffered (`num_buffers` receive buffers in flight); send returns an event future, receive a [`PendingSegment`]; `shutdown` is socket-like |
 //! | [`Router<T>`] | N inputs -> M outputs; a [`RoutingPolicy`] picks the candidate outputs of each message, the [`router::Multiplexer`] assigns them (availability, priority, broadcast) over per-output queues, with no router-wide lock |
@@ -35,6 +36,7 @@ mod segment;
 mod stream;
 pub mod sync;
 pub mod testing;
+mod timer;
 mod topology;
 
 pub use backend::host::Jitter;
@@ -51,4 +53,5 @@ pub use router::{
 };
 pub use segment::{PendingSegment, Segment};
 pub use stream::Stream;
+pub use timer::DeviceTimer;
 pub use topology::{DeviceSummary, PeerLink, Topology};

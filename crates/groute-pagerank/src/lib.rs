@@ -148,6 +148,9 @@ pub struct PageRankStats {
     pub max_residual_left: f32,
     /// Wall time of the run (upload and download excluded).
     pub elapsed: Duration,
+    /// The run's time on the devices (CUDA timing events after the reset, before the
+    /// download, max over devices): what benchmarks report. `None` on the host backend.
+    pub device_time: Option<Duration>,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,
 }
@@ -316,6 +319,7 @@ impl PageRankSolver {
                 residual_left: out.residual_left,
                 max_residual_left: out.max_residual_left,
                 elapsed: ws.elapsed,
+                device_time: ws.device_time,
                 worklist: ws,
             },
         })

@@ -17,7 +17,9 @@ use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
-use groute_core::{Context, DeviceId, Error, Event, EventFuture, PendingSegment, Segment};
+use groute_core::{
+    Context, DeviceId, DeviceTimer, Error, Event, EventFuture, PendingSegment, Segment,
+};
 
 use crate::engine::{DeviceStats, WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
@@ -172,7 +174,9 @@ pub trait DeviceWorker: Send {
 }
 
 /// Runs one worker per device over the runtime's ring router until the termination count
-/// reaches zero (see the crate docs for the protocol).
+/// reaches zero (see the crate docs for the protocol). The statistics' `device_time` is
+/// timed with [`DeviceTimer`] from after the workers were made (their reset done) until
+/// every driver has finished (the ring's construction and the results' download excluded).
 pub fn run_workers<W: DeviceWorker>(
     context: &Context,
     workers: Vec<W>,
@@ -211,6 +215,9 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
     }
     let term = PriorityCounter::new(n, options.prio_delta);
     let total: u64 = workers.iter().map(|w| w.initial_items()).sum();
+    // The workers have reset their state (synchronised) when they were made; the drivers'
+    // `finish` synchronises each device's work, so the end events follow the algorithm.
+    let timer = DeviceTimer::start(context)?;
     let start = Instant::now();
     if total == 0 {
         return Ok(WorklistStats {
@@ -218,6 +225,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
             elapsed: start.elapsed(),
             late_items: 0,
             epochs: 0,
+            device_time: timer.stop()?,
         });
     }
     term.report(StepCounts::produced(total));
@@ -290,6 +298,8 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         elapsed,
         late_items: term.late_items(),
         epochs: term.epoch(),
+        // Only after a successful run: a failed one may have left work on the streams.
+        device_time: timer.stop()?,
     })
 }
 

@@ -148,6 +148,10 @@ pub struct WorklistStats {
     pub late_items: u64,
     /// Soft-priority epochs: how often the threshold advanced (0 with priority off).
     pub epochs: u64,
+    /// The run's time on the devices ([`groute_core::DeviceTimer`]: timing events on every
+    /// device's stream from the drivers' start until every driver has finished, max over
+    /// devices); `None` on the host backend.
+    pub device_time: Option<Duration>,
 }
 
 impl WorklistStats {

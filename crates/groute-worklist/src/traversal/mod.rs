@@ -227,7 +227,9 @@ pub struct TraversalOutput {
     pub stats: WorklistStats,
     /// Whether the run was one fused persistent kernel ([`FusedMode`]).
     pub fused: bool,
-    /// The fused kernel's time between CUDA timing events (`None` when not fused).
+    /// The traversal's time on the devices, between CUDA timing events recorded after the
+    /// reset and before the download (the fused kernel alone when fused; the drivers' rounds,
+    /// max over devices, otherwise; `None` on the host backend). Equals `stats.device_time`.
     pub device_time: Option<Duration>,
 }
 
@@ -406,6 +408,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                     epochs: done.stats.epochs,
                     devices: vec![done.stats],
                     elapsed: done.elapsed,
+                    device_time: Some(done.device_time),
                     ..WorklistStats::default()
                 },
                 fused: true,
@@ -435,9 +438,9 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             }
             return Ok(TraversalOutput {
                 values,
+                device_time: stats.device_time,
                 stats,
                 fused: false,
-                device_time: None,
             });
         }
         let mut init = vec![UNREACHED; n];
