@@ -22,7 +22,8 @@ use clap::Parser;
 use common::{AnyError, Bar, GraphArgs, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
-    DEFAULT_ALPHA, DEFAULT_EPSILON, PageRankOptions, l1_error_bound, pagerank, pagerank_reference,
+    DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, PageRankOptions, l1_error_bound,
+    pagerank, pagerank_reference,
 };
 use serde::Serialize;
 
@@ -40,6 +41,10 @@ struct Cli {
     /// A vertex is pushed once its residual exceeds this.
     #[arg(long, default_value_t = DEFAULT_EPSILON)]
     epsilon: f32,
+    /// CUDA: sweep the owned range instead of a worklist round once the pending items are at
+    /// least the owned range over this (0: worklist rounds only).
+    #[arg(long, default_value_t = DEFAULT_SWEEP_DIVISOR)]
+    sweep_divisor: u32,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -115,6 +120,7 @@ fn run() -> Result<(), AnyError> {
     let mut options = PageRankOptions {
         alpha: cli.alpha,
         epsilon: cli.epsilon,
+        sweep_divisor: cli.sweep_divisor,
         ..PageRankOptions::default()
     };
     options.validate()?;

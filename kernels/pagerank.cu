@@ -4,28 +4,52 @@
 // State per device: `residual` is full length (the residual of owned vertices; for the
 // others, the halo accumulation not yet sent), `rank` covers the owned range only.
 //
-// pagerank_sweep:   the first round, over the owned range [owned_begin, owned_end) as a range
-//                   (no worklist of every vertex).
+// pagerank_sweep:   a topology-driven round over the owned range [owned_begin, owned_end) as
+//                   a range (no worklist): pushes every vertex whose residual exceeds `floor`
+//                   (a plain volatile load first: no atomic on the vertices left alone). The
+//                   first round (floor 0) and, when the pending items are a large fraction of
+//                   the owned range, a round that replaces them all (floor epsilon: every
+//                   pending vertex has a residual above it). Counts its pushes in
+//                   ctrl[CTRL_PUSHED].
 // pagerank_expand:  a round over the worklist range [first, first + count).
 //   Both push each vertex v: rho = atomicExch(residual[v], 0); rank[v] += rho; each out-arc
 //   v -> w gets alpha * rho / outdeg(v) with atomicAdd(float*). An owned w whose residual
 //   crossed epsilon (old <= eps < old + share) is appended to the local worklist; a remote w
 //   whose halo slot was empty (old == 0) is appended to the remote list (one entry per remote
-//   vertex per round). Adjacency lists are load-balanced as in bfs.cu: degree >= blockDim.x
-//   -> the whole block, >= 32 -> one warp, else the owning thread. Appends are warp-aggregated.
+//   vertex per round). Adjacency lists are load-balanced as in bfs.cu: degree >=
+//   HubList::MIN_DEGREE -> listed as a hub (the thread that took rho stores the share per
+//   arc in the hub list, hubs.cuh) and pushed by pagerank_push_hubs over the whole grid;
+//   >= blockDim.x -> the whole block; >= 32 -> one warp; else the owning thread, which pushes
+//   BATCH arcs before one warp reservation per destination (warp_reserve_n).
+// pagerank_push_hubs: launched after a sweep or expand: pushes the listed hubs' arcs in
+//   tiles of HubList::TILE arcs, block b taking tiles b, b + gridDim.x, ...
 // pagerank_pack_remote: merge before send: for each vertex of the remote list, takes its
 //   halo accumulation (atomicExch with 0) into a VertexResidual of the send buffer.
 // pagerank_split_receive: SplitReceive: an owner adds the residual and keeps the vertex if it
 //   crossed epsilon (else drops it: the mass waits in the residual); a non-owner passes it.
 //
+// Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda.rs):
+// 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
+// (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), then from word
+// CTRL_HUB_SLOTS the `hub_capacity` hub slots. The host zeroes words 7..9 before a round.
+//
 // Overflow of any buffer records the size needed in `*overflow` and writes nothing; the host
 // checks it after the kernel and fails the run naming the setting. Nothing is lost silently.
 // Self-contained (NVRTC, no toolkit headers). Launch with blockDim.x a multiple of 32, <= 1024.
+#include "hubs.cuh"
 #include "warp_append.cuh"
 #include "worklist.cuh"
 #include "split.cuh"
 
 namespace {
+
+// Control block words beyond the worklist's (see the header comment).
+constexpr unsigned int CTRL_PUSHED = 7;
+constexpr unsigned int CTRL_HUB_COUNTER = 8;  // two words, 8-byte aligned
+constexpr unsigned int CTRL_HUB_SLOTS = 16;
+// Arcs a thread pushes before its warp reserves worklist and remote slots for them.
+constexpr unsigned int BATCH = 4;
+constexpr unsigned int BATCH_BITS = 3;  // BATCH < 2^BATCH_BITS
 
 // Packed item: 8 bytes, vertex first (groute_pagerank::VertexResidual).
 struct VertexResidual {
@@ -47,7 +71,7 @@ struct PageRankOps {
     }
 };
 
-// A bounded array with a warp-aggregated append and an overflow word.
+// A bounded array with warp-aggregated appends and an overflow word.
 template <typename T>
 struct AppendBuffer {
     T* data;
@@ -55,36 +79,92 @@ struct AppendBuffer {
     unsigned int* count;
     unsigned int* overflow;
 
-    __device__ __forceinline__ void append_warp(const T& x, bool keep) const {
-        unsigned int total;
-        const unsigned int slot = groute::warp_reserve(count, keep, total);
-        if (!keep) {
-            return;
-        }
+    __device__ __forceinline__ void put(unsigned int slot, const T& x) const {
         if (slot >= capacity) {
             atomicMax(overflow, slot + 1u);
             return;
         }
         data[slot] = x;
     }
+
+    __device__ __forceinline__ void append_warp(const T& x, bool keep) const {
+        unsigned int total;
+        const unsigned int slot = groute::warp_reserve(count, keep, total);
+        if (keep) {
+            put(slot, x);
+        }
+    }
 };
 
-// Takes v's residual into its rank; returns the share per out-arc (0: nothing to push).
+// The local worklist as a slot sink of append_batch.
+struct WorklistSink {
+    groute::DeviceWorklist wl;
+    unsigned int* count;
+
+    __device__ __forceinline__ void put(unsigned int slot, unsigned int item) const {
+        const unsigned int used = slot + 1u - wl.first;
+        if (used > wl.mask + 1u) {
+            atomicMax(wl.ctrl + groute::CTRL_WL_OVERFLOW, used);
+            return;
+        }
+        wl.data[slot & wl.mask] = item;
+    }
+};
+
+// Appends items[k] for every bit k of `keep`, one reservation per warp for the whole batch
+// (call with all 32 lanes).
+template <typename Sink>
+__device__ __forceinline__ void append_batch(const Sink& sink, const unsigned int (&items)[BATCH],
+                                             unsigned int keep) {
+    unsigned int total;
+    unsigned int slot = groute::warp_reserve_n<BATCH_BITS>(sink.count, __popc(keep), total);
+#pragma unroll
+    for (unsigned int k = 0; k < BATCH; ++k) {
+        if ((keep >> k) & 1u) {
+            sink.put(slot, items[k]);
+            ++slot;
+        }
+    }
+}
+
+// Takes v's residual into its rank; returns the share per out-arc (0: nothing to push) and
+// sets `pushed` when a residual was taken. SWEEP: a plain volatile load first, and only a
+// residual above `floor` is taken (the others keep theirs, without an atomic). The load is
+// volatile (served by L2, never a stale L1 line): a vertex pending before the sweep has a
+// residual above epsilon until it is taken, and the sweep must see it.
+template <bool SWEEP>
 __device__ __forceinline__ float take_and_share(const PageRankOps& ops, unsigned int v,
                                                 unsigned long long begin,
-                                                unsigned long long end) {
+                                                unsigned long long end, float floor,
+                                                bool& pushed) {
     if (!ops.mine(v)) {
+        return 0.0f;
+    }
+    if (SWEEP && !(*static_cast<volatile const float*>(ops.residual + v) > floor)) {
         return 0.0f;
     }
     const float rho = atomicExch(ops.residual + v, 0.0f);
     if (!(rho > 0.0f)) {
         return 0.0f;
     }
+    pushed = true;
     atomicAdd(ops.rank + (v - ops.owned_begin), rho);
     if (end == begin) {
         return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
     }
     return ops.alpha * rho / static_cast<float>(end - begin);
+}
+
+// Adds `share` to w's residual; sets `local` (an owned w crossed epsilon) or `far` (a remote
+// w's halo slot was empty).
+__device__ __forceinline__ void add_share(const PageRankOps& ops, unsigned int w, float share,
+                                          bool& local, bool& far) {
+    const float old = atomicAdd(ops.residual + w, share);
+    if (ops.mine(w)) {
+        local = old <= ops.epsilon && old + share > ops.epsilon;
+    } else {
+        far = old == 0.0f;
+    }
 }
 
 // Pushes `share` along arc e (where `active`) and schedules the head (warp-aggregated).
@@ -97,15 +177,37 @@ __device__ __forceinline__ void push_arc(const PageRankOps& ops, const unsigned 
     unsigned int w = 0;
     if (active) {
         w = targets[e];
-        const float old = atomicAdd(ops.residual + w, share);
-        if (ops.mine(w)) {
-            local = old <= ops.epsilon && old + share > ops.epsilon;
-        } else {
-            far = old == 0.0f;
-        }
+        add_share(ops, w, share, local, far);
     }
     wl.append_warp(w, local);
     remote.append_warp(w, far);
+}
+
+// Pushes `share` along arcs [e, min(e + BATCH, end)) of this lane's own list, then schedules
+// the heads with one reservation per warp per destination (call with all 32 lanes). On
+// low-degree graphs (road networks: degree <= 4) a list takes one batch: two reservations
+// per warp instead of two per arc step.
+__device__ __forceinline__ void push_batch(const PageRankOps& ops, const unsigned int* targets,
+                                           unsigned long long e, unsigned long long end,
+                                           float share, const groute::DeviceWorklist& wl,
+                                           const AppendBuffer<unsigned int>& remote) {
+    unsigned int heads[BATCH];
+    unsigned int local = 0;
+    unsigned int far = 0;
+#pragma unroll
+    for (unsigned int k = 0; k < BATCH; ++k) {
+        heads[k] = 0;
+        if (e + k < end) {
+            heads[k] = targets[e + k];
+            bool l = false;
+            bool f = false;
+            add_share(ops, heads[k], share, l, f);
+            local |= static_cast<unsigned int>(l) << k;
+            far |= static_cast<unsigned int>(f) << k;
+        }
+    }
+    append_batch(WorklistSink{wl, wl.ctrl + groute::CTRL_WL_END}, heads, local);
+    append_batch(remote, heads, far);
 }
 
 // Item i of a round: a worklist slot or a vertex of the sweep's range.
@@ -119,11 +221,20 @@ struct RangeItems {
     __device__ __forceinline__ unsigned int at(unsigned int i) const { return first + i; }
 };
 
-template <typename Items>
+// The hub list after the control block.
+__device__ __forceinline__ groute::HubList hub_list(const groute::DeviceWorklist& wl,
+                                                    unsigned int hub_capacity) {
+    return groute::HubList{reinterpret_cast<unsigned long long*>(wl.ctrl + CTRL_HUB_COUNTER),
+                           wl.ctrl + CTRL_HUB_SLOTS, hub_capacity};
+}
+
+template <bool SWEEP, typename Items>
 __device__ __forceinline__ void push_round(const PageRankOps& ops,
                                            const unsigned long long* offsets,
                                            const unsigned int* targets, const Items& items,
-                                           unsigned int count, const groute::DeviceWorklist& wl,
+                                           unsigned int count, float floor,
+                                           const groute::DeviceWorklist& wl,
+                                           const groute::HubList& hubs,
                                            const AppendBuffer<unsigned int>& remote) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned long long block_begin;
@@ -132,9 +243,11 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
     __shared__ unsigned long long warp_begin[32];
     __shared__ unsigned long long warp_end[32];
     __shared__ float warp_share[32];
+    __shared__ unsigned int block_pushed;
     const unsigned int lane = groute::lane_id();
     const unsigned int warp = threadIdx.x / 32u;
     const unsigned int stride = gridDim.x * blockDim.x;
+    unsigned int pushed_here = 0;
     // Grid-stride over the items, with a trip count uniform across the block.
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -146,7 +259,13 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             const unsigned int v = items.at(i);
             begin = offsets[v];
             end = offsets[v + 1];
-            share = take_and_share(ops, v, begin, end);
+            bool pushed = false;
+            share = take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
+            pushed_here += pushed ? 1u : 0u;
+            if (share > 0.0f && groute::HubList::is_hub(end - begin) &&
+                hubs.record(v, end - begin, __float_as_uint(share))) {
+                share = 0.0f;  // pushed by pagerank_push_hubs
+            }
         }
         bool have = share > 0.0f;
         // (1) Block granularity: high-degree lists, one at a time, by the whole block.
@@ -202,12 +321,25 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             }
             __syncwarp();
         }
-        // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep.
-        unsigned long long e = begin;
-        while (__any_sync(0xFFFFFFFFu, have && e < end)) {
-            const bool active = have && e < end;
-            push_arc(ops, targets, e, active, share, wl, remote);
-            ++e;
+        // (3) Thread granularity: the remaining low-degree lists, BATCH arcs per step.
+        const unsigned long long last = have ? end : begin;
+        for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, e < last); e += BATCH) {
+            push_batch(ops, targets, e, last, share, wl, remote);
+        }
+    }
+    if (SWEEP) {
+        // One atomic per block on the pushed count (statistics of the sweep).
+        if (threadIdx.x == 0) {
+            block_pushed = 0;
+        }
+        __syncthreads();
+        const unsigned int warp_pushed = __reduce_add_sync(0xFFFFFFFFu, pushed_here);
+        if (lane == 0 && warp_pushed != 0) {
+            atomicAdd(&block_pushed, warp_pushed);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && block_pushed != 0) {
+            atomicAdd(wl.ctrl + CTRL_PUSHED, block_pushed);
         }
     }
 }
@@ -216,26 +348,60 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
 
 extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long long* offsets,
                                           const unsigned int* targets, groute::DeviceWorklist wl,
+                                          float floor, unsigned int hub_capacity,
                                           unsigned int* remote_data, unsigned int remote_capacity,
                                           unsigned int* remote_count,
                                           unsigned int* remote_overflow) {
     const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
                                             remote_overflow};
     const RangeItems items{ops.owned_begin};
-    push_round(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, wl, remote);
+    push_round<true>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor, wl,
+                     hub_list(wl, hub_capacity), remote);
 }
 
 extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long long* offsets,
                                            const unsigned int* targets,
                                            groute::DeviceWorklist wl, unsigned int first,
-                                           unsigned int count, unsigned int* remote_data,
+                                           unsigned int count, unsigned int hub_capacity,
+                                           unsigned int* remote_data,
                                            unsigned int remote_capacity,
                                            unsigned int* remote_count,
                                            unsigned int* remote_overflow) {
     const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
                                             remote_overflow};
     const WorklistItems items{wl, first};
-    push_round(ops, offsets, targets, items, count, wl, remote);
+    push_round<false>(ops, offsets, targets, items, count, 0.0f, wl, hub_list(wl, hub_capacity),
+                      remote);
+}
+
+extern "C" __global__ void pagerank_push_hubs(PageRankOps ops, const unsigned long long* offsets,
+                                              const unsigned int* targets,
+                                              groute::DeviceWorklist wl,
+                                              unsigned int hub_capacity,
+                                              unsigned int* remote_data,
+                                              unsigned int remote_capacity,
+                                              unsigned int* remote_count,
+                                              unsigned int* remote_overflow) {
+    __shared__ groute::HubTile tile;
+    const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
+                                            remote_overflow};
+    const groute::HubList hubs = hub_list(wl, hub_capacity);
+    const unsigned int n = hubs.listed();
+    if (n == 0) {
+        return;
+    }
+    const unsigned int tiles = hubs.tiles();
+    for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
+        hubs.block_tile(g, n, offsets, tile);
+        const float share = __uint_as_float(tile.payload);
+        const unsigned long long tb = tile.begin;
+        const unsigned long long te = tile.end;
+        for (unsigned long long base = tb; base < te; base += blockDim.x) {
+            const unsigned long long e = base + threadIdx.x;
+            push_arc(ops, targets, e, e < te, share, wl, remote);
+        }
+        __syncthreads();
+    }
 }
 
 extern "C" __global__ void pagerank_pack_remote(PageRankOps ops, const unsigned int* remote,

@@ -23,6 +23,7 @@
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
 
+#include "hubs.cuh"
 #include "split.cuh"
 #include "warp_append.cuh"
 #include "worklist.cuh"
@@ -286,19 +287,8 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
     const unsigned int lane = lane_id();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
         if (threadIdx.x < 32u) {
-            // Largest slot whose first tile is <= g (slot 0's is 0): 32-ary search.
-            unsigned int lo = 0;
-            unsigned int hi = n;
-            while (hi - lo > 1u) {
-                const unsigned int step = (hi - lo + 31u) / 32u;
-                const unsigned int idx = lo + lane * step;
-                const bool le = idx < hi && hubs[2u * idx + 1u] <= g;
-                const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, le);
-                const unsigned int last = 31u - __clz(ballot);
-                const unsigned int nlo = lo + last * step;
-                hi = nlo + step < hi ? nlo + step : hi;
-                lo = nlo;
-            }
+            // Largest slot whose first tile is <= g (slot 0's is 0).
+            const unsigned int lo = hub_slot_of_tile(hubs, 2u, n, g);
             if (lane == 0) {
                 const unsigned int v = hubs[2u * lo];
                 const unsigned long long t = g - hubs[2u * lo + 1u];

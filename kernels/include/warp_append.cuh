@@ -51,6 +51,32 @@ __device__ __forceinline__ unsigned int warp_reserve(unsigned int* counter, bool
     return base + __popc(ballot & lanemask_lt());
 }
 
+// Reserves `n` consecutive slots per lane (n < 2^BITS) in `*counter`, one atomicAdd per
+// warp; returns this lane's first slot (meaningful only where n > 0). The lane prefix is
+// summed bit-plane by bit-plane (BITS ballots, no shuffle scan). `total` receives the warp's
+// number of slots on every lane. Call with all 32 lanes of the warp.
+template <unsigned int BITS>
+__device__ __forceinline__ unsigned int warp_reserve_n(unsigned int* counter, unsigned int n,
+                                                       unsigned int& total) {
+    const unsigned int below = lanemask_lt();
+    unsigned int prefix = 0;
+    total = 0;
+#pragma unroll
+    for (unsigned int b = 0; b < BITS; ++b) {
+        const unsigned int plane = __ballot_sync(0xFFFFFFFFu, ((n >> b) & 1u) != 0);
+        prefix += static_cast<unsigned int>(__popc(plane & below)) << b;
+        total += static_cast<unsigned int>(__popc(plane)) << b;
+    }
+    if (total == 0) {
+        return 0;
+    }
+    unsigned int base = 0;
+    if (lane_id() == 0) {
+        base = atomicAdd(counter, total);
+    }
+    return __shfl_sync(0xFFFFFFFFu, base, 0) + prefix;
+}
+
 // Appends `value` to `out` where `keep`, counting in `*counter` (one atomic per warp).
 template <typename T>
 __device__ __forceinline__ void warp_append(T* out, unsigned int* counter, const T& value,

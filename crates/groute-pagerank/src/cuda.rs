@@ -2,14 +2,17 @@
 //!
 //! | wrapper | kernel |
 //! |---|---|
-//! | [`launch_sweep`] | `pagerank_sweep`: the first round over the owned range, as a range |
+//! | [`launch_sweep`] | `pagerank_sweep`: a round over the owned range, as a range (vertices above a floor) |
 //! | [`launch_expand`] | `pagerank_expand`: a round over `[first, first + count)` of the worklist |
+//! | [`launch_push_hubs`] | `pagerank_push_hubs`: the hubs a sweep or expand listed, over the whole grid |
 //! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
 //! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
 //!
 //! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
 //! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
-//! assertions. Every wrapper validates sizes, takes device pointers with
+//! assertions. The worklist's control block is PageRank's: [`CTRL_WORDS`] words (the
+//! worklist's, the append counters, [`CTRL_PUSHED`] and the hub list's 64-bit counter at
+//! [`CTRL_HUB_COUNTER`]) followed by the hub list's slots (`kernels/include/hubs.cuh`). Every wrapper validates sizes, takes device pointers with
 //! [`DevicePtr::from_slice`], launches with one `SAFETY` comment naming the signature, and
 //! keeps the memory alive until the kernel completes. Nothing is synchronised: the caller
 //! reads the counters and overflow words back after the kernel (an overflow is an error
@@ -79,8 +82,18 @@ const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, mask) == 8);
 const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, first) == 12);
 const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, ctrl) == 16);
 
-/// Words of the control block (`groute::CTRL_WORDS` in `worklist.cuh`).
-pub const CTRL_WORDS: usize = 8;
+/// Words of PageRank's control block before the hub slots (`CTRL_HUB_SLOTS` in
+/// `kernels/pagerank.cu`; the first `groute::CTRL_WORDS` are the worklist's).
+pub const CTRL_WORDS: usize = 16;
+/// Control word counting the vertices a sweep pushed (`CTRL_PUSHED`).
+pub const CTRL_PUSHED: usize = 7;
+/// First of the two control words of the hub list's 64-bit counter (`CTRL_HUB_COUNTER`;
+/// zeroed by the host before each sweep or expand).
+pub const CTRL_HUB_COUNTER: usize = 8;
+/// u32 words per hub slot (`groute::HubList::SLOT_WORDS`).
+pub const HUB_SLOT_WORDS: usize = 4;
+/// Degree from which a vertex is pushed as a hub (`groute::HubList::MIN_DEGREE`).
+pub const HUB_MIN_DEGREE: u64 = 2048;
 
 // SAFETY: `#[repr(C)]` with the field types, order and offsets of `groute::DeviceWorklist`
 // (asserted above); it has no padding.
@@ -112,8 +125,11 @@ pub struct DeviceWorklistBuffers {
     pub data: RawSlice,
     /// First position still unconsumed (appends never overwrite from here on).
     pub first: u32,
-    /// The control block: [`CTRL_WORDS`] u32s.
+    /// The control block: [`CTRL_WORDS`] u32s, then `hub_capacity` slots of
+    /// [`HUB_SLOT_WORDS`] u32s.
     pub ctrl: RawSlice,
+    /// Slots of the hub list (0: none; every hub is then pushed by its block).
+    pub hub_capacity: u32,
 }
 
 /// An append target: `capacity` elements, a u32 count and a u32 overflow word.
@@ -192,11 +208,12 @@ impl DeviceWorklistBuffers {
                 "a power of two on the CUDA backend",
             ));
         }
-        if self.ctrl.len < CTRL_WORDS * 4 {
+        let words = CTRL_WORDS as u64 + HUB_SLOT_WORDS as u64 * u64::from(self.hub_capacity);
+        if (self.ctrl.len as u64) < words * 4 {
             return Err(Error::invalid(
                 "worklist control block",
                 self.ctrl.len,
-                "at least CTRL_WORDS u32s (32 bytes)",
+                "at least CTRL_WORDS u32s plus HUB_SLOT_WORDS per hub slot",
             ));
         }
         Ok(DeviceWorklistArgs {
@@ -247,15 +264,21 @@ fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), E
     CudaStream::from_raw(stream)?.keep_alive(memory)
 }
 
-/// Enqueues the first round (every owned vertex, as a range) on `stream`: owned vertices that
-/// cross epsilon are appended to `wl`, remote vertices whose halo slot was empty are
-/// appended to `remote` (u32 vertex ids).
+/// Enqueues a round over the owned range, as a range, on `stream`: pushes every owned vertex
+/// whose residual exceeds `floor` (0 for the first round; epsilon for a round that replaces
+/// every pending item) and adds their number to control word [`CTRL_PUSHED`]. Owned vertices
+/// that cross epsilon are appended to `wl`, remote vertices whose halo slot was empty are
+/// appended to `remote` (u32 vertex ids), hubs are listed for [`launch_push_hubs`].
 pub fn launch_sweep(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     wl: &DeviceWorklistBuffers,
+    floor: f32,
     remote: &AppendBuffers,
 ) -> Result<(), Error> {
+    if floor.is_nan() || floor < 0.0 {
+        return Err(Error::invalid("sweep floor", floor, "a residual >= 0"));
+    }
     let ops = pr.args()?;
     let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_sweep", pr.owned.len())?;
@@ -264,18 +287,22 @@ pub fn launch_sweep(
         DevicePtr::<u64>::from_slice(&pr.offsets)?,
         DevicePtr::<u32>::from_slice(&pr.targets)?,
         wl.args()?,
+        floor,
+        wl.hub_capacity,
         rd,
         rc,
         rn,
         ro,
     );
     // SAFETY: pagerank_sweep(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned* targets, DeviceWorklist wl, unsigned* remote_data, unsigned remote_capacity,
-    // unsigned* remote_count, unsigned* remote_overflow): the tuple matches it field by field
-    // (struct layouts asserted above); the owned range lies inside the residual and the CSR
-    // and the rank holds the owned range (checked by `args`); appends past a capacity only
-    // record the overflow; all memory is device-addressable (`from_slice`) and kept alive
-    // below until the kernel completes.
+    // unsigned* targets, DeviceWorklist wl, float floor, unsigned hub_capacity, unsigned*
+    // remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
+    // remote_overflow): the tuple matches it field by field (struct layouts asserted above);
+    // the owned range lies inside the residual and the CSR and the rank holds the owned range
+    // (checked by `args`); the control block holds CTRL_WORDS words and `hub_capacity` hub
+    // slots (checked by `wl.args`); appends past a capacity only record the overflow; all
+    // memory is device-addressable (`from_slice`) and kept alive below until the kernel
+    // completes.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());
@@ -311,19 +338,57 @@ pub fn launch_expand(
         wla,
         first,
         count,
+        wl.hub_capacity,
         rd,
         rc,
         rn,
         ro,
     );
     // SAFETY: pagerank_expand(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned* targets, DeviceWorklist wl, unsigned first, unsigned count, unsigned*
-    // remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
+    // unsigned* targets, DeviceWorklist wl, unsigned first, unsigned count, unsigned
+    // hub_capacity, unsigned* remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
     // remote_overflow): the tuple matches it field by field; worklist positions are taken
     // modulo its capacity and hold owned vertex ids written by this crate's kernels (the
     // kernel skips any vertex it does not own); sizes as in `launch_sweep`; memory kept alive
     // below.
     unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.extend(wl.memory());
+    memory.extend(remote.memory());
+    keep(stream, memory)
+}
+
+/// Enqueues, after a [`launch_sweep`] or [`launch_expand`] on the same `stream`, the push of
+/// the hubs it listed: their arcs in tiles over the whole resident grid; outputs as in
+/// [`launch_sweep`].
+pub fn launch_push_hubs(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    wl: &DeviceWorklistBuffers,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
+    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_push_hubs")?;
+    let grid = f.max_resident_grid(PAGERANK_BLOCK, 0)?.max(1);
+    let args = (
+        ops,
+        DevicePtr::<u64>::from_slice(&pr.offsets)?,
+        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        wl.args()?,
+        wl.hub_capacity,
+        rd,
+        rc,
+        rn,
+        ro,
+    );
+    // SAFETY: pagerank_push_hubs(PageRankOps ops, const unsigned long long* offsets, const
+    // unsigned* targets, DeviceWorklist wl, unsigned hub_capacity, unsigned* remote_data,
+    // unsigned remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple
+    // matches it; the kernel reads at most `hub_capacity` slots, which the control block
+    // holds (checked by `wl.args`), written in stream order by the round before (owned
+    // vertex ids of the CSR); sizes as in `launch_sweep`; memory kept alive below.
+    unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());
     memory.extend(remote.memory());

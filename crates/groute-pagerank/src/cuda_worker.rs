@@ -1,12 +1,27 @@
 //! The CUDA [`DeviceWorker`] of PageRank: device-resident CSR, a full-length `f32` residual
 //! (owned residuals and halo accumulations) and the owned `f32` ranks, the device circular
 //! worklist of `kernels/include/worklist.cuh`, a remote list (one entry per remote vertex
-//! touched by a round), rotating outgoing buffers of [`VertexResidual`]s, and one 32-byte
-//! control block read back after each kernel that reports counts.
+//! touched by a round), rotating outgoing buffers of [`VertexResidual`]s, and one control
+//! block (64 bytes read back after each kernel that reports counts, then the hub list).
 //!
-//! A round is `pagerank_sweep` (the first, over the owned range) or `pagerank_expand`,
-//! followed, when it touched remote vertices, by `pagerank_pack_remote` (merge before send:
-//! one item per remote vertex carrying its whole halo accumulation). A receive is
+//! A round is `pagerank_sweep` or `pagerank_expand`, followed, when the graph has owned hubs
+//! (degree >= [`HUB_MIN_DEGREE`]), by `pagerank_push_hubs` (the hubs the round listed, spread
+//! over the whole grid in tiles), and, when it touched remote vertices, by
+//! `pagerank_pack_remote` (merge before send: one item per remote vertex carrying its whole
+//! halo accumulation).
+//!
+//! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
+//! floor 0). A later round is a sweep too (floor epsilon, consuming *every* pending item,
+//! whatever `max_batch`) when the pending items are at least `1 / sweep_divisor`
+//! ([`crate::PageRankOptions::sweep_divisor`]) of the owned range, else a worklist round over up to `max_batch` items. Every pending vertex has a
+//! residual above epsilon until it is taken, so the sweep pushes all of them (and any other
+//! vertex above epsilon); a vertex that crosses epsilon during the sweep is appended as in a
+//! worklist round, so nothing pending is lost. Cost model per item (bytes through L2): a
+//! worklist item reads its slot (4, coalesced) and, scattered, its offsets, residual and rank
+//! sectors (about 3 x 32); a sweep reads 4 coalesced bytes per owned vertex and touches the
+//! pushed vertices' offsets, residuals and ranks in increasing order (shared sectors). The
+//! sweep wins once pending / owned exceeds about 4 / 96 = 1/24; the default divisor 16 keeps
+//! a margin for the sweep's idle threads. A receive is
 //! `pagerank_split_receive` over every packet. Overflow of any buffer is an error naming the
 //! setting to raise ([`Error::CapacityExceeded`]), never a loss.
 
@@ -22,8 +37,9 @@ use groute_worklist::{
 
 use crate::VertexResidual;
 use crate::cuda::{
-    AppendBuffers, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers, launch_expand,
-    launch_pack_remote, launch_split_receive, launch_sweep,
+    AppendBuffers, CTRL_HUB_COUNTER, CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers,
+    HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers, launch_expand, launch_pack_remote,
+    launch_push_hubs, launch_split_receive, launch_sweep,
 };
 use crate::solver::reset_arrays;
 
@@ -70,10 +86,24 @@ pub(crate) struct CudaPageRankWorker<'a> {
     send_count: u32,
     /// Remote list entries of the last round (as last read back).
     remote_count: u32,
+    /// Vertices the last sweep pushed (as last read back).
+    pushed: u32,
     /// Index of the current outgoing buffer.
     current: usize,
     free: Vec<usize>,
     in_flight: VecDeque<usize>,
+}
+
+/// The push parameters of a CUDA run ([`crate::PageRankOptions`]' alpha, epsilon and
+/// sweep divisor).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PushSettings {
+    /// Damping factor.
+    pub(crate) alpha: f32,
+    /// Scheduling threshold.
+    pub(crate) epsilon: f32,
+    /// [`crate::PageRankOptions::sweep_divisor`].
+    pub(crate) sweep_divisor: u32,
 }
 
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
@@ -91,11 +121,16 @@ pub(crate) struct CudaPageRankStorage {
     pub(crate) rank: Buffer<u32>,
     alpha: f32,
     epsilon: f32,
+    /// [`crate::PageRankOptions::sweep_divisor`].
+    sweep_divisor: u32,
     wl: Buffer<u32>,
     remote: Buffer<u32>,
     outgoing: Vec<Buffer<VertexResidual>>,
     ctrl: Buffer<u32>,
     ctrl_host: Buffer<u32>,
+    /// Slots of the hub list after the control block's [`CTRL_WORDS`] words (0 when no owned
+    /// vertex is a hub: then no hub launch either).
+    hub_capacity: u32,
     /// Whether the caller fixed `send_capacity` (then an overflow is an error naming it;
     /// otherwise a current buffer that could overflow is enlarged before the kernel runs).
     fixed_send: bool,
@@ -109,10 +144,14 @@ impl CudaPageRankStorage {
         device: &Device,
         csr: &Csr,
         owned: Range<u32>,
-        alpha: f32,
-        epsilon: f32,
+        push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
+        let PushSettings {
+            alpha,
+            epsilon,
+            sweep_divisor,
+        } = push;
         let n = csr.num_vertices();
         let local = (owned.end - owned.start) as usize;
         let remote_vertices = n - local;
@@ -143,7 +182,18 @@ impl CudaPageRankStorage {
         let outgoing = (0..OUTGOING_BUFFERS)
             .map(|_| device.alloc::<VertexResidual>(send_cap))
             .collect::<Result<Vec<_>, _>>()?;
-        let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        // A hub is listed at most once per round (only its own item takes its residual), so
+        // twice the owned hubs never fills; a full list would only fall back to block pushes.
+        let owned_hubs = csr.offsets()[owned.start as usize..=owned.end as usize]
+            .windows(2)
+            .filter(|w| w[1] - w[0] >= HUB_MIN_DEGREE)
+            .count();
+        let hub_capacity = if owned_hubs == 0 {
+            0
+        } else {
+            (2 * owned_hubs + 64).min(1 << 24)
+        };
+        let ctrl = device.alloc::<u32>(CTRL_WORDS + HUB_SLOT_WORDS * hub_capacity)?;
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
         device.stream().synchronize()?;
         Ok(CudaPageRankStorage {
@@ -154,11 +204,13 @@ impl CudaPageRankStorage {
             rank,
             alpha,
             epsilon,
+            sweep_divisor,
             wl,
             remote,
             outgoing,
             ctrl,
             ctrl_host,
+            hub_capacity: hub_capacity as u32,
             fixed_send: options.send_capacity.is_some(),
         })
     }
@@ -177,6 +229,7 @@ impl CudaPageRankStorage {
             end: 0,
             send_count: 0,
             remote_count: 0,
+            pushed: 0,
             current: 0,
             free: (1..OUTGOING_BUFFERS).rev().collect(),
             in_flight: VecDeque::new(),
@@ -206,6 +259,7 @@ impl<'a> CudaPageRankWorker<'a> {
             data: self.store.wl.raw(),
             first: self.start,
             ctrl: self.store.ctrl.raw(),
+            hub_capacity: self.store.hub_capacity,
         }
     }
 
@@ -258,7 +312,10 @@ impl<'a> CudaPageRankWorker<'a> {
     /// overflow into the error naming the setting to raise; returns the dropped count.
     fn read_back(&mut self) -> Result<u32, Error> {
         let s = self.device.stream();
-        s.copy(&self.store.ctrl_host, &self.store.ctrl)?;
+        s.copy(
+            &self.store.ctrl_host,
+            &self.store.ctrl.slice(0..CTRL_WORDS)?,
+        )?;
         s.synchronize()?;
         // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
         // nothing else writes it.
@@ -268,6 +325,7 @@ impl<'a> CudaPageRankWorker<'a> {
         })?;
         let mut w = [0u32; CTRL_WORDS];
         w.copy_from_slice(&words[..CTRL_WORDS]);
+        self.pushed = w[CTRL_PUSHED];
         if w[CTRL_WL_OVERFLOW] != 0 {
             return Err(capacity(
                 "device local worklist",
@@ -296,6 +354,45 @@ impl<'a> CudaPageRankWorker<'a> {
         self.send_count = w[CTRL_SEND_COUNT];
         self.remote_count = w[CTRL_REMOTE_COUNT];
         Ok(w[CTRL_DROPPED])
+    }
+
+    /// Zeroes the pushed count and the hub counter before a round's kernel.
+    fn reset_round_words(&self) -> Result<(), Error> {
+        self.device.stream().fill(
+            &self.store.ctrl.slice(CTRL_PUSHED..CTRL_HUB_COUNTER + 2)?,
+            0u32,
+        )
+    }
+
+    /// After a round's kernel: pushes the hubs it listed (when the graph has owned hubs).
+    fn push_hubs(&self) -> Result<(), Error> {
+        if self.store.hub_capacity == 0 {
+            return Ok(());
+        }
+        launch_push_hubs(
+            self.raw_stream(),
+            &self.pr(),
+            &self.wl_buffers(),
+            &self.remote_append()?,
+        )
+    }
+
+    /// A sweep round over the owned range pushing every vertex above `floor`; consumes
+    /// `consumed` items and reports the vertices pushed as processed.
+    fn sweep_round(&mut self, floor: f32, consumed: u64) -> Result<RoundCounts, WorklistError> {
+        let (old_end, old_send) = (self.end, self.send_count);
+        self.reset_round_words()?;
+        launch_sweep(
+            self.raw_stream(),
+            &self.pr(),
+            &self.wl_buffers(),
+            floor,
+            &self.remote_append()?,
+        )?;
+        self.push_hubs()?;
+        let mut counts = self.finish_round(consumed, 0, old_end, old_send)?;
+        counts.processed = u64::from(self.pushed);
+        Ok(counts)
     }
 
     /// After a round's kernel: reads the counts back and, if the round touched remote
@@ -352,15 +449,8 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         if self.store.owned.is_empty() {
             return Ok(None);
         }
-        let (old_end, old_send) = (self.end, self.send_count);
-        launch_sweep(
-            self.raw_stream(),
-            &self.pr(),
-            &self.wl_buffers(),
-            &self.remote_append()?,
-        )?;
-        let len = u64::from(self.store.owned.end - self.store.owned.start);
-        self.finish_round(1, len, old_end, old_send).map(Some)
+        // Every owned vertex (residual 1 - alpha > 0); the sweep consumes its token.
+        self.sweep_round(0.0, 1).map(Some)
     }
 
     fn split_receive(
@@ -413,11 +503,20 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
     }
 
     fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
-        let count = self.local_len().min(max_batch) as u32;
-        if count == 0 {
+        let pending = self.local_len();
+        if pending == 0 {
             return Ok(RoundCounts::default());
         }
+        let owned = u64::from(self.store.owned.end - self.store.owned.start);
+        let divisor = u64::from(self.store.sweep_divisor);
+        if divisor != 0 && pending as u64 * divisor >= owned {
+            // Every pending vertex is above epsilon until taken: the sweep covers them all.
+            self.start = self.end;
+            return self.sweep_round(self.store.epsilon, pending as u64);
+        }
+        let count = pending.min(max_batch) as u32;
         let (old_end, old_send) = (self.end, self.send_count);
+        self.reset_round_words()?;
         launch_expand(
             self.raw_stream(),
             &self.pr(),
@@ -426,6 +525,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
             count,
             &self.remote_append()?,
         )?;
+        self.push_hubs()?;
         self.start = self.start.wrapping_add(count);
         let c = u64::from(count);
         self.finish_round(c, c, old_end, old_send)

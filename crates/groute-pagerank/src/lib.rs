@@ -104,6 +104,9 @@ pub use split::{PageRankSplitOps, VertexResidual};
 pub const DEFAULT_ALPHA: f32 = 0.85;
 /// The default scheduling threshold.
 pub const DEFAULT_EPSILON: f32 = 0.01;
+/// The default [`PageRankOptions::sweep_divisor`]: sweep once a sixteenth of the owned range
+/// is pending (the CUDA worker's docs give the cost model).
+pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
 
 /// The a-priori bound on `|r - r*|_1` for a graph of `vertices` vertices:
 /// `vertices * epsilon / (1 - alpha)` (see the crate docs).
@@ -118,6 +121,11 @@ pub struct PageRankOptions {
     pub alpha: f32,
     /// A vertex is scheduled when its residual exceeds this (`--epsilon`, default 0.01).
     pub epsilon: f32,
+    /// CUDA: a round after the first is a topology-driven sweep over the owned range (instead
+    /// of a worklist round) when the pending items are at least the owned range over this
+    /// (`--sweep-divisor`, default [`DEFAULT_SWEEP_DIVISOR`]; 0: worklist rounds only). The
+    /// host backend always runs worklist rounds.
+    pub sweep_divisor: u32,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
 }
@@ -127,6 +135,7 @@ impl Default for PageRankOptions {
         PageRankOptions {
             alpha: DEFAULT_ALPHA,
             epsilon: DEFAULT_EPSILON,
+            sweep_divisor: DEFAULT_SWEEP_DIVISOR,
             worklist: WorklistOptions::default(),
         }
     }
@@ -296,6 +305,7 @@ impl PageRankSolver {
             &graph.partition,
             options.alpha,
             options.epsilon,
+            options.sweep_divisor,
             &options.worklist,
         )?;
         Ok(PageRankSolver {

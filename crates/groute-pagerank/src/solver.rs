@@ -13,7 +13,7 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
-use crate::cuda_worker::CudaPageRankStorage;
+use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 
 use crate::host::{PushKernel, ResidualArray};
 use crate::split::PageRankSplitOps;
@@ -117,6 +117,7 @@ impl DeviceSolver {
         partition: &Partition,
         alpha: f32,
         epsilon: f32,
+        sweep_divisor: u32,
         options: &WorklistOptions,
     ) -> Result<Self, groute_worklist::WorklistError> {
         let cuda = context.devices().iter().any(|d| !d.stream().is_host());
@@ -135,8 +136,11 @@ impl DeviceSolver {
                     device,
                     csr,
                     partition.range(d),
-                    alpha,
-                    epsilon,
+                    PushSettings {
+                        alpha,
+                        epsilon,
+                        sweep_divisor,
+                    },
                     options,
                 )?);
             }

@@ -28,11 +28,16 @@ fn options(epsilon: f32) -> PageRankOptions {
 /// Runs PageRank on `devices` devices (both partition methods, plain and jittered) and checks
 /// it against the reference with the bounds of the crate docs.
 fn check(graph: &Graph, devices: usize, epsilon: f32, jitter: &[u64]) {
+    check_options(graph, devices, &options(epsilon), jitter);
+}
+
+/// [`check`] with explicit options.
+fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter: &[u64]) {
     let n = graph.num_vertices();
     if devices > n {
         return;
     }
-    let o = options(epsilon);
+    let epsilon = o.epsilon;
     let alpha = f64::from(o.alpha);
     let exact = pagerank_reference(&graph.csr, alpha);
     let norm: f64 = exact.ranks.iter().sum();
@@ -42,10 +47,10 @@ fn check(graph: &Graph, devices: usize, epsilon: f32, jitter: &[u64]) {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
         for tc in test_contexts(devices, jitter) {
             let what = format!(
-                "{} on {devices} devices ({method}, {}, eps {epsilon})",
-                graph.name, tc.label
+                "{} on {devices} devices ({method}, {}, eps {epsilon}, sweep divisor {})",
+                graph.name, tc.label, o.sweep_divisor
             );
-            let got = pagerank(&tc.context, &parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = pagerank(&tc.context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(got.ranks.len(), n, "{what}");
             let err: f64 = got
                 .ranks
@@ -113,6 +118,82 @@ fn generated_graphs_are_within_the_bound_on_1_to_8_devices() {
     for g in &graphs {
         for devices in [1, 2, 3, 4, 8] {
             check(g, devices, 0.01, &[devices as u64]);
+        }
+    }
+}
+
+/// A kron graph plus two hubs above the CUDA hub degree (2048): arcs from vertex 0 to every
+/// other vertex and from vertex 1 to two thirds of them (2 tiles each).
+fn with_hubs() -> Graph {
+    let kron = generated("kron:scale=12,ef=2,sym,seed=13");
+    let n = kron.num_vertices();
+    let offsets = kron.csr.offsets();
+    let mut pairs: Vec<(u32, u32)> = (0..n)
+        .flat_map(|u| {
+            let range = offsets[u] as usize..offsets[u + 1] as usize;
+            kron.csr.targets()[range]
+                .iter()
+                .map(move |&w| (u as u32, w))
+        })
+        .collect();
+    // Few arcs into the hubs: they are pushed several times, but their mass is not
+    // amplified (a two-way star makes the push count explode on the host backend).
+    for v in 2..n as u32 {
+        pairs.push((0, v));
+        if v % 3 != 0 {
+            pairs.push((1, v));
+        }
+        if v % 64 == 0 {
+            pairs.extend([(v, 0), (v, 1)]);
+        }
+    }
+    from_pairs(n, &pairs, "kron12+hubs")
+}
+
+/// The sweep divisors to test: all of `cuda` under `GROUTE_TEST_CUDA=1`, else only the default
+/// (the host backend runs worklist rounds whatever the divisor).
+fn sweep_divisors(cuda: &[u32]) -> Vec<u32> {
+    if groute_core::testing::cuda_required() {
+        cuda.to_vec()
+    } else {
+        vec![groute_pagerank::DEFAULT_SWEEP_DIVISOR]
+    }
+}
+
+#[test]
+fn hubs_are_within_the_bound_with_sweeps_and_worklist_rounds() {
+    // CUDA: hubs are pushed grid-wide in tiles (pagerank_push_hubs), from the first sweep, the
+    // later sweeps (divisor u32::MAX: every round) and worklist rounds (divisor 0: none).
+    let g = with_hubs();
+    let tiles = |v: usize| (g.csr.offsets()[v + 1] - g.csr.offsets()[v]).div_ceil(2048);
+    assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
+    for divisor in sweep_divisors(&[0, groute_pagerank::DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+        let o = PageRankOptions {
+            sweep_divisor: divisor,
+            ..options(0.01)
+        };
+        for devices in [1, 2] {
+            check_options(&g, devices, &o, &[devices as u64]);
+        }
+    }
+}
+
+#[test]
+fn sweep_rounds_stay_within_the_bound_on_road_and_kron() {
+    // CUDA: every round after the first a sweep (u32::MAX), or none (0).
+    let graphs = [
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+    ];
+    for g in &graphs {
+        for divisor in sweep_divisors(&[0, u32::MAX]) {
+            let o = PageRankOptions {
+                sweep_divisor: divisor,
+                ..options(0.01)
+            };
+            for devices in [1, 2, 4] {
+                check_options(g, devices, &o, &[]);
+            }
         }
     }
 }

@@ -40,7 +40,8 @@ pub const BFS: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/bfs.cu"),
 };
 
-/// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, pack, split-receive);
+/// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, hub push, pack,
+/// split-receive);
 /// launched by `groute-pagerank`.
 pub const PAGERANK: KernelSource = KernelSource {
     name: "pagerank.cu",
@@ -75,6 +76,10 @@ pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
         name: "fused.cuh",
         source: include_str!("../../../../kernels/include/fused.cuh"),
+    },
+    KernelHeader {
+        name: "hubs.cuh",
+        source: include_str!("../../../../kernels/include/hubs.cuh"),
     },
 ];
 
