@@ -41,12 +41,18 @@ for ex in bfs sssp cc; do
   [[ $ex == sssp ]] && extra=(--gen-weights 1..100:7)
   [[ $ex != cc ]] && extra+=(--partition block)
   for g in kron21.sym road:side=2048,p=0.6; do
-    for d in 1 2; do
+    for d in 1 2 4 8; do
+      [[ $d -le $ngpu ]] || continue
       step "$ex $g, $d devices" run_example "$ex" --backend cuda --gen "$g" --devices "$d" --check --repeat 5 "${extra[@]}"
     done
   done
 done
 if [[ ${GROUTE_SUITE_BENCH:-1} == 1 ]] && grep -q $'^bench\tlink' .gpu/manifest.tsv; then
   step "bench link" bash -c "bash .gpu/run.sh bench link -- --bench --noplot > '$out/bench-link.txt' 2>&1"
+fi
+if [[ ${GROUTE_SUITE_BENCH:-1} == 1 ]] && grep -q $'^bench\tscaling' .gpu/manifest.tsv; then
+  # The strong-scaling report's input: one JSON line per (algorithm, graph, devices); turn it
+  # into docs/performance.md here with `cargo run --release --example report -- --input ...`.
+  step "bench scaling" bash -c "GROUTE_BENCH_JSON='$out/scaling.json' bash .gpu/run.sh bench scaling -- --bench --quick --noplot > '$out/bench-scaling.txt' 2>&1"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
