@@ -16,7 +16,7 @@
 //! the result against the sequential reference (Dijkstra).
 //!
 //! Soft priority (`--prio-delta D`, near-far scheduling by distance) works on distances
-//! below a threshold first and raises it by bands of `D`; the default is 8 times the average
+//! below a threshold first and raises it by bands of `D`; the default is 32 times the average
 //! arc weight, `--prio-delta 0` turns it off. `--json` reports the work items processed, the
 //! items deferred and the epochs (threshold advances).
 
@@ -61,7 +61,7 @@ struct Cli {
     /// Items per ring packet.
     #[arg(long, value_name = "ITEMS")]
     packet_size: Option<usize>,
-    /// Soft priority: width of a distance band (0: off; default: 8 x the average arc weight).
+    /// Soft priority: width of a distance band (0: off; default: 32 x the average arc weight).
     #[arg(long, value_name = "D")]
     prio_delta: Option<u32>,
 }
