@@ -4,7 +4,7 @@
 //! wait that stream order already implies.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use groute_core::backend::counting::{CallCounts, CallSnapshot, CountingBackend};
 use groute_core::backend::host::HostBackend;
@@ -147,41 +147,4 @@ fn copies_from_another_source_stream_wait_for_the_buffers_last_copy() {
     assert_eq!(calls.copies, rounds as u64, "{calls}");
     // Every round after the first switches source streams.
     assert_eq!(calls.stream_waits, rounds as u64 - 1, "{calls}");
-}
-
-/// Host-side cost of the link itself, on the host backend (its 4 KiB copies cost next to
-/// nothing): the time per packet of a streamed message, and the time from `send` to the
-/// packet's arrival at the receiver (before its copy is waited for: the hand-offs and calls
-/// that the link adds to a copy). Wall-clock times, so run them on a quiet machine:
-/// `cargo test -p groute-core --test link_costs -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn host_side_time_per_packet() {
-    let (ctx, counts) = counting_context(2);
-    let streamed = dev0_to_dev1(&ctx, 4);
-    let pinged = dev0_to_dev1(&ctx, 2);
-    let packets = 4096;
-    let big = device_message(&ctx, 0, PACKET * packets);
-    let small = device_message(&ctx, 0, PACKET);
-    for _ in 0..5 {
-        let t = Instant::now();
-        let calls = counted(&counts, || {
-            stream_through(&streamed.sender(), &streamed.receiver(), &big, &|e| {
-                e.clone()
-            })
-        });
-        let per = t.elapsed().as_secs_f64() * 1e6 / packets as f64;
-        eprintln!("streamed 4 KiB packets: {per:.2} us/packet; {calls}");
-        let mut to_arrival = Duration::ZERO;
-        for _ in 0..packets {
-            let t = Instant::now();
-            let _sent = pinged.send(small.clone(), Event::ready()).unwrap();
-            let p = pinged.receive_timeout(TIMEOUT).unwrap().unwrap();
-            to_arrival += t.elapsed();
-            p.wait().unwrap();
-            p.release(Event::ready());
-        }
-        let per = to_arrival.as_secs_f64() * 1e6 / packets as f64;
-        eprintln!("4 KiB send to arrival at the receiver: {per:.2} us");
-    }
 }

@@ -264,6 +264,19 @@ fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), E
     CudaStream::from_raw(stream)?.keep_alive(memory)
 }
 
+/// Keeps what a push kernel (sweep, expand, hub push) reads and writes alive until it completes.
+fn keep_push_memory(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    wl: &DeviceWorklistBuffers,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
+    let mut memory = pr.memory();
+    memory.extend(wl.memory());
+    memory.extend(remote.memory());
+    keep(stream, memory)
+}
+
 /// Enqueues a round over the owned range, as a range, on `stream`: pushes every owned vertex
 /// whose residual exceeds `floor` (0 for the first round; epsilon for a round that replaces
 /// every pending item) and adds their number to control word [`CTRL_PUSHED`]. Owned vertices
@@ -304,10 +317,7 @@ pub fn launch_sweep(
     // memory is device-addressable (`from_slice`) and kept alive below until the kernel
     // completes.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.extend(remote.memory());
-    keep(stream, memory)
+    keep_push_memory(stream, pr, wl, remote)
 }
 
 /// Enqueues a round over worklist positions `[first, first + count)` on `stream`; outputs as
@@ -352,10 +362,7 @@ pub fn launch_expand(
     // kernel skips any vertex it does not own); sizes as in `launch_sweep`; memory kept alive
     // below.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.extend(remote.memory());
-    keep(stream, memory)
+    keep_push_memory(stream, pr, wl, remote)
 }
 
 /// Enqueues, after a [`launch_sweep`] or [`launch_expand`] on the same `stream`, the push of
@@ -389,10 +396,7 @@ pub fn launch_push_hubs(
     // holds (checked by `wl.args`), written in stream order by the round before (owned
     // vertex ids of the CSR); sizes as in `launch_sweep`; memory kept alive below.
     unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.extend(remote.memory());
-    keep(stream, memory)
+    keep_push_memory(stream, pr, wl, remote)
 }
 
 /// Enqueues merge-before-send on `stream`: for each of the first `count` vertices of
