@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
-use groute::bfs::{BfsOptions, BfsResult, BfsSolver, bfs_reference};
+use groute::bfs::{BfsOptions, BfsSolver, bfs_reference};
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
 
@@ -136,21 +136,13 @@ fn run() -> Result<(), AnyError> {
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
     let mut solver = BfsSolver::new(&ctx, &parted, &options)?;
-    if cli.repeat > 1 {
-        solver.run(source_rank)?;
-    }
-    let mut times = Vec::with_capacity(cli.repeat);
-    let mut device_times = Vec::with_capacity(cli.repeat);
-    let mut result: Option<BfsResult> = None;
-    for _ in 0..cli.repeat {
-        let r = solver.run(source_rank)?;
-        times.push(r.stats.elapsed.as_secs_f64() * 1e3);
-        device_times.push(r.stats.device_time);
-        result = Some(r);
-    }
-    let result = result.ok_or("no run")?;
-    let median = common::median(&mut times.clone());
-    let device_ms = common::median_device_ms(device_times);
+    let runs = common::timed_runs(
+        cli.repeat,
+        || solver.run(source_rank),
+        |r| (r.stats.elapsed, r.stats.device_time),
+    )?;
+    let (result, times, median, device_ms) =
+        (runs.last, runs.times_ms, runs.median_ms, runs.device_ms);
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());

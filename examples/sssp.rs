@@ -29,7 +29,7 @@ use std::time::Instant;
 use clap::Parser;
 use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
-use groute::sssp::{SsspOptions, SsspResult, SsspSolver, sssp_reference};
+use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
 use serde::Serialize;
 
 /// Single-source shortest paths on 1..N devices.
@@ -154,21 +154,13 @@ fn run() -> Result<(), AnyError> {
     // The graph is uploaded once; each run resets the distances and traverses. With
     // --repeat, one extra warm-up run (kernel compilation, first-touch) is not counted.
     let mut solver = SsspSolver::new(&ctx, &parted, &options)?;
-    if cli.repeat > 1 {
-        solver.run(source_rank)?;
-    }
-    let mut times = Vec::with_capacity(cli.repeat);
-    let mut device_times = Vec::with_capacity(cli.repeat);
-    let mut result: Option<SsspResult> = None;
-    for _ in 0..cli.repeat {
-        let r = solver.run(source_rank)?;
-        times.push(r.stats.elapsed.as_secs_f64() * 1e3);
-        device_times.push(r.stats.device_time);
-        result = Some(r);
-    }
-    let result = result.ok_or("no run")?;
-    let median = common::median(&mut times.clone());
-    let device_ms = common::median_device_ms(device_times);
+    let runs = common::timed_runs(
+        cli.repeat,
+        || solver.run(source_rank),
+        |r| (r.stats.elapsed, r.stats.device_time),
+    )?;
+    let (result, times, median, device_ms) =
+        (runs.last, runs.times_ms, runs.median_ms, runs.device_ms);
 
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());

@@ -288,6 +288,49 @@ pub fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// `repeat` timed runs of a solver whose graph is already uploaded: one untimed warm-up first
+/// when `repeat > 1` (kernel compilation, first touch), then the runs; `clocks` gives each
+/// result's host time and device-event time (`stats.elapsed`, `stats.device_time`).
+pub struct TimedRuns<R> {
+    /// The last run's result.
+    pub last: R,
+    /// Host time of each timed run, ms.
+    pub times_ms: Vec<f64>,
+    /// Median of `times_ms`.
+    pub median_ms: f64,
+    /// Median device-event time, ms (`None` on the host backend).
+    pub device_ms: Option<f64>,
+}
+
+/// Runs `run` as [`TimedRuns`] describes (`repeat` >= 1, else an error).
+pub fn timed_runs<R, E: Into<AnyError>>(
+    repeat: usize,
+    mut run: impl FnMut() -> Result<R, E>,
+    clocks: impl Fn(&R) -> (Duration, Option<Duration>),
+) -> Result<TimedRuns<R>, AnyError> {
+    if repeat > 1 {
+        run().map_err(Into::into)?;
+    }
+    let mut times_ms = Vec::with_capacity(repeat);
+    let mut device_times = Vec::with_capacity(repeat);
+    let mut last = None;
+    for _ in 0..repeat {
+        let r = run().map_err(Into::into)?;
+        let (host, device) = clocks(&r);
+        times_ms.push(host.as_secs_f64() * 1e3);
+        device_times.push(device);
+        last = Some(r);
+    }
+    let last = last.ok_or("--repeat must be at least 1")?;
+    let median_ms = median(&mut times_ms.clone());
+    Ok(TimedRuns {
+        last,
+        times_ms,
+        median_ms,
+        device_ms: median_device_ms(device_times),
+    })
+}
+
 /// The median, in ms, of the algorithm's device-event times of the runs (`stats.device_time`
 /// of each): `None` when a run reported none (the host backend has no device clock).
 pub fn median_device_ms(times: impl IntoIterator<Item = Option<Duration>>) -> Option<f64> {
