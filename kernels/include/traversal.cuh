@@ -10,7 +10,10 @@
 //   Adjacency lists are load-balanced at three granularities (Merrill-style, nested):
 //   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread.
 //   Appends are warp-aggregated (one atomic per warp per destination).
-//   Hubs (degree >= HUB_MIN_DEGREE) are not expanded here: the item's thread records the hub
+//   Hubs (degree >= hub_min_degree, HUB_MIN_DEGREE by default; the host lowers it to
+//   SMALL_GRID_HUB_MIN_DEGREE for launches smaller than the resident grid, so that a round
+//   of a few hundred long lists is spread over the whole grid instead of running on the
+//   few blocks its item count gives) are not expanded here: the item's thread records the hub
 //   (vertex, first tile) in the hub list after the control block (one 64-bit atomicAdd on
 //   ctrl[CTRL_HUB_COUNT..+2] that returns both the slot and the prefix of the hub tiles), and
 //   the launch that follows, traversal_expand_hubs, spreads the hubs' arcs over the whole grid
@@ -56,6 +59,7 @@ enum : unsigned int {
     CTRL_LOW_MIN = 10,
     TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,
+    SMALL_GRID_HUB_MIN_DEGREE = 32,
     HUB_TILE = 2048,
 };
 
@@ -174,7 +178,8 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const unsigned int* targets, const unsigned int* weights,
                                  const DeviceWorklist wl, unsigned int count,
                                  const SendBuffer send, const LowList low = LowList{},
-                                 const GridShape shape = GridShape::launch()) {
+                                 const GridShape shape = GridShape::launch(),
+                                 const unsigned int hub_min_degree = HUB_MIN_DEGREE) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned int block_vertex;
     __shared__ unsigned int warp_vertex[32];
@@ -200,7 +205,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             begin = offsets[v];
             end = offsets[v + 1];
             have = value != 0xFFFFFFFFu && end > begin;
-            if (have && end - begin >= HUB_MIN_DEGREE && record_hub(wl.ctrl, v, end - begin)) {
+            if (have && end - begin >= hub_min_degree && record_hub(wl.ctrl, v, end - begin)) {
                 have = false;
             }
         }
@@ -370,7 +375,8 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
 // crates/groute-worklist/src/traversal/cuda.rs); low_data null: soft priority off:
 //   expand(values, offsets, targets, weights, wl_data, wl_mask, first, count, ctrl,
 //          send_data, send_capacity, send_base, owned_begin, owned_end,
-//          low_data, low_capacity, threshold)
+//          low_data, low_capacity, threshold, hub_min_degree)
+//   expand_hubs(the same parameters; count and hub_min_degree unused)
 //   split_receive(values, received, count, wl_data, wl_mask, first, ctrl,
 //                 send_data, send_capacity, send_base, owned_begin, owned_end,
 //                 low_data, low_capacity, threshold)
@@ -383,13 +389,14 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         unsigned int first, unsigned int count, unsigned int* ctrl,                            \
         groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
         unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low_data,       \
-        unsigned int low_capacity, unsigned int threshold) {                                   \
+        unsigned int low_capacity, unsigned int threshold, unsigned int hub_min_degree) {      \
         const groute::MinSplitOps ops{owned_begin, owned_end, values};                         \
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
         const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
         groute::traversal_expand<RELAX, WEIGHTED>(ops, offsets, targets, weights, wl, count,   \
-                                                  send, low);                                  \
+                                                  send, low, groute::GridShape::launch(),      \
+                                                  hub_min_degree);                             \
     }                                                                                          \
     extern "C" __global__ void NAME##_expand_hubs(                                             \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
@@ -397,7 +404,7 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         unsigned int first, unsigned int, unsigned int* ctrl, groute::VertexValue* send_data,  \
         unsigned int send_capacity, unsigned int send_base, unsigned int owned_begin,          \
         unsigned int owned_end, groute::VertexValue* low_data, unsigned int low_capacity,      \
-        unsigned int threshold) {                                                              \
+        unsigned int threshold, unsigned int) {                                                \
         const groute::MinSplitOps ops{owned_begin, owned_end, values};                         \
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \

@@ -14,6 +14,7 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment, Stream};
 
 use super::fused::FusedKernel;
+use super::hub_policy::HubPolicy;
 use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
 use crate::error::WorklistError;
 use crate::split::VertexValue;
@@ -55,8 +56,6 @@ const CTRL_HUB_CAP: usize = 6;
 const CTRL_LOW_END: usize = 8;
 const CTRL_LOW_OVERFLOW: usize = 9;
 const CTRL_LOW_MIN: usize = 10;
-/// Degree from which an item is a hub (`groute::HUB_MIN_DEGREE`).
-const HUB_MIN_DEGREE: usize = 2048;
 
 /// `values`, `offsets`, `targets`, `weights` kernel arguments.
 pub(super) type GraphArgs = (
@@ -86,11 +85,8 @@ pub(crate) struct CudaTraversalDevice {
     low: Vec<Buffer<VertexValue>>,
     resident_grid: u32,
     hubs_grid: u32,
-    hub_capacity: u32,
-    /// Whether some vertex has a hub's degree: otherwise the expand kernel lists no hub, and
-    /// the hub launch and the counter reset are skipped (they would cost a launch per round on
-    /// graphs of thousands of rounds, road networks).
-    has_hubs: bool,
+    /// Each launch's hub threshold and the hub list's size (`hub_policy.rs`).
+    hubs: HubPolicy,
     /// The fused persistent kernel (one-device runs, `fused.rs`).
     pub(super) fused: FusedKernel,
 }
@@ -100,7 +96,8 @@ impl CudaTraversalDevice {
     /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
     /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process). The
     /// control block is followed by the hub list (`traversal_expand_hubs`): two words per slot,
-    /// twice as many slots as the graph can have hubs (an item may be listed twice).
+    /// as many slots as [`HubPolicy`] sizes (every full-grid hub twice, or every item of a
+    /// launch smaller than the resident grid).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         context: &groute_core::Context,
@@ -121,11 +118,14 @@ impl CudaTraversalDevice {
         let reexamine = module.function(kernels.reexamine)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
-        let hub_capacity = (2 * (csr.targets().len() / HUB_MIN_DEGREE) + 64).min(1 << 24);
-        let has_hubs = csr
+        let max_degree = csr
             .offsets()
             .windows(2)
-            .any(|w| w[1] - w[0] >= HUB_MIN_DEGREE as u64);
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        let hubs = HubPolicy::new(csr.targets().len(), max_degree, resident_grid, BLOCK);
+        let hub_capacity = hubs.capacity() as usize;
         let wl_cap = wl_capacity
             .clamp(1024, 1 << 31)
             .checked_next_power_of_two()
@@ -163,8 +163,7 @@ impl CudaTraversalDevice {
             low: Vec::new(),
             resident_grid,
             hubs_grid,
-            hub_capacity: hub_capacity as u32,
-            has_hubs,
+            hubs,
             fused,
         })
     }
@@ -241,7 +240,7 @@ impl CudaTraversalDevice {
         s.fill(&self.ctrl.slice(CTRL_LOW_MIN..CTRL_LOW_MIN + 1)?, u32::MAX)?;
         s.fill(
             &self.ctrl.slice(CTRL_HUB_CAP..CTRL_HUB_CAP + 1)?,
-            self.hub_capacity,
+            self.hubs.capacity(),
         )?;
         let k = seeds.len();
         if k > self.wl.len() {
@@ -377,7 +376,9 @@ impl CudaTraversalDevice {
     ) -> Result<(), Error> {
         let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.resident_grid));
         let hubs_config = LaunchConfig::linear(self.hubs_grid, BLOCK);
-        if self.has_hubs {
+        let hub_min_degree = self.hubs.min_degree(config.grid.0);
+        let lists_hubs = self.hubs.lists_hubs(hub_min_degree);
+        if lists_hubs {
             self.stream
                 .fill(&self.ctrl.slice(CTRL_HUB_COUNT..CTRL_HUB_COUNT + 2)?, 0u32)?;
         }
@@ -400,12 +401,14 @@ impl CudaTraversalDevice {
             low,
             low_cap,
             threshold,
+            hub_min_degree,
         );
         // SAFETY: <algo>_expand(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
         // unsigned first, unsigned count, unsigned* ctrl, VertexValue* send_data,
         // unsigned send_capacity, unsigned send_base, unsigned owned_begin, unsigned owned_end,
-        // VertexValue* low_data, unsigned low_capacity, unsigned threshold)
+        // VertexValue* low_data, unsigned low_capacity, unsigned threshold,
+        // unsigned hub_min_degree)
         // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field;
         // `low_data` is null (soft priority off) or a low list of `low_capacity` slots (the
         // kernel bounds-checks every append).
@@ -422,8 +425,9 @@ impl CudaTraversalDevice {
             self.expand
                 .launch(self.stream.raw().as_ref(), config, args)?
         };
-        if self.has_hubs {
-            // SAFETY: <algo>_expand_hubs has <algo>_expand's parameters (`count` unused) and reads
+        if lists_hubs {
+            // SAFETY: <algo>_expand_hubs has <algo>_expand's parameters (`count` and
+            // `hub_min_degree` unused) and reads
             // the hub list that the launch above wrote, in stream order; each listed hub is a
             // vertex of the worklist, so it indexes `values` and `offsets` in bounds, and its tiles
             // stay inside its adjacency list. Same buffers as above.

@@ -23,6 +23,7 @@
 
 mod cuda;
 mod fused;
+mod hub_policy;
 
 pub use cuda::TraversalKernels;
 pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FUSED_SOLO_MAX, FusedMode};
