@@ -5,7 +5,16 @@
 //! cargo run --release --example bfs -- --gen kron21.sym --devices 2 --check --json
 //! cargo run --release --example bfs -- --graph road.gr --source 1 --output levels.txt
 //! cargo run --release --example bfs -- --gen road:side=2048,p=0.6 --no-fused --repeat 5
+//! cargo run --release --example bfs -- --gen kron21.sym --direction push --json
 //! ```
+//!
+//! `--direction auto` (the default) runs a symmetric graph of at least 8 arcs per vertex on one
+//! device direction-optimizing (level by level, each level a top-down push or a bottom-up
+//! pull; `--do-alpha`, `--do-beta` tune the switch), and everything else on the asynchronous
+//! worklist; `push` forces the worklist, `pull-push` direction-optimizing (one device; a
+//! directed graph pulls over its transpose). `--json` reports `direction`, `pull_levels` and
+//! `arcs_examined` (the arcs the run actually read; `edges_traversed`, behind GTEPS, is the
+//! Graph500 count: the arcs of the reached vertices).
 //!
 //! On one CUDA device the traversal runs as one fused persistent kernel (`--fused`, the
 //! default there; `--no-fused`: one launch per round); `--json` says which mode ran.
@@ -23,7 +32,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
-use groute::bfs::{BfsOptions, BfsSolver, bfs_reference};
+use groute::bfs::{BfsOptions, BfsSolver, Direction, PULL_ALPHA, PUSH_BETA, bfs_reference};
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
 
@@ -55,6 +64,16 @@ struct Cli {
     /// Soft priority: width of a level band (0, the default: off).
     #[arg(long, value_name = "D", default_value_t = 0)]
     prio_delta: u32,
+    /// auto, push (asynchronous worklist) or pull-push (direction-optimizing, one device).
+    #[arg(long, value_name = "DIR", default_value_t = Direction::Auto)]
+    direction: Direction,
+    /// Direction-optimizing: pull once the frontier's out-arcs exceed the unvisited in-arcs /
+    /// this (0: never pull).
+    #[arg(long, value_name = "ALPHA", default_value_t = PULL_ALPHA)]
+    do_alpha: u64,
+    /// Direction-optimizing: push again once the frontier shrinks below the vertices / this.
+    #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
+    do_beta: u64,
 }
 
 #[derive(Serialize)]
@@ -71,6 +90,9 @@ struct Report {
     times_ms: Vec<f64>,
     mode: &'static str,
     fused: bool,
+    direction: &'static str,
+    pull_levels: u64,
+    arcs_examined: Option<u64>,
     device_ms: Option<f64>,
     edges_traversed: u64,
     gteps: f64,
@@ -132,6 +154,9 @@ fn run() -> Result<(), AnyError> {
         options.worklist.packet_size = p;
     }
     cli.fused.apply(&mut options.worklist);
+    options.direction = cli.direction;
+    options.switch_rule.alpha = cli.do_alpha;
+    options.switch_rule.beta = cli.do_beta;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -185,8 +210,19 @@ fn run() -> Result<(), AnyError> {
         partition: parted.method.to_string(),
         time_ms: median,
         times_ms: times,
-        mode: common::traversal_mode(result.stats.fused),
+        mode: if result.stats.direction_optimized {
+            "direction-optimizing"
+        } else {
+            common::traversal_mode(result.stats.fused)
+        },
         fused: result.stats.fused,
+        direction: if result.stats.direction_optimized {
+            Direction::PullPush.as_str()
+        } else {
+            Direction::Push.as_str()
+        },
+        pull_levels: result.stats.pull_levels,
+        arcs_examined: result.stats.arcs_examined,
         device_ms,
         edges_traversed,
         gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
@@ -257,6 +293,12 @@ fn print_human(r: &Report) {
         "work        {} items, {} sent over the ring, {} rounds",
         r.work_items, r.items_sent, r.rounds
     );
+    if let Some(arcs) = r.arcs_examined {
+        println!(
+            "direction   {}: {} of {} levels pulled, {arcs} arcs examined",
+            r.direction, r.pull_levels, r.rounds
+        );
+    }
     if r.prio_delta > 0 {
         println!(
             "priority    bands of {}: {} items deferred, {} epochs",

@@ -7,11 +7,19 @@
 //! travel as [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver
 //! is the generic [`groute_worklist::traversal`]; BFS contributes only `relax = level + 1`.
 //!
+//! On one device, a symmetric graph of at least [`AUTO_MIN_AVERAGE_DEGREE`] arcs per vertex
+//! runs **direction-optimizing** instead ([`Direction`], `--direction`; module `direction`):
+//! level-synchronous, each level a top-down push or a bottom-up pull step (Beamer et al.
+//! 2012), switched by [`SwitchRule`]. [`Direction::PullPush`] forces it on one device (a
+//! directed graph then pulls over its transpose); [`Direction::Push`] keeps the worklist BFS.
+//! Several devices always run the worklist BFS.
+//!
 //! | item | what it is |
 //! |---|---|
 //! | [`BfsSolver`] | the solver with its device storage kept across runs (graph uploaded once) |
 //! | [`bfs`] | one-shot form: levels in the input's order plus statistics |
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
+//! | [`Direction`], [`SwitchRule`] | push (worklist) or direction-optimizing, and when to pull |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
 //! | [`Bfs`] | the [`MinTraversal`] implementation |
 //! | [`BfsError`] | what can go wrong |
@@ -35,6 +43,7 @@
 //! order*: the rank of each vertex's external id (for generated graphs and every offset-
 //! numbered format, simply the original vertex id).
 
+mod direction;
 mod reference;
 
 use std::time::Duration;
@@ -43,8 +52,14 @@ use groute_graph::{GraphError, InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
+pub use direction::{
+    AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, PULL_ALPHA, PUSH_BETA, SwitchRule,
+};
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;
+
+use direction::DirectionSolver;
+use groute_worklist::traversal::FusedMode;
 
 /// BFS as a min traversal: a neighbour's level is one more than the vertex's.
 #[derive(Clone, Copy, Debug, Default)]
@@ -70,17 +85,32 @@ impl MinTraversal for Bfs {
 pub struct BfsOptions {
     /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
     /// priority by level: `prio_delta` `None` or `Some(0)` is off, the default, since the
-    /// rounds of an asynchronous BFS already run roughly level by level).
+    /// rounds of an asynchronous BFS already run roughly level by level). A
+    /// direction-optimizing run uses only its `time_limit`.
     pub worklist: WorklistOptions,
+    /// Worklist (push) or direction-optimizing BFS ([`Direction::Auto`] by default).
+    pub direction: Direction,
+    /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
+    pub switch_rule: SwitchRule,
 }
 
 /// Statistics of one BFS run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BfsStats {
-    /// Expand rounds of the busiest device.
+    /// Expand rounds of the busiest device (direction-optimizing: level steps, the last of
+    /// which finds nothing new).
     pub rounds: u64,
-    /// Work items processed on all devices.
+    /// Work items processed on all devices (direction-optimizing: the vertices each push step
+    /// expanded plus the unvisited vertices each pull step scanned).
     pub work_items: u64,
+    /// Whether the run was direction-optimizing ([`Direction`]).
+    pub direction_optimized: bool,
+    /// Pull (bottom-up) level steps of a direction-optimizing run (0 otherwise).
+    pub pull_levels: u64,
+    /// Arcs the direction-optimizing run read: every out-arc of each pushed frontier and each
+    /// in-arc a pull step scanned up to its first hit (`None` for the worklist BFS, which does
+    /// not count them).
+    pub arcs_examined: Option<u64>,
     /// Items sent over the ring (remote updates and items passed on).
     pub items_sent: u64,
     /// Items deferred to a low-priority list (soft priority; 0 when off).
@@ -98,7 +128,7 @@ pub struct BfsStats {
     /// download, max over devices; the fused kernel alone when fused): what benchmarks
     /// report. `None` on the host backend.
     pub device_time: Option<Duration>,
-    /// The worklist's per-device counters.
+    /// The worklist's per-device counters (empty for a direction-optimizing run).
     pub worklist: WorklistStats,
 }
 
@@ -172,10 +202,16 @@ impl From<groute_core::Error> for BfsError {
 /// BFS on one partitioned graph, with the graph uploaded and the device storage allocated
 /// once ([`BfsSolver::new`]); each [`BfsSolver::run`] only resets the levels and traverses.
 pub struct BfsSolver {
-    solver: MinTraversalSolver<Bfs>,
+    engine: Engine,
     order: InputOrder,
     num_vertices: usize,
     options: BfsOptions,
+}
+
+/// The BFS a solver runs.
+enum Engine {
+    Worklist(Box<MinTraversalSolver<Bfs>>),
+    Direction(Box<DirectionSolver>),
 }
 
 impl std::fmt::Debug for BfsSolver {
@@ -205,14 +241,30 @@ impl BfsSolver {
                 devices: context.num_devices(),
             });
         }
-        let solver = MinTraversalSolver::<Bfs>::new(
-            context,
-            &graph.graph.csr,
-            &graph.partition,
-            &options.worklist,
+        let average_degree = graph.graph.num_edges() as f64 / n as f64;
+        let fused_forced = options.worklist.fused == FusedMode::On;
+        let optimizes = options.direction.optimizes(
+            context.num_devices(),
+            graph.graph.symmetric,
+            average_degree,
+            fused_forced,
         )?;
+        let engine = if optimizes {
+            Engine::Direction(Box::new(DirectionSolver::new(
+                context,
+                &graph.graph,
+                options.switch_rule,
+            )?))
+        } else {
+            Engine::Worklist(Box::new(MinTraversalSolver::<Bfs>::new(
+                context,
+                &graph.graph.csr,
+                &graph.partition,
+                &options.worklist,
+            )?))
+        };
         Ok(BfsSolver {
-            solver,
+            engine,
             order: InputOrder::of(&graph.graph),
             num_vertices: n,
             options: options.clone(),
@@ -229,7 +281,26 @@ impl BfsSolver {
             });
         }
         let src = self.order.vertex_of_rank(source);
-        let out = self.solver.run(&[src], &self.options.worklist)?;
+        let solver = match &mut self.engine {
+            Engine::Worklist(solver) => solver,
+            Engine::Direction(solver) => {
+                let out = solver.run(src, self.options.worklist.time_limit)?;
+                return Ok(BfsResult {
+                    levels: self.order.to_rank_order(out.levels),
+                    stats: BfsStats {
+                        rounds: out.stats.levels,
+                        work_items: out.stats.items,
+                        direction_optimized: true,
+                        pull_levels: out.stats.pull_levels,
+                        arcs_examined: Some(out.stats.arcs_examined),
+                        elapsed: out.elapsed,
+                        device_time: out.device_time,
+                        ..BfsStats::default()
+                    },
+                });
+            }
+        };
+        let out = solver.run(&[src], &self.options.worklist)?;
         let levels = self.order.to_rank_order(out.values);
         let ws = out.stats;
         Ok(BfsResult {
@@ -242,6 +313,9 @@ impl BfsSolver {
                 epochs: ws.epochs,
                 elapsed: ws.elapsed,
                 fused: out.fused,
+                direction_optimized: false,
+                pull_levels: 0,
+                arcs_examined: None,
                 device_time: out.device_time,
                 worklist: ws,
             },

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use groute_bfs::{BfsError, BfsOptions, BfsResult, bfs, bfs_reference};
+use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs, bfs_reference};
 use groute_core::Context;
 use groute_core::testing::cuda_context;
 use groute_graph::{
@@ -19,6 +19,8 @@ fn options(mode: FusedMode) -> BfsOptions {
     let mut o = BfsOptions::default();
     o.worklist.time_limit = Some(Duration::from_secs(60));
     o.worklist.fused = mode;
+    // The worklist BFS (Auto would run dense symmetric graphs direction-optimizing).
+    o.direction = Direction::Push;
     o
 }
 

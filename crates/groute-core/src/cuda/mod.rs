@@ -27,6 +27,8 @@ pub use compile::{
 pub use launch::{DevicePtr, KernelArg, KernelArgs, LaunchConfig};
 pub use module::{CudaFunction, CudaModule};
 pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
-pub use source::{BFS, CC, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK, PBF, SSSP};
+pub use source::{
+    BFS, BFS_DIRECTION, CC, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK, PBF, SSSP,
+};
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

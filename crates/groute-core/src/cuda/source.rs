@@ -40,6 +40,13 @@ pub const BFS: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/bfs.cu"),
 };
 
+/// `kernels/bfs_direction.cu`: direction-optimizing BFS's bottom-up step and frontier degree
+/// sums (its top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
+pub const BFS_DIRECTION: KernelSource = KernelSource {
+    name: "bfs_direction.cu",
+    source: include_str!("../../../../kernels/bfs_direction.cu"),
+};
+
 /// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, hub push, pack,
 /// split-receive);
 /// launched by `groute-pagerank`.
@@ -85,4 +92,4 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, PAGERANK, SSSP];
+pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, BFS_DIRECTION, PAGERANK, SSSP];

@@ -118,13 +118,7 @@ impl CudaTraversalDevice {
         let reexamine = module.function(kernels.reexamine)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
-        let max_degree = csr
-            .offsets()
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        let hubs = HubPolicy::new(csr.targets().len(), max_degree, resident_grid, BLOCK);
+        let hubs = HubPolicy::for_csr(csr, resident_grid, BLOCK);
         let hub_capacity = hubs.capacity() as usize;
         let wl_cap = wl_capacity
             .clamp(1024, 1 << 31)

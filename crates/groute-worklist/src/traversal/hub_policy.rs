@@ -7,7 +7,7 @@
 //! multiprocessors for ~1 ms on an H200), the round is bound by those few blocks. A launch
 //! smaller than the resident grid therefore lowers the hub threshold: lists of at least
 //! [`SMALL_GRID_HUB_MIN_DEGREE`] arcs (a grid of at most an eighth of the resident one) or
-//! [`BLOCK`](super::cuda::BLOCK) arcs (a smaller grid otherwise) are listed and spread over
+//! one block's threads of arcs (a smaller grid otherwise) are listed and spread over
 //! the whole resident grid by the hub launch that follows. A full grid keeps
 //! [`HUB_MIN_DEGREE`]: its blocks already cover the device, and a tile per medium list would
 //! waste most of a block.
@@ -20,16 +20,16 @@
 
 /// Degree from which a list is a hub in a launch of the full resident grid
 /// (`groute::HUB_MIN_DEGREE`).
-pub(super) const HUB_MIN_DEGREE: u32 = 2048;
+pub const HUB_MIN_DEGREE: u32 = 2048;
 /// Degree from which a list is a hub in a launch of at most an eighth of the resident grid
 /// (`groute::SMALL_GRID_HUB_MIN_DEGREE`).
-pub(super) const SMALL_GRID_HUB_MIN_DEGREE: u32 = 32;
+pub const SMALL_GRID_HUB_MIN_DEGREE: u32 = 32;
 /// Most hub slots allocated (16M slots of two words: 128 MiB).
 const MAX_HUB_SLOTS: usize = 1 << 24;
 
 /// The hub thresholds of one graph on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct HubPolicy {
+pub struct HubPolicy {
     /// The longest adjacency list of the graph.
     max_degree: u64,
     /// Blocks of the expand kernel resident at once.
@@ -43,7 +43,7 @@ pub(super) struct HubPolicy {
 impl HubPolicy {
     /// The policy of a graph of `arcs` arcs whose longest list has `max_degree` arcs, on a
     /// device where `resident_grid` blocks of `block` threads are resident at once.
-    pub(super) fn new(arcs: usize, max_degree: u64, resident_grid: u32, block: u32) -> Self {
+    pub fn new(arcs: usize, max_degree: u64, resident_grid: u32, block: u32) -> Self {
         let full = 2 * (arcs / HUB_MIN_DEGREE as usize) + 64;
         let small = if max_degree >= u64::from(SMALL_GRID_HUB_MIN_DEGREE) {
             resident_grid as usize * block as usize
@@ -58,13 +58,25 @@ impl HubPolicy {
         }
     }
 
+    /// The policy of `csr` on a device where `resident_grid` blocks of `block` threads are
+    /// resident at once.
+    pub fn for_csr(csr: &groute_graph::Csr, resident_grid: u32, block: u32) -> Self {
+        let max_degree = csr
+            .offsets()
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        HubPolicy::new(csr.targets().len(), max_degree, resident_grid, block)
+    }
+
     /// Slots of the hub list (`ctrl[CTRL_HUB_CAP]`).
-    pub(super) fn capacity(&self) -> u32 {
+    pub fn capacity(&self) -> u32 {
         self.capacity
     }
 
     /// The hub threshold of an expand launch of `grid` blocks.
-    pub(super) fn min_degree(&self, grid: u32) -> u32 {
+    pub fn min_degree(&self, grid: u32) -> u32 {
         if grid >= self.resident_grid {
             HUB_MIN_DEGREE
         } else if grid.saturating_mul(8) <= self.resident_grid {
@@ -76,7 +88,7 @@ impl HubPolicy {
 
     /// Whether a launch with hub threshold `min_degree` can list a hub (otherwise the hub
     /// launch and its counter reset are skipped: road networks never list one).
-    pub(super) fn lists_hubs(&self, min_degree: u32) -> bool {
+    pub fn lists_hubs(&self, min_degree: u32) -> bool {
         self.max_degree >= u64::from(min_degree)
     }
 }

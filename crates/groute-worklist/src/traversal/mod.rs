@@ -27,6 +27,7 @@ mod hub_policy;
 
 pub use cuda::TraversalKernels;
 pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FUSED_SOLO_MAX, FusedMode};
+pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 
 use std::ops::Range;
 use std::ptr::NonNull;

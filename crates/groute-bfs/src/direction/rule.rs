@@ -1,0 +1,192 @@
+//! Which BFS runs ([`Direction`]) and, in a direction-optimizing run, which step each level
+//! takes ([`SwitchRule`]).
+
+use groute_core::Error;
+
+use super::StepCounts;
+
+/// Push turns to pull when the frontier's out-arcs exceed the unvisited in-arcs / this
+/// (Beamer's alpha; GAP's default).
+pub const PULL_ALPHA: u64 = 15;
+/// Pull turns back to push when the frontier shrinks below the vertices / this (Beamer's
+/// beta; GAP's default).
+pub const PUSH_BETA: u64 = 18;
+/// [`Direction::Auto`] optimizes symmetric graphs of at least this many arcs per vertex: below
+/// it levels are many and thin (road networks), pull steps rarely pay, and the fused worklist
+/// kernel wins.
+pub const AUTO_MIN_AVERAGE_DEGREE: f64 = 8.0;
+
+/// Which BFS runs (`--direction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Direction-optimizing on one device for a symmetric graph of at least
+    /// [`AUTO_MIN_AVERAGE_DEGREE`] arcs per vertex unless the fused kernel is forced
+    /// (`--fused`); the asynchronous push (worklist) BFS otherwise.
+    #[default]
+    Auto,
+    /// The asynchronous push BFS over the distributed worklist, on any device count.
+    Push,
+    /// Direction-optimizing (pull and push steps), one device only; a directed graph pulls over
+    /// its transpose.
+    PullPush,
+}
+
+impl Direction {
+    /// Whether a run on `devices` devices over a graph (`symmetric`, `average_degree` arcs per
+    /// vertex) optimizes direction; `fused_forced`: the fused kernel was asked for
+    /// explicitly. [`Direction::PullPush`] on several devices is an error naming the fix.
+    pub fn optimizes(
+        self,
+        devices: usize,
+        symmetric: bool,
+        average_degree: f64,
+        fused_forced: bool,
+    ) -> Result<bool, Error> {
+        match self {
+            Direction::Push => Ok(false),
+            Direction::Auto => Ok(devices == 1
+                && symmetric
+                && !fused_forced
+                && average_degree >= AUTO_MIN_AVERAGE_DEGREE),
+            Direction::PullPush if devices == 1 => Ok(true),
+            Direction::PullPush => Err(Error::invalid(
+                "direction (--direction)",
+                format!("pull-push, with {devices} devices"),
+                "direction-optimizing BFS runs on one device: pass --direction push (or auto) \
+                 for several devices, or run on --devices 1",
+            )),
+        }
+    }
+
+    /// The flag's spelling (`auto`, `push`, `pull-push`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Auto => "auto",
+            Direction::Push => "push",
+            Direction::PullPush => "pull-push",
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `--direction` value that is none of `auto`, `push`, `pull-push`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown direction `{0}`: use auto, push or pull-push")]
+pub struct DirectionParseError(pub String);
+
+impl std::str::FromStr for Direction {
+    type Err = DirectionParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Direction::Auto),
+            "push" => Ok(Direction::Push),
+            "pull-push" | "pull" | "do" => Ok(Direction::PullPush),
+            other => Err(DirectionParseError(other.to_string())),
+        }
+    }
+}
+
+/// Beamer's switching rule with its two parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchRule {
+    /// Push turns to pull when the frontier's out-arcs exceed the unvisited in-arcs / alpha
+    /// (0: never pull).
+    pub alpha: u64,
+    /// Pull turns to push when the frontier stops growing and holds fewer than n / beta
+    /// vertices.
+    pub beta: u64,
+}
+
+impl Default for SwitchRule {
+    fn default() -> Self {
+        SwitchRule {
+            alpha: PULL_ALPHA,
+            beta: PUSH_BETA,
+        }
+    }
+}
+
+impl SwitchRule {
+    /// Whether the step after frontier `current` (preceded by one of `previous_frontier`
+    /// vertices; the last step pulled when `pulling`) pulls, with `unvisited_in_arcs` in-arcs
+    /// left on unvisited vertices of a graph of `n` vertices.
+    pub(crate) fn pulls(
+        &self,
+        pulling: bool,
+        current: &StepCounts,
+        previous_frontier: u64,
+        unvisited_in_arcs: u64,
+        n: u64,
+    ) -> bool {
+        if pulling {
+            current.frontier >= previous_frontier || current.frontier.saturating_mul(self.beta) > n
+        } else {
+            self.alpha != 0
+                && current.frontier_out_arcs.saturating_mul(self.alpha) > unvisited_in_arcs
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frontier(vertices: u64, out_arcs: u64) -> StepCounts {
+        StepCounts {
+            frontier: vertices,
+            frontier_out_arcs: out_arcs,
+            ..StepCounts::default()
+        }
+    }
+
+    #[test]
+    fn push_turns_to_pull_on_a_heavy_frontier() {
+        let r = SwitchRule::default();
+        assert!(!r.pulls(false, &frontier(10, 100), 1, 15 * 100, 1000));
+        assert!(r.pulls(false, &frontier(10, 101), 1, 15 * 100, 1000));
+    }
+
+    #[test]
+    fn alpha_zero_never_pulls() {
+        let r = SwitchRule { alpha: 0, beta: 1 };
+        assert!(!r.pulls(false, &frontier(10, u64::MAX), 1, 0, 1000));
+    }
+
+    #[test]
+    fn pull_holds_while_growing_or_large() {
+        let r = SwitchRule::default();
+        assert!(r.pulls(true, &frontier(10, 0), 5, 0, 18_000));
+        assert!(r.pulls(true, &frontier(1001, 0), 2000, 0, 18_000));
+        assert!(!r.pulls(true, &frontier(999, 0), 2000, 0, 18_000));
+    }
+
+    #[test]
+    fn auto_optimizes_dense_symmetric_graphs_on_one_device() {
+        assert!(Direction::Auto.optimizes(1, true, 16.0, false).unwrap());
+        assert!(!Direction::Auto.optimizes(1, true, 16.0, true).unwrap());
+        assert!(!Direction::Auto.optimizes(1, false, 16.0, false).unwrap());
+        assert!(!Direction::Auto.optimizes(1, true, 2.4, false).unwrap());
+        assert!(!Direction::Auto.optimizes(2, true, 16.0, false).unwrap());
+        assert!(!Direction::Push.optimizes(1, true, 16.0, false).unwrap());
+        assert!(Direction::PullPush.optimizes(1, false, 1.0, true).unwrap());
+        let e = Direction::PullPush
+            .optimizes(2, true, 16.0, false)
+            .unwrap_err();
+        assert!(e.to_string().contains("--direction"), "{e}");
+    }
+
+    #[test]
+    fn parses_its_spellings() {
+        for d in [Direction::Auto, Direction::Push, Direction::PullPush] {
+            assert_eq!(d.as_str().parse::<Direction>().unwrap(), d);
+        }
+        let e = "sideways".parse::<Direction>().unwrap_err();
+        assert!(e.to_string().contains("pull-push"), "{e}");
+    }
+}

@@ -1,0 +1,92 @@
+// Direction-optimizing BFS on one device (Beamer et al. 2012), launched by groute-bfs
+// (crates/groute-bfs/src/direction/cuda.rs). Level-synchronous: the frontier of level L is
+// the worklist range [first, ctrl[CTRL_WL_END]); a step appends level L + 1 behind it.
+//
+// A top-down (push) step is bfs_expand + bfs_expand_hubs of kernels/bfs.cu over the frontier
+// (one device owns every vertex, so nothing is sent). The kernels here are:
+//
+// bfs_pull_step: the bottom-up (pull) step. Every vertex v still UNREACHED scans its
+//   in-neighbours (the pull CSR: the graph itself when symmetric, else its transpose) for one
+//   at `level` and stops at the first; a hit sets levels[v] = level + 1 and appends v to the
+//   worklist (warp-aggregated). Vertices set during the step hold level + 1, never `level`,
+//   so the step reads no value it writes. counters[2] += arcs scanned.
+// bfs_frontier_arcs: counters[0] += out-degrees and counters[1] += in-degrees of the
+//   worklist items [from, ctrl[CTRL_WL_END]) (the new frontier): what the host's switching
+//   rule decides on.
+//
+// counters: four u64, cumulative over a run (the host takes differences). Launch with
+// blockDim.x a multiple of 32. Self-contained (NVRTC).
+#include "traversal.cuh"
+
+namespace groute {
+
+enum : unsigned int {
+    DIRECTION_OUT_ARCS = 0,
+    DIRECTION_IN_ARCS = 1,
+    DIRECTION_EXAMINED = 2,
+};
+
+// Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
+__device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsigned long long x) {
+    for (unsigned int d = 16; d > 0; d /= 2u) {
+        x += __shfl_down_sync(0xFFFFFFFFu, x, d);
+    }
+    if (lane_id() == 0 && x != 0) {
+        atomicAdd(counter, x);
+    }
+}
+
+}  // namespace groute
+
+extern "C" __global__ void bfs_pull_step(unsigned int* levels,
+                                         const unsigned long long* pull_offsets,
+                                         const unsigned int* pull_sources, unsigned int n,
+                                         unsigned int level, unsigned int* wl_data,
+                                         unsigned int wl_mask, unsigned int first,
+                                         unsigned int* ctrl, unsigned long long* counters) {
+    const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (n + stride - 1u) / stride;
+    unsigned long long examined = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int v = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        bool found = false;
+        if (v < n && levels[v] == 0xFFFFFFFFu) {
+            const unsigned long long end = pull_offsets[v + 1];
+            for (unsigned long long e = pull_offsets[v]; e < end; ++e) {
+                ++examined;
+                if (levels[pull_sources[e]] == level) {
+                    found = true;
+                    break;
+                }
+            }
+            if (found) {
+                levels[v] = level + 1u;
+            }
+        }
+        wl.append_warp(v, found);
+    }
+    groute::warp_add_u64(counters + groute::DIRECTION_EXAMINED, examined);
+}
+
+extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offsets,
+                                             const unsigned long long* pull_offsets,
+                                             const unsigned int* wl_data, unsigned int wl_mask,
+                                             unsigned int from, const unsigned int* ctrl,
+                                             unsigned long long* counters) {
+    const unsigned int count = ctrl[groute::CTRL_WL_END] - from;
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    unsigned long long out = 0;
+    unsigned long long in = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < count) {
+            const unsigned int v = wl_data[(from + i) & wl_mask];
+            out += push_offsets[v + 1] - push_offsets[v];
+            in += pull_offsets[v + 1] - pull_offsets[v];
+        }
+    }
+    groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
+    groute::warp_add_u64(counters + groute::DIRECTION_IN_ARCS, in);
+}
