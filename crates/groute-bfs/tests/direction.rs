@@ -262,3 +262,37 @@ proptest! {
         }
     }
 }
+
+/// Larger graphs on CUDA (`GROUTE_TEST_CUDA=1`): direction-optimizing under every rule, and
+/// the worklist BFS one launch per round, whose rounds of every size take each hub threshold
+/// of `HubPolicy` (small grids spread lists of >= 32 or >= 256 arcs over the whole grid).
+#[test]
+fn cuda_larger_graphs_match_the_reference() {
+    let Some(ctx) = groute_core::testing::cuda_context(1) else {
+        return;
+    };
+    for spec in [
+        "kron:scale=16,ef=16,sym,seed=11",
+        "kron:scale=15,ef=24,sym=0,seed=12",
+        "road:side=256,p=0.6,seed=13",
+    ] {
+        let g = generated(spec);
+        for s in [0, (g.num_vertices() / 3) as u32] {
+            let expected = bfs_reference(&g.csr, s);
+            for rule in RULES {
+                let got = run(&ctx, &g, s, &options(Direction::PullPush, rule));
+                assert_eq!(got.levels, expected, "{spec} from {s} ({rule:?})");
+            }
+            let mut push = options(Direction::Push, SwitchRule::default());
+            push.worklist.fused = groute_worklist::traversal::FusedMode::Off;
+            for max_batch in [usize::MAX, 100, 5000] {
+                push.worklist.max_batch = max_batch;
+                let got = run(&ctx, &g, s, &push);
+                assert_eq!(
+                    got.levels, expected,
+                    "{spec} from {s} (push, batch {max_batch})"
+                );
+            }
+        }
+    }
+}
