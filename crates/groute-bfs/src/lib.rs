@@ -122,7 +122,7 @@ pub struct BfsStats {
     /// synchronising the devices).
     pub elapsed: Duration,
     /// Whether the run was one fused persistent kernel (CUDA, one device; see
-    /// [`FusedMode`](groute_worklist::traversal::FusedMode)) rather than one launch per round.
+    /// [`FusedMode`]) rather than one launch per round.
     pub fused: bool,
     /// The traversal's time on the devices (CUDA timing events after the reset, before the
     /// download, max over devices; the fused kernel alone when fused): what benchmarks
