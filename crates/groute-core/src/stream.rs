@@ -107,20 +107,36 @@ impl Stream {
             .record_with(|event| self.raw.copy_and_record(&dst, &src, event))
     }
 
-    /// Enqueues a fill of a 4-byte-element buffer with `value`'s bit pattern.
+    /// Enqueues a fill of `dst` with `value`'s bit pattern.
+    ///
+    /// Elements of 4 bytes take any value. Elements of 8 bytes take a value whose two 4-byte
+    /// halves are equal (`0`, `u64::MAX`, `-1i64`), which is a 4-byte pattern repeated;
+    /// other sizes and patterns are refused with [`Error::InvalidSetting`]: fill those with a
+    /// kernel or a copy.
     pub fn fill<T: Pod>(&self, dst: &Buffer<T>, value: T) -> Result<()> {
-        if std::mem::size_of::<T>() != 4 {
-            return Err(Error::invalid(
-                "fill element size",
-                std::mem::size_of::<T>(),
-                "Stream::fill supports 4-byte elements (u32, i32, f32)",
-            ));
-        }
+        let bits = bytemuck::bytes_of(&value);
+        let word = match bits.len() {
+            4 => u32::from_ne_bytes([bits[0], bits[1], bits[2], bits[3]]),
+            8 if bits[..4] == bits[4..] => u32::from_ne_bytes([bits[0], bits[1], bits[2], bits[3]]),
+            8 => {
+                return Err(Error::invalid(
+                    "fill value",
+                    format!("{bits:02x?}"),
+                    "an 8-byte fill needs equal 4-byte halves (0 or all ones); fill other patterns with a kernel",
+                ));
+            }
+            size => {
+                return Err(Error::invalid(
+                    "fill element size",
+                    size,
+                    "Stream::fill supports 4-byte elements and 8-byte elements with equal halves",
+                ));
+            }
+        };
         if dst.is_empty() {
             return Ok(());
         }
-        let bits: u32 = bytemuck::cast(value);
-        self.raw.fill_u32(&dst.raw(), bits)
+        self.raw.fill_u32(&dst.raw(), word)
     }
 
     /// Enqueues a host callback in stream order (it must not block or call the backend).
