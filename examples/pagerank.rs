@@ -23,7 +23,7 @@ use common::{AnyError, Bar, GraphArgs, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
     DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, PageRankOptions, PageRankSolver,
-    l1_error_bound, pagerank_reference,
+    SweepMode, l1_error_bound, pagerank_reference,
 };
 use serde::Serialize;
 
@@ -45,6 +45,10 @@ struct Cli {
     /// least the owned range over this (0: worklist rounds only).
     #[arg(long, default_value_t = DEFAULT_SWEEP_DIVISOR)]
     sweep_divisor: u32,
+    /// How sweeps move residuals: push (atomics per arc) or pull (take, then gather over the
+    /// in-arcs; atomics only on arcs to other devices).
+    #[arg(long, default_value_t = SweepMode::default())]
+    sweep: SweepMode,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -82,6 +86,8 @@ struct Report {
     partition: String,
     alpha: f32,
     epsilon: f32,
+    sweep: String,
+    sweep_divisor: u32,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).
     device_ms: Option<f64>,
@@ -121,6 +127,7 @@ fn run() -> Result<(), AnyError> {
         alpha: cli.alpha,
         epsilon: cli.epsilon,
         sweep_divisor: cli.sweep_divisor,
+        sweep: cli.sweep,
         ..PageRankOptions::default()
     };
     options.validate()?;
@@ -213,6 +220,8 @@ fn run() -> Result<(), AnyError> {
         partition: parted.method.to_string(),
         alpha: cli.alpha,
         epsilon: cli.epsilon,
+        sweep: cli.sweep.to_string(),
+        sweep_divisor: cli.sweep_divisor,
         time_ms: median,
         device_ms,
         times_ms: times,
@@ -245,7 +254,10 @@ fn print_human(r: &Report) {
         "devices     {} on {} ({}), partition {}",
         r.devices, r.backend, r.gpu, r.partition
     );
-    println!("settings    alpha {}, epsilon {}", r.alpha, r.epsilon);
+    println!(
+        "settings    alpha {}, epsilon {}, {} sweeps (divisor {})",
+        r.alpha, r.epsilon, r.sweep, r.sweep_divisor
+    );
     println!(
         "time        {:.3} ms (median of {})",
         r.time_ms,

@@ -27,6 +27,19 @@
 //   halo accumulation (atomicExch with 0) into a VertexResidual of the send buffer.
 // pagerank_split_receive: SplitReceive: an owner adds the residual and keeps the vertex if it
 //   crossed epsilon (else drops it: the mass waits in the residual); a non-owner passes it.
+// pagerank_pull_take, pagerank_pull_gather: a PULL sweep, the alternative to pagerank_sweep
+//   without atomics on the local arcs (two launches; crates/groute-pagerank/src/sweep.rs):
+//   pass 1 (take) over the owned range takes every residual above `floor` into the rank and
+//   stores share[v] = alpha * rho / outdeg(v) (0 for a vertex not taken or dangling); it
+//   pushes share along the CUT arcs only (a per-device CSR of the owned vertices' arcs to
+//   non-owned heads, full length, empty rows elsewhere; has_cut 0 on one device) with the
+//   push machinery above (halo slots, remote list, hubs: pagerank_push_hubs then runs over
+//   the cut CSR). Pass 2 (gather) over the owned range adds to residual[v] the shares of its
+//   in-neighbours (the in-CSR: the CSR itself on a symmetric graph, else its transpose);
+//   `share` is full length and 0 outside the owned range, so remote in-neighbours add
+//   nothing (their mass arrives through their owner's cut push). A vertex whose residual
+//   crosses epsilon is appended to the worklist. Together: exactly one synchronous push
+//   sweep.
 //
 // Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
@@ -40,6 +53,7 @@
 #include "warp_append.cuh"
 #include "worklist.cuh"
 #include "split.cuh"
+#include "pull_gather.cuh"
 
 namespace {
 
@@ -69,6 +83,14 @@ struct PageRankOps {
     __device__ __forceinline__ bool mine(unsigned int v) const {
         return v >= owned_begin && v < owned_end;
     }
+};
+
+// Pull sweep pass 1: where the share of each taken vertex goes (`share`, full length) and
+// the cut arcs it is still pushed along (`cut_offsets`: full-length offsets of the cut CSR,
+// null when the device has no cut arcs). Unused (all null) by the push rounds.
+struct PullTake {
+    float* share;
+    const unsigned long long* cut_offsets;
 };
 
 // A bounded array with warp-aggregated appends and an overflow word.
@@ -228,14 +250,18 @@ __device__ __forceinline__ groute::HubList hub_list(const groute::DeviceWorklist
                            wl.ctrl + CTRL_HUB_SLOTS, hub_capacity};
 }
 
-template <bool SWEEP, typename Items>
+// A push round over `count` items. PULL (pull sweep pass 1): the share comes from the
+// out-degree in `offsets` and is stored in pull.share[v]; the arcs pushed are v's cut arcs
+// (`targets` is then the cut CSR's).
+template <bool SWEEP, bool PULL, typename Items>
 __device__ __forceinline__ void push_round(const PageRankOps& ops,
                                            const unsigned long long* offsets,
                                            const unsigned int* targets, const Items& items,
                                            unsigned int count, float floor,
                                            const groute::DeviceWorklist& wl,
                                            const groute::HubList& hubs,
-                                           const AppendBuffer<unsigned int>& remote) {
+                                           const AppendBuffer<unsigned int>& remote,
+                                           const PullTake& pull) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned long long block_begin;
     __shared__ unsigned long long block_end;
@@ -262,6 +288,18 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             bool pushed = false;
             share = take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
             pushed_here += pushed ? 1u : 0u;
+            if (PULL) {
+                pull.share[v] = share;  // every owned vertex: 0 when not taken
+                begin = 0;
+                end = 0;
+                if (pull.cut_offsets != nullptr) {
+                    begin = pull.cut_offsets[v];
+                    end = pull.cut_offsets[v + 1];
+                }
+                if (begin == end) {
+                    share = 0.0f;  // no cut arc: the gather delivers it all
+                }
+            }
             if (share > 0.0f && groute::HubList::is_hub(end - begin) &&
                 hubs.record(v, end - begin, __float_as_uint(share))) {
                 share = 0.0f;  // pushed by pagerank_push_hubs
@@ -355,8 +393,8 @@ extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long l
     const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
                                             remote_overflow};
     const RangeItems items{ops.owned_begin};
-    push_round<true>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor, wl,
-                     hub_list(wl, hub_capacity), remote);
+    push_round<true, false>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor,
+                            wl, hub_list(wl, hub_capacity), remote, PullTake{nullptr, nullptr});
 }
 
 extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long long* offsets,
@@ -370,8 +408,8 @@ extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long 
     const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
                                             remote_overflow};
     const WorklistItems items{wl, first};
-    push_round<false>(ops, offsets, targets, items, count, 0.0f, wl, hub_list(wl, hub_capacity),
-                      remote);
+    push_round<false, false>(ops, offsets, targets, items, count, 0.0f, wl,
+                             hub_list(wl, hub_capacity), remote, PullTake{nullptr, nullptr});
 }
 
 extern "C" __global__ void pagerank_push_hubs(PageRankOps ops, const unsigned long long* offsets,
@@ -460,5 +498,54 @@ extern "C" __global__ void pagerank_split_receive(PageRankOps ops,
         if (groute::lane_id() == 0 && ballot != 0) {
             atomicAdd(dropped, static_cast<unsigned int>(__popc(ballot)));
         }
+    }
+}
+
+extern "C" __global__ void pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets,
+                                              const unsigned long long* cut_offsets,
+                                              const unsigned int* cut_targets,
+                                              unsigned int has_cut, float* share,
+                                              groute::DeviceWorklist wl, float floor,
+                                              unsigned int hub_capacity,
+                                              unsigned int* remote_data,
+                                              unsigned int remote_capacity,
+                                              unsigned int* remote_count,
+                                              unsigned int* remote_overflow) {
+    const AppendBuffer<unsigned int> remote{remote_data, remote_capacity, remote_count,
+                                            remote_overflow};
+    const RangeItems items{ops.owned_begin};
+    const PullTake pull{share, has_cut != 0u ? cut_offsets : nullptr};
+    push_round<true, true>(ops, offsets, cut_targets, items, ops.owned_end - ops.owned_begin,
+                           floor, wl, hub_list(wl, hub_capacity), remote, pull);
+}
+
+extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
+                                                const unsigned long long* in_offsets,
+                                                const unsigned int* in_sources,
+                                                const float* share, groute::DeviceWorklist wl) {
+    const unsigned int count = ops.owned_end - ops.owned_begin;
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const bool active = i < count;
+        const unsigned int v = ops.owned_begin + i;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        if (active) {
+            begin = in_offsets[v];
+            end = in_offsets[v + 1];
+        }
+        const float sum = groute::gather_sum(in_sources, share, begin, end, active);
+        bool crossed = false;
+        if (active && sum > 0.0f) {
+            // Only this thread writes v's residual in this launch (receives run in stream
+            // order, never during it).
+            const float old = ops.residual[v];
+            const float now = old + sum;
+            ops.residual[v] = now;
+            crossed = old <= ops.epsilon && now > ops.epsilon;
+        }
+        wl.append_warp(v, crossed);
     }
 }

@@ -7,6 +7,7 @@
 //! | [`launch_push_hubs`] | `pagerank_push_hubs`: the hubs a sweep or expand listed, over the whole grid |
 //! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
 //! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
+//! | [`pull::launch_pull_take`], [`pull::launch_pull_gather`] | the pull sweep's two passes |
 //!
 //! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
 //! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
@@ -27,6 +28,8 @@ use std::sync::Arc;
 use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
 use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSource, LaunchConfig};
+
+pub mod pull;
 
 /// Threads per block of every PageRank kernel (a multiple of 32).
 pub const PAGERANK_BLOCK: u32 = 256;

@@ -10,6 +10,10 @@
 //! `pagerank_pack_remote` (merge before send: one item per remote vertex carrying its whole
 //! halo accumulation).
 //!
+//! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take` (with
+//! `pagerank_push_hubs` over the cut CSR when it listed hubs) then `pagerank_pull_gather`
+//! ([`PullStorage`]; crate docs, "Pull sweeps"); worklist rounds are the same in both modes.
+//!
 //! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
 //! floor 0). A later round is a sweep too (floor epsilon, consuming *every* pending item,
 //! whatever `max_batch`) when the pending items are at least `1 / sweep_divisor`
@@ -36,12 +40,15 @@ use groute_worklist::{
 };
 
 use crate::VertexResidual;
+use crate::cuda::pull::{PullBuffers, launch_pull_gather, launch_pull_take};
 use crate::cuda::{
     AppendBuffers, CTRL_HUB_COUNTER, CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers,
     HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers, launch_expand, launch_pack_remote,
     launch_push_hubs, launch_split_receive, launch_sweep,
 };
+use crate::cuda_pull::PullStorage;
 use crate::solver::reset_arrays;
+use crate::sweep::SweepMode;
 
 /// Outgoing buffers per device: the current one plus up to three sends in flight.
 const OUTGOING_BUFFERS: usize = 4;
@@ -94,10 +101,12 @@ pub(crate) struct CudaPageRankWorker<'a> {
     in_flight: VecDeque<usize>,
 }
 
-/// The push parameters of a CUDA run ([`crate::PageRankOptions`]' alpha, epsilon and
-/// sweep divisor).
+/// The push parameters of a CUDA run ([`crate::PageRankOptions`]' alpha, epsilon, sweep
+/// divisor and sweep mode).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PushSettings {
+    /// [`crate::PageRankOptions::sweep`].
+    pub(crate) sweep: SweepMode,
     /// Damping factor.
     pub(crate) alpha: f32,
     /// Scheduling threshold.
@@ -134,20 +143,26 @@ pub(crate) struct CudaPageRankStorage {
     /// Whether the caller fixed `send_capacity` (then an overflow is an error naming it;
     /// otherwise a current buffer that could overflow is enlarged before the kernel runs).
     fixed_send: bool,
+    /// The pull sweep's storage ([`SweepMode::Pull`]; `None`: sweeps push).
+    pull: Option<PullStorage>,
 }
 
 impl CudaPageRankStorage {
     /// Uploads the CSR and allocates the residual, the ranks, the worklist, the remote list
-    /// and the outgoing buffers (capacities from `options`, or sized from the graph).
+    /// and the outgoing buffers (capacities from `options`, or sized from the graph); with
+    /// [`SweepMode::Pull`], also the pull topology (`transpose`: the in-CSR of a directed
+    /// graph, `None` on a symmetric one).
     pub(crate) fn new(
         context: &Context,
         device: &Device,
         csr: &Csr,
+        transpose: Option<&Csr>,
         owned: Range<u32>,
         push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         let PushSettings {
+            sweep,
             alpha,
             epsilon,
             sweep_divisor,
@@ -195,6 +210,12 @@ impl CudaPageRankStorage {
         };
         let ctrl = device.alloc::<u32>(CTRL_WORDS + HUB_SLOT_WORDS * hub_capacity)?;
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
+        let pull = match sweep {
+            SweepMode::Push => None,
+            SweepMode::Pull => Some(PullStorage::new(
+                device, csr, &offsets, &targets, transpose, &owned,
+            )?),
+        };
         device.stream().synchronize()?;
         Ok(CudaPageRankStorage {
             owned,
@@ -212,6 +233,7 @@ impl CudaPageRankStorage {
             ctrl_host,
             hub_capacity: hub_capacity as u32,
             fixed_send: options.send_capacity.is_some(),
+            pull,
         })
     }
 
@@ -382,17 +404,35 @@ impl<'a> CudaPageRankWorker<'a> {
     fn sweep_round(&mut self, floor: f32, consumed: u64) -> Result<RoundCounts, WorklistError> {
         let (old_end, old_send) = (self.end, self.send_count);
         self.reset_round_words()?;
-        launch_sweep(
-            self.raw_stream(),
-            &self.pr(),
-            &self.wl_buffers(),
-            floor,
-            &self.remote_append()?,
-        )?;
-        self.push_hubs()?;
+        match &self.store.pull {
+            None => {
+                launch_sweep(
+                    self.raw_stream(),
+                    &self.pr(),
+                    &self.wl_buffers(),
+                    floor,
+                    &self.remote_append()?,
+                )?;
+                self.push_hubs()?;
+            }
+            Some(pull) => self.pull_sweep(&pull.buffers(), floor)?,
+        }
         let mut counts = self.finish_round(consumed, 0, old_end, old_send)?;
         counts.processed = u64::from(self.pushed);
         Ok(counts)
+    }
+
+    /// The kernels of a pull sweep: take (pushing the cut arcs), the cut arcs' hubs, gather.
+    fn pull_sweep(&self, pull: &PullBuffers, floor: f32) -> Result<(), Error> {
+        let (pr, wl, remote) = (self.pr(), self.wl_buffers(), self.remote_append()?);
+        let stream = self.raw_stream();
+        launch_pull_take(stream, &pr, pull, &wl, floor, &remote)?;
+        if let Some(cut) = pull.cut_push(&pr)
+            && self.store.hub_capacity != 0
+        {
+            launch_push_hubs(stream, &cut, &wl, &remote)?;
+        }
+        launch_pull_gather(stream, &pr, pull, &wl)
     }
 
     /// After a round's kernel: reads the counts back and, if the round touched remote

@@ -136,7 +136,7 @@ impl PushKernel<'_> {
     }
 }
 
-fn collect<I>(items: I, push: impl Fn(u32, &mut Vec<u32>) + Sync) -> Vec<u32>
+pub(crate) fn collect<I>(items: I, push: impl Fn(u32, &mut Vec<u32>) + Sync) -> Vec<u32>
 where
     I: IndexedParallelIterator<Item = u32>,
 {

@@ -78,6 +78,33 @@
 //! accumulated in `f32`, which adds a rounding error of about `1e-6` relative per vertex;
 //! the tests allow `1e-4 |r*|_1` for it.
 //!
+//! ## Pull sweeps
+//!
+//! [`SweepMode::Pull`] (`--sweep pull`) runs a sweep round as two passes with no atomic on
+//! a local arc. **Take**: every owned vertex whose residual exceeds the round's floor (0 in
+//! the first round, epsilon later) is taken (`rank += rho`, `res = 0`) and its share
+//! `alpha * rho / outdeg(v)` stored in a share array (0 for every other vertex); the share
+//! is pushed as above only along its *cut arcs* (heads owned by another device: a per-device
+//! CSR of them, built once at upload), into the halo slots, so a remote in-neighbour's mass
+//! still reaches its owner as one merged item per vertex. **Gather**: every owned vertex
+//! adds the shares of its owned in-neighbours (the in-CSR: the graph's own CSR when it is
+//! symmetric, else its transpose, built once at upload) to its residual. A worklist round
+//! is always a push round.
+//!
+//! *Bound.* The sweep is the push of every taken vertex once, with the pushes' additions
+//! delayed to the gather: between the passes the shares are mass in flight, like items on
+//! the ring, so the invariant `r* = r + M res` holds at the end of the round. A vertex not
+//! taken has a residual at most the floor `<= epsilon`, and a taken one 0, so the gather
+//! appends a vertex to the worklist exactly when it makes it cross epsilon: after the round
+//! every owned vertex above epsilon is pending, as after a push round. The end-of-run
+//! argument, and so both bounds above, are unchanged. The difference is only in the
+//! schedule: a push sweep may take a vertex's residual after some of the same sweep's
+//! additions (asynchronous), a pull sweep leaves all of them to the next round (one Jacobi
+//! step), which may need more rounds, each much cheaper.
+//!
+//! The host backend pulls in its first sweep (it runs worklist rounds after it); CUDA in
+//! every sweep round.
+//!
 //! ## Vertex numbering
 //!
 //! Partitioning renumbers vertices; the solver returns ranks in the *input order*: the rank
@@ -85,11 +112,14 @@
 //! simply the original vertex id).
 
 pub mod cuda;
+mod cuda_pull;
 mod cuda_worker;
 mod host;
+mod host_pull;
 mod reference;
 mod solver;
 mod split;
+mod sweep;
 
 use std::time::Duration;
 
@@ -99,6 +129,7 @@ use rayon::prelude::*;
 
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
+pub use sweep::{ParseSweepModeError, SweepMode};
 
 /// The default damping factor.
 pub const DEFAULT_ALPHA: f32 = 0.85;
@@ -126,6 +157,9 @@ pub struct PageRankOptions {
     /// (`--sweep-divisor`, default [`DEFAULT_SWEEP_DIVISOR`]; 0: worklist rounds only). The
     /// host backend always runs worklist rounds.
     pub sweep_divisor: u32,
+    /// How sweep rounds move the residuals (`--sweep push|pull`, default
+    /// [`SweepMode::Push`]; see "Pull sweeps" above).
+    pub sweep: SweepMode,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
 }
@@ -136,6 +170,7 @@ impl Default for PageRankOptions {
             alpha: DEFAULT_ALPHA,
             epsilon: DEFAULT_EPSILON,
             sweep_divisor: DEFAULT_SWEEP_DIVISOR,
+            sweep: SweepMode::default(),
             worklist: WorklistOptions::default(),
         }
     }
@@ -302,10 +337,14 @@ impl PageRankSolver {
         let solver = solver::DeviceSolver::new(
             context,
             &graph.graph.csr,
+            graph.graph.symmetric,
             &graph.partition,
-            options.alpha,
-            options.epsilon,
-            options.sweep_divisor,
+            cuda_worker::PushSettings {
+                sweep: options.sweep,
+                alpha: options.alpha,
+                epsilon: options.epsilon,
+                sweep_divisor: options.sweep_divisor,
+            },
             &options.worklist,
         )?;
         Ok(PageRankSolver {

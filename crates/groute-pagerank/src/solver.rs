@@ -16,7 +16,9 @@ use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_wo
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 
 use crate::host::{PushKernel, ResidualArray};
+use crate::host_pull::HostPull;
 use crate::split::PageRankSplitOps;
+use crate::sweep::{CutArcs, SweepMode};
 
 /// One device's share of PageRank (host backend).
 struct PageRankProgram {
@@ -26,6 +28,8 @@ struct PageRankProgram {
     ops: PageRankSplitOps,
     alpha: f32,
     capacity: usize,
+    /// [`SweepMode::Pull`]: the first round is a pull sweep over this topology.
+    pull: Option<HostPull>,
 }
 
 impl PageRankProgram {
@@ -70,7 +74,10 @@ impl DeviceProgram for PageRankProgram {
     }
 
     fn expand_initial_sweep(&self) -> Vec<u32> {
-        self.with_kernel(|k| k.sweep())
+        match &self.pull {
+            None => self.with_kernel(|k| k.sweep()),
+            Some(pull) => self.with_kernel(|k| pull.sweep(k)),
+        }
     }
 }
 
@@ -109,19 +116,22 @@ pub(crate) struct DeviceSolver {
 }
 
 impl DeviceSolver {
-    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
-    /// every device of `context` and allocates the run storage.
+    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`;
+    /// `symmetric`: it is its own transpose) to every device of `context` and allocates the
+    /// run storage.
     pub(crate) fn new(
         context: &Context,
         csr: &Csr,
+        symmetric: bool,
         partition: &Partition,
-        alpha: f32,
-        epsilon: f32,
-        sweep_divisor: u32,
+        push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, groute_worklist::WorklistError> {
+        let PushSettings { alpha, epsilon, .. } = push;
         let cuda = context.devices().iter().any(|d| !d.stream().is_host());
         let storage = if cuda {
+            // Built once on the host and uploaded to every device.
+            let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
             let mut devices = Vec::with_capacity(context.num_devices());
             for (d, device) in context.devices().iter().enumerate() {
                 if device.stream().is_host() {
@@ -135,26 +145,31 @@ impl DeviceSolver {
                     context,
                     device,
                     csr,
+                    transpose.as_ref(),
                     partition.range(d),
-                    PushSettings {
-                        alpha,
-                        epsilon,
-                        sweep_divisor,
-                    },
+                    push,
                     options,
                 )?);
             }
             Storage::Cuda(devices)
         } else {
+            let in_csr = (push.sweep == SweepMode::Pull).then(|| {
+                Arc::new(if symmetric {
+                    csr.clone()
+                } else {
+                    csr.transpose()
+                })
+            });
             let mut programs = Vec::with_capacity(context.num_devices());
             for (d, device) in context.devices().iter().enumerate() {
-                programs.push(Arc::new(upload_program(
-                    device,
-                    csr,
-                    partition.range(d),
-                    alpha,
-                    epsilon,
-                )?));
+                let owned = partition.range(d);
+                let pull = in_csr.as_ref().map(|in_csr| HostPull {
+                    in_csr: in_csr.clone(),
+                    cut: CutArcs::of(csr, &owned),
+                });
+                let mut program = upload_program(device, csr, owned, alpha, epsilon)?;
+                program.pull = pull;
+                programs.push(Arc::new(program));
             }
             Storage::Host(programs)
         };
@@ -303,6 +318,7 @@ fn upload_program(
             epsilon,
         },
         alpha,
+        pull: None,
         // A vertex is pending at most once while its residual stays above epsilon; the
         // margin covers duplicates when epsilon >= 1 - alpha.
         capacity: 2 * local + 1024,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use groute_core::testing::test_contexts;
 use groute_graph::{GenSpec, NoProgress, PartitionMethod, generate, partition_graph};
-use groute_pagerank::{PageRankOptions, PageRankSolver, pagerank, pagerank_reference};
+use groute_pagerank::{PageRankOptions, PageRankSolver, SweepMode, pagerank, pagerank_reference};
 
 fn options() -> PageRankOptions {
     let mut o = PageRankOptions {
@@ -28,7 +28,12 @@ fn l1(a: &[f32], b: &[f64]) -> f64 {
 
 #[test]
 fn repeated_runs_reset_the_residuals_and_stay_within_the_bound() {
-    let o = options();
+    for sweep in [SweepMode::Push, SweepMode::Pull] {
+        repeated_runs_with(&PageRankOptions { sweep, ..options() });
+    }
+}
+
+fn repeated_runs_with(o: &PageRankOptions) {
     let alpha = f64::from(o.alpha);
     for spec in ["kron:scale=8,ef=8,sym,seed=7", "road:side=20,p=0.6,seed=2"] {
         let graph = generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap();
@@ -40,9 +45,12 @@ fn repeated_runs_reset_the_residuals_and_stay_within_the_bound() {
                 partition_graph(graph.clone(), devices, PartitionMethod::Metis, &NoProgress)
                     .unwrap();
             for tc in test_contexts(devices, &[11]) {
-                let what = format!("{spec} on {devices} devices ({})", tc.label);
-                let mut solver = PageRankSolver::new(&tc.context, &parted, &o).unwrap();
-                let one_shot = pagerank(&tc.context, &parted, &o).unwrap();
+                let what = format!(
+                    "{spec} on {devices} devices ({}, {} sweeps)",
+                    tc.label, o.sweep
+                );
+                let mut solver = PageRankSolver::new(&tc.context, &parted, o).unwrap();
+                let one_shot = pagerank(&tc.context, &parted, o).unwrap();
                 let mut sums = Vec::new();
                 for run in 0..3 {
                     let got = solver.run().unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -48,7 +48,7 @@ pub const BFS_DIRECTION: KernelSource = KernelSource {
 };
 
 /// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, hub push, pack,
-/// split-receive);
+/// split-receive, and the pull sweep's take and gather passes);
 /// launched by `groute-pagerank`.
 pub const PAGERANK: KernelSource = KernelSource {
     name: "pagerank.cu",
@@ -87,6 +87,10 @@ pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
         name: "hubs.cuh",
         source: include_str!("../../../../kernels/include/hubs.cuh"),
+    },
+    KernelHeader {
+        name: "pull_gather.cuh",
+        source: include_str!("../../../../kernels/include/pull_gather.cuh"),
     },
 ];
 

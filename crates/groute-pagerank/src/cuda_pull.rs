@@ -1,0 +1,71 @@
+//! One device's pull-sweep storage on CUDA (kept across runs with the rest of
+//! [`crate::cuda_worker::CudaPageRankStorage`]): the in-CSR (the graph's own CSR buffers on a
+//! symmetric graph, an uploaded transpose otherwise), the cut CSR of the owned range (when
+//! any arc leaves it) and the full-length share array, zeroed once: pass 1 writes only the
+//! owned range, so the other entries stay 0 and remote in-neighbours add nothing.
+
+use std::ops::Range;
+
+use groute_core::{Buffer, Device, Error};
+use groute_graph::Csr;
+
+use crate::cuda::pull::PullBuffers;
+use crate::sweep::CutArcs;
+
+/// The device buffers of the pull sweep.
+#[derive(Clone)]
+pub(crate) struct PullStorage {
+    in_offsets: Buffer<u64>,
+    in_sources: Buffer<u32>,
+    /// `f32` shares, as bits, one per vertex.
+    share: Buffer<u32>,
+    cut: Option<(Buffer<u64>, Buffer<u32>)>,
+}
+
+impl PullStorage {
+    /// Uploads the pull topology of `owned`: `transpose` (`None`: the graph is symmetric and
+    /// pulls over `offsets`/`targets`, the CSR already on the device) and the cut arcs of
+    /// `owned` in `csr`; allocates and zeroes the share array.
+    pub(crate) fn new(
+        device: &Device,
+        csr: &Csr,
+        offsets: &Buffer<u64>,
+        targets: &Buffer<u32>,
+        transpose: Option<&Csr>,
+        owned: &Range<u32>,
+    ) -> Result<Self, Error> {
+        let n = csr.num_vertices();
+        let (in_offsets, in_sources) = match transpose {
+            Some(t) => (device.upload(t.offsets())?, device.upload(t.targets())?),
+            None => (offsets.clone(), targets.clone()),
+        };
+        let whole = owned.start == 0 && owned.end as usize == n;
+        let cut = if whole {
+            None
+        } else {
+            CutArcs::of(csr, owned)
+                .map(|c| -> Result<_, Error> {
+                    Ok((device.upload(&c.offsets)?, device.upload(&c.targets)?))
+                })
+                .transpose()?
+        };
+        let share = device.alloc::<u32>(n.max(1))?;
+        device.stream().fill(&share, 0u32)?;
+        Ok(PullStorage {
+            in_offsets,
+            in_sources,
+            share,
+            cut,
+        })
+    }
+
+    /// The kernel-side view of the buffers.
+    pub(crate) fn buffers(&self) -> PullBuffers {
+        PullBuffers {
+            in_offsets: self.in_offsets.raw(),
+            in_sources: self.in_sources.raw(),
+            share: self.share.raw(),
+            cut: self.cut.as_ref().map(|(o, t)| (o.raw(), t.raw())),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The host backend's pull sweep (the mirror of `pagerank_pull_take` and
+//! `pagerank_pull_gather`), run as the first round of [`crate::SweepMode::Pull`]: pass 1
+//! takes every owned residual into the rank and a share per out-arc, pushing it only along
+//! the cut arcs; pass 2 adds to each owned vertex the shares of its in-neighbours.
+
+use std::sync::Arc;
+
+use groute_graph::Csr;
+use rayon::prelude::*;
+
+use crate::host::{PushKernel, collect};
+use crate::split::crosses;
+use crate::sweep::CutArcs;
+
+/// A device's pull topology on the host backend.
+pub(crate) struct HostPull {
+    /// The in-CSR: the transpose of a directed graph, or the (symmetric) graph itself.
+    pub(crate) in_csr: Arc<Csr>,
+    /// The owned vertices' arcs to other devices' vertices (`None`: there are none).
+    pub(crate) cut: Option<CutArcs>,
+}
+
+impl HostPull {
+    /// A pull sweep over the owned range of `k` (every residual above 0 is taken). Returns
+    /// the owned vertices that crossed epsilon and the remote vertices whose halo slot was
+    /// empty, as a push sweep does.
+    pub(crate) fn sweep(&self, k: &PushKernel<'_>) -> Vec<u32> {
+        let owned = k.owned.clone();
+        let start = owned.start;
+        // Pass 1: take, store the share, push the cut arcs.
+        let shares: Vec<f32> = owned
+            .clone()
+            .into_par_iter()
+            .map(|v| {
+                let rho = k.residual.take(v);
+                if rho <= 0.0 {
+                    return 0.0;
+                }
+                k.rank.add(v - start, rho);
+                let vi = v as usize;
+                let degree = k.offsets[vi + 1] - k.offsets[vi];
+                if degree == 0 {
+                    0.0 // dangling: its mass leaves the system
+                } else {
+                    k.alpha * rho / degree as f32
+                }
+            })
+            .collect();
+        let mut out = match &self.cut {
+            None => Vec::new(),
+            Some(cut) => collect(owned.clone().into_par_iter(), |v, out| {
+                let share = shares[(v - start) as usize];
+                let vi = v as usize;
+                let arcs = &cut.targets[cut.offsets[vi] as usize..cut.offsets[vi + 1] as usize];
+                if share <= 0.0 {
+                    return;
+                }
+                for &w in arcs {
+                    if k.residual.add(w, share) == Some(0.0) {
+                        out.push(w);
+                    }
+                }
+            }),
+        };
+        // Pass 2: gather the owned in-neighbours' shares (remote ones arrive as items).
+        let share_of = |u: u32| {
+            if owned.contains(&u) {
+                shares[(u - start) as usize]
+            } else {
+                0.0
+            }
+        };
+        out.extend(collect(owned.clone().into_par_iter(), |v, out| {
+            let sum: f32 = self.in_csr.neighbors(v).iter().map(|&u| share_of(u)).sum();
+            if sum > 0.0
+                && let Some(old) = k.residual.add(v, sum)
+                && crosses(old, sum, k.epsilon)
+            {
+                out.push(v);
+            }
+        }));
+        out
+    }
+}

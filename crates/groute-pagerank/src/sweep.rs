@@ -1,0 +1,121 @@
+//! The two forms of a sweep round ([`SweepMode`]) and the host-side topology the pull form
+//! needs: the in-CSR (the transpose of a directed graph) and each device's cut arcs.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use groute_graph::Csr;
+
+/// How a sweep round (a round over the whole owned range) moves the residuals
+/// ([`crate::PageRankOptions::sweep`], `--sweep`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SweepMode {
+    /// Each taken vertex adds its share to every out-neighbour with an atomic that returns
+    /// the old value (the crossing test), scheduling the heads on the way.
+    #[default]
+    Push,
+    /// Two passes without atomics on local arcs: take every residual above the floor into a
+    /// share array (pushing only along cut arcs, to other devices' vertices), then gather
+    /// each owned vertex's in-neighbours' shares (crate docs, "Pull sweeps"). CUDA and the
+    /// host backend's first sweep; worklist rounds stay push rounds.
+    Pull,
+}
+
+impl SweepMode {
+    /// The flag value (`push`, `pull`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepMode::Push => "push",
+            SweepMode::Pull => "pull",
+        }
+    }
+}
+
+impl fmt::Display for SweepMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing a [`SweepMode`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sweep mode {0:?}: use push or pull")]
+pub struct ParseSweepModeError(String);
+
+impl FromStr for SweepMode {
+    type Err = ParseSweepModeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "push" => Ok(SweepMode::Push),
+            "pull" => Ok(SweepMode::Pull),
+            other => Err(ParseSweepModeError(other.to_string())),
+        }
+    }
+}
+
+/// One device's cut arcs: the arcs of its owned vertices whose heads it does not own, as a
+/// CSR over all `n` vertices (rows outside the owned range are empty), so that the push
+/// kernels index it like the graph's own CSR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CutArcs {
+    /// `n + 1` offsets.
+    pub(crate) offsets: Vec<u64>,
+    /// The heads, row by row.
+    pub(crate) targets: Vec<u32>,
+}
+
+impl CutArcs {
+    /// The cut arcs of `owned` in `csr`, `None` when there is none.
+    pub(crate) fn of(csr: &Csr, owned: &Range<u32>) -> Option<CutArcs> {
+        let n = csr.num_vertices();
+        let mut offsets = vec![0u64; n + 1];
+        let mut targets = Vec::new();
+        for v in owned.clone() {
+            targets.extend(
+                csr.neighbors(v)
+                    .iter()
+                    .copied()
+                    .filter(|w| !owned.contains(w)),
+            );
+            offsets[v as usize + 1] = targets.len() as u64;
+        }
+        if targets.is_empty() {
+            return None;
+        }
+        let end = targets.len() as u64;
+        for o in &mut offsets[owned.end as usize + 1..] {
+            *o = end;
+        }
+        Some(CutArcs { offsets, targets })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_graph::{CsrBuilder, EdgeList};
+
+    #[test]
+    fn sweep_modes_parse_and_print() {
+        for m in [SweepMode::Push, SweepMode::Pull] {
+            assert_eq!(m.name().parse::<SweepMode>(), Ok(m));
+        }
+        let e = "gather".parse::<SweepMode>().unwrap_err();
+        assert!(e.to_string().contains("push or pull"), "{e}");
+    }
+
+    #[test]
+    fn cut_arcs_keep_only_arcs_leaving_the_owned_range() {
+        // 0 -> 1, 0 -> 3, 1 -> 2, 2 -> 0, 3 -> 1; device owns 1..3.
+        let pairs = [(0, 1), (0, 3), (1, 2), (2, 0), (3, 1)];
+        let csr = CsrBuilder::new(4)
+            .build(&EdgeList::from_pairs(&pairs))
+            .unwrap();
+        let cut = CutArcs::of(&csr, &(1..3)).expect("2 -> 0 leaves the range");
+        assert_eq!(cut.offsets, vec![0, 0, 0, 1, 1]);
+        assert_eq!(cut.targets, vec![0]);
+        assert_eq!(CutArcs::of(&csr, &(0..4)), None);
+    }
+}

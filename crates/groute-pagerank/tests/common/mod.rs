@@ -1,0 +1,144 @@
+//! Shared helpers of the PageRank test suites: the checker against the power-iteration
+//! reference (the bounds of the crate docs) and the test graphs.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use groute_core::testing::test_contexts;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
+};
+use groute_pagerank::{PageRankOptions, l1_error_bound, pagerank, pagerank_reference};
+
+/// Test options: `epsilon`, small packets and batches, a time limit.
+pub fn options(epsilon: f32) -> PageRankOptions {
+    let mut o = PageRankOptions {
+        epsilon,
+        ..PageRankOptions::default()
+    };
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.packet_size = 64;
+    o.worklist.max_batch = 256;
+    o
+}
+
+/// Runs PageRank on `devices` devices (both partition methods, plain and jittered) and checks
+/// it against the reference with the bounds of the crate docs.
+pub fn check(graph: &Graph, devices: usize, epsilon: f32, jitter: &[u64]) {
+    check_options(graph, devices, &options(epsilon), jitter);
+}
+
+/// [`check`] with explicit options.
+pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter: &[u64]) {
+    let n = graph.num_vertices();
+    if devices > n {
+        return;
+    }
+    let epsilon = o.epsilon;
+    let alpha = f64::from(o.alpha);
+    let exact = pagerank_reference(&graph.csr, alpha);
+    let norm: f64 = exact.ranks.iter().sum();
+    // f32 accumulation of ranks and residuals, plus the reference's own error.
+    let slack = 1e-4 * norm + exact.error_bound;
+    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+        let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
+        for tc in test_contexts(devices, jitter) {
+            let what = format!(
+                "{} on {devices} devices ({method}, {}, eps {epsilon}, {} sweeps, divisor {})",
+                graph.name, tc.label, o.sweep, o.sweep_divisor
+            );
+            let got = pagerank(&tc.context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.ranks.len(), n, "{what}");
+            let err: f64 = got
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| (f64::from(*a) - b).abs())
+                .sum();
+            let s = &got.stats;
+            let a_posteriori = s.residual_left / (1.0 - alpha);
+            let a_priori = l1_error_bound(n, alpha, f64::from(epsilon));
+            assert!(
+                err <= a_posteriori + slack,
+                "{what}: L1 error {err} above residual/(1-alpha) = {a_posteriori} (+{slack})"
+            );
+            assert!(
+                err <= a_priori + slack,
+                "{what}: L1 error {err} above n eps/(1-alpha) = {a_priori}"
+            );
+            assert!(
+                s.max_residual_left <= epsilon,
+                "{what}: residual {} left above epsilon",
+                s.max_residual_left
+            );
+            // Push PageRank never overshoots: r <= r* (up to rounding).
+            let over = got
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| f64::from(*a) - b)
+                .fold(0f64, f64::max);
+            assert!(
+                over <= 1e-4 * (1.0 + norm / n as f64),
+                "{what}: overshoot {over}"
+            );
+            assert!(
+                s.work_items >= n as u64,
+                "{what}: the first sweep pushes every vertex"
+            );
+            assert_eq!(s.worklist.late_items, 0, "{what}");
+            if devices == 1 {
+                assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
+            }
+        }
+    }
+}
+
+pub fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+/// A kron graph plus two hubs above the CUDA hub degree (2048): arcs from vertex 0 to every
+/// other vertex and from vertex 1 to two thirds of them (2 tiles each).
+pub fn with_hubs() -> Graph {
+    let kron = generated("kron:scale=12,ef=2,sym,seed=13");
+    let n = kron.num_vertices();
+    let offsets = kron.csr.offsets();
+    let mut pairs: Vec<(u32, u32)> = (0..n)
+        .flat_map(|u| {
+            let range = offsets[u] as usize..offsets[u + 1] as usize;
+            kron.csr.targets()[range]
+                .iter()
+                .map(move |&w| (u as u32, w))
+        })
+        .collect();
+    // Few arcs into the hubs: they are pushed several times, but their mass is not
+    // amplified (a two-way star makes the push count explode on the host backend).
+    for v in 2..n as u32 {
+        pairs.push((0, v));
+        if v % 3 != 0 {
+            pairs.push((1, v));
+        }
+        if v % 64 == 0 {
+            pairs.extend([(v, 0), (v, 1)]);
+        }
+    }
+    from_pairs(n, &pairs, "kron12+hubs")
+}
+
+/// The sweep divisors to test: all of `cuda` under `GROUTE_TEST_CUDA=1`, else only the default
+/// (the host backend runs worklist rounds whatever the divisor).
+pub fn sweep_divisors(cuda: &[u32]) -> Vec<u32> {
+    if groute_core::testing::cuda_required() {
+        cuda.to_vec()
+    } else {
+        vec![groute_pagerank::DEFAULT_SWEEP_DIVISOR]
+    }
+}

@@ -1,0 +1,95 @@
+//! Pull sweeps (`SweepMode::Pull`: take, push along cut arcs only, gather over the in-CSR)
+//! stay within the bounds of the crate docs against the power-iteration reference, on
+//! symmetric graphs (pulled over their own CSR) and directed ones (over the transpose), on 1
+//! to 4 devices (cut arcs pushed to other devices' halo slots), block and METIS partitions,
+//! plain and jittered host contexts. The host backend pulls in its first sweep; CUDA in every
+//! sweep, from none after the first (divisor 0) to every round (divisor `u32::MAX`).
+
+mod common;
+
+use common::{check_options, from_pairs, generated, options, sweep_divisors, with_hubs};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::{DEFAULT_SWEEP_DIVISOR, PageRankOptions, SweepMode, pagerank};
+
+fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
+    PageRankOptions {
+        sweep: SweepMode::Pull,
+        sweep_divisor,
+        ..options(epsilon)
+    }
+}
+
+/// Checks `g` with pull sweeps on 1 to 4 devices under every divisor of the backend.
+fn check_pull(g: &Graph, epsilon: f32) {
+    for divisor in sweep_divisors(&[0, DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+        for devices in [1, 2, 3, 4] {
+            check_options(g, devices, &pull(epsilon, divisor), &[devices as u64]);
+        }
+    }
+}
+
+#[test]
+fn pull_sweeps_on_symmetric_graphs_are_within_the_bound() {
+    for spec in ["kron:scale=9,ef=8,sym,seed=3", "road:side=24,p=0.6,seed=5"] {
+        let g = generated(spec);
+        assert!(g.symmetric, "{spec} pulls over its own CSR");
+        check_pull(&g, 0.01);
+    }
+}
+
+#[test]
+fn pull_sweeps_on_directed_graphs_are_within_the_bound() {
+    for spec in ["random:n=600,m=1800,seed=7", "random:n=1500,m=9000,seed=4"] {
+        let g = generated(spec);
+        assert!(!g.symmetric, "{spec} pulls over its transpose");
+        assert!(!g.csr.is_symmetric(), "{spec} is really directed");
+        check_pull(&g, 0.01);
+    }
+}
+
+#[test]
+fn pull_sweeps_with_dangling_vertices_self_loops_and_sources() {
+    // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
+    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
+    let g = from_pairs(6, &pairs, "dangling+loops");
+    for eps in [1e-4, 0.01] {
+        check_pull(&g, eps);
+    }
+}
+
+#[test]
+fn pull_sweeps_with_hubs_on_cut_arcs_are_within_the_bound() {
+    // Two hubs above the CUDA hub degree: on 2 devices their cut arcs are pushed grid-wide
+    // by pagerank_push_hubs over the cut CSR.
+    let g = with_hubs();
+    for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+        for devices in [1, 2] {
+            check_options(&g, devices, &pull(0.01, divisor), &[]);
+        }
+    }
+}
+
+#[test]
+fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
+    // Both are exact up to the residual left: |push - pull|_1 <= (left_push + left_pull) /
+    // (1 - alpha), with the f32 rounding slack of the checker.
+    let g = generated("road:side=20,p=0.7,seed=9");
+    let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let ctx = groute_core::testing::test_contexts(2, &[])
+        .into_iter()
+        .next()
+        .unwrap()
+        .context;
+    let push = pagerank(&ctx, &parted, &options(0.001)).unwrap();
+    let pulled = pagerank(&ctx, &parted, &pull(0.001, DEFAULT_SWEEP_DIVISOR)).unwrap();
+    let diff: f64 = push
+        .ranks
+        .iter()
+        .zip(&pulled.ranks)
+        .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
+        .sum();
+    let bound = (push.stats.residual_left + pulled.stats.residual_left) / (1.0 - 0.85)
+        + 1e-4 * push.rank_sum();
+    assert!(diff <= bound, "push vs pull: L1 {diff} above {bound}");
+    assert!(pulled.stats.work_items >= parted.graph.num_vertices() as u64);
+}

@@ -1,0 +1,111 @@
+// Load-balanced gather: for each thread's vertex, the sum of `share[sources[e]]` over its
+// arc range [begin, end) of an in-CSR (pull PageRank's second pass; see kernels/pagerank.cu).
+//
+// Lists are split by length as in the push rounds: >= blockDim.x arcs -> the whole block
+// (one list at a time, reduced through shared memory), >= 32 -> one warp (shuffle
+// reduction), else the owning thread. No atomics on global memory.
+//
+// Requirements: call with the whole block, from a loop whose trip count is uniform across
+// the block (the block stage synchronises it); blockDim.x a multiple of 32, <= 1024.
+// Self-contained: no toolkit headers.
+#pragma once
+
+#include "warp_append.cuh"
+
+namespace groute {
+
+// Sum of `x` over the 32 lanes, on every lane (call with all 32 lanes).
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+    for (unsigned int offset = 16; offset > 0; offset >>= 1) {
+        x += __shfl_xor_sync(0xFFFFFFFFu, x, offset);
+    }
+    return x;
+}
+
+// Sum of `share[sources[e]]` for e in [begin, end) where `active`, else 0.
+__device__ __forceinline__ float gather_sum(const unsigned int* sources, const float* share,
+                                            unsigned long long begin, unsigned long long end,
+                                            bool active) {
+    __shared__ unsigned int block_owner;
+    __shared__ unsigned long long block_begin;
+    __shared__ unsigned long long block_end;
+    __shared__ float block_total;
+    __shared__ unsigned long long warp_begin[32];
+    __shared__ unsigned long long warp_end[32];
+    const unsigned int lane = lane_id();
+    const unsigned int warp = threadIdx.x / 32u;
+    float mine = 0.0f;
+    bool have = active && end > begin;
+    // (1) Block granularity: long lists, one at a time, by the whole block.
+    while (true) {
+        if (threadIdx.x == 0) {
+            block_owner = 0xFFFFFFFFu;
+        }
+        __syncthreads();
+        if (have && end - begin >= blockDim.x) {
+            block_owner = threadIdx.x;  // any claimant wins
+        }
+        __syncthreads();
+        const unsigned int owner = block_owner;
+        if (owner == 0xFFFFFFFFu) {
+            break;
+        }
+        if (owner == threadIdx.x) {
+            block_begin = begin;
+            block_end = end;
+            block_total = 0.0f;
+            have = false;
+        }
+        __syncthreads();
+        const unsigned long long bb = block_begin;
+        const unsigned long long be = block_end;
+        float part = 0.0f;
+        for (unsigned long long e = bb + threadIdx.x; e < be; e += blockDim.x) {
+            part += share[sources[e]];
+        }
+        part = warp_sum(part);
+        if (lane == 0) {
+            atomicAdd(&block_total, part);
+        }
+        __syncthreads();
+        if (owner == threadIdx.x) {
+            mine = block_total;
+        }
+        __syncthreads();
+    }
+    // (2) Warp granularity: medium lists, by one warp each.
+    while (true) {
+        const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, have && end - begin >= 32u);
+        if (ballot == 0) {
+            break;
+        }
+        const unsigned int leader = __ffs(ballot) - 1u;
+        if (lane == leader) {
+            warp_begin[warp] = begin;
+            warp_end[warp] = end;
+            have = false;
+        }
+        __syncwarp();
+        const unsigned long long wb = warp_begin[warp];
+        const unsigned long long we = warp_end[warp];
+        float part = 0.0f;
+        for (unsigned long long e = wb + lane; e < we; e += 32u) {
+            part += share[sources[e]];
+        }
+        part = warp_sum(part);
+        if (lane == leader) {
+            mine = part;
+        }
+        __syncwarp();
+    }
+    // (3) Thread granularity: the short lists.
+    if (have) {
+        for (unsigned long long e = begin; e < end; ++e) {
+            mine += share[sources[e]];
+        }
+    }
+    return mine;
+}
+
+}  // namespace groute
