@@ -39,7 +39,8 @@
 //   `share` is full length and 0 outside the owned range, so remote in-neighbours add
 //   nothing (their mass arrives through their owner's cut push). A vertex whose residual
 //   crosses epsilon is appended to the worklist. Together: exactly one synchronous push
-//   sweep.
+//   sweep. In-lists of at least PULL_HUB_DEGREE arcs (hubs, listed with their tiles at
+//   upload) are summed before the gather by pagerank_pull_hub_tiles over the whole grid.
 //
 // Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
@@ -177,6 +178,25 @@ __device__ __forceinline__ float take_and_share(const PageRankOps& ops, unsigned
     return ops.alpha * rho / static_cast<float>(end - begin);
 }
 
+// take_and_share for pull sweep pass 1: plain loads and stores, since v is owned (a range
+// item) and no other thread of the launch touches its residual or rank (cut arcs lead to
+// non-owned vertices; receives run in stream order, never during it).
+__device__ __forceinline__ float take_owned(const PageRankOps& ops, unsigned int v,
+                                            unsigned long long begin, unsigned long long end,
+                                            float floor, bool& pushed) {
+    const float rho = ops.residual[v];
+    if (!(rho > floor) || !(rho > 0.0f)) {
+        return 0.0f;
+    }
+    ops.residual[v] = 0.0f;
+    pushed = true;
+    ops.rank[v - ops.owned_begin] += rho;
+    if (end == begin) {
+        return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
+    }
+    return ops.alpha * rho / static_cast<float>(end - begin);
+}
+
 // Adds `share` to w's residual; sets `local` (an owned w crossed epsilon) or `far` (a remote
 // w's halo slot was empty).
 __device__ __forceinline__ void add_share(const PageRankOps& ops, unsigned int w, float share,
@@ -286,7 +306,8 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             begin = offsets[v];
             end = offsets[v + 1];
             bool pushed = false;
-            share = take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
+            share = PULL ? take_owned(ops, v, begin, end, floor, pushed)
+                         : take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
             pushed_here += pushed ? 1u : 0u;
             if (PULL) {
                 pull.share[v] = share;  // every owned vertex: 0 when not taken
@@ -519,33 +540,76 @@ extern "C" __global__ void pagerank_pull_take(PageRankOps ops, const unsigned lo
                            floor, wl, hub_list(wl, hub_capacity), remote, pull);
 }
 
+// Adds `sum` to owned v's residual (plain: only this thread writes it in the launch; receives
+// run in stream order, never during it); true when it crossed epsilon.
+__device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v, float sum) {
+    if (!(sum > 0.0f)) {
+        return false;
+    }
+    const float old = ops.residual[v];
+    const float now = old + sum;
+    ops.residual[v] = now;
+    return old <= ops.epsilon && now > ops.epsilon;
+}
+
+// Pull sweep, hubs (before pagerank_pull_gather): the in-lists of the hubs listed at upload,
+// in tiles (tiles[3t] = hub index, tiles[3t + 1 .. 3t + 3) = arc range of the in-CSR), block
+// b taking tiles b, b + gridDim.x, ...; each tile's sum is added to hub_sum[hub index].
+extern "C" __global__ void pagerank_pull_hub_tiles(const unsigned long long* tiles,
+                                                   unsigned int tile_count,
+                                                   const unsigned int* in_sources,
+                                                   const float* share, float* hub_sum) {
+    __shared__ float total;
+    for (unsigned int t = blockIdx.x; t < tile_count; t += gridDim.x) {
+        const unsigned long long hub = tiles[3ull * t];
+        const unsigned long long begin = tiles[3ull * t + 1];
+        const unsigned long long end = tiles[3ull * t + 2];
+        float part = 0.0f;
+        for (unsigned long long e = begin + threadIdx.x; e < end; e += blockDim.x) {
+            part += share[in_sources[e]];
+        }
+        part = groute::block_sum(part, total);
+        if (threadIdx.x == 0) {
+            atomicAdd(hub_sum + hub, part);
+        }
+    }
+}
+
+// Pull sweep pass 2: the hubs' sums (taken from hub_sum, left 0), then every other owned
+// vertex (in-degree below hub_degree) gathers its in-neighbours' shares.
 extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 const unsigned long long* in_offsets,
                                                 const unsigned int* in_sources,
-                                                const float* share, groute::DeviceWorklist wl) {
-    const unsigned int count = ops.owned_end - ops.owned_begin;
+                                                const float* share, groute::DeviceWorklist wl,
+                                                const unsigned int* hubs, unsigned int hub_count,
+                                                float* hub_sum,
+                                                unsigned long long hub_degree) {
     const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int hub_rounds = (hub_count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < hub_rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned int v = 0;
+        bool crossed = false;
+        if (i < hub_count) {
+            v = hubs[i];
+            crossed = add_owned(ops, v, hub_sum[i]);
+            hub_sum[i] = 0.0f;
+        }
+        wl.append_warp(v, crossed);
+    }
+    const unsigned int count = ops.owned_end - ops.owned_begin;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const bool active = i < count;
         const unsigned int v = ops.owned_begin + i;
         unsigned long long begin = 0;
         unsigned long long end = 0;
-        if (active) {
+        if (i < count) {
             begin = in_offsets[v];
             end = in_offsets[v + 1];
         }
+        const bool active = i < count && end - begin < hub_degree;
         const float sum = groute::gather_sum(in_sources, share, begin, end, active);
-        bool crossed = false;
-        if (active && sum > 0.0f) {
-            // Only this thread writes v's residual in this launch (receives run in stream
-            // order, never during it).
-            const float old = ops.residual[v];
-            const float now = old + sum;
-            ops.residual[v] = now;
-            crossed = old <= ops.epsilon && now > ops.epsilon;
-        }
-        wl.append_warp(v, crossed);
+        wl.append_warp(v, active && add_owned(ops, v, sum));
     }
 }

@@ -3,7 +3,8 @@
 //
 // Lists are split by length as in the push rounds: >= blockDim.x arcs -> the whole block
 // (one list at a time, reduced through shared memory), >= 32 -> one warp (shuffle
-// reduction), else the owning thread. No atomics on global memory.
+// reduction), else the owning thread. No atomics on global memory. (Lists of hubs, listed
+// at upload, are summed by the whole grid in tiles before: pagerank_pull_hub_tiles.)
 //
 // Requirements: call with the whole block, from a loop whose trip count is uniform across
 // the block (the block stage synchronises it); blockDim.x a multiple of 32, <= 1024.
@@ -21,6 +22,23 @@ __device__ __forceinline__ float warp_sum(float x) {
         x += __shfl_xor_sync(0xFFFFFFFFu, x, offset);
     }
     return x;
+}
+
+// Sum of `x` over the block, on thread 0 (call with the whole block; `total` a __shared__
+// float that no other code uses between the calls' synchronisations).
+__device__ __forceinline__ float block_sum(float x, float& total) {
+    if (threadIdx.x == 0) {
+        total = 0.0f;
+    }
+    __syncthreads();
+    x = warp_sum(x);
+    if (lane_id() == 0) {
+        atomicAdd(&total, x);
+    }
+    __syncthreads();
+    const float result = total;
+    __syncthreads();  // everyone has read it before the next call resets it
+    return result;
 }
 
 // Sum of `share[sources[e]]` for e in [begin, end) where `active`, else 0.
@@ -54,7 +72,6 @@ __device__ __forceinline__ float gather_sum(const unsigned int* sources, const f
         if (owner == threadIdx.x) {
             block_begin = begin;
             block_end = end;
-            block_total = 0.0f;
             have = false;
         }
         __syncthreads();
@@ -64,15 +81,10 @@ __device__ __forceinline__ float gather_sum(const unsigned int* sources, const f
         for (unsigned long long e = bb + threadIdx.x; e < be; e += blockDim.x) {
             part += share[sources[e]];
         }
-        part = warp_sum(part);
-        if (lane == 0) {
-            atomicAdd(&block_total, part);
-        }
-        __syncthreads();
+        part = block_sum(part, block_total);
         if (owner == threadIdx.x) {
-            mine = block_total;
+            mine = part;
         }
-        __syncthreads();
     }
     // (2) Warp granularity: medium lists, by one warp each.
     while (true) {

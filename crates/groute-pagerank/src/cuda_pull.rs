@@ -1,16 +1,18 @@
 //! One device's pull-sweep storage on CUDA (kept across runs with the rest of
 //! [`crate::cuda_worker::CudaPageRankStorage`]): the in-CSR (the graph's own CSR buffers on a
 //! symmetric graph, an uploaded transpose otherwise), the cut CSR of the owned range (when
-//! any arc leaves it) and the full-length share array, zeroed once: pass 1 writes only the
-//! owned range, so the other entries stay 0 and remote in-neighbours add nothing.
+//! any arc leaves it), the owned hubs of the in-CSR with their tiles (when any vertex has
+//! [`crate::PULL_HUB_DEGREE`] in-arcs) and the full-length share array, zeroed once: pass 1
+//! writes only the owned range, so the other entries stay 0 and remote in-neighbours add
+//! nothing. The hubs' sums are zeroed once too; the gather leaves them 0.
 
 use std::ops::Range;
 
 use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
 
-use crate::cuda::pull::PullBuffers;
-use crate::sweep::CutArcs;
+use crate::cuda::pull::{PullBuffers, PullHubBuffers};
+use crate::sweep::{CutArcs, PullHubs};
 
 /// The device buffers of the pull sweep.
 #[derive(Clone)]
@@ -20,6 +22,8 @@ pub(crate) struct PullStorage {
     /// `f32` shares, as bits, one per vertex.
     share: Buffer<u32>,
     cut: Option<(Buffer<u64>, Buffer<u32>)>,
+    /// The hubs of the in-CSR, their tiles and their `f32` sums (as bits, zeroed).
+    hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
 }
 
 impl PullStorage {
@@ -39,6 +43,15 @@ impl PullStorage {
             Some(t) => (device.upload(t.offsets())?, device.upload(t.targets())?),
             None => (offsets.clone(), targets.clone()),
         };
+        let in_csr = transpose.unwrap_or(csr);
+        let hubs = match PullHubs::of(in_csr.offsets(), owned) {
+            None => None,
+            Some(h) => {
+                let sums = device.alloc::<u32>(h.vertices.len())?;
+                device.stream().fill(&sums, 0u32)?;
+                Some((device.upload(&h.vertices)?, device.upload(&h.tiles)?, sums))
+            }
+        };
         let whole = owned.start == 0 && owned.end as usize == n;
         let cut = if whole {
             None
@@ -56,6 +69,7 @@ impl PullStorage {
             in_sources,
             share,
             cut,
+            hubs,
         })
     }
 
@@ -66,6 +80,11 @@ impl PullStorage {
             in_sources: self.in_sources.raw(),
             share: self.share.raw(),
             cut: self.cut.as_ref().map(|(o, t)| (o.raw(), t.raw())),
+            hubs: self.hubs.as_ref().map(|(v, t, s)| PullHubBuffers {
+                vertices: v.raw(),
+                tiles: t.raw(),
+                sums: s.raw(),
+            }),
         }
     }
 }

@@ -129,7 +129,7 @@ use rayon::prelude::*;
 
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
-pub use sweep::{ParseSweepModeError, SweepMode};
+pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
 
 /// The default damping factor.
 pub const DEFAULT_ALPHA: f32 = 0.85;

@@ -92,6 +92,40 @@ impl CutArcs {
     }
 }
 
+/// In-degree from which the pull sweep's gather sums a vertex's in-list over the whole grid
+/// in tiles of this many arcs (`pagerank_pull_hub_tiles`), not by one block.
+pub const PULL_HUB_DEGREE: u64 = 2048;
+
+/// One device's pull hubs: the owned vertices of in-degree at least [`PULL_HUB_DEGREE`] and
+/// the tiles of their in-lists, three words each: hub index, first arc, end arc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PullHubs {
+    /// The hubs.
+    pub(crate) vertices: Vec<u32>,
+    /// `3 * tiles` words.
+    pub(crate) tiles: Vec<u64>,
+}
+
+impl PullHubs {
+    /// The hubs of `owned` in the in-CSR `in_offsets`, `None` when there is none.
+    pub(crate) fn of(in_offsets: &[u64], owned: &Range<u32>) -> Option<PullHubs> {
+        let mut vertices = Vec::new();
+        let mut tiles = Vec::new();
+        for v in owned.clone() {
+            let (begin, end) = (in_offsets[v as usize], in_offsets[v as usize + 1]);
+            if end - begin < PULL_HUB_DEGREE {
+                continue;
+            }
+            let hub = vertices.len() as u64;
+            vertices.push(v);
+            for first in (begin..end).step_by(PULL_HUB_DEGREE as usize) {
+                tiles.extend([hub, first, end.min(first + PULL_HUB_DEGREE)]);
+            }
+        }
+        (!vertices.is_empty()).then_some(PullHubs { vertices, tiles })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +151,23 @@ mod tests {
         assert_eq!(cut.offsets, vec![0, 0, 0, 1, 1]);
         assert_eq!(cut.targets, vec![0]);
         assert_eq!(CutArcs::of(&csr, &(0..4)), None);
+    }
+
+    #[test]
+    fn pull_hubs_tile_the_in_lists_of_high_in_degree() {
+        let d = PULL_HUB_DEGREE;
+        // In-degrees 1, 2d + 1, d - 1, d over vertices 0..4.
+        let offsets = [0, 1, 2 * d + 2, 3 * d + 1, 4 * d + 1];
+        let hubs = PullHubs::of(&offsets, &(0..4)).expect("two hubs");
+        assert_eq!(hubs.vertices, vec![1, 3]);
+        let (b, h) = (1, 3 * d + 1);
+        let expected = [
+            [0, b, b + d],
+            [0, b + d, b + 2 * d],
+            [0, b + 2 * d, b + 2 * d + 1],
+            [1, h, h + d],
+        ];
+        assert_eq!(hubs.tiles, expected.concat());
+        assert_eq!(PullHubs::of(&offsets, &(2..3)), None);
     }
 }

@@ -7,9 +7,13 @@
 
 mod common;
 
-use common::{check_options, from_pairs, generated, options, sweep_divisors, with_hubs};
+use common::{
+    check_options, from_pairs, generated, options, sweep_divisors, with_hubs, with_in_hubs,
+};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
-use groute_pagerank::{DEFAULT_SWEEP_DIVISOR, PageRankOptions, SweepMode, pagerank};
+use groute_pagerank::{
+    DEFAULT_SWEEP_DIVISOR, PULL_HUB_DEGREE, PageRankOptions, SweepMode, pagerank,
+};
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
     PageRankOptions {
@@ -64,6 +68,21 @@ fn pull_sweeps_with_hubs_on_cut_arcs_are_within_the_bound() {
     let g = with_hubs();
     for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
         for devices in [1, 2] {
+            check_options(&g, devices, &pull(0.01, divisor), &[]);
+        }
+    }
+}
+
+#[test]
+fn pull_sweeps_with_in_hubs_are_within_the_bound() {
+    // Two vertices of more in-arcs than the pull hub degree: CUDA sums their in-lists in
+    // tiles over the whole grid (pagerank_pull_hub_tiles) before the gather, two tiles each.
+    let g = with_in_hubs();
+    let in_degree = |v: u32| g.csr.targets().iter().filter(|&&w| w == v).count() as u64;
+    let tiles = |v: u32| in_degree(v).div_ceil(PULL_HUB_DEGREE);
+    assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
+    for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+        for devices in [1, 2, 3] {
             check_options(&g, devices, &pull(0.01, divisor), &[]);
         }
     }

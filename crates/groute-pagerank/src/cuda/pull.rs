@@ -5,11 +5,12 @@
 
 use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
-use groute_core::cuda::DevicePtr;
+use groute_core::cuda::{CudaModule, DevicePtr, LaunchConfig};
 use std::sync::Arc;
 
 use super::{
-    AppendBuffers, DeviceWorklistBuffers, PageRankBuffers, config, keep, keep_push_memory,
+    AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
+    elements, keep, keep_push_memory, too_many,
 };
 
 /// A device's pull-sweep topology and share array.
@@ -24,6 +25,19 @@ pub struct PullBuffers {
     /// The cut CSR (owned vertices' arcs to non-owned heads; full-length offsets, empty rows
     /// elsewhere), `None` when the device has no cut arc.
     pub cut: Option<(RawSlice, RawSlice)>,
+    /// The owned vertices of at least [`crate::PULL_HUB_DEGREE`] in-arcs (`None`: none).
+    pub hubs: Option<PullHubBuffers>,
+}
+
+/// The pull hubs of a device (`pagerank_pull_hub_tiles`).
+#[derive(Clone, Debug)]
+pub struct PullHubBuffers {
+    /// The hubs (u32 vertex ids, owned).
+    pub vertices: RawSlice,
+    /// Their tiles: three u64s each (hub index, first arc, end arc of the in-CSR).
+    pub tiles: RawSlice,
+    /// One f32 per hub: the tiles' sums, 0 between sweeps.
+    pub sums: RawSlice,
 }
 
 impl PullBuffers {
@@ -64,6 +78,9 @@ impl PullBuffers {
         if let Some((o, t)) = &self.cut {
             m.push(o.memory.clone());
             m.push(t.memory.clone());
+        }
+        if let Some(h) = &self.hubs {
+            m.extend([&h.vertices, &h.tiles, &h.sums].map(|s| s.memory.clone()));
         }
         m
     }
@@ -133,7 +150,8 @@ pub fn launch_pull_take(
 }
 
 /// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and its hub
-/// push): each owned vertex adds the shares of its in-neighbours to its residual and is
+/// push): the hubs' in-lists summed in tiles over the whole grid (when the device has pull
+/// hubs), then each owned vertex adds the shares of its in-neighbours to its residual and is
 /// appended to `wl` if it crossed epsilon.
 pub fn launch_pull_gather(
     stream: &dyn RawStream,
@@ -143,6 +161,22 @@ pub fn launch_pull_gather(
 ) -> Result<(), Error> {
     let ops = pr.args()?;
     pull.check(pr)?;
+    let (hubs, hub_count, hub_sums, hub_degree) = match &pull.hubs {
+        Some(h) => {
+            let count = elements::<u32>("pull hubs", &h.vertices)?;
+            if h.sums.len / 4 < count as usize {
+                return Err(Error::LengthMismatch {
+                    operation: "pagerank pull hub sums (one f32 per hub)",
+                    dst: h.sums.len / 4,
+                    src: count as usize,
+                });
+            }
+            launch_hub_tiles(stream, pull, h)?;
+            (&h.vertices, count, &h.sums, crate::PULL_HUB_DEGREE)
+        }
+        // No hub: the kernel reads no hub array (count 0, no in-list that long).
+        None => (&pull.in_sources, 0, &pull.share, u64::MAX),
+    };
     let (f, cfg) = config(stream, "pagerank_pull_gather", pr.owned.len())?;
     let args = (
         ops,
@@ -150,15 +184,51 @@ pub fn launch_pull_gather(
         DevicePtr::<u32>::from_slice(&pull.in_sources)?,
         DevicePtr::<f32>::from_slice(&pull.share)?,
         wl.args()?,
+        DevicePtr::<u32>::from_slice(hubs)?,
+        hub_count,
+        DevicePtr::<f32>::from_slice(hub_sums)?,
+        hub_degree,
     );
     // SAFETY: pagerank_pull_gather(PageRankOps ops, const unsigned long long* in_offsets,
-    // const unsigned* in_sources, const float* share, DeviceWorklist wl): the tuple matches
-    // it; the owned range lies inside the in-CSR offsets and the residual (checked), the
-    // in-CSR sources are vertex ids < n (the transpose of, or, the CSR) and the share holds
-    // n f32s (checked); memory kept alive below.
+    // const unsigned* in_sources, const float* share, DeviceWorklist wl, const unsigned*
+    // hubs, unsigned hub_count, float* hub_sum, unsigned long long hub_degree): the tuple
+    // matches it; the owned range lies inside the in-CSR offsets and the residual (checked),
+    // the in-CSR sources are vertex ids < n (the transpose of, or, the CSR) and the share
+    // holds n f32s (checked); `hubs` and `hub_sum` hold `hub_count` elements (checked), the
+    // hubs being owned vertices of at least `hub_degree` in-arcs (built at upload), which the
+    // per-vertex pass skips; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());
     memory.extend(pull.memory());
     keep(stream, memory)
+}
+
+/// Enqueues `pagerank_pull_hub_tiles` over the hubs' tiles, on the resident grid.
+fn launch_hub_tiles(
+    stream: &dyn RawStream,
+    pull: &PullBuffers,
+    hubs: &PullHubBuffers,
+) -> Result<(), Error> {
+    let words = hubs.tiles.len / 8;
+    let tiles = u32::try_from(words / 3).map_err(|_| too_many("pull hub tiles", words / 3))?;
+    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_pull_hub_tiles")?;
+    let grid = f
+        .max_resident_grid(PAGERANK_BLOCK, 0)?
+        .max(1)
+        .min(tiles.max(1));
+    let args = (
+        DevicePtr::<u64>::from_slice(&hubs.tiles)?,
+        tiles,
+        DevicePtr::<u32>::from_slice(&pull.in_sources)?,
+        DevicePtr::<f32>::from_slice(&pull.share)?,
+        DevicePtr::<f32>::from_slice(&hubs.sums)?,
+    );
+    // SAFETY: pagerank_pull_hub_tiles(const unsigned long long* tiles, unsigned tile_count,
+    // const unsigned* in_sources, const float* share, float* hub_sum): the tuple matches it;
+    // `tiles` holds 3 * tile_count u64s (counted from its length), built at upload from the
+    // in-CSR of `in_sources`: hub indices below the length of `hub_sum`, arc ranges inside
+    // the in-CSR, whose sources index the n-long share; memory kept alive below.
+    unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
+    keep(stream, pull.memory())
 }

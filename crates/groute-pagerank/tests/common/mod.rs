@@ -133,6 +133,24 @@ pub fn with_hubs() -> Graph {
     from_pairs(n, &pairs, "kron12+hubs")
 }
 
+/// A kron graph plus two vertices of in-degree above the pull hub degree (2048): arcs into
+/// vertex 0 from every other vertex and into vertex 1 from two thirds of them (several hub
+/// tiles each in the pull gather).
+pub fn with_in_hubs() -> Graph {
+    let kron = generated("kron:scale=12,ef=2,sym,seed=17");
+    let n = kron.num_vertices();
+    let mut pairs: Vec<(u32, u32)> = (0..n as u32)
+        .flat_map(|u| kron.csr.neighbors(u).iter().map(move |&w| (u, w)))
+        .collect();
+    for v in 2..n as u32 {
+        pairs.push((v, 0));
+        if v % 3 != 0 {
+            pairs.push((v, 1));
+        }
+    }
+    from_pairs(n, &pairs, "kron12+in-hubs")
+}
+
 /// The sweep divisors to test: all of `cuda` under `GROUTE_TEST_CUDA=1`, else only the default
 /// (the host backend runs worklist rounds whatever the divisor).
 pub fn sweep_divisors(cuda: &[u32]) -> Vec<u32> {
