@@ -327,6 +327,9 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             }
         }
         bool have = share > 0.0f;
+        if (PULL && pull.cut_offsets == nullptr) {
+            continue;  // no cut arc on this device (uniform over the grid): nothing to push
+        }
         // (1) Block granularity: high-degree lists, one at a time, by the whole block.
         while (true) {
             if (threadIdx.x == 0) {
@@ -597,6 +600,7 @@ extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
         }
         wl.append_warp(v, crossed);
     }
+    const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
     const unsigned int count = ops.owned_end - ops.owned_begin;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -610,6 +614,11 @@ extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
         }
         const bool active = i < count && end - begin < hub_degree;
         const float sum = groute::gather_sum(in_sources, share, begin, end, active);
-        wl.append_warp(v, active && add_owned(ops, v, sum));
+        // Most vertices may cross in a sweep: one reservation per block, not per warp.
+        const bool crossed = active && add_owned(ops, v, sum);
+        const unsigned int slot = groute::block_reserve(sink.count, crossed);
+        if (crossed) {
+            sink.put(slot, v);
+        }
     }
 }

@@ -24,7 +24,36 @@ __device__ __forceinline__ float warp_sum(float x) {
     return x;
 }
 
-// Sum of `x` over the block, on thread 0 (call with the whole block; `total` a __shared__
+// Reserves one slot per thread with `keep` in `*counter`, ONE atomicAdd per block (a sweep
+// may append most of its vertices: a per-warp reservation would queue tens of thousands of
+// atomics on one address). Returns this thread's slot (meaningful only where `keep`); the
+// order inside the block follows the thread order. Call with the whole block.
+__device__ __forceinline__ unsigned int block_reserve(unsigned int* counter, bool keep) {
+    __shared__ unsigned int warp_offset[32];
+    __shared__ unsigned int block_base;
+    const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
+    const unsigned int warp = threadIdx.x / 32u;
+    if (lane_id() == 0) {
+        warp_offset[warp] = static_cast<unsigned int>(__popc(ballot));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int total = 0;
+        for (unsigned int w = 0; w < blockDim.x / 32u; ++w) {
+            const unsigned int c = warp_offset[w];
+            warp_offset[w] = total;
+            total += c;
+        }
+        block_base = total == 0 ? 0u : atomicAdd(counter, total);
+    }
+    __syncthreads();
+    const unsigned int slot =
+        block_base + warp_offset[warp] + static_cast<unsigned int>(__popc(ballot & lanemask_lt()));
+    __syncthreads();  // everyone has read the offsets before the next call writes them
+    return slot;
+}
+
+// Sum of `x` over the block, on every thread (call with the whole block; `total` a __shared__
 // float that no other code uses between the calls' synchronisations).
 __device__ __forceinline__ float block_sum(float x, float& total) {
     if (threadIdx.x == 0) {
