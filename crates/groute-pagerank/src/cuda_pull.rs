@@ -73,6 +73,15 @@ impl PullStorage {
         })
     }
 
+    /// Zeroes the hubs' sums on `device`'s stream (the gather leaves them 0; this covers a
+    /// run that failed between the hub tiles and the gather).
+    pub(crate) fn reset(&self, device: &Device) -> Result<(), Error> {
+        match &self.hubs {
+            Some((_, _, sums)) => device.stream().fill(sums, 0u32),
+            None => Ok(()),
+        }
+    }
+
     /// The kernel-side view of the buffers.
     pub(crate) fn buffers(&self) -> PullBuffers {
         PullBuffers {

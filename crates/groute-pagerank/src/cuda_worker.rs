@@ -238,10 +238,14 @@ impl CudaPageRankStorage {
     }
 
     /// Resets the run state (residual `1 - alpha` on owned vertices and 0 in the halo, ranks
-    /// and control block 0) on `device`'s stream and returns a worker over this storage.
+    /// and control block 0, pull hub sums 0) on `device`'s stream and returns a worker over
+    /// this storage.
     pub(crate) fn worker<'a>(&self, device: &'a Device) -> Result<CudaPageRankWorker<'a>, Error> {
         reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
         device.stream().fill(&self.ctrl, 0u32)?;
+        if let Some(pull) = &self.pull {
+            pull.reset(device)?;
+        }
         device.stream().synchronize()?;
         Ok(CudaPageRankWorker {
             device,
