@@ -22,7 +22,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use groute::cc::{CcOptions, CcResult, StagedEdges, cc_reference, connected_components};
+use groute::cc::{
+    CcOptions, CcResult, HookKernel, StagedEdges, cc_reference, connected_components,
+};
 use serde::Serialize;
 
 use common::{AnyError, GraphArgs, RunArgs};
@@ -47,6 +49,10 @@ struct Args {
     /// Start the clock before the first chunk is sent (time every copy).
     #[arg(long)]
     no_prefill: bool,
+    /// CUDA hook kernel: plain (a thread per edge), warp (warp-cooperative, grid-stride) or
+    /// warp-range (warp-cooperative, a contiguous range per warp).
+    #[arg(long, value_name = "KERNEL", default_value_t = HookKernel::default())]
+    hook: HookKernel,
     /// Timed runs after one warm-up run (1: a single run, no warm-up).
     #[arg(long, value_name = "N", default_value_t = 1)]
     repeat: usize,
@@ -63,6 +69,8 @@ struct Report {
     backend: String,
     device: String,
     devices: usize,
+    /// The CUDA hook kernel (`--hook`).
+    hook: String,
     /// Median of the timed runs: devices start -> labels final on device 0.
     ms: f64,
     /// The same span by device events (max over devices; `None` on the host backend).
@@ -115,6 +123,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         chunk_edges: args.chunk,
         input_buffers: args.input_buffers,
         prefill: !args.no_prefill,
+        hook: args.hook,
         ..CcOptions::default()
     };
     let opts = CcOptions {
@@ -163,6 +172,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         backend: ctx.backend_kind().to_string(),
         device: common::device_name(&ctx),
         devices: ctx.num_devices(),
+        hook: args.hook.to_string(),
         ms: median(runs_ms.clone()),
         device_ms: common::median_device_ms(device_times),
         ms_to_host: median(to_host),
@@ -188,8 +198,8 @@ fn run(args: Args) -> Result<(), AnyError> {
             report.graph, report.vertices, report.edges_staged
         );
         println!(
-            "  backend {} ({}), {} device(s)",
-            report.backend, report.device, report.devices
+            "  backend {} ({}), {} device(s), hook kernel {}",
+            report.backend, report.device, report.devices, report.hook
         );
         println!(
             "  load {:.2} s, stage {:.1} ms, setup {:.2} ms, prefill {:.2} ms",

@@ -9,11 +9,20 @@
 // trees, the fully compressed array labels every vertex with the minimum vertex id of its
 // component.
 //
+// In particular vertex 0 is always a root (parent[0] <= 0, and nothing ever writes it but
+// cc_init): the finds stop at 0 without loading its entry, the word every thread would load
+// otherwise once 0's component is the giant one.
+//
 // Every read of the parent array that may race with a hook of another thread is a volatile
 // (L2) load: the L1 is not coherent across multiprocessors. Kernels of one stream never
 // overlap, so a compress never races with a hook.
 //
-// Launch: 1-D blocks, any grid; every kernel is a grid-stride loop.
+// The warp hooks (cc_hook_edges_warp*) also use remembered ancestors: a vertex once an ancestor
+// of u stays one (trees only grow at their roots), so uniting with a stale ancestor joins the
+// same trees as uniting with the root; it only costs a climb (see warp_link).
+//
+// Launch: 1-D blocks, any grid; every kernel is a grid-stride loop, except the warp hooks,
+// which need blocks of a multiple of 32 threads.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -42,7 +51,9 @@ __device__ __forceinline__ u32 find_from(u32 x, u32 cur, u32* parent, u32 n) {
     }
     u32 prev = x;
     u32 next;
-    while ((next = load_parent(parent, cur)) < cur) {
+    // Vertex 0 is always a root (parent[0] <= 0): reaching it ends the climb without loading
+    // its entry, the hottest word of the array when 0 is in the giant component.
+    while (cur != 0 && (next = load_parent(parent, cur)) < cur) {
         store_parent(parent, prev, next);
         prev = cur;
         cur = next;
@@ -54,20 +65,13 @@ __device__ __forceinline__ u32 find(u32 x, u32* parent, u32 n) {
     return find_from(x, load_parent(parent, x), parent, n);
 }
 
-// Unites the trees of u and v: finds both roots (halving the paths) and hooks the higher root
-// under the lower one with a CAS; when the CAS loses (another thread hooked that root first),
-// climbs on from the root's new parent. Every index is checked against n, so a corrupted array
-// stops the climb instead of reading out of bounds (the callers pass u, v < n). Most edges of
-// a dense graph join vertices that already point at one root: those end after two loads,
-// without loading the (hot) root's entry.
-__device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
-    const u32 pu = load_parent(parent, u);
-    const u32 pv = load_parent(parent, v);
-    if (pu == pv) {
-        return;
-    }
-    u32 r1 = find_from(u, pu, parent, n);
-    u32 r2 = find_from(v, pv, parent, n);
+// Unites the trees that contain r1 and r2 (any vertices of them; roots make it fastest): hooks
+// the higher of the two under the lower one with a CAS, which only succeeds on a root; when it
+// fails (the vertex is not, or no longer, a root), climbs on from that vertex's parent. Every
+// index is checked against n, so a corrupted array stops the climb instead of reading out of
+// bounds. Hooking a root under a non-root ancestor of the other side is as good as under its
+// root (the trees are joined either way, and parent[high] = low < high keeps the invariant).
+__device__ __forceinline__ void hook_roots(u32 r1, u32 r2, u32* parent, u32 n) {
     while (r1 != r2 && r1 < n && r2 < n) {
         const u32 high = r1 > r2 ? r1 : r2;
         const u32 low = r1 + r2 - high;
@@ -79,6 +83,115 @@ __device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
         r1 = find(old, parent, n);
         r2 = low;
     }
+}
+
+// Unites the trees of u and v: finds both roots (halving the paths) and hooks them
+// (hook_roots). The callers pass u, v < n. Most edges of a dense graph join vertices that
+// already point at one root: those end after two loads, without loading the (hot) root's entry.
+__device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
+    const u32 pu = load_parent(parent, u);
+    const u32 pv = load_parent(parent, v);
+    if (pu == pv) {
+        return;
+    }
+    hook_roots(find_from(u, pu, parent, n), find_from(v, pv, parent, n), parent, n);
+}
+
+constexpr u32 FULL_WARP = 0xFFFFFFFFu;
+constexpr u32 NO_VERTEX = 0xFFFFFFFFu;  // never a vertex: every vertex is < n <= 2^32 - 1
+
+// The warp's memory of one vertex u and an ancestor of it (u itself, or a vertex on its path
+// to the root), carried from one step of the warp hook to the next: consecutive edges of a
+// CSR-ordered list share u, and reusing the ancestor saves loading (hot) parent[u] again.
+// An ancestor stays an ancestor forever (trees only grow at their roots), so a remembered one
+// is never wrong, only possibly stale (not the root any more): the hook climbs from it.
+// Warp-uniform: every lane holds the same values.
+struct AncestorCache {
+    u32 u;
+    u32 ancestor;
+};
+
+// One step of the warp-cooperative hook: the 32 lanes of a warp, converged, each with one edge
+// (u, v) (`has_u`: u is a vertex; `valid`: the edge is to be hooked, u != v, both < n).
+//
+// 1. Lanes whose u equals the lower neighbour's form a group (a run of equal u: a CSR-ordered
+//    chunk gives runs of up to 32 lanes; an unsorted one runs of one, which is the plain hook).
+//    The group's leader loads parent[u] (or takes it from the cache) and broadcasts it: pu.
+// 2. Every lane loads parent[v]; pv == pu ends the edge (one tree), as in link().
+// 3. If some lane of the group goes on, the leader finds u's root once (anc) and broadcasts
+//    it; each such lane finds v's root (rv), unless pv == anc.
+// 4. Lanes that would unite the same pair (anc, rv) are redundant: the lowest does it alone.
+// 5. Lanes that must hook anc under a smaller rv would all CAS parent[anc] (the hot entry of
+//    a hub): the lanes sharing anc instead elect one, which CASes anc under the smallest of
+//    their rv; each lane then unites rv with anc's new parent (that rv, or whatever another
+//    thread hooked anc under: an ancestor of u either way), via hook_roots.
+// 6. Lanes with rv > anc hook rv under anc (distinct entries) via hook_roots.
+// Every lane that leaves early has its trees joined by itself or by a lane doing the same
+// union, so the kernel ends with every edge's endpoints in one tree, as the plain hook.
+__device__ __forceinline__ void warp_link(u32 u, u32 v, bool has_u, bool valid,
+                                          AncestorCache& cache, u32* parent, u32 n) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 key = has_u ? u : NO_VERTEX;
+    const u32 lower_key = __shfl_up_sync(FULL_WARP, key, 1);
+    const u32 heads = __ballot_sync(FULL_WARP, lane == 0 || lower_key != key);
+    const u32 up_to_me = FULL_WARP >> (31u - lane);
+    const u32 leader = 31u - __clz(heads & up_to_me);
+    const u32 heads_above = heads & ~up_to_me;
+    const u32 group_end = heads_above != 0 ? __ffs(heads_above) - 1u : 32u;
+    const u32 group =
+        (group_end == 32u ? FULL_WARP : (1u << group_end) - 1u) & ~((1u << leader) - 1u);
+    const bool cached = has_u && key == cache.u;
+
+    u32 pu = NO_VERTEX;
+    if (lane == leader && has_u) {
+        pu = cached ? cache.ancestor : load_parent(parent, u);
+    }
+    pu = __shfl_sync(FULL_WARP, pu, leader);
+    u32 pv = NO_VERTEX;
+    bool need = false;
+    if (valid) {
+        pv = load_parent(parent, v);
+        need = pv != pu;
+    }
+    u32 anc = pu;  // an ancestor of u, known to the whole group
+    const u32 needs = __ballot_sync(FULL_WARP, need);
+    if (needs != 0) {  // warp-uniform
+        if (lane == leader && (needs & group) != 0 && !cached) {
+            anc = find_from(u, pu, parent, n);
+        }
+        anc = __shfl_sync(FULL_WARP, anc, leader);
+        u32 rv = NO_VERTEX;
+        if (need) {
+            rv = pv == anc ? anc : find_from(v, pv, parent, n);
+            need = rv != anc && rv < n && anc < n;
+        }
+        const u64 pair = need ? (static_cast<u64>(anc) << 32) | rv : ~0ull;
+        const u32 same_pair = __match_any_sync(FULL_WARP, pair);
+        need = need && __ffs(same_pair) - 1u == lane;
+        const bool under = need && rv < anc;
+        u32 from = anc;  // the ancestor of u that this lane unites rv with
+        if (__ballot_sync(FULL_WARP, under) != 0) {  // warp-uniform
+            const u32 peers = __match_any_sync(FULL_WARP, under ? anc : NO_VERTEX);
+            const u32 lowest = __reduce_min_sync(peers, under ? rv : NO_VERTEX);
+            const u32 elected = __ffs(peers) - 1u;
+            u32 next = NO_VERTEX;
+            if (under && lane == elected) {
+                const u32 old = atomicCAS(parent + anc, anc, lowest);
+                next = old == anc ? lowest : old;
+            }
+            next = __shfl_sync(FULL_WARP, next, elected);
+            if (under) {
+                from = next;
+            }
+            // The group remembers the smallest ancestor of u it learnt.
+            anc = __reduce_min_sync(group, under ? next : anc);
+        }
+        if (need) {
+            hook_roots(from, rv, parent, n);
+        }
+    }
+    cache.u = __shfl_sync(FULL_WARP, key, 31);
+    cache.ancestor = __shfl_sync(FULL_WARP, anc, 31);
 }
 
 __device__ __forceinline__ u64 grid_stride() {
@@ -112,6 +225,41 @@ extern "C" __global__ void cc_hook_edges(const uint2* __restrict__ edges, u64 m,
 
 // Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
 // Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
+// cc_hook_edges with a warp-cooperative hook (warp_link) for CSR-ordered edge lists: the
+// lanes of a warp whose edges share u find u's root once. Grid-stride over steps of 32 edges
+// (warp i takes edges 32 i.. of every stride). Blocks of a multiple of 32 threads.
+extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u64 m, u32* parent,
+                                              u32 n) {
+    const u32 lane = threadIdx.x & 31u;
+    AncestorCache cache{NO_VERTEX, NO_VERTEX};
+    for (u64 base = global_thread() - lane; base < m; base += grid_stride()) {
+        const u64 i = base + lane;
+        const uint2 e = i < m ? edges[i] : make_uint2(NO_VERTEX, NO_VERTEX);
+        const bool has_u = e.x < n;
+        warp_link(e.x, e.y, has_u, has_u && e.y < n && e.x != e.y, cache, parent, n);
+    }
+}
+
+// cc_hook_edges_warp with a contiguous range of edges per warp instead of a grid stride: a
+// warp walks its range 32 edges at a time, so in a CSR-ordered list it meets few distinct u
+// and its ancestor cache saves most loads of parent[u] (the hubs' entries). Blocks of a
+// multiple of 32 threads.
+extern "C" __global__ void cc_hook_edges_warp_range(const uint2* __restrict__ edges, u64 m,
+                                                    u32* parent, u32 n) {
+    const u32 lane = threadIdx.x & 31u;
+    const u64 warps = grid_stride() / 32u;
+    const u64 per_warp = ((m + warps - 1) / warps + 31u) & ~static_cast<u64>(31u);
+    const u64 begin = (global_thread() / 32u) * per_warp;
+    const u64 end = begin + per_warp < m ? begin + per_warp : m;
+    AncestorCache cache{NO_VERTEX, NO_VERTEX};
+    for (u64 base = begin; base < end; base += 32u) {
+        const u64 i = base + lane;
+        const uint2 e = i < end ? edges[i] : make_uint2(NO_VERTEX, NO_VERTEX);
+        const bool has_u = e.x < n;
+        warp_link(e.x, e.y, has_u, has_u && e.y < n && e.x != e.y, cache, parent, n);
+    }
+}
+
 extern "C" __global__ void cc_compress(u32* parent, u32 n) {
     for (u64 i = global_thread(); i < n; i += grid_stride()) {
         const u32 v = static_cast<u32>(i);
@@ -119,7 +267,7 @@ extern "C" __global__ void cc_compress(u32* parent, u32 n) {
         if (p == v || p >= n) {
             continue;
         }
-        u32 pp = load_parent(parent, p);
+        u32 pp = p == 0 ? 0 : load_parent(parent, p);  // 0 is always a root
         if (pp == p) {
             continue;  // already points at a root
         }

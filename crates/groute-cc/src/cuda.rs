@@ -1,7 +1,7 @@
 //! Typed launch wrappers for `kernels/cc.cu` (CUDA backend).
 //!
 //! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
-//! looks up its four kernels; each method validates sizes, takes device pointers, launches with
+//! looks up its six kernels; each method validates sizes, takes device pointers, launches with
 //! one `SAFETY` comment naming the kernel's signature, and keeps the memory alive until the
 //! kernel completes. Nothing is synchronised.
 //!
@@ -17,10 +17,11 @@ use groute_core::cuda::{
 };
 use groute_core::{Buffer, Error as CoreError, Stream};
 
-use crate::{CcError, Edge};
+use crate::{CcError, Edge, HookKernel};
 
-/// Threads per block of every CC kernel.
+/// Threads per block of every CC kernel (a multiple of 32: the warp hooks need whole warps).
 pub const CC_BLOCK: u32 = 256;
+const _: () = assert!(CC_BLOCK % 32 == 0);
 
 /// The kernel source (`kernels/cc.cu`), from the project's kernel list.
 pub fn source() -> Result<&'static KernelSource, CcError> {
@@ -38,6 +39,8 @@ pub fn source() -> Result<&'static KernelSource, CcError> {
 pub struct CcKernels {
     init: CudaFunction,
     hook: CudaFunction,
+    hook_warp: CudaFunction,
+    hook_warp_range: CudaFunction,
     compress: CudaFunction,
     merge: CudaFunction,
     grid: u32,
@@ -57,15 +60,26 @@ impl CcKernels {
         let module = CudaModule::load(stream.raw().as_ref(), source()?)?;
         let init = module.function("cc_init")?;
         let hook = module.function("cc_hook_edges")?;
+        let hook_warp = module.function("cc_hook_edges_warp")?;
+        let hook_warp_range = module.function("cc_hook_edges_warp_range")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
         let mut grid = u32::MAX;
-        for f in [&init, &hook, &compress, &merge] {
+        for f in [
+            &init,
+            &hook,
+            &hook_warp,
+            &hook_warp_range,
+            &compress,
+            &merge,
+        ] {
             grid = grid.min(f.max_resident_grid(CC_BLOCK, 0)?.max(1));
         }
         Ok(CcKernels {
             init,
             hook,
+            hook_warp,
+            hook_warp_range,
             compress,
             merge,
             grid,
@@ -98,11 +112,14 @@ impl CcKernels {
         Self::finish(stream, vec![device_memory(parent)])
     }
 
-    /// Hooks every edge of `edges` into `parent` (edges with an endpoint out of range are
-    /// skipped). `edges` must be valid in stream order and unwritten until the kernel completes.
+    /// Hooks every edge of `edges` into `parent` with the `kernel` chosen (edges with an
+    /// endpoint out of range are skipped; any edge order works, CSR order is what the warp
+    /// kernels are fast on). `edges` must be valid in stream order and unwritten until the
+    /// kernel completes.
     pub fn hook_edges(
         &self,
         stream: &Stream,
+        kernel: HookKernel,
         edges: &Buffer<Edge>,
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
@@ -117,15 +134,19 @@ impl CcKernels {
             DevicePtr::<u32>::from_slice(&parent.raw())?,
             n,
         );
-        // SAFETY: cc_hook_edges(const uint2* edges, unsigned long long m, unsigned* parent,
-        // unsigned n): the tuple matches it field by field; `edges` holds m 8-byte `Edge`s
-        // (repr(C) {u, v} = uint2 {x, y}), 8-byte aligned (checked by from_slice::<u64>);
-        // `parent` holds n u32s; both are device-addressable and kept alive below until the
-        // kernel completes; the kernel checks every index against n before using it.
-        unsafe {
-            self.hook
-                .launch(stream.raw().as_ref(), self.config(edges.len()), args)?
+        let function = match kernel {
+            HookKernel::Plain => &self.hook,
+            HookKernel::Warp => &self.hook_warp,
+            HookKernel::WarpRange => &self.hook_warp_range,
         };
+        // SAFETY: cc_hook_edges, cc_hook_edges_warp and cc_hook_edges_warp_range all take
+        // (const uint2* edges, unsigned long long m, unsigned* parent, unsigned n): the tuple
+        // matches it field by field; `edges` holds m 8-byte `Edge`s (repr(C) {u, v} = uint2
+        // {x, y}), 8-byte aligned (checked by from_slice::<u64>); `parent` holds n u32s; both
+        // are device-addressable and kept alive below until the kernel completes; the kernels
+        // check every index against n before using it, and the warp kernels' blocks of
+        // CC_BLOCK threads are a multiple of 32 as they require.
+        unsafe { function.launch(stream.raw().as_ref(), self.config(edges.len()), args)? };
         Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
     }
 

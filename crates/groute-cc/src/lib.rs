@@ -19,6 +19,10 @@
 //!   root under the lower one with a compare-and-swap); after its last chunk (or every
 //!   [`CcOptions::compress_every`] chunks) it compresses (pointer jumping until every vertex
 //!   points at its root): its array is the components of the edges it has seen.
+//!   On CUDA the hook kernel is [`CcOptions::hook`]: one thread per edge, or warp-cooperative
+//!   for CSR-ordered chunks (the lanes sharing `u` find its root once and elect one CAS when
+//!   that root is hooked, so a hub's entries are not loaded and CASed by every lane). Every
+//!   find stops at vertex 0 without loading it (0 is always a root).
 //! - Once its scatter output reaches end of stream, a device merges its children's arrays (in
 //!   the binomial tree of [`TreeReduction`]; each entry `(v, parent[v])` is one more edge to
 //!   hook), compresses, and sends its array up to its parent; device 0 sends the final array
@@ -33,6 +37,7 @@
 //! | [`connected_components`] | one run over staged edges |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
+//! | [`HookKernel`] | which CUDA kernel hooks the chunks (per thread, or warp-cooperative) |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
 //! | [`Edge`] | one edge `(u, v)` as it travels over the scatter router |
 //! | [`host`], [`cuda`] | the kernels of each backend (hook, compress, merge) |
@@ -69,6 +74,7 @@
 mod cc_solver;
 pub mod cuda;
 mod error;
+mod hook_kernel;
 pub mod host;
 mod reference;
 mod solver;
@@ -76,6 +82,7 @@ mod staging;
 
 pub use cc_solver::CcSolver;
 pub use error::CcError;
+pub use hook_kernel::HookKernel;
 pub use reference::{cc_reference, component_stats};
 pub use solver::{CcOptions, CcResult, CcStats, connected_components};
 pub use staging::StagedEdges;

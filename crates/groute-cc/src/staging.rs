@@ -111,6 +111,49 @@ impl StagedEdges {
         })
     }
 
+    /// Stages `edges` as given (any order, duplicates and self-loops allowed) for a graph of
+    /// `num_vertices` vertices: for edge lists that do not come from a CSR (and to exercise
+    /// the hook kernels on unsorted input). Fails when an endpoint is not below
+    /// `num_vertices` or `num_vertices` exceeds `u32::MAX`.
+    pub fn from_edges(ctx: &Context, num_vertices: usize, edges: &[Edge]) -> Result<Self, CcError> {
+        let start = Instant::now();
+        if num_vertices > u32::MAX as usize {
+            return Err(CcError::invalid(
+                "num_vertices",
+                num_vertices,
+                "at most u32::MAX vertices (vertex ids are u32)",
+            ));
+        }
+        if let Some(e) = edges
+            .iter()
+            .find(|e| e.u as usize >= num_vertices || e.v as usize >= num_vertices)
+        {
+            return Err(CcError::invalid(
+                "edge",
+                format!("({}, {})", e.u, e.v),
+                format!("both endpoints below num_vertices = {num_vertices}"),
+            ));
+        }
+        let total = edges.len();
+        // One element at least: zero-byte allocations are refused by some backends.
+        let staged = ctx.alloc_host::<Edge>(total.max(1))?.slice(0..total)?;
+        if total > 0 {
+            // SAFETY: the buffer was just allocated; nothing else touches it yet.
+            unsafe { staged.as_host_slice_mut() }
+                .ok_or(groute_core::Error::Unsupported {
+                    operation: "writing pinned host memory",
+                    backend: "this",
+                })?
+                .copy_from_slice(edges);
+        }
+        Ok(StagedEdges {
+            edges: staged,
+            num_vertices,
+            backend: Arc::clone(ctx.backend()),
+            staging_time: start.elapsed(),
+        })
+    }
+
     /// Number of vertices of the graph.
     pub fn num_vertices(&self) -> usize {
         self.num_vertices

@@ -1,0 +1,184 @@
+//! Every CUDA hook kernel ([`HookKernel`]) against the union-find reference, on the inputs the
+//! warp-cooperative kernels are built for and on those they must merely survive: hubs at low
+//! ids (whole warps and chunks sharing one `u`), CSR order and shuffled edge lists, reversed,
+//! duplicate and self-loop edges, 1 and 2 devices (merging), small and large chunks. Runs on
+//! every backend of `test_contexts` (the host backend ignores the kernel choice; CUDA with
+//! `GROUTE_TEST_CUDA=1` runs each kernel).
+
+use groute_cc::{
+    CcError, CcOptions, Edge, HookKernel, StagedEdges, cc_reference, connected_components,
+};
+use groute_core::Context;
+use groute_core::testing::test_contexts;
+use groute_graph::{CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, generate};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("generate")
+}
+
+/// The components of `pairs` (weak: direction ignored), by the reference.
+fn reference(n: usize, pairs: &[(u32, u32)]) -> Vec<u32> {
+    let csr = CsrBuilder::new(n)
+        .symmetrize(true)
+        .build(&EdgeList::from_pairs(pairs))
+        .expect("csr");
+    cc_reference(&csr)
+}
+
+/// `hubs` hubs (ids 0..hubs) each joined to `spokes` random vertices, plus `extra` random
+/// edges, over `n` vertices: a few huge adjacency lists first in CSR order, as in Kronecker
+/// graphs whose ids are not permuted.
+fn hub_pairs(n: u32, hubs: u32, spokes: usize, extra: usize, seed: u64) -> Vec<(u32, u32)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut pairs = Vec::new();
+    for h in 0..hubs {
+        for _ in 0..spokes {
+            pairs.push((h, rng.random_range(0..n)));
+        }
+    }
+    for _ in 0..extra {
+        pairs.push((rng.random_range(0..n), rng.random_range(0..n)));
+    }
+    pairs
+}
+
+/// Runs every kernel on every context with these staged-edge makers and chunk sizes.
+fn check_kernels(
+    devices: usize,
+    label: &str,
+    expected: &[u32],
+    stage: impl Fn(&Context) -> StagedEdges,
+    chunks: &[Option<usize>],
+) {
+    for tc in test_contexts(devices, &[3]) {
+        let staged = stage(&tc.context);
+        for kernel in HookKernel::ALL {
+            for &chunk in chunks {
+                let opts = CcOptions {
+                    chunk_edges: chunk,
+                    ..CcOptions::default().with_hook(kernel)
+                };
+                let got = connected_components(&tc.context, &staged, &opts)
+                    .unwrap_or_else(|e| panic!("{label} on {}, {kernel}: {e}", tc.label));
+                assert_eq!(
+                    got.labels, expected,
+                    "{label} on {} x{devices}, hook {kernel}, chunk {chunk:?}",
+                    tc.label
+                );
+                assert_eq!(
+                    got.stats.edges_per_device.iter().sum::<u64>(),
+                    staged.num_edges() as u64
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hubs_in_csr_order_match_the_reference() {
+    let n = 4000;
+    let pairs = hub_pairs(n, 6, 700, 1500, 1);
+    let g = Graph::new(
+        CsrBuilder::new(n as usize)
+            .symmetrize(true)
+            .build(&EdgeList::from_pairs(&pairs))
+            .expect("csr"),
+        "hubs",
+        true,
+    );
+    let expected = cc_reference(&g.csr);
+    for devices in [1, 2] {
+        check_kernels(
+            devices,
+            "hubs (csr order)",
+            &expected,
+            |ctx| StagedEdges::new(ctx, &g).expect("stage"),
+            &[Some(64), Some(1000), None],
+        );
+    }
+}
+
+#[test]
+fn unpermuted_kronecker_matches_the_reference() {
+    // perm=0: the hubs are the lowest ids, so the first chunks are a few huge adjacency lists.
+    let g = generated("kron:scale=11,ef=8,sym,perm=0,seed=5");
+    let expected = cc_reference(&g.csr);
+    check_kernels(
+        1,
+        "kron perm=0",
+        &expected,
+        |ctx| StagedEdges::new(ctx, &g).expect("stage"),
+        &[Some(2048), None],
+    );
+    // Directed: every arc is staged, u > v included (runs of equal u still, any order of v).
+    let directed = generated("kron:scale=10,ef=4,sym=0,perm=0,seed=6");
+    assert!(!directed.symmetric);
+    check_kernels(
+        2,
+        "directed kron perm=0",
+        &cc_reference(&directed.csr),
+        |ctx| StagedEdges::new(ctx, &directed).expect("stage"),
+        &[Some(500)],
+    );
+}
+
+#[test]
+fn shuffled_edge_lists_with_loops_duplicates_and_reversals_match_the_reference() {
+    // Random inputs: the grouping by u is an optimisation, never an assumption.
+    for seed in 0..6u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+        let n = rng.random_range(40..3000u32);
+        let hubs = rng.random_range(1..5u32).min(n);
+        let mut pairs = hub_pairs(
+            n,
+            hubs,
+            rng.random_range(0..600),
+            rng.random_range(0..900),
+            seed,
+        );
+        // Reversed copies, duplicates, self-loops.
+        let k = pairs.len() / 4;
+        for i in 0..k {
+            let (u, v) = pairs[i];
+            pairs.push((v, u));
+            pairs.push((u, v));
+            pairs.push((u, u));
+        }
+        let expected = reference(n as usize, &pairs);
+        // Shuffled, and sorted by u with runs straddling warps (v in any order).
+        let mut shuffled = pairs.clone();
+        shuffled.shuffle(&mut rng);
+        let mut by_u = shuffled.clone();
+        by_u.sort_by_key(|&(u, _)| u);
+        for (order, list) in [("shuffled", &shuffled), ("sorted by u", &by_u)] {
+            let edges: Vec<Edge> = list.iter().map(|&(u, v)| Edge::new(u, v)).collect();
+            let chunk = rng.random_range(1..400usize);
+            check_kernels(
+                1 + (seed as usize % 2),
+                &format!("seed {seed}, {order}, n {n}"),
+                &expected,
+                |ctx| StagedEdges::from_edges(ctx, n as usize, &edges).expect("stage"),
+                &[Some(chunk), Some(edges.len().max(1))],
+            );
+        }
+    }
+}
+
+#[test]
+fn staging_refuses_edges_out_of_range() {
+    let ctx = Context::host(1).expect("host");
+    let err = StagedEdges::from_edges(&ctx, 4, &[Edge::new(0, 1), Edge::new(2, 4)])
+        .expect_err("vertex 4 of 4");
+    assert!(matches!(err, CcError::InvalidOption { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("(2, 4)") && msg.contains("num_vertices = 4"),
+        "{msg}"
+    );
+    let empty = StagedEdges::from_edges(&ctx, 3, &[]).expect("no edges");
+    let r = connected_components(&ctx, &empty, &CcOptions::default()).expect("cc");
+    assert_eq!(r.labels, vec![0, 1, 2]);
+}
