@@ -34,7 +34,8 @@ pub fn source() -> Result<&'static KernelSource, CcError> {
     })
 }
 
-/// The CC kernels loaded for one device, with their grid sizes (resident blocks).
+/// The CC kernels loaded for one device, with their grid sizes (resident blocks; the warp
+/// hooks have their own).
 #[derive(Clone, Debug)]
 pub struct CcKernels {
     init: CudaFunction,
@@ -44,6 +45,7 @@ pub struct CcKernels {
     compress: CudaFunction,
     merge: CudaFunction,
     grid: u32,
+    warp_grid: u32,
 }
 
 fn n32(what: &'static str, n: usize) -> Result<u32, CcError> {
@@ -64,17 +66,16 @@ impl CcKernels {
         let hook_warp_range = module.function("cc_hook_edges_warp_range")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
-        let mut grid = u32::MAX;
-        for f in [
-            &init,
-            &hook,
-            &hook_warp,
-            &hook_warp_range,
-            &compress,
-            &merge,
-        ] {
-            grid = grid.min(f.max_resident_grid(CC_BLOCK, 0)?.max(1));
-        }
+        // The warp hooks get their own grid, so that their resources never shrink the others'.
+        let resident = |fs: &[&CudaFunction]| -> Result<u32, CcError> {
+            let mut grid = u32::MAX;
+            for f in fs {
+                grid = grid.min(f.max_resident_grid(CC_BLOCK, 0)?.max(1));
+            }
+            Ok(grid)
+        };
+        let grid = resident(&[&init, &hook, &compress, &merge])?;
+        let warp_grid = resident(&[&hook_warp, &hook_warp_range])?;
         Ok(CcKernels {
             init,
             hook,
@@ -83,6 +84,7 @@ impl CcKernels {
             compress,
             merge,
             grid,
+            warp_grid,
         })
     }
 
@@ -134,11 +136,12 @@ impl CcKernels {
             DevicePtr::<u32>::from_slice(&parent.raw())?,
             n,
         );
-        let function = match kernel {
-            HookKernel::Plain => &self.hook,
-            HookKernel::Warp => &self.hook_warp,
-            HookKernel::WarpRange => &self.hook_warp_range,
+        let (function, grid) = match kernel {
+            HookKernel::Plain => (&self.hook, self.grid),
+            HookKernel::Warp => (&self.hook_warp, self.warp_grid),
+            HookKernel::WarpRange => (&self.hook_warp_range, self.warp_grid),
         };
+        let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(grid));
         // SAFETY: cc_hook_edges, cc_hook_edges_warp and cc_hook_edges_warp_range all take
         // (const uint2* edges, unsigned long long m, unsigned* parent, unsigned n): the tuple
         // matches it field by field; `edges` holds m 8-byte `Edge`s (repr(C) {u, v} = uint2
@@ -146,7 +149,7 @@ impl CcKernels {
         // are device-addressable and kept alive below until the kernel completes; the kernels
         // check every index against n before using it, and the warp kernels' blocks of
         // CC_BLOCK threads are a multiple of 32 as they require.
-        unsafe { function.launch(stream.raw().as_ref(), self.config(edges.len()), args)? };
+        unsafe { function.launch(stream.raw().as_ref(), config, args)? };
         Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
     }
 
