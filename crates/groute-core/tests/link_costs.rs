@@ -32,8 +32,13 @@ fn device_message(ctx: &Context, device: usize, len: usize) -> Segment<u32> {
 }
 
 fn dev0_to_dev1(ctx: &Context, num_buffers: usize) -> Link<u32> {
+    dev0_to_dev1_on(ctx, num_buffers, 1)
+}
+
+fn dev0_to_dev1_on(ctx: &Context, num_buffers: usize, copy_streams: usize) -> Link<u32> {
     let (d0, d1) = (Endpoint::Device(DeviceId(0)), Endpoint::Device(DeviceId(1)));
-    Link::new(ctx, d0, d1, LinkConfig::new(PACKET, num_buffers)).unwrap()
+    let config = LinkConfig::new(PACKET, num_buffers).with_copy_streams(copy_streams);
+    Link::new(ctx, d0, d1, config).unwrap()
 }
 
 /// Sends `msg` and receives every packet, releasing each with `release(copy event)` (the
@@ -70,18 +75,40 @@ fn counted(counts: &CallCounts, f: impl FnOnce()) -> CallSnapshot {
     counts.snapshot() - before
 }
 
-#[test]
-fn a_streamed_packet_costs_one_copy_one_record_and_no_stream_wait() {
+/// The calls of `packets` packets from device 0 to device 1 over `num_buffers` buffers and
+/// `copy_streams` streams, each released with its copy event; checks one copy and one record
+/// per packet.
+fn streamed_calls(num_buffers: usize, copy_streams: usize, packets: usize) -> CallSnapshot {
     let (ctx, counts) = counting_context(2);
-    let link = dev0_to_dev1(&ctx, 4);
-    let packets = 64;
+    let link = dev0_to_dev1_on(&ctx, num_buffers, copy_streams);
     let msg = device_message(&ctx, 0, PACKET * packets);
     let calls = counted(&counts, || {
         stream_through(&link.sender(), &link.receiver(), &msg, &|e| e.clone())
     });
     let n = packets as u64;
     assert_eq!((calls.copies, calls.records), (n, n), "{calls}");
+    calls
+}
+
+#[test]
+fn a_streamed_packet_costs_one_copy_one_record_and_no_stream_wait() {
+    let calls = streamed_calls(4, 1, 64);
     assert_eq!(calls.stream_waits, 0, "{calls}");
+}
+
+#[test]
+fn packets_spread_over_streams_cost_no_stream_wait_when_buffers_come_back_to_their_stream() {
+    // 4 buffers over 2 streams: packet p uses buffer p % 4 and stream p % 2, so a buffer is
+    // always reused on the stream of its previous copy.
+    let calls = streamed_calls(4, 2, 64);
+    assert_eq!(calls.stream_waits, 0, "{calls}");
+}
+
+#[test]
+fn a_buffer_reused_on_another_stream_costs_one_wait_for_its_last_copy() {
+    // 3 buffers over 2 streams: packet p + 3 reuses packet p's buffer on the other stream.
+    let calls = streamed_calls(3, 2, 30);
+    assert_eq!(calls.stream_waits, 30 - 3, "{calls}");
 }
 
 #[test]

@@ -115,47 +115,55 @@ fn a_released_buffer_is_reused_only_after_the_consumers_event() {
             );
             continue;
         }
-        // One buffer: every packet overwrites the previous one unless the link waits.
-        let link = Link::<u32>::new(
-            ctx,
-            Endpoint::Device(DeviceId(0)),
-            Endpoint::Device(DeviceId(1)),
-            LinkConfig::new(4, 1),
-        )
-        .unwrap();
-        let input = data(24, 9);
-        let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(0)), &input);
-        let _sent = link.send(seg, ready).unwrap();
-        link.shutdown();
-        let mismatches = Arc::new(AtomicUsize::new(0));
-        let checked = Arc::new(AtomicUsize::new(0));
-        while let Some(p) = link.receive_timeout(TIMEOUT).unwrap() {
-            let stream = consumer.stream();
-            stream.wait(p.ready()).unwrap();
-            let buf = p.segment().data().clone();
-            let offset = p.segment().offset();
-            let want = input[offset..offset + buf.len()].to_vec();
-            let (mis, chk) = (Arc::clone(&mismatches), Arc::clone(&checked));
-            stream
-                .launch_host(move || {
-                    // A slow consumer: if the link reused the buffer now, we would see the
-                    // next packet's data.
-                    std::thread::sleep(Duration::from_millis(15));
-                    // SAFETY: the stream waited for the packet's copy, and the link does not
-                    // write the buffer before the event recorded after this kernel.
-                    let got = unsafe { buf.host_to_vec() }.unwrap();
-                    if got != want {
-                        mis.fetch_add(1, Ordering::Relaxed);
-                    }
-                    chk.fetch_add(1, Ordering::Relaxed);
-                })
-                .unwrap();
-            let done = stream.record().unwrap();
-            p.release(done);
+        for copy_streams in [1, 3] {
+            // One buffer: every packet overwrites the previous one unless the link waits (with
+            // 3 copy streams, each packet's copy runs on another stream than the one before).
+            let link = Link::<u32>::new(
+                ctx,
+                Endpoint::Device(DeviceId(0)),
+                Endpoint::Device(DeviceId(1)),
+                LinkConfig::new(4, 1).with_copy_streams(copy_streams),
+            )
+            .unwrap();
+            let input = data(24, 9);
+            let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(0)), &input);
+            let _sent = link.send(seg, ready).unwrap();
+            link.shutdown();
+            let mismatches = Arc::new(AtomicUsize::new(0));
+            let checked = Arc::new(AtomicUsize::new(0));
+            while let Some(p) = link.receive_timeout(TIMEOUT).unwrap() {
+                let stream = consumer.stream();
+                stream.wait(p.ready()).unwrap();
+                let buf = p.segment().data().clone();
+                let offset = p.segment().offset();
+                let want = input[offset..offset + buf.len()].to_vec();
+                let (mis, chk) = (Arc::clone(&mismatches), Arc::clone(&checked));
+                stream
+                    .launch_host(move || {
+                        // A slow consumer: if the link reused the buffer now, we would see the
+                        // next packet's data.
+                        std::thread::sleep(Duration::from_millis(15));
+                        // SAFETY: the stream waited for the packet's copy, and the link does not
+                        // write the buffer before the event recorded after this kernel.
+                        let got = unsafe { buf.host_to_vec() }.unwrap();
+                        if got != want {
+                            mis.fetch_add(1, Ordering::Relaxed);
+                        }
+                        chk.fetch_add(1, Ordering::Relaxed);
+                    })
+                    .unwrap();
+                let done = stream.record().unwrap();
+                p.release(done);
+            }
+            consumer.stream().synchronize().unwrap();
+            assert_eq!(checked.load(Ordering::Relaxed), 6);
+            let label = &tc.label;
+            assert_eq!(
+                mismatches.load(Ordering::Relaxed),
+                0,
+                "{label}, {copy_streams} streams"
+            );
         }
-        consumer.stream().synchronize().unwrap();
-        assert_eq!(checked.load(Ordering::Relaxed), 6);
-        assert_eq!(mismatches.load(Ordering::Relaxed), 0, "{}", tc.label);
     }
 }
 

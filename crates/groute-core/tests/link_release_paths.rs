@@ -55,8 +55,13 @@ fn sends_from_many_threads_and_releases_from_another_all_arrive_in_per_thread_or
     const MESSAGES: u64 = 12;
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, LinkConfig::new(8, 3)).unwrap();
+        // With two copy streams, three buffers come back to alternating streams.
+        for (src, dst, copy_streams) in pairs(ctx)
+            .into_iter()
+            .flat_map(|(s, d)| [(s, d, 1), (s, d, 2)])
+        {
+            let config = LinkConfig::new(8, 3).with_copy_streams(copy_streams);
+            let link = Link::<u32>::new(ctx, src, dst, config).unwrap();
             // Packets go from the receiving thread to a releasing thread.
             let (to_release, released) = std::sync::mpsc::channel::<PendingSegment<u32>>();
             let releaser = std::thread::spawn(move || {

@@ -1,4 +1,4 @@
-//! Link settings: packet size and number of receive buffers.
+//! Link settings: packet size, number of receive buffers and copy streams.
 
 use crate::error::{Error, Result};
 
@@ -7,36 +7,61 @@ use crate::error::{Error, Result};
 /// A send larger than [`LinkConfig::packet_size`] elements is split into packets; each packet
 /// is copied into one of [`LinkConfig::num_buffers`] receive buffers allocated up front on the
 /// destination. At most `num_buffers` packets are in the receiver's hands at once: the free
-/// list of receive buffers is the link's flow control.
+/// list of receive buffers is the link's flow control. Consecutive packets go round-robin
+/// over [`LinkConfig::copy_streams`] copy streams, so that the copy engines' per-copy setup
+/// of one packet overlaps the transfer of the one before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LinkConfig {
     /// Elements per packet (the size of one receive buffer). At least 1.
     pub packet_size: usize,
     /// Receive buffers on the destination (packets in flight). At least 1.
     pub num_buffers: usize,
+    /// Copy streams the packets are spread over, round-robin. At least 1, at most
+    /// [`LinkConfig::MAX_COPY_STREAMS`].
+    pub copy_streams: usize,
 }
 
 impl Default for LinkConfig {
-    /// 256 Ki elements per packet, 4 receive buffers.
+    /// 256 Ki elements per packet, 4 receive buffers, 1 copy stream.
     fn default() -> Self {
-        LinkConfig {
-            packet_size: 1 << 18,
-            num_buffers: 4,
-        }
+        LinkConfig::new(1 << 18, 4)
     }
 }
 
 impl LinkConfig {
-    /// `num_buffers` receive buffers of `packet_size` elements.
+    /// The most copy streams one link output may use.
+    pub const MAX_COPY_STREAMS: usize = 16;
+
+    /// `num_buffers` receive buffers of `packet_size` elements, one copy stream.
     pub fn new(packet_size: usize, num_buffers: usize) -> Self {
         LinkConfig {
             packet_size,
             num_buffers,
+            copy_streams: 1,
         }
     }
 
-    /// Checks that both settings are at least 1 and that the buffers fit in `usize` bytes.
+    /// The same settings with packets spread over `copy_streams` copy streams.
+    pub fn with_copy_streams(self, copy_streams: usize) -> Self {
+        LinkConfig {
+            copy_streams,
+            ..self
+        }
+    }
+
+    /// Checks that every setting is at least 1, that `copy_streams` is at most
+    /// [`LinkConfig::MAX_COPY_STREAMS`] and that the buffers fit in `usize` bytes.
     pub fn validate<T>(&self) -> Result<()> {
+        if self.copy_streams == 0 || self.copy_streams > Self::MAX_COPY_STREAMS {
+            return Err(Error::invalid(
+                "copy_streams",
+                self.copy_streams,
+                format!(
+                    "a link copies on 1 to {} streams (LinkConfig::with_copy_streams)",
+                    Self::MAX_COPY_STREAMS
+                ),
+            ));
+        }
         if self.packet_size == 0 {
             return Err(Error::invalid(
                 "packet_size",

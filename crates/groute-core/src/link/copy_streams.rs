@@ -1,4 +1,11 @@
 //! The streams a link output enqueues its copies on.
+//!
+//! An output has `lanes` copy streams per issuing device ([`crate::LinkConfig::copy_streams`])
+//! and hands them out round-robin, one packet each: consecutive packets' copies are then
+//! independent in stream order, so the copy engines overlap one packet's per-copy setup with
+//! the transfer of the one before (and several engines can serve one link). Each packet has an
+//! event of its own, so nothing downstream depends on which lane carried it; only a receive
+//! buffer reused on another lane waits for its previous copy (see `FreeSlot` in `output.rs`).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -9,40 +16,87 @@ use crate::endpoint::Endpoint;
 use crate::error::Result;
 use crate::stream::Stream;
 
-/// Names one copy stream of an output: the source device for per-source streams, `None` for
-/// the destination's single stream (and for copies out of host memory).
-pub(crate) type StreamKey = Option<DeviceId>;
+/// Names one copy stream of an output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct StreamKey {
+    /// The source device for per-source streams, `None` for the destination's streams (and
+    /// for copies out of host memory).
+    issuer: Option<DeviceId>,
+    /// Which of the issuer's round-robin streams.
+    lane: usize,
+}
 
 /// Where copies to a destination are enqueued.
-pub(crate) enum CopyStreams {
-    /// Destination is a device: one high-priority stream on it.
-    OnDestination(Stream),
-    /// Destination is the host: one high-priority stream per source device, made on first
-    /// use (a copy out of device memory is issued by the device holding it).
-    PerSource(HashMap<StreamKey, Stream>),
+enum Placement {
+    /// Destination is a device: its streams, under the issuer `None`.
+    OnDestination,
+    /// Destination is the host: streams per source device, made on first use (a copy out of
+    /// device memory is issued by the device holding it).
+    PerSource,
+}
+
+/// The copy streams of one output, handed out round-robin (module docs).
+pub(crate) struct CopyStreams {
+    placement: Placement,
+    lanes: usize,
+    next_lane: usize,
+    streams: HashMap<Option<DeviceId>, Vec<Stream>>,
 }
 
 impl CopyStreams {
-    /// The key of the stream that copies out of `source`.
-    pub(crate) fn key(&self, source: Endpoint) -> StreamKey {
-        match (self, source) {
-            (CopyStreams::PerSource(_), Endpoint::Device(d)) => Some(d),
-            _ => None,
+    /// `lanes` high-priority streams on device `dst`, made now.
+    pub(crate) fn on_destination(ctx: &Context, dst: DeviceId, lanes: usize) -> Result<Self> {
+        let device = ctx.device(dst)?;
+        let streams = (0..lanes)
+            .map(|_| device.new_stream(StreamPriority::High))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CopyStreams {
+            placement: Placement::OnDestination,
+            lanes,
+            next_lane: 0,
+            streams: HashMap::from([(None, streams)]),
+        })
+    }
+
+    /// `lanes` high-priority streams per source device (for a destination on the host), each
+    /// set made when its source first sends.
+    pub(crate) fn per_source(lanes: usize) -> Self {
+        CopyStreams {
+            placement: Placement::PerSource,
+            lanes,
+            next_lane: 0,
+            streams: HashMap::new(),
         }
     }
 
-    /// The stream that copies out of `source` (created on first use for per-source streams).
-    pub(crate) fn get(&mut self, ctx: &Context, source: Endpoint) -> Result<&Stream> {
-        let key = self.key(source);
-        match self {
-            CopyStreams::OnDestination(s) => Ok(s),
-            CopyStreams::PerSource(map) => match map.entry(key) {
-                Entry::Occupied(e) => Ok(e.into_mut()),
-                Entry::Vacant(e) => {
-                    let issuer = ctx.device(key.unwrap_or(DeviceId(0)))?;
-                    Ok(e.insert(issuer.new_stream(StreamPriority::High)?))
-                }
-            },
+    /// The stream for the next packet out of `source` and its key (the lanes' streams are
+    /// created on first use for per-source streams).
+    pub(crate) fn next(&mut self, ctx: &Context, source: Endpoint) -> Result<(StreamKey, &Stream)> {
+        let issuer = match (&self.placement, source) {
+            (Placement::PerSource, Endpoint::Device(d)) => Some(d),
+            _ => None,
+        };
+        let lanes = self.lanes;
+        let streams = match self.streams.entry(issuer) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let device = ctx.device(issuer.unwrap_or(DeviceId(0)))?;
+                let made = (0..lanes)
+                    .map(|_| device.new_stream(StreamPriority::High))
+                    .collect::<Result<Vec<_>>>()?;
+                e.insert(made)
+            }
+        };
+        let lane = self.next_lane % streams.len().max(1);
+        self.next_lane = (lane + 1) % lanes.max(1);
+        let key = StreamKey { issuer, lane };
+        match streams.get(lane) {
+            Some(stream) => Ok((key, stream)),
+            None => Err(crate::error::Error::invalid(
+                "copy_streams",
+                lanes,
+                "a link needs at least one copy stream",
+            )),
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A [`Link<T>`] from `src` to `dst` owns `num_buffers` receive buffers of `packet_size`
 //! elements on `dst` (device memory, or pinned host memory when `dst` is the host),
-//! allocated once, a high-priority copy stream and a pump thread. [`Link::send`] queues a
+//! allocated once, [`LinkConfig::copy_streams`] high-priority copy streams (packets go
+//! round-robin over them, so consecutive copies overlap) and a pump thread. [`Link::send`] queues a
 //! segment and returns at once with an [`EventFuture`](crate::EventFuture); the segment is
 //! split into packets that pipeline through the free receive buffers, each packet costing one
 //! copy and one event record. The copies are enqueued by whichever thread finds a free buffer

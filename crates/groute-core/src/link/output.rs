@@ -19,12 +19,17 @@
 //!
 //! While a free buffer and a send are both at hand: claim the next send from the queue if
 //! none is in progress (only with a free buffer in hand, so that availability routing hands
-//! sends to outputs that can take them); on the copy stream, wait for what the buffer's
-//! release needs (see [`FreeSlot`]) and, for the first packet, the send's ready event; enqueue
-//! the copy and record one event after it (`Stream::copy_and_record`: on CUDA that event is
-//! also the copy's keep-alive, one `cuEventRecord`); deliver a [`PendingSegment`] whose
-//! release hands the buffer back. The last packet's event resolves the sender's future (all
-//! copies of one send share one stream, so it covers them all).
+//! sends to outputs that can take them); take the next copy stream round-robin (see
+//! [`super::copy_streams`]); on it, wait for what the buffer's release needs (see
+//! [`FreeSlot`]) and, for the send's first packet on that stream, the send's ready event;
+//! enqueue the copy and record one event after it (`Stream::copy_and_record`: on CUDA that
+//! event is also the copy's keep-alive, one `cuEventRecord`); deliver a [`PendingSegment`]
+//! whose release hands the buffer back. The sender's future resolves to the join of the last
+//! packet event on each stream the send used (stream order covers the earlier ones).
+//!
+//! Nothing on this path waits on the host for a copy to complete: buffer reuse, the ready
+//! event and the consumer's event are all stream waits, so a consumer that releases at once
+//! lets the host enqueue copies as far ahead as the free buffers allow.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -73,6 +78,41 @@ struct InFlight<T> {
     job: SendJob<T>,
     /// Elements already copied (packets enqueued).
     sent: usize,
+    /// The streams this send has used, each with its last packet's event (the stream has
+    /// waited for the send's ready event).
+    last_on: Vec<(StreamKey, Event)>,
+}
+
+impl<T> InFlight<T> {
+    fn new(job: SendJob<T>) -> Self {
+        InFlight {
+            job,
+            sent: 0,
+            last_on: Vec::new(),
+        }
+    }
+
+    /// Whether a packet of this send was already copied on `key` (so that stream has waited
+    /// for the ready event).
+    fn used(&self, key: StreamKey) -> bool {
+        self.last_on.iter().any(|(k, _)| *k == key)
+    }
+
+    /// Notes a packet copied on `key`, finished by `event`.
+    fn note(&mut self, key: StreamKey, event: Event) {
+        match self.last_on.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = event,
+            None => self.last_on.push((key, event)),
+        }
+    }
+
+    /// The event after which every copy of this send is done.
+    fn all_done(&self) -> Event {
+        match self.last_on.as_slice() {
+            [(_, only)] => only.clone(),
+            many => Event::join(many.iter().map(|(_, e)| e)),
+        }
+    }
 }
 
 /// Why a pump step stopped.
@@ -213,7 +253,7 @@ impl<T: Pod> Output<T> {
                 match queue.try_take() {
                     Take::Message(job) => {
                         queue.set_waiting(false);
-                        st.current = Some(InFlight { job, sent: 0 });
+                        st.current = Some(InFlight::new(job));
                     }
                     Take::Finished => return Blocked::Stop,
                     Take::Empty | Take::Woken => {
@@ -289,9 +329,11 @@ impl<T: Pod> Output<T> {
             // Every receiver is gone: the drop hands the buffer straight back.
             drop(unwanted);
         }
+        inflight.note(key, event);
         inflight.sent += n;
         if inflight.sent == total_len {
-            inflight.job.completion.finish(Ok(event));
+            let all_done = inflight.all_done();
+            inflight.job.completion.finish(Ok(all_done));
         } else {
             st.current = Some(inflight);
         }
@@ -314,8 +356,7 @@ impl<T: Pod> Output<T> {
         let dst = buffer.slice(0..n)?;
         let job = &inflight.job;
         let src = job.segment.data().slice(start..start + n)?;
-        let key = st.streams.key(job.segment.endpoint());
-        let stream = st.streams.get(&st.ctx, job.segment.endpoint())?;
+        let (key, stream) = st.streams.next(&st.ctx, job.segment.endpoint())?;
         if slot.copied_on != Some(key) {
             stream.wait(&slot.copy_done)?;
         }
@@ -324,7 +365,7 @@ impl<T: Pod> Output<T> {
         if !slot.consumer_done.is_covered_by(&slot.copy_done) {
             stream.wait(&slot.consumer_done)?;
         }
-        if start == 0 {
+        if !inflight.used(key) {
             stream.wait(&job.ready)?;
         }
         let copied = stream.copy_and_record(&dst, &src)?;

@@ -11,7 +11,6 @@
 //! Buffers are allocated once, when the output is created, and only ever handed back and
 //! forth (never reallocated on the hot path).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -25,7 +24,6 @@ use super::output::Blocked;
 pub(crate) use super::output::Output;
 use super::queue::OutputQueue;
 use super::receiver::LinkReceiver;
-use crate::backend::StreamPriority;
 use crate::context::Context;
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
@@ -46,15 +44,15 @@ pub(crate) fn spawn_output<T: Pod>(
             let buffers = (0..config.num_buffers)
                 .map(|_| ctx.alloc_host::<T>(config.packet_size))
                 .collect::<Result<Vec<_>>>()?;
-            (buffers, CopyStreams::PerSource(HashMap::new()))
+            (buffers, CopyStreams::per_source(config.copy_streams))
         }
         Endpoint::Device(d) => {
             let device = ctx.device(d)?;
             let buffers = (0..config.num_buffers)
                 .map(|_| device.alloc::<T>(config.packet_size))
                 .collect::<Result<Vec<_>>>()?;
-            let stream = device.new_stream(StreamPriority::High)?;
-            (buffers, CopyStreams::OnDestination(stream))
+            let streams = CopyStreams::on_destination(ctx, d, config.copy_streams)?;
+            (buffers, streams)
         }
         Endpoint::Router(_) => {
             return Err(Error::invalid(

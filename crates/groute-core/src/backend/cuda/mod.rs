@@ -9,6 +9,7 @@
 //! | `event.rs` | [`CudaEvent`]: recycled driver events, notifications |
 //! | `watcher.rs` | the per-device service thread that fires notifications |
 //! | `memory.rs` | [`CudaMemory`]: pool device memory, pinned and mapped host memory |
+//! | `staged.rs` | host-staged copies between devices without peer access: chunked, pipelined, per-stream staging ring |
 //! | `staging.rs` | pooled pinned buffers for host-staged copies |
 //! | `callback.rs` | `cuLaunchHostFunc` callbacks and the no-driver-calls-inside guard |
 //!
@@ -21,6 +22,7 @@ mod callback;
 mod device;
 mod event;
 mod memory;
+mod staged;
 mod staging;
 mod stream;
 pub(crate) mod sys;

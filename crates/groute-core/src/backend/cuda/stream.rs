@@ -8,9 +8,8 @@
 //! enabled). Otherwise the copy *hops*: an event recorded on this stream orders the copy on the
 //! internal transfer stream of a device that can reach both ends, and an event recorded there
 //! orders this stream's later work after it. Between two devices with no peer access in either
-//! direction the data goes through a pinned host staging buffer: device -> host, then
-//! host -> device, in 1 MiB chunks whose legs run on two streams (this one and the other
-//! device's transfer stream) so that consecutive chunks overlap, ordered by events.
+//! direction the data goes through the stream's pinned host staging ring, pipelined in chunks
+//! (see `staged.rs`).
 //!
 //! # Keep-alive
 //!
@@ -30,6 +29,7 @@ use super::callback::{enqueue_host_fn, in_host_callback};
 use super::device::DeviceInner;
 use super::event::{CudaEvent, EventHandle};
 use super::memory::CudaMemory;
+use super::staging::StagingBuffer;
 use super::sys;
 use crate::backend::{
     EventKind, MemoryLocation, PhysicalDevice, RawEvent, RawMemory, RawSlice, RawStream,
@@ -44,7 +44,9 @@ pub struct CudaStream {
     device: Arc<DeviceInner>,
     raw: sys::CUstream,
     priority: StreamPriority,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
+    /// This stream's staging ring for host-staged copies (`staged.rs`), taken on first use.
+    pub(super) staging: Mutex<Option<Arc<StagingBuffer>>>,
     in_flight: Mutex<VecDeque<InFlight>>,
     /// Completed keep-alive events, recorded again by later operations (creating a driver
     /// event per copy cost several microseconds per link packet).
@@ -64,10 +66,6 @@ impl std::fmt::Debug for CudaStream {
             .finish()
     }
 }
-
-/// Copies staged through host memory go in chunks of this many bytes, so that the two legs
-/// of consecutive chunks overlap (one leg alone halves the bandwidth).
-const STAGED_CHUNK_BYTES: usize = 1 << 20;
 
 /// Completed keep-alive events a stream keeps for reuse.
 const MAX_SPARE_EVENTS: usize = 64;
@@ -108,6 +106,7 @@ impl CudaStream {
             shared: shared.clone(),
             in_flight: Mutex::new(VecDeque::new()),
             spare_events: Mutex::new(Vec::new()),
+            staging: Mutex::new(None),
         })
     }
 
@@ -178,12 +177,13 @@ impl CudaStream {
         }
     }
 
-    fn reach(&self, from: PhysicalDevice, to: PhysicalDevice) -> bool {
+    /// Whether device `from` can address `to`'s memory (itself, or peer access is on).
+    pub(super) fn reaches(&self, from: PhysicalDevice, to: PhysicalDevice) -> bool {
         from == to || self.shared.peer[from][to]
     }
 
     /// One copy on `stream` of device `on`, every end reachable from `on`.
-    fn direct_copy(
+    pub(super) fn direct_copy(
         &self,
         stream: sys::CUstream,
         on: PhysicalDevice,
@@ -227,7 +227,7 @@ impl CudaStream {
 
     /// Makes later work on stream `later` (of device `later_dev`) wait for the work enqueued
     /// on stream `earlier` (of device `earlier_dev`) so far.
-    fn order_after(
+    pub(super) fn order_after(
         &self,
         (earlier, earlier_dev): (sys::CUstream, PhysicalDevice),
         (later, later_dev): (sys::CUstream, PhysicalDevice),
@@ -242,46 +242,6 @@ impl CudaStream {
         unsafe { sys::stream_wait_event(later, event.raw) }
     }
 
-    /// A copy from device `s` (at `src`) to device `t` (at `dst`), neither reaching the other,
-    /// through the pinned host staging buffer at `stage`: chunk by chunk, so that the
-    /// device-to-host leg of one chunk overlaps the host-to-device leg of the one before.
-    /// Each leg runs on this stream when its device is reachable from here, otherwise on
-    /// that device's transfer stream; ordered after this stream's work so far and before its
-    /// later work.
-    fn staged_copy(
-        &self,
-        dst: u64,
-        (src, s): (u64, PhysicalDevice),
-        (stage, t): (u64, PhysicalDevice),
-        bytes: usize,
-    ) -> Result<()> {
-        let here = (self.raw, self.device.index);
-        let leg = |d: PhysicalDevice| -> Result<(sys::CUstream, PhysicalDevice)> {
-            if self.reach(here.1, d) {
-                Ok(here)
-            } else {
-                Ok((self.shared.devices[d].transfer_stream()?, d))
-            }
-        };
-        let (down, up) = (leg(s)?, leg(t)?);
-        if down.0 != here.0 {
-            self.order_after(here, down)?;
-        }
-        let mut offset = 0;
-        while offset < bytes {
-            let n = STAGED_CHUNK_BYTES.min(bytes - offset);
-            let o = offset as u64;
-            self.direct_copy(down.0, down.1, (stage + o, None), (src + o, Some(s)), n)?;
-            self.order_after(down, up)?;
-            self.direct_copy(up.0, up.1, (dst + o, Some(t)), (stage + o, None), n)?;
-            offset += n;
-        }
-        if up.0 != here.0 {
-            self.order_after(up, here)?;
-        }
-        Ok(())
-    }
-
     /// Enqueues a copy, routing it as described in the module docs. Staging buffers it uses
     /// are pushed onto `keep`.
     fn route_copy(
@@ -292,22 +252,17 @@ impl CudaStream {
         keep: &mut Vec<Arc<dyn RawMemory>>,
     ) -> Result<()> {
         let x = self.device.index;
-        if [dst.1, src.1].iter().flatten().all(|&d| self.reach(x, d)) {
+        if [dst.1, src.1].iter().flatten().all(|&d| self.reaches(x, d)) {
             return self.direct_copy(self.raw, x, dst, src, bytes);
         }
         match (src.1, dst.1) {
-            (Some(s), Some(t)) if self.reach(s, t) => {
+            (Some(s), Some(t)) if self.reaches(s, t) => {
                 self.hop(s, |st| self.direct_copy(st, s, dst, src, bytes))
             }
-            (Some(s), Some(t)) if self.reach(t, s) => {
+            (Some(s), Some(t)) if self.reaches(t, s) => {
                 self.hop(t, |st| self.direct_copy(st, t, dst, src, bytes))
             }
-            (Some(s), Some(t)) => {
-                let buf = self.shared.staging.take(&self.device, bytes)?;
-                let stage = buf.memory().address();
-                keep.push(buf);
-                self.staged_copy(dst.0, (src.0, s), (stage, t), bytes)
-            }
+            (Some(s), Some(t)) => self.staged_copy(dst.0, (src.0, s), t, bytes, keep),
             (Some(d), None) | (None, Some(d)) => {
                 self.hop(d, |st| self.direct_copy(st, d, dst, src, bytes))
             }
@@ -373,7 +328,7 @@ impl RawStream for CudaStream {
         self.reclaim();
         let words = dst.len / 4;
         match dev {
-            Some(d) if self.reach(self.device.index, d) => {
+            Some(d) if self.reaches(self.device.index, d) => {
                 self.bind()?;
                 // SAFETY: bounds-checked range kept alive below; reachable from this stream.
                 unsafe { sys::memset_d32_async(addr, value, words, self.raw)? };

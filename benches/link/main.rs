@@ -1,19 +1,38 @@
-//! Link throughput against packet size, and small-message latency.
+//! Link throughput against packet size, copy streams and receive buffers, against raw
+//! baselines; and small-message latency.
+//!
+//! ```text
+//! cargo bench --bench link -- --quick --noplot                # here: host backend
+//! bash .gpu/run.sh bench link -- --bench --quick --noplot      # GPU machine
+//! ```
 //!
 //! Runs on the best backend present (`GROUTE_BENCH_BACKEND=host|cuda|auto`, default auto) and
-//! says which in every benchmark name: device 0 -> device 1 (on CUDA also with peer access
-//! off, `dev0_to_dev1_staged`: copies staged through host memory) and host -> device 0 with one
-//! message per iteration (256 MiB on GPUs, 32 MiB on the host backend), against a raw copy of
-//! the same size (`raw_copy`) and through links with packets of 64 KiB to 64 MiB and 4 receive
-//! buffers (the consumer releases each packet after its copy event); and the latency of one
-//! 4 KiB message from send to receive-ready on the destination, against a raw copy of 4 KiB
-//! plus a synchronize (`raw_copy`).
+//! says which in every benchmark name. Routes: device 0 -> device 1 (`dev0_to_dev1`), on CUDA
+//! also with peer access off (`dev0_to_dev1_staged`: copies staged through host memory), and
+//! host -> device 0; one message per iteration (256 MiB on GPUs, 32 MiB on the host backend).
+//! Per route (the sweep is in `sweep.rs`):
 //!
-//! Before timing, each configuration runs once through a [`CountingBackend`] over the same
+//! - `raw_copy`: one raw copy of the whole message (`cuMemcpyPeerAsync` / `cuMemcpyAsync`),
+//!   issued on the source device and synchronised by the host;
+//! - `raw_packets_<size>_s<k>`: the message as a train of packet-sized raw copies,
+//!   round-robin on k streams of the destination device (`_push`: of the source device),
+//!   then synchronised: the best a link with that packet size could do;
+//! - `link_<size>_s<k>_b<n>`: through a link with that packet size, k copy streams and n
+//!   receive buffers (the consumer releases each packet with its copy event).
+//!
+//! At the end of the throughput run a summary table prints every variant's median GiB/s and
+//! its share of the route's `raw_copy` and of the best `raw_packets` train of the same packet
+//! size. Latency: one 4 KiB message from send to receive-ready on the destination, against a
+//! raw copy of 4 KiB plus a synchronize (`raw_copy`).
+//!
+//! Before timing, each link setting runs once through a [`CountingBackend`] over the same
 //! backend and prints the backend calls per packet (`calls/packet`): the host-side work a
 //! packet costs, which caps small-packet throughput and sets the latency floor.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`
+
+mod raw;
+mod sweep;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +41,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use groute::core::backend::counting::{CallCounts, CountingBackend};
 use groute::core::backend::cuda::{CudaBackend, CudaOptions};
 use groute::prelude::*;
+use sweep::{Route, Table};
 
 /// One message per iteration: large enough on GPUs that per-transfer overheads do not hide
 /// the link's bandwidth (256 MiB at ~390 GB/s is ~0.7 ms), smaller on the host backend.
@@ -31,7 +51,6 @@ fn message_bytes(backend: BackendKind) -> usize {
         _ => 256 << 20,
     }
 }
-const PACKET_BYTES: &[usize] = &[64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 
 fn context() -> Context {
     let choice: BackendChoice = std::env::var("GROUTE_BENCH_BACKEND")
@@ -127,60 +146,86 @@ fn throughput(c: &mut Criterion) {
     let len = message_bytes / 4;
     let mut group = c.benchmark_group(format!("link_throughput_{backend}"));
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(3));
-    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(1));
+    group.warm_up_time(Duration::from_millis(200));
     group.throughput(Throughput::Bytes(message_bytes as u64));
     let staged = match backend {
         BackendKind::Cuda => staged_context(),
         _ => None,
     };
     let mut routes = vec![
-        ("dev0_to_dev1", &ctx, d0, d1),
-        ("host_to_dev0", &ctx, Endpoint::Host, d0),
+        ("dev0_to_dev1", Route::Peer, &ctx, d0, d1),
+        (
+            "host_to_dev0",
+            Route::HostToDevice,
+            &ctx,
+            Endpoint::Host,
+            d0,
+        ),
     ];
     if let Some(staged) = &staged {
-        routes.push(("dev0_to_dev1_staged", staged, d0, d1));
+        routes.push(("dev0_to_dev1_staged", Route::Staged, staged, d0, d1));
     }
-    for (name, ctx, src, dst) in routes {
+    let mut table = Table::default();
+    for (name, route, ctx, src, dst) in routes {
         let msg = message(ctx, src, len);
-        // The baseline the link is measured against: one raw copy of the same total size
-        // (cuMemcpyPeerAsync / cuMemcpyAsync on CUDA), issued and synchronised by the host.
-        if let Endpoint::Device(d) = dst {
-            let dev = ctx.device(d).expect("device");
-            let target = dev.alloc::<u32>(len).expect("target buffer");
-            let stream = match src {
-                Endpoint::Device(s) => ctx.device(s).expect("device").stream().clone(),
-                _ => dev.stream().clone(),
-            };
-            group.bench_function(BenchmarkId::new(name, "raw_copy"), |b| {
-                b.iter(|| {
-                    stream.copy(&target, msg.data()).expect("copy");
-                    stream.synchronize().expect("sync");
-                })
-            });
-        }
-        for &packet_bytes in PACKET_BYTES {
-            if packet_bytes > message_bytes {
+        let Endpoint::Device(dst_device) = dst else {
+            continue;
+        };
+        let dev = ctx.device(dst_device).expect("device");
+        let target = dev.alloc::<u32>(len).expect("target buffer");
+        let (source_device, source_stream) = match src {
+            Endpoint::Device(s) => (s, ctx.device(s).expect("device").stream().clone()),
+            _ => (dst_device, dev.stream().clone()),
+        };
+        let whole = || raw::whole_copy(&source_stream, &target, msg.data());
+        table.measure(name, "raw_copy", None, message_bytes, whole);
+        group.bench_function(BenchmarkId::new(name, "raw_copy"), |b| b.iter(whole));
+        for raw in route.raw_variants() {
+            if raw.packet_bytes > message_bytes {
                 continue;
             }
-            let config = LinkConfig::new(packet_bytes / 4, 4);
+            let issuer = if raw.push { source_device } else { dst_device };
+            let train = raw::PacketTrain::new(
+                ctx,
+                issuer,
+                dst_device,
+                raw.streams,
+                8,
+                raw.packet_bytes / 4,
+            );
+            let run = || train.run(msg.data());
+            table.measure(name, &raw.id(), Some(raw.packet_bytes), message_bytes, run);
+            group.bench_function(BenchmarkId::new(name, raw.id()), |b| b.iter(run));
+        }
+        for variant in route.link_variants() {
+            if variant.packet_bytes > message_bytes {
+                continue;
+            }
+            let config = LinkConfig::new(variant.packet_bytes / 4, variant.buffers)
+                .with_copy_streams(variant.streams);
             // Calls per packet do not depend on the message size: count over 16 packets.
             let counted_len = len.min(16 * config.packet_size);
             let packets = counted_len.div_ceil(config.packet_size);
-            let what = format!("{name} {}KiB packets", packet_bytes >> 10);
             let (counted, counts) = counting_context(ctx);
             let link = Link::<u32>::new(&counted, src, dst, config).expect("link");
             let counted_msg = message(&counted, src, counted_len);
+            let what = format!("{name} {}", variant.id());
             print_calls_per_packet(&what, &counts, packets, || transfer(&link, &counted_msg));
             let link = Link::<u32>::new(ctx, src, dst, config).expect("link");
-            group.bench_with_input(
-                BenchmarkId::new(name, format!("{}KiB", packet_bytes >> 10)),
-                &packet_bytes,
-                |b, _| b.iter(|| transfer(&link, &msg)),
+            let run = || transfer(&link, &msg);
+            table.measure(
+                name,
+                &variant.id(),
+                Some(variant.packet_bytes),
+                message_bytes,
+                run,
             );
+            group.bench_function(BenchmarkId::new(name, variant.id()), |b| b.iter(run));
         }
     }
     group.finish();
+    table.print();
 }
 
 /// Sends one small message and waits on the host until it is ready at the destination.
@@ -201,7 +246,7 @@ fn latency(c: &mut Criterion) {
     let d1 = Endpoint::Device(DeviceId(1));
     let mut group = c.benchmark_group(format!("link_latency_{backend}"));
     group.sample_size(50);
-    group.measurement_time(Duration::from_secs(3));
+    group.measurement_time(Duration::from_secs(1));
     for (name, src, dst) in [
         ("dev0_to_dev1_4KiB", d0, d1),
         ("host_to_dev0_4KiB", Endpoint::Host, d0),
