@@ -24,10 +24,10 @@ pub mod pbf;
 pub mod prelude {
     pub use groute_core::router::{DispatchError, Multiplexer, OutputQueue, Take};
     pub use groute_core::{
-        Assignment, BackendChoice, BackendKind, Broadcast, Buffer, Context, ContextBuilder, Device,
-        DeviceId, DeviceTimer, Endpoint, Error, Event, EventFuture, Gather, Jitter, Link,
-        LinkConfig, LinkReceiver, LinkSender, MessageInfo, OneWayReduction, PendingSegment,
-        PointToPoint, ReceiveTimeout, Result, Ring, Route, Router, RoutingPolicy, Scatter, Segment,
-        SendError, Stream, StreamPriority, TreeReduction,
+        Assignment, BackendChoice, BackendKind, Broadcast, Buffer, Context, ContextBuilder,
+        CopyIssuer, Device, DeviceId, DeviceTimer, Endpoint, Error, Event, EventFuture, Gather,
+        Jitter, Link, LinkConfig, LinkReceiver, LinkSender, MessageInfo, OneWayReduction,
+        PendingSegment, PointToPoint, ReceiveTimeout, Result, Ring, Route, Router, RoutingPolicy,
+        Scatter, Segment, SendError, Stream, StreamPriority, TreeReduction,
     };
 }

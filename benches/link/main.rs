@@ -18,7 +18,8 @@
 //!   round-robin on k streams of the destination device (`_push`: of the source device),
 //!   then synchronised: the best a link with that packet size could do;
 //! - `link_<size>_s<k>_b<n>`: through a link with that packet size, k copy streams and n
-//!   receive buffers (the consumer releases each packet with its copy event).
+//!   receive buffers (the consumer releases each packet with its copy event); `_push`: the
+//!   copies issued by the source device ([`CopyIssuer::Source`]).
 //!
 //! At the end of the throughput run a summary table prints every variant's median GiB/s and
 //! its share of the route's `raw_copy` and of the best `raw_packets` train of the same packet
@@ -202,8 +203,14 @@ fn throughput(c: &mut Criterion) {
             if variant.packet_bytes > message_bytes {
                 continue;
             }
+            let issuer = if variant.push {
+                CopyIssuer::Source
+            } else {
+                CopyIssuer::Destination
+            };
             let config = LinkConfig::new(variant.packet_bytes / 4, variant.buffers)
-                .with_copy_streams(variant.streams);
+                .with_copy_streams(variant.streams)
+                .with_copy_issuer(issuer);
             // Calls per packet do not depend on the message size: count over 16 packets.
             let counted_len = len.min(16 * config.packet_size);
             let packets = counted_len.div_ceil(config.packet_size);

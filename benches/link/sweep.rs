@@ -2,19 +2,22 @@
 
 use std::time::Instant;
 
-/// One link setting: packet size in bytes, copy streams, receive buffers.
+/// One link setting: packet size in bytes, copy streams, receive buffers, and whether the
+/// source device issues the copies (push) instead of the destination (pull, the default).
 #[derive(Clone, Copy, Debug)]
 pub struct LinkVariant {
     pub packet_bytes: usize,
     pub streams: usize,
     pub buffers: usize,
+    pub push: bool,
 }
 
 impl LinkVariant {
-    /// The benchmark id, e.g. `link_4MiB_s2_b8`.
+    /// The benchmark id, e.g. `link_4MiB_s2_b8` (`..._push` when the source issues).
     pub fn id(&self) -> String {
+        let push = if self.push { "_push" } else { "" };
         format!(
-            "link_{}_s{}_b{}",
+            "link_{}_s{}_b{}{push}",
             size(self.packet_bytes),
             self.streams,
             self.buffers
@@ -72,6 +75,11 @@ impl Route {
             packet_bytes,
             streams,
             buffers,
+            push: false,
+        };
+        let push = |packet_bytes, streams, buffers| LinkVariant {
+            push: true,
+            ..v(packet_bytes, streams, buffers)
         };
         match self {
             Route::Peer => {
@@ -86,6 +94,12 @@ impl Route {
                         }
                     }
                 }
+                out.extend([
+                    push(4 * MIB, 1, 4),
+                    push(4 * MIB, 2, 4),
+                    push(4 * MIB, 4, 4),
+                    push(16 * MIB, 2, 4),
+                ]);
                 out
             }
             Route::Staged => vec![
@@ -94,6 +108,7 @@ impl Route {
                 v(4 * MIB, 4, 4),
                 v(16 * MIB, 1, 4),
                 v(16 * MIB, 2, 4),
+                push(4 * MIB, 2, 4),
             ],
             Route::HostToDevice => vec![v(4 * MIB, 1, 4), v(4 * MIB, 2, 4)],
         }

@@ -9,16 +9,35 @@ use std::time::Duration;
 
 use common::{TIMEOUT, data, drain, pairs, read, reassemble, source};
 use groute_core::testing::test_contexts;
-use groute_core::{Endpoint, Error, Event, Link, LinkConfig};
+use groute_core::{CopyIssuer, Endpoint, Error, Event, Link, LinkConfig};
 
 const SEEDS: &[u64] = &[4, 23];
 
-/// Packet size, receive buffers, copy streams: buffer counts below, equal to and not a
-/// multiple of the stream count, so that buffers get reused on other streams.
-const CONFIGS: &[(usize, usize, usize)] = &[(4, 2, 2), (7, 3, 2), (5, 4, 3), (3, 1, 4), (6, 8, 4)];
+/// Packet size, receive buffers, copy streams, issuer: buffer counts below, equal to and not
+/// a multiple of the stream count, so that buffers get reused on other streams; copies
+/// pulled by the destination and pushed by the source.
+const CONFIGS: &[(usize, usize, usize, CopyIssuer)] = &[
+    (4, 2, 2, CopyIssuer::Destination),
+    (7, 3, 2, CopyIssuer::Destination),
+    (5, 4, 3, CopyIssuer::Destination),
+    (3, 1, 4, CopyIssuer::Destination),
+    (6, 8, 4, CopyIssuer::Destination),
+    (5, 4, 3, CopyIssuer::Source),
+    (3, 1, 2, CopyIssuer::Source),
+];
 
-fn config((packet, buffers, streams): (usize, usize, usize)) -> LinkConfig {
-    LinkConfig::new(packet, buffers).with_copy_streams(streams)
+/// Every endpoint pair, with copies pulled and with copies pushed.
+fn pairs_both_ways(ctx: &groute_core::Context) -> Vec<(Endpoint, Endpoint, CopyIssuer)> {
+    pairs(ctx)
+        .into_iter()
+        .flat_map(|(s, d)| [(s, d, CopyIssuer::Destination), (s, d, CopyIssuer::Source)])
+        .collect()
+}
+
+fn config((packet, buffers, streams, issuer): (usize, usize, usize, CopyIssuer)) -> LinkConfig {
+    LinkConfig::new(packet, buffers)
+        .with_copy_streams(streams)
+        .with_copy_issuer(issuer)
 }
 
 #[test]
@@ -65,10 +84,10 @@ fn packets_arrive_in_send_order_with_all_data_then_end_of_stream() {
 fn the_send_event_covers_the_copies_on_every_stream() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        for (src, dst) in pairs(ctx) {
+        for (src, dst, issuer) in pairs_both_ways(ctx) {
             // 12 packets in 12 buffers over 4 streams: every packet is held until the send's
             // event has completed, and then every one of them must be complete too.
-            let link = Link::<u32>::new(ctx, src, dst, config((5, 12, 4))).unwrap();
+            let link = Link::<u32>::new(ctx, src, dst, config((5, 12, 4, issuer))).unwrap();
             let input = data(60, 3);
             let (seg, ready) = source(ctx, src, &input);
             let sent = link.send(seg, ready).unwrap();
@@ -79,7 +98,7 @@ fn the_send_event_covers_the_copies_on_every_stream() {
             for p in &held {
                 assert!(
                     p.ready().is_complete().unwrap(),
-                    "{} {src}->{dst}: packet at {} not done after the send's event",
+                    "{} {src}->{dst} {issuer:?}: packet at {} not done after the send's event",
                     tc.label,
                     p.segment().offset()
                 );
@@ -104,8 +123,8 @@ fn a_buffer_reused_on_another_stream_waits_for_the_copy_before() {
     // overtake it, or the packet read next would show the dropped packet's data.
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((4, 1, 3))).unwrap();
+        for (src, dst, issuer) in pairs_both_ways(ctx) {
+            let link = Link::<u32>::new(ctx, src, dst, config((4, 1, 3, issuer))).unwrap();
             let input = data(96, 11);
             let (seg, ready) = source(ctx, src, &input);
             let _sent = link.send(seg, ready).unwrap();
@@ -118,7 +137,7 @@ fn a_buffer_reused_on_another_stream_waits_for_the_copy_before() {
                     assert_eq!(
                         read(ctx, &p),
                         input[offset..offset + 4],
-                        "{} {src}->{dst}: packet at {offset}",
+                        "{} {src}->{dst} {issuer:?}: packet at {offset}",
                         tc.label
                     );
                     read_packets += 1;
@@ -136,7 +155,8 @@ fn dropping_the_receivers_mid_message_fails_or_finishes_every_send_without_hangi
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((4, 2, 3))).unwrap();
+            let link = Link::<u32>::new(ctx, src, dst, config((4, 2, 3, CopyIssuer::Destination)))
+                .unwrap();
             let sender = link.sender();
             let mut futures = Vec::new();
             for m in 0..4 {
@@ -174,7 +194,8 @@ fn several_senders_spread_over_streams_keep_per_sender_order() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((5, 3, 2))).unwrap();
+            let link = Link::<u32>::new(ctx, src, dst, config((5, 3, 2, CopyIssuer::Destination)))
+                .unwrap();
             let expected =
                 |t: u64, m: u64| data(1 + ((t * 11 + m * 3) % 23) as usize, (t * 50 + m) as u32);
             let senders: Vec<_> = (0..SENDERS)

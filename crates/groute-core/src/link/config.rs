@@ -1,4 +1,5 @@
-//! Link settings: packet size, number of receive buffers and copy streams.
+//! Link settings: packet size, number of receive buffers, copy streams and which device
+//! issues the copies.
 
 use crate::error::{Error, Result};
 
@@ -19,10 +20,23 @@ pub struct LinkConfig {
     /// Copy streams the packets are spread over, round-robin. At least 1, at most
     /// [`LinkConfig::MAX_COPY_STREAMS`].
     pub copy_streams: usize,
+    /// Which device's streams issue the copies into a device destination.
+    pub copy_issuer: CopyIssuer,
+}
+
+/// Which device issues a link's copies between two devices (copies to the host are always
+/// issued by the source device, copies from the host by the destination).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CopyIssuer {
+    /// The destination device pulls the data (one set of copy streams per output).
+    #[default]
+    Destination,
+    /// The source device pushes the data (one set of copy streams per source device).
+    Source,
 }
 
 impl Default for LinkConfig {
-    /// 256 Ki elements per packet, 4 receive buffers, 1 copy stream.
+    /// 256 Ki elements per packet, 4 receive buffers, 1 copy stream on the destination.
     fn default() -> Self {
         LinkConfig::new(1 << 18, 4)
     }
@@ -32,12 +46,22 @@ impl LinkConfig {
     /// The most copy streams one link output may use.
     pub const MAX_COPY_STREAMS: usize = 16;
 
-    /// `num_buffers` receive buffers of `packet_size` elements, one copy stream.
+    /// `num_buffers` receive buffers of `packet_size` elements, one copy stream, copies
+    /// issued by the destination.
     pub fn new(packet_size: usize, num_buffers: usize) -> Self {
         LinkConfig {
             packet_size,
             num_buffers,
             copy_streams: 1,
+            copy_issuer: CopyIssuer::Destination,
+        }
+    }
+
+    /// The same settings with copies between devices issued by `copy_issuer`.
+    pub fn with_copy_issuer(self, copy_issuer: CopyIssuer) -> Self {
+        LinkConfig {
+            copy_issuer,
+            ..self
         }
     }
 

@@ -30,9 +30,10 @@ pub(crate) struct StreamKey {
 enum Placement {
     /// Destination is a device: its streams, under the issuer `None`.
     OnDestination,
-    /// Destination is the host: streams per source device, made on first use (a copy out of
-    /// device memory is issued by the device holding it).
-    PerSource,
+    /// Streams per source device, made on first use (a copy out of device memory is issued
+    /// by the device holding it); copies out of host memory are issued by the fallback
+    /// device.
+    PerSource { fallback: DeviceId },
 }
 
 /// The copy streams of one output, handed out round-robin (module docs).
@@ -58,11 +59,12 @@ impl CopyStreams {
         })
     }
 
-    /// `lanes` high-priority streams per source device (for a destination on the host), each
-    /// set made when its source first sends.
-    pub(crate) fn per_source(lanes: usize) -> Self {
+    /// `lanes` high-priority streams per source device (for a destination on the host, or
+    /// copies pushed by their source), each set made when its source first sends; copies out
+    /// of host memory go on streams of `fallback`.
+    pub(crate) fn per_source(lanes: usize, fallback: DeviceId) -> Self {
         CopyStreams {
-            placement: Placement::PerSource,
+            placement: Placement::PerSource { fallback },
             lanes,
             next_lane: 0,
             streams: HashMap::new(),
@@ -72,15 +74,16 @@ impl CopyStreams {
     /// The stream for the next packet out of `source` and its key (the lanes' streams are
     /// created on first use for per-source streams).
     pub(crate) fn next(&mut self, ctx: &Context, source: Endpoint) -> Result<(StreamKey, &Stream)> {
-        let issuer = match (&self.placement, source) {
-            (Placement::PerSource, Endpoint::Device(d)) => Some(d),
-            _ => None,
+        let (issuer, fallback) = match (&self.placement, source) {
+            (Placement::PerSource { .. }, Endpoint::Device(d)) => (Some(d), d),
+            (Placement::PerSource { fallback }, _) => (None, *fallback),
+            (Placement::OnDestination, _) => (None, DeviceId(0)),
         };
         let lanes = self.lanes;
         let streams = match self.streams.entry(issuer) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let device = ctx.device(issuer.unwrap_or(DeviceId(0)))?;
+                let device = ctx.device(fallback)?;
                 let made = (0..lanes)
                     .map(|_| device.new_stream(StreamPriority::High))
                     .collect::<Result<Vec<_>>>()?;

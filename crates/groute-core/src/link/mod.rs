@@ -51,7 +51,7 @@ use std::time::Duration;
 
 use bytemuck::Pod;
 
-pub use self::config::LinkConfig;
+pub use self::config::{CopyIssuer, LinkConfig};
 pub use self::job::SendError;
 pub use self::queue::{OutputQueue, Take};
 pub use self::receiver::{LinkReceiver, ReceiveTimeout};

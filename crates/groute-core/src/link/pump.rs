@@ -17,14 +17,14 @@ use std::sync::atomic::AtomicBool;
 use bytemuck::Pod;
 use crossbeam::channel::Receiver;
 
-use super::config::LinkConfig;
+use super::config::{CopyIssuer, LinkConfig};
 use super::copy_streams::CopyStreams;
 use super::job::SendJob;
 use super::output::Blocked;
 pub(crate) use super::output::Output;
 use super::queue::OutputQueue;
 use super::receiver::LinkReceiver;
-use crate::context::Context;
+use crate::context::{Context, DeviceId};
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result};
 use crate::sync::Mailbox;
@@ -44,14 +44,22 @@ pub(crate) fn spawn_output<T: Pod>(
             let buffers = (0..config.num_buffers)
                 .map(|_| ctx.alloc_host::<T>(config.packet_size))
                 .collect::<Result<Vec<_>>>()?;
-            (buffers, CopyStreams::per_source(config.copy_streams))
+            (
+                buffers,
+                CopyStreams::per_source(config.copy_streams, DeviceId(0)),
+            )
         }
         Endpoint::Device(d) => {
             let device = ctx.device(d)?;
             let buffers = (0..config.num_buffers)
                 .map(|_| device.alloc::<T>(config.packet_size))
                 .collect::<Result<Vec<_>>>()?;
-            let streams = CopyStreams::on_destination(ctx, d, config.copy_streams)?;
+            let streams = match config.copy_issuer {
+                CopyIssuer::Destination => {
+                    CopyStreams::on_destination(ctx, d, config.copy_streams)?
+                }
+                CopyIssuer::Source => CopyStreams::per_source(config.copy_streams, d),
+            };
             (buffers, streams)
         }
         Endpoint::Router(_) => {
