@@ -49,8 +49,9 @@ struct Args {
     /// Start the clock before the first chunk is sent (time every copy).
     #[arg(long)]
     no_prefill: bool,
-    /// CUDA hook kernel: plain (a thread per edge), warp (warp-cooperative, grid-stride) or
-    /// warp-range (warp-cooperative, a contiguous range per warp).
+    /// CUDA hook kernel: plain (a thread per edge), batched (a thread per edge, 4 edges' loads
+    /// in flight), warp (warp-cooperative, grid-stride) or warp-range (warp-cooperative, a
+    /// contiguous range per warp).
     #[arg(long, value_name = "KERNEL", default_value_t = HookKernel::default())]
     hook: HookKernel,
     /// Timed runs after one warm-up run (1: a single run, no warm-up).

@@ -225,6 +225,42 @@ extern "C" __global__ void cc_hook_edges(const uint2* __restrict__ edges, u64 m,
 
 // Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
 // Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
+// Edges per thread and iteration of cc_hook_edges_batched.
+constexpr u32 HOOK_BATCH = 4;
+
+// cc_hook_edges with HOOK_BATCH edges per thread and iteration (i, i + stride, ...): all their
+// edge and parent loads are issued before any is used, so a thread keeps several memory
+// requests in flight instead of one dependent chain per edge. Edges whose endpoints already
+// share a parent end there; the others link as in cc_hook_edges.
+extern "C" __global__ void cc_hook_edges_batched(const uint2* __restrict__ edges, u64 m,
+                                                 u32* parent, u32 n) {
+    const u64 stride = grid_stride();
+    for (u64 base = global_thread(); base < m; base += stride * HOOK_BATCH) {
+        uint2 e[HOOK_BATCH];
+        bool valid[HOOK_BATCH];
+#pragma unroll
+        for (u32 k = 0; k < HOOK_BATCH; ++k) {
+            const u64 i = base + k * stride;
+            e[k] = i < m ? edges[i] : make_uint2(0, 0);
+            valid[k] = e[k].x != e[k].y && e[k].x < n && e[k].y < n;
+        }
+        u32 pu[HOOK_BATCH];
+        u32 pv[HOOK_BATCH];
+#pragma unroll
+        for (u32 k = 0; k < HOOK_BATCH; ++k) {
+            pu[k] = valid[k] ? load_parent(parent, e[k].x) : 0;
+            pv[k] = valid[k] ? load_parent(parent, e[k].y) : 0;
+        }
+#pragma unroll
+        for (u32 k = 0; k < HOOK_BATCH; ++k) {
+            if (valid[k] && pu[k] != pv[k]) {
+                hook_roots(find_from(e[k].x, pu[k], parent, n), find_from(e[k].y, pv[k], parent, n),
+                           parent, n);
+            }
+        }
+    }
+}
+
 // cc_hook_edges with a warp-cooperative hook (warp_link) for CSR-ordered edge lists: the
 // lanes of a warp whose edges share u find u's root once. Grid-stride over steps of 32 edges
 // (warp i takes edges 32 i.. of every stride). Blocks of a multiple of 32 threads.

@@ -1,7 +1,7 @@
 //! Typed launch wrappers for `kernels/cc.cu` (CUDA backend).
 //!
 //! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
-//! looks up its six kernels; each method validates sizes, takes device pointers, launches with
+//! looks up its seven kernels; each method validates sizes, takes device pointers, launches with
 //! one `SAFETY` comment naming the kernel's signature, and keeps the memory alive until the
 //! kernel completes. Nothing is synchronised.
 //!
@@ -35,17 +35,18 @@ pub fn source() -> Result<&'static KernelSource, CcError> {
 }
 
 /// The CC kernels loaded for one device, with their grid sizes (resident blocks; the warp
-/// hooks have their own).
+/// hook variants have their own).
 #[derive(Clone, Debug)]
 pub struct CcKernels {
     init: CudaFunction,
     hook: CudaFunction,
+    hook_batched: CudaFunction,
     hook_warp: CudaFunction,
     hook_warp_range: CudaFunction,
     compress: CudaFunction,
     merge: CudaFunction,
     grid: u32,
-    warp_grid: u32,
+    variant_grid: u32,
 }
 
 fn n32(what: &'static str, n: usize) -> Result<u32, CcError> {
@@ -62,11 +63,13 @@ impl CcKernels {
         let module = CudaModule::load(stream.raw().as_ref(), source()?)?;
         let init = module.function("cc_init")?;
         let hook = module.function("cc_hook_edges")?;
+        let hook_batched = module.function("cc_hook_edges_batched")?;
         let hook_warp = module.function("cc_hook_edges_warp")?;
         let hook_warp_range = module.function("cc_hook_edges_warp_range")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
-        // The warp hooks get their own grid, so that their resources never shrink the others'.
+        // The hook variants get their own grid, so that their resources never shrink the
+        // others'.
         let resident = |fs: &[&CudaFunction]| -> Result<u32, CcError> {
             let mut grid = u32::MAX;
             for f in fs {
@@ -75,16 +78,17 @@ impl CcKernels {
             Ok(grid)
         };
         let grid = resident(&[&init, &hook, &compress, &merge])?;
-        let warp_grid = resident(&[&hook_warp, &hook_warp_range])?;
+        let variant_grid = resident(&[&hook_batched, &hook_warp, &hook_warp_range])?;
         Ok(CcKernels {
             init,
             hook,
+            hook_batched,
             hook_warp,
             hook_warp_range,
             compress,
             merge,
             grid,
-            warp_grid,
+            variant_grid,
         })
     }
 
@@ -138,11 +142,13 @@ impl CcKernels {
         );
         let (function, grid) = match kernel {
             HookKernel::Plain => (&self.hook, self.grid),
-            HookKernel::Warp => (&self.hook_warp, self.warp_grid),
-            HookKernel::WarpRange => (&self.hook_warp_range, self.warp_grid),
+            HookKernel::Batched => (&self.hook_batched, self.variant_grid),
+            HookKernel::Warp => (&self.hook_warp, self.variant_grid),
+            HookKernel::WarpRange => (&self.hook_warp_range, self.variant_grid),
         };
         let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(grid));
-        // SAFETY: cc_hook_edges, cc_hook_edges_warp and cc_hook_edges_warp_range all take
+        // SAFETY: cc_hook_edges, cc_hook_edges_batched, cc_hook_edges_warp and
+        // cc_hook_edges_warp_range all take
         // (const uint2* edges, unsigned long long m, unsigned* parent, unsigned n): the tuple
         // matches it field by field; `edges` holds m 8-byte `Edge`s (repr(C) {u, v} = uint2
         // {x, y}), 8-byte aligned (checked by from_slice::<u64>); `parent` holds n u32s; both

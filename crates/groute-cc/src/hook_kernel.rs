@@ -6,15 +6,21 @@ use std::str::FromStr;
 use crate::CcError;
 
 /// The CUDA kernel that hooks the edges of each chunk ([`crate::CcOptions::hook`]). Every one
-/// computes the same components; they differ in how the threads of a warp share work on
-/// CSR-ordered chunks, where consecutive edges share their first endpoint `u` (a hub's whole
-/// chunk shares one). The host backend has one hook and ignores this setting.
+/// computes the same components; they differ in how many memory requests a thread keeps in
+/// flight and in how the threads of a warp share work on CSR-ordered chunks, where consecutive
+/// edges share their first endpoint `u` (a hub's whole chunk shares one). The host backend has
+/// one hook and ignores this setting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HookKernel {
     /// One thread per edge (`cc_hook_edges`), grid-stride: every thread loads `parent[u]`
     /// and finds `u`'s root itself.
     #[default]
     Plain,
+    /// One thread per edge, four edges per thread and iteration (`cc_hook_edges_batched`):
+    /// the loads of all four are issued before any is used (more memory requests in flight
+    /// per thread; the common edge whose endpoints already share a parent costs no dependent
+    /// round trip of its own).
+    Batched,
     /// Warp-cooperative (`cc_hook_edges_warp`), grid-stride: the lanes of a warp whose edges
     /// share `u` find its root once, lanes uniting the same two trees are deduplicated, and
     /// the lanes that would all hook `u`'s root under smaller roots elect one CAS.
@@ -27,12 +33,18 @@ pub enum HookKernel {
 
 impl HookKernel {
     /// Every variant, in the order of [`HookKernel::name`]s accepted by `FromStr`.
-    pub const ALL: [HookKernel; 3] = [HookKernel::Plain, HookKernel::Warp, HookKernel::WarpRange];
+    pub const ALL: [HookKernel; 4] = [
+        HookKernel::Plain,
+        HookKernel::Batched,
+        HookKernel::Warp,
+        HookKernel::WarpRange,
+    ];
 
-    /// The name `FromStr` accepts (`plain`, `warp`, `warp-range`).
+    /// The name `FromStr` accepts (`plain`, `batched`, `warp`, `warp-range`).
     pub const fn name(self) -> &'static str {
         match self {
             HookKernel::Plain => "plain",
+            HookKernel::Batched => "batched",
             HookKernel::Warp => "warp",
             HookKernel::WarpRange => "warp-range",
         }
@@ -52,7 +64,9 @@ impl FromStr for HookKernel {
         HookKernel::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| CcError::invalid("hook kernel", s, "one of plain, warp, warp-range"))
+            .ok_or_else(|| {
+                CcError::invalid("hook kernel", s, "one of plain, batched, warp, warp-range")
+            })
     }
 }
 
