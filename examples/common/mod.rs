@@ -18,7 +18,7 @@ use groute::graph::{
     load_graph,
 };
 use groute::worklist::WorklistOptions;
-use groute::worklist::traversal::FusedMode;
+use groute::worklist::traversal::{FUSED_SPIN_NS, FusedBarrier, FusedMode};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The graph shipped in the repository that the examples run when given no graph.
@@ -79,9 +79,20 @@ pub struct FusedArgs {
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels
-    /// back to back in one block, no grid barrier; 0: off; default 256).
+    /// back to back in one block, no grid barrier; 0: off; default: the threads of a block).
     #[arg(long, value_name = "ITEMS")]
     pub fused_solo_max: Option<u32>,
+    /// Threads per block of the fused kernel (a multiple of 32 up to 1024; default 256).
+    #[arg(long, value_name = "THREADS")]
+    pub fused_block: Option<u32>,
+    /// Nanoseconds a block waiting at the fused kernel's grid barrier sleeps between polls
+    /// (0: poll without sleeping; default 20).
+    #[arg(long, value_name = "NS")]
+    pub fused_spin_ns: Option<u32>,
+    /// Order the fused kernel's grid barrier with __threadfence() around relaxed atomics
+    /// instead of PTX acquire/release operations.
+    #[arg(long)]
+    pub fused_fenced_barrier: bool,
 }
 
 impl FusedArgs {
@@ -99,6 +110,11 @@ impl FusedArgs {
         options.fused = self.mode();
         options.fused_grid = self.fused_grid;
         options.fused_solo_max = self.fused_solo_max;
+        options.fused_block = self.fused_block;
+        options.fused_barrier = FusedBarrier {
+            spin_ns: self.fused_spin_ns.unwrap_or(FUSED_SPIN_NS),
+            fenced: self.fused_fenced_barrier,
+        };
     }
 }
 

@@ -4,13 +4,15 @@
 // fused.rs; an algorithm instantiates it next to GROUTE_TRAVERSAL_KERNELS (kernels/bfs.cu).
 //
 // Launch: cooperatively (cuLaunchCooperativeKernel), grid <= max resident blocks of this kernel,
-// blockDim.x a multiple of 32. The cooperative launch is what makes the grid barrier safe: the
+// blockDim.x a multiple of 32 (at most 256 for NAME_fused, 1,024 for NAME_fused_wide). The
+// cooperative launch is what makes the grid barrier safe: the
 // driver refuses a grid whose blocks cannot all be resident at once, so every block that a
 // barrier waits for is running and will arrive.
 //
 // Phase loop. The state block holds the PHASE to run next and its inputs (batch [START, END),
-// threshold, low list); every block reads them after a barrier, runs the phase, and arrives at
-// the next barrier, whose action (thread 0 of the block that arrives last, every other block
+// threshold, low list); thread 0 of every block copies them to shared memory right after a
+// barrier released it (one load of FUSED_PHASE_WORDS words), the block runs the phase, and
+// arrives at the next barrier, whose action (thread 0 of the block that arrives last, every other block
 // waiting) accounts for the phase and picks the next one:
 //   EXPAND     the grid expands [START, END) (block/warp/thread granularity; hubs are listed;
 //              with soft priority, kept items at or above the threshold go to the low list).
@@ -36,21 +38,33 @@
 //
 // Why every decision is grid-uniform: blocks read only state words, which only actions (and
 // block 0 in SOLO, before it arrives, while every other block waits at the barrier) write,
-// and an action runs only after every block has arrived, i.e. after every block has read the
-// previous values. The live counters in ctrl are read by actions only (the kron21 hang of the
+// and an action runs only after every block has arrived, i.e. after every block has copied the
+// previous values (each block copies them before its closing __syncthreads of the barrier,
+// hence before it can arrive at the next one). The live counters in ctrl are read by actions only (the kron21 hang of the
 // first version: blocks read the live hub counter after a barrier, when a block released early
 // could already list the next round's hubs in it, so blocks disagreed about the hub phase and
 // their barriers mixed).
 //
-// Why SOLO is race-free: the other blocks sit in the barrier (spinning on the generation word)
+// Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word)
 // and touch neither the worklist, the values, the low list nor the state until released, so
-// block 0 is the only writer (a late block may read START/END while block 0 rewrites them,
-// but SOLO does not use them off block 0); __syncthreads() orders its own levels (appends, atomicMin on the
-// values, the control words it rereads). Hand-over: block 0's writes precede its arrival
-// (__syncthreads, __threadfence, arrival atomic); the releasing block fences before bumping the
-// generation and every released block fences after seeing it, so the grid sees everything
-// block 0 wrote. Entering SOLO, the barrier that chose it orders every block's writes before
-// block 0's reads the same way.
+// block 0 is the only writer (a late block may still copy the phase words while block 0
+// rewrites the state line: PHASE, THRESHOLD and the low-list words keep their values, and START
+// and END, which change, are used by block 0 alone in SOLO); __syncthreads() orders its own
+// levels (appends, atomicMin on the values, the control words it rereads). Hand-over: block
+// 0's writes precede its arrival (__syncthreads, release arrival); the release follows the
+// action, and every released block acquires it, so the grid sees everything block 0 wrote.
+// Entering SOLO, the barrier that chose it orders every block's writes before block 0's reads
+// the same way.
+//
+// Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
+// levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read
+// of the generation before it: each block counts the barriers it passed); in the last block,
+// one batched read of the state line and the control words (one L2 round trip, every load
+// issued before the first use), the decision in registers, the line written back, one release
+// store; in the others, polling the generation word (FusedBarrierConfig: with or without
+// __nanosleep, acquire loads or volatile loads and fences); then one batched read of the phase
+// words per block and a __syncthreads. The first version paid about a dozen serial volatile
+// round trips in the action (read-modify-writes of single words, short-circuit conditions).
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it
@@ -106,40 +120,147 @@ enum FusedStop : unsigned int {
     FUSED_ABORT_POLL = 64,
 };
 
+enum FusedBarrierFlag : unsigned int {
+    // Barrier memory ordering by __threadfence() around relaxed atomics and volatile polling
+    // (the pattern of cooperative groups' grid sync) instead of the default single PTX
+    // acquire/release operations (atom.acq_rel arrival, st.release release, ld.acquire poll).
+    FUSED_BARRIER_FENCED = 1u,
+};
+
+// How blocks wait at the grid barrier (kernel arguments, WorklistOptions::fused_tuning):
+// `spin_ns` is the __nanosleep between two polls of the generation word (0: poll without
+// sleeping), `flags` holds FusedBarrierFlag bits.
+struct FusedBarrierConfig {
+    unsigned int spin_ns;
+    unsigned int flags;
+};
+
 __device__ __forceinline__ unsigned int load_volatile(const unsigned int* p) {
     return *const_cast<const volatile unsigned int*>(p);
 }
 
-__device__ __forceinline__ void add_u64(volatile unsigned int* fused, unsigned int word,
-                                        unsigned long long n) {
-    *reinterpret_cast<volatile unsigned long long*>(fused + word) += n;
+// Scoped memory operations (PTX memory model, sm_70+). Relaxed GPU-scope accesses go to L2
+// (never a stale L1 line); acquire/release order the accesses around them GPU-wide.
+__device__ __forceinline__ unsigned int atomic_add_acq_rel(unsigned int* p, unsigned int v) {
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "l"(p), "r"(v)
+                 : "memory");
+    return old;
+}
+
+__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned int* p, unsigned int v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ void store_relaxed(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+// Four consecutive words at 16-byte aligned `p`, one load.
+__device__ __forceinline__ uint4 load4_relaxed(const unsigned int* p) {
+    uint4 v;
+    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store4_relaxed(unsigned int* p, const uint4 v) {
+    asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :
+                 : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
+// `n` (a multiple of 4) words from 16-byte aligned `p` into `out`: every load is issued
+// before the first result is used, so the whole read costs one L2 round trip.
+template <unsigned int N>
+__device__ __forceinline__ void load_words(const unsigned int* p, unsigned int (&out)[N]) {
+    static_assert(N % 4u == 0u, "whole 16-byte vectors");
+#pragma unroll
+    for (unsigned int i = 0; i < N; i += 4u) {
+        const uint4 v = load4_relaxed(p + i);
+        out[i] = v.x;
+        out[i + 1u] = v.y;
+        out[i + 2u] = v.z;
+        out[i + 3u] = v.w;
+    }
+}
+
+template <unsigned int N>
+__device__ __forceinline__ void store_words(unsigned int* p, const unsigned int (&in)[N]) {
+#pragma unroll
+    for (unsigned int i = 0; i < N; i += 4u) {
+        store4_relaxed(p + i, make_uint4(in[i], in[i + 1u], in[i + 2u], in[i + 3u]));
+    }
 }
 
 // Grid-wide barrier (sense by generation). Every thread of every block calls it from
-// grid-uniform control flow. Thread 0 of the last block to arrive runs `action()` with every
-// other block waiting, then releases them. Release/acquire: each block fences before arriving
-// and after being released (the pattern of cooperative groups' grid sync).
-template <typename Action>
-__device__ __forceinline__ void grid_barrier(unsigned int* fused, Action action) {
+// grid-uniform control flow; `gen` is thread 0's count of barriers passed (0 at the start of
+// the kernel: the host zeroes the barrier words), kept in a register so that arriving costs
+// no read of the generation word. Thread 0 of the last block to arrive runs `action()` with
+// every other block waiting, then releases them; thread 0 of every block then runs
+// `released()` (after the acquire, before the block's closing __syncthreads: the place to read
+// what the action published). Ordering: the block's writes precede its arrival
+// (__syncthreads, then a release arrival: atom.acq_rel, or __threadfence + atomicAdd); the
+// last arrival acquires every earlier one (each arrival is an acquire-release read-modify-write
+// reading the previous one); the release (st.release, or __threadfence + store) follows the
+// action's writes; every waiter acquires it (ld.acquire poll, or volatile poll +
+// __threadfence) before its block reads anything (__syncthreads).
+template <typename Action, typename Released>
+__device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& gen,
+                                             const FusedBarrierConfig config, Action action,
+                                             Released released) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        // The generation cannot move before this block arrives, so this is the current one.
-        const unsigned int gen = load_volatile(fused + FUSED_BARRIER_GEN);
-        __threadfence();
-        const unsigned int arrived = atomicAdd(fused + FUSED_BARRIER_COUNT, 1u);
-        if (arrived == gridDim.x - 1u) {
+        const bool fenced = (config.flags & FUSED_BARRIER_FENCED) != 0u;
+        unsigned int* count = fused + FUSED_BARRIER_COUNT;
+        unsigned int* generation = fused + FUSED_BARRIER_GEN;
+        unsigned int arrived;
+        if (fenced) {
             __threadfence();
-            // Nobody arrives at the next barrier before the release below.
-            atomicExch(fused + FUSED_BARRIER_COUNT, 0u);
-            action();
-            __threadfence();
-            atomicExch(fused + FUSED_BARRIER_GEN, gen + 1u);
+            arrived = atomicAdd(count, 1u);
         } else {
-            while (load_volatile(fused + FUSED_BARRIER_GEN) == gen) {
-                __nanosleep(20);
+            arrived = atomic_add_acq_rel(count, 1u);
+        }
+        if (arrived == gridDim.x - 1u) {
+            if (fenced) {
+                __threadfence();
+            }
+            // Nobody arrives at the next barrier before the release below.
+            store_relaxed(count, 0u);
+            action();
+            if (fenced) {
+                __threadfence();
+                store_relaxed(generation, gen + 1u);
+            } else {
+                store_release(generation, gen + 1u);
+            }
+        } else if (fenced) {
+            while (load_volatile(generation) == gen) {
+                if (config.spin_ns != 0u) {
+                    __nanosleep(config.spin_ns);
+                }
             }
             __threadfence();
+        } else {
+            while (load_acquire(generation) == gen) {
+                if (config.spin_ns != 0u) {
+                    __nanosleep(config.spin_ns);
+                }
+            }
         }
+        ++gen;
+        released();
     }
     __syncthreads();
 }
@@ -157,47 +278,66 @@ __device__ __forceinline__ unsigned int next_threshold(unsigned int threshold,
     return next > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<unsigned int>(next);
 }
 
+// The state words [FUSED_PHASE, FUSED_WORDS) held in registers: `at(FUSED_X)` is word X.
+struct FusedState {
+    unsigned int w[FUSED_WORDS - FUSED_PHASE];
+
+    __device__ __forceinline__ unsigned int& at(unsigned int word) { return w[word - FUSED_PHASE]; }
+
+    __device__ __forceinline__ void add_u64(unsigned int word, unsigned long long n) {
+        const unsigned long long v =
+            (static_cast<unsigned long long>(at(word + 1u)) << 32 | at(word)) + n;
+        at(word) = static_cast<unsigned int>(v);
+        at(word + 1u) = static_cast<unsigned int>(v >> 32);
+    }
+};
+
 // The action of every barrier: accounts for the phase `done` that just ended and picks the
-// next one (see the file comment). Runs on one thread with every block waiting.
-// State and control words are accessed volatile (L2): they were last written on other SMs.
-__device__ __forceinline__ void fused_next(volatile unsigned int* fused,
-                                           volatile unsigned int* ctrl,
+// next one (see the file comment). Runs on one thread with every block waiting. It reads the
+// whole state line and the control words at once (one L2 round trip: the loads are issued
+// together; the barrier's acquire makes them current), decides in registers, and writes the
+// state line back (stores, which the release waits for).
+__device__ __forceinline__ void fused_next(unsigned int* fused, unsigned int* ctrl,
                                            const volatile unsigned int* abort,
                                            unsigned int done, unsigned int prio_delta,
                                            unsigned int solo_max) {
-    const unsigned int wl_end = ctrl[CTRL_WL_END];
-    unsigned int end = fused[FUSED_END];
+    FusedState s;
+    load_words(fused + FUSED_PHASE, s.w);
+    unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN
+    load_words(ctrl, c);
+    const unsigned int wl_end = c[CTRL_WL_END];
+    unsigned int hubs = c[CTRL_HUB_COUNT];
+    unsigned int low = c[CTRL_LOW_END];
+    unsigned int end = s.at(FUSED_END);
     if (done == FUSED_PHASE_EXPAND) {
-        fused[FUSED_ROUNDS] += 1u;
-        add_u64(fused, FUSED_PROCESSED, end - fused[FUSED_START]);
-        fused[FUSED_START] = end;
+        s.at(FUSED_ROUNDS) += 1u;
+        s.add_u64(FUSED_PROCESSED, end - s.at(FUSED_START));
+        s.at(FUSED_START) = end;
         end = wl_end;
     } else if (done == FUSED_PHASE_HUBS) {
         *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT) = 0ull;
+        hubs = 0u;
         end = wl_end;
     } else if (done == FUSED_PHASE_REEXAMINE) {
-        const unsigned int still_low = ctrl[CTRL_LOW_END];
         const unsigned int moved = wl_end - end;
-        fused[FUSED_EPOCHS] += 1u;
-        add_u64(fused, FUSED_STALE, fused[FUSED_LOW_TAKEN] - moved - still_low);
-        fused[FUSED_LOW_BASE] = still_low;
-        fused[FUSED_LOW_CURRENT] ^= 1u;
+        s.at(FUSED_EPOCHS) += 1u;
+        s.add_u64(FUSED_STALE, s.at(FUSED_LOW_TAKEN) - moved - low);
+        s.at(FUSED_LOW_BASE) = low;
+        s.at(FUSED_LOW_CURRENT) ^= 1u;
         end = wl_end;
     }
     // SOLO: block 0 wrote START, END and its counters before arriving.
-    fused[FUSED_END] = end;
-    const unsigned int start = fused[FUSED_START];
-    const unsigned int phases = ++fused[FUSED_PHASES];
+    s.at(FUSED_END) = end;
+    const unsigned int start = s.at(FUSED_START);
+    const unsigned int phases = ++s.at(FUSED_PHASES);
     unsigned int stop = FUSED_STOP_NONE;
-    if (ctrl[CTRL_WL_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u) {
+    if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u) {
         stop = FUSED_STOP_OVERFLOW;
-    } else if (fused[FUSED_SOLO_ABORT] != 0u ||
+    } else if (s.at(FUSED_SOLO_ABORT) != 0u ||
                (phases % FUSED_ABORT_POLL == 0u && *abort != 0u)) {
         stop = FUSED_STOP_ABORTED;
     }
-    fused[FUSED_STOP] = stop;
-    const unsigned int hubs = ctrl[CTRL_HUB_COUNT];
-    const unsigned int low = ctrl[CTRL_LOW_END];
+    s.at(FUSED_STOP) = stop;
     unsigned int next;
     if (stop != FUSED_STOP_NONE) {
         next = FUSED_PHASE_STOP;
@@ -206,18 +346,23 @@ __device__ __forceinline__ void fused_next(volatile unsigned int* fused,
     } else if (end != start) {
         next = end - start <= solo_max ? FUSED_PHASE_SOLO : FUSED_PHASE_EXPAND;
     } else if (low != 0u) {
-        add_u64(fused, FUSED_DEFERRED, low - fused[FUSED_LOW_BASE]);
-        fused[FUSED_THRESHOLD] =
-            next_threshold(fused[FUSED_THRESHOLD], prio_delta, ctrl[CTRL_LOW_MIN]);
-        fused[FUSED_LOW_TAKEN] = low;
-        ctrl[CTRL_LOW_END] = 0u;
-        ctrl[CTRL_LOW_MIN] = 0xFFFFFFFFu;
+        s.add_u64(FUSED_DEFERRED, low - s.at(FUSED_LOW_BASE));
+        s.at(FUSED_THRESHOLD) =
+            next_threshold(s.at(FUSED_THRESHOLD), prio_delta, c[CTRL_LOW_MIN]);
+        s.at(FUSED_LOW_TAKEN) = low;
+        store_relaxed(ctrl + CTRL_LOW_END, 0u);
+        store_relaxed(ctrl + CTRL_LOW_MIN, 0xFFFFFFFFu);
         next = FUSED_PHASE_REEXAMINE;
     } else {
         next = FUSED_PHASE_DONE;
     }
-    fused[FUSED_PHASE] = next;
+    s.at(FUSED_PHASE) = next;
+    store_words(fused + FUSED_PHASE, s.w);
 }
+
+// What every block needs of the state to run a phase: words [FUSED_PHASE, FUSED_PHASE + 12),
+// copied to shared memory by thread 0 after each barrier (one round trip for the block).
+enum : unsigned int { FUSED_PHASE_WORDS = 12 };
 
 // The fused kernel's buffers and settings (the kernel's parameters).
 struct FusedArgs {
@@ -234,6 +379,7 @@ struct FusedArgs {
     unsigned int low_capacity;
     unsigned int prio_delta;
     unsigned int solo_max;
+    FusedBarrierConfig barrier;
 
     __device__ __forceinline__ LowList low_list(unsigned int index, unsigned int threshold) const {
         return LowList{low[index], low_capacity, threshold, ctrl};
@@ -260,13 +406,13 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
         if (threadIdx.x == 0) {
-            const unsigned int e = load_volatile(a.ctrl + CTRL_WL_END);
-            bool stop = load_volatile(a.ctrl + CTRL_HUB_COUNT) != 0u ||
-                        load_volatile(a.ctrl + CTRL_WL_OVERFLOW) != 0u ||
-                        load_volatile(a.ctrl + CTRL_LOW_OVERFLOW) != 0u || e == end ||
-                        e - end > a.solo_max;
+            unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN, one round trip
+            load_words(a.ctrl, c);
+            const unsigned int e = c[CTRL_WL_END];
+            bool stop = c[CTRL_HUB_COUNT] != 0u || c[CTRL_WL_OVERFLOW] != 0u ||
+                        c[CTRL_LOW_OVERFLOW] != 0u || e == end || e - end > a.solo_max;
             if (!stop && levels % FUSED_ABORT_POLL == 0u && *a.abort != 0u) {
-                *const_cast<volatile unsigned int*>(a.fused + FUSED_SOLO_ABORT) = 1u;
+                store_relaxed(a.fused + FUSED_SOLO_ABORT, 1u);
                 stop = true;
             }
             next_end = e;
@@ -280,12 +426,15 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         }
     }
     if (threadIdx.x == 0) {
-        volatile unsigned int* state = a.fused;
-        state[FUSED_START] = start;
-        state[FUSED_END] = end;
-        state[FUSED_ROUNDS] += levels;
-        state[FUSED_SOLO_ROUNDS] += levels;
-        add_u64(state, FUSED_PROCESSED, processed);
+        // Block 0 is the only writer of the state until it arrives (every other block waits).
+        FusedState s;
+        load_words(a.fused + FUSED_PHASE, s.w);
+        s.at(FUSED_START) = start;
+        s.at(FUSED_END) = end;
+        s.at(FUSED_ROUNDS) += levels;
+        s.at(FUSED_SOLO_ROUNDS) += levels;
+        s.add_u64(FUSED_PROCESSED, processed);
+        store_words(a.fused + FUSED_PHASE, s.w);
     }
 }
 
@@ -295,15 +444,33 @@ __device__ void fused_traversal(const FusedArgs& a) {
     // would be recorded as a send overflow, never written).
     const SendBuffer send{nullptr, 0u, 0u, a.ctrl};
     unsigned int* fused = a.fused;
+    // The phase and its inputs, refreshed by thread 0 after every barrier; every thread copies
+    // what it needs before the next barrier's opening __syncthreads.
+    __shared__ unsigned int phase_words[FUSED_PHASE_WORDS];
+    const auto read_phase = [&] {
+        unsigned int w[FUSED_PHASE_WORDS];
+        load_words(fused + FUSED_PHASE, w);
+#pragma unroll
+        for (unsigned int i = 0; i < FUSED_PHASE_WORDS; ++i) {
+            phase_words[i] = w[i];
+        }
+    };
+    const auto word = [&](unsigned int w) { return phase_words[w - FUSED_PHASE]; };
+    unsigned int gen = 0;
+    if (threadIdx.x == 0) {
+        read_phase();  // written by the host before the launch
+    }
+    __syncthreads();
     while (true) {
-        const unsigned int phase = load_volatile(fused + FUSED_PHASE);
+        const unsigned int phase = word(FUSED_PHASE);
         if (phase == FUSED_PHASE_DONE || phase == FUSED_PHASE_STOP) {
             return;
         }
-        const unsigned int start = load_volatile(fused + FUSED_START);
-        const unsigned int end = load_volatile(fused + FUSED_END);
-        const unsigned int threshold = load_volatile(fused + FUSED_THRESHOLD);
-        const unsigned int current = load_volatile(fused + FUSED_LOW_CURRENT);
+        const unsigned int start = word(FUSED_START);
+        const unsigned int end = word(FUSED_END);
+        const unsigned int threshold = word(FUSED_THRESHOLD);
+        const unsigned int current = word(FUSED_LOW_CURRENT);
+        const unsigned int taken = word(FUSED_LOW_TAKEN);
         const LowList low = a.low_list(current, threshold);
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
         if (phase == FUSED_PHASE_EXPAND) {
@@ -317,33 +484,53 @@ __device__ void fused_traversal(const FusedArgs& a) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
                                                    send, low);
         } else {  // FUSED_PHASE_REEXAMINE: the taken list into the other one
-            traversal_reexamine(a.ops.values, a.low[current],
-                                load_volatile(fused + FUSED_LOW_TAKEN), wl,
+            traversal_reexamine(a.ops.values, a.low[current], taken, wl,
                                 a.low_list(current ^ 1u, threshold));
         }
-        grid_barrier(fused, [&] {
-            fused_next(fused, a.ctrl, a.abort, phase, a.prio_delta, a.solo_max);
-        });
+        grid_barrier(
+            fused, gen, a.barrier,
+            [&] { fused_next(fused, a.ctrl, a.abort, phase, a.prio_delta, a.solo_max); },
+            read_phase);
     }
 }
 
 }  // namespace groute
 
-// The extern "C" entry point of one algorithm's fused traversal:
+// The extern "C" entry points of one algorithm's fused traversal, NAME##_fused (no launch
+// bounds; the host launches it with blocks of up to 256 threads) and NAME##_fused_wide (the
+// same kernel under __launch_bounds__(1024, 1), which caps its registers so that a block of
+// 1,024 threads fits; measured with ptxas for sm_90: 52 registers, no spills, as NAME##_fused):
 //   NAME##_fused(values, offsets, targets, weights, wl_data, wl_mask, ctrl, fused, abort,
-//                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max)
+//                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
+//                spin_ns, barrier_flags)
 // (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
-// null: soft priority off.
-#define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
-    extern "C" __global__ void NAME##_fused(                                                   \
+// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig.
+#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, RELAX, WEIGHTED)                           \
+    extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
         unsigned int* ctrl, unsigned int* fused, const unsigned int* abort,                    \
         unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low0,           \
         groute::VertexValue* low1, unsigned int low_capacity, unsigned int prio_delta,         \
-        unsigned int solo_max) {                                                               \
+        unsigned int solo_max, unsigned int spin_ns, unsigned int barrier_flags) {             \
         const groute::FusedArgs a{groute::MinSplitOps{owned_begin, owned_end, values},         \
-                                  offsets, targets, weights, wl_data, wl_mask, ctrl, fused,    \
-                                  abort, {low0, low1}, low_capacity, prio_delta, solo_max};    \
+                                  offsets,                                                     \
+                                  targets,                                                     \
+                                  weights,                                                     \
+                                  wl_data,                                                     \
+                                  wl_mask,                                                     \
+                                  ctrl,                                                        \
+                                  fused,                                                       \
+                                  abort,                                                       \
+                                  {low0, low1},                                                \
+                                  low_capacity,                                                \
+                                  prio_delta,                                                  \
+                                  solo_max,                                                    \
+                                  groute::FusedBarrierConfig{spin_ns, barrier_flags}};         \
         groute::fused_traversal<RELAX, WEIGHTED>(a);                                           \
     }
+
+#define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , RELAX, WEIGHTED)                              \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), RELAX,          \
+                                 WEIGHTED)

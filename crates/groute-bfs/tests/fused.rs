@@ -13,7 +13,7 @@ use groute_graph::{
     CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
 };
 use groute_worklist::WorklistError;
-use groute_worklist::traversal::FusedMode;
+use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
 fn options(mode: FusedMode) -> BfsOptions {
     let mut o = BfsOptions::default();
@@ -155,6 +155,67 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
             }
         }
     }
+}
+
+/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_block`):
+/// acquire/release or fenced ordering, polling with and without sleeping, blocks of one warp
+/// to 1,024 threads (the wide build), on grids of one block to 64, in and out of single-block
+/// mode, with hub rounds and with soft priority.
+#[test]
+fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let barriers = [(20, false), (0, false), (20, true), (0, true)];
+    for g in [hub_ladder(), generated("road:side=48,p=0.6,seed=8")] {
+        let expected = bfs_reference(&g.csr, 0);
+        for block in [32, 256, 512, 1024] {
+            for (spin_ns, fenced) in barriers {
+                for grid in [None, Some(1), Some(3), Some(64)] {
+                    for (solo, prio) in [(Some(0), None), (None, None), (None, Some(2))] {
+                        let mut o = options(FusedMode::On);
+                        o.worklist.fused_block = Some(block);
+                        o.worklist.fused_barrier = FusedBarrier { spin_ns, fenced };
+                        o.worklist.fused_grid = grid;
+                        o.worklist.fused_solo_max = solo;
+                        o.worklist.prio_delta = prio;
+                        let label = format!(
+                            "{}: block {block}, spin {spin_ns}, fenced {fenced}, grid {grid:?}, \
+                             solo {solo:?}, prio {prio:?}",
+                            g.name
+                        );
+                        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                        assert_eq!(r.levels, expected, "{label}");
+                        assert!(r.stats.rounds > u64::from(r.depth()), "{label}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_fused_tuning_fails_naming_the_setting() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = generated("road:side=16,p=0.6,seed=1");
+    for block in [0, 48, 2048] {
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_block = Some(block);
+        let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+        assert!(err.contains("--fused-block"), "{block}: {err}");
+    }
+    let mut o = options(FusedMode::On);
+    o.worklist.fused_barrier.spin_ns = u32::MAX;
+    let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+    assert!(err.contains("--fused-spin-ns"), "{err}");
+    // A grid far beyond every resident block.
+    let mut o = options(FusedMode::On);
+    o.worklist.fused_block = Some(1024);
+    o.worklist.fused_grid = Some(64 * 1024);
+    let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+    assert!(err.contains("--fused-grid"), "{err}");
 }
 
 #[test]

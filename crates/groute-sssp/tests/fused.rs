@@ -12,7 +12,7 @@ use groute_graph::{
     CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
 };
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
-use groute_worklist::traversal::FusedMode;
+use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
 fn options(mode: FusedMode) -> SsspOptions {
     let mut o = SsspOptions::default();
@@ -139,6 +139,38 @@ fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
                     if prio == Some(0) {
                         assert_eq!((r.stats.epochs, r.stats.items_deferred), (0, 0), "{label}");
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_block`),
+/// with SSSP's soft priority (re-examine phases) and without, in and out of single-block mode.
+#[test]
+fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let g = generated("road:side=48,p=0.6,seed=6");
+    let expected = sssp_reference(&g.csr, 0);
+    for block in [32, 256, 1024] {
+        for (spin_ns, fenced) in [(20, false), (0, false), (0, true)] {
+            for grid in [None, Some(1), Some(5)] {
+                for (solo, prio) in [(Some(0), Some(0)), (None, None), (Some(0), None)] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_block = Some(block);
+                    o.worklist.fused_barrier = FusedBarrier { spin_ns, fenced };
+                    o.worklist.fused_grid = grid;
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "block {block}, spin {spin_ns}, fenced {fenced}, grid {grid:?}, solo \
+                         {solo:?}, prio {prio:?}"
+                    );
+                    let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.distances, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
                 }
             }
         }

@@ -9,7 +9,7 @@ use crate::driver::run_workers;
 use crate::error::WorklistError;
 use crate::host_worker::HostWorker;
 use crate::split::SplitOps;
-use crate::traversal::FusedMode;
+use crate::traversal::{FusedBarrier, FusedMode};
 
 /// The local item type of a program.
 pub type LocalOf<P> = <<P as DeviceProgram>::Ops as SplitOps>::Local;
@@ -74,9 +74,16 @@ pub struct WorklistOptions {
     pub fused_grid: Option<u32>,
     /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
     /// items is expanded by one block alone, level after level without grid barriers, until
-    /// the frontier outgrows it. `Some(0)`: off. `None`:
-    /// [`FUSED_SOLO_MAX`](crate::traversal::FUSED_SOLO_MAX).
+    /// the frontier outgrows it. `Some(0)`: off. `None`: the fused kernel's threads per block
+    /// ([`fused_block`](WorklistOptions::fused_block)): one item per thread, a single pass.
     pub fused_solo_max: Option<u32>,
+    /// Threads per block of the fused kernel (`--fused-block`): a multiple of 32 from 32 to
+    /// 1,024. `None`: [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK). Blocks over 256 threads
+    /// run the kernel's register-capped build (`<algo>_fused_wide`).
+    pub fused_block: Option<u32>,
+    /// How the fused kernel's blocks wait at its grid barrier (`--fused-spin-ns`,
+    /// `--fused-fenced-barrier`).
+    pub fused_barrier: FusedBarrier,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
@@ -101,6 +108,8 @@ impl Default for WorklistOptions {
             fused: FusedMode::Auto,
             fused_grid: None,
             fused_solo_max: None,
+            fused_block: None,
+            fused_barrier: FusedBarrier::default(),
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,

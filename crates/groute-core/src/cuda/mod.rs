@@ -28,7 +28,8 @@ pub use launch::{DevicePtr, KernelArg, KernelArgs, LaunchConfig};
 pub use module::{CudaFunction, CudaModule};
 pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
 pub use source::{
-    BFS, BFS_DIRECTION, CC, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK, PBF, SSSP,
+    BFS, BFS_DIRECTION, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK,
+    PBF, SSSP,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

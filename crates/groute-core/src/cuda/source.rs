@@ -62,6 +62,13 @@ pub const SSSP: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/sssp.cu"),
 };
 
+/// `kernels/fused_barrier.cu`: the fused kernel's grid barrier alone, timed and self-checked
+/// (`groute-worklist`'s `traversal::time_fused_barrier`).
+pub const FUSED_BARRIER: KernelSource = KernelSource {
+    name: "fused_barrier.cu",
+    source: include_str!("../../../../kernels/fused_barrier.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
@@ -96,4 +103,4 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, BFS_DIRECTION, PAGERANK, SSSP];
+pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, BFS_DIRECTION, PAGERANK, SSSP, FUSED_BARRIER];

@@ -21,8 +21,9 @@
 //!   empty batch with an empty low list ends the kernel: no item exists anywhere (one device
 //!   holds every item, and an improved vertex is appended before the barrier that closes its
 //!   phase), so the traversal is complete.
-//! - **Single-block mode.** A batch of at most `fused_solo_max` items ([`FUSED_SOLO_MAX`] by
-//!   default) is a *solo* phase: block 0 alone runs level after level, separated by
+//! - **Single-block mode.** A batch of at most `fused_solo_max` items (by default one per
+//!   thread of a block, [`FUSED_BLOCK`](super::FUSED_BLOCK) unless `fused_block` says
+//!   otherwise) is a *solo* phase: block 0 alone runs level after level, separated by
 //!   `__syncthreads()` instead of grid barriers, while the other blocks wait in the barrier;
 //!   it returns to the grid when the next batch is larger, empty, listed hubs or overflowed.
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
@@ -71,7 +72,8 @@ use std::time::{Duration, Instant};
 use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
-use super::cuda::{BLOCK, CudaTraversalDevice};
+use super::cuda::CudaTraversalDevice;
+use super::fused_tuning::{FUSED_NARROW_MAX_BLOCK, fused_block as fused_block_size};
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
 
@@ -146,73 +148,93 @@ const CTRL_WL_END: usize = 0;
 /// Control words read back after a run: up to the low list's overflow word
 /// (`groute::CTRL_LOW_OVERFLOW`).
 const CTRL_READ_WORDS: usize = 10;
-/// The default of [`WorklistOptions::fused_solo_max`]: batches of at most this many items run
-/// in single-block mode (one item per thread of one 256-thread block). Measured on one H200,
-/// BFS on the road grid of 4.2M vertices (levels of about 1,000 vertices): 43.3 ms with the
-/// mode off, 41.9 ms at 256, 56.8 ms at 1,024 and 113 ms at 4,096 items; one block is worth it
-/// only while it needs a single pass.
-pub const FUSED_SOLO_MAX: u32 = 256;
 /// How often the host checks a time-limited fused run.
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
 
 /// One device's fused kernel and its state, kept across runs.
 pub(crate) struct FusedKernel {
-    function: CudaFunction,
-    /// Blocks of `BLOCK` threads that fit resident at once: the largest cooperative grid.
-    max_grid: u32,
-    /// The grid when none is asked for: one block per multiprocessor (at most `max_grid`).
-    /// Measured on one H200 (road 2048 BFS, before the single-block mode): 132 blocks (one per
-    /// SM) 36.2 ms, 264: 36.9 ms, 528: 40.4 ms, every resident block: 51.4 ms; the barrier
-    /// costs more with more blocks, and per-level work on such graphs is small.
-    default_grid: u32,
+    /// `<algo>_fused`: blocks of at most [`FUSED_NARROW_MAX_BLOCK`] threads.
+    narrow: CudaFunction,
+    /// `<algo>_fused_wide`: the same kernel for blocks of up to 1,024 threads.
+    wide: CudaFunction,
+    /// Multiprocessors of the device: the default grid (one block per multiprocessor).
+    /// Measured on one H200 (road 2048 BFS, 256-thread blocks, before the single-block mode):
+    /// 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms, 528: 40.4 ms, every resident block:
+    /// 51.4 ms; the barrier costs more with more blocks, and per-level work on such graphs is
+    /// small.
+    multiprocessors: u32,
     /// `FUSED_WORDS` u32 of device memory: barrier words and the kernel's snapshots.
     state: Buffer<u32>,
     /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop.
     abort: Buffer<u32>,
 }
 
+/// The launch shape of one fused run.
+#[derive(Clone, Copy, Debug)]
+struct FusedShape {
+    grid: u32,
+    block: u32,
+}
+
 impl FusedKernel {
-    /// Looks `name` up in `module` (loaded for `device`) and allocates its state.
+    /// Looks `name` and `name_wide` up in `module` (loaded for `device`) and allocates the
+    /// state.
     pub(crate) fn new(
         context: &Context,
         device: &Device,
         module: &CudaModule,
         name: &str,
     ) -> Result<Self, Error> {
-        let function = module.function(name)?;
-        let max_grid = function.max_resident_grid(BLOCK, 0)?;
-        let default_grid = device
-            .properties()
-            .multiprocessors
-            .clamp(1, max_grid.max(1));
         Ok(FusedKernel {
-            function,
-            max_grid,
-            default_grid,
+            narrow: module.function(name)?,
+            wide: module.function(&format!("{name}_wide"))?,
+            multiprocessors: device.properties().multiprocessors.max(1),
             state: device.alloc::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
         })
     }
 
-    /// The grid of a run: one block per multiprocessor, or `requested` (at least 1, at most
-    /// every resident block).
-    fn grid(&self, requested: Option<u32>) -> Result<u32, Error> {
-        match requested {
-            None if self.max_grid > 0 => Ok(self.default_grid),
-            None => Err(Error::Unsupported {
-                operation: "the fused traversal kernel (no block of it fits on this device)",
-                backend: "cuda",
-            }),
-            Some(g) if g >= 1 && g <= self.max_grid => Ok(g),
-            Some(g) => Err(Error::invalid(
-                "fused_grid (--fused-grid)",
-                g,
-                format!(
-                    "give 1..={} blocks: a cooperative launch needs every block resident at once",
-                    self.max_grid
-                ),
-            )),
+    /// The build of the kernel for blocks of `block` threads.
+    fn function(&self, block: u32) -> &CudaFunction {
+        if block <= FUSED_NARROW_MAX_BLOCK {
+            &self.narrow
+        } else {
+            &self.wide
         }
+    }
+
+    /// The shape of a run: blocks of `fused_block` threads (default [`FUSED_BLOCK`](super::FUSED_BLOCK)),
+    /// one per multiprocessor or `fused_grid` (at least 1, at most every resident block).
+    fn shape(
+        &self,
+        fused_grid: Option<u32>,
+        fused_block: Option<u32>,
+    ) -> Result<FusedShape, Error> {
+        let block = fused_block_size(fused_block)?;
+        let max_grid = self.function(block).max_resident_grid(block, 0)?;
+        if max_grid == 0 {
+            return Err(Error::invalid(
+                "fused_block (--fused-block)",
+                block,
+                "no block of this many threads of the fused kernel fits on this device: give \
+                 fewer threads",
+            ));
+        }
+        let grid = match fused_grid {
+            None => self.multiprocessors.min(max_grid),
+            Some(g) if g >= 1 && g <= max_grid => g,
+            Some(g) => {
+                return Err(Error::invalid(
+                    "fused_grid (--fused-grid)",
+                    g,
+                    format!(
+                        "give 1..={max_grid} blocks of {block} threads: a cooperative launch \
+                         needs every block resident at once"
+                    ),
+                ));
+            }
+        };
+        Ok(FusedShape { grid, block })
     }
 
     fn set_abort(&self, value: u32) -> Result<(), Error> {
@@ -252,8 +274,9 @@ impl CudaTraversalDevice {
         // The non-fused worker's reset: values, control block, seeds (synchronised).
         drop(self.worker(device, sources, seeds)?);
         let seeds = seeds.len() as u32;
-        let grid = self.fused.grid(options.fused_grid)?;
-        let solo_max = options.fused_solo_max.unwrap_or(FUSED_SOLO_MAX);
+        let shape = self.fused.shape(options.fused_grid, options.fused_block)?;
+        let barrier = options.fused_barrier.kernel_args()?;
+        let solo_max = options.fused_solo_max.unwrap_or(shape.block);
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
         let prio_delta = options.prio_delta.unwrap_or(0);
         let threshold = if prio_delta == 0 {
@@ -284,7 +307,7 @@ impl CudaTraversalDevice {
 
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
-        self.launch_fused(grid, prio_delta, solo_max)?;
+        self.launch_fused(shape, barrier, prio_delta, solo_max)?;
         let t1 = device.record_timing(s)?;
         self.wait_fused(&t1, options.time_limit, started)?;
         let elapsed = started.elapsed();
@@ -342,8 +365,15 @@ impl CudaTraversalDevice {
         Ok(())
     }
 
-    /// Enqueues `<algo>_fused` cooperatively with `grid` blocks.
-    fn launch_fused(&self, grid: u32, prio_delta: u32, solo_max: u32) -> Result<(), Error> {
+    /// Enqueues `<algo>_fused` (or its wide build) cooperatively in `shape`, with the
+    /// barrier's `(spin_ns, barrier_flags)`.
+    fn launch_fused(
+        &self,
+        shape: FusedShape,
+        (spin_ns, barrier_flags): (u32, u32),
+        prio_delta: u32,
+        solo_max: u32,
+    ) -> Result<(), Error> {
         let [low0, low1] = self.low_lists()?;
         let (values, offsets, targets, weights) = self.graph_args()?;
         let args = (
@@ -363,12 +393,15 @@ impl CudaTraversalDevice {
             self.wl.len() as u32,
             prio_delta,
             solo_max,
+            spin_ns,
+            barrier_flags,
         );
         // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
         // unsigned* ctrl, unsigned* fused, const unsigned* abort, unsigned owned_begin,
         // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
-        // unsigned prio_delta, unsigned solo_max) (GROUTE_FUSED_TRAVERSAL_KERNEL in fused.cuh):
+        // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags)
+        // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
         // the tuple matches it field by field. The low lists are null (soft priority off: the
         // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
         // length, which is low_capacity (the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
@@ -376,13 +409,15 @@ impl CudaTraversalDevice {
         // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
         // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
         // address of this context. The owned range is the whole graph (one device), so the
-        // kernel never appends to its (empty) send buffer. The grid is at most the resident
-        // maximum of this kernel (`FusedKernel::grid`) and the launch is cooperative, so every
-        // block is resident and the grid barrier cannot deadlock. Memory is kept alive below.
+        // kernel never appends to its (empty) send buffer. The block is a multiple of 32 of at
+        // most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
+        // most the resident maximum of that build at that block (`FusedKernel::shape`); the
+        // launch is cooperative, so every block is resident and the grid barrier cannot
+        // deadlock. Memory is kept alive below.
         unsafe {
-            self.fused.function.launch_cooperative(
+            self.fused.function(shape.block).launch_cooperative(
                 self.stream.raw().as_ref(),
-                LaunchConfig::linear(grid, BLOCK),
+                LaunchConfig::linear(shape.grid, shape.block),
                 args,
             )?
         };

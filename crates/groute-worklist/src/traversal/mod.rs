@@ -21,12 +21,16 @@
 //! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices launch one expand
 //! per round under the driver (`cuda.rs`).
 
+mod barrier_bench;
 mod cuda;
 mod fused;
+mod fused_tuning;
 mod hub_policy;
 
+pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
-pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FUSED_SOLO_MAX, FusedMode};
+pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FusedMode};
+pub use fused_tuning::{FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPIN_NS, FusedBarrier};
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 
 use std::ops::Range;

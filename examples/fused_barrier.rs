@@ -1,0 +1,133 @@
+//! Times the fused kernel's grid barrier alone (`kernels/fused_barrier.cu`): for every
+//! combination of ordering (acquire/release or fenced), sleep between polls, block size and
+//! grid, one cooperative launch of `--barriers` barriers, printed as microseconds per barrier.
+//! That is the floor of one level of the fused BFS/SSSP kernel (its synchronisation alone).
+//!
+//! ```text
+//! cargo run --release --example fused_barrier
+//! cargo run --release --example fused_barrier -- --blocks 256,1024 --spins 0,20 --grids 1,66,132 --json
+//! ```
+//!
+//! Grids default to 1, half the multiprocessors and one block per multiprocessor (the fused
+//! kernel's default). Every block checks after each barrier that it saw exactly the barriers it
+//! passed; a run with errors is reported and the example exits with status 1. On a machine
+//! without CUDA it prints why and exits with status 2.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use groute::core::{BackendChoice, Context, Error};
+use groute::worklist::traversal::{BarrierTiming, FusedBarrier, time_fused_barrier};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "Microseconds per grid barrier of the fused traversal kernel")]
+struct Args {
+    /// Barriers per timed launch.
+    #[arg(long, default_value_t = 20_000)]
+    barriers: u32,
+    /// Threads per block to try (multiples of 32 up to 1024).
+    #[arg(long, value_delimiter = ',', default_values_t = [256u32, 1024])]
+    blocks: Vec<u32>,
+    /// Grids to try (blocks; default: 1, half the multiprocessors, one per multiprocessor).
+    #[arg(long, value_delimiter = ',')]
+    grids: Vec<u32>,
+    /// Nanosleep between polls to try (0: poll without sleeping).
+    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 20, 100])]
+    spins: Vec<u32>,
+    /// Print one JSON array instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn run(args: &Args) -> Result<Vec<(FusedBarrier, BarrierTiming)>, Error> {
+    let ctx = Context::builder()
+        .devices(1)
+        .backend(BackendChoice::Cuda)
+        .build()?;
+    let device = &ctx.devices()[0];
+    let sms = device.properties().multiprocessors.max(1);
+    let grids = if args.grids.is_empty() {
+        let mut g = vec![1, (sms / 2).max(1), sms];
+        g.dedup();
+        g
+    } else {
+        args.grids.clone()
+    };
+    let mut out = Vec::new();
+    // Warm-up: compiles and loads the kernel outside the timings.
+    time_fused_barrier(device, Some(1), 32, FusedBarrier::default(), 1)?;
+    for fenced in [false, true] {
+        for &spin_ns in &args.spins {
+            for &block in &args.blocks {
+                for &grid in &grids {
+                    let barrier = FusedBarrier { spin_ns, fenced };
+                    let t = time_fused_barrier(device, Some(grid), block, barrier, args.barriers)?;
+                    out.push((barrier, t));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let rows = match run(&args) {
+        Ok(rows) => rows,
+        Err(e) => {
+            eprintln!("fused_barrier: {e}");
+            if matches!(e, Error::CudaUnavailable { .. }) {
+                eprintln!(
+                    "fused_barrier: the grid barrier runs on CUDA only; nothing to measure on \
+                     this machine"
+                );
+                return ExitCode::from(2);
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let broken = rows
+        .iter()
+        .filter(|(_, t)| t.errors != 0 || t.passed != t.barriers)
+        .count();
+    if args.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(b, t)| {
+                json!({
+                    "fenced": b.fenced,
+                    "spin_ns": b.spin_ns,
+                    "block": t.block,
+                    "grid": t.grid,
+                    "barriers": t.barriers,
+                    "us_per_barrier": t.micros_per_barrier(),
+                    "errors": t.errors,
+                    "passed": t.passed,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(list));
+    } else {
+        println!(
+            "{:>8} {:>8} {:>6} {:>6} {:>12} {:>7}",
+            "order", "spin_ns", "block", "grid", "us/barrier", "errors"
+        );
+        for (b, t) in &rows {
+            let order = if b.fenced { "fenced" } else { "acq/rel" };
+            println!(
+                "{order:>8} {:>8} {:>6} {:>6} {:>12.3} {:>7}",
+                b.spin_ns,
+                t.block,
+                t.grid,
+                t.micros_per_barrier(),
+                t.errors + (t.barriers - t.passed.min(t.barriers))
+            );
+        }
+    }
+    if broken != 0 {
+        eprintln!("fused_barrier: {broken} runs saw a broken barrier");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
