@@ -1,6 +1,6 @@
 //! Host-staged copies between GPUs without peer access, on real GPUs: copies larger than a
 //! stream's staging ring, back-to-back copies that reuse the ring with no synchronize between
-//! them, and several streams and threads staging at once.
+//! them, several streams and threads staging at once, and links over such a route.
 //!
 //! With `GROUTE_TEST_CUDA=1` the CUDA backend is mandatory (these tests FAIL without a GPU);
 //! without it they print why they skip. Pairs of devices need two GPUs.
@@ -13,6 +13,7 @@ use common::data;
 
 use groute_core::backend::cuda::{CudaBackend, CudaOptions};
 use groute_core::backend::{Backend, MemoryLocation, RawMemory, RawSlice, StreamPriority};
+use groute_core::{Context, CopyIssuer, DeviceId, Endpoint, Link, LinkConfig};
 
 const MIB_WORDS: usize = 1 << 18;
 
@@ -188,5 +189,39 @@ fn two_threads_staging_on_one_stream_do_not_mix_their_chunks() {
     s.synchronize().unwrap();
     for (k, (data, _, dst)) in work.iter().enumerate() {
         assert!(download(&b, 1, dst) == *data, "thread {k}");
+    }
+}
+
+/// A link between two devices without peer access (every packet staged through host memory),
+/// with one or several copy streams, pulled or pushed: a message many packets long arrives
+/// intact, packets released as soon as they are read.
+#[test]
+fn a_link_over_a_staged_route_delivers_every_packet_intact() {
+    let Some(b) = staged_backend("a_link_over_a_staged_route_delivers_every_packet_intact") else {
+        return;
+    };
+    let ctx = Context::from_backend(Arc::new(b), 2, None, None).unwrap();
+    let (d0, d1) = (Endpoint::Device(DeviceId(0)), Endpoint::Device(DeviceId(1)));
+    let n = 11 * MIB_WORDS + 9;
+    let input = data(n, 31);
+    let (seg, ready) = common::source(&ctx, d0, &input);
+    for (packet, buffers, streams, issuer) in [
+        (MIB_WORDS, 4, 1, CopyIssuer::Destination),
+        (3 * MIB_WORDS + 1, 3, 2, CopyIssuer::Destination),
+        (MIB_WORDS / 2, 4, 4, CopyIssuer::Destination),
+        (2 * MIB_WORDS, 4, 2, CopyIssuer::Source),
+    ] {
+        let config = LinkConfig::new(packet, buffers)
+            .with_copy_streams(streams)
+            .with_copy_issuer(issuer);
+        let link = Link::<u32>::new(&ctx, d0, d1, config).unwrap();
+        let sent = link.send(seg.clone(), ready.clone()).unwrap();
+        link.shutdown();
+        let mut got = vec![u32::MAX; n];
+        for g in common::drain(&ctx, &link.receiver()) {
+            got[g.offset..g.offset + g.data.len()].copy_from_slice(&g.data);
+        }
+        sent.wait().unwrap();
+        assert!(got == input, "{config:?}");
     }
 }
