@@ -12,15 +12,16 @@
 // Phase loop. The state block holds the PHASE to run next and its inputs (batch [START, END),
 // threshold, low list); thread 0 of every block copies them to shared memory right after a
 // barrier released it (one load of FUSED_PHASE_WORDS words), the block runs the phase, and
-// arrives at the next barrier, whose action (thread 0 of the block that arrives last, every other block
-// waiting) accounts for the phase and picks the next one:
+// arrives at the next barrier, whose action (thread 0 of the block that arrives last, every
+// other block waiting) accounts for the phase and picks the next one:
 //   EXPAND     the grid expands [START, END) (block/warp/thread granularity; hubs are listed;
 //              with soft priority, kept items at or above the threshold go to the low list).
 //              Action: rounds += 1, processed += END - START, START := END, END := wl end.
 //   SOLO       single-block mode: block 0 alone runs levels back to back, separated by
 //              __syncthreads() (no grid barrier), while the other blocks wait at the barrier;
-//              it leaves when the next batch exceeds solo_max items, is empty, listed hubs, or
-//              overflowed, and writes START, END, rounds and processed itself before arriving.
+//              it leaves when the next batch exceeds solo_max items, is empty, met a hub, or
+//              overflowed, and writes START, END, rounds and processed (and the control words,
+//              which it counts in shared memory meanwhile) itself before arriving.
 //   HUBS       the grid relaxes the listed hubs in tiles (traversal_expand_hubs).
 //              Action: hub counter := 0, END := wl end.
 //   REEXAMINE  soft priority, after the threshold advanced: the grid moves the live items of
@@ -40,19 +41,22 @@
 // block 0 in SOLO, before it arrives, while every other block waits at the barrier) write,
 // and an action runs only after every block has arrived, i.e. after every block has copied the
 // previous values (each block copies them before its closing __syncthreads of the barrier,
-// hence before it can arrive at the next one). The live counters in ctrl are read by actions only (the kron21 hang of the
-// first version: blocks read the live hub counter after a barrier, when a block released early
-// could already list the next round's hubs in it, so blocks disagreed about the hub phase and
-// their barriers mixed).
+// hence before it can arrive at the next one). The live counters in ctrl are read by actions
+// only (the kron21 hang of the first version: blocks read the live hub counter after a
+// barrier, when a block released early could already list the next round's hubs in it, so
+// blocks disagreed about the hub phase and their barriers mixed).
 //
 // Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word)
 // and touch neither the worklist, the values, the low list nor the state until released, so
 // block 0 is the only writer (a late block may still copy the phase words while block 0
 // rewrites the state line: PHASE, THRESHOLD and the low-list words keep their values, and START
 // and END, which change, are used by block 0 alone in SOLO); __syncthreads() orders its own
-// levels (appends, atomicMin on the values, the control words it rereads). Hand-over: block
-// 0's writes precede its arrival (__syncthreads, release arrival); the release follows the
-// action, and every released block acquires it, so the grid sees everything block 0 wrote.
+// levels (appends, atomicMin on the values, the control words it rereads, all of them in its
+// shared copy while it runs: nobody else reads or writes ctrl until block 0 arrives, after
+// writing the copy back; the hub words are not copied back, since a hub met in SOLO has no
+// slot and is expanded by block 0 itself). Hand-over: block 0's writes precede its arrival
+// (__syncthreads, release arrival); the release follows the action, and every released block
+// acquires it, so the grid sees everything block 0 wrote.
 // Entering SOLO, the barrier that chose it orders every block's writes before block 0's reads
 // the same way.
 //
@@ -273,7 +277,8 @@ __device__ __forceinline__ unsigned int next_threshold(unsigned int threshold,
                                                        unsigned int min_deferred) {
     const unsigned int d = delta == 0u ? 1u : delta;
     const unsigned long long band = static_cast<unsigned long long>(threshold) + d;
-    const unsigned long long bucket = (static_cast<unsigned long long>(min_deferred / d) + 1ull) * d;
+    const unsigned long long bucket =
+        (static_cast<unsigned long long>(min_deferred / d) + 1ull) * d;
     const unsigned long long next = band > bucket ? band : bucket;
     return next > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<unsigned int>(next);
 }
@@ -387,30 +392,50 @@ struct FusedArgs {
 };
 
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
-// solo_max, empty, listed hubs or overflowed (or the host asked to stop); then publishes the
+// solo_max, empty, met a hub or overflowed (or the host asked to stop); then publishes the
 // batch and its counters in the state block. Every thread of block 0 calls it.
+//
+// Block 0 is the only writer of the control words while the other blocks wait, so it works on
+// a copy of them in shared memory: appends reserve slots with shared atomics and the end of a
+// level reads the counters there (no L2 round trip for either); the copy goes back to ctrl
+// before block 0 arrives. The copy has no hub slots (capacity 0), so a hub met in SOLO is
+// expanded by the block itself (traversal_expand's full-list fallback) and ends the mode; the
+// hub counter is not written back (it stays 0: SOLO starts only after the hubs were run).
 template <typename Relax, bool WEIGHTED>
 __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int end,
-                           const LowList& low) {
+                           unsigned int current, unsigned int threshold) {
     __shared__ unsigned int next_end;
     __shared__ unsigned int leave;
-    const SendBuffer send{nullptr, 0u, 0u, a.ctrl};
+    __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
+    if (threadIdx.x == 0) {
+        unsigned int c[TRAVERSAL_CTRL_WORDS];
+        load_words(a.ctrl, c);
+#pragma unroll
+        for (unsigned int i = 0; i < TRAVERSAL_CTRL_WORDS; ++i) {
+            ctrl[i] = c[i];
+        }
+        ctrl[CTRL_HUB_COUNT] = 0u;
+        ctrl[CTRL_HUB_COUNT + 1u] = 0u;
+        ctrl[CTRL_HUB_CAP] = 0u;
+    }
+    __syncthreads();
+    const SendBuffer send{nullptr, 0u, 0u, ctrl};
+    const LowList low{a.low[current], a.low_capacity, threshold, ctrl};
     unsigned int levels = 0;
     unsigned long long processed = 0;
     while (true) {
         const unsigned int count = end - start;
-        const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
+        const DeviceWorklist wl{a.wl_data, a.wl_mask, start, ctrl};
         traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl, count, send,
                                           low, GridShape{1u, 0u});
         ++levels;
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
         if (threadIdx.x == 0) {
-            unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN, one round trip
-            load_words(a.ctrl, c);
-            const unsigned int e = c[CTRL_WL_END];
-            bool stop = c[CTRL_HUB_COUNT] != 0u || c[CTRL_WL_OVERFLOW] != 0u ||
-                        c[CTRL_LOW_OVERFLOW] != 0u || e == end || e - end > a.solo_max;
+            const unsigned int e = ctrl[CTRL_WL_END];
+            bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
+                        ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
+                        e == end || e - end > a.solo_max;
             if (!stop && levels % FUSED_ABORT_POLL == 0u && *a.abort != 0u) {
                 store_relaxed(a.fused + FUSED_SOLO_ABORT, 1u);
                 stop = true;
@@ -426,6 +451,14 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         }
     }
     if (threadIdx.x == 0) {
+        // The control words back (all but the hub words: see above).
+        const unsigned int words[] = {CTRL_WL_END,   CTRL_SEND_END,     CTRL_WL_OVERFLOW,
+                                      CTRL_SEND_OVERFLOW, CTRL_LOW_END, CTRL_LOW_OVERFLOW,
+                                      CTRL_LOW_MIN};
+#pragma unroll
+        for (const unsigned int w : words) {
+            store_relaxed(a.ctrl + w, ctrl[w]);
+        }
         // Block 0 is the only writer of the state until it arrives (every other block waits).
         FusedState s;
         load_words(a.fused + FUSED_PHASE, s.w);
@@ -478,7 +511,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                               end - start, send, low);
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
-                fused_solo<Relax, WEIGHTED>(a, start, end, low);
+                fused_solo<Relax, WEIGHTED>(a, start, end, current, threshold);
             }
         } else if (phase == FUSED_PHASE_HUBS) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
@@ -499,7 +532,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
 // The extern "C" entry points of one algorithm's fused traversal, NAME##_fused (no launch
 // bounds; the host launches it with blocks of up to 256 threads) and NAME##_fused_wide (the
 // same kernel under __launch_bounds__(1024, 1), which caps its registers so that a block of
-// 1,024 threads fits; measured with ptxas for sm_90: 52 registers, no spills, as NAME##_fused):
+// 1,024 threads fits; ptxas for sm_90 spills nothing in either build):
 //   NAME##_fused(values, offsets, targets, weights, wl_data, wl_mask, ctrl, fused, abort,
 //                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
 //                spin_ns, barrier_flags)

@@ -8,7 +8,9 @@
 //   on the full-length value array: the halo filter); an improved head is appended to the
 //   local worklist when owned, else packed as a VertexValue into the outgoing buffer.
 //   Adjacency lists are load-balanced at three granularities (Merrill-style, nested):
-//   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread.
+//   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread,
+//   THREAD_ARCS arcs per step with the step's loads and atomics issued together and one
+//   worklist reservation per warp and step (relax_thread_arcs).
 //   Appends are warp-aggregated (one atomic per warp per destination).
 //   Hubs (degree >= hub_min_degree, HUB_MIN_DEGREE by default; the host lowers it to
 //   SMALL_GRID_HUB_MIN_DEGREE for launches smaller than the resident grid, so that a round
@@ -173,6 +175,65 @@ __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned
     send.append_warp(p, improved && !mine);
 }
 
+// Arcs one thread relaxes per step of the thread-granularity loop of traversal_expand.
+enum : unsigned int { THREAD_ARCS = 4 };
+
+// Relaxes arcs [e, min(e + THREAD_ARCS, end)) of an item of `value` (none where !have) with
+// every load and atomic of the step issued before the first result is used, and appends the
+// improved heads to the worklist with one reservation: a road vertex's two to four arcs cost
+// one chain of memory round trips instead of one chain per arc. Call with all 32 lanes.
+template <typename Relax, bool WEIGHTED>
+__device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
+                                                  const unsigned int* targets,
+                                                  const unsigned int* weights,
+                                                  unsigned long long e, unsigned long long end,
+                                                  bool have, unsigned int value,
+                                                  const DeviceWorklist& wl, const SendBuffer& send,
+                                                  const LowList& low) {
+    bool active[THREAD_ARCS];
+    unsigned int u[THREAD_ARCS];
+    unsigned int cand[THREAD_ARCS];
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        active[k] = have && e + k < end;
+        u[k] = active[k] ? targets[e + k] : 0u;
+        cand[k] = Relax::relax(value, WEIGHTED && active[k] ? weights[e + k] : 1u);
+    }
+    unsigned int seen[THREAD_ARCS];
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        seen[k] = active[k] ? ops.values[u[k]] : 0u;  // plain load first, as relax_arc
+    }
+    bool improved[THREAD_ARCS];
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        improved[k] = active[k] && seen[k] > cand[k] &&
+                      atomicMin(ops.values + u[k], cand[k]) > cand[k];
+    }
+    bool to_wl[THREAD_ARCS];
+    bool deferred[THREAD_ARCS];
+    bool remote[THREAD_ARCS];
+    unsigned int n = 0;
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        const bool mine = ops.mine(u[k]);
+        const bool kept = improved[k] && mine;
+        deferred[k] = kept && low.defers(cand[k]);
+        to_wl[k] = kept && !deferred[k];
+        remote[k] = improved[k] && !mine;
+        n += to_wl[k] ? 1u : 0u;
+    }
+    wl.append_warp_n(u, to_wl, n);
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        VertexValue p;
+        p.vertex = u[k];
+        p.value = cand[k];
+        low.append_warp(p, deferred[k]);
+        send.append_warp(p, remote[k]);
+    }
+}
+
 template <typename Relax, bool WEIGHTED>
 __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
                                  const unsigned int* targets, const unsigned int* weights,
@@ -261,12 +322,12 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             }
             __syncwarp();
         }
-        // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep.
-        unsigned long long e = begin;
-        while (__any_sync(0xFFFFFFFFu, have && e < end)) {
-            const bool active = have && e < end;
-            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, active, value, wl, send, low);
-            ++e;
+        // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep,
+        // THREAD_ARCS arcs per lane and step.
+        for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);
+             e += THREAD_ARCS) {
+            relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, value, wl,
+                                               send, low);
         }
     }
 }

@@ -50,6 +50,28 @@ struct DeviceWorklist {
         data[slot & mask] = item;
     }
 
+    // Appends the items[k] with keep[k] (`n` of them on this lane, n < 8), one atomic per
+    // warp for all of them; call with all 32 lanes of the warp.
+    template <unsigned int K>
+    __device__ __forceinline__ void append_warp_n(const unsigned int (&items)[K],
+                                                  const bool (&keep)[K], unsigned int n) const {
+        static_assert(K < 8u, "warp_reserve_n<3> counts at most 7 items per lane");
+        unsigned int total;
+        unsigned int slot = warp_reserve_n<3>(ctrl + CTRL_WL_END, n, total);
+#pragma unroll
+        for (unsigned int k = 0; k < K; ++k) {
+            if (keep[k]) {
+                const unsigned int used = slot + 1u - first;
+                if (used > mask + 1u) {
+                    atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
+                } else {
+                    data[slot & mask] = items[k];
+                }
+                ++slot;
+            }
+        }
+    }
+
     // Item at position `pos`.
     __device__ __forceinline__ unsigned int at(unsigned int pos) const { return data[pos & mask]; }
 };

@@ -25,10 +25,19 @@
 //!   thread of a block, [`FUSED_BLOCK`](super::FUSED_BLOCK) unless `fused_block` says
 //!   otherwise) is a *solo* phase: block 0 alone runs level after level, separated by
 //!   `__syncthreads()` instead of grid barriers, while the other blocks wait in the barrier;
-//!   it returns to the grid when the next batch is larger, empty, listed hubs or overflowed.
+//!   it returns to the grid when the next batch is larger, empty, met a hub (which it
+//!   expands itself) or overflowed. It counts the control words in a shared-memory copy
+//!   (appends by shared atomics, no L2 round trip at the end of a level) and writes them back
+//!   before it arrives.
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
+//! - **The barrier.** One arrival per block (blocks count barriers locally, so arriving reads
+//!   nothing); the last block's action reads the state line and the control words in one
+//!   batched round trip and decides in registers; the others poll the generation word
+//!   ([`FusedBarrier`](super::FusedBarrier): with or without `__nanosleep`, PTX
+//!   acquire/release operations or fences) and copy the next phase's words once per block.
+//!   `examples/fused_barrier.rs` times the barrier alone ([`time_fused_barrier`](super::time_fused_barrier)).
 //! - **Safety of the barrier.** The launch is cooperative: the driver refuses a grid whose
 //!   blocks cannot all be resident, so every block a barrier waits for is running.
 //! - **Errors.** A worklist or low-list overflow stops the kernel at the next barrier and
