@@ -1,6 +1,6 @@
 //! Times the fused kernel's grid barrier alone (`kernels/fused_barrier.cu`): for every
-//! combination of ordering (acquire/release or fenced), sleep between polls, block size and
-//! grid, one cooperative launch of `--barriers` barriers, printed as microseconds per barrier.
+//! combination of ordering (acquire/release or fenced), polling (the generation word, or the
+//! tagged release record), sleep between polls, block size and grid, one cooperative launch of `--barriers` barriers, printed as microseconds per barrier.
 //! That is the floor of one level of the fused BFS/SSSP kernel (its synchronisation alone).
 //!
 //! ```text
@@ -57,11 +57,15 @@ fn run(args: &Args) -> Result<Vec<(FusedBarrier, BarrierTiming)>, Error> {
     let mut out = Vec::new();
     // Warm-up: compiles and loads the kernel outside the timings.
     time_fused_barrier(device, Some(1), 32, FusedBarrier::default(), 1)?;
-    for fenced in [false, true] {
+    for (fenced, tagged) in [(false, false), (false, true), (true, false), (true, true)] {
         for &spin_ns in &args.spins {
             for &block in &args.blocks {
                 for &grid in &grids {
-                    let barrier = FusedBarrier { spin_ns, fenced };
+                    let barrier = FusedBarrier {
+                        spin_ns,
+                        fenced,
+                        tagged,
+                    };
                     let t = time_fused_barrier(device, Some(grid), block, barrier, args.barriers)?;
                     out.push((barrier, t));
                 }
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
             .map(|(b, t)| {
                 json!({
                     "fenced": b.fenced,
+                    "tagged": b.tagged,
                     "spin_ns": b.spin_ns,
                     "block": t.block,
                     "grid": t.grid,
@@ -110,13 +115,14 @@ fn main() -> ExitCode {
         println!("{}", serde_json::Value::Array(list));
     } else {
         println!(
-            "{:>8} {:>8} {:>6} {:>6} {:>12} {:>7}",
-            "order", "spin_ns", "block", "grid", "us/barrier", "errors"
+            "{:>8} {:>6} {:>8} {:>6} {:>6} {:>12} {:>7}",
+            "order", "poll", "spin_ns", "block", "grid", "us/barrier", "errors"
         );
         for (b, t) in &rows {
             let order = if b.fenced { "fenced" } else { "acq/rel" };
+            let poll = if b.tagged { "record" } else { "gen" };
             println!(
-                "{order:>8} {:>8} {:>6} {:>6} {:>12.3} {:>7}",
+                "{order:>8} {poll:>6} {:>8} {:>6} {:>6} {:>12.3} {:>7}",
                 b.spin_ns,
                 t.block,
                 t.grid,

@@ -93,6 +93,10 @@ pub struct FusedArgs {
     /// instead of PTX acquire/release operations.
     #[arg(long)]
     pub fused_fenced_barrier: bool,
+    /// Blocks waiting at the fused kernel's grid barrier poll its release record (tagged with
+    /// the barrier's generation) instead of the generation word and then the record.
+    #[arg(long)]
+    pub fused_tagged_barrier: bool,
 }
 
 impl FusedArgs {
@@ -114,6 +118,7 @@ impl FusedArgs {
         options.fused_barrier = FusedBarrier {
             spin_ns: self.fused_spin_ns.unwrap_or(FUSED_SPIN_NS),
             fenced: self.fused_fenced_barrier,
+            tagged: self.fused_tagged_barrier,
         };
     }
 }

@@ -10,10 +10,10 @@
 // barrier waits for is running and will arrive.
 //
 // Phase loop. The state block holds the PHASE to run next and its inputs (batch [START, END),
-// threshold, low list); thread 0 of every block copies them to shared memory right after a
-// barrier released it (one load of FUSED_PHASE_WORDS words), the block runs the phase, and
-// arrives at the next barrier, whose action (thread 0 of the block that arrives last, every
-// other block waiting) accounts for the phase and picks the next one:
+// threshold, low list). A phase ends at a barrier whose action (thread 0 of the block that
+// arrives last, every other block waiting) accounts for the phase, picks the next one into the
+// state block and publishes it and its inputs as the barrier's release record (FusedRecord);
+// thread 0 of every block copies the record to shared memory once released:
 //   EXPAND     the grid expands [START, END) (block/warp/thread granularity; hubs are listed;
 //              with soft priority, kept items at or above the threshold go to the low list).
 //              Action: rounds += 1, processed += END - START, START := END, END := wl end.
@@ -37,38 +37,37 @@
 // holds every item, and an improved vertex is appended before the barrier that closes its
 // phase).
 //
-// Why every decision is grid-uniform: blocks read only state words, which only actions (and
-// block 0 in SOLO, before it arrives, while every other block waits at the barrier) write,
-// and an action runs only after every block has arrived, i.e. after every block has copied the
-// previous values (each block copies them before its closing __syncthreads of the barrier,
-// hence before it can arrive at the next one). The live counters in ctrl are read by actions
-// only (the kron21 hang of the first version: blocks read the live hub counter after a
-// barrier, when a block released early could already list the next round's hubs in it, so
-// blocks disagreed about the hub phase and their barriers mixed).
+// Why every decision is grid-uniform: blocks decide from the release record only, which only
+// actions write (tagged with their barrier's generation), and an action runs only after every
+// block has arrived, i.e. after every block has copied the previous record (each block copies
+// it before its closing __syncthreads of the barrier, hence before it can arrive at the next
+// one). The live counters in ctrl are read by actions only (the kron21 hang of the first
+// version: blocks read the live hub counter after a barrier, when a block released early could
+// already list the next round's hubs in it, so blocks disagreed about the hub phase and their
+// barriers mixed).
 //
-// Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word)
-// and touch neither the worklist, the values, the low list nor the state until released, so
-// block 0 is the only writer (a late block may still copy the phase words while block 0
-// rewrites the state line: PHASE, THRESHOLD and the low-list words keep their values, and START
-// and END, which change, are used by block 0 alone in SOLO); __syncthreads() orders its own
-// levels (appends, atomicMin on the values, the control words it rereads, all of them in its
-// shared copy while it runs: nobody else reads or writes ctrl until block 0 arrives, after
-// writing the copy back; the hub words are not copied back, since a hub met in SOLO has no
-// slot and is expanded by block 0 itself). Hand-over: block 0's writes precede its arrival
-// (__syncthreads, release arrival); the release follows the action, and every released block
-// acquires it, so the grid sees everything block 0 wrote.
-// Entering SOLO, the barrier that chose it orders every block's writes before block 0's reads
-// the same way.
+// Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word or
+// the record) and touch neither the worklist, the values, the low list, ctrl nor the state
+// until released, so block 0 is the only writer (it rewrites the state line, never the record
+// that late blocks may still be copying); __syncthreads() orders its own levels (appends,
+// atomicMin on the values, the control words it rereads, all of them in its shared copy while
+// it runs: nobody else reads or writes ctrl until block 0 arrives, after writing the copy
+// back; the hub words are not copied back, since a hub met in SOLO has no slot and is expanded
+// by block 0 itself). Hand-over: block 0's writes precede its arrival (__syncthreads, release
+// arrival); the release follows the action, and every released block acquires it, so the grid
+// sees everything block 0 wrote. Entering SOLO, the barrier that chose it orders every block's
+// writes before block 0's reads the same way.
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
 // levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read
 // of the generation before it: each block counts the barriers it passed); in the last block,
 // one batched read of the state line and the control words (one L2 round trip, every load
-// issued before the first use), the decision in registers, the line written back, one release
-// store; in the others, polling the generation word (FusedBarrierConfig: with or without
-// __nanosleep, acquire loads or volatile loads and fences); then one batched read of the phase
-// words per block and a __syncthreads. The first version paid about a dozen serial volatile
-// round trips in the action (read-modify-writes of single words, short-circuit conditions).
+// issued before the first use), the decision in registers, the line and the record written,
+// the release; in the others, polling (FusedBarrierConfig: the generation word and then the
+// record, or the tagged record alone; with or without __nanosleep; acquire/release operations
+// or fences) and a __syncthreads. The first version paid about a dozen serial volatile round
+// trips in the action (read-modify-writes of single words, short-circuit conditions) and one
+// more per block for the phase words.
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it
@@ -89,6 +88,8 @@ namespace groute {
 enum FusedWord : unsigned int {
     FUSED_BARRIER_COUNT = 0,   // blocks arrived at the current barrier (own 128-byte line)
     FUSED_BARRIER_GEN = 32,    // barrier generation, bumped to release (own line)
+    FUSED_RECORD = 40,         // the release record: FUSED_RECORD_WORDS values, each a 64-bit
+                               // word (generation << 32 | value), on the generation's line
     FUSED_PHASE = 64,          // the phase to run next (FusedPhase)
     FUSED_STOP = 65,           // why the kernel stopped early (FusedStop; 0: it did not)
     FUSED_ROUNDS = 66,         // expand levels run (grid and single-block)
@@ -129,6 +130,18 @@ enum FusedBarrierFlag : unsigned int {
     // (the pattern of cooperative groups' grid sync) instead of the default single PTX
     // acquire/release operations (atom.acq_rel arrival, st.release release, ld.acquire poll).
     FUSED_BARRIER_FENCED = 1u,
+    // Waiting blocks poll the release record itself (every value tagged with the generation
+    // that published it) instead of the generation word followed by a read of the record:
+    // one L2 round trip less per block and barrier.
+    FUSED_BARRIER_TAGGED = 2u,
+};
+
+// What the action of a barrier hands every block (the next phase and its inputs in the fused
+// kernel), published in the state block at FUSED_RECORD.
+enum : unsigned int { FUSED_RECORD_WORDS = 6 };
+
+struct FusedRecord {
+    unsigned int w[FUSED_RECORD_WORDS];
 };
 
 // How blocks wait at the grid barrier (kernel arguments, WorklistOptions::fused_tuning):
@@ -208,18 +221,69 @@ __device__ __forceinline__ void store_words(unsigned int* p, const unsigned int 
     }
 }
 
+__device__ __forceinline__ void fence_acq_rel() {
+    asm volatile("fence.acq_rel.gpu;" : : : "memory");
+}
+
+__device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long load_relaxed_u64(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// The release record of the barrier that bumps the generation to `tag`: every value goes out
+// as one 64-bit word (tag << 32 | value), single-copy atomic, so a reader that sees the tag in
+// a word also sees that barrier's value in it.
+__device__ __forceinline__ void write_record(unsigned int* fused, unsigned int tag,
+                                             const FusedRecord& r) {
+    unsigned long long* words = reinterpret_cast<unsigned long long*>(fused + FUSED_RECORD);
+#pragma unroll
+    for (unsigned int k = 0; k < FUSED_RECORD_WORDS; ++k) {
+        store_relaxed_u64(words + k, static_cast<unsigned long long>(tag) << 32 | r.w[k]);
+    }
+}
+
+// Reads the release record; true when every word carries `tag` (all loads issued together).
+__device__ __forceinline__ bool read_record(const unsigned int* fused, unsigned int tag,
+                                            FusedRecord& r) {
+    const unsigned long long* words =
+        reinterpret_cast<const unsigned long long*>(fused + FUSED_RECORD);
+    unsigned long long v[FUSED_RECORD_WORDS];
+#pragma unroll
+    for (unsigned int k = 0; k < FUSED_RECORD_WORDS; ++k) {
+        v[k] = load_relaxed_u64(words + k);
+    }
+    bool current = true;
+#pragma unroll
+    for (unsigned int k = 0; k < FUSED_RECORD_WORDS; ++k) {
+        current = current && static_cast<unsigned int>(v[k] >> 32) == tag;
+        r.w[k] = static_cast<unsigned int>(v[k]);
+    }
+    return current;
+}
+
 // Grid-wide barrier (sense by generation). Every thread of every block calls it from
 // grid-uniform control flow; `gen` is thread 0's count of barriers passed (0 at the start of
-// the kernel: the host zeroes the barrier words), kept in a register so that arriving costs
-// no read of the generation word. Thread 0 of the last block to arrive runs `action()` with
-// every other block waiting, then releases them; thread 0 of every block then runs
-// `released()` (after the acquire, before the block's closing __syncthreads: the place to read
-// what the action published). Ordering: the block's writes precede its arrival
-// (__syncthreads, then a release arrival: atom.acq_rel, or __threadfence + atomicAdd); the
-// last arrival acquires every earlier one (each arrival is an acquire-release read-modify-write
-// reading the previous one); the release (st.release, or __threadfence + store) follows the
-// action's writes; every waiter acquires it (ld.acquire poll, or volatile poll +
-// __threadfence) before its block reads anything (__syncthreads).
+// the kernel: the host zeroes the barrier words and the record), kept in a register so that
+// arriving costs no read of the generation word. Thread 0 of the last block to arrive runs
+// `action()` with every other block waiting; the FusedRecord it returns is published (tagged
+// gen + 1) and handed to `released(record)` on thread 0 of every block, after the acquire and
+// before the block's closing __syncthreads (the place to copy it to shared memory).
+//
+// Ordering: the block's writes precede its arrival (__syncthreads, then a release arrival:
+// atom.acq_rel, or __threadfence + atomicAdd); the last arrival acquires every earlier one
+// (each arrival is an acquire-release read-modify-write reading the previous one, or fence +
+// atomic); the action's writes precede the release. Generation mode: the record is written
+// (relaxed) before the release of the generation (st.release, or __threadfence + store); a
+// waiter acquires the generation (ld.acquire poll, or volatile poll + __threadfence) and then
+// reads the record. Tagged mode (FUSED_BARRIER_TAGGED): a fence (fence.acq_rel, or
+// __threadfence) then the tagged record words are the release; a waiter polls the record
+// until every word carries the new tag, then fences (the acquire half of the fence-fence
+// synchronisation), so it sees everything the grid wrote before the barrier.
 template <typename Action, typename Released>
 __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& gen,
                                              const FusedBarrierConfig config, Action action,
@@ -227,6 +291,8 @@ __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& 
     __syncthreads();
     if (threadIdx.x == 0) {
         const bool fenced = (config.flags & FUSED_BARRIER_FENCED) != 0u;
+        const bool tagged = (config.flags & FUSED_BARRIER_TAGGED) != 0u;
+        const unsigned int tag = gen + 1u;
         unsigned int* count = fused + FUSED_BARRIER_COUNT;
         unsigned int* generation = fused + FUSED_BARRIER_GEN;
         unsigned int arrived;
@@ -236,35 +302,62 @@ __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& 
         } else {
             arrived = atomic_add_acq_rel(count, 1u);
         }
+        FusedRecord record;
         if (arrived == gridDim.x - 1u) {
             if (fenced) {
                 __threadfence();
             }
             // Nobody arrives at the next barrier before the release below.
             store_relaxed(count, 0u);
-            action();
-            if (fenced) {
-                __threadfence();
-                store_relaxed(generation, gen + 1u);
+            record = action();
+            if (tagged) {
+                if (fenced) {
+                    __threadfence();
+                } else {
+                    fence_acq_rel();
+                }
+                write_record(fused, tag, record);
             } else {
-                store_release(generation, gen + 1u);
-            }
-        } else if (fenced) {
-            while (load_volatile(generation) == gen) {
-                if (config.spin_ns != 0u) {
-                    __nanosleep(config.spin_ns);
+                write_record(fused, tag, record);
+                if (fenced) {
+                    __threadfence();
+                    store_relaxed(generation, tag);
+                } else {
+                    store_release(generation, tag);
                 }
             }
-            __threadfence();
         } else {
-            while (load_acquire(generation) == gen) {
-                if (config.spin_ns != 0u) {
-                    __nanosleep(config.spin_ns);
+            if (tagged) {
+                while (!read_record(fused, tag, record)) {
+                    if (config.spin_ns != 0u) {
+                        __nanosleep(config.spin_ns);
+                    }
                 }
+                if (fenced) {
+                    __threadfence();
+                } else {
+                    fence_acq_rel();
+                }
+            } else {
+                if (fenced) {
+                    while (load_volatile(generation) == gen) {
+                        if (config.spin_ns != 0u) {
+                            __nanosleep(config.spin_ns);
+                        }
+                    }
+                    __threadfence();
+                } else {
+                    while (load_acquire(generation) == gen) {
+                        if (config.spin_ns != 0u) {
+                            __nanosleep(config.spin_ns);
+                        }
+                    }
+                }
+                read_record(fused, tag, record);
             }
         }
-        ++gen;
-        released();
+        gen = tag;
+        released(record);
     }
     __syncthreads();
 }
@@ -295,14 +388,30 @@ struct FusedState {
         at(word) = static_cast<unsigned int>(v);
         at(word + 1u) = static_cast<unsigned int>(v >> 32);
     }
+
+    // What every block needs to run the phase this state holds (FusedRecordWord order).
+    __device__ __forceinline__ FusedRecord record() {
+        return FusedRecord{{at(FUSED_PHASE), at(FUSED_START), at(FUSED_END),
+                            at(FUSED_THRESHOLD), at(FUSED_LOW_CURRENT), at(FUSED_LOW_TAKEN)}};
+    }
+};
+
+// The words of the fused kernel's release record.
+enum FusedRecordWord : unsigned int {
+    RECORD_PHASE = 0,
+    RECORD_START = 1,
+    RECORD_END = 2,
+    RECORD_THRESHOLD = 3,
+    RECORD_LOW_CURRENT = 4,
+    RECORD_LOW_TAKEN = 5,
 };
 
 // The action of every barrier: accounts for the phase `done` that just ended and picks the
 // next one (see the file comment). Runs on one thread with every block waiting. It reads the
 // whole state line and the control words at once (one L2 round trip: the loads are issued
 // together; the barrier's acquire makes them current), decides in registers, and writes the
-// state line back (stores, which the release waits for).
-__device__ __forceinline__ void fused_next(unsigned int* fused, unsigned int* ctrl,
+// state line back (stores, which the release waits for). Returns the next phase's record.
+__device__ __forceinline__ FusedRecord fused_next(unsigned int* fused, unsigned int* ctrl,
                                            const volatile unsigned int* abort,
                                            unsigned int done, unsigned int prio_delta,
                                            unsigned int solo_max) {
@@ -363,11 +472,8 @@ __device__ __forceinline__ void fused_next(unsigned int* fused, unsigned int* ct
     }
     s.at(FUSED_PHASE) = next;
     store_words(fused + FUSED_PHASE, s.w);
+    return s.record();
 }
-
-// What every block needs of the state to run a phase: words [FUSED_PHASE, FUSED_PHASE + 12),
-// copied to shared memory by thread 0 after each barrier (one round trip for the block).
-enum : unsigned int { FUSED_PHASE_WORDS = 12 };
 
 // The fused kernel's buffers and settings (the kernel's parameters).
 struct FusedArgs {
@@ -477,33 +583,32 @@ __device__ void fused_traversal(const FusedArgs& a) {
     // would be recorded as a send overflow, never written).
     const SendBuffer send{nullptr, 0u, 0u, a.ctrl};
     unsigned int* fused = a.fused;
-    // The phase and its inputs, refreshed by thread 0 after every barrier; every thread copies
-    // what it needs before the next barrier's opening __syncthreads.
-    __shared__ unsigned int phase_words[FUSED_PHASE_WORDS];
-    const auto read_phase = [&] {
-        unsigned int w[FUSED_PHASE_WORDS];
-        load_words(fused + FUSED_PHASE, w);
+    // The phase and its inputs (the release record), copied by thread 0 after every barrier;
+    // every thread copies what it needs before the next barrier's opening __syncthreads.
+    __shared__ unsigned int record[FUSED_RECORD_WORDS];
+    const auto keep_record = [&](const FusedRecord& r) {
 #pragma unroll
-        for (unsigned int i = 0; i < FUSED_PHASE_WORDS; ++i) {
-            phase_words[i] = w[i];
+        for (unsigned int i = 0; i < FUSED_RECORD_WORDS; ++i) {
+            record[i] = r.w[i];
         }
     };
-    const auto word = [&](unsigned int w) { return phase_words[w - FUSED_PHASE]; };
     unsigned int gen = 0;
     if (threadIdx.x == 0) {
-        read_phase();  // written by the host before the launch
+        FusedState s;  // written by the host before the launch
+        load_words(fused + FUSED_PHASE, s.w);
+        keep_record(s.record());
     }
     __syncthreads();
     while (true) {
-        const unsigned int phase = word(FUSED_PHASE);
+        const unsigned int phase = record[RECORD_PHASE];
         if (phase == FUSED_PHASE_DONE || phase == FUSED_PHASE_STOP) {
             return;
         }
-        const unsigned int start = word(FUSED_START);
-        const unsigned int end = word(FUSED_END);
-        const unsigned int threshold = word(FUSED_THRESHOLD);
-        const unsigned int current = word(FUSED_LOW_CURRENT);
-        const unsigned int taken = word(FUSED_LOW_TAKEN);
+        const unsigned int start = record[RECORD_START];
+        const unsigned int end = record[RECORD_END];
+        const unsigned int threshold = record[RECORD_THRESHOLD];
+        const unsigned int current = record[RECORD_LOW_CURRENT];
+        const unsigned int taken = record[RECORD_LOW_TAKEN];
         const LowList low = a.low_list(current, threshold);
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
         if (phase == FUSED_PHASE_EXPAND) {
@@ -522,8 +627,10 @@ __device__ void fused_traversal(const FusedArgs& a) {
         }
         grid_barrier(
             fused, gen, a.barrier,
-            [&] { fused_next(fused, a.ctrl, a.abort, phase, a.prio_delta, a.solo_max); },
-            read_phase);
+            [&] {
+                return fused_next(fused, a.ctrl, a.abort, phase, a.prio_delta, a.solo_max);
+            },
+            keep_record);
     }
 }
 

@@ -166,22 +166,32 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
     let Some(ctx) = cuda_context(1) else {
         return;
     };
-    let barriers = [(20, false), (0, false), (20, true), (0, true)];
+    let barriers = [
+        (20, false, false),
+        (0, false, false),
+        (20, true, false),
+        (0, false, true),
+        (20, true, true),
+    ];
     for g in [hub_ladder(), generated("road:side=48,p=0.6,seed=8")] {
         let expected = bfs_reference(&g.csr, 0);
         for block in [32, 256, 512, 1024] {
-            for (spin_ns, fenced) in barriers {
+            for (spin_ns, fenced, tagged) in barriers {
                 for grid in [None, Some(1), Some(3), Some(64)] {
                     for (solo, prio) in [(Some(0), None), (None, None), (None, Some(2))] {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_block = Some(block);
-                        o.worklist.fused_barrier = FusedBarrier { spin_ns, fenced };
+                        o.worklist.fused_barrier = FusedBarrier {
+                            spin_ns,
+                            fenced,
+                            tagged,
+                        };
                         o.worklist.fused_grid = grid;
                         o.worklist.fused_solo_max = solo;
                         o.worklist.prio_delta = prio;
                         let label = format!(
-                            "{}: block {block}, spin {spin_ns}, fenced {fenced}, grid {grid:?}, \
-                             solo {solo:?}, prio {prio:?}",
+                            "{}: block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, \
+                             grid {grid:?}, solo {solo:?}, prio {prio:?}",
                             g.name
                         );
                         let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -155,18 +155,22 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
     let g = generated("road:side=48,p=0.6,seed=6");
     let expected = sssp_reference(&g.csr, 0);
     for block in [32, 256, 1024] {
-        for (spin_ns, fenced) in [(20, false), (0, false), (0, true)] {
+        for (spin_ns, fenced, tagged) in [(20, false, false), (0, true, false), (0, false, true)] {
             for grid in [None, Some(1), Some(5)] {
                 for (solo, prio) in [(Some(0), Some(0)), (None, None), (Some(0), None)] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_block = Some(block);
-                    o.worklist.fused_barrier = FusedBarrier { spin_ns, fenced };
+                    o.worklist.fused_barrier = FusedBarrier {
+                        spin_ns,
+                        fenced,
+                        tagged,
+                    };
                     o.worklist.fused_grid = grid;
                     o.worklist.fused_solo_max = solo;
                     o.worklist.prio_delta = prio;
                     let label = format!(
-                        "block {block}, spin {spin_ns}, fenced {fenced}, grid {grid:?}, solo \
-                         {solo:?}, prio {prio:?}"
+                        "block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, grid \
+                         {grid:?}, solo {solo:?}, prio {prio:?}"
                     );
                     let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.distances, expected, "{label}");

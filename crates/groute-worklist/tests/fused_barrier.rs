@@ -1,5 +1,6 @@
 //! The fused kernel's grid barrier alone (`traversal::time_fused_barrier`): on CUDA every
-//! variant (acquire/release or fenced, polling with or without sleeping) at every block size
+//! variant (acquire/release or fenced, polling the generation or the tagged record, with or
+//! without sleeping) at every block size
 //! and on grids from one block to every multiprocessor passes each barrier exactly once in
 //! every block; bad shapes fail naming the setting on every backend. The CUDA tests run under
 //! `GROUTE_TEST_CUDA=1`.
@@ -15,11 +16,15 @@ fn every_barrier_variant_releases_each_block_exactly_once_per_barrier() {
     };
     let device = &ctx.devices()[0];
     let sms = device.properties().multiprocessors;
-    for fenced in [false, true] {
+    for (fenced, tagged) in [(false, false), (false, true), (true, false), (true, true)] {
         for spin_ns in [0, 20, 500] {
             for block in [32, 256, 1024] {
                 for grid in [Some(1), Some(2), Some(7), None, Some(2 * sms)] {
-                    let barrier = FusedBarrier { spin_ns, fenced };
+                    let barrier = FusedBarrier {
+                        spin_ns,
+                        fenced,
+                        tagged,
+                    };
                     let label = format!("{barrier:?}, block {block}, grid {grid:?}");
                     let t = time_fused_barrier(device, grid, block, barrier, 2000)
                         .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -52,7 +57,7 @@ fn bad_block_sizes_and_sleeps_fail_naming_the_setting_on_every_backend() {
         }
         let slow = FusedBarrier {
             spin_ns: FUSED_MAX_SPIN_NS + 1,
-            fenced: false,
+            ..FusedBarrier::default()
         };
         let err = time_fused_barrier(device, None, 256, slow, 1)
             .unwrap_err()

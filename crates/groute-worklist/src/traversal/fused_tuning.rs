@@ -20,8 +20,9 @@ pub const FUSED_SPIN_NS: u32 = 20;
 /// The longest sleep `__nanosleep` takes (1 ms); [`FusedBarrier::spin_ns`] is at most this.
 pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 
-/// `groute::FUSED_BARRIER_FENCED` of fused.cuh.
+/// `groute::FUSED_BARRIER_FENCED` and `groute::FUSED_BARRIER_TAGGED` of fused.cuh.
 const FUSED_BARRIER_FENCED: u32 = 1;
+const FUSED_BARRIER_TAGGED: u32 = 2;
 
 /// How the blocks of the fused kernel wait at its grid barrier
 /// ([`WorklistOptions::fused_barrier`](crate::WorklistOptions::fused_barrier)).
@@ -36,6 +37,10 @@ pub struct FusedBarrier {
     /// acquire/release operations (an `atom.acq_rel` arrival, an `st.release` release, an
     /// `ld.acquire` poll).
     pub fenced: bool,
+    /// Waiting blocks poll the barrier's release record itself, every word tagged with the
+    /// generation that wrote it (`--fused-tagged-barrier`), instead of the generation word
+    /// followed by a read of the record: one L2 round trip less per block and barrier.
+    pub tagged: bool,
 }
 
 impl Default for FusedBarrier {
@@ -43,6 +48,7 @@ impl Default for FusedBarrier {
         FusedBarrier {
             spin_ns: FUSED_SPIN_NS,
             fenced: false,
+            tagged: false,
         }
     }
 }
@@ -57,7 +63,8 @@ impl FusedBarrier {
                 format!("give 0..={FUSED_MAX_SPIN_NS} ns (0: poll without sleeping)"),
             ));
         }
-        let flags = if self.fenced { FUSED_BARRIER_FENCED } else { 0 };
+        let flags = if self.fenced { FUSED_BARRIER_FENCED } else { 0 }
+            | if self.tagged { FUSED_BARRIER_TAGGED } else { 0 };
         Ok((self.spin_ns, flags))
     }
 }
@@ -101,11 +108,21 @@ mod tests {
         let fenced = FusedBarrier {
             spin_ns: 0,
             fenced: true,
+            tagged: false,
         };
         assert_eq!(fenced.kernel_args().unwrap(), (0, FUSED_BARRIER_FENCED));
+        let both = FusedBarrier {
+            spin_ns: 7,
+            fenced: true,
+            tagged: true,
+        };
+        assert_eq!(
+            both.kernel_args().unwrap(),
+            (7, FUSED_BARRIER_FENCED | FUSED_BARRIER_TAGGED)
+        );
         let too_long = FusedBarrier {
             spin_ns: FUSED_MAX_SPIN_NS + 1,
-            fenced: false,
+            ..FusedBarrier::default()
         };
         let err = too_long.kernel_args().unwrap_err().to_string();
         assert!(err.contains("--fused-spin-ns"), "{err}");
