@@ -97,6 +97,10 @@ pub struct FusedArgs {
     /// the barrier's generation) instead of the generation word and then the record.
     #[arg(long)]
     pub fused_tagged_barrier: bool,
+    /// The fused kernel relaxes low-degree lists with atomicMin at once, without first reading
+    /// the head's value (one memory round trip less per level; more atomics).
+    #[arg(long)]
+    pub fused_direct_min: bool,
 }
 
 impl FusedArgs {
@@ -120,6 +124,7 @@ impl FusedArgs {
             fenced: self.fused_fenced_barrier,
             tagged: self.fused_tagged_barrier,
         };
+        options.fused_direct_min = self.fused_direct_min;
     }
 }
 

@@ -134,6 +134,10 @@ enum FusedBarrierFlag : unsigned int {
     // that published it) instead of the generation word followed by a read of the record:
     // one L2 round trip less per block and barrier.
     FUSED_BARRIER_TAGGED = 2u,
+    // Not a barrier setting, carried in the same word: the thread-granularity relaxation of
+    // the fused kernel's expands tries atomicMin at once, without the filtering plain load
+    // (traversal_expand's filter_loads = false).
+    FUSED_DIRECT_MIN = 4u,
 };
 
 // What the action of a barrier hands every block (the next phase and its inputs in the fused
@@ -144,9 +148,9 @@ struct FusedRecord {
     unsigned int w[FUSED_RECORD_WORDS];
 };
 
-// How blocks wait at the grid barrier (kernel arguments, WorklistOptions::fused_tuning):
-// `spin_ns` is the __nanosleep between two polls of the generation word (0: poll without
-// sleeping), `flags` holds FusedBarrierFlag bits.
+// How blocks wait at the grid barrier (kernel arguments, WorklistOptions::fused_barrier):
+// `spin_ns` is the __nanosleep between two polls (0: poll without sleeping), `flags` holds
+// FusedBarrierFlag bits.
 struct FusedBarrierConfig {
     unsigned int spin_ns;
     unsigned int flags;
@@ -495,6 +499,10 @@ struct FusedArgs {
     __device__ __forceinline__ LowList low_list(unsigned int index, unsigned int threshold) const {
         return LowList{low[index], low_capacity, threshold, ctrl};
     }
+
+    __device__ __forceinline__ bool filter_loads() const {
+        return (barrier.flags & FUSED_DIRECT_MIN) == 0u;
+    }
 };
 
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
@@ -533,7 +541,8 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         const unsigned int count = end - start;
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, ctrl};
         traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl, count, send,
-                                          low, GridShape{1u, 0u});
+                                          low, GridShape{1u, 0u}, HUB_MIN_DEGREE,
+                                          a.filter_loads());
         ++levels;
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
@@ -613,7 +622,8 @@ __device__ void fused_traversal(const FusedArgs& a) {
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
         if (phase == FUSED_PHASE_EXPAND) {
             traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
-                                              end - start, send, low);
+                                              end - start, send, low, GridShape::launch(),
+                                              HUB_MIN_DEGREE, a.filter_loads());
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
                 fused_solo<Relax, WEIGHTED>(a, start, end, current, threshold);
@@ -644,7 +654,8 @@ __device__ void fused_traversal(const FusedArgs& a) {
 //                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
 //                spin_ns, barrier_flags)
 // (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
-// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig.
+// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN
+// included).
 #define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, RELAX, WEIGHTED)                           \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \

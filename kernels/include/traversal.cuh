@@ -181,7 +181,10 @@ enum : unsigned int { THREAD_ARCS = 4 };
 // Relaxes arcs [e, min(e + THREAD_ARCS, end)) of an item of `value` (none where !have) with
 // every load and atomic of the step issued before the first result is used, and appends the
 // improved heads to the worklist with one reservation: a road vertex's two to four arcs cost
-// one chain of memory round trips instead of one chain per arc. Call with all 32 lanes.
+// one chain of memory round trips instead of one chain per arc. `filter`: a plain load of the
+// head's value decides whether to try the atomicMin (relax_arc's rule: fewer atomics on dense
+// frontiers); without it the atomicMin goes out at once (one round trip less per step, for
+// latency-bound levels). Call with all 32 lanes.
 template <typename Relax, bool WEIGHTED>
 __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   const unsigned int* targets,
@@ -189,7 +192,7 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   unsigned long long e, unsigned long long end,
                                                   bool have, unsigned int value,
                                                   const DeviceWorklist& wl, const SendBuffer& send,
-                                                  const LowList& low) {
+                                                  const LowList& low, bool filter) {
     bool active[THREAD_ARCS];
     unsigned int u[THREAD_ARCS];
     unsigned int cand[THREAD_ARCS];
@@ -202,7 +205,8 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     unsigned int seen[THREAD_ARCS];
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        seen[k] = active[k] ? ops.values[u[k]] : 0u;  // plain load first, as relax_arc
+        // 0xFFFFFFFF is above every candidate (relax saturates below it).
+        seen[k] = !active[k] ? 0u : filter ? ops.values[u[k]] : 0xFFFFFFFFu;
     }
     bool improved[THREAD_ARCS];
 #pragma unroll
@@ -240,7 +244,8 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const DeviceWorklist wl, unsigned int count,
                                  const SendBuffer send, const LowList low = LowList{},
                                  const GridShape shape = GridShape::launch(),
-                                 const unsigned int hub_min_degree = HUB_MIN_DEGREE) {
+                                 const unsigned int hub_min_degree = HUB_MIN_DEGREE,
+                                 const bool filter_loads = true) {
     __shared__ unsigned int block_owner;
     __shared__ unsigned int block_vertex;
     __shared__ unsigned int warp_vertex[32];
@@ -327,7 +332,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
         for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);
              e += THREAD_ARCS) {
             relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, value, wl,
-                                               send, low);
+                                               send, low, filter_loads);
         }
     }
 }

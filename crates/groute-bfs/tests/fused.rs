@@ -178,7 +178,13 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
         for block in [32, 256, 512, 1024] {
             for (spin_ns, fenced, tagged) in barriers {
                 for grid in [None, Some(1), Some(3), Some(64)] {
-                    for (solo, prio) in [(Some(0), None), (None, None), (None, Some(2))] {
+                    for (solo, prio, direct) in [
+                        (Some(0), None, false),
+                        (None, None, false),
+                        (None, Some(2), false),
+                        (Some(0), None, true),
+                        (None, Some(2), true),
+                    ] {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_block = Some(block);
                         o.worklist.fused_barrier = FusedBarrier {
@@ -189,9 +195,10 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
                         o.worklist.fused_grid = grid;
                         o.worklist.fused_solo_max = solo;
                         o.worklist.prio_delta = prio;
+                        o.worklist.fused_direct_min = direct;
                         let label = format!(
                             "{}: block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, \
-                             grid {grid:?}, solo {solo:?}, prio {prio:?}",
+                             grid {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}",
                             g.name
                         );
                         let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -157,7 +157,13 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
     for block in [32, 256, 1024] {
         for (spin_ns, fenced, tagged) in [(20, false, false), (0, true, false), (0, false, true)] {
             for grid in [None, Some(1), Some(5)] {
-                for (solo, prio) in [(Some(0), Some(0)), (None, None), (Some(0), None)] {
+                for (solo, prio, direct) in [
+                    (Some(0), Some(0), false),
+                    (None, None, false),
+                    (Some(0), None, false),
+                    (None, None, true),
+                    (Some(0), Some(0), true),
+                ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_block = Some(block);
                     o.worklist.fused_barrier = FusedBarrier {
@@ -168,9 +174,10 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
                     o.worklist.fused_grid = grid;
                     o.worklist.fused_solo_max = solo;
                     o.worklist.prio_delta = prio;
+                    o.worklist.fused_direct_min = direct;
                     let label = format!(
                         "block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, grid \
-                         {grid:?}, solo {solo:?}, prio {prio:?}"
+                         {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}"
                     );
                     let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.distances, expected, "{label}");

@@ -82,7 +82,9 @@ use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
 use super::cuda::CudaTraversalDevice;
-use super::fused_tuning::{FUSED_NARROW_MAX_BLOCK, fused_block as fused_block_size};
+use super::fused_tuning::{
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, fused_block as fused_block_size,
+};
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
 
@@ -284,7 +286,13 @@ impl CudaTraversalDevice {
         drop(self.worker(device, sources, seeds)?);
         let seeds = seeds.len() as u32;
         let shape = self.fused.shape(options.fused_grid, options.fused_block)?;
-        let barrier = options.fused_barrier.kernel_args()?;
+        let (spin_ns, barrier_flags) = options.fused_barrier.kernel_args()?;
+        let direct_min = if options.fused_direct_min {
+            FUSED_DIRECT_MIN
+        } else {
+            0
+        };
+        let barrier = (spin_ns, barrier_flags | direct_min);
         let solo_max = options.fused_solo_max.unwrap_or(shape.block);
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
         let prio_delta = options.prio_delta.unwrap_or(0);

@@ -23,6 +23,10 @@ pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 /// `groute::FUSED_BARRIER_FENCED` and `groute::FUSED_BARRIER_TAGGED` of fused.cuh.
 const FUSED_BARRIER_FENCED: u32 = 1;
 const FUSED_BARRIER_TAGGED: u32 = 2;
+/// `groute::FUSED_DIRECT_MIN` of fused.cuh ([`WorklistOptions::fused_direct_min`]).
+///
+/// [`WorklistOptions::fused_direct_min`]: crate::WorklistOptions::fused_direct_min
+pub(crate) const FUSED_DIRECT_MIN: u32 = 4;
 
 /// How the blocks of the fused kernel wait at its grid barrier
 /// ([`WorklistOptions::fused_barrier`](crate::WorklistOptions::fused_barrier)).
