@@ -14,7 +14,6 @@ use crate::CcError;
 pub enum HookKernel {
     /// One thread per edge (`cc_hook_edges`), grid-stride: every thread loads `parent[u]`
     /// and finds `u`'s root itself.
-    #[default]
     Plain,
     /// One thread per edge, four edges per thread and iteration (`cc_hook_edges_batched`):
     /// the loads of all four are issued before any is used (more memory requests in flight
@@ -24,6 +23,11 @@ pub enum HookKernel {
     /// Warp-cooperative (`cc_hook_edges_warp`), grid-stride: the lanes of a warp whose edges
     /// share `u` find its root once, lanes uniting the same two trees are deduplicated, and
     /// the lanes that would all hook `u`'s root under smaller roots elect one CAS.
+    ///
+    /// The default: on one H200 (`cc --check --repeat 7`, median device ms) kron21 took
+    /// 1.76 ms against 2.12 (plain), 2.14 (batched) and 1.78 (warp-range), and road-usa
+    /// 3.55 ms against 4.82 (plain) and 5.62 (batched).
+    #[default]
     Warp,
     /// As [`HookKernel::Warp`], but each warp walks its own contiguous range of the chunk
     /// (`cc_hook_edges_warp_range`), remembering `u`'s root from one step to the next, so a
