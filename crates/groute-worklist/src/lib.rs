@@ -89,8 +89,13 @@
 //! worklist). Small batches run in a single-block mode (one block, levels separated by
 //! `__syncthreads()`, no grid barrier: `fused_solo_max`), and soft priority runs inside the
 //! kernel (the epochs below, with the threshold advanced by the barrier that finds the
-//! worklist empty). Several devices use the per-round worker and the driver above; the fused
-//! multi-device protocol is designed in `traversal/fused.rs`, not built.
+//! worklist empty). Its block size (`fused_block`), how its blocks wait at the barrier
+//! (`fused_barrier`: sleep between polls, acquire/release or fenced ordering, polling the
+//! generation or the tagged release record) and whether low-degree lists skip the filtering
+//! load (`fused_direct_min`) are tuning knobs that never change a result;
+//! `examples/fused_barrier.rs` times the barrier alone. Several devices use the per-round
+//! worker and the driver above; the fused multi-device protocol is designed in
+//! `traversal/fused.rs`, not built.
 //!
 //! ## Soft priority: the epoch protocol
 //!
