@@ -45,7 +45,8 @@ extern "C" __global__ void __launch_bounds__(1024)
             [&](const groute::FusedRecord& r) {
                 published = r.w[0];
                 seen = load_relaxed(state + BENCH_PASSED);
-            });
+            },
+            [] {});
         if (threadIdx.x == 0 && (published != i + 1u || seen != i + 1u)) {
             atomicAdd(state + BENCH_ERRORS, 1u);
         }

@@ -20,8 +20,10 @@
 //   SOLO       single-block mode: block 0 alone runs levels back to back, separated by
 //              __syncthreads() (no grid barrier), while the other blocks wait at the barrier;
 //              it leaves when the next batch exceeds solo_max items, is empty, met a hub, or
-//              overflowed, and writes START, END, rounds and processed (and the control words,
-//              which it counts in shared memory meanwhile) itself before arriving.
+//              overflowed, and before arriving writes back the control words (which it counts
+//              in shared memory meanwhile) and reports its batch, levels and items in its own
+//              words (FUSED_SOLO_*). Action: START, END := the reported batch, rounds and
+//              processed += the reported counts.
 //   HUBS       the grid relaxes the listed hubs in tiles (traversal_expand_hubs).
 //              Action: hub counter := 0, END := wl end.
 //   REEXAMINE  soft priority, after the threshold advanced: the grid moves the live items of
@@ -48,8 +50,9 @@
 //
 // Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word or
 // the record) and touch neither the worklist, the values, the low list, ctrl nor the state
-// until released, so block 0 is the only writer (it rewrites the state line, never the record
-// that late blocks may still be copying); __syncthreads() orders its own levels (appends,
+// until released, so block 0 is the only writer (of its FUSED_SOLO_* words only: the block of
+// the previous action may still be writing the others, and nobody reads the record that late
+// blocks may still be copying); __syncthreads() orders its own levels (appends,
 // atomicMin on the values, the control words it rereads, all of them in its shared copy while
 // it runs: nobody else reads or writes ctrl until block 0 arrives, after writing the copy
 // back; the hub words are not copied back, since a hub met in SOLO has no slot and is expanded
@@ -60,14 +63,15 @@
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
 // levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read
-// of the generation before it: each block counts the barriers it passed); in the last block,
-// one batched read of the state line and the control words (one L2 round trip, every load
-// issued before the first use), the decision in registers, the line and the record written,
-// the release; in the others, polling (FusedBarrierConfig: the generation word and then the
-// record, or the tagged record alone; with or without __nanosleep; acquire/release operations
-// or fences) and a __syncthreads. The first version paid about a dozen serial volatile round
-// trips in the action (read-modify-writes of single words, short-circuit conditions) and one
-// more per block for the phase words.
+// of the generation before it: each block counts the barriers it passed; no reset of the
+// counter); in the last block, one batched read of the state line and the control words (one
+// L2 round trip, every load issued before the first use), the decision in registers, the
+// record written and released, and only then the state line written back (fused_settle: the
+// release does not wait for it); in the others, polling (FusedBarrierConfig: the generation
+// word and then the record, or the tagged record alone; with or without __nanosleep;
+// acquire/release operations or fences) and a __syncthreads. The first version paid about a
+// dozen serial volatile round trips in the action (read-modify-writes of single words,
+// short-circuit conditions) and one more per block for the phase words.
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it
@@ -86,7 +90,7 @@
 namespace groute {
 
 enum FusedWord : unsigned int {
-    FUSED_BARRIER_COUNT = 0,   // blocks arrived at the current barrier (own 128-byte line)
+    FUSED_BARRIER_COUNT = 0,   // arrivals so far, never reset (own 128-byte line)
     FUSED_BARRIER_GEN = 32,    // barrier generation, bumped to release (own line)
     FUSED_RECORD = 40,         // the release record: FUSED_RECORD_WORDS values, each a 64-bit
                                // word (generation << 32 | value), on the generation's line
@@ -105,7 +109,13 @@ enum FusedWord : unsigned int {
     FUSED_STALE = 78,          // superseded deferred items dropped, 64-bit (words 78, 79)
     FUSED_SOLO_ROUNDS = 80,    // of FUSED_ROUNDS, the levels run in single-block mode
     FUSED_PHASES = 81,         // phases run (abort polling)
-    FUSED_SOLO_ABORT = 82,     // SOLO saw the abort word set
+    // Words [FUSED_SOLO_WORDS, FUSED_WORDS) are block 0's in SOLO (the others the actions'):
+    FUSED_SOLO_WORDS = 88,
+    FUSED_SOLO_START = 88,     // the batch SOLO left: start
+    FUSED_SOLO_END = 89,       // and end
+    FUSED_SOLO_LEVELS = 90,    // levels of the last SOLO phase
+    FUSED_SOLO_ABORT = 91,     // SOLO saw the abort word set
+    FUSED_SOLO_PROCESSED = 92, // items of the last SOLO phase, 64-bit (words 92, 93)
     FUSED_WORDS = 96,
 };
 
@@ -273,10 +283,14 @@ __device__ __forceinline__ bool read_record(const unsigned int* fused, unsigned 
 // Grid-wide barrier (sense by generation). Every thread of every block calls it from
 // grid-uniform control flow; `gen` is thread 0's count of barriers passed (0 at the start of
 // the kernel: the host zeroes the barrier words and the record), kept in a register so that
-// arriving costs no read of the generation word. Thread 0 of the last block to arrive runs
-// `action()` with every other block waiting; the FusedRecord it returns is published (tagged
-// gen + 1) and handed to `released(record)` on thread 0 of every block, after the acquire and
-// before the block's closing __syncthreads (the place to copy it to shared memory).
+// arriving costs no read of the generation word. The arrival counter is never reset: barrier
+// gen + 1 is complete at the arrival that makes it (gen + 1) * gridDim.x (mod 2^32), so the
+// last block has no store to make visible before the release. Thread 0 of the last block to
+// arrive runs `action()` with every other block waiting; the FusedRecord it returns is
+// published (tagged gen + 1) and handed to `released(record)` on thread 0 of every block,
+// after the acquire and before the block's closing __syncthreads (the place to copy it to
+// shared memory); then the last block runs `settle()`, writes that nobody reads before this
+// block arrives at a later barrier (off the release path).
 //
 // Ordering: the block's writes precede its arrival (__syncthreads, then a release arrival:
 // atom.acq_rel, or __threadfence + atomicAdd); the last arrival acquires every earlier one
@@ -287,11 +301,13 @@ __device__ __forceinline__ bool read_record(const unsigned int* fused, unsigned 
 // reads the record. Tagged mode (FUSED_BARRIER_TAGGED): a fence (fence.acq_rel, or
 // __threadfence) then the tagged record words are the release; a waiter polls the record
 // until every word carries the new tag, then fences (the acquire half of the fence-fence
-// synchronisation), so it sees everything the grid wrote before the barrier.
-template <typename Action, typename Released>
+// synchronisation), so it sees everything the grid wrote before the barrier. settle()'s
+// writes follow the release, and precede the last block's next arrival (a release), so the
+// action of any later barrier sees them.
+template <typename Action, typename Released, typename Settle>
 __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& gen,
                                              const FusedBarrierConfig config, Action action,
-                                             Released released) {
+                                             Released released, Settle settle) {
     __syncthreads();
     if (threadIdx.x == 0) {
         const bool fenced = (config.flags & FUSED_BARRIER_FENCED) != 0u;
@@ -307,12 +323,11 @@ __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& 
             arrived = atomic_add_acq_rel(count, 1u);
         }
         FusedRecord record;
-        if (arrived == gridDim.x - 1u) {
+        const bool last = arrived + 1u == tag * gridDim.x;
+        if (last) {
             if (fenced) {
                 __threadfence();
             }
-            // Nobody arrives at the next barrier before the release below.
-            store_relaxed(count, 0u);
             record = action();
             if (tagged) {
                 if (fenced) {
@@ -362,6 +377,9 @@ __device__ __forceinline__ void grid_barrier(unsigned int* fused, unsigned int& 
         }
         gen = tag;
         released(record);
+        if (last) {
+            settle();
+        }
     }
     __syncthreads();
 }
@@ -413,13 +431,14 @@ enum FusedRecordWord : unsigned int {
 // The action of every barrier: accounts for the phase `done` that just ended and picks the
 // next one (see the file comment). Runs on one thread with every block waiting. It reads the
 // whole state line and the control words at once (one L2 round trip: the loads are issued
-// together; the barrier's acquire makes them current), decides in registers, and writes the
-// state line back (stores, which the release waits for). Returns the next phase's record.
-__device__ __forceinline__ FusedRecord fused_next(unsigned int* fused, unsigned int* ctrl,
-                                           const volatile unsigned int* abort,
-                                           unsigned int done, unsigned int prio_delta,
-                                           unsigned int solo_max) {
-    FusedState s;
+// together; the barrier's acquire makes them current) into `s` and decides in registers;
+// returns the next phase's record. The caller writes `s` back after the release
+// (fused_settle): no later reader of the state line runs before this block arrives again.
+__device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* fused,
+                                                  unsigned int* ctrl,
+                                                  const volatile unsigned int* abort,
+                                                  unsigned int done, unsigned int prio_delta,
+                                                  unsigned int solo_max) {
     load_words(fused + FUSED_PHASE, s.w);
     unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN
     load_words(ctrl, c);
@@ -432,6 +451,17 @@ __device__ __forceinline__ FusedRecord fused_next(unsigned int* fused, unsigned 
         s.add_u64(FUSED_PROCESSED, end - s.at(FUSED_START));
         s.at(FUSED_START) = end;
         end = wl_end;
+    } else if (done == FUSED_PHASE_SOLO) {
+        // Block 0's report (FUSED_SOLO_* words, written before it arrived).
+        const unsigned int levels = s.at(FUSED_SOLO_LEVELS);
+        s.at(FUSED_ROUNDS) += levels;
+        s.at(FUSED_SOLO_ROUNDS) += levels;
+        const unsigned long long items =
+            static_cast<unsigned long long>(s.at(FUSED_SOLO_PROCESSED + 1u)) << 32 |
+            s.at(FUSED_SOLO_PROCESSED);
+        s.add_u64(FUSED_PROCESSED, items);
+        s.at(FUSED_START) = s.at(FUSED_SOLO_START);
+        end = s.at(FUSED_SOLO_END);
     } else if (done == FUSED_PHASE_HUBS) {
         *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT) = 0ull;
         hubs = 0u;
@@ -444,7 +474,6 @@ __device__ __forceinline__ FusedRecord fused_next(unsigned int* fused, unsigned 
         s.at(FUSED_LOW_CURRENT) ^= 1u;
         end = wl_end;
     }
-    // SOLO: block 0 wrote START, END and its counters before arriving.
     s.at(FUSED_END) = end;
     const unsigned int start = s.at(FUSED_START);
     const unsigned int phases = ++s.at(FUSED_PHASES);
@@ -475,8 +504,17 @@ __device__ __forceinline__ FusedRecord fused_next(unsigned int* fused, unsigned 
         next = FUSED_PHASE_DONE;
     }
     s.at(FUSED_PHASE) = next;
-    store_words(fused + FUSED_PHASE, s.w);
     return s.record();
+}
+
+// Writes the actions' words of the state line, [FUSED_PHASE, FUSED_SOLO_WORDS), from `s`
+// (never block 0's SOLO words, which it may be writing meanwhile).
+__device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedState& s) {
+#pragma unroll
+    for (unsigned int i = 0; i < FUSED_SOLO_WORDS - FUSED_PHASE; i += 4u) {
+        store4_relaxed(fused + FUSED_PHASE + i,
+                       make_uint4(s.w[i], s.w[i + 1u], s.w[i + 2u], s.w[i + 3u]));
+    }
 }
 
 // The fused kernel's buffers and settings (the kernel's parameters).
@@ -536,6 +574,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
     const SendBuffer send{nullptr, 0u, 0u, ctrl};
     const LowList low{a.low[current], a.low_capacity, threshold, ctrl};
     unsigned int levels = 0;
+    unsigned int aborted = 0;  // thread 0's
     unsigned long long processed = 0;
     while (true) {
         const unsigned int count = end - start;
@@ -552,7 +591,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
                         ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
                         e == end || e - end > a.solo_max;
             if (!stop && levels % FUSED_ABORT_POLL == 0u && *a.abort != 0u) {
-                store_relaxed(a.fused + FUSED_SOLO_ABORT, 1u);
+                aborted = 1u;
                 stop = true;
             }
             next_end = e;
@@ -574,15 +613,11 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         for (const unsigned int w : words) {
             store_relaxed(a.ctrl + w, ctrl[w]);
         }
-        // Block 0 is the only writer of the state until it arrives (every other block waits).
-        FusedState s;
-        load_words(a.fused + FUSED_PHASE, s.w);
-        s.at(FUSED_START) = start;
-        s.at(FUSED_END) = end;
-        s.at(FUSED_ROUNDS) += levels;
-        s.at(FUSED_SOLO_ROUNDS) += levels;
-        s.add_u64(FUSED_PROCESSED, processed);
-        store_words(a.fused + FUSED_PHASE, s.w);
+        // Block 0's report to the next action (words only block 0 writes).
+        store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(start, end, levels, aborted));
+        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
+                       make_uint4(static_cast<unsigned int>(processed),
+                                  static_cast<unsigned int>(processed >> 32), 0u, 0u));
     }
 }
 
@@ -595,6 +630,9 @@ __device__ void fused_traversal(const FusedArgs& a) {
     // The phase and its inputs (the release record), copied by thread 0 after every barrier;
     // every thread copies what it needs before the next barrier's opening __syncthreads.
     __shared__ unsigned int record[FUSED_RECORD_WORDS];
+    // The action's copy of the state line until it is settled (thread 0 of the last block;
+    // in shared memory, so that it takes no registers from the expand loops).
+    __shared__ FusedState state;
     const auto keep_record = [&](const FusedRecord& r) {
 #pragma unroll
         for (unsigned int i = 0; i < FUSED_RECORD_WORDS; ++i) {
@@ -603,9 +641,9 @@ __device__ void fused_traversal(const FusedArgs& a) {
     };
     unsigned int gen = 0;
     if (threadIdx.x == 0) {
-        FusedState s;  // written by the host before the launch
-        load_words(fused + FUSED_PHASE, s.w);
-        keep_record(s.record());
+        FusedState state;  // written by the host before the launch
+        load_words(fused + FUSED_PHASE, state.w);
+        keep_record(state.record());
     }
     __syncthreads();
     while (true) {
@@ -638,9 +676,10 @@ __device__ void fused_traversal(const FusedArgs& a) {
         grid_barrier(
             fused, gen, a.barrier,
             [&] {
-                return fused_next(fused, a.ctrl, a.abort, phase, a.prio_delta, a.solo_max);
+                return fused_next(state, fused, a.ctrl, a.abort, phase, a.prio_delta,
+                                  a.solo_max);
             },
-            keep_record);
+            keep_record, [&] { fused_settle(fused, state); });
     }
 }
 

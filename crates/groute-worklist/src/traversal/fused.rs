@@ -32,11 +32,13 @@
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
-//! - **The barrier.** One arrival per block (blocks count barriers locally, so arriving reads
-//!   nothing); the last block's action reads the state line and the control words in one
-//!   batched round trip and decides in registers; the others poll the generation word
-//!   ([`FusedBarrier`](super::FusedBarrier): with or without `__nanosleep`, PTX
-//!   acquire/release operations or fences) and copy the next phase's words once per block.
+//! - **The barrier.** One arrival per block on a counter that is never reset (blocks count
+//!   barriers locally, so arriving reads nothing); the last block's action reads the state
+//!   line and the control words in one batched round trip, decides, publishes the next
+//!   phase as a release record tagged with the barrier's generation, and writes the state
+//!   line back only after the release; the others poll the generation word and then read the
+//!   record, or poll the tagged record itself ([`FusedBarrier`](super::FusedBarrier): with or
+//!   without `__nanosleep`, PTX acquire/release operations or fences).
 //!   `examples/fused_barrier.rs` times the barrier alone ([`time_fused_barrier`](super::time_fused_barrier)).
 //! - **Safety of the barrier.** The launch is cooperative: the driver refuses a grid whose
 //!   blocks cannot all be resident, so every block a barrier waits for is running.
