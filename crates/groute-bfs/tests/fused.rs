@@ -340,6 +340,13 @@ fn fused_grids_of_any_resident_size_agree() {
                 r.stats.rounds > u64::from(r.depth()),
                 "grid {grid}, solo {solo:?}"
             );
+            // With the mode off no level runs in it; with no bound, every one does.
+            let solo_rounds = r.stats.worklist.solo_rounds();
+            match solo {
+                Some(0) => assert_eq!(solo_rounds, 0, "grid {grid}"),
+                Some(u32::MAX) => assert_eq!(solo_rounds, r.stats.rounds, "grid {grid}"),
+                _ => assert!(solo_rounds <= r.stats.rounds, "grid {grid}, solo {solo:?}"),
+            }
         }
     }
     for grid in [0, u32::MAX] {

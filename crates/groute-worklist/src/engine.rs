@@ -149,6 +149,8 @@ pub struct DeviceStats {
     pub items_stale_dropped: u64,
     /// Soft-priority epochs this device re-examined its low list for.
     pub epochs: u64,
+    /// Of `rounds`, the levels the fused kernel ran in its single-block mode (0 elsewhere).
+    pub solo_rounds: u64,
 }
 
 /// Counters of a whole run.
@@ -173,6 +175,15 @@ impl WorklistStats {
     /// Largest number of rounds on any device.
     pub fn rounds(&self) -> u64 {
         self.devices.iter().map(|d| d.rounds).max().unwrap_or(0)
+    }
+
+    /// Largest number of single-block rounds of the fused kernel on any device.
+    pub fn solo_rounds(&self) -> u64 {
+        self.devices
+            .iter()
+            .map(|d| d.solo_rounds)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Items processed on all devices.

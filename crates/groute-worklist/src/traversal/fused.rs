@@ -148,6 +148,7 @@ const FUSED_THRESHOLD: usize = 71;
 const FUSED_EPOCHS: usize = 75;
 const FUSED_DEFERRED: usize = 76;
 const FUSED_STALE: usize = 78;
+const FUSED_SOLO_ROUNDS: usize = 80;
 /// The first word the host reads back (the barrier words before it are the kernel's own).
 const FUSED_READ_FROM: usize = FUSED_PHASE;
 /// `groute::FusedPhase`: the first phase of a run.
@@ -356,6 +357,7 @@ impl CudaTraversalDevice {
                 items_deferred: wide(FUSED_DEFERRED),
                 items_stale_dropped: wide(FUSED_STALE),
                 epochs: u64::from(word(FUSED_EPOCHS)),
+                solo_rounds: u64::from(word(FUSED_SOLO_ROUNDS)),
                 ..DeviceStats::default()
             },
             elapsed,
