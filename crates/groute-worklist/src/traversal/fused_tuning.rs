@@ -6,6 +6,11 @@ use groute_core::Error;
 
 /// Threads per block of the fused kernel when [`WorklistOptions::fused_block`] is `None`.
 ///
+/// The single-block mode's default bound is one item per thread of a block. History, on one
+/// H200 (BFS, road grid of 4.2M vertices, levels of about 1,000 vertices), before the barrier
+/// and expand rework, 256-thread blocks: single-block bound 0 / 256 / 1,024 / 4,096 items took
+/// 43.3 / 41.9 / 56.8 / 113 ms: one block is worth it while it needs a single pass.
+///
 /// [`WorklistOptions::fused_block`]: crate::WorklistOptions::fused_block
 pub const FUSED_BLOCK: u32 = 256;
 
