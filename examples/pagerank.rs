@@ -75,6 +75,53 @@ struct TopVertex {
     rank: f32,
 }
 
+/// One device's profile of the last run (CUDA; host times in ms).
+#[derive(Serialize)]
+struct DeviceReport {
+    rounds: u64,
+    sweep_rounds: u64,
+    worklist_rounds: u64,
+    receives: u64,
+    packets: u64,
+    items_sent: u64,
+    items_received: u64,
+    syncs: u64,
+    buffer_growths: u64,
+    sync_wait_ms: f64,
+    round_ms: f64,
+    receive_ms: f64,
+    send_ms: f64,
+    finish_ms: f64,
+    /// The run's wall time minus the worker's calls: the driver's ring and termination work
+    /// and its waits for packets.
+    driver_idle_ms: f64,
+}
+
+fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    s.devices
+        .iter()
+        .zip(&s.worklist.devices)
+        .map(|(p, w)| DeviceReport {
+            rounds: p.rounds,
+            sweep_rounds: p.sweep_rounds,
+            worklist_rounds: p.worklist_rounds,
+            receives: p.receives,
+            packets: p.packets,
+            items_sent: w.items_sent,
+            items_received: w.items_received,
+            syncs: p.syncs,
+            buffer_growths: p.buffer_growths,
+            sync_wait_ms: ms(p.sync_wait),
+            round_ms: ms(p.round_time),
+            receive_ms: ms(p.receive_time),
+            send_ms: ms(p.send_time),
+            finish_ms: ms(p.finish_time),
+            driver_idle_ms: ms(s.elapsed.saturating_sub(p.busy())),
+        })
+        .collect()
+}
+
 #[derive(Serialize)]
 struct Report {
     graph: String,
@@ -103,6 +150,8 @@ struct Report {
     partition_s: f64,
     checked: Option<bool>,
     relative_l1_error: Option<f64>,
+    /// CUDA: where each device's time went in the last run (empty on the host backend).
+    per_device: Vec<DeviceReport>,
 }
 
 fn main() -> ExitCode {
@@ -236,6 +285,7 @@ fn run() -> Result<(), AnyError> {
         partition_s,
         checked,
         relative_l1_error: relative,
+        per_device: device_reports(s),
     };
     if cli.run.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -277,6 +327,21 @@ fn print_human(r: &Report) {
         r.residual_left / (1.0 - f64::from(r.alpha)),
         r.error_bound_l1
     );
+    for (d, p) in r.per_device.iter().enumerate() {
+        println!(
+            "device {d}    {} rounds ({} sweeps, {} worklist), {} receives, {} syncs: \
+             wait {:.3} ms, rounds {:.3} ms, receives {:.3} ms, idle {:.3} ms",
+            p.rounds,
+            p.sweep_rounds,
+            p.worklist_rounds,
+            p.receives,
+            p.syncs,
+            p.sync_wait_ms,
+            p.round_ms,
+            p.receive_ms,
+            p.driver_idle_ms
+        );
+    }
     for (i, t) in r.top.iter().enumerate() {
         println!("top {:<7} {} {:.6}", i + 1, t.id, t.rank);
     }

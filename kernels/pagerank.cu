@@ -24,7 +24,9 @@
 // pagerank_push_hubs: launched after a sweep or expand: pushes the listed hubs' arcs in
 //   tiles of HubList::TILE arcs, block b taking tiles b, b + gridDim.x, ...
 // pagerank_pack_remote: merge before send: for each vertex of the remote list, takes its
-//   halo accumulation (atomicExch with 0) into a VertexResidual of the send buffer.
+//   halo accumulation (atomicExch with 0) into a VertexResidual of the send buffer. The list's
+//   length is read on the device (written by the round's kernels before it, in stream order),
+//   so the host launches it right after them, with no read-back in between.
 // pagerank_split_receive: SplitReceive: an owner adds the residual and keeps the vertex if it
 //   crossed epsilon (else drops it: the mass waits in the residual); a non-owner passes it.
 // pagerank_pull_take, pagerank_pull_gather: a PULL sweep, the alternative to pagerank_sweep
@@ -467,11 +469,16 @@ extern "C" __global__ void pagerank_push_hubs(PageRankOps ops, const unsigned lo
 }
 
 extern "C" __global__ void pagerank_pack_remote(PageRankOps ops, const unsigned int* remote,
-                                                unsigned int count, VertexResidual* send_data,
+                                                unsigned int remote_capacity,
+                                                const unsigned int* remote_count,
+                                                VertexResidual* send_data,
                                                 unsigned int send_capacity,
                                                 unsigned int* send_count,
                                                 unsigned int* send_overflow) {
     const AppendBuffer<VertexResidual> send{send_data, send_capacity, send_count, send_overflow};
+    // The round's kernels wrote the count before this launch (stream order); an overflowed
+    // list holds only `remote_capacity` entries (the overflow word fails the run).
+    const unsigned int count = min(*remote_count, remote_capacity);
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {

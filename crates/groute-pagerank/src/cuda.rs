@@ -402,43 +402,33 @@ pub fn launch_push_hubs(
     keep_push_memory(stream, pr, wl, remote)
 }
 
-/// Enqueues merge-before-send on `stream`: for each of the first `count` vertices of
-/// `remote` (written by a round), takes its halo accumulation into a `VertexResidual` of
-/// `send`.
+/// Enqueues merge-before-send on `stream`, after a round's kernels: for each vertex of
+/// `remote` (the round's remote list, its length in the u32 `remote.count`, read on the
+/// device), takes its halo accumulation into a `VertexResidual` of `send`. Needs no read-back
+/// of the count first; a list that overflowed (its overflow word, checked after the round)
+/// is packed up to its capacity and the run fails naming the setting.
 pub fn launch_pack_remote(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
-    remote: &RawSlice,
-    count: u32,
+    remote: &AppendBuffers,
     send: &AppendBuffers,
 ) -> Result<(), Error> {
     let ops = pr.args()?;
-    if (count as usize) * 4 > remote.len {
-        return Err(Error::LengthMismatch {
-            operation: "pagerank_pack_remote (count within the remote list)",
-            dst: remote.len / 4,
-            src: count as usize,
-        });
-    }
+    let (rd, rn, rc, _) = remote.args::<u32>("remote list")?;
     let (sd, sc, sn, so) = send.args::<crate::VertexResidual>("send buffer")?;
-    let (f, cfg) = config(stream, "pagerank_pack_remote", count as usize)?;
-    let args = (
-        ops,
-        DevicePtr::<u32>::from_slice(remote)?,
-        count,
-        sd,
-        sc,
-        sn,
-        so,
-    );
-    // SAFETY: pagerank_pack_remote(PageRankOps ops, const unsigned* remote, unsigned count,
-    // VertexResidual* send_data, unsigned send_capacity, unsigned* send_count, unsigned*
-    // send_overflow): the tuple matches it; `remote` holds `count` vertex ids < n (checked
-    // length; ids written by the round kernels from the CSR); VertexResidual is 8 bytes,
-    // vertex first, as in the kernel; memory kept alive below.
+    // Grid-stride over the count: one resident grid covers any list.
+    let (f, cfg) = config(stream, "pagerank_pack_remote", rn as usize)?;
+    let args = (ops, rd, rn, rc, sd, sc, sn, so);
+    // SAFETY: pagerank_pack_remote(PageRankOps ops, const unsigned* remote, unsigned
+    // remote_capacity, const unsigned* remote_count, VertexResidual* send_data, unsigned
+    // send_capacity, unsigned* send_count, unsigned* send_overflow): the tuple matches it
+    // (AppendArgs is data, capacity, count, overflow); the kernel reads at most
+    // `remote_capacity` entries of `remote` (its length), vertex ids < n written by the round
+    // kernels from the CSR; VertexResidual is 8 bytes, vertex first, as in the kernel; appends
+    // past the send capacity only record the overflow; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
-    memory.push(remote.memory.clone());
+    memory.extend(remote.memory());
     memory.extend(send.memory());
     keep(stream, memory)
 }

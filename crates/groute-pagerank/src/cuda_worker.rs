@@ -6,9 +6,13 @@
 //!
 //! A round is `pagerank_sweep` or `pagerank_expand`, followed, when the graph has owned hubs
 //! (degree >= [`HUB_MIN_DEGREE`]), by `pagerank_push_hubs` (the hubs the round listed, spread
-//! over the whole grid in tiles), and, when it touched remote vertices, by
+//! over the whole grid in tiles), and, when another device owns any vertex, by
 //! `pagerank_pack_remote` (merge before send: one item per remote vertex carrying its whole
-//! halo accumulation).
+//! halo accumulation), which reads the remote list's length on the device: the host reads
+//! the control block back ONCE per round, after the pack (the outgoing buffer has room for
+//! one item per remote vertex before the round starts). A receive step is one more read-back
+//! (the kept count must reach the termination count before the next round). The worker
+//! counts its rounds, receives, synchronisations and host time ([`DeviceProfile`]).
 //!
 //! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take` (with
 //! `pagerank_push_hubs` over the cut CSR when it listed hubs) then `pagerank_pull_gather`
@@ -31,6 +35,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::time::Instant;
 
 use groute_core::backend::RawStream;
 use groute_core::{Buffer, Context, Device, Endpoint, Error, Event, PendingSegment, Segment};
@@ -47,6 +52,7 @@ use crate::cuda::{
     launch_push_hubs, launch_split_receive, launch_sweep,
 };
 use crate::cuda_pull::PullStorage;
+use crate::profile::{DeviceProfile, ProfileSink};
 use crate::solver::reset_arrays;
 use crate::sweep::SweepMode;
 
@@ -91,14 +97,20 @@ pub(crate) struct CudaPageRankWorker<'a> {
     end: u32,
     /// Items in the current outgoing buffer (as last read back).
     send_count: u32,
-    /// Remote list entries of the last round (as last read back).
-    remote_count: u32,
     /// Vertices the last sweep pushed (as last read back).
     pushed: u32,
     /// Index of the current outgoing buffer.
     current: usize,
     free: Vec<usize>,
     in_flight: VecDeque<usize>,
+    /// This run's counters, stored in the storage's sink when the worker is dropped.
+    profile: DeviceProfile,
+}
+
+impl Drop for CudaPageRankWorker<'_> {
+    fn drop(&mut self) {
+        self.store.profile.store(std::mem::take(&mut self.profile));
+    }
 }
 
 /// The push parameters of a CUDA run ([`crate::PageRankOptions`]' alpha, epsilon, sweep
@@ -145,6 +157,10 @@ pub(crate) struct CudaPageRankStorage {
     fixed_send: bool,
     /// The pull sweep's storage ([`SweepMode::Pull`]; `None`: sweeps push).
     pull: Option<PullStorage>,
+    /// Whether another device owns any vertex (then every round packs its remote list).
+    has_remote: bool,
+    /// The last run's [`DeviceProfile`].
+    pub(crate) profile: ProfileSink,
 }
 
 impl CudaPageRankStorage {
@@ -234,6 +250,8 @@ impl CudaPageRankStorage {
             hub_capacity: hub_capacity as u32,
             fixed_send: options.send_capacity.is_some(),
             pull,
+            has_remote: remote_vertices > 0,
+            profile: ProfileSink::default(),
         })
     }
 
@@ -254,11 +272,11 @@ impl CudaPageRankStorage {
             start: 0,
             end: 0,
             send_count: 0,
-            remote_count: 0,
             pushed: 0,
             current: 0,
             free: (1..OUTGOING_BUFFERS).rev().collect(),
             in_flight: VecDeque::new(),
+            profile: DeviceProfile::default(),
         })
     }
 }
@@ -329,20 +347,29 @@ impl<'a> CudaPageRankWorker<'a> {
             )?;
             // Rare: wait for the copy before the old buffer is released.
             self.device.stream().synchronize()?;
+            self.profile.buffer_growths += 1;
         }
         self.outgoing[self.current] = bigger;
         Ok(())
     }
 
+    /// Waits for the stream, counted in the profile.
+    fn synchronize(&mut self) -> Result<(), Error> {
+        let start = Instant::now();
+        let r = self.device.stream().synchronize();
+        self.profile.syncs += 1;
+        self.profile.sync_wait += start.elapsed();
+        r
+    }
+
     /// Reads the control block back (one 32-byte copy, then a synchronisation) and turns an
     /// overflow into the error naming the setting to raise; returns the dropped count.
     fn read_back(&mut self) -> Result<u32, Error> {
-        let s = self.device.stream();
-        s.copy(
+        self.device.stream().copy(
             &self.store.ctrl_host,
             &self.store.ctrl.slice(0..CTRL_WORDS)?,
         )?;
-        s.synchronize()?;
+        self.synchronize()?;
         // SAFETY: the copy into the pinned host block has completed (stream synchronised) and
         // nothing else writes it.
         let words = unsafe { self.store.ctrl_host.as_host_slice() }.ok_or(Error::Unsupported {
@@ -378,16 +405,22 @@ impl<'a> CudaPageRankWorker<'a> {
         }
         self.end = w[CTRL_WL_END];
         self.send_count = w[CTRL_SEND_COUNT];
-        self.remote_count = w[CTRL_REMOTE_COUNT];
         Ok(w[CTRL_DROPPED])
     }
 
-    /// Zeroes the pushed count and the hub counter before a round's kernel.
-    fn reset_round_words(&self) -> Result<(), Error> {
+    /// Before a round's kernels: makes room in the current outgoing buffer for the round's
+    /// pack (at most one item per remote vertex: the remote list's length, so the pack needs
+    /// no read-back of its count first), zeroes the pushed count and the hub counter, and
+    /// returns the worklist end and send count the round starts from.
+    fn begin_round(&mut self) -> Result<(u32, u32), Error> {
+        if self.store.has_remote {
+            self.reserve_send(self.store.remote.len())?;
+        }
         self.device.stream().fill(
             &self.store.ctrl.slice(CTRL_PUSHED..CTRL_HUB_COUNTER + 2)?,
             0u32,
-        )
+        )?;
+        Ok((self.end, self.send_count))
     }
 
     /// After a round's kernel: pushes the hubs it listed (when the graph has owned hubs).
@@ -406,8 +439,7 @@ impl<'a> CudaPageRankWorker<'a> {
     /// A sweep round over the owned range pushing every vertex above `floor`; consumes
     /// `consumed` items and reports the vertices pushed as processed.
     fn sweep_round(&mut self, floor: f32, consumed: u64) -> Result<RoundCounts, WorklistError> {
-        let (old_end, old_send) = (self.end, self.send_count);
-        self.reset_round_words()?;
+        let (old_end, old_send) = self.begin_round()?;
         match &self.store.pull {
             None => {
                 launch_sweep(
@@ -423,6 +455,7 @@ impl<'a> CudaPageRankWorker<'a> {
         }
         let mut counts = self.finish_round(consumed, 0, old_end, old_send)?;
         counts.processed = u64::from(self.pushed);
+        self.profile.sweep_rounds += 1;
         Ok(counts)
     }
 
@@ -439,8 +472,29 @@ impl<'a> CudaPageRankWorker<'a> {
         launch_pull_gather(stream, &pr, pull, &wl)
     }
 
-    /// After a round's kernel: reads the counts back and, if the round touched remote
-    /// vertices, packs their halo accumulations into the outgoing buffer and reads back again.
+    /// A worklist round over up to `max_batch` pending items.
+    fn worklist_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
+        let count = self.local_len().min(max_batch) as u32;
+        let (old_end, old_send) = self.begin_round()?;
+        launch_expand(
+            self.raw_stream(),
+            &self.pr(),
+            &self.wl_buffers(),
+            self.start,
+            count,
+            &self.remote_append()?,
+        )?;
+        self.push_hubs()?;
+        self.start = self.start.wrapping_add(count);
+        let c = u64::from(count);
+        self.profile.worklist_rounds += 1;
+        self.finish_round(c, c, old_end, old_send)
+    }
+
+    /// After a round's kernels: packs the halo accumulations of the remote vertices the round
+    /// touched into the outgoing buffer (when another device owns any vertex; the pack reads
+    /// the remote list's length on the device), then reads the counts back: ONE host
+    /// synchronisation per round.
     fn finish_round(
         &mut self,
         consumed: u64,
@@ -448,33 +502,30 @@ impl<'a> CudaPageRankWorker<'a> {
         old_end: u32,
         old_send: u32,
     ) -> Result<RoundCounts, WorklistError> {
-        self.read_back()?;
-        let remote = self.remote_count;
-        if remote > 0 {
-            self.reserve_send(remote as usize)?;
+        if self.store.has_remote {
             launch_pack_remote(
                 self.raw_stream(),
                 &self.pr(),
-                &self.store.remote.raw(),
-                remote,
+                &self.remote_append()?,
                 &self.send_append()?,
             )?;
-            let s = self.device.stream();
-            s.fill(
+            self.device.stream().fill(
                 &self
                     .store
                     .ctrl
                     .slice(CTRL_REMOTE_COUNT..CTRL_REMOTE_COUNT + 1)?,
                 0u32,
             )?;
-            self.read_back()?;
         }
+        self.read_back()?;
+        self.profile.rounds += 1;
         let kept = u64::from(self.end.wrapping_sub(old_end));
+        // A round's only sends are its packed remote items.
         let sent = u64::from(self.send_count.wrapping_sub(old_send));
         Ok(RoundCounts {
             consumed,
             processed,
-            produced: kept + u64::from(remote),
+            produced: kept + sent,
             kept,
             sent,
             ..RoundCounts::default()
@@ -493,14 +544,20 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         if self.store.owned.is_empty() {
             return Ok(None);
         }
+        let start = Instant::now();
         // Every owned vertex (residual 1 - alpha > 0); the sweep consumes its token.
-        self.sweep_round(0.0, 1).map(Some)
+        let counts = self.sweep_round(0.0, 1);
+        self.profile.round_time += start.elapsed();
+        counts.map(Some)
     }
 
     fn split_receive(
         &mut self,
         packets: Vec<PendingSegment<VertexResidual>>,
     ) -> Result<ReceiveCounts, WorklistError> {
+        let started = Instant::now();
+        self.profile.receives += 1;
+        self.profile.packets += packets.len() as u64;
         let (old_end, old_send) = (self.end, self.send_count);
         let incoming: usize = packets.iter().map(|p| p.segment().len()).sum();
         self.reserve_send(incoming)?;
@@ -534,6 +591,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         for p in packets {
             p.release(Event::ready());
         }
+        self.profile.receive_time += started.elapsed();
         Ok(ReceiveCounts {
             received,
             kept: u64::from(self.end.wrapping_sub(old_end)),
@@ -551,28 +609,18 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         if pending == 0 {
             return Ok(RoundCounts::default());
         }
+        let start = Instant::now();
         let owned = u64::from(self.store.owned.end - self.store.owned.start);
         let divisor = u64::from(self.store.sweep_divisor);
-        if divisor != 0 && pending as u64 * divisor >= owned {
+        let counts = if divisor != 0 && pending as u64 * divisor >= owned {
             // Every pending vertex is above epsilon until taken: the sweep covers them all.
             self.start = self.end;
-            return self.sweep_round(self.store.epsilon, pending as u64);
-        }
-        let count = pending.min(max_batch) as u32;
-        let (old_end, old_send) = (self.end, self.send_count);
-        self.reset_round_words()?;
-        launch_expand(
-            self.raw_stream(),
-            &self.pr(),
-            &self.wl_buffers(),
-            self.start,
-            count,
-            &self.remote_append()?,
-        )?;
-        self.push_hubs()?;
-        self.start = self.start.wrapping_add(count);
-        let c = u64::from(count);
-        self.finish_round(c, c, old_end, old_send)
+            self.sweep_round(self.store.epsilon, pending as u64)
+        } else {
+            self.worklist_round(max_batch)
+        };
+        self.profile.round_time += start.elapsed();
+        counts
     }
 
     fn outgoing_len(&self) -> usize {
@@ -584,6 +632,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         if len == 0 {
             return Ok(None);
         }
+        let start = Instant::now();
         let s = self.device.stream();
         let data = self.outgoing[self.current].slice(0..len)?;
         let ready = s.record()?;
@@ -616,6 +665,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
             0u32,
         )?;
         self.send_count = 0;
+        self.profile.send_time += start.elapsed();
         Ok(Some((
             Segment::new(data, Endpoint::Device(self.device.id())),
             ready,
@@ -639,6 +689,9 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
     }
 
     fn finish(&mut self) -> Result<(), WorklistError> {
-        Ok(self.device.stream().synchronize()?)
+        let start = Instant::now();
+        let r = self.synchronize();
+        self.profile.finish_time += start.elapsed();
+        Ok(r?)
     }
 }

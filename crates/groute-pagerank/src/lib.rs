@@ -9,6 +9,7 @@
 //! | [`PageRankSolver`] | the multi-device solver with its device storage kept across runs (graph uploaded once) |
 //! | [`pagerank`] | one-shot form: ranks in the input's order plus statistics |
 //! | [`PageRankOptions`], [`PageRankResult`], [`PageRankStats`] | its settings and output |
+//! | [`DeviceProfile`] | CUDA: one device's rounds, receives, host synchronisations and host time by part |
 //! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
 //! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
@@ -80,7 +81,8 @@
 //!
 //! ## Pull sweeps
 //!
-//! [`SweepMode::Pull`] (`--sweep pull`) runs a sweep round as two passes with no atomic on
+//! [`SweepMode::Pull`] (`--sweep pull`, the default; `--sweep push` selects the push sweep
+//! above) runs a sweep round as two passes with no atomic on
 //! a local arc. **Take**: every owned vertex whose residual exceeds the round's floor (0 in
 //! the first round, epsilon later) is taken (`rank += rho`, `res = 0`) and its share
 //! `alpha * rho / outdeg(v)` stored in a share array (0 for every other vertex); the share
@@ -116,6 +118,7 @@ mod cuda_pull;
 mod cuda_worker;
 mod host;
 mod host_pull;
+mod profile;
 mod reference;
 mod solver;
 mod split;
@@ -127,6 +130,7 @@ use groute_graph::{GraphError, PartitionedGraph};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
+pub use profile::DeviceProfile;
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
@@ -158,7 +162,7 @@ pub struct PageRankOptions {
     /// host backend always runs worklist rounds.
     pub sweep_divisor: u32,
     /// How sweep rounds move the residuals (`--sweep push|pull`, default
-    /// [`SweepMode::Push`]; see "Pull sweeps" above).
+    /// [`SweepMode::Pull`]; see "Pull sweeps" above).
     pub sweep: SweepMode,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
@@ -197,6 +201,9 @@ pub struct PageRankStats {
     pub device_time: Option<Duration>,
     /// The worklist's per-device counters.
     pub worklist: WorklistStats,
+    /// CUDA: per device, its rounds by kind, receives, host synchronisations and where the
+    /// host time went ([`DeviceProfile`]); empty on the host backend.
+    pub devices: Vec<DeviceProfile>,
 }
 
 /// The result of [`pagerank`].
@@ -370,6 +377,7 @@ impl PageRankSolver {
                 elapsed: ws.elapsed,
                 device_time: ws.device_time,
                 worklist: ws,
+                devices: out.profiles,
             },
         })
     }

@@ -14,6 +14,7 @@ use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::profile::DeviceProfile;
 
 use crate::host::{PushKernel, ResidualArray};
 use crate::host_pull::HostPull;
@@ -92,6 +93,8 @@ pub(crate) struct SolveOutput {
     pub max_residual_left: f32,
     /// The engine's counters.
     pub stats: WorklistStats,
+    /// CUDA: each device's profile of the run (empty on the host backend).
+    pub profiles: Vec<DeviceProfile>,
 }
 
 /// One device's rank and residual arrays (`f32` bits).
@@ -188,6 +191,7 @@ impl DeviceSolver {
         options: &WorklistOptions,
     ) -> Result<SolveOutput, groute_worklist::WorklistError> {
         let context = &self.context;
+        let mut profiles = Vec::new();
         let (stats, arrays): (WorklistStats, Vec<RankAndResidual>) = match &self.storage {
             Storage::Host(programs) => {
                 for (d, (program, device)) in programs.iter().zip(context.devices()).enumerate() {
@@ -224,7 +228,9 @@ impl DeviceSolver {
                     .zip(context.devices())
                     .map(|(storage, device)| storage.worker(device))
                     .collect::<Result<Vec<_>, _>>()?;
+                // The workers are dropped by the time it returns, their profiles stored.
                 let stats = run_workers(context, workers, options)?;
+                profiles = devices.iter().map(|s| s.profile.load()).collect();
                 let arrays = devices
                     .iter()
                     .map(|s| (s.rank.clone(), s.residual.clone()))
@@ -232,7 +238,9 @@ impl DeviceSolver {
                 (stats, arrays)
             }
         };
-        collect(context, &self.partition, self.num_vertices, &arrays, stats)
+        let mut out = collect(context, &self.partition, self.num_vertices, &arrays, stats)?;
+        out.profiles = profiles;
+        Ok(out)
     }
 }
 
@@ -291,6 +299,7 @@ fn collect(
         residual_left,
         max_residual_left,
         stats,
+        profiles: Vec::new(),
     })
 }
 

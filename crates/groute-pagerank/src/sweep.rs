@@ -12,13 +12,15 @@ use groute_graph::Csr;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SweepMode {
     /// Each taken vertex adds its share to every out-neighbour with an atomic that returns
-    /// the old value (the crossing test), scheduling the heads on the way.
-    #[default]
+    /// the old value (the crossing test), scheduling the heads on the way. Needs no in-CSR
+    /// (no transpose of a directed graph on the device).
     Push,
     /// Two passes without atomics on local arcs: take every residual above the floor into a
     /// share array (pushing only along cut arcs, to other devices' vertices), then gather
     /// each owned vertex's in-neighbours' shares (crate docs, "Pull sweeps"). CUDA and the
-    /// host backend's first sweep; worklist rounds stay push rounds.
+    /// host backend's first sweep; worklist rounds stay push rounds. The default: on one
+    /// H200, road-usa 20.4 ms (push 49.9), kron21.sym 63.8 ms (push 106).
+    #[default]
     Pull,
 }
 

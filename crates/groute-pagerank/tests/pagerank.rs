@@ -173,18 +173,29 @@ fn bad_parameters_and_mismatched_partitions_are_errors() {
     ));
 }
 
-#[test]
-fn a_worklist_too_small_is_an_error_naming_the_setting() {
+/// Runs kron scale 9 on 2 devices with `configure`d options and expects an error naming one
+/// of `flags`.
+fn fails_naming(flags: &[&str], configure: impl Fn(&mut PageRankOptions)) {
     let g = generated("kron:scale=9,ef=8,sym,seed=3");
     let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
     let mut o = options(0.0001);
-    o.worklist.wl_capacity = Some(4);
+    configure(&mut o);
     for tc in test_contexts(2, &[]) {
         let e = pagerank(&tc.context, &parted, &o).unwrap_err().to_string();
-        assert!(
-            e.contains("wl-capacity") || e.contains("send-capacity"),
-            "{}: {e}",
-            tc.label
-        );
+        assert!(flags.iter().any(|f| e.contains(f)), "{}: {e}", tc.label);
     }
+}
+
+#[test]
+fn a_worklist_too_small_is_an_error_naming_the_setting() {
+    fails_naming(&["wl-capacity", "send-capacity"], |o| {
+        o.worklist.wl_capacity = Some(4)
+    });
+}
+
+#[test]
+fn a_send_buffer_too_small_is_an_error_naming_the_setting() {
+    // Every round packs its remote items without reading their count first: a fixed send
+    // capacity too small for them must fail the run naming the setting, never drop items.
+    fails_naming(&["send-capacity"], |o| o.worklist.send_capacity = Some(8));
 }

@@ -12,6 +12,24 @@ use crate::backend::RawStream;
 use crate::backend::cuda::{CudaStream, DeviceInner, sys};
 use crate::error::{Error, Result};
 
+/// A kernel source by the addresses and lengths of its `'static` name and text: two equal
+/// keys name the same immutable bytes, so the same PTX (the compile options of
+/// [`CudaModule::load`] are fixed per device). Two copies of one text at different addresses
+/// only miss the fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SourceKey([usize; 4]);
+
+impl SourceKey {
+    fn of(source: &KernelSource) -> SourceKey {
+        SourceKey([
+            source.name.as_ptr() as usize,
+            source.name.len(),
+            source.source.as_ptr() as usize,
+            source.source.len(),
+        ])
+    }
+}
+
 /// A loaded module, owned by its device (unloaded when the device's context goes).
 pub(crate) struct ModuleInner {
     pub(crate) raw: sys::CUmodule,
@@ -44,12 +62,28 @@ impl std::fmt::Debug for CudaModule {
 impl CudaModule {
     /// Compiles `source` for the device of `stream` (once per process, see
     /// [`super::compile_ptx`]) and loads it into that device (once per device).
+    ///
+    /// Called before every launch, so a source already loaded into the device is found by
+    /// the address of its `'static` text ([`SourceKey`]) without hashing it again (the PTX
+    /// cache key is a SHA-256 of the source and every header: ~100 KB per launch otherwise).
     pub fn load(stream: &dyn RawStream, source: &KernelSource) -> Result<CudaModule> {
         let stream = CudaStream::from_raw(stream)?;
         let device = stream.device_inner();
+        let key = SourceKey::of(source);
+        if let Some(m) = device.loaded_sources.lock().get(&key) {
+            return Ok(CudaModule {
+                inner: m.clone(),
+                device: device.clone(),
+            });
+        }
         let arch = arch_for(device.props.compute_capability);
         let ptx = compile_ptx(source, &arch, &[])?;
-        Self::load_ptx(device, source.name, &ptx)
+        let module = Self::load_ptx(device, source.name, &ptx)?;
+        device
+            .loaded_sources
+            .lock()
+            .insert(key, module.inner.clone());
+        Ok(module)
     }
 
     pub(crate) fn load_ptx(

@@ -8,7 +8,9 @@ use groute_core::testing::test_contexts;
 use groute_graph::{
     CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
 };
-use groute_pagerank::{PageRankOptions, l1_error_bound, pagerank, pagerank_reference};
+use groute_pagerank::{
+    PageRankOptions, PageRankStats, l1_error_bound, pagerank, pagerank_reference,
+};
 
 /// Test options: `epsilon`, small packets and batches, a time limit.
 pub fn options(epsilon: f32) -> PageRankOptions {
@@ -87,10 +89,37 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
                 "{what}: the first sweep pushes every vertex"
             );
             assert_eq!(s.worklist.late_items, 0, "{what}");
+            check_profiles(s, &what);
             if devices == 1 {
                 assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
             }
         }
+    }
+}
+
+/// The CUDA workers' profiles agree with the engine's counters, and a device synchronises
+/// once per round, once per receive step and once at the end (an enlarged outgoing buffer's
+/// wait is counted apart); the host backend reports none.
+pub fn check_profiles(s: &PageRankStats, what: &str) {
+    if s.device_time.is_none() {
+        assert!(s.devices.is_empty(), "{what}: host runs report no profile");
+        return;
+    }
+    assert_eq!(s.devices.len(), s.worklist.devices.len(), "{what}");
+    for (d, (p, w)) in s.devices.iter().zip(&s.worklist.devices).enumerate() {
+        assert_eq!(p.rounds, w.rounds, "{what}: device {d} rounds");
+        assert_eq!(
+            p.rounds,
+            p.sweep_rounds + p.worklist_rounds,
+            "{what}: device {d}"
+        );
+        assert!(p.packets >= p.receives, "{what}: device {d} packets");
+        assert_eq!(
+            p.syncs,
+            p.rounds + p.receives + 1,
+            "{what}: device {d}: one synchronisation per round and receive, one at the end"
+        );
+        assert!(p.busy() <= s.elapsed, "{what}: device {d} host time");
     }
 }
 

@@ -37,6 +37,10 @@ pub(crate) struct DeviceInner {
     pub(crate) timing_events: Mutex<Vec<sys::CUevent>>,
     /// Loaded modules, keyed by the PTX's cache key.
     pub(crate) modules: Mutex<HashMap<[u8; 32], Arc<crate::cuda::module::ModuleInner>>>,
+    /// The same modules keyed by the address and length of their `'static` source and name
+    /// ([`crate::cuda::CudaModule::load`]'s fast path: no hash of the source per launch).
+    pub(crate) loaded_sources:
+        Mutex<HashMap<crate::cuda::module::SourceKey, Arc<crate::cuda::module::ModuleInner>>>,
     /// The device's service thread (event notifications, deferred releases).
     pub(crate) watcher: WatcherHandle,
 }
@@ -108,6 +112,7 @@ impl DeviceInner {
             sync_events: Mutex::new(Vec::new()),
             timing_events: Mutex::new(Vec::new()),
             modules: Mutex::new(HashMap::new()),
+            loaded_sources: Mutex::new(HashMap::new()),
             watcher,
         }))
     }

@@ -1,0 +1,66 @@
+//! Where one device's run time goes, as the host sees it ([`DeviceProfile`]): rounds by kind,
+//! receives, host synchronisations, and the host time spent in each part of the driver loop.
+//! Counted by the CUDA worker (a few clock reads per round, no device work) and handed to the
+//! solver when the worker is dropped, through a [`ProfileSink`] the storage keeps.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One device's counters of a CUDA run ([`crate::PageRankStats::devices`]). The host times
+/// cover the worker's calls: `round_time + receive_time + send_time + finish_time` is what the
+/// driver spent in them; the rest of the run's `elapsed` was the driver's own work (ring,
+/// termination count) and its waits for packets (idle).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceProfile {
+    /// Rounds run (sweep plus worklist rounds).
+    pub rounds: u64,
+    /// Sweep rounds (the first round included).
+    pub sweep_rounds: u64,
+    /// Worklist rounds.
+    pub worklist_rounds: u64,
+    /// Receive steps (one per batch of packets split together).
+    pub receives: u64,
+    /// Packets received.
+    pub packets: u64,
+    /// Host synchronisations with the device: one per round and per receive step (the
+    /// control block's read-back) plus the final one.
+    pub syncs: u64,
+    /// Outgoing buffers enlarged during the run (each one more synchronisation; rare: only
+    /// while every other buffer is in flight and received items keep being passed on).
+    pub buffer_growths: u64,
+    /// Host time blocked in those synchronisations (the device still working, or the copy).
+    pub sync_wait: Duration,
+    /// Host time inside rounds (launches, the read-back wait included).
+    pub round_time: Duration,
+    /// Host time inside receive steps (launches, the read-back wait included).
+    pub receive_time: Duration,
+    /// Host time handing outgoing buffers to the ring.
+    pub send_time: Duration,
+    /// Host time in the final synchronisation.
+    pub finish_time: Duration,
+}
+
+impl DeviceProfile {
+    /// Host time inside the worker's calls (rounds, receives, sends, finish).
+    pub fn busy(&self) -> Duration {
+        self.round_time + self.receive_time + self.send_time + self.finish_time
+    }
+}
+
+/// Where a worker leaves its profile when dropped; the storage keeps one per device.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ProfileSink(Arc<Mutex<DeviceProfile>>);
+
+impl ProfileSink {
+    /// Stores `p` (the last run's profile).
+    pub(crate) fn store(&self, p: DeviceProfile) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = p;
+        }
+    }
+
+    /// The last stored profile.
+    pub(crate) fn load(&self) -> DeviceProfile {
+        self.0.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+}
