@@ -8,11 +8,12 @@
 //! cargo run --release --example bfs -- --gen kron21.sym --direction push --json
 //! ```
 //!
-//! `--direction auto` (the default) runs a symmetric graph of at least 8 arcs per vertex on one
-//! device direction-optimizing (level by level, each level a top-down push or a bottom-up
-//! pull; `--do-alpha`, `--do-beta` tune the switch), and everything else on the asynchronous
-//! worklist; `push` forces the worklist, `pull-push` direction-optimizing (one device; a
-//! directed graph pulls over its transpose). `--json` reports `direction`, `pull_levels` and
+//! `--direction auto` (the default) runs a symmetric graph of at least 8 arcs per vertex
+//! direction-optimizing on any `--devices` count (level by level, each level a top-down push
+//! or a bottom-up pull, each device stepping over its owned part and the level's discoveries
+//! all-gathered between devices; `--do-alpha`, `--do-beta` tune the switch), and everything
+//! else on the asynchronous worklist; `push` forces the worklist, `pull-push`
+//! direction-optimizing (a directed graph pulls over its transpose). `--json` reports `direction`, `pull_levels` and
 //! `arcs_examined` (the arcs the run actually read; `edges_traversed`, behind GTEPS, is the
 //! Graph500 count: the arcs of the reached vertices).
 //!
@@ -64,7 +65,8 @@ struct Cli {
     /// Soft priority: width of a level band (0, the default: off).
     #[arg(long, value_name = "D", default_value_t = 0)]
     prio_delta: u32,
-    /// auto, push (asynchronous worklist) or pull-push (direction-optimizing, one device).
+    /// auto, push (asynchronous worklist) or pull-push (direction-optimizing, any device
+    /// count).
     #[arg(long, value_name = "DIR", default_value_t = Direction::Auto)]
     direction: Direction,
     /// Direction-optimizing: pull once the frontier's out-arcs exceed the unvisited in-arcs /

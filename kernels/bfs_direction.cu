@@ -5,7 +5,8 @@
 // A top-down (push) step is bfs_expand + bfs_expand_hubs of kernels/bfs.cu over the frontier
 // (one device owns every vertex, so nothing is sent). The kernels here are:
 //
-// bfs_pull_step: the bottom-up (pull) step. Every vertex v still UNREACHED scans its
+// bfs_pull_step: the bottom-up (pull) step. Every vertex v of [begin, end) still UNREACHED
+//   (one device: every vertex; several: the device's owned range) scans its
 //   in-neighbours (the pull CSR: the graph itself when symmetric, else its transpose) for one
 //   at `level` and stops at the first; a hit sets levels[v] = level + 1 and appends v to the
 //   worklist (warp-aggregated). Vertices set during the step hold level + 1, never `level`,
@@ -13,6 +14,17 @@
 // bfs_frontier_arcs: counters[0] += out-degrees and counters[1] += in-degrees of the
 //   worklist items [from, ctrl[CTRL_WL_END]) (the new frontier): what the host's switching
 //   rule decides on.
+//
+//
+// Several devices (crates/groute-bfs/src/direction/multi/) add three kernels around the step:
+//
+// bfs_level_bitmap: bitmap[w] (w in [word_begin, word_end)) = the bits of the vertices
+//   32w..32w+31 whose level is `mark` (one ballot per warp): what this device discovered at
+//   the level, sent to every other device.
+// bfs_apply_bitmap: a received bitmap of `words` words starting at word `word_offset`: every
+//   vertex whose bit is set and whose level is UNREACHED gets `mark`.
+// bfs_frontier_scan: appends the vertices of [begin, end) at level `mark` to the worklist
+//   (the device's next frontier) and adds their out- and in-degrees to counters[0] and [1].
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
@@ -40,18 +52,21 @@ __device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsign
 
 extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          const unsigned long long* pull_offsets,
-                                         const unsigned int* pull_sources, unsigned int n,
+                                         const unsigned int* pull_sources,
+                                         unsigned int begin, unsigned int end,
                                          unsigned int level, unsigned int* wl_data,
                                          unsigned int wl_mask, unsigned int first,
                                          unsigned int* ctrl, unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
     const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int rounds = (n + stride - 1u) / stride;
+    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int rounds = (span + stride - 1u) / stride;
     unsigned long long examined = 0;
     for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int v = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = begin + i;
         bool found = false;
-        if (v < n && levels[v] == 0xFFFFFFFFu) {
+        if (i < span && levels[v] == 0xFFFFFFFFu) {
             const unsigned long long end = pull_offsets[v + 1];
             for (unsigned long long e = pull_offsets[v]; e < end; ++e) {
                 ++examined;
@@ -86,6 +101,64 @@ extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offs
             out += push_offsets[v + 1] - push_offsets[v];
             in += pull_offsets[v + 1] - pull_offsets[v];
         }
+    }
+    groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
+    groute::warp_add_u64(counters + groute::DIRECTION_IN_ARCS, in);
+}
+
+extern "C" __global__ void bfs_level_bitmap(const unsigned int* levels, unsigned int n,
+                                            unsigned int mark, unsigned int* bitmap,
+                                            unsigned int word_begin, unsigned int word_end) {
+    const unsigned int warps = gridDim.x * blockDim.x / 32u;
+    const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    for (unsigned int w = word_begin + warp; w < word_end; w += warps) {
+        const unsigned int v = w * 32u + groute::lane_id();
+        const bool hit = v < n && levels[v] == mark;
+        const unsigned int bits = __ballot_sync(0xFFFFFFFFu, hit);
+        if (groute::lane_id() == 0) {
+            bitmap[w] = bits;
+        }
+    }
+}
+
+extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n,
+                                            const unsigned int* bitmap, unsigned int word_offset,
+                                            unsigned int words, unsigned int mark) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned long long bits = 32ull * words;
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < bits; i += stride) {
+        const unsigned int word = bitmap[i / 32u];
+        if ((word >> (i % 32u)) & 1u) {
+            const unsigned long long v = 32ull * word_offset + i;
+            if (v < n && levels[v] == 0xFFFFFFFFu) {
+                levels[v] = mark;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void bfs_frontier_scan(const unsigned int* levels,
+                                             const unsigned long long* push_offsets,
+                                             const unsigned long long* pull_offsets,
+                                             unsigned int begin, unsigned int end,
+                                             unsigned int mark, unsigned int* wl_data,
+                                             unsigned int wl_mask, unsigned int* ctrl,
+                                             unsigned long long* counters) {
+    const groute::DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int rounds = (span + stride - 1u) / stride;
+    unsigned long long out = 0;
+    unsigned long long in = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = begin + i;
+        const bool hit = i < span && levels[v] == mark;
+        if (hit) {
+            out += push_offsets[v + 1] - push_offsets[v];
+            in += pull_offsets[v + 1] - pull_offsets[v];
+        }
+        wl.append_warp(v, hit);
     }
     groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
     groute::warp_add_u64(counters + groute::DIRECTION_IN_ARCS, in);

@@ -7,12 +7,13 @@
 //! travel as [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver
 //! is the generic [`groute_worklist::traversal`]; BFS contributes only `relax = level + 1`.
 //!
-//! On one device, a symmetric graph of at least [`AUTO_MIN_AVERAGE_DEGREE`] arcs per vertex
-//! runs **direction-optimizing** instead ([`Direction`], `--direction`; module `direction`):
+//! A symmetric graph of at least [`AUTO_MIN_AVERAGE_DEGREE`] arcs per vertex runs
+//! **direction-optimizing** instead ([`Direction`], `--direction`; module `direction`):
 //! level-synchronous, each level a top-down push or a bottom-up pull step (Beamer et al.
-//! 2012), switched by [`SwitchRule`]. [`Direction::PullPush`] forces it on one device (a
-//! directed graph then pulls over its transpose); [`Direction::Push`] keeps the worklist BFS.
-//! Several devices always run the worklist BFS.
+//! 2012), switched by [`SwitchRule`], on one device or on several (each stepping over its owned
+//! range, the level's discoveries all-gathered as bitmaps over links after every level).
+//! [`Direction::PullPush`] forces it (a directed graph then pulls over its transpose);
+//! [`Direction::Push`] keeps the worklist BFS.
 //!
 //! | item | what it is |
 //! |---|---|
@@ -253,6 +254,7 @@ impl BfsSolver {
             Engine::Direction(Box::new(DirectionSolver::new(
                 context,
                 &graph.graph,
+                &graph.partition,
                 options.switch_rule,
             )?))
         } else {

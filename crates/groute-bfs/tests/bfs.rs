@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use groute_bfs::{BfsError, BfsOptions, bfs, bfs_reference};
+use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::test_contexts;
 use groute_graph::{
     CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, load_graph,
@@ -11,8 +11,12 @@ use groute_graph::{
 };
 use proptest::prelude::*;
 
+/// The worklist BFS (these tests are about it; `direction.rs` tests direction-optimizing).
 fn options() -> BfsOptions {
-    let mut o = BfsOptions::default();
+    let mut o = BfsOptions {
+        direction: Direction::Push,
+        ..BfsOptions::default()
+    };
     o.worklist.time_limit = Some(Duration::from_secs(60));
     o.worklist.packet_size = 64;
     o.worklist.max_batch = 256;

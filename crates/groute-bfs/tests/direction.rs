@@ -1,8 +1,8 @@
 //! Direction-optimizing BFS (`--direction`) equals the sequential reference on generated,
 //! shipped and special graphs, symmetric and directed, under rules that always push, always
 //! pull and switch; its counters are exact where they can be predicted; `Auto` picks it only
-//! where documented; several devices are refused clearly. Host backend always, CUDA under
-//! `GROUTE_TEST_CUDA=1`.
+//! where documented; on 1, 2, 3, 4 and 8 devices under block and METIS partitions. Host
+//! backend (plain and jittered) always, CUDA under `GROUTE_TEST_CUDA=1`.
 
 use std::time::Duration;
 
@@ -58,23 +58,57 @@ fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str, symmetric: bool) -> Gr
 }
 
 fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> BfsResult {
-    let parted = partition_graph(graph.clone(), 1, PartitionMethod::Block, &NoProgress).unwrap();
-    bfs(ctx, &parted, source, o).unwrap_or_else(|e| panic!("{} from {source}: {e}", graph.name))
+    run_parted(ctx, graph, PartitionMethod::Block, source, o)
 }
 
-/// Direction-optimizing BFS from `sources` under every rule equals the reference.
+/// BFS on every device of `ctx`, the graph partitioned by `method` into one part per device.
+fn run_parted(
+    ctx: &Context,
+    graph: &Graph,
+    method: PartitionMethod,
+    source: u32,
+    o: &BfsOptions,
+) -> BfsResult {
+    let devices = ctx.num_devices();
+    let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
+    bfs(ctx, &parted, source, o).unwrap_or_else(|e| {
+        panic!(
+            "{} from {source} on {devices} devices ({method:?}): {e}",
+            graph.name
+        )
+    })
+}
+
+/// Device counts and partitions of the multi-device checks: (devices, partition, jitter seeds).
+const MULTI: [(usize, PartitionMethod, &[u64]); 5] = [
+    (2, PartitionMethod::Block, &[3]),
+    (3, PartitionMethod::Metis, &[]),
+    (4, PartitionMethod::Block, &[5]),
+    (4, PartitionMethod::Metis, &[]),
+    (8, PartitionMethod::Block, &[]),
+];
+
+/// Direction-optimizing BFS from `sources` under every rule equals the reference, on one
+/// device and on every device count and partition of [`MULTI`].
 fn check(graph: &Graph, sources: &[u32]) {
-    for tc in test_contexts(1, &[]) {
-        for &s in sources {
-            let expected = bfs_reference(&graph.csr, s);
-            for rule in RULES {
-                let got = run(&tc.context, graph, s, &options(Direction::PullPush, rule));
-                assert_eq!(
-                    got.levels, expected,
-                    "{} from {s} ({}, {rule:?})",
-                    graph.name, tc.label
-                );
-                assert!(got.stats.direction_optimized);
+    let mut setups = vec![(1, PartitionMethod::Block, &[][..])];
+    setups.extend(MULTI);
+    // A partition has at most one part per vertex.
+    setups.retain(|&(devices, _, _)| devices <= graph.num_vertices());
+    for (devices, method, seeds) in setups {
+        for tc in test_contexts(devices, seeds) {
+            for &s in sources {
+                let expected = bfs_reference(&graph.csr, s);
+                for rule in RULES {
+                    let o = options(Direction::PullPush, rule);
+                    let got = run_parted(&tc.context, graph, method, s, &o);
+                    assert_eq!(
+                        got.levels, expected,
+                        "{} from {s} ({}, {devices} devices, {method:?}, {rule:?})",
+                        graph.name, tc.label
+                    );
+                    assert!(got.stats.direction_optimized);
+                }
             }
         }
     }
@@ -150,7 +184,7 @@ fn arcs_of_reached(graph: &Graph, levels: &[u32]) -> u64 {
 #[test]
 fn counters_are_exact() {
     let g = generated("kron:scale=10,ef=16,sym,seed=8");
-    for tc in test_contexts(1, &[]) {
+    for tc in [1, 2, 3].into_iter().flat_map(|d| test_contexts(d, &[])) {
         // Push only: every reached vertex is expanded once, reading all its arcs.
         let push = run(
             &tc.context,
@@ -210,7 +244,7 @@ fn counters_are_exact() {
 }
 
 #[test]
-fn auto_optimizes_only_dense_symmetric_graphs_on_one_device() {
+fn auto_optimizes_only_dense_symmetric_graphs() {
     let dense = generated("kron:scale=9,ef=16,sym,seed=2");
     let directed = generated("kron:scale=9,ef=16,sym=0,seed=2");
     let sparse = generated("road:side=16,p=0.6,seed=2");
@@ -223,21 +257,58 @@ fn auto_optimizes_only_dense_symmetric_graphs_on_one_device() {
     let r = run(&ctx, &dense, 0, &push);
     assert!(!r.stats.direction_optimized);
     assert_eq!(r.stats.arcs_examined, None);
+    // Several devices: the same rule (dense symmetric graphs only).
     let two = Context::host(2).unwrap();
-    let parted = partition_graph(dense.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
-    let r = bfs(&two, &parted, 0, &auto).unwrap();
+    let r = run(&two, &dense, 0, &auto);
+    assert!(r.stats.direction_optimized);
+    assert_eq!(r.levels, bfs_reference(&dense.csr, 0));
+    assert!(!run(&two, &directed, 0, &auto).stats.direction_optimized);
+    assert!(!run(&two, &sparse, 0, &auto).stats.direction_optimized);
+    let r = run(&two, &dense, 0, &push);
     assert!(!r.stats.direction_optimized);
     assert_eq!(r.levels, bfs_reference(&dense.csr, 0));
 }
 
+/// Several devices take the same steps as one: every level, switch and counter is equal
+/// (the counters are sums over the devices of exact per-device counts).
 #[test]
-fn several_devices_refuse_pull_push() {
-    let g = generated("kron:scale=8,ef=8,sym,seed=1");
-    let ctx = Context::host(2).unwrap();
-    let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
+fn several_devices_count_like_one() {
+    let g = generated("kron:scale=10,ef=12,sym,seed=21");
+    let one = Context::host(1).unwrap();
+    for rule in RULES {
+        let o = options(Direction::PullPush, rule);
+        let single = run(&one, &g, 3, &o);
+        for (devices, method, seeds) in MULTI {
+            for tc in test_contexts(devices, seeds) {
+                let got = run_parted(&tc.context, &g, method, 3, &o);
+                let what = format!("{} devices, {method:?}, {}, {rule:?}", devices, tc.label);
+                assert_eq!(got.levels, single.levels, "{what}");
+                assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
+                assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
+                assert_eq!(got.stats.work_items, single.stats.work_items, "{what}");
+                if rule == ALWAYS_PUSH {
+                    assert_eq!(
+                        got.stats.arcs_examined, single.stats.arcs_examined,
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A solver kept across runs resets between them, on several devices too.
+#[test]
+fn several_devices_reuse_the_solver() {
+    let g = generated("kron:scale=9,ef=16,sym,seed=4");
+    let ctx = Context::host(3).unwrap();
+    let parted = partition_graph(g.clone(), 3, PartitionMethod::Metis, &NoProgress).unwrap();
     let o = options(Direction::PullPush, SwitchRule::default());
-    let e = bfs(&ctx, &parted, 0, &o).unwrap_err().to_string();
-    assert!(e.contains("--direction") && e.contains("one device"), "{e}");
+    let mut solver = groute_bfs::BfsSolver::new(&ctx, &parted, &o).unwrap();
+    for source in [0u32, 100, 0, 511] {
+        let got = solver.run(source).unwrap();
+        assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
+    }
 }
 
 proptest! {
@@ -250,15 +321,19 @@ proptest! {
         src in 0u32..60,
         alpha in 0u64..40,
         beta in 0u64..40,
+        devices in 1usize..=4,
+        metis in any::<bool>(),
+        seed in 0u64..1000,
     ) {
         let pairs: Vec<(u32, u32)> =
             raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
         let g = from_pairs(n, &pairs, "proptest", symmetric);
         let s = src % n as u32;
         let o = options(Direction::PullPush, SwitchRule { alpha, beta });
-        for tc in test_contexts(1, &[]) {
-            let got = run(&tc.context, &g, s, &o);
-            prop_assert_eq!(&got.levels, &bfs_reference(&g.csr, s));
+        let method = if metis { PartitionMethod::Metis } else { PartitionMethod::Block };
+        for tc in test_contexts(devices.min(n), &[seed]) {
+            let got = run_parted(&tc.context, &g, method, s, &o);
+            prop_assert_eq!(&got.levels, &bfs_reference(&g.csr, s), "{}", tc.label);
         }
     }
 }
@@ -292,6 +367,37 @@ fn cuda_larger_graphs_match_the_reference() {
                     got.levels, expected,
                     "{spec} from {s} (push, batch {max_batch})"
                 );
+            }
+        }
+    }
+}
+
+/// Several CUDA devices (`GROUTE_TEST_CUDA=1`; virtual devices share a GPU when there are
+/// fewer): larger graphs under every rule and both partitions equal the reference.
+#[test]
+fn cuda_several_devices_match_the_reference() {
+    for devices in [2, 3, 4] {
+        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+            return;
+        };
+        for (spec, method) in [
+            ("kron:scale=16,ef=16,sym,seed=11", PartitionMethod::Block),
+            ("kron:scale=14,ef=16,sym,seed=14", PartitionMethod::Metis),
+            ("kron:scale=15,ef=24,sym=0,seed=12", PartitionMethod::Block),
+            ("road:side=128,p=0.6,seed=13", PartitionMethod::Metis),
+        ] {
+            let g = generated(spec);
+            for s in [0, (g.num_vertices() / 3) as u32] {
+                let expected = bfs_reference(&g.csr, s);
+                for rule in RULES {
+                    let o = options(Direction::PullPush, rule);
+                    let got = run_parted(&ctx, &g, method, s, &o);
+                    assert_eq!(
+                        got.levels, expected,
+                        "{spec} from {s} on {devices} devices ({method:?}, {rule:?})"
+                    );
+                    assert!(got.stats.device_time.is_some());
+                }
             }
         }
     }

@@ -22,36 +22,28 @@ use groute_worklist::{VertexValue, WorklistError};
 use super::{LevelSteps, StepCounts};
 use crate::{BfsError, UNREACHED};
 
+use super::readback::{COUNTERS, CTRL_WL_END, CTRL_WORDS, EXAMINED, IN_ARCS, OUT_ARCS};
+
 /// Threads per block of every launch.
-const BLOCK: u32 = 256;
-/// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
-const CTRL_WORDS: usize = 16;
-const CTRL_WL_END: usize = 0;
-const CTRL_WL_OVERFLOW: usize = 2;
-const CTRL_SEND_OVERFLOW: usize = 3;
+pub(super) const BLOCK: u32 = 256;
 /// The hub list's 64-bit counter (two words) and its capacity (`groute::CTRL_HUB_*`).
 const CTRL_HUB_COUNT: usize = 4;
 const CTRL_HUB_CAP: usize = 6;
-/// The counters of `kernels/bfs_direction.cu` (`groute::DIRECTION_*`).
-const COUNTERS: usize = 4;
-const OUT_ARCS: usize = 0;
-const IN_ARCS: usize = 1;
-const EXAMINED: usize = 2;
 
 /// One device's storage for direction-optimizing BFS.
 pub(super) struct CudaDirection {
-    stream: Stream,
-    n: u32,
-    push_offsets: Buffer<u64>,
+    pub(super) stream: Stream,
+    pub(super) n: u32,
+    pub(super) push_offsets: Buffer<u64>,
     push_targets: Buffer<u32>,
     /// The transpose of a directed graph (`None`: symmetric, pull over the push CSR).
     pull: Option<(Buffer<u64>, Buffer<u32>)>,
-    levels: Buffer<u32>,
-    wl: Buffer<u32>,
-    ctrl: Buffer<u32>,
-    counters: Buffer<u64>,
-    ctrl_host: Buffer<u32>,
-    counters_host: Buffer<u64>,
+    pub(super) levels: Buffer<u32>,
+    pub(super) wl: Buffer<u32>,
+    pub(super) ctrl: Buffer<u32>,
+    pub(super) counters: Buffer<u64>,
+    pub(super) ctrl_host: Buffer<u32>,
+    pub(super) counters_host: Buffer<u64>,
     expand: CudaFunction,
     expand_hubs: CudaFunction,
     pull_step: CudaFunction,
@@ -75,12 +67,14 @@ pub(super) struct CudaRun {
 
 impl CudaDirection {
     /// Uploads `push` (and `pull` when it is a distinct transpose) to `device` and loads the
-    /// kernels.
+    /// kernels; the worklist holds at least `wl_slots` items (one device appends each vertex
+    /// once per run: `n`).
     pub(super) fn new(
         context: &Context,
         device: &Device,
         push: &Csr,
         pull: Option<&Csr>,
+        wl_slots: usize,
     ) -> Result<Self, BfsError> {
         let n = u32::try_from(push.num_vertices()).map_err(|_| {
             Error::invalid("graph", push.num_vertices(), "at most u32::MAX vertices")
@@ -94,7 +88,7 @@ impl CudaDirection {
         let frontier_arcs = direction.function("bfs_frontier_arcs")?;
         let expand_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs = HubPolicy::for_csr(push, expand_grid, BLOCK);
-        let wl_len = (n as usize).max(1024).next_power_of_two();
+        let wl_len = wl_slots.max(1024).next_power_of_two();
         let upload_pull = |csr: &Csr| -> Result<_, Error> {
             Ok((device.upload(csr.offsets())?, device.upload(csr.targets())?))
         };
@@ -132,18 +126,10 @@ impl CudaDirection {
         rule: &super::SwitchRule,
         time_limit: Option<Duration>,
     ) -> Result<(super::DirectionStats, CudaRun), BfsError> {
+        self.reset(source)?;
         let s = &self.stream;
-        s.fill(&self.levels, UNREACHED)?;
-        let src = source as usize;
-        s.fill(&self.levels.slice(src..src + 1)?, 0u32)?;
-        s.fill(&self.ctrl, 0u32)?;
-        s.fill(
-            &self.ctrl.slice(CTRL_HUB_CAP..CTRL_HUB_CAP + 1)?,
-            self.hubs.capacity(),
-        )?;
         s.fill(&self.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, 1u32)?;
         s.fill(&self.wl.slice(0..1)?, source)?;
-        s.fill(&self.counters, 0u64)?;
         s.synchronize()?;
 
         let started = Instant::now();
@@ -176,20 +162,35 @@ impl CudaDirection {
         ))
     }
 
+    /// Enqueues the reset of a run from `source`: every level UNREACHED but the source's 0,
+    /// the control block (hub capacity set) and the counters zeroed.
+    pub(super) fn reset(&self, source: u32) -> Result<(), Error> {
+        let s = &self.stream;
+        s.fill(&self.levels, UNREACHED)?;
+        let src = source as usize;
+        s.fill(&self.levels.slice(src..src + 1)?, 0u32)?;
+        s.fill(&self.ctrl, 0u32)?;
+        s.fill(
+            &self.ctrl.slice(CTRL_HUB_CAP..CTRL_HUB_CAP + 1)?,
+            self.hubs.capacity(),
+        )?;
+        s.fill(&self.counters, 0u64)
+    }
+
     /// The pull CSR's offsets and sources.
-    fn pull_csr(&self) -> (&Buffer<u64>, &Buffer<u32>) {
+    pub(super) fn pull_csr(&self) -> (&Buffer<u64>, &Buffer<u32>) {
         match &self.pull {
             Some((offsets, sources)) => (offsets, sources),
             None => (&self.push_offsets, &self.push_targets),
         }
     }
 
-    fn cuda_stream(&self) -> Result<&CudaStream, Error> {
+    pub(super) fn cuda_stream(&self) -> Result<&CudaStream, Error> {
         CudaStream::from_raw(self.stream.raw().as_ref())
     }
 
     /// Keeps every buffer the kernels touch alive until the work enqueued so far completes.
-    fn keep_alive(&self) -> Result<(), Error> {
+    pub(super) fn keep_alive(&self) -> Result<(), Error> {
         let (pull_offsets, pull_sources) = self.pull_csr();
         let memory = [
             &self.levels,
@@ -207,7 +208,7 @@ impl CudaDirection {
 
     /// Enqueues the push step: `bfs_expand` (and `bfs_expand_hubs`) over worklist positions
     /// `[first, first + count)`.
-    fn launch_push(&self, first: u32, count: u32) -> Result<(), Error> {
+    pub(super) fn launch_push(&self, first: u32, count: u32) -> Result<(), Error> {
         let config = LaunchConfig::for_elements(count as usize, BLOCK, Some(self.expand_grid));
         let hub_min_degree = self.hubs.min_degree(config.grid.0);
         let lists_hubs = self.hubs.lists_hubs(hub_min_degree);
@@ -265,15 +266,23 @@ impl CudaDirection {
         self.keep_alive()
     }
 
-    /// Enqueues the pull step of `level` (items appended from worklist position `first`).
-    fn launch_pull(&self, level: u32, first: u32) -> Result<(), Error> {
-        let config = LaunchConfig::for_elements(self.n as usize, BLOCK, Some(self.pull_grid));
+    /// Enqueues the pull step of `level` over the vertices `owned` (items appended from
+    /// worklist position `first`).
+    pub(super) fn launch_pull(
+        &self,
+        level: u32,
+        first: u32,
+        owned: std::ops::Range<u32>,
+    ) -> Result<(), Error> {
+        let span = owned.end.saturating_sub(owned.start) as usize;
+        let config = LaunchConfig::for_elements(span, BLOCK, Some(self.pull_grid));
         let (pull_offsets, pull_sources) = self.pull_csr();
         let args = (
             DevicePtr::<u32>::from_slice(&self.levels.raw())?,
             DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
             DevicePtr::<u32>::from_slice(&pull_sources.raw())?,
-            self.n,
+            owned.start,
+            owned.end.min(self.n),
             level,
             DevicePtr::<u32>::from_slice(&self.wl.raw())?,
             (self.wl.len() - 1) as u32,
@@ -282,10 +291,11 @@ impl CudaDirection {
             DevicePtr::<u64>::from_slice(&self.counters.raw())?,
         );
         // SAFETY: bfs_pull_step(unsigned* levels, const unsigned long long* pull_offsets,
-        // const unsigned* pull_sources, unsigned n, unsigned level, unsigned* wl_data,
-        // unsigned wl_mask, unsigned first, unsigned* ctrl, unsigned long long* counters)
-        // (kernels/bfs_direction.cu): the tuple matches it field by field. The kernel reads
-        // vertices [0, n) of `levels` (n entries) and `pull_offsets` (n + 1), whose sources
+        // const unsigned* pull_sources, unsigned begin, unsigned end, unsigned level,
+        // unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
+        // unsigned long long* counters) (kernels/bfs_direction.cu): the tuple matches it field
+        // by field. The kernel reads vertices [begin, end) (end clamped to n) of `levels`
+        // (n entries) and `pull_offsets` (n + 1), whose sources
         // are vertices; it appends at most one item per vertex behind the frontier, and the
         // worklist has at least n slots counted from position 0 (every vertex is appended
         // once per run), bounds-checked against wl_mask + 1 all the same; `counters` holds
@@ -343,35 +353,12 @@ impl CudaSteps<'_> {
     fn finish_step(&mut self, items: u64) -> Result<StepCounts, BfsError> {
         let st = self.storage;
         st.launch_frontier_arcs(self.end)?;
-        let s = &st.stream;
-        s.copy(&st.ctrl_host, &st.ctrl.slice(0..CTRL_WORDS)?)?;
-        s.copy(&st.counters_host, &st.counters)?;
-        s.synchronize()?;
-        let unsupported = || Error::Unsupported {
-            operation: "reading the control block back",
-            backend: "cuda",
-        };
-        // SAFETY: the copies into the pinned host blocks have completed (stream synchronised)
-        // and nothing else writes them.
-        let (ctrl, counters) = unsafe {
-            (
-                st.ctrl_host.as_host_slice().ok_or_else(unsupported)?,
-                st.counters_host.as_host_slice().ok_or_else(unsupported)?,
-            )
-        };
-        for word in [CTRL_WL_OVERFLOW, CTRL_SEND_OVERFLOW] {
-            if ctrl[word] != 0 {
-                // Every vertex is appended once, so the worklist (one slot per vertex) cannot
-                // overflow and nothing is sent: a broken invariant, reported, never ignored.
-                return Err(Error::CapacityExceeded {
-                    what: "direction-optimizing BFS frontier".into(),
-                    capacity: st.wl.len() as u64,
-                    needed: u64::from(ctrl[word]),
-                    setting: "none (a bug: please report it)",
-                }
-                .into());
-            }
-        }
+        let (ctrl, counters) = super::readback::read_back(
+            &st.stream,
+            (&st.ctrl, &st.ctrl_host),
+            (&st.counters, &st.counters_host),
+            st.wl.len(),
+        )?;
         let delta = |i: usize| counters[i] - self.last[i];
         let step = StepCounts {
             frontier: u64::from(ctrl[CTRL_WL_END] - self.end),
@@ -401,7 +388,8 @@ impl LevelSteps for CudaSteps<'_> {
     fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
         // Every reached vertex was appended once: the rest are the unvisited ones it scans.
         let unvisited = u64::from(self.storage.n - self.end);
-        self.storage.launch_pull(level, self.start)?;
+        self.storage
+            .launch_pull(level, self.start, 0..self.storage.n)?;
         self.finish_step(unvisited)
     }
 

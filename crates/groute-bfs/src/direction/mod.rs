@@ -1,4 +1,4 @@
-//! Direction-optimizing BFS on one device (Beamer, Asanović, Patterson, SC 2012).
+//! Direction-optimizing BFS on 1..N devices (Beamer, Asanović, Patterson, SC 2012).
 //!
 //! A level-synchronous BFS whose every level is one of two steps:
 //!
@@ -27,11 +27,16 @@
 //! the example reports both.
 //!
 //! **Devices.** One device, CUDA (`cuda.rs`, `kernels/bfs_direction.cu` plus the push expand
-//! of `kernels/bfs.cu`) or host (`host.rs`, rayon). Several devices keep the asynchronous
-//! worklist BFS ([`Direction::Auto`]) or are refused ([`Direction::PullPush`]).
+//! of `kernels/bfs.cu`) or host (`host.rs`, rayon). Several devices (`multi/`, either
+//! backend) run the same level loop ([`run_levels`]) over steps that each device takes on its
+//! owned range of the partition, followed by an all-gather of the level's discoveries as
+//! bitmaps over direct links between every pair of devices; see `multi/mod.rs`. Counters
+//! are summed over the devices.
 
 mod cuda;
 mod host;
+mod multi;
+mod readback;
 mod rule;
 mod solver;
 

@@ -19,22 +19,23 @@ pub const AUTO_MIN_AVERAGE_DEGREE: f64 = 8.0;
 /// Which BFS runs (`--direction`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Direction {
-    /// Direction-optimizing on one device for a symmetric graph of at least
+    /// Direction-optimizing (on any device count) for a symmetric graph of at least
     /// [`AUTO_MIN_AVERAGE_DEGREE`] arcs per vertex unless the fused kernel is forced
     /// (`--fused`); the asynchronous push (worklist) BFS otherwise.
     #[default]
     Auto,
     /// The asynchronous push BFS over the distributed worklist, on any device count.
     Push,
-    /// Direction-optimizing (pull and push steps), one device only; a directed graph pulls over
-    /// its transpose.
+    /// Direction-optimizing (pull and push steps) on any device count; a directed graph pulls
+    /// over its transpose.
     PullPush,
 }
 
 impl Direction {
     /// Whether a run on `devices` devices over a graph (`symmetric`, `average_degree` arcs per
     /// vertex) optimizes direction; `fused_forced`: the fused kernel was asked for
-    /// explicitly. [`Direction::PullPush`] on several devices is an error naming the fix.
+    /// explicitly (it runs on one device only). No device count is refused; the `Result`
+    /// is kept for settings that may be.
     pub fn optimizes(
         self,
         devices: usize,
@@ -44,17 +45,10 @@ impl Direction {
     ) -> Result<bool, Error> {
         match self {
             Direction::Push => Ok(false),
-            Direction::Auto => Ok(devices == 1
-                && symmetric
-                && !fused_forced
+            Direction::Auto => Ok(symmetric
+                && !(fused_forced && devices == 1)
                 && average_degree >= AUTO_MIN_AVERAGE_DEGREE),
-            Direction::PullPush if devices == 1 => Ok(true),
-            Direction::PullPush => Err(Error::invalid(
-                "direction (--direction)",
-                format!("pull-push, with {devices} devices"),
-                "direction-optimizing BFS runs on one device: pass --direction push (or auto) \
-                 for several devices, or run on --devices 1",
-            )),
+            Direction::PullPush => Ok(true),
         }
     }
 
@@ -167,18 +161,17 @@ mod tests {
     }
 
     #[test]
-    fn auto_optimizes_dense_symmetric_graphs_on_one_device() {
+    fn auto_optimizes_dense_symmetric_graphs() {
         assert!(Direction::Auto.optimizes(1, true, 16.0, false).unwrap());
         assert!(!Direction::Auto.optimizes(1, true, 16.0, true).unwrap());
         assert!(!Direction::Auto.optimizes(1, false, 16.0, false).unwrap());
         assert!(!Direction::Auto.optimizes(1, true, 2.4, false).unwrap());
-        assert!(!Direction::Auto.optimizes(2, true, 16.0, false).unwrap());
+        assert!(Direction::Auto.optimizes(2, true, 16.0, false).unwrap());
+        assert!(Direction::Auto.optimizes(4, true, 16.0, true).unwrap());
+        assert!(!Direction::Auto.optimizes(2, true, 2.4, false).unwrap());
         assert!(!Direction::Push.optimizes(1, true, 16.0, false).unwrap());
         assert!(Direction::PullPush.optimizes(1, false, 1.0, true).unwrap());
-        let e = Direction::PullPush
-            .optimizes(2, true, 16.0, false)
-            .unwrap_err();
-        assert!(e.to_string().contains("--direction"), "{e}");
+        assert!(Direction::PullPush.optimizes(8, false, 1.0, false).unwrap());
     }
 
     #[test]

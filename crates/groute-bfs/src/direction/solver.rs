@@ -1,13 +1,15 @@
 //! [`DirectionSolver`]: direction-optimizing BFS with its storage kept across runs, on the
-//! one device of a context (CUDA or host).
+//! devices of a context (CUDA or host): one device runs its own steps (`cuda.rs`, `host.rs`),
+//! several the multi-device steps (`multi/`).
 
 use std::time::{Duration, Instant};
 
 use groute_core::{Context, Error};
-use groute_graph::{Csr, Graph};
+use groute_graph::{Csr, Graph, Partition};
 
 use super::cuda::CudaDirection;
 use super::host::HostSteps;
+use super::multi::MultiDirection;
 use super::{DirectionStats, SwitchRule, run_levels};
 use crate::BfsError;
 
@@ -19,9 +21,11 @@ enum Storage {
         pull: Option<Csr>,
     },
     Cuda(Box<CudaDirection>),
+    /// Several devices (either backend).
+    Multi(Box<MultiDirection>),
 }
 
-/// Direction-optimizing BFS of one graph on a one-device context.
+/// Direction-optimizing BFS of one graph on a context.
 pub(crate) struct DirectionSolver {
     context: Context,
     storage: Storage,
@@ -41,20 +45,30 @@ pub(crate) struct DirectionRun {
 }
 
 impl DirectionSolver {
-    /// Uploads `graph` (and its transpose when it is not symmetric) to the context's one
-    /// device.
+    /// Uploads `graph` (and its transpose when it is not symmetric) to every device of the
+    /// context; device `d` owns `partition.range(d)`.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
+        partition: &Partition,
         rule: SwitchRule,
     ) -> Result<Self, BfsError> {
-        if context.num_devices() != 1 {
+        if partition.num_parts() != context.num_devices() {
             return Err(Error::invalid(
-                "direction (--direction)",
-                format!("pull-push, with {} devices", context.num_devices()),
-                "direction-optimizing BFS runs on one device",
+                "partition",
+                partition.num_parts(),
+                format!("one part per device ({})", context.num_devices()),
             )
             .into());
+        }
+        if context.num_devices() > 1 {
+            return Ok(DirectionSolver {
+                context: context.clone(),
+                storage: Storage::Multi(Box::new(MultiDirection::new(
+                    context, graph, partition, rule,
+                )?)),
+                rule,
+            });
         }
         let pull = (!graph.symmetric).then(|| graph.csr.transpose());
         let device = &context.devices()[0];
@@ -69,6 +83,7 @@ impl DirectionSolver {
                 device,
                 &graph.csr,
                 pull.as_ref(),
+                graph.num_vertices(),
             )?))
         };
         Ok(DirectionSolver {
@@ -109,6 +124,7 @@ impl DirectionSolver {
                     device_time: Some(run.device_time),
                 })
             }
+            Storage::Multi(multi) => multi.run(source, time_limit),
         }
     }
 }

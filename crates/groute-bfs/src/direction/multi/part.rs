@@ -1,0 +1,66 @@
+//! [`Part`]: one device's share of a multi-device direction-optimizing run, as the kernels
+//! the level loop enqueues on its stream (CUDA in `cuda_part.rs`, host in `host_part.rs`).
+
+use std::ops::Range;
+
+use groute_core::{Buffer, Error, Stream};
+
+use crate::direction::readback::{COUNTERS, CTRL_WL_END, EXAMINED, IN_ARCS, OUT_ARCS};
+
+/// What a device's counters hold after a level (cumulative over the run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct PartCounts {
+    /// The device's frontier: its owned vertices at the level just scanned.
+    pub frontier: u32,
+    /// Out-degrees of every frontier scanned so far.
+    pub out_arcs: u64,
+    /// In-degrees of every frontier scanned so far.
+    pub in_arcs: u64,
+    /// Arcs its steps read so far (pull steps; push steps on the host backend).
+    pub examined: u64,
+}
+
+impl PartCounts {
+    /// From the control block's worklist end and the counters.
+    pub(super) fn from_words(wl_end: u32, counters: &[u64; COUNTERS]) -> Self {
+        PartCounts {
+            frontier: wl_end,
+            out_arcs: counters[OUT_ARCS],
+            in_arcs: counters[IN_ARCS],
+            examined: counters[EXAMINED],
+        }
+    }
+}
+
+/// The control block's worklist end word (what [`PartCounts::from_words`] takes).
+pub(super) const WL_END: usize = CTRL_WL_END;
+
+/// One device's kernels over its own level array (every vertex), bitmap (one bit per vertex)
+/// and frontier (its owned vertices at the current level, worklist positions `[0, frontier)`).
+/// Every method only enqueues on [`Part::stream`], except [`Part::read_counts`].
+pub(super) trait Part: Send {
+    /// The device's stream, where every kernel runs.
+    fn stream(&self) -> &Stream;
+    /// The bitmap the exchange sends (one bit per vertex, `ceil(n / 32)` words).
+    fn bitmap(&self) -> &Buffer<u32>;
+    /// A run from `source`: every level UNREACHED but the source's 0, counters zeroed.
+    fn reset(&self, source: u32) -> Result<(), Error>;
+    /// Push step: expands the frontier (`frontier` vertices) over all their out-arcs, giving
+    /// every unvisited head level `level + 1`.
+    fn push(&self, level: u32, frontier: u32) -> Result<(), Error>;
+    /// Pull step: every unvisited owned vertex with an in-neighbour at `level` gets
+    /// `level + 1`.
+    fn pull(&self, level: u32) -> Result<(), Error>;
+    /// Writes the bitmap words `words` from the vertices at level `mark`.
+    fn mark_bitmap(&self, mark: u32, words: Range<u32>) -> Result<(), Error>;
+    /// Gives level `mark` to every unvisited vertex whose bit is set in `packet` (a received
+    /// bitmap whose first word is word `word_offset`), in stream order after `packet` is valid.
+    fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error>;
+    /// Makes the owned vertices at level `mark` the frontier and adds their degrees to the
+    /// counters.
+    fn scan_frontier(&self, mark: u32) -> Result<(), Error>;
+    /// Waits for the stream and reads the frontier size and the counters.
+    fn read_counts(&self) -> Result<PartCounts, Error>;
+    /// Downloads the level array (after the stream is idle).
+    fn levels(&self) -> Result<Vec<u32>, Error>;
+}

@@ -1,0 +1,60 @@
+//! Reading a device's control block and counters back once per level (both backends).
+
+use groute_core::{Buffer, Error, Stream};
+
+/// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
+pub(super) const CTRL_WORDS: usize = 16;
+/// The worklist's end (`groute::CTRL_WL_END`).
+pub(super) const CTRL_WL_END: usize = 0;
+const CTRL_WL_OVERFLOW: usize = 2;
+const CTRL_SEND_OVERFLOW: usize = 3;
+/// The counters of `kernels/bfs_direction.cu` (`groute::DIRECTION_*`).
+pub(super) const COUNTERS: usize = 4;
+/// Out-degrees of the new frontiers.
+pub(super) const OUT_ARCS: usize = 0;
+/// In-degrees of the new frontiers.
+pub(super) const IN_ARCS: usize = 1;
+/// Arcs scanned by pull steps.
+pub(super) const EXAMINED: usize = 2;
+
+/// Copies the control block (`ctrl.0` into the host block `ctrl.1`) and the counters (likewise)
+/// back on `stream`, waits for them, and returns their values; a worklist of `wl_slots` slots
+/// that overflowed, or an item sent, fails the run (neither can happen: a broken invariant,
+/// reported, never ignored).
+pub(super) fn read_back(
+    stream: &Stream,
+    ctrl: (&Buffer<u32>, &Buffer<u32>),
+    counters: (&Buffer<u64>, &Buffer<u64>),
+    wl_slots: usize,
+) -> Result<([u32; CTRL_WORDS], [u64; COUNTERS]), Error> {
+    stream.copy(ctrl.1, &ctrl.0.slice(0..CTRL_WORDS)?)?;
+    stream.copy(counters.1, &counters.0.slice(0..COUNTERS)?)?;
+    stream.synchronize()?;
+    let unsupported = || Error::Unsupported {
+        operation: "reading the control block back",
+        backend: "cuda",
+    };
+    // SAFETY: the copies into the host blocks have completed (stream synchronised) and
+    // nothing else writes them.
+    let (c, k) = unsafe {
+        (
+            ctrl.1.as_host_slice().ok_or_else(unsupported)?,
+            counters.1.as_host_slice().ok_or_else(unsupported)?,
+        )
+    };
+    let mut words = [0u32; CTRL_WORDS];
+    words.copy_from_slice(c.get(..CTRL_WORDS).ok_or_else(unsupported)?);
+    let mut sums = [0u64; COUNTERS];
+    sums.copy_from_slice(k.get(..COUNTERS).ok_or_else(unsupported)?);
+    for word in [CTRL_WL_OVERFLOW, CTRL_SEND_OVERFLOW] {
+        if words[word] != 0 {
+            return Err(Error::CapacityExceeded {
+                what: "direction-optimizing BFS frontier".into(),
+                capacity: wl_slots as u64,
+                needed: u64::from(words[word]),
+                setting: "none (a bug: please report it)",
+            });
+        }
+    }
+    Ok((words, sums))
+}
