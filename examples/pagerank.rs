@@ -49,6 +49,9 @@ struct Cli {
     /// in-arcs; atomics only on arcs to other devices).
     #[arg(long, default_value_t = SweepMode::default())]
     sweep: SweepMode,
+    /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
+    #[arg(long)]
+    lazy_receive: bool,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -81,7 +84,9 @@ struct DeviceReport {
     rounds: u64,
     sweep_rounds: u64,
     worklist_rounds: u64,
+    settle_rounds: u64,
     receives: u64,
+    lazy_receives: u64,
     packets: u64,
     items_sent: u64,
     items_received: u64,
@@ -106,10 +111,12 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
             rounds: p.rounds,
             sweep_rounds: p.sweep_rounds,
             worklist_rounds: p.worklist_rounds,
+            settle_rounds: p.settle_rounds,
             receives: p.receives,
+            lazy_receives: p.lazy_receives,
             packets: p.packets,
             items_sent: w.items_sent,
-            items_received: w.items_received,
+            items_received: p.items_received,
             syncs: p.syncs,
             buffer_growths: p.buffer_growths,
             sync_wait_ms: ms(p.sync_wait),
@@ -135,6 +142,7 @@ struct Report {
     epsilon: f32,
     sweep: String,
     sweep_divisor: u32,
+    lazy_receive: bool,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).
     device_ms: Option<f64>,
@@ -177,6 +185,7 @@ fn run() -> Result<(), AnyError> {
         epsilon: cli.epsilon,
         sweep_divisor: cli.sweep_divisor,
         sweep: cli.sweep,
+        lazy_receive: cli.lazy_receive,
         ..PageRankOptions::default()
     };
     options.validate()?;
@@ -271,6 +280,7 @@ fn run() -> Result<(), AnyError> {
         epsilon: cli.epsilon,
         sweep: cli.sweep.to_string(),
         sweep_divisor: cli.sweep_divisor,
+        lazy_receive: cli.lazy_receive,
         time_ms: median,
         device_ms,
         times_ms: times,

@@ -46,7 +46,8 @@
 //
 // Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
-// (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), then from word
+// (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), 10 the worklist end a
+// sweep started from (copied there by the host's stream, CTRL_ROUND_FIRST), then from word
 // CTRL_HUB_SLOTS the `hub_capacity` hub slots. The host zeroes words 7..9 before a round.
 //
 // Overflow of any buffer records the size needed in `*overflow` and writes nothing; the host

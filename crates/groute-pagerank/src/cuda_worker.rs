@@ -11,8 +11,12 @@
 //! halo accumulation), which reads the remote list's length on the device: the host reads
 //! the control block back ONCE per round, after the pack (the outgoing buffer has room for
 //! one item per remote vertex before the round starts). A receive step is one more read-back
-//! (the kept count must reach the termination count before the next round). The worker
-//! counts its rounds, receives, synchronisations and host time ([`DeviceProfile`]).
+//! (the kept count must reach the termination count before the next round), unless
+//! [`crate::PageRankOptions::lazy_receive`]: then the receive only enqueues its split kernels
+//! and the next round reports its counts with its own (a round with no kernel when nothing
+//! else is pending; a sweep records on the device the worklist end it starts from, so it
+//! consumes the receive's kept items too; nothing is sent while a receive is unsettled). The
+//! worker counts its rounds, receives, synchronisations and host time ([`DeviceProfile`]).
 //!
 //! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take` (with
 //! `pagerank_push_hubs` over the cut CSR when it listed hubs) then `pagerank_pull_gather`
@@ -69,6 +73,9 @@ const CTRL_SEND_OVERFLOW: usize = 3;
 const CTRL_REMOTE_COUNT: usize = 4;
 const CTRL_REMOTE_OVERFLOW: usize = 5;
 const CTRL_DROPPED: usize = 6;
+/// The worklist end a sweep round started from, copied on the device before its kernels
+/// when a lazy receive may have appended items the host has not read back.
+const CTRL_ROUND_FIRST: usize = 10;
 
 const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
 const SEND_SETTING: &str = "send_capacity (--send-capacity)";
@@ -99,6 +106,10 @@ pub(crate) struct CudaPageRankWorker<'a> {
     send_count: u32,
     /// Vertices the last sweep pushed (as last read back).
     pushed: u32,
+    /// [`CTRL_ROUND_FIRST`] as last read back.
+    round_first: u32,
+    /// Items of a lazy receive whose counts wait for the next read-back (0: none).
+    unsettled: u64,
     /// Index of the current outgoing buffer.
     current: usize,
     free: Vec<usize>,
@@ -125,6 +136,8 @@ pub(crate) struct PushSettings {
     pub(crate) epsilon: f32,
     /// [`crate::PageRankOptions::sweep_divisor`].
     pub(crate) sweep_divisor: u32,
+    /// [`crate::PageRankOptions::lazy_receive`].
+    pub(crate) lazy_receive: bool,
 }
 
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
@@ -144,6 +157,8 @@ pub(crate) struct CudaPageRankStorage {
     epsilon: f32,
     /// [`crate::PageRankOptions::sweep_divisor`].
     sweep_divisor: u32,
+    /// [`crate::PageRankOptions::lazy_receive`].
+    lazy_receive: bool,
     wl: Buffer<u32>,
     remote: Buffer<u32>,
     outgoing: Vec<Buffer<VertexResidual>>,
@@ -182,6 +197,7 @@ impl CudaPageRankStorage {
             alpha,
             epsilon,
             sweep_divisor,
+            lazy_receive,
         } = push;
         let n = csr.num_vertices();
         let local = (owned.end - owned.start) as usize;
@@ -242,6 +258,7 @@ impl CudaPageRankStorage {
             alpha,
             epsilon,
             sweep_divisor,
+            lazy_receive,
             wl,
             remote,
             outgoing,
@@ -273,6 +290,8 @@ impl CudaPageRankStorage {
             end: 0,
             send_count: 0,
             pushed: 0,
+            round_first: 0,
+            unsettled: 0,
             current: 0,
             free: (1..OUTGOING_BUFFERS).rev().collect(),
             in_flight: VecDeque::new(),
@@ -333,7 +352,8 @@ impl<'a> CudaPageRankWorker<'a> {
     /// so its fill has no fixed bound on 3 or more devices. A buffer too small is replaced
     /// by a larger one holding the same items, unless the caller fixed `send_capacity`.
     fn reserve_send(&mut self, more: usize) -> Result<(), Error> {
-        let have = self.send_count as usize;
+        // A lazy receive may have passed up to `unsettled` items the host has not counted.
+        let have = self.send_count as usize + self.unsettled as usize;
         let cap = self.outgoing[self.current].len();
         if self.store.fixed_send || have + more <= cap {
             return Ok(());
@@ -405,6 +425,7 @@ impl<'a> CudaPageRankWorker<'a> {
         }
         self.end = w[CTRL_WL_END];
         self.send_count = w[CTRL_SEND_COUNT];
+        self.round_first = w[CTRL_ROUND_FIRST];
         Ok(w[CTRL_DROPPED])
     }
 
@@ -440,6 +461,18 @@ impl<'a> CudaPageRankWorker<'a> {
     /// `consumed` items and reports the vertices pushed as processed.
     fn sweep_round(&mut self, floor: f32, consumed: u64) -> Result<RoundCounts, WorklistError> {
         let (old_end, old_send) = self.begin_round()?;
+        // A lazy receive's kept items lie past the host's `end`: the sweep takes them too, so
+        // it consumes up to the end it starts from, recorded on the device.
+        let snapshot = self.unsettled > 0;
+        if snapshot {
+            self.device.stream().copy(
+                &self
+                    .store
+                    .ctrl
+                    .slice(CTRL_ROUND_FIRST..CTRL_ROUND_FIRST + 1)?,
+                &self.store.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?,
+            )?;
+        }
         match &self.store.pull {
             None => {
                 launch_sweep(
@@ -455,6 +488,10 @@ impl<'a> CudaPageRankWorker<'a> {
         }
         let mut counts = self.finish_round(consumed, 0, old_end, old_send)?;
         counts.processed = u64::from(self.pushed);
+        if snapshot {
+            counts.consumed += u64::from(self.round_first.wrapping_sub(old_end));
+            self.start = self.round_first;
+        }
         self.profile.sweep_rounds += 1;
         Ok(counts)
     }
@@ -474,7 +511,7 @@ impl<'a> CudaPageRankWorker<'a> {
 
     /// A worklist round over up to `max_batch` pending items.
     fn worklist_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
-        let count = self.local_len().min(max_batch) as u32;
+        let count = self.pending().min(max_batch) as u32;
         let (old_end, old_send) = self.begin_round()?;
         launch_expand(
             self.raw_stream(),
@@ -489,6 +526,19 @@ impl<'a> CudaPageRankWorker<'a> {
         let c = u64::from(count);
         self.profile.worklist_rounds += 1;
         self.finish_round(c, c, old_end, old_send)
+    }
+
+    /// Items pending in the worklist as last read back.
+    fn pending(&self) -> usize {
+        self.end.wrapping_sub(self.start) as usize
+    }
+
+    /// A round with no kernel: reads the counts back to report a lazy receive.
+    fn settle_round(&mut self) -> Result<RoundCounts, WorklistError> {
+        let (old_end, old_send) = (self.end, self.send_count);
+        self.read_back()?;
+        self.profile.settle_rounds += 1;
+        Ok(self.counts_since(0, 0, old_end, old_send))
     }
 
     /// After a round's kernels: packs the halo accumulations of the remote vertices the round
@@ -518,18 +568,30 @@ impl<'a> CudaPageRankWorker<'a> {
             )?;
         }
         self.read_back()?;
+        Ok(self.counts_since(consumed, processed, old_end, old_send))
+    }
+
+    /// The counts of a round read back, from the worklist end and send count it started
+    /// from. Kept and sent include a lazy receive's kept and passed items, which the round
+    /// reports with its own in the one update, the received items consumed.
+    fn counts_since(
+        &mut self,
+        consumed: u64,
+        processed: u64,
+        old_end: u32,
+        old_send: u32,
+    ) -> RoundCounts {
         self.profile.rounds += 1;
         let kept = u64::from(self.end.wrapping_sub(old_end));
-        // A round's only sends are its packed remote items.
         let sent = u64::from(self.send_count.wrapping_sub(old_send));
-        Ok(RoundCounts {
-            consumed,
+        RoundCounts {
+            consumed: consumed + std::mem::take(&mut self.unsettled),
             processed,
             produced: kept + sent,
             kept,
             sent,
             ..RoundCounts::default()
-        })
+        }
     }
 }
 
@@ -560,7 +622,14 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         self.profile.packets += packets.len() as u64;
         let (old_end, old_send) = (self.end, self.send_count);
         let incoming: usize = packets.iter().map(|p| p.segment().len()).sum();
-        self.reserve_send(incoming)?;
+        // Lazy: no read-back now when no other receive is unsettled and the passed items fit
+        // without enlarging the outgoing buffer (which needs the exact count).
+        let fits = self.store.fixed_send
+            || self.send_count as usize + incoming <= self.outgoing[self.current].len();
+        let lazy = self.store.lazy_receive && self.unsettled == 0 && fits;
+        if !lazy {
+            self.reserve_send(incoming)?;
+        }
         let mut received = 0u64;
         let pr = self.pr();
         let wl = self.wl_buffers();
@@ -572,6 +641,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
                 continue;
             }
             received += len as u64;
+            self.profile.items_received += len as u64;
             let count = u32::try_from(len).map_err(|_| {
                 Error::invalid("packet_size (--packet-size)", len, "at most u32::MAX items")
             })?;
@@ -586,6 +656,18 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
                 &dropped,
             )?;
         }
+        if lazy && received > 0 {
+            // The packets are reused once the split kernels are done; the counts wait for
+            // the next read-back (the received items stay outstanding until then).
+            let done = self.device.stream().record()?;
+            for p in packets {
+                p.release(done.clone());
+            }
+            self.unsettled = received;
+            self.profile.lazy_receives += 1;
+            self.profile.receive_time += started.elapsed();
+            return Ok(ReceiveCounts::default());
+        }
         self.read_back()?;
         // Synchronised: the split kernels no longer read the packets.
         for p in packets {
@@ -593,7 +675,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         }
         self.profile.receive_time += started.elapsed();
         Ok(ReceiveCounts {
-            received,
+            received: received + std::mem::take(&mut self.unsettled),
             kept: u64::from(self.end.wrapping_sub(old_end)),
             passed: u64::from(self.send_count.wrapping_sub(old_send)),
             ..ReceiveCounts::default()
@@ -601,18 +683,22 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
     }
 
     fn local_len(&self) -> usize {
-        self.end.wrapping_sub(self.start) as usize
+        // An unsettled receive counts as one item: the driver then runs a round, which
+        // reports it.
+        self.pending() + usize::from(self.unsettled > 0)
     }
 
     fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
-        let pending = self.local_len();
-        if pending == 0 {
+        let pending = self.pending();
+        if pending == 0 && self.unsettled == 0 {
             return Ok(RoundCounts::default());
         }
         let start = Instant::now();
         let owned = u64::from(self.store.owned.end - self.store.owned.start);
         let divisor = u64::from(self.store.sweep_divisor);
-        let counts = if divisor != 0 && pending as u64 * divisor >= owned {
+        let counts = if pending == 0 {
+            self.settle_round()
+        } else if divisor != 0 && pending as u64 * divisor >= owned {
             // Every pending vertex is above epsilon until taken: the sweep covers them all.
             self.start = self.end;
             self.sweep_round(self.store.epsilon, pending as u64)
@@ -629,7 +715,9 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
 
     fn take_outgoing(&mut self) -> Result<Option<Outgoing<VertexResidual>>, WorklistError> {
         let len = self.outgoing_len();
-        if len == 0 {
+        // With a lazy receive unsettled the device's count may be larger: wait for the
+        // round that reads it back (and reports the passed items) first.
+        if len == 0 || self.unsettled > 0 {
             return Ok(None);
         }
         let start = Instant::now();

@@ -164,6 +164,13 @@ pub struct PageRankOptions {
     /// How sweep rounds move the residuals (`--sweep push|pull`, default
     /// [`SweepMode::Pull`]; see "Pull sweeps" above).
     pub sweep: SweepMode,
+    /// CUDA: a receive step reads nothing back (`--lazy-receive`, default off): its split
+    /// kernels are enqueued and its counts go with the next round's read-back, one host
+    /// synchronisation less per receive. The received items stay outstanding in the
+    /// termination count until then (so the run cannot end early), and the device sends
+    /// nothing while a receive is unsettled (its passed items are not counted yet). The host
+    /// backend ignores it.
+    pub lazy_receive: bool,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
 }
@@ -175,6 +182,7 @@ impl Default for PageRankOptions {
             epsilon: DEFAULT_EPSILON,
             sweep_divisor: DEFAULT_SWEEP_DIVISOR,
             sweep: SweepMode::default(),
+            lazy_receive: false,
             worklist: WorklistOptions::default(),
         }
     }
@@ -351,6 +359,7 @@ impl PageRankSolver {
                 alpha: options.alpha,
                 epsilon: options.epsilon,
                 sweep_divisor: options.sweep_divisor,
+                lazy_receive: options.lazy_receive,
             },
             &options.worklist,
         )?;

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// termination count) and its waits for packets (idle).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceProfile {
-    /// Rounds run (sweep plus worklist rounds).
+    /// Rounds run (sweep, worklist and settle rounds).
     pub rounds: u64,
     /// Sweep rounds (the first round included).
     pub sweep_rounds: u64,
@@ -22,8 +22,16 @@ pub struct DeviceProfile {
     pub receives: u64,
     /// Packets received.
     pub packets: u64,
-    /// Host synchronisations with the device: one per round and per receive step (the
-    /// control block's read-back) plus the final one.
+    /// Items received.
+    pub items_received: u64,
+    /// Receive steps that read nothing back ([`crate::PageRankOptions::lazy_receive`]): their
+    /// counts went with the next round's read-back.
+    pub lazy_receives: u64,
+    /// Rounds with no kernel, run only to read a lazy receive's counts back (no local work
+    /// was pending).
+    pub settle_rounds: u64,
+    /// Host synchronisations with the device: one per round and per receive step that is not
+    /// lazy (the control block's read-back) plus the final one.
     pub syncs: u64,
     /// Outgoing buffers enlarged during the run (each one more synchronisation; rare: only
     /// while every other buffer is in flight and received items keep being passed on).

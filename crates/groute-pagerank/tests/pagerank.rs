@@ -199,3 +199,16 @@ fn a_send_buffer_too_small_is_an_error_naming_the_setting() {
     // capacity too small for them must fail the run naming the setting, never drop items.
     fails_naming(&["send-capacity"], |o| o.worklist.send_capacity = Some(8));
 }
+
+#[test]
+fn lazy_receives_stay_within_the_bound_on_1_to_4_devices() {
+    // CUDA: receives read nothing back and rounds report them (host backends ignore it).
+    let mut o = options(0.001);
+    o.lazy_receive = true;
+    for spec in ["road:side=24,p=0.6,seed=5", "kron:scale=9,ef=8,sym,seed=3"] {
+        let g = generated(spec);
+        for devices in 1..=4 {
+            check_options(&g, devices, &o, &[7]);
+        }
+    }
+}

@@ -98,7 +98,7 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
 }
 
 /// The CUDA workers' profiles agree with the engine's counters, and a device synchronises
-/// once per round, once per receive step and once at the end (an enlarged outgoing buffer's
+/// once per round, once per eager receive step and once at the end (an enlarged outgoing buffer's
 /// wait is counted apart); the host backend reports none.
 pub fn check_profiles(s: &PageRankStats, what: &str) {
     if s.device_time.is_none() {
@@ -110,14 +110,18 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
         assert_eq!(p.rounds, w.rounds, "{what}: device {d} rounds");
         assert_eq!(
             p.rounds,
-            p.sweep_rounds + p.worklist_rounds,
+            p.sweep_rounds + p.worklist_rounds + p.settle_rounds,
             "{what}: device {d}"
         );
         assert!(p.packets >= p.receives, "{what}: device {d} packets");
+        assert!(
+            p.items_received >= w.items_received,
+            "{what}: device {d} received"
+        );
         assert_eq!(
             p.syncs,
-            p.rounds + p.receives + 1,
-            "{what}: device {d}: one synchronisation per round and receive, one at the end"
+            p.rounds + p.receives - p.lazy_receives + 1,
+            "{what}: device {d}: one synchronisation per round and eager receive, one at the end"
         );
         assert!(p.busy() <= s.elapsed, "{what}: device {d} host time");
     }
