@@ -20,11 +20,13 @@
 //
 // bfs_level_bitmap: bitmap[w] (w in [word_begin, word_end)) = the bits of the vertices
 //   32w..32w+31 whose level is `mark` (one ballot per warp): what this device discovered at
-//   the level, sent to every other device.
+//   the level, sent to every other device. It also rewinds the worklist (ctrl[CTRL_WL_END] =
+//   0) for the frontier scan that follows it: the step before it has finished appending.
 // bfs_apply_bitmap: a received bitmap of `words` words starting at word `word_offset`: every
 //   vertex whose bit is set and whose level is UNREACHED gets `mark`.
 // bfs_frontier_scan: appends the vertices of [begin, end) at level `mark` to the worklist
-//   (the device's next frontier) and adds their out- and in-degrees to counters[0] and [1].
+//   (the device's next frontier) and adds their out- and in-degrees to counters[0] and [1]
+//   and their number to counters[3] (so one read of the counters tells the host everything).
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
@@ -36,6 +38,7 @@ enum : unsigned int {
     DIRECTION_OUT_ARCS = 0,
     DIRECTION_IN_ARCS = 1,
     DIRECTION_EXAMINED = 2,
+    DIRECTION_FRONTIER = 3,
 };
 
 // Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
@@ -108,7 +111,11 @@ extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offs
 
 extern "C" __global__ void bfs_level_bitmap(const unsigned int* levels, unsigned int n,
                                             unsigned int mark, unsigned int* bitmap,
-                                            unsigned int word_begin, unsigned int word_end) {
+                                            unsigned int word_begin, unsigned int word_end,
+                                            unsigned int* ctrl) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctrl[groute::CTRL_WL_END] = 0;
+    }
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
     for (unsigned int w = word_begin + warp; w < word_end; w += warps) {
@@ -150,6 +157,7 @@ extern "C" __global__ void bfs_frontier_scan(const unsigned int* levels,
     const unsigned int rounds = (span + stride - 1u) / stride;
     unsigned long long out = 0;
     unsigned long long in = 0;
+    unsigned long long found = 0;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int v = begin + i;
@@ -157,9 +165,11 @@ extern "C" __global__ void bfs_frontier_scan(const unsigned int* levels,
         if (hit) {
             out += push_offsets[v + 1] - push_offsets[v];
             in += pull_offsets[v + 1] - pull_offsets[v];
+            ++found;
         }
         wl.append_warp(v, hit);
     }
     groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
     groute::warp_add_u64(counters + groute::DIRECTION_IN_ARCS, in);
+    groute::warp_add_u64(counters + groute::DIRECTION_FRONTIER, found);
 }

@@ -16,11 +16,11 @@ pub(super) const OUT_ARCS: usize = 0;
 pub(super) const IN_ARCS: usize = 1;
 /// Arcs scanned by pull steps.
 pub(super) const EXAMINED: usize = 2;
+/// Vertices of the frontiers scanned (several devices: `bfs_frontier_scan`).
+pub(super) const FRONTIER: usize = 3;
 
 /// Copies the control block (`ctrl.0` into the host block `ctrl.1`) and the counters (likewise)
-/// back on `stream`, waits for them, and returns their values; a worklist of `wl_slots` slots
-/// that overflowed, or an item sent, fails the run (neither can happen: a broken invariant,
-/// reported, never ignored).
+/// back on `stream`, waits for them, and returns their values (see [`check_ctrl`]).
 pub(super) fn read_back(
     stream: &Stream,
     ctrl: (&Buffer<u32>, &Buffer<u32>),
@@ -28,24 +28,42 @@ pub(super) fn read_back(
     wl_slots: usize,
 ) -> Result<([u32; CTRL_WORDS], [u64; COUNTERS]), Error> {
     stream.copy(ctrl.1, &ctrl.0.slice(0..CTRL_WORDS)?)?;
-    stream.copy(counters.1, &counters.0.slice(0..COUNTERS)?)?;
-    stream.synchronize()?;
-    let unsupported = || Error::Unsupported {
-        operation: "reading the control block back",
-        backend: "cuda",
-    };
-    // SAFETY: the copies into the host blocks have completed (stream synchronised) and
-    // nothing else writes them.
-    let (c, k) = unsafe {
-        (
-            ctrl.1.as_host_slice().ok_or_else(unsupported)?,
-            counters.1.as_host_slice().ok_or_else(unsupported)?,
-        )
-    };
+    let sums = read_counters(stream, counters)?;
+    // SAFETY: the copy into the host block has completed (read_counters synchronised the
+    // stream) and nothing else writes it.
+    let c = unsafe { ctrl.1.as_host_slice() }.ok_or_else(unsupported)?;
     let mut words = [0u32; CTRL_WORDS];
     words.copy_from_slice(c.get(..CTRL_WORDS).ok_or_else(unsupported)?);
+    check_ctrl(&words, wl_slots)?;
+    Ok((words, sums))
+}
+
+/// Copies the counters (`counters.0` into the host block `counters.1`) back on `stream`,
+/// waits for them, and returns them.
+pub(super) fn read_counters(
+    stream: &Stream,
+    counters: (&Buffer<u64>, &Buffer<u64>),
+) -> Result<[u64; COUNTERS], Error> {
+    stream.copy(counters.1, &counters.0.slice(0..COUNTERS)?)?;
+    stream.synchronize()?;
+    // SAFETY: the copy into the host block has completed (stream synchronised) and nothing
+    // else writes it.
+    let k = unsafe { counters.1.as_host_slice() }.ok_or_else(unsupported)?;
     let mut sums = [0u64; COUNTERS];
     sums.copy_from_slice(k.get(..COUNTERS).ok_or_else(unsupported)?);
+    Ok(sums)
+}
+
+fn unsupported() -> Error {
+    Error::Unsupported {
+        operation: "reading the control block back",
+        backend: "cuda",
+    }
+}
+
+/// Fails the run when a worklist of `wl_slots` slots overflowed or an item was sent (neither
+/// can happen: a broken invariant, reported, never ignored).
+pub(super) fn check_ctrl(words: &[u32; CTRL_WORDS], wl_slots: usize) -> Result<(), Error> {
     for word in [CTRL_WL_OVERFLOW, CTRL_SEND_OVERFLOW] {
         if words[word] != 0 {
             return Err(Error::CapacityExceeded {
@@ -56,5 +74,5 @@ pub(super) fn read_back(
             });
         }
     }
-    Ok((words, sums))
+    Ok(())
 }

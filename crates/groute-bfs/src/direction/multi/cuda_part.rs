@@ -10,10 +10,10 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
 
-use super::part::{Part, PartCounts, WL_END};
+use super::part::{Part, PartCounts};
 use crate::BfsError;
 use crate::direction::cuda::{BLOCK, CudaDirection};
-use crate::direction::readback::{CTRL_WL_END, read_back};
+use crate::direction::readback::{read_back, read_counters};
 
 /// One CUDA device's storage and kernels.
 pub(super) struct CudaPart {
@@ -118,11 +118,12 @@ impl Part for CudaPart {
             DevicePtr::<u32>::from_slice(&self.bitmap.raw())?,
             words.start,
             words.end.min(self.bitmap.len() as u32),
+            DevicePtr::<u32>::from_slice(&self.dir.ctrl.raw())?,
         );
         // SAFETY: bfs_level_bitmap(const unsigned* levels, unsigned n, unsigned mark,
-        // unsigned* bitmap, unsigned word_begin, unsigned word_end): reads levels below n
-        // only and writes words [word_begin, word_end), within the bitmap's ceil(n / 32)
-        // words (the caller's range).
+        // unsigned* bitmap, unsigned word_begin, unsigned word_end, unsigned* ctrl): reads
+        // levels below n only, writes words [word_begin, word_end), within the bitmap's
+        // ceil(n / 32) words (the caller's range), and ctrl's first word (CTRL_WORDS u32).
         unsafe { self.launch(&self.mark_bitmap, span * 32, args, None) }
     }
 
@@ -144,9 +145,8 @@ impl Part for CudaPart {
     }
 
     fn scan_frontier(&self, mark: u32) -> Result<(), Error> {
+        // The worklist starts empty: zeroed by the reset, rewound by mark_bitmap since.
         let d = &self.dir;
-        d.stream
-            .fill(&d.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, 0u32)?;
         let (pull_offsets, _) = d.pull_csr();
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
@@ -172,13 +172,14 @@ impl Part for CudaPart {
 
     fn read_counts(&self) -> Result<PartCounts, Error> {
         let d = &self.dir;
-        let (ctrl, counters) = read_back(
-            &d.stream,
-            (&d.ctrl, &d.ctrl_host),
-            (&d.counters, &d.counters_host),
-            d.wl.len(),
-        )?;
-        Ok(PartCounts::from_words(ctrl[WL_END], &counters))
+        let counters = read_counters(&d.stream, (&d.counters, &d.counters_host))?;
+        Ok(PartCounts::from_counters(&counters))
+    }
+
+    fn check_worklist(&self) -> Result<(), Error> {
+        let d = &self.dir;
+        let ctrl = (&d.ctrl, &d.ctrl_host);
+        read_back(&d.stream, ctrl, (&d.counters, &d.counters_host), d.wl.len()).map(|_| ())
     }
 
     fn levels(&self) -> Result<Vec<u32>, Error> {

@@ -9,9 +9,12 @@ use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
 use rayon::prelude::*;
 
-use super::part::{Part, PartCounts, WL_END};
+use super::part::{Part, PartCounts};
 use crate::UNREACHED;
-use crate::direction::readback::{COUNTERS, CTRL_WORDS, EXAMINED, IN_ARCS, OUT_ARCS, read_back};
+use crate::direction::readback::{
+    COUNTERS, CTRL_WL_END, CTRL_WORDS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS, read_back,
+    read_counters,
+};
 
 /// One host device's storage.
 pub(super) struct HostPart {
@@ -206,20 +209,22 @@ impl Part for HostPart {
             }
             let out: u64 = frontier.iter().map(|&v| degree(&push, v)).sum();
             let inn: u64 = frontier.iter().map(|&v| degree(&pull, v)).sum();
-            ctrl[WL_END].store(frontier.len() as u32, Ordering::Relaxed);
+            ctrl[CTRL_WL_END].store(frontier.len() as u32, Ordering::Relaxed);
+            counters[FRONTIER].fetch_add(frontier.len() as u64, Ordering::Relaxed);
             counters[OUT_ARCS].fetch_add(out, Ordering::Relaxed);
             counters[IN_ARCS].fetch_add(inn, Ordering::Relaxed);
         })
     }
 
     fn read_counts(&self) -> Result<PartCounts, Error> {
-        let (ctrl, counters) = read_back(
-            self.stream(),
-            (&self.ctrl, &self.ctrl_host),
-            (&self.counters, &self.counters_host),
-            self.wl.len(),
-        )?;
-        Ok(PartCounts::from_words(ctrl[WL_END], &counters))
+        let counters = read_counters(self.stream(), (&self.counters, &self.counters_host))?;
+        Ok(PartCounts::from_counters(&counters))
+    }
+
+    fn check_worklist(&self) -> Result<(), Error> {
+        let ctrl = (&self.ctrl, &self.ctrl_host);
+        let counters = (&self.counters, &self.counters_host);
+        read_back(self.stream(), ctrl, counters, self.wl.len()).map(|_| ())
     }
 
     fn levels(&self) -> Result<Vec<u32>, Error> {

@@ -117,6 +117,7 @@ impl MultiDirection {
         let timer = DeviceTimer::start(&self.context)?;
         let mut steps = MultiSteps {
             last: vec![PartCounts::default(); self.parts.len()],
+            frontiers: vec![0; self.parts.len()],
             solver: self,
             frontier: 0,
             reached: 0,
@@ -128,7 +129,7 @@ impl MultiDirection {
         let stats = run_levels(&mut steps, first, n, in_arcs, &rule)?;
         let device_time = timer.stop()?;
         for part in &self.parts {
-            part.stream().synchronize()?;
+            part.check_worklist()?;
         }
         let elapsed = started.elapsed();
         Ok(DirectionRun {
@@ -158,6 +159,8 @@ struct MultiSteps<'a> {
     solver: &'a mut MultiDirection,
     /// Each device's counters as last read (cumulative).
     last: Vec<PartCounts>,
+    /// Each device's current frontier.
+    frontiers: Vec<u32>,
     /// The current frontier's vertices, over all devices.
     frontier: u64,
     /// Vertices reached so far (every frontier's, the current one's included).
@@ -196,9 +199,18 @@ impl MultiSteps<'_> {
             items,
             ..StepCounts::default()
         };
-        for (part, last) in solver.parts.iter().zip(&mut self.last) {
+        for ((part, last), frontier) in solver
+            .parts
+            .iter()
+            .zip(&mut self.last)
+            .zip(&mut self.frontiers)
+        {
             let now = part.read_counts()?;
-            step.frontier += u64::from(now.frontier);
+            let size = now.frontiers - last.frontiers;
+            *frontier = u32::try_from(size).map_err(|_| {
+                Error::invalid("frontier", size, "at most u32::MAX vertices (a bug)")
+            })?;
+            step.frontier += size;
             step.frontier_out_arcs += now.out_arcs - last.out_arcs;
             step.frontier_in_arcs += now.in_arcs - last.in_arcs;
             step.arcs_examined += now.examined - last.examined;
@@ -213,8 +225,8 @@ impl MultiSteps<'_> {
 
 impl LevelSteps for MultiSteps<'_> {
     fn push(&mut self, level: u32) -> Result<StepCounts, BfsError> {
-        for (part, last) in self.solver.parts.iter().zip(&self.last) {
-            part.push(level, last.frontier)?;
+        for (part, &frontier) in self.solver.parts.iter().zip(&self.frontiers) {
+            part.push(level, frontier)?;
         }
         let (items, read) = (self.frontier, self.frontier_out_arcs);
         let mut step = self.finish(level + 1, Some(false), items)?;

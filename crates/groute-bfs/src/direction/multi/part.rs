@@ -5,13 +5,13 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Error, Stream};
 
-use crate::direction::readback::{COUNTERS, CTRL_WL_END, EXAMINED, IN_ARCS, OUT_ARCS};
+use crate::direction::readback::{COUNTERS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS};
 
 /// What a device's counters hold after a level (cumulative over the run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct PartCounts {
-    /// The device's frontier: its owned vertices at the level just scanned.
-    pub frontier: u32,
+    /// Vertices of every frontier scanned so far (its owned vertices at each level).
+    pub frontiers: u64,
     /// Out-degrees of every frontier scanned so far.
     pub out_arcs: u64,
     /// In-degrees of every frontier scanned so far.
@@ -21,19 +21,16 @@ pub(super) struct PartCounts {
 }
 
 impl PartCounts {
-    /// From the control block's worklist end and the counters.
-    pub(super) fn from_words(wl_end: u32, counters: &[u64; COUNTERS]) -> Self {
+    /// From the counters of `kernels/bfs_direction.cu`.
+    pub(super) fn from_counters(counters: &[u64; COUNTERS]) -> Self {
         PartCounts {
-            frontier: wl_end,
+            frontiers: counters[FRONTIER],
             out_arcs: counters[OUT_ARCS],
             in_arcs: counters[IN_ARCS],
             examined: counters[EXAMINED],
         }
     }
 }
-
-/// The control block's worklist end word (what [`PartCounts::from_words`] takes).
-pub(super) const WL_END: usize = CTRL_WL_END;
 
 /// One device's kernels over its own level array (every vertex), bitmap (one bit per vertex)
 /// and frontier (its owned vertices at the current level, worklist positions `[0, frontier)`).
@@ -51,7 +48,8 @@ pub(super) trait Part: Send {
     /// Pull step: every unvisited owned vertex with an in-neighbour at `level` gets
     /// `level + 1`.
     fn pull(&self, level: u32) -> Result<(), Error>;
-    /// Writes the bitmap words `words` from the vertices at level `mark`.
+    /// Writes the bitmap words `words` from the vertices at level `mark` (after the step: it
+    /// also rewinds the worklist for [`Part::scan_frontier`]).
     fn mark_bitmap(&self, mark: u32, words: Range<u32>) -> Result<(), Error>;
     /// Gives level `mark` to every unvisited vertex whose bit is set in `packet` (a received
     /// bitmap whose first word is word `word_offset`), in stream order after `packet` is valid.
@@ -59,8 +57,10 @@ pub(super) trait Part: Send {
     /// Makes the owned vertices at level `mark` the frontier and adds their degrees to the
     /// counters.
     fn scan_frontier(&self, mark: u32) -> Result<(), Error>;
-    /// Waits for the stream and reads the frontier size and the counters.
+    /// Waits for the stream and reads the counters (one copy).
     fn read_counts(&self) -> Result<PartCounts, Error>;
+    /// Waits for the stream and fails if the worklist overflowed (once per run: it cannot).
+    fn check_worklist(&self) -> Result<(), Error>;
     /// Downloads the level array (after the stream is idle).
     fn levels(&self) -> Result<Vec<u32>, Error>;
 }
