@@ -33,7 +33,9 @@ use std::time::Instant;
 
 use clap::Parser;
 use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
-use groute::bfs::{BfsOptions, BfsSolver, Direction, PULL_ALPHA, PUSH_BETA, bfs_reference};
+use groute::bfs::{
+    BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
+};
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
 
@@ -76,6 +78,10 @@ struct Cli {
     /// Direction-optimizing: push again once the frontier shrinks below the vertices / this.
     #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
+    /// Direction-optimizing on several devices: per-device (one host thread per device) or
+    /// shared (one host thread for all).
+    #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::PerDevice)]
+    do_driver: MultiDriver,
 }
 
 #[derive(Serialize)]
@@ -160,6 +166,7 @@ fn run() -> Result<(), AnyError> {
     options.direction = cli.direction;
     options.switch_rule.alpha = cli.do_alpha;
     options.switch_rule.beta = cli.do_beta;
+    options.multi_driver = cli.do_driver;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.

@@ -21,6 +21,7 @@
 //! | [`bfs`] | one-shot form: levels in the input's order plus statistics |
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
 //! | [`Direction`], [`SwitchRule`] | push (worklist) or direction-optimizing, and when to pull |
+//! | [`MultiDriver`] | how the host drives a direction-optimizing run on several devices |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
 //! | [`Bfs`] | the [`MinTraversal`] implementation |
 //! | [`BfsError`] | what can go wrong |
@@ -54,7 +55,8 @@ use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKern
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use direction::{
-    AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, PULL_ALPHA, PUSH_BETA, SwitchRule,
+    AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, MultiDriver, MultiDriverParseError,
+    PULL_ALPHA, PUSH_BETA, SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;
@@ -93,6 +95,9 @@ pub struct BfsOptions {
     pub direction: Direction,
     /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
     pub switch_rule: SwitchRule,
+    /// How the host drives a direction-optimizing run on several devices (a thread per
+    /// device by default).
+    pub multi_driver: MultiDriver,
 }
 
 /// Statistics of one BFS run.
@@ -256,6 +261,7 @@ impl BfsSolver {
                 &graph.graph,
                 &graph.partition,
                 options.switch_rule,
+                options.multi_driver,
             )?))
         } else {
             Engine::Worklist(Box::new(MinTraversalSolver::<Bfs>::new(

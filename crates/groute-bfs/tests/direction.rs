@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use groute_bfs::{
-    BfsOptions, BfsResult, Direction, PULL_ALPHA, PUSH_BETA, SwitchRule, UNREACHED, bfs,
-    bfs_reference,
+    BfsOptions, BfsResult, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, SwitchRule, UNREACHED,
+    bfs, bfs_reference,
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
@@ -79,32 +79,35 @@ fn run_parted(
     })
 }
 
-/// Device counts and partitions of the multi-device checks: (devices, partition, jitter seeds).
-const MULTI: [(usize, PartitionMethod, &[u64]); 5] = [
-    (2, PartitionMethod::Block, &[3]),
-    (3, PartitionMethod::Metis, &[]),
-    (4, PartitionMethod::Block, &[5]),
-    (4, PartitionMethod::Metis, &[]),
-    (8, PartitionMethod::Block, &[]),
+/// Device counts and partitions of the multi-device checks: (devices, partition, jitter seeds,
+/// host driver).
+const MULTI: [(usize, PartitionMethod, &[u64], MultiDriver); 6] = [
+    (2, PartitionMethod::Block, &[3], MultiDriver::PerDevice),
+    (2, PartitionMethod::Metis, &[], MultiDriver::Shared),
+    (3, PartitionMethod::Metis, &[], MultiDriver::PerDevice),
+    (4, PartitionMethod::Block, &[5], MultiDriver::Shared),
+    (4, PartitionMethod::Metis, &[], MultiDriver::PerDevice),
+    (8, PartitionMethod::Block, &[], MultiDriver::PerDevice),
 ];
 
 /// Direction-optimizing BFS from `sources` under every rule equals the reference, on one
 /// device and on every device count and partition of [`MULTI`].
 fn check(graph: &Graph, sources: &[u32]) {
-    let mut setups = vec![(1, PartitionMethod::Block, &[][..])];
+    let mut setups = vec![(1, PartitionMethod::Block, &[][..], MultiDriver::Shared)];
     setups.extend(MULTI);
     // A partition has at most one part per vertex.
-    setups.retain(|&(devices, _, _)| devices <= graph.num_vertices());
-    for (devices, method, seeds) in setups {
+    setups.retain(|&(devices, ..)| devices <= graph.num_vertices());
+    for (devices, method, seeds, driver) in setups {
         for tc in test_contexts(devices, seeds) {
             for &s in sources {
                 let expected = bfs_reference(&graph.csr, s);
                 for rule in RULES {
-                    let o = options(Direction::PullPush, rule);
+                    let mut o = options(Direction::PullPush, rule);
+                    o.multi_driver = driver;
                     let got = run_parted(&tc.context, graph, method, s, &o);
                     assert_eq!(
                         got.levels, expected,
-                        "{} from {s} ({}, {devices} devices, {method:?}, {rule:?})",
+                        "{} from {s} ({}, {devices} devices, {method:?}, {driver}, {rule:?})",
                         graph.name, tc.label
                     );
                     assert!(got.stats.direction_optimized);
@@ -276,12 +279,16 @@ fn several_devices_count_like_one() {
     let g = generated("kron:scale=10,ef=12,sym,seed=21");
     let one = Context::host(1).unwrap();
     for rule in RULES {
-        let o = options(Direction::PullPush, rule);
+        let mut o = options(Direction::PullPush, rule);
         let single = run(&one, &g, 3, &o);
-        for (devices, method, seeds) in MULTI {
+        for (devices, method, seeds, driver) in MULTI {
+            o.multi_driver = driver;
             for tc in test_contexts(devices, seeds) {
                 let got = run_parted(&tc.context, &g, method, 3, &o);
-                let what = format!("{} devices, {method:?}, {}, {rule:?}", devices, tc.label);
+                let what = format!(
+                    "{devices} devices, {method:?}, {driver}, {}, {rule:?}",
+                    tc.label
+                );
                 assert_eq!(got.levels, single.levels, "{what}");
                 assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
                 assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
@@ -323,13 +330,15 @@ proptest! {
         beta in 0u64..40,
         devices in 1usize..=4,
         metis in any::<bool>(),
+        shared in any::<bool>(),
         seed in 0u64..1000,
     ) {
         let pairs: Vec<(u32, u32)> =
             raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
         let g = from_pairs(n, &pairs, "proptest", symmetric);
         let s = src % n as u32;
-        let o = options(Direction::PullPush, SwitchRule { alpha, beta });
+        let mut o = options(Direction::PullPush, SwitchRule { alpha, beta });
+        o.multi_driver = if shared { MultiDriver::Shared } else { MultiDriver::PerDevice };
         let method = if metis { PartitionMethod::Metis } else { PartitionMethod::Block };
         for tc in test_contexts(devices.min(n), &[seed]) {
             let got = run_parted(&tc.context, &g, method, s, &o);
@@ -389,12 +398,18 @@ fn cuda_several_devices_match_the_reference() {
             let g = generated(spec);
             for s in [0, (g.num_vertices() / 3) as u32] {
                 let expected = bfs_reference(&g.csr, s);
-                for rule in RULES {
-                    let o = options(Direction::PullPush, rule);
+                for (rule, driver) in RULES.into_iter().zip([
+                    MultiDriver::PerDevice,
+                    MultiDriver::Shared,
+                    MultiDriver::PerDevice,
+                    MultiDriver::Shared,
+                ]) {
+                    let mut o = options(Direction::PullPush, rule);
+                    o.multi_driver = driver;
                     let got = run_parted(&ctx, &g, method, s, &o);
                     assert_eq!(
                         got.levels, expected,
-                        "{spec} from {s} on {devices} devices ({method:?}, {rule:?})"
+                        "{spec} from {s} on {devices} devices ({method:?}, {driver}, {rule:?})"
                     );
                     assert!(got.stats.device_time.is_some());
                 }

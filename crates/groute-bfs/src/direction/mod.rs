@@ -40,6 +40,7 @@ mod readback;
 mod rule;
 mod solver;
 
+pub use multi::{MultiDriver, MultiDriverParseError};
 pub use rule::{
     AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, PULL_ALPHA, PUSH_BETA, SwitchRule,
 };
@@ -58,6 +59,19 @@ pub(crate) struct StepCounts {
     pub items: u64,
     /// Arcs the step read.
     pub arcs_examined: u64,
+}
+
+impl StepCounts {
+    /// The field-by-field sum (the counts of several devices' shares of one step).
+    pub(crate) fn plus(&self, other: &StepCounts) -> StepCounts {
+        StepCounts {
+            frontier: self.frontier + other.frontier,
+            frontier_out_arcs: self.frontier_out_arcs + other.frontier_out_arcs,
+            frontier_in_arcs: self.frontier_in_arcs + other.frontier_in_arcs,
+            items: self.items + other.items,
+            arcs_examined: self.arcs_examined + other.arcs_examined,
+        }
+    }
 }
 
 /// What a direction-optimizing run did.

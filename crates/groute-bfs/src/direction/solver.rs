@@ -9,7 +9,7 @@ use groute_graph::{Csr, Graph, Partition};
 
 use super::cuda::CudaDirection;
 use super::host::HostSteps;
-use super::multi::MultiDirection;
+use super::multi::{MultiDirection, MultiDriver};
 use super::{DirectionStats, SwitchRule, run_levels};
 use crate::BfsError;
 
@@ -46,12 +46,13 @@ pub(crate) struct DirectionRun {
 
 impl DirectionSolver {
     /// Uploads `graph` (and its transpose when it is not symmetric) to every device of the
-    /// context; device `d` owns `partition.range(d)`.
+    /// context; device `d` owns `partition.range(d)`; several devices are driven by `driver`.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
         rule: SwitchRule,
+        driver: MultiDriver,
     ) -> Result<Self, BfsError> {
         if partition.num_parts() != context.num_devices() {
             return Err(Error::invalid(
@@ -65,7 +66,7 @@ impl DirectionSolver {
             return Ok(DirectionSolver {
                 context: context.clone(),
                 storage: Storage::Multi(Box::new(MultiDirection::new(
-                    context, graph, partition, rule,
+                    context, graph, partition, rule, driver,
                 )?)),
                 rule,
             });

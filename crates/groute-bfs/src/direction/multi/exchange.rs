@@ -1,6 +1,6 @@
-//! [`BitmapExchange`]: the all-gather after each level. Every device sends the bitmap of the
-//! vertices it discovered at the level to every other device over a direct [`Link`] (one per
-//! ordered pair), and applies the bitmaps it receives to its own level array.
+//! [`DeviceLinks`]: one device's end of the all-gather after each level. Every device sends
+//! the bitmap of the vertices it discovered at the level to every other device over a direct
+//! [`Link`] (one per ordered pair), and applies the bitmaps it receives to its own level array.
 //!
 //! Direct links rather than a ring: a level's exchange is on the critical path of every
 //! level, and a ring all-gather takes N - 1 dependent hops where direct links take one (the
@@ -24,84 +24,81 @@ use groute_core::{
 
 use super::part::Part;
 
-/// How long a device waits for a peer's bitmap before failing the run (a peer's failure
-/// surfaces as its own error first; this only bounds a hang).
+/// How long a device waits for a peer's bitmap before failing the run (a failing peer shuts
+/// its links, which ends the wait at once; this only bounds a hang).
 const RECEIVE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Links between every ordered pair of devices.
-pub(super) struct BitmapExchange {
-    /// `links[from][to]` (`None` on the diagonal).
-    links: Vec<Vec<Option<Link<u32>>>>,
-    /// Per device, the copies of its last bitmap still reading it.
-    in_flight: Vec<Vec<EventFuture>>,
+/// One device's links: to every other device and from every other device.
+pub(super) struct DeviceLinks {
+    outgoing: Vec<Link<u32>>,
+    incoming: Vec<Link<u32>>,
+    /// The copies of the last bitmap sent, still reading it.
+    in_flight: Vec<EventFuture>,
 }
 
-impl BitmapExchange {
+impl DeviceLinks {
     /// Links between every pair of the `context`'s devices, sized for bitmaps of `words`
-    /// words.
-    pub(super) fn new(context: &Context, words: usize) -> Result<Self, Error> {
+    /// words; entry `d` is device `d`'s.
+    pub(super) fn all(context: &Context, words: usize) -> Result<Vec<Self>, Error> {
         let n = context.num_devices();
         let endpoint = |d: usize| Endpoint::Device(DeviceId(d));
-        let links = (0..n)
-            .map(|from| {
-                (0..n)
-                    .map(|to| {
-                        (from != to)
-                            .then(|| {
-                                let config = LinkConfig::new(words.max(1), 2);
-                                Link::new(context, endpoint(from), endpoint(to), config)
-                            })
-                            .transpose()
-                    })
-                    .collect::<Result<Vec<_>, Error>>()
+        let mut devices: Vec<DeviceLinks> = (0..n)
+            .map(|_| DeviceLinks {
+                outgoing: Vec::new(),
+                incoming: Vec::new(),
+                in_flight: Vec::new(),
             })
-            .collect::<Result<Vec<_>, Error>>()?;
-        Ok(BitmapExchange {
-            links,
-            in_flight: (0..n).map(|_| Vec::new()).collect(),
-        })
+            .collect();
+        for from in 0..n {
+            for to in (0..n).filter(|&to| to != from) {
+                let config = LinkConfig::new(words.max(1), 2);
+                let link = Link::new(context, endpoint(from), endpoint(to), config)?;
+                devices[from].outgoing.push(link.clone());
+                devices[to].incoming.push(link);
+            }
+        }
+        Ok(devices)
     }
 
-    /// Makes device `d`'s stream wait until the copies of its previous bitmap are done (call
+    /// Makes `part`'s stream wait until the copies of its previous bitmap are done (call
     /// before it writes the bitmap again).
-    pub(super) fn before_marking(&mut self, d: usize, part: &dyn Part) -> Result<(), Error> {
-        for future in self.in_flight[d].drain(..) {
+    pub(super) fn before_marking(&mut self, part: &dyn Part) -> Result<(), Error> {
+        for future in self.in_flight.drain(..) {
             part.stream().wait_future(future)?;
         }
         Ok(())
     }
 
-    /// Sends every device's bitmap words `words[d]` (marked on its stream) to every other
-    /// device, then applies what each receives with level `mark`.
-    pub(super) fn all_gather(
-        &mut self,
-        parts: &[Box<dyn Part>],
-        words: &[Range<u32>],
-        mark: u32,
-    ) -> Result<(), Error> {
-        for (from, part) in parts.iter().enumerate() {
-            let ready = part.stream().record()?;
-            let range = words[from].clone();
-            let data = part
-                .bitmap()
-                .slice(range.start as usize..range.end as usize)?;
-            for link in self.links[from].iter().flatten() {
-                let segment =
-                    Segment::new(data.clone(), link.src()).with_metadata(range.start.into());
-                let sent = link
-                    .send(segment, ready.clone())
-                    .map_err(|e| e.into_parts().0)?;
-                self.in_flight[from].push(sent);
-            }
-        }
-        for (to, part) in parts.iter().enumerate() {
-            for from in 0..parts.len() {
-                if let Some(link) = &self.links[from][to] {
-                    receive_message(link, part.as_ref(), mark)?;
-                }
-            }
+    /// Sends `part`'s bitmap words `words` (marked on its stream) to every other device.
+    pub(super) fn send(&mut self, part: &dyn Part, words: Range<u32>) -> Result<(), Error> {
+        let ready = part.stream().record()?;
+        let data = part
+            .bitmap()
+            .slice(words.start as usize..words.end as usize)?;
+        for link in &self.outgoing {
+            let segment = Segment::new(data.clone(), link.src()).with_metadata(words.start.into());
+            let sent = link
+                .send(segment, ready.clone())
+                .map_err(|e| e.into_parts().0)?;
+            self.in_flight.push(sent);
         }
         Ok(())
+    }
+
+    /// Applies the next message from every other device to `part` with level `mark`.
+    pub(super) fn receive(&self, part: &dyn Part, mark: u32) -> Result<(), Error> {
+        for link in &self.incoming {
+            receive_message(link, part, mark)?;
+        }
+        Ok(())
+    }
+
+    /// Shuts the outgoing links: peers waiting for this device's bitmap fail at once (after
+    /// an error on this device). The links cannot be used again.
+    pub(super) fn shutdown(&self) {
+        for link in &self.outgoing {
+            link.shutdown();
+        }
     }
 }
 
@@ -110,7 +107,7 @@ fn receive_message(link: &Link<u32>, part: &dyn Part, mark: u32) -> Result<(), E
     loop {
         let packet = match link.receive_timeout(RECEIVE_TIMEOUT) {
             Ok(Some(p)) => p,
-            Ok(None) => return Err(Error::Disconnected(format!("{link:?}"))),
+            Ok(None) => return Err(Error::Disconnected(format!("{link:?} (its sender failed)"))),
             Err(_) => {
                 return Err(Error::Disconnected(format!(
                     "{link:?}: no bitmap within {RECEIVE_TIMEOUT:?}"

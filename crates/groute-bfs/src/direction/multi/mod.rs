@@ -1,5 +1,5 @@
 //! Direction-optimizing BFS on several devices: the level loop of `run_levels` (the same as
-//! one device's) over [`MultiSteps`], whose every step runs on all devices at once.
+//! one device's) over [`steps::MemberSteps`], whose every step runs on all devices at once.
 //!
 //! Each device owns a contiguous range of the partitioned graph (`Partition::range`), holds
 //! the whole CSR (and the transpose of a directed graph) and a full-length level array that
@@ -16,15 +16,22 @@
 //!    summed into its counters.
 //!
 //! The host then reads every device's counters once (one synchronisation per device and
-//! level) and sums them for [`SwitchRule`](super::SwitchRule). Levels come back from device 0
+//! level) and sums them for [`SwitchRule`](super::SwitchRule). [`MultiDriver`] says whether
+//! one host thread per device drives it (the threads summing their counts in
+//! [`reduce::LevelReduce`]) or one thread drives them all. Levels come back from device 0
 //! (every device holds them all).
+//!
+//! A failing device aborts the reduction and shuts its outgoing links, so that no other
+//! device waits for it; the next run then builds new links.
 
 mod cuda_part;
+mod driver;
 mod exchange;
 mod host_part;
 mod part;
+mod reduce;
+mod steps;
 
-use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,23 +39,26 @@ use groute_core::{Context, DeviceTimer, Error};
 use groute_graph::{Graph, Partition};
 
 use self::cuda_part::CudaPart;
-use self::exchange::BitmapExchange;
+pub use self::driver::{MultiDriver, MultiDriverParseError};
+use self::exchange::DeviceLinks;
 use self::host_part::HostPart;
-use self::part::{Part, PartCounts};
-use super::{LevelSteps, StepCounts, SwitchRule, run_levels};
+use self::part::Part;
+use self::reduce::LevelReduce;
+use self::steps::{Member, MemberSteps};
+use super::{DirectionStats, SwitchRule, run_levels};
 use crate::BfsError;
 use crate::direction::solver::DirectionRun;
-use groute_worklist::WorklistError;
 
 /// Direction-optimizing BFS of one partitioned graph on every device of a context.
 pub(crate) struct MultiDirection {
     context: Context,
-    parts: Vec<Box<dyn Part>>,
-    owned: Vec<Range<u32>>,
-    exchange: BitmapExchange,
+    members: Vec<Member>,
+    /// A failed run shut links: build new ones before the next.
+    links_broken: bool,
     n: u32,
     in_arcs: u64,
     rule: SwitchRule,
+    driver: MultiDriver,
 }
 
 impl MultiDirection {
@@ -59,6 +69,7 @@ impl MultiDirection {
         graph: &Graph,
         partition: &Partition,
         rule: SwitchRule,
+        driver: MultiDriver,
     ) -> Result<Self, BfsError> {
         let n = u32::try_from(graph.num_vertices()).map_err(|_| {
             Error::invalid("graph", graph.num_vertices(), "at most u32::MAX vertices")
@@ -69,34 +80,38 @@ impl MultiDirection {
         } else {
             Arc::new(graph.csr.transpose())
         };
-        let owned: Vec<Range<u32>> = (0..context.num_devices())
-            .map(|d| partition.range(d))
-            .collect();
-        let parts = context
+        let links = DeviceLinks::all(context, graph.num_vertices().div_ceil(32))?;
+        let members = context
             .devices()
             .iter()
-            .zip(&owned)
-            .map(|(device, range)| -> Result<Box<dyn Part>, BfsError> {
-                if device.stream().is_host() {
-                    let part =
-                        HostPart::new(context, device, push.clone(), pull.clone(), range.clone())?;
-                    Ok(Box::new(part))
+            .zip(links)
+            .enumerate()
+            .map(|(d, (device, links))| -> Result<Member, BfsError> {
+                let owned = partition.range(d);
+                let part: Box<dyn Part> = if device.stream().is_host() {
+                    let (push, pull) = (push.clone(), pull.clone());
+                    Box::new(HostPart::new(context, device, push, pull, owned.clone())?)
                 } else {
                     let transpose = (!graph.symmetric).then_some(pull.as_ref());
-                    let part = CudaPart::new(context, device, &push, transpose, range.clone())?;
-                    Ok(Box::new(part))
-                }
+                    Box::new(CudaPart::new(
+                        context,
+                        device,
+                        &push,
+                        transpose,
+                        owned.clone(),
+                    )?)
+                };
+                Ok(Member::new(part, links, owned))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let exchange = BitmapExchange::new(context, graph.num_vertices().div_ceil(32))?;
         Ok(MultiDirection {
             context: context.clone(),
-            parts,
-            owned,
-            exchange,
+            members,
+            links_broken: false,
             n,
             in_arcs: pull.num_edges(),
             rule,
+            driver,
         })
     }
 
@@ -106,150 +121,151 @@ impl MultiDirection {
         source: u32,
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
-        for part in &self.parts {
-            part.reset(source)?;
+        if self.links_broken {
+            let words = (self.n as usize).div_ceil(32);
+            for (m, links) in self
+                .members
+                .iter_mut()
+                .zip(DeviceLinks::all(&self.context, words)?)
+            {
+                m.links = links;
+            }
+            self.links_broken = false;
         }
-        for part in &self.parts {
-            part.stream().synchronize()?;
+        for m in &self.members {
+            m.part.reset(source)?;
         }
-        let (n, in_arcs, rule) = (u64::from(self.n), self.in_arcs, self.rule);
+        for m in &self.members {
+            m.part.stream().synchronize()?;
+        }
         let started = Instant::now();
         let timer = DeviceTimer::start(&self.context)?;
-        let mut steps = MultiSteps {
-            last: vec![PartCounts::default(); self.parts.len()],
-            frontiers: vec![0; self.parts.len()],
-            solver: self,
-            frontier: 0,
-            reached: 0,
-            frontier_out_arcs: 0,
-            started,
-            time_limit,
+        let stats = match self.driver {
+            MultiDriver::Shared => self.levels_on_one_thread(time_limit),
+            MultiDriver::PerDevice => self.levels_per_device(time_limit),
         };
-        let first = steps.finish(0, None, 0)?;
-        let stats = run_levels(&mut steps, first, n, in_arcs, &rule)?;
+        if stats.is_err() {
+            self.links_broken = true;
+        }
+        let stats = stats?;
         let device_time = timer.stop()?;
-        for part in &self.parts {
-            part.check_worklist()?;
+        for m in &self.members {
+            m.part.check_worklist()?;
         }
         let elapsed = started.elapsed();
         Ok(DirectionRun {
-            levels: self.parts[0].levels()?,
+            levels: self.members[0].part.levels()?,
             stats,
             elapsed,
             device_time,
         })
     }
 
-    /// The bitmap words device `d` sends after a step: every word after a push step (it may
-    /// discover any vertex), the words of its owned range after a pull step (at least one, so
-    /// that every device sends a message).
-    fn words(&self, d: usize, pulled: bool) -> Range<u32> {
-        let total = self.n.div_ceil(32).max(1);
-        if !pulled {
-            return 0..total;
-        }
-        let owned = &self.owned[d];
-        let first = (owned.start / 32).min(total - 1);
-        first..owned.end.div_ceil(32).clamp(first + 1, total)
-    }
-}
-
-/// One run's position over all devices.
-struct MultiSteps<'a> {
-    solver: &'a mut MultiDirection,
-    /// Each device's counters as last read (cumulative).
-    last: Vec<PartCounts>,
-    /// Each device's current frontier.
-    frontiers: Vec<u32>,
-    /// The current frontier's vertices, over all devices.
-    frontier: u64,
-    /// Vertices reached so far (every frontier's, the current one's included).
-    reached: u64,
-    /// The current frontier's out-arcs (what its push step reads).
-    frontier_out_arcs: u64,
-    started: Instant,
-    time_limit: Option<Duration>,
-}
-
-impl MultiSteps<'_> {
-    /// After the steps of level `mark - 1` (`pulled`: whether they pulled; `None`: no step,
-    /// the source's level 0): exchanges the discoveries, scans every device's new frontier and
-    /// sums the devices' counts; `items` is the steps' work.
-    fn finish(
+    /// The level loop over every device on this thread.
+    fn levels_on_one_thread(
         &mut self,
-        mark: u32,
-        pulled: Option<bool>,
-        items: u64,
-    ) -> Result<StepCounts, BfsError> {
-        let solver = &mut *self.solver;
-        if let Some(pulled) = pulled {
-            let words: Vec<Range<u32>> = (0..solver.parts.len())
-                .map(|d| solver.words(d, pulled))
+        time_limit: Option<Duration>,
+    ) -> Result<DirectionStats, BfsError> {
+        let (n, in_arcs, rule) = (self.n, self.in_arcs, self.rule);
+        let (mut steps, first) = MemberSteps::start(&mut self.members, None, n, time_limit)?;
+        run_levels(&mut steps, first, u64::from(n), in_arcs, &rule)
+    }
+
+    /// The level loop on one thread per device, the counts summed across threads each level.
+    fn levels_per_device(
+        &mut self,
+        time_limit: Option<Duration>,
+    ) -> Result<DirectionStats, BfsError> {
+        let (n, in_arcs, rule) = (self.n, self.in_arcs, self.rule);
+        let reduce = LevelReduce::new(self.members.len());
+        let results: Vec<Result<DirectionStats, BfsError>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .members
+                .iter_mut()
+                .map(|member| {
+                    let reduce = &reduce;
+                    scope.spawn(move || {
+                        let members = std::slice::from_mut(member);
+                        let result = MemberSteps::start(members, Some(reduce), n, time_limit)
+                            .and_then(|(mut steps, first)| {
+                                run_levels(&mut steps, first, u64::from(n), in_arcs, &rule)
+                            });
+                        if result.is_err() {
+                            reduce.abort();
+                            member.links.shutdown();
+                        }
+                        result
+                    })
+                })
                 .collect();
-            for (d, part) in solver.parts.iter().enumerate() {
-                solver.exchange.before_marking(d, part.as_ref())?;
-                part.mark_bitmap(mark, words[d].clone())?;
-            }
-            solver.exchange.all_gather(&solver.parts, &words, mark)?;
-        }
-        for part in &solver.parts {
-            part.scan_frontier(mark)?;
-        }
-        let mut step = StepCounts {
-            items,
-            ..StepCounts::default()
-        };
-        for ((part, last), frontier) in solver
-            .parts
-            .iter()
-            .zip(&mut self.last)
-            .zip(&mut self.frontiers)
-        {
-            let now = part.read_counts()?;
-            let size = now.frontiers - last.frontiers;
-            *frontier = u32::try_from(size).map_err(|_| {
-                Error::invalid("frontier", size, "at most u32::MAX vertices (a bug)")
-            })?;
-            step.frontier += size;
-            step.frontier_out_arcs += now.out_arcs - last.out_arcs;
-            step.frontier_in_arcs += now.in_arcs - last.in_arcs;
-            step.arcs_examined += now.examined - last.examined;
-            *last = now;
-        }
-        self.frontier = step.frontier;
-        self.reached += step.frontier;
-        self.frontier_out_arcs = step.frontier_out_arcs;
-        Ok(step)
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        Err(
+                            Error::ThreadPanicked("a direction-optimizing BFS driver".into())
+                                .into(),
+                        )
+                    })
+                })
+                .collect()
+        });
+        first_cause(results)
     }
 }
 
-impl LevelSteps for MultiSteps<'_> {
-    fn push(&mut self, level: u32) -> Result<StepCounts, BfsError> {
-        for (part, &frontier) in self.solver.parts.iter().zip(&self.frontiers) {
-            part.push(level, frontier)?;
+/// The stats every thread agrees on, or the error that caused the others (a device's own
+/// failure before the disconnections it caused on its peers).
+fn first_cause(results: Vec<Result<DirectionStats, BfsError>>) -> Result<DirectionStats, BfsError> {
+    let mut errors: Vec<BfsError> = Vec::new();
+    let mut stats = None;
+    for r in results {
+        match r {
+            Ok(s) => stats = stats.or(Some(s)),
+            Err(e) => errors.push(e),
         }
-        let (items, read) = (self.frontier, self.frontier_out_arcs);
-        let mut step = self.finish(level + 1, Some(false), items)?;
-        step.arcs_examined += read;
-        Ok(step)
     }
-
-    fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
-        for part in &self.solver.parts {
-            part.pull(level)?;
-        }
-        let unvisited = u64::from(self.solver.n) - self.reached;
-        self.finish(level + 1, Some(true), unvisited)
+    let secondary = |e: &BfsError| {
+        matches!(
+            e,
+            BfsError::Worklist(groute_worklist::WorklistError::Runtime(
+                Error::Disconnected(_)
+            ))
+        )
+    };
+    match errors.iter().position(|e| !secondary(e)) {
+        Some(i) => Err(errors.swap_remove(i)),
+        None => match errors.pop() {
+            Some(e) => Err(e),
+            None => stats.ok_or_else(|| Error::invalid("devices", 0, "at least one").into()),
+        },
     }
+}
 
-    fn check_time(&self) -> Result<(), BfsError> {
-        match self.time_limit {
-            Some(limit) if self.started.elapsed() > limit => Err(WorklistError::TimedOut {
-                limit,
-                outstanding: self.frontier as i64,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_graph::{GenSpec, NoProgress, PartitionMethod, generate, partition_graph};
+
+    /// A failed run (time limit) reports its cause, not the disconnections it caused, and
+    /// the next run on the same solver builds new links and succeeds.
+    #[test]
+    fn a_failed_run_leaves_the_solver_usable() {
+        let spec: GenSpec = "kron:scale=9,ef=16,sym,seed=6".parse().unwrap();
+        let g = generate(&spec, &NoProgress).unwrap();
+        let parted = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
+        let expected = crate::bfs_reference(&parted.graph.csr, 5);
+        let ctx = Context::host(3).unwrap();
+        for driver in [MultiDriver::PerDevice, MultiDriver::Shared] {
+            let rule = SwitchRule::default();
+            let mut solver =
+                MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule, driver).unwrap();
+            let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
+            assert!(e.to_string().contains("time"), "{driver}: {e}");
+            for _ in 0..2 {
+                let run = solver.run(5, None).unwrap();
+                assert_eq!(run.levels, expected, "{driver}");
             }
-            .into()),
-            _ => Ok(()),
         }
     }
 }
