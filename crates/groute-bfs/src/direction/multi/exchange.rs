@@ -93,10 +93,20 @@ impl DeviceLinks {
         Ok(())
     }
 
-    /// Shuts the outgoing links: peers waiting for this device's bitmap fail at once (after
-    /// an error on this device). The links cannot be used again.
+    /// A handle that shuts the outgoing links (after an error on this device).
+    pub(super) fn closer(&self) -> LinkCloser {
+        LinkCloser(self.outgoing.clone())
+    }
+}
+
+/// Shuts a device's outgoing links: peers waiting for its bitmap fail at once. The links
+/// cannot be used again.
+pub(super) struct LinkCloser(Vec<Link<u32>>);
+
+impl LinkCloser {
+    /// Shuts the links.
     pub(super) fn shutdown(&self) {
-        for link in &self.outgoing {
+        for link in &self.0 {
             link.shutdown();
         }
     }

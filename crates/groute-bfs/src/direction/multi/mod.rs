@@ -40,7 +40,7 @@ use groute_graph::{Graph, Partition};
 
 use self::cuda_part::CudaPart;
 pub use self::driver::{MultiDriver, MultiDriverParseError};
-use self::exchange::DeviceLinks;
+use self::exchange::{DeviceLinks, LinkCloser};
 use self::host_part::HostPart;
 use self::part::Part;
 use self::reduce::LevelReduce;
@@ -171,46 +171,84 @@ impl MultiDirection {
         run_levels(&mut steps, first, u64::from(n), in_arcs, &rule)
     }
 
-    /// The level loop on one thread per device, the counts summed across threads each level.
+    /// The level loop on one thread per device (device 0's on this thread), the counts summed
+    /// across threads each level.
     fn levels_per_device(
         &mut self,
         time_limit: Option<Duration>,
     ) -> Result<DirectionStats, BfsError> {
-        let (n, in_arcs, rule) = (self.n, self.in_arcs, self.rule);
-        let reduce = LevelReduce::new(self.members.len());
+        let share = DeviceShare {
+            reduce: LevelReduce::new(self.members.len()),
+            n: self.n,
+            in_arcs: self.in_arcs,
+            rule: self.rule,
+            time_limit,
+        };
+        let Some((first, others)) = self.members.split_first_mut() else {
+            return Err(Error::invalid("devices", 0, "at least one").into());
+        };
         let results: Vec<Result<DirectionStats, BfsError>> = std::thread::scope(|scope| {
-            let threads: Vec<_> = self
-                .members
+            let share = &share;
+            let threads: Vec<_> = others
                 .iter_mut()
-                .map(|member| {
-                    let reduce = &reduce;
-                    scope.spawn(move || {
-                        let members = std::slice::from_mut(member);
-                        let result = MemberSteps::start(members, Some(reduce), n, time_limit)
-                            .and_then(|(mut steps, first)| {
-                                run_levels(&mut steps, first, u64::from(n), in_arcs, &rule)
-                            });
-                        if result.is_err() {
-                            reduce.abort();
-                            member.links.shutdown();
-                        }
-                        result
-                    })
-                })
+                .map(|member| scope.spawn(move || share.run(member)))
                 .collect();
-            threads
-                .into_iter()
-                .map(|t| {
-                    t.join().unwrap_or_else(|_| {
-                        Err(
-                            Error::ThreadPanicked("a direction-optimizing BFS driver".into())
-                                .into(),
-                        )
-                    })
+            let mut results = vec![share.run(first)];
+            results.extend(threads.into_iter().map(|t| {
+                t.join().unwrap_or_else(|_| {
+                    let e = Error::ThreadPanicked("a direction-optimizing BFS driver".into());
+                    Err(e.into())
                 })
-                .collect()
+            }));
+            results
         });
         first_cause(results)
+    }
+}
+
+/// What every thread of a per-device run shares.
+struct DeviceShare {
+    reduce: LevelReduce,
+    n: u32,
+    in_arcs: u64,
+    rule: SwitchRule,
+    time_limit: Option<Duration>,
+}
+
+impl DeviceShare {
+    /// `member`'s share of the level loop. If it fails (or unwinds), the reduction is aborted
+    /// and its outgoing links shut, so that no other thread waits for it.
+    fn run(&self, member: &mut Member) -> Result<DirectionStats, BfsError> {
+        struct AbortUnlessDone<'a> {
+            reduce: &'a LevelReduce,
+            links: Option<LinkCloser>,
+        }
+        impl Drop for AbortUnlessDone<'_> {
+            fn drop(&mut self) {
+                if let Some(links) = &self.links {
+                    self.reduce.abort();
+                    links.shutdown();
+                }
+            }
+        }
+        let (n, reduce) = (self.n, &self.reduce);
+        let mut guard = AbortUnlessDone {
+            reduce,
+            links: Some(member.links.closer()),
+        };
+        let result = MemberSteps::start(
+            std::slice::from_mut(member),
+            Some(reduce),
+            n,
+            self.time_limit,
+        )
+        .and_then(|(mut steps, first)| {
+            run_levels(&mut steps, first, u64::from(n), self.in_arcs, &self.rule)
+        });
+        if result.is_ok() {
+            guard.links = None;
+        }
+        result
     }
 }
 
