@@ -191,6 +191,11 @@ impl CudaDirection {
 
     /// Keeps every buffer the kernels touch alive until the work enqueued so far completes.
     pub(super) fn keep_alive(&self) -> Result<(), Error> {
+        self.keep_alive_with(&[])
+    }
+
+    /// [`CudaDirection::keep_alive`], with `extra` buffers too (one event for all).
+    pub(super) fn keep_alive_with(&self, extra: &[&Buffer<u32>]) -> Result<(), Error> {
         let (pull_offsets, pull_sources) = self.pull_csr();
         let memory = [
             &self.levels,
@@ -200,6 +205,7 @@ impl CudaDirection {
             pull_sources,
         ]
         .iter()
+        .chain(extra)
         .map(|b| b.raw().memory)
         .chain([&self.push_offsets, pull_offsets, &self.counters].map(|b| b.raw().memory))
         .collect();

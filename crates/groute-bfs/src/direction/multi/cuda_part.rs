@@ -78,12 +78,10 @@ impl CudaPart {
         let config = LaunchConfig::for_elements(elements, BLOCK, Some(self.grid));
         // SAFETY: forwarded to the caller.
         unsafe { f.launch(self.dir.stream.raw().as_ref(), config, args)? };
-        let memory = std::iter::once(&self.bitmap)
-            .chain(extra)
-            .map(|b| b.raw().memory)
-            .collect();
-        self.dir.cuda_stream()?.keep_alive(memory)?;
-        self.dir.keep_alive()
+        match extra {
+            Some(extra) => self.dir.keep_alive_with(&[&self.bitmap, extra]),
+            None => self.dir.keep_alive_with(&[&self.bitmap]),
+        }
     }
 }
 
