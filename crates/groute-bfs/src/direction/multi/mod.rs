@@ -10,16 +10,20 @@
 //!    unvisited vertices' in-neighbours against the level;
 //! 2. **bitmap** of the vertices it discovered (its local level array at level + 1: all
 //!    vertices after a push step, its owned words after a pull step);
-//! 3. **all-gather** ([`exchange::BitmapExchange`]): the bitmap to every other device over a
-//!    direct link; every received bitmap gives its unvisited vertices level + 1;
+//! 3. **all-gather** ([`exchange::DeviceLinks`]): the bitmap to every other device over a
+//!    direct link (the module says why not a ring); every received bitmap gives its unvisited
+//!    vertices level + 1;
 //! 4. **frontier scan**: its owned vertices at level + 1 become its frontier, their degrees
 //!    summed into its counters.
 //!
 //! The host then reads every device's counters once (one synchronisation per device and
-//! level) and sums them for [`SwitchRule`](super::SwitchRule). [`MultiDriver`] says whether
+//! level) and sums them for [`SwitchRule`]. [`MultiDriver`] says whether
 //! one host thread per device drives it (the threads summing their counts in
 //! [`reduce::LevelReduce`]) or one thread drives them all. Levels come back from device 0
 //! (every device holds them all).
+//!
+//! Memory per device: the CSR (and transpose), the levels, a worklist of 2n slots, the bitmap
+//! (n / 32 words) and two receive bitmaps per incoming link (N - 1 links).
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.
