@@ -99,6 +99,8 @@ struct Report {
     mode: &'static str,
     fused: bool,
     direction: &'static str,
+    /// The host driver of a direction-optimizing run on several devices (`--do-driver`).
+    do_driver: Option<&'static str>,
     pull_levels: u64,
     arcs_examined: Option<u64>,
     device_ms: Option<f64>,
@@ -231,6 +233,8 @@ fn run() -> Result<(), AnyError> {
         } else {
             Direction::Push.as_str()
         },
+        do_driver: (result.stats.direction_optimized && ctx.num_devices() > 1)
+            .then(|| cli.do_driver.as_str()),
         pull_levels: result.stats.pull_levels,
         arcs_examined: result.stats.arcs_examined,
         device_ms,
