@@ -293,11 +293,12 @@ fn several_devices_count_like_one() {
                 assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
                 assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
                 assert_eq!(got.stats.work_items, single.stats.work_items, "{what}");
-                if rule == ALWAYS_PUSH {
-                    assert_eq!(
-                        got.stats.arcs_examined, single.stats.arcs_examined,
-                        "{what}"
-                    );
+                // A pull step reads each unvisited vertex's in-arcs up to the first at the
+                // level: the same arcs on any device count under the same numbering (a block
+                // partition keeps it; METIS renumbers, which reorders in-neighbours).
+                if method == PartitionMethod::Block || rule == ALWAYS_PUSH {
+                    let (got, one) = (got.stats.arcs_examined, single.stats.arcs_examined);
+                    assert_eq!(got, one, "{what}");
                 }
             }
         }
