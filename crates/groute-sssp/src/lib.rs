@@ -53,7 +53,8 @@
 //! distances below a threshold first and defers the others; the threshold advances by bands
 //! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
 //! `None`, SSSP uses [`default_prio_delta`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the graph's
-//! average arc weight. `Some(0)` turns it off.
+//! average arc weight on sparse graphs, narrowing with the square of the average degree past
+//! [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]. `Some(0)` turns it off.
 
 mod reference;
 
@@ -80,15 +81,39 @@ pub use reference::sssp_reference;
 /// kron21 (low diameter) bands from 25 to 408 all ran 16-18 ms: the band matters little there.
 pub const PRIO_DELTA_AVERAGE_WEIGHTS: u64 = 32;
 
+/// The average out-degree up to which the default band is [`PRIO_DELTA_AVERAGE_WEIGHTS`]
+/// average weights wide; past it the band narrows with the square of the degree (see
+/// [`default_prio_delta`]).
+///
+/// Measured on one H200, kron21 (average degree 86.4), weights 1..100, `--check --repeat 5`,
+/// band: ms (work items; 1.53M vertices reached): 1: 18.5 (1.53M); 2: 14.0 (1.53M); 3: 12.5
+/// (1.54M); 5: 11.2 (1.74M); 10: 12.5 (1.96M); 15: 13.6 (2.51M); 25: 14.9 (3.28M); 1616 (the
+/// sparse default): 17.6 (7.06M). A dense, low-diameter graph reaches most vertices in a few
+/// hops, so a wide band re-expands them many times over; a very narrow one pays one epoch per
+/// band. With this degree the default gives a band of 5 on kron21 and keeps road networks
+/// (degree about 2.4) at the full 32 average weights.
+pub const PRIO_DELTA_FULL_BAND_MAX_DEGREE: f64 = 5.0;
+
 /// The soft-priority band width SSSP uses when the options leave it open:
-/// [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the average arc weight (at least 1).
+/// [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the average arc weight (rounded up), times
+/// `min(1, (PRIO_DELTA_FULL_BAND_MAX_DEGREE / average degree)^2)`, at least 1.
 pub fn default_prio_delta(csr: &Csr) -> u32 {
     let m = csr.targets().len() as u64;
+    let n = csr.num_vertices().max(1) as f64;
     let total: u64 = csr
         .weights()
         .map_or(m, |w| w.iter().map(|&x| u64::from(x)).sum());
     let average = total.div_ceil(m.max(1)).max(1);
-    u32::try_from(PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average)).unwrap_or(u32::MAX)
+    let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average);
+    let degree = m as f64 / n;
+    let narrowing = if degree > PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+        (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(2)
+    } else {
+        1.0
+    };
+    let band = (full as f64 * narrowing).round().max(1.0);
+    // `band` <= `full`, and a float cast saturates.
+    band.min(f64::from(u32::MAX)) as u32
 }
 
 /// The largest distance a reached vertex can have: longer paths saturate here.

@@ -479,6 +479,36 @@ fn the_default_band_is_a_multiple_of_the_average_weight() {
     );
 }
 
+#[test]
+fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
+    // A complete directed graph on 21 vertices: average degree 20, four times the full-band
+    // degree, so the band is 32 x 10 / 16.
+    let n = 21u32;
+    let arcs: Vec<(u32, u32, u32)> = (0..n)
+        .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v, 10)))
+        .collect();
+    let dense = from_triples(n as usize, &arcs, "complete graph");
+    let expected = 10.0
+        * groute_sssp::PRIO_DELTA_AVERAGE_WEIGHTS as f64
+        * (groute_sssp::PRIO_DELTA_FULL_BAND_MAX_DEGREE / 20.0).powi(2);
+    assert_eq!(
+        groute_sssp::default_prio_delta(&dense.csr),
+        expected.round() as u32
+    );
+    // Unit weights and a very high degree: never narrower than 1.
+    let n = 201u32;
+    let pairs: Vec<(u32, u32)> = (0..n)
+        .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v)))
+        .collect();
+    let denser = from_pairs(n as usize, &pairs, "complete graph, unit weights");
+    assert_eq!(groute_sssp::default_prio_delta(&denser.csr), 1);
+    // And the narrowed band still gives Dijkstra's distances.
+    let ctx = groute_core::Context::host(1).unwrap();
+    let parted = partition_graph(dense.clone(), 1, PartitionMethod::Block, &NoProgress).unwrap();
+    let result = sssp(&ctx, &parted, 3, &options_with_priority(None)).unwrap();
+    assert_eq!(result.distances, sssp_reference(&dense.csr, 3));
+}
+
 /// The CUDA translation unit compiles with NVRTC for the GPU machine's architecture (the
 /// same check as groute-core's `kernels_compile`, which covers `kernels/*.cu` only).
 #[test]
