@@ -78,7 +78,10 @@
 // and stops the kernel; the host reports CapacityExceeded naming wl_capacity. Nothing is lost
 // silently. Abort: the host may set *abort (device-mapped pinned host memory; the time limit);
 // actions poll it every FUSED_ABORT_POLL phases and SOLO every FUSED_ABORT_POLL levels (a PCIe
-// read, kept off the per-level path).
+// read, kept off the per-level path); SOLO reports what it saw in FUSED_SOLO_ABORT, the next
+// action stops the kernel with FUSED_STOP = FUSED_STOP_ABORTED. The host fails the run whenever
+// it set the word, even when the kernel finished before its next poll (run_fused's timed_out),
+// and whenever the kernel reports FUSED_STOP_ABORTED (it left items unprocessed).
 //
 // The state block `fused` (FUSED_WORDS u32 of device memory, zeroed by the host except
 // FUSED_PHASE, FUSED_END = the number of seeds and FUSED_THRESHOLD) keeps the barrier words on
@@ -184,6 +187,19 @@ __device__ __forceinline__ unsigned int atomic_add_acq_rel(unsigned int* p, unsi
 __device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
     unsigned int v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// The host's abort word (device-mapped pinned host memory): a system-scope load from the
+// global window, so every poll reaches the host's memory (never an L1 line, and ordered by the
+// PTX memory model with the host's store; a volatile access through a generic address only
+// implies this).
+__device__ __forceinline__ unsigned int load_abort(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
     return v;
 }
 
@@ -436,7 +452,7 @@ enum FusedRecordWord : unsigned int {
 // (fused_settle): no later reader of the state line runs before this block arrives again.
 __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* fused,
                                                   unsigned int* ctrl,
-                                                  const volatile unsigned int* abort,
+                                                  const unsigned int* abort,
                                                   unsigned int done, unsigned int prio_delta,
                                                   unsigned int solo_max) {
     load_words(fused + FUSED_PHASE, s.w);
@@ -481,7 +497,7 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* f
     if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u) {
         stop = FUSED_STOP_OVERFLOW;
     } else if (s.at(FUSED_SOLO_ABORT) != 0u ||
-               (phases % FUSED_ABORT_POLL == 0u && *abort != 0u)) {
+               (phases % FUSED_ABORT_POLL == 0u && load_abort(abort) != 0u)) {
         stop = FUSED_STOP_ABORTED;
     }
     s.at(FUSED_STOP) = stop;
@@ -527,7 +543,7 @@ struct FusedArgs {
     unsigned int wl_mask;
     unsigned int* ctrl;
     unsigned int* fused;
-    const volatile unsigned int* abort;
+    const unsigned int* abort;  // the host's abort word (load_abort)
     VertexValue* low[2];  // null when soft priority is off
     unsigned int low_capacity;
     unsigned int prio_delta;
@@ -590,7 +606,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
             bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
                         ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
                         e == end || e - end > a.solo_max;
-            if (!stop && levels % FUSED_ABORT_POLL == 0u && *a.abort != 0u) {
+            if (!stop && levels % FUSED_ABORT_POLL == 0u && load_abort(a.abort) != 0u) {
                 aborted = 1u;
                 stop = true;
             }

@@ -391,3 +391,36 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
     let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
     assert_eq!(r.depth(), 19_999);
 }
+
+/// The kernel itself honours the abort word, in single-block mode (block 0's level loop polls
+/// it) and with the mode off (the barrier's action polls it), in both builds (narrow, wide):
+/// past its limit on a path far longer than any host delay (400,000 levels, each polled within
+/// 64), a run leaves items outstanding, i.e. the kernel stopped early rather than running to
+/// completion after the host asked it to stop.
+#[test]
+fn the_fused_kernel_stops_early_when_asked_to() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    const N: u32 = 400_000;
+    let chain: Vec<(u32, u32)> = (0..N - 1).map(|i| (i, i + 1)).collect();
+    let g = from_pairs(N as usize, &chain, "very long path");
+    for block in [256, 1024] {
+        for solo in [None, Some(0)] {
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_block = Some(block);
+            o.worklist.fused_solo_max = solo;
+            o.worklist.time_limit = Some(Duration::ZERO);
+            match run(&ctx, &g, 0, &o) {
+                Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => assert!(
+                    outstanding > 0,
+                    "block {block}, solo_max {solo:?}: the kernel ran all {N} levels after the \
+                     host asked it to stop"
+                ),
+                other => {
+                    panic!("block {block}, solo_max {solo:?}: expected TimedOut, got {other:?}")
+                }
+            }
+        }
+    }
+}

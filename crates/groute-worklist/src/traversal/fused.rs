@@ -44,10 +44,14 @@
 //!   blocks cannot all be resident, so every block a barrier waits for is running.
 //! - **Errors.** A worklist or low-list overflow stops the kernel at the next barrier and
 //!   fails the run with [`Error::CapacityExceeded`] naming `wl_capacity (--wl-capacity)`;
-//!   nothing is lost silently. With a time limit the host polls the kernel's completion; past the limit it
-//!   sets the abort word (device-mapped pinned host memory, [`Context::alloc_mapped`]) that
-//!   the kernel reads every 64 phases (and every 64 levels of a solo phase), and the run fails
-//!   with [`WorklistError::TimedOut`].
+//!   nothing is lost silently. With a time limit the host polls the kernel's completion; past
+//!   the limit it sets the abort word (device-mapped pinned host memory,
+//!   [`Context::alloc_mapped`]) that the kernel reads every 64 phases (and every 64 levels of
+//!   a solo phase), waits for the kernel, and fails the run with [`WorklistError::TimedOut`]:
+//!   whenever it asked, even if the kernel finished before its next poll (as the non-fused
+//!   driver fails once it sees its deadline pass), and whenever the kernel reports that it
+//!   stopped on the word. `outstanding` counts the items the kernel left (0 when it
+//!   finished).
 //!
 //! ## Several devices (not fused yet)
 //!
@@ -165,6 +169,20 @@ const CTRL_READ_WORDS: usize = 10;
 /// How often the host checks a time-limited fused run.
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
 
+/// Whether a fused run fails with [`WorklistError::TimedOut`]: the host asked the kernel to
+/// stop (it saw the time limit pass while the kernel ran), or the kernel reports that it
+/// stopped on the abort word (`stop_word`, the state block's `FUSED_STOP`).
+///
+/// Either alone suffices. The host's side: the run exceeded its limit whether or not the
+/// kernel polled the word before it finished (a kernel can complete between the host's store
+/// and its next poll, up to `FUSED_ABORT_POLL` levels later), and the non-fused driver fails
+/// the same way as soon as it sees its deadline pass with work outstanding. The kernel's
+/// side: a kernel that stopped early left items unprocessed, so its values must never be
+/// returned as a result.
+fn timed_out(asked_to_stop: bool, stop_word: u32) -> bool {
+    asked_to_stop || stop_word == FUSED_STOP_ABORTED
+}
+
 /// One device's fused kernel and its state, kept across runs.
 pub(crate) struct FusedKernel {
     /// `<algo>_fused`: blocks of at most [`FUSED_NARROW_MAX_BLOCK`] threads.
@@ -260,7 +278,11 @@ impl FusedKernel {
                     operation: "writing the fused kernel's abort word from the host",
                     backend: "cuda",
                 })?;
-        word.store(value, std::sync::atomic::Ordering::Release);
+        word.store(value, std::sync::atomic::Ordering::SeqCst);
+        // The word is cacheable host memory (never write-combined: `mem_host_alloc`), which the
+        // GPU's system-scope reads snoop; the full fence makes the store globally visible before
+        // anything the caller does next (blocking on the kernel), so no later poll misses it.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 }
@@ -329,7 +351,7 @@ impl CudaTraversalDevice {
         let t0 = device.record_timing(s)?;
         self.launch_fused(shape, barrier, prio_delta, solo_max)?;
         let t1 = device.record_timing(s)?;
-        self.wait_fused(&t1, options.time_limit, started)?;
+        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started)?;
         let elapsed = started.elapsed();
         let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
 
@@ -342,8 +364,7 @@ impl CudaTraversalDevice {
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
         let processed = wide(FUSED_PROCESSED);
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds));
-        // Asked to stop but done anyway: the traversal is complete, so the run succeeds.
-        if word(FUSED_STOP) == FUSED_STOP_ABORTED {
+        if timed_out(asked_to_stop, word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),
                 outstanding: (u64::from(seeds) + produced).saturating_sub(processed) as i64,
@@ -366,24 +387,27 @@ impl CudaTraversalDevice {
     }
 
     /// Waits for the kernel (recorded `done`); past `time_limit`, asks it to stop (it then
-    /// returns within `FUSED_ABORT_POLL` rounds) and waits for it to do so.
+    /// returns within `FUSED_ABORT_POLL` levels or phases) and waits for it to do so. Returns
+    /// whether it asked: the host saw the limit pass while the kernel was still running.
     fn wait_fused(
         &self,
         done: &Event,
         time_limit: Option<Duration>,
         started: Instant,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let Some(limit) = time_limit else {
-            return done.wait();
+            done.wait()?;
+            return Ok(false);
         };
         while !done.is_complete()? {
             if started.elapsed() > limit {
                 self.fused.set_abort(1)?;
-                return done.wait();
+                done.wait()?;
+                return Ok(true);
             }
             std::thread::sleep(POLL_INTERVAL);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Enqueues `<algo>_fused` (or its wide build) cooperatively in `shape`, with the
@@ -447,5 +471,32 @@ impl CudaTraversalDevice {
             self.fused.state.raw().memory,
             self.fused.abort.raw().memory,
         ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FUSED_STOP_ABORTED, timed_out};
+
+    /// `groute::FUSED_STOP_NONE` and `FUSED_STOP_OVERFLOW` (fused.cuh).
+    const FUSED_STOP_NONE: u32 = 0;
+    const FUSED_STOP_OVERFLOW: u32 = 1;
+
+    #[test]
+    fn a_run_the_host_asked_to_stop_times_out_even_if_the_kernel_finished_first() {
+        assert!(timed_out(true, FUSED_STOP_NONE));
+        assert!(timed_out(true, FUSED_STOP_ABORTED));
+    }
+
+    #[test]
+    fn a_kernel_that_stopped_on_the_abort_word_never_yields_a_result() {
+        assert!(timed_out(false, FUSED_STOP_ABORTED));
+    }
+
+    #[test]
+    fn a_run_within_its_limit_succeeds() {
+        assert!(!timed_out(false, FUSED_STOP_NONE));
+        // An overflow is reported from the control words, not as a time-out.
+        assert!(!timed_out(false, FUSED_STOP_OVERFLOW));
     }
 }
