@@ -51,7 +51,11 @@
 //!   whenever it asked, even if the kernel finished before its next poll (as the non-fused
 //!   driver fails once it sees its deadline pass), and whenever the kernel reports that it
 //!   stopped on the word. `outstanding` counts the items the kernel left (0 when it
-//!   finished).
+//!   finished). Nothing on the host blocks while the kernel runs: both builds are loaded when
+//!   the solver is built (the driver's lazy loading would load them on first use, which may
+//!   wait for running kernels), and the device's pending pinned frees are released before the
+//!   launch. `GROUTE_TRACE_FUSED=1` prints the host's steps of every run with their times
+//!   (stderr; `fused_trace.rs`).
 //!
 //! ## Several devices (not fused yet)
 //!
@@ -88,6 +92,7 @@ use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
 use super::cuda::CudaTraversalDevice;
+use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
     FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, fused_block as fused_block_size,
 };
@@ -217,9 +222,16 @@ impl FusedKernel {
         module: &CudaModule,
         name: &str,
     ) -> Result<Self, Error> {
+        let narrow = module.function(name)?;
+        let wide = module.function(&format!("{name}_wide"))?;
+        // Load both builds now: under the driver's lazy loading (the default since CUDA 12.2)
+        // a function is loaded on its first use, which may wait for the device's running
+        // kernels; an occupancy query is such a use, here and never while a run is timed.
+        narrow.max_active_blocks_per_multiprocessor(32, 0)?;
+        wide.max_active_blocks_per_multiprocessor(32, 0)?;
         Ok(FusedKernel {
-            narrow: module.function(name)?,
-            wide: module.function(&format!("{name}_wide"))?,
+            narrow,
+            wide,
             multiprocessors: device.properties().multiprocessors.max(1),
             state: device.alloc::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
@@ -307,8 +319,10 @@ impl CudaTraversalDevice {
         seeds: &[u32],
         options: &WorklistOptions,
     ) -> Result<FusedRun, WorklistError> {
+        let trace = FusedTrace::start();
         // The non-fused worker's reset: values, control block, seeds (synchronised).
         drop(self.worker(device, sources, seeds)?);
+        trace.mark("reset done");
         let seeds = seeds.len() as u32;
         let shape = self.fused.shape(options.fused_grid, options.fused_block)?;
         let (spin_ns, barrier_flags) = options.fused_barrier.kernel_args()?;
@@ -346,13 +360,22 @@ impl CudaTraversalDevice {
         }
         self.fused.set_abort(0)?;
         s.synchronize()?;
+        // Release what the device's own stream still holds (the graph's pinned upload
+        // buffers): freeing pinned host memory waits for the whole device, so it must happen
+        // now, never while the kernel runs and the host should be watching its time limit.
+        device.stream().synchronize()?;
+        trace.mark("state set, streams idle");
 
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
+        trace.mark("t0 recorded; launching");
         self.launch_fused(shape, barrier, prio_delta, solo_max)?;
+        trace.mark("launched");
         let t1 = device.record_timing(s)?;
-        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started)?;
+        trace.mark("t1 recorded; waiting");
+        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started, &trace)?;
         let elapsed = started.elapsed();
+        trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
         let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
 
         let ctrl = device.download(&self.ctrl.slice(0..CTRL_READ_WORDS)?)?;
@@ -364,6 +387,11 @@ impl CudaTraversalDevice {
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
         let processed = wide(FUSED_PROCESSED);
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds));
+        trace.mark(&format!(
+            "read back: stop word {}, processed {processed} of {}",
+            word(FUSED_STOP),
+            u64::from(seeds) + produced
+        ));
         if timed_out(asked_to_stop, word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),
@@ -394,14 +422,23 @@ impl CudaTraversalDevice {
         done: &Event,
         time_limit: Option<Duration>,
         started: Instant,
+        trace: &FusedTrace,
     ) -> Result<bool, Error> {
         let Some(limit) = time_limit else {
             done.wait()?;
             return Ok(false);
         };
-        while !done.is_complete()? {
+        let mut poll = 0u32;
+        loop {
+            let complete = done.is_complete()?;
+            trace.poll(poll, complete);
+            if complete {
+                break;
+            }
+            poll = poll.saturating_add(1);
             if started.elapsed() > limit {
                 self.fused.set_abort(1)?;
+                trace.mark("abort word set; waiting for the kernel");
                 done.wait()?;
                 return Ok(true);
             }

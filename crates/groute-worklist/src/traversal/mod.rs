@@ -24,6 +24,7 @@
 mod barrier_bench;
 mod cuda;
 mod fused;
+mod fused_trace;
 mod fused_tuning;
 mod hub_policy;
 
