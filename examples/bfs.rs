@@ -75,7 +75,8 @@ struct Cli {
     /// this (0: never pull).
     #[arg(long, value_name = "ALPHA", default_value_t = PULL_ALPHA)]
     do_alpha: u64,
-    /// Direction-optimizing: push again once the frontier shrinks below the vertices / this.
+    /// Direction-optimizing: push again once the frontier stops growing and holds fewer
+    /// than the vertices / this (0: push again as soon as the frontier stops growing).
     #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
     /// Direction-optimizing on several devices: per-device (one host thread per device) or

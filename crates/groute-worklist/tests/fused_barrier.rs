@@ -53,7 +53,7 @@ fn bad_block_sizes_and_sleeps_fail_naming_the_setting_on_every_backend() {
             let err = time_fused_barrier(device, None, block, FusedBarrier::default(), 1)
                 .unwrap_err()
                 .to_string();
-            assert!(err.contains("--fused-block"), "{block}: {err}");
+            assert!(err.contains("--blocks"), "{block}: {err}");
         }
         let slow = FusedBarrier {
             spin_ns: FUSED_MAX_SPIN_NS + 1,
@@ -62,7 +62,7 @@ fn bad_block_sizes_and_sleeps_fail_naming_the_setting_on_every_backend() {
         let err = time_fused_barrier(device, None, 256, slow, 1)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("--fused-spin-ns"), "{err}");
+        assert!(err.contains("--spins"), "{err}");
     }
     // The host backend has no grid barrier to time: an error, not a panic.
     let ctx = Context::host(1).unwrap();

@@ -34,8 +34,10 @@ pub enum Direction {
 impl Direction {
     /// Whether a run on `devices` devices over a graph (`symmetric`, `average_degree` arcs per
     /// vertex) optimizes direction; `fused_forced`: the fused kernel was asked for
-    /// explicitly (it runs on one device only). No device count is refused; the `Result`
-    /// is kept for settings that may be.
+    /// explicitly. The fused kernel is a mode of the worklist BFS, so an explicit request for
+    /// it is never dropped: [`Direction::Auto`] then keeps the worklist BFS (which runs it on
+    /// one device and refuses it, naming `--fused`, on several), and
+    /// [`Direction::PullPush`] is refused with an error naming both flags.
     pub fn optimizes(
         self,
         devices: usize,
@@ -43,11 +45,18 @@ impl Direction {
         average_degree: f64,
         fused_forced: bool,
     ) -> Result<bool, Error> {
+        let _ = devices; // every device count is supported
         match self {
             Direction::Push => Ok(false),
-            Direction::Auto => Ok(symmetric
-                && !(fused_forced && devices == 1)
-                && average_degree >= AUTO_MIN_AVERAGE_DEGREE),
+            Direction::Auto => {
+                Ok(symmetric && !fused_forced && average_degree >= AUTO_MIN_AVERAGE_DEGREE)
+            }
+            Direction::PullPush if fused_forced => Err(Error::invalid(
+                "--fused",
+                "on",
+                "the fused kernel runs the worklist BFS, which --direction pull-push replaces: \
+                 drop --fused, or use --direction push|auto",
+            )),
             Direction::PullPush => Ok(true),
         }
     }
@@ -93,7 +102,7 @@ pub struct SwitchRule {
     /// (0: never pull).
     pub alpha: u64,
     /// Pull turns to push when the frontier stops growing and holds fewer than n / beta
-    /// vertices.
+    /// vertices (0: as soon as the frontier stops growing).
     pub beta: u64,
 }
 
@@ -167,10 +176,15 @@ mod tests {
         assert!(!Direction::Auto.optimizes(1, false, 16.0, false).unwrap());
         assert!(!Direction::Auto.optimizes(1, true, 2.4, false).unwrap());
         assert!(Direction::Auto.optimizes(2, true, 16.0, false).unwrap());
-        assert!(Direction::Auto.optimizes(4, true, 16.0, true).unwrap());
+        // An explicit --fused keeps the worklist BFS on any device count.
+        assert!(!Direction::Auto.optimizes(4, true, 16.0, true).unwrap());
         assert!(!Direction::Auto.optimizes(2, true, 2.4, false).unwrap());
         assert!(!Direction::Push.optimizes(1, true, 16.0, false).unwrap());
-        assert!(Direction::PullPush.optimizes(1, false, 1.0, true).unwrap());
+        assert!(Direction::PullPush.optimizes(1, false, 1.0, false).unwrap());
+        let err = Direction::PullPush
+            .optimizes(1, true, 16.0, true)
+            .expect_err("pull-push with --fused is refused");
+        assert!(err.to_string().contains("--fused"), "{err}");
         assert!(Direction::PullPush.optimizes(8, false, 1.0, false).unwrap());
     }
 

@@ -40,7 +40,9 @@ enum Placement {
 pub(crate) struct CopyStreams {
     placement: Placement,
     lanes: usize,
-    next_lane: usize,
+    /// The next lane of each issuer's streams (each issuer round-robins over its own lanes,
+    /// so that consecutive packets of one source alternate even when several sources send).
+    next_lane: HashMap<Option<DeviceId>, usize>,
     streams: HashMap<Option<DeviceId>, Vec<Stream>>,
 }
 
@@ -54,7 +56,7 @@ impl CopyStreams {
         Ok(CopyStreams {
             placement: Placement::OnDestination,
             lanes,
-            next_lane: 0,
+            next_lane: HashMap::new(),
             streams: HashMap::from([(None, streams)]),
         })
     }
@@ -66,7 +68,7 @@ impl CopyStreams {
         CopyStreams {
             placement: Placement::PerSource { fallback },
             lanes,
-            next_lane: 0,
+            next_lane: HashMap::new(),
             streams: HashMap::new(),
         }
     }
@@ -90,8 +92,9 @@ impl CopyStreams {
                 e.insert(made)
             }
         };
-        let lane = self.next_lane % streams.len().max(1);
-        self.next_lane = (lane + 1) % lanes.max(1);
+        let next = self.next_lane.entry(issuer).or_insert(0);
+        let lane = *next % streams.len().max(1);
+        *next = (lane + 1) % lanes.max(1);
         let key = StreamKey { issuer, lane };
         match streams.get(lane) {
             Some(stream) => Ok((key, stream)),

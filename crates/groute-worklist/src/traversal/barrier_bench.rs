@@ -53,8 +53,11 @@ pub fn time_fused_barrier(
     barrier: FusedBarrier,
     barriers: u32,
 ) -> Result<BarrierTiming, Error> {
-    let block = fused_block(Some(block))?;
-    let (spin_ns, flags) = barrier.kernel_args()?;
+    // The checks are the fused kernel's; their errors name this benchmark's settings.
+    let block = fused_block(Some(block)).map_err(|e| renamed(e, "block (--blocks)"))?;
+    let (spin_ns, flags) = barrier
+        .kernel_args()
+        .map_err(|e| renamed(e, "spin_ns (--spins)"))?;
     let stream = device.stream();
     let module = CudaModule::load(stream.raw().as_ref(), &FUSED_BARRIER)?;
     let function = module.function("fused_barrier_bench")?;
@@ -111,4 +114,16 @@ pub fn time_fused_barrier(
         errors: words[BENCH_ERRORS],
         device_time,
     })
+}
+
+/// `error` with its setting renamed to `setting` (an invalid setting; other errors unchanged).
+fn renamed(error: Error, setting: &'static str) -> Error {
+    match error {
+        Error::InvalidSetting { value, reason, .. } => Error::InvalidSetting {
+            setting,
+            value,
+            reason,
+        },
+        other => other,
+    }
 }
