@@ -66,23 +66,24 @@ pub struct RunArgs {
 /// Fused persistent kernels of the traversals (BFS, SSSP).
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {
-    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there
-    /// on graphs of at most 8 arcs per vertex, where rounds are many and small; soft priority,
-    /// --prio-delta, runs inside it). The host backend ignores it.
+    /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there;
+    /// soft priority, --prio-delta, runs inside it). The host backend ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per round (the mode of runs on several devices).
     #[arg(long)]
     pub no_fused: bool,
-    /// Blocks of the fused kernel (default: one per multiprocessor; at most every block that
-    /// fits resident at once).
+    /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
+    /// per vertex, else every block that fits resident at once, the most allowed).
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels
-    /// back to back in one block, no grid barrier; 0: off; default: the threads of a block).
+    /// back to back in one block, no grid barrier; 0: off; default: the threads of a block on
+    /// graphs of at most 8 arcs per vertex, else off).
     #[arg(long, value_name = "ITEMS")]
     pub fused_solo_max: Option<u32>,
-    /// Threads per block of the fused kernel (a multiple of 32 up to 1024; default 256).
+    /// Threads per block of the fused kernel (a multiple of 32 up to 1024; default 1024 on
+    /// graphs of at most 8 arcs per vertex, else 256).
     #[arg(long, value_name = "THREADS")]
     pub fused_block: Option<u32>,
     /// Nanoseconds a block waiting at the fused kernel's grid barrier sleeps between polls

@@ -284,12 +284,13 @@ fn auto_fuses_one_cuda_device_only() {
 }
 
 #[test]
-fn auto_runs_dense_graphs_one_launch_per_round() {
+fn auto_fuses_dense_graphs_too() {
     // Kronecker with edge factor 16, symmetrised: about 30 arcs per vertex, above
-    // FUSED_AUTO_MAX_AVERAGE_DEGREE, where one launch of every resident block per round wins.
+    // FUSED_SPARSE_MAX_AVERAGE_DEGREE: the fused kernel runs with its dense-graph shape (every
+    // resident block, no single-block mode), whose levels then never run single-block.
     let g = generated("kron:scale=10,ef=16,sym,seed=3");
     let average = g.csr.num_edges() as f64 / g.csr.num_vertices() as f64;
-    assert!(average > groute_worklist::traversal::FUSED_AUTO_MAX_AVERAGE_DEGREE);
+    assert!(average > groute_worklist::traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE);
     let Some(ctx) = cuda_context(1) else {
         return;
     };
@@ -298,11 +299,12 @@ fn auto_runs_dense_graphs_one_launch_per_round() {
         .unwrap();
     let expected = bfs_reference(&g.csr, source);
     let auto = run(&ctx, &g, source, &options(FusedMode::Auto)).unwrap();
-    assert!(!auto.stats.fused);
+    assert!(auto.stats.fused);
+    assert_eq!(auto.stats.worklist.solo_rounds(), 0);
     assert_eq!(auto.levels, expected);
-    let on = run(&ctx, &g, source, &options(FusedMode::On)).unwrap();
-    assert!(on.stats.fused);
-    assert_eq!(on.levels, expected);
+    let off = run(&ctx, &g, source, &options(FusedMode::Off)).unwrap();
+    assert!(!off.stats.fused);
+    assert_eq!(off.levels, expected);
 }
 
 #[test]

@@ -70,15 +70,19 @@ pub struct WorklistOptions {
     /// host-kernel programs ignore it.
     pub fused: FusedMode,
     /// Blocks of the fused kernel (`--fused-grid`, at most every block that fits resident);
-    /// `None`: one per multiprocessor.
+    /// `None`: one per multiprocessor on a sparse graph (at most
+    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](crate::traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE)
+    /// arcs per vertex), every resident block on a denser one.
     pub fused_grid: Option<u32>,
     /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
     /// items is expanded by one block alone, level after level without grid barriers, until
-    /// the frontier outgrows it. `Some(0)`: off. `None`: the fused kernel's threads per block
-    /// ([`fused_block`](WorklistOptions::fused_block)): one item per thread, a single pass.
+    /// the frontier outgrows it. `Some(0)`: off. `None`: on a sparse graph the fused kernel's
+    /// threads per block ([`fused_block`](WorklistOptions::fused_block)): one item per thread,
+    /// a single pass; off on a denser one.
     pub fused_solo_max: Option<u32>,
     /// Threads per block of the fused kernel (`--fused-block`): a multiple of 32 from 32 to
-    /// 1,024. `None`: [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK). Blocks over 256 threads
+    /// 1,024. `None`: [`FUSED_SPARSE_BLOCK`](crate::traversal::FUSED_SPARSE_BLOCK) on a sparse
+    /// graph, [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK) on a denser one. Blocks over 256 threads
     /// run the kernel's register-capped build (`<algo>_fused_wide`).
     pub fused_block: Option<u32>,
     /// How the fused kernel's blocks wait at its grid barrier (`--fused-spin-ns`,

@@ -92,7 +92,10 @@
 //! worklist empty). Its block size (`fused_block`), how its blocks wait at the barrier
 //! (`fused_barrier`: sleep between polls, acquire/release or fenced ordering, polling the
 //! generation or the tagged release record) and whether low-degree lists skip the filtering
-//! load (`fused_direct_min`) are tuning knobs that never change a result;
+//! load (`fused_direct_min`) are tuning knobs that never change a result. The default launch
+//! shape follows the graph's density: a sparse graph (many small levels) gets one block of
+//! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
+//! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);
 //! `examples/fused_barrier.rs` times the barrier alone. Several devices use the per-round
 //! worker and the driver above; the fused multi-device protocol is designed in
 //! `traversal/fused.rs`, not built.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use groute_core::cuda::{CudaModule, DevicePtr, FUSED_BARRIER, LaunchConfig};
 use groute_core::{Device, Error, Event};
 
-use super::fused_tuning::{FusedBarrier, fused_block};
+use super::fused_tuning::{FUSED_BLOCK, FusedBarrier, fused_block};
 
 /// `FUSED_WORDS` of fused.cuh: the bench's state block.
 const STATE_WORDS: usize = 96;
@@ -54,7 +54,8 @@ pub fn time_fused_barrier(
     barriers: u32,
 ) -> Result<BarrierTiming, Error> {
     // The checks are the fused kernel's; their errors name this benchmark's settings.
-    let block = fused_block(Some(block)).map_err(|e| renamed(e, "block (--blocks)"))?;
+    let block =
+        fused_block(Some(block), FUSED_BLOCK).map_err(|e| renamed(e, "block (--blocks)"))?;
     let (spin_ns, flags) = barrier
         .kernel_args()
         .map_err(|e| renamed(e, "spin_ns (--spins)"))?;

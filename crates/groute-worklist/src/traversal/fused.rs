@@ -94,7 +94,8 @@ use groute_core::{Buffer, Context, Device, Error, Event};
 use super::cuda::CudaTraversalDevice;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, fused_block as fused_block_size,
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid,
+    fused_block as fused_block_size,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -104,9 +105,12 @@ use crate::error::WorklistError;
 /// `max_batch` does not apply to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
-    /// Fused where the fused kernel supports the run (CUDA, one device) and is expected to win
-    /// (a graph of at most [`FUSED_AUTO_MAX_AVERAGE_DEGREE`] arcs per vertex: many small
-    /// rounds), else one launch per round.
+    /// Fused where the fused kernel supports the run (CUDA, one device), else one launch per
+    /// round. The launch shape follows the graph's density
+    /// ([`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE)): on one
+    /// H200 fused won on both kinds of graph once dense graphs got a grid of every resident
+    /// block (kron21 SSSP 8.2 ms against 11.2 one launch per round, BFS push 2.35 against
+    /// 2.58; road 2048 BFS 25.7 against 80.5, SSSP 28.7 against 89.5).
     #[default]
     Auto,
     /// Fused; a CUDA run the fused kernel does not support (several devices) is an error.
@@ -115,26 +119,13 @@ pub enum FusedMode {
     Off,
 }
 
-/// [`FusedMode::Auto`] fuses graphs of at most this many arcs per vertex.
-///
-/// Measured on one H200 (BFS, `--check --repeat 5`): on the road grid of 4.2M vertices (2.4
-/// arcs per vertex, 4,192 levels of about 1,000 vertices) the fused kernel took 42 ms against
-/// 83 ms for one launch per round; on kron21 (86 arcs per vertex, 7 levels, rounds of up to a
-/// million vertices) it took 9.3 ms against 3.5 ms, because its grid (one block per
-/// multiprocessor, so that its barriers stay cheap) hides less memory latency than a launch of
-/// every resident block does in the few huge rounds. SSSP agreed (road 87 vs 161 ms with soft
-/// priority; kron21 53 vs 17.6 ms). Low average degree is the cheap sign of many small rounds.
-pub const FUSED_AUTO_MAX_AVERAGE_DEGREE: f64 = 8.0;
-
 impl FusedMode {
-    /// Whether a CUDA run on `devices` devices over a graph of `average_degree` arcs per vertex
-    /// is fused (soft priority runs in both modes). `Auto` fuses one device when the graph has
-    /// at most [`FUSED_AUTO_MAX_AVERAGE_DEGREE`] arcs per vertex.
-    pub(crate) fn fuses(self, devices: usize, average_degree: f64) -> Result<bool, Error> {
+    /// Whether a CUDA run on `devices` devices is fused (soft priority runs in both modes):
+    /// `Auto` and `On` fuse one device; `On` refuses several.
+    pub(crate) fn fuses(self, devices: usize) -> Result<bool, Error> {
         match (self, devices) {
             (FusedMode::Off, _) => Ok(false),
-            (FusedMode::Auto, 1) => Ok(average_degree <= FUSED_AUTO_MAX_AVERAGE_DEGREE),
-            (FusedMode::On, 1) => Ok(true),
+            (FusedMode::Auto | FusedMode::On, 1) => Ok(true),
             (FusedMode::Auto, _) => Ok(false),
             (FusedMode::On, n) => Err(Error::invalid(
                 "fused (--fused)",
@@ -194,11 +185,11 @@ pub(crate) struct FusedKernel {
     narrow: CudaFunction,
     /// `<algo>_fused_wide`: the same kernel for blocks of up to 1,024 threads.
     wide: CudaFunction,
-    /// Multiprocessors of the device: the default grid (one block per multiprocessor).
-    /// Measured on one H200 (road 2048 BFS, 256-thread blocks, before the single-block mode):
-    /// 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms, 528: 40.4 ms, every resident block:
-    /// 51.4 ms; the barrier costs more with more blocks, and per-level work on such graphs is
-    /// small.
+    /// Multiprocessors of the device: the default grid of sparse graphs (one block per
+    /// multiprocessor, [`FusedDefaults`]). Measured on one H200 (road 2048 BFS, 256-thread
+    /// blocks, before the single-block mode): 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms,
+    /// 528: 40.4 ms, every resident block: 51.4 ms; the barrier costs more with more blocks,
+    /// and per-level work on such graphs is small.
     multiprocessors: u32,
     /// `FUSED_WORDS` u32 of device memory: barrier words and the kernel's snapshots.
     state: Buffer<u32>,
@@ -211,6 +202,8 @@ pub(crate) struct FusedKernel {
 struct FusedShape {
     grid: u32,
     block: u32,
+    /// The single-block mode's bound (0: off).
+    solo_max: u32,
 }
 
 impl FusedKernel {
@@ -247,14 +240,14 @@ impl FusedKernel {
         }
     }
 
-    /// The shape of a run: blocks of `fused_block` threads (default [`FUSED_BLOCK`](super::FUSED_BLOCK)),
-    /// one per multiprocessor or `fused_grid` (at least 1, at most every resident block).
+    /// The shape of a run: `options`' block, grid and single-block bound where set, else
+    /// `defaults` (the grid at least 1, at most every resident block).
     fn shape(
         &self,
-        fused_grid: Option<u32>,
-        fused_block: Option<u32>,
+        options: &WorklistOptions,
+        defaults: FusedDefaults,
     ) -> Result<FusedShape, Error> {
-        let block = fused_block_size(fused_block)?;
+        let block = fused_block_size(options.fused_block, defaults.block)?;
         let max_grid = self.function(block).max_resident_grid(block, 0)?;
         if max_grid == 0 {
             return Err(Error::invalid(
@@ -264,8 +257,11 @@ impl FusedKernel {
                  fewer threads",
             ));
         }
-        let grid = match fused_grid {
-            None => self.multiprocessors.min(max_grid),
+        let grid = match options.fused_grid {
+            None => match defaults.grid {
+                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max_grid),
+                FusedGrid::Resident => max_grid,
+            },
             Some(g) if g >= 1 && g <= max_grid => g,
             Some(g) => {
                 return Err(Error::invalid(
@@ -278,7 +274,14 @@ impl FusedKernel {
                 ));
             }
         };
-        Ok(FusedShape { grid, block })
+        let solo_max = options
+            .fused_solo_max
+            .unwrap_or(if defaults.solo { block } else { 0 });
+        Ok(FusedShape {
+            grid,
+            block,
+            solo_max,
+        })
     }
 
     fn set_abort(&self, value: u32) -> Result<(), Error> {
@@ -311,20 +314,22 @@ pub(crate) struct FusedRun {
 
 impl CudaTraversalDevice {
     /// Runs the traversal as one fused persistent kernel: values reset (`sources` at 0),
-    /// `seeds` in the worklist, then one cooperative launch until no item is left.
+    /// `seeds` in the worklist, then one cooperative launch until no item is left. `defaults`:
+    /// the graph's launch shape where `options` leave it open.
     pub(crate) fn run_fused(
         &mut self,
         device: &Device,
         sources: &[u32],
         seeds: &[u32],
         options: &WorklistOptions,
+        defaults: FusedDefaults,
     ) -> Result<FusedRun, WorklistError> {
         let trace = FusedTrace::start();
         // The non-fused worker's reset: values, control block, seeds (synchronised).
         drop(self.worker(device, sources, seeds)?);
         trace.mark("reset done");
         let seeds = seeds.len() as u32;
-        let shape = self.fused.shape(options.fused_grid, options.fused_block)?;
+        let shape = self.fused.shape(options, defaults)?;
         let (spin_ns, barrier_flags) = options.fused_barrier.kernel_args()?;
         let direct_min = if options.fused_direct_min {
             FUSED_DIRECT_MIN
@@ -332,7 +337,7 @@ impl CudaTraversalDevice {
             0
         };
         let barrier = (spin_ns, barrier_flags | direct_min);
-        let solo_max = options.fused_solo_max.unwrap_or(shape.block);
+        let solo_max = shape.solo_max;
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
         let prio_delta = options.prio_delta.unwrap_or(0);
         let threshold = if prio_delta == 0 {

@@ -4,15 +4,85 @@
 
 use groute_core::Error;
 
-/// Threads per block of the fused kernel when [`WorklistOptions::fused_block`] is `None`.
-///
-/// The single-block mode's default bound is one item per thread of a block. History, on one
-/// H200 (BFS, road grid of 4.2M vertices, levels of about 1,000 vertices), before the barrier
-/// and expand rework, 256-thread blocks: single-block bound 0 / 256 / 1,024 / 4,096 items took
-/// 43.3 / 41.9 / 56.8 / 113 ms: one block is worth it while it needs a single pass.
+/// Graphs of at most this many arcs per vertex are *sparse* for the fused kernel's default
+/// launch shape ([`FusedDefaults::for_graph`]): road-like graphs of thousands of small levels,
+/// where the grid barrier's cost dominates. Denser graphs (few huge levels) get a grid of
+/// every resident block instead, to hide memory latency in their large expands.
+pub const FUSED_SPARSE_MAX_AVERAGE_DEGREE: f64 = 8.0;
+
+/// Threads per block of the fused kernel on a dense graph when
+/// [`WorklistOptions::fused_block`] is `None` (the narrow build; several blocks per
+/// multiprocessor).
 ///
 /// [`WorklistOptions::fused_block`]: crate::WorklistOptions::fused_block
 pub const FUSED_BLOCK: u32 = 256;
+
+/// Threads per block of the fused kernel on a sparse graph when
+/// [`WorklistOptions::fused_block`] is `None`: one block of 1,024 threads per multiprocessor
+/// (the wide build), so that the single-block mode covers levels of up to 1,024 items in one
+/// pass.
+///
+/// Measured on one H200 (`--repeat 5`, median device ms), road grid of 4.2M vertices (levels
+/// of about 1,000 vertices), one block per multiprocessor: BFS 256 threads 26.5 (645 of 4,193
+/// levels single-block), 512: 26.0, 1,024: 25.7 (2,370 single-block); SSSP (weights
+/// 1000..1500) 29.9 against 28.7. History, before the barrier and expand rework: with
+/// 256-thread blocks a single-block bound of 0 / 256 / 1,024 / 4,096 items took 43.3 / 41.9 /
+/// 56.8 / 113 ms: one block is worth it while it needs a single pass (1,024 threads and a
+/// bound of 2,048: 32.6 ms).
+///
+/// [`WorklistOptions::fused_block`]: crate::WorklistOptions::fused_block
+pub const FUSED_SPARSE_BLOCK: u32 = 1024;
+
+/// How many blocks the fused kernel launches by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FusedGrid {
+    /// One block per multiprocessor: the cheapest grid barrier.
+    PerMultiprocessor,
+    /// Every block that fits resident at once (the cooperative launch's limit).
+    Resident,
+}
+
+/// The fused kernel's launch shape for one graph before any setting overrides it
+/// (`--fused-block`, `--fused-grid`, `--fused-solo-max` each replace one part).
+///
+/// Measured on one H200 (`--repeat 7`, median device ms), kron21 (86 arcs per vertex, SSSP with
+/// weights 1..100, default band): one launch per round 11.2; fused with 256-thread blocks, 132
+/// blocks (one per multiprocessor) earlier 53, 264 blocks 9.14, 396: 8.43, 528 (every resident
+/// block): 8.17, and 7.54 with the single-block mode off (its 34 small levels run faster on
+/// the full grid); 132 blocks of 1,024 threads: 12.7. BFS (push only) 2.35 fused at 528
+/// blocks against 2.58 one launch per round. On the road grid (above) 528 blocks cost more
+/// than 132: BFS 26.9 against 26.5, SSSP 30.7 against 29.9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FusedDefaults {
+    /// Threads per block.
+    pub(crate) block: u32,
+    /// Blocks.
+    pub(crate) grid: FusedGrid,
+    /// Whether small batches run in the single-block mode (bound: the block's threads).
+    pub(crate) solo: bool,
+}
+
+impl FusedDefaults {
+    /// The defaults for a graph of `average_degree` arcs per vertex: sparse graphs (at most
+    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]) one block of [`FUSED_SPARSE_BLOCK`] threads per
+    /// multiprocessor with the single-block mode; denser graphs every resident block of
+    /// [`FUSED_BLOCK`] threads, without it.
+    pub(crate) fn for_graph(average_degree: f64) -> Self {
+        if average_degree <= FUSED_SPARSE_MAX_AVERAGE_DEGREE {
+            FusedDefaults {
+                block: FUSED_SPARSE_BLOCK,
+                grid: FusedGrid::PerMultiprocessor,
+                solo: true,
+            }
+        } else {
+            FusedDefaults {
+                block: FUSED_BLOCK,
+                grid: FusedGrid::Resident,
+                solo: false,
+            }
+        }
+    }
+}
 
 /// Blocks of more threads than this run the kernel's build for 1,024-thread blocks
 /// (`<algo>_fused_wide`, `__launch_bounds__(1024, 1)`: its registers are capped so that such a
@@ -79,10 +149,10 @@ impl FusedBarrier {
 }
 
 /// The fused kernel's threads per block: `requested` (a multiple of 32 from 32 to 1,024) or
-/// [`FUSED_BLOCK`].
-pub(crate) fn fused_block(requested: Option<u32>) -> Result<u32, Error> {
+/// `default`.
+pub(crate) fn fused_block(requested: Option<u32>, default: u32) -> Result<u32, Error> {
     match requested {
-        None => Ok(FUSED_BLOCK),
+        None => Ok(default),
         Some(b) if (32..=1024).contains(&b) && b % 32 == 0 => Ok(b),
         Some(b) => Err(Error::invalid(
             "fused_block (--fused-block)",
@@ -98,13 +168,30 @@ mod tests {
 
     #[test]
     fn block_sizes_are_multiples_of_a_warp_up_to_1024() {
-        assert_eq!(fused_block(None).unwrap(), FUSED_BLOCK);
+        assert_eq!(fused_block(None, FUSED_BLOCK).unwrap(), FUSED_BLOCK);
+        assert_eq!(fused_block(None, 1024).unwrap(), 1024);
         for b in [32, 64, 256, 512, 1024] {
-            assert_eq!(fused_block(Some(b)).unwrap(), b);
+            assert_eq!(fused_block(Some(b), FUSED_BLOCK).unwrap(), b);
         }
         for b in [0, 1, 31, 33, 100, 1056, 2048] {
-            let err = fused_block(Some(b)).unwrap_err().to_string();
+            let err = fused_block(Some(b), FUSED_BLOCK).unwrap_err().to_string();
             assert!(err.contains("--fused-block"), "{b}: {err}");
+        }
+    }
+
+    #[test]
+    fn sparse_graphs_get_one_wide_block_per_multiprocessor_dense_ones_every_resident_block() {
+        for degree in [0.0, 2.4, FUSED_SPARSE_MAX_AVERAGE_DEGREE] {
+            let d = FusedDefaults::for_graph(degree);
+            assert_eq!(d.block, FUSED_SPARSE_BLOCK, "{degree}");
+            assert_eq!(d.grid, FusedGrid::PerMultiprocessor, "{degree}");
+            assert!(d.solo, "{degree}");
+        }
+        for degree in [8.01, 30.0, 86.4] {
+            let d = FusedDefaults::for_graph(degree);
+            assert_eq!(d.block, FUSED_BLOCK, "{degree}");
+            assert_eq!(d.grid, FusedGrid::Resident, "{degree}");
+            assert!(!d.solo, "{degree}");
         }
     }
 

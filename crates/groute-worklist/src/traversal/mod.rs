@@ -30,8 +30,12 @@ mod hub_policy;
 
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
-pub use fused::{FUSED_AUTO_MAX_AVERAGE_DEGREE, FusedMode};
-pub use fused_tuning::{FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPIN_NS, FusedBarrier};
+pub use fused::FusedMode;
+use fused_tuning::FusedDefaults;
+pub use fused_tuning::{
+    FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK, FUSED_SPARSE_MAX_AVERAGE_DEGREE,
+    FUSED_SPIN_NS, FusedBarrier,
+};
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 
 use std::ops::Range;
@@ -259,7 +263,8 @@ pub struct MinTraversalSolver<A> {
     context: Context,
     partition: Partition,
     num_vertices: usize,
-    /// Arcs per vertex of the graph (what [`FusedMode::Auto`] decides on).
+    /// Arcs per vertex of the graph (what the fused kernel's default launch shape follows,
+    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
     average_degree: f64,
     devices: Vec<DeviceStorage>,
     _algo: std::marker::PhantomData<fn() -> A>,
@@ -398,7 +403,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
-        if cuda && options.fused.fuses(num_devices, self.average_degree)? {
+        if cuda && options.fused.fuses(num_devices)? {
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
                 return Err(Error::Unsupported {
                     operation: "mixing host and CUDA devices in one traversal",
@@ -407,7 +412,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 .into());
             };
             let device = &context.devices()[0];
-            let done = dev.run_fused(device, sources, &seeds[0], options)?;
+            let defaults = FusedDefaults::for_graph(self.average_degree);
+            let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
             values.copy_from_slice(&device.download(&dev.values.slice(0..n)?)?);
             return Ok(TraversalOutput {
                 values,
