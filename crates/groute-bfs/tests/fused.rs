@@ -4,6 +4,8 @@
 //! and is refused (On) or not used (Auto) on several devices.
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
+use std::ops::Deref;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs, bfs_reference};
@@ -14,6 +16,48 @@ use groute_graph::{
 };
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::{FusedBarrier, FusedMode};
+
+/// The CUDA tests of this binary share the GPU, except the two that ask a running kernel to
+/// stop, which take it alone: a fused kernel of 1,024-thread blocks fills every
+/// multiprocessor's registers, so a concurrent test's kernel runs before or after theirs, never
+/// beside it, and their host-side clocks (the time limit) would measure the other kernel.
+static GPU: RwLock<()> = RwLock::new(());
+
+/// A CUDA context and this test's hold on [`GPU`].
+struct GpuTest {
+    context: Context,
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+impl Deref for GpuTest {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+/// A CUDA context of `devices` devices, sharing the GPU with the other tests (`None` when
+/// CUDA is not tested).
+fn cuda(devices: usize) -> Option<GpuTest> {
+    let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
+    Some(GpuTest {
+        context: cuda_context(devices)?,
+        _shared: Some(shared),
+        _alone: None,
+    })
+}
+
+/// A CUDA context of one device, with no other test of this binary on the GPU meanwhile.
+fn cuda_alone() -> Option<GpuTest> {
+    let alone = GPU.write().unwrap_or_else(PoisonError::into_inner);
+    Some(GpuTest {
+        context: cuda_context(1)?,
+        _shared: None,
+        _alone: Some(alone),
+    })
+}
 
 fn options(mode: FusedMode) -> BfsOptions {
     let mut o = BfsOptions::default();
@@ -109,7 +153,7 @@ fn graphs() -> Vec<Graph> {
 
 #[test]
 fn fused_equals_the_reference_and_the_per_round_mode_on_one_cuda_device() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     for g in graphs() {
@@ -138,7 +182,7 @@ fn fused_equals_the_reference_and_the_per_round_mode_on_one_cuda_device() {
 
 #[test]
 fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = hub_ladder();
@@ -163,7 +207,7 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
 /// mode, with hub rounds and with soft priority.
 #[test]
 fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let barriers = [
@@ -213,7 +257,7 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
 
 #[test]
 fn bad_fused_tuning_fails_naming_the_setting() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = generated("road:side=16,p=0.6,seed=1");
@@ -237,7 +281,7 @@ fn bad_fused_tuning_fails_naming_the_setting() {
 
 #[test]
 fn fused_bfs_with_soft_priority_equals_the_reference() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     for g in [
@@ -267,12 +311,12 @@ fn fused_bfs_with_soft_priority_equals_the_reference() {
 fn auto_fuses_one_cuda_device_only() {
     let g = generated("road:side=24,p=0.6,seed=2");
     let expected = bfs_reference(&g.csr, 0);
-    if let Some(ctx) = cuda_context(1) {
+    if let Some(ctx) = cuda(1) {
         let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
         assert!(r.stats.fused);
         assert_eq!(r.levels, expected);
     }
-    let Some(ctx) = cuda_context(2) else {
+    let Some(ctx) = cuda(2) else {
         return;
     };
     let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
@@ -291,7 +335,7 @@ fn auto_fuses_dense_graphs_too() {
     let g = generated("kron:scale=10,ef=16,sym,seed=3");
     let average = g.csr.num_edges() as f64 / g.csr.num_vertices() as f64;
     assert!(average > groute_worklist::traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE);
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let source = (0..g.csr.num_vertices() as u32)
@@ -324,7 +368,7 @@ fn the_host_backend_ignores_the_fused_mode() {
 
 #[test]
 fn fused_grids_of_any_resident_size_agree() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = generated("kron:scale=11,ef=16,sym,seed=9");
@@ -361,7 +405,7 @@ fn fused_grids_of_any_resident_size_agree() {
 
 #[test]
 fn a_fused_worklist_overflow_fails_naming_the_setting() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     // The device worklist holds at least 1024 items: a Kronecker frontier overflows it.
@@ -377,7 +421,7 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
 
 #[test]
 fn a_fused_run_past_its_time_limit_is_aborted() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda_alone() else {
         return;
     };
     // A directed path of 20000 vertices: one round per vertex, far beyond the abort poll.
@@ -401,7 +445,7 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
 /// completion after the host asked it to stop.
 #[test]
 fn the_fused_kernel_stops_early_when_asked_to() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda_alone() else {
         return;
     };
     const N: u32 = 400_000;
