@@ -223,9 +223,14 @@ impl Device {
         self.memory.alloc(len)
     }
 
-    /// Allocates a buffer and uploads `data` into it on the device's stream; the returned
-    /// buffer is ready for work enqueued later on that stream (other streams wait for
-    /// [`Stream::record`]).
+    /// Allocates a buffer and uploads `data` into it on the device's stream, and returns once
+    /// the copy is complete (set-up work: the buffer is ready for any stream).
+    ///
+    /// The copy goes through pinned host staging, which is freed before this returns: left
+    /// to the stream's keep-alive list it would be freed at the stream's next operation, and
+    /// freeing pinned host memory waits for every kernel then running on the device (a
+    /// persistent kernel whose host is polling it, for one, would stall the host for its whole
+    /// run).
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let dst = self.alloc::<T>(data.len())?;
         if data.is_empty() {
@@ -233,6 +238,8 @@ impl Device {
         }
         let staging = host_staging(&self.backend, data)?;
         self.stream.copy(&dst, &staging)?;
+        self.stream.synchronize()?;
+        drop(staging);
         Ok(dst)
     }
 

@@ -53,8 +53,9 @@
 //!   stopped on the word. `outstanding` counts the items the kernel left (0 when it
 //!   finished). Nothing on the host blocks while the kernel runs: both builds are loaded when
 //!   the solver is built (the driver's lazy loading would load them on first use, which may
-//!   wait for running kernels), and the device's pending pinned frees are released before the
-//!   launch. `GROUTE_TRACE_FUSED=1` prints the host's steps of every run with their times
+//!   wait for running kernels), and no pinned host memory is left to free behind the launch
+//!   (freeing it waits for the device: `Device::upload` frees its staging before returning,
+//!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1` prints the host's steps of every run with their times
 //!   (stderr; `fused_trace.rs`).
 //!
 //! ## Several devices (not fused yet)
@@ -364,12 +365,11 @@ impl CudaTraversalDevice {
             s.fill(&state.slice(word..word + 1)?, value)?;
         }
         self.fused.set_abort(0)?;
+        // Synchronised, so that this stream holds no pinned memory either (freeing pinned host
+        // memory waits for the device: never while the kernel runs; `Device::upload` frees
+        // its staging before it returns).
         s.synchronize()?;
-        // Release what the device's own stream still holds (the graph's pinned upload
-        // buffers): freeing pinned host memory waits for the whole device, so it must happen
-        // now, never while the kernel runs and the host should be watching its time limit.
-        device.stream().synchronize()?;
-        trace.mark("state set, streams idle");
+        trace.mark("state set, stream idle");
 
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
