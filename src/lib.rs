@@ -25,8 +25,8 @@ pub mod prelude {
     pub use groute_core::router::{DispatchError, Multiplexer, OutputQueue, Take};
     pub use groute_core::{
         Assignment, BackendChoice, BackendKind, Broadcast, Buffer, Context, ContextBuilder,
-        CopyIssuer, Device, DeviceId, DeviceTimer, Endpoint, Error, Event, EventFuture, Gather,
-        Jitter, Link, LinkConfig, LinkReceiver, LinkSender, MessageInfo, OneWayReduction,
+        CopyIssuer, CopyMethod, Device, DeviceId, DeviceTimer, Endpoint, Error, Event, EventFuture,
+        Gather, Jitter, Link, LinkConfig, LinkReceiver, LinkSender, MessageInfo, OneWayReduction,
         PendingSegment, PointToPoint, ReceiveTimeout, Result, Ring, Route, Router, RoutingPolicy,
         Scatter, Segment, SendError, Stream, StreamPriority, TreeReduction,
     };

@@ -20,6 +20,14 @@
 //! - `link_<size>_s<k>_b<n>`: through a link with that packet size, k copy streams and n
 //!   receive buffers (the consumer releases each packet with its copy event); `_push`: the
 //!   copies issued by the source device ([`CopyIssuer::Source`]).
+//! - On the peer route, the same with the copy kernel ([`CopyMethod::Kernel`]) instead of the
+//!   copy engines: `raw_sm_copy` (one kernel copy of the whole message, on the source),
+//!   `raw_sm_packets_<size>_s<k>[_push]` (a train of kernel copies; `raw_sm<b>_packets_...`
+//!   with `b` blocks per copy instead of the default) and `link_..._sm` (a link with
+//!   [`LinkConfig::with_copy_method`]). Their `%packets` column compares with the best DMA
+//!   train, the ceiling the kernel is meant to lift; their calls/packet leave out the kernel
+//!   launch and the event recorded after it (they do not go through the counted backend
+//!   seam).
 //!
 //! At the end of the throughput run a summary table prints every variant's median GiB/s and
 //! its share of the route's `raw_copy` and of the best `raw_packets` train of the same packet
@@ -179,9 +187,15 @@ fn throughput(c: &mut Criterion) {
             Endpoint::Device(s) => (s, ctx.device(s).expect("device").stream().clone()),
             _ => (dst_device, dev.stream().clone()),
         };
-        let whole = || raw::whole_copy(&source_stream, &target, msg.data());
+        let whole = || raw::whole_copy(&source_stream, &target, msg.data(), CopyMethod::Dma);
         table.measure(name, "raw_copy", None, message_bytes, whole);
         group.bench_function(BenchmarkId::new(name, "raw_copy"), |b| b.iter(whole));
+        if route == Route::Peer {
+            let method = CopyMethod::kernel();
+            let whole = || raw::whole_copy(&source_stream, &target, msg.data(), method);
+            table.measure(name, "raw_sm_copy", None, message_bytes, whole);
+            group.bench_function(BenchmarkId::new(name, "raw_sm_copy"), |b| b.iter(whole));
+        }
         for raw in route.raw_variants() {
             if raw.packet_bytes > message_bytes {
                 continue;
@@ -194,6 +208,7 @@ fn throughput(c: &mut Criterion) {
                 raw.streams,
                 8,
                 raw.packet_bytes / 4,
+                raw.method,
             );
             let run = || train.run(msg.data());
             table.measure(name, &raw.id(), Some(raw.packet_bytes), message_bytes, run);
@@ -210,7 +225,8 @@ fn throughput(c: &mut Criterion) {
             };
             let config = LinkConfig::new(variant.packet_bytes / 4, variant.buffers)
                 .with_copy_streams(variant.streams)
-                .with_copy_issuer(issuer);
+                .with_copy_issuer(issuer)
+                .with_copy_method(variant.method);
             // Calls per packet do not depend on the message size: count over 16 packets.
             let counted_len = len.min(16 * config.packet_size);
             let packets = counted_len.div_ceil(config.packet_size);

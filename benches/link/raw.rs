@@ -1,12 +1,13 @@
 //! The raw baselines a link is judged against: one copy of the whole message, and the same
 //! message as a train of packet-sized copies on 1..k streams (what a link could at best do
-//! with copies of that size, before any link bookkeeping).
+//! with copies of that size, before any link bookkeeping); each by the copy engines or by the
+//! copy kernel ([`CopyMethod`]).
 
 use groute::prelude::*;
 
-/// One raw copy of `src` into `dst` on `stream`, synchronised.
-pub fn whole_copy(stream: &Stream, dst: &Buffer<u32>, src: &Buffer<u32>) {
-    stream.copy(dst, src).expect("copy");
+/// One raw copy of `src` into `dst` on `stream` by `method`, synchronised.
+pub fn whole_copy(stream: &Stream, dst: &Buffer<u32>, src: &Buffer<u32>, method: CopyMethod) {
+    stream.copy_with(dst, src, method).expect("copy");
     stream.synchronize().expect("sync");
 }
 
@@ -20,11 +21,12 @@ pub struct PacketTrain {
     pub streams: Vec<Stream>,
     pub targets: Vec<Buffer<u32>>,
     pub packet: usize,
+    pub method: CopyMethod,
 }
 
 impl PacketTrain {
     /// `streams` new high-priority streams on `issuer` and `targets` buffers of `packet`
-    /// elements on `dst`.
+    /// elements on `dst`; copies made by `method`.
     pub fn new(
         ctx: &Context,
         issuer: DeviceId,
@@ -32,6 +34,7 @@ impl PacketTrain {
         streams: usize,
         targets: usize,
         packet: usize,
+        method: CopyMethod,
     ) -> Self {
         let issuing = ctx.device(issuer).expect("device");
         let holding = ctx.device(dst).expect("device");
@@ -43,6 +46,7 @@ impl PacketTrain {
                 .map(|_| holding.alloc::<u32>(packet).expect("target buffer"))
                 .collect(),
             packet,
+            method,
         }
     }
 
@@ -56,7 +60,7 @@ impl PacketTrain {
             let target = &self.targets[i % self.targets.len()];
             let dst = target.slice(0..n).expect("target slice");
             let piece = src.slice(start..start + n).expect("source slice");
-            stream.copy(&dst, &piece).expect("copy");
+            stream.copy_with(&dst, &piece, self.method).expect("copy");
             start += n;
             i += 1;
         }

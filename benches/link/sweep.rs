@@ -2,44 +2,69 @@
 
 use std::time::Instant;
 
-/// One link setting: packet size in bytes, copy streams, receive buffers, and whether the
-/// source device issues the copies (push) instead of the destination (pull, the default).
+use groute::prelude::CopyMethod;
+
+/// The benchmark-id suffix of a copy method: none for DMA, `_sm` for the copy kernel with its
+/// default blocks per copy, `_sm<blocks>` otherwise.
+pub fn method_suffix(method: CopyMethod) -> String {
+    match method {
+        CopyMethod::Dma => String::new(),
+        CopyMethod::Kernel { blocks } if blocks == CopyMethod::DEFAULT_KERNEL_BLOCKS => {
+            "_sm".to_string()
+        }
+        CopyMethod::Kernel { blocks } => format!("_sm{blocks}"),
+    }
+}
+
+/// One link setting: packet size in bytes, copy streams, receive buffers, whether the
+/// source device issues the copies (push) instead of the destination (pull), and how the
+/// copies are made.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkVariant {
     pub packet_bytes: usize,
     pub streams: usize,
     pub buffers: usize,
     pub push: bool,
+    pub method: CopyMethod,
 }
 
 impl LinkVariant {
-    /// The benchmark id, e.g. `link_4MiB_s2_b8` (`..._push` when the source issues).
+    /// The benchmark id, e.g. `link_4MiB_s2_b8` (`..._push` when the source issues, then
+    /// `_sm` when the copy kernel copies, see [`method_suffix`]).
     pub fn id(&self) -> String {
         let push = if self.push { "_push" } else { "" };
         format!(
-            "link_{}_s{}_b{}{push}",
+            "link_{}_s{}_b{}{push}{}",
             size(self.packet_bytes),
             self.streams,
-            self.buffers
+            self.buffers,
+            method_suffix(self.method)
         )
     }
 }
 
-/// One raw packet train: packet size in bytes, streams, and whether the source device
-/// issues the copies (push) instead of the destination (pull, as a link does).
+/// One raw packet train: packet size in bytes, streams, whether the source device issues
+/// the copies (push) instead of the destination (pull), and how the copies are made.
 #[derive(Clone, Copy, Debug)]
 pub struct RawVariant {
     pub packet_bytes: usize,
     pub streams: usize,
     pub push: bool,
+    pub method: CopyMethod,
 }
 
 impl RawVariant {
-    /// The benchmark id, e.g. `raw_packets_4MiB_s2` (`..._push` when the source issues).
+    /// The benchmark id, e.g. `raw_packets_4MiB_s2` (`..._push` when the source issues);
+    /// copy-kernel trains are `raw_sm_packets_4MiB_s2_push` (`raw_sm128_packets_...` with
+    /// 128 blocks per copy instead of the default).
     pub fn id(&self) -> String {
         let push = if self.push { "_push" } else { "" };
+        let method = match method_suffix(self.method) {
+            m if m.is_empty() => m,
+            m => m.trim_start_matches('_').to_string() + "_",
+        };
         format!(
-            "raw_packets_{}_s{}{push}",
+            "raw_{method}packets_{}_s{}{push}",
             size(self.packet_bytes),
             self.streams
         )
@@ -76,10 +101,15 @@ impl Route {
             streams,
             buffers,
             push: false,
+            method: CopyMethod::Dma,
         };
         let push = |packet_bytes, streams, buffers| LinkVariant {
             push: true,
             ..v(packet_bytes, streams, buffers)
+        };
+        let sm = |variant: LinkVariant| LinkVariant {
+            method: CopyMethod::kernel(),
+            ..variant
         };
         match self {
             Route::Peer => {
@@ -100,6 +130,14 @@ impl Route {
                     push(4 * MIB, 4, 4),
                     push(16 * MIB, 2, 4),
                 ]);
+                // The copy kernel, pushed by the source (it reads locally and stores into the
+                // peer), and one pulled for comparison.
+                for p in [MIB, 4 * MIB, 16 * MIB] {
+                    for s in [1, 2, 4] {
+                        out.push(sm(push(p, s, 4)));
+                    }
+                }
+                out.extend([sm(push(4 * MIB, 2, 8)), sm(v(4 * MIB, 2, 4))]);
                 out
             }
             Route::Staged => vec![
@@ -120,7 +158,13 @@ impl Route {
             packet_bytes,
             streams,
             push,
+            method: CopyMethod::Dma,
         };
+        let sm = |packet_bytes, streams, push, blocks| RawVariant {
+            method: CopyMethod::Kernel { blocks },
+            ..v(packet_bytes, streams, push)
+        };
+        let blocks = CopyMethod::DEFAULT_KERNEL_BLOCKS;
         match self {
             Route::Peer => {
                 let mut out = Vec::new();
@@ -131,6 +175,17 @@ impl Route {
                 }
                 out.push(v(4 * MIB, 1, true));
                 out.push(v(4 * MIB, 4, true));
+                // Copy-kernel trains: pushed at the default blocks per copy, a blocks sweep at
+                // 4 MiB on 2 streams, and one pulled.
+                for p in [MIB, 4 * MIB, 16 * MIB] {
+                    for s in [1, 2, 4] {
+                        out.push(sm(p, s, true, blocks));
+                    }
+                }
+                for b in [16, 32, 128, 256] {
+                    out.push(sm(4 * MIB, 2, true, b));
+                }
+                out.push(sm(4 * MIB, 2, false, blocks));
                 out
             }
             Route::Staged => vec![v(4 * MIB, 1, false), v(4 * MIB, 2, false)],
@@ -191,7 +246,7 @@ impl Table {
             "\nlink throughput summary (median of {RUNS} runs; % of the route's raw_copy and of the best raw_packets train of the same packet size):"
         );
         eprintln!(
-            "{:<22} {:<26} {:>9} {:>8} {:>10}",
+            "{:<22} {:<32} {:>9} {:>8} {:>10}",
             "route", "variant", "GiB/s", "%copy", "%packets"
         );
         for r in &self.rows {
@@ -216,7 +271,7 @@ impl Table {
                 })
             };
             eprintln!(
-                "{:<22} {:<26} {:>9.1} {:>8} {:>10}",
+                "{:<22} {:<32} {:>9.1} {:>8} {:>10}",
                 r.route,
                 r.what,
                 r.gib_per_s,

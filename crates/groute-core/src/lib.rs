@@ -45,7 +45,9 @@ pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};
 pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, event_promise};
-pub use link::{CopyIssuer, Link, LinkConfig, LinkReceiver, LinkSender, ReceiveTimeout, SendError};
+pub use link::{
+    CopyIssuer, CopyMethod, Link, LinkConfig, LinkReceiver, LinkSender, ReceiveTimeout, SendError,
+};
 pub use memory::{Buffer, MemoryPool};
 pub use router::{
     Assignment, Broadcast, Gather, MessageInfo, OneWayReduction, PointToPoint, Ring, Route, Router,

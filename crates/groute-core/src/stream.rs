@@ -8,8 +8,10 @@ use bytemuck::Pod;
 use crate::backend::host::HostStream;
 use crate::backend::{RawStream, StreamPriority};
 use crate::context::DeviceId;
+use crate::cuda::kernel_copy_applies;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventFuture, EventPool};
+use crate::link::CopyMethod;
 use crate::memory::Buffer;
 
 /// An ordered queue of work on one device, with the device's event pool at hand.
@@ -105,6 +107,71 @@ impl Stream {
         let (dst, src) = (dst.raw(), src.raw());
         self.events
             .record_with(|event| self.raw.copy_and_record(&dst, &src, event))
+    }
+
+    /// Enqueues a copy `src -> dst` of equal lengths made by `method`: a
+    /// [`CopyMethod::Kernel`] copy runs the copy kernel on this stream where it applies
+    /// (CUDA device memory to device memory, both addressable from this stream's device) and
+    /// falls back to [`Stream::copy`] elsewhere (see [`CopyMethod`]). `src` and `dst` must
+    /// not overlap.
+    pub fn copy_with<T: Pod>(
+        &self,
+        dst: &Buffer<T>,
+        src: &Buffer<T>,
+        method: CopyMethod,
+    ) -> Result<()> {
+        match self.kernel_copy_blocks(dst, src, method, "Stream::copy_with")? {
+            Some(blocks) => {
+                crate::cuda::peer_copy(self.raw.as_ref(), &dst.raw(), &src.raw(), blocks)
+            }
+            None => self.copy(dst, src),
+        }
+    }
+
+    /// [`Stream::copy_with`], then records an event right after the copy (one recording, as
+    /// [`Stream::copy_and_record`]).
+    pub fn copy_and_record_with<T: Pod>(
+        &self,
+        dst: &Buffer<T>,
+        src: &Buffer<T>,
+        method: CopyMethod,
+    ) -> Result<Event> {
+        match self.kernel_copy_blocks(dst, src, method, "Stream::copy_and_record_with")? {
+            Some(blocks) => {
+                let (dst, src) = (dst.raw(), src.raw());
+                self.events.record_with(|event| {
+                    crate::cuda::peer_copy_and_record(self.raw.as_ref(), &dst, &src, blocks, event)
+                })
+            }
+            None => self.copy_and_record(dst, src),
+        }
+    }
+
+    /// The blocks of a kernel copy `src -> dst` by `method` on this stream, or `None` when
+    /// the copy engines make it (DMA asked for, or the kernel does not apply); checks the
+    /// method and, for a kernel copy, the lengths (`operation` names the caller).
+    fn kernel_copy_blocks<T: Pod>(
+        &self,
+        dst: &Buffer<T>,
+        src: &Buffer<T>,
+        method: CopyMethod,
+        operation: &'static str,
+    ) -> Result<Option<u32>> {
+        method.validate()?;
+        let CopyMethod::Kernel { blocks } = method else {
+            return Ok(None);
+        };
+        if !kernel_copy_applies(self.raw.as_ref(), &dst.raw(), &src.raw()) {
+            return Ok(None);
+        }
+        if dst.len() != src.len() {
+            return Err(Error::LengthMismatch {
+                operation,
+                dst: dst.len(),
+                src: src.len(),
+            });
+        }
+        Ok(Some(blocks))
     }
 
     /// Enqueues a fill of `dst` with `value`'s bit pattern.

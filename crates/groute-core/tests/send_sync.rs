@@ -25,6 +25,7 @@ fn public_handles_are_send_and_sync() {
     both::<Multiplexer<u32>>();
     both::<OutputQueue<u32>>();
     both::<LinkConfig>();
+    both::<groute_core::CopyMethod>();
     both::<Route>();
     both::<Error>();
     both::<PointToPoint>();

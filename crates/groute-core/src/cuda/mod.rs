@@ -9,6 +9,7 @@
 //! | [`CudaFunction`] | one kernel: [`CudaFunction::launch`], [`CudaFunction::launch_cooperative`], occupancy |
 //! | [`KernelArg`], [`DevicePtr`], [`LaunchConfig`] | the typed launch path |
 //! | [`pbf_filter`] | the typed wrapper of `kernels/pbf.cu` |
+//! | [`peer_copy`], [`load_peer_copy`] | the SM-driven copy of `kernels/peer_copy.cu` (links' [`crate::CopyMethod::Kernel`]) |
 //!
 //! Launch wrappers for an algorithm follow [`pbf_filter`]: validate the sizes, take device
 //! pointers with [`DevicePtr::from_slice`], launch with one `SAFETY` comment naming the kernel's
@@ -18,6 +19,7 @@ mod compile;
 mod launch;
 pub(crate) mod module;
 mod pbf;
+mod peer_copy;
 mod source;
 
 pub use compile::{
@@ -27,9 +29,11 @@ pub use compile::{
 pub use launch::{DevicePtr, KernelArg, KernelArgs, LaunchConfig};
 pub use module::{CudaFunction, CudaModule};
 pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
+pub(crate) use peer_copy::peer_copy_and_record;
+pub use peer_copy::{PEER_COPY_BLOCK, kernel_copy_applies, load_peer_copy, peer_copy};
 pub use source::{
     BFS, BFS_DIRECTION, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK,
-    PBF, SSSP,
+    PBF, PEER_COPY, SSSP,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

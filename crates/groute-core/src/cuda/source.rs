@@ -69,6 +69,14 @@ pub const FUSED_BARRIER: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/fused_barrier.cu"),
 };
 
+/// `kernels/peer_copy.cu`: the SM-driven copy of links' [`crate::CopyMethod::Kernel`]
+/// (16-byte vectors where the alignments allow, stores straight into a peer's memory);
+/// launched by [`crate::cuda::peer_copy`].
+pub const PEER_COPY: KernelSource = KernelSource {
+    name: "peer_copy.cu",
+    source: include_str!("../../../../kernels/peer_copy.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
@@ -103,4 +111,13 @@ pub const HEADERS: &[KernelHeader] = &[
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
 /// checks it against the directory so a new `.cu` file cannot be forgotten).
-pub const KERNELS: &[KernelSource] = &[PBF, CC, BFS, BFS_DIRECTION, PAGERANK, SSSP, FUSED_BARRIER];
+pub const KERNELS: &[KernelSource] = &[
+    PBF,
+    CC,
+    BFS,
+    BFS_DIRECTION,
+    PAGERANK,
+    SSSP,
+    FUSED_BARRIER,
+    PEER_COPY,
+];

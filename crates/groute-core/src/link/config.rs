@@ -1,6 +1,7 @@
-//! Link settings: packet size, number of receive buffers, copy streams and which device
-//! issues the copies.
+//! Link settings: packet size, number of receive buffers, copy streams, which device
+//! issues the copies and how they are made.
 
+use super::copy_method::CopyMethod;
 use crate::error::{Error, Result};
 
 /// How a link (or each output of a router) packetizes and buffers what it carries.
@@ -10,7 +11,9 @@ use crate::error::{Error, Result};
 /// destination. At most `num_buffers` packets are in the receiver's hands at once: the free
 /// list of receive buffers is the link's flow control. Consecutive packets go round-robin
 /// over [`LinkConfig::copy_streams`] copy streams, so that the copy engines' per-copy setup
-/// of one packet overlaps the transfer of the one before.
+/// of one packet overlaps the transfer of the one before. Copies between devices are made by
+/// the copy engines or, with [`LinkConfig::with_copy_method`], by a copy kernel on the SMs
+/// (see [`CopyMethod`] for where each applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LinkConfig {
     /// Elements per packet (the size of one receive buffer). At least 1.
@@ -22,6 +25,8 @@ pub struct LinkConfig {
     pub copy_streams: usize,
     /// Which device's streams issue the copies into a device destination.
     pub copy_issuer: CopyIssuer,
+    /// How copies between devices are made (DMA by default; see [`CopyMethod`]).
+    pub copy_method: CopyMethod,
 }
 
 /// Which device issues a link's copies between two devices (copies to the host are always
@@ -59,13 +64,33 @@ impl LinkConfig {
 
     /// `num_buffers` receive buffers of `packet_size` elements,
     /// [`LinkConfig::DEFAULT_COPY_STREAMS`] copy streams, copies issued as
-    /// [`CopyIssuer::default`] says (the source device).
+    /// [`CopyIssuer::default`] says (the source device), by [`CopyMethod::default`] (the copy
+    /// engines).
     pub fn new(packet_size: usize, num_buffers: usize) -> Self {
         LinkConfig {
             packet_size,
             num_buffers,
             copy_streams: Self::DEFAULT_COPY_STREAMS,
             copy_issuer: CopyIssuer::default(),
+            copy_method: CopyMethod::default(),
+        }
+    }
+
+    /// The same settings with copies between devices made by `copy_method` (where it
+    /// applies; the rest keep the copy engines, see [`CopyMethod`]).
+    ///
+    /// ```
+    /// use groute_core::{CopyMethod, LinkConfig};
+    ///
+    /// let config = LinkConfig::new(1 << 20, 4).with_copy_method(CopyMethod::kernel());
+    /// assert!(config.validate::<u32>().is_ok());
+    /// let zero = LinkConfig::new(1 << 20, 4).with_copy_method(CopyMethod::Kernel { blocks: 0 });
+    /// assert!(zero.validate::<u32>().is_err());
+    /// ```
+    pub fn with_copy_method(self, copy_method: CopyMethod) -> Self {
+        LinkConfig {
+            copy_method,
+            ..self
         }
     }
 
@@ -86,8 +111,10 @@ impl LinkConfig {
     }
 
     /// Checks that every setting is at least 1, that `copy_streams` is at most
-    /// [`LinkConfig::MAX_COPY_STREAMS`] and that the buffers fit in `usize` bytes.
+    /// [`LinkConfig::MAX_COPY_STREAMS`], that the copy method is valid
+    /// ([`CopyMethod::validate`]) and that the buffers fit in `usize` bytes.
     pub fn validate<T>(&self) -> Result<()> {
+        self.copy_method.validate()?;
         if self.copy_streams == 0 || self.copy_streams > Self::MAX_COPY_STREAMS {
             return Err(Error::invalid(
                 "copy_streams",

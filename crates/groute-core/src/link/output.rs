@@ -22,8 +22,9 @@
 //! sends to outputs that can take them); take the next copy stream round-robin (see
 //! [`super::copy_streams`]); on it, wait for what the buffer's release needs (see
 //! [`FreeSlot`]) and, for the send's first packet on that stream, the send's ready event;
-//! enqueue the copy and record one event after it (`Stream::copy_and_record`: on CUDA that
-//! event is also the copy's keep-alive, one `cuEventRecord`); deliver a [`PendingSegment`]
+//! enqueue the copy and record one event after it (`Stream::copy_and_record_with`, by the
+//! link's [`CopyMethod`]: on CUDA that event is also the copy's keep-alive, one
+//! `cuEventRecord`); deliver a [`PendingSegment`]
 //! whose release hands the buffer back. The sender's future resolves to the join of the last
 //! packet event on each stream the send used (stream order covers the earlier ones).
 //!
@@ -38,6 +39,7 @@ use bytemuck::Pod;
 use crossbeam::channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
+use super::copy_method::CopyMethod;
 use super::copy_streams::{CopyStreams, StreamKey};
 use super::job::SendJob;
 use super::queue::{OutputQueue, Take};
@@ -141,6 +143,8 @@ pub(crate) struct OutputState<T> {
 pub(crate) struct Output<T> {
     dst: Endpoint,
     packet_size: usize,
+    /// How packets are copied (the kernel only where it applies, see [`CopyMethod`]).
+    copy_method: CopyMethod,
     free_tx: Sender<FreeSlot>,
     free_rx: Receiver<FreeSlot>,
     delivered: Arc<Mailbox<PendingSegment<T>>>,
@@ -164,6 +168,7 @@ impl<T: Pod> Output<T> {
         ctx: &Context,
         dst: Endpoint,
         packet_size: usize,
+        copy_method: CopyMethod,
         buffers: Vec<Buffer<T>>,
         streams: CopyStreams,
         queue: OutputQueue<SendJob<T>>,
@@ -179,6 +184,7 @@ impl<T: Pod> Output<T> {
         Arc::new_cyclic(|me| Output {
             dst,
             packet_size,
+            copy_method,
             free_tx,
             free_rx,
             delivered,
@@ -368,7 +374,7 @@ impl<T: Pod> Output<T> {
         if !inflight.used(key) {
             stream.wait(&job.ready)?;
         }
-        let copied = stream.copy_and_record(&dst, &src)?;
+        let copied = stream.copy_and_record_with(&dst, &src, self.copy_method)?;
         Ok((dst, copied, key))
     }
 }

@@ -18,6 +18,7 @@ use bytemuck::Pod;
 use crossbeam::channel::Receiver;
 
 use super::config::{CopyIssuer, LinkConfig};
+use super::copy_method::load_copy_kernel;
 use super::copy_streams::CopyStreams;
 use super::job::SendJob;
 use super::output::Blocked;
@@ -39,6 +40,7 @@ pub(crate) fn spawn_output<T: Pod>(
     name: String,
 ) -> Result<(LinkReceiver<T>, Arc<Output<T>>)> {
     config.validate::<T>()?;
+    load_copy_kernel(ctx, config.copy_method)?;
     let (buffers, streams) = match dst {
         Endpoint::Host => {
             let buffers = (0..config.num_buffers)
@@ -83,6 +85,7 @@ pub(crate) fn spawn_output<T: Pod>(
         ctx,
         dst,
         config.packet_size,
+        config.copy_method,
         buffers,
         streams,
         queue,

@@ -272,6 +272,49 @@ impl CudaStream {
 }
 
 impl CudaStream {
+    /// `event` as a CUDA event of this stream's device (the only kind it may record).
+    pub(crate) fn own_event<'a>(&self, event: &'a dyn RawEvent) -> Result<&'a CudaEvent> {
+        let e = CudaEvent::from_raw(event)?;
+        if e.device() != self.device.index {
+            return Err(Error::Unsupported {
+                operation: "recording an event on a stream of another device",
+                backend: "cuda",
+            });
+        }
+        Ok(e)
+    }
+
+    /// Records `e` (an event of this stream's device, see [`CudaStream::own_event`]) after the
+    /// operation just enqueued, and keeps `keep` alive until that recording completes.
+    pub(crate) fn record_keeping_alive(
+        &self,
+        e: &CudaEvent,
+        keep: Vec<Arc<dyn RawMemory>>,
+    ) -> Result<()> {
+        // SAFETY: `raw` is a live stream of the event's device (the caller checked it with
+        // `own_event`).
+        if let Err(err) = unsafe { e.record_on(self.raw) } {
+            // The operation is enqueued: its memory must outlive it whatever happens.
+            let _ = self.keep_alive(keep);
+            return Err(err);
+        }
+        // The caller's recording doubles as the keep-alive event (one `cuEventRecord` per
+        // operation instead of two). Holding its driver event here makes a later recording of
+        // `e` move to a fresh driver event, so this entry keeps watching this operation.
+        self.in_flight.lock().push_back((e.handle(), keep));
+        Ok(())
+    }
+
+    /// Whether a kernel on this stream's device may dereference memory at `location`: device
+    /// memory of this device or of a peer with access enabled, or mapped host memory.
+    pub(crate) fn can_address(&self, location: MemoryLocation) -> bool {
+        match location {
+            MemoryLocation::Device(d) => self.reaches(self.device.index, d),
+            MemoryLocation::MappedHost => true,
+            MemoryLocation::PinnedHost => false,
+        }
+    }
+
     /// Checks and enqueues a copy; the memory to keep alive until it completes, or `None`
     /// for an empty copy (nothing enqueued).
     fn enqueue_checked_copy(
@@ -370,27 +413,11 @@ impl RawStream for CudaStream {
     }
 
     fn copy_and_record(&self, dst: &RawSlice, src: &RawSlice, event: &dyn RawEvent) -> Result<()> {
-        let e = CudaEvent::from_raw(event)?;
-        if e.device() != self.device.index {
-            return Err(Error::Unsupported {
-                operation: "recording an event on a stream of another device",
-                backend: "cuda",
-            });
-        }
+        let e = self.own_event(event)?;
         let Some(keep) = self.enqueue_checked_copy(dst, src)? else {
             return self.record(event);
         };
-        // SAFETY: `raw` is a live stream of the event's device (checked above).
-        if let Err(err) = unsafe { e.record_on(self.raw) } {
-            // The copy is enqueued: its memory must outlive it whatever happens.
-            let _ = self.keep_alive(keep);
-            return Err(err);
-        }
-        // The caller's recording doubles as the keep-alive event (one `cuEventRecord` per
-        // copy instead of two). Holding its driver event here makes a later recording of `e`
-        // move to a fresh driver event, so this entry keeps watching this copy.
-        self.in_flight.lock().push_back((e.handle(), keep));
-        Ok(())
+        self.record_keeping_alive(e, keep)
     }
 
     fn wait_event(&self, event: &dyn RawEvent) -> Result<()> {
