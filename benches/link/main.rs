@@ -32,7 +32,8 @@
 //! At the end of the throughput run a summary table prints every variant's median GiB/s and
 //! its share of the route's `raw_copy` and of the best `raw_packets` train of the same packet
 //! size. Latency: one 4 KiB message from send to receive-ready on the destination, against a
-//! raw copy of 4 KiB plus a synchronize (`raw_copy`).
+//! raw copy of 4 KiB plus a synchronize (`raw_copy`); between devices also through a link
+//! with the copy kernel (`link_sm`).
 //!
 //! Before timing, each link setting runs once through a [`CountingBackend`] over the same
 //! backend and prints the backend calls per packet (`calls/packet`): the host-side work a
@@ -285,6 +286,15 @@ fn latency(c: &mut Criterion) {
                     stream.copy(&target, msg.data()).expect("copy");
                     stream.synchronize().expect("sync");
                 })
+            });
+        }
+        if dst != Endpoint::Host && src != Endpoint::Host {
+            // The same through a link whose copy is the copy kernel (a launch instead of a
+            // DMA copy).
+            let config = LinkConfig::new(1024, 2).with_copy_method(CopyMethod::kernel());
+            let link = Link::<u32>::new(&ctx, src, dst, config).expect("link");
+            group.bench_function(BenchmarkId::new(name, "link_sm"), |b| {
+                b.iter(|| ping(&link, &msg))
             });
         }
         let config = LinkConfig::new(1024, 2);

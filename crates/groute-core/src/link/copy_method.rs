@@ -17,8 +17,13 @@ use crate::error::{Error, Result};
 ///   device reads the source and stores 16-byte vectors straight into the destination (over
 ///   NVLink for a peer), `blocks` blocks of [`crate::cuda::PEER_COPY_BLOCK`] threads per copy
 ///   (fewer for a copy too short to give every thread a full round). It runs on the same copy
-///   stream a DMA copy would, so stream order, events and buffer reuse are unchanged; it takes
-///   SMs from the issuing device's kernels while it runs.
+///   stream a DMA copy would, so stream order, events and buffer reuse are unchanged.
+///
+///   It needs SMs of the issuing device: it shares them with that device's kernels while it
+///   runs, and it cannot start while a kernel that fills every multiprocessor (a persistent
+///   or fused kernel) runs there. So a kernel that waits on the device for data coming
+///   through a kernel-method link issued by its own device would wait forever; such links
+///   must keep [`CopyMethod::Dma`] (the copy engines need no SMs).
 ///
 /// The kernel is used only where it can be: on the CUDA backend, for a copy from device memory
 /// to device memory that the issuing device can address (the same physical device, or a
