@@ -226,7 +226,7 @@ fn run() -> Result<(), AnyError> {
         mode: if result.stats.direction_optimized {
             "direction-optimizing"
         } else {
-            common::traversal_mode(result.stats.fused)
+            common::traversal_mode(result.stats.fused, cli.fused.mode())
         },
         fused: result.stats.fused,
         direction: if result.stats.direction_optimized {

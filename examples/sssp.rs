@@ -202,7 +202,7 @@ fn run() -> Result<(), AnyError> {
         partition: parted.method.to_string(),
         time_ms: median,
         times_ms: times,
-        mode: common::traversal_mode(result.stats.fused),
+        mode: common::traversal_mode(result.stats.fused, cli.fused.mode()),
         fused: result.stats.fused,
         device_ms,
         edges_traversed,

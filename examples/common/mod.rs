@@ -71,8 +71,13 @@ pub struct FusedArgs {
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per round (the mode of runs on several devices).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fused_async")]
     pub no_fused: bool,
+    /// Run the whole traversal as one persistent kernel without barriers: warps expand
+    /// vertices as soon as they are appended, no levels (CUDA, one device; no soft priority:
+    /// --prio-delta 0, the SSSP default then).
+    #[arg(long, conflicts_with = "fused")]
+    pub fused_async: bool,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
     /// per vertex, else every block that fits resident at once, the most allowed).
     #[arg(long, value_name = "BLOCKS")]
@@ -107,10 +112,11 @@ pub struct FusedArgs {
 impl FusedArgs {
     /// The mode these flags ask for (neither flag: auto).
     pub fn mode(&self) -> FusedMode {
-        match (self.fused, self.no_fused) {
-            (true, _) => FusedMode::On,
-            (false, true) => FusedMode::Off,
-            (false, false) => FusedMode::Auto,
+        match (self.fused, self.no_fused, self.fused_async) {
+            (true, _, _) => FusedMode::On,
+            (false, true, _) => FusedMode::Off,
+            (false, false, true) => FusedMode::Async,
+            (false, false, false) => FusedMode::Auto,
         }
     }
 
@@ -130,11 +136,11 @@ impl FusedArgs {
 }
 
 /// The mode a traversal ran in, for reports.
-pub fn traversal_mode(fused: bool) -> &'static str {
-    if fused {
-        "fused"
-    } else {
-        "one launch per round"
+pub fn traversal_mode(fused: bool, mode: FusedMode) -> &'static str {
+    match (fused, mode) {
+        (true, FusedMode::Async) => "fused asynchronous",
+        (true, _) => "fused",
+        (false, _) => "one launch per round",
     }
 }
 

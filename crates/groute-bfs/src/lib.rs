@@ -248,7 +248,7 @@ impl BfsSolver {
             });
         }
         let average_degree = graph.graph.num_edges() as f64 / n as f64;
-        let fused_forced = options.worklist.fused == FusedMode::On;
+        let fused_forced = matches!(options.worklist.fused, FusedMode::On | FusedMode::Async);
         let optimizes = options.direction.optimizes(
             context.num_devices(),
             graph.graph.symmetric,

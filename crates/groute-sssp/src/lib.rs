@@ -63,7 +63,7 @@ use std::time::Duration;
 
 use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
+use groute_worklist::traversal::{FusedMode, MinTraversal, MinTraversalSolver, TraversalKernels};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use groute_worklist::traversal::UNREACHED;
@@ -300,7 +300,8 @@ impl SsspSolver {
         let solver =
             MinTraversalSolver::<Sssp>::new(context, &csr, &graph.partition, &options.worklist)?;
         let mut options = options.clone();
-        if options.worklist.prio_delta.is_none() {
+        // The asynchronous fused kernel has no soft priority: its default band is off.
+        if options.worklist.prio_delta.is_none() && options.worklist.fused != FusedMode::Async {
             options.worklist.prio_delta = Some(default_prio_delta(&csr));
         }
         Ok(SsspSolver {

@@ -52,10 +52,10 @@ impl Direction {
                 Ok(symmetric && !fused_forced && average_degree >= AUTO_MIN_AVERAGE_DEGREE)
             }
             Direction::PullPush if fused_forced => Err(Error::invalid(
-                "--fused",
+                "--fused (or --fused-async)",
                 "on",
                 "the fused kernel runs the worklist BFS, which --direction pull-push replaces: \
-                 drop --fused, or use --direction push|auto",
+                 drop --fused / --fused-async, or use --direction push|auto",
             )),
             Direction::PullPush => Ok(true),
         }

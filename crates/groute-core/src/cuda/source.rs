@@ -100,6 +100,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/fused.cuh"),
     },
     KernelHeader {
+        name: "fused_async.cuh",
+        source: include_str!("../../../../kernels/include/fused_async.cuh"),
+    },
+    KernelHeader {
         name: "hubs.cuh",
         source: include_str!("../../../../kernels/include/hubs.cuh"),
     },

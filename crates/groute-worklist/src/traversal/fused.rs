@@ -93,6 +93,7 @@ use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
 use super::cuda::CudaTraversalDevice;
+use super::fused_async::AsyncKernel;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
     FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid,
@@ -118,6 +119,10 @@ pub enum FusedMode {
     On,
     /// One launch per round.
     Off,
+    /// Fused without barriers (`--fused-async`): one persistent kernel whose warps take
+    /// vertices from the worklist as soon as they are appended, with no levels or rounds
+    /// (`fused_async.rs`). One device; soft priority off (`prio_delta` 0 or unset).
+    Async,
 }
 
 impl FusedMode {
@@ -128,11 +133,18 @@ impl FusedMode {
             (FusedMode::Off, _) => Ok(false),
             (FusedMode::Auto | FusedMode::On, 1) => Ok(true),
             (FusedMode::Auto, _) => Ok(false),
+            (FusedMode::Async, 1) => Ok(true),
             (FusedMode::On, n) => Err(Error::invalid(
                 "fused (--fused)",
                 format!("on, with {n} devices"),
                 "the fused kernel runs on one device: pass --no-fused (or leave the mode to \
                  auto) for several devices, or run on --devices 1",
+            )),
+            (FusedMode::Async, n) => Err(Error::invalid(
+                "fused (--fused-async)",
+                format!("asynchronous, with {n} devices"),
+                "the asynchronous fused kernel runs on one device: leave out --fused-async for \
+                 several devices, or run on --devices 1",
             )),
         }
     }
@@ -176,7 +188,7 @@ const POLL_INTERVAL: Duration = Duration::from_micros(50);
 /// the same way as soon as it sees its deadline pass with work outstanding. The kernel's
 /// side: a kernel that stopped early left items unprocessed, so its values must never be
 /// returned as a result.
-fn timed_out(asked_to_stop: bool, stop_word: u32) -> bool {
+pub(super) fn timed_out(asked_to_stop: bool, stop_word: u32) -> bool {
     asked_to_stop || stop_word == FUSED_STOP_ABORTED
 }
 
@@ -194,8 +206,11 @@ pub(crate) struct FusedKernel {
     multiprocessors: u32,
     /// `FUSED_WORDS` u32 of device memory: barrier words and the kernel's snapshots.
     state: Buffer<u32>,
-    /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop.
-    abort: Buffer<u32>,
+    /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop (shared
+    /// with the asynchronous kernel).
+    pub(super) abort: Buffer<u32>,
+    /// The asynchronous kernel (`fused_async.rs`).
+    pub(super) asynchronous: AsyncKernel,
 }
 
 /// The launch shape of one fused run.
@@ -223,12 +238,14 @@ impl FusedKernel {
         // kernels; an occupancy query is such a use, here and never while a run is timed.
         narrow.max_active_blocks_per_multiprocessor(32, 0)?;
         wide.max_active_blocks_per_multiprocessor(32, 0)?;
+        let multiprocessors = device.properties().multiprocessors.max(1);
         Ok(FusedKernel {
             narrow,
             wide,
-            multiprocessors: device.properties().multiprocessors.max(1),
+            multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
+            asynchronous: AsyncKernel::new(device, module, name, multiprocessors)?,
         })
     }
 
@@ -285,7 +302,7 @@ impl FusedKernel {
         })
     }
 
-    fn set_abort(&self, value: u32) -> Result<(), Error> {
+    pub(super) fn set_abort(&self, value: u32) -> Result<(), Error> {
         let word =
             self.abort
                 .host_atomic_u32()
@@ -422,7 +439,7 @@ impl CudaTraversalDevice {
     /// Waits for the kernel (recorded `done`); past `time_limit`, asks it to stop (it then
     /// returns within `FUSED_ABORT_POLL` levels or phases) and waits for it to do so. Returns
     /// whether it asked: the host saw the limit pass while the kernel was still running.
-    fn wait_fused(
+    pub(super) fn wait_fused(
         &self,
         done: &Event,
         time_limit: Option<Duration>,

@@ -24,6 +24,7 @@
 mod barrier_bench;
 mod cuda;
 mod fused;
+mod fused_async;
 mod fused_trace;
 mod fused_tuning;
 mod hub_policy;
@@ -413,7 +414,11 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             };
             let device = &context.devices()[0];
             let defaults = FusedDefaults::for_graph(self.average_degree);
-            let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
+            let done = if options.fused == FusedMode::Async {
+                dev.run_fused_async(device, sources, &seeds[0], options, defaults)?
+            } else {
+                dev.run_fused(device, sources, &seeds[0], options, defaults)?
+            };
             values.copy_from_slice(&device.download(&dev.values.slice(0..n)?)?);
             return Ok(TraversalOutput {
                 values,

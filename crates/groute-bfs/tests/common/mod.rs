@@ -1,0 +1,143 @@
+//! Shared by the fused-kernel test binaries: the GPU lock, graphs of every shape, and runs on
+//! a block partition.
+#![allow(dead_code)] // each binary uses its own subset
+
+use std::ops::Deref;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use groute_bfs::{BfsError, BfsOptions, BfsResult, bfs};
+use groute_core::Context;
+use groute_core::testing::cuda_context;
+use groute_graph::{
+    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
+};
+
+/// The CUDA tests of a binary share the GPU, except those that ask a running kernel to stop,
+/// which take it alone: a fused kernel of 1,024-thread blocks fills every
+/// multiprocessor's registers, so a concurrent test's kernel runs before or after theirs, never
+/// beside it, and their host-side clocks (the time limit) would measure the other kernel.
+static GPU: RwLock<()> = RwLock::new(());
+
+/// A CUDA context and this test's hold on [`GPU`].
+pub struct GpuTest {
+    context: Context,
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+impl Deref for GpuTest {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+/// A CUDA context of `devices` devices, sharing the GPU with the other tests (`None` when
+/// CUDA is not tested).
+pub fn cuda(devices: usize) -> Option<GpuTest> {
+    let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
+    Some(GpuTest {
+        context: cuda_context(devices)?,
+        _shared: Some(shared),
+        _alone: None,
+    })
+}
+
+/// A CUDA context of one device, with no other test of this binary on the GPU meanwhile.
+pub fn cuda_alone() -> Option<GpuTest> {
+    let alone = GPU.write().unwrap_or_else(PoisonError::into_inner);
+    Some(GpuTest {
+        context: cuda_context(1)?,
+        _shared: None,
+        _alone: Some(alone),
+    })
+}
+
+pub fn generated(spec: &str) -> Graph {
+    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+}
+
+pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
+    let csr = CsrBuilder::new(n)
+        .build(&EdgeList::from_pairs(pairs))
+        .unwrap();
+    Graph::new(csr, name, false)
+}
+
+pub fn run(
+    ctx: &Context,
+    graph: &Graph,
+    source: u32,
+    o: &BfsOptions,
+) -> Result<BfsResult, BfsError> {
+    let devices = ctx.num_devices();
+    let parted = partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress)?;
+    bfs(ctx, &parted, source, o)
+}
+
+/// Hubs (out-degree >= 2048, listed and expanded grid-wide) in rounds that follow hub-free
+/// rounds and in rounds that follow hub rounds: a path 0 -> 1 -> ... -> 9 whose vertices 1, 4
+/// and 7 each lead to four hubs; hub j has 2048 + 97 j arcs into a shared pool of 6000 sink
+/// leaves and one arc to hub j + 1. The kron21 hang of the fused kernel (the hub decision read
+/// the live counter) needed exactly this: a round without hubs followed by one with hubs.
+pub fn hub_ladder() -> Graph {
+    const PATH: u32 = 10;
+    const HUBS: u32 = 12;
+    const LEAVES: u32 = 6000;
+    let mut pairs: Vec<(u32, u32)> = (0..PATH - 1).map(|i| (i, i + 1)).collect();
+    for (k, c) in [1, 4, 7].into_iter().enumerate() {
+        pairs.extend((0..4).map(|j| (c, PATH + 4 * k as u32 + j)));
+    }
+    for j in 0..HUBS {
+        let hub = PATH + j;
+        pairs.push((hub, PATH + (j + 1) % HUBS));
+        pairs.extend((0..2048 + 97 * j).map(|i| (hub, PATH + HUBS + (i + 500 * j) % LEAVES)));
+    }
+    from_pairs((PATH + HUBS + LEAVES) as usize, &pairs, "hub ladder")
+}
+
+/// Graphs of every shape the tests cover: Kronecker (one with hubs), road grids, random,
+/// disconnected, single vertex, self-loops, a long path (many rounds), hubs after hub-free
+/// rounds, and the shipped datasets.
+pub fn graphs() -> Vec<Graph> {
+    let chain: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();
+    let mut gs = vec![
+        generated("kron:scale=12,ef=16,sym,seed=3"),
+        generated("kron:scale=16,ef=16,sym,seed=3"),
+        hub_ladder(),
+        generated("road:side=64,p=0.6,seed=5"),
+        generated("road:side=40,p=0.9,seed=1"),
+        generated("random:n=2000,m=9000,seed=7"),
+        from_pairs(1, &[], "single vertex"),
+        from_pairs(1, &[(0, 0)], "single self-loop"),
+        from_pairs(
+            10,
+            &[(0, 1), (1, 0), (1, 2), (5, 6), (6, 7), (8, 8)],
+            "disconnected",
+        ),
+        from_pairs(
+            6,
+            &[
+                (0, 0),
+                (0, 1),
+                (1, 1),
+                (1, 2),
+                (2, 3),
+                (3, 3),
+                (3, 4),
+                (4, 5),
+                (5, 0),
+            ],
+            "self-loops",
+        ),
+        from_pairs(1000, &chain, "directed path"),
+    ];
+    let shipped = groute_graph::shipped_graphs();
+    assert!(
+        shipped.len() >= 3,
+        "expected the repository's datasets/ graphs"
+    );
+    gs.extend(shipped);
+    gs
+}

@@ -1,0 +1,290 @@
+//! The asynchronous fused kernel of the CUDA min traversals (one device,
+//! [`FusedMode::Async`](super::FusedMode::Async), `--fused-async`): one persistent launch of
+//! `<algo>_fused_async` (`kernels/include/fused_async.cuh`) with no barrier at all, the
+//! Groute model's asynchronous worklist. Every lane claims a worklist position, waits until a
+//! producer stores a vertex there, expands it (label correcting, as the non-fused rounds) and
+//! claims the next; a vertex improved by one warp can be expanded by another within a few
+//! memory round trips, where the barrier kernel (`fused.rs`) waits for the level to end.
+//!
+//! ## Protocol
+//!
+//! - **Start.** The run is reset as for the non-fused worker (values, control block, seeds at
+//!   worklist positions `[0, k)`); positions `[k, capacity)` are filled with the empty marker
+//!   (`0xFFFFFFFF`, no vertex id), the state block zeroed with its pending count and its
+//!   tail (the next position to append to) at `k`, the
+//!   abort word cleared; then one cooperative launch (every block resident, so warps that wait
+//!   for work never keep a block of the grid from starting).
+//! - **Worklist.** Positions are filled once each (no wrap-around): a producer counts its
+//!   vertices in the pending count, reserves positions at the tail and stores each vertex
+//!   with a release; a lane claims the next position at the head and polls it with an
+//!   acquire. Each position is claimed by exactly one lane, so every stored vertex is
+//!   expanded exactly once; a vertex stored twice (improved again before its first copy was
+//!   expanded) is expanded twice, the later copy with the value of the moment (the non-fused
+//!   rounds' label correcting).
+//! - **Termination** is race-free by construction: the pending count covers every vertex
+//!   stored and not yet expanded, and every vertex being expanded (its expansion adds the
+//!   vertices it is about to store before storing them, and subtracts itself after its last
+//!   store). It is positive while any work exists and, once 0, stays 0: nobody holds a vertex
+//!   that could append another. A warp whose lanes all wait reads it and leaves at 0.
+//! - **Errors.** An append past the capacity stores nothing, records the positions needed and
+//!   stops the kernel; the run fails with [`Error::CapacityExceeded`] naming
+//!   `wl_capacity (--wl-capacity)`. The time limit works as in the barrier kernel (the host
+//!   sets the abort word; idle warps poll it and stop the kernel; the run fails with
+//!   [`WorklistError::TimedOut`]).
+//! - **Not supported:** soft priority (a band other than 0 is refused: there are no epochs to
+//!   advance without a barrier), several devices (refused as `--fused` is).
+//!
+//! The run reports no rounds (there are none); `items_processed` counts expansions and
+//! `items_produced` appends.
+
+use std::time::Instant;
+
+use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
+use groute_core::{Buffer, Device, Error, Event};
+
+use super::cuda::{CudaTraversalDevice, WL_SETTING, capacity};
+use super::fused::{FusedRun, timed_out};
+use super::fused_trace::FusedTrace;
+use super::fused_tuning::{
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid,
+    fused_block as fused_block_size,
+};
+use crate::engine::{DeviceStats, WorklistOptions};
+use crate::error::WorklistError;
+
+/// Words of the asynchronous kernel's state block (`groute::ASYNC_*` of fused_async.cuh).
+const ASYNC_WORDS: usize = 128;
+const ASYNC_HEAD: usize = 0;
+const ASYNC_TAIL: usize = 32;
+const ASYNC_PENDING: usize = 64;
+const ASYNC_PROCESSED: usize = 96;
+const ASYNC_OVERFLOW: usize = 98;
+const ASYNC_STOP: usize = 99;
+/// `groute::ASYNC_EMPTY`: a worklist position not stored yet.
+const ASYNC_EMPTY: u32 = u32::MAX;
+/// `groute::FUSED_STOP_OVERFLOW`.
+const FUSED_STOP_OVERFLOW: u32 = 1;
+
+/// One device's asynchronous fused kernel and its state block, kept across runs.
+pub(crate) struct AsyncKernel {
+    /// `<algo>_fused_async`: blocks of at most [`FUSED_NARROW_MAX_BLOCK`] threads.
+    narrow: CudaFunction,
+    /// `<algo>_fused_async_wide`: blocks of up to 1,024 threads.
+    wide: CudaFunction,
+    multiprocessors: u32,
+    /// `ASYNC_WORDS` u32 of device memory.
+    state: Buffer<u32>,
+}
+
+impl AsyncKernel {
+    /// Looks `<fused>_async` and `<fused>_async_wide` up in `module` and loads both (an
+    /// occupancy query: the driver's lazy loading would otherwise load them at the first
+    /// launch, which may wait for running kernels).
+    pub(crate) fn new(
+        device: &Device,
+        module: &CudaModule,
+        fused: &str,
+        multiprocessors: u32,
+    ) -> Result<Self, Error> {
+        let narrow = module.function(&format!("{fused}_async"))?;
+        let wide = module.function(&format!("{fused}_async_wide"))?;
+        narrow.max_active_blocks_per_multiprocessor(32, 0)?;
+        wide.max_active_blocks_per_multiprocessor(32, 0)?;
+        Ok(AsyncKernel {
+            narrow,
+            wide,
+            multiprocessors,
+            state: device.alloc::<u32>(ASYNC_WORDS)?,
+        })
+    }
+
+    fn function(&self, block: u32) -> &CudaFunction {
+        if block <= FUSED_NARROW_MAX_BLOCK {
+            &self.narrow
+        } else {
+            &self.wide
+        }
+    }
+
+    /// `(grid, block)` of a run: `options`' block and grid where set, else `defaults`.
+    fn shape(
+        &self,
+        options: &WorklistOptions,
+        defaults: FusedDefaults,
+    ) -> Result<(u32, u32), Error> {
+        let block = fused_block_size(options.fused_block, defaults.block)?;
+        let max_grid = self.function(block).max_resident_grid(block, 0)?;
+        if max_grid == 0 {
+            return Err(Error::invalid(
+                "fused_block (--fused-block)",
+                block,
+                "no block of this many threads of the fused kernel fits on this device: give \
+                 fewer threads",
+            ));
+        }
+        let grid = match options.fused_grid {
+            None => match defaults.grid {
+                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max_grid),
+                FusedGrid::Resident => max_grid,
+            },
+            Some(g) if (1..=max_grid).contains(&g) => g,
+            Some(g) => {
+                return Err(Error::invalid(
+                    "fused_grid (--fused-grid)",
+                    g,
+                    format!(
+                        "give 1..={max_grid} blocks of {block} threads: a cooperative launch \
+                         needs every block resident at once"
+                    ),
+                ));
+            }
+        };
+        Ok((grid, block))
+    }
+}
+
+impl CudaTraversalDevice {
+    /// Runs the traversal as one asynchronous persistent kernel: values reset (`sources` at
+    /// 0), `seeds` in the worklist, the rest of the worklist empty, then one launch until no
+    /// vertex is left (module docs).
+    pub(crate) fn run_fused_async(
+        &mut self,
+        device: &Device,
+        sources: &[u32],
+        seeds: &[u32],
+        options: &WorklistOptions,
+        defaults: FusedDefaults,
+    ) -> Result<FusedRun, WorklistError> {
+        if let Some(band) = options.prio_delta.filter(|&d| d != 0) {
+            return Err(Error::invalid(
+                "prio_delta (--prio-delta)",
+                band,
+                "the asynchronous fused kernel (--fused-async) has no soft priority: give \
+                 --prio-delta 0, or use --fused for soft priority",
+            )
+            .into());
+        }
+        let trace = FusedTrace::start();
+        drop(self.worker(device, sources, seeds)?);
+        trace.mark("reset done");
+        let k = seeds.len();
+        let wl_len = self.wl.len();
+        let (grid, block) = self.fused.asynchronous.shape(options, defaults)?;
+        let spin_ns = options.fused_barrier.kernel_args()?.0;
+        let flags = if options.fused_direct_min {
+            FUSED_DIRECT_MIN
+        } else {
+            0
+        };
+        let s = &self.stream;
+        if k < wl_len {
+            s.fill(&self.wl.slice(k..wl_len)?, ASYNC_EMPTY)?;
+        }
+        let state = &self.fused.asynchronous.state;
+        // The seeds are pending and fill [0, k): appends start at k.
+        let k32 = u32::try_from(k)
+            .map_err(|_| Error::invalid("sources", k, "give fewer than 2^32 sources"))?;
+        s.fill(state, 0u32)?;
+        for word in [ASYNC_PENDING, ASYNC_TAIL] {
+            s.fill(&state.slice(word..word + 1)?, k32)?;
+        }
+        self.fused.set_abort(0)?;
+        // Synchronised: this stream holds no pinned memory whose release would wait for the
+        // kernel (see `fused.rs`).
+        s.synchronize()?;
+        trace.mark("state set, stream idle");
+
+        let started = Instant::now();
+        let t0 = device.record_timing(s)?;
+        if k > 0 {
+            self.launch_fused_async(grid, block, spin_ns, flags)?;
+        }
+        trace.mark("launched");
+        let t1 = device.record_timing(s)?;
+        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started, &trace)?;
+        let elapsed = started.elapsed();
+        trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
+        let device_time =
+            std::time::Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        let words = device.download(&self.fused.asynchronous.state)?;
+        let wide = |w: usize| u64::from(words[w]) | (u64::from(words[w + 1]) << 32);
+        let stop = words[ASYNC_STOP];
+        if stop == FUSED_STOP_OVERFLOW || words[ASYNC_OVERFLOW] != 0 {
+            return Err(capacity(
+                "device local worklist (asynchronous fused kernel)",
+                wl_len,
+                words[ASYNC_OVERFLOW] as usize,
+                WL_SETTING,
+            )
+            .into());
+        }
+        let processed = wide(ASYNC_PROCESSED);
+        let produced = u64::from(words[ASYNC_TAIL].saturating_sub(k32));
+        trace.mark(&format!(
+            "read back: stop word {stop}, processed {processed} of {}, head {}",
+            k as u64 + produced,
+            words[ASYNC_HEAD]
+        ));
+        if timed_out(asked_to_stop, stop) {
+            return Err(WorklistError::TimedOut {
+                limit: options.time_limit.unwrap_or_default(),
+                outstanding: i64::from(words[ASYNC_PENDING]),
+            });
+        }
+        Ok(FusedRun {
+            stats: DeviceStats {
+                items_processed: processed,
+                items_produced: produced,
+                ..DeviceStats::default()
+            },
+            elapsed,
+            device_time,
+        })
+    }
+
+    fn launch_fused_async(
+        &self,
+        grid: u32,
+        block: u32,
+        spin_ns: u32,
+        flags: u32,
+    ) -> Result<(), Error> {
+        let (values, offsets, targets, weights) = self.graph_args()?;
+        let kernel = &self.fused.asynchronous;
+        let args = (
+            values,
+            offsets,
+            targets,
+            weights,
+            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
+            self.wl.len() as u32,
+            DevicePtr::<u32>::from_slice(&kernel.state.raw())?,
+            DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
+            spin_ns,
+            flags,
+        );
+        // SAFETY: <algo>_fused_async(unsigned* values, const unsigned long long* offsets,
+        // const unsigned* targets, const unsigned* weights, unsigned* wl, unsigned capacity,
+        // unsigned* state, const unsigned* abort, unsigned spin_ns, unsigned flags)
+        // (GROUTE_ASYNC_TRAVERSAL_ENTRY in fused_async.cuh, both builds): the tuple matches it
+        // field by field. CSR, values and weights as in `launch_expand`; the worklist holds
+        // `capacity` u32 (the seeds first, then the empty marker; the kernel never writes past
+        // `capacity`); `state` holds ASYNC_WORDS u32 zeroed but the pending count; `abort` is
+        // one u32 of mapped host memory, a device address of this context. The block is a
+        // multiple of 32 of at most 1,024 threads, run by the build whose launch bounds admit
+        // it, and the grid at most the resident maximum of that build (`AsyncKernel::shape`);
+        // the launch is cooperative. Memory is kept alive below.
+        unsafe {
+            kernel.function(block).launch_cooperative(
+                self.stream.raw().as_ref(),
+                LaunchConfig::linear(grid, block),
+                args,
+            )?
+        };
+        self.keep_alive(&[])?;
+        self.cuda_stream()?.keep_alive(vec![
+            kernel.state.raw().memory,
+            self.fused.abort.raw().memory,
+        ])
+    }
+}
