@@ -36,6 +36,18 @@
 //!
 //! The run reports no rounds (there are none); `items_processed` counts expansions and
 //! `items_produced` appends.
+//!
+//! ## Measured (one H200, median device ms, `--repeat 5`)
+//!
+//! Without an order on the expansions, label correcting re-expands vertices that a path
+//! running ahead of the wave reached first, so this mode is slower than the barrier kernel
+//! everywhere measured, and it is not a default: road grid of 4.2M vertices, BFS 27.5 (7.9M
+//! expansions, 32 blocks of 1,024 threads) against 25.5 (4.0M) for the barrier kernel; SSSP
+//! kron21 (weights 1..100) 27.7 (11.3M expansions, 528 blocks of 256) against 7.5 (1.7M); BFS
+//! kron21 (push) 1,376 ms, where one warp expands each hub's list alone, again and again. What
+//! would bound the re-expansions is soft priority without a barrier (the Groute design: a
+//! threshold advanced when no vertex under it is pending, counted per priority class), which
+//! this kernel does not have yet.
 
 use std::time::Instant;
 
@@ -46,8 +58,7 @@ use super::cuda::{CudaTraversalDevice, WL_SETTING, capacity};
 use super::fused::{FusedRun, timed_out};
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid,
-    fused_block as fused_block_size,
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, fused_block as fused_block_size,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -64,6 +75,21 @@ const ASYNC_STOP: usize = 99;
 const ASYNC_EMPTY: u32 = u32::MAX;
 /// `groute::FUSED_STOP_OVERFLOW`.
 const FUSED_STOP_OVERFLOW: u32 = 1;
+
+/// Threads per block of the asynchronous kernel when
+/// [`WorklistOptions::fused_block`](crate::WorklistOptions::fused_block) is `None`.
+pub const ASYNC_DEFAULT_BLOCK: u32 = FUSED_SPARSE_BLOCK;
+
+/// The asynchronous kernel's default grid is the multiprocessors divided by this (at least one
+/// block).
+///
+/// Fewer lanes race less: measured on one H200 (BFS, road grid of 4.2M vertices, 1,024-thread
+/// blocks), 32 blocks expanded 7.9M vertices (1.98 per vertex reached) in 27.5 ms; 132 blocks
+/// re-expanded so many that the default worklist (33.5M positions) overflowed; 132 blocks of
+/// 256 threads: 14.1M in 110 ms. A lane expands whatever position it claimed, so with many
+/// more lanes than frontier vertices some paths run ahead of the wave and their vertices are
+/// improved again (label correcting without an order: what soft priority would bound).
+pub const ASYNC_GRID_DIVISOR: u32 = 4;
 
 /// One device's asynchronous fused kernel and its state block, kept across runs.
 pub(crate) struct AsyncKernel {
@@ -106,13 +132,11 @@ impl AsyncKernel {
         }
     }
 
-    /// `(grid, block)` of a run: `options`' block and grid where set, else `defaults`.
-    fn shape(
-        &self,
-        options: &WorklistOptions,
-        defaults: FusedDefaults,
-    ) -> Result<(u32, u32), Error> {
-        let block = fused_block_size(options.fused_block, defaults.block)?;
+    /// `(grid, block)` of a run: `options`' block and grid where set, else
+    /// [`ASYNC_DEFAULT_BLOCK`]-thread blocks on a quarter of the multiprocessors
+    /// ([`ASYNC_GRID_DIVISOR`]).
+    fn shape(&self, options: &WorklistOptions) -> Result<(u32, u32), Error> {
+        let block = fused_block_size(options.fused_block, ASYNC_DEFAULT_BLOCK)?;
         let max_grid = self.function(block).max_resident_grid(block, 0)?;
         if max_grid == 0 {
             return Err(Error::invalid(
@@ -123,10 +147,7 @@ impl AsyncKernel {
             ));
         }
         let grid = match options.fused_grid {
-            None => match defaults.grid {
-                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max_grid),
-                FusedGrid::Resident => max_grid,
-            },
+            None => (self.multiprocessors / ASYNC_GRID_DIVISOR).clamp(1, max_grid),
             Some(g) if (1..=max_grid).contains(&g) => g,
             Some(g) => {
                 return Err(Error::invalid(
@@ -153,7 +174,6 @@ impl CudaTraversalDevice {
         sources: &[u32],
         seeds: &[u32],
         options: &WorklistOptions,
-        defaults: FusedDefaults,
     ) -> Result<FusedRun, WorklistError> {
         if let Some(band) = options.prio_delta.filter(|&d| d != 0) {
             return Err(Error::invalid(
@@ -169,7 +189,7 @@ impl CudaTraversalDevice {
         trace.mark("reset done");
         let k = seeds.len();
         let wl_len = self.wl.len();
-        let (grid, block) = self.fused.asynchronous.shape(options, defaults)?;
+        let (grid, block) = self.fused.asynchronous.shape(options)?;
         let spin_ns = options.fused_barrier.kernel_args()?.0;
         let flags = if options.fused_direct_min {
             FUSED_DIRECT_MIN

@@ -32,6 +32,7 @@ mod hub_policy;
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
 pub use fused::FusedMode;
+pub use fused_async::{ASYNC_DEFAULT_BLOCK, ASYNC_GRID_DIVISOR};
 use fused_tuning::FusedDefaults;
 pub use fused_tuning::{
     FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK, FUSED_SPARSE_MAX_AVERAGE_DEGREE,
@@ -415,7 +416,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let device = &context.devices()[0];
             let defaults = FusedDefaults::for_graph(self.average_degree);
             let done = if options.fused == FusedMode::Async {
-                dev.run_fused_async(device, sources, &seeds[0], options, defaults)?
+                dev.run_fused_async(device, sources, &seeds[0], options)?
             } else {
                 dev.run_fused(device, sources, &seeds[0], options, defaults)?
             };
