@@ -5,7 +5,7 @@
 use groute_core::Error;
 
 /// Graphs of at most this many arcs per vertex are *sparse* for the fused kernel's default
-/// launch shape ([`FusedDefaults::for_graph`]): road-like graphs of thousands of small levels,
+/// launch shape: road-like graphs of thousands of small levels,
 /// where the grid barrier's cost dominates. Denser graphs (few huge levels) get a grid of
 /// every resident block instead, to hide memory latency in their large expands.
 pub const FUSED_SPARSE_MAX_AVERAGE_DEGREE: f64 = 8.0;
