@@ -8,7 +8,7 @@
 //! CUDA stream launches NVRTC-compiled kernels).
 //!
 //! The traits are byte-level and object-safe so that a [`crate::Context`] can hold any
-//! backend behind an `Arc<dyn Backend>`; the typed layer ([`crate::DeviceBuffer`],
+//! backend behind an `Arc<dyn Backend>`; the typed layer ([`crate::Buffer`],
 //! [`crate::Stream`], [`crate::Event`]) sits on top.
 //!
 //! # Contract every backend keeps
