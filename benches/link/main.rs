@@ -196,6 +196,10 @@ fn throughput(c: &mut Criterion) {
             let whole = || raw::whole_copy(&source_stream, &target, msg.data(), method);
             table.measure(name, "raw_sm_copy", None, message_bytes, whole);
             group.bench_function(BenchmarkId::new(name, "raw_sm_copy"), |b| b.iter(whole));
+            // The copy kernel's ceiling with a grid of four blocks per multiprocessor.
+            let wide = CopyMethod::Kernel { blocks: 528 };
+            let whole = || raw::whole_copy(&source_stream, &target, msg.data(), wide);
+            table.measure(name, "raw_sm528_copy", None, message_bytes, whole);
         }
         for raw in route.raw_variants() {
             if raw.packet_bytes > message_bytes {

@@ -138,6 +138,18 @@ impl Route {
                     }
                 }
                 out.extend([sm(push(4 * MIB, 2, 8)), sm(v(4 * MIB, 2, 4))]);
+                // More copies in flight at 4 MiB: 8 streams, and 128 blocks per copy (one
+                // pass of 4 x 16-byte words per thread over the packet).
+                let sm128 = |variant: LinkVariant| LinkVariant {
+                    method: CopyMethod::Kernel { blocks: 128 },
+                    ..variant
+                };
+                out.extend([
+                    sm(push(4 * MIB, 8, 4)),
+                    sm(push(4 * MIB, 8, 8)),
+                    sm128(push(4 * MIB, 4, 4)),
+                    sm128(push(4 * MIB, 8, 8)),
+                ]);
                 out
             }
             Route::Staged => vec![
@@ -186,6 +198,9 @@ impl Route {
                     out.push(sm(4 * MIB, 2, true, b));
                 }
                 out.push(sm(4 * MIB, 2, false, blocks));
+                for (streams, b) in [(8, blocks), (4, 128), (8, 128), (8, 32)] {
+                    out.push(sm(4 * MIB, streams, true, b));
+                }
                 out
             }
             Route::Staged => vec![v(4 * MIB, 1, false), v(4 * MIB, 2, false)],
