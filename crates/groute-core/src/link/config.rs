@@ -76,6 +76,34 @@ impl LinkConfig {
         }
     }
 
+    /// Copy streams and receive buffers of [`LinkConfig::bulk`].
+    pub const BULK_STREAMS: usize = 8;
+
+    /// A link for bulk transfers between GPUs: packets of `packet_size` elements copied by the
+    /// copy kernel ([`CopyMethod::kernel`]) on [`LinkConfig::BULK_STREAMS`] copy streams into
+    /// as many receive buffers, so that eight copies are in flight.
+    ///
+    /// On 2 x H200 over NVLink, 4 MiB packets moved 334 GiB/s, 92% of one raw copy of the
+    /// whole message (364 GiB/s; the default DMA link: 277). Not for a link whose source
+    /// device runs a kernel that fills every multiprocessor while it waits for the link's
+    /// data (the copy kernel needs SMs there: see [`CopyMethod::Kernel`]), and not for small
+    /// messages (a kernel launch costs more than a copy-engine submission: 11.9 against 9.5
+    /// us for 4 KiB).
+    ///
+    /// ```
+    /// use groute_core::{CopyMethod, LinkConfig};
+    ///
+    /// let config = LinkConfig::bulk(1 << 20);
+    /// assert_eq!(config.copy_method, CopyMethod::kernel());
+    /// assert_eq!((config.copy_streams, config.num_buffers), (8, 8));
+    /// assert!(config.validate::<u32>().is_ok());
+    /// ```
+    pub fn bulk(packet_size: usize) -> Self {
+        LinkConfig::new(packet_size, Self::BULK_STREAMS)
+            .with_copy_streams(Self::BULK_STREAMS)
+            .with_copy_method(CopyMethod::kernel())
+    }
+
     /// The same settings with copies between devices made by `copy_method` (where it
     /// applies; the rest keep the copy engines, see [`CopyMethod`]).
     ///
