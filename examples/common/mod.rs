@@ -67,10 +67,12 @@ pub struct RunArgs {
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {
     /// Run the whole traversal as one persistent kernel (CUDA, one device; the default there;
-    /// soft priority, --prio-delta, runs inside it). The host backend ignores it.
+    /// soft priority, --prio-delta, runs inside it); on several devices, run each device's
+    /// levels in bounded fused launches between exchanges (--fused-round-levels). The host
+    /// backend ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
-    /// One kernel launch per round (the mode of runs on several devices).
+    /// One kernel launch per level (the default mode of runs on several devices).
     #[arg(long, conflicts_with = "fused_async")]
     pub no_fused: bool,
     /// Run the whole traversal as one persistent kernel without barriers: warps expand
@@ -78,6 +80,10 @@ pub struct FusedArgs {
     /// --prio-delta 0, the SSSP default then).
     #[arg(long, conflicts_with = "fused")]
     pub fused_async: bool,
+    /// With --fused on several devices: levels of one bounded fused launch, after which a
+    /// device returns to its host to exchange updates (default 64).
+    #[arg(long, value_name = "LEVELS")]
+    pub fused_round_levels: Option<u32>,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
     /// per vertex, else every block that fits resident at once, the most allowed).
     #[arg(long, value_name = "BLOCKS")]
@@ -124,6 +130,7 @@ impl FusedArgs {
     pub fn apply(&self, options: &mut WorklistOptions) {
         options.fused = self.mode();
         options.fused_grid = self.fused_grid;
+        options.fused_round_levels = self.fused_round_levels;
         options.fused_solo_max = self.fused_solo_max;
         options.fused_block = self.fused_block;
         options.fused_barrier = FusedBarrier {

@@ -31,8 +31,16 @@
 //              others to the other low list, drops superseded ones (traversal_reexamine).
 //              Action: epochs += 1, the lists swap, END := wl end.
 //   DONE/STOP  every block returns.
+// Bounded runs (several devices: level_budget != 0): the kernel is launched once per batch of
+// levels between the host's exchanges, appends improved vertices that other devices own to the
+// outgoing buffer (SplitSend), and returns (DONE, with the batch [START, END) left for the next
+// launch) once it has run level_budget levels, its outgoing buffer holds send_yield items, or
+// its batch is empty; it never advances soft priority's threshold (the host's epochs do, across
+// devices). SOLO returns to the grid on the same conditions (its own levels against the
+// budget).
+//
 // Next phase (fused_next): STOP on an overflow or an abort; HUBS after EXPAND/SOLO when the
-// hub counter is nonzero; else SOLO or EXPAND while the batch is not empty (SOLO when it has
+// hub counter is nonzero; else, bounded, DONE as above; else SOLO or EXPAND while the batch is not empty (SOLO when it has
 // at most solo_max items); else, when the low list holds items, the threshold advances (to the
 // end of the band of the smallest deferred priority, at least one band: PriorityCounter's
 // rule), the list is taken and REEXAMINE runs; else DONE: no item exists anywhere (one device
@@ -454,7 +462,10 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* f
                                                   unsigned int* ctrl,
                                                   const unsigned int* abort,
                                                   unsigned int done, unsigned int prio_delta,
-                                                  unsigned int solo_max) {
+                                                  unsigned int solo_max,
+                                                  unsigned int level_budget,
+                                                  unsigned int send_pending,
+                                                  unsigned int send_yield) {
     load_words(fused + FUSED_PHASE, s.w);
     unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN
     load_words(ctrl, c);
@@ -494,7 +505,8 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* f
     const unsigned int start = s.at(FUSED_START);
     const unsigned int phases = ++s.at(FUSED_PHASES);
     unsigned int stop = FUSED_STOP_NONE;
-    if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u) {
+    if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u ||
+        c[CTRL_SEND_OVERFLOW] != 0u) {
         stop = FUSED_STOP_OVERFLOW;
     } else if (s.at(FUSED_SOLO_ABORT) != 0u ||
                (phases % FUSED_ABORT_POLL == 0u && load_abort(abort) != 0u)) {
@@ -506,6 +518,12 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* f
         next = FUSED_PHASE_STOP;
     } else if ((done == FUSED_PHASE_EXPAND || done == FUSED_PHASE_SOLO) && hubs != 0u) {
         next = FUSED_PHASE_HUBS;
+    } else if (level_budget != 0u &&
+               (end == start || s.at(FUSED_ROUNDS) >= level_budget ||
+                c[CTRL_SEND_END] - send_pending >= send_yield)) {
+        // A bounded run returns to its host with the batch [START, END) unconsumed (empty
+        // when the device ran out of work; the host runs soft priority's epochs then).
+        next = FUSED_PHASE_DONE;
     } else if (end != start) {
         next = end - start <= solo_max ? FUSED_PHASE_SOLO : FUSED_PHASE_EXPAND;
     } else if (low != 0u) {
@@ -549,6 +567,21 @@ struct FusedArgs {
     unsigned int prio_delta;
     unsigned int solo_max;
     FusedBarrierConfig barrier;
+    // Bounded runs (several devices, one launch per batch of levels between the host's
+    // exchanges): the outgoing buffer (vertices other devices own), the levels after which
+    // the kernel returns (0: unbounded, one device), and the outgoing items at which it
+    // returns early so the host can send them.
+    VertexValue* send_data;
+    unsigned int send_capacity;
+    unsigned int send_base;
+    unsigned int level_budget;
+    unsigned int send_yield;
+
+    __device__ __forceinline__ bool bounded() const { return level_budget != 0u; }
+
+    __device__ __forceinline__ SendBuffer send_buffer(unsigned int* counters) const {
+        return SendBuffer{send_data, send_capacity, send_base, counters};
+    }
 
     __device__ __forceinline__ LowList low_list(unsigned int index, unsigned int threshold) const {
         return LowList{low[index], low_capacity, threshold, ctrl};
@@ -587,7 +620,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
         ctrl[CTRL_HUB_CAP] = 0u;
     }
     __syncthreads();
-    const SendBuffer send{nullptr, 0u, 0u, ctrl};
+    const SendBuffer send = a.send_buffer(ctrl);
     const LowList low{a.low[current], a.low_capacity, threshold, ctrl};
     unsigned int levels = 0;
     unsigned int aborted = 0;  // thread 0's
@@ -605,7 +638,9 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
             const unsigned int e = ctrl[CTRL_WL_END];
             bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
                         ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
-                        e == end || e - end > a.solo_max;
+                        e == end || e - end > a.solo_max ||
+                        (a.bounded() && (levels >= a.level_budget ||
+                                         ctrl[CTRL_SEND_END] - a.send_base >= a.send_yield));
             if (!stop && levels % FUSED_ABORT_POLL == 0u && load_abort(a.abort) != 0u) {
                 aborted = 1u;
                 stop = true;
@@ -639,9 +674,9 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
 
 template <typename Relax, bool WEIGHTED>
 __device__ void fused_traversal(const FusedArgs& a) {
-    // One device owns every vertex: the send buffer is never appended to (capacity 0; an append
-    // would be recorded as a send overflow, never written).
-    const SendBuffer send{nullptr, 0u, 0u, a.ctrl};
+    // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
+    // appended to (an append would be recorded as a send overflow, never written).
+    const SendBuffer send = a.send_buffer(a.ctrl);
     unsigned int* fused = a.fused;
     // The phase and its inputs (the release record), copied by thread 0 after every barrier;
     // every thread copies what it needs before the next barrier's opening __syncthreads.
@@ -693,7 +728,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
             fused, gen, a.barrier,
             [&] {
                 return fused_next(state, fused, a.ctrl, a.abort, phase, a.prio_delta,
-                                  a.solo_max);
+                                  a.solo_max, a.level_budget, a.send_base, a.send_yield);
             },
             keep_record, [&] { fused_settle(fused, state); });
     }
@@ -707,7 +742,8 @@ __device__ void fused_traversal(const FusedArgs& a) {
 // 1,024 threads fits; ptxas for sm_90 spills nothing in either build):
 //   NAME##_fused(values, offsets, targets, weights, wl_data, wl_mask, ctrl, fused, abort,
 //                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
-//                spin_ns, barrier_flags)
+//                spin_ns, barrier_flags, send_data, send_capacity, send_base, level_budget,
+//                send_yield)
 // (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
 // null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN
 // included).
@@ -718,7 +754,9 @@ __device__ void fused_traversal(const FusedArgs& a) {
         unsigned int* ctrl, unsigned int* fused, const unsigned int* abort,                    \
         unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low0,           \
         groute::VertexValue* low1, unsigned int low_capacity, unsigned int prio_delta,         \
-        unsigned int solo_max, unsigned int spin_ns, unsigned int barrier_flags) {             \
+        unsigned int solo_max, unsigned int spin_ns, unsigned int barrier_flags,               \
+        groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
+        unsigned int level_budget, unsigned int send_yield) {                                  \
         const groute::FusedArgs a{groute::MinSplitOps{owned_begin, owned_end, values},         \
                                   offsets,                                                     \
                                   targets,                                                     \
@@ -732,7 +770,12 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                   low_capacity,                                                \
                                   prio_delta,                                                  \
                                   solo_max,                                                    \
-                                  groute::FusedBarrierConfig{spin_ns, barrier_flags}};         \
+                                  groute::FusedBarrierConfig{spin_ns, barrier_flags},          \
+                                  send_data,                                                   \
+                                  send_capacity,                                               \
+                                  send_base,                                                   \
+                                  level_budget,                                                \
+                                  send_yield};                                                 \
         groute::fused_traversal<RELAX, WEIGHTED>(a);                                           \
     }
 

@@ -180,7 +180,7 @@ fn fused_bfs_with_soft_priority_equals_the_reference() {
 }
 
 #[test]
-fn auto_fuses_one_cuda_device_only() {
+fn auto_fuses_one_cuda_device_on_several_only_when_asked() {
     let g = generated("road:side=24,p=0.6,seed=2");
     let expected = bfs_reference(&g.csr, 0);
     if let Some(ctx) = cuda(1) {
@@ -194,9 +194,56 @@ fn auto_fuses_one_cuda_device_only() {
     let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
     assert!(!r.stats.fused);
     assert_eq!(r.levels, expected);
-    let err = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap_err();
-    assert!(err.to_string().contains("--fused"), "{err}");
-    assert!(err.to_string().contains("--no-fused"), "{err}");
+    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
+    assert!(
+        r.stats.fused,
+        "On runs bounded fused rounds on several devices"
+    );
+    assert_eq!(r.levels, expected);
+}
+
+/// Bounded fused rounds on several devices (`--fused --devices N`): every graph shape, from
+/// several sources, with level budgets from one level per launch to more than the graph's
+/// depth, in and out of single-block mode, with soft priority (the host's epochs across
+/// devices), on 2 and 3 devices.
+#[test]
+fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
+    for devices in [2, 3] {
+        let Some(ctx) = cuda(devices) else {
+            return;
+        };
+        for g in graphs() {
+            let n = g.num_vertices() as u32;
+            for s in [0, n / 2] {
+                let expected = bfs_reference(&g.csr, s);
+                for (levels, solo, prio) in [
+                    (Some(1), None, None),
+                    (Some(3), Some(0), None),
+                    (None, None, None),
+                    (Some(100_000), None, Some(2)),
+                ] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_round_levels = levels;
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{} from {s} on {devices} devices, levels {levels:?}, solo {solo:?}, \
+                         prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.levels, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
+                    assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                }
+            }
+        }
+        let mut zero = options(FusedMode::On);
+        zero.worklist.fused_round_levels = Some(0);
+        let g = generated("road:side=16,p=0.6,seed=2");
+        let err = run(&ctx, &g, 0, &zero).unwrap_err().to_string();
+        assert!(err.contains("--fused-round-levels"), "{err}");
+    }
 }
 
 #[test]

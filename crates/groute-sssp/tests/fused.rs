@@ -92,6 +92,36 @@ fn graphs() -> Vec<Graph> {
     gs
 }
 
+/// Bounded fused rounds on 2 and 3 devices (`--fused --devices N`) on weighted graphs of every
+/// shape, with the default band (the host's epochs across devices), without soft priority, and
+/// with one level per launch.
+#[test]
+fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
+    for devices in [2, 3] {
+        let Some(ctx) = cuda_context(devices) else {
+            return;
+        };
+        for g in graphs() {
+            let n = g.num_vertices() as u32;
+            for s in [0, n / 2] {
+                let expected = sssp_reference(&g.csr, s);
+                for (levels, prio) in [(None, None), (Some(1), Some(0)), (Some(7), Some(3))] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_round_levels = levels;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{} from {s} on {devices} devices, levels {levels:?}, prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.distances, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
+                }
+            }
+        }
+    }
+}
+
 /// The asynchronous kernel (`--fused-async`, no barriers, label correcting) on weighted
 /// graphs of every shape, wide and narrow blocks, one block to the default grid; its default
 /// band is off and an explicit band is refused naming the flags.

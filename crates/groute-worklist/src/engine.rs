@@ -93,6 +93,10 @@ pub struct WorklistOptions {
     /// (`--fused-direct-min`): one memory round trip less per level of a road-like graph, more
     /// atomics on dense frontiers. Same results either way.
     pub fused_direct_min: bool,
+    /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
+    /// `--fused`): the device returns to its host (to send, receive and count) after this
+    /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
+    pub fused_round_levels: Option<u32>,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
@@ -116,6 +120,7 @@ impl Default for WorklistOptions {
             ring_buffers: 4,
             fused: FusedMode::Auto,
             fused_grid: None,
+            fused_round_levels: None,
             fused_solo_max: None,
             fused_block: None,
             fused_barrier: FusedBarrier::default(),

@@ -36,7 +36,8 @@ impl Direction {
     /// vertex) optimizes direction; `fused_forced`: the fused kernel was asked for
     /// explicitly. The fused kernel is a mode of the worklist BFS, so an explicit request for
     /// it is never dropped: [`Direction::Auto`] then keeps the worklist BFS (which runs it on
-    /// one device and refuses it, naming `--fused`, on several), and
+    /// one device, and in bounded fused rounds on several; `--fused-async` is refused on
+    /// several), and
     /// [`Direction::PullPush`] is refused with an error naming both flags.
     pub fn optimizes(
         self,

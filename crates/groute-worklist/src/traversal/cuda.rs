@@ -14,6 +14,7 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment, Stream};
 
 use super::fused::FusedKernel;
+use super::fused_rounds::FusedRounds;
 use super::hub_policy::HubPolicy;
 use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
 use crate::error::WorklistError;
@@ -74,7 +75,7 @@ pub(crate) struct CudaTraversalDevice {
     pub(super) weights: Option<Buffer<u32>>,
     pub(crate) values: Buffer<u32>,
     pub(super) wl: Buffer<u32>,
-    outgoing: Vec<Buffer<VertexValue>>,
+    pub(super) outgoing: Vec<Buffer<VertexValue>>,
     pub(super) ctrl: Buffer<u32>,
     ctrl_host: Buffer<u32>,
     expand: CudaFunction,
@@ -262,6 +263,7 @@ impl CudaTraversalDevice {
             low_current: 0,
             low_end: 0,
             low_min: u32::MAX,
+            fused_rounds: None,
         })
     }
 
@@ -500,37 +502,47 @@ pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'st
 
 /// One run of a CUDA min traversal on one device.
 pub(crate) struct CudaTraversalWorker<'a> {
-    device: &'a Device,
-    storage: &'a mut CudaTraversalDevice,
+    pub(super) device: &'a Device,
+    pub(super) storage: &'a mut CudaTraversalDevice,
     /// First unconsumed worklist position.
-    start: u32,
+    pub(super) start: u32,
     /// End of the worklist's valid range (`ctrl[CTRL_WL_END]` as last read back).
-    end: u32,
+    pub(super) end: u32,
     /// Outgoing reservation counter (`ctrl[CTRL_SEND_END]` as last read back).
-    send_end: u32,
+    pub(super) send_end: u32,
     /// Position of the current outgoing buffer's first item.
-    send_base: u32,
+    pub(super) send_base: u32,
     /// Index of the current outgoing buffer.
-    current: usize,
+    pub(super) current: usize,
     /// Outgoing buffers free for reuse.
     free: Vec<usize>,
     /// Outgoing buffers being sent, oldest first.
     in_flight: VecDeque<usize>,
     seeds: u64,
     /// Soft priority's threshold (`u32::MAX`: off, the kernels get a null low list).
-    threshold: u32,
+    pub(super) threshold: u32,
     /// Index of the current low list in `storage.low`.
-    low_current: usize,
+    pub(super) low_current: usize,
     /// Items in the current low list (`ctrl[CTRL_LOW_END]` as last read back).
-    low_end: u32,
+    pub(super) low_end: u32,
     /// Smallest priority deferred since the last re-examination (`ctrl[CTRL_LOW_MIN]`).
-    low_min: u32,
+    pub(super) low_min: u32,
+    /// Rounds run as bounded fused launches (`fused_rounds.rs`), else one expand per round.
+    fused_rounds: Option<FusedRounds>,
 }
 
 impl CudaTraversalWorker<'_> {
+    /// The same worker with its rounds run as bounded fused launches.
+    pub(crate) fn with_fused_rounds(self, rounds: FusedRounds) -> Self {
+        CudaTraversalWorker {
+            fused_rounds: Some(rounds),
+            ..self
+        }
+    }
+
     /// Reads the control block back (one 32-byte copy, then a synchronisation) and turns an
     /// overflow into the error naming the setting to raise.
-    fn read_back(&mut self) -> Result<(), Error> {
+    pub(super) fn read_back(&mut self) -> Result<(), Error> {
         let s = &self.storage.stream;
         s.copy(
             &self.storage.ctrl_host,
@@ -563,7 +575,7 @@ impl CudaTraversalWorker<'_> {
     }
 
     /// The smallest deferred priority to report (0, "unknown", when none was recorded).
-    fn deferred_min(&self, deferred: u64) -> u32 {
+    pub(super) fn deferred_min(&self, deferred: u64) -> u32 {
         if deferred == 0 || self.low_min == u32::MAX {
             0
         } else {
@@ -612,6 +624,9 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
     }
 
     fn expand_round(&mut self, max_batch: usize) -> Result<RoundCounts, WorklistError> {
+        if let Some(rounds) = self.fused_rounds {
+            return self.fused_round(&rounds);
+        }
         let count = self.local_len().min(max_batch) as u32;
         if count == 0 {
             return Ok(RoundCounts::default());

@@ -58,19 +58,21 @@
 //!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1` prints the host's steps of every run with their times
 //!   (stderr; `fused_trace.rs`).
 //!
-//! ## Several devices (not fused yet)
+//! ## Several devices
 //!
-//! A run on several devices uses the non-fused worker ([`FusedMode::Auto`]) or is refused
-//! ([`FusedMode::On`]). The design for it: the kernel keeps running while the host driver
-//! only moves packets. Remote output goes to a circular send buffer; after each round the
-//! kernel publishes a seqlock snapshot (cumulative produced counters before consumed ones,
-//! `send_end`, round, idle bit) to mapped host memory with `__threadfence_system()` between
-//! data and counters; the driver reports the deltas to the termination counter before it
-//! sends `[sent, send_end)`, and hands back the free send space once the ring's send future
-//! resolves; received packets are posted (device pointer, count) to a mapped mailbox that the
-//! kernel drains at round boundaries with the split-receive body and acknowledges before the
-//! host releases them; the host writes the exit word when the counter reaches zero. The grid
-//! must then leave room for the copy engines only (the split runs inside the kernel).
+//! A run on several devices uses the non-fused worker ([`FusedMode::Auto`], one launch per
+//! level) or, with [`FusedMode::On`], the same worker with every round a *bounded* launch of
+//! this kernel (`fused_rounds.rs`): levels back to back over the device's worklist, improved
+//! vertices of other devices appended to the outgoing buffer (SplitSend in the kernel), until
+//! a level budget, a half-full outgoing buffer or an empty worklist returns it to the host,
+//! which sends, receives, counts for termination and runs soft priority's epochs as after any
+//! round. The fully persistent design (the kernel never returns; the host only moves packets)
+//! is not built: the kernel would publish a seqlock snapshot (cumulative produced counters
+//! before consumed ones, `send_end`, round, idle bit) to mapped host memory with
+//! `__threadfence_system()` between data and counters; the driver would report the deltas to
+//! the termination counter before it sends `[sent, send_end)`, and post received packets
+//! (device pointer, count) to a mapped mailbox that the kernel drains at round boundaries with
+//! the split-receive body; the host would write the exit word when the counter reaches zero.
 //!
 //! ## Soft priority
 //!
@@ -101,6 +103,7 @@ use super::fused_tuning::{
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
+use crate::split::VertexValue;
 
 /// Whether a CUDA min traversal runs as one fused persistent kernel (`--fused` /
 /// `--no-fused`). The host backend ignores it. A fused round expands the whole worklist, so
@@ -115,7 +118,9 @@ pub enum FusedMode {
     /// 2.58; road 2048 BFS 25.7 against 80.5, SSSP 28.7 against 89.5).
     #[default]
     Auto,
-    /// Fused; a CUDA run the fused kernel does not support (several devices) is an error.
+    /// Fused: one device runs the whole traversal as one persistent kernel; several devices
+    /// run each round as a bounded fused launch of many levels between the host's exchanges
+    /// (`fused_rounds.rs`).
     On,
     /// One launch per round.
     Off,
@@ -126,20 +131,20 @@ pub enum FusedMode {
 }
 
 impl FusedMode {
-    /// Whether a CUDA run on `devices` devices is fused (soft priority runs in both modes):
-    /// `Auto` and `On` fuse one device; `On` refuses several.
+    /// Whether a CUDA run on `devices` devices runs its rounds as bounded fused launches
+    /// (`On` on several devices).
+    pub(crate) fn bounded_rounds(self, devices: usize) -> bool {
+        devices > 1 && self == FusedMode::On
+    }
+
+    /// Whether a CUDA run on `devices` devices is one fused kernel (soft priority runs in
+    /// every mode): `Auto`, `On` and `Async` fuse one device; `Async` refuses several.
     pub(crate) fn fuses(self, devices: usize) -> Result<bool, Error> {
         match (self, devices) {
             (FusedMode::Off, _) => Ok(false),
             (FusedMode::Auto | FusedMode::On, 1) => Ok(true),
-            (FusedMode::Auto, _) => Ok(false),
             (FusedMode::Async, 1) => Ok(true),
-            (FusedMode::On, n) => Err(Error::invalid(
-                "fused (--fused)",
-                format!("on, with {n} devices"),
-                "the fused kernel runs on one device: pass --no-fused (or leave the mode to \
-                 auto) for several devices, or run on --devices 1",
-            )),
+            (FusedMode::Auto | FusedMode::On, _) => Ok(false),
             (FusedMode::Async, n) => Err(Error::invalid(
                 "fused (--fused-async)",
                 format!("asynchronous, with {n} devices"),
@@ -151,13 +156,15 @@ impl FusedMode {
 }
 
 /// Words of the fused state block (`groute::FUSED_*` of fused.cuh) the host writes or reads.
-const FUSED_WORDS: usize = 96;
-const FUSED_PHASE: usize = 64;
-const FUSED_STOP: usize = 65;
-const FUSED_ROUNDS: usize = 66;
-const FUSED_PROCESSED: usize = 68;
-const FUSED_END: usize = 70;
-const FUSED_THRESHOLD: usize = 71;
+pub(super) const FUSED_WORDS: usize = 96;
+pub(super) const FUSED_PHASE: usize = 64;
+pub(super) const FUSED_STOP: usize = 65;
+pub(super) const FUSED_ROUNDS: usize = 66;
+pub(super) const FUSED_START: usize = 67;
+pub(super) const FUSED_PROCESSED: usize = 68;
+pub(super) const FUSED_END: usize = 70;
+pub(super) const FUSED_THRESHOLD: usize = 71;
+pub(super) const FUSED_LOW_CURRENT: usize = 72;
 const FUSED_EPOCHS: usize = 75;
 const FUSED_DEFERRED: usize = 76;
 const FUSED_STALE: usize = 78;
@@ -166,8 +173,8 @@ const FUSED_SOLO_ROUNDS: usize = 80;
 const FUSED_READ_FROM: usize = FUSED_PHASE;
 /// `groute::FusedPhase`: the first phase of a run.
 const FUSED_PHASE_DONE: u32 = 0;
-const FUSED_PHASE_EXPAND: u32 = 1;
-const FUSED_PHASE_SOLO: u32 = 2;
+pub(super) const FUSED_PHASE_EXPAND: u32 = 1;
+pub(super) const FUSED_PHASE_SOLO: u32 = 2;
 /// `groute::FUSED_STOP_ABORTED`.
 const FUSED_STOP_ABORTED: u32 = 2;
 /// Words of the control block the host reads (`groute::CTRL_*`).
@@ -205,7 +212,10 @@ pub(crate) struct FusedKernel {
     /// and per-level work on such graphs is small.
     multiprocessors: u32,
     /// `FUSED_WORDS` u32 of device memory: barrier words and the kernel's snapshots.
-    state: Buffer<u32>,
+    pub(super) state: Buffer<u32>,
+    /// `FUSED_WORDS` u32 of pinned host memory: a bounded launch's state block, written here
+    /// and copied in before the launch, copied back after it.
+    pub(super) state_host: Buffer<u32>,
     /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop (shared
     /// with the asynchronous kernel).
     pub(super) abort: Buffer<u32>,
@@ -215,11 +225,25 @@ pub(crate) struct FusedKernel {
 
 /// The launch shape of one fused run.
 #[derive(Clone, Copy, Debug)]
-struct FusedShape {
+pub(super) struct FusedShape {
     grid: u32,
     block: u32,
     /// The single-block mode's bound (0: off).
-    solo_max: u32,
+    pub(super) solo_max: u32,
+}
+
+/// What a bounded launch (one batch of levels of a run on several devices, `fused_rounds.rs`)
+/// adds to the kernel's arguments: the outgoing buffer and when to return.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FusedBounds {
+    /// The current outgoing buffer, its capacity and the position of its first item.
+    pub(super) send: DevicePtr<VertexValue>,
+    pub(super) send_capacity: u32,
+    pub(super) send_base: u32,
+    /// Levels after which the kernel returns (at least 1).
+    pub(super) level_budget: u32,
+    /// Outgoing items at which the kernel returns early.
+    pub(super) send_yield: u32,
 }
 
 impl FusedKernel {
@@ -244,6 +268,7 @@ impl FusedKernel {
             wide,
             multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
+            state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
             asynchronous: AsyncKernel::new(device, module, name, multiprocessors)?,
         })
@@ -260,7 +285,7 @@ impl FusedKernel {
 
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
     /// `defaults` (the grid at least 1, at most every resident block).
-    fn shape(
+    pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
@@ -391,7 +416,7 @@ impl CudaTraversalDevice {
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
         trace.mark("t0 recorded; launching");
-        self.launch_fused(shape, barrier, prio_delta, solo_max)?;
+        self.launch_fused(shape, barrier, prio_delta, solo_max, None)?;
         trace.mark("launched");
         let t1 = device.record_timing(s)?;
         trace.mark("t1 recorded; waiting");
@@ -471,15 +496,23 @@ impl CudaTraversalDevice {
 
     /// Enqueues `<algo>_fused` (or its wide build) cooperatively in `shape`, with the
     /// barrier's `(spin_ns, barrier_flags)`.
-    fn launch_fused(
+    pub(super) fn launch_fused(
         &self,
         shape: FusedShape,
         (spin_ns, barrier_flags): (u32, u32),
         prio_delta: u32,
         solo_max: u32,
+        bounds: Option<FusedBounds>,
     ) -> Result<(), Error> {
         let [low0, low1] = self.low_lists()?;
         let (values, offsets, targets, weights) = self.graph_args()?;
+        let bounds = bounds.unwrap_or(FusedBounds {
+            send: DevicePtr::null(),
+            send_capacity: 0,
+            send_base: 0,
+            level_budget: 0,
+            send_yield: 0,
+        });
         let args = (
             values,
             offsets,
@@ -499,12 +532,19 @@ impl CudaTraversalDevice {
             solo_max,
             spin_ns,
             barrier_flags,
+            bounds.send,
+            bounds.send_capacity,
+            bounds.send_base,
+            bounds.level_budget,
+            bounds.send_yield,
         );
         // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
         // unsigned* ctrl, unsigned* fused, const unsigned* abort, unsigned owned_begin,
         // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
-        // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags)
+        // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags,
+        // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
+        // unsigned level_budget, unsigned send_yield)
         // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
         // the tuple matches it field by field. The low lists are null (soft priority off: the
         // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
@@ -513,7 +553,9 @@ impl CudaTraversalDevice {
         // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
         // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
         // address of this context. The owned range is the whole graph (one device), so the
-        // kernel never appends to its (empty) send buffer. The block is a multiple of 32 of at
+        // kernel never appends to its (empty) send buffer, unless the launch is bounded (several
+        // devices): then it appends to the current outgoing buffer, `send_capacity` items from
+        // position `send_base`, bounds-checking every append. The block is a multiple of 32 of at
         // most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
         // most the resident maximum of that build at that block (`FusedKernel::shape`); the
         // launch is cooperative, so every block is resident and the grid barrier cannot

@@ -25,6 +25,7 @@ mod barrier_bench;
 mod cuda;
 mod fused;
 mod fused_async;
+mod fused_rounds;
 mod fused_trace;
 mod fused_tuning;
 mod hub_policy;
@@ -33,6 +34,7 @@ pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
 pub use fused::FusedMode;
 pub use fused_async::{ASYNC_DEFAULT_BLOCK, ASYNC_GRID_DIVISOR};
+pub use fused_rounds::FUSED_ROUND_LEVELS;
 use fused_tuning::FusedDefaults;
 pub use fused_tuning::{
     FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK, FUSED_SPARSE_MAX_AVERAGE_DEGREE,
@@ -435,6 +437,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             });
         }
         if cuda {
+            let bounded = options.fused.bounded_rounds(num_devices);
+            let defaults = FusedDefaults::for_graph(self.average_degree);
             let mut workers = Vec::with_capacity(num_devices);
             for (d, storage) in self.devices.iter_mut().enumerate() {
                 let DeviceStorage::Cuda(dev) = storage else {
@@ -444,7 +448,13 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                     }
                     .into());
                 };
-                workers.push(dev.worker(&context.devices()[d], sources, &seeds[d])?);
+                let worker = dev.worker(&context.devices()[d], sources, &seeds[d])?;
+                workers.push(if bounded {
+                    let rounds = worker.storage.fused_rounds(options, defaults)?;
+                    worker.with_fused_rounds(rounds)
+                } else {
+                    worker
+                });
             }
             let stats = run_workers(&context, workers, options)?;
             for (d, storage) in self.devices.iter().enumerate() {
@@ -459,7 +469,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 values,
                 device_time: stats.device_time,
                 stats,
-                fused: false,
+                fused: bounded,
             });
         }
         let mut init = vec![UNREACHED; n];
