@@ -180,7 +180,7 @@ fn fused_bfs_with_soft_priority_equals_the_reference() {
 }
 
 #[test]
-fn auto_fuses_one_cuda_device_on_several_only_when_asked() {
+fn several_devices_run_bounded_fused_rounds_on_sparse_graphs_or_when_asked() {
     let g = generated("road:side=24,p=0.6,seed=2");
     let expected = bfs_reference(&g.csr, 0);
     if let Some(ctx) = cuda(1) {
@@ -191,10 +191,20 @@ fn auto_fuses_one_cuda_device_on_several_only_when_asked() {
     let Some(ctx) = cuda(2) else {
         return;
     };
+    // A sparse graph: bounded fused rounds on several devices, unless turned off.
     let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
+    assert!(r.stats.fused);
+    assert_eq!(r.levels, expected);
+    let r = run(&ctx, &g, 0, &options(FusedMode::Off)).unwrap();
     assert!(!r.stats.fused);
     assert_eq!(r.levels, expected);
-    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
+    // A dense one: one launch per level, unless asked for.
+    let dense = generated("kron:scale=10,ef=16,sym,seed=3");
+    let expected = bfs_reference(&dense.csr, 1);
+    let r = run(&ctx, &dense, 1, &options(FusedMode::Auto)).unwrap();
+    assert!(!r.stats.fused);
+    assert_eq!(r.levels, expected);
+    let r = run(&ctx, &dense, 1, &options(FusedMode::On)).unwrap();
     assert!(
         r.stats.fused,
         "On runs bounded fused rounds on several devices"
@@ -212,7 +222,7 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        for g in graphs() {
+        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
             let n = g.num_vertices() as u32;
             for s in [0, n / 2] {
                 let expected = bfs_reference(&g.csr, s);

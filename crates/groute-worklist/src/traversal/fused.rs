@@ -60,8 +60,9 @@
 //!
 //! ## Several devices
 //!
-//! A run on several devices uses the non-fused worker ([`FusedMode::Auto`], one launch per
-//! level) or, with [`FusedMode::On`], the same worker with every round a *bounded* launch of
+//! A run on several devices uses the non-fused worker (one launch per level: [`FusedMode::Off`],
+//! and [`FusedMode::Auto`] on dense graphs) or, with [`FusedMode::On`] and with
+//! [`FusedMode::Auto`] on sparse graphs, the same worker with every round a *bounded* launch of
 //! this kernel (`fused_rounds.rs`): levels back to back over the device's worklist, improved
 //! vertices of other devices appended to the outgoing buffer (SplitSend in the kernel), until
 //! a level budget, a half-full outgoing buffer or an empty worklist returns it to the host,
@@ -110,8 +111,8 @@ use crate::split::VertexValue;
 /// `max_batch` does not apply to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
-    /// Fused where the fused kernel supports the run (CUDA, one device), else one launch per
-    /// round. The launch shape follows the graph's density
+    /// Fused where the fused kernel supports the run: one device always; several devices in
+    /// bounded fused rounds on sparse graphs, one launch per level on dense ones. The launch shape follows the graph's density
     /// ([`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE)): on one
     /// H200 fused won on both kinds of graph once dense graphs got a grid of every resident
     /// block (kron21 SSSP 8.2 ms against 11.2 one launch per round, BFS push 2.35 against
@@ -131,10 +132,23 @@ pub enum FusedMode {
 }
 
 impl FusedMode {
-    /// Whether a CUDA run on `devices` devices runs its rounds as bounded fused launches
-    /// (`On` on several devices).
-    pub(crate) fn bounded_rounds(self, devices: usize) -> bool {
-        devices > 1 && self == FusedMode::On
+    /// Whether a CUDA run on `devices` devices over a graph of `average_degree` arcs per
+    /// vertex runs its rounds as bounded fused launches: `On` on several devices, and `Auto`
+    /// on several devices over a sparse graph (at most
+    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE) arcs per
+    /// vertex).
+    ///
+    /// Measured on 2 x H200 (block partition, `--repeat 5`, median device ms): road grid of
+    /// 4.2M vertices, BFS 30.0 bounded (64 levels per launch; 16: 37.4, 256: 29.1, 1,024:
+    /// 31.1) against 110 one launch per level, SSSP (weights 1000..1500) 62.3 against 132;
+    /// kron21 SSSP 14.7 against 12.9, so dense graphs keep one launch per level.
+    pub(crate) fn bounded_rounds(self, devices: usize, average_degree: f64) -> bool {
+        devices > 1
+            && match self {
+                FusedMode::On => true,
+                FusedMode::Auto => average_degree <= super::FUSED_SPARSE_MAX_AVERAGE_DEGREE,
+                FusedMode::Off | FusedMode::Async => false,
+            }
     }
 
     /// Whether a CUDA run on `devices` devices is one fused kernel (soft priority runs in

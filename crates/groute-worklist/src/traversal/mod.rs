@@ -437,7 +437,9 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             });
         }
         if cuda {
-            let bounded = options.fused.bounded_rounds(num_devices);
+            let bounded = options
+                .fused
+                .bounded_rounds(num_devices, self.average_degree);
             let defaults = FusedDefaults::for_graph(self.average_degree);
             let mut workers = Vec::with_capacity(num_devices);
             for (d, storage) in self.devices.iter_mut().enumerate() {
