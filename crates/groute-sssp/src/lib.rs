@@ -52,9 +52,11 @@
 //! The worklist's soft priority ([`WorklistOptions::prio_delta`], `--prio-delta`) works on
 //! distances below a threshold first and defers the others; the threshold advances by bands
 //! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
-//! `None`, SSSP uses [`default_prio_delta`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the graph's
-//! average arc weight on sparse graphs, narrowing with the square of the average degree past
-//! [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]. `Some(0)` turns it off.
+//! `None`, SSSP uses [`default_prio_delta_on`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
+//! graph's average arc weight on sparse graphs, narrowing with the square of the average degree
+//! past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] ([`default_prio_delta`]), and
+//! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several devices over a sparse graph.
+//! `Some(0)` turns it off.
 
 mod reference;
 
@@ -116,6 +118,29 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     band.min(f64::from(u32::MAX)) as u32
 }
 
+/// On several devices the default band of a sparse graph (at most
+/// [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] arcs per vertex) is this many times wider
+/// ([`default_prio_delta_on`]): an epoch there waits for every device to run out of work below
+/// the threshold and for the host's consensus, where one device's fused kernel advances it
+/// between two levels.
+///
+/// Measured on 2 x H200 (road grid of 4.2M vertices, weights 1000..1500, block partition,
+/// bounded fused rounds, median device ms): band 20,000: 84.4 (255 epochs); 40,000 (the
+/// one-device default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M).
+pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
+
+/// The default band of a run on `devices` devices: [`default_prio_delta`], times
+/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] on several devices when the graph is sparse.
+pub fn default_prio_delta_on(csr: &Csr, devices: usize) -> u32 {
+    let band = default_prio_delta(csr);
+    let degree = csr.targets().len() as f64 / csr.num_vertices().max(1) as f64;
+    if devices > 1 && degree <= PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+        band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
+    } else {
+        band
+    }
+}
+
 /// The largest distance a reached vertex can have: longer paths saturate here.
 pub const MAX_DISTANCE: u32 = UNREACHED - 1;
 
@@ -146,7 +171,7 @@ impl MinTraversal for Sssp {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SsspOptions {
     /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
-    /// priority: `prio_delta` `None` means [`default_prio_delta`], `Some(0)` off).
+    /// priority: `prio_delta` `None` means [`default_prio_delta_on`], `Some(0)` off).
     pub worklist: WorklistOptions,
 }
 
@@ -303,7 +328,7 @@ impl SsspSolver {
         let mut options = options.clone();
         // The asynchronous fused kernel has no soft priority: its default band is off.
         if options.worklist.prio_delta.is_none() && options.worklist.fused != FusedMode::Async {
-            options.worklist.prio_delta = Some(default_prio_delta(&csr));
+            options.worklist.prio_delta = Some(default_prio_delta_on(&csr, context.num_devices()));
         }
         Ok(SsspSolver {
             solver,
