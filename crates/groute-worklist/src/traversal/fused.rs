@@ -99,7 +99,7 @@ use super::cuda::CudaTraversalDevice;
 use super::fused_async::AsyncKernel;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid,
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, cooperative_grid,
     fused_block as fused_block_size,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
@@ -305,32 +305,16 @@ impl FusedKernel {
         defaults: FusedDefaults,
     ) -> Result<FusedShape, Error> {
         let block = fused_block_size(options.fused_block, defaults.block)?;
-        let max_grid = self.function(block).max_resident_grid(block, 0)?;
-        if max_grid == 0 {
-            return Err(Error::invalid(
-                "fused_block (--fused-block)",
+        let grid =
+            cooperative_grid(
+                self.function(block),
                 block,
-                "no block of this many threads of the fused kernel fits on this device: give \
-                 fewer threads",
-            ));
-        }
-        let grid = match options.fused_grid {
-            None => match defaults.grid {
-                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max_grid),
-                FusedGrid::Resident => max_grid,
-            },
-            Some(g) if g >= 1 && g <= max_grid => g,
-            Some(g) => {
-                return Err(Error::invalid(
-                    "fused_grid (--fused-grid)",
-                    g,
-                    format!(
-                        "give 1..={max_grid} blocks of {block} threads: a cooperative launch \
-                         needs every block resident at once"
-                    ),
-                ));
-            }
-        };
+                options.fused_grid,
+                |max| match defaults.grid {
+                    FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
+                    FusedGrid::Resident => max,
+                },
+            )?;
         let solo_max = options
             .fused_solo_max
             .unwrap_or(if defaults.solo { block } else { 0 });

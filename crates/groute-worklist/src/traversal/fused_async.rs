@@ -58,7 +58,8 @@ use super::cuda::{CudaTraversalDevice, WL_SETTING, capacity};
 use super::fused::{FusedRun, timed_out};
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, fused_block as fused_block_size,
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, cooperative_grid,
+    fused_block as fused_block_size,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -137,29 +138,9 @@ impl AsyncKernel {
     /// ([`ASYNC_GRID_DIVISOR`]).
     fn shape(&self, options: &WorklistOptions) -> Result<(u32, u32), Error> {
         let block = fused_block_size(options.fused_block, ASYNC_DEFAULT_BLOCK)?;
-        let max_grid = self.function(block).max_resident_grid(block, 0)?;
-        if max_grid == 0 {
-            return Err(Error::invalid(
-                "fused_block (--fused-block)",
-                block,
-                "no block of this many threads of the fused kernel fits on this device: give \
-                 fewer threads",
-            ));
-        }
-        let grid = match options.fused_grid {
-            None => (self.multiprocessors / ASYNC_GRID_DIVISOR).clamp(1, max_grid),
-            Some(g) if (1..=max_grid).contains(&g) => g,
-            Some(g) => {
-                return Err(Error::invalid(
-                    "fused_grid (--fused-grid)",
-                    g,
-                    format!(
-                        "give 1..={max_grid} blocks of {block} threads: a cooperative launch \
-                         needs every block resident at once"
-                    ),
-                ));
-            }
-        };
+        let grid = cooperative_grid(self.function(block), block, options.fused_grid, |_| {
+            self.multiprocessors / ASYNC_GRID_DIVISOR
+        })?;
         Ok((grid, block))
     }
 }

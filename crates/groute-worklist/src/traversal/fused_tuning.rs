@@ -162,6 +162,38 @@ pub(crate) fn fused_block(requested: Option<u32>, default: u32) -> Result<u32, E
     }
 }
 
+/// The grid of a cooperative launch of `function` in blocks of `block` threads: `requested`
+/// (`--fused-grid`, 1 to every resident block) or `default(max)` given the resident maximum;
+/// an error names the setting when no block fits or the request is out of range.
+pub(crate) fn cooperative_grid(
+    function: &groute_core::cuda::CudaFunction,
+    block: u32,
+    requested: Option<u32>,
+    default: impl FnOnce(u32) -> u32,
+) -> Result<u32, Error> {
+    let max_grid = function.max_resident_grid(block, 0)?;
+    if max_grid == 0 {
+        return Err(Error::invalid(
+            "fused_block (--fused-block)",
+            block,
+            "no block of this many threads of the fused kernel fits on this device: give \
+             fewer threads",
+        ));
+    }
+    match requested {
+        None => Ok(default(max_grid).clamp(1, max_grid)),
+        Some(g) if (1..=max_grid).contains(&g) => Ok(g),
+        Some(g) => Err(Error::invalid(
+            "fused_grid (--fused-grid)",
+            g,
+            format!(
+                "give 1..={max_grid} blocks of {block} threads: a cooperative launch needs \
+                 every block resident at once"
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
