@@ -72,7 +72,7 @@ pub struct FusedArgs {
     /// backend ignores it.
     #[arg(long, conflicts_with = "no_fused")]
     pub fused: bool,
-    /// One kernel launch per level (the default mode of runs on several devices).
+    /// One kernel launch per level (the default of runs on several devices over dense graphs).
     #[arg(long, conflicts_with = "fused_async")]
     pub no_fused: bool,
     /// Run the whole traversal as one persistent kernel without barriers: warps expand
@@ -80,8 +80,8 @@ pub struct FusedArgs {
     /// --prio-delta 0, the SSSP default then).
     #[arg(long, conflicts_with = "fused")]
     pub fused_async: bool,
-    /// With --fused on several devices: levels of one bounded fused launch, after which a
-    /// device returns to its host to exchange updates (default 64).
+    /// Bounded fused rounds on several devices (sparse graphs, or --fused): levels of one
+    /// launch, after which a device returns to its host to exchange updates (default 64).
     #[arg(long, value_name = "LEVELS")]
     pub fused_round_levels: Option<u32>,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs

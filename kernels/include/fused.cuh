@@ -1,4 +1,5 @@
-// The generic min-label traversal (BFS, SSSP) as ONE persistent kernel per run, single device:
+// The generic min-label traversal (BFS, SSSP) as ONE persistent kernel per run on one device
+// (and as bounded launches of many levels on each of several devices, see below):
 // the round loop runs on the device, phases are separated by a grid-wide barrier instead of a
 // kernel launch and a control-block read-back. Mirror of crates/groute-worklist/src/traversal/
 // fused.rs; an algorithm instantiates it next to GROUTE_TRAVERSAL_KERNELS (kernels/bfs.cu).
@@ -40,8 +41,8 @@
 // budget).
 //
 // Next phase (fused_next): STOP on an overflow or an abort; HUBS after EXPAND/SOLO when the
-// hub counter is nonzero; else, bounded, DONE as above; else SOLO or EXPAND while the batch is not empty (SOLO when it has
-// at most solo_max items); else, when the low list holds items, the threshold advances (to the
+// hub counter is nonzero; else, bounded, DONE as above; else SOLO or EXPAND while the batch
+// is not empty (SOLO when it has at most solo_max items); else, when the low list holds items, the threshold advances (to the
 // end of the band of the smallest deferred priority, at least one band: PriorityCounter's
 // rule), the list is taken and REEXAMINE runs; else DONE: no item exists anywhere (one device
 // holds every item, and an improved vertex is appended before the barrier that closes its

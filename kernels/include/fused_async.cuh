@@ -29,8 +29,9 @@
 // count (and the stop word) and leaves when it is 0 (or a stop is set); positions claimed
 // past the last append stay empty.
 //
-// Abort: idle warps poll the host's abort word (load_abort, device-mapped pinned memory)
-// every ASYNC_ABORT_POLL idle steps; a set word, or an overflow, stores a FusedStop reason in
+// Abort: warps poll the host's abort word (load_abort, device-mapped pinned memory) every
+// ASYNC_ABORT_POLL idle steps and every ASYNC_BUSY_ABORT_POLL x ASYNC_STOP_POLL busy steps; a
+// set word, or an overflow, stores a FusedStop reason in
 // ASYNC_STOP (first one wins), which every warp reads at each idle step and every
 // ASYNC_STOP_POLL steps while busy, and then leaves.
 //
@@ -63,6 +64,7 @@ enum : unsigned int {
     ASYNC_NO_SLOT = 0xFFFFFFFFu,
     ASYNC_ABORT_POLL = 1024u,   // idle steps of a warp between two polls of the abort word
     ASYNC_STOP_POLL = 64u,      // steps of a busy warp between two reads of the stop word
+    ASYNC_BUSY_ABORT_POLL = 16u,  // a busy warp's stop-word reads between two abort polls
     ASYNC_DIRECT_MIN = 4u,      // = FUSED_DIRECT_MIN: atomicMin without the filtering load
 };
 
@@ -91,6 +93,7 @@ struct AsyncArgs {
 template <unsigned int K>
 __device__ __forceinline__ void async_append(const AsyncArgs& a, const unsigned int (&u)[K],
                                              const bool (&improved)[K], unsigned int n) {
+    static_assert(K < 8u, "three bit planes count at most 7 appends per lane");
     unsigned int total;
     const unsigned int below = lanemask_lt();
     unsigned int prefix = 0;
@@ -107,9 +110,12 @@ __device__ __forceinline__ void async_append(const AsyncArgs& a, const unsigned 
     unsigned int base = 0;
     if (lane_id() == 0) {
         // Counted before any store: the count never reaches 0 while one is stored unexpanded.
+        // The fence and the warp barrier order the count before every lane's release store.
         atomicAdd(a.state + ASYNC_PENDING, total);
         base = atomicAdd(a.state + ASYNC_TAIL, total);
+        __threadfence();
     }
+    __syncwarp();
     unsigned int pos = __shfl_sync(0xFFFFFFFFu, base, 0) + prefix;
 #pragma unroll
     for (unsigned int k = 0; k < K; ++k) {
@@ -167,7 +173,7 @@ __device__ void async_traversal(const AsyncArgs& a) {
     unsigned int* state = a.state;
     unsigned int slot = ASYNC_NO_SLOT;
     unsigned long long processed = 0;  // lane 0's count for the warp
-    unsigned int idle = 0;             // lane 0's idle steps
+    unsigned int idle = 0;             // lane 0's polls of the stop word
     unsigned int steps = 0;
     while (true) {
         // Lanes without a position claim one each, with one atomic per warp.
@@ -196,8 +202,11 @@ __device__ void async_traversal(const AsyncArgs& a) {
                 const unsigned int pending = load_relaxed_u32(state + ASYNC_PENDING);
                 const unsigned int stop = load_relaxed_u32(state + ASYNC_STOP);
                 leave = (busy == 0u && pending == 0u) || stop != 0u ? 1u : 0u;
-                if (leave == 0u && busy == 0u && ++idle % ASYNC_ABORT_POLL == 0u &&
-                    load_abort(a.abort) != 0u) {
+                // The host's word: every ASYNC_ABORT_POLL idle steps, and every
+                // ASYNC_BUSY_ABORT_POLL stop-word reads while busy (a frontier that keeps every
+                // warp busy must stop on time too).
+                const unsigned int period = busy == 0u ? ASYNC_ABORT_POLL : ASYNC_BUSY_ABORT_POLL;
+                if (leave == 0u && ++idle % period == 0u && load_abort(a.abort) != 0u) {
                     atomicCAS(state + ASYNC_STOP, 0u, FUSED_STOP_ABORTED);
                     leave = 1u;
                 }
@@ -246,10 +255,13 @@ __device__ void async_traversal(const AsyncArgs& a) {
              e += THREAD_ARCS) {
             async_relax_arcs<Relax, WEIGHTED>(a, e, end, mine && e < end, value);
         }
-        // Every append of these items is counted: release them.
+        // Every append of these items is counted: release them. The warp barrier and the fence
+        // order every lane's acquire of its item (and its appends' counts) before the release.
+        __syncwarp();
         if (lane == 0) {
             const unsigned int done = static_cast<unsigned int>(__popc(busy));
             processed += done;
+            __threadfence();
             atomicSub(state + ASYNC_PENDING, done);
         }
         __syncwarp();

@@ -1,7 +1,7 @@
 //! The fused persistent kernel (`--fused`): on one CUDA device it equals the sequential
 //! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
 //! a bad grid or the time limit, with and without its single-block mode and soft priority,
-//! and is refused (On) or not used (Auto) on several devices.
+//! and on several devices runs bounded fused rounds (On, and Auto on sparse graphs).
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 mod common;
@@ -129,10 +129,18 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
 
 #[test]
 fn bad_fused_tuning_fails_naming_the_setting() {
+    let g = generated("road:side=16,p=0.6,seed=1");
+    // A zero level budget is refused on every backend and device count, bounded or not.
+    for devices in [1, 2] {
+        let host = Context::host(devices).unwrap();
+        let mut o = options(FusedMode::Auto);
+        o.worklist.fused_round_levels = Some(0);
+        let err = run(&host, &g, 0, &o).unwrap_err().to_string();
+        assert!(err.contains("--fused-round-levels"), "{devices}: {err}");
+    }
     let Some(ctx) = cuda(1) else {
         return;
     };
-    let g = generated("road:side=16,p=0.6,seed=1");
     for block in [0, 48, 2048] {
         let mut o = options(FusedMode::On);
         o.worklist.fused_block = Some(block);

@@ -63,6 +63,7 @@ mod reference;
 use std::borrow::Cow;
 use std::time::Duration;
 
+use groute_core::BackendKind;
 use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{FusedMode, MinTraversal, MinTraversalSolver, TraversalKernels};
@@ -118,23 +119,25 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     band.min(f64::from(u32::MAX)) as u32
 }
 
-/// On several devices the default band of a sparse graph (at most
-/// [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] arcs per vertex) is this many times wider
+/// When a CUDA run on several devices uses bounded fused rounds (sparse graphs by default:
+/// [`FusedMode::bounded_rounds`]), its default band is this many times wider
 /// ([`default_prio_delta_on`]): an epoch there waits for every device to run out of work below
 /// the threshold and for the host's consensus, where one device's fused kernel advances it
-/// between two levels.
+/// between two levels (and bounded rounds, unlike one launch per level, run many levels per
+/// round, so fewer epochs mean fewer short rounds).
 ///
 /// Measured on 2 x H200 (road grid of 4.2M vertices, weights 1000..1500, block partition,
 /// bounded fused rounds, median device ms): band 20,000: 84.4 (255 epochs); 40,000 (the
 /// one-device default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M).
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 
-/// The default band of a run on `devices` devices: [`default_prio_delta`], times
-/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] on several devices when the graph is sparse.
-pub fn default_prio_delta_on(csr: &Csr, devices: usize) -> u32 {
+/// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times
+/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the run uses bounded fused rounds
+/// ([`FusedMode::bounded_rounds`]; pass `cuda = false` for the host backend, which has none).
+pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
     let band = default_prio_delta(csr);
     let degree = csr.targets().len() as f64 / csr.num_vertices().max(1) as f64;
-    if devices > 1 && degree <= PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+    if cuda && mode.bounded_rounds(devices, degree) {
         band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
     } else {
         band
@@ -196,7 +199,7 @@ pub struct SsspStats {
     /// synchronising the devices).
     pub elapsed: Duration,
     /// Whether the run used the fused kernel (CUDA; see
-    /// [`FusedMode`](groute_worklist::traversal::FusedMode)): one persistent launch on one
+    /// [`FusedMode`]): one persistent launch on one
     /// device, bounded launches of many levels each on several; else one launch per level.
     pub fused: bool,
     /// The traversal's time on the devices (CUDA timing events after the reset, before the
@@ -328,7 +331,13 @@ impl SsspSolver {
         let mut options = options.clone();
         // The asynchronous fused kernel has no soft priority: its default band is off.
         if options.worklist.prio_delta.is_none() && options.worklist.fused != FusedMode::Async {
-            options.worklist.prio_delta = Some(default_prio_delta_on(&csr, context.num_devices()));
+            let cuda = context.backend_kind() == BackendKind::Cuda;
+            options.worklist.prio_delta = Some(default_prio_delta_on(
+                &csr,
+                context.num_devices(),
+                options.worklist.fused,
+                cuda,
+            ));
         }
         Ok(SsspSolver {
             solver,

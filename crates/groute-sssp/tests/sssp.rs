@@ -453,7 +453,8 @@ fn soft_priority_cuts_work_on_a_road_grid() {
     assert!(reached > 1000, "the source lies in the giant component");
     assert_eq!(
         with.stats.prio_delta,
-        groute_sssp::default_prio_delta_on(&g.csr, 2)
+        groute_sssp::default_prio_delta(&g.csr),
+        "the host backend keeps the one-device band"
     );
     assert_eq!((without.stats.epochs, without.stats.items_deferred), (0, 0));
     assert!(
@@ -481,14 +482,19 @@ fn the_default_band_is_a_multiple_of_the_average_weight() {
 
 #[test]
 fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
-    // A sparse graph: the full band on one device, four times it on several.
+    // A sparse graph: the full band on one device, four times it in bounded fused rounds on
+    // several CUDA devices, the full band otherwise (one launch per level, host backend).
     let road = generated("road:side=16,p=0.6,seed=3,weights=100..300:1");
     let one = groute_sssp::default_prio_delta(&road.csr);
-    assert_eq!(groute_sssp::default_prio_delta_on(&road.csr, 1), one);
+    let on =
+        |devices, mode, cuda| groute_sssp::default_prio_delta_on(&road.csr, devices, mode, cuda);
+    assert_eq!(on(1, FusedMode::Auto, true), one);
     assert_eq!(
-        groute_sssp::default_prio_delta_on(&road.csr, 2),
+        on(2, FusedMode::Auto, true),
         one * groute_sssp::PRIO_DELTA_MULTI_DEVICE_FACTOR
     );
+    assert_eq!(on(2, FusedMode::Off, true), one);
+    assert_eq!(on(2, FusedMode::Auto, false), one);
     // A complete directed graph on 21 vertices: average degree 20, four times the full-band
     // degree, so the band is 32 x 10 / 16.
     let n = 21u32;
@@ -510,8 +516,11 @@ fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
         .collect();
     let denser = from_pairs(n as usize, &pairs, "complete graph, unit weights");
     assert_eq!(groute_sssp::default_prio_delta(&denser.csr), 1);
-    // Dense graphs keep their band on several devices.
-    assert_eq!(groute_sssp::default_prio_delta_on(&denser.csr, 4), 1);
+    // Dense graphs keep their band on several devices (one launch per level).
+    assert_eq!(
+        groute_sssp::default_prio_delta_on(&denser.csr, 4, FusedMode::Auto, true),
+        1
+    );
     // And the narrowed band still gives Dijkstra's distances.
     let ctx = groute_core::Context::host(1).unwrap();
     let parted = partition_graph(dense.clone(), 1, PartitionMethod::Block, &NoProgress).unwrap();

@@ -65,9 +65,10 @@ pub struct WorklistOptions {
     pub packet_size: usize,
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
-    /// Whether CUDA min traversals run as one fused persistent kernel (`--fused` /
-    /// `--no-fused`; [`FusedMode::Auto`]: fused on one device). The host backend and
-    /// host-kernel programs ignore it.
+    /// How CUDA min traversals use the fused kernel (`--fused` / `--no-fused` /
+    /// `--fused-async`; [`FusedMode::Auto`]: one persistent kernel on one device, bounded
+    /// fused rounds on several over a sparse graph). The host backend and host-kernel
+    /// programs ignore it.
     pub fused: FusedMode,
     /// Blocks of the fused kernel (`--fused-grid`, at most every block that fits resident);
     /// `None`: one per multiprocessor on a sparse graph (at most
@@ -82,8 +83,8 @@ pub struct WorklistOptions {
     pub fused_solo_max: Option<u32>,
     /// Threads per block of the fused kernel (`--fused-block`): a multiple of 32 from 32 to
     /// 1,024. `None`: [`FUSED_SPARSE_BLOCK`](crate::traversal::FUSED_SPARSE_BLOCK) on a sparse
-    /// graph, [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK) on a denser one. Blocks over 256 threads
-    /// run the kernel's register-capped build (`<algo>_fused_wide`).
+    /// graph, [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK) on a denser one. Blocks over 256
+    /// threads run the kernel's register-capped build (`<algo>_fused_wide`).
     pub fused_block: Option<u32>,
     /// How the fused kernel's blocks wait at its grid barrier (`--fused-spin-ns`,
     /// `--fused-fenced-barrier`).

@@ -96,9 +96,12 @@
 //! shape follows the graph's density: a sparse graph (many small levels) gets one block of
 //! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
 //! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);
-//! `examples/fused_barrier.rs` times the barrier alone. Several devices use the per-round
-//! worker and the driver above; the fused multi-device protocol is designed in
-//! `traversal/fused.rs`, not built.
+//! `examples/fused_barrier.rs` times the barrier alone. Several devices use the worker and
+//! the driver above, each round one launch per level or, on sparse graphs (and with
+//! `--fused`), one bounded launch of the fused kernel running up to `fused_round_levels`
+//! levels (`traversal/fused_rounds.rs`); the fully persistent multi-device protocol is
+//! designed in `traversal/fused.rs`, not built. `--fused-async` runs one device's traversal
+//! as a kernel without barriers (`traversal/fused_async.rs`, opt-in: slower where measured).
 //!
 //! ## Soft priority: the epoch protocol
 //!

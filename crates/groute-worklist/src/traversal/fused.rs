@@ -1,4 +1,4 @@
-//! The fused persistent kernel of the CUDA min traversals (one device): the whole round loop
+//! The fused persistent kernel of the CUDA min traversals: on one device the whole round loop
 //! runs in one cooperative launch of `<algo>_fused` (`kernels/include/fused.cuh`), rounds
 //! separated by a grid-wide barrier instead of a launch and a control-block read-back (the
 //! non-fused worker costs one launch, one 32-byte copy and one stream synchronisation per
@@ -9,8 +9,9 @@
 //! - **Start.** The run is reset exactly as for the non-fused worker (values, control block,
 //!   seeds at worklist positions `[0, k)`), the state block is zeroed with its batch end at `k`,
 //!   its first phase (solo, expand, or done when `k = 0`) and threshold set, the abort word
-//!   cleared; then one cooperative launch of one block per multiprocessor (or `fused_grid`
-//!   blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`]).
+//!   cleared; then one cooperative launch of the graph's default shape (`fused_tuning.rs`:
+//!   one block per multiprocessor on sparse graphs, every resident block on dense ones) or
+//!   `fused_grid` blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`].
 //! - **Phases.** The kernel runs phases separated by a grid barrier; the block that arrives
 //!   last accounts for the phase and picks the next one into the state block, which every
 //!   block reads after the barrier (so every decision is grid-uniform; the first version read
@@ -55,8 +56,8 @@
 //!   the solver is built (the driver's lazy loading would load them on first use, which may
 //!   wait for running kernels), and no pinned host memory is left to free behind the launch
 //!   (freeing it waits for the device: `Device::upload` frees its staging before returning,
-//!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1` prints the host's steps of every run with their times
-//!   (stderr; `fused_trace.rs`).
+//!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1`
+//!   prints the host's steps of every run with their times (stderr; `fused_trace.rs`).
 //!
 //! ## Several devices
 //!
@@ -112,7 +113,8 @@ use crate::split::VertexValue;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
     /// Fused where the fused kernel supports the run: one device always; several devices in
-    /// bounded fused rounds on sparse graphs, one launch per level on dense ones. The launch shape follows the graph's density
+    /// bounded fused rounds on sparse graphs, one launch per level on dense ones. The launch
+    /// shape follows the graph's density
     /// ([`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE)): on one
     /// H200 fused won on both kinds of graph once dense graphs got a grid of every resident
     /// block (kron21 SSSP 8.2 ms against 11.2 one launch per round, BFS push 2.35 against
@@ -142,7 +144,7 @@ impl FusedMode {
     /// 4.2M vertices, BFS 30.0 bounded (64 levels per launch; 16: 37.4, 256: 29.1, 1,024:
     /// 31.1) against 110 one launch per level, SSSP (weights 1000..1500) 62.3 against 132;
     /// kron21 SSSP 14.7 against 12.9, so dense graphs keep one launch per level.
-    pub(crate) fn bounded_rounds(self, devices: usize, average_degree: f64) -> bool {
+    pub fn bounded_rounds(self, devices: usize, average_degree: f64) -> bool {
         devices > 1
             && match self {
                 FusedMode::On => true,
@@ -233,8 +235,9 @@ pub(crate) struct FusedKernel {
     /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop (shared
     /// with the asynchronous kernel).
     pub(super) abort: Buffer<u32>,
-    /// The asynchronous kernel (`fused_async.rs`).
-    pub(super) asynchronous: AsyncKernel,
+    /// The asynchronous kernel (`fused_async.rs`); `None` when the traversal's module has no
+    /// `<fused>_async` entry points (`GROUTE_ASYNC_TRAVERSAL_KERNEL`).
+    pub(super) asynchronous: Option<AsyncKernel>,
 }
 
 /// The launch shape of one fused run.
@@ -277,15 +280,18 @@ impl FusedKernel {
         narrow.max_active_blocks_per_multiprocessor(32, 0)?;
         wide.max_active_blocks_per_multiprocessor(32, 0)?;
         let multiprocessors = device.properties().multiprocessors.max(1);
-        Ok(FusedKernel {
+        let kernel = FusedKernel {
             narrow,
             wide,
             multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
             state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
-            asynchronous: AsyncKernel::new(device, module, name, multiprocessors)?,
-        })
+            asynchronous: AsyncKernel::new(device, module, name, multiprocessors).ok(),
+        };
+        // Mapped host memory comes uninitialised: the kernels poll this word.
+        kernel.set_abort(0)?;
+        Ok(kernel)
     }
 
     /// The build of the kernel for blocks of `block` threads.

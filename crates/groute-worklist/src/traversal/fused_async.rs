@@ -146,6 +146,15 @@ impl AsyncKernel {
 }
 
 impl CudaTraversalDevice {
+    /// The asynchronous kernel, or the error saying the traversal has none.
+    fn asynchronous(&self) -> Result<&AsyncKernel, Error> {
+        self.fused.asynchronous.as_ref().ok_or(Error::Unsupported {
+            operation: "the asynchronous fused kernel (--fused-async): this traversal's CUDA \
+                        module has no <fused>_async entry points (GROUTE_ASYNC_TRAVERSAL_KERNEL)",
+            backend: "cuda",
+        })
+    }
+
     /// Runs the traversal as one asynchronous persistent kernel: values reset (`sources` at
     /// 0), `seeds` in the worklist, the rest of the worklist empty, then one launch until no
     /// vertex is left (module docs).
@@ -170,7 +179,8 @@ impl CudaTraversalDevice {
         trace.mark("reset done");
         let k = seeds.len();
         let wl_len = self.wl.len();
-        let (grid, block) = self.fused.asynchronous.shape(options)?;
+        let kernel = self.asynchronous()?;
+        let (grid, block) = kernel.shape(options)?;
         let spin_ns = options.fused_barrier.kernel_args()?.0;
         let flags = if options.fused_direct_min {
             FUSED_DIRECT_MIN
@@ -181,7 +191,7 @@ impl CudaTraversalDevice {
         if k < wl_len {
             s.fill(&self.wl.slice(k..wl_len)?, ASYNC_EMPTY)?;
         }
-        let state = &self.fused.asynchronous.state;
+        let state = &self.asynchronous()?.state;
         // The seeds are pending and fill [0, k): appends start at k.
         let k32 = u32::try_from(k)
             .map_err(|_| Error::invalid("sources", k, "give fewer than 2^32 sources"))?;
@@ -207,7 +217,7 @@ impl CudaTraversalDevice {
         trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
         let device_time =
             std::time::Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
-        let words = device.download(&self.fused.asynchronous.state)?;
+        let words = device.download(&self.asynchronous()?.state)?;
         let wide = |w: usize| u64::from(words[w]) | (u64::from(words[w + 1]) << 32);
         let stop = words[ASYNC_STOP];
         if stop == FUSED_STOP_OVERFLOW || words[ASYNC_OVERFLOW] != 0 {
@@ -251,7 +261,7 @@ impl CudaTraversalDevice {
         flags: u32,
     ) -> Result<(), Error> {
         let (values, offsets, targets, weights) = self.graph_args()?;
-        let kernel = &self.fused.asynchronous;
+        let kernel = self.asynchronous()?;
         let args = (
             values,
             offsets,

@@ -32,7 +32,8 @@ use groute_core::{Error, Stream};
 use super::cuda::{CudaTraversalDevice, CudaTraversalWorker};
 use super::fused::{
     FUSED_END, FUSED_LOW_CURRENT, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
-    FUSED_PROCESSED, FUSED_START, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds, FusedShape,
+    FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds,
+    FusedShape,
 };
 use super::fused_tuning::{FUSED_DIRECT_MIN, FusedDefaults};
 use crate::RoundCounts;
@@ -41,6 +42,20 @@ use crate::error::WorklistError;
 
 /// Levels of one bounded launch when [`WorklistOptions::fused_round_levels`] is `None`.
 pub const FUSED_ROUND_LEVELS: u32 = 64;
+
+/// The levels of one bounded launch `options` ask for, or the error naming the setting
+/// (checked on every run, whether or not its rounds are bounded).
+pub(crate) fn round_levels(options: &WorklistOptions) -> Result<u32, Error> {
+    match options.fused_round_levels {
+        None => Ok(FUSED_ROUND_LEVELS),
+        Some(0) => Err(Error::invalid(
+            "fused_round_levels (--fused-round-levels)",
+            0,
+            "give at least 1 level per bounded launch",
+        )),
+        Some(n) => Ok(n),
+    }
+}
 
 /// How a worker's rounds run as bounded fused launches (fixed for a run).
 #[derive(Clone, Copy, Debug)]
@@ -65,17 +80,10 @@ impl CudaTraversalDevice {
         } else {
             0
         };
-        let level_budget = match options.fused_round_levels {
-            None => FUSED_ROUND_LEVELS,
-            Some(0) => {
-                return Err(Error::invalid(
-                    "fused_round_levels (--fused-round-levels)",
-                    0,
-                    "give at least 1 level per bounded launch",
-                ));
-            }
-            Some(n) => n,
-        };
+        // A bounded launch is never asked to stop (the driver checks the time limit between
+        // rounds): the abort word must read 0.
+        self.fused.set_abort(0)?;
+        let level_budget = round_levels(options)?;
         Ok(FusedRounds {
             shape,
             barrier: (spin_ns, flags | direct),
@@ -146,6 +154,17 @@ impl CudaTraversalWorker<'_> {
                 backend: "cuda",
             })?;
         debug_assert_eq!(words.len(), FUSED_WORDS);
+        // Overflows were reported by read_back (naming the setting); any other stop would leave
+        // the launch's hub list unexpanded, so it must never pass silently.
+        if words[FUSED_STOP] != 0 {
+            return Err(Error::invalid(
+                "fused kernel stop word",
+                words[FUSED_STOP],
+                "a bounded fused launch stopped early without an overflow: a bug, please \
+                 report it (run with --no-fused meanwhile)",
+            )
+            .into());
+        }
         let processed =
             u64::from(words[FUSED_PROCESSED]) | (u64::from(words[FUSED_PROCESSED + 1]) << 32);
         self.start = words[FUSED_START];

@@ -18,8 +18,9 @@
 //! the values and traverses; [`solve_min_traversal`] is the one-shot form.
 //!
 //! On CUDA, a run on one device is by default one fused persistent kernel (`fused.rs`,
-//! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices launch one expand
-//! per round under the driver (`cuda.rs`).
+//! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices run rounds under the
+//! driver (`cuda.rs`): one expand launch per level, or on sparse graphs one bounded fused
+//! launch of many levels (`fused_rounds.rs`).
 
 mod barrier_bench;
 mod cuda;
@@ -317,6 +318,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             )
             .into());
         }
+        let average_degree = csr.num_edges() as f64 / n.max(1) as f64;
         let mut devices = Vec::with_capacity(num_devices);
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d);
@@ -354,13 +356,19 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 // remote vertices is ample; weighted, a remote vertex can improve once per
                 // arc reaching it from this device in one round, so the arcs leaving the
                 // owned range bound a round (kron21 on 2 GPUs overflowed the BFS sizing).
+                // Bounded fused rounds (`fused_rounds.rs`) return at half the buffer, so
+                // they get twice the room: the level that crosses the half still fits.
                 let remote = 2 * (n - local_vertices);
-                let send = options.send_capacity.unwrap_or_else(|| {
-                    if A::WEIGHTED {
-                        remote.max(arcs_leaving(csr, &owned)) + 1024
-                    } else {
-                        remote + 1024
-                    }
+                let per_round = if A::WEIGHTED {
+                    remote.max(arcs_leaving(csr, &owned)) + 1024
+                } else {
+                    remote + 1024
+                };
+                let bounded = options.fused.bounded_rounds(num_devices, average_degree);
+                let send = options.send_capacity.unwrap_or(if bounded {
+                    2 * per_round
+                } else {
+                    per_round
                 });
                 devices.push(DeviceStorage::Cuda(Box::new(
                     cuda::CudaTraversalDevice::new(
@@ -380,7 +388,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             context: context.clone(),
             partition: partition.clone(),
             num_vertices: n,
-            average_degree: csr.num_edges() as f64 / n.max(1) as f64,
+            average_degree,
             devices,
             _algo: std::marker::PhantomData,
         })
@@ -394,6 +402,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<TraversalOutput, WorklistError> {
         let n = self.num_vertices;
+        fused_rounds::round_levels(options)?;
         let num_devices = self.devices.len();
         let mut seeds = vec![Vec::new(); num_devices];
         for &s in sources {
