@@ -198,9 +198,9 @@ pub struct SsspStats {
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
     pub elapsed: Duration,
-    /// Whether the run used the fused kernel (CUDA; see
-    /// [`FusedMode`]): one persistent launch on one
-    /// device, bounded launches of many levels each on several; else one launch per level.
+    /// Whether the run used the fused kernel (CUDA; see [`FusedMode`]): one persistent launch
+    /// on one device, bounded launches of many levels each on several; else one launch per
+    /// level.
     pub fused: bool,
     /// The traversal's time on the devices (CUDA timing events after the reset, before the
     /// download, max over devices; the fused kernel alone when fused): what benchmarks
