@@ -8,19 +8,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cuda, cuda_alone, from_pairs, generated, graphs, hub_ladder, run};
-use groute_bfs::{BfsError, BfsOptions, Direction, bfs_reference};
+use common::{cuda, cuda_alone, from_pairs, fused_options, generated, graphs, hub_ladder, run};
+use groute_bfs::{BfsError, BfsOptions, bfs_reference};
 use groute_core::Context;
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
 fn options(mode: FusedMode) -> BfsOptions {
-    let mut o = BfsOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
-    o.worklist.fused = mode;
-    // The worklist BFS (Auto would run dense symmetric graphs direction-optimizing).
-    o.direction = Direction::Push;
-    o
+    fused_options(mode)
 }
 
 #[test]

@@ -9,18 +9,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cuda, cuda_alone, from_pairs, generated, graphs, hub_ladder, run};
-use groute_bfs::{BfsError, BfsOptions, Direction, bfs_reference};
+use common::{cuda, cuda_alone, from_pairs, fused_options, generated, graphs, hub_ladder, run};
+use groute_bfs::{BfsError, BfsOptions, bfs_reference};
 use groute_core::Context;
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::FusedMode;
 
 fn options() -> BfsOptions {
-    let mut o = BfsOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
-    o.worklist.fused = FusedMode::Async;
-    o.direction = Direction::Push;
-    o
+    fused_options(FusedMode::Async)
 }
 
 #[test]

@@ -5,12 +5,15 @@
 use std::ops::Deref;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use groute_bfs::{BfsError, BfsOptions, BfsResult, bfs};
+use std::time::Duration;
+
+use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
 use groute_core::testing::cuda_context;
 use groute_graph::{
     CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
 };
+use groute_worklist::traversal::FusedMode;
 
 /// The CUDA tests of a binary share the GPU, except those that ask a running kernel to stop,
 /// which take it alone: a fused kernel of 1,024-thread blocks fills every
@@ -140,4 +143,14 @@ pub fn graphs() -> Vec<Graph> {
     );
     gs.extend(shipped);
     gs
+}
+
+/// The worklist BFS (Auto would run dense symmetric graphs direction-optimizing) in fused
+/// `mode`, with a generous time limit.
+pub fn fused_options(mode: FusedMode) -> BfsOptions {
+    let mut o = BfsOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.fused = mode;
+    o.direction = Direction::Push;
+    o
 }

@@ -349,6 +349,16 @@ impl FusedKernel {
     }
 }
 
+/// The clocks of one persistent launch ([`CudaTraversalDevice::timed_run`]).
+pub(super) struct TimedRun {
+    /// Host time from the launch until the kernel completed.
+    pub(super) elapsed: Duration,
+    /// The kernel's time between timing events recorded around the launch.
+    pub(super) device_time: Duration,
+    /// Whether the host asked the kernel to stop (it saw the time limit pass).
+    pub(super) asked_to_stop: bool,
+}
+
 /// What one fused run did.
 pub(crate) struct FusedRun {
     /// The device's counters.
@@ -400,34 +410,23 @@ impl CudaTraversalDevice {
             k if k <= solo_max => FUSED_PHASE_SOLO,
             _ => FUSED_PHASE_EXPAND,
         };
-        let s = &self.stream;
-        let state = &self.fused.state;
-        s.fill(state, 0u32)?;
-        for (word, value) in [
+        let words = [
             (FUSED_PHASE, phase),
             (FUSED_END, seeds),
             (FUSED_THRESHOLD, threshold),
-        ] {
-            s.fill(&state.slice(word..word + 1)?, value)?;
-        }
-        self.fused.set_abort(0)?;
-        // Synchronised, so that this stream holds no pinned memory either (freeing pinned host
-        // memory waits for the device: never while the kernel runs; `Device::upload` frees
-        // its staging before it returns).
-        s.synchronize()?;
-        trace.mark("state set, stream idle");
-
-        let started = Instant::now();
-        let t0 = device.record_timing(s)?;
-        trace.mark("t0 recorded; launching");
-        self.launch_fused(shape, barrier, prio_delta, solo_max, None)?;
-        trace.mark("launched");
-        let t1 = device.record_timing(s)?;
-        trace.mark("t1 recorded; waiting");
-        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started, &trace)?;
-        let elapsed = started.elapsed();
-        trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
-        let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        ];
+        let TimedRun {
+            elapsed,
+            device_time,
+            asked_to_stop,
+        } = self.timed_run(
+            device,
+            &self.fused.state,
+            &words,
+            options.time_limit,
+            &trace,
+            || self.launch_fused(shape, barrier, prio_delta, solo_max, None),
+        )?;
 
         let ctrl = device.download(&self.ctrl.slice(0..CTRL_READ_WORDS)?)?;
         let state = device.download(&self.fused.state.slice(FUSED_READ_FROM..FUSED_WORDS)?)?;
@@ -462,6 +461,47 @@ impl CudaTraversalDevice {
             },
             elapsed,
             device_time,
+        })
+    }
+
+    /// One timed run of a persistent kernel: `state` zeroed but for `words` (index, value),
+    /// the abort word cleared, the stream synchronised (so that it holds no pinned memory
+    /// whose release would wait for the kernel: freeing pinned host memory waits for the
+    /// device, and `Device::upload` frees its staging before it returns); then `launch`
+    /// between two timing events, and the wait (asking the kernel to stop past
+    /// `time_limit`).
+    pub(super) fn timed_run(
+        &self,
+        device: &Device,
+        state: &Buffer<u32>,
+        words: &[(usize, u32)],
+        time_limit: Option<Duration>,
+        trace: &FusedTrace,
+        launch: impl FnOnce() -> Result<(), Error>,
+    ) -> Result<TimedRun, Error> {
+        let s = &self.stream;
+        s.fill(state, 0u32)?;
+        for &(word, value) in words {
+            s.fill(&state.slice(word..word + 1)?, value)?;
+        }
+        self.fused.set_abort(0)?;
+        s.synchronize()?;
+        trace.mark("state set, stream idle");
+        let started = Instant::now();
+        let t0 = device.record_timing(s)?;
+        trace.mark("t0 recorded; launching");
+        launch()?;
+        trace.mark("launched");
+        let t1 = device.record_timing(s)?;
+        trace.mark("t1 recorded; waiting");
+        let asked_to_stop = self.wait_fused(&t1, time_limit, started, trace)?;
+        let elapsed = started.elapsed();
+        trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
+        let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        Ok(TimedRun {
+            elapsed,
+            device_time,
+            asked_to_stop,
         })
     }
 

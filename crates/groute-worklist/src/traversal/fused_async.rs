@@ -52,13 +52,11 @@
 //! threshold advanced when no vertex under it is pending, counted per priority class), which
 //! this kernel does not have yet.
 
-use std::time::Instant;
-
 use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
-use groute_core::{Buffer, Device, Error, Event};
+use groute_core::{Buffer, Device, Error};
 
 use super::cuda::{CudaTraversalDevice, WL_SETTING, capacity};
-use super::fused::{FusedRun, timed_out};
+use super::fused::{FusedRun, TimedRun, timed_out};
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
     FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, cooperative_grid,
@@ -190,36 +188,27 @@ impl CudaTraversalDevice {
         } else {
             0
         };
-        let s = &self.stream;
         if k < wl_len {
-            s.fill(&self.wl.slice(k..wl_len)?, ASYNC_EMPTY)?;
+            self.stream.fill(&self.wl.slice(k..wl_len)?, ASYNC_EMPTY)?;
         }
-        let state = &self.asynchronous()?.state;
         // The seeds are pending and fill [0, k): appends start at k.
         let k32 = u32::try_from(k)
             .map_err(|_| Error::invalid("sources", k, "give fewer than 2^32 sources"))?;
-        s.fill(state, 0u32)?;
-        for word in [ASYNC_PENDING, ASYNC_TAIL] {
-            s.fill(&state.slice(word..word + 1)?, k32)?;
-        }
-        self.fused.set_abort(0)?;
-        // Synchronised: this stream holds no pinned memory whose release would wait for the
-        // kernel (see `fused.rs`).
-        s.synchronize()?;
-        trace.mark("state set, stream idle");
-
-        let started = Instant::now();
-        let t0 = device.record_timing(s)?;
-        if k > 0 {
-            self.launch_fused_async(grid, block, spin_ns, flags)?;
-        }
-        trace.mark("launched");
-        let t1 = device.record_timing(s)?;
-        let asked_to_stop = self.wait_fused(&t1, options.time_limit, started, &trace)?;
-        let elapsed = started.elapsed();
-        trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
-        let device_time =
-            std::time::Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        let TimedRun {
+            elapsed,
+            device_time,
+            asked_to_stop,
+        } = self.timed_run(
+            device,
+            &self.asynchronous()?.state,
+            &[(ASYNC_PENDING, k32), (ASYNC_TAIL, k32)],
+            options.time_limit,
+            &trace,
+            || match k {
+                0 => Ok(()),
+                _ => self.launch_fused_async(grid, block, spin_ns, flags),
+            },
+        )?;
         let words = device.download(&self.asynchronous()?.state)?;
         let wide = |w: usize| u64::from(words[w]) | (u64::from(words[w + 1]) << 32);
         let stop = words[ASYNC_STOP];
