@@ -54,6 +54,7 @@
 // checks it after the kernel and fails the run naming the setting. Nothing is lost silently.
 // Self-contained (NVRTC, no toolkit headers). Launch with blockDim.x a multiple of 32, <= 1024.
 #include "hubs.cuh"
+#include "list_claim.cuh"
 #include "warp_append.cuh"
 #include "worklist.cuh"
 #include "split.cuh"
@@ -285,16 +286,8 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
                                            const groute::HubList& hubs,
                                            const AppendBuffer<unsigned int>& remote,
                                            const PullTake& pull) {
-    __shared__ unsigned int block_owner;
-    __shared__ unsigned long long block_begin;
-    __shared__ unsigned long long block_end;
-    __shared__ float block_share;
-    __shared__ unsigned long long warp_begin[32];
-    __shared__ unsigned long long warp_end[32];
-    __shared__ float warp_share[32];
     __shared__ unsigned int block_pushed;
     const unsigned int lane = groute::lane_id();
-    const unsigned int warp = threadIdx.x / 32u;
     const unsigned int stride = gridDim.x * blockDim.x;
     unsigned int pushed_here = 0;
     // Grid-stride over the items, with a trip count uniform across the block.
@@ -334,58 +327,23 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             continue;  // no cut arc on this device (uniform over the grid): nothing to push
         }
         // (1) Block granularity: high-degree lists, one at a time, by the whole block.
-        while (true) {
-            if (threadIdx.x == 0) {
-                block_owner = 0xFFFFFFFFu;
-            }
-            __syncthreads();
-            if (have && end - begin >= blockDim.x) {
-                block_owner = threadIdx.x;  // any claimant wins
-            }
-            __syncthreads();
-            if (block_owner == 0xFFFFFFFFu) {
-                break;
-            }
-            if (block_owner == threadIdx.x) {
-                block_begin = begin;
-                block_end = end;
-                block_share = share;
-                have = false;
-            }
-            __syncthreads();
-            const unsigned long long bb = block_begin;
-            const unsigned long long be = block_end;
-            const float bs = block_share;
-            for (unsigned long long base = bb; base < be; base += blockDim.x) {
-                const unsigned long long e = base + threadIdx.x;
-                push_arc(ops, targets, e, e < be, bs, wl, remote);
-            }
-            __syncthreads();
-        }
+        groute::claim_block_lists(
+            have, begin, end, share,
+            [&](unsigned long long bb, unsigned long long be, float bs, unsigned int) {
+                for (unsigned long long base = bb; base < be; base += blockDim.x) {
+                    const unsigned long long e = base + threadIdx.x;
+                    push_arc(ops, targets, e, e < be, bs, wl, remote);
+                }
+            });
         // (2) Warp granularity: medium-degree lists, by one warp each.
-        while (true) {
-            const bool claim = have && end - begin >= 32u;
-            const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, claim);
-            if (ballot == 0) {
-                break;
-            }
-            const unsigned int leader = __ffs(ballot) - 1u;
-            if (lane == leader) {
-                warp_begin[warp] = begin;
-                warp_end[warp] = end;
-                warp_share[warp] = share;
-                have = false;
-            }
-            __syncwarp();
-            const unsigned long long wb = warp_begin[warp];
-            const unsigned long long we = warp_end[warp];
-            const float ws = warp_share[warp];
-            for (unsigned long long base = wb; base < we; base += 32u) {
-                const unsigned long long e = base + lane;
-                push_arc(ops, targets, e, e < we, ws, wl, remote);
-            }
-            __syncwarp();
-        }
+        groute::claim_warp_lists(
+            have, begin, end, share,
+            [&](unsigned long long wb, unsigned long long we, float ws, unsigned int) {
+                for (unsigned long long base = wb; base < we; base += 32u) {
+                    const unsigned long long e = base + lane;
+                    push_arc(ops, targets, e, e < we, ws, wl, remote);
+                }
+            });
         // (3) Thread granularity: the remaining low-degree lists, BATCH arcs per step.
         const unsigned long long last = have ? end : begin;
         for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, e < last); e += BATCH) {

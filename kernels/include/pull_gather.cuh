@@ -11,6 +11,8 @@
 // Self-contained: no toolkit headers.
 #pragma once
 
+#include "list_claim.cuh"
+
 #include "warp_append.cuh"
 
 namespace groute {
@@ -74,72 +76,37 @@ __device__ __forceinline__ float block_sum(float x, float& total) {
 __device__ __forceinline__ float gather_sum(const unsigned int* sources, const float* share,
                                             unsigned long long begin, unsigned long long end,
                                             bool active) {
-    __shared__ unsigned int block_owner;
-    __shared__ unsigned long long block_begin;
-    __shared__ unsigned long long block_end;
     __shared__ float block_total;
-    __shared__ unsigned long long warp_begin[32];
-    __shared__ unsigned long long warp_end[32];
     const unsigned int lane = lane_id();
-    const unsigned int warp = threadIdx.x / 32u;
     float mine = 0.0f;
     bool have = active && end > begin;
     // (1) Block granularity: long lists, one at a time, by the whole block.
-    while (true) {
-        if (threadIdx.x == 0) {
-            block_owner = 0xFFFFFFFFu;
-        }
-        __syncthreads();
-        if (have && end - begin >= blockDim.x) {
-            block_owner = threadIdx.x;  // any claimant wins
-        }
-        __syncthreads();
-        const unsigned int owner = block_owner;
-        if (owner == 0xFFFFFFFFu) {
-            break;
-        }
-        if (owner == threadIdx.x) {
-            block_begin = begin;
-            block_end = end;
-            have = false;
-        }
-        __syncthreads();
-        const unsigned long long bb = block_begin;
-        const unsigned long long be = block_end;
-        float part = 0.0f;
-        for (unsigned long long e = bb + threadIdx.x; e < be; e += blockDim.x) {
-            part += share[sources[e]];
-        }
-        part = block_sum(part, block_total);
-        if (owner == threadIdx.x) {
-            mine = part;
-        }
-    }
+    claim_block_lists(have, begin, end, 0u,
+                      [&](unsigned long long bb, unsigned long long be, unsigned int,
+                          unsigned int owner) {
+                          float part = 0.0f;
+                          for (unsigned long long e = bb + threadIdx.x; e < be;
+                               e += blockDim.x) {
+                              part += share[sources[e]];
+                          }
+                          part = block_sum(part, block_total);
+                          if (owner == threadIdx.x) {
+                              mine = part;
+                          }
+                      });
     // (2) Warp granularity: medium lists, by one warp each.
-    while (true) {
-        const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, have && end - begin >= 32u);
-        if (ballot == 0) {
-            break;
-        }
-        const unsigned int leader = __ffs(ballot) - 1u;
-        if (lane == leader) {
-            warp_begin[warp] = begin;
-            warp_end[warp] = end;
-            have = false;
-        }
-        __syncwarp();
-        const unsigned long long wb = warp_begin[warp];
-        const unsigned long long we = warp_end[warp];
-        float part = 0.0f;
-        for (unsigned long long e = wb + lane; e < we; e += 32u) {
-            part += share[sources[e]];
-        }
-        part = warp_sum(part);
-        if (lane == leader) {
-            mine = part;
-        }
-        __syncwarp();
-    }
+    claim_warp_lists(have, begin, end, 0u,
+                     [&](unsigned long long wb, unsigned long long we, unsigned int,
+                         unsigned int leader) {
+                         float part = 0.0f;
+                         for (unsigned long long e = wb + lane; e < we; e += 32u) {
+                             part += share[sources[e]];
+                         }
+                         part = warp_sum(part);
+                         if (lane == leader) {
+                             mine = part;
+                         }
+                     });
     // (3) Thread granularity: the short lists.
     if (have) {
         for (unsigned long long e = begin; e < end; ++e) {

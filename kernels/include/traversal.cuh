@@ -28,6 +28,8 @@
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
 
+#include "list_claim.cuh"
+
 #include "hubs.cuh"
 #include "split.cuh"
 #include "warp_append.cuh"
@@ -246,11 +248,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const GridShape shape = GridShape::launch(),
                                  const unsigned int hub_min_degree = HUB_MIN_DEGREE,
                                  const bool filter_loads = true) {
-    __shared__ unsigned int block_owner;
-    __shared__ unsigned int block_vertex;
-    __shared__ unsigned int warp_vertex[32];
     const unsigned int lane = lane_id();
-    const unsigned int warp = threadIdx.x / 32u;
     const unsigned int stride = shape.blocks * blockDim.x;
     // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
     // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
@@ -276,57 +274,28 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
             }
         }
         // (1) Block granularity: high-degree lists, one at a time, by the whole block.
-        while (true) {
-            if (threadIdx.x == 0) {
-                block_owner = 0xFFFFFFFFu;
-            }
-            __syncthreads();
-            if (have && end - begin >= blockDim.x) {
-                block_owner = threadIdx.x;  // any claimant wins
-            }
-            __syncthreads();
-            const unsigned int owner = block_owner;
-            if (owner == 0xFFFFFFFFu) {
-                break;
-            }
-            if (owner == threadIdx.x) {
-                block_vertex = v;
-                have = false;
-            }
-            __syncthreads();
-            const unsigned int bv = block_vertex;
-            const unsigned int bval = item_value(ops, bv);
-            const unsigned long long bb = offsets[bv];
-            const unsigned long long be = offsets[bv + 1];
-            for (unsigned long long base = bb; base < be; base += blockDim.x) {
-                const unsigned long long e = base + threadIdx.x;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be, bval, wl, send, low);
-            }
-            __syncthreads();
-        }
+        claim_block_lists(have, begin, end, v,
+                          [&](unsigned long long bb, unsigned long long be, unsigned int bv,
+                              unsigned int) {
+                              const unsigned int bval = item_value(ops, bv);
+                              for (unsigned long long base = bb; base < be;
+                                   base += blockDim.x) {
+                                  const unsigned long long e = base + threadIdx.x;
+                                  relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be,
+                                                             bval, wl, send, low);
+                              }
+                          });
         // (2) Warp granularity: medium-degree lists, by one warp each.
-        while (true) {
-            const bool claim = have && end - begin >= 32u;
-            const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, claim);
-            if (ballot == 0) {
-                break;
-            }
-            const unsigned int leader = __ffs(ballot) - 1u;
-            if (lane == leader) {
-                warp_vertex[warp] = v;
-                have = false;
-            }
-            __syncwarp();
-            const unsigned int wv = warp_vertex[warp];
-            const unsigned int wval = item_value(ops, wv);
-            const unsigned long long wb = offsets[wv];
-            const unsigned long long we = offsets[wv + 1];
-            for (unsigned long long base = wb; base < we; base += 32u) {
-                const unsigned long long e = base + lane;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we, wval, wl, send, low);
-            }
-            __syncwarp();
-        }
+        claim_warp_lists(have, begin, end, v,
+                         [&](unsigned long long wb, unsigned long long we, unsigned int wv,
+                             unsigned int) {
+                             const unsigned int wval = item_value(ops, wv);
+                             for (unsigned long long base = wb; base < we; base += 32u) {
+                                 const unsigned long long e = base + lane;
+                                 relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we,
+                                                            wval, wl, send, low);
+                             }
+                         });
         // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep,
         // THREAD_ARCS arcs per lane and step.
         for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);

@@ -100,6 +100,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/fused.cuh"),
     },
     KernelHeader {
+        name: "list_claim.cuh",
+        source: include_str!("../../../../kernels/include/list_claim.cuh"),
+    },
+    KernelHeader {
         name: "fused_async.cuh",
         source: include_str!("../../../../kernels/include/fused_async.cuh"),
     },
