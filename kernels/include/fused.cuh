@@ -82,6 +82,18 @@
 // dozen serial volatile round trips in the action (read-modify-writes of single words,
 // short-circuit conditions) and one more per block for the phase words.
 //
+// Where a single-block level goes (ncu source counters, one H200, road grid BFS of 4,193
+// levels of about 1,000 vertices run by one block of 1,024 threads, --fused-grid 1: 33 ms,
+// 7.9 us a level; 13.9K warp instructions a level, about 3.5K per scheduler): of the warp
+// stall samples, about 36% wait at __syncthreads (the list-claim check and the level's end:
+// the level takes as long as its slowest warp), 13% for the targets loads, 13% for the
+// filtering loads of the heads' values, 7% for the offsets loads (after the item load), a
+// few % for the atomics' results. The level is a chain of dependent round trips (item,
+// offsets, targets, value, atomicMin); shortening it (e.g. the producer loading offsets[u]
+// beside its atomicMin and appending (u, begin, end), so the consumer starts at the targets)
+// and skipping the block-level claim when no list of the level is that long are the next
+// steps.
+//
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it
 // and stops the kernel; the host reports CapacityExceeded naming wl_capacity. Nothing is lost
