@@ -14,7 +14,8 @@ namespace groute {
 // Block level: while some thread of the block `has` a list of blockDim.x elements or more,
 // the whole block runs `body(begin, end, payload, owner)` on one such list (`owner`: the
 // claimant's threadIdx.x; any claimant wins). Call with every thread of the block, from
-// block-uniform control flow: it synchronises the block.
+// block-uniform control flow: it synchronises the block (once, when no thread holds such a
+// list).
 template <typename Payload, typename Body>
 __device__ __forceinline__ void claim_block_lists(bool& has, unsigned long long begin,
                                                   unsigned long long end,
@@ -23,6 +24,10 @@ __device__ __forceinline__ void claim_block_lists(bool& has, unsigned long long 
     __shared__ unsigned long long claimed_begin;
     __shared__ unsigned long long claimed_end;
     __shared__ Payload claimed_payload;
+    // Most calls find no such list (road networks never do): one barrier answers that.
+    if (__syncthreads_or(has && end - begin >= blockDim.x) == 0) {
+        return;
+    }
     while (true) {
         if (threadIdx.x == 0) {
             claimed_by = 0xFFFFFFFFu;
