@@ -181,7 +181,8 @@ pub struct SsspOptions {
 /// Statistics of one SSSP run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SsspStats {
-    /// Expand rounds of the busiest device.
+    /// Expand rounds of the busiest device: levels of a fused or per-level run; bounded fused
+    /// launches (of many levels each) on several devices; 0 for the asynchronous kernel.
     pub rounds: u64,
     /// Work items processed on all devices (a vertex counts once per expansion; label
     /// correcting may expand a vertex more than once).

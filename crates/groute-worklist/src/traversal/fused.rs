@@ -43,6 +43,10 @@
 //!   `examples/fused_barrier.rs` times the barrier alone ([`time_fused_barrier`](super::time_fused_barrier)).
 //! - **Safety of the barrier.** The launch is cooperative: the driver refuses a grid whose
 //!   blocks cannot all be resident, so every block a barrier waits for is running.
+//! - **One kernel per device at a time.** A launch holds every block it can make resident
+//!   (with 1,024-thread blocks, every multiprocessor's registers), so two fused runs on one
+//!   device (two solvers driven from two threads) run one after the other, never side by side,
+//!   and a time limit counts the wait for the other.
 //! - **Errors.** A worklist or low-list overflow stops the kernel at the next barrier and
 //!   fails the run with [`Error::CapacityExceeded`] naming `wl_capacity (--wl-capacity)`;
 //!   nothing is lost silently. With a time limit the host polls the kernel's completion; past
