@@ -5,10 +5,7 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::test_contexts;
-use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, load_graph,
-    partition_graph,
-};
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
 /// The worklist BFS (these tests are about it; `direction.rs` tests direction-optimizing).
@@ -52,14 +49,11 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
 }
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_pairs(pairs))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 #[test]

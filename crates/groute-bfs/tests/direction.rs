@@ -12,10 +12,7 @@ use groute_bfs::{
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
-use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, load_graph,
-    partition_graph,
-};
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
 /// Pull from the first level on and never push again.
@@ -46,15 +43,11 @@ fn options(direction: Direction, rule: SwitchRule) -> BfsOptions {
 }
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str, symmetric: bool) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .symmetrize(symmetric)
-        .build(&EdgeList::from_pairs(pairs))
-        .unwrap();
-    Graph::new(csr, name, symmetric)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, symmetric).unwrap()
 }
 
 fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> BfsResult {

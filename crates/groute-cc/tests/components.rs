@@ -7,10 +7,10 @@ use groute_cc::{
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
-use groute_graph::{CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, generate, load_graph};
+use groute_graph::{EdgeList, Graph, load_graph};
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("generate")
+    Graph::generated(spec).unwrap()
 }
 
 fn shipped(name: &str) -> Graph {
@@ -20,11 +20,7 @@ fn shipped(name: &str) -> Graph {
 }
 
 fn from_pairs(n: usize, pairs: &[(u32, u32)], symmetric: bool) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .symmetrize(symmetric)
-        .build(&EdgeList::from_pairs(pairs))
-        .expect("csr");
-    Graph::new(csr, "pairs", symmetric)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), "pairs", symmetric).unwrap()
 }
 
 /// Solves `graph` on `ctx` and checks labels, component statistics and edge accounting.

@@ -10,13 +10,13 @@ use groute_cc::{
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
-use groute_graph::{CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, generate};
+use groute_graph::{CsrBuilder, EdgeList, Graph};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("generate")
+    Graph::generated(spec).unwrap()
 }
 
 /// The components of `pairs` (weak: direction ignored), by the reference.

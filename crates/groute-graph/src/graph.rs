@@ -2,7 +2,10 @@
 
 use rayon::prelude::*;
 
-use crate::csr::Csr;
+use crate::csr::{Csr, CsrBuilder, EdgeList};
+use crate::error::GraphError;
+use crate::generate::{GenSpec, generate};
+use crate::progress::NoProgress;
 use crate::storage::Storage;
 
 /// Maps internal vertex ids (`0..n`, the CSR's) to the ids of the input file's own numbering.
@@ -136,6 +139,35 @@ impl Graph {
             name: name.into(),
             symmetric,
         }
+    }
+
+    /// A graph of `num_vertices` vertices (0-based) with the arcs of `edges`, both directions
+    /// of each when `symmetric`: [`CsrBuilder`]'s CSR under [`Graph::new`].
+    ///
+    /// ```
+    /// use groute_graph::{EdgeList, Graph};
+    ///
+    /// let g = Graph::from_edges(3, &EdgeList::from_pairs(&[(0, 1), (1, 2)]), "path", true)?;
+    /// assert_eq!(g.csr.num_edges(), 4);
+    /// assert!(Graph::from_edges(2, &EdgeList::from_pairs(&[(0, 5)]), "bad", false).is_err());
+    /// # Ok::<(), groute_graph::GraphError>(())
+    /// ```
+    pub fn from_edges(
+        num_vertices: usize,
+        edges: &EdgeList,
+        name: impl Into<String>,
+        symmetric: bool,
+    ) -> Result<Graph, GraphError> {
+        let csr = CsrBuilder::new(num_vertices)
+            .symmetrize(symmetric)
+            .build(edges)?;
+        Ok(Graph::new(csr, name, symmetric))
+    }
+
+    /// The graph a generator spec names (`kron:scale=10,ef=16,sym`, `road:side=64`, ...; see
+    /// [`GenSpec`]), generated without progress reports.
+    pub fn generated(spec: &str) -> Result<Graph, GraphError> {
+        generate(&spec.parse::<GenSpec>()?, &NoProgress)
     }
 
     /// Number of vertices.

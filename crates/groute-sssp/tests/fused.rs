@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use groute_core::Context;
 use groute_core::testing::cuda_context;
-use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
-};
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
 use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
@@ -22,14 +20,11 @@ fn options(mode: FusedMode) -> SsspOptions {
 }
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_triples(triples))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_triples(triples), name, false).unwrap()
 }
 
 fn run(

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use groute_core::testing::test_contexts;
 use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, WeightSpec, generate,
-    load_graph, partition_graph,
+    EdgeList, Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph,
 };
 use groute_sssp::{
     MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
@@ -76,21 +75,15 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
 }
 
 fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_triples(triples))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_triples(triples), name, false).unwrap()
 }
 
 fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_pairs(pairs))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 fn datasets() -> PathBuf {

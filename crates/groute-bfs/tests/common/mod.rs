@@ -10,9 +10,7 @@ use std::time::Duration;
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
 use groute_core::testing::cuda_context;
-use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
-};
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_worklist::traversal::FusedMode;
 
 /// The CUDA tests of a binary share the GPU, except those that ask a running kernel to stop,
@@ -58,14 +56,11 @@ pub fn cuda_alone() -> Option<GpuTest> {
 }
 
 pub fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_pairs(pairs))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 pub fn run(

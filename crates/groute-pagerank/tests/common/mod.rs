@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_graph::{
-    CsrBuilder, EdgeList, GenSpec, Graph, NoProgress, PartitionMethod, generate, partition_graph,
-};
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
     PageRankOptions, PageRankStats, l1_error_bound, pagerank, pagerank_reference,
 };
@@ -128,14 +126,11 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
 }
 
 pub fn generated(spec: &str) -> Graph {
-    generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap()
+    Graph::generated(spec).unwrap()
 }
 
 pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    let csr = CsrBuilder::new(n)
-        .build(&EdgeList::from_pairs(pairs))
-        .unwrap();
-    Graph::new(csr, name, false)
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 /// A kron graph plus two hubs above the CUDA hub degree (2048): arcs from vertex 0 to every
