@@ -148,6 +148,25 @@ pub enum Error {
         /// The setting to raise.
         setting: &'static str,
     },
+    /// A device-driven multi-device run ([`crate::cuda::PeerGroup`]) cannot run on this context.
+    #[error(
+        "device-driven multi-device runs need {reason}; use the host-driven mode instead (the algorithm's driver option)"
+    )]
+    PeerGroupUnsupported {
+        /// What is missing (peer access, distinct GPUs, the CUDA backend).
+        reason: String,
+    },
+    /// A device of a device-driven run left a cross-device exchange without completing it.
+    #[error(
+        "device {device} left a cross-device exchange: {reason}; the run's results are discarded"
+    )]
+    PeerExchangeFailed {
+        /// The device that reported it.
+        device: usize,
+        /// Why: the host asked it to stop, another device failed, or a peer did not arrive
+        /// within the group's timeout.
+        reason: &'static str,
+    },
 }
 
 impl Error {

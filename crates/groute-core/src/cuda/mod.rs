@@ -10,6 +10,7 @@
 //! | [`KernelArg`], [`DevicePtr`], [`LaunchConfig`] | the typed launch path |
 //! | [`pbf_filter`] | the typed wrapper of `kernels/pbf.cu` |
 //! | [`peer_copy`], [`load_peer_copy`] | the SM-driven copy of `kernels/peer_copy.cu` (links' [`crate::CopyMethod::Kernel`]) |
+//! | [`PeerGroup`], [`PeerArgs`], [`peer_group_probe`] | device-driven multi-device runs: the cross-device all-reduce and barrier of `kernels/include/peer_group.cuh` |
 //!
 //! Launch wrappers for an algorithm follow [`pbf_filter`]: validate the sizes, take device
 //! pointers with [`DevicePtr::from_slice`], launch with one `SAFETY` comment naming the kernel's
@@ -20,6 +21,7 @@ mod launch;
 pub(crate) mod module;
 mod pbf;
 mod peer_copy;
+mod peer_group;
 mod source;
 
 pub use compile::{
@@ -31,9 +33,13 @@ pub use module::{CudaFunction, CudaModule};
 pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
 pub(crate) use peer_copy::peer_copy_and_record;
 pub use peer_copy::{PEER_COPY_BLOCK, kernel_copy_applies, load_peer_copy, peer_copy};
+pub use peer_group::{
+    PEER_ABORTED, PEER_DEFAULT_TIMEOUT, PEER_MAILBOX_WORDS, PEER_MAX_DEVICES, PEER_MAX_VALUES,
+    PEER_OK, PEER_TIMED_OUT, PeerArgs, PeerGroup, PeerProbe, peer_group_probe,
+};
 pub use source::{
     BFS, BFS_DIRECTION, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK,
-    PBF, PEER_COPY, SSSP,
+    PBF, PEER_COPY, PEER_GROUP, SSSP,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

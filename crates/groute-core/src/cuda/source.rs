@@ -77,6 +77,13 @@ pub const PEER_COPY: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/peer_copy.cu"),
 };
 
+/// `kernels/peer_group.cu`: the self-check and latency probe of the cross-device all-reduce
+/// (`kernels/include/peer_group.cuh`); launched by [`crate::cuda::peer_group_probe`].
+pub const PEER_GROUP: KernelSource = KernelSource {
+    name: "peer_group.cu",
+    source: include_str!("../../../../kernels/peer_group.cu"),
+};
+
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
@@ -115,6 +122,10 @@ pub const HEADERS: &[KernelHeader] = &[
         name: "pull_gather.cuh",
         source: include_str!("../../../../kernels/include/pull_gather.cuh"),
     },
+    KernelHeader {
+        name: "peer_group.cuh",
+        source: include_str!("../../../../kernels/include/peer_group.cuh"),
+    },
 ];
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test
@@ -128,4 +139,5 @@ pub const KERNELS: &[KernelSource] = &[
     SSSP,
     FUSED_BARRIER,
     PEER_COPY,
+    PEER_GROUP,
 ];

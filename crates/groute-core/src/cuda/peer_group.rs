@@ -1,0 +1,328 @@
+//! Device-driven runs on several GPUs ([`PeerGroup`]): one persistent kernel per device, the
+//! devices storing straight into each other's memory and synchronising through a mailbox in
+//! device 0's memory (`kernels/include/peer_group.cuh`: `peer_allreduce_sum`, an all-reduce of
+//! a few u64 per device that is also a barrier; its header says why it is race-free). The host
+//! only launches the members and reads their results at the end.
+//!
+//! Requirements ([`PeerGroup::check`]): the CUDA backend, distinct physical GPUs (two persistent
+//! kernels on one GPU need not be resident at once, so one could wait for the other forever)
+//! and peer access between every pair (groute-core enables it where the hardware allows, e.g.
+//! over NVLink). Algorithms fall back to their host-driven mode where it does not hold.
+//!
+//! A member that fails to launch sets the abort word ([`PeerGroup::set_abort`]) so the others
+//! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
+//! failed so the others leave at once. Nothing hangs: every wait is bounded.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::launch::{DevicePtr, KernelArg, LaunchConfig};
+use super::module::CudaModule;
+use super::source::PEER_GROUP;
+use crate::backend::{BackendKind, RawMemory};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::memory::Buffer;
+
+/// Devices a group may hold (`groute::PEER_MAX_DEVICES`).
+pub const PEER_MAX_DEVICES: usize = 8;
+/// Values one device contributes to one exchange (`groute::PEER_MAX_VALUES`).
+pub const PEER_MAX_VALUES: usize = 8;
+/// Words (u64) of the mailbox (`groute::PEER_MAILBOX_WORDS`).
+pub const PEER_MAILBOX_WORDS: usize = 32 + 2 * PEER_MAX_DEVICES * PEER_MAX_VALUES;
+/// How long a member waits for the others at one exchange before it gives up, unless
+/// [`PeerGroup::set_timeout`] says otherwise.
+pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `groute::PeerStatus`: what a member's exchange returned.
+pub const PEER_OK: u32 = 0;
+/// The host's abort word or another member's failure ended the wait.
+pub const PEER_ABORTED: u32 = 1;
+/// A peer did not arrive within the timeout.
+pub const PEER_TIMED_OUT: u32 = 2;
+
+/// The kernel parameter `groute::PeerGroup` (one by-value parameter): the mailbox, the abort
+/// word, this member's rank, the group's size and the timeout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PeerArgs {
+    /// The mailbox (device 0's memory).
+    pub mailbox: DevicePtr<u64>,
+    /// The host's abort word (mapped host memory).
+    pub abort: DevicePtr<u32>,
+    /// This member (its device index).
+    pub rank: u32,
+    /// Members of the group.
+    pub size: u32,
+    /// The longest wait at one exchange, in nanoseconds.
+    pub timeout_ns: u64,
+}
+
+// SAFETY: `#[repr(C)]` of two 8-byte pointers, two u32 and a u64: 32 bytes, 8-byte aligned,
+// no padding, the layout of `groute::PeerGroup` (peer_group.cuh).
+unsafe impl KernelArg for PeerArgs {}
+
+/// The cross-device mailbox and abort word of a context's devices (see the module docs).
+pub struct PeerGroup {
+    context: Context,
+    mailbox: Buffer<u64>,
+    abort: Buffer<u32>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for PeerGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerGroup")
+            .field("devices", &self.context.num_devices())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl PeerGroup {
+    /// Why `context` cannot run a device-driven multi-device kernel, or `Ok` when it can.
+    pub fn check(context: &Context) -> Result<()> {
+        let unsupported = |reason: String| Err(Error::PeerGroupUnsupported { reason });
+        if context.backend_kind() != BackendKind::Cuda {
+            return unsupported("the CUDA backend (this context runs on the host backend)".into());
+        }
+        let devices = context.devices();
+        if devices.len() > PEER_MAX_DEVICES {
+            return unsupported(format!(
+                "at most {PEER_MAX_DEVICES} devices (the context has {})",
+                devices.len()
+            ));
+        }
+        for (i, a) in devices.iter().enumerate() {
+            for b in &devices[i + 1..] {
+                if a.physical() == b.physical() {
+                    return unsupported(format!(
+                        "distinct physical GPUs (devices {} and {} share GPU {:?}; two persistent kernels on one GPU need not run at once)",
+                        a.id().0,
+                        b.id().0,
+                        a.physical()
+                    ));
+                }
+                let backend = context.backend();
+                if !backend.can_access_peer(a.physical(), b.physical())
+                    || !backend.can_access_peer(b.physical(), a.physical())
+                {
+                    return unsupported(format!(
+                        "peer access between every pair of GPUs (devices {} and {} have none)",
+                        a.id().0,
+                        b.id().0
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether [`PeerGroup::check`] passes (for modes that fall back when it does not).
+    pub fn supported(context: &Context) -> bool {
+        Self::check(context).is_ok()
+    }
+
+    /// The mailbox (on device 0) and the abort word for `context`'s devices; errors as
+    /// [`PeerGroup::check`].
+    pub fn new(context: &Context) -> Result<PeerGroup> {
+        Self::check(context)?;
+        let group = PeerGroup {
+            context: context.clone(),
+            mailbox: context.devices()[0].alloc::<u64>(PEER_MAILBOX_WORDS)?,
+            abort: context.alloc_mapped::<u32>(1)?,
+            timeout: PEER_DEFAULT_TIMEOUT,
+        };
+        group.reset()?;
+        Ok(group)
+    }
+
+    /// Members (the context's devices).
+    pub fn size(&self) -> usize {
+        self.context.num_devices()
+    }
+
+    /// Zeroes the mailbox and clears the abort word; returns once done. Call it before each
+    /// run, with no member kernel running.
+    pub fn reset(&self) -> Result<()> {
+        let stream = self.context.devices()[0].stream();
+        stream.fill(&self.mailbox, 0u64)?;
+        stream.synchronize()?;
+        self.set_abort(0)
+    }
+
+    /// Sets the abort word: members waiting at an exchange leave it (status
+    /// [`PEER_ABORTED`]) within a few microseconds.
+    pub fn set_abort(&self, value: u32) -> Result<()> {
+        let word = self.abort.host_atomic_u32().ok_or(Error::Unsupported {
+            operation: "writing the peer group's abort word from the host",
+            backend: "cuda",
+        })?;
+        word[0].store(value, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The abort word (mapped host memory), for kernels that also poll it elsewhere.
+    pub fn abort_word(&self) -> &Buffer<u32> {
+        &self.abort
+    }
+
+    /// Sets the longest wait at one exchange (default [`PEER_DEFAULT_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// The kernel parameter of member `rank`.
+    pub fn args(&self, rank: usize) -> Result<PeerArgs> {
+        if rank >= self.size() {
+            return Err(Error::NoSuchDevice {
+                device: rank,
+                count: self.size(),
+            });
+        }
+        Ok(PeerArgs {
+            mailbox: DevicePtr::from_slice(&self.mailbox.raw())?,
+            abort: DevicePtr::from_slice(&self.abort.raw())?,
+            rank: rank as u32,
+            size: self.size() as u32,
+            timeout_ns: u64::try_from(self.timeout.as_nanos()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// The memory a member's launch must keep alive (mailbox and abort word).
+    pub fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        vec![self.mailbox.raw().memory, self.abort.raw().memory]
+    }
+
+    /// A buffer on device `device` holding the device addresses of `buffers` (one per member,
+    /// in rank order): the `T* const* peers` parameter of kernels that store into their
+    /// peers' buffers.
+    pub fn peer_table<T: bytemuck::Pod>(
+        &self,
+        device: usize,
+        buffers: &[&Buffer<T>],
+    ) -> Result<Buffer<u64>> {
+        if buffers.len() != self.size() {
+            return Err(Error::LengthMismatch {
+                operation: "PeerGroup::peer_table (one buffer per device)",
+                dst: self.size(),
+                src: buffers.len(),
+            });
+        }
+        let addrs = buffers
+            .iter()
+            .map(|b| {
+                b.device_ptr().ok_or(Error::Unsupported {
+                    operation: "a peer table of memory that is not device-addressable",
+                    backend: "cuda",
+                })
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        self.context.device(crate::DeviceId(device))?.upload(&addrs)
+    }
+
+    /// The error for member `device`'s non-OK exchange status.
+    pub fn failure(device: usize, status: u32) -> Error {
+        let reason = match status {
+            PEER_TIMED_OUT => "a peer did not arrive within the group's timeout",
+            PEER_ABORTED => "the host or another device stopped the run",
+            _ => "an unknown status",
+        };
+        Error::PeerExchangeFailed { device, reason }
+    }
+}
+
+/// What [`peer_group_probe`] measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PeerProbe {
+    /// Exchanges every member completed.
+    pub exchanges: u32,
+    /// Wrong sums or peer values seen (0 unless the protocol is broken).
+    pub mismatches: u64,
+    /// Device time per exchange (the member that waited least: its launch came last), in
+    /// microseconds, including `words` peer stores per peer.
+    pub exchange_us: f64,
+}
+
+/// Runs `kernels/peer_group.cu` on every device of `group`: `exchanges` rounds, each storing
+/// `words` u64 into every peer, then one all-reduce; every member checks every sum and every
+/// value its peers stored. Errors when a member failed; [`PeerProbe::mismatches`] counts wrong
+/// values.
+pub fn peer_group_probe(group: &PeerGroup, words: u32, exchanges: u32) -> Result<PeerProbe> {
+    const BLOCK: u32 = 128;
+    let context = &group.context;
+    let size = group.size();
+    group.reset()?;
+    let inbox_len = 2 * PEER_MAX_DEVICES * words.max(1) as usize;
+    let mut inboxes = Vec::with_capacity(size);
+    let mut outs = Vec::with_capacity(size);
+    for device in context.devices() {
+        let inbox = device.alloc::<u64>(inbox_len)?;
+        device.stream().fill(&inbox, 0u64)?;
+        let out = device.alloc::<u64>(4)?;
+        device.stream().fill(&out, 0u64)?;
+        device.stream().synchronize()?;
+        inboxes.push(inbox);
+        outs.push(out);
+    }
+    let refs: Vec<&Buffer<u64>> = inboxes.iter().collect();
+    let tables = (0..size)
+        .map(|d| group.peer_table(d, &refs))
+        .collect::<Result<Vec<_>>>()?;
+    let mut functions = Vec::with_capacity(size);
+    for device in context.devices() {
+        functions.push(
+            CudaModule::load(device.stream().raw().as_ref(), &PEER_GROUP)?
+                .function("peer_group_probe")?,
+        );
+    }
+    for (d, device) in context.devices().iter().enumerate() {
+        let args = (
+            group.args(d)?,
+            DevicePtr::<u64>::from_slice(&tables[d].raw())?,
+            words,
+            exchanges,
+            DevicePtr::<u64>::from_slice(&outs[d].raw())?,
+        );
+        // SAFETY: peer_group_probe(PeerGroup g, unsigned long long* const* inboxes,
+        // unsigned words, unsigned exchanges, unsigned long long* out): the tuple matches it;
+        // `tables[d]` (on device d) holds every member's inbox address, each inbox holding
+        // 2 * PEER_MAX_DEVICES * words u64, reachable from device d (PeerGroup::check: peer
+        // access between every pair); `out` holds 4 u64 of device d; one block, cooperative so
+        // that it is resident. Every buffer lives until the synchronisation below.
+        let launched = unsafe {
+            functions[d].launch_cooperative(
+                device.stream().raw().as_ref(),
+                LaunchConfig::linear(1, BLOCK),
+                args,
+            )
+        };
+        if let Err(e) = launched {
+            group.set_abort(1)?;
+            for other in &context.devices()[..d] {
+                other.stream().synchronize()?;
+            }
+            return Err(e);
+        }
+    }
+    let mut probe = PeerProbe {
+        exchanges,
+        mismatches: 0,
+        exchange_us: f64::INFINITY,
+    };
+    let mut failed = None;
+    for (d, device) in context.devices().iter().enumerate() {
+        let out = device.download(&outs[d])?;
+        if out[0] != u64::from(PEER_OK) && failed.is_none() {
+            failed = Some(PeerGroup::failure(d, out[0] as u32));
+        }
+        probe.exchanges = probe.exchanges.min(out[3] as u32);
+        probe.mismatches += out[1];
+        let per = out[2] as f64 / 1e3 / f64::from(exchanges.max(1));
+        probe.exchange_us = probe.exchange_us.min(per);
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(probe),
+    }
+}

@@ -1,0 +1,73 @@
+//! The cross-device all-reduce and barrier of device-driven runs (`cuda::PeerGroup`,
+//! `kernels/include/peer_group.cuh`): who may use it, and on the GPU machine
+//! (GROUTE_TEST_CUDA=1) the probe kernel's sums and peer stores on every device count the
+//! machine allows.
+
+use std::time::Duration;
+
+use groute_core::cuda::{PeerGroup, peer_group_probe};
+use groute_core::testing::cuda_context;
+use groute_core::{Context, Error};
+
+#[test]
+fn the_host_backend_is_refused_with_the_fix_named() {
+    let ctx = Context::host(2).expect("host backend");
+    let err = PeerGroup::new(&ctx).expect_err("host contexts have no peer group");
+    assert!(matches!(err, Error::PeerGroupUnsupported { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("CUDA backend"), "{text}");
+    assert!(text.contains("host-driven"), "{text}");
+    assert!(!PeerGroup::supported(&ctx));
+}
+
+#[test]
+fn failures_name_the_device_and_the_cause() {
+    let timed_out = PeerGroup::failure(1, groute_core::cuda::PEER_TIMED_OUT).to_string();
+    assert!(
+        timed_out.contains("device 1") && timed_out.contains("timeout"),
+        "{timed_out}"
+    );
+    let aborted = PeerGroup::failure(0, groute_core::cuda::PEER_ABORTED).to_string();
+    assert!(
+        aborted.contains("device 0") && aborted.contains("stopped"),
+        "{aborted}"
+    );
+}
+
+#[test]
+fn every_member_sees_every_sum_and_every_peer_store() {
+    for devices in [1usize, 2, 4, 8] {
+        let Some(ctx) = cuda_context(devices) else {
+            return;
+        };
+        let shared_gpu = ctx.devices().iter().enumerate().any(|(i, a)| {
+            ctx.devices()[i + 1..]
+                .iter()
+                .any(|b| a.physical() == b.physical())
+        });
+        let mut group = match PeerGroup::new(&ctx) {
+            Ok(group) => group,
+            Err(e) => {
+                // Only a context whose devices share a GPU (or lack peer access) is refused.
+                assert!(matches!(e, Error::PeerGroupUnsupported { .. }), "{e:?}");
+                assert!(
+                    shared_gpu || e.to_string().contains("peer access"),
+                    "{devices} devices refused without a reason: {e}"
+                );
+                eprintln!("{devices} devices: {e}");
+                continue;
+            }
+        };
+        assert!(!shared_gpu, "a group was built over devices sharing a GPU");
+        group.set_timeout(Duration::from_secs(20));
+        for (words, exchanges) in [(1u32, 2_000u32), (4_096, 200)] {
+            let probe = peer_group_probe(&group, words, exchanges).expect("probe runs");
+            assert_eq!(probe.exchanges, exchanges, "{devices} devices");
+            assert_eq!(probe.mismatches, 0, "{devices} devices, {words} words");
+            eprintln!(
+                "{devices} devices, {words} words per peer: {:.2} us per exchange",
+                probe.exchange_us
+            );
+        }
+    }
+}

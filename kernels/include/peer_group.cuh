@@ -1,0 +1,175 @@
+// Device-driven runs on several GPUs: one persistent kernel per device, the devices exchanging
+// data by direct peer stores and synchronising through a mailbox in device 0's memory, with no
+// host in the loop. Mirror of crates/groute-core/src/cuda/peer_group.rs (which allocates the
+// mailbox, checks peer access and builds the PeerGroup parameter).
+//
+// peer_allreduce_sum is an all-reduce of up to PEER_MAX_VALUES u64 per device that is also a
+// barrier across the devices. ONE thread per device calls it, every device makes the same
+// sequence of calls, and `exchange` is the call's index (0, 1, 2, ... on every device).
+//
+// Mailbox (u64 words, zeroed by the host before each run):
+//   [PEER_ARRIVALS]   arrivals so far, never reset (own 128-byte line)
+//   [PEER_GENERATION] exchanges completed (own line, with PEER_FAILED beside it)
+//   [PEER_FAILED]     nonzero once a device gave up (its PeerStatus): the others leave too
+//   [PEER_SLOTS ...]  slots[2][PEER_MAX_DEVICES][PEER_MAX_VALUES]: exchange e uses parity e & 1
+//
+// Protocol of exchange e on device r: write the values into slots[e & 1][r]; fence (system
+// scope: it also orders every peer write this device made before the call, see below); one
+// atomic add (acq_rel, system scope) on the arrivals. The arrival that reads (e + 1) * size - 1
+// is the last of exchange e: it stores generation = e + 1 (release, system scope). The others
+// poll the generation (acquire) until it reaches e + 1. Then every device sums the slots.
+//
+// Why it is race-free:
+// - Counting: a device arrives at exchange e + 1 only after the generation reached e + 1, which
+//   needs all `size` arrivals of exchange e; so the arrivals of exchange e are exactly the
+//   counter values [e * size, (e + 1) * size) and the last one is recognised without a reset.
+// - Visibility: the arrivals form one release sequence on the counter; the last arrival's
+//   acquire-release RMW synchronises with every earlier arrival, and its release of the
+//   generation hands all of that (every device's slot and prior writes) to every poller's
+//   acquire.
+// - Slot reuse: slots of parity e & 1 are next written at exchange e + 2, after the writer
+//   passed exchange e + 1, i.e. after every device arrived at e + 1, which each does only after
+//   it summed the slots of exchange e.
+//
+// Peer data written by other threads: a thread that stores into a peer's memory executes
+// __threadfence_system() after its stores; a grid barrier of its device then orders it before
+// the calling thread, whose fence and release arrival publish it (cumulativity), and a grid
+// barrier after the call orders the readers after the acquire.
+//
+// Failure: the host's abort word, a wait longer than timeout_ns (%globaltimer), or another
+// device's PEER_FAILED end the wait (checked every PEER_POLL_CHECK polls); the device stores
+// its status in PEER_FAILED so the others leave at once, and the caller stops its kernel and
+// reports it. The sums are then unspecified.
+#pragma once
+
+namespace groute {
+
+constexpr unsigned int PEER_MAX_DEVICES = 8;
+constexpr unsigned int PEER_MAX_VALUES = 8;
+constexpr unsigned int PEER_ARRIVALS = 0;
+constexpr unsigned int PEER_GENERATION = 16;
+constexpr unsigned int PEER_FAILED = 17;
+constexpr unsigned int PEER_SLOTS = 32;
+constexpr unsigned int PEER_MAILBOX_WORDS = PEER_SLOTS + 2u * PEER_MAX_DEVICES * PEER_MAX_VALUES;
+constexpr unsigned int PEER_POLL_CHECK = 64;
+
+enum PeerStatus : unsigned int { PEER_OK = 0, PEER_ABORTED = 1, PEER_TIMED_OUT = 2 };
+
+// The kernel parameter (layout of groute_core::cuda::PeerArgs: 8 + 8 + 4 + 4 + 8 bytes).
+struct PeerGroup {
+    unsigned long long* mailbox;  // device 0's memory, PEER_MAILBOX_WORDS words
+    const unsigned int* abort;    // the host's abort word (mapped host memory), or null
+    unsigned int rank;            // this device
+    unsigned int size;            // devices in the group
+    unsigned long long timeout_ns;
+};
+
+__device__ __forceinline__ unsigned long long peer_clock_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned long long peer_load_acquire(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];"
+                 : "=l"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long peer_load_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];"
+                 : "=l"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void peer_store_relaxed(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;"
+                 :
+                 : "l"(__cvta_generic_to_global(p)), "l"(v)
+                 : "memory");
+}
+
+__device__ __forceinline__ void peer_store_release(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;"
+                 :
+                 : "l"(__cvta_generic_to_global(p)), "l"(v)
+                 : "memory");
+}
+
+__device__ __forceinline__ unsigned long long peer_arrive(unsigned long long* p) {
+    unsigned long long old;
+    asm volatile("atom.acq_rel.sys.global.add.u64 %0, [%1], 1;"
+                 : "=l"(old)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return old;
+}
+
+__device__ __forceinline__ unsigned int peer_load_abort(const unsigned int* p) {
+    if (p == nullptr) {
+        return 0u;
+    }
+    unsigned int v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return v;
+}
+
+// The all-reduce and barrier of the header comment. One thread per device; `count` <=
+// PEER_MAX_VALUES. Returns PEER_OK or why it gave up.
+__device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exchange,
+                                           const unsigned long long* mine,
+                                           unsigned long long* sums, unsigned int count) {
+    unsigned long long* const slots = g.mailbox + PEER_SLOTS;
+    const unsigned int parity = exchange & 1u;
+    unsigned long long* const own =
+        slots + (parity * PEER_MAX_DEVICES + g.rank) * PEER_MAX_VALUES;
+    for (unsigned int i = 0; i < count; ++i) {
+        peer_store_relaxed(own + i, mine[i]);
+    }
+    __threadfence_system();
+    const unsigned long long target = static_cast<unsigned long long>(exchange) + 1ull;
+    const unsigned long long old = peer_arrive(g.mailbox + PEER_ARRIVALS);
+    if (old == target * g.size - 1ull) {
+        peer_store_release(g.mailbox + PEER_GENERATION, target);
+    } else {
+        const unsigned long long started = peer_clock_ns();
+        unsigned int polls = 0;
+        while (peer_load_acquire(g.mailbox + PEER_GENERATION) < target) {
+            if (++polls % PEER_POLL_CHECK != 0u) {
+                continue;
+            }
+            unsigned int status = PEER_OK;
+            const unsigned long long failed = peer_load_relaxed(g.mailbox + PEER_FAILED);
+            if (failed != 0ull) {
+                status = PEER_ABORTED;
+            } else if (peer_load_abort(g.abort) != 0u) {
+                status = PEER_ABORTED;
+            } else if (peer_clock_ns() - started > g.timeout_ns) {
+                status = PEER_TIMED_OUT;
+            }
+            if (status != PEER_OK) {
+                peer_store_relaxed(g.mailbox + PEER_FAILED, status);
+                return status;
+            }
+        }
+    }
+    for (unsigned int i = 0; i < count; ++i) {
+        unsigned long long s = 0;
+        for (unsigned int d = 0; d < g.size; ++d) {
+            s += peer_load_relaxed(slots + (parity * PEER_MAX_DEVICES + d) * PEER_MAX_VALUES + i);
+        }
+        sums[i] = s;
+    }
+    return PEER_OK;
+}
+
+}  // namespace groute
