@@ -79,9 +79,11 @@ struct Cli {
     /// than the vertices / this (0: push again as soon as the frontier stops growing).
     #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
-    /// Direction-optimizing on several devices: per-device (one host thread per device) or
-    /// shared (one host thread for all).
-    #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::PerDevice)]
+    /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
+    /// kernel each; needs distinct GPUs with peer access), per-device (one host thread per
+    /// device), shared (one host thread for all) or auto (fused where supported, else
+    /// per-device).
+    #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::Auto)]
     do_driver: MultiDriver,
 }
 
@@ -100,7 +102,8 @@ struct Report {
     mode: &'static str,
     fused: bool,
     direction: &'static str,
-    /// The host driver of a direction-optimizing run on several devices (`--do-driver`).
+    /// What drove a direction-optimizing run's levels (`--do-driver` resolved: fused,
+    /// per-device or shared).
     do_driver: Option<&'static str>,
     pull_levels: u64,
     arcs_examined: Option<u64>,
@@ -234,8 +237,7 @@ fn run() -> Result<(), AnyError> {
         } else {
             Direction::Push.as_str()
         },
-        do_driver: (result.stats.direction_optimized && ctx.num_devices() > 1)
-            .then(|| cli.do_driver.as_str()),
+        do_driver: result.stats.do_driver.map(MultiDriver::as_str),
         pull_levels: result.stats.pull_levels,
         arcs_examined: result.stats.arcs_examined,
         device_ms,

@@ -30,28 +30,11 @@
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
+//
+// The step bodies are kernels/include/direction.cuh's (shared with the device-driven kernel
+// of kernels/bfs_direction_fused.cu).
+#include "direction.cuh"
 #include "traversal.cuh"
-
-namespace groute {
-
-enum : unsigned int {
-    DIRECTION_OUT_ARCS = 0,
-    DIRECTION_IN_ARCS = 1,
-    DIRECTION_EXAMINED = 2,
-    DIRECTION_FRONTIER = 3,
-};
-
-// Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
-__device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsigned long long x) {
-    for (unsigned int d = 16; d > 0; d /= 2u) {
-        x += __shfl_down_sync(0xFFFFFFFFu, x, d);
-    }
-    if (lane_id() == 0 && x != 0) {
-        atomicAdd(counter, x);
-    }
-}
-
-}  // namespace groute
 
 extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          const unsigned long long* pull_offsets,
@@ -61,30 +44,7 @@ extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          unsigned int wl_mask, unsigned int first,
                                          unsigned int* ctrl, unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int span = end > begin ? end - begin : 0u;
-    const unsigned int rounds = (span + stride - 1u) / stride;
-    unsigned long long examined = 0;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = begin + i;
-        bool found = false;
-        if (i < span && levels[v] == 0xFFFFFFFFu) {
-            const unsigned long long end = pull_offsets[v + 1];
-            for (unsigned long long e = pull_offsets[v]; e < end; ++e) {
-                ++examined;
-                if (levels[pull_sources[e]] == level) {
-                    found = true;
-                    break;
-                }
-            }
-            if (found) {
-                levels[v] = level + 1u;
-            }
-        }
-        wl.append_warp(v, found);
-    }
-    groute::warp_add_u64(counters + groute::DIRECTION_EXAMINED, examined);
+    groute::direction_pull(levels, pull_offsets, pull_sources, begin, end, level, wl, counters);
 }
 
 extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offsets,
@@ -101,8 +61,7 @@ extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offs
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         if (i < count) {
             const unsigned int v = wl_data[(from + i) & wl_mask];
-            out += push_offsets[v + 1] - push_offsets[v];
-            in += pull_offsets[v + 1] - pull_offsets[v];
+            groute::add_degrees(push_offsets, pull_offsets, v, out, in);
         }
     }
     groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
@@ -119,9 +78,7 @@ extern "C" __global__ void bfs_level_bitmap(const unsigned int* levels, unsigned
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
     for (unsigned int w = word_begin + warp; w < word_end; w += warps) {
-        const unsigned int v = w * 32u + groute::lane_id();
-        const bool hit = v < n && levels[v] == mark;
-        const unsigned int bits = __ballot_sync(0xFFFFFFFFu, hit);
+        const unsigned int bits = groute::level_bits(levels, n, w, mark);
         if (groute::lane_id() == 0) {
             bitmap[w] = bits;
         }
@@ -152,24 +109,6 @@ extern "C" __global__ void bfs_frontier_scan(const unsigned int* levels,
                                              unsigned int wl_mask, unsigned int* ctrl,
                                              unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int span = end > begin ? end - begin : 0u;
-    const unsigned int rounds = (span + stride - 1u) / stride;
-    unsigned long long out = 0;
-    unsigned long long in = 0;
-    unsigned long long found = 0;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = begin + i;
-        const bool hit = i < span && levels[v] == mark;
-        if (hit) {
-            out += push_offsets[v + 1] - push_offsets[v];
-            in += pull_offsets[v + 1] - pull_offsets[v];
-            ++found;
-        }
-        wl.append_warp(v, hit);
-    }
-    groute::warp_add_u64(counters + groute::DIRECTION_OUT_ARCS, out);
-    groute::warp_add_u64(counters + groute::DIRECTION_IN_ARCS, in);
-    groute::warp_add_u64(counters + groute::DIRECTION_FRONTIER, found);
+    groute::direction_frontier_scan(levels, push_offsets, pull_offsets, begin, end, mark, wl,
+                                    counters);
 }

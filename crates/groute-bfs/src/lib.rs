@@ -95,8 +95,9 @@ pub struct BfsOptions {
     pub direction: Direction,
     /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
     pub switch_rule: SwitchRule,
-    /// How the host drives a direction-optimizing run on several devices (a thread per
-    /// device by default).
+    /// What drives a direction-optimizing run's levels (by default the devices, one
+    /// persistent kernel each, where the context supports it; else the host, a thread per
+    /// device).
     pub multi_driver: MultiDriver,
 }
 
@@ -130,7 +131,8 @@ pub struct BfsStats {
     pub elapsed: Duration,
     /// Whether the run used the fused kernel (CUDA; see [`FusedMode`]): one persistent launch
     /// on one device, bounded launches of many levels each on several; else one launch per
-    /// level.
+    /// level. A direction-optimizing run: whether the devices drove it
+    /// ([`MultiDriver::Fused`], one persistent launch per device).
     pub fused: bool,
     /// The traversal's time on the devices (CUDA timing events after the reset, before the
     /// download, max over devices; the fused kernel alone when fused): what benchmarks
@@ -138,6 +140,9 @@ pub struct BfsStats {
     pub device_time: Option<Duration>,
     /// The worklist's per-device counters (empty for a direction-optimizing run).
     pub worklist: WorklistStats,
+    /// What drove a direction-optimizing run's levels (never [`MultiDriver::Auto`]; `None`
+    /// for the worklist BFS).
+    pub do_driver: Option<MultiDriver>,
 }
 
 /// The result of [`bfs`].
@@ -305,6 +310,8 @@ impl BfsSolver {
                         arcs_examined: Some(out.stats.arcs_examined),
                         elapsed: out.elapsed,
                         device_time: out.device_time,
+                        fused: out.driver == MultiDriver::Fused,
+                        do_driver: Some(out.driver),
                         ..BfsStats::default()
                     },
                 });
@@ -328,6 +335,7 @@ impl BfsSolver {
                 arcs_examined: None,
                 device_time: out.device_time,
                 worklist: ws,
+                do_driver: None,
             },
         })
     }

@@ -35,7 +35,7 @@ pub(super) struct CudaDirection {
     pub(super) stream: Stream,
     pub(super) n: u32,
     pub(super) push_offsets: Buffer<u64>,
-    push_targets: Buffer<u32>,
+    pub(super) push_targets: Buffer<u32>,
     /// The transpose of a directed graph (`None`: symmetric, pull over the push CSR).
     pull: Option<(Buffer<u64>, Buffer<u32>)>,
     pub(super) levels: Buffer<u32>,

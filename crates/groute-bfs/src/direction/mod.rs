@@ -32,8 +32,15 @@
 //! owned range of the partition, followed by an all-gather of the level's discoveries as
 //! bitmaps over direct links between every pair of devices; see `multi/mod.rs`. Counters
 //! are summed over the devices.
+//!
+//! **Drivers.** [`MultiDriver`] says what drives the levels: by default
+//! ([`MultiDriver::Auto`]) the devices themselves wherever the context supports it (CUDA,
+//! distinct GPUs with peer access; `fused/`: one persistent kernel per device for the whole
+//! run, the steps above, the exchange by peer stores and the switch rule applied on the
+//! devices to counts summed across them), else the host as above.
 
 mod cuda;
+mod fused;
 mod host;
 mod multi;
 mod readback;

@@ -1,13 +1,18 @@
 //! [`DirectionSolver`]: direction-optimizing BFS with its storage kept across runs, on the
-//! devices of a context (CUDA or host): one device runs its own steps (`cuda.rs`, `host.rs`),
-//! several the multi-device steps (`multi/`).
+//! devices of a context (CUDA or host): the device-driven kernel on any device count where
+//! the context supports it and the [`MultiDriver`] asks for it (`fused/`); else, host-driven,
+//! one device runs its own steps (`cuda.rs`, `host.rs`), several the multi-device steps
+//! (`multi/`).
 
 use std::time::{Duration, Instant};
 
 use groute_core::{Context, Error};
 use groute_graph::{Csr, Graph, Partition};
 
+use groute_core::cuda::PeerGroup;
+
 use super::cuda::CudaDirection;
+use super::fused::FusedDirection;
 use super::host::HostSteps;
 use super::multi::{MultiDirection, MultiDriver};
 use super::{DirectionStats, SwitchRule, run_levels};
@@ -21,8 +26,10 @@ enum Storage {
         pull: Option<Csr>,
     },
     Cuda(Box<CudaDirection>),
-    /// Several devices (either backend).
+    /// Several devices (either backend), host-driven.
     Multi(Box<MultiDirection>),
+    /// Any device count, device-driven (CUDA).
+    Fused(Box<FusedDirection>),
 }
 
 /// Direction-optimizing BFS of one graph on a context.
@@ -30,6 +37,8 @@ pub(crate) struct DirectionSolver {
     context: Context,
     storage: Storage,
     rule: SwitchRule,
+    /// The driver that runs (never [`MultiDriver::Auto`]).
+    driver: MultiDriver,
 }
 
 /// The output of one run.
@@ -42,6 +51,8 @@ pub(crate) struct DirectionRun {
     pub elapsed: Duration,
     /// Time between CUDA timing events around the level loop (`None` on the host backend).
     pub device_time: Option<Duration>,
+    /// What drove it (never [`MultiDriver::Auto`]; one host-driven device: `shared`).
+    pub driver: MultiDriver,
 }
 
 impl DirectionSolver {
@@ -62,6 +73,17 @@ impl DirectionSolver {
             )
             .into());
         }
+        let driver = resolve(driver, context)?;
+        if driver == MultiDriver::Fused {
+            return Ok(DirectionSolver {
+                context: context.clone(),
+                storage: Storage::Fused(Box::new(FusedDirection::new(
+                    context, graph, partition, rule,
+                )?)),
+                rule,
+                driver,
+            });
+        }
         if context.num_devices() > 1 {
             return Ok(DirectionSolver {
                 context: context.clone(),
@@ -69,6 +91,7 @@ impl DirectionSolver {
                     context, graph, partition, rule, driver,
                 )?)),
                 rule,
+                driver,
             });
         }
         let pull = (!graph.symmetric).then(|| graph.csr.transpose());
@@ -91,6 +114,7 @@ impl DirectionSolver {
             context: context.clone(),
             storage,
             rule,
+            driver: MultiDriver::Shared,
         })
     }
 
@@ -113,6 +137,7 @@ impl DirectionSolver {
                     stats,
                     elapsed,
                     device_time: None,
+                    driver: self.driver,
                 })
             }
             Storage::Cuda(dev) => {
@@ -123,9 +148,30 @@ impl DirectionSolver {
                     stats,
                     elapsed: run.elapsed,
                     device_time: Some(run.device_time),
+                    driver: self.driver,
                 })
             }
             Storage::Multi(multi) => multi.run(source, time_limit),
+            Storage::Fused(fused) => fused.run(source, time_limit),
         }
+    }
+}
+
+/// The driver `driver` means on `context`: `Auto` is `Fused` where [`PeerGroup::supported`],
+/// else `PerDevice`; `Fused` is refused (naming the fix) where it is not supported.
+fn resolve(driver: MultiDriver, context: &Context) -> Result<MultiDriver, BfsError> {
+    match driver {
+        MultiDriver::Auto if PeerGroup::supported(context) => Ok(MultiDriver::Fused),
+        MultiDriver::Auto => Ok(MultiDriver::PerDevice),
+        MultiDriver::Fused => match PeerGroup::check(context) {
+            Ok(()) => Ok(MultiDriver::Fused),
+            Err(e) => Err(Error::invalid(
+                "--do-driver",
+                "fused",
+                format!("{e}: use --do-driver per-device or shared (host-driven levels)"),
+            )
+            .into()),
+        },
+        host => Ok(host),
     }
 }

@@ -38,8 +38,8 @@ pub use peer_group::{
     PEER_OK, PEER_TIMED_OUT, PeerArgs, PeerGroup, PeerProbe, peer_group_probe,
 };
 pub use source::{
-    BFS, BFS_DIRECTION, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader, KernelSource, PAGERANK,
-    PBF, PEER_COPY, PEER_GROUP, SSSP,
+    BFS, BFS_DIRECTION, BFS_DIRECTION_FUSED, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader,
+    KernelSource, PAGERANK, PBF, PEER_COPY, PEER_GROUP, SSSP,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

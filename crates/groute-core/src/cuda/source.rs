@@ -47,6 +47,14 @@ pub const BFS_DIRECTION: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/bfs_direction.cu"),
 };
 
+/// `kernels/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative
+/// launch per device for a whole run, on 1..8 GPUs (peer stores and `peer_allreduce_sum`);
+/// launched by `groute-bfs`.
+pub const BFS_DIRECTION_FUSED: KernelSource = KernelSource {
+    name: "bfs_direction_fused.cu",
+    source: include_str!("../../../../kernels/bfs_direction_fused.cu"),
+};
+
 /// `kernels/pagerank.cu`: residual-push PageRank (sweep, expand, hub push, pack,
 /// split-receive, and the pull sweep's take and gather passes);
 /// launched by `groute-pagerank`.
@@ -119,6 +127,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/hubs.cuh"),
     },
     KernelHeader {
+        name: "direction.cuh",
+        source: include_str!("../../../../kernels/include/direction.cuh"),
+    },
+    KernelHeader {
         name: "pull_gather.cuh",
         source: include_str!("../../../../kernels/include/pull_gather.cuh"),
     },
@@ -135,6 +147,7 @@ pub const KERNELS: &[KernelSource] = &[
     CC,
     BFS,
     BFS_DIRECTION,
+    BFS_DIRECTION_FUSED,
     PAGERANK,
     SSSP,
     FUSED_BARRIER,

@@ -1,22 +1,33 @@
-//! [`MultiDriver`]: how the host drives the devices of a multi-device direction-optimizing
-//! run (`--do-driver`).
+//! [`MultiDriver`]: what drives the levels of a direction-optimizing run (`--do-driver`): the
+//! devices themselves (one persistent kernel per device) or the host.
 
-/// How the host drives the devices of a multi-device direction-optimizing run.
+/// What drives the levels of a direction-optimizing run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum MultiDriver {
+    /// [`MultiDriver::Fused`] where the context supports it
+    /// (`groute_core::cuda::PeerGroup::supported`: CUDA, distinct physical GPUs with peer
+    /// access between every pair; one GPU qualifies), else [`MultiDriver::PerDevice`].
+    #[default]
+    Auto,
+    /// The devices: one persistent cooperative kernel per device runs every level, the
+    /// devices exchanging discoveries by peer stores and agreeing on each step through a
+    /// cross-device all-reduce; the host launches and waits. Refused (naming the fix) where
+    /// the context does not support it.
+    Fused,
     /// One host thread per device runs that device's share of every level and the threads
     /// sum their counts once per level: the devices' launches, copies and synchronisations
     /// are issued in parallel.
-    #[default]
     PerDevice,
     /// One host thread issues every device's work, device after device, phase after phase.
     Shared,
 }
 
 impl MultiDriver {
-    /// The flag's spelling (`per-device`, `shared`).
+    /// The flag's spelling (`auto`, `fused`, `per-device`, `shared`).
     pub fn as_str(self) -> &'static str {
         match self {
+            MultiDriver::Auto => "auto",
+            MultiDriver::Fused => "fused",
             MultiDriver::PerDevice => "per-device",
             MultiDriver::Shared => "shared",
         }
@@ -29,9 +40,9 @@ impl std::fmt::Display for MultiDriver {
     }
 }
 
-/// A `--do-driver` value that is neither `per-device` nor `shared`.
+/// A `--do-driver` value that is none of `auto`, `fused`, `per-device`, `shared`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown driver `{0}`: use per-device or shared")]
+#[error("unknown driver `{0}`: use auto, fused, per-device or shared")]
 pub struct MultiDriverParseError(pub String);
 
 impl std::str::FromStr for MultiDriver {
@@ -39,6 +50,8 @@ impl std::str::FromStr for MultiDriver {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "auto" => Ok(MultiDriver::Auto),
+            "fused" => Ok(MultiDriver::Fused),
             "per-device" => Ok(MultiDriver::PerDevice),
             "shared" => Ok(MultiDriver::Shared),
             other => Err(MultiDriverParseError(other.to_string())),
@@ -52,10 +65,15 @@ mod tests {
 
     #[test]
     fn parses_its_spellings() {
-        for d in [MultiDriver::PerDevice, MultiDriver::Shared] {
+        for d in [
+            MultiDriver::Auto,
+            MultiDriver::Fused,
+            MultiDriver::PerDevice,
+            MultiDriver::Shared,
+        ] {
             assert_eq!(d.as_str().parse::<MultiDriver>().unwrap(), d);
         }
         let e = "both".parse::<MultiDriver>().unwrap_err();
-        assert!(e.to_string().contains("per-device or shared"), "{e}");
+        assert!(e.to_string().contains("fused, per-device or shared"), "{e}");
     }
 }

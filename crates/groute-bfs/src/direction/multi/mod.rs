@@ -146,7 +146,10 @@ impl MultiDirection {
         let timer = DeviceTimer::start(&self.context)?;
         let stats = match self.driver {
             MultiDriver::Shared => self.levels_on_one_thread(time_limit),
-            MultiDriver::PerDevice => self.levels_per_device(time_limit),
+            // The solver resolves Auto and runs Fused elsewhere.
+            MultiDriver::PerDevice | MultiDriver::Auto | MultiDriver::Fused => {
+                self.levels_per_device(time_limit)
+            }
         };
         if stats.is_err() {
             self.links_broken = true;
@@ -162,6 +165,7 @@ impl MultiDirection {
             stats,
             elapsed,
             device_time,
+            driver: self.driver,
         })
     }
 

@@ -1,0 +1,189 @@
+//! [`FusedMember`]: one device of a device-driven run: the one-device storage of
+//! `direction/cuda.rs` (CSR, levels, worklist, control block) plus the fused kernel's inbox,
+//! barrier and state blocks, and its launch.
+
+use std::ops::Range;
+
+use groute_core::cuda::{
+    BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PeerGroup,
+};
+use groute_core::{Buffer, Context, Device, Error};
+use groute_graph::Csr;
+
+use crate::BfsError;
+use crate::direction::SwitchRule;
+use crate::direction::cuda::CudaDirection;
+use crate::direction::readback::read_back;
+
+/// Threads per block of the fused kernel (`groute::DO_BLOCK`).
+const BLOCK: u32 = 256;
+/// u32 words of the grid barrier's block (`groute::FUSED_WORDS`).
+const BARRIER_WORDS: usize = 96;
+/// u64 words of the state block (`groute::DO_WORDS`).
+pub(super) const STATE_WORDS: usize = 24;
+/// State words the host reads (`groute::DoWord`).
+pub(super) const DO_LEVELS: usize = 4;
+pub(super) const DO_PULL_LEVELS: usize = 5;
+pub(super) const DO_ITEMS: usize = 6;
+pub(super) const DO_ARCS: usize = 7;
+pub(super) const DO_STATUS: usize = 8;
+
+/// One device's storage and kernel.
+pub(super) struct FusedMember {
+    pub(super) dir: CudaDirection,
+    owned: Range<u32>,
+    /// Bitmap words received from the other devices: one slot of `ceil(n / 32)` words each.
+    inbox: Buffer<u32>,
+    /// The address of every device's inbox, by rank (on this device).
+    inboxes: Option<Buffer<u64>>,
+    barrier: Buffer<u32>,
+    state: Buffer<u64>,
+    kernel: CudaFunction,
+    grid: u32,
+}
+
+impl FusedMember {
+    /// Uploads the graph (`push`, and `pull` when it is a distinct transpose) to `device`,
+    /// which owns the vertices `owned` of a run on `devices` devices.
+    pub(super) fn new(
+        context: &Context,
+        device: &Device,
+        (push, pull): (&Csr, Option<&Csr>),
+        owned: Range<u32>,
+        devices: usize,
+    ) -> Result<Self, BfsError> {
+        let n = push.num_vertices();
+        // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
+        let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
+        let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
+        let kernel = module.function("bfs_direction_fused")?;
+        let grid = kernel.max_resident_grid(BLOCK, 0)?;
+        if grid == 0 {
+            return Err(Error::invalid(
+                "bfs_direction_fused",
+                BLOCK,
+                "a kernel with at least one resident block of 256 threads; use --do-driver \
+                 per-device",
+            )
+            .into());
+        }
+        let words = n.div_ceil(32).max(1);
+        Ok(FusedMember {
+            inbox: device.alloc::<u32>(words * devices.saturating_sub(1).max(1))?,
+            inboxes: None,
+            barrier: device.alloc::<u32>(BARRIER_WORDS)?,
+            state: device.alloc::<u64>(STATE_WORDS)?,
+            dir,
+            owned,
+            kernel,
+            grid,
+        })
+    }
+
+    /// The inbox the other devices store into.
+    pub(super) fn inbox(&self) -> &Buffer<u32> {
+        &self.inbox
+    }
+
+    /// Sets the table of every device's inbox (rank order), on this device.
+    pub(super) fn set_inboxes(&mut self, table: Buffer<u64>) {
+        self.inboxes = Some(table);
+    }
+
+    /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
+    /// state.
+    pub(super) fn reset(&self, source: u32) -> Result<(), Error> {
+        self.dir.reset(source)?;
+        let s = &self.dir.stream;
+        s.fill(&self.inbox, 0u32)?;
+        s.fill(&self.barrier, 0u32)?;
+        s.fill(&self.state, 0u64)
+    }
+
+    /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
+    /// CSR and the switching rule `rule`.
+    pub(super) fn launch(
+        &self,
+        group: &PeerGroup,
+        rank: usize,
+        in_arcs: u64,
+        rule: &SwitchRule,
+    ) -> Result<(), Error> {
+        let d = &self.dir;
+        let table = self.inboxes.as_ref().ok_or_else(|| {
+            Error::invalid(
+                "fused BFS member",
+                rank,
+                "an inbox table (a bug: set_inboxes)",
+            )
+        })?;
+        let (pull_offsets, pull_sources) = d.pull_csr();
+        let args = (
+            DevicePtr::<u32>::from_slice(&d.levels.raw())?,
+            DevicePtr::<u64>::from_slice(&d.push_offsets.raw())?,
+            DevicePtr::<u32>::from_slice(&d.push_targets.raw())?,
+            DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
+            DevicePtr::<u32>::from_slice(&pull_sources.raw())?,
+            d.n,
+            self.owned.start.min(d.n),
+            self.owned.end.min(d.n),
+            DevicePtr::<u32>::from_slice(&d.wl.raw())?,
+            (d.wl.len() - 1) as u32,
+            DevicePtr::<u32>::from_slice(&d.ctrl.raw())?,
+            DevicePtr::<u32>::from_slice(&self.barrier.raw())?,
+            DevicePtr::<u64>::from_slice(&self.state.raw())?,
+            DevicePtr::<u64>::from_slice(&table.raw())?,
+            in_arcs,
+            rule.alpha,
+            rule.beta,
+            group.args(rank)?,
+        );
+        // SAFETY: bfs_direction_fused(unsigned* levels, const unsigned long long* push_offsets,
+        // const unsigned* push_targets, const unsigned long long* pull_offsets,
+        // const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned owned_end,
+        // unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
+        // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs,
+        // unsigned long long alpha, unsigned long long beta, PeerGroup group)
+        // (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
+        // holds n u32 and both offset arrays n + 1 entries, whose arcs index the targets and
+        // sources, all vertices below n; the owned range is clamped to n; the worklist has
+        // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
+        // vertex once per run) and every append is bounds-checked; `ctrl` holds the control
+        // block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
+        // FUSED_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this
+        // device's memory) holds the address of every member's inbox of (size - 1) *
+        // ceil(n / 32) u32, reachable from this device (PeerGroup::new checked peer access
+        // between every pair), and the kernel stores only words below that; `group.args`
+        // is this member's PeerGroup (its mailbox and abort word outlive the run). The launch
+        // is cooperative with a grid of at most the resident maximum at BLOCK threads, so the
+        // grid barrier cannot deadlock. Memory is kept alive below.
+        unsafe {
+            self.kernel.launch_cooperative(
+                d.stream.raw().as_ref(),
+                LaunchConfig::linear(self.grid, BLOCK),
+                args,
+            )?
+        };
+        d.keep_alive_with(&[&self.inbox, &self.barrier])?;
+        let mut memory = group.memory();
+        memory.extend([self.state.raw().memory, table.raw().memory]);
+        d.cuda_stream()?.keep_alive(memory)
+    }
+
+    /// Waits for the stream and reads the state block.
+    pub(super) fn read_state(&self, device: &Device) -> Result<Vec<u64>, Error> {
+        device.download(&self.state)
+    }
+
+    /// Waits for the stream and fails if the worklist overflowed (it cannot: 2n slots).
+    pub(super) fn check_worklist(&self) -> Result<(), Error> {
+        let d = &self.dir;
+        let ctrl = (&d.ctrl, &d.ctrl_host);
+        read_back(&d.stream, ctrl, (&d.counters, &d.counters_host), d.wl.len()).map(|_| ())
+    }
+
+    /// The level array (after the stream is idle).
+    pub(super) fn levels(&self, device: &Device) -> Result<Vec<u32>, Error> {
+        device.download(&self.dir.levels.slice(0..self.dir.n as usize)?)
+    }
+}

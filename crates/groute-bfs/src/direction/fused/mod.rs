@@ -1,0 +1,194 @@
+//! Direction-optimizing BFS driven by the devices ([`MultiDriver::Fused`](super::MultiDriver)):
+//! one persistent cooperative kernel per device runs every level of a run
+//! (`kernels/bfs_direction_fused.cu`, whose header describes a level), the devices storing
+//! their discoveries straight into each other's inboxes and meeting in the all-reduce of a
+//! [`PeerGroup`] twice a level, where every device gets the same global counts and applies
+//! [`SwitchRule`] to them on the device. The host resets the members, launches every one of
+//! them, waits, and reads the counts and levels back once.
+//!
+//! Requirements ([`PeerGroup::check`]): the CUDA backend, distinct physical GPUs with peer
+//! access between every pair; one device is a group of one (its exchanges are skipped).
+//!
+//! Failures: a member whose launch fails sets the group's abort word so the others leave; past
+//! the run's time limit the host sets it too (the run then fails with the time-out); an
+//! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
+//! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
+//!
+//! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,
+//! levels, a worklist of 2n slots), an inbox of n / 32 words per other device, and a few
+//! hundred bytes of barrier and state.
+
+mod member;
+
+use std::time::{Duration, Instant};
+
+use groute_core::cuda::PeerGroup;
+use groute_core::{Context, DeviceTimer, Event};
+use groute_graph::{Graph, Partition};
+use groute_worklist::WorklistError;
+
+use self::member::{DO_ARCS, DO_ITEMS, DO_LEVELS, DO_PULL_LEVELS, DO_STATUS, FusedMember};
+use super::solver::DirectionRun;
+use super::{DirectionStats, SwitchRule};
+use crate::BfsError;
+
+/// How often the host checks the members' completion against the time limit.
+const POLL_INTERVAL: Duration = Duration::from_micros(200);
+
+/// Device-driven direction-optimizing BFS of one partitioned graph on every device of a
+/// context.
+pub(crate) struct FusedDirection {
+    context: Context,
+    group: PeerGroup,
+    members: Vec<FusedMember>,
+    in_arcs: u64,
+    rule: SwitchRule,
+}
+
+impl FusedDirection {
+    /// Uploads `graph` (device `d` owns `partition.range(d)`; the transpose too when the graph
+    /// is not symmetric) to every device; errors as [`PeerGroup::new`] when the context cannot
+    /// run device-driven kernels.
+    pub(crate) fn new(
+        context: &Context,
+        graph: &Graph,
+        partition: &Partition,
+        rule: SwitchRule,
+    ) -> Result<Self, BfsError> {
+        let group = PeerGroup::new(context)?;
+        let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
+        let devices = context.num_devices();
+        let mut members = context
+            .devices()
+            .iter()
+            .enumerate()
+            .map(|(d, device)| {
+                let csr = (&graph.csr, transpose.as_ref());
+                FusedMember::new(context, device, csr, partition.range(d), devices)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inboxes: Vec<_> = members.iter().map(|m| m.inbox().clone()).collect();
+        let refs: Vec<_> = inboxes.iter().collect();
+        for (d, m) in members.iter_mut().enumerate() {
+            m.set_inboxes(group.peer_table(d, &refs)?);
+        }
+        let in_arcs = transpose.as_ref().unwrap_or(&graph.csr).num_edges();
+        Ok(FusedDirection {
+            context: context.clone(),
+            group,
+            members,
+            in_arcs,
+            rule,
+        })
+    }
+
+    /// BFS from `source` (the partitioned graph's numbering, in range).
+    pub(crate) fn run(
+        &mut self,
+        source: u32,
+        time_limit: Option<Duration>,
+    ) -> Result<DirectionRun, BfsError> {
+        for m in &self.members {
+            m.reset(source)?;
+        }
+        for m in &self.members {
+            m.dir.stream.synchronize()?;
+        }
+        self.group.reset()?;
+        let started = Instant::now();
+        let timer = DeviceTimer::start(&self.context)?;
+        let done = self.launch_all()?;
+        let asked_to_stop = self.wait(&done, time_limit, started)?;
+        let device_time = timer.stop()?;
+        let elapsed = started.elapsed();
+        let devices = self.context.devices();
+        let states = self
+            .members
+            .iter()
+            .zip(devices)
+            .map(|(m, device)| m.read_state(device))
+            .collect::<Result<Vec<_>, _>>()?;
+        if asked_to_stop {
+            return Err(WorklistError::TimedOut {
+                limit: time_limit.unwrap_or_default(),
+                outstanding: 0,
+            }
+            .into());
+        }
+        if let Some((d, state)) = states.iter().enumerate().find(|(_, s)| s[DO_STATUS] != 0) {
+            return Err(PeerGroup::failure(d, state[DO_STATUS] as u32).into());
+        }
+        for m in &self.members {
+            m.check_worklist()?;
+        }
+        let state = &states[0];
+        Ok(DirectionRun {
+            levels: self.members[0].levels(&devices[0])?,
+            stats: DirectionStats {
+                levels: state[DO_LEVELS],
+                pull_levels: state[DO_PULL_LEVELS],
+                items: state[DO_ITEMS],
+                arcs_examined: state[DO_ARCS],
+            },
+            elapsed,
+            device_time,
+            driver: super::MultiDriver::Fused,
+        })
+    }
+
+    /// Launches every member, each on its own stream, and records an event after each. A
+    /// failed launch sets the abort word so that the members already running leave.
+    fn launch_all(&self) -> Result<Vec<Event>, BfsError> {
+        let mut done = Vec::with_capacity(self.members.len());
+        for (rank, m) in self.members.iter().enumerate() {
+            let launched = m
+                .launch(&self.group, rank, self.in_arcs, &self.rule)
+                .and_then(|()| m.dir.stream.record());
+            match launched {
+                Ok(event) => done.push(event),
+                Err(e) => {
+                    self.group.set_abort(1)?;
+                    for event in &done {
+                        event.wait()?;
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Waits for every member; past `time_limit`, sets the abort word (the members then
+    /// leave at their next exchange or abort poll) and waits for them. Returns whether it
+    /// did.
+    fn wait(
+        &self,
+        done: &[Event],
+        time_limit: Option<Duration>,
+        started: Instant,
+    ) -> Result<bool, BfsError> {
+        let Some(limit) = time_limit else {
+            for event in done {
+                event.wait()?;
+            }
+            return Ok(false);
+        };
+        loop {
+            let mut complete = true;
+            for event in done {
+                complete &= event.is_complete()?;
+            }
+            if complete {
+                return Ok(false);
+            }
+            if started.elapsed() > limit {
+                self.group.set_abort(1)?;
+                for event in done {
+                    event.wait()?;
+                }
+                return Ok(true);
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The device-driven direction-optimizing BFS (`--do-driver fused`: one persistent kernel per
+//! device) equals the reference and takes exactly the host's steps (its switch rule runs on
+//! the devices: every level, switch and counter equals the host backend's under the same
+//! rule), on one device and on several where the context supports it
+//! (`PeerGroup::supported`); elsewhere `fused` is refused naming the fix and `auto` falls
+//! back to the host-driven levels. CUDA runs under `GROUTE_TEST_CUDA=1`.
+
+use std::time::Duration;
+
+use groute_bfs::{
+    BfsOptions, BfsResult, BfsSolver, Direction, MultiDriver, SwitchRule, bfs, bfs_reference,
+};
+use groute_core::Context;
+use groute_core::cuda::PeerGroup;
+use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
+use proptest::prelude::*;
+
+/// The default rule, always pull, always push, and a rule that switches often.
+const RULES: [SwitchRule; 4] = [
+    SwitchRule {
+        alpha: groute_bfs::PULL_ALPHA,
+        beta: groute_bfs::PUSH_BETA,
+    },
+    SwitchRule {
+        alpha: u64::MAX,
+        beta: u64::MAX,
+    },
+    SwitchRule { alpha: 0, beta: 1 },
+    SwitchRule { alpha: 2, beta: 2 },
+];
+
+fn options(rule: SwitchRule, driver: MultiDriver) -> BfsOptions {
+    let mut o = BfsOptions::default();
+    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.direction = Direction::PullPush;
+    o.switch_rule = rule;
+    o.multi_driver = driver;
+    o
+}
+
+fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str, symmetric: bool) -> Graph {
+    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, symmetric).unwrap()
+}
+
+/// BFS from `source` on every device of `ctx` (block partition).
+fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsResult, String> {
+    let devices = ctx.num_devices();
+    let parted =
+        partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+    bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
+}
+
+/// The fused run of `graph` from `source` under `rule` on `ctx` equals the host backend's
+/// one-device run (levels, and every counter: the rule decided alike on the devices).
+fn check_against_host(ctx: &Context, graph: &Graph, source: u32, rule: SwitchRule) {
+    let what = format!(
+        "{} from {source} on {} devices ({rule:?})",
+        graph.name,
+        ctx.num_devices()
+    );
+    let host = run(
+        &Context::host(1).unwrap(),
+        graph,
+        source,
+        &options(rule, MultiDriver::Shared),
+    )
+    .unwrap();
+    assert_eq!(host.levels, bfs_reference(&graph.csr, source), "{what}");
+    let got = run(ctx, graph, source, &options(rule, MultiDriver::Fused))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(got.stats.do_driver, Some(MultiDriver::Fused), "{what}");
+    assert!(got.stats.fused && got.stats.direction_optimized, "{what}");
+    assert_eq!(got.levels, host.levels, "{what}");
+    assert_eq!(got.stats.rounds, host.stats.rounds, "{what}");
+    assert_eq!(got.stats.pull_levels, host.stats.pull_levels, "{what}");
+    assert_eq!(got.stats.work_items, host.stats.work_items, "{what}");
+    assert_eq!(got.stats.arcs_examined, host.stats.arcs_examined, "{what}");
+    assert!(got.stats.device_time.is_some(), "{what}");
+}
+
+/// The graphs of the CUDA checks: kron-like (symmetric and directed), random directed, and
+/// special shapes; with their sources.
+fn graphs() -> Vec<(Graph, Vec<u32>)> {
+    let disconnected = [(0, 1), (1, 2), (5, 6), (6, 7), (8, 8)];
+    let star: Vec<(u32, u32)> = (1..300).map(|i| (0, i)).collect();
+    let path: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
+    let mut out = Vec::new();
+    for spec in [
+        "kron:scale=15,ef=16,sym,seed=11",
+        "kron:scale=12,ef=24,sym=0,seed=12",
+        "random:n=3000,m=20000,sym=0,seed=7",
+    ] {
+        let g = Graph::generated(spec).unwrap();
+        let sources = vec![0, (g.num_vertices() / 3) as u32];
+        out.push((g, sources));
+    }
+    for symmetric in [true, false] {
+        out.push((from_pairs(1, &[], "single vertex", symmetric), vec![0]));
+        out.push((
+            from_pairs(10, &disconnected, "disconnected", symmetric),
+            vec![0, 5, 8, 9],
+        ));
+        out.push((from_pairs(300, &star, "star", symmetric), vec![0, 7]));
+        out.push((from_pairs(200, &path, "path", symmetric), vec![0, 150]));
+    }
+    out
+}
+
+/// On the host backend `fused` is refused with the fix, and `auto` drives from the host.
+#[test]
+fn fused_is_refused_where_unsupported_and_auto_falls_back() {
+    let g = Graph::generated("kron:scale=8,ef=16,sym,seed=2").unwrap();
+    for devices in [1, 2] {
+        let ctx = Context::host(devices).unwrap();
+        assert!(!PeerGroup::supported(&ctx));
+        let e = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
+        assert!(e.contains("--do-driver per-device"), "{e}");
+        let auto = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Auto)).unwrap();
+        let expected = if devices == 1 {
+            MultiDriver::Shared
+        } else {
+            MultiDriver::PerDevice
+        };
+        assert_eq!(auto.stats.do_driver, Some(expected));
+        assert!(!auto.stats.fused);
+        assert_eq!(auto.levels, bfs_reference(&g.csr, 0));
+    }
+}
+
+/// CUDA, one and two devices: the fused driver where supported (levels and counters equal
+/// the host's under every rule), else the refusal and the fallback.
+#[test]
+fn cuda_fused_counts_like_the_host() {
+    for devices in [1, 2] {
+        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+            return;
+        };
+        if !PeerGroup::supported(&ctx) {
+            // Virtual devices sharing one GPU: refused, and auto drives from the host.
+            let (g, _) = &graphs()[0];
+            let e = run(&ctx, g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
+            assert!(e.contains("--do-driver per-device"), "{e}");
+            let auto = run(&ctx, g, 0, &options(RULES[0], MultiDriver::Auto)).unwrap();
+            assert_eq!(auto.stats.do_driver, Some(MultiDriver::PerDevice));
+            assert_eq!(auto.levels, bfs_reference(&g.csr, 0));
+            continue;
+        }
+        let auto = run(
+            &ctx,
+            &graphs()[0].0,
+            0,
+            &options(RULES[0], MultiDriver::Auto),
+        )
+        .unwrap();
+        assert_eq!(auto.stats.do_driver, Some(MultiDriver::Fused));
+        for (g, sources) in graphs() {
+            if g.num_vertices() < devices {
+                continue;
+            }
+            for &s in &sources {
+                for rule in RULES {
+                    check_against_host(&ctx, &g, s, rule);
+                }
+            }
+        }
+    }
+}
+
+/// CUDA: a fused solver kept across runs resets between them, and a run past its time limit
+/// fails with the time-out and leaves the solver usable.
+#[test]
+fn cuda_fused_solver_survives_a_time_out() {
+    for devices in [1, 2] {
+        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+            return;
+        };
+        if !PeerGroup::supported(&ctx) {
+            continue;
+        }
+        let g = Graph::generated("kron:scale=14,ef=16,sym,seed=4").unwrap();
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        let mut o = options(RULES[0], MultiDriver::Fused);
+        o.worklist.time_limit = Some(Duration::ZERO);
+        let mut late = BfsSolver::new(&ctx, &parted, &o).unwrap();
+        // The kernel may finish before the host looks: then it succeeds, else it times out.
+        match late.run(0) {
+            Ok(r) => assert_eq!(r.levels, bfs_reference(&g.csr, 0)),
+            Err(e) => assert!(e.to_string().contains("time"), "{e}"),
+        }
+        o.worklist.time_limit = Some(Duration::from_secs(60));
+        let mut solver = BfsSolver::new(&ctx, &parted, &o).unwrap();
+        for source in [0u32, 100, 0, 511] {
+            let got = solver.run(source).unwrap();
+            assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    /// CUDA: random graphs under random rules: the device's port of the switch rule decides
+    /// every level as the host's `SwitchRule` does.
+    #[test]
+    fn cuda_fused_rule_agrees_with_the_host(
+        n in 1usize..400,
+        raw in proptest::collection::vec((0u32..400, 0u32..400), 0..3000),
+        symmetric in any::<bool>(),
+        src in 0u32..400,
+        alpha in 0u64..40,
+        beta in 0u64..40,
+        two in any::<bool>(),
+    ) {
+        let devices = if two { 2 } else { 1 };
+        if let Some(ctx) = groute_core::testing::cuda_context(devices.min(n)) {
+            if PeerGroup::supported(&ctx) {
+                let pairs: Vec<(u32, u32)> =
+                    raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
+                let g = from_pairs(n, &pairs, "proptest", symmetric);
+                check_against_host(&ctx, &g, src % n as u32, SwitchRule { alpha, beta });
+            }
+        }
+    }
+}

@@ -1,0 +1,392 @@
+// Direction-optimizing BFS driven by the devices: ONE persistent cooperative launch per device
+// runs every level of a run, on 1..PEER_MAX_DEVICES GPUs, with no host in the loop. Launched
+// by groute-bfs (crates/groute-bfs/src/direction/fused/). The steps are the host-driven ones
+// (kernels/include/direction.cuh, the push expand of traversal.cuh); the grid barrier is the
+// fused worklist kernel's (fused.cuh); the devices meet in peer_allreduce_sum
+// (peer_group.cuh).
+//
+// Every device holds the whole CSR (and the transpose of a directed graph) and a full-length
+// level array that is globally consistent up to the current level; it owns the vertices
+// [owned_begin, owned_end). Its frontier is its owned vertices at the current level, worklist
+// positions [0, count). A level L on every device:
+//
+//   1. step: push expands the frontier over all its out-arcs (traversal_expand, every vertex
+//      "owned" so every improved head is appended; hubs listed and expanded by the grid in a
+//      second phase when there are any); pull scans the owned unvisited vertices' in-neighbours
+//      (direction_pull). Grid barrier; its action rewinds the worklist.
+//   2. send (several devices): the bitmap words of the vertices this device set to L + 1 (all
+//      words after a push, its owned words after a pull), each nonzero word stored straight
+//      into every peer's inbox (peer stores, then __threadfence_system). Grid barrier whose
+//      action is an exchange (peer_allreduce_sum of no values: a barrier across the devices
+//      that makes the stores visible).
+//   3. apply and scan, one pass, a warp per bitmap word: every received bit of an UNREACHED
+//      vertex sets it to L + 1 (and the inbox word is cleared for the next level); the owned
+//      vertices at L + 1 become the next frontier, their degrees and number added to the
+//      level counters (DIRECTION_*). Grid barrier whose action (`decide`) reads the counters,
+//      sums them over the devices (peer_allreduce_sum, 4 values), accounts the step exactly
+//      as the host's run_levels does, applies Beamer's rule (direction_pulls, the port of
+//      SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
+//      global frontier is empty) in the barrier's record. Every device sees the same sums, so
+//      every device decides alike and they make the same sequence of exchanges.
+// Level 0 is the scan of the source's level (nothing received) and its decide.
+//
+// Inboxes: (size - 1) * words u32 per device (slot s holds the words of the s-th other device
+// in rank order), zeroed by the host before a run and kept zero between levels by the
+// receiver. Why the reuse is race-free: a device stores into a peer's inbox at level L + 1
+// only after the decide exchange of level L, which the peer reaches only after its apply pass
+// of level L (that cleared the words) and a __threadfence_system of each clearing thread.
+//
+// Failures: an exchange that returns a PeerStatus other than PEER_OK (the host's abort word, a
+// peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; a one-device run
+// polls the abort word itself every DO_ABORT_POLL levels. The host reports either as an error
+// and discards the levels. Worklist overflow (it cannot: 2n slots) is left in ctrl as usual.
+//
+// The pull CSR is the push CSR for a symmetric graph (the same pointers). state: DO_WORDS u64,
+// zeroed by the host. barrier: FUSED_WORDS u32, zeroed by the host. Launch
+// cooperatively with blockDim.x = 256 (a multiple of 32) and a grid of at most the resident
+// maximum.
+#include "direction.cuh"
+#include "fused.cuh"
+#include "peer_group.cuh"
+
+namespace groute {
+
+// The u64 words of the state block: the level counters of this device (DIRECTION_*, zeroed by
+// every decide), the run's totals (what the host reads back) and the rule's position.
+enum DoWord : unsigned int {
+    DO_COUNTERS = 0,          // DIRECTION_COUNTERS words
+    DO_LEVELS = 4,            // level steps run
+    DO_PULL_LEVELS = 5,       // of them, pull steps
+    DO_ITEMS = 6,             // vertices worked on
+    DO_ARCS = 7,              // arcs read
+    DO_STATUS = 8,            // PeerStatus of a failed exchange (0: none)
+    DO_EXCHANGES = 9,         // exchanges made (the next one's index)
+    DO_STARTED = 10,          // the source's level was decided
+    DO_PULLING = 11,          // the last step pulled
+    DO_PREVIOUS = 12,         // the previous frontier's vertices (global)
+    DO_UNVISITED_IN = 13,     // in-arcs left on unvisited vertices (global)
+    DO_REACHED = 14,          // vertices reached (global)
+    DO_FRONTIER = 15,         // the current frontier's vertices (global)
+    DO_FRONTIER_OUT = 16,     // the current frontier's out-arcs (global)
+    DO_LEVEL = 17,            // the current frontier's level
+    DO_WORDS = 24,
+};
+
+enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3 };
+
+enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256 };
+
+// The record of a decide (FusedRecord words).
+enum DoRecord : unsigned int { DO_R_PHASE = 0, DO_R_LEVEL = 1, DO_R_COUNT = 2, DO_R_HUBS = 3 };
+
+__device__ __forceinline__ unsigned long long saturating_mul(unsigned long long a,
+                                                             unsigned long long b) {
+    return __umul64hi(a, b) != 0ull ? ~0ull : a * b;
+}
+
+// SwitchRule::pulls (crates/groute-bfs/src/direction/rule.rs), the reference: whether the step
+// after a frontier of `frontier` vertices and `out_arcs` out-arcs pulls.
+__device__ __forceinline__ bool direction_pulls(unsigned long long alpha,
+                                                unsigned long long beta, bool pulling,
+                                                unsigned long long frontier,
+                                                unsigned long long out_arcs,
+                                                unsigned long long previous_frontier,
+                                                unsigned long long unvisited_in_arcs,
+                                                unsigned long long n) {
+    if (pulling) {
+        return frontier >= previous_frontier || saturating_mul(frontier, beta) > n;
+    }
+    return alpha != 0ull && saturating_mul(out_arcs, alpha) > unvisited_in_arcs;
+}
+
+// HubPolicy::min_degree (groute-worklist) of the expand launch the host would make for `count`
+// items: the threshold above which push lists are spread over the grid in tiles.
+__device__ __forceinline__ unsigned int push_hub_min_degree(unsigned int count) {
+    const unsigned int needed = (count + blockDim.x - 1u) / blockDim.x;
+    const unsigned int grid = needed < gridDim.x ? needed : gridDim.x;
+    if (grid >= gridDim.x) {
+        return HUB_MIN_DEGREE;
+    }
+    if (grid * 8u <= gridDim.x) {
+        return SMALL_GRID_HUB_MIN_DEGREE;
+    }
+    return blockDim.x < HUB_MIN_DEGREE ? blockDim.x : HUB_MIN_DEGREE;
+}
+
+// The run's constants and this device's buffers.
+struct DoRun {
+    unsigned int* levels;
+    const unsigned long long* push_offsets;
+    const unsigned int* push_targets;
+    const unsigned long long* pull_offsets;
+    const unsigned int* pull_sources;
+    unsigned int n;
+    unsigned int owned_begin;
+    unsigned int owned_end;
+    DeviceWorklist wl;
+    unsigned long long* state;
+    unsigned int* const* inboxes;  // every device's inbox, by rank
+    unsigned int* inbox;           // this device's
+    unsigned long long in_arcs;
+    unsigned long long alpha;
+    unsigned long long beta;
+    PeerGroup group;
+
+    __device__ unsigned int words() const { return (n + 31u) / 32u; }
+
+    // Stores this device's discoveries at `mark` (words [begin, end)) into every peer's inbox.
+    __device__ void send(unsigned int mark, unsigned int begin, unsigned int end) const {
+        const unsigned int warps = gridDim.x * blockDim.x / 32u;
+        const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        bool stored = false;
+        for (unsigned int w = begin + warp; w < end; w += warps) {
+            const unsigned int bits = level_bits(levels, n, w, mark);
+            if (bits != 0u && lane < group.size && lane != group.rank) {
+                const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
+                inboxes[lane][slot * total + w] = bits;
+                stored = true;
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+    }
+
+    // Applies the received words (when `receive`) and scans the owned vertices at `mark`
+    // into the worklist and the level counters.
+    __device__ void apply_and_scan(unsigned int mark, bool receive) const {
+        const unsigned int warps = gridDim.x * blockDim.x / 32u;
+        const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int own_begin = owned_begin / 32u;
+        const unsigned int own_end = (owned_end + 31u) / 32u;
+        const unsigned int first = receive ? 0u : own_begin;
+        const unsigned int last = receive ? total : own_end;
+        unsigned long long* counters = state + DO_COUNTERS;
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        bool cleared = false;
+        for (unsigned int w = first + warp; w < last; w += warps) {
+            unsigned int received = 0;
+            if (receive) {
+                for (unsigned int s = 0; s + 1u < group.size; ++s) {
+                    const unsigned int bits = inbox[s * total + w];
+                    received |= bits;
+                    if (bits != 0u && lane == 0u) {
+                        inbox[s * total + w] = 0u;
+                        cleared = true;
+                    }
+                }
+            }
+            const bool owned_word = w >= own_begin && w < own_end;
+            if (received == 0u && !owned_word) {
+                continue;  // warp-uniform
+            }
+            const unsigned int v = w * 32u + lane;
+            unsigned int level = v < n ? levels[v] : 0u;
+            if (((received >> lane) & 1u) != 0u && level == 0xFFFFFFFFu) {
+                levels[v] = mark;
+                level = mark;
+            }
+            const bool hit = v >= owned_begin && v < owned_end && level == mark;
+            if (hit) {
+                add_degrees(push_offsets, pull_offsets, v, out, in);
+                ++found;
+            }
+            wl.append_warp(v, hit);
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+    }
+
+    __device__ unsigned long long get(unsigned int word) const {
+        return load_relaxed_u64(state + word);
+    }
+
+    __device__ void set(unsigned int word, unsigned long long v) const {
+        store_relaxed_u64(state + word, v);
+    }
+
+    // An exchange of `count` values (none: a barrier across the devices); false when it
+    // failed (DO_STATUS set). One thread.
+    __device__ bool exchange(const unsigned long long* mine, unsigned long long* sums,
+                             unsigned int count) const {
+        const unsigned long long index = get(DO_EXCHANGES);
+        set(DO_EXCHANGES, index + 1ull);
+        const unsigned int status =
+            peer_allreduce_sum(group, static_cast<unsigned int>(index), mine, sums, count);
+        if (status != PEER_OK) {
+            set(DO_STATUS, status);
+            return false;
+        }
+        return true;
+    }
+
+    // The action of the barrier after a scan (one thread, every block waiting): see the
+    // header. Returns the next step as a record.
+    __device__ FusedRecord decide() const {
+        unsigned long long mine[DIRECTION_COUNTERS];
+        for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
+            mine[i] = get(DO_COUNTERS + i);
+            set(DO_COUNTERS + i, 0ull);
+        }
+        unsigned long long sums[DIRECTION_COUNTERS];
+        const FusedRecord stop{{DO_STOP, 0u, 0u, 0u, 0u, 0u}};
+        if (group.size > 1u) {
+            if (!exchange(mine, sums, DIRECTION_COUNTERS)) {
+                return stop;
+            }
+        } else {
+            for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
+                sums[i] = mine[i];
+            }
+            if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
+                peer_load_abort(group.abort) != 0u) {
+                set(DO_STATUS, PEER_ABORTED);
+                return stop;
+            }
+        }
+        const unsigned long long frontier = sums[DIRECTION_FRONTIER];
+        const unsigned long long in = sums[DIRECTION_IN_ARCS];
+        unsigned long long level = 0;
+        unsigned long long previous = 0;
+        unsigned long long unvisited_in = 0;
+        bool pulling = false;
+        if (get(DO_STARTED) == 0ull) {
+            set(DO_STARTED, 1ull);
+            unvisited_in = in_arcs > in ? in_arcs - in : 0ull;
+            set(DO_REACHED, frontier);
+        } else {
+            // Account the step just taken (run_levels and MemberSteps).
+            pulling = get(DO_PULLING) != 0ull;
+            const unsigned long long reached = get(DO_REACHED);
+            previous = get(DO_FRONTIER);
+            const unsigned long long items = pulling ? n - reached : previous;
+            const unsigned long long read = pulling ? 0ull : get(DO_FRONTIER_OUT);
+            set(DO_LEVELS, get(DO_LEVELS) + 1ull);
+            set(DO_ITEMS, get(DO_ITEMS) + items);
+            set(DO_ARCS, get(DO_ARCS) + read + sums[DIRECTION_EXAMINED]);
+            const unsigned long long before = get(DO_UNVISITED_IN);
+            unvisited_in = before > in ? before - in : 0ull;
+            set(DO_REACHED, reached + frontier);
+            level = get(DO_LEVEL) + 1ull;
+        }
+        set(DO_UNVISITED_IN, unvisited_in);
+        set(DO_PREVIOUS, previous);
+        set(DO_FRONTIER, frontier);
+        set(DO_FRONTIER_OUT, sums[DIRECTION_OUT_ARCS]);
+        set(DO_LEVEL, level);
+        if (frontier == 0ull) {
+            return FusedRecord{{DO_DONE, 0u, 0u, 0u, 0u, 0u}};
+        }
+        pulling = direction_pulls(alpha, beta, pulling, frontier, sums[DIRECTION_OUT_ARCS],
+                                  previous, unvisited_in, n);
+        set(DO_PULLING, pulling ? 1ull : 0ull);
+        if (pulling) {
+            set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
+        }
+        const unsigned int count = static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
+        return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
+                            push_hub_min_degree(count), 0u, 0u}};
+    }
+};
+
+}  // namespace groute
+
+extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
+    bfs_direction_fused(unsigned int* levels, const unsigned long long* push_offsets,
+                        const unsigned int* push_targets, const unsigned long long* pull_offsets,
+                        const unsigned int* pull_sources, unsigned int n,
+                        unsigned int owned_begin, unsigned int owned_end, unsigned int* wl_data,
+                        unsigned int wl_mask, unsigned int* ctrl, unsigned int* barrier,
+                        unsigned long long* state, unsigned int* const* inboxes,
+                        unsigned long long in_arcs, unsigned long long alpha,
+                        unsigned long long beta, groute::PeerGroup group) {
+    using namespace groute;
+    const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
+    const DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
+                    n,       owned_begin,  owned_end,    wl,           state,
+                    inboxes, inboxes[group.rank], in_arcs, alpha, beta,
+                    group};
+    const FusedBarrierConfig config{0u, 0u};
+    __shared__ FusedRecord shared_record;
+    unsigned int gen = 0;
+    const auto publish = [&](const FusedRecord& r) { shared_record = r; };
+    const auto settle = [] {};
+    const auto rewind = [&] {
+        store_relaxed(ctrl + CTRL_WL_END, 0u);
+        return FusedRecord{{0u, 0u, 0u, 0u, 0u, 0u}};
+    };
+    const bool several = group.size > 1u;
+
+    run.apply_and_scan(0u, false);
+    grid_barrier(barrier, gen, config, [&] { return run.decide(); }, publish, settle);
+    FusedRecord next = shared_record;
+    while (next.w[DO_R_PHASE] == DO_PUSH || next.w[DO_R_PHASE] == DO_PULL) {
+        const unsigned int level = next.w[DO_R_LEVEL];
+        const bool push = next.w[DO_R_PHASE] == DO_PUSH;
+        if (push) {
+            const MinSplitOps ops{0u, n, levels};
+            const SendBuffer none{nullptr, 0u, 0u, ctrl};
+            traversal_expand<BfsRelax, false>(ops, push_offsets, push_targets, nullptr, wl,
+                                              next.w[DO_R_COUNT], none, LowList{},
+                                              GridShape::launch(), next.w[DO_R_HUBS]);
+            // The action lists whether hubs wait (their expansion appends: no rewind yet).
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    const unsigned int hubs = load_volatile(ctrl + CTRL_HUB_COUNT);
+                    if (hubs == 0u) {
+                        store_relaxed(ctrl + CTRL_WL_END, 0u);
+                    }
+                    return FusedRecord{{hubs, 0u, 0u, 0u, 0u, 0u}};
+                },
+                publish, settle);
+            if (shared_record.w[0] != 0u) {
+                traversal_expand_hubs<BfsRelax, false>(ops, push_offsets, push_targets,
+                                                       nullptr, wl, none);
+                grid_barrier(
+                    barrier, gen, config,
+                    [&] {
+                        store_relaxed(ctrl + CTRL_HUB_COUNT, 0u);
+                        store_relaxed(ctrl + CTRL_HUB_COUNT + 1u, 0u);
+                        return rewind();
+                    },
+                    publish, settle);
+            }
+        } else {
+            const unsigned int begin = owned_begin;
+            const unsigned int end = owned_end < n ? owned_end : n;
+            direction_pull(levels, pull_offsets, pull_sources, begin, end, level, wl,
+                           state + DO_COUNTERS);
+            grid_barrier(barrier, gen, config, rewind, publish, settle);
+        }
+        if (several) {
+            const unsigned int words = run.words();
+            const unsigned int begin = push ? 0u : owned_begin / 32u;
+            const unsigned int end = push ? words : (owned_end + 31u) / 32u;
+            run.send(level + 1u, begin, end < words ? end : words);
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    const bool ok = run.exchange(nullptr, nullptr, 0u);
+                    return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
+                },
+                publish, settle);
+            if (shared_record.w[0] == 0u) {
+                break;
+            }
+        }
+        run.apply_and_scan(level + 1u, several);
+        grid_barrier(barrier, gen, config, [&] { return run.decide(); }, publish, settle);
+        next = shared_record;
+    }
+}

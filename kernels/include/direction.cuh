@@ -1,0 +1,115 @@
+// The level steps of direction-optimizing BFS as __device__ functions, shared by the
+// host-driven kernels of kernels/bfs_direction.cu (one launch per step) and the device-driven
+// kernel of kernels/bfs_direction_fused.cu (every step of a run in one launch). Each one is a
+// grid-stride loop over the whole launch with a trip count uniform across the grid (every warp
+// reaches its warp-aggregated appends and counter adds together); see bfs_direction.cu for
+// what each computes.
+//
+// counters: DIRECTION_COUNTERS u64 (out-arcs and in-arcs of the frontiers scanned, arcs
+// examined by pull steps, frontier vertices), added to with one atomic per warp.
+#pragma once
+
+#include "worklist.cuh"
+
+namespace groute {
+
+enum : unsigned int {
+    DIRECTION_OUT_ARCS = 0,
+    DIRECTION_IN_ARCS = 1,
+    DIRECTION_EXAMINED = 2,
+    DIRECTION_FRONTIER = 3,
+    DIRECTION_COUNTERS = 4,
+};
+
+// Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
+__device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsigned long long x) {
+    for (unsigned int d = 16; d > 0; d /= 2u) {
+        x += __shfl_down_sync(0xFFFFFFFFu, x, d);
+    }
+    if (lane_id() == 0 && x != 0) {
+        atomicAdd(counter, x);
+    }
+}
+
+// The out- and in-degree of frontier vertex `v`, added to `out` and `in`.
+__device__ __forceinline__ void add_degrees(const unsigned long long* push_offsets,
+                                            const unsigned long long* pull_offsets,
+                                            unsigned int v, unsigned long long& out,
+                                            unsigned long long& in) {
+    out += push_offsets[v + 1] - push_offsets[v];
+    in += pull_offsets[v + 1] - pull_offsets[v];
+}
+
+// The bits of the vertices 32w..32w+31 (below n) at level `mark`, on every lane (one ballot;
+// all 32 lanes call it).
+__device__ __forceinline__ unsigned int level_bits(const unsigned int* levels, unsigned int n,
+                                                   unsigned int w, unsigned int mark) {
+    const unsigned int v = w * 32u + lane_id();
+    return __ballot_sync(0xFFFFFFFFu, v < n && levels[v] == mark);
+}
+
+// Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour at `level`
+// gets level + 1 and is appended to `wl`; counters[DIRECTION_EXAMINED] += arcs scanned.
+__device__ __forceinline__ void direction_pull(unsigned int* levels,
+                                               const unsigned long long* pull_offsets,
+                                               const unsigned int* pull_sources,
+                                               unsigned int begin, unsigned int end,
+                                               unsigned int level, const DeviceWorklist& wl,
+                                               unsigned long long* counters) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int rounds = (span + stride - 1u) / stride;
+    unsigned long long examined = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = begin + i;
+        bool found = false;
+        if (i < span && levels[v] == 0xFFFFFFFFu) {
+            const unsigned long long last = pull_offsets[v + 1];
+            for (unsigned long long e = pull_offsets[v]; e < last; ++e) {
+                ++examined;
+                if (levels[pull_sources[e]] == level) {
+                    found = true;
+                    break;
+                }
+            }
+            if (found) {
+                levels[v] = level + 1u;
+            }
+        }
+        wl.append_warp(v, found);
+    }
+    warp_add_u64(counters + DIRECTION_EXAMINED, examined);
+}
+
+// Frontier scan: appends the vertices of [begin, end) at level `mark` to `wl` and adds their
+// degrees and number to the counters.
+__device__ __forceinline__ void direction_frontier_scan(const unsigned int* levels,
+                                                        const unsigned long long* push_offsets,
+                                                        const unsigned long long* pull_offsets,
+                                                        unsigned int begin, unsigned int end,
+                                                        unsigned int mark,
+                                                        const DeviceWorklist& wl,
+                                                        unsigned long long* counters) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int rounds = (span + stride - 1u) / stride;
+    unsigned long long out = 0;
+    unsigned long long in = 0;
+    unsigned long long found = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = begin + i;
+        const bool hit = i < span && levels[v] == mark;
+        if (hit) {
+            add_degrees(push_offsets, pull_offsets, v, out, in);
+            ++found;
+        }
+        wl.append_warp(v, hit);
+    }
+    warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+    warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+    warp_add_u64(counters + DIRECTION_FRONTIER, found);
+}
+
+}  // namespace groute
