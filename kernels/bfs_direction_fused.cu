@@ -37,8 +37,10 @@
 // of level L (that cleared the words) and a __threadfence_system of each clearing thread.
 //
 // Failures: an exchange that returns a PeerStatus other than PEER_OK (the host's abort word, a
-// peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; a one-device run
-// polls the abort word itself every DO_ABORT_POLL levels. The host reports either as an error
+// peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; every decide
+// also polls the abort word every DO_ABORT_POLL levels (an exchange polls it only while it
+// waits, and one device makes none); a device that stops there leaves its peers waiting at
+// their next exchange, where they see the abort word too. The host reports either as an error
 // and discards the levels. Worklist overflow (it cannot: 2n slots) is left in ctrl as usual.
 //
 // The pull CSR is the push CSR for a symmetric graph (the same pointers). state: DO_WORDS u64,
@@ -248,11 +250,15 @@ struct DoRun {
             for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
                 sums[i] = mine[i];
             }
-            if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
-                peer_load_abort(group.abort) != 0u) {
-                set(DO_STATUS, PEER_ABORTED);
-                return stop;
+        }
+        // Exchanges poll the abort word only while they wait: poll it here too.
+        if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
+            peer_load_abort(group.abort) != 0u) {
+            set(DO_STATUS, PEER_ABORTED);
+            if (group.size > 1u) {
+                peer_store_relaxed(group.mailbox + PEER_FAILED, PEER_ABORTED);  // peers leave
             }
+            return stop;
         }
         const unsigned long long frontier = sums[DIRECTION_FRONTIER];
         const unsigned long long in = sums[DIRECTION_IN_ARCS];
