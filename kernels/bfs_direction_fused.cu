@@ -176,7 +176,8 @@ struct DoRun {
             unsigned int received = 0;
             if (receive) {
                 for (unsigned int s = 0; s + 1u < group.size; ++s) {
-                    const unsigned int bits = inbox[s * total + w];
+                    // Written by a peer (over the link): never an L1 line.
+                    const unsigned int bits = load_volatile(inbox + s * total + w);
                     received |= bits;
                     if (bits != 0u && lane == 0u) {
                         inbox[s * total + w] = 0u;
