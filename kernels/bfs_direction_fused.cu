@@ -76,7 +76,7 @@ enum DoWord : unsigned int {
 
 enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3 };
 
-enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256 };
+enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256, SEND_BATCH = 4 };
 
 // The record of a decide (FusedRecord words).
 enum DoRecord : unsigned int { DO_R_PHASE = 0, DO_R_LEVEL = 1, DO_R_COUNT = 2, DO_R_HUBS = 3 };
@@ -142,13 +142,24 @@ struct DoRun {
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
         const unsigned int total = words();
+        const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
+        const bool sends = lane < group.size && lane != group.rank;
         bool stored = false;
-        for (unsigned int w = begin + warp; w < end; w += warps) {
-            const unsigned int bits = level_bits(levels, n, w, mark);
-            if (bits != 0u && lane < group.size && lane != group.rank) {
-                const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
-                inboxes[lane][slot * total + w] = bits;
-                stored = true;
+        // SEND_BATCH words per warp and iteration: their level loads are all in flight
+        // before the first ballot.
+        for (unsigned int base = begin + warp; base < end; base += SEND_BATCH * warps) {
+            unsigned int bits[SEND_BATCH];
+#pragma unroll
+            for (unsigned int k = 0; k < SEND_BATCH; ++k) {
+                const unsigned int w = base + k * warps;
+                bits[k] = w < end ? level_bits(levels, n, w, mark) : 0u;
+            }
+#pragma unroll
+            for (unsigned int k = 0; k < SEND_BATCH; ++k) {
+                if (bits[k] != 0u && sends) {
+                    inboxes[lane][slot * total + base + k * warps] = bits[k];
+                    stored = true;
+                }
             }
         }
         if (stored) {
@@ -173,6 +184,10 @@ struct DoRun {
         unsigned long long found = 0;
         bool cleared = false;
         for (unsigned int w = first + warp; w < last; w += warps) {
+            const bool owned_word = w >= own_begin && w < own_end;
+            const unsigned int v = w * 32u + lane;
+            // An owned word's levels are loaded with the inbox words, not after them.
+            unsigned int level = owned_word && v < n ? levels[v] : 0u;
             unsigned int received = 0;
             if (receive) {
                 for (unsigned int s = 0; s + 1u < group.size; ++s) {
@@ -185,12 +200,12 @@ struct DoRun {
                     }
                 }
             }
-            const bool owned_word = w >= own_begin && w < own_end;
             if (received == 0u && !owned_word) {
                 continue;  // warp-uniform
             }
-            const unsigned int v = w * 32u + lane;
-            unsigned int level = v < n ? levels[v] : 0u;
+            if (!owned_word && v < n) {
+                level = levels[v];
+            }
             if (((received >> lane) & 1u) != 0u && level == 0xFFFFFFFFu) {
                 levels[v] = mark;
                 level = mark;
