@@ -113,6 +113,13 @@ pub struct FusedArgs {
     /// the head's value (one memory round trip less per level; more atomics).
     #[arg(long)]
     pub fused_direct_min: bool,
+    /// The fused kernel's single-block mode keeps the next level's items and their adjacency
+    /// ranges in shared memory (true, the default) or reads them from the worklist (false).
+    #[arg(long, value_name = "BOOL")]
+    pub fused_solo_shared: Option<bool>,
+    /// --fused-direct-min for the single-block mode's levels only.
+    #[arg(long)]
+    pub fused_solo_direct_min: bool,
 }
 
 impl FusedArgs {
@@ -139,6 +146,10 @@ impl FusedArgs {
             tagged: self.fused_tagged_barrier,
         };
         options.fused_direct_min = self.fused_direct_min;
+        if let Some(shared) = self.fused_solo_shared {
+            options.fused_solo_shared = shared;
+        }
+        options.fused_solo_direct_min = self.fused_solo_direct_min;
     }
 }
 

@@ -24,7 +24,10 @@
 //              overflowed, and before arriving writes back the control words (which it counts
 //              in shared memory meanwhile) and reports its batch, levels and items in its own
 //              words (FUSED_SOLO_*). Action: START, END := the reported batch, rounds and
-//              processed += the reported counts.
+//              processed += the reported counts. With FUSED_SOLO_SHARED (wide build) block 0
+//              also keeps each level's appended items with their adjacency ranges in a
+//              shared-memory frontier that the next level reads instead of the worklist and
+//              the offsets (solo_frontier.cuh; the worklist still gets every item).
 //   HUBS       the grid relaxes the listed hubs in tiles (traversal_expand_hubs).
 //              Action: hub counter := 0, END := wl end.
 //   REEXAMINE  soft priority, after the threshold advanced: the grid moves the live items of
@@ -68,7 +71,16 @@
 // by block 0 itself). Hand-over: block 0's writes precede its arrival (__syncthreads, release
 // arrival); the release follows the action, and every released block acquires it, so the grid
 // sees everything block 0 wrote. Entering SOLO, the barrier that chose it orders every block's
-// writes before block 0's reads the same way.
+// writes before block 0's reads the same way. Inside block 0, a level has two __syncthreads:
+// solo_expand's vote, which every thread reaches after reading its item (from the shared
+// frontier or the worklist) and the previous level's decision, and before any append, shared
+// frontier write or control-word update of the level (record_hub included); and the one after
+// the appends, after which every thread reads the shared control words and takes the same
+// decision (nothing writes them before the next vote). The frontier's entries for the next
+// level are written at (worklist position - batch end), only by appends after the vote, and
+// read only by round 0 of the next level (capacity <= blockDim.x), so no entry is rewritten
+// before it is read. A vertex appended twice in a level has two entries and is expanded twice,
+// each time with its value reread (item_value), as two worklist items are.
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
 // levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read
@@ -89,10 +101,12 @@
 // the level takes as long as its slowest warp), 13% for the targets loads, 13% for the
 // filtering loads of the heads' values, 7% for the offsets loads (after the item load), a
 // few % for the atomics' results. The level is a chain of dependent round trips (item,
-// offsets, targets, value, atomicMin); shortening it (e.g. the producer loading offsets[u]
-// beside its atomicMin and appending (u, begin, end), so the consumer starts at the targets)
-// and skipping the block-level claim when no list of the level is that long are the next
-// steps.
+// offsets, targets, value, atomicMin). The shared frontier (FUSED_SOLO_SHARED, the default
+// since) cuts it to (targets with the item's value, value filter, atomicMin with the head's
+// offsets), the item and its range coming from shared memory; with FUSED_SOLO_DIRECT_MIN the
+// filter goes too. The block-level claim's vote doubles as the level's read-before-append
+// barrier, and the level's decision is taken by every thread (two __syncthreads a level
+// instead of three). Not measured here yet (no GPU on the machine that wrote it).
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it
@@ -109,6 +123,7 @@
 // cache lines of their own.
 #pragma once
 
+#include "solo_frontier.cuh"
 #include "traversal.cuh"
 
 namespace groute {
@@ -172,6 +187,12 @@ enum FusedBarrierFlag : unsigned int {
     // the fused kernel's expands tries atomicMin at once, without the filtering plain load
     // (traversal_expand's filter_loads = false).
     FUSED_DIRECT_MIN = 4u,
+    // The single-block mode keeps its next level's items in a shared-memory frontier
+    // (solo_frontier.cuh) instead of reading them and their offsets from global memory.
+    FUSED_SOLO_SHARED = 8u,
+    // The single-block mode relaxes without the filtering load (FUSED_DIRECT_MIN for SOLO
+    // levels only).
+    FUSED_SOLO_DIRECT_MIN = 16u,
 };
 
 // What the action of a barrier hands every block (the next phase and its inputs in the fused
@@ -603,11 +624,25 @@ struct FusedArgs {
     __device__ __forceinline__ bool filter_loads() const {
         return (barrier.flags & FUSED_DIRECT_MIN) == 0u;
     }
+
+    __device__ __forceinline__ bool solo_filter_loads() const {
+        return (barrier.flags & (FUSED_DIRECT_MIN | FUSED_SOLO_DIRECT_MIN)) == 0u;
+    }
+
+    // Entries of the single-block mode's shared frontier: its bound, at most the block (and
+    // the build's arrays: SoloFrontierArrays); 0 when FUSED_SOLO_SHARED is off.
+    __device__ __forceinline__ unsigned int solo_frontier_capacity() const {
+        if ((barrier.flags & FUSED_SOLO_SHARED) == 0u) {
+            return 0u;
+        }
+        return solo_max < blockDim.x ? solo_max : blockDim.x;
+    }
 };
 
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
 // solo_max, empty, met a hub or overflowed (or the host asked to stop); then publishes the
-// batch and its counters in the state block. Every thread of block 0 calls it.
+// batch and its counters in the state block. Every thread of block 0 calls it. ENTRIES: the
+// shared frontier's array (the build's largest block).
 //
 // Block 0 is the only writer of the control words while the other blocks wait, so it works on
 // a copy of them in shared memory: appends reserve slots with shared atomics and the end of a
@@ -615,12 +650,16 @@ struct FusedArgs {
 // before block 0 arrives. The copy has no hub slots (capacity 0), so a hub met in SOLO is
 // expanded by the block itself (traversal_expand's full-list fallback) and ends the mode; the
 // hub counter is not written back (it stays 0: SOLO starts only after the hubs were run).
-template <typename Relax, bool WEIGHTED>
+// With FUSED_SOLO_SHARED the levels after the first read their items from the shared
+// frontier (solo_frontier.cuh). A level costs two __syncthreads: solo_expand's vote (every
+// item read, none appended yet) and the one after the appends, after which every thread reads
+// the control words and takes the same decision (nothing writes them before the next vote).
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
 __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int end,
                            unsigned int current, unsigned int threshold) {
-    __shared__ unsigned int next_end;
-    __shared__ unsigned int leave;
+    __shared__ unsigned int abort_seen;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
+    __shared__ SoloFrontierArrays<ENTRIES> arrays;
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
         load_words(a.ctrl, c);
@@ -635,36 +674,42 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
     __syncthreads();
     const SendBuffer send = a.send_buffer(ctrl);
     const LowList low{a.low[current], a.low_capacity, threshold, ctrl};
+    const SoloFrontier frontier = arrays.frontier(a.solo_frontier_capacity());
+    const bool filter = a.solo_filter_loads();
     unsigned int levels = 0;
-    unsigned int aborted = 0;  // thread 0's
+    unsigned int aborted = 0;
+    unsigned int cached = 0;  // items of [start, end) in the frontier (none at the first level)
     unsigned long long processed = 0;
     while (true) {
         const unsigned int count = end - start;
-        const DeviceWorklist wl{a.wl_data, a.wl_mask, start, ctrl};
-        traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl, count, send,
-                                          low, GridShape{1u, 0u}, HUB_MIN_DEGREE,
-                                          a.filter_loads());
+        const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
+        solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items,
+                                     SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets),
+                                     frontier, count, cached, send, low, filter);
         ++levels;
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
-        if (threadIdx.x == 0) {
-            const unsigned int e = ctrl[CTRL_WL_END];
-            bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
-                        ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
-                        e == end || e - end > a.solo_max ||
-                        (a.bounded() && (levels >= a.level_budget ||
-                                         ctrl[CTRL_SEND_END] - a.send_base >= a.send_yield));
-            if (!stop && levels % FUSED_ABORT_POLL == 0u && load_abort(a.abort) != 0u) {
+        const unsigned int e = ctrl[CTRL_WL_END];
+        bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
+                    ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
+                    e == end || e - end > a.solo_max ||
+                    (a.bounded() && (levels >= a.level_budget ||
+                                     ctrl[CTRL_SEND_END] - a.send_base >= a.send_yield));
+        if (!stop && levels % FUSED_ABORT_POLL == 0u) {
+            // Block-uniform (levels is): one more barrier every FUSED_ABORT_POLL levels.
+            if (threadIdx.x == 0) {
+                abort_seen = load_abort(a.abort);
+            }
+            __syncthreads();
+            if (abort_seen != 0u) {
                 aborted = 1u;
                 stop = true;
             }
-            next_end = e;
-            leave = stop ? 1u : 0u;
         }
-        __syncthreads();  // everyone read the decision before the next level appends
+        cached = e - end < frontier.capacity ? e - end : frontier.capacity;
         start = end;
-        end = next_end;
-        if (leave != 0u) {
+        end = e;
+        if (stop) {
             break;
         }
     }
@@ -685,7 +730,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
     }
 }
 
-template <typename Relax, bool WEIGHTED>
+template <typename Relax, bool WEIGHTED, unsigned int MAX_BLOCK>
 __device__ void fused_traversal(const FusedArgs& a) {
     // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
     // appended to (an append would be recorded as a send overflow, never written).
@@ -728,7 +773,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                               HUB_MIN_DEGREE, a.filter_loads());
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
-                fused_solo<Relax, WEIGHTED>(a, start, end, current, threshold);
+                fused_solo<Relax, WEIGHTED, MAX_BLOCK>(a, start, end, current, threshold);
             }
         } else if (phase == FUSED_PHASE_HUBS) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
@@ -758,9 +803,12 @@ __device__ void fused_traversal(const FusedArgs& a) {
 //                spin_ns, barrier_flags, send_data, send_capacity, send_base, level_budget,
 //                send_yield)
 // (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
-// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN
-// included).
-#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, RELAX, WEIGHTED)                           \
+// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN,
+// FUSED_SOLO_SHARED and FUSED_SOLO_DIRECT_MIN included). The narrow build keeps no shared
+// frontier (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the
+// registers of the build without one, which set how many of its blocks fit on dense graphs);
+// the wide one has 1,024 entries (12 KiB).
+#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, MAX_BLOCK, RELAX, WEIGHTED)                \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
@@ -789,10 +837,10 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                   send_base,                                                   \
                                   level_budget,                                                \
                                   send_yield};                                                 \
-        groute::fused_traversal<RELAX, WEIGHTED>(a);                                           \
+        groute::fused_traversal<RELAX, WEIGHTED, MAX_BLOCK>(a);                                \
     }
 
 #define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , RELAX, WEIGHTED)                              \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), RELAX,          \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED)                           \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), 1024, RELAX,    \
                                  WEIGHTED)

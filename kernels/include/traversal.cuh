@@ -108,7 +108,8 @@ struct LowList {
 };
 
 // Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
-__device__ __forceinline__ void keep_or_defer(const DeviceWorklist& wl, const LowList& low,
+template <typename Worklist>
+__device__ __forceinline__ void keep_or_defer(const Worklist& wl, const LowList& low,
                                               unsigned int v, unsigned int prio, bool keep) {
     const bool deferred = keep && low.defers(prio);
     wl.append_warp(v, keep && !deferred);
@@ -152,11 +153,11 @@ __device__ __forceinline__ bool record_hub(unsigned int* ctrl, unsigned int v,
     return true;
 }
 
-template <typename Relax, bool WEIGHTED>
+template <typename Relax, bool WEIGHTED, typename Worklist>
 __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned int* targets,
                                           const unsigned int* weights, unsigned long long e,
                                           bool active, unsigned int value,
-                                          const DeviceWorklist& wl, const SendBuffer& send,
+                                          const Worklist& wl, const SendBuffer& send,
                                           const LowList& low = LowList{}) {
     bool improved = false;
     unsigned int u = 0;
@@ -177,6 +178,43 @@ __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned
     send.append_warp(p, improved && !mine);
 }
 
+// The adjacency ranges [begin, end) of the heads a thread may append in one step, for a
+// worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh: its next level then
+// starts at the targets loads); nothing for the others.
+template <bool KEEPS, unsigned int K>
+struct HeadRanges {
+    template <typename Worklist>
+    __device__ __forceinline__ void load(const Worklist&, unsigned int, unsigned int, bool) {}
+
+    template <typename Worklist>
+    __device__ __forceinline__ void append_warp_n(const Worklist& wl,
+                                                  const unsigned int (&items)[K],
+                                                  const bool (&keep)[K], unsigned int n) const {
+        wl.append_warp_n(items, keep, n);
+    }
+};
+
+template <unsigned int K>
+struct HeadRanges<true, K> {
+    unsigned int begin[K];
+    unsigned int end[K];
+
+    // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it).
+    template <typename Worklist>
+    __device__ __forceinline__ void load(const Worklist& wl, unsigned int k, unsigned int u,
+                                         bool wanted) {
+        begin[k] = wanted ? wl.offset(u) : 0u;
+        end[k] = wanted ? wl.offset(u + 1u) : 0u;
+    }
+
+    template <typename Worklist>
+    __device__ __forceinline__ void append_warp_n(const Worklist& wl,
+                                                  const unsigned int (&items)[K],
+                                                  const bool (&keep)[K], unsigned int n) const {
+        wl.append_warp_n(items, keep, n, begin, end);
+    }
+};
+
 // Arcs one thread relaxes per step of the thread-granularity loop of traversal_expand.
 enum : unsigned int { THREAD_ARCS = 4 };
 
@@ -186,14 +224,16 @@ enum : unsigned int { THREAD_ARCS = 4 };
 // one chain of memory round trips instead of one chain per arc. `filter`: a plain load of the
 // head's value decides whether to try the atomicMin (relax_arc's rule: fewer atomics on dense
 // frontiers); without it the atomicMin goes out at once (one round trip less per step, for
-// latency-bound levels). Call with all 32 lanes.
-template <typename Relax, bool WEIGHTED>
+// latency-bound levels). A worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh)
+// also gets each appended head's adjacency range, loaded before the atomics so that those
+// loads and the atomicMin are in flight together. Call with all 32 lanes.
+template <typename Relax, bool WEIGHTED, typename Worklist>
 __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   unsigned long long e, unsigned long long end,
                                                   bool have, unsigned int value,
-                                                  const DeviceWorklist& wl, const SendBuffer& send,
+                                                  const Worklist& wl, const SendBuffer& send,
                                                   const LowList& low, bool filter) {
     bool active[THREAD_ARCS];
     unsigned int u[THREAD_ARCS];
@@ -209,6 +249,11 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         // 0xFFFFFFFF is above every candidate (relax saturates below it).
         seen[k] = !active[k] ? 0u : filter ? ops.values[u[k]] : 0xFFFFFFFFu;
+    }
+    HeadRanges<Worklist::KEEPS_RANGES, THREAD_ARCS> ranges;
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        ranges.load(wl, k, u[k], active[k] && seen[k] > cand[k]);
     }
     bool improved[THREAD_ARCS];
 #pragma unroll
@@ -229,7 +274,7 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
         remote[k] = improved[k] && !mine;
         n += to_wl[k] ? 1u : 0u;
     }
-    wl.append_warp_n(u, to_wl, n);
+    ranges.append_warp_n(wl, u, to_wl, n);
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         VertexValue p;
@@ -237,6 +282,56 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
         p.value = cand[k];
         low.append_warp(p, deferred[k]);
         send.append_warp(p, remote[k]);
+    }
+}
+
+// Expands the items the threads of a block hold (`have`: vertex `v` of value `value` with
+// the arcs [begin, end)) with the nested load balancing: (1) lists of at least blockDim.x arcs
+// by the whole block, one at a time (skipped when `block_lists` is false: the caller's vote
+// found none in the block; claim_block_lists would synchronise to find that out), (2) lists of
+// at least 32 by one warp each, (3) the rest by their own thread, THREAD_ARCS arcs per step.
+// Call with every thread of the block, from block-uniform control flow.
+template <typename Relax, bool WEIGHTED, typename Worklist>
+__device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
+                                                  const unsigned int* targets,
+                                                  const unsigned int* weights,
+                                                  const Worklist& wl, const SendBuffer& send,
+                                                  const LowList& low, bool have, unsigned int v,
+                                                  unsigned long long begin,
+                                                  unsigned long long end, unsigned int value,
+                                                  bool filter_loads, bool block_lists) {
+    const unsigned int lane = lane_id();
+    // (1) Block granularity: high-degree lists, one at a time, by the whole block.
+    if (block_lists) {
+        claim_block_lists(have, begin, end, v,
+                          [&](unsigned long long bb, unsigned long long be, unsigned int bv,
+                              unsigned int) {
+                              const unsigned int bval = item_value(ops, bv);
+                              for (unsigned long long base = bb; base < be;
+                                   base += blockDim.x) {
+                                  const unsigned long long e = base + threadIdx.x;
+                                  relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be,
+                                                             bval, wl, send, low);
+                              }
+                          });
+    }
+    // (2) Warp granularity: medium-degree lists, by one warp each.
+    claim_warp_lists(have, begin, end, v,
+                     [&](unsigned long long wb, unsigned long long we, unsigned int wv,
+                         unsigned int) {
+                         const unsigned int wval = item_value(ops, wv);
+                         for (unsigned long long base = wb; base < we; base += 32u) {
+                             const unsigned long long e = base + lane;
+                             relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we, wval,
+                                                        wl, send, low);
+                         }
+                     });
+    // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep,
+    // THREAD_ARCS arcs per lane and step.
+    for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);
+         e += THREAD_ARCS) {
+        relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, value, wl, send,
+                                           low, filter_loads);
     }
 }
 
@@ -248,7 +343,6 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const GridShape shape = GridShape::launch(),
                                  const unsigned int hub_min_degree = HUB_MIN_DEGREE,
                                  const bool filter_loads = true) {
-    const unsigned int lane = lane_id();
     const unsigned int stride = shape.blocks * blockDim.x;
     // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
     // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
@@ -273,36 +367,8 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                 have = false;
             }
         }
-        // (1) Block granularity: high-degree lists, one at a time, by the whole block.
-        claim_block_lists(have, begin, end, v,
-                          [&](unsigned long long bb, unsigned long long be, unsigned int bv,
-                              unsigned int) {
-                              const unsigned int bval = item_value(ops, bv);
-                              for (unsigned long long base = bb; base < be;
-                                   base += blockDim.x) {
-                                  const unsigned long long e = base + threadIdx.x;
-                                  relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be,
-                                                             bval, wl, send, low);
-                              }
-                          });
-        // (2) Warp granularity: medium-degree lists, by one warp each.
-        claim_warp_lists(have, begin, end, v,
-                         [&](unsigned long long wb, unsigned long long we, unsigned int wv,
-                             unsigned int) {
-                             const unsigned int wval = item_value(ops, wv);
-                             for (unsigned long long base = wb; base < we; base += 32u) {
-                                 const unsigned long long e = base + lane;
-                                 relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we,
-                                                            wval, wl, send, low);
-                             }
-                         });
-        // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep,
-        // THREAD_ARCS arcs per lane and step.
-        for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);
-             e += THREAD_ARCS) {
-            relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, value, wl,
-                                               send, low, filter_loads);
-        }
+        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, wl, send, low, have, v, begin,
+                                           end, value, filter_loads, true);
     }
 }
 

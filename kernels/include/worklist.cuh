@@ -35,8 +35,14 @@ struct DeviceWorklist {
     unsigned int first;  // first position still unconsumed (the round's own items included)
     unsigned int* ctrl;
 
-    // Appends `item` where `keep`, one atomic per warp (call from warp-uniform control flow).
-    __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
+    // Appends take no adjacency ranges of the items (SoloWorklist of solo_frontier.cuh does).
+    static constexpr bool KEEPS_RANGES = false;
+
+    // Appends `item` where `keep`, one atomic per warp (call from warp-uniform control flow);
+    // `stored(slot)` runs for the appended item (its position), not for an overflow.
+    template <typename Stored>
+    __device__ __forceinline__ void append_warp(unsigned int item, bool keep,
+                                                Stored stored) const {
         unsigned int total;
         const unsigned int slot = warp_reserve(ctrl + CTRL_WL_END, keep, total);
         if (!keep) {
@@ -48,13 +54,20 @@ struct DeviceWorklist {
             return;
         }
         data[slot & mask] = item;
+        stored(slot);
+    }
+
+    __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
+        append_warp(item, keep, [](unsigned int) {});
     }
 
     // Appends the items[k] with keep[k] (`n` of them on this lane, n < 8), one atomic per
-    // warp for all of them; call with all 32 lanes of the warp.
-    template <unsigned int K>
+    // warp for all of them; call with all 32 lanes of the warp. `stored(k, slot)` runs for
+    // every appended item (not for an overflow).
+    template <unsigned int K, typename Stored>
     __device__ __forceinline__ void append_warp_n(const unsigned int (&items)[K],
-                                                  const bool (&keep)[K], unsigned int n) const {
+                                                  const bool (&keep)[K], unsigned int n,
+                                                  Stored stored) const {
         static_assert(K < 8u, "warp_reserve_n<3> counts at most 7 items per lane");
         unsigned int total;
         unsigned int slot = warp_reserve_n<3>(ctrl + CTRL_WL_END, n, total);
@@ -66,10 +79,17 @@ struct DeviceWorklist {
                     atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
                 } else {
                     data[slot & mask] = items[k];
+                    stored(k, slot);
                 }
                 ++slot;
             }
         }
+    }
+
+    template <unsigned int K>
+    __device__ __forceinline__ void append_warp_n(const unsigned int (&items)[K],
+                                                  const bool (&keep)[K], unsigned int n) const {
+        append_warp_n(items, keep, n, [](unsigned int, unsigned int) {});
     }
 
     // Item at position `pos`.

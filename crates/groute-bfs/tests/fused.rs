@@ -8,7 +8,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cuda, cuda_alone, from_pairs, fused_options, generated, graphs, hub_ladder, run};
+use common::{
+    cuda, cuda_alone, fan_chain, from_pairs, fused_options, generated, graphs, hub_ladder, run,
+};
 use groute_bfs::{BfsError, BfsOptions, bfs_reference};
 use groute_core::Context;
 use groute_worklist::WorklistError;
@@ -117,6 +119,91 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
                         assert!(r.stats.rounds > u64::from(r.depth()), "{label}");
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The single-block mode's shared frontier (`fused_solo_shared`) on and off, with and without
+/// direct atomicMin in that mode, on road grids (long runs of small levels), a fan chain (lists
+/// of every granularity appended and read back from the frontier, a hub ending the mode) and
+/// the hub ladder, on both builds (blocks of up to 256 threads keep no frontier), with bounds
+/// from one item to none (levels larger than the frontier read the rest from the worklist),
+/// with soft priority: always the reference, and single-block levels where the mode is on.
+#[test]
+fn the_single_block_frontier_agrees_with_the_reference_either_way() {
+    let Some(ctx) = cuda(1) else {
+        return;
+    };
+    let graphs = [
+        generated("road:side=96,p=0.6,seed=11"),
+        generated("road:side=40,p=0.9,seed=12"),
+        fan_chain(),
+        hub_ladder(),
+    ];
+    for g in &graphs {
+        let expected = bfs_reference(&g.csr, 0);
+        for block in [64, 256, 512, 1024] {
+            for solo in [None, Some(1), Some(37), Some(u32::MAX)] {
+                for (shared, direct, prio) in [
+                    (false, false, None),
+                    (true, false, None),
+                    (true, true, None),
+                    (false, true, None),
+                    (true, false, Some(2)),
+                ] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_block = Some(block);
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_solo_shared = shared;
+                    o.worklist.fused_solo_direct_min = direct;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
+                         {direct}, prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.levels, expected, "{label}");
+                    assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                    if r.depth() > 2 {
+                        assert!(r.stats.worklist.solo_rounds() > 0, "{label}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shared frontier in bounded fused rounds on several devices (each device's
+/// single-block levels between the host's exchanges): on and off, one level per launch to
+/// unbounded, with soft priority.
+#[test]
+fn bounded_rounds_with_the_single_block_frontier_equal_the_reference() {
+    let Some(ctx) = cuda(2) else {
+        return;
+    };
+    for g in [generated("road:side=80,p=0.6,seed=13"), fan_chain()] {
+        let expected = bfs_reference(&g.csr, 0);
+        for levels in [Some(1), Some(5), None] {
+            for (shared, direct, prio) in [
+                (false, false, None),
+                (true, false, None),
+                (true, true, Some(3)),
+            ] {
+                let mut o = options(FusedMode::On);
+                o.worklist.fused_round_levels = levels;
+                o.worklist.fused_solo_shared = shared;
+                o.worklist.fused_solo_direct_min = direct;
+                o.worklist.prio_delta = prio;
+                let label = format!(
+                    "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
+                     {prio:?}",
+                    g.name
+                );
+                let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                assert_eq!(r.levels, expected, "{label}");
+                assert!(r.stats.fused, "{label}");
             }
         }
     }

@@ -87,6 +87,113 @@ fn graphs() -> Vec<Graph> {
     gs
 }
 
+/// Stages of fans with weights that improve a vertex several times in one level: centre c
+/// has `fans[s % 4]` arcs (3, 40, 300, 1500) to middles, middle j of a fan of f leads to the
+/// next centre with weight f - j, so the middles expanded later in a level keep lowering it
+/// (stale duplicates in the worklist and the single-block frontier), 40 stages.
+fn weighted_fan_chain() -> Graph {
+    let fans = [3u32, 40, 300, 1500];
+    let mut triples = Vec::new();
+    let mut centre = 0u32;
+    for s in 0..40 {
+        let fan = fans[s % fans.len()];
+        let next = centre + fan + 1;
+        for j in 1..=fan {
+            triples.push((centre, centre + j, 1 + j % 7));
+            triples.push((centre + j, next, fan - j + 1));
+        }
+        centre = next;
+    }
+    from_triples(centre as usize + 1, &triples, "weighted fan chain")
+}
+
+/// The single-block mode's shared frontier (`fused_solo_shared`) on and off, with and without
+/// direct atomicMin in that mode, with and without soft priority, on both builds (blocks of up
+/// to 256 threads keep no frontier) and bounds from a few items to none: always Dijkstra.
+#[test]
+fn the_single_block_frontier_equals_dijkstra_either_way() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let mut gs = vec![
+        generated("road:side=96,p=0.6,seed=21,weights=1..100:3"),
+        generated("road:side=64,p=0.6,seed=22,weights=1000..1500:4"),
+        weighted_fan_chain(),
+    ];
+    gs.extend(graphs());
+    for g in &gs {
+        let n = g.num_vertices() as u32;
+        for s in [0, n / 2] {
+            let expected = sssp_reference(&g.csr, s);
+            for block in [64, 1024] {
+                for solo in [None, Some(3), Some(u32::MAX)] {
+                    for (shared, direct, prio) in [
+                        (false, false, Some(0)),
+                        (true, false, Some(0)),
+                        (true, true, Some(0)),
+                        (false, false, None),
+                        (true, false, None),
+                        (true, true, None),
+                    ] {
+                        let mut o = options(FusedMode::On);
+                        o.worklist.fused_block = Some(block);
+                        o.worklist.fused_solo_max = solo;
+                        o.worklist.fused_solo_shared = shared;
+                        o.worklist.fused_solo_direct_min = direct;
+                        o.worklist.prio_delta = prio;
+                        let label = format!(
+                            "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
+                             direct min {direct}, prio {prio:?}",
+                            g.name
+                        );
+                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                        assert_eq!(r.distances, expected, "{label}");
+                        assert!(r.stats.fused, "{label}");
+                        assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shared frontier in bounded fused rounds on two devices, on and off, with the default
+/// band and without.
+#[test]
+fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
+    let Some(ctx) = cuda_context(2) else {
+        return;
+    };
+    for g in [
+        generated("road:side=80,p=0.6,seed=23,weights=1000..1500:5"),
+        weighted_fan_chain(),
+    ] {
+        let expected = sssp_reference(&g.csr, 0);
+        for levels in [Some(1), Some(6), None] {
+            for (shared, direct, prio) in [
+                (false, false, None),
+                (true, false, None),
+                (true, true, Some(0)),
+                (true, false, Some(0)),
+            ] {
+                let mut o = options(FusedMode::On);
+                o.worklist.fused_round_levels = levels;
+                o.worklist.fused_solo_shared = shared;
+                o.worklist.fused_solo_direct_min = direct;
+                o.worklist.prio_delta = prio;
+                let label = format!(
+                    "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
+                     {prio:?}",
+                    g.name
+                );
+                let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                assert_eq!(r.distances, expected, "{label}");
+                assert!(r.stats.fused, "{label}");
+            }
+        }
+    }
+}
+
 /// Bounded fused rounds on 2 and 3 devices (`--fused --devices N`) on weighted graphs of every
 /// shape, with the default band (the host's epochs across devices), without soft priority, and
 /// with one level per launch.

@@ -94,6 +94,16 @@ pub struct WorklistOptions {
     /// (`--fused-direct-min`): one memory round trip less per level of a road-like graph, more
     /// atomics on dense frontiers. Same results either way.
     pub fused_direct_min: bool,
+    /// The fused kernel's single-block mode keeps the next level's items, with their
+    /// adjacency ranges, in a shared-memory frontier (`--fused-solo-shared`, on by default),
+    /// so a level starts at the targets loads instead of reading the worklist and then the
+    /// offsets: two dependent memory round trips less per level of a road-like graph. The
+    /// producer loads an improved head's range beside its atomicMin. Off for graphs of 2^32
+    /// arcs or more (the frontier holds 32-bit arc positions). Same results either way.
+    pub fused_solo_shared: bool,
+    /// [`fused_direct_min`](WorklistOptions::fused_direct_min) for the single-block mode's
+    /// levels only (`--fused-solo-direct-min`): the grid's levels keep the filtering load.
+    pub fused_solo_direct_min: bool,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this
     /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
@@ -126,6 +136,8 @@ impl Default for WorklistOptions {
             fused_block: None,
             fused_barrier: FusedBarrier::default(),
             fused_direct_min: false,
+            fused_solo_shared: true,
+            fused_solo_direct_min: false,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,

@@ -91,8 +91,10 @@
 //! kernel (the epochs below, with the threshold advanced by the barrier that finds the
 //! worklist empty). Its block size (`fused_block`), how its blocks wait at the barrier
 //! (`fused_barrier`: sleep between polls, acquire/release or fenced ordering, polling the
-//! generation or the tagged release record) and whether low-degree lists skip the filtering
-//! load (`fused_direct_min`) are tuning knobs that never change a result. The default launch
+//! generation or the tagged release record), whether low-degree lists skip the filtering
+//! load (`fused_direct_min`, or in the single-block mode only: `fused_solo_direct_min`) and
+//! whether the single-block mode keeps its next level's items in shared memory
+//! (`fused_solo_shared`, on by default) are tuning knobs that never change a result. The default launch
 //! shape follows the graph's density: a sparse graph (many small levels) gets one block of
 //! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
 //! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);

@@ -149,3 +149,26 @@ pub fn fused_options(mode: FusedMode) -> BfsOptions {
     o.direction = Direction::Push;
     o
 }
+
+/// Stages of fans for the single-block mode: stage s is a centre with `fans[s % 5]` arcs (5,
+/// 40, 300, 1500, 2100: thread, warp and block granularity and, last, a hub) to middle
+/// vertices that all lead to the next stage's centre, 60 stages. Levels alternate between one
+/// centre (its list expanded cooperatively, its middles appended by the block and warp paths)
+/// and its middles (expanded by their threads, which append the next centre many times over).
+pub fn fan_chain() -> Graph {
+    const STAGES: u32 = 60;
+    let fans = [5u32, 40, 300, 1500, 2100];
+    let mut pairs = Vec::new();
+    let mut next = 0u32;
+    for s in 0..STAGES {
+        let centre = next;
+        let fan = fans[s as usize % fans.len()];
+        let next_centre = centre + fan + 1;
+        for j in 1..=fan {
+            pairs.push((centre, centre + j));
+            pairs.push((centre + j, next_centre));
+        }
+        next = next_centre;
+    }
+    from_pairs(next as usize + 1, &pairs, "fan chain")
+}

@@ -111,6 +111,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/traversal.cuh"),
     },
     KernelHeader {
+        name: "solo_frontier.cuh",
+        source: include_str!("../../../../kernels/include/solo_frontier.cuh"),
+    },
+    KernelHeader {
         name: "fused.cuh",
         source: include_str!("../../../../kernels/include/fused.cuh"),
     },

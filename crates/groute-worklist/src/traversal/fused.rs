@@ -29,7 +29,16 @@
 //!   it returns to the grid when the next batch is larger, empty, met a hub (which it
 //!   expands itself) or overflowed. It counts the control words in a shared-memory copy
 //!   (appends by shared atomics, no L2 round trip at the end of a level) and writes them back
-//!   before it arrives.
+//!   before it arrives. With `fused_solo_shared` (the default; graphs of fewer than 2^32 arcs;
+//!   the wide build only, blocks over 256 threads) every vertex block 0 appends also goes,
+//!   with its adjacency range, to a shared-memory frontier (`kernels/include/
+//!   solo_frontier.cuh`) at index (worklist position - batch end), the range loaded beside
+//!   the atomicMin that improved it; the next level reads its items there and starts at the
+//!   targets loads (two dependent round trips less: the worklist load, then the offsets). The
+//!   worklist still gets every item, so leaving the mode needs nothing. A level costs two
+//!   `__syncthreads()`: one after every thread read its item (before any append), one after
+//!   the appends, after which every thread reads the same control words and takes the same
+//!   decision.
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
@@ -104,8 +113,8 @@ use super::cuda::CudaTraversalDevice;
 use super::fused_async::AsyncKernel;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, cooperative_grid,
-    fused_block as fused_block_size,
+    FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, cooperative_grid,
+    fused_block as fused_block_size, fused_kernel_flags,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -391,13 +400,7 @@ impl CudaTraversalDevice {
         trace.mark("reset done");
         let seeds = seeds.len() as u32;
         let shape = self.fused.shape(options, defaults)?;
-        let (spin_ns, barrier_flags) = options.fused_barrier.kernel_args()?;
-        let direct_min = if options.fused_direct_min {
-            FUSED_DIRECT_MIN
-        } else {
-            0
-        };
-        let barrier = (spin_ns, barrier_flags | direct_min);
+        let barrier = fused_kernel_flags(options, self.targets.len())?;
         let solo_max = shape.solo_max;
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
         let prio_delta = options.prio_delta.unwrap_or(0);
@@ -594,7 +597,10 @@ impl CudaTraversalDevice {
         // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
         // unsigned level_budget, unsigned send_yield)
         // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
-        // the tuple matches it field by field. The low lists are null (soft priority off: the
+        // the tuple matches it field by field (`barrier_flags` from `fused_kernel_flags`:
+        // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
+        // reading the offsets' low words at CSR targets and targets + 1, in bounds of the
+        // num_vertices + 1 entries). The low lists are null (soft priority off: the
         // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
         // length, which is low_capacity (the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
         // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and

@@ -35,7 +35,7 @@ use super::fused::{
     FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds,
     FusedShape,
 };
-use super::fused_tuning::{FUSED_DIRECT_MIN, FusedDefaults};
+use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
 use crate::RoundCounts;
 use crate::engine::WorklistOptions;
 use crate::error::WorklistError;
@@ -74,19 +74,14 @@ impl CudaTraversalDevice {
         defaults: FusedDefaults,
     ) -> Result<FusedRounds, Error> {
         let shape = self.fused.shape(options, defaults)?;
-        let (spin_ns, flags) = options.fused_barrier.kernel_args()?;
-        let direct = if options.fused_direct_min {
-            FUSED_DIRECT_MIN
-        } else {
-            0
-        };
+        let barrier = fused_kernel_flags(options, self.targets.len())?;
         // A bounded launch is never asked to stop (the driver checks the time limit between
         // rounds): the abort word must read 0.
         self.fused.set_abort(0)?;
         let level_budget = round_levels(options)?;
         Ok(FusedRounds {
             shape,
-            barrier: (spin_ns, flags | direct),
+            barrier,
             level_budget,
         })
     }

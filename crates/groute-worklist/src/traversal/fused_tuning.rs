@@ -4,6 +4,8 @@
 
 use groute_core::Error;
 
+use crate::WorklistOptions;
+
 /// Graphs of at most this many arcs per vertex are *sparse* for the fused kernel's default
 /// launch shape: road-like graphs of thousands of small levels,
 /// where the grid barrier's cost dominates. Denser graphs (few huge levels) get a grid of
@@ -99,9 +101,31 @@ pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 const FUSED_BARRIER_FENCED: u32 = 1;
 const FUSED_BARRIER_TAGGED: u32 = 2;
 /// `groute::FUSED_DIRECT_MIN` of fused.cuh ([`WorklistOptions::fused_direct_min`]).
-///
-/// [`WorklistOptions::fused_direct_min`]: crate::WorklistOptions::fused_direct_min
 pub(crate) const FUSED_DIRECT_MIN: u32 = 4;
+/// `groute::FUSED_SOLO_SHARED` ([`WorklistOptions::fused_solo_shared`]).
+const FUSED_SOLO_SHARED: u32 = 8;
+/// `groute::FUSED_SOLO_DIRECT_MIN` ([`WorklistOptions::fused_solo_direct_min`]).
+const FUSED_SOLO_DIRECT_MIN: u32 = 16;
+
+/// The fused kernel's `(spin_ns, flags)` arguments for `options` on a graph of `arcs` arcs:
+/// the barrier's settings ([`FusedBarrier::kernel_args`], whose error names a bad one) and
+/// the relaxation's (`FUSED_DIRECT_MIN`, and the single-block mode's shared frontier, which
+/// needs arc positions below 2^32, and direct atomicMin).
+pub(crate) fn fused_kernel_flags(
+    options: &WorklistOptions,
+    arcs: usize,
+) -> Result<(u32, u32), Error> {
+    let (spin_ns, barrier) = options.fused_barrier.kernel_args()?;
+    let bit = |on: bool, flag: u32| if on { flag } else { 0 };
+    let flags = barrier
+        | bit(options.fused_direct_min, FUSED_DIRECT_MIN)
+        | bit(
+            options.fused_solo_shared && u32::try_from(arcs).is_ok(),
+            FUSED_SOLO_SHARED,
+        )
+        | bit(options.fused_solo_direct_min, FUSED_SOLO_DIRECT_MIN);
+    Ok((spin_ns, flags))
+}
 
 /// How the blocks of the fused kernel wait at its grid barrier
 /// ([`WorklistOptions::fused_barrier`](crate::WorklistOptions::fused_barrier)).
@@ -225,6 +249,27 @@ mod tests {
             assert_eq!(d.grid, FusedGrid::Resident, "{degree}");
             assert!(!d.solo, "{degree}");
         }
+    }
+
+    #[test]
+    fn the_single_block_frontier_is_on_by_default_and_off_past_32_bit_arc_positions() {
+        let mut o = WorklistOptions::default();
+        let flags = |o: &WorklistOptions, arcs: usize| fused_kernel_flags(o, arcs).unwrap().1;
+        assert_eq!(flags(&o, 1000), FUSED_SOLO_SHARED);
+        assert_eq!(flags(&o, u32::MAX as usize), FUSED_SOLO_SHARED);
+        assert_eq!(flags(&o, u32::MAX as usize + 1), 0);
+        o.fused_solo_shared = false;
+        assert_eq!(flags(&o, 1000), 0);
+        o.fused_solo_direct_min = true;
+        o.fused_direct_min = true;
+        o.fused_barrier.tagged = true;
+        assert_eq!(
+            flags(&o, 1000),
+            FUSED_SOLO_DIRECT_MIN | FUSED_DIRECT_MIN | FUSED_BARRIER_TAGGED
+        );
+        o.fused_barrier.spin_ns = FUSED_MAX_SPIN_NS + 1;
+        let err = fused_kernel_flags(&o, 1000).unwrap_err().to_string();
+        assert!(err.contains("--fused-spin-ns"), "{err}");
     }
 
     #[test]

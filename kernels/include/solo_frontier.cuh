@@ -1,0 +1,187 @@
+// The single-block mode's shared-memory frontier (fused.cuh, SOLO with FUSED_SOLO_SHARED):
+// while block 0 runs levels alone, every vertex it appends to the worklist is also written,
+// with its adjacency range [offsets[v], offsets[v + 1]), to an entry of a shared-memory array,
+// so the next level reads its items there and starts at the targets loads instead of paying
+// the worklist load and then the offsets loads (two dependent L2 round trips of the chain
+// item -> offsets -> targets -> head value -> atomicMin -> append). The producer loads the
+// range beside its atomicMin (HeadRanges of traversal.cuh: issued before the atomics, so
+// both are in flight together), only for heads the relaxation may improve.
+//
+// Protocol. Entry j holds the item at worklist position `next + j`, where `next` is the end
+// of the level's batch (the next batch starts there): the appender computes j from the slot
+// it reserved, so the entries need no counter of their own, and the entries of the next
+// batch [next, next + min(count, capacity)) are exactly the ones written. The worklist keeps
+// every item as before (the entries are only a faster copy): leaving SOLO (to the grid, to
+// the host in bounded rounds, on an overflow, a hub or an abort) needs no change, and a level
+// whose items are not all cached (more than `capacity`, or the first level of a SOLO phase,
+// whose items the grid or the host appended) reads the others from the worklist.
+//
+// Why race-free. One block runs SOLO, so the level's readers and writers are its threads:
+// every thread reads its entry (and the previous level's decision, which the level's appends
+// change) before the level's first __syncthreads_or (solo_expand), and every append, entry
+// write and control-word update of the level comes after it; the level's closing
+// __syncthreads (fused_solo) orders the appends before the next level's reads. Only round 0
+// of a level reads entries (capacity <= blockDim.x), so later rounds' appends rewrite nothing
+// that is still to be read. A vertex appended twice in a level (two improvements) has two
+// entries, both expanded, as two worklist items are; the expansion rereads the item's value
+// (item_value), as the grid does, so a stale copy relaxes with the current value.
+//
+// Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
+#pragma once
+
+#include "traversal.cuh"
+
+namespace groute {
+
+// The entries (shared memory): vertex[j], and its range [begin[j], end[j]) as 32-bit arc
+// positions (the host turns the frontier off for graphs of 2^32 arcs or more: the low words
+// of the offsets are then not the offsets; 32 bits halve the registers that hold the ranges
+// between the producer's loads and its append, which the wide build's 64 have no room for).
+struct SoloFrontier {
+    unsigned int* vertex;
+    unsigned int* begin;
+    unsigned int* end;
+    // Entries (at most blockDim.x); 0: the frontier is off, nothing is written or read.
+    unsigned int capacity;
+};
+
+// The worklist of a SOLO level: appends go to the worklist (its control words in block 0's
+// shared copy) and, for positions [next, next + capacity), to the frontier.
+struct SoloWorklist {
+    DeviceWorklist wl;
+    SoloFrontier frontier;
+    unsigned int next;  // worklist position of entry 0: the level's batch end
+    const unsigned long long* offsets;
+
+    static constexpr bool KEEPS_RANGES = true;
+
+    // The low word of offsets[v] (below 2^32: see SoloFrontier).
+    __device__ __forceinline__ unsigned int offset(unsigned int v) const {
+        return reinterpret_cast<const unsigned int*>(offsets)[2u * static_cast<unsigned long long>(v)];
+    }
+
+    __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int begin,
+                                        unsigned int end) const {
+        const unsigned int j = slot - next;
+        if (j < frontier.capacity) {
+            frontier.vertex[j] = item;
+            frontier.begin[j] = begin;
+            frontier.end[j] = end;
+        }
+    }
+
+    // The block and warp granularity's appends (rare on graphs that stay in SOLO): the range
+    // is loaded after the improvement, only when the entry is cached.
+    __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
+        wl.append_warp(item, keep, [&](unsigned int slot) {
+            if (slot - next < frontier.capacity) {
+                put(slot, item, offset(item), offset(item + 1u));
+            }
+        });
+    }
+
+    // The thread granularity's appends, with the ranges the caller loaded (HeadRanges).
+    template <unsigned int K>
+    __device__ __forceinline__ void append_warp_n(const unsigned int (&items)[K],
+                                                  const bool (&keep)[K], unsigned int n,
+                                                  const unsigned int (&begin)[K],
+                                                  const unsigned int (&end)[K]) const {
+        wl.append_warp_n(items, keep, n, [&](unsigned int k, unsigned int slot) {
+            put(slot, items[k], begin[k], end[k]);
+        });
+    }
+};
+
+// The frontier's arrays for blocks of up to ENTRIES threads (static shared memory of the
+// build; none when ENTRIES is 0).
+template <unsigned int ENTRIES>
+struct SoloFrontierArrays {
+    unsigned int vertex[ENTRIES];
+    unsigned int begin[ENTRIES];
+    unsigned int end[ENTRIES];
+
+    __device__ __forceinline__ SoloFrontier frontier(unsigned int capacity) {
+        return SoloFrontier{vertex, begin, end, capacity < ENTRIES ? capacity : ENTRIES};
+    }
+};
+
+template <>
+struct SoloFrontierArrays<0> {
+    __device__ __forceinline__ SoloFrontier frontier(unsigned int) {
+        return SoloFrontier{nullptr, nullptr, nullptr, 0u};
+    }
+};
+
+// The worklist a SOLO level appends to: with frontier arrays, a SoloWorklist (its ranges
+// kept); without (a build that keeps no frontier), the worklist alone.
+template <unsigned int ENTRIES>
+struct SoloAppends {
+    using Type = SoloWorklist;
+
+    __device__ __forceinline__ static SoloWorklist make(const DeviceWorklist& wl,
+                                                        const SoloFrontier& frontier,
+                                                        unsigned int next,
+                                                        const unsigned long long* offsets) {
+        return SoloWorklist{wl, frontier, next, offsets};
+    }
+};
+
+template <>
+struct SoloAppends<0> {
+    using Type = DeviceWorklist;
+
+    __device__ __forceinline__ static DeviceWorklist make(const DeviceWorklist& wl,
+                                                          const SoloFrontier&, unsigned int,
+                                                          const unsigned long long*) {
+        return wl;
+    }
+};
+
+// One SOLO level on block 0: expands worklist positions [items.first, + count), the first
+// `cached` of them (at most frontier.capacity) from the frontier, the others from the
+// worklist, with the nested load balancing of traversal_expand, appending through `appends`
+// (a hub has no slot in SOLO: it is counted, which ends the mode, and expanded by the block).
+// Every thread of the block calls it.
+template <typename Relax, bool WEIGHTED, typename Appends>
+__device__ __forceinline__ void solo_expand(const MinSplitOps ops,
+                                            const unsigned long long* offsets,
+                                            const unsigned int* targets,
+                                            const unsigned int* weights,
+                                            const DeviceWorklist items, const Appends appends,
+                                            const SoloFrontier frontier, unsigned int count,
+                                            unsigned int cached, const SendBuffer send,
+                                            const LowList low, bool filter_loads) {
+    const unsigned int rounds = (count + blockDim.x - 1u) / blockDim.x;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * blockDim.x + threadIdx.x;
+        bool have = i < count;
+        unsigned int v = 0;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        unsigned int value = 0xFFFFFFFFu;
+        if (have) {
+            if (i < cached) {
+                v = frontier.vertex[i];
+                begin = frontier.begin[i];
+                end = frontier.end[i];
+            } else {
+                v = items.at(items.first + i);
+                begin = offsets[v];
+                end = offsets[v + 1];
+            }
+            // Read now, used at the arcs: in flight with the targets loads.
+            value = item_value(ops, v);
+        }
+        // Every entry and the previous level's decision are read before any thread appends
+        // (see the file comment); the vote also answers claim_block_lists' question.
+        const bool block_lists = __syncthreads_or(have && end - begin >= blockDim.x) != 0;
+        have = have && value != 0xFFFFFFFFu && end > begin;
+        if (have && end - begin >= HUB_MIN_DEGREE && record_hub(items.ctrl, v, end - begin)) {
+            have = false;  // never in SOLO (no hub slots), kept for the invariant
+        }
+        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
+                                           begin, end, value, filter_loads, block_lists);
+    }
+}
+
+}  // namespace groute
