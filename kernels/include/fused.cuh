@@ -106,7 +106,9 @@
 // offsets), the item and its range coming from shared memory; with FUSED_SOLO_DIRECT_MIN the
 // filter goes too. The block-level claim's vote doubles as the level's read-before-append
 // barrier, and the level's decision is taken by every thread (two __syncthreads a level
-// instead of three). Not measured here yet (no GPU on the machine that wrote it).
+// instead of three); the targets loads of a level do not wait for the item's value (an
+// unreached item relaxes nothing: relax_arc, relax_thread_arcs). Not measured here yet (no GPU
+// on the machine that wrote it).
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it

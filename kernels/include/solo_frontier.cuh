@@ -169,13 +169,15 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
                 begin = offsets[v];
                 end = offsets[v + 1];
             }
-            // Read now, used at the arcs: in flight with the targets loads.
+            // Read now, used at the arcs: in flight with the targets loads, which do not wait
+            // for it (`have` does not test it: an unreached item, never queued, would relax
+            // nothing, relax_arc and relax_thread_arcs check).
             value = item_value(ops, v);
         }
         // Every entry and the previous level's decision are read before any thread appends
         // (see the file comment); the vote also answers claim_block_lists' question.
         const bool block_lists = __syncthreads_or(have && end - begin >= blockDim.x) != 0;
-        have = have && value != 0xFFFFFFFFu && end > begin;
+        have = have && end > begin;
         if (have && end - begin >= HUB_MIN_DEGREE && record_hub(items.ctrl, v, end - begin)) {
             have = false;  // never in SOLO (no hub slots), kept for the invariant
         }

@@ -162,7 +162,7 @@ __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned
     bool improved = false;
     unsigned int u = 0;
     unsigned int cand = 0;
-    if (active) {
+    if (active && value != 0xFFFFFFFFu) {  // an unreached item relaxes nothing (see below)
         u = targets[e];
         cand = Relax::relax(value, WEIGHTED ? weights[e] : 1u);
         // Plain load first: most heads are already as good (no atomic then).
@@ -245,10 +245,14 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
         cand[k] = Relax::relax(value, WEIGHTED && active[k] ? weights[e + k] : 1u);
     }
     unsigned int seen[THREAD_ARCS];
+    // An item of value 0xFFFFFFFF (unreached: never queued, but solo_expand does not filter
+    // on the value before the targets loads, which must not wait for it) relaxes nothing:
+    // `seen` 0 is below every candidate.
+    const bool reached = value != 0xFFFFFFFFu;
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         // 0xFFFFFFFF is above every candidate (relax saturates below it).
-        seen[k] = !active[k] ? 0u : filter ? ops.values[u[k]] : 0xFFFFFFFFu;
+        seen[k] = !(active[k] && reached) ? 0u : filter ? ops.values[u[k]] : 0xFFFFFFFFu;
     }
     HeadRanges<Worklist::KEEPS_RANGES, THREAD_ARCS> ranges;
 #pragma unroll
