@@ -22,7 +22,7 @@ use clap::Parser;
 use common::{AnyError, Bar, GraphArgs, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
-    DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, PageRankOptions, PageRankSolver,
+    DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, PageRankSolver,
     SweepMode, l1_error_bound, pagerank_reference,
 };
 use serde::Serialize;
@@ -52,6 +52,11 @@ struct Cli {
     /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
     #[arg(long)]
     lazy_receive: bool,
+    /// CUDA: who drives the rounds: fused (one persistent kernel per device runs every round;
+    /// devices exchange over NVLink), host (a launch and a read-back per round), or auto
+    /// (fused where it can run).
+    #[arg(long, default_value_t = Driver::default())]
+    driver: Driver,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -91,6 +96,8 @@ struct DeviceReport {
     items_sent: u64,
     items_received: u64,
     syncs: u64,
+    /// Device-driven runs: cross-device exchanges.
+    exchanges: u64,
     buffer_growths: u64,
     sync_wait_ms: f64,
     round_ms: f64,
@@ -118,6 +125,7 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
             items_sent: w.items_sent,
             items_received: p.items_received,
             syncs: p.syncs,
+            exchanges: p.exchanges,
             buffer_growths: p.buffer_growths,
             sync_wait_ms: ms(p.sync_wait),
             round_ms: ms(p.round_time),
@@ -143,6 +151,10 @@ struct Report {
     sweep: String,
     sweep_divisor: u32,
     lazy_receive: bool,
+    /// The `--driver` asked for.
+    driver_requested: String,
+    /// The driver that ran (fused or host).
+    driver: String,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).
     device_ms: Option<f64>,
@@ -186,6 +198,7 @@ fn run() -> Result<(), AnyError> {
         sweep_divisor: cli.sweep_divisor,
         sweep: cli.sweep,
         lazy_receive: cli.lazy_receive,
+        driver: cli.driver,
         ..PageRankOptions::default()
     };
     options.validate()?;
@@ -281,6 +294,8 @@ fn run() -> Result<(), AnyError> {
         sweep: cli.sweep.to_string(),
         sweep_divisor: cli.sweep_divisor,
         lazy_receive: cli.lazy_receive,
+        driver_requested: cli.driver.to_string(),
+        driver: s.driver.to_string(),
         time_ms: median,
         device_ms,
         times_ms: times,
@@ -315,8 +330,8 @@ fn print_human(r: &Report) {
         r.devices, r.backend, r.gpu, r.partition
     );
     println!(
-        "settings    alpha {}, epsilon {}, {} sweeps (divisor {})",
-        r.alpha, r.epsilon, r.sweep, r.sweep_divisor
+        "settings    alpha {}, epsilon {}, {} sweeps (divisor {}), {} driver",
+        r.alpha, r.epsilon, r.sweep, r.sweep_divisor, r.driver
     );
     println!(
         "time        {:.3} ms (median of {})",

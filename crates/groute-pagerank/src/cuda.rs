@@ -8,6 +8,7 @@
 //! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
 //! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
 //! | [`pull::launch_pull_take`], [`pull::launch_pull_gather`] | the pull sweep's two passes |
+//! | [`fused::launch_fused`] | `pagerank_fused` (`kernels/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
 //!
 //! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
 //! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
@@ -29,6 +30,7 @@ use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
 use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSource, LaunchConfig};
 
+pub mod fused;
 pub mod pull;
 
 /// Threads per block of every PageRank kernel (a multiple of 32).

@@ -276,11 +276,7 @@ impl CudaPageRankStorage {
     /// and control block 0, pull hub sums 0) on `device`'s stream and returns a worker over
     /// this storage.
     pub(crate) fn worker<'a>(&self, device: &'a Device) -> Result<CudaPageRankWorker<'a>, Error> {
-        reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
-        device.stream().fill(&self.ctrl, 0u32)?;
-        if let Some(pull) = &self.pull {
-            pull.reset(device)?;
-        }
+        self.reset(device)?;
         device.stream().synchronize()?;
         Ok(CudaPageRankWorker {
             device,
@@ -300,21 +296,72 @@ impl CudaPageRankStorage {
     }
 }
 
+impl CudaPageRankStorage {
+    /// Enqueues the reset of the run state on `device`'s stream: residual `1 - alpha` on owned
+    /// vertices and 0 in the halo, ranks and control block 0, pull hub sums 0.
+    pub(crate) fn reset(&self, device: &Device) -> Result<(), Error> {
+        reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
+        device.stream().fill(&self.ctrl, 0u32)?;
+        if let Some(pull) = &self.pull {
+            pull.reset(device)?;
+        }
+        Ok(())
+    }
+
+    /// The graph and PageRank arrays, as the launch wrappers take them.
+    pub(crate) fn pr_buffers(&self) -> PageRankBuffers {
+        PageRankBuffers {
+            offsets: self.offsets.raw(),
+            targets: self.targets.raw(),
+            residual: self.residual.raw(),
+            rank: self.rank.raw(),
+            owned: self.owned.clone(),
+            alpha: self.alpha,
+            epsilon: self.epsilon,
+        }
+    }
+
+    /// The worklist from position 0 with the control block and its hub slots.
+    pub(crate) fn wl_buffers(&self) -> DeviceWorklistBuffers {
+        DeviceWorklistBuffers {
+            data: self.wl.raw(),
+            first: 0,
+            ctrl: self.ctrl.raw(),
+            hub_capacity: self.hub_capacity,
+        }
+    }
+
+    /// The pull sweep's buffers (`None`: sweeps push).
+    pub(crate) fn pull_buffers(&self) -> Option<PullBuffers> {
+        self.pull.as_ref().map(PullStorage::buffers)
+    }
+
+    /// [`crate::PageRankOptions::sweep_divisor`].
+    pub(crate) fn sweep_divisor(&self) -> u32 {
+        self.sweep_divisor
+    }
+
+    /// The worklist-overflow error, when the control block (downloaded from `device`) records one.
+    pub(crate) fn worklist_overflow(&self, device: &Device) -> Result<Option<Error>, Error> {
+        let w = device.download(&self.ctrl.slice(CTRL_WL_OVERFLOW..CTRL_WL_OVERFLOW + 1)?)?;
+        Ok((w[0] != 0).then(|| {
+            capacity(
+                "device local worklist",
+                self.wl.len(),
+                w[0] as usize,
+                WL_SETTING,
+            )
+        }))
+    }
+}
+
 impl<'a> CudaPageRankWorker<'a> {
     fn raw_stream(&self) -> &dyn RawStream {
         self.device.stream().raw().as_ref()
     }
 
     fn pr(&self) -> PageRankBuffers {
-        PageRankBuffers {
-            offsets: self.store.offsets.raw(),
-            targets: self.store.targets.raw(),
-            residual: self.store.residual.raw(),
-            rank: self.store.rank.raw(),
-            owned: self.store.owned.clone(),
-            alpha: self.store.alpha,
-            epsilon: self.store.epsilon,
-        }
+        self.store.pr_buffers()
     }
 
     fn wl_buffers(&self) -> DeviceWorklistBuffers {

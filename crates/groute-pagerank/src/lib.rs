@@ -14,6 +14,7 @@
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
 //! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
+//! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
 //! | [`PageRankError`] | what can go wrong |
 //!
 //! ```
@@ -107,6 +108,31 @@
 //! The host backend pulls in its first sweep (it runs worklist rounds after it); CUDA in
 //! every sweep round.
 //!
+//! ## Device-driven runs
+//!
+//! [`Driver::Fused`] (`--driver fused`; [`Driver::Auto`], the default, picks it on CUDA with
+//! pull sweeps where `groute_core::cuda::PeerGroup` can run: one device, or distinct physical
+//! GPUs with peer access) runs the same rounds with no host in the loop: ONE persistent
+//! cooperative kernel per device (`kernels/pagerank_fused.cu`) runs every round, its passes
+//! separated by grid barriers, the devices by cross-device all-reduces. The round bodies are
+//! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a
+//! contribution to another device's vertex goes: straight to its OWNER, added with a
+//! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
+//! parity), the round's first contribution (old value 0) appending the vertex to the owner's
+//! inbox of that parity. After the round's work every device passes an exchange (so every peer
+//! write is visible), then drains its inbox (each listed vertex's halo slot added to its
+//! residual, a vertex that crosses epsilon scheduled: the receive rule above), then a second
+//! exchange sums the pending items over the devices: the run ends when none is pending
+//! anywhere, and each device picks its next round (sweep or worklist) with the rule of the
+//! host mode from its own pending count. On one device the exchanges and the drain are skipped.
+//!
+//! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
+//! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual
+//! changes nothing. Every inbox is drained before the exchange that decides the end, so at the
+//! end no mass is in flight, no owned residual exceeds epsilon (it would be pending), and both
+//! bounds above hold unchanged. [`PageRankStats::driver`] says which driver ran; the per-device
+//! profile then holds the rounds by kind from the device's counters and its exchanges.
+//!
 //! ## Vertex numbering
 //!
 //! Partitioning renumbers vertices; the solver returns ranks in the *input order*: the rank
@@ -114,8 +140,10 @@
 //! simply the original vertex id).
 
 pub mod cuda;
+mod cuda_fused;
 mod cuda_pull;
 mod cuda_worker;
+mod driver;
 mod host;
 mod host_pull;
 mod profile;
@@ -130,6 +158,7 @@ use groute_graph::{GraphError, PartitionedGraph};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
+pub use driver::{Driver, ParseDriverError};
 pub use profile::DeviceProfile;
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
@@ -171,6 +200,10 @@ pub struct PageRankOptions {
     /// nothing while a receive is unsettled (its passed items are not counted yet). The host
     /// backend ignores it.
     pub lazy_receive: bool,
+    /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]: the
+    /// device-driven loop where it can run, see "Device-driven runs" above). The host
+    /// backend always runs host-driven.
+    pub driver: Driver,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
 }
@@ -183,6 +216,7 @@ impl Default for PageRankOptions {
             sweep_divisor: DEFAULT_SWEEP_DIVISOR,
             sweep: SweepMode::default(),
             lazy_receive: false,
+            driver: Driver::default(),
             worklist: WorklistOptions::default(),
         }
     }
@@ -212,6 +246,8 @@ pub struct PageRankStats {
     /// CUDA: per device, its rounds by kind, receives, host synchronisations and where the
     /// host time went ([`DeviceProfile`]); empty on the host backend.
     pub devices: Vec<DeviceProfile>,
+    /// The driver that ran: [`Driver::Fused`] or [`Driver::Host`] (never `Auto`).
+    pub driver: Driver,
 }
 
 /// The result of [`pagerank`].
@@ -361,6 +397,7 @@ impl PageRankSolver {
                 sweep_divisor: options.sweep_divisor,
                 lazy_receive: options.lazy_receive,
             },
+            options.driver,
             &options.worklist,
         )?;
         Ok(PageRankSolver {
@@ -387,6 +424,7 @@ impl PageRankSolver {
                 device_time: ws.device_time,
                 worklist: ws,
                 devices: out.profiles,
+                driver: out.driver,
             },
         })
     }

@@ -30,6 +30,9 @@ pub struct DeviceProfile {
     /// Rounds with no kernel, run only to read a lazy receive's counts back (no local work
     /// was pending).
     pub settle_rounds: u64,
+    /// Device-driven runs: cross-device exchanges (`peer_allreduce_sum` calls; 0 on one
+    /// device and in host-driven runs).
+    pub exchanges: u64,
     /// Host synchronisations with the device: one per round and per receive step that is not
     /// lazy (the control block's read-back) plus the final one.
     pub syncs: u64,

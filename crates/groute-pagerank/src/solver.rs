@@ -13,6 +13,8 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
+use crate::Driver;
+use crate::cuda_fused::FusedRuns;
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::profile::DeviceProfile;
 
@@ -95,6 +97,8 @@ pub(crate) struct SolveOutput {
     pub stats: WorklistStats,
     /// CUDA: each device's profile of the run (empty on the host backend).
     pub profiles: Vec<DeviceProfile>,
+    /// The driver that ran.
+    pub driver: Driver,
 }
 
 /// One device's rank and residual arrays (`f32` bits).
@@ -104,8 +108,9 @@ type RankAndResidual = (Buffer<u32>, Buffer<u32>);
 enum Storage {
     /// Host backend: one program per device (its arrays are reset before each run).
     Host(Vec<Arc<PageRankProgram>>),
-    /// CUDA: one storage per device, lent to a worker per run.
-    Cuda(Vec<CudaPageRankStorage>),
+    /// CUDA: one storage per device, lent to a worker per run (host-driven) or read by the
+    /// persistent kernels (device-driven: `Some` runs).
+    Cuda(Vec<CudaPageRankStorage>, Option<FusedRuns>),
 }
 
 /// Residual-push PageRank with its device storage kept across runs: the CSR is uploaded
@@ -128,6 +133,7 @@ impl DeviceSolver {
         symmetric: bool,
         partition: &Partition,
         push: PushSettings,
+        driver: Driver,
         options: &WorklistOptions,
     ) -> Result<Self, groute_worklist::WorklistError> {
         let PushSettings { alpha, epsilon, .. } = push;
@@ -154,8 +160,17 @@ impl DeviceSolver {
                     options,
                 )?);
             }
-            Storage::Cuda(devices)
+            let fused = fused_runs(context, csr, partition, &devices, push, driver, options)?;
+            Storage::Cuda(devices, fused)
         } else {
+            if driver == Driver::Fused {
+                return Err(Error::invalid(
+                    "driver (--driver)",
+                    "fused",
+                    "the CUDA backend (the host backend runs --driver host)",
+                )
+                .into());
+            }
             let in_csr = (push.sweep == SweepMode::Pull).then(|| {
                 Arc::new(if symmetric {
                     csr.clone()
@@ -192,6 +207,7 @@ impl DeviceSolver {
     ) -> Result<SolveOutput, groute_worklist::WorklistError> {
         let context = &self.context;
         let mut profiles = Vec::new();
+        let mut driver = Driver::Host;
         let (stats, arrays): (WorklistStats, Vec<RankAndResidual>) = match &self.storage {
             Storage::Host(programs) => {
                 for (d, (program, device)) in programs.iter().zip(context.devices()).enumerate() {
@@ -222,7 +238,17 @@ impl DeviceSolver {
                     .collect();
                 (stats, arrays)
             }
-            Storage::Cuda(devices) => {
+            Storage::Cuda(devices, Some(fused)) => {
+                let (stats, p) = fused.run(context, devices, options)?;
+                profiles = p;
+                driver = Driver::Fused;
+                let arrays = devices
+                    .iter()
+                    .map(|s| (s.rank.clone(), s.residual.clone()))
+                    .collect();
+                (stats, arrays)
+            }
+            Storage::Cuda(devices, None) => {
                 let workers = devices
                     .iter()
                     .zip(context.devices())
@@ -240,8 +266,43 @@ impl DeviceSolver {
         };
         let mut out = collect(context, &self.partition, self.num_vertices, &arrays, stats)?;
         out.profiles = profiles;
+        out.driver = driver;
         Ok(out)
     }
+}
+
+/// The device-driven runs' storage when `driver` picks them: [`Driver::Fused`] (an error
+/// naming `--driver host` where they cannot run: push sweeps, or a context that
+/// `PeerGroup::check` refuses) or [`Driver::Auto`] where they can; else `None`.
+fn fused_runs(
+    context: &Context,
+    csr: &Csr,
+    partition: &Partition,
+    devices: &[CudaPageRankStorage],
+    push: PushSettings,
+    driver: Driver,
+    options: &WorklistOptions,
+) -> Result<Option<FusedRuns>, Error> {
+    let wanted = match driver {
+        Driver::Host => false,
+        Driver::Fused => {
+            if push.sweep != SweepMode::Pull {
+                return Err(Error::invalid(
+                    "driver (--driver)",
+                    "fused",
+                    "pull sweeps (--sweep pull), or --driver host for push sweeps",
+                ));
+            }
+            true
+        }
+        Driver::Auto => {
+            push.sweep == SweepMode::Pull && groute_core::cuda::PeerGroup::supported(context)
+        }
+    };
+    if !wanted {
+        return Ok(None);
+    }
+    FusedRuns::new(context, csr, partition, devices, options).map(Some)
 }
 
 /// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices
@@ -300,6 +361,7 @@ fn collect(
         max_residual_left,
         stats,
         profiles: Vec::new(),
+        driver: Driver::Host,
     })
 }
 

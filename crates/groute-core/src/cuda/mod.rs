@@ -39,7 +39,7 @@ pub use peer_group::{
 };
 pub use source::{
     BFS, BFS_DIRECTION, BFS_DIRECTION_FUSED, CC, FUSED_BARRIER, HEADERS, KERNELS, KernelHeader,
-    KernelSource, PAGERANK, PBF, PEER_COPY, PEER_GROUP, SSSP,
+    KernelSource, PAGERANK, PAGERANK_FUSED, PBF, PEER_COPY, PEER_GROUP, SSSP,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

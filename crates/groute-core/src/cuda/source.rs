@@ -63,6 +63,15 @@ pub const PAGERANK: KernelSource = KernelSource {
     source: include_str!("../../../../kernels/pagerank.cu"),
 };
 
+/// `kernels/pagerank_fused.cu`: device-driven PageRank, every round of a run in one persistent
+/// cooperative kernel per device (the round bodies of `kernels/include/pagerank_push.cuh`, grid
+/// barriers of `fused.cuh`, cross-device exchanges of `peer_group.cuh`); launched by
+/// `groute-pagerank`'s fused driver.
+pub const PAGERANK_FUSED: KernelSource = KernelSource {
+    name: "pagerank_fused.cu",
+    source: include_str!("../../../../kernels/pagerank_fused.cu"),
+};
+
 /// `kernels/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights)
 /// and the fused persistent kernel; launched by `groute-worklist`'s traversal worker for `groute-sssp`.
 pub const SSSP: KernelSource = KernelSource {
@@ -135,6 +144,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/direction.cuh"),
     },
     KernelHeader {
+        name: "pagerank_push.cuh",
+        source: include_str!("../../../../kernels/include/pagerank_push.cuh"),
+    },
+    KernelHeader {
         name: "pull_gather.cuh",
         source: include_str!("../../../../kernels/include/pull_gather.cuh"),
     },
@@ -153,6 +166,7 @@ pub const KERNELS: &[KernelSource] = &[
     BFS_DIRECTION,
     BFS_DIRECTION_FUSED,
     PAGERANK,
+    PAGERANK_FUSED,
     SSSP,
     FUSED_BARRIER,
     PEER_COPY,

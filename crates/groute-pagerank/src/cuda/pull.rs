@@ -69,7 +69,7 @@ impl PullBuffers {
         Ok(())
     }
 
-    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+    pub(crate) fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
         let mut m = vec![
             self.in_offsets.memory.clone(),
             self.in_sources.memory.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use groute_core::testing::test_contexts;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    PageRankOptions, PageRankStats, l1_error_bound, pagerank, pagerank_reference,
+    Driver, PageRankOptions, PageRankStats, l1_error_bound, pagerank, pagerank_reference,
 };
 
 /// Test options: `epsilon`, small packets and batches, a time limit.
@@ -42,12 +42,25 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
     let slack = 1e-4 * norm + exact.error_bound;
     for method in [PartitionMethod::Block, PartitionMethod::Metis] {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
-        for tc in test_contexts(devices, jitter) {
+        let runs = test_contexts(devices, jitter)
+            .into_iter()
+            .flat_map(|tc| {
+                drivers(&tc.label, o.driver)
+                    .into_iter()
+                    .map(move |d| (tc.context.clone(), tc.label.clone(), d))
+            })
+            .collect::<Vec<_>>();
+        for (context, label, driver) in runs {
             let what = format!(
-                "{} on {devices} devices ({method}, {}, eps {epsilon}, {} sweeps, divisor {})",
-                graph.name, tc.label, o.sweep, o.sweep_divisor
+                "{} on {devices} devices ({method}, {}, {driver} driver, eps {epsilon}, {} \
+                 sweeps, divisor {})",
+                graph.name, label, o.sweep, o.sweep_divisor
             );
-            let got = pagerank(&tc.context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let o = &PageRankOptions {
+                driver,
+                ..o.clone()
+            };
+            let got = pagerank(&context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(got.ranks.len(), n, "{what}");
             let err: f64 = got
                 .ranks
@@ -95,6 +108,16 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
     }
 }
 
+/// The drivers to run on a test context: on CUDA both the one asked for (`Auto`: fused where
+/// it can run) and the host-driven one, elsewhere the one asked for.
+pub fn drivers(label: &str, asked: Driver) -> Vec<Driver> {
+    if label == "cuda" && asked != Driver::Host {
+        vec![asked, Driver::Host]
+    } else {
+        vec![asked]
+    }
+}
+
 /// The CUDA workers' profiles agree with the engine's counters, and a device synchronises
 /// once per round, once per eager receive step and once at the end (an enlarged outgoing buffer's
 /// wait is counted apart); the host backend reports none.
@@ -104,6 +127,10 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
         return;
     }
     assert_eq!(s.devices.len(), s.worklist.devices.len(), "{what}");
+    if s.driver == Driver::Fused {
+        check_fused_profiles(s, what);
+        return;
+    }
     for (d, (p, w)) in s.devices.iter().zip(&s.worklist.devices).enumerate() {
         assert_eq!(p.rounds, w.rounds, "{what}: device {d} rounds");
         assert_eq!(
@@ -187,4 +214,39 @@ pub fn sweep_divisors(cuda: &[u32]) -> Vec<u32> {
     } else {
         vec![groute_pagerank::DEFAULT_SWEEP_DIVISOR]
     }
+}
+
+/// A device-driven run: every device ran the same rounds (sweeps and worklist rounds, read
+/// from the device's counters) and two exchanges per round on several devices (none on one),
+/// with one synchronisation; what the devices sent to each other was all drained.
+pub fn check_fused_profiles(s: &PageRankStats, what: &str) {
+    let rounds = s.devices[0].rounds;
+    let multi = s.devices.len() > 1;
+    for (d, (p, w)) in s.devices.iter().zip(&s.worklist.devices).enumerate() {
+        assert_eq!(
+            p.rounds, rounds,
+            "{what}: device {d}: every device runs every round"
+        );
+        assert_eq!(p.rounds, w.rounds, "{what}: device {d} rounds");
+        assert_eq!(
+            p.rounds,
+            p.sweep_rounds + p.worklist_rounds,
+            "{what}: device {d}"
+        );
+        assert!(
+            p.sweep_rounds >= 1,
+            "{what}: device {d}: the first round sweeps"
+        );
+        let exchanges = if multi { 2 * p.rounds } else { 0 };
+        assert_eq!(p.exchanges, exchanges, "{what}: device {d} exchanges");
+        assert_eq!(
+            p.syncs, 1,
+            "{what}: device {d}: one synchronisation, at the end"
+        );
+    }
+    let received: u64 = s.worklist.devices.iter().map(|w| w.items_received).sum();
+    assert_eq!(
+        received, s.items_sent,
+        "{what}: every item sent was drained by its owner"
+    );
 }

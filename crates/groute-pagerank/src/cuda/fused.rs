@@ -1,0 +1,273 @@
+//! Launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank_fused.cu`):
+//! one persistent cooperative kernel per device runs every round of a run; the `#[repr(C)]`
+//! structs mirror its parameters, [`peers_block`] the `FusedPeers` block of device memory
+//! through which a device reaches its peers' halos and inboxes.
+
+use groute_core::Error;
+use groute_core::backend::{RawSlice, RawStream};
+use groute_core::cuda::{
+    CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
+};
+
+use super::pull::PullBuffers;
+use super::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
+
+/// Threads per block of `pagerank_fused` (its `__launch_bounds__`).
+pub const FUSED_PAGERANK_BLOCK: u32 = 256;
+
+/// `groute_core::cuda::PAGERANK_FUSED`, the kernel's source.
+pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource =
+    groute_core::cuda::PAGERANK_FUSED;
+
+/// u32 words of the state block (`PRF_WORDS`; zeroed before each run).
+pub const STATE_WORDS: usize = 96;
+/// State words (`PrfWord` of the kernel).
+pub(crate) mod word {
+    /// Rounds run.
+    pub const ROUNDS: usize = 64;
+    /// Sweep rounds run.
+    pub const SWEEPS: usize = 65;
+    /// Vertices pushed, 64-bit.
+    pub const PUSHED: usize = 66;
+    /// Cross-device exchanges made.
+    pub const EXCHANGES: usize = 69;
+    /// Items sent to peers, 64-bit.
+    pub const SENT: usize = 70;
+    /// Inbox items drained, 64-bit.
+    pub const RECEIVED: usize = 72;
+    /// Why the kernel stopped early (`PrfStop`).
+    pub const STOP: usize = 74;
+    /// The failed exchange's status.
+    pub const PEER_STATUS: usize = 75;
+    /// The size a peer's inbox needed (0: none overflowed).
+    pub const INBOX_OVERFLOW: usize = 76;
+}
+
+/// `PrfStop` of the kernel: why it stopped early.
+pub(crate) mod stop {
+    /// This device's worklist or a peer's inbox overflowed.
+    pub const OVERFLOW: u32 = 1;
+    /// Another device stopped the run.
+    pub const PEER: u32 = 2;
+    /// The host's abort word.
+    pub const ABORTED: u32 = 3;
+    /// A cross-device exchange failed (its status in [`super::word::PEER_STATUS`]).
+    pub const EXCHANGE: u32 = 4;
+}
+
+/// Mirror of `FusedPull`: the pull sweep's topology (addresses; 0 where absent).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FusedPullArgs {
+    in_offsets: u64,
+    in_sources: u64,
+    share: u64,
+    cut_offsets: u64,
+    cut_targets: u64,
+    hubs: u64,
+    tiles: u64,
+    hub_sum: u64,
+    hub_degree: u64,
+    hub_count: u32,
+    tile_count: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 80);
+
+// SAFETY: `#[repr(C)]` of nine u64 and two u32, the layout of `FusedPull` (pointers are u64
+// device addresses); no padding.
+unsafe impl KernelArg for FusedPullArgs {}
+
+/// Mirror of `FusedSettings`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FusedSettings {
+    /// [`crate::PageRankOptions::sweep_divisor`].
+    pub sweep_divisor: u32,
+    /// Items of one worklist round at most (>= 1).
+    pub max_batch: u32,
+    /// Hub slots of the control block.
+    pub hub_capacity: u32,
+    /// `__nanosleep` between two polls at a grid barrier.
+    pub spin_ns: u32,
+    /// `groute::FusedBarrierFlag` bits.
+    pub barrier_flags: u32,
+    /// Padding (0).
+    pub pad: u32,
+}
+
+// SAFETY: `#[repr(C)]` of six u32, the layout of `FusedSettings`.
+unsafe impl KernelArg for FusedSettings {}
+
+/// Where each device receives: its halo (2 x owned f32, parity-major), its inbox (2 x
+/// `capacity` u32) and its two tails (u32), with its inbox capacity per parity.
+#[derive(Clone, Debug)]
+pub struct PeerInbox {
+    /// The halo.
+    pub halo: RawSlice,
+    /// The inbox.
+    pub inbox: RawSlice,
+    /// The tails.
+    pub tails: RawSlice,
+    /// Inbox entries per parity.
+    pub capacity: u32,
+}
+
+/// The `FusedPeers` block (u32 words, to upload to every device): every device's halo,
+/// inbox and tails addresses, the partition's bounds and the inbox capacities. Errors when
+/// the group is larger than [`PEER_MAX_DEVICES`] or a buffer is too small.
+pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<Vec<u32>, Error> {
+    let size = inboxes.len();
+    if size == 0 || size > PEER_MAX_DEVICES || bounds.len() != size + 1 {
+        return Err(Error::invalid(
+            "devices of a fused PageRank run",
+            size,
+            format!("1..={PEER_MAX_DEVICES} devices, with one partition bound more"),
+        ));
+    }
+    let mut words = vec![0u32; 66];
+    let mut put_u64 = |at: usize, v: u64| {
+        words[at] = v as u32;
+        words[at + 1] = (v >> 32) as u32;
+    };
+    for (d, inbox) in inboxes.iter().enumerate() {
+        let owned = (bounds[d + 1] - bounds[d]) as usize;
+        let cap = inbox.capacity as usize;
+        if inbox.halo.len / 4 < 2 * owned || inbox.inbox.len / 4 < 2 * cap || inbox.tails.len < 8 {
+            return Err(Error::LengthMismatch {
+                operation: "fused PageRank halo (2 x owned f32) / inbox (2 x capacity) / tails (2)",
+                dst: inbox.halo.len / 4,
+                src: 2 * owned,
+            });
+        }
+        put_u64(2 * d, DevicePtr::<f32>::from_slice(&inbox.halo)?.addr());
+        put_u64(
+            16 + 2 * d,
+            DevicePtr::<u32>::from_slice(&inbox.inbox)?.addr(),
+        );
+        put_u64(
+            32 + 2 * d,
+            DevicePtr::<u32>::from_slice(&inbox.tails)?.addr(),
+        );
+    }
+    words[48..48 + size + 1].copy_from_slice(bounds);
+    for (d, inbox) in inboxes.iter().enumerate() {
+        words[57 + d] = inbox.capacity;
+    }
+    Ok(words)
+}
+
+/// One device's launch of `pagerank_fused`.
+#[derive(Clone, Debug)]
+pub struct FusedLaunch {
+    /// The graph and the PageRank arrays.
+    pub pr: PageRankBuffers,
+    /// The worklist and control block (`first` 0, control block zeroed).
+    pub wl: DeviceWorklistBuffers,
+    /// The pull sweep's topology.
+    pub pull: PullBuffers,
+    /// This device's copy of the [`peers_block`].
+    pub peers: RawSlice,
+    /// [`STATE_WORDS`] zeroed u32.
+    pub state: RawSlice,
+    /// The scalar settings.
+    pub settings: FusedSettings,
+    /// This device's member parameter of the group.
+    pub group: PeerArgs,
+}
+
+fn addr<T>(s: &RawSlice) -> Result<u64, Error> {
+    Ok(DevicePtr::<T>::from_slice(s)?.addr())
+}
+
+/// Enqueues `pagerank_fused` cooperatively on `stream` over the resident grid; returns the
+/// grid. The caller launches every member before waiting for any (their exchanges wait for
+/// each other) and keeps the peers' buffers alive until every member completed.
+pub fn launch_fused(stream: &dyn RawStream, l: &FusedLaunch) -> Result<u32, Error> {
+    let ops = l.pr.args()?;
+    if l.state.len < STATE_WORDS * 4 || l.peers.len < 66 * 4 {
+        return Err(Error::invalid(
+            "fused PageRank state / peers block",
+            l.state.len,
+            "STATE_WORDS u32 and the 66-word peers block",
+        ));
+    }
+    if l.settings.max_batch == 0 {
+        return Err(Error::invalid("max_batch", 0, "at least 1"));
+    }
+    let pull = &l.pull;
+    let (hubs, tiles, hub_sum, hub_count, tile_count, hub_degree) = match &pull.hubs {
+        Some(h) => (
+            addr::<u32>(&h.vertices)?,
+            addr::<u64>(&h.tiles)?,
+            addr::<f32>(&h.sums)?,
+            elements::<u32>("pull hubs", &h.vertices)?,
+            elements::<[u64; 3]>("pull hub tiles", &h.tiles)?,
+            crate::PULL_HUB_DEGREE,
+        ),
+        None => (0, 0, 0, 0, 0, u64::MAX),
+    };
+    let (cut_offsets, cut_targets) = match &pull.cut {
+        Some((o, t)) => (addr::<u64>(o)?, addr::<u32>(t)?),
+        None => (0, 0),
+    };
+    let pull_args = FusedPullArgs {
+        in_offsets: addr::<u64>(&pull.in_offsets)?,
+        in_sources: addr::<u32>(&pull.in_sources)?,
+        share: addr::<f32>(&pull.share)?,
+        cut_offsets,
+        cut_targets,
+        hubs,
+        tiles,
+        hub_sum,
+        hub_degree,
+        hub_count,
+        tile_count,
+    };
+    let f = CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function("pagerank_fused")?;
+    let grid = f.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?;
+    if grid == 0 {
+        return Err(Error::invalid(
+            "fused PageRank grid",
+            0,
+            "at least one resident block of pagerank_fused (use --driver host)",
+        ));
+    }
+    let args = (
+        ops,
+        DevicePtr::<u64>::from_slice(&l.pr.offsets)?,
+        DevicePtr::<u32>::from_slice(&l.pr.targets)?,
+        l.wl.args()?,
+        pull_args,
+        DevicePtr::<u32>::from_slice(&l.peers)?,
+        l.settings,
+        DevicePtr::<u32>::from_slice(&l.state)?,
+        l.group,
+    );
+    // SAFETY: pagerank_fused(PageRankOps ops, const unsigned long long* offsets, const
+    // unsigned* targets, DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,
+    // FusedSettings settings, unsigned* state, PeerGroup group): the tuple matches it field by
+    // field (layouts asserted in this module, in super and in groute-core). The owned range
+    // lies inside the CSR, residual and ranks (checked by `args`); the pull topology is the
+    // one `launch_pull_take` / `launch_pull_gather` check and read (built at upload; absent
+    // parts are null and never read: no cut arc, no hub); the peers block holds every member's
+    // halo, inbox and tails (sizes checked by `peers_block`), reachable from this device (the
+    // group checked peer access between every pair); `state` holds STATE_WORDS zeroed u32.
+    // The launch is cooperative over the resident grid at FUSED_PAGERANK_BLOCK threads (the
+    // kernel's launch bounds), so every block reaches every grid barrier; every exchange is
+    // bounded by the group's timeout and abort word. Memory kept alive below; the caller
+    // keeps the peers' buffers alive until every member completed.
+    unsafe {
+        f.launch_cooperative(
+            stream,
+            LaunchConfig::linear(grid, FUSED_PAGERANK_BLOCK),
+            args,
+        )?
+    };
+    let mut memory = l.pr.memory();
+    memory.extend(l.wl.memory());
+    memory.extend(pull.memory());
+    memory.extend([l.peers.memory.clone(), l.state.memory.clone()]);
+    keep(stream, memory)?;
+    Ok(grid)
+}

@@ -1,0 +1,317 @@
+//! The device-driven run ([`crate::Driver::Fused`]): one persistent cooperative kernel per
+//! device (`kernels/pagerank_fused.cu`) runs every round, over the same device storage as
+//! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
+//! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
+//! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,
+//! the state block and the `FusedPeers` block through which it reaches its peers. The host
+//! resets, launches every member, waits (setting the group's abort word past the time limit)
+//! and reads the state blocks back: rounds by kind, vertices pushed, items sent and drained,
+//! exchanges, and why a member stopped early.
+
+use std::time::{Duration, Instant};
+
+use groute_core::cuda::PeerGroup;
+use groute_core::{Buffer, Context, Error, Event};
+use groute_graph::{Csr, Partition};
+use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
+
+use crate::cuda::fused::{
+    FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block, stop, word,
+};
+use crate::cuda_worker::CudaPageRankStorage;
+use crate::profile::DeviceProfile;
+
+/// One device's receiving side and state.
+struct FusedDevice {
+    halo: Buffer<u32>,
+    /// Held for the peers' stores (never read by the host).
+    _inbox: Buffer<u32>,
+    tails: Buffer<u32>,
+    capacity: u32,
+    state: Buffer<u32>,
+    peers: Buffer<u32>,
+}
+
+/// The device-driven runs' group and per-device buffers, kept across runs.
+pub(crate) struct FusedRuns {
+    group: PeerGroup,
+    devices: Vec<FusedDevice>,
+    settings: FusedSettings,
+}
+
+/// Per part of `partition`, its owned vertices with an in-arc from another part.
+fn in_cut_counts(csr: &Csr, partition: &Partition) -> Vec<usize> {
+    let mut marked = vec![false; csr.num_vertices()];
+    for d in 0..partition.num_parts() {
+        let range = partition.range(d);
+        for u in range.clone() {
+            for &v in csr.neighbors(u) {
+                if !range.contains(&v) {
+                    marked[v as usize] = true;
+                }
+            }
+        }
+    }
+    (0..partition.num_parts())
+        .map(|d| {
+            let r = partition.range(d);
+            marked[r.start as usize..r.end as usize]
+                .iter()
+                .filter(|&&m| m)
+                .count()
+        })
+        .collect()
+}
+
+impl FusedRuns {
+    /// The group of `context`'s devices and each device's halo, inbox, tails, state and
+    /// peers block; errors as [`PeerGroup::new`] (naming `--driver host`).
+    pub(crate) fn new(
+        context: &Context,
+        csr: &Csr,
+        partition: &Partition,
+        storages: &[CudaPageRankStorage],
+        options: &WorklistOptions,
+    ) -> Result<Self, Error> {
+        let mut group = PeerGroup::new(context)?;
+        if let Some(limit) = options.time_limit {
+            group.set_timeout(limit);
+        }
+        let cut = in_cut_counts(csr, partition);
+        let mut parts = Vec::with_capacity(context.num_devices());
+        for (d, device) in context.devices().iter().enumerate() {
+            let owned = partition.range(d).len();
+            let capacity = cut[d].max(1);
+            let halo = device.alloc::<u32>(2 * owned.max(1))?;
+            parts.push((
+                halo,
+                device.alloc::<u32>(2 * capacity)?,
+                device.alloc::<u32>(2)?,
+                capacity as u32,
+                device.alloc::<u32>(STATE_WORDS)?,
+            ));
+        }
+        let inboxes: Vec<PeerInbox> = parts
+            .iter()
+            .map(|(halo, inbox, tails, capacity, _)| PeerInbox {
+                halo: halo.raw(),
+                inbox: inbox.raw(),
+                tails: tails.raw(),
+                capacity: *capacity,
+            })
+            .collect();
+        let block = peers_block(partition.bounds(), &inboxes)?;
+        let mut devices = Vec::with_capacity(parts.len());
+        for ((halo, inbox, tails, capacity, state), device) in
+            parts.into_iter().zip(context.devices())
+        {
+            devices.push(FusedDevice {
+                halo,
+                _inbox: inbox,
+                tails,
+                capacity,
+                state,
+                peers: device.upload(&block)?,
+            });
+            device.stream().synchronize()?;
+        }
+        let barrier = options.fused_barrier;
+        let settings = FusedSettings {
+            sweep_divisor: storages
+                .first()
+                .map_or(0, CudaPageRankStorage::sweep_divisor),
+            max_batch: u32::try_from(options.max_batch.max(1)).unwrap_or(u32::MAX),
+            hub_capacity: 0, // each device's own, at launch
+            spin_ns: barrier.spin_ns,
+            barrier_flags: u32::from(barrier.fenced) | (u32::from(barrier.tagged) << 1),
+            pad: 0,
+        };
+        Ok(FusedRuns {
+            group,
+            devices,
+            settings,
+        })
+    }
+
+    /// One run on every device of `context` over `storages` (reset here); returns the
+    /// engine-shaped counters and each device's profile.
+    pub(crate) fn run(
+        &self,
+        context: &Context,
+        storages: &[CudaPageRankStorage],
+        options: &WorklistOptions,
+    ) -> Result<(WorklistStats, Vec<DeviceProfile>), WorklistError> {
+        for ((storage, fused), device) in storages.iter().zip(&self.devices).zip(context.devices())
+        {
+            storage.reset(device)?;
+            let s = device.stream();
+            // A run that failed may have left mass in the halo.
+            s.fill(&fused.halo, 0u32)?;
+            s.fill(&fused.tails, 0u32)?;
+            s.fill(&fused.state, 0u32)?;
+            s.synchronize()?;
+        }
+        self.group.reset()?;
+        let started = Instant::now();
+        let mut spans = Vec::with_capacity(self.devices.len());
+        for (d, ((storage, fused), device)) in storages
+            .iter()
+            .zip(&self.devices)
+            .zip(context.devices())
+            .enumerate()
+        {
+            let launched = (|| -> Result<(Event, Event), Error> {
+                let pull = storage.pull_buffers().ok_or_else(|| {
+                    Error::invalid(
+                        "driver (--driver)",
+                        "fused",
+                        "pull sweeps (--sweep pull), or --driver host",
+                    )
+                })?;
+                let wl = storage.wl_buffers();
+                let settings = FusedSettings {
+                    hub_capacity: wl.hub_capacity,
+                    ..self.settings
+                };
+                let launch = FusedLaunch {
+                    pr: storage.pr_buffers(),
+                    wl,
+                    pull,
+                    peers: fused.peers.raw(),
+                    state: fused.state.raw(),
+                    settings,
+                    group: self.group.args(d)?,
+                };
+                let stream = device.stream();
+                let t0 = device.record_timing(stream)?;
+                launch_fused(stream.raw().as_ref(), &launch)?;
+                Ok((t0, device.record_timing(stream)?))
+            })();
+            match launched {
+                Ok(span) => spans.push(span),
+                Err(e) => {
+                    // The members already launched leave their next exchange.
+                    self.group.set_abort(1)?;
+                    for other in &context.devices()[..d] {
+                        other.stream().synchronize()?;
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        let timed_out = self.wait(&spans, options.time_limit)?;
+        let elapsed = started.elapsed();
+        let mut device_time = Duration::ZERO;
+        for (t0, t1) in &spans {
+            let ms = Event::elapsed_ms(t0, t1)?;
+            device_time = device_time.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
+        }
+        let mut stats = WorklistStats {
+            elapsed,
+            device_time: Some(device_time),
+            ..WorklistStats::default()
+        };
+        let mut profiles = Vec::with_capacity(self.devices.len());
+        let mut failure: Option<(u32, WorklistError)> = None;
+        for (d, ((storage, fused), device)) in storages
+            .iter()
+            .zip(&self.devices)
+            .zip(context.devices())
+            .enumerate()
+        {
+            let w = device.download(&fused.state)?;
+            let u64_at = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
+            let rounds = u64::from(w[word::ROUNDS]);
+            let sweeps = u64::from(w[word::SWEEPS]);
+            stats.devices.push(DeviceStats {
+                rounds,
+                items_processed: u64_at(word::PUSHED),
+                items_sent: u64_at(word::SENT),
+                items_received: u64_at(word::RECEIVED),
+                ..DeviceStats::default()
+            });
+            profiles.push(DeviceProfile {
+                rounds,
+                sweep_rounds: sweeps,
+                worklist_rounds: rounds - sweeps,
+                items_received: u64_at(word::RECEIVED),
+                exchanges: u64::from(w[word::EXCHANGES]),
+                syncs: 1,
+                finish_time: elapsed,
+                ..DeviceProfile::default()
+            });
+            // The root cause first: an overflow, then a failed exchange, then an abort.
+            let found = match w[word::STOP] {
+                0 | stop::PEER => None,
+                stop::OVERFLOW => Some((
+                    0,
+                    match storage.worklist_overflow(device)? {
+                        Some(e) => e.into(),
+                        None => Error::CapacityExceeded {
+                            what: "fused PageRank inbox (one entry per in-cut vertex)".into(),
+                            capacity: u64::from(fused.capacity),
+                            needed: u64::from(w[word::INBOX_OVERFLOW]),
+                            setting: "none: the inbox holds every in-cut vertex (a bug)",
+                        }
+                        .into(),
+                    },
+                )),
+                stop::EXCHANGE if !timed_out => {
+                    Some((1, PeerGroup::failure(d, w[word::PEER_STATUS]).into()))
+                }
+                stop::EXCHANGE | stop::ABORTED => Some((2, time_limit_error(options))),
+                other => Some((
+                    1,
+                    Error::invalid("fused PageRank stop word", other, "a PrfStop value (a bug)")
+                        .into(),
+                )),
+            };
+            if let Some((rank, e)) = found
+                && failure.as_ref().is_none_or(|(r, _)| rank < *r)
+            {
+                failure = Some((rank, e));
+            }
+        }
+        if let Some((_, e)) = failure {
+            return Err(e);
+        }
+        if timed_out {
+            return Err(time_limit_error(options));
+        }
+        Ok((stats, profiles))
+    }
+
+    /// Waits for every member's end event; past `limit`, sets the abort word (the members
+    /// leave within a few rounds) and keeps waiting. Returns whether it aborted.
+    fn wait(&self, spans: &[(Event, Event)], limit: Option<Duration>) -> Result<bool, Error> {
+        let Some(limit) = limit else {
+            for (_, t1) in spans {
+                t1.wait()?;
+            }
+            return Ok(false);
+        };
+        let deadline = Instant::now() + limit;
+        let mut aborted = false;
+        loop {
+            let mut done = true;
+            for (_, t1) in spans {
+                done &= t1.is_complete()?;
+            }
+            if done {
+                return Ok(aborted);
+            }
+            if !aborted && Instant::now() > deadline {
+                self.group.set_abort(1)?;
+                aborted = true;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+fn time_limit_error(options: &WorklistOptions) -> WorklistError {
+    WorklistError::TimedOut {
+        limit: options.time_limit.unwrap_or_default(),
+        outstanding: 0,
+    }
+}

@@ -1,0 +1,73 @@
+//! Who drives the rounds of a CUDA run ([`Driver`], `--driver`): the host (a launch and a
+//! read-back per round, the ring between devices) or the device (one persistent kernel per
+//! device running every round, the devices exchanging over NVLink; crate docs, "Device-driven
+//! runs").
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Driver {
+    /// [`Driver::Fused`] where it can run (the CUDA backend, pull sweeps, distinct physical
+    /// GPUs with peer access between every pair: `groute_core::cuda::PeerGroup::supported`),
+    /// else [`Driver::Host`].
+    #[default]
+    Auto,
+    /// One persistent cooperative kernel per device runs every round; remote contributions go
+    /// straight to their owner's halo over NVLink, the devices agree on the counts by
+    /// cross-device all-reduces. An error where it cannot run (naming `--driver host`).
+    Fused,
+    /// The host launches every round, reads the counts back and moves remote items over the
+    /// worklist's ring (the only driver of the host backend).
+    Host,
+}
+
+impl Driver {
+    /// The flag value (`auto`, `fused`, `host`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Auto => "auto",
+            Driver::Fused => "fused",
+            Driver::Host => "host",
+        }
+    }
+}
+
+impl fmt::Display for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of parsing a [`Driver`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown driver {0:?}: use auto, fused or host")]
+pub struct ParseDriverError(String);
+
+impl FromStr for Driver {
+    type Err = ParseDriverError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Driver::Auto),
+            "fused" => Ok(Driver::Fused),
+            "host" => Ok(Driver::Host),
+            other => Err(ParseDriverError(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_errors() {
+        for d in [Driver::Auto, Driver::Fused, Driver::Host] {
+            assert_eq!(d.to_string().parse::<Driver>(), Ok(d));
+        }
+        let e = "gpu".parse::<Driver>().unwrap_err();
+        assert!(e.to_string().contains("auto, fused or host"), "{e}");
+    }
+}

@@ -1,0 +1,163 @@
+//! The device-driven loop (`Driver::Fused`: one persistent kernel per device runs every round)
+//! against the power-iteration reference, with the bounds of the crate docs: on one device and,
+//! where the GPUs allow it (distinct physical GPUs with peer access), on two; on symmetric and
+//! directed graphs, with dangling vertices, sources and hubs; every sweep divisor. The device
+//! runs need `GROUTE_TEST_CUDA=1`; the refusals (host backend, push sweeps) run everywhere.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{check_options, from_pairs, generated, options, with_hubs, with_in_hubs};
+use groute_core::Context;
+use groute_core::cuda::PeerGroup;
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::{
+    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode, pagerank,
+};
+use groute_worklist::WorklistError;
+
+fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
+    PageRankOptions {
+        driver: Driver::Fused,
+        sweep_divisor,
+        ..options(epsilon)
+    }
+}
+
+/// Device counts the fused driver can run on here: 1, and 2 when two distinct GPUs with peer
+/// access are present (`None`: CUDA not tested).
+fn device_counts() -> Option<Vec<usize>> {
+    let one = groute_core::testing::cuda_context(1)?;
+    drop(one);
+    let mut counts = vec![1];
+    if let Some(two) = groute_core::testing::cuda_context(2)
+        && PeerGroup::supported(&two)
+    {
+        counts.push(2);
+    } else {
+        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
+    }
+    Some(counts)
+}
+
+fn check_fused(g: &Graph, epsilon: f32, divisors: &[u32]) {
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    for &divisor in divisors {
+        for &devices in &counts {
+            check_options(g, devices, &fused(epsilon, divisor), &[]);
+        }
+    }
+}
+
+#[test]
+fn fused_runs_on_symmetric_graphs_are_within_the_bound() {
+    for spec in ["kron:scale=10,ef=8,sym,seed=3", "road:side=40,p=0.6,seed=5"] {
+        check_fused(
+            &generated(spec),
+            0.01,
+            &[0, DEFAULT_SWEEP_DIVISOR, u32::MAX],
+        );
+    }
+}
+
+#[test]
+fn fused_runs_on_directed_graphs_are_within_the_bound() {
+    for spec in ["random:n=600,m=1800,seed=7", "random:n=3000,m=15000,seed=4"] {
+        check_fused(
+            &generated(spec),
+            0.001,
+            &[0, DEFAULT_SWEEP_DIVISOR, u32::MAX],
+        );
+    }
+}
+
+#[test]
+fn fused_runs_with_dangling_vertices_sources_and_self_loops() {
+    // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
+    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
+    let g = from_pairs(6, &pairs, "dangling+loops");
+    for eps in [1e-4, 0.01] {
+        check_fused(&g, eps, &[DEFAULT_SWEEP_DIVISOR, u32::MAX]);
+    }
+}
+
+#[test]
+fn fused_runs_with_out_and_in_hubs_are_within_the_bound() {
+    check_fused(&with_hubs(), 0.01, &[0, DEFAULT_SWEEP_DIVISOR]);
+    check_fused(&with_in_hubs(), 0.01, &[DEFAULT_SWEEP_DIVISOR]);
+}
+
+#[test]
+fn the_fused_driver_on_the_host_backend_is_an_error_naming_the_driver() {
+    let g = generated("road:side=8,p=0.7,seed=1");
+    let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let ctx = Context::host(2).unwrap();
+    let e = pagerank(&ctx, &parted, &fused(0.01, DEFAULT_SWEEP_DIVISOR)).unwrap_err();
+    assert!(e.to_string().contains("--driver"), "{e}");
+    // Auto runs host-driven there, and says so.
+    let o = PageRankOptions {
+        driver: Driver::Auto,
+        ..options(0.01)
+    };
+    assert_eq!(
+        pagerank(&ctx, &parted, &o).unwrap().stats.driver,
+        Driver::Host
+    );
+}
+
+#[test]
+fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
+    let Some(ctx) = groute_core::testing::cuda_context(1) else {
+        return;
+    };
+    let g = generated("road:side=16,p=0.7,seed=2");
+    let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
+    let push = PageRankOptions {
+        sweep: SweepMode::Push,
+        ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+    };
+    let e = pagerank(&ctx, &parted, &push).unwrap_err();
+    assert!(e.to_string().contains("--sweep pull"), "{e}");
+    let auto = PageRankOptions {
+        driver: Driver::Auto,
+        ..push
+    };
+    assert_eq!(
+        pagerank(&ctx, &parted, &auto).unwrap().stats.driver,
+        Driver::Host
+    );
+    let auto_pull = PageRankOptions {
+        driver: Driver::Auto,
+        ..options(0.01)
+    };
+    assert_eq!(
+        pagerank(&ctx, &parted, &auto_pull).unwrap().stats.driver,
+        Driver::Fused
+    );
+}
+
+#[test]
+fn a_fused_run_past_its_time_limit_is_a_timeout_error() {
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    let g = generated("road:side=64,p=0.6,seed=8");
+    for devices in counts {
+        let ctx = groute_core::testing::cuda_context(devices).unwrap();
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        let mut o = fused(1e-5, DEFAULT_SWEEP_DIVISOR);
+        o.worklist.time_limit = Some(Duration::ZERO);
+        match pagerank(&ctx, &parted, &o) {
+            Err(PageRankError::Worklist(WorklistError::TimedOut { .. })) => {}
+            other => panic!("{devices} devices: expected a time-limit error, got {other:?}"),
+        }
+        // The solver's next run is not affected.
+        o.worklist.time_limit = Some(Duration::from_secs(60));
+        let ok = pagerank(&ctx, &parted, &o).unwrap();
+        assert_eq!(ok.stats.driver, Driver::Fused);
+    }
+}

@@ -1,0 +1,463 @@
+// The round bodies of residual-push PageRank, shared by the host-driven kernels
+// (kernels/pagerank.cu, one launch per pass) and the device-driven loop
+// (kernels/pagerank_fused.cu, every pass of every round in one persistent kernel): the take
+// and push of a sweep or worklist round (push_round, with the nested load balancing of
+// list_claim.cuh), the hubs' tiles (push_hubs_grid), and the pull sweep's hub tiles and gather
+// (pull_hub_tiles_grid, pull_gather_grid). Every body is grid-stride over gridDim.x blocks.
+//
+// Where a push's contribution to a vertex of ANOTHER device goes is a policy (`Remote`):
+// `HaloList` (host-driven: this device's halo slot in the full-length residual, the vertex
+// listed for pagerank_pack_remote when its slot was empty) or the fused loop's PeerHalo (the
+// owner's incoming halo over NVLink). A Remote provides
+//   bool add(unsigned int w, float share)       // adds; true: list w (append_warp / heads)
+//   void append_warp(unsigned int w, bool keep) // warp-uniform; lists w where keep
+//   void append_heads(const unsigned int (&heads)[BATCH], unsigned int keep)
+// See kernels/pagerank.cu for the state, the control block and the overflow rules.
+// Self-contained (NVRTC, no toolkit headers). blockDim.x a multiple of 32, <= 1024.
+#pragma once
+
+#include "hubs.cuh"
+#include "list_claim.cuh"
+#include "warp_append.cuh"
+#include "worklist.cuh"
+#include "split.cuh"
+#include "pull_gather.cuh"
+
+namespace {
+
+// Control block words beyond the worklist's (see the header comment).
+constexpr unsigned int CTRL_PUSHED = 7;
+constexpr unsigned int CTRL_HUB_COUNTER = 8;  // two words, 8-byte aligned
+constexpr unsigned int CTRL_HUB_SLOTS = 16;
+// Arcs a thread pushes before its warp reserves worklist and remote slots for them.
+constexpr unsigned int BATCH = 4;
+constexpr unsigned int BATCH_BITS = 3;  // BATCH < 2^BATCH_BITS
+
+// Packed item: 8 bytes, vertex first (groute_pagerank::VertexResidual).
+struct VertexResidual {
+    unsigned int vertex;
+    float residual;
+};
+
+// One device's PageRank state (groute_pagerank::cuda::PageRankArgs).
+struct PageRankOps {
+    unsigned int owned_begin;
+    unsigned int owned_end;
+    float* residual;  // full length
+    float* rank;      // owned_end - owned_begin
+    float alpha;
+    float epsilon;
+
+    __device__ __forceinline__ bool mine(unsigned int v) const {
+        return v >= owned_begin && v < owned_end;
+    }
+};
+
+// Pull sweep pass 1: where the share of each taken vertex goes (`share`, full length) and
+// the cut arcs it is still pushed along (`cut_offsets`: full-length offsets of the cut CSR,
+// null when the device has no cut arcs). Unused (all null) by the push rounds.
+struct PullTake {
+    float* share;
+    const unsigned long long* cut_offsets;
+};
+
+// A bounded array with warp-aggregated appends and an overflow word.
+template <typename T>
+struct AppendBuffer {
+    T* data;
+    unsigned int capacity;
+    unsigned int* count;
+    unsigned int* overflow;
+
+    __device__ __forceinline__ void put(unsigned int slot, const T& x) const {
+        if (slot >= capacity) {
+            atomicMax(overflow, slot + 1u);
+            return;
+        }
+        data[slot] = x;
+    }
+
+    __device__ __forceinline__ void append_warp(const T& x, bool keep) const {
+        unsigned int total;
+        const unsigned int slot = groute::warp_reserve(count, keep, total);
+        if (keep) {
+            put(slot, x);
+        }
+    }
+};
+
+// The local worklist as a slot sink of append_batch.
+struct WorklistSink {
+    groute::DeviceWorklist wl;
+    unsigned int* count;
+
+    __device__ __forceinline__ void put(unsigned int slot, unsigned int item) const {
+        const unsigned int used = slot + 1u - wl.first;
+        if (used > wl.mask + 1u) {
+            atomicMax(wl.ctrl + groute::CTRL_WL_OVERFLOW, used);
+            return;
+        }
+        wl.data[slot & wl.mask] = item;
+    }
+};
+
+// Appends items[k] for every bit k of `keep`, one reservation per warp for the whole batch
+// (call with all 32 lanes).
+template <typename Sink>
+__device__ __forceinline__ void append_batch(const Sink& sink, const unsigned int (&items)[BATCH],
+                                             unsigned int keep) {
+    unsigned int total;
+    unsigned int slot = groute::warp_reserve_n<BATCH_BITS>(sink.count, __popc(keep), total);
+#pragma unroll
+    for (unsigned int k = 0; k < BATCH; ++k) {
+        if ((keep >> k) & 1u) {
+            sink.put(slot, items[k]);
+            ++slot;
+        }
+    }
+}
+
+// Takes v's residual into its rank; returns the share per out-arc (0: nothing to push) and
+// sets `pushed` when a residual was taken. SWEEP: a plain volatile load first, and only a
+// residual above `floor` is taken (the others keep theirs, without an atomic). The load is
+// volatile (served by L2, never a stale L1 line): a vertex pending before the sweep has a
+// residual above epsilon until it is taken, and the sweep must see it.
+template <bool SWEEP>
+__device__ __forceinline__ float take_and_share(const PageRankOps& ops, unsigned int v,
+                                                unsigned long long begin,
+                                                unsigned long long end, float floor,
+                                                bool& pushed) {
+    if (!ops.mine(v)) {
+        return 0.0f;
+    }
+    if (SWEEP && !(*static_cast<volatile const float*>(ops.residual + v) > floor)) {
+        return 0.0f;
+    }
+    const float rho = atomicExch(ops.residual + v, 0.0f);
+    if (!(rho > 0.0f)) {
+        return 0.0f;
+    }
+    pushed = true;
+    atomicAdd(ops.rank + (v - ops.owned_begin), rho);
+    if (end == begin) {
+        return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
+    }
+    return ops.alpha * rho / static_cast<float>(end - begin);
+}
+
+// take_and_share for pull sweep pass 1: plain loads and stores, since v is owned (a range
+// item) and no other thread of the launch touches its residual or rank (cut arcs lead to
+// non-owned vertices; receives run in stream order, never during it).
+__device__ __forceinline__ float take_owned(const PageRankOps& ops, unsigned int v,
+                                            unsigned long long begin, unsigned long long end,
+                                            float floor, bool& pushed) {
+    const float rho = ops.residual[v];
+    if (!(rho > floor) || !(rho > 0.0f)) {
+        return 0.0f;
+    }
+    ops.residual[v] = 0.0f;
+    pushed = true;
+    ops.rank[v - ops.owned_begin] += rho;
+    if (end == begin) {
+        return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
+    }
+    return ops.alpha * rho / static_cast<float>(end - begin);
+}
+
+// Adds `share` to w's residual (owned w: sets `local` when it crossed epsilon) or hands it to
+// `remote` (sets `far` when the remote policy lists w).
+template <typename Remote>
+__device__ __forceinline__ void add_share(const PageRankOps& ops, const Remote& remote,
+                                          unsigned int w, float share, bool& local, bool& far) {
+    if (ops.mine(w)) {
+        const float old = atomicAdd(ops.residual + w, share);
+        local = old <= ops.epsilon && old + share > ops.epsilon;
+    } else {
+        far = remote.add(w, share);
+    }
+}
+
+// Host-driven mode's Remote: this device's halo slot of w in the full-length residual; w is
+// listed (one entry per remote vertex per round) when its slot was empty.
+struct HaloList {
+    float* residual;
+    AppendBuffer<unsigned int> list;
+
+    __device__ __forceinline__ bool add(unsigned int w, float share) const {
+        return atomicAdd(residual + w, share) == 0.0f;
+    }
+    __device__ __forceinline__ void append_warp(unsigned int w, bool keep) const {
+        list.append_warp(w, keep);
+    }
+    __device__ __forceinline__ void append_heads(const unsigned int (&heads)[BATCH],
+                                                 unsigned int keep) const {
+        append_batch(list, heads, keep);
+    }
+};
+
+// Pushes `share` along arc e (where `active`) and schedules the head (warp-aggregated).
+template <typename Remote>
+__device__ __forceinline__ void push_arc(const PageRankOps& ops, const unsigned int* targets,
+                                         unsigned long long e, bool active, float share,
+                                         const groute::DeviceWorklist& wl,
+                                         const Remote& remote) {
+    bool local = false;
+    bool far = false;
+    unsigned int w = 0;
+    if (active) {
+        w = targets[e];
+        add_share(ops, remote, w, share, local, far);
+    }
+    wl.append_warp(w, local);
+    remote.append_warp(w, far);
+}
+
+// Pushes `share` along arcs [e, min(e + BATCH, end)) of this lane's own list, then schedules
+// the heads with one reservation per warp per destination (call with all 32 lanes). On
+// low-degree graphs (road networks: degree <= 4) a list takes one batch: two reservations
+// per warp instead of two per arc step.
+template <typename Remote>
+__device__ __forceinline__ void push_batch(const PageRankOps& ops, const unsigned int* targets,
+                                           unsigned long long e, unsigned long long end,
+                                           float share, const groute::DeviceWorklist& wl,
+                                           const Remote& remote) {
+    unsigned int heads[BATCH];
+    unsigned int local = 0;
+    unsigned int far = 0;
+#pragma unroll
+    for (unsigned int k = 0; k < BATCH; ++k) {
+        heads[k] = 0;
+        if (e + k < end) {
+            heads[k] = targets[e + k];
+            bool l = false;
+            bool f = false;
+            add_share(ops, remote, heads[k], share, l, f);
+            local |= static_cast<unsigned int>(l) << k;
+            far |= static_cast<unsigned int>(f) << k;
+        }
+    }
+    append_batch(WorklistSink{wl, wl.ctrl + groute::CTRL_WL_END}, heads, local);
+    remote.append_heads(heads, far);
+}
+
+// Item i of a round: a worklist slot or a vertex of the sweep's range.
+struct WorklistItems {
+    groute::DeviceWorklist wl;
+    unsigned int first;
+    __device__ __forceinline__ unsigned int at(unsigned int i) const { return wl.at(first + i); }
+};
+struct RangeItems {
+    unsigned int first;
+    __device__ __forceinline__ unsigned int at(unsigned int i) const { return first + i; }
+};
+
+// The hub list after the control block.
+__device__ __forceinline__ groute::HubList hub_list(const groute::DeviceWorklist& wl,
+                                                    unsigned int hub_capacity) {
+    return groute::HubList{reinterpret_cast<unsigned long long*>(wl.ctrl + CTRL_HUB_COUNTER),
+                           wl.ctrl + CTRL_HUB_SLOTS, hub_capacity};
+}
+
+// A push round over `count` items. PULL (pull sweep pass 1): the share comes from the
+// out-degree in `offsets` and is stored in pull.share[v]; the arcs pushed are v's cut arcs
+// (`targets` is then the cut CSR's).
+template <bool SWEEP, bool PULL, typename Items, typename Remote>
+__device__ __forceinline__ void push_round(const PageRankOps& ops,
+                                           const unsigned long long* offsets,
+                                           const unsigned int* targets, const Items& items,
+                                           unsigned int count, float floor,
+                                           const groute::DeviceWorklist& wl,
+                                           const groute::HubList& hubs,
+                                           const Remote& remote, const PullTake& pull) {
+    __shared__ unsigned int block_pushed;
+    const unsigned int lane = groute::lane_id();
+    const unsigned int stride = gridDim.x * blockDim.x;
+    unsigned int pushed_here = 0;
+    // Grid-stride over the items, with a trip count uniform across the block.
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        float share = 0.0f;
+        if (i < count) {
+            const unsigned int v = items.at(i);
+            begin = offsets[v];
+            end = offsets[v + 1];
+            bool pushed = false;
+            share = PULL ? take_owned(ops, v, begin, end, floor, pushed)
+                         : take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
+            pushed_here += pushed ? 1u : 0u;
+            if (PULL) {
+                pull.share[v] = share;  // every owned vertex: 0 when not taken
+                begin = 0;
+                end = 0;
+                if (pull.cut_offsets != nullptr) {
+                    begin = pull.cut_offsets[v];
+                    end = pull.cut_offsets[v + 1];
+                }
+                if (begin == end) {
+                    share = 0.0f;  // no cut arc: the gather delivers it all
+                }
+            }
+            if (share > 0.0f && groute::HubList::is_hub(end - begin) &&
+                hubs.record(v, end - begin, __float_as_uint(share))) {
+                share = 0.0f;  // pushed by pagerank_push_hubs
+            }
+        }
+        bool have = share > 0.0f;
+        if (PULL && pull.cut_offsets == nullptr) {
+            continue;  // no cut arc on this device (uniform over the grid): nothing to push
+        }
+        // (1) Block granularity: high-degree lists, one at a time, by the whole block.
+        groute::claim_block_lists(
+            have, begin, end, share,
+            [&](unsigned long long bb, unsigned long long be, float bs, unsigned int) {
+                for (unsigned long long base = bb; base < be; base += blockDim.x) {
+                    const unsigned long long e = base + threadIdx.x;
+                    push_arc(ops, targets, e, e < be, bs, wl, remote);
+                }
+            });
+        // (2) Warp granularity: medium-degree lists, by one warp each.
+        groute::claim_warp_lists(
+            have, begin, end, share,
+            [&](unsigned long long wb, unsigned long long we, float ws, unsigned int) {
+                for (unsigned long long base = wb; base < we; base += 32u) {
+                    const unsigned long long e = base + lane;
+                    push_arc(ops, targets, e, e < we, ws, wl, remote);
+                }
+            });
+        // (3) Thread granularity: the remaining low-degree lists, BATCH arcs per step.
+        const unsigned long long last = have ? end : begin;
+        for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, e < last); e += BATCH) {
+            push_batch(ops, targets, e, last, share, wl, remote);
+        }
+    }
+    if (SWEEP) {
+        // One atomic per block on the pushed count (statistics of the sweep).
+        if (threadIdx.x == 0) {
+            block_pushed = 0;
+        }
+        __syncthreads();
+        const unsigned int warp_pushed = __reduce_add_sync(0xFFFFFFFFu, pushed_here);
+        if (lane == 0 && warp_pushed != 0) {
+            atomicAdd(&block_pushed, warp_pushed);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && block_pushed != 0) {
+            atomicAdd(wl.ctrl + CTRL_PUSHED, block_pushed);
+        }
+    }
+}
+
+// Pushes the hubs a round listed (after its push_round, with a grid-wide barrier or a
+// launch between): tiles of HubList::TILE arcs, block b taking tiles b, b + gridDim.x, ...
+template <typename Remote>
+__device__ __forceinline__ void push_hubs_grid(const PageRankOps& ops,
+                                               const unsigned long long* offsets,
+                                               const unsigned int* targets,
+                                               const groute::DeviceWorklist& wl,
+                                               const groute::HubList& hubs,
+                                               const Remote& remote) {
+    __shared__ groute::HubTile tile;
+    const unsigned int n = hubs.listed();
+    if (n == 0) {
+        return;
+    }
+    const unsigned int tiles = hubs.tiles();
+    for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
+        hubs.block_tile(g, n, offsets, tile);
+        const float share = __uint_as_float(tile.payload);
+        const unsigned long long tb = tile.begin;
+        const unsigned long long te = tile.end;
+        for (unsigned long long base = tb; base < te; base += blockDim.x) {
+            const unsigned long long e = base + threadIdx.x;
+            push_arc(ops, targets, e, e < te, share, wl, remote);
+        }
+        __syncthreads();
+    }
+}
+
+// Pull sweep, hubs (before the gather): the in-lists of the hubs listed at upload, in tiles
+// (tiles[3t] = hub index, tiles[3t + 1 .. 3t + 3) = arc range of the in-CSR), block b taking
+// tiles b, b + gridDim.x, ...; each tile's sum is added to hub_sum[hub index].
+__device__ __forceinline__ void pull_hub_tiles_grid(const unsigned long long* tiles,
+                                                    unsigned int tile_count,
+                                                    const unsigned int* in_sources,
+                                                    const float* share, float* hub_sum) {
+    __shared__ float total;
+    for (unsigned int t = blockIdx.x; t < tile_count; t += gridDim.x) {
+        const unsigned long long hub = tiles[3ull * t];
+        const unsigned long long begin = tiles[3ull * t + 1];
+        const unsigned long long end = tiles[3ull * t + 2];
+        float part = 0.0f;
+        for (unsigned long long e = begin + threadIdx.x; e < end; e += blockDim.x) {
+            part += share[in_sources[e]];
+        }
+        part = groute::block_sum(part, total);
+        if (threadIdx.x == 0) {
+            atomicAdd(hub_sum + hub, part);
+        }
+    }
+}
+
+
+// Adds `sum` to owned v's residual (plain: only this thread writes it in the launch; receives
+// run in stream order, never during it); true when it crossed epsilon.
+__device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v, float sum) {
+    if (!(sum > 0.0f)) {
+        return false;
+    }
+    const float old = ops.residual[v];
+    const float now = old + sum;
+    ops.residual[v] = now;
+    return old <= ops.epsilon && now > ops.epsilon;
+}
+
+// Pull sweep pass 2: the hubs' sums (taken from hub_sum, left 0), then every other owned
+// vertex (in-degree below hub_degree) gathers its in-neighbours' shares.
+__device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
+                                                 const unsigned long long* in_offsets,
+                                                 const unsigned int* in_sources,
+                                                 const float* share,
+                                                 const groute::DeviceWorklist& wl,
+                                                 const unsigned int* hubs,
+                                                 unsigned int hub_count, float* hub_sum,
+                                                 unsigned long long hub_degree) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int hub_rounds = (hub_count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < hub_rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned int v = 0;
+        bool crossed = false;
+        if (i < hub_count) {
+            v = hubs[i];
+            crossed = add_owned(ops, v, hub_sum[i]);
+            hub_sum[i] = 0.0f;
+        }
+        wl.append_warp(v, crossed);
+    }
+    const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
+    const unsigned int count = ops.owned_end - ops.owned_begin;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = ops.owned_begin + i;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        if (i < count) {
+            begin = in_offsets[v];
+            end = in_offsets[v + 1];
+        }
+        const bool active = i < count && end - begin < hub_degree;
+        const float sum = groute::gather_sum(in_sources, share, begin, end, active);
+        // Most vertices may cross in a sweep: one reservation per block, not per warp.
+        const bool crossed = active && add_owned(ops, v, sum);
+        const unsigned int slot = groute::block_reserve(sink.count, crossed);
+        if (crossed) {
+            sink.put(slot, v);
+        }
+    }
+}
+
+}  // namespace

@@ -1,0 +1,369 @@
+// Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
+// run (crates/groute-pagerank/src/fused.rs launches it on every device of a PeerGroup, with no
+// host in the loop). The rounds are the host-driven worker's (kernels/pagerank.cu), their
+// bodies the same functions (kernels/include/pagerank_push.cuh); phases are separated by grid
+// barriers (grid_barrier of fused.cuh) and the devices by cross-device all-reduces
+// (peer_allreduce_sum of peer_group.cuh).
+//
+// Remote contributions go straight to their owner (PeerHalo): a push to a vertex w of device
+// o atomically adds the share to o's incoming halo slot of w (halo[o][parity][w - begin(o)],
+// system-scope atomics over NVLink) and, when the slot was empty (the round's first
+// contribution to w: old value 0), appends w to o's inbox of that parity (a system-scope
+// atomic on o's tail; capacity: o's in-cut vertices, so it cannot overflow; checked anyway,
+// the needed size recorded in PRF_INBOX_OVERFLOW). Every writing thread then executes
+// __threadfence_system(). The parity is the round's (round & 1).
+//
+// A round (every block, grid-uniform control flow; the record of the last barrier says what):
+//   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; cut arcs
+//             pushed through PeerHalo) | barrier | the cut hubs listed (push_hubs_grid over the
+//             cut CSR) and the pull hubs' tiles | barrier (when either exists) | pull gather.
+//   WORKLIST  push round over the record's [first, first + count) of the worklist | barrier
+//             and the listed hubs (when the device has hubs).
+//   then, on several devices: barrier A, whose action (thread 0 of the last block) runs
+//   exchange 2k (peer_allreduce_sum: every device's peer writes of the round are visible
+//   after it), and the DRAIN of this device's inbox of the round's parity (each listed
+//   vertex's halo slot taken with atomicExch and added to its residual; a vertex that crosses
+//   epsilon is appended to the worklist: the host mode's receive rule);
+//   then barrier B, whose action zeroes the round's hub counter, the pushed count and the
+//   drained inbox's tail, counts the pending items (worklist end - start) and runs exchange
+//   2k + 1 (on one device: no exchange) over (pending, stop): every device sees the same sums.
+//   Nothing pending anywhere (every inbox was drained before B, so nothing is in flight
+//   either) -> DONE; a stop flag anywhere (overflow, abort) -> STOP. Else each device picks
+//   its next round with the host mode's rule: SWEEP (floor epsilon, consuming every pending
+//   item) when pending * sweep_divisor >= owned, else WORKLIST over min(pending, max_batch)
+//   items. Every device runs the same number of rounds and exchanges, whatever their kinds.
+//
+// Double buffering: a peer fills parity p in round k while nobody drains it; the owner drains
+// it between exchanges 2k and 2k + 1, and the next writes to parity p come in round k + 2.
+//
+// State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words (fused.cuh's
+// FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_* words below, read and
+// written by barrier actions only (one thread at a time, ordered by the barriers), except the
+// counters that PeerHalo (sent, inbox overflow) adds to with atomics.
+//
+// Stop reasons (PRF_STOP): PRF_STOP_OVERFLOW (this device's worklist or a peer's inbox:
+// ctrl[CTRL_WL_OVERFLOW] / PRF_INBOX_OVERFLOW hold the size needed), PRF_STOP_PEER (another
+// device stopped), PRF_STOP_ABORTED (the host's abort word), PRF_STOP_EXCHANGE (an exchange
+// failed: PRF_PEER_STATUS holds its PeerStatus). The host fails the run on any of them.
+// Launch cooperatively, blockDim.x = PRF_BLOCK (256), grid <= the resident maximum.
+#include "fused.cuh"
+#include "peer_group.cuh"
+#include "pagerank_push.cuh"
+
+namespace {
+
+enum PrfWord : unsigned int {
+    PRF_ROUNDS = 64,            // rounds run
+    PRF_SWEEPS = 65,            // of which sweep rounds
+    PRF_PUSHED = 66,            // vertices pushed, 64-bit (words 66, 67)
+    PRF_START = 68,             // first unconsumed worklist position
+    PRF_EXCHANGES = 69,         // peer exchanges made
+    PRF_SENT = 70,              // items sent to peers (first contributions), 64-bit (70, 71)
+    PRF_RECEIVED = 72,          // inbox items drained, 64-bit (72, 73)
+    PRF_STOP = 74,              // why the kernel stopped early (0: it did not)
+    PRF_PEER_STATUS = 75,       // the failed exchange's PeerStatus
+    PRF_INBOX_OVERFLOW = 76,    // size a peer's inbox needed (0: none overflowed)
+    PRF_WORDS = 96,
+};
+
+enum PrfStop : unsigned int {
+    PRF_STOP_NONE = 0,
+    PRF_STOP_OVERFLOW = 1,
+    PRF_STOP_PEER = 2,
+    PRF_STOP_ABORTED = 3,
+    PRF_STOP_EXCHANGE = 4,
+    PRF_ABORT_POLL = 16,  // rounds between two polls of the abort word
+};
+
+enum PrfKind : unsigned int { PRF_DONE = 0, PRF_SWEEP = 1, PRF_WORKLIST = 2, PRF_HALT = 3 };
+
+// The release record: what every block runs next.
+enum PrfRecordWord : unsigned int {
+    REC_KIND = 0,   // PrfKind
+    REC_FIRST = 1,  // worklist round: first item; sweep: the worklist's first unconsumed slot
+    REC_COUNT = 2,  // worklist round: items
+    REC_FLOOR = 3,  // sweep: the floor (f32 bits)
+    REC_ROUND = 4,  // the round's index (its parity picks the halo and inbox)
+    REC_HUBS = 5,   // after a round's first barrier: hubs were listed
+};
+
+// Every device's incoming halo, inbox and tails, and the partition (a small block of device
+// memory on each device, read through the cache; the layout of
+// groute_pagerank::cuda::fused::peers_block).
+struct FusedPeers {
+    float* halo[groute::PEER_MAX_DEVICES];          // owner o: 2 x owned(o) f32, parity-major
+    unsigned int* inbox[groute::PEER_MAX_DEVICES];  // owner o: 2 x capacity[o] vertices
+    unsigned int* tails[groute::PEER_MAX_DEVICES];  // owner o: 2 u32, one per parity
+    unsigned int bounds[groute::PEER_MAX_DEVICES + 1];  // device o owns [bounds[o], bounds[o+1])
+    unsigned int capacity[groute::PEER_MAX_DEVICES];    // inbox entries per parity
+};
+
+// The pull sweep's topology (groute_pagerank::cuda::fused::FusedPullArgs).
+struct FusedPull {
+    const unsigned long long* in_offsets;
+    const unsigned int* in_sources;
+    float* share;
+    const unsigned long long* cut_offsets;  // null: no cut arc
+    const unsigned int* cut_targets;
+    const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)
+    const unsigned long long* tiles;
+    float* hub_sum;
+    unsigned long long hub_degree;
+    unsigned int hub_count;
+    unsigned int tile_count;
+};
+
+// Scalar settings (groute_pagerank::cuda::fused::FusedSettings).
+struct FusedSettings {
+    unsigned int sweep_divisor;
+    unsigned int max_batch;
+    unsigned int hub_capacity;
+    unsigned int spin_ns;
+    unsigned int barrier_flags;
+    unsigned int pad;
+};
+
+// Remote policy of the fused loop: the share goes to the owner's halo, the first
+// contribution of the round lists the vertex in the owner's inbox (see the header comment).
+struct PeerHalo {
+    const FusedPeers* peers;
+    unsigned int size;
+    unsigned int parity;
+    unsigned int* state;
+
+    __device__ __forceinline__ bool add(unsigned int w, float share) const {
+        unsigned int o = 0;
+        while (o + 1u < size && w >= peers->bounds[o + 1u]) {
+            ++o;
+        }
+        const unsigned int begin = peers->bounds[o];
+        const unsigned int owned = peers->bounds[o + 1u] - begin;
+        float* slot = peers->halo[o] + static_cast<unsigned long long>(parity) * owned + (w - begin);
+        if (atomicAdd_system(slot, share) == 0.0f) {
+            const unsigned int cap = peers->capacity[o];
+            const unsigned int at = atomicAdd_system(peers->tails[o] + parity, 1u);
+            if (at < cap) {
+                peers->inbox[o][static_cast<unsigned long long>(parity) * cap + at] = w;
+            } else {
+                atomicMax(state + PRF_INBOX_OVERFLOW, at + 1u);
+            }
+            atomicAdd(reinterpret_cast<unsigned long long*>(state + PRF_SENT), 1ull);
+        }
+        __threadfence_system();
+        return false;  // nothing to list locally
+    }
+    __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
+    __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
+};
+
+__device__ __forceinline__ unsigned int state_load(const unsigned int* state, unsigned int w) {
+    return groute::load_volatile(state + w);
+}
+
+__device__ __forceinline__ unsigned long long state_load_u64(const unsigned int* state,
+                                                              unsigned int w) {
+    return *reinterpret_cast<const volatile unsigned long long*>(state + w);
+}
+
+__device__ __forceinline__ void state_add_u64(unsigned int* state, unsigned int w,
+                                              unsigned long long n) {
+    *reinterpret_cast<volatile unsigned long long*>(state + w) = state_load_u64(state, w) + n;
+}
+
+// Drains this device's inbox of `parity` (after the exchange that made the round's peer
+// writes visible): each listed vertex's halo slot is taken and added to its residual.
+__device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedPeers* peers,
+                                            unsigned int rank, unsigned int parity,
+                                            const groute::DeviceWorklist& wl) {
+    const unsigned int owned = ops.owned_end - ops.owned_begin;
+    const unsigned int cap = peers->capacity[rank];
+    const unsigned int count = min(groute::load_volatile(peers->tails[rank] + parity), cap);
+    float* halo = peers->halo[rank] + static_cast<unsigned long long>(parity) * owned;
+    const volatile unsigned int* inbox =
+        peers->inbox[rank] + static_cast<unsigned long long>(parity) * cap;
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned int v = 0;
+        bool crossed = false;
+        if (i < count) {
+            v = inbox[i];
+            const float h = atomicExch(halo + (v - ops.owned_begin), 0.0f);
+            crossed = add_owned(ops, v, h);
+        }
+        wl.append_warp(v, crossed);
+    }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(256)
+    pagerank_fused(PageRankOps ops, const unsigned long long* offsets,
+                   const unsigned int* targets, groute::DeviceWorklist wl, FusedPull pull,
+                   const FusedPeers* peers, FusedSettings settings, unsigned int* state,
+                   groute::PeerGroup group) {
+    __shared__ groute::FusedRecord rec;
+    const groute::FusedBarrierConfig config{settings.spin_ns, settings.barrier_flags};
+    const unsigned int owned = ops.owned_end - ops.owned_begin;
+    const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
+    const bool has_cut = pull.cut_offsets != nullptr;
+    unsigned int gen = 0;
+    if (threadIdx.x == 0) {
+        rec.w[REC_KIND] = owned == 0u && group.size == 1u ? PRF_DONE : PRF_SWEEP;
+        rec.w[REC_FIRST] = 0;
+        rec.w[REC_COUNT] = 0;
+        rec.w[REC_FLOOR] = __float_as_uint(0.0f);
+        rec.w[REC_ROUND] = 0;
+        rec.w[REC_HUBS] = 0;
+    }
+    __syncthreads();
+    const auto keep = [](const groute::FusedRecord&) {};
+    const auto nothing = [] {};
+    while (rec.w[REC_KIND] == PRF_SWEEP || rec.w[REC_KIND] == PRF_WORKLIST) {
+        const groute::FusedRecord round = rec;
+        const unsigned int parity = round.w[REC_ROUND] & 1u;
+        const PeerHalo remote{peers, group.size, parity, state};
+        groute::DeviceWorklist rwl = wl;
+        rwl.first = round.w[REC_FIRST];
+        // The round's first barrier: whether it listed hubs (read by its action only).
+        const auto hubs_listed = [&] {
+            groute::FusedRecord r = round;
+            r.w[REC_HUBS] = *reinterpret_cast<const volatile unsigned long long*>(
+                                wl.ctrl + CTRL_HUB_COUNTER) != 0ull
+                                ? 1u
+                                : 0u;
+            return r;
+        };
+        const auto copy = [&](const groute::FusedRecord& r) { rec = r; };
+        if (round.w[REC_KIND] == PRF_SWEEP) {
+            const PullTake take{pull.share, pull.cut_offsets};
+            push_round<true, true>(ops, offsets, has_cut ? pull.cut_targets : targets,
+                                   RangeItems{ops.owned_begin}, owned,
+                                   __uint_as_float(round.w[REC_FLOOR]), rwl, hubs, remote, take);
+            groute::grid_barrier(state, gen, config, hubs_listed, copy, nothing);
+            const bool cut_hubs = rec.w[REC_HUBS] != 0u && has_cut;
+            if (cut_hubs) {
+                push_hubs_grid(ops, pull.cut_offsets, pull.cut_targets, rwl, hubs, remote);
+            }
+            if (pull.tile_count != 0u) {
+                pull_hub_tiles_grid(pull.tiles, pull.tile_count, pull.in_sources, pull.share,
+                                    pull.hub_sum);
+            }
+            if (cut_hubs || pull.tile_count != 0u) {
+                groute::grid_barrier(state, gen, config, [&] { return round; }, keep, nothing);
+            }
+            pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
+                             pull.hub_count, pull.hub_sum, pull.hub_degree);
+        } else {
+            push_round<false, false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
+                                     round.w[REC_COUNT], 0.0f, rwl, hubs, remote,
+                                     PullTake{nullptr, nullptr});
+            if (settings.hub_capacity != 0u) {
+                groute::grid_barrier(state, gen, config, hubs_listed, copy, nothing);
+                if (rec.w[REC_HUBS] != 0u) {
+                    push_hubs_grid(ops, offsets, targets, rwl, hubs, remote);
+                }
+            }
+        }
+        if (group.size > 1u) {
+            // Barrier A: every device's peer writes of the round become visible.
+            groute::grid_barrier(
+                state, gen, config,
+                [&] {
+                    groute::FusedRecord r = round;
+                    const unsigned int exchange = state_load(state, PRF_EXCHANGES);
+                    groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
+                    const unsigned long long mine[1] = {0ull};
+                    unsigned long long sums[1];
+                    const unsigned int status =
+                        groute::peer_allreduce_sum(group, exchange, mine, sums, 1u);
+                    if (status != groute::PEER_OK) {
+                        groute::store_relaxed(state + PRF_PEER_STATUS, status);
+                        groute::store_relaxed(state + PRF_STOP, PRF_STOP_EXCHANGE);
+                        r.w[REC_KIND] = PRF_HALT;
+                    }
+                    return r;
+                },
+                copy, nothing);
+            if (rec.w[REC_KIND] == PRF_HALT) {
+                break;
+            }
+            drain_inbox(ops, peers, group.rank, parity, rwl);
+        }
+        // Barrier B: account for the round, agree on the global counts, pick the next round.
+        groute::grid_barrier(
+            state, gen, config,
+            [&] {
+                groute::FusedRecord r = round;
+                unsigned int* ctrl = wl.ctrl;
+                const bool sweep = round.w[REC_KIND] == PRF_SWEEP;
+                const unsigned int pushed =
+                    sweep ? groute::load_volatile(ctrl + CTRL_PUSHED) : round.w[REC_COUNT];
+                state_add_u64(state, PRF_PUSHED, pushed);
+                groute::store_relaxed(ctrl + CTRL_PUSHED, 0u);
+                *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNTER) = 0ull;
+                const unsigned int rounds = state_load(state, PRF_ROUNDS) + 1u;
+                groute::store_relaxed(state + PRF_ROUNDS, rounds);
+                if (sweep) {
+                    groute::store_relaxed(state + PRF_SWEEPS, state_load(state, PRF_SWEEPS) + 1u);
+                }
+                if (group.size > 1u) {
+                    unsigned int* tail = peers->tails[group.rank] + parity;
+                    state_add_u64(state, PRF_RECEIVED,
+                                  min(groute::load_volatile(tail), peers->capacity[group.rank]));
+                    groute::store_relaxed(tail, 0u);
+                }
+                const unsigned int start = state_load(state, PRF_START);
+                const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
+                const unsigned int pending = end - start;
+                unsigned int stop = PRF_STOP_NONE;
+                if (groute::load_volatile(ctrl + groute::CTRL_WL_OVERFLOW) != 0u ||
+                    state_load(state, PRF_INBOX_OVERFLOW) != 0u) {
+                    stop = PRF_STOP_OVERFLOW;
+                } else if (rounds % PRF_ABORT_POLL == 0u && group.abort != nullptr &&
+                           groute::load_abort(group.abort) != 0u) {
+                    stop = PRF_STOP_ABORTED;
+                }
+                unsigned long long sums[2] = {pending, stop != PRF_STOP_NONE ? 1ull : 0ull};
+                if (group.size > 1u) {
+                    const unsigned int exchange = state_load(state, PRF_EXCHANGES);
+                    groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
+                    const unsigned long long mine[2] = {sums[0], sums[1]};
+                    const unsigned int status =
+                        groute::peer_allreduce_sum(group, exchange, mine, sums, 2u);
+                    if (status != groute::PEER_OK) {
+                        groute::store_relaxed(state + PRF_PEER_STATUS, status);
+                        stop = PRF_STOP_EXCHANGE;
+                        sums[1] = 1ull;
+                    }
+                }
+                r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
+                r.w[REC_HUBS] = 0;
+                if (sums[1] != 0ull) {
+                    groute::store_relaxed(state + PRF_STOP,
+                                          stop != PRF_STOP_NONE ? stop : PRF_STOP_PEER);
+                    r.w[REC_KIND] = PRF_HALT;
+                } else if (sums[0] == 0ull) {
+                    r.w[REC_KIND] = PRF_DONE;
+                } else if (settings.sweep_divisor != 0u && owned != 0u &&
+                           static_cast<unsigned long long>(pending) * settings.sweep_divisor >=
+                               owned) {
+                    // Every pending vertex is above epsilon until taken: the sweep covers all.
+                    r.w[REC_KIND] = PRF_SWEEP;
+                    r.w[REC_FIRST] = end;
+                    r.w[REC_COUNT] = 0;
+                    r.w[REC_FLOOR] = __float_as_uint(ops.epsilon);
+                    groute::store_relaxed(state + PRF_START, end);
+                } else {
+                    const unsigned int count = min(pending, settings.max_batch);
+                    r.w[REC_KIND] = PRF_WORKLIST;
+                    r.w[REC_FIRST] = start;
+                    r.w[REC_COUNT] = count;
+                    groute::store_relaxed(state + PRF_START, start + count);
+                }
+                return r;
+            },
+            copy, nothing);
+    }
+}
