@@ -45,7 +45,7 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
         let runs = test_contexts(devices, jitter)
             .into_iter()
             .flat_map(|tc| {
-                drivers(&tc.label, o.driver)
+                drivers(&tc.label, &tc.context, o)
                     .into_iter()
                     .map(move |d| (tc.context.clone(), tc.label.clone(), d))
             })
@@ -108,13 +108,16 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
     }
 }
 
-/// The drivers to run on a test context: on CUDA both the one asked for (`Auto`: fused where
-/// it can run) and the host-driven one, elsewhere the one asked for.
-pub fn drivers(label: &str, asked: Driver) -> Vec<Driver> {
-    if label == "cuda" && asked != Driver::Host {
-        vec![asked, Driver::Host]
-    } else {
-        vec![asked]
+/// The drivers to run on a test context: on CUDA, unless `o` names one, both the host-driven
+/// one and (with pull sweeps, where `PeerGroup` can run) the device-driven one; elsewhere the
+/// one `o` asks for.
+pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
+    let fused = o.sweep == groute_pagerank::SweepMode::Pull
+        && groute_core::cuda::PeerGroup::supported(context);
+    match o.driver {
+        Driver::Auto if label == "cuda" && fused => vec![Driver::Host, Driver::Fused],
+        Driver::Auto if label == "cuda" => vec![Driver::Host],
+        asked => vec![asked],
     }
 }
 
