@@ -77,9 +77,9 @@
 // frontier write or control-word update of the level (record_hub included); and the one after
 // the appends, after which every thread reads the shared control words and takes the same
 // decision (nothing writes them before the next vote). The frontier's entries for the next
-// level are written at (worklist position - batch end), only by appends after the vote, and
-// read only by round 0 of the next level (capacity <= blockDim.x), so no entry is rewritten
-// before it is read. A vertex appended twice in a level has two entries and is expanded twice,
+// level are written at (worklist position - batch end), only by appends after the first
+// vote, and every thread reads its entries of both rounds that have any (capacity <= 2 *
+// blockDim.x) before that vote, so no entry is rewritten before it is read. A vertex appended twice in a level has two entries and is expanded twice,
 // each time with its value reread (item_value), as two worklist items are.
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
@@ -631,13 +631,15 @@ struct FusedArgs {
         return (barrier.flags & (FUSED_DIRECT_MIN | FUSED_SOLO_DIRECT_MIN)) == 0u;
     }
 
-    // Entries of the single-block mode's shared frontier: its bound, at most the block (and
-    // the build's arrays: SoloFrontierArrays); 0 when FUSED_SOLO_SHARED is off.
+    // Entries of the single-block mode's shared frontier: its bound, at most
+    // SOLO_FRONTIER_ROUNDS per thread (and the build's arrays: SoloFrontierArrays); 0 when
+    // FUSED_SOLO_SHARED is off.
     __device__ __forceinline__ unsigned int solo_frontier_capacity() const {
         if ((barrier.flags & FUSED_SOLO_SHARED) == 0u) {
             return 0u;
         }
-        return solo_max < blockDim.x ? solo_max : blockDim.x;
+        const unsigned int rounds = SOLO_FRONTIER_ROUNDS * blockDim.x;
+        return solo_max < rounds ? solo_max : rounds;
     }
 };
 
@@ -809,7 +811,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
 // FUSED_SOLO_SHARED and FUSED_SOLO_DIRECT_MIN included). The narrow build keeps no shared
 // frontier (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the
 // registers of the build without one, which set how many of its blocks fit on dense graphs);
-// the wide one has 1,024 entries (12 KiB).
+// the wide one has 2,048 entries (24 KiB: two per thread of a 1,024-thread block).
 #define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, MAX_BLOCK, RELAX, WEIGHTED)                \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
@@ -844,5 +846,5 @@ __device__ void fused_traversal(const FusedArgs& a) {
 
 #define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED)                           \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), 1024, RELAX,    \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), 2048, RELAX,    \
                                  WEIGHTED)

@@ -16,13 +16,16 @@
 // whose items are not all cached (more than `capacity`, or the first level of a SOLO phase,
 // whose items the grid or the host appended) reads the others from the worklist.
 //
+// Capacity: up to SOLO_FRONTIER_ROUNDS (2) entries per thread, so a SOLO bound of twice the
+// block (--fused-solo-max) runs its second round from the frontier too.
+//
 // Why race-free. One block runs SOLO, so the level's readers and writers are its threads:
-// every thread reads its entry (and the previous level's decision, which the level's appends
-// change) before the level's first __syncthreads_or (solo_expand), and every append, entry
-// write and control-word update of the level comes after it; the level's closing
-// __syncthreads (fused_solo) orders the appends before the next level's reads. Only round 0
-// of a level reads entries (capacity <= blockDim.x), so later rounds' appends rewrite nothing
-// that is still to be read. A vertex appended twice in a level (two improvements) has two
+// every thread reads its entries of both rounds (and the previous level's decision, which the
+// level's appends change) before the level's first __syncthreads_or (solo_expand: round 1's
+// entry waits in registers), and every append, entry write and control-word update of the
+// level comes after it; the level's closing __syncthreads (fused_solo) orders the appends
+// before the next level's reads. Rounds after the second read no entries (capacity <=
+// SOLO_FRONTIER_ROUNDS * blockDim.x), so no append rewrites an entry still to be read. A vertex appended twice in a level (two improvements) has two
 // entries, both expanded, as two worklist items are; the expansion rereads the item's value
 // (item_value), as the grid does, so a stale copy relaxes with the current value.
 //
@@ -32,6 +35,9 @@
 #include "traversal.cuh"
 
 namespace groute {
+
+// Rounds of a SOLO level (blockDim.x items each) whose items the frontier can hold.
+enum : unsigned int { SOLO_FRONTIER_ROUNDS = 2 };
 
 // The entries (shared memory): vertex[j], and its range [begin[j], end[j]) as 32-bit arc
 // positions (the host turns the frontier off for graphs of 2^32 arcs or more: the low words
@@ -138,7 +144,8 @@ struct SoloAppends<0> {
 };
 
 // One SOLO level on block 0: expands worklist positions [items.first, + count), the first
-// `cached` of them (at most frontier.capacity) from the frontier, the others from the
+// `cached` of them (at most frontier.capacity <= SOLO_FRONTIER_ROUNDS * blockDim.x) from the
+// frontier, the others from the
 // worklist, with the nested load balancing of traversal_expand, appending through `appends`
 // (a hub has no slot in SOLO: it is counted, which ends the mode, and expanded by the block).
 // Every thread of the block calls it.
@@ -151,6 +158,17 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
                                             const SoloFrontier frontier, unsigned int count,
                                             unsigned int cached, const SendBuffer send,
                                             const LowList low, bool filter_loads) {
+    static_assert(SOLO_FRONTIER_ROUNDS == 2u, "round 1's entry is the one kept in registers");
+    // Round 1's entry, read before round 0's vote: round 0's appends rewrite the frontier.
+    const unsigned int second = blockDim.x + threadIdx.x;
+    unsigned int second_vertex = 0;
+    unsigned int second_begin = 0;
+    unsigned int second_end = 0;
+    if (second < cached) {
+        second_vertex = frontier.vertex[second];
+        second_begin = frontier.begin[second];
+        second_end = frontier.end[second];
+    }
     const unsigned int rounds = (count + blockDim.x - 1u) / blockDim.x;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * blockDim.x + threadIdx.x;
@@ -160,10 +178,14 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
         unsigned long long end = 0;
         unsigned int value = 0xFFFFFFFFu;
         if (have) {
-            if (i < cached) {
+            if (i < cached && r == 0u) {
                 v = frontier.vertex[i];
                 begin = frontier.begin[i];
                 end = frontier.end[i];
+            } else if (i < cached) {
+                v = second_vertex;
+                begin = second_begin;
+                end = second_end;
             } else {
                 v = items.at(items.first + i);
                 begin = offsets[v];

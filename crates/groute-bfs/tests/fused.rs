@@ -128,7 +128,8 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
 /// direct atomicMin in that mode, on road grids (long runs of small levels), a fan chain (lists
 /// of every granularity appended and read back from the frontier, a hub ending the mode) and
 /// the hub ladder, on both builds (blocks of up to 256 threads keep no frontier), with bounds
-/// from one item to none (levels larger than the frontier read the rest from the worklist),
+/// from one item to none (the frontier holds two items per thread; levels larger than it read
+/// the rest from the worklist),
 /// with soft priority: always the reference, and single-block levels where the mode is on.
 #[test]
 fn the_single_block_frontier_agrees_with_the_reference_either_way() {
@@ -144,7 +145,7 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
     for g in &graphs {
         let expected = bfs_reference(&g.csr, 0);
         for block in [64, 256, 512, 1024] {
-            for solo in [None, Some(1), Some(37), Some(u32::MAX)] {
+            for solo in [None, Some(1), Some(37), Some(1500), Some(u32::MAX)] {
                 for (shared, direct, prio) in [
                     (false, false, None),
                     (true, false, None),

@@ -126,7 +126,7 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
         for s in [0, n / 2] {
             let expected = sssp_reference(&g.csr, s);
             for block in [64, 1024] {
-                for solo in [None, Some(3), Some(u32::MAX)] {
+                for solo in [None, Some(3), Some(1500), Some(u32::MAX)] {
                     for (shared, direct, prio) in [
                         (false, false, Some(0)),
                         (true, false, Some(0)),

@@ -98,8 +98,11 @@ pub struct WorklistOptions {
     /// adjacency ranges, in a shared-memory frontier (`--fused-solo-shared`, on by default),
     /// so a level starts at the targets loads instead of reading the worklist and then the
     /// offsets: two dependent memory round trips less per level of a road-like graph. The
-    /// producer loads an improved head's range beside its atomicMin. Off for graphs of 2^32
-    /// arcs or more (the frontier holds 32-bit arc positions). Same results either way.
+    /// producer loads an improved head's range beside its atomicMin. The frontier holds two
+    /// items per thread of blocks over 256 threads (none in the narrow build), so a
+    /// [`fused_solo_max`](WorklistOptions::fused_solo_max) of up to twice the block runs both
+    /// rounds of a level from it. Off for graphs of 2^32 arcs or more (the frontier holds
+    /// 32-bit arc positions). Same results either way.
     pub fused_solo_shared: bool,
     /// [`fused_direct_min`](WorklistOptions::fused_direct_min) for the single-block mode's
     /// levels only (`--fused-solo-direct-min`): the grid's levels keep the filtering load.

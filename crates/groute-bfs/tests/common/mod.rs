@@ -152,23 +152,39 @@ pub fn fused_options(mode: FusedMode) -> BfsOptions {
 
 /// Stages of fans for the single-block mode: stage s is a centre with `fans[s % 5]` arcs (5,
 /// 40, 300, 1500, 2100: thread, warp and block granularity and, last, a hub) to middle
-/// vertices that all lead to the next stage's centre, 60 stages. Levels alternate between one
-/// centre (its list expanded cooperatively, its middles appended by the block and warp paths)
-/// and its middles (expanded by their threads, which append the next centre many times over).
+/// vertices that all lead to the next stage's centre, 60 stages; the middles of the fan of
+/// 1500 first split in two (a level of 3000 items: more than two per thread of the widest
+/// block). Levels alternate between one centre (its list expanded cooperatively, its middles
+/// appended by the block and warp paths) and its middles (expanded by their threads, which
+/// append the next centre many times over).
 pub fn fan_chain() -> Graph {
     const STAGES: u32 = 60;
     let fans = [5u32, 40, 300, 1500, 2100];
     let mut pairs = Vec::new();
-    let mut next = 0u32;
+    let mut centre = 0u32;
     for s in 0..STAGES {
-        let centre = next;
         let fan = fans[s as usize % fans.len()];
-        let next_centre = centre + fan + 1;
-        for j in 1..=fan {
-            pairs.push((centre, centre + j));
-            pairs.push((centre + j, next_centre));
+        let split = if fan == 1500 { 2 } else { 1 };
+        let first_middle = centre + 1;
+        let first_split = first_middle + fan;
+        let next = if split == 1 {
+            first_split
+        } else {
+            first_split + split * fan
+        };
+        for j in 0..fan {
+            pairs.push((centre, first_middle + j));
+            if split == 1 {
+                pairs.push((first_middle + j, next));
+            } else {
+                for k in 0..split {
+                    let sub = first_split + split * j + k;
+                    pairs.push((first_middle + j, sub));
+                    pairs.push((sub, next));
+                }
+            }
         }
-        next = next_centre;
+        centre = next;
     }
-    from_pairs(next as usize + 1, &pairs, "fan chain")
+    from_pairs(centre as usize + 1, &pairs, "fan chain")
 }

@@ -34,7 +34,9 @@
 //!   with its adjacency range, to a shared-memory frontier (`kernels/include/
 //!   solo_frontier.cuh`) at index (worklist position - batch end), the range loaded beside
 //!   the atomicMin that improved it; the next level reads its items there and starts at the
-//!   targets loads (two dependent round trips less: the worklist load, then the offsets). The
+//!   targets loads (two dependent round trips less: the worklist load, then the offsets). It
+//!   holds two items per thread (a `fused_solo_max` of up to twice the block runs its second
+//!   round from it too; larger levels read the rest from the worklist). The
 //!   worklist still gets every item, so leaving the mode needs nothing. A level costs two
 //!   `__syncthreads()`: one after every thread read its item (before any append), one after
 //!   the appends, after which every thread reads the same control words and takes the same
