@@ -1,5 +1,5 @@
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
-// run (crates/groute-pagerank/src/fused.rs launches it on every device of a PeerGroup, with no
+// run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
 // host in the loop). The rounds are the host-driven worker's (kernels/pagerank.cu), their
 // bodies the same functions (kernels/include/pagerank_push.cuh); phases are separated by grid
 // barriers (grid_barrier of fused.cuh) and the devices by cross-device all-reduces
@@ -17,24 +17,28 @@
 //   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; cut arcs
 //             pushed through PeerHalo) | barrier | the cut hubs listed (push_hubs_grid over the
 //             cut CSR) and the pull hubs' tiles | barrier (when either exists) | pull gather.
-//   WORKLIST  push round over the record's [first, first + count) of the worklist | barrier
-//             and the listed hubs (when the device has hubs).
-//   then, on several devices: barrier A, whose action (thread 0 of the last block) runs
-//   exchange 2k (peer_allreduce_sum: every device's peer writes of the round are visible
-//   after it), and the DRAIN of this device's inbox of the round's parity (each listed
-//   vertex's halo slot taken with atomicExch and added to its residual; a vertex that crosses
-//   epsilon is appended to the worklist: the host mode's receive rule);
-//   then barrier B, whose action zeroes the round's hub counter, the pushed count and the
-//   drained inbox's tail, counts the pending items (worklist end - start) and runs exchange
-//   2k + 1 (on one device: no exchange) over (pending, stop): every device sees the same sums.
-//   Nothing pending anywhere (every inbox was drained before B, so nothing is in flight
-//   either) -> DONE; a stop flag anywhere (overflow, abort) -> STOP. Else each device picks
-//   its next round with the host mode's rule: SWEEP (floor epsilon, consuming every pending
-//   item) when pending * sweep_divisor >= owned, else WORKLIST over min(pending, max_batch)
-//   items. Every device runs the same number of rounds and exchanges, whatever their kinds.
+//   WORKLIST  push round over the record's [first, first + count) of the worklist (possibly
+//             empty: every device runs every round) | barrier and the listed hubs (when the
+//             device has hubs).
+//   then barrier E, whose action (thread 0 of the last block) accounts for the round (pushed
+//   count, hub counter and pushed word zeroed, overflow and abort checks) and, on several
+//   devices, runs exchange k (peer_allreduce_sum over (pending items, items sent this round,
+//   stop)): every device's peer writes of the round are visible after it and every device
+//   sees the same sums. A stop anywhere -> HALT; nothing pending and nothing sent anywhere ->
+//   DONE (nothing is in flight: every earlier round's inbox was drained). Else, on one
+//   device, the action picks the next round; on several, every block DRAINs this device's
+//   inbox of the round's parity (each listed vertex's halo slot taken with atomicExch and
+//   added to its residual; a vertex that crosses epsilon is appended to the worklist: the
+//   host mode's receive rule) and barrier D's action zeroes the drained tail and picks the
+//   next round. The pick is the host mode's rule on this device's pending items: SWEEP (floor
+//   epsilon, consuming every pending item) when pending * sweep_divisor >= owned, else
+//   WORKLIST over min(pending, max_batch) items. One exchange per round on every device,
+//   whatever the kinds.
 //
-// Double buffering: a peer fills parity p in round k while nobody drains it; the owner drains
-// it between exchanges 2k and 2k + 1, and the next writes to parity p come in round k + 2.
+// Double buffering: peers fill parity p in round k; the owner drains it after exchange k,
+// while faster peers may already fill parity 1 - p in round k + 1; parity p is written again
+// in round k + 2, after exchange k + 1, which the owner reaches only after its drain and the
+// reset of the tail.
 //
 // State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words (fused.cuh's
 // FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_* words below, read and
@@ -63,6 +67,7 @@ enum PrfWord : unsigned int {
     PRF_STOP = 74,              // why the kernel stopped early (0: it did not)
     PRF_PEER_STATUS = 75,       // the failed exchange's PeerStatus
     PRF_INBOX_OVERFLOW = 76,    // size a peer's inbox needed (0: none overflowed)
+    PRF_SENT_SEEN = 78,         // PRF_SENT at the end of the last round, 64-bit (78, 79)
     PRF_WORDS = 96,
 };
 
@@ -75,7 +80,15 @@ enum PrfStop : unsigned int {
     PRF_ABORT_POLL = 16,  // rounds between two polls of the abort word
 };
 
-enum PrfKind : unsigned int { PRF_DONE = 0, PRF_SWEEP = 1, PRF_WORKLIST = 2, PRF_HALT = 3 };
+// What the blocks run next. PRF_DRAIN (several devices, after barrier E): the inbox of the
+// round that just ended, then the barrier that picks the next round.
+enum PrfKind : unsigned int {
+    PRF_DONE = 0,
+    PRF_SWEEP = 1,
+    PRF_WORKLIST = 2,
+    PRF_HALT = 3,
+    PRF_DRAIN = 4,
+};
 
 // The release record: what every block runs next.
 enum PrfRecordWord : unsigned int {
@@ -196,6 +209,66 @@ __device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedP
     }
 }
 
+// The next round of this device after the last one (`round`) was accounted for: the host
+// mode's rule on this device's pending items (worklist end - PRF_START). Runs in a barrier
+// action (one thread, every block waiting).
+__device__ __forceinline__ groute::FusedRecord next_round(const groute::FusedRecord& round,
+                                                          const PageRankOps& ops,
+                                                          const FusedSettings& settings,
+                                                          const unsigned int* ctrl,
+                                                          unsigned int* state) {
+    groute::FusedRecord r = round;
+    const unsigned int owned = ops.owned_end - ops.owned_begin;
+    const unsigned int start = state_load(state, PRF_START);
+    const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
+    const unsigned int pending = end - start;
+    r.w[REC_HUBS] = 0;
+    if (settings.sweep_divisor != 0u && owned != 0u &&
+        static_cast<unsigned long long>(pending) * settings.sweep_divisor >= owned) {
+        // Every pending vertex is above epsilon until taken: the sweep covers them all.
+        r.w[REC_KIND] = PRF_SWEEP;
+        r.w[REC_FIRST] = end;
+        r.w[REC_COUNT] = 0;
+        r.w[REC_FLOOR] = __float_as_uint(ops.epsilon);
+        groute::store_relaxed(state + PRF_START, end);
+    } else {
+        // Possibly empty: every device runs every round.
+        const unsigned int count = min(pending, settings.max_batch);
+        r.w[REC_KIND] = PRF_WORKLIST;
+        r.w[REC_FIRST] = start;
+        r.w[REC_COUNT] = count;
+        groute::store_relaxed(state + PRF_START, start + count);
+    }
+    return r;
+}
+
+// Accounts for the round that just ended (every block arrived): its pushes, its hubs and its
+// kind; returns this device's stop flag (overflow, or the host's abort word).
+__device__ __forceinline__ unsigned int end_round(const groute::FusedRecord& round,
+                                                  unsigned int* ctrl, unsigned int* state,
+                                                  const groute::PeerGroup& group) {
+    const bool sweep = round.w[REC_KIND] == PRF_SWEEP;
+    const unsigned int pushed =
+        sweep ? groute::load_volatile(ctrl + CTRL_PUSHED) : round.w[REC_COUNT];
+    state_add_u64(state, PRF_PUSHED, pushed);
+    groute::store_relaxed(ctrl + CTRL_PUSHED, 0u);
+    *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNTER) = 0ull;
+    const unsigned int rounds = state_load(state, PRF_ROUNDS) + 1u;
+    groute::store_relaxed(state + PRF_ROUNDS, rounds);
+    if (sweep) {
+        groute::store_relaxed(state + PRF_SWEEPS, state_load(state, PRF_SWEEPS) + 1u);
+    }
+    if (groute::load_volatile(ctrl + groute::CTRL_WL_OVERFLOW) != 0u ||
+        state_load(state, PRF_INBOX_OVERFLOW) != 0u) {
+        return PRF_STOP_OVERFLOW;
+    }
+    if (rounds % PRF_ABORT_POLL == 0u && group.abort != nullptr &&
+        groute::load_abort(group.abort) != 0u) {
+        return PRF_STOP_ABORTED;
+    }
+    return PRF_STOP_NONE;
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -208,9 +281,10 @@ extern "C" __global__ void __launch_bounds__(256)
     const unsigned int owned = ops.owned_end - ops.owned_begin;
     const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
     const bool has_cut = pull.cut_offsets != nullptr;
+    const bool several = group.size > 1u;
     unsigned int gen = 0;
     if (threadIdx.x == 0) {
-        rec.w[REC_KIND] = owned == 0u && group.size == 1u ? PRF_DONE : PRF_SWEEP;
+        rec.w[REC_KIND] = owned == 0u && !several ? PRF_DONE : PRF_SWEEP;
         rec.w[REC_FIRST] = 0;
         rec.w[REC_COUNT] = 0;
         rec.w[REC_FLOOR] = __float_as_uint(0.0f);
@@ -220,6 +294,7 @@ extern "C" __global__ void __launch_bounds__(256)
     __syncthreads();
     const auto keep = [](const groute::FusedRecord&) {};
     const auto nothing = [] {};
+    const auto copy = [&](const groute::FusedRecord& r) { rec = r; };
     while (rec.w[REC_KIND] == PRF_SWEEP || rec.w[REC_KIND] == PRF_WORKLIST) {
         const groute::FusedRecord round = rec;
         const unsigned int parity = round.w[REC_ROUND] & 1u;
@@ -235,7 +310,6 @@ extern "C" __global__ void __launch_bounds__(256)
                                 : 0u;
             return r;
         };
-        const auto copy = [&](const groute::FusedRecord& r) { rec = r; };
         if (round.w[REC_KIND] == PRF_SWEEP) {
             const PullTake take{pull.share, pull.cut_offsets};
             push_round<true, true>(ops, offsets, has_cut ? pull.cut_targets : targets,
@@ -266,103 +340,64 @@ extern "C" __global__ void __launch_bounds__(256)
                 }
             }
         }
-        if (group.size > 1u) {
-            // Barrier A: every device's peer writes of the round become visible.
-            groute::grid_barrier(
-                state, gen, config,
-                [&] {
-                    groute::FusedRecord r = round;
-                    const unsigned int exchange = state_load(state, PRF_EXCHANGES);
-                    groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
-                    const unsigned long long mine[1] = {0ull};
-                    unsigned long long sums[1];
-                    const unsigned int status =
-                        groute::peer_allreduce_sum(group, exchange, mine, sums, 1u);
-                    if (status != groute::PEER_OK) {
-                        groute::store_relaxed(state + PRF_PEER_STATUS, status);
-                        groute::store_relaxed(state + PRF_STOP, PRF_STOP_EXCHANGE);
-                        r.w[REC_KIND] = PRF_HALT;
-                    }
-                    return r;
-                },
-                copy, nothing);
-            if (rec.w[REC_KIND] == PRF_HALT) {
-                break;
-            }
-            drain_inbox(ops, peers, group.rank, parity, rwl);
-        }
-        // Barrier B: account for the round, agree on the global counts, pick the next round.
+        // Barrier E: account for the round and agree on the global counts (exchange k: every
+        // device's peer writes of the round become visible). One device: pick the next round.
         groute::grid_barrier(
             state, gen, config,
             [&] {
-                groute::FusedRecord r = round;
-                unsigned int* ctrl = wl.ctrl;
-                const bool sweep = round.w[REC_KIND] == PRF_SWEEP;
-                const unsigned int pushed =
-                    sweep ? groute::load_volatile(ctrl + CTRL_PUSHED) : round.w[REC_COUNT];
-                state_add_u64(state, PRF_PUSHED, pushed);
-                groute::store_relaxed(ctrl + CTRL_PUSHED, 0u);
-                *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNTER) = 0ull;
-                const unsigned int rounds = state_load(state, PRF_ROUNDS) + 1u;
-                groute::store_relaxed(state + PRF_ROUNDS, rounds);
-                if (sweep) {
-                    groute::store_relaxed(state + PRF_SWEEPS, state_load(state, PRF_SWEEPS) + 1u);
-                }
-                if (group.size > 1u) {
-                    unsigned int* tail = peers->tails[group.rank] + parity;
-                    state_add_u64(state, PRF_RECEIVED,
-                                  min(groute::load_volatile(tail), peers->capacity[group.rank]));
-                    groute::store_relaxed(tail, 0u);
-                }
+                unsigned int stop = end_round(round, wl.ctrl, state, group);
                 const unsigned int start = state_load(state, PRF_START);
-                const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
-                const unsigned int pending = end - start;
-                unsigned int stop = PRF_STOP_NONE;
-                if (groute::load_volatile(ctrl + groute::CTRL_WL_OVERFLOW) != 0u ||
-                    state_load(state, PRF_INBOX_OVERFLOW) != 0u) {
-                    stop = PRF_STOP_OVERFLOW;
-                } else if (rounds % PRF_ABORT_POLL == 0u && group.abort != nullptr &&
-                           groute::load_abort(group.abort) != 0u) {
-                    stop = PRF_STOP_ABORTED;
-                }
-                unsigned long long sums[2] = {pending, stop != PRF_STOP_NONE ? 1ull : 0ull};
-                if (group.size > 1u) {
+                const unsigned int pending =
+                    groute::load_volatile(wl.ctrl + groute::CTRL_WL_END) - start;
+                // Items sent this round: they wait in their owners' inboxes.
+                const unsigned long long sent_total = state_load_u64(state, PRF_SENT);
+                const unsigned long long sent = sent_total - state_load_u64(state, PRF_SENT_SEEN);
+                *reinterpret_cast<volatile unsigned long long*>(state + PRF_SENT_SEEN) = sent_total;
+                unsigned long long sums[3] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull};
+                if (several) {
                     const unsigned int exchange = state_load(state, PRF_EXCHANGES);
                     groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
-                    const unsigned long long mine[2] = {sums[0], sums[1]};
+                    const unsigned long long mine[3] = {sums[0], sums[1], sums[2]};
                     const unsigned int status =
-                        groute::peer_allreduce_sum(group, exchange, mine, sums, 2u);
+                        groute::peer_allreduce_sum(group, exchange, mine, sums, 3u);
                     if (status != groute::PEER_OK) {
                         groute::store_relaxed(state + PRF_PEER_STATUS, status);
                         stop = PRF_STOP_EXCHANGE;
-                        sums[1] = 1ull;
+                        sums[2] = 1ull;
                     }
                 }
+                groute::FusedRecord r = round;
                 r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
                 r.w[REC_HUBS] = 0;
-                if (sums[1] != 0ull) {
+                if (sums[2] != 0ull) {
                     groute::store_relaxed(state + PRF_STOP,
                                           stop != PRF_STOP_NONE ? stop : PRF_STOP_PEER);
                     r.w[REC_KIND] = PRF_HALT;
-                } else if (sums[0] == 0ull) {
-                    r.w[REC_KIND] = PRF_DONE;
-                } else if (settings.sweep_divisor != 0u && owned != 0u &&
-                           static_cast<unsigned long long>(pending) * settings.sweep_divisor >=
-                               owned) {
-                    // Every pending vertex is above epsilon until taken: the sweep covers all.
-                    r.w[REC_KIND] = PRF_SWEEP;
-                    r.w[REC_FIRST] = end;
-                    r.w[REC_COUNT] = 0;
-                    r.w[REC_FLOOR] = __float_as_uint(ops.epsilon);
-                    groute::store_relaxed(state + PRF_START, end);
+                } else if (sums[0] == 0ull && sums[1] == 0ull) {
+                    r.w[REC_KIND] = PRF_DONE;  // nothing pending, nothing in flight
+                } else if (several) {
+                    r.w[REC_KIND] = PRF_DRAIN;
                 } else {
-                    const unsigned int count = min(pending, settings.max_batch);
-                    r.w[REC_KIND] = PRF_WORKLIST;
-                    r.w[REC_FIRST] = start;
-                    r.w[REC_COUNT] = count;
-                    groute::store_relaxed(state + PRF_START, start + count);
+                    r = next_round(r, ops, settings, wl.ctrl, state);
                 }
                 return r;
+            },
+            copy, nothing);
+        if (rec.w[REC_KIND] != PRF_DRAIN) {
+            continue;  // the next round, or the loop's end
+        }
+        // Several devices: drain what the peers sent this round (parity `parity`; they may
+        // already fill the other one), then pick the next round from the pending items.
+        drain_inbox(ops, peers, group.rank, parity, rwl);
+        groute::grid_barrier(
+            state, gen, config,
+            [&] {
+                unsigned int* tail = peers->tails[group.rank] + parity;
+                state_add_u64(state, PRF_RECEIVED,
+                              min(groute::load_volatile(tail), peers->capacity[group.rank]));
+                groute::store_relaxed(tail, 0u);
+                const groute::FusedRecord drained = rec;  // barrier E's record
+                return next_round(drained, ops, settings, wl.ctrl, state);
             },
             copy, nothing);
     }

@@ -119,17 +119,21 @@
 //! contribution to another device's vertex goes: straight to its OWNER, added with a
 //! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
 //! parity), the round's first contribution (old value 0) appending the vertex to the owner's
-//! inbox of that parity. After the round's work every device passes an exchange (so every peer
-//! write is visible), then drains its inbox (each listed vertex's halo slot added to its
-//! residual, a vertex that crosses epsilon scheduled: the receive rule above), then a second
-//! exchange sums the pending items over the devices: the run ends when none is pending
-//! anywhere, and each device picks its next round (sweep or worklist) with the rule of the
-//! host mode from its own pending count. On one device the exchanges and the drain are skipped.
+//! inbox of that parity. After the round's work the devices pass ONE exchange, an all-reduce
+//! of (pending items, items sent this round) that also makes every peer write visible: the
+//! run ends when the sums are both 0; else every device drains its inbox (each listed vertex's
+//! halo slot added to its residual, a vertex that crosses epsilon scheduled: the receive rule
+//! above) and picks its next round (sweep or worklist) with the host mode's rule from its own
+//! pending count, while faster peers may already fill the other parity. On one device there
+//! is no exchange and no drain.
 //!
 //! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
 //! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual
-//! changes nothing. Every inbox is drained before the exchange that decides the end, so at the
-//! end no mass is in flight, no owned residual exceeds epsilon (it would be pending), and both
+//! changes nothing. A slot holding mass is always listed in its inbox (its first
+//! contribution listed it; an inbox holds every in-cut vertex, and an overflow would stop the
+//! run with an error), each round's inbox is drained before the next round's work, and the
+//! run ends only at an exchange where no device sent anything in the round: so at the end no
+//! mass is in flight, no owned residual exceeds epsilon (it would be pending), and both
 //! bounds above hold unchanged. [`PageRankStats::driver`] says which driver ran; the per-device
 //! profile then holds the rounds by kind from the device's counters and its exchanges.
 //!
