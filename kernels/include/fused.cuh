@@ -79,8 +79,9 @@
 // decision (nothing writes them before the next vote). The frontier's entries for the next
 // level are written at (worklist position - batch end), only by appends after the first
 // vote, and every thread reads its entries of both rounds that have any (capacity <= 2 *
-// blockDim.x) before that vote, so no entry is rewritten before it is read. A vertex appended twice in a level has two entries and is expanded twice,
-// each time with its value reread (item_value), as two worklist items are.
+// blockDim.x) before that vote, so no entry is rewritten before it is read. A vertex
+// appended twice in a level has two entries and is expanded twice, each time with its value
+// reread (item_value), as two worklist items are.
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
 // levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read
@@ -646,7 +647,8 @@ struct FusedArgs {
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
 // solo_max, empty, met a hub or overflowed (or the host asked to stop); then publishes the
 // batch and its counters in the state block. Every thread of block 0 calls it. ENTRIES: the
-// shared frontier's array (the build's largest block).
+// shared frontier's entries (SOLO_FRONTIER_ROUNDS per thread of the build's largest block;
+// 0: none).
 //
 // Block 0 is the only writer of the control words while the other blocks wait, so it works on
 // a copy of them in shared memory: appends reserve slots with shared atomics and the end of a
@@ -734,7 +736,7 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
     }
 }
 
-template <typename Relax, bool WEIGHTED, unsigned int MAX_BLOCK>
+template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES>
 __device__ void fused_traversal(const FusedArgs& a) {
     // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
     // appended to (an append would be recorded as a send overflow, never written).
@@ -777,7 +779,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                               HUB_MIN_DEGREE, a.filter_loads());
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
-                fused_solo<Relax, WEIGHTED, MAX_BLOCK>(a, start, end, current, threshold);
+                fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, start, end, current, threshold);
             }
         } else if (phase == FUSED_PHASE_HUBS) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
@@ -812,7 +814,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
 // frontier (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the
 // registers of the build without one, which set how many of its blocks fit on dense graphs);
 // the wide one has 2,048 entries (24 KiB: two per thread of a 1,024-thread block).
-#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, MAX_BLOCK, RELAX, WEIGHTED)                \
+#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED)             \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
@@ -841,7 +843,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                   send_base,                                                   \
                                   level_budget,                                                \
                                   send_yield};                                                 \
-        groute::fused_traversal<RELAX, WEIGHTED, MAX_BLOCK>(a);                                \
+        groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES>(a);                             \
     }
 
 #define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \

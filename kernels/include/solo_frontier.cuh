@@ -25,9 +25,10 @@
 // entry waits in registers), and every append, entry write and control-word update of the
 // level comes after it; the level's closing __syncthreads (fused_solo) orders the appends
 // before the next level's reads. Rounds after the second read no entries (capacity <=
-// SOLO_FRONTIER_ROUNDS * blockDim.x), so no append rewrites an entry still to be read. A vertex appended twice in a level (two improvements) has two
-// entries, both expanded, as two worklist items are; the expansion rereads the item's value
-// (item_value), as the grid does, so a stale copy relaxes with the current value.
+// SOLO_FRONTIER_ROUNDS * blockDim.x), so no append rewrites an entry still to be read. A
+// vertex appended twice in a level (two improvements) has two entries, both expanded, as two
+// worklist items are; the expansion rereads the item's value (item_value), as the grid does,
+// so a stale copy relaxes with the current value.
 //
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
@@ -47,7 +48,8 @@ struct SoloFrontier {
     unsigned int* vertex;
     unsigned int* begin;
     unsigned int* end;
-    // Entries (at most blockDim.x); 0: the frontier is off, nothing is written or read.
+    // Entries (at most SOLO_FRONTIER_ROUNDS * blockDim.x); 0: the frontier is off, nothing
+    // is written or read.
     unsigned int capacity;
 };
 
@@ -63,7 +65,8 @@ struct SoloWorklist {
 
     // The low word of offsets[v] (below 2^32: see SoloFrontier).
     __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        return reinterpret_cast<const unsigned int*>(offsets)[2u * static_cast<unsigned long long>(v)];
+        const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
+        return words[2u * static_cast<unsigned long long>(v)];
     }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int begin,
@@ -98,8 +101,8 @@ struct SoloWorklist {
     }
 };
 
-// The frontier's arrays for blocks of up to ENTRIES threads (static shared memory of the
-// build; none when ENTRIES is 0).
+// The frontier's ENTRIES entries (static shared memory of the build, SOLO_FRONTIER_ROUNDS per
+// thread of its largest block; none when ENTRIES is 0).
 template <unsigned int ENTRIES>
 struct SoloFrontierArrays {
     unsigned int vertex[ENTRIES];
@@ -122,8 +125,6 @@ struct SoloFrontierArrays<0> {
 // kept); without (a build that keeps no frontier), the worklist alone.
 template <unsigned int ENTRIES>
 struct SoloAppends {
-    using Type = SoloWorklist;
-
     __device__ __forceinline__ static SoloWorklist make(const DeviceWorklist& wl,
                                                         const SoloFrontier& frontier,
                                                         unsigned int next,
@@ -134,8 +135,6 @@ struct SoloAppends {
 
 template <>
 struct SoloAppends<0> {
-    using Type = DeviceWorklist;
-
     __device__ __forceinline__ static DeviceWorklist make(const DeviceWorklist& wl,
                                                           const SoloFrontier&, unsigned int,
                                                           const unsigned long long*) {
@@ -145,10 +144,9 @@ struct SoloAppends<0> {
 
 // One SOLO level on block 0: expands worklist positions [items.first, + count), the first
 // `cached` of them (at most frontier.capacity <= SOLO_FRONTIER_ROUNDS * blockDim.x) from the
-// frontier, the others from the
-// worklist, with the nested load balancing of traversal_expand, appending through `appends`
-// (a hub has no slot in SOLO: it is counted, which ends the mode, and expanded by the block).
-// Every thread of the block calls it.
+// frontier, the others from the worklist, with the nested load balancing of
+// traversal_expand, appending through `appends` (a hub has no slot in SOLO: it is counted,
+// which ends the mode, and expanded by the block). Every thread of the block calls it.
 template <typename Relax, bool WEIGHTED, typename Appends>
 __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
                                             const unsigned long long* offsets,
