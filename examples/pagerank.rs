@@ -3,12 +3,15 @@
 //! ```sh
 //! cargo run --release --example pagerank                                  # shipped graph, validated
 //! cargo run --release --example pagerank -- --gen kron21.sym --devices 2 --check --json
+//! cargo run --release --example pagerank -- --gen road-usa --devices 2 --driver host --json
 //! cargo run --release --example pagerank -- --graph road.gr --epsilon 0.001 --top 10 --output ranks.txt
 //! ```
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` and checks the result against
 //! the sequential reference: the L1 error must stay within `residual left / (1 - alpha)`
 //! (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
+//! `--driver` picks who drives the rounds on CUDA (default auto: one persistent kernel per
+//! device where it can run); `--json` says which ran.
 
 mod common;
 

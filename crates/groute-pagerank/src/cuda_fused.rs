@@ -315,3 +315,41 @@ fn time_limit_error(options: &WorklistOptions) -> WorklistError {
         outstanding: 0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+
+    #[test]
+    fn in_cut_counts_are_the_owned_vertices_with_an_arc_from_another_part() {
+        for spec in ["random:n=300,m=1200,seed=3", "road:side=12,p=0.6,seed=1"] {
+            let g = Graph::generated(spec).unwrap();
+            for parts in 1..=4 {
+                let parted =
+                    partition_graph(g.clone(), parts, PartitionMethod::Block, &NoProgress).unwrap();
+                let (csr, partition) = (&parted.graph.csr, &parted.partition);
+                let expected: Vec<usize> = (0..parts)
+                    .map(|d| {
+                        partition
+                            .range(d)
+                            .filter(|&v| {
+                                (0..csr.num_vertices() as u32).any(|u| {
+                                    partition.owner(u) != d && csr.neighbors(u).contains(&v)
+                                })
+                            })
+                            .count()
+                    })
+                    .collect();
+                assert_eq!(
+                    in_cut_counts(csr, partition),
+                    expected,
+                    "{spec}, {parts} parts"
+                );
+                if parts == 1 {
+                    assert_eq!(expected, vec![0], "one part has no cut");
+                }
+            }
+        }
+    }
+}

@@ -271,3 +271,26 @@ pub fn launch_fused(stream: &dyn RawStream, l: &FusedLaunch) -> Result<u32, Erro
     keep(stream, memory)?;
     Ok(grid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peers_block_needs_1_to_8_devices_and_one_bound_more() {
+        let ctx = groute_core::Context::host(1).unwrap();
+        let buffer = ctx.devices()[0].alloc::<u32>(8).unwrap();
+        for (bounds, inboxes) in [(vec![0u32], 0usize), (vec![0, 4], 2), (vec![0; 10], 9)] {
+            let inboxes: Vec<PeerInbox> = (0..inboxes)
+                .map(|_| PeerInbox {
+                    halo: buffer.raw(),
+                    inbox: buffer.raw(),
+                    tails: buffer.raw(),
+                    capacity: 1,
+                })
+                .collect();
+            let e = peers_block(&bounds, &inboxes).unwrap_err();
+            assert!(e.to_string().contains("1..=8 devices"), "{e}");
+        }
+    }
+}
