@@ -161,3 +161,42 @@ fn a_fused_run_past_its_time_limit_is_a_timeout_error() {
         assert_eq!(ok.stats.driver, Driver::Fused);
     }
 }
+
+#[test]
+fn repeated_fused_runs_reset_the_halos_inboxes_and_mailbox() {
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    let g = generated("road:side=48,p=0.6,seed=3");
+    let n = g.num_vertices();
+    let o = fused(0.001, DEFAULT_SWEEP_DIVISOR);
+    let alpha = f64::from(o.alpha);
+    let exact = groute_pagerank::pagerank_reference(&g.csr, alpha);
+    let norm: f64 = exact.ranks.iter().sum();
+    for devices in counts {
+        let ctx = groute_core::testing::cuda_context(devices).unwrap();
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        let mut solver = groute_pagerank::PageRankSolver::new(&ctx, &parted, &o).unwrap();
+        for run in 0..3 {
+            let got = solver.run().unwrap();
+            let err: f64 = got
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| (f64::from(*a) - b).abs())
+                .sum();
+            let bound = got.stats.residual_left / (1.0 - alpha) + 1e-4 * norm;
+            assert!(
+                err <= bound,
+                "{devices} devices, run {run}: L1 error {err} > {bound}"
+            );
+            assert!(
+                got.stats.work_items >= n as u64,
+                "run {run}: the first sweep"
+            );
+            assert_eq!(got.stats.driver, Driver::Fused);
+            common::check_fused_profiles(&got.stats, &format!("{devices} devices, run {run}"));
+        }
+    }
+}
