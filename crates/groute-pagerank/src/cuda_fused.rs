@@ -151,7 +151,8 @@ impl FusedRuns {
             s.fill(&fused.state, 0u32)?;
             s.synchronize()?;
         }
-        self.group.reset()?;
+        // Held until every member completed (`wait` below): one device-driven run at a time.
+        let _run = self.group.begin_run()?;
         let started = Instant::now();
         let mut spans = Vec::with_capacity(self.devices.len());
         for (d, ((storage, fused), device)) in storages

@@ -12,8 +12,15 @@
 //! A member that fails to launch sets the abort word ([`PeerGroup::set_abort`]) so the others
 //! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
 //! failed so the others leave at once. Nothing hangs: every wait is bounded.
+//!
+//! **One run at a time per process** ([`PeerGroup::begin_run`]). Two device-driven runs on the
+//! same GPUs at once can deadlock: run A's member fills GPU 0 and waits for its member on
+//! GPU 1, which cannot start because run B's member fills GPU 1 waiting for its own member on
+//! GPU 0 (tests run in parallel threads, for one). Every run therefore holds a process-wide
+//! lock from its reset to the end of its last member; runs of different processes on the same
+//! GPUs are not ordered, and end with a timeout error at worst.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::launch::{DevicePtr, KernelArg, LaunchConfig};
@@ -142,8 +149,20 @@ impl PeerGroup {
         self.context.num_devices()
     }
 
-    /// Zeroes the mailbox and clears the abort word; returns once done. Call it before each
-    /// run, with no member kernel running.
+    /// Starts a run: waits for any other device-driven run of this process to end (see the
+    /// module docs), then zeroes the mailbox and clears the abort word. Hold the returned guard
+    /// until every member of the run has completed.
+    pub fn begin_run(&self) -> Result<PeerRun> {
+        static RUNS: Mutex<()> = Mutex::new(());
+        // A run that panicked left no kernel behind it (its members were waited for or never
+        // launched), so a poisoned lock is still a valid one.
+        let guard = RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.reset()?;
+        Ok(PeerRun { _guard: guard })
+    }
+
+    /// Zeroes the mailbox and clears the abort word; returns once done. [`PeerGroup::begin_run`]
+    /// calls it; call it directly only with no member kernel of any group running.
     pub fn reset(&self) -> Result<()> {
         let stream = self.context.devices()[0].stream();
         stream.fill(&self.mailbox, 0u64)?;
@@ -232,6 +251,19 @@ impl PeerGroup {
     }
 }
 
+/// A device-driven run in progress ([`PeerGroup::begin_run`]): while it lives, no other run of
+/// this process starts.
+#[must_use = "the run lock is released when this guard is dropped"]
+pub struct PeerRun {
+    _guard: MutexGuard<'static, ()>,
+}
+
+impl std::fmt::Debug for PeerRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PeerRun")
+    }
+}
+
 /// What [`peer_group_probe`] measured.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PeerProbe {
@@ -252,7 +284,7 @@ pub fn peer_group_probe(group: &PeerGroup, words: u32, exchanges: u32) -> Result
     const BLOCK: u32 = 128;
     let context = &group.context;
     let size = group.size();
-    group.reset()?;
+    let _run = group.begin_run()?;
     let inbox_len = 2 * PEER_MAX_DEVICES * words.max(1) as usize;
     let mut inboxes = Vec::with_capacity(size);
     let mut outs = Vec::with_capacity(size);

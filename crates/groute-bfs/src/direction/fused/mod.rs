@@ -94,7 +94,8 @@ impl FusedDirection {
         for m in &self.members {
             m.dir.stream.synchronize()?;
         }
-        self.group.reset()?;
+        // Held until every member completed (`wait` below): one device-driven run at a time.
+        let _run = self.group.begin_run()?;
         let started = Instant::now();
         let timer = DeviceTimer::start(&self.context)?;
         let done = self.launch_all()?;
