@@ -85,6 +85,14 @@ struct Cli {
     /// per-device).
     #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::Auto)]
     do_driver: MultiDriver,
+    /// Device-driven direction-optimizing runs: stamp every phase of every level on every
+    /// device and report them (`--json`: `do_trace`, per device and step, microseconds).
+    #[arg(long)]
+    do_trace: bool,
+    /// Device-driven direction-optimizing runs: a pull step builds the next frontier and
+    /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
+    #[arg(long)]
+    do_pull_frontier: bool,
 }
 
 #[derive(Serialize)]
@@ -105,6 +113,10 @@ struct Report {
     /// What drove a direction-optimizing run's levels (`--do-driver` resolved: fused,
     /// per-device or shared).
     do_driver: Option<&'static str>,
+    /// Whether a pull step built the next frontier itself (`--do-pull-frontier`).
+    do_pull_frontier: bool,
+    /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
+    do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
     arcs_examined: Option<u64>,
     device_ms: Option<f64>,
@@ -173,6 +185,8 @@ fn run() -> Result<(), AnyError> {
     options.switch_rule.alpha = cli.do_alpha;
     options.switch_rule.beta = cli.do_beta;
     options.multi_driver = cli.do_driver;
+    options.fused_direction.trace = cli.do_trace;
+    options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -238,6 +252,12 @@ fn run() -> Result<(), AnyError> {
             Direction::Push.as_str()
         },
         do_driver: result.stats.do_driver.map(MultiDriver::as_str),
+        do_pull_frontier: cli.do_pull_frontier,
+        do_trace: result
+            .stats
+            .do_trace
+            .as_ref()
+            .map(common::do_trace::trace_json),
         pull_levels: result.stats.pull_levels,
         arcs_examined: result.stats.arcs_examined,
         device_ms,
@@ -260,6 +280,9 @@ fn run() -> Result<(), AnyError> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_human(&report);
+        if let Some(trace) = &result.stats.do_trace {
+            common::do_trace::print_trace(trace);
+        }
     }
     Ok(())
 }

@@ -30,6 +30,20 @@
 //      every device decides alike and they make the same sequence of exchanges.
 // Level 0 is the scan of the source's level (nothing received) and its decide.
 //
+// Variants (`flags`, DoFlag, for A/B runs): DO_FLAG_PULL_FRONTIER fuses a pull step with its
+// send and scan: the pull appends its finds as the next frontier (the decide that chose the
+// pull rewound the worklist; the pull does not read the frontier), adds their degrees to the
+// counters and stores each warp's ballot of finds (32 consecutive vertices from a
+// word-aligned start: one bitmap word) into the peers' inboxes. Then, on several devices, the
+// exchange and a pass that only applies the received words; on one, the decide at once. Two
+// grid barriers and two full passes fewer per pull level on several devices, one and one on
+// one device. Exact: after a pull a device's owned vertices at L + 1 are its own finds.
+//
+// Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
+// each barrier's action stamps the end of the phase before it, for the trace row of the
+// current step (row 0: the source's scan), and notes the step's kind, level, finds and hubs;
+// thread 0 of block 0 stamps the kernel's start and end.
+//
 // Inboxes: (size - 1) * words u32 per device (slot s holds the words of the s-th other device
 // in rank order), zeroed by the host before a run and kept zero between levels by the
 // receiver. Why the reuse is race-free: a device stores into a peer's inbox at level L + 1
@@ -48,6 +62,7 @@
 // cooperatively with blockDim.x = 256 (a multiple of 32) and a grid of at most the resident
 // maximum.
 #include "direction.cuh"
+#include "direction_trace.cuh"
 #include "fused.cuh"
 #include "peer_group.cuh"
 
@@ -77,6 +92,16 @@ enum DoWord : unsigned int {
 enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3 };
 
 enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256, SEND_BATCH = 4 };
+
+// The kernel's `flags` (variants the host can A/B; 0: the steps as described above).
+enum DoFlag : unsigned int {
+    // A pull step builds the next frontier itself (appends its finds, adds their degrees to
+    // the counters) and stores its warps' ballots of finds straight into the peers' inboxes:
+    // no grid barrier between the pull and the exchange, no send pass, and the pass after
+    // the exchange only applies the received words (one device: straight to the decide).
+    // Exact: after a pull, a device's owned vertices at L + 1 are exactly its own finds.
+    DO_FLAG_PULL_FRONTIER = 1,
+};
 
 // The record of a decide (FusedRecord words).
 enum DoRecord : unsigned int { DO_R_PHASE = 0, DO_R_LEVEL = 1, DO_R_COUNT = 2, DO_R_HUBS = 3 };
@@ -133,6 +158,7 @@ struct DoRun {
     unsigned long long alpha;
     unsigned long long beta;
     PeerGroup group;
+    unsigned int flags;  // DoFlag
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
@@ -167,9 +193,9 @@ struct DoRun {
         }
     }
 
-    // Applies the received words (when `receive`) and scans the owned vertices at `mark`
-    // into the worklist and the level counters.
-    __device__ void apply_and_scan(unsigned int mark, bool receive) const {
+    // Applies the received words (when `receive`) and, when `scan`, scans the owned vertices
+    // at `mark` into the worklist and the level counters.
+    __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan) const {
         const unsigned int warps = gridDim.x * blockDim.x / 32u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
@@ -184,7 +210,7 @@ struct DoRun {
         unsigned long long found = 0;
         bool cleared = false;
         for (unsigned int w = first + warp; w < last; w += warps) {
-            const bool owned_word = w >= own_begin && w < own_end;
+            const bool owned_word = scan && w >= own_begin && w < own_end;
             const unsigned int v = w * 32u + lane;
             // An owned word's levels are loaded with the inbox words, not after them.
             unsigned int level = owned_word && v < n ? levels[v] : 0u;
@@ -210,7 +236,7 @@ struct DoRun {
                 levels[v] = mark;
                 level = mark;
             }
-            const bool hit = v >= owned_begin && v < owned_end && level == mark;
+            const bool hit = scan && v >= owned_begin && v < owned_end && level == mark;
             if (hit) {
                 add_degrees(push_offsets, pull_offsets, v, out, in);
                 ++found;
@@ -223,6 +249,55 @@ struct DoRun {
         warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
         warp_add_u64(counters + DIRECTION_IN_ARCS, in);
         warp_add_u64(counters + DIRECTION_FRONTIER, found);
+    }
+
+    // Pull step of DO_FLAG_PULL_FRONTIER: every owned UNREACHED vertex with an in-neighbour
+    // at `level` gets level + 1, is appended to the worklist (the next frontier: rewound by
+    // the decide) and counted; with peers, each warp's ballot of finds (32 consecutive
+    // vertices from a word-aligned start: one bitmap word) is stored into their inboxes.
+    __device__ void pull_frontier(unsigned int level, bool several) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int begin = owned_begin & ~31u;
+        const unsigned int end = owned_end < n ? owned_end : n;
+        const unsigned int span = end > begin ? end - begin : 0u;
+        const unsigned int rounds = (span + stride - 1u) / stride;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
+        const bool sends = several && lane < group.size && lane != group.rank;
+        unsigned long long* counters = state + DO_COUNTERS;
+        unsigned long long examined = 0;
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found_count = 0;
+        bool stored = false;
+        for (unsigned int r = 0; r < rounds; ++r) {
+            const unsigned int v = begin + r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+            bool found = false;
+            if (v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu) {
+                found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
+                if (found) {
+                    levels[v] = level + 1u;
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found_count;
+                }
+            }
+            wl.append_warp(v, found);
+            if (several) {
+                const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
+                if (bits != 0u && sends) {
+                    inboxes[lane][slot * total + (v - lane_id()) / 32u] = bits;
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+        warp_add_u64(counters + DIRECTION_EXAMINED, examined);
+        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+        warp_add_u64(counters + DIRECTION_FRONTIER, found_count);
     }
 
     __device__ unsigned long long get(unsigned int word) const {
@@ -249,8 +324,20 @@ struct DoRun {
     }
 
     // The action of the barrier after a scan (one thread, every block waiting): see the
-    // header. Returns the next step as a record.
-    __device__ FusedRecord decide() const {
+    // header. Returns the next step as a record; notes what the step of trace row `row`
+    // found and stamps its end.
+    __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row) const {
+        trace.stamp(row, TRACE_SCAN_END);
+        trace.count_rows(row + 1u);
+        const FusedRecord record = decide_next();
+        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
+        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.stamp(row, TRACE_DECIDE_END);
+        return record;
+    }
+
+    // decide() without the trace.
+    __device__ FusedRecord decide_next() const {
         unsigned long long mine[DIRECTION_COUNTERS];
         for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
             mine[i] = get(DO_COUNTERS + i);
@@ -316,6 +403,9 @@ struct DoRun {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
         const unsigned int count = static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
+        if (pulling && (flags & DO_FLAG_PULL_FRONTIER) != 0u) {
+            store_relaxed(wl.ctrl + CTRL_WL_END, 0u);  // the pull appends the next frontier
+        }
         return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
                             push_hub_min_degree(count), 0u, 0u}};
     }
@@ -331,13 +421,19 @@ extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
                         unsigned int wl_mask, unsigned int* ctrl, unsigned int* barrier,
                         unsigned long long* state, unsigned int* const* inboxes,
                         unsigned long long in_arcs, unsigned long long alpha,
-                        unsigned long long beta, groute::PeerGroup group) {
+                        unsigned long long beta, groute::PeerGroup group,
+                        unsigned long long* trace_words, unsigned int flags) {
     using namespace groute;
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,    wl,           state,
                     inboxes, inboxes[group.rank], in_arcs, alpha, beta,
-                    group};
+                    group,   flags};
+    const DirectionTrace trace{trace_words};
+    const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
+    if (tracer) {
+        trace.stamp_header(TRACE_START);
+    }
     const FusedBarrierConfig config{0u, 0u};
     __shared__ FusedRecord shared_record;
     unsigned int gen = 0;
@@ -348,13 +444,23 @@ extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
         return FusedRecord{{0u, 0u, 0u, 0u, 0u, 0u}};
     };
     const bool several = group.size > 1u;
+    const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
+    unsigned int row = 0;  // the trace row: the level steps run so far
 
-    run.apply_and_scan(0u, false);
-    grid_barrier(barrier, gen, config, [&] { return run.decide(); }, publish, settle);
+    run.apply_and_scan(0u, false, true);
+    grid_barrier(barrier, gen, config, [&] { return run.decide(trace, row); }, publish, settle);
     FusedRecord next = shared_record;
     while (next.w[DO_R_PHASE] == DO_PUSH || next.w[DO_R_PHASE] == DO_PULL) {
+        ++row;
         const unsigned int level = next.w[DO_R_LEVEL];
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
+        const auto step_done = [&] {
+            trace.stamp(row, TRACE_STEP_END);
+            trace.note(row, TRACE_KIND, next.w[DO_R_PHASE]);
+            trace.note(row, TRACE_LEVEL, level);
+        };
+        // Whether the step built the next frontier itself (no scan after the exchange).
+        bool built = false;
         if (push) {
             const MinSplitOps ops{0u, n, levels};
             const SendBuffer none{nullptr, 0u, 0u, ctrl};
@@ -365,7 +471,9 @@ extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
             grid_barrier(
                 barrier, gen, config,
                 [&] {
+                    step_done();
                     const unsigned int hubs = load_volatile(ctrl + CTRL_HUB_COUNT);
+                    trace.note(row, TRACE_HUBS, hubs);
                     if (hubs == 0u) {
                         store_relaxed(ctrl + CTRL_WL_END, 0u);
                     }
@@ -378,28 +486,46 @@ extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
+                        trace.stamp(row, TRACE_HUBS_END);
                         store_relaxed(ctrl + CTRL_HUB_COUNT, 0u);
                         store_relaxed(ctrl + CTRL_HUB_COUNT + 1u, 0u);
                         return rewind();
                     },
                     publish, settle);
             }
+        } else if (pull_frontier) {
+            run.pull_frontier(level, several);
+            built = true;  // no barrier: the exchange's or the decide's is the next one
         } else {
             const unsigned int begin = owned_begin;
             const unsigned int end = owned_end < n ? owned_end : n;
             direction_pull(levels, pull_offsets, pull_sources, begin, end, level, wl,
                            state + DO_COUNTERS);
-            grid_barrier(barrier, gen, config, rewind, publish, settle);
-        }
-        if (several) {
-            const unsigned int words = run.words();
-            const unsigned int begin = push ? 0u : owned_begin / 32u;
-            const unsigned int end = push ? words : (owned_end + 31u) / 32u;
-            run.send(level + 1u, begin, end < words ? end : words);
             grid_barrier(
                 barrier, gen, config,
                 [&] {
+                    step_done();
+                    return rewind();
+                },
+                publish, settle);
+        }
+        if (several) {
+            if (!built) {
+                const unsigned int words = run.words();
+                const unsigned int begin = push ? 0u : owned_begin / 32u;
+                const unsigned int end = push ? words : (owned_end + 31u) / 32u;
+                run.send(level + 1u, begin, end < words ? end : words);
+            }
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    if (built) {
+                        step_done();  // the pull stored its words itself
+                    } else {
+                        trace.stamp(row, TRACE_SEND_END);
+                    }
                     const bool ok = run.exchange(nullptr, nullptr, 0u);
+                    trace.stamp(row, TRACE_EXCHANGE_END);
                     return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
                 },
                 publish, settle);
@@ -407,8 +533,21 @@ extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK)
                 break;
             }
         }
-        run.apply_and_scan(level + 1u, several);
-        grid_barrier(barrier, gen, config, [&] { return run.decide(); }, publish, settle);
+        if (several || !built) {
+            run.apply_and_scan(level + 1u, several, !built);
+        }
+        grid_barrier(
+            barrier, gen, config,
+            [&] {
+                if (built && !several) {
+                    step_done();
+                }
+                return run.decide(trace, row);
+            },
+            publish, settle);
         next = shared_record;
+    }
+    if (tracer) {
+        trace.stamp_header(TRACE_END);
     }
 }

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod do_trace;
+
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};

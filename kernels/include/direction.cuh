@@ -48,6 +48,23 @@ __device__ __forceinline__ unsigned int level_bits(const unsigned int* levels, u
     return __ballot_sync(0xFFFFFFFFu, v < n && levels[v] == mark);
 }
 
+// Whether UNREACHED vertex `v` has an in-neighbour at `level`, scanning its in-arcs up to
+// the first such one (`examined` += arcs scanned).
+__device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
+                                                  const unsigned long long* pull_offsets,
+                                                  const unsigned int* pull_sources,
+                                                  unsigned int v, unsigned int level,
+                                                  unsigned long long& examined) {
+    const unsigned long long last = pull_offsets[v + 1];
+    for (unsigned long long e = pull_offsets[v]; e < last; ++e) {
+        ++examined;
+        if (levels[pull_sources[e]] == level) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour at `level`
 // gets level + 1 and is appended to `wl`; counters[DIRECTION_EXAMINED] += arcs scanned.
 __device__ __forceinline__ void direction_pull(unsigned int* levels,
@@ -65,14 +82,7 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
         const unsigned int v = begin + i;
         bool found = false;
         if (i < span && levels[v] == 0xFFFFFFFFu) {
-            const unsigned long long last = pull_offsets[v + 1];
-            for (unsigned long long e = pull_offsets[v]; e < last; ++e) {
-                ++examined;
-                if (levels[pull_sources[e]] == level) {
-                    found = true;
-                    break;
-                }
-            }
+            found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
             if (found) {
                 levels[v] = level + 1u;
             }

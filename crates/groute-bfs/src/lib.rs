@@ -22,6 +22,7 @@
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
 //! | [`Direction`], [`SwitchRule`] | push (worklist) or direction-optimizing, and when to pull |
 //! | [`MultiDriver`] | how the host drives a direction-optimizing run on several devices |
+//! | [`FusedDirectionOptions`], [`DirectionTrace`] | a device-driven run's switches and its per-phase trace |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
 //! | [`Bfs`] | the [`MinTraversal`] implementation |
 //! | [`BfsError`] | what can go wrong |
@@ -55,8 +56,9 @@ use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKern
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use direction::{
-    AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, MultiDriver, MultiDriverParseError,
-    PULL_ALPHA, PUSH_BETA, SwitchRule,
+    AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionParseError, DirectionTrace,
+    FusedDirectionOptions, MultiDriver, MultiDriverParseError, PULL_ALPHA, PUSH_BETA, PhaseTimes,
+    StepKind, StepTrace, SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;
@@ -99,6 +101,8 @@ pub struct BfsOptions {
     /// persistent kernel each, where the context supports it; else the host, a thread per
     /// device).
     pub multi_driver: MultiDriver,
+    /// The device-driven run's trace and step variants ([`MultiDriver::Fused`] only).
+    pub fused_direction: FusedDirectionOptions,
 }
 
 /// Statistics of one BFS run.
@@ -143,6 +147,9 @@ pub struct BfsStats {
     /// What drove a direction-optimizing run's levels (never [`MultiDriver::Auto`]; `None`
     /// for the worklist BFS).
     pub do_driver: Option<MultiDriver>,
+    /// The per-phase trace of a device-driven run
+    /// ([`FusedDirectionOptions::trace`]; `None` otherwise).
+    pub do_trace: Option<DirectionTrace>,
 }
 
 /// The result of [`bfs`].
@@ -268,7 +275,7 @@ impl BfsSolver {
                 &graph.graph,
                 &graph.partition,
                 options.switch_rule,
-                options.multi_driver,
+                (options.multi_driver, options.fused_direction),
             )?))
         } else {
             Engine::Worklist(Box::new(MinTraversalSolver::<Bfs>::new(
@@ -312,6 +319,7 @@ impl BfsSolver {
                         device_time: out.device_time,
                         fused: out.driver == MultiDriver::Fused,
                         do_driver: Some(out.driver),
+                        do_trace: out.trace,
                         ..BfsStats::default()
                     },
                 });
@@ -336,6 +344,7 @@ impl BfsSolver {
                 device_time: out.device_time,
                 worklist: ws,
                 do_driver: None,
+                do_trace: None,
             },
         })
     }

@@ -3,12 +3,14 @@
 //! the devices: every level, switch and counter equals the host backend's under the same
 //! rule), on one device and on several where the context supports it
 //! (`PeerGroup::supported`); elsewhere `fused` is refused naming the fix and `auto` falls
-//! back to the host-driven levels. CUDA runs under `GROUTE_TEST_CUDA=1`.
+//! back to the host-driven levels. Every variant of `FusedDirectionOptions` does the same, and
+//! its per-phase trace accounts for every step. CUDA runs under `GROUTE_TEST_CUDA=1`.
 
 use std::time::Duration;
 
 use groute_bfs::{
-    BfsOptions, BfsResult, BfsSolver, Direction, MultiDriver, SwitchRule, bfs, bfs_reference,
+    BfsOptions, BfsResult, BfsSolver, Direction, DirectionTrace, FusedDirectionOptions,
+    MultiDriver, StepKind, SwitchRule, UNREACHED, bfs, bfs_reference,
 };
 use groute_core::Context;
 use groute_core::cuda::PeerGroup;
@@ -50,11 +52,81 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// The fused run of `graph` from `source` under `rule` on `ctx` equals the host backend's
-/// one-device run (levels, and every counter: the rule decided alike on the devices).
-fn check_against_host(ctx: &Context, graph: &Graph, source: u32, rule: SwitchRule) {
+/// The kernel's variants: as described, traced, and the pull building the frontier (traced).
+const VARIANTS: [FusedDirectionOptions; 3] = [
+    FusedDirectionOptions {
+        trace: false,
+        pull_builds_frontier: false,
+    },
+    FusedDirectionOptions {
+        trace: true,
+        pull_builds_frontier: false,
+    },
+    FusedDirectionOptions {
+        trace: true,
+        pull_builds_frontier: true,
+    },
+];
+
+/// The trace of `got` accounts for every step of the run on every one of `devices` devices:
+/// a row per step (the source's scan first), the kinds and levels the run took, the finds
+/// summing to the vertices reached (alike on every device, split among them by owner), and
+/// the phases every step runs.
+fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &str) {
+    assert_eq!(trace.devices.len(), devices, "{what}");
+    let reached = got.levels.iter().filter(|&&l| l != UNREACHED).count() as u64;
+    let rows = got.stats.rounds as usize + 1;
+    for (d, t) in trace.devices.iter().enumerate() {
+        assert_eq!(t.steps.len(), rows.min(64), "{what}: device {d}");
+        assert_eq!(t.steps_dropped as usize, rows - t.steps.len(), "{what}");
+        assert!(
+            t.end_ns >= t.start_ns,
+            "{what}: device {d} ends before it starts"
+        );
+        assert_eq!(t.steps[0].kind, StepKind::Source, "{what}");
+        for (i, s) in t.steps.iter().enumerate().skip(1) {
+            assert_ne!(s.kind, StepKind::Source, "{what}: step {i}");
+            assert_eq!(s.level as usize, i - 1, "{what}: step {i}");
+            assert!(
+                s.phases.step.is_some(),
+                "{what}: step {i} has no step phase"
+            );
+            assert_eq!(s.phases.exchange.is_some(), devices > 1, "{what}: step {i}");
+        }
+        assert!(t.steps.iter().all(|s| s.phases.decide.is_some()), "{what}");
+        let pulls = t.steps.iter().filter(|s| s.kind == StepKind::Pull).count();
+        if rows <= 64 {
+            assert_eq!(pulls as u64, got.stats.pull_levels, "{what}: device {d}");
+            let found: u64 = t.steps.iter().map(|s| s.found).sum();
+            assert_eq!(found, reached, "{what}: device {d}");
+        }
+    }
+    for i in 0..rows.min(64) {
+        let found = trace.devices[0].steps[i].found;
+        let here: u64 = trace.devices.iter().map(|t| t.steps[i].found_here).sum();
+        assert_eq!(
+            here, found,
+            "{what}: step {i}'s finds split among the devices"
+        );
+        assert!(
+            trace.devices.iter().all(|t| t.steps[i].found == found),
+            "{what}"
+        );
+    }
+}
+
+/// The fused run of `graph` from `source` under `rule` on `ctx` with the kernel variant
+/// `variant` equals the host backend's one-device run (levels, and every counter: the rule
+/// decided alike on the devices); its trace (when asked) accounts for every step.
+fn check_against_host(
+    ctx: &Context,
+    graph: &Graph,
+    source: u32,
+    rule: SwitchRule,
+    variant: FusedDirectionOptions,
+) {
     let what = format!(
-        "{} from {source} on {} devices ({rule:?})",
+        "{} from {source} on {} devices ({rule:?}, {variant:?})",
         graph.name,
         ctx.num_devices()
     );
@@ -66,8 +138,9 @@ fn check_against_host(ctx: &Context, graph: &Graph, source: u32, rule: SwitchRul
     )
     .unwrap();
     assert_eq!(host.levels, bfs_reference(&graph.csr, source), "{what}");
-    let got = run(ctx, graph, source, &options(rule, MultiDriver::Fused))
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut fused = options(rule, MultiDriver::Fused);
+    fused.fused_direction = variant;
+    let got = run(ctx, graph, source, &fused).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(got.stats.do_driver, Some(MultiDriver::Fused), "{what}");
     assert!(got.stats.fused && got.stats.direction_optimized, "{what}");
     assert_eq!(got.levels, host.levels, "{what}");
@@ -76,6 +149,13 @@ fn check_against_host(ctx: &Context, graph: &Graph, source: u32, rule: SwitchRul
     assert_eq!(got.stats.work_items, host.stats.work_items, "{what}");
     assert_eq!(got.stats.arcs_examined, host.stats.arcs_examined, "{what}");
     assert!(got.stats.device_time.is_some(), "{what}");
+    match &got.stats.do_trace {
+        Some(trace) => {
+            assert!(variant.trace, "{what}: traced without asking");
+            check_trace(trace, &got, ctx.num_devices(), &what);
+        }
+        None => assert!(!variant.trace, "{what}: no trace"),
+    }
 }
 
 /// The graphs of the CUDA checks: kron-like (symmetric and directed), random directed, and
@@ -115,7 +195,13 @@ fn fused_is_refused_where_unsupported_and_auto_falls_back() {
         assert!(!PeerGroup::supported(&ctx));
         let e = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
         assert!(e.contains("--do-driver per-device"), "{e}");
-        let auto = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Auto)).unwrap();
+        let mut traced = options(RULES[0], MultiDriver::Auto);
+        traced.fused_direction = VARIANTS[2];
+        let auto = run(&ctx, &g, 0, &traced).unwrap();
+        assert!(
+            auto.stats.do_trace.is_none(),
+            "host-driven runs have no trace"
+        );
         let expected = if devices == 1 {
             MultiDriver::Shared
         } else {
@@ -159,7 +245,9 @@ fn cuda_fused_counts_like_the_host() {
             }
             for &s in &sources {
                 for rule in RULES {
-                    check_against_host(&ctx, &g, s, rule);
+                    for variant in VARIANTS {
+                        check_against_host(&ctx, &g, s, rule, variant);
+                    }
                 }
             }
         }
@@ -194,6 +282,14 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
+        o.fused_direction = VARIANTS[2];
+        let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
+        for source in [0u32, 100, 0, 511] {
+            let got = pulling.run(source).unwrap();
+            assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
+            let trace = got.stats.do_trace.as_ref().expect("traced");
+            check_trace(trace, &got, devices, &format!("run from {source}, {:?}", o));
+        }
     }
 }
 
@@ -210,6 +306,7 @@ proptest! {
         alpha in 0u64..40,
         beta in 0u64..40,
         two in any::<bool>(),
+        variant in 0usize..VARIANTS.len(),
     ) {
         let devices = if two { 2 } else { 1 };
         if let Some(ctx) = groute_core::testing::cuda_context(devices.min(n)) {
@@ -217,7 +314,8 @@ proptest! {
                 let pairs: Vec<(u32, u32)> =
                     raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
                 let g = from_pairs(n, &pairs, "proptest", symmetric);
-                check_against_host(&ctx, &g, src % n as u32, SwitchRule { alpha, beta });
+                let rule = SwitchRule { alpha, beta };
+                check_against_host(&ctx, &g, src % n as u32, rule, VARIANTS[variant]);
             }
         }
     }

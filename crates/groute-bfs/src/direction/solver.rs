@@ -12,7 +12,7 @@ use groute_graph::{Csr, Graph, Partition};
 use groute_core::cuda::PeerGroup;
 
 use super::cuda::CudaDirection;
-use super::fused::FusedDirection;
+use super::fused::{DirectionTrace, FusedDirection, FusedDirectionOptions};
 use super::host::HostSteps;
 use super::multi::{MultiDirection, MultiDriver};
 use super::{DirectionStats, SwitchRule, run_levels};
@@ -53,17 +53,20 @@ pub(crate) struct DirectionRun {
     pub device_time: Option<Duration>,
     /// What drove it (never [`MultiDriver::Auto`]; one host-driven device: `shared`).
     pub driver: MultiDriver,
+    /// The per-phase trace of a device-driven run that asked for it.
+    pub trace: Option<DirectionTrace>,
 }
 
 impl DirectionSolver {
     /// Uploads `graph` (and its transpose when it is not symmetric) to every device of the
-    /// context; device `d` owns `partition.range(d)`; several devices are driven by `driver`.
+    /// context; device `d` owns `partition.range(d)`; several devices are driven by `driver`
+    /// (a device-driven run with `fused`'s switches).
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
         rule: SwitchRule,
-        driver: MultiDriver,
+        (driver, fused): (MultiDriver, FusedDirectionOptions),
     ) -> Result<Self, BfsError> {
         if partition.num_parts() != context.num_devices() {
             return Err(Error::invalid(
@@ -78,7 +81,10 @@ impl DirectionSolver {
             return Ok(DirectionSolver {
                 context: context.clone(),
                 storage: Storage::Fused(Box::new(FusedDirection::new(
-                    context, graph, partition, rule,
+                    context,
+                    graph,
+                    partition,
+                    (rule, fused),
                 )?)),
                 rule,
                 driver,
@@ -138,6 +144,7 @@ impl DirectionSolver {
                     elapsed,
                     device_time: None,
                     driver: self.driver,
+                    trace: None,
                 })
             }
             Storage::Cuda(dev) => {
@@ -149,6 +156,7 @@ impl DirectionSolver {
                     elapsed: run.elapsed,
                     device_time: Some(run.device_time),
                     driver: self.driver,
+                    trace: None,
                 })
             }
             Storage::Multi(multi) => multi.run(source, time_limit),

@@ -144,6 +144,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/direction.cuh"),
     },
     KernelHeader {
+        name: "direction_trace.cuh",
+        source: include_str!("../../../../kernels/include/direction_trace.cuh"),
+    },
+    KernelHeader {
         name: "pagerank_push.cuh",
         source: include_str!("../../../../kernels/include/pagerank_push.cuh"),
     },

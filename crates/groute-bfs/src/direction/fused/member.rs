@@ -10,6 +10,8 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
 
+use super::FusedDirectionOptions;
+use super::trace::TRACE_WORDS;
 use crate::BfsError;
 use crate::direction::SwitchRule;
 use crate::direction::cuda::CudaDirection;
@@ -38,6 +40,8 @@ pub(super) struct FusedMember {
     inboxes: Option<Buffer<u64>>,
     barrier: Buffer<u32>,
     state: Buffer<u64>,
+    /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
+    trace: Buffer<u64>,
     kernel: CudaFunction,
     grid: u32,
 }
@@ -73,6 +77,7 @@ impl FusedMember {
             inboxes: None,
             barrier: device.alloc::<u32>(BARRIER_WORDS)?,
             state: device.alloc::<u64>(STATE_WORDS)?,
+            trace: device.alloc::<u64>(TRACE_WORDS)?,
             dir,
             owned,
             kernel,
@@ -91,23 +96,26 @@ impl FusedMember {
     }
 
     /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
-    /// state.
-    pub(super) fn reset(&self, source: u32) -> Result<(), Error> {
+    /// state (and the trace when `traced`).
+    pub(super) fn reset(&self, source: u32, traced: bool) -> Result<(), Error> {
         self.dir.reset(source)?;
         let s = &self.dir.stream;
         s.fill(&self.inbox, 0u32)?;
         s.fill(&self.barrier, 0u32)?;
+        if traced {
+            s.fill(&self.trace, 0u64)?;
+        }
         s.fill(&self.state, 0u64)
     }
 
     /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
-    /// CSR and the switching rule `rule`.
+    /// CSR, the switching rule `rule` and the variants and trace of `options`.
     pub(super) fn launch(
         &self,
         group: &PeerGroup,
         rank: usize,
         in_arcs: u64,
-        rule: &SwitchRule,
+        (rule, options): (&SwitchRule, &FusedDirectionOptions),
     ) -> Result<(), Error> {
         let d = &self.dir;
         let table = self.inboxes.as_ref().ok_or_else(|| {
@@ -137,14 +145,20 @@ impl FusedMember {
             rule.alpha,
             rule.beta,
             group.args(rank)?,
+            if options.trace {
+                DevicePtr::<u64>::from_slice(&self.trace.raw())?
+            } else {
+                DevicePtr::null()
+            },
+            options.kernel_flags(),
         );
         // SAFETY: bfs_direction_fused(unsigned* levels, const unsigned long long* push_offsets,
         // const unsigned* push_targets, const unsigned long long* pull_offsets,
         // const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned owned_end,
         // unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
         // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs,
-        // unsigned long long alpha, unsigned long long beta, PeerGroup group)
-        // (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
+        // unsigned long long alpha, unsigned long long beta, PeerGroup group,
+        // unsigned long long* trace_words, unsigned flags) (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
         // holds n u32 and both offset arrays n + 1 entries, whose arcs index the targets and
         // sources, all vertices below n; the owned range is clamped to n; the worklist has
         // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
@@ -154,7 +168,9 @@ impl FusedMember {
         // device's memory) holds the address of every member's inbox of (size - 1) *
         // ceil(n / 32) u32, reachable from this device (PeerGroup::new checked peer access
         // between every pair), and the kernel stores only words below that; `group.args`
-        // is this member's PeerGroup (its mailbox and abort word outlive the run). The launch
+        // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace
+        // is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS
+        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant. The launch
         // is cooperative with a grid of at most the resident maximum at BLOCK threads, so the
         // grid barrier cannot deadlock. Memory is kept alive below.
         unsafe {
@@ -166,13 +182,22 @@ impl FusedMember {
         };
         d.keep_alive_with(&[&self.inbox, &self.barrier])?;
         let mut memory = group.memory();
-        memory.extend([self.state.raw().memory, table.raw().memory]);
+        memory.extend([
+            self.state.raw().memory,
+            table.raw().memory,
+            self.trace.raw().memory,
+        ]);
         d.cuda_stream()?.keep_alive(memory)
     }
 
     /// Waits for the stream and reads the state block.
     pub(super) fn read_state(&self, device: &Device) -> Result<Vec<u64>, Error> {
         device.download(&self.state)
+    }
+
+    /// Waits for the stream and reads the trace buffer.
+    pub(super) fn read_trace(&self, device: &Device) -> Result<Vec<u64>, Error> {
+        device.download(&self.trace)
     }
 
     /// Waits for the stream and fails if the worklist overflowed (it cannot: 2n slots).

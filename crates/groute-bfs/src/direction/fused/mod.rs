@@ -14,20 +14,28 @@
 //! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
+//! Switches ([`FusedDirectionOptions`]): a per-phase trace of every level on every device
+//! (`trace.rs`, [`DirectionTrace`]) and the variant where a pull step builds the next frontier
+//! and stores its finds into the peers' inboxes itself (see the kernel's header).
+//!
 //! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,
 //! levels, a worklist of 2n slots), an inbox of n / 32 words per other device, and a few
-//! hundred bytes of barrier and state.
+//! hundred bytes of barrier and state, and a trace buffer of 6 KiB.
 
 mod member;
+mod options;
+mod trace;
 
 use std::time::{Duration, Instant};
 
 use groute_core::cuda::PeerGroup;
-use groute_core::{Context, DeviceTimer, Event};
+use groute_core::{Context, Device, DeviceTimer, Error, Event};
 use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
 
 use self::member::{DO_ARCS, DO_ITEMS, DO_LEVELS, DO_PULL_LEVELS, DO_STATUS, FusedMember};
+pub use self::options::FusedDirectionOptions;
+pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
 use crate::BfsError;
@@ -43,6 +51,7 @@ pub(crate) struct FusedDirection {
     members: Vec<FusedMember>,
     in_arcs: u64,
     rule: SwitchRule,
+    options: FusedDirectionOptions,
 }
 
 impl FusedDirection {
@@ -53,7 +62,7 @@ impl FusedDirection {
         context: &Context,
         graph: &Graph,
         partition: &Partition,
-        rule: SwitchRule,
+        (rule, options): (SwitchRule, FusedDirectionOptions),
     ) -> Result<Self, BfsError> {
         let group = PeerGroup::new(context)?;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
@@ -79,6 +88,7 @@ impl FusedDirection {
             members,
             in_arcs,
             rule,
+            options,
         })
     }
 
@@ -89,7 +99,7 @@ impl FusedDirection {
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
         for m in &self.members {
-            m.reset(source)?;
+            m.reset(source, self.options.trace)?;
         }
         for m in &self.members {
             m.dir.stream.synchronize()?;
@@ -103,12 +113,7 @@ impl FusedDirection {
         let device_time = timer.stop()?;
         let elapsed = started.elapsed();
         let devices = self.context.devices();
-        let states = self
-            .members
-            .iter()
-            .zip(devices)
-            .map(|(m, device)| m.read_state(device))
-            .collect::<Result<Vec<_>, _>>()?;
+        let states = self.read_each(FusedMember::read_state)?;
         if asked_to_stop {
             return Err(WorklistError::TimedOut {
                 limit: time_limit.unwrap_or_default(),
@@ -122,6 +127,11 @@ impl FusedDirection {
         for m in &self.members {
             m.check_worklist()?;
         }
+        let trace = if self.options.trace {
+            Some(trace::decode(&self.read_each(FusedMember::read_trace)?))
+        } else {
+            None
+        };
         let state = &states[0];
         Ok(DirectionRun {
             levels: self.members[0].levels(&devices[0])?,
@@ -134,7 +144,21 @@ impl FusedDirection {
             elapsed,
             device_time,
             driver: super::MultiDriver::Fused,
+            trace,
         })
+    }
+
+    /// Reads a block of every member (`read` waits for its stream), in rank order.
+    fn read_each(
+        &self,
+        read: impl Fn(&FusedMember, &Device) -> Result<Vec<u64>, Error>,
+    ) -> Result<Vec<Vec<u64>>, Error> {
+        let devices = self.context.devices();
+        self.members
+            .iter()
+            .zip(devices)
+            .map(|(m, device)| read(m, device))
+            .collect()
     }
 
     /// Launches every member, each on its own stream, and records an event after each. A
@@ -143,7 +167,7 @@ impl FusedDirection {
         let mut done = Vec::with_capacity(self.members.len());
         for (rank, m) in self.members.iter().enumerate() {
             let launched = m
-                .launch(&self.group, rank, self.in_arcs, &self.rule)
+                .launch(&self.group, rank, self.in_arcs, (&self.rule, &self.options))
                 .and_then(|()| m.dir.stream.record());
             match launched {
                 Ok(event) => done.push(event),

@@ -166,6 +166,7 @@ impl MultiDirection {
             elapsed,
             device_time,
             driver: self.driver,
+            trace: None,
         })
     }
 
