@@ -93,6 +93,10 @@ struct Cli {
     /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
     #[arg(long)]
     do_pull_frontier: bool,
+    /// Device-driven direction-optimizing runs: the kernel's build capped at 32 registers
+    /// (every thread slot of an SM resident; some registers spilled).
+    #[arg(long)]
+    do_full_occupancy: bool,
 }
 
 #[derive(Serialize)]
@@ -115,6 +119,8 @@ struct Report {
     do_driver: Option<&'static str>,
     /// Whether a pull step built the next frontier itself (`--do-pull-frontier`).
     do_pull_frontier: bool,
+    /// Whether the kernel's 32-register build ran (`--do-full-occupancy`).
+    do_full_occupancy: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -187,6 +193,7 @@ fn run() -> Result<(), AnyError> {
     options.multi_driver = cli.do_driver;
     options.fused_direction.trace = cli.do_trace;
     options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
+    options.fused_direction.full_occupancy = cli.do_full_occupancy;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -253,6 +260,7 @@ fn run() -> Result<(), AnyError> {
         },
         do_driver: result.stats.do_driver.map(MultiDriver::as_str),
         do_pull_frontier: cli.do_pull_frontier,
+        do_full_occupancy: cli.do_full_occupancy,
         do_trace: result
             .stats
             .do_trace

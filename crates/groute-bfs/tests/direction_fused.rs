@@ -52,19 +52,28 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// The kernel's variants: as described, traced, and the pull building the frontier (traced).
-const VARIANTS: [FusedDirectionOptions; 3] = [
+/// The kernel's variants: as described, traced, the pull building the frontier (traced),
+/// and both at full occupancy.
+const VARIANTS: [FusedDirectionOptions; 4] = [
     FusedDirectionOptions {
         trace: false,
         pull_builds_frontier: false,
+        full_occupancy: false,
     },
     FusedDirectionOptions {
         trace: true,
         pull_builds_frontier: false,
+        full_occupancy: false,
     },
     FusedDirectionOptions {
         trace: true,
         pull_builds_frontier: true,
+        full_occupancy: false,
+    },
+    FusedDirectionOptions {
+        trace: false,
+        pull_builds_frontier: true,
+        full_occupancy: true,
     },
 ];
 

@@ -48,23 +48,24 @@ pub(super) struct FusedMember {
 
 impl FusedMember {
     /// Uploads the graph (`push`, and `pull` when it is a distinct transpose) to `device`,
-    /// which owns the vertices `owned` of a run on `devices` devices.
+    /// which owns the vertices `owned` of a run on `devices` devices, and loads the kernel
+    /// build `options` name.
     pub(super) fn new(
         context: &Context,
         device: &Device,
         (push, pull): (&Csr, Option<&Csr>),
-        owned: Range<u32>,
-        devices: usize,
+        (owned, devices): (Range<u32>, usize),
+        options: &FusedDirectionOptions,
     ) -> Result<Self, BfsError> {
         let n = push.num_vertices();
         // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
-        let kernel = module.function("bfs_direction_fused")?;
+        let kernel = module.function(options.kernel_name())?;
         let grid = kernel.max_resident_grid(BLOCK, 0)?;
         if grid == 0 {
             return Err(Error::invalid(
-                "bfs_direction_fused",
+                options.kernel_name(),
                 BLOCK,
                 "a kernel with at least one resident block of 256 threads; use --do-driver \
                  per-device",

@@ -73,7 +73,13 @@ impl FusedDirection {
             .enumerate()
             .map(|(d, device)| {
                 let csr = (&graph.csr, transpose.as_ref());
-                FusedMember::new(context, device, csr, partition.range(d), devices)
+                FusedMember::new(
+                    context,
+                    device,
+                    csr,
+                    (partition.range(d), devices),
+                    &options,
+                )
             })
             .collect::<Result<Vec<_>, _>>()?;
         let inboxes: Vec<_> = members.iter().map(|m| m.inbox().clone()).collect();

@@ -15,9 +15,22 @@ pub struct FusedDirectionOptions {
     /// peers' inboxes (no grid barrier and no send pass between the pull and the exchange,
     /// no scan after it); off: the pull, then the send and scan passes every step takes.
     pub pull_builds_frontier: bool,
+    /// Run the kernel's build capped at 32 registers (`bfs_direction_fused_occupancy`: every
+    /// thread slot of an SM resident, some registers spilled) instead of the one at 48 (5
+    /// blocks of 256 threads per SM on sm_90).
+    pub full_occupancy: bool,
 }
 
 impl FusedDirectionOptions {
+    /// The entry point of `kernels/bfs_direction_fused.cu` these options run.
+    pub(crate) fn kernel_name(&self) -> &'static str {
+        if self.full_occupancy {
+            "bfs_direction_fused_occupancy"
+        } else {
+            "bfs_direction_fused"
+        }
+    }
+
     /// The kernel's `flags` word (`groute::DoFlag`).
     pub(crate) fn kernel_flags(&self) -> u32 {
         /// `groute::DO_FLAG_PULL_FRONTIER`.
