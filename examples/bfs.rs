@@ -97,6 +97,10 @@ struct Cli {
     /// (every thread slot of an SM resident; some registers spilled).
     #[arg(long)]
     do_full_occupancy: bool,
+    /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
+    /// their worklist slots with one atomic per warp (a second sweep appends).
+    #[arg(long)]
+    do_warp_reserve: bool,
 }
 
 #[derive(Serialize)]
@@ -121,6 +125,8 @@ struct Report {
     do_pull_frontier: bool,
     /// Whether the kernel's 32-register build ran (`--do-full-occupancy`).
     do_full_occupancy: bool,
+    /// Whether frontier passes reserved slots per warp (`--do-warp-reserve`).
+    do_warp_reserve: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -194,6 +200,7 @@ fn run() -> Result<(), AnyError> {
     options.fused_direction.trace = cli.do_trace;
     options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
     options.fused_direction.full_occupancy = cli.do_full_occupancy;
+    options.fused_direction.warp_reserve = cli.do_warp_reserve;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -261,6 +268,7 @@ fn run() -> Result<(), AnyError> {
         do_driver: result.stats.do_driver.map(MultiDriver::as_str),
         do_pull_frontier: cli.do_pull_frontier,
         do_full_occupancy: cli.do_full_occupancy,
+        do_warp_reserve: cli.do_warp_reserve,
         do_trace: result
             .stats
             .do_trace

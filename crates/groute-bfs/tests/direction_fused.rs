@@ -52,30 +52,31 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// The kernel's variants: as described, traced, the pull building the frontier (traced),
-/// and both at full occupancy.
-const VARIANTS: [FusedDirectionOptions; 4] = [
-    FusedDirectionOptions {
-        trace: false,
-        pull_builds_frontier: false,
-        full_occupancy: false,
-    },
-    FusedDirectionOptions {
-        trace: true,
-        pull_builds_frontier: false,
-        full_occupancy: false,
-    },
-    FusedDirectionOptions {
-        trace: true,
-        pull_builds_frontier: true,
-        full_occupancy: false,
-    },
-    FusedDirectionOptions {
-        trace: false,
-        pull_builds_frontier: true,
-        full_occupancy: true,
-    },
+/// The kernel's variants: as described; traced; the pull building the frontier (traced);
+/// with warp reservations (traced, with and without that pull); at full occupancy with
+/// everything.
+const VARIANTS: [FusedDirectionOptions; 6] = [
+    variant(false, false, false, false),
+    variant(true, false, false, false),
+    variant(true, true, false, false),
+    variant(true, false, true, false),
+    variant(true, true, true, false),
+    variant(false, true, true, true),
 ];
+
+const fn variant(
+    trace: bool,
+    pull_builds_frontier: bool,
+    warp_reserve: bool,
+    full_occupancy: bool,
+) -> FusedDirectionOptions {
+    FusedDirectionOptions {
+        trace,
+        pull_builds_frontier,
+        full_occupancy,
+        warp_reserve,
+    }
+}
 
 /// The trace of `got` accounts for every step of the run on every one of `devices` devices:
 /// a row per step (the source's scan first), the kinds and levels the run took, the finds
@@ -124,21 +125,16 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
     }
 }
 
-/// The fused run of `graph` from `source` under `rule` on `ctx` with the kernel variant
-/// `variant` equals the host backend's one-device run (levels, and every counter: the rule
+/// The fused run of `graph` from `source` under `rule` on `ctx` with each kernel variant of
+/// `variants` equals the host backend's one-device run (levels, and every counter: the rule
 /// decided alike on the devices); its trace (when asked) accounts for every step.
 fn check_against_host(
     ctx: &Context,
     graph: &Graph,
     source: u32,
     rule: SwitchRule,
-    variant: FusedDirectionOptions,
+    variants: &[FusedDirectionOptions],
 ) {
-    let what = format!(
-        "{} from {source} on {} devices ({rule:?}, {variant:?})",
-        graph.name,
-        ctx.num_devices()
-    );
     let host = run(
         &Context::host(1).unwrap(),
         graph,
@@ -146,7 +142,29 @@ fn check_against_host(
         &options(rule, MultiDriver::Shared),
     )
     .unwrap();
-    assert_eq!(host.levels, bfs_reference(&graph.csr, source), "{what}");
+    assert_eq!(
+        host.levels,
+        bfs_reference(&graph.csr, source),
+        "{}",
+        graph.name
+    );
+    for &variant in variants {
+        check_variant(ctx, (graph, source, rule), variant, &host);
+    }
+}
+
+/// The fused run of `graph` from `source` under `rule` with `variant` equals `host`.
+fn check_variant(
+    ctx: &Context,
+    (graph, source, rule): (&Graph, u32, SwitchRule),
+    variant: FusedDirectionOptions,
+    host: &BfsResult,
+) {
+    let what = format!(
+        "{} from {source} on {} devices ({rule:?}, {variant:?})",
+        graph.name,
+        ctx.num_devices()
+    );
     let mut fused = options(rule, MultiDriver::Fused);
     fused.fused_direction = variant;
     let got = run(ctx, graph, source, &fused).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -254,9 +272,7 @@ fn cuda_fused_counts_like_the_host() {
             }
             for &s in &sources {
                 for rule in RULES {
-                    for variant in VARIANTS {
-                        check_against_host(&ctx, &g, s, rule, variant);
-                    }
+                    check_against_host(&ctx, &g, s, rule, &VARIANTS);
                 }
             }
         }
@@ -291,7 +307,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.fused_direction = VARIANTS[2];
+        o.fused_direction = VARIANTS[4];
         let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = pulling.run(source).unwrap();
@@ -324,7 +340,7 @@ proptest! {
                     raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
                 let g = from_pairs(n, &pairs, "proptest", symmetric);
                 let rule = SwitchRule { alpha, beta };
-                check_against_host(&ctx, &g, src % n as u32, rule, VARIANTS[variant]);
+                check_against_host(&ctx, &g, src % n as u32, rule, &VARIANTS[variant..=variant]);
             }
         }
     }

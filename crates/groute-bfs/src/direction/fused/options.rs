@@ -19,6 +19,10 @@ pub struct FusedDirectionOptions {
     /// thread slot of an SM resident, some registers spilled) instead of the one at 48 (5
     /// blocks of 256 threads per SM on sm_90).
     pub full_occupancy: bool,
+    /// The passes that build a frontier count their finds per warp and reserve the warp's
+    /// worklist slots with one atomic, then append in a second sweep (`DO_FLAG_WARP_RESERVE`);
+    /// off: one atomic on the worklist's end per 32 vertices with finds.
+    pub warp_reserve: bool,
 }
 
 impl FusedDirectionOptions {
@@ -35,10 +39,9 @@ impl FusedDirectionOptions {
     pub(crate) fn kernel_flags(&self) -> u32 {
         /// `groute::DO_FLAG_PULL_FRONTIER`.
         const PULL_FRONTIER: u32 = 1;
-        if self.pull_builds_frontier {
-            PULL_FRONTIER
-        } else {
-            0
-        }
+        /// `groute::DO_FLAG_WARP_RESERVE`.
+        const WARP_RESERVE: u32 = 2;
+        let flag = |on: bool, bit: u32| if on { bit } else { 0 };
+        flag(self.pull_builds_frontier, PULL_FRONTIER) | flag(self.warp_reserve, WARP_RESERVE)
     }
 }
