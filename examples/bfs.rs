@@ -101,6 +101,10 @@ struct Cli {
     /// their worklist slots with one atomic per warp (a second sweep appends).
     #[arg(long)]
     do_warp_reserve: bool,
+    /// Device-driven direction-optimizing runs on several devices: exchanges post values into
+    /// every peer's memory and poll their own (no remote atomic, no remote polling).
+    #[arg(long)]
+    do_post_exchange: bool,
 }
 
 #[derive(Serialize)]
@@ -127,6 +131,8 @@ struct Report {
     do_full_occupancy: bool,
     /// Whether frontier passes reserved slots per warp (`--do-warp-reserve`).
     do_warp_reserve: bool,
+    /// Whether the exchanges were posted (`--do-post-exchange`).
+    do_post_exchange: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -201,6 +207,9 @@ fn run() -> Result<(), AnyError> {
     options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
     options.fused_direction.full_occupancy = cli.do_full_occupancy;
     options.fused_direction.warp_reserve = cli.do_warp_reserve;
+    if cli.do_post_exchange {
+        options.fused_direction.exchange = groute::core::cuda::PeerExchange::Posted;
+    }
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -269,6 +278,7 @@ fn run() -> Result<(), AnyError> {
         do_pull_frontier: cli.do_pull_frontier,
         do_full_occupancy: cli.do_full_occupancy,
         do_warp_reserve: cli.do_warp_reserve,
+        do_post_exchange: cli.do_post_exchange,
         do_trace: result
             .stats
             .do_trace

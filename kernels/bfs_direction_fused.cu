@@ -39,6 +39,11 @@
 // grid barriers and two full passes fewer per pull level on several devices, one and one on
 // one device. Exact: after a pull a device's owned vertices at L + 1 are its own finds.
 //
+// DO_FLAG_WARP_RESERVE: the scan and that pull reserve their worklist slots once per warp
+// (append_marked). DO_FLAG_POST_EXCHANGE: the exchanges are peer_post_allreduce_sum over
+// `postboxes` (every device's, by rank; peer_post.cuh) instead of peer_allreduce_sum. The
+// entry point bfs_direction_fused_occupancy is the same kernel capped at 32 registers.
+//
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
 // current step (row 0: the source's scan), and notes the step's kind, level, finds and hubs;
@@ -65,6 +70,7 @@
 #include "direction_trace.cuh"
 #include "fused.cuh"
 #include "peer_group.cuh"
+#include "peer_post.cuh"
 
 namespace groute {
 
@@ -107,6 +113,10 @@ enum DoFlag : unsigned int {
     // of one atomic on the worklist's end per word with finds: up to 32x fewer atomics on
     // that one address on a big frontier.
     DO_FLAG_WARP_RESERVE = 2,
+    // The exchanges are peer_post_allreduce_sum (peer_post.cuh: values and a tag stored into
+    // every peer's postbox, each device polling its own) instead of peer_allreduce_sum (a
+    // system-scope atomic on device 0's mailbox, polled over the link).
+    DO_FLAG_POST_EXCHANGE = 4,
 };
 
 // The record of a decide (FusedRecord words).
@@ -164,7 +174,8 @@ struct DoRun {
     unsigned long long alpha;
     unsigned long long beta;
     PeerGroup group;
-    unsigned int flags;  // DoFlag
+    unsigned int flags;                      // DoFlag
+    unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
@@ -370,8 +381,11 @@ struct DoRun {
                              unsigned int count) const {
         const unsigned long long index = get(DO_EXCHANGES);
         set(DO_EXCHANGES, index + 1ull);
+        const unsigned int exchange = static_cast<unsigned int>(index);
         const unsigned int status =
-            peer_allreduce_sum(group, static_cast<unsigned int>(index), mine, sums, count);
+            (flags & DO_FLAG_POST_EXCHANGE) != 0u
+                ? peer_post_allreduce_sum(group, postboxes, exchange, mine, sums, count)
+                : peer_allreduce_sum(group, exchange, mine, sums, count);
         if (status != PEER_OK) {
             set(DO_STATUS, status);
             return false;
@@ -479,12 +493,13 @@ __device__ __forceinline__ void direction_fused(
     unsigned int owned_end, unsigned int* wl_data, unsigned int wl_mask, unsigned int* ctrl,
     unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
-    const PeerGroup& group, unsigned long long* trace_words, unsigned int flags) {
+    const PeerGroup& group, unsigned long long* trace_words, unsigned int flags,
+    unsigned long long* const* postboxes) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,    wl,           state,
                     inboxes, inboxes[group.rank], in_arcs, alpha, beta,
-                    group,   flags};
+                    group,   flags,        postboxes};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -621,11 +636,12 @@ __device__ __forceinline__ void direction_fused(
         unsigned int owned_end, unsigned int* wl_data, unsigned int wl_mask, unsigned int* ctrl, \
         unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,         \
         unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,          \
-        groute::PeerGroup group, unsigned long long* trace_words, unsigned int flags) {         \
+        groute::PeerGroup group, unsigned long long* trace_words, unsigned int flags,           \
+        unsigned long long* const* postboxes) {                                                 \
         groute::direction_fused(levels, push_offsets, push_targets, pull_offsets, pull_sources, \
                                 n, owned_begin, owned_end, wl_data, wl_mask, ctrl, barrier,     \
                                 state, inboxes, in_arcs, alpha, beta, group, trace_words,       \
-                                flags);                                                         \
+                                flags, postboxes);                                              \
     }
 
 GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused, __launch_bounds__(groute::DO_BLOCK))

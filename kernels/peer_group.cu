@@ -1,10 +1,13 @@
-// Self-check and latency probe of kernels/include/peer_group.cuh (groute-core's
+// Self-check and latency probe of kernels/include/peer_group.cuh and peer_post.cuh (groute-core's
 // cuda::peer_group_probe): one block per device runs `exchanges` rounds; in round e every
 // device stores a value of (its rank, e) into every other device's inbox slot of parity e & 1
 // (peer stores), then all-reduces (rank + 1, e * (rank + 1)), then checks the sums and the
 // values its peers stored. It counts mismatches instead of trusting them, so the host test
-// fails on any lost or early-read write.
+// fails on any lost or early-read write. `posted`: the all-reduce is peer_post_allreduce_sum
+// over `postboxes` (one address per device, POST_WORDS u64 each, zeroed), else
+// peer_allreduce_sum.
 #include "peer_group.cuh"
+#include "peer_post.cuh"
 
 namespace {
 
@@ -22,7 +25,9 @@ __device__ __forceinline__ unsigned long long probe_value(unsigned int rank, uns
 extern "C" __global__ void peer_group_probe(groute::PeerGroup g,
                                             unsigned long long* const* inboxes,
                                             unsigned int words, unsigned int exchanges,
-                                            unsigned long long* out) {
+                                            unsigned long long* out,
+                                            unsigned long long* const* postboxes,
+                                            unsigned int posted) {
     using namespace groute;
     __shared__ unsigned int status;
     __shared__ unsigned long long sums[2];
@@ -51,7 +56,8 @@ extern "C" __global__ void peer_group_probe(groute::PeerGroup g,
             const unsigned long long mine[2] = {g.rank + 1ull,
                                                 static_cast<unsigned long long>(e) * (g.rank + 1ull)};
             unsigned long long s[2];
-            status = peer_allreduce_sum(g, e, mine, s, 2u);
+            status = posted != 0u ? peer_post_allreduce_sum(g, postboxes, e, mine, s, 2u)
+                                  : peer_allreduce_sum(g, e, mine, s, 2u);
             sums[0] = s[0];
             sums[1] = s[1];
         }

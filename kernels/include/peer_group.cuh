@@ -123,6 +123,46 @@ __device__ __forceinline__ unsigned int peer_load_abort(const unsigned int* p) {
     return v;
 }
 
+// The failure checks of a wait that began at `started` (%globaltimer): a peer's failure,
+// the host's abort word, the group's timeout. On failure the device stores its status in
+// PEER_FAILED (the others leave too) and returns it; else PEER_OK.
+__device__ __forceinline__ unsigned int peer_wait_failed(const PeerGroup& g,
+                                                         unsigned long long started) {
+    unsigned int status = PEER_OK;
+    const unsigned long long failed = peer_load_relaxed(g.mailbox + PEER_FAILED);
+    if (failed != 0ull) {
+        status = PEER_ABORTED;
+    } else if (peer_load_abort(g.abort) != 0u) {
+        status = PEER_ABORTED;
+    } else if (peer_clock_ns() - started > g.timeout_ns) {
+        status = PEER_TIMED_OUT;
+    }
+    if (status != PEER_OK) {
+        peer_store_relaxed(g.mailbox + PEER_FAILED, status);
+    }
+    return status;
+}
+
+// Waits until `*word` (acquire, system scope) reaches `target`, running the failure checks
+// every PEER_POLL_CHECK polls of a wait that began at `started`. Returns PEER_OK or the
+// failure.
+__device__ __forceinline__ unsigned int peer_wait_for(const PeerGroup& g,
+                                                      const unsigned long long* word,
+                                                      unsigned long long target,
+                                                      unsigned long long started) {
+    unsigned int polls = 0;
+    while (peer_load_acquire(word) < target) {
+        if (++polls % PEER_POLL_CHECK != 0u) {
+            continue;
+        }
+        const unsigned int status = peer_wait_failed(g, started);
+        if (status != PEER_OK) {
+            return status;
+        }
+    }
+    return PEER_OK;
+}
+
 // The all-reduce and barrier of the header comment. One thread per device; `count` <=
 // PEER_MAX_VALUES. Returns PEER_OK or why it gave up.
 __device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exchange,
@@ -141,25 +181,10 @@ __device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exch
     if (old == target * g.size - 1ull) {
         peer_store_release(g.mailbox + PEER_GENERATION, target);
     } else {
-        const unsigned long long started = peer_clock_ns();
-        unsigned int polls = 0;
-        while (peer_load_acquire(g.mailbox + PEER_GENERATION) < target) {
-            if (++polls % PEER_POLL_CHECK != 0u) {
-                continue;
-            }
-            unsigned int status = PEER_OK;
-            const unsigned long long failed = peer_load_relaxed(g.mailbox + PEER_FAILED);
-            if (failed != 0ull) {
-                status = PEER_ABORTED;
-            } else if (peer_load_abort(g.abort) != 0u) {
-                status = PEER_ABORTED;
-            } else if (peer_clock_ns() - started > g.timeout_ns) {
-                status = PEER_TIMED_OUT;
-            }
-            if (status != PEER_OK) {
-                peer_store_relaxed(g.mailbox + PEER_FAILED, status);
-                return status;
-            }
+        const unsigned int status =
+            peer_wait_for(g, g.mailbox + PEER_GENERATION, target, peer_clock_ns());
+        if (status != PEER_OK) {
+            return status;
         }
     }
     for (unsigned int i = 0; i < count; ++i) {

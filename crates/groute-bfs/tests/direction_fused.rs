@@ -13,7 +13,7 @@ use groute_bfs::{
     MultiDriver, StepKind, SwitchRule, UNREACHED, bfs, bfs_reference,
 };
 use groute_core::Context;
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{PeerExchange, PeerGroup};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -53,28 +53,32 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 }
 
 /// The kernel's variants: as described; traced; the pull building the frontier (traced);
-/// with warp reservations (traced, with and without that pull); at full occupancy with
-/// everything.
-const VARIANTS: [FusedDirectionOptions; 6] = [
-    variant(false, false, false, false),
-    variant(true, false, false, false),
-    variant(true, true, false, false),
-    variant(true, false, true, false),
-    variant(true, true, true, false),
-    variant(false, true, true, true),
+/// with warp reservations (traced, with and without that pull); posted exchanges (traced,
+/// with and without the rest); at full occupancy with everything.
+const VARIANTS: [FusedDirectionOptions; 8] = [
+    variant(false, [false, false, false], false),
+    variant(true, [false, false, false], false),
+    variant(true, [true, false, false], false),
+    variant(true, [false, true, false], false),
+    variant(true, [true, true, false], false),
+    variant(true, [false, false, true], false),
+    variant(true, [true, true, true], false),
+    variant(false, [true, true, true], true),
 ];
 
-const fn variant(
-    trace: bool,
-    pull_builds_frontier: bool,
-    warp_reserve: bool,
-    full_occupancy: bool,
-) -> FusedDirectionOptions {
+/// A variant: `trace`, the kernel's flags (pull builds the frontier, warp reservations,
+/// posted exchanges), `full_occupancy`.
+const fn variant(trace: bool, flags: [bool; 3], full_occupancy: bool) -> FusedDirectionOptions {
     FusedDirectionOptions {
         trace,
-        pull_builds_frontier,
+        pull_builds_frontier: flags[0],
+        warp_reserve: flags[1],
+        exchange: if flags[2] {
+            PeerExchange::Posted
+        } else {
+            PeerExchange::Mailbox
+        },
         full_occupancy,
-        warp_reserve,
     }
 }
 
@@ -307,7 +311,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.fused_direction = VARIANTS[4];
+        o.fused_direction = VARIANTS[6];
         let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = pulling.run(source).unwrap();

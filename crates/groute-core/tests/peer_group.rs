@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use groute_core::cuda::{PeerGroup, peer_group_probe};
+use groute_core::cuda::{PeerExchange, PeerGroup, peer_group_probe};
 use groute_core::testing::cuda_context;
 use groute_core::{Context, Error};
 
@@ -60,14 +60,19 @@ fn every_member_sees_every_sum_and_every_peer_store() {
         };
         assert!(!shared_gpu, "a group was built over devices sharing a GPU");
         group.set_timeout(Duration::from_secs(20));
-        for (words, exchanges) in [(1u32, 2_000u32), (4_096, 200)] {
-            let probe = peer_group_probe(&group, words, exchanges).expect("probe runs");
-            assert_eq!(probe.exchanges, exchanges, "{devices} devices");
-            assert_eq!(probe.mismatches, 0, "{devices} devices, {words} words");
-            eprintln!(
-                "{devices} devices, {words} words per peer: {:.2} us per exchange",
-                probe.exchange_us
-            );
+        for method in [PeerExchange::Mailbox, PeerExchange::Posted] {
+            for (words, exchanges) in [(1u32, 2_000u32), (4_096, 200)] {
+                let probe = peer_group_probe(&group, words, exchanges, method).expect("probe runs");
+                assert_eq!(probe.exchanges, exchanges, "{devices} devices, {method:?}");
+                assert_eq!(
+                    probe.mismatches, 0,
+                    "{devices} devices, {words} words, {method:?}"
+                );
+                eprintln!(
+                    "{devices} devices, {words} words per peer, {method:?}: {:.2} us per exchange",
+                    probe.exchange_us
+                );
+            }
         }
     }
 }

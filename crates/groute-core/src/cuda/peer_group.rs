@@ -37,6 +37,23 @@ pub const PEER_MAX_DEVICES: usize = 8;
 pub const PEER_MAX_VALUES: usize = 8;
 /// Words (u64) of the mailbox (`groute::PEER_MAILBOX_WORDS`).
 pub const PEER_MAILBOX_WORDS: usize = 32 + 2 * PEER_MAX_DEVICES * PEER_MAX_VALUES;
+/// Words (u64) of a postbox (`groute::POST_WORDS`, `kernels/include/peer_post.cuh`): two
+/// parities of one 128-byte slot per sender.
+pub const PEER_POSTBOX_WORDS: usize = 2 * PEER_MAX_DEVICES * 16;
+
+/// How the members of a device-driven run exchange values (the all-reduce that is also their
+/// barrier).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PeerExchange {
+    /// `peer_allreduce_sum` (`peer_group.cuh`): an arrival atomic on device 0's mailbox,
+    /// polled over the link by the other devices.
+    #[default]
+    Mailbox,
+    /// `peer_post_allreduce_sum` (`peer_post.cuh`): values and a tag posted into every
+    /// peer's postbox ([`PEER_POSTBOX_WORDS`] in its memory), each device polling its own.
+    Posted,
+}
+
 /// How long a member waits for the others at one exchange before it gives up, unless
 /// [`PeerGroup::set_timeout`] says otherwise.
 pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -277,20 +294,29 @@ pub struct PeerProbe {
 }
 
 /// Runs `kernels/peer_group.cu` on every device of `group`: `exchanges` rounds, each storing
-/// `words` u64 into every peer, then one all-reduce; every member checks every sum and every
-/// value its peers stored. Errors when a member failed; [`PeerProbe::mismatches`] counts wrong
-/// values.
-pub fn peer_group_probe(group: &PeerGroup, words: u32, exchanges: u32) -> Result<PeerProbe> {
+/// `words` u64 into every peer, then one all-reduce by `method`; every member checks every
+/// sum and every value its peers stored. Errors when a member failed;
+/// [`PeerProbe::mismatches`] counts wrong values.
+pub fn peer_group_probe(
+    group: &PeerGroup,
+    words: u32,
+    exchanges: u32,
+    method: PeerExchange,
+) -> Result<PeerProbe> {
     const BLOCK: u32 = 128;
     let context = &group.context;
     let size = group.size();
     let _run = group.begin_run()?;
     let inbox_len = 2 * PEER_MAX_DEVICES * words.max(1) as usize;
     let mut inboxes = Vec::with_capacity(size);
+    let mut postboxes = Vec::with_capacity(size);
     let mut outs = Vec::with_capacity(size);
     for device in context.devices() {
         let inbox = device.alloc::<u64>(inbox_len)?;
         device.stream().fill(&inbox, 0u64)?;
+        let postbox = device.alloc::<u64>(PEER_POSTBOX_WORDS)?;
+        device.stream().fill(&postbox, 0u64)?;
+        postboxes.push(postbox);
         let out = device.alloc::<u64>(4)?;
         device.stream().fill(&out, 0u64)?;
         device.stream().synchronize()?;
@@ -300,6 +326,10 @@ pub fn peer_group_probe(group: &PeerGroup, words: u32, exchanges: u32) -> Result
     let refs: Vec<&Buffer<u64>> = inboxes.iter().collect();
     let tables = (0..size)
         .map(|d| group.peer_table(d, &refs))
+        .collect::<Result<Vec<_>>>()?;
+    let post_refs: Vec<&Buffer<u64>> = postboxes.iter().collect();
+    let post_tables = (0..size)
+        .map(|d| group.peer_table(d, &post_refs))
         .collect::<Result<Vec<_>>>()?;
     let mut functions = Vec::with_capacity(size);
     for device in context.devices() {
@@ -315,9 +345,14 @@ pub fn peer_group_probe(group: &PeerGroup, words: u32, exchanges: u32) -> Result
             words,
             exchanges,
             DevicePtr::<u64>::from_slice(&outs[d].raw())?,
+            DevicePtr::<u64>::from_slice(&post_tables[d].raw())?,
+            u32::from(method == PeerExchange::Posted),
         );
         // SAFETY: peer_group_probe(PeerGroup g, unsigned long long* const* inboxes,
-        // unsigned words, unsigned exchanges, unsigned long long* out): the tuple matches it;
+        // unsigned words, unsigned exchanges, unsigned long long* out,
+        // unsigned long long* const* postboxes, unsigned posted): the tuple matches it;
+        // `post_tables[d]` (on device d) holds every member's postbox address, each of
+        // PEER_POSTBOX_WORDS u64 (= POST_WORDS), reachable from device d;
         // `tables[d]` (on device d) holds every member's inbox address, each inbox holding
         // 2 * PEER_MAX_DEVICES * words u64, reachable from device d (PeerGroup::check: peer
         // access between every pair); `out` holds 4 u64 of device d; one block, cooperative so

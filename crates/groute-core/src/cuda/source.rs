@@ -159,6 +159,10 @@ pub const HEADERS: &[KernelHeader] = &[
         name: "peer_group.cuh",
         source: include_str!("../../../../kernels/include/peer_group.cuh"),
     },
+    KernelHeader {
+        name: "peer_post.cuh",
+        source: include_str!("../../../../kernels/include/peer_post.cuh"),
+    },
 ];
 
 /// Every kernel source in `kernels/` (the CI compile check iterates over this list, and a test

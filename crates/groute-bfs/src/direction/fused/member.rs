@@ -5,7 +5,8 @@
 use std::ops::Range;
 
 use groute_core::cuda::{
-    BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PeerGroup,
+    BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_POSTBOX_WORDS,
+    PeerGroup,
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
@@ -38,6 +39,10 @@ pub(super) struct FusedMember {
     inbox: Buffer<u32>,
     /// The address of every device's inbox, by rank (on this device).
     inboxes: Option<Buffer<u64>>,
+    /// The other devices' values of the posted exchanges (`kernels/include/peer_post.cuh`).
+    postbox: Buffer<u64>,
+    /// The address of every device's postbox, by rank (on this device).
+    postboxes: Option<Buffer<u64>>,
     barrier: Buffer<u32>,
     state: Buffer<u64>,
     /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
@@ -76,6 +81,8 @@ impl FusedMember {
         Ok(FusedMember {
             inbox: device.alloc::<u32>(words * devices.saturating_sub(1).max(1))?,
             inboxes: None,
+            postbox: device.alloc::<u64>(PEER_POSTBOX_WORDS)?,
+            postboxes: None,
             barrier: device.alloc::<u32>(BARRIER_WORDS)?,
             state: device.alloc::<u64>(STATE_WORDS)?,
             trace: device.alloc::<u64>(TRACE_WORDS)?,
@@ -91,9 +98,15 @@ impl FusedMember {
         &self.inbox
     }
 
-    /// Sets the table of every device's inbox (rank order), on this device.
-    pub(super) fn set_inboxes(&mut self, table: Buffer<u64>) {
-        self.inboxes = Some(table);
+    /// The postbox the other devices post their exchange values into.
+    pub(super) fn postbox(&self) -> &Buffer<u64> {
+        &self.postbox
+    }
+
+    /// Sets the tables of every device's inbox and postbox (rank order), on this device.
+    pub(super) fn set_peer_tables(&mut self, inboxes: Buffer<u64>, postboxes: Buffer<u64>) {
+        self.inboxes = Some(inboxes);
+        self.postboxes = Some(postboxes);
     }
 
     /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
@@ -102,6 +115,7 @@ impl FusedMember {
         self.dir.reset(source)?;
         let s = &self.dir.stream;
         s.fill(&self.inbox, 0u32)?;
+        s.fill(&self.postbox, 0u64)?;
         s.fill(&self.barrier, 0u32)?;
         if traced {
             s.fill(&self.trace, 0u64)?;
@@ -119,13 +133,15 @@ impl FusedMember {
         (rule, options): (&SwitchRule, &FusedDirectionOptions),
     ) -> Result<(), Error> {
         let d = &self.dir;
-        let table = self.inboxes.as_ref().ok_or_else(|| {
+        let missing = || {
             Error::invalid(
                 "fused BFS member",
                 rank,
-                "an inbox table (a bug: set_inboxes)",
+                "peer tables (a bug: set_peer_tables)",
             )
-        })?;
+        };
+        let table = self.inboxes.as_ref().ok_or_else(missing)?;
+        let posts = self.postboxes.as_ref().ok_or_else(missing)?;
         let (pull_offsets, pull_sources) = d.pull_csr();
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
@@ -152,6 +168,7 @@ impl FusedMember {
                 DevicePtr::null()
             },
             options.kernel_flags(),
+            DevicePtr::<u64>::from_slice(&posts.raw())?,
         );
         // SAFETY: bfs_direction_fused(unsigned* levels, const unsigned long long* push_offsets,
         // const unsigned* push_targets, const unsigned long long* pull_offsets,
@@ -159,7 +176,8 @@ impl FusedMember {
         // unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
         // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs,
         // unsigned long long alpha, unsigned long long beta, PeerGroup group,
-        // unsigned long long* trace_words, unsigned flags) (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
+        // unsigned long long* trace_words, unsigned flags, unsigned long long* const* postboxes)
+        // (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
         // holds n u32 and both offset arrays n + 1 entries, whose arcs index the targets and
         // sources, all vertices below n; the owned range is clamped to n; the worklist has
         // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
@@ -171,7 +189,10 @@ impl FusedMember {
         // between every pair), and the kernel stores only words below that; `group.args`
         // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace
         // is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS
-        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant. The launch
+        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant; `posts` (this
+        // device's memory) holds the address of every member's postbox of POST_WORDS u64,
+        // reachable from this device, and the kernel stores only into the slots below
+        // POST_WORDS. The launch
         // is cooperative with a grid of at most the resident maximum at BLOCK threads, so the
         // grid barrier cannot deadlock. Memory is kept alive below.
         unsafe {
@@ -187,6 +208,8 @@ impl FusedMember {
             self.state.raw().memory,
             table.raw().memory,
             self.trace.raw().memory,
+            posts.raw().memory,
+            self.postbox.raw().memory,
         ]);
         d.cuda_stream()?.keep_alive(memory)
     }

@@ -14,9 +14,12 @@
 //! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
-//! Switches ([`FusedDirectionOptions`]): a per-phase trace of every level on every device
-//! (`trace.rs`, [`DirectionTrace`]) and the variant where a pull step builds the next frontier
-//! and stores its finds into the peers' inboxes itself (see the kernel's header).
+//! Switches ([`FusedDirectionOptions`]), for A/B runs: a per-phase trace of every level on
+//! every device (`trace.rs`, [`DirectionTrace`]); a pull step that builds the next frontier
+//! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist
+//! slots once per warp; exchanges posted into every peer's memory
+//! ([`PeerExchange::Posted`](groute_core::cuda::PeerExchange)); the kernel's build at full
+//! occupancy (see the kernel's header).
 //!
 //! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,
 //! levels, a worklist of 2n slots), an inbox of n / 32 words per other device, and a few
@@ -83,9 +86,14 @@ impl FusedDirection {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let inboxes: Vec<_> = members.iter().map(|m| m.inbox().clone()).collect();
-        let refs: Vec<_> = inboxes.iter().collect();
+        let inbox_refs: Vec<_> = inboxes.iter().collect();
+        let postboxes: Vec<_> = members.iter().map(|m| m.postbox().clone()).collect();
+        let postbox_refs: Vec<_> = postboxes.iter().collect();
         for (d, m) in members.iter_mut().enumerate() {
-            m.set_inboxes(group.peer_table(d, &refs)?);
+            m.set_peer_tables(
+                group.peer_table(d, &inbox_refs)?,
+                group.peer_table(d, &postbox_refs)?,
+            );
         }
         let in_arcs = transpose.as_ref().unwrap_or(&graph.csr).num_edges();
         Ok(FusedDirection {

@@ -3,6 +3,8 @@
 //!
 //! [`MultiDriver::Fused`]: crate::MultiDriver::Fused
 
+use groute_core::cuda::PeerExchange;
+
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FusedDirectionOptions {
@@ -23,6 +25,10 @@ pub struct FusedDirectionOptions {
     /// worklist slots with one atomic, then append in a second sweep (`DO_FLAG_WARP_RESERVE`);
     /// off: one atomic on the worklist's end per 32 vertices with finds.
     pub warp_reserve: bool,
+    /// How the devices exchange (several devices): [`PeerExchange::Posted`] posts values and
+    /// a tag into every peer's memory, each polling its own; [`PeerExchange::Mailbox`] (the
+    /// default) meets at an atomic on device 0's mailbox polled over the link.
+    pub exchange: PeerExchange,
 }
 
 impl FusedDirectionOptions {
@@ -41,7 +47,11 @@ impl FusedDirectionOptions {
         const PULL_FRONTIER: u32 = 1;
         /// `groute::DO_FLAG_WARP_RESERVE`.
         const WARP_RESERVE: u32 = 2;
+        /// `groute::DO_FLAG_POST_EXCHANGE`.
+        const POST_EXCHANGE: u32 = 4;
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
-        flag(self.pull_builds_frontier, PULL_FRONTIER) | flag(self.warp_reserve, WARP_RESERVE)
+        flag(self.pull_builds_frontier, PULL_FRONTIER)
+            | flag(self.warp_reserve, WARP_RESERVE)
+            | flag(self.exchange == PeerExchange::Posted, POST_EXCHANGE)
     }
 }
