@@ -105,6 +105,10 @@ struct Cli {
     /// every peer's memory and poll their own (no remote atomic, no remote polling).
     #[arg(long)]
     do_post_exchange: bool,
+    /// Device-driven direction-optimizing runs: the apply-and-scan pass keeps 2 words' loads
+    /// in flight per warp.
+    #[arg(long)]
+    do_scan_batch: bool,
 }
 
 #[derive(Serialize)]
@@ -133,6 +137,8 @@ struct Report {
     do_warp_reserve: bool,
     /// Whether the exchanges were posted (`--do-post-exchange`).
     do_post_exchange: bool,
+    /// Whether the scans were batched (`--do-scan-batch`).
+    do_scan_batch: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -207,6 +213,7 @@ fn run() -> Result<(), AnyError> {
     options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
     options.fused_direction.full_occupancy = cli.do_full_occupancy;
     options.fused_direction.warp_reserve = cli.do_warp_reserve;
+    options.fused_direction.scan_batch = cli.do_scan_batch;
     if cli.do_post_exchange {
         options.fused_direction.exchange = groute::core::cuda::PeerExchange::Posted;
     }
@@ -279,6 +286,7 @@ fn run() -> Result<(), AnyError> {
         do_full_occupancy: cli.do_full_occupancy,
         do_warp_reserve: cli.do_warp_reserve,
         do_post_exchange: cli.do_post_exchange,
+        do_scan_batch: cli.do_scan_batch,
         do_trace: result
             .stats
             .do_trace

@@ -40,7 +40,8 @@
 // one device. Exact: after a pull a device's owned vertices at L + 1 are its own finds.
 //
 // DO_FLAG_WARP_RESERVE: the scan and that pull reserve their worklist slots once per warp
-// (append_marked). DO_FLAG_POST_EXCHANGE: the exchanges are peer_post_allreduce_sum over
+// (append_marked). DO_FLAG_SCAN_BATCH: apply_and_scan keeps SCAN_BATCH words' loads in flight
+// per warp. DO_FLAG_POST_EXCHANGE: the exchanges are peer_post_allreduce_sum over
 // `postboxes` (every device's, by rank; peer_post.cuh) instead of peer_allreduce_sum. The
 // entry point bfs_direction_fused_occupancy is the same kernel capped at 32 registers.
 //
@@ -97,7 +98,7 @@ enum DoWord : unsigned int {
 
 enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3 };
 
-enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256, SEND_BATCH = 4 };
+enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256, SEND_BATCH = 4, SCAN_BATCH = 2 };
 
 // The kernel's `flags` (variants the host can A/B; 0: the steps as described above).
 enum DoFlag : unsigned int {
@@ -117,6 +118,9 @@ enum DoFlag : unsigned int {
     // every peer's postbox, each device polling its own) instead of peer_allreduce_sum (a
     // system-scope atomic on device 0's mailbox, polled over the link).
     DO_FLAG_POST_EXCHANGE = 4,
+    // apply_and_scan handles SCAN_BATCH words per warp and iteration, loading all their
+    // levels and inbox words before using the first (more loads in flight per warp).
+    DO_FLAG_SCAN_BATCH = 8,
 };
 
 // The record of a decide (FusedRecord words).
@@ -245,8 +249,19 @@ struct DoRun {
     }
 
     // Applies the received words (when `receive`) and, when `scan`, scans the owned vertices
-    // at `mark` into the worklist and the level counters.
+    // at `mark` into the worklist and the level counters (DO_FLAG_SCAN_BATCH: SCAN_BATCH
+    // words per warp and iteration, their loads all in flight before the first is used).
     __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan) const {
+        if ((flags & DO_FLAG_SCAN_BATCH) != 0u) {
+            apply_and_scan_in<SCAN_BATCH>(mark, receive, scan);
+        } else {
+            apply_and_scan_in<1u>(mark, receive, scan);
+        }
+    }
+
+    // apply_and_scan over BATCH words per warp and iteration.
+    template <unsigned int BATCH>
+    __device__ void apply_and_scan_in(unsigned int mark, bool receive, bool scan) const {
         const unsigned int warps = gridDim.x * blockDim.x / 32u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
@@ -261,40 +276,55 @@ struct DoRun {
         unsigned long long found = 0;
         bool cleared = false;
         const bool reserve = (flags & DO_FLAG_WARP_RESERVE) != 0u;
-        for (unsigned int w = first + warp; w < last; w += warps) {
-            const bool owned_word = scan && w >= own_begin && w < own_end;
-            const unsigned int v = w * 32u + lane;
-            // An owned word's levels are loaded with the inbox words, not after them.
-            unsigned int level = owned_word && v < n ? levels[v] : 0u;
-            unsigned int received = 0;
-            if (receive) {
-                for (unsigned int s = 0; s + 1u < group.size; ++s) {
-                    // Written by a peer (over the link): never an L1 line.
-                    const unsigned int bits = load_volatile(inbox + s * total + w);
-                    received |= bits;
-                    if (bits != 0u && lane == 0u) {
-                        inbox[s * total + w] = 0u;
-                        cleared = true;
+        const auto owns_word = [&](unsigned int w) {
+            return scan && w < last && w >= own_begin && w < own_end;
+        };
+        for (unsigned int base = first + warp; base < last; base += BATCH * warps) {
+            unsigned int loaded[BATCH];
+            unsigned int received[BATCH];
+#pragma unroll
+            for (unsigned int k = 0; k < BATCH; ++k) {
+                const unsigned int w = base + k * warps;
+                const unsigned int v = w * 32u + lane;
+                // An owned word's levels are loaded with the inbox words, not after them.
+                loaded[k] = owns_word(w) && v < n ? levels[v] : 0u;
+                received[k] = 0u;
+                if (receive && w < last) {
+                    for (unsigned int s = 0; s + 1u < group.size; ++s) {
+                        // Written by a peer (over the link): never an L1 line.
+                        const unsigned int bits = load_volatile(inbox + s * total + w);
+                        received[k] |= bits;
+                        if (bits != 0u && lane == 0u) {
+                            inbox[s * total + w] = 0u;
+                            cleared = true;
+                        }
                     }
                 }
             }
-            if (received == 0u && !owned_word) {
-                continue;  // warp-uniform
-            }
-            if (!owned_word && v < n) {
-                level = levels[v];
-            }
-            if (((received >> lane) & 1u) != 0u && level == 0xFFFFFFFFu) {
-                levels[v] = mark;
-                level = mark;
-            }
-            const bool hit = scan && v >= owned_begin && v < owned_end && level == mark;
-            if (hit) {
-                add_degrees(push_offsets, pull_offsets, v, out, in);
-                ++found;
-            }
-            if (!reserve) {
-                wl.append_warp(v, hit);
+#pragma unroll
+            for (unsigned int k = 0; k < BATCH; ++k) {
+                const unsigned int w = base + k * warps;
+                const bool owned_word = owns_word(w);
+                if (received[k] == 0u && !owned_word) {
+                    continue;  // warp-uniform
+                }
+                const unsigned int v = w * 32u + lane;
+                unsigned int level = loaded[k];
+                if (!owned_word && v < n) {
+                    level = levels[v];
+                }
+                if (((received[k] >> lane) & 1u) != 0u && level == 0xFFFFFFFFu) {
+                    levels[v] = mark;
+                    level = mark;
+                }
+                const bool hit = scan && v >= owned_begin && v < owned_end && level == mark;
+                if (hit) {
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found;
+                }
+                if (!reserve) {
+                    wl.append_warp(v, hit);
+                }
             }
         }
         if (cleared) {
@@ -625,9 +655,10 @@ __device__ __forceinline__ void direction_fused(
 
 }  // namespace groute
 
-// The entry points: bfs_direction_fused (48 registers on sm_90: 5 blocks of 256 threads per
-// SM) and bfs_direction_fused_occupancy (capped at 32 registers, some spilled: 8 blocks, every
-// thread slot of an SM) for A/B runs of the phases bound by memory latency.
+// The entry points: bfs_direction_fused, held to 5 blocks of 256 threads per SM (at most 51
+// registers; unbounded, ptxas for sm_90 takes 60-64 and only 4 blocks fit), and
+// bfs_direction_fused_occupancy, capped at 32 registers (some spilled: 8 blocks, every thread
+// slot of an SM), for A/B runs of the phases bound by memory latency.
 #define GROUTE_DIRECTION_FUSED_ENTRY(NAME, BOUNDS)                                              \
     extern "C" __global__ void BOUNDS NAME(                                                     \
         unsigned int* levels, const unsigned long long* push_offsets,                           \
@@ -644,5 +675,5 @@ __device__ __forceinline__ void direction_fused(
                                 flags, postboxes);                                              \
     }
 
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused, __launch_bounds__(groute::DO_BLOCK))
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused, __launch_bounds__(groute::DO_BLOCK, 5))
 GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_occupancy, __launch_bounds__(groute::DO_BLOCK, 8))

@@ -52,23 +52,24 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// The kernel's variants: as described; traced; the pull building the frontier (traced);
-/// with warp reservations (traced, with and without that pull); posted exchanges (traced,
-/// with and without the rest); at full occupancy with everything.
-const VARIANTS: [FusedDirectionOptions; 8] = [
-    variant(false, [false, false, false], false),
-    variant(true, [false, false, false], false),
-    variant(true, [true, false, false], false),
-    variant(true, [false, true, false], false),
-    variant(true, [true, true, false], false),
-    variant(true, [false, false, true], false),
-    variant(true, [true, true, true], false),
-    variant(false, [true, true, true], true),
+/// The kernel's variants: as described; traced; each switch alone (traced): the pull building
+/// the frontier, warp reservations, posted exchanges, batched scans; the first two together;
+/// all four (traced); all four at full occupancy.
+const VARIANTS: [FusedDirectionOptions; 9] = [
+    variant(false, [false, false, false, false], false),
+    variant(true, [false, false, false, false], false),
+    variant(true, [true, false, false, false], false),
+    variant(true, [false, true, false, false], false),
+    variant(true, [false, false, true, false], false),
+    variant(true, [false, false, false, true], false),
+    variant(true, [true, true, false, false], false),
+    variant(true, [true, true, true, true], false),
+    variant(false, [true, true, true, true], true),
 ];
 
-/// A variant: `trace`, the kernel's flags (pull builds the frontier, warp reservations,
-/// posted exchanges), `full_occupancy`.
-const fn variant(trace: bool, flags: [bool; 3], full_occupancy: bool) -> FusedDirectionOptions {
+/// A variant: `trace`, the kernel's switches (pull builds the frontier, warp reservations,
+/// posted exchanges, batched scans), `full_occupancy`.
+const fn variant(trace: bool, flags: [bool; 4], full_occupancy: bool) -> FusedDirectionOptions {
     FusedDirectionOptions {
         trace,
         pull_builds_frontier: flags[0],
@@ -78,6 +79,7 @@ const fn variant(trace: bool, flags: [bool; 3], full_occupancy: bool) -> FusedDi
         } else {
             PeerExchange::Mailbox
         },
+        scan_batch: flags[3],
         full_occupancy,
     }
 }
@@ -311,7 +313,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.fused_direction = VARIANTS[6];
+        o.fused_direction = VARIANTS[7];
         let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = pulling.run(source).unwrap();

@@ -25,6 +25,10 @@ pub struct FusedDirectionOptions {
     /// worklist slots with one atomic, then append in a second sweep (`DO_FLAG_WARP_RESERVE`);
     /// off: one atomic on the worklist's end per 32 vertices with finds.
     pub warp_reserve: bool,
+    /// The pass that applies the received words and scans for the next frontier handles 2
+    /// words per warp and iteration, all their loads in flight before the first is used
+    /// (`DO_FLAG_SCAN_BATCH`); off: one word at a time.
+    pub scan_batch: bool,
     /// How the devices exchange (several devices): [`PeerExchange::Posted`] posts values and
     /// a tag into every peer's memory, each polling its own; [`PeerExchange::Mailbox`] (the
     /// default) meets at an atomic on device 0's mailbox polled over the link.
@@ -49,9 +53,12 @@ impl FusedDirectionOptions {
         const WARP_RESERVE: u32 = 2;
         /// `groute::DO_FLAG_POST_EXCHANGE`.
         const POST_EXCHANGE: u32 = 4;
+        /// `groute::DO_FLAG_SCAN_BATCH`.
+        const SCAN_BATCH: u32 = 8;
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
         flag(self.pull_builds_frontier, PULL_FRONTIER)
             | flag(self.warp_reserve, WARP_RESERVE)
             | flag(self.exchange == PeerExchange::Posted, POST_EXCHANGE)
+            | flag(self.scan_batch, SCAN_BATCH)
     }
 }
