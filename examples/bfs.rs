@@ -109,6 +109,10 @@ struct Cli {
     /// in flight per warp.
     #[arg(long)]
     do_scan_batch: bool,
+    /// Device-driven direction-optimizing runs on one device: a push step's appends are the
+    /// next frontier (no scan over every vertex after it).
+    #[arg(long)]
+    do_push_frontier: bool,
 }
 
 #[derive(Serialize)]
@@ -139,6 +143,8 @@ struct Report {
     do_post_exchange: bool,
     /// Whether the scans were batched (`--do-scan-batch`).
     do_scan_batch: bool,
+    /// Whether a push built the next frontier on one device (`--do-push-frontier`).
+    do_push_frontier: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -214,6 +220,7 @@ fn run() -> Result<(), AnyError> {
     options.fused_direction.full_occupancy = cli.do_full_occupancy;
     options.fused_direction.warp_reserve = cli.do_warp_reserve;
     options.fused_direction.scan_batch = cli.do_scan_batch;
+    options.fused_direction.push_builds_frontier = cli.do_push_frontier;
     if cli.do_post_exchange {
         options.fused_direction.exchange = groute::core::cuda::PeerExchange::Posted;
     }
@@ -287,6 +294,7 @@ fn run() -> Result<(), AnyError> {
         do_warp_reserve: cli.do_warp_reserve,
         do_post_exchange: cli.do_post_exchange,
         do_scan_batch: cli.do_scan_batch,
+        do_push_frontier: cli.do_push_frontier,
         do_trace: result
             .stats
             .do_trace

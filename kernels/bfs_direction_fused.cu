@@ -39,6 +39,8 @@
 // grid barriers and two full passes fewer per pull level on several devices, one and one on
 // one device. Exact: after a pull a device's owned vertices at L + 1 are its own finds.
 //
+// DO_FLAG_PUSH_FRONTIER (one device): a push's appends are the next frontier, where they lie
+// in the ring worklist (`front`); count_frontier sums their degrees instead of a scan.
 // DO_FLAG_WARP_RESERVE: the scan and that pull reserve their worklist slots once per warp
 // (append_marked). DO_FLAG_SCAN_BATCH: apply_and_scan keeps SCAN_BATCH words' loads in flight
 // per warp. DO_FLAG_POST_EXCHANGE: the exchanges are peer_post_allreduce_sum over
@@ -121,6 +123,11 @@ enum DoFlag : unsigned int {
     // apply_and_scan handles SCAN_BATCH words per warp and iteration, loading all their
     // levels and inbox words before using the first (more loads in flight per warp).
     DO_FLAG_SCAN_BATCH = 8,
+    // One device: a push step's appends (every improved head, each once) are the next
+    // frontier: no rewind after the push, no scan over every vertex; a pass over the
+    // appended items adds their degrees and number to the counters, and the next push reads
+    // the frontier where it lies in the (ring) worklist. Several devices: no effect.
+    DO_FLAG_PUSH_FRONTIER = 16,
 };
 
 // The record of a decide (FusedRecord words).
@@ -397,6 +404,24 @@ struct DoRun {
         warp_add_u64(counters + DIRECTION_FRONTIER, found_count);
     }
 
+    // DO_FLAG_PUSH_FRONTIER: adds the degrees and number of the frontier at worklist
+    // positions [begin, end) to the level counters.
+    __device__ void count_frontier(unsigned int begin, unsigned int end) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        unsigned long long* counters = state + DO_COUNTERS;
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        for (unsigned int p = begin + blockIdx.x * blockDim.x + threadIdx.x; p < end;
+             p += stride) {
+            add_degrees(push_offsets, pull_offsets, wl.at(p), out, in);
+            ++found;
+        }
+        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+    }
+
     __device__ unsigned long long get(unsigned int word) const {
         return load_relaxed_u64(state + word);
     }
@@ -503,8 +528,9 @@ struct DoRun {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
         const unsigned int count = static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
-        if (pulling && (flags & DO_FLAG_PULL_FRONTIER) != 0u) {
-            store_relaxed(wl.ctrl + CTRL_WL_END, 0u);  // the pull appends the next frontier
+        if (pulling && (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER)) != 0u) {
+            // The pull appends the next frontier (or the pushes' appends reached far).
+            store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
         }
         return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
                             push_hub_min_degree(count), 0u, 0u}};
@@ -546,6 +572,8 @@ __device__ __forceinline__ void direction_fused(
     };
     const bool several = group.size > 1u;
     const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
+    const bool push_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && !several;
+    unsigned int front = 0;  // the worklist position of the frontier's first item
     unsigned int row = 0;  // the trace row: the level steps run so far
 
     run.apply_and_scan(0u, false, true);
@@ -565,39 +593,55 @@ __device__ __forceinline__ void direction_fused(
         if (push) {
             const MinSplitOps ops{0u, n, levels};
             const SendBuffer none{nullptr, 0u, 0u, ctrl};
-            traversal_expand<BfsRelax, false>(ops, push_offsets, push_targets, nullptr, wl,
-                                              next.w[DO_R_COUNT], none, LowList{},
+            const DeviceWorklist frontier{wl_data, wl_mask, front, ctrl};
+            const unsigned int count = next.w[DO_R_COUNT];
+            traversal_expand<BfsRelax, false>(ops, push_offsets, push_targets, nullptr,
+                                              frontier, count, none, LowList{},
                                               GridShape::launch(), next.w[DO_R_HUBS]);
-            // The action lists whether hubs wait (their expansion appends: no rewind yet).
+            // The action lists whether hubs wait (their expansion appends: no rewind yet) and
+            // where the appends end.
+            const auto appended = [&](unsigned int hubs) {
+                if (hubs == 0u && !push_frontier) {
+                    store_relaxed(ctrl + CTRL_WL_END, 0u);
+                }
+                return FusedRecord{{hubs, load_volatile(ctrl + CTRL_WL_END), 0u, 0u, 0u, 0u}};
+            };
             grid_barrier(
                 barrier, gen, config,
                 [&] {
                     step_done();
                     const unsigned int hubs = load_volatile(ctrl + CTRL_HUB_COUNT);
                     trace.note(row, TRACE_HUBS, hubs);
-                    if (hubs == 0u) {
-                        store_relaxed(ctrl + CTRL_WL_END, 0u);
-                    }
-                    return FusedRecord{{hubs, 0u, 0u, 0u, 0u, 0u}};
+                    return appended(hubs);
                 },
                 publish, settle);
             if (shared_record.w[0] != 0u) {
                 traversal_expand_hubs<BfsRelax, false>(ops, push_offsets, push_targets,
-                                                       nullptr, wl, none);
+                                                       nullptr, frontier, none);
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
                         trace.stamp(row, TRACE_HUBS_END);
                         store_relaxed(ctrl + CTRL_HUB_COUNT, 0u);
                         store_relaxed(ctrl + CTRL_HUB_COUNT + 1u, 0u);
-                        return rewind();
+                        return appended(0u);
                     },
                     publish, settle);
+            }
+            if (push_frontier) {
+                // The appends [front + count, end) are the next frontier.
+                front += count;
+                run.count_frontier(front, shared_record.w[1]);
+                built = true;
+            } else {
+                front = 0u;
             }
         } else if (pull_frontier) {
             run.pull_frontier(level, several);
             built = true;  // no barrier: the exchange's or the decide's is the next one
+            front = 0u;
         } else {
+            front = 0u;  // the scan appends the next frontier from 0
             const unsigned int begin = owned_begin;
             const unsigned int end = owned_end < n ? owned_end : n;
             direction_pull(levels, pull_offsets, pull_sources, begin, end, level, wl,
@@ -640,8 +684,8 @@ __device__ __forceinline__ void direction_fused(
         grid_barrier(
             barrier, gen, config,
             [&] {
-                if (built && !several) {
-                    step_done();
+                if (built && !several && !push) {
+                    step_done();  // the pull's stamp: no barrier after it
                 }
                 return run.decide(trace, row);
             },

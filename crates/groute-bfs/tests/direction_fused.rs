@@ -53,33 +53,36 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 }
 
 /// The kernel's variants: as described; traced; each switch alone (traced): the pull building
-/// the frontier, warp reservations, posted exchanges, batched scans; the first two together;
-/// all four (traced); all four at full occupancy.
-const VARIANTS: [FusedDirectionOptions; 9] = [
-    variant(false, [false, false, false, false], false),
-    variant(true, [false, false, false, false], false),
-    variant(true, [true, false, false, false], false),
-    variant(true, [false, true, false, false], false),
-    variant(true, [false, false, true, false], false),
-    variant(true, [false, false, false, true], false),
-    variant(true, [true, true, false, false], false),
-    variant(true, [true, true, true, true], false),
-    variant(false, [true, true, true, true], true),
+/// the frontier, the push building it, warp reservations, posted exchanges, batched scans;
+/// both builders together, with warp reservations; all five (traced); all five at full
+/// occupancy.
+const VARIANTS: [FusedDirectionOptions; 10] = [
+    variant(false, [false, false, false, false, false], false),
+    variant(true, [false, false, false, false, false], false),
+    variant(true, [true, false, false, false, false], false),
+    variant(true, [false, true, false, false, false], false),
+    variant(true, [false, false, true, false, false], false),
+    variant(true, [false, false, false, true, false], false),
+    variant(true, [false, false, false, false, true], false),
+    variant(true, [true, true, true, false, false], false),
+    variant(true, [true, true, true, true, true], false),
+    variant(false, [true, true, true, true, true], true),
 ];
 
-/// A variant: `trace`, the kernel's switches (pull builds the frontier, warp reservations,
-/// posted exchanges, batched scans), `full_occupancy`.
-const fn variant(trace: bool, flags: [bool; 4], full_occupancy: bool) -> FusedDirectionOptions {
+/// A variant: `trace`, the kernel's switches (pull builds the frontier, push builds it, warp
+/// reservations, posted exchanges, batched scans), `full_occupancy`.
+const fn variant(trace: bool, flags: [bool; 5], full_occupancy: bool) -> FusedDirectionOptions {
     FusedDirectionOptions {
         trace,
         pull_builds_frontier: flags[0],
-        warp_reserve: flags[1],
-        exchange: if flags[2] {
+        push_builds_frontier: flags[1],
+        warp_reserve: flags[2],
+        exchange: if flags[3] {
             PeerExchange::Posted
         } else {
             PeerExchange::Mailbox
         },
-        scan_batch: flags[3],
+        scan_batch: flags[4],
         full_occupancy,
     }
 }
@@ -313,7 +316,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.fused_direction = VARIANTS[7];
+        o.fused_direction = VARIANTS[8];
         let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = pulling.run(source).unwrap();

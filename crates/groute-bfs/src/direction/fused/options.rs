@@ -17,6 +17,10 @@ pub struct FusedDirectionOptions {
     /// peers' inboxes (no grid barrier and no send pass between the pull and the exchange,
     /// no scan after it); off: the pull, then the send and scan passes every step takes.
     pub pull_builds_frontier: bool,
+    /// One device: a push step's appends are the next frontier (a pass over them sums their
+    /// degrees) instead of a scan over every vertex (`DO_FLAG_PUSH_FRONTIER`); several
+    /// devices: no effect.
+    pub push_builds_frontier: bool,
     /// Run the kernel's build capped at 32 registers (`bfs_direction_fused_occupancy`: every
     /// thread slot of an SM resident, some registers spilled) instead of the one at 48 (5
     /// blocks of 256 threads per SM on sm_90).
@@ -55,10 +59,13 @@ impl FusedDirectionOptions {
         const POST_EXCHANGE: u32 = 4;
         /// `groute::DO_FLAG_SCAN_BATCH`.
         const SCAN_BATCH: u32 = 8;
+        /// `groute::DO_FLAG_PUSH_FRONTIER`.
+        const PUSH_FRONTIER: u32 = 16;
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
         flag(self.pull_builds_frontier, PULL_FRONTIER)
             | flag(self.warp_reserve, WARP_RESERVE)
             | flag(self.exchange == PeerExchange::Posted, POST_EXCHANGE)
             | flag(self.scan_batch, SCAN_BATCH)
+            | flag(self.push_builds_frontier, PUSH_FRONTIER)
     }
 }
