@@ -122,6 +122,11 @@ pub struct FusedArgs {
     /// --fused-direct-min for the single-block mode's levels only.
     #[arg(long)]
     pub fused_solo_direct_min: bool,
+    /// The fused kernel's single-block mode runs a barrier-free work queue in shared memory
+    /// (SOLO-ASYNC) instead of levels separated by __syncthreads (one device, no soft
+    /// priority, blocks over 256 threads).
+    #[arg(long)]
+    pub fused_solo_async: bool,
 }
 
 impl FusedArgs {
@@ -152,6 +157,7 @@ impl FusedArgs {
             options.fused_solo_shared = shared;
         }
         options.fused_solo_direct_min = self.fused_solo_direct_min;
+        options.fused_solo_async = self.fused_solo_async;
     }
 }
 

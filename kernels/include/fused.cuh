@@ -28,6 +28,16 @@
 //              also keeps each level's appended items with their adjacency ranges in a
 //              shared-memory frontier that the next level reads instead of the worklist and
 //              the offsets (solo_frontier.cuh; the worklist still gets every item).
+//              With FUSED_SOLO_ASYNC (wide build, unbounded runs) block 0 runs SOLO-ASYNC
+//              instead of levels: a barrier-free FIFO work queue in shared memory (warps claim
+//              up to 32 items at its head and append improved heads at its tail, each on its
+//              own; label-correcting), which ends when no item is queued or in flight, or
+//              early (more than solo_max items queued, ring full, a hub, an abort) with every
+//              unexpanded item written to the worklist after the batch end, so its report is
+//              SOLO's (the next batch, one level, the items it expanded). Protocol, why it is
+//              race-free and why it terminates: solo_queue.cuh. Soft priority works as in
+//              SOLO (the threshold is fixed during the phase); bounded runs keep SOLO levels
+//              (they count levels against their budget).
 //   HUBS       the grid relaxes the listed hubs in tiles (traversal_expand_hubs).
 //              Action: hub counter := 0, END := wl end.
 //   REEXAMINE  soft priority, after the threshold advanced: the grid moves the live items of
@@ -127,6 +137,7 @@
 #pragma once
 
 #include "solo_frontier.cuh"
+#include "solo_queue.cuh"
 #include "traversal.cuh"
 
 namespace groute {
@@ -196,6 +207,10 @@ enum FusedBarrierFlag : unsigned int {
     // The single-block mode relaxes without the filtering load (FUSED_DIRECT_MIN for SOLO
     // levels only).
     FUSED_SOLO_DIRECT_MIN = 16u,
+    // The single-block mode runs SOLO-ASYNC (solo_queue.cuh: a barrier-free FIFO work queue
+    // in shared memory) instead of levels, where it can: the wide build, one device
+    // (unbounded), soft priority off; SOLO levels elsewhere.
+    FUSED_SOLO_ASYNC = 32u,
 };
 
 // What the action of a barrier hands every block (the next phase and its inputs in the fused
@@ -632,6 +647,11 @@ struct FusedArgs {
         return (barrier.flags & (FUSED_DIRECT_MIN | FUSED_SOLO_DIRECT_MIN)) == 0u;
     }
 
+    // Whether a SOLO phase runs SOLO-ASYNC (FUSED_SOLO_ASYNC, in a build with a ring).
+    __device__ __forceinline__ bool solo_async() const {
+        return (barrier.flags & FUSED_SOLO_ASYNC) != 0u && !bounded();
+    }
+
     // Entries of the single-block mode's shared frontier: its bound, at most
     // SOLO_FRONTIER_ROUNDS per thread (and the build's arrays: SoloFrontierArrays); 0 when
     // FUSED_SOLO_SHARED is off.
@@ -661,11 +681,11 @@ struct FusedArgs {
 // item read, none appended yet) and the one after the appends, after which every thread reads
 // the control words and takes the same decision (nothing writes them before the next vote).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
-__device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int end,
-                           unsigned int current, unsigned int threshold) {
+__device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
+                           unsigned int start, unsigned int end, unsigned int current,
+                           unsigned int threshold) {
     __shared__ unsigned int abort_seen;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
-    __shared__ SoloFrontierArrays<ENTRIES> arrays;
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
         load_words(a.ctrl, c);
@@ -736,8 +756,31 @@ __device__ void fused_solo(const FusedArgs& a, unsigned int start, unsigned int 
     }
 }
 
+// SOLO-ASYNC on block 0 (solo_queue.cuh) from the batch [start, end), with the frontier's
+// arrays as its ring; then publishes the next batch and its counters in the state block as
+// fused_solo does (one level: the phase counts as one round; processed: the items it
+// expanded, label-correcting repeats included). It works on ctrl itself (block 0 is its only
+// user while the other blocks wait), so there is nothing to write back.
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
+__device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
+                                 unsigned int start, unsigned int end, unsigned int current,
+                                 unsigned int threshold) {
+    const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
+    const SoloQueueResult r = solo_queue_run<Relax, WEIGHTED, ENTRIES>(
+        a.ops, a.offsets, a.targets, a.weights, wl, end, a.low_list(current, threshold),
+        arrays.frontier(ENTRIES), a.solo_max, a.solo_filter_loads(),
+        [&] { return load_abort(a.abort) != 0u; });
+    if (threadIdx.x == 0) {
+        store4_relaxed(a.fused + FUSED_SOLO_START,
+                       make_uint4(end, r.end, 1u, r.aborted ? 1u : 0u));
+        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED, make_uint4(r.processed, 0u, 0u, 0u));
+    }
+}
+
 template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES>
 __device__ void fused_traversal(const FusedArgs& a) {
+    // The single-block mode's shared frontier (SOLO) or ring (SOLO-ASYNC).
+    __shared__ SoloFrontierArrays<SOLO_ENTRIES> solo_arrays;
     // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
     // appended to (an append would be recorded as a send overflow, never written).
     const SendBuffer send = a.send_buffer(a.ctrl);
@@ -779,7 +822,18 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                               HUB_MIN_DEGREE, a.filter_loads());
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
-                fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, start, end, current, threshold);
+                if constexpr (SOLO_ENTRIES != 0u) {
+                    if (a.solo_async()) {
+                        fused_solo_async<Relax, WEIGHTED, SOLO_ENTRIES>(
+                            a, solo_arrays, start, end, current, threshold);
+                    } else {
+                        fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start, end,
+                                                                  current, threshold);
+                    }
+                } else {
+                    fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start, end,
+                                                              current, threshold);
+                }
             }
         } else if (phase == FUSED_PHASE_HUBS) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,

@@ -51,13 +51,11 @@ __device__ __forceinline__ unsigned int warp_reserve(unsigned int* counter, bool
     return base + __popc(ballot & lanemask_lt());
 }
 
-// Reserves `n` consecutive slots per lane (n < 2^BITS) in `*counter`, one atomicAdd per
-// warp; returns this lane's first slot (meaningful only where n > 0). The lane prefix is
-// summed bit-plane by bit-plane (BITS ballots, no shuffle scan). `total` receives the warp's
-// number of slots on every lane. Call with all 32 lanes of the warp.
+// The lane's exclusive prefix of `n` over the warp (n < 2^BITS), summed bit-plane by
+// bit-plane (BITS ballots, no shuffle scan); `total` receives the warp's sum on every lane.
+// Call with all 32 lanes of the warp.
 template <unsigned int BITS>
-__device__ __forceinline__ unsigned int warp_reserve_n(unsigned int* counter, unsigned int n,
-                                                       unsigned int& total) {
+__device__ __forceinline__ unsigned int warp_prefix_n(unsigned int n, unsigned int& total) {
     const unsigned int below = lanemask_lt();
     unsigned int prefix = 0;
     total = 0;
@@ -67,6 +65,17 @@ __device__ __forceinline__ unsigned int warp_reserve_n(unsigned int* counter, un
         prefix += static_cast<unsigned int>(__popc(plane & below)) << b;
         total += static_cast<unsigned int>(__popc(plane)) << b;
     }
+    return prefix;
+}
+
+// Reserves `n` consecutive slots per lane (n < 2^BITS) in `*counter`, one atomicAdd per
+// warp; returns this lane's first slot (meaningful only where n > 0; warp_prefix_n's lane
+// prefix). `total` receives the warp's number of slots on every lane. Call with all 32 lanes
+// of the warp.
+template <unsigned int BITS>
+__device__ __forceinline__ unsigned int warp_reserve_n(unsigned int* counter, unsigned int n,
+                                                       unsigned int& total) {
+    const unsigned int prefix = warp_prefix_n<BITS>(n, total);
     if (total == 0) {
         return 0;
     }

@@ -1,7 +1,8 @@
 //! The fused persistent kernel (`--fused`): on one CUDA device it equals the sequential
 //! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
 //! a bad grid or the time limit, with and without its single-block mode and soft priority,
-//! and on several devices runs bounded fused rounds (On, and Auto on sparse graphs).
+//! with its single-block mode as levels or as a barrier-free queue (SOLO-ASYNC), and on
+//! several devices runs bounded fused rounds (On, and Auto on sparse graphs).
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 mod common;
@@ -130,7 +131,9 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
 /// the hub ladder, on both builds (blocks of up to 256 threads keep no frontier), with bounds
 /// from one item to none (the frontier holds two items per thread; levels larger than it read
 /// the rest from the worklist),
-/// with soft priority: always the reference, and single-block levels where the mode is on.
+/// with soft priority, and as SOLO-ASYNC (`fused_solo_async`, the wide build: a barrier-free
+/// queue whose 2,048-entry ring the fans and hubs fill, spilling to the worklist): always the
+/// reference, and single-block phases where the mode is on.
 #[test]
 fn the_single_block_frontier_agrees_with_the_reference_either_way() {
     let Some(ctx) = cuda(1) else {
@@ -146,12 +149,15 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
         let expected = bfs_reference(&g.csr, 0);
         for block in [64, 256, 512, 1024] {
             for solo in [None, Some(1), Some(37), Some(1500), Some(u32::MAX)] {
-                for (shared, direct, prio) in [
-                    (false, false, None),
-                    (true, false, None),
-                    (true, true, None),
-                    (false, true, None),
-                    (true, false, Some(2)),
+                for (shared, direct, prio, solo_async) in [
+                    (false, false, None, false),
+                    (true, false, None, false),
+                    (true, true, None, false),
+                    (false, true, None, false),
+                    (true, false, Some(2), false),
+                    (true, false, None, true),
+                    (true, true, None, true),
+                    (true, false, Some(2), true),
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_block = Some(block);
@@ -159,9 +165,10 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
                     o.worklist.fused_solo_shared = shared;
                     o.worklist.fused_solo_direct_min = direct;
                     o.worklist.prio_delta = prio;
+                    o.worklist.fused_solo_async = solo_async;
                     let label = format!(
                         "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
-                         {direct}, prio {prio:?}",
+                         {direct}, prio {prio:?}, solo async {solo_async}",
                         g.name
                     );
                     let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -434,6 +441,16 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
     o.worklist.wl_capacity = Some(1);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
     assert!(err.to_string().contains("--wl-capacity"), "{err}");
+    // SOLO-ASYNC's hand-over (more than 1,024 items queued: written to the worklist)
+    // overflows it too.
+    o.worklist.fused_solo_async = true;
+    o.worklist.fused_block = Some(1024);
+    o.worklist.fused_solo_max = Some(1024);
+    let err = run(&ctx, &g, 0, &o).unwrap_err();
+    assert!(
+        err.to_string().contains("--wl-capacity"),
+        "solo async: {err}"
+    );
     // With room, the same graph succeeds.
     let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
     assert_eq!(r.levels, bfs_reference(&g.csr, 0));
@@ -459,7 +476,8 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
 }
 
 /// The kernel itself honours the abort word, in single-block mode (block 0's level loop polls
-/// it) and with the mode off (the barrier's action polls it), in both builds (narrow, wide):
+/// it; SOLO-ASYNC's claims poll it) and with the mode off (the barrier's action polls it), in
+/// both builds (narrow, wide):
 /// past its limit on a path far longer than any host delay (400,000 levels, each polled within
 /// 64), a run leaves items outstanding, i.e. the kernel stopped early rather than running to
 /// completion after the host asked it to stop.
@@ -472,20 +490,19 @@ fn the_fused_kernel_stops_early_when_asked_to() {
     let chain: Vec<(u32, u32)> = (0..N - 1).map(|i| (i, i + 1)).collect();
     let g = from_pairs(N as usize, &chain, "very long path");
     for block in [256, 1024] {
-        for solo in [None, Some(0)] {
+        for (solo, solo_async) in [(None, false), (Some(0), false), (None, true)] {
             let mut o = options(FusedMode::On);
             o.worklist.fused_block = Some(block);
             o.worklist.fused_solo_max = solo;
+            o.worklist.fused_solo_async = solo_async;
             o.worklist.time_limit = Some(Duration::ZERO);
+            let label = format!("block {block}, solo_max {solo:?}, solo async {solo_async}");
             match run(&ctx, &g, 0, &o) {
                 Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => assert!(
                     outstanding > 0,
-                    "block {block}, solo_max {solo:?}: the kernel ran all {N} levels after the \
-                     host asked it to stop"
+                    "{label}: the kernel ran all {N} levels after the host asked it to stop"
                 ),
-                other => {
-                    panic!("block {block}, solo_max {solo:?}: expected TimedOut, got {other:?}")
-                }
+                other => panic!("{label}: expected TimedOut, got {other:?}"),
             }
         }
     }

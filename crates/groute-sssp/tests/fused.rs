@@ -1,7 +1,8 @@
 //! The fused persistent kernel (`--fused`) for SSSP: on one CUDA device it equals Dijkstra and
 //! the per-round mode on weighted graphs of every shape (zero, parallel, saturating weights,
 //! unweighted input), with and without soft priority (run inside the kernel) and its
-//! single-block mode, and fails clearly on overflow. The CUDA tests run under
+//! single-block mode (levels, or the barrier-free queue SOLO-ASYNC), and fails clearly on
+//! overflow. The CUDA tests run under
 //! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 use std::time::Duration;
@@ -109,7 +110,9 @@ fn weighted_fan_chain() -> Graph {
 
 /// The single-block mode's shared frontier (`fused_solo_shared`) on and off, with and without
 /// direct atomicMin in that mode, with and without soft priority, on both builds (blocks of up
-/// to 256 threads keep no frontier) and bounds from a few items to none: always Dijkstra.
+/// to 256 threads keep no frontier) and bounds from a few items to none, and as SOLO-ASYNC
+/// (`fused_solo_async`, the wide build: a barrier-free label-correcting queue, its threshold
+/// fixed during a phase under soft priority): always Dijkstra.
 #[test]
 fn the_single_block_frontier_equals_dijkstra_either_way() {
     let Some(ctx) = cuda_context(1) else {
@@ -127,13 +130,16 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
             let expected = sssp_reference(&g.csr, s);
             for block in [64, 1024] {
                 for solo in [None, Some(3), Some(1500), Some(u32::MAX)] {
-                    for (shared, direct, prio) in [
-                        (false, false, Some(0)),
-                        (true, false, Some(0)),
-                        (true, true, Some(0)),
-                        (false, false, None),
-                        (true, false, None),
-                        (true, true, None),
+                    for (shared, direct, prio, solo_async) in [
+                        (false, false, Some(0), false),
+                        (true, false, Some(0), false),
+                        (true, true, Some(0), false),
+                        (false, false, None, false),
+                        (true, false, None, false),
+                        (true, true, None, false),
+                        (true, false, Some(0), true),
+                        (true, true, Some(0), true),
+                        (true, false, None, true),
                     ] {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_block = Some(block);
@@ -141,9 +147,10 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
                         o.worklist.fused_solo_shared = shared;
                         o.worklist.fused_solo_direct_min = direct;
                         o.worklist.prio_delta = prio;
+                        o.worklist.fused_solo_async = solo_async;
                         let label = format!(
                             "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
-                             direct min {direct}, prio {prio:?}",
+                             direct min {direct}, prio {prio:?}, solo async {solo_async}",
                             g.name
                         );
                         let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -107,6 +107,15 @@ pub struct WorklistOptions {
     /// [`fused_direct_min`](WorklistOptions::fused_direct_min) for the single-block mode's
     /// levels only (`--fused-solo-direct-min`): the grid's levels keep the filtering load.
     pub fused_solo_direct_min: bool,
+    /// The fused kernel's single-block mode runs SOLO-ASYNC (`--fused-solo-async`, off by
+    /// default): block 0 works through a barrier-free FIFO queue in shared memory, each warp
+    /// claiming and expanding items on its own, instead of levels separated by
+    /// `__syncthreads` (kernels/include/solo_queue.cuh). Label-correcting: an item may be
+    /// expanded more than once (counted in the processed items); same results. Used on one
+    /// device (with or without soft priority), blocks over 256 threads (the wide build holds the ring)
+    /// and graphs of fewer than 2^32 arcs; the single-block mode runs levels elsewhere. A
+    /// phase counts as one round.
+    pub fused_solo_async: bool,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this
     /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
@@ -141,6 +150,7 @@ impl Default for WorklistOptions {
             fused_direct_min: false,
             fused_solo_shared: true,
             fused_solo_direct_min: false,
+            fused_solo_async: false,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,

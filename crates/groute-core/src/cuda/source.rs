@@ -124,6 +124,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/solo_frontier.cuh"),
     },
     KernelHeader {
+        name: "solo_queue.cuh",
+        source: include_str!("../../../../kernels/include/solo_queue.cuh"),
+    },
+    KernelHeader {
         name: "fused.cuh",
         source: include_str!("../../../../kernels/include/fused.cuh"),
     },

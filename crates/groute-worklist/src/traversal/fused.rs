@@ -44,6 +44,14 @@
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
+//!   With `fused_solo_async` (one device, the wide build, graphs of fewer than 2^32 arcs)
+//!   block 0 runs *SOLO-ASYNC* instead of levels (`kernels/include/solo_queue.cuh`): a
+//!   barrier-free FIFO queue in shared memory (the frontier's arrays as a ring of 2,048
+//!   entries), each warp claiming up to 32 items at the head and appending improved heads at
+//!   the tail on its own, label-correcting, until no item is queued or in flight; it leaves
+//!   early (more than `fused_solo_max` items queued, the ring full, a hub, an abort) with
+//!   every unexpanded item written to the worklist after the batch, so the hand-over is
+//!   SOLO's. A phase counts as one round; its items (repeats included) as processed.
 //! - **The barrier.** One arrival per block on a counter that is never reset (blocks count
 //!   barriers locally, so arriving reads nothing); the last block's action reads the state
 //!   line and the control words in one batched round trip, decides, publishes the next

@@ -106,11 +106,13 @@ pub(crate) const FUSED_DIRECT_MIN: u32 = 4;
 const FUSED_SOLO_SHARED: u32 = 8;
 /// `groute::FUSED_SOLO_DIRECT_MIN` ([`WorklistOptions::fused_solo_direct_min`]).
 const FUSED_SOLO_DIRECT_MIN: u32 = 16;
+/// `groute::FUSED_SOLO_ASYNC` ([`WorklistOptions::fused_solo_async`]).
+const FUSED_SOLO_ASYNC: u32 = 32;
 
 /// The fused kernel's `(spin_ns, flags)` arguments for `options` on a graph of `arcs` arcs:
 /// the barrier's settings ([`FusedBarrier::kernel_args`], whose error names a bad one) and
-/// the relaxation's (`FUSED_DIRECT_MIN`, and the single-block mode's shared frontier, which
-/// needs arc positions below 2^32, and direct atomicMin).
+/// the relaxation's (`FUSED_DIRECT_MIN`, and the single-block mode's shared frontier and
+/// SOLO-ASYNC ring, which need arc positions below 2^32, and direct atomicMin).
 pub(crate) fn fused_kernel_flags(
     options: &WorklistOptions,
     arcs: usize,
@@ -123,7 +125,11 @@ pub(crate) fn fused_kernel_flags(
             options.fused_solo_shared && u32::try_from(arcs).is_ok(),
             FUSED_SOLO_SHARED,
         )
-        | bit(options.fused_solo_direct_min, FUSED_SOLO_DIRECT_MIN);
+        | bit(options.fused_solo_direct_min, FUSED_SOLO_DIRECT_MIN)
+        | bit(
+            options.fused_solo_async && u32::try_from(arcs).is_ok(),
+            FUSED_SOLO_ASYNC,
+        );
     Ok((spin_ns, flags))
 }
 
@@ -270,6 +276,16 @@ mod tests {
         o.fused_barrier.spin_ns = FUSED_MAX_SPIN_NS + 1;
         let err = fused_kernel_flags(&o, 1000).unwrap_err().to_string();
         assert!(err.contains("--fused-spin-ns"), "{err}");
+    }
+
+    #[test]
+    fn solo_async_is_off_by_default_and_past_32_bit_arc_positions() {
+        let mut o = WorklistOptions::default();
+        let flags = |o: &WorklistOptions, arcs: usize| fused_kernel_flags(o, arcs).unwrap().1;
+        assert_eq!(flags(&o, 1000) & FUSED_SOLO_ASYNC, 0);
+        o.fused_solo_async = true;
+        assert_eq!(flags(&o, 1000), FUSED_SOLO_SHARED | FUSED_SOLO_ASYNC);
+        assert_eq!(flags(&o, u32::MAX as usize + 1), 0);
     }
 
     #[test]
