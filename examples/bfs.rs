@@ -113,6 +113,18 @@ struct Cli {
     /// next frontier (no scan over every vertex after it).
     #[arg(long)]
     do_push_frontier: bool,
+    /// Device-driven direction-optimizing runs on several devices: push levels with few
+    /// out-arcs send lists of their appends and build the next frontier from them.
+    #[arg(long)]
+    do_sparse_push: bool,
+    /// Device-driven direction-optimizing runs on several devices, with `--do-pull-frontier`:
+    /// one exchange per pull level (the counters travel with the words).
+    #[arg(long)]
+    do_one_exchange: bool,
+    /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
+    /// step.
+    #[arg(long)]
+    do_hub_batch: bool,
 }
 
 #[derive(Serialize)]
@@ -145,6 +157,12 @@ struct Report {
     do_scan_batch: bool,
     /// Whether a push built the next frontier on one device (`--do-push-frontier`).
     do_push_frontier: bool,
+    /// Whether sparse push levels sent lists (`--do-sparse-push`).
+    do_sparse_push: bool,
+    /// Whether pull levels made one exchange (`--do-one-exchange`).
+    do_one_exchange: bool,
+    /// Whether the hub phase was batched (`--do-hub-batch`).
+    do_hub_batch: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -221,6 +239,9 @@ fn run() -> Result<(), AnyError> {
     options.fused_direction.warp_reserve = cli.do_warp_reserve;
     options.fused_direction.scan_batch = cli.do_scan_batch;
     options.fused_direction.push_builds_frontier = cli.do_push_frontier;
+    options.fused_direction.sparse_push = cli.do_sparse_push;
+    options.fused_direction.one_exchange = cli.do_one_exchange;
+    options.fused_direction.hub_batch = cli.do_hub_batch;
     if cli.do_post_exchange {
         options.fused_direction.exchange = groute::core::cuda::PeerExchange::Posted;
     }
@@ -295,6 +316,9 @@ fn run() -> Result<(), AnyError> {
         do_post_exchange: cli.do_post_exchange,
         do_scan_batch: cli.do_scan_batch,
         do_push_frontier: cli.do_push_frontier,
+        do_sparse_push: cli.do_sparse_push,
+        do_one_exchange: cli.do_one_exchange,
+        do_hub_batch: cli.do_hub_batch,
         do_trace: result
             .stats
             .do_trace

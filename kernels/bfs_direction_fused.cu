@@ -47,16 +47,27 @@
 // `postboxes` (every device's, by rank; peer_post.cuh) instead of peer_allreduce_sum. The
 // entry point bfs_direction_fused_occupancy is the same kernel capped at 32 registers.
 //
+// DO_FLAG_HUB_BATCH: the hub phase relaxes 4 consecutive arcs per thread and step.
+// DO_FLAG_SPARSE_PUSH (several devices): a push level whose global frontier has at most
+// n / SPARSE_DIVISOR out-arcs sends the list of its appends (into the inbox slot, the length
+// with the exchange) and builds the next frontier from its owned appends and the received
+// lists; no pass over all words. DO_FLAG_ONE_EXCHANGE (several devices, with
+// DO_FLAG_PULL_FRONTIER): a pull's counters go with its words' exchange, whose action
+// decides; the received words are applied behind a grid barrier of the device alone.
+//
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
 // current step (row 0: the source's scan), and notes the step's kind, level, finds and hubs;
 // thread 0 of block 0 stamps the kernel's start and end.
 //
-// Inboxes: (size - 1) * words u32 per device (slot s holds the words of the s-th other device
-// in rank order), zeroed by the host before a run and kept zero between levels by the
-// receiver. Why the reuse is race-free: a device stores into a peer's inbox at level L + 1
-// only after the decide exchange of level L, which the peer reaches only after its apply pass
-// of level L (that cleared the words) and a __threadfence_system of each clearing thread.
+// Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M in
+// half M & 1 (slot s of a half holds the words, or a sparse push's list, of the s-th other
+// device in rank order), zeroed by the host before a run and kept zero between levels by the
+// receiver. Why the reuse is race-free: a device stores into a half at level L + 2 only
+// after the exchange of level L + 1, which the peer reaches only after its apply pass of
+// level L (that cleared the half) and a __threadfence_system of each clearing thread; with
+// two exchanges per level, even one half would do (the decide exchange of level L follows
+// that apply pass).
 //
 // Failures: an exchange that returns a PeerStatus other than PEER_OK (the host's abort word, a
 // peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; every decide
@@ -95,12 +106,22 @@ enum DoWord : unsigned int {
     DO_FRONTIER = 15,         // the current frontier's vertices (global)
     DO_FRONTIER_OUT = 16,     // the current frontier's out-arcs (global)
     DO_LEVEL = 17,            // the current frontier's level
-    DO_WORDS = 24,
+    DO_RECEIVED = 24,         // DO_FLAG_SPARSE_PUSH: the list lengths sent, by rank
+    DO_WORDS = 32,
 };
 
 enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3 };
 
-enum : unsigned int { DO_ABORT_POLL = 4, DO_BLOCK = 256, SEND_BATCH = 4, SCAN_BATCH = 2 };
+enum : unsigned int {
+    DO_ABORT_POLL = 4,
+    DO_BLOCK = 256,
+    SEND_BATCH = 4,
+    SCAN_BATCH = 2,
+    // DO_FLAG_SPARSE_PUSH: a push level is sparse when its frontier's out-arcs (summed over
+    // the devices) times this are at most n: it appends at most n / 64 < ceil(n / 32)
+    // vertices per device, so a list fits in an inbox slot.
+    SPARSE_DIVISOR = 64,
+};
 
 // The kernel's `flags` (variants the host can A/B; 0: the steps as described above).
 enum DoFlag : unsigned int {
@@ -128,10 +149,34 @@ enum DoFlag : unsigned int {
     // appended items adds their degrees and number to the counters, and the next push reads
     // the frontier where it lies in the (ring) worklist. Several devices: no effect.
     DO_FLAG_PUSH_FRONTIER = 16,
+    // Several devices: a push level whose frontier has few out-arcs (SPARSE_DIVISOR, decided
+    // alike on every device from the global counts) sends the list of its appends (every
+    // vertex it set to L + 1, each once) instead of the bitmap words of the whole level
+    // array, and builds the next frontier from its appends (the owned ones, in the same pass
+    // as the send) and the received lists (a vertex whose level the receiver sets first):
+    // no pass over every word or every owned vertex. The appends stay in the worklist; the
+    // next frontier is appended behind them.
+    DO_FLAG_SPARSE_PUSH = 32,
+    // Several devices, with DO_FLAG_PULL_FRONTIER: a pull level's counters are complete
+    // before its exchange (each device finds only owned vertices, none twice), so they
+    // travel with that exchange and the decide runs in its action: one exchange per pull
+    // level instead of two; the received words are applied after it, behind a grid barrier
+    // of this device only. The inboxes are double-buffered by level parity, so a peer
+    // already storing the next level's words never meets this level's.
+    DO_FLAG_ONE_EXCHANGE = 64,
+    // The hub phase relaxes THREAD_ARCS consecutive arcs per thread and step, their loads
+    // and atomics in flight together (traversal_expand_hubs<..., BATCHED>), instead of one.
+    DO_FLAG_HUB_BATCH = 128,
 };
 
 // The record of a decide (FusedRecord words).
-enum DoRecord : unsigned int { DO_R_PHASE = 0, DO_R_LEVEL = 1, DO_R_COUNT = 2, DO_R_HUBS = 3 };
+enum DoRecord : unsigned int {
+    DO_R_PHASE = 0,
+    DO_R_LEVEL = 1,
+    DO_R_COUNT = 2,
+    DO_R_HUBS = 3,
+    DO_R_SPARSE = 4,  // the push sends lists (DO_FLAG_SPARSE_PUSH)
+};
 
 __device__ __forceinline__ unsigned long long saturating_mul(unsigned long long a,
                                                              unsigned long long b) {
@@ -190,13 +235,35 @@ struct DoRun {
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
+    // The offset of the inbox half that carries the discoveries at `mark` (the halves
+    // alternate by level: see DO_FLAG_ONE_EXCHANGE).
+    __device__ unsigned int half(unsigned int mark) const {
+        return (mark & 1u) * (group.size - 1u) * words();
+    }
+
+    // The slot of this device's words in the inbox of the device of rank `peer`.
+    __device__ unsigned int slot_at(unsigned int peer) const {
+        return group.rank < peer ? group.rank : group.rank - 1u;
+    }
+
+    // Adds a warp's finds (`found` vertices, `out` out-arcs and `in` in-arcs) to the level
+    // counters. All 32 lanes call it.
+    __device__ void count_found(unsigned long long out, unsigned long long in,
+                                unsigned long long found) const {
+        unsigned long long* counters = state + DO_COUNTERS;
+        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+    }
+
     // Stores this device's discoveries at `mark` (words [begin, end)) into every peer's inbox.
     __device__ void send(unsigned int mark, unsigned int begin, unsigned int end) const {
         const unsigned int warps = gridDim.x * blockDim.x / 32u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
         const unsigned int total = words();
-        const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
+        const unsigned int slot = slot_at(lane);
+        const unsigned int offset = half(mark);
         const bool sends = lane < group.size && lane != group.rank;
         bool stored = false;
         // SEND_BATCH words per warp and iteration: their level loads are all in flight
@@ -211,7 +278,7 @@ struct DoRun {
 #pragma unroll
             for (unsigned int k = 0; k < SEND_BATCH; ++k) {
                 if (bits[k] != 0u && sends) {
-                    inboxes[lane][slot * total + base + k * warps] = bits[k];
+                    inboxes[lane][offset + slot * total + base + k * warps] = bits[k];
                     stored = true;
                 }
             }
@@ -277,7 +344,7 @@ struct DoRun {
         const unsigned int own_end = (owned_end + 31u) / 32u;
         const unsigned int first = receive ? 0u : own_begin;
         const unsigned int last = receive ? total : own_end;
-        unsigned long long* counters = state + DO_COUNTERS;
+        unsigned int* const box = inbox + half(mark);
         unsigned long long out = 0;
         unsigned long long in = 0;
         unsigned long long found = 0;
@@ -299,10 +366,10 @@ struct DoRun {
                 if (receive && w < last) {
                     for (unsigned int s = 0; s + 1u < group.size; ++s) {
                         // Written by a peer (over the link): never an L1 line.
-                        const unsigned int bits = load_volatile(inbox + s * total + w);
+                        const unsigned int bits = load_volatile(box + s * total + w);
                         received[k] |= bits;
                         if (bits != 0u && lane == 0u) {
-                            inbox[s * total + w] = 0u;
+                            box[s * total + w] = 0u;
                             cleared = true;
                         }
                     }
@@ -342,9 +409,7 @@ struct DoRun {
                 __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned int>(found));
             append_marked(mark, first, last, hits);
         }
-        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
-        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
-        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+        count_found(out, in, found);
     }
 
     // Pull step of DO_FLAG_PULL_FRONTIER: every owned UNREACHED vertex with an in-neighbour
@@ -359,7 +424,8 @@ struct DoRun {
         const unsigned int rounds = (span + stride - 1u) / stride;
         const unsigned int lane = lane_id();
         const unsigned int total = words();
-        const unsigned int slot = group.rank < lane ? group.rank : group.rank - 1u;
+        const unsigned int slot = slot_at(lane);
+        const unsigned int offset = half(level + 1u);
         const bool sends = several && lane < group.size && lane != group.rank;
         unsigned long long* counters = state + DO_COUNTERS;
         unsigned long long examined = 0;
@@ -385,7 +451,7 @@ struct DoRun {
             if (several) {
                 const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
                 if (bits != 0u && sends) {
-                    inboxes[lane][slot * total + (v - lane_id()) / 32u] = bits;
+                    inboxes[lane][offset + slot * total + (v - lane_id()) / 32u] = bits;
                     stored = true;
                 }
             }
@@ -399,16 +465,13 @@ struct DoRun {
             append_marked(level + 1u, begin / 32u, (end + 31u) / 32u, finds);
         }
         warp_add_u64(counters + DIRECTION_EXAMINED, examined);
-        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
-        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
-        warp_add_u64(counters + DIRECTION_FRONTIER, found_count);
+        count_found(out, in, found_count);
     }
 
     // DO_FLAG_PUSH_FRONTIER: adds the degrees and number of the frontier at worklist
     // positions [begin, end) to the level counters.
     __device__ void count_frontier(unsigned int begin, unsigned int end) const {
         const unsigned int stride = gridDim.x * blockDim.x;
-        unsigned long long* counters = state + DO_COUNTERS;
         unsigned long long out = 0;
         unsigned long long in = 0;
         unsigned long long found = 0;
@@ -417,9 +480,110 @@ struct DoRun {
             add_degrees(push_offsets, pull_offsets, wl.at(p), out, in);
             ++found;
         }
-        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
-        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
-        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+        count_found(out, in, found);
+    }
+
+    // DO_FLAG_SPARSE_PUSH, after a push: stores its appends at worklist positions [begin,
+    // end) (every vertex this device set to `mark`, each once; fewer than words()) as a list
+    // into this device's slot of every peer's inbox, and appends the owned ones behind them
+    // (the next frontier), their degrees and number added to the level counters. All
+    // threads call it.
+    __device__ void send_appends(unsigned int mark, unsigned int begin, unsigned int end) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int count = end - begin;
+        const unsigned int rounds = (count + stride - 1u) / stride;
+        const unsigned int total = words();
+        const unsigned int offset = half(mark);
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        for (unsigned int r = 0; r < rounds; ++r) {
+            const unsigned int i = r * stride + thread;
+            unsigned int v = 0;
+            bool hit = false;
+            if (i < count) {
+                v = wl.at(begin + i);
+                for (unsigned int d = 0; d < group.size; ++d) {
+                    if (d != group.rank) {
+                        inboxes[d][offset + slot_at(d) * total + i] = v;
+                    }
+                }
+                hit = v >= owned_begin && v < owned_end;
+                if (hit) {
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found;
+                }
+            }
+            wl.append_warp(v, hit);
+        }
+        if (thread < count) {
+            __threadfence_system();
+        }
+        count_found(out, in, found);
+    }
+
+    // DO_FLAG_SPARSE_PUSH, after the exchange: applies every peer's list of vertices at
+    // `mark` (its length in DO_RECEIVED + its rank) and clears it; a vertex whose level this
+    // device sets first (from UNREACHED) and owns joins the next frontier and the counters.
+    // All threads call it.
+    __device__ void apply_lists(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int total = words();
+        unsigned int* const box = inbox + half(mark);
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        bool cleared = false;
+        for (unsigned int d = 0; d < group.size; ++d) {
+            if (d == group.rank) {
+                continue;
+            }
+            unsigned int* const list = box + (d < group.rank ? d : d - 1u) * total;
+            const unsigned long long length = get(DO_RECEIVED + d);
+            const unsigned int count = length < total ? static_cast<unsigned int>(length) : total;
+            const unsigned int rounds = (count + stride - 1u) / stride;
+            for (unsigned int r = 0; r < rounds; ++r) {
+                const unsigned int i = r * stride + thread;
+                unsigned int v = 0;
+                bool hit = false;
+                if (i < count) {
+                    // Written by a peer (over the link): never an L1 line.
+                    v = load_volatile(list + i);
+                    list[i] = 0u;
+                    cleared = true;
+                    if (v < n && atomicCAS(levels + v, 0xFFFFFFFFu, mark) == 0xFFFFFFFFu &&
+                        v >= owned_begin && v < owned_end) {
+                        hit = true;
+                        add_degrees(push_offsets, pull_offsets, v, out, in);
+                        ++found;
+                    }
+                }
+                wl.append_warp(v, hit);
+            }
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+        count_found(out, in, found);
+    }
+
+    // The exchange after a sparse push's send (one thread): every device's list length
+    // travels with it, summed into DO_RECEIVED by rank. False when it failed.
+    __device__ bool exchange_lengths(unsigned int appends) const {
+        unsigned long long mine[PEER_MAX_DEVICES];
+        unsigned long long sums[PEER_MAX_DEVICES];
+        for (unsigned int d = 0; d < group.size; ++d) {
+            mine[d] = d == group.rank ? appends : 0ull;
+        }
+        if (!exchange(mine, sums, group.size)) {
+            return false;
+        }
+        for (unsigned int d = 0; d < group.size; ++d) {
+            set(DO_RECEIVED + d, sums[d]);
+        }
+        return true;
     }
 
     __device__ unsigned long long get(unsigned int word) const {
@@ -455,6 +619,19 @@ struct DoRun {
         trace.stamp(row, TRACE_SCAN_END);
         trace.count_rows(row + 1u);
         const FusedRecord record = decide_next();
+        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
+        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.stamp(row, TRACE_DECIDE_END);
+        return record;
+    }
+
+    // DO_FLAG_ONE_EXCHANGE: decide() in the action of the barrier after a pull that built
+    // the frontier, its exchange also the one that makes the pull's stored words visible.
+    // The trace's decide phase reads 0 (its stamp precedes the apply pass's).
+    __device__ FusedRecord decide_folded(const DirectionTrace& trace, unsigned int row) const {
+        trace.count_rows(row + 1u);
+        const FusedRecord record = decide_next();
+        trace.stamp(row, TRACE_EXCHANGE_END);
         trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
         trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
         trace.stamp(row, TRACE_DECIDE_END);
@@ -528,12 +705,17 @@ struct DoRun {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
         const unsigned int count = static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
-        if (pulling && (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER)) != 0u) {
+        if (pulling &&
+            (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
+                0u) {
             // The pull appends the next frontier (or the pushes' appends reached far).
             store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
         }
+        const bool sparse = !pulling && group.size > 1u &&
+                            (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
+                            saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
         return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
-                            push_hub_min_degree(count), 0u, 0u}};
+                            push_hub_min_degree(count), sparse ? 1u : 0u, 0u}};
     }
 };
 
@@ -573,6 +755,7 @@ __device__ __forceinline__ void direction_fused(
     const bool several = group.size > 1u;
     const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
     const bool push_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && !several;
+    const bool one_exchange = (flags & DO_FLAG_ONE_EXCHANGE) != 0u && several && pull_frontier;
     unsigned int front = 0;  // the worklist position of the frontier's first item
     unsigned int row = 0;  // the trace row: the level steps run so far
 
@@ -583,6 +766,11 @@ __device__ __forceinline__ void direction_fused(
         ++row;
         const unsigned int level = next.w[DO_R_LEVEL];
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
+        // DO_FLAG_SPARSE_PUSH: this push sends its appends as lists (decided alike everywhere).
+        const bool sparse = push && several && next.w[DO_R_SPARSE] != 0u;
+        // DO_FLAG_ONE_EXCHANGE: this pull's counters travel with its words' exchange.
+        const bool folded = !push && one_exchange;
+        unsigned int appends = 0;  // a sparse push's list length
         const auto step_done = [&] {
             trace.stamp(row, TRACE_STEP_END);
             trace.note(row, TRACE_KIND, next.w[DO_R_PHASE]);
@@ -601,7 +789,7 @@ __device__ __forceinline__ void direction_fused(
             // The action lists whether hubs wait (their expansion appends: no rewind yet) and
             // where the appends end.
             const auto appended = [&](unsigned int hubs) {
-                if (hubs == 0u && !push_frontier) {
+                if (hubs == 0u && !push_frontier && !sparse) {
                     store_relaxed(ctrl + CTRL_WL_END, 0u);
                 }
                 return FusedRecord{{hubs, load_volatile(ctrl + CTRL_WL_END), 0u, 0u, 0u, 0u}};
@@ -616,8 +804,14 @@ __device__ __forceinline__ void direction_fused(
                 },
                 publish, settle);
             if (shared_record.w[0] != 0u) {
-                traversal_expand_hubs<BfsRelax, false>(ops, push_offsets, push_targets,
-                                                       nullptr, frontier, none);
+                if ((flags & DO_FLAG_HUB_BATCH) != 0u) {
+                    traversal_expand_hubs<BfsRelax, false, true>(ops, push_offsets,
+                                                                 push_targets, nullptr,
+                                                                 frontier, none);
+                } else {
+                    traversal_expand_hubs<BfsRelax, false>(ops, push_offsets, push_targets,
+                                                           nullptr, frontier, none);
+                }
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
@@ -632,6 +826,13 @@ __device__ __forceinline__ void direction_fused(
                 // The appends [front + count, end) are the next frontier.
                 front += count;
                 run.count_frontier(front, shared_record.w[1]);
+                built = true;
+            } else if (sparse) {
+                // The appends [front + count, end) are sent; the next frontier goes behind.
+                const unsigned int end = shared_record.w[1];
+                appends = end - (front + count);
+                run.send_appends(level + 1u, front + count, end);
+                front = end;
                 built = true;
             } else {
                 front = 0u;
@@ -664,21 +865,43 @@ __device__ __forceinline__ void direction_fused(
             grid_barrier(
                 barrier, gen, config,
                 [&] {
-                    if (built) {
+                    if (built && !push) {
                         step_done();  // the pull stored its words itself
                     } else {
                         trace.stamp(row, TRACE_SEND_END);
                     }
-                    const bool ok = run.exchange(nullptr, nullptr, 0u);
+                    if (folded) {
+                        return run.decide_folded(trace, row);
+                    }
+                    const bool ok = sparse ? run.exchange_lengths(appends)
+                                           : run.exchange(nullptr, nullptr, 0u);
                     trace.stamp(row, TRACE_EXCHANGE_END);
                     return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
                 },
                 publish, settle);
+            if (folded) {
+                // Decided: apply the received words, then the next step (a barrier of this
+                // device only: its peers may already store the next level's words, into
+                // the other inbox half).
+                const FusedRecord decided = shared_record;
+                run.apply_and_scan(level + 1u, true, false);
+                grid_barrier(
+                    barrier, gen, config,
+                    [&] {
+                        trace.stamp(row, TRACE_SCAN_END);
+                        return decided;
+                    },
+                    publish, settle);
+                next = shared_record;
+                continue;
+            }
             if (shared_record.w[0] == 0u) {
                 break;
             }
         }
-        if (several || !built) {
+        if (sparse) {
+            run.apply_lists(level + 1u);
+        } else if (several || !built) {
             run.apply_and_scan(level + 1u, several, !built);
         }
         grid_barrier(

@@ -22,7 +22,9 @@
 //   in tiles of HUB_TILE arcs. A hub that finds the list full is expanded by its block here.
 // traversal_expand_hubs<Relax, WEIGHTED>: block b relaxes hub tiles b, b + gridDim.x, ...;
 //   the tile's hub is found by a 32-ary warp search over the (sorted) tile prefixes. The
-//   host resets the hub counter before each expand launch.
+//   host resets the hub counter before each expand launch. BATCHED: each thread relaxes
+//   THREAD_ARCS consecutive arcs of the tile per step (relax_thread_arcs: their loads and
+//   atomics in flight together, one worklist reservation per warp) instead of one.
 // traversal_split_receive: SplitReceive (on_receive of split.cuh) on a received packet.
 //
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
@@ -376,7 +378,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
     }
 }
 
-template <typename Relax, bool WEIGHTED>
+template <typename Relax, bool WEIGHTED, bool BATCHED = false>
 __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long long* offsets,
                                       const unsigned int* targets, const unsigned int* weights,
                                       const DeviceWorklist wl, const SendBuffer send,
@@ -418,9 +420,18 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
         const unsigned int val = tile_value;
         const unsigned long long tb = tile_begin;
         const unsigned long long te = tile_end;
-        for (unsigned long long base = tb; base < te; base += blockDim.x) {
-            const unsigned long long e = base + threadIdx.x;
-            relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, wl, send, low);
+        if (BATCHED) {
+            const unsigned long long step = blockDim.x * THREAD_ARCS;
+            for (unsigned long long base = tb; base < te; base += step) {
+                const unsigned long long e = base + threadIdx.x * THREAD_ARCS;
+                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te, val, wl,
+                                                   send, low, true);
+            }
+        } else {
+            for (unsigned long long base = tb; base < te; base += blockDim.x) {
+                const unsigned long long e = base + threadIdx.x;
+                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, wl, send, low);
+            }
         }
         __syncthreads();
     }

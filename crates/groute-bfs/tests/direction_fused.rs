@@ -54,35 +54,45 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 
 /// The kernel's variants: as described; traced; each switch alone (traced): the pull building
 /// the frontier, the push building it, warp reservations, posted exchanges, batched scans;
-/// both builders together, with warp reservations; all five (traced); all five at full
-/// occupancy.
-const VARIANTS: [FusedDirectionOptions; 10] = [
-    variant(false, [false, false, false, false, false], false),
-    variant(true, [false, false, false, false, false], false),
-    variant(true, [true, false, false, false, false], false),
-    variant(true, [false, true, false, false, false], false),
-    variant(true, [false, false, true, false, false], false),
-    variant(true, [false, false, false, true, false], false),
-    variant(true, [false, false, false, false, true], false),
-    variant(true, [true, true, true, false, false], false),
-    variant(true, [true, true, true, true, true], false),
-    variant(false, [true, true, true, true, true], true),
+/// both builders together, with warp reservations; all eight (traced); all eight at full
+/// occupancy; sparse pushes alone (traced); one exchange per pull (with the pull building
+/// the frontier, which it needs; traced); batched hubs alone; sparse pushes with one
+/// exchange per pull and batched hubs, posted.
+const VARIANTS: [FusedDirectionOptions; 14] = [
+    variant(false, [0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 1, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 1, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 1, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 1, 0, 0, 0], false),
+    variant(true, [1, 1, 1, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 1, 1, 1, 1, 1, 1, 1], false),
+    variant(false, [1, 1, 1, 1, 1, 1, 1, 1], true),
+    variant(true, [0, 0, 0, 0, 0, 1, 0, 0], false),
+    variant(true, [1, 0, 0, 0, 0, 0, 1, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 1], false),
+    variant(false, [1, 0, 0, 1, 0, 1, 1, 1], false),
 ];
 
-/// A variant: `trace`, the kernel's switches (pull builds the frontier, push builds it, warp
-/// reservations, posted exchanges, batched scans), `full_occupancy`.
-const fn variant(trace: bool, flags: [bool; 5], full_occupancy: bool) -> FusedDirectionOptions {
+/// A variant: `trace`, the kernel's switches (1: on; pull builds the frontier, push builds
+/// it, warp reservations, posted exchanges, batched scans, sparse pushes, one exchange per
+/// pull, batched hubs), `full_occupancy`.
+const fn variant(trace: bool, flags: [u8; 8], full_occupancy: bool) -> FusedDirectionOptions {
     FusedDirectionOptions {
         trace,
-        pull_builds_frontier: flags[0],
-        push_builds_frontier: flags[1],
-        warp_reserve: flags[2],
-        exchange: if flags[3] {
+        pull_builds_frontier: flags[0] == 1,
+        push_builds_frontier: flags[1] == 1,
+        warp_reserve: flags[2] == 1,
+        exchange: if flags[3] == 1 {
             PeerExchange::Posted
         } else {
             PeerExchange::Mailbox
         },
-        scan_batch: flags[4],
+        scan_batch: flags[4] == 1,
+        sparse_push: flags[5] == 1,
+        one_exchange: flags[6] == 1,
+        hub_batch: flags[7] == 1,
         full_occupancy,
     }
 }

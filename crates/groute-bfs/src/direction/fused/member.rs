@@ -23,7 +23,7 @@ const BLOCK: u32 = 256;
 /// u32 words of the grid barrier's block (`groute::FUSED_WORDS`).
 const BARRIER_WORDS: usize = 96;
 /// u64 words of the state block (`groute::DO_WORDS`).
-pub(super) const STATE_WORDS: usize = 24;
+pub(super) const STATE_WORDS: usize = 32;
 /// State words the host reads (`groute::DoWord`).
 pub(super) const DO_LEVELS: usize = 4;
 pub(super) const DO_PULL_LEVELS: usize = 5;
@@ -79,7 +79,8 @@ impl FusedMember {
         }
         let words = n.div_ceil(32).max(1);
         Ok(FusedMember {
-            inbox: device.alloc::<u32>(words * devices.saturating_sub(1).max(1))?,
+            // Two halves (levels alternate between them) of a slot per other device.
+            inbox: device.alloc::<u32>(2 * words * devices.saturating_sub(1).max(1))?,
             inboxes: None,
             postbox: device.alloc::<u64>(PEER_POSTBOX_WORDS)?,
             postboxes: None,
@@ -184,7 +185,7 @@ impl FusedMember {
         // vertex once per run) and every append is bounds-checked; `ctrl` holds the control
         // block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
         // FUSED_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this
-        // device's memory) holds the address of every member's inbox of (size - 1) *
+        // device's memory) holds the address of every member's inbox of 2 * (size - 1) *
         // ceil(n / 32) u32, reachable from this device (PeerGroup::new checked peer access
         // between every pair), and the kernel stores only words below that; `group.args`
         // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace

@@ -19,10 +19,13 @@
 //! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist
 //! slots once per warp; exchanges posted into every peer's memory
 //! ([`PeerExchange::Posted`](groute_core::cuda::PeerExchange)); the kernel's build at full
-//! occupancy (see the kernel's header).
+//! occupancy; on several devices, push levels with few out-arcs that send lists of their
+//! appends and build the next frontier from them (no pass over every word), and pull levels
+//! whose counters travel with their words' exchange (one exchange per level; see the
+//! kernel's header).
 //!
 //! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,
-//! levels, a worklist of 2n slots), an inbox of n / 32 words per other device, and a few
+//! levels, a worklist of 2n slots), an inbox of 2 * n / 32 words per other device (two halves, alternating by level), and a few
 //! hundred bytes of barrier and state, and a trace buffer of 6 KiB.
 
 mod member;

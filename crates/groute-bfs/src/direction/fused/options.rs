@@ -33,6 +33,21 @@ pub struct FusedDirectionOptions {
     /// words per warp and iteration, all their loads in flight before the first is used
     /// (`DO_FLAG_SCAN_BATCH`); off: one word at a time.
     pub scan_batch: bool,
+    /// Several devices: a push level whose frontier has at most n / 64 out-arcs (summed over
+    /// the devices) sends the list of its appends instead of the bitmap words of the whole
+    /// level array, and builds the next frontier from its owned appends and the received
+    /// lists instead of a pass over every word (`DO_FLAG_SPARSE_PUSH`); one device: no
+    /// effect.
+    pub sparse_push: bool,
+    /// Several devices, with [`pull_builds_frontier`](Self::pull_builds_frontier): a pull
+    /// level's counters travel with the exchange of its words and the next step is decided
+    /// there (one exchange per pull level instead of two; `DO_FLAG_ONE_EXCHANGE`); otherwise
+    /// no effect.
+    pub one_exchange: bool,
+    /// A push step's hub phase relaxes 4 consecutive arcs per thread and step, their loads
+    /// and atomics in flight together (`DO_FLAG_HUB_BATCH`); off: one arc per thread and
+    /// step.
+    pub hub_batch: bool,
     /// How the devices exchange (several devices): [`PeerExchange::Posted`] posts values and
     /// a tag into every peer's memory, each polling its own; [`PeerExchange::Mailbox`] (the
     /// default) meets at an atomic on device 0's mailbox polled over the link.
@@ -61,11 +76,20 @@ impl FusedDirectionOptions {
         const SCAN_BATCH: u32 = 8;
         /// `groute::DO_FLAG_PUSH_FRONTIER`.
         const PUSH_FRONTIER: u32 = 16;
+        /// `groute::DO_FLAG_SPARSE_PUSH`.
+        const SPARSE_PUSH: u32 = 32;
+        /// `groute::DO_FLAG_ONE_EXCHANGE`.
+        const ONE_EXCHANGE: u32 = 64;
+        /// `groute::DO_FLAG_HUB_BATCH`.
+        const HUB_BATCH: u32 = 128;
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
         flag(self.pull_builds_frontier, PULL_FRONTIER)
             | flag(self.warp_reserve, WARP_RESERVE)
             | flag(self.exchange == PeerExchange::Posted, POST_EXCHANGE)
             | flag(self.scan_batch, SCAN_BATCH)
             | flag(self.push_builds_frontier, PUSH_FRONTIER)
+            | flag(self.sparse_push, SPARSE_PUSH)
+            | flag(self.one_exchange, ONE_EXCHANGE)
+            | flag(self.hub_batch, HUB_BATCH)
     }
 }
