@@ -117,8 +117,9 @@ struct Cli {
     /// out-arcs send lists of their appends and build the next frontier from them.
     #[arg(long)]
     do_sparse_push: bool,
-    /// Device-driven direction-optimizing runs on several devices, with `--do-pull-frontier`:
-    /// one exchange per pull level (the counters travel with the words).
+    /// Device-driven direction-optimizing runs on several devices: one exchange per pull level
+    /// with `--do-pull-frontier` (the counters travel with the words) and per sparse push
+    /// level with `--do-sparse-push` (every device counts the union of the lists).
     #[arg(long)]
     do_one_exchange: bool,
     /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
@@ -159,7 +160,7 @@ struct Report {
     do_push_frontier: bool,
     /// Whether sparse push levels sent lists (`--do-sparse-push`).
     do_sparse_push: bool,
-    /// Whether pull levels made one exchange (`--do-one-exchange`).
+    /// Whether pull and sparse push levels made one exchange (`--do-one-exchange`).
     do_one_exchange: bool,
     /// Whether the hub phase was batched (`--do-hub-batch`).
     do_hub_batch: bool,

@@ -51,9 +51,11 @@
 // DO_FLAG_SPARSE_PUSH (several devices): a push level whose global frontier has at most
 // n / SPARSE_DIVISOR out-arcs sends the list of its appends (into the inbox slot, the length
 // with the exchange) and builds the next frontier from its owned appends and the received
-// lists; no pass over all words. DO_FLAG_ONE_EXCHANGE (several devices, with
-// DO_FLAG_PULL_FRONTIER): a pull's counters go with its words' exchange, whose action
-// decides; the received words are applied behind a grid barrier of the device alone.
+// lists; no pass over all words. DO_FLAG_ONE_EXCHANGE (several devices): with
+// DO_FLAG_PULL_FRONTIER, a pull's counters go with its words' exchange, whose action
+// decides, the received words applied behind a grid barrier of the device alone; with
+// DO_FLAG_SPARSE_PUSH, every device counts a sparse push's finds globally (the union of all
+// the lists, each vertex once) and decides alone.
 //
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
@@ -64,7 +66,7 @@
 // half M & 1 (slot s of a half holds the words, or a sparse push's list, of the s-th other
 // device in rank order), zeroed by the host before a run and kept zero between levels by the
 // receiver. Why the reuse is race-free: a device stores into a half at level L + 2 only
-// after the exchange of level L + 1, which the peer reaches only after its apply pass of
+// after the first exchange of level L + 1, which the peer reaches only after its apply pass of
 // level L (that cleared the half) and a __threadfence_system of each clearing thread; with
 // two exchanges per level, even one half would do (the decide exchange of level L follows
 // that apply pass).
@@ -117,6 +119,8 @@ enum : unsigned int {
     DO_BLOCK = 256,
     SEND_BATCH = 4,
     SCAN_BATCH = 2,
+    // decide()'s `own` when the counters count this device's owned finds only.
+    DO_COUNTED_HERE = 0xFFFFFFFFu,
     // DO_FLAG_SPARSE_PUSH: a push level is sparse when its frontier's out-arcs (summed over
     // the devices) times this are at most n: it appends at most n / 64 < ceil(n / 32)
     // vertices per device, so a list fits in an inbox slot.
@@ -157,12 +161,16 @@ enum DoFlag : unsigned int {
     // no pass over every word or every owned vertex. The appends stay in the worklist; the
     // next frontier is appended behind them.
     DO_FLAG_SPARSE_PUSH = 32,
-    // Several devices, with DO_FLAG_PULL_FRONTIER: a pull level's counters are complete
-    // before its exchange (each device finds only owned vertices, none twice), so they
-    // travel with that exchange and the decide runs in its action: one exchange per pull
-    // level instead of two; the received words are applied after it, behind a grid barrier
-    // of this device only. The inboxes are double-buffered by level parity, so a peer
-    // already storing the next level's words never meets this level's.
+    // Several devices: one exchange per level instead of two where the counters need no
+    // exchange of their own. With DO_FLAG_PULL_FRONTIER, a pull level's counters are
+    // complete before its exchange (each device finds only owned vertices, none twice), so
+    // they travel with that exchange and the decide runs in its action; the received words
+    // are applied after it, behind a grid barrier of this device only. With
+    // DO_FLAG_SPARSE_PUSH, a sparse push level's counters are counted globally on every
+    // device (every vertex of the union of the devices' appends once: its own appends and
+    // the received entries whose level it sets first), so the decide needs no exchange.
+    // The inboxes are double-buffered by level parity, so a peer already storing the next
+    // level's words never meets this level's.
     DO_FLAG_ONE_EXCHANGE = 64,
     // The hub phase relaxes THREAD_ARCS consecutive arcs per thread and step, their loads
     // and atomics in flight together (traversal_expand_hubs<..., BATCHED>), instead of one.
@@ -486,9 +494,10 @@ struct DoRun {
     // DO_FLAG_SPARSE_PUSH, after a push: stores its appends at worklist positions [begin,
     // end) (every vertex this device set to `mark`, each once; fewer than words()) as a list
     // into this device's slot of every peer's inbox, and appends the owned ones behind them
-    // (the next frontier), their degrees and number added to the level counters. All
-    // threads call it.
-    __device__ void send_appends(unsigned int mark, unsigned int begin, unsigned int end) const {
+    // (the next frontier), their degrees and number added to the level counters (`global`:
+    // of every append, owned or not; see apply_lists). All threads call it.
+    __device__ void send_appends(unsigned int mark, unsigned int begin, unsigned int end,
+                                 bool global) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int count = end - begin;
@@ -510,7 +519,7 @@ struct DoRun {
                     }
                 }
                 hit = v >= owned_begin && v < owned_end;
-                if (hit) {
+                if (hit || global) {
                     add_degrees(push_offsets, pull_offsets, v, out, in);
                     ++found;
                 }
@@ -526,8 +535,11 @@ struct DoRun {
     // DO_FLAG_SPARSE_PUSH, after the exchange: applies every peer's list of vertices at
     // `mark` (its length in DO_RECEIVED + its rank) and clears it; a vertex whose level this
     // device sets first (from UNREACHED) and owns joins the next frontier and the counters.
-    // All threads call it.
-    __device__ void apply_lists(unsigned int mark) const {
+    // `global` (DO_FLAG_ONE_EXCHANGE): every vertex whose level it sets first is counted,
+    // owned or not: with send_appends' global counts, each vertex of the union of all the
+    // devices' appends counted once, so the counters are the global ones on every device
+    // (no exchange of counters). All threads call it.
+    __device__ void apply_lists(unsigned int mark, bool global) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int total = words();
@@ -553,11 +565,12 @@ struct DoRun {
                     v = load_volatile(list + i);
                     list[i] = 0u;
                     cleared = true;
-                    if (v < n && atomicCAS(levels + v, 0xFFFFFFFFu, mark) == 0xFFFFFFFFu &&
-                        v >= owned_begin && v < owned_end) {
-                        hit = true;
-                        add_degrees(push_offsets, pull_offsets, v, out, in);
-                        ++found;
+                    if (v < n && atomicCAS(levels + v, 0xFFFFFFFFu, mark) == 0xFFFFFFFFu) {
+                        hit = v >= owned_begin && v < owned_end;
+                        if (hit || global) {
+                            add_degrees(push_offsets, pull_offsets, v, out, in);
+                            ++found;
+                        }
                     }
                 }
                 wl.append_warp(v, hit);
@@ -615,10 +628,14 @@ struct DoRun {
     // The action of the barrier after a scan (one thread, every block waiting): see the
     // header. Returns the next step as a record; notes what the step of trace row `row`
     // found and stamps its end.
-    __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row) const {
+    // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
+    // over the devices) or this device's next frontier, the counters already global (a
+    // DO_FLAG_ONE_EXCHANGE sparse push: no exchange).
+    __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row,
+                                  unsigned int own = DO_COUNTED_HERE) const {
         trace.stamp(row, TRACE_SCAN_END);
         trace.count_rows(row + 1u);
-        const FusedRecord record = decide_next();
+        const FusedRecord record = decide_next(own);
         trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
         trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
         trace.stamp(row, TRACE_DECIDE_END);
@@ -639,7 +656,7 @@ struct DoRun {
     }
 
     // decide() without the trace.
-    __device__ FusedRecord decide_next() const {
+    __device__ FusedRecord decide_next(unsigned int own = DO_COUNTED_HERE) const {
         unsigned long long mine[DIRECTION_COUNTERS];
         for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
             mine[i] = get(DO_COUNTERS + i);
@@ -647,7 +664,7 @@ struct DoRun {
         }
         unsigned long long sums[DIRECTION_COUNTERS];
         const FusedRecord stop{{DO_STOP, 0u, 0u, 0u, 0u, 0u}};
-        if (group.size > 1u) {
+        if (group.size > 1u && own == DO_COUNTED_HERE) {
             if (!exchange(mine, sums, DIRECTION_COUNTERS)) {
                 return stop;
             }
@@ -704,7 +721,8 @@ struct DoRun {
         if (pulling) {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
-        const unsigned int count = static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
+        const unsigned int count =
+            own == DO_COUNTED_HERE ? static_cast<unsigned int>(mine[DIRECTION_FRONTIER]) : own;
         if (pulling &&
             (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
                 0u) {
@@ -768,6 +786,8 @@ __device__ __forceinline__ void direction_fused(
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
         // DO_FLAG_SPARSE_PUSH: this push sends its appends as lists (decided alike everywhere).
         const bool sparse = push && several && next.w[DO_R_SPARSE] != 0u;
+        // DO_FLAG_ONE_EXCHANGE: this sparse push's counters are global (decided locally).
+        const bool global = sparse && (flags & DO_FLAG_ONE_EXCHANGE) != 0u;
         // DO_FLAG_ONE_EXCHANGE: this pull's counters travel with its words' exchange.
         const bool folded = !push && one_exchange;
         unsigned int appends = 0;  // a sparse push's list length
@@ -831,7 +851,7 @@ __device__ __forceinline__ void direction_fused(
                 // The appends [front + count, end) are sent; the next frontier goes behind.
                 const unsigned int end = shared_record.w[1];
                 appends = end - (front + count);
-                run.send_appends(level + 1u, front + count, end);
+                run.send_appends(level + 1u, front + count, end, global);
                 front = end;
                 built = true;
             } else {
@@ -900,7 +920,7 @@ __device__ __forceinline__ void direction_fused(
             }
         }
         if (sparse) {
-            run.apply_lists(level + 1u);
+            run.apply_lists(level + 1u, global);
         } else if (several || !built) {
             run.apply_and_scan(level + 1u, several, !built);
         }
@@ -909,6 +929,10 @@ __device__ __forceinline__ void direction_fused(
             [&] {
                 if (built && !several && !push) {
                     step_done();  // the pull's stamp: no barrier after it
+                }
+                if (global) {
+                    // The next frontier: this device's appends behind the sent ones.
+                    return run.decide(trace, row, load_volatile(ctrl + CTRL_WL_END) - front);
                 }
                 return run.decide(trace, row);
             },

@@ -56,9 +56,9 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 /// the frontier, the push building it, warp reservations, posted exchanges, batched scans;
 /// both builders together, with warp reservations; all eight (traced); all eight at full
 /// occupancy; sparse pushes alone (traced); one exchange per pull (with the pull building
-/// the frontier, which it needs; traced); batched hubs alone; sparse pushes with one
-/// exchange per pull and batched hubs, posted.
-const VARIANTS: [FusedDirectionOptions; 14] = [
+/// the frontier, which it needs; traced); batched hubs alone; one exchange per sparse push
+/// and per pull, with batched hubs, posted; one exchange per sparse push alone (traced).
+const VARIANTS: [FusedDirectionOptions; 15] = [
     variant(false, [0, 0, 0, 0, 0, 0, 0, 0], false),
     variant(true, [0, 0, 0, 0, 0, 0, 0, 0], false),
     variant(true, [1, 0, 0, 0, 0, 0, 0, 0], false),
@@ -73,6 +73,7 @@ const VARIANTS: [FusedDirectionOptions; 14] = [
     variant(true, [1, 0, 0, 0, 0, 0, 1, 0], false),
     variant(true, [0, 0, 0, 0, 0, 0, 0, 1], false),
     variant(false, [1, 0, 0, 1, 0, 1, 1, 1], false),
+    variant(true, [0, 0, 0, 0, 0, 1, 1, 0], false),
 ];
 
 /// A variant: `trace`, the kernel's switches (1: on; pull builds the frontier, push builds

@@ -20,8 +20,8 @@
 //! slots once per warp; exchanges posted into every peer's memory
 //! ([`PeerExchange::Posted`](groute_core::cuda::PeerExchange)); the kernel's build at full
 //! occupancy; on several devices, push levels with few out-arcs that send lists of their
-//! appends and build the next frontier from them (no pass over every word), and pull levels
-//! whose counters travel with their words' exchange (one exchange per level; see the
+//! appends and build the next frontier from them (no pass over every word), and one
+//! exchange per such push level and per pull level that builds its frontier (see the
 //! kernel's header).
 //!
 //! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,

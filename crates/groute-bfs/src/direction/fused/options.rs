@@ -39,10 +39,11 @@ pub struct FusedDirectionOptions {
     /// lists instead of a pass over every word (`DO_FLAG_SPARSE_PUSH`); one device: no
     /// effect.
     pub sparse_push: bool,
-    /// Several devices, with [`pull_builds_frontier`](Self::pull_builds_frontier): a pull
-    /// level's counters travel with the exchange of its words and the next step is decided
-    /// there (one exchange per pull level instead of two; `DO_FLAG_ONE_EXCHANGE`); otherwise
-    /// no effect.
+    /// Several devices: one exchange per level instead of two (`DO_FLAG_ONE_EXCHANGE`). With
+    /// [`pull_builds_frontier`](Self::pull_builds_frontier), a pull level's counters travel
+    /// with the exchange of its words and the next step is decided there; with
+    /// [`sparse_push`](Self::sparse_push), every device counts a sparse push level's finds
+    /// over the union of all the devices' lists and decides alone. Otherwise no effect.
     pub one_exchange: bool,
     /// A push step's hub phase relaxes 4 consecutive arcs per thread and step, their loads
     /// and atomics in flight together (`DO_FLAG_HUB_BATCH`); off: one arc per thread and
