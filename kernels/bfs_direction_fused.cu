@@ -22,7 +22,9 @@
 //   3. apply and scan, one pass, a warp per bitmap word: every received bit of an UNREACHED
 //      vertex sets it to L + 1 (and the inbox word is cleared for the next level); the owned
 //      vertices at L + 1 become the next frontier, their degrees and number added to the
-//      level counters (DIRECTION_*). Grid barrier whose action (`decide`) reads the counters,
+//      level counters (DIRECTION_*); after a pull, whose received bits lie only in the
+//      peers' owned vertices, the inbox words of the wholly owned words are not read.
+//      Grid barrier whose action (`decide`) reads the counters,
 //      sums them over the devices (peer_allreduce_sum, 4 values), accounts the step exactly
 //      as the host's run_levels does, applies Beamer's rule (direction_pulls, the port of
 //      SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
@@ -333,17 +335,22 @@ struct DoRun {
     // Applies the received words (when `receive`) and, when `scan`, scans the owned vertices
     // at `mark` into the worklist and the level counters (DO_FLAG_SCAN_BATCH: SCAN_BATCH
     // words per warp and iteration, their loads all in flight before the first is used).
-    __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan) const {
+    // `pulled`: the step was a pull, so received bits lie only in the peers' owned vertices:
+    // the inbox words of the words wholly owned by this device are not read (nor, when not
+    // scanning, those words visited at all).
+    __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan,
+                                   bool pulled) const {
         if ((flags & DO_FLAG_SCAN_BATCH) != 0u) {
-            apply_and_scan_in<SCAN_BATCH>(mark, receive, scan);
+            apply_and_scan_in<SCAN_BATCH>(mark, receive, scan, pulled);
         } else {
-            apply_and_scan_in<1u>(mark, receive, scan);
+            apply_and_scan_in<1u>(mark, receive, scan, pulled);
         }
     }
 
     // apply_and_scan over BATCH words per warp and iteration.
     template <unsigned int BATCH>
-    __device__ void apply_and_scan_in(unsigned int mark, bool receive, bool scan) const {
+    __device__ void apply_and_scan_in(unsigned int mark, bool receive, bool scan,
+                                      bool pulled) const {
         const unsigned int warps = gridDim.x * blockDim.x / 32u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
@@ -361,17 +368,27 @@ struct DoRun {
         const auto owns_word = [&](unsigned int w) {
             return scan && w < last && w >= own_begin && w < own_end;
         };
-        for (unsigned int base = first + warp; base < last; base += BATCH * warps) {
+        // The words wholly owned (nothing received there after a pull): [inner_begin,
+        // inner_end), skipped by the word index when only applying.
+        const unsigned int inner_begin = (owned_begin + 31u) / 32u;
+        const unsigned int inner_end = owned_end >= n ? total : owned_end / 32u;
+        const unsigned int inner = pulled && inner_end > inner_begin ? inner_end - inner_begin : 0u;
+        const unsigned int skip = scan ? 0u : inner;
+        const auto word_at = [&](unsigned int j) { return j < inner_begin ? j : j + skip; };
+        const auto received_at = [&](unsigned int w) {
+            return receive && w < last && !(w >= inner_begin && w - inner_begin < inner);
+        };
+        for (unsigned int base = first + warp; base < last - skip; base += BATCH * warps) {
             unsigned int loaded[BATCH];
             unsigned int received[BATCH];
 #pragma unroll
             for (unsigned int k = 0; k < BATCH; ++k) {
-                const unsigned int w = base + k * warps;
+                const unsigned int w = word_at(base + k * warps);
                 const unsigned int v = w * 32u + lane;
                 // An owned word's levels are loaded with the inbox words, not after them.
                 loaded[k] = owns_word(w) && v < n ? levels[v] : 0u;
                 received[k] = 0u;
-                if (receive && w < last) {
+                if (received_at(w)) {
                     for (unsigned int s = 0; s + 1u < group.size; ++s) {
                         // Written by a peer (over the link): never an L1 line.
                         const unsigned int bits = load_volatile(box + s * total + w);
@@ -385,7 +402,7 @@ struct DoRun {
             }
 #pragma unroll
             for (unsigned int k = 0; k < BATCH; ++k) {
-                const unsigned int w = base + k * warps;
+                const unsigned int w = word_at(base + k * warps);
                 const bool owned_word = owns_word(w);
                 if (received[k] == 0u && !owned_word) {
                     continue;  // warp-uniform
@@ -777,7 +794,7 @@ __device__ __forceinline__ void direction_fused(
     unsigned int front = 0;  // the worklist position of the frontier's first item
     unsigned int row = 0;  // the trace row: the level steps run so far
 
-    run.apply_and_scan(0u, false, true);
+    run.apply_and_scan(0u, false, true, false);
     grid_barrier(barrier, gen, config, [&] { return run.decide(trace, row); }, publish, settle);
     FusedRecord next = shared_record;
     while (next.w[DO_R_PHASE] == DO_PUSH || next.w[DO_R_PHASE] == DO_PULL) {
@@ -904,7 +921,7 @@ __device__ __forceinline__ void direction_fused(
                 // device only: its peers may already store the next level's words, into
                 // the other inbox half).
                 const FusedRecord decided = shared_record;
-                run.apply_and_scan(level + 1u, true, false);
+                run.apply_and_scan(level + 1u, true, false, true);
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
@@ -922,7 +939,7 @@ __device__ __forceinline__ void direction_fused(
         if (sparse) {
             run.apply_lists(level + 1u, global);
         } else if (several || !built) {
-            run.apply_and_scan(level + 1u, several, !built);
+            run.apply_and_scan(level + 1u, several, !built, !push);
         }
         grid_barrier(
             barrier, gen, config,
