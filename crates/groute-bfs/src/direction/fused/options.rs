@@ -94,3 +94,35 @@ impl FusedDirectionOptions {
             | flag(self.hub_batch, HUB_BATCH)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel switch sets its own bit of `flags` (the kernel's DoFlag values), and
+    /// the switches together set the union.
+    #[test]
+    fn each_switch_sets_its_own_kernel_flag() {
+        let none = FusedDirectionOptions::default();
+        assert_eq!(none.kernel_flags(), 0);
+        let switches: [fn(&mut FusedDirectionOptions); 8] = [
+            |o| o.pull_builds_frontier = true,
+            |o| o.warp_reserve = true,
+            |o| o.exchange = PeerExchange::Posted,
+            |o| o.scan_batch = true,
+            |o| o.push_builds_frontier = true,
+            |o| o.sparse_push = true,
+            |o| o.one_exchange = true,
+            |o| o.hub_batch = true,
+        ];
+        let mut all = none;
+        for (bit, switch) in switches.iter().enumerate() {
+            let mut one = none;
+            switch(&mut one);
+            assert_eq!(one.kernel_flags(), 1 << bit, "switch {bit}");
+            switch(&mut all);
+        }
+        assert_eq!(all.kernel_flags(), (1 << switches.len()) - 1);
+        assert_eq!(all.kernel_name(), "bfs_direction_fused");
+    }
+}
