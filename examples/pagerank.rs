@@ -57,7 +57,7 @@ struct Cli {
     lazy_receive: bool,
     /// CUDA: who drives the rounds: fused (one persistent kernel per device runs every round;
     /// devices exchange over NVLink), host (a launch and a read-back per round), or auto
-    /// (fused where it can run).
+    /// (fused where it can run and wins: several GPUs and at most 1% of the arcs cut).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
     /// Print the K highest-ranked vertices.

@@ -16,7 +16,8 @@ use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
 use crate::cuda::fused::{
-    FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block, stop, word,
+    FusedKernel, FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block,
+    stop, word,
 };
 use crate::cuda_worker::CudaPageRankStorage;
 use crate::profile::DeviceProfile;
@@ -30,6 +31,8 @@ struct FusedDevice {
     capacity: u32,
     state: Buffer<u32>,
     peers: Buffer<u32>,
+    /// `pagerank_fused`, loaded at construction (never lazily between two members' launches).
+    kernel: FusedKernel,
 }
 
 /// The device-driven runs' group and per-device buffers, kept across runs.
@@ -112,6 +115,7 @@ impl FusedRuns {
                 capacity,
                 state,
                 peers: device.upload(&block)?,
+                kernel: FusedKernel::load(device.stream().raw().as_ref())?,
             });
             device.stream().synchronize()?;
         }
@@ -185,7 +189,7 @@ impl FusedRuns {
                 };
                 let stream = device.stream();
                 let t0 = device.record_timing(stream)?;
-                launch_fused(stream.raw().as_ref(), &launch)?;
+                launch_fused(stream.raw().as_ref(), &fused.kernel, &launch)?;
                 Ok((t0, device.record_timing(stream)?))
             })();
             match launched {

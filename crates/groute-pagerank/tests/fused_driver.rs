@@ -129,14 +129,41 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
         pagerank(&ctx, &parted, &auto).unwrap().stats.driver,
         Driver::Host
     );
+    // Pull sweeps on one device: Auto still runs host-driven (it was faster there).
     let auto_pull = PageRankOptions {
         driver: Driver::Auto,
         ..options(0.01)
     };
     assert_eq!(
         pagerank(&ctx, &parted, &auto_pull).unwrap().stats.driver,
-        Driver::Fused
+        Driver::Host
     );
+}
+
+#[test]
+fn auto_runs_fused_on_two_gpus_only_where_the_cut_is_small() {
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    if !counts.contains(&2) {
+        return;
+    }
+    let ctx = groute_core::testing::cuda_context(2).unwrap();
+    let auto = PageRankOptions {
+        driver: Driver::Auto,
+        ..options(0.01)
+    };
+    // A long road strip cut once in the middle (well under 1% of the arcs), and a kron graph
+    // (about half its arcs cut by a block partition).
+    for (spec, expected) in [
+        ("road:side=200,p=0.6,seed=2", Driver::Fused),
+        ("kron:scale=10,ef=8,sym,seed=3", Driver::Host),
+    ] {
+        let parted =
+            partition_graph(generated(spec), 2, PartitionMethod::Block, &NoProgress).unwrap();
+        let got = pagerank(&ctx, &parted, &auto).unwrap();
+        assert_eq!(got.stats.driver, expected, "{spec}");
+    }
 }
 
 #[test]

@@ -180,6 +180,16 @@ impl CudaFunction {
         unsafe { sys::occupancy_max_active_blocks(self.raw, block_size, dynamic_smem) }
     }
 
+    /// Loads the function into its device now where the driver can (`cuFuncLoad`), so that
+    /// its first launch does not load it lazily (which may wait for the device to go idle):
+    /// call it before launching the members of a device-driven run, which wait for each
+    /// other.
+    pub fn load_now(&self) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: the function's module is loaded (held by `self`) and its context is current.
+        unsafe { sys::func_load(self.raw) }
+    }
+
     /// The largest grid whose blocks are all resident at once: occupancy x multiprocessors.
     /// This is the grid for a cooperative launch or a persistent kernel.
     pub fn max_resident_grid(&self, block_size: u32, dynamic_smem: usize) -> Result<u32> {

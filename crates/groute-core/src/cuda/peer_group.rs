@@ -19,8 +19,18 @@
 //! GPU 0 (tests run in parallel threads, for one). Every run therefore holds a process-wide
 //! lock from its reset to the end of its last member; runs of different processes on the same
 //! GPUs are not ordered, and end with a timeout error at worst.
+//!
+//! **Nor beside other multi-device work of the process** ([`PeerGroup::share_gpus`]). A
+//! host-driven run on several GPUs makes one device's stream wait for another device's work
+//! (cross-device events): while a member fills GPU 0, that work waits behind it, and the
+//! member that should start on GPU 1 can wait behind the cross-device wait (a hardware queue
+//! shared by both streams, or the context synchronisation of a lazily loaded kernel), so the
+//! member on GPU 0 waits for it until the group's timeout (the 60 s exchange failures of the
+//! PageRank tests, whose threads run host-driven and device-driven runs at once). Such work
+//! holds the shared side of the same lock ([`PeerGroup::share_gpus`]), device-driven runs the
+//! exclusive side.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use super::launch::{DevicePtr, KernelArg, LaunchConfig};
@@ -170,12 +180,25 @@ impl PeerGroup {
     /// module docs), then zeroes the mailbox and clears the abort word. Hold the returned guard
     /// until every member of the run has completed.
     pub fn begin_run(&self) -> Result<PeerRun> {
-        static RUNS: Mutex<()> = Mutex::new(());
         // A run that panicked left no kernel behind it (its members were waited for or never
         // launched), so a poisoned lock is still a valid one.
-        let guard = RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let guard = GPU_RUNS
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.reset()?;
         Ok(PeerRun { _guard: guard })
+    }
+
+    /// The shared side of the run lock (see the module docs): hold it across other work of
+    /// this process that spans several GPUs and makes one wait for another (a host-driven run
+    /// on several devices), so that no device-driven run starts beside it. Never take it while
+    /// holding a [`PeerRun`] or another `GpuShare` of the same thread.
+    pub fn share_gpus() -> GpuShare {
+        GpuShare {
+            _guard: GPU_RUNS
+                .read()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        }
     }
 
     /// Zeroes the mailbox and clears the abort word; returns once done. [`PeerGroup::begin_run`]
@@ -268,11 +291,28 @@ impl PeerGroup {
     }
 }
 
+/// The process-wide run lock: device-driven runs take it exclusively, other multi-GPU work
+/// shared (module docs).
+static GPU_RUNS: RwLock<()> = RwLock::new(());
+
 /// A device-driven run in progress ([`PeerGroup::begin_run`]): while it lives, no other run of
-/// this process starts.
+/// this process starts, nor any work holding a [`GpuShare`].
 #[must_use = "the run lock is released when this guard is dropped"]
 pub struct PeerRun {
-    _guard: MutexGuard<'static, ()>,
+    _guard: RwLockWriteGuard<'static, ()>,
+}
+
+/// Multi-GPU work in progress beside which no device-driven run starts
+/// ([`PeerGroup::share_gpus`]).
+#[must_use = "the shared run lock is released when this guard is dropped"]
+pub struct GpuShare {
+    _guard: RwLockReadGuard<'static, ()>,
+}
+
+impl std::fmt::Debug for GpuShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GpuShare")
+    }
 }
 
 impl std::fmt::Debug for PeerRun {

@@ -6,7 +6,7 @@
 use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::{
-    CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
+    CudaFunction, CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
 };
 
 use super::pull::PullBuffers;
@@ -180,10 +180,48 @@ fn addr<T>(s: &RawSlice) -> Result<u64, Error> {
     Ok(DevicePtr::<T>::from_slice(s)?.addr())
 }
 
-/// Enqueues `pagerank_fused` cooperatively on `stream` over the resident grid; returns the
-/// grid. The caller launches every member before waiting for any (their exchanges wait for
-/// each other) and keeps the peers' buffers alive until every member completed.
-pub fn launch_fused(stream: &dyn RawStream, l: &FusedLaunch) -> Result<u32, Error> {
+/// `pagerank_fused` loaded into one device, with its resident grid ([`FusedKernel::load`]).
+#[derive(Clone, Debug)]
+pub struct FusedKernel {
+    function: CudaFunction,
+    grid: u32,
+}
+
+impl FusedKernel {
+    /// Compiles and loads `pagerank_fused` into the device of `stream` (the function itself
+    /// too, not lazily at its launch: see [`CudaFunction::load_now`]) and sizes its resident
+    /// grid. Do it on EVERY member before launching any: a member that loads while another
+    /// already waits for it at an exchange may wait behind work that waits for that member.
+    pub fn load(stream: &dyn RawStream) -> Result<FusedKernel, Error> {
+        let function =
+            CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function("pagerank_fused")?;
+        function.load_now()?;
+        let grid = function.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?;
+        if grid == 0 {
+            return Err(Error::invalid(
+                "fused PageRank grid",
+                0,
+                "at least one resident block of pagerank_fused (use --driver host)",
+            ));
+        }
+        Ok(FusedKernel { function, grid })
+    }
+
+    /// Blocks of the cooperative launch (every one resident at once).
+    pub fn grid(&self) -> u32 {
+        self.grid
+    }
+}
+
+/// Enqueues `kernel` (loaded for the device of `stream`) cooperatively on `stream` over the
+/// resident grid. The caller loads every member's kernel, then launches every member before
+/// waiting for any (their exchanges wait for each other), and keeps the peers' buffers alive
+/// until every member completed.
+pub fn launch_fused(
+    stream: &dyn RawStream,
+    kernel: &FusedKernel,
+    l: &FusedLaunch,
+) -> Result<(), Error> {
     let ops = l.pr.args()?;
     if l.state.len < STATE_WORDS * 4 || l.peers.len < 66 * 4 {
         return Err(Error::invalid(
@@ -224,15 +262,7 @@ pub fn launch_fused(stream: &dyn RawStream, l: &FusedLaunch) -> Result<u32, Erro
         hub_count,
         tile_count,
     };
-    let f = CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function("pagerank_fused")?;
-    let grid = f.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?;
-    if grid == 0 {
-        return Err(Error::invalid(
-            "fused PageRank grid",
-            0,
-            "at least one resident block of pagerank_fused (use --driver host)",
-        ));
-    }
+    let (f, grid) = (&kernel.function, kernel.grid);
     let args = (
         ops,
         DevicePtr::<u64>::from_slice(&l.pr.offsets)?,
@@ -269,7 +299,7 @@ pub fn launch_fused(stream: &dyn RawStream, l: &FusedLaunch) -> Result<u32, Erro
     memory.extend(pull.memory());
     memory.extend([l.peers.memory.clone(), l.state.memory.clone()]);
     keep(stream, memory)?;
-    Ok(grid)
+    Ok(())
 }
 
 #[cfg(test)]

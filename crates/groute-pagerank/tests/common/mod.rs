@@ -110,13 +110,16 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
 
 /// The drivers to run on a test context: on CUDA, unless `o` names one, both the host-driven
 /// one and (with pull sweeps, where `PeerGroup` can run) the device-driven one; elsewhere the
-/// one `o` asks for.
+/// one `o` asks for, except that the device-driven driver is only run on the CUDA context (the
+/// host contexts refuse it, which `fused_driver`'s refusal test checks on its own).
 pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
+    let cuda = label == "cuda";
     let fused = o.sweep == groute_pagerank::SweepMode::Pull
         && groute_core::cuda::PeerGroup::supported(context);
     match o.driver {
-        Driver::Auto if label == "cuda" && fused => vec![Driver::Host, Driver::Fused],
-        Driver::Auto if label == "cuda" => vec![Driver::Host],
+        Driver::Auto if cuda && fused => vec![Driver::Host, Driver::Fused],
+        Driver::Auto if cuda => vec![Driver::Host],
+        Driver::Fused if !cuda => Vec::new(),
         asked => vec![asked],
     }
 }

@@ -856,6 +856,28 @@ pub(crate) unsafe fn occupancy_max_active_blocks(
     Ok(n.max(0) as u32)
 }
 
+/// Loads `f` into its context now (`cuFuncLoad`, CUDA 12.4+), where the driver has the entry
+/// point; else does nothing (the function loads at its first use). Under lazy module loading
+/// (the default since CUDA 12.2) a function's first launch may wait for its context to go
+/// idle; loading it ahead keeps that wait away from launches that must not block (the members
+/// of a device-driven run, whose first member already waits for the others).
+///
+/// # Safety
+/// `f` is a function of a live module; its context is current.
+pub(crate) unsafe fn func_load(f: CUfunction) -> Result<()> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    let present = *PRESENT.get_or_init(|| {
+        // SAFETY: the driver library was loaded at init; looking a symbol up calls nothing.
+        catch_unwind(|| unsafe { sys::culib().get::<*const c_void>(b"cuFuncLoad").is_ok() })
+            .unwrap_or(false)
+    });
+    if !present {
+        return Ok(());
+    }
+    // SAFETY: caller's guarantee; the entry point exists (checked above).
+    check(unsafe { sys::cuFuncLoad(f) }, "cuFuncLoad")
+}
+
 // ------------------------------------------------------------------------------------------
 // NVRTC
 // ------------------------------------------------------------------------------------------

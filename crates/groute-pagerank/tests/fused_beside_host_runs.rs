@@ -1,0 +1,72 @@
+//! Device-driven runs on two GPUs while other threads of the process run host-driven runs on
+//! the same GPUs (as the test harness does): the 60 s exchange failures of the first GPU
+//! round (`pull_sweep`'s directed graphs with divisor 0, `pagerank`'s kron run on two GPUs),
+//! where a member waited for its peer's launch behind the host-driven runs' cross-device
+//! waits. Its own test binary, so that its first fused run is the process's first (the
+//! kernel not loaded yet). Needs `GROUTE_TEST_CUDA=1` and two GPUs with peer access.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use common::{check_options, generated, options};
+use groute_core::cuda::PeerGroup;
+use groute_graph::{NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::{Driver, PageRankOptions, SweepMode, pagerank};
+
+#[test]
+fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
+    let Some(two) = groute_core::testing::cuda_context(2) else {
+        return;
+    };
+    if !PeerGroup::supported(&two) {
+        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
+        return;
+    }
+    let busy = generated("kron:scale=9,ef=8,sym,seed=3");
+    let busy = partition_graph(busy, 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let stop = AtomicBool::new(false);
+    let host = PageRankOptions {
+        driver: Driver::Host,
+        ..options(0.0001)
+    };
+    thread::scope(|s| {
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut runs = 0u32;
+                    while !stop.load(Ordering::Relaxed) || runs == 0 {
+                        let got = pagerank(&two, &busy, &host).unwrap();
+                        assert_eq!(got.stats.driver, Driver::Host);
+                        runs += 1;
+                    }
+                    runs
+                })
+            })
+            .collect();
+        let fused = |epsilon: f32, sweep_divisor: u32| PageRankOptions {
+            driver: Driver::Fused,
+            sweep: SweepMode::Pull,
+            sweep_divisor,
+            ..options(epsilon)
+        };
+        // The two runs that timed out, checked against the reference.
+        check_options(
+            &generated("random:n=600,m=1800,seed=7"),
+            2,
+            &fused(0.01, 0),
+            &[],
+        );
+        check_options(
+            &generated("kron:scale=9,ef=8,sym,seed=3"),
+            2,
+            &fused(0.0001, groute_pagerank::DEFAULT_SWEEP_DIVISOR),
+            &[],
+        );
+        stop.store(true, Ordering::Relaxed);
+        for w in workers {
+            assert!(w.join().unwrap() >= 1, "the host-driven runs ran");
+        }
+    });
+}
