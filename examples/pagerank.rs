@@ -60,6 +60,10 @@ struct Cli {
     /// (fused where it can run and wins: several GPUs and at most 1% of the arcs cut).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
+    /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of
+    /// one after every add to a peer's halo.
+    #[arg(long)]
+    fused_fence_per_round: bool,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -110,6 +114,20 @@ struct DeviceReport {
     /// The run's wall time minus the worker's calls: the driver's ring and termination work
     /// and its waits for packets.
     driver_idle_ms: f64,
+    /// Device-driven runs: device time by phase (ms; `null` for host-driven runs).
+    fused_phases_ms: Option<PhaseReport>,
+}
+
+/// [`groute_pagerank::FusedPhaseTimes`] in ms.
+#[derive(Serialize)]
+struct PhaseReport {
+    sweep_take: f64,
+    hubs: f64,
+    gather: f64,
+    worklist: f64,
+    exchange: f64,
+    drain: f64,
+    total: f64,
 }
 
 fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
@@ -136,6 +154,15 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
             send_ms: ms(p.send_time),
             finish_ms: ms(p.finish_time),
             driver_idle_ms: ms(s.elapsed.saturating_sub(p.busy())),
+            fused_phases_ms: p.phases.map(|t| PhaseReport {
+                sweep_take: ms(t.sweep_take),
+                hubs: ms(t.hubs),
+                gather: ms(t.gather),
+                worklist: ms(t.worklist),
+                exchange: ms(t.exchange),
+                drain: ms(t.drain),
+                total: ms(t.total()),
+            }),
         })
         .collect()
 }
@@ -154,6 +181,8 @@ struct Report {
     sweep: String,
     sweep_divisor: u32,
     lazy_receive: bool,
+    /// `--fused-fence-per-round`.
+    fused_fence_per_round: bool,
     /// The `--driver` asked for.
     driver_requested: String,
     /// The driver that ran (fused or host).
@@ -201,6 +230,7 @@ fn run() -> Result<(), AnyError> {
         sweep_divisor: cli.sweep_divisor,
         sweep: cli.sweep,
         lazy_receive: cli.lazy_receive,
+        fused_fence_per_round: cli.fused_fence_per_round,
         driver: cli.driver,
         ..PageRankOptions::default()
     };
@@ -297,6 +327,7 @@ fn run() -> Result<(), AnyError> {
         sweep: cli.sweep.to_string(),
         sweep_divisor: cli.sweep_divisor,
         lazy_receive: cli.lazy_receive,
+        fused_fence_per_round: cli.fused_fence_per_round,
         driver_requested: cli.driver.to_string(),
         driver: s.driver.to_string(),
         time_ms: median,

@@ -11,7 +11,11 @@
 // contribution to w: old value 0), appends w to o's inbox of that parity (a system-scope
 // atomic on o's tail; capacity: o's in-cut vertices, so it cannot overflow; checked anyway,
 // the needed size recorded in PRF_INBOX_OVERFLOW). Every writing thread then executes
-// __threadfence_system(). The parity is the round's (round & 1).
+// __threadfence_system() after each add, or, with PRF_FLAG_FENCE_PER_ROUND
+// (--fused-fence-per-round), every thread once per round, right before barrier E (what the
+// exchange's visibility argument needs: every peer write of the thread ordered before its
+// block's arrival at the barrier whose action runs the exchange; the barriers inside the
+// round publish nothing to peers). The parity is the round's (round & 1).
 //
 // A round (every block, grid-uniform control flow; the record of the last barrier says what):
 //   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; cut arcs
@@ -45,6 +49,15 @@
 // written by barrier actions only (one thread at a time, ordered by the barriers), except the
 // counters that PeerHalo (sent, inbox overflow) adds to with atomics.
 //
+// Phase times (PRF_T_*, u64 ns of %globaltimer per device, 64-bit words): the action of every
+// barrier stamps the time and adds the interval since the previous stamp (block 0 stamps the
+// start before its first arrival) to the phase that the barrier closes: a sweep's take (to its
+// first barrier), its hub phases (cut hubs and pull hub tiles, to the second), its gather (to
+// barrier E); a worklist round's push (to its hub barrier, or to E) and its hubs (to E); the
+// exchange (inside barrier E's action); the drain with the next round's pick (to barrier D).
+// A phase's interval runs from the previous action's stamp (before that release) to the
+// arrival of its last block: the phase's slowest block plus a release. A few stamps per round.
+//
 // Stop reasons (PRF_STOP): PRF_STOP_OVERFLOW (this device's worklist or a peer's inbox:
 // ctrl[CTRL_WL_OVERFLOW] / PRF_INBOX_OVERFLOW hold the size needed), PRF_STOP_PEER (another
 // device stopped), PRF_STOP_ABORTED (the host's abort word), PRF_STOP_EXCHANGE (an exchange
@@ -68,6 +81,13 @@ enum PrfWord : unsigned int {
     PRF_PEER_STATUS = 75,       // the failed exchange's PeerStatus
     PRF_INBOX_OVERFLOW = 76,    // size a peer's inbox needed (0: none overflowed)
     PRF_SENT_SEEN = 78,         // PRF_SENT at the end of the last round, 64-bit (78, 79)
+    PRF_T_TAKE = 80,            // phase times, ns, 64-bit each (see the header comment)
+    PRF_T_HUBS = 82,
+    PRF_T_GATHER = 84,
+    PRF_T_WORKLIST = 86,
+    PRF_T_EXCHANGE = 88,
+    PRF_T_DRAIN = 90,
+    PRF_T_LAST = 92,            // the last stamp
     PRF_WORDS = 96,
 };
 
@@ -88,6 +108,11 @@ enum PrfKind : unsigned int {
     PRF_WORKLIST = 2,
     PRF_HALT = 3,
     PRF_DRAIN = 4,
+};
+
+// FusedSettings::flags.
+enum PrfFlag : unsigned int {
+    PRF_FLAG_FENCE_PER_ROUND = 1u,  // one system fence per thread per round, before barrier E
 };
 
 // The release record: what every block runs next.
@@ -133,7 +158,7 @@ struct FusedSettings {
     unsigned int hub_capacity;
     unsigned int spin_ns;
     unsigned int barrier_flags;
-    unsigned int pad;
+    unsigned int flags;  // PrfFlag bits
 };
 
 // Remote policy of the fused loop: the share goes to the owner's halo, the first
@@ -143,6 +168,7 @@ struct PeerHalo {
     unsigned int size;
     unsigned int parity;
     unsigned int* state;
+    bool fence_each;  // __threadfence_system() after every add (else once per round)
 
     __device__ __forceinline__ bool add(unsigned int w, float share) const {
         unsigned int o = 0;
@@ -162,7 +188,9 @@ struct PeerHalo {
             }
             atomicAdd(reinterpret_cast<unsigned long long*>(state + PRF_SENT), 1ull);
         }
-        __threadfence_system();
+        if (fence_each) {
+            __threadfence_system();
+        }
         return false;  // nothing to list locally
     }
     __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
@@ -181,6 +209,21 @@ __device__ __forceinline__ unsigned long long state_load_u64(const unsigned int*
 __device__ __forceinline__ void state_add_u64(unsigned int* state, unsigned int w,
                                               unsigned long long n) {
     *reinterpret_cast<volatile unsigned long long*>(state + w) = state_load_u64(state, w) + n;
+}
+
+// The %globaltimer (ns).
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// In a barrier action: adds the time since the last stamp to the phase timer `word`.
+__device__ __forceinline__ void stamp_phase(unsigned int* state, unsigned int word) {
+    const unsigned long long now = globaltimer_ns();
+    const unsigned long long last = state_load_u64(state, PRF_T_LAST);
+    state_add_u64(state, word, now - last);
+    *reinterpret_cast<volatile unsigned long long*>(state + PRF_T_LAST) = now;
 }
 
 // Drains this device's inbox of `parity` (after the exchange that made the round's peer
@@ -282,7 +325,14 @@ extern "C" __global__ void __launch_bounds__(256)
     const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
     const bool has_cut = pull.cut_offsets != nullptr;
     const bool several = group.size > 1u;
+    // Once per thread and round (before barrier E) instead of after every add (several
+    // devices only).
+    const bool fence_per_round = several && (settings.flags & PRF_FLAG_FENCE_PER_ROUND) != 0u;
     unsigned int gen = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        // The first phase's start (ordered before the first action by block 0's arrival).
+        *reinterpret_cast<volatile unsigned long long*>(state + PRF_T_LAST) = globaltimer_ns();
+    }
     if (threadIdx.x == 0) {
         rec.w[REC_KIND] = owned == 0u && !several ? PRF_DONE : PRF_SWEEP;
         rec.w[REC_FIRST] = 0;
@@ -298,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(256)
     while (rec.w[REC_KIND] == PRF_SWEEP || rec.w[REC_KIND] == PRF_WORKLIST) {
         const groute::FusedRecord round = rec;
         const unsigned int parity = round.w[REC_ROUND] & 1u;
-        const PeerHalo remote{peers, group.size, parity, state};
+        const PeerHalo remote{peers, group.size, parity, state, !fence_per_round};
         groute::DeviceWorklist rwl = wl;
         rwl.first = round.w[REC_FIRST];
         // The round's first barrier: whether it listed hubs (read by its action only).
@@ -315,7 +365,13 @@ extern "C" __global__ void __launch_bounds__(256)
             push_round<true, true>(ops, offsets, has_cut ? pull.cut_targets : targets,
                                    RangeItems{ops.owned_begin}, owned,
                                    __uint_as_float(round.w[REC_FLOOR]), rwl, hubs, remote, take);
-            groute::grid_barrier(state, gen, config, hubs_listed, copy, nothing);
+            groute::grid_barrier(
+                state, gen, config,
+                [&] {
+                    stamp_phase(state, PRF_T_TAKE);
+                    return hubs_listed();
+                },
+                copy, nothing);
             const bool cut_hubs = rec.w[REC_HUBS] != 0u && has_cut;
             if (cut_hubs) {
                 push_hubs_grid(ops, pull.cut_offsets, pull.cut_targets, rwl, hubs, remote);
@@ -325,7 +381,13 @@ extern "C" __global__ void __launch_bounds__(256)
                                     pull.hub_sum);
             }
             if (cut_hubs || pull.tile_count != 0u) {
-                groute::grid_barrier(state, gen, config, [&] { return round; }, keep, nothing);
+                groute::grid_barrier(
+                    state, gen, config,
+                    [&] {
+                        stamp_phase(state, PRF_T_HUBS);
+                        return round;
+                    },
+                    keep, nothing);
             }
             pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
                              pull.hub_count, pull.hub_sum, pull.hub_degree);
@@ -334,17 +396,31 @@ extern "C" __global__ void __launch_bounds__(256)
                                      round.w[REC_COUNT], 0.0f, rwl, hubs, remote,
                                      PullTake{nullptr, nullptr});
             if (settings.hub_capacity != 0u) {
-                groute::grid_barrier(state, gen, config, hubs_listed, copy, nothing);
+                groute::grid_barrier(
+                    state, gen, config,
+                    [&] {
+                        stamp_phase(state, PRF_T_WORKLIST);
+                        return hubs_listed();
+                    },
+                    copy, nothing);
                 if (rec.w[REC_HUBS] != 0u) {
                     push_hubs_grid(ops, offsets, targets, rwl, hubs, remote);
                 }
             }
         }
+        if (fence_per_round) {
+            __threadfence_system();  // after this thread's last peer write of the round
+        }
+        // The phase barrier E closes.
+        const unsigned int closing = round.w[REC_KIND] == PRF_SWEEP ? PRF_T_GATHER
+                                     : settings.hub_capacity != 0u ? PRF_T_HUBS
+                                                                   : PRF_T_WORKLIST;
         // Barrier E: account for the round and agree on the global counts (exchange k: every
         // device's peer writes of the round become visible). One device: pick the next round.
         groute::grid_barrier(
             state, gen, config,
             [&] {
+                stamp_phase(state, closing);
                 unsigned int stop = end_round(round, wl.ctrl, state, group);
                 const unsigned int start = state_load(state, PRF_START);
                 const unsigned int pending =
@@ -365,6 +441,7 @@ extern "C" __global__ void __launch_bounds__(256)
                         stop = PRF_STOP_EXCHANGE;
                         sums[2] = 1ull;
                     }
+                    stamp_phase(state, PRF_T_EXCHANGE);
                 }
                 groute::FusedRecord r = round;
                 r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
@@ -392,6 +469,7 @@ extern "C" __global__ void __launch_bounds__(256)
         groute::grid_barrier(
             state, gen, config,
             [&] {
+                stamp_phase(state, PRF_T_DRAIN);
                 unsigned int* tail = peers->tails[group.rank] + parity;
                 state_add_u64(state, PRF_RECEIVED,
                               min(groute::load_volatile(tail), peers->capacity[group.rank]));

@@ -3,10 +3,15 @@
 //! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
 //! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
 //! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,
-//! the state block and the `FusedPeers` block through which it reaches its peers. The host
-//! resets, launches every member, waits (setting the group's abort word past the time limit)
-//! and reads the state blocks back: rounds by kind, vertices pushed, items sent and drained,
-//! exchanges, and why a member stopped early.
+//! the state block and the `FusedPeers` block through which it reaches its peers, and the
+//! kernel loaded into every device at construction (a member loading lazily at its launch,
+//! after another member already waits for it, can wait behind other work of the process that
+//! waits for that member: the 60 s exchange failures of the first GPU tests). The host resets,
+//! takes the process's run lock (`PeerGroup::begin_run`: no other device-driven run, and no
+//! multi-GPU host-driven run, beside it), launches every member, waits (setting the group's
+//! abort word past the time limit) and reads the state blocks back: rounds by kind, vertices
+//! pushed, items sent and drained, exchanges, the device time by phase
+//! ([`crate::FusedPhaseTimes`]), and why a member stopped early.
 
 use std::time::{Duration, Instant};
 
@@ -15,12 +20,13 @@ use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
+use crate::cuda::fused::flag;
 use crate::cuda::fused::{
     FusedKernel, FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block,
     stop, word,
 };
-use crate::cuda_worker::CudaPageRankStorage;
-use crate::profile::DeviceProfile;
+use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::profile::{DeviceProfile, FusedPhaseTimes};
 
 /// One device's receiving side and state.
 struct FusedDevice {
@@ -74,6 +80,7 @@ impl FusedRuns {
         csr: &Csr,
         partition: &Partition,
         storages: &[CudaPageRankStorage],
+        push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, Error> {
         let mut group = PeerGroup::new(context)?;
@@ -128,7 +135,11 @@ impl FusedRuns {
             hub_capacity: 0, // each device's own, at launch
             spin_ns: barrier.spin_ns,
             barrier_flags: u32::from(barrier.fenced) | (u32::from(barrier.tagged) << 1),
-            pad: 0,
+            flags: if push.fused_fence_per_round {
+                flag::FENCE_PER_ROUND
+            } else {
+                0
+            },
         };
         Ok(FusedRuns {
             group,
@@ -243,6 +254,7 @@ impl FusedRuns {
                 exchanges: u64::from(w[word::EXCHANGES]),
                 syncs: 1,
                 finish_time: elapsed,
+                phases: Some(phase_times(&w)),
                 ..DeviceProfile::default()
             });
             // The root cause first: an overflow, then a failed exchange, then an abort.
@@ -311,6 +323,20 @@ impl FusedRuns {
             }
             std::thread::yield_now();
         }
+    }
+}
+
+/// The phase times of a state block read back.
+fn phase_times(w: &[u32]) -> FusedPhaseTimes {
+    let [take, hubs, gather, worklist, exchange, drain] =
+        word::TIMES.map(|i| Duration::from_nanos(u64::from(w[i]) | (u64::from(w[i + 1]) << 32)));
+    FusedPhaseTimes {
+        sweep_take: take,
+        hubs,
+        gather,
+        worklist,
+        exchange,
+        drain,
     }
 }
 

@@ -138,6 +138,8 @@ pub(crate) struct PushSettings {
     pub(crate) sweep_divisor: u32,
     /// [`crate::PageRankOptions::lazy_receive`].
     pub(crate) lazy_receive: bool,
+    /// [`crate::PageRankOptions::fused_fence_per_round`] (read by the device-driven runs).
+    pub(crate) fused_fence_per_round: bool,
 }
 
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
@@ -198,6 +200,7 @@ impl CudaPageRankStorage {
             epsilon,
             sweep_divisor,
             lazy_receive,
+            ..
         } = push;
         let n = csr.num_vertices();
         let local = (owned.end - owned.start) as usize;

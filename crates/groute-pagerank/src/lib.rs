@@ -138,7 +138,9 @@
 //! run ends only at an exchange where no device sent anything in the round: so at the end no
 //! mass is in flight, no owned residual exceeds epsilon (it would be pending), and both
 //! bounds above hold unchanged. [`PageRankStats::driver`] says which driver ran; the per-device
-//! profile then holds the rounds by kind from the device's counters and its exchanges.
+//! profile then holds the rounds by kind from the device's counters, its exchanges and its
+//! device time by phase ([`FusedPhaseTimes`]: sweep take, hubs, gather, worklist pushes,
+//! exchange, drain; `%globaltimer` stamps of the grid barriers' actions, a few per round).
 //!
 //! ## Vertex numbering
 //!
@@ -166,7 +168,7 @@ use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
 pub use driver::{AUTO_FUSED_MAX_CUT, Driver, ParseDriverError, auto_picks_fused};
-pub use profile::DeviceProfile;
+pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
@@ -207,6 +209,10 @@ pub struct PageRankOptions {
     /// nothing while a receive is unsettled (its passed items are not counted yet). The host
     /// backend ignores it.
     pub lazy_receive: bool,
+    /// CUDA, device-driven runs on several devices: one `__threadfence_system()` per thread
+    /// and round instead of one after every add to a peer's halo (`--fused-fence-per-round`,
+    /// default off; `kernels/pagerank_fused.cu` says why it suffices).
+    pub fused_fence_per_round: bool,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]: the
     /// device-driven loop where it can run, see "Device-driven runs" above). The host
     /// backend always runs host-driven.
@@ -223,6 +229,7 @@ impl Default for PageRankOptions {
             sweep_divisor: DEFAULT_SWEEP_DIVISOR,
             sweep: SweepMode::default(),
             lazy_receive: false,
+            fused_fence_per_round: false,
             driver: Driver::default(),
             worklist: WorklistOptions::default(),
         }
@@ -403,6 +410,7 @@ impl PageRankSolver {
                 epsilon: options.epsilon,
                 sweep_divisor: options.sweep_divisor,
                 lazy_receive: options.lazy_receive,
+                fused_fence_per_round: options.fused_fence_per_round,
             },
             options.driver,
             &options.worklist,

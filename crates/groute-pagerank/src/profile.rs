@@ -49,6 +49,35 @@ pub struct DeviceProfile {
     pub send_time: Duration,
     /// Host time in the final synchronisation.
     pub finish_time: Duration,
+    /// Device-driven runs: where the device's time went, by phase (`None` in host-driven
+    /// runs).
+    pub phases: Option<FusedPhaseTimes>,
+}
+
+/// Device time of a device-driven run by phase, summed over its rounds (`%globaltimer`
+/// stamps taken by the grid barriers' actions, `kernels/pagerank_fused.cu`): each phase from
+/// the previous barrier's action to the arrival of its slowest block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FusedPhaseTimes {
+    /// Sweeps' take and cut-arc push (pull sweep pass 1).
+    pub sweep_take: Duration,
+    /// Hub phases: a sweep's cut hubs and pull hub tiles, a worklist round's listed hubs.
+    pub hubs: Duration,
+    /// Sweeps' gather (pull sweep pass 2).
+    pub gather: Duration,
+    /// Worklist rounds' push (their hubs apart).
+    pub worklist: Duration,
+    /// Cross-device exchanges (the wait for the slowest device included).
+    pub exchange: Duration,
+    /// Inbox drains, with the pick of the next round.
+    pub drain: Duration,
+}
+
+impl FusedPhaseTimes {
+    /// The phases' sum.
+    pub fn total(&self) -> Duration {
+        self.sweep_take + self.hubs + self.gather + self.worklist + self.exchange + self.drain
+    }
 }
 
 impl DeviceProfile {

@@ -312,7 +312,7 @@ fn fused_runs(
     if !wanted {
         return Ok(None);
     }
-    FusedRuns::new(context, csr, partition, devices, options).map(Some)
+    FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
 }
 
 /// Arcs of `csr` whose ends `partition` puts on two different parts.

@@ -75,6 +75,26 @@ fn fused_runs_on_directed_graphs_are_within_the_bound() {
 }
 
 #[test]
+fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
+    // --fused-fence-per-round: the peer adds unfenced, one system fence per thread before the
+    // exchange; on the graphs of the directed and hub tests.
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    for g in [generated("random:n=600,m=1800,seed=7"), with_hubs()] {
+        for divisor in [0, DEFAULT_SWEEP_DIVISOR] {
+            for &devices in &counts {
+                let o = PageRankOptions {
+                    fused_fence_per_round: true,
+                    ..fused(0.01, divisor)
+                };
+                check_options(&g, devices, &o, &[]);
+            }
+        }
+    }
+}
+
+#[test]
 fn fused_runs_with_dangling_vertices_sources_and_self_loops() {
     // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
     let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];

@@ -41,6 +41,16 @@ pub(crate) mod word {
     pub const PEER_STATUS: usize = 75;
     /// The size a peer's inbox needed (0: none overflowed).
     pub const INBOX_OVERFLOW: usize = 76;
+    /// Phase times (ns, 64-bit each, `PRF_T_*`): sweep takes, hub phases, gathers,
+    /// worklist pushes, exchanges, drains.
+    pub const TIMES: [usize; 6] = [80, 82, 84, 86, 88, 90];
+}
+
+/// `PrfFlag` bits of [`FusedSettings::flags`].
+pub mod flag {
+    /// One `__threadfence_system()` per thread and round (before the barrier that runs the
+    /// exchange) instead of one after every peer add (`--fused-fence-per-round`).
+    pub const FENCE_PER_ROUND: u32 = 1;
 }
 
 /// `PrfStop` of the kernel: why it stopped early.
@@ -92,8 +102,8 @@ pub struct FusedSettings {
     pub spin_ns: u32,
     /// `groute::FusedBarrierFlag` bits.
     pub barrier_flags: u32,
-    /// Padding (0).
-    pub pad: u32,
+    /// [`flag`] bits.
+    pub flags: u32,
 }
 
 // SAFETY: `#[repr(C)]` of six u32, the layout of `FusedSettings`.

@@ -139,6 +139,7 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
     }
     for (d, (p, w)) in s.devices.iter().zip(&s.worklist.devices).enumerate() {
         assert_eq!(p.rounds, w.rounds, "{what}: device {d} rounds");
+        assert_eq!(p.phases, None, "{what}: device {d}: no device phases");
         assert_eq!(
             p.rounds,
             p.sweep_rounds + p.worklist_rounds + p.settle_rounds,
@@ -249,6 +250,7 @@ pub fn check_fused_profiles(s: &PageRankStats, what: &str) {
             p.syncs, 1,
             "{what}: device {d}: one synchronisation, at the end"
         );
+        assert!(p.phases.is_some(), "{what}: device {d}: phase times");
     }
     let received: u64 = s.worklist.devices.iter().map(|w| w.items_received).sum();
     assert_eq!(
