@@ -158,7 +158,8 @@ pub enum Error {
     },
     /// A device of a device-driven run left a cross-device exchange without completing it.
     #[error(
-        "device {device} left a cross-device exchange: {reason}; the run's results are discarded"
+        "device {device} left a cross-device exchange: {reason}{progress}; the run's results \
+         are discarded"
     )]
     PeerExchangeFailed {
         /// The device that reported it.
@@ -166,6 +167,9 @@ pub enum Error {
         /// Why: the host asked it to stop, another device failed, or a peer did not arrive
         /// within the group's timeout.
         reason: &'static str,
+        /// Where each member stood when it stopped, as the algorithm read it back (e.g. " (device
+        /// 0: 12 rounds, ...)"), or empty.
+        progress: String,
     },
 }
 

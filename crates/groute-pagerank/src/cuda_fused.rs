@@ -227,15 +227,22 @@ impl FusedRuns {
             device_time: Some(device_time),
             ..WorklistStats::default()
         };
+        let states = self
+            .devices
+            .iter()
+            .zip(context.devices())
+            .map(|(fused, device)| device.download(&fused.state))
+            .collect::<Result<Vec<_>, _>>()?;
+        let progress = self.progress(&states);
         let mut profiles = Vec::with_capacity(self.devices.len());
         let mut failure: Option<(u32, WorklistError)> = None;
-        for (d, ((storage, fused), device)) in storages
+        for (d, (((storage, fused), device), w)) in storages
             .iter()
             .zip(&self.devices)
             .zip(context.devices())
+            .zip(&states)
             .enumerate()
         {
-            let w = device.download(&fused.state)?;
             let u64_at = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
             let rounds = u64::from(w[word::ROUNDS]);
             let sweeps = u64::from(w[word::SWEEPS]);
@@ -254,7 +261,7 @@ impl FusedRuns {
                 exchanges: u64::from(w[word::EXCHANGES]),
                 syncs: 1,
                 finish_time: elapsed,
-                phases: Some(phase_times(&w)),
+                phases: Some(phase_times(w)),
                 ..DeviceProfile::default()
             });
             // The root cause first: an overflow, then a failed exchange, then an abort.
@@ -274,7 +281,11 @@ impl FusedRuns {
                     },
                 )),
                 stop::EXCHANGE if !timed_out => {
-                    Some((1, PeerGroup::failure(d, w[word::PEER_STATUS]).into()))
+                    let mut e = PeerGroup::failure(d, w[word::PEER_STATUS]);
+                    if let Error::PeerExchangeFailed { progress: p, .. } = &mut e {
+                        p.clone_from(&progress);
+                    }
+                    Some((1, e.into()))
                 }
                 stop::EXCHANGE | stop::ABORTED => Some((2, time_limit_error(options))),
                 other => Some((
@@ -296,6 +307,28 @@ impl FusedRuns {
             return Err(time_limit_error(options));
         }
         Ok((stats, profiles))
+    }
+
+    /// Where every member stood at its end, for an exchange failure's message: rounds,
+    /// exchanges and grid-barrier arrivals (a member that never started shows none; one
+    /// whose blocks disagree, arrivals that are not a multiple of its grid).
+    fn progress(&self, states: &[Vec<u32>]) -> String {
+        let members: Vec<String> = states
+            .iter()
+            .zip(&self.devices)
+            .enumerate()
+            .map(|(d, (w, fused))| {
+                format!(
+                    "device {d}: {} rounds, {} exchanges, {} block arrivals at grid barriers \
+                     of {} blocks",
+                    w[word::ROUNDS],
+                    w[word::EXCHANGES],
+                    w[word::BARRIER_ARRIVALS],
+                    fused.kernel.grid()
+                )
+            })
+            .collect();
+        format!(" ({})", members.join("; "))
     }
 
     /// Waits for every member's end event; past `limit`, sets the abort word (the members

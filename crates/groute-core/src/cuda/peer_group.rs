@@ -287,7 +287,11 @@ impl PeerGroup {
             PEER_ABORTED => "the host or another device stopped the run",
             _ => "an unknown status",
         };
-        Error::PeerExchangeFailed { device, reason }
+        Error::PeerExchangeFailed {
+            device,
+            reason,
+            progress: String::new(),
+        }
     }
 }
 

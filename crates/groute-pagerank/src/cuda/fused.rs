@@ -23,6 +23,8 @@ pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource =
 pub const STATE_WORDS: usize = 96;
 /// State words (`PrfWord` of the kernel).
 pub(crate) mod word {
+    /// Block arrivals at grid barriers so far (`FUSED_BARRIER_COUNT`, never reset in a run).
+    pub const BARRIER_ARRIVALS: usize = 0;
     /// Rounds run.
     pub const ROUNDS: usize = 64;
     /// Sweep rounds run.
