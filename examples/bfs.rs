@@ -91,41 +91,50 @@ struct Cli {
     do_trace: bool,
     /// Device-driven direction-optimizing runs: a pull step builds the next frontier and
     /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
-    #[arg(long)]
-    do_pull_frontier: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_pull_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs: the kernel's build capped at 32 registers
     /// (every thread slot of an SM resident; some registers spilled).
-    #[arg(long)]
-    do_full_occupancy: bool,
+    /// Default false (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_full_occupancy: Option<bool>,
     /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
     /// their worklist slots with one atomic per warp (a second sweep appends).
-    #[arg(long)]
-    do_warp_reserve: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_warp_reserve: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: exchanges post values into
     /// every peer's memory and poll their own (no remote atomic, no remote polling).
-    #[arg(long)]
-    do_post_exchange: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_post_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the apply-and-scan pass keeps 2 words' loads
     /// in flight per warp.
-    #[arg(long)]
-    do_scan_batch: bool,
+    /// Default false (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_scan_batch: Option<bool>,
     /// Device-driven direction-optimizing runs on one device: a push step's appends are the
     /// next frontier (no scan over every vertex after it).
-    #[arg(long)]
-    do_push_frontier: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_push_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few
     /// out-arcs send lists of their appends and build the next frontier from them.
-    #[arg(long)]
-    do_sparse_push: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_sparse_push: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: one exchange per pull level
     /// with `--do-pull-frontier` (the counters travel with the words) and per sparse push
     /// level with `--do-sparse-push` (every device counts the union of the lists).
-    #[arg(long)]
-    do_one_exchange: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_one_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
     /// step.
-    #[arg(long)]
-    do_hub_batch: bool,
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_hub_batch: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -235,16 +244,26 @@ fn run() -> Result<(), AnyError> {
     options.switch_rule.beta = cli.do_beta;
     options.multi_driver = cli.do_driver;
     options.fused_direction.trace = cli.do_trace;
-    options.fused_direction.pull_builds_frontier = cli.do_pull_frontier;
-    options.fused_direction.full_occupancy = cli.do_full_occupancy;
-    options.fused_direction.warp_reserve = cli.do_warp_reserve;
-    options.fused_direction.scan_batch = cli.do_scan_batch;
-    options.fused_direction.push_builds_frontier = cli.do_push_frontier;
-    options.fused_direction.sparse_push = cli.do_sparse_push;
-    options.fused_direction.one_exchange = cli.do_one_exchange;
-    options.fused_direction.hub_batch = cli.do_hub_batch;
-    if cli.do_post_exchange {
-        options.fused_direction.exchange = groute::core::cuda::PeerExchange::Posted;
+    let fd = &mut options.fused_direction;
+    let set = |field: &mut bool, value: Option<bool>| {
+        if let Some(v) = value {
+            *field = v;
+        }
+    };
+    set(&mut fd.pull_builds_frontier, cli.do_pull_frontier);
+    set(&mut fd.full_occupancy, cli.do_full_occupancy);
+    set(&mut fd.warp_reserve, cli.do_warp_reserve);
+    set(&mut fd.scan_batch, cli.do_scan_batch);
+    set(&mut fd.push_builds_frontier, cli.do_push_frontier);
+    set(&mut fd.sparse_push, cli.do_sparse_push);
+    set(&mut fd.one_exchange, cli.do_one_exchange);
+    set(&mut fd.hub_batch, cli.do_hub_batch);
+    if let Some(posted) = cli.do_post_exchange {
+        fd.exchange = if posted {
+            groute::core::cuda::PeerExchange::Posted
+        } else {
+            groute::core::cuda::PeerExchange::Mailbox
+        };
     }
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
@@ -311,15 +330,16 @@ fn run() -> Result<(), AnyError> {
             Direction::Push.as_str()
         },
         do_driver: result.stats.do_driver.map(MultiDriver::as_str),
-        do_pull_frontier: cli.do_pull_frontier,
-        do_full_occupancy: cli.do_full_occupancy,
-        do_warp_reserve: cli.do_warp_reserve,
-        do_post_exchange: cli.do_post_exchange,
-        do_scan_batch: cli.do_scan_batch,
-        do_push_frontier: cli.do_push_frontier,
-        do_sparse_push: cli.do_sparse_push,
-        do_one_exchange: cli.do_one_exchange,
-        do_hub_batch: cli.do_hub_batch,
+        do_pull_frontier: options.fused_direction.pull_builds_frontier,
+        do_full_occupancy: options.fused_direction.full_occupancy,
+        do_warp_reserve: options.fused_direction.warp_reserve,
+        do_post_exchange: options.fused_direction.exchange
+            == groute::core::cuda::PeerExchange::Posted,
+        do_scan_batch: options.fused_direction.scan_batch,
+        do_push_frontier: options.fused_direction.push_builds_frontier,
+        do_sparse_push: options.fused_direction.sparse_push,
+        do_one_exchange: options.fused_direction.one_exchange,
+        do_hub_batch: options.fused_direction.hub_batch,
         do_trace: result
             .stats
             .do_trace

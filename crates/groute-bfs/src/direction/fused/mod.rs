@@ -2,7 +2,7 @@
 //! one persistent cooperative kernel per device runs every level of a run
 //! (`kernels/bfs_direction_fused.cu`, whose header describes a level), the devices storing
 //! their discoveries straight into each other's inboxes and meeting in the all-reduce of a
-//! [`PeerGroup`] twice a level, where every device gets the same global counts and applies
+//! [`PeerGroup`] once or twice a level, where every device gets the same global counts and applies
 //! [`SwitchRule`] to them on the device. The host resets the members, launches every one of
 //! them, waits, and reads the counts and levels back once.
 //!
@@ -14,7 +14,8 @@
 //! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
-//! Switches ([`FusedDirectionOptions`]), for A/B runs: a per-phase trace of every level on
+//! Switches ([`FusedDirectionOptions`]; its `Default` turns on the fastest combination measured,
+//! `baseline()` turns every one off): a per-phase trace of every level on
 //! every device (`trace.rs`, [`DirectionTrace`]); a pull step that builds the next frontier
 //! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist
 //! slots once per warp; exchanges posted into every peer's memory

@@ -6,7 +6,14 @@
 use groute_core::cuda::PeerExchange;
 
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// [`Default`] is the fastest combination measured (2 x H200, kron21, `--repeat 7`, median
+/// device ms; 2026-11-22): one device 0.320 with the pull- and push-built frontiers, warp
+/// reservations and batched hubs (0.574 with every switch off, 0.569 host-driven); two devices
+/// 0.381 with the pull-built frontier, warp reservations, sparse pushes, one exchange per level,
+/// batched hubs and the posted exchange (0.578 with every switch off, 0.941 host-driven).
+/// [`FusedDirectionOptions::baseline`] turns every switch off (the first version's kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedDirectionOptions {
     /// Stamp every phase of every level on every device ([`DirectionTrace`], in
     /// [`BfsStats::do_trace`](crate::BfsStats)); off: no stamps, no cost but one branch each.
@@ -55,7 +62,41 @@ pub struct FusedDirectionOptions {
     pub exchange: PeerExchange,
 }
 
+impl Default for FusedDirectionOptions {
+    fn default() -> Self {
+        FusedDirectionOptions {
+            trace: false,
+            pull_builds_frontier: true,
+            push_builds_frontier: true,
+            full_occupancy: false,
+            warp_reserve: true,
+            scan_batch: false,
+            sparse_push: true,
+            one_exchange: true,
+            hub_batch: true,
+            exchange: PeerExchange::Posted,
+        }
+    }
+}
+
 impl FusedDirectionOptions {
+    /// Every switch off: the kernel as first built (full passes after every step, two
+    /// mailbox exchanges per level on several devices), for A/B runs.
+    pub fn baseline() -> Self {
+        FusedDirectionOptions {
+            trace: false,
+            pull_builds_frontier: false,
+            push_builds_frontier: false,
+            full_occupancy: false,
+            warp_reserve: false,
+            scan_batch: false,
+            sparse_push: false,
+            one_exchange: false,
+            hub_batch: false,
+            exchange: PeerExchange::Mailbox,
+        }
+    }
+
     /// The entry point of `kernels/bfs_direction_fused.cu` these options run.
     pub(crate) fn kernel_name(&self) -> &'static str {
         if self.full_occupancy {
@@ -103,7 +144,7 @@ mod tests {
     /// the switches together set the union.
     #[test]
     fn each_switch_sets_its_own_kernel_flag() {
-        let none = FusedDirectionOptions::default();
+        let none = FusedDirectionOptions::baseline();
         assert_eq!(none.kernel_flags(), 0);
         let switches: [fn(&mut FusedDirectionOptions); 8] = [
             |o| o.pull_builds_frontier = true,
