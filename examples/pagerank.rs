@@ -10,8 +10,10 @@
 //! With no graph flag it runs the shipped `datasets/4elt.graph` and checks the result against
 //! the sequential reference: the L1 error must stay within `residual left / (1 - alpha)`
 //! (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
-//! `--driver` picks who drives the rounds on CUDA (default auto: one persistent kernel per
-//! device where it can run); `--json` says which ran.
+//! `--driver` picks who drives the rounds on CUDA (default auto: host-driven, the faster and
+//! reliable one; `--driver fused` runs one persistent kernel per device, on several GPUs only
+//! with `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`: it stalls on small graphs there, open bug
+//! issue #7); `--json` says which ran.
 
 mod common;
 
@@ -55,9 +57,10 @@ struct Cli {
     /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
     #[arg(long)]
     lazy_receive: bool,
-    /// CUDA: who drives the rounds: fused (one persistent kernel per device runs every round;
-    /// devices exchange over NVLink), host (a launch and a read-back per round), or auto
-    /// (fused where it can run and wins: several GPUs and at most 1% of the arcs cut).
+    /// CUDA: who drives the rounds: host (a launch and a read-back per round), auto (host for
+    /// now: fused was never faster), or fused (one persistent kernel per device runs every
+    /// round; devices exchange over NVLink; on several GPUs only with
+    /// GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1: it stalls on small graphs there, issue #7).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of
@@ -185,7 +188,8 @@ struct Report {
     fused_fence_per_round: bool,
     /// The `--driver` asked for.
     driver_requested: String,
-    /// The driver that ran (fused or host).
+    /// The driver that ran: host, or fused when asked for (auto runs host; fused on several
+    /// GPUs needs GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1, issue #7).
     driver: String,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).

@@ -1,3 +1,9 @@
+// STATUS (issue #7): experimental. Never faster than the host-driven loop on 2 x H200 (road-usa
+// 1 GPU 19.46 ms vs 15.76, 2 GPUs 13.60 vs 13.36; the fused gather ~55% slower than the
+// standalone gather kernel), and on 2 GPUs it stalls on the small test graphs (members wait the
+// 60 s exchange timeout, cause unknown). --driver auto never picks it; on several devices it
+// runs only with GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1 (crates/groute-pagerank/src/driver.rs).
+//
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
 // host in the loop). The rounds are the host-driven worker's (kernels/pagerank.cu), their

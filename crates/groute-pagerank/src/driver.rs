@@ -1,7 +1,8 @@
 //! Who drives the rounds of a CUDA run ([`Driver`], `--driver`): the host (a launch and a
 //! read-back per round, the ring between devices) or the device (one persistent kernel per
 //! device running every round, the devices exchanging over NVLink; crate docs, "Device-driven
-//! runs").
+//! runs"). [`Driver::Auto`] runs host-driven, and the device-driven driver on several devices
+//! is behind [`EXPERIMENTAL_FUSED_ENV`] (open bug, issue #7).
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,44 +10,52 @@ use std::str::FromStr;
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
-    /// [`Driver::Fused`] where it can run (the CUDA backend, pull sweeps, distinct physical
-    /// GPUs with peer access between every pair: `groute_core::cuda::PeerGroup::supported`)
-    /// AND where it wins ([`auto_picks_fused`]: several devices and a cut of at most
-    /// [`AUTO_FUSED_MAX_CUT`] of the arcs), else [`Driver::Host`].
+    /// Always [`Driver::Host`] for now: the device-driven loop was never faster and stalls on
+    /// several GPUs (see "Device-driven runs" in the crate docs for the 2 x H200 figures and
+    /// issue #7). Kept as the default so that a future fix can make it pick again.
     #[default]
     Auto,
     /// One persistent cooperative kernel per device runs every round; remote contributions go
     /// straight to their owner's halo over NVLink, the devices agree on the counts by
-    /// cross-device all-reduces. An error where it cannot run (naming `--driver host`).
+    /// cross-device all-reduces. An error where it cannot run (naming `--driver host`), and,
+    /// on several devices, unless [`EXPERIMENTAL_FUSED_ENV`] is `1` (open bug, issue #7:
+    /// [`check_fused_devices`]).
     Fused,
     /// The host launches every round, reads the counts back and moves remote items over the
     /// worklist's ring (the only driver of the host backend).
     Host,
 }
 
-/// The largest fraction of cut arcs (arcs between two devices' vertices) at which
-/// [`Driver::Auto`] picks the device-driven loop on several devices.
-///
-/// Measured on 2 x H200 over NVLink (`pagerank --partition block --repeat 3`, median ms):
-///
-/// | graph, devices           | cut arcs | fused | host  |
-/// |--------------------------|----------|-------|-------|
-/// | road-usa, 1              | 0        | 17.1  | 15.65 |
-/// | road-usa, 2              | ~0.01%   | 12.1  | 13.3  |
-/// | kron21.sym, 1            | 0        | 59.2  | 58.6  |
-/// | kron21.sym, 2            | ~50%     | 444   | ~115  |
-///
-/// On one device the host-driven loop is as fast or faster (no exchange to save). On several,
-/// every cut arc the fused loop pushes is a system-scope atomic over NVLink into the owner's
-/// halo (plus a fence), so it wins only while the cut is small: 1% keeps road networks
-/// (0.01%) and leaves kron-like graphs (50%) to the host-driven ring.
-pub const AUTO_FUSED_MAX_CUT: f64 = 0.01;
+/// The environment variable that, set to `1`, lets [`Driver::Fused`] run on several devices
+/// (the reproducer of issue #7; see [`check_fused_devices`]).
+pub const EXPERIMENTAL_FUSED_ENV: &str = "GROUTE_EXPERIMENTAL_FUSED_PAGERANK";
 
-/// Whether [`Driver::Auto`] runs the device-driven loop (where it can run) on `devices`
-/// devices with `cut_arcs` of `arcs` arcs between two devices: several devices and
-/// `cut_arcs <= AUTO_FUSED_MAX_CUT * arcs` (see [`AUTO_FUSED_MAX_CUT`] for the measurements).
-pub fn auto_picks_fused(devices: usize, cut_arcs: u64, arcs: u64) -> bool {
-    devices > 1 && (cut_arcs as f64) <= AUTO_FUSED_MAX_CUT * arcs as f64
+/// Whether [`EXPERIMENTAL_FUSED_ENV`] is set to `1` in this process's environment.
+pub fn experimental_fused_enabled() -> bool {
+    std::env::var(EXPERIMENTAL_FUSED_ENV).as_deref() == Ok("1")
+}
+
+/// Whether [`Driver::Fused`] may run on `devices` devices: always on one; on several only
+/// when `experimental` ([`experimental_fused_enabled`]), else an error naming the open bug
+/// and the fix.
+///
+/// On 2 x H200 the device-driven runs on two GPUs stalled on the SMALL test graphs (every
+/// member waiting the 60 s exchange timeout, cause unknown, issue #7), while the same runs on
+/// one GPU, and the 2-GPU runs on road-usa and kron21, completed and passed their checks. It
+/// was never faster than the host-driven loop either (crate docs, "Device-driven runs").
+pub fn check_fused_devices(devices: usize, experimental: bool) -> Result<(), groute_core::Error> {
+    if devices <= 1 || experimental {
+        return Ok(());
+    }
+    Err(groute_core::Error::invalid(
+        "driver (--driver)",
+        Driver::Fused,
+        format!(
+            "the device-driven PageRank driver stalls on small graphs on several GPUs (open \
+             bug, issue #7); use --driver host (or auto), or set {EXPERIMENTAL_FUSED_ENV}=1 to \
+             run it anyway"
+        ),
+    ))
 }
 
 impl Driver {
@@ -98,16 +107,22 @@ mod tests {
     }
 
     #[test]
-    fn auto_picks_fused_on_several_devices_with_a_small_cut_only() {
-        // One device: never (the host-driven loop was faster on road-usa and kron21).
-        assert!(!auto_picks_fused(1, 0, 1_000));
-        assert!(!auto_picks_fused(1, 0, 0));
-        // road-usa's block cut (~0.01%) and the 1% limit itself: fused.
-        assert!(auto_picks_fused(2, 1, 10_000));
-        assert!(auto_picks_fused(2, 100, 10_000));
-        assert!(auto_picks_fused(4, 0, 10_000));
-        // Just above 1%, and kron's ~50%: host.
-        assert!(!auto_picks_fused(2, 101, 10_000));
-        assert!(!auto_picks_fused(2, 5_000, 10_000));
+    fn fused_on_several_devices_needs_the_experimental_switch() {
+        assert!(check_fused_devices(1, false).is_ok());
+        assert!(check_fused_devices(1, true).is_ok());
+        assert!(check_fused_devices(2, true).is_ok());
+        for devices in [2, 4] {
+            let e = check_fused_devices(devices, false).unwrap_err().to_string();
+            for needed in [
+                "issue #7",
+                "--driver host",
+                "GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1",
+            ] {
+                assert!(
+                    e.contains(needed),
+                    "{devices} devices: {e:?} lacks {needed:?}"
+                );
+            }
+        }
     }
 }

@@ -110,14 +110,26 @@
 //!
 //! ## Device-driven runs
 //!
-//! [`Driver::Fused`] (`--driver fused`; [`Driver::Auto`], the default, picks it on CUDA with
-//! pull sweeps where `groute_core::cuda::PeerGroup` can run, distinct physical GPUs with peer
-//! access, and where it wins: several devices and at most [`AUTO_FUSED_MAX_CUT`] (1%) of the
-//! arcs cut, as on road networks; on one device, or on kron-like cuts, the host-driven loop was
-//! faster on 2 x H200: road-usa 1 GPU fused 17.1 ms / host 15.65, 2 GPUs 12.1 / 13.3; kron21
-//! 1 GPU 59.2 / 58.6, 2 GPUs 444 / ~115, see [`AUTO_FUSED_MAX_CUT`]) runs the same rounds with no host in the loop: ONE persistent
-//! cooperative kernel per device (`kernels/pagerank_fused.cu`) runs every round, its passes
-//! separated by grid barriers, the devices by cross-device all-reduces. The round bodies are
+//! *Status.* [`Driver::Auto`], the default, always runs host-driven; [`Driver::Fused`] must be
+//! asked for, and on several devices it is refused unless [`EXPERIMENTAL_FUSED_ENV`]
+//! (`GROUTE_EXPERIMENTAL_FUSED_PAGERANK`) is `1` ([`check_fused_devices`]). Measured on
+//! 2 x H200 (`pagerank --gen road-usa --partition block --check --repeat 3`, device ms): on 1
+//! GPU host 15.76, fused 19.46 (fused phases: take 5.78, gather 12.14, worklist 1.51; the
+//! fused gather is ~55% slower than the standalone gather kernel, 7.8 ms by ncu); on 2 GPUs
+//! host 13.36, fused 13.60 (per device: take 4.12 / 4.69, gather 6.16 / 7.19, worklist 0.87 /
+//! 0.81, exchange wait 2.10 / 0.56, drain 0.29 / 0.29), with `--fused-fence-per-round` 13.60;
+//! an earlier round measured kron21 on 2 GPUs at 444 ms fused against ~115 host. So the fused
+//! loop was never faster. Worse, on 2 GPUs it stalls on the SMALL test graphs (`fused_driver`,
+//! `fused_beside_host_runs`): the members wait the 60 s exchange timeout, cause unknown
+//! (open bug, issue #7), while the 2-GPU runs on road-usa and kron21 complete and pass
+//! `--check`, and every 1-device run passes its tests. The tests with the variable set are
+//! the reproducer.
+//!
+//! [`Driver::Fused`] (`--driver fused`; CUDA with pull sweeps, where
+//! `groute_core::cuda::PeerGroup` can run: distinct physical GPUs with peer access) runs the
+//! same rounds with no host in the loop: ONE persistent cooperative kernel per device
+//! (`kernels/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
+//! devices by cross-device all-reduces. The round bodies are
 //! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a
 //! contribution to another device's vertex goes: straight to its OWNER, added with a
 //! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
@@ -167,7 +179,10 @@ use groute_graph::{GraphError, PartitionedGraph};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
-pub use driver::{AUTO_FUSED_MAX_CUT, Driver, ParseDriverError, auto_picks_fused};
+pub use driver::{
+    Driver, EXPERIMENTAL_FUSED_ENV, ParseDriverError, check_fused_devices,
+    experimental_fused_enabled,
+};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
@@ -213,9 +228,10 @@ pub struct PageRankOptions {
     /// and round instead of one after every add to a peer's halo (`--fused-fence-per-round`,
     /// default off; `kernels/pagerank_fused.cu` says why it suffices).
     pub fused_fence_per_round: bool,
-    /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]: the
-    /// device-driven loop where it can run, see "Device-driven runs" above). The host
-    /// backend always runs host-driven.
+    /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
+    /// host-driven for now; the device-driven loop on several devices needs
+    /// [`EXPERIMENTAL_FUSED_ENV`], see "Device-driven runs" above). The host backend always
+    /// runs host-driven.
     pub driver: Driver,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,

@@ -274,10 +274,11 @@ impl DeviceSolver {
     }
 }
 
-/// The device-driven runs' storage when `driver` picks them: [`Driver::Fused`] (an error
-/// naming `--driver host` where they cannot run: push sweeps, or a context that
-/// `PeerGroup::check` refuses) or [`Driver::Auto`] where they can and win
-/// ([`crate::auto_picks_fused`]); else `None`.
+/// The device-driven runs' storage when `driver` is [`Driver::Fused`] (an error naming
+/// `--driver host` where they cannot run: push sweeps, several devices without
+/// [`crate::EXPERIMENTAL_FUSED_ENV`] (issue #7), or a context that `PeerGroup::check`
+/// refuses); else `None` ([`Driver::Auto`] runs host-driven: crate docs, "Device-driven
+/// runs").
 fn fused_runs(
     context: &Context,
     csr: &Csr,
@@ -287,50 +288,21 @@ fn fused_runs(
     driver: Driver,
     options: &WorklistOptions,
 ) -> Result<Option<FusedRuns>, Error> {
-    let wanted = match driver {
-        Driver::Host => false,
-        Driver::Fused => {
-            if push.sweep != SweepMode::Pull {
-                return Err(Error::invalid(
-                    "driver (--driver)",
-                    "fused",
-                    "pull sweeps (--sweep pull), or --driver host for push sweeps",
-                ));
-            }
-            true
-        }
-        Driver::Auto => {
-            push.sweep == SweepMode::Pull
-                && crate::driver::auto_picks_fused(
-                    context.num_devices(),
-                    cut_arcs(csr, partition),
-                    csr.num_edges(),
-                )
-                && groute_core::cuda::PeerGroup::supported(context)
-        }
-    };
-    if !wanted {
+    if driver != Driver::Fused {
         return Ok(None);
     }
+    if push.sweep != SweepMode::Pull {
+        return Err(Error::invalid(
+            "driver (--driver)",
+            "fused",
+            "pull sweeps (--sweep pull), or --driver host for push sweeps",
+        ));
+    }
+    crate::driver::check_fused_devices(
+        context.num_devices(),
+        crate::driver::experimental_fused_enabled(),
+    )?;
     FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
-}
-
-/// Arcs of `csr` whose ends `partition` puts on two different parts.
-fn cut_arcs(csr: &Csr, partition: &Partition) -> u64 {
-    (0..partition.num_parts())
-        .map(|d| {
-            let range = partition.range(d);
-            range
-                .clone()
-                .map(|u| {
-                    csr.neighbors(u)
-                        .iter()
-                        .filter(|v| !range.contains(v))
-                        .count() as u64
-                })
-                .sum::<u64>()
-        })
-        .sum()
 }
 
 /// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices
@@ -422,43 +394,4 @@ fn upload_program(
         // margin covers duplicates when epsilon >= 1 - alpha.
         capacity: 2 * local + 1024,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
-
-    fn cut_fraction(spec: &str) -> f64 {
-        let g = Graph::generated(spec).unwrap();
-        let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
-        let csr = &parted.graph.csr;
-        let cut = cut_arcs(csr, &parted.partition);
-        let brute = (0..csr.num_vertices() as u32)
-            .map(|u| {
-                csr.neighbors(u)
-                    .iter()
-                    .filter(|&&v| parted.partition.owner(u) != parted.partition.owner(v))
-                    .count() as u64
-            })
-            .sum::<u64>();
-        assert_eq!(cut, brute, "{spec}");
-        cut as f64 / csr.num_edges() as f64
-    }
-
-    #[test]
-    fn cut_arcs_counts_the_arcs_between_two_parts() {
-        // The graphs of fused_driver's Auto test: a road grid cut once (fused) and kron
-        // (about half cut: host).
-        let road = cut_fraction("road:side=200,p=0.6,seed=2");
-        assert!(
-            road > 0.0 && road <= crate::AUTO_FUSED_MAX_CUT,
-            "road cut {road}"
-        );
-        let kron = cut_fraction("kron:scale=10,ef=8,sym,seed=3");
-        assert!(kron > crate::AUTO_FUSED_MAX_CUT, "kron cut {kron}");
-        let one = Graph::generated("random:n=50,m=200,seed=1").unwrap();
-        let parted = partition_graph(one, 1, PartitionMethod::Block, &NoProgress).unwrap();
-        assert_eq!(cut_arcs(&parted.graph.csr, &parted.partition), 0);
-    }
 }

@@ -3,6 +3,11 @@
 //! where the GPUs allow it (distinct physical GPUs with peer access), on two; on symmetric and
 //! directed graphs, with dangling vertices, sources and hubs; every sweep divisor. The device
 //! runs need `GROUTE_TEST_CUDA=1`; the refusals (host backend, push sweeps) run everywhere.
+//!
+//! Two devices: the device-driven runs there stall on these small graphs (open bug, issue
+//! #7), so they run only with `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`, and are then the
+//! reproducer of the bug; without it, every test that would run them checks instead that a
+//! 2-device fused run is refused with an error naming the bug and the fix.
 
 mod common;
 
@@ -13,7 +18,8 @@ use groute_core::Context;
 use groute_core::cuda::PeerGroup;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode, pagerank,
+    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode,
+    experimental_fused_enabled, pagerank,
 };
 use groute_worklist::WorklistError;
 
@@ -25,15 +31,22 @@ fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
     }
 }
 
-/// Device counts the fused driver can run on here: 1, and 2 when two distinct GPUs with peer
-/// access are present (`None`: CUDA not tested).
+/// Device counts the fused driver runs on here: 1, and 2 when two distinct GPUs with peer
+/// access are present and `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1` (issue #7's reproducer);
+/// without the variable, a 2-device fused run is checked to be refused instead (`None`: CUDA
+/// not tested).
 fn device_counts() -> Option<Vec<usize>> {
     let one = groute_core::testing::cuda_context(1)?;
     drop(one);
     let mut counts = vec![1];
-    if let Some(two) = groute_core::testing::cuda_context(2)
-        && PeerGroup::supported(&two)
-    {
+    let two = groute_core::testing::cuda_context(2)?;
+    if !experimental_fused_enabled() {
+        common::assert_fused_refused(&two, &options(0.01));
+        eprintln!(
+            "note: the fused driver on 2 devices runs only with \
+             GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1 (issue #7)"
+        );
+    } else if PeerGroup::supported(&two) {
         counts.push(2);
     } else {
         eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
@@ -161,28 +174,25 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
 }
 
 #[test]
-fn auto_runs_fused_on_two_gpus_only_where_the_cut_is_small() {
-    let Some(counts) = device_counts() else {
+fn auto_runs_host_driven_on_two_gpus_whatever_the_cut() {
+    let Some(ctx) = groute_core::testing::cuda_context(2) else {
         return;
     };
-    if !counts.contains(&2) {
-        return;
-    }
-    let ctx = groute_core::testing::cuda_context(2).unwrap();
     let auto = PageRankOptions {
         driver: Driver::Auto,
         ..options(0.01)
     };
-    // A long road strip cut once in the middle (well under 1% of the arcs), and a kron graph
-    // (about half its arcs cut by a block partition).
-    for (spec, expected) in [
-        ("road:side=200,p=0.6,seed=2", Driver::Fused),
-        ("kron:scale=10,ef=8,sym,seed=3", Driver::Host),
+    // A long road strip cut once in the middle (the cut on which the fused loop came closest
+    // to the host-driven one), and a kron graph (about half its arcs cut by a block
+    // partition): Auto runs host-driven on both, with or without the experimental switch.
+    for spec in [
+        "road:side=200,p=0.6,seed=2",
+        "kron:scale=10,ef=8,sym,seed=3",
     ] {
         let parted =
             partition_graph(generated(spec), 2, PartitionMethod::Block, &NoProgress).unwrap();
         let got = pagerank(&ctx, &parted, &auto).unwrap();
-        assert_eq!(got.stats.driver, expected, "{spec}");
+        assert_eq!(got.stats.driver, Driver::Host, "{spec}");
     }
 }
 
