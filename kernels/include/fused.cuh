@@ -34,7 +34,10 @@
 //              own; label-correcting), which ends when no item is queued or in flight, or
 //              early (more than solo_max items queued, ring full, a hub, an abort) with every
 //              unexpanded item written to the worklist after the batch end, so its report is
-//              SOLO's (the next batch, one level, the items it expanded). Protocol, why it is
+//              SOLO's (the next batch, one level, the items it expanded) plus the items it
+//              produced that the worklist's end does not show (ring items, less entry items
+//              written again; the action sums them in FUSED_UNLISTED, the host adds them to
+//              the worklist's count of produced items). Protocol, why it is
 //              race-free and why it terminates: solo_queue.cuh. Soft priority works as in
 //              SOLO (the threshold is fixed during the phase); bounded runs keep SOLO levels
 //              (they count levels against their budget).
@@ -162,6 +165,9 @@ enum FusedWord : unsigned int {
     FUSED_STALE = 78,          // superseded deferred items dropped, 64-bit (words 78, 79)
     FUSED_SOLO_ROUNDS = 80,    // of FUSED_ROUNDS, the levels run in single-block mode
     FUSED_PHASES = 81,         // phases run (abort polling)
+    FUSED_UNLISTED = 82,       // items produced that the worklist's end does not count, 64-bit
+                               // two's complement (words 82, 83): SOLO-ASYNC's ring items
+                               // less its entry items written again (solo_queue.cuh)
     // Words [FUSED_SOLO_WORDS, FUSED_WORDS) are block 0's in SOLO (the others the actions'):
     FUSED_SOLO_WORDS = 88,
     FUSED_SOLO_START = 88,     // the batch SOLO left: start
@@ -169,6 +175,8 @@ enum FusedWord : unsigned int {
     FUSED_SOLO_LEVELS = 90,    // levels of the last SOLO phase
     FUSED_SOLO_ABORT = 91,     // SOLO saw the abort word set
     FUSED_SOLO_PROCESSED = 92, // items of the last SOLO phase, 64-bit (words 92, 93)
+    FUSED_SOLO_UNLISTED = 94,  // SOLO-ASYNC: ring items it expanded (0 for SOLO levels)
+    FUSED_SOLO_RELISTED = 95,  // SOLO-ASYNC: entry items it wrote again (0 for SOLO levels)
     FUSED_WORDS = 96,
 };
 
@@ -539,6 +547,9 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* f
             static_cast<unsigned long long>(s.at(FUSED_SOLO_PROCESSED + 1u)) << 32 |
             s.at(FUSED_SOLO_PROCESSED);
         s.add_u64(FUSED_PROCESSED, items);
+        // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
+        s.add_u64(FUSED_UNLISTED, static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
+                                      s.at(FUSED_SOLO_RELISTED));
         s.at(FUSED_START) = s.at(FUSED_SOLO_START);
         end = s.at(FUSED_SOLO_END);
     } else if (done == FUSED_PHASE_HUBS) {
@@ -759,8 +770,10 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
 // SOLO-ASYNC on block 0 (solo_queue.cuh) from the batch [start, end), with the frontier's
 // arrays as its ring; then publishes the next batch and its counters in the state block as
 // fused_solo does (one level: the phase counts as one round; processed: the items it
-// expanded, label-correcting repeats included). It works on ctrl itself (block 0 is its only
-// user while the other blocks wait), so there is nothing to write back.
+// expanded, label-correcting repeats included; unlisted and relisted: how its produced items
+// differ from the worklist's, which the host counts: solo_queue.cuh, Counting). It works on
+// ctrl itself (block 0 is its only user while the other blocks wait), so there is nothing to
+// write back.
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
 __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                                  unsigned int start, unsigned int end, unsigned int current,
@@ -773,7 +786,8 @@ __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>
     if (threadIdx.x == 0) {
         store4_relaxed(a.fused + FUSED_SOLO_START,
                        make_uint4(end, r.end, 1u, r.aborted ? 1u : 0u));
-        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED, make_uint4(r.processed, 0u, 0u, 0u));
+        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
+                       make_uint4(r.processed, 0u, r.unlisted, r.relisted));
     }
 }
 

@@ -55,6 +55,24 @@
 // positions [end, wl end) are then the next batch, exactly where the grid expects SOLO's next
 // batch (a worklist overflow is recorded in ctrl as for any append and stops the kernel).
 //
+// Counting (issue #6). The host counts the items a run produced from the worklist's end
+// (every SOLO level and grid expand appends there), and the items it left as produced +
+// seeds - processed. The ring's items never reach the worklist, and an early stop copies the
+// unclaimed entry positions [HEAD, initial) to it a second time, so the phase reports both
+// differences beside its items: `unlisted` = max(HEAD - initial, 0), the ring items it
+// expanded (produced, never in the worklist), and `relisted` = max(initial - HEAD, 0), the
+// entry items the hand-over wrote again (in the worklist twice, produced once); the action
+// adds unlisted - relisted to the state block's FUSED_UNLISTED and the host adds that to the
+// worklist's count. Without it a SOLO-ASYNC run that the host stopped reported nothing
+// outstanding (its expanded ring items outnumbered the worklist's items, and the host's
+// difference saturated at 0), the same answer as a kernel that ignored the word and ran to
+// completion, although by the code the kernel stops early and hands the next item over: the
+// poll fires (HEAD crosses a multiple of SOLO_QUEUE_CLAIM * SOLO_QUEUE_POLL once per that many
+// positions, also one claim of one item at a time on a path), its STOP sends the claimed
+// item's appends to the worklist, and the report's batch holds them; only the count lost
+// them. The test the_fused_kernel_stops_early_when_asked_to now tells the two apart (exactly
+// one item outstanding on a path).
+//
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
 
@@ -304,6 +322,8 @@ struct SoloQueueSlots {
 struct SoloQueueResult {
     unsigned int end;        // the worklist's end: the next batch is [entry end, end)
     unsigned int processed;  // items expanded
+    unsigned int unlisted;   // ring items expanded: produced, never in the worklist
+    unsigned int relisted;   // entry items written to the worklist again (unclaimed)
     bool aborted;            // the host's abort word was seen set
 };
 
@@ -380,8 +400,11 @@ __device__ SoloQueueResult solo_queue_run(const MinSplitOps ops,
         }
     }
     __syncthreads();  // the copy done, and every thread read the words below
+    const unsigned int initial = queue.initial;
     return SoloQueueResult{*const_cast<const volatile unsigned int*>(wl.ctrl + CTRL_WL_END),
                            slots.words[SOLO_QUEUE_FINISHED],
+                           head > initial ? head - initial : 0u,
+                           initial > head ? initial - head : 0u,
                            slots.words[SOLO_QUEUE_ABORT] != 0u};
 }
 

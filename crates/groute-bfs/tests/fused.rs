@@ -174,6 +174,12 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
                     let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.levels, expected, "{label}");
                     assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                    // Every item produced (listed, in SOLO-ASYNC's ring, moved back from a
+                    // low list) was expanded exactly once, the seed too: the counts the
+                    // host's `outstanding` is made of (issue #6: ring items were not counted
+                    // as produced).
+                    let d = &r.stats.worklist.devices[0];
+                    assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
                     if r.depth() > 2 {
                         assert!(r.stats.worklist.solo_rounds() > 0, "{label}");
                     }
@@ -479,8 +485,10 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
 /// it; SOLO-ASYNC's claims poll it) and with the mode off (the barrier's action polls it), in
 /// both builds (narrow, wide):
 /// past its limit on a path far longer than any host delay (400,000 levels, each polled within
-/// 64), a run leaves items outstanding, i.e. the kernel stopped early rather than running to
-/// completion after the host asked it to stop.
+/// 64, SOLO-ASYNC's claims within 2,048 items), a run leaves exactly one item outstanding:
+/// the kernel stopped early rather than running to completion after the host asked it to
+/// stop (0), and handed the path's one queued item over, counted (issue #6: SOLO-ASYNC
+/// reported 0, its ring items being expanded but not counted as produced).
 #[test]
 fn the_fused_kernel_stops_early_when_asked_to() {
     let Some(ctx) = cuda_alone() else {
@@ -498,10 +506,17 @@ fn the_fused_kernel_stops_early_when_asked_to() {
             o.worklist.time_limit = Some(Duration::ZERO);
             let label = format!("block {block}, solo_max {solo:?}, solo async {solo_async}");
             match run(&ctx, &g, 0, &o) {
-                Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => assert!(
-                    outstanding > 0,
-                    "{label}: the kernel ran all {N} levels after the host asked it to stop"
-                ),
+                Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => {
+                    assert_ne!(
+                        outstanding, 0,
+                        "{label}: the kernel ran all {N} levels after the host asked it to \
+                         stop, or the items it expanded were not counted as produced"
+                    );
+                    assert_eq!(
+                        outstanding, 1,
+                        "{label}: a path queues one item at a time, the one left"
+                    );
+                }
                 other => panic!("{label}: expected TimedOut, got {other:?}"),
             }
         }

@@ -157,6 +157,10 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
                         assert_eq!(r.distances, expected, "{label}");
                         assert!(r.stats.fused, "{label}");
                         assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                        // Every item produced (listed, in SOLO-ASYNC's ring, moved back from
+                        // a low list) was expanded exactly once, the source too (issue #6).
+                        let d = &r.stats.worklist.devices[0];
+                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
                     }
                 }
             }

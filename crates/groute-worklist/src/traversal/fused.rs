@@ -51,7 +51,9 @@
 //!   the tail on its own, label-correcting, until no item is queued or in flight; it leaves
 //!   early (more than `fused_solo_max` items queued, the ring full, a hub, an abort) with
 //!   every unexpanded item written to the worklist after the batch, so the hand-over is
-//!   SOLO's. A phase counts as one round; its items (repeats included) as processed.
+//!   SOLO's. A phase counts as one round; its items (repeats included) as processed, the
+//!   items it appended to its ring as produced (the kernel counts them apart: the worklist
+//!   never holds them).
 //! - **The barrier.** One arrival per block on a counter that is never reset (blocks count
 //!   barriers locally, so arriving reads nothing); the last block's action reads the state
 //!   line and the control words in one batched round trip, decides, publishes the next
@@ -75,7 +77,8 @@
 //!   whenever it asked, even if the kernel finished before its next poll (as the non-fused
 //!   driver fails once it sees its deadline pass), and whenever the kernel reports that it
 //!   stopped on the word. `outstanding` counts the items the kernel left (0 when it
-//!   finished). Nothing on the host blocks while the kernel runs: both builds are loaded when
+//!   finished): seeds plus produced less processed, produced being the worklist's end plus
+//!   the items SOLO-ASYNC produced in its ring without listing them (`FUSED_UNLISTED`). Nothing on the host blocks while the kernel runs: both builds are loaded when
 //!   the solver is built (the driver's lazy loading would load them on first use, which may
 //!   wait for running kernels), and no pinned host memory is left to free behind the launch
 //!   (freeing it waits for the device: `Device::upload` frees its staging before returning,
@@ -208,6 +211,10 @@ const FUSED_EPOCHS: usize = 75;
 const FUSED_DEFERRED: usize = 76;
 const FUSED_STALE: usize = 78;
 const FUSED_SOLO_ROUNDS: usize = 80;
+/// `groute::FUSED_UNLISTED`: items produced that the worklist's end does not count (64-bit,
+/// two's complement: SOLO-ASYNC's ring items less its entry items written to the worklist
+/// again).
+const FUSED_UNLISTED: usize = 82;
 /// The first word the host reads back (the barrier words before it are the kernel's own).
 const FUSED_READ_FROM: usize = FUSED_PHASE;
 /// `groute::FusedPhase`: the first phase of a run.
@@ -453,7 +460,11 @@ impl CudaTraversalDevice {
         // a broken invariant, reported rather than ignored).
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
         let processed = wide(FUSED_PROCESSED);
-        let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds));
+        // Every item the kernel appended reaches the worklist but SOLO-ASYNC's ring items,
+        // which the kernel counts apart (`solo_queue.cuh`, Counting; issue #6: without them a
+        // stopped SOLO-ASYNC run reported nothing outstanding).
+        let produced =
+            u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds)).wrapping_add(wide(FUSED_UNLISTED));
         trace.mark(&format!(
             "read back: stop word {}, processed {processed} of {}",
             word(FUSED_STOP),
