@@ -254,10 +254,8 @@ impl DeviceSolver {
                     .zip(context.devices())
                     .map(|(storage, device)| storage.worker(device))
                     .collect::<Result<Vec<_>, _>>()?;
-                // The workers are dropped by the time it returns, their profiles stored. On
-                // several devices their streams wait for each other: no device-driven run of
-                // this process may start beside them (PeerGroup::share_gpus).
-                let _share = (devices.len() > 1).then(groute_core::cuda::PeerGroup::share_gpus);
+                // The workers are dropped by the time it returns, their profiles stored
+                // (`run_workers` holds PeerGroup::share_gpus on several devices).
                 let stats = run_workers(context, workers, options)?;
                 profiles = devices.iter().map(|s| s.profile.load()).collect();
                 let arrays = devices

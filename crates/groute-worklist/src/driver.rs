@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use groute_core::{
-    Context, DeviceId, DeviceTimer, Error, Event, EventFuture, PendingSegment, Segment,
+    BackendKind, Context, DeviceId, DeviceTimer, Error, Event, EventFuture, PendingSegment, Segment,
 };
 
 use crate::engine::{DeviceStats, WorklistOptions, WorklistStats};
@@ -213,6 +213,10 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         )
         .into());
     }
+    // On several CUDA devices the drivers make one device's stream wait for another's work:
+    // no device-driven run of this process may start beside them (PeerGroup::share_gpus).
+    let _share = (n > 1 && context.backend_kind() == BackendKind::Cuda)
+        .then(groute_core::cuda::PeerGroup::share_gpus);
     let term = PriorityCounter::new(n, options.prio_delta);
     let total: u64 = workers.iter().map(|w| w.initial_items()).sum();
     // The workers have reset their state (synchronised) when they were made; the drivers'

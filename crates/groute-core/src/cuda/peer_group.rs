@@ -28,7 +28,11 @@
 //! member on GPU 0 waits for it until the group's timeout (the 60 s exchange failures of the
 //! PageRank tests, whose threads run host-driven and device-driven runs at once). Such work
 //! holds the shared side of the same lock ([`PeerGroup::share_gpus`]), device-driven runs the
-//! exclusive side.
+//! exclusive side. Holders of the shared side: `groute_worklist::run_workers_on` on several CUDA
+//! devices (BFS, SSSP and PageRank host-driven runs) and the host-driven direction-optimizing
+//! BFS on several CUDA devices. Other multi-device work (connected components, links a program
+//! drives itself) does not take it: a program that runs such work beside a device-driven run
+//! takes it itself.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;

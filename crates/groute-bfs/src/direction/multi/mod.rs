@@ -125,6 +125,10 @@ impl MultiDirection {
         source: u32,
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
+        // Each level's all-gather makes one device's stream wait for another's: no
+        // device-driven run of this process may start beside it (PeerGroup::share_gpus).
+        let _share = (self.context.backend_kind() == groute_core::BackendKind::Cuda)
+            .then(groute_core::cuda::PeerGroup::share_gpus);
         if self.links_broken {
             let words = (self.n as usize).div_ceil(32);
             for (m, links) in self
