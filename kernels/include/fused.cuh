@@ -139,6 +139,7 @@
 // cache lines of their own.
 #pragma once
 
+#include "peer_group.cuh"
 #include "solo_frontier.cuh"
 #include "solo_queue.cuh"
 #include "traversal.cuh"
@@ -262,13 +263,9 @@ __device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
 // global window, so every poll reaches the host's memory (never an L1 line, and ordered by the
 // PTX memory model with the host's store; a volatile access through a generic address only
 // implies this).
+// (peer_load_abort of peer_group.cuh, which also reads a null pointer as "not asked".)
 __device__ __forceinline__ unsigned int load_abort(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
+    return peer_load_abort(p);
 }
 
 __device__ __forceinline__ void store_release(unsigned int* p, unsigned int v) {
