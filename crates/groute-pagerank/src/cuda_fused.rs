@@ -215,7 +215,10 @@ impl FusedRuns {
                 }
             }
         }
-        let timed_out = self.wait(&spans, options.time_limit)?;
+        let ends: Vec<&Event> = spans.iter().map(|(_, t1)| t1).collect();
+        let timed_out = self
+            .group
+            .wait_members(&ends, options.time_limit, started)?;
         let elapsed = started.elapsed();
         let mut device_time = Duration::ZERO;
         for (t0, t1) in &spans {
@@ -329,33 +332,6 @@ impl FusedRuns {
             })
             .collect();
         format!(" ({})", members.join("; "))
-    }
-
-    /// Waits for every member's end event; past `limit`, sets the abort word (the members
-    /// leave within a few rounds) and keeps waiting. Returns whether it aborted.
-    fn wait(&self, spans: &[(Event, Event)], limit: Option<Duration>) -> Result<bool, Error> {
-        let Some(limit) = limit else {
-            for (_, t1) in spans {
-                t1.wait()?;
-            }
-            return Ok(false);
-        };
-        let deadline = Instant::now() + limit;
-        let mut aborted = false;
-        loop {
-            let mut done = true;
-            for (_, t1) in spans {
-                done &= t1.is_complete()?;
-            }
-            if done {
-                return Ok(aborted);
-            }
-            if !aborted && Instant::now() > deadline {
-                self.group.set_abort(1)?;
-                aborted = true;
-            }
-            std::thread::yield_now();
-        }
     }
 }
 

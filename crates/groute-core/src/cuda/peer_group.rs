@@ -35,7 +35,7 @@
 //! takes it itself.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::launch::{DevicePtr, KernelArg, LaunchConfig};
 use super::module::CudaModule;
@@ -43,6 +43,7 @@ use super::source::PEER_GROUP;
 use crate::backend::{BackendKind, RawMemory};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::memory::Buffer;
 
 /// Devices a group may hold (`groute::PEER_MAX_DEVICES`).
@@ -71,6 +72,9 @@ pub enum PeerExchange {
 /// How long a member waits for the others at one exchange before it gives up, unless
 /// [`PeerGroup::set_timeout`] says otherwise.
 pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often [`PeerGroup::wait_members`] polls the members' events while a time limit runs.
+const PEER_WAIT_POLL: Duration = Duration::from_micros(20);
 
 /// `groute::PeerStatus`: what a member's exchange returned.
 pub const PEER_OK: u32 = 0;
@@ -223,6 +227,40 @@ impl PeerGroup {
         })?;
         word[0].store(value, std::sync::atomic::Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Waits until every member's `done` event completed. Past `time_limit` (counted from
+    /// `started`) it sets the abort word, so the members leave at their next exchange or abort
+    /// poll, and still waits for all of them. Returns whether it set the word.
+    pub fn wait_members(
+        &self,
+        done: &[&Event],
+        time_limit: Option<Duration>,
+        started: Instant,
+    ) -> Result<bool> {
+        let Some(limit) = time_limit else {
+            for event in done {
+                event.wait()?;
+            }
+            return Ok(false);
+        };
+        loop {
+            let mut complete = true;
+            for event in done {
+                complete &= event.is_complete()?;
+            }
+            if complete {
+                return Ok(false);
+            }
+            if started.elapsed() > limit {
+                self.set_abort(1)?;
+                for event in done {
+                    event.wait()?;
+                }
+                return Ok(true);
+            }
+            std::thread::sleep(PEER_WAIT_POLL);
+        }
     }
 
     /// The abort word (mapped host memory), for kernels that also poll it elsewhere.

@@ -47,9 +47,6 @@ use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
 use crate::BfsError;
 
-/// How often the host checks the members' completion against the time limit.
-const POLL_INTERVAL: Duration = Duration::from_micros(200);
-
 /// Device-driven direction-optimizing BFS of one partitioned graph on every device of a
 /// context.
 pub(crate) struct FusedDirection {
@@ -127,7 +124,9 @@ impl FusedDirection {
         let started = Instant::now();
         let timer = DeviceTimer::start(&self.context)?;
         let done = self.launch_all()?;
-        let asked_to_stop = self.wait(&done, time_limit, started)?;
+        let asked_to_stop =
+            self.group
+                .wait_members(&done.iter().collect::<Vec<_>>(), time_limit, started)?;
         let device_time = timer.stop()?;
         let elapsed = started.elapsed();
         let devices = self.context.devices();
@@ -199,39 +198,5 @@ impl FusedDirection {
             }
         }
         Ok(done)
-    }
-
-    /// Waits for every member; past `time_limit`, sets the abort word (the members then
-    /// leave at their next exchange or abort poll) and waits for them. Returns whether it
-    /// did.
-    fn wait(
-        &self,
-        done: &[Event],
-        time_limit: Option<Duration>,
-        started: Instant,
-    ) -> Result<bool, BfsError> {
-        let Some(limit) = time_limit else {
-            for event in done {
-                event.wait()?;
-            }
-            return Ok(false);
-        };
-        loop {
-            let mut complete = true;
-            for event in done {
-                complete &= event.is_complete()?;
-            }
-            if complete {
-                return Ok(false);
-            }
-            if started.elapsed() > limit {
-                self.group.set_abort(1)?;
-                for event in done {
-                    event.wait()?;
-                }
-                return Ok(true);
-            }
-            std::thread::sleep(POLL_INTERVAL);
-        }
     }
 }
