@@ -67,6 +67,10 @@ struct Cli {
     /// one after every add to a peer's halo.
     #[arg(long)]
     fused_fence_per_round: bool,
+    /// CUDA, fused driver: blocks of 256 threads per SM the kernel is compiled for: 0 lets the
+    /// compiler choose (5 fit), 6 or 8 cap its registers (more threads in flight).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    fused_blocks_per_sm: u32,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
     top: Option<usize>,
@@ -119,6 +123,8 @@ struct DeviceReport {
     driver_idle_ms: f64,
     /// Device-driven runs: device time by phase (ms; `null` for host-driven runs).
     fused_phases_ms: Option<PhaseReport>,
+    /// Device-driven runs: blocks of the persistent kernel's grid (`null` for host-driven).
+    fused_grid: Option<u32>,
 }
 
 /// [`groute_pagerank::FusedPhaseTimes`] in ms.
@@ -166,6 +172,7 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
                 drain: ms(t.drain),
                 total: ms(t.total()),
             }),
+            fused_grid: p.fused_grid,
         })
         .collect()
 }
@@ -186,6 +193,8 @@ struct Report {
     lazy_receive: bool,
     /// `--fused-fence-per-round`.
     fused_fence_per_round: bool,
+    /// `--fused-blocks-per-sm`.
+    fused_blocks_per_sm: u32,
     /// The `--driver` asked for.
     driver_requested: String,
     /// The driver that ran: host, or fused when asked for (auto runs host; fused on several
@@ -235,6 +244,7 @@ fn run() -> Result<(), AnyError> {
         sweep: cli.sweep,
         lazy_receive: cli.lazy_receive,
         fused_fence_per_round: cli.fused_fence_per_round,
+        fused_blocks_per_sm: cli.fused_blocks_per_sm,
         driver: cli.driver,
         ..PageRankOptions::default()
     };
@@ -332,6 +342,7 @@ fn run() -> Result<(), AnyError> {
         sweep_divisor: cli.sweep_divisor,
         lazy_receive: cli.lazy_receive,
         fused_fence_per_round: cli.fused_fence_per_round,
+        fused_blocks_per_sm: cli.fused_blocks_per_sm,
         driver_requested: cli.driver.to_string(),
         driver: s.driver.to_string(),
         time_ms: median,

@@ -143,6 +143,7 @@ enum PrfWord : unsigned int {
     PRF_T_EXCHANGE = 88,
     PRF_T_DRAIN = 90,
     PRF_T_LAST = 92,            // the last stamp
+    PRF_START_GATE = 94,        // peer_start_gate's verdict
     PRF_WORDS = 96,
 };
 
@@ -367,13 +368,11 @@ __device__ __forceinline__ unsigned int end_round(const groute::FusedRecord& rou
     return PRF_STOP_NONE;
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(256)
-    pagerank_fused(PageRankOps ops, const unsigned long long* offsets,
-                   const unsigned int* targets, groute::DeviceWorklist wl, FusedPull pull,
-                   const FusedPeers* peers, FusedSettings settings, unsigned int* state,
-                   groute::PeerGroup group) {
+// The kernel (the entry points below): parameters by value, as the kernel's own.
+__device__ __forceinline__ void pagerank_fused_body(
+    PageRankOps ops, const unsigned long long* offsets, const unsigned int* targets,
+    groute::DeviceWorklist wl, FusedPull pull, const FusedPeers* peers, FusedSettings settings,
+    unsigned int* state, groute::PeerGroup group) {
     __shared__ groute::FusedRecord rec;
     const groute::FusedBarrierConfig config{settings.spin_ns, settings.barrier_flags};
     const unsigned int owned = ops.owned_end - ops.owned_begin;
@@ -384,6 +383,11 @@ extern "C" __global__ void __launch_bounds__(256)
     // devices only).
     const bool fence_per_round = several && (settings.flags & PRF_FLAG_FENCE_PER_ROUND) != 0u;
     unsigned int gen = 0;
+    // Every member running, or all leave before writing anything (the host starts them
+    // again): see peer_group.cuh.
+    if (!groute::peer_start_gate(group, state + PRF_START_GATE)) {
+        return;
+    }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         // The first phase's start (ordered before the first action by block 0's arrival).
         *reinterpret_cast<volatile unsigned long long*>(state + PRF_T_LAST) = globaltimer_ns();
@@ -535,3 +539,21 @@ extern "C" __global__ void __launch_bounds__(256)
             copy, nothing);
     }
 }
+
+}  // namespace
+
+// The entry points, one body: pagerank_fused (256 threads, registers unbounded: ptxas decides
+// how many blocks fit an SM) and pagerank_fused_b6 / _b8, held to 6 / 8 blocks of 256 per SM
+// (at most 40 / 32 registers, spilling the rest) for the phases bound by memory latency (the
+// gather). FusedKernel::load picks one (PageRankOptions::fused_blocks_per_sm).
+#define GROUTE_PAGERANK_FUSED_ENTRY(NAME, BOUNDS)                                                 \
+    extern "C" __global__ void BOUNDS NAME(                                                      \
+        PageRankOps ops, const unsigned long long* offsets, const unsigned int* targets,         \
+        groute::DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,                      \
+        FusedSettings settings, unsigned int* state, groute::PeerGroup group) {                  \
+        pagerank_fused_body(ops, offsets, targets, wl, pull, peers, settings, state, group);     \
+    }
+
+GROUTE_PAGERANK_FUSED_ENTRY(pagerank_fused, __launch_bounds__(256))
+GROUTE_PAGERANK_FUSED_ENTRY(pagerank_fused_b6, __launch_bounds__(256, 6))
+GROUTE_PAGERANK_FUSED_ENTRY(pagerank_fused_b8, __launch_bounds__(256, 8))

@@ -5,7 +5,9 @@
 // values its peers stored. It counts mismatches instead of trusting them, so the host test
 // fails on any lost or early-read write. `posted`: the all-reduce is peer_post_allreduce_sum
 // over `postboxes` (one address per device, POST_WORDS u64 each, zeroed), else
-// peer_allreduce_sum.
+// peer_allreduce_sum. Every member first passes the start gate (peer_start_gate, its verdict in
+// `gate`, one zeroed u32 of this device): a member launched alone cancels the start and
+// leaves without writing `out`.
 #include "peer_group.cuh"
 #include "peer_post.cuh"
 
@@ -27,8 +29,11 @@ extern "C" __global__ void peer_group_probe(groute::PeerGroup g,
                                             unsigned int words, unsigned int exchanges,
                                             unsigned long long* out,
                                             unsigned long long* const* postboxes,
-                                            unsigned int posted) {
+                                            unsigned int posted, unsigned int* gate) {
     using namespace groute;
+    if (!peer_start_gate(g, gate)) {
+        return;
+    }
     __shared__ unsigned int status;
     __shared__ unsigned long long sums[2];
     unsigned long long mismatches = 0;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use groute_core::cuda::{PeerExchange, PeerGroup, peer_group_probe};
+use groute_core::cuda::{PeerExchange, PeerGroup, peer_group_probe, peer_start_gate_probe};
 use groute_core::testing::cuda_context;
 use groute_core::{Context, Error};
 
@@ -74,5 +74,31 @@ fn every_member_sees_every_sum_and_every_peer_store() {
                 );
             }
         }
+    }
+}
+
+/// CUDA, several GPUs: a member launched alone cancels the start within the start window
+/// instead of waiting for peers that never start, and the group runs normally afterwards.
+#[test]
+fn a_member_started_alone_cancels_the_start_and_the_group_still_runs() {
+    for devices in [2usize, 4] {
+        let Some(ctx) = cuda_context(devices) else {
+            return;
+        };
+        let Ok(group) = PeerGroup::new(&ctx) else {
+            continue; // refused: covered by every_member_sees_every_sum_and_every_peer_store
+        };
+        let started = std::time::Instant::now();
+        assert!(
+            peer_start_gate_probe(&group).expect("the lone member completes"),
+            "{devices} devices: a lone member's start was not cancelled"
+        );
+        eprintln!(
+            "{devices} devices: a lone member left after {:?}",
+            started.elapsed()
+        );
+        let probe =
+            peer_group_probe(&group, 1, 100, PeerExchange::Mailbox).expect("probe runs after");
+        assert_eq!((probe.exchanges, probe.mismatches), (100, 0));
     }
 }

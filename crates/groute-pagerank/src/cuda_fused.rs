@@ -122,7 +122,10 @@ impl FusedRuns {
                 capacity,
                 state,
                 peers: device.upload(&block)?,
-                kernel: FusedKernel::load(device.stream().raw().as_ref())?,
+                kernel: FusedKernel::load(
+                    device.stream().raw().as_ref(),
+                    push.fused_blocks_per_sm,
+                )?,
             });
             device.stream().synchronize()?;
         }
@@ -156,19 +159,131 @@ impl FusedRuns {
         storages: &[CudaPageRankStorage],
         options: &WorklistOptions,
     ) -> Result<(WorklistStats, Vec<DeviceProfile>), WorklistError> {
-        for ((storage, fused), device) in storages.iter().zip(&self.devices).zip(context.devices())
-        {
-            storage.reset(device)?;
-            let s = device.stream();
-            // A run that failed may have left mass in the halo.
-            s.fill(&fused.halo, 0u32)?;
-            s.fill(&fused.tails, 0u32)?;
-            s.fill(&fused.state, 0u32)?;
-            s.synchronize()?;
-        }
         // Held until every member completed (`wait` below): one device-driven run at a time.
         let _run = self.group.begin_run()?;
         let started = Instant::now();
+        // Again while a member's start was cancelled (PeerGroup::run_started).
+        let ((spans, timed_out), _) = self.group.run_started(
+            || -> Result<(), WorklistError> {
+                for ((storage, fused), device) in
+                    storages.iter().zip(&self.devices).zip(context.devices())
+                {
+                    storage.reset(device)?;
+                    let s = device.stream();
+                    // A run that failed may have left mass in the halo.
+                    s.fill(&fused.halo, 0u32)?;
+                    s.fill(&fused.tails, 0u32)?;
+                    s.fill(&fused.state, 0u32)?;
+                    s.synchronize()?;
+                }
+                Ok(())
+            },
+            || self.launch_and_wait(context, storages, options, started),
+        )?;
+        let elapsed = started.elapsed();
+        let mut device_time = Duration::ZERO;
+        for (t0, t1) in &spans {
+            let ms = Event::elapsed_ms(t0, t1)?;
+            device_time = device_time.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
+        }
+        let mut stats = WorklistStats {
+            elapsed,
+            device_time: Some(device_time),
+            ..WorklistStats::default()
+        };
+        let states = self
+            .devices
+            .iter()
+            .zip(context.devices())
+            .map(|(fused, device)| device.download(&fused.state))
+            .collect::<Result<Vec<_>, _>>()?;
+        let progress = self.progress(&states);
+        let mut profiles = Vec::with_capacity(self.devices.len());
+        let mut failure: Option<(u32, WorklistError)> = None;
+        for (d, (((storage, fused), device), w)) in storages
+            .iter()
+            .zip(&self.devices)
+            .zip(context.devices())
+            .zip(&states)
+            .enumerate()
+        {
+            let u64_at = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
+            let rounds = u64::from(w[word::ROUNDS]);
+            let sweeps = u64::from(w[word::SWEEPS]);
+            stats.devices.push(DeviceStats {
+                rounds,
+                items_processed: u64_at(word::PUSHED),
+                items_sent: u64_at(word::SENT),
+                items_received: u64_at(word::RECEIVED),
+                ..DeviceStats::default()
+            });
+            profiles.push(DeviceProfile {
+                rounds,
+                sweep_rounds: sweeps,
+                worklist_rounds: rounds - sweeps,
+                items_received: u64_at(word::RECEIVED),
+                exchanges: u64::from(w[word::EXCHANGES]),
+                syncs: 1,
+                finish_time: elapsed,
+                phases: Some(phase_times(w)),
+                fused_grid: Some(fused.kernel.grid()),
+                ..DeviceProfile::default()
+            });
+            // The root cause first: an overflow, then a failed exchange, then an abort.
+            let found = match w[word::STOP] {
+                0 | stop::PEER => None,
+                stop::OVERFLOW => Some((
+                    0,
+                    match storage.worklist_overflow(device)? {
+                        Some(e) => e.into(),
+                        None => Error::CapacityExceeded {
+                            what: "fused PageRank inbox (one entry per in-cut vertex)".into(),
+                            capacity: u64::from(fused.capacity),
+                            needed: u64::from(w[word::INBOX_OVERFLOW]),
+                            setting: "none: the inbox holds every in-cut vertex (a bug)",
+                        }
+                        .into(),
+                    },
+                )),
+                stop::EXCHANGE if !timed_out => {
+                    let mut e = PeerGroup::failure(d, w[word::PEER_STATUS]);
+                    if let Error::PeerExchangeFailed { progress: p, .. } = &mut e {
+                        p.clone_from(&progress);
+                    }
+                    Some((1, e.into()))
+                }
+                stop::EXCHANGE | stop::ABORTED => Some((2, time_limit_error(options))),
+                other => Some((
+                    1,
+                    Error::invalid("fused PageRank stop word", other, "a PrfStop value (a bug)")
+                        .into(),
+                )),
+            };
+            if let Some((rank, e)) = found
+                && failure.as_ref().is_none_or(|(r, _)| rank < *r)
+            {
+                failure = Some((rank, e));
+            }
+        }
+        if let Some((_, e)) = failure {
+            return Err(e);
+        }
+        if timed_out {
+            return Err(time_limit_error(options));
+        }
+        Ok((stats, profiles))
+    }
+
+    /// Launches every member (each on its own stream, between two timing events) and waits
+    /// for all of them; returns each member's events and whether the time limit stopped them.
+    /// A failed launch sets the abort word so that the members already running leave.
+    fn launch_and_wait(
+        &self,
+        context: &Context,
+        storages: &[CudaPageRankStorage],
+        options: &WorklistOptions,
+        started: Instant,
+    ) -> Result<(Vec<(Event, Event)>, bool), WorklistError> {
         let mut spans = Vec::with_capacity(self.devices.len());
         for (d, ((storage, fused), device)) in storages
             .iter()
@@ -219,97 +334,7 @@ impl FusedRuns {
         let timed_out = self
             .group
             .wait_members(&ends, options.time_limit, started)?;
-        let elapsed = started.elapsed();
-        let mut device_time = Duration::ZERO;
-        for (t0, t1) in &spans {
-            let ms = Event::elapsed_ms(t0, t1)?;
-            device_time = device_time.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
-        }
-        let mut stats = WorklistStats {
-            elapsed,
-            device_time: Some(device_time),
-            ..WorklistStats::default()
-        };
-        let states = self
-            .devices
-            .iter()
-            .zip(context.devices())
-            .map(|(fused, device)| device.download(&fused.state))
-            .collect::<Result<Vec<_>, _>>()?;
-        let progress = self.progress(&states);
-        let mut profiles = Vec::with_capacity(self.devices.len());
-        let mut failure: Option<(u32, WorklistError)> = None;
-        for (d, (((storage, fused), device), w)) in storages
-            .iter()
-            .zip(&self.devices)
-            .zip(context.devices())
-            .zip(&states)
-            .enumerate()
-        {
-            let u64_at = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
-            let rounds = u64::from(w[word::ROUNDS]);
-            let sweeps = u64::from(w[word::SWEEPS]);
-            stats.devices.push(DeviceStats {
-                rounds,
-                items_processed: u64_at(word::PUSHED),
-                items_sent: u64_at(word::SENT),
-                items_received: u64_at(word::RECEIVED),
-                ..DeviceStats::default()
-            });
-            profiles.push(DeviceProfile {
-                rounds,
-                sweep_rounds: sweeps,
-                worklist_rounds: rounds - sweeps,
-                items_received: u64_at(word::RECEIVED),
-                exchanges: u64::from(w[word::EXCHANGES]),
-                syncs: 1,
-                finish_time: elapsed,
-                phases: Some(phase_times(w)),
-                ..DeviceProfile::default()
-            });
-            // The root cause first: an overflow, then a failed exchange, then an abort.
-            let found = match w[word::STOP] {
-                0 | stop::PEER => None,
-                stop::OVERFLOW => Some((
-                    0,
-                    match storage.worklist_overflow(device)? {
-                        Some(e) => e.into(),
-                        None => Error::CapacityExceeded {
-                            what: "fused PageRank inbox (one entry per in-cut vertex)".into(),
-                            capacity: u64::from(fused.capacity),
-                            needed: u64::from(w[word::INBOX_OVERFLOW]),
-                            setting: "none: the inbox holds every in-cut vertex (a bug)",
-                        }
-                        .into(),
-                    },
-                )),
-                stop::EXCHANGE if !timed_out => {
-                    let mut e = PeerGroup::failure(d, w[word::PEER_STATUS]);
-                    if let Error::PeerExchangeFailed { progress: p, .. } = &mut e {
-                        p.clone_from(&progress);
-                    }
-                    Some((1, e.into()))
-                }
-                stop::EXCHANGE | stop::ABORTED => Some((2, time_limit_error(options))),
-                other => Some((
-                    1,
-                    Error::invalid("fused PageRank stop word", other, "a PrfStop value (a bug)")
-                        .into(),
-                )),
-            };
-            if let Some((rank, e)) = found
-                && failure.as_ref().is_none_or(|(r, _)| rank < *r)
-            {
-                failure = Some((rank, e));
-            }
-        }
-        if let Some((_, e)) = failure {
-            return Err(e);
-        }
-        if timed_out {
-            return Err(time_limit_error(options));
-        }
-        Ok((stats, profiles))
+        Ok((spans, timed_out))
     }
 
     /// Where every member stood at its end, for an exchange failure's message: rounds,

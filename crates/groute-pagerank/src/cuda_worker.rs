@@ -140,6 +140,8 @@ pub(crate) struct PushSettings {
     pub(crate) lazy_receive: bool,
     /// [`crate::PageRankOptions::fused_fence_per_round`] (read by the device-driven runs).
     pub(crate) fused_fence_per_round: bool,
+    /// [`crate::PageRankOptions::fused_blocks_per_sm`] (read by the device-driven runs).
+    pub(crate) fused_blocks_per_sm: u32,
 }
 
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,

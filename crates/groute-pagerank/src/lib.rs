@@ -228,6 +228,11 @@ pub struct PageRankOptions {
     /// and round instead of one after every add to a peer's halo (`--fused-fence-per-round`,
     /// default off; `kernels/pagerank_fused.cu` says why it suffices).
     pub fused_fence_per_round: bool,
+    /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
+    /// (`--fused-blocks-per-sm`): 0 (default) lets ptxas choose (48 registers: 5 blocks fit);
+    /// 6 or 8 cap the registers at 40 or 32 (some spilled) for more threads in flight in the
+    /// phases bound by memory latency. Other values are an error.
+    pub fused_blocks_per_sm: u32,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
     /// host-driven for now; the device-driven loop on several devices needs
     /// [`EXPERIMENTAL_FUSED_ENV`], see "Device-driven runs" above). The host backend always
@@ -246,6 +251,7 @@ impl Default for PageRankOptions {
             sweep: SweepMode::default(),
             lazy_receive: false,
             fused_fence_per_round: false,
+            fused_blocks_per_sm: 0,
             driver: Driver::default(),
             worklist: WorklistOptions::default(),
         }
@@ -357,7 +363,7 @@ impl From<groute_core::Error> for PageRankError {
 }
 
 impl PageRankOptions {
-    /// Checks `alpha` and `epsilon`.
+    /// Checks `alpha`, `epsilon` and `fused_blocks_per_sm`.
     pub fn validate(&self) -> Result<(), PageRankError> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(PageRankError::InvalidParameter {
@@ -371,6 +377,13 @@ impl PageRankOptions {
                 name: "epsilon (--epsilon)",
                 value: self.epsilon,
                 expected: "a positive, finite residual threshold",
+            });
+        }
+        if ![0, 6, 8].contains(&self.fused_blocks_per_sm) {
+            return Err(PageRankError::InvalidParameter {
+                name: "blocks per SM of the fused kernel (--fused-blocks-per-sm)",
+                value: self.fused_blocks_per_sm as f32,
+                expected: "0 (let the compiler choose), 6 or 8",
             });
         }
         Ok(())
@@ -427,6 +440,7 @@ impl PageRankSolver {
                 sweep_divisor: options.sweep_divisor,
                 lazy_receive: options.lazy_receive,
                 fused_fence_per_round: options.fused_fence_per_round,
+                fused_blocks_per_sm: options.fused_blocks_per_sm,
             },
             options.driver,
             &options.worklist,

@@ -52,6 +52,9 @@ pub struct DeviceProfile {
     /// Device-driven runs: where the device's time went, by phase (`None` in host-driven
     /// runs).
     pub phases: Option<FusedPhaseTimes>,
+    /// Device-driven runs: blocks of the persistent kernel's grid (`None` in host-driven
+    /// runs).
+    pub fused_grid: Option<u32>,
 }
 
 /// Device time of a device-driven run by phase, summed over its rounds (`%globaltimer`

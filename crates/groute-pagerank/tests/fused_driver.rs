@@ -108,6 +108,47 @@ fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
 }
 
 #[test]
+fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
+    // --fused-blocks-per-sm 6 and 8: the entry points with capped registers (spills).
+    let Some(counts) = device_counts() else {
+        return;
+    };
+    for g in [generated("random:n=3000,m=15000,seed=4"), with_hubs()] {
+        for blocks in [6, 8] {
+            for &devices in &counts {
+                let o = PageRankOptions {
+                    fused_blocks_per_sm: blocks,
+                    ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+                };
+                check_options(&g, devices, &o, &[]);
+            }
+        }
+    }
+}
+
+#[test]
+fn blocks_per_sm_other_than_0_6_8_are_refused_with_the_choices_named() {
+    for blocks in [1, 5, 7, 16] {
+        let o = PageRankOptions {
+            fused_blocks_per_sm: blocks,
+            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("--fused-blocks-per-sm") && e.contains("6 or 8"),
+            "{e}"
+        );
+    }
+    for blocks in [0, 6, 8] {
+        let o = PageRankOptions {
+            fused_blocks_per_sm: blocks,
+            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+        };
+        o.validate().expect("a valid choice");
+    }
+}
+
+#[test]
 fn fused_runs_with_dangling_vertices_sources_and_self_loops() {
     // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
     let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];

@@ -13,6 +13,17 @@
 //! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
 //! failed so the others leave at once. Nothing hangs: every wait is bounded.
 //!
+//! **Every member running, or none** (the start gate, `peer_start_gate` in `peer_group.cuh`):
+//! a member kernel's first act is a rendezvous with the others. A member whose peers have not
+//! all started within [`PEER_START_WINDOW`] cancels the start, and every member leaves without
+//! having written anything; [`PeerGroup::start_cancelled`] then tells the host to reset and
+//! launch them all again ([`PeerGroup::run_started`] does the loop). Without it, a member
+//! waiting for a peer that has not started can keep that peer from starting at all: its kernel
+//! keeps its GPU busy, and a driver call of another host thread that waits for that GPU (a
+//! free, a module load, a synchronous copy) can hold the host's launch of the peer behind it
+//! until the exchange timeout (the 60 s failures of the PageRank and direction-optimizing BFS
+//! tests in parallel threads on 2 x H200; the same tests passed one at a time).
+//!
 //! **One run at a time per process** ([`PeerGroup::begin_run`]). Two device-driven runs on the
 //! same GPUs at once can deadlock: run A's member fills GPU 0 and waits for its member on
 //! GPU 1, which cannot start because run B's member fills GPU 1 waiting for its own member on
@@ -72,6 +83,14 @@ pub enum PeerExchange {
 /// How long a member waits for the others at one exchange before it gives up, unless
 /// [`PeerGroup::set_timeout`] says otherwise.
 pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a started member waits for the others to start before it cancels the start
+/// (`groute::PEER_START_WINDOW_NS`; see the module docs).
+pub const PEER_START_WINDOW: Duration = Duration::from_millis(10);
+
+/// The start word of the mailbox (`groute::PEER_START`) and its verdict bits.
+const PEER_START: usize = 8;
+const PEER_START_CANCELLED: u64 = 1 << 63;
 
 /// How often [`PeerGroup::wait_members`] polls the members' events while a time limit runs.
 const PEER_WAIT_POLL: Duration = Duration::from_micros(20);
@@ -229,6 +248,13 @@ impl PeerGroup {
         Ok(())
     }
 
+    /// Whether the abort word is set.
+    fn abort_set(&self) -> bool {
+        self.abort
+            .host_atomic_u32()
+            .is_some_and(|word| word[0].load(std::sync::atomic::Ordering::SeqCst) != 0)
+    }
+
     /// Waits until every member's `done` event completed. Past `time_limit` (counted from
     /// `started`) it sets the abort word, so the members leave at their next exchange or abort
     /// poll, and still waits for all of them. Returns whether it set the word.
@@ -260,6 +286,55 @@ impl PeerGroup {
                 return Ok(true);
             }
             std::thread::sleep(PEER_WAIT_POLL);
+        }
+    }
+
+    /// Whether the last run's start was cancelled (a member did not start within
+    /// [`PEER_START_WINDOW`]: every member left before doing anything). Call it once every
+    /// member completed; then [`PeerGroup::reset`] and launch them all again.
+    pub fn start_cancelled(&self) -> Result<bool> {
+        if self.size() <= 1 {
+            return Ok(false);
+        }
+        let words = self.context.devices()[0].download(&self.mailbox)?;
+        Ok(words[PEER_START] & PEER_START_CANCELLED != 0)
+    }
+
+    /// One device-driven run through the start gate: `prepare` (zero the members' state),
+    /// `launch` (every member, returning once they all completed, with whatever the caller
+    /// reads from them), again while the start was cancelled ([`PeerGroup::start_cancelled`];
+    /// the mailbox and abort word are reset before each new attempt, unless the abort word was
+    /// set: the host asked the members to stop, the caller reports it). Gives up with
+    /// [`Error::PeerExchangeFailed`] once the group's timeout has passed without a start.
+    /// Returns `launch`'s last result and the attempts made. Call it holding
+    /// [`PeerGroup::begin_run`]'s guard.
+    pub fn run_started<T, E: From<Error>>(
+        &self,
+        mut prepare: impl FnMut() -> std::result::Result<(), E>,
+        mut launch: impl FnMut() -> std::result::Result<T, E>,
+    ) -> std::result::Result<(T, u32), E> {
+        let first = Instant::now();
+        let mut attempts = 0u32;
+        loop {
+            if attempts > 0 {
+                self.reset()?;
+            }
+            prepare()?;
+            attempts += 1;
+            let out = launch()?;
+            // A start cancelled because the host asked the members to stop (a time limit) is
+            // the caller's to report, not to retry.
+            if self.abort_set() || !self.start_cancelled()? {
+                return Ok((out, attempts));
+            }
+            if first.elapsed() > self.timeout {
+                return Err(Error::PeerExchangeFailed {
+                    device: 0,
+                    reason: "the members did not all start within the group's timeout",
+                    progress: format!(" ({attempts} starts cancelled)"),
+                }
+                .into());
+            }
         }
     }
 
@@ -389,10 +464,41 @@ pub fn peer_group_probe(
     exchanges: u32,
     method: PeerExchange,
 ) -> Result<PeerProbe> {
+    let _run = group.begin_run()?;
+    let (probe, _) = group.run_started(
+        || Ok(()),
+        || probe_members(group, words, exchanges, method, group.size()),
+    )?;
+    probe
+}
+
+/// Launches the probe on member 0 alone (the others never start) and returns whether its start
+/// gate cancelled the start, as it must within [`PEER_START_WINDOW`] on a group of several.
+pub fn peer_start_gate_probe(group: &PeerGroup) -> Result<bool> {
+    let _run = group.begin_run()?;
+    // What member 0 read is meaningless when its start was cancelled, and an error when not.
+    let alone = probe_members(group, 1, 1, PeerExchange::Mailbox, 1)?;
+    let cancelled = group.start_cancelled()?;
+    group.reset()?;
+    if !cancelled {
+        alone?;
+    }
+    Ok(cancelled)
+}
+
+/// [`peer_group_probe`] on the first `launched` members of `group` (all of them but in the
+/// start-gate test); the caller holds the run lock. Its result is meaningful only when the
+/// start was not cancelled.
+fn probe_members(
+    group: &PeerGroup,
+    words: u32,
+    exchanges: u32,
+    method: PeerExchange,
+    launched: usize,
+) -> Result<Result<PeerProbe>> {
     const BLOCK: u32 = 128;
     let context = &group.context;
     let size = group.size();
-    let _run = group.begin_run()?;
     let inbox_len = 2 * PEER_MAX_DEVICES * words.max(1) as usize;
     let mut inboxes = Vec::with_capacity(size);
     let mut postboxes = Vec::with_capacity(size);
@@ -403,7 +509,8 @@ pub fn peer_group_probe(
         let postbox = device.alloc::<u64>(PEER_POSTBOX_WORDS)?;
         device.stream().fill(&postbox, 0u64)?;
         postboxes.push(postbox);
-        let out = device.alloc::<u64>(4)?;
+        // [status, mismatches, elapsed_ns, exchanges done, start gate verdict (low half)]
+        let out = device.alloc::<u64>(5)?;
         device.stream().fill(&out, 0u64)?;
         device.stream().synchronize()?;
         inboxes.push(inbox);
@@ -424,7 +531,8 @@ pub fn peer_group_probe(
                 .function("peer_group_probe")?,
         );
     }
-    for (d, device) in context.devices().iter().enumerate() {
+    for (d, device) in context.devices().iter().enumerate().take(launched) {
+        let gate = outs[d].slice(4..5)?.raw();
         let args = (
             group.args(d)?,
             DevicePtr::<u64>::from_slice(&tables[d].raw())?,
@@ -433,15 +541,17 @@ pub fn peer_group_probe(
             DevicePtr::<u64>::from_slice(&outs[d].raw())?,
             DevicePtr::<u64>::from_slice(&post_tables[d].raw())?,
             u32::from(method == PeerExchange::Posted),
+            DevicePtr::<u32>::from_slice(&gate)?,
         );
         // SAFETY: peer_group_probe(PeerGroup g, unsigned long long* const* inboxes,
         // unsigned words, unsigned exchanges, unsigned long long* out,
-        // unsigned long long* const* postboxes, unsigned posted): the tuple matches it;
+        // unsigned long long* const* postboxes, unsigned posted, unsigned* gate): the tuple
+        // matches it; `gate` is the zeroed fifth u64 of `out`;
         // `post_tables[d]` (on device d) holds every member's postbox address, each of
         // PEER_POSTBOX_WORDS u64 (= POST_WORDS), reachable from device d;
         // `tables[d]` (on device d) holds every member's inbox address, each inbox holding
         // 2 * PEER_MAX_DEVICES * words u64, reachable from device d (PeerGroup::check: peer
-        // access between every pair); `out` holds 4 u64 of device d; one block, cooperative so
+        // access between every pair); `out` holds 5 u64 of device d; one block, cooperative so
         // that it is resident. Every buffer lives until the synchronisation below.
         let launched = unsafe {
             functions[d].launch_cooperative(
@@ -474,8 +584,8 @@ pub fn peer_group_probe(
         let per = out[2] as f64 / 1e3 / f64::from(exchanges.max(1));
         probe.exchange_us = probe.exchange_us.min(per);
     }
-    match failed {
+    Ok(match failed {
         Some(e) => Err(e),
         None => Ok(probe),
-    }
+    })
 }

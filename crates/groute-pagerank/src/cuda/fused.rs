@@ -204,9 +204,22 @@ impl FusedKernel {
     /// too, not lazily at its launch: see [`CudaFunction::load_now`]) and sizes its resident
     /// grid. Do it on EVERY member before launching any: a member that loads while another
     /// already waits for it at an exchange may wait behind work that waits for that member.
-    pub fn load(stream: &dyn RawStream) -> Result<FusedKernel, Error> {
-        let function =
-            CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function("pagerank_fused")?;
+    /// `blocks_per_sm` picks the entry point: 0 the unbounded one, 6 or 8 those held to that
+    /// many blocks per SM; anything else is an error naming the choices.
+    pub fn load(stream: &dyn RawStream, blocks_per_sm: u32) -> Result<FusedKernel, Error> {
+        let name = match blocks_per_sm {
+            0 => "pagerank_fused",
+            6 => "pagerank_fused_b6",
+            8 => "pagerank_fused_b8",
+            other => {
+                return Err(Error::invalid(
+                    "blocks per SM of the fused PageRank kernel (--fused-blocks-per-sm)",
+                    other,
+                    "0 (let the compiler choose), 6 or 8",
+                ));
+            }
+        };
+        let function = CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function(name)?;
         function.load_now()?;
         let grid = function.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?;
         if grid == 0 {

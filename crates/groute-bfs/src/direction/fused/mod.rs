@@ -113,20 +113,31 @@ impl FusedDirection {
         source: u32,
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
-        for m in &self.members {
-            m.reset(source, self.options.trace)?;
-        }
-        for m in &self.members {
-            m.dir.stream.synchronize()?;
-        }
         // Held until every member completed (`wait` below): one device-driven run at a time.
         let _run = self.group.begin_run()?;
         let started = Instant::now();
-        let timer = DeviceTimer::start(&self.context)?;
-        let done = self.launch_all()?;
-        let asked_to_stop =
-            self.group
-                .wait_members(&done.iter().collect::<Vec<_>>(), time_limit, started)?;
+        // Again while a member's start was cancelled (PeerGroup::run_started).
+        let ((timer, asked_to_stop), _) = self.group.run_started(
+            || -> Result<(), BfsError> {
+                for m in &self.members {
+                    m.reset(source, self.options.trace)?;
+                }
+                for m in &self.members {
+                    m.dir.stream.synchronize()?;
+                }
+                Ok(())
+            },
+            || -> Result<_, BfsError> {
+                let timer = DeviceTimer::start(&self.context)?;
+                let done = self.launch_all()?;
+                let asked_to_stop = self.group.wait_members(
+                    &done.iter().collect::<Vec<_>>(),
+                    time_limit,
+                    started,
+                )?;
+                Ok((timer, asked_to_stop))
+            },
+        )?;
         let device_time = timer.stop()?;
         let elapsed = started.elapsed();
         let devices = self.context.devices();
