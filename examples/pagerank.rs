@@ -10,10 +10,9 @@
 //! With no graph flag it runs the shipped `datasets/4elt.graph` and checks the result against
 //! the sequential reference: the L1 error must stay within `residual left / (1 - alpha)`
 //! (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
-//! `--driver` picks who drives the rounds on CUDA (default auto: host-driven, the faster and
-//! reliable one; `--driver fused` runs one persistent kernel per device, on several GPUs only
-//! with `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`: it stalls on small graphs there, open bug
-//! issue #7); `--json` says which ran.
+//! `--driver` picks who drives the rounds on CUDA (default auto: host-driven for now;
+//! `--driver fused` runs one persistent kernel per device, faster on road-like graphs, far
+//! slower where many arcs are cut); `--json` says which ran.
 
 mod common;
 
@@ -58,18 +57,17 @@ struct Cli {
     #[arg(long)]
     lazy_receive: bool,
     /// CUDA: who drives the rounds: host (a launch and a read-back per round), auto (host for
-    /// now: fused was never faster), or fused (one persistent kernel per device runs every
-    /// round; devices exchange over NVLink; on several GPUs only with
-    /// GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1: it stalls on small graphs there, issue #7).
+    /// now), or fused (one persistent kernel per device runs every round; devices exchange
+    /// over NVLink: faster on road-like graphs, far slower where many arcs are cut).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of
     /// one after every add to a peer's halo.
     #[arg(long)]
     fused_fence_per_round: bool,
-    /// CUDA, fused driver: blocks of 256 threads per SM the kernel is compiled for: 0 lets the
-    /// compiler choose (5 fit), 6 or 8 cap its registers (more threads in flight).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// CUDA, fused driver: blocks of 256 threads per SM the kernel is compiled for: 8 or 6 cap
+    /// its registers (more threads in flight), 0 lets the compiler choose (5 fit).
+    #[arg(long, default_value_t = groute_pagerank::DEFAULT_FUSED_BLOCKS_PER_SM, value_name = "N")]
     fused_blocks_per_sm: u32,
     /// Print the K highest-ranked vertices.
     #[arg(long, value_name = "K")]
@@ -197,8 +195,7 @@ struct Report {
     fused_blocks_per_sm: u32,
     /// The `--driver` asked for.
     driver_requested: String,
-    /// The driver that ran: host, or fused when asked for (auto runs host; fused on several
-    /// GPUs needs GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1, issue #7).
+    /// The driver that ran: host, or fused when asked for (auto runs host).
     driver: String,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).

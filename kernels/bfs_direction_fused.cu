@@ -110,7 +110,6 @@ enum DoWord : unsigned int {
     DO_FRONTIER = 15,         // the current frontier's vertices (global)
     DO_FRONTIER_OUT = 16,     // the current frontier's out-arcs (global)
     DO_LEVEL = 17,            // the current frontier's level
-    DO_START_GATE = 18,       // peer_start_gate's verdict (its low 32 bits)
     DO_RECEIVED = 24,         // DO_FLAG_SPARSE_PUSH: the list lengths sent, by rank
     DO_WORDS = 32,
 };
@@ -769,11 +768,6 @@ __device__ __forceinline__ void direction_fused(
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
     const PeerGroup& group, unsigned long long* trace_words, unsigned int flags,
     unsigned long long* const* postboxes) {
-    // Every member running, or all leave before writing anything (the host starts them
-    // again): see peer_group.cuh.
-    if (!peer_start_gate(group, reinterpret_cast<unsigned int*>(state + DO_START_GATE))) {
-        return;
-    }
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,    wl,           state,
@@ -782,6 +776,8 @@ __device__ __forceinline__ void direction_fused(
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
+        // The start gate (peer_group.cuh): exchange 0 completes only once every member runs.
+        peer_start_arrive(group);
         trace.stamp_header(TRACE_START);
     }
     const FusedBarrierConfig config{0u, 0u};

@@ -143,7 +143,6 @@ enum PrfWord : unsigned int {
     PRF_T_EXCHANGE = 88,
     PRF_T_DRAIN = 90,
     PRF_T_LAST = 92,            // the last stamp
-    PRF_START_GATE = 94,        // peer_start_gate's verdict
     PRF_WORDS = 96,
 };
 
@@ -383,12 +382,9 @@ __device__ __forceinline__ void pagerank_fused_body(
     // devices only).
     const bool fence_per_round = several && (settings.flags & PRF_FLAG_FENCE_PER_ROUND) != 0u;
     unsigned int gen = 0;
-    // Every member running, or all leave before writing anything (the host starts them
-    // again): see peer_group.cuh.
-    if (!groute::peer_start_gate(group, state + PRF_START_GATE)) {
-        return;
-    }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
+        // The start gate (peer_group.cuh): exchange 0 completes only once every member runs.
+        groute::peer_start_arrive(group);
         // The first phase's start (ordered before the first action by block 0's arrival).
         *reinterpret_cast<volatile unsigned long long*>(state + PRF_T_LAST) = globaltimer_ns();
     }

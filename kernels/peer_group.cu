@@ -5,9 +5,8 @@
 // values its peers stored. It counts mismatches instead of trusting them, so the host test
 // fails on any lost or early-read write. `posted`: the all-reduce is peer_post_allreduce_sum
 // over `postboxes` (one address per device, POST_WORDS u64 each, zeroed), else
-// peer_allreduce_sum. Every member first passes the start gate (peer_start_gate, its verdict in
-// `gate`, one zeroed u32 of this device): a member launched alone cancels the start and
-// leaves without writing `out`.
+// peer_allreduce_sum. Every member arrives at the start gate first (peer_group.cuh): a member
+// launched alone has its start cancelled at exchange 0 (status PEER_CANCELLED).
 #include "peer_group.cuh"
 #include "peer_post.cuh"
 
@@ -29,10 +28,10 @@ extern "C" __global__ void peer_group_probe(groute::PeerGroup g,
                                             unsigned int words, unsigned int exchanges,
                                             unsigned long long* out,
                                             unsigned long long* const* postboxes,
-                                            unsigned int posted, unsigned int* gate) {
+                                            unsigned int posted) {
     using namespace groute;
-    if (!peer_start_gate(g, gate)) {
-        return;
+    if (threadIdx.x == 0) {
+        peer_start_arrive(g);
     }
     __shared__ unsigned int status;
     __shared__ unsigned long long sums[2];

@@ -41,19 +41,21 @@
 // its status in PEER_FAILED so the others leave at once, and the caller stops its kernel and
 // reports it. The sums are then unspecified.
 //
-// The start gate (peer_start_gate, before a kernel does anything else): a member that waits
-// for a peer that has not started yet can keep that peer from ever starting. Its kernel keeps
-// its GPU busy, and a driver call of another host thread that waits for that GPU (a free, a
-// module load, a synchronous copy) can hold the host's launch of the peer behind it until the
-// waiting member gives up (the 60 s exchange time-outs of parallel test threads, gone when the
-// same tests ran one at a time). So a run starts only once every member is running: each
-// member's leader adds 1 to [PEER_START]; the last one (count == size) sets PEER_START_GO, and
-// a leader that waited PEER_START_WINDOW_NS (or saw the abort word) sets PEER_START_CANCELLED
-// instead. Both are set by compare-and-swap on a word that holds neither, so exactly one of
-// them is ever set and every member reads the same verdict: all run, or all leave at once
-// having written nothing, the host waits for every member (which lets the blocked calls
-// through), resets and launches them all again (PeerGroup::start_cancelled). A member that
-// arrives after the cancel reads it from its own add.
+// The start gate: a member that waits for a peer that has not started yet can keep that peer
+// from ever starting. Its kernel keeps its GPU busy, and a driver call of another host thread
+// that waits for that GPU (a free, a module load, a synchronous copy) can hold the host's
+// launch of the peer behind it until the waiting member gives up (the 60 s exchange time-outs
+// of parallel test threads, gone when the same tests ran one at a time). So the first exchange
+// completes only once every member is running, and otherwise the run is cancelled: each
+// member's kernel adds 1 to [PEER_START] as it starts (peer_start_arrive, no wait); at
+// exchange 0, before anything else, a member waits for the verdict (peer_start_verdict): one
+// that reads count == size sets PEER_START_GO, one that waited PEER_START_WINDOW_NS (or saw
+// the abort word) sets PEER_START_CANCELLED. Both are set by compare-and-swap on a word that
+// holds neither, so exactly one is ever set and every member reads the same verdict: all go
+// on, or all stop at their exchange 0 with PEER_CANCELLED; the host waits for every member
+// (which lets the blocked calls through), resets every member's state and the mailbox, and
+// launches them all again (PeerGroup::start_cancelled, PeerGroup::run_started). Work a member
+// did before its exchange 0 (stores into peers included) is discarded by that reset.
 #pragma once
 
 namespace groute {
@@ -72,7 +74,12 @@ constexpr unsigned long long PEER_START_CANCELLED = 1ull << 63;
 // How long a started member waits for the others before it cancels the start.
 constexpr unsigned long long PEER_START_WINDOW_NS = 10000000ull;
 
-enum PeerStatus : unsigned int { PEER_OK = 0, PEER_ABORTED = 1, PEER_TIMED_OUT = 2 };
+enum PeerStatus : unsigned int {
+    PEER_OK = 0,
+    PEER_ABORTED = 1,
+    PEER_TIMED_OUT = 2,
+    PEER_CANCELLED = 3,  // the start gate was cancelled: the host starts the run again
+};
 
 // The kernel parameter (layout of groute_core::cuda::PeerArgs: 8 + 8 + 4 + 4 + 8 bytes).
 struct PeerGroup {
@@ -193,11 +200,73 @@ __device__ __forceinline__ unsigned int peer_wait_for(const PeerGroup& g,
     return PEER_OK;
 }
 
+// Sets `flag` on the start word unless a verdict is already there (`seen`: the word as last
+// read). Returns whether the verdict is PEER_START_GO.
+__device__ __forceinline__ bool peer_start_decide(unsigned long long* word,
+                                                  unsigned long long seen,
+                                                  unsigned long long flag) {
+    for (;;) {
+        if ((seen & (PEER_START_GO | PEER_START_CANCELLED)) != 0ull) {
+            return (seen & PEER_START_GO) != 0ull;
+        }
+        const unsigned long long old = peer_cas(word, seen, seen | flag);
+        if (old == seen) {
+            return flag == PEER_START_GO;
+        }
+        seen = old;
+    }
+}
+
+// The start gate's arrival (header comment): ONE thread per member, first thing in the
+// kernel. It does not wait.
+__device__ __forceinline__ void peer_start_arrive(const PeerGroup& g) {
+    if (g.size > 1u) {
+        asm volatile("red.relaxed.sys.global.add.u64 [%0], 1;"
+                     :
+                     : "l"(__cvta_generic_to_global(g.mailbox + PEER_START))
+                     : "memory");
+    }
+}
+
+// The start gate's verdict, taken by the first exchange (both all-reduces call it at exchange
+// 0): PEER_OK once every member arrived, PEER_CANCELLED when the start was cancelled (by
+// this member after PEER_START_WINDOW_NS or the abort word, or by another).
+__device__ unsigned int peer_start_verdict(const PeerGroup& g) {
+    if (g.size <= 1u) {
+        return PEER_OK;
+    }
+    unsigned long long* const word = g.mailbox + PEER_START;
+    const unsigned long long started = peer_clock_ns();
+    unsigned int polls = 0;
+    for (;;) {
+        const unsigned long long seen = peer_load_acquire(word);
+        bool go = false;
+        if ((seen & (PEER_START_GO | PEER_START_CANCELLED)) != 0ull) {
+            go = (seen & PEER_START_GO) != 0ull;
+        } else if (seen == g.size) {
+            go = peer_start_decide(word, seen, PEER_START_GO);
+        } else if (++polls % PEER_POLL_CHECK == 0u &&
+                   (peer_clock_ns() - started > PEER_START_WINDOW_NS ||
+                    peer_load_abort(g.abort) != 0u)) {
+            go = peer_start_decide(word, seen, PEER_START_CANCELLED);
+        } else {
+            continue;
+        }
+        return go ? PEER_OK : PEER_CANCELLED;
+    }
+}
+
 // The all-reduce and barrier of the header comment. One thread per device; `count` <=
 // PEER_MAX_VALUES. Returns PEER_OK or why it gave up.
 __device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exchange,
                                            const unsigned long long* mine,
                                            unsigned long long* sums, unsigned int count) {
+    if (exchange == 0u) {
+        const unsigned int started = peer_start_verdict(g);
+        if (started != PEER_OK) {
+            return started;
+        }
+    }
     unsigned long long* const slots = g.mailbox + PEER_SLOTS;
     const unsigned int parity = exchange & 1u;
     unsigned long long* const own =
@@ -225,79 +294,6 @@ __device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exch
         sums[i] = s;
     }
     return PEER_OK;
-}
-
-// Sets `flag` on the start word unless a verdict is already there (`seen`: the word as last
-// read). Returns whether the verdict is PEER_START_GO.
-__device__ __forceinline__ bool peer_start_decide(unsigned long long* word,
-                                                  unsigned long long seen,
-                                                  unsigned long long flag) {
-    for (;;) {
-        if ((seen & (PEER_START_GO | PEER_START_CANCELLED)) != 0ull) {
-            return (seen & PEER_START_GO) != 0ull;
-        }
-        const unsigned long long old = peer_cas(word, seen, seen | flag);
-        if (old == seen) {
-            return flag == PEER_START_GO;
-        }
-        seen = old;
-    }
-}
-
-// The start gate's protocol (header comment), run by ONE thread per member: whether every
-// member started (run) or the start was cancelled (leave at once).
-__device__ bool peer_start_leader(const PeerGroup& g) {
-    unsigned long long* const word = g.mailbox + PEER_START;
-    const unsigned long long old = peer_arrive(word);
-    if ((old & (PEER_START_GO | PEER_START_CANCELLED)) != 0ull) {
-        return (old & PEER_START_GO) != 0ull;
-    }
-    if (old + 1ull == g.size) {
-        return peer_start_decide(word, old + 1ull, PEER_START_GO);
-    }
-    const unsigned long long started = peer_clock_ns();
-    unsigned int polls = 0;
-    for (;;) {
-        const unsigned long long seen = peer_load_acquire(word);
-        if ((seen & (PEER_START_GO | PEER_START_CANCELLED)) != 0ull) {
-            return (seen & PEER_START_GO) != 0ull;
-        }
-        if (++polls % PEER_POLL_CHECK == 0u &&
-            (peer_clock_ns() - started > PEER_START_WINDOW_NS || peer_load_abort(g.abort) != 0u)) {
-            return peer_start_decide(word, seen, PEER_START_CANCELLED);
-        }
-    }
-}
-
-// The start gate: every thread of every block calls it first thing, before the kernel writes
-// anything. Block 0's thread 0 runs the protocol and stores the verdict in `local` (a word of
-// this device's memory, zeroed by the host before the launch: 1 run, 2 leave); the other
-// blocks wait for it there. One member: always true, `local` untouched.
-__device__ bool peer_start_gate(const PeerGroup& g, unsigned int* local) {
-    if (g.size <= 1u) {
-        return true;
-    }
-    __shared__ unsigned int verdict;
-    if (threadIdx.x == 0u) {
-        if (blockIdx.x == 0u) {
-            verdict = peer_start_leader(g) ? 1u : 2u;
-            asm volatile("st.release.gpu.global.u32 [%0], %1;"
-                         :
-                         : "l"(__cvta_generic_to_global(local)), "r"(verdict)
-                         : "memory");
-        } else {
-            unsigned int v = 0;
-            do {
-                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
-                             : "=r"(v)
-                             : "l"(__cvta_generic_to_global(local))
-                             : "memory");
-            } while (v == 0u);
-            verdict = v;
-        }
-    }
-    __syncthreads();
-    return verdict == 1u;
 }
 
 }  // namespace groute

@@ -39,6 +39,13 @@ __device__ unsigned int peer_post_allreduce_sum(const PeerGroup& g,
                                                 unsigned int exchange,
                                                 const unsigned long long* mine,
                                                 unsigned long long* sums, unsigned int count) {
+    if (exchange == 0u) {
+        // The start gate (peer_group.cuh): every member running, or the run cancelled.
+        const unsigned int started = peer_start_verdict(g);
+        if (started != PEER_OK) {
+            return started;
+        }
+    }
     const unsigned int parity = exchange & 1u;
     const unsigned long long tag = static_cast<unsigned long long>(exchange) + 1ull;
     const unsigned int own_slot = (parity * PEER_MAX_DEVICES + g.rank) * POST_STRIDE;

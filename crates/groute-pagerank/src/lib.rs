@@ -111,19 +111,17 @@
 //! ## Device-driven runs
 //!
 //! *Status.* [`Driver::Auto`], the default, always runs host-driven; [`Driver::Fused`] must be
-//! asked for, and on several devices it is refused unless [`EXPERIMENTAL_FUSED_ENV`]
-//! (`GROUTE_EXPERIMENTAL_FUSED_PAGERANK`) is `1` ([`check_fused_devices`]). Measured on
-//! 2 x H200 (`pagerank --gen road-usa --partition block --check --repeat 3`, device ms): on 1
-//! GPU host 15.76, fused 19.46 (fused phases: take 5.78, gather 12.14, worklist 1.51; the
-//! fused gather is ~55% slower than the standalone gather kernel, 7.8 ms by ncu); on 2 GPUs
-//! host 13.36, fused 13.60 (per device: take 4.12 / 4.69, gather 6.16 / 7.19, worklist 0.87 /
-//! 0.81, exchange wait 2.10 / 0.56, drain 0.29 / 0.29), with `--fused-fence-per-round` 13.60;
-//! an earlier round measured kron21 on 2 GPUs at 444 ms fused against ~115 host. So the fused
-//! loop was never faster. Worse, on 2 GPUs it stalls on the SMALL test graphs (`fused_driver`,
-//! `fused_beside_host_runs`): the members wait the 60 s exchange timeout, cause unknown
-//! (open bug, issue #7), while the 2-GPU runs on road-usa and kron21 complete and pass
-//! `--check`, and every 1-device run passes its tests. The tests with the variable set are
-//! the reproducer.
+//! asked for. Measured on 2 x H200 (`pagerank --gen road-usa --partition block --check
+//! --repeat 3`, device ms, median): host-driven 15.65-15.76 on 1 GPU, 12.8-13.4 on 2; fused
+//! (kernel held to 8 blocks per SM, the default: `PageRankOptions::fused_blocks_per_sm`) 14.71
+//! on 1 GPU, 10.91 on 2 (unbounded, 5 blocks per SM: 18.75 / 13.20). So on road-usa the fused
+//! loop is the faster one; but on kron21, where a block partition cuts about half the arcs,
+//! it took 444 ms on 2 GPUs against ~115 host-driven (every cut arc a system atomic over
+//! NVLink), so Auto does not pick it yet. Until 2026-11-22 the 2-GPU fused runs stalled on the
+//! small test graphs when test threads ran in parallel (60 s exchange time-outs); the start
+//! gate of `groute_core::cuda::PeerGroup` (every member running before the first exchange
+//! completes, else the start is cancelled and relaunched) ended that, and the 2-GPU tests run
+//! in parallel since.
 //!
 //! [`Driver::Fused`] (`--driver fused`; CUDA with pull sweeps, where
 //! `groute_core::cuda::PeerGroup` can run: distinct physical GPUs with peer access) runs the
@@ -179,10 +177,7 @@ use groute_graph::{GraphError, PartitionedGraph};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
-pub use driver::{
-    Driver, EXPERIMENTAL_FUSED_ENV, ParseDriverError, check_fused_devices,
-    experimental_fused_enabled,
-};
+pub use driver::{Driver, ParseDriverError};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
 pub use split::{PageRankSplitOps, VertexResidual};
@@ -195,6 +190,8 @@ pub const DEFAULT_EPSILON: f32 = 0.01;
 /// The default [`PageRankOptions::sweep_divisor`]: sweep once a sixteenth of the owned range
 /// is pending (the CUDA worker's docs give the cost model).
 pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
+/// Default [`PageRankOptions::fused_blocks_per_sm`].
+pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;
 
 /// The a-priori bound on `|r - r*|_1` for a graph of `vertices` vertices:
 /// `vertices * epsilon / (1 - alpha)` (see the crate docs).
@@ -229,14 +226,14 @@ pub struct PageRankOptions {
     /// default off; `kernels/pagerank_fused.cu` says why it suffices).
     pub fused_fence_per_round: bool,
     /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
-    /// (`--fused-blocks-per-sm`): 0 (default) lets ptxas choose (48 registers: 5 blocks fit);
-    /// 6 or 8 cap the registers at 40 or 32 (some spilled) for more threads in flight in the
-    /// phases bound by memory latency. Other values are an error.
+    /// (`--fused-blocks-per-sm`): 8 (default) caps its registers at 32 (a few spilled), 6 at
+    /// 40, 0 lets ptxas choose (48 registers: 5 blocks fit). Memory latency bounds the sweeps,
+    /// so more threads in flight win: road-usa on 1 H200 took 14.7 ms at 8, 17.1 at 6, 18.8 at
+    /// 0. Other values are an error.
     pub fused_blocks_per_sm: u32,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
-    /// host-driven for now; the device-driven loop on several devices needs
-    /// [`EXPERIMENTAL_FUSED_ENV`], see "Device-driven runs" above). The host backend always
-    /// runs host-driven.
+    /// host-driven for now, see "Device-driven runs" above). The host backend always runs
+    /// host-driven.
     pub driver: Driver,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,
@@ -251,7 +248,7 @@ impl Default for PageRankOptions {
             sweep: SweepMode::default(),
             lazy_receive: false,
             fused_fence_per_round: false,
-            fused_blocks_per_sm: 0,
+            fused_blocks_per_sm: DEFAULT_FUSED_BLOCKS_PER_SM,
             driver: Driver::default(),
             worklist: WorklistOptions::default(),
         }

@@ -273,8 +273,7 @@ impl DeviceSolver {
 }
 
 /// The device-driven runs' storage when `driver` is [`Driver::Fused`] (an error naming
-/// `--driver host` where they cannot run: push sweeps, several devices without
-/// [`crate::EXPERIMENTAL_FUSED_ENV`] (issue #7), or a context that `PeerGroup::check`
+/// `--driver host` where they cannot run: push sweeps, or a context that `PeerGroup::check`
 /// refuses); else `None` ([`Driver::Auto`] runs host-driven: crate docs, "Device-driven
 /// runs").
 fn fused_runs(
@@ -296,10 +295,6 @@ fn fused_runs(
             "pull sweeps (--sweep pull), or --driver host for push sweeps",
         ));
     }
-    crate::driver::check_fused_devices(
-        context.num_devices(),
-        crate::driver::experimental_fused_enabled(),
-    )?;
     FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
 }
 

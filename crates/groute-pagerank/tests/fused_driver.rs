@@ -4,10 +4,8 @@
 //! directed graphs, with dangling vertices, sources and hubs; every sweep divisor. The device
 //! runs need `GROUTE_TEST_CUDA=1`; the refusals (host backend, push sweeps) run everywhere.
 //!
-//! Two devices: the device-driven runs there stall on these small graphs (open bug, issue
-//! #7), so they run only with `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`, and are then the
-//! reproducer of the bug; without it, every test that would run them checks instead that a
-//! 2-device fused run is refused with an error naming the bug and the fix.
+//! Two devices: these tests in parallel threads were the reproducer of the 60 s stalls that the
+//! start gate of `groute_core::cuda::PeerGroup` ended (issue #7).
 
 mod common;
 
@@ -18,8 +16,7 @@ use groute_core::Context;
 use groute_core::cuda::PeerGroup;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode,
-    experimental_fused_enabled, pagerank,
+    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode, pagerank,
 };
 use groute_worklist::WorklistError;
 
@@ -32,21 +29,13 @@ fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
 }
 
 /// Device counts the fused driver runs on here: 1, and 2 when two distinct GPUs with peer
-/// access are present and `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1` (issue #7's reproducer);
-/// without the variable, a 2-device fused run is checked to be refused instead (`None`: CUDA
-/// not tested).
+/// access are present (`None`: CUDA not tested).
 fn device_counts() -> Option<Vec<usize>> {
     let one = groute_core::testing::cuda_context(1)?;
     drop(one);
     let mut counts = vec![1];
     let two = groute_core::testing::cuda_context(2)?;
-    if !experimental_fused_enabled() {
-        common::assert_fused_refused(&two, &options(0.01));
-        eprintln!(
-            "note: the fused driver on 2 devices runs only with \
-             GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1 (issue #7)"
-        );
-    } else if PeerGroup::supported(&two) {
+    if PeerGroup::supported(&two) {
         counts.push(2);
     } else {
         eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
@@ -225,7 +214,7 @@ fn auto_runs_host_driven_on_two_gpus_whatever_the_cut() {
     };
     // A long road strip cut once in the middle (the cut on which the fused loop came closest
     // to the host-driven one), and a kron graph (about half its arcs cut by a block
-    // partition): Auto runs host-driven on both, with or without the experimental switch.
+    // partition): Auto runs host-driven on both.
     for spec in [
         "road:side=200,p=0.6,seed=2",
         "kron:scale=10,ef=8,sym,seed=3",

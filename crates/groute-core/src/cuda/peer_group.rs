@@ -13,11 +13,13 @@
 //! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
 //! failed so the others leave at once. Nothing hangs: every wait is bounded.
 //!
-//! **Every member running, or none** (the start gate, `peer_start_gate` in `peer_group.cuh`):
-//! a member kernel's first act is a rendezvous with the others. A member whose peers have not
-//! all started within [`PEER_START_WINDOW`] cancels the start, and every member leaves without
-//! having written anything; [`PeerGroup::start_cancelled`] then tells the host to reset and
-//! launch them all again ([`PeerGroup::run_started`] does the loop). Without it, a member
+//! **Every member running, or none** (the start gate of `peer_group.cuh`): a member kernel
+//! counts itself in as it starts, and its first exchange completes only once every member has.
+//! A member whose peers have not all started within [`PEER_START_WINDOW`] of reaching that
+//! exchange cancels the start, and every member stops at its first exchange with
+//! [`PEER_CANCELLED`]; [`PeerGroup::start_cancelled`] then tells the host to reset every
+//! member's state and launch them all again ([`PeerGroup::run_started`] does the loop). What a
+//! member did before its first exchange is discarded by that reset. Without it, a member
 //! waiting for a peer that has not started can keep that peer from starting at all: its kernel
 //! keeps its GPU busy, and a driver call of another host thread that waits for that GPU (a
 //! free, a module load, a synchronous copy) can hold the host's launch of the peer behind it
@@ -84,8 +86,8 @@ pub enum PeerExchange {
 /// [`PeerGroup::set_timeout`] says otherwise.
 pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long a started member waits for the others to start before it cancels the start
-/// (`groute::PEER_START_WINDOW_NS`; see the module docs).
+/// How long a member waits at its first exchange for the others to start before it cancels
+/// the start (`groute::PEER_START_WINDOW_NS`; see the module docs).
 pub const PEER_START_WINDOW: Duration = Duration::from_millis(10);
 
 /// The start word of the mailbox (`groute::PEER_START`) and its verdict bits.
@@ -101,6 +103,9 @@ pub const PEER_OK: u32 = 0;
 pub const PEER_ABORTED: u32 = 1;
 /// A peer did not arrive within the timeout.
 pub const PEER_TIMED_OUT: u32 = 2;
+/// The start gate was cancelled (a member did not start in time): the host starts the run
+/// again ([`PeerGroup::run_started`]).
+pub const PEER_CANCELLED: u32 = 3;
 
 /// The kernel parameter `groute::PeerGroup` (one by-value parameter): the mailbox, the abort
 /// word, this member's rank, the group's size and the timeout.
@@ -271,19 +276,21 @@ impl PeerGroup {
             return Ok(false);
         };
         loop {
-            let mut complete = true;
-            for event in done {
-                complete &= event.is_complete()?;
-            }
-            if complete {
-                return Ok(false);
-            }
+            // The limit first: a run not seen complete within it is stopped, however soon it
+            // completes after (a zero limit always stops it, whatever the host's timing).
             if started.elapsed() > limit {
                 self.set_abort(1)?;
                 for event in done {
                     event.wait()?;
                 }
                 return Ok(true);
+            }
+            let mut complete = true;
+            for event in done {
+                complete &= event.is_complete()?;
+            }
+            if complete {
+                return Ok(false);
             }
             std::thread::sleep(PEER_WAIT_POLL);
         }
@@ -402,6 +409,7 @@ impl PeerGroup {
         let reason = match status {
             PEER_TIMED_OUT => "a peer did not arrive within the group's timeout",
             PEER_ABORTED => "the host or another device stopped the run",
+            PEER_CANCELLED => "the run's start was cancelled (a member did not start in time)",
             _ => "an unknown status",
         };
         Error::PeerExchangeFailed {
@@ -509,8 +517,8 @@ fn probe_members(
         let postbox = device.alloc::<u64>(PEER_POSTBOX_WORDS)?;
         device.stream().fill(&postbox, 0u64)?;
         postboxes.push(postbox);
-        // [status, mismatches, elapsed_ns, exchanges done, start gate verdict (low half)]
-        let out = device.alloc::<u64>(5)?;
+        // [status, mismatches, elapsed_ns, exchanges done]
+        let out = device.alloc::<u64>(4)?;
         device.stream().fill(&out, 0u64)?;
         device.stream().synchronize()?;
         inboxes.push(inbox);
@@ -532,7 +540,6 @@ fn probe_members(
         );
     }
     for (d, device) in context.devices().iter().enumerate().take(launched) {
-        let gate = outs[d].slice(4..5)?.raw();
         let args = (
             group.args(d)?,
             DevicePtr::<u64>::from_slice(&tables[d].raw())?,
@@ -541,17 +548,15 @@ fn probe_members(
             DevicePtr::<u64>::from_slice(&outs[d].raw())?,
             DevicePtr::<u64>::from_slice(&post_tables[d].raw())?,
             u32::from(method == PeerExchange::Posted),
-            DevicePtr::<u32>::from_slice(&gate)?,
         );
         // SAFETY: peer_group_probe(PeerGroup g, unsigned long long* const* inboxes,
         // unsigned words, unsigned exchanges, unsigned long long* out,
-        // unsigned long long* const* postboxes, unsigned posted, unsigned* gate): the tuple
-        // matches it; `gate` is the zeroed fifth u64 of `out`;
+        // unsigned long long* const* postboxes, unsigned posted): the tuple matches it;
         // `post_tables[d]` (on device d) holds every member's postbox address, each of
         // PEER_POSTBOX_WORDS u64 (= POST_WORDS), reachable from device d;
         // `tables[d]` (on device d) holds every member's inbox address, each inbox holding
         // 2 * PEER_MAX_DEVICES * words u64, reachable from device d (PeerGroup::check: peer
-        // access between every pair); `out` holds 5 u64 of device d; one block, cooperative so
+        // access between every pair); `out` holds 4 u64 of device d; one block, cooperative so
         // that it is resident. Every buffer lives until the synchronisation below.
         let launched = unsafe {
             functions[d].launch_cooperative(

@@ -109,14 +109,12 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
 }
 
 /// The drivers to run on a test context: on CUDA, unless `o` names one, both the host-driven
-/// one and (with pull sweeps, where `PeerGroup` can run, on one device or with
-/// `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`: issue #7) the device-driven one; elsewhere the one
+/// one and (with pull sweeps, where `PeerGroup` can run) the device-driven one; elsewhere the one
 /// `o` asks for, except that the device-driven driver is only run on the CUDA context (the
 /// host contexts refuse it, which `fused_driver`'s refusal test checks on its own).
 pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
     let cuda = label == "cuda";
     let fused = o.sweep == groute_pagerank::SweepMode::Pull
-        && (context.num_devices() == 1 || groute_pagerank::experimental_fused_enabled())
         && groute_core::cuda::PeerGroup::supported(context);
     match o.driver {
         Driver::Auto if cuda && fused => vec![Driver::Host, Driver::Fused],
@@ -124,40 +122,6 @@ pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions)
         Driver::Fused if !cuda => Vec::new(),
         asked => vec![asked],
     }
-}
-
-/// Without `GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1`: a device-driven run on the several devices
-/// of the CUDA context `context` is refused (issue #7) with an error naming the bug and both
-/// fixes (`--driver host`, the variable), and Auto on the same context runs host-driven.
-pub fn assert_fused_refused(context: &groute_core::Context, o: &PageRankOptions) {
-    assert!(!groute_pagerank::experimental_fused_enabled());
-    let devices = context.num_devices();
-    assert!(devices > 1, "one device runs the fused driver");
-    let g = generated("road:side=16,p=0.7,seed=2");
-    let parted = partition_graph(g, devices, PartitionMethod::Block, &NoProgress).unwrap();
-    let fused = PageRankOptions {
-        driver: Driver::Fused,
-        sweep: groute_pagerank::SweepMode::Pull,
-        ..o.clone()
-    };
-    let e = pagerank(context, &parted, &fused).unwrap_err().to_string();
-    // The refusal `check_fused_devices` words (its unit test checks that it names issue #7,
-    // `--driver host` and the variable), not some other failure of the run.
-    let refusal = groute_pagerank::check_fused_devices(devices, false)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains(&refusal),
-        "{devices} devices: {e:?} is not the refusal {refusal:?}"
-    );
-    let auto = PageRankOptions {
-        driver: Driver::Auto,
-        ..o.clone()
-    };
-    assert_eq!(
-        pagerank(context, &parted, &auto).unwrap().stats.driver,
-        Driver::Host
-    );
 }
 
 /// The CUDA workers' profiles agree with the engine's counters, and a device synchronises
