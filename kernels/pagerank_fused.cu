@@ -1,57 +1,12 @@
-// STATUS (issue #7): experimental. Never faster than the host-driven loop on 2 x H200 (road-usa
-// 1 GPU 19.46 ms vs 15.76, 2 GPUs 13.60 vs 13.36; the fused gather ~55% slower than the
-// standalone gather kernel), and on 2 GPUs it stalls on the small test graphs (members wait the
-// 60 s exchange timeout, cause unknown). --driver auto never picks it; on several devices it
-// runs only with GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1 (crates/groute-pagerank/src/driver.rs).
-//
-// The stall, reviewed from the code on 2026-11-22 (no GPU run; nothing changed): this kernel
-// found NO path by which device 1 misses the exchange device 0 waits at. Ruled out:
-// - Blocks of one device taking different numbers of grid barriers: every branch taken after
-//   a barrier reads the block's copy of that barrier's record (REC_KIND, REC_HUBS) or kernel
-//   arguments (settings.hub_capacity, pull.tile_count, has_cut, several); the live hub
-//   counter is read only by actions (hubs_listed) and by push_hubs_grid before the next
-//   arrival (E's action zeroes it); the hub barrier of a worklist round is taken whenever
-//   hub_capacity != 0, listed hubs or not; push_round's `continue` (pull take without cut
-//   arcs) and its grid-stride trip counts are block-uniform, its __syncthreads reached by all;
-//   `rec` is rewritten only inside a barrier, after every thread read `round` and the loop
-//   condition. drain_inbox reads the live tail, but the tail of parity p is stable from
-//   exchange k to its reset in barrier D (peers write parity 1 - p in round k + 1, parity p
-//   only after exchange k + 1), and it holds no grid barrier anyway.
-// - Devices taking different numbers of exchanges: exactly one per round on every device
-//   (barrier E, PRF_EXCHANGES the index), and DONE / HALT / DRAIN come from the exchange's
-//   sums, which every device reads from the same slots (rewritten only at exchange k + 2),
-//   so both devices end at the same exchange; the round index (parity) advances once per
-//   round on both. An empty owned range or in-cut (capacity max(1), null cut arrays: the
-//   cut push skipped, halo of max(1)) still runs every round; round 0 sweeps on every device
-//   when several. end_round's stops (overflow, abort poll) go through the sums (HALT on both).
-// - Overlapping words: barrier count 0, generation 32, record 40..51 (six 64-bit words),
-//   PRF_* 64..95; halo, inbox and tails are separate buffers per parity; the peers block's
-//   layout (66 u32) matches FusedPeers; the mailbox is zeroed by begin_run under the lock.
-// - Exchange counting: device 0 waiting at exchange e while device 1 waits at another one
-//   is impossible (passing e needs both arrivals; the generation only grows).
-// What the symptom then says: the failing runs END with device 0's timeout error, so device
-// 1's kernel ended too; a device stuck in a grid barrier never ends (grid barriers poll
-// neither the abort word nor PEER_FAILED: the host would hang, not report), and device 1
-// cannot end early on its own (the sums decide DONE/HALT for both). So device 1's kernel was
-// most likely NOT RUNNING while device 0 waited: its launch (or start) sat behind something
-// that waits for device 0's persistent kernel, and it ran only after device 0 gave up (its
-// first exchange then completes, its second sees PEER_FAILED). Candidates, all outside this
-// kernel and outside PeerGroup's run lock: other test threads' driver calls that wait for
-// every running kernel (cuMemFreeHost of pinned upload/download staging or of a dropped
-// group's mapped abort word, a module load, context set-up) if the driver serialises our
-// cuLaunchCooperativeKernel on device 1 behind them; or another thread's stream work on
-// device 1 that waits on device 0 sharing a hardware queue with our stream. This fits that
-// the big graphs pass (the example: one thread, one run) and only the test binaries (parallel
-// test threads) stall. NOT verified. Next session, on 2 GPUs, with
-// GROUTE_EXPERIMENTAL_FUSED_PAGERANK=1: (1) `bash .gpu/run.sh tests fused_driver --
-// --test-threads=1` (passes: the cross-thread interaction above; stalls: a kernel cause after
-// all); (2) the failure's progress: device 0 at 1 round / 1 exchange and device 1 at 2 / 2
-// means device 1 started only after device 0's timeout; (3) the example on a test graph, one
-// thread (`example pagerank -- --gen random:n=600,m=1800,seed=7 --devices 2 --driver fused
-// --partition block --sweep-divisor 0 --epsilon 0.001 --check`, same variable). If (1)
-// passes, the fix is on the host: no driver call of the process that can wait for a running
-// kernel between the first and the last member's launch (e.g. such calls take
-// PeerGroup::share_gpus); measuring each member's launch call would confirm it.
+// STATUS (issue #7, 2026-11-22): on road-usa, 2 x H200, the fastest driver: 14.45 ms on 1 GPU
+// and 10.59 on 2 (host-driven 15.61 / 13.79), with the entry point held to 8 blocks per SM
+// (pagerank_fused_b8, the default; unbounded, 5 blocks fit and it took 18.75 / 13.20). On
+// kron21, where half the arcs are cut, far slower on 2 GPUs (444 ms against ~115): every cut
+// arc is a system atomic over NVLink. So --driver auto still runs host-driven.
+// The former 2-GPU stall of the small test graphs (60 s exchange time-outs, only with parallel
+// test threads) was a member waiting at an exchange for a peer whose launch sat behind another
+// thread's driver call waiting for the first member's GPU: the start gate of peer_group.cuh
+// (peer_start_arrive here, the verdict in exchange 0) ended it.
 //
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
