@@ -321,11 +321,8 @@ impl FusedRuns {
             match launched {
                 Ok(span) => spans.push(span),
                 Err(e) => {
-                    // The members already launched leave their next exchange.
-                    self.group.set_abort(1)?;
-                    for other in &context.devices()[..d] {
-                        other.stream().synchronize()?;
-                    }
+                    let launched: Vec<&Event> = spans.iter().map(|(_, t1)| t1).collect();
+                    self.group.abandon_launch(&launched)?;
                     return Err(e.into());
                 }
             }

@@ -253,6 +253,17 @@ impl PeerGroup {
         Ok(())
     }
 
+    /// After a member's launch failed: sets the abort word, so that the members already
+    /// launched leave at their exchange 0 (the start gate) or next exchange, and waits for each
+    /// of them (`launched`: an event recorded after each one's kernel).
+    pub fn abandon_launch(&self, launched: &[&Event]) -> Result<()> {
+        self.set_abort(1)?;
+        for event in launched {
+            event.wait()?;
+        }
+        Ok(())
+    }
+
     /// Whether the abort word is set.
     fn abort_set(&self) -> bool {
         self.abort
@@ -303,8 +314,9 @@ impl PeerGroup {
         if self.size() <= 1 {
             return Ok(false);
         }
-        let words = self.context.devices()[0].download(&self.mailbox)?;
-        Ok(words[PEER_START] & PEER_START_CANCELLED != 0)
+        let start = self.mailbox.slice(PEER_START..PEER_START + 1)?;
+        let word = self.context.devices()[0].download(&start)?;
+        Ok(word.first().is_some_and(|w| w & PEER_START_CANCELLED != 0))
     }
 
     /// One device-driven run through the start gate: `prepare` (zero the members' state),

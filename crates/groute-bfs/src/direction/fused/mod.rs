@@ -200,10 +200,8 @@ impl FusedDirection {
             match launched {
                 Ok(event) => done.push(event),
                 Err(e) => {
-                    self.group.set_abort(1)?;
-                    for event in &done {
-                        event.wait()?;
-                    }
+                    self.group
+                        .abandon_launch(&done.iter().collect::<Vec<_>>())?;
                     return Err(e.into());
                 }
             }
