@@ -10,9 +10,10 @@
 //! With no graph flag it runs the shipped `datasets/4elt.graph` and checks the result against
 //! the sequential reference: the L1 error must stay within `residual left / (1 - alpha)`
 //! (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
-//! `--driver` picks who drives the rounds on CUDA (default auto: host-driven for now;
-//! `--driver fused` runs one persistent kernel per device, faster on road-like graphs, far
-//! slower where many arcs are cut); `--json` says which ran.
+//! `--driver` picks who drives the rounds on CUDA (`--driver fused` runs one persistent kernel
+//! per device, faster on road-like graphs, far slower where many arcs are cut; the default,
+//! auto, runs it where at most 1% of the arcs are cut, host-driven otherwise); `--json` says
+//! which ran.
 
 mod common;
 
@@ -56,9 +57,10 @@ struct Cli {
     /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
     #[arg(long)]
     lazy_receive: bool,
-    /// CUDA: who drives the rounds: host (a launch and a read-back per round), auto (host for
-    /// now), or fused (one persistent kernel per device runs every round; devices exchange
-    /// over NVLink: faster on road-like graphs, far slower where many arcs are cut).
+    /// CUDA: who drives the rounds: host (a launch and a read-back per round), fused (one
+    /// persistent kernel per device runs every round; devices exchange over NVLink: faster on
+    /// road-like graphs, far slower where many arcs are cut), or auto (fused where at most 1%
+    /// of the arcs are cut and the GPUs allow it, else host).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of
@@ -123,6 +125,9 @@ struct DeviceReport {
     fused_phases_ms: Option<PhaseReport>,
     /// Device-driven runs: blocks of the persistent kernel's grid (`null` for host-driven).
     fused_grid: Option<u32>,
+    /// Device-driven runs: cut arcs the sweeps pushed (unlisted) and in-cut slots drained.
+    cut_arcs_sent: u64,
+    cut_slots_drained: u64,
 }
 
 /// [`groute_pagerank::FusedPhaseTimes`] in ms.
@@ -171,6 +176,8 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
                 total: ms(t.total()),
             }),
             fused_grid: p.fused_grid,
+            cut_arcs_sent: p.cut_arcs_sent,
+            cut_slots_drained: p.cut_slots_drained,
         })
         .collect()
 }
@@ -195,7 +202,7 @@ struct Report {
     fused_blocks_per_sm: u32,
     /// The `--driver` asked for.
     driver_requested: String,
-    /// The driver that ran: host, or fused when asked for (auto runs host).
+    /// The driver that ran: host or fused (auto's pick, or the one asked for).
     driver: String,
     time_ms: f64,
     /// The algorithm's median time by device events (`None` on the host backend).

@@ -29,14 +29,15 @@
 //   so the host launches it right after them, with no read-back in between.
 // pagerank_split_receive: SplitReceive: an owner adds the residual and keeps the vertex if it
 //   crossed epsilon (else drops it: the mass waits in the residual); a non-owner passes it.
-// pagerank_pull_take, pagerank_pull_gather: a PULL sweep, the alternative to pagerank_sweep
-//   without atomics on the local arcs (two launches; crates/groute-pagerank/src/sweep.rs):
+// pagerank_pull_take, pagerank_pull_cut, pagerank_pull_gather: a PULL sweep, the alternative
+//   to pagerank_sweep without atomics on the local arcs (crates/groute-pagerank/src/sweep.rs):
 //   pass 1 (take) over the owned range takes every residual above `floor` into the rank and
-//   stores share[v] = alpha * rho / outdeg(v) (0 for a vertex not taken or dangling); it
-//   pushes share along the CUT arcs only (a per-device CSR of the owned vertices' arcs to
-//   non-owned heads, full length, empty rows elsewhere; has_cut 0 on one device) with the
-//   push machinery above (halo slots, remote list, hubs: pagerank_push_hubs then runs over
-//   the cut CSR). Pass 2 (gather) over the owned range adds to residual[v] the shares of its
+//   stores share[v] = alpha * rho / outdeg(v) (0 for a vertex not taken or dangling), and
+//   pushes nothing. On several devices, pagerank_pull_cut then pushes the cut vertices'
+//   shares along their CUT arcs only (CutLists: the owned vertices with arcs to non-owned
+//   heads, compact) with the push machinery above (halo slots, remote list, hubs:
+//   pagerank_push_hubs then runs over the cut lists' offsets and targets, the hubs recorded
+//   by their index there). Pass 2 (gather) over the owned range adds to residual[v] the shares of its
 //   in-neighbours (the in-CSR: the CSR itself on a symmetric graph, else its transpose);
 //   `share` is full length and 0 outside the owned range, so remote in-neighbours add
 //   nothing (their mass arrives through their owner's cut push). A vertex whose residual
@@ -64,8 +65,8 @@ extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long l
     const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
                                          remote_overflow}};
     const RangeItems items{ops.owned_begin};
-    push_round<true, false>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor,
-                            wl, hub_list(wl, hub_capacity), remote, PullTake{nullptr, nullptr});
+    push_round<true>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor, wl,
+                     hub_list(wl, hub_capacity), remote);
 }
 
 extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long long* offsets,
@@ -79,8 +80,8 @@ extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long 
     const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
                                          remote_overflow}};
     const WorklistItems items{wl, first};
-    push_round<false, false>(ops, offsets, targets, items, count, 0.0f, wl,
-                             hub_list(wl, hub_capacity), remote, PullTake{nullptr, nullptr});
+    push_round<false>(ops, offsets, targets, items, count, 0.0f, wl, hub_list(wl, hub_capacity),
+                      remote);
 }
 
 extern "C" __global__ void pagerank_push_hubs(PageRankOps ops, const unsigned long long* offsets,
@@ -160,22 +161,28 @@ extern "C" __global__ void pagerank_split_receive(PageRankOps ops,
     }
 }
 
+// Pull sweep pass 1: pull_take_grid.
 extern "C" __global__ void pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets,
-                                              const unsigned long long* cut_offsets,
-                                              const unsigned int* cut_targets,
-                                              unsigned int has_cut, float* share,
-                                              groute::DeviceWorklist wl, float floor,
-                                              unsigned int hub_capacity,
-                                              unsigned int* remote_data,
-                                              unsigned int remote_capacity,
-                                              unsigned int* remote_count,
-                                              unsigned int* remote_overflow) {
+                                              float* share, groute::DeviceWorklist wl,
+                                              float floor) {
+    pull_take_grid(ops, offsets, share, floor, wl);
+}
+
+// Pull sweep, the cut arcs (after pagerank_pull_take, several devices): push_cut_grid.
+extern "C" __global__ void pagerank_pull_cut(PageRankOps ops, const unsigned int* cut_vertices,
+                                             const unsigned long long* cut_offsets,
+                                             const unsigned int* cut_targets,
+                                             unsigned int cut_count, const float* share,
+                                             groute::DeviceWorklist wl,
+                                             unsigned int hub_capacity,
+                                             unsigned int* remote_data,
+                                             unsigned int remote_capacity,
+                                             unsigned int* remote_count,
+                                             unsigned int* remote_overflow) {
     const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
                                          remote_overflow}};
-    const RangeItems items{ops.owned_begin};
-    const PullTake pull{share, has_cut != 0u ? cut_offsets : nullptr};
-    push_round<true, true>(ops, offsets, cut_targets, items, ops.owned_end - ops.owned_begin,
-                           floor, wl, hub_list(wl, hub_capacity), remote, pull);
+    const CutLists cut{cut_vertices, cut_offsets, cut_targets, cut_count};
+    push_cut_grid(ops, cut, share, wl, hub_list(wl, hub_capacity), remote);
 }
 
 // Pull sweep, hubs (before pagerank_pull_gather): pull_hub_tiles_grid.

@@ -1,50 +1,66 @@
-// STATUS (issue #7, 2026-11-22): on road-usa, 2 x H200, the fastest driver: 14.45 ms on 1 GPU
-// and 10.59 on 2 (host-driven 15.61 / 13.79), with the entry point held to 8 blocks per SM
-// (pagerank_fused_b8, the default; unbounded, 5 blocks fit and it took 18.75 / 13.20). On
-// kron21, where half the arcs are cut, far slower on 2 GPUs (444 ms against ~115): every cut
-// arc is a system atomic over NVLink. So --driver auto still runs host-driven.
-// The former 2-GPU stall of the small test graphs (60 s exchange time-outs, only with parallel
-// test threads) was a member waiting at an exchange for a peer whose launch sat behind another
-// thread's driver call waiting for the first member's GPU: the start gate of peer_group.cuh
-// (peer_start_arrive here, the verdict in exchange 0) ended it.
+// STATUS (issue #7, 2026-11-22): on road-usa, 2 x H200, the fastest driver: 14.49-14.53 ms on
+// 1 GPU and 8.38-8.40 on 2 (1.73x; host-driven 14.90-15.21 / 10.60-10.87), with the entry
+// point held to 8 blocks per SM (pagerank_fused_b8, the default). Three changes took the
+// 2-GPU run from 10.78 to 8.38 ms: the cut arcs in compact lists pushed by their own pass
+// (push_cut_grid; full-length cut offsets cost the take 8 bytes and a block-wide list claim
+// per owned vertex), every pass over the owned range started at a multiple of 32 (rank 1,
+// whose range began off one, took its take 30% and its gather 25% longer: every warp's loads
+// straddled two lines) with the rank array padded to match, and the cut pushes made
+// reductions with an in-cut drain (PeerHaloPost: no round trip on the gather's path). The
+// exchanges are peer_post_allreduce_sum. On kron21, where half the arcs are cut, 386 ms on 2
+// GPUs against ~120 host-driven: --driver auto still runs host-driven.
 //
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
 // host in the loop). The rounds are the host-driven worker's (kernels/pagerank.cu), their
 // bodies the same functions (kernels/include/pagerank_push.cuh); phases are separated by grid
 // barriers (grid_barrier of fused.cuh) and the devices by cross-device all-reduces
-// (peer_allreduce_sum of peer_group.cuh).
+// (peer_post_allreduce_sum of peer_post.cuh: each device posts into its peers' postboxes and
+// polls only its own; the start gate and the failure word stay in the group's mailbox).
 //
-// Remote contributions go straight to their owner (PeerHalo): a push to a vertex w of device
-// o atomically adds the share to o's incoming halo slot of w (halo[o][parity][w - begin(o)],
-// system-scope atomics over NVLink) and, when the slot was empty (the round's first
-// contribution to w: old value 0), appends w to o's inbox of that parity (a system-scope
-// atomic on o's tail; capacity: o's in-cut vertices, so it cannot overflow; checked anyway,
-// the needed size recorded in PRF_INBOX_OVERFLOW). Every writing thread then executes
-// __threadfence_system() after each add, or, with PRF_FLAG_FENCE_PER_ROUND
-// (--fused-fence-per-round), every thread once per round, right before barrier E (what the
-// exchange's visibility argument needs: every peer write of the thread ordered before its
-// block's arrival at the barrier whose action runs the exchange; the barriers inside the
-// round publish nothing to peers). The parity is the round's (round & 1).
+// Remote contributions go straight to their owner. In a worklist round (PeerHalo), a push to
+// a vertex w of device o atomically adds the share to o's incoming halo slot of w
+// (halo[o][parity][w - begin(o)], system-scope atomics over NVLink) and, when the slot was
+// empty (the round's first contribution to w: old value 0), appends w to o's inbox of that
+// parity (a system-scope atomic on o's tail; capacity: o's in-cut vertices, so it cannot
+// overflow; checked anyway, the needed size recorded in PRF_INBOX_OVERFLOW). Every writing
+// thread then executes __threadfence_system() after each add, or, with
+// PRF_FLAG_FENCE_PER_ROUND (--fused-fence-per-round), every thread once per round, right
+// before barrier E (what the exchange's visibility argument needs: every peer write of the
+// thread ordered before its block's arrival at the barrier whose action runs the exchange;
+// the barriers inside the round publish nothing to peers). A sweep's cut pushes
+// (PeerHaloPost) only add, by reductions nobody waits for, and list nothing: they count
+// their arcs (PRF_CUT_ROUND), every thread of the sweep fences once before barrier E, and
+// after the exchange every device whose peers pushed cut arcs drains the slots of all its
+// in-cut vertices (drain_in_cut). On road-usa that took the cut pushes off the gather's
+// critical path: each was a chain of round trips (the add's old value, the tail, the
+// fence) that held its block ~15 us per sweep. The parity is the round's (round & 1).
 //
 // A round (every block, grid-uniform control flow; the record of the last barrier says what):
-//   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; cut arcs
-//             pushed through PeerHalo) | barrier | the cut hubs listed (push_hubs_grid over the
-//             cut CSR) and the pull hubs' tiles | barrier (when either exists) | pull gather.
+//   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; shares
+//             stored, nothing pushed) | barrier | the cut vertices' shares pushed along their
+//             cut arcs through PeerHaloPost (push_cut_grid over the compact CutLists; lists of
+//             hub length recorded) and the pull hubs' tiles | barrier H (only on a device with
+//             pull hubs or cut lists of hub length), then the recorded cut hubs pushed
+//             (push_hubs_grid over the cut lists) | pull gather, in the same phase as the cut
+//             push (or the cut hubs): the cut arcs write peers' halos only, the gather this
+//             device's residuals.
 //   WORKLIST  push round over the record's [first, first + count) of the worklist (possibly
 //             empty: every device runs every round) | barrier and the listed hubs (when the
 //             device has hubs).
 //   then barrier E, whose action (thread 0 of the last block) accounts for the round (pushed
 //   count, hub counter and pushed word zeroed, overflow and abort checks) and, on several
-//   devices, runs exchange k (peer_allreduce_sum over (pending items, items sent this round,
-//   stop)): every device's peer writes of the round are visible after it and every device
-//   sees the same sums. A stop anywhere -> HALT; nothing pending and nothing sent anywhere ->
-//   DONE (nothing is in flight: every earlier round's inbox was drained). Else, on one
-//   device, the action picks the next round; on several, every block DRAINs this device's
-//   inbox of the round's parity (each listed vertex's halo slot taken with atomicExch and
-//   added to its residual; a vertex that crosses epsilon is appended to the worklist: the
-//   host mode's receive rule) and barrier D's action zeroes the drained tail and picks the
-//   next round. The pick is the host mode's rule on this device's pending items: SWEEP (floor
+//   devices, runs exchange k (peer_post_allreduce_sum over (pending items, items sent this
+//   round, stop, cut arcs pushed)): every device's peer writes of the round are visible after
+//   it and every device sees the same sums. A stop anywhere -> HALT; nothing pending and
+//   nothing sent anywhere (cut arcs count as sent) -> DONE (nothing is in flight: every
+//   earlier round's inbox, and its in-cut slots where cut arcs were pushed, was drained).
+//   Else, on one device, the action picks the next round; on several, every block DRAINs
+//   this device's inbox of the round's parity (each listed vertex's halo slot taken with
+//   atomicExch and added to its residual; a vertex that crosses epsilon is appended to the
+//   worklist: the host mode's receive rule), and its in-cut vertices' slots when a peer
+//   pushed cut arcs, and barrier D's action zeroes the drained tail and picks the next round.
+//   The pick is the host mode's rule on this device's pending items: SWEEP (floor
 //   epsilon, consuming every pending item) when pending * sweep_divisor >= owned, else
 //   WORKLIST over min(pending, max_batch) items. One exchange per round on every device,
 //   whatever the kinds.
@@ -57,13 +73,15 @@
 // State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words (fused.cuh's
 // FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_* words below, read and
 // written by barrier actions only (one thread at a time, ordered by the barriers), except the
-// counters that PeerHalo (sent, inbox overflow) adds to with atomics.
+// counters that PeerHalo (sent, inbox overflow), the cut pass (PRF_CUT_ROUND) and the in-cut
+// drain (PRF_CUT_DRAINED) add to with atomics.
 //
 // Phase times (PRF_T_*, u64 ns of %globaltimer per device, 64-bit words): the action of every
 // barrier stamps the time and adds the interval since the previous stamp (block 0 stamps the
 // start before its first arrival) to the phase that the barrier closes: a sweep's take (to its
-// first barrier), its hub phases (cut hubs and pull hub tiles, to the second), its gather (to
-// barrier E); a worklist round's push (to its hub barrier, or to E) and its hubs (to E); the
+// first barrier), its hub phase (cut push and pull hub tiles, to barrier H), its gather (to
+// barrier E; with the cut push when there is no barrier H, with the cut hubs' push when there
+// is); a worklist round's push (to its hub barrier, or to E) and its hubs (to E); the
 // exchange (inside barrier E's action); the drain with the next round's pick (to barrier D).
 // A phase's interval runs from the previous action's stamp (before that release) to the
 // arrival of its last block: the phase's slowest block plus a release. A few stamps per round.
@@ -75,6 +93,7 @@
 // Launch cooperatively, blockDim.x = PRF_BLOCK (256), grid <= the resident maximum.
 #include "fused.cuh"
 #include "peer_group.cuh"
+#include "peer_post.cuh"
 #include "pagerank_push.cuh"
 
 namespace {
@@ -85,7 +104,7 @@ enum PrfWord : unsigned int {
     PRF_PUSHED = 66,            // vertices pushed, 64-bit (words 66, 67)
     PRF_START = 68,             // first unconsumed worklist position
     PRF_EXCHANGES = 69,         // peer exchanges made
-    PRF_SENT = 70,              // items sent to peers (first contributions), 64-bit (70, 71)
+    PRF_SENT = 70,              // items listed in peers' inboxes, 64-bit (70, 71)
     PRF_RECEIVED = 72,          // inbox items drained, 64-bit (72, 73)
     PRF_STOP = 74,              // why the kernel stopped early (0: it did not)
     PRF_PEER_STATUS = 75,       // the failed exchange's PeerStatus
@@ -98,7 +117,10 @@ enum PrfWord : unsigned int {
     PRF_T_EXCHANGE = 88,
     PRF_T_DRAIN = 90,
     PRF_T_LAST = 92,            // the last stamp
-    PRF_WORDS = 96,
+    PRF_CUT_ROUND = 94,         // cut arcs pushed in this round's sweep, 64-bit (94, 95)
+    PRF_CUT_SENT = 96,          // cut arcs pushed by sweeps, 64-bit (96, 97)
+    PRF_CUT_DRAINED = 98,       // in-cut halo slots drained nonzero, 64-bit (98, 99)
+    PRF_WORDS = 100,
 };
 
 enum PrfStop : unsigned int {
@@ -111,7 +133,8 @@ enum PrfStop : unsigned int {
 };
 
 // What the blocks run next. PRF_DRAIN (several devices, after barrier E): the inbox of the
-// round that just ended, then the barrier that picks the next round.
+// round that just ended (and its in-cut slots: REC_DRAIN_CUT), then the barrier that picks
+// the next round.
 enum PrfKind : unsigned int {
     PRF_DONE = 0,
     PRF_SWEEP = 1,
@@ -133,6 +156,9 @@ enum PrfRecordWord : unsigned int {
     REC_FLOOR = 3,  // sweep: the floor (f32 bits)
     REC_ROUND = 4,  // the round's index (its parity picks the halo and inbox)
     REC_HUBS = 5,   // after a round's first barrier: hubs were listed
+    // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): a peer pushed cut
+    // arcs in the round, so the drain takes every in-cut vertex's slot too.
+    REC_DRAIN_CUT = 5,
 };
 
 // Every device's incoming halo, inbox and tails, and the partition (a small block of device
@@ -151,14 +177,20 @@ struct FusedPull {
     const unsigned long long* in_offsets;
     const unsigned int* in_sources;
     float* share;
-    const unsigned long long* cut_offsets;  // null: no cut arc
+    const unsigned int* cut_vertices;       // CutLists (pagerank_push.cuh); count 0: no cut arc
+    const unsigned long long* cut_offsets;
     const unsigned int* cut_targets;
     const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)
     const unsigned long long* tiles;
     float* hub_sum;
     unsigned long long hub_degree;
+    const unsigned int* in_cut;  // owned vertices with an in-arc from another device
     unsigned int hub_count;
     unsigned int tile_count;
+    unsigned int cut_count;
+    unsigned int cut_hubs;  // nonzero: a cut list may be listed as a hub (barrier H runs)
+    unsigned int in_cut_count;
+    unsigned int reserved;
 };
 
 // Scalar settings (groute_pagerank::cuda::fused::FusedSettings).
@@ -171,8 +203,22 @@ struct FusedSettings {
     unsigned int flags;  // PrfFlag bits
 };
 
-// Remote policy of the fused loop: the share goes to the owner's halo, the first
-// contribution of the round lists the vertex in the owner's inbox (see the header comment).
+// The owner of w (a vertex of another device) and w's incoming halo slot of `parity` there.
+__device__ __forceinline__ float* halo_slot(const FusedPeers* peers, unsigned int size,
+                                            unsigned int parity, unsigned int w,
+                                            unsigned int& o) {
+    o = 0;
+    while (o + 1u < size && w >= peers->bounds[o + 1u]) {
+        ++o;
+    }
+    const unsigned int begin = peers->bounds[o];
+    const unsigned int owned = peers->bounds[o + 1u] - begin;
+    return peers->halo[o] + static_cast<unsigned long long>(parity) * owned + (w - begin);
+}
+
+// Remote policy of the fused loop's worklist rounds: the share goes to the owner's halo, the
+// first contribution of the round lists the vertex in the owner's inbox (see the header
+// comment).
 struct PeerHalo {
     const FusedPeers* peers;
     unsigned int size;
@@ -182,12 +228,7 @@ struct PeerHalo {
 
     __device__ __forceinline__ bool add(unsigned int w, float share) const {
         unsigned int o = 0;
-        while (o + 1u < size && w >= peers->bounds[o + 1u]) {
-            ++o;
-        }
-        const unsigned int begin = peers->bounds[o];
-        const unsigned int owned = peers->bounds[o + 1u] - begin;
-        float* slot = peers->halo[o] + static_cast<unsigned long long>(parity) * owned + (w - begin);
+        float* slot = halo_slot(peers, size, parity, w, o);
         if (atomicAdd_system(slot, share) == 0.0f) {
             const unsigned int cap = peers->capacity[o];
             const unsigned int at = atomicAdd_system(peers->tails[o] + parity, 1u);
@@ -201,6 +242,26 @@ struct PeerHalo {
         if (fence_each) {
             __threadfence_system();
         }
+        return false;  // nothing to list locally
+    }
+    __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
+    __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
+};
+
+// Remote policy of a sweep's cut pushes (push_cut_grid and the cut hubs): the share is added
+// to the owner's halo slot by a reduction, whose old value nobody waits for (no round trip
+// over the link: the warp goes on with its gather at once), and nothing is listed. The owner
+// drains the slots of all its in-cut vertices after the exchange of a round in which any
+// device pushed cut arcs (drain_in_cut). Visibility: every thread of such a sweep runs
+// __threadfence_system() before barrier E (the exchange's argument, header comment).
+struct PeerHaloPost {
+    const FusedPeers* peers;
+    unsigned int size;
+    unsigned int parity;
+
+    __device__ __forceinline__ bool add(unsigned int w, float share) const {
+        unsigned int o = 0;
+        atomicAdd_system(halo_slot(peers, size, parity, w, o), share);  // result unused: red
         return false;  // nothing to list locally
     }
     __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
@@ -259,6 +320,40 @@ __device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedP
             crossed = add_owned(ops, v, h);
         }
         wl.append_warp(v, crossed);
+    }
+}
+
+// Drains the halo slots of `parity` of this device's in-cut vertices (the owned vertices with
+// an in-arc from another device), after an exchange whose round had cut pushes
+// (PeerHaloPost). A slot may also be listed in the inbox (a peer's worklist round): the
+// atomicExch takes it once, the other taker adds 0 (add_owned leaves the residual alone).
+// Counts the slots found nonzero in PRF_CUT_DRAINED.
+__device__ __forceinline__ void drain_in_cut(const PageRankOps& ops, const FusedPeers* peers,
+                                             unsigned int rank, unsigned int parity,
+                                             const unsigned int* in_cut, unsigned int count,
+                                             const groute::DeviceWorklist& wl,
+                                             unsigned int* state) {
+    const unsigned int owned = ops.owned_end - ops.owned_begin;
+    float* halo = peers->halo[rank] + static_cast<unsigned long long>(parity) * owned;
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    unsigned int received = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned int v = 0;
+        bool crossed = false;
+        if (i < count) {
+            v = in_cut[i];
+            const float h = atomicExch(halo + (v - ops.owned_begin), 0.0f);
+            received += h > 0.0f ? 1u : 0u;
+            crossed = add_owned(ops, v, h);
+        }
+        wl.append_warp(v, crossed);
+    }
+    const unsigned int warp_received = __reduce_add_sync(0xFFFFFFFFu, received);
+    if (groute::lane_id() == 0 && warp_received != 0u) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(state + PRF_CUT_DRAINED),
+                  static_cast<unsigned long long>(warp_received));
     }
 }
 
@@ -326,12 +421,13 @@ __device__ __forceinline__ unsigned int end_round(const groute::FusedRecord& rou
 __device__ __forceinline__ void pagerank_fused_body(
     PageRankOps ops, const unsigned long long* offsets, const unsigned int* targets,
     groute::DeviceWorklist wl, FusedPull pull, const FusedPeers* peers, FusedSettings settings,
-    unsigned int* state, groute::PeerGroup group) {
+    unsigned int* state, groute::PeerGroup group, unsigned long long* const* postboxes) {
     __shared__ groute::FusedRecord rec;
     const groute::FusedBarrierConfig config{settings.spin_ns, settings.barrier_flags};
     const unsigned int owned = ops.owned_end - ops.owned_begin;
     const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
-    const bool has_cut = pull.cut_offsets != nullptr;
+    const CutLists cut{pull.cut_vertices, pull.cut_offsets, pull.cut_targets, pull.cut_count};
+    const bool has_cut = pull.cut_count != 0u;
     const bool several = group.size > 1u;
     // Once per thread and round (before barrier E) instead of after every add (several
     // devices only).
@@ -359,9 +455,10 @@ __device__ __forceinline__ void pagerank_fused_body(
         const groute::FusedRecord round = rec;
         const unsigned int parity = round.w[REC_ROUND] & 1u;
         const PeerHalo remote{peers, group.size, parity, state, !fence_per_round};
+        const PeerHaloPost post{peers, group.size, parity};
         groute::DeviceWorklist rwl = wl;
         rwl.first = round.w[REC_FIRST];
-        // The round's first barrier: whether it listed hubs (read by its action only).
+        // In a barrier's action: whether the round listed hubs.
         const auto hubs_listed = [&] {
             groute::FusedRecord r = round;
             r.w[REC_HUBS] = *reinterpret_cast<const volatile unsigned long long*>(
@@ -371,40 +468,43 @@ __device__ __forceinline__ void pagerank_fused_body(
             return r;
         };
         if (round.w[REC_KIND] == PRF_SWEEP) {
-            const PullTake take{pull.share, pull.cut_offsets};
-            push_round<true, true>(ops, offsets, has_cut ? pull.cut_targets : targets,
-                                   RangeItems{ops.owned_begin}, owned,
-                                   __uint_as_float(round.w[REC_FLOOR]), rwl, hubs, remote, take);
+            pull_take_grid(ops, offsets, pull.share, __uint_as_float(round.w[REC_FLOOR]), rwl);
             groute::grid_barrier(
                 state, gen, config,
                 [&] {
                     stamp_phase(state, PRF_T_TAKE);
-                    return hubs_listed();
+                    return round;
                 },
-                copy, nothing);
-            const bool cut_hubs = rec.w[REC_HUBS] != 0u && has_cut;
-            if (cut_hubs) {
-                push_hubs_grid(ops, pull.cut_offsets, pull.cut_targets, rwl, hubs, remote);
+                keep, nothing);
+            // The shares are in place: the cut arcs (to peers' halos only) and the pull hubs'
+            // tiles, then (after barrier H where needed) the gather, beside the cut hubs.
+            if (has_cut) {
+                groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_CUT_ROUND),
+                                     push_cut_grid(ops, cut, pull.share, rwl, hubs, post));
             }
             if (pull.tile_count != 0u) {
                 pull_hub_tiles_grid(pull.tiles, pull.tile_count, pull.in_sources, pull.share,
                                     pull.hub_sum);
             }
-            if (cut_hubs || pull.tile_count != 0u) {
+            if (pull.cut_hubs != 0u || pull.tile_count != 0u) {
+                // Barrier H: the hubs' tile sums are complete before the gather reads them,
+                // and the cut hubs are listed.
                 groute::grid_barrier(
                     state, gen, config,
                     [&] {
                         stamp_phase(state, PRF_T_HUBS);
-                        return round;
+                        return hubs_listed();
                     },
-                    keep, nothing);
+                    copy, nothing);
+                if (rec.w[REC_HUBS] != 0u) {
+                    push_hubs_grid(ops, cut.offsets, cut.targets, rwl, hubs, post);
+                }
             }
             pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
                              pull.hub_count, pull.hub_sum, pull.hub_degree);
         } else {
-            push_round<false, false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
-                                     round.w[REC_COUNT], 0.0f, rwl, hubs, remote,
-                                     PullTake{nullptr, nullptr});
+            push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
+                              round.w[REC_COUNT], 0.0f, rwl, hubs, remote);
             if (settings.hub_capacity != 0u) {
                 groute::grid_barrier(
                     state, gen, config,
@@ -418,8 +518,11 @@ __device__ __forceinline__ void pagerank_fused_body(
                 }
             }
         }
-        if (fence_per_round) {
-            __threadfence_system();  // after this thread's last peer write of the round
+        // After this thread's last peer write of the round. PeerHaloPost's reductions rely on
+        // this fence alone, so they may be used only where it runs: a sweep on a device with
+        // cut lists (the condition is uniform over the grid: every thread that pushed fences).
+        if (fence_per_round || (has_cut && round.w[REC_KIND] == PRF_SWEEP)) {
+            __threadfence_system();
         }
         // The phase barrier E closes.
         const unsigned int closing = round.w[REC_KIND] == PRF_SWEEP ? PRF_T_GATHER
@@ -435,17 +538,24 @@ __device__ __forceinline__ void pagerank_fused_body(
                 const unsigned int start = state_load(state, PRF_START);
                 const unsigned int pending =
                     groute::load_volatile(wl.ctrl + groute::CTRL_WL_END) - start;
-                // Items sent this round: they wait in their owners' inboxes.
+                // The sweep's cut arcs, unlisted (PeerHaloPost): in flight like the items
+                // listed, and the peers drain their in-cut slots.
+                const unsigned long long cut_arcs = state_load_u64(state, PRF_CUT_ROUND);
+                *reinterpret_cast<volatile unsigned long long*>(state + PRF_CUT_ROUND) = 0ull;
+                state_add_u64(state, PRF_CUT_SENT, cut_arcs);
+                // Items sent this round: they wait in their owners' inboxes and halos.
                 const unsigned long long sent_total = state_load_u64(state, PRF_SENT);
-                const unsigned long long sent = sent_total - state_load_u64(state, PRF_SENT_SEEN);
+                const unsigned long long sent =
+                    sent_total - state_load_u64(state, PRF_SENT_SEEN) + cut_arcs;
                 *reinterpret_cast<volatile unsigned long long*>(state + PRF_SENT_SEEN) = sent_total;
-                unsigned long long sums[3] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull};
+                unsigned long long sums[4] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull,
+                                              cut_arcs};
                 if (several) {
                     const unsigned int exchange = state_load(state, PRF_EXCHANGES);
                     groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
-                    const unsigned long long mine[3] = {sums[0], sums[1], sums[2]};
-                    const unsigned int status =
-                        groute::peer_allreduce_sum(group, exchange, mine, sums, 3u);
+                    const unsigned long long mine[4] = {sums[0], sums[1], sums[2], sums[3]};
+                    const unsigned int status = groute::peer_post_allreduce_sum(
+                        group, postboxes, exchange, mine, sums, 4u);
                     if (status != groute::PEER_OK) {
                         groute::store_relaxed(state + PRF_PEER_STATUS, status);
                         stop = PRF_STOP_EXCHANGE;
@@ -464,6 +574,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                     r.w[REC_KIND] = PRF_DONE;  // nothing pending, nothing in flight
                 } else if (several) {
                     r.w[REC_KIND] = PRF_DRAIN;
+                    // A PEER pushed cut arcs (this device's own went to the others).
+                    r.w[REC_DRAIN_CUT] = sums[3] != cut_arcs ? 1u : 0u;
                 } else {
                     r = next_round(r, ops, settings, wl.ctrl, state);
                 }
@@ -476,6 +588,10 @@ __device__ __forceinline__ void pagerank_fused_body(
         // Several devices: drain what the peers sent this round (parity `parity`; they may
         // already fill the other one), then pick the next round from the pending items.
         drain_inbox(ops, peers, group.rank, parity, rwl);
+        if (rec.w[REC_DRAIN_CUT] != 0u) {
+            drain_in_cut(ops, peers, group.rank, parity, pull.in_cut, pull.in_cut_count, rwl,
+                         state);
+        }
         groute::grid_barrier(
             state, gen, config,
             [&] {
@@ -501,8 +617,10 @@ __device__ __forceinline__ void pagerank_fused_body(
     extern "C" __global__ void BOUNDS NAME(                                                      \
         PageRankOps ops, const unsigned long long* offsets, const unsigned int* targets,         \
         groute::DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,                      \
-        FusedSettings settings, unsigned int* state, groute::PeerGroup group) {                  \
-        pagerank_fused_body(ops, offsets, targets, wl, pull, peers, settings, state, group);     \
+        FusedSettings settings, unsigned int* state, groute::PeerGroup group,                    \
+        unsigned long long* const* postboxes) {                                                  \
+        pagerank_fused_body(ops, offsets, targets, wl, pull, peers, settings, state, group,      \
+                            postboxes);                                                          \
     }
 
 GROUTE_PAGERANK_FUSED_ENTRY(pagerank_fused, __launch_bounds__(256))

@@ -21,16 +21,6 @@ enum : unsigned int {
     DIRECTION_COUNTERS = 4,
 };
 
-// Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
-__device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsigned long long x) {
-    for (unsigned int d = 16; d > 0; d /= 2u) {
-        x += __shfl_down_sync(0xFFFFFFFFu, x, d);
-    }
-    if (lane_id() == 0 && x != 0) {
-        atomicAdd(counter, x);
-    }
-}
-
 // The out- and in-degree of frontier vertex `v`, added to `out` and `in`.
 __device__ __forceinline__ void add_degrees(const unsigned long long* push_offsets,
                                             const unsigned long long* pull_offsets,

@@ -2,13 +2,15 @@
 // (kernels/pagerank.cu, one launch per pass) and the device-driven loop
 // (kernels/pagerank_fused.cu, every pass of every round in one persistent kernel): the take
 // and push of a sweep or worklist round (push_round, with the nested load balancing of
-// list_claim.cuh), the hubs' tiles (push_hubs_grid), and the pull sweep's hub tiles and gather
-// (pull_hub_tiles_grid, pull_gather_grid). Every body is grid-stride over gridDim.x blocks.
+// list_claim.cuh), the hubs' tiles (push_hubs_grid), and the pull sweep's take, cut pass, hub
+// tiles and gather (pull_take_grid, push_cut_grid, pull_hub_tiles_grid, pull_gather_grid).
+// Every body is grid-stride over gridDim.x blocks.
 //
 // Where a push's contribution to a vertex of ANOTHER device goes is a policy (`Remote`):
 // `HaloList` (host-driven: this device's halo slot in the full-length residual, the vertex
 // listed for pagerank_pack_remote when its slot was empty) or the fused loop's PeerHalo (the
-// owner's incoming halo over NVLink). A Remote provides
+// owner's incoming halo over NVLink, listed in its inbox) and PeerHaloPost (the same halo,
+// unlisted: a sweep's cut pass). A Remote provides
 //   bool add(unsigned int w, float share)       // adds; true: list w (append_warp / heads)
 //   void append_warp(unsigned int w, bool keep) // warp-uniform; lists w where keep
 //   void append_heads(const unsigned int (&heads)[BATCH], unsigned int keep)
@@ -53,12 +55,27 @@ struct PageRankOps {
     }
 };
 
-// Pull sweep pass 1: where the share of each taken vertex goes (`share`, full length) and
-// the cut arcs it is still pushed along (`cut_offsets`: full-length offsets of the cut CSR,
-// null when the device has no cut arcs). Unused (all null) by the push rounds.
-struct PullTake {
-    float* share;
-    const unsigned long long* cut_offsets;
+// Where a pass over the owned range starts: owned_begin rounded down to a multiple of 32, so
+// that each warp covers 32 vertices of one aligned span and its loads of per-vertex arrays
+// (u32 residuals and shares, u64 offsets) fill whole 128-byte lines. Started at owned_begin
+// itself, every warp of a device whose range begins off a multiple of 32 (any device but the
+// first, in general) straddles two lines per load: on road-usa, rank 1 of 2 took its pull
+// take 30% and its gather 25% longer than rank 0. The lanes below owned_begin do nothing.
+__device__ __forceinline__ unsigned int warp_aligned_begin(const PageRankOps& ops) {
+    return ops.owned_begin & ~31u;
+}
+
+// The cut arcs of a device's owned range, compact (pull sweeps on several devices): cut
+// vertex i is vertices[i], an owned vertex with arcs to other devices' vertices, and those
+// arcs are targets[offsets[i] .. offsets[i + 1]). A road network's block partition cuts a few
+// thousand of millions of vertices, so the pass over them (push_cut_grid) costs a few
+// microseconds, where full-length cut offsets cost the take pass 8 bytes per owned vertex
+// and a block-wide list claim per vertex.
+struct CutLists {
+    const unsigned int* vertices;
+    const unsigned long long* offsets;
+    const unsigned int* targets;
+    unsigned int count;
 };
 
 // A bounded array with warp-aggregated appends and an overflow word.
@@ -258,19 +275,71 @@ __device__ __forceinline__ groute::HubList hub_list(const groute::DeviceWorklist
                            wl.ctrl + CTRL_HUB_SLOTS, hub_capacity};
 }
 
-// A push round over `count` items. PULL (pull sweep pass 1): the share comes from the
-// out-degree in `offsets` and is stored in pull.share[v]; the arcs pushed are v's cut arcs
-// (`targets` is then the cut CSR's).
-template <bool SWEEP, bool PULL, typename Items, typename Remote>
+// Pushes each thread's list [begin, end) (where `have`) with `share` per arc: the nested
+// load balancing of list_claim.cuh (block, then warp, then thread granularity, BATCH arcs per
+// step). Call with every thread of the block.
+template <typename Remote>
+__device__ __forceinline__ void push_lists(const PageRankOps& ops, const unsigned int* targets,
+                                           bool have, unsigned long long begin,
+                                           unsigned long long end, float share,
+                                           const groute::DeviceWorklist& wl,
+                                           const Remote& remote) {
+    const unsigned int lane = groute::lane_id();
+    // (1) Block granularity: high-degree lists, one at a time, by the whole block.
+    groute::claim_block_lists(
+        have, begin, end, share,
+        [&](unsigned long long bb, unsigned long long be, float bs, unsigned int) {
+            for (unsigned long long base = bb; base < be; base += blockDim.x) {
+                const unsigned long long e = base + threadIdx.x;
+                push_arc(ops, targets, e, e < be, bs, wl, remote);
+            }
+        });
+    // (2) Warp granularity: medium-degree lists, by one warp each.
+    groute::claim_warp_lists(
+        have, begin, end, share,
+        [&](unsigned long long wb, unsigned long long we, float ws, unsigned int) {
+            for (unsigned long long base = wb; base < we; base += 32u) {
+                const unsigned long long e = base + lane;
+                push_arc(ops, targets, e, e < we, ws, wl, remote);
+            }
+        });
+    // (3) Thread granularity: the remaining low-degree lists, BATCH arcs per step.
+    const unsigned long long last = have ? end : begin;
+    for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, e < last); e += BATCH) {
+        push_batch(ops, targets, e, last, share, wl, remote);
+    }
+}
+
+// Adds the block's count of vertices taken to control word CTRL_PUSHED (statistics of a
+// sweep): one shared atomic per warp, one global atomic per block. Every thread of the block.
+__device__ __forceinline__ void add_pushed(unsigned int pushed_here,
+                                           const groute::DeviceWorklist& wl) {
+    __shared__ unsigned int block_pushed;
+    if (threadIdx.x == 0) {
+        block_pushed = 0;
+    }
+    __syncthreads();
+    const unsigned int warp_pushed = __reduce_add_sync(0xFFFFFFFFu, pushed_here);
+    if (groute::lane_id() == 0 && warp_pushed != 0) {
+        atomicAdd(&block_pushed, warp_pushed);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && block_pushed != 0) {
+        atomicAdd(wl.ctrl + CTRL_PUSHED, block_pushed);
+    }
+}
+
+// A push round over `count` items (a sweep's range or a worklist batch): each item's residual
+// taken (SWEEP: only above `floor`) and pushed along its arcs; a hub's list is recorded for
+// push_hubs_grid instead.
+template <bool SWEEP, typename Items, typename Remote>
 __device__ __forceinline__ void push_round(const PageRankOps& ops,
                                            const unsigned long long* offsets,
                                            const unsigned int* targets, const Items& items,
                                            unsigned int count, float floor,
                                            const groute::DeviceWorklist& wl,
                                            const groute::HubList& hubs,
-                                           const Remote& remote, const PullTake& pull) {
-    __shared__ unsigned int block_pushed;
-    const unsigned int lane = groute::lane_id();
+                                           const Remote& remote) {
     const unsigned int stride = gridDim.x * blockDim.x;
     unsigned int pushed_here = 0;
     // Grid-stride over the items, with a trip count uniform across the block.
@@ -285,69 +354,90 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
             begin = offsets[v];
             end = offsets[v + 1];
             bool pushed = false;
-            share = PULL ? take_owned(ops, v, begin, end, floor, pushed)
-                         : take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
+            share = take_and_share<SWEEP>(ops, v, begin, end, floor, pushed);
             pushed_here += pushed ? 1u : 0u;
-            if (PULL) {
-                pull.share[v] = share;  // every owned vertex: 0 when not taken
-                begin = 0;
-                end = 0;
-                if (pull.cut_offsets != nullptr) {
-                    begin = pull.cut_offsets[v];
-                    end = pull.cut_offsets[v + 1];
-                }
-                if (begin == end) {
-                    share = 0.0f;  // no cut arc: the gather delivers it all
-                }
-            }
             if (share > 0.0f && groute::HubList::is_hub(end - begin) &&
                 hubs.record(v, end - begin, __float_as_uint(share))) {
-                share = 0.0f;  // pushed by pagerank_push_hubs
+                share = 0.0f;  // pushed by push_hubs_grid
             }
         }
-        bool have = share > 0.0f;
-        if (PULL && pull.cut_offsets == nullptr) {
-            continue;  // no cut arc on this device (uniform over the grid): nothing to push
-        }
-        // (1) Block granularity: high-degree lists, one at a time, by the whole block.
-        groute::claim_block_lists(
-            have, begin, end, share,
-            [&](unsigned long long bb, unsigned long long be, float bs, unsigned int) {
-                for (unsigned long long base = bb; base < be; base += blockDim.x) {
-                    const unsigned long long e = base + threadIdx.x;
-                    push_arc(ops, targets, e, e < be, bs, wl, remote);
-                }
-            });
-        // (2) Warp granularity: medium-degree lists, by one warp each.
-        groute::claim_warp_lists(
-            have, begin, end, share,
-            [&](unsigned long long wb, unsigned long long we, float ws, unsigned int) {
-                for (unsigned long long base = wb; base < we; base += 32u) {
-                    const unsigned long long e = base + lane;
-                    push_arc(ops, targets, e, e < we, ws, wl, remote);
-                }
-            });
-        // (3) Thread granularity: the remaining low-degree lists, BATCH arcs per step.
-        const unsigned long long last = have ? end : begin;
-        for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, e < last); e += BATCH) {
-            push_batch(ops, targets, e, last, share, wl, remote);
-        }
+        push_lists(ops, targets, share > 0.0f, begin, end, share, wl, remote);
     }
     if (SWEEP) {
-        // One atomic per block on the pushed count (statistics of the sweep).
-        if (threadIdx.x == 0) {
-            block_pushed = 0;
-        }
-        __syncthreads();
-        const unsigned int warp_pushed = __reduce_add_sync(0xFFFFFFFFu, pushed_here);
-        if (lane == 0 && warp_pushed != 0) {
-            atomicAdd(&block_pushed, warp_pushed);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 && block_pushed != 0) {
-            atomicAdd(wl.ctrl + CTRL_PUSHED, block_pushed);
-        }
+        add_pushed(pushed_here, wl);
     }
+}
+
+// Pull sweep pass 1, the take: every owned vertex whose residual exceeds `floor` is taken
+// into its rank and its share per out-arc stored in share[v] (0 for the others). Nothing is
+// pushed: the gather delivers the shares to owned heads, push_cut_grid to the others.
+__device__ __forceinline__ void pull_take_grid(const PageRankOps& ops,
+                                               const unsigned long long* offsets, float* share,
+                                               float floor, const groute::DeviceWorklist& wl) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int base = warp_aligned_begin(ops);
+    const unsigned int span = ops.owned_end - base;
+    unsigned int pushed_here = 0;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < span; i += stride) {
+        const unsigned int v = base + i;
+        if (v < ops.owned_begin) {
+            continue;
+        }
+        bool pushed = false;
+        share[v] = take_owned(ops, v, offsets[v], offsets[v + 1], floor, pushed);
+        pushed_here += pushed ? 1u : 0u;
+    }
+    add_pushed(pushed_here, wl);
+}
+
+// Pull sweep, the cut arcs (after pull_take_grid, with a grid-wide barrier or a launch
+// between): each cut vertex's share (share[v], 0 when not taken) pushed along its cut arcs to
+// `remote`. A hub's cut list is recorded with its INDEX in `cut` (not its vertex id), so
+// push_hubs_grid over (cut.offsets, cut.targets) pushes it. Returns the cut arcs this
+// thread's lists pushed a share along (hub lists included).
+//
+// The lists are spread over the grid, up to one per warp (lane 0 of warp `i` takes list `i`
+// when the grid has a warp per list): a remote push that waits for its old value (the
+// host-driven HaloList, whose old value decides the listing) is a chain of round trips, and
+// the fused loop runs this pass beside the gather, so a warp that pushes overlaps its latency
+// with the gather work of the SM's other warps instead of adding it to a few blocks' tails.
+template <typename Remote>
+__device__ __forceinline__ unsigned long long push_cut_grid(const PageRankOps& ops,
+                                                            const CutLists& cut,
+                                              const float* share,
+                                              const groute::DeviceWorklist& wl,
+                                              const groute::HubList& hubs,
+                                              const Remote& remote) {
+    const unsigned int threads = gridDim.x * blockDim.x;
+    // The largest power of two <= threads / count, at most 32: list i on lane 0 of its warp
+    // when the grid has a warp per list, else on every spread-th lane.
+    const unsigned int room = cut.count == 0u ? 1u : max(1u, min(32u, threads / cut.count));
+    const unsigned int spread = 1u << (31u - __clz(room));
+    const unsigned long long slots = static_cast<unsigned long long>(cut.count) * spread;
+    const unsigned int rounds = static_cast<unsigned int>((slots + threads - 1u) / threads);
+    unsigned long long arcs = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned long long t =
+            static_cast<unsigned long long>(r) * threads + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        float s = 0.0f;
+        if (t < slots && t % spread == 0u) {
+            const unsigned int i = static_cast<unsigned int>(t / spread);
+            s = share[cut.vertices[i]];
+            begin = cut.offsets[i];
+            end = cut.offsets[i + 1];
+            if (s > 0.0f) {
+                arcs += end - begin;
+            }
+            if (s > 0.0f && groute::HubList::is_hub(end - begin) &&
+                hubs.record(i, end - begin, __float_as_uint(s))) {
+                s = 0.0f;  // pushed by push_hubs_grid
+            }
+        }
+        push_lists(ops, cut.targets, s > 0.0f, begin, end, s, wl, remote);
+    }
+    return arcs;
 }
 
 // Pushes the hubs a round listed (after its push_round, with a grid-wide barrier or a
@@ -403,7 +493,9 @@ __device__ __forceinline__ void pull_hub_tiles_grid(const unsigned long long* ti
 
 
 // Adds `sum` to owned v's residual (plain: only this thread writes it in the launch; receives
-// run in stream order, never during it); true when it crossed epsilon.
+// run in stream order, never during it; in the fused loop's drain two threads may take the
+// same vertex's halo slot, but only one of them gets a sum above 0, and a sum of 0 writes
+// nothing); true when it crossed epsilon.
 __device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v, float sum) {
     if (!(sum > 0.0f)) {
         return false;
@@ -438,18 +530,20 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
         wl.append_warp(v, crossed);
     }
     const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
-    const unsigned int count = ops.owned_end - ops.owned_begin;
-    const unsigned int rounds = (count + stride - 1u) / stride;
+    const unsigned int base = warp_aligned_begin(ops);
+    const unsigned int span = ops.owned_end - base;
+    const unsigned int rounds = (span + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = ops.owned_begin + i;
+        const unsigned int v = base + i;
+        const bool owned = i < span && v >= ops.owned_begin;
         unsigned long long begin = 0;
         unsigned long long end = 0;
-        if (i < count) {
+        if (owned) {
             begin = in_offsets[v];
             end = in_offsets[v + 1];
         }
-        const bool active = i < count && end - begin < hub_degree;
+        const bool active = owned && end - begin < hub_degree;
         const float sum = groute::gather_sum(in_sources, share, begin, end, active);
         // Most vertices may cross in a sweep: one reservation per block, not per warp.
         const bool crossed = active && add_owned(ops, v, sum);

@@ -379,14 +379,27 @@ pub fn launch_push_hubs(
     wl: &DeviceWorklistBuffers,
     remote: &AppendBuffers,
 ) -> Result<(), Error> {
+    enqueue_push_hubs(stream, pr, &pr.offsets, &pr.targets, wl, remote)
+}
+
+/// `pagerank_push_hubs` over the lists `offsets`/`targets`: the CSR's (the hubs recorded by
+/// vertex id) or a pull sweep's cut lists (recorded by their index there).
+pub(crate) fn enqueue_push_hubs(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    offsets: &RawSlice,
+    targets: &RawSlice,
+    wl: &DeviceWorklistBuffers,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
     let ops = pr.args()?;
     let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_push_hubs")?;
     let grid = f.max_resident_grid(PAGERANK_BLOCK, 0)?.max(1);
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&pr.offsets)?,
-        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        DevicePtr::<u64>::from_slice(offsets)?,
+        DevicePtr::<u32>::from_slice(targets)?,
         wl.args()?,
         wl.hub_capacity,
         rd,
@@ -398,8 +411,10 @@ pub fn launch_push_hubs(
     // unsigned* targets, DeviceWorklist wl, unsigned hub_capacity, unsigned* remote_data,
     // unsigned remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple
     // matches it; the kernel reads at most `hub_capacity` slots, which the control block
-    // holds (checked by `wl.args`), written in stream order by the round before (owned
-    // vertex ids of the CSR); sizes as in `launch_sweep`; memory kept alive below.
+    // holds (checked by `wl.args`), written in stream order by the round before: indices of
+    // `offsets` rows (the CSR's vertex ids, or the cut lists' indices), whose arcs lie inside
+    // `targets` and lead to vertex ids < n (built at upload); sizes as in `launch_sweep`;
+    // memory kept alive below (the caller keeps `offsets` and `targets`).
     unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
     keep_push_memory(stream, pr, wl, remote)
 }

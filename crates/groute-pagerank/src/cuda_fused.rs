@@ -3,7 +3,8 @@
 //! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
 //! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
 //! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,
-//! the state block and the `FusedPeers` block through which it reaches its peers, and the
+//! the state block, the `FusedPeers` block through which it reaches its peers, its postbox
+//! (the exchanges' `peer_post_allreduce_sum`) with the table of every member's, and the
 //! kernel loaded into every device at construction (a member loading lazily at its launch,
 //! after another member already waits for it, can wait behind other work of the process that
 //! waits for that member: the 60 s exchange failures of the first GPU tests). The host resets,
@@ -15,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{PEER_POSTBOX_WORDS, PeerGroup};
 use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
@@ -35,8 +36,14 @@ struct FusedDevice {
     _inbox: Buffer<u32>,
     tails: Buffer<u32>,
     capacity: u32,
+    /// The in-cut vertices (exactly; one slot allocated when there is none).
+    in_cut: Buffer<u32>,
     state: Buffer<u32>,
     peers: Buffer<u32>,
+    /// Where the peers post their exchange values (zeroed before each run).
+    postbox: Buffer<u64>,
+    /// On this device, every member's postbox address (rank order).
+    postboxes: Buffer<u64>,
     /// `pagerank_fused`, loaded at construction (never lazily between two members' launches).
     kernel: FusedKernel,
 }
@@ -48,8 +55,8 @@ pub(crate) struct FusedRuns {
     settings: FusedSettings,
 }
 
-/// Per part of `partition`, its owned vertices with an in-arc from another part.
-fn in_cut_counts(csr: &Csr, partition: &Partition) -> Vec<usize> {
+/// Per part of `partition`, its owned vertices with an in-arc from another part, ascending.
+fn in_cut_lists(csr: &Csr, partition: &Partition) -> Vec<Vec<u32>> {
     let mut marked = vec![false; csr.num_vertices()];
     for d in 0..partition.num_parts() {
         let range = partition.range(d);
@@ -62,13 +69,7 @@ fn in_cut_counts(csr: &Csr, partition: &Partition) -> Vec<usize> {
         }
     }
     (0..partition.num_parts())
-        .map(|d| {
-            let r = partition.range(d);
-            marked[r.start as usize..r.end as usize]
-                .iter()
-                .filter(|&&m| m)
-                .count()
-        })
+        .map(|d| partition.range(d).filter(|&v| marked[v as usize]).collect())
         .collect()
 }
 
@@ -87,23 +88,30 @@ impl FusedRuns {
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);
         }
-        let cut = in_cut_counts(csr, partition);
+        let in_cut = in_cut_lists(csr, partition);
         let mut parts = Vec::with_capacity(context.num_devices());
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d).len();
-            let capacity = cut[d].max(1);
+            let list = &in_cut[d];
+            let capacity = list.len().max(1);
             let halo = device.alloc::<u32>(2 * owned.max(1))?;
+            let in_cut = if list.is_empty() {
+                device.alloc::<u32>(1)?.slice(..0)?
+            } else {
+                device.upload(list)?
+            };
             parts.push((
                 halo,
                 device.alloc::<u32>(2 * capacity)?,
                 device.alloc::<u32>(2)?,
                 capacity as u32,
                 device.alloc::<u32>(STATE_WORDS)?,
+                in_cut,
             ));
         }
         let inboxes: Vec<PeerInbox> = parts
             .iter()
-            .map(|(halo, inbox, tails, capacity, _)| PeerInbox {
+            .map(|(halo, inbox, tails, capacity, _, _)| PeerInbox {
                 halo: halo.raw(),
                 inbox: inbox.raw(),
                 tails: tails.raw(),
@@ -111,17 +119,29 @@ impl FusedRuns {
             })
             .collect();
         let block = peers_block(partition.bounds(), &inboxes)?;
+        let postboxes = context
+            .devices()
+            .iter()
+            .map(|device| device.alloc::<u64>(PEER_POSTBOX_WORDS))
+            .collect::<Result<Vec<_>, _>>()?;
+        let postbox_refs: Vec<&Buffer<u64>> = postboxes.iter().collect();
         let mut devices = Vec::with_capacity(parts.len());
-        for ((halo, inbox, tails, capacity, state), device) in
-            parts.into_iter().zip(context.devices())
+        for (d, (((halo, inbox, tails, capacity, state, in_cut), device), postbox)) in parts
+            .into_iter()
+            .zip(context.devices())
+            .zip(postboxes.iter())
+            .enumerate()
         {
             devices.push(FusedDevice {
                 halo,
                 _inbox: inbox,
                 tails,
                 capacity,
+                in_cut,
                 state,
                 peers: device.upload(&block)?,
+                postbox: postbox.clone(),
+                postboxes: group.peer_table(d, &postbox_refs)?,
                 kernel: FusedKernel::load(
                     device.stream().raw().as_ref(),
                     push.fused_blocks_per_sm,
@@ -174,6 +194,7 @@ impl FusedRuns {
                     s.fill(&fused.halo, 0u32)?;
                     s.fill(&fused.tails, 0u32)?;
                     s.fill(&fused.state, 0u32)?;
+                    s.fill(&fused.postbox, 0u64)?;
                     s.synchronize()?;
                 }
                 Ok(())
@@ -227,6 +248,8 @@ impl FusedRuns {
                 finish_time: elapsed,
                 phases: Some(phase_times(w)),
                 fused_grid: Some(fused.kernel.grid()),
+                cut_arcs_sent: u64_at(word::CUT_SENT),
+                cut_slots_drained: u64_at(word::CUT_DRAINED),
                 ..DeviceProfile::default()
             });
             // The root cause first: an overflow, then a failed exchange, then an abort.
@@ -312,6 +335,8 @@ impl FusedRuns {
                     state: fused.state.raw(),
                     settings,
                     group: self.group.args(d)?,
+                    postboxes: fused.postboxes.raw(),
+                    in_cut: fused.in_cut.raw(),
                 };
                 let stream = device.stream();
                 let t0 = device.record_timing(stream)?;
@@ -384,14 +409,14 @@ mod tests {
     use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 
     #[test]
-    fn in_cut_counts_are_the_owned_vertices_with_an_arc_from_another_part() {
+    fn in_cut_lists_are_the_owned_vertices_with_an_arc_from_another_part() {
         for spec in ["random:n=300,m=1200,seed=3", "road:side=12,p=0.6,seed=1"] {
             let g = Graph::generated(spec).unwrap();
             for parts in 1..=4 {
                 let parted =
                     partition_graph(g.clone(), parts, PartitionMethod::Block, &NoProgress).unwrap();
                 let (csr, partition) = (&parted.graph.csr, &parted.partition);
-                let expected: Vec<usize> = (0..parts)
+                let expected: Vec<Vec<u32>> = (0..parts)
                     .map(|d| {
                         partition
                             .range(d)
@@ -400,16 +425,18 @@ mod tests {
                                     partition.owner(u) != d && csr.neighbors(u).contains(&v)
                                 })
                             })
-                            .count()
+                            .collect()
                     })
                     .collect();
                 assert_eq!(
-                    in_cut_counts(csr, partition),
+                    in_cut_lists(csr, partition),
                     expected,
                     "{spec}, {parts} parts"
                 );
                 if parts == 1 {
-                    assert_eq!(expected, vec![0], "one part has no cut");
+                    assert!(expected[0].is_empty(), "one part has no cut");
+                } else {
+                    assert!(expected.iter().any(|l| !l.is_empty()), "{spec}: a cut");
                 }
             }
         }

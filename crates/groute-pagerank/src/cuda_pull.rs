@@ -1,6 +1,6 @@
 //! One device's pull-sweep storage on CUDA (kept across runs with the rest of
 //! [`crate::cuda_worker::CudaPageRankStorage`]): the in-CSR (the graph's own CSR buffers on a
-//! symmetric graph, an uploaded transpose otherwise), the cut CSR of the owned range (when
+//! symmetric graph, an uploaded transpose otherwise), the cut lists of the owned range (when
 //! any arc leaves it), the owned hubs of the in-CSR with their tiles (when any vertex has
 //! [`crate::PULL_HUB_DEGREE`] in-arcs) and the full-length share array, zeroed once: pass 1
 //! writes only the owned range, so the other entries stay 0 and remote in-neighbours add
@@ -11,8 +11,18 @@ use std::ops::Range;
 use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
 
-use crate::cuda::pull::{PullBuffers, PullHubBuffers};
+use crate::cuda::pull::{CutBuffers, PullBuffers, PullHubBuffers};
 use crate::sweep::{CutArcs, PullHubs};
+
+/// The cut lists on the device (`crate::sweep::CutArcs`).
+#[derive(Clone)]
+struct CutStorage {
+    vertices: Buffer<u32>,
+    offsets: Buffer<u64>,
+    targets: Buffer<u32>,
+    /// A list is at least [`crate::cuda::HUB_MIN_DEGREE`] long.
+    has_hub_lists: bool,
+}
 
 /// The device buffers of the pull sweep.
 #[derive(Clone)]
@@ -21,7 +31,7 @@ pub(crate) struct PullStorage {
     in_sources: Buffer<u32>,
     /// `f32` shares, as bits, one per vertex.
     share: Buffer<u32>,
-    cut: Option<(Buffer<u64>, Buffer<u32>)>,
+    cut: Option<CutStorage>,
     /// The hubs of the in-CSR, their tiles and their `f32` sums (as bits, zeroed).
     hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
 }
@@ -58,7 +68,12 @@ impl PullStorage {
         } else {
             CutArcs::of(csr, owned)
                 .map(|c| -> Result<_, Error> {
-                    Ok((device.upload(&c.offsets)?, device.upload(&c.targets)?))
+                    Ok(CutStorage {
+                        vertices: device.upload(&c.vertices)?,
+                        offsets: device.upload(&c.offsets)?,
+                        targets: device.upload(&c.targets)?,
+                        has_hub_lists: c.max_degree() >= crate::cuda::HUB_MIN_DEGREE,
+                    })
                 })
                 .transpose()?
         };
@@ -88,7 +103,12 @@ impl PullStorage {
             in_offsets: self.in_offsets.raw(),
             in_sources: self.in_sources.raw(),
             share: self.share.raw(),
-            cut: self.cut.as_ref().map(|(o, t)| (o.raw(), t.raw())),
+            cut: self.cut.as_ref().map(|c| CutBuffers {
+                vertices: c.vertices.raw(),
+                offsets: c.offsets.raw(),
+                targets: c.targets.raw(),
+                has_hub_lists: c.has_hub_lists,
+            }),
             hubs: self.hubs.as_ref().map(|(v, t, s)| PullHubBuffers {
                 vertices: v.raw(),
                 tiles: t.raw(),

@@ -18,9 +18,10 @@
 //! consumes the receive's kept items too; nothing is sent while a receive is unsettled). The
 //! worker counts its rounds, receives, synchronisations and host time ([`DeviceProfile`]).
 //!
-//! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take` (with
-//! `pagerank_push_hubs` over the cut CSR when it listed hubs) then `pagerank_pull_gather`
-//! ([`PullStorage`]; crate docs, "Pull sweeps"); worklist rounds are the same in both modes.
+//! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take`, then on
+//! several devices `pagerank_pull_cut` over the cut lists (and `pagerank_push_hubs` over them
+//! when a list may be a hub), then `pagerank_pull_gather` ([`PullStorage`]; crate docs, "Pull
+//! sweeps"); worklist rounds are the same in both modes.
 //!
 //! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
 //! floor 0). A later round is a sweep too (floor epsilon, consuming *every* pending item,
@@ -49,7 +50,7 @@ use groute_worklist::{
 };
 
 use crate::VertexResidual;
-use crate::cuda::pull::{PullBuffers, launch_pull_gather, launch_pull_take};
+use crate::cuda::pull::{PullBuffers, launch_pull_cut, launch_pull_gather, launch_pull_take};
 use crate::cuda::{
     AppendBuffers, CTRL_HUB_COUNTER, CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers,
     HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers, launch_expand, launch_pack_remote,
@@ -228,7 +229,12 @@ impl CudaPageRankStorage {
         let offsets = device.upload(csr.offsets())?;
         let targets = device.upload(csr.targets())?;
         let residual = device.alloc::<u32>(n.max(1))?;
-        let rank = device.alloc::<u32>(local.max(1))?;
+        // Rank of vertex v at rank[v - owned.start]: the allocation starts owned.start % 32
+        // slots earlier, so that the rank of a multiple of 32 sits at a multiple of 128 bytes,
+        // like its residual, and a warp's 32 ranks fill one line (the passes over the owned
+        // range start at a multiple of 32; see warp_aligned_begin in pagerank_push.cuh).
+        let pad = owned.start as usize % 32;
+        let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
         let wl = device.alloc::<u32>(wl_cap)?;
         let remote = device.alloc::<u32>(remote_vertices.max(1))?;
         let outgoing = (0..OUTGOING_BUFFERS)
@@ -548,16 +554,12 @@ impl<'a> CudaPageRankWorker<'a> {
         Ok(counts)
     }
 
-    /// The kernels of a pull sweep: take (pushing the cut arcs), the cut arcs' hubs, gather.
+    /// The kernels of a pull sweep: take, the cut arcs (and their hubs), gather.
     fn pull_sweep(&self, pull: &PullBuffers, floor: f32) -> Result<(), Error> {
         let (pr, wl, remote) = (self.pr(), self.wl_buffers(), self.remote_append()?);
         let stream = self.raw_stream();
-        launch_pull_take(stream, &pr, pull, &wl, floor, &remote)?;
-        if let Some(cut) = pull.cut_push(&pr)
-            && self.store.hub_capacity != 0
-        {
-            launch_push_hubs(stream, &cut, &wl, &remote)?;
-        }
+        launch_pull_take(stream, &pr, pull, &wl, floor)?;
+        launch_pull_cut(stream, &pr, pull, &wl, &remote)?;
         launch_pull_gather(stream, &pr, pull, &wl)
     }
 

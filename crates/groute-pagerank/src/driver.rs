@@ -1,7 +1,7 @@
 //! Who drives the rounds of a CUDA run ([`Driver`], `--driver`): the host (a launch and a
 //! read-back per round, the ring between devices) or the device (one persistent kernel per
 //! device running every round, the devices exchanging over NVLink; crate docs, "Device-driven
-//! runs"). [`Driver::Auto`] runs host-driven (crate docs: the device-driven loop is faster on
+//! runs"). [`Driver::Auto`] picks by the cut (crate docs: the device-driven loop is faster on
 //! road-like graphs, far slower where many arcs are cut).
 
 use std::fmt;
@@ -10,9 +10,11 @@ use std::str::FromStr;
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
-    /// Always [`Driver::Host`] for now: the device-driven loop is faster on road-like graphs
-    /// but about 4x slower on 2 GPUs where half the arcs are cut (kron21; "Device-driven runs"
-    /// in the crate docs). Kept as the default so that a rule on the cut can make it pick.
+    /// [`Driver::Fused`] with pull sweeps where it can run (one GPU, or distinct GPUs with
+    /// peer access) and at most [`crate::AUTO_FUSED_MAX_CUT`] of the arcs lead from one device
+    /// to another; else [`Driver::Host`]. The device-driven loop is faster on road-like graphs
+    /// (1.26x on road-usa, 2 GPUs) but 3x slower on 2 GPUs where half the arcs are cut
+    /// (kron21; "Device-driven runs" in the crate docs).
     #[default]
     Auto,
     /// One persistent cooperative kernel per device runs every round; remote contributions go

@@ -1,7 +1,7 @@
 //! The host backend's pull sweep (the mirror of `pagerank_pull_take` and
 //! `pagerank_pull_gather`), run as the first round of [`crate::SweepMode::Pull`]: pass 1
-//! takes every owned residual into the rank and a share per out-arc, pushing it only along
-//! the cut arcs; pass 2 adds to each owned vertex the shares of its in-neighbours.
+//! takes every owned residual into the rank and a share per out-arc, then the cut vertices'
+//! shares are pushed along their cut arcs only (the mirror of `pagerank_pull_cut`); pass 2 adds to each owned vertex the shares of its in-neighbours.
 
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ impl HostPull {
     pub(crate) fn sweep(&self, k: &PushKernel<'_>) -> Vec<u32> {
         let owned = k.owned.clone();
         let start = owned.start;
-        // Pass 1: take, store the share, push the cut arcs.
+        // Pass 1: take and store the shares; then push the cut vertices' shares.
         let shares: Vec<f32> = owned
             .clone()
             .into_par_iter()
@@ -48,10 +48,9 @@ impl HostPull {
             .collect();
         let mut out = match &self.cut {
             None => Vec::new(),
-            Some(cut) => collect(owned.clone().into_par_iter(), |v, out| {
+            Some(cut) => collect((0..cut.vertices.len() as u32).into_par_iter(), |i, out| {
+                let (v, arcs) = cut.list(i as usize);
                 let share = shares[(v - start) as usize];
-                let vi = v as usize;
-                let arcs = &cut.targets[cut.offsets[vi] as usize..cut.offsets[vi + 1] as usize];
                 if share <= 0.0 {
                     return;
                 }

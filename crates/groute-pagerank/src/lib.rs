@@ -86,10 +86,13 @@
 //! above) runs a sweep round as two passes with no atomic on
 //! a local arc. **Take**: every owned vertex whose residual exceeds the round's floor (0 in
 //! the first round, epsilon later) is taken (`rank += rho`, `res = 0`) and its share
-//! `alpha * rho / outdeg(v)` stored in a share array (0 for every other vertex); the share
-//! is pushed as above only along its *cut arcs* (heads owned by another device: a per-device
-//! CSR of them, built once at upload), into the halo slots, so a remote in-neighbour's mass
-//! still reaches its owner as one merged item per vertex. **Gather**: every owned vertex
+//! `alpha * rho / outdeg(v)` stored in a share array (0 for every other vertex). **Cut**
+//! (several devices): each *cut vertex*'s share is pushed as above only along its cut arcs
+//! (heads owned by another device), into the halo slots, so a remote in-neighbour's mass
+//! still reaches its owner as one merged item per vertex. The cut lists are compact, built
+//! once at upload: only the owned vertices that have cut arcs, with their heads, so the pass
+//! costs what the cut costs (a road network's block partition cuts a few thousand of
+//! millions of vertices). **Gather**: every owned vertex
 //! adds the shares of its owned in-neighbours (the in-CSR: the graph's own CSR when it is
 //! symmetric, else its transpose, built once at upload) to its residual. A worklist round
 //! is always a push round.
@@ -110,18 +113,21 @@
 //!
 //! ## Device-driven runs
 //!
-//! *Status.* [`Driver::Auto`], the default, always runs host-driven; [`Driver::Fused`] must be
-//! asked for. Measured on 2 x H200 (`pagerank --gen road-usa --partition block --check
-//! --repeat 3`, device ms, median): host-driven 15.65-15.76 on 1 GPU, 12.8-13.4 on 2; fused
-//! (kernel held to 8 blocks per SM, the default: `PageRankOptions::fused_blocks_per_sm`) 14.71
-//! on 1 GPU, 10.91 on 2 (unbounded, 5 blocks per SM: 18.75 / 13.20). So on road-usa the fused
-//! loop is the faster one; but on kron21, where a block partition cuts about half the arcs,
-//! it took 444 ms on 2 GPUs against ~115 host-driven (every cut arc a system atomic over
-//! NVLink), so Auto does not pick it yet. Until 2026-11-22 the 2-GPU fused runs stalled on the
-//! small test graphs when test threads ran in parallel (60 s exchange time-outs); the start
-//! gate of `groute_core::cuda::PeerGroup` (every member running before the first exchange
-//! completes, else the start is cancelled and relaunched) ended that, and the 2-GPU tests run
-//! in parallel since.
+//! *Status.* [`Driver::Auto`], the default, runs device-driven with pull sweeps where
+//! `groute_core::cuda::PeerGroup` can run (one GPU, or distinct GPUs with peer access) and
+//! at most [`AUTO_FUSED_MAX_CUT`] (1%) of the arcs are cut; host-driven otherwise. Measured
+//! on 2 x H200 (`pagerank --gen road-usa --partition block --check
+//! --repeat 7`, device ms, median, 2026-11-22): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
+//! on 2; fused (kernel held to 8 blocks per SM, the default:
+//! `PageRankOptions::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
+//! road-usa the fused loop is the faster one; but on kron21, where a block partition cuts
+//! about half the arcs, it took 386 ms on 2 GPUs against ~120 host-driven (each cut arc a
+//! system-scope reduction over NVLink, and the worklist rounds' cut pushes atomics whose old
+//! value is waited for), so Auto runs that one host-driven. On one GPU kron21 takes 59.3 ms
+//! device-driven and 59-60 host-driven. The start gate of
+//! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
+//! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
+//! threads' driver calls.
 //!
 //! [`Driver::Fused`] (`--driver fused`; CUDA with pull sweeps, where
 //! `groute_core::cuda::PeerGroup` can run: distinct physical GPUs with peer access) runs the
@@ -131,25 +137,31 @@
 //! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a
 //! contribution to another device's vertex goes: straight to its OWNER, added with a
 //! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
-//! parity), the round's first contribution (old value 0) appending the vertex to the owner's
-//! inbox of that parity. After the round's work the devices pass ONE exchange, an all-reduce
-//! of (pending items, items sent this round) that also makes every peer write visible: the
-//! run ends when the sums are both 0; else every device drains its inbox (each listed vertex's
-//! halo slot added to its residual, a vertex that crosses epsilon scheduled: the receive rule
-//! above) and picks its next round (sweep or worklist) with the host mode's rule from its own
-//! pending count, while faster peers may already fill the other parity. On one device there
-//! is no exchange and no drain.
+//! parity). In a worklist round the round's first contribution (old value 0) appends the
+//! vertex to the owner's inbox of that parity; a sweep's cut pass adds without waiting for
+//! the old value and lists nothing, and counts its arcs instead. After the round's work the
+//! devices pass ONE exchange, an all-reduce of (pending items, items sent this round, cut
+//! arcs pushed) that also makes every peer write visible: the run ends when nothing is
+//! pending and nothing was sent; else every device drains its inbox, and, when a peer pushed
+//! cut arcs, the slots of all its in-cut vertices (the owned vertices with an in-arc from
+//! another device, listed at upload): each slot's mass added to its vertex's residual, a
+//! vertex that crosses epsilon scheduled (the receive rule above). Then it picks its next
+//! round (sweep or worklist) with the host mode's rule from its own pending count, while
+//! faster peers may already fill the other parity. On one device there is no exchange and no
+//! drain.
 //!
 //! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
 //! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual
-//! changes nothing. A slot holding mass is always listed in its inbox (its first
+//! changes nothing. A slot holding mass is listed in its inbox (a worklist round's first
 //! contribution listed it; an inbox holds every in-cut vertex, and an overflow would stop the
-//! run with an error), each round's inbox is drained before the next round's work, and the
-//! run ends only at an exchange where no device sent anything in the round: so at the end no
-//! mass is in flight, no owned residual exceeds epsilon (it would be pending), and both
-//! bounds above hold unchanged. [`PageRankStats::driver`] says which driver ran; the per-device
-//! profile then holds the rounds by kind from the device's counters, its exchanges and its
-//! device time by phase ([`FusedPhaseTimes`]: sweep take, hubs, gather, worklist pushes,
+//! run with an error) or was filled by a peer's cut pass, which makes the owner drain every
+//! in-cut slot after that round's exchange; each round's slots are drained before the next
+//! round's work, and the run ends only at an exchange where no device sent anything in the
+//! round (cut arcs count as sent): so at the end no mass is in flight, no owned residual
+//! exceeds epsilon (it would be pending), and both bounds above hold unchanged.
+//! [`PageRankStats::driver`] says which driver ran; the per-device profile then holds the
+//! rounds by kind from the device's counters, its exchanges, its cut arcs pushed and in-cut
+//! slots drained, and its device time by phase ([`FusedPhaseTimes`]: sweep take, hubs, gather, worklist pushes,
 //! exchange, drain; `%globaltimer` stamps of the grid barriers' actions, a few per round).
 //!
 //! ## Vertex numbering
@@ -192,6 +204,11 @@ pub const DEFAULT_EPSILON: f32 = 0.01;
 pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
 /// Default [`PageRankOptions::fused_blocks_per_sm`].
 pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;
+/// The share of the arcs, at most, that may lead from one device to another for
+/// [`Driver::Auto`] to run device-driven (on one device none do). Measured on 2 x H200:
+/// road-usa's block partition cuts 0.02% of its arcs and runs 1.26x faster device-driven;
+/// kron21's cuts about half and runs 3x slower. The cut between is not measured finely.
+pub const AUTO_FUSED_MAX_CUT: f64 = 0.01;
 
 /// The a-priori bound on `|r - r*|_1` for a graph of `vertices` vertices:
 /// `vertices * epsilon / (1 - alpha)` (see the crate docs).
@@ -227,13 +244,13 @@ pub struct PageRankOptions {
     pub fused_fence_per_round: bool,
     /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
     /// (`--fused-blocks-per-sm`): 8 (default) caps its registers at 32 (a few spilled), 6 at
-    /// 40, 0 lets ptxas choose (48 registers: 5 blocks fit). Memory latency bounds the sweeps,
-    /// so more threads in flight win: road-usa on 1 H200 took 14.7 ms at 8, 17.1 at 6, 18.8 at
-    /// 0. Other values are an error.
+    /// 40, 0 lets ptxas choose (40 registers: 6 blocks fit). Memory latency bounds the
+    /// sweeps, so more threads in flight win: road-usa on 1 H200 took 14.7 ms at 8, 17.1 at 6,
+    /// 18.8 at 0 (then 48 registers, 5 blocks). Other values are an error.
     pub fused_blocks_per_sm: u32,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
-    /// host-driven for now, see "Device-driven runs" above). The host backend always runs
-    /// host-driven.
+    /// device-driven where few arcs are cut, see "Device-driven runs" above). The host backend
+    /// always runs host-driven.
     pub driver: Driver,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,

@@ -55,6 +55,14 @@ pub struct DeviceProfile {
     /// Device-driven runs: blocks of the persistent kernel's grid (`None` in host-driven
     /// runs).
     pub fused_grid: Option<u32>,
+    /// Device-driven runs: cut arcs this device's sweeps pushed a share along, added to the
+    /// owners' halo slots without listing them (0 on one device and in host-driven runs).
+    pub cut_arcs_sent: u64,
+    /// Device-driven runs: this device's in-cut halo slots that its drains found nonzero
+    /// (the peers' cut pushes, merged per vertex and round; on 3 or more devices also slots
+    /// that only a worklist round's listed adds filled, when the in-cut drain took them
+    /// before the inbox drain did).
+    pub cut_slots_drained: u64,
 }
 
 /// Device time of a device-driven run by phase, summed over its rounds (`%globaltimer`

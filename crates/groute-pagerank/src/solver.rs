@@ -13,10 +13,10 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
-use crate::Driver;
 use crate::cuda_fused::FusedRuns;
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::profile::DeviceProfile;
+use crate::{AUTO_FUSED_MAX_CUT, Driver};
 
 use crate::host::{PushKernel, ResidualArray};
 use crate::host_pull::HostPull;
@@ -274,8 +274,7 @@ impl DeviceSolver {
 
 /// The device-driven runs' storage when `driver` is [`Driver::Fused`] (an error naming
 /// `--driver host` where they cannot run: push sweeps, or a context that `PeerGroup::check`
-/// refuses); else `None` ([`Driver::Auto`] runs host-driven: crate docs, "Device-driven
-/// runs").
+/// refuses), or [`Driver::Auto`] and [`auto_runs_fused`] says so; else `None`.
 fn fused_runs(
     context: &Context,
     csr: &Csr,
@@ -285,17 +284,39 @@ fn fused_runs(
     driver: Driver,
     options: &WorklistOptions,
 ) -> Result<Option<FusedRuns>, Error> {
-    if driver != Driver::Fused {
-        return Ok(None);
-    }
-    if push.sweep != SweepMode::Pull {
-        return Err(Error::invalid(
-            "driver (--driver)",
-            "fused",
-            "pull sweeps (--sweep pull), or --driver host for push sweeps",
-        ));
+    match driver {
+        Driver::Host => return Ok(None),
+        Driver::Auto if !auto_runs_fused(context, csr, devices, push) => return Ok(None),
+        Driver::Auto => {}
+        Driver::Fused if push.sweep != SweepMode::Pull => {
+            return Err(Error::invalid(
+                "driver (--driver)",
+                "fused",
+                "pull sweeps (--sweep pull), or --driver host for push sweeps",
+            ));
+        }
+        Driver::Fused => {}
     }
     FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
+}
+
+/// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
+/// `groute_core::cuda::PeerGroup` can run (one GPU, or distinct GPUs with peer access), when
+/// at most [`AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another.
+fn auto_runs_fused(
+    context: &Context,
+    csr: &Csr,
+    devices: &[CudaPageRankStorage],
+    push: PushSettings,
+) -> bool {
+    if push.sweep != SweepMode::Pull || !groute_core::cuda::PeerGroup::supported(context) {
+        return false;
+    }
+    let cut: usize = devices
+        .iter()
+        .filter_map(|d| d.pull_buffers()?.cut.map(|c| c.targets.len / 4))
+        .sum();
+    cut as f64 <= AUTO_FUSED_MAX_CUT * csr.num_edges() as f64
 }
 
 /// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices

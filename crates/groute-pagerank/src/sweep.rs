@@ -57,40 +57,59 @@ impl FromStr for SweepMode {
     }
 }
 
-/// One device's cut arcs: the arcs of its owned vertices whose heads it does not own, as a
-/// CSR over all `n` vertices (rows outside the owned range are empty), so that the push
-/// kernels index it like the graph's own CSR.
+/// One device's cut arcs: the arcs of its owned vertices whose heads it does not own, compact
+/// (only the vertices that have any, so a pass over them costs what the cut costs): cut vertex
+/// `i` is `vertices[i]` and its cut arcs' heads are `targets[offsets[i]..offsets[i + 1]]`.
+/// The mirror of `CutLists` (`kernels/include/pagerank_push.cuh`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CutArcs {
-    /// `n + 1` offsets.
+    /// The owned vertices with a cut arc, ascending.
+    pub(crate) vertices: Vec<u32>,
+    /// `vertices.len() + 1` offsets into `targets`.
     pub(crate) offsets: Vec<u64>,
-    /// The heads, row by row.
+    /// The heads, vertex by vertex.
     pub(crate) targets: Vec<u32>,
 }
 
 impl CutArcs {
     /// The cut arcs of `owned` in `csr`, `None` when there is none.
     pub(crate) fn of(csr: &Csr, owned: &Range<u32>) -> Option<CutArcs> {
-        let n = csr.num_vertices();
-        let mut offsets = vec![0u64; n + 1];
+        let mut vertices = Vec::new();
+        let mut offsets = vec![0u64];
         let mut targets = Vec::new();
         for v in owned.clone() {
+            let before = targets.len();
             targets.extend(
                 csr.neighbors(v)
                     .iter()
                     .copied()
                     .filter(|w| !owned.contains(w)),
             );
-            offsets[v as usize + 1] = targets.len() as u64;
+            if targets.len() > before {
+                vertices.push(v);
+                offsets.push(targets.len() as u64);
+            }
         }
-        if targets.is_empty() {
-            return None;
-        }
-        let end = targets.len() as u64;
-        for o in &mut offsets[owned.end as usize + 1..] {
-            *o = end;
-        }
-        Some(CutArcs { offsets, targets })
+        (!vertices.is_empty()).then_some(CutArcs {
+            vertices,
+            offsets,
+            targets,
+        })
+    }
+
+    /// The most cut arcs of one vertex.
+    pub(crate) fn max_degree(&self) -> u64 {
+        self.offsets
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Cut vertex `i` (`i < vertices.len()`) and its cut arcs' heads.
+    pub(crate) fn list(&self, i: usize) -> (u32, &[u32]) {
+        let (begin, end) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        (self.vertices[i], &self.targets[begin..end])
     }
 }
 
@@ -150,9 +169,17 @@ mod tests {
             .build(&EdgeList::from_pairs(&pairs))
             .unwrap();
         let cut = CutArcs::of(&csr, &(1..3)).expect("2 -> 0 leaves the range");
-        assert_eq!(cut.offsets, vec![0, 0, 0, 1, 1]);
+        assert_eq!(cut.vertices, vec![2]);
+        assert_eq!(cut.offsets, vec![0, 1]);
         assert_eq!(cut.targets, vec![0]);
+        assert_eq!(cut.max_degree(), 1);
+        assert_eq!(cut.list(0), (2, &[0u32][..]));
         assert_eq!(CutArcs::of(&csr, &(0..4)), None);
+        // Device owning 0..2: 0 -> 3 leaves (0 -> 1 does not), 1 -> 2 leaves.
+        let cut = CutArcs::of(&csr, &(0..2)).expect("two cut vertices");
+        assert_eq!(cut.vertices, vec![0, 1]);
+        assert_eq!(cut.offsets, vec![0, 1, 2]);
+        assert_eq!(cut.targets, vec![3, 2]);
     }
 
     #[test]

@@ -20,6 +20,15 @@ use groute_core::cuda::PeerGroup;
 use groute_graph::{NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{Driver, PageRankOptions, SweepMode, pagerank};
 
+/// Sets the flag when dropped (on unwinding too).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
     let Some(two) = groute_core::testing::cuda_context(2) else {
@@ -50,6 +59,9 @@ fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
                 })
             })
             .collect();
+        // Stops the workers however this thread leaves the scope: a failed check below must
+        // fail the test, not leave the scope waiting for workers that never stop.
+        let stopper = StopOnDrop(&stop);
         let fused = |epsilon: f32, sweep_divisor: u32| PageRankOptions {
             driver: Driver::Fused,
             sweep: SweepMode::Pull,
@@ -69,7 +81,7 @@ fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
             &fused(0.0001, groute_pagerank::DEFAULT_SWEEP_DIVISOR),
             &[],
         );
-        stop.store(true, Ordering::Relaxed);
+        drop(stopper);
         for w in workers {
             assert!(w.join().unwrap() >= 1, "the host-driven runs ran");
         }

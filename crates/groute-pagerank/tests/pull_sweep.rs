@@ -1,4 +1,5 @@
-//! Pull sweeps (`SweepMode::Pull`: take, push along cut arcs only, gather over the in-CSR)
+//! Pull sweeps (`SweepMode::Pull`: take, push the cut vertices' shares along their cut arcs
+//! only, gather over the in-CSR)
 //! stay within the bounds of the crate docs against the power-iteration reference, on
 //! symmetric graphs (pulled over their own CSR) and directed ones (over the transpose), on 1
 //! to 4 devices (cut arcs pushed to other devices' halo slots), block and METIS partitions,
@@ -11,6 +12,7 @@ use common::{
     check_options, from_pairs, generated, options, sweep_divisors, with_hubs, with_in_hubs,
 };
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::{
     DEFAULT_SWEEP_DIVISOR, PULL_HUB_DEGREE, PageRankOptions, SweepMode, pagerank,
 };
@@ -64,8 +66,22 @@ fn pull_sweeps_with_dangling_vertices_self_loops_and_sources() {
 #[test]
 fn pull_sweeps_with_hubs_on_cut_arcs_are_within_the_bound() {
     // Two hubs above the CUDA hub degree: on 2 devices their cut arcs are pushed grid-wide
-    // by pagerank_push_hubs over the cut CSR.
+    // by pagerank_push_hubs over the cut lists (recorded by their index there).
     let g = with_hubs();
+    let parted = partition_graph(g.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
+    let (csr, owned) = (&parted.graph.csr, parted.partition.range(0));
+    let cut_degree = |v: u32| {
+        csr.neighbors(v)
+            .iter()
+            .filter(|w| !owned.contains(w))
+            .count()
+    };
+    assert!(
+        owned
+            .clone()
+            .any(|v| cut_degree(v) as u64 >= HUB_MIN_DEGREE),
+        "a cut list of device 0 of 2 is a hub"
+    );
     for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
         for devices in [1, 2] {
             check_options(&g, devices, &pull(0.01, divisor), &[]);

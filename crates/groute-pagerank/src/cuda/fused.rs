@@ -20,7 +20,7 @@ pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource =
     groute_core::cuda::PAGERANK_FUSED;
 
 /// u32 words of the state block (`PRF_WORDS`; zeroed before each run).
-pub const STATE_WORDS: usize = 96;
+pub const STATE_WORDS: usize = 100;
 /// State words (`PrfWord` of the kernel).
 pub(crate) mod word {
     /// Block arrivals at grid barriers so far (`FUSED_BARRIER_COUNT`, never reset in a run).
@@ -33,7 +33,7 @@ pub(crate) mod word {
     pub const PUSHED: usize = 66;
     /// Cross-device exchanges made.
     pub const EXCHANGES: usize = 69;
-    /// Items sent to peers, 64-bit.
+    /// Items listed in peers' inboxes (worklist rounds), 64-bit.
     pub const SENT: usize = 70;
     /// Inbox items drained, 64-bit.
     pub const RECEIVED: usize = 72;
@@ -46,6 +46,10 @@ pub(crate) mod word {
     /// Phase times (ns, 64-bit each, `PRF_T_*`): sweep takes, hub phases, gathers,
     /// worklist pushes, exchanges, drains.
     pub const TIMES: [usize; 6] = [80, 82, 84, 86, 88, 90];
+    /// Cut arcs that sweeps pushed a share along (unlisted), 64-bit.
+    pub const CUT_SENT: usize = 96;
+    /// In-cut halo slots the drains found nonzero, 64-bit.
+    pub const CUT_DRAINED: usize = 98;
 }
 
 /// `PrfFlag` bits of [`FusedSettings::flags`].
@@ -74,19 +78,25 @@ pub struct FusedPullArgs {
     in_offsets: u64,
     in_sources: u64,
     share: u64,
+    cut_vertices: u64,
     cut_offsets: u64,
     cut_targets: u64,
     hubs: u64,
     tiles: u64,
     hub_sum: u64,
     hub_degree: u64,
+    in_cut: u64,
     hub_count: u32,
     tile_count: u32,
+    cut_count: u32,
+    cut_hubs: u32,
+    in_cut_count: u32,
+    reserved: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 80);
+const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 112);
 
-// SAFETY: `#[repr(C)]` of nine u64 and two u32, the layout of `FusedPull` (pointers are u64
+// SAFETY: `#[repr(C)]` of eleven u64 and six u32, the layout of `FusedPull` (pointers are u64
 // device addresses); no padding.
 unsafe impl KernelArg for FusedPullArgs {}
 
@@ -186,6 +196,13 @@ pub struct FusedLaunch {
     pub settings: FusedSettings,
     /// This device's member parameter of the group.
     pub group: PeerArgs,
+    /// This device's in-cut vertices (owned, with an in-arc from another device; u32s), whose
+    /// halo slots the drain takes after a round with cut pushes.
+    pub in_cut: RawSlice,
+    /// On this device, the address of every member's postbox (rank order; each of
+    /// [`groute_core::cuda::PEER_POSTBOX_WORDS`] u64, zeroed before the run):
+    /// [`groute_core::cuda::PeerGroup::peer_table`].
+    pub postboxes: RawSlice,
 }
 
 fn addr<T>(s: &RawSlice) -> Result<u64, Error> {
@@ -258,6 +275,13 @@ pub fn launch_fused(
     if l.settings.max_batch == 0 {
         return Err(Error::invalid("max_batch", 0, "at least 1"));
     }
+    if l.postboxes.len / 8 < l.group.size as usize {
+        return Err(Error::LengthMismatch {
+            operation: "fused PageRank postbox table (one address per member)",
+            dst: l.postboxes.len / 8,
+            src: l.group.size as usize,
+        });
+    }
     let pull = &l.pull;
     let (hubs, tiles, hub_sum, hub_count, tile_count, hub_degree) = match &pull.hubs {
         Some(h) => (
@@ -270,22 +294,34 @@ pub fn launch_fused(
         ),
         None => (0, 0, 0, 0, 0, u64::MAX),
     };
-    let (cut_offsets, cut_targets) = match &pull.cut {
-        Some((o, t)) => (addr::<u64>(o)?, addr::<u32>(t)?),
-        None => (0, 0),
+    let (cut_vertices, cut_offsets, cut_targets, cut_count, cut_hubs) = match &pull.cut {
+        Some(c) => (
+            addr::<u32>(&c.vertices)?,
+            addr::<u64>(&c.offsets)?,
+            addr::<u32>(&c.targets)?,
+            c.count()?,
+            u32::from(c.has_hub_lists && l.settings.hub_capacity != 0),
+        ),
+        None => (0, 0, 0, 0, 0),
     };
     let pull_args = FusedPullArgs {
         in_offsets: addr::<u64>(&pull.in_offsets)?,
         in_sources: addr::<u32>(&pull.in_sources)?,
         share: addr::<f32>(&pull.share)?,
+        cut_vertices,
         cut_offsets,
         cut_targets,
         hubs,
         tiles,
         hub_sum,
         hub_degree,
+        in_cut: addr::<u32>(&l.in_cut)?,
         hub_count,
         tile_count,
+        cut_count,
+        cut_hubs,
+        in_cut_count: elements::<u32>("in-cut vertices", &l.in_cut)?,
+        reserved: 0,
     };
     let (f, grid) = (&kernel.function, kernel.grid);
     let args = (
@@ -298,20 +334,26 @@ pub fn launch_fused(
         l.settings,
         DevicePtr::<u32>::from_slice(&l.state)?,
         l.group,
+        DevicePtr::<u64>::from_slice(&l.postboxes)?,
     );
     // SAFETY: pagerank_fused(PageRankOps ops, const unsigned long long* offsets, const
     // unsigned* targets, DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,
-    // FusedSettings settings, unsigned* state, PeerGroup group): the tuple matches it field by
-    // field (layouts asserted in this module, in super and in groute-core). The owned range
-    // lies inside the CSR, residual and ranks (checked by `args`); the pull topology is the
-    // one `launch_pull_take` / `launch_pull_gather` check and read (built at upload; absent
-    // parts are null and never read: no cut arc, no hub); the peers block holds every member's
-    // halo, inbox and tails (sizes checked by `peers_block`), reachable from this device (the
-    // group checked peer access between every pair); `state` holds STATE_WORDS zeroed u32.
-    // The launch is cooperative over the resident grid at FUSED_PAGERANK_BLOCK threads (the
-    // kernel's launch bounds), so every block reaches every grid barrier; every exchange is
-    // bounded by the group's timeout and abort word. Memory kept alive below; the caller
-    // keeps the peers' buffers alive until every member completed.
+    // FusedSettings settings, unsigned* state, PeerGroup group, unsigned long long* const*
+    // postboxes): the tuple matches it field by field (layouts asserted in this module, in
+    // super and in groute-core). The owned range lies inside the CSR, residual and ranks
+    // (checked by `args`); the pull topology is the one `launch_pull_take`,
+    // `launch_pull_cut` and `launch_pull_gather` check and read (built at upload; the cut
+    // lists' count checked by `count`; absent parts are null and never read: no cut arc, no
+    // hub); the peers block holds every member's halo, inbox and tails (sizes checked by
+    // `peers_block`) and the postbox table one address per member (checked above), each
+    // reachable from this device (the group checked peer access between every pair);
+    // `in_cut` holds `in_cut_count` owned vertices, built at upload from the partition (the
+    // drain indexes this device's halo and residual with them); `state`
+    // holds STATE_WORDS zeroed u32. The launch is cooperative over the resident grid at
+    // FUSED_PAGERANK_BLOCK threads (the kernel's launch bounds), so every block reaches
+    // every grid barrier; every exchange is bounded by the group's timeout and abort word.
+    // Memory kept alive below; the caller keeps the peers' buffers and postboxes alive until
+    // every member completed.
     unsafe {
         f.launch_cooperative(
             stream,
@@ -322,7 +364,7 @@ pub fn launch_fused(
     let mut memory = l.pr.memory();
     memory.extend(l.wl.memory());
     memory.extend(pull.memory());
-    memory.extend([l.peers.memory.clone(), l.state.memory.clone()]);
+    memory.extend([&l.peers, &l.state, &l.postboxes, &l.in_cut].map(|s| s.memory.clone()));
     keep(stream, memory)?;
     Ok(())
 }

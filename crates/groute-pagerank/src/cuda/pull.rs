@@ -1,7 +1,8 @@
-//! Launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_gather` in
-//! `kernels/pagerank.cu`): pass 1 takes the residuals above a floor into the ranks and the
-//! share array and pushes along the cut arcs only; pass 2 gathers the shares over the in-CSR
-//! (crate docs, "Pull sweeps").
+//! Launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_cut`,
+//! `pagerank_pull_gather` in `kernels/pagerank.cu`): pass 1 takes the residuals above a floor
+//! into the ranks and the share array; on several devices the cut vertices' shares are then
+//! pushed along their cut arcs only; pass 2 gathers the shares over the in-CSR (crate docs,
+//! "Pull sweeps").
 
 use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use super::{
     AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
-    elements, keep, keep_push_memory, too_many,
+    elements, enqueue_push_hubs, keep, keep_push_memory, too_many,
 };
 
 /// A device's pull-sweep topology and share array.
@@ -22,11 +23,45 @@ pub struct PullBuffers {
     pub in_sources: RawSlice,
     /// `n` f32 shares, 0 outside the owned range.
     pub share: RawSlice,
-    /// The cut CSR (owned vertices' arcs to non-owned heads; full-length offsets, empty rows
-    /// elsewhere), `None` when the device has no cut arc.
-    pub cut: Option<(RawSlice, RawSlice)>,
+    /// The cut lists (owned vertices' arcs to non-owned heads, compact), `None` when the
+    /// device has no cut arc.
+    pub cut: Option<CutBuffers>,
     /// The owned vertices of at least [`crate::PULL_HUB_DEGREE`] in-arcs (`None`: none).
     pub hubs: Option<PullHubBuffers>,
+}
+
+/// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
+/// is `vertices[i]`, its cut arcs' heads `targets[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug)]
+pub struct CutBuffers {
+    /// The owned vertices with a cut arc (u32s).
+    pub vertices: RawSlice,
+    /// `vertices + 1` u64 offsets into `targets`.
+    pub offsets: RawSlice,
+    /// The heads (u32 vertex ids of other devices).
+    pub targets: RawSlice,
+    /// Whether a cut list is at least [`super::HUB_MIN_DEGREE`] long (so the cut pass may list
+    /// hubs for `pagerank_push_hubs`).
+    pub has_hub_lists: bool,
+}
+
+impl CutBuffers {
+    /// The number of cut vertices, checked against the offsets.
+    pub(crate) fn count(&self) -> Result<u32, Error> {
+        let count = elements::<u32>("cut vertices", &self.vertices)?;
+        if self.offsets.len / 8 != count as usize + 1 {
+            return Err(Error::LengthMismatch {
+                operation: "pagerank cut offsets (one u64 per cut vertex, plus one)",
+                dst: self.offsets.len / 8,
+                src: count as usize + 1,
+            });
+        }
+        Ok(count)
+    }
+
+    fn memory(&self) -> [Arc<dyn RawMemory>; 3] {
+        [&self.vertices, &self.offsets, &self.targets].map(|s| s.memory.clone())
+    }
 }
 
 /// The pull hubs of a device (`pagerank_pull_hub_tiles`).
@@ -50,14 +85,8 @@ impl PullBuffers {
                 src: n,
             });
         }
-        if let Some((cut_offsets, _)) = &self.cut
-            && cut_offsets.len != pr.offsets.len
-        {
-            return Err(Error::LengthMismatch {
-                operation: "pagerank cut CSR offsets (n + 1 u64s)",
-                dst: cut_offsets.len / 8,
-                src: n,
-            });
+        if let Some(cut) = &self.cut {
+            cut.count()?;
         }
         if self.share.len / 4 + 1 < n {
             return Err(Error::LengthMismatch {
@@ -75,82 +104,107 @@ impl PullBuffers {
             self.in_sources.memory.clone(),
             self.share.memory.clone(),
         ];
-        if let Some((o, t)) = &self.cut {
-            m.push(o.memory.clone());
-            m.push(t.memory.clone());
+        if let Some(cut) = &self.cut {
+            m.extend(cut.memory());
         }
         if let Some(h) = &self.hubs {
             m.extend([&h.vertices, &h.tiles, &h.sums].map(|s| s.memory.clone()));
         }
         m
     }
-
-    /// The push buffers with the cut CSR in place of the CSR: what `pagerank_push_hubs`
-    /// reads after [`launch_pull_take`] (`None`: no cut arc, so no hub was listed).
-    pub fn cut_push(&self, pr: &PageRankBuffers) -> Option<PageRankBuffers> {
-        self.cut.as_ref().map(|(offsets, targets)| PageRankBuffers {
-            offsets: offsets.clone(),
-            targets: targets.clone(),
-            ..pr.clone()
-        })
-    }
 }
 
 /// Enqueues pass 1 of a pull sweep on `stream`: every owned vertex whose residual exceeds
 /// `floor` is taken into its rank and its share per out-arc stored in `pull.share` (0 for
-/// the others), and pushed along its cut arcs (remote heads appended to `remote`, hubs of the
-/// cut CSR listed for [`super::launch_push_hubs`] over [`PullBuffers::cut_push`]). Adds the
-/// vertices taken to control word [`super::CTRL_PUSHED`].
+/// the others). Pushes nothing ([`launch_pull_cut`] pushes the cut arcs). Adds the vertices
+/// taken to control word [`super::CTRL_PUSHED`].
 pub fn launch_pull_take(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     pull: &PullBuffers,
     wl: &DeviceWorklistBuffers,
     floor: f32,
-    remote: &AppendBuffers,
 ) -> Result<(), Error> {
     if floor.is_nan() || floor < 0.0 {
         return Err(Error::invalid("sweep floor", floor, "a residual >= 0"));
     }
     let ops = pr.args()?;
     pull.check(pr)?;
-    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_pull_take", pr.owned.len())?;
-    // Without cut arcs the kernel never reads the cut pointers; the CSR's stand in.
-    let (cut_offsets, cut_targets) = pull
-        .cut
-        .as_ref()
-        .map_or((&pr.offsets, &pr.targets), |(o, t)| (o, t));
     let args = (
         ops,
         DevicePtr::<u64>::from_slice(&pr.offsets)?,
-        DevicePtr::<u64>::from_slice(cut_offsets)?,
-        DevicePtr::<u32>::from_slice(cut_targets)?,
-        u32::from(pull.cut.is_some()),
         DevicePtr::<f32>::from_slice(&pull.share)?,
         wl.args()?,
         floor,
+    );
+    // SAFETY: pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets, float*
+    // share, DeviceWorklist wl, float floor): the tuple matches it field by field; the owned
+    // range lies inside the CSR offsets, the residual and the share (checked by `args` and
+    // `check`); the kernel writes only the worklist's CTRL_PUSHED word (checked by
+    // `wl.args`); memory kept alive below until the kernel completes.
+    unsafe { f.launch(stream, cfg, args)? };
+    let mut memory = pr.memory();
+    memory.extend(wl.memory());
+    memory.extend(pull.memory());
+    keep(stream, memory)
+}
+
+/// Enqueues the cut pass of a pull sweep on `stream`, after [`launch_pull_take`] (nothing
+/// when the device has no cut arc): each cut vertex's share pushed along its cut arcs (remote
+/// heads appended to `remote` when their halo slot was empty), then, when a cut list may be
+/// a hub and `wl` has hub slots, `pagerank_push_hubs` over the cut lists.
+pub fn launch_pull_cut(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    pull: &PullBuffers,
+    wl: &DeviceWorklistBuffers,
+    remote: &AppendBuffers,
+) -> Result<(), Error> {
+    let Some(cut) = &pull.cut else {
+        return Ok(());
+    };
+    let ops = pr.args()?;
+    pull.check(pr)?;
+    let count = cut.count()?;
+    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
+    let (f, cfg) = config(stream, "pagerank_pull_cut", count as usize)?;
+    let args = (
+        ops,
+        DevicePtr::<u32>::from_slice(&cut.vertices)?,
+        DevicePtr::<u64>::from_slice(&cut.offsets)?,
+        DevicePtr::<u32>::from_slice(&cut.targets)?,
+        count,
+        DevicePtr::<f32>::from_slice(&pull.share)?,
+        wl.args()?,
         wl.hub_capacity,
         rd,
         rc,
         rn,
         ro,
     );
-    // SAFETY: pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned long long* cut_offsets, const unsigned* cut_targets, unsigned has_cut, float*
-    // share, DeviceWorklist wl, float floor, unsigned hub_capacity, unsigned* remote_data,
-    // unsigned remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple
-    // matches it field by field; the owned range lies inside the CSR, residual, share and cut
-    // offsets (checked by `args` and `check`; the cut CSR holds arcs of the CSR, so its
-    // targets are vertex ids < n); sizes of the worklist and appends as in `launch_sweep`;
-    // memory kept alive below until the kernel completes.
+    // SAFETY: pagerank_pull_cut(PageRankOps ops, const unsigned* cut_vertices, const unsigned
+    // long long* cut_offsets, const unsigned* cut_targets, unsigned cut_count, const float*
+    // share, DeviceWorklist wl, unsigned hub_capacity, unsigned* remote_data, unsigned
+    // remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple matches
+    // it; `cut_vertices` holds `count` owned vertices and `cut_offsets` count + 1 offsets
+    // (checked by `cut.count`), built at upload from this device's CSR, so the offsets lie
+    // inside `cut_targets`, whose heads are vertex ids < n, inside the residual; the share
+    // holds n f32s (checked); sizes of the worklist and appends as in `launch_sweep`; memory
+    // kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     keep_push_memory(stream, pr, wl, remote)?;
-    keep(stream, pull.memory())
+    keep(stream, pull.memory())?;
+    if cut.has_hub_lists && wl.hub_capacity != 0 {
+        // The hubs were recorded by their index in the cut lists.
+        enqueue_push_hubs(stream, pr, &cut.offsets, &cut.targets, wl, remote)?;
+        keep(stream, pull.memory())?;
+    }
+    Ok(())
 }
 
-/// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and its hub
-/// push): the hubs' in-lists summed in tiles over the whole grid (when the device has pull
+/// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and
+/// [`launch_pull_cut`]): the hubs' in-lists summed in tiles over the whole grid (when the device has pull
 /// hubs), then each owned vertex adds the shares of its in-neighbours to its residual and is
 /// appended to `wl` if it crossed epsilon.
 pub fn launch_pull_gather(

@@ -255,6 +255,30 @@ pub fn check_fused_profiles(s: &PageRankStats, what: &str) {
     let received: u64 = s.worklist.devices.iter().map(|w| w.items_received).sum();
     assert_eq!(
         received, s.items_sent,
-        "{what}: every item sent was drained by its owner"
+        "{what}: every item listed was drained by its owner"
     );
+    // The sweeps' cut arcs go unlisted into the owners' halo slots, which the owners drain
+    // whole. On two devices a slot holds the peer's cut shares of one round only (its
+    // worklist-round listings come in rounds it does not sweep): each nonzero slot drained
+    // took at least one cut arc, and a cut arc pushed leaves a nonzero slot.
+    let cut_sent: u64 = s.devices.iter().map(|p| p.cut_arcs_sent).sum();
+    let cut_drained: u64 = s.devices.iter().map(|p| p.cut_slots_drained).sum();
+    if !multi {
+        assert_eq!(
+            (cut_sent, cut_drained),
+            (0, 0),
+            "{what}: no cut on one device"
+        );
+    }
+    if s.devices.len() == 2 {
+        assert!(
+            cut_drained <= cut_sent,
+            "{what}: {cut_drained} in-cut slots drained from {cut_sent} cut arcs"
+        );
+        assert_eq!(
+            cut_sent > 0,
+            cut_drained > 0,
+            "{what}: cut arcs pushed ({cut_sent}) and drained ({cut_drained})"
+        );
+    }
 }
