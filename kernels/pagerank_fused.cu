@@ -7,8 +7,9 @@
 // whose range began off one, took its take 30% and its gather 25% longer: every warp's loads
 // straddled two lines) with the rank array padded to match, and the cut pushes made
 // reductions with an in-cut drain (PeerHaloPost: no round trip on the gather's path). The
-// exchanges are peer_post_allreduce_sum. On kron21, where half the arcs are cut, 386 ms on 2
-// GPUs against ~120 host-driven: --driver auto still runs host-driven.
+// exchanges are peer_post_allreduce_sum. On kron21, where half the arcs are cut (about 90 per
+// distinct head), 150 ms on 2 GPUs with the cut sends merged per head (386 without) against
+// ~122 host-driven: --driver auto runs it host-driven.
 //
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
@@ -34,7 +35,12 @@
 // after the exchange every device whose peers pushed cut arcs drains the slots of all its
 // in-cut vertices (drain_in_cut). On road-usa that took the cut pushes off the gather's
 // critical path: each was a chain of round trips (the add's old value, the tail, the
-// fence) that held its block ~15 us per sweep. The parity is the round's (round & 1).
+// fence) that held its block ~15 us per sweep. Where the cut arcs are many per distinct
+// head (CutArcs::merged_heads: kron's block partition, ~90 per head), the cut pass adds into
+// a local slot per head instead (LocalMerge, the lists' heads translated to head indices at
+// upload) and, after barrier M, send_merged adds each head's sum to its owner's halo once:
+// one remote reduction per head and sweep instead of one per arc (merge before send). The
+// parity is the round's (round & 1).
 //
 // A round (every block, grid-uniform control flow; the record of the last barrier says what):
 //   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; shares
@@ -44,7 +50,8 @@
 //             pull hubs or cut lists of hub length), then the recorded cut hubs pushed
 //             (push_hubs_grid over the cut lists) | pull gather, in the same phase as the cut
 //             push (or the cut hubs): the cut arcs write peers' halos only, the gather this
-//             device's residuals.
+//             device's residuals. With merged cut sends the cut pass writes local merge
+//             slots instead, and barrier M then send_merged follow the gather.
 //   WORKLIST  push round over the record's [first, first + count) of the worklist (possibly
 //             empty: every device runs every round) | barrier and the listed hubs (when the
 //             device has hubs).
@@ -185,12 +192,17 @@ struct FusedPull {
     float* hub_sum;
     unsigned long long hub_degree;
     const unsigned int* in_cut;  // owned vertices with an in-arc from another device
+    // Merged cut sends (null when off): the cut arcs' heads as indices into `cut_heads` (the
+    // distinct heads), and one f32 per head, 0 between sweeps.
+    const unsigned int* cut_head_of_arc;
+    const unsigned int* cut_heads;
+    float* cut_merge;
     unsigned int hub_count;
     unsigned int tile_count;
     unsigned int cut_count;
     unsigned int cut_hubs;  // nonzero: a cut list may be listed as a hub (barrier H runs)
     unsigned int in_cut_count;
-    unsigned int reserved;
+    unsigned int cut_head_count;  // distinct heads; 0: cut pushes go straight to the peers
 };
 
 // Scalar settings (groute_pagerank::cuda::fused::FusedSettings).
@@ -226,6 +238,8 @@ struct PeerHalo {
     unsigned int* state;
     bool fence_each;  // __threadfence_system() after every add (else once per round)
 
+    static constexpr bool ALL_REMOTE = false;
+
     __device__ __forceinline__ bool add(unsigned int w, float share) const {
         unsigned int o = 0;
         float* slot = halo_slot(peers, size, parity, w, o);
@@ -259,6 +273,8 @@ struct PeerHaloPost {
     unsigned int size;
     unsigned int parity;
 
+    static constexpr bool ALL_REMOTE = false;
+
     __device__ __forceinline__ bool add(unsigned int w, float share) const {
         unsigned int o = 0;
         atomicAdd_system(halo_slot(peers, size, parity, w, o), share);  // result unused: red
@@ -267,6 +283,38 @@ struct PeerHaloPost {
     __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
     __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
 };
+
+// Remote policy of a sweep's cut pass when the cut sends are merged: `w` is the head's index
+// in the distinct cut heads (the cut lists' targets translated at upload), and the share is
+// added to this device's merge slot of that head; send_merged then adds each slot to its
+// owner's halo once (PeerHaloPost). Nothing is listed.
+struct LocalMerge {
+    float* merge;
+
+    // Its `w` are head indices, not vertex ids: never routed to this device's residuals.
+    static constexpr bool ALL_REMOTE = true;
+
+    __device__ __forceinline__ bool add(unsigned int head, float share) const {
+        atomicAdd(merge + head, share);
+        return false;
+    }
+    __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
+    __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
+};
+
+// The merged cut sends of a sweep (after the barrier that ends its cut pass): each distinct
+// head's merged share, taken from its slot (left 0), added to its owner's halo slot.
+__device__ __forceinline__ void send_merged(const FusedPull& pull, const PeerHaloPost& post) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < pull.cut_head_count;
+         i += stride) {
+        const float share = pull.cut_merge[i];
+        if (share > 0.0f) {
+            pull.cut_merge[i] = 0.0f;
+            post.add(pull.cut_heads[i], share);
+        }
+    }
+}
 
 __device__ __forceinline__ unsigned int state_load(const unsigned int* state, unsigned int w) {
     return groute::load_volatile(state + w);
@@ -428,6 +476,11 @@ __device__ __forceinline__ void pagerank_fused_body(
     const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
     const CutLists cut{pull.cut_vertices, pull.cut_offsets, pull.cut_targets, pull.cut_count};
     const bool has_cut = pull.cut_count != 0u;
+    // Merged cut sends: the same lists with heads as indices into the distinct heads.
+    const bool merged = has_cut && pull.cut_head_count != 0u;
+    const CutLists merged_cut{pull.cut_vertices, pull.cut_offsets, pull.cut_head_of_arc,
+                              pull.cut_count};
+    const LocalMerge merge{pull.cut_merge};
     const bool several = group.size > 1u;
     // Once per thread and round (before barrier E) instead of after every add (several
     // devices only).
@@ -479,8 +532,11 @@ __device__ __forceinline__ void pagerank_fused_body(
             // The shares are in place: the cut arcs (to peers' halos only) and the pull hubs'
             // tiles, then (after barrier H where needed) the gather, beside the cut hubs.
             if (has_cut) {
+                const unsigned long long arcs =
+                    merged ? push_cut_grid(ops, merged_cut, pull.share, rwl, hubs, merge)
+                           : push_cut_grid(ops, cut, pull.share, rwl, hubs, post);
                 groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_CUT_ROUND),
-                                     push_cut_grid(ops, cut, pull.share, rwl, hubs, post));
+                                     arcs);
             }
             if (pull.tile_count != 0u) {
                 pull_hub_tiles_grid(pull.tiles, pull.tile_count, pull.in_sources, pull.share,
@@ -497,11 +553,26 @@ __device__ __forceinline__ void pagerank_fused_body(
                     },
                     copy, nothing);
                 if (rec.w[REC_HUBS] != 0u) {
-                    push_hubs_grid(ops, cut.offsets, cut.targets, rwl, hubs, post);
+                    if (merged) {
+                        push_hubs_grid(ops, cut.offsets, pull.cut_head_of_arc, rwl, hubs, merge);
+                    } else {
+                        push_hubs_grid(ops, cut.offsets, cut.targets, rwl, hubs, post);
+                    }
                 }
             }
             pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
                              pull.hub_count, pull.hub_sum, pull.hub_degree);
+            if (merged) {
+                // Barrier M: every cut share is in its merge slot; then one send per head.
+                groute::grid_barrier(
+                    state, gen, config,
+                    [&] {
+                        stamp_phase(state, PRF_T_GATHER);
+                        return round;
+                    },
+                    keep, nothing);
+                send_merged(pull, post);
+            }
         } else {
             push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
                               round.w[REC_COUNT], 0.0f, rwl, hubs, remote);

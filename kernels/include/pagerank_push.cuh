@@ -11,6 +11,7 @@
 // listed for pagerank_pack_remote when its slot was empty) or the fused loop's PeerHalo (the
 // owner's incoming halo over NVLink, listed in its inbox) and PeerHaloPost (the same halo,
 // unlisted: a sweep's cut pass). A Remote provides
+//   static constexpr bool ALL_REMOTE            // true: every arc goes to add (see add_share)
 //   bool add(unsigned int w, float share)       // adds; true: list w (append_warp / heads)
 //   void append_warp(unsigned int w, bool keep) // warp-uniform; lists w where keep
 //   void append_heads(const unsigned int (&heads)[BATCH], unsigned int keep)
@@ -182,11 +183,13 @@ __device__ __forceinline__ float take_owned(const PageRankOps& ops, unsigned int
 }
 
 // Adds `share` to w's residual (owned w: sets `local` when it crossed epsilon) or hands it to
-// `remote` (sets `far` when the remote policy lists w).
+// `remote` (sets `far` when the remote policy lists w). A policy whose `ALL_REMOTE` is true
+// gets every arc: its lists hold no vertex ids of this device, but its own indices (the
+// fused loop's LocalMerge: the cut heads' indices, which ops.mine would misread).
 template <typename Remote>
 __device__ __forceinline__ void add_share(const PageRankOps& ops, const Remote& remote,
                                           unsigned int w, float share, bool& local, bool& far) {
-    if (ops.mine(w)) {
+    if (!Remote::ALL_REMOTE && ops.mine(w)) {
         const float old = atomicAdd(ops.residual + w, share);
         local = old <= ops.epsilon && old + share > ops.epsilon;
     } else {
@@ -199,6 +202,8 @@ __device__ __forceinline__ void add_share(const PageRankOps& ops, const Remote& 
 struct HaloList {
     float* residual;
     AppendBuffer<unsigned int> list;
+
+    static constexpr bool ALL_REMOTE = false;
 
     __device__ __forceinline__ bool add(unsigned int w, float share) const {
         return atomicAdd(residual + w, share) == 0.0f;

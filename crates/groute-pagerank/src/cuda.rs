@@ -7,7 +7,7 @@
 //! | [`launch_push_hubs`] | `pagerank_push_hubs`: the hubs a sweep or expand listed, over the whole grid |
 //! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
 //! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
-//! | [`pull::launch_pull_take`], [`pull::launch_pull_gather`] | the pull sweep's two passes |
+//! | [`pull::launch_pull_take`], [`pull::launch_pull_cut`], [`pull::launch_pull_gather`] | the pull sweep's take, cut pass (several devices) and gather |
 //! | [`fused::launch_fused`] | `pagerank_fused` (`kernels/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
 //!
 //! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and

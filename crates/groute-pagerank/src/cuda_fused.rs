@@ -23,11 +23,12 @@ use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats
 
 use crate::cuda::fused::flag;
 use crate::cuda::fused::{
-    FusedKernel, FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block,
-    stop, word,
+    FusedKernel, FusedLaunch, FusedSettings, MergedCut, PeerInbox, STATE_WORDS, launch_fused,
+    peers_block, stop, word,
 };
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::profile::{DeviceProfile, FusedPhaseTimes};
+use crate::sweep::CutArcs;
 
 /// One device's receiving side and state.
 struct FusedDevice {
@@ -38,6 +39,8 @@ struct FusedDevice {
     capacity: u32,
     /// The in-cut vertices (exactly; one slot allocated when there is none).
     in_cut: Buffer<u32>,
+    /// Merged cut sends: head index per cut arc, distinct heads, a slot per head (`f32` bits).
+    merged_cut: Option<(Buffer<u32>, Buffer<u32>, Buffer<u32>)>,
     state: Buffer<u32>,
     peers: Buffer<u32>,
     /// Where the peers post their exchange values (zeroed before each run).
@@ -100,13 +103,21 @@ impl FusedRuns {
             } else {
                 device.upload(list)?
             };
+            let merged_cut =
+                match CutArcs::of(csr, &partition.range(d)).and_then(|c| c.merged_heads()) {
+                    Some((heads, head_of_arc)) => {
+                        let slots = device.alloc::<u32>(heads.len())?;
+                        Some((device.upload(&head_of_arc)?, device.upload(&heads)?, slots))
+                    }
+                    None => None,
+                };
             parts.push((
                 halo,
                 device.alloc::<u32>(2 * capacity)?,
                 device.alloc::<u32>(2)?,
                 capacity as u32,
                 device.alloc::<u32>(STATE_WORDS)?,
-                in_cut,
+                (in_cut, merged_cut),
             ));
         }
         let inboxes: Vec<PeerInbox> = parts
@@ -126,11 +137,12 @@ impl FusedRuns {
             .collect::<Result<Vec<_>, _>>()?;
         let postbox_refs: Vec<&Buffer<u64>> = postboxes.iter().collect();
         let mut devices = Vec::with_capacity(parts.len());
-        for (d, (((halo, inbox, tails, capacity, state, in_cut), device), postbox)) in parts
-            .into_iter()
-            .zip(context.devices())
-            .zip(postboxes.iter())
-            .enumerate()
+        for (d, (((halo, inbox, tails, capacity, state, (in_cut, merged_cut)), device), postbox)) in
+            parts
+                .into_iter()
+                .zip(context.devices())
+                .zip(postboxes.iter())
+                .enumerate()
         {
             devices.push(FusedDevice {
                 halo,
@@ -138,6 +150,7 @@ impl FusedRuns {
                 tails,
                 capacity,
                 in_cut,
+                merged_cut,
                 state,
                 peers: device.upload(&block)?,
                 postbox: postbox.clone(),
@@ -195,6 +208,9 @@ impl FusedRuns {
                     s.fill(&fused.tails, 0u32)?;
                     s.fill(&fused.state, 0u32)?;
                     s.fill(&fused.postbox, 0u64)?;
+                    if let Some((_, _, slots)) = &fused.merged_cut {
+                        s.fill(slots, 0u32)?;
+                    }
                     s.synchronize()?;
                 }
                 Ok(())
@@ -337,6 +353,11 @@ impl FusedRuns {
                     group: self.group.args(d)?,
                     postboxes: fused.postboxes.raw(),
                     in_cut: fused.in_cut.raw(),
+                    merged_cut: fused.merged_cut.as_ref().map(|(h, d, s)| MergedCut {
+                        head_of_arc: h.raw(),
+                        heads: d.raw(),
+                        slots: s.raw(),
+                    }),
                 };
                 let stream = device.stream();
                 let t0 = device.record_timing(stream)?;

@@ -121,9 +121,9 @@
 //! on 2; fused (kernel held to 8 blocks per SM, the default:
 //! `PageRankOptions::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
 //! road-usa the fused loop is the faster one; but on kron21, where a block partition cuts
-//! about half the arcs, it took 386 ms on 2 GPUs against ~120 host-driven (each cut arc a
-//! system-scope reduction over NVLink, and the worklist rounds' cut pushes atomics whose old
-//! value is waited for), so Auto runs that one host-driven. On one GPU kron21 takes 59.3 ms
+//! about half the arcs, it takes 150 ms on 2 GPUs against ~122 host-driven (386 before the
+//! cut sends were merged per head: see below; the worklist rounds' cut pushes are still
+//! atomics whose old value is waited for), so Auto runs that one host-driven. On one GPU kron21 takes 59.3 ms
 //! device-driven and 59-60 host-driven. The start gate of
 //! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
@@ -139,7 +139,10 @@
 //! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
 //! parity). In a worklist round the round's first contribution (old value 0) appends the
 //! vertex to the owner's inbox of that parity; a sweep's cut pass adds without waiting for
-//! the old value and lists nothing, and counts its arcs instead. After the round's work the
+//! the old value and lists nothing, and counts its arcs instead. Where a device's cut arcs
+//! are at least two per distinct head (kron's block partition: about 90), the cut pass merges
+//! them first: it adds into a local slot per head, and each head's sum goes to its owner once
+//! per sweep. After the round's work the
 //! devices pass ONE exchange, an all-reduce of (pending items, items sent this round, cut
 //! arcs pushed) that also makes every peer write visible: the run ends when nothing is
 //! pending and nothing was sent; else every device drains its inbox, and, when a peer pushed

@@ -86,18 +86,21 @@ pub struct FusedPullArgs {
     hub_sum: u64,
     hub_degree: u64,
     in_cut: u64,
+    cut_head_of_arc: u64,
+    cut_heads: u64,
+    cut_merge: u64,
     hub_count: u32,
     tile_count: u32,
     cut_count: u32,
     cut_hubs: u32,
     in_cut_count: u32,
-    reserved: u32,
+    cut_head_count: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 112);
+const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 136);
 
-// SAFETY: `#[repr(C)]` of eleven u64 and six u32, the layout of `FusedPull` (pointers are u64
-// device addresses); no padding.
+// SAFETY: `#[repr(C)]` of fourteen u64 and six u32, the layout of `FusedPull` (pointers are
+// u64 device addresses); no padding.
 unsafe impl KernelArg for FusedPullArgs {}
 
 /// Mirror of `FusedSettings`.
@@ -199,10 +202,25 @@ pub struct FusedLaunch {
     /// This device's in-cut vertices (owned, with an in-arc from another device; u32s), whose
     /// halo slots the drain takes after a round with cut pushes.
     pub in_cut: RawSlice,
+    /// Merged cut sends (`None`: cut shares go straight to the peers): per cut arc its head's
+    /// index into the distinct heads (u32s, as many as the cut lists' targets), the distinct
+    /// heads (u32s) and one zeroed f32 slot per head.
+    pub merged_cut: Option<MergedCut>,
     /// On this device, the address of every member's postbox (rank order; each of
     /// [`groute_core::cuda::PEER_POSTBOX_WORDS`] u64, zeroed before the run):
     /// [`groute_core::cuda::PeerGroup::peer_table`].
     pub postboxes: RawSlice,
+}
+
+/// A device's merged cut sends ([`FusedLaunch::merged_cut`]).
+#[derive(Clone, Debug)]
+pub struct MergedCut {
+    /// Per cut arc, its head's index into `heads`.
+    pub head_of_arc: RawSlice,
+    /// The distinct heads of the cut arcs.
+    pub heads: RawSlice,
+    /// One f32 per head, zeroed before the run (the sweeps leave it zeroed).
+    pub slots: RawSlice,
 }
 
 fn addr<T>(s: &RawSlice) -> Result<u64, Error> {
@@ -304,6 +322,25 @@ pub fn launch_fused(
         ),
         None => (0, 0, 0, 0, 0),
     };
+    let (cut_head_of_arc, cut_heads, cut_merge, cut_head_count) = match (&l.merged_cut, &pull.cut) {
+        (Some(m), Some(c)) => {
+            let heads = elements::<u32>("merged cut heads", &m.heads)?;
+            if m.head_of_arc.len != c.targets.len || m.slots.len / 4 < heads as usize {
+                return Err(Error::LengthMismatch {
+                    operation: "merged cut sends (one head index per cut arc, a slot per head)",
+                    dst: m.head_of_arc.len / 4,
+                    src: c.targets.len / 4,
+                });
+            }
+            (
+                addr::<u32>(&m.head_of_arc)?,
+                addr::<u32>(&m.heads)?,
+                addr::<f32>(&m.slots)?,
+                heads,
+            )
+        }
+        _ => (0, 0, 0, 0),
+    };
     let pull_args = FusedPullArgs {
         in_offsets: addr::<u64>(&pull.in_offsets)?,
         in_sources: addr::<u32>(&pull.in_sources)?,
@@ -321,7 +358,10 @@ pub fn launch_fused(
         cut_count,
         cut_hubs,
         in_cut_count: elements::<u32>("in-cut vertices", &l.in_cut)?,
-        reserved: 0,
+        cut_head_of_arc,
+        cut_heads,
+        cut_merge,
+        cut_head_count,
     };
     let (f, grid) = (&kernel.function, kernel.grid);
     let args = (
@@ -348,7 +388,10 @@ pub fn launch_fused(
     // `peers_block`) and the postbox table one address per member (checked above), each
     // reachable from this device (the group checked peer access between every pair);
     // `in_cut` holds `in_cut_count` owned vertices, built at upload from the partition (the
-    // drain indexes this device's halo and residual with them); `state`
+    // drain indexes this device's halo and residual with them); the merged cut sends, when
+    // present, hold a head index below `cut_head_count` per cut arc (as many as the cut
+    // targets, checked above; built at upload from the same cut lists), the heads (vertex ids
+    // of other devices) and a slot per head (checked); `state`
     // holds STATE_WORDS zeroed u32. The launch is cooperative over the resident grid at
     // FUSED_PAGERANK_BLOCK threads (the kernel's launch bounds), so every block reaches
     // every grid barrier; every exchange is bounded by the group's timeout and abort word.
@@ -365,6 +408,9 @@ pub fn launch_fused(
     memory.extend(l.wl.memory());
     memory.extend(pull.memory());
     memory.extend([&l.peers, &l.state, &l.postboxes, &l.in_cut].map(|s| s.memory.clone()));
+    if let Some(m) = &l.merged_cut {
+        memory.extend([&m.head_of_arc, &m.heads, &m.slots].map(|s| s.memory.clone()));
+    }
     keep(stream, memory)?;
     Ok(())
 }
