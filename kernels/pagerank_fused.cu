@@ -345,64 +345,63 @@ __device__ __forceinline__ void stamp_phase(unsigned int* state, unsigned int wo
     *reinterpret_cast<volatile unsigned long long*>(state + PRF_T_LAST) = now;
 }
 
+// This device's incoming halo of `parity` (slot of owned v at v - owned_begin).
+__device__ __forceinline__ float* own_halo(const PageRankOps& ops, const FusedPeers* peers,
+                                           unsigned int rank, unsigned int parity) {
+    const unsigned int owned = ops.owned_end - ops.owned_begin;
+    return peers->halo[rank] + static_cast<unsigned long long>(parity) * owned;
+}
+
+// Takes the halo slots of the `count` owned vertices in `list` into their residuals (one
+// atomicExch each: of two threads that take the same slot, one gets its mass and the other
+// adds 0, which add_owned ignores), appending the vertices that crossed epsilon. Returns how
+// many of this thread's slots held mass. `List`: a pointer, volatile where peers wrote it.
+template <typename List>
+__device__ __forceinline__ unsigned int drain_slots(const PageRankOps& ops, float* halo,
+                                                    List list, unsigned int count,
+                                                    const groute::DeviceWorklist& wl) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    unsigned int held = 0;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned int v = 0;
+        bool crossed = false;
+        if (i < count) {
+            v = list[i];
+            const float h = atomicExch(halo + (v - ops.owned_begin), 0.0f);
+            held += h > 0.0f ? 1u : 0u;
+            crossed = add_owned(ops, v, h);
+        }
+        wl.append_warp(v, crossed);
+    }
+    return held;
+}
+
 // Drains this device's inbox of `parity` (after the exchange that made the round's peer
 // writes visible): each listed vertex's halo slot is taken and added to its residual.
 __device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedPeers* peers,
                                             unsigned int rank, unsigned int parity,
                                             const groute::DeviceWorklist& wl) {
-    const unsigned int owned = ops.owned_end - ops.owned_begin;
     const unsigned int cap = peers->capacity[rank];
     const unsigned int count = min(groute::load_volatile(peers->tails[rank] + parity), cap);
-    float* halo = peers->halo[rank] + static_cast<unsigned long long>(parity) * owned;
     const volatile unsigned int* inbox =
         peers->inbox[rank] + static_cast<unsigned long long>(parity) * cap;
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int rounds = (count + stride - 1u) / stride;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        unsigned int v = 0;
-        bool crossed = false;
-        if (i < count) {
-            v = inbox[i];
-            const float h = atomicExch(halo + (v - ops.owned_begin), 0.0f);
-            crossed = add_owned(ops, v, h);
-        }
-        wl.append_warp(v, crossed);
-    }
+    drain_slots(ops, own_halo(ops, peers, rank, parity), inbox, count, wl);
 }
 
 // Drains the halo slots of `parity` of this device's in-cut vertices (the owned vertices with
 // an in-arc from another device), after an exchange whose round had cut pushes
-// (PeerHaloPost). A slot may also be listed in the inbox (a peer's worklist round): the
-// atomicExch takes it once, the other taker adds 0 (add_owned leaves the residual alone).
-// Counts the slots found nonzero in PRF_CUT_DRAINED.
+// (PeerHaloPost). A slot may also be listed in the inbox (a peer's worklist round): see
+// drain_slots. Counts the slots found nonzero in PRF_CUT_DRAINED.
 __device__ __forceinline__ void drain_in_cut(const PageRankOps& ops, const FusedPeers* peers,
                                              unsigned int rank, unsigned int parity,
                                              const unsigned int* in_cut, unsigned int count,
                                              const groute::DeviceWorklist& wl,
                                              unsigned int* state) {
-    const unsigned int owned = ops.owned_end - ops.owned_begin;
-    float* halo = peers->halo[rank] + static_cast<unsigned long long>(parity) * owned;
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int rounds = (count + stride - 1u) / stride;
-    unsigned int received = 0;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        unsigned int v = 0;
-        bool crossed = false;
-        if (i < count) {
-            v = in_cut[i];
-            const float h = atomicExch(halo + (v - ops.owned_begin), 0.0f);
-            received += h > 0.0f ? 1u : 0u;
-            crossed = add_owned(ops, v, h);
-        }
-        wl.append_warp(v, crossed);
-    }
-    const unsigned int warp_received = __reduce_add_sync(0xFFFFFFFFu, received);
-    if (groute::lane_id() == 0 && warp_received != 0u) {
-        atomicAdd(reinterpret_cast<unsigned long long*>(state + PRF_CUT_DRAINED),
-                  static_cast<unsigned long long>(warp_received));
-    }
+    const unsigned int held =
+        drain_slots(ops, own_halo(ops, peers, rank, parity), in_cut, count, wl);
+    groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_CUT_DRAINED), held);
 }
 
 // The next round of this device after the last one (`round`) was accounted for: the host

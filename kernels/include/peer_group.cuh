@@ -228,11 +228,12 @@ __device__ __forceinline__ void peer_start_arrive(const PeerGroup& g) {
     }
 }
 
-// The start gate's verdict, taken by the first exchange (both all-reduces call it at exchange
-// 0): PEER_OK once every member arrived, PEER_CANCELLED when the start was cancelled (by
-// this member after PEER_START_WINDOW_NS or the abort word, or by another).
-__device__ unsigned int peer_start_verdict(const PeerGroup& g) {
-    if (g.size <= 1u) {
+// The start gate's verdict, taken by the first exchange (both all-reduces call it first,
+// with their exchange index): PEER_OK at any exchange but 0 or once every member arrived,
+// PEER_CANCELLED when the start was cancelled (by this member after PEER_START_WINDOW_NS or
+// the abort word, or by another).
+__device__ unsigned int peer_start_verdict(const PeerGroup& g, unsigned int exchange) {
+    if (exchange != 0u || g.size <= 1u) {
         return PEER_OK;
     }
     unsigned long long* const word = g.mailbox + PEER_START;
@@ -261,11 +262,9 @@ __device__ unsigned int peer_start_verdict(const PeerGroup& g) {
 __device__ unsigned int peer_allreduce_sum(const PeerGroup& g, unsigned int exchange,
                                            const unsigned long long* mine,
                                            unsigned long long* sums, unsigned int count) {
-    if (exchange == 0u) {
-        const unsigned int started = peer_start_verdict(g);
-        if (started != PEER_OK) {
-            return started;
-        }
+    const unsigned int gate = peer_start_verdict(g, exchange);
+    if (gate != PEER_OK) {
+        return gate;
     }
     unsigned long long* const slots = g.mailbox + PEER_SLOTS;
     const unsigned int parity = exchange & 1u;

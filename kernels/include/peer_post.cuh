@@ -39,12 +39,10 @@ __device__ unsigned int peer_post_allreduce_sum(const PeerGroup& g,
                                                 unsigned int exchange,
                                                 const unsigned long long* mine,
                                                 unsigned long long* sums, unsigned int count) {
-    if (exchange == 0u) {
-        // The start gate (peer_group.cuh): every member running, or the run cancelled.
-        const unsigned int started = peer_start_verdict(g);
-        if (started != PEER_OK) {
-            return started;
-        }
+    // The start gate (peer_group.cuh): every member running, or the run cancelled.
+    const unsigned int gate = peer_start_verdict(g, exchange);
+    if (gate != PEER_OK) {
+        return gate;
     }
     const unsigned int parity = exchange & 1u;
     const unsigned long long tag = static_cast<unsigned long long>(exchange) + 1ull;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use groute_core::cuda::{PEER_POSTBOX_WORDS, PeerGroup};
 use groute_core::{Buffer, Context, Error, Event};
-use groute_graph::{Csr, Partition};
+use groute_graph::Partition;
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
 use crate::cuda::fused::flag;
@@ -59,16 +59,12 @@ pub(crate) struct FusedRuns {
 }
 
 /// Per part of `partition`, its owned vertices with an in-arc from another part, ascending.
-fn in_cut_lists(csr: &Csr, partition: &Partition) -> Vec<Vec<u32>> {
-    let mut marked = vec![false; csr.num_vertices()];
-    for d in 0..partition.num_parts() {
-        let range = partition.range(d);
-        for u in range.clone() {
-            for &v in csr.neighbors(u) {
-                if !range.contains(&v) {
-                    marked[v as usize] = true;
-                }
-            }
+/// Derived from every part's cut arcs (`cuts[d]`: `CutArcs::of` part `d`): their heads.
+fn in_cut_lists(cuts: &[Option<CutArcs>], partition: &Partition) -> Vec<Vec<u32>> {
+    let mut marked = vec![false; partition.num_vertices()];
+    for cut in cuts.iter().flatten() {
+        for &v in &cut.targets {
+            marked[v as usize] = true;
         }
     }
     (0..partition.num_parts())
@@ -79,9 +75,11 @@ fn in_cut_lists(csr: &Csr, partition: &Partition) -> Vec<Vec<u32>> {
 impl FusedRuns {
     /// The group of `context`'s devices and each device's halo, inbox, tails, state and
     /// peers block; errors as [`PeerGroup::new`] (naming `--driver host`).
+    /// `cuts[d]`: the cut arcs of device `d`'s part (`CutArcs::of`, the ones its pull storage
+    /// uploaded).
     pub(crate) fn new(
         context: &Context,
-        csr: &Csr,
+        cuts: &[Option<CutArcs>],
         partition: &Partition,
         storages: &[CudaPageRankStorage],
         push: PushSettings,
@@ -91,7 +89,7 @@ impl FusedRuns {
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);
         }
-        let in_cut = in_cut_lists(csr, partition);
+        let in_cut = in_cut_lists(cuts, partition);
         let mut parts = Vec::with_capacity(context.num_devices());
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d).len();
@@ -103,14 +101,17 @@ impl FusedRuns {
             } else {
                 device.upload(list)?
             };
-            let merged_cut =
-                match CutArcs::of(csr, &partition.range(d)).and_then(|c| c.merged_heads()) {
-                    Some((heads, head_of_arc)) => {
-                        let slots = device.alloc::<u32>(heads.len())?;
-                        Some((device.upload(&head_of_arc)?, device.upload(&heads)?, slots))
-                    }
-                    None => None,
-                };
+            let merged_cut = match cuts
+                .get(d)
+                .and_then(Option::as_ref)
+                .and_then(CutArcs::merged_heads)
+            {
+                Some((heads, head_of_arc)) => {
+                    let slots = device.alloc::<u32>(heads.len())?;
+                    Some((device.upload(&head_of_arc)?, device.upload(&heads)?, slots))
+                }
+                None => None,
+            };
             parts.push((
                 halo,
                 device.alloc::<u32>(2 * capacity)?,
@@ -449,8 +450,11 @@ mod tests {
                             .collect()
                     })
                     .collect();
+                let cuts: Vec<_> = (0..parts)
+                    .map(|d| CutArcs::of(csr, &partition.range(d)))
+                    .collect();
                 assert_eq!(
-                    in_cut_lists(csr, partition),
+                    in_cut_lists(&cuts, partition),
                     expected,
                     "{spec}, {parts} parts"
                 );

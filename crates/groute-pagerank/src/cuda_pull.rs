@@ -36,18 +36,29 @@ pub(crate) struct PullStorage {
     hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
 }
 
+/// What a device's pull storage is built from besides the CSR, built once on the host for
+/// every device.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct PullTopology<'a> {
+    /// The transpose of a directed graph (`None`: the graph is symmetric and pulls over its
+    /// own CSR).
+    pub(crate) transpose: Option<&'a Csr>,
+    /// The device's cut arcs (`CutArcs::of` its owned range; `None`: none).
+    pub(crate) cut: Option<&'a CutArcs>,
+}
+
 impl PullStorage {
-    /// Uploads the pull topology of `owned`: `transpose` (`None`: the graph is symmetric and
-    /// pulls over `offsets`/`targets`, the CSR already on the device) and the cut arcs of
-    /// `owned` in `csr`; allocates and zeroes the share array.
+    /// Uploads the pull topology of `owned`: `topology.transpose` (or the CSR already on the
+    /// device, `offsets`/`targets`) and `topology.cut`; allocates and zeroes the share array.
     pub(crate) fn new(
         device: &Device,
         csr: &Csr,
         offsets: &Buffer<u64>,
         targets: &Buffer<u32>,
-        transpose: Option<&Csr>,
+        topology: PullTopology<'_>,
         owned: &Range<u32>,
     ) -> Result<Self, Error> {
+        let PullTopology { transpose, cut } = topology;
         let n = csr.num_vertices();
         let (in_offsets, in_sources) = match transpose {
             Some(t) => (device.upload(t.offsets())?, device.upload(t.targets())?),
@@ -62,21 +73,16 @@ impl PullStorage {
                 Some((device.upload(&h.vertices)?, device.upload(&h.tiles)?, sums))
             }
         };
-        let whole = owned.start == 0 && owned.end as usize == n;
-        let cut = if whole {
-            None
-        } else {
-            CutArcs::of(csr, owned)
-                .map(|c| -> Result<_, Error> {
-                    Ok(CutStorage {
-                        vertices: device.upload(&c.vertices)?,
-                        offsets: device.upload(&c.offsets)?,
-                        targets: device.upload(&c.targets)?,
-                        has_hub_lists: c.max_degree() >= crate::cuda::HUB_MIN_DEGREE,
-                    })
+        let cut = cut
+            .map(|c| -> Result<_, Error> {
+                Ok(CutStorage {
+                    vertices: device.upload(&c.vertices)?,
+                    offsets: device.upload(&c.offsets)?,
+                    targets: device.upload(&c.targets)?,
+                    has_hub_lists: c.max_degree() >= crate::cuda::HUB_MIN_DEGREE,
                 })
-                .transpose()?
-        };
+            })
+            .transpose()?;
         let share = device.alloc::<u32>(n.max(1))?;
         device.stream().fill(&share, 0u32)?;
         Ok(PullStorage {

@@ -56,7 +56,7 @@ use crate::cuda::{
     HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers, launch_expand, launch_pack_remote,
     launch_push_hubs, launch_split_receive, launch_sweep,
 };
-use crate::cuda_pull::PullStorage;
+use crate::cuda_pull::{PullStorage, PullTopology};
 use crate::profile::{DeviceProfile, ProfileSink};
 use crate::solver::reset_arrays;
 use crate::sweep::SweepMode;
@@ -192,7 +192,7 @@ impl CudaPageRankStorage {
         context: &Context,
         device: &Device,
         csr: &Csr,
-        transpose: Option<&Csr>,
+        pull: PullTopology<'_>,
         owned: Range<u32>,
         push: PushSettings,
         options: &WorklistOptions,
@@ -256,7 +256,7 @@ impl CudaPageRankStorage {
         let pull = match sweep {
             SweepMode::Push => None,
             SweepMode::Pull => Some(PullStorage::new(
-                device, csr, &offsets, &targets, transpose, &owned,
+                device, csr, &offsets, &targets, pull, &owned,
             )?),
         };
         device.stream().synchronize()?;

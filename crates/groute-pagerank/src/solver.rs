@@ -14,6 +14,7 @@ use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 
 use crate::cuda_fused::FusedRuns;
+use crate::cuda_pull::PullTopology;
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::profile::DeviceProfile;
 use crate::{AUTO_FUSED_MAX_CUT, Driver};
@@ -138,6 +139,14 @@ impl DeviceSolver {
     ) -> Result<Self, groute_worklist::WorklistError> {
         let PushSettings { alpha, epsilon, .. } = push;
         let cuda = context.devices().iter().any(|d| !d.stream().is_host());
+        // Each device's cut arcs, built once (pull sweeps push along them; the device-driven
+        // runs also derive their in-cut lists and merged heads from them).
+        let cuts: Vec<Option<CutArcs>> = (0..context.num_devices())
+            .map(|d| match push.sweep {
+                SweepMode::Pull => CutArcs::of(csr, &partition.range(d)),
+                SweepMode::Push => None,
+            })
+            .collect();
         let storage = if cuda {
             // Built once on the host and uploaded to every device.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
@@ -154,13 +163,21 @@ impl DeviceSolver {
                     context,
                     device,
                     csr,
-                    transpose.as_ref(),
+                    PullTopology {
+                        transpose: transpose.as_ref(),
+                        cut: cuts[d].as_ref(),
+                    },
                     partition.range(d),
                     push,
                     options,
                 )?);
             }
-            let fused = fused_runs(context, csr, partition, &devices, push, driver, options)?;
+            let driver = match driver {
+                Driver::Auto if auto_runs_fused(context, csr, &cuts, push) => Driver::Fused,
+                Driver::Auto => Driver::Host,
+                asked => asked,
+            };
+            let fused = fused_runs(context, &cuts, partition, &devices, push, driver, options)?;
             Storage::Cuda(devices, fused)
         } else {
             if driver == Driver::Fused {
@@ -179,11 +196,11 @@ impl DeviceSolver {
                 })
             });
             let mut programs = Vec::with_capacity(context.num_devices());
-            for (d, device) in context.devices().iter().enumerate() {
+            for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts) {
                 let owned = partition.range(d);
                 let pull = in_csr.as_ref().map(|in_csr| HostPull {
                     in_csr: in_csr.clone(),
-                    cut: CutArcs::of(csr, &owned),
+                    cut,
                 });
                 let mut program = upload_program(device, csr, owned, alpha, epsilon)?;
                 program.pull = pull;
@@ -272,12 +289,12 @@ impl DeviceSolver {
     }
 }
 
-/// The device-driven runs' storage when `driver` is [`Driver::Fused`] (an error naming
-/// `--driver host` where they cannot run: push sweeps, or a context that `PeerGroup::check`
-/// refuses), or [`Driver::Auto`] and [`auto_runs_fused`] says so; else `None`.
+/// The device-driven runs' storage when `driver` ([`Driver::Auto`] already resolved by
+/// [`auto_runs_fused`]) is [`Driver::Fused`] (an error naming `--driver host` where they
+/// cannot run: push sweeps, or a context that `PeerGroup::check` refuses); else `None`.
 fn fused_runs(
     context: &Context,
-    csr: &Csr,
+    cuts: &[Option<CutArcs>],
     partition: &Partition,
     devices: &[CudaPageRankStorage],
     push: PushSettings,
@@ -285,9 +302,7 @@ fn fused_runs(
     options: &WorklistOptions,
 ) -> Result<Option<FusedRuns>, Error> {
     match driver {
-        Driver::Host => return Ok(None),
-        Driver::Auto if !auto_runs_fused(context, csr, devices, push) => return Ok(None),
-        Driver::Auto => {}
+        Driver::Host | Driver::Auto => return Ok(None),
         Driver::Fused if push.sweep != SweepMode::Pull => {
             return Err(Error::invalid(
                 "driver (--driver)",
@@ -297,25 +312,22 @@ fn fused_runs(
         }
         Driver::Fused => {}
     }
-    FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
+    FusedRuns::new(context, cuts, partition, devices, push, options).map(Some)
 }
 
 /// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
 /// `groute_core::cuda::PeerGroup` can run (one GPU, or distinct GPUs with peer access), when
-/// at most [`AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another.
+/// at most [`AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another (`cuts`).
 fn auto_runs_fused(
     context: &Context,
     csr: &Csr,
-    devices: &[CudaPageRankStorage],
+    cuts: &[Option<CutArcs>],
     push: PushSettings,
 ) -> bool {
     if push.sweep != SweepMode::Pull || !groute_core::cuda::PeerGroup::supported(context) {
         return false;
     }
-    let cut: usize = devices
-        .iter()
-        .filter_map(|d| d.pull_buffers()?.cut.map(|c| c.targets.len / 4))
-        .sum();
+    let cut: usize = cuts.iter().flatten().map(|c| c.targets.len()).sum();
     cut as f64 <= AUTO_FUSED_MAX_CUT * csr.num_edges() as f64
 }
 

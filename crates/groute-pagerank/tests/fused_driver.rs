@@ -292,12 +292,7 @@ fn repeated_fused_runs_reset_the_halos_inboxes_and_mailbox() {
         let mut solver = groute_pagerank::PageRankSolver::new(&ctx, &parted, &o).unwrap();
         for run in 0..3 {
             let got = solver.run().unwrap();
-            let err: f64 = got
-                .ranks
-                .iter()
-                .zip(&exact.ranks)
-                .map(|(a, b)| (f64::from(*a) - b).abs())
-                .sum();
+            let err = common::l1_distance(&got.ranks, &exact.ranks);
             let bound = got.stats.residual_left / (1.0 - alpha) + 1e-4 * norm;
             assert!(
                 err <= bound,

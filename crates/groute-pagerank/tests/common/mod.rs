@@ -62,12 +62,7 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
             };
             let got = pagerank(&context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(got.ranks.len(), n, "{what}");
-            let err: f64 = got
-                .ranks
-                .iter()
-                .zip(&exact.ranks)
-                .map(|(a, b)| (f64::from(*a) - b).abs())
-                .sum();
+            let err = l1_distance(&got.ranks, &exact.ranks);
             let s = &got.stats;
             let a_posteriori = s.residual_left / (1.0 - alpha);
             let a_priori = l1_error_bound(n, alpha, f64::from(epsilon));
@@ -106,6 +101,15 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
             }
         }
     }
+}
+
+/// The L1 distance between f32 ranks and the reference's.
+pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
+    ranks
+        .iter()
+        .zip(exact)
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .sum()
 }
 
 /// The drivers to run on a test context: on CUDA, unless `o` names one, both the host-driven
