@@ -20,7 +20,7 @@ use groute::graph::{
     load_graph,
 };
 use groute::worklist::WorklistOptions;
-use groute::worklist::traversal::{FUSED_SPIN_NS, FusedBarrier, FusedMode};
+use groute::worklist::traversal::{FUSED_SPIN_NS, FusedBarrier, FusedDriver, FusedMode};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The graph shipped in the repository that the examples run when given no graph.
@@ -86,6 +86,13 @@ pub struct FusedArgs {
     /// launch, after which a device returns to its host to exchange updates (default 64).
     #[arg(long, value_name = "LEVELS")]
     pub fused_round_levels: Option<u32>,
+    /// How fused runs on several devices are driven: `device` (one persistent kernel per
+    /// device for the whole run, the devices exchanging items over their peer links and
+    /// detecting termination themselves), `host` (bounded fused rounds between the host's
+    /// exchanges, --fused-round-levels) or `auto` (device where every pair of GPUs has peer
+    /// access, the default).
+    #[arg(long, value_name = "DRIVER", default_value = "auto", value_parser = parse_fused_driver)]
+    pub fused_driver: FusedDriver,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
     /// per vertex, else every block that fits resident at once, the most allowed).
     #[arg(long, value_name = "BLOCKS")]
@@ -145,6 +152,7 @@ impl FusedArgs {
         options.fused = self.mode();
         options.fused_grid = self.fused_grid;
         options.fused_round_levels = self.fused_round_levels;
+        options.fused_driver = self.fused_driver;
         options.fused_solo_max = self.fused_solo_max;
         options.fused_block = self.fused_block;
         options.fused_barrier = FusedBarrier {
@@ -158,6 +166,16 @@ impl FusedArgs {
         }
         options.fused_solo_direct_min = self.fused_solo_direct_min;
         options.fused_solo_async = self.fused_solo_async;
+    }
+}
+
+/// `--fused-driver auto|device|host`.
+fn parse_fused_driver(s: &str) -> Result<FusedDriver, String> {
+    match s {
+        "auto" => Ok(FusedDriver::Auto),
+        "device" => Ok(FusedDriver::Device),
+        "host" => Ok(FusedDriver::Host),
+        other => Err(format!("`{other}`: give auto, device or host")),
     }
 }
 

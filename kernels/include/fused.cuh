@@ -56,13 +56,51 @@
 // devices). SOLO returns to the grid on the same conditions (its own levels against the
 // budget).
 //
+// Device-driven runs (several devices, FusedArgs::peered: one launch per device for the whole
+// run, crates/groute-worklist/src/traversal/fused_peer.rs): improved vertices of other devices
+// go to the next device's inbox, a ring in its memory (SendBuffer with `freed`: positions are
+// reserved on this device's CTRL_SEND_END and written modulo the ring, never more than its
+// capacity past CTRL_SEND_FREED, the positions the receiver has read, which it stores here).
+// Every action counts what the phase sent in PEER_PENDING (peer_count_sends) and hands the
+// new end on in the release record; at the start of the next phase one thread, the
+// *publisher* (thread 0 of the grid's last block, which has the fewest items of a small
+// batch; of block 0 in SOLO, whose thread 0 also releases and frees while SOLO runs, so that
+// one thread alone stores into those words during a phase), releases it into the receiver's CTRL_INBOX_PUBLISHED (__threadfence_system and a
+// system-scope release, peer_release) and frees the inbox positions the finished phase read
+// (CTRL_SEND_FREED of the previous device), so that the fence's wait for the peer link is
+// off the barrier's path. When the next phase is EXPAND or SOLO, the action takes what was published
+// to this device (peer_take_inbox, an acquire) as the range [IN_BEGIN, IN_END) that the next
+// EXPAND applies SplitReceive to (a received batch always runs on the grid). SOLO stays on
+// block 0 across sends and receipts: every SOLO_RELEASE_LEVELS levels thread 0 reads the
+// inbox's end at the start of a level (relaxed), and the next level, after an acquire fence
+// of thread 0 and its vote, receives up to it (solo_receive, appending to that level's
+// worklist and frontier; taken out of PEER_PENDING by thread 0), frees what it read; every
+// SOLO_RELEASE_LEVELS levels it also counts and releases what the block sent; it
+// reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) to the next action. With nothing left (empty batch, empty low
+// list, empty inbox), the action idles (peer_idle): at its first idle it waits for the
+// start gate's verdict (peer_group.cuh), counts itself out of PEER_PENDING and polls its
+// inbox and the count, every other block waiting in the barrier; items wake it (EXPAND),
+// a zero count ends the run (DONE), a failure stops it (STOP, FUSED_STOP_PEER + status).
+// Termination is race-free by construction: PEER_PENDING is the members counted in plus the
+// items published and not yet taken. A member counts itself in as it starts, before its
+// start-gate arrival; adds the items it publishes before releasing them; takes received
+// items out as it takes them (an idle member counts itself back in with the same atomic);
+// counts itself out only with no work and its sends published, and not before the gate
+// says every member started. So the count is positive while any item exists anywhere (in a
+// worklist, low list or phase of a counted-in member, or published), and once 0 nothing can
+// raise it: only a counted-in member publishes, only a published item wakes a member.
+// Soft priority's epochs run per device (a member counts itself out only with an empty low
+// list, so no agreement is needed). An overflow or the abort word stops a member and marks the
+// mailbox failed, which the others see at their next poll.
+//
 // Next phase (fused_next): STOP on an overflow or an abort; HUBS after EXPAND/SOLO when the
 // hub counter is nonzero; else, bounded, DONE as above; else SOLO or EXPAND while the batch
-// is not empty (SOLO when it has at most solo_max items); else, when the low list holds items, the threshold advances (to the
+// or (device-driven) the inbox is not empty (SOLO when it has at most solo_max items and
+// nothing arrived); else, when the low list holds items, the threshold advances (to the
 // end of the band of the smallest deferred priority, at least one band: PriorityCounter's
-// rule), the list is taken and REEXAMINE runs; else DONE: no item exists anywhere (one device
-// holds every item, and an improved vertex is appended before the barrier that closes its
-// phase).
+// rule), the list is taken and REEXAMINE runs; else, device-driven, the idle wait above;
+// else DONE: no item exists anywhere (one device holds every item, and an improved vertex is
+// appended before the barrier that closes its phase).
 //
 // Why every decision is grid-uniform: blocks decide from the release record only, which only
 // actions write (tagged with their barrier's generation), and an action runs only after every
@@ -169,6 +207,10 @@ enum FusedWord : unsigned int {
     FUSED_UNLISTED = 82,       // items produced that the worklist's end does not count, 64-bit
                                // two's complement (words 82, 83): SOLO-ASYNC's ring items
                                // less its entry items written again (solo_queue.cuh)
+    FUSED_IN_BEGIN = 84,       // device-driven runs: the inbox items [IN_BEGIN, IN_END) the
+    FUSED_IN_END = 85,         // next phase receives; IN_END: every item taken so far
+    FUSED_PUBLISHED = 86,      // device-driven runs: outgoing items published to the next device
+    FUSED_PEER_GO = 87,        // device-driven runs: this member passed the start gate
     // Words [FUSED_SOLO_WORDS, FUSED_WORDS) are block 0's in SOLO (the others the actions'):
     FUSED_SOLO_WORDS = 88,
     FUSED_SOLO_START = 88,     // the batch SOLO left: start
@@ -178,6 +220,9 @@ enum FusedWord : unsigned int {
     FUSED_SOLO_PROCESSED = 92, // items of the last SOLO phase, 64-bit (words 92, 93)
     FUSED_SOLO_UNLISTED = 94,  // SOLO-ASYNC: ring items it expanded (0 for SOLO levels)
     FUSED_SOLO_RELISTED = 95,  // SOLO-ASYNC: entry items it wrote again (0 for SOLO levels)
+    // The device-driven build has no SOLO-ASYNC, so its SOLO reports in words 94, 95:
+    FUSED_SOLO_PUBLISHED = 94, // the sends it counted (FUSED_PUBLISHED)
+    FUSED_SOLO_TAKEN = 95,     // the inbox items it took (FUSED_IN_END)
     FUSED_WORDS = 96,
 };
 
@@ -194,6 +239,9 @@ enum FusedStop : unsigned int {
     FUSED_STOP_NONE = 0,
     FUSED_STOP_OVERFLOW = 1,
     FUSED_STOP_ABORTED = 2,
+    // Device-driven runs: FUSED_STOP_PEER + the PeerStatus of a failed wait (a peer failed,
+    // the abort word, the group's timeout, a cancelled start).
+    FUSED_STOP_PEER = 16,
     FUSED_ABORT_POLL = 64,
 };
 
@@ -224,7 +272,7 @@ enum FusedBarrierFlag : unsigned int {
 
 // What the action of a barrier hands every block (the next phase and its inputs in the fused
 // kernel), published in the state block at FUSED_RECORD.
-enum : unsigned int { FUSED_RECORD_WORDS = 6 };
+enum : unsigned int { FUSED_RECORD_WORDS = 9 };
 
 struct FusedRecord {
     unsigned int w[FUSED_RECORD_WORDS];
@@ -318,6 +366,10 @@ __device__ __forceinline__ void store_words(unsigned int* p, const unsigned int 
 
 __device__ __forceinline__ void fence_acq_rel() {
     asm volatile("fence.acq_rel.gpu;" : : : "memory");
+}
+
+__device__ __forceinline__ void fence_acq_rel_sys() {
+    asm volatile("fence.acq_rel.sys;" : : : "memory");
 }
 
 __device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
@@ -495,7 +547,8 @@ struct FusedState {
     // What every block needs to run the phase this state holds (FusedRecordWord order).
     __device__ __forceinline__ FusedRecord record() {
         return FusedRecord{{at(FUSED_PHASE), at(FUSED_START), at(FUSED_END),
-                            at(FUSED_THRESHOLD), at(FUSED_LOW_CURRENT), at(FUSED_LOW_TAKEN)}};
+                            at(FUSED_THRESHOLD), at(FUSED_LOW_CURRENT), at(FUSED_LOW_TAKEN),
+                            at(FUSED_IN_BEGIN), at(FUSED_IN_END), at(FUSED_PUBLISHED)}};
     }
 };
 
@@ -507,109 +560,10 @@ enum FusedRecordWord : unsigned int {
     RECORD_THRESHOLD = 3,
     RECORD_LOW_CURRENT = 4,
     RECORD_LOW_TAKEN = 5,
+    RECORD_IN_BEGIN = 6,
+    RECORD_IN_END = 7,
+    RECORD_PUBLISHED = 8,
 };
-
-// The action of every barrier: accounts for the phase `done` that just ended and picks the
-// next one (see the file comment). Runs on one thread with every block waiting. It reads the
-// whole state line and the control words at once (one L2 round trip: the loads are issued
-// together; the barrier's acquire makes them current) into `s` and decides in registers;
-// returns the next phase's record. The caller writes `s` back after the release
-// (fused_settle): no later reader of the state line runs before this block arrives again.
-__device__ __forceinline__ FusedRecord fused_next(FusedState& s, unsigned int* fused,
-                                                  unsigned int* ctrl,
-                                                  const unsigned int* abort,
-                                                  unsigned int done, unsigned int prio_delta,
-                                                  unsigned int solo_max,
-                                                  unsigned int level_budget,
-                                                  unsigned int send_pending,
-                                                  unsigned int send_yield) {
-    load_words(fused + FUSED_PHASE, s.w);
-    unsigned int c[12];  // CTRL_WL_END .. CTRL_LOW_MIN
-    load_words(ctrl, c);
-    const unsigned int wl_end = c[CTRL_WL_END];
-    unsigned int hubs = c[CTRL_HUB_COUNT];
-    unsigned int low = c[CTRL_LOW_END];
-    unsigned int end = s.at(FUSED_END);
-    if (done == FUSED_PHASE_EXPAND) {
-        s.at(FUSED_ROUNDS) += 1u;
-        s.add_u64(FUSED_PROCESSED, end - s.at(FUSED_START));
-        s.at(FUSED_START) = end;
-        end = wl_end;
-    } else if (done == FUSED_PHASE_SOLO) {
-        // Block 0's report (FUSED_SOLO_* words, written before it arrived).
-        const unsigned int levels = s.at(FUSED_SOLO_LEVELS);
-        s.at(FUSED_ROUNDS) += levels;
-        s.at(FUSED_SOLO_ROUNDS) += levels;
-        const unsigned long long items =
-            static_cast<unsigned long long>(s.at(FUSED_SOLO_PROCESSED + 1u)) << 32 |
-            s.at(FUSED_SOLO_PROCESSED);
-        s.add_u64(FUSED_PROCESSED, items);
-        // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
-        s.add_u64(FUSED_UNLISTED, static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
-                                      s.at(FUSED_SOLO_RELISTED));
-        s.at(FUSED_START) = s.at(FUSED_SOLO_START);
-        end = s.at(FUSED_SOLO_END);
-    } else if (done == FUSED_PHASE_HUBS) {
-        *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT) = 0ull;
-        hubs = 0u;
-        end = wl_end;
-    } else if (done == FUSED_PHASE_REEXAMINE) {
-        const unsigned int moved = wl_end - end;
-        s.at(FUSED_EPOCHS) += 1u;
-        s.add_u64(FUSED_STALE, s.at(FUSED_LOW_TAKEN) - moved - low);
-        s.at(FUSED_LOW_BASE) = low;
-        s.at(FUSED_LOW_CURRENT) ^= 1u;
-        end = wl_end;
-    }
-    s.at(FUSED_END) = end;
-    const unsigned int start = s.at(FUSED_START);
-    const unsigned int phases = ++s.at(FUSED_PHASES);
-    unsigned int stop = FUSED_STOP_NONE;
-    if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u ||
-        c[CTRL_SEND_OVERFLOW] != 0u) {
-        stop = FUSED_STOP_OVERFLOW;
-    } else if (s.at(FUSED_SOLO_ABORT) != 0u ||
-               (phases % FUSED_ABORT_POLL == 0u && load_abort(abort) != 0u)) {
-        stop = FUSED_STOP_ABORTED;
-    }
-    s.at(FUSED_STOP) = stop;
-    unsigned int next;
-    if (stop != FUSED_STOP_NONE) {
-        next = FUSED_PHASE_STOP;
-    } else if ((done == FUSED_PHASE_EXPAND || done == FUSED_PHASE_SOLO) && hubs != 0u) {
-        next = FUSED_PHASE_HUBS;
-    } else if (level_budget != 0u &&
-               (end == start || s.at(FUSED_ROUNDS) >= level_budget ||
-                c[CTRL_SEND_END] - send_pending >= send_yield)) {
-        // A bounded run returns to its host with the batch [START, END) unconsumed (empty
-        // when the device ran out of work; the host runs soft priority's epochs then).
-        next = FUSED_PHASE_DONE;
-    } else if (end != start) {
-        next = end - start <= solo_max ? FUSED_PHASE_SOLO : FUSED_PHASE_EXPAND;
-    } else if (low != 0u) {
-        s.add_u64(FUSED_DEFERRED, low - s.at(FUSED_LOW_BASE));
-        s.at(FUSED_THRESHOLD) =
-            next_threshold(s.at(FUSED_THRESHOLD), prio_delta, c[CTRL_LOW_MIN]);
-        s.at(FUSED_LOW_TAKEN) = low;
-        store_relaxed(ctrl + CTRL_LOW_END, 0u);
-        store_relaxed(ctrl + CTRL_LOW_MIN, 0xFFFFFFFFu);
-        next = FUSED_PHASE_REEXAMINE;
-    } else {
-        next = FUSED_PHASE_DONE;
-    }
-    s.at(FUSED_PHASE) = next;
-    return s.record();
-}
-
-// Writes the actions' words of the state line, [FUSED_PHASE, FUSED_SOLO_WORDS), from `s`
-// (never block 0's SOLO words, which it may be writing meanwhile).
-__device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedState& s) {
-#pragma unroll
-    for (unsigned int i = 0; i < FUSED_SOLO_WORDS - FUSED_PHASE; i += 4u) {
-        store4_relaxed(fused + FUSED_PHASE + i,
-                       make_uint4(s.w[i], s.w[i + 1u], s.w[i + 2u], s.w[i + 3u]));
-    }
-}
 
 // The fused kernel's buffers and settings (the kernel's parameters).
 struct FusedArgs {
@@ -636,11 +590,28 @@ struct FusedArgs {
     unsigned int send_base;
     unsigned int level_budget;
     unsigned int send_yield;
+    // Device-driven runs (several devices, one persistent kernel each: `peer.size` > 1; see
+    // the file comment): the group (mailbox with the termination count PEER_PENDING, start
+    // gate, failure word, abort word, timeout), this device's inbox (send_data is the next
+    // device's, in its memory) and the next device's ctrl[CTRL_INBOX_PUBLISHED].
+    // The inbox is a ring of inbox_capacity items (a power of two), as is the next device's
+    // (send_capacity); recv_freed is the previous device's ctrl[CTRL_SEND_FREED], where this
+    // device stores the inbox positions it has read.
+    PeerGroup peer;
+    const VertexValue* inbox;
+    unsigned int* send_published;
+    unsigned int inbox_capacity;
+    unsigned int* recv_freed;
 
     __device__ __forceinline__ bool bounded() const { return level_budget != 0u; }
 
+    __device__ __forceinline__ bool peered() const { return peer.size > 1u; }
+
+    // PEERED: the device-driven build (the entry macro's; false compiles those paths out).
+    template <bool PEERED>
     __device__ __forceinline__ SendBuffer send_buffer(unsigned int* counters) const {
-        return SendBuffer{send_data, send_capacity, send_base, counters};
+        return SendBuffer{send_data, send_capacity, send_base, counters,
+                          PEERED ? ctrl + CTRL_SEND_FREED : nullptr};
     }
 
     __device__ __forceinline__ LowList low_list(unsigned int index, unsigned int threshold) const {
@@ -657,7 +628,7 @@ struct FusedArgs {
 
     // Whether a SOLO phase runs SOLO-ASYNC (FUSED_SOLO_ASYNC, in a build with a ring).
     __device__ __forceinline__ bool solo_async() const {
-        return (barrier.flags & FUSED_SOLO_ASYNC) != 0u && !bounded();
+        return (barrier.flags & FUSED_SOLO_ASYNC) != 0u && !bounded() && !peered();
     }
 
     // Entries of the single-block mode's shared frontier: its bound, at most
@@ -671,6 +642,243 @@ struct FusedArgs {
         return solo_max < rounds ? solo_max : rounds;
     }
 };
+
+// Device-driven runs (FusedArgs::peered): the termination count of the group (PEER_PENDING in
+// device 0's mailbox; the file comment says why it is race-free).
+__device__ __forceinline__ void peer_count(const FusedArgs& a, unsigned long long delta) {
+    peer_add(a.peer.mailbox + PEER_PENDING, delta);
+}
+
+// Device-driven runs: counts the outgoing items [FUSED_PUBLISHED, sent) in PEER_PENDING and
+// makes `sent` the end to publish (FUSED_PUBLISHED, handed on in the release record: the
+// publisher releases it at the start of the next phase, off the barrier's path, see
+// fused_traversal; an idle member releases it itself, peer_release).
+__device__ __forceinline__ void peer_count_sends(FusedState& s, const FusedArgs& a,
+                                                 unsigned int sent) {
+    const unsigned int published = s.at(FUSED_PUBLISHED);
+    if (sent != published) {
+        peer_count(a, sent - published);
+        s.at(FUSED_PUBLISHED) = sent;
+    }
+}
+
+// Device-driven runs: releases the outgoing items before `end` to the next device. Every
+// block's stores of them precede this thread's (a grid barrier since), and so does their
+// count in PEER_PENDING (peer_count_sends, in an action before that barrier), so the next
+// device, acquiring the end, sees the items and takes them out of a count that holds them.
+__device__ __forceinline__ void peer_release(const FusedArgs& a, unsigned int end) {
+    __threadfence_system();
+    peer_store_release_u32(a.send_published, end);
+}
+
+// Device-driven runs: takes the inbox items published since the last take as the next
+// phase's [FUSED_IN_BEGIN, FUSED_IN_END) (`seen`: the published end as last read, any scope);
+// false when there are none. An idle member counts itself back in with the same atomic that
+// takes the items out of the count, so the count never passes through 0.
+__device__ __forceinline__ bool peer_take_inbox(FusedState& s, const FusedArgs& a,
+                                                unsigned int seen, bool idle) {
+    const unsigned int taken = s.at(FUSED_IN_END);
+    if (seen == taken) {
+        return false;
+    }
+    // Acquire (system scope): the sender's items before its release of this end.
+    const unsigned int published = peer_load_acquire_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
+    peer_count(a, (idle ? 1ull : 0ull) - static_cast<unsigned long long>(published - taken));
+    s.at(FUSED_IN_BEGIN) = taken;
+    s.at(FUSED_IN_END) = published;
+    return true;
+}
+
+// Device-driven runs: this member has no work left (empty batch, empty low list, nothing in
+// its inbox, its sends published). At its first idle it waits for the start gate's verdict
+// (every member running, peer_group.cuh); it counts itself out of PEER_PENDING and waits,
+// with every other block in the barrier, until its inbox receives items (EXPAND, which
+// receives them), the count reaches 0 (DONE: the traversal is complete on every device), or
+// a failure (STOP: a peer's, the abort word, the group's timeout, a cancelled start).
+__device__ __noinline__ unsigned int peer_idle(FusedState& s, const FusedArgs& a) {
+    if (s.at(FUSED_PEER_GO) == 0u) {
+        const unsigned int gate = peer_start_verdict(a.peer, 0u);
+        if (gate != PEER_OK) {
+            s.at(FUSED_STOP) = FUSED_STOP_PEER + gate;
+            return FUSED_PHASE_STOP;
+        }
+        s.at(FUSED_PEER_GO) = 1u;
+    }
+    // The last sends (counted by this action), before this member counts itself out.
+    peer_release(a, s.at(FUSED_PUBLISHED));
+    peer_count(a, ~0ull);  // - 1
+    const unsigned long long since = peer_clock_ns();
+    unsigned int polls = 0;
+    while (true) {
+        if (peer_take_inbox(s, a, load_volatile(a.ctrl + CTRL_INBOX_PUBLISHED), true)) {
+            return FUSED_PHASE_EXPAND;
+        }
+        if (peer_load_acquire(a.peer.mailbox + PEER_PENDING) == 0ull) {
+            return FUSED_PHASE_DONE;
+        }
+        if (++polls % PEER_POLL_CHECK == 0u) {
+            const unsigned int status = peer_wait_failed(a.peer, since);
+            if (status != PEER_OK) {
+                s.at(FUSED_STOP) = FUSED_STOP_PEER + status;
+                return FUSED_PHASE_STOP;
+            }
+        }
+        __nanosleep(64);
+    }
+}
+
+// The action of every barrier: accounts for the phase `done` that just ended and picks the
+// next one (see the file comment). Runs on one thread with every block waiting. It reads the
+// whole state line and the control words at once (one L2 round trip: the loads are issued
+// together; the barrier's acquire makes them current) into `s` and decides in registers;
+// returns the next phase's record. The caller writes `s` back after the release
+// (fused_settle): no later reader of the state line runs before this block arrives again.
+template <bool PEERED>
+__device__ __forceinline__ FusedRecord fused_next(FusedState& s, const FusedArgs& a,
+                                                  unsigned int done) {
+    unsigned int* const ctrl = a.ctrl;
+    load_words(a.fused + FUSED_PHASE, s.w);
+    unsigned int c[12];  // CTRL_WL_END .. CTRL_INBOX_PUBLISHED
+    load_words(ctrl, c);
+    const unsigned int wl_end = c[CTRL_WL_END];
+    unsigned int hubs = c[CTRL_HUB_COUNT];
+    unsigned int low = c[CTRL_LOW_END];
+    unsigned int end = s.at(FUSED_END);
+    if (done == FUSED_PHASE_EXPAND) {
+        s.at(FUSED_ROUNDS) += 1u;
+        s.add_u64(FUSED_PROCESSED, end - s.at(FUSED_START));
+        s.at(FUSED_START) = end;
+        end = wl_end;
+    } else if (done == FUSED_PHASE_SOLO) {
+        // Block 0's report (FUSED_SOLO_* words, written before it arrived).
+        const unsigned int levels = s.at(FUSED_SOLO_LEVELS);
+        s.at(FUSED_ROUNDS) += levels;
+        s.at(FUSED_SOLO_ROUNDS) += levels;
+        const unsigned long long items =
+            static_cast<unsigned long long>(s.at(FUSED_SOLO_PROCESSED + 1u)) << 32 |
+            s.at(FUSED_SOLO_PROCESSED);
+        s.add_u64(FUSED_PROCESSED, items);
+        if (PEERED) {
+            s.at(FUSED_PUBLISHED) = s.at(FUSED_SOLO_PUBLISHED);
+            s.at(FUSED_IN_END) = s.at(FUSED_SOLO_TAKEN);
+        } else {
+            // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
+            s.add_u64(FUSED_UNLISTED,
+                      static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
+                          s.at(FUSED_SOLO_RELISTED));
+        }
+        s.at(FUSED_START) = s.at(FUSED_SOLO_START);
+        end = s.at(FUSED_SOLO_END);
+    } else if (done == FUSED_PHASE_HUBS) {
+        *reinterpret_cast<volatile unsigned long long*>(ctrl + CTRL_HUB_COUNT) = 0ull;
+        hubs = 0u;
+        end = wl_end;
+    } else if (done == FUSED_PHASE_REEXAMINE) {
+        const unsigned int moved = wl_end - end;
+        s.at(FUSED_EPOCHS) += 1u;
+        s.add_u64(FUSED_STALE, s.at(FUSED_LOW_TAKEN) - moved - low);
+        s.at(FUSED_LOW_BASE) = low;
+        s.at(FUSED_LOW_CURRENT) ^= 1u;
+        end = wl_end;
+    }
+    s.at(FUSED_END) = end;
+    // The phase that ended read the inbox items it received (the publisher frees their
+    // positions: fused_traversal). The next phase receives none unless taken below.
+    s.at(FUSED_IN_BEGIN) = s.at(FUSED_IN_END);
+    const unsigned int start = s.at(FUSED_START);
+    const unsigned int phases = ++s.at(FUSED_PHASES);
+    const bool poll = phases % FUSED_ABORT_POLL == 0u;
+    unsigned int stop = FUSED_STOP_NONE;
+    if (c[CTRL_WL_OVERFLOW] != 0u || c[CTRL_LOW_OVERFLOW] != 0u ||
+        c[CTRL_SEND_OVERFLOW] != 0u) {
+        stop = FUSED_STOP_OVERFLOW;
+    } else if (s.at(FUSED_SOLO_ABORT) != 0u || (poll && load_abort(a.abort) != 0u)) {
+        stop = FUSED_STOP_ABORTED;
+    } else if (PEERED && poll &&
+               peer_load_relaxed(a.peer.mailbox + PEER_FAILED) != 0ull) {
+        stop = FUSED_STOP_PEER + PEER_ABORTED;
+    }
+    if (PEERED) {
+        if (stop == FUSED_STOP_NONE) {
+            peer_count_sends(s, a, c[CTRL_SEND_END]);
+        } else {
+            // The members waiting for this one leave (peer_idle).
+            peer_store_relaxed(a.peer.mailbox + PEER_FAILED, PEER_ABORTED);
+        }
+    }
+    s.at(FUSED_STOP) = stop;
+    unsigned int next;
+    if (stop != FUSED_STOP_NONE) {
+        next = FUSED_PHASE_STOP;
+    } else if ((done == FUSED_PHASE_EXPAND || done == FUSED_PHASE_SOLO) && hubs != 0u) {
+        next = FUSED_PHASE_HUBS;
+    } else if (a.bounded() &&
+               (end == start || s.at(FUSED_ROUNDS) >= a.level_budget ||
+                c[CTRL_SEND_END] - a.send_base >= a.send_yield)) {
+        // A bounded run returns to its host with the batch [START, END) unconsumed (empty
+        // when the device ran out of work; the host runs soft priority's epochs then).
+        next = FUSED_PHASE_DONE;
+    } else {
+        // Received items go to the grid (EXPAND receives them beside its batch).
+        const bool incoming =
+            PEERED && peer_take_inbox(s, a, c[CTRL_INBOX_PUBLISHED], false);
+        if (end != start || incoming) {
+            next = !incoming && end - start <= a.solo_max ? FUSED_PHASE_SOLO
+                                                          : FUSED_PHASE_EXPAND;
+        } else if (low != 0u) {
+            s.add_u64(FUSED_DEFERRED, low - s.at(FUSED_LOW_BASE));
+            s.at(FUSED_THRESHOLD) =
+                next_threshold(s.at(FUSED_THRESHOLD), a.prio_delta, c[CTRL_LOW_MIN]);
+            s.at(FUSED_LOW_TAKEN) = low;
+            store_relaxed(ctrl + CTRL_LOW_END, 0u);
+            store_relaxed(ctrl + CTRL_LOW_MIN, 0xFFFFFFFFu);
+            next = FUSED_PHASE_REEXAMINE;
+        } else if (PEERED) {
+            next = peer_idle(s, a);
+        } else {
+            next = FUSED_PHASE_DONE;
+        }
+    }
+    s.at(FUSED_PHASE) = next;
+    return s.record();
+}
+
+// Writes the actions' words of the state line, [FUSED_PHASE, FUSED_SOLO_WORDS), from `s`
+// (never block 0's SOLO words, which it may be writing meanwhile).
+__device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedState& s) {
+#pragma unroll
+    for (unsigned int i = 0; i < FUSED_SOLO_WORDS - FUSED_PHASE; i += 4u) {
+        store4_relaxed(fused + FUSED_PHASE + i,
+                       make_uint4(s.w[i], s.w[i + 1u], s.w[i + 2u], s.w[i + 3u]));
+    }
+}
+
+// Device-driven runs, SOLO: how often block 0 counts and releases what it sent (levels).
+enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
+
+// Device-driven runs, SOLO: SplitReceive by block 0 alone on the inbox items [from, to),
+// appending kept items through `appends` (the level's worklist and frontier), passing the
+// others on. Every thread of the block calls it.
+template <typename Appends>
+__device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int from,
+                                             unsigned int to, const Appends& appends,
+                                             const SendBuffer& send, const LowList& low) {
+    const unsigned int count = to - from;
+    const unsigned int mask = a.inbox_capacity - 1u;
+    for (unsigned int first = 0; first < count; first += blockDim.x) {
+        const unsigned int i = first + threadIdx.x;
+        unsigned int flags = SF_DROP;
+        VertexValue p;
+        p.vertex = 0;
+        p.value = 0;
+        if (i < count) {
+            p = a.inbox[(from + i) & mask];
+            flags = a.ops.on_receive(p);
+        }
+        keep_or_defer(appends, low, p.vertex, p.value, (flags & SF_KEEP) != 0u);
+        send.append_warp(p, (flags & SF_PASS) != 0u);
+    }
+}
 
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
 // solo_max, empty, met a hub or overflowed (or the host asked to stop); then publishes the
@@ -688,11 +896,16 @@ struct FusedArgs {
 // frontier (solo_frontier.cuh). A level costs two __syncthreads: solo_expand's vote (every
 // item read, none appended yet) and the one after the appends, after which every thread reads
 // the control words and takes the same decision (nothing writes them before the next vote).
-template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool PEERED>
 __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                            unsigned int start, unsigned int end, unsigned int current,
-                           unsigned int threshold) {
+                           unsigned int threshold, unsigned int inbox_taken,
+                           unsigned int sends_counted) {
     __shared__ unsigned int abort_seen;
+    // Device-driven runs: the inbox's published end as thread 0 read it at the start of the
+    // previous level (by level parity: written before a level's closing barrier, read after
+    // the next level's vote).
+    __shared__ unsigned int inbox_seen[2];
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
@@ -704,9 +917,10 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         ctrl[CTRL_HUB_COUNT] = 0u;
         ctrl[CTRL_HUB_COUNT + 1u] = 0u;
         ctrl[CTRL_HUB_CAP] = 0u;
+        inbox_seen[0] = inbox_taken;
     }
     __syncthreads();
-    const SendBuffer send = a.send_buffer(ctrl);
+    const SendBuffer send = a.template send_buffer<PEERED>(ctrl);
     const LowList low{a.low[current], a.low_capacity, threshold, ctrl};
     const SoloFrontier frontier = arrays.frontier(a.solo_frontier_capacity());
     const bool filter = a.solo_filter_loads();
@@ -714,15 +928,62 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     unsigned int aborted = 0;
     unsigned int cached = 0;  // items of [start, end) in the frontier (none at the first level)
     unsigned long long processed = 0;
+    // Device-driven runs (SOLO's share of the protocol in the file comment): the inbox items
+    // taken so far and the sends counted in PEER_PENDING so far (block-uniform / thread 0's).
+    unsigned int taken = inbox_taken;
+    unsigned int freed = inbox_taken;
+    unsigned int counted = sends_counted;
     while (true) {
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
-        solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items,
-                                     SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets),
+        const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
+        // Device-driven runs: the inbox's end, loaded (relaxed, volatile) here and handed to
+        // the next level, so its round trip overlaps this level's; every SOLO_RELEASE_LEVELS
+        // levels only (a level that receives pays an acquire fence, which also drops the
+        // block's L1 lines).
+        const bool look = PEERED && (levels + 1u) % SOLO_RELEASE_LEVELS == 0u;
+        const unsigned int inbox_now =
+            look && threadIdx.x == 0 ? load_volatile(a.ctrl + CTRL_INBOX_PUBLISHED) : taken;
+        if (PEERED && threadIdx.x == 0 && inbox_seen[levels & 1u] != taken) {
+            // The acquire half of the sender's release: before this level's vote, so every
+            // thread's reads of the items after it see them.
+            fence_acq_rel_sys();
+        }
+        solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
+        if (PEERED) {
+            // After the level's vote: receive what the previous level saw published (SplitReceive
+            // into this level's appends, so the items join the next batch and its frontier),
+            // and take it out of the termination count.
+            const unsigned int seen = inbox_seen[levels & 1u];
+            if (seen != taken) {
+                solo_receive(a, taken, seen, appends, send, low);
+                if (threadIdx.x == 0) {
+                    peer_count(a, 0ull - static_cast<unsigned long long>(seen - taken));
+                }
+                taken = seen;
+            }
+            if (threadIdx.x == 0) {
+                inbox_seen[(levels + 1u) & 1u] = look ? inbox_now : taken;
+            }
+        }
         ++levels;
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
+        if (PEERED && threadIdx.x == 0) {
+            // Free what this level read; every SOLO_RELEASE_LEVELS levels count and release
+            // what the block sent (a system-scope fence: not every level).
+            if (taken != freed) {
+                peer_store_relaxed_u32(a.recv_freed, taken);
+                freed = taken;
+            }
+            const unsigned int sent = ctrl[CTRL_SEND_END];
+            if (sent != counted && levels % SOLO_RELEASE_LEVELS == 0u) {
+                peer_count(a, sent - counted);
+                peer_release(a, sent);
+                counted = sent;
+            }
+        }
         const unsigned int e = ctrl[CTRL_WL_END];
         bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
                     ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
@@ -760,7 +1021,8 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(start, end, levels, aborted));
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(processed),
-                                  static_cast<unsigned int>(processed >> 32), 0u, 0u));
+                                  static_cast<unsigned int>(processed >> 32),
+                                  PEERED ? counted : 0u, PEERED ? taken : 0u));
     }
 }
 
@@ -788,13 +1050,13 @@ __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>
     }
 }
 
-template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES>
-__device__ void fused_traversal(const FusedArgs& a) {
+template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED>
+__device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
     // The single-block mode's shared frontier (SOLO) or ring (SOLO-ASYNC).
     __shared__ SoloFrontierArrays<SOLO_ENTRIES> solo_arrays;
     // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
     // appended to (an append would be recorded as a send overflow, never written).
-    const SendBuffer send = a.send_buffer(a.ctrl);
+    const SendBuffer send = a.template send_buffer<PEERED>(a.ctrl);
     unsigned int* fused = a.fused;
     // The phase and its inputs (the release record), copied by thread 0 after every barrier;
     // every thread copies what it needs before the next barrier's opening __syncthreads.
@@ -809,7 +1071,19 @@ __device__ void fused_traversal(const FusedArgs& a) {
         }
     };
     unsigned int gen = 0;
+    // Device-driven runs: what the publisher (thread 0 of the last block) has released of
+    // this device's sends and freed of its inbox.
+    unsigned int released = 0;
+    unsigned int freed = 0;
     if (threadIdx.x == 0) {
+        if (PEERED && blockIdx.x == 0) {
+            // Device-driven runs: this member counts itself in PEER_PENDING (running), then
+            // arrives at the start gate, whose verdict every member waits for at its first
+            // idle, so the count cannot reach 0 before every member counted itself in.
+            peer_count(a, 1ull);
+            __threadfence_system();
+            peer_start_arrive(a.peer);
+        }
         FusedState state;  // written by the host before the launch
         load_words(fused + FUSED_PHASE, state.w);
         keep_record(state.record());
@@ -825,12 +1099,45 @@ __device__ void fused_traversal(const FusedArgs& a) {
         const unsigned int threshold = record[RECORD_THRESHOLD];
         const unsigned int current = record[RECORD_LOW_CURRENT];
         const unsigned int taken = record[RECORD_LOW_TAKEN];
+        const unsigned int in_begin = record[RECORD_IN_BEGIN];
+        const unsigned int in_end = record[RECORD_IN_END];
+        // The publisher (file comment, Device-driven runs): thread 0 of the last block, whose
+        // share of a small batch is the smallest; of block 0 in SOLO, which releases and
+        // frees from the same thread while it runs, so that one thread alone stores into
+        // these words during a phase (phases are ordered by the barriers).
+        const unsigned int publisher = phase == FUSED_PHASE_SOLO ? 0u : gridDim.x - 1u;
+        if (PEERED && threadIdx.x == 0 && blockIdx.x == publisher) {
+            const unsigned int sends_end = record[RECORD_PUBLISHED];
+            if (sends_end != released) {
+                peer_release(a, sends_end);
+                released = sends_end;
+            }
+            if (in_begin != freed) {
+                // Every position before in_begin was read by a finished phase; the sender
+                // only ever reads this word before writing (no data to order).
+                peer_store_relaxed_u32(a.recv_freed, in_begin);
+                freed = in_begin;
+            }
+        }
         const LowList low = a.low_list(current, threshold);
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
         if (phase == FUSED_PHASE_EXPAND) {
             traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
                                               end - start, send, low, GridShape::launch(),
                                               HUB_MIN_DEGREE, a.filter_loads());
+            if (in_end != in_begin) {
+                // Device-driven runs: SplitReceive on the items the action took from the
+                // inbox ring (kept ones join the next batch, others pass on to the next
+                // device), in two pieces where the range wraps.
+                const unsigned int first = in_begin & (a.inbox_capacity - 1u);
+                const unsigned int count = in_end - in_begin;
+                const unsigned int head =
+                    count < a.inbox_capacity - first ? count : a.inbox_capacity - first;
+                traversal_split_receive(a.ops, a.inbox + first, head, wl, send, low);
+                if (count != head) {
+                    traversal_split_receive(a.ops, a.inbox, count - head, wl, send, low);
+                }
+            }
         } else if (phase == FUSED_PHASE_SOLO) {
             if (blockIdx.x == 0) {
                 if constexpr (SOLO_ENTRIES != 0u) {
@@ -838,12 +1145,14 @@ __device__ void fused_traversal(const FusedArgs& a) {
                         fused_solo_async<Relax, WEIGHTED, SOLO_ENTRIES>(
                             a, solo_arrays, start, end, current, threshold);
                     } else {
-                        fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start, end,
-                                                                  current, threshold);
+                        fused_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
+                            a, solo_arrays, start, end, current, threshold, in_end,
+                            record[RECORD_PUBLISHED]);
                     }
                 } else {
-                    fused_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start, end,
-                                                              current, threshold);
+                    fused_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
+                        a, solo_arrays, start, end, current, threshold, in_end,
+                        record[RECORD_PUBLISHED]);
                 }
             }
         } else if (phase == FUSED_PHASE_HUBS) {
@@ -855,10 +1164,7 @@ __device__ void fused_traversal(const FusedArgs& a) {
         }
         grid_barrier(
             fused, gen, a.barrier,
-            [&] {
-                return fused_next(state, fused, a.ctrl, a.abort, phase, a.prio_delta,
-                                  a.solo_max, a.level_budget, a.send_base, a.send_yield);
-            },
+            [&] { return fused_next<PEERED>(state, a, phase); },
             keep_record, [&] { fused_settle(fused, state); });
     }
 }
@@ -868,18 +1174,23 @@ __device__ void fused_traversal(const FusedArgs& a) {
 // The extern "C" entry points of one algorithm's fused traversal, NAME##_fused (no launch
 // bounds; the host launches it with blocks of up to 256 threads) and NAME##_fused_wide (the
 // same kernel under __launch_bounds__(1024, 1), which caps its registers so that a block of
-// 1,024 threads fits; ptxas for sm_90 spills nothing in either build):
+// 1,024 threads fits):
 //   NAME##_fused(values, offsets, targets, weights, wl_data, wl_mask, ctrl, fused, abort,
 //                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
 //                spin_ns, barrier_flags, send_data, send_capacity, send_base, level_budget,
-//                send_yield)
+//                send_yield, peer, inbox, send_published, inbox_capacity, recv_freed)
 // (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
 // null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN,
 // FUSED_SOLO_SHARED and FUSED_SOLO_DIRECT_MIN included). The narrow build keeps no shared
 // frontier (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the
 // registers of the build without one, which set how many of its blocks fit on dense graphs);
 // the wide one has 2,048 entries (24 KiB: two per thread of a 1,024-thread block).
-#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED)             \
+// NAME##_fused_peer and NAME##_fused_peer_wide are the same two builds for the members of a
+// device-driven run (PEERED: they use `peer`, `inbox`, `send_published`, `inbox_capacity` and
+// `recv_freed`); the other two ignore those parameters and compile every device-driven path
+// out (a group of size 1, known to the compiler), so one-device and bounded runs keep their
+// registers.
+#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED, PEERED)     \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
@@ -888,7 +1199,9 @@ __device__ void fused_traversal(const FusedArgs& a) {
         groute::VertexValue* low1, unsigned int low_capacity, unsigned int prio_delta,         \
         unsigned int solo_max, unsigned int spin_ns, unsigned int barrier_flags,               \
         groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
-        unsigned int level_budget, unsigned int send_yield) {                                  \
+        unsigned int level_budget, unsigned int send_yield, groute::PeerGroup peer,            \
+        const groute::VertexValue* inbox, unsigned int* send_published,                        \
+        unsigned int inbox_capacity, unsigned int* recv_freed) {                               \
         const groute::FusedArgs a{groute::MinSplitOps{owned_begin, owned_end, values},         \
                                   offsets,                                                     \
                                   targets,                                                     \
@@ -907,11 +1220,19 @@ __device__ void fused_traversal(const FusedArgs& a) {
                                   send_capacity,                                               \
                                   send_base,                                                   \
                                   level_budget,                                                \
-                                  send_yield};                                                 \
-        groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES>(a);                             \
+                                  send_yield,                                                  \
+                                  peer,                                                        \
+                                  inbox,                                                       \
+                                  send_published,                                              \
+                                  inbox_capacity,                                              \
+                                  recv_freed};                                                 \
+        groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES, PEERED>(a);                             \
     }
 
 #define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED)                           \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED, false)                    \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), 2048, RELAX,    \
-                                 WEIGHTED)
+                                 WEIGHTED, false)                                              \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer, , 0, RELAX, WEIGHTED, true)                \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer_wide, __launch_bounds__(1024, 1), 2048,      \
+                                 RELAX, WEIGHTED, true)

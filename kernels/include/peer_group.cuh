@@ -11,6 +11,8 @@
 //   [PEER_ARRIVALS]   arrivals so far, never reset (own 128-byte line)
 //   [PEER_GENERATION] exchanges completed (own line, with PEER_FAILED beside it)
 //   [PEER_FAILED]     nonzero once a device gave up (its PeerStatus): the others leave too
+//   [PEER_PENDING]    device-driven traversals (fused.cuh, Several devices): members running
+//                     plus items published to a member and not yet taken; 0 means done
 //   [PEER_SLOTS ...]  slots[2][PEER_MAX_DEVICES][PEER_MAX_VALUES]: exchange e uses parity e & 1
 //
 // Protocol of exchange e on device r: write the values into slots[e & 1][r]; fence (system
@@ -66,6 +68,7 @@ constexpr unsigned int PEER_ARRIVALS = 0;
 constexpr unsigned int PEER_START = 8;
 constexpr unsigned int PEER_GENERATION = 16;
 constexpr unsigned int PEER_FAILED = 17;
+constexpr unsigned int PEER_PENDING = 24;
 constexpr unsigned int PEER_SLOTS = 32;
 constexpr unsigned int PEER_MAILBOX_WORDS = PEER_SLOTS + 2u * PEER_MAX_DEVICES * PEER_MAX_VALUES;
 constexpr unsigned int PEER_POLL_CHECK = 64;
@@ -125,6 +128,37 @@ __device__ __forceinline__ void peer_store_release(unsigned long long* p, unsign
     asm volatile("st.release.sys.global.u64 [%0], %1;"
                  :
                  : "l"(__cvta_generic_to_global(p)), "l"(v)
+                 : "memory");
+}
+
+__device__ __forceinline__ unsigned int peer_load_acquire_u32(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void peer_store_relaxed_u32(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.sys.global.u32 [%0], %1;"
+                 :
+                 : "l"(__cvta_generic_to_global(p)), "r"(v)
+                 : "memory");
+}
+
+__device__ __forceinline__ void peer_store_release_u32(unsigned int* p, unsigned int v) {
+    asm volatile("st.release.sys.global.u32 [%0], %1;"
+                 :
+                 : "l"(__cvta_generic_to_global(p)), "r"(v)
+                 : "memory");
+}
+
+// Adds `delta` (two's complement: a negative count wraps) to `*p`, system scope, no result.
+__device__ __forceinline__ void peer_add(unsigned long long* p, unsigned long long delta) {
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;"
+                 :
+                 : "l"(__cvta_generic_to_global(p)), "l"(delta)
                  : "memory");
 }
 

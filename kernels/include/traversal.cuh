@@ -56,13 +56,20 @@ struct SsspRelax {
 // counter), ctrl[CTRL_HUB_CAP] (slots, set by the host), slots of (vertex, first tile) from
 // ctrl + TRAVERSAL_CTRL_WORDS. Soft priority's low list: ctrl[CTRL_LOW_END] (append counter),
 // ctrl[CTRL_LOW_OVERFLOW] (needed size on overflow), ctrl[CTRL_LOW_MIN] (smallest priority
-// deferred since the host last reset it). The host reads words [0, TRAVERSAL_CTRL_WORDS) back.
+// deferred since the host last reset it). ctrl[CTRL_INBOX_PUBLISHED]: a device-driven fused
+// run's inbox (fused.cuh). The host reads words [0, TRAVERSAL_CTRL_WORDS) back.
 enum : unsigned int {
     CTRL_HUB_COUNT = 4,
     CTRL_HUB_CAP = 6,
     CTRL_LOW_END = 8,
     CTRL_LOW_OVERFLOW = 9,
     CTRL_LOW_MIN = 10,
+    // Device-driven fused runs on several devices (fused.cuh): the positions of this device's
+    // outgoing ring (the next device's inbox) that the next device has read, stored by it;
+    // and the items the previous device has published into this device's inbox, stored by
+    // that device.
+    CTRL_SEND_FREED = 7,
+    CTRL_INBOX_PUBLISHED = 11,
     TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,
     SMALL_GRID_HUB_MIN_DEGREE = 32,

@@ -96,24 +96,34 @@ struct DeviceWorklist {
     __device__ __forceinline__ unsigned int at(unsigned int pos) const { return data[pos & mask]; }
 };
 
+// The outgoing buffer: flat (`freed` null: position p at data[p - base]) or, in device-driven
+// fused runs, a ring of `capacity` (a power of two) items in the next device's memory
+// (position p at data[p & (capacity - 1)]), whose positions below *freed (stored by the
+// receiver once it has read them) may be written again.
 struct SendBuffer {
     VertexValue* data;
     unsigned int capacity;
-    unsigned int base;  // position of data[0]
+    unsigned int base;  // position of data[0] (flat)
     unsigned int* ctrl;
+    const unsigned int* freed;  // ring: positions the receiver has read (null: flat)
 
     // Appends `p` where `keep`, one atomic per warp (call from warp-uniform control flow).
     __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
         unsigned int total;
-        const unsigned int slot = warp_reserve(ctrl + CTRL_SEND_END, keep, total) - base;
+        const unsigned int position = warp_reserve(ctrl + CTRL_SEND_END, keep, total);
         if (!keep) {
             return;
         }
+        // A ring's free positions: read once the warp has something to send (the word only
+        // grows, so any value read is safe).
+        const unsigned int from =
+            freed == nullptr ? base : *const_cast<const volatile unsigned int*>(freed);
+        const unsigned int slot = position - from;
         if (slot >= capacity) {
             atomicMax(ctrl + CTRL_SEND_OVERFLOW, slot + 1u);
             return;
         }
-        data[slot] = p;
+        data[freed == nullptr ? slot : position & (capacity - 1u)] = p;
     }
 };
 

@@ -2,7 +2,8 @@
 //! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
 //! a bad grid or the time limit, with and without its single-block mode and soft priority,
 //! with its single-block mode as levels or as a barrier-free queue (SOLO-ASYNC), and on
-//! several devices runs bounded fused rounds (On, and Auto on sparse graphs).
+//! several devices runs fused (On, and Auto on sparse graphs): device-driven (one persistent
+//! kernel per device) or in bounded rounds between the host's exchanges.
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 mod common;
@@ -12,10 +13,11 @@ use std::time::Duration;
 use common::{
     cuda, cuda_alone, fan_chain, from_pairs, fused_options, generated, graphs, hub_ladder, run,
 };
-use groute_bfs::{BfsError, BfsOptions, bfs_reference};
+use groute_bfs::{BfsError, BfsOptions, UNREACHED, bfs_reference};
 use groute_core::Context;
+use groute_core::cuda::PeerGroup;
 use groute_worklist::WorklistError;
-use groute_worklist::traversal::{FusedBarrier, FusedMode};
+use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
 
 fn options(mode: FusedMode) -> BfsOptions {
     fused_options(mode)
@@ -206,6 +208,7 @@ fn bounded_rounds_with_the_single_block_frontier_equal_the_reference() {
                 (true, true, Some(3)),
             ] {
                 let mut o = options(FusedMode::On);
+                o.worklist.fused_driver = FusedDriver::Host;
                 o.worklist.fused_round_levels = levels;
                 o.worklist.fused_solo_shared = shared;
                 o.worklist.fused_solo_direct_min = direct;
@@ -337,6 +340,7 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
                     (Some(100_000), None, Some(2)),
                 ] {
                     let mut o = options(FusedMode::On);
+                    o.worklist.fused_driver = FusedDriver::Host;
                     o.worklist.fused_round_levels = levels;
                     o.worklist.fused_solo_max = solo;
                     o.worklist.prio_delta = prio;
@@ -357,6 +361,148 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
         let g = generated("road:side=16,p=0.6,seed=2");
         let err = run(&ctx, &g, 0, &zero).unwrap_err().to_string();
         assert!(err.contains("--fused-round-levels"), "{err}");
+    }
+}
+
+/// Device-driven fused runs (`--fused-driver device`: one persistent kernel per device, items
+/// stored into the next device's inbox, termination counted on the devices): every graph
+/// shape, from several sources, in and out of single-block mode, with soft priority (each
+/// device's own epochs), on 2 and 3 devices where every pair of GPUs has peer access. At the
+/// end every item was expanded where it was listed and every published item was received:
+/// the termination count cannot have reached 0 early.
+#[test]
+fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
+    for devices in [2, 3] {
+        let Some(ctx) = cuda(devices) else {
+            return;
+        };
+        if !PeerGroup::supported(&ctx) {
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_driver = FusedDriver::Device;
+            let g = generated("road:side=16,p=0.6,seed=2");
+            let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+            assert!(err.contains("--fused-driver"), "{devices}: {err}");
+            continue;
+        }
+        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
+            let n = g.num_vertices() as u32;
+            for s in [0, n / 2, n - 1] {
+                let expected = bfs_reference(&g.csr, s);
+                for (solo, shared, prio) in [
+                    (None, true, None),
+                    (Some(0), true, None),
+                    (None, false, Some(2)),
+                    (Some(u32::MAX), true, None),
+                ] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_driver = FusedDriver::Device;
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_solo_shared = shared;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{} from {s} on {devices} devices, solo {solo:?}, shared {shared}, \
+                         prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.levels, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
+                    assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+                    let d = &r.stats.worklist.devices;
+                    let sum = |f: fn(&groute_worklist::DeviceStats) -> u64| -> u64 {
+                        d.iter().map(f).sum()
+                    };
+                    assert_eq!(
+                        sum(|x| x.items_processed),
+                        sum(|x| x.items_produced) + 1,
+                        "{label}: every listed item expanded once, the seed too"
+                    );
+                    assert_eq!(
+                        sum(|x| x.items_sent),
+                        sum(|x| x.items_received),
+                        "{label}: every published item received"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A device-driven run whose inbox rings are far smaller than what crosses the partition over
+/// the run: the rings wrap many times (each receiver frees what it read, each sender writes
+/// only freed positions), and the result still equals the reference.
+#[test]
+fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
+    let Some(ctx) = cuda(2) else {
+        return;
+    };
+    if !PeerGroup::supported(&ctx) {
+        return;
+    }
+    // Rings of 256 items: what crosses at once is far less (a few items a level, up to a
+    // few levels unread while a single-block stretch receives every few levels; 65 were
+    // seen in flight), what crosses over the run far more.
+    let ring = 256;
+    let g = generated("road:side=600,p=0.6,seed=7");
+    let n = g.num_vertices() as u32;
+    let mut most_sent = 0;
+    for s in [0, n / 2, n - 1] {
+        let expected = bfs_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_driver = FusedDriver::Device;
+        o.worklist.send_capacity = Some(ring);
+        let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("from {s}: {e}"));
+        assert_eq!(r.levels, expected, "from {s}");
+        let sent: u64 = r.stats.worklist.devices.iter().map(|d| d.items_sent).sum();
+        most_sent = most_sent.max(sent);
+    }
+    assert!(
+        most_sent > 2 * ring as u64,
+        "{most_sent} items sent at most: the rings never wrapped"
+    );
+}
+
+/// Auto picks the device-driven run on several devices with peer access, and the same run
+/// repeated on one solver gives the same levels (the inboxes and counters reset per run).
+#[test]
+fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
+    let Some(ctx) = cuda(2) else {
+        return;
+    };
+    let g = generated("road:side=40,p=0.6,seed=5");
+    let n = g.num_vertices();
+    // A source whose component spans both devices' halves (block partition), so the run
+    // must exchange items.
+    let (source, expected) = [0, n / 2, n / 2 - 1, n / 3, n - 1]
+        .into_iter()
+        .map(|s| (s as u32, bfs_reference(&g.csr, s as u32)))
+        .find(|(_, levels)| {
+            let reached = |r: std::ops::Range<usize>| levels[r].iter().any(|&l| l != UNREACHED);
+            reached(0..n / 2) && reached(n / 2..n)
+        })
+        .expect("a source of the test grid reaches both halves");
+    let devices = ctx.num_devices();
+    let parted = groute_graph::partition_graph(
+        g.clone(),
+        devices,
+        groute_graph::PartitionMethod::Block,
+        &groute_graph::NoProgress,
+    )
+    .unwrap();
+    let mut solver = groute_bfs::BfsSolver::new(&ctx, &parted, &options(FusedMode::Auto)).unwrap();
+    for round in 0..3 {
+        let r = solver
+            .run(source)
+            .unwrap_or_else(|e| panic!("run {round}: {e}"));
+        assert_eq!(r.levels, expected, "run {round}");
+        assert!(r.stats.fused, "run {round}");
+        if PeerGroup::supported(&ctx) {
+            let d = &r.stats.worklist.devices;
+            assert!(
+                d.iter().map(|x| x.items_received).sum::<u64>() > 0,
+                "run {round}: the traversal crosses the partition"
+            );
+        }
     }
 }
 

@@ -119,16 +119,18 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     band.min(f64::from(u32::MAX)) as u32
 }
 
-/// When a CUDA run on several devices uses bounded fused rounds (sparse graphs by default:
+/// When a CUDA run on several devices is fused (sparse graphs by default:
 /// [`FusedMode::bounded_rounds`]), its default band is this many times wider
-/// ([`default_prio_delta_on`]): an epoch there waits for every device to run out of work below
-/// the threshold and for the host's consensus, where one device's fused kernel advances it
-/// between two levels (and bounded rounds, unlike one launch per level, run many levels per
-/// round, so fewer epochs mean fewer short rounds).
+/// ([`default_prio_delta_on`]). In host-driven bounded rounds an epoch waits for every device
+/// to run out of work below the threshold and for the host's consensus, where one device's
+/// fused kernel advances it between two levels (and bounded rounds run many levels per round,
+/// so fewer epochs mean fewer short rounds); device-driven runs (each device its own epochs)
+/// are faster with it too.
 ///
 /// Measured on 2 x H200 (road grid of 4.2M vertices, weights 1000..1500, block partition,
-/// bounded fused rounds, median device ms): band 20,000: 84.4 (255 epochs); 40,000 (the
-/// one-device default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M).
+/// median device ms): bounded rounds, band 20,000: 84.4 (255 epochs); 40,000 (the one-device
+/// default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M). Device-driven:
+/// band 40,000: 36.8 (100 epochs, 4.53M items); 160,000: 34.6 (25 epochs, 4.80M items).
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 
 /// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times

@@ -2,16 +2,17 @@
 //! the per-round mode on weighted graphs of every shape (zero, parallel, saturating weights,
 //! unweighted input), with and without soft priority (run inside the kernel) and its
 //! single-block mode (levels, or the barrier-free queue SOLO-ASYNC), and fails clearly on
-//! overflow. The CUDA tests run under
+//! overflow; on several devices, device-driven and in bounded rounds. The CUDA tests run under
 //! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
 use std::time::Duration;
 
 use groute_core::Context;
+use groute_core::cuda::PeerGroup;
 use groute_core::testing::cuda_context;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
-use groute_worklist::traversal::{FusedBarrier, FusedMode};
+use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
 
 fn options(mode: FusedMode) -> SsspOptions {
     let mut o = SsspOptions::default();
@@ -188,6 +189,7 @@ fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
                 (true, false, Some(0)),
             ] {
                 let mut o = options(FusedMode::On);
+                o.worklist.fused_driver = FusedDriver::Host;
                 o.worklist.fused_round_levels = levels;
                 o.worklist.fused_solo_shared = shared;
                 o.worklist.fused_solo_direct_min = direct;
@@ -220,6 +222,7 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
                 let expected = sssp_reference(&g.csr, s);
                 for (levels, prio) in [(None, None), (Some(1), Some(0)), (Some(7), Some(3))] {
                     let mut o = options(FusedMode::On);
+                    o.worklist.fused_driver = FusedDriver::Host;
                     o.worklist.fused_round_levels = levels;
                     o.worklist.prio_delta = prio;
                     let label = format!(
@@ -229,6 +232,48 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.distances, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
+                }
+            }
+        }
+    }
+}
+
+/// Device-driven fused runs (`--fused-driver device`) on 2 and 3 devices where every pair of
+/// GPUs has peer access, on weighted graphs of every shape, with the default band (each
+/// device's own epochs), without soft priority and without the single-block mode; at the end
+/// every listed item was expanded once and every published item received.
+#[test]
+fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
+    for devices in [2, 3] {
+        let Some(ctx) = cuda_context(devices) else {
+            return;
+        };
+        if !PeerGroup::supported(&ctx) {
+            continue;
+        }
+        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
+            let n = g.num_vertices() as u32;
+            for s in [0, n / 2] {
+                let expected = sssp_reference(&g.csr, s);
+                for (solo, prio) in [(None, None), (None, Some(0)), (Some(0), Some(3))] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_driver = FusedDriver::Device;
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.distances, expected, "{label}");
+                    assert!(r.stats.fused, "{label}");
+                    let d = &r.stats.worklist.devices;
+                    let processed: u64 = d.iter().map(|x| x.items_processed).sum();
+                    let produced: u64 = d.iter().map(|x| x.items_produced).sum();
+                    assert_eq!(processed, produced + 1, "{label}");
+                    let sent: u64 = d.iter().map(|x| x.items_sent).sum();
+                    let received: u64 = d.iter().map(|x| x.items_received).sum();
+                    assert_eq!(sent, received, "{label}");
                 }
             }
         }

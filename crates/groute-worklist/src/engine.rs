@@ -120,6 +120,10 @@ pub struct WorklistOptions {
     /// `--fused`): the device returns to its host (to send, receive and count) after this
     /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
     pub fused_round_levels: Option<u32>,
+    /// How fused runs on several devices are driven (`--fused-driver`): device-driven (one
+    /// persistent kernel per device, `traversal/fused_peer.rs`) where the devices allow it,
+    /// else host-driven bounded rounds ([`FusedDriver::Auto`](crate::traversal::FusedDriver)).
+    pub fused_driver: crate::traversal::FusedDriver,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
@@ -144,6 +148,7 @@ impl Default for WorklistOptions {
             fused: FusedMode::Auto,
             fused_grid: None,
             fused_round_levels: None,
+            fused_driver: crate::traversal::FusedDriver::Auto,
             fused_solo_max: None,
             fused_block: None,
             fused_barrier: FusedBarrier::default(),

@@ -99,11 +99,12 @@
 //! shape follows the graph's density: a sparse graph (many small levels) gets one block of
 //! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
 //! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);
-//! `examples/fused_barrier.rs` times the barrier alone. Several devices use the worker and
-//! the driver above, each round one launch per level or, on sparse graphs (and with
-//! `--fused`), one bounded launch of the fused kernel running up to `fused_round_levels`
-//! levels (`traversal/fused_rounds.rs`); the fully persistent multi-device protocol is
-//! designed in `traversal/fused.rs`, not built. `--fused-async` runs one device's traversal
+//! `examples/fused_barrier.rs` times the barrier alone. On several devices over sparse graphs
+//! (and with `--fused`) the fused kernel runs device-driven where every pair of GPUs has peer
+//! access (`traversal/fused_peer.rs`: one persistent kernel per device, items stored into the
+//! next device's inbox, termination counted on the devices; `--fused-driver`), else under the
+//! worker and driver above as one bounded launch of up to `fused_round_levels` levels per round
+//! (`traversal/fused_rounds.rs`); dense graphs run one launch per level. `--fused-async` runs one device's traversal
 //! as a kernel without barriers (`traversal/fused_async.rs`, opt-in: slower where measured).
 //!
 //! ## Soft priority: the epoch protocol

@@ -57,6 +57,11 @@ const CTRL_HUB_CAP: usize = 6;
 const CTRL_LOW_END: usize = 8;
 const CTRL_LOW_OVERFLOW: usize = 9;
 const CTRL_LOW_MIN: usize = 10;
+/// A device-driven run's outgoing ring positions the next device has read, stored by it
+/// (`groute::CTRL_SEND_FREED`), and its inbox end, stored by the previous device
+/// (`groute::CTRL_INBOX_PUBLISHED`; `fused_peer.rs`).
+pub(super) const CTRL_SEND_FREED: usize = 7;
+pub(super) const CTRL_INBOX_PUBLISHED: usize = 11;
 
 /// `values`, `offsets`, `targets`, `weights` kernel arguments.
 pub(super) type GraphArgs = (
@@ -223,6 +228,45 @@ impl CudaTraversalDevice {
         sources: &[u32],
         seeds: &[u32],
     ) -> Result<CudaTraversalWorker<'a>, WorklistError> {
+        self.reset_run(device, sources, seeds)?;
+        let k = seeds.len();
+        let free = (1..self.outgoing.len()).rev().collect();
+        Ok(CudaTraversalWorker {
+            device,
+            storage: self,
+            start: 0,
+            end: k as u32,
+            send_end: 0,
+            send_base: 0,
+            current: 0,
+            free,
+            in_flight: VecDeque::new(),
+            seeds: k as u64,
+            threshold: u32::MAX,
+            low_current: 0,
+            low_end: 0,
+            low_min: u32::MAX,
+            fused_rounds: None,
+        })
+    }
+
+    /// This device's inbox in a device-driven run (`fused_peer.rs`): its first outgoing
+    /// buffer, which such runs use for nothing else.
+    pub(super) fn inbox(&self) -> Result<&Buffer<VertexValue>, Error> {
+        self.outgoing.first().ok_or(Error::Unsupported {
+            operation: "a device-driven run on a device without outgoing buffers",
+            backend: "cuda",
+        })
+    }
+
+    /// Resets the storage for one run (synchronised): values (`sources` at 0), the control
+    /// block, `seeds` at worklist positions `[0, k)`.
+    pub(super) fn reset_run(
+        &self,
+        device: &Device,
+        sources: &[u32],
+        seeds: &[u32],
+    ) -> Result<(), WorklistError> {
         let s = &self.stream;
         s.fill(&self.values, crate::traversal::UNREACHED)?;
         for &v in sources {
@@ -247,24 +291,7 @@ impl CudaTraversalDevice {
             s.fill(&self.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, k as u32)?;
         }
         s.synchronize()?;
-        let free = (1..self.outgoing.len()).rev().collect();
-        Ok(CudaTraversalWorker {
-            device,
-            storage: self,
-            start: 0,
-            end: k as u32,
-            send_end: 0,
-            send_base: 0,
-            current: 0,
-            free,
-            in_flight: VecDeque::new(),
-            seeds: k as u64,
-            threshold: u32::MAX,
-            low_current: 0,
-            low_end: 0,
-            low_min: u32::MAX,
-            fused_rounds: None,
-        })
+        Ok(())
     }
 
     pub(super) fn cuda_stream(&self) -> Result<&CudaStream, Error> {

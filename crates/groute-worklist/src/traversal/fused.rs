@@ -89,18 +89,20 @@
 //!
 //! A run on several devices uses the non-fused worker (one launch per level: [`FusedMode::Off`],
 //! and [`FusedMode::Auto`] on dense graphs) or, with [`FusedMode::On`] and with
-//! [`FusedMode::Auto`] on sparse graphs, the same worker with every round a *bounded* launch of
-//! this kernel (`fused_rounds.rs`): levels back to back over the device's worklist, improved
-//! vertices of other devices appended to the outgoing buffer (SplitSend in the kernel), until
-//! a level budget, a half-full outgoing buffer or an empty worklist returns it to the host,
-//! which sends, receives, counts for termination and runs soft priority's epochs as after any
-//! round. The fully persistent design (the kernel never returns; the host only moves packets)
-//! is not built: the kernel would publish a seqlock snapshot (cumulative produced counters
-//! before consumed ones, `send_end`, round, idle bit) to mapped host memory with
-//! `__threadfence_system()` between data and counters; the driver would report the deltas to
-//! the termination counter before it sends `[sent, send_end)`, and post received packets
-//! (device pointer, count) to a mapped mailbox that the kernel drains at round boundaries with
-//! the split-receive body; the host would write the exit word when the counter reaches zero.
+//! [`FusedMode::Auto`] on sparse graphs, this kernel in one of two ways
+//! ([`FusedDriver`](super::FusedDriver), `--fused-driver`):
+//!
+//! - **Device-driven** (the default where every pair of GPUs has peer access,
+//!   `fused_peer.rs`): one persistent launch per device for the whole run. Improved vertices of
+//!   other devices go straight into the next device's inbox ring (SplitSend), published at the
+//!   end of each phase; the next grid phase of the receiver applies SplitReceive to them; the
+//!   devices count termination in one counter of device 0's memory and run soft priority's
+//!   epochs each on its own. The host only launches and waits.
+//! - **Host-driven bounded rounds** (`fused_rounds.rs`): the worker above with every round a
+//!   *bounded* launch of this kernel: levels back to back over the device's worklist, improved
+//!   vertices of other devices appended to the outgoing buffer, until a level budget, a
+//!   half-full outgoing buffer or an empty worklist returns it to the host, which sends,
+//!   receives, counts for termination and runs soft priority's epochs as after any round.
 //!
 //! ## Soft priority
 //!
@@ -119,11 +121,12 @@
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig};
+use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, LaunchConfig, PeerArgs};
 use groute_core::{Buffer, Context, Device, Error, Event};
 
 use super::cuda::CudaTraversalDevice;
 use super::fused_async::AsyncKernel;
+use super::fused_peer::FusedMember;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
     FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, cooperative_grid,
@@ -207,14 +210,16 @@ pub(super) const FUSED_PROCESSED: usize = 68;
 pub(super) const FUSED_END: usize = 70;
 pub(super) const FUSED_THRESHOLD: usize = 71;
 pub(super) const FUSED_LOW_CURRENT: usize = 72;
-const FUSED_EPOCHS: usize = 75;
-const FUSED_DEFERRED: usize = 76;
-const FUSED_STALE: usize = 78;
-const FUSED_SOLO_ROUNDS: usize = 80;
+pub(super) const FUSED_EPOCHS: usize = 75;
+pub(super) const FUSED_DEFERRED: usize = 76;
+pub(super) const FUSED_STALE: usize = 78;
+pub(super) const FUSED_SOLO_ROUNDS: usize = 80;
 /// `groute::FUSED_UNLISTED`: items produced that the worklist's end does not count (64-bit,
 /// two's complement: SOLO-ASYNC's ring items less its entry items written to the worklist
 /// again).
 const FUSED_UNLISTED: usize = 82;
+/// `groute::FUSED_IN_END`: a device-driven member's items taken from its inbox.
+pub(super) const FUSED_IN_END: usize = 85;
 /// The first word the host reads back (the barrier words before it are the kernel's own).
 const FUSED_READ_FROM: usize = FUSED_PHASE;
 /// `groute::FusedPhase`: the first phase of a run.
@@ -222,7 +227,10 @@ const FUSED_PHASE_DONE: u32 = 0;
 pub(super) const FUSED_PHASE_EXPAND: u32 = 1;
 pub(super) const FUSED_PHASE_SOLO: u32 = 2;
 /// `groute::FUSED_STOP_ABORTED`.
-const FUSED_STOP_ABORTED: u32 = 2;
+pub(super) const FUSED_STOP_ABORTED: u32 = 2;
+/// `groute::FUSED_STOP_PEER`: a device-driven member stopped on a failed wait, its
+/// `PeerStatus` added.
+pub(super) const FUSED_STOP_PEER: u32 = 16;
 /// Words of the control block the host reads (`groute::CTRL_*`).
 const CTRL_WL_END: usize = 0;
 /// Control words read back after a run: up to the low list's overflow word
@@ -251,6 +259,10 @@ pub(crate) struct FusedKernel {
     narrow: CudaFunction,
     /// `<algo>_fused_wide`: the same kernel for blocks of up to 1,024 threads.
     wide: CudaFunction,
+    /// `<algo>_fused_peer` and `<algo>_fused_peer_wide`: the builds for the members of a
+    /// device-driven run (`fused_peer.rs`; the others compile those paths out).
+    peer_narrow: CudaFunction,
+    peer_wide: CudaFunction,
     /// Multiprocessors of the device: the default grid of sparse graphs (one block per
     /// multiprocessor, [`FusedDefaults`]). Measured on one H200 (road 2048 BFS, 256-thread
     /// blocks, before the single-block mode): 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms,
@@ -279,6 +291,17 @@ pub(super) struct FusedShape {
     pub(super) solo_max: u32,
 }
 
+/// How one launch of the fused kernel takes part in its run.
+#[derive(Clone, Debug)]
+pub(super) enum FusedRole {
+    /// The whole run on one device.
+    Alone,
+    /// One batch of levels of a host-driven run on several devices (`fused_rounds.rs`).
+    Bounded(FusedBounds),
+    /// One member of a device-driven run on several devices (`fused_peer.rs`).
+    Member(FusedMember),
+}
+
 /// What a bounded launch (one batch of levels of a run on several devices, `fused_rounds.rs`)
 /// adds to the kernel's arguments: the outgoing buffer and when to return.
 #[derive(Clone, Copy, Debug)]
@@ -304,15 +327,20 @@ impl FusedKernel {
     ) -> Result<Self, Error> {
         let narrow = module.function(name)?;
         let wide = module.function(&format!("{name}_wide"))?;
-        // Load both builds now: under the driver's lazy loading (the default since CUDA 12.2)
+        let peer_narrow = module.function(&format!("{name}_peer"))?;
+        let peer_wide = module.function(&format!("{name}_peer_wide"))?;
+        // Load every build now: under the driver's lazy loading (the default since CUDA 12.2)
         // a function is loaded on its first use, which may wait for the device's running
         // kernels; an occupancy query is such a use, here and never while a run is timed.
-        narrow.max_active_blocks_per_multiprocessor(32, 0)?;
-        wide.max_active_blocks_per_multiprocessor(32, 0)?;
+        for f in [&narrow, &wide, &peer_narrow, &peer_wide] {
+            f.max_active_blocks_per_multiprocessor(32, 0)?;
+        }
         let multiprocessors = device.properties().multiprocessors.max(1);
         let kernel = FusedKernel {
             narrow,
             wide,
+            peer_narrow,
+            peer_wide,
             multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
             state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
@@ -324,33 +352,36 @@ impl FusedKernel {
         Ok(kernel)
     }
 
-    /// The build of the kernel for blocks of `block` threads.
-    fn function(&self, block: u32) -> &CudaFunction {
-        if block <= FUSED_NARROW_MAX_BLOCK {
-            &self.narrow
-        } else {
-            &self.wide
+    /// The build of the kernel for blocks of `block` threads, for a member of a device-driven
+    /// run (`peer`) or not.
+    fn function(&self, block: u32, peer: bool) -> &CudaFunction {
+        match (block <= FUSED_NARROW_MAX_BLOCK, peer) {
+            (true, false) => &self.narrow,
+            (false, false) => &self.wide,
+            (true, true) => &self.peer_narrow,
+            (false, true) => &self.peer_wide,
         }
     }
 
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
-    /// `defaults` (the grid at least 1, at most every resident block).
+    /// `defaults` (the grid at least 1, at most every resident block of the build a launch
+    /// uses: a member of a device-driven run's, `peer`, or the other).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
+        peer: bool,
     ) -> Result<FusedShape, Error> {
         let block = fused_block_size(options.fused_block, defaults.block)?;
-        let grid =
-            cooperative_grid(
-                self.function(block),
-                block,
-                options.fused_grid,
-                |max| match defaults.grid {
-                    FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
-                    FusedGrid::Resident => max,
-                },
-            )?;
+        let grid = cooperative_grid(
+            self.function(block, peer),
+            block,
+            options.fused_grid,
+            |max| match defaults.grid {
+                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
+                FusedGrid::Resident => max,
+            },
+        )?;
         let solo_max = options
             .fused_solo_max
             .unwrap_or(if defaults.solo { block } else { 0 });
@@ -416,7 +447,7 @@ impl CudaTraversalDevice {
         drop(self.worker(device, sources, seeds)?);
         trace.mark("reset done");
         let seeds = seeds.len() as u32;
-        let shape = self.fused.shape(options, defaults)?;
+        let shape = self.fused.shape(options, defaults, false)?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         let solo_max = shape.solo_max;
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
@@ -449,7 +480,7 @@ impl CudaTraversalDevice {
             &words,
             options.time_limit,
             &trace,
-            || self.launch_fused(shape, barrier, prio_delta, solo_max, None),
+            || self.launch_fused(shape, barrier, prio_delta, solo_max, &FusedRole::Alone),
         )?;
 
         let ctrl = device.download(&self.ctrl.slice(0..CTRL_READ_WORDS)?)?;
@@ -508,12 +539,7 @@ impl CudaTraversalDevice {
         launch: impl FnOnce() -> Result<(), Error>,
     ) -> Result<TimedRun, Error> {
         let s = &self.stream;
-        s.fill(state, 0u32)?;
-        for &(word, value) in words {
-            s.fill(&state.slice(word..word + 1)?, value)?;
-        }
-        self.fused.set_abort(0)?;
-        s.synchronize()?;
+        self.prepare_state(state, words)?;
         trace.mark("state set, stream idle");
         let started = Instant::now();
         let t0 = device.record_timing(s)?;
@@ -531,6 +557,22 @@ impl CudaTraversalDevice {
             device_time,
             asked_to_stop,
         })
+    }
+
+    /// Zeroes `state` but for `words` (index, value) and clears the abort word; returns with
+    /// the stream synchronised.
+    pub(super) fn prepare_state(
+        &self,
+        state: &Buffer<u32>,
+        words: &[(usize, u32)],
+    ) -> Result<(), Error> {
+        let s = &self.stream;
+        s.fill(state, 0u32)?;
+        for &(word, value) in words {
+            s.fill(&state.slice(word..word + 1)?, value)?;
+        }
+        self.fused.set_abort(0)?;
+        s.synchronize()
     }
 
     /// Waits for the kernel (recorded `done`); past `time_limit`, asks it to stop (it then
@@ -574,17 +616,56 @@ impl CudaTraversalDevice {
         (spin_ns, barrier_flags): (u32, u32),
         prio_delta: u32,
         solo_max: u32,
-        bounds: Option<FusedBounds>,
+        role: &FusedRole,
     ) -> Result<(), Error> {
         let [low0, low1] = self.low_lists()?;
         let (values, offsets, targets, weights) = self.graph_args()?;
-        let bounds = bounds.unwrap_or(FusedBounds {
+        let alone = FusedBounds {
             send: DevicePtr::null(),
             send_capacity: 0,
             send_base: 0,
             level_budget: 0,
             send_yield: 0,
-        });
+        };
+        let (bounds, member) = match role {
+            FusedRole::Alone => (alone, None),
+            FusedRole::Bounded(bounds) => (*bounds, None),
+            FusedRole::Member(member) => (
+                FusedBounds {
+                    send: member.send,
+                    send_capacity: member.send_capacity,
+                    ..alone
+                },
+                Some(member),
+            ),
+        };
+        // A member polls the group's abort word (the host's time limit for every member).
+        let abort = match member {
+            Some(m) => m.group.abort,
+            None => DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
+        };
+        let (peer, inbox, send_published, inbox_capacity, recv_freed) = match member {
+            Some(m) => (
+                m.group,
+                m.inbox,
+                m.send_published,
+                m.inbox_capacity,
+                m.recv_freed,
+            ),
+            None => (
+                PeerArgs {
+                    mailbox: DevicePtr::null(),
+                    abort: DevicePtr::null(),
+                    rank: 0,
+                    size: 1,
+                    timeout_ns: 0,
+                },
+                DevicePtr::null(),
+                DevicePtr::null(),
+                0,
+                DevicePtr::null(),
+            ),
+        };
         let args = (
             values,
             offsets,
@@ -594,7 +675,7 @@ impl CudaTraversalDevice {
             (self.wl.len() - 1) as u32,
             DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
             DevicePtr::<u32>::from_slice(&self.fused.state.raw())?,
-            DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
+            abort,
             self.owned.start,
             self.owned.end,
             low0,
@@ -609,6 +690,11 @@ impl CudaTraversalDevice {
             bounds.send_base,
             bounds.level_budget,
             bounds.send_yield,
+            peer,
+            inbox,
+            send_published,
+            inbox_capacity,
+            recv_freed,
         );
         // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
         // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
@@ -616,7 +702,8 @@ impl CudaTraversalDevice {
         // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
         // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags,
         // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
-        // unsigned level_budget, unsigned send_yield)
+        // unsigned level_budget, unsigned send_yield, PeerGroup peer, const VertexValue* inbox,
+        // unsigned* send_published, unsigned inbox_capacity, unsigned* recv_freed)
         // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
         // the tuple matches it field by field (`barrier_flags` from `fused_kernel_flags`:
         // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
@@ -630,23 +717,36 @@ impl CudaTraversalDevice {
         // address of this context. The owned range is the whole graph (one device), so the
         // kernel never appends to its (empty) send buffer, unless the launch is bounded (several
         // devices): then it appends to the current outgoing buffer, `send_capacity` items from
-        // position `send_base`, bounds-checking every append. The block is a multiple of 32 of at
+        // position `send_base`, bounds-checking every append. A member of a device-driven run
+        // (`FusedRole::Member`, `fused_peer.rs`) sends into the next device's inbox, a ring of
+        // `send_capacity` items (a power of two, at most that buffer's length; positions taken
+        // modulo the capacity, never more than the capacity past what the receiver freed; peer
+        // access enabled by `PeerGroup::check`), reads its own inbox ring of `inbox_capacity`
+        // items (likewise) only below the end the sender published, stores its ends into the
+        // next device's `send_published` and the previous device's `recv_freed` (one u32 of
+        // their control blocks each) and counts in the group's mailbox (`PeerGroup::args`);
+        // alone or bounded, the group has size 1 and null pointers, which the kernel never
+        // touches.
+        // The block is a multiple of 32 of at
         // most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
         // most the resident maximum of that build at that block (`FusedKernel::shape`); the
         // launch is cooperative, so every block is resident and the grid barrier cannot
         // deadlock. Memory is kept alive below.
         unsafe {
-            self.fused.function(shape.block).launch_cooperative(
-                self.stream.raw().as_ref(),
-                LaunchConfig::linear(shape.grid, shape.block),
-                args,
-            )?
+            self.fused
+                .function(shape.block, member.is_some())
+                .launch_cooperative(
+                    self.stream.raw().as_ref(),
+                    LaunchConfig::linear(shape.grid, shape.block),
+                    args,
+                )?
         };
         self.keep_alive(&[])?;
-        self.cuda_stream()?.keep_alive(vec![
-            self.fused.state.raw().memory,
-            self.fused.abort.raw().memory,
-        ])
+        let mut memory = vec![self.fused.state.raw().memory, self.fused.abort.raw().memory];
+        if let Some(m) = member {
+            memory.extend(m.memory.iter().cloned());
+        }
+        self.cuda_stream()?.keep_alive(memory)
     }
 }
 

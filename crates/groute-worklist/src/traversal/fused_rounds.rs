@@ -32,7 +32,7 @@ use groute_core::{Error, Stream};
 use super::cuda::{CudaTraversalDevice, CudaTraversalWorker};
 use super::fused::{
     FUSED_END, FUSED_LOW_CURRENT, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
-    FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds,
+    FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds, FusedRole,
     FusedShape,
 };
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
@@ -73,7 +73,7 @@ impl CudaTraversalDevice {
         options: &WorklistOptions,
         defaults: FusedDefaults,
     ) -> Result<FusedRounds, Error> {
-        let shape = self.fused.shape(options, defaults)?;
+        let shape = self.fused.shape(options, defaults, false)?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         // A bounded launch is never asked to stop (the driver checks the time limit between
         // rounds): the abort word must read 0.
@@ -138,7 +138,7 @@ impl CudaTraversalWorker<'_> {
             rounds.barrier,
             0,
             rounds.shape.solo_max,
-            Some(bounds),
+            &FusedRole::Bounded(bounds),
         )?;
         stream.copy(host, &storage.fused.state)?;
         self.read_back()?;

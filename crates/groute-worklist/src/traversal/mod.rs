@@ -19,13 +19,16 @@
 //!
 //! On CUDA, a run on one device is by default one fused persistent kernel (`fused.rs`,
 //! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices run rounds under the
-//! driver (`cuda.rs`): one expand launch per level, or on sparse graphs one bounded fused
-//! launch of many levels (`fused_rounds.rs`).
+//! driver (`cuda.rs`): one expand launch per level, or on sparse graphs fused: one persistent
+//! kernel per device for the whole run where the devices have peer access
+//! (`fused_peer.rs`, [`FusedDriver`]), else one bounded fused launch of many levels per round
+//! (`fused_rounds.rs`).
 
 mod barrier_bench;
 mod cuda;
 mod fused;
 mod fused_async;
+mod fused_peer;
 mod fused_rounds;
 mod fused_trace;
 mod fused_tuning;
@@ -35,6 +38,7 @@ pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
 pub use fused::FusedMode;
 pub use fused_async::{ASYNC_DEFAULT_BLOCK, ASYNC_GRID_DIVISOR};
+pub use fused_peer::FusedDriver;
 pub use fused_rounds::FUSED_ROUND_LEVELS;
 use fused_tuning::FusedDefaults;
 pub use fused_tuning::{
@@ -49,6 +53,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use groute_core::cuda::PeerGroup;
 use groute_core::{Buffer, Context, Error};
 use groute_graph::{Csr, Partition};
 use rayon::prelude::*;
@@ -57,6 +62,10 @@ use crate::driver::run_workers;
 use crate::engine::{DeviceProgram, WorklistOptions, WorklistStats, run};
 use crate::error::WorklistError;
 use crate::split::{SplitFlags, SplitOps, VertexValue};
+
+/// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
+/// per outgoing buffer): small graphs can have a few hubs' worth of items in flight.
+const MIN_INBOX_RING: usize = 1 << 16;
 
 /// The value of a vertex not reached (yet).
 pub const UNREACHED: u32 = u32::MAX;
@@ -272,6 +281,8 @@ pub struct MinTraversalSolver<A> {
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
     average_degree: f64,
     devices: Vec<DeviceStorage>,
+    /// The devices' group for device-driven runs (`fused_peer.rs`), made by the first one.
+    peers: Option<PeerGroup>,
     _algo: std::marker::PhantomData<fn() -> A>,
 }
 
@@ -357,7 +368,11 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 // arc reaching it from this device in one round, so the arcs leaving the
                 // owned range bound a round (kron21 on 2 GPUs overflowed the BFS sizing).
                 // Bounded fused rounds (`fused_rounds.rs`) return at half the buffer, so
-                // they get twice the room: the level that crosses the half still fits.
+                // they get twice the room: the level that crosses the half still fits. A
+                // device-driven run (`fused_peer.rs`) uses the first buffer as the device's
+                // inbox ring, whose capacity is a power of two: the default is rounded up to
+                // one, and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on
+                // 2 GPUs had 4,436 items in flight, unread, in a ring of 4,096).
                 let remote = 2 * (n - local_vertices);
                 let per_round = if A::WEIGHTED {
                     remote.max(arcs_leaving(csr, &owned)) + 1024
@@ -366,7 +381,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 };
                 let bounded = options.fused.bounded_rounds(num_devices, average_degree);
                 let send = options.send_capacity.unwrap_or(if bounded {
-                    2 * per_round
+                    (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
                 } else {
                     per_round
                 });
@@ -390,6 +405,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             num_vertices: n,
             average_degree,
             devices,
+            peers: None,
             _algo: std::marker::PhantomData,
         })
     }
@@ -449,6 +465,13 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let bounded = options
                 .fused
                 .bounded_rounds(num_devices, self.average_degree);
+            if bounded
+                && options
+                    .fused_driver
+                    .device_driven(PeerGroup::check(&context))?
+            {
+                return self.run_device_driven(sources, &seeds, options);
+            }
             let defaults = FusedDefaults::for_graph(self.average_degree);
             let mut workers = Vec::with_capacity(num_devices);
             for (d, storage) in self.devices.iter_mut().enumerate() {
@@ -536,6 +559,64 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             stats,
             fused: false,
             device_time: None,
+        })
+    }
+}
+
+impl<A: MinTraversal> MinTraversalSolver<A> {
+    /// A fused run on several devices, device-driven (`fused_peer.rs`).
+    fn run_device_driven(
+        &mut self,
+        sources: &[u32],
+        seeds: &[Vec<u32>],
+        options: &WorklistOptions,
+    ) -> Result<TraversalOutput, WorklistError> {
+        if self.peers.is_none() {
+            self.peers = Some(PeerGroup::new(&self.context)?);
+        }
+        let group = self.peers.as_ref().ok_or(Error::Unsupported {
+            operation: "a device-driven run without its peer group",
+            backend: "cuda",
+        })?;
+        let mut devices = Vec::with_capacity(self.devices.len());
+        for storage in self.devices.iter_mut() {
+            let DeviceStorage::Cuda(dev) = storage else {
+                return Err(Error::Unsupported {
+                    operation: "mixing host and CUDA devices in one traversal",
+                    backend: "cuda",
+                }
+                .into());
+            };
+            devices.push(&mut **dev);
+        }
+        let context_devices = self.context.devices();
+        let out = fused_peer::run_device_driven(
+            group,
+            context_devices,
+            &mut devices,
+            sources,
+            seeds,
+            options,
+            FusedDefaults::for_graph(self.average_degree),
+        )?;
+        let mut values = vec![UNREACHED; self.num_vertices];
+        for (d, dev) in devices.iter().enumerate() {
+            let r = self.partition.range(d);
+            let part = dev.values.slice(r.start as usize..r.end as usize)?;
+            let got = context_devices[d].download(&part)?;
+            values[r.start as usize..r.end as usize].copy_from_slice(&got);
+        }
+        Ok(TraversalOutput {
+            values,
+            stats: WorklistStats {
+                epochs: out.stats.iter().map(|s| s.epochs).max().unwrap_or(0),
+                devices: out.stats,
+                elapsed: out.elapsed,
+                device_time: Some(out.device_time),
+                ..WorklistStats::default()
+            },
+            fused: true,
+            device_time: Some(out.device_time),
         })
     }
 }

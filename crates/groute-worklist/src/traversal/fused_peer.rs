@@ -1,0 +1,424 @@
+//! Device-driven fused runs on several devices ([`FusedDriver::Device`], the default where
+//! [`PeerGroup::check`] passes): one persistent launch of the fused kernel per device for the
+//! whole run (`kernels/include/fused.cuh`, "Several devices"), the devices storing their
+//! outgoing items straight into the next device's inbox over the peer link and detecting
+//! termination among themselves. The host launches the members, waits for them and reads
+//! their counters; it takes no part in the traversal.
+//!
+//! ## Protocol
+//!
+//! - **Ring.** Device `d` sends every improved vertex it does not own to device `d + 1`
+//!   (mod N), into that device's inbox: a ring in its first outgoing buffer (which
+//!   device-driven runs do not otherwise use) of the largest power of two of items that fits
+//!   (the default `send_capacity` is one). The sender reserves positions on its own send
+//!   counter and never writes more than the ring's capacity past the positions the receiver
+//!   has read (which the receiver stores back into the sender's control word
+//!   `CTRL_SEND_FREED`); a send that would is an overflow, which fails the run naming
+//!   `send_capacity (--send-capacity)`. The action of each grid barrier counts the phase's
+//!   sends for termination, and the next phase's publisher thread releases the new end into the
+//!   receiver's control word `CTRL_INBOX_PUBLISHED` (a system-scope fence and release, off the
+//!   barrier's path). The receiver's next grid phase applies SplitReceive to the published
+//!   items: kept ones join its worklist, improved ones it does not own pass on to its own
+//!   successor (the paper's ring router). The single-block mode (one block running levels
+//!   alone) receives and sends without returning to the grid: it receives after each level's
+//!   vote what was published when the previous level started, frees what it read, and counts
+//!   and releases its sends every few levels.
+//! - **Termination** is one counter in device 0's mailbox (`PEER_PENDING`): every member
+//!   counts itself in (+1) as it starts, adds the items it publishes before publishing them,
+//!   takes the items it receives out as it takes them, and counts itself out (-1) when it has
+//!   nothing left (empty batch, empty low list, empty inbox, sends published); a member that
+//!   receives while counted out counts itself back in with the same atomic. So the counter is
+//!   the members with work plus the items published and not yet taken: it cannot reach 0 while
+//!   any work exists (every item is in a member's worklist or low list, which keeps it counted
+//!   in, or published and counted), and once 0 nothing can raise it again (only a member with
+//!   work publishes, only a published item wakes a member). Counted-out members poll it and
+//!   their inbox; at 0 each one ends its kernel. A member counts itself out for the first time
+//!   only once the group's start gate (`peer_group.cuh`) says every member is running, hence
+//!   counted in: the counter cannot pass through 0 before a late member started.
+//! - **Soft priority** runs on each device on its own, exactly as on one device: the action of
+//!   the grid barrier advances a device's threshold when its batch and inbox are empty and its
+//!   low list is not; nothing needs the other devices' agreement, because a device counts
+//!   itself out only with an empty low list.
+//! - **Failures.** An overflow or the abort word stops a member and marks the mailbox failed,
+//!   which every waiting member sees (so is the group's timeout on a wait). A start the gate
+//!   cancelled (a member did not start in time) is run again by [`PeerGroup::run_started`].
+//!   Errors name the setting to raise: `wl_capacity (--wl-capacity)` for a worklist or low list,
+//!   `send_capacity (--send-capacity)` for an inbox.
+//!
+//! A run reports per device the levels and items it expanded, the items it appended to its
+//! worklist (`items_produced`: kept expansions and kept received items), sent (its own and
+//! passed-on items) and received; `items_passed` and `items_dropped` are not counted apart.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use groute_core::backend::RawMemory;
+use groute_core::cuda::{DevicePtr, PeerArgs, PeerGroup};
+use groute_core::{Device, Error, Event};
+
+use super::cuda::{CTRL_INBOX_PUBLISHED, CTRL_SEND_FREED, CudaTraversalDevice};
+use super::fused::{
+    FUSED_DEFERRED, FUSED_END, FUSED_EPOCHS, FUSED_IN_END, FUSED_PHASE, FUSED_PHASE_EXPAND,
+    FUSED_PHASE_SOLO, FUSED_PROCESSED, FUSED_ROUNDS, FUSED_SOLO_ROUNDS, FUSED_STALE, FUSED_STOP,
+    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FUSED_WORDS, FusedRole, FusedShape,
+};
+use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
+use crate::engine::{DeviceStats, WorklistOptions};
+use crate::error::WorklistError;
+use crate::split::VertexValue;
+
+/// How a fused run on several devices is driven ([`WorklistOptions::fused_driver`],
+/// `--fused-driver`). One device always runs one persistent kernel; runs that do not fuse
+/// (one launch per level) ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FusedDriver {
+    /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with
+    /// peer access between every pair), host-driven bounded rounds elsewhere.
+    #[default]
+    Auto,
+    /// Device-driven (`fused_peer.rs`): one persistent kernel per device for the whole run, the
+    /// devices exchanging items and detecting termination among themselves. An error where
+    /// [`PeerGroup::check`] fails.
+    Device,
+    /// Host-driven bounded rounds (`fused_rounds.rs`): each round one launch of many levels,
+    /// the host moving the items between rounds.
+    Host,
+}
+
+impl FusedDriver {
+    /// Whether a fused run on several devices of a context for which [`PeerGroup::check`]
+    /// returned `peers` is device-driven; an error when [`FusedDriver::Device`] asks for it
+    /// and the devices cannot.
+    pub(crate) fn device_driven(self, peers: Result<(), Error>) -> Result<bool, Error> {
+        match (self, peers) {
+            (FusedDriver::Host, _) => Ok(false),
+            (FusedDriver::Auto, peers) => Ok(peers.is_ok()),
+            (FusedDriver::Device, Ok(())) => Ok(true),
+            (FusedDriver::Device, Err(why)) => Err(Error::invalid(
+                "fused_driver (--fused-driver)",
+                "device",
+                format!(
+                    "these devices cannot run device-driven ({why}): give --fused-driver host \
+                     or auto"
+                ),
+            )),
+        }
+    }
+}
+
+/// What a member of a device-driven run adds to the fused kernel's arguments.
+#[derive(Clone, Debug)]
+pub(super) struct FusedMember {
+    /// The group (mailbox, abort word, rank, size, timeout).
+    pub(super) group: PeerArgs,
+    /// This device's inbox (written by the previous device of the ring).
+    pub(super) inbox: DevicePtr<VertexValue>,
+    /// This device's inbox ring: items (a power of two, [`ring_capacity`]).
+    pub(super) inbox_capacity: u32,
+    /// The next device's inbox and its ring capacity.
+    pub(super) send: DevicePtr<VertexValue>,
+    pub(super) send_capacity: u32,
+    /// The next device's `CTRL_INBOX_PUBLISHED` word.
+    pub(super) send_published: DevicePtr<u32>,
+    /// The previous device's `CTRL_SEND_FREED` word (where this device frees its inbox).
+    pub(super) recv_freed: DevicePtr<u32>,
+    /// Memory of other devices the launch must keep alive.
+    pub(super) memory: Vec<Arc<dyn RawMemory>>,
+}
+
+/// What one device-driven run did.
+pub(crate) struct PeerRunOutput {
+    /// Per device.
+    pub(crate) stats: Vec<DeviceStats>,
+    /// Host time from the first launch until every member completed.
+    pub(crate) elapsed: Duration,
+    /// The longest member's time between timing events recorded around its launch.
+    pub(crate) device_time: Duration,
+}
+
+/// What the host reads back from one member.
+struct MemberReadBack {
+    ctrl: Vec<u32>,
+    state: Vec<u32>,
+    device_time: Duration,
+}
+
+/// State word `w` of `state` (read from `FUSED_PHASE`).
+fn word(state: &[u32], w: usize) -> u32 {
+    state[w - FUSED_PHASE]
+}
+
+/// The 64-bit state words `w`, `w + 1` of `state`.
+fn wide(state: &[u32], w: usize) -> u64 {
+    u64::from(word(state, w)) | (u64::from(word(state, w + 1)) << 32)
+}
+
+/// Runs the traversal device-driven on every device of `group` (module docs): `devices[d]`
+/// on `context_devices[d]`, values reset (`sources` at 0), `seeds[d]` in device `d`'s
+/// worklist. Call with the group's run lock not held (it takes it).
+pub(crate) fn run_device_driven(
+    group: &PeerGroup,
+    context_devices: &[Device],
+    devices: &mut [&mut CudaTraversalDevice],
+    sources: &[u32],
+    seeds: &[Vec<u32>],
+    options: &WorklistOptions,
+    defaults: FusedDefaults,
+) -> Result<PeerRunOutput, WorklistError> {
+    let n = devices.len();
+    let prio_delta = options.prio_delta.unwrap_or(0);
+    let threshold = if prio_delta == 0 {
+        u32::MAX
+    } else {
+        prio_delta
+    };
+    let mut shapes = Vec::with_capacity(n);
+    let mut barriers = Vec::with_capacity(n);
+    for (d, dev) in devices.iter_mut().enumerate() {
+        shapes.push(dev.fused.shape(options, defaults, true)?);
+        barriers.push(fused_kernel_flags(options, dev.targets.len())?);
+        if threshold != u32::MAX {
+            dev.ensure_low_lists(&context_devices[d])?;
+        }
+    }
+    let devices: &[&mut CudaTraversalDevice] = devices;
+    let members = (0..n)
+        .map(|d| member(group, devices, d))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let _run = group.begin_run()?;
+    let started = Instant::now();
+    let (read_back, _attempts) = group.run_started(
+        || -> Result<(), WorklistError> {
+            // Every member reset and idle before any launch: a member stores into its
+            // successor's inbox and control block from its first phase on.
+            for (d, dev) in devices.iter().enumerate() {
+                dev.reset_run(&context_devices[d], sources, &seeds[d])?;
+                let k = seeds[d].len() as u32;
+                let phase = if k <= shapes[d].solo_max {
+                    FUSED_PHASE_SOLO
+                } else {
+                    FUSED_PHASE_EXPAND
+                };
+                // An empty worklist starts in EXPAND: its action finds nothing and idles.
+                let phase = if k == 0 { FUSED_PHASE_EXPAND } else { phase };
+                dev.prepare_state(
+                    &dev.fused.state,
+                    &[
+                        (FUSED_PHASE, phase),
+                        (FUSED_END, k),
+                        (FUSED_THRESHOLD, threshold),
+                    ],
+                )?;
+            }
+            Ok(())
+        },
+        || {
+            launch_members(
+                devices,
+                context_devices,
+                &shapes,
+                &barriers,
+                &members,
+                group,
+                options,
+                prio_delta,
+            )
+        },
+    )?;
+    let (read_back, asked_to_stop) = read_back;
+    let elapsed = started.elapsed();
+    report(devices, &read_back, seeds, asked_to_stop, options, elapsed)
+}
+
+/// Member `d`'s kernel arguments: its inbox, the next device's inbox and published word.
+fn member(
+    group: &PeerGroup,
+    devices: &[&mut CudaTraversalDevice],
+    d: usize,
+) -> Result<FusedMember, Error> {
+    let n = devices.len();
+    let next = &devices[(d + 1) % n];
+    let previous = &devices[(d + n - 1) % n];
+    let inbox = devices[d].inbox()?;
+    let next_inbox = next.inbox()?;
+    let published = next
+        .ctrl
+        .slice(CTRL_INBOX_PUBLISHED..CTRL_INBOX_PUBLISHED + 1)?;
+    let freed = previous.ctrl.slice(CTRL_SEND_FREED..CTRL_SEND_FREED + 1)?;
+    let mut memory = group.memory();
+    memory.push(next_inbox.raw().memory);
+    memory.push(next.ctrl.raw().memory);
+    memory.push(previous.ctrl.raw().memory);
+    Ok(FusedMember {
+        group: group.args(d)?,
+        inbox: DevicePtr::from_slice(&inbox.raw())?,
+        inbox_capacity: ring_capacity(inbox.len()),
+        send: DevicePtr::from_slice(&next_inbox.raw())?,
+        send_capacity: ring_capacity(next_inbox.len()),
+        send_published: DevicePtr::from_slice(&published.raw())?,
+        recv_freed: DevicePtr::from_slice(&freed.raw())?,
+        memory,
+    })
+}
+
+/// The ring capacity of an inbox buffer of `len` items: the largest power of two that fits
+/// (at most 2^31).
+pub(super) fn ring_capacity(len: usize) -> u32 {
+    let len = len.clamp(1, 1 << 31) as u32;
+    1 << (31 - len.leading_zeros())
+}
+
+/// Launches every member between two timing events each and waits for them all (asking them
+/// to stop past the time limit); returns what the host reads back and whether it asked.
+#[allow(clippy::too_many_arguments)]
+fn launch_members(
+    devices: &[&mut CudaTraversalDevice],
+    context_devices: &[Device],
+    shapes: &[FusedShape],
+    barriers: &[(u32, u32)],
+    members: &[FusedMember],
+    group: &PeerGroup,
+    options: &WorklistOptions,
+    prio_delta: u32,
+) -> Result<(Vec<MemberReadBack>, bool), WorklistError> {
+    let started = Instant::now();
+    let mut timings: Vec<(Event, Event)> = Vec::with_capacity(devices.len());
+    for (d, dev) in devices.iter().enumerate() {
+        let launched = (|| -> Result<(Event, Event), Error> {
+            let t0 = context_devices[d].record_timing(&dev.stream)?;
+            dev.launch_fused(
+                shapes[d],
+                barriers[d],
+                prio_delta,
+                shapes[d].solo_max,
+                &FusedRole::Member(members[d].clone()),
+            )?;
+            let t1 = context_devices[d].record_timing(&dev.stream)?;
+            Ok((t0, t1))
+        })();
+        match launched {
+            Ok(t) => timings.push(t),
+            Err(e) => {
+                let done: Vec<&Event> = timings.iter().map(|(_, t1)| t1).collect();
+                group.abandon_launch(&done)?;
+                return Err(e.into());
+            }
+        }
+    }
+    let done: Vec<&Event> = timings.iter().map(|(_, t1)| t1).collect();
+    let asked_to_stop = group.wait_members(&done, options.time_limit, started)?;
+    let mut read_back = Vec::with_capacity(devices.len());
+    for (d, dev) in devices.iter().enumerate() {
+        let (t0, t1) = &timings[d];
+        let ms = Event::elapsed_ms(t0, t1)?;
+        read_back.push(MemberReadBack {
+            ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_INBOX_PUBLISHED + 1)?)?,
+            state: context_devices[d]
+                .download(&dev.fused.state.slice(FUSED_PHASE..FUSED_WORDS)?)?,
+            device_time: Duration::from_secs_f64(f64::from(ms) / 1e3),
+        });
+    }
+    Ok((read_back, asked_to_stop))
+}
+
+/// The run's statistics, or the error a member reported (an overflow first, naming its
+/// setting; then the time limit; then a peer failure).
+fn report(
+    devices: &[&mut CudaTraversalDevice],
+    read_back: &[MemberReadBack],
+    seeds: &[Vec<u32>],
+    asked_to_stop: bool,
+    options: &WorklistOptions,
+    elapsed: Duration,
+) -> Result<PeerRunOutput, WorklistError> {
+    let n = devices.len();
+    for (d, (dev, r)) in devices.iter().zip(read_back).enumerate() {
+        let next = &devices[(d + 1) % n];
+        let capacity = ring_capacity(next.inbox()?.len()) as usize;
+        dev.overflow_error(
+            &r.ctrl,
+            "inbox of the next device (device-driven run)",
+            capacity,
+        )?;
+    }
+    let stops: Vec<u32> = read_back
+        .iter()
+        .map(|r| word(&r.state, FUSED_STOP))
+        .collect();
+    let mut stats = Vec::with_capacity(n);
+    let mut outstanding = 0i64;
+    for (d, r) in read_back.iter().enumerate() {
+        let processed = wide(&r.state, FUSED_PROCESSED);
+        let wl_end = u64::from(r.ctrl[0]);
+        let sent = u64::from(r.ctrl[1]);
+        let received = u64::from(word(&r.state, FUSED_IN_END));
+        let seeds = seeds[d].len() as u64;
+        outstanding += wl_end as i64 - processed as i64 + sent as i64 - received as i64;
+        stats.push(DeviceStats {
+            rounds: u64::from(word(&r.state, FUSED_ROUNDS)),
+            items_processed: processed,
+            items_produced: wl_end.saturating_sub(seeds),
+            items_sent: sent,
+            items_received: received,
+            items_deferred: wide(&r.state, FUSED_DEFERRED),
+            items_stale_dropped: wide(&r.state, FUSED_STALE),
+            epochs: u64::from(word(&r.state, FUSED_EPOCHS)),
+            solo_rounds: u64::from(word(&r.state, FUSED_SOLO_ROUNDS)),
+            ..DeviceStats::default()
+        });
+    }
+    if asked_to_stop || stops.contains(&FUSED_STOP_ABORTED) {
+        return Err(WorklistError::TimedOut {
+            limit: options.time_limit.unwrap_or_default(),
+            outstanding,
+        });
+    }
+    if let Some((d, &stop)) = stops.iter().enumerate().find(|(_, s)| **s != 0) {
+        let status = stop.wrapping_sub(FUSED_STOP_PEER);
+        return Err(PeerGroup::failure(d, status).into());
+    }
+    Ok(PeerRunOutput {
+        stats,
+        elapsed,
+        device_time: read_back
+            .iter()
+            .map(|r| r.device_time)
+            .max()
+            .unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inbox_ring_is_the_largest_power_of_two_that_fits() {
+        assert_eq!(ring_capacity(0), 1);
+        assert_eq!(ring_capacity(1), 1);
+        assert_eq!(ring_capacity(2120), 2048);
+        assert_eq!(ring_capacity(4096), 4096);
+        assert_eq!(ring_capacity(usize::MAX), 1 << 31);
+    }
+
+    #[test]
+    fn the_driver_is_device_where_the_gpus_allow_it_and_an_error_where_asked_but_not() {
+        let unsupported = || {
+            Err(Error::PeerGroupUnsupported {
+                reason: "peer access".into(),
+            })
+        };
+        assert!(FusedDriver::Auto.device_driven(Ok(())).unwrap());
+        assert!(!FusedDriver::Auto.device_driven(unsupported()).unwrap());
+        assert!(!FusedDriver::Host.device_driven(Ok(())).unwrap());
+        assert!(FusedDriver::Device.device_driven(Ok(())).unwrap());
+        let err = FusedDriver::Device
+            .device_driven(unsupported())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--fused-driver") && err.contains("peer access"),
+            "{err}"
+        );
+    }
+}
