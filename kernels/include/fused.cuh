@@ -71,11 +71,11 @@
 // off the barrier's path. When the next phase is EXPAND or SOLO, the action takes what was published
 // to this device (peer_take_inbox, an acquire) as the range [IN_BEGIN, IN_END) that the next
 // EXPAND applies SplitReceive to (a received batch always runs on the grid). SOLO stays on
-// block 0 across sends and receipts: every SOLO_RELEASE_LEVELS levels thread 0 reads the
-// inbox's end at the start of a level (relaxed), and the next level, after an acquire fence
-// of thread 0 and its vote, receives up to it (solo_receive, appending to that level's
-// worklist and frontier; taken out of PEER_PENDING by thread 0), frees what it read; every
-// SOLO_RELEASE_LEVELS levels it also counts and releases what the block sent; it
+// block 0 across sends and receipts: thread 0 reads the inbox's end (acquire) at the start
+// of each level, and the next level, after its vote, receives up to it (solo_receive,
+// appending to that level's worklist and frontier; taken out of PEER_PENDING by thread 0),
+// frees what it read; every SOLO_RELEASE_LEVELS levels it counts and releases what the block
+// sent; it
 // reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) to the next action. With nothing left (empty batch, empty low
 // list, empty inbox), the action idles (peer_idle): at its first idle it waits for the
 // start gate's verdict (peer_group.cuh), counts itself out of PEER_PENDING and polls its
@@ -368,9 +368,6 @@ __device__ __forceinline__ void fence_acq_rel() {
     asm volatile("fence.acq_rel.gpu;" : : : "memory");
 }
 
-__device__ __forceinline__ void fence_acq_rel_sys() {
-    asm volatile("fence.acq_rel.sys;" : : : "memory");
-}
 
 __device__ __forceinline__ void store_relaxed_u64(unsigned long long* p, unsigned long long v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
@@ -937,18 +934,11 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        // Device-driven runs: the inbox's end, loaded (relaxed, volatile) here and handed to
-        // the next level, so its round trip overlaps this level's; every SOLO_RELEASE_LEVELS
-        // levels only (a level that receives pays an acquire fence, which also drops the
-        // block's L1 lines).
-        const bool look = PEERED && (levels + 1u) % SOLO_RELEASE_LEVELS == 0u;
+        // Device-driven runs: the inbox's end, loaded (acquire) here and handed to the next
+        // level, so its round trip overlaps this level's.
         const unsigned int inbox_now =
-            look && threadIdx.x == 0 ? load_volatile(a.ctrl + CTRL_INBOX_PUBLISHED) : taken;
-        if (PEERED && threadIdx.x == 0 && inbox_seen[levels & 1u] != taken) {
-            // The acquire half of the sender's release: before this level's vote, so every
-            // thread's reads of the items after it see them.
-            fence_acq_rel_sys();
-        }
+            PEERED && threadIdx.x == 0 ? peer_load_acquire_u32(a.ctrl + CTRL_INBOX_PUBLISHED)
+                                       : 0u;
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
         if (PEERED) {
@@ -964,7 +954,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
                 taken = seen;
             }
             if (threadIdx.x == 0) {
-                inbox_seen[(levels + 1u) & 1u] = look ? inbox_now : taken;
+                inbox_seen[(levels + 1u) & 1u] = inbox_now;
             }
         }
         ++levels;

@@ -11,7 +11,8 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    cuda, cuda_alone, fan_chain, from_pairs, fused_options, generated, graphs, hub_ladder, run,
+    cuda, cuda_alone, cuda_alone_on, fan_chain, from_pairs, fused_options, generated, graphs,
+    hub_ladder, run,
 };
 use groute_bfs::{BfsError, BfsOptions, UNREACHED, bfs_reference};
 use groute_core::Context;
@@ -430,18 +431,20 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 
 /// A device-driven run whose inbox rings are far smaller than what crosses the partition over
 /// the run: the rings wrap many times (each receiver frees what it read, each sender writes
-/// only freed positions), and the result still equals the reference.
+/// only freed positions), and the result still equals the reference. The GPUs are this
+/// test's alone: a member held back by another test's kernel on its GPU cannot read its
+/// inbox, so a small ring fills and the run fails naming `--send-capacity` (as it should; seen
+/// in 1 of 3 runs of the suite on 2 x H200 while sharing the GPUs).
 #[test]
 fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
-    let Some(ctx) = cuda(2) else {
+    let Some(ctx) = cuda_alone_on(2) else {
         return;
     };
     if !PeerGroup::supported(&ctx) {
         return;
     }
-    // Rings of 256 items: what crosses at once is far less (a few items a level, up to a
-    // few levels unread while a single-block stretch receives every few levels; 65 were
-    // seen in flight), what crosses over the run far more.
+    // Rings of 256 items: what crosses at once is far less (a few items a level, read a
+    // level or two later), what crosses over the run far more.
     let ring = 256;
     let g = generated("road:side=600,p=0.6,seed=7");
     let n = g.num_vertices() as u32;

@@ -47,9 +47,15 @@ pub fn cuda(devices: usize) -> Option<GpuTest> {
 
 /// A CUDA context of one device, with no other test of this binary on the GPU meanwhile.
 pub fn cuda_alone() -> Option<GpuTest> {
+    cuda_alone_on(1)
+}
+
+/// A CUDA context of `devices` devices, with no other test of this binary on the GPUs
+/// meanwhile.
+pub fn cuda_alone_on(devices: usize) -> Option<GpuTest> {
     let alone = GPU.write().unwrap_or_else(PoisonError::into_inner);
     Some(GpuTest {
-        context: cuda_context(1)?,
+        context: cuda_context(devices)?,
         _shared: None,
         _alone: Some(alone),
     })
