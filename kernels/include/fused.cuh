@@ -851,6 +851,11 @@ __device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedSta
 }
 
 // Device-driven runs, SOLO: how often block 0 counts and releases what it sent (levels).
+// Measured on 2 x H200 (road grid of 4.2M vertices, block partition, median device ms, work
+// items): BFS 1: 29.23-29.33 (4.6M), 4: 28.85-28.94 (5.5-5.7M), 8: 29.18-29.20 (6.0-6.2M),
+// 16: 29.21-29.25 (6.4-6.5M); SSSP (weights 1000..1500) 1: 33.5, 4: 32.6, 8: 32.5, 16: 32.3.
+// A release is a system-scope fence; releasing less often sends later, and the receiver then
+// re-expands more.
 enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
 
 // Device-driven runs, SOLO: SplitReceive by block 0 alone on the inbox items [from, to),
