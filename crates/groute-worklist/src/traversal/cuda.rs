@@ -44,8 +44,8 @@ const OUTGOING_BUFFERS: usize = 4;
 const MAX_OUTGOING_BUFFERS: usize = 64;
 /// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
 const CTRL_WORDS: usize = 16;
-const CTRL_WL_END: usize = 0;
-const CTRL_SEND_END: usize = 1;
+pub(super) const CTRL_WL_END: usize = 0;
+pub(super) const CTRL_SEND_END: usize = 1;
 const CTRL_WL_OVERFLOW: usize = 2;
 const CTRL_SEND_OVERFLOW: usize = 3;
 /// The hub list's 64-bit counter (`groute::CTRL_HUB_COUNT`, two words), reset before each

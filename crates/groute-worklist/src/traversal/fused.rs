@@ -210,10 +210,10 @@ pub(super) const FUSED_PROCESSED: usize = 68;
 pub(super) const FUSED_END: usize = 70;
 pub(super) const FUSED_THRESHOLD: usize = 71;
 pub(super) const FUSED_LOW_CURRENT: usize = 72;
-pub(super) const FUSED_EPOCHS: usize = 75;
-pub(super) const FUSED_DEFERRED: usize = 76;
-pub(super) const FUSED_STALE: usize = 78;
-pub(super) const FUSED_SOLO_ROUNDS: usize = 80;
+const FUSED_EPOCHS: usize = 75;
+const FUSED_DEFERRED: usize = 76;
+const FUSED_STALE: usize = 78;
+const FUSED_SOLO_ROUNDS: usize = 80;
 /// `groute::FUSED_UNLISTED`: items produced that the worklist's end does not count (64-bit,
 /// two's complement: SOLO-ASYNC's ring items less its entry items written to the worklist
 /// again).
@@ -238,6 +238,36 @@ const CTRL_WL_END: usize = 0;
 const CTRL_READ_WORDS: usize = 10;
 /// How often the host checks a time-limited fused run.
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
+
+/// The state block's words `[FUSED_PHASE, FUSED_WORDS)` as read back after a run
+/// ([`FusedKernel::read_state`]).
+pub(super) struct StateWords(Vec<u32>);
+
+impl StateWords {
+    /// State word `w` (`groute::FUSED_*`).
+    pub(super) fn word(&self, w: usize) -> u32 {
+        self.0[w - FUSED_READ_FROM]
+    }
+
+    /// The 64-bit state word at `w`, `w + 1`.
+    pub(super) fn wide(&self, w: usize) -> u64 {
+        u64::from(self.word(w)) | (u64::from(self.word(w + 1)) << 32)
+    }
+
+    /// The counters every fused run reports from its state block (rounds, items expanded,
+    /// soft priority's); the caller adds what it counts elsewhere (produced, sent, received).
+    pub(super) fn stats(&self) -> DeviceStats {
+        DeviceStats {
+            rounds: u64::from(self.word(FUSED_ROUNDS)),
+            items_processed: self.wide(FUSED_PROCESSED),
+            items_deferred: self.wide(FUSED_DEFERRED),
+            items_stale_dropped: self.wide(FUSED_STALE),
+            epochs: u64::from(self.word(FUSED_EPOCHS)),
+            solo_rounds: u64::from(self.word(FUSED_SOLO_ROUNDS)),
+            ..DeviceStats::default()
+        }
+    }
+}
 
 /// Whether a fused run fails with [`WorklistError::TimedOut`]: the host asked the kernel to
 /// stop (it saw the time limit pass while the kernel ran), or the kernel reports that it
@@ -392,6 +422,13 @@ impl FusedKernel {
         })
     }
 
+    /// The state block after a run (`device` holds it; synchronous).
+    pub(super) fn read_state(&self, device: &Device) -> Result<StateWords, Error> {
+        Ok(StateWords(device.download(
+            &self.state.slice(FUSED_READ_FROM..FUSED_WORDS)?,
+        )?))
+    }
+
     pub(super) fn set_abort(&self, value: u32) -> Result<(), Error> {
         let word =
             self.abort
@@ -484,24 +521,22 @@ impl CudaTraversalDevice {
         )?;
 
         let ctrl = device.download(&self.ctrl.slice(0..CTRL_READ_WORDS)?)?;
-        let state = device.download(&self.fused.state.slice(FUSED_READ_FROM..FUSED_WORDS)?)?;
-        let word = |w: usize| state[w - FUSED_READ_FROM];
-        let wide = |w: usize| u64::from(word(w)) | (u64::from(word(w + 1)) << 32);
+        let state = self.fused.read_state(device)?;
         // One device owns every vertex: the fused kernel never sends (a send overflow would be
         // a broken invariant, reported rather than ignored).
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
-        let processed = wide(FUSED_PROCESSED);
+        let processed = state.wide(FUSED_PROCESSED);
         // Every item the kernel appended reaches the worklist but SOLO-ASYNC's ring items,
         // which the kernel counts apart (`solo_queue.cuh`, Counting; issue #6: without them a
         // stopped SOLO-ASYNC run reported nothing outstanding).
-        let produced =
-            u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds)).wrapping_add(wide(FUSED_UNLISTED));
+        let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds))
+            .wrapping_add(state.wide(FUSED_UNLISTED));
         trace.mark(&format!(
             "read back: stop word {}, processed {processed} of {}",
-            word(FUSED_STOP),
+            state.word(FUSED_STOP),
             u64::from(seeds) + produced
         ));
-        if timed_out(asked_to_stop, word(FUSED_STOP)) {
+        if timed_out(asked_to_stop, state.word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),
                 outstanding: (u64::from(seeds) + produced).saturating_sub(processed) as i64,
@@ -509,14 +544,8 @@ impl CudaTraversalDevice {
         }
         Ok(FusedRun {
             stats: DeviceStats {
-                rounds: u64::from(word(FUSED_ROUNDS)),
-                items_processed: processed,
                 items_produced: produced,
-                items_deferred: wide(FUSED_DEFERRED),
-                items_stale_dropped: wide(FUSED_STALE),
-                epochs: u64::from(word(FUSED_EPOCHS)),
-                solo_rounds: u64::from(word(FUSED_SOLO_ROUNDS)),
-                ..DeviceStats::default()
+                ..state.stats()
             },
             elapsed,
             device_time,

@@ -56,11 +56,12 @@ use groute_core::backend::RawMemory;
 use groute_core::cuda::{DevicePtr, PeerArgs, PeerGroup};
 use groute_core::{Device, Error, Event};
 
-use super::cuda::{CTRL_INBOX_PUBLISHED, CTRL_SEND_FREED, CudaTraversalDevice};
+use super::cuda::{
+    CTRL_INBOX_PUBLISHED, CTRL_SEND_END, CTRL_SEND_FREED, CTRL_WL_END, CudaTraversalDevice,
+};
 use super::fused::{
-    FUSED_DEFERRED, FUSED_END, FUSED_EPOCHS, FUSED_IN_END, FUSED_PHASE, FUSED_PHASE_EXPAND,
-    FUSED_PHASE_SOLO, FUSED_PROCESSED, FUSED_ROUNDS, FUSED_SOLO_ROUNDS, FUSED_STALE, FUSED_STOP,
-    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FUSED_WORDS, FusedRole, FusedShape,
+    FUSED_END, FUSED_IN_END, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP,
+    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FusedRole, FusedShape, StateWords,
 };
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
 use crate::engine::{DeviceStats, WorklistOptions};
@@ -139,18 +140,8 @@ pub(crate) struct PeerRunOutput {
 /// What the host reads back from one member.
 struct MemberReadBack {
     ctrl: Vec<u32>,
-    state: Vec<u32>,
+    state: StateWords,
     device_time: Duration,
-}
-
-/// State word `w` of `state` (read from `FUSED_PHASE`).
-fn word(state: &[u32], w: usize) -> u32 {
-    state[w - FUSED_PHASE]
-}
-
-/// The 64-bit state words `w`, `w + 1` of `state`.
-fn wide(state: &[u32], w: usize) -> u64 {
-    u64::from(word(state, w)) | (u64::from(word(state, w + 1)) << 32)
 }
 
 /// Runs the traversal device-driven on every device of `group` (module docs): `devices[d]`
@@ -227,7 +218,15 @@ pub(crate) fn run_device_driven(
     )?;
     let (read_back, asked_to_stop) = read_back;
     let elapsed = started.elapsed();
-    report(devices, &read_back, seeds, asked_to_stop, options, elapsed)
+    report(
+        devices,
+        &members,
+        &read_back,
+        seeds,
+        asked_to_stop,
+        options,
+        elapsed,
+    )
 }
 
 /// Member `d`'s kernel arguments: its inbox, the next device's inbox and published word.
@@ -313,8 +312,7 @@ fn launch_members(
         let ms = Event::elapsed_ms(t0, t1)?;
         read_back.push(MemberReadBack {
             ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_INBOX_PUBLISHED + 1)?)?,
-            state: context_devices[d]
-                .download(&dev.fused.state.slice(FUSED_PHASE..FUSED_WORDS)?)?,
+            state: dev.fused.read_state(&context_devices[d])?,
             device_time: Duration::from_secs_f64(f64::from(ms) / 1e3),
         });
     }
@@ -325,46 +323,35 @@ fn launch_members(
 /// setting; then the time limit; then a peer failure).
 fn report(
     devices: &[&mut CudaTraversalDevice],
+    members: &[FusedMember],
     read_back: &[MemberReadBack],
     seeds: &[Vec<u32>],
     asked_to_stop: bool,
     options: &WorklistOptions,
     elapsed: Duration,
 ) -> Result<PeerRunOutput, WorklistError> {
-    let n = devices.len();
-    for (d, (dev, r)) in devices.iter().zip(read_back).enumerate() {
-        let next = &devices[(d + 1) % n];
-        let capacity = ring_capacity(next.inbox()?.len()) as usize;
+    for ((dev, member), r) in devices.iter().zip(members).zip(read_back) {
         dev.overflow_error(
             &r.ctrl,
             "inbox of the next device (device-driven run)",
-            capacity,
+            member.send_capacity as usize,
         )?;
     }
-    let stops: Vec<u32> = read_back
-        .iter()
-        .map(|r| word(&r.state, FUSED_STOP))
-        .collect();
-    let mut stats = Vec::with_capacity(n);
+    let stops: Vec<u32> = read_back.iter().map(|r| r.state.word(FUSED_STOP)).collect();
+    let mut stats = Vec::with_capacity(devices.len());
     let mut outstanding = 0i64;
-    for (d, r) in read_back.iter().enumerate() {
-        let processed = wide(&r.state, FUSED_PROCESSED);
-        let wl_end = u64::from(r.ctrl[0]);
-        let sent = u64::from(r.ctrl[1]);
-        let received = u64::from(word(&r.state, FUSED_IN_END));
-        let seeds = seeds[d].len() as u64;
-        outstanding += wl_end as i64 - processed as i64 + sent as i64 - received as i64;
+    for (r, seeds) in read_back.iter().zip(seeds) {
+        let counted = r.state.stats();
+        let wl_end = u64::from(r.ctrl[CTRL_WL_END]);
+        let sent = u64::from(r.ctrl[CTRL_SEND_END]);
+        let received = u64::from(r.state.word(FUSED_IN_END));
+        outstanding +=
+            wl_end as i64 - counted.items_processed as i64 + sent as i64 - received as i64;
         stats.push(DeviceStats {
-            rounds: u64::from(word(&r.state, FUSED_ROUNDS)),
-            items_processed: processed,
-            items_produced: wl_end.saturating_sub(seeds),
+            items_produced: wl_end.saturating_sub(seeds.len() as u64),
             items_sent: sent,
             items_received: received,
-            items_deferred: wide(&r.state, FUSED_DEFERRED),
-            items_stale_dropped: wide(&r.state, FUSED_STALE),
-            epochs: u64::from(word(&r.state, FUSED_EPOCHS)),
-            solo_rounds: u64::from(word(&r.state, FUSED_SOLO_ROUNDS)),
-            ..DeviceStats::default()
+            ..counted
         });
     }
     if asked_to_stop || stops.contains(&FUSED_STOP_ABORTED) {

@@ -434,11 +434,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         let mut values = vec![UNREACHED; n];
         if cuda && options.fused.fuses(num_devices)? {
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
-                return Err(Error::Unsupported {
-                    operation: "mixing host and CUDA devices in one traversal",
-                    backend: "cuda",
-                }
-                .into());
+                return Err(mixed_backends().into());
             };
             let device = &context.devices()[0];
             let defaults = FusedDefaults::for_graph(self.average_degree);
@@ -476,11 +472,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let mut workers = Vec::with_capacity(num_devices);
             for (d, storage) in self.devices.iter_mut().enumerate() {
                 let DeviceStorage::Cuda(dev) = storage else {
-                    return Err(Error::Unsupported {
-                        operation: "mixing host and CUDA devices in one traversal",
-                        backend: "cuda",
-                    }
-                    .into());
+                    return Err(mixed_backends().into());
                 };
                 let worker = dev.worker(&context.devices()[d], sources, &seeds[d])?;
                 workers.push(if bounded {
@@ -493,10 +485,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let stats = run_workers(&context, workers, options)?;
             for (d, storage) in self.devices.iter().enumerate() {
                 if let DeviceStorage::Cuda(dev) = storage {
-                    let r = self.partition.range(d);
-                    let part = dev.values.slice(r.start as usize..r.end as usize)?;
-                    let got = context.devices()[d].download(&part)?;
-                    values[r.start as usize..r.end as usize].copy_from_slice(&got);
+                    let owned = self.partition.range(d);
+                    download_owned(&context.devices()[d], &dev.values, owned, &mut values)?;
                 }
             }
             return Ok(TraversalOutput {
@@ -522,11 +512,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 capacity,
             } = storage
             else {
-                return Err(Error::Unsupported {
-                    operation: "mixing host and CUDA devices in one traversal",
-                    backend: "cuda",
-                }
-                .into());
+                return Err(mixed_backends().into());
             };
             let device = &context.devices()[d];
             let buffer = device.upload(&init)?;
@@ -545,14 +531,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         }
         let stats = run(&context, &programs, seeds, options)?;
         for (d, device) in context.devices().iter().enumerate() {
-            let r = self.partition.range(d);
-            let part = programs[d]
-                .ops
-                .values
-                .buffer
-                .slice(r.start as usize..r.end as usize)?;
-            let got = device.download(&part)?;
-            values[r.start as usize..r.end as usize].copy_from_slice(&got);
+            let owned = self.partition.range(d);
+            download_owned(device, &programs[d].ops.values.buffer, owned, &mut values)?;
         }
         Ok(TraversalOutput {
             values,
@@ -581,11 +561,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         let mut devices = Vec::with_capacity(self.devices.len());
         for storage in self.devices.iter_mut() {
             let DeviceStorage::Cuda(dev) = storage else {
-                return Err(Error::Unsupported {
-                    operation: "mixing host and CUDA devices in one traversal",
-                    backend: "cuda",
-                }
-                .into());
+                return Err(mixed_backends().into());
             };
             devices.push(&mut **dev);
         }
@@ -601,10 +577,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         )?;
         let mut values = vec![UNREACHED; self.num_vertices];
         for (d, dev) in devices.iter().enumerate() {
-            let r = self.partition.range(d);
-            let part = dev.values.slice(r.start as usize..r.end as usize)?;
-            let got = context_devices[d].download(&part)?;
-            values[r.start as usize..r.end as usize].copy_from_slice(&got);
+            let owned = self.partition.range(d);
+            download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
         }
         Ok(TraversalOutput {
             values,
@@ -632,6 +606,28 @@ pub fn solve_min_traversal<A: MinTraversal>(
     options: &WorklistOptions,
 ) -> Result<TraversalOutput, WorklistError> {
     MinTraversalSolver::<A>::new(context, csr, partition, options)?.run(sources, options)
+}
+
+/// The error of a context whose devices are not all of one backend.
+fn mixed_backends() -> Error {
+    Error::Unsupported {
+        operation: "mixing host and CUDA devices in one traversal",
+        backend: "cuda",
+    }
+}
+
+/// Copies the `owned` range of `buffer` (a value array on `device`) into `values` (the whole
+/// graph's, in the partitioned numbering).
+fn download_owned(
+    device: &groute_core::Device,
+    buffer: &Buffer<u32>,
+    owned: Range<u32>,
+    values: &mut [u32],
+) -> Result<(), Error> {
+    let range = owned.start as usize..owned.end as usize;
+    let got = device.download(&buffer.slice(range.clone())?)?;
+    values[range].copy_from_slice(&got);
+    Ok(())
 }
 
 /// Arcs from vertices of `owned` to vertices outside it.
