@@ -71,8 +71,9 @@
 // off the barrier's path. When the next phase is EXPAND or SOLO, the action takes what was published
 // to this device (peer_take_inbox, an acquire) as the range [IN_BEGIN, IN_END) that the next
 // EXPAND applies SplitReceive to (a received batch always runs on the grid). SOLO stays on
-// block 0 across sends and receipts: thread 0 reads the inbox's end (acquire) at the start
-// of each level, and the next level, after its vote, receives up to it (solo_receive,
+// block 0 across sends and receipts: thread 0 reads the inbox's end (relaxed) at the start
+// of each level and, only when it moved, fences (acquire: peer_fence_acquire) at the level's
+// end, and the next level, after its vote, receives up to it (solo_receive,
 // appending to that level's worklist and frontier; taken out of PEER_PENDING by thread 0),
 // frees what it read; every SOLO_RELEASE_LEVELS levels it counts and releases what the block
 // sent; it
@@ -908,6 +909,12 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     // previous level (by level parity: written before a level's closing barrier, read after
     // the next level's vote).
     __shared__ unsigned int inbox_seen[2];
+    // Device-driven runs, thread 0's own words (in shared memory, so that they hold no
+    // registers through the levels' expansion): the inbox positions it freed, the sends it
+    // counted in PEER_PENDING, the inbox end it last acquired.
+    __shared__ unsigned int peer_freed;
+    __shared__ unsigned int peer_counted;
+    __shared__ unsigned int peer_acquired;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
@@ -920,6 +927,9 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         ctrl[CTRL_HUB_COUNT + 1u] = 0u;
         ctrl[CTRL_HUB_CAP] = 0u;
         inbox_seen[0] = inbox_taken;
+        peer_freed = inbox_taken;
+        peer_counted = sends_counted;
+        peer_acquired = inbox_taken;
     }
     __syncthreads();
     const SendBuffer send = a.template send_buffer<PEERED>(ctrl);
@@ -931,18 +941,16 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     unsigned int cached = 0;  // items of [start, end) in the frontier (none at the first level)
     unsigned long long processed = 0;
     // Device-driven runs (SOLO's share of the protocol in the file comment): the inbox items
-    // taken so far and the sends counted in PEER_PENDING so far (block-uniform / thread 0's).
+    // taken so far (block-uniform).
     unsigned int taken = inbox_taken;
-    unsigned int freed = inbox_taken;
-    unsigned int counted = sends_counted;
     while (true) {
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        // Device-driven runs: the inbox's end, loaded (acquire) here and handed to the next
-        // level, so its round trip overlaps this level's.
+        // Device-driven runs: the inbox's end, loaded (relaxed) here and handed to the next
+        // level, so its round trip overlaps this level's; acquired below only if it moved.
         const unsigned int inbox_now =
-            PEERED && threadIdx.x == 0 ? peer_load_acquire_u32(a.ctrl + CTRL_INBOX_PUBLISHED)
+            PEERED && threadIdx.x == 0 ? peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED)
                                        : 0u;
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
@@ -959,6 +967,14 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
                 taken = seen;
             }
             if (threadIdx.x == 0) {
+                if (inbox_now != peer_acquired) {
+                    // The fence pattern's acquire (the load above observed the sender's
+                    // release): the items before this end are seen by this thread, and by
+                    // the block once the next level's vote has passed. Paid only when the
+                    // end moved; ld.acquire would invalidate the SM's L1 every level.
+                    peer_fence_acquire();
+                    peer_acquired = inbox_now;
+                }
                 inbox_seen[(levels + 1u) & 1u] = inbox_now;
             }
         }
@@ -968,15 +984,15 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         if (PEERED && threadIdx.x == 0) {
             // Free what this level read; every SOLO_RELEASE_LEVELS levels count and release
             // what the block sent (a system-scope fence: not every level).
-            if (taken != freed) {
+            if (taken != peer_freed) {
                 peer_store_relaxed_u32(a.recv_freed, taken);
-                freed = taken;
+                peer_freed = taken;
             }
             const unsigned int sent = ctrl[CTRL_SEND_END];
-            if (sent != counted && levels % SOLO_RELEASE_LEVELS == 0u) {
-                peer_count(a, sent - counted);
+            if (sent != peer_counted && levels % SOLO_RELEASE_LEVELS == 0u) {
+                peer_count(a, sent - peer_counted);
                 peer_release(a, sent);
-                counted = sent;
+                peer_counted = sent;
             }
         }
         const unsigned int e = ctrl[CTRL_WL_END];
@@ -1017,7 +1033,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(processed),
                                   static_cast<unsigned int>(processed >> 32),
-                                  PEERED ? counted : 0u, PEERED ? taken : 0u));
+                                  PEERED ? peer_counted : 0u, PEERED ? taken : 0u));
     }
 }
 

@@ -140,6 +140,23 @@ __device__ __forceinline__ unsigned int peer_load_acquire_u32(const unsigned int
     return v;
 }
 
+__device__ __forceinline__ unsigned int peer_load_relaxed_u32(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(p))
+                 : "memory");
+    return v;
+}
+
+// The acquire half of the fence pattern: after a relaxed load that observed a peer's release,
+// this thread's later accesses (and, through a CTA barrier, its block's) see what the peer
+// wrote before that release. Unlike ld.acquire, it is paid only where the caller asks for it
+// (ld.acquire invalidates the SM's L1 on every load, changed or not).
+__device__ __forceinline__ void peer_fence_acquire() {
+    asm volatile("fence.acq_rel.sys;" : : : "memory");
+}
+
 __device__ __forceinline__ void peer_store_relaxed_u32(unsigned int* p, unsigned int v) {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;"
                  :

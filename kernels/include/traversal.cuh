@@ -64,11 +64,9 @@ enum : unsigned int {
     CTRL_LOW_END = 8,
     CTRL_LOW_OVERFLOW = 9,
     CTRL_LOW_MIN = 10,
-    // Device-driven fused runs on several devices (fused.cuh): the positions of this device's
-    // outgoing ring (the next device's inbox) that the next device has read, stored by it;
-    // and the items the previous device has published into this device's inbox, stored by
-    // that device.
-    CTRL_SEND_FREED = 7,
+    // Device-driven fused runs on several devices (fused.cuh): the items the previous device
+    // has published into this device's inbox, stored by that device (CTRL_SEND_FREED, the
+    // other direction, is the worklist's: worklist.cuh).
     CTRL_INBOX_PUBLISHED = 11,
     TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,

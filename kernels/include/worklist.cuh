@@ -26,6 +26,9 @@ enum CtrlWord : unsigned int {
     CTRL_SEND_END = 1,
     CTRL_WL_OVERFLOW = 2,
     CTRL_SEND_OVERFLOW = 3,
+    // Device-driven fused runs on several devices (fused.cuh): the positions of this device's
+    // outgoing ring (the next device's inbox) that the next device has read, stored by it.
+    CTRL_SEND_FREED = 7,
     CTRL_WORDS = 8,
 };
 
@@ -99,7 +102,11 @@ struct DeviceWorklist {
 // The outgoing buffer: flat (`freed` null: position p at data[p - base]) or, in device-driven
 // fused runs, a ring of `capacity` (a power of two) items in the next device's memory
 // (position p at data[p & (capacity - 1)]), whose positions below *freed (stored by the
-// receiver once it has read them) may be written again.
+// receiver once it has read them) may be written again. `freed` is ctrl[CTRL_SEND_FREED] of
+// the sender's control words; `ctrl` may be a copy of them (the single-block mode's, in shared
+// memory), whose freed word is then an older value of *freed: the word only grows, so any
+// value read is a lower bound, and a send within `capacity` of it needs no read of *freed
+// (a round trip to L2 on the sending warp's path).
 struct SendBuffer {
     VertexValue* data;
     unsigned int capacity;
@@ -114,10 +121,15 @@ struct SendBuffer {
         if (!keep) {
             return;
         }
-        // A ring's free positions: read once the warp has something to send (the word only
-        // grows, so any value read is safe).
-        const unsigned int from =
-            freed == nullptr ? base : *const_cast<const volatile unsigned int*>(freed);
+        // A ring's free positions: the control words' value first (any value read is safe:
+        // the word only grows), *freed itself only where that one says the ring is full.
+        unsigned int from = base;
+        if (freed != nullptr) {
+            from = ctrl[CTRL_SEND_FREED];
+            if (position - from >= capacity) {
+                from = *const_cast<const volatile unsigned int*>(freed);
+            }
+        }
         const unsigned int slot = position - from;
         if (slot >= capacity) {
             atomicMax(ctrl + CTRL_SEND_OVERFLOW, slot + 1u);
