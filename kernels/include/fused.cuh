@@ -71,13 +71,13 @@
 // off the barrier's path. When the next phase is EXPAND or SOLO, the action takes what was published
 // to this device (peer_take_inbox, an acquire) as the range [IN_BEGIN, IN_END) that the next
 // EXPAND applies SplitReceive to (a received batch always runs on the grid). SOLO stays on
-// block 0 across sends and receipts: thread 0 reads the inbox's end (relaxed) at the start
-// of each level and, only when it moved, fences (acquire: peer_fence_acquire) at the level's
-// end, and the next level, after its vote, receives up to it (solo_receive,
-// appending to that level's worklist and frontier; taken out of PEER_PENDING by thread 0),
-// frees what it read; every SOLO_RELEASE_LEVELS levels it counts and releases what the block
-// sent; it
-// reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) to the next action. With nothing left (empty batch, empty low
+// block 0 across sends and receipts: its last warp (the peer warp, fused_solo) reads the
+// inbox's end (relaxed) before each level's vote and, after it, only when the end moved,
+// fences (acquire: peer_fence_acquire) and receives up to it (solo_receive, appending to the
+// level's worklist and frontier beside the other warps; taken out of PEER_PENDING), frees
+// what the finished levels read and, every SOLO_RELEASE_LEVELS levels, counts and releases
+// what they sent, all while the other warps expand the level; SOLO reports both ends
+// (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) to the next action. With nothing left (empty batch, empty low
 // list, empty inbox), the action idles (peer_idle): at its first idle it waits for the
 // start gate's verdict (peer_group.cuh), counts itself out of PEER_PENDING and polls its
 // inbox and the count, every other block waiting in the barrier; items wake it (EXPAND),
@@ -859,17 +859,17 @@ __device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedSta
 // re-expands more.
 enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
 
-// Device-driven runs, SOLO: SplitReceive by block 0 alone on the inbox items [from, to),
-// appending kept items through `appends` (the level's worklist and frontier), passing the
-// others on. Every thread of the block calls it.
+// Device-driven runs, SOLO: SplitReceive by one warp (SOLO's peer warp) on the inbox items
+// [from, to), appending kept items through `appends` (the level's worklist and frontier),
+// passing the others on. Every lane of the warp calls it.
 template <typename Appends>
 __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int from,
                                              unsigned int to, const Appends& appends,
                                              const SendBuffer& send, const LowList& low) {
     const unsigned int count = to - from;
     const unsigned int mask = a.inbox_capacity - 1u;
-    for (unsigned int first = 0; first < count; first += blockDim.x) {
-        const unsigned int i = first + threadIdx.x;
+    for (unsigned int first = 0; first < count; first += 32u) {
+        const unsigned int i = first + lane_id();
         unsigned int flags = SF_DROP;
         VertexValue p;
         p.vertex = 0;
@@ -899,22 +899,31 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 // frontier (solo_frontier.cuh). A level costs two __syncthreads: solo_expand's vote (every
 // item read, none appended yet) and the one after the appends, after which every thread reads
 // the control words and takes the same decision (nothing writes them before the next vote).
+//
+// Device-driven runs: the block's last warp (the *peer warp*) also does SOLO's share of the
+// protocol, between the level's vote and its closing barrier, so that on levels of fewer
+// items than the block has threads (its lanes then have none) the system-scope fences and
+// the peer link's round trips overlap the other warps' expansion instead of following it.
+// Its lane 0 reads, before the vote, the inbox's published end (relaxed), the sends of the
+// finished levels (ctrl[CTRL_SEND_END]: the level's appends start after the vote) and the
+// inbox positions they read; after the vote it frees those, releases those sends (every
+// SOLO_RELEASE_LEVELS levels) and, if the end moved, fences (acquire) and the warp receives
+// up to it (solo_receive; __syncwarp carries the fence to the other lanes), appending to the
+// level's worklist and frontier beside the other warps, and takes the items out of
+// PEER_PENDING. Every word it writes is read after a closing barrier (the report) or by lane
+// 0 alone.
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool PEERED>
 __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                            unsigned int start, unsigned int end, unsigned int current,
                            unsigned int threshold, unsigned int inbox_taken,
                            unsigned int sends_counted) {
     __shared__ unsigned int abort_seen;
-    // Device-driven runs: the inbox's published end as thread 0 read it at the start of the
-    // previous level (by level parity: written before a level's closing barrier, read after
-    // the next level's vote).
-    __shared__ unsigned int inbox_seen[2];
-    // Device-driven runs, thread 0's own words (in shared memory, so that they hold no
-    // registers through the levels' expansion): the inbox positions it freed, the sends it
-    // counted in PEER_PENDING, the inbox end it last acquired.
+    // Device-driven runs, the peer warp's words (in shared memory, so that they hold no
+    // registers through the levels' expansion): the inbox items taken, the inbox positions
+    // freed, the sends counted in PEER_PENDING.
+    __shared__ unsigned int peer_taken;
     __shared__ unsigned int peer_freed;
     __shared__ unsigned int peer_counted;
-    __shared__ unsigned int peer_acquired;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
@@ -926,10 +935,9 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         ctrl[CTRL_HUB_COUNT] = 0u;
         ctrl[CTRL_HUB_COUNT + 1u] = 0u;
         ctrl[CTRL_HUB_CAP] = 0u;
-        inbox_seen[0] = inbox_taken;
+        peer_taken = inbox_taken;
         peer_freed = inbox_taken;
         peer_counted = sends_counted;
-        peer_acquired = inbox_taken;
     }
     __syncthreads();
     const SendBuffer send = a.template send_buffer<PEERED>(ctrl);
@@ -940,61 +948,62 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     unsigned int aborted = 0;
     unsigned int cached = 0;  // items of [start, end) in the frontier (none at the first level)
     unsigned long long processed = 0;
-    // Device-driven runs (SOLO's share of the protocol in the file comment): the inbox items
-    // taken so far (block-uniform).
-    unsigned int taken = inbox_taken;
+    // Device-driven runs: the peer warp (see above) and its lane 0.
+    const bool peer_warp = PEERED && threadIdx.x / 32u == (blockDim.x - 1u) / 32u;
+    const bool peer_lane = peer_warp && lane_id() == 0u;
     while (true) {
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        // Device-driven runs: the inbox's end, loaded (relaxed) here and handed to the next
-        // level, so its round trip overlaps this level's; acquired below only if it moved.
-        const unsigned int inbox_now =
-            PEERED && threadIdx.x == 0 ? peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED)
-                                       : 0u;
+        // Device-driven runs, the peer lane before the vote: the inbox's end (relaxed: its
+        // round trip overlaps the vote), the sends of the finished levels and the inbox
+        // positions they read.
+        unsigned int inbox_now = 0u;
+        unsigned int sent = 0u;
+        unsigned int read = 0u;
+        if (peer_lane) {
+            inbox_now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
+            sent = ctrl[CTRL_SEND_END];
+            read = peer_taken;
+        }
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
-        if (PEERED) {
-            // After the level's vote: receive what the previous level saw published (SplitReceive
-            // into this level's appends, so the items join the next batch and its frontier),
-            // and take it out of the termination count.
-            const unsigned int seen = inbox_seen[levels & 1u];
-            if (seen != taken) {
-                solo_receive(a, taken, seen, appends, send, low);
-                if (threadIdx.x == 0) {
-                    peer_count(a, 0ull - static_cast<unsigned long long>(seen - taken));
+        ++levels;
+        if (peer_warp) {
+            // After the vote (see above). Free what the finished levels read; every
+            // SOLO_RELEASE_LEVELS levels count and release what they sent (a system-scope
+            // fence: not every level).
+            if (peer_lane) {
+                if (read != peer_freed) {
+                    peer_store_relaxed_u32(a.recv_freed, read);
+                    peer_freed = read;
                 }
-                taken = seen;
+                if (sent != peer_counted && levels % SOLO_RELEASE_LEVELS == 0u) {
+                    peer_count(a, sent - peer_counted);
+                    peer_release(a, sent);
+                    peer_counted = sent;
+                }
             }
-            if (threadIdx.x == 0) {
-                if (inbox_now != peer_acquired) {
-                    // The fence pattern's acquire (the load above observed the sender's
-                    // release): the items before this end are seen by this thread, and by
-                    // the block once the next level's vote has passed. Paid only when the
-                    // end moved; ld.acquire would invalidate the SM's L1 every level.
+            // Receive what was published (SplitReceive into this level's appends, so the
+            // items join the next batch and its frontier) and take it out of the count. The
+            // fence pattern's acquire (the load observed the sender's release), paid only when
+            // the end moved: ld.acquire would invalidate the SM's L1 every level.
+            const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
+            const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
+            if (to != from) {
+                if (peer_lane) {
                     peer_fence_acquire();
-                    peer_acquired = inbox_now;
                 }
-                inbox_seen[(levels + 1u) & 1u] = inbox_now;
+                __syncwarp();
+                solo_receive(a, from, to, appends, send, low);
+                if (peer_lane) {
+                    peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
+                    peer_taken = to;
+                }
             }
         }
-        ++levels;
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
-        if (PEERED && threadIdx.x == 0) {
-            // Free what this level read; every SOLO_RELEASE_LEVELS levels count and release
-            // what the block sent (a system-scope fence: not every level).
-            if (taken != peer_freed) {
-                peer_store_relaxed_u32(a.recv_freed, taken);
-                peer_freed = taken;
-            }
-            const unsigned int sent = ctrl[CTRL_SEND_END];
-            if (sent != peer_counted && levels % SOLO_RELEASE_LEVELS == 0u) {
-                peer_count(a, sent - peer_counted);
-                peer_release(a, sent);
-                peer_counted = sent;
-            }
-        }
         const unsigned int e = ctrl[CTRL_WL_END];
         bool stop = ctrl[CTRL_HUB_COUNT] != 0u || ctrl[CTRL_WL_OVERFLOW] != 0u ||
                     ctrl[CTRL_SEND_OVERFLOW] != 0u || ctrl[CTRL_LOW_OVERFLOW] != 0u ||
@@ -1033,7 +1042,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(processed),
                                   static_cast<unsigned int>(processed >> 32),
-                                  PEERED ? peer_counted : 0u, PEERED ? taken : 0u));
+                                  PEERED ? peer_counted : 0u, PEERED ? peer_taken : 0u));
     }
 }
 
