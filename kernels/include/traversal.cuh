@@ -276,6 +276,7 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     bool deferred[THREAD_ARCS];
     bool remote[THREAD_ARCS];
     unsigned int n = 0;
+    bool elsewhere = false;  // some arc of this lane's step deferred or sent
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         const bool mine = ops.mine(u[k]);
@@ -284,15 +285,21 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
         to_wl[k] = kept && !deferred[k];
         remote[k] = improved[k] && !mine;
         n += to_wl[k] ? 1u : 0u;
+        elsewhere = elsewhere || deferred[k] || remote[k];
     }
     ranges.append_warp_n(wl, u, to_wl, n);
+    // The low list and the outgoing buffer take one vote of the warp when it has nothing for
+    // either (one device without soft priority, or a step inside a partition): not the
+    // 2 x THREAD_ARCS votes of their appends.
+    if (__any_sync(0xFFFFFFFFu, elsewhere)) {
 #pragma unroll
-    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        VertexValue p;
-        p.vertex = u[k];
-        p.value = cand[k];
-        low.append_warp(p, deferred[k]);
-        send.append_warp(p, remote[k]);
+        for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+            VertexValue p;
+            p.vertex = u[k];
+            p.value = cand[k];
+            low.append_warp(p, deferred[k]);
+            send.append_warp(p, remote[k]);
+        }
     }
 }
 
