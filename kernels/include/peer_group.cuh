@@ -99,55 +99,36 @@ __device__ __forceinline__ unsigned long long peer_clock_ns() {
     return t;
 }
 
-__device__ __forceinline__ unsigned long long peer_load_acquire(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];"
-                 : "=l"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
-}
+// System-scope loads and stores of one word (the peers' memory over the link, or this
+// device's memory that a peer writes): NAME(p) / NAME(p, v) for ORDER (relaxed, acquire,
+// release) and TYPE (u64, u32; CONSTRAINT its asm register class).
+#define GROUTE_PEER_LOAD(NAME, ORDER, T, TYPE, CONSTRAINT)                                   \
+    __device__ __forceinline__ T NAME(const T* p) {                                           \
+        T v;                                                                                  \
+        asm volatile("ld." ORDER ".sys.global." TYPE " %0, [%1];"                             \
+                     : "=" CONSTRAINT(v)                                                      \
+                     : "l"(__cvta_generic_to_global(p))                                       \
+                     : "memory");                                                             \
+        return v;                                                                             \
+    }
+#define GROUTE_PEER_STORE(NAME, ORDER, T, TYPE, CONSTRAINT)                                  \
+    __device__ __forceinline__ void NAME(T* p, T v) {                                         \
+        asm volatile("st." ORDER ".sys.global." TYPE " [%0], %1;"                             \
+                     :                                                                        \
+                     : "l"(__cvta_generic_to_global(p)), CONSTRAINT(v)                        \
+                     : "memory");                                                             \
+    }
 
-__device__ __forceinline__ unsigned long long peer_load_relaxed(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];"
-                 : "=l"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void peer_store_relaxed(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;"
-                 :
-                 : "l"(__cvta_generic_to_global(p)), "l"(v)
-                 : "memory");
-}
-
-__device__ __forceinline__ void peer_store_release(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.release.sys.global.u64 [%0], %1;"
-                 :
-                 : "l"(__cvta_generic_to_global(p)), "l"(v)
-                 : "memory");
-}
-
-__device__ __forceinline__ unsigned int peer_load_acquire_u32(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
-}
-
-__device__ __forceinline__ unsigned int peer_load_relaxed_u32(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
-}
+GROUTE_PEER_LOAD(peer_load_acquire, "acquire", unsigned long long, "u64", "l")
+GROUTE_PEER_LOAD(peer_load_relaxed, "relaxed", unsigned long long, "u64", "l")
+GROUTE_PEER_STORE(peer_store_relaxed, "relaxed", unsigned long long, "u64", "l")
+GROUTE_PEER_STORE(peer_store_release, "release", unsigned long long, "u64", "l")
+GROUTE_PEER_LOAD(peer_load_acquire_u32, "acquire", unsigned int, "u32", "r")
+GROUTE_PEER_LOAD(peer_load_relaxed_u32, "relaxed", unsigned int, "u32", "r")
+GROUTE_PEER_STORE(peer_store_relaxed_u32, "relaxed", unsigned int, "u32", "r")
+GROUTE_PEER_STORE(peer_store_release_u32, "release", unsigned int, "u32", "r")
+#undef GROUTE_PEER_LOAD
+#undef GROUTE_PEER_STORE
 
 // The acquire half of the fence pattern: after a relaxed load that observed a peer's release,
 // this thread's later accesses (and, through a CTA barrier, its block's) see what the peer
@@ -155,20 +136,6 @@ __device__ __forceinline__ unsigned int peer_load_relaxed_u32(const unsigned int
 // (ld.acquire invalidates the SM's L1 on every load, changed or not).
 __device__ __forceinline__ void peer_fence_acquire() {
     asm volatile("fence.acq_rel.sys;" : : : "memory");
-}
-
-__device__ __forceinline__ void peer_store_relaxed_u32(unsigned int* p, unsigned int v) {
-    asm volatile("st.relaxed.sys.global.u32 [%0], %1;"
-                 :
-                 : "l"(__cvta_generic_to_global(p)), "r"(v)
-                 : "memory");
-}
-
-__device__ __forceinline__ void peer_store_release_u32(unsigned int* p, unsigned int v) {
-    asm volatile("st.release.sys.global.u32 [%0], %1;"
-                 :
-                 : "l"(__cvta_generic_to_global(p)), "r"(v)
-                 : "memory");
 }
 
 // Adds `delta` (two's complement: a negative count wraps) to `*p`, system scope, no result.
