@@ -135,6 +135,23 @@ struct Cli {
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
     #[arg(long, value_name = "BOOL")]
     do_hub_batch: Option<bool>,
+    /// Device-driven direction-optimizing runs on several devices, with `--do-sparse-push`: a
+    /// sparse push stores its lists into the peers' inboxes as it appends (no send pass, its
+    /// exchange in the push's own grid barrier).
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_listed_push: Option<bool>,
+    /// Device-driven direction-optimizing runs on several devices: a dense push marks its
+    /// discoveries in a bitmap, which its send pass reads instead of the level array.
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_push_bitmap: Option<bool>,
+    /// Device-driven direction-optimizing runs on several devices: push levels with few
+    /// out-arcs whose frontier every device holds run whole on every device, with no
+    /// exchange.
+    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    #[arg(long, value_name = "BOOL")]
+    do_replicate: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -173,6 +190,12 @@ struct Report {
     do_one_exchange: bool,
     /// Whether the hub phase was batched (`--do-hub-batch`).
     do_hub_batch: bool,
+    /// Whether sparse pushes stored their lists as they appended (`--do-listed-push`).
+    do_listed_push: bool,
+    /// Whether dense pushes marked their discoveries in a bitmap (`--do-push-bitmap`).
+    do_push_bitmap: bool,
+    /// Whether small push levels ran whole on every device (`--do-replicate`).
+    do_replicate: bool,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -258,6 +281,9 @@ fn run() -> Result<(), AnyError> {
     set(&mut fd.sparse_push, cli.do_sparse_push);
     set(&mut fd.one_exchange, cli.do_one_exchange);
     set(&mut fd.hub_batch, cli.do_hub_batch);
+    set(&mut fd.listed_push, cli.do_listed_push);
+    set(&mut fd.push_bitmap, cli.do_push_bitmap);
+    set(&mut fd.replicate, cli.do_replicate);
     if let Some(posted) = cli.do_post_exchange {
         fd.exchange = if posted {
             groute::core::cuda::PeerExchange::Posted
@@ -340,6 +366,9 @@ fn run() -> Result<(), AnyError> {
         do_sparse_push: options.fused_direction.sparse_push,
         do_one_exchange: options.fused_direction.one_exchange,
         do_hub_batch: options.fused_direction.hub_batch,
+        do_listed_push: options.fused_direction.listed_push,
+        do_push_bitmap: options.fused_direction.push_bitmap,
+        do_replicate: options.fused_direction.replicate,
         do_trace: result
             .stats
             .do_trace

@@ -64,14 +64,20 @@
 // current step (row 0: the source's scan), and notes the step's kind, level, finds and hubs;
 // thread 0 of block 0 stamps the kernel's start and end.
 //
-// Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M in
-// half M & 1 (slot s of a half holds the words, or a sparse push's list, of the s-th other
-// device in rank order), zeroed by the host before a run and kept zero between levels by the
-// receiver. Why the reuse is race-free: a device stores into a half at level L + 2 only
-// after the first exchange of level L + 1, which the peer reaches only after its apply pass of
-// level L (that cleared the half) and a __threadfence_system of each clearing thread; with
-// two exchanges per level, even one half would do (the decide exchange of level L follows
-// that apply pass).
+// Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M of a
+// level that stores (every level but a replicated one, DO_FLAG_REPLICATE) in half
+// (M + replicated levels so far) & 1, so consecutive storing levels alternate (slot s of a
+// half holds the words, or a sparse push's list, of the s-th other device in rank order),
+// zeroed by the host before a run and kept zero between levels by the receiver. Why the
+// reuse is race-free: a storing level S stores during itself (at the latest in its send
+// pass; a DO_FLAG_LISTED_PUSH during the push), so after the first exchange of the storing
+// level S - 1 before it (every storing level makes at least one exchange; replicated levels
+// between them make none); the half's previous contents, from the storing level S - 2, were
+// cleared by the receiver in that level's apply pass, which it finishes (with a
+// __threadfence_system of each clearing thread) before it arrives at any exchange of level
+// S - 1. With replicated levels alternating by level instead, a pull, a replicated level
+// and a push would store into the same half with no exchange between the receiver's
+// clearing and the push's stores.
 //
 // Failures: an exchange that returns a PeerStatus other than PEER_OK (the host's abort word, a
 // peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; every decide
@@ -89,6 +95,7 @@
 #include "fused.cuh"
 #include "peer_group.cuh"
 #include "peer_post.cuh"
+#include "push_appends.cuh"
 
 namespace groute {
 
@@ -127,6 +134,11 @@ enum : unsigned int {
     // the devices) times this are at most n: it appends at most n / 64 < ceil(n / 32)
     // vertices per device, so a list fits in an inbox slot.
     SPARSE_DIVISOR = 64,
+    // DO_FLAG_REPLICATE: a push step is replicated when its frontier's out-arcs times this
+    // are at most n. Measured on kron21 (2 x H200): from the first vertex 4 and 64 ran alike
+    // (0.306 and 0.309 ms); from the vertex of largest degree, whose first push has 209,642
+    // arcs (n / 10), 4 ran 0.221-0.225 ms, 64 0.261-0.266 and 1 0.220.
+    REPLICATE_DIVISOR = 4,
 };
 
 // The kernel's `flags` (variants the host can A/B; 0: the steps as described above).
@@ -177,6 +189,36 @@ enum DoFlag : unsigned int {
     // The hub phase relaxes THREAD_ARCS consecutive arcs per thread and step, their loads
     // and atomics in flight together (traversal_expand_hubs<..., BATCHED>), instead of one.
     DO_FLAG_HUB_BATCH = 128,
+    // Several devices, with DO_FLAG_SPARSE_PUSH: a sparse push stores each vertex it appends
+    // into its list in every peer's inbox as it appends it (PushAppends), so the exchange
+    // of the list lengths runs in the action of the step's own grid barrier (or of the hub
+    // phase's): no send pass and no grid barrier of its own; the owned appends and the
+    // received lists then build the next frontier in one pass.
+    DO_FLAG_LISTED_PUSH = 256,
+    // Several devices: a dense push (one that sends words, not lists) also sets each vertex
+    // it appends in a discovery bitmap of this device (`marks`: words() u32 behind the inbox
+    // halves, zero between levels) with a reduction (PushAppends: nothing waits for it), so
+    // its send pass reads that bitmap (send_marks, which clears it) instead of the levels of
+    // every vertex. (Building the next frontier from the bitmap and the received words
+    // without level loads, a warp per nonzero word, was slower than apply_and_scan: 40 µs
+    // against 28 on kron21's dense level.)
+    DO_FLAG_PUSH_BITMAP = 512,
+    // Several devices: replicated levels. A push step whose frontier is on every device's
+    // worklist and has few out-arcs (REPLICATE_DIVISOR) runs whole on every device (each
+    // holds the whole graph and the same level array): every device finds the same vertices,
+    // so the next frontier is again on every device, its counters are global, and the step
+    // makes no exchange at all. The frontier is on every device at the start (the host puts
+    // the source in every worklist), after a replicated step (its appends), and after a pull
+    // with DO_FLAG_ONE_EXCHANGE whose decide replicates the next step (the pass that applies
+    // the received words appends them too). A step that is not replicated from a frontier
+    // on every device expands its owned items only.
+    DO_FLAG_REPLICATE = 1024,
+};
+
+// What the step of a decide did and built (its trace row's TRACE_REPLICATION word).
+enum DoReplication : unsigned int {
+    DO_STEP_REPLICATED = 1,   // the step ran whole on every device, no exchange
+    DO_FOUND_EVERYWHERE = 2,  // the frontier it found is on every device's worklist
 };
 
 // The record of a decide (FusedRecord words).
@@ -186,6 +228,7 @@ enum DoRecord : unsigned int {
     DO_R_COUNT = 2,
     DO_R_HUBS = 3,
     DO_R_SPARSE = 4,  // the push sends lists (DO_FLAG_SPARSE_PUSH)
+    DO_R_REPLICATED = 5,  // the push runs whole on every device (DO_FLAG_REPLICATE)
 };
 
 __device__ __forceinline__ unsigned long long saturating_mul(unsigned long long a,
@@ -242,13 +285,23 @@ struct DoRun {
     PeerGroup group;
     unsigned int flags;                      // DoFlag
     unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
+    // Replicated levels so far (DO_FLAG_REPLICATE; alike on every device, kept by every
+    // thread): the inbox halves alternate between the levels that store into them.
+    unsigned int replicated_levels;
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
-    // The offset of the inbox half that carries the discoveries at `mark` (the halves
-    // alternate by level: see DO_FLAG_ONE_EXCHANGE).
+    // DO_FLAG_PUSH_BITMAP's discovery bitmap: words() u32 behind the inbox halves (the host
+    // allocates them with the inbox and zeroes them with it; send_marks clears them).
+    __device__ unsigned int* marks() const {
+        return inbox + 2u * (group.size - 1u) * words();
+    }
+
+    // The offset of the inbox half that carries the discoveries at `mark`: the halves
+    // alternate between the levels that store (every level but a replicated one; see the
+    // header's "Inboxes").
     __device__ unsigned int half(unsigned int mark) const {
-        return (mark & 1u) * (group.size - 1u) * words();
+        return ((mark + replicated_levels) & 1u) * (group.size - 1u) * words();
     }
 
     // The slot of this device's words in the inbox of the device of rank `peer`.
@@ -340,10 +393,131 @@ struct DoRun {
     // scanning, those words visited at all).
     __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan,
                                    bool pulled) const {
-        if ((flags & DO_FLAG_SCAN_BATCH) != 0u) {
+        if (receive && pulled && !scan) {
+            apply_pulled(mark, false);
+        } else if ((flags & DO_FLAG_SCAN_BATCH) != 0u) {
             apply_and_scan_in<SCAN_BATCH>(mark, receive, scan, pulled);
         } else {
             apply_and_scan_in<1u>(mark, receive, scan, pulled);
+        }
+    }
+
+    // DO_FLAG_PUSH_BITMAP, after a dense push: stores every nonzero word of the discovery
+    // bitmap (this device's discoveries at `mark`) into every peer's inbox and clears it, a
+    // thread per word (coalesced loads of 4 bytes per 32 vertices, where send reads every
+    // vertex's level).
+    __device__ void send_marks(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int total = words();
+        const unsigned int offset = half(mark);
+        unsigned int* const bitmap = marks();
+        bool stored = false;
+        for (unsigned int w = blockIdx.x * blockDim.x + threadIdx.x; w < total; w += stride) {
+            // Set by reductions at L2 (other SMs): never an L1 line.
+            const unsigned int bits = load_volatile(bitmap + w);
+            if (bits == 0u) {
+                continue;
+            }
+            bitmap[w] = 0u;  // the next dense push's reductions come after grid barriers
+            for (unsigned int d = 0; d < group.size; ++d) {
+                if (d != group.rank) {
+                    inboxes[d][offset + slot_at(d) * total + w] = bits;
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+    }
+
+    // apply_and_scan after a pull, nothing scanned (`append`: the received vertices join the
+    // frontier too, DO_FLAG_REPLICATE): every received bit is a vertex that a
+    // peer found at `mark` among its owned vertices, so it was UNREACHED here (the level
+    // arrays agree below `mark`, and a pull sets owned vertices only): its level is stored
+    // without being read. The words wholly owned here are skipped (nothing is received there
+    // after a pull). Each lane loads one inbox word (a warp's 32 loads coalesced, one round
+    // trip per grid-stride step, where a warp per word waited for two per word), clears it
+    // when nonzero, and the warp then stores the levels of each nonzero word together, a
+    // lane per bit (one line per word, as the warp-per-word pass stored them).
+    __device__ void apply_pulled(unsigned int mark, bool append) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int inner_begin = (owned_begin + 31u) / 32u;
+        const unsigned int inner_end = owned_end >= n ? total : owned_end / 32u;
+        const unsigned int inner = inner_end > inner_begin ? inner_end - inner_begin : 0u;
+        const unsigned int limit = total - inner;
+        unsigned int* const box = inbox + half(mark);
+        bool cleared = false;
+        // Warp-uniform trip count: `base` is the warp's first index.
+        for (unsigned int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < limit;
+             base += stride) {
+            const unsigned int j = base + lane;
+            const unsigned int w = j < inner_begin ? j : j + inner;
+            unsigned int bits = 0;
+            if (j < limit) {
+                for (unsigned int s = 0; s + 1u < group.size; ++s) {
+                    // Written by a peer (over the link): never an L1 line.
+                    const unsigned int word = load_volatile(box + s * total + w);
+                    if (word != 0u) {
+                        box[s * total + w] = 0u;
+                        cleared = true;
+                        bits |= word;
+                    }
+                }
+            }
+            unsigned int pending = __ballot_sync(0xFFFFFFFFu, bits != 0u);
+            while (pending != 0u) {
+                const int from = __ffs(pending) - 1;
+                pending &= pending - 1u;
+                const unsigned int word = __shfl_sync(0xFFFFFFFFu, w, from);
+                const unsigned int set = __shfl_sync(0xFFFFFFFFu, bits, from);
+                const bool got = ((set >> lane) & 1u) != 0u;
+                if (got) {
+                    levels[word * 32u + lane] = mark;  // a peer's vertex: below n
+                }
+            }
+            if (append) {
+                append_bits(w, bits);
+            }
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+    }
+
+    // Appends the vertices of each lane's word `w` set in `bits` to the worklist, with one
+    // reservation for the warp (a prefix sum of the lanes' counts), each lane writing its
+    // own vertices. All 32 lanes call it.
+    __device__ void append_bits(unsigned int w, unsigned int bits) const {
+        const unsigned int lane = lane_id();
+        const unsigned int count = static_cast<unsigned int>(__popc(bits));
+        unsigned int prefix = count;  // inclusive
+#pragma unroll
+        for (unsigned int offset = 1; offset < 32u; offset <<= 1u) {
+            const unsigned int below = __shfl_up_sync(0xFFFFFFFFu, prefix, offset);
+            if (lane >= offset) {
+                prefix += below;
+            }
+        }
+        const unsigned int warp_total = __shfl_sync(0xFFFFFFFFu, prefix, 31);
+        if (warp_total == 0u) {
+            return;  // warp-uniform
+        }
+        unsigned int slot = 0;
+        if (lane == 0u) {
+            slot = atomicAdd(wl.ctrl + CTRL_WL_END, warp_total);
+        }
+        slot = __shfl_sync(0xFFFFFFFFu, slot, 0) + prefix - count;
+        for (unsigned int rest = bits; rest != 0u; rest &= rest - 1u) {
+            const unsigned int v = w * 32u + static_cast<unsigned int>(__ffs(rest)) - 1u;
+            if (slot + 1u - wl.first > wl.mask + 1u) {
+                atomicMax(wl.ctrl + CTRL_WL_OVERFLOW, slot + 1u - wl.first);
+            } else {
+                wl.data[slot & wl.mask] = v;
+            }
+            ++slot;
         }
     }
 
@@ -510,11 +684,12 @@ struct DoRun {
 
     // DO_FLAG_SPARSE_PUSH, after a push: stores its appends at worklist positions [begin,
     // end) (every vertex this device set to `mark`, each once; fewer than words()) as a list
-    // into this device's slot of every peer's inbox, and appends the owned ones behind them
-    // (the next frontier), their degrees and number added to the level counters (`global`:
-    // of every append, owned or not; see apply_lists). All threads call it.
+    // into this device's slot of every peer's inbox (unless `listed`: the push stored them,
+    // DO_FLAG_LISTED_PUSH), and appends the owned ones behind them (the next frontier),
+    // their degrees and number added to the level counters (`global`: of every append, owned
+    // or not; see apply_lists). All threads call it.
     __device__ void send_appends(unsigned int mark, unsigned int begin, unsigned int end,
-                                 bool global) const {
+                                 bool global, bool listed) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int count = end - begin;
@@ -530,7 +705,7 @@ struct DoRun {
             bool hit = false;
             if (i < count) {
                 v = wl.at(begin + i);
-                for (unsigned int d = 0; d < group.size; ++d) {
+                for (unsigned int d = 0; d < group.size && !listed; ++d) {
                     if (d != group.rank) {
                         inboxes[d][offset + slot_at(d) * total + i] = v;
                     }
@@ -543,7 +718,7 @@ struct DoRun {
             }
             wl.append_warp(v, hit);
         }
-        if (thread < count) {
+        if (thread < count && !listed) {
             __threadfence_system();
         }
         count_found(out, in, found);
@@ -648,13 +823,17 @@ struct DoRun {
     // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
     // over the devices) or this device's next frontier, the counters already global (a
     // DO_FLAG_ONE_EXCHANGE sparse push: no exchange).
+    // `replication`: DoReplication bits of the step (DO_FOUND_EVERYWHERE: the next step may
+    // be replicated).
     __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row,
-                                  unsigned int own = DO_COUNTED_HERE) const {
+                                  unsigned int own = DO_COUNTED_HERE,
+                                  unsigned int replication = 0u) const {
         trace.stamp(row, TRACE_SCAN_END);
         trace.count_rows(row + 1u);
-        const FusedRecord record = decide_next(own);
+        const FusedRecord record = decide_next(own, (replication & DO_FOUND_EVERYWHERE) != 0u);
         trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
         trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.note(row, TRACE_REPLICATION, replication);
         trace.stamp(row, TRACE_DECIDE_END);
         return record;
     }
@@ -662,18 +841,24 @@ struct DoRun {
     // DO_FLAG_ONE_EXCHANGE: decide() in the action of the barrier after a pull that built
     // the frontier, its exchange also the one that makes the pull's stored words visible.
     // The trace's decide phase reads 0 (its stamp precedes the apply pass's).
+    // A replicated next step finds its frontier on every device: apply_pulled appends the
+    // received vertices too.
     __device__ FusedRecord decide_folded(const DirectionTrace& trace, unsigned int row) const {
         trace.count_rows(row + 1u);
-        const FusedRecord record = decide_next();
+        const FusedRecord record = decide_next(DO_COUNTED_HERE, true);
         trace.stamp(row, TRACE_EXCHANGE_END);
         trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
         trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.note(row, TRACE_REPLICATION,
+                   record.w[DO_R_REPLICATED] != 0u ? DO_FOUND_EVERYWHERE : 0u);
         trace.stamp(row, TRACE_DECIDE_END);
         return record;
     }
 
-    // decide() without the trace.
-    __device__ FusedRecord decide_next(unsigned int own = DO_COUNTED_HERE) const {
+    // decide() without the trace. `everywhere`: the frontier just found is, or (after a
+    // pull that built it, decided here) can be made, whole on every device, so the next step
+    // may be replicated.
+    __device__ FusedRecord decide_next(unsigned int own, bool everywhere) const {
         unsigned long long mine[DIRECTION_COUNTERS];
         for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
             mine[i] = get(DO_COUNTERS + i);
@@ -738,25 +923,50 @@ struct DoRun {
         if (pulling) {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
+        const bool replicated = !pulling && everywhere && group.size > 1u &&
+                                (flags & DO_FLAG_REPLICATE) != 0u &&
+                                saturating_mul(sums[DIRECTION_OUT_ARCS], REPLICATE_DIVISOR) <= n;
+        // A replicated step's frontier is the global one (a pull's own finds and the received
+        // ones, or already global: `own`).
         const unsigned int count =
-            own == DO_COUNTED_HERE ? static_cast<unsigned int>(mine[DIRECTION_FRONTIER]) : own;
+            own != DO_COUNTED_HERE ? own
+            : replicated           ? static_cast<unsigned int>(frontier)
+                                   : static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
         if (pulling &&
             (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
                 0u) {
             // The pull appends the next frontier (or the pushes' appends reached far).
             store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
         }
-        const bool sparse = !pulling && group.size > 1u &&
+        const bool sparse = !pulling && !replicated && group.size > 1u &&
                             (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
                             saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
         return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
-                            push_hub_min_degree(count), sparse ? 1u : 0u, 0u}};
+                            push_hub_min_degree(count), sparse ? 1u : 0u,
+                            replicated ? 1u : 0u}};
     }
 };
 
 }  // namespace groute
 
 namespace groute {
+
+// A push step's hub phase (`batched`: DO_FLAG_HUB_BATCH), appending through `appends`.
+template <typename Appends>
+__device__ __forceinline__ void push_hubs(bool batched, const MinSplitOps& ops,
+                                          const unsigned long long* offsets,
+                                          const unsigned int* targets,
+                                          const DeviceWorklist& frontier,
+                                          const Appends& appends) {
+    const SendBuffer none{nullptr, 0u, 0u, frontier.ctrl};
+    if (batched) {
+        traversal_expand_hubs_into<BfsRelax, false, true>(ops, offsets, targets, nullptr,
+                                                          frontier, appends, none, LowList{});
+    } else {
+        traversal_expand_hubs_into<BfsRelax, false, false>(ops, offsets, targets, nullptr,
+                                                           frontier, appends, none, LowList{});
+    }
+}
 
 // The kernel's body (the entry points below differ only in their launch bounds).
 __device__ __forceinline__ void direction_fused(
@@ -769,10 +979,10 @@ __device__ __forceinline__ void direction_fused(
     const PeerGroup& group, unsigned long long* trace_words, unsigned int flags,
     unsigned long long* const* postboxes) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
-    const DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
-                    n,       owned_begin,  owned_end,    wl,           state,
-                    inboxes, inboxes[group.rank], in_arcs, alpha, beta,
-                    group,   flags,        postboxes};
+    DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
+              n,       owned_begin,  owned_end,    wl,           state,
+              inboxes, inboxes[group.rank], in_arcs, alpha, beta,
+              group,   flags,        postboxes,    0u};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -793,22 +1003,47 @@ __device__ __forceinline__ void direction_fused(
     const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
     const bool push_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && !several;
     const bool one_exchange = (flags & DO_FLAG_ONE_EXCHANGE) != 0u && several && pull_frontier;
+    const bool replicate = (flags & DO_FLAG_REPLICATE) != 0u && several;
     unsigned int front = 0;  // the worklist position of the frontier's first item
     unsigned int row = 0;  // the trace row: the level steps run so far
+    // DO_FLAG_REPLICATE: the frontier in the worklist is the whole one, alike on every device.
+    bool everywhere = replicate;
 
-    run.apply_and_scan(0u, false, true, false);
-    grid_barrier(barrier, gen, config, [&] { return run.decide(trace, row); }, publish, settle);
+    if (replicate) {
+        // The host put the source at worklist position 0 of every device: the counters of
+        // its one-vertex frontier are global as counted here.
+        run.count_frontier(0u, 1u);
+        grid_barrier(
+            barrier, gen, config,
+            [&] { return run.decide(trace, row, 1u, DO_FOUND_EVERYWHERE); }, publish, settle);
+    } else {
+        run.apply_and_scan(0u, false, true, false);
+        grid_barrier(barrier, gen, config, [&] { return run.decide(trace, row); }, publish,
+                     settle);
+    }
     FusedRecord next = shared_record;
     while (next.w[DO_R_PHASE] == DO_PUSH || next.w[DO_R_PHASE] == DO_PULL) {
         ++row;
         const unsigned int level = next.w[DO_R_LEVEL];
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
+        // DO_FLAG_REPLICATE: this push runs whole on every device (decided alike everywhere).
+        const bool replicated = push && next.w[DO_R_REPLICATED] != 0u;
+        // A step that is not replicated from a frontier on every device expands its own items.
+        const VertexRange items = everywhere && !replicated
+                                      ? VertexRange{owned_begin, owned_end}
+                                      : VertexRange{0u, 0xFFFFFFFFu};
         // DO_FLAG_SPARSE_PUSH: this push sends its appends as lists (decided alike everywhere).
         const bool sparse = push && several && next.w[DO_R_SPARSE] != 0u;
         // DO_FLAG_ONE_EXCHANGE: this sparse push's counters are global (decided locally).
         const bool global = sparse && (flags & DO_FLAG_ONE_EXCHANGE) != 0u;
         // DO_FLAG_ONE_EXCHANGE: this pull's counters travel with its words' exchange.
         const bool folded = !push && one_exchange;
+        // DO_FLAG_LISTED_PUSH: this sparse push stores its lists as it appends; their
+        // lengths' exchange runs in the action of the push's last grid barrier.
+        const bool listed = sparse && (flags & DO_FLAG_LISTED_PUSH) != 0u;
+        // DO_FLAG_PUSH_BITMAP: this dense push marks its discoveries in the bitmap.
+        const bool marked =
+            push && several && !sparse && !replicated && (flags & DO_FLAG_PUSH_BITMAP) != 0u;
         unsigned int appends = 0;  // a sparse push's list length
         const auto step_done = [&] {
             trace.stamp(row, TRACE_STEP_END);
@@ -817,22 +1052,45 @@ __device__ __forceinline__ void direction_fused(
         };
         // Whether the step built the next frontier itself (no scan after the exchange).
         bool built = false;
+        // Whether the step's exchange ran in its own barrier's action (listed), or it needs
+        // none (replicated).
+        bool exchanged = false;
+        unsigned int replicated_count = 0;  // a replicated push's appends: the next frontier
         if (push) {
             const MinSplitOps ops{0u, n, levels};
             const SendBuffer none{nullptr, 0u, 0u, ctrl};
             const DeviceWorklist frontier{wl_data, wl_mask, front, ctrl};
             const unsigned int count = next.w[DO_R_COUNT];
-            traversal_expand<BfsRelax, false>(ops, push_offsets, push_targets, nullptr,
-                                              frontier, count, none, LowList{},
-                                              GridShape::launch(), next.w[DO_R_HUBS]);
+            const unsigned int list_begin = front + count;
+            bool stored = false;  // this thread stored list entries (listed)
+            const PushAppends appends_to{frontier,    inboxes,    list_begin,
+                                         run.half(level + 1u), run.words(), group.rank,
+                                         group.size,  listed,     &stored,
+                                         marked ? run.marks() : nullptr};
+            traversal_expand_into<BfsRelax, false>(ops, push_offsets, push_targets, nullptr,
+                                                   frontier, appends_to, count, none, LowList{},
+                                                   GridShape::launch(), next.w[DO_R_HUBS], true,
+                                                   items);
+            if (stored) {
+                stored = false;
+                __threadfence_system();  // the entries, before the barrier (PushAppends)
+            }
             // The action lists whether hubs wait (their expansion appends: no rewind yet) and
-            // where the appends end.
+            // where the appends end; once none wait, a listed push's exchange runs here
+            // (word 2: 1 when it succeeded, 2 when it failed).
             const auto appended = [&](unsigned int hubs) {
-                if (hubs == 0u && !push_frontier && !sparse) {
+                if (hubs == 0u && !push_frontier && !sparse && !replicated) {
                     store_relaxed(ctrl + CTRL_WL_END, 0u);
                 }
-                return FusedRecord{{hubs, load_volatile(ctrl + CTRL_WL_END), 0u, 0u, 0u, 0u}};
+                const unsigned int end = load_volatile(ctrl + CTRL_WL_END);
+                unsigned int listed_exchange = 0u;
+                if (listed && hubs == 0u) {
+                    listed_exchange = run.exchange_lengths(end - list_begin) ? 1u : 2u;
+                    trace.stamp(row, TRACE_EXCHANGE_END);
+                }
+                return FusedRecord{{hubs, end, listed_exchange, 0u, 0u, 0u}};
             };
+
             grid_barrier(
                 barrier, gen, config,
                 [&] {
@@ -843,13 +1101,10 @@ __device__ __forceinline__ void direction_fused(
                 },
                 publish, settle);
             if (shared_record.w[0] != 0u) {
-                if ((flags & DO_FLAG_HUB_BATCH) != 0u) {
-                    traversal_expand_hubs<BfsRelax, false, true>(ops, push_offsets,
-                                                                 push_targets, nullptr,
-                                                                 frontier, none);
-                } else {
-                    traversal_expand_hubs<BfsRelax, false>(ops, push_offsets, push_targets,
-                                                           nullptr, frontier, none);
+                const bool batched = (flags & DO_FLAG_HUB_BATCH) != 0u;
+                push_hubs(batched, ops, push_offsets, push_targets, frontier, appends_to);
+                if (stored) {
+                    __threadfence_system();
                 }
                 grid_barrier(
                     barrier, gen, config,
@@ -861,16 +1116,26 @@ __device__ __forceinline__ void direction_fused(
                     },
                     publish, settle);
             }
-            if (push_frontier) {
-                // The appends [front + count, end) are the next frontier.
+            if (push_frontier || replicated) {
+                // The appends [front + count, end) are the next frontier (replicated: alike on
+                // every device, counted whole; nothing to exchange).
                 front += count;
+                replicated_count = shared_record.w[1] - front;
                 run.count_frontier(front, shared_record.w[1]);
                 built = true;
+                exchanged = replicated;
             } else if (sparse) {
-                // The appends [front + count, end) are sent; the next frontier goes behind.
+                // The appends [front + count, end) are sent (listed: were sent, and
+                // exchanged); the next frontier goes behind.
                 const unsigned int end = shared_record.w[1];
-                appends = end - (front + count);
-                run.send_appends(level + 1u, front + count, end, global);
+                appends = end - list_begin;
+                if (listed) {
+                    if (shared_record.w[2] != 1u) {
+                        break;  // the exchange failed (DO_STATUS set)
+                    }
+                    exchanged = true;
+                }
+                run.send_appends(level + 1u, list_begin, end, global, listed);
                 front = end;
                 built = true;
             } else {
@@ -894,12 +1159,16 @@ __device__ __forceinline__ void direction_fused(
                 },
                 publish, settle);
         }
-        if (several) {
+        if (several && !exchanged) {
             if (!built) {
                 const unsigned int words = run.words();
                 const unsigned int begin = push ? 0u : owned_begin / 32u;
                 const unsigned int end = push ? words : (owned_end + 31u) / 32u;
-                run.send(level + 1u, begin, end < words ? end : words);
+                if (marked) {
+                    run.send_marks(level + 1u);
+                } else {
+                    run.send(level + 1u, begin, end < words ? end : words);
+                }
             }
             grid_barrier(
                 barrier, gen, config,
@@ -923,7 +1192,9 @@ __device__ __forceinline__ void direction_fused(
                 // device only: its peers may already store the next level's words, into
                 // the other inbox half).
                 const FusedRecord decided = shared_record;
-                run.apply_and_scan(level + 1u, true, false, true);
+                // A replicated next step needs the received finds in the frontier too.
+                everywhere = decided.w[DO_R_REPLICATED] != 0u;
+                run.apply_pulled(level + 1u, everywhere);
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
@@ -940,14 +1211,22 @@ __device__ __forceinline__ void direction_fused(
         }
         if (sparse) {
             run.apply_lists(level + 1u, global);
-        } else if (several || !built) {
+        } else if (!replicated && (several || !built)) {
             run.apply_and_scan(level + 1u, several, !built, !push);
+        }
+        everywhere = replicated;
+        if (replicated) {
+            ++run.replicated_levels;  // every thread's copy, alike
         }
         grid_barrier(
             barrier, gen, config,
             [&] {
                 if (built && !several && !push) {
                     step_done();  // the pull's stamp: no barrier after it
+                }
+                if (replicated) {
+                    return run.decide(trace, row, replicated_count,
+                                      DO_STEP_REPLICATED | DO_FOUND_EVERYWHERE);
                 }
                 if (global) {
                     // The next frontier: this device's appends behind the sent ones.

@@ -38,6 +38,7 @@ enum TraceSlot : unsigned int {
     TRACE_EXCHANGE_END = 8,  // the exchange that makes them visible returned
     TRACE_SCAN_END = 9,    // apply and scan done on the whole grid
     TRACE_DECIDE_END = 10,  // the counters summed across the devices, the next step decided
+    TRACE_REPLICATION = 11,  // DoReplication bits (bfs_direction_fused.cu)
 };
 
 struct DirectionTrace {

@@ -353,14 +353,26 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
     }
 }
 
-template <typename Relax, bool WEIGHTED>
-__device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
-                                 const unsigned int* targets, const unsigned int* weights,
-                                 const DeviceWorklist wl, unsigned int count,
-                                 const SendBuffer send, const LowList low = LowList{},
-                                 const GridShape shape = GridShape::launch(),
-                                 const unsigned int hub_min_degree = HUB_MIN_DEGREE,
-                                 const bool filter_loads = true) {
+// Expands worklist positions [wl.first, + count) over the grid (`shape`), appending the
+// improved heads through `appends` (the worklist itself for traversal_expand; a wrapper that
+// also copies them elsewhere, as the direction kernel's listed push does). Only the items in
+// [items.begin, items.end) are expanded (the others are skipped: a frontier that lists other
+// devices' vertices too). Lists of at least `hub_min_degree` arcs are recorded as hubs
+// (traversal_expand_hubs expands them).
+// Vertices [begin, end).
+struct VertexRange {
+    unsigned int begin;
+    unsigned int end;
+};
+
+template <typename Relax, bool WEIGHTED, typename Appends>
+__device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long long* offsets,
+                                      const unsigned int* targets, const unsigned int* weights,
+                                      const DeviceWorklist wl, const Appends appends,
+                                      unsigned int count, const SendBuffer send,
+                                      const LowList low, const GridShape shape,
+                                      const unsigned int hub_min_degree,
+                                      const bool filter_loads, const VertexRange items) {
     const unsigned int stride = shape.blocks * blockDim.x;
     // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
     // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
@@ -377,6 +389,9 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
         unsigned int value = 0xFFFFFFFFu;
         if (have) {
             v = wl.at(wl.first + i);
+            have = v >= items.begin && v < items.end;
+        }
+        if (have) {
             value = item_value(ops, v);
             begin = offsets[v];
             end = offsets[v + 1];
@@ -385,16 +400,33 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                 have = false;
             }
         }
-        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, wl, send, low, have, v, begin,
-                                           end, value, filter_loads, true);
+        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
+                                           begin, end, value, filter_loads, true);
     }
 }
 
-template <typename Relax, bool WEIGHTED, bool BATCHED = false>
-__device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long long* offsets,
-                                      const unsigned int* targets, const unsigned int* weights,
-                                      const DeviceWorklist wl, const SendBuffer send,
-                                      const LowList low = LowList{}) {
+template <typename Relax, bool WEIGHTED>
+__device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
+                                 const unsigned int* targets, const unsigned int* weights,
+                                 const DeviceWorklist wl, unsigned int count,
+                                 const SendBuffer send, const LowList low = LowList{},
+                                 const GridShape shape = GridShape::launch(),
+                                 const unsigned int hub_min_degree = HUB_MIN_DEGREE,
+                                 const bool filter_loads = true) {
+    traversal_expand_into<Relax, WEIGHTED>(ops, offsets, targets, weights, wl, wl, count, send,
+                                           low, shape, hub_min_degree, filter_loads,
+                                           VertexRange{0u, 0xFFFFFFFFu});
+}
+
+// Expands the hubs recorded in wl.ctrl, a tile of HUB_TILE arcs per block and step (BATCHED:
+// THREAD_ARCS consecutive arcs per thread), appending through `appends`.
+template <typename Relax, bool WEIGHTED, bool BATCHED, typename Appends>
+__device__ void traversal_expand_hubs_into(const MinSplitOps ops,
+                                           const unsigned long long* offsets,
+                                           const unsigned int* targets,
+                                           const unsigned int* weights, const DeviceWorklist wl,
+                                           const Appends appends, const SendBuffer send,
+                                           const LowList low) {
     __shared__ unsigned int tile_value;
     __shared__ unsigned long long tile_begin;
     __shared__ unsigned long long tile_end;
@@ -436,17 +468,27 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
             const unsigned long long step = blockDim.x * THREAD_ARCS;
             for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x * THREAD_ARCS;
-                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te, val, wl,
-                                                   send, low, true);
+                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te, val,
+                                                   appends, send, low, true);
             }
         } else {
             for (unsigned long long base = tb; base < te; base += blockDim.x) {
                 const unsigned long long e = base + threadIdx.x;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, wl, send, low);
+                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, appends, send,
+                                           low);
             }
         }
         __syncthreads();
     }
+}
+
+template <typename Relax, bool WEIGHTED, bool BATCHED = false>
+__device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long long* offsets,
+                                      const unsigned int* targets, const unsigned int* weights,
+                                      const DeviceWorklist wl, const SendBuffer send,
+                                      const LowList low = LowList{}) {
+    traversal_expand_hubs_into<Relax, WEIGHTED, BATCHED>(ops, offsets, targets, weights, wl, wl,
+                                                         send, low);
 }
 
 __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,

@@ -54,32 +54,44 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 
 /// The kernel's variants: as described; traced; each switch alone (traced): the pull building
 /// the frontier, the push building it, warp reservations, posted exchanges, batched scans;
-/// both builders together, with warp reservations; all eight (traced); all eight at full
+/// both builders together, with warp reservations; all eleven (traced); all eleven at full
 /// occupancy; sparse pushes alone (traced); one exchange per pull (with the pull building
 /// the frontier, which it needs; traced); batched hubs alone; one exchange per sparse push
-/// and per pull, with batched hubs, posted; one exchange per sparse push alone (traced).
-const VARIANTS: [FusedDirectionOptions; 15] = [
-    variant(false, [0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 1, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 1, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 1, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 1, 0, 0, 0], false),
-    variant(true, [1, 1, 1, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 1, 1, 1, 1, 1, 1, 1], false),
-    variant(false, [1, 1, 1, 1, 1, 1, 1, 1], true),
-    variant(true, [0, 0, 0, 0, 0, 1, 0, 0], false),
-    variant(true, [1, 0, 0, 0, 0, 0, 1, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 1], false),
-    variant(false, [1, 0, 0, 1, 0, 1, 1, 1], false),
-    variant(true, [0, 0, 0, 0, 0, 1, 1, 0], false),
+/// and per pull, with batched hubs, posted, listed; one exchange per sparse push alone
+/// (traced); listed sparse pushes, alone and with one exchange (traced); the dense push's
+/// bitmap alone and with the listed sparse pushes, posted, one exchange (traced); replicated
+/// levels alone, with every pull and sparse switch, and with pulls that exchange twice
+/// (traced).
+const VARIANTS: [FusedDirectionOptions; 22] = [
+    variant(false, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], false),
+    variant(false, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], true),
+    variant(true, [0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], false),
+    variant(true, [1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], false),
+    variant(false, [1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1], false),
+    variant(true, [0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0], false),
+    variant(true, [1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0], false),
+    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
+    variant(true, [1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1], false),
+    variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
 ];
 
 /// A variant: `trace`, the kernel's switches (1: on; pull builds the frontier, push builds
 /// it, warp reservations, posted exchanges, batched scans, sparse pushes, one exchange per
-/// pull, batched hubs), `full_occupancy`.
-const fn variant(trace: bool, flags: [u8; 8], full_occupancy: bool) -> FusedDirectionOptions {
+/// pull, batched hubs, listed sparse pushes, the dense push's bitmap, replicated levels),
+/// `full_occupancy`.
+const fn variant(trace: bool, flags: [u8; 11], full_occupancy: bool) -> FusedDirectionOptions {
     FusedDirectionOptions {
         trace,
         pull_builds_frontier: flags[0] == 1,
@@ -94,6 +106,9 @@ const fn variant(trace: bool, flags: [u8; 8], full_occupancy: bool) -> FusedDire
         sparse_push: flags[5] == 1,
         one_exchange: flags[6] == 1,
         hub_batch: flags[7] == 1,
+        listed_push: flags[8] == 1,
+        push_bitmap: flags[9] == 1,
+        replicate: flags[10] == 1,
         full_occupancy,
     }
 }
@@ -121,7 +136,15 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
                 s.phases.step.is_some(),
                 "{what}: step {i} has no step phase"
             );
-            assert_eq!(s.phases.exchange.is_some(), devices > 1, "{what}: step {i}");
+            assert_eq!(
+                s.phases.exchange.is_some(),
+                devices > 1 && !s.replicated,
+                "{what}: step {i}"
+            );
+            assert!(
+                !s.replicated || devices > 1 && s.kind == StepKind::Push,
+                "{what}: step {i} replicated"
+            );
         }
         assert!(t.steps.iter().all(|s| s.phases.decide.is_some()), "{what}");
         let pulls = t.steps.iter().filter(|s| s.kind == StepKind::Pull).count();
@@ -133,14 +156,22 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
     }
     for i in 0..rows.min(64) {
         let found = trace.devices[0].steps[i].found;
+        assert!(
+            trace.devices.iter().all(|t| t.steps[i].found == found),
+            "{what}"
+        );
+        if trace.devices[0].steps[i].found_everywhere {
+            // Every device holds the whole frontier (the next step may be replicated).
+            for t in &trace.devices {
+                assert!(t.steps[i].found_everywhere, "{what}: step {i}");
+                assert_eq!(t.steps[i].found_here, found, "{what}: step {i}");
+            }
+            continue;
+        }
         let here: u64 = trace.devices.iter().map(|t| t.steps[i].found_here).sum();
         assert_eq!(
             here, found,
             "{what}: step {i}'s finds split among the devices"
-        );
-        assert!(
-            trace.devices.iter().all(|t| t.steps[i].found == found),
-            "{what}"
         );
     }
 }
@@ -200,6 +231,15 @@ fn check_variant(
         Some(trace) => {
             assert!(variant.trace, "{what}: traced without asking");
             check_trace(trace, &got, ctx.num_devices(), &what);
+            if graph.name == "path" && variant.replicate && ctx.num_devices() > 1 {
+                // A path's source has at most 2 out-arcs (2 * 64 <= 200 vertices): a push
+                // from it runs whole on every device (the rule may pull at once instead).
+                for t in &trace.devices {
+                    let first = t.steps[1];
+                    assert!(first.kind == StepKind::Pull || first.replicated, "{what}");
+                    assert!(t.steps[0].found_everywhere, "{what}");
+                }
+            }
         }
         None => assert!(!variant.trace, "{what}: no trace"),
     }

@@ -152,6 +152,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/direction_trace.cuh"),
     },
     KernelHeader {
+        name: "push_appends.cuh",
+        source: include_str!("../../../../kernels/include/push_appends.cuh"),
+    },
+    KernelHeader {
         name: "pagerank_push.cuh",
         source: include_str!("../../../../kernels/include/pagerank_push.cuh"),
     },

@@ -16,7 +16,7 @@ use super::trace::TRACE_WORDS;
 use crate::BfsError;
 use crate::direction::SwitchRule;
 use crate::direction::cuda::CudaDirection;
-use crate::direction::readback::read_back;
+use crate::direction::readback::{CTRL_WL_END, read_back};
 
 /// Threads per block of the fused kernel (`groute::DO_BLOCK`).
 const BLOCK: u32 = 256;
@@ -79,8 +79,9 @@ impl FusedMember {
         }
         let words = n.div_ceil(32).max(1);
         Ok(FusedMember {
-            // Two halves (levels alternate between them) of a slot per other device.
-            inbox: device.alloc::<u32>(2 * words * devices.saturating_sub(1).max(1))?,
+            // Two halves (levels alternate between them) of a slot per other device, then the
+            // discovery bitmap of a dense push (`push_bitmap`; the kernel's `marks`).
+            inbox: device.alloc::<u32>(2 * words * devices.saturating_sub(1).max(1) + words)?,
             inboxes: None,
             postbox: device.alloc::<u64>(PEER_POSTBOX_WORDS)?,
             postboxes: None,
@@ -111,10 +112,21 @@ impl FusedMember {
     }
 
     /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
-    /// state (and the trace when `traced`).
-    pub(super) fn reset(&self, source: u32, traced: bool) -> Result<(), Error> {
+    /// state (and the trace when `traced`); with `replicated_start` (replicated levels on
+    /// several devices, `DO_FLAG_REPLICATE`), the source is the worklist's first item on
+    /// every device, where the kernel starts from it.
+    pub(super) fn reset(
+        &self,
+        source: u32,
+        traced: bool,
+        replicated_start: bool,
+    ) -> Result<(), Error> {
         self.dir.reset(source)?;
         let s = &self.dir.stream;
+        if replicated_start {
+            s.fill(&self.dir.wl.slice(0..1)?, source)?;
+            s.fill(&self.dir.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, 1u32)?;
+        }
         s.fill(&self.inbox, 0u32)?;
         s.fill(&self.postbox, 0u64)?;
         s.fill(&self.barrier, 0u32)?;
@@ -125,7 +137,8 @@ impl FusedMember {
     }
 
     /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
-    /// CSR, the switching rule `rule` and the variants and trace of `options`.
+    /// CSR, the switching rule `rule` and the variants and trace of `options`; then call
+    /// [`FusedMember::keep_alive`].
     pub(super) fn launch(
         &self,
         group: &PeerGroup,
@@ -195,14 +208,31 @@ impl FusedMember {
         // reachable from this device, and the kernel stores only into the slots below
         // POST_WORDS. The launch
         // is cooperative with a grid of at most the resident maximum at BLOCK threads, so the
-        // grid barrier cannot deadlock. Memory is kept alive below.
+        // grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
+        // every member is launched.
         unsafe {
             self.kernel.launch_cooperative(
                 d.stream.raw().as_ref(),
                 LaunchConfig::linear(self.grid, BLOCK),
                 args,
-            )?
+            )
+        }
+    }
+
+    /// Keeps every buffer the launched kernel uses alive until it completes (an event on the
+    /// member's stream). Called after every member's launch, so that no member's launch
+    /// waits behind another's bookkeeping (the members meet at their first exchange).
+    pub(super) fn keep_alive(&self, group: &PeerGroup) -> Result<(), Error> {
+        let d = &self.dir;
+        let missing = || {
+            Error::invalid(
+                "fused BFS member",
+                0,
+                "peer tables (a bug: set_peer_tables)",
+            )
         };
+        let table = self.inboxes.as_ref().ok_or_else(missing)?;
+        let posts = self.postboxes.as_ref().ok_or_else(missing)?;
         d.keep_alive_with(&[&self.inbox, &self.barrier])?;
         let mut memory = group.memory();
         memory.extend([

@@ -36,7 +36,7 @@ mod trace;
 use std::time::{Duration, Instant};
 
 use groute_core::cuda::PeerGroup;
-use groute_core::{Context, Device, DeviceTimer, Error, Event};
+use groute_core::{Context, Device, Error, Event};
 use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
 
@@ -116,11 +116,12 @@ impl FusedDirection {
         // Held until every member completed (`wait` below): one device-driven run at a time.
         let _run = self.group.begin_run()?;
         let started = Instant::now();
+        let replicated_start = self.options.replicates(self.members.len());
         // Again while a member's start was cancelled (PeerGroup::run_started).
-        let ((timer, asked_to_stop), _) = self.group.run_started(
+        let ((spans, asked_to_stop), _) = self.group.run_started(
             || -> Result<(), BfsError> {
                 for m in &self.members {
-                    m.reset(source, self.options.trace)?;
+                    m.reset(source, self.options.trace, replicated_start)?;
                 }
                 for m in &self.members {
                     m.dir.stream.synchronize()?;
@@ -128,17 +129,13 @@ impl FusedDirection {
                 Ok(())
             },
             || -> Result<_, BfsError> {
-                let timer = DeviceTimer::start(&self.context)?;
-                let done = self.launch_all()?;
-                let asked_to_stop = self.group.wait_members(
-                    &done.iter().collect::<Vec<_>>(),
-                    time_limit,
-                    started,
-                )?;
-                Ok((timer, asked_to_stop))
+                let spans = self.launch_all()?;
+                let done: Vec<&Event> = spans.iter().map(|(_, end)| end).collect();
+                let asked_to_stop = self.group.wait_members(&done, time_limit, started)?;
+                Ok((spans, asked_to_stop))
             },
         )?;
-        let device_time = timer.stop()?;
+        let device_time = Self::longest_span(&spans)?;
         let elapsed = started.elapsed();
         let devices = self.context.devices();
         let states = self.read_each(FusedMember::read_state)?;
@@ -170,7 +167,7 @@ impl FusedDirection {
                 arcs_examined: state[DO_ARCS],
             },
             elapsed,
-            device_time,
+            device_time: Some(device_time),
             driver: super::MultiDriver::Fused,
             trace,
         })
@@ -189,23 +186,60 @@ impl FusedDirection {
             .collect()
     }
 
-    /// Launches every member, each on its own stream, and records an event after each. A
-    /// failed launch sets the abort word so that the members already running leave.
-    fn launch_all(&self) -> Result<Vec<Event>, BfsError> {
-        let mut done = Vec::with_capacity(self.members.len());
+    /// Launches every member on its own stream and returns each member's span: a timing
+    /// event recorded before any launch and one after its kernel (its launch, any wait for
+    /// a later member's, and its kernel, as the other device-driven solvers time theirs).
+    /// The launches go back to back, the end events and keep-alives after them: a member
+    /// waits for the last one's start at its first exchange, so nothing else goes between
+    /// two launches. A failed launch sets the abort word so that the members already running
+    /// leave.
+    fn launch_all(&self) -> Result<Vec<(Event, Event)>, BfsError> {
+        let devices = self.context.devices();
+        let starts = self
+            .members
+            .iter()
+            .zip(devices)
+            .map(|(m, device)| device.record_timing(&m.dir.stream))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut failure = None;
+        let mut launched = 0;
         for (rank, m) in self.members.iter().enumerate() {
-            let launched = m
-                .launch(&self.group, rank, self.in_arcs, (&self.rule, &self.options))
-                .and_then(|()| m.dir.stream.record());
-            match launched {
-                Ok(event) => done.push(event),
+            if let Err(e) = m.launch(&self.group, rank, self.in_arcs, (&self.rule, &self.options)) {
+                failure = Some(e);
+                break;
+            }
+            launched += 1;
+        }
+        let mut spans: Vec<(Event, Event)> = Vec::with_capacity(launched);
+        for ((m, device), start) in self.members.iter().zip(devices).zip(starts).take(launched) {
+            let end = device
+                .record_timing(&m.dir.stream)
+                .and_then(|end| m.keep_alive(&self.group).map(|()| end));
+            match end {
+                Ok(end) => spans.push((start, end)),
                 Err(e) => {
-                    self.group
-                        .abandon_launch(&done.iter().collect::<Vec<_>>())?;
-                    return Err(e.into());
+                    failure = failure.or(Some(e));
+                    break;
                 }
             }
         }
-        Ok(done)
+        if let Some(e) = failure {
+            let done: Vec<&Event> = spans.iter().map(|(_, end)| end).collect();
+            self.group.abandon_launch(&done)?;
+            return Err(e.into());
+        }
+        Ok(spans)
+    }
+
+    /// The run's device time: the longest member span (events of different devices cannot
+    /// be compared, so each member is measured against its own start; the slowest sets the
+    /// time, and a member that waited for a later launch counts that wait).
+    fn longest_span(spans: &[(Event, Event)]) -> Result<Duration, Error> {
+        let mut longest = Duration::ZERO;
+        for (start, end) in spans {
+            let ms = Event::elapsed_ms(start, end)?;
+            longest = longest.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
+        }
+        Ok(longest)
     }
 }

@@ -56,6 +56,25 @@ pub struct FusedDirectionOptions {
     /// and atomics in flight together (`DO_FLAG_HUB_BATCH`); off: one arc per thread and
     /// step.
     pub hub_batch: bool,
+    /// Several devices, with [`sparse_push`](Self::sparse_push): a sparse push stores each
+    /// vertex it appends into its list in every peer's inbox as it appends it, and the lists'
+    /// exchange runs in the action of the push's own grid barrier (`DO_FLAG_LISTED_PUSH`):
+    /// no send pass and no grid barrier of its own per sparse level; off: a pass over the
+    /// appends stores the lists after the push, behind a grid barrier.
+    pub listed_push: bool,
+    /// Several devices: a dense push (one that sends bitmap words) marks each vertex it
+    /// appends in a discovery bitmap, so its send pass reads that bitmap instead of every
+    /// vertex's level (`DO_FLAG_PUSH_BITMAP`); off: the send pass reads the whole level
+    /// array.
+    pub push_bitmap: bool,
+    /// Several devices: replicated levels (`DO_FLAG_REPLICATE`). A push level whose
+    /// frontier is on every device and has at most n / 4 out-arcs runs whole on every
+    /// device (each holds the whole graph and the same levels), so it finds the same vertices
+    /// everywhere and makes no exchange; its frontier is on every device at the start, after
+    /// a replicated level, and after a pull that builds its frontier with one exchange
+    /// ([`one_exchange`](Self::one_exchange)), whose received finds then join it. Off: every
+    /// level is split by owner and makes at least one exchange.
+    pub replicate: bool,
     /// How the devices exchange (several devices): [`PeerExchange::Posted`] posts values and
     /// a tag into every peer's memory, each polling its own; [`PeerExchange::Mailbox`] (the
     /// default) meets at an atomic on device 0's mailbox polled over the link.
@@ -74,6 +93,9 @@ impl Default for FusedDirectionOptions {
             sparse_push: true,
             one_exchange: true,
             hub_batch: true,
+            listed_push: true,
+            push_bitmap: true,
+            replicate: true,
             exchange: PeerExchange::Posted,
         }
     }
@@ -93,6 +115,9 @@ impl FusedDirectionOptions {
             sparse_push: false,
             one_exchange: false,
             hub_batch: false,
+            listed_push: false,
+            push_bitmap: false,
+            replicate: false,
             exchange: PeerExchange::Mailbox,
         }
     }
@@ -104,6 +129,12 @@ impl FusedDirectionOptions {
         } else {
             "bfs_direction_fused"
         }
+    }
+
+    /// Whether a run on `devices` devices starts replicated (the kernel's replicated levels
+    /// apply on several devices only): the host then puts the source in every worklist.
+    pub(crate) fn replicates(&self, devices: usize) -> bool {
+        self.replicate && devices > 1
     }
 
     /// The kernel's `flags` word (`groute::DoFlag`).
@@ -124,6 +155,12 @@ impl FusedDirectionOptions {
         const ONE_EXCHANGE: u32 = 64;
         /// `groute::DO_FLAG_HUB_BATCH`.
         const HUB_BATCH: u32 = 128;
+        /// `groute::DO_FLAG_LISTED_PUSH`.
+        const LISTED_PUSH: u32 = 256;
+        /// `groute::DO_FLAG_PUSH_BITMAP`.
+        const PUSH_BITMAP: u32 = 512;
+        /// `groute::DO_FLAG_REPLICATE`.
+        const REPLICATE: u32 = 1024;
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
         flag(self.pull_builds_frontier, PULL_FRONTIER)
             | flag(self.warp_reserve, WARP_RESERVE)
@@ -133,6 +170,9 @@ impl FusedDirectionOptions {
             | flag(self.sparse_push, SPARSE_PUSH)
             | flag(self.one_exchange, ONE_EXCHANGE)
             | flag(self.hub_batch, HUB_BATCH)
+            | flag(self.listed_push, LISTED_PUSH)
+            | flag(self.push_bitmap, PUSH_BITMAP)
+            | flag(self.replicate, REPLICATE)
     }
 }
 
@@ -146,7 +186,7 @@ mod tests {
     fn each_switch_sets_its_own_kernel_flag() {
         let none = FusedDirectionOptions::baseline();
         assert_eq!(none.kernel_flags(), 0);
-        let switches: [fn(&mut FusedDirectionOptions); 8] = [
+        let switches: [fn(&mut FusedDirectionOptions); 11] = [
             |o| o.pull_builds_frontier = true,
             |o| o.warp_reserve = true,
             |o| o.exchange = PeerExchange::Posted,
@@ -155,6 +195,9 @@ mod tests {
             |o| o.sparse_push = true,
             |o| o.one_exchange = true,
             |o| o.hub_batch = true,
+            |o| o.listed_push = true,
+            |o| o.push_bitmap = true,
+            |o| o.replicate = true,
         ];
         let mut all = none;
         for (bit, switch) in switches.iter().enumerate() {

@@ -34,6 +34,10 @@ const SEND_END: usize = 7;
 const EXCHANGE_END: usize = 8;
 const SCAN_END: usize = 9;
 const DECIDE_END: usize = 10;
+const REPLICATION: usize = 11;
+/// `groute::DO_STEP_REPLICATED` and `groute::DO_FOUND_EVERYWHERE` (`REPLICATION` bits).
+const STEP_REPLICATED: u64 = 1;
+const FOUND_EVERYWHERE: u64 = 2;
 
 /// What a traced step was.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -101,8 +105,14 @@ pub struct StepTrace {
     pub level: u32,
     /// Vertices it found on every device (the source's scan: the source).
     pub found: u64,
-    /// Of them, owned by this device.
+    /// Of them, this device's next frontier: those it owns, or all of them when
+    /// `found_everywhere`.
     pub found_here: u64,
+    /// The step ran whole on every device, with no exchange (replicated levels,
+    /// [`FusedDirectionOptions::replicate`](super::FusedDirectionOptions::replicate)).
+    pub replicated: bool,
+    /// The frontier it found is whole on every device (the next step may be replicated).
+    pub found_everywhere: bool,
     /// Hubs a push step listed for its hub phase.
     pub hubs: u64,
     /// Where the time went.
@@ -170,6 +180,8 @@ pub(crate) fn decode(buffers: &[Vec<u64>]) -> DirectionTrace {
                         level: row(LEVEL).min(u64::from(u32::MAX)) as u32,
                         found: row(FOUND),
                         found_here: row(FOUND_HERE),
+                        replicated: row(REPLICATION) & STEP_REPLICATED != 0,
+                        found_everywhere: row(REPLICATION) & FOUND_EVERYWHERE != 0,
                         hubs: row(HUBS),
                         phases,
                     }
@@ -238,6 +250,22 @@ mod tests {
         assert_eq!(q.phases.scan, Some(1_000));
         let d1 = &t.devices[1];
         assert_eq!((d1.start_ns, d1.end_ns), (200, 5_900));
+    }
+
+    #[test]
+    fn the_replication_word_decodes_into_both_flags() {
+        let push = [1, 0, 7, 7, 0, 2_000, 0, 0, 0, 2_500, 2_600];
+        let mut b = buffer(1_000, 3_000, 3, &[push, push, push]);
+        for (r, bits) in [1u64, 2, 3].into_iter().enumerate() {
+            b[HEADER + r * SLOTS + REPLICATION] = bits;
+        }
+        let steps = &decode(&[b]).devices[0].steps;
+        let flags: Vec<_> = steps
+            .iter()
+            .map(|s| (s.replicated, s.found_everywhere))
+            .collect();
+        assert_eq!(flags, [(true, false), (false, true), (true, true)]);
+        assert_eq!(steps[0].phases.exchange, None);
     }
 
     #[test]
