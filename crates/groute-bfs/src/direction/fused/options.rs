@@ -7,11 +7,14 @@ use groute_core::cuda::PeerExchange;
 
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
 ///
-/// [`Default`] is the fastest combination measured (2 x H200, kron21, `--repeat 7`, median
-/// device ms; 2026-11-22): one device 0.320 with the pull- and push-built frontiers, warp
-/// reservations and batched hubs (0.574 with every switch off, 0.569 host-driven); two devices
-/// 0.381 with the pull-built frontier, warp reservations, sparse pushes, one exchange per level,
-/// batched hubs and the posted exchange (0.578 with every switch off, 0.941 host-driven).
+/// [`Default`] is the fastest combination measured (2 x H200, kron21 from vertex 0, `--repeat
+/// 9`, median device ms; 2026-11-22): one device 0.322-0.328 with the pull- and push-built
+/// frontiers, warp reservations and batched hubs (0.574 with every switch off, 0.569
+/// host-driven); two devices 0.305-0.308 with the pull-built frontier, warp reservations,
+/// sparse pushes stored as they append, one exchange per level, batched hubs, the posted
+/// exchange, the dense push's discovery bitmap and replicated levels (0.356 without
+/// replicated levels, 0.941 host-driven). Since session 10 the device time is the longest
+/// member span (`docs/device-driven.md`).
 /// [`FusedDirectionOptions::baseline`] turns every switch off (the first version's kernel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedDirectionOptions {
