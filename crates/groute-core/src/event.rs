@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -179,6 +180,31 @@ impl Event {
                 "elapsed time needs two single recorded timing events",
             )),
         }
+    }
+
+    /// [`Event::elapsed_ms`] as a [`Duration`], refusing a negative or non-finite time (a
+    /// bug, reported as one).
+    pub fn elapsed(start: &Event, end: &Event) -> Result<Duration> {
+        let ms = Event::elapsed_ms(start, end)?;
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(Error::invalid(
+                "device timing",
+                ms,
+                "device events gave a negative or non-finite time; report this as a bug",
+            ));
+        }
+        Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
+    }
+
+    /// The longest [`Event::elapsed`] of `spans` (start, end), each pair of one device: the
+    /// time of a run on several devices, whose events cannot be compared across devices, is
+    /// its slowest device's. Zero for no spans.
+    pub fn longest_span(spans: &[(Event, Event)]) -> Result<Duration> {
+        spans
+            .iter()
+            .try_fold(Duration::ZERO, |longest, (start, end)| {
+                Ok(longest.max(Event::elapsed(start, end)?))
+            })
     }
 
     /// The backend events (for stream waits).

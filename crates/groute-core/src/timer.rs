@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 
 use crate::backend::BackendKind;
 use crate::context::{Context, DeviceId};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::event::Event;
 
 /// One device's events: the start, and the end once marked.
@@ -117,24 +117,16 @@ impl DeviceTimer {
         if !self.is_enabled() {
             return Ok(None);
         }
-        let mut longest_ms = 0f32;
+        let mut longest = Duration::ZERO;
         for (device, marks) in self.context.devices().iter().zip(&self.marks) {
             let end = match marks.end.lock().take() {
                 Some(end) => end,
                 None => device.record_timing(device.stream())?,
             };
             end.wait()?;
-            let ms = Event::elapsed_ms(&marks.start, &end)?;
-            if !ms.is_finite() || ms < 0.0 {
-                return Err(Error::invalid(
-                    "device timing",
-                    ms,
-                    "device events gave a negative or non-finite time; report this as a bug",
-                ));
-            }
-            longest_ms = longest_ms.max(ms);
+            longest = longest.max(Event::elapsed(&marks.start, &end)?);
         }
-        Ok(Some(Duration::from_secs_f64(f64::from(longest_ms) / 1e3)))
+        Ok(Some(longest))
     }
 }
 
@@ -177,6 +169,26 @@ mod tests {
         sleep_on(&ctx, 2, 5);
         let t = timer.stop().expect("stop").expect("recording timer");
         assert!(t >= Duration::from_millis(55), "{t:?}");
+    }
+
+    #[test]
+    fn the_longest_span_is_the_slowest_devices_own() {
+        let ctx = Context::host(2).expect("host context");
+        let spans: Vec<(Event, Event)> = [(0, 5), (1, 40)]
+            .into_iter()
+            .map(|(d, ms)| {
+                let device = &ctx.devices()[d];
+                let start = device.record_timing(device.stream()).expect("start");
+                sleep_on(&ctx, d, ms);
+                let end = device.record_timing(device.stream()).expect("end");
+                end.wait().expect("wait");
+                (start, end)
+            })
+            .collect();
+        let t = Event::longest_span(&spans).expect("spans");
+        assert!(t >= Duration::from_millis(35), "{t:?}");
+        assert!(t < Duration::from_millis(400), "{t:?}");
+        assert_eq!(Event::longest_span(&[]).expect("none"), Duration::ZERO);
     }
 
     #[test]

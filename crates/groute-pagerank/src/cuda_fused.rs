@@ -219,11 +219,7 @@ impl FusedRuns {
             || self.launch_and_wait(context, storages, options, started),
         )?;
         let elapsed = started.elapsed();
-        let mut device_time = Duration::ZERO;
-        for (t0, t1) in &spans {
-            let ms = Event::elapsed_ms(t0, t1)?;
-            device_time = device_time.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
-        }
+        let device_time = Event::longest_span(&spans)?;
         let mut stats = WorklistStats {
             elapsed,
             device_time: Some(device_time),

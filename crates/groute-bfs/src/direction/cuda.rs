@@ -150,7 +150,7 @@ impl CudaDirection {
         let t1 = device.record_timing(&self.stream)?;
         self.stream.synchronize()?;
         let elapsed = started.elapsed();
-        let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        let device_time = Event::elapsed(&t0, &t1)?;
         let levels = device.download(&self.levels.slice(0..self.n as usize)?)?;
         Ok((
             stats,

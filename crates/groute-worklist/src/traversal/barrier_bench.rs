@@ -105,7 +105,7 @@ pub fn time_fused_barrier(
     };
     let t1 = device.record_timing(stream)?;
     t1.wait()?;
-    let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+    let device_time = Event::elapsed(&t0, &t1)?;
     let words = device.download(&state)?;
     Ok(BarrierTiming {
         grid,

@@ -580,7 +580,7 @@ impl CudaTraversalDevice {
         let asked_to_stop = self.wait_fused(&t1, time_limit, started, trace)?;
         let elapsed = started.elapsed();
         trace.mark(&format!("kernel done (asked to stop: {asked_to_stop})"));
-        let device_time = Duration::from_secs_f64(f64::from(Event::elapsed_ms(&t0, &t1)?) / 1e3);
+        let device_time = Event::elapsed(&t0, &t1)?;
         Ok(TimedRun {
             elapsed,
             device_time,

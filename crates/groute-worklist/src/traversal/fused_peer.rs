@@ -309,11 +309,10 @@ fn launch_members(
     let mut read_back = Vec::with_capacity(devices.len());
     for (d, dev) in devices.iter().enumerate() {
         let (t0, t1) = &timings[d];
-        let ms = Event::elapsed_ms(t0, t1)?;
         read_back.push(MemberReadBack {
             ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_INBOX_PUBLISHED + 1)?)?,
             state: dev.fused.read_state(&context_devices[d])?,
-            device_time: Duration::from_secs_f64(f64::from(ms) / 1e3),
+            device_time: Event::elapsed(t0, t1)?,
         });
     }
     Ok((read_back, asked_to_stop))

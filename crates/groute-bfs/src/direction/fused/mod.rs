@@ -135,7 +135,7 @@ impl FusedDirection {
                 Ok((spans, asked_to_stop))
             },
         )?;
-        let device_time = Self::longest_span(&spans)?;
+        let device_time = Event::longest_span(&spans)?;
         let elapsed = started.elapsed();
         let devices = self.context.devices();
         let states = self.read_each(FusedMember::read_state)?;
@@ -229,17 +229,5 @@ impl FusedDirection {
             return Err(e.into());
         }
         Ok(spans)
-    }
-
-    /// The run's device time: the longest member span (events of different devices cannot
-    /// be compared, so each member is measured against its own start; the slowest sets the
-    /// time, and a member that waited for a later launch counts that wait).
-    fn longest_span(spans: &[(Event, Event)]) -> Result<Duration, Error> {
-        let mut longest = Duration::ZERO;
-        for (start, end) in spans {
-            let ms = Event::elapsed_ms(start, end)?;
-            longest = longest.max(Duration::from_secs_f64(f64::from(ms) / 1e3));
-        }
-        Ok(longest)
     }
 }
