@@ -409,18 +409,15 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
                     assert_eq!(r.levels, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
                     assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                    let d = &r.stats.worklist.devices;
-                    let sum = |f: fn(&groute_worklist::DeviceStats) -> u64| -> u64 {
-                        d.iter().map(f).sum()
-                    };
+                    let w = &r.stats.worklist;
                     assert_eq!(
-                        sum(|x| x.items_processed),
-                        sum(|x| x.items_produced) + 1,
+                        w.items_processed(),
+                        w.items_produced() + 1,
                         "{label}: every listed item expanded once, the seed too"
                     );
                     assert_eq!(
-                        sum(|x| x.items_sent),
-                        sum(|x| x.items_received),
+                        w.items_sent(),
+                        w.items_received(),
                         "{label}: every published item received"
                     );
                 }
@@ -456,8 +453,7 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
         o.worklist.send_capacity = Some(ring);
         let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("from {s}: {e}"));
         assert_eq!(r.levels, expected, "from {s}");
-        let sent: u64 = r.stats.worklist.devices.iter().map(|d| d.items_sent).sum();
-        most_sent = most_sent.max(sent);
+        most_sent = most_sent.max(r.stats.worklist.items_sent());
     }
     assert!(
         most_sent > 2 * ring as u64,
@@ -500,9 +496,8 @@ fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
         assert_eq!(r.levels, expected, "run {round}");
         assert!(r.stats.fused, "run {round}");
         if PeerGroup::supported(&ctx) {
-            let d = &r.stats.worklist.devices;
             assert!(
-                d.iter().map(|x| x.items_received).sum::<u64>() > 0,
+                r.stats.worklist.items_received() > 0,
                 "run {round}: the traversal crosses the partition"
             );
         }

@@ -267,13 +267,9 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.distances, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
-                    let d = &r.stats.worklist.devices;
-                    let processed: u64 = d.iter().map(|x| x.items_processed).sum();
-                    let produced: u64 = d.iter().map(|x| x.items_produced).sum();
-                    assert_eq!(processed, produced + 1, "{label}");
-                    let sent: u64 = d.iter().map(|x| x.items_sent).sum();
-                    let received: u64 = d.iter().map(|x| x.items_received).sum();
-                    assert_eq!(sent, received, "{label}");
+                    let w = &r.stats.worklist;
+                    assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
+                    assert_eq!(w.items_sent(), w.items_received(), "{label}");
                 }
             }
         }

@@ -231,9 +231,19 @@ impl WorklistStats {
         self.devices.iter().map(|d| d.items_processed).sum()
     }
 
+    /// Items produced (appended to a local worklist) on all devices.
+    pub fn items_produced(&self) -> u64 {
+        self.devices.iter().map(|d| d.items_produced).sum()
+    }
+
     /// Items put on the ring by all devices.
     pub fn items_sent(&self) -> u64 {
         self.devices.iter().map(|d| d.items_sent).sum()
+    }
+
+    /// Items taken off the ring by all devices.
+    pub fn items_received(&self) -> u64 {
+        self.devices.iter().map(|d| d.items_received).sum()
     }
 
     /// Items deferred to a low-priority list by a split, on all devices.

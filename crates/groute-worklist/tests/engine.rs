@@ -102,6 +102,9 @@ fn run_tree(
         assert_eq!(seen[i as usize].load(Ordering::Relaxed), 1, "node {i}");
     }
     assert_eq!(stats.items_processed(), u64::from(limit - 1));
+    // The seed and every item produced are processed once; every item sent is received.
+    assert_eq!(stats.items_processed(), stats.items_produced() + 1);
+    assert_eq!(stats.items_sent(), stats.items_received());
     if n > 1 {
         assert!(stats.items_sent() > 0);
     }
