@@ -136,6 +136,19 @@ impl FusedMember {
         s.fill(&self.state, 0u64)
     }
 
+    /// The tables of every device's inbox and postbox (set_peer_tables); an error naming
+    /// member `rank` when they were never set (a bug).
+    fn peer_tables(&self, rank: usize) -> Result<(&Buffer<u64>, &Buffer<u64>), Error> {
+        match (&self.inboxes, &self.postboxes) {
+            (Some(inboxes), Some(postboxes)) => Ok((inboxes, postboxes)),
+            _ => Err(Error::invalid(
+                "fused BFS member",
+                rank,
+                "peer tables (a bug: set_peer_tables)",
+            )),
+        }
+    }
+
     /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
     /// CSR, the switching rule `rule` and the variants and trace of `options`; then call
     /// [`FusedMember::keep_alive`].
@@ -147,15 +160,7 @@ impl FusedMember {
         (rule, options): (&SwitchRule, &FusedDirectionOptions),
     ) -> Result<(), Error> {
         let d = &self.dir;
-        let missing = || {
-            Error::invalid(
-                "fused BFS member",
-                rank,
-                "peer tables (a bug: set_peer_tables)",
-            )
-        };
-        let table = self.inboxes.as_ref().ok_or_else(missing)?;
-        let posts = self.postboxes.as_ref().ok_or_else(missing)?;
+        let (table, posts) = self.peer_tables(rank)?;
         let (pull_offsets, pull_sources) = d.pull_csr();
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
@@ -222,17 +227,9 @@ impl FusedMember {
     /// Keeps every buffer the launched kernel uses alive until it completes (an event on the
     /// member's stream). Called after every member's launch, so that no member's launch
     /// waits behind another's bookkeeping (the members meet at their first exchange).
-    pub(super) fn keep_alive(&self, group: &PeerGroup) -> Result<(), Error> {
+    pub(super) fn keep_alive(&self, group: &PeerGroup, rank: usize) -> Result<(), Error> {
         let d = &self.dir;
-        let missing = || {
-            Error::invalid(
-                "fused BFS member",
-                0,
-                "peer tables (a bug: set_peer_tables)",
-            )
-        };
-        let table = self.inboxes.as_ref().ok_or_else(missing)?;
-        let posts = self.postboxes.as_ref().ok_or_else(missing)?;
+        let (table, posts) = self.peer_tables(rank)?;
         d.keep_alive_with(&[&self.inbox, &self.barrier])?;
         let mut memory = group.memory();
         memory.extend([

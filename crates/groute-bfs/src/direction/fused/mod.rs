@@ -211,10 +211,11 @@ impl FusedDirection {
             launched += 1;
         }
         let mut spans: Vec<(Event, Event)> = Vec::with_capacity(launched);
-        for ((m, device), start) in self.members.iter().zip(devices).zip(starts).take(launched) {
+        let members = self.members.iter().zip(devices).zip(starts).take(launched);
+        for (rank, ((m, device), start)) in members.enumerate() {
             let end = device
                 .record_timing(&m.dir.stream)
-                .and_then(|end| m.keep_alive(&self.group).map(|()| end));
+                .and_then(|end| m.keep_alive(&self.group, rank).map(|()| end));
             match end {
                 Ok(end) => spans.push((start, end)),
                 Err(e) => {
