@@ -1055,7 +1055,6 @@ __device__ __forceinline__ void direction_fused(
         // Whether the step's exchange ran in its own barrier's action (listed), or it needs
         // none (replicated).
         bool exchanged = false;
-        unsigned int replicated_count = 0;  // a replicated push's appends: the next frontier
         if (push) {
             const MinSplitOps ops{0u, n, levels};
             const SendBuffer none{nullptr, 0u, 0u, ctrl};
@@ -1063,6 +1062,13 @@ __device__ __forceinline__ void direction_fused(
             const unsigned int count = next.w[DO_R_COUNT];
             const unsigned int list_begin = front + count;
             bool stored = false;  // this thread stored list entries (listed)
+            // Makes this thread's list entries visible to the peers before the barrier.
+            const auto fence_entries = [&] {
+                if (stored) {
+                    stored = false;
+                    __threadfence_system();
+                }
+            };
             const PushAppends appends_to{frontier,    inboxes,    list_begin,
                                          run.half(level + 1u), run.words(), group.rank,
                                          group.size,  listed,     &stored,
@@ -1071,10 +1077,7 @@ __device__ __forceinline__ void direction_fused(
                                                    frontier, appends_to, count, none, LowList{},
                                                    GridShape::launch(), next.w[DO_R_HUBS], true,
                                                    items);
-            if (stored) {
-                stored = false;
-                __threadfence_system();  // the entries, before the barrier (PushAppends)
-            }
+            fence_entries();
             // The action lists whether hubs wait (their expansion appends: no rewind yet) and
             // where the appends end; once none wait, a listed push's exchange runs here
             // (word 2: 1 when it succeeded, 2 when it failed).
@@ -1103,9 +1106,7 @@ __device__ __forceinline__ void direction_fused(
             if (shared_record.w[0] != 0u) {
                 const bool batched = (flags & DO_FLAG_HUB_BATCH) != 0u;
                 push_hubs(batched, ops, push_offsets, push_targets, frontier, appends_to);
-                if (stored) {
-                    __threadfence_system();
-                }
+                fence_entries();
                 grid_barrier(
                     barrier, gen, config,
                     [&] {
@@ -1120,7 +1121,6 @@ __device__ __forceinline__ void direction_fused(
                 // The appends [front + count, end) are the next frontier (replicated: alike on
                 // every device, counted whole; nothing to exchange).
                 front += count;
-                replicated_count = shared_record.w[1] - front;
                 run.count_frontier(front, shared_record.w[1]);
                 built = true;
                 exchanged = replicated;
@@ -1224,13 +1224,13 @@ __device__ __forceinline__ void direction_fused(
                 if (built && !several && !push) {
                     step_done();  // the pull's stamp: no barrier after it
                 }
-                if (replicated) {
-                    return run.decide(trace, row, replicated_count,
-                                      DO_STEP_REPLICATED | DO_FOUND_EVERYWHERE);
-                }
-                if (global) {
-                    // The next frontier: this device's appends behind the sent ones.
-                    return run.decide(trace, row, load_volatile(ctrl + CTRL_WL_END) - front);
+                if (replicated || global) {
+                    // The next frontier: this device's appends from `front` on (replicated:
+                    // alike on every device; global: behind the sent ones), the counters
+                    // already global.
+                    return run.decide(trace, row, load_volatile(ctrl + CTRL_WL_END) - front,
+                                      replicated ? DO_STEP_REPLICATED | DO_FOUND_EVERYWHERE
+                                                 : 0u);
                 }
                 return run.decide(trace, row);
             },
