@@ -50,8 +50,16 @@ struct Cli {
     #[command(flatten)]
     fused: FusedArgs,
     /// Source vertex, in the input file's numbering (default: the first vertex with out-edges).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "roots")]
     source: Option<u64>,
+    /// Graph500-style: search from this many random roots with out-edges (`--roots-seed`),
+    /// each run `--repeat` times and validated with `--check`; the report gives every root and
+    /// the median over roots (`--json`: `roots`; GTEPS the harmonic mean over roots).
+    #[arg(long, value_name = "N", conflicts_with = "output")]
+    roots: Option<usize>,
+    /// The seed of `--roots`' sample.
+    #[arg(long, value_name = "SEED", default_value_t = 1)]
+    roots_seed: u64,
     /// Write `<id> <level>` per vertex (input numbering; `inf` when unreachable).
     #[arg(long, value_name = "PATH")]
     output: Option<PathBuf>,
@@ -154,6 +162,18 @@ struct Cli {
     do_replicate: Option<bool>,
 }
 
+/// One root of a `--roots` run.
+#[derive(Serialize)]
+struct RootReport {
+    source: u64,
+    time_ms: f64,
+    device_ms: Option<f64>,
+    edges_traversed: u64,
+    gteps: f64,
+    reached: usize,
+    depth: u32,
+}
+
 #[derive(Serialize)]
 struct Report {
     graph: String,
@@ -196,6 +216,9 @@ struct Report {
     do_push_bitmap: bool,
     /// Whether small push levels ran whole on every device (`--do-replicate`).
     do_replicate: bool,
+    /// Every root of a `--roots` run (the other fields then describe all of them: times are
+    /// medians over the roots, GTEPS their harmonic mean, the rest the last root's run).
+    roots: Option<Vec<RootReport>>,
     /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
     do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
     pull_levels: u64,
@@ -243,7 +266,10 @@ fn run() -> Result<(), AnyError> {
         None => common::first_vertex_with_out_edges(&graph, &order)
             .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
     };
-    let source_ext = order.external_of_rank(source_rank);
+    let roots = match cli.roots {
+        Some(count) => common::sample_roots(&graph, &order, count, cli.roots_seed)?,
+        None => vec![source_rank],
+    };
 
     let method = common::partition_method(&cli.graph)?;
     let started = Instant::now();
@@ -295,44 +321,59 @@ fn run() -> Result<(), AnyError> {
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
     let mut solver = BfsSolver::new(&ctx, &parted, &options)?;
-    let runs = common::timed_runs(
-        cli.repeat,
-        || solver.run(source_rank),
-        |r| (r.stats.elapsed, r.stats.device_time),
-    )?;
-    let (result, times, median, device_ms) =
-        (runs.last, runs.times_ms, runs.median_ms, runs.device_ms);
-
     // With no graph flag this is the README's main job: always validate.
     let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
-    let checked = if check {
-        let reference = reference_by_rank(&parted.graph, &order, source_rank)?;
-        let mismatches = reference
-            .iter()
-            .zip(&result.levels)
-            .filter(|(a, b)| a != b)
-            .count();
-        if mismatches > 0 {
-            return Err(format!(
-                "validation FAILED: {mismatches} of {n} levels differ from the sequential reference"
-            )
-            .into());
+    let ranks = InputOrder::of(&parted.graph);
+    let mut per_root = Vec::with_capacity(roots.len());
+    let mut last = None;
+    for &root in &roots {
+        let runs = common::timed_runs(
+            cli.repeat,
+            || solver.run(root),
+            |r| (r.stats.elapsed, r.stats.device_time),
+        )?;
+        if check {
+            validate(&parted.graph, &order, root, &runs.last.levels)?;
         }
-        Some(true)
+        // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
+        let edges_traversed = common::edges_of_reached(&parted.graph, &ranks, &runs.last.levels);
+        per_root.push(RootReport {
+            source: order.external_of_rank(root),
+            time_ms: runs.median_ms,
+            device_ms: runs.device_ms,
+            edges_traversed,
+            gteps: edges_traversed as f64 / (runs.median_ms * 1e-3) / 1e9,
+            reached: runs.last.reached(),
+            depth: runs.last.depth(),
+        });
+        last = Some(runs);
+    }
+    let runs = last.ok_or("no root to search from")?;
+    let (result, times) = (runs.last, runs.times_ms);
+    let checked = check.then_some(true);
+    let summary = &per_root[per_root.len() - 1];
+    let (source_ext, edges_traversed) = (summary.source, summary.edges_traversed);
+    let (median, device_ms, gteps) = if cli.roots.is_some() {
+        let mut wall: Vec<f64> = per_root.iter().map(|r| r.time_ms).collect();
+        let device = common::median_device_ms(per_root.iter().map(|r| {
+            r.device_ms
+                .map(|ms| std::time::Duration::from_secs_f64(ms * 1e-3))
+        }));
+        // Graph500 reports the harmonic mean of the roots' TEPS.
+        let inverse: f64 = per_root.iter().map(|r| 1.0 / r.gteps).sum();
+        (
+            common::median(&mut wall),
+            device,
+            per_root.len() as f64 / inverse,
+        )
     } else {
-        None
+        (runs.median_ms, runs.device_ms, summary.gteps)
     };
 
     if let Some(path) = &cli.output {
         common::write_values(path, &result.levels, &order)?;
     }
 
-    // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
-    let edges_traversed = common::edges_of_reached(
-        &parted.graph,
-        &InputOrder::of(&parted.graph),
-        &result.levels,
-    );
     let report = Report {
         graph: parted.graph.name.clone(),
         vertices: n,
@@ -369,6 +410,7 @@ fn run() -> Result<(), AnyError> {
         do_listed_push: options.fused_direction.listed_push,
         do_push_bitmap: options.fused_direction.push_bitmap,
         do_replicate: options.fused_direction.replicate,
+        roots: cli.roots.is_some().then_some(per_root),
         do_trace: result
             .stats
             .do_trace
@@ -378,7 +420,7 @@ fn run() -> Result<(), AnyError> {
         arcs_examined: result.stats.arcs_examined,
         device_ms,
         edges_traversed,
-        gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
+        gteps,
         work_items: result.stats.work_items,
         items_sent: result.stats.items_sent,
         prio_delta: cli.prio_delta,
@@ -399,6 +441,22 @@ fn run() -> Result<(), AnyError> {
         if let Some(trace) = &result.stats.do_trace {
             common::do_trace::print_trace(trace);
         }
+    }
+    Ok(())
+}
+
+/// Fails naming the root when `levels` (by rank) differ from the sequential reference's.
+fn validate(graph: &Graph, order: &InputOrder, root: u32, levels: &[u32]) -> Result<(), AnyError> {
+    let reference = reference_by_rank(graph, order, root)?;
+    let mismatches = reference.iter().zip(levels).filter(|(a, b)| a != b).count();
+    if mismatches > 0 {
+        return Err(format!(
+            "validation FAILED from source {}: {mismatches} of {} levels differ from the \
+             sequential reference",
+            order.external_of_rank(root),
+            levels.len()
+        )
+        .into());
     }
     Ok(())
 }
@@ -428,7 +486,24 @@ fn print_human(r: &Report) {
         "devices     {} on {} ({}), partition {}",
         r.devices, r.backend, r.gpu, r.partition
     );
-    println!("source      {}", r.source);
+    match &r.roots {
+        Some(roots) => {
+            println!(
+                "roots       {} (Graph500 sample; times are medians over them)",
+                roots.len()
+            );
+            for root in roots {
+                let device = root
+                    .device_ms
+                    .map_or(String::new(), |d| format!(", device {d:.3} ms"));
+                println!(
+                    "  root {:>10}  {:.3} ms{device}, {:.3} GTEPS, depth {}, reached {}",
+                    root.source, root.time_ms, root.gteps, root.depth, root.reached
+                );
+            }
+        }
+        None => println!("source      {}", r.source),
+    }
     println!(
         "time        {:.3} ms (median of {}), {:.3} GTEPS",
         r.time_ms,

@@ -90,6 +90,7 @@
 // zeroed by the host. barrier: FUSED_WORDS u32, zeroed by the host. Launch
 // cooperatively with blockDim.x = 256 (a multiple of 32) and a grid of at most the resident
 // maximum.
+#include "block_count.cuh"
 #include "direction.cuh"
 #include "direction_trace.cuh"
 #include "fused.cuh"
@@ -309,14 +310,18 @@ struct DoRun {
         return group.rank < peer ? group.rank : group.rank - 1u;
     }
 
-    // Adds a warp's finds (`found` vertices, `out` out-arcs and `in` in-arcs) to the level
-    // counters. All 32 lanes call it.
+    // Adds a thread's finds (`found` vertices, `out` out-arcs and `in` in-arcs) and the arcs
+    // it `examined` to the level counters, one atomic per block and counter
+    // (block_count.cuh). Every thread of the block calls it, from block-uniform control flow.
     __device__ void count_found(unsigned long long out, unsigned long long in,
-                                unsigned long long found) const {
-        unsigned long long* counters = state + DO_COUNTERS;
-        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
-        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
-        warp_add_u64(counters + DIRECTION_FRONTIER, found);
+                                unsigned long long found,
+                                unsigned long long examined = 0ull) const {
+        unsigned long long x[DIRECTION_COUNTERS];
+        x[DIRECTION_OUT_ARCS] = out;
+        x[DIRECTION_IN_ARCS] = in;
+        x[DIRECTION_EXAMINED] = examined;
+        x[DIRECTION_FRONTIER] = found;
+        block_add_u64(state + DO_COUNTERS, x);
     }
 
     // Stores this device's discoveries at `mark` (words [begin, end)) into every peer's inbox.
@@ -354,20 +359,17 @@ struct DoRun {
     // Appends the owned vertices at `mark` of the words first_word + warp + k * warps (below
     // last_word) to the worklist: this warp's `count` of them (its hits in the pass that
     // found them over the same words, which no other warp changed) in slots reserved with one
-    // atomic. All 32 lanes call it.
+    // atomic per block (block_count.cuh). Every thread of the block calls it, from
+    // block-uniform control flow.
     __device__ void append_marked(unsigned int mark, unsigned int first_word,
                                   unsigned int last_word, unsigned int count) const {
         const unsigned int warps = gridDim.x * blockDim.x / 32u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
         const unsigned int lane = lane_id();
+        unsigned int slot = block_reserve_warps(wl.ctrl + CTRL_WL_END, count);
         if (count == 0u) {
             return;  // warp-uniform
         }
-        unsigned int slot = 0;
-        if (lane == 0u) {
-            slot = atomicAdd(wl.ctrl + CTRL_WL_END, count);
-        }
-        slot = __shfl_sync(0xFFFFFFFFu, slot, 0);
         for (unsigned int w = first_word + warp; w < last_word; w += warps) {
             const unsigned int v = w * 32u + lane;
             const bool hit = v >= owned_begin && v < owned_end && v < n && levels[v] == mark;
@@ -626,7 +628,6 @@ struct DoRun {
         const unsigned int slot = slot_at(lane);
         const unsigned int offset = half(level + 1u);
         const bool sends = several && lane < group.size && lane != group.rank;
-        unsigned long long* counters = state + DO_COUNTERS;
         unsigned long long examined = 0;
         unsigned long long out = 0;
         unsigned long long in = 0;
@@ -663,8 +664,7 @@ struct DoRun {
                 __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned int>(found_count));
             append_marked(level + 1u, begin / 32u, (end + 31u) / 32u, finds);
         }
-        warp_add_u64(counters + DIRECTION_EXAMINED, examined);
-        count_found(out, in, found_count);
+        count_found(out, in, found_count, examined);
     }
 
     // DO_FLAG_PUSH_FRONTIER: adds the degrees and number of the frontier at worklist
@@ -1192,6 +1192,13 @@ __device__ __forceinline__ void direction_fused(
                 // device only: its peers may already store the next level's words, into
                 // the other inbox half).
                 const FusedRecord decided = shared_record;
+                if (decided.w[DO_R_PHASE] != DO_PUSH && decided.w[DO_R_PHASE] != DO_PULL) {
+                    // Done (the global frontier is empty: no device stored a word, so there is
+                    // nothing to apply and every inbox word is still zero) or stopped (the
+                    // run is discarded): no apply pass, no barrier.
+                    next = decided;
+                    continue;
+                }
                 // A replicated next step needs the received finds in the frontier too.
                 everywhere = decided.w[DO_R_REPLICATED] != 0u;
                 run.apply_pulled(level + 1u, everywhere);

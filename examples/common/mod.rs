@@ -332,6 +332,43 @@ pub fn first_vertex_with_out_edges(graph: &Graph, order: &InputOrder) -> Option<
     (0..graph.num_vertices() as u32).find(|&r| graph.csr.out_degree(order.vertex_of_rank(r)) > 0)
 }
 
+/// `count` distinct roots (ranks) with out-edges, sampled with `seed` the way Graph500 picks
+/// its search keys: uniformly among the vertices, skipping those without out-edges. An error
+/// names the flag when the graph has fewer such vertices than asked for.
+pub fn sample_roots(
+    graph: &Graph,
+    order: &InputOrder,
+    count: usize,
+    seed: u64,
+) -> Result<Vec<u32>, AnyError> {
+    let n = graph.num_vertices();
+    let has_edges = |r: u32| graph.csr.out_degree(order.vertex_of_rank(r)) > 0;
+    let available = (0..n as u32).filter(|&r| has_edges(r)).count();
+    if count == 0 || count > available {
+        return Err(format!(
+            "--roots {count}: {} has {available} vertices with out-edges; ask for 1 to {available} roots",
+            graph.name
+        )
+        .into());
+    }
+    let mut chosen = Vec::with_capacity(count);
+    let mut taken = std::collections::HashSet::with_capacity(count);
+    // splitmix64 over a counter: the same roots for the same seed on every machine.
+    let mut state = seed;
+    while chosen.len() < count {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let r = (z % n as u64) as u32;
+        if has_edges(r) && taken.insert(r) {
+            chosen.push(r);
+        }
+    }
+    Ok(chosen)
+}
+
 /// Out-arcs of every reached vertex (the Graph500 convention for traversed edges); `values`
 /// is indexed by rank and `order` must be `graph`'s.
 pub fn edges_of_reached(graph: &Graph, order: &InputOrder, values: &[u32]) -> u64 {

@@ -144,6 +144,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/hubs.cuh"),
     },
     KernelHeader {
+        name: "block_count.cuh",
+        source: include_str!("../../../../kernels/include/block_count.cuh"),
+    },
+    KernelHeader {
         name: "direction.cuh",
         source: include_str!("../../../../kernels/include/direction.cuh"),
     },
