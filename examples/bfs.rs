@@ -6,7 +6,12 @@
 //! cargo run --release --example bfs -- --graph road.gr --source 1 --output levels.txt
 //! cargo run --release --example bfs -- --gen road:side=2048,p=0.6 --no-fused --repeat 5
 //! cargo run --release --example bfs -- --gen kron21.sym --direction push --json
+//! cargo run --release --example bfs -- --gen kron21.sym --roots 16 --repeat 5 --check
 //! ```
+//!
+//! `--roots N` searches from N random roots with out-edges, as Graph500 picks its search keys
+//! (`--roots-seed`), and reports every root, the median over them and the harmonic mean of
+//! their GTEPS.
 //!
 //! `--direction auto` (the default) runs a symmetric graph of at least 8 arcs per vertex
 //! direction-optimizing on any `--devices` count (level by level, each level a top-down push

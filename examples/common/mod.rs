@@ -454,3 +454,47 @@ pub fn median_device_ms(times: impl IntoIterator<Item = Option<Duration>>) -> Op
         .collect::<Option<Vec<f64>>>()?;
     (!ms.is_empty()).then(|| median(&mut ms))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute::graph::EdgeList;
+
+    /// A path 0-1-...-9 plus 10 isolated vertices (10..20): half the vertices have no edges.
+    fn half_isolated() -> Graph {
+        let pairs: Vec<(u32, u32)> = (0..9).map(|v| (v, v + 1)).collect();
+        Graph::from_edges(20, &EdgeList::from_pairs(&pairs), "half-isolated", true).unwrap()
+    }
+
+    #[test]
+    fn sampled_roots_are_distinct_have_out_edges_and_depend_only_on_the_seed() {
+        let g = half_isolated();
+        let order = InputOrder::of(&g);
+        for count in [1, 4, 10] {
+            let roots = sample_roots(&g, &order, count, 7).unwrap();
+            assert_eq!(roots.len(), count);
+            let distinct: std::collections::HashSet<_> = roots.iter().collect();
+            assert_eq!(distinct.len(), count, "{roots:?}");
+            for &r in &roots {
+                assert!(g.csr.out_degree(order.vertex_of_rank(r)) > 0, "root {r}");
+            }
+            assert_eq!(roots, sample_roots(&g, &order, count, 7).unwrap());
+        }
+        // All ten vertices with edges, in some order; another seed, another order.
+        let mut all = sample_roots(&g, &order, 10, 7).unwrap();
+        let other = sample_roots(&g, &order, 10, 8).unwrap();
+        assert_ne!(all, other);
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn asking_for_more_roots_than_vertices_with_edges_names_the_flag_and_the_limit() {
+        let g = half_isolated();
+        let order = InputOrder::of(&g);
+        for count in [0, 11] {
+            let err = sample_roots(&g, &order, count, 1).unwrap_err().to_string();
+            assert!(err.contains("--roots") && err.contains("1 to 10"), "{err}");
+        }
+    }
+}
