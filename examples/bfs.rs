@@ -113,7 +113,7 @@ struct Cli {
     #[arg(long, value_name = "BOOL")]
     do_full_occupancy: Option<bool>,
     /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
-    /// their worklist slots with one atomic per warp (a second sweep appends).
+    /// their worklist slots with one atomic per block (a second sweep appends).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
     #[arg(long, value_name = "BOOL")]
     do_warp_reserve: Option<bool>,

@@ -43,8 +43,9 @@
 //
 // DO_FLAG_PUSH_FRONTIER (one device): a push's appends are the next frontier, where they lie
 // in the ring worklist (`front`); count_frontier sums their degrees instead of a scan.
-// DO_FLAG_WARP_RESERVE: the scan and that pull reserve their worklist slots once per warp
-// (append_marked). DO_FLAG_SCAN_BATCH: apply_and_scan keeps SCAN_BATCH words' loads in flight
+// DO_FLAG_WARP_RESERVE: the scan and that pull count their finds per warp and reserve the
+// worklist slots once per block (append_marked, block_count.cuh), then append in a second
+// sweep. DO_FLAG_SCAN_BATCH: apply_and_scan keeps SCAN_BATCH words' loads in flight
 // per warp. DO_FLAG_POST_EXCHANGE: the exchanges are peer_post_allreduce_sum over
 // `postboxes` (every device's, by rank; peer_post.cuh) instead of peer_allreduce_sum. The
 // entry point bfs_direction_fused_occupancy is the same kernel capped at 32 registers.

@@ -18,7 +18,7 @@
 //! `baseline()` turns every one off): a per-phase trace of every level on
 //! every device (`trace.rs`, [`DirectionTrace`]); a pull step that builds the next frontier
 //! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist
-//! slots once per warp; exchanges posted into every peer's memory
+//! slots once per block; exchanges posted into every peer's memory
 //! ([`PeerExchange::Posted`](groute_core::cuda::PeerExchange)); the kernel's build at full
 //! occupancy; on several devices, push levels with few out-arcs that send lists of their
 //! appends and build the next frontier from them (no pass over every word), and one

@@ -35,7 +35,7 @@ pub struct FusedDirectionOptions {
     /// thread slot of an SM resident, some registers spilled) instead of the one at 48 (5
     /// blocks of 256 threads per SM on sm_90).
     pub full_occupancy: bool,
-    /// The passes that build a frontier count their finds per warp and reserve the warp's
+    /// The passes that build a frontier count their finds per warp and reserve the block's
     /// worklist slots with one atomic, then append in a second sweep (`DO_FLAG_WARP_RESERVE`);
     /// off: one atomic on the worklist's end per 32 vertices with finds.
     pub warp_reserve: bool,
