@@ -16,15 +16,6 @@
 
 namespace groute {
 
-// Sum of `x` over the 32 lanes, on every lane (call with all 32 lanes).
-__device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long x) {
-#pragma unroll
-    for (unsigned int offset = 16; offset > 0; offset >>= 1) {
-        x += __shfl_xor_sync(0xFFFFFFFFu, x, offset);
-    }
-    return x;
-}
-
 // Adds the block's sum of x[k] to counters[k], k < N: one atomic per block and nonzero sum.
 template <unsigned int N>
 __device__ __forceinline__ void block_add_u64(unsigned long long* counters,
@@ -78,6 +69,17 @@ __device__ __forceinline__ unsigned int block_reserve_warps(unsigned int* counte
     const unsigned int first = block_first + warp_first[warp];
     __syncthreads();  // every warp has read its slot before the next call writes them
     return first;
+}
+
+// Reserves one slot per thread with `keep` in `*counter`, one atomicAdd per block (a sweep
+// may append most of its vertices: a per-warp reservation would queue tens of thousands of
+// atomics on one address). Returns this thread's slot (meaningful only where `keep`); the
+// order inside the block follows the thread order.
+__device__ __forceinline__ unsigned int block_reserve(unsigned int* counter, bool keep) {
+    const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
+    const unsigned int first =
+        block_reserve_warps(counter, static_cast<unsigned int>(__popc(ballot)));
+    return first + static_cast<unsigned int>(__popc(ballot & lanemask_lt()));
 }
 
 }  // namespace groute

@@ -13,6 +13,7 @@
 
 #include "list_claim.cuh"
 
+#include "block_count.cuh"
 #include "warp_append.cuh"
 
 namespace groute {
@@ -24,35 +25,6 @@ __device__ __forceinline__ float warp_sum(float x) {
         x += __shfl_xor_sync(0xFFFFFFFFu, x, offset);
     }
     return x;
-}
-
-// Reserves one slot per thread with `keep` in `*counter`, ONE atomicAdd per block (a sweep
-// may append most of its vertices: a per-warp reservation would queue tens of thousands of
-// atomics on one address). Returns this thread's slot (meaningful only where `keep`); the
-// order inside the block follows the thread order. Call with the whole block.
-__device__ __forceinline__ unsigned int block_reserve(unsigned int* counter, bool keep) {
-    __shared__ unsigned int warp_offset[32];
-    __shared__ unsigned int block_base;
-    const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
-    const unsigned int warp = threadIdx.x / 32u;
-    if (lane_id() == 0) {
-        warp_offset[warp] = static_cast<unsigned int>(__popc(ballot));
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned int total = 0;
-        for (unsigned int w = 0; w < blockDim.x / 32u; ++w) {
-            const unsigned int c = warp_offset[w];
-            warp_offset[w] = total;
-            total += c;
-        }
-        block_base = total == 0 ? 0u : atomicAdd(counter, total);
-    }
-    __syncthreads();
-    const unsigned int slot =
-        block_base + warp_offset[warp] + static_cast<unsigned int>(__popc(ballot & lanemask_lt()));
-    __syncthreads();  // everyone has read the offsets before the next call writes them
-    return slot;
 }
 
 // Sum of `x` over the block, on every thread (call with the whole block; `total` a __shared__

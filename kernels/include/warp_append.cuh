@@ -97,11 +97,18 @@ __device__ __forceinline__ void warp_append(T* out, unsigned int* counter, const
     }
 }
 
+// Sum of `x` over the 32 lanes, on every lane (call with all 32 lanes).
+__device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long x) {
+#pragma unroll
+    for (unsigned int offset = 16; offset > 0; offset >>= 1) {
+        x += __shfl_xor_sync(0xFFFFFFFFu, x, offset);
+    }
+    return x;
+}
+
 // Adds the warp's sum of `x` to `*counter` (one atomic per warp; all 32 lanes call it).
 __device__ __forceinline__ void warp_add_u64(unsigned long long* counter, unsigned long long x) {
-    for (unsigned int d = 16; d > 0; d /= 2u) {
-        x += __shfl_down_sync(0xFFFFFFFFu, x, d);
-    }
+    x = warp_sum_u64(x);
     if (lane_id() == 0 && x != 0) {
         atomicAdd(counter, x);
     }
