@@ -353,14 +353,11 @@ pub fn sample_roots(
     }
     let mut chosen = Vec::with_capacity(count);
     let mut taken = std::collections::HashSet::with_capacity(count);
-    // splitmix64 over a counter: the same roots for the same seed on every machine.
-    let mut state = seed;
+    // The SplitMix64 stream from `seed`: the same roots for the same seed on every machine.
+    let mut counter = seed;
     while chosen.len() < count {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
+        let z = groute::graph::mix64(counter);
+        counter = counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let r = (z % n as u64) as u32;
         if has_edges(r) && taken.insert(r) {
             chosen.push(r);
