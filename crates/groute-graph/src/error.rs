@@ -244,6 +244,16 @@ pub enum SpecProblem {
         /// The value.
         value: String,
     },
+    /// A value is not one of the key's named choices.
+    #[error("unknown value `{value}` for `{key}` (known: {known})")]
+    UnknownChoice {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// The accepted values.
+        known: &'static str,
+    },
     /// A required key is missing.
     #[error("missing required key `{0}`")]
     MissingKey(&'static str),

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `kron:scale=S[,ef=16][,sym][,noself][,keepdup][,perm=1][,seed=1]` | Graph500 Kronecker (A=0.57, B=0.19, C=0.19), `ef * 2^S` generated edges, vertex labels permuted |
 //! | `rmat:scale=S,a=..,b=..,c=..[,ef=16][,sym]...` | R-MAT with free parameters (no permutation unless `perm=1`) |
-//! | `road:side=N` or `road:w=W,h=H` `[,p=0.6][,jitter=0.25][,unit=1000]` | 2D grid, each edge kept with probability `p`, jittered coordinates, integer Euclidean weights |
+//! | `road:side=N` or `road:w=W,h=H` `[,p=0.6][,jitter=0.25][,unit=1000][,order=rows]` | 2D grid, each edge kept with probability `p`, jittered coordinates, integer Euclidean weights; vertices numbered row by row, or along a Hilbert curve with `order=hilbert` (the same graph, renumbered) |
 //! | `random:n=N,m=M[,sym][,noself][,keepdup]` | `M` uniform random arcs |
 //! | `kron<S>` | `kron:scale=S,ef=16,sym` |
 //! | `kron21.sym` | DIMACS10 `kron_g500-logn21`: `kron:scale=21,ef=48,sym` (duplicates removed, self-loops kept) |
@@ -31,6 +31,8 @@
 
 mod rmat;
 mod road;
+
+pub use road::RoadOrder;
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,6 +75,8 @@ pub enum Generator {
         jitter: f64,
         /// Weight of one grid step (weights are `round(unit * distance)`, at least 1).
         unit: u32,
+        /// How the grid's cells are numbered.
+        order: RoadOrder,
     },
     /// `edges` uniform random arcs over `vertices` vertices.
     Random {
@@ -214,6 +218,7 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                     p: 0.6,
                     jitter: 0.25,
                     unit: 1000,
+                    order: RoadOrder::Rows,
                 })
             },
             "random" | "uniform" | "er" => GenSpec::new(Generator::Random {
@@ -229,6 +234,7 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                     p: 0.6,
                     jitter: 0.25,
                     unit: 1000,
+                    order: RoadOrder::Rows,
                 })
             },
             other => match other.strip_prefix("kron").map(str::parse::<u32>) {
@@ -326,6 +332,7 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                             p,
                             jitter,
                             unit,
+                            order,
                         } => match key.as_str() {
                             "side" | "n" => {
                                 *width = parse_num(spec, &key, v?)?;
@@ -343,6 +350,19 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                             "p" => *p = parse_num(spec, &key, v?)?,
                             "jitter" => *jitter = parse_num(spec, &key, v?)?,
                             "unit" => *unit = parse_num(spec, &key, v?)?,
+                            "order" => {
+                                let v = v?;
+                                *order = v.parse().map_err(|()| {
+                                    bad(
+                                        spec,
+                                        SpecProblem::UnknownChoice {
+                                            key: key.clone(),
+                                            value: v.to_owned(),
+                                            known: RoadOrder::NAMES,
+                                        },
+                                    )
+                                })?;
+                            }
                             _ => return Err(bad(spec, SpecProblem::UnknownKey(key))),
                         },
                         Generator::Random { vertices, edges } => match key.as_str() {
@@ -453,10 +473,17 @@ impl fmt::Display for GenSpec {
                 p,
                 jitter,
                 unit,
-            } => write!(
-                f,
-                "road:w={width},h={height},p={p},jitter={jitter},unit={unit}"
-            )?,
+                order,
+            } => {
+                write!(
+                    f,
+                    "road:w={width},h={height},p={p},jitter={jitter},unit={unit}"
+                )?;
+                // Row order is the default, left out so that older specs keep their names.
+                if *order != RoadOrder::Rows {
+                    write!(f, ",order={order}")?;
+                }
+            }
             Generator::Random { vertices, edges } => write!(f, "random:n={vertices},m={edges}")?,
         }
         if !matches!(self.generator, Generator::Road { .. }) {
@@ -618,6 +645,24 @@ mod tests {
         );
         let again: GenSpec = u.to_string().parse().unwrap();
         assert_eq!(again, u);
+        let h: GenSpec = "road:side=16,order=Hilbert".parse().unwrap();
+        assert!(matches!(
+            h.generator,
+            Generator::Road {
+                order: RoadOrder::Hilbert,
+                ..
+            }
+        ));
+        assert!(h.to_string().ends_with(",order=hilbert,seed=1"), "{h}");
+        assert_eq!(h.to_string().parse::<GenSpec>().unwrap(), h);
+        // Row order is the default and stays out of the name.
+        let r: GenSpec = "road:side=16,order=rows".parse().unwrap();
+        assert!(!r.to_string().contains("order"), "{r}");
+        let err = "road:side=16,order=zigzag".parse::<GenSpec>().unwrap_err();
+        assert!(
+            err.to_string().contains("`zigzag`") && err.to_string().contains("rows, hilbert"),
+            "{err}"
+        );
     }
 
     #[test]
