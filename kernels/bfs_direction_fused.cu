@@ -91,6 +91,12 @@
 // zeroed by the host. barrier: FUSED_WORDS u32, zeroed by the host. Launch
 // cooperatively with blockDim.x = 256 (a multiple of 32) and a grid of at most the resident
 // maximum.
+// Hub tiles of 1024 arcs, one block step of the batched hub phase at DO_BLOCK (256) threads
+// (THREAD_ARCS arcs each): kron21's largest hub (209,642 arcs) spreads over 205 blocks instead
+// of 103 running two dependent steps each; its hub phase took 11.7 us against 19.1 on one
+// H200. The fused traversal keeps 2048 (kron21 SSSP: 7.77-7.80 ms against 7.88 with 1024).
+#define GROUTE_HUB_TILE 1024
+
 #include "block_count.cuh"
 #include "direction.cuh"
 #include "direction_trace.cuh"

@@ -37,6 +37,12 @@
 #include "warp_append.cuh"
 #include "worklist.cuh"
 
+// The hub tile of traversal_expand_hubs: 2048 arcs by default; bfs_direction_fused.cu sets
+// 1024 (see there).
+#ifndef GROUTE_HUB_TILE
+#define GROUTE_HUB_TILE 2048
+#endif
+
 namespace groute {
 
 struct BfsRelax {
@@ -71,10 +77,8 @@ enum : unsigned int {
     TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,
     SMALL_GRID_HUB_MIN_DEGREE = 32,
-    // One block step of the batched hub phase at 256 threads (THREAD_ARCS arcs each): a hub
-    // of 2^18 arcs spreads over 256 blocks, not 128 running two dependent steps each (kron21's
-    // largest hub, 209,642 arcs: 11.7 us against 19.1 with 2048-arc tiles, one H200).
-    HUB_TILE = 1024,
+    // Arcs per hub tile (a kernel may set GROUTE_HUB_TILE before including this header).
+    HUB_TILE = GROUTE_HUB_TILE,
 };
 
 // Soft priority: a device's low-priority list of (vertex, value when deferred). A kept item
