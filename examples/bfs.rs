@@ -259,21 +259,21 @@ fn run() -> Result<(), AnyError> {
     let n = graph.num_vertices();
     let order = InputOrder::of(&graph);
 
-    let source_rank = match cli.source {
-        Some(ext) => order.rank_of_external(ext, n).ok_or_else(|| {
+    // `--roots` and `--source` exclude each other (clap), so a sampled run needs no source.
+    let roots = match (cli.roots, cli.source) {
+        (Some(count), _) => common::sample_roots(&graph, &order, count, cli.roots_seed)?,
+        (None, Some(ext)) => vec![order.rank_of_external(ext, n).ok_or_else(|| {
             format!(
                 "--source {ext} is not a vertex of {} ({} vertices, ids from {}); pick an id from the file",
                 graph.name,
                 n,
                 order.external_of_rank(0)
             )
-        })?,
-        None => common::first_vertex_with_out_edges(&graph, &order)
-            .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
-    };
-    let roots = match cli.roots {
-        Some(count) => common::sample_roots(&graph, &order, count, cli.roots_seed)?,
-        None => vec![source_rank],
+        })?],
+        (None, None) => vec![
+            common::first_vertex_with_out_edges(&graph, &order)
+                .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
+        ],
     };
 
     let method = common::partition_method(&cli.graph)?;

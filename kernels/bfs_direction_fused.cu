@@ -314,7 +314,7 @@ struct DoRun {
 
     // The slot of this device's words in the inbox of the device of rank `peer`.
     __device__ unsigned int slot_at(unsigned int peer) const {
-        return group.rank < peer ? group.rank : group.rank - 1u;
+        return inbox_slot(group.rank, peer);
     }
 
     // Adds a thread's finds (`found` vertices, `out` out-arcs and `in` in-arcs) and the arcs

@@ -23,6 +23,12 @@ namespace groute {
 // the discovery bitmap by a reduction (atomicOr, its result unused: RED), which the grid
 // barrier after the step orders before send_marks reads it. A worklist overflow notes
 // nothing (the run fails on it).
+// The slot of member `rank`'s entries in member `peer`'s inbox (peer != rank): the other
+// members' ranks, in order, with the peer's own left out.
+__device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned int peer) {
+    return rank < peer ? rank : rank - 1u;
+}
+
 struct PushAppends {
     DeviceWorklist wl;
     unsigned int* const* inboxes;  // every device's inbox, by rank
@@ -43,8 +49,8 @@ struct PushAppends {
         }
         for (unsigned int d = 0; d < size && listed; ++d) {
             if (d != rank) {
-                const unsigned int slot = rank < d ? rank : rank - 1u;
-                inboxes[d][offset + slot * slot_words + (position - list_begin)] = item;
+                inboxes[d][offset + inbox_slot(rank, d) * slot_words + (position - list_begin)] =
+                    item;
                 *stored = true;
             }
         }
