@@ -53,7 +53,10 @@ pub(crate) enum FusedGrid {
 /// block): 8.17, and 7.54 with the single-block mode off (its 34 small levels run faster on
 /// the full grid); 132 blocks of 1,024 threads: 12.7. BFS (push only) 2.35 fused at 528
 /// blocks against 2.58 one launch per round. On the road grid (above) 528 blocks cost more
-/// than 132: BFS 26.9 against 26.5, SSSP 30.7 against 29.9.
+/// than 132: BFS 26.9 against 26.5, SSSP 30.7 against 29.9. Fewer than one block per
+/// multiprocessor costs more too (session 13, BFS): 64 / 32 / 16 / 8 blocks 24.83 / 24.96 /
+/// 25.03 / 25.07 against 24.60 at 132; the grid barrier's cost is its chain of round trips,
+/// not the number of blocks arriving.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FusedDefaults {
     /// Threads per block.
