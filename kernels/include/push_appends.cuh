@@ -7,6 +7,12 @@
 
 namespace groute {
 
+// The slot of member `rank`'s entries in member `peer`'s inbox (peer != rank): the other
+// members' ranks, in order, with the peer's own left out.
+__device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned int peer) {
+    return rank < peer ? rank : rank - 1u;
+}
+
 // The appends of a push step on several devices, which also note every appended vertex
 // where the variant wants it (both off: the worklist's appends alone, one instantiation of
 // the push for every variant).
@@ -23,12 +29,6 @@ namespace groute {
 // the discovery bitmap by a reduction (atomicOr, its result unused: RED), which the grid
 // barrier after the step orders before send_marks reads it. A worklist overflow notes
 // nothing (the run fails on it).
-// The slot of member `rank`'s entries in member `peer`'s inbox (peer != rank): the other
-// members' ranks, in order, with the peer's own left out.
-__device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned int peer) {
-    return rank < peer ? rank : rank - 1u;
-}
-
 struct PushAppends {
     DeviceWorklist wl;
     unsigned int* const* inboxes;  // every device's inbox, by rank
