@@ -356,14 +356,15 @@ fn run() -> Result<(), AnyError> {
     let runs = last.ok_or("no root to search from")?;
     let (result, times) = (runs.last, runs.times_ms);
     let checked = check.then_some(true);
-    let summary = &per_root[per_root.len() - 1];
+    let summary = per_root.last().ok_or("no root to search from")?;
     let (source_ext, edges_traversed) = (summary.source, summary.edges_traversed);
     let (median, device_ms, gteps) = if cli.roots.is_some() {
         let mut wall: Vec<f64> = per_root.iter().map(|r| r.time_ms).collect();
-        let device = common::median_device_ms(per_root.iter().map(|r| {
-            r.device_ms
-                .map(|ms| std::time::Duration::from_secs_f64(ms * 1e-3))
-        }));
+        let device = per_root
+            .iter()
+            .map(|r| r.device_ms)
+            .collect::<Option<Vec<f64>>>()
+            .map(|mut ms| common::median(&mut ms));
         // Graph500 reports the harmonic mean of the roots' TEPS.
         let inverse: f64 = per_root.iter().map(|r| 1.0 / r.gteps).sum();
         (

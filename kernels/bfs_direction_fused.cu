@@ -382,13 +382,7 @@ struct DoRun {
             const bool hit = v >= owned_begin && v < owned_end && v < n && levels[v] == mark;
             const unsigned int bits = __ballot_sync(0xFFFFFFFFu, hit);
             if (hit) {
-                const unsigned int below = static_cast<unsigned int>(__popc(bits & lanemask_lt()));
-                const unsigned int at = slot + below;
-                if (at + 1u - wl.first > wl.mask + 1u) {
-                    atomicMax(wl.ctrl + CTRL_WL_OVERFLOW, at + 1u - wl.first);
-                } else {
-                    wl.data[at & wl.mask] = v;
-                }
+                wl.put(slot + static_cast<unsigned int>(__popc(bits & lanemask_lt())), v);
             }
             slot += static_cast<unsigned int>(__popc(bits));
         }
@@ -497,35 +491,15 @@ struct DoRun {
     }
 
     // Appends the vertices of each lane's word `w` set in `bits` to the worklist, with one
-    // reservation for the warp (a prefix sum of the lanes' counts), each lane writing its
-    // own vertices. All 32 lanes call it.
+    // reservation for the warp (warp_reserve_n: a prefix of the lanes' counts), each lane
+    // writing its own vertices. All 32 lanes call it.
     __device__ void append_bits(unsigned int w, unsigned int bits) const {
-        const unsigned int lane = lane_id();
-        const unsigned int count = static_cast<unsigned int>(__popc(bits));
-        unsigned int prefix = count;  // inclusive
-#pragma unroll
-        for (unsigned int offset = 1; offset < 32u; offset <<= 1u) {
-            const unsigned int below = __shfl_up_sync(0xFFFFFFFFu, prefix, offset);
-            if (lane >= offset) {
-                prefix += below;
-            }
-        }
-        const unsigned int warp_total = __shfl_sync(0xFFFFFFFFu, prefix, 31);
-        if (warp_total == 0u) {
-            return;  // warp-uniform
-        }
-        unsigned int slot = 0;
-        if (lane == 0u) {
-            slot = atomicAdd(wl.ctrl + CTRL_WL_END, warp_total);
-        }
-        slot = __shfl_sync(0xFFFFFFFFu, slot, 0) + prefix - count;
+        unsigned int total;
+        // At most 32 vertices per lane: 6 bits.
+        unsigned int slot = warp_reserve_n<6>(wl.ctrl + CTRL_WL_END,
+                                              static_cast<unsigned int>(__popc(bits)), total);
         for (unsigned int rest = bits; rest != 0u; rest &= rest - 1u) {
-            const unsigned int v = w * 32u + static_cast<unsigned int>(__ffs(rest)) - 1u;
-            if (slot + 1u - wl.first > wl.mask + 1u) {
-                atomicMax(wl.ctrl + CTRL_WL_OVERFLOW, slot + 1u - wl.first);
-            } else {
-                wl.data[slot & wl.mask] = v;
-            }
+            wl.put(slot, w * 32u + static_cast<unsigned int>(__ffs(rest)) - 1u);
             ++slot;
         }
     }

@@ -145,16 +145,8 @@ pub struct PbfOutcome {
 
 /// `size` pseudo-random `u32`s from `seed` (splitmix64; the same on every machine).
 pub fn generate_input(size: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed;
-    (0..size)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) as u32
-        })
-        .collect()
+    let mut stream = groute_graph::SplitMix64::new(seed);
+    (0..size).map(|_| stream.next_u64() as u32).collect()
 }
 
 /// The reference: a sequential filter.

@@ -76,11 +76,11 @@ pub fn time_run<T>(
         starts.push(device.record_timing(device.stream())?);
     }
     let value = body()?;
-    let mut longest = 0f32;
-    for (device, start) in ctx.devices().iter().zip(&starts) {
+    let mut spans = Vec::with_capacity(starts.len());
+    for (device, start) in ctx.devices().iter().zip(starts) {
         let end = device.record_timing(device.stream())?;
         device.stream().synchronize()?;
-        longest = longest.max(Event::elapsed_ms(start, &end)?);
+        spans.push((start, end));
     }
-    Ok((value, Duration::from_secs_f64(f64::from(longest) / 1e3)))
+    Ok((value, Event::longest_span(&spans)?))
 }

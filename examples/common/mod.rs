@@ -354,11 +354,9 @@ pub fn sample_roots(
     let mut chosen = Vec::with_capacity(count);
     let mut taken = std::collections::HashSet::with_capacity(count);
     // The SplitMix64 stream from `seed`: the same roots for the same seed on every machine.
-    let mut counter = seed;
+    let mut stream = groute::graph::SplitMix64::new(seed);
     while chosen.len() < count {
-        let z = groute::graph::mix64(counter);
-        counter = counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let r = (z % n as u64) as u32;
+        let r = (stream.next_u64() % n as u64) as u32;
         if has_edges(r) && taken.insert(r) {
             chosen.push(r);
         }

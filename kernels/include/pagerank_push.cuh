@@ -110,12 +110,7 @@ struct WorklistSink {
     unsigned int* count;
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item) const {
-        const unsigned int used = slot + 1u - wl.first;
-        if (used > wl.mask + 1u) {
-            atomicMax(wl.ctrl + groute::CTRL_WL_OVERFLOW, used);
-            return;
-        }
-        wl.data[slot & wl.mask] = item;
+        wl.put(slot, item);
     }
 };
 

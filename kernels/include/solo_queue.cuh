@@ -391,13 +391,7 @@ __device__ SoloQueueResult solo_queue_run(const MinSplitOps ops,
     }
     __syncthreads();
     for (unsigned int i = threadIdx.x; i < left; i += blockDim.x) {
-        const unsigned int slot = copy_base + i;
-        const unsigned int used = slot + 1u - wl.first;
-        if (used > wl.mask + 1u) {
-            atomicMax(wl.ctrl + CTRL_WL_OVERFLOW, used);
-        } else {
-            wl.data[slot & wl.mask] = queue.item_at(head + i);
-        }
+        wl.put(copy_base + i, queue.item_at(head + i));
     }
     __syncthreads();  // the copy done, and every thread read the words below
     const unsigned int initial = queue.initial;

@@ -360,17 +360,18 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
     }
 }
 
+// Vertices [begin, end).
+struct VertexRange {
+    unsigned int begin;
+    unsigned int end;
+};
+
 // Expands worklist positions [wl.first, + count) over the grid (`shape`), appending the
 // improved heads through `appends` (the worklist itself for traversal_expand; a wrapper that
 // also copies them elsewhere, as the direction kernel's listed push does). Only the items in
 // [items.begin, items.end) are expanded (the others are skipped: a frontier that lists other
 // devices' vertices too). Lists of at least `hub_min_degree` arcs are recorded as hubs
 // (traversal_expand_hubs expands them).
-// Vertices [begin, end).
-struct VertexRange {
-    unsigned int begin;
-    unsigned int end;
-};
 
 template <typename Relax, bool WEIGHTED, typename Appends>
 __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long long* offsets,

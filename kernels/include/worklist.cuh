@@ -41,6 +41,18 @@ struct DeviceWorklist {
     // Appends take no adjacency ranges of the items (SoloWorklist of solo_frontier.cuh does).
     static constexpr bool KEEPS_RANGES = false;
 
+    // Writes `item` at the reserved position `slot`; a slot past the capacity writes nothing,
+    // records the needed size (see "Overflow") and returns false.
+    __device__ __forceinline__ bool put(unsigned int slot, unsigned int item) const {
+        const unsigned int used = slot + 1u - first;
+        if (used > mask + 1u) {
+            atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
+            return false;
+        }
+        data[slot & mask] = item;
+        return true;
+    }
+
     // Appends `item` where `keep`, one atomic per warp (call from warp-uniform control flow);
     // `stored(slot)` runs for the appended item (its position), not for an overflow.
     template <typename Stored>
@@ -48,16 +60,9 @@ struct DeviceWorklist {
                                                 Stored stored) const {
         unsigned int total;
         const unsigned int slot = warp_reserve(ctrl + CTRL_WL_END, keep, total);
-        if (!keep) {
-            return;
+        if (keep && put(slot, item)) {
+            stored(slot);
         }
-        const unsigned int used = slot + 1u - first;
-        if (used > mask + 1u) {
-            atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
-            return;
-        }
-        data[slot & mask] = item;
-        stored(slot);
     }
 
     __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
@@ -77,11 +82,7 @@ struct DeviceWorklist {
 #pragma unroll
         for (unsigned int k = 0; k < K; ++k) {
             if (keep[k]) {
-                const unsigned int used = slot + 1u - first;
-                if (used > mask + 1u) {
-                    atomicMax(ctrl + CTRL_WL_OVERFLOW, used);
-                } else {
-                    data[slot & mask] = items[k];
+                if (put(slot, items[k])) {
                     stored(k, slot);
                 }
                 ++slot;

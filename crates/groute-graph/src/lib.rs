@@ -53,5 +53,5 @@ pub use partition::{
 };
 pub use progress::{NoProgress, Progress};
 pub use read::{GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};
-pub use rng::mix64;
+pub use rng::SplitMix64;
 pub use storage::Storage;

@@ -5,15 +5,35 @@
 //! and hashing, xoshiro256** for streams. Each parallel chunk of work gets its own stream derived
 //! from `(seed, chunk index)`.
 
-/// The SplitMix64 finaliser: a bijective 64-bit mixer. Over a counter stepped by
-/// 0x9E37_79B9_7F4A_7C15 it is the SplitMix64 stream (the same on every machine: the graph
-/// generators' seeding, the examples' root sampling).
+/// The SplitMix64 finaliser: a bijective 64-bit mixer (over a counter: [`SplitMix64`]).
 #[inline]
-pub fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The SplitMix64 stream from a seed: [`mix64`] over a counter stepped by
+/// 0x9E37_79B9_7F4A_7C15 (the same numbers on every machine).
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    counter: u64,
+}
+
+impl SplitMix64 {
+    /// The stream seeded with `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { counter: seed }
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let z = mix64(self.counter);
+        self.counter = self.counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z
+    }
 }
 
 /// A xoshiro256** stream.
@@ -73,23 +93,17 @@ mod tests {
         assert_eq!(mix64(0), 0xE220_A839_7B1D_CDAF);
     }
 
-    /// Over a counter, mix64 is the SplitMix64 stream: the reference generator's first
-    /// outputs for seed 1234567.
+    /// The reference SplitMix64 generator's first outputs for seed 1234567.
     #[test]
-    fn mix64_over_a_counter_is_splitmix64() {
-        let mut counter = 1_234_567u64;
-        let mut next = || {
-            let z = mix64(counter);
-            counter = counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z
-        };
+    fn splitmix64_matches_the_reference_stream() {
+        let mut stream = SplitMix64::new(1_234_567);
         let expected = [
             6_457_827_717_110_365_317u64,
             3_203_168_211_198_807_973,
             9_817_491_932_198_370_423,
         ];
         for want in expected {
-            assert_eq!(next(), want);
+            assert_eq!(stream.next_u64(), want);
         }
     }
 }
