@@ -134,6 +134,11 @@ pub struct FusedArgs {
     /// priority, blocks over 256 threads).
     #[arg(long)]
     pub fused_solo_async: bool,
+    /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true, the default,
+    /// where the GPU and the graph allow it: compute capability 9.0, one device, adjacency
+    /// lists under 32 arcs) or on one block (false).
+    #[arg(long, value_name = "BOOL")]
+    pub fused_cluster: Option<bool>,
 }
 
 impl FusedArgs {
@@ -166,6 +171,9 @@ impl FusedArgs {
         }
         options.fused_solo_direct_min = self.fused_solo_direct_min;
         options.fused_solo_async = self.fused_solo_async;
+        if let Some(cluster) = self.fused_cluster {
+            options.fused_cluster = cluster;
+        }
     }
 }
 

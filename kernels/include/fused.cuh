@@ -178,6 +178,7 @@
 // cache lines of their own.
 #pragma once
 
+#include "cluster_solo.cuh"
 #include "peer_group.cuh"
 #include "solo_frontier.cuh"
 #include "solo_queue.cuh"
@@ -1070,7 +1071,30 @@ __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>
     }
 }
 
-template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED>
+// SOLO on the blocks of cluster 0 (the `_cluster` build, cluster_solo.cuh): the same report
+// as fused_solo's, the control words' worklist end set (the mode's appends reserve their slots
+// in block 0's shared memory, never in ctrl). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it.
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
+__device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
+                                   unsigned int start, unsigned int end, unsigned int current,
+                                   unsigned int threshold) {
+    const ClusterSoloResult r = cluster_solo_run<Relax, WEIGHTED, ENTRIES>(
+        a.ops, a.offsets, a.targets, a.weights, a.wl_data, a.wl_mask, a.ctrl,
+        a.template send_buffer<false>(a.ctrl), a.low_list(current, threshold), arrays, start, end,
+        a.solo_max, FUSED_ABORT_POLL, a.abort);
+    if (blockIdx.x == 0u && threadIdx.x == 0u) {
+        store_relaxed(a.ctrl + CTRL_WL_END, r.end);
+        store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
+        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
+                       make_uint4(static_cast<unsigned int>(r.processed),
+                                  static_cast<unsigned int>(r.processed >> 32), 0u, 0u));
+    }
+}
+
+// CLUSTER: 0, or the blocks of the cluster that runs SOLO (the `_cluster` build, launched with
+// clusters of that many blocks).
+template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED,
+          unsigned int CLUSTER>
 __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
     // The single-block mode's shared frontier (SOLO) or ring (SOLO-ASYNC).
     __shared__ SoloFrontierArrays<SOLO_ENTRIES> solo_arrays;
@@ -1159,7 +1183,14 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                 }
             }
         } else if (phase == FUSED_PHASE_SOLO) {
-            if (blockIdx.x == 0) {
+            if constexpr (CLUSTER != 0u) {
+                static_assert(CLUSTER == SOLO_CLUSTER && SOLO_ENTRIES != 0u && !PEERED,
+                              "the cluster build: the wide one, one device");
+                if (blockIdx.x < CLUSTER) {
+                    fused_cluster_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start,
+                                                                       end, current, threshold);
+                }
+            } else if (blockIdx.x == 0) {
                 if constexpr (SOLO_ENTRIES != 0u) {
                     if (a.solo_async()) {
                         fused_solo_async<Relax, WEIGHTED, SOLO_ENTRIES>(
@@ -1210,7 +1241,8 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 // `recv_freed`); the other two ignore those parameters and compile every device-driven path
 // out (a group of size 1, known to the compiler), so one-device and bounded runs keep their
 // registers.
-#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED, PEERED)     \
+#define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED, PEERED,     \
+                                     CLUSTER)                                                  \
     extern "C" __global__ void BOUNDS ENTRY(                                                   \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
         const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
@@ -1246,13 +1278,26 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                                   send_published,                                              \
                                   inbox_capacity,                                              \
                                   recv_freed};                                                 \
-        groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES, PEERED>(a);                             \
+        groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES, PEERED, CLUSTER>(a);            \
     }
 
+// NAME##_fused_cluster (compute capability 9.0 or later): the wide build launched in clusters of
+// SOLO_CLUSTER blocks, whose SOLO phases run on cluster 0 (cluster_solo.cuh); one device,
+// unbounded (it compiles the device-driven paths out).
+#define GROUTE_FUSED_CLUSTER_BOUNDS __cluster_dims__(groute::SOLO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)                                      \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048,      \
+                                 RELAX, WEIGHTED, false, groute::SOLO_CLUSTER)
+#else
+#define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)
+#endif
+
 #define GROUTE_FUSED_TRAVERSAL_KERNEL(NAME, RELAX, WEIGHTED)                                   \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED, false)                    \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused, , 0, RELAX, WEIGHTED, false, 0)                 \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_wide, __launch_bounds__(1024, 1), 2048, RELAX,    \
-                                 WEIGHTED, false)                                              \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer, , 0, RELAX, WEIGHTED, true)                \
+                                 WEIGHTED, false, 0)                                           \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer, , 0, RELAX, WEIGHTED, true, 0)             \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer_wide, __launch_bounds__(1024, 1), 2048,      \
-                                 RELAX, WEIGHTED, true)
+                                 RELAX, WEIGHTED, true, 0)                                     \
+    GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)

@@ -192,6 +192,97 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
     }
 }
 
+/// A tree of `fanout`^3 leaves: levels of 1, `fanout`, `fanout`^2 and `fanout`^3 items, every
+/// list under 32 arcs (the cluster mode's graphs) while the last level outgrows the cluster's
+/// 4,096 frontier entries.
+fn wide_tree(fanout: u32) -> groute_graph::Graph {
+    let mut pairs = Vec::new();
+    let mut level = vec![0u32];
+    let mut next_id = 1u32;
+    for _ in 0..3 {
+        let mut children = Vec::new();
+        for &v in &level {
+            for _ in 0..fanout {
+                pairs.push((v, next_id));
+                children.push(next_id);
+                next_id += 1;
+            }
+        }
+        level = children;
+    }
+    from_pairs(next_id as usize, &pairs, "wide tree")
+}
+
+/// The single-block mode on a cluster of four blocks (`fused_cluster`, the default where the
+/// GPU has clusters and every list is under 32 arcs: kernels/include/cluster_solo.cuh) and on
+/// one block: the reference on road grids (p from 0.5 to 1), a sparse random graph, a path and
+/// a wide tree (a level past the cluster's frontiers, read from the worklist, and past the
+/// bound, handed to the grid), from several sources, with bounds from one item to none, with
+/// soft priority; the cluster's levels counted where it runs (compute capability 9.0 or later),
+/// none where it was not asked for.
+#[test]
+fn the_cluster_mode_agrees_with_the_reference_either_way() {
+    let Some(ctx) = cuda(1) else {
+        return;
+    };
+    let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
+    let chain: Vec<(u32, u32)> = (0..2999).map(|i| (i, i + 1)).collect();
+    let graphs = [
+        generated("road:side=96,p=0.6,seed=31"),
+        generated("road:side=150,p=0.5,seed=32"),
+        generated("road:side=64,p=1,seed=33"),
+        generated("random:n=5000,m=12000,seed=34"),
+        from_pairs(3000, &chain, "directed path"),
+        wide_tree(30),
+    ];
+    for g in &graphs {
+        let n = g.num_vertices() as u32;
+        let max_degree = g
+            .csr
+            .offsets()
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap();
+        for s in [0, n / 2] {
+            let expected = bfs_reference(&g.csr, s);
+            for block in [512, 1024] {
+                for solo in [None, Some(1), Some(7), Some(300), Some(u32::MAX)] {
+                    for (cluster, prio) in [
+                        (true, None),
+                        (true, Some(2)),
+                        (false, None),
+                        (false, Some(2)),
+                    ] {
+                        let mut o = options(FusedMode::On);
+                        o.worklist.fused_block = Some(block);
+                        o.worklist.fused_solo_max = solo;
+                        o.worklist.fused_cluster = cluster;
+                        o.worklist.prio_delta = prio;
+                        let label = format!(
+                            "{} from {s}: block {block}, solo {solo:?}, cluster {cluster}, prio \
+                             {prio:?}",
+                            g.name
+                        );
+                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                        assert_eq!(r.levels, expected, "{label}");
+                        let d = &r.stats.worklist.devices[0];
+                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
+                        let on = cluster && clusters && max_degree < 32;
+                        if on && r.depth() > 2 {
+                            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
+                        }
+                        if !on {
+                            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
+                        }
+                        assert!(d.solo_cluster_rounds <= d.solo_rounds, "{label}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The shared frontier in bounded fused rounds on several devices (each device's
 /// single-block levels between the host's exchanges): on and off, one level per launch to
 /// unbounded, with soft priority.
@@ -604,6 +695,14 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
     // With room, the same graph succeeds.
     let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
     assert_eq!(r.levels, bfs_reference(&g.csr, 0));
+    // The cluster mode's appends (a tree level of 900 items appending 27,000) overflow it.
+    let tree = wide_tree(30);
+    let mut o = options(FusedMode::On);
+    o.worklist.wl_capacity = Some(1);
+    o.worklist.fused_block = Some(1024);
+    o.worklist.fused_solo_max = Some(u32::MAX);
+    let err = run(&ctx, &tree, 0, &o).unwrap_err();
+    assert!(err.to_string().contains("--wl-capacity"), "cluster: {err}");
 }
 
 #[test]

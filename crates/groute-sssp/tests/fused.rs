@@ -169,6 +169,57 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
     }
 }
 
+/// The single-block mode on a cluster of four blocks (`fused_cluster`, the default where the
+/// GPU has clusters and every list is under 32 arcs) and on one block: Dijkstra on weighted
+/// road grids, a grid with zero weights and an unweighted one, from two sources, with bounds
+/// from one item to none, with the default band (soft priority deferring to the low lists
+/// from inside the cluster's levels), a narrow one and none; the cluster's levels counted where
+/// it runs (compute capability 9.0 or later).
+#[test]
+fn the_cluster_mode_equals_dijkstra_either_way() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
+    let gs = [
+        generated("road:side=96,p=0.6,seed=41,weights=1..100:3"),
+        generated("road:side=80,p=0.6,seed=42,weights=1000..1500:4"),
+        generated("road:side=50,p=0.7,seed=43,weights=0..3:5"),
+        generated("road:side=60,p=0.8,seed=44"),
+    ];
+    for g in &gs {
+        let n = g.num_vertices() as u32;
+        for s in [0, n / 2] {
+            let expected = sssp_reference(&g.csr, s);
+            for solo in [None, Some(1), Some(300), Some(u32::MAX)] {
+                for cluster in [true, false] {
+                    for prio in [None, Some(50), Some(0)] {
+                        let mut o = options(FusedMode::On);
+                        o.worklist.fused_block = Some(1024);
+                        o.worklist.fused_solo_max = solo;
+                        o.worklist.fused_cluster = cluster;
+                        o.worklist.prio_delta = prio;
+                        let label = format!(
+                            "{} from {s}: solo {solo:?}, cluster {cluster}, prio {prio:?}",
+                            g.name
+                        );
+                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                        assert_eq!(r.distances, expected, "{label}");
+                        let d = &r.stats.worklist.devices[0];
+                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
+                        if cluster && clusters && r.reached() > 2 {
+                            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
+                        }
+                        if !cluster {
+                            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The shared frontier in bounded fused rounds on two devices, on and off, with the default
 /// band and without.
 #[test]

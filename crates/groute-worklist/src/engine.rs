@@ -116,6 +116,17 @@ pub struct WorklistOptions {
     /// and graphs of fewer than 2^32 arcs; the single-block mode runs levels elsewhere. A
     /// phase counts as one round.
     pub fused_solo_async: bool,
+    /// The fused kernel's single-block mode runs on a cluster of
+    /// [`SOLO_CLUSTER`](crate::traversal::SOLO_CLUSTER) blocks (`--fused-cluster`, on by
+    /// default): four multiprocessors run each level, separated by the cluster's hardware
+    /// barrier, and batches of up to four blocks' threads stay out of the grid
+    /// (kernels/include/cluster_solo.cuh). Used where the device has thread-block clusters
+    /// (compute capability 9.0 or later), on one device, with blocks over 256 threads, the
+    /// shared frontier on, SOLO-ASYNC off, and graphs whose longest adjacency list has fewer
+    /// than [`CLUSTER_MAX_DEGREE`](crate::traversal::CLUSTER_MAX_DEGREE) arcs (the mode
+    /// expands every list on one thread); the single block runs elsewhere. Same results
+    /// either way.
+    pub fused_cluster: bool,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this
     /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
@@ -156,6 +167,7 @@ impl Default for WorklistOptions {
             fused_solo_shared: true,
             fused_solo_direct_min: false,
             fused_solo_async: false,
+            fused_cluster: true,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,
@@ -191,6 +203,9 @@ pub struct DeviceStats {
     pub epochs: u64,
     /// Of `rounds`, the levels the fused kernel ran in its single-block mode (0 elsewhere).
     pub solo_rounds: u64,
+    /// Of `solo_rounds`, the levels it ran on a cluster of blocks
+    /// ([`WorklistOptions::fused_cluster`]).
+    pub solo_cluster_rounds: u64,
 }
 
 /// Counters of a whole run.
@@ -222,6 +237,15 @@ impl WorklistStats {
         self.devices
             .iter()
             .map(|d| d.solo_rounds)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Largest number of single-block rounds the fused kernel ran on a cluster, on any device.
+    pub fn solo_cluster_rounds(&self) -> u64 {
+        self.devices
+            .iter()
+            .map(|d| d.solo_cluster_rounds)
             .max()
             .unwrap_or(0)
     }

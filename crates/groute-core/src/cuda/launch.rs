@@ -253,4 +253,24 @@ impl CudaFunction {
         // SAFETY: as in `launch`.
         unsafe { sys::launch_cooperative_kernel(self.raw, config.raw(), s.raw(), &mut params) }
     }
+
+    /// Enqueues a kernel compiled with cluster dimensions (`__cluster_dims__`) as a cooperative
+    /// launch (`cuLaunchKernelEx`): its clusters formed as compiled, every block resident at
+    /// once. Size the grid with [`CudaFunction::max_active_clusters`].
+    ///
+    /// # Safety
+    /// As [`CudaFunction::launch`]; the grid is a multiple of the compiled cluster size.
+    pub unsafe fn launch_cooperative_clusters<A: KernelArgs>(
+        &self,
+        stream: &dyn RawStream,
+        config: LaunchConfig,
+        mut args: A,
+    ) -> Result<()> {
+        config.validate()?;
+        let s = self.check_stream(stream)?;
+        s.bind()?;
+        let mut params = args.param_ptrs();
+        // SAFETY: as in `launch`; the caller guarantees the grid's shape.
+        unsafe { sys::launch_cooperative_clusters(self.raw, config.raw(), s.raw(), &mut params) }
+    }
 }

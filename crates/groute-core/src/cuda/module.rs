@@ -199,6 +199,19 @@ impl CudaFunction {
         )
     }
 
+    /// Clusters of `cluster` blocks of `block_size` threads that fit on the device at once
+    /// (`cuOccupancyMaxActiveClusters`), for a kernel compiled with clusters of that size
+    /// (`__cluster_dims__`). A cooperative launch of such a kernel
+    /// ([`CudaFunction::launch_cooperative_clusters`]) holds at most this many clusters: fewer
+    /// blocks than [`CudaFunction::max_resident_grid`] where a GPC's multiprocessors do not
+    /// divide into whole clusters (one H200: 30 clusters of 4 blocks of 1,024 threads, 120
+    /// of its 132 multiprocessors).
+    pub fn max_active_clusters(&self, cluster: u32, block_size: u32) -> Result<u32> {
+        self.device.bind()?;
+        // SAFETY: the function's module is loaded (held by `self`) and its context is current.
+        unsafe { sys::occupancy_max_active_clusters(self.raw, cluster, block_size, 0) }
+    }
+
     /// Multiprocessors of the function's device.
     pub fn multiprocessors(&self) -> u32 {
         self.device.props.multiprocessors

@@ -92,7 +92,7 @@ pub(crate) struct CudaTraversalDevice {
     resident_grid: u32,
     hubs_grid: u32,
     /// Each launch's hub threshold and the hub list's size (`hub_policy.rs`).
-    hubs: HubPolicy,
+    pub(super) hubs: HubPolicy,
     /// The fused persistent kernel (one-device runs, `fused.rs`).
     pub(super) fused: FusedKernel,
 }

@@ -129,8 +129,8 @@ use super::fused_async::AsyncKernel;
 use super::fused_peer::FusedMember;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, cooperative_grid,
-    fused_block as fused_block_size, fused_kernel_flags,
+    FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, SOLO_CLUSTER, cluster_grid, cooperative_grid,
+    fused_block as fused_block_size, fused_kernel_flags, uses_cluster,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -293,6 +293,11 @@ pub(crate) struct FusedKernel {
     /// device-driven run (`fused_peer.rs`; the others compile those paths out).
     peer_narrow: CudaFunction,
     peer_wide: CudaFunction,
+    /// `<algo>_fused_cluster`: the wide build launched in clusters of [`SOLO_CLUSTER`] blocks,
+    /// its single-block mode on cluster 0 (`kernels/include/cluster_solo.cuh`); `None` where
+    /// the device has no thread-block clusters (compute capability below 9.0: the module has
+    /// no such entry).
+    cluster: Option<CudaFunction>,
     /// Multiprocessors of the device: the default grid of sparse graphs (one block per
     /// multiprocessor, [`FusedDefaults`]). Measured on one H200 (road 2048 BFS, 256-thread
     /// blocks, before the single-block mode): 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms,
@@ -319,6 +324,8 @@ pub(super) struct FusedShape {
     block: u32,
     /// The single-block mode's bound (0: off).
     pub(super) solo_max: u32,
+    /// The cluster build runs it (`uses_cluster`): its single-block mode on cluster 0.
+    pub(super) cluster: bool,
 }
 
 /// How one launch of the fused kernel takes part in its run.
@@ -359,10 +366,14 @@ impl FusedKernel {
         let wide = module.function(&format!("{name}_wide"))?;
         let peer_narrow = module.function(&format!("{name}_peer"))?;
         let peer_wide = module.function(&format!("{name}_peer_wide"))?;
+        let cluster = module.function(&format!("{name}_cluster")).ok();
         // Load every build now: under the driver's lazy loading (the default since CUDA 12.2)
         // a function is loaded on its first use, which may wait for the device's running
         // kernels; an occupancy query is such a use, here and never while a run is timed.
-        for f in [&narrow, &wide, &peer_narrow, &peer_wide] {
+        for f in [&narrow, &wide, &peer_narrow, &peer_wide]
+            .into_iter()
+            .chain(cluster.as_ref())
+        {
             f.max_active_blocks_per_multiprocessor(32, 0)?;
         }
         let multiprocessors = device.properties().multiprocessors.max(1);
@@ -371,6 +382,7 @@ impl FusedKernel {
             wide,
             peer_narrow,
             peer_wide,
+            cluster,
             multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
             state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
@@ -382,9 +394,17 @@ impl FusedKernel {
         Ok(kernel)
     }
 
+    /// Whether the module has the cluster build (`<algo>_fused_cluster`).
+    pub(super) fn has_cluster_build(&self) -> bool {
+        self.cluster.is_some()
+    }
+
     /// The build of the kernel for blocks of `block` threads, for a member of a device-driven
-    /// run (`peer`) or not.
-    fn function(&self, block: u32, peer: bool) -> &CudaFunction {
+    /// run (`peer`) or not; the cluster build (`cluster`, one device) where the module has it.
+    fn function(&self, block: u32, peer: bool, cluster: bool) -> &CudaFunction {
+        if let (true, Some(f)) = (cluster && !peer, &self.cluster) {
+            return f;
+        }
         match (block <= FUSED_NARROW_MAX_BLOCK, peer) {
             (true, false) => &self.narrow,
             (false, false) => &self.wide,
@@ -395,30 +415,53 @@ impl FusedKernel {
 
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
-    /// uses: a member of a device-driven run's, `peer`, or the other).
+    /// uses: a member of a device-driven run's, `peer`, or the other). `cluster_graph`: the
+    /// graph's longest list and arc positions, for the single-block mode on a cluster
+    /// (`uses_cluster`; `None`: never, as for members and bounded launches).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
         peer: bool,
+        cluster_graph: Option<(u64, usize)>,
     ) -> Result<FusedShape, Error> {
         let block = fused_block_size(options.fused_block, defaults.block)?;
-        let grid = cooperative_grid(
-            self.function(block, peer),
-            block,
-            options.fused_grid,
-            |max| match defaults.grid {
-                FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
-                FusedGrid::Resident => max,
-            },
-        )?;
-        let solo_max = options
+        let solo_on = options
             .fused_solo_max
-            .unwrap_or(if defaults.solo { block } else { 0 });
+            .unwrap_or(if defaults.solo { 1 } else { 0 })
+            != 0;
+        let cluster = match cluster_graph {
+            Some((max_degree, arcs)) => uses_cluster(
+                options,
+                self.has_cluster_build(),
+                block,
+                u32::from(solo_on),
+                fused_kernel_flags(options, arcs)?,
+                max_degree,
+            ),
+            None => false,
+        };
+        let default_grid = |max: u32| match defaults.grid {
+            FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
+            FusedGrid::Resident => max,
+        };
+        let function = self.function(block, peer, cluster);
+        let grid = if cluster {
+            cluster_grid(function, block, options.fused_grid, default_grid(u32::MAX))?
+        } else {
+            cooperative_grid(function, block, options.fused_grid, default_grid)?
+        };
+        // The cluster's frontiers hold one item per thread of each of its blocks.
+        let solo_threads = if cluster { SOLO_CLUSTER * block } else { block };
+        let solo_max =
+            options
+                .fused_solo_max
+                .unwrap_or(if defaults.solo { solo_threads } else { 0 });
         Ok(FusedShape {
             grid,
             block,
             solo_max,
+            cluster,
         })
     }
 
@@ -484,7 +527,12 @@ impl CudaTraversalDevice {
         drop(self.worker(device, sources, seeds)?);
         trace.mark("reset done");
         let seeds = seeds.len() as u32;
-        let shape = self.fused.shape(options, defaults, false)?;
+        let shape = self.fused.shape(
+            options,
+            defaults,
+            false,
+            Some((self.hubs.max_degree(), self.targets.len())),
+        )?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         let solo_max = shape.solo_max;
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
@@ -542,10 +590,12 @@ impl CudaTraversalDevice {
                 outstanding: (u64::from(seeds) + produced).saturating_sub(processed) as i64,
             });
         }
+        let stats = state.stats();
         Ok(FusedRun {
             stats: DeviceStats {
                 items_produced: produced,
-                ..state.stats()
+                solo_cluster_rounds: if shape.cluster { stats.solo_rounds } else { 0 },
+                ..stats
             },
             elapsed,
             device_time,
@@ -762,13 +812,16 @@ impl CudaTraversalDevice {
         // launch is cooperative, so every block is resident and the grid barrier cannot
         // deadlock. Memory is kept alive below.
         unsafe {
-            self.fused
-                .function(shape.block, member.is_some())
-                .launch_cooperative(
-                    self.stream.raw().as_ref(),
-                    LaunchConfig::linear(shape.grid, shape.block),
-                    args,
-                )?
+            let function = self
+                .fused
+                .function(shape.block, member.is_some(), shape.cluster);
+            let stream = self.stream.raw();
+            let config = LaunchConfig::linear(shape.grid, shape.block);
+            if shape.cluster && member.is_none() {
+                function.launch_cooperative_clusters(stream.as_ref(), config, args)?
+            } else {
+                function.launch_cooperative(stream.as_ref(), config, args)?
+            }
         };
         self.keep_alive(&[])?;
         let mut memory = vec![self.fused.state.raw().memory, self.fused.abort.raw().memory];

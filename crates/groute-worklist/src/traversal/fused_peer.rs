@@ -166,7 +166,7 @@ pub(crate) fn run_device_driven(
     let mut shapes = Vec::with_capacity(n);
     let mut barriers = Vec::with_capacity(n);
     for (d, dev) in devices.iter_mut().enumerate() {
-        shapes.push(dev.fused.shape(options, defaults, true)?);
+        shapes.push(dev.fused.shape(options, defaults, true, None)?);
         barriers.push(fused_kernel_flags(options, dev.targets.len())?);
         if threshold != u32::MAX {
             dev.ensure_low_lists(&context_devices[d])?;

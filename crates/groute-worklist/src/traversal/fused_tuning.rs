@@ -227,6 +227,75 @@ pub(crate) fn cooperative_grid(
     }
 }
 
+/// Blocks of the cluster that runs the fused kernel's single-block mode in its cluster build
+/// (`groute::SOLO_CLUSTER` of kernels/include/cluster_solo.cuh,
+/// [`WorklistOptions::fused_cluster`]).
+///
+/// Measured with a stand-alone prototype on one H200 (road grid 2048 x 2048, p = 0.6, the
+/// whole BFS in one block or one cluster, median of 5): clusters of 2 / 4 / 8 blocks took
+/// 19.5 / 16.4 / 16.6 ms, one block 28.5.
+pub const SOLO_CLUSTER: u32 = 4;
+
+/// Graphs whose longest adjacency list has fewer arcs than this may run the single-block mode
+/// on a cluster ([`WorklistOptions::fused_cluster`]): the mode expands every list on one
+/// thread, THREAD_ARCS (4) arcs per dependent step, without the nested load balancing.
+pub const CLUSTER_MAX_DEGREE: u64 = 32;
+
+/// Whether a fused run on one device runs its single-block mode on a cluster: asked for
+/// ([`WorklistOptions::fused_cluster`]), a cluster build exists (`has_build`: the device has
+/// compute capability 9.0 or later), blocks over 256 threads (the wide build's frontier), the
+/// single-block mode on (`solo_max`), the shared frontier on (`flags`: the graph's arc
+/// positions fit 32 bits), SOLO-ASYNC off, and every list under [`CLUSTER_MAX_DEGREE`] arcs.
+pub(crate) fn uses_cluster(
+    options: &WorklistOptions,
+    has_build: bool,
+    block: u32,
+    solo_max: u32,
+    (_, flags): (u32, u32),
+    max_degree: u64,
+) -> bool {
+    options.fused_cluster
+        && has_build
+        && block > FUSED_NARROW_MAX_BLOCK
+        && solo_max != 0
+        && flags & FUSED_SOLO_SHARED != 0
+        && flags & FUSED_SOLO_ASYNC == 0
+        && max_degree < CLUSTER_MAX_DEGREE
+}
+
+/// The grid of a cooperative launch of `function`, a cluster build, in blocks of `block`
+/// threads: `requested` (`--fused-grid`) or `default` blocks, rounded down to whole clusters
+/// of [`SOLO_CLUSTER`] and at most every cluster resident at once; an error names the setting
+/// when no cluster fits or the request is out of range.
+pub(crate) fn cluster_grid(
+    function: &groute_core::cuda::CudaFunction,
+    block: u32,
+    requested: Option<u32>,
+    default: u32,
+) -> Result<u32, Error> {
+    let max_grid = function.max_active_clusters(SOLO_CLUSTER, block)? * SOLO_CLUSTER;
+    if max_grid == 0 {
+        return Err(Error::invalid(
+            "fused_cluster (--fused-cluster)",
+            "true",
+            "no cluster of the fused kernel's blocks fits on this device: give              --fused-cluster false",
+        ));
+    }
+    match requested {
+        None => Ok((default.min(max_grid) / SOLO_CLUSTER).max(1) * SOLO_CLUSTER),
+        Some(g) if g % SOLO_CLUSTER == 0 && (SOLO_CLUSTER..=max_grid).contains(&g) => Ok(g),
+        Some(g) => Err(Error::invalid(
+            "fused_grid (--fused-grid)",
+            g,
+            format!(
+                "give a multiple of {SOLO_CLUSTER} from {SOLO_CLUSTER} to {max_grid} blocks of \
+                 {block} threads (the single-block mode runs on clusters of {SOLO_CLUSTER}; \
+                 --fused-cluster false lifts this)"
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,5 +387,56 @@ mod tests {
         };
         let err = too_long.kernel_args().unwrap_err().to_string();
         assert!(err.contains("--fused-spin-ns"), "{err}");
+    }
+
+    #[test]
+    fn the_cluster_runs_only_where_its_build_and_the_graph_allow_it() {
+        let o = WorklistOptions::default();
+        let flags = fused_kernel_flags(&o, 1000).unwrap();
+        assert!(uses_cluster(&o, true, 1024, 4096, flags, 4));
+        assert!(uses_cluster(
+            &o,
+            true,
+            512,
+            1024,
+            flags,
+            CLUSTER_MAX_DEGREE - 1
+        ));
+        // No build (compute capability below 9.0), the narrow build, the mode off.
+        assert!(!uses_cluster(&o, false, 1024, 4096, flags, 4));
+        assert!(!uses_cluster(
+            &o,
+            true,
+            FUSED_NARROW_MAX_BLOCK,
+            4096,
+            flags,
+            4
+        ));
+        assert!(!uses_cluster(&o, true, 1024, 0, flags, 4));
+        // A list the mode would expand on one thread.
+        assert!(!uses_cluster(
+            &o,
+            true,
+            1024,
+            4096,
+            flags,
+            CLUSTER_MAX_DEGREE
+        ));
+        // Arc positions past 32 bits (no shared frontier), SOLO-ASYNC, or asked not to.
+        let wide = fused_kernel_flags(&o, 1usize << 32).unwrap();
+        assert!(!uses_cluster(&o, true, 1024, 4096, wide, 4));
+        let mut a = o.clone();
+        a.fused_solo_async = true;
+        assert!(!uses_cluster(
+            &a,
+            true,
+            1024,
+            4096,
+            fused_kernel_flags(&a, 1000).unwrap(),
+            4
+        ));
+        let mut off = o.clone();
+        off.fused_cluster = false;
+        assert!(!uses_cluster(&off, true, 1024, 4096, flags, 4));
     }
 }

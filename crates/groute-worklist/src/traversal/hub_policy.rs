@@ -70,6 +70,11 @@ impl HubPolicy {
         HubPolicy::new(csr.targets().len(), max_degree, resident_grid, block)
     }
 
+    /// The longest adjacency list of the graph (arcs).
+    pub fn max_degree(&self) -> u64 {
+        self.max_degree
+    }
+
     /// Slots of the hub list (`ctrl[CTRL_HUB_CAP]`).
     pub fn capacity(&self) -> u32 {
         self.capacity

@@ -42,8 +42,8 @@ pub use fused_peer::FusedDriver;
 pub use fused_rounds::FUSED_ROUND_LEVELS;
 use fused_tuning::FusedDefaults;
 pub use fused_tuning::{
-    FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK, FUSED_SPARSE_MAX_AVERAGE_DEGREE,
-    FUSED_SPIN_NS, FusedBarrier,
+    CLUSTER_MAX_DEGREE, FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK,
+    FUSED_SPARSE_MAX_AVERAGE_DEGREE, FUSED_SPIN_NS, FusedBarrier, SOLO_CLUSTER,
 };
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 

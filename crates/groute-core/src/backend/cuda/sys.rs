@@ -175,7 +175,9 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleUnload",
     "cuLaunchKernel",
     "cuLaunchCooperativeKernel",
+    "cuLaunchKernelEx",
     "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuOccupancyMaxActiveClusters",
 ];
 
 /// Loads the driver, checks its entry points and runs `cuInit`. Never panics.
@@ -829,6 +831,85 @@ pub(crate) unsafe fn launch_cooperative_kernel(
         },
         "cuLaunchCooperativeKernel",
     )
+}
+
+/// The launch configuration of `cuLaunchKernelEx` for `cfg` on `s` with `attrs`.
+fn launch_config(
+    cfg: RawLaunch,
+    s: CUstream,
+    attrs: &mut [sys::CUlaunchAttribute],
+) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: cfg.grid.0,
+        gridDimY: cfg.grid.1,
+        gridDimZ: cfg.grid.2,
+        blockDimX: cfg.block.0,
+        blockDimY: cfg.block.1,
+        blockDimZ: cfg.block.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: s,
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: attrs.len() as c_uint,
+    }
+}
+
+/// The cooperative attribute of `cuLaunchKernelEx`.
+fn cooperative_attribute() -> sys::CUlaunchAttribute {
+    // SAFETY: a plain C struct of integers and a union of plain data: all zeroes is valid.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    attr
+}
+
+/// Launches `f`, a kernel compiled with cluster dimensions (`__cluster_dims__`), cooperatively
+/// (`cuLaunchKernelEx` with the cooperative attribute): every cluster is formed as compiled,
+/// and every block is resident at once.
+///
+/// # Safety
+/// As [`launch_kernel`]; the grid is a multiple of the compiled cluster size and holds at
+/// most the clusters that fit on the device at once (see
+/// [`occupancy_max_active_clusters`]).
+pub(crate) unsafe fn launch_cooperative_clusters(
+    f: CUfunction,
+    cfg: RawLaunch,
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    let mut attrs = [cooperative_attribute()];
+    let config = launch_config(cfg, s, &mut attrs);
+    check(
+        // SAFETY: `config` and its attribute outlive the call; caller's guarantee for the rest.
+        unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), ptr::null_mut()) },
+        "cuLaunchKernelEx",
+    )
+}
+
+/// Clusters of `f` (a kernel compiled with clusters of `cluster` blocks) with blocks of
+/// `block_size` threads that fit on the device at once.
+///
+/// # Safety
+/// `f` is live and its context is current.
+pub(crate) unsafe fn occupancy_max_active_clusters(
+    f: CUfunction,
+    cluster: u32,
+    block_size: u32,
+    dynamic_smem: u32,
+) -> Result<u32> {
+    let mut attrs = [cooperative_attribute()];
+    let cfg = RawLaunch {
+        grid: (cluster, 1, 1),
+        block: (block_size, 1, 1),
+        shared_mem_bytes: dynamic_smem,
+    };
+    let config = launch_config(cfg, ptr::null_mut(), &mut attrs);
+    let mut n: c_int = 0;
+    check(
+        // SAFETY: valid out-pointer and configuration; caller's guarantee for `f`.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f, &config) },
+        "cuOccupancyMaxActiveClusters",
+    )?;
+    Ok(n.max(0) as u32)
 }
 
 /// Blocks of `block_size` threads of `f` that fit on one multiprocessor at once.
