@@ -128,6 +128,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/solo_queue.cuh"),
     },
     KernelHeader {
+        name: "cluster_solo.cuh",
+        source: include_str!("../../../../kernels/include/cluster_solo.cuh"),
+    },
+    KernelHeader {
         name: "fused.cuh",
         source: include_str!("../../../../kernels/include/fused.cuh"),
     },
