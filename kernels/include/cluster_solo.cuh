@@ -13,34 +13,38 @@
 // ms with the filtering load and 19.5 / 16.4 / 16.6 ms without it (the atomicMin goes out
 // right after the targets load). So the cluster relaxes without the filter.
 //
-// Positions. A level's items are the worklist positions [start, end) (relative position
-// r = position - start); its appends reserve relative slots on one counter in block 0's
-// shared memory (one atomic per warp, through distributed shared memory), are written to the
-// worklist at position end + r (every item, as in SOLO: leaving the mode needs no copy), and,
-// for the first SOLO_CLUSTER x capacity slots, to the frontier entry r / SOLO_CLUSTER of block
-// r % SOLO_CLUSTER, with the vertex's adjacency range (loaded beside the atomicMin). So every
-// block of the next level expands the relative positions congruent to its rank, from its own
-// shared memory: the level is split evenly whatever warp found its items. Positions past the
-// cached ones (a level of more items than the frontiers hold) are read from the worklist.
+// Where items live. The first level expands the batch [start, end) from the worklist, block
+// b taking the positions start + b, start + b + SOLO_CLUSTER, ... Every later level's items are
+// frontier entries in the blocks' shared memory: each warp appends to one destination block,
+// (warp + rank) % SOLO_CLUSTER, reserving entries on that block's counter (one
+// distributed-shared-memory atomic per warp) and writing the vertex and its adjacency range
+// (loaded beside the atomicMin) there, and each block expands its own entries. So a level is
+// split over the cluster whatever warps found its items, and its items never touch global
+// memory: the mode lists nothing but the batch it leaves, which each block copies to the
+// worklist after [start, end)'s end. Their count goes to the host as unlisted (produced, never
+// in the worklist), as SOLO-ASYNC's ring items do. An entry past a block's capacity spills to
+// the worklist (a global atomic on CTRL_WL_END, which is `end` during the mode) and stops the
+// mode after the level; the batch it leaves is then the spills followed by the entries.
 //
 // Race-freedom. The frontier has two buffers per block: level l reads buffer l & 1 and its
-// appends write buffer (l + 1) & 1, whose entries the blocks read during level l - 1, before
-// its closing cluster barrier. The appends' counters are three words used in turn: level l
-// appends to counter l % 3; every thread reads it after level l's closing barrier (the
-// barrier's release/acquire orders the appends before the reads); block 0's thread 0 clears
-// counter (l + 1) % 3 during level l, after level l - 1's barrier, by which every read of its
-// previous use (level l - 2's count, read before arriving at barrier l - 1) is done, and before
-// level l's barrier, after which level l + 1 appends to it. The stop and abort words only go
-// from 0 to nonzero during a phase, and are read after a barrier by every block, so every block
-// takes the same decision at the same level. Block 0's words are cleared at the phase's start,
-// before a cluster barrier; no block leaves the phase while another may still read them (they
-// are next written at the next phase's start, after a grid barrier every block arrives at after
-// its reads).
+// appends write buffer (l + 1) & 1, whose entries their block read during level l - 1, before
+// its closing cluster barrier. Each block's appends counters are three words used in turn:
+// level l appends to counter l % 3; every warp of the cluster reads every block's counter after
+// level l's closing barrier (the barrier's release/acquire orders the appends before the
+// reads); the owner's thread 0 clears counter (l + 1) % 3 during level l, after level l - 1's
+// barrier, by which every read of its previous use (level l - 2's counts, read before arriving
+// at barrier l - 1) is done, and before level l's barrier, after which level l + 1 appends to
+// it. Block 0's stop and abort words only go from 0 to nonzero during a phase and are read
+// after a barrier by every warp, so every block takes the same decision at the same level. The
+// words are cleared at the phase's start, before a cluster barrier; no block leaves the phase
+// while another may still read them (they are next written at the next phase's start, after a
+// grid barrier every block arrives at after its reads).
 //
-// What the mode leaves to the grid. A level of more than `bound` items, an empty one, a
-// worklist overflow (the stop word; the overflow itself is recorded in ctrl as for any append),
-// a low-list overflow or the host's abort word (both polled by block 0 every `poll_every`
-// levels) end it. It expands every item at thread granularity (THREAD_ARCS arcs per step), so
+// What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
+// (the stop word), a low-list overflow or the host's abort word (both polled by block 0 every
+// `poll_every` levels) end it, and so does a phase whose unlisted items near 2^31 (their
+// report is 32-bit). A worklist overflow (a spill or the hand-over past the capacity) is
+// recorded in ctrl as for any append, and the next barrier's action stops the kernel on it. It expands every item at thread granularity (THREAD_ARCS arcs per step), so
 // the host runs it only on graphs whose longest adjacency list is short (the host's bound:
 // CLUSTER_MAX_DEGREE in fused_tuning.rs) and whose arc positions fit 32 bits (the frontier
 // keeps 32-bit ranges, as SOLO's).
@@ -58,11 +62,11 @@ namespace groute {
 // Blocks of the cluster that runs the mode (cluster 0: blocks 0 .. SOLO_CLUSTER - 1).
 enum : unsigned int { SOLO_CLUSTER = 4 };
 
-// Block 0's words of the mode (shared memory).
+// The words of the mode (each block's shared memory).
 enum ClusterSoloWord : unsigned int {
-    CLUSTER_COUNT = 0,  // three appends counters, used in turn by the levels
-    CLUSTER_STOP = 3,   // nonzero: an append found the worklist full, or a low list overflowed
-    CLUSTER_ABORT = 4,  // nonzero: block 0's poll saw the host's abort word
+    CLUSTER_COUNT = 0,  // three appends counters (every block's), used in turn by the levels
+    CLUSTER_STOP = 3,   // block 0's: nonzero after a spill or a low list's overflow
+    CLUSTER_ABORT = 4,  // block 0's: nonzero once its poll saw the host's abort word
     CLUSTER_WORDS = 8,
 };
 
@@ -94,17 +98,44 @@ __device__ __forceinline__ void cluster_sync() {
             : "memory");
 }
 
-// The worklist of a level of the mode (a Worklist of relax_thread_arcs that KEEPS_RANGES).
+// This block's shared-memory variable `p` at its shared::cluster address in block `rank`.
+__device__ __forceinline__ unsigned int cluster_address(const void* p, unsigned int rank) {
+    const unsigned int local = static_cast<unsigned int>(__cvta_generic_to_shared(p));
+    unsigned int mapped;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(local), "r"(rank));
+    return mapped;
+}
+
+__device__ __forceinline__ unsigned int cluster_add(unsigned int address, unsigned int v) {
+    unsigned int old;
+    asm volatile("atom.shared::cluster.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "r"(address), "r"(v)
+                 : "memory");
+    return old;
+}
+
+__device__ __forceinline__ void cluster_store(unsigned int address, unsigned int v) {
+    asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
+    unsigned int v;
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
+    return v;
+}
+
+// The appends of one warp in a level of the mode (a Worklist of relax_thread_arcs that
+// KEEPS_RANGES): to the entries of one destination block, whose counter reserves them; an
+// entry past its capacity spills to the worklist and stops the mode.
 struct ClusterWorklist {
-    DeviceWorklist wl;    // first: the level's start (the overflow check's)
-    unsigned int next;    // worklist position of relative slot 0: the level's end
-    unsigned int* count;  // block 0's counter of the level (distributed shared memory)
-    unsigned int* stop;   // block 0's CLUSTER_STOP
-    // This block's entries of the buffer the level writes (mapped to each slot's block).
-    unsigned int* vertex;
-    unsigned int* begin;
-    unsigned int* end;
+    unsigned int count;   // the destination's counter of the level (shared::cluster address)
+    unsigned int vertex;  // its entries of the buffer the level writes (shared::cluster)
+    unsigned int begin;
+    unsigned int end;
     unsigned int capacity;  // entries per block and buffer
+    DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
+    unsigned int* stop;     // block 0's CLUSTER_STOP (generic, distributed shared memory)
     const unsigned long long* offsets;
 
     static constexpr bool KEEPS_RANGES = true;
@@ -117,17 +148,14 @@ struct ClusterWorklist {
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
-        if (!wl.put(next + slot, item)) {
-            *stop = 1u;
+        if (slot < capacity) {
+            cluster_store(vertex + 4u * slot, item);
+            cluster_store(begin + 4u * slot, b);
+            cluster_store(end + 4u * slot, e);
             return;
         }
-        const unsigned int j = slot / SOLO_CLUSTER;
-        if (j < capacity) {
-            const unsigned int owner = slot % SOLO_CLUSTER;
-            cluster_map(vertex, owner)[j] = item;
-            cluster_map(begin, owner)[j] = b;
-            cluster_map(end, owner)[j] = e;
-        }
+        wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
+        *stop = 1u;
     }
 
     // The thread granularity's appends, with the ranges the caller loaded (HeadRanges).
@@ -136,9 +164,17 @@ struct ClusterWorklist {
                                                   const bool (&keep)[K], unsigned int n,
                                                   const unsigned int (&b)[K],
                                                   const unsigned int (&e)[K]) const {
-        static_assert(K < 8u, "warp_reserve_n<3> counts at most 7 items per lane");
+        static_assert(K < 8u, "warp_prefix_n<3> counts at most 7 items per lane");
         unsigned int total;
-        unsigned int slot = warp_reserve_n<3>(count, n, total);
+        unsigned int slot = warp_prefix_n<3>(n, total);
+        if (total == 0u) {
+            return;
+        }
+        unsigned int first = 0;
+        if (lane_id() == 0u) {
+            first = cluster_add(count, total);
+        }
+        slot += __shfl_sync(0xFFFFFFFFu, first, 0);
 #pragma unroll
         for (unsigned int k = 0; k < K; ++k) {
             if (keep[k]) {
@@ -154,15 +190,21 @@ struct ClusterSoloResult {
     unsigned int start;  // the batch it left: [start, end)
     unsigned int end;
     unsigned int levels;
-    unsigned int aborted;  // it saw the abort word
+    unsigned int aborted;    // it saw the abort word
+    unsigned int unlisted;   // items it produced and expanded without listing them
     unsigned long long processed;
 };
 
+// A phase stops before the items it produced without listing them pass this (their count
+// is reported in a 32-bit word).
+enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
+
 // The mode from the batch [start, end) on every thread of the blocks of cluster 0, until a
-// level has more than `bound` items or none, or a stop or abort (see the file comment). The
-// appends go to the worklist `wl_data`/`wl_mask` (ctrl: the global control words, whose
-// CTRL_WL_END the caller sets to the returned end), deferred ones to `low`. `arrays`: the
-// frontier entries (ENTRIES, two buffers of ENTRIES / 2).
+// level has more than `bound` items or none, or a stop or abort (see the file comment). Spills
+// and the batch it leaves go to the worklist `wl_data`/`wl_mask` (ctrl: the global control
+// words; CTRL_WL_END is `end` at the start, and the returned end when the mode returns),
+// deferred items to `low`. `arrays`: the frontier entries (ENTRIES, two buffers of
+// ENTRIES / 2).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
@@ -174,31 +216,43 @@ __device__ ClusterSoloResult cluster_solo_run(
     __shared__ unsigned int words[CLUSTER_WORDS];
     constexpr unsigned int capacity = ENTRIES / 2u;
     const unsigned int rank = cluster_rank();
-    if (rank == 0u && threadIdx.x < CLUSTER_WORDS) {
+    if (threadIdx.x < CLUSTER_WORDS) {
         words[threadIdx.x] = 0u;
     }
-    cluster_sync();  // block 0's words cleared before any append
+    cluster_sync();  // every block's words cleared before any append
     unsigned int* const lead = cluster_map(words, 0u);
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
-    ClusterSoloResult r{start, end, 0u, 0u, 0ull};
-    unsigned int cached = 0;  // relative positions of the batch in the frontiers
+    // This warp's destination: the warps of every block spread over the cluster.
+    const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
+    const unsigned int dest_words = cluster_address(words, dest);
+    const unsigned int dest_vertex = cluster_address(arrays.vertex, dest);
+    const unsigned int dest_begin = cluster_address(arrays.begin, dest);
+    const unsigned int dest_end = cluster_address(arrays.end, dest);
+    // Lane j < SOLO_CLUSTER of every warp reads block j's counters after a level.
+    const unsigned int lane = lane_id();
+    const unsigned int lane_words = cluster_address(words, lane % SOLO_CLUSTER);
+    const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
+    const unsigned int listed = end;  // the worklist's end: the mode lists only its last batch
+    ClusterSoloResult r{listed, listed, 0u, 0u, 0u, 0ull};
+    unsigned int count = end - start;  // the level's items, all blocks
+    unsigned int mine = 0;             // this block's entries (levels after the first)
     while (true) {
-        const unsigned int count = r.end - r.start;
         const unsigned int level = r.levels;
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
-        const DeviceWorklist items{wl_data, wl_mask, r.start, ctrl};
-        const ClusterWorklist appends{items,
-                                      r.end,
-                                      lead + CLUSTER_COUNT + level % 3u,
-                                      lead + CLUSTER_STOP,
-                                      arrays.vertex + write,
-                                      arrays.begin + write,
-                                      arrays.end + write,
+        const ClusterWorklist appends{dest_words + 4u * (CLUSTER_COUNT + level % 3u),
+                                      dest_vertex + 4u * write,
+                                      dest_begin + 4u * write,
+                                      dest_end + 4u * write,
                                       capacity,
+                                      wl,
+                                      lead + CLUSTER_STOP,
                                       offsets};
-        // This block's share: the relative positions congruent to its rank.
-        const unsigned int share = count > rank ? (count - 1u - rank) / SOLO_CLUSTER + 1u : 0u;
+        // The first level expands the batch's positions congruent to the block's rank (from
+        // the worklist), the others the block's own entries.
+        const unsigned int share = level != 0u ? mine
+                                   : count > rank ? (count - 1u - rank) / SOLO_CLUSTER + 1u
+                                                  : 0u;
         for (unsigned int first = 0; first < share; first += blockDim.x) {  // block-uniform
             const unsigned int i = first + threadIdx.x;
             bool have = i < share;
@@ -206,14 +260,13 @@ __device__ ClusterSoloResult cluster_solo_run(
             unsigned int e = 0;
             unsigned int value = 0xFFFFFFFFu;
             if (have) {
-                const unsigned int position = i * SOLO_CLUSTER + rank;
                 unsigned int v;
-                if (position < cached) {
+                if (level != 0u) {
                     v = arrays.vertex[read + i];
                     b = arrays.begin[read + i];
                     e = arrays.end[read + i];
                 } else {
-                    v = items.at(r.start + position);
+                    v = wl.at(start + i * SOLO_CLUSTER + rank);
                     b = appends.offset(v);
                     e = appends.offset(v + 1u);
                 }
@@ -226,40 +279,58 @@ __device__ ClusterSoloResult cluster_solo_run(
                                                    appends, send, low, false);
             }
         }
-        if (lead_thread) {
-            lead[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // the next level's counter
-            if ((level + 1u) % poll_every == 0u) {
-                if (peer_load_abort(abort) != 0u) {
-                    lead[CLUSTER_ABORT] = 1u;
-                }
-                if (*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) != 0u) {
-                    lead[CLUSTER_STOP] = 1u;  // the action stops the kernel on the overflow
-                }
+        if (threadIdx.x == 0u) {
+            words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
+        }
+        if (lead_thread && (level + 1u) % poll_every == 0u) {
+            if (peer_load_abort(abort) != 0u) {
+                words[CLUSTER_ABORT] = 1u;
+            }
+            if (*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) != 0u) {
+                words[CLUSTER_STOP] = 1u;  // the action stops the kernel on the overflow
             }
         }
         cluster_sync();  // every append of the level done, in every block
-        unsigned int appended = 0;
-        unsigned int stopped = 0;
-        unsigned int aborted = 0;
-        if (lane_id() == 0u) {
-            appended = lead[CLUSTER_COUNT + level % 3u];
-            stopped = lead[CLUSTER_STOP];
-            aborted = lead[CLUSTER_ABORT];
+        // Every block's count of the level, block 0's stop and abort words.
+        unsigned int counted = 0;
+        if (lane < SOLO_CLUSTER) {
+            counted = cluster_load(lane_words + 4u * (CLUSTER_COUNT + level % 3u));
+        } else if (lane == SOLO_CLUSTER) {
+            counted = lead[CLUSTER_STOP] | lead[CLUSTER_ABORT] << 1;
         }
-        appended = __shfl_sync(0xFFFFFFFFu, appended, 0);
-        stopped = __shfl_sync(0xFFFFFFFFu, stopped, 0);
-        aborted = __shfl_sync(0xFFFFFFFFu, aborted, 0);
+        unsigned int total = 0;
+        unsigned int entries_below = 0;  // entries of the blocks of lower rank
+        unsigned int entries = 0;        // entries of every block
+        mine = 0;
+#pragma unroll
+        for (unsigned int j = 0; j < SOLO_CLUSTER; ++j) {
+            const unsigned int c = __shfl_sync(0xFFFFFFFFu, counted, j);
+            const unsigned int kept = c < capacity ? c : capacity;
+            total += c;
+            entries += kept;
+            entries_below += j < rank ? kept : 0u;
+            mine = j == rank ? kept : mine;
+        }
+        const unsigned int flags = __shfl_sync(0xFFFFFFFFu, counted, SOLO_CLUSTER);
         r.levels = level + 1u;
         r.processed += count;
-        r.start = r.end;
-        r.end += appended;
-        cached = appended < SOLO_CLUSTER * capacity ? appended : SOLO_CLUSTER * capacity;
-        if (aborted != 0u) {
+        if ((flags & 2u) != 0u) {
             r.aborted = 1u;
         }
-        if (appended == 0u || appended > bound || stopped != 0u || aborted != 0u) {
+        if (total == 0u || total > bound || flags != 0u ||
+            r.unlisted + total > CLUSTER_MAX_UNLISTED) {
+            // Hand the batch over: the spills are at [listed, listed + spilled); the entries
+            // follow, block by block.
+            const unsigned int spilled = total - entries;
+            const unsigned int at = listed + spilled + entries_below;
+            for (unsigned int i = threadIdx.x; i < mine; i += blockDim.x) {
+                wl.put(at + i, arrays.vertex[write + i]);
+            }
+            r.end = listed + total;
             return r;
         }
+        r.unlisted += total;
+        count = total;
     }
 }
 

@@ -1071,9 +1071,9 @@ __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>
     }
 }
 
-// SOLO on the blocks of cluster 0 (the `_cluster` build, cluster_solo.cuh): the same report
-// as fused_solo's, the control words' worklist end set (the mode's appends reserve their slots
-// in block 0's shared memory, never in ctrl). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it.
+// SOLO on the blocks of cluster 0 (the `_cluster` build, cluster_solo.cuh): fused_solo's
+// report plus the items it never listed, the control words' worklist end set (the mode lists
+// only the batch it leaves). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it.
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
 __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                                    unsigned int start, unsigned int end, unsigned int current,
@@ -1085,9 +1085,11 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
         store_relaxed(a.ctrl + CTRL_WL_END, r.end);
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
+        // Its intermediate levels' items were never listed (FUSED_SOLO_UNLISTED, as
+        // SOLO-ASYNC's ring items): the host counts them as produced.
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(r.processed),
-                                  static_cast<unsigned int>(r.processed >> 32), 0u, 0u));
+                                  static_cast<unsigned int>(r.processed >> 32), r.unlisted, 0u));
     }
 }
 

@@ -445,11 +445,21 @@ impl FusedKernel {
             FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
             FusedGrid::Resident => max,
         };
-        let function = self.function(block, peer, cluster);
-        let grid = if cluster {
-            cluster_grid(function, block, options.fused_grid, default_grid(u32::MAX))?
-        } else {
-            cooperative_grid(function, block, options.fused_grid, default_grid)?
+        // The cluster build where its clusters fit the grid asked for (a grid that is not whole
+        // clusters, or larger than the resident clusters, runs the build without them).
+        let cluster_grid = match (cluster, &self.cluster) {
+            (true, Some(f)) => cluster_grid(f, block, options.fused_grid, default_grid(u32::MAX))?,
+            _ => None,
+        };
+        let cluster = cluster_grid.is_some();
+        let grid = match cluster_grid {
+            Some(grid) => grid,
+            None => cooperative_grid(
+                self.function(block, peer, false),
+                block,
+                options.fused_grid,
+                default_grid,
+            )?,
         };
         // The cluster's frontiers hold one item per thread of each of its blocks.
         let solo_threads = if cluster { SOLO_CLUSTER * block } else { block };

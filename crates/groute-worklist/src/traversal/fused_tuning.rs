@@ -265,35 +265,22 @@ pub(crate) fn uses_cluster(
 
 /// The grid of a cooperative launch of `function`, a cluster build, in blocks of `block`
 /// threads: `requested` (`--fused-grid`) or `default` blocks, rounded down to whole clusters
-/// of [`SOLO_CLUSTER`] and at most every cluster resident at once; an error names the setting
-/// when no cluster fits or the request is out of range.
+/// of [`SOLO_CLUSTER`] and at most every cluster resident at once. `None` when the request
+/// is not a number of whole clusters that fit, or no cluster fits (the caller runs the build
+/// without clusters, which takes any grid).
 pub(crate) fn cluster_grid(
     function: &groute_core::cuda::CudaFunction,
     block: u32,
     requested: Option<u32>,
     default: u32,
-) -> Result<u32, Error> {
+) -> Result<Option<u32>, Error> {
     let max_grid = function.max_active_clusters(SOLO_CLUSTER, block)? * SOLO_CLUSTER;
-    if max_grid == 0 {
-        return Err(Error::invalid(
-            "fused_cluster (--fused-cluster)",
-            "true",
-            "no cluster of the fused kernel's blocks fits on this device: give              --fused-cluster false",
-        ));
-    }
-    match requested {
-        None => Ok((default.min(max_grid) / SOLO_CLUSTER).max(1) * SOLO_CLUSTER),
-        Some(g) if g % SOLO_CLUSTER == 0 && (SOLO_CLUSTER..=max_grid).contains(&g) => Ok(g),
-        Some(g) => Err(Error::invalid(
-            "fused_grid (--fused-grid)",
-            g,
-            format!(
-                "give a multiple of {SOLO_CLUSTER} from {SOLO_CLUSTER} to {max_grid} blocks of \
-                 {block} threads (the single-block mode runs on clusters of {SOLO_CLUSTER}; \
-                 --fused-cluster false lifts this)"
-            ),
-        )),
-    }
+    Ok(match requested {
+        _ if max_grid == 0 => None,
+        None => Some((default.min(max_grid) / SOLO_CLUSTER).max(1) * SOLO_CLUSTER),
+        Some(g) if g % SOLO_CLUSTER == 0 && (SOLO_CLUSTER..=max_grid).contains(&g) => Some(g),
+        Some(_) => None,
+    })
 }
 
 #[cfg(test)]
