@@ -134,9 +134,9 @@ pub struct FusedArgs {
     /// priority, blocks over 256 threads).
     #[arg(long)]
     pub fused_solo_async: bool,
-    /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true, the default,
-    /// where the GPU and the graph allow it: compute capability 9.0, one device, adjacency
-    /// lists under 32 arcs) or on one block (false).
+    /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true) or on one
+    /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device,
+    /// adjacency lists under 32 arcs). Default: on for SSSP, off for BFS (measured).
     #[arg(long, value_name = "BOOL")]
     pub fused_cluster: Option<bool>,
 }
@@ -171,9 +171,7 @@ impl FusedArgs {
         }
         options.fused_solo_direct_min = self.fused_solo_direct_min;
         options.fused_solo_async = self.fused_solo_async;
-        if let Some(cluster) = self.fused_cluster {
-            options.fused_cluster = cluster;
-        }
+        options.fused_cluster = self.fused_cluster;
     }
 }
 

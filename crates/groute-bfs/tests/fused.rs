@@ -257,7 +257,7 @@ fn the_cluster_mode_agrees_with_the_reference_either_way() {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_block = Some(block);
                         o.worklist.fused_solo_max = solo;
-                        o.worklist.fused_cluster = cluster;
+                        o.worklist.fused_cluster = Some(cluster);
                         o.worklist.prio_delta = prio;
                         let label = format!(
                             "{} from {s}: block {block}, solo {solo:?}, cluster {cluster}, prio \

@@ -197,7 +197,7 @@ fn the_cluster_mode_equals_dijkstra_either_way() {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_block = Some(1024);
                         o.worklist.fused_solo_max = solo;
-                        o.worklist.fused_cluster = cluster;
+                        o.worklist.fused_cluster = Some(cluster);
                         o.worklist.prio_delta = prio;
                         let label = format!(
                             "{} from {s}: solo {solo:?}, cluster {cluster}, prio {prio:?}",

@@ -416,14 +416,15 @@ impl FusedKernel {
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
     /// uses: a member of a device-driven run's, `peer`, or the other). `cluster_graph`: the
-    /// graph's longest list and arc positions, for the single-block mode on a cluster
+    /// graph's longest list, its arcs and whether the traversal is weighted, for the
+    /// single-block mode on a cluster
     /// (`uses_cluster`; `None`: never, as for members and bounded launches).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
         peer: bool,
-        cluster_graph: Option<(u64, usize)>,
+        cluster_graph: Option<(u64, usize, bool)>,
     ) -> Result<FusedShape, Error> {
         let block = fused_block_size(options.fused_block, defaults.block)?;
         let solo_on = options
@@ -431,13 +432,14 @@ impl FusedKernel {
             .unwrap_or(if defaults.solo { 1 } else { 0 })
             != 0;
         let cluster = match cluster_graph {
-            Some((max_degree, arcs)) => uses_cluster(
+            Some((max_degree, arcs, weighted)) => uses_cluster(
                 options,
                 self.has_cluster_build(),
                 block,
                 u32::from(solo_on),
                 fused_kernel_flags(options, arcs)?,
                 max_degree,
+                weighted,
             ),
             None => false,
         };
@@ -541,7 +543,11 @@ impl CudaTraversalDevice {
             options,
             defaults,
             false,
-            Some((self.hubs.max_degree(), self.targets.len())),
+            Some((
+                self.hubs.max_degree(),
+                self.targets.len(),
+                self.weights.is_some(),
+            )),
         )?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         let solo_max = shape.solo_max;
