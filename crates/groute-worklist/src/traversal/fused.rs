@@ -54,6 +54,16 @@
 //!   SOLO's. A phase counts as one round; its items (repeats included) as processed, the
 //!   items it appended to its ring as produced (the kernel counts them apart: the worklist
 //!   never holds them).
+//!   With [`fused_cluster`](crate::WorklistOptions::fused_cluster) (by default for weighted
+//!   traversals, where the device has thread-block clusters and every list is under
+//!   [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs) the phase runs on the
+//!   [`SOLO_CLUSTER`](super::SOLO_CLUSTER) blocks of cluster 0 of the `<algo>_fused_cluster`
+//!   build instead, levels separated by the cluster's hardware barrier
+//!   (`kernels/include/cluster_solo.cuh`): each warp appends to one block's shared-memory
+//!   entries through distributed shared memory, the mode lists only the batch it leaves and
+//!   counts the other items it produced as unlisted, as SOLO-ASYNC does. The launch is
+//!   cooperative with clusters (`cuLaunchKernelEx`), its grid whole clusters
+//!   ([`CudaFunction::max_active_clusters`](groute_core::cuda::CudaFunction::max_active_clusters)).
 //! - **The barrier.** One arrival per block on a counter that is never reset (blocks count
 //!   barriers locally, so arriving reads nothing); the last block's action reads the state
 //!   line and the control words in one batched round trip, decides, publishes the next
