@@ -142,8 +142,7 @@ struct ClusterWorklist {
 
     // The low word of offsets[v] (below 2^32: see the file comment).
     __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
-        return words[2u * static_cast<unsigned long long>(v)];
+        return offset_low_word(offsets, v);
     }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,

@@ -40,6 +40,14 @@ namespace groute {
 // Rounds of a SOLO level (blockDim.x items each) whose items the frontier can hold.
 enum : unsigned int { SOLO_FRONTIER_ROUNDS = 2 };
 
+// The low word of offsets[v]: the arc position itself for graphs of fewer than 2^32 arcs (the
+// frontiers' 32-bit ranges; the host keeps them off for larger graphs).
+__device__ __forceinline__ unsigned int offset_low_word(const unsigned long long* offsets,
+                                                        unsigned int v) {
+    const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
+    return words[2u * static_cast<unsigned long long>(v)];
+}
+
 // The entries (shared memory): vertex[j], and its range [begin[j], end[j]) as 32-bit arc
 // positions (the host turns the frontier off for graphs of 2^32 arcs or more: the low words
 // of the offsets are then not the offsets; 32 bits halve the registers that hold the ranges
@@ -65,8 +73,7 @@ struct SoloWorklist {
 
     // The low word of offsets[v] (below 2^32: see SoloFrontier).
     __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
-        return words[2u * static_cast<unsigned long long>(v)];
+        return offset_low_word(offsets, v);
     }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int begin,

@@ -224,15 +224,10 @@ impl CudaFunction {
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
-        mut args: A,
+        args: A,
     ) -> Result<()> {
-        config.validate()?;
-        let s = self.check_stream(stream)?;
-        s.bind()?;
-        let mut params = args.param_ptrs();
-        // SAFETY: the caller guarantees the arguments; the function and stream are live and of
-        // the same context (checked above).
-        unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params) }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.enqueue(stream, config, args, sys::launch_kernel) }
     }
 
     /// Enqueues the kernel as a cooperative launch (every block resident at once, grid-wide
@@ -244,14 +239,10 @@ impl CudaFunction {
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
-        mut args: A,
+        args: A,
     ) -> Result<()> {
-        config.validate()?;
-        let s = self.check_stream(stream)?;
-        s.bind()?;
-        let mut params = args.param_ptrs();
-        // SAFETY: as in `launch`.
-        unsafe { sys::launch_cooperative_kernel(self.raw, config.raw(), s.raw(), &mut params) }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.enqueue(stream, config, args, sys::launch_cooperative_kernel) }
     }
 
     /// Enqueues a kernel compiled with cluster dimensions (`__cluster_dims__`) as a cooperative
@@ -264,13 +255,35 @@ impl CudaFunction {
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.enqueue(stream, config, args, sys::launch_cooperative_clusters) }
+    }
+
+    /// Validates `config`, binds the stream's context and calls `raw` (one of the driver's
+    /// launches) with the arguments' pointers.
+    ///
+    /// # Safety
+    /// As [`CudaFunction::launch`], plus `raw`'s own requirements.
+    unsafe fn enqueue<A: KernelArgs>(
+        &self,
+        stream: &dyn RawStream,
+        config: LaunchConfig,
         mut args: A,
+        raw: unsafe fn(
+            sys::CUfunction,
+            sys::RawLaunch,
+            sys::CUstream,
+            &mut [*mut c_void],
+        ) -> Result<()>,
     ) -> Result<()> {
         config.validate()?;
         let s = self.check_stream(stream)?;
         s.bind()?;
         let mut params = args.param_ptrs();
-        // SAFETY: as in `launch`; the caller guarantees the grid's shape.
-        unsafe { sys::launch_cooperative_clusters(self.raw, config.raw(), s.raw(), &mut params) }
+        // SAFETY: the caller guarantees the arguments; the function and stream are live and of
+        // the same context (checked above).
+        unsafe { raw(self.raw, config.raw(), s.raw(), &mut params) }
     }
 }
