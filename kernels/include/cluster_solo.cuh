@@ -44,7 +44,8 @@
 // (the stop word), a low-list overflow or the host's abort word (both polled by block 0 every
 // `poll_every` levels) end it, and so does a phase whose unlisted items near 2^31 (their
 // report is 32-bit). A worklist overflow (a spill or the hand-over past the capacity) is
-// recorded in ctrl as for any append, and the next barrier's action stops the kernel on it. It expands every item at thread granularity (THREAD_ARCS arcs per step), so
+// recorded in ctrl as for any append, and the next barrier's action stops the kernel on it.
+// It expands every item at thread granularity (THREAD_ARCS arcs per step), so
 // the host runs it only on graphs whose longest adjacency list is short (the host's bound:
 // CLUSTER_MAX_DEGREE in fused_tuning.rs) and whose arc positions fit 32 bits (the frontier
 // keeps 32-bit ranges, as SOLO's).
@@ -75,18 +76,6 @@ __device__ __forceinline__ unsigned int cluster_rank() {
     unsigned int rank;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     return rank;
-}
-
-// The generic address of `p` (a variable in this block's shared memory) in the shared memory
-// of block `rank` of the cluster (distributed shared memory: loads, stores and atomics work on
-// it as on any generic address).
-template <typename T>
-__device__ __forceinline__ T* cluster_map(T* p, unsigned int rank) {
-    unsigned long long mapped;
-    asm volatile("mapa.u64 %0, %1, %2;"
-                 : "=l"(mapped)
-                 : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
-    return reinterpret_cast<T*>(mapped);
 }
 
 // Every thread of every block of the cluster; release/acquire at cluster scope (shared memory
@@ -135,7 +124,7 @@ struct ClusterWorklist {
     unsigned int end;
     unsigned int capacity;  // entries per block and buffer
     DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
-    unsigned int* stop;     // block 0's CLUSTER_STOP (generic, distributed shared memory)
+    unsigned int stop;      // block 0's CLUSTER_STOP (shared::cluster address)
     const unsigned long long* offsets;
 
     static constexpr bool KEEPS_RANGES = true;
@@ -154,7 +143,7 @@ struct ClusterWorklist {
             return;
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
-        *stop = 1u;
+        cluster_store(stop, 1u);
     }
 
     // The thread granularity's appends, with the ranges the caller loaded (HeadRanges).
@@ -208,7 +197,8 @@ template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
     const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,
-    unsigned int* ctrl, const SendBuffer send, const LowList low, SoloFrontierArrays<ENTRIES>& arrays,
+    unsigned int* ctrl, const SendBuffer send, const LowList low,
+    SoloFrontierArrays<ENTRIES>& arrays,
     unsigned int start, unsigned int end, unsigned int bound, unsigned int poll_every,
     const unsigned int* abort) {
     static_assert(ENTRIES >= 2u, "two buffers of entries");
@@ -219,7 +209,7 @@ __device__ ClusterSoloResult cluster_solo_run(
         words[threadIdx.x] = 0u;
     }
     cluster_sync();  // every block's words cleared before any append
-    unsigned int* const lead = cluster_map(words, 0u);
+    const unsigned int lead = cluster_address(words, 0u);  // block 0's words
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
     // This warp's destination: the warps of every block spread over the cluster.
     const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
@@ -245,7 +235,7 @@ __device__ ClusterSoloResult cluster_solo_run(
                                       dest_end + 4u * write,
                                       capacity,
                                       wl,
-                                      lead + CLUSTER_STOP,
+                                      lead + 4u * CLUSTER_STOP,
                                       offsets};
         // The first level expands the batch's positions congruent to the block's rank (from
         // the worklist), the others the block's own entries.
@@ -295,7 +285,8 @@ __device__ ClusterSoloResult cluster_solo_run(
         if (lane < SOLO_CLUSTER) {
             counted = cluster_load(lane_words + 4u * (CLUSTER_COUNT + level % 3u));
         } else if (lane == SOLO_CLUSTER) {
-            counted = lead[CLUSTER_STOP] | lead[CLUSTER_ABORT] << 1;
+            counted = cluster_load(lead + 4u * CLUSTER_STOP) |
+                      cluster_load(lead + 4u * CLUSTER_ABORT) << 1;
         }
         unsigned int total = 0;
         unsigned int entries_below = 0;  // entries of the blocks of lower rank

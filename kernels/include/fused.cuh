@@ -1286,7 +1286,8 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 // NAME##_fused_cluster (compute capability 9.0 or later): the wide build launched in clusters of
 // SOLO_CLUSTER blocks, whose SOLO phases run on cluster 0 (cluster_solo.cuh); one device,
 // unbounded (it compiles the device-driven paths out).
-#define GROUTE_FUSED_CLUSTER_BOUNDS __cluster_dims__(groute::SOLO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+#define GROUTE_FUSED_CLUSTER_BOUNDS                                                            \
+    __cluster_dims__(groute::SOLO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)                                      \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048,      \

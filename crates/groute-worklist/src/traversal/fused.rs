@@ -446,7 +446,7 @@ impl FusedKernel {
                 options,
                 self.has_cluster_build(),
                 block,
-                u32::from(solo_on),
+                solo_on,
                 fused_kernel_flags(options, arcs)?,
                 max_degree,
                 weighted,

@@ -245,13 +245,13 @@ pub const CLUSTER_MAX_DEGREE: u64 = 32;
 /// ([`WorklistOptions::fused_cluster`]; by default where the traversal is `weighted`), a
 /// cluster build exists (`has_build`: the device has
 /// compute capability 9.0 or later), blocks over 256 threads (the wide build's frontier), the
-/// single-block mode on (`solo_max`), the shared frontier on (`flags`: the graph's arc
+/// single-block mode on (`solo`), the shared frontier on (`flags`: the graph's arc
 /// positions fit 32 bits), SOLO-ASYNC off, and every list under [`CLUSTER_MAX_DEGREE`] arcs.
 pub(crate) fn uses_cluster(
     options: &WorklistOptions,
     has_build: bool,
     block: u32,
-    solo_max: u32,
+    solo: bool,
     (_, flags): (u32, u32),
     max_degree: u64,
     weighted: bool,
@@ -259,7 +259,7 @@ pub(crate) fn uses_cluster(
     options.fused_cluster.unwrap_or(weighted)
         && has_build
         && block > FUSED_NARROW_MAX_BLOCK
-        && solo_max != 0
+        && solo
         && flags & FUSED_SOLO_SHARED != 0
         && flags & FUSED_SOLO_ASYNC == 0
         && max_degree < CLUSTER_MAX_DEGREE
@@ -382,59 +382,59 @@ mod tests {
     fn the_cluster_runs_only_where_its_build_and_the_graph_allow_it() {
         let o = WorklistOptions::default();
         let flags = fused_kernel_flags(&o, 1000).unwrap();
-        assert!(uses_cluster(&o, true, 1024, 4096, flags, 4, true));
+        assert!(uses_cluster(&o, true, 1024, true, flags, 4, true));
         assert!(uses_cluster(
             &o,
             true,
             512,
-            1024,
+            true,
             flags,
             CLUSTER_MAX_DEGREE - 1,
             true
         ));
         // No build (compute capability below 9.0), the narrow build, the mode off.
-        assert!(!uses_cluster(&o, false, 1024, 4096, flags, 4, true));
+        assert!(!uses_cluster(&o, false, 1024, true, flags, 4, true));
         assert!(!uses_cluster(
             &o,
             true,
             FUSED_NARROW_MAX_BLOCK,
-            4096,
+            true,
             flags,
             4,
             true
         ));
-        assert!(!uses_cluster(&o, true, 1024, 0, flags, 4, true));
+        assert!(!uses_cluster(&o, true, 1024, false, flags, 4, true));
         // A list the mode would expand on one thread.
         assert!(!uses_cluster(
             &o,
             true,
             1024,
-            4096,
+            true,
             flags,
             CLUSTER_MAX_DEGREE,
             true
         ));
         // Arc positions past 32 bits (no shared frontier), SOLO-ASYNC, or asked not to.
         let wide = fused_kernel_flags(&o, 1usize << 32).unwrap();
-        assert!(!uses_cluster(&o, true, 1024, 4096, wide, 4, true));
+        assert!(!uses_cluster(&o, true, 1024, true, wide, 4, true));
         let mut a = o.clone();
         a.fused_solo_async = true;
         assert!(!uses_cluster(
             &a,
             true,
             1024,
-            4096,
+            true,
             fused_kernel_flags(&a, 1000).unwrap(),
             4,
             true
         ));
         let mut off = o.clone();
         off.fused_cluster = Some(false);
-        assert!(!uses_cluster(&off, true, 1024, 4096, flags, 4, true));
+        assert!(!uses_cluster(&off, true, 1024, true, flags, 4, true));
         // By default on for weighted traversals only; asked for, on for unweighted ones too.
-        assert!(!uses_cluster(&o, true, 1024, 4096, flags, 4, false));
+        assert!(!uses_cluster(&o, true, 1024, true, flags, 4, false));
         let mut on = o.clone();
         on.fused_cluster = Some(true);
-        assert!(uses_cluster(&on, true, 1024, 4096, flags, 4, false));
+        assert!(uses_cluster(&on, true, 1024, true, flags, 4, false));
     }
 }
