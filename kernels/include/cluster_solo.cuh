@@ -68,6 +68,9 @@ enum ClusterSoloWord : unsigned int {
     CLUSTER_COUNT = 0,  // three appends counters (every block's), used in turn by the levels
     CLUSTER_STOP = 3,   // block 0's: nonzero after a spill or a low list's overflow
     CLUSTER_ABORT = 4,  // block 0's: nonzero once its poll saw the host's abort word
+    CLUSTER_START = 5,  // every block's copy of the phase's batch start, end and bound (read
+    CLUSTER_END = 6,    // from shared memory where used, so that the level loop keeps no
+    CLUSTER_BOUND = 7,  // register for them: see cluster_solo_run)
     CLUSTER_WORDS = 8,
 };
 
@@ -120,9 +123,8 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 struct ClusterWorklist {
     unsigned int count;   // the destination's counter of the level (shared::cluster address)
     unsigned int vertex;  // its entries of the buffer the level writes (shared::cluster)
-    unsigned int begin;
-    unsigned int end;
-    unsigned int capacity;  // entries per block and buffer
+    unsigned int array_bytes;  // from the vertex array to the begin array, and begin to end
+    unsigned int capacity;     // entries per block and buffer
     DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
     unsigned int stop;      // block 0's CLUSTER_STOP (shared::cluster address)
     const unsigned long long* offsets;
@@ -138,8 +140,8 @@ struct ClusterWorklist {
                                         unsigned int e) const {
         if (slot < capacity) {
             cluster_store(vertex + 4u * slot, item);
-            cluster_store(begin + 4u * slot, b);
-            cluster_store(end + 4u * slot, e);
+            cluster_store(vertex + array_bytes + 4u * slot, b);
+            cluster_store(vertex + 2u * array_bytes + 4u * slot, e);
             return;
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
@@ -173,6 +175,39 @@ struct ClusterWorklist {
     }
 };
 
+// Expands `share` items on the threads of this block, item i's vertex and range from
+// entry(i, v, b, e), relaxing without the filtering load. Called with one reader for the
+// frontier's entries and one for the worklist's first level, so each has its own copy of the
+// loop: in one shared copy the two paths' loads met before the arcs, and the frontier path
+// waited on the worklist path's load scoreboard, whose loads it never issued, together with
+// the item's value. The item's value is read at its arcs (FreshValue), beside the targets
+// loads.
+template <typename Relax, bool WEIGHTED, typename Entry>
+__device__ __forceinline__ void cluster_expand(const MinSplitOps& ops,
+                                               const unsigned int* targets,
+                                               const unsigned int* weights,
+                                               const ClusterWorklist& appends,
+                                               const SendBuffer& send, const LowList& low,
+                                               unsigned int share, const Entry& entry) {
+    for (unsigned int first = 0; first < share; first += blockDim.x) {  // block-uniform
+        const unsigned int i = first + threadIdx.x;
+        const bool listed = i < share;
+        unsigned int v = 0;
+        unsigned int b = 0;
+        unsigned int e = 0;
+        if (listed) {
+            entry(i, v, b, e);
+        }
+        const bool have = listed && e > b;
+        for (unsigned int arc = b; __any_sync(0xFFFFFFFFu, have && arc < e);
+             arc += THREAD_ARCS) {
+            relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, arc, e, have,
+                                               FreshValue{ops.values + v}, appends, send, low,
+                                               false);
+        }
+    }
+}
+
 // What a phase of the mode did (block 0 reports it).
 struct ClusterSoloResult {
     unsigned int start;  // the batch it left: [start, end)
@@ -182,6 +217,15 @@ struct ClusterSoloResult {
     unsigned int unlisted;   // items it produced and expanded without listing them
     unsigned long long processed;
 };
+
+// SoloFrontierArrays keeps its three arrays one after the other, in the order declared
+// (ClusterWorklist reaches a destination's begin and end arrays from its vertex array).
+template <unsigned int ENTRIES>
+__device__ __forceinline__ constexpr unsigned int frontier_array_bytes() {
+    static_assert(sizeof(SoloFrontierArrays<ENTRIES>) == 12u * ENTRIES,
+                  "three arrays of ENTRIES words, no padding");
+    return 4u * ENTRIES;
+}
 
 // A phase stops before the items it produced without listing them pass this (their count
 // is reported in a 32-bit word).
@@ -206,7 +250,10 @@ __device__ ClusterSoloResult cluster_solo_run(
     constexpr unsigned int capacity = ENTRIES / 2u;
     const unsigned int rank = cluster_rank();
     if (threadIdx.x < CLUSTER_WORDS) {
-        words[threadIdx.x] = 0u;
+        words[threadIdx.x] = threadIdx.x == CLUSTER_START ? start
+                             : threadIdx.x == CLUSTER_END ? end
+                             : threadIdx.x == CLUSTER_BOUND ? bound
+                                                            : 0u;
     }
     cluster_sync();  // every block's words cleared before any append
     const unsigned int lead = cluster_address(words, 0u);  // block 0's words
@@ -215,58 +262,51 @@ __device__ ClusterSoloResult cluster_solo_run(
     const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
     const unsigned int dest_words = cluster_address(words, dest);
     const unsigned int dest_vertex = cluster_address(arrays.vertex, dest);
-    const unsigned int dest_begin = cluster_address(arrays.begin, dest);
-    const unsigned int dest_end = cluster_address(arrays.end, dest);
     // Lane j < SOLO_CLUSTER of every warp reads block j's counters after a level.
     const unsigned int lane = lane_id();
     const unsigned int lane_words = cluster_address(words, lane % SOLO_CLUSTER);
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
-    const unsigned int listed = end;  // the worklist's end: the mode lists only its last batch
-    ClusterSoloResult r{listed, listed, 0u, 0u, 0u, 0ull};
+    // The loop keeps only what it must in registers (level, count, mine, unlisted): the
+    // result's other fields follow from them at the end, and the batch's start, end and bound
+    // are reread from shared memory. Every register the loop frees keeps the level's loads and
+    // atomics in flight together rather than spilling (a spilled word's reload after the
+    // barrier misses the L1 that the barrier's acquire invalidated).
     unsigned int count = end - start;  // the level's items, all blocks
     unsigned int mine = 0;             // this block's entries (levels after the first)
-    while (true) {
-        const unsigned int level = r.levels;
+    unsigned int unlisted = 0;         // items of the levels after the first
+    for (unsigned int level = 0;; ++level) {
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
         const ClusterWorklist appends{dest_words + 4u * (CLUSTER_COUNT + level % 3u),
                                       dest_vertex + 4u * write,
-                                      dest_begin + 4u * write,
-                                      dest_end + 4u * write,
+                                      frontier_array_bytes<ENTRIES>(),
                                       capacity,
                                       wl,
                                       lead + 4u * CLUSTER_STOP,
                                       offsets};
         // The first level expands the batch's positions congruent to the block's rank (from
-        // the worklist), the others the block's own entries.
-        const unsigned int share = level != 0u ? mine
-                                   : count > rank ? (count - 1u - rank) / SOLO_CLUSTER + 1u
-                                                  : 0u;
-        for (unsigned int first = 0; first < share; first += blockDim.x) {  // block-uniform
-            const unsigned int i = first + threadIdx.x;
-            bool have = i < share;
-            unsigned int b = 0;
-            unsigned int e = 0;
-            unsigned int value = 0xFFFFFFFFu;
-            if (have) {
-                unsigned int v;
-                if (level != 0u) {
-                    v = arrays.vertex[read + i];
-                    b = arrays.begin[read + i];
-                    e = arrays.end[read + i];
-                } else {
-                    v = wl.at(start + i * SOLO_CLUSTER + rank);
-                    b = appends.offset(v);
-                    e = appends.offset(v + 1u);
-                }
-                value = item_value(ops, v);
-                have = e > b;
-            }
-            for (unsigned int arc = b; __any_sync(0xFFFFFFFFu, have && arc < e);
-                 arc += THREAD_ARCS) {
-                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, arc, e, have, value,
-                                                   appends, send, low, false);
-            }
+        // the worklist), the others the block's own entries: two readers, so that each has
+        // its own copy of the level's loop (see cluster_expand).
+        const auto from_frontier = [&](unsigned int i, unsigned int& v, unsigned int& b,
+                                       unsigned int& e) {
+            v = arrays.vertex[read + i];
+            b = arrays.begin[read + i];
+            e = arrays.end[read + i];
+        };
+        const auto from_worklist = [&](unsigned int i, unsigned int& v, unsigned int& b,
+                                       unsigned int& e) {
+            v = wl.at(words[CLUSTER_START] + i * SOLO_CLUSTER + rank);
+            b = appends.offset(v);
+            e = appends.offset(v + 1u);
+        };
+        if (level != 0u) {
+            cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, mine,
+                                            from_frontier);
+        } else {
+            const unsigned int share =
+                count > rank ? (count - 1u - rank) / SOLO_CLUSTER + 1u : 0u;
+            cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, share,
+                                            from_worklist);
         }
         if (threadIdx.x == 0u) {
             words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
@@ -302,24 +342,23 @@ __device__ ClusterSoloResult cluster_solo_run(
             mine = j == rank ? kept : mine;
         }
         const unsigned int flags = __shfl_sync(0xFFFFFFFFu, counted, SOLO_CLUSTER);
-        r.levels = level + 1u;
-        r.processed += count;
-        if ((flags & 2u) != 0u) {
-            r.aborted = 1u;
-        }
-        if (total == 0u || total > bound || flags != 0u ||
-            r.unlisted + total > CLUSTER_MAX_UNLISTED) {
+        if (total == 0u || total > words[CLUSTER_BOUND] || flags != 0u ||
+            unlisted + total > CLUSTER_MAX_UNLISTED) {
             // Hand the batch over: the spills are at [listed, listed + spilled); the entries
-            // follow, block by block.
+            // follow, block by block. (The worklist's end: the mode lists only its last batch.)
+            const unsigned int listed = words[CLUSTER_END];
             const unsigned int spilled = total - entries;
             const unsigned int at = listed + spilled + entries_below;
             for (unsigned int i = threadIdx.x; i < mine; i += blockDim.x) {
                 wl.put(at + i, arrays.vertex[write + i]);
             }
-            r.end = listed + total;
-            return r;
+            // Every level after the first expanded the previous level's items, all unlisted.
+            const unsigned long long processed =
+                static_cast<unsigned long long>(listed - words[CLUSTER_START]) + unlisted;
+            return ClusterSoloResult{listed,           listed + total, level + 1u,
+                                     (flags >> 1) & 1u, unlisted,       processed};
         }
-        r.unlisted += total;
+        unlisted += total;
         count = total;
     }
 }

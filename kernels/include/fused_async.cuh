@@ -157,8 +157,8 @@ __device__ __forceinline__ void async_relax_arcs(const AsyncArgs& a, unsigned lo
     unsigned int n = 0;
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        improved[k] =
-            on[k] && seen[k] > cand[k] && atomicMin(a.ops.values + u[k], cand[k]) > cand[k];
+        const bool tried = on[k] && seen[k] > cand[k];
+        improved[k] = atomic_min_global_if(a.ops.values + u[k], cand[k], tried) > cand[k];
         n += improved[k] ? 1u : 0u;
     }
     async_append(a, u, improved, n);

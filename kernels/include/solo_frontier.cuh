@@ -184,7 +184,6 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
         unsigned int v = 0;
         unsigned long long begin = 0;
         unsigned long long end = 0;
-        unsigned int value = 0xFFFFFFFFu;
         if (have) {
             if (i < cached && r == 0u) {
                 v = frontier.vertex[i];
@@ -199,10 +198,6 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
                 begin = offsets[v];
                 end = offsets[v + 1];
             }
-            // Read now, used at the arcs: in flight with the targets loads, which do not wait
-            // for it (`have` does not test it: an unreached item, never queued, would relax
-            // nothing, relax_arc and relax_thread_arcs check).
-            value = item_value(ops, v);
         }
         // Every entry and the previous level's decision are read before any thread appends
         // (see the file comment); the vote also answers claim_block_lists' question.
@@ -211,8 +206,11 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
         if (have && end - begin >= HUB_MIN_DEGREE && record_hub(items.ctrl, v, end - begin)) {
             have = false;  // never in SOLO (no hub slots), kept for the invariant
         }
+        // The item's value is read at its arcs (FreshValue: an unreached item, never queued,
+        // relaxes nothing, relax_arc and relax_thread_arcs check).
         expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
-                                           begin, end, value, filter_loads, block_lists);
+                                           begin, end, FreshValue{ops.values + v},
+                                           filter_loads, block_lists);
     }
 }
 

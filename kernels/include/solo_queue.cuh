@@ -366,17 +366,16 @@ __device__ SoloQueueResult solo_queue_run(const MinSplitOps ops,
         unsigned int v = 0;
         unsigned long long begin = 0;
         unsigned long long arcs_end = 0;
-        unsigned int value = 0xFFFFFFFFu;
         if (have) {
             queue.take(first + lane, v, begin, arcs_end);
-            value = item_value(ops, v);
             if (arcs_end - begin >= HUB_MIN_DEGREE) {
                 queue.stop();  // a hub ends the mode (this warp expands it)
             }
         }
         have = have && arcs_end > begin;
         expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, queue, send, low, have, v,
-                                           begin, arcs_end, value, filter_loads, false);
+                                           begin, arcs_end, FreshValue{ops.values + v},
+                                           filter_loads, false);
         __threadfence_block();
         __syncwarp();
         if (lane == 0u) {

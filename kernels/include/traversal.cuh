@@ -33,6 +33,7 @@
 #include "list_claim.cuh"
 
 #include "hubs.cuh"
+#include "predicated.cuh"
 #include "split.cuh"
 #include "warp_append.cuh"
 #include "worklist.cuh"
@@ -142,6 +143,26 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
     return *const_cast<const volatile unsigned int*>(ops.values + v);
 }
 
+// Where relax_thread_arcs gets the value of the item it relaxes: known when the item was
+// taken (KnownValue), or read at each step, after the step's targets loads (FreshValue, the
+// frontier modes'). Why read it there: a value loaded before the arcs loop is used before the
+// loop (ptxas hoists `value + 1` out of it), so the targets loads waited for the value's round
+// trip and the two ran one after the other; read after them, both are in flight together.
+// The load is volatile (item_value's rule), so it cannot be hoisted either.
+struct KnownValue {
+    unsigned int value;
+
+    __device__ __forceinline__ unsigned int get(bool) const { return value; }
+};
+
+struct FreshValue {
+    const unsigned int* value;  // the item's entry of the values array
+
+    __device__ __forceinline__ unsigned int get(bool have) const {
+        return have ? *const_cast<const volatile unsigned int*>(value) : 0xFFFFFFFFu;
+    }
+};
+
 // The blocks that share one expand: every block of the launch (the default), or block 0 alone
 // (the fused kernel's single-block mode, `GridShape{1, 0}` on block 0).
 struct GridShape {
@@ -214,11 +235,16 @@ struct HeadRanges<true, K> {
     unsigned int end[K];
 
     // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it).
+    // The loads are unconditional (vertex 0's range where not wanted: offsets always has it),
+    // so no branch separates one head's loads from the next (predicated.cuh says why).
     template <typename Worklist>
     __device__ __forceinline__ void load(const Worklist& wl, unsigned int k, unsigned int u,
                                          bool wanted) {
-        begin[k] = wanted ? wl.offset(u) : 0u;
-        end[k] = wanted ? wl.offset(u + 1u) : 0u;
+        const unsigned int at = wanted ? u : 0u;
+        const unsigned int b = wl.offset(at);
+        const unsigned int e = wl.offset(at + 1u);
+        begin[k] = wanted ? b : 0u;
+        end[k] = wanted ? e : 0u;
     }
 
     template <typename Worklist>
@@ -232,8 +258,9 @@ struct HeadRanges<true, K> {
 // Arcs one thread relaxes per step of the thread-granularity loop of traversal_expand.
 enum : unsigned int { THREAD_ARCS = 4 };
 
-// Relaxes arcs [e, min(e + THREAD_ARCS, end)) of an item of `value` (none where !have) with
-// every load and atomic of the step issued before the first result is used, and appends the
+// Relaxes arcs [e, min(e + THREAD_ARCS, end)) of an item whose value `item` gives (KnownValue
+// or FreshValue; none where !have) with every load and atomic of the step issued before the
+// first result is used (the atomics predicated, predicated.cuh), and appends the
 // improved heads to the worklist with one reservation: a road vertex's two to four arcs cost
 // one chain of memory round trips instead of one chain per arc. `filter`: a plain load of the
 // head's value decides whether to try the atomicMin (relax_arc's rule: fewer atomics on dense
@@ -241,22 +268,28 @@ enum : unsigned int { THREAD_ARCS = 4 };
 // latency-bound levels). A worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh)
 // also gets each appended head's adjacency range, loaded before the atomics so that those
 // loads and the atomicMin are in flight together. Call with all 32 lanes.
-template <typename Relax, bool WEIGHTED, typename Worklist>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value>
 __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   unsigned long long e, unsigned long long end,
-                                                  bool have, unsigned int value,
+                                                  bool have, const Value& item,
                                                   const Worklist& wl, const SendBuffer& send,
                                                   const LowList& low, bool filter) {
     bool active[THREAD_ARCS];
     unsigned int u[THREAD_ARCS];
-    unsigned int cand[THREAD_ARCS];
+    unsigned int weight[THREAD_ARCS];
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         active[k] = have && e + k < end;
         u[k] = active[k] ? targets[e + k] : 0u;
-        cand[k] = Relax::relax(value, WEIGHTED && active[k] ? weights[e + k] : 1u);
+        weight[k] = WEIGHTED && active[k] ? weights[e + k] : 1u;
+    }
+    const unsigned int value = item.get(have);
+    unsigned int cand[THREAD_ARCS];
+#pragma unroll
+    for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+        cand[k] = Relax::relax(value, weight[k]);
     }
     unsigned int seen[THREAD_ARCS];
     // An item of value 0xFFFFFFFF (unreached: never queued, but solo_expand does not filter
@@ -276,8 +309,8 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     bool improved[THREAD_ARCS];
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        improved[k] = active[k] && seen[k] > cand[k] &&
-                      atomicMin(ops.values + u[k], cand[k]) > cand[k];
+        const bool tried = active[k] && seen[k] > cand[k];
+        improved[k] = atomic_min_global_if(ops.values + u[k], cand[k], tried) > cand[k];
     }
     bool to_wl[THREAD_ARCS];
     bool deferred[THREAD_ARCS];
@@ -310,20 +343,20 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     }
 }
 
-// Expands the items the threads of a block hold (`have`: vertex `v` of value `value` with
+// Expands the items the threads of a block hold (`have`: vertex `v` of value `item` with
 // the arcs [begin, end)) with the nested load balancing: (1) lists of at least blockDim.x arcs
 // by the whole block, one at a time (skipped when `block_lists` is false: the caller's vote
 // found none in the block; claim_block_lists would synchronise to find that out), (2) lists of
 // at least 32 by one warp each, (3) the rest by their own thread, THREAD_ARCS arcs per step.
 // Call with every thread of the block, from block-uniform control flow.
-template <typename Relax, bool WEIGHTED, typename Worklist>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value>
 __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   const Worklist& wl, const SendBuffer& send,
                                                   const LowList& low, bool have, unsigned int v,
                                                   unsigned long long begin,
-                                                  unsigned long long end, unsigned int value,
+                                                  unsigned long long end, const Value& item,
                                                   bool filter_loads, bool block_lists) {
     const unsigned int lane = lane_id();
     // (1) Block granularity: high-degree lists, one at a time, by the whole block.
@@ -355,7 +388,7 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
     // THREAD_ARCS arcs per lane and step.
     for (unsigned long long e = begin; __any_sync(0xFFFFFFFFu, have && e < end);
          e += THREAD_ARCS) {
-        relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, value, wl, send,
+        relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, end, have, item, wl, send,
                                            low, filter_loads);
     }
 }
@@ -409,7 +442,7 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
             }
         }
         expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
-                                           begin, end, value, filter_loads, true);
+                                           begin, end, KnownValue{value}, filter_loads, true);
     }
 }
 
@@ -476,8 +509,8 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
             const unsigned long long step = blockDim.x * THREAD_ARCS;
             for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x * THREAD_ARCS;
-                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te, val,
-                                                   appends, send, low, true);
+                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te,
+                                                   KnownValue{val}, appends, send, low, true);
             }
         } else {
             for (unsigned long long base = tb; base < te; base += blockDim.x) {

@@ -108,6 +108,10 @@ pub const HEADERS: &[KernelHeader] = &[
         source: include_str!("../../../../kernels/include/warp_append.cuh"),
     },
     KernelHeader {
+        name: "predicated.cuh",
+        source: include_str!("../../../../kernels/include/predicated.cuh"),
+    },
+    KernelHeader {
         name: "split.cuh",
         source: include_str!("../../../../kernels/include/split.cuh"),
     },

@@ -1,0 +1,38 @@
+// Memory operations that several lanes' steps issue back to back.
+//
+// Why. A thread relaxing THREAD_ARCS arcs wants its THREAD_ARCS atomicMins in flight
+// together: one round trip to L2, not one each. Written as
+// `active && seen > cand && atomicMin(p, cand) > cand`, each atomic sits in its own branch
+// (the short-circuit), and ptxas consumes each atomic's result inside that branch, before the
+// next atomic issues: the four atomics of a step ran one after the other (Nsight Compute on
+// the road grid's cluster mode, session 15: every atomic's result waited on a full round
+// trip). The same held for the heads' range loads, one branch per head, whose waits chained
+// through the targets loads' scoreboard. A predicated instruction has no branch around it,
+// so the step's atomics (and loads) issue one after another and their results are consumed
+// after the last has gone out.
+//
+// Self-contained (NVRTC): no toolkit headers.
+#pragma once
+
+namespace groute {
+
+// atomicMin(p, v) on global memory where `on`, predicated rather than branched over; returns
+// the old value where `on` and `v` (which is not above `v`: "no improvement") where not.
+// `p` must be a global-memory address where `on`; it is not touched where not.
+__device__ __forceinline__ unsigned int atomic_min_global_if(unsigned int* p, unsigned int v,
+                                                             bool on) {
+    unsigned int old = v;
+    const unsigned long long global = __cvta_generic_to_global(p);
+    asm volatile(
+        "{\n\t"
+        ".reg .pred on;\n\t"
+        "setp.ne.u32 on, %3, 0;\n\t"
+        "@on atom.global.min.u32 %0, [%1], %2;\n\t"
+        "}"
+        : "+r"(old)
+        : "l"(global), "r"(v), "r"(on ? 1u : 0u)
+        : "memory");
+    return old;
+}
+
+}  // namespace groute
