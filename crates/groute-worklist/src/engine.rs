@@ -125,9 +125,9 @@ pub struct WorklistOptions {
     /// shared frontier on, SOLO-ASYNC off, a grid of whole clusters, and graphs whose longest
     /// adjacency list has fewer than [`CLUSTER_MAX_DEGREE`](crate::traversal::CLUSTER_MAX_DEGREE)
     /// arcs (the mode expands every list on one thread); the single block runs elsewhere.
-    /// `None`: on for weighted traversals (SSSP), off for unweighted ones (BFS), as measured on
-    /// one H200 on a road grid of 4.2M vertices (every level on the cluster): SSSP 28.9 ms
-    /// against 30.7 on one block, BFS 25.0 against 24.5. Same results either way.
+    /// `None`: on, as measured on one H200 on a road grid of 4.2M vertices (every level on the
+    /// cluster): BFS 14.5 ms against 21.8 on one block, SSSP 17.7 against 28.8. Same results
+    /// either way.
     pub fused_cluster: Option<bool>,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this

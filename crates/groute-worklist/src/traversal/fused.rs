@@ -54,8 +54,8 @@
 //!   SOLO's. A phase counts as one round; its items (repeats included) as processed, the
 //!   items it appended to its ring as produced (the kernel counts them apart: the worklist
 //!   never holds them).
-//!   With [`fused_cluster`](crate::WorklistOptions::fused_cluster) (by default for weighted
-//!   traversals, where the device has thread-block clusters and every list is under
+//!   With [`fused_cluster`](crate::WorklistOptions::fused_cluster) (by default, where the
+//!   device has thread-block clusters and every list is under
 //!   [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs) the phase runs on the
 //!   [`SOLO_CLUSTER`](super::SOLO_CLUSTER) blocks of cluster 0 of the `<algo>_fused_cluster`
 //!   build instead, levels separated by the cluster's hardware barrier
@@ -426,15 +426,14 @@ impl FusedKernel {
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
     /// uses: a member of a device-driven run's, `peer`, or the other). `cluster_graph`: the
-    /// graph's longest list, its arcs and whether the traversal is weighted, for the
-    /// single-block mode on a cluster
+    /// graph's longest list and its arcs, for the single-block mode on a cluster
     /// (`uses_cluster`; `None`: never, as for members and bounded launches).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
         peer: bool,
-        cluster_graph: Option<(u64, usize, bool)>,
+        cluster_graph: Option<(u64, usize)>,
     ) -> Result<FusedShape, Error> {
         let block = fused_block_size(options.fused_block, defaults.block)?;
         let solo_on = options
@@ -442,14 +441,13 @@ impl FusedKernel {
             .unwrap_or(if defaults.solo { 1 } else { 0 })
             != 0;
         let cluster = match cluster_graph {
-            Some((max_degree, arcs, weighted)) => uses_cluster(
+            Some((max_degree, arcs)) => uses_cluster(
                 options,
                 self.has_cluster_build(),
                 block,
                 solo_on,
                 fused_kernel_flags(options, arcs)?,
                 max_degree,
-                weighted,
             ),
             None => false,
         };
@@ -553,11 +551,7 @@ impl CudaTraversalDevice {
             options,
             defaults,
             false,
-            Some((
-                self.hubs.max_degree(),
-                self.targets.len(),
-                self.weights.is_some(),
-            )),
+            Some((self.hubs.max_degree(), self.targets.len())),
         )?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         let solo_max = shape.solo_max;

@@ -242,7 +242,7 @@ pub const SOLO_CLUSTER: u32 = 4;
 pub const CLUSTER_MAX_DEGREE: u64 = 32;
 
 /// Whether a fused run on one device runs its single-block mode on a cluster: asked for
-/// ([`WorklistOptions::fused_cluster`]; by default where the traversal is `weighted`), a
+/// ([`WorklistOptions::fused_cluster`], on by default), a
 /// cluster build exists (`has_build`: the device has
 /// compute capability 9.0 or later), blocks over 256 threads (the wide build's frontier), the
 /// single-block mode on (`solo`), the shared frontier on (`flags`: the graph's arc
@@ -254,9 +254,8 @@ pub(crate) fn uses_cluster(
     solo: bool,
     (_, flags): (u32, u32),
     max_degree: u64,
-    weighted: bool,
 ) -> bool {
-    options.fused_cluster.unwrap_or(weighted)
+    options.fused_cluster.unwrap_or(true)
         && has_build
         && block > FUSED_NARROW_MAX_BLOCK
         && solo
@@ -382,28 +381,26 @@ mod tests {
     fn the_cluster_runs_only_where_its_build_and_the_graph_allow_it() {
         let o = WorklistOptions::default();
         let flags = fused_kernel_flags(&o, 1000).unwrap();
-        assert!(uses_cluster(&o, true, 1024, true, flags, 4, true));
+        assert!(uses_cluster(&o, true, 1024, true, flags, 4));
         assert!(uses_cluster(
             &o,
             true,
             512,
             true,
             flags,
-            CLUSTER_MAX_DEGREE - 1,
-            true
+            CLUSTER_MAX_DEGREE - 1
         ));
         // No build (compute capability below 9.0), the narrow build, the mode off.
-        assert!(!uses_cluster(&o, false, 1024, true, flags, 4, true));
+        assert!(!uses_cluster(&o, false, 1024, true, flags, 4));
         assert!(!uses_cluster(
             &o,
             true,
             FUSED_NARROW_MAX_BLOCK,
             true,
             flags,
-            4,
-            true
+            4
         ));
-        assert!(!uses_cluster(&o, true, 1024, false, flags, 4, true));
+        assert!(!uses_cluster(&o, true, 1024, false, flags, 4));
         // A list the mode would expand on one thread.
         assert!(!uses_cluster(
             &o,
@@ -411,12 +408,11 @@ mod tests {
             1024,
             true,
             flags,
-            CLUSTER_MAX_DEGREE,
-            true
+            CLUSTER_MAX_DEGREE
         ));
         // Arc positions past 32 bits (no shared frontier), SOLO-ASYNC, or asked not to.
         let wide = fused_kernel_flags(&o, 1usize << 32).unwrap();
-        assert!(!uses_cluster(&o, true, 1024, true, wide, 4, true));
+        assert!(!uses_cluster(&o, true, 1024, true, wide, 4));
         let mut a = o.clone();
         a.fused_solo_async = true;
         assert!(!uses_cluster(
@@ -425,16 +421,14 @@ mod tests {
             1024,
             true,
             fused_kernel_flags(&a, 1000).unwrap(),
-            4,
-            true
+            4
         ));
         let mut off = o.clone();
         off.fused_cluster = Some(false);
-        assert!(!uses_cluster(&off, true, 1024, true, flags, 4, true));
-        // By default on for weighted traversals only; asked for, on for unweighted ones too.
-        assert!(!uses_cluster(&o, true, 1024, true, flags, 4, false));
+        assert!(!uses_cluster(&off, true, 1024, true, flags, 4));
+        // Asked for explicitly, as by default.
         let mut on = o.clone();
         on.fused_cluster = Some(true);
-        assert!(uses_cluster(&on, true, 1024, true, flags, 4, false));
+        assert!(uses_cluster(&on, true, 1024, true, flags, 4));
     }
 }
