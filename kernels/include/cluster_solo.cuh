@@ -41,7 +41,9 @@
 // after a barrier by every warp, so every block takes the same decision at the same level. The
 // words are cleared at the phase's start, before a cluster barrier; no block leaves the phase
 // while another may still read them (they are next written at the next phase's start, after a
-// grid barrier every block arrives at after its reads).
+// grid barrier every block arrives at after its reads). Each block's copy of the batch's
+// start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block before the
+// phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
 // (the stop word), a low-list overflow or the host's abort word (both polled by block 0 every
@@ -258,7 +260,7 @@ __device__ ClusterSoloResult cluster_solo_run(
                              : threadIdx.x == CLUSTER_BOUND ? bound
                                                             : 0u;
     }
-    cluster_sync();  // every block's words cleared before any append
+    cluster_sync();  // every block's words set before any append
     const unsigned int lead = cluster_address(words, 0u);  // block 0's words
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
     // This warp's destination: the warps of every block spread over the cluster.
@@ -269,9 +271,9 @@ __device__ ClusterSoloResult cluster_solo_run(
     const unsigned int lane = lane_id();
     const unsigned int lane_words = cluster_address(words, lane % SOLO_CLUSTER);
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
-    // The loop keeps only what it must in registers (level, count, mine, unlisted): the
-    // result's other fields follow from them at the end, and the batch's start, end and bound
-    // are reread from shared memory. Every register the loop frees keeps the level's loads and
+    // The loop carries only level, count, mine and unlisted from level to level (besides the
+    // addresses and the worklist it uses every level): the result's other fields follow from
+    // them at the end, and the batch's start, end and bound are reread from shared memory. Every register the loop frees keeps the level's loads and
     // atomics in flight together rather than spilling (a spilled word's reload after the
     // barrier misses the L1 that the barrier's acquire invalidated).
     unsigned int count = end - start;  // the level's items, all blocks

@@ -1,4 +1,4 @@
-// Memory operations that several lanes' steps issue back to back.
+// Memory operations that one thread's step issues back to back.
 //
 // Why. A thread relaxing THREAD_ARCS arcs wants its THREAD_ARCS atomicMins in flight
 // together: one round trip to L2, not one each. Written as
@@ -17,7 +17,8 @@
 namespace groute {
 
 // atomicMin(p, v) on global memory where `on`, predicated rather than branched over; returns
-// the old value where `on` and `v` (which is not above `v`: "no improvement") where not.
+// the old value where `on`, and `v` where not (so the caller's `result > v` test reports no
+// improvement).
 // `p` must be a global-memory address where `on`; it is not touched where not.
 __device__ __forceinline__ unsigned int atomic_min_global_if(unsigned int* p, unsigned int v,
                                                              bool on) {

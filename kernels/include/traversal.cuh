@@ -146,8 +146,9 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
 // Where relax_thread_arcs gets the value of the item it relaxes: known when the item was
 // taken (KnownValue), or read at each step, after the step's targets loads (FreshValue, the
 // frontier modes'). Why read it there: a value loaded before the arcs loop is used before the
-// loop (ptxas hoists `value + 1` out of it), so the targets loads waited for the value's round
+// loop, so the targets loads waited for the value's round
 // trip and the two ran one after the other; read after them, both are in flight together.
+// (The compiler hoists a loop-invariant use of the value, `value + 1`, above the loop.)
 // The load is volatile (item_value's rule), so it cannot be hoisted either.
 struct KnownValue {
     unsigned int value;
@@ -292,9 +293,9 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
         cand[k] = Relax::relax(value, weight[k]);
     }
     unsigned int seen[THREAD_ARCS];
-    // An item of value 0xFFFFFFFF (unreached: never queued, but solo_expand does not filter
-    // on the value before the targets loads, which must not wait for it) relaxes nothing:
-    // `seen` 0 is below every candidate.
+    // An item of value 0xFFFFFFFF (unreached: never queued, but the frontier modes do not
+    // filter on the value before the targets loads, which must not wait for it) relaxes
+    // nothing: `seen` 0 is below every candidate.
     const bool reached = value != 0xFFFFFFFFu;
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
