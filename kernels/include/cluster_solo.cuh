@@ -125,21 +125,13 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // The appends of one warp in a level of the mode (a Worklist of relax_thread_arcs that
 // KEEPS_RANGES): to the entries of one destination block, whose counter reserves them; an
 // entry past its capacity spills to the worklist and stops the mode.
-struct ClusterWorklist {
+struct ClusterWorklist : KeptRanges {
     unsigned int count;   // the destination's counter of the level (shared::cluster address)
     unsigned int vertex;  // its entries of the buffer the level writes (shared::cluster)
     unsigned int array_bytes;  // from the vertex array to the begin array, and begin to end
     unsigned int capacity;     // entries per block and buffer
     DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
     unsigned int stop;      // block 0's CLUSTER_STOP (shared::cluster address)
-    const unsigned long long* offsets;
-
-    static constexpr bool KEEPS_RANGES = true;
-
-    // The low word of offsets[v] (below 2^32: see the file comment).
-    __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        return offset_low_word(offsets, v);
-    }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
@@ -282,13 +274,13 @@ __device__ ClusterSoloResult cluster_solo_run(
     for (unsigned int level = 0;; ++level) {
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
-        const ClusterWorklist appends{dest_words + 4u * (CLUSTER_COUNT + level % 3u),
+        const ClusterWorklist appends{{offsets},
+                                      dest_words + 4u * (CLUSTER_COUNT + level % 3u),
                                       dest_vertex + 4u * write,
                                       frontier_array_bytes<ENTRIES>(),
                                       capacity,
                                       wl,
-                                      lead + 4u * CLUSTER_STOP,
-                                      offsets};
+                                      lead + 4u * CLUSTER_STOP};
         // The first level expands the batch's positions congruent to the block's rank (from
         // the worklist), the others the block's own entries: two readers, so that each has
         // its own copy of the level's loop (see cluster_expand).

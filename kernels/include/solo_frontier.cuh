@@ -40,13 +40,20 @@ namespace groute {
 // Rounds of a SOLO level (blockDim.x items each) whose items the frontier can hold.
 enum : unsigned int { SOLO_FRONTIER_ROUNDS = 2 };
 
-// The low word of offsets[v]: the arc position itself for graphs of fewer than 2^32 arcs (the
-// frontiers' 32-bit ranges; the host keeps them off for larger graphs).
-__device__ __forceinline__ unsigned int offset_low_word(const unsigned long long* offsets,
-                                                        unsigned int v) {
-    const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
-    return words[2u * static_cast<unsigned long long>(v)];
-}
+// What a worklist that KEEPS_RANGES (SoloWorklist, SoloQueue, ClusterWorklist) shares: the
+// graph's offsets, from which HeadRanges (traversal.cuh) loads an appended head's range.
+struct KeptRanges {
+    const unsigned long long* offsets;
+
+    static constexpr bool KEEPS_RANGES = true;
+
+    // The low word of offsets[v]: the arc position itself for graphs of fewer than 2^32 arcs
+    // (the frontiers' 32-bit ranges; the host keeps them off for larger graphs).
+    __device__ __forceinline__ unsigned int offset(unsigned int v) const {
+        const unsigned int* words = reinterpret_cast<const unsigned int*>(offsets);
+        return words[2u * static_cast<unsigned long long>(v)];
+    }
+};
 
 // The entries (shared memory): vertex[j], and its range [begin[j], end[j]) as 32-bit arc
 // positions (the host turns the frontier off for graphs of 2^32 arcs or more: the low words
@@ -63,18 +70,10 @@ struct SoloFrontier {
 
 // The worklist of a SOLO level: appends go to the worklist (its control words in block 0's
 // shared copy) and, for positions [next, next + capacity), to the frontier.
-struct SoloWorklist {
+struct SoloWorklist : KeptRanges {
     DeviceWorklist wl;
     SoloFrontier frontier;
     unsigned int next;  // worklist position of entry 0: the level's batch end
-    const unsigned long long* offsets;
-
-    static constexpr bool KEEPS_RANGES = true;
-
-    // The low word of offsets[v] (below 2^32: see SoloFrontier).
-    __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        return offset_low_word(offsets, v);
-    }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int begin,
                                         unsigned int end) const {
@@ -136,7 +135,7 @@ struct SoloAppends {
                                                         const SoloFrontier& frontier,
                                                         unsigned int next,
                                                         const unsigned long long* offsets) {
-        return SoloWorklist{wl, frontier, next, offsets};
+        return SoloWorklist{{offsets}, wl, frontier, next};
     }
 };
 

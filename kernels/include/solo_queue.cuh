@@ -108,22 +108,13 @@ __device__ __forceinline__ void store_shared_volatile(unsigned int* p, unsigned 
 // The queue (shared memory) and the worklist behind it. A Worklist for expand_item_lists:
 // append_warp and append_warp_n put improved heads at the tail (or, after STOP or when the
 // ring is full, into the worklist).
-struct SoloQueue {
+struct SoloQueue : KeptRanges {
     SoloFrontier ring;  // entries (vertex, begin, end); capacity a power of two, >= 64
     unsigned int* seq;  // slot states (see the file comment)
     unsigned int* words;  // SoloQueueWord counters
     unsigned int initial;  // positions [0, initial): the entry batch, worklist start + q
     DeviceWorklist wl;     // first: the entry batch's start; ctrl: the global control words
-    const unsigned long long* offsets;
-    unsigned int bound;  // STOP when more unclaimed items than this (solo_max)
-
-    static constexpr bool KEEPS_RANGES = true;
-
-    // The low word of offsets[v] (below 2^32: see the file comment).
-    __device__ __forceinline__ unsigned int offset(unsigned int v) const {
-        const unsigned int* w = reinterpret_cast<const unsigned int*>(offsets);
-        return w[2u * static_cast<unsigned long long>(v)];
-    }
+    unsigned int bound;    // STOP when more unclaimed items than this (solo_max)
 
     __device__ __forceinline__ unsigned int slot(unsigned int r) const {
         return r & (ring.capacity - 1u);
@@ -345,7 +336,7 @@ __device__ SoloQueueResult solo_queue_run(const MinSplitOps ops,
     __shared__ SoloQueueSlots<ENTRIES> slots;
     __shared__ unsigned int copy_base;
     frontier.capacity = ENTRIES;
-    const SoloQueue queue{frontier, slots.seq, slots.words, end - wl.first, wl, offsets, bound};
+    const SoloQueue queue{{offsets}, frontier, slots.seq, slots.words, end - wl.first, wl, bound};
     queue.init();
     __syncthreads();
     // One device (unbounded, the only caller) owns every vertex: nothing is sent.
