@@ -46,7 +46,7 @@
 // phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
-// (the stop word), a low-list overflow or the host's abort word (both polled by block 0 every
+// (the stop word), a low-list or send overflow or the host's abort word (polled by block 0 every
 // `poll_every` levels) end it, and so does a phase whose unlisted items near 2^31 (their
 // report is 32-bit). A worklist overflow (a spill or the hand-over past the capacity) is
 // recorded in ctrl as for any append, and the next barrier's action stops the kernel on it.
@@ -71,7 +71,7 @@ enum : unsigned int { SOLO_CLUSTER = 4 };
 // The words of the mode (each block's shared memory).
 enum ClusterSoloWord : unsigned int {
     CLUSTER_COUNT = 0,  // three appends counters (every block's), used in turn by the levels
-    CLUSTER_STOP = 3,   // block 0's: nonzero after a spill or a low list's overflow
+    CLUSTER_STOP = 3,   // block 0's: nonzero after a spill, a low list's or sends' overflow
     CLUSTER_ABORT = 4,  // block 0's: nonzero once its poll saw the host's abort word
     CLUSTER_START = 5,  // every block's copy of the phase's batch start, end and bound (read
     CLUSTER_END = 6,    // from shared memory where used, so that the level loop keeps no
@@ -143,6 +143,23 @@ struct ClusterWorklist : KeptRanges {
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
         cluster_store(stop, 1u);
+    }
+
+    // One item per lane where `keep` (a warp's receipts in device-driven runs), its range
+    // loaded here. Call with all 32 lanes of the warp.
+    __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
+        const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
+        if (ballot == 0u) {
+            return;
+        }
+        unsigned int first = 0;
+        if (lane_id() == 0u) {
+            first = cluster_add(count, __popc(ballot));
+        }
+        first = __shfl_sync(0xFFFFFFFFu, first, 0);
+        if (keep) {
+            put(first + __popc(ballot & lanemask_lt()), item, offset(item), offset(item + 1u));
+        }
     }
 
     // The thread granularity's appends, with the ranges the caller loaded (HeadRanges).
@@ -232,16 +249,20 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // level has more than `bound` items or none, or a stop or abort (see the file comment). Spills
 // and the batch it leaves go to the worklist `wl_data`/`wl_mask` (ctrl: the global control
 // words; CTRL_WL_END is `end` at the start, and the returned end when the mode returns),
-// deferred items to `low`. `arrays`: the frontier entries (ENTRIES, two buffers of
-// ENTRIES / 2).
-template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
+// items other devices own to `send` (reserved on ctrl's CTRL_SEND_END), deferred items to
+// `low`. `arrays`: the frontier entries (ENTRIES, two buffers of ENTRIES / 2). `peer`: the
+// device-driven protocol's share of each level (fused.cuh's SoloPeerWarp, LAGGED: a no-op
+// but on one warp of block 0), before_level() at the level's start and after_expand(levels,
+// appends, send, low) after the thread's share of it, before the closing barrier; its
+// receipts join the level's appends.
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
     const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,
     unsigned int* ctrl, const SendBuffer send, const LowList low,
     SoloFrontierArrays<ENTRIES>& arrays,
     unsigned int start, unsigned int end, unsigned int bound, unsigned int poll_every,
-    const unsigned int* abort) {
+    const unsigned int* abort, Peer& peer) {
     static_assert(ENTRIES >= 2u, "two buffers of entries");
     __shared__ unsigned int words[CLUSTER_WORDS];
     constexpr unsigned int capacity = ENTRIES / 2u;
@@ -296,6 +317,7 @@ __device__ ClusterSoloResult cluster_solo_run(
             b = appends.offset(v);
             e = appends.offset(v + 1u);
         };
+        peer.before_level();
         if (level != 0u) {
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, mine,
                                             from_frontier);
@@ -305,6 +327,7 @@ __device__ ClusterSoloResult cluster_solo_run(
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, share,
                                             from_worklist);
         }
+        peer.after_expand(level + 1u, appends, send, low);
         if (threadIdx.x == 0u) {
             words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
         }
@@ -312,7 +335,8 @@ __device__ ClusterSoloResult cluster_solo_run(
             if (peer_load_abort(abort) != 0u) {
                 words[CLUSTER_ABORT] = 1u;
             }
-            if (*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) != 0u) {
+            if ((*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) |
+                 *const_cast<const volatile unsigned int*>(ctrl + CTRL_SEND_OVERFLOW)) != 0u) {
                 words[CLUSTER_STOP] = 1u;  // the action stops the kernel on the overflow
             }
         }

@@ -220,12 +220,14 @@ enum FusedWord : unsigned int {
     FUSED_SOLO_LEVELS = 90,    // levels of the last SOLO phase
     FUSED_SOLO_ABORT = 91,     // SOLO saw the abort word set
     FUSED_SOLO_PROCESSED = 92, // items of the last SOLO phase, 64-bit (words 92, 93)
-    FUSED_SOLO_UNLISTED = 94,  // SOLO-ASYNC: ring items it expanded (0 for SOLO levels)
-    FUSED_SOLO_RELISTED = 95,  // SOLO-ASYNC: entry items it wrote again (0 for SOLO levels)
-    // The device-driven build has no SOLO-ASYNC, so its SOLO reports in words 94, 95:
-    FUSED_SOLO_PUBLISHED = 94, // the sends it counted (FUSED_PUBLISHED)
-    FUSED_SOLO_TAKEN = 95,     // the inbox items it took (FUSED_IN_END)
-    FUSED_WORDS = 96,
+    FUSED_SOLO_UNLISTED = 94,  // items it produced and expanded without listing them:
+                               // SOLO-ASYNC's ring items, the cluster mode's levels (0 for
+                               // SOLO levels on one block)
+    FUSED_SOLO_RELISTED = 95,  // SOLO-ASYNC: entry items it wrote again (0 otherwise)
+    // Device-driven runs (the peer builds):
+    FUSED_SOLO_PUBLISHED = 96, // the sends it counted (FUSED_PUBLISHED)
+    FUSED_SOLO_TAKEN = 97,     // the inbox items it took (FUSED_IN_END)
+    FUSED_WORDS = 100,
 };
 
 enum FusedPhase : unsigned int {
@@ -760,12 +762,10 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, const FusedArgs
         if (PEERED) {
             s.at(FUSED_PUBLISHED) = s.at(FUSED_SOLO_PUBLISHED);
             s.at(FUSED_IN_END) = s.at(FUSED_SOLO_TAKEN);
-        } else {
-            // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
-            s.add_u64(FUSED_UNLISTED,
-                      static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
-                          s.at(FUSED_SOLO_RELISTED));
         }
+        // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
+        s.add_u64(FUSED_UNLISTED, static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
+                                      s.at(FUSED_SOLO_RELISTED));
         s.at(FUSED_START) = s.at(FUSED_SOLO_START);
         end = s.at(FUSED_SOLO_END);
     } else if (done == FUSED_PHASE_HUBS) {
@@ -884,6 +884,110 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
     }
 }
 
+// Device-driven runs: the peer warp's share of the protocol in a SOLO phase (the block's last
+// warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level,
+// its lane 0 reads, at the level's start (before_level), the inbox's published end (relaxed:
+// its round trip overlaps the level), the sends' end and the inbox positions the finished
+// levels read; after the warp's share of the level's expansion (after_expand) it frees those,
+// counts and releases the sends every SOLO_RELEASE_LEVELS levels (a system-scope fence: not
+// every level) and, if the inbox's end moved, fences (acquire) and the warp receives up to it
+// (solo_receive; __syncwarp carries the fence to the other lanes) into the level's appends,
+// then takes the items out of PEER_PENDING. The words it keeps across levels are in shared
+// memory (`words`), so that they hold no registers through the expansion; every word it
+// writes is read after a closing barrier (the report) or by its lane 0 alone.
+//
+// Which sends a release may cover: only those whose items are written. In fused_solo the
+// level's appends start after solo_expand's vote, so the end read before it is complete
+// (LAGGED false). In the cluster mode the other blocks may already append the level's sends
+// when lane 0 reads the end, so it releases the end it read at the previous level's start
+// (LAGGED true): every reservation that end counts is of a level before, whose items were
+// written before that level's closing cluster barrier.
+struct SoloPeerWords {
+    unsigned int taken;    // inbox items received (the end taken)
+    unsigned int freed;    // inbox positions freed to the sender
+    unsigned int counted;  // sends counted in PEER_PENDING and released
+    unsigned int seen;     // LAGGED: the sends' end read at the previous level's start
+};
+
+template <bool PEERED, bool LAGGED>
+struct SoloPeerWarp {
+    const FusedArgs& a;
+    SoloPeerWords& words;
+    const unsigned int* send_end;  // the sends' counter (ctrl[CTRL_SEND_END] or its copy)
+    bool warp;                     // this thread's warp is the peer warp
+    bool lane;                     // and it is its lane 0
+    unsigned int inbox_now = 0u;   // lane 0's reads at the level's start
+    unsigned int sent = 0u;
+    unsigned int read = 0u;
+
+    // `warp`: whether the caller's warp is the peer warp (a block-uniform choice).
+    __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w,
+                                            const unsigned int* end, bool is_peer_warp)
+        : a(args),
+          words(w),
+          send_end(end),
+          warp(PEERED && is_peer_warp),
+          lane(PEERED && is_peer_warp && lane_id() == 0u) {}
+
+    // Thread 0 of the block whose last warp is the peer warp, before the phase's first
+    // barrier: the inbox items taken and the sends counted so far.
+    __device__ __forceinline__ void start(unsigned int inbox_taken, unsigned int sends_counted) {
+        words.taken = inbox_taken;
+        words.freed = inbox_taken;
+        words.counted = sends_counted;
+        words.seen = sends_counted;
+    }
+
+    __device__ __forceinline__ void before_level() {
+        if (lane) {
+            inbox_now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
+            const unsigned int now = *const_cast<const volatile unsigned int*>(send_end);
+            if (LAGGED) {
+                sent = words.seen;
+                words.seen = now;
+            } else {
+                sent = now;
+            }
+            read = words.taken;
+        }
+    }
+
+    // After the warp's share of level `levels` (counted from 1): see above.
+    template <typename Appends>
+    __device__ __forceinline__ void after_expand(unsigned int levels, const Appends& appends,
+                                                 const SendBuffer& send, const LowList& low) {
+        if (!warp) {
+            return;
+        }
+        if (lane) {
+            if (read != words.freed) {
+                peer_store_relaxed_u32(a.recv_freed, read);
+                words.freed = read;
+            }
+            if (sent != words.counted && levels % SOLO_RELEASE_LEVELS == 0u) {
+                peer_count(a, sent - words.counted);
+                peer_release(a, sent);
+                words.counted = sent;
+            }
+        }
+        // The fence pattern's acquire (the load observed the sender's release), paid only
+        // when the end moved: ld.acquire would invalidate the SM's L1 every level.
+        const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
+        const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
+        if (to != from) {
+            if (lane) {
+                peer_fence_acquire();
+            }
+            __syncwarp();
+            solo_receive(a, from, to, appends, send, low);
+            if (lane) {
+                peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
+                words.taken = to;
+            }
+        }
+    }
+};
+
 // SOLO on block 0: levels back to back from [start, end) until the next batch is larger than
 // solo_max, empty, met a hub or overflowed (or the host asked to stop); then publishes the
 // batch and its counters in the state block. Every thread of block 0 calls it. ENTRIES: the
@@ -901,31 +1005,23 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 // item read, none appended yet) and the one after the appends, after which every thread reads
 // the control words and takes the same decision (nothing writes them before the next vote).
 //
-// Device-driven runs: the block's last warp (the *peer warp*) also does SOLO's share of the
-// protocol, between the level's vote and its closing barrier, so that on levels of fewer
-// items than the block has threads (its lanes then have none) the system-scope fences and
-// the peer link's round trips overlap the other warps' expansion instead of following it.
-// Its lane 0 reads, before the vote, the inbox's published end (relaxed), the sends of the
-// finished levels (ctrl[CTRL_SEND_END]: the level's appends start after the vote) and the
-// inbox positions they read; after the vote it frees those, releases those sends (every
-// SOLO_RELEASE_LEVELS levels) and, if the end moved, fences (acquire) and the warp receives
-// up to it (solo_receive; __syncwarp carries the fence to the other lanes), appending to the
-// level's worklist and frontier beside the other warps, and takes the items out of
-// PEER_PENDING. Every word it writes is read after a closing barrier (the report) or by lane
-// 0 alone.
+// Device-driven runs: the block's last warp (the *peer warp*, SoloPeerWarp) also does SOLO's
+// share of the protocol, between the level's vote and its closing barrier, so that on levels
+// of fewer items than the block has threads (its lanes then have none) the system-scope
+// fences and the peer link's round trips overlap the other warps' expansion instead of
+// following it. Its lane 0 reads the sends' end before the vote (the level's appends start
+// after it) and receives into the level's worklist and frontier.
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool PEERED>
 __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                            unsigned int start, unsigned int end, unsigned int current,
                            unsigned int threshold, unsigned int inbox_taken,
                            unsigned int sends_counted) {
     __shared__ unsigned int abort_seen;
-    // Device-driven runs, the peer warp's words (in shared memory, so that they hold no
-    // registers through the levels' expansion): the inbox items taken, the inbox positions
-    // freed, the sends counted in PEER_PENDING.
-    __shared__ unsigned int peer_taken;
-    __shared__ unsigned int peer_freed;
-    __shared__ unsigned int peer_counted;
+    __shared__ SoloPeerWords peer_words;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
+    // Device-driven runs: the peer warp (see above).
+    SoloPeerWarp<PEERED, false> peer(a, peer_words, ctrl + CTRL_SEND_END,
+                                     threadIdx.x / 32u == (blockDim.x - 1u) / 32u);
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
         load_words(a.ctrl, c);
@@ -936,9 +1032,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         ctrl[CTRL_HUB_COUNT] = 0u;
         ctrl[CTRL_HUB_COUNT + 1u] = 0u;
         ctrl[CTRL_HUB_CAP] = 0u;
-        peer_taken = inbox_taken;
-        peer_freed = inbox_taken;
-        peer_counted = sends_counted;
+        peer.start(inbox_taken, sends_counted);
     }
     __syncthreads();
     const SendBuffer send = a.template send_buffer<PEERED>(ctrl);
@@ -949,60 +1043,15 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     unsigned int aborted = 0;
     unsigned int cached = 0;  // items of [start, end) in the frontier (none at the first level)
     unsigned long long processed = 0;
-    // Device-driven runs: the peer warp (see above) and its lane 0.
-    const bool peer_warp = PEERED && threadIdx.x / 32u == (blockDim.x - 1u) / 32u;
-    const bool peer_lane = peer_warp && lane_id() == 0u;
     while (true) {
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        // Device-driven runs, the peer lane before the vote: the inbox's end (relaxed: its
-        // round trip overlaps the vote), the sends of the finished levels and the inbox
-        // positions they read.
-        unsigned int inbox_now = 0u;
-        unsigned int sent = 0u;
-        unsigned int read = 0u;
-        if (peer_lane) {
-            inbox_now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
-            sent = ctrl[CTRL_SEND_END];
-            read = peer_taken;
-        }
+        peer.before_level();
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
         ++levels;
-        if (peer_warp) {
-            // After the vote (see above). Free what the finished levels read; every
-            // SOLO_RELEASE_LEVELS levels count and release what they sent (a system-scope
-            // fence: not every level).
-            if (peer_lane) {
-                if (read != peer_freed) {
-                    peer_store_relaxed_u32(a.recv_freed, read);
-                    peer_freed = read;
-                }
-                if (sent != peer_counted && levels % SOLO_RELEASE_LEVELS == 0u) {
-                    peer_count(a, sent - peer_counted);
-                    peer_release(a, sent);
-                    peer_counted = sent;
-                }
-            }
-            // Receive what was published (SplitReceive into this level's appends, so the
-            // items join the next batch and its frontier) and take it out of the count. The
-            // fence pattern's acquire (the load observed the sender's release), paid only when
-            // the end moved: ld.acquire would invalidate the SM's L1 every level.
-            const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
-            const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
-            if (to != from) {
-                if (peer_lane) {
-                    peer_fence_acquire();
-                }
-                __syncwarp();
-                solo_receive(a, from, to, appends, send, low);
-                if (peer_lane) {
-                    peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
-                    peer_taken = to;
-                }
-            }
-        }
+        peer.after_expand(levels, appends, send, low);
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
         const unsigned int e = ctrl[CTRL_WL_END];
@@ -1042,8 +1091,11 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(start, end, levels, aborted));
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(processed),
-                                  static_cast<unsigned int>(processed >> 32),
-                                  PEERED ? peer_counted : 0u, PEERED ? peer_taken : 0u));
+                                  static_cast<unsigned int>(processed >> 32), 0u, 0u));
+        if (PEERED) {
+            store_relaxed(a.fused + FUSED_SOLO_PUBLISHED, peer_words.counted);
+            store_relaxed(a.fused + FUSED_SOLO_TAKEN, peer_words.taken);
+        }
     }
 }
 
@@ -1071,17 +1123,27 @@ __device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>
     }
 }
 
-// SOLO on the blocks of cluster 0 (the `_cluster` build, cluster_solo.cuh): fused_solo's
+// SOLO on the blocks of cluster 0 (the `_cluster` builds, cluster_solo.cuh): fused_solo's
 // report plus the items it never listed, the control words' worklist end set (the mode lists
-// only the batch it leaves). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it.
-template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
+// only the batch it leaves). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it. Device-driven
+// runs (PEERED, the `_peer_cluster` build): the last warp of block 0 is the peer warp
+// (SoloPeerWarp, LAGGED), and block 0's thread 0 reports what it counted and took.
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool PEERED>
 __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
                                    unsigned int start, unsigned int end, unsigned int current,
-                                   unsigned int threshold) {
+                                   unsigned int threshold, unsigned int inbox_taken,
+                                   unsigned int sends_counted) {
+    __shared__ SoloPeerWords peer_words;
+    SoloPeerWarp<PEERED, true> peer(a, peer_words, a.ctrl + CTRL_SEND_END,
+                                    blockIdx.x == 0u &&
+                                        threadIdx.x / 32u == (blockDim.x - 1u) / 32u);
+    if (threadIdx.x == 0u) {
+        peer.start(inbox_taken, sends_counted);  // read after cluster_solo_run's first barrier
+    }
     const ClusterSoloResult r = cluster_solo_run<Relax, WEIGHTED, ENTRIES>(
         a.ops, a.offsets, a.targets, a.weights, a.wl_data, a.wl_mask, a.ctrl,
-        a.template send_buffer<false>(a.ctrl), a.low_list(current, threshold), arrays, start, end,
-        a.solo_max, FUSED_ABORT_POLL, a.abort);
+        a.template send_buffer<PEERED>(a.ctrl), a.low_list(current, threshold), arrays, start,
+        end, a.solo_max, FUSED_ABORT_POLL, a.abort, peer);
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
         store_relaxed(a.ctrl + CTRL_WL_END, r.end);
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
@@ -1090,6 +1152,10 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(r.processed),
                                   static_cast<unsigned int>(r.processed >> 32), r.unlisted, 0u));
+        if (PEERED) {
+            store_relaxed(a.fused + FUSED_SOLO_PUBLISHED, peer_words.counted);
+            store_relaxed(a.fused + FUSED_SOLO_TAKEN, peer_words.taken);
+        }
     }
 }
 
@@ -1186,11 +1252,12 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
             }
         } else if (phase == FUSED_PHASE_SOLO) {
             if constexpr (CLUSTER != 0u) {
-                static_assert(CLUSTER == SOLO_CLUSTER && SOLO_ENTRIES != 0u && !PEERED,
-                              "the cluster build: the wide one, one device");
+                static_assert(CLUSTER == SOLO_CLUSTER && SOLO_ENTRIES != 0u,
+                              "the cluster builds: the wide ones");
                 if (blockIdx.x < CLUSTER) {
-                    fused_cluster_solo<Relax, WEIGHTED, SOLO_ENTRIES>(a, solo_arrays, start,
-                                                                       end, current, threshold);
+                    fused_cluster_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
+                        a, solo_arrays, start, end, current, threshold, in_end,
+                        record[RECORD_PUBLISHED]);
                 }
             } else if (blockIdx.x == 0) {
                 if constexpr (SOLO_ENTRIES != 0u) {
@@ -1285,13 +1352,16 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 
 // NAME##_fused_cluster (compute capability 9.0 or later): the wide build launched in clusters of
 // SOLO_CLUSTER blocks, whose SOLO phases run on cluster 0 (cluster_solo.cuh); one device,
-// unbounded (it compiles the device-driven paths out).
+// unbounded (it compiles the device-driven paths out). NAME##_fused_peer_cluster: the same for
+// the members of a device-driven run.
 #define GROUTE_FUSED_CLUSTER_BOUNDS                                                            \
     __cluster_dims__(groute::SOLO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)                                      \
     GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048,      \
-                                 RELAX, WEIGHTED, false, groute::SOLO_CLUSTER)
+                                 RELAX, WEIGHTED, false, groute::SOLO_CLUSTER)                 \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048, \
+                                 RELAX, WEIGHTED, true, groute::SOLO_CLUSTER)
 #else
 #define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)
 #endif

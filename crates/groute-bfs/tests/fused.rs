@@ -480,20 +480,24 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
             let n = g.num_vertices() as u32;
             for s in [0, n / 2, n - 1] {
                 let expected = bfs_reference(&g.csr, s);
-                for (solo, shared, prio) in [
-                    (None, true, None),
-                    (Some(0), true, None),
-                    (None, false, Some(2)),
-                    (Some(u32::MAX), true, None),
+                for (solo, shared, prio, cluster) in [
+                    (None, true, None, true),
+                    (None, true, None, false),
+                    (Some(0), true, None, true),
+                    (None, false, Some(2), true),
+                    (None, true, Some(2), true),
+                    (Some(u32::MAX), true, None, true),
+                    (Some(u32::MAX), true, None, false),
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
                     o.worklist.fused_solo_max = solo;
                     o.worklist.fused_solo_shared = shared;
+                    o.worklist.fused_cluster = Some(cluster);
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, solo {solo:?}, shared {shared}, \
-                         prio {prio:?}",
+                         prio {prio:?}, cluster {cluster}",
                         g.name
                     );
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -511,6 +515,68 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
                         w.items_received(),
                         "{label}: every published item received"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// The single-block mode on a cluster in the members of a device-driven run (the
+/// `_peer_cluster` build: each member's cluster 0 runs levels back to back while its block 0's
+/// last warp sends, receives and counts for the group, kernels/include/fused.cuh SoloPeerWarp):
+/// the reference on road grids cut by the block partition (many levels cross it both ways), a
+/// sparse random graph and a path, from several sources, with bounds from one item to none,
+/// with soft priority, on 2 and 3 devices; every listed or unlisted item expanded once, every
+/// published item received, and the cluster's levels counted where it runs.
+#[test]
+fn the_cluster_mode_runs_in_device_driven_members() {
+    for devices in [2, 3] {
+        let Some(ctx) = cuda(devices) else {
+            return;
+        };
+        if !PeerGroup::supported(&ctx) {
+            continue;
+        }
+        let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
+        let chain: Vec<(u32, u32)> = (0..2999).flat_map(|i| [(i, i + 1), (i + 1, i)]).collect();
+        let graphs = [
+            generated("road:side=120,p=0.6,seed=41"),
+            generated("road:side=64,p=1,seed=42"),
+            generated("random:n=5000,m=12000,seed=43"),
+            from_pairs(3000, &chain, "symmetric path"),
+        ];
+        for g in &graphs {
+            let n = g.num_vertices() as u32;
+            for s in [0, n / 2, n - 1] {
+                let expected = bfs_reference(&g.csr, s);
+                for (solo, prio) in [
+                    (None, None),
+                    (None, Some(2)),
+                    (Some(1), None),
+                    (Some(300), None),
+                    (Some(u32::MAX), Some(2)),
+                ] {
+                    let mut o = options(FusedMode::On);
+                    o.worklist.fused_driver = FusedDriver::Device;
+                    o.worklist.fused_block = Some(1024);
+                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_cluster = Some(true);
+                    o.worklist.prio_delta = prio;
+                    let label = format!(
+                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}",
+                        g.name
+                    );
+                    let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(r.levels, expected, "{label}");
+                    let w = &r.stats.worklist;
+                    assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
+                    assert_eq!(w.items_sent(), w.items_received(), "{label}");
+                    let cluster_rounds: u64 = w.devices.iter().map(|d| d.solo_cluster_rounds).sum();
+                    if !clusters {
+                        assert_eq!(cluster_rounds, 0, "{label}");
+                    } else if g.name.starts_with("road") && solo != Some(1) {
+                        assert!(cluster_rounds > 0, "{label}: ran on one block");
+                    }
                 }
             }
         }

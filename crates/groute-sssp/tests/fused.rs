@@ -291,8 +291,9 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
 
 /// Device-driven fused runs (`--fused-driver device`) on 2 and 3 devices where every pair of
 /// GPUs has peer access, on weighted graphs of every shape, with the default band (each
-/// device's own epochs), without soft priority and without the single-block mode; at the end
-/// every listed item was expanded once and every published item received.
+/// device's own epochs), without soft priority and without the single-block mode, its
+/// single-block mode on a cluster (the default) and on one block; at the end every listed or
+/// unlisted item was expanded once and every published item received.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
     for devices in [2, 3] {
@@ -306,13 +307,21 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
             let n = g.num_vertices() as u32;
             for s in [0, n / 2] {
                 let expected = sssp_reference(&g.csr, s);
-                for (solo, prio) in [(None, None), (None, Some(0)), (Some(0), Some(3))] {
+                for (solo, prio, cluster) in [
+                    (None, None, true),
+                    (None, None, false),
+                    (None, Some(0), true),
+                    (None, Some(0), false),
+                    (Some(0), Some(3), true),
+                ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
                     o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_cluster = Some(cluster);
                     o.worklist.prio_delta = prio;
                     let label = format!(
-                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}",
+                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}, \
+                         cluster {cluster}",
                         g.name
                     );
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -12,7 +12,7 @@ use groute_core::{Device, Error, Event};
 use super::fused_tuning::{FUSED_BLOCK, FusedBarrier, fused_block};
 
 /// `FUSED_WORDS` of fused.cuh: the bench's state block.
-const STATE_WORDS: usize = 96;
+const STATE_WORDS: usize = 100;
 /// `BENCH_ERRORS` (`groute::FUSED_STOP`) and `BENCH_PASSED` (`groute::FUSED_ROUNDS`).
 const BENCH_ERRORS: usize = 65;
 const BENCH_PASSED: usize = 66;

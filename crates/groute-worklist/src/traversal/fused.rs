@@ -211,7 +211,7 @@ impl FusedMode {
 }
 
 /// Words of the fused state block (`groute::FUSED_*` of fused.cuh) the host writes or reads.
-pub(super) const FUSED_WORDS: usize = 96;
+pub(super) const FUSED_WORDS: usize = 100;
 pub(super) const FUSED_PHASE: usize = 64;
 pub(super) const FUSED_STOP: usize = 65;
 pub(super) const FUSED_ROUNDS: usize = 66;
@@ -227,7 +227,7 @@ const FUSED_SOLO_ROUNDS: usize = 80;
 /// `groute::FUSED_UNLISTED`: items produced that the worklist's end does not count (64-bit,
 /// two's complement: SOLO-ASYNC's ring items less its entry items written to the worklist
 /// again).
-const FUSED_UNLISTED: usize = 82;
+pub(super) const FUSED_UNLISTED: usize = 82;
 /// `groute::FUSED_IN_END`: a device-driven member's items taken from its inbox.
 pub(super) const FUSED_IN_END: usize = 85;
 /// The first word the host reads back (the barrier words before it are the kernel's own).
@@ -308,6 +308,8 @@ pub(crate) struct FusedKernel {
     /// the device has no thread-block clusters (compute capability below 9.0: the module has
     /// no such entry).
     cluster: Option<CudaFunction>,
+    /// `<algo>_fused_peer_cluster`: the same for the members of a device-driven run.
+    peer_cluster: Option<CudaFunction>,
     /// Multiprocessors of the device: the default grid of sparse graphs (one block per
     /// multiprocessor, [`FusedDefaults`]). Measured on one H200 (road 2048 BFS, 256-thread
     /// blocks, before the single-block mode): 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms,
@@ -377,12 +379,14 @@ impl FusedKernel {
         let peer_narrow = module.function(&format!("{name}_peer"))?;
         let peer_wide = module.function(&format!("{name}_peer_wide"))?;
         let cluster = module.function(&format!("{name}_cluster")).ok();
+        let peer_cluster = module.function(&format!("{name}_peer_cluster")).ok();
         // Load every build now: under the driver's lazy loading (the default since CUDA 12.2)
         // a function is loaded on its first use, which may wait for the device's running
         // kernels; an occupancy query is such a use, here and never while a run is timed.
         for f in [&narrow, &wide, &peer_narrow, &peer_wide]
             .into_iter()
             .chain(cluster.as_ref())
+            .chain(peer_cluster.as_ref())
         {
             f.max_active_blocks_per_multiprocessor(32, 0)?;
         }
@@ -393,6 +397,7 @@ impl FusedKernel {
             peer_narrow,
             peer_wide,
             cluster,
+            peer_cluster,
             multiprocessors,
             state: device.alloc::<u32>(FUSED_WORDS)?,
             state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
@@ -404,15 +409,20 @@ impl FusedKernel {
         Ok(kernel)
     }
 
-    /// Whether the module has the cluster build (`<algo>_fused_cluster`).
-    pub(super) fn has_cluster_build(&self) -> bool {
-        self.cluster.is_some()
+    /// The cluster build for a member of a device-driven run (`peer`) or a run on one device,
+    /// where the module has it.
+    fn cluster_build(&self, peer: bool) -> Option<&CudaFunction> {
+        if peer {
+            self.peer_cluster.as_ref()
+        } else {
+            self.cluster.as_ref()
+        }
     }
 
     /// The build of the kernel for blocks of `block` threads, for a member of a device-driven
-    /// run (`peer`) or not; the cluster build (`cluster`, one device) where the module has it.
+    /// run (`peer`) or not; the cluster build (`cluster`) where the module has it.
     fn function(&self, block: u32, peer: bool, cluster: bool) -> &CudaFunction {
-        if let (true, Some(f)) = (cluster && !peer, &self.cluster) {
+        if let (true, Some(f)) = (cluster, self.cluster_build(peer)) {
             return f;
         }
         match (block <= FUSED_NARROW_MAX_BLOCK, peer) {
@@ -427,7 +437,7 @@ impl FusedKernel {
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
     /// uses: a member of a device-driven run's, `peer`, or the other). `cluster_graph`: the
     /// graph's longest list and its arcs, for the single-block mode on a cluster
-    /// (`uses_cluster`; `None`: never, as for members and bounded launches).
+    /// (`uses_cluster`; `None`: never, as for bounded launches).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
@@ -443,7 +453,7 @@ impl FusedKernel {
         let cluster = match cluster_graph {
             Some((max_degree, arcs)) => uses_cluster(
                 options,
-                self.has_cluster_build(),
+                self.cluster_build(peer).is_some(),
                 block,
                 solo_on,
                 fused_kernel_flags(options, arcs)?,
@@ -457,7 +467,7 @@ impl FusedKernel {
         };
         // The cluster build where its clusters fit the grid asked for (a grid that is not whole
         // clusters, or larger than the resident clusters, runs the build without them).
-        let cluster_grid = match (cluster, &self.cluster) {
+        let cluster_grid = match (cluster, self.cluster_build(peer)) {
             (true, Some(f)) => cluster_grid(f, block, options.fused_grid, default_grid(u32::MAX))?,
             _ => None,
         };
@@ -837,7 +847,7 @@ impl CudaTraversalDevice {
                 .function(shape.block, member.is_some(), shape.cluster);
             let stream = self.stream.raw();
             let config = LaunchConfig::linear(shape.grid, shape.block);
-            if shape.cluster && member.is_none() {
+            if shape.cluster {
                 function.launch_cooperative_clusters(stream.as_ref(), config, args)?
             } else {
                 function.launch_cooperative(stream.as_ref(), config, args)?

@@ -61,7 +61,8 @@ use super::cuda::{
 };
 use super::fused::{
     FUSED_END, FUSED_IN_END, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP,
-    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FusedRole, FusedShape, StateWords,
+    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FUSED_UNLISTED, FusedRole, FusedShape,
+    StateWords,
 };
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
 use crate::engine::{DeviceStats, WorklistOptions};
@@ -142,6 +143,8 @@ struct MemberReadBack {
     ctrl: Vec<u32>,
     state: StateWords,
     device_time: Duration,
+    /// The member ran the cluster build (its single-block levels ran on a cluster).
+    cluster: bool,
 }
 
 /// Runs the traversal device-driven on every device of `group` (module docs): `devices[d]`
@@ -166,7 +169,11 @@ pub(crate) fn run_device_driven(
     let mut shapes = Vec::with_capacity(n);
     let mut barriers = Vec::with_capacity(n);
     for (d, dev) in devices.iter_mut().enumerate() {
-        shapes.push(dev.fused.shape(options, defaults, true, None)?);
+        let cluster_graph = (dev.hubs.max_degree(), dev.targets.len());
+        shapes.push(
+            dev.fused
+                .shape(options, defaults, true, Some(cluster_graph))?,
+        );
         barriers.push(fused_kernel_flags(options, dev.targets.len())?);
         if threshold != u32::MAX {
             dev.ensure_low_lists(&context_devices[d])?;
@@ -313,6 +320,7 @@ fn launch_members(
             ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_INBOX_PUBLISHED + 1)?)?,
             state: dev.fused.read_state(&context_devices[d])?,
             device_time: Event::elapsed(t0, t1)?,
+            cluster: shapes[d].cluster,
         });
     }
     Ok((read_back, asked_to_stop))
@@ -341,15 +349,18 @@ fn report(
     let mut outstanding = 0i64;
     for (r, seeds) in read_back.iter().zip(seeds) {
         let counted = r.state.stats();
-        let wl_end = u64::from(r.ctrl[CTRL_WL_END]);
+        // Every item listed, and those the cluster mode's levels produced and expanded without
+        // listing them (`FUSED_UNLISTED`).
+        let listed = u64::from(r.ctrl[CTRL_WL_END]).wrapping_add(r.state.wide(FUSED_UNLISTED));
         let sent = u64::from(r.ctrl[CTRL_SEND_END]);
         let received = u64::from(r.state.word(FUSED_IN_END));
         outstanding +=
-            wl_end as i64 - counted.items_processed as i64 + sent as i64 - received as i64;
+            listed as i64 - counted.items_processed as i64 + sent as i64 - received as i64;
         stats.push(DeviceStats {
-            items_produced: wl_end.saturating_sub(seeds.len() as u64),
+            items_produced: listed.saturating_sub(seeds.len() as u64),
             items_sent: sent,
             items_received: received,
+            solo_cluster_rounds: if r.cluster { counted.solo_rounds } else { 0 },
             ..counted
         });
     }

@@ -21,7 +21,7 @@ use crate::direction::readback::{CTRL_WL_END, read_back};
 /// Threads per block of the fused kernel (`groute::DO_BLOCK`).
 const BLOCK: u32 = 256;
 /// u32 words of the grid barrier's block (`groute::FUSED_WORDS`).
-const BARRIER_WORDS: usize = 96;
+const BARRIER_WORDS: usize = 100;
 /// u64 words of the state block (`groute::DO_WORDS`).
 pub(super) const STATE_WORDS: usize = 32;
 /// State words the host reads (`groute::DoWord`).
