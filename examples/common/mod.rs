@@ -135,8 +135,9 @@ pub struct FusedArgs {
     #[arg(long)]
     pub fused_solo_async: bool,
     /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true) or on one
-    /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device,
-    /// adjacency lists under 32 arcs). Default: on (measured faster for BFS and SSSP).
+    /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device
+    /// or the members of a device-driven run, adjacency lists under 32 arcs). Default: on
+    /// (measured faster for BFS and SSSP).
     #[arg(long, value_name = "BOOL")]
     pub fused_cluster: Option<bool>,
 }
