@@ -95,6 +95,16 @@ __device__ __forceinline__ void cluster_sync() {
             : "memory");
 }
 
+// cluster_sync in two halves, for work between a thread's arrival and its wait that nothing
+// the barrier orders depends on (every thread of the warp calls both).
+__device__ __forceinline__ void cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 // This block's shared-memory variable `p` at its shared::cluster address in block `rank`.
 __device__ __forceinline__ unsigned int cluster_address(const void* p, unsigned int rank) {
     const unsigned int local = static_cast<unsigned int>(__cvta_generic_to_shared(p));
@@ -252,9 +262,10 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // items other devices own to `send` (reserved on ctrl's CTRL_SEND_END), deferred items to
 // `low`. `arrays`: the frontier entries (ENTRIES, two buffers of ENTRIES / 2). `peer`: the
 // device-driven protocol's share of each level (fused.cuh's SoloPeerWarp, LAGGED: a no-op
-// but on one warp of block 0), before_level() at the level's start and after_expand(levels,
-// appends, send, low) after the thread's share of it, before the closing barrier; its
-// receipts join the level's appends.
+// but on one warp of block 0), before_level(send) at the level's start, after_expand(levels,
+// appends, send, low) after the thread's share of it, before the closing barrier (its
+// receipts join the level's appends), and after_arrive(levels) between the thread's arrival
+// at that barrier and its wait.
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
@@ -278,15 +289,14 @@ __device__ ClusterSoloResult cluster_solo_run(
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
     // This warp's destination: the warps of every block spread over the cluster.
     const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
-    const unsigned int dest_words = cluster_address(words, dest);
-    const unsigned int dest_vertex = cluster_address(arrays.vertex, dest);
     // Lane j < SOLO_CLUSTER of every warp reads block j's counters after a level.
     const unsigned int lane = lane_id();
-    const unsigned int lane_words = cluster_address(words, lane % SOLO_CLUSTER);
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
     // The loop carries only level, count, mine and unlisted from level to level (besides the
-    // addresses and the worklist it uses every level): the result's other fields follow from
-    // them at the end, and the batch's start, end and bound are reread from shared memory. Every register the loop frees keeps the level's loads and
+    // worklist and block 0's words): the result's other fields follow from them at the end,
+    // the batch's start, end and bound are reread from shared memory, and the other blocks'
+    // shared::cluster addresses are mapped again where used (mapa, a volatile asm that the
+    // compiler does not hoist). Every register the loop frees keeps the level's loads and
     // atomics in flight together rather than spilling (a spilled word's reload after the
     // barrier misses the L1 that the barrier's acquire invalidated).
     unsigned int count = end - start;  // the level's items, all blocks
@@ -296,8 +306,8 @@ __device__ ClusterSoloResult cluster_solo_run(
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
         const ClusterWorklist appends{{offsets},
-                                      dest_words + 4u * (CLUSTER_COUNT + level % 3u),
-                                      dest_vertex + 4u * write,
+                                      cluster_address(words + CLUSTER_COUNT + level % 3u, dest),
+                                      cluster_address(arrays.vertex + write, dest),
                                       frontier_array_bytes<ENTRIES>(),
                                       capacity,
                                       wl,
@@ -317,7 +327,7 @@ __device__ ClusterSoloResult cluster_solo_run(
             b = appends.offset(v);
             e = appends.offset(v + 1u);
         };
-        peer.before_level();
+        peer.before_level(send);
         if (level != 0u) {
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, mine,
                                             from_frontier);
@@ -340,11 +350,16 @@ __device__ ClusterSoloResult cluster_solo_run(
                 words[CLUSTER_STOP] = 1u;  // the action stops the kernel on the overflow
             }
         }
-        cluster_sync();  // every append of the level done, in every block
+        // Every append of the level done, in every block. The peer warp frees and releases
+        // between its arrival and its wait (SoloPeerWarp::after_arrive).
+        cluster_arrive();
+        peer.after_arrive(level + 1u);
+        cluster_wait();
         // Every block's count of the level, block 0's stop and abort words.
         unsigned int counted = 0;
         if (lane < SOLO_CLUSTER) {
-            counted = cluster_load(lane_words + 4u * (CLUSTER_COUNT + level % 3u));
+            counted =
+                cluster_load(cluster_address(words + CLUSTER_COUNT + level % 3u, lane));
         } else if (lane == SOLO_CLUSTER) {
             counted = cluster_load(lead + 4u * CLUSTER_STOP) |
                       cluster_load(lead + 4u * CLUSTER_ABORT) << 1;

@@ -860,6 +860,13 @@ __device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedSta
 // re-expands more.
 enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
 
+// The same in the cluster mode, where the release follows the peer warp's arrival at the
+// level's barrier (SoloPeerWarp::after_arrive) and so is off the level's path.
+#ifndef GROUTE_CLUSTER_RELEASE_LEVELS
+#define GROUTE_CLUSTER_RELEASE_LEVELS 1
+#endif
+enum : unsigned int { CLUSTER_RELEASE_LEVELS = GROUTE_CLUSTER_RELEASE_LEVELS };
+
 // Device-driven runs, SOLO: SplitReceive by one warp (SOLO's peer warp) on the inbox items
 // [from, to), appending kept items through `appends` (the level's worklist and frontier),
 // passing the others on. Every lane of the warp calls it.
@@ -884,6 +891,16 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
     }
 }
 
+// solo_receive as a call, for the cluster mode: its registers are then the callee's, saved
+// around the call on the peer warp's path alone, rather than taken from the level's loop
+// (whose every register is in use: inlined there, the receipts' path made the loop spill).
+template <typename Appends>
+__device__ __noinline__ void solo_receive_call(const FusedArgs& a, unsigned int from,
+                                               unsigned int to, const Appends& appends,
+                                               const SendBuffer& send, const LowList& low) {
+    solo_receive(a, from, to, appends, send, low);
+}
+
 // Device-driven runs: the peer warp's share of the protocol in a SOLO phase (the block's last
 // warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level,
 // its lane 0 reads, at the level's start (before_level), the inbox's published end (relaxed:
@@ -892,7 +909,9 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 // counts and releases the sends every SOLO_RELEASE_LEVELS levels (a system-scope fence: not
 // every level) and, if the inbox's end moved, fences (acquire) and the warp receives up to it
 // (solo_receive; __syncwarp carries the fence to the other lanes) into the level's appends,
-// then takes the items out of PEER_PENDING. The words it keeps across levels are in shared
+// then takes the items out of PEER_PENDING. In the cluster mode it frees and releases (every
+// CLUSTER_RELEASE_LEVELS levels) after arriving at the level's closing barrier instead
+// (after_arrive), off the path of the other blocks' wait. The words it keeps across levels are in shared
 // memory (`words`), so that they hold no registers through the expansion; every word it
 // writes is read after a closing barrier (the report) or by its lane 0 alone.
 //
@@ -909,25 +928,28 @@ struct SoloPeerWords {
     unsigned int seen;     // LAGGED: the sends' end read at the previous level's start
 };
 
+//
+// Every thread holds the object through the levels, so it keeps no more than the two
+// references (the cluster mode's loop has no register to spare): which warp is the peer warp
+// is recomputed where asked, and the sends' counter is the one of the level's SendBuffer.
 template <bool PEERED, bool LAGGED>
 struct SoloPeerWarp {
     const FusedArgs& a;
     SoloPeerWords& words;
-    const unsigned int* send_end;  // the sends' counter (ctrl[CTRL_SEND_END] or its copy)
-    bool warp;                     // this thread's warp is the peer warp
-    bool lane;                     // and it is its lane 0
-    unsigned int inbox_now = 0u;   // lane 0's reads at the level's start
+    unsigned int inbox_now = 0u;  // lane 0's reads of the level (read_level)
     unsigned int sent = 0u;
     unsigned int read = 0u;
 
-    // `warp`: whether the caller's warp is the peer warp (a block-uniform choice).
-    __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w,
-                                            const unsigned int* end, bool is_peer_warp)
-        : a(args),
-          words(w),
-          send_end(end),
-          warp(PEERED && is_peer_warp),
-          lane(PEERED && is_peer_warp && lane_id() == 0u) {}
+    __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w)
+        : a(args), words(w) {}
+
+    // This thread's warp is the peer warp: block 0's last (block-uniform).
+    __device__ __forceinline__ static bool warp() {
+        return PEERED && blockIdx.x == 0u && threadIdx.x / 32u == (blockDim.x - 1u) / 32u;
+    }
+
+    // And this thread is its lane 0.
+    __device__ __forceinline__ static bool lane() { return warp() && lane_id() == 0u; }
 
     // Thread 0 of the block whose last warp is the peer warp, before the phase's first
     // barrier: the inbox items taken and the sends counted so far.
@@ -938,10 +960,69 @@ struct SoloPeerWarp {
         words.seen = sends_counted;
     }
 
-    __device__ __forceinline__ void before_level() {
-        if (lane) {
+    // At the level's start (fused_solo; the cluster mode reads in after_expand instead, so
+    // that nothing the reads return is held in registers through the level's expansion).
+    __device__ __forceinline__ void before_level(const SendBuffer& send) {
+        if (!LAGGED) {
+            read_level(send);
+        }
+    }
+
+    // After the warp's share of level `levels` (counted from 1), before the level's closing
+    // barrier: receive (and, in fused_solo, free and release: see above).
+    template <typename Appends>
+    __device__ __forceinline__ void after_expand(unsigned int levels, const Appends& appends,
+                                                 const SendBuffer& send, const LowList& low) {
+        if (!warp()) {
+            return;
+        }
+        if (LAGGED) {
+            read_level(send);
+        } else {
+            settle(levels);
+        }
+        // The fence pattern's acquire (the load observed the sender's release), paid only
+        // when the end moved: ld.acquire would invalidate the SM's L1 every level.
+        const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
+        const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
+        if (to != from) {
+            if (lane()) {
+                peer_fence_acquire();
+            }
+            __syncwarp();
+            if (LAGGED) {
+                solo_receive_call(a, from, to, appends, send, low);
+            } else {
+                solo_receive(a, from, to, appends, send, low);
+            }
+            if (lane()) {
+                peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
+                words.taken = to;
+            }
+        }
+    }
+
+    // The cluster mode (LAGGED), between the peer warp's arrival at level `levels`' closing
+    // barrier and its wait there: free and release. Nothing the level's barrier orders
+    // depends on them, so the system-scope fence of a release (which waits for the
+    // termination count's remote reductions) overlaps the barrier and the next level's start
+    // instead of delaying every block's wait.
+    // The warp reconverges before returning (the barrier's wait is .aligned).
+    __device__ __forceinline__ void after_arrive(unsigned int levels) {
+        if (LAGGED && warp()) {
+            settle(levels);
+            __syncwarp();
+        }
+    }
+
+  private:
+    // Lane 0: the inbox's published end, the sends' end (LAGGED: the one read a level before,
+    // keeping this one for the next level) and the inbox positions the finished levels read.
+    __device__ __forceinline__ void read_level(const SendBuffer& send) {
+        if (lane()) {
             inbox_now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
-            const unsigned int now = *const_cast<const volatile unsigned int*>(send_end);
+            const unsigned int now =
+                *const_cast<const volatile unsigned int*>(send.ctrl + CTRL_SEND_END);
             if (LAGGED) {
                 sent = words.seen;
                 words.seen = now;
@@ -952,38 +1033,22 @@ struct SoloPeerWarp {
         }
     }
 
-    // After the warp's share of level `levels` (counted from 1): see above.
-    template <typename Appends>
-    __device__ __forceinline__ void after_expand(unsigned int levels, const Appends& appends,
-                                                 const SendBuffer& send, const LowList& low) {
-        if (!warp) {
+    // Lane 0: frees the inbox positions the finished levels read; every `release_levels`
+    // levels counts and releases the sends read at the level's start.
+    __device__ __forceinline__ void settle(unsigned int levels) {
+        if (!lane()) {
             return;
         }
-        if (lane) {
-            if (read != words.freed) {
-                peer_store_relaxed_u32(a.recv_freed, read);
-                words.freed = read;
-            }
-            if (sent != words.counted && levels % SOLO_RELEASE_LEVELS == 0u) {
-                peer_count(a, sent - words.counted);
-                peer_release(a, sent);
-                words.counted = sent;
-            }
+        if (read != words.freed) {
+            peer_store_relaxed_u32(a.recv_freed, read);
+            words.freed = read;
         }
-        // The fence pattern's acquire (the load observed the sender's release), paid only
-        // when the end moved: ld.acquire would invalidate the SM's L1 every level.
-        const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
-        const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
-        if (to != from) {
-            if (lane) {
-                peer_fence_acquire();
-            }
-            __syncwarp();
-            solo_receive(a, from, to, appends, send, low);
-            if (lane) {
-                peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
-                words.taken = to;
-            }
+        constexpr unsigned int release_levels =
+            LAGGED ? CLUSTER_RELEASE_LEVELS : SOLO_RELEASE_LEVELS;
+        if (sent != words.counted && levels % release_levels == 0u) {
+            peer_count(a, sent - words.counted);
+            peer_release(a, sent);
+            words.counted = sent;
         }
     }
 };
@@ -1020,8 +1085,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     __shared__ SoloPeerWords peer_words;
     __shared__ __align__(16) unsigned int ctrl[TRAVERSAL_CTRL_WORDS];
     // Device-driven runs: the peer warp (see above).
-    SoloPeerWarp<PEERED, false> peer(a, peer_words, ctrl + CTRL_SEND_END,
-                                     threadIdx.x / 32u == (blockDim.x - 1u) / 32u);
+    SoloPeerWarp<PEERED, false> peer(a, peer_words);
     if (threadIdx.x == 0) {
         unsigned int c[TRAVERSAL_CTRL_WORDS];
         load_words(a.ctrl, c);
@@ -1047,7 +1111,7 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        peer.before_level();
+        peer.before_level(send);
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
         ++levels;
@@ -1134,9 +1198,7 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
                                    unsigned int threshold, unsigned int inbox_taken,
                                    unsigned int sends_counted) {
     __shared__ SoloPeerWords peer_words;
-    SoloPeerWarp<PEERED, true> peer(a, peer_words, a.ctrl + CTRL_SEND_END,
-                                    blockIdx.x == 0u &&
-                                        threadIdx.x / 32u == (blockDim.x - 1u) / 32u);
+    SoloPeerWarp<PEERED, true> peer(a, peer_words);
     if (threadIdx.x == 0u) {
         peer.start(inbox_taken, sends_counted);  // read after cluster_solo_run's first barrier
     }
