@@ -1206,6 +1206,12 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         a.ops, a.offsets, a.targets, a.weights, a.wl_data, a.wl_mask, a.ctrl,
         a.template send_buffer<PEERED>(a.ctrl), a.low_list(current, threshold), arrays, start,
         end, a.solo_max, FUSED_ABORT_POLL, a.abort, peer);
+    if (PEERED) {
+        // The peer warp's last words were written after its arrival at the mode's last
+        // cluster barrier (after_arrive), which orders nothing after it: read them after
+        // this one.
+        __syncthreads();
+    }
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
         store_relaxed(a.ctrl + CTRL_WL_END, r.end);
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
