@@ -289,16 +289,20 @@ __device__ ClusterSoloResult cluster_solo_run(
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
     // This warp's destination: the warps of every block spread over the cluster.
     const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
+    const unsigned int dest_words = cluster_address(words, dest);
+    const unsigned int dest_vertex = cluster_address(arrays.vertex, dest);
     // Lane j < SOLO_CLUSTER of every warp reads block j's counters after a level.
     const unsigned int lane = lane_id();
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
     // The loop carries only level, count, mine and unlisted from level to level (besides the
-    // worklist and block 0's words): the result's other fields follow from them at the end,
-    // the batch's start, end and bound are reread from shared memory, and the other blocks'
-    // shared::cluster addresses are mapped again where used (mapa, a volatile asm that the
-    // compiler does not hoist). Every register the loop frees keeps the level's loads and
-    // atomics in flight together rather than spilling (a spilled word's reload after the
-    // barrier misses the L1 that the barrier's acquire invalidated).
+    // worklist and the destination's and block 0's addresses): the result's other fields
+    // follow from them at the end, the batch's start, end and bound are reread from shared
+    // memory, and the counters read after the barrier are mapped there (mapa, a volatile asm
+    // that the compiler does not hoist). Every register the loop frees keeps the level's
+    // loads and atomics in flight together rather than spilling (a spilled word's reload
+    // after the barrier misses the L1 that the barrier's acquire invalidated). The peer build
+    // (device-driven members) has too few registers for that: it spills the destination's
+    // addresses, reloaded at the level's start, whose appends come a round trip later.
     unsigned int count = end - start;  // the level's items, all blocks
     unsigned int mine = 0;             // this block's entries (levels after the first)
     unsigned int unlisted = 0;         // items of the levels after the first
@@ -306,8 +310,8 @@ __device__ ClusterSoloResult cluster_solo_run(
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
         const ClusterWorklist appends{{offsets},
-                                      cluster_address(words + CLUSTER_COUNT + level % 3u, dest),
-                                      cluster_address(arrays.vertex + write, dest),
+                                      dest_words + 4u * (CLUSTER_COUNT + level % 3u),
+                                      dest_vertex + 4u * write,
                                       frontier_array_bytes<ENTRIES>(),
                                       capacity,
                                       wl,

@@ -891,16 +891,6 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
     }
 }
 
-// solo_receive as a call, for the cluster mode: its registers are then the callee's, saved
-// around the call on the peer warp's path alone, rather than taken from the level's loop
-// (whose every register is in use: inlined there, the receipts' path made the loop spill).
-template <typename Appends>
-__device__ __noinline__ void solo_receive_call(const FusedArgs& a, unsigned int from,
-                                               unsigned int to, const Appends& appends,
-                                               const SendBuffer& send, const LowList& low) {
-    solo_receive(a, from, to, appends, send, low);
-}
-
 // Device-driven runs: the peer warp's share of the protocol in a SOLO phase (the block's last
 // warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level,
 // its lane 0 reads, at the level's start (before_level), the inbox's published end (relaxed:
@@ -990,11 +980,7 @@ struct SoloPeerWarp {
                 peer_fence_acquire();
             }
             __syncwarp();
-            if (LAGGED) {
-                solo_receive_call(a, from, to, appends, send, low);
-            } else {
-                solo_receive(a, from, to, appends, send, low);
-            }
+            solo_receive(a, from, to, appends, send, low);
             if (lane()) {
                 peer_count(a, 0ull - static_cast<unsigned long long>(to - from));
                 words.taken = to;
