@@ -121,13 +121,14 @@ pub struct WorklistOptions {
     /// multiprocessors run each level, separated by the cluster's hardware barrier, and
     /// batches of up to four blocks' threads stay out of the grid
     /// (kernels/include/cluster_solo.cuh). Used where the device has thread-block clusters
-    /// (compute capability 9.0 or later), on one device, with blocks over 256 threads, the
-    /// shared frontier on, SOLO-ASYNC off, a grid of whole clusters, and graphs whose longest
-    /// adjacency list has fewer than [`CLUSTER_MAX_DEGREE`](crate::traversal::CLUSTER_MAX_DEGREE)
-    /// arcs (the mode expands every list on one thread); the single block runs elsewhere.
-    /// `None`: on, as measured on one H200 on a road grid of 4.2M vertices (every level on the
-    /// cluster): BFS 14.5 ms against 21.8 on one block, SSSP 17.7 against 28.8. Same results
-    /// either way.
+    /// (compute capability 9.0 or later), on one device or in the members of a device-driven
+    /// run, with blocks over 256 threads, the shared frontier on, SOLO-ASYNC off, a grid of
+    /// whole clusters, and graphs whose longest adjacency list has fewer than
+    /// [`CLUSTER_MAX_DEGREE`](crate::traversal::CLUSTER_MAX_DEGREE) arcs (the mode expands
+    /// every list on one thread); the single block runs elsewhere (and in bounded rounds).
+    /// `None`: on, as measured on a road grid of 4.2M vertices (every level on the cluster):
+    /// on one H200 BFS 14.5 ms against 21.8 on one block, SSSP 17.7 against 28.8; on 2 H200s
+    /// device-driven BFS 17.0 against 25.2, SSSP 19.9 against 29.0. Same results either way.
     pub fused_cluster: Option<bool>,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this

@@ -22,7 +22,14 @@
 //!   successor (the paper's ring router). The single-block mode (one block running levels
 //!   alone) receives and sends without returning to the grid: it receives after each level's
 //!   vote what was published when the previous level started, frees what it read, and counts
-//!   and releases its sends every few levels.
+//!   and releases its sends every few levels. Where the single-block mode runs on a cluster
+//!   ([`fused_cluster`](crate::WorklistOptions::fused_cluster), the `<algo>_fused_peer_cluster`
+//!   build), the last warp of the cluster's block 0 does the same once per level: it receives
+//!   into the cluster's frontier before the level's cluster barrier, and frees and releases
+//!   between its arrival there and its wait, releasing the sends counted a level before (the
+//!   other blocks may still be writing the level's own). The items the cluster's levels
+//!   produce and expand without listing them are reported apart (`FUSED_UNLISTED`), as on one
+//!   device.
 //! - **Termination** is one counter in device 0's mailbox (`PEER_PENDING`): every member
 //!   counts itself in (+1) as it starts, adds the items it publishes before publishing them,
 //!   takes the items it receives out as it takes them, and counts itself out (-1) when it has
