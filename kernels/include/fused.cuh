@@ -76,8 +76,11 @@
 // fences (acquire: peer_fence_acquire) and receives up to it (solo_receive, appending to the
 // level's worklist and frontier beside the other warps; taken out of PEER_PENDING), frees
 // what the finished levels read and, every SOLO_RELEASE_LEVELS levels, counts and releases
-// what they sent, all while the other warps expand the level; SOLO reports both ends
-// (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) to the next action. With nothing left (empty batch, empty low
+// what they sent, all while the other warps expand the level (SoloPeerWarp; in the
+// `_peer_cluster` build the last warp of the cluster's block 0 does the same for the cluster
+// mode); SOLO reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) and, on a cluster,
+// the items it never listed (FUSED_SOLO_UNLISTED) to the next action. With nothing left
+// (empty batch, empty low
 // list, empty inbox), the action idles (peer_idle): at its first idle it waits for the
 // start gate's verdict (peer_group.cuh), counts itself out of PEER_PENDING and polls its
 // inbox and the count, every other block waiting in the barrier; items wake it (EXPAND),
@@ -861,7 +864,10 @@ __device__ __forceinline__ void fused_settle(unsigned int* fused, const FusedSta
 enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
 
 // The same in the cluster mode, where the release follows the peer warp's arrival at the
-// level's barrier (SoloPeerWarp::after_arrive) and so is off the level's path.
+// level's barrier (SoloPeerWarp::after_arrive) and so is off the level's path. Measured on 2 x
+// H200 (road grid of 4.2M vertices, block partition, BFS, an earlier build of the mode): every
+// level 18.86-18.91 ms, every 4 levels 18.74-18.81, within the spread; every level publishes
+// sooner. GROUTE_CLUSTER_RELEASE_LEVELS overrides it at compile time, for such comparisons.
 #ifndef GROUTE_CLUSTER_RELEASE_LEVELS
 #define GROUTE_CLUSTER_RELEASE_LEVELS 1
 #endif
@@ -892,36 +898,39 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 }
 
 // Device-driven runs: the peer warp's share of the protocol in a SOLO phase (the block's last
-// warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level,
-// its lane 0 reads, at the level's start (before_level), the inbox's published end (relaxed:
-// its round trip overlaps the level), the sends' end and the inbox positions the finished
-// levels read; after the warp's share of the level's expansion (after_expand) it frees those,
-// counts and releases the sends every SOLO_RELEASE_LEVELS levels (a system-scope fence: not
-// every level) and, if the inbox's end moved, fences (acquire) and the warp receives up to it
+// warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level
+// its lane 0 reads (read_level) the inbox's published end (relaxed), the sends' end and the
+// inbox positions the finished levels read: in fused_solo at the level's start
+// (before_level), so that the round trips overlap the level; in the cluster mode after the
+// warp's share of the level (after_expand), so that nothing they return is held in registers
+// through the expansion (the cluster loop has none to spare). After its share of the level
+// (after_expand) the warp, if the inbox's end moved, fences (acquire) and receives up to it
 // (solo_receive; __syncwarp carries the fence to the other lanes) into the level's appends,
-// then takes the items out of PEER_PENDING. In the cluster mode it frees and releases (every
-// CLUSTER_RELEASE_LEVELS levels) after arriving at the level's closing barrier instead
-// (after_arrive), off the path of the other blocks' wait. The words it keeps across levels are in shared
-// memory (`words`), so that they hold no registers through the expansion; every word it
-// writes is read after a closing barrier (the report) or by its lane 0 alone.
+// then takes the items out of PEER_PENDING. Lane 0 also frees the positions the finished
+// levels read and counts and releases the sends (settle): in fused_solo before receiving,
+// every SOLO_RELEASE_LEVELS levels; in the cluster mode every CLUSTER_RELEASE_LEVELS levels
+// between its arrival at the level's closing barrier and its wait (after_arrive), off the
+// path of the other blocks' wait. The words it keeps across levels are in shared memory
+// (`words`); every word it writes is read after a closing barrier (the report; in the
+// cluster mode after a block barrier that follows the last cluster barrier, since it writes
+// after arriving there) or by its lane 0 alone.
 //
 // Which sends a release may cover: only those whose items are written. In fused_solo the
 // level's appends start after solo_expand's vote, so the end read before it is complete
 // (LAGGED false). In the cluster mode the other blocks may already append the level's sends
-// when lane 0 reads the end, so it releases the end it read at the previous level's start
-// (LAGGED true): every reservation that end counts is of a level before, whose items were
-// written before that level's closing cluster barrier.
+// when lane 0 reads the end, so it releases the end it read a level before (LAGGED true):
+// every reservation that end counts is of a level before, whose items were written before
+// that level's closing cluster barrier.
 struct SoloPeerWords {
     unsigned int taken;    // inbox items received (the end taken)
     unsigned int freed;    // inbox positions freed to the sender
     unsigned int counted;  // sends counted in PEER_PENDING and released
-    unsigned int seen;     // LAGGED: the sends' end read at the previous level's start
+    unsigned int seen;     // LAGGED: the sends' end read a level before
 };
 
-//
 // Every thread holds the object through the levels, so it keeps no more than the two
-// references (the cluster mode's loop has no register to spare): which warp is the peer warp
-// is recomputed where asked, and the sends' counter is the one of the level's SendBuffer.
+// references and lane 0's reads of one level: which warp is the peer warp is recomputed
+// where asked, and the sends' counter is the one of the level's SendBuffer.
 template <bool PEERED, bool LAGGED>
 struct SoloPeerWarp {
     const FusedArgs& a;
@@ -992,8 +1001,8 @@ struct SoloPeerWarp {
     // barrier and its wait there: free and release. Nothing the level's barrier orders
     // depends on them, so the system-scope fence of a release (which waits for the
     // termination count's remote reductions) overlaps the barrier and the next level's start
-    // instead of delaying every block's wait.
-    // The warp reconverges before returning (the barrier's wait is .aligned).
+    // instead of delaying every block's wait. The warp reconverges before returning (the
+    // barrier's wait is .aligned).
     __device__ __forceinline__ void after_arrive(unsigned int levels) {
         if (LAGGED && warp()) {
             settle(levels);
@@ -1020,7 +1029,7 @@ struct SoloPeerWarp {
     }
 
     // Lane 0: frees the inbox positions the finished levels read; every `release_levels`
-    // levels counts and releases the sends read at the level's start.
+    // levels counts and releases the sends' end read_level took (`sent`).
     __device__ __forceinline__ void settle(unsigned int levels) {
         if (!lane()) {
             return;
