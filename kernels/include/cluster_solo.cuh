@@ -105,9 +105,22 @@ __device__ __forceinline__ void cluster_wait() {
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// This block's shared-memory variable `p` at its shared address.
+__device__ __forceinline__ unsigned int shared_address(const void* p) {
+    return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+
 // This block's shared-memory variable `p` at its shared::cluster address in block `rank`.
 __device__ __forceinline__ unsigned int cluster_address(const void* p, unsigned int rank) {
     const unsigned int local = static_cast<unsigned int>(__cvta_generic_to_shared(p));
+    unsigned int mapped;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(local), "r"(rank));
+    return mapped;
+}
+
+// `local` (an address of this block's shared memory) at its shared::cluster address in block
+// `rank` (mapa, as cluster_address).
+__device__ __forceinline__ unsigned int cluster_map(unsigned int local, unsigned int rank) {
     unsigned int mapped;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(local), "r"(rank));
     return mapped;
@@ -135,24 +148,45 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // The appends of one warp in a level of the mode (a Worklist of relax_thread_arcs that
 // KEEPS_RANGES): to the entries of one destination block, whose counter reserves them; an
 // entry past its capacity spills to the worklist and stops the mode.
+//
+// MAP_AT_USE: whether `count`, `vertex` and `stop` are shared::cluster addresses computed
+// once per phase (false), or this block's own shared addresses (compile-time constants plus
+// the level's offsets), mapped to the destination block (`dest`; block 0 for `stop`) by a
+// mapa beside each use (true). Mapped once, the two mapped bases are live through every level;
+// the device-driven members' loop (the peer build: SoloPeerWarp's code and the send ring's)
+// has no registers left for them under the 64 of a 1,024-thread block, so its SSSP build
+// spilled them and reloaded both at each level's start, after the barrier's acquire had
+// invalidated the L1: an L2 round trip before the level's first load. Mapped at use, nothing
+// of the level's path is reloaded (the spills left are on the peer warp's rare paths). The
+// one-device build keeps them mapped once: there it has the registers, and mapping at use
+// made road BFS on one H200 0.85 ms slower (14.83 against 13.97 ms; session 17,
+// docs/device-driven.md).
+template <bool MAP_AT_USE>
 struct ClusterWorklist : KeptRanges {
-    unsigned int count;   // the destination's counter of the level (shared::cluster address)
-    unsigned int vertex;  // its entries of the buffer the level writes (shared::cluster)
+    unsigned int count;   // the destination's counter of the level
+    unsigned int vertex;  // its entries of the buffer the level writes
     unsigned int array_bytes;  // from the vertex array to the begin array, and begin to end
     unsigned int capacity;     // entries per block and buffer
     DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
-    unsigned int stop;      // block 0's CLUSTER_STOP (shared::cluster address)
+    unsigned int stop;      // block 0's CLUSTER_STOP
+    unsigned int dest;      // the destination block (MAP_AT_USE)
+
+    // `address` (one of count, vertex + offset) as a shared::cluster address.
+    __device__ __forceinline__ unsigned int at(unsigned int address) const {
+        return MAP_AT_USE ? cluster_map(address, dest) : address;
+    }
 
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
         if (slot < capacity) {
-            cluster_store(vertex + 4u * slot, item);
-            cluster_store(vertex + array_bytes + 4u * slot, b);
-            cluster_store(vertex + 2u * array_bytes + 4u * slot, e);
+            const unsigned int to = at(vertex + 4u * slot);
+            cluster_store(to, item);
+            cluster_store(to + array_bytes, b);
+            cluster_store(to + 2u * array_bytes, e);
             return;
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
-        cluster_store(stop, 1u);
+        cluster_store(MAP_AT_USE ? cluster_map(stop, 0u) : stop, 1u);
     }
 
     // One item per lane where `keep` (a warp's receipts in device-driven runs), its range
@@ -164,7 +198,7 @@ struct ClusterWorklist : KeptRanges {
         }
         unsigned int first = 0;
         if (lane_id() == 0u) {
-            first = cluster_add(count, __popc(ballot));
+            first = cluster_add(at(count), __popc(ballot));
         }
         first = __shfl_sync(0xFFFFFFFFu, first, 0);
         if (keep) {
@@ -186,7 +220,7 @@ struct ClusterWorklist : KeptRanges {
         }
         unsigned int first = 0;
         if (lane_id() == 0u) {
-            first = cluster_add(count, total);
+            first = cluster_add(at(count), total);
         }
         slot += __shfl_sync(0xFFFFFFFFu, first, 0);
 #pragma unroll
@@ -206,11 +240,11 @@ struct ClusterWorklist : KeptRanges {
 // waited on the worklist path's load scoreboard, whose loads it never issued, together with
 // the item's value. The item's value is read at its arcs (FreshValue), beside the targets
 // loads.
-template <typename Relax, bool WEIGHTED, typename Entry>
+template <typename Relax, bool WEIGHTED, typename Appends, typename Entry>
 __device__ __forceinline__ void cluster_expand(const MinSplitOps& ops,
                                                const unsigned int* targets,
                                                const unsigned int* weights,
-                                               const ClusterWorklist& appends,
+                                               const Appends& appends,
                                                const SendBuffer& send, const LowList& low,
                                                unsigned int share, const Entry& entry) {
     for (unsigned int first = 0; first < share; first += blockDim.x) {  // block-uniform
@@ -240,6 +274,7 @@ struct ClusterSoloResult {
     unsigned int aborted;    // it saw the abort word
     unsigned int unlisted;   // items it produced and expanded without listing them
     unsigned long long processed;
+    unsigned int trace;  // GROUTE_TRACE_LEVEL builds: MHz << 20 | microseconds to level N
 };
 
 // SoloFrontierArrays keeps its three arrays one after the other, in the order declared
@@ -266,7 +301,7 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // appends, send, low) after the thread's share of it, before the closing barrier (its
 // receipts join the level's appends), and after_arrive(levels) between the thread's arrival
 // at that barrier and its wait.
-template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, typename Peer>
+template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool MAP_AT_USE, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
     const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,
@@ -287,10 +322,22 @@ __device__ ClusterSoloResult cluster_solo_run(
     cluster_sync();  // every block's words set before any append
     const unsigned int lead = cluster_address(words, 0u);  // block 0's words
     const bool lead_thread = rank == 0u && threadIdx.x == 0u;
+#ifdef GROUTE_TRACE_LEVEL
+    __shared__ unsigned long long trace_started;
+    __shared__ long long trace_cycles;
+    __shared__ unsigned int trace_word;
+    if (lead_thread) {
+        trace_started = peer_clock_ns();
+        trace_cycles = clock64();
+        trace_word = 0u;
+    }
+#endif
     // This warp's destination: the warps of every block spread over the cluster.
     const unsigned int dest = (threadIdx.x / 32u + rank) % SOLO_CLUSTER;
-    const unsigned int dest_words = cluster_address(words, dest);
-    const unsigned int dest_vertex = cluster_address(arrays.vertex, dest);
+    const unsigned int dest_words =
+        MAP_AT_USE ? shared_address(words) : cluster_address(words, dest);
+    const unsigned int dest_vertex =
+        MAP_AT_USE ? shared_address(arrays.vertex) : cluster_address(arrays.vertex, dest);
     // Lane j < SOLO_CLUSTER of every warp reads block j's counters after a level.
     const unsigned int lane = lane_id();
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
@@ -301,21 +348,23 @@ __device__ ClusterSoloResult cluster_solo_run(
     // that the compiler does not hoist). Every register the loop frees keeps the level's
     // loads and atomics in flight together rather than spilling (a spilled word's reload
     // after the barrier misses the L1 that the barrier's acquire invalidated). The peer build
-    // (device-driven members) has too few registers for that: it spills the destination's
-    // addresses, reloaded at the level's start, whose appends come a round trip later.
+    // (device-driven members) has too few registers to keep the destination's addresses
+    // too: it maps them at use (MAP_AT_USE, see ClusterWorklist).
     unsigned int count = end - start;  // the level's items, all blocks
     unsigned int mine = 0;             // this block's entries (levels after the first)
     unsigned int unlisted = 0;         // items of the levels after the first
     for (unsigned int level = 0;; ++level) {
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
-        const ClusterWorklist appends{{offsets},
+        const ClusterWorklist<MAP_AT_USE> appends{{offsets},
                                       dest_words + 4u * (CLUSTER_COUNT + level % 3u),
                                       dest_vertex + 4u * write,
                                       frontier_array_bytes<ENTRIES>(),
                                       capacity,
                                       wl,
-                                      lead + 4u * CLUSTER_STOP};
+                                      (MAP_AT_USE ? shared_address(words) : lead) +
+                                          4u * CLUSTER_STOP,
+                                      dest};
         // The first level expands the batch's positions congruent to the block's rank (from
         // the worklist), the others the block's own entries: two readers, so that each has
         // its own copy of the level's loop (see cluster_expand).
@@ -331,7 +380,7 @@ __device__ ClusterSoloResult cluster_solo_run(
             b = appends.offset(v);
             e = appends.offset(v + 1u);
         };
-        peer.before_level(send);
+        const auto before = peer.before_level(send);
         if (level != 0u) {
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, mine,
                                             from_frontier);
@@ -341,7 +390,7 @@ __device__ ClusterSoloResult cluster_solo_run(
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, share,
                                             from_worklist);
         }
-        peer.after_expand(level + 1u, appends, send, low);
+        const auto reads = peer.after_expand(level + 1u, appends, send, low, before);
         if (threadIdx.x == 0u) {
             words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
         }
@@ -357,16 +406,28 @@ __device__ ClusterSoloResult cluster_solo_run(
         // Every append of the level done, in every block. The peer warp frees and releases
         // between its arrival and its wait (SoloPeerWarp::after_arrive).
         cluster_arrive();
-        peer.after_arrive(level + 1u);
+        peer.after_arrive(level + 1u, reads);
         cluster_wait();
+#ifdef GROUTE_TRACE_LEVEL
+        // A diagnostic build (compiled with -DGROUTE_TRACE_LEVEL=N, GROUTE_NVRTC_OPTIONS): the
+        // time from the phase's start to the end of its level N and the SM clock over it,
+        // reported in the result (fused.cuh's FUSED_TRACE_LEVEL).
+        if (lead_thread && level + 1u == GROUTE_TRACE_LEVEL) {
+            const unsigned long long ns = peer_clock_ns() - trace_started;
+            const unsigned long long mhz = (clock64() - trace_cycles) * 1000ull / ns;
+            trace_word = static_cast<unsigned int>(mhz << 20 | (ns / 1000ull));
+        }
+#endif
         // Every block's count of the level, block 0's stop and abort words.
         unsigned int counted = 0;
         if (lane < SOLO_CLUSTER) {
             counted =
                 cluster_load(cluster_address(words + CLUSTER_COUNT + level % 3u, lane));
         } else if (lane == SOLO_CLUSTER) {
-            counted = cluster_load(lead + 4u * CLUSTER_STOP) |
-                      cluster_load(lead + 4u * CLUSTER_ABORT) << 1;
+            const unsigned int lead_words =
+                MAP_AT_USE ? cluster_address(words, 0u) : lead;
+            counted = cluster_load(lead_words + 4u * CLUSTER_STOP) |
+                      cluster_load(lead_words + 4u * CLUSTER_ABORT) << 1;
         }
         unsigned int total = 0;
         unsigned int entries_below = 0;  // entries of the blocks of lower rank
@@ -396,7 +457,13 @@ __device__ ClusterSoloResult cluster_solo_run(
             const unsigned long long processed =
                 static_cast<unsigned long long>(listed - words[CLUSTER_START]) + unlisted;
             return ClusterSoloResult{listed,           listed + total, level + 1u,
-                                     (flags >> 1) & 1u, unlisted,       processed};
+                                     (flags >> 1) & 1u, unlisted,       processed,
+#ifdef GROUTE_TRACE_LEVEL
+                                     lead_thread ? trace_word : 0u
+#else
+                                     0u
+#endif
+            };
         }
         unlisted += total;
         count = total;

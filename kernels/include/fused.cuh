@@ -230,6 +230,10 @@ enum FusedWord : unsigned int {
     // Device-driven runs (the peer builds):
     FUSED_SOLO_PUBLISHED = 96, // the sends it counted (FUSED_PUBLISHED)
     FUSED_SOLO_TAKEN = 97,     // the inbox items it took (FUSED_IN_END)
+    FUSED_SOLO_US = 98,        // the cluster mode's phases' time, global-timer microseconds
+                               // (block 0's thread 0 adds each phase's; a diagnostic)
+    FUSED_TRACE_LEVEL = 99,    // GROUTE_TRACE_LEVEL builds: the first cluster phase that ran
+                               // level N: SM MHz << 20 | microseconds from its start to level N
     FUSED_WORDS = 100,
 };
 
@@ -911,7 +915,8 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 // every SOLO_RELEASE_LEVELS levels; in the cluster mode every CLUSTER_RELEASE_LEVELS levels
 // between its arrival at the level's closing barrier and its wait (after_arrive), off the
 // path of the other blocks' wait. The words it keeps across levels are in shared memory
-// (`words`); every word it writes is read after a closing barrier (the report; in the
+// (`words`), lane 0's reads of a level in SoloPeerReads, which the caller passes from the
+// read to the settle; every word it writes is read after a closing barrier (the report; in the
 // cluster mode after a block barrier that follows the last cluster barrier, since it writes
 // after arriving there) or by its lane 0 alone.
 //
@@ -928,16 +933,28 @@ struct SoloPeerWords {
     unsigned int seen;     // LAGGED: the sends' end read a level before
 };
 
-// Every thread holds the object through the levels, so it keeps no more than the two
-// references and lane 0's reads of one level: which warp is the peer warp is recomputed
-// where asked, and the sends' counter is the one of the level's SendBuffer.
+// Lane 0's reads of one level (read_level; zero on the other threads): the inbox's published
+// end, the sends' end to release and the inbox positions the finished levels read. The caller
+// holds them from the read to the settle of the same level only: kept in the object, they
+// were live through every level on every thread (the other lanes never overwrite theirs),
+// and in the cluster build they pushed the destination's addresses out to local memory,
+// reloaded after each barrier, whose acquire had invalidated the L1, before anything else of
+// the level. Held by the caller, BFS's member build spills nothing: road BFS on 2 H200s
+// 15.62-15.68 ms against 16.66-16.72 (session 17, same call). SSSP's still spilled the
+// addresses until the members mapped them at use (ClusterWorklist).
+struct SoloPeerReads {
+    unsigned int now = 0u;
+    unsigned int sent = 0u;
+    unsigned int read = 0u;
+};
+
+// Every thread holds the object through the levels, so it keeps nothing but the two
+// references (the kernel's arguments and a shared-memory address): which warp is the peer
+// warp is recomputed where asked, and the sends' counter is the one of the level's SendBuffer.
 template <bool PEERED, bool LAGGED>
 struct SoloPeerWarp {
     const FusedArgs& a;
     SoloPeerWords& words;
-    unsigned int inbox_now = 0u;  // lane 0's reads of the level (read_level)
-    unsigned int sent = 0u;
-    unsigned int read = 0u;
 
     __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w)
         : a(args), words(w) {}
@@ -959,31 +976,35 @@ struct SoloPeerWarp {
         words.seen = sends_counted;
     }
 
-    // At the level's start (fused_solo; the cluster mode reads in after_expand instead, so
-    // that nothing the reads return is held in registers through the level's expansion).
-    __device__ __forceinline__ void before_level(const SendBuffer& send) {
-        if (!LAGGED) {
-            read_level(send);
-        }
+    // At the level's start: fused_solo reads here, so that the round trips overlap the
+    // level, and passes the reads to after_expand; the cluster mode reads in after_expand
+    // instead (nothing held through the level's expansion) and gets nothing here.
+    __device__ __forceinline__ SoloPeerReads before_level(const SendBuffer& send) const {
+        return LAGGED ? SoloPeerReads{} : read_level(send.ctrl);
     }
 
     // After the warp's share of level `levels` (counted from 1), before the level's closing
-    // barrier: receive (and, in fused_solo, free and release: see above).
+    // barrier: receive (and, in fused_solo, free and release the `before` reads: see above).
+    // Returns the reads that after_arrive settles (the cluster mode).
     template <typename Appends>
-    __device__ __forceinline__ void after_expand(unsigned int levels, const Appends& appends,
-                                                 const SendBuffer& send, const LowList& low) {
+    __device__ __forceinline__ SoloPeerReads after_expand(unsigned int levels,
+                                                          const Appends& appends,
+                                                          const SendBuffer& send,
+                                                          const LowList& low,
+                                                          const SoloPeerReads& before) const {
         if (!warp()) {
-            return;
+            return SoloPeerReads{};
         }
+        SoloPeerReads reads = before;
         if (LAGGED) {
-            read_level(send);
+            reads = read_level(send.ctrl);
         } else {
-            settle(levels);
+            settle(levels, reads);
         }
         // The fence pattern's acquire (the load observed the sender's release), paid only
         // when the end moved: ld.acquire would invalidate the SM's L1 every level.
-        const unsigned int to = __shfl_sync(0xFFFFFFFFu, inbox_now, 0);
-        const unsigned int from = __shfl_sync(0xFFFFFFFFu, read, 0);
+        const unsigned int to = __shfl_sync(0xFFFFFFFFu, reads.now, 0);
+        const unsigned int from = __shfl_sync(0xFFFFFFFFu, reads.read, 0);
         if (to != from) {
             if (lane()) {
                 peer_fence_acquire();
@@ -995,17 +1016,19 @@ struct SoloPeerWarp {
                 words.taken = to;
             }
         }
+        return reads;
     }
 
     // The cluster mode (LAGGED), between the peer warp's arrival at level `levels`' closing
-    // barrier and its wait there: free and release. Nothing the level's barrier orders
-    // depends on them, so the system-scope fence of a release (which waits for the
-    // termination count's remote reductions) overlaps the barrier and the next level's start
-    // instead of delaying every block's wait. The warp reconverges before returning (the
-    // barrier's wait is .aligned).
-    __device__ __forceinline__ void after_arrive(unsigned int levels) {
+    // barrier and its wait there: free and release (`reads`: after_expand's). Nothing the
+    // level's barrier orders depends on them, so the system-scope fence of a release (which
+    // waits for the termination count's remote reductions) overlaps the barrier and the next
+    // level's start instead of delaying every block's wait. The warp reconverges before
+    // returning (the barrier's wait is .aligned).
+    __device__ __forceinline__ void after_arrive(unsigned int levels,
+                                                 const SoloPeerReads& reads) const {
         if (LAGGED && warp()) {
-            settle(levels);
+            settle(levels, reads);
             __syncwarp();
         }
     }
@@ -1013,37 +1036,40 @@ struct SoloPeerWarp {
   private:
     // Lane 0: the inbox's published end, the sends' end (LAGGED: the one read a level before,
     // keeping this one for the next level) and the inbox positions the finished levels read.
-    __device__ __forceinline__ void read_level(const SendBuffer& send) {
+    // `ctrl`: this device's control words.
+    __device__ __forceinline__ SoloPeerReads read_level(const unsigned int* ctrl) const {
+        SoloPeerReads reads;
         if (lane()) {
-            inbox_now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
-            const unsigned int now =
-                *const_cast<const volatile unsigned int*>(send.ctrl + CTRL_SEND_END);
+            reads.now = peer_load_relaxed_u32(a.ctrl + CTRL_INBOX_PUBLISHED);
+            const unsigned int sends_end =
+                *const_cast<const volatile unsigned int*>(ctrl + CTRL_SEND_END);
             if (LAGGED) {
-                sent = words.seen;
-                words.seen = now;
+                reads.sent = words.seen;
+                words.seen = sends_end;
             } else {
-                sent = now;
+                reads.sent = sends_end;
             }
-            read = words.taken;
+            reads.read = words.taken;
         }
+        return reads;
     }
 
     // Lane 0: frees the inbox positions the finished levels read; every `release_levels`
-    // levels counts and releases the sends' end read_level took (`sent`).
-    __device__ __forceinline__ void settle(unsigned int levels) {
+    // levels counts and releases the sends' end read_level took.
+    __device__ __forceinline__ void settle(unsigned int levels, const SoloPeerReads& reads) const {
         if (!lane()) {
             return;
         }
-        if (read != words.freed) {
-            peer_store_relaxed_u32(a.recv_freed, read);
-            words.freed = read;
+        if (reads.read != words.freed) {
+            peer_store_relaxed_u32(a.recv_freed, reads.read);
+            words.freed = reads.read;
         }
         constexpr unsigned int release_levels =
             LAGGED ? CLUSTER_RELEASE_LEVELS : SOLO_RELEASE_LEVELS;
-        if (sent != words.counted && levels % release_levels == 0u) {
-            peer_count(a, sent - words.counted);
-            peer_release(a, sent);
-            words.counted = sent;
+        if (reads.sent != words.counted && levels % release_levels == 0u) {
+            peer_count(a, reads.sent - words.counted);
+            peer_release(a, reads.sent);
+            words.counted = reads.sent;
         }
     }
 };
@@ -1106,11 +1132,11 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
         const unsigned int count = end - start;
         const DeviceWorklist items{a.wl_data, a.wl_mask, start, ctrl};
         const auto appends = SoloAppends<ENTRIES>::make(items, frontier, end, a.offsets);
-        peer.before_level(send);
+        const SoloPeerReads reads = peer.before_level(send);
         solo_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, items, appends,
                                      frontier, count, cached, send, low, filter);
         ++levels;
-        peer.after_expand(levels, appends, send, low);
+        peer.after_expand(levels, appends, send, low, reads);
         processed += count;
         __syncthreads();  // every append of the level done (this block is the only writer)
         const unsigned int e = ctrl[CTRL_WL_END];
@@ -1194,10 +1220,17 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
                                    unsigned int sends_counted) {
     __shared__ SoloPeerWords peer_words;
     SoloPeerWarp<PEERED, true> peer(a, peer_words);
+    // When the phase started (block 0's thread 0; in shared memory, so that no register
+    // holds it through the levels).
+    __shared__ unsigned long long started_ns;
+    if (threadIdx.x == 0u) {
+        started_ns = peer_clock_ns();
+    }
     if (threadIdx.x == 0u) {
         peer.start(inbox_taken, sends_counted);  // read after cluster_solo_run's first barrier
     }
-    const ClusterSoloResult r = cluster_solo_run<Relax, WEIGHTED, ENTRIES>(
+    // Members map the appends' addresses at use (ClusterWorklist says why).
+    const ClusterSoloResult r = cluster_solo_run<Relax, WEIGHTED, ENTRIES, PEERED>(
         a.ops, a.offsets, a.targets, a.weights, a.wl_data, a.wl_mask, a.ctrl,
         a.template send_buffer<PEERED>(a.ctrl), a.low_list(current, threshold), arrays, start,
         end, a.solo_max, FUSED_ABORT_POLL, a.abort, peer);
@@ -1208,6 +1241,16 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         __syncthreads();
     }
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
+        // A reduction, which nothing waits for: `+=` would put a load's round trip before
+        // the report and this block's arrival, once a phase (SSSP on the road grid runs 255
+        // of them on one GPU: 0.3 ms; session 17).
+        atomicAdd(a.fused + FUSED_SOLO_US,
+                  static_cast<unsigned int>((peer_clock_ns() - started_ns) / 1000ull));
+#ifdef GROUTE_TRACE_LEVEL
+        if (r.trace != 0u && a.fused[FUSED_TRACE_LEVEL] == 0u) {
+            a.fused[FUSED_TRACE_LEVEL] = r.trace;
+        }
+#endif
         store_relaxed(a.ctrl + CTRL_WL_END, r.end);
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
         // Its intermediate levels' items were never listed (FUSED_SOLO_UNLISTED, as

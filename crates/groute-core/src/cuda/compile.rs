@@ -6,6 +6,12 @@
 //! `~/.cache/groute/nvrtc`; one `<sha256>.ptx` file per key, written atomically) and compiles
 //! only on a miss; later uses in the process hit the in-memory map. Cache I/O errors only cost
 //! a recompilation.
+//!
+//! `GROUTE_NVRTC_OPTIONS` (whitespace-separated, read at each compilation) adds options to
+//! every kernel's compilation, after the defaults; they are part of the key. It is for
+//! experiments on the kernels' compile-time settings without rebuilding the binaries, for
+//! example `GROUTE_NVRTC_OPTIONS=-DGROUTE_CLUSTER_RELEASE_LEVELS=4` (the macros a kernel reads
+//! are documented where it reads them).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -71,7 +77,12 @@ pub fn toolkit_include_dir() -> Option<PathBuf> {
         .find(|d| d.join("cuda_runtime_api.h").exists() || d.join("cuda.h").exists())
 }
 
-/// The options every kernel is compiled with for `arch`, plus `extra`.
+/// The environment variable whose whitespace-separated options every kernel is also compiled
+/// with (see the module docs).
+pub const NVRTC_OPTIONS_ENV: &str = "GROUTE_NVRTC_OPTIONS";
+
+/// The options every kernel is compiled with for `arch`, plus `extra`, plus those of
+/// [`NVRTC_OPTIONS_ENV`].
 pub fn compile_options(arch: &str, extra: &[&str]) -> Vec<String> {
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
@@ -81,6 +92,9 @@ pub fn compile_options(arch: &str, extra: &[&str]) -> Vec<String> {
         o.push(format!("--include-path={}", inc.display()));
     }
     o.extend(extra.iter().map(|s| s.to_string()));
+    if let Some(env) = std::env::var_os(NVRTC_OPTIONS_ENV) {
+        o.extend(env.to_string_lossy().split_whitespace().map(str::to_string));
+    }
     o
 }
 

@@ -93,7 +93,14 @@
 //!   wait for running kernels), and no pinned host memory is left to free behind the launch
 //!   (freeing it waits for the device: `Device::upload` frees its staging before returning,
 //!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1`
-//!   prints the host's steps of every run with their times (stderr; `fused_trace.rs`).
+//!   prints the host's steps of every run with their times (stderr; `fused_trace.rs`), and
+//!   what its single-block levels cost: the cluster mode's phases add their global-timer
+//!   time to a state word (`FUSED_SOLO_US`), which the trace divides by the levels (for a
+//!   device-driven run, per member). For experiments on the kernels' compile-time settings
+//!   without rebuilding, `GROUTE_NVRTC_OPTIONS` adds NVRTC options (`groute_core::cuda::
+//!   compile_options`): `-DGROUTE_TRACE_LEVEL=N` makes the trace also say when the first
+//!   cluster phase reached its level `N` and at which SM clock (how session 17 found that a
+//!   member's level cost more than one GPU's before any peer traffic, docs/device-driven.md).
 //!
 //! ## Several devices
 //!
@@ -224,12 +231,20 @@ const FUSED_EPOCHS: usize = 75;
 const FUSED_DEFERRED: usize = 76;
 const FUSED_STALE: usize = 78;
 const FUSED_SOLO_ROUNDS: usize = 80;
+/// `groute::FUSED_PHASES`: phases run (grid barriers passed).
+const FUSED_PHASES: usize = 81;
 /// `groute::FUSED_UNLISTED`: items produced that the worklist's end does not count (64-bit,
 /// two's complement: SOLO-ASYNC's ring items less its entry items written to the worklist
 /// again).
 pub(super) const FUSED_UNLISTED: usize = 82;
 /// `groute::FUSED_IN_END`: a device-driven member's items taken from its inbox.
 pub(super) const FUSED_IN_END: usize = 85;
+/// `groute::FUSED_SOLO_US`: the time of the run's cluster-mode phases (global-timer µs).
+const FUSED_SOLO_US: usize = 98;
+/// `groute::FUSED_TRACE_LEVEL`: in kernels compiled with `-DGROUTE_TRACE_LEVEL=N`, the SM clock
+/// (MHz, high 12 bits) and the microseconds (low 20 bits) from the start of the first cluster
+/// phase that ran level `N` to its end; 0 otherwise.
+const FUSED_TRACE_LEVEL: usize = 99;
 /// The first word the host reads back (the barrier words before it are the kernel's own).
 const FUSED_READ_FROM: usize = FUSED_PHASE;
 /// `groute::FusedPhase`: the first phase of a run.
@@ -257,6 +272,33 @@ impl StateWords {
     /// State word `w` (`groute::FUSED_*`).
     pub(super) fn word(&self, w: usize) -> u32 {
         self.0[w - FUSED_READ_FROM]
+    }
+
+    /// For the fused trace: the phases and levels run, of them the single-block levels, the
+    /// cluster mode's time per level and, in a `GROUTE_TRACE_LEVEL` build, the traced level.
+    pub(super) fn solo_summary(&self) -> String {
+        let phases = self.word(FUSED_PHASES);
+        let rounds = self.word(FUSED_ROUNDS);
+        let levels = self.word(FUSED_SOLO_ROUNDS);
+        let us = self.word(FUSED_SOLO_US);
+        let per_level = if levels == 0 {
+            0
+        } else {
+            u64::from(us) * 1000 / u64::from(levels)
+        };
+        let mut summary = format!(
+            "phases {phases}, levels {rounds}, single-block levels {levels}, \
+             cluster mode {us} us ({per_level} ns a level)"
+        );
+        let traced = self.word(FUSED_TRACE_LEVEL);
+        if traced != 0 {
+            summary.push_str(&format!(
+                "; traced level reached after {} us at {} MHz",
+                traced & 0xF_FFFF,
+                traced >> 20
+            ));
+        }
+        summary
     }
 
     /// The 64-bit state word at `w`, `w + 1`.
@@ -610,9 +652,10 @@ impl CudaTraversalDevice {
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds))
             .wrapping_add(state.wide(FUSED_UNLISTED));
         trace.mark(&format!(
-            "read back: stop word {}, processed {processed} of {}",
+            "read back: stop word {}, processed {processed} of {}; {}",
             state.word(FUSED_STOP),
-            u64::from(seeds) + produced
+            u64::from(seeds) + produced,
+            state.solo_summary()
         ));
         if timed_out(asked_to_stop, state.word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {

@@ -71,6 +71,7 @@ use super::fused::{
     FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FUSED_UNLISTED, FusedRole, FusedShape,
     StateWords,
 };
+use super::fused_trace::FusedTrace;
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -192,6 +193,7 @@ pub(crate) fn run_device_driven(
         .collect::<Result<Vec<_>, Error>>()?;
     let _run = group.begin_run()?;
     let started = Instant::now();
+    let trace = FusedTrace::start();
     let (read_back, _attempts) = group.run_started(
         || -> Result<(), WorklistError> {
             // Every member reset and idle before any launch: a member stores into its
@@ -232,6 +234,13 @@ pub(crate) fn run_device_driven(
     )?;
     let (read_back, asked_to_stop) = read_back;
     let elapsed = started.elapsed();
+    for (d, member) in read_back.iter().enumerate() {
+        trace.mark(&format!(
+            "member {d}: device time {:?}, {}",
+            member.device_time,
+            member.state.solo_summary()
+        ));
+    }
     report(
         devices,
         &members,

@@ -4,7 +4,8 @@
 //! Set `GROUTE_TRACE_FUSED=1` (read once per process) and every fused run prints, to stderr,
 //! lines `[fused-trace] +<us> us <step>`: microseconds since the start of the run for the
 //! reset, the launch, each timing record, the first [`TRACED_POLLS`] completion polls of a
-//! time-limited run, the abort request and the kernel's end. Off (the default), a run pays one
+//! time-limited run, the abort request and the kernel's end, and after it the time of its
+//! single-block levels (per member of a device-driven run). Off (the default), a run pays one
 //! cached flag test per step.
 
 use std::sync::OnceLock;
