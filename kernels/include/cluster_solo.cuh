@@ -179,10 +179,16 @@ struct ClusterWorklist : KeptRanges {
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
         if (slot < capacity) {
-            const unsigned int to = at(vertex + 4u * slot);
-            cluster_store(to, item);
-            cluster_store(to + array_bytes, b);
-            cluster_store(to + 2u * array_bytes, e);
+            if constexpr (MAP_AT_USE) {
+                const unsigned int to = at(vertex + 4u * slot);
+                cluster_store(to, item);
+                cluster_store(to + array_bytes, b);
+                cluster_store(to + 2u * array_bytes, e);
+            } else {
+                cluster_store(vertex + 4u * slot, item);
+                cluster_store(vertex + array_bytes + 4u * slot, b);
+                cluster_store(vertex + 2u * array_bytes + 4u * slot, e);
+            }
             return;
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);

@@ -230,8 +230,9 @@ enum FusedWord : unsigned int {
     // Device-driven runs (the peer builds):
     FUSED_SOLO_PUBLISHED = 96, // the sends it counted (FUSED_PUBLISHED)
     FUSED_SOLO_TAKEN = 97,     // the inbox items it took (FUSED_IN_END)
-    FUSED_SOLO_US = 98,        // the cluster mode's phases' time, global-timer microseconds
-                               // (block 0's thread 0 adds each phase's; a diagnostic)
+    FUSED_SOLO_US = 98,        // GROUTE_TRACE_CLUSTER builds: the cluster mode's phases'
+                               // time, global-timer microseconds (block 0's thread 0 adds
+                               // each phase's)
     FUSED_TRACE_LEVEL = 99,    // GROUTE_TRACE_LEVEL builds: the first cluster phase that ran
                                // level N: SM MHz << 20 | microseconds from its start to level N
     FUSED_WORDS = 100,
@@ -1220,12 +1221,16 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
                                    unsigned int sends_counted) {
     __shared__ SoloPeerWords peer_words;
     SoloPeerWarp<PEERED, true> peer(a, peer_words);
-    // When the phase started (block 0's thread 0; in shared memory, so that no register
-    // holds it through the levels).
+#ifdef GROUTE_TRACE_CLUSTER
+    // A diagnostic build (-DGROUTE_TRACE_CLUSTER): when the phase started (block 0's thread 0;
+    // in shared memory, so that no register holds it through the levels). Off by default: its
+    // few instructions alone moved the one-device SSSP build's code enough to cost 2% on the
+    // road grid (18.0 against 17.6 ms on one H200, session 17).
     __shared__ unsigned long long started_ns;
     if (threadIdx.x == 0u) {
         started_ns = peer_clock_ns();
     }
+#endif
     if (threadIdx.x == 0u) {
         peer.start(inbox_taken, sends_counted);  // read after cluster_solo_run's first barrier
     }
@@ -1241,11 +1246,12 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         __syncthreads();
     }
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
-        // A reduction, which nothing waits for: `+=` would put a load's round trip before
-        // the report and this block's arrival, once a phase (SSSP on the road grid runs 255
-        // of them on one GPU: 0.3 ms; session 17).
+#ifdef GROUTE_TRACE_CLUSTER
+        // A reduction, which nothing waits for (`+=` would put a load's round trip before
+        // the report and this block's arrival, once a phase).
         atomicAdd(a.fused + FUSED_SOLO_US,
                   static_cast<unsigned int>((peer_clock_ns() - started_ns) / 1000ull));
+#endif
 #ifdef GROUTE_TRACE_LEVEL
         if (r.trace != 0u && a.fused[FUSED_TRACE_LEVEL] == 0u) {
             a.fused[FUSED_TRACE_LEVEL] = r.trace;

@@ -93,14 +93,17 @@
 //!   wait for running kernels), and no pinned host memory is left to free behind the launch
 //!   (freeing it waits for the device: `Device::upload` frees its staging before returning,
 //!   and the run's own stream is synchronised before the launch). `GROUTE_TRACE_FUSED=1`
-//!   prints the host's steps of every run with their times (stderr; `fused_trace.rs`), and
-//!   what its single-block levels cost: the cluster mode's phases add their global-timer
-//!   time to a state word (`FUSED_SOLO_US`), which the trace divides by the levels (for a
-//!   device-driven run, per member). For experiments on the kernels' compile-time settings
-//!   without rebuilding, `GROUTE_NVRTC_OPTIONS` adds NVRTC options (`groute_core::cuda::
-//!   compile_options`): `-DGROUTE_TRACE_LEVEL=N` makes the trace also say when the first
-//!   cluster phase reached its level `N` and at which SM clock (how session 17 found that a
-//!   member's level cost more than one GPU's before any peer traffic, docs/device-driven.md).
+//!   prints the host's steps of every run with their times (stderr; `fused_trace.rs`) and,
+//!   after it, its phases and levels (for a device-driven run, per member).
+//!   `GROUTE_NVRTC_OPTIONS` adds NVRTC options to every kernel's compilation
+//!   (`groute_core::cuda::compile_options`), for experiments on the kernels' compile-time
+//!   settings without rebuilding. Two of them add diagnostics to that trace:
+//!   `-DGROUTE_TRACE_CLUSTER` the cluster mode's time per level (its phases add their
+//!   global-timer time to a state word, `FUSED_SOLO_US`), `-DGROUTE_TRACE_LEVEL=N` when the
+//!   first cluster phase reached its level `N` and at which SM clock. Session 17 found with
+//!   them that a member's level cost more than one GPU's before any peer traffic
+//!   (docs/device-driven.md). They are off by default: even the timer's few instructions
+//!   moved the one-device SSSP build's code enough to cost 2%.
 //!
 //! ## Several devices
 //!
@@ -239,7 +242,8 @@ const FUSED_PHASES: usize = 81;
 pub(super) const FUSED_UNLISTED: usize = 82;
 /// `groute::FUSED_IN_END`: a device-driven member's items taken from its inbox.
 pub(super) const FUSED_IN_END: usize = 85;
-/// `groute::FUSED_SOLO_US`: the time of the run's cluster-mode phases (global-timer µs).
+/// `groute::FUSED_SOLO_US`: in kernels compiled with `-DGROUTE_TRACE_CLUSTER`, the time of the
+/// run's cluster-mode phases (global-timer µs); 0 otherwise.
 const FUSED_SOLO_US: usize = 98;
 /// `groute::FUSED_TRACE_LEVEL`: in kernels compiled with `-DGROUTE_TRACE_LEVEL=N`, the SM clock
 /// (MHz, high 12 bits) and the microseconds (low 20 bits) from the start of the first cluster
@@ -274,22 +278,19 @@ impl StateWords {
         self.0[w - FUSED_READ_FROM]
     }
 
-    /// For the fused trace: the phases and levels run, of them the single-block levels, the
-    /// cluster mode's time per level and, in a `GROUTE_TRACE_LEVEL` build, the traced level.
+    /// For the fused trace: the phases and levels run, of them the single-block levels, and in
+    /// kernels built for it (`GROUTE_TRACE_CLUSTER`, `GROUTE_TRACE_LEVEL`) the cluster mode's
+    /// time per level and when it reached the traced level.
     pub(super) fn solo_summary(&self) -> String {
         let phases = self.word(FUSED_PHASES);
         let rounds = self.word(FUSED_ROUNDS);
         let levels = self.word(FUSED_SOLO_ROUNDS);
+        let mut summary = format!("phases {phases}, levels {rounds}, single-block levels {levels}");
         let us = self.word(FUSED_SOLO_US);
-        let per_level = if levels == 0 {
-            0
-        } else {
-            u64::from(us) * 1000 / u64::from(levels)
-        };
-        let mut summary = format!(
-            "phases {phases}, levels {rounds}, single-block levels {levels}, \
-             cluster mode {us} us ({per_level} ns a level)"
-        );
+        if us != 0 && levels != 0 {
+            let per_level = u64::from(us) * 1000 / u64::from(levels);
+            summary.push_str(&format!(", cluster mode {us} us ({per_level} ns a level)"));
+        }
         let traced = self.word(FUSED_TRACE_LEVEL);
         if traced != 0 {
             summary.push_str(&format!(
