@@ -44,7 +44,7 @@ fn nvrtc_error(e: NvrtcFailure, kernel: &str, arch: &str) -> Error {
         NvrtcFailure::Compile(log) => Error::KernelCompile {
             kernel: kernel.to_string(),
             arch: arch.to_string(),
-            log,
+            log: with_extra_options_note(log, extra_options().as_deref()),
         },
     }
 }
@@ -81,6 +81,23 @@ pub fn toolkit_include_dir() -> Option<PathBuf> {
 /// with (see the module docs).
 pub const NVRTC_OPTIONS_ENV: &str = "GROUTE_NVRTC_OPTIONS";
 
+/// The value of [`NVRTC_OPTIONS_ENV`], when set.
+fn extra_options() -> Option<String> {
+    std::env::var_os(NVRTC_OPTIONS_ENV).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// NVRTC's `log`, with a line naming the options [`NVRTC_OPTIONS_ENV`] added (`extra`), so
+/// that a failure they caused says where they came from and how to drop them.
+fn with_extra_options_note(log: String, extra: Option<&str>) -> String {
+    match extra {
+        Some(o) if !o.trim().is_empty() => format!(
+            "{log}\n(compiled with {NVRTC_OPTIONS_ENV}=\"{o}\" added to the options; unset it \
+             to compile the kernels as shipped)"
+        ),
+        _ => log,
+    }
+}
+
 /// The options every kernel is compiled with for `arch`, plus `extra`, plus those of
 /// [`NVRTC_OPTIONS_ENV`].
 pub fn compile_options(arch: &str, extra: &[&str]) -> Vec<String> {
@@ -92,8 +109,8 @@ pub fn compile_options(arch: &str, extra: &[&str]) -> Vec<String> {
         o.push(format!("--include-path={}", inc.display()));
     }
     o.extend(extra.iter().map(|s| s.to_string()));
-    if let Some(env) = std::env::var_os(NVRTC_OPTIONS_ENV) {
-        o.extend(env.to_string_lossy().split_whitespace().map(str::to_string));
+    if let Some(env) = extra_options() {
+        o.extend(env.split_whitespace().map(str::to_string));
     }
     o
 }
@@ -195,4 +212,23 @@ pub fn compile_uncached(source: &KernelSource, arch: &str, extra: &[&str]) -> Re
         text: text.into(),
         arch: arch.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NVRTC_OPTIONS_ENV, with_extra_options_note};
+
+    #[test]
+    fn a_compile_log_names_the_options_the_environment_added() {
+        let log = with_extra_options_note("error: bad option".into(), Some("-DX=1 --bogus"));
+        assert!(log.starts_with("error: bad option\n"), "{log}");
+        assert!(log.contains(NVRTC_OPTIONS_ENV), "{log}");
+        assert!(log.contains("\"-DX=1 --bogus\""), "{log}");
+    }
+
+    #[test]
+    fn a_compile_log_is_unchanged_without_added_options() {
+        assert_eq!(with_extra_options_note("log".into(), None), "log");
+        assert_eq!(with_extra_options_note("log".into(), Some("  ")), "log");
+    }
 }

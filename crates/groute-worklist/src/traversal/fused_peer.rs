@@ -234,12 +234,14 @@ pub(crate) fn run_device_driven(
     )?;
     let (read_back, asked_to_stop) = read_back;
     let elapsed = started.elapsed();
-    for (d, member) in read_back.iter().enumerate() {
-        trace.mark(&format!(
-            "member {d}: device time {:?}, {}",
-            member.device_time,
-            member.state.solo_summary()
-        ));
+    if trace.is_on() {
+        for (d, member) in read_back.iter().enumerate() {
+            trace.mark(&format!(
+                "member {d}: device time {:?}, {}",
+                member.device_time,
+                member.state.solo_summary()
+            ));
+        }
     }
     report(
         devices,

@@ -4,9 +4,9 @@
 //! Set `GROUTE_TRACE_FUSED=1` (read once per process) and every fused run prints, to stderr,
 //! lines `[fused-trace] +<us> us <step>`: microseconds since the start of the run for the
 //! reset, the launch, each timing record, the first [`TRACED_POLLS`] completion polls of a
-//! time-limited run, the abort request and the kernel's end, and after it the time of its
-//! single-block levels (per member of a device-driven run). Off (the default), a run pays one
-//! cached flag test per step.
+//! time-limited run, the abort request and the kernel's end, and after it the phases and
+//! levels it ran (per member of a device-driven run; `fused.rs` says which diagnostic builds
+//! add to them). Off (the default), a run pays one cached flag test per step.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -38,6 +38,11 @@ impl FusedTrace {
         };
         trace.mark("run started");
         trace
+    }
+
+    /// Whether the trace prints (for steps that cost something to describe).
+    pub(crate) fn is_on(&self) -> bool {
+        self.on
     }
 
     /// Prints `step` with the time since the start of the run.
