@@ -159,7 +159,7 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // invalidated the L1: an L2 round trip before the level's first load. Mapped at use, nothing
 // of the level's path is reloaded (the spills left are on the peer warp's rare paths). The
 // one-device build keeps them mapped once: there it has the registers, and mapping at use
-// made road BFS on one H200 0.85 ms slower (14.83 against 13.97 ms; session 17,
+// made road BFS on one H200 0.86 ms slower (14.83 against 13.97 ms; session 17,
 // docs/device-driven.md).
 template <bool MAP_AT_USE>
 struct ClusterWorklist : KeptRanges {
@@ -171,8 +171,9 @@ struct ClusterWorklist : KeptRanges {
     unsigned int stop;      // block 0's CLUSTER_STOP
     unsigned int dest;      // the destination block (MAP_AT_USE)
 
-    // `address` (one of count, vertex + offset) as a shared::cluster address.
-    __device__ __forceinline__ unsigned int at(unsigned int address) const {
+    // `address` (count, or an entry's vertex + 4 * slot) in the destination block, as a
+    // shared::cluster address.
+    __device__ __forceinline__ unsigned int mapped(unsigned int address) const {
         return MAP_AT_USE ? cluster_map(address, dest) : address;
     }
 
@@ -180,7 +181,7 @@ struct ClusterWorklist : KeptRanges {
                                         unsigned int e) const {
         if (slot < capacity) {
             if constexpr (MAP_AT_USE) {
-                const unsigned int to = at(vertex + 4u * slot);
+                const unsigned int to = mapped(vertex + 4u * slot);
                 cluster_store(to, item);
                 cluster_store(to + array_bytes, b);
                 cluster_store(to + 2u * array_bytes, e);
@@ -204,7 +205,7 @@ struct ClusterWorklist : KeptRanges {
         }
         unsigned int first = 0;
         if (lane_id() == 0u) {
-            first = cluster_add(at(count), __popc(ballot));
+            first = cluster_add(mapped(count), __popc(ballot));
         }
         first = __shfl_sync(0xFFFFFFFFu, first, 0);
         if (keep) {
@@ -226,7 +227,7 @@ struct ClusterWorklist : KeptRanges {
         }
         unsigned int first = 0;
         if (lane_id() == 0u) {
-            first = cluster_add(at(count), total);
+            first = cluster_add(mapped(count), total);
         }
         slot += __shfl_sync(0xFFFFFFFFu, first, 0);
 #pragma unroll
@@ -303,10 +304,11 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // items other devices own to `send` (reserved on ctrl's CTRL_SEND_END), deferred items to
 // `low`. `arrays`: the frontier entries (ENTRIES, two buffers of ENTRIES / 2). `peer`: the
 // device-driven protocol's share of each level (fused.cuh's SoloPeerWarp, LAGGED: a no-op
-// but on one warp of block 0), before_level(send) at the level's start, after_expand(levels,
-// appends, send, low) after the thread's share of it, before the closing barrier (its
-// receipts join the level's appends), and after_arrive(levels) between the thread's arrival
-// at that barrier and its wait.
+// but on one warp of block 0), before_level(send) at the level's start (its reads: none in
+// this mode), after_expand(levels, appends, send, low, before) after the thread's share of
+// it, before the closing barrier (its receipts join the level's appends; it returns the
+// level's reads), and after_arrive(levels, reads) between the thread's arrival at that
+// barrier and its wait. MAP_AT_USE: see ClusterWorklist (the members' builds).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool MAP_AT_USE, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
@@ -348,7 +350,8 @@ __device__ ClusterSoloResult cluster_solo_run(
     const unsigned int lane = lane_id();
     const DeviceWorklist wl{wl_data, wl_mask, start, ctrl};
     // The loop carries only level, count, mine and unlisted from level to level (besides the
-    // worklist and the destination's and block 0's addresses): the result's other fields
+    // worklist and the destination's and block 0's addresses, or with MAP_AT_USE the
+    // destination's rank): the result's other fields
     // follow from them at the end, the batch's start, end and bound are reread from shared
     // memory, and the counters read after the barrier are mapped there (mapa, a volatile asm
     // that the compiler does not hoist). Every register the loop frees keeps the level's
@@ -416,12 +419,15 @@ __device__ ClusterSoloResult cluster_solo_run(
         cluster_wait();
 #ifdef GROUTE_TRACE_LEVEL
         // A diagnostic build (compiled with -DGROUTE_TRACE_LEVEL=N, GROUTE_NVRTC_OPTIONS): the
-        // time from the phase's start to the end of its level N and the SM clock over it,
-        // reported in the result (fused.cuh's FUSED_TRACE_LEVEL).
+        // time from this phase's start to the end of its level N (counted within the phase)
+        // and the SM clock over it, reported in the result (fused.cuh's FUSED_TRACE_LEVEL;
+        // microseconds saturate at 2^20 - 1).
         if (lead_thread && level + 1u == GROUTE_TRACE_LEVEL) {
             const unsigned long long ns = peer_clock_ns() - trace_started;
-            const unsigned long long mhz = (clock64() - trace_cycles) * 1000ull / ns;
-            trace_word = static_cast<unsigned int>(mhz << 20 | (ns / 1000ull));
+            const unsigned long long us = ns / 1000ull < 0xFFFFFull ? ns / 1000ull : 0xFFFFFull;
+            const unsigned long long mhz =
+                ns == 0ull ? 0ull : (clock64() - trace_cycles) * 1000ull / ns;
+            trace_word = static_cast<unsigned int>((mhz < 0xFFFull ? mhz : 0xFFFull) << 20 | us);
         }
 #endif
         // Every block's count of the level, block 0's stop and abort words.

@@ -234,7 +234,7 @@ enum FusedWord : unsigned int {
                                // time, global-timer microseconds (block 0's thread 0 adds
                                // each phase's)
     FUSED_TRACE_LEVEL = 99,    // GROUTE_TRACE_LEVEL builds: the first cluster phase that ran
-                               // level N: SM MHz << 20 | microseconds from its start to level N
+                               // N levels: SM MHz << 20 | microseconds from its start to then
     FUSED_WORDS = 100,
 };
 
@@ -941,7 +941,7 @@ struct SoloPeerWords {
 // and in the cluster build they pushed the destination's addresses out to local memory,
 // reloaded after each barrier, whose acquire had invalidated the L1, before anything else of
 // the level. Held by the caller, BFS's member build spills nothing: road BFS on 2 H200s
-// 15.62-15.68 ms against 16.66-16.72 (session 17, same call). SSSP's still spilled the
+// 15.64 / 15.68 ms against 16.66 / 16.72 (session 17, same call). SSSP's still spilled the
 // addresses until the members mapped them at use (ClusterWorklist).
 struct SoloPeerReads {
     unsigned int now = 0u;
@@ -1037,7 +1037,7 @@ struct SoloPeerWarp {
   private:
     // Lane 0: the inbox's published end, the sends' end (LAGGED: the one read a level before,
     // keeping this one for the next level) and the inbox positions the finished levels read.
-    // `ctrl`: this device's control words.
+    // `ctrl`: the control words holding the sends' end (the level's SendBuffer's).
     __device__ __forceinline__ SoloPeerReads read_level(const unsigned int* ctrl) const {
         SoloPeerReads reads;
         if (lane()) {

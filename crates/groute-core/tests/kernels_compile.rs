@@ -80,6 +80,30 @@ fn every_kernel_compiles_for_compute_90() {
     );
 }
 
+/// The kernels' diagnostic builds (`GROUTE_NVRTC_OPTIONS` experiments documented in
+/// `groute-worklist`'s fused traversal) compile too, so that they cannot rot unnoticed.
+#[test]
+fn the_diagnostic_builds_compile() {
+    if !nvrtc_or_skip("the_diagnostic_builds_compile") {
+        return;
+    }
+    let options = ["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
+    for k in KERNELS
+        .iter()
+        .filter(|k| k.name == "bfs.cu" || k.name == "sssp.cu")
+    {
+        let traced = cuda::compile_uncached(k, ARCH, &options)
+            .unwrap_or_else(|e| panic!("{} with {options:?}: {e}", k.name));
+        let shipped =
+            cuda::compile_uncached(k, ARCH, &[]).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        assert_ne!(
+            traced.text, shipped.text,
+            "{}: {options:?} changed nothing (are the macros still read?)",
+            k.name
+        );
+    }
+}
+
 #[test]
 fn compile_errors_carry_the_nvrtc_log() {
     if !nvrtc_or_skip("compile_errors_carry_the_nvrtc_log") {

@@ -7,11 +7,11 @@
 //! only on a miss; later uses in the process hit the in-memory map. Cache I/O errors only cost
 //! a recompilation.
 //!
-//! `GROUTE_NVRTC_OPTIONS` (whitespace-separated, read at each compilation) adds options to
+//! `GROUTE_NVRTC_OPTIONS` (whitespace-separated, read once per process) adds options to
 //! every kernel's compilation, after the defaults; they are part of the key. It is for
 //! experiments on the kernels' compile-time settings without rebuilding the binaries, for
 //! example `GROUTE_NVRTC_OPTIONS=-DGROUTE_CLUSTER_RELEASE_LEVELS=4` (the macros a kernel reads
-//! are documented where it reads them).
+//! are documented where it reads them). A compile failure's log names the options it added.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -44,7 +44,7 @@ fn nvrtc_error(e: NvrtcFailure, kernel: &str, arch: &str) -> Error {
         NvrtcFailure::Compile(log) => Error::KernelCompile {
             kernel: kernel.to_string(),
             arch: arch.to_string(),
-            log: with_extra_options_note(log, extra_options().as_deref()),
+            log: with_extra_options_note(log, extra_options()),
         },
     }
 }
@@ -81,9 +81,15 @@ pub fn toolkit_include_dir() -> Option<PathBuf> {
 /// with (see the module docs).
 pub const NVRTC_OPTIONS_ENV: &str = "GROUTE_NVRTC_OPTIONS";
 
-/// The value of [`NVRTC_OPTIONS_ENV`], when set.
-fn extra_options() -> Option<String> {
-    std::env::var_os(NVRTC_OPTIONS_ENV).map(|v| v.to_string_lossy().into_owned())
+/// The value of [`NVRTC_OPTIONS_ENV`] when the process first asked, if set: every compilation
+/// of the process uses the same options (a loaded module is reused per device).
+fn extra_options() -> Option<&'static str> {
+    static OPTIONS: OnceLock<Option<String>> = OnceLock::new();
+    OPTIONS
+        .get_or_init(|| {
+            std::env::var_os(NVRTC_OPTIONS_ENV).map(|v| v.to_string_lossy().into_owned())
+        })
+        .as_deref()
 }
 
 /// NVRTC's `log`, with a line naming the options [`NVRTC_OPTIONS_ENV`] added (`extra`), so

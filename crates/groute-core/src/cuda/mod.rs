@@ -25,8 +25,8 @@ mod peer_group;
 mod source;
 
 pub use compile::{
-    Ptx, arch_for, cache_dir, compile_options, compile_ptx, compile_uncached, nvrtc_version,
-    toolkit_include_dir,
+    NVRTC_OPTIONS_ENV, Ptx, arch_for, cache_dir, compile_options, compile_ptx, compile_uncached,
+    nvrtc_version, toolkit_include_dir,
 };
 pub use launch::{DevicePtr, KernelArg, KernelArgs, LaunchConfig};
 pub use module::{CudaFunction, CudaModule};

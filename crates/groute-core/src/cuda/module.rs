@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 
 /// A kernel source by the addresses and lengths of its `'static` name and text: two equal
 /// keys name the same immutable bytes, so the same PTX (the compile options of
-/// [`CudaModule::load`] are fixed per device). Two copies of one text at different addresses
+/// [`CudaModule::load`] are fixed per device and process, `GROUTE_NVRTC_OPTIONS` included:
+/// it is read once). Two copies of one text at different addresses
 /// only miss the fast path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct SourceKey([usize; 4]);

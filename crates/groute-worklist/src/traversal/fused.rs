@@ -652,12 +652,14 @@ impl CudaTraversalDevice {
         // stopped SOLO-ASYNC run reported nothing outstanding).
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds))
             .wrapping_add(state.wide(FUSED_UNLISTED));
-        trace.mark(&format!(
-            "read back: stop word {}, processed {processed} of {}; {}",
-            state.word(FUSED_STOP),
-            u64::from(seeds) + produced,
-            state.solo_summary()
-        ));
+        if trace.is_on() {
+            trace.mark(&format!(
+                "read back: stop word {}, processed {processed} of {}; {}",
+                state.word(FUSED_STOP),
+                u64::from(seeds) + produced,
+                state.solo_summary()
+            ));
+        }
         if timed_out(asked_to_stop, state.word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),
