@@ -110,20 +110,17 @@ __device__ __forceinline__ unsigned int shared_address(const void* p) {
     return static_cast<unsigned int>(__cvta_generic_to_shared(p));
 }
 
-// This block's shared-memory variable `p` at its shared::cluster address in block `rank`.
-__device__ __forceinline__ unsigned int cluster_address(const void* p, unsigned int rank) {
-    const unsigned int local = static_cast<unsigned int>(__cvta_generic_to_shared(p));
+// `local` (an address of this block's shared memory) at its shared::cluster address in block
+// `rank` (mapa; volatile, so that the compiler neither hoists nor merges it).
+__device__ __forceinline__ unsigned int cluster_map(unsigned int local, unsigned int rank) {
     unsigned int mapped;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(local), "r"(rank));
     return mapped;
 }
 
-// `local` (an address of this block's shared memory) at its shared::cluster address in block
-// `rank` (mapa, as cluster_address).
-__device__ __forceinline__ unsigned int cluster_map(unsigned int local, unsigned int rank) {
-    unsigned int mapped;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(local), "r"(rank));
-    return mapped;
+// This block's shared-memory variable `p` at its shared::cluster address in block `rank`.
+__device__ __forceinline__ unsigned int cluster_address(const void* p, unsigned int rank) {
+    return cluster_map(shared_address(p), rank);
 }
 
 __device__ __forceinline__ unsigned int cluster_add(unsigned int address, unsigned int v) {
@@ -180,6 +177,8 @@ struct ClusterWorklist : KeptRanges {
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
         if (slot < capacity) {
+            // Two spellings of the same three stores: the one-device build keeps the one
+            // it was measured with (written as the mapped one, its SASS moved; session 17).
             if constexpr (MAP_AT_USE) {
                 const unsigned int to = mapped(vertex + 4u * slot);
                 cluster_store(to, item);

@@ -281,7 +281,7 @@ impl StateWords {
     /// For the fused trace: the phases and levels run, of them the single-block levels, and in
     /// kernels built for it (`GROUTE_TRACE_CLUSTER`, `GROUTE_TRACE_LEVEL`) the cluster mode's
     /// time per level and when it reached the traced level.
-    pub(super) fn solo_summary(&self) -> String {
+    pub(super) fn trace_summary(&self) -> String {
         let phases = self.word(FUSED_PHASES);
         let rounds = self.word(FUSED_ROUNDS);
         let levels = self.word(FUSED_SOLO_ROUNDS);
@@ -652,14 +652,14 @@ impl CudaTraversalDevice {
         // stopped SOLO-ASYNC run reported nothing outstanding).
         let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds))
             .wrapping_add(state.wide(FUSED_UNLISTED));
-        if trace.is_on() {
-            trace.mark(&format!(
+        trace.mark_with(|| {
+            format!(
                 "read back: stop word {}, processed {processed} of {}; {}",
                 state.word(FUSED_STOP),
                 u64::from(seeds) + produced,
-                state.solo_summary()
-            ));
-        }
+                state.trace_summary()
+            )
+        });
         if timed_out(asked_to_stop, state.word(FUSED_STOP)) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),

@@ -234,14 +234,14 @@ pub(crate) fn run_device_driven(
     )?;
     let (read_back, asked_to_stop) = read_back;
     let elapsed = started.elapsed();
-    if trace.is_on() {
-        for (d, member) in read_back.iter().enumerate() {
-            trace.mark(&format!(
+    for (d, member) in read_back.iter().enumerate() {
+        trace.mark_with(|| {
+            format!(
                 "member {d}: device time {:?}, {}",
                 member.device_time,
-                member.state.solo_summary()
-            ));
-        }
+                member.state.trace_summary()
+            )
+        });
     }
     report(
         devices,

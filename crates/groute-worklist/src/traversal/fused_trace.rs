@@ -40,9 +40,12 @@ impl FusedTrace {
         trace
     }
 
-    /// Whether the trace prints (for steps that cost something to describe).
-    pub(crate) fn is_on(&self) -> bool {
-        self.on
+    /// Prints the step `describe` returns, calling it only when the trace is on (for steps
+    /// that cost something to describe).
+    pub(crate) fn mark_with(&self, describe: impl FnOnce() -> String) {
+        if self.on {
+            self.mark(&describe());
+        }
     }
 
     /// Prints `step` with the time since the start of the run.
