@@ -36,4 +36,19 @@ __device__ __forceinline__ unsigned int atomic_min_global_if(unsigned int* p, un
     return old;
 }
 
+// A CTA-scope relaxed load of global memory (`ld.relaxed.cta.global`, LDG.E.STRONG.SM: it may
+// be served by this SM's L1). Strong, so that the compiler neither hoists nor merges it, and
+// ptxas keeps program order among a thread's strong loads: loads that must be in flight
+// together are written in the order they must issue (relax_thread_arcs' FreshValue says
+// why). It sees every write that happens before it: any write by this CTA, and writes of
+// other CTAs ordered before it by a barrier's release and acquire (a cluster or grid
+// barrier); a concurrent write of another CTA it may miss.
+__device__ __forceinline__ unsigned int load_relaxed_cta(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.cta.global.u32 %0, [%1];"
+                 : "=r"(v)
+                 : "l"(__cvta_generic_to_global(p)));
+    return v;
+}
+
 }  // namespace groute

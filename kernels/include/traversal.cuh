@@ -143,24 +143,39 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
     return *const_cast<const volatile unsigned int*>(ops.values + v);
 }
 
-// Where relax_thread_arcs gets the value of the item it relaxes: known when the item was
-// taken (KnownValue), or read at each step, after the step's targets loads (FreshValue, the
-// frontier modes'). Why read it there: a value loaded before the arcs loop is used before the
-// loop, so the targets loads waited for the value's round
-// trip and the two ran one after the other; read after them, both are in flight together.
-// (The compiler hoists a loop-invariant use of the value, `value + 1`, above the loop.)
-// The load is volatile (item_value's rule), so it cannot be hoisted either.
+// Where relax_thread_arcs gets the value of the item it relaxes, and how it loads the arcs'
+// targets and weights: the value known when the item was taken (KnownValue, plain arc loads),
+// or read at each step beside the step's arc loads (FreshValue, the frontier modes').
+//
+// Why FreshValue reads it there: a value loaded before the arcs loop is used before the loop,
+// so the targets loads waited for the value's round trip and the two ran one after the other;
+// read at the step, both are in flight together. That needs the arc loads issued before the
+// value's first use, which the program order of plain loads does not fix: ptxas may issue the
+// value first, consume it, and only then issue the targets loads into a register the value
+// freed. It did so in the device-driven members' cluster builds (`_peer_cluster`, one more
+// round trip a level: 0.34 µs a level on the road grid, sessions 17 and 18, found with Nsight
+// Compute on a group of one) and in their SSSP weights loads, while the one-device builds of
+// the same source overlapped them. So FreshValue loads the targets, the weights and then the
+// value with CTA-scope relaxed loads (load_relaxed_cta), which ptxas issues in program order,
+// all before any result is used, in every build. They may be served by L1, as plain loads;
+// the value is at least what happened before the level (the cluster or grid barrier, or this
+// block's own atomics), and a later improvement the step misses is expanded from its own
+// worklist entry (item_value's rule).
 struct KnownValue {
     unsigned int value;
 
     __device__ __forceinline__ unsigned int get(bool) const { return value; }
+    __device__ __forceinline__ static unsigned int load_arc(const unsigned int* p) { return *p; }
 };
 
 struct FreshValue {
     const unsigned int* value;  // the item's entry of the values array
 
     __device__ __forceinline__ unsigned int get(bool have) const {
-        return have ? *const_cast<const volatile unsigned int*>(value) : 0xFFFFFFFFu;
+        return have ? load_relaxed_cta(value) : 0xFFFFFFFFu;
+    }
+    __device__ __forceinline__ static unsigned int load_arc(const unsigned int* p) {
+        return load_relaxed_cta(p);
     }
 };
 
@@ -283,10 +298,10 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
         active[k] = have && e + k < end;
-        u[k] = active[k] ? targets[e + k] : 0u;
-        weight[k] = WEIGHTED && active[k] ? weights[e + k] : 1u;
+        u[k] = active[k] ? Value::load_arc(targets + e + k) : 0u;
+        weight[k] = WEIGHTED && active[k] ? Value::load_arc(weights + e + k) : 1u;
     }
-    const unsigned int value = item.get(have);
+    const unsigned int value = item.get(have);  // after the arc loads (FreshValue says why)
     unsigned int cand[THREAD_ARCS];
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {

@@ -459,12 +459,13 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
 /// Device-driven fused runs (`--fused-driver device`: one persistent kernel per device, items
 /// stored into the next device's inbox, termination counted on the devices): every graph
 /// shape, from several sources, in and out of single-block mode, with soft priority (each
-/// device's own epochs), on 2 and 3 devices where every pair of GPUs has peer access. At the
-/// end every item was expanded where it was listed and every published item was received:
-/// the termination count cannot have reached 0 early.
+/// device's own epochs), on 2 and 3 devices where every pair of GPUs has peer access and in a
+/// group of one (the members' kernel on one GPU, nothing crossing). At the end every item was
+/// expanded where it was listed and every published item was received: the termination count
+/// cannot have reached 0 early.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
-    for devices in [2, 3] {
+    for devices in [1, 2, 3] {
         let Some(ctx) = cuda(devices) else {
             return;
         };
@@ -526,11 +527,12 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 /// last warp sends, receives and counts for the group, kernels/include/fused.cuh SoloPeerWarp):
 /// the reference on road grids cut by the block partition (many levels cross it both ways), a
 /// sparse random graph and a path, from several sources, with bounds from one item to none,
-/// with soft priority, on 2 and 3 devices; every listed or unlisted item expanded once, every
-/// published item received, and the cluster's levels counted where it runs.
+/// with soft priority, on 2 and 3 devices and in a group of one; every listed or unlisted item
+/// expanded once, every published item received, and the cluster's levels counted where it
+/// runs.
 #[test]
 fn the_cluster_mode_runs_in_device_driven_members() {
-    for devices in [2, 3] {
+    for devices in [1, 2, 3] {
         let Some(ctx) = cuda(devices) else {
             return;
         };

@@ -289,14 +289,14 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
     }
 }
 
-/// Device-driven fused runs (`--fused-driver device`) on 2 and 3 devices where every pair of
-/// GPUs has peer access, on weighted graphs of every shape, with the default band (each
-/// device's own epochs), without soft priority and without the single-block mode, its
-/// single-block mode on a cluster (the default) and on one block; at the end every listed or
-/// unlisted item was expanded once and every published item received.
+/// Device-driven fused runs (`--fused-driver device`) in a group of one and on 2 and 3
+/// devices where every pair of GPUs has peer access, on weighted graphs of every shape, with
+/// the default band (each device's own epochs), without soft priority and without the
+/// single-block mode, its single-block mode on a cluster (the default) and on one block; at
+/// the end every listed or unlisted item was expanded once and every published item received.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
-    for devices in [2, 3] {
+    for devices in [1, 2, 3] {
         let Some(ctx) = cuda_context(devices) else {
             return;
         };

@@ -78,8 +78,12 @@ use crate::error::WorklistError;
 use crate::split::VertexValue;
 
 /// How a fused run on several devices is driven ([`WorklistOptions::fused_driver`],
-/// `--fused-driver`). One device always runs one persistent kernel; runs that do not fuse
-/// (one launch per level) ignore it.
+/// `--fused-driver`). Runs that do not fuse (one launch per level) ignore it. One device runs
+/// the one-device kernel under `Auto` and `Host`, and under `Device` the members' kernel in a
+/// group of one: it owns every vertex, so nothing crosses, but every member's path runs (start
+/// gate, termination count, peer warp, inbox polls). That measures on one GPU what the
+/// device-driven build costs against the one-device build, with profilers that cannot replay
+/// the cooperative members of a larger group, and tests the members' code on one GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedDriver {
     /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with
