@@ -250,17 +250,19 @@ struct HeadRanges<true, K> {
     unsigned int begin[K];
     unsigned int end[K];
 
-    // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it).
-    // The loads are unconditional (vertex 0's range where not wanted: offsets always has it),
-    // so no branch separates one head's loads from the next (predicated.cuh says why).
+    // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it),
+    // vertex 0's where not (offsets always has it). The loads are unconditional, so no branch
+    // separates one head's loads from the next (predicated.cuh says why), and the entry keeps
+    // what was loaded: only the heads kept for the worklist, all of them wanted, read it
+    // (append_warp_n). A `wanted ? b : 0` here was a use of the loads before the step's
+    // atomics, and the SSSP members' cluster build waited for the range loads there before
+    // issuing the atomics (one more round trip a level, session 18).
     template <typename Worklist>
     __device__ __forceinline__ void load(const Worklist& wl, unsigned int k, unsigned int u,
                                          bool wanted) {
         const unsigned int at = wanted ? u : 0u;
-        const unsigned int b = wl.offset(at);
-        const unsigned int e = wl.offset(at + 1u);
-        begin[k] = wanted ? b : 0u;
-        end[k] = wanted ? e : 0u;
+        begin[k] = wl.offset(at);
+        end[k] = wl.offset(at + 1u);
     }
 
     template <typename Worklist>
