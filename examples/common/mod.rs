@@ -90,7 +90,8 @@ pub struct FusedArgs {
     /// device for the whole run, the devices exchanging items over their peer links and
     /// detecting termination themselves), `host` (bounded fused rounds between the host's
     /// exchanges, --fused-round-levels) or `auto` (device where every pair of GPUs has peer
-    /// access, the default).
+    /// access, the default). On one GPU, `device` runs the members' kernel in a group of one
+    /// (to measure what the device-driven build costs).
     #[arg(long, value_name = "DRIVER", default_value = "auto", value_parser = parse_fused_driver)]
     pub fused_driver: FusedDriver,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs

@@ -137,6 +137,8 @@ pub struct WorklistOptions {
     /// How fused runs on several devices are driven (`--fused-driver`): device-driven (one
     /// persistent kernel per device, `traversal/fused_peer.rs`) where the devices allow it,
     /// else host-driven bounded rounds ([`FusedDriver::Auto`](crate::traversal::FusedDriver)).
+    /// [`FusedDriver::Device`](crate::traversal::FusedDriver) on one device runs the members'
+    /// kernel in a group of one.
     pub fused_driver: crate::traversal::FusedDriver,
     /// Items popped from the local worklist per round (`--max-batch`).
     pub max_batch: usize,
