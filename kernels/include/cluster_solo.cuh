@@ -198,17 +198,12 @@ struct ClusterWorklist : KeptRanges {
     // One item per lane where `keep` (a warp's receipts in device-driven runs), its range
     // loaded here. Call with all 32 lanes of the warp.
     __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
-        const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
-        if (ballot == 0u) {
-            return;
-        }
-        unsigned int first = 0;
-        if (lane_id() == 0u) {
-            first = cluster_add(mapped(count), __popc(ballot));
-        }
-        first = __shfl_sync(0xFFFFFFFFu, first, 0);
+        unsigned int total;
+        unsigned int base;
+        const unsigned int slot = warp_reserve_by(
+            keep, total, base, [&](unsigned int n) { return cluster_add(mapped(count), n); });
         if (keep) {
-            put(first + __popc(ballot & lanemask_lt()), item, offset(item), offset(item + 1u));
+            put(slot, item, offset(item), offset(item + 1u));
         }
     }
 
@@ -220,15 +215,12 @@ struct ClusterWorklist : KeptRanges {
                                                   const unsigned int (&e)[K]) const {
         static_assert(K < 8u, "warp_prefix_n<3> counts at most 7 items per lane");
         unsigned int total;
-        unsigned int slot = warp_prefix_n<3>(n, total);
+        unsigned int base;
+        unsigned int slot = warp_reserve_n_by<3>(
+            n, total, base, [&](unsigned int t) { return cluster_add(mapped(count), t); });
         if (total == 0u) {
             return;
         }
-        unsigned int first = 0;
-        if (lane_id() == 0u) {
-            first = cluster_add(mapped(count), total);
-        }
-        slot += __shfl_sync(0xFFFFFFFFu, first, 0);
 #pragma unroll
         for (unsigned int k = 0; k < K; ++k) {
             if (keep[k]) {

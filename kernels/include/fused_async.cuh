@@ -95,28 +95,20 @@ __device__ __forceinline__ void async_append(const AsyncArgs& a, const unsigned 
                                              const bool (&improved)[K], unsigned int n) {
     static_assert(K < 8u, "three bit planes count at most 7 appends per lane");
     unsigned int total;
-    const unsigned int below = lanemask_lt();
-    unsigned int prefix = 0;
-    total = 0;
-#pragma unroll
-    for (unsigned int b = 0; b < 3u; ++b) {
-        const unsigned int plane = __ballot_sync(0xFFFFFFFFu, ((n >> b) & 1u) != 0);
-        prefix += static_cast<unsigned int>(__popc(plane & below)) << b;
-        total += static_cast<unsigned int>(__popc(plane)) << b;
-    }
+    unsigned int base;
+    unsigned int pos = warp_reserve_n_by<3>(n, total, base, [&](unsigned int t) {
+        // Counted before any store: the count never reaches 0 while one is stored unexpanded.
+        // The fence and the warp barrier below order the count before every lane's release
+        // store.
+        atomicAdd(a.state + ASYNC_PENDING, t);
+        const unsigned int first = atomicAdd(a.state + ASYNC_TAIL, t);
+        __threadfence();
+        return first;
+    });
     if (total == 0) {
         return;
     }
-    unsigned int base = 0;
-    if (lane_id() == 0) {
-        // Counted before any store: the count never reaches 0 while one is stored unexpanded.
-        // The fence and the warp barrier order the count before every lane's release store.
-        atomicAdd(a.state + ASYNC_PENDING, total);
-        base = atomicAdd(a.state + ASYNC_TAIL, total);
-        __threadfence();
-    }
     __syncwarp();
-    unsigned int pos = __shfl_sync(0xFFFFFFFFu, base, 0) + prefix;
 #pragma unroll
     for (unsigned int k = 0; k < K; ++k) {
         if (improved[k]) {

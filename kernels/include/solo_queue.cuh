@@ -251,21 +251,17 @@ struct SoloQueue : KeptRanges {
 
     // The block and warp granularity's appends (call from warp-uniform control flow).
     __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
-        const unsigned int active = __activemask();
-        const unsigned int ballot = __ballot_sync(active, keep);
-        if (ballot == 0u) {
+        unsigned int total;
+        unsigned int base;
+        const unsigned int q =
+            warp_reserve_by(keep, total, base, [&](unsigned int n) { return reserve(n); });
+        if (total == 0u) {
             return;
         }
-        const unsigned int leader = __ffs(ballot) - 1;
-        unsigned int base = 0;
-        if (lane_id() == leader) {
-            base = reserve(__popc(ballot));
-        }
-        base = __shfl_sync(active, base, leader);
         if (base == SOLO_QUEUE_FULL) {
             wl.append_warp(item, keep);
         } else if (keep) {
-            fill(base + __popc(ballot & lanemask_lt()), item, offset(item), offset(item + 1u));
+            fill(q, item, offset(item), offset(item + 1u));
         }
     }
 
@@ -278,20 +274,16 @@ struct SoloQueue : KeptRanges {
                                                   const unsigned int (&end)[K]) const {
         static_assert(K < 8u, "warp_prefix_n<3> counts at most 7 items per lane");
         unsigned int total;
-        unsigned int q = warp_prefix_n<3>(n, total);
+        unsigned int base;
+        unsigned int q =
+            warp_reserve_n_by<3>(n, total, base, [&](unsigned int t) { return reserve(t); });
         if (total == 0u) {
             return;
         }
-        unsigned int base = 0;
-        if (lane_id() == 0u) {
-            base = reserve(total);
-        }
-        base = __shfl_sync(0xFFFFFFFFu, base, 0);
         if (base == SOLO_QUEUE_FULL) {
             wl.append_warp_n(items, keep, n);
             return;
         }
-        q += base;
 #pragma unroll
         for (unsigned int k = 0; k < K; ++k) {
             if (keep[k]) {

@@ -31,24 +31,39 @@ __device__ __forceinline__ unsigned int lanemask_lt() {
     return mask;
 }
 
+// Reserves one slot per lane with `keep`: `reserve(total)` (called on one lane, the lowest
+// that keeps, only where some lane keeps) reserves the warp's `total` slots and returns the
+// first: an atomicAdd on a global counter (warp_reserve), a distributed-shared-memory add, a
+// queue's tail. Returns this lane's slot (meaningful only where `keep`); `total` receives the
+// warp's number of kept elements and `base` what `reserve` returned (0 where nothing is
+// kept), on every lane. Call from warp-uniform control flow (the lanes of __activemask()).
+template <typename Reserve>
+__device__ __forceinline__ unsigned int warp_reserve_by(bool keep, unsigned int& total,
+                                                        unsigned int& base, Reserve reserve) {
+    const unsigned int active = __activemask();
+    const unsigned int ballot = __ballot_sync(active, keep);
+    total = __popc(ballot);
+    base = 0;
+    if (ballot == 0) {
+        return 0;
+    }
+    const int leader = __ffs(ballot) - 1;
+    unsigned int first = 0;
+    if (lane_id() == static_cast<unsigned int>(leader)) {
+        first = reserve(total);
+    }
+    base = __shfl_sync(active, first, leader);
+    return base + __popc(ballot & lanemask_lt());
+}
+
 // Reserves one slot per lane with `keep` in `*counter`, one atomicAdd per warp. Returns this
 // lane's slot (meaningful only where `keep`). `total` receives the warp's number of kept
 // elements on every lane.
 __device__ __forceinline__ unsigned int warp_reserve(unsigned int* counter, bool keep,
                                                      unsigned int& total) {
-    const unsigned int active = __activemask();
-    const unsigned int ballot = __ballot_sync(active, keep);
-    total = __popc(ballot);
-    if (ballot == 0) {
-        return 0;
-    }
-    const int leader = __ffs(ballot) - 1;
-    unsigned int base = 0;
-    if (lane_id() == static_cast<unsigned int>(leader)) {
-        base = atomicAdd(counter, total);
-    }
-    base = __shfl_sync(active, base, leader);
-    return base + __popc(ballot & lanemask_lt());
+    unsigned int base;
+    return warp_reserve_by(keep, total, base,
+                           [&](unsigned int n) { return atomicAdd(counter, n); });
 }
 
 // The lane's exclusive prefix of `n` over the warp (n < 2^BITS), summed bit-plane by
@@ -68,6 +83,26 @@ __device__ __forceinline__ unsigned int warp_prefix_n(unsigned int n, unsigned i
     return prefix;
 }
 
+// Reserves `n` consecutive slots per lane (n < 2^BITS): `reserve(total)` (called on lane 0,
+// only where the warp's total is not 0) reserves the warp's slots and returns the first.
+// Returns this lane's first slot (meaningful only where n > 0; warp_prefix_n's lane prefix);
+// `total` and `base` as warp_reserve_by's. Call with all 32 lanes of the warp.
+template <unsigned int BITS, typename Reserve>
+__device__ __forceinline__ unsigned int warp_reserve_n_by(unsigned int n, unsigned int& total,
+                                                          unsigned int& base, Reserve reserve) {
+    const unsigned int prefix = warp_prefix_n<BITS>(n, total);
+    base = 0;
+    if (total == 0) {
+        return 0;
+    }
+    unsigned int first = 0;
+    if (lane_id() == 0) {
+        first = reserve(total);
+    }
+    base = __shfl_sync(0xFFFFFFFFu, first, 0);
+    return base + prefix;
+}
+
 // Reserves `n` consecutive slots per lane (n < 2^BITS) in `*counter`, one atomicAdd per
 // warp; returns this lane's first slot (meaningful only where n > 0; warp_prefix_n's lane
 // prefix). `total` receives the warp's number of slots on every lane. Call with all 32 lanes
@@ -75,15 +110,9 @@ __device__ __forceinline__ unsigned int warp_prefix_n(unsigned int n, unsigned i
 template <unsigned int BITS>
 __device__ __forceinline__ unsigned int warp_reserve_n(unsigned int* counter, unsigned int n,
                                                        unsigned int& total) {
-    const unsigned int prefix = warp_prefix_n<BITS>(n, total);
-    if (total == 0) {
-        return 0;
-    }
-    unsigned int base = 0;
-    if (lane_id() == 0) {
-        base = atomicAdd(counter, total);
-    }
-    return __shfl_sync(0xFFFFFFFFu, base, 0) + prefix;
+    unsigned int base;
+    return warp_reserve_n_by<BITS>(n, total, base,
+                                   [&](unsigned int t) { return atomicAdd(counter, t); });
 }
 
 // Appends `value` to `out` where `keep`, counting in `*counter` (one atomic per warp).
