@@ -136,7 +136,7 @@
 // vote, and every thread reads its entries of both rounds that have any (capacity <= 2 *
 // blockDim.x) before that vote, so no entry is rewritten before it is read. A vertex
 // appended twice in a level has two entries and is expanded twice, each time with its value
-// reread (item_value), as two worklist items are.
+// reread (FreshValue, at its arcs), as two worklist items are.
 //
 // Cost of one grid level, the synchronisation that dominates road-like graphs (thousands of
 // levels of ~1,000 items): a __syncthreads; one arrival read-modify-write per block (no read

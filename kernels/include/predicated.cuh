@@ -37,12 +37,13 @@ __device__ __forceinline__ unsigned int atomic_min_global_if(unsigned int* p, un
 }
 
 // A CTA-scope relaxed load of global memory (`ld.relaxed.cta.global`, LDG.E.STRONG.SM: it may
-// be served by this SM's L1). Strong, so that the compiler neither hoists nor merges it, and
-// ptxas keeps program order among a thread's strong loads: loads that must be in flight
-// together are written in the order they must issue (relax_thread_arcs' FreshValue says
-// why). It sees every write that happens before it: any write by this CTA, and writes of
-// other CTAs ordered before it by a barrier's release and acquire (a cluster or grid
-// barrier); a concurrent write of another CTA it may miss.
+// be served by this SM's L1). Strong, so that the compiler neither hoists nor merges it; and
+// ptxas (CUDA 13.0, sm_90) was seen to keep a thread's strong loads in program order, which
+// relax_thread_arcs' FreshValue relies on for speed only: PTX promises no order among loads
+// of different addresses, and nothing depends on it for correctness. It sees every write
+// ordered before it: this thread's own, and other threads' (of this CTA or another) ordered
+// by a barrier's or fence's release and acquire (__syncthreads, a cluster or grid barrier, a
+// fence pattern); a write not so ordered it may miss.
 __device__ __forceinline__ unsigned int load_relaxed_cta(const unsigned int* p) {
     unsigned int v;
     asm volatile("ld.relaxed.cta.global.u32 %0, [%1];"

@@ -27,8 +27,8 @@
 // before the next level's reads. Rounds after the second read no entries (capacity <=
 // SOLO_FRONTIER_ROUNDS * blockDim.x), so no append rewrites an entry still to be read. A
 // vertex appended twice in a level (two improvements) has two entries, both expanded, as two
-// worklist items are; the expansion rereads the item's value (item_value), as the grid does,
-// so a stale copy relaxes with the current value.
+// worklist items are; the expansion rereads the item's value (FreshValue, at its arcs), so a
+// stale copy relaxes with the current value.
 //
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once

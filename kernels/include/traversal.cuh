@@ -134,11 +134,12 @@ __device__ __forceinline__ void keep_or_defer(const Worklist& wl, const LowList&
     low.append_warp(p, deferred);
 }
 
-// The value of an item about to be expanded: a volatile (L2) load, never a stale L1 line. In
-// the fused kernel the value may have been lowered earlier in the same launch (by another
-// block, or by another thread of this block in single-block mode); expanding with a stale,
-// larger value would propagate it, while the heads' filter loads may be stale (the atomicMin
-// decides).
+// The value of an item the grid is about to expand (KnownValue's): a volatile (L2) load, never
+// a stale L1 line. In the fused kernel the value may have been lowered earlier in the same
+// launch, by another block; expanding with a stale, larger value would relax its heads with
+// worse candidates, work that the lowering's own worklist entry then redoes, while the heads'
+// filter loads may be stale (the atomicMin decides). FreshValue reads at a level's arcs with
+// weaker loads, for the reason it gives, under the same rule.
 __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsigned int v) {
     return *const_cast<const volatile unsigned int*>(ops.values + v);
 }
@@ -156,11 +157,14 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
 // round trip a level: 0.34 µs a level on the road grid, sessions 17 and 18, found with Nsight
 // Compute on a group of one) and in their SSSP weights loads, while the one-device builds of
 // the same source overlapped them. So FreshValue loads the targets, the weights and then the
-// value with CTA-scope relaxed loads (load_relaxed_cta), which ptxas issues in program order,
-// all before any result is used, in every build. They may be served by L1, as plain loads;
-// the value is at least what happened before the level (the cluster or grid barrier, or this
-// block's own atomics), and a later improvement the step misses is expanded from its own
-// worklist entry (item_value's rule).
+// value with CTA-scope relaxed loads (load_relaxed_cta), which ptxas was seen to issue in
+// program order, all before any result is used, in every build (a speed matter only: any
+// order is correct). They may be served by L1, as plain loads. The value read is at least
+// the one that put the item in the frontier: that write is ordered before the read by the
+// level's cluster barrier, the grid barrier before the mode, the block's __syncthreads
+// between levels, or SOLO-ASYNC's ring fences (solo_queue.cuh). A later improvement the step
+// misses appended its own entry (worklist, frontier or ring), which is expanded with it
+// (item_value's rule).
 struct KnownValue {
     unsigned int value;
 

@@ -444,6 +444,10 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.levels, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
+                    assert!(
+                        !r.stats.worklist.device_driven,
+                        "{label}: host-driven asked"
+                    );
                     assert!(r.stats.work_items >= r.reached() as u64, "{label}");
                 }
             }
@@ -504,6 +508,7 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.levels, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
+                    assert!(r.stats.worklist.device_driven, "{label}: not device-driven");
                     assert!(r.stats.work_items >= r.reached() as u64, "{label}");
                     let w = &r.stats.worklist;
                     assert_eq!(
@@ -571,6 +576,7 @@ fn the_cluster_mode_runs_in_device_driven_members() {
                     let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.levels, expected, "{label}");
                     let w = &r.stats.worklist;
+                    assert!(w.device_driven, "{label}: not device-driven");
                     assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
                     assert_eq!(w.items_sent(), w.items_received(), "{label}");
                     let cluster_rounds: u64 = w.devices.iter().map(|d| d.solo_cluster_rounds).sum();
@@ -582,6 +588,33 @@ fn the_cluster_mode_runs_in_device_driven_members() {
                 }
             }
         }
+    }
+}
+
+/// On one device the driver picks the kernel: `Device` runs the members' kernel in a group of
+/// one (reported as device-driven), `Auto` and `Host` the one-device kernel, and the
+/// asynchronous mode, which has no members' kernel, runs as always under any driver.
+#[test]
+fn one_device_runs_the_members_kernel_only_when_asked() {
+    let Some(ctx) = cuda(1) else {
+        return;
+    };
+    let g = generated("road:side=40,p=0.6,seed=5");
+    let expected = bfs_reference(&g.csr, 0);
+    for (mode, driver, device_driven) in [
+        (FusedMode::On, FusedDriver::Auto, false),
+        (FusedMode::On, FusedDriver::Host, false),
+        (FusedMode::On, FusedDriver::Device, true),
+        (FusedMode::Async, FusedDriver::Device, false),
+        (FusedMode::Async, FusedDriver::Auto, false),
+    ] {
+        let mut o = options(mode);
+        o.worklist.fused_driver = driver;
+        let label = format!("{mode:?} under {driver:?}");
+        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
+        assert_eq!(r.stats.worklist.device_driven, device_driven, "{label}");
     }
 }
 

@@ -328,6 +328,7 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
                     assert_eq!(r.distances, expected, "{label}");
                     assert!(r.stats.fused, "{label}");
                     let w = &r.stats.worklist;
+                    assert!(w.device_driven, "{label}: not device-driven");
                     assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
                     assert_eq!(w.items_sent(), w.items_received(), "{label}");
                 }

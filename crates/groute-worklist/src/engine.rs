@@ -229,6 +229,10 @@ pub struct WorklistStats {
     /// device's stream from the drivers' start until every driver has finished, max over
     /// devices); `None` on the host backend.
     pub device_time: Option<Duration>,
+    /// The run was device-driven (`traversal/fused_peer.rs`: one persistent launch of the
+    /// members' kernel per device, [`FusedDriver`](crate::traversal::FusedDriver)), on one
+    /// device in a group of one.
+    pub device_driven: bool,
 }
 
 impl WorklistStats {

@@ -83,7 +83,11 @@ use crate::split::VertexValue;
 /// group of one: it owns every vertex, so nothing crosses, but every member's path runs (start
 /// gate, termination count, peer warp, inbox polls). That measures on one GPU what the
 /// device-driven build costs against the one-device build, with profilers that cannot replay
-/// the cooperative members of a larger group, and tests the members' code on one GPU.
+/// the cooperative members of a larger group, and tests the members' code on one GPU. The
+/// asynchronous mode ([`FusedMode::Async`](super::FusedMode)) has no members' kernel: on one
+/// device it runs as always; and the members run their single-block levels as levels, never
+/// as SOLO-ASYNC's queue (`fused_solo_async` is ignored there). A device-driven run says so in
+/// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedDriver {
     /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with

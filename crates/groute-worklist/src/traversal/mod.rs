@@ -372,7 +372,9 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 // device-driven run (`fused_peer.rs`) uses the first buffer as the device's
                 // inbox ring, whose capacity is a power of two: the default is rounded up to
                 // one, and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on
-                // 2 GPUs had 4,436 items in flight, unread, in a ring of 4,096).
+                // 2 GPUs had 4,436 items in flight, unread, in a ring of 4,096). A group of
+                // one (one device, FusedDriver::Device) sends nothing: it keeps one device's
+                // sizing.
                 let remote = 2 * (n - local_vertices);
                 let per_round = if A::WEIGHTED {
                     remote.max(arcs_leaving(csr, &owned)) + 1024
@@ -435,6 +437,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         if cuda
             && num_devices == 1
             && options.fused.fuses(num_devices)?
+            && options.fused != FusedMode::Async
             && options.fused_driver == FusedDriver::Device
         {
             // The members' kernel in a group of one (FusedDriver says why).
@@ -552,7 +555,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
 }
 
 impl<A: MinTraversal> MinTraversalSolver<A> {
-    /// A fused run on several devices, device-driven (`fused_peer.rs`).
+    /// A fused run device-driven (`fused_peer.rs`): on several devices, or on one in a group
+    /// of one.
     fn run_device_driven(
         &mut self,
         sources: &[u32],
@@ -595,6 +599,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 devices: out.stats,
                 elapsed: out.elapsed,
                 device_time: Some(out.device_time),
+                device_driven: true,
                 ..WorklistStats::default()
             },
             fused: true,
