@@ -434,16 +434,12 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
         let mut values = vec![UNREACHED; n];
-        if cuda
-            && num_devices == 1
-            && options.fused.fuses(num_devices)?
-            && options.fused != FusedMode::Async
-            && options.fused_driver == FusedDriver::Device
-        {
-            // The members' kernel in a group of one (FusedDriver says why).
-            return self.run_device_driven(sources, &seeds, options);
-        }
         if cuda && options.fused.fuses(num_devices)? {
+            // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
+            // kernel in a group of one (FusedDriver says why); the asynchronous mode has none.
+            if options.fused != FusedMode::Async && options.fused_driver == FusedDriver::Device {
+                return self.run_device_driven(sources, &seeds, options);
+            }
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
                 return Err(mixed_backends().into());
             };
