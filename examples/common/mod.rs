@@ -91,7 +91,8 @@ pub struct FusedArgs {
     /// detecting termination themselves), `host` (bounded fused rounds between the host's
     /// exchanges, --fused-round-levels) or `auto` (device where every pair of GPUs has peer
     /// access, the default). On one GPU, `device` runs the members' kernel in a group of one
-    /// (to measure what the device-driven build costs).
+    /// (to measure what the device-driven build costs); with more devices than GPUs, members
+    /// share GPUs, each on its share of one (to test the members' protocol, not for speed).
     #[arg(long, value_name = "DRIVER", default_value = "auto", value_parser = parse_fused_driver)]
     pub fused_driver: FusedDriver,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs

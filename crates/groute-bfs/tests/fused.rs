@@ -11,12 +11,12 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    cuda, cuda_alone, cuda_alone_on, fan_chain, from_pairs, fused_options, generated, graphs,
-    hub_ladder, run,
+    cuda, cuda_alone, cuda_alone_on, cuda_one_gpu, fan_chain, from_pairs, fused_options, generated,
+    graphs, hub_ladder, run,
 };
 use groute_bfs::{BfsError, BfsOptions, UNREACHED, bfs_reference};
 use groute_core::Context;
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
 
@@ -473,7 +473,7 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        if !PeerGroup::supported(&ctx) {
+        if !members_can_run(&ctx) {
             let mut o = options(FusedMode::On);
             o.worklist.fused_driver = FusedDriver::Device;
             let g = generated("road:side=16,p=0.6,seed=2");
@@ -541,7 +541,7 @@ fn the_cluster_mode_runs_in_device_driven_members() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        if !PeerGroup::supported(&ctx) {
+        if !members_can_run(&ctx) {
             continue;
         }
         let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
@@ -629,7 +629,7 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
     let Some(ctx) = cuda_alone_on(2) else {
         return;
     };
-    if !PeerGroup::supported(&ctx) {
+    if !members_can_run(&ctx) {
         return;
     }
     // Rings of 256 items: what crosses at once is far less (a few items a level, read a
@@ -651,6 +651,43 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
         most_sent > 2 * ring as u64,
         "{most_sent} items sent at most: the rings never wrapped"
     );
+}
+
+/// Members sharing one GPU (virtual devices under `--fused-driver device`) each run on their
+/// share of it: the default grids run, equal to the reference with items crossing between the
+/// members; Auto runs the same devices host-driven; and a grid beyond a member's share is
+/// refused naming `--fused-grid` and the share, never launched (it could not start beside its
+/// peers).
+#[test]
+fn members_sharing_one_gpu_run_on_their_share_of_it() {
+    for devices in [2, 4] {
+        let Some(ctx) = cuda_one_gpu(devices) else {
+            return;
+        };
+        let g = generated("road:side=200,p=0.6,seed=8");
+        let s = g.num_vertices() as u32 / 2;
+        let expected = bfs_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_driver = FusedDriver::Device;
+        let label = format!("{devices} members on one GPU");
+        let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
+        let w = &r.stats.worklist;
+        assert!(w.device_driven, "{label}: not device-driven");
+        assert!(w.items_received() > 0, "{label}: nothing crossed");
+        assert_eq!(w.items_sent(), w.items_received(), "{label}");
+        let auto = run(&ctx, &g, s, &options(FusedMode::On)).unwrap();
+        assert_eq!(auto.levels, expected, "{label}, auto");
+        assert!(!auto.stats.worklist.device_driven, "{label}, auto");
+        // More blocks than any GPU holds resident on one multiprocessor.
+        let multiprocessors = ctx.devices()[0].properties().multiprocessors;
+        o.worklist.fused_grid = Some(64 * multiprocessors);
+        let err = run(&ctx, &g, s, &o).unwrap_err().to_string();
+        assert!(
+            err.contains("--fused-grid") && err.contains(&format!("1/{devices}")),
+            "{label}: {err}"
+        );
+    }
 }
 
 /// Auto picks the device-driven run on several devices with peer access, and the same run
@@ -687,6 +724,13 @@ fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
             .unwrap_or_else(|e| panic!("run {round}: {e}"));
         assert_eq!(r.levels, expected, "run {round}");
         assert!(r.stats.fused, "run {round}");
+        // Never on devices sharing a GPU: Auto leaves members sharing one to --fused-driver
+        // device.
+        assert_eq!(
+            r.stats.worklist.device_driven,
+            PeerGroup::supported(&ctx),
+            "run {round}"
+        );
         if PeerGroup::supported(&ctx) {
             assert!(
                 r.stats.worklist.items_received() > 0,
@@ -865,4 +909,11 @@ fn the_fused_kernel_stops_early_when_asked_to() {
             }
         }
     }
+}
+
+/// Whether `ctx`'s devices can run device-driven under `FusedDriver::Device`: on distinct GPUs
+/// with peer access, or as members sharing a GPU (virtual devices, e.g. 2 or 3 devices on one
+/// GPU), each on its share of it.
+fn members_can_run(ctx: &Context) -> bool {
+    PeerGroup::check_sharing(ctx, GpuSharing::Split).is_ok()
 }

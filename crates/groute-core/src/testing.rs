@@ -57,15 +57,24 @@ pub fn test_contexts(devices: usize, jitter_seeds: &[u64]) -> Vec<TestContext> {
 /// The CUDA context for a test, `None` (with a printed reason) when CUDA tests are not
 /// requested; panics when they are requested and CUDA is unavailable.
 pub fn cuda_context(devices: usize) -> Option<Context> {
+    cuda_context_on(devices, None)
+}
+
+/// [`cuda_context`] with its `devices` devices on at most `gpus` GPUs (virtual devices
+/// sharing them round-robin; `None`: one GPU per device where there are enough).
+pub fn cuda_context_on(devices: usize, gpus: Option<usize>) -> Option<Context> {
     if !cuda_required() {
         eprintln!("note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
         return None;
     }
-    match Context::builder()
+    let builder = Context::builder()
         .devices(devices)
-        .backend(BackendChoice::Cuda)
-        .build()
-    {
+        .backend(BackendChoice::Cuda);
+    let builder = match gpus {
+        Some(n) => builder.physical_devices(n),
+        None => builder,
+    };
+    match builder.build() {
         Ok(ctx) => Some(ctx),
         Err(e) => panic!("GROUTE_TEST_CUDA=1 but the CUDA backend is unavailable: {e}"),
     }

@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use groute_core::cuda::{PeerExchange, PeerGroup, peer_group_probe, peer_start_gate_probe};
-use groute_core::testing::cuda_context;
+use groute_core::cuda::{
+    GpuSharing, PeerExchange, PeerGroup, peer_group_probe, peer_start_gate_probe,
+};
+use groute_core::testing::{cuda_context, cuda_context_on};
 use groute_core::{Context, Error};
 
 #[test]
@@ -18,6 +20,32 @@ fn the_host_backend_is_refused_with_the_fix_named() {
     assert!(text.contains("CUDA backend"), "{text}");
     assert!(text.contains("host-driven"), "{text}");
     assert!(!PeerGroup::supported(&ctx));
+    let split = PeerGroup::check_sharing(&ctx, GpuSharing::Split).unwrap_err();
+    assert!(split.to_string().contains("CUDA backend"), "{split}");
+}
+
+/// Virtual devices on one GPU pass only the check of members that split it, and count the
+/// members on each GPU (GROUTE_TEST_CUDA=1).
+#[test]
+fn virtual_devices_on_one_gpu_may_only_split_it() {
+    for devices in [2usize, 3] {
+        let Some(ctx) = cuda_context_on(devices, Some(1)) else {
+            return;
+        };
+        let err = PeerGroup::check(&ctx).unwrap_err().to_string();
+        assert!(err.contains("distinct physical GPUs"), "{devices}: {err}");
+        PeerGroup::check_sharing(&ctx, GpuSharing::Split)
+            .unwrap_or_else(|e| panic!("{devices} members splitting one GPU: {e}"));
+        let group = PeerGroup::new_sharing(&ctx, GpuSharing::Split).unwrap();
+        for d in 0..devices {
+            assert_eq!(group.members_on_gpu(d), devices, "{devices}: member {d}");
+        }
+        assert_eq!(
+            group.members_on_gpu(devices),
+            0,
+            "{devices}: no such member"
+        );
+    }
 }
 
 #[test]

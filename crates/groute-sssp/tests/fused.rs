@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use groute_core::Context;
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::cuda_context;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
@@ -300,7 +300,8 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
         let Some(ctx) = cuda_context(devices) else {
             return;
         };
-        if !PeerGroup::supported(&ctx) {
+        // Distinct GPUs, or members sharing one (virtual devices), each on its share.
+        if PeerGroup::check_sharing(&ctx, GpuSharing::Split).is_err() {
             continue;
         }
         for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
-use groute_core::testing::cuda_context;
+use groute_core::testing::{cuda_context, cuda_context_on};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_worklist::traversal::FusedMode;
 
@@ -40,6 +40,17 @@ pub fn cuda(devices: usize) -> Option<GpuTest> {
     let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
     Some(GpuTest {
         context: cuda_context(devices)?,
+        _shared: Some(shared),
+        _alone: None,
+    })
+}
+
+/// A CUDA context of `devices` virtual devices all on one GPU, sharing it with the other
+/// tests (`None` when CUDA is not tested).
+pub fn cuda_one_gpu(devices: usize) -> Option<GpuTest> {
+    let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
+    Some(GpuTest {
+        context: cuda_context_on(devices, Some(1))?,
         _shared: Some(shared),
         _alone: None,
     })

@@ -10,7 +10,7 @@
 //! | [`KernelArg`], [`DevicePtr`], [`LaunchConfig`] | the typed launch path |
 //! | [`pbf_filter`] | the typed wrapper of `kernels/pbf.cu` |
 //! | [`peer_copy`], [`load_peer_copy`] | the SM-driven copy of `kernels/peer_copy.cu` (links' [`crate::CopyMethod::Kernel`]) |
-//! | [`PeerGroup`], [`PeerArgs`], [`peer_group_probe`] | device-driven multi-device runs: the cross-device all-reduce and barrier of `kernels/include/peer_group.cuh` |
+//! | [`PeerGroup`], [`GpuSharing`], [`PeerArgs`], [`peer_group_probe`] | device-driven multi-device runs: the cross-device all-reduce and barrier of `kernels/include/peer_group.cuh` |
 //!
 //! Launch wrappers for an algorithm follow [`pbf_filter`]: validate the sizes, take device
 //! pointers with [`DevicePtr::from_slice`], launch with one `SAFETY` comment naming the kernel's
@@ -34,7 +34,7 @@ pub use pbf::{ModuloPredicate, PBF_BLOCK, pbf_filter};
 pub(crate) use peer_copy::peer_copy_and_record;
 pub use peer_copy::{PEER_COPY_BLOCK, kernel_copy_applies, load_peer_copy, peer_copy};
 pub use peer_group::{
-    GpuShare, PEER_ABORTED, PEER_CANCELLED, PEER_DEFAULT_TIMEOUT, PEER_MAILBOX_WORDS,
+    GpuShare, GpuSharing, PEER_ABORTED, PEER_CANCELLED, PEER_DEFAULT_TIMEOUT, PEER_MAILBOX_WORDS,
     PEER_MAX_DEVICES, PEER_MAX_VALUES, PEER_OK, PEER_POSTBOX_WORDS, PEER_START_WINDOW,
     PEER_TIMED_OUT, PeerArgs, PeerExchange, PeerGroup, PeerProbe, PeerRun, peer_group_probe,
     peer_start_gate_probe,

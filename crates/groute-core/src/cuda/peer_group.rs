@@ -9,6 +9,18 @@
 //! and peer access between every pair (groute-core enables it where the hardware allows, e.g.
 //! over NVLink). Algorithms fall back to their host-driven mode where it does not hold.
 //!
+//! **Members sharing a GPU** ([`GpuSharing::Split`], [`PeerGroup::check_sharing`]): a caller
+//! that sizes each member's grid to its share of the GPU ([`PeerGroup::members_on_gpu`]) may
+//! place several members on one GPU (virtual devices, e.g. two devices of a context on one
+//! GPU). That runs the whole device-driven protocol, crossings included, on fewer GPUs than
+//! members: for tests and profiling, never for speed (each member has a fraction of a GPU,
+//! and its peer stores stay in that GPU's memory). CUDA does not promise that kernels of one
+//! GPU run at once even when they fit; the start gate below cancels and retries a start whose
+//! members are not all running, and the group's timeout ends the retries with an error, so
+//! such a run never hangs. On one H200, clusters of separately launched grids did not pack
+//! the GPU fully: two members of 16 four-block clusters of 1,024 threads (128 of its 132
+//! multiprocessors) never started together, two of 15 always did.
+//!
 //! A member that fails to launch sets the abort word ([`PeerGroup::set_abort`]) so the others
 //! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
 //! failed so the others leave at once. Nothing hangs: every wait is bounded.
@@ -68,6 +80,17 @@ pub const PEER_MAILBOX_WORDS: usize = 32 + 2 * PEER_MAX_DEVICES * PEER_MAX_VALUE
 /// Words (u64) of a postbox (`groute::POST_WORDS`, `kernels/include/peer_post.cuh`): two
 /// parities of one 128-byte slot per sender.
 pub const PEER_POSTBOX_WORDS: usize = 2 * PEER_MAX_DEVICES * 16;
+
+/// Whether the members of a device-driven run may share a physical GPU (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuSharing {
+    /// Every member on its own GPU (the requirement of [`PeerGroup::check`]).
+    #[default]
+    Distinct,
+    /// Members may share a GPU, each launched on its share of it
+    /// ([`PeerGroup::members_on_gpu`] members per GPU): for tests and profiling.
+    Split,
+}
 
 /// How the members of a device-driven run exchange values (the all-reduce that is also their
 /// barrier).
@@ -146,8 +169,15 @@ impl std::fmt::Debug for PeerGroup {
 }
 
 impl PeerGroup {
-    /// Why `context` cannot run a device-driven multi-device kernel, or `Ok` when it can.
+    /// Why `context` cannot run a device-driven multi-device kernel, or `Ok` when it can:
+    /// [`PeerGroup::check_sharing`] with every member on its own GPU.
     pub fn check(context: &Context) -> Result<()> {
+        Self::check_sharing(context, GpuSharing::Distinct)
+    }
+
+    /// Why `context` cannot run a device-driven multi-device kernel whose members share GPUs
+    /// as `sharing` allows, or `Ok` when it can.
+    pub fn check_sharing(context: &Context, sharing: GpuSharing) -> Result<()> {
         let unsupported = |reason: String| Err(Error::PeerGroupUnsupported { reason });
         if context.backend_kind() != BackendKind::Cuda {
             return unsupported("the CUDA backend (this context runs on the host backend)".into());
@@ -162,6 +192,9 @@ impl PeerGroup {
         for (i, a) in devices.iter().enumerate() {
             for b in &devices[i + 1..] {
                 if a.physical() == b.physical() {
+                    if sharing == GpuSharing::Split {
+                        continue;
+                    }
                     return unsupported(format!(
                         "distinct physical GPUs (devices {} and {} share GPU {:?}; two persistent kernels on one GPU need not run at once)",
                         a.id().0,
@@ -189,10 +222,30 @@ impl PeerGroup {
         Self::check(context).is_ok()
     }
 
+    /// Members of the group on the GPU of member `member` (itself included; 1 where it has
+    /// its GPU to itself, 0 for no such member): a member's share of its GPU is this fraction
+    /// of the blocks resident at once (see the module docs).
+    pub fn members_on_gpu(&self, member: usize) -> usize {
+        let devices = self.context.devices();
+        devices.get(member).map_or(0, |own| {
+            devices
+                .iter()
+                .filter(|d| d.physical() == own.physical())
+                .count()
+        })
+    }
+
     /// The mailbox (on device 0) and the abort word for `context`'s devices; errors as
     /// [`PeerGroup::check`].
     pub fn new(context: &Context) -> Result<PeerGroup> {
-        Self::check(context)?;
+        Self::new_sharing(context, GpuSharing::Distinct)
+    }
+
+    /// [`PeerGroup::new`] for members that may share GPUs as `sharing` allows; errors as
+    /// [`PeerGroup::check_sharing`]. The caller sizes each member's grid to its share
+    /// ([`PeerGroup::members_on_gpu`]).
+    pub fn new_sharing(context: &Context, sharing: GpuSharing) -> Result<PeerGroup> {
+        Self::check_sharing(context, sharing)?;
         let group = PeerGroup {
             context: context.clone(),
             mailbox: context.devices()[0].alloc::<u64>(PEER_MAILBOX_WORDS)?,
@@ -347,10 +400,17 @@ impl PeerGroup {
                 return Ok((out, attempts));
             }
             if first.elapsed() > self.timeout {
+                let shared = (0..self.size()).any(|d| self.members_on_gpu(d) > 1);
+                let hint = if shared {
+                    "; members share a GPU, so other work on it, or grids larger than their \
+                     share, keep them from running at once: give fewer devices"
+                } else {
+                    ""
+                };
                 return Err(Error::PeerExchangeFailed {
                     device: 0,
                     reason: "the members did not all start within the group's timeout",
-                    progress: format!(" ({attempts} starts cancelled)"),
+                    progress: format!(" ({attempts} starts cancelled{hint})"),
                 }
                 .into());
             }

@@ -149,8 +149,8 @@ use super::fused_async::AsyncKernel;
 use super::fused_peer::FusedMember;
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, SOLO_CLUSTER, cluster_grid, cooperative_grid,
-    fused_block as fused_block_size, fused_kernel_flags, uses_cluster,
+    FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, MemberShare, SOLO_CLUSTER, cluster_grid,
+    cooperative_grid, fused_block as fused_block_size, fused_kernel_flags, uses_cluster,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -478,16 +478,20 @@ impl FusedKernel {
 
     /// The shape of a run: `options`' block, grid and single-block bound where set, else
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
-    /// uses: a member of a device-driven run's, `peer`, or the other). `cluster_graph`: the
-    /// graph's longest list and its arcs, for the single-block mode on a cluster
-    /// (`uses_cluster`; `None`: never, as for bounded launches).
+    /// uses: a member of a device-driven run's or the other). `member`: `Some(k)` for a member
+    /// of a device-driven run, `k` members sharing its GPU (1: the GPU is its own), whose
+    /// grid is its share of the GPU (`MemberShare`). `cluster_graph`: the graph's longest list
+    /// and its arcs, for the single-block mode on a cluster (`uses_cluster`; `None`: never, as
+    /// for bounded launches).
     pub(super) fn shape(
         &self,
         options: &WorklistOptions,
         defaults: FusedDefaults,
-        peer: bool,
+        member: Option<u32>,
         cluster_graph: Option<(u64, usize)>,
     ) -> Result<FusedShape, Error> {
+        let peer = member.is_some();
+        let share = MemberShare::new(member.unwrap_or(1));
         let block = fused_block_size(options.fused_block, defaults.block)?;
         let solo_on = options
             .fused_solo_max
@@ -505,13 +509,15 @@ impl FusedKernel {
             None => false,
         };
         let default_grid = |max: u32| match defaults.grid {
-            FusedGrid::PerMultiprocessor => self.multiprocessors.min(max),
+            FusedGrid::PerMultiprocessor => share.of_multiprocessors(self.multiprocessors).min(max),
             FusedGrid::Resident => max,
         };
         // The cluster build where its clusters fit the grid asked for (a grid that is not whole
         // clusters, or larger than the resident clusters, runs the build without them).
         let cluster_grid = match (cluster, self.cluster_build(peer)) {
-            (true, Some(f)) => cluster_grid(f, block, options.fused_grid, default_grid(u32::MAX))?,
+            (true, Some(f)) => {
+                cluster_grid(f, block, options.fused_grid, default_grid(u32::MAX), share)?
+            }
             _ => None,
         };
         let cluster = cluster_grid.is_some();
@@ -522,6 +528,7 @@ impl FusedKernel {
                 block,
                 options.fused_grid,
                 default_grid,
+                share,
             )?,
         };
         // The cluster's frontiers hold one item per thread of each of its blocks.
@@ -603,7 +610,7 @@ impl CudaTraversalDevice {
         let shape = self.fused.shape(
             options,
             defaults,
-            false,
+            None,
             Some((self.hubs.max_degree(), self.targets.len())),
         )?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;

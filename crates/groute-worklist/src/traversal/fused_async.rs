@@ -59,7 +59,7 @@ use super::cuda::{CudaTraversalDevice, WL_SETTING, capacity};
 use super::fused::{FusedRun, TimedRun, timed_out};
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{
-    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, cooperative_grid,
+    FUSED_DIRECT_MIN, FUSED_NARROW_MAX_BLOCK, FUSED_SPARSE_BLOCK, MemberShare, cooperative_grid,
     fused_block as fused_block_size,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
@@ -139,9 +139,13 @@ impl AsyncKernel {
     /// ([`ASYNC_GRID_DIVISOR`]).
     fn shape(&self, options: &WorklistOptions) -> Result<(u32, u32), Error> {
         let block = fused_block_size(options.fused_block, ASYNC_DEFAULT_BLOCK)?;
-        let grid = cooperative_grid(self.function(block), block, options.fused_grid, |_| {
-            self.multiprocessors / ASYNC_GRID_DIVISOR
-        })?;
+        let grid = cooperative_grid(
+            self.function(block),
+            block,
+            options.fused_grid,
+            |_| self.multiprocessors / ASYNC_GRID_DIVISOR,
+            MemberShare::WHOLE,
+        )?;
         Ok((grid, block))
     }
 }

@@ -60,7 +60,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use groute_core::backend::RawMemory;
-use groute_core::cuda::{DevicePtr, PeerArgs, PeerGroup};
+use groute_core::cuda::{DevicePtr, GpuSharing, PeerArgs, PeerGroup};
 use groute_core::{Device, Error, Event};
 
 use super::cuda::{
@@ -88,15 +88,26 @@ use crate::split::VertexValue;
 /// device it runs as always; and the members run their single-block levels as levels, never
 /// as SOLO-ASYNC's queue (`fused_solo_async` is ignored there). A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
+///
+/// Under `Device`, devices of the context that share a GPU (virtual devices: more devices
+/// than GPUs) run as members sharing it ([`GpuSharing::Split`]): each member's default grid
+/// is its share of the GPU's multiprocessors, and at most its share of the blocks (or, in
+/// the cluster build, one cluster less than its share of the clusters) resident at once. That
+/// runs the members' whole protocol, items crossing between members included, on fewer GPUs
+/// than members: for tests and profiling, not for speed. CUDA does not promise that the
+/// members run at once; a start that finds them not all running is retried until the group's
+/// timeout, then fails (`groute_core::cuda::PeerGroup`, "Members sharing a GPU").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedDriver {
     /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with
-    /// peer access between every pair), host-driven bounded rounds elsewhere.
+    /// peer access between every pair), host-driven bounded rounds elsewhere (virtual devices
+    /// sharing a GPU included).
     #[default]
     Auto,
     /// Device-driven (`fused_peer.rs`): one persistent kernel per device for the whole run, the
-    /// devices exchanging items and detecting termination among themselves. An error where
-    /// [`PeerGroup::check`] fails.
+    /// devices exchanging items and detecting termination among themselves; members may share
+    /// a GPU (see above). An error where [`PeerGroup::check_sharing`] with
+    /// [`GpuSharing::Split`] fails.
     Device,
     /// Host-driven bounded rounds (`fused_rounds.rs`): each round one launch of many levels,
     /// the host moving the items between rounds.
@@ -104,22 +115,27 @@ pub enum FusedDriver {
 }
 
 impl FusedDriver {
-    /// Whether a fused run on several devices of a context for which [`PeerGroup::check`]
-    /// returned `peers` is device-driven; an error when [`FusedDriver::Device`] asks for it
-    /// and the devices cannot.
-    pub(crate) fn device_driven(self, peers: Result<(), Error>) -> Result<bool, Error> {
-        match (self, peers) {
-            (FusedDriver::Host, _) => Ok(false),
-            (FusedDriver::Auto, peers) => Ok(peers.is_ok()),
-            (FusedDriver::Device, Ok(())) => Ok(true),
-            (FusedDriver::Device, Err(why)) => Err(Error::invalid(
-                "fused_driver (--fused-driver)",
-                "device",
-                format!(
-                    "these devices cannot run device-driven ({why}): give --fused-driver host \
-                     or auto"
-                ),
-            )),
+    /// Whether a fused run on several devices of a context is device-driven, given what
+    /// [`PeerGroup::check_sharing`] says of the context (`check`); an error when
+    /// [`FusedDriver::Device`] asks for it and the devices cannot.
+    pub(crate) fn device_driven(
+        self,
+        check: impl Fn(GpuSharing) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        match self {
+            FusedDriver::Host => Ok(false),
+            FusedDriver::Auto => Ok(check(GpuSharing::Distinct).is_ok()),
+            FusedDriver::Device => match check(GpuSharing::Split) {
+                Ok(()) => Ok(true),
+                Err(why) => Err(Error::invalid(
+                    "fused_driver (--fused-driver)",
+                    "device",
+                    format!(
+                        "these devices cannot run device-driven ({why}): give --fused-driver \
+                         host or auto"
+                    ),
+                )),
+            },
         }
     }
 }
@@ -186,9 +202,11 @@ pub(crate) fn run_device_driven(
     let mut barriers = Vec::with_capacity(n);
     for (d, dev) in devices.iter_mut().enumerate() {
         let cluster_graph = (dev.hubs.max_degree(), dev.targets.len());
+        // Members sharing its GPU (FusedDriver::Device): its grid is its share.
+        let share = group.members_on_gpu(d) as u32;
         shapes.push(
             dev.fused
-                .shape(options, defaults, true, Some(cluster_graph))?,
+                .shape(options, defaults, Some(share), Some(cluster_graph))?,
         );
         barriers.push(fused_kernel_flags(options, dev.targets.len())?);
         if threshold != u32::MAX {
@@ -202,7 +220,13 @@ pub(crate) fn run_device_driven(
     let _run = group.begin_run()?;
     let started = Instant::now();
     let trace = FusedTrace::start();
-    let (read_back, _attempts) = group.run_started(
+    for (d, shape) in shapes.iter().enumerate() {
+        trace.mark_with(|| {
+            let share = group.members_on_gpu(d);
+            format!("member {d}: {shape:?}, 1/{share} of its GPU")
+        });
+    }
+    let (read_back, attempts) = group.run_started(
         || -> Result<(), WorklistError> {
             // Every member reset and idle before any launch: a member stores into its
             // successor's inbox and control block from its first phase on.
@@ -242,6 +266,7 @@ pub(crate) fn run_device_driven(
     )?;
     let (read_back, asked_to_stop) = read_back;
     let elapsed = started.elapsed();
+    trace.mark_with(|| format!("members started at attempt {attempts}"));
     for (d, member) in read_back.iter().enumerate() {
         trace.mark_with(|| {
             format!(
@@ -431,12 +456,22 @@ mod tests {
                 reason: "peer access".into(),
             })
         };
-        assert!(FusedDriver::Auto.device_driven(Ok(())).unwrap());
-        assert!(!FusedDriver::Auto.device_driven(unsupported()).unwrap());
-        assert!(!FusedDriver::Host.device_driven(Ok(())).unwrap());
-        assert!(FusedDriver::Device.device_driven(Ok(())).unwrap());
+        let supported = |_: GpuSharing| Ok(());
+        let never = |_: GpuSharing| unsupported();
+        // Virtual devices on one GPU: only members that split it.
+        let shared_gpu = |sharing: GpuSharing| match sharing {
+            GpuSharing::Split => Ok(()),
+            GpuSharing::Distinct => unsupported(),
+        };
+        assert!(FusedDriver::Auto.device_driven(supported).unwrap());
+        assert!(!FusedDriver::Auto.device_driven(never).unwrap());
+        assert!(!FusedDriver::Auto.device_driven(shared_gpu).unwrap());
+        assert!(!FusedDriver::Host.device_driven(supported).unwrap());
+        assert!(!FusedDriver::Host.device_driven(shared_gpu).unwrap());
+        assert!(FusedDriver::Device.device_driven(supported).unwrap());
+        assert!(FusedDriver::Device.device_driven(shared_gpu).unwrap());
         let err = FusedDriver::Device
-            .device_driven(unsupported())
+            .device_driven(never)
             .unwrap_err()
             .to_string();
         assert!(

@@ -73,7 +73,7 @@ impl CudaTraversalDevice {
         options: &WorklistOptions,
         defaults: FusedDefaults,
     ) -> Result<FusedRounds, Error> {
-        let shape = self.fused.shape(options, defaults, false, None)?;
+        let shape = self.fused.shape(options, defaults, None, None)?;
         let barrier = fused_kernel_flags(options, self.targets.len())?;
         // A bounded launch is never asked to stop (the driver checks the time limit between
         // rounds): the abort word must read 0.

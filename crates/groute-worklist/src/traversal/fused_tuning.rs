@@ -195,22 +195,84 @@ pub(crate) fn fused_block(requested: Option<u32>, default: u32) -> Result<u32, E
     }
 }
 
+/// The part of its GPU a fused launch may use: all of it, or a device-driven member's share
+/// where `members` members of one group share the GPU (`FusedDriver::Device` on virtual
+/// devices), sized so that every member's blocks are resident at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemberShare {
+    members: u32,
+}
+
+impl MemberShare {
+    /// The whole GPU (one launch alone on it).
+    pub(crate) const WHOLE: MemberShare = MemberShare { members: 1 };
+
+    /// A member's share of a GPU that `members` members share (0 counts as 1).
+    pub(crate) fn new(members: u32) -> Self {
+        MemberShare {
+            members: members.max(1),
+        }
+    }
+
+    /// The grid of one block per multiprocessor, of a GPU of `multiprocessors`: at least 1.
+    pub(crate) fn of_multiprocessors(self, multiprocessors: u32) -> u32 {
+        (multiprocessors / self.members).max(1)
+    }
+
+    /// Of `max` blocks resident at once (one grid alone on the GPU): the most this launch may
+    /// have.
+    pub(crate) fn of_blocks(self, max: u32) -> u32 {
+        max / self.members
+    }
+
+    /// Of `max` clusters resident at once (one grid alone on the GPU): the most this launch may
+    /// have. A shared GPU gives each member one cluster less than an equal share: on one H200
+    /// (132 multiprocessors, one 1,024-thread block each), two members of 16 four-block
+    /// clusters, or four of 8, never started together (every start cancelled until the
+    /// group's timeout), while two of 15 and three of 10 always did: clusters of separate
+    /// grids do not pack the GPU fully.
+    pub(crate) fn of_clusters(self, max: u32) -> u32 {
+        if self.members == 1 {
+            max
+        } else {
+            (max / self.members).saturating_sub(1)
+        }
+    }
+
+    /// For errors: which share a limit is of.
+    fn describe(self) -> String {
+        if self.members == 1 {
+            "this device".into()
+        } else {
+            format!(
+                "this member's share of its GPU (1/{0}: {0} devices of the run share it; give \
+                 fewer devices to get more of it)",
+                self.members
+            )
+        }
+    }
+}
+
 /// The grid of a cooperative launch of `function` in blocks of `block` threads: `requested`
-/// (`--fused-grid`, 1 to every resident block) or `default(max)` given the resident maximum;
-/// an error names the setting when no block fits or the request is out of range.
+/// (`--fused-grid`, 1 to every resident block of `share`) or `default(max)` given that
+/// maximum; an error names the setting when no block fits or the request is out of range.
 pub(crate) fn cooperative_grid(
     function: &groute_core::cuda::CudaFunction,
     block: u32,
     requested: Option<u32>,
     default: impl FnOnce(u32) -> u32,
+    share: MemberShare,
 ) -> Result<u32, Error> {
-    let max_grid = function.max_resident_grid(block, 0)?;
+    let max_grid = share.of_blocks(function.max_resident_grid(block, 0)?);
     if max_grid == 0 {
         return Err(Error::invalid(
             "fused_block (--fused-block)",
             block,
-            "no block of this many threads of the fused kernel fits on this device: give \
-             fewer threads",
+            format!(
+                "no block of this many threads of the fused kernel fits on {}: give fewer \
+                 threads",
+                share.describe()
+            ),
         ));
     }
     match requested {
@@ -220,8 +282,9 @@ pub(crate) fn cooperative_grid(
             "fused_grid (--fused-grid)",
             g,
             format!(
-                "give 1..={max_grid} blocks of {block} threads: a cooperative launch needs \
-                 every block resident at once"
+                "give 1..={max_grid} blocks of {block} threads, the most resident at once on \
+                 {}: a cooperative launch needs every block resident at once",
+                share.describe()
             ),
         )),
     }
@@ -266,16 +329,18 @@ pub(crate) fn uses_cluster(
 
 /// The grid of a cooperative launch of `function`, a cluster build, in blocks of `block`
 /// threads: `requested` (`--fused-grid`) or `default` blocks, rounded down to whole clusters
-/// of [`SOLO_CLUSTER`] and at most every cluster resident at once. `None` when the request
-/// is not a number of whole clusters that fit, or no cluster fits (the caller runs the build
-/// without clusters, which takes any grid).
+/// of [`SOLO_CLUSTER`] and at most every cluster of `share` resident at once. `None` when the
+/// request is not a number of whole clusters that fit, or no cluster fits (the caller runs
+/// the build without clusters, which takes any grid).
 pub(crate) fn cluster_grid(
     function: &groute_core::cuda::CudaFunction,
     block: u32,
     requested: Option<u32>,
     default: u32,
+    share: MemberShare,
 ) -> Result<Option<u32>, Error> {
-    let max_grid = function.max_active_clusters(SOLO_CLUSTER, block)? * SOLO_CLUSTER;
+    let max_grid =
+        share.of_clusters(function.max_active_clusters(SOLO_CLUSTER, block)?) * SOLO_CLUSTER;
     Ok(match requested {
         _ if max_grid == 0 => None,
         None => Some((default.min(max_grid) / SOLO_CLUSTER).max(1) * SOLO_CLUSTER),
@@ -287,6 +352,33 @@ pub(crate) fn cluster_grid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn members_sharing_a_gpu_split_its_blocks_and_leave_a_cluster_spare() {
+        let whole = MemberShare::WHOLE;
+        assert_eq!(MemberShare::new(0), whole);
+        assert_eq!(whole.of_multiprocessors(132), 132);
+        assert_eq!(whole.of_blocks(264), 264);
+        assert_eq!(whole.of_clusters(32), 32);
+        let half = MemberShare::new(2);
+        assert_eq!(half.of_multiprocessors(132), 66);
+        assert_eq!(half.of_blocks(132), 66);
+        assert_eq!(half.of_clusters(32), 15);
+        let third = MemberShare::new(3);
+        assert_eq!(third.of_blocks(132), 44);
+        assert_eq!(third.of_clusters(32), 9);
+        // Every member keeps at least one block of a default grid; a share too small for a
+        // cluster or a block is none (the callers fall back or fail naming the setting).
+        let many = MemberShare::new(200);
+        assert_eq!(many.of_multiprocessors(132), 1);
+        assert_eq!(many.of_blocks(132), 0);
+        assert_eq!(MemberShare::new(8).of_clusters(8), 0);
+        assert!(
+            many.describe().contains("fewer devices"),
+            "{}",
+            many.describe()
+        );
+    }
 
     #[test]
     fn block_sizes_are_multiples_of_a_warp_up_to_1024() {

@@ -53,7 +53,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::{Buffer, Context, Error};
 use groute_graph::{Csr, Partition};
 use rayon::prelude::*;
@@ -471,7 +471,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             if bounded
                 && options
                     .fused_driver
-                    .device_driven(PeerGroup::check(&context))?
+                    .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
             {
                 return self.run_device_driven(sources, &seeds, options);
             }
@@ -560,7 +560,9 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<TraversalOutput, WorklistError> {
         if self.peers.is_none() {
-            self.peers = Some(PeerGroup::new(&self.context)?);
+            // Reached under Auto on distinct GPUs, or under Device, whose members may share
+            // GPUs (FusedDriver; fused_peer sizes their grids).
+            self.peers = Some(PeerGroup::new_sharing(&self.context, GpuSharing::Split)?);
         }
         let group = self.peers.as_ref().ok_or(Error::Unsupported {
             operation: "a device-driven run without its peer group",
