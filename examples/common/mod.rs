@@ -96,7 +96,8 @@ pub struct FusedArgs {
     #[arg(long, value_name = "DRIVER", default_value = "auto", value_parser = parse_fused_driver)]
     pub fused_driver: FusedDriver,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
-    /// per vertex, else every block that fits resident at once, the most allowed).
+    /// per vertex, else every block that fits resident at once, the most allowed; members of
+    /// `--fused-driver device` sharing a GPU get a share of either).
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels

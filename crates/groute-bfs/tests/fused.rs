@@ -16,7 +16,7 @@ use common::{
 };
 use groute_bfs::{BfsError, BfsOptions, UNREACHED, bfs_reference};
 use groute_core::Context;
-use groute_core::cuda::{GpuSharing, PeerGroup};
+use groute_core::cuda::{GpuSharing, PEER_MAX_DEVICES, PeerGroup};
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
 
@@ -463,14 +463,16 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
 /// Device-driven fused runs (`--fused-driver device`: one persistent kernel per device, items
 /// stored into the next device's inbox, termination counted on the devices): every graph
 /// shape, from several sources, in and out of single-block mode, with soft priority (each
-/// device's own epochs), on 2 and 3 devices where every pair of GPUs has peer access and in a
-/// group of one (the members' kernel on one GPU, nothing crossing). At the end every item was
-/// expanded where it was listed and every published item was received: the termination count
-/// cannot have reached 0 early.
+/// device's own epochs), on 2 and 3 devices (distinct GPUs with peer access, or members
+/// sharing GPUs where there are fewer, each on its share) and in a group of one (the members'
+/// kernel on one GPU, nothing crossing). At the end every item was expanded where it was
+/// listed and every published item was received: the termination count cannot have reached 0
+/// early. The GPUs are the test's alone: members sharing one start only beside no other
+/// test's kernel.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
     for devices in [1, 2, 3] {
-        let Some(ctx) = cuda(devices) else {
+        let Some(ctx) = cuda_alone_on(devices) else {
             return;
         };
         if !members_can_run(&ctx) {
@@ -538,7 +540,7 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 #[test]
 fn the_cluster_mode_runs_in_device_driven_members() {
     for devices in [1, 2, 3] {
-        let Some(ctx) = cuda(devices) else {
+        let Some(ctx) = cuda_alone_on(devices) else {
             return;
         };
         if !members_can_run(&ctx) {
@@ -655,12 +657,22 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
 
 /// Members sharing one GPU (virtual devices under `--fused-driver device`) each run on their
 /// share of it: the default grids run, equal to the reference with items crossing between the
-/// members; Auto runs the same devices host-driven; and a grid beyond a member's share is
-/// refused naming `--fused-grid` and the share, never launched (it could not start beside its
-/// peers).
+/// members; Auto runs the same devices host-driven; a grid beyond a member's share is refused
+/// naming `--fused-grid` and the share, never launched (it could not start beside its peers);
+/// and more members than a group holds are refused naming `--fused-driver`.
 #[test]
 fn members_sharing_one_gpu_run_on_their_share_of_it() {
-    for devices in [2, 4] {
+    if let Some(ctx) = cuda_one_gpu(PEER_MAX_DEVICES + 1) {
+        let g = generated("road:side=40,p=0.6,seed=8");
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_driver = FusedDriver::Device;
+        let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+        assert!(
+            err.contains("--fused-driver") && err.contains(&format!("at most {PEER_MAX_DEVICES}")),
+            "{err}"
+        );
+    }
+    for devices in [2, 3] {
         let Some(ctx) = cuda_one_gpu(devices) else {
             return;
         };

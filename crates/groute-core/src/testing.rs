@@ -6,8 +6,15 @@
 //! so a GPU run can never pass by silently testing nothing. Without it, CUDA is skipped and
 //! the reason printed.
 
+use std::ops::Deref;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
 use crate::backend::host::Jitter;
 use crate::context::{BackendChoice, Context};
+
+/// What a CUDA test prints when it skips.
+const CUDA_NOT_TESTED: &str =
+    "note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)";
 
 /// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
 pub fn cuda_required() -> bool {
@@ -64,7 +71,7 @@ pub fn cuda_context(devices: usize) -> Option<Context> {
 /// sharing them round-robin; `None`: one GPU per device where there are enough).
 pub fn cuda_context_on(devices: usize, gpus: Option<usize>) -> Option<Context> {
     if !cuda_required() {
-        eprintln!("note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
+        eprintln!("{CUDA_NOT_TESTED}");
         return None;
     }
     let builder = Context::builder()
@@ -78,4 +85,68 @@ pub fn cuda_context_on(devices: usize, gpus: Option<usize>) -> Option<Context> {
         Ok(ctx) => Some(ctx),
         Err(e) => panic!("GROUTE_TEST_CUDA=1 but the CUDA backend is unavailable: {e}"),
     }
+}
+
+/// The GPU lock of one test process ([`cuda_test`]): tests that share the GPUs hold it
+/// shared, tests that need them free of other tests' kernels hold it alone.
+static GPU: RwLock<()> = RwLock::new(());
+
+/// How a test holds the GPUs of its process ([`cuda_test`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuHold {
+    /// Beside the other tests that share them.
+    Shared,
+    /// With no other test of the process on them meanwhile: tests that ask a running kernel
+    /// to stop (their host-side clocks would measure another test's kernel, which runs before
+    /// or after theirs when it fills the GPU) and device-driven members sharing a GPU (they
+    /// start together only on a GPU free enough for all of them).
+    Alone,
+}
+
+/// A CUDA context and its test's hold on the process's GPU lock; derefs to the context.
+pub struct GpuTest {
+    context: Context,
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+impl std::fmt::Debug for GpuTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuTest")
+            .field("devices", &self.context.num_devices())
+            .field("alone", &self._alone.is_some())
+            .finish()
+    }
+}
+
+impl Deref for GpuTest {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+/// [`cuda_context_on`] held as `hold` says (`None` when CUDA is not tested; the lock is
+/// taken before the context is made and released with the returned value).
+pub fn cuda_test(devices: usize, gpus: Option<usize>, hold: GpuHold) -> Option<GpuTest> {
+    if !cuda_required() {
+        eprintln!("{CUDA_NOT_TESTED}");
+        return None;
+    }
+    let (shared, alone) = match hold {
+        GpuHold::Shared => (
+            Some(GPU.read().unwrap_or_else(PoisonError::into_inner)),
+            None,
+        ),
+        GpuHold::Alone => (
+            None,
+            Some(GPU.write().unwrap_or_else(PoisonError::into_inner)),
+        ),
+    };
+    Some(GpuTest {
+        context: cuda_context_on(devices, gpus)?,
+        _shared: shared,
+        _alone: alone,
+    })
 }

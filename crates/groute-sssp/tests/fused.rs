@@ -9,10 +9,16 @@ use std::time::Duration;
 
 use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerGroup};
-use groute_core::testing::cuda_context;
+use groute_core::testing::{GpuHold, GpuTest, cuda_test};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
 use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
+
+/// A CUDA context of `devices` devices, sharing the GPU with this binary's other tests but the
+/// device-driven one (`None` when CUDA is not tested).
+fn cuda(devices: usize) -> Option<GpuTest> {
+    cuda_test(devices, None, GpuHold::Shared)
+}
 
 fn options(mode: FusedMode) -> SsspOptions {
     let mut o = SsspOptions::default();
@@ -116,7 +122,7 @@ fn weighted_fan_chain() -> Graph {
 /// fixed during a phase under soft priority): always Dijkstra.
 #[test]
 fn the_single_block_frontier_equals_dijkstra_either_way() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let mut gs = vec![
@@ -177,7 +183,7 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
 /// it runs (compute capability 9.0 or later).
 #[test]
 fn the_cluster_mode_equals_dijkstra_either_way() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
@@ -224,7 +230,7 @@ fn the_cluster_mode_equals_dijkstra_either_way() {
 /// band and without.
 #[test]
 fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
-    let Some(ctx) = cuda_context(2) else {
+    let Some(ctx) = cuda(2) else {
         return;
     };
     for g in [
@@ -264,7 +270,7 @@ fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
 #[test]
 fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
     for devices in [2, 3] {
-        let Some(ctx) = cuda_context(devices) else {
+        let Some(ctx) = cuda(devices) else {
             return;
         };
         for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
@@ -290,14 +296,16 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
 }
 
 /// Device-driven fused runs (`--fused-driver device`) in a group of one and on 2 and 3
-/// devices where every pair of GPUs has peer access, on weighted graphs of every shape, with
+/// devices (distinct GPUs with peer access, or members sharing GPUs where there are fewer,
+/// each on its share), on weighted graphs of every shape, with
 /// the default band (each device's own epochs), without soft priority and without the
 /// single-block mode, its single-block mode on a cluster (the default) and on one block; at
 /// the end every listed or unlisted item was expanded once and every published item received.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
     for devices in [1, 2, 3] {
-        let Some(ctx) = cuda_context(devices) else {
+        // Alone: members sharing a GPU start only beside no other test's kernel.
+        let Some(ctx) = cuda_test(devices, None, GpuHold::Alone) else {
             return;
         };
         // Distinct GPUs, or members sharing one (virtual devices), each on its share.
@@ -343,7 +351,7 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
 /// band is off and an explicit band is refused naming the flags.
 #[test]
 fn asynchronous_sssp_equals_dijkstra() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     for g in graphs() {
@@ -375,7 +383,7 @@ fn asynchronous_sssp_equals_dijkstra() {
 
 #[test]
 fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     for g in graphs() {
@@ -400,7 +408,7 @@ fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
 
 #[test]
 fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     for g in graphs() {
@@ -430,7 +438,7 @@ fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
 /// with SSSP's soft priority (re-examine phases) and without, in and out of single-block mode.
 #[test]
 fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = generated("road:side=48,p=0.6,seed=6");
@@ -471,7 +479,7 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
 
 #[test]
 fn fused_soft_priority_defers_and_cuts_work_on_a_road_grid() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = generated("road:side=64,p=0.6,seed=4,weights=1..100:7");
@@ -518,7 +526,7 @@ fn the_host_backend_ignores_the_fused_mode() {
 
 #[test]
 fn a_fused_worklist_overflow_fails_naming_the_setting() {
-    let Some(ctx) = cuda_context(1) else {
+    let Some(ctx) = cuda(1) else {
         return;
     };
     let g = generated("kron:scale=12,ef=16,sym,seed=4,weights=1..9:1");

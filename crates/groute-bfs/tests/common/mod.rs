@@ -1,59 +1,26 @@
-//! Shared by the fused-kernel test binaries: the GPU lock, graphs of every shape, and runs on
-//! a block partition.
+//! Shared by the fused-kernel test binaries: their holds on the GPU lock
+//! (`groute_core::testing::cuda_test`), graphs of every shape, and runs on a block partition.
 #![allow(dead_code)] // each binary uses its own subset
-
-use std::ops::Deref;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
-use groute_core::testing::{cuda_context, cuda_context_on};
+use groute_core::testing::{GpuHold, GpuTest, cuda_test};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_worklist::traversal::FusedMode;
-
-/// The CUDA tests of a binary share the GPU, except those that ask a running kernel to stop,
-/// which take it alone: a fused kernel of 1,024-thread blocks fills every
-/// multiprocessor's registers, so a concurrent test's kernel runs before or after theirs, never
-/// beside it, and their host-side clocks (the time limit) would measure the other kernel.
-static GPU: RwLock<()> = RwLock::new(());
-
-/// A CUDA context and this test's hold on [`GPU`].
-pub struct GpuTest {
-    context: Context,
-    _shared: Option<RwLockReadGuard<'static, ()>>,
-    _alone: Option<RwLockWriteGuard<'static, ()>>,
-}
-
-impl Deref for GpuTest {
-    type Target = Context;
-
-    fn deref(&self) -> &Context {
-        &self.context
-    }
-}
 
 /// A CUDA context of `devices` devices, sharing the GPU with the other tests (`None` when
 /// CUDA is not tested).
 pub fn cuda(devices: usize) -> Option<GpuTest> {
-    let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
-    Some(GpuTest {
-        context: cuda_context(devices)?,
-        _shared: Some(shared),
-        _alone: None,
-    })
+    cuda_test(devices, None, GpuHold::Shared)
 }
 
-/// A CUDA context of `devices` virtual devices all on one GPU, sharing it with the other
-/// tests (`None` when CUDA is not tested).
+/// A CUDA context of `devices` virtual devices all on one GPU, with no other test of this
+/// binary on it meanwhile: device-driven members sharing a GPU start together only where it
+/// is free enough for all of them (`None` when CUDA is not tested).
 pub fn cuda_one_gpu(devices: usize) -> Option<GpuTest> {
-    let shared = GPU.read().unwrap_or_else(PoisonError::into_inner);
-    Some(GpuTest {
-        context: cuda_context_on(devices, Some(1))?,
-        _shared: Some(shared),
-        _alone: None,
-    })
+    cuda_test(devices, Some(1), GpuHold::Alone)
 }
 
 /// A CUDA context of one device, with no other test of this binary on the GPU meanwhile.
@@ -62,14 +29,10 @@ pub fn cuda_alone() -> Option<GpuTest> {
 }
 
 /// A CUDA context of `devices` devices, with no other test of this binary on the GPUs
-/// meanwhile.
+/// meanwhile (tests that ask a running kernel to stop, and device-driven runs whose members
+/// may share a GPU: `GpuHold::Alone`).
 pub fn cuda_alone_on(devices: usize) -> Option<GpuTest> {
-    let alone = GPU.write().unwrap_or_else(PoisonError::into_inner);
-    Some(GpuTest {
-        context: cuda_context(devices)?,
-        _shared: None,
-        _alone: Some(alone),
-    })
+    cuda_test(devices, None, GpuHold::Alone)
 }
 
 pub fn generated(spec: &str) -> Graph {

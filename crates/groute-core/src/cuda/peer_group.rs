@@ -402,8 +402,9 @@ impl PeerGroup {
             if first.elapsed() > self.timeout {
                 let shared = (0..self.size()).any(|d| self.members_on_gpu(d) > 1);
                 let hint = if shared {
-                    "; members share a GPU, so other work on it, or grids larger than their \
-                     share, keep them from running at once: give fewer devices"
+                    "; members share a GPU, and other work on it can keep them from running \
+                     at once: run them alone on it, or give fewer devices, or a driver that \
+                     does not share GPUs (e.g. --fused-driver auto)"
                 } else {
                     ""
                 };

@@ -11,7 +11,8 @@
 //!   its first phase (solo, expand, or done when `k = 0`) and threshold set, the abort word
 //!   cleared; then one cooperative launch of the graph's default shape (`fused_tuning.rs`:
 //!   one block per multiprocessor on sparse graphs, every resident block on dense ones) or
-//!   `fused_grid` blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`].
+//!   `fused_grid` blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`]
+//!   (device-driven members sharing a GPU: their share of both, `MemberShare`).
 //! - **Phases.** The kernel runs phases separated by a grid barrier; the block that arrives
 //!   last accounts for the phase and picks the next one into the state block, which every
 //!   block reads after the barrier (so every decision is grid-uniform; the first version read

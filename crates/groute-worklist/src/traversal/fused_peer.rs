@@ -90,13 +90,15 @@ use crate::split::VertexValue;
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
 /// Under `Device`, devices of the context that share a GPU (virtual devices: more devices
-/// than GPUs) run as members sharing it ([`GpuSharing::Split`]): each member's default grid
-/// is its share of the GPU's multiprocessors, and at most its share of the blocks (or, in
-/// the cluster build, one cluster less than its share of the clusters) resident at once. That
-/// runs the members' whole protocol, items crossing between members included, on fewer GPUs
-/// than members: for tests and profiling, not for speed. CUDA does not promise that the
-/// members run at once; a start that finds them not all running is retried until the group's
-/// timeout, then fails (`groute_core::cuda::PeerGroup`, "Members sharing a GPU").
+/// than GPUs) run as members sharing it ([`GpuSharing::Split`]): of k members on one GPU,
+/// each one's default grid is a k-th of its multiprocessors, and at most a k-th of the blocks
+/// (or of the cluster build's clusters) resident at once, less one; members sharing a GPU all
+/// run the cluster build or none. That runs the members' whole protocol, items crossing
+/// between members included, on fewer GPUs than members: for tests and profiling, not for
+/// speed (3 devices on 2 GPUs give two members half a GPU each and one a whole GPU). CUDA
+/// does not promise that the members run at once; a start that finds them not all running
+/// (other work on the GPU, say) is retried until the group's timeout, then fails
+/// (`groute_core::cuda::PeerGroup`, "Members sharing a GPU").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedDriver {
     /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with
@@ -198,19 +200,38 @@ pub(crate) fn run_device_driven(
     } else {
         prio_delta
     };
+    // Each member's shape; with members sharing its GPU (FusedDriver::Device), its grid is
+    // its share of the GPU.
+    let shape_of = |dev: &CudaTraversalDevice, d: usize, options: &WorklistOptions| {
+        let cluster_graph = (dev.hubs.max_degree(), dev.targets.len());
+        let share = group.members_on_gpu(d) as u32;
+        dev.fused
+            .shape(options, defaults, Some(share), Some(cluster_graph))
+    };
     let mut shapes = Vec::with_capacity(n);
     let mut barriers = Vec::with_capacity(n);
     for (d, dev) in devices.iter_mut().enumerate() {
-        let cluster_graph = (dev.hubs.max_degree(), dev.targets.len());
-        // Members sharing its GPU (FusedDriver::Device): its grid is its share.
-        let share = group.members_on_gpu(d) as u32;
-        shapes.push(
-            dev.fused
-                .shape(options, defaults, Some(share), Some(cluster_graph))?,
-        );
+        shapes.push(shape_of(dev, d, options)?);
         barriers.push(fused_kernel_flags(options, dev.targets.len())?);
         if threshold != u32::MAX {
             dev.ensure_low_lists(&context_devices[d])?;
+        }
+    }
+    // Members sharing a GPU run the same build, all with clusters or none: a member without
+    // them (the one holding a graph's hubs, say) can take multiprocessors of every GPC and
+    // leave too few free together in one for its peers' clusters (clusters of separate grids
+    // were seen not to pack a GPU fully; `MemberShare::of_clusters`).
+    let no_clusters = WorklistOptions {
+        fused_cluster: Some(false),
+        ..options.clone()
+    };
+    for d in 0..n {
+        let gpu = context_devices[d].physical();
+        let mixed = (0..n).any(|e| {
+            context_devices[e].physical() == gpu && shapes[e].cluster != shapes[d].cluster
+        });
+        if mixed && shapes[d].cluster {
+            shapes[d] = shape_of(devices[d], d, &no_clusters)?;
         }
     }
     let devices: &[&mut CudaTraversalDevice] = devices;

@@ -214,15 +214,22 @@ impl MemberShare {
         }
     }
 
-    /// The grid of one block per multiprocessor, of a GPU of `multiprocessors`: at least 1.
+    /// The grid of one block per multiprocessor, of a GPU of `multiprocessors`: at least 1
+    /// (a member's share is also capped by [`MemberShare::of_blocks`]).
     pub(crate) fn of_multiprocessors(self, multiprocessors: u32) -> u32 {
         (multiprocessors / self.members).max(1)
     }
 
     /// Of `max` blocks resident at once (one grid alone on the GPU): the most this launch may
-    /// have.
+    /// have. A shared GPU gives each member one block less than an equal share, a spare as
+    /// for clusters (measured: two members of 64 one-multiprocessor blocks each on the 132 of
+    /// an H200 started together; equal shares with no spare were not tried).
     pub(crate) fn of_blocks(self, max: u32) -> u32 {
-        max / self.members
+        if self.members == 1 {
+            max
+        } else {
+            (max / self.members).saturating_sub(1)
+        }
     }
 
     /// Of `max` clusters resident at once (one grid alone on the GPU): the most this launch may
@@ -362,10 +369,10 @@ mod tests {
         assert_eq!(whole.of_clusters(32), 32);
         let half = MemberShare::new(2);
         assert_eq!(half.of_multiprocessors(132), 66);
-        assert_eq!(half.of_blocks(132), 66);
+        assert_eq!(half.of_blocks(132), 65);
         assert_eq!(half.of_clusters(32), 15);
         let third = MemberShare::new(3);
-        assert_eq!(third.of_blocks(132), 44);
+        assert_eq!(third.of_blocks(132), 43);
         assert_eq!(third.of_clusters(32), 9);
         // Every member keeps at least one block of a default grid; a share too small for a
         // cluster or a block is none (the callers fall back or fail naming the setting).
