@@ -2,7 +2,7 @@
 // runs every level of a run, on 1..PEER_MAX_DEVICES GPUs, with no host in the loop. Launched
 // by groute-bfs (crates/groute-bfs/src/direction/fused/). The steps are the host-driven ones
 // (kernels/include/direction.cuh, the push expand of traversal.cuh); the grid barrier is the
-// fused worklist kernel's (fused.cuh); the devices meet in peer_allreduce_sum
+// fused worklist kernel's (grid_barrier.cuh); the devices meet in peer_allreduce_sum
 // (peer_group.cuh).
 //
 // Every device holds the whole CSR (and the transpose of a directed graph) and a full-length
@@ -100,10 +100,11 @@
 #include "block_count.cuh"
 #include "direction.cuh"
 #include "direction_trace.cuh"
-#include "fused.cuh"
+#include "grid_barrier.cuh"
 #include "peer_group.cuh"
 #include "peer_post.cuh"
 #include "push_appends.cuh"
+#include "traversal.cuh"
 
 namespace groute {
 

@@ -1,5 +1,5 @@
 // Micro-benchmark and self-check of the fused kernel's grid barrier (grid_barrier of
-// kernels/include/fused.cuh), launched by groute-worklist's traversal::time_fused_barrier.
+// kernels/include/grid_barrier.cuh), launched by groute-worklist's traversal::time_fused_barrier.
 //
 // fused_barrier_bench(state, barriers, spin_ns, barrier_flags): `barriers` grid barriers back to
 // back, with the barrier configuration of the fused kernel. Each barrier's action (the last

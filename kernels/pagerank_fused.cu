@@ -15,7 +15,7 @@
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
 // host in the loop). The rounds are the host-driven worker's (kernels/pagerank.cu), their
 // bodies the same functions (kernels/include/pagerank_push.cuh); phases are separated by grid
-// barriers (grid_barrier of fused.cuh) and the devices by cross-device all-reduces
+// barriers (grid_barrier of grid_barrier.cuh) and the devices by cross-device all-reduces
 // (peer_post_allreduce_sum of peer_post.cuh: each device posts into its peers' postboxes and
 // polls only its own; the start gate and the failure word stay in the group's mailbox).
 //
@@ -77,11 +77,11 @@
 // in round k + 2, after exchange k + 1, which the owner reaches only after its drain and the
 // reset of the tail.
 //
-// State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words (fused.cuh's
-// FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_* words below, read and
-// written by barrier actions only (one thread at a time, ordered by the barriers), except the
-// counters that PeerHalo (sent, inbox overflow), the cut pass (PRF_CUT_ROUND) and the in-cut
-// drain (PRF_CUT_DRAINED) add to with atomics.
+// State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words
+// (grid_barrier.cuh's FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_*
+// words below, read and written by barrier actions only (one thread at a time, ordered by the
+// barriers), except the counters that PeerHalo (sent, inbox overflow), the cut pass
+// (PRF_CUT_ROUND) and the in-cut drain (PRF_CUT_DRAINED) add to with atomics.
 //
 // Phase times (PRF_T_*, u64 ns of %globaltimer per device, 64-bit words): the action of every
 // barrier stamps the time and adds the interval since the previous stamp (block 0 stamps the
@@ -98,7 +98,7 @@
 // device stopped), PRF_STOP_ABORTED (the host's abort word), PRF_STOP_EXCHANGE (an exchange
 // failed: PRF_PEER_STATUS holds its PeerStatus). The host fails the run on any of them.
 // Launch cooperatively, blockDim.x = PRF_BLOCK (256), grid <= the resident maximum.
-#include "fused.cuh"
+#include "grid_barrier.cuh"
 #include "peer_group.cuh"
 #include "peer_post.cuh"
 #include "pagerank_push.cuh"

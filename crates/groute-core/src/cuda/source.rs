@@ -65,7 +65,7 @@ pub const PAGERANK: KernelSource = KernelSource {
 
 /// `kernels/pagerank_fused.cu`: device-driven PageRank, every round of a run in one persistent
 /// cooperative kernel per device (the round bodies of `kernels/include/pagerank_push.cuh`, grid
-/// barriers of `fused.cuh`, cross-device exchanges of `peer_group.cuh`); launched by
+/// barriers of `grid_barrier.cuh`, cross-device exchanges of `peer_group.cuh`); launched by
 /// `groute-pagerank`'s fused driver.
 pub const PAGERANK_FUSED: KernelSource = KernelSource {
     name: "pagerank_fused.cu",
@@ -134,6 +134,10 @@ pub const HEADERS: &[KernelHeader] = &[
     KernelHeader {
         name: "cluster_solo.cuh",
         source: include_str!("../../../../kernels/include/cluster_solo.cuh"),
+    },
+    KernelHeader {
+        name: "grid_barrier.cuh",
+        source: include_str!("../../../../kernels/include/grid_barrier.cuh"),
     },
     KernelHeader {
         name: "fused.cuh",

@@ -1,5 +1,5 @@
 //! Tuning knobs of the fused kernel (`fused.rs`): its block size and how its blocks wait at
-//! the grid barrier (`grid_barrier` of `kernels/include/fused.cuh`). They change the speed of
+//! the grid barrier (`grid_barrier` of `kernels/include/grid_barrier.cuh`). They change the speed of
 //! a run, never its result.
 
 use groute_core::Error;
@@ -100,7 +100,7 @@ pub const FUSED_SPIN_NS: u32 = 20;
 /// The longest sleep `__nanosleep` takes (1 ms); [`FusedBarrier::spin_ns`] is at most this.
 pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 
-/// `groute::FUSED_BARRIER_FENCED` and `groute::FUSED_BARRIER_TAGGED` of fused.cuh.
+/// `groute::FUSED_BARRIER_FENCED` and `groute::FUSED_BARRIER_TAGGED` of grid_barrier.cuh.
 const FUSED_BARRIER_FENCED: u32 = 1;
 const FUSED_BARRIER_TAGGED: u32 = 2;
 /// `groute::FUSED_DIRECT_MIN` of fused.cuh ([`WorklistOptions::fused_direct_min`]).
