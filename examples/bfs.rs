@@ -93,9 +93,9 @@ struct Cli {
     #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
-    /// kernel each; needs distinct GPUs with peer access), per-device (one host thread per
-    /// device), shared (one host thread for all) or auto (fused where supported, else
-    /// per-device).
+    /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
+    /// sharing them, for testing), per-device (one host thread per device), shared (one host
+    /// thread for all) or auto (fused on distinct GPUs with peer access, else per-device).
     #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::Auto)]
     do_driver: MultiDriver,
     /// Device-driven direction-optimizing runs: stamp every phase of every level on every

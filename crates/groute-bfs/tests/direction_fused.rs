@@ -1,10 +1,13 @@
 //! The device-driven direction-optimizing BFS (`--do-driver fused`: one persistent kernel per
 //! device) equals the reference and takes exactly the host's steps (its switch rule runs on
 //! the devices: every level, switch and counter equals the host backend's under the same
-//! rule), on one device and on several where the context supports it
-//! (`PeerGroup::supported`); elsewhere `fused` is refused naming the fix and `auto` falls
-//! back to the host-driven levels. Every variant of `FusedDirectionOptions` does the same, and
-//! its per-phase trace accounts for every step. CUDA runs under `GROUTE_TEST_CUDA=1`.
+//! rule), on one device and on several: distinct GPUs with peer access, or members sharing a
+//! GPU where there are fewer GPUs than devices (`PeerGroup::check_sharing`); where neither
+//! holds, `fused` is refused naming the fix; `auto` runs fused only on distinct GPUs and falls
+//! back to the host-driven levels elsewhere. Every variant of `FusedDirectionOptions` does the
+//! same, and its per-phase trace accounts for every step. CUDA runs under
+//! `GROUTE_TEST_CUDA=1`, each test holding the GPUs alone (members sharing a GPU start only
+//! beside no other test's kernel; a time limit measures only its own kernels).
 
 use std::time::Duration;
 
@@ -13,7 +16,8 @@ use groute_bfs::{
     MultiDriver, StepKind, SwitchRule, UNREACHED, bfs, bfs_reference,
 };
 use groute_core::Context;
-use groute_core::cuda::{PeerExchange, PeerGroup};
+use groute_core::cuda::{GpuSharing, PeerExchange, PeerGroup};
+use groute_core::testing::{GpuHold, GpuTest, cuda_test};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -30,6 +34,18 @@ const RULES: [SwitchRule; 4] = [
     SwitchRule { alpha: 0, beta: 1 },
     SwitchRule { alpha: 2, beta: 2 },
 ];
+
+/// A CUDA context of `devices` devices held alone (module docs); `None` when CUDA is not
+/// tested.
+fn cuda_alone(devices: usize) -> Option<GpuTest> {
+    cuda_test(devices, None, GpuHold::Alone)
+}
+
+/// Whether `--do-driver fused` runs on `ctx`: distinct GPUs with peer access, or members
+/// sharing GPUs.
+fn fused_runs(ctx: &Context) -> bool {
+    PeerGroup::check_sharing(ctx, GpuSharing::Split).is_ok()
+}
 
 fn options(rule: SwitchRule, driver: MultiDriver) -> BfsOptions {
     let mut o = BfsOptions::default();
@@ -300,24 +316,15 @@ fn fused_is_refused_where_unsupported_and_auto_falls_back() {
     }
 }
 
-/// CUDA, one and two devices: the fused driver where supported (levels and counters equal
-/// the host's under every rule), else the refusal and the fallback.
+/// CUDA, one and two devices: the fused driver where it can run, on distinct GPUs or as
+/// members sharing one (levels and counters equal the host's under every rule), else the
+/// refusal; auto picks fused only on distinct GPUs.
 #[test]
 fn cuda_fused_counts_like_the_host() {
     for devices in [1, 2] {
-        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+        let Some(ctx) = cuda_alone(devices) else {
             return;
         };
-        if !PeerGroup::supported(&ctx) {
-            // Virtual devices sharing one GPU: refused, and auto drives from the host.
-            let (g, _) = &graphs()[0];
-            let e = run(&ctx, g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
-            assert!(e.contains("--do-driver per-device"), "{e}");
-            let auto = run(&ctx, g, 0, &options(RULES[0], MultiDriver::Auto)).unwrap();
-            assert_eq!(auto.stats.do_driver, Some(MultiDriver::PerDevice));
-            assert_eq!(auto.levels, bfs_reference(&g.csr, 0));
-            continue;
-        }
         let auto = run(
             &ctx,
             &graphs()[0].0,
@@ -325,7 +332,20 @@ fn cuda_fused_counts_like_the_host() {
             &options(RULES[0], MultiDriver::Auto),
         )
         .unwrap();
-        assert_eq!(auto.stats.do_driver, Some(MultiDriver::Fused));
+        let expected = if PeerGroup::supported(&ctx) {
+            MultiDriver::Fused
+        } else {
+            MultiDriver::PerDevice
+        };
+        assert_eq!(auto.stats.do_driver, Some(expected));
+        assert_eq!(auto.levels, bfs_reference(&graphs()[0].0.csr, 0));
+        if !fused_runs(&ctx) {
+            // No peer access between two GPUs: refused, naming the fix.
+            let (g, _) = &graphs()[0];
+            let e = run(&ctx, g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
+            assert!(e.contains("--do-driver per-device"), "{e}");
+            continue;
+        }
         for (g, sources) in graphs() {
             if g.num_vertices() < devices {
                 continue;
@@ -348,10 +368,10 @@ fn cuda_fused_counts_like_the_host() {
 #[test]
 fn cuda_fused_solver_survives_a_time_out() {
     for devices in [1, 2] {
-        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+        let Some(ctx) = cuda_alone(devices) else {
             return;
         };
-        if !PeerGroup::supported(&ctx) {
+        if !fused_runs(&ctx) {
             continue;
         }
         let g = Graph::generated("kron:scale=14,ef=16,sym,seed=4").unwrap();
@@ -398,8 +418,8 @@ proptest! {
         variant in 0usize..VARIANTS.len(),
     ) {
         let devices = if two { 2 } else { 1 };
-        if let Some(ctx) = groute_core::testing::cuda_context(devices.min(n)) {
-            if PeerGroup::supported(&ctx) {
+        if let Some(ctx) = cuda_alone(devices.min(n)) {
+            if fused_runs(&ctx) {
                 let pairs: Vec<(u32, u32)> =
                     raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
                 let g = from_pairs(n, &pairs, "proptest", symmetric);

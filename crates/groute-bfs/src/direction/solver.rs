@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use groute_core::{Context, Error};
 use groute_graph::{Csr, Graph, Partition};
 
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 
 use super::cuda::CudaDirection;
 use super::fused::{DirectionTrace, FusedDirection, FusedDirectionOptions};
@@ -165,13 +165,14 @@ impl DirectionSolver {
     }
 }
 
-/// The driver `driver` means on `context`: `Auto` is `Fused` where [`PeerGroup::supported`],
-/// else `PerDevice`; `Fused` is refused (naming the fix) where it is not supported.
+/// The driver `driver` means on `context`: `Auto` is `Fused` where [`PeerGroup::supported`]
+/// (never on devices sharing a GPU), else `PerDevice`; `Fused` runs members sharing GPUs too,
+/// and is refused (naming the fix) where even that is not supported.
 fn resolve(driver: MultiDriver, context: &Context) -> Result<MultiDriver, BfsError> {
     match driver {
         MultiDriver::Auto if PeerGroup::supported(context) => Ok(MultiDriver::Fused),
         MultiDriver::Auto => Ok(MultiDriver::PerDevice),
-        MultiDriver::Fused => match PeerGroup::check(context) {
+        MultiDriver::Fused => match PeerGroup::check_sharing(context, GpuSharing::Split) {
             Ok(()) => Ok(MultiDriver::Fused),
             Err(e) => Err(Error::invalid(
                 "--do-driver",

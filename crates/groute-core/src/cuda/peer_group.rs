@@ -92,6 +92,19 @@ pub enum GpuSharing {
     Split,
 }
 
+/// Of `max` blocks (or clusters) of a kernel resident at once on one GPU, the most that one of
+/// `members` members sharing the GPU ([`GpuSharing::Split`]) may launch so that all of them
+/// are resident together: `max` for a GPU of its own, else one less than an equal share (a
+/// spare: clusters of separate grids were seen not to pack an H200 fully, module docs). 0 when
+/// the share holds none.
+pub fn member_share(max: u32, members: usize) -> u32 {
+    match u32::try_from(members) {
+        Ok(0 | 1) => max,
+        Ok(k) => (max / k).saturating_sub(1),
+        Err(_) => 0,
+    }
+}
+
 /// How the members of a device-driven run exchange values (the all-reduce that is also their
 /// barrier).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! a run, never its result.
 
 use groute_core::Error;
+use groute_core::cuda::member_share;
 
 use crate::WorklistOptions;
 
@@ -225,11 +226,7 @@ impl MemberShare {
     /// for clusters (measured: two members of 64 one-multiprocessor blocks each on the 132 of
     /// an H200 started together; equal shares with no spare were not tried).
     pub(crate) fn of_blocks(self, max: u32) -> u32 {
-        if self.members == 1 {
-            max
-        } else {
-            (max / self.members).saturating_sub(1)
-        }
+        member_share(max, self.members as usize)
     }
 
     /// Of `max` clusters resident at once (one grid alone on the GPU): the most this launch may
@@ -239,11 +236,7 @@ impl MemberShare {
     /// group's timeout), while two of 15 and three of 10 always did: clusters of separate
     /// grids do not pack the GPU fully.
     pub(crate) fn of_clusters(self, max: u32) -> u32 {
-        if self.members == 1 {
-            max
-        } else {
-            (max / self.members).saturating_sub(1)
-        }
+        member_share(max, self.members as usize)
     }
 
     /// For errors: which share a limit is of.

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use groute_core::cuda::{
     BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_POSTBOX_WORDS,
-    PeerGroup,
+    PeerGroup, member_share,
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
@@ -53,13 +53,14 @@ pub(super) struct FusedMember {
 
 impl FusedMember {
     /// Uploads the graph (`push`, and `pull` when it is a distinct transpose) to `device`,
-    /// which owns the vertices `owned` of a run on `devices` devices, and loads the kernel
-    /// build `options` name.
+    /// which owns the vertices `owned` of a run on `devices` devices and shares its GPU with
+    /// `sharing` members of the run (itself included; 1: the GPU is its own), and loads the
+    /// kernel build `options` name, launched on its share of the GPU.
     pub(super) fn new(
         context: &Context,
         device: &Device,
         (push, pull): (&Csr, Option<&Csr>),
-        (owned, devices): (Range<u32>, usize),
+        (owned, devices, sharing): (Range<u32>, usize, usize),
         options: &FusedDirectionOptions,
     ) -> Result<Self, BfsError> {
         let n = push.num_vertices();
@@ -67,13 +68,16 @@ impl FusedMember {
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
         let kernel = module.function(options.kernel_name())?;
-        let grid = kernel.max_resident_grid(BLOCK, 0)?;
+        let grid = member_share(kernel.max_resident_grid(BLOCK, 0)?, sharing);
         if grid == 0 {
             return Err(Error::invalid(
                 options.kernel_name(),
                 BLOCK,
-                "a kernel with at least one resident block of 256 threads; use --do-driver \
-                 per-device",
+                format!(
+                    "a kernel with at least one resident block of 256 threads on this \
+                     member's share of its GPU (1/{sharing}); use --do-driver per-device, or \
+                     fewer devices"
+                ),
             )
             .into());
         }

@@ -6,8 +6,11 @@
 //! [`SwitchRule`] to them on the device. The host resets the members, launches every one of
 //! them, waits, and reads the counts and levels back once.
 //!
-//! Requirements ([`PeerGroup::check`]): the CUDA backend, distinct physical GPUs with peer
-//! access between every pair; one device is a group of one (its exchanges are skipped).
+//! Requirements ([`PeerGroup::check_sharing`] with [`GpuSharing::Split`]): the CUDA backend,
+//! peer access between every pair of distinct GPUs; one device is a group of one (its
+//! exchanges are skipped). Devices sharing a GPU (virtual devices) run as members sharing it,
+//! each on its share of the resident blocks (`groute_core::cuda::member_share`), for tests
+//! and profiling.
 //!
 //! Failures: a member whose launch fails sets the group's abort word so the others leave; past
 //! the run's time limit the host sets it too (the run then fails with the time-out); an
@@ -35,7 +38,7 @@ mod trace;
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::PeerGroup;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::{Context, Device, Error, Event};
 use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
@@ -60,15 +63,15 @@ pub(crate) struct FusedDirection {
 
 impl FusedDirection {
     /// Uploads `graph` (device `d` owns `partition.range(d)`; the transpose too when the graph
-    /// is not symmetric) to every device; errors as [`PeerGroup::new`] when the context cannot
-    /// run device-driven kernels.
+    /// is not symmetric) to every device; errors as [`PeerGroup::new_sharing`] when the
+    /// context cannot run device-driven kernels.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
         (rule, options): (SwitchRule, FusedDirectionOptions),
     ) -> Result<Self, BfsError> {
-        let group = PeerGroup::new(context)?;
+        let group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
         let devices = context.num_devices();
         let mut members = context
@@ -81,7 +84,7 @@ impl FusedDirection {
                     context,
                     device,
                     csr,
-                    (partition.range(d), devices),
+                    (partition.range(d), devices, group.members_on_gpu(d)),
                     &options,
                 )
             })

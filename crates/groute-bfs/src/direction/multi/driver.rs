@@ -11,8 +11,11 @@ pub enum MultiDriver {
     Auto,
     /// The devices: one persistent cooperative kernel per device runs every level, the
     /// devices exchanging discoveries by peer stores and agreeing on each step through a
-    /// cross-device all-reduce; the host launches and waits. Refused (naming the fix) where
-    /// the context does not support it.
+    /// cross-device all-reduce; the host launches and waits. Devices sharing a GPU (virtual
+    /// devices: more devices than GPUs) run as members sharing it, each on its share of the
+    /// GPU's resident blocks (`groute_core::cuda::member_share`): for tests and profiling,
+    /// not for speed. Refused (naming the fix) where the context cannot run it
+    /// (`groute_core::cuda::PeerGroup::check_sharing` with `GpuSharing::Split`).
     Fused,
     /// One host thread per device runs that device's share of every level and the threads
     /// sum their counts once per level: the devices' launches, copies and synchronisations
