@@ -88,7 +88,8 @@
 // and discards the levels. Worklist overflow (it cannot: 2n slots) is left in ctrl as usual.
 //
 // The pull CSR is the push CSR for a symmetric graph (the same pointers). state: DO_WORDS u64,
-// zeroed by the host. barrier: FUSED_WORDS u32, zeroed by the host. Launch
+// zeroed by the host. barrier: at least FUSED_BARRIER_WORDS u32 (grid_barrier.cuh), zeroed
+// by the host. Launch
 // cooperatively with blockDim.x = 256 (a multiple of 32) and a grid of at most the resident
 // maximum.
 // Hub tiles of 1024 arcs, one block step of the batched hub phase at DO_BLOCK (256) threads

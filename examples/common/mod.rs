@@ -97,7 +97,7 @@ pub struct FusedArgs {
     pub fused_driver: FusedDriver,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
     /// per vertex, else every block that fits resident at once, the most allowed; members of
-    /// `--fused-driver device` sharing a GPU get a share of either).
+    /// `--fused-driver device` sharing a GPU get their share of the GPU).
     #[arg(long, value_name = "BLOCKS")]
     pub fused_grid: Option<u32>,
     /// Batches of at most this many items run in the fused kernel's single-block mode (levels
@@ -139,8 +139,8 @@ pub struct FusedArgs {
     pub fused_solo_async: bool,
     /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true) or on one
     /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device
-    /// or the members of a device-driven run, adjacency lists under 32 arcs). Default: on
-    /// (measured faster for BFS and SSSP).
+    /// or the members of a device-driven run, adjacency lists under 32 arcs; members sharing
+    /// a GPU run it only if all of them can). Default: on (measured faster for BFS and SSSP).
     #[arg(long, value_name = "BOOL")]
     pub fused_cluster: Option<bool>,
 }

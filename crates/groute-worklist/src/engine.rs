@@ -75,7 +75,8 @@ pub struct WorklistOptions {
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](crate::traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE)
     /// arcs per vertex), every resident block on a denser one. Device-driven members sharing
     /// a GPU ([`FusedDriver::Device`](crate::traversal::FusedDriver::Device) on virtual
-    /// devices) have their share of either: of k members, a k-th, less one block or cluster.
+    /// devices) have their share: of k members, a k-th of the multiprocessors by default, and
+    /// at most a k-th of the resident blocks (or clusters) less one.
     pub fused_grid: Option<u32>,
     /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
     /// items is expanded by one block alone, level after level without grid barriers, until

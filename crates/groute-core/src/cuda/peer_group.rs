@@ -417,7 +417,8 @@ impl PeerGroup {
                 let hint = if shared {
                     "; members share a GPU, and other work on it can keep them from running \
                      at once: run them alone on it, or give fewer devices, or a driver that \
-                     does not share GPUs (e.g. --fused-driver auto)"
+                     does not share GPUs (--fused-driver auto for BFS and SSSP, --do-driver \
+                     auto for the direction-optimizing BFS)"
                 } else {
                     ""
                 };

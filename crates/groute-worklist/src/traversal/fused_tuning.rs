@@ -1,6 +1,6 @@
 //! Tuning knobs of the fused kernel (`fused.rs`): its block size and how its blocks wait at
-//! the grid barrier (`grid_barrier` of `kernels/include/grid_barrier.cuh`). They change the speed of
-//! a run, never its result.
+//! the grid barrier (`grid_barrier` of `kernels/include/grid_barrier.cuh`). They change the
+//! speed of a run, never its result.
 
 use groute_core::Error;
 use groute_core::cuda::member_share;

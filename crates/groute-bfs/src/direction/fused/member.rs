@@ -20,7 +20,8 @@ use crate::direction::readback::{CTRL_WL_END, read_back};
 
 /// Threads per block of the fused kernel (`groute::DO_BLOCK`).
 const BLOCK: u32 = 256;
-/// u32 words of the grid barrier's block (`groute::FUSED_WORDS`).
+/// u32 words of the grid barrier's block: at least `groute::FUSED_BARRIER_WORDS`
+/// (grid_barrier.cuh); the fused traversal's state block size, kept.
 const BARRIER_WORDS: usize = 100;
 /// u64 words of the state block (`groute::DO_WORDS`).
 pub(super) const STATE_WORDS: usize = 32;
@@ -206,10 +207,11 @@ impl FusedMember {
         // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
         // vertex once per run) and every append is bounds-checked; `ctrl` holds the control
         // block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
-        // FUSED_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this
+        // BARRIER_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this
         // device's memory) holds the address of every member's inbox of 2 * (size - 1) *
-        // ceil(n / 32) u32, reachable from this device (PeerGroup::new checked peer access
-        // between every pair), and the kernel stores only words below that; `group.args`
+        // ceil(n / 32) u32, reachable from this device (PeerGroup::new_sharing checked peer
+        // access between every pair of distinct GPUs; members on one GPU share its memory),
+        // and the kernel stores only words below that; `group.args`
         // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace
         // is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS
         // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant; `posts` (this
