@@ -12,10 +12,6 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::backend::host::Jitter;
 use crate::context::{BackendChoice, Context};
 
-/// What a CUDA test prints when it skips.
-const CUDA_NOT_TESTED: &str =
-    "note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)";
-
 /// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
 pub fn cuda_required() -> bool {
     std::env::var("GROUTE_TEST_CUDA").is_ok_and(|v| v == "1")
@@ -71,7 +67,7 @@ pub fn cuda_context(devices: usize) -> Option<Context> {
 /// sharing them round-robin; `None`: one GPU per device where there are enough).
 pub fn cuda_context_on(devices: usize, gpus: Option<usize>) -> Option<Context> {
     if !cuda_required() {
-        eprintln!("{CUDA_NOT_TESTED}");
+        eprintln!("note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
         return None;
     }
     let builder = Context::builder()
@@ -130,10 +126,6 @@ impl Deref for GpuTest {
 /// [`cuda_context_on`] held as `hold` says (`None` when CUDA is not tested; the lock is
 /// taken before the context is made and released with the returned value).
 pub fn cuda_test(devices: usize, gpus: Option<usize>, hold: GpuHold) -> Option<GpuTest> {
-    if !cuda_required() {
-        eprintln!("{CUDA_NOT_TESTED}");
-        return None;
-    }
     let (shared, alone) = match hold {
         GpuHold::Shared => (
             Some(GPU.read().unwrap_or_else(PoisonError::into_inner)),

@@ -220,7 +220,7 @@ pub(crate) fn run_device_driven(
     // Members sharing a GPU run the same build, all with clusters or none: a member without
     // them (the one holding a graph's hubs, say) can take multiprocessors of every GPC and
     // leave too few free together in one for its peers' clusters (clusters of separate grids
-    // were seen not to pack a GPU fully; `MemberShare::of_clusters`).
+    // were seen not to pack a GPU fully; `MemberShare::of_resident`).
     let no_clusters = WorklistOptions {
         fused_cluster: Some(false),
         ..options.clone()

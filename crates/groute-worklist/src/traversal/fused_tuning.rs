@@ -216,26 +216,19 @@ impl MemberShare {
     }
 
     /// The grid of one block per multiprocessor, of a GPU of `multiprocessors`: at least 1
-    /// (a member's share is also capped by [`MemberShare::of_blocks`]).
+    /// (a member's share is also capped by [`MemberShare::of_resident`]).
     pub(crate) fn of_multiprocessors(self, multiprocessors: u32) -> u32 {
         (multiprocessors / self.members).max(1)
     }
 
-    /// Of `max` blocks resident at once (one grid alone on the GPU): the most this launch may
-    /// have. A shared GPU gives each member one block less than an equal share, a spare as
-    /// for clusters (measured: two members of 64 one-multiprocessor blocks each on the 132 of
-    /// an H200 started together; equal shares with no spare were not tried).
-    pub(crate) fn of_blocks(self, max: u32) -> u32 {
-        member_share(max, self.members as usize)
-    }
-
-    /// Of `max` clusters resident at once (one grid alone on the GPU): the most this launch may
-    /// have. A shared GPU gives each member one cluster less than an equal share: on one H200
-    /// (132 multiprocessors, one 1,024-thread block each), two members of 16 four-block
-    /// clusters, or four of 8, never started together (every start cancelled until the
-    /// group's timeout), while two of 15 and three of 10 always did: clusters of separate
+    /// Of `max` blocks, or clusters of the cluster build, resident at once (one grid alone on
+    /// the GPU): the most this launch may have (`groute_core::cuda::member_share`: on a shared
+    /// GPU one less than an equal share). Measured on one H200 (132 multiprocessors, one
+    /// 1,024-thread block each): two members of 16 four-block clusters, or four of 8, never
+    /// started together (every start cancelled until the group's timeout), while two of 15,
+    /// three of 10 and, without clusters, two of 64 blocks always did: clusters of separate
     /// grids do not pack the GPU fully.
-    pub(crate) fn of_clusters(self, max: u32) -> u32 {
+    pub(crate) fn of_resident(self, max: u32) -> u32 {
         member_share(max, self.members as usize)
     }
 
@@ -263,7 +256,7 @@ pub(crate) fn cooperative_grid(
     default: impl FnOnce(u32) -> u32,
     share: MemberShare,
 ) -> Result<u32, Error> {
-    let max_grid = share.of_blocks(function.max_resident_grid(block, 0)?);
+    let max_grid = share.of_resident(function.max_resident_grid(block, 0)?);
     if max_grid == 0 {
         return Err(Error::invalid(
             "fused_block (--fused-block)",
@@ -340,7 +333,7 @@ pub(crate) fn cluster_grid(
     share: MemberShare,
 ) -> Result<Option<u32>, Error> {
     let max_grid =
-        share.of_clusters(function.max_active_clusters(SOLO_CLUSTER, block)?) * SOLO_CLUSTER;
+        share.of_resident(function.max_active_clusters(SOLO_CLUSTER, block)?) * SOLO_CLUSTER;
     Ok(match requested {
         _ if max_grid == 0 => None,
         None => Some((default.min(max_grid) / SOLO_CLUSTER).max(1) * SOLO_CLUSTER),
@@ -358,21 +351,21 @@ mod tests {
         let whole = MemberShare::WHOLE;
         assert_eq!(MemberShare::new(0), whole);
         assert_eq!(whole.of_multiprocessors(132), 132);
-        assert_eq!(whole.of_blocks(264), 264);
-        assert_eq!(whole.of_clusters(32), 32);
+        assert_eq!(whole.of_resident(264), 264);
+        assert_eq!(whole.of_resident(32), 32);
         let half = MemberShare::new(2);
         assert_eq!(half.of_multiprocessors(132), 66);
-        assert_eq!(half.of_blocks(132), 65);
-        assert_eq!(half.of_clusters(32), 15);
+        assert_eq!(half.of_resident(132), 65);
+        assert_eq!(half.of_resident(32), 15);
         let third = MemberShare::new(3);
-        assert_eq!(third.of_blocks(132), 43);
-        assert_eq!(third.of_clusters(32), 9);
+        assert_eq!(third.of_resident(132), 43);
+        assert_eq!(third.of_resident(32), 9);
         // Every member keeps at least one block of a default grid; a share too small for a
         // cluster or a block is none (the callers fall back or fail naming the setting).
         let many = MemberShare::new(200);
         assert_eq!(many.of_multiprocessors(132), 1);
-        assert_eq!(many.of_blocks(132), 0);
-        assert_eq!(MemberShare::new(8).of_clusters(8), 0);
+        assert_eq!(many.of_resident(132), 0);
+        assert_eq!(MemberShare::new(8).of_resident(8), 0);
         assert!(
             many.describe().contains("fewer devices"),
             "{}",
