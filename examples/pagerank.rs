@@ -59,8 +59,9 @@ struct Cli {
     lazy_receive: bool,
     /// CUDA: who drives the rounds: host (a launch and a read-back per round), fused (one
     /// persistent kernel per device runs every round; devices exchange over NVLink: faster on
-    /// road-like graphs, far slower where many arcs are cut), or auto (fused where at most 1%
-    /// of the arcs are cut and the GPUs allow it, else host).
+    /// road-like graphs, far slower where many arcs are cut; more devices than GPUs run as
+    /// members splitting a GPU, for tests), or auto (fused where at most 1% of the arcs are
+    /// cut and the devices are distinct GPUs with peer access, else host).
     #[arg(long, default_value_t = Driver::default())]
     driver: Driver,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of

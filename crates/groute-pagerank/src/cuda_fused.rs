@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::{PEER_POSTBOX_WORDS, PeerGroup};
+use groute_core::cuda::{GpuSharing, PEER_POSTBOX_WORDS, PeerGroup};
 use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::Partition;
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
@@ -74,7 +74,8 @@ fn in_cut_lists(cuts: &[Option<CutArcs>], partition: &Partition) -> Vec<Vec<u32>
 
 impl FusedRuns {
     /// The group of `context`'s devices and each device's halo, inbox, tails, state and
-    /// peers block; errors as [`PeerGroup::new`] (naming `--driver host`).
+    /// peers block; errors as [`PeerGroup::new_sharing`] (naming `--driver host`). Members
+    /// sharing a GPU each launch on their share of its resident blocks.
     /// `cuts[d]`: the cut arcs of device `d`'s part (`CutArcs::of`, the ones its pull storage
     /// uploaded).
     pub(crate) fn new(
@@ -85,7 +86,9 @@ impl FusedRuns {
         push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, Error> {
-        let mut group = PeerGroup::new(context)?;
+        // Members on one GPU (virtual devices: tests, profiling) split it; Auto never asks
+        // for them (`auto_runs_fused` requires distinct GPUs).
+        let mut group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);
         }
@@ -159,6 +162,7 @@ impl FusedRuns {
                 kernel: FusedKernel::load(
                     device.stream().raw().as_ref(),
                     push.fused_blocks_per_sm,
+                    group.members_on_gpu(d),
                 )?,
             });
             device.stream().synchronize()?;

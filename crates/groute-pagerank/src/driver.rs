@@ -19,7 +19,9 @@ pub enum Driver {
     Auto,
     /// One persistent cooperative kernel per device runs every round; remote contributions go
     /// straight to their owner's halo over NVLink, the devices agree on the counts by
-    /// cross-device all-reduces. An error where it cannot run (naming `--driver host`).
+    /// cross-device all-reduces. Virtual devices sharing a GPU run as members splitting it
+    /// (each on its share of the resident blocks). An error where it cannot run (naming
+    /// `--driver host`).
     Fused,
     /// The host launches every round, reads the counts back and moves remote items over the
     /// worklist's ring (the only driver of the host backend).

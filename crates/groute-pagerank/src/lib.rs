@@ -129,9 +129,10 @@
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
 //! threads' driver calls.
 //!
-//! [`Driver::Fused`] (`--driver fused`; CUDA with pull sweeps, where
-//! `groute_core::cuda::PeerGroup` can run: distinct physical GPUs with peer access) runs the
-//! same rounds with no host in the loop: ONE persistent cooperative kernel per device
+//! [`Driver::Fused`] (`--driver fused`; CUDA with pull sweeps, on distinct physical GPUs with
+//! peer access, or on virtual devices sharing a GPU, each member then launched on its share
+//! of the GPU's resident blocks: `groute_core::cuda::member_share`, for tests and profiling)
+//! runs the same rounds with no host in the loop: ONE persistent cooperative kernel per device
 //! (`kernels/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
 //! devices by cross-device all-reduces. The round bodies are
 //! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a

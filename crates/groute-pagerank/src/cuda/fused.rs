@@ -7,6 +7,7 @@ use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::{
     CudaFunction, CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
+    member_share,
 };
 
 use super::pull::PullBuffers;
@@ -240,8 +241,15 @@ impl FusedKernel {
     /// grid. Do it on EVERY member before launching any: a member that loads while another
     /// already waits for it at an exchange may wait behind work that waits for that member.
     /// `blocks_per_sm` picks the entry point: 0 the unbounded one, 6 or 8 those held to that
-    /// many blocks per SM; anything else is an error naming the choices.
-    pub fn load(stream: &dyn RawStream, blocks_per_sm: u32) -> Result<FusedKernel, Error> {
+    /// many blocks per SM; anything else is an error naming the choices. `sharing`: the
+    /// members of the run on this GPU, itself included (1: the GPU is its own); the grid is
+    /// its share of the resident blocks ([`groute_core::cuda::member_share`]), so that every
+    /// member sharing the GPU fits beside the others.
+    pub fn load(
+        stream: &dyn RawStream,
+        blocks_per_sm: u32,
+        sharing: usize,
+    ) -> Result<FusedKernel, Error> {
         let name = match blocks_per_sm {
             0 => "pagerank_fused",
             6 => "pagerank_fused_b6",
@@ -256,12 +264,18 @@ impl FusedKernel {
         };
         let function = CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function(name)?;
         function.load_now()?;
-        let grid = function.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?;
+        let grid = member_share(
+            function.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?,
+            sharing,
+        );
         if grid == 0 {
             return Err(Error::invalid(
                 "fused PageRank grid",
                 0,
-                "at least one resident block of pagerank_fused (use --driver host)",
+                format!(
+                    "at least one resident block of {name} on this member's share of its \
+                     GPU (1/{sharing}); use --driver host, or fewer devices"
+                ),
             ));
         }
         Ok(FusedKernel { function, grid })

@@ -7,7 +7,8 @@ use std::time::Duration;
 use groute_core::testing::test_contexts;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    Driver, PageRankOptions, PageRankStats, l1_error_bound, pagerank, pagerank_reference,
+    Driver, PageRankOptions, PageRankResult, PageRankStats, Reference, l1_error_bound, pagerank,
+    pagerank_reference,
 };
 
 /// Test options: `epsilon`, small packets and batches, a time limit.
@@ -30,16 +31,10 @@ pub fn check(graph: &Graph, devices: usize, epsilon: f32, jitter: &[u64]) {
 
 /// [`check`] with explicit options.
 pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter: &[u64]) {
-    let n = graph.num_vertices();
-    if devices > n {
+    if devices > graph.num_vertices() {
         return;
     }
-    let epsilon = o.epsilon;
-    let alpha = f64::from(o.alpha);
-    let exact = pagerank_reference(&graph.csr, alpha);
-    let norm: f64 = exact.ranks.iter().sum();
-    // f32 accumulation of ranks and residuals, plus the reference's own error.
-    let slack = 1e-4 * norm + exact.error_bound;
+    let exact = pagerank_reference(&graph.csr, f64::from(o.alpha));
     for method in [PartitionMethod::Block, PartitionMethod::Metis] {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
         let runs = test_contexts(devices, jitter)
@@ -52,54 +47,73 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
             .collect::<Vec<_>>();
         for (context, label, driver) in runs {
             let what = format!(
-                "{} on {devices} devices ({method}, {}, {driver} driver, eps {epsilon}, {} \
+                "{} on {devices} devices ({method}, {}, {driver} driver, eps {}, {} \
                  sweeps, divisor {})",
-                graph.name, label, o.sweep, o.sweep_divisor
+                graph.name, label, o.epsilon, o.sweep, o.sweep_divisor
             );
             let o = &PageRankOptions {
                 driver,
                 ..o.clone()
             };
             let got = pagerank(&context, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert_eq!(got.ranks.len(), n, "{what}");
-            let err = l1_distance(&got.ranks, &exact.ranks);
-            let s = &got.stats;
-            let a_posteriori = s.residual_left / (1.0 - alpha);
-            let a_priori = l1_error_bound(n, alpha, f64::from(epsilon));
-            assert!(
-                err <= a_posteriori + slack,
-                "{what}: L1 error {err} above residual/(1-alpha) = {a_posteriori} (+{slack})"
-            );
-            assert!(
-                err <= a_priori + slack,
-                "{what}: L1 error {err} above n eps/(1-alpha) = {a_priori}"
-            );
-            assert!(
-                s.max_residual_left <= epsilon,
-                "{what}: residual {} left above epsilon",
-                s.max_residual_left
-            );
-            // Push PageRank never overshoots: r <= r* (up to rounding).
-            let over = got
-                .ranks
-                .iter()
-                .zip(&exact.ranks)
-                .map(|(a, b)| f64::from(*a) - b)
-                .fold(0f64, f64::max);
-            assert!(
-                over <= 1e-4 * (1.0 + norm / n as f64),
-                "{what}: overshoot {over}"
-            );
-            assert!(
-                s.work_items >= n as u64,
-                "{what}: the first sweep pushes every vertex"
-            );
-            assert_eq!(s.worklist.late_items, 0, "{what}");
-            check_profiles(s, &what);
-            if devices == 1 {
-                assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
-            }
+            check_result(&exact, o, devices, &got, &what);
         }
+    }
+}
+
+/// `got`, a run on `devices` devices with options `o`, against the reference `exact`
+/// (`pagerank_reference` of the same graph and alpha) with the bounds of the crate docs, its
+/// counters and profiles; `what` names the run in a failure.
+pub fn check_result(
+    exact: &Reference,
+    o: &PageRankOptions,
+    devices: usize,
+    got: &PageRankResult,
+    what: &str,
+) {
+    let n = exact.ranks.len();
+    let epsilon = o.epsilon;
+    let alpha = f64::from(o.alpha);
+    let norm: f64 = exact.ranks.iter().sum();
+    // f32 accumulation of ranks and residuals, plus the reference's own error.
+    let slack = 1e-4 * norm + exact.error_bound;
+    assert_eq!(got.ranks.len(), n, "{what}");
+    let err = l1_distance(&got.ranks, &exact.ranks);
+    let s = &got.stats;
+    let a_posteriori = s.residual_left / (1.0 - alpha);
+    let a_priori = l1_error_bound(n, alpha, f64::from(epsilon));
+    assert!(
+        err <= a_posteriori + slack,
+        "{what}: L1 error {err} above residual/(1-alpha) = {a_posteriori} (+{slack})"
+    );
+    assert!(
+        err <= a_priori + slack,
+        "{what}: L1 error {err} above n eps/(1-alpha) = {a_priori}"
+    );
+    assert!(
+        s.max_residual_left <= epsilon,
+        "{what}: residual {} left above epsilon",
+        s.max_residual_left
+    );
+    // Push PageRank never overshoots: r <= r* (up to rounding).
+    let over = got
+        .ranks
+        .iter()
+        .zip(&exact.ranks)
+        .map(|(a, b)| f64::from(*a) - b)
+        .fold(0f64, f64::max);
+    assert!(
+        over <= 1e-4 * (1.0 + norm / n as f64),
+        "{what}: overshoot {over}"
+    );
+    assert!(
+        s.work_items >= n as u64,
+        "{what}: the first sweep pushes every vertex"
+    );
+    assert_eq!(s.worklist.late_items, 0, "{what}");
+    check_profiles(s, what);
+    if devices == 1 {
+        assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
     }
 }
 
