@@ -114,7 +114,8 @@
 //! ## Device-driven runs
 //!
 //! *Status.* [`Driver::Auto`], the default, runs device-driven with pull sweeps where
-//! `groute_core::cuda::PeerGroup` can run (one GPU, or distinct GPUs with peer access) and
+//! `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
+//! access; devices sharing a GPU run host-driven) and
 //! at most [`AUTO_FUSED_MAX_CUT`] (1%) of the arcs are cut; host-driven otherwise. Measured
 //! on 2 x H200 (`pagerank --gen road-usa --partition block --check
 //! --repeat 7`, device ms, median, 2026-11-22): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87

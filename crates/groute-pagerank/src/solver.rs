@@ -291,7 +291,8 @@ impl DeviceSolver {
 
 /// The device-driven runs' storage when `driver` ([`Driver::Auto`] already resolved by
 /// [`auto_runs_fused`]) is [`Driver::Fused`] (an error naming `--driver host` where they
-/// cannot run: push sweeps, or a context that `PeerGroup::check` refuses); else `None`.
+/// cannot run: push sweeps, or a context that `PeerGroup::check_sharing` refuses with
+/// `GpuSharing::Split`); else `None`.
 fn fused_runs(
     context: &Context,
     cuts: &[Option<CutArcs>],
@@ -316,7 +317,8 @@ fn fused_runs(
 }
 
 /// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
-/// `groute_core::cuda::PeerGroup` can run (one GPU, or distinct GPUs with peer access), when
+/// `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
+/// access; devices sharing a GPU run host-driven), when
 /// at most [`AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another (`cuts`).
 fn auto_runs_fused(
     context: &Context,

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{check_fused_profiles, check_result, generated, options};
+use common::{check_result, generated, options};
 use groute_core::cuda::{PEER_MAX_DEVICES, member_share};
 use groute_core::testing::{GpuHold, cuda_test};
 use groute_graph::{NoProgress, PartitionMethod, partition_graph};
@@ -36,7 +36,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains(&format!("at most {PEER_MAX_DEVICES}")),
+            err.contains(&format!("at most {PEER_MAX_DEVICES}")) && err.contains("host-driven"),
             "{} members: {err}",
             PEER_MAX_DEVICES + 1
         );
@@ -70,9 +70,8 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
                 let parted = partition_graph(g.clone(), devices, method, &NoProgress).unwrap();
                 let what = format!("{spec} on {devices} members of one GPU ({method})");
                 let got = pagerank(&ctx, &parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(got.stats.driver, Driver::Fused, "{what}");
+                // check_result checks the device-driven run's profiles too.
                 check_result(&exact, &o, devices, &got, &what);
-                check_fused_profiles(&got.stats, &what);
                 let s = &got.stats;
                 let cut: u64 = s.devices.iter().map(|p| p.cut_arcs_sent).sum();
                 assert!(cut + s.items_sent > 0, "{what}: nothing crossed");

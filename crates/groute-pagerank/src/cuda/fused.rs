@@ -269,14 +269,15 @@ impl FusedKernel {
             sharing,
         );
         if grid == 0 {
-            return Err(Error::invalid(
-                "fused PageRank grid",
-                0,
+            let fix = if sharing > 1 {
                 format!(
-                    "at least one resident block of {name} on this member's share of its \
-                     GPU (1/{sharing}); use --driver host, or fewer devices"
-                ),
-            ));
+                    "at least one resident block of {name} on this member's share of its GPU \
+                     (1/{sharing}); use --driver host, or fewer devices"
+                )
+            } else {
+                format!("at least one resident block of {name} (use --driver host)")
+            };
+            return Err(Error::invalid("fused PageRank grid", 0, fix));
         }
         Ok(FusedKernel { function, grid })
     }
