@@ -1,87 +1,83 @@
 //! The device-driven loop (`Driver::Fused`) with its members sharing one GPU: virtual devices,
 //! each member launched on its share of the GPU's resident blocks
 //! (`groute_core::cuda::member_share`). This runs the members' exchanges (halo adds, inbox
-//! appends, cross-device all-reduces) on a machine with a single GPU. Runs equal the reference
-//! within the crate docs' bounds on 2 and 3 members, with contributions crossing between them.
-//! `Driver::Auto` stays host-driven on shared GPUs, and more members than a group holds are
-//! refused by name.
+//! appends, cross-device all-reduces) on a machine with a single GPU. On 2 and 3 members, runs
+//! equal the reference within the crate docs' bounds, with contributions crossing between
+//! them: on symmetric, directed and hub graphs, dangling vertices and self-loops, every sweep
+//! divisor, one fence per round and the capped-register builds (`fused_driver`'s cases, which
+//! run there on one device or on distinct GPUs). `Driver::Auto` stays host-driven on shared
+//! GPUs, and more members than a group holds are refused by name.
 //!
-//! Needs `GROUTE_TEST_CUDA=1`. The test holds the GPU alone (members sharing a GPU start
+//! Needs `GROUTE_TEST_CUDA=1`. Each test holds the GPU alone (members sharing a GPU start
 //! together only beside no other test's kernel), in a binary of its own so that no test
 //! without the lock runs kernels beside it.
 
 mod common;
 
-use common::{check_result, generated, options};
+use common::{check_result, from_pairs, generated, options, with_hubs, with_in_hubs};
 use groute_core::cuda::{PEER_MAX_DEVICES, member_share};
 use groute_core::testing::{GpuHold, cuda_test};
-use groute_graph::{NoProgress, PartitionMethod, partition_graph};
-use groute_pagerank::{Driver, PageRankOptions, SweepMode, pagerank, pagerank_reference};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::{
+    DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, SweepMode, pagerank, pagerank_reference,
+};
 
-fn fused(epsilon: f32) -> PageRankOptions {
+fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
     PageRankOptions {
         driver: Driver::Fused,
         sweep: SweepMode::Pull,
+        sweep_divisor,
         ..options(epsilon)
     }
 }
 
-#[test]
-fn members_sharing_one_gpu_run_on_their_share_of_it() {
-    if let Some(ctx) = cuda_test(PEER_MAX_DEVICES + 1, Some(1), GpuHold::Alone) {
-        let g = generated("road:side=40,p=0.6,seed=5");
-        let parted =
-            partition_graph(g, ctx.num_devices(), PartitionMethod::Block, &NoProgress).unwrap();
-        let err = pagerank(&ctx, &parted, &fused(0.01))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(&format!("at most {PEER_MAX_DEVICES}")) && err.contains("host-driven"),
-            "{} members: {err}",
-            PEER_MAX_DEVICES + 1
-        );
-    }
-    // The grid of a member with the GPU to itself.
-    let whole = {
-        let Some(ctx) = cuda_test(1, Some(1), GpuHold::Alone) else {
-            return;
-        };
-        let g = generated("road:side=40,p=0.6,seed=5");
-        let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
-        let got = pagerank(&ctx, &parted, &fused(0.01)).unwrap();
+/// The grid of a device-driven member with the GPU to itself, under `o`'s kernel build
+/// (`None`: CUDA not tested).
+fn whole_gpu_grid(o: &PageRankOptions) -> Option<u32> {
+    let ctx = cuda_test(1, Some(1), GpuHold::Alone)?;
+    let g = generated("road:side=40,p=0.6,seed=5");
+    let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
+    let got = pagerank(&ctx, &parted, o).unwrap();
+    Some(
         got.stats.devices[0]
             .fused_grid
-            .expect("a device-driven run's grid")
+            .expect("a device-driven run's grid"),
+    )
+}
+
+/// Runs `o` (the fused driver) on `g` with 2 and 3 members on one GPU, block and METIS
+/// partitions, and checks each run against the reference, each member's grid against its
+/// share, and that contributions crossed; with `auto`, also that Auto runs host-driven there.
+fn check_shared(g: &Graph, o: &PageRankOptions, auto: bool) {
+    let Some(whole) = whole_gpu_grid(o) else {
+        return;
     };
-    let graphs = [
-        ("road:side=120,p=0.6,seed=5", 0.001),
-        ("kron:scale=10,ef=8,sym,seed=3", 0.01),
-        ("random:n=3000,m=15000,seed=4", 0.001),
-    ];
+    let exact = pagerank_reference(&g.csr, f64::from(o.alpha));
     for devices in [2, 3] {
         let Some(ctx) = cuda_test(devices, Some(1), GpuHold::Alone) else {
             return;
         };
-        for (spec, epsilon) in graphs {
-            let g = generated(spec);
-            let o = fused(epsilon);
-            let exact = pagerank_reference(&g.csr, f64::from(o.alpha));
-            for method in [PartitionMethod::Block, PartitionMethod::Metis] {
-                let parted = partition_graph(g.clone(), devices, method, &NoProgress).unwrap();
-                let what = format!("{spec} on {devices} members of one GPU ({method})");
-                let got = pagerank(&ctx, &parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
-                // check_result checks the device-driven run's profiles too.
-                check_result(&exact, &o, devices, &got, &what);
-                let s = &got.stats;
-                let cut: u64 = s.devices.iter().map(|p| p.cut_arcs_sent).sum();
-                assert!(cut + s.items_sent > 0, "{what}: nothing crossed");
-                for (d, p) in s.devices.iter().enumerate() {
-                    assert_eq!(
-                        p.fused_grid,
-                        Some(member_share(whole, devices)),
-                        "{what}: member {d}'s grid (the whole GPU: {whole})"
-                    );
-                }
+        for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+            let parted = partition_graph(g.clone(), devices, method, &NoProgress).unwrap();
+            let what = format!(
+                "{} on {devices} members of one GPU ({method}, eps {}, divisor {}, fence per \
+                 round {}, {} blocks per SM)",
+                g.name, o.epsilon, o.sweep_divisor, o.fused_fence_per_round, o.fused_blocks_per_sm
+            );
+            let got = pagerank(&ctx, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            // check_result checks the device-driven run's profiles too.
+            check_result(&exact, o, devices, &got, &what);
+            let s = &got.stats;
+            let cut: u64 = s.devices.iter().map(|p| p.cut_arcs_sent).sum();
+            assert!(cut + s.items_sent > 0, "{what}: nothing crossed");
+            for (d, p) in s.devices.iter().enumerate() {
+                assert_eq!(
+                    p.fused_grid,
+                    Some(member_share(whole, devices)),
+                    "{what}: member {d}'s grid (the whole GPU: {whole})"
+                );
+            }
+            if auto {
                 let auto = PageRankOptions {
                     driver: Driver::Auto,
                     ..o.clone()
@@ -91,5 +87,73 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
                 check_result(&exact, &auto, devices, &got, &format!("{what}, auto"));
             }
         }
+    }
+}
+
+#[test]
+fn members_sharing_one_gpu_run_on_their_share_of_it() {
+    if let Some(ctx) = cuda_test(PEER_MAX_DEVICES + 1, Some(1), GpuHold::Alone) {
+        let g = generated("road:side=40,p=0.6,seed=5");
+        let parted =
+            partition_graph(g, ctx.num_devices(), PartitionMethod::Block, &NoProgress).unwrap();
+        let err = pagerank(&ctx, &parted, &fused(0.01, DEFAULT_SWEEP_DIVISOR))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("at most {PEER_MAX_DEVICES}")) && err.contains("host-driven"),
+            "{} members: {err}",
+            PEER_MAX_DEVICES + 1
+        );
+    }
+    let graphs = [
+        ("road:side=120,p=0.6,seed=5", 0.001),
+        ("kron:scale=10,ef=8,sym,seed=3", 0.01),
+        ("random:n=3000,m=15000,seed=4", 0.001),
+    ];
+    for (spec, epsilon) in graphs {
+        check_shared(
+            &generated(spec),
+            &fused(epsilon, DEFAULT_SWEEP_DIVISOR),
+            true,
+        );
+    }
+}
+
+#[test]
+fn shared_members_sweep_with_every_divisor() {
+    for g in [
+        generated("road:side=40,p=0.6,seed=5"),
+        generated("random:n=600,m=1800,seed=7"),
+    ] {
+        for divisor in [0, u32::MAX] {
+            check_shared(&g, &fused(0.01, divisor), false);
+        }
+    }
+}
+
+#[test]
+fn shared_members_with_hubs_dangling_vertices_and_self_loops() {
+    check_shared(&with_hubs(), &fused(0.01, 0), false);
+    check_shared(&with_in_hubs(), &fused(0.01, DEFAULT_SWEEP_DIVISOR), false);
+    // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
+    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
+    let g = from_pairs(6, &pairs, "dangling+loops");
+    check_shared(&g, &fused(1e-4, DEFAULT_SWEEP_DIVISOR), false);
+}
+
+#[test]
+fn shared_members_with_one_fence_per_round_and_capped_registers() {
+    let g = generated("random:n=3000,m=15000,seed=4");
+    let fenced = PageRankOptions {
+        fused_fence_per_round: true,
+        ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+    };
+    check_shared(&g, &fenced, false);
+    for blocks in [0, 6] {
+        let capped = PageRankOptions {
+            fused_blocks_per_sm: blocks,
+            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
+        };
+        check_shared(&with_hubs(), &capped, false);
     }
 }
