@@ -202,7 +202,7 @@ impl<T> Future for MailboxRecv<'_, T> {
     }
 }
 
-/// A single-value channel: [`Oneshot::send`] once, receive by blocking or awaiting.
+/// A single-value channel: [`OneshotSender::send`] once, receive by blocking or awaiting.
 ///
 /// Cloning shares the same slot. If every sender side is dropped without sending, the
 /// receiver sees `None` (see [`OneshotSender`]).

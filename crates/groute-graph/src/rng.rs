@@ -14,7 +14,7 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The SplitMix64 stream from a seed: [`mix64`] over a counter stepped by
+/// The SplitMix64 stream from a seed: `mix64` over a counter stepped by
 /// 0x9E37_79B9_7F4A_7C15 (the same numbers on every machine).
 #[derive(Clone, Debug)]
 pub struct SplitMix64 {

@@ -65,7 +65,7 @@ impl CudaModule {
     /// [`super::compile_ptx`]) and loads it into that device (once per device).
     ///
     /// Called before every launch, so a source already loaded into the device is found by
-    /// the address of its `'static` text ([`SourceKey`]) without hashing it again (the PTX
+    /// the address of its `'static` text (`SourceKey`) without hashing it again (the PTX
     /// cache key is a SHA-256 of the source and every header: ~100 KB per launch otherwise).
     pub fn load(stream: &dyn RawStream, source: &KernelSource) -> Result<CudaModule> {
         let stream = CudaStream::from_raw(stream)?;

@@ -4,13 +4,13 @@
 //! elements on `dst` (device memory, or pinned host memory when `dst` is the host),
 //! allocated once, [`LinkConfig::copy_streams`] high-priority copy streams (packets go
 //! round-robin over them, so consecutive copies overlap) and a pump thread. [`Link::send`] queues a
-//! segment and returns at once with an [`EventFuture`](crate::EventFuture); the segment is
+//! segment and returns at once with an [`EventFuture`]; the segment is
 //! split into packets that pipeline through the free receive buffers, each packet costing one
 //! copy and one event record. The copies are enqueued by whichever thread finds a free buffer
 //! and the link idle: the sender's own thread (so a small send on an idle link is copied
 //! before `send` returns), the consumer's thread as it releases a buffer, or, as a fallback,
 //! the pump thread (see `output.rs` in this module for the protocol). The receiver gets one
-//! [`PendingSegment`](crate::PendingSegment) per packet (with its offset in the message and
+//! [`PendingSegment`] per packet (with its offset in the message and
 //! the message's metadata) and gives each buffer back with the event after which its own
 //! reads are done. [`Link::shutdown`] is socket-like: the receiver sees `None` after all the
 //! data.
