@@ -350,11 +350,11 @@ __device__ ClusterSoloResult cluster_solo_run(
     // after the barrier misses the L1 that the barrier's acquire invalidated). The peer build
     // (device-driven members) has too few registers to keep the destination's addresses
     // too: it maps them at use (MAP_AT_USE, see ClusterWorklist).
-    // Measuring a change to this loop: its speed depends on its code layout by up to about
-    // 3.5% (session 20, road BFS on one H200: one NOP before the arrive cost 0.2 ms of 14; the
-    // members' peer warp costs 0.5 ms compiled in, yet nothing more when it runs every level
-    // than every 16th). A/B both builds in one call, and read differences under 3.5% as
-    // layout (docs/device-driven.md, "Session 20").
+    // Measuring a change to this loop: its code layout alone moves it by up to 2% (session
+    // 20, road BFS on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both
+    // builds in one call, and read smaller differences as layout (docs/device-driven.md,
+    // "Session 20"; there too: the members' peer code costs 0.5 ms compiled in, the same
+    // whether it runs every level or every 16th).
     unsigned int count = end - start;  // the level's items, all blocks
     unsigned int mine = 0;             // this block's entries (levels after the first)
     unsigned int unlisted = 0;         // items of the levels after the first
