@@ -11,8 +11,9 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
     /// [`Driver::Fused`] with pull sweeps where `PeerGroup::check` passes (one device, or
-    /// distinct GPUs with peer access; never devices sharing a GPU) and at most [`crate::AUTO_FUSED_MAX_CUT`] of the arcs lead from one device
-    /// to another; else [`Driver::Host`]. The device-driven loop is faster on road-like graphs
+    /// distinct GPUs with peer access; never devices sharing a GPU) and at most
+    /// [`crate::AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another; else
+    /// [`Driver::Host`]. The device-driven loop is faster on road-like graphs
     /// (1.26x on road-usa, 2 GPUs) but 3x slower on 2 GPUs where half the arcs are cut
     /// (kron21; "Device-driven runs" in the crate docs).
     #[default]
