@@ -99,18 +99,29 @@ pub enum GpuHold {
     Alone,
 }
 
+/// A test's guard on the process's GPU lock, as its [`GpuHold`] asked.
+enum GpuGuard {
+    Shared {
+        _read: RwLockReadGuard<'static, ()>,
+    },
+    Alone {
+        _write: RwLockWriteGuard<'static, ()>,
+    },
+}
+
 /// A CUDA context and its test's hold on the process's GPU lock; derefs to the context.
 pub struct GpuTest {
+    // Declared before the guard, so that the context is dropped (its work finished) before
+    // the lock is released.
     context: Context,
-    _shared: Option<RwLockReadGuard<'static, ()>>,
-    _alone: Option<RwLockWriteGuard<'static, ()>>,
+    _guard: GpuGuard,
 }
 
 impl std::fmt::Debug for GpuTest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuTest")
             .field("devices", &self.context.num_devices())
-            .field("alone", &self._alone.is_some())
+            .field("alone", &matches!(self._guard, GpuGuard::Alone { .. }))
             .finish()
     }
 }
@@ -126,19 +137,16 @@ impl Deref for GpuTest {
 /// [`cuda_context_on`] held as `hold` says (`None` when CUDA is not tested; the lock is
 /// taken before the context is made and released with the returned value).
 pub fn cuda_test(devices: usize, gpus: Option<usize>, hold: GpuHold) -> Option<GpuTest> {
-    let (shared, alone) = match hold {
-        GpuHold::Shared => (
-            Some(GPU.read().unwrap_or_else(PoisonError::into_inner)),
-            None,
-        ),
-        GpuHold::Alone => (
-            None,
-            Some(GPU.write().unwrap_or_else(PoisonError::into_inner)),
-        ),
+    let guard = match hold {
+        GpuHold::Shared => GpuGuard::Shared {
+            _read: GPU.read().unwrap_or_else(PoisonError::into_inner),
+        },
+        GpuHold::Alone => GpuGuard::Alone {
+            _write: GPU.write().unwrap_or_else(PoisonError::into_inner),
+        },
     };
     Some(GpuTest {
         context: cuda_context_on(devices, gpus)?,
-        _shared: shared,
-        _alone: alone,
+        _guard: guard,
     })
 }
