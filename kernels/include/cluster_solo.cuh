@@ -37,8 +37,15 @@
 // reads); the owner's thread 0 clears counter (l + 1) % 3 during level l, after level l - 1's
 // barrier, by which every read of its previous use (level l - 2's counts, read before arriving
 // at barrier l - 1) is done, and before level l's barrier, after which level l + 1 appends to
-// it. Block 0's stop and abort words only go from 0 to nonzero during a phase and are read
-// after a barrier by every warp, so every block takes the same decision at the same level. The
+// it. So every warp reads the same counts of a level, and every block takes the same decision
+// at the same level; a spill is among them (a counter past the capacity). Block 0's stop and
+// abort words (a low list's or the sends' overflow, the host's abort word) hold the level
+// whose poll set them (all ones until then; block 0's thread 0 is their only writer, and a
+// phase ends at the level that set one), and every warp after level l's barrier stops if one
+// is at most l: a later level's write (a faster warp may already be in level l + 1 while
+// another still reads) never makes a word at most l. (With words that only went from 0 to 1,
+// or a spill that set one, a warp still reading could see a later level's stop, leave the
+// phase a level early and leave the others waiting at a barrier it never reaches.) The
 // words are cleared at the phase's start, before a cluster barrier; no block leaves the phase
 // while another may still read them (they are next written at the next phase's start, after a
 // grid barrier every block arrives at after its reads). Each block's copy of the batch's
@@ -46,7 +53,7 @@
 // phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
-// (the stop word), a low-list or send overflow or the host's abort word (polled by block 0 every
+// (a counter past the capacity), a low-list or send overflow or the host's abort word (polled by block 0 every
 // `poll_every` levels) end it, and so does a phase whose unlisted items near 2^31 (their
 // report is 32-bit). A worklist overflow (a spill or the hand-over past the capacity) is
 // recorded in ctrl as for any append, and the next barrier's action stops the kernel on it.
@@ -71,12 +78,21 @@ enum : unsigned int { SOLO_CLUSTER = 4 };
 // The words of the mode (each block's shared memory).
 enum ClusterSoloWord : unsigned int {
     CLUSTER_COUNT = 0,  // three appends counters (every block's), used in turn by the levels
-    CLUSTER_STOP = 3,   // block 0's: nonzero after a spill, a low list's or sends' overflow
-    CLUSTER_ABORT = 4,  // block 0's: nonzero once its poll saw the host's abort word
+    CLUSTER_STOP = 3,   // block 0's: the level whose poll saw a low list's or sends' overflow
+    CLUSTER_ABORT = 4,  // block 0's: the level whose poll saw the host's abort word
     CLUSTER_START = 5,  // every block's copy of the phase's batch start, end and bound (read
     CLUSTER_END = 6,    // from shared memory where used, so that the level loop keeps no
     CLUSTER_BOUND = 7,  // register for them: see cluster_solo_run)
     CLUSTER_WORDS = 8,
+};
+
+// The stop and abort words before any level set them.
+enum : unsigned int { CLUSTER_NO_LEVEL = 0xFFFFFFFFu };
+
+// What a level's decision read of them (ClusterLevelEnd::flags).
+enum ClusterFlag : unsigned int {
+    CLUSTER_STOPPED = 1,  // the stop word is at most the level
+    CLUSTER_ABORTED = 2,  // the abort word is at most the level
 };
 
 // This block's rank in its cluster.
@@ -144,20 +160,23 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 
 // The appends of one warp in a level of the mode (a Worklist of relax_thread_arcs that
 // KEEPS_RANGES): to the entries of one destination block, whose counter reserves them; an
-// entry past its capacity spills to the worklist and stops the mode.
+// entry past its capacity spills to the worklist (and so stops the mode after the level).
 //
-// MAP_AT_USE: whether `count`, `vertex` and `stop` are shared::cluster addresses computed
+// MAP_AT_USE: whether `count` and `vertex` are shared::cluster addresses computed
 // once per phase (false), or this block's own shared addresses (compile-time constants plus
-// the level's offsets), mapped to the destination block (`dest`; block 0 for `stop`) by a
+// the level's offsets), mapped to the destination block (`dest`) by a
 // mapa beside each use (true). Mapped once, the two mapped bases are live through every level;
-// the device-driven members' loop (the peer build: SoloPeerWarp's code and the send ring's)
-// has no registers left for them under the 64 of a 1,024-thread block, so its SSSP build
-// spilled them and reloaded both at each level's start, after the barrier's acquire had
-// invalidated the L1: an L2 round trip before the level's first load. Mapped at use, nothing
-// of the level's path is reloaded (the spills left are on the peer warp's rare paths). The
-// one-device build keeps them mapped once: there it has the registers, and mapping at use
-// made road BFS on one H200 0.86 ms slower (14.83 against 13.97 ms; session 17,
-// docs/device-driven.md).
+// the device-driven members' loop (the peer build: the send ring's code, and until session 21
+// the peer warp's in the same loop) had no registers left for them under the 64 of a
+// 1,024-thread block, so its SSSP build spilled them and reloaded both at each level's start,
+// after the barrier's acquire had invalidated the L1: an L2 round trip before the level's
+// first load. Mapped at use, nothing of the level's path is reloaded. The one-device build
+// keeps them mapped once: there it has the registers, and mapping at use made road BFS on one
+// H200 0.86 ms slower (14.83 against 13.97 ms; session 17, docs/device-driven.md). With the
+// peer warp in its own loop (session 21), the members' BFS build mapped once spills nothing
+// and SSSP's level loop 3 loads and a store; on one H200 mapped once was within 0.2 ms of
+// mapped at use in every case (road, group of one and 2 members sharing the GPU), under the
+// loop's layout noise, so the members keep mapping at use.
 template <bool MAP_AT_USE>
 struct ClusterWorklist : KeptRanges {
     unsigned int count;   // the destination's counter of the level
@@ -165,7 +184,6 @@ struct ClusterWorklist : KeptRanges {
     unsigned int array_bytes;  // from the vertex array to the begin array, and begin to end
     unsigned int capacity;     // entries per block and buffer
     DeviceWorklist wl;      // spills: reserved at ctrl[CTRL_WL_END], bounds-checked
-    unsigned int stop;      // block 0's CLUSTER_STOP
     unsigned int dest;      // the destination block (MAP_AT_USE)
 
     // `address` (count, or an entry's vertex + 4 * slot) in the destination block, as a
@@ -192,7 +210,6 @@ struct ClusterWorklist : KeptRanges {
             return;
         }
         wl.put(atomicAdd(wl.ctrl + CTRL_WL_END, 1u), item);
-        cluster_store(MAP_AT_USE ? cluster_map(stop, 0u) : stop, 1u);
     }
 
     // One item per lane where `keep` (a warp's receipts in device-driven runs), its range
@@ -231,7 +248,8 @@ struct ClusterWorklist : KeptRanges {
     }
 };
 
-// Expands `share` items on the threads of this block, item i's vertex and range from
+// Expands `share` items on the first `workers` threads of this block (the threads that call
+// it; a multiple of 32), item i's vertex and range from
 // entry(i, v, b, e), relaxing without the filtering load. Called with one reader for the
 // frontier's entries and one for the worklist's first level, so each has its own copy of the
 // loop: in one shared copy the two paths' loads met before the arcs, and the frontier path
@@ -244,8 +262,9 @@ __device__ __forceinline__ void cluster_expand(const MinSplitOps& ops,
                                                const unsigned int* weights,
                                                const Appends& appends,
                                                const SendBuffer& send, const LowList& low,
-                                               unsigned int share, const Entry& entry) {
-    for (unsigned int first = 0; first < share; first += blockDim.x) {  // block-uniform
+                                               unsigned int share, unsigned int workers,
+                                               const Entry& entry) {
+    for (unsigned int first = 0; first < share; first += workers) {  // uniform over workers
         const unsigned int i = first + threadIdx.x;
         const bool listed = i < share;
         unsigned int v = 0;
@@ -263,6 +282,16 @@ __device__ __forceinline__ void cluster_expand(const MinSplitOps& ops,
         }
     }
 }
+
+// What every thread reads after a level's closing barrier (cluster_solo_run's level_end).
+struct ClusterLevelEnd {
+    unsigned int total = 0u;          // the items the level appended, every block's
+    unsigned int entries = 0u;        // those kept in the frontier (the others spilled)
+    unsigned int entries_below = 0u;  // those of the blocks of lower rank
+    unsigned int mine = 0u;           // this block's
+    unsigned int flags = 0u;          // ClusterFlag bits: block 0's stop and abort words
+    bool last = false;                // the phase ends after this level
+};
 
 // What a phase of the mode did (block 0 reports it).
 struct ClusterSoloResult {
@@ -294,12 +323,12 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // words; CTRL_WL_END is `end` at the start, and the returned end when the mode returns),
 // items other devices own to `send` (reserved on ctrl's CTRL_SEND_END), deferred items to
 // `low`. `arrays`: the frontier entries (ENTRIES, two buffers of ENTRIES / 2). `peer`: the
-// device-driven protocol's share of each level (fused.cuh's SoloPeerWarp, LAGGED: a no-op
-// but on one warp of block 0), before_level(send) at the level's start (its reads: none in
-// this mode), after_expand(levels, appends, send, low, before) after the thread's share of
-// it, before the closing barrier (its receipts join the level's appends; it returns the
-// level's reads), and after_arrive(levels, reads) between the thread's arrival at that
-// barrier and its wait. MAP_AT_USE: see ClusterWorklist (the members' builds).
+// device-driven protocol (fused.cuh's SoloPeerWarp, LAGGED). Where Peer::ACTIVE, its warp
+// (Peer::warp(), the last of block 0) expands no item: each level it calls turn(appends,
+// send, low) (its receipts join the level's appends; it returns the level's reads) and,
+// between its arrival at the level's closing barrier and its wait, after_arrive(levels,
+// reads); block 0's other warps expand the block's share. Where not, no thread calls it.
+// MAP_AT_USE: see ClusterWorklist (the members' builds).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool MAP_AT_USE, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
     const MinSplitOps ops, const unsigned long long* offsets, const unsigned int* targets,
@@ -316,7 +345,9 @@ __device__ ClusterSoloResult cluster_solo_run(
         words[threadIdx.x] = threadIdx.x == CLUSTER_START ? start
                              : threadIdx.x == CLUSTER_END ? end
                              : threadIdx.x == CLUSTER_BOUND ? bound
-                                                            : 0u;
+                             : threadIdx.x == CLUSTER_STOP || threadIdx.x == CLUSTER_ABORT
+                                 ? CLUSTER_NO_LEVEL
+                                 : 0u;
     }
     cluster_sync();  // every block's words set before any append
     const unsigned int lead = cluster_address(words, 0u);  // block 0's words
@@ -353,23 +384,95 @@ __device__ ClusterSoloResult cluster_solo_run(
     // Measuring a change to this loop: its code layout alone moves it by up to 2% (session
     // 20, road BFS on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both
     // builds in one call, and read smaller differences as layout (docs/device-driven.md,
-    // "Session 20"; there too: the members' peer code costs 0.5 ms compiled in, the same
-    // whether it runs every level or every 16th).
+    // "Session 20"; there too: the members' peer code cost 0.5 ms compiled into this loop,
+    // the same whether it ran every level or every 16th; "Session 21": out of it, 0.2-0.3 ms
+    // of that is gone).
+    // Device-driven members (Peer::ACTIVE): the peer warp (the last warp of block 0) runs the
+    // protocol's loop below and expands no item; the block's other warps expand its share of
+    // each level.
+    const unsigned int workers =
+        Peer::ACTIVE && rank == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
+    const auto appends_of = [&](unsigned int level) {
+        return ClusterWorklist<MAP_AT_USE>{{offsets},
+                                           dest_words + 4u * (CLUSTER_COUNT + level % 3u),
+                                           dest_vertex + 4u * (capacity - (level & 1u) * capacity),
+                                           frontier_array_bytes<ENTRIES>(),
+                                           capacity,
+                                           wl,
+                                           dest};
+    };
+    // After level `level`'s closing barrier, on every thread: every block's count of the
+    // level, block 0's stop and abort words, and whether the phase ends (`unlisted`: the
+    // items of the levels after the first before this one).
+    const auto level_end = [&](unsigned int level, unsigned int unlisted) {
+        ClusterLevelEnd e;
+        unsigned int counted = 0;
+        if (lane < SOLO_CLUSTER) {
+            counted =
+                cluster_load(cluster_address(words + CLUSTER_COUNT + level % 3u, lane));
+        } else if (lane == SOLO_CLUSTER) {
+            const unsigned int lead_words =
+                MAP_AT_USE ? cluster_address(words, 0u) : lead;
+            counted = (cluster_load(lead_words + 4u * CLUSTER_STOP) <= level
+                           ? CLUSTER_STOPPED
+                           : 0u) |
+                      (cluster_load(lead_words + 4u * CLUSTER_ABORT) <= level ? CLUSTER_ABORTED
+                                                                               : 0u);
+        }
+#pragma unroll
+        for (unsigned int j = 0; j < SOLO_CLUSTER; ++j) {
+            const unsigned int c = __shfl_sync(0xFFFFFFFFu, counted, j);
+            const unsigned int kept = c < capacity ? c : capacity;
+            e.total += c;
+            e.entries += kept;
+            e.entries_below += j < rank ? kept : 0u;
+            e.mine = j == rank ? kept : e.mine;
+        }
+        e.flags = __shfl_sync(0xFFFFFFFFu, counted, SOLO_CLUSTER);
+        e.last = e.total == 0u || e.total > words[CLUSTER_BOUND] ||
+                 e.entries != e.total /* a spill */ || e.flags != 0u ||
+                 unlisted + e.total > CLUSTER_MAX_UNLISTED;
+        return e;
+    };
+    // The phase's result after its last level, `level` (every level after the first expanded
+    // the previous level's items, all unlisted).
+    const auto result = [&](unsigned int level, const ClusterLevelEnd& e, unsigned int unlisted,
+                            unsigned int trace) {
+        const unsigned int listed = words[CLUSTER_END];
+        const unsigned long long processed =
+            static_cast<unsigned long long>(listed - words[CLUSTER_START]) + unlisted;
+        return ClusterSoloResult{listed,         listed + e.total, level + 1u,
+                                 (e.flags & CLUSTER_ABORTED) != 0u ? 1u : 0u, unlisted, processed,
+                                 trace};
+    };
+    // The peer warp: reads and receives into the level's appends while the other warps
+    // expand the level, and settles between its arrival at the level's barrier and its wait.
+    // It leaves the level loop's body, where its branch, though never taken on 31 of 32
+    // warps, cost the members' build 0.2-0.3 ms on road (see the comment above the level
+    // loop). The vote makes the branch warp-uniform to the compiler: on Peer::warp() alone
+    // (a lane's test) the warps after it would not be known converged, and each would
+    // execute a WARPSYNC.ALL before its .aligned arrive at every level.
+    if (Peer::ACTIVE && __all_sync(0xFFFFFFFFu, Peer::warp())) {
+        unsigned int unlisted = 0;
+        for (unsigned int level = 0;; ++level) {
+            const auto reads = peer.turn(appends_of(level), send, low);
+            cluster_arrive();
+            peer.after_arrive(level + 1u, reads);
+            cluster_wait();
+            const ClusterLevelEnd e = level_end(level, unlisted);
+            if (e.last) {
+                return result(level, e, unlisted, 0u);  // the others hand the batch over
+            }
+            unlisted += e.total;
+        }
+    }
     unsigned int count = end - start;  // the level's items, all blocks
     unsigned int mine = 0;             // this block's entries (levels after the first)
     unsigned int unlisted = 0;         // items of the levels after the first
     for (unsigned int level = 0;; ++level) {
         const unsigned int read = (level & 1u) * capacity;
         const unsigned int write = capacity - read;
-        const ClusterWorklist<MAP_AT_USE> appends{{offsets},
-                                      dest_words + 4u * (CLUSTER_COUNT + level % 3u),
-                                      dest_vertex + 4u * write,
-                                      frontier_array_bytes<ENTRIES>(),
-                                      capacity,
-                                      wl,
-                                      (MAP_AT_USE ? shared_address(words) : lead) +
-                                          4u * CLUSTER_STOP,
-                                      dest};
+        const ClusterWorklist<MAP_AT_USE> appends = appends_of(level);
         // The first level expands the batch's positions congruent to the block's rank (from
         // the worklist), the others the block's own entries: two readers, so that each has
         // its own copy of the level's loop (see cluster_expand).
@@ -385,33 +488,30 @@ __device__ ClusterSoloResult cluster_solo_run(
             b = appends.offset(v);
             e = appends.offset(v + 1u);
         };
-        const auto before = peer.before_level(send);
         if (level != 0u) {
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, mine,
-                                            from_frontier);
+                                            workers, from_frontier);
         } else {
             const unsigned int share =
                 count > rank ? (count - 1u - rank) / SOLO_CLUSTER + 1u : 0u;
             cluster_expand<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, share,
-                                            from_worklist);
+                                            workers, from_worklist);
         }
-        const auto reads = peer.after_expand(level + 1u, appends, send, low, before);
         if (threadIdx.x == 0u) {
             words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
         }
         if (lead_thread && (level + 1u) % poll_every == 0u) {
             if (peer_load_abort(abort) != 0u) {
-                words[CLUSTER_ABORT] = 1u;
+                words[CLUSTER_ABORT] = level;
             }
             if ((*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) |
                  *const_cast<const volatile unsigned int*>(ctrl + CTRL_SEND_OVERFLOW)) != 0u) {
-                words[CLUSTER_STOP] = 1u;  // the action stops the kernel on the overflow
+                // The action stops the kernel on the overflow.
+                words[CLUSTER_STOP] = level;
             }
         }
-        // Every append of the level done, in every block. The peer warp frees and releases
-        // between its arrival and its wait (SoloPeerWarp::after_arrive).
+        // Every append of the level done, in every block.
         cluster_arrive();
-        peer.after_arrive(level + 1u, reads);
         cluster_wait();
 #ifdef GROUTE_TRACE_LEVEL
         // A diagnostic build (compiled with -DGROUTE_TRACE_LEVEL=N, GROUTE_NVRTC_OPTIONS): the
@@ -426,55 +526,27 @@ __device__ ClusterSoloResult cluster_solo_run(
             trace_word = static_cast<unsigned int>((mhz < 0xFFFull ? mhz : 0xFFFull) << 20 | us);
         }
 #endif
-        // Every block's count of the level, block 0's stop and abort words.
-        unsigned int counted = 0;
-        if (lane < SOLO_CLUSTER) {
-            counted =
-                cluster_load(cluster_address(words + CLUSTER_COUNT + level % 3u, lane));
-        } else if (lane == SOLO_CLUSTER) {
-            const unsigned int lead_words =
-                MAP_AT_USE ? cluster_address(words, 0u) : lead;
-            counted = cluster_load(lead_words + 4u * CLUSTER_STOP) |
-                      cluster_load(lead_words + 4u * CLUSTER_ABORT) << 1;
-        }
-        unsigned int total = 0;
-        unsigned int entries_below = 0;  // entries of the blocks of lower rank
-        unsigned int entries = 0;        // entries of every block
-        mine = 0;
-#pragma unroll
-        for (unsigned int j = 0; j < SOLO_CLUSTER; ++j) {
-            const unsigned int c = __shfl_sync(0xFFFFFFFFu, counted, j);
-            const unsigned int kept = c < capacity ? c : capacity;
-            total += c;
-            entries += kept;
-            entries_below += j < rank ? kept : 0u;
-            mine = j == rank ? kept : mine;
-        }
-        const unsigned int flags = __shfl_sync(0xFFFFFFFFu, counted, SOLO_CLUSTER);
-        if (total == 0u || total > words[CLUSTER_BOUND] || flags != 0u ||
-            unlisted + total > CLUSTER_MAX_UNLISTED) {
+        const ClusterLevelEnd e = level_end(level, unlisted);
+        mine = e.mine;
+        if (e.last) {
             // Hand the batch over: the spills are at [listed, listed + spilled); the entries
             // follow, block by block. (The worklist's end: the mode lists only its last batch.)
             const unsigned int listed = words[CLUSTER_END];
-            const unsigned int spilled = total - entries;
-            const unsigned int at = listed + spilled + entries_below;
-            for (unsigned int i = threadIdx.x; i < mine; i += blockDim.x) {
+            const unsigned int spilled = e.total - e.entries;
+            const unsigned int at = listed + spilled + e.entries_below;
+            for (unsigned int i = threadIdx.x; i < mine; i += workers) {
                 wl.put(at + i, arrays.vertex[write + i]);
             }
-            // Every level after the first expanded the previous level's items, all unlisted.
-            const unsigned long long processed =
-                static_cast<unsigned long long>(listed - words[CLUSTER_START]) + unlisted;
-            return ClusterSoloResult{listed,           listed + total, level + 1u,
-                                     (flags >> 1) & 1u, unlisted,       processed,
+            return result(level, e, unlisted,
 #ifdef GROUTE_TRACE_LEVEL
-                                     lead_thread ? trace_word : 0u
+                          lead_thread ? trace_word : 0u
 #else
-                                     0u
+                          0u
 #endif
-            };
+            );
         }
-        unlisted += total;
-        count = total;
+        unlisted += e.total;
+        count = e.total;
     }
 }
 

@@ -652,17 +652,18 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 // Device-driven runs: the peer warp's share of the protocol in a SOLO phase (the block's last
 // warp: of block 0 in fused_solo, of the cluster's block 0 in the cluster mode). Each level
 // its lane 0 reads (read_level) the inbox's published end (relaxed), the sends' end and the
-// inbox positions the finished levels read: in fused_solo at the level's start
-// (before_level), so that the round trips overlap the level; in the cluster mode after the
-// warp's share of the level (after_expand), so that nothing they return is held in registers
-// through the expansion (the cluster loop has none to spare). After its share of the level
-// (after_expand) the warp, if the inbox's end moved, fences (acquire) and receives up to it
-// (solo_receive; __syncwarp carries the fence to the other lanes) into the level's appends,
-// then takes the items out of PEER_PENDING. Lane 0 also frees the positions the finished
-// levels read and counts and releases the sends (settle): in fused_solo before receiving,
-// every SOLO_RELEASE_LEVELS levels; in the cluster mode every CLUSTER_RELEASE_LEVELS levels
-// between its arrival at the level's closing barrier and its wait (after_arrive), off the
-// path of the other blocks' wait. The words it keeps across levels are in shared memory
+// inbox positions the finished levels read. In fused_solo the warp also expands its share of
+// the level: it reads at the level's start (before_level), so that the round trips overlap
+// the level, and receives after its share (after_expand). In the cluster mode it expands
+// nothing and runs a loop of its own beside the level loop (cluster_solo_run): it reads and
+// receives at once (turn), while the other warps expand the level. Receiving: if the inbox's
+// end moved, the warp fences (acquire) and receives up to it (solo_receive; __syncwarp
+// carries the fence to the other lanes) into the level's appends, then takes the items out
+// of PEER_PENDING. Lane 0 also frees the positions the finished levels read and counts and
+// releases the sends (settle): in fused_solo before receiving, every SOLO_RELEASE_LEVELS
+// levels; in the cluster mode every CLUSTER_RELEASE_LEVELS levels between its arrival at the
+// level's closing barrier and its wait (after_arrive), off the path of the other blocks'
+// wait. The words it keeps across levels are in shared memory
 // (`words`), lane 0's reads of a level in SoloPeerReads, which the caller passes from the
 // read to the settle; every word it writes is read after a closing barrier (the report; in the
 // cluster mode after a block barrier that follows the last cluster barrier, since it writes
@@ -689,7 +690,8 @@ struct SoloPeerWords {
 // reloaded after each barrier, whose acquire had invalidated the L1, before anything else of
 // the level. Held by the caller, BFS's member build spills nothing: road BFS on 2 H200s
 // 15.64 / 15.68 ms against 16.66 / 16.72 (session 17, same call). SSSP's still spilled the
-// addresses until the members mapped them at use (ClusterWorklist).
+// addresses until the members mapped them at use (ClusterWorklist). (Since session 21 the
+// cluster mode's peer warp runs a loop of its own, and the level loop holds no reads.)
 struct SoloPeerReads {
     unsigned int now = 0u;
     unsigned int sent = 0u;
@@ -703,6 +705,9 @@ template <bool PEERED, bool LAGGED>
 struct SoloPeerWarp {
     const FusedArgs& a;
     SoloPeerWords& words;
+
+    // Whether a peer warp exists (device-driven builds).
+    static constexpr bool ACTIVE = PEERED;
 
     __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w)
         : a(args), words(w) {}
@@ -724,33 +729,61 @@ struct SoloPeerWarp {
         words.seen = sends_counted;
     }
 
-    // At the level's start: fused_solo reads here, so that the round trips overlap the
-    // level, and passes the reads to after_expand; the cluster mode reads in after_expand
-    // instead (nothing held through the level's expansion) and gets nothing here.
+    // fused_solo, at the level's start: the reads, so that the round trips overlap the level
+    // (after_expand takes them).
     __device__ __forceinline__ SoloPeerReads before_level(const SendBuffer& send) const {
-        return LAGGED ? SoloPeerReads{} : read_level(send.ctrl);
+        static_assert(!LAGGED, "the cluster mode's peer warp reads in turn");
+        return read_level(send.ctrl);
     }
 
-    // After the warp's share of level `levels` (counted from 1), before the level's closing
-    // barrier: receive (and, in fused_solo, free and release the `before` reads: see above).
-    // Returns the reads that after_arrive settles (the cluster mode).
+    // fused_solo, after the warp's share of level `levels` (counted from 1), before the
+    // level's closing barrier: free and release the `before` reads, and receive.
     template <typename Appends>
-    __device__ __forceinline__ SoloPeerReads after_expand(unsigned int levels,
-                                                          const Appends& appends,
-                                                          const SendBuffer& send,
-                                                          const LowList& low,
-                                                          const SoloPeerReads& before) const {
+    __device__ __forceinline__ void after_expand(unsigned int levels, const Appends& appends,
+                                                 const SendBuffer& send, const LowList& low,
+                                                 const SoloPeerReads& before) const {
+        static_assert(!LAGGED, "the cluster mode's peer warp calls turn and after_arrive");
         if (!warp()) {
-            return SoloPeerReads{};
+            return;
         }
-        SoloPeerReads reads = before;
-        if (LAGGED) {
-            reads = read_level(send.ctrl);
-        } else {
-            settle(levels, reads);
-        }
-        // The fence pattern's acquire (the load observed the sender's release), paid only
-        // when the end moved: ld.acquire would invalidate the SM's L1 every level.
+        settle(levels, before);
+        receive(before, appends, send, low);
+    }
+
+    // The cluster mode (LAGGED), the peer warp's whole share of a level before its closing
+    // barrier (it expands none of the level's items): reads and receives into the level's
+    // appends (`appends`: the warp's destination's). Returns the reads that after_arrive
+    // settles. Called by the peer warp only, all 32 lanes.
+    template <typename Appends>
+    __device__ __forceinline__ SoloPeerReads turn(const Appends& appends,
+                                                  const SendBuffer& send,
+                                                  const LowList& low) const {
+        static_assert(LAGGED, "fused_solo's peer warp calls before_level and after_expand");
+        const SoloPeerReads reads = read_level(send.ctrl);
+        receive(reads, appends, send, low);
+        return reads;
+    }
+
+    // The cluster mode (LAGGED), between the peer warp's arrival at level `levels`' closing
+    // barrier and its wait there: free and release (`reads`: turn's). Nothing the level's
+    // barrier orders depends on them, so the system-scope fence of a release (which waits for
+    // the termination count's remote reductions) overlaps the barrier and the next level's
+    // start instead of delaying every block's wait. Called by the peer warp only, all 32
+    // lanes; it reconverges before returning (the barrier's wait is .aligned).
+    __device__ __forceinline__ void after_arrive(unsigned int levels,
+                                                 const SoloPeerReads& reads) const {
+        static_assert(LAGGED, "fused_solo's peer warp settles in after_expand");
+        settle(levels, reads);
+        __syncwarp();
+    }
+
+  private:
+    // Receives the inbox items [reads.read, reads.now) (lane 0's reads) into `appends`. The
+    // fence pattern's acquire (the load observed the sender's release), paid only when the
+    // end moved: ld.acquire would invalidate the SM's L1 every level.
+    template <typename Appends>
+    __device__ __forceinline__ void receive(const SoloPeerReads& reads, const Appends& appends,
+                                            const SendBuffer& send, const LowList& low) const {
         const unsigned int to = __shfl_sync(0xFFFFFFFFu, reads.now, 0);
         const unsigned int from = __shfl_sync(0xFFFFFFFFu, reads.read, 0);
         if (to != from) {
@@ -764,24 +797,8 @@ struct SoloPeerWarp {
                 words.taken = to;
             }
         }
-        return reads;
     }
 
-    // The cluster mode (LAGGED), between the peer warp's arrival at level `levels`' closing
-    // barrier and its wait there: free and release (`reads`: after_expand's). Nothing the
-    // level's barrier orders depends on them, so the system-scope fence of a release (which
-    // waits for the termination count's remote reductions) overlaps the barrier and the next
-    // level's start instead of delaying every block's wait. The warp reconverges before
-    // returning (the barrier's wait is .aligned).
-    __device__ __forceinline__ void after_arrive(unsigned int levels,
-                                                 const SoloPeerReads& reads) const {
-        if (LAGGED && warp()) {
-            settle(levels, reads);
-            __syncwarp();
-        }
-    }
-
-  private:
     // Lane 0: the inbox's published end, the sends' end (LAGGED: the one read a level before,
     // keeping this one for the next level) and the inbox positions the finished levels read.
     // `ctrl`: the control words holding the sends' end (the level's SendBuffer's).

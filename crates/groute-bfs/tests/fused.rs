@@ -531,12 +531,14 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 
 /// The single-block mode on a cluster in the members of a device-driven run (the
 /// `_peer_cluster` build: each member's cluster 0 runs levels back to back while its block 0's
-/// last warp sends, receives and counts for the group, kernels/include/fused.cuh SoloPeerWarp):
-/// the reference on road grids cut by the block partition (many levels cross it both ways), a
-/// sparse random graph and a path, from several sources, with bounds from one item to none,
-/// with soft priority, on 2 and 3 devices and in a group of one; every listed or unlisted item
-/// expanded once, every published item received, and the cluster's levels counted where it
-/// runs.
+/// last warp, in a loop of its own, receives, releases and counts for the group,
+/// kernels/include/fused.cuh SoloPeerWarp): the reference on road grids cut by the block
+/// partition (many levels cross it both ways), a sparse random graph, a path and a wide tree
+/// (a level past the cluster's frontiers: spills), from several sources, with bounds from one
+/// item to none, with soft priority, in blocks of 1,024 and 512 threads (block 0 expands on
+/// all but the peer warp), on 2 and 3 devices and in a group of one; every listed or unlisted
+/// item expanded once, every published item received, and the cluster's levels counted where
+/// it runs.
 #[test]
 fn the_cluster_mode_runs_in_device_driven_members() {
     for devices in [1, 2, 3] {
@@ -553,26 +555,29 @@ fn the_cluster_mode_runs_in_device_driven_members() {
             generated("road:side=64,p=1,seed=42"),
             generated("random:n=5000,m=12000,seed=43"),
             from_pairs(3000, &chain, "symmetric path"),
+            wide_tree(30),
         ];
         for g in &graphs {
             let n = g.num_vertices() as u32;
             for s in [0, n / 2, n - 1] {
                 let expected = bfs_reference(&g.csr, s);
-                for (solo, prio) in [
-                    (None, None),
-                    (None, Some(2)),
-                    (Some(1), None),
-                    (Some(300), None),
-                    (Some(u32::MAX), Some(2)),
+                for (solo, prio, block) in [
+                    (None, None, 1024),
+                    (None, Some(2), 1024),
+                    (Some(1), None, 1024),
+                    (Some(300), None, 512),
+                    (Some(u32::MAX), Some(2), 1024),
+                    (Some(u32::MAX), None, 512),
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
-                    o.worklist.fused_block = Some(1024);
+                    o.worklist.fused_block = Some(block);
                     o.worklist.fused_solo_max = solo;
                     o.worklist.fused_cluster = Some(true);
                     o.worklist.prio_delta = prio;
                     let label = format!(
-                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}",
+                        "{} from {s} on {devices} devices, block {block}, solo {solo:?}, prio \
+                         {prio:?}",
                         g.name
                     );
                     let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
