@@ -385,8 +385,11 @@ __device__ ClusterSoloResult cluster_solo_run(
     // 20, road BFS on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both
     // builds in one call, and read smaller differences as layout (docs/device-driven.md,
     // "Session 20"; there too: the members' peer code cost 0.5 ms compiled into this loop,
-    // the same whether it ran every level or every 16th; "Session 21": out of it, 0.2-0.3 ms
-    // of that is gone).
+    // the same whether it ran every level or every 16th). Session 21 swept 0 to 5 NOPs over
+    // both one-device builds and the members' (road, one H200): SSSP one device 17.71-18.02
+    // ms before the stop and abort words held their level, 18.12-18.33 after; BFS members
+    // 14.40 at 0 to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82
+    // at every shift with it in this loop.
     // Device-driven members (Peer::ACTIVE): the peer warp (the last warp of block 0) runs the
     // protocol's loop below and expands no item; the block's other warps expand its share of
     // each level.
@@ -447,11 +450,15 @@ __device__ ClusterSoloResult cluster_solo_run(
     };
     // The peer warp: reads and receives into the level's appends while the other warps
     // expand the level, and settles between its arrival at the level's barrier and its wait.
-    // It leaves the level loop's body, where its branch, though never taken on 31 of 32
-    // warps, cost the members' build 0.2-0.3 ms on road (see the comment above the level
-    // loop). The vote makes the branch warp-uniform to the compiler: on Peer::warp() alone
-    // (a lane's test) the warps after it would not be known converged, and each would
-    // execute a WARPSYNC.ALL before its .aligned arrive at every level.
+    // Out of the level loop's body (session 21): there, its branch cost every warp's level
+    // though taken on one warp only (session 20), and the level's barrier waited for the
+    // peer warp's share of the items and then its turn, one after the other. In one A/B call (road, one H200,
+    // group of one and 2 members sharing the GPU, BFS and SSSP) the members ran 0.2-0.3 ms
+    // faster with it apart; over code shifts the gain is smaller on average (see the
+    // comment above the level loop). The vote makes the branch warp-uniform to the
+    // compiler: on Peer::warp() alone (a lane's test) the warps after it would not be known
+    // converged, and each would execute a WARPSYNC.ALL before its .aligned arrive at every
+    // level.
     if (Peer::ACTIVE && __all_sync(0xFFFFFFFFu, Peer::warp())) {
         unsigned int unlisted = 0;
         for (unsigned int level = 0;; ++level) {

@@ -24,10 +24,11 @@
 //!   vote what was published when the previous level started, frees what it read, and counts
 //!   and releases its sends every few levels. Where the single-block mode runs on a cluster
 //!   ([`fused_cluster`](crate::WorklistOptions::fused_cluster), the `<algo>_fused_peer_cluster`
-//!   build), the last warp of the cluster's block 0 does the same once per level: it receives
-//!   into the cluster's frontier before the level's cluster barrier, and frees and releases
-//!   between its arrival there and its wait, releasing the sends counted a level before (the
-//!   other blocks may still be writing the level's own). The items the cluster's levels
+//!   build), the last warp of the cluster's block 0 does the same once per level in a loop of
+//!   its own, expanding no item: it receives into the cluster's frontier while the other warps
+//!   expand the level, and frees and releases between its arrival at the level's cluster
+//!   barrier and its wait, releasing the sends counted a level before (the other warps may
+//!   still be writing the level's own). The items the cluster's levels
 //!   produce and expand without listing them are reported apart (`FUSED_UNLISTED`), as on one
 //!   device.
 //! - **Termination** is one counter in device 0's mailbox (`PEER_PENDING`): every member
