@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use groute_core::cuda::{
-    GpuSharing, PeerExchange, PeerGroup, peer_group_probe, peer_start_gate_probe,
+    CudaModule, GpuSharing, PEER_GROUP, PeerExchange, PeerGroup, member_grid, member_share,
+    peer_group_probe, peer_start_gate_probe,
 };
 use groute_core::testing::{cuda_context, cuda_context_on};
 use groute_core::{Context, Error};
@@ -45,6 +46,41 @@ fn virtual_devices_on_one_gpu_may_only_split_it() {
             0,
             "{devices}: no such member"
         );
+    }
+}
+
+/// A member's cooperative grid is its share of the kernel's resident blocks; a share that
+/// holds none is an error naming the setting, the fallback and, on a shared GPU, fewer devices
+/// (GROUTE_TEST_CUDA=1).
+#[test]
+fn a_member_grid_is_its_share_or_an_error_naming_the_fallback() {
+    let Some(ctx) = cuda_context(1) else {
+        return;
+    };
+    let stream = ctx.devices()[0].stream().raw();
+    let function = CudaModule::load(stream.as_ref(), &PEER_GROUP)
+        .and_then(|m| m.function("peer_group_probe"))
+        .unwrap();
+    let block = 256;
+    let resident = function.max_resident_grid(block, 0).unwrap();
+    assert!(resident > 0, "the probe kernel fits");
+    for members in [1, 2, 3] {
+        let grid = member_grid(&function, "probe grid", block, members, "--driver host")
+            .unwrap_or_else(|e| panic!("{members} members: {e}"));
+        assert_eq!(grid, member_share(resident, members), "{members} members");
+    }
+    // More members than blocks leave each share empty.
+    let crowd = resident as usize + 1;
+    let err = member_grid(&function, "probe grid", block, crowd, "--driver host")
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "probe grid",
+        "--driver host",
+        "fewer devices",
+        &format!("1/{crowd}"),
+    ] {
+        assert!(err.contains(part), "missing {part:?}: {err}");
     }
 }
 

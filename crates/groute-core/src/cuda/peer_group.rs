@@ -105,6 +105,32 @@ pub fn member_share(max: u32, members: usize) -> u32 {
     }
 }
 
+/// The cooperative grid of a member's persistent kernel `function` in blocks of `block`
+/// threads: [`member_share`] of its blocks resident at once on the GPU, which `members`
+/// members of the run share (1: a GPU of its own). When the share holds no block, an error on
+/// `setting` (the kernel or grid it sizes) whose fix names `fallback` (the option that runs
+/// without the kernel, e.g. a host-driven mode) and, on a shared GPU, fewer devices.
+pub fn member_grid(
+    function: &super::CudaFunction,
+    setting: &'static str,
+    block: u32,
+    members: usize,
+    fallback: &str,
+) -> Result<u32> {
+    let grid = member_share(function.max_resident_grid(block, 0)?, members);
+    if grid > 0 {
+        return Ok(grid);
+    }
+    let fix = if members > 1 {
+        format!(
+            "at least one resident block of {block} threads on this member's share of its              GPU (1/{members}); use {fallback}, or fewer devices"
+        )
+    } else {
+        format!("at least one resident block of {block} threads (use {fallback})")
+    };
+    Err(Error::invalid(setting, grid, fix))
+}
+
 /// How the members of a device-driven run exchange values (the all-reduce that is also their
 /// barrier).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::{
     CudaFunction, CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
-    member_share,
+    member_grid,
 };
 
 use super::pull::PullBuffers;
@@ -264,21 +264,13 @@ impl FusedKernel {
         };
         let function = CudaModule::load(stream, &FUSED_PAGERANK_SOURCE)?.function(name)?;
         function.load_now()?;
-        let grid = member_share(
-            function.max_resident_grid(FUSED_PAGERANK_BLOCK, 0)?,
+        let grid = member_grid(
+            &function,
+            "fused PageRank grid",
+            FUSED_PAGERANK_BLOCK,
             sharing,
-        );
-        if grid == 0 {
-            let fix = if sharing > 1 {
-                format!(
-                    "at least one resident block of {name} on this member's share of its GPU \
-                     (1/{sharing}); use --driver host, or fewer devices"
-                )
-            } else {
-                format!("at least one resident block of {name} (use --driver host)")
-            };
-            return Err(Error::invalid("fused PageRank grid", 0, fix));
-        }
+            "--driver host",
+        )?;
         Ok(FusedKernel { function, grid })
     }
 

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use groute_core::cuda::{
     BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_POSTBOX_WORDS,
-    PeerGroup, member_share,
+    PeerGroup, member_grid,
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
@@ -69,19 +69,13 @@ impl FusedMember {
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
         let kernel = module.function(options.kernel_name())?;
-        let grid = member_share(kernel.max_resident_grid(BLOCK, 0)?, sharing);
-        if grid == 0 {
-            return Err(Error::invalid(
-                options.kernel_name(),
-                BLOCK,
-                format!(
-                    "a kernel with at least one resident block of 256 threads on this \
-                     member's share of its GPU (1/{sharing}); use --do-driver per-device, or \
-                     fewer devices"
-                ),
-            )
-            .into());
-        }
+        let grid = member_grid(
+            &kernel,
+            options.kernel_name(),
+            BLOCK,
+            sharing,
+            "--do-driver per-device",
+        )?;
         let words = n.div_ceil(32).max(1);
         Ok(FusedMember {
             // Two halves (levels alternate between them) of a slot per other device, then the
