@@ -387,9 +387,10 @@ __device__ ClusterSoloResult cluster_solo_run(
     // "Session 20"; there too: the members' peer code cost 0.5 ms compiled into this loop,
     // the same whether it ran every level or every 16th). Session 21 swept 0 to 5 NOPs over
     // both one-device builds and the members' (road, one H200): SSSP one device 17.71-18.02
-    // ms before the stop and abort words held their level, 18.12-18.33 after; BFS members
-    // 14.40 at 0 to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82
-    // at every shift with it in this loop.
+    // ms before the stop and abort words held their level, 18.12-18.33 after (and 17.97-18.19
+    // with 0 to 7 NOPs before the loops: scheduling, not alignment); BFS members 14.40 at 0
+    // to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82 at every
+    // shift with it in this loop.
     // Device-driven members (Peer::ACTIVE): the peer warp (the last warp of block 0) runs the
     // protocol's loop below and expands no item; the block's other warps expand its share of
     // each level.
