@@ -45,25 +45,31 @@
 // is at most l: a later level's write (a faster warp may already be in level l + 1 while
 // another still reads) never makes a word at most l. (With words that only went from 0 to 1,
 // or a spill that set one, a warp still reading could see a later level's stop, leave the
-// phase a level early and leave the others waiting at a barrier it never reaches.) The
-// words are cleared at the phase's start, before a cluster barrier; no block leaves the phase
-// while another may still read them (they are next written at the next phase's start, after a
-// grid barrier every block arrives at after its reads). Each block's copy of the batch's
+// phase a level early and leave the others waiting at a barrier it never reaches.) A level
+// never reaches all ones: every level that goes on adds at least one item to the phase's
+// unlisted ones, which stop it below CLUSTER_MAX_UNLISTED. The words are set at the phase's
+// start (counters 0, stop and abort all ones), before a cluster barrier; a block may leave
+// the phase while another still reads them, but they are next written at the next phase's
+// start, after a grid barrier that every block arrives at after its reads. Each block's copy
+// of the batch's
 // start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block before the
 // phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
-// (a counter past the capacity), a low-list or send overflow or the host's abort word (polled by block 0 every
-// `poll_every` levels) end it, and so does a phase whose unlisted items near 2^31 (their
-// report is 32-bit). A worklist overflow (a spill or the hand-over past the capacity) is
-// recorded in ctrl as for any append, and the next barrier's action stops the kernel on it.
+// (a counter past the capacity), a low-list or send overflow or the host's abort word (polled
+// by block 0 every `poll_every` levels) end it, and so does a phase whose unlisted items near
+// 2^31 (their report is 32-bit). A worklist overflow (a spill or the hand-over past the
+// capacity) is recorded in ctrl as for any append, and the next barrier's action stops the
+// kernel on it.
 // It expands every item at thread granularity (THREAD_ARCS arcs per step), so
 // the host runs it only on graphs whose longest adjacency list is short (the host's bound:
 // CLUSTER_MAX_DEGREE in fused_tuning.rs) and whose arc positions fit 32 bits (the frontier
 // keeps 32-bit ranges, as SOLO's).
 //
 // Launch: the build's kernel has __cluster_dims__(SOLO_CLUSTER, 1, 1) (compute capability 9.0
-// or later), a 1D grid, blockDim.x a multiple of 32. Self-contained (NVRTC).
+// or later), a 1D grid, blockDim.x a multiple of 32 (in the members' build at least 64: the
+// peer warp expands nothing, so block 0 needs another warp; the host runs the mode on blocks
+// of more than 256 threads only). Self-contained (NVRTC).
 #pragma once
 
 #include "peer_group.cuh"
@@ -318,7 +324,8 @@ __device__ __forceinline__ constexpr unsigned int frontier_array_bytes() {
 enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 
 // The mode from the batch [start, end) on every thread of the blocks of cluster 0, until a
-// level has more than `bound` items or none, or a stop or abort (see the file comment). Spills
+// level has more than `bound` items or none, spills, or meets a stop or abort, or the phase's
+// unlisted items near CLUSTER_MAX_UNLISTED (see the file comment). Spills
 // and the batch it leaves go to the worklist `wl_data`/`wl_mask` (ctrl: the global control
 // words; CTRL_WL_END is `end` at the start, and the returned end when the mode returns),
 // items other devices own to `send` (reserved on ctrl's CTRL_SEND_END), deferred items to
@@ -327,7 +334,8 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // (Peer::warp(), the last of block 0) expands no item: each level it calls turn(appends,
 // send, low) (its receipts join the level's appends; it returns the level's reads) and,
 // between its arrival at the level's closing barrier and its wait, after_arrive(levels,
-// reads); block 0's other warps expand the block's share. Where not, no thread calls it.
+// reads); block 0's other warps (Peer::expanders()) expand the block's share. Where not, no
+// thread calls it.
 // MAP_AT_USE: see ClusterWorklist (the members' builds).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool MAP_AT_USE, typename Peer>
 __device__ ClusterSoloResult cluster_solo_run(
@@ -379,8 +387,9 @@ __device__ ClusterSoloResult cluster_solo_run(
     // that the compiler does not hoist). Every register the loop frees keeps the level's
     // loads and atomics in flight together rather than spilling (a spilled word's reload
     // after the barrier misses the L1 that the barrier's acquire invalidated). The peer build
-    // (device-driven members) has too few registers to keep the destination's addresses
-    // too: it maps them at use (MAP_AT_USE, see ClusterWorklist).
+    // (device-driven members) maps the destination's addresses at use (MAP_AT_USE, see
+    // ClusterWorklist: it once had too few registers to keep them, and still measures the
+    // same either way).
     // Measuring a change to this loop: its code layout alone moves it by up to 2% (session
     // 20, road BFS on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both
     // builds in one call, and read smaller differences as layout (docs/device-driven.md,
@@ -391,11 +400,9 @@ __device__ ClusterSoloResult cluster_solo_run(
     // with 0 to 7 NOPs before the loops: scheduling, not alignment); BFS members 14.40 at 0
     // to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82 at every
     // shift with it in this loop.
-    // Device-driven members (Peer::ACTIVE): the peer warp (the last warp of block 0) runs the
-    // protocol's loop below and expands no item; the block's other warps expand its share of
-    // each level.
-    const unsigned int workers =
-        Peer::ACTIVE && rank == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
+    // Device-driven members (Peer::ACTIVE): the peer warp runs the protocol's loop below and
+    // expands no item; the other warps of its block expand the block's share of each level.
+    const unsigned int workers = Peer::expanders();
     const auto appends_of = [&](unsigned int level) {
         return ClusterWorklist<MAP_AT_USE>{{offsets},
                                            dest_words + 4u * (CLUSTER_COUNT + level % 3u),
@@ -453,25 +460,27 @@ __device__ ClusterSoloResult cluster_solo_run(
     // expand the level, and settles between its arrival at the level's barrier and its wait.
     // Out of the level loop's body (session 21): there, its branch cost every warp's level
     // though taken on one warp only (session 20), and the level's barrier waited for the
-    // peer warp's share of the items and then its turn, one after the other. In one A/B call (road, one H200,
-    // group of one and 2 members sharing the GPU, BFS and SSSP) the members ran 0.2-0.3 ms
-    // faster with it apart; over code shifts the gain is smaller on average (see the
-    // comment above the level loop). The vote makes the branch warp-uniform to the
-    // compiler: on Peer::warp() alone (a lane's test) the warps after it would not be known
-    // converged, and each would execute a WARPSYNC.ALL before its .aligned arrive at every
-    // level.
-    if (Peer::ACTIVE && __all_sync(0xFFFFFFFFu, Peer::warp())) {
-        unsigned int unlisted = 0;
-        for (unsigned int level = 0;; ++level) {
-            const auto reads = peer.turn(appends_of(level), send, low);
-            cluster_arrive();
-            peer.after_arrive(level + 1u, reads);
-            cluster_wait();
-            const ClusterLevelEnd e = level_end(level, unlisted);
-            if (e.last) {
-                return result(level, e, unlisted, 0u);  // the others hand the batch over
+    // peer warp's share of the items and then its turn, one after the other. In one A/B
+    // call (road, one H200, group of one and 2 members sharing the GPU, BFS and SSSP) the
+    // members ran 0.2-0.3 ms faster with it apart; over code shifts the gain is smaller on
+    // average (see the comment above the level loop). The vote makes the branch warp-uniform
+    // to the compiler: on Peer::warp() alone (a lane's test) the warps after it would not be
+    // known converged, and each would execute a WARPSYNC.ALL before its .aligned arrive at
+    // every level.
+    if constexpr (Peer::ACTIVE) {
+        if (__all_sync(0xFFFFFFFFu, Peer::warp())) {
+            unsigned int unlisted = 0;
+            for (unsigned int level = 0;; ++level) {
+                const auto reads = peer.turn(appends_of(level), send, low);
+                cluster_arrive();
+                peer.after_arrive(level + 1u, reads);
+                cluster_wait();
+                const ClusterLevelEnd e = level_end(level, unlisted);
+                if (e.last) {
+                    return result(level, e, unlisted, 0u);  // the others hand the batch over
+                }
+                unlisted += e.total;
             }
-            unlisted += e.total;
         }
     }
     unsigned int count = end - start;  // the level's items, all blocks

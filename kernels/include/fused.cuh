@@ -77,8 +77,9 @@
 // level's worklist and frontier beside the other warps; taken out of PEER_PENDING), frees
 // what the finished levels read and, every SOLO_RELEASE_LEVELS levels, counts and releases
 // what they sent, all while the other warps expand the level (SoloPeerWarp; in the
-// `_peer_cluster` build the last warp of the cluster's block 0 does the same for the cluster
-// mode); SOLO reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) and, on a cluster,
+// `_peer_cluster` build the last warp of the cluster's block 0 receives, frees, counts and
+// releases for the cluster mode in a loop of its own, expanding no item: cluster_solo.cuh);
+// SOLO reports both ends (FUSED_SOLO_PUBLISHED, FUSED_SOLO_TAKEN) and, on a cluster,
 // the items it never listed (FUSED_SOLO_UNLISTED) to the next action. With nothing left
 // (empty batch, empty low
 // list, empty inbox), the action idles (peer_idle): at its first idle it waits for the
@@ -671,7 +672,7 @@ __device__ __forceinline__ void solo_receive(const FusedArgs& a, unsigned int fr
 //
 // Which sends a release may cover: only those whose items are written. In fused_solo the
 // level's appends start after solo_expand's vote, so the end read before it is complete
-// (LAGGED false). In the cluster mode the other blocks may already append the level's sends
+// (LAGGED false). In the cluster mode the other warps may already append the level's sends
 // when lane 0 reads the end, so it releases the end it read a level before (LAGGED true):
 // every reservation that end counts is of a level before, whose items were written before
 // that level's closing cluster barrier.
@@ -712,9 +713,15 @@ struct SoloPeerWarp {
     __device__ __forceinline__ SoloPeerWarp(const FusedArgs& args, SoloPeerWords& w)
         : a(args), words(w) {}
 
-    // This thread's warp is the peer warp: block 0's last (block-uniform).
+    // This thread's warp is the peer warp: block 0's last (warp-uniform).
     __device__ __forceinline__ static bool warp() {
         return PEERED && blockIdx.x == 0u && threadIdx.x / 32u == (blockDim.x - 1u) / 32u;
+    }
+
+    // The cluster mode: the threads of this block that expand items, from thread 0 (all of
+    // them but the peer warp, which expands none).
+    __device__ __forceinline__ static unsigned int expanders() {
+        return PEERED && blockIdx.x == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
     }
 
     // And this thread is its lane 0.

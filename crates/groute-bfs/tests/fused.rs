@@ -589,7 +589,11 @@ fn the_cluster_mode_runs_in_device_driven_members() {
                     let cluster_rounds: u64 = w.devices.iter().map(|d| d.solo_cluster_rounds).sum();
                     if !clusters {
                         assert_eq!(cluster_rounds, 0, "{label}");
-                    } else if g.name.starts_with("road") && solo != Some(1) {
+                    } else if (g.name.starts_with("road") || (g.name == "wide tree" && s == 0))
+                        && solo != Some(1)
+                    {
+                        // The wide tree's level of 900 items runs on the cluster (unless the
+                        // bound is under it) and appends about 27,000 / devices: spills.
                         assert!(cluster_rounds > 0, "{label}: ran on one block");
                     }
                 }

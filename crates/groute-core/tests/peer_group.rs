@@ -76,12 +76,14 @@ fn a_member_grid_is_its_share_or_an_error_naming_the_fallback() {
         .to_string();
     for part in [
         "probe grid",
+        "peer_group_probe",
         "--driver host",
         "fewer devices",
         &format!("1/{crowd}"),
     ] {
         assert!(err.contains(part), "missing {part:?}: {err}");
     }
+    assert!(!err.contains("  "), "a run of spaces in the message: {err}");
 }
 
 #[test]

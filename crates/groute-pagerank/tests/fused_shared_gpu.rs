@@ -18,7 +18,6 @@ use common::{check_result, from_pairs, generated, options, with_hubs, with_in_hu
 use groute_core::cuda::{PEER_MAX_DEVICES, member_share};
 use groute_core::testing::{GpuHold, cuda_test};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
-use groute_pagerank::cuda::fused::FusedKernel;
 use groute_pagerank::{
     DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, SweepMode, pagerank, pagerank_reference,
 };
@@ -36,9 +35,14 @@ fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
 /// (`None`: CUDA not tested).
 fn whole_gpu_grid(o: &PageRankOptions) -> Option<u32> {
     let ctx = cuda_test(1, Some(1), GpuHold::Alone)?;
-    let stream = ctx.devices()[0].stream().raw();
-    let kernel = FusedKernel::load(stream.as_ref(), o.fused_blocks_per_sm, 1).unwrap();
-    Some(kernel.grid())
+    let g = generated("road:side=40,p=0.6,seed=5");
+    let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
+    let got = pagerank(&ctx, &parted, o).unwrap();
+    Some(
+        got.stats.devices[0]
+            .fused_grid
+            .expect("a device-driven run's grid"),
+    )
 }
 
 /// Runs `o` (the fused driver) on `g` with 2 and 3 members on one GPU, block and METIS

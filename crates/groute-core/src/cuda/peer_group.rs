@@ -108,8 +108,9 @@ pub fn member_share(max: u32, members: usize) -> u32 {
 /// The cooperative grid of a member's persistent kernel `function` in blocks of `block`
 /// threads: [`member_share`] of its blocks resident at once on the GPU, which `members`
 /// members of the run share (1: a GPU of its own). When the share holds no block, an error on
-/// `setting` (the kernel or grid it sizes) whose fix names `fallback` (the option that runs
-/// without the kernel, e.g. a host-driven mode) and, on a shared GPU, fewer devices.
+/// `setting` (the grid it sizes, e.g. "fused PageRank grid") naming the kernel, `fallback`
+/// (the option that runs without it, e.g. a host-driven mode) and, on a shared GPU, fewer
+/// devices.
 pub fn member_grid(
     function: &super::CudaFunction,
     setting: &'static str,
@@ -121,14 +122,16 @@ pub fn member_grid(
     if grid > 0 {
         return Ok(grid);
     }
+    let kernel = function.name();
     let fix = if members > 1 {
         format!(
-            "at least one resident block of {block} threads on this member's share of its              GPU (1/{members}); use {fallback}, or fewer devices"
+            "needs at least one resident block of {kernel} ({block} threads) on this member's \
+             share of its GPU (1/{members}); use {fallback}, or fewer devices"
         )
     } else {
-        format!("at least one resident block of {block} threads (use {fallback})")
+        format!("needs at least one resident block of {kernel} ({block} threads); use {fallback}")
     };
-    Err(Error::invalid(setting, grid, fix))
+    Err(Error::invalid(setting, "0 blocks", fix))
 }
 
 /// How the members of a device-driven run exchange values (the all-reduce that is also their

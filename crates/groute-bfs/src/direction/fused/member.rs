@@ -71,7 +71,7 @@ impl FusedMember {
         let kernel = module.function(options.kernel_name())?;
         let grid = member_grid(
             &kernel,
-            options.kernel_name(),
+            "device-driven BFS grid",
             BLOCK,
             sharing,
             "--do-driver per-device",
