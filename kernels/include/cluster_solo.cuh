@@ -334,7 +334,7 @@ enum : unsigned int { CLUSTER_MAX_UNLISTED = 0x7FFF0000u };
 // (Peer::warp(), the last of block 0) expands no item: each level it calls turn(appends,
 // send, low) (its receipts join the level's appends; it returns the level's reads) and,
 // between its arrival at the level's closing barrier and its wait, after_arrive(levels,
-// reads); block 0's other warps (Peer::expanders()) expand the block's share. Where not, no
+// reads); block 0's other warps (Peer::expanders) expand the block's share. Where not, no
 // thread calls it.
 // MAP_AT_USE: see ClusterWorklist (the members' builds).
 template <typename Relax, bool WEIGHTED, unsigned int ENTRIES, bool MAP_AT_USE, typename Peer>
@@ -402,7 +402,7 @@ __device__ ClusterSoloResult cluster_solo_run(
     // shift with it in this loop.
     // Device-driven members (Peer::ACTIVE): the peer warp runs the protocol's loop below and
     // expands no item; the other warps of its block expand the block's share of each level.
-    const unsigned int workers = Peer::expanders();
+    const unsigned int workers = Peer::expanders(rank);
     const auto appends_of = [&](unsigned int level) {
         return ClusterWorklist<MAP_AT_USE>{{offsets},
                                            dest_words + 4u * (CLUSTER_COUNT + level % 3u),

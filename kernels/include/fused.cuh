@@ -718,10 +718,13 @@ struct SoloPeerWarp {
         return PEERED && blockIdx.x == 0u && threadIdx.x / 32u == (blockDim.x - 1u) / 32u;
     }
 
-    // The cluster mode: the threads of this block that expand items, from thread 0 (all of
-    // them but the peer warp, which expands none).
-    __device__ __forceinline__ static unsigned int expanders() {
-        return PEERED && blockIdx.x == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
+    // The cluster mode: the threads of the block of rank `rank` in cluster 0 that expand
+    // items, from thread 0 (all of them but the peer warp, which expands none; cluster 0's
+    // rank 0 is block 0). On the rank, not blockIdx.x: the same test on blockIdx.x moved the
+    // members' BFS build to its slow layout (road on one H200: group of one 14.82-14.89 ms
+    // against 14.24, session 21), and on the rank its SASS is the build measured there.
+    __device__ __forceinline__ static unsigned int expanders(unsigned int rank) {
+        return PEERED && rank == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
     }
 
     // And this thread is its lane 0.
