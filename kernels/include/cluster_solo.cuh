@@ -51,9 +51,8 @@
 // start (counters 0, stop and abort all ones), before a cluster barrier; a block may leave
 // the phase while another still reads them, but they are next written at the next phase's
 // start, after a grid barrier that every block arrives at after its reads. Each block's copy
-// of the batch's
-// start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block before the
-// phase's first cluster barrier and read only by its own threads.
+// of the batch's start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block
+// before the phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
 // (a counter past the capacity), a low-list or send overflow or the host's abort word (polled
