@@ -7,6 +7,8 @@
 //! cargo run --release --example graphinfo -- --graph soc.txt --write soc.grc   # build a cache
 //! ```
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -218,16 +220,5 @@ fn run(args: Args) -> Result<(), GraphError> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                eprintln!("  caused by: {s}");
-                source = s.source();
-            }
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_on_error(|| run(args))
 }

@@ -202,18 +202,29 @@ pub fn traversal_mode(fused: bool, mode: FusedMode) -> &'static str {
 pub type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Runs `body`, printing an error (with its causes) and exiting non-zero on failure.
-pub fn exit_on_error(body: impl FnOnce() -> Result<(), AnyError>) -> ExitCode {
+pub fn exit_on_error<E: Into<AnyError>>(body: impl FnOnce() -> Result<(), E>) -> ExitCode {
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            let mut source = e.source();
-            while let Some(s) = source {
-                eprintln!("  caused by: {s}");
-                source = s.source();
-            }
+            report_error(&*e.into());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints `e` and the causes under it, each one that its message does not already quote
+/// (an I/O error's message names its cause, for one).
+pub fn report_error(e: &(dyn std::error::Error + 'static)) {
+    let mut printed = e.to_string();
+    eprintln!("error: {printed}");
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !printed.contains(&text) {
+            eprintln!("  caused by: {text}");
+            printed = text;
+        }
+        source = s.source();
     }
 }
 

@@ -45,6 +45,12 @@ pub enum GraphError {
         /// The file.
         path: PathBuf,
     },
+    /// A partition method name (as given to `--partition`) is not known.
+    #[error("unknown partition method `{name}` (known: metis, block)")]
+    UnknownPartitionMethod {
+        /// The name given.
+        name: String,
+    },
     /// A format name (as given to `--format`) is not known.
     #[error("unknown graph format `{name}` (known: mtx, gr, dimacs, snap, metis, galois, grc)")]
     UnknownFormatName {

@@ -50,12 +50,7 @@ impl FromStr for PartitionMethod {
         match s.to_ascii_lowercase().as_str() {
             "metis" => Ok(PartitionMethod::Metis),
             "block" | "blocks" | "contiguous" => Ok(PartitionMethod::Block),
-            _ => Err(GraphError::GenSpec {
-                spec: s.to_owned(),
-                problem: crate::error::SpecProblem::UnknownKind(format!(
-                    "{s} (partition methods: metis, block)"
-                )),
-            }),
+            _ => Err(GraphError::UnknownPartitionMethod { name: s.to_owned() }),
         }
     }
 }
@@ -496,6 +491,28 @@ mod tests {
             .build(&EdgeList::from_pairs(&pairs))
             .unwrap();
         Graph::new(csr, "path", true)
+    }
+
+    #[test]
+    fn partition_method_names_parse_and_unknown_ones_name_the_choices() {
+        for m in [PartitionMethod::Metis, PartitionMethod::Block] {
+            assert_eq!(m.to_string().parse::<PartitionMethod>().unwrap(), m);
+        }
+        assert_eq!(
+            "METIS".parse::<PartitionMethod>().unwrap(),
+            PartitionMethod::Metis
+        );
+        let err = "foo".parse::<PartitionMethod>().unwrap_err();
+        assert!(
+            matches!(err, GraphError::UnknownPartitionMethod { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("partition method `foo`") && text.contains("metis, block"),
+            "{text}"
+        );
+        assert!(!text.contains("generator"), "{text}");
     }
 
     #[test]

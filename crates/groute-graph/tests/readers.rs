@@ -476,14 +476,17 @@ fn format_names_and_detection() {
         GraphFormat::from_extension(Path::new("a.graph")),
         Some(GraphFormat::Metis)
     );
-    assert!(matches!(
-        load_graph("nothing.xyz", None),
-        Err(GraphError::UnknownFormat { .. })
-    ));
-    assert!(matches!(
-        load_graph("/nonexistent/a.mtx", None),
-        Err(GraphError::Io { .. })
-    ));
+    let d = TempDir::new("formats");
+    let unnamed = d.file("edges.xyz", "1 2\n");
+    let err = load_graph(&unnamed, None).unwrap_err();
+    assert!(matches!(err, GraphError::UnknownFormat { .. }), "{err:?}");
+    assert!(err.to_string().contains("--format"), "{err}");
+    // A missing file is reported missing, whatever its extension.
+    for missing in ["/nonexistent/a.mtx", "/nonexistent/a", "/nonexistent/a.xyz"] {
+        let err = load_graph(missing, None).unwrap_err();
+        assert!(matches!(err, GraphError::Io { .. }), "{missing}: {err:?}");
+        assert!(err.to_string().contains(missing), "{err}");
+    }
 }
 
 #[test]

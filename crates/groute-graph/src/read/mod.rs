@@ -103,8 +103,10 @@ impl GraphFormat {
         })
     }
 
-    /// The format of `path` from its extension, looking at the first bytes for `.gr`.
+    /// The format of `path` from its extension, looking at the first bytes for `.gr`. A file
+    /// that cannot be opened is reported as such ([`GraphError::Io`]), whatever its name.
     pub fn detect(path: &Path) -> Result<GraphFormat, GraphError> {
+        std::fs::metadata(path).map_err(|e| GraphError::io(path, e))?;
         if let Some(f) = GraphFormat::from_extension(path) {
             return Ok(f);
         }
