@@ -223,8 +223,9 @@ fn scaling(c: &mut Criterion) {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;
                         for _ in 0..iters {
-                            let (report, full_run) = time_run(&ctx, || workload.run())
+                            let (finished, full_run) = time_run(&ctx, || workload.run())
                                 .unwrap_or_else(|e| fail(&what, e));
+                            let report = workload.report(finished);
                             let algorithm = timer
                                 .algorithm_time(&report)
                                 .unwrap_or_else(|e| fail(&what, e));

@@ -153,6 +153,8 @@ pub struct Device {
     events: EventPool,
     timing_events: EventPool,
     memory: MemoryPool,
+    /// The context's pinned host pool (staging chunks of uploads and downloads).
+    host_memory: MemoryPool,
 }
 
 impl fmt::Debug for Device {
@@ -226,38 +228,33 @@ impl Device {
     /// Allocates a buffer and uploads `data` into it on the device's stream, and returns once
     /// the copy is complete (set-up work: the buffer is ready for any stream).
     ///
-    /// The copy goes through pinned host staging, which is freed before this returns: left
-    /// to the stream's keep-alive list it would be freed at the stream's next operation, and
-    /// freeing pinned host memory waits for every kernel then running on the device (a
-    /// persistent kernel whose host is polling it, for one, would stall the host for its whole
-    /// run).
+    /// The copy goes through at most two pinned chunks of the context's host pool, pipelined
+    /// (see [`STAGING_CHUNK_BYTES`](crate::STAGING_CHUNK_BYTES)); they go back to the pool,
+    /// not to the driver: freeing pinned host memory waits for every kernel then running on
+    /// the device (a persistent kernel whose host is polling it, for one, would stall the
+    /// host for its whole run).
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let dst = self.alloc::<T>(data.len())?;
-        if data.is_empty() {
-            return Ok(dst);
-        }
-        let staging = host_staging(&self.backend, data)?;
-        self.stream.copy(&dst, &staging)?;
-        self.stream.synchronize()?;
-        drop(staging);
+        crate::transfer::upload_from(&self.stream, &self.host_memory, data, &dst)?;
         Ok(dst)
     }
 
     /// Copies `src` (any buffer this device's stream can reach) to a new `Vec`, waiting for
     /// the work already enqueued on the device's stream.
+    ///
+    /// The data comes through at most two recycled pinned chunks, pipelined, and large
+    /// chunks are copied out on rayon's threads (see
+    /// [`STAGING_CHUNK_BYTES`](crate::STAGING_CHUNK_BYTES)).
     pub fn download<T: Pod>(&self, src: &Buffer<T>) -> Result<Vec<T>> {
-        let bytes = std::mem::size_of::<T>() * src.len();
-        let staging =
-            Buffer::<T>::from_raw(self.backend.allocate(MemoryLocation::PinnedHost, bytes)?)?;
-        self.stream.copy(&staging, src)?;
-        self.stream.synchronize()?;
-        // SAFETY: the copy into `staging` has completed (stream synchronised) and nothing
-        // else references the freshly allocated staging buffer.
-        let out = unsafe { staging.host_to_vec() };
-        out.ok_or(Error::Unsupported {
-            operation: "reading pinned host memory",
-            backend: "this",
-        })
+        let mut out = bytemuck::zeroed_vec(src.len());
+        self.download_into(src, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Device::download`] into `dst`, which must hold exactly `src.len()` elements (else
+    /// [`Error::LengthMismatch`]).
+    pub fn download_into<T: Pod>(&self, src: &Buffer<T>, dst: &mut [T]) -> Result<()> {
+        crate::transfer::download_into(&self.stream, &self.host_memory, src, dst)
     }
 }
 
@@ -337,6 +334,12 @@ impl Context {
                 reason: "the backend reports no devices".into(),
             });
         }
+        let host_memory = MemoryPool::new(
+            Arc::clone(&backend),
+            MemoryLocation::PinnedHost,
+            64 << 20,
+            1 << 30,
+        );
         let mut list = Vec::with_capacity(devices);
         for v in 0..devices {
             let p = v % physical;
@@ -370,14 +373,9 @@ impl Context {
                 events,
                 timing_events,
                 memory,
+                host_memory: host_memory.clone(),
             });
         }
-        let host_memory = MemoryPool::new(
-            Arc::clone(&backend),
-            MemoryLocation::PinnedHost,
-            64 << 20,
-            1 << 30,
-        );
         Ok(Context {
             inner: Arc::new(ContextInner {
                 backend,

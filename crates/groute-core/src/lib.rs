@@ -38,6 +38,7 @@ pub mod sync;
 pub mod testing;
 mod timer;
 mod topology;
+mod transfer;
 
 pub use backend::host::Jitter;
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
@@ -57,3 +58,4 @@ pub use segment::{PendingSegment, Segment};
 pub use stream::Stream;
 pub use timer::DeviceTimer;
 pub use topology::{DeviceSummary, PeerLink, Topology};
+pub use transfer::STAGING_CHUNK_BYTES;

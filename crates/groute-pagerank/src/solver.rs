@@ -12,6 +12,7 @@ use std::sync::Arc;
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
+use rayon::prelude::*;
 
 use crate::cuda_fused::FusedRuns;
 use crate::cuda_pull::PullTopology;
@@ -372,16 +373,14 @@ fn collect(
             continue;
         }
         let (rank, residual) = &arrays[d];
-        let rank = device.download(&rank.slice(0..b - a)?)?;
-        for (x, bits) in ranks[a..b].iter_mut().zip(rank) {
-            *x = f32::from_bits(bits);
-        }
-        let res = device.download(&residual.slice(a..b)?)?;
-        for bits in res {
-            let x = f32::from_bits(bits);
-            residual_left += f64::from(x);
-            max_residual_left = max_residual_left.max(x);
-        }
+        // f32 ranks travel as their bits.
+        device.download_into(
+            &rank.slice(0..b - a)?,
+            bytemuck::cast_slice_mut(&mut ranks[a..b]),
+        )?;
+        let (sum, max) = residual_sum_and_max(&device.download(&residual.slice(a..b)?)?);
+        residual_left += sum;
+        max_residual_left = max_residual_left.max(max);
     }
     Ok(SolveOutput {
         ranks,
@@ -391,6 +390,25 @@ fn collect(
         profiles: Vec::new(),
         driver: Driver::Host,
     })
+}
+
+/// The sum (in `f64`) and the largest of residuals given as `f32` bits. Summed in fixed
+/// pieces on rayon's threads and the pieces' sums added in order, so the total does not
+/// depend on the thread count.
+fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
+    const PIECE: usize = 1 << 16;
+    let pieces: Vec<(f64, f32)> = bits
+        .par_chunks(PIECE)
+        .map(|piece| {
+            piece.iter().fold((0f64, 0f32), |(sum, max), &b| {
+                let x = f32::from_bits(b);
+                (sum + f64::from(x), max.max(x))
+            })
+        })
+        .collect();
+    pieces
+        .into_iter()
+        .fold((0f64, 0f32), |(sum, max), (s, m)| (sum + s, max.max(m)))
 }
 
 fn upload_program(

@@ -433,7 +433,6 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .devices
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
-        let mut values = vec![UNREACHED; n];
         if cuda && options.fused.fuses(num_devices)? {
             // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
             // kernel in a group of one (FusedDriver says why); the asynchronous mode has none.
@@ -450,7 +449,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             } else {
                 dev.run_fused(device, sources, &seeds[0], options, defaults)?
             };
-            values.copy_from_slice(&device.download(&dev.values.slice(0..n)?)?);
+            let values = device.download(&dev.values.slice(0..n)?)?;
             return Ok(TraversalOutput {
                 values,
                 stats: WorklistStats {
@@ -490,6 +489,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 });
             }
             let stats = run_workers(&context, workers, options)?;
+            let mut values = unreached(n);
             for (d, storage) in self.devices.iter().enumerate() {
                 if let DeviceStorage::Cuda(dev) = storage {
                     let owned = self.partition.range(d);
@@ -537,6 +537,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             }));
         }
         let stats = run(&context, &programs, seeds, options)?;
+        let mut values = unreached(n);
         for (d, device) in context.devices().iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(device, &programs[d].ops.values.buffer, owned, &mut values)?;
@@ -585,7 +586,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             options,
             FusedDefaults::for_graph(self.average_degree),
         )?;
-        let mut values = vec![UNREACHED; self.num_vertices];
+        let mut values = unreached(self.num_vertices);
         for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
@@ -627,6 +628,12 @@ fn mixed_backends() -> Error {
     }
 }
 
+/// `n` values UNREACHED, written by rayon's threads (a vector of millions of values is
+/// mostly page faults, which then run in parallel).
+fn unreached(n: usize) -> Vec<u32> {
+    rayon::iter::repeat_n(UNREACHED, n).collect()
+}
+
 /// Copies the `owned` range of `buffer` (a value array on `device`) into `values` (the whole
 /// graph's, in the partitioned numbering).
 fn download_owned(
@@ -636,9 +643,7 @@ fn download_owned(
     values: &mut [u32],
 ) -> Result<(), Error> {
     let range = owned.start as usize..owned.end as usize;
-    let got = device.download(&buffer.slice(range.clone())?)?;
-    values[range].copy_from_slice(&got);
-    Ok(())
+    device.download_into(&buffer.slice(range.clone())?, &mut values[range])
 }
 
 /// Arcs from vertices of `owned` to vertices outside it.
