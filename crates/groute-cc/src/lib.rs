@@ -73,6 +73,7 @@
 //! [`TreeReduction`]: groute_core::TreeReduction
 
 mod cc_solver;
+mod component_stats;
 pub mod cuda;
 mod error;
 mod hook_kernel;
@@ -82,9 +83,10 @@ mod solver;
 mod staging;
 
 pub use cc_solver::CcSolver;
+pub use component_stats::component_stats;
 pub use error::CcError;
 pub use hook_kernel::HookKernel;
-pub use reference::{cc_reference, component_stats};
+pub use reference::cc_reference;
 pub use solver::{CcOptions, CcResult, CcStats, connected_components};
 pub use staging::StagedEdges;
 

@@ -33,25 +33,10 @@ pub fn cc_reference(csr: &Csr) -> Vec<u32> {
     (0..n as u32).map(|v| find(&mut parent, v)).collect()
 }
 
-/// Number of components and the size of the largest one, from min-id labels (as returned by
-/// [`cc_reference`] and [`crate::connected_components`]).
-pub fn component_stats(labels: &[u32]) -> (usize, usize) {
-    let mut sizes = vec![0usize; labels.len()];
-    let mut components = 0;
-    for (v, &l) in labels.iter().enumerate() {
-        if l as usize == v {
-            components += 1;
-        }
-        if let Some(s) = sizes.get_mut(l as usize) {
-            *s += 1;
-        }
-    }
-    (components, sizes.into_iter().max().unwrap_or(0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::component_stats;
     use groute_graph::{CsrBuilder, EdgeList};
 
     #[test]

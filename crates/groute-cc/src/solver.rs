@@ -11,8 +11,8 @@ use groute_core::{
     LinkReceiver, LinkSender, PendingSegment, Router, Scatter, Segment, Stream, TreeReduction,
 };
 
+use crate::component_stats;
 use crate::cuda::CcKernels;
-use crate::reference::component_stats;
 use crate::{CcError, Edge, HookKernel, StagedEdges, host};
 
 /// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).

@@ -189,6 +189,15 @@ mod tests {
             let mut into = vec![7u32; len];
             device.download_into(&buffer, &mut into).unwrap();
             assert_eq!(into, data, "{len} elements, into a slice");
+            if len > 2 {
+                let mut middle = vec![7u32; len];
+                let part = buffer.slice(1..len - 1).unwrap();
+                device
+                    .download_into(&part, &mut middle[1..len - 1])
+                    .unwrap();
+                assert_eq!(&middle[1..len - 1], &data[1..len - 1], "{len}: a sub-range");
+                assert_eq!([middle[0], middle[len - 1]], [7, 7], "{len}: outside it");
+            }
         }
     }
 
