@@ -58,4 +58,4 @@ pub use segment::{PendingSegment, Segment};
 pub use stream::Stream;
 pub use timer::DeviceTimer;
 pub use topology::{DeviceSummary, PeerLink, Topology};
-pub use transfer::STAGING_CHUNK_BYTES;
+pub use transfer::{STAGING_CHUNK_BYTES, copy_in_parallel};

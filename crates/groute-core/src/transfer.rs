@@ -28,6 +28,13 @@ const PARALLEL_COPY_BYTES: usize = 1 << 20;
 /// The piece of a parallel host copy one task takes.
 const PARALLEL_PIECE_BYTES: usize = 256 << 10;
 
+/// Copies `src` to `dst` (equal lengths, else a panic as `copy_from_slice`'s), on rayon's
+/// threads when it is large: for results and packets of megabytes going into fresh host
+/// memory, whose first touch of each page (a page fault) costs more than the copy.
+pub fn copy_in_parallel<T: Pod>(dst: &mut [T], src: &[T]) {
+    copy_host(bytemuck::cast_slice_mut(dst), bytemuck::cast_slice(src));
+}
+
 /// Copies `src` to `dst` (equal lengths), on rayon's threads when it is large.
 fn copy_host(dst: &mut [u8], src: &[u8]) {
     if src.len() < PARALLEL_COPY_BYTES {
@@ -222,6 +229,10 @@ mod tests {
             let mut dst = vec![0u8; len];
             copy_host(&mut dst, &src);
             assert!(dst == src, "{len} bytes");
+            let words: Vec<u32> = (0..len as u32 / 4).map(|i| i ^ 0x5a5a).collect();
+            let mut into = vec![0u32; words.len()];
+            copy_in_parallel(&mut into, &words);
+            assert!(into == words, "{} words", words.len());
         }
     }
 }
