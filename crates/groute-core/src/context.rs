@@ -230,9 +230,9 @@ impl Device {
     ///
     /// The copy goes through at most two pinned chunks of the context's host pool, pipelined
     /// (see [`STAGING_CHUNK_BYTES`](crate::STAGING_CHUNK_BYTES)); they go back to the pool,
-    /// not to the driver: freeing pinned host memory waits for every kernel then running on
-    /// the device (a persistent kernel whose host is polling it, for one, would stall the
-    /// host for its whole run).
+    /// which frees a block only when it already caches 1 GiB: freeing pinned host memory
+    /// waits for every kernel then running on the device (a persistent kernel whose host is
+    /// polling it, for one, would stall the host for its whole run).
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let dst = self.alloc::<T>(data.len())?;
         crate::transfer::upload_from(&self.stream, &self.host_memory, data, &dst)?;

@@ -5,11 +5,17 @@
 //! slices and vectors and a device. Page-locking a fresh buffer per copy costs more than the
 //! copy: on the H200 machine `cuMemHostAlloc` of 16 MiB took 6 ms and its free 2 ms, and a
 //! solver's result download (16 MiB for a road grid of 4M vertices) took 10-11 ms in all,
-//! against 14 ms for the BFS itself. So a copy goes through at most two pinned chunks of at
-//! most [`STAGING_CHUNK_BYTES`], taken from the context's pinned host pool (allocated once,
-//! then recycled), and pipelined: while the copy engine moves chunk `i`, the host moves chunk
-//! `i - 1` between its pinned chunk and the caller's memory, on rayon's threads when it is
-//! large (so that a fresh vector's pages are first touched by many threads at once).
+//! against 14 ms for the BFS itself. So a copy goes through at most two pinned chunks, each
+//! the copy's size rounded up to a power of two from 64 KiB to [`STAGING_CHUNK_BYTES`] (so
+//! that the pool keeps a few sizes), taken from the context's pinned host pool (allocated
+//! once, then recycled), and pipelined: while the copy engine moves chunk `i`, the host
+//! moves chunk `i - 1` between its pinned chunk and the caller's memory, on rayon's threads
+//! when it is large (so that a fresh vector's pages are first touched by many threads at
+//! once).
+//!
+//! The pool is the context's (it also holds the links' host buffers); it keeps at most 1 GiB
+//! of freed blocks, and a block returned past that is freed, which waits for the kernels
+//! running on the device.
 
 use bytemuck::Pod;
 use rayon::prelude::*;
@@ -28,15 +34,24 @@ const PARALLEL_COPY_BYTES: usize = 1 << 20;
 /// The piece of a parallel host copy one task takes.
 const PARALLEL_PIECE_BYTES: usize = 256 << 10;
 
-/// Copies `src` to `dst` (equal lengths, else a panic as `copy_from_slice`'s), on rayon's
-/// threads when it is large: for results and packets of megabytes going into fresh host
-/// memory, whose first touch of each page (a page fault) costs more than the copy.
+/// Copies `src` to `dst`, on rayon's threads when it is large: for results and packets of
+/// megabytes going into fresh host memory, whose first touch of each page (a page fault)
+/// costs more than the copy.
+///
+/// # Panics
+///
+/// If the lengths differ, as [`slice::copy_from_slice`] does.
 pub fn copy_in_parallel<T: Pod>(dst: &mut [T], src: &[T]) {
     copy_host(bytemuck::cast_slice_mut(dst), bytemuck::cast_slice(src));
 }
 
-/// Copies `src` to `dst` (equal lengths), on rayon's threads when it is large.
+/// Copies `src` to `dst`, on rayon's threads when it is large; panics if the lengths differ.
 fn copy_host(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy_in_parallel: destination and source lengths differ"
+    );
     if src.len() < PARALLEL_COPY_BYTES {
         dst.copy_from_slice(src);
     } else {
@@ -46,11 +61,20 @@ fn copy_host(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Elements of `T` per staging chunk for a copy of `len` elements (at least 1).
+/// The smallest staging chunk: small copies round up to a power of two from here, so that
+/// the pool (which caches by exact size) keeps a few sizes, not one per copy length.
+const MIN_CHUNK_BYTES: usize = 64 << 10;
+
+/// Elements of `T` per staging chunk for a copy of `len` elements: the copy's bytes rounded
+/// up to a power of two from [`MIN_CHUNK_BYTES`] to [`STAGING_CHUNK_BYTES`] (at least 1).
 fn chunk_len<T>(len: usize) -> usize {
-    (STAGING_CHUNK_BYTES / std::mem::size_of::<T>().max(1))
-        .max(1)
-        .min(len)
+    let size = std::mem::size_of::<T>().max(1);
+    let bytes = len
+        .saturating_mul(size)
+        .checked_next_power_of_two()
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_CHUNK_BYTES, STAGING_CHUNK_BYTES);
+    (bytes / size).max(1)
 }
 
 /// The pinned chunks of one copy of `len` elements: one when a single chunk holds it all.
@@ -88,6 +112,21 @@ pub(crate) fn download_into<T: Pod>(
         return Ok(());
     }
     let chunks = staging_chunks::<T>(pool, src.len())?;
+    let copied = download_chunks(stream, &chunks, src, dst);
+    // Idle already after a success; after an error a copy into a chunk may still run, and it
+    // must end before the chunks can go back to the pool. Either way this also releases the
+    // stream's hold on the chunks, so that they go back now, not at its next operation.
+    let idle = stream.synchronize();
+    copied.and(idle)
+}
+
+/// [`download_into`]'s pipeline over `chunks` (lengths checked, `src` not empty).
+fn download_chunks<T: Pod>(
+    stream: &Stream,
+    chunks: &[Buffer<T>],
+    src: &Buffer<T>,
+    dst: &mut [T],
+) -> Result<()> {
     let step = chunks[0].len();
     // The chunk copied last and not yet moved out: (its event, which chunk, its range).
     let mut pending: Option<(Event, usize, std::ops::Range<usize>)> = None;
@@ -118,9 +157,7 @@ pub(crate) fn download_into<T: Pod>(
     if let Some(last) = pending {
         move_out(last, dst)?;
     }
-    // Idle already; this releases the stream's hold on the chunks, so that they go back to
-    // the pool now rather than at the stream's next operation.
-    stream.synchronize()
+    Ok(())
 }
 
 /// Copies `data` into `dst` (`data.len()` elements) on `stream` and returns once the copy is
@@ -142,6 +179,20 @@ pub(crate) fn upload_from<T: Pod>(
         return Ok(());
     }
     let chunks = staging_chunks::<T>(pool, data.len())?;
+    let copied = upload_chunks(stream, &chunks, data, dst);
+    // Waits for the last copies; after an error, for any copy still reading a chunk, before
+    // the chunks can go back to the pool.
+    let idle = stream.synchronize();
+    copied.and(idle)
+}
+
+/// [`upload_from`]'s pipeline over `chunks` (lengths checked, `data` not empty).
+fn upload_chunks<T: Pod>(
+    stream: &Stream,
+    chunks: &[Buffer<T>],
+    data: &[T],
+    dst: &Buffer<T>,
+) -> Result<()> {
     let step = chunks[0].len();
     // The copy out of each chunk last enqueued (the chunk is written again only after it).
     let mut in_flight: Vec<Option<Event>> = vec![None; chunks.len()];
@@ -161,7 +212,7 @@ pub(crate) fn upload_from<T: Pod>(
         );
         in_flight[which] = Some(stream.copy_and_record(&dst.slice(range)?, &staged)?);
     }
-    stream.synchronize()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -216,6 +267,14 @@ mod tests {
         let err = device.download_into(&buffer, &mut [0u32; 9]).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("10") && text.contains('9'), "{text}");
+    }
+
+    #[test]
+    #[should_panic(expected = "lengths differ")]
+    fn a_large_parallel_copy_of_unequal_lengths_panics() {
+        let src = vec![1u8; 2 * PARALLEL_COPY_BYTES];
+        let mut dst = vec![0u8; 2 * PARALLEL_COPY_BYTES + 1];
+        copy_in_parallel(&mut dst, &src);
     }
 
     #[test]

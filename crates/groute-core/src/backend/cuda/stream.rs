@@ -15,7 +15,7 @@
 //!
 //! Every operation that takes memory pushes the allocations (and staging buffers) with an
 //! internal event recorded right after it onto the stream's in-flight list. Entries are released
-//! once their event has completed: checked at every later operation on the stream, drained at
+//! once their event has completed: checked at every later operation on the stream and at
 //! [`RawStream::synchronize`], and handed to the device's service thread when the stream drops.
 
 use std::any::Any;
@@ -437,8 +437,10 @@ impl RawStream for CudaStream {
         self.bind()?;
         // SAFETY: `raw` is live.
         unsafe { sys::stream_synchronize(self.raw)? };
-        let done: Vec<InFlight> = self.in_flight.lock().drain(..).collect();
-        drop(done);
+        // Every entry queued before the synchronisation has completed and is released; an
+        // entry another thread queued meanwhile may not have (draining the whole list would
+        // free its memory under a copy still running), so the entries go by their events.
+        self.reclaim();
         Ok(())
     }
 

@@ -1,0 +1,118 @@
+//! Times the host side of a run: what `run()` costs beyond the algorithm, a solver's
+//! construction (the graph's upload), and one download of 16 MiB (docs/host-transfers.md).
+//!
+//! ```text
+//! cargo run --release --example host_side                       # road 2048 x 2048 and kron21
+//! cargo run --release --example host_side -- --gen road:side=1024,p=0.6 --runs 7
+//! ```
+//!
+//! Every line gives medians over `--runs` runs after one warm-up run, host clock: `run()` is
+//! the whole call (reset, algorithm, result in host memory); `algorithm` is the solver's own
+//! time (device events on a GPU, its host clock on the host backend).
+
+mod common;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use common::AnyError;
+use groute::bfs::{BfsOptions, BfsSolver};
+use groute::cc::{CcOptions, CcSolver};
+use groute::graph::{GenSpec, NoProgress, PartitionMethod, generate, partition_graph};
+use groute::pagerank::{PageRankOptions, PageRankSolver};
+use groute::prelude::*;
+
+/// The host side of BFS, PageRank and CC runs.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Graphs to generate (repeatable).
+    #[arg(long = "gen", default_values = ["road:side=2048,p=0.6", "kron21.sym"])]
+    graphs: Vec<GenSpec>,
+    /// Timed runs of each solver (after one warm-up run).
+    #[arg(long, default_value_t = 4)]
+    runs: usize,
+    /// Backend: auto, host or cuda.
+    #[arg(long, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+}
+
+/// The median of `times`, in ms.
+fn median_ms(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times
+        .get(times.len() / 2)
+        .map_or(0.0, |t| t.as_secs_f64() * 1e3)
+}
+
+/// Runs `run` once to warm up, then `runs` times; the medians of the whole call and of the
+/// algorithm time it reports.
+fn time_runs(
+    runs: usize,
+    mut run: impl FnMut() -> Result<Duration, AnyError>,
+) -> Result<(f64, f64), AnyError> {
+    run()?;
+    let (mut whole, mut algorithm) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let start = Instant::now();
+        algorithm.push(run()?);
+        whole.push(start.elapsed());
+    }
+    Ok((median_ms(whole), median_ms(algorithm)))
+}
+
+fn main() -> ExitCode {
+    common::exit_on_error(|| {
+        let args = Args::parse();
+        if args.runs == 0 {
+            return Err::<(), AnyError>("--runs must be at least 1".into());
+        }
+        let ctx = Context::builder()
+            .devices(1)
+            .backend(args.backend)
+            .build()?;
+        let device = ctx.device(DeviceId(0))?;
+        println!("device: {}", device.properties().name);
+        let buffer = device.upload(&vec![7u32; 4 << 20])?;
+        let (download, _) = time_runs(args.runs, || {
+            device.download(&buffer)?;
+            Ok(Duration::ZERO)
+        })?;
+        println!("download of 16 MiB: {download:.3} ms");
+        for spec in &args.graphs {
+            let graph = generate(spec, &NoProgress)?;
+            // The first vertex of largest out-degree, as the scaling bench picks it (a
+            // generated graph's input numbering is its own).
+            let n = graph.num_vertices() as u32;
+            let source = (0..n)
+                .max_by_key(|&v| (graph.csr.out_degree(v), std::cmp::Reverse(v)))
+                .unwrap_or(0);
+            let parted = partition_graph(graph.clone(), 1, PartitionMethod::Block, &NoProgress)?;
+            let start = Instant::now();
+            let mut bfs = BfsSolver::new(&ctx, &parted, &BfsOptions::default())?;
+            let built = start.elapsed().as_secs_f64() * 1e3;
+            let (run, algorithm) = time_runs(args.runs, || {
+                let r = bfs.run(source)?;
+                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+            })?;
+            println!(
+                "{spec}: BfsSolver::new {built:.1} ms; BFS from {source}: run() {run:.3} ms, \
+                 algorithm {algorithm:.3} ms"
+            );
+            let mut pagerank = PageRankSolver::new(&ctx, &parted, &PageRankOptions::default())?;
+            let (run, algorithm) = time_runs(args.runs, || {
+                let r = pagerank.run()?;
+                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+            })?;
+            println!("{spec}: PageRank run() {run:.3} ms, algorithm {algorithm:.3} ms");
+            let mut cc = CcSolver::new(&ctx, &graph, &CcOptions::default())?;
+            let (run, algorithm) = time_runs(args.runs, || {
+                let r = cc.run()?;
+                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+            })?;
+            println!("{spec}: CC run() {run:.3} ms, algorithm {algorithm:.3} ms");
+        }
+        Ok(())
+    })
+}
