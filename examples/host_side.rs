@@ -47,19 +47,25 @@ fn median_ms(mut times: Vec<Duration>) -> f64 {
 }
 
 /// Runs `run` once to warm up, then `runs` times; the medians of the whole call and of the
-/// algorithm time it reports.
+/// algorithm time it reports (`run` returns its device time, if any, and its own clock's).
 fn time_runs(
     runs: usize,
-    mut run: impl FnMut() -> Result<Duration, AnyError>,
+    mut run: impl FnMut() -> Result<(Option<Duration>, Duration), AnyError>,
 ) -> Result<(f64, f64), AnyError> {
     run()?;
     let (mut whole, mut algorithm) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let start = Instant::now();
-        algorithm.push(run()?);
+        let (device, clock) = run()?;
         whole.push(start.elapsed());
+        algorithm.push(device.unwrap_or(clock));
     }
     Ok((median_ms(whole), median_ms(algorithm)))
+}
+
+/// Prints one solver's medians.
+fn print_run(spec: &GenSpec, what: &str, (run, algorithm): (f64, f64)) {
+    println!("{spec}: {what} run() {run:.3} ms, algorithm {algorithm:.3} ms");
 }
 
 fn main() -> ExitCode {
@@ -77,7 +83,7 @@ fn main() -> ExitCode {
         let buffer = device.upload(&vec![7u32; 4 << 20])?;
         let (download, _) = time_runs(args.runs, || {
             device.download(&buffer)?;
-            Ok(Duration::ZERO)
+            Ok((None, Duration::ZERO))
         })?;
         println!("download of 16 MiB: {download:.3} ms");
         for spec in &args.graphs {
@@ -92,26 +98,24 @@ fn main() -> ExitCode {
             let start = Instant::now();
             let mut bfs = BfsSolver::new(&ctx, &parted, &BfsOptions::default())?;
             let built = start.elapsed().as_secs_f64() * 1e3;
-            let (run, algorithm) = time_runs(args.runs, || {
+            println!("{spec}: BfsSolver::new {built:.1} ms");
+            let times = time_runs(args.runs, || {
                 let r = bfs.run(source)?;
-                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+                Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            println!(
-                "{spec}: BfsSolver::new {built:.1} ms; BFS from {source}: run() {run:.3} ms, \
-                 algorithm {algorithm:.3} ms"
-            );
+            print_run(spec, &format!("BFS from {source}:"), times);
             let mut pagerank = PageRankSolver::new(&ctx, &parted, &PageRankOptions::default())?;
-            let (run, algorithm) = time_runs(args.runs, || {
+            let times = time_runs(args.runs, || {
                 let r = pagerank.run()?;
-                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+                Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            println!("{spec}: PageRank run() {run:.3} ms, algorithm {algorithm:.3} ms");
+            print_run(spec, "PageRank", times);
             let mut cc = CcSolver::new(&ctx, &graph, &CcOptions::default())?;
-            let (run, algorithm) = time_runs(args.runs, || {
+            let times = time_runs(args.runs, || {
                 let r = cc.run()?;
-                Ok(r.stats.device_time.unwrap_or(r.stats.elapsed))
+                Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            println!("{spec}: CC run() {run:.3} ms, algorithm {algorithm:.3} ms");
+            print_run(spec, "CC", times);
         }
         Ok(())
     })

@@ -174,6 +174,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// `Ok` when `dst` and `src` (lengths, in any unit) are equal, else
+    /// [`Error::LengthMismatch`] naming `operation` and both.
+    pub fn check_same_length(operation: &'static str, dst: usize, src: usize) -> Result<()> {
+        if dst == src {
+            Ok(())
+        } else {
+            Err(Error::LengthMismatch {
+                operation,
+                dst,
+                src,
+            })
+        }
+    }
+
     /// Wraps a driver error.
     pub fn driver<E>(call: &'static str, source: E) -> Self
     where

@@ -78,13 +78,7 @@ impl Stream {
 
     /// Enqueues a copy `src -> dst` of equal lengths.
     pub fn copy<T: Pod>(&self, dst: &Buffer<T>, src: &Buffer<T>) -> Result<()> {
-        if dst.len() != src.len() {
-            return Err(Error::LengthMismatch {
-                operation: "Stream::copy",
-                dst: dst.len(),
-                src: src.len(),
-            });
-        }
+        Error::check_same_length("Stream::copy", dst.len(), src.len())?;
         if dst.is_empty() {
             return Ok(());
         }
@@ -94,13 +88,7 @@ impl Stream {
     /// Enqueues a copy `src -> dst` of equal lengths and records an event right
     /// after it (one recording: backends reuse it to know when the copy's memory may go).
     pub fn copy_and_record<T: Pod>(&self, dst: &Buffer<T>, src: &Buffer<T>) -> Result<Event> {
-        if dst.len() != src.len() {
-            return Err(Error::LengthMismatch {
-                operation: "Stream::copy_and_record",
-                dst: dst.len(),
-                src: src.len(),
-            });
-        }
+        Error::check_same_length("Stream::copy_and_record", dst.len(), src.len())?;
         if dst.is_empty() {
             return self.record();
         }
@@ -164,13 +152,7 @@ impl Stream {
         if !kernel_copy_applies(self.raw.as_ref(), &dst.raw(), &src.raw()) {
             return Ok(None);
         }
-        if dst.len() != src.len() {
-            return Err(Error::LengthMismatch {
-                operation,
-                dst: dst.len(),
-                src: src.len(),
-            });
-        }
+        Error::check_same_length(operation, dst.len(), src.len())?;
         Ok(Some(blocks))
     }
 

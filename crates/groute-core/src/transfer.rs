@@ -17,6 +17,8 @@
 //! of freed blocks, and a block returned past that is freed, which waits for the kernels
 //! running on the device.
 
+use std::ops::Range;
+
 use bytemuck::Pod;
 use rayon::prelude::*;
 
@@ -93,6 +95,39 @@ fn not_host_addressable() -> Error {
     }
 }
 
+/// Runs `pipeline` over the pinned chunks of a copy of `len` elements (none when `len` is
+/// 0), then synchronises `stream`: idle already after a success; after an error a copy into
+/// or out of a chunk may still run, and it must end before the chunks go back to the pool.
+/// Either way this releases the stream's hold on the chunks, so that they go back now, not
+/// at the stream's next operation.
+fn through_chunks<T: Pod>(
+    stream: &Stream,
+    pool: &MemoryPool,
+    len: usize,
+    pipeline: impl FnOnce(&[Buffer<T>]) -> Result<()>,
+) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let chunks = staging_chunks::<T>(pool, len)?;
+    let copied = pipeline(&chunks);
+    let idle = stream.synchronize();
+    copied.and(idle)
+}
+
+/// The pieces of a copy of `len` elements through `chunks`, in order: which chunk carries
+/// each and the elements it covers (the chunks taking turns).
+fn pieces<T: Pod>(
+    len: usize,
+    chunks: &[Buffer<T>],
+) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+    let step = chunks[0].len();
+    (0..len)
+        .step_by(step)
+        .enumerate()
+        .map(move |(i, start)| (i % chunks.len(), start..(start + step).min(len)))
+}
+
 /// Copies `src` (any buffer `stream` can reach) into `dst` (`src.len()` elements), after the
 /// work already enqueued on `stream`; returns once every element is in `dst`.
 pub(crate) fn download_into<T: Pod>(
@@ -101,63 +136,33 @@ pub(crate) fn download_into<T: Pod>(
     src: &Buffer<T>,
     dst: &mut [T],
 ) -> Result<()> {
-    if dst.len() != src.len() {
-        return Err(Error::LengthMismatch {
-            operation: "Device::download_into",
-            dst: dst.len(),
-            src: src.len(),
-        });
-    }
-    if src.is_empty() {
-        return Ok(());
-    }
-    let chunks = staging_chunks::<T>(pool, src.len())?;
-    let copied = download_chunks(stream, &chunks, src, dst);
-    // Idle already after a success; after an error a copy into a chunk may still run, and it
-    // must end before the chunks can go back to the pool. Either way this also releases the
-    // stream's hold on the chunks, so that they go back now, not at its next operation.
-    let idle = stream.synchronize();
-    copied.and(idle)
-}
-
-/// [`download_into`]'s pipeline over `chunks` (lengths checked, `src` not empty).
-fn download_chunks<T: Pod>(
-    stream: &Stream,
-    chunks: &[Buffer<T>],
-    src: &Buffer<T>,
-    dst: &mut [T],
-) -> Result<()> {
-    let step = chunks[0].len();
-    // The chunk copied last and not yet moved out: (its event, which chunk, its range).
-    let mut pending: Option<(Event, usize, std::ops::Range<usize>)> = None;
-    let move_out = |(done, which, range): (Event, usize, std::ops::Range<usize>),
-                    dst: &mut [T]|
-     -> Result<()> {
-        done.wait()?;
-        let staged = chunks[which].slice(0..range.len())?;
-        // SAFETY: the only write to `staged` (the copy recorded by `done`) has completed,
-        // and no other copy into this chunk is enqueued until this function returns.
-        let staged = unsafe { staged.as_host_slice() }.ok_or_else(not_host_addressable)?;
-        copy_host(
-            bytemuck::cast_slice_mut(&mut dst[range]),
-            bytemuck::cast_slice(staged),
-        );
-        Ok(())
-    };
-    for (i, start) in (0..src.len()).step_by(step).enumerate() {
-        let range = start..(start + step).min(src.len());
-        let which = i % chunks.len();
-        // This chunk's previous contents (chunk i - 2) were moved out in the last iteration.
-        let staged = chunks[which].slice(0..range.len())?;
-        let done = stream.copy_and_record(&staged, &src.slice(range.clone())?)?;
-        if let Some(previous) = pending.replace((done, which, range)) {
-            move_out(previous, dst)?;
+    Error::check_same_length("Device::download_into", dst.len(), src.len())?;
+    through_chunks(stream, pool, src.len(), |chunks| {
+        // Moves a piece out of its chunk once the copy into it (`done`) has completed.
+        let move_out = |done: Event, (which, range): (usize, Range<usize>), dst: &mut [T]| {
+            done.wait()?;
+            let staged = chunks[which].slice(0..range.len())?;
+            // SAFETY: the only write to `staged` (the copy recorded by `done`) has completed,
+            // and no other copy into this chunk is enqueued until this piece is out.
+            let staged = unsafe { staged.as_host_slice() }.ok_or_else(not_host_addressable)?;
+            copy_in_parallel(&mut dst[range], staged);
+            Ok::<_, Error>(())
+        };
+        // The piece copied last and not yet moved out, with its copy's event.
+        let mut pending = None;
+        for (which, range) in pieces(src.len(), chunks) {
+            // This chunk's previous piece was moved out in the last iteration.
+            let staged = chunks[which].slice(0..range.len())?;
+            let done = stream.copy_and_record(&staged, &src.slice(range.clone())?)?;
+            if let Some((done, piece)) = pending.replace((done, (which, range))) {
+                move_out(done, piece, dst)?;
+            }
         }
-    }
-    if let Some(last) = pending {
-        move_out(last, dst)?;
-    }
-    Ok(())
+        match pending {
+            Some((done, piece)) => move_out(done, piece, dst),
+            None => Ok(()),
+        }
+    })
 }
 
 /// Copies `data` into `dst` (`data.len()` elements) on `stream` and returns once the copy is
@@ -168,51 +173,23 @@ pub(crate) fn upload_from<T: Pod>(
     data: &[T],
     dst: &Buffer<T>,
 ) -> Result<()> {
-    if dst.len() != data.len() {
-        return Err(Error::LengthMismatch {
-            operation: "Device::upload",
-            dst: dst.len(),
-            src: data.len(),
-        });
-    }
-    if data.is_empty() {
-        return Ok(());
-    }
-    let chunks = staging_chunks::<T>(pool, data.len())?;
-    let copied = upload_chunks(stream, &chunks, data, dst);
-    // Waits for the last copies; after an error, for any copy still reading a chunk, before
-    // the chunks can go back to the pool.
-    let idle = stream.synchronize();
-    copied.and(idle)
-}
-
-/// [`upload_from`]'s pipeline over `chunks` (lengths checked, `data` not empty).
-fn upload_chunks<T: Pod>(
-    stream: &Stream,
-    chunks: &[Buffer<T>],
-    data: &[T],
-    dst: &Buffer<T>,
-) -> Result<()> {
-    let step = chunks[0].len();
-    // The copy out of each chunk last enqueued (the chunk is written again only after it).
-    let mut in_flight: Vec<Option<Event>> = vec![None; chunks.len()];
-    for (i, start) in (0..data.len()).step_by(step).enumerate() {
-        let range = start..(start + step).min(data.len());
-        let which = i % chunks.len();
-        if let Some(done) = in_flight[which].take() {
-            done.wait()?;
+    Error::check_same_length("Device::upload", dst.len(), data.len())?;
+    through_chunks(stream, pool, data.len(), |chunks| {
+        // The copy out of each chunk last enqueued (the chunk is written again only after it).
+        let mut in_flight: Vec<Option<Event>> = vec![None; chunks.len()];
+        for (which, range) in pieces(data.len(), chunks) {
+            if let Some(done) = in_flight[which].take() {
+                done.wait()?;
+            }
+            let staged = chunks[which].slice(0..range.len())?;
+            // SAFETY: the last copy reading this chunk has completed (waited for above) and no
+            // other view of it exists.
+            let host = unsafe { staged.as_host_slice_mut() }.ok_or_else(not_host_addressable)?;
+            copy_in_parallel(host, &data[range.clone()]);
+            in_flight[which] = Some(stream.copy_and_record(&dst.slice(range)?, &staged)?);
         }
-        let staged = chunks[which].slice(0..range.len())?;
-        // SAFETY: the last copy reading this chunk has completed (waited for above) and no
-        // other view of it exists.
-        let host = unsafe { staged.as_host_slice_mut() }.ok_or_else(not_host_addressable)?;
-        copy_host(
-            bytemuck::cast_slice_mut(host),
-            bytemuck::cast_slice(&data[range.clone()]),
-        );
-        in_flight[which] = Some(stream.copy_and_record(&dst.slice(range)?, &staged)?);
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]

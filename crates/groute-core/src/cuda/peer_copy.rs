@@ -84,13 +84,7 @@ fn launch_checked(
     src: &RawSlice,
     blocks: u32,
 ) -> Result<Option<Vec<Arc<dyn RawMemory>>>> {
-    if dst.len != src.len {
-        return Err(Error::LengthMismatch {
-            operation: "peer_copy",
-            dst: dst.len,
-            src: src.len,
-        });
-    }
+    Error::check_same_length("peer_copy", dst.len, src.len)?;
     for slice in [dst, src] {
         let end = slice.offset.saturating_add(slice.len);
         if end > slice.memory.len_bytes() {

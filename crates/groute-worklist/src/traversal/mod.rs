@@ -489,7 +489,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 });
             }
             let stats = run_workers(&context, workers, options)?;
-            let mut values = unreached(n);
+            let mut values = for_owned_ranges(n);
             for (d, storage) in self.devices.iter().enumerate() {
                 if let DeviceStorage::Cuda(dev) = storage {
                     let owned = self.partition.range(d);
@@ -537,7 +537,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             }));
         }
         let stats = run(&context, &programs, seeds, options)?;
-        let mut values = unreached(n);
+        let mut values = for_owned_ranges(n);
         for (d, device) in context.devices().iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(device, &programs[d].ops.values.buffer, owned, &mut values)?;
@@ -586,7 +586,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             options,
             FusedDefaults::for_graph(self.average_degree),
         )?;
-        let mut values = unreached(self.num_vertices);
+        let mut values = for_owned_ranges(self.num_vertices);
         for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
@@ -628,10 +628,11 @@ fn mixed_backends() -> Error {
     }
 }
 
-/// `n` values UNREACHED, written by rayon's threads (a vector of millions of values is
-/// mostly page faults, which then run in parallel).
-fn unreached(n: usize) -> Vec<u32> {
-    rayon::iter::repeat_n(UNREACHED, n).collect()
+/// The value array that every device's owned range is downloaded into: zeroed lazily (no
+/// pass over it), since the partition's ranges tile `0..n` (checked by `new`), so the
+/// downloads, which touch its pages on rayon's threads, overwrite every value.
+fn for_owned_ranges(n: usize) -> Vec<u32> {
+    bytemuck::zeroed_vec(n)
 }
 
 /// Copies the `owned` range of `buffer` (a value array on `device`) into `values` (the whole

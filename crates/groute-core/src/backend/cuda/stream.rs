@@ -322,13 +322,7 @@ impl CudaStream {
         dst: &RawSlice,
         src: &RawSlice,
     ) -> Result<Option<Vec<Arc<dyn RawMemory>>>> {
-        if dst.len != src.len {
-            return Err(Error::LengthMismatch {
-                operation: "copy",
-                dst: dst.len,
-                src: src.len,
-            });
-        }
+        Error::check_same_length("copy", dst.len, src.len)?;
         let (d, s) = (resolve(dst)?, resolve(src)?);
         if dst.len == 0 {
             return Ok(None);

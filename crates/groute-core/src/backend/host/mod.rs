@@ -186,13 +186,7 @@ impl RawStream for HostStream {
     }
 
     fn copy(&self, dst: &RawSlice, src: &RawSlice) -> Result<()> {
-        if dst.len != src.len {
-            return Err(Error::LengthMismatch {
-                operation: "copy",
-                dst: dst.len,
-                src: src.len,
-            });
-        }
+        Error::check_same_length("copy", dst.len, src.len)?;
         let (dst, src) = (dst.clone(), src.clone());
         let (Some(_), Some(_)) = (dst.host_ptr(), src.host_ptr()) else {
             return Err(Error::Unsupported {
