@@ -40,8 +40,9 @@ pub struct GraphArgs {
     /// File format, when the extension does not say (mtx, dimacs, snap, metis, galois, grc).
     #[arg(long, value_name = "FMT")]
     pub format: Option<String>,
-    /// How vertices are split between devices.
-    #[arg(long, value_name = "metis|block", default_value = "metis")]
+    /// How vertices are split between devices: auto (METIS up to 2^24 arcs, contiguous
+    /// blocks above, where METIS would take a minute or more), metis or block.
+    #[arg(long, value_name = "auto|metis|block", default_value = "auto")]
     pub partition: String,
 }
 

@@ -46,7 +46,7 @@ pub enum GraphError {
         path: PathBuf,
     },
     /// A partition method name (as given to `--partition`) is not known.
-    #[error("unknown partition method `{name}` (known: metis, block)")]
+    #[error("unknown partition method `{name}` (known: auto, metis, block)")]
     UnknownPartitionMethod {
         /// The name given.
         name: String,

@@ -48,8 +48,8 @@ pub use generate::{GenSpec, Generator, RoadOrder, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};
 pub use order::InputOrder;
 pub use partition::{
-    Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats, PartitionedGraph,
-    block_partition, halo_info, partition_graph,
+    AUTO_METIS_MAX_ARCS, Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats,
+    PartitionedGraph, block_partition, halo_info, partition_graph,
 };
 pub use progress::{NoProgress, Progress};
 pub use read::{GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};

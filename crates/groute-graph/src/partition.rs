@@ -42,6 +42,37 @@ pub enum PartitionMethod {
     Metis,
     /// Contiguous blocks of the current numbering balancing `vertices + arcs`.
     Block,
+    /// [`Metis`](Self::Metis) for a graph of at most [`AUTO_METIS_MAX_ARCS`] arcs,
+    /// [`Block`](Self::Block) above (the result's `fallback` then says so): METIS takes
+    /// seconds below that size and a minute on kron21 (181M arcs), which runs of
+    /// milliseconds do not repay.
+    Auto,
+}
+
+/// The most arcs for which [`PartitionMethod::Auto`] runs METIS: 2^24 (16,777,216).
+///
+/// METIS k-way into 2 parts, measured on 2 cores (the CI machine's kind): a road grid of
+/// 4,194,304 vertices and 10,064,426 arcs took 3.3 s, a Kronecker graph of scale 18 (7.6M
+/// arcs) 1.8 s; kron21 (`kron21.sym`, 181,154,768 arcs) took 65 s on the GPU machine.
+pub const AUTO_METIS_MAX_ARCS: u64 = 1 << 24;
+
+impl PartitionMethod {
+    /// What [`partition_graph`] tries first for a graph of `arcs` arcs: `self`, except that
+    /// [`Auto`](Self::Auto) resolves to METIS or, above [`AUTO_METIS_MAX_ARCS`], to blocks
+    /// with the [`Fallback`] that says why.
+    pub fn resolve(self, arcs: u64) -> (PartitionMethod, Option<Fallback>) {
+        match self {
+            PartitionMethod::Auto if arcs > AUTO_METIS_MAX_ARCS => (
+                PartitionMethod::Block,
+                Some(Fallback::AboveAutoLimit {
+                    arcs,
+                    limit: AUTO_METIS_MAX_ARCS,
+                }),
+            ),
+            PartitionMethod::Auto => (PartitionMethod::Metis, None),
+            method => (method, None),
+        }
+    }
 }
 
 impl FromStr for PartitionMethod {
@@ -50,6 +81,7 @@ impl FromStr for PartitionMethod {
         match s.to_ascii_lowercase().as_str() {
             "metis" => Ok(PartitionMethod::Metis),
             "block" | "blocks" | "contiguous" => Ok(PartitionMethod::Block),
+            "auto" => Ok(PartitionMethod::Auto),
             _ => Err(GraphError::UnknownPartitionMethod { name: s.to_owned() }),
         }
     }
@@ -60,6 +92,7 @@ impl fmt::Display for PartitionMethod {
         f.write_str(match self {
             PartitionMethod::Metis => "metis",
             PartitionMethod::Block => "block",
+            PartitionMethod::Auto => "auto",
         })
     }
 }
@@ -75,6 +108,14 @@ pub enum Fallback {
         /// `vertices + arcs` (the sum of METIS vertex weights).
         size: u64,
     },
+    /// [`PartitionMethod::Auto`] chose blocks: the graph has more arcs than METIS is run on
+    /// by default.
+    AboveAutoLimit {
+        /// Arcs in the graph.
+        arcs: u64,
+        /// [`AUTO_METIS_MAX_ARCS`].
+        limit: u64,
+    },
 }
 
 impl fmt::Display for Fallback {
@@ -85,6 +126,10 @@ impl fmt::Display for Fallback {
                 f,
                 "graph too large for METIS's 32-bit indices (vertices + arcs = {size} > {}), using block partition",
                 i32::MAX
+            ),
+            Fallback::AboveAutoLimit { arcs, limit } => write!(
+                f,
+                "graph has {arcs} arcs, more than the {limit} that the auto partition runs METIS on (METIS's time grows with the arcs: seconds for ten million, a minute for 181 million), using block partition; ask for metis (--partition metis) to run it anyway"
             ),
         }
     }
@@ -216,9 +261,9 @@ pub struct PartitionedGraph {
     pub graph: Graph,
     /// The ranges.
     pub partition: Partition,
-    /// The method actually used.
+    /// The method actually used (METIS or blocks, never [`PartitionMethod::Auto`]).
     pub method: PartitionMethod,
-    /// Why METIS was asked for but not used.
+    /// Why METIS was asked for (or `Auto`) but not used.
     pub fallback: Option<Fallback>,
     /// Cut and balance.
     pub stats: PartitionStats,
@@ -274,7 +319,9 @@ fn check_parts(n: usize, parts: usize) -> Result<(), GraphError> {
 ///
 /// With [`PartitionMethod::Metis`], a graph that is not symmetric, or too large for METIS's
 /// 32-bit indices, falls back to [`PartitionMethod::Block`] and the result's `fallback` says why.
-/// Block partitioning keeps the numbering (and the graph) as it is.
+/// [`PartitionMethod::Auto`] is METIS up to [`AUTO_METIS_MAX_ARCS`] arcs and blocks above
+/// ([`PartitionMethod::resolve`]). Block partitioning keeps the numbering (and the graph) as
+/// it is; the result's `method` is the one used (never `Auto`).
 pub fn partition_graph(
     graph: Graph,
     parts: usize,
@@ -282,7 +329,12 @@ pub fn partition_graph(
     progress: &dyn Progress,
 ) -> Result<PartitionedGraph, GraphError> {
     check_parts(graph.num_vertices(), parts)?;
-    let mut fallback = None;
+    // One part needs no partitioner (and no note on why one was not run).
+    let (method, mut fallback) = if parts > 1 {
+        method.resolve(graph.num_edges())
+    } else {
+        (PartitionMethod::Block, None)
+    };
     if method == PartitionMethod::Metis && parts > 1 {
         let size = graph.num_vertices() as u64 + graph.num_edges();
         if size > i32::MAX as u64 {
@@ -495,7 +547,11 @@ mod tests {
 
     #[test]
     fn partition_method_names_parse_and_unknown_ones_name_the_choices() {
-        for m in [PartitionMethod::Metis, PartitionMethod::Block] {
+        for m in [
+            PartitionMethod::Metis,
+            PartitionMethod::Block,
+            PartitionMethod::Auto,
+        ] {
             assert_eq!(m.to_string().parse::<PartitionMethod>().unwrap(), m);
         }
         assert_eq!(
@@ -509,7 +565,7 @@ mod tests {
         );
         let text = err.to_string();
         assert!(
-            text.contains("partition method `foo`") && text.contains("metis, block"),
+            text.contains("partition method `foo`") && text.contains("auto, metis, block"),
             "{text}"
         );
         assert!(!text.contains("generator"), "{text}");
@@ -591,6 +647,49 @@ mod tests {
         .unwrap();
         assert_eq!(parted.method, PartitionMethod::Block);
         assert_eq!(parted.fallback, Some(Fallback::NotSymmetric));
+    }
+
+    #[test]
+    fn auto_runs_metis_up_to_its_limit_and_blocks_above() {
+        assert_eq!(
+            PartitionMethod::Auto.resolve(AUTO_METIS_MAX_ARCS),
+            (PartitionMethod::Metis, None)
+        );
+        let (method, why) = PartitionMethod::Auto.resolve(AUTO_METIS_MAX_ARCS + 1);
+        assert_eq!(method, PartitionMethod::Block);
+        let why = why.expect("a reason for blocks");
+        assert_eq!(
+            why,
+            Fallback::AboveAutoLimit {
+                arcs: AUTO_METIS_MAX_ARCS + 1,
+                limit: AUTO_METIS_MAX_ARCS
+            }
+        );
+        assert!(why.to_string().contains("--partition metis"), "{why}");
+        // The explicit methods are kept whatever the size.
+        for method in [PartitionMethod::Metis, PartitionMethod::Block] {
+            assert_eq!(method.resolve(u64::MAX), (method, None));
+        }
+        assert_eq!(
+            "AUTO".parse::<PartitionMethod>().unwrap(),
+            PartitionMethod::Auto
+        );
+        assert_eq!(PartitionMethod::Auto.to_string(), "auto");
+    }
+
+    /// Below the limit, auto partitions exactly as METIS does; on one part it runs neither
+    /// and gives no reason.
+    #[test]
+    fn auto_below_the_limit_is_metis() {
+        let sym = path(64);
+        let metis = partition_graph(sym.clone(), 3, PartitionMethod::Metis, &NoProgress).unwrap();
+        let auto = partition_graph(sym.clone(), 3, PartitionMethod::Auto, &NoProgress).unwrap();
+        assert_eq!(auto.method, PartitionMethod::Metis);
+        assert!(auto.fallback.is_none());
+        assert_eq!(auto.partition, metis.partition);
+        let one = partition_graph(sym, 1, PartitionMethod::Auto, &NoProgress).unwrap();
+        assert_eq!(one.method, PartitionMethod::Block);
+        assert!(one.fallback.is_none());
     }
 
     #[test]
