@@ -298,6 +298,9 @@ struct DoRun {
     // Replicated levels so far (DO_FLAG_REPLICATE; alike on every device, kept by every
     // thread): the inbox halves alternate between the levels that store into them.
     unsigned int replicated_levels;
+    // The run has several devices (a compile-time false in the one-device entry point, so
+    // that its code holds none of the peer steps).
+    bool several;
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
@@ -849,7 +852,7 @@ struct DoRun {
         }
         unsigned long long sums[DIRECTION_COUNTERS];
         const FusedRecord stop{{DO_STOP, 0u, 0u, 0u, 0u, 0u}};
-        if (group.size > 1u && own == DO_COUNTED_HERE) {
+        if (several && own == DO_COUNTED_HERE) {
             if (!exchange(mine, sums, DIRECTION_COUNTERS)) {
                 return stop;
             }
@@ -862,7 +865,7 @@ struct DoRun {
         if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
             peer_load_abort(group.abort) != 0u) {
             set(DO_STATUS, PEER_ABORTED);
-            if (group.size > 1u) {
+            if (several) {
                 peer_store_relaxed(group.mailbox + PEER_FAILED, PEER_ABORTED);  // peers leave
             }
             return stop;
@@ -906,7 +909,7 @@ struct DoRun {
         if (pulling) {
             set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
         }
-        const bool replicated = !pulling && everywhere && group.size > 1u &&
+        const bool replicated = !pulling && everywhere && several &&
                                 (flags & DO_FLAG_REPLICATE) != 0u &&
                                 saturating_mul(sums[DIRECTION_OUT_ARCS], REPLICATE_DIVISOR) <= n;
         // A replicated step's frontier is the global one (a pull's own finds and the received
@@ -921,7 +924,7 @@ struct DoRun {
             // The pull appends the next frontier (or the pushes' appends reached far).
             store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
         }
-        const bool sparse = !pulling && !replicated && group.size > 1u &&
+        const bool sparse = !pulling && !replicated && several &&
                             (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
                             saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
         return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
@@ -951,7 +954,13 @@ __device__ __forceinline__ void push_hubs(bool batched, const MinSplitOps& ops,
     }
 }
 
-// The kernel's body (the entry points below differ only in their launch bounds).
+// The kernel's body. SEVERAL false compiles a one-device kernel, which holds none of the
+// peer steps; FIXED nonzero compiles a kernel for those DoFlag bits only (the `flags`
+// argument is ignored), which holds none of the other variants; both together compile a
+// kernel for several devices only (`several` a compile-time true, so the one-device steps
+// are left out too: the host launches it on 2 or more members only). Either way the
+// registers and code of the steps a run takes are not shaped by steps it never takes.
+template <bool SEVERAL, unsigned int FIXED>
 __device__ __forceinline__ void direction_fused(
     unsigned int* levels, const unsigned long long* push_offsets,
     const unsigned int* push_targets, const unsigned long long* pull_offsets,
@@ -959,13 +968,14 @@ __device__ __forceinline__ void direction_fused(
     unsigned int owned_end, unsigned int* wl_data, unsigned int wl_mask, unsigned int* ctrl,
     unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
-    const PeerGroup& group, unsigned long long* trace_words, unsigned int flags,
+    const PeerGroup& group, unsigned long long* trace_words, unsigned int flags_arg,
     unsigned long long* const* postboxes) {
+    const unsigned int flags = FIXED != 0u ? FIXED : flags_arg;
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     DoRun run{levels,  push_offsets, push_targets, pull_offsets, pull_sources,
               n,       owned_begin,  owned_end,    wl,           state,
               inboxes, inboxes[group.rank], in_arcs, alpha, beta,
-              group,   flags,        postboxes,    0u};
+              group,   flags,        postboxes,    0u, SEVERAL && (FIXED != 0u || group.size > 1u)};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -982,7 +992,7 @@ __device__ __forceinline__ void direction_fused(
         store_relaxed(ctrl + CTRL_WL_END, 0u);
         return FusedRecord{{0u, 0u, 0u, 0u, 0u, 0u}};
     };
-    const bool several = group.size > 1u;
+    const bool several = run.several;
     const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
     const bool push_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && !several;
     const bool one_exchange = (flags & DO_FLAG_ONE_EXCHANGE) != 0u && several && pull_frontier;
@@ -1234,11 +1244,17 @@ __device__ __forceinline__ void direction_fused(
 
 }  // namespace groute
 
-// The entry points: bfs_direction_fused, held to 5 blocks of 256 threads per SM (at most 51
-// registers; unbounded, ptxas for sm_90 takes 60-64 and only 4 blocks fit), and
-// bfs_direction_fused_occupancy, capped at 32 registers (some spilled: 8 blocks, every thread
-// slot of an SM), for A/B runs of the phases bound by memory latency.
-#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, BOUNDS)                                              \
+// The entry points, held to 5 blocks of 256 threads per SM (at most 51 registers; unbounded,
+// ptxas for sm_90 takes 60-64 and only 4 blocks fit) but for _occupancy:
+// - bfs_direction_fused_one: one device, DO_DEFAULT_FLAGS (no peer steps, no other variant);
+// - bfs_direction_fused_several: several devices, DO_DEFAULT_FLAGS;
+// - bfs_direction_fused: any count, the variants of `flags` (A/B runs);
+// - bfs_direction_fused_occupancy: the same capped at 32 registers (some spilled: 8 blocks,
+//   every thread slot of an SM), for A/B runs of the phases bound by memory latency.
+// The host (FusedDirectionOptions::kernel_name) picks a fixed build when its flags are
+// DO_DEFAULT_FLAGS, which must equal FusedDirectionOptions::default()'s (a test reads it
+// here).
+#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, BOUNDS, SEVERAL, FIXED)                              \
     extern "C" __global__ void BOUNDS NAME(                                                     \
         unsigned int* levels, const unsigned long long* push_offsets,                           \
         const unsigned int* push_targets, const unsigned long long* pull_offsets,               \
@@ -1248,11 +1264,43 @@ __device__ __forceinline__ void direction_fused(
         unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,          \
         groute::PeerGroup group, unsigned long long* trace_words, unsigned int flags,           \
         unsigned long long* const* postboxes) {                                                 \
-        groute::direction_fused(levels, push_offsets, push_targets, pull_offsets, pull_sources, \
-                                n, owned_begin, owned_end, wl_data, wl_mask, ctrl, barrier,     \
-                                state, inboxes, in_arcs, alpha, beta, group, trace_words,       \
-                                flags, postboxes);                                              \
+        groute::direction_fused<SEVERAL, FIXED>(levels, push_offsets, push_targets,             \
+                                                pull_offsets, pull_sources, n, owned_begin,     \
+                                                owned_end, wl_data, wl_mask, ctrl, barrier,     \
+                                                state, inboxes, in_arcs, alpha, beta, group,    \
+                                                trace_words, flags, postboxes);                 \
     }
 
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused, __launch_bounds__(groute::DO_BLOCK, 5))
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_occupancy, __launch_bounds__(groute::DO_BLOCK, 8))
+namespace groute {
+// FusedDirectionOptions::default()'s kernel flags (crates/groute-bfs/src/direction/fused/
+// options.rs): the pull- and push-built frontiers, warp reservations, posted exchanges,
+// sparse pushes, one exchange per level, batched hubs, listed sparse pushes, the dense push's
+// bitmap, replicated levels.
+enum : unsigned int {
+    DO_DEFAULT_FLAGS = DO_FLAG_PULL_FRONTIER | DO_FLAG_WARP_RESERVE | DO_FLAG_POST_EXCHANGE |
+                       DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH | DO_FLAG_ONE_EXCHANGE |
+                       DO_FLAG_HUB_BATCH | DO_FLAG_LISTED_PUSH | DO_FLAG_PUSH_BITMAP |
+                       DO_FLAG_REPLICATE,
+};
+// The fixed builds' template arguments. GROUTE_DO_RUNTIME_FLAGS (a diagnostic build, through
+// GROUTE_NVRTC_OPTIONS) compiles them as bfs_direction_fused is compiled (every step, `flags`
+// read at run time), so that one binary can A/B the fixed builds against the build they
+// replace.
+#ifdef GROUTE_DO_RUNTIME_FLAGS
+constexpr bool DO_ONE_SEVERAL = true;
+constexpr unsigned int DO_FIXED_FLAGS = 0u;
+#else
+constexpr bool DO_ONE_SEVERAL = false;
+constexpr unsigned int DO_FIXED_FLAGS = DO_DEFAULT_FLAGS;
+#endif
+}  // namespace groute
+
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, __launch_bounds__(groute::DO_BLOCK, 5),
+                             groute::DO_ONE_SEVERAL, groute::DO_FIXED_FLAGS)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several,
+                             __launch_bounds__(groute::DO_BLOCK, 5), true,
+                             groute::DO_FIXED_FLAGS)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused, __launch_bounds__(groute::DO_BLOCK, 5), true,
+                             0u)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_occupancy,
+                             __launch_bounds__(groute::DO_BLOCK, 8), true, 0u)

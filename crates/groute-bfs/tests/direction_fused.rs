@@ -77,8 +77,9 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
 /// (traced); listed sparse pushes, alone and with one exchange (traced); the dense push's
 /// bitmap alone and with the listed sparse pushes, posted, one exchange (traced); replicated
 /// levels alone, with every pull and sparse switch, and with pulls that exchange twice
-/// (traced).
-const VARIANTS: [FusedDirectionOptions; 22] = [
+/// (traced); the defaults, which run the fixed builds (`bfs_direction_fused_one`, `_several`),
+/// plain and traced.
+const VARIANTS: [FusedDirectionOptions; 24] = [
     variant(false, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
     variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
     variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
@@ -101,7 +102,18 @@ const VARIANTS: [FusedDirectionOptions; 22] = [
     variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
     variant(true, [1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1], false),
     variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
+    variant(false, [1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1], false),
+    variant(true, [1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1], false),
 ];
+
+/// VARIANTS' plain defaults (the fixed builds).
+const DEFAULTS: usize = 22;
+
+/// DEFAULTS names the default switches, so the fixed builds run on CUDA below.
+#[test]
+fn the_defaults_variant_is_the_default() {
+    assert_eq!(VARIANTS[DEFAULTS], FusedDirectionOptions::default());
+}
 
 /// A variant: `trace`, the kernel's switches (1: on; pull builds the frontier, push builds
 /// it, warp reservations, posted exchanges, batched scans, sparse pushes, one exchange per
@@ -354,7 +366,7 @@ fn cuda_fused_counts_like_the_host() {
                 // Every variant under the default rule and the one that switches often; the
                 // plain kernel and all switches together under the others.
                 for (r, rule) in RULES.into_iter().enumerate() {
-                    let some = [VARIANTS[0], VARIANTS[8]];
+                    let some = [VARIANTS[0], VARIANTS[8], VARIANTS[DEFAULTS]];
                     let variants: &[_] = if r == 0 || r == 3 { &VARIANTS } else { &some };
                     check_against_host(&ctx, &g, s, rule, variants);
                 }

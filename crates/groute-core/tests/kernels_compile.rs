@@ -81,25 +81,31 @@ fn every_kernel_compiles_for_compute_90() {
 }
 
 /// The kernels' diagnostic builds (`GROUTE_NVRTC_OPTIONS` experiments documented in
-/// `groute-worklist`'s fused traversal) compile too, so that they cannot rot unnoticed.
+/// `groute-worklist`'s fused traversal and in `kernels/bfs_direction_fused.cu`) compile too,
+/// so that they cannot rot unnoticed.
 #[test]
 fn the_diagnostic_builds_compile() {
     if !nvrtc_or_skip("the_diagnostic_builds_compile") {
         return;
     }
-    let options = ["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
-    for k in KERNELS
-        .iter()
-        .filter(|k| k.name == "bfs.cu" || k.name == "sssp.cu")
-    {
-        let traced = cuda::compile_uncached(k, ARCH, &options)
-            .unwrap_or_else(|e| panic!("{} with {options:?}: {e}", k.name));
+    let traced: &[&str] = &["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
+    let builds: [(&str, &[&str]); 3] = [
+        ("bfs.cu", traced),
+        ("sssp.cu", traced),
+        ("bfs_direction_fused.cu", &["-DGROUTE_DO_RUNTIME_FLAGS"]),
+    ];
+    for (name, options) in builds {
+        let k = KERNELS
+            .iter()
+            .find(|k| k.name == name)
+            .unwrap_or_else(|| panic!("{name} is not an embedded kernel"));
+        let diagnostic = cuda::compile_uncached(k, ARCH, options)
+            .unwrap_or_else(|e| panic!("{name} with {options:?}: {e}"));
         let shipped =
-            cuda::compile_uncached(k, ARCH, &[]).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            cuda::compile_uncached(k, ARCH, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_ne!(
-            traced.text, shipped.text,
-            "{}: {options:?} changed nothing (are the macros still read?)",
-            k.name
+            diagnostic.text, shipped.text,
+            "{name}: {options:?} changed nothing (are the macros still read?)"
         );
     }
 }

@@ -68,7 +68,7 @@ impl FusedMember {
         // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
-        let kernel = module.function(options.kernel_name())?;
+        let kernel = module.function(options.kernel_name(devices))?;
         let grid = member_grid(
             &kernel,
             "device-driven BFS grid",
@@ -188,14 +188,16 @@ impl FusedMember {
             options.kernel_flags(),
             DevicePtr::<u64>::from_slice(&posts.raw())?,
         );
-        // SAFETY: bfs_direction_fused(unsigned* levels, const unsigned long long* push_offsets,
-        // const unsigned* push_targets, const unsigned long long* pull_offsets,
-        // const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned owned_end,
-        // unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
-        // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs,
-        // unsigned long long alpha, unsigned long long beta, PeerGroup group,
-        // unsigned long long* trace_words, unsigned flags, unsigned long long* const* postboxes)
-        // (kernels/bfs_direction_fused.cu): the tuple matches it field by field. `levels`
+        // SAFETY: every entry point of kernels/bfs_direction_fused.cu (the fixed builds
+        // `_one` and `_several`, the run-time build and `_occupancy`) takes (unsigned* levels,
+        // const unsigned long long* push_offsets, const unsigned* push_targets,
+        // const unsigned long long* pull_offsets, const unsigned* pull_sources, unsigned n,
+        // unsigned owned_begin, unsigned owned_end, unsigned* wl_data, unsigned wl_mask,
+        // unsigned* ctrl, unsigned* barrier, unsigned long long* state,
+        // unsigned* const* inboxes, unsigned long long in_arcs, unsigned long long alpha,
+        // unsigned long long beta, PeerGroup group, unsigned long long* trace_words,
+        // unsigned flags, unsigned long long* const* postboxes): the tuple matches it field
+        // by field. `levels`
         // holds n u32 and both offset arrays n + 1 entries, whose arcs index the targets and
         // sources, all vertices below n; the owned range is clamped to n; the worklist has
         // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
