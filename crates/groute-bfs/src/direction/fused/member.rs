@@ -48,7 +48,10 @@ pub(super) struct FusedMember {
     state: Buffer<u64>,
     /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
     trace: Buffer<u64>,
+    /// The kernel build, chosen for a group of `members` (`FusedDirectionOptions::kernel_name`).
     kernel: CudaFunction,
+    /// The run's member count the kernel build was chosen for.
+    members: usize,
     grid: u32,
 }
 
@@ -90,6 +93,7 @@ impl FusedMember {
             dir,
             owned,
             kernel,
+            members: devices,
             grid,
         })
     }
@@ -158,6 +162,17 @@ impl FusedMember {
         in_arcs: u64,
         (rule, options): (&SwitchRule, &FusedDirectionOptions),
     ) -> Result<(), Error> {
+        if group.size() != self.members {
+            // `bfs_direction_fused_several` takes its group for one of several members.
+            return Err(Error::invalid(
+                "fused BFS group size",
+                group.size(),
+                format!(
+                    "member {rank}'s kernel build was chosen for {} members (a bug)",
+                    self.members
+                ),
+            ));
+        }
         let d = &self.dir;
         let (table, posts) = self.peer_tables(rank)?;
         let (pull_offsets, pull_sources) = d.pull_csr();
@@ -210,7 +225,8 @@ impl FusedMember {
         // and the kernel stores only words below that; `group.args`
         // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace
         // is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS
-        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant; `posts` (this
+        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant (the fixed builds
+        // ignore them and run the default switches' variant); `posts` (this
         // device's memory) holds the address of every member's postbox of POST_WORDS u64,
         // reachable from this device, and the kernel stores only into the slots below
         // POST_WORDS. The launch

@@ -16,12 +16,13 @@ use groute_core::cuda::PeerExchange;
 /// replicated levels, 0.941 host-driven). Since session 10 the device time is the longest
 /// member span (`docs/device-driven.md`).
 ///
-/// The defaults run builds of the kernel compiled for them alone (`bfs_direction_fused_one`
-/// on one device, with no peer step in it, and `bfs_direction_fused_several`; see
-/// `kernel_name`); any other combination runs the build that reads the
-/// switches at run time. On one H200 (kron21, 2026-11-24) the one-device build ran 6% faster
-/// from vertex 0 and 9% from the vertex of largest degree than the run-time build, which
-/// spills 168 bytes where it spills none.
+/// The default switches (with or without [`trace`](Self::trace), a run-time choice in every
+/// build) run builds of the kernel compiled for them alone: `bfs_direction_fused_one` on one
+/// device, with the peer steps compiled out, and `bfs_direction_fused_several`. Any other
+/// combination of switches runs the build that reads them at run time. On one H200 (kron21,
+/// 2026-11-24) the one-device build ran 5.5% faster from vertex 0 and 9% from the vertex of
+/// largest degree than the run-time build; it spills nothing where that build spills 168
+/// bytes.
 /// [`FusedDirectionOptions::baseline`] turns every switch off (the first version's kernel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedDirectionOptions {
@@ -254,29 +255,85 @@ mod tests {
         value.parse().unwrap_or_else(|_| panic!("{name} = {value}"))
     }
 
+    /// Where `text` starts a line of code in `source` (after indentation only, so never in a
+    /// comment): the byte just past it.
+    fn code_at(source: &str, text: &str) -> usize {
+        source
+            .match_indices(text)
+            .map(|(at, _)| at)
+            .find(|&at| {
+                let line_start = source[..at].rfind('\n').map_or(0, |nl| nl + 1);
+                source[line_start..at].trim().is_empty()
+            })
+            .map(|at| at + text.len())
+            .unwrap_or_else(|| panic!("`{text}` does not start a line of the kernel"))
+    }
+
+    /// The arguments after the name of the kernel's `GROUTE_DIRECTION_FUSED_ENTRY(name, ...)`,
+    /// split at the commas outside parentheses, each with its whitespace collapsed.
+    fn entry_arguments(source: &str, name: &str) -> Vec<String> {
+        let text = &source[code_at(source, &format!("GROUTE_DIRECTION_FUSED_ENTRY({name},"))..];
+        let (mut depth, mut args, mut arg) = (0usize, Vec::new(), String::new());
+        for c in text.chars() {
+            match c {
+                ')' if depth == 0 => break,
+                ',' if depth == 0 => args.push(std::mem::take(&mut arg)),
+                _ => {
+                    depth = match c {
+                        '(' => depth + 1,
+                        ')' => depth - 1,
+                        _ => depth,
+                    };
+                    arg.push(c);
+                }
+            }
+        }
+        args.push(arg);
+        args.iter()
+            .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
     /// The fixed builds are compiled for `DO_DEFAULT_FLAGS`, which must be the default
-    /// switches' flags: read from the kernel's source, as NVRTC compiles it.
+    /// switches' flags, with the template arguments `kernel_name` relies on: read from the
+    /// kernel's source, as NVRTC compiles it.
     #[test]
     fn the_fixed_builds_are_compiled_for_the_default_switches() {
         let source = groute_core::cuda::BFS_DIRECTION_FUSED.source;
-        let start = source
-            .find("DO_DEFAULT_FLAGS =")
-            .expect("DO_DEFAULT_FLAGS in the kernel");
-        let expression = &source[start + "DO_DEFAULT_FLAGS =".len()..];
+        let expression = &source[code_at(source, "DO_DEFAULT_FLAGS =")..];
         let expression = &expression[..expression.find(',').expect("the enumerator's end")];
         let flags = expression
             .split('|')
             .map(|name| enumerator(source, name.trim()))
             .fold(0, |all, bit| all | bit);
         assert_eq!(flags, FusedDirectionOptions::default().kernel_flags());
-        for name in [
-            "bfs_direction_fused_one",
-            "bfs_direction_fused_several",
-            "bfs_direction_fused",
-            "bfs_direction_fused_occupancy",
+
+        // The shipped branch of the fixed builds' constants (the other is the diagnostic
+        // GROUTE_DO_RUNTIME_FLAGS build).
+        let shipped = &source[code_at(source, "#ifdef GROUTE_DO_RUNTIME_FLAGS")..];
+        let shipped = &shipped[shipped.find("#else").expect("#else")..];
+        let shipped = &shipped[..shipped.find("#endif").expect("#endif")];
+        let shipped = shipped.split_whitespace().collect::<Vec<_>>().join(" ");
+        for constant in [
+            "constexpr bool DO_ONE_SEVERAL = false;",
+            "constexpr unsigned int DO_FIXED_FLAGS = DO_DEFAULT_FLAGS;",
         ] {
-            assert!(
-                source.contains(&format!("GROUTE_DIRECTION_FUSED_ENTRY({name},")),
+            assert!(shipped.contains(constant), "{constant} in {shipped}");
+        }
+
+        // (SEVERAL, FIXED) of each entry point: one device, several, the run-time builds.
+        let fixed = "groute::DO_FIXED_FLAGS";
+        for (name, several, flags) in [
+            ("bfs_direction_fused_one", "groute::DO_ONE_SEVERAL", fixed),
+            ("bfs_direction_fused_several", "true", fixed),
+            ("bfs_direction_fused", "true", "0u"),
+            ("bfs_direction_fused_occupancy", "true", "0u"),
+        ] {
+            let args = entry_arguments(source, name);
+            assert_eq!(args.len(), 3, "{name}: {args:?}");
+            assert_eq!(
+                (args[1].as_str(), args[2].as_str()),
+                (several, flags),
                 "{name}"
             );
         }
