@@ -298,8 +298,8 @@ struct DoRun {
     // Replicated levels so far (DO_FLAG_REPLICATE; alike on every device, kept by every
     // thread): the inbox halves alternate between the levels that store into them.
     unsigned int replicated_levels;
-    // The run has several devices (a compile-time false in the one-device entry point, so
-    // that its code holds none of the peer steps).
+    // The run has several devices: a compile-time false in the one-device build (its code
+    // holds none of the peer steps) and a compile-time true in the several build.
     bool several;
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }

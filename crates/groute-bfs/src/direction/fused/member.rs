@@ -203,36 +203,32 @@ impl FusedMember {
             options.kernel_flags(),
             DevicePtr::<u64>::from_slice(&posts.raw())?,
         );
-        // SAFETY: every entry point of kernels/bfs_direction_fused.cu (the fixed builds
-        // `_one` and `_several`, the run-time build and `_occupancy`) takes (unsigned* levels,
-        // const unsigned long long* push_offsets, const unsigned* push_targets,
-        // const unsigned long long* pull_offsets, const unsigned* pull_sources, unsigned n,
-        // unsigned owned_begin, unsigned owned_end, unsigned* wl_data, unsigned wl_mask,
-        // unsigned* ctrl, unsigned* barrier, unsigned long long* state,
-        // unsigned* const* inboxes, unsigned long long in_arcs, unsigned long long alpha,
-        // unsigned long long beta, PeerGroup group, unsigned long long* trace_words,
-        // unsigned flags, unsigned long long* const* postboxes): the tuple matches it field
-        // by field. `levels`
-        // holds n u32 and both offset arrays n + 1 entries, whose arcs index the targets and
-        // sources, all vertices below n; the owned range is clamped to n; the worklist has
-        // wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's appends, each
-        // vertex once per run) and every append is bounds-checked; `ctrl` holds the control
-        // block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
-        // BARRIER_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this
-        // device's memory) holds the address of every member's inbox of 2 * (size - 1) *
-        // ceil(n / 32) u32, reachable from this device (PeerGroup::new_sharing checked peer
-        // access between every pair of distinct GPUs; members on one GPU share its memory),
-        // and the kernel stores only words below that; `group.args`
-        // is this member's PeerGroup (its mailbox and abort word outlive the run); the trace
-        // is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS
-        // * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant (the fixed builds
-        // ignore them and run the default switches' variant); `posts` (this
-        // device's memory) holds the address of every member's postbox of POST_WORDS u64,
-        // reachable from this device, and the kernel stores only into the slots below
-        // POST_WORDS. The launch
-        // is cooperative with a grid of at most the resident maximum at BLOCK threads, so the
-        // grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
-        // every member is launched.
+        // SAFETY: every entry point of kernels/bfs_direction_fused.cu (the fixed builds `_one` and
+        // `_several`, the run-time build and `_occupancy`) takes (unsigned* levels, const unsigned
+        // long long* push_offsets, const unsigned* push_targets, const unsigned long long*
+        // pull_offsets, const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned
+        // owned_end, unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
+        // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs, unsigned
+        // long long alpha, unsigned long long beta, PeerGroup group, unsigned long long*
+        // trace_words, unsigned flags, unsigned long long* const* postboxes): the tuple matches it
+        // field by field. `levels` holds n u32 and both offset arrays n + 1 entries, whose arcs
+        // index the targets and sources, all vertices below n; the owned range is clamped to n; the
+        // worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's
+        // appends, each vertex once per run) and every append is bounds-checked; `ctrl` holds the
+        // control block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
+        // BARRIER_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this device's
+        // memory) holds the address of every member's inbox of 2 * (size - 1) * ceil(n / 32) u32,
+        // reachable from this device (PeerGroup::new_sharing checked peer access between every pair
+        // of distinct GPUs; members on one GPU share its memory), and the kernel stores only words
+        // below that; `group.args` is this member's PeerGroup (its mailbox and abort word outlive
+        // the run); the trace is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER
+        // + TRACE_ROWS * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant (the fixed
+        // builds ignore them and run the default switches' variant); `posts` (this device's memory)
+        // holds the address of every member's postbox of POST_WORDS u64, reachable from this
+        // device, and the kernel stores only into the slots below POST_WORDS. The launch is
+        // cooperative with a grid of at most the resident maximum at BLOCK threads, so the grid
+        // barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once every member
+        // is launched.
         unsafe {
             self.kernel.launch_cooperative(
                 d.stream.raw().as_ref(),
