@@ -27,6 +27,8 @@ use groute_core::{
     LinkSender, PendingSegment, Result, Router, Scatter, Segment, Stream,
 };
 
+pub mod cuda;
+
 /// The filter predicate: keep `x` when `x % modulus == residue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Predicate {
@@ -181,7 +183,7 @@ pub fn matches_reference(input: &[u32], output: &[u32], config: &PbfConfig) -> b
 /// Filters one received chunk on `stream` into `out` (compacted) and `count` (one element).
 ///
 /// The one place where the backends differ: host kernels are Rust closures; the CUDA arm
-/// will launch `pbf_filter_mod` from `kernels/pbf.cu` through the CUDA launch wrapper.
+/// launches `pbf_filter_mod` of `kernels/pbf/pbf.cu` through [`cuda::pbf_filter`].
 fn filter_chunk(
     stream: &Stream,
     packet: &PendingSegment<u32>,
@@ -214,17 +216,14 @@ fn filter_chunk(
             }
         })
     } else {
-        // CUDA: warp-aggregated append (kernels/pbf.cu); the wrapper zeroes `count` in
+        // CUDA: warp-aggregated append (kernels/pbf/pbf.cu); the wrapper zeroes `count` in
         // stream order and keeps the three buffers alive until the kernel completes.
-        groute_core::cuda::pbf_filter(
+        cuda::pbf_filter(
             stream.raw().as_ref(),
             &packet.segment().data().raw(),
             &out.raw(),
             &count.raw(),
-            groute_core::cuda::ModuloPredicate {
-                modulus: predicate.modulus,
-                residue: predicate.residue,
-            },
+            predicate,
         )
     }
 }

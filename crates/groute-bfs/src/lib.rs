@@ -77,7 +77,7 @@ impl MinTraversal for Bfs {
         value.saturating_add(1).min(UNREACHED - 1)
     }
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
-        source: &groute_core::cuda::BFS,
+        source: &groute_kernels::bfs::BFS,
         expand: "bfs_expand",
         split_receive: "bfs_split_receive",
         fused: "bfs_fused",

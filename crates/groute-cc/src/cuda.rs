@@ -1,4 +1,4 @@
-//! Typed launch wrappers for `kernels/cc.cu` (CUDA backend).
+//! Typed launch wrappers for `kernels/cc/cc.cu` (CUDA backend).
 //!
 //! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
 //! looks up its seven kernels; each method validates sizes, takes device pointers, launches with
@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use groute_core::backend::RawMemory;
 use groute_core::cuda::{
-    CudaFunction, CudaModule, CudaStream, DevicePtr, KERNELS, KernelSource, LaunchConfig,
+    CudaFunction, CudaModule, CudaStream, DevicePtr, KernelSource, LaunchConfig,
 };
-use groute_core::{Buffer, Error as CoreError, Stream};
+use groute_core::{Buffer, Stream};
 
 use crate::{CcError, Edge, HookKernel};
 
@@ -23,16 +23,8 @@ use crate::{CcError, Edge, HookKernel};
 pub const CC_BLOCK: u32 = 256;
 const _: () = assert!(CC_BLOCK % 32 == 0);
 
-/// The kernel source (`kernels/cc.cu`), from the project's kernel list.
-pub fn source() -> Result<&'static KernelSource, CcError> {
-    KERNELS.iter().find(|k| k.name == "cc.cu").ok_or_else(|| {
-        CcError::Core(CoreError::invalid(
-            "kernel source",
-            "cc.cu",
-            "missing from groute_core::cuda::KERNELS",
-        ))
-    })
-}
+/// The kernel source, `kernels/cc/cc.cu`.
+pub const CC_SOURCE: KernelSource = groute_kernels::cc::CC;
 
 /// The CC kernels loaded for one device, with their grid sizes (resident blocks; the warp
 /// hook variants have their own).
@@ -60,7 +52,7 @@ fn device_memory<T: bytemuck::Pod>(b: &Buffer<T>) -> Arc<dyn RawMemory> {
 impl CcKernels {
     /// Loads the module for the device of `stream` (a CUDA stream).
     pub fn load(stream: &Stream) -> Result<Self, CcError> {
-        let module = CudaModule::load(stream.raw().as_ref(), source()?)?;
+        let module = CudaModule::load(stream.raw().as_ref(), &CC_SOURCE)?;
         let init = module.function("cc_init")?;
         let hook = module.function("cc_hook_edges")?;
         let hook_batched = module.function("cc_hook_edges_batched")?;

@@ -1,4 +1,4 @@
-//! Host-backend kernels: the same hook, compress and merge as `kernels/cc.cu`, as Rust
+//! Host-backend kernels: the same hook, compress and merge as `kernels/cc/cc.cu`, as Rust
 //! functions over atomics, parallelised with rayon.
 //!
 //! The slice functions ([`hook_edges`], [`compress`], [`merge`]) work on any `&[AtomicU32]`

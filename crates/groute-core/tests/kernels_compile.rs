@@ -1,13 +1,12 @@
-//! CI check: every kernel in `kernels/*.cu` compiles with NVRTC for `compute_90`.
+//! CI check: every kernel of `groute-kernels` (`kernels/<folder>/*.cu`) compiles with NVRTC
+//! for `compute_90`. (That its lists match the folders is `groute-kernels`' own test.)
 //!
 //! Runs wherever `libnvrtc.so.13` can be loaded (no GPU needed; `.ci/nvrtc.sh` installs the
 //! pinned CUDA 13.0 NVRTC from PyPI). Without NVRTC the tests print why and skip, unless
 //! `GROUTE_REQUIRE_NVRTC=1`, which makes a missing NVRTC a failure.
 
-use std::collections::BTreeSet;
-use std::path::Path;
-
-use groute_core::cuda::{self, HEADERS, KERNELS, KernelSource};
+use groute_core::cuda::{self, KernelSource};
+use groute_kernels::KERNELS;
 
 /// The architecture of the GPU machine (H200).
 const ARCH: &str = "compute_90";
@@ -81,7 +80,7 @@ fn every_kernel_compiles_for_compute_90() {
 }
 
 /// The kernels' diagnostic builds (`GROUTE_NVRTC_OPTIONS` experiments documented in
-/// `groute-worklist`'s fused traversal and in `kernels/bfs_direction_fused.cu`) compile too,
+/// `groute-worklist`'s fused traversal and in `kernels/bfs/bfs_direction_fused.cu`) compile too,
 /// so that they cannot rot unnoticed.
 #[test]
 fn the_diagnostic_builds_compile() {
@@ -89,16 +88,16 @@ fn the_diagnostic_builds_compile() {
         return;
     }
     let traced: &[&str] = &["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
-    let builds: [(&str, &[&str]); 3] = [
-        ("bfs.cu", traced),
-        ("sssp.cu", traced),
-        ("bfs_direction_fused.cu", &["-DGROUTE_DO_RUNTIME_FLAGS"]),
+    let builds: [(KernelSource, &[&str]); 3] = [
+        (groute_kernels::bfs::BFS, traced),
+        (groute_kernels::sssp::SSSP, traced),
+        (
+            groute_kernels::bfs::DIRECTION_FUSED,
+            &["-DGROUTE_DO_RUNTIME_FLAGS"],
+        ),
     ];
-    for (name, options) in builds {
-        let k = KERNELS
-            .iter()
-            .find(|k| k.name == name)
-            .unwrap_or_else(|| panic!("{name} is not an embedded kernel"));
+    for (k, options) in builds {
+        let (k, name) = (&k, k.name);
         let diagnostic = cuda::compile_uncached(k, ARCH, options)
             .unwrap_or_else(|e| panic!("{name} with {options:?}: {e}"));
         let shipped =
@@ -127,39 +126,4 @@ fn compile_errors_carry_the_nvrtc_log() {
         }
         other => panic!("expected a KernelCompile error, got {other:?}"),
     }
-}
-
-#[test]
-fn embedded_kernel_lists_match_the_kernels_directory() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernels");
-    if !root.is_dir() {
-        // A staged test binary run away from its source tree (the GPU machine).
-        eprintln!(
-            "SKIPPED: {} is not here (binary run outside its checkout)",
-            root.display()
-        );
-        return;
-    }
-    let names = |dir: &Path, ext: &str| -> BTreeSet<String> {
-        std::fs::read_dir(dir)
-            .map(|it| {
-                it.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(ext))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let on_disk = names(&root, ".cu");
-    let embedded: BTreeSet<String> = KERNELS.iter().map(|k| k.name.to_string()).collect();
-    assert_eq!(
-        on_disk, embedded,
-        "add every kernels/*.cu to groute_core::cuda::KERNELS"
-    );
-    let on_disk = names(&root.join("include"), ".cuh");
-    let embedded: BTreeSet<String> = HEADERS.iter().map(|h| h.name.to_string()).collect();
-    assert_eq!(
-        on_disk, embedded,
-        "add every kernels/include/*.cuh to groute_core::cuda::HEADERS"
-    );
 }

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use groute_core::cuda::{
-    CudaModule, GpuSharing, PEER_GROUP, PeerExchange, PeerGroup, member_grid, member_share,
-    peer_group_probe, peer_start_gate_probe,
+    CudaModule, GpuSharing, PeerExchange, PeerGroup, member_grid, member_share, peer_group_probe,
+    peer_start_gate_probe,
 };
 use groute_core::testing::{cuda_context, cuda_context_on};
 use groute_core::{Context, Error};
@@ -58,7 +58,7 @@ fn a_member_grid_is_its_share_or_an_error_naming_the_fallback() {
         return;
     };
     let stream = ctx.devices()[0].stream().raw();
-    let function = CudaModule::load(stream.as_ref(), &PEER_GROUP)
+    let function = CudaModule::load(stream.as_ref(), &groute_kernels::runtime::PEER_GROUP)
         .and_then(|m| m.function("peer_group_probe"))
         .unwrap();
     let block = 256;

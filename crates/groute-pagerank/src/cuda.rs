@@ -1,4 +1,4 @@
-//! Typed launch wrappers of `kernels/pagerank.cu` (the CUDA mirror of the host kernels).
+//! Typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA mirror of the host kernels).
 //!
 //! | wrapper | kernel |
 //! |---|---|
@@ -8,7 +8,7 @@
 //! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
 //! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
 //! | [`pull::launch_pull_take`], [`pull::launch_pull_cut`], [`pull::launch_pull_gather`] | the pull sweep's take, cut pass (several devices) and gather |
-//! | [`fused::launch_fused`] | `pagerank_fused` (`kernels/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
+//! | [`fused::launch_fused`] | `pagerank_fused` (`kernels/pagerank/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
 //!
 //! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
 //! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
@@ -36,10 +36,11 @@ pub mod pull;
 /// Threads per block of every PageRank kernel (a multiple of 32).
 pub const PAGERANK_BLOCK: u32 = 256;
 
-/// `kernels/pagerank.cu` (embedded by groute-core, where the CI compile check lists it).
-pub const PAGERANK_SOURCE: KernelSource = groute_core::cuda::PAGERANK;
+/// `kernels/pagerank/pagerank.cu` (embedded by groute-kernels, whose list the CI compile check
+/// iterates over).
+pub const PAGERANK_SOURCE: KernelSource = groute_kernels::pagerank::PAGERANK;
 
-/// Mirror of `PageRankOps` in `kernels/pagerank.cu`.
+/// Mirror of `PageRankOps` in `kernels/pagerank/pagerank.cu`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PageRankArgs {
@@ -88,7 +89,7 @@ const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, first) == 12);
 const _: () = assert!(std::mem::offset_of!(DeviceWorklistArgs, ctrl) == 16);
 
 /// Words of PageRank's control block before the hub slots (`CTRL_HUB_SLOTS` in
-/// `kernels/pagerank.cu`; the first `groute::CTRL_WORDS` are the worklist's).
+/// `kernels/pagerank/pagerank.cu`; the first `groute::CTRL_WORDS` are the worklist's).
 pub const CTRL_WORDS: usize = 16;
 /// Control word counting the vertices a sweep pushed (`CTRL_PUSHED`).
 pub const CTRL_PUSHED: usize = 7;

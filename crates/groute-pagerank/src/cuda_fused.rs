@@ -1,5 +1,5 @@
 //! The device-driven run ([`crate::Driver::Fused`]): one persistent cooperative kernel per
-//! device (`kernels/pagerank_fused.cu`) runs every round, over the same device storage as
+//! device (`kernels/pagerank/pagerank_fused.cu`) runs every round, over the same device storage as
 //! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
 //! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
 //! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,

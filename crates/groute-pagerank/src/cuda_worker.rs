@@ -66,7 +66,7 @@ const OUTGOING_BUFFERS: usize = 4;
 /// At most this many outgoing buffers per device.
 const MAX_OUTGOING_BUFFERS: usize = 64;
 // Control block words: 0 and 2 are `groute::DeviceWorklist`'s (`CTRL_WL_END`,
-// `CTRL_WL_OVERFLOW`); the others are the append counters of `kernels/pagerank.cu`.
+// `CTRL_WL_OVERFLOW`); the others are the append counters of `kernels/pagerank/pagerank.cu`.
 const CTRL_WL_END: usize = 0;
 const CTRL_SEND_COUNT: usize = 1;
 const CTRL_WL_OVERFLOW: usize = 2;

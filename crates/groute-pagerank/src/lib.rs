@@ -13,7 +13,7 @@
 //! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
 //! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
-//! | [`cuda`] | typed launch wrappers of `kernels/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
+//! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
 //! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
 //! | [`PageRankError`] | what can go wrong |
 //!
@@ -134,7 +134,7 @@
 //! peer access, or on virtual devices sharing a GPU, each member then launched on its share
 //! of the GPU's resident blocks: `groute_core::cuda::member_share`, for tests and profiling)
 //! runs the same rounds with no host in the loop: ONE persistent cooperative kernel per device
-//! (`kernels/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
+//! (`kernels/pagerank/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
 //! devices by cross-device all-reduces. The round bodies are
 //! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a
 //! contribution to another device's vertex goes: straight to its OWNER, added with a
@@ -245,7 +245,7 @@ pub struct PageRankOptions {
     pub lazy_receive: bool,
     /// CUDA, device-driven runs on several devices: one `__threadfence_system()` per thread
     /// and round instead of one after every add to a peer's halo (`--fused-fence-per-round`,
-    /// default off; `kernels/pagerank_fused.cu` says why it suffices).
+    /// default off; `kernels/pagerank/pagerank_fused.cu` says why it suffices).
     pub fused_fence_per_round: bool,
     /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
     /// (`--fused-blocks-per-sm`): 8 (default) caps its registers at 32 (a few spilled), 6 at

@@ -66,7 +66,7 @@ pub struct DeviceProfile {
 }
 
 /// Device time of a device-driven run by phase, summed over its rounds (`%globaltimer`
-/// stamps taken by the grid barriers' actions, `kernels/pagerank_fused.cu`): each phase from
+/// stamps taken by the grid barriers' actions, `kernels/pagerank/pagerank_fused.cu`): each phase from
 /// the previous barrier's action to the arrival of its slowest block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FusedPhaseTimes {

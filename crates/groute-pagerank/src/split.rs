@@ -15,7 +15,7 @@ use groute_worklist::{SplitFlags, SplitOps};
 use crate::host::ResidualArray;
 
 /// A vertex and residual mass pushed to it: the packed item of PageRank. Mirrors
-/// `struct VertexResidual` in `kernels/pagerank.cu` (8 bytes, vertex first).
+/// `struct VertexResidual` in `kernels/pagerank/pagerank.cu` (8 bytes, vertex first).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default, Pod, Zeroable)]
 pub struct VertexResidual {

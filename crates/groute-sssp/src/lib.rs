@@ -151,7 +151,7 @@ pub const MAX_DISTANCE: u32 = UNREACHED - 1;
 
 /// The CUDA translation unit of SSSP: `traversal.cuh`'s kernels instantiated with
 /// `groute::SsspRelax` and weights (`sssp_expand`, `sssp_split_receive`).
-pub const CUDA_SOURCE: KernelSource = groute_core::cuda::SSSP;
+pub const CUDA_SOURCE: KernelSource = groute_kernels::sssp::SSSP;
 
 /// SSSP as a min traversal: a neighbour's distance is the vertex's plus the arc's weight.
 #[derive(Clone, Copy, Debug, Default)]
@@ -415,7 +415,10 @@ mod tests {
     #[test]
     fn the_cuda_source_instantiates_the_named_kernels() {
         let k = Sssp::CUDA_KERNELS.map(|k| (k.source.name, k.expand, k.split_receive));
-        assert_eq!(k, Some(("sssp.cu", "sssp_expand", "sssp_split_receive")));
+        assert_eq!(
+            k,
+            Some(("sssp/sssp.cu", "sssp_expand", "sssp_split_receive"))
+        );
         assert!(
             CUDA_SOURCE
                 .source

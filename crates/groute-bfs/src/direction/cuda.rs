@@ -5,17 +5,16 @@
 //! at least one slot per vertex (every vertex is appended once, by the step that reaches it,
 //! so the frontier of each level is a range of it and it never wraps), the traversal control
 //! block with its hub list (`kernels/include/traversal.cuh`), and four u64 counters
-//! (`kernels/bfs_direction.cu`). Each level launches its step and `bfs_frontier_arcs` over the
+//! (`kernels/bfs/bfs_direction.cu`). Each level launches its step and `bfs_frontier_arcs` over the
 //! new frontier, then reads the control block and the counters back (one synchronisation per
 //! level).
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::{
-    BFS, BFS_DIRECTION, CudaFunction, CudaModule, CudaStream, DevicePtr, LaunchConfig,
-};
+use groute_core::cuda::{CudaFunction, CudaModule, CudaStream, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event, Stream};
 use groute_graph::Csr;
+use groute_kernels::bfs::{BFS, DIRECTION};
 use groute_worklist::traversal::HubPolicy;
 use groute_worklist::{VertexValue, WorklistError};
 
@@ -81,7 +80,7 @@ impl CudaDirection {
         })?;
         let stream = device.stream().clone();
         let traversal = CudaModule::load(stream.raw().as_ref(), &BFS)?;
-        let direction = CudaModule::load(stream.raw().as_ref(), &BFS_DIRECTION)?;
+        let direction = CudaModule::load(stream.raw().as_ref(), &DIRECTION)?;
         let expand = traversal.function("bfs_expand")?;
         let expand_hubs = traversal.function("bfs_expand_hubs")?;
         let pull_step = direction.function("bfs_pull_step")?;
@@ -299,7 +298,7 @@ impl CudaDirection {
         // SAFETY: bfs_pull_step(unsigned* levels, const unsigned long long* pull_offsets,
         // const unsigned* pull_sources, unsigned begin, unsigned end, unsigned level,
         // unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
-        // unsigned long long* counters) (kernels/bfs_direction.cu): the tuple matches it field
+        // unsigned long long* counters) (kernels/bfs/bfs_direction.cu): the tuple matches it field
         // by field. The kernel reads vertices [begin, end) (end clamped to n) of `levels`
         // (n entries) and `pull_offsets` (n + 1), whose sources
         // are vertices; it appends at most one item per vertex behind the frontier, and the

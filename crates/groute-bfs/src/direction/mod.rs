@@ -26,8 +26,8 @@
 //! hit). GTEPS conventionally divides the arcs of the reached vertices instead (Graph500);
 //! the example reports both.
 //!
-//! **Devices.** One device, CUDA (`cuda.rs`, `kernels/bfs_direction.cu` plus the push expand
-//! of `kernels/bfs.cu`) or host (`host.rs`, rayon). Several devices (`multi/`, either
+//! **Devices.** One device, CUDA (`cuda.rs`, `kernels/bfs/bfs_direction.cu` plus the push expand
+//! of `kernels/bfs/bfs.cu`) or host (`host.rs`, rayon). Several devices (`multi/`, either
 //! backend) run the same level loop ([`run_levels`]) over steps that each device takes on its
 //! owned range of the partition, followed by an all-gather of the level's discoveries as
 //! bitmaps over direct links between every pair of devices; see `multi/mod.rs`. Counters

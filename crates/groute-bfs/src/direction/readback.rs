@@ -8,7 +8,7 @@ pub(super) const CTRL_WORDS: usize = 16;
 pub(super) const CTRL_WL_END: usize = 0;
 const CTRL_WL_OVERFLOW: usize = 2;
 const CTRL_SEND_OVERFLOW: usize = 3;
-/// The counters of `kernels/bfs_direction.cu` (`groute::DIRECTION_*`).
+/// The counters of `kernels/bfs/bfs_direction.cu` (`groute::DIRECTION_*`).
 pub(super) const COUNTERS: usize = 4;
 /// Out-degrees of the new frontiers.
 pub(super) const OUT_ARCS: usize = 0;

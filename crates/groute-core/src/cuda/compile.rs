@@ -20,9 +20,9 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 
-use super::source::{HEADERS, KernelSource};
 use crate::backend::cuda::sys::{self, NvrtcFailure};
 use crate::error::{Error, Result};
+use groute_kernels::{HEADERS, KernelSource};
 
 /// Compiled PTX text for one (source, architecture, options).
 #[derive(Clone, Debug)]
@@ -57,9 +57,9 @@ pub fn nvrtc_version() -> Result<(u32, u32)> {
         .map_err(|e| nvrtc_error(e, "(version query)", "-"))
 }
 
-/// The virtual architecture NVRTC targets for a device of compute capability `cc`.
-pub fn arch_for(cc: (u32, u32)) -> String {
-    format!("compute_{}{}", cc.0, cc.1)
+/// The virtual architecture NVRTC targets for a device of compute capability `capability`.
+pub fn arch_for(capability: (u32, u32)) -> String {
+    format!("compute_{}{}", capability.0, capability.1)
 }
 
 /// The CUDA toolkit's include directory, if a toolkit is installed (`CUDA_HOME`, `CUDA_PATH`,

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::compile::{Ptx, arch_for, compile_ptx};
-use super::source::KernelSource;
 use crate::backend::RawStream;
 use crate::backend::cuda::{CudaStream, DeviceInner, sys};
 use crate::error::{Error, Result};
+use groute_kernels::KernelSource;
 
 /// A kernel source by the addresses and lengths of its `'static` name and text: two equal
 /// keys name the same immutable bytes, so the same PTX (the compile options of

@@ -1,14 +1,14 @@
-//! Typed launch wrapper for `kernels/peer_copy.cu`: copies made by the SMs instead of the copy
+//! Typed launch wrapper for `kernels/runtime/peer_copy.cu`: copies made by the SMs instead of the copy
 //! engines (links' [`crate::CopyMethod::Kernel`]).
 
 use std::sync::Arc;
 
 use super::launch::{DevicePtr, LaunchConfig};
 use super::module::{CudaFunction, CudaModule};
-use super::source::PEER_COPY;
 use crate::backend::cuda::CudaStream;
 use crate::backend::{MemoryLocation, RawEvent, RawMemory, RawSlice, RawStream};
 use crate::error::{Error, Result};
+use groute_kernels::runtime::PEER_COPY;
 
 /// Threads per block of the copy kernel.
 pub const PEER_COPY_BLOCK: u32 = 512;

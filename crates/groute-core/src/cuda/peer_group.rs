@@ -35,8 +35,8 @@
 //! waiting for a peer that has not started can keep that peer from starting at all: its kernel
 //! keeps its GPU busy, and a driver call of another host thread that waits for that GPU (a
 //! free, a module load, a synchronous copy) can hold the host's launch of the peer behind it
-//! until the exchange timeout (the 60 s failures of the PageRank and direction-optimizing BFS
-//! tests in parallel threads on 2 x H200; the same tests passed one at a time).
+//! until the exchange timeout (60 s exchange failures of device-driven algorithm tests run in
+//! parallel threads on 2 x H200; the same tests passed one at a time).
 //!
 //! **One run at a time per process** ([`PeerGroup::begin_run`]). Two device-driven runs on the
 //! same GPUs at once can deadlock: run A's member fills GPU 0 and waits for its member on
@@ -50,26 +50,26 @@
 //! (cross-device events): while a member fills GPU 0, that work waits behind it, and the
 //! member that should start on GPU 1 can wait behind the cross-device wait (a hardware queue
 //! shared by both streams, or the context synchronisation of a lazily loaded kernel), so the
-//! member on GPU 0 waits for it until the group's timeout (the 60 s exchange failures of the
-//! PageRank tests, whose threads run host-driven and device-driven runs at once). Such work
+//! member on GPU 0 waits for it until the group's timeout (60 s exchange failures of tests
+//! whose threads run host-driven and device-driven runs at once). Such work
 //! holds the shared side of the same lock ([`PeerGroup::share_gpus`]), device-driven runs the
 //! exclusive side. Holders of the shared side: `groute_worklist::run_workers_on` on several CUDA
-//! devices (BFS, SSSP and PageRank host-driven runs) and the host-driven direction-optimizing
-//! BFS on several CUDA devices. Other multi-device work (connected components, links a program
-//! drives itself) does not take it: a program that runs such work beside a device-driven run
-//! takes it itself.
+//! devices (every host-driven worklist run) and the algorithm crates' other host-driven
+//! multi-device drivers. Other multi-device work (links a program drives itself, algorithms
+//! that do not take it) does not take it: a program that runs such work beside a device-driven
+//! run takes it itself.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use super::launch::{DevicePtr, KernelArg, LaunchConfig};
 use super::module::CudaModule;
-use super::source::PEER_GROUP;
 use crate::backend::{BackendKind, RawMemory};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::memory::Buffer;
+use groute_kernels::runtime::PEER_GROUP;
 
 /// Devices a group may hold (`groute::PEER_MAX_DEVICES`).
 pub const PEER_MAX_DEVICES: usize = 8;
@@ -108,7 +108,7 @@ pub fn member_share(max: u32, members: usize) -> u32 {
 /// The cooperative grid of a member's persistent kernel `function` in blocks of `block`
 /// threads: [`member_share`] of its blocks resident at once on the GPU, which `members`
 /// members of the run share (1: a GPU of its own). When the share holds no block, an error on
-/// `setting` (the grid it sizes, e.g. "fused PageRank grid") naming the kernel, `fallback`
+/// `setting` (the grid it sizes, e.g. "fused kernel grid") naming the kernel, `fallback`
 /// (the option that runs without it, e.g. a host-driven mode) and, on a shared GPU, fewer
 /// devices.
 pub fn member_grid(
@@ -445,9 +445,8 @@ impl PeerGroup {
                 let shared = (0..self.size()).any(|d| self.members_on_gpu(d) > 1);
                 let hint = if shared {
                     "; members share a GPU, and other work on it can keep them from running \
-                     at once: run them alone on it, or give fewer devices, or a driver that \
-                     does not share GPUs (--fused-driver auto for BFS and SSSP, --do-driver \
-                     auto for the direction-optimizing BFS)"
+                     at once: run them alone on it, or give fewer devices, or choose the \
+                     algorithm's driver that does not share GPUs (its automatic driver choice)"
                 } else {
                     ""
                 };
@@ -578,7 +577,7 @@ pub struct PeerProbe {
     pub exchange_us: f64,
 }
 
-/// Runs `kernels/peer_group.cu` on every device of `group`: `exchanges` rounds, each storing
+/// Runs `kernels/runtime/peer_group.cu` on every device of `group`: `exchanges` rounds, each storing
 /// `words` u64 into every peer, then one all-reduce by `method`; every member checks every
 /// sum and every value its peers stored. Errors when a member failed;
 /// [`PeerProbe::mismatches`] counts wrong values.

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 ///   `cuMemcpyAsync`). Each copy has a fixed cost in the engines: on 2 x H200 a train of
 ///   4 MiB peer copies tops out at ~292 GiB/s, 80% of one large copy (365 GiB/s), whatever the
 ///   number of streams.
-/// - [`CopyMethod::Kernel`]: a copy kernel (`kernels/peer_copy.cu`) on the issuing stream's
+/// - [`CopyMethod::Kernel`]: a copy kernel (`kernels/runtime/peer_copy.cu`) on the issuing stream's
 ///   device reads the source and stores 16-byte vectors straight into the destination (over
 ///   NVLink for a peer), `blocks` blocks of [`crate::cuda::PEER_COPY_BLOCK`] threads per copy
 ///   (fewer for a copy too short to give every thread a full round). It runs on the same copy

@@ -17,7 +17,7 @@
 //!
 //! Copies between devices are made by the copy engines by default. With
 //! [`LinkConfig::with_copy_method`]`(`[`CopyMethod::kernel`]`())` a copy kernel on the issuing
-//! device (`kernels/peer_copy.cu`) moves each packet instead, storing 16-byte vectors
+//! device (`kernels/runtime/peer_copy.cu`) moves each packet instead, storing 16-byte vectors
 //! straight into the peer's buffer: the copy engines' fixed cost per copy caps a train of
 //! 4 MiB copies at ~80% of one large copy on 2 x H200, the SMs have no such cost. The kernel
 //! runs on the copy stream the packet was given, so stream order, events and buffer reuse

@@ -1,4 +1,4 @@
-//! Launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank_fused.cu`):
+//! Launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank/pagerank_fused.cu`):
 //! one persistent cooperative kernel per device runs every round of a run; the `#[repr(C)]`
 //! structs mirror its parameters, [`peers_block`] the `FusedPeers` block of device memory
 //! through which a device reaches its peers' halos and inboxes.
@@ -16,9 +16,8 @@ use super::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
 /// Threads per block of `pagerank_fused` (its `__launch_bounds__`).
 pub const FUSED_PAGERANK_BLOCK: u32 = 256;
 
-/// `groute_core::cuda::PAGERANK_FUSED`, the kernel's source.
-pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource =
-    groute_core::cuda::PAGERANK_FUSED;
+/// `groute_kernels::pagerank::FUSED` (`kernels/pagerank/pagerank_fused.cu`), the kernel's source.
+pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource = groute_kernels::pagerank::FUSED;
 
 /// u32 words of the state block (`PRF_WORDS`; zeroed before each run).
 pub const STATE_WORDS: usize = 100;

@@ -1,5 +1,5 @@
 //! Launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_cut`,
-//! `pagerank_pull_gather` in `kernels/pagerank.cu`): pass 1 takes the residuals above a floor
+//! `pagerank_pull_gather` in `kernels/pagerank/pagerank.cu`): pass 1 takes the residuals above a floor
 //! into the ranks and the share array; on several devices the cut vertices' shares are then
 //! pushed along their cut arcs only; pass 2 gathers the shares over the in-CSR (crate docs,
 //! "Pull sweeps").

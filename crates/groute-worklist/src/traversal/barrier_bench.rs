@@ -1,4 +1,4 @@
-//! The fused kernel's grid barrier alone (`kernels/fused_barrier.cu`): a cooperative launch of
+//! The fused kernel's grid barrier alone (`kernels/runtime/fused_barrier.cu`): a cooperative launch of
 //! `barriers` barriers back to back, timed between CUDA events, with every block checking
 //! after each release that it saw exactly the barriers it passed. The time per barrier is the
 //! floor of one fused level's synchronisation (`examples/fused_barrier.rs` prints it per
@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
-use groute_core::cuda::{CudaModule, DevicePtr, FUSED_BARRIER, LaunchConfig};
+use groute_core::cuda::{CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Device, Error, Event};
+use groute_kernels::runtime::FUSED_BARRIER;
 
 use super::fused_tuning::{FUSED_BLOCK, FusedBarrier, fused_block};
 

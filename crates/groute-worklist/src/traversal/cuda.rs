@@ -23,7 +23,7 @@ use crate::split::VertexValue;
 /// The CUDA kernels of one min traversal (see `kernels/include/traversal.cuh`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraversalKernels {
-    /// The translation unit that instantiates `GROUTE_TRAVERSAL_KERNELS` (`kernels/bfs.cu`).
+    /// The translation unit that instantiates `GROUTE_TRAVERSAL_KERNELS` (`kernels/bfs/bfs.cu`).
     pub source: &'static KernelSource,
     /// The expand kernel's name (`"bfs_expand"`).
     pub expand: &'static str,

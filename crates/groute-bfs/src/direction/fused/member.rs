@@ -5,11 +5,11 @@
 use std::ops::Range;
 
 use groute_core::cuda::{
-    BFS_DIRECTION_FUSED, CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_POSTBOX_WORDS,
-    PeerGroup, member_grid,
+    CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_POSTBOX_WORDS, PeerGroup, member_grid,
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
+use groute_kernels::bfs::DIRECTION_FUSED;
 
 use super::FusedDirectionOptions;
 use super::trace::TRACE_WORDS;
@@ -70,7 +70,7 @@ impl FusedMember {
         let n = push.num_vertices();
         // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
-        let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION_FUSED)?;
+        let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
         let kernel = module.function(options.kernel_name(devices))?;
         let grid = member_grid(
             &kernel,
@@ -203,7 +203,7 @@ impl FusedMember {
             options.kernel_flags(),
             DevicePtr::<u64>::from_slice(&posts.raw())?,
         );
-        // SAFETY: every entry point of kernels/bfs_direction_fused.cu (the fixed builds `_one` and
+        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu (the fixed builds `_one` and
         // `_several`, the run-time build and `_occupancy`) takes (unsigned* levels, const unsigned
         // long long* push_offsets, const unsigned* push_targets, const unsigned long long*
         // pull_offsets, const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned

@@ -1,6 +1,6 @@
 //! Direction-optimizing BFS driven by the devices ([`MultiDriver::Fused`](super::MultiDriver)):
 //! one persistent cooperative kernel per device runs every level of a run
-//! (`kernels/bfs_direction_fused.cu`, whose header describes a level), the devices storing
+//! (`kernels/bfs/bfs_direction_fused.cu`, whose header describes a level), the devices storing
 //! their discoveries straight into each other's inboxes and meeting in the all-reduce of a
 //! [`PeerGroup`] once or twice a level, where every device gets the same global counts and applies
 //! [`SwitchRule`] to them on the device. The host resets the members, launches every one of

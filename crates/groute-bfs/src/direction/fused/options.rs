@@ -133,7 +133,7 @@ impl FusedDirectionOptions {
         }
     }
 
-    /// The entry point of `kernels/bfs_direction_fused.cu` these options run on `devices`
+    /// The entry point of `kernels/bfs/bfs_direction_fused.cu` these options run on `devices`
     /// members. With the default switches, a build compiled for them alone
     /// (`DO_DEFAULT_FLAGS`): `bfs_direction_fused_one` for one member (no peer steps
     /// compiled in), `bfs_direction_fused_several` for several. With other switches, the
@@ -299,7 +299,7 @@ mod tests {
     /// kernel's source, as NVRTC compiles it.
     #[test]
     fn the_fixed_builds_are_compiled_for_the_default_switches() {
-        let source = groute_core::cuda::BFS_DIRECTION_FUSED.source;
+        let source = groute_kernels::bfs::DIRECTION_FUSED.source;
         let expression = &source[code_at(source, "DO_DEFAULT_FLAGS =")..];
         let expression = &expression[..expression.find(',').expect("the enumerator's end")];
         let flags = expression

@@ -1,14 +1,13 @@
 //! [`CudaPart`]: one CUDA device's kernels of a multi-device run: the one-device storage and
 //! steps of `direction/cuda.rs` (its push and pull launches) plus `bfs_level_bitmap`,
-//! `bfs_apply_bitmap` and `bfs_frontier_scan` of `kernels/bfs_direction.cu`.
+//! `bfs_apply_bitmap` and `bfs_frontier_scan` of `kernels/bfs/bfs_direction.cu`.
 
 use std::ops::Range;
 
-use groute_core::cuda::{
-    BFS_DIRECTION, CudaFunction, CudaModule, DevicePtr, KernelArgs, LaunchConfig,
-};
+use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr, KernelArgs, LaunchConfig};
 use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
+use groute_kernels::bfs::DIRECTION;
 
 use super::part::{Part, PartCounts};
 use crate::BfsError;
@@ -42,7 +41,7 @@ impl CudaPart {
         // The frontier (owned vertices, at most n) plus what one step appends behind it (each
         // vertex at most once per run): 2n slots never wrap.
         let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
-        let module = CudaModule::load(dir.stream.raw().as_ref(), &BFS_DIRECTION)?;
+        let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION)?;
         let mark_bitmap = module.function("bfs_level_bitmap")?;
         let apply_bitmap = module.function("bfs_apply_bitmap")?;
         let frontier_scan = module.function("bfs_frontier_scan")?;

@@ -21,7 +21,7 @@ pub(super) struct PartCounts {
 }
 
 impl PartCounts {
-    /// From the counters of `kernels/bfs_direction.cu`.
+    /// From the counters of `kernels/bfs/bfs_direction.cu`.
     pub(super) fn from_counters(counters: &[u64; COUNTERS]) -> Self {
         PartCounts {
             frontiers: counters[FRONTIER],

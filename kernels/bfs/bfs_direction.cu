@@ -2,7 +2,7 @@
 // (crates/groute-bfs/src/direction/cuda.rs). Level-synchronous: the frontier of level L is
 // the worklist range [first, ctrl[CTRL_WL_END]); a step appends level L + 1 behind it.
 //
-// A top-down (push) step is bfs_expand + bfs_expand_hubs of kernels/bfs.cu over the frontier
+// A top-down (push) step is bfs_expand + bfs_expand_hubs of kernels/bfs/bfs.cu over the frontier
 // (one device owns every vertex, so nothing is sent). The kernels here are:
 //
 // bfs_pull_step: the bottom-up (pull) step. Every vertex v of [begin, end) still UNREACHED
@@ -32,7 +32,7 @@
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
 //
 // The step bodies are kernels/include/direction.cuh's (shared with the device-driven kernel
-// of kernels/bfs_direction_fused.cu).
+// of kernels/bfs/bfs_direction_fused.cu).
 #include "direction.cuh"
 #include "traversal.cuh"
 

@@ -1,35 +1,20 @@
-//! Typed launch wrapper for `kernels/pbf.cu` (predicate-based filter, warp-aggregated append).
+//! Typed launch wrapper for `kernels/pbf/pbf.cu` (predicate-based filter, warp-aggregated
+//! append), the CUDA arm of the pipeline's per-chunk filter.
 
 use std::sync::Arc;
 
-use super::launch::{DevicePtr, LaunchConfig};
-use super::module::CudaModule;
-use super::source::PBF;
-use crate::backend::cuda::CudaStream;
-use crate::backend::{RawMemory, RawSlice, RawStream};
-use crate::error::{Error, Result};
+use groute_core::backend::{RawMemory, RawSlice, RawStream};
+use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, LaunchConfig};
+use groute_core::{Error, Result};
+use groute_kernels::pbf::PBF;
 
-/// The filter's predicate: keep `x` when `x % modulus == residue`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ModuloPredicate {
-    /// Divisor (at least 1).
-    pub modulus: u32,
-    /// Remainder to keep (below `modulus`).
-    pub residue: u32,
-}
-
-impl ModuloPredicate {
-    /// The predicate on the host, for references and tests.
-    pub fn keeps(&self, x: u32) -> bool {
-        x % self.modulus == self.residue
-    }
-}
+use super::Predicate;
 
 /// Threads per block of the filter.
 pub const PBF_BLOCK: u32 = 256;
 
 /// Enqueues the predicate-based filter on `stream` (a CUDA stream):
-/// `output[0..*count] = [x in input if keep.keeps(x)]`, in unspecified order.
+/// `output[0..*count] = [x in input if keep.keep(x)]`, in unspecified order.
 ///
 /// - `input`: `u32` elements in device memory of the stream's device (`len` a multiple of 4,
 ///   at most `u32::MAX` elements).
@@ -43,7 +28,7 @@ pub fn pbf_filter(
     input: &RawSlice,
     output: &RawSlice,
     count: &RawSlice,
-    keep: ModuloPredicate,
+    keep: Predicate,
 ) -> Result<()> {
     if keep.modulus == 0 || keep.residue >= keep.modulus {
         return Err(Error::invalid(
