@@ -95,7 +95,7 @@ impl fmt::Display for Topology {
         for d in &self.devices {
             writeln!(
                 f,
-                "device {} (physical {}): {}, {:.1} GiB, {} SMs, cc {}.{}",
+                "device {} (physical {}): {}, {:.1} GiB, {} SMs, compute capability {}.{}",
                 d.id,
                 d.physical,
                 d.name,
