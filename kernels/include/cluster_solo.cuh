@@ -14,7 +14,7 @@
 // right after the targets load). So the cluster relaxes without the filter. In the tree, with
 // a step's atomics and range loads issued back to back (predicated.cuh) and the item's value
 // read beside the targets loads (FreshValue), the road grid's BFS takes 14.5 ms on the cluster
-// against 21.8 on one block (session 15, docs/device-driven.md).
+// against 21.8 on one block (docs/device-driven.md).
 //
 // Where items live. The first level expands the batch [start, end) from the worklist, block
 // b taking the positions start + b, start + b + SOLO_CLUSTER, ... Every later level's items are
@@ -171,14 +171,14 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // once per phase (false), or this block's own shared addresses (compile-time constants plus
 // the level's offsets), mapped to the destination block (`dest`) by a
 // mapa beside each use (true). Mapped once, the two mapped bases are live through every level;
-// the device-driven members' loop (the peer build: the send ring's code, and until session 21
-// the peer warp's in the same loop) had no registers left for them under the 64 of a
+// the device-driven members' loop (the peer build: the send ring's code, and, when the peer
+// warp ran in the same loop, the peer warp's) had no registers left for them under the 64 of a
 // 1,024-thread block, so its SSSP build spilled them and reloaded both at each level's start,
 // after the barrier's acquire had invalidated the L1: an L2 round trip before the level's
 // first load. Mapped at use, nothing of the level's path is reloaded. The one-device build
 // keeps them mapped once: there it has the registers, and mapping at use made road BFS on one
-// H200 0.86 ms slower (14.83 against 13.97 ms; session 17, docs/device-driven.md). With the
-// peer warp in its own loop (session 21), the members' BFS build mapped once spills nothing
+// H200 0.86 ms slower (14.83 against 13.97 ms; docs/device-driven.md). With the
+// peer warp in its own loop, the members' BFS build mapped once spills nothing
 // and SSSP's level loop 3 loads and a store; on one H200 mapped once was within 0.2 ms of
 // mapped at use in every case (road, group of one and 2 members sharing the GPU), under the
 // loop's layout noise, so the members keep mapping at use.
@@ -201,7 +201,7 @@ struct ClusterWorklist : KeptRanges {
                                         unsigned int e) const {
         if (slot < capacity) {
             // Two spellings of the same three stores: the one-device build keeps the one
-            // it was measured with (written as the mapped one, its SASS moved; session 17).
+            // it was measured with (written as the mapped one, its SASS moved).
             if constexpr (MAP_AT_USE) {
                 const unsigned int to = mapped(vertex + 4u * slot);
                 cluster_store(to, item);
@@ -389,12 +389,12 @@ __device__ ClusterSoloResult cluster_solo_run(
     // (device-driven members) maps the destination's addresses at use (MAP_AT_USE, see
     // ClusterWorklist: it once had too few registers to keep them, and still measures the
     // same either way).
-    // Measuring a change to this loop: its code layout alone moves it by up to 2% (session
-    // 20, road BFS on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both
-    // builds in one call, and read smaller differences as layout (docs/device-driven.md,
-    // "Session 20"; there too: the members' peer code cost 0.5 ms compiled into this loop,
-    // the same whether it ran every level or every 16th). Session 21 swept 0 to 5 NOPs over
-    // both one-device builds and the members' (road, one H200): SSSP one device 17.71-18.02
+    // Measuring a change to this loop: its code layout alone moves it by up to 2% (road BFS
+    // on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both builds in one
+    // call, and read smaller differences as layout (docs/device-driven.md; there too: the
+    // members' peer code cost 0.5 ms compiled into this loop, the same whether it ran every
+    // level or every 16th). A sweep of 0 to 5 NOPs over both one-device builds and the
+    // members' (road, one H200) gave: SSSP one device 17.71-18.02
     // ms before the stop and abort words held their level, 18.12-18.33 after (and 17.97-18.19
     // with 0 to 7 NOPs before the loops: scheduling, not alignment); BFS members 14.40 at 0
     // to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82 at every
@@ -457,8 +457,8 @@ __device__ ClusterSoloResult cluster_solo_run(
     };
     // The peer warp: reads and receives into the level's appends while the other warps
     // expand the level, and settles between its arrival at the level's barrier and its wait.
-    // Out of the level loop's body (session 21): there, its branch cost every warp's level
-    // though taken on one warp only (session 20), and the level's barrier waited for the
+    // Out of the level loop's body: there, its branch cost every warp's level
+    // though taken on one warp only, and the level's barrier waited for the
     // peer warp's share of the items and then its turn, one after the other. In one A/B
     // call (road, one H200, group of one and 2 members sharing the GPU, BFS and SSSP) the
     // members ran 0.2-0.3 ms faster with it apart; over code shifts the gain is smaller on

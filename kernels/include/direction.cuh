@@ -1,8 +1,8 @@
 // The level steps of direction-optimizing BFS as __device__ functions, shared by the
-// host-driven kernels of kernels/bfs_direction.cu (one launch per step) and the device-driven
-// kernel of kernels/bfs_direction_fused.cu (every step of a run in one launch). Each one is a
+// host-driven kernels of kernels/bfs/bfs_direction.cu (one launch per step) and the device-driven
+// kernel of kernels/bfs/bfs_direction_fused.cu (every step of a run in one launch). Each one is a
 // grid-stride loop over the whole launch with a trip count uniform across the grid (every warp
-// reaches its warp-aggregated appends and counter adds together); see bfs_direction.cu for
+// reaches its warp-aggregated appends and counter adds together); see bfs/bfs_direction.cu for
 // what each computes.
 //
 // counters: DIRECTION_COUNTERS u64 (out-arcs and in-arcs of the frontiers scanned, arcs

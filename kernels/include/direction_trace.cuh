@@ -1,5 +1,5 @@
 // The per-phase trace of the device-driven direction-optimizing BFS
-// (kernels/bfs_direction_fused.cu, `--do-trace`): %globaltimer stamps at every phase boundary
+// (kernels/bfs/bfs_direction_fused.cu, `--do-trace`): %globaltimer stamps at every phase boundary
 // of every level, taken by the one thread that runs the grid barrier's action (the moment the
 // whole grid has finished the phase) and, for the kernel's start and end, by thread 0 of
 // block 0. Decoded by crates/groute-bfs/src/direction/fused/trace.rs (the layout is mirrored
@@ -38,7 +38,7 @@ enum TraceSlot : unsigned int {
     TRACE_EXCHANGE_END = 8,  // the exchange that makes them visible returned
     TRACE_SCAN_END = 9,    // apply and scan done on the whole grid
     TRACE_DECIDE_END = 10,  // the counters summed across the devices, the next step decided
-    TRACE_REPLICATION = 11,  // DoReplication bits (bfs_direction_fused.cu)
+    TRACE_REPLICATION = 11,  // DoReplication bits (bfs/bfs_direction_fused.cu)
 };
 
 struct DirectionTrace {

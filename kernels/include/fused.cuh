@@ -2,7 +2,7 @@
 // (and as bounded launches of many levels on each of several devices, see below):
 // the round loop runs on the device, phases are separated by a grid-wide barrier instead of a
 // kernel launch and a control-block read-back. Mirror of crates/groute-worklist/src/traversal/
-// fused.rs; an algorithm instantiates it next to GROUTE_TRAVERSAL_KERNELS (kernels/bfs.cu).
+// fused.rs; an algorithm instantiates it next to GROUTE_TRAVERSAL_KERNELS (kernels/bfs/bfs.cu).
 //
 // Launch: cooperatively (cuLaunchCooperativeKernel), grid <= max resident blocks of this kernel,
 // blockDim.x a multiple of 32 (at most 256 for NAME_fused, 1,024 for NAME_fused_wide). The
@@ -690,9 +690,9 @@ struct SoloPeerWords {
 // and in the cluster build they pushed the destination's addresses out to local memory,
 // reloaded after each barrier, whose acquire had invalidated the L1, before anything else of
 // the level. Held by the caller, BFS's member build spills nothing: road BFS on 2 H200s
-// 15.64 / 15.68 ms against 16.66 / 16.72 (session 17, same call). SSSP's still spilled the
-// addresses until the members mapped them at use (ClusterWorklist). (Since session 21 the
-// cluster mode's peer warp runs a loop of its own, and the level loop holds no reads.)
+// 15.64 / 15.68 ms against 16.66 / 16.72 (same call). SSSP's still spilled the
+// addresses until the members mapped them at use (ClusterWorklist). (The cluster mode's peer
+// warp now runs a loop of its own, and the level loop holds no reads.)
 struct SoloPeerReads {
     unsigned int now = 0u;
     unsigned int sent = 0u;
@@ -722,7 +722,7 @@ struct SoloPeerWarp {
     // items, from thread 0 (all of them but the peer warp, which expands none; cluster 0's
     // rank 0 is block 0). On the rank, not blockIdx.x: the same test on blockIdx.x moved the
     // members' BFS build to its slow layout (road on one H200: group of one 14.82-14.89 ms
-    // against 14.24, session 21), and on the rank its SASS is the build measured there.
+    // against 14.24), and on the rank its SASS is the build measured there.
     __device__ __forceinline__ static unsigned int expanders(unsigned int rank) {
         return PEERED && rank == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
     }
@@ -999,7 +999,7 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
     // A diagnostic build (-DGROUTE_TRACE_CLUSTER): when the phase started (block 0's thread 0;
     // in shared memory, so that no register holds it through the levels). Off by default: its
     // few instructions alone moved the one-device SSSP build's code enough to cost 2% on the
-    // road grid (18.0 against 17.6 ms on one H200, session 17).
+    // road grid (18.0 against 17.6 ms on one H200).
     __shared__ unsigned long long started_ns;
     if (threadIdx.x == 0u) {
         started_ns = peer_clock_ns();

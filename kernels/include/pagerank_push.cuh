@@ -1,6 +1,6 @@
 // The round bodies of residual-push PageRank, shared by the host-driven kernels
-// (kernels/pagerank.cu, one launch per pass) and the device-driven loop
-// (kernels/pagerank_fused.cu, every pass of every round in one persistent kernel): the take
+// (kernels/pagerank/pagerank.cu, one launch per pass) and the device-driven loop
+// (kernels/pagerank/pagerank_fused.cu, every pass of every round in one persistent kernel): the take
 // and push of a sweep or worklist round (push_round, with the nested load balancing of
 // list_claim.cuh), the hubs' tiles (push_hubs_grid), and the pull sweep's take, cut pass, hub
 // tiles and gather (pull_take_grid, push_cut_grid, pull_hub_tiles_grid, pull_gather_grid).
@@ -15,7 +15,7 @@
 //   bool add(unsigned int w, float share)       // adds; true: list w (append_warp / heads)
 //   void append_warp(unsigned int w, bool keep) // warp-uniform; lists w where keep
 //   void append_heads(const unsigned int (&heads)[BATCH], unsigned int keep)
-// See kernels/pagerank.cu for the state, the control block and the overflow rules.
+// See kernels/pagerank/pagerank.cu for the state, the control block and the overflow rules.
 // Self-contained (NVRTC, no toolkit headers). blockDim.x a multiple of 32, <= 1024.
 #pragma once
 

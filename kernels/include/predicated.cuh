@@ -5,7 +5,7 @@
 // `active && seen > cand && atomicMin(p, cand) > cand`, each atomic sits in its own branch
 // (the short-circuit), and ptxas consumes each atomic's result inside that branch, before the
 // next atomic issues: the four atomics of a step ran one after the other (Nsight Compute on
-// the road grid's cluster mode, session 15: every atomic's result waited on a full round
+// the road grid's cluster mode: every atomic's result waited on a full round
 // trip). The same held for the heads' range loads, one branch per head, whose waits chained
 // through the targets loads' scoreboard. A predicated instruction has no branch around it,
 // so the step's atomics (and loads) issue one after another and their results are consumed

@@ -1,5 +1,5 @@
 // Load-balanced gather: for each thread's vertex, the sum of `share[sources[e]]` over its
-// arc range [begin, end) of an in-CSR (pull PageRank's second pass; see kernels/pagerank.cu).
+// arc range [begin, end) of an in-CSR (pull PageRank's second pass; see kernels/pagerank/pagerank.cu).
 //
 // Lists are split by length as in the push rounds: >= blockDim.x arcs -> the whole block
 // (one list at a time, reduced through shared memory), >= 32 -> one warp (shuffle

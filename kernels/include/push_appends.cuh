@@ -1,5 +1,5 @@
 // PushAppends: the appends of the device-driven direction-optimizing BFS's push step on
-// several devices (kernels/bfs_direction_fused.cu), which also note every appended vertex for
+// several devices (kernels/bfs/bfs_direction_fused.cu), which also note every appended vertex for
 // the peers where the step's variant wants it. Self-contained (NVRTC): only the worklist.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The generic min-label traversal (BFS, SSSP) on the device, non-fused mode: one expand
 // launch per round and one split launch per batch of received packets. Mirror of
 // crates/groute-worklist/src/traversal.rs; an algorithm instantiates the two templates with
-// its Relax functor in its own .cu file (kernels/bfs.cu).
+// its Relax functor in its own .cu file (kernels/bfs/bfs.cu).
 //
 // traversal_expand<Relax, WEIGHTED>: consumes worklist positions [first, first + count);
 //   relaxes every out-arc of each item (plain load first, atomicMin only when it improves,
@@ -38,7 +38,7 @@
 #include "warp_append.cuh"
 #include "worklist.cuh"
 
-// The hub tile of traversal_expand_hubs: 2048 arcs by default; bfs_direction_fused.cu sets
+// The hub tile of traversal_expand_hubs: 2048 arcs by default; bfs/bfs_direction_fused.cu sets
 // 1024 (see there).
 #ifndef GROUTE_HUB_TILE
 #define GROUTE_HUB_TILE 2048
@@ -260,7 +260,7 @@ struct HeadRanges<true, K> {
     // what was loaded: only the heads kept for the worklist, all of them wanted, read it
     // (append_warp_n). A `wanted ? b : 0` here was a use of the loads before the step's
     // atomics, and the SSSP members' cluster build waited for the range loads there before
-    // issuing the atomics (one more round trip a level, session 18).
+    // issuing the atomics (one more round trip a level).
     template <typename Worklist>
     __device__ __forceinline__ void load(const Worklist& wl, unsigned int k, unsigned int u,
                                          bool wanted) {

@@ -12,7 +12,7 @@
 // warp); `counter` is a device (or mapped host) address visible to all writers; the output
 // has room for every kept element (callers size it, or check the returned index).
 //
-// Shared by kernels/pbf.cu and the worklist/BFS kernels. Self-contained: no toolkit headers.
+// Shared by kernels/pbf/pbf.cu and the worklist/BFS kernels. Self-contained: no toolkit headers.
 #pragma once
 
 namespace groute {
