@@ -1,0 +1,112 @@
+//! An application outside the workspace that depends on `groute` by path, the way the README
+//! says, builds offline against the workspace's lock file and runs: the facade's crates
+//! resolve as dependencies (kernels embedded, nothing read from the checkout at run time).
+//!
+//! The application is written to a fresh temporary directory. It builds into the target
+//! directory of this test (cargo holds no lock on it while tests run), with the workspace's
+//! dev profile, so the dependencies the workspace already compiled are reused and only the
+//! application itself is compiled.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MAIN_RS: &str = r#"
+use groute::bfs::{BfsOptions, bfs, bfs_reference};
+use groute::core::Context;
+use groute::graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let graph = Graph::generated("road:side=32,p=0.8,seed=11")?;
+    let expected = bfs_reference(&graph.csr, 0);
+    let parted = partition_graph(graph, 2, PartitionMethod::Block, &NoProgress)?;
+    let ctx = Context::host(2)?;
+    let result = bfs(&ctx, &parted, 0, &BfsOptions::default())?;
+    assert_eq!(result.levels, expected, "BFS levels differ from the sequential reference");
+    println!("reached {} of {} vertices, depth {}", result.reached(), result.levels.len(), result.depth());
+    Ok(())
+}
+"#;
+
+/// The workspace's root (this test belongs to the facade, the root package).
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A directory that is not inside the workspace (so cargo cannot take the application for one
+/// of its members), removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "groute-fresh-application-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+}
+
+#[test]
+fn a_fresh_application_depending_on_groute_by_path_builds_and_runs() {
+    let root = workspace_root();
+    let app = TempDir::new();
+    assert!(
+        !app.0.starts_with(&root),
+        "the application must live outside the workspace"
+    );
+    // `[workspace]` keeps cargo from looking for a workspace above the temporary directory;
+    // the profile is the workspace's, so that its compiled dependencies are reused.
+    let manifest = format!(
+        "[package]\nname = \"fresh-app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\
+         publish = false\n\n[dependencies]\ngroute = {{ path = {:?} }}\n\n[workspace]\n\n\
+         [profile.dev]\nopt-level = 1\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
+        root.display().to_string()
+    );
+    write(&app.0.join("Cargo.toml"), &manifest);
+    write(&app.0.join("src/main.rs"), MAIN_RS);
+    std::fs::copy(root.join("Cargo.lock"), app.0.join("Cargo.lock"))
+        .unwrap_or_else(|e| panic!("copying the workspace's Cargo.lock: {e}"));
+
+    // `<target>/tmp`: its parent is the target directory this test was built in.
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let target = tmp.parent().unwrap_or(tmp);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["run", "--offline", "--quiet", "--manifest-path"])
+        .arg(app.0.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the fresh application failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    let line = stdout.trim_end();
+    let reached: usize = line
+        .strip_prefix("reached ")
+        .and_then(|rest| rest.split_once(" of 1024 vertices, depth "))
+        .and_then(|(reached, _)| reached.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected output:\n{stdout}\nstderr:\n{stderr}"));
+    assert!(
+        reached > 1 && reached <= 1024,
+        "BFS from vertex 0 of a 32 x 32 grid reached {reached} vertices"
+    );
+}
