@@ -10,8 +10,8 @@
 Compiles as the runtime does (NVRTC 13.0, the pinned version of .ci/nvrtc.sh, to PTX for
 compute_90 with --std=c++17), then assembles for sm_90 with ptxas -v, which reports each
 kernel's registers, stack frame and spill bytes; --sass disassembles one kernel (cuobjdump,
-nvdisasm). The driver's JIT on the GPU machine may allocate slightly differently, but this
-is how session 17 found and removed the member kernels' spills without device time.
+nvdisasm). The driver's JIT on the GPU machine may allocate slightly differently, but spills
+and register pressure found here can be removed without device time.
 --loops lists a kernel's natural loops (from its SASS's branches and their dominators), each
 with its nesting, instructions and the spills (LDL, STL), memory operations and barriers in
 it: a persistent kernel's level loop is the innermost loop holding its level's barrier (BAR,
