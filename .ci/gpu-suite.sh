@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU validation suite, run ON the GPU machine after `../shared/tools/gpu-stage` staged the
+# The GPU validation suite, run ON the GPU machine after a staging script (`cargo build --release
+# --all-targets`, then the test, bench and example binaries copied with a run.sh) staged the
 # release binaries in .gpu/ (that machine has CUDA but no Rust):
 #
 #   bash .ci/gpu-suite.sh [OUTDIR]

@@ -18,7 +18,8 @@ use groute::graph::PartitionMethod;
 /// The algorithms the bench knows, in report order.
 pub const ALGORITHMS: [&str; 4] = ["bfs", "sssp", "pagerank", "cc"];
 
-/// Default graphs on GPUs: the kron21 preset and a 4M-vertex road-like grid (ANCHORS.md).
+/// Default graphs on GPUs: the kron21 preset and a 4M-vertex road-like grid, the graphs
+/// of the published figures the report compares with.
 pub const CUDA_GRAPHS: [&str; 2] = ["kron21.sym", "road:side=2048,p=0.6"];
 /// Default graphs on the host backend: small enough for a laptop.
 pub const HOST_GRAPHS: [&str; 2] = ["kron:scale=14,ef=16,sym", "road:side=256,p=0.6"];

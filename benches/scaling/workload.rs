@@ -15,8 +15,8 @@ use groute::sssp::{SsspOptions, SsspSolver};
 /// The value the traversals give an unreachable vertex.
 const UNREACHED: u32 = u32::MAX;
 
-/// SSSP weights for a graph spec: the ranges of ANCHORS.md (road-like 1000..1500, others
-/// 1..100), seeded, so every run of the bench weighs the same arcs alike.
+/// SSSP weights for a graph spec: the ranges of the published figures (road-like 1000..1500,
+/// others 1..100), seeded, so every run of the bench weighs the same arcs alike.
 pub fn weights_for(spec: &str) -> WeightSpec {
     let (min, max) = if spec.starts_with("road") {
         (1000, 1500)

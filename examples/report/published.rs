@@ -1,5 +1,6 @@
-//! Published figures for the graphs the scaling bench generates (from
-//! `../shared/ANCHORS.md`), shown beside ours so a reader sees where we stand. Each figure
+//! Published figures for the graphs the scaling bench generates (the papers' and artifacts'
+//! own figures, and the upstream Groute code run on the same machine kind as ours), shown
+//! beside ours so a reader sees where we stand. Each figure
 //! keeps its system, hardware, device count and source; times are the algorithm only, as
 //! each system's own timer reports them.
 
@@ -28,26 +29,26 @@ pub const KRON21: &str = "kron21";
 pub const ROAD_2048: &str = "road-like 4M";
 
 const PAPER: &str = "Groute paper (ACM TOPC 2020), best of 1-8 GPUs";
-const ORIGINAL_HERE: &str =
-    "upstream Groute built for sm_90, run on our 2 x H200 (ANCHORS.md, 2026-11-21), own timer";
-const ORIGINAL_HERE_ROAD: &str = "upstream Groute on our 2 x H200 (ANCHORS.md), its own random 2048 x 2048 p=0.6 grid, own timer";
-const GUNROCK: &str = "Gunrock 1.0 (direction-optimizing BFS), as ANCHORS.md cites";
+const ORIGINAL_HERE: &str = "upstream Groute built for sm_90, run on our 2 x H200, own timer";
+const ORIGINAL_HERE_ROAD: &str =
+    "upstream Groute on our 2 x H200, its own random 2048 x 2048 p=0.6 grid, own timer";
+const GUNROCK: &str = "Gunrock 1.0 (direction-optimizing BFS), as published";
 
 /// Every published figure the report knows (one line each, as a table).
 #[rustfmt::skip]
 pub const PUBLISHED: &[Published] = &[
     Published { algorithm: "bfs", graph: KRON21, system: "Groute (paper)", devices: 7, hardware: "Tesla M60", ms: 42.8, source: PAPER },
-    Published { algorithm: "bfs", graph: KRON21, system: "Groute (artifact)", devices: 1, hardware: "Tesla P100", ms: 36.9, source: "PPoPP'17 artifact, run by others (ANCHORS.md)" },
+    Published { algorithm: "bfs", graph: KRON21, system: "Groute (artifact)", devices: 1, hardware: "Tesla P100", ms: 36.9, source: "PPoPP'17 artifact, run by others" },
     Published { algorithm: "bfs", graph: KRON21, system: "Gunrock 1.0", devices: 1, hardware: "Tesla V100", ms: 1.06, source: GUNROCK },
     Published { algorithm: "bfs", graph: KRON21, system: "Groute (original)", devices: 1, hardware: "H200", ms: 5.53, source: ORIGINAL_HERE },
     Published { algorithm: "bfs", graph: KRON21, system: "Groute (original)", devices: 2, hardware: "H200", ms: 9.17, source: ORIGINAL_HERE },
     Published { algorithm: "sssp", graph: KRON21, system: "Groute (paper)", devices: 8, hardware: "Tesla M60", ms: 245.0, source: PAPER },
-    Published { algorithm: "sssp", graph: KRON21, system: "Gunrock 1.0", devices: 1, hardware: "Tesla V100", ms: 24.8, source: "Gunrock 1.0, as ANCHORS.md cites" },
+    Published { algorithm: "sssp", graph: KRON21, system: "Gunrock 1.0", devices: 1, hardware: "Tesla V100", ms: 24.8, source: "Gunrock 1.0, as published" },
     Published { algorithm: "sssp", graph: KRON21, system: "Groute (original)", devices: 1, hardware: "H200", ms: 23.8, source: ORIGINAL_HERE },
     Published { algorithm: "sssp", graph: KRON21, system: "Groute (original)", devices: 2, hardware: "H200", ms: 23.7, source: ORIGINAL_HERE },
     Published { algorithm: "pagerank", graph: KRON21, system: "Groute (paper)", devices: 8, hardware: "Tesla M60", ms: 1991.0, source: PAPER },
-    Published { algorithm: "pagerank", graph: KRON21, system: "Groute (original)", devices: 1, hardware: "H200", ms: 197.0, source: "upstream Groute on our 2 x H200 (ANCHORS.md); eps 0.01, top ranks ~29% below the exact fixed point" },
-    Published { algorithm: "pagerank", graph: KRON21, system: "Groute (original)", devices: 2, hardware: "H200", ms: 365.0, source: "upstream Groute on our 2 x H200 (ANCHORS.md); eps 0.01, top ranks ~29% below the exact fixed point" },
+    Published { algorithm: "pagerank", graph: KRON21, system: "Groute (original)", devices: 1, hardware: "H200", ms: 197.0, source: "upstream Groute on our 2 x H200; eps 0.01, top ranks ~29% below the exact fixed point" },
+    Published { algorithm: "pagerank", graph: KRON21, system: "Groute (original)", devices: 2, hardware: "H200", ms: 365.0, source: "upstream Groute on our 2 x H200; eps 0.01, top ranks ~29% below the exact fixed point" },
     Published { algorithm: "cc", graph: KRON21, system: "Groute (paper)", devices: 8, hardware: "Tesla M60", ms: 13.7, source: PAPER },
     Published { algorithm: "cc", graph: KRON21, system: "Groute (original)", devices: 1, hardware: "H200", ms: 3.37, source: ORIGINAL_HERE },
     Published { algorithm: "cc", graph: KRON21, system: "Groute (original)", devices: 2, hardware: "H200", ms: 2.89, source: ORIGINAL_HERE },
@@ -55,8 +56,8 @@ pub const PUBLISHED: &[Published] = &[
     Published { algorithm: "bfs", graph: ROAD_2048, system: "Groute (original)", devices: 2, hardware: "H200", ms: 126.0, source: ORIGINAL_HERE_ROAD },
     Published { algorithm: "sssp", graph: ROAD_2048, system: "Groute (original)", devices: 1, hardware: "H200", ms: 88.8, source: ORIGINAL_HERE_ROAD },
     Published { algorithm: "sssp", graph: ROAD_2048, system: "Groute (original)", devices: 2, hardware: "H200", ms: 137.0, source: ORIGINAL_HERE_ROAD },
-    Published { algorithm: "pagerank", graph: ROAD_2048, system: "Groute (original)", devices: 1, hardware: "H200", ms: 18.8, source: "upstream Groute on our 2 x H200 (ANCHORS.md); eps 0.01, about 4% below exact" },
-    Published { algorithm: "pagerank", graph: ROAD_2048, system: "Groute (original)", devices: 2, hardware: "H200", ms: 9.5, source: "upstream Groute on our 2 x H200 (ANCHORS.md); eps 0.01, about 4% below exact" },
+    Published { algorithm: "pagerank", graph: ROAD_2048, system: "Groute (original)", devices: 1, hardware: "H200", ms: 18.8, source: "upstream Groute on our 2 x H200; eps 0.01, about 4% below exact" },
+    Published { algorithm: "pagerank", graph: ROAD_2048, system: "Groute (original)", devices: 2, hardware: "H200", ms: 9.5, source: "upstream Groute on our 2 x H200; eps 0.01, about 4% below exact" },
     Published { algorithm: "cc", graph: ROAD_2048, system: "Groute (original)", devices: 1, hardware: "H200", ms: 0.95, source: ORIGINAL_HERE_ROAD },
     Published { algorithm: "cc", graph: ROAD_2048, system: "Groute (original)", devices: 2, hardware: "H200", ms: 0.80, source: ORIGINAL_HERE_ROAD },
 ];

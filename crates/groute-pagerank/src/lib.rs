@@ -117,8 +117,8 @@
 //! `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
 //! access; devices sharing a GPU run host-driven) and
 //! at most [`AUTO_FUSED_MAX_CUT`] (1%) of the arcs are cut; host-driven otherwise. Measured
-//! on 2 x H200 (`pagerank --gen road-usa --partition block --check
-//! --repeat 7`, device ms, median, 2026-11-22): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
+//! on 2 x H200 (`pagerank --gen road-usa --partition block --repeat 7`, validated, device
+//! ms, median): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
 //! on 2; fused (kernel held to 8 blocks per SM, the default:
 //! `PageRankOptions::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
 //! road-usa the fused loop is the faster one; but on kron21, where a block partition cuts

@@ -101,10 +101,10 @@
 //!   settings without rebuilding. Two of them add diagnostics to that trace:
 //!   `-DGROUTE_TRACE_CLUSTER` the cluster mode's time per level (its phases add their
 //!   global-timer time to a state word, `FUSED_SOLO_US`), `-DGROUTE_TRACE_LEVEL=N` when the
-//!   first cluster phase reached its level `N` and at which SM clock. Session 17 found with
-//!   them that a member's level cost more than one GPU's before any peer traffic
-//!   (docs/device-driven.md). They are off by default: even the timer's few instructions
-//!   moved the one-device SSSP build's code enough to cost 2%.
+//!   first cluster phase reached its level `N` and at which SM clock. They measure, for
+//!   instance, what a device-driven member's level costs against one GPU's before any peer
+//!   traffic. They are off by default: even the timer's few instructions moved the one-device
+//!   SSSP build's code enough to cost 2%.
 //!
 //! ## Several devices
 //!

@@ -45,9 +45,9 @@
 //! expansions, 32 blocks of 1,024 threads) against 25.5 (4.0M) for the barrier kernel; SSSP
 //! kron21 (weights 1..100) 27.7 (11.3M expansions, 528 blocks of 256) against 7.5 (1.7M); BFS
 //! kron21 (push) 1,376 ms, where one warp expands each hub's list alone, again and again.
-//! These were measured before the warp barriers and fences that order the pending count
-//! around the release stores and acquires (see fused_async.cuh); with them, on 2 x H200 at
-//! ae52df8, road BFS took 36.0 ms (8.2M expansions, the default 33 blocks). What
+//! These were measured without the warp barriers and fences that order the pending count
+//! around the release stores and acquires (see fused_async.cuh); with them, on one GPU of a
+//! 2 x H200 machine, road BFS took 36.0 ms (8.2M expansions, the default 33 blocks). What
 //! would bound the re-expansions is soft priority without a barrier (the Groute design: a
 //! threshold advanced when no vertex under it is pending, counted per priority class), which
 //! this kernel does not have yet.

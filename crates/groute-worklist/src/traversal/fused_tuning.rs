@@ -55,7 +55,7 @@ pub(crate) enum FusedGrid {
 /// the full grid); 132 blocks of 1,024 threads: 12.7. BFS (push only) 2.35 fused at 528
 /// blocks against 2.58 one launch per round. On the road grid (above) 528 blocks cost more
 /// than 132: BFS 26.9 against 26.5, SSSP 30.7 against 29.9. Fewer than one block per
-/// multiprocessor costs more too (session 13, BFS): 64 / 32 / 16 / 8 blocks 24.83 / 24.96 /
+/// multiprocessor costs more too (BFS on the road grid): 64 / 32 / 16 / 8 blocks 24.83 / 24.96 /
 /// 25.03 / 25.07 against 24.60 at 132; the grid barrier's cost is its chain of round trips,
 /// not the number of blocks arriving.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,20 +7,19 @@ use groute_core::cuda::PeerExchange;
 
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
 ///
-/// [`Default`] is the fastest combination measured (2 x H200, kron21 from vertex 0, `--repeat
-/// 9`, median device ms; 2026-11-22): one device 0.322-0.328 with the pull- and push-built
-/// frontiers, warp reservations and batched hubs (0.574 with every switch off, 0.569
-/// host-driven); two devices 0.305-0.308 with the pull-built frontier, warp reservations,
-/// sparse pushes stored as they append, one exchange per level, batched hubs, the posted
-/// exchange, the dense push's discovery bitmap and replicated levels (0.356 without
-/// replicated levels, 0.941 host-driven). Since session 10 the device time is the longest
-/// member span (`docs/device-driven.md`).
+/// [`Default`] is the fastest combination measured (2 x H200, kron21 from vertex 0, median
+/// device ms, the device time being the longest member span): one device 0.322-0.328 with the
+/// pull- and push-built frontiers, warp reservations and batched hubs (0.574 with every switch
+/// off, 0.569 host-driven); two devices 0.305-0.308 with the pull-built frontier, warp
+/// reservations, sparse pushes stored as they append, one exchange per level, batched hubs,
+/// the posted exchange, the dense push's discovery bitmap and replicated levels (0.356 without
+/// replicated levels, 0.941 host-driven). The protocol is in `docs/device-protocol.md`.
 ///
 /// The default switches (with or without [`trace`](Self::trace), a run-time choice in every
 /// build) run builds of the kernel compiled for them alone: `bfs_direction_fused_one` on one
 /// device, with the peer steps compiled out, and `bfs_direction_fused_several`. Any other
-/// combination of switches runs the build that reads them at run time. On one H200 (kron21,
-/// 2026-11-24) the one-device build ran 5.5% faster from vertex 0 and 9% from the vertex of
+/// combination of switches runs the build that reads them at run time. On one H200 (kron21)
+/// the one-device build ran 5.5% faster from vertex 0 and 9% from the vertex of
 /// largest degree than the run-time build; it spills nothing where that build spills 168
 /// bytes.
 /// [`FusedDirectionOptions::baseline`] turns every switch off (the first version's kernel).
