@@ -1,0 +1,302 @@
+//! The choices a run takes: [`Backend`], [`Execution`], [`Partition`], gathered by [`Runner`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use groute_core::{BackendChoice, BackendKind};
+use groute_graph::PartitionMethod;
+use serde::{Deserialize, Serialize};
+
+/// Where a run computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Backend {
+    /// CUDA when a GPU is usable, else the host backend; the run's
+    /// [`RunStats::backend_note`](crate::RunStats::backend_note) says why it fell back.
+    #[default]
+    Auto,
+    /// The host backend: an executor thread per (virtual) device, kernels on rayon. Always
+    /// available.
+    Host,
+    /// NVIDIA GPUs through CUDA; an error where no GPU or driver is usable.
+    Cuda,
+}
+
+impl Backend {
+    /// The name used by the examples' `--backend` flag (`auto`, `host`, `cuda`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Host => "host",
+            Backend::Cuda => "cuda",
+        }
+    }
+
+    pub(crate) fn choice(self) -> BackendChoice {
+        match self {
+            Backend::Auto => BackendChoice::Auto,
+            Backend::Host => BackendChoice::Host,
+            Backend::Cuda => BackendChoice::Cuda,
+        }
+    }
+
+    pub(crate) fn of_kind(kind: BackendKind) -> Backend {
+        match kind {
+            BackendKind::Host => Backend::Host,
+            BackendKind::Cuda => Backend::Cuda,
+            // A backend this facade does not name yet.
+            _ => Backend::Auto,
+        }
+    }
+}
+
+/// Who drives a run's rounds.
+///
+/// | | BFS, SSSP | PageRank | CC |
+/// |---|---|---|---|
+/// | `HostDriven` | one kernel launch per round, the host moving updates between devices (direction-optimizing BFS: a host thread per device) | the host launches every round | the host streams edge chunks through the scatter router (its only form) |
+/// | `DeviceDriven` | one persistent kernel per device for the whole run, the devices exchanging over their peer links and detecting termination themselves | one persistent kernel per device | unavailable |
+/// | `Auto` | each algorithm's default: device-driven on one GPU, and on several where the GPUs reach each other and the graph suits it | device-driven where few arcs are cut | host-driven |
+///
+/// The host backend runs everything host-driven; `DeviceDriven` there is an error. What ran
+/// is in [`RunStats::execution`](crate::RunStats::execution).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Execution {
+    /// Decided from the graph, the backend and the devices (the table above).
+    #[default]
+    Auto,
+    /// The host launches the kernels and moves the data between rounds.
+    HostDriven,
+    /// Persistent kernels on the devices run the whole computation (CUDA only).
+    DeviceDriven,
+}
+
+impl Execution {
+    /// `auto`, `host-driven` or `device-driven`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Execution::Auto => "auto",
+            Execution::HostDriven => "host-driven",
+            Execution::DeviceDriven => "device-driven",
+        }
+    }
+}
+
+/// How vertices are split between devices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Partition {
+    /// METIS up to [`AUTO_METIS_MAX_ARCS`](crate::graph::AUTO_METIS_MAX_ARCS) arcs, contiguous
+    /// blocks above (METIS would take a minute or more).
+    #[default]
+    Auto,
+    /// METIS k-way (minimal edge cut); a directed graph falls back to blocks, and the run's
+    /// [`RunStats::partition_note`](crate::RunStats::partition_note) says so.
+    Metis,
+    /// Contiguous blocks of the input order balancing vertices and arcs.
+    Block,
+}
+
+impl Partition {
+    /// `auto`, `metis` or `block`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Partition::Auto => "auto",
+            Partition::Metis => "metis",
+            Partition::Block => "block",
+        }
+    }
+
+    pub(crate) fn method(self) -> PartitionMethod {
+        match self {
+            Partition::Auto => PartitionMethod::Auto,
+            Partition::Metis => PartitionMethod::Metis,
+            Partition::Block => PartitionMethod::Block,
+        }
+    }
+
+    pub(crate) fn of_method(method: PartitionMethod) -> Partition {
+        match method {
+            PartitionMethod::Metis => Partition::Metis,
+            PartitionMethod::Block => Partition::Block,
+            PartitionMethod::Auto => Partition::Auto,
+        }
+    }
+}
+
+macro_rules! name_traits {
+    ($ty:ident, $what:literal, [$($variant:ident),+]) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = ParseChoiceError;
+
+            /// Parses the [`name`](Self::name) of a variant, ignoring ASCII case.
+            fn from_str(s: &str) -> Result<Self, ParseChoiceError> {
+                [$($ty::$variant),+]
+                    .into_iter()
+                    .find(|v| v.name().eq_ignore_ascii_case(s))
+                    .ok_or_else(|| ParseChoiceError {
+                        what: $what,
+                        given: s.to_owned(),
+                        expected: {
+                            const NAMES: &[&str] = &[$($ty::$variant.name()),+];
+                            NAMES
+                        },
+                    })
+            }
+        }
+    };
+}
+
+name_traits!(Backend, "backend", [Auto, Host, Cuda]);
+name_traits!(Execution, "execution", [Auto, HostDriven, DeviceDriven]);
+name_traits!(Partition, "partition", [Auto, Metis, Block]);
+
+/// A name that is not one of a choice's variants ([`Backend`], [`Execution`], [`Partition`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {given:?}: give one of {}", expected.join(", "))]
+pub struct ParseChoiceError {
+    what: &'static str,
+    given: String,
+    expected: &'static [&'static str],
+}
+
+/// How to run an algorithm: devices, backend, execution and partition. Build one, then call
+/// [`bfs`](Runner::bfs), [`sssp`](Runner::sssp), [`pagerank`](Runner::pagerank) or
+/// [`cc`](Runner::cc) on it (and their `_async` forms); [`Runner::new`] holds the defaults
+/// that [`groute::bfs`](crate::bfs()) and the other free functions use.
+///
+/// ```
+/// use groute::{Backend, Execution, Graph, Partition, Runner};
+///
+/// let graph = Graph::generate("kron:scale=9,ef=8,sym")?;
+/// let run = Runner::new()
+///     .devices(2)
+///     .backend(Backend::Host)
+///     .execution(Execution::Auto)
+///     .partition(Partition::Block)
+///     .bfs(&graph, 0)?;
+/// assert_eq!(run.stats.devices, 2);
+/// assert_eq!(run.stats.backend, Backend::Host);
+/// assert_eq!(run.stats.execution, Execution::HostDriven);
+/// assert_eq!(run.levels, groute::bfs::bfs_reference(&graph.as_graph().csr, 0));
+/// # Ok::<(), groute::Error>(())
+/// ```
+///
+/// A run builds its context and partition, uploads the graph, computes and downloads the
+/// result: what a program that runs once wants. To time many runs over one uploaded graph,
+/// use the algorithm crates' solvers ([`crate::bfs::BfsSolver`] and the others).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Runner {
+    pub(crate) devices: usize,
+    pub(crate) backend: Backend,
+    pub(crate) execution: Execution,
+    pub(crate) partition: Partition,
+    pub(crate) jitter: Option<u64>,
+}
+
+impl Default for Runner {
+    fn default() -> Self {
+        Runner::new()
+    }
+}
+
+impl Runner {
+    /// One device, [`Backend::Auto`], [`Execution::Auto`], [`Partition::Auto`].
+    pub fn new() -> Runner {
+        Runner {
+            devices: 1,
+            backend: Backend::Auto,
+            execution: Execution::Auto,
+            partition: Partition::Auto,
+            jitter: None,
+        }
+    }
+
+    /// Runs on `devices` (virtual) devices; they map round-robin onto the GPUs present, or
+    /// onto executor threads on the host backend. Zero is an error when the run starts.
+    pub fn devices(mut self, devices: usize) -> Runner {
+        self.devices = devices;
+        self
+    }
+
+    /// Where to compute.
+    pub fn backend(mut self, backend: Backend) -> Runner {
+        self.backend = backend;
+        self
+    }
+
+    /// Who drives the rounds.
+    pub fn execution(mut self, execution: Execution) -> Runner {
+        self.execution = execution;
+        self
+    }
+
+    /// How vertices are split between devices.
+    pub fn partition(mut self, partition: Partition) -> Runner {
+        self.partition = partition;
+        self
+    }
+
+    /// Host backend only: reorders and delays the executors' work with this seed, to test
+    /// that results do not depend on the schedule (`None`: no jitter, the default).
+    pub fn jitter(mut self, seed: Option<u64>) -> Runner {
+        self.jitter = seed;
+        self
+    }
+
+    /// The device count asked for.
+    pub fn device_count(&self) -> usize {
+        self.devices
+    }
+
+    /// The backend asked for.
+    pub fn backend_choice(&self) -> Backend {
+        self.backend
+    }
+
+    /// The execution asked for.
+    pub fn execution_choice(&self) -> Execution {
+        self.execution
+    }
+
+    /// The partition asked for.
+    pub fn partition_choice(&self) -> Partition {
+        self.partition
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_parse_their_names_and_reject_others_naming_the_alternatives() {
+        for b in [Backend::Auto, Backend::Host, Backend::Cuda] {
+            assert_eq!(b.name().parse::<Backend>(), Ok(b));
+        }
+        for e in [
+            Execution::Auto,
+            Execution::HostDriven,
+            Execution::DeviceDriven,
+        ] {
+            assert_eq!(e.to_string().to_uppercase().parse::<Execution>(), Ok(e));
+        }
+        assert_eq!("METIS".parse::<Partition>(), Ok(Partition::Metis));
+        let err = "fast".parse::<Execution>().unwrap_err().to_string();
+        assert!(
+            err.contains("\"fast\"") && err.contains("auto, host-driven, device-driven"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,424 @@
+//! The runs: [`Runner::bfs`], [`Runner::sssp`], [`Runner::pagerank`], [`Runner::cc`], and the
+//! free functions that run them with [`Runner::new`]'s defaults.
+
+use std::time::Instant;
+
+use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
+use groute_cc::{CcOptions, CcSolver};
+use groute_core::{BackendKind, Context, Jitter};
+use groute_graph::{NoProgress, PartitionedGraph, partition_graph};
+use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
+use groute_sssp::{SsspOptions, SsspSolver};
+use groute_worklist::traversal::{FusedDriver, FusedMode};
+use groute_worklist::{WorklistOptions, WorklistStats};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Error, Result};
+use super::graph::Graph;
+use super::options::{Backend, Execution, Partition, Runner};
+use super::results::{BfsRun, CcRun, PageRankRun, RunStats, SsspRun, UNREACHED, ms, note};
+
+/// PageRank's parameters ([`Runner::pagerank_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageRankParams {
+    /// Damping factor, in (0, 1) (default [`DEFAULT_ALPHA`], 0.85).
+    pub alpha: f32,
+    /// A vertex is pushed while its residual exceeds this (default [`DEFAULT_EPSILON`], 0.01;
+    /// smaller is more precise and slower).
+    pub epsilon: f32,
+}
+
+impl Default for PageRankParams {
+    fn default() -> Self {
+        PageRankParams {
+            alpha: DEFAULT_ALPHA,
+            epsilon: DEFAULT_EPSILON,
+        }
+    }
+}
+
+/// Breadth-first search from `source` (input order) with [`Runner::new`]'s defaults.
+///
+/// ```
+/// let graph = groute::Graph::generate("road:side=64")?;
+/// let run = groute::bfs(&graph, 0)?;
+/// println!("{} vertices reached", run.reached());
+/// # assert_eq!(run.levels, groute::bfs::bfs_reference(&graph.as_graph().csr, 0));
+/// # Ok::<(), groute::Error>(())
+/// ```
+pub fn bfs(graph: &Graph, source: u32) -> Result<BfsRun> {
+    Runner::new().bfs(graph, source)
+}
+
+/// Single-source shortest paths from `source` (input order) with [`Runner::new`]'s defaults.
+///
+/// ```
+/// let graph = groute::Graph::from_edges(3, [(0, 1, 4), (1, 2, 3), (0, 2, 9)])?;
+/// assert_eq!(groute::sssp(&graph, 0)?.distances, [0, 4, 7]);
+/// # Ok::<(), groute::Error>(())
+/// ```
+pub fn sssp(graph: &Graph, source: u32) -> Result<SsspRun> {
+    Runner::new().sssp(graph, source)
+}
+
+/// PageRank with [`Runner::new`]'s defaults and [`PageRankParams::default`].
+///
+/// ```
+/// let graph = groute::Graph::generate("kron:scale=8,ef=8,sym")?;
+/// let run = groute::pagerank(&graph)?;
+/// let exact = groute::pagerank::pagerank_reference(&graph.as_graph().csr, 0.85);
+/// let l1: f64 = run.ranks.iter().zip(&exact.ranks).map(|(a, b)| (f64::from(*a) - b).abs()).sum();
+/// assert!(l1 <= run.error_bound() + 1e-3);
+/// # Ok::<(), groute::Error>(())
+/// ```
+pub fn pagerank(graph: &Graph) -> Result<PageRankRun> {
+    Runner::new().pagerank(graph)
+}
+
+/// Connected components (weakly connected on a directed graph) with [`Runner::new`]'s
+/// defaults.
+///
+/// ```
+/// let graph = groute::Graph::from_undirected_edges(5, [(0, 1), (3, 4)])?;
+/// let run = groute::cc(&graph)?;
+/// assert_eq!(run.labels, [0, 0, 2, 3, 3]);
+/// assert_eq!(run.components, 3);
+/// # Ok::<(), groute::Error>(())
+/// ```
+pub fn cc(graph: &Graph) -> Result<CcRun> {
+    Runner::new().cc(graph)
+}
+
+/// A run's context and what it took to build.
+struct Setup {
+    ctx: Context,
+    started: Instant,
+}
+
+impl Runner {
+    fn setup(&self, algorithm: &'static str, graph: &Graph) -> Result<Setup> {
+        let started = Instant::now();
+        graph.check_not_empty()?;
+        if self.devices == 0 {
+            return Err(Error::NoDevices);
+        }
+        let ctx = Context::builder()
+            .devices(self.devices)
+            .backend(self.backend.choice())
+            .jitter(self.jitter.map(Jitter::seeded))
+            .build()?;
+        if self.execution == Execution::DeviceDriven && ctx.backend_kind() == BackendKind::Host {
+            return Err(Error::ExecutionUnavailable {
+                algorithm,
+                execution: Execution::DeviceDriven,
+                reason: "the host backend runs every algorithm host-driven (device-driven runs are persistent CUDA kernels)",
+                instead: Execution::HostDriven,
+            });
+        }
+        Ok(Setup { ctx, started })
+    }
+
+    fn partitioned(&self, ctx: &Context, graph: &Graph) -> Result<PartitionedGraph> {
+        Ok(partition_graph(
+            graph.as_graph().clone(),
+            ctx.num_devices(),
+            self.partition.method(),
+            &NoProgress,
+        )?)
+    }
+
+    /// Breadth-first search from `source` (input order).
+    ///
+    /// A symmetric graph of at least
+    /// [`AUTO_MIN_AVERAGE_DEGREE`](crate::bfs::AUTO_MIN_AVERAGE_DEGREE) arcs per vertex runs
+    /// direction-optimizing, anything else on the asynchronous worklist
+    /// ([`RunStats::engine`] says which).
+    pub fn bfs(&self, graph: &Graph, source: u32) -> Result<BfsRun> {
+        graph.check_vertex(source)?;
+        let setup = self.setup("bfs", graph)?;
+        let parted = self.partitioned(&setup.ctx, graph)?;
+        let mut options = BfsOptions::default();
+        apply_execution(self.execution, &mut options.worklist);
+        options.multi_driver = match self.execution {
+            Execution::Auto => MultiDriver::Auto,
+            Execution::HostDriven => MultiDriver::PerDevice,
+            Execution::DeviceDriven => MultiDriver::Fused,
+        };
+        let mut solver = BfsSolver::new(&setup.ctx, &parted, &options)?;
+        let setup_ms = ms(setup.started.elapsed());
+        let out = solver.run(source)?;
+        let s = &out.stats;
+        let (execution, engine) = match s.do_driver {
+            Some(driver) => (
+                if driver == MultiDriver::Fused {
+                    Execution::DeviceDriven
+                } else {
+                    Execution::HostDriven
+                },
+                format!("direction-optimizing, driven {}", driven_by(driver)),
+            ),
+            None => worklist_engine(&setup.ctx, s.fused, &s.worklist),
+        };
+        Ok(BfsRun {
+            source,
+            levels: out.levels,
+            stats: RunStats {
+                rounds: Some(s.rounds),
+                work_items: Some(s.work_items),
+                time_ms: ms(s.elapsed),
+                device_ms: s.device_time.map(ms),
+                ..stats(
+                    "bfs",
+                    graph,
+                    &setup.ctx,
+                    Some(&parted),
+                    execution,
+                    engine,
+                    setup_ms,
+                )
+            },
+            file_ids: graph.file_ids().clone(),
+        })
+    }
+
+    /// Single-source shortest paths from `source` (input order) over the arcs' `u32` weights
+    /// (an unweighted graph's arcs weigh 1); soft priority (near-far) by the crate's default
+    /// band ([`groute::sssp`](mod@crate::sssp)).
+    pub fn sssp(&self, graph: &Graph, source: u32) -> Result<SsspRun> {
+        graph.check_vertex(source)?;
+        let setup = self.setup("sssp", graph)?;
+        let parted = self.partitioned(&setup.ctx, graph)?;
+        let mut options = SsspOptions::default();
+        apply_execution(self.execution, &mut options.worklist);
+        let mut solver = SsspSolver::new(&setup.ctx, &parted, &options)?;
+        let setup_ms = ms(setup.started.elapsed());
+        let out = solver.run(source)?;
+        let s = &out.stats;
+        let (execution, engine) = worklist_engine(&setup.ctx, s.fused, &s.worklist);
+        Ok(SsspRun {
+            source,
+            distances: out.distances,
+            stats: RunStats {
+                rounds: Some(s.rounds),
+                work_items: Some(s.work_items),
+                time_ms: ms(s.elapsed),
+                device_ms: s.device_time.map(ms),
+                ..stats(
+                    "sssp",
+                    graph,
+                    &setup.ctx,
+                    Some(&parted),
+                    execution,
+                    engine,
+                    setup_ms,
+                )
+            },
+            file_ids: graph.file_ids().clone(),
+        })
+    }
+
+    /// PageRank with [`PageRankParams::default`].
+    pub fn pagerank(&self, graph: &Graph) -> Result<PageRankRun> {
+        self.pagerank_with(graph, PageRankParams::default())
+    }
+
+    /// Residual-push PageRank with `params` (checked: `alpha` in (0, 1), `epsilon` positive).
+    pub fn pagerank_with(&self, graph: &Graph, params: PageRankParams) -> Result<PageRankRun> {
+        let options = PageRankOptions {
+            alpha: params.alpha,
+            epsilon: params.epsilon,
+            driver: match self.execution {
+                Execution::Auto => Driver::Auto,
+                Execution::HostDriven => Driver::Host,
+                Execution::DeviceDriven => Driver::Fused,
+            },
+            ..PageRankOptions::default()
+        };
+        options.validate()?;
+        let setup = self.setup("pagerank", graph)?;
+        let parted = self.partitioned(&setup.ctx, graph)?;
+        let mut solver = PageRankSolver::new(&setup.ctx, &parted, &options)?;
+        let setup_ms = ms(setup.started.elapsed());
+        let out = solver.run()?;
+        let s = &out.stats;
+        let execution = if s.driver == Driver::Fused {
+            Execution::DeviceDriven
+        } else {
+            Execution::HostDriven
+        };
+        let engine = format!("residual push, {} driver", s.driver);
+        Ok(PageRankRun {
+            ranks: out.ranks,
+            alpha: params.alpha,
+            epsilon: params.epsilon,
+            residual_left: s.residual_left,
+            stats: RunStats {
+                rounds: Some(s.rounds),
+                work_items: Some(s.work_items),
+                time_ms: ms(s.elapsed),
+                device_ms: s.device_time.map(ms),
+                ..stats(
+                    "pagerank",
+                    graph,
+                    &setup.ctx,
+                    Some(&parted),
+                    execution,
+                    engine,
+                    setup_ms,
+                )
+            },
+            file_ids: graph.file_ids().clone(),
+        })
+    }
+
+    /// Connected components (weakly connected on a directed graph): the host streams the
+    /// edges to whichever device is free, each device hooks them into its parent array, and
+    /// the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)). Always host-driven;
+    /// [`Execution::DeviceDriven`] is an error. The partition setting does not apply.
+    pub fn cc(&self, graph: &Graph) -> Result<CcRun> {
+        if self.execution == Execution::DeviceDriven {
+            return Err(Error::ExecutionUnavailable {
+                algorithm: "cc",
+                execution: Execution::DeviceDriven,
+                reason: "connected components are driven by the host's scatter and tree-reduction routers",
+                instead: Execution::HostDriven,
+            });
+        }
+        let setup = self.setup("cc", graph)?;
+        let mut solver = CcSolver::new(&setup.ctx, graph.as_graph(), &CcOptions::default())?;
+        let setup_ms = ms(setup.started.elapsed());
+        let out = solver.run()?;
+        let labels = labels_in_input_order(graph, out.labels);
+        let s = &out.stats;
+        Ok(CcRun {
+            labels,
+            components: out.components,
+            largest_component: out.largest_component,
+            stats: RunStats {
+                time_ms: ms(s.elapsed_to_host),
+                device_ms: s.device_time.map(ms),
+                ..stats(
+                    "cc",
+                    graph,
+                    &setup.ctx,
+                    None,
+                    Execution::HostDriven,
+                    "hook and merge: scatter router in, tree reduction out".to_owned(),
+                    setup_ms,
+                )
+            },
+            file_ids: graph.file_ids().clone(),
+        })
+    }
+}
+
+/// The worklist settings that ask for `execution` (`Auto` leaves the defaults).
+fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
+    match execution {
+        Execution::Auto => {}
+        Execution::HostDriven => {
+            worklist.fused = FusedMode::Off;
+            worklist.fused_driver = FusedDriver::Host;
+        }
+        Execution::DeviceDriven => {
+            worklist.fused = FusedMode::On;
+            worklist.fused_driver = FusedDriver::Device;
+        }
+    }
+}
+
+/// What drove a worklist traversal, and its engine in words.
+fn worklist_engine(ctx: &Context, fused: bool, stats: &WorklistStats) -> (Execution, String) {
+    let devices = ctx.num_devices();
+    match (fused, stats.device_driven || devices == 1) {
+        (true, true) => (
+            Execution::DeviceDriven,
+            "asynchronous worklist, one persistent kernel per device".to_owned(),
+        ),
+        (true, false) => (
+            Execution::HostDriven,
+            "asynchronous worklist, bounded fused rounds between the host's exchanges".to_owned(),
+        ),
+        (false, _) => (
+            Execution::HostDriven,
+            "asynchronous worklist, one launch per round".to_owned(),
+        ),
+    }
+}
+
+fn driven_by(driver: MultiDriver) -> &'static str {
+    match driver {
+        MultiDriver::Fused => "by one persistent kernel per device",
+        MultiDriver::Shared => "by one host thread",
+        _ => "by a host thread per device",
+    }
+}
+
+/// The statistics every run shares; the algorithm fills in its times and counters.
+fn stats(
+    algorithm: &str,
+    graph: &Graph,
+    ctx: &Context,
+    parted: Option<&PartitionedGraph>,
+    execution: Execution,
+    engine: String,
+    setup_ms: f64,
+) -> RunStats {
+    RunStats {
+        algorithm: algorithm.to_owned(),
+        graph: graph.name().to_owned(),
+        backend: Backend::of_kind(ctx.backend_kind()),
+        backend_note: note(ctx.fallback_note()),
+        devices: ctx.num_devices(),
+        execution,
+        engine,
+        partition: parted.map(|p| Partition::of_method(p.method)),
+        partition_note: note(parted.and_then(|p| p.fallback.as_ref())),
+        time_ms: 0.0,
+        device_ms: None,
+        setup_ms,
+        rounds: None,
+        work_items: None,
+    }
+}
+
+/// CC's labels (internal numbering, each the smallest internal id of its component) as labels
+/// by input order, each the smallest input-order vertex of its component.
+fn labels_in_input_order(graph: &Graph, labels: Vec<u32>) -> Vec<u32> {
+    let order = graph.order();
+    if order.is_identity() {
+        return labels;
+    }
+    // Ranks in increasing order: the first rank met in a component is its smallest.
+    let mut smallest = vec![UNREACHED; labels.len()];
+    (0..labels.len() as u32)
+        .map(|rank| {
+            let root = labels[order.vertex_of_rank(rank) as usize] as usize;
+            if smallest[root] == UNREACHED {
+                smallest[root] = rank;
+            }
+            smallest[root]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cc_labels_name_the_smallest_input_order_vertex_when_the_file_ids_have_gaps() {
+        // Internal 0..4 carry file ids 40, 10, 30, 20: input order is 1, 3, 2, 0.
+        // Edges (internal) 0-1 and 2-3: components {id 10, id 40} and {id 20, id 30}.
+        let base = Graph::from_undirected_edges(4, [(0, 1), (2, 3)]).unwrap();
+        let ids = groute_graph::VertexIds::from_table(0, vec![40, 10, 30, 20]).unwrap();
+        let g = Graph::from_graph(groute_graph::Graph {
+            ids,
+            ..base.as_graph().clone()
+        });
+        let run = Runner::new().backend(Backend::Host).cc(&g).unwrap();
+        // Input order: vertex 0 = id 10, 1 = id 20, 2 = id 30, 3 = id 40.
+        assert_eq!(run.labels, [0, 1, 1, 0]);
+        assert_eq!(run.components, 2);
+    }
+}
