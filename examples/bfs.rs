@@ -2,51 +2,51 @@
 //!
 //! ```sh
 //! cargo run --release --example bfs                                  # shipped graph, validated
-//! cargo run --release --example bfs -- --gen kron21.sym --devices 2 --check --json
+//! cargo run --release --example bfs -- --gen kron21.sym --devices 2 --validate --json
 //! cargo run --release --example bfs -- --graph road.gr --source 1 --output levels.txt
-//! cargo run --release --example bfs -- --gen road:side=2048,p=0.6 --no-fused --repeat 5
-//! cargo run --release --example bfs -- --gen kron21.sym --direction push --json
-//! cargo run --release --example bfs -- --gen kron21.sym --roots 16 --repeat 5 --check
+//! cargo run --release --example bfs -- --gen road:side=2048,p=0.6 --execution host-driven --repeat 5
+//! cargo run --release --example bfs -- --gen kron21.sym --roots 16 --repeat 5 --validate
+//! cargo run --release --example bfs -- --help-tuning                # the hidden tuning flags
 //! ```
 //!
-//! `--roots N` searches from N random roots with out-edges, as Graph500 picks its search keys
-//! (`--roots-seed`), and reports every root, the median over them and the harmonic mean of
-//! their GTEPS.
+//! The default source is the vertex of highest out-degree in the largest weakly connected
+//! component (stderr names it); a `--source` in a component of under 1% of the vertices draws
+//! a warning. `--roots N` searches from N random roots with out-edges, as Graph500 picks its
+//! search keys (tuning: `--roots-seed`), and reports every root, the median over them and the
+//! harmonic mean of their GTEPS.
 //!
-//! `--direction auto` (the default) runs a symmetric graph of at least 8 arcs per vertex
-//! direction-optimizing on any `--devices` count (level by level, each level a top-down push
-//! or a bottom-up pull, each device stepping over its owned part and the level's discoveries
-//! all-gathered between devices; `--do-alpha`, `--do-beta` tune the switch), and everything
-//! else on the asynchronous worklist; `push` forces the worklist, `pull-push`
-//! direction-optimizing (a directed graph pulls over its transpose). `--json` reports `direction`, `pull_levels` and
-//! `arcs_examined` (the arcs the run actually read; `edges_traversed`, behind GTEPS, is the
-//! Graph500 count: the arcs of the reached vertices).
-//!
-//! On one CUDA device the traversal runs as one fused persistent kernel (`--fused`, the
-//! default there; `--no-fused`: one launch per round); `--json` says which mode ran.
+//! `--execution auto` runs a symmetric graph of at least 8 arcs per vertex
+//! direction-optimizing (each level a top-down push or a bottom-up pull; tuning `--direction`,
+//! `--do-alpha`, `--do-beta`, `--do-driver`) and everything else on the asynchronous worklist,
+//! on one CUDA device as one fused persistent kernel. `device-driven` asks for the persistent
+//! kernels (the fused kernel; the direction-optimizing members), `host-driven` for one launch
+//! per round (a host thread per device for direction-optimizing runs). The JSON report
+//! (`docs/report.schema.json`) says what ran: `execution.engine`, and `algorithm_stats`
+//! `pull_levels`, `arcs_examined` (the arcs the run actually read; `edges_traversed`, behind
+//! GTEPS, is the Graph500 count: the arcs of the reached vertices).
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` on the best backend present
-//! and checks the result against the sequential reference. `--prio-delta D` turns on soft
-//! priority by level (bands of `D` levels; off by default); `--json` then reports the items
-//! deferred and the epochs.
+//! and validates the result against the sequential reference. Tuning `--prio-delta D` turns
+//! on soft priority by level (bands of `D` levels; off by default).
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::{AnyError, Bar, FusedArgs, GraphArgs, RunArgs};
+use common::report::{ExecutionReport, GraphReport, devices_of};
+use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::bfs::{
     BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
 };
 use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
 use serde::Serialize;
+use serde_json::json;
 
 /// Breadth-first search on 1..N devices.
 #[derive(Parser, Debug)]
-#[command(name = "bfs", version, about)]
+#[command(name = "bfs", version, term_width = 0)]
 struct Cli {
     #[command(flatten)]
     graph: GraphArgs,
@@ -54,116 +54,108 @@ struct Cli {
     run: RunArgs,
     #[command(flatten)]
     fused: FusedArgs,
-    /// Source vertex, in the input file's numbering (default: the first vertex with out-edges).
+    /// Source vertex, input numbering (default: the top out-degree vertex of the largest component).
     #[arg(long, conflicts_with = "roots")]
     source: Option<u64>,
-    /// Graph500-style: search from this many random roots with out-edges (`--roots-seed`),
-    /// each run `--repeat` times and validated with `--check`; the report gives every root and
-    /// the median over roots (`--json`: `roots`; GTEPS the harmonic mean over roots).
+    /// Graph500-style: search from N random roots with out-edges; the report gives each root.
     #[arg(long, value_name = "N", conflicts_with = "output")]
     roots: Option<usize>,
     /// The seed of `--roots`' sample.
-    #[arg(long, value_name = "SEED", default_value_t = 1)]
+    #[arg(long, value_name = "SEED", default_value_t = 1, hide = true)]
     roots_seed: u64,
-    /// Write `<id> <level>` per vertex (input numbering; `inf` when unreachable).
-    #[arg(long, value_name = "PATH")]
-    output: Option<PathBuf>,
-    /// Run the traversal this many times and report the median time.
-    #[arg(long, default_value_t = 1)]
-    repeat: usize,
     /// Items each device's local worklist holds (default: sized from the graph).
-    #[arg(long, value_name = "ITEMS")]
+    #[arg(long, hide = true, value_name = "ITEMS")]
     wl_capacity: Option<usize>,
     /// Items per ring packet.
-    #[arg(long, value_name = "ITEMS")]
+    #[arg(long, hide = true, value_name = "ITEMS")]
     packet_size: Option<usize>,
     /// Soft priority: width of a level band (0, the default: off).
-    #[arg(long, value_name = "D", default_value_t = 0)]
+    #[arg(long, hide = true, value_name = "D", default_value_t = 0)]
     prio_delta: u32,
     /// auto, push (asynchronous worklist) or pull-push (direction-optimizing, any device
     /// count).
-    #[arg(long, value_name = "DIR", default_value_t = Direction::Auto)]
+    #[arg(long, hide = true, value_name = "DIR", default_value_t = Direction::Auto)]
     direction: Direction,
     /// Direction-optimizing: pull once the frontier's out-arcs exceed the unvisited in-arcs /
     /// this (0: never pull).
-    #[arg(long, value_name = "ALPHA", default_value_t = PULL_ALPHA)]
+    #[arg(long, hide = true, value_name = "ALPHA", default_value_t = PULL_ALPHA)]
     do_alpha: u64,
     /// Direction-optimizing: push again once the frontier stops growing and holds fewer
     /// than the vertices / this (0: push again as soon as the frontier stops growing).
-    #[arg(long, value_name = "BETA", default_value_t = PUSH_BETA)]
+    #[arg(long, hide = true, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
     /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
     /// sharing them, for testing), per-device (one host thread per device), shared (one host
     /// thread for all) or auto (fused on distinct GPUs with peer access, else per-device).
-    #[arg(long, value_name = "DRIVER", default_value_t = MultiDriver::Auto)]
-    do_driver: MultiDriver,
+    #[arg(long, hide = true, value_name = "DRIVER")]
+    do_driver: Option<MultiDriver>,
     /// Device-driven direction-optimizing runs: stamp every phase of every level on every
     /// device and report them (`--json`: `do_trace`, per device and step, microseconds).
-    #[arg(long)]
+    #[arg(long, hide = true)]
     do_trace: bool,
     /// Device-driven direction-optimizing runs: a pull step builds the next frontier and
     /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_pull_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs: the kernel's build capped at 32 registers
     /// (every thread slot of an SM resident; some registers spilled).
     /// Default false (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_full_occupancy: Option<bool>,
     /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
     /// their worklist slots with one atomic per block (a second sweep appends).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_warp_reserve: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: exchanges post values into
     /// every peer's memory and poll their own (no remote atomic, no remote polling).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_post_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the apply-and-scan pass keeps 2 words' loads
     /// in flight per warp.
     /// Default false (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_scan_batch: Option<bool>,
     /// Device-driven direction-optimizing runs on one device: a push step's appends are the
     /// next frontier (no scan over every vertex after it).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_push_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few
     /// out-arcs send lists of their appends and build the next frontier from them.
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_sparse_push: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: one exchange per pull level
     /// with `--do-pull-frontier` (the counters travel with the words) and per sparse push
     /// level with `--do-sparse-push` (every device counts the union of the lists).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_one_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
     /// step.
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_hub_batch: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices, with `--do-sparse-push`: a
     /// sparse push stores its lists into the peers' inboxes as it appends (no send pass, its
     /// exchange in the push's own grid barrier).
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_listed_push: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: a dense push marks its
     /// discoveries in a bitmap, which its send pass reads instead of the level array.
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_push_bitmap: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few
     /// out-arcs whose frontier every device holds run whole on every device, with no
     /// exchange.
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, hide = true, value_name = "BOOL")]
     do_replicate: Option<bool>,
 }
 
@@ -179,125 +171,46 @@ struct RootReport {
     depth: u32,
 }
 
-#[derive(Serialize)]
-struct Report {
-    graph: String,
-    vertices: usize,
-    edges: u64,
-    source: u64,
-    devices: usize,
-    backend: String,
-    gpu: String,
-    partition: String,
-    time_ms: f64,
-    times_ms: Vec<f64>,
-    mode: &'static str,
-    fused: bool,
-    direction: &'static str,
-    /// What drove a direction-optimizing run's levels (`--do-driver` resolved: fused,
-    /// per-device or shared).
-    do_driver: Option<&'static str>,
-    /// Whether a pull step built the next frontier itself (`--do-pull-frontier`).
-    do_pull_frontier: bool,
-    /// Whether the kernel's 32-register build ran (`--do-full-occupancy`).
-    do_full_occupancy: bool,
-    /// Whether frontier passes reserved slots per warp (`--do-warp-reserve`).
-    do_warp_reserve: bool,
-    /// Whether the exchanges were posted (`--do-post-exchange`).
-    do_post_exchange: bool,
-    /// Whether the scans were batched (`--do-scan-batch`).
-    do_scan_batch: bool,
-    /// Whether a push built the next frontier on one device (`--do-push-frontier`).
-    do_push_frontier: bool,
-    /// Whether sparse push levels sent lists (`--do-sparse-push`).
-    do_sparse_push: bool,
-    /// Whether pull and sparse push levels made one exchange (`--do-one-exchange`).
-    do_one_exchange: bool,
-    /// Whether the hub phase was batched (`--do-hub-batch`).
-    do_hub_batch: bool,
-    /// Whether sparse pushes stored their lists as they appended (`--do-listed-push`).
-    do_listed_push: bool,
-    /// Whether dense pushes marked their discoveries in a bitmap (`--do-push-bitmap`).
-    do_push_bitmap: bool,
-    /// Whether small push levels ran whole on every device (`--do-replicate`).
-    do_replicate: bool,
-    /// Every root of a `--roots` run (the other fields then describe all of them: times are
-    /// medians over the roots, GTEPS their harmonic mean, the rest the last root's run).
-    roots: Option<Vec<RootReport>>,
-    /// The per-phase trace of the last run (`--do-trace`, device-driven runs).
-    do_trace: Option<Vec<common::do_trace::DeviceTraceJson>>,
-    pull_levels: u64,
-    arcs_examined: Option<u64>,
-    device_ms: Option<f64>,
-    edges_traversed: u64,
-    gteps: f64,
-    work_items: u64,
-    items_sent: u64,
-    prio_delta: u32,
-    deferred: u64,
-    epochs: u64,
-    rounds: u64,
-    solo_rounds: u64,
-    solo_cluster_rounds: u64,
-    reached: usize,
-    depth: u32,
-    load_s: f64,
-    partition_s: f64,
-    checked: Option<bool>,
-}
-
 fn main() -> ExitCode {
     common::exit_on_error(run)
 }
 
 fn run() -> Result<(), AnyError> {
-    let cli = Cli::parse();
-    if cli.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
-    }
-    let ctx = common::context(&cli.run)?;
-    let (graph, load_s) = common::load(&cli.graph, None, cli.run.json)?;
-    let n = graph.num_vertices();
+    let cli: Cli = common::tuning::parse();
+    let repeat = cli.run.repeats()?;
+    let ctx = cli.run.context()?;
+    let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
+    let graph_report = GraphReport::of(&graph);
     let order = InputOrder::of(&graph);
 
     // `--roots` and `--source` exclude each other (clap), so a sampled run needs no source.
-    let roots = match (cli.roots, cli.source) {
-        (Some(count), _) => common::sample_roots(&graph, &order, count, cli.roots_seed)?,
-        (None, Some(ext)) => vec![order.rank_of_external(ext, n).ok_or_else(|| {
-            format!(
-                "--source {ext} is not a vertex of {} ({} vertices, ids from {}); pick an id from the file",
-                graph.name,
-                n,
-                order.external_of_rank(0)
-            )
-        })?],
-        (None, None) => vec![
-            common::first_vertex_with_out_edges(&graph, &order)
-                .ok_or("the graph has no edges; BFS needs a vertex with out-edges (pass --source)")?,
-        ],
+    let roots = match cli.roots {
+        Some(count) => common::sample_roots(&graph, &order, count, cli.roots_seed)?,
+        None => vec![common::source::pick(&graph, &order, cli.source)?],
     };
 
-    let method = common::partition_method(&cli.graph)?;
+    let method = cli.graph.partition_method()?;
     let started = Instant::now();
-    let bar = Bar::new(cli.run.json);
+    let bar = Bar::new(cli.run.quiet());
     let parted: PartitionedGraph = partition_graph(graph, ctx.num_devices(), method, &bar)?;
     bar.finish();
-    let partition_s = started.elapsed().as_secs_f64();
     if let Some(why) = &parted.fallback {
         eprintln!("note: {why}");
     }
 
+    let execution = cli.run.execution;
     let mut options = BfsOptions::default();
     options.worklist.wl_capacity = cli.wl_capacity;
     options.worklist.prio_delta = Some(cli.prio_delta);
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
-    cli.fused.apply(&mut options.worklist);
+    cli.fused
+        .apply(execution, ctx.num_devices(), &mut options.worklist);
     options.direction = cli.direction;
     options.switch_rule.alpha = cli.do_alpha;
     options.switch_rule.beta = cli.do_beta;
-    options.multi_driver = cli.do_driver;
+    options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
     options.fused_direction.trace = cli.do_trace;
     let fd = &mut options.fused_direction;
     let set = |field: &mut bool, value: Option<bool>| {
@@ -327,14 +240,16 @@ fn run() -> Result<(), AnyError> {
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
     let mut solver = BfsSolver::new(&ctx, &parted, &options)?;
+    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     // With no graph flag this is the README's main job: always validate.
-    let check = cli.run.check || (cli.graph.graph.is_none() && cli.graph.gen_spec.is_none());
+    let check = cli.run.validate || cli.graph.is_default();
     let ranks = InputOrder::of(&parted.graph);
     let mut per_root = Vec::with_capacity(roots.len());
     let mut last = None;
+    let (mut run_ms, mut device_ms, mut full_ms) = (Vec::new(), Some(Vec::new()), Vec::new());
     for &root in &roots {
-        let runs = common::timed_runs(
-            cli.repeat,
+        let runs = common::timing::timed_runs(
+            repeat,
             || solver.run(root),
             |r| (r.stats.elapsed, r.stats.device_time),
         )?;
@@ -343,114 +258,134 @@ fn run() -> Result<(), AnyError> {
         }
         // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
         let edges_traversed = common::edges_of_reached(&parted.graph, &ranks, &runs.last.levels);
+        let median = runs.median_ms();
         per_root.push(RootReport {
             source: order.external_of_rank(root),
-            time_ms: runs.median_ms,
-            device_ms: runs.device_ms,
+            time_ms: median,
+            device_ms: runs.device_median_ms(),
             edges_traversed,
-            gteps: edges_traversed as f64 / (runs.median_ms * 1e-3) / 1e9,
+            gteps: edges_traversed as f64 / (median * 1e-3) / 1e9,
             reached: runs.last.reached(),
             depth: runs.last.depth(),
         });
+        run_ms.extend_from_slice(&runs.run_ms);
+        full_ms.extend_from_slice(&runs.full_run_ms);
+        device_ms = match (device_ms, &runs.device_ms) {
+            (Some(mut all), Some(these)) => {
+                all.extend_from_slice(these);
+                Some(all)
+            }
+            _ => None,
+        };
         last = Some(runs);
     }
     let runs = last.ok_or("no root to search from")?;
-    let (result, times) = (runs.last, runs.times_ms);
-    let checked = check.then_some(true);
+    let result = runs.last;
     let summary = per_root.last().ok_or("no root to search from")?;
     let (source_ext, edges_traversed) = (summary.source, summary.edges_traversed);
-    let (median, device_ms, gteps) = if cli.roots.is_some() {
-        let mut wall: Vec<f64> = per_root.iter().map(|r| r.time_ms).collect();
-        let device = per_root
-            .iter()
-            .map(|r| r.device_ms)
-            .collect::<Option<Vec<f64>>>()
-            .map(|mut ms| common::median(&mut ms));
+    let gteps = if cli.roots.is_some() {
         // Graph500 reports the harmonic mean of the roots' TEPS.
         let inverse: f64 = per_root.iter().map(|r| 1.0 / r.gteps).sum();
-        (
-            common::median(&mut wall),
-            device,
-            per_root.len() as f64 / inverse,
-        )
+        per_root.len() as f64 / inverse
     } else {
-        (runs.median_ms, runs.device_ms, summary.gteps)
+        summary.gteps
     };
 
-    if let Some(path) = &cli.output {
+    if let Some(path) = &cli.run.output {
         common::write_values(path, &result.levels, &order)?;
     }
 
-    let report = Report {
-        graph: parted.graph.name.clone(),
-        vertices: n,
-        edges: parted.graph.num_edges(),
-        source: source_ext,
-        devices: ctx.num_devices(),
-        backend: ctx.backend_kind().to_string(),
-        gpu: common::device_name(&ctx),
-        partition: parted.method.to_string(),
-        time_ms: median,
-        times_ms: times,
-        mode: if result.stats.direction_optimized {
-            "direction-optimizing"
-        } else {
-            common::traversal_mode(result.stats.fused, cli.fused.mode())
-        },
-        fused: result.stats.fused,
-        direction: if result.stats.direction_optimized {
-            Direction::PullPush.as_str()
-        } else {
-            Direction::Push.as_str()
-        },
-        do_driver: result.stats.do_driver.map(MultiDriver::as_str),
-        do_pull_frontier: options.fused_direction.pull_builds_frontier,
-        do_full_occupancy: options.fused_direction.full_occupancy,
-        do_warp_reserve: options.fused_direction.warp_reserve,
-        do_post_exchange: options.fused_direction.exchange
-            == groute::core::cuda::PeerExchange::Posted,
-        do_scan_batch: options.fused_direction.scan_batch,
-        do_push_frontier: options.fused_direction.push_builds_frontier,
-        do_sparse_push: options.fused_direction.sparse_push,
-        do_one_exchange: options.fused_direction.one_exchange,
-        do_hub_batch: options.fused_direction.hub_batch,
-        do_listed_push: options.fused_direction.listed_push,
-        do_push_bitmap: options.fused_direction.push_bitmap,
-        do_replicate: options.fused_direction.replicate,
-        roots: cli.roots.is_some().then_some(per_root),
-        do_trace: result
-            .stats
-            .do_trace
-            .as_ref()
-            .map(common::do_trace::trace_json),
-        pull_levels: result.stats.pull_levels,
-        arcs_examined: result.stats.arcs_examined,
+    let stats = &result.stats;
+    let (mode, engine) = engine(stats, ctx.num_devices());
+    let fdo = &options.fused_direction;
+    let detail = json!({
+        "direction": if stats.direction_optimized { Direction::PullPush.as_str() } else { Direction::Push.as_str() },
+        "fused": stats.fused,
+        "device_driven_members": stats.worklist.device_driven,
+        "do_driver": stats.do_driver.map(MultiDriver::as_str),
+        "prio_delta": cli.prio_delta,
+        "do_pull_frontier": fdo.pull_builds_frontier,
+        "do_full_occupancy": fdo.full_occupancy,
+        "do_warp_reserve": fdo.warp_reserve,
+        "do_post_exchange": fdo.exchange == groute::core::cuda::PeerExchange::Posted,
+        "do_scan_batch": fdo.scan_batch,
+        "do_push_frontier": fdo.push_builds_frontier,
+        "do_sparse_push": fdo.sparse_push,
+        "do_one_exchange": fdo.one_exchange,
+        "do_hub_batch": fdo.hub_batch,
+        "do_listed_push": fdo.listed_push,
+        "do_push_bitmap": fdo.push_bitmap,
+        "do_replicate": fdo.replicate,
+    });
+    let mut report = Report::new("bfs");
+    report.graph = Some(graph_report);
+    report.devices = devices_of(&ctx);
+    report.execution = Some(ExecutionReport::new(
+        &ctx,
+        &cli.run,
+        mode,
+        engine,
+        Some(parted.method.to_string()),
+        detail,
+    ));
+    let timed = common::timing::TimedRuns {
+        last: (),
+        run_ms,
         device_ms,
-        edges_traversed,
-        gteps,
-        work_items: result.stats.work_items,
-        items_sent: result.stats.items_sent,
-        prio_delta: cli.prio_delta,
-        deferred: result.stats.items_deferred,
-        epochs: result.stats.epochs,
-        rounds: result.stats.rounds,
-        solo_rounds: result.stats.worklist.solo_rounds(),
-        solo_cluster_rounds: result.stats.worklist.solo_cluster_rounds(),
-        reached: result.reached(),
-        depth: result.depth(),
-        load_s,
-        partition_s,
-        checked,
+        full_run_ms: full_ms,
     };
-    if cli.run.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_human(&report);
-        if let Some(trace) = &result.stats.do_trace {
+    report.times = timed.times(load_ms, stage_ms);
+    report.validated = check.then_some(true);
+    report.algorithm_stats = json!({
+        "source": source_ext,
+        "reached": result.reached(),
+        "depth": result.depth(),
+        "edges_traversed": edges_traversed,
+        "gteps": gteps,
+        "work_items": stats.work_items,
+        "items_sent": stats.items_sent,
+        "rounds": stats.rounds,
+        "solo_rounds": stats.worklist.solo_rounds(),
+        "solo_cluster_rounds": stats.worklist.solo_cluster_rounds(),
+        "pull_levels": stats.pull_levels,
+        "arcs_examined": stats.arcs_examined,
+        "deferred": stats.items_deferred,
+        "epochs": stats.epochs,
+        "roots": cli.roots.is_some().then_some(&per_root),
+        "do_trace": stats.do_trace.as_ref().map(common::do_trace::trace_json),
+    });
+    if let Some(path) = &cli.run.json {
+        report.write(path)?;
+    }
+    if !cli.run.json_on_stdout() {
+        print_human(&report, &per_root, cli.roots.is_some(), cli.prio_delta);
+        if let Some(trace) = &stats.do_trace {
             common::do_trace::print_trace(trace);
         }
     }
     Ok(())
+}
+
+/// The mode and engine a run's statistics show.
+fn engine(stats: &groute::bfs::BfsStats, devices: usize) -> (&'static str, String) {
+    use common::execution::mode_of;
+    if stats.direction_optimized {
+        let driver = stats.do_driver.unwrap_or(MultiDriver::Auto);
+        let device_driven = driver == MultiDriver::Fused;
+        return (
+            mode_of(device_driven),
+            format!("direction-optimizing, {} driver", driver.as_str()),
+        );
+    }
+    match (stats.fused, devices, stats.worklist.device_driven) {
+        (false, _, _) => (mode_of(false), "worklist, one launch per round".into()),
+        (true, 1, false) => (mode_of(true), "worklist, fused persistent kernel".into()),
+        (true, _, true) => (
+            mode_of(true),
+            "worklist, persistent members exchanging over peer links".into(),
+        ),
+        (true, _, false) => (mode_of(false), "worklist, bounded fused rounds".into()),
+    }
 }
 
 /// Fails naming the root when `levels` (by rank) differ from the sequential reference's.
@@ -485,72 +420,49 @@ fn reference_by_rank(
     (0..n).map(|r| Ok(levels[internal(r)? as usize])).collect()
 }
 
-fn print_human(r: &Report) {
-    println!(
-        "graph       {} ({} vertices, {} arcs)",
-        r.graph, r.vertices, r.edges
-    );
-    println!(
-        "devices     {} on {} ({}), partition {}",
-        r.devices, r.backend, r.gpu, r.partition
-    );
-    match &r.roots {
-        Some(roots) => {
+fn print_human(r: &Report, roots: &[RootReport], sampled: bool, prio_delta: u32) {
+    common::report::print_header(r);
+    let st = &r.algorithm_stats;
+    if sampled {
+        println!(
+            "roots       {} (Graph500 sample; times are medians over them)",
+            roots.len()
+        );
+        for root in roots {
+            let device = root
+                .device_ms
+                .map_or(String::new(), |d| format!(", device {d:.3} ms"));
             println!(
-                "roots       {} (Graph500 sample; times are medians over them)",
-                roots.len()
+                "  root {:>10}  {:.3} ms{device}, {:.3} GTEPS, depth {}, reached {}",
+                root.source, root.time_ms, root.gteps, root.depth, root.reached
             );
-            for root in roots {
-                let device = root
-                    .device_ms
-                    .map_or(String::new(), |d| format!(", device {d:.3} ms"));
-                println!(
-                    "  root {:>10}  {:.3} ms{device}, {:.3} GTEPS, depth {}, reached {}",
-                    root.source, root.time_ms, root.gteps, root.depth, root.reached
-                );
-            }
         }
-        None => println!("source      {}", r.source),
+    } else {
+        println!("source      {}", st["source"]);
     }
     println!(
-        "time        {:.3} ms (median of {}), {:.3} GTEPS",
-        r.time_ms,
-        r.times_ms.len(),
-        r.gteps
+        "speed       {:.3} GTEPS",
+        st["gteps"].as_f64().unwrap_or(0.0)
     );
-    match r.device_ms {
-        Some(d) => println!(
-            "mode        {} (algorithm {d:.3} ms by device events)",
-            r.mode
-        ),
-        None => println!("mode        {}", r.mode),
-    }
     println!(
         "reached     {} vertices, depth {}, {} edges traversed",
-        r.reached, r.depth, r.edges_traversed
+        st["reached"], st["depth"], st["edges_traversed"]
     );
     println!(
         "work        {} items, {} sent over the ring, {} rounds",
-        r.work_items, r.items_sent, r.rounds
+        st["work_items"], st["items_sent"], st["rounds"]
     );
-    if let Some(arcs) = r.arcs_examined {
+    if let Some(arcs) = st["arcs_examined"].as_u64() {
         println!(
-            "direction   {}: {} of {} levels pulled, {arcs} arcs examined",
-            r.direction, r.pull_levels, r.rounds
+            "direction   {} of {} levels pulled, {arcs} arcs examined",
+            st["pull_levels"], st["rounds"]
         );
     }
-    if r.prio_delta > 0 {
+    if prio_delta > 0 {
         println!(
-            "priority    bands of {}: {} items deferred, {} epochs",
-            r.prio_delta, r.deferred, r.epochs
+            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
+            st["deferred"], st["epochs"]
         );
     }
-    println!(
-        "load        {:.2} s, partition {:.2} s",
-        r.load_s, r.partition_s
-    );
-    match r.checked {
-        Some(true) => println!("validated   OK (equal to the sequential reference)"),
-        _ => println!("validated   not checked (pass --check)"),
-    }
+    common::report::print_footer(r);
 }

@@ -2,22 +2,22 @@
 //! available), hook and compress on each, parent arrays merged up a reduction tree.
 //!
 //! ```text
-//! cargo run --release --example cc -- --gen kron21.sym --devices 2 --check --repeat 5
+//! cargo run --release --example cc -- --gen kron21.sym --devices 2 --validate --repeat 5
 //! cargo run --release --example cc -- --graph datasets/4elt.graph --output labels.txt
 //! ```
 //!
-//! The reported time is the algorithm as the original Groute times it: loading, staging the
+//! CC runs host-driven only (`--execution device-driven` is an error). The reported time
+//! (`times.run_ms`) is the algorithm as the original Groute times it: loading, staging the
 //! edge list in pinned memory, allocation and (by default) the copies that prefill the
 //! devices' receive buffers are excluded; it ends when the labels are final on device 0.
-//! `device` is the same span by device events (max over devices; GPUs only). `to host` adds
-//! the copy of the labels to host memory. `--no-prefill` starts the clock
-//! before the first chunk is sent instead. With `--repeat N` the first run is a warm-up and
-//! the medians of the N runs after it are reported.
+//! `times.device_ms` is the same span by device events (max over devices; GPUs only);
+//! `algorithm_stats.to_host_ms` adds the copy of the labels to host memory. Tuning
+//! `--no-prefill` starts the clock before the first chunk is sent instead. With `--repeat N`
+//! the first run is a warm-up and the N runs after it are reported.
 
 mod common;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -25,82 +25,36 @@ use clap::Parser;
 use groute::cc::{
     CcOptions, CcResult, HookKernel, StagedEdges, cc_reference, connected_components,
 };
-use serde::Serialize;
+use serde_json::json;
 
-use common::{AnyError, GraphArgs, RunArgs};
+use common::report::{ExecutionReport, GraphReport, Spread, Times, devices_of};
+use common::{AnyError, GraphArgs, Report, RunArgs};
 
-/// Connected components (hook and compress over routed edge chunks).
+/// Connected components (hook and compress over routed edge chunks) on 1..N devices.
 #[derive(Parser, Debug)]
-#[command(name = "cc")]
+#[command(name = "cc", version, term_width = 0)]
 struct Args {
     #[command(flatten)]
     graph: GraphArgs,
     #[command(flatten)]
     run: RunArgs,
     /// Edges per chunk sent to the devices (default: chosen from the graph).
-    #[arg(long, value_name = "EDGES")]
+    #[arg(long, value_name = "EDGES", hide = true)]
     chunk: Option<usize>,
     /// Receive buffers per device for the chunks (default: 88% of a fair share).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", hide = true)]
     input_buffers: Option<usize>,
     /// Also compress after every K-th chunk (default: only once, before merging).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", hide = true)]
     compress_every: Option<usize>,
     /// Start the clock before the first chunk is sent (time every copy).
-    #[arg(long)]
+    #[arg(long, hide = true)]
     no_prefill: bool,
     /// CUDA hook kernel: plain (a thread per edge), batched (a thread per edge, 4 edges' loads
     /// in flight), warp (warp-cooperative, grid-stride) or warp-range (warp-cooperative, a
     /// contiguous range per warp).
-    #[arg(long, value_name = "KERNEL", default_value_t = HookKernel::default())]
+    #[arg(long, value_name = "KERNEL", default_value_t = HookKernel::default(), hide = true)]
     hook: HookKernel,
-    /// Timed runs after one warm-up run (1: a single run, no warm-up).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    repeat: usize,
-    /// Write `<id> <component label>` per vertex (the input's numbering) to this file.
-    #[arg(long, value_name = "PATH")]
-    output: Option<PathBuf>,
-}
-
-#[derive(Serialize)]
-struct Report {
-    graph: String,
-    vertices: usize,
-    edges_staged: usize,
-    backend: String,
-    device: String,
-    devices: usize,
-    /// The CUDA hook kernel (`--hook`).
-    hook: String,
-    /// Median of the timed runs: devices start -> labels final on device 0.
-    ms: f64,
-    /// The same span by device events (max over devices; `None` on the host backend).
-    device_ms: Option<f64>,
-    /// Median: devices start -> labels in host memory.
-    ms_to_host: f64,
-    /// Every timed run's `ms`.
-    runs_ms: Vec<f64>,
-    prefill_ms: f64,
-    setup_ms: f64,
-    load_s: f64,
-    stage_ms: f64,
-    components: usize,
-    largest_component: usize,
-    chunk_edges: usize,
-    chunks: usize,
-    input_buffers: usize,
-    edges_per_device: Vec<u64>,
-    chunks_per_device: Vec<u64>,
-    check: Option<bool>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -108,15 +62,15 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() -> ExitCode {
-    common::exit_on_error(|| run(Args::parse()))
+    common::exit_on_error(|| run(common::tuning::parse()))
 }
 
 fn run(args: Args) -> Result<(), AnyError> {
-    if args.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
-    }
-    let (graph, load_s) = common::load(&args.graph, None, args.run.json)?;
-    let ctx = common::context(&args.run)?;
+    let repeat = args.run.repeats()?;
+    args.run.execution.host_driven_only("cc")?;
+    let (graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
+    let graph_report = GraphReport::of(&graph);
+    let ctx = args.run.context()?;
     let stage_start = Instant::now();
     let staged = StagedEdges::new(&ctx, &graph)?;
     let stage_ms = ms(stage_start.elapsed());
@@ -131,27 +85,31 @@ fn run(args: Args) -> Result<(), AnyError> {
         compress_every: args.compress_every.unwrap_or(opts.compress_every),
         ..opts
     };
-    let warmup = usize::from(args.repeat > 1);
-    let mut runs: Vec<CcResult> = Vec::with_capacity(args.repeat);
-    for i in 0..warmup + args.repeat {
+    let warmup = usize::from(repeat > 1);
+    let mut runs: Vec<CcResult> = Vec::with_capacity(repeat);
+    let mut full_run_ms = Vec::with_capacity(repeat);
+    for i in 0..warmup + repeat {
+        let start = Instant::now();
         let r = connected_components(&ctx, &staged, &opts)?;
         if i >= warmup {
+            full_run_ms.push(ms(start.elapsed()));
             runs.push(r);
         }
     }
     let runs_ms: Vec<f64> = runs.iter().map(|r| ms(r.stats.elapsed)).collect();
-    let device_times: Vec<_> = runs.iter().map(|r| r.stats.device_time).collect();
+    let device_ms: Option<Vec<f64>> = runs.iter().map(|r| r.stats.device_time.map(ms)).collect();
     let to_host: Vec<f64> = runs.iter().map(|r| ms(r.stats.elapsed_to_host)).collect();
     let Some(last) = runs.pop() else {
         return Err("no run completed".into());
     };
-    let check = if args.run.check {
-        let expected = cc_reference(&graph.csr);
-        Some(expected == last.labels)
-    } else {
-        None
-    };
-    if let Some(path) = &args.output {
+    // With no graph flag this is the README's job: always validate.
+    let check = args.run.validate || args.graph.is_default();
+    if check && cc_reference(&graph.csr) != last.labels {
+        return Err(
+            "validation FAILED: labels differ from the sequential reference (union-find)".into(),
+        );
+    }
+    if let Some(path) = &args.run.output {
         let file = std::fs::File::create(path)
             .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
@@ -166,76 +124,63 @@ fn run(args: Args) -> Result<(), AnyError> {
         w.flush()?;
     }
     let s = &last.stats;
-    let report = Report {
-        graph: graph.name.clone(),
-        vertices: graph.num_vertices(),
-        edges_staged: staged.num_edges(),
-        backend: ctx.backend_kind().to_string(),
-        device: common::device_name(&ctx),
-        devices: ctx.num_devices(),
-        hook: args.hook.to_string(),
-        ms: median(runs_ms.clone()),
-        device_ms: common::median_device_ms(device_times),
-        ms_to_host: median(to_host),
-        runs_ms,
-        prefill_ms: ms(s.prefill),
-        setup_ms: ms(s.setup),
-        load_s,
+    let mut report = Report::new("cc");
+    report.graph = Some(graph_report);
+    report.devices = devices_of(&ctx);
+    report.execution = Some(ExecutionReport::new(
+        &ctx,
+        &args.run,
+        common::execution::mode_of(false),
+        "edge chunks routed to the devices, hook and compress, tree merge",
+        None,
+        json!({
+            "hook": args.hook.to_string(),
+            "prefill": !args.no_prefill,
+            "chunk_edges": s.chunk_edges,
+            "input_buffers": s.input_buffers,
+            "compress_every": opts.compress_every,
+        }),
+    ));
+    report.times = Times {
+        load_ms,
         stage_ms,
-        components: last.components,
-        largest_component: last.largest_component,
-        chunk_edges: s.chunk_edges,
-        chunks: s.chunks,
-        input_buffers: s.input_buffers,
-        edges_per_device: s.edges_per_device.clone(),
-        chunks_per_device: s.chunks_per_device.clone(),
-        check,
+        run_ms: Spread::of(&runs_ms),
+        device_ms: device_ms.as_deref().and_then(Spread::of),
+        full_run_ms: Spread::of(&full_run_ms),
     };
-    if args.run.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        println!(
-            "cc on {} ({} vertices, {} edges staged)",
-            report.graph, report.vertices, report.edges_staged
-        );
-        println!(
-            "  backend {} ({}), {} device(s), hook kernel {}",
-            report.backend, report.device, report.devices, report.hook
-        );
-        println!(
-            "  load {:.2} s, stage {:.1} ms, setup {:.2} ms, prefill {:.2} ms",
-            load_s, stage_ms, report.setup_ms, report.prefill_ms
-        );
-        println!(
-            "  time {:.3} ms (labels on device 0), {:.3} ms (labels on host); median of {} run(s)",
-            report.ms,
-            report.ms_to_host,
-            report.runs_ms.len()
-        );
-        if let Some(d) = report.device_ms {
-            println!("  device {d:.3} ms (algorithm, by device events)");
-        }
-        println!(
-            "  components {}, largest {}",
-            report.components, report.largest_component
-        );
-        println!(
-            "  chunks {} x {} edges, {} buffers/device; edges per device {:?}, chunks {:?}",
-            report.chunks,
-            report.chunk_edges,
-            report.input_buffers,
-            report.edges_per_device,
-            report.chunks_per_device
-        );
-        if let Some(ok) = check {
-            println!(
-                "  check vs union-find: {}",
-                if ok { "ok" } else { "MISMATCH" }
-            );
-        }
+    report.validated = check.then_some(true);
+    report.algorithm_stats = json!({
+        "components": last.components,
+        "largest_component": last.largest_component,
+        "edges_staged": staged.num_edges(),
+        "to_host_ms": Spread::of(&to_host),
+        "prefill_ms": ms(s.prefill),
+        "setup_ms": ms(s.setup),
+        "chunks": s.chunks,
+        "edges_per_device": s.edges_per_device,
+        "chunks_per_device": s.chunks_per_device,
+    });
+    if let Some(path) = &args.run.json {
+        report.write(path)?;
     }
-    if check == Some(false) {
-        return Err("labels differ from the sequential reference".into());
+    if !args.run.json_on_stdout() {
+        common::report::print_header(&report);
+        let st = &report.algorithm_stats;
+        println!(
+            "setup       {:.2} ms, prefill {:.2} ms; labels on host after {:.3} ms (median)",
+            ms(s.setup),
+            ms(s.prefill),
+            st["to_host_ms"]["median"].as_f64().unwrap_or(0.0)
+        );
+        println!(
+            "components  {}, largest {}",
+            last.components, last.largest_component
+        );
+        println!(
+            "chunks      {} x {} edges, {} buffers/device; edges per device {:?}, chunks {:?}",
+            s.chunks, s.chunk_edges, s.input_buffers, s.edges_per_device, s.chunks_per_device
+        );
+        common::report::print_footer(&report);
     }
     Ok(())
 }

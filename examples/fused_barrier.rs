@@ -11,7 +11,10 @@
 //! Grids default to 1, half the multiprocessors and one block per multiprocessor (the fused
 //! kernel's default). Every block checks after each barrier that it saw exactly the barriers it
 //! passed; a run with errors is reported and the example exits with status 1. On a machine
-//! without CUDA it prints why and exits with status 2.
+//! without CUDA it prints why and exits with status 2. `--json` writes the report of
+//! `docs/report.schema.json`, the rows in `algorithm_stats.rows`.
+
+mod common;
 
 use std::process::ExitCode;
 
@@ -20,8 +23,9 @@ use groute::core::{BackendChoice, Context, Error};
 use groute::worklist::traversal::{BarrierTiming, FusedBarrier, time_fused_barrier};
 use serde_json::json;
 
+/// Microseconds per grid barrier of the fused traversal kernel.
 #[derive(Parser, Debug)]
-#[command(about = "Microseconds per grid barrier of the fused traversal kernel")]
+#[command(name = "fused_barrier", version, term_width = 0)]
 struct Args {
     /// Barriers per timed launch.
     #[arg(long, default_value_t = 20_000)]
@@ -35,12 +39,15 @@ struct Args {
     /// Nanosleep between polls to try (0: poll without sleeping).
     #[arg(long, value_delimiter = ',', default_values_t = [0u32, 20, 100])]
     spins: Vec<u32>,
-    /// Print one JSON array instead of the table.
+    /// Write the JSON report (docs/report.schema.json) to PATH, or to stdout without PATH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<std::path::PathBuf>,
+    /// List the tuning flags (also read from the GROUTE_TUNING environment variable) and exit.
     #[arg(long)]
-    json: bool,
+    help_tuning: bool,
 }
 
-fn run(args: &Args) -> Result<Vec<(FusedBarrier, BarrierTiming)>, Error> {
+fn run(args: &Args) -> Result<(String, Vec<(FusedBarrier, BarrierTiming)>), Error> {
     let ctx = Context::builder()
         .devices(1)
         .backend(BackendChoice::Cuda)
@@ -72,12 +79,12 @@ fn run(args: &Args) -> Result<Vec<(FusedBarrier, BarrierTiming)>, Error> {
             }
         }
     }
-    Ok(out)
+    Ok((device.properties().name.clone(), out))
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let rows = match run(&args) {
+    let args: Args = common::tuning::parse();
+    let (device, rows) = match run(&args) {
         Ok(rows) => rows,
         Err(e) => {
             eprintln!("fused_barrier: {e}");
@@ -95,7 +102,7 @@ fn main() -> ExitCode {
         .iter()
         .filter(|(_, t)| t.errors != 0 || t.passed != t.barriers)
         .count();
-    if args.json {
+    if let Some(path) = &args.json {
         let list: Vec<_> = rows
             .iter()
             .map(|(b, t)| {
@@ -112,8 +119,20 @@ fn main() -> ExitCode {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(list));
-    } else {
+        let mut report = common::Report::new("fused_barrier");
+        report.devices = vec![common::report::DeviceReport {
+            index: 0,
+            name: device,
+            kind: "cuda".into(),
+        }];
+        report.validated = Some(broken == 0);
+        report.algorithm_stats = json!({ "rows": list });
+        if let Err(e) = report.write(path) {
+            eprintln!("fused_barrier: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if args.json.as_deref() != Some(std::path::Path::new("-")) {
         println!(
             "{:>8} {:>6} {:>8} {:>6} {:>6} {:>12} {:>7}",
             "order", "poll", "spin_ns", "block", "grid", "us/barrier", "errors"

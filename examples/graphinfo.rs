@@ -1,11 +1,16 @@
-//! Prints what a graph is: vertices, arcs, degrees, self-loops, and optionally how it partitions.
+//! Prints what a graph is: vertices, arcs, degrees, self-loops, and optionally how it
+//! partitions.
 //!
 //! ```text
+//! cargo run --release --example graphinfo                        # the shipped datasets/4elt.graph
 //! cargo run --release --example graphinfo -- --graph datasets/4elt.graph
 //! cargo run --release --example graphinfo -- --gen kron21.sym --json
 //! cargo run --release --example graphinfo -- --gen road:side=1024,p=0.6 --partition metis --parts 4
 //! cargo run --release --example graphinfo -- --graph soc.txt --write soc.grc   # build a cache
 //! ```
+//!
+//! The JSON report (`docs/report.schema.json`) carries the graph's statistics in
+//! `algorithm_stats` (degrees, self-loops, and the partition with `--parts N`).
 
 mod common;
 
@@ -14,46 +19,40 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use common::report::GraphReport;
+use common::{AnyError, GraphArgs, Report};
 use groute_graph::{
-    GenSpec, Graph, GraphError, GraphFormat, LoadOptions, PartitionMethod, Progress, WeightSpec,
-    generate, halo_info, load_graph_with, partition_graph, write_graph,
+    GenSpec, Graph, GraphFormat, LoadOptions, Progress, WeightSpec, generate, halo_info,
+    load_graph_with, partition_graph, write_graph,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Graph statistics for real and generated graphs.
+/// Statistics of a graph file or a generated graph (default: the shipped datasets/4elt.graph).
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "graphinfo", version, term_width = 0)]
 struct Args {
-    /// Graph file (.mtx, .gr, .txt, .graph, .grc).
-    #[arg(long, conflicts_with = "gen", required_unless_present = "gen")]
-    graph: Option<PathBuf>,
-    /// Format of --graph when the extension does not say (mtx, dimacs, snap, metis, galois, grc).
-    #[arg(long)]
-    format: Option<GraphFormat>,
-    /// Generate instead: kron:scale=21,ef=48,sym | road:side=4096,p=0.6 | random:n=..,m=.. |
-    /// kron21.sym | kron<scale> | road-usa.
-    #[arg(long = "gen", id = "gen")]
-    generator: Option<GenSpec>,
-    /// Attach uniform random weights MIN..MAX[:SEED] (replacing any).
-    #[arg(long)]
-    gen_weights: Option<WeightSpec>,
-    /// Drop the file's weights (e.g. real matrices with negative values).
-    #[arg(long)]
-    no_weights: bool,
-    /// Partition method: metis or block.
-    #[arg(long)]
-    partition: Option<PartitionMethod>,
-    /// Number of parts (devices).
+    #[command(flatten)]
+    graph: GraphArgs,
+    /// Partition into this many parts (devices) with --partition and report the cut.
     #[arg(long, default_value_t = 1)]
     parts: usize,
+    /// Attach uniform random weights MIN..MAX[:SEED] (replacing any).
+    #[arg(long, value_name = "MIN..MAX[:SEED]")]
+    gen_weights: Option<WeightSpec>,
     /// Also write the graph (format from the extension; .grc for a fast cache).
-    #[arg(long)]
+    #[arg(long, value_name = "PATH")]
     write: Option<PathBuf>,
-    /// Print one JSON object instead of a table.
+    /// Write the JSON report (docs/report.schema.json) to PATH, or to stdout without PATH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// List the tuning flags (also read from the GROUTE_TUNING environment variable) and exit.
     #[arg(long)]
-    json: bool,
+    help_tuning: bool,
+    /// Drop the file's weights (e.g. real matrices with negative values).
+    #[arg(long, hide = true)]
+    no_weights: bool,
     /// Log each stage with its start time to stderr.
-    #[arg(long, short)]
+    #[arg(long, short, hide = true)]
     verbose: bool,
 }
 
@@ -96,20 +95,28 @@ impl Progress for Bar {
     }
 }
 
-fn run(args: Args) -> Result<(), GraphError> {
+fn run(args: Args) -> Result<(), AnyError> {
     let bar = Bar::new(args.verbose);
     let t0 = Instant::now();
-    let mut graph: Graph = match (&args.graph, &args.generator) {
-        (Some(path), _) => {
+    let mut graph: Graph = match (&args.graph.gen_spec, &args.graph.graph) {
+        (Some(spec), _) => generate(&spec.parse::<GenSpec>()?, &bar)?,
+        (None, path) => {
+            let path = path
+                .clone()
+                .unwrap_or_else(common::graph_args::default_graph_path);
             let opts = if args.no_weights {
                 LoadOptions::ignoring_weights()
             } else {
                 LoadOptions::default()
             };
-            load_graph_with(path, args.format, &opts, &bar)?
+            let format = args
+                .graph
+                .format
+                .as_deref()
+                .map(str::parse::<GraphFormat>)
+                .transpose()?;
+            load_graph_with(&path, format, &opts, &bar)?
         }
-        (None, Some(spec)) => generate(spec, &bar)?,
-        (None, None) => unreachable!("clap requires --graph or --gen"),
     };
     if let Some(w) = &args.gen_weights {
         graph = w.apply(graph)?;
@@ -121,8 +128,9 @@ fn run(args: Args) -> Result<(), GraphError> {
     }
     let mut part_json = serde_json::Value::Null;
     let mut part_text = String::new();
-    if args.partition.is_some() || args.parts > 1 {
-        let method = args.partition.unwrap_or(PartitionMethod::Metis);
+    let mut stage_ms = 0.0;
+    if args.parts > 1 {
+        let method = args.graph.partition_method()?;
         let t1 = Instant::now();
         let parted = partition_graph(graph, args.parts, method, &bar)?;
         let part_s = t1.elapsed().as_secs_f64();
@@ -169,16 +177,18 @@ fn run(args: Args) -> Result<(), GraphError> {
             "halo_vertices": halos.iter().map(|h| h.remote.len()).collect::<Vec<_>>(),
             "seconds": part_s,
         });
+        stage_ms = part_s * 1e3;
         graph = parted.graph;
     }
     bar.stage("done", 0);
     bar.0.finish_and_clear();
     let d = graph.csr.degree_stats();
-    if args.json {
-        let v = serde_json::json!({
-            "name": graph.name,
-            "vertices": graph.num_vertices(),
-            "edges": graph.num_edges(),
+    if let Some(path) = &args.json {
+        let mut report = Report::new("graphinfo");
+        report.graph = Some(GraphReport::of(&graph));
+        report.times.load_ms = load_s * 1e3;
+        report.times.stage_ms = stage_ms;
+        report.algorithm_stats = serde_json::json!({
             "weighted": graph.csr.is_weighted(),
             "symmetric": graph.symmetric,
             "id_base": graph.ids.base(),
@@ -190,11 +200,11 @@ fn run(args: Args) -> Result<(), GraphError> {
                 "zero_out_degree": d.zero_out_degree,
             },
             "self_loops": d.self_loops,
-            "load_seconds": load_s,
             "partition": part_json,
         });
-        println!("{v}");
-    } else {
+        report.write(path)?;
+    }
+    if args.json.as_deref() != Some(std::path::Path::new("-")) {
         println!("graph          {}", graph.name);
         println!("vertices       {}", graph.num_vertices());
         println!("edges (arcs)   {}", graph.num_edges());
@@ -219,6 +229,6 @@ fn run(args: Args) -> Result<(), GraphError> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = common::tuning::parse();
     common::exit_on_error(|| run(args))
 }

@@ -8,7 +8,8 @@
 //!
 //! Every line gives medians over `--runs` runs after one warm-up run, host clock: `run()` is
 //! the whole call (reset, algorithm, result in host memory); `algorithm` is the solver's own
-//! time (device events on a GPU, its host clock on the host backend).
+//! time (device events on a GPU, its host clock on the host backend). `--json` writes the
+//! report of `docs/report.schema.json`, the medians in `algorithm_stats`.
 
 mod common;
 
@@ -25,7 +26,7 @@ use groute::prelude::*;
 
 /// The host side of BFS, PageRank and CC runs.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "host_side", version, term_width = 0)]
 struct Args {
     /// Graphs to generate (repeatable).
     #[arg(long = "gen", default_values = ["road:side=2048,p=0.6", "kron21.sym"])]
@@ -36,6 +37,12 @@ struct Args {
     /// Backend: auto, host or cuda.
     #[arg(long, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+    /// Write the JSON report (docs/report.schema.json) to PATH, or to stdout without PATH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<std::path::PathBuf>,
+    /// List the tuning flags (also read from the GROUTE_TUNING environment variable) and exit.
+    #[arg(long)]
+    help_tuning: bool,
 }
 
 /// The median of `times`, in ms.
@@ -63,14 +70,24 @@ fn time_runs(
     Ok((median_ms(whole), median_ms(algorithm)))
 }
 
-/// Prints one solver's medians.
-fn print_run(spec: &GenSpec, what: &str, (run, algorithm): (f64, f64)) {
-    println!("{spec}: {what} run() {run:.3} ms, algorithm {algorithm:.3} ms");
+/// Prints one solver's medians (unless `quiet`) and returns them as JSON.
+fn print_run(
+    quiet: bool,
+    spec: &GenSpec,
+    what: &str,
+    (run, algorithm): (f64, f64),
+) -> serde_json::Value {
+    if !quiet {
+        println!("{spec}: {what} run() {run:.3} ms, algorithm {algorithm:.3} ms");
+    }
+    serde_json::json!({ "run_ms": run, "algorithm_ms": algorithm })
 }
 
 fn main() -> ExitCode {
     common::exit_on_error(|| {
-        let args = Args::parse();
+        let args: Args = common::tuning::parse();
+        let quiet = args.json.as_deref() == Some(std::path::Path::new("-"));
+        let mut graphs = Vec::new();
         if args.runs == 0 {
             return Err::<(), AnyError>("--runs must be at least 1".into());
         }
@@ -79,13 +96,17 @@ fn main() -> ExitCode {
             .backend(args.backend)
             .build()?;
         let device = ctx.device(DeviceId(0))?;
-        println!("device: {}", device.properties().name);
+        if !quiet {
+            println!("device: {}", device.properties().name);
+        }
         let buffer = device.upload(&vec![7u32; 4 << 20])?;
         let (download, _) = time_runs(args.runs, || {
             device.download(&buffer)?;
             Ok((None, Duration::ZERO))
         })?;
-        println!("download of 16 MiB: {download:.3} ms");
+        if !quiet {
+            println!("download of 16 MiB: {download:.3} ms");
+        }
         for spec in &args.graphs {
             let graph = generate(spec, &NoProgress)?;
             // The first vertex of largest out-degree, as the scaling bench picks it (a
@@ -98,24 +119,44 @@ fn main() -> ExitCode {
             let start = Instant::now();
             let mut bfs = BfsSolver::new(&ctx, &parted, &BfsOptions::default())?;
             let built = start.elapsed().as_secs_f64() * 1e3;
-            println!("{spec}: BfsSolver::new {built:.1} ms");
+            if !quiet {
+                println!("{spec}: BfsSolver::new {built:.1} ms");
+            }
             let times = time_runs(args.runs, || {
                 let r = bfs.run(source)?;
                 Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            print_run(spec, &format!("BFS from {source}:"), times);
+            let bfs_times = print_run(quiet, spec, &format!("BFS from {source}:"), times);
             let mut pagerank = PageRankSolver::new(&ctx, &parted, &PageRankOptions::default())?;
             let times = time_runs(args.runs, || {
                 let r = pagerank.run()?;
                 Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            print_run(spec, "PageRank", times);
+            let pagerank_times = print_run(quiet, spec, "PageRank", times);
             let mut cc = CcSolver::new(&ctx, &graph, &CcOptions::default())?;
             let times = time_runs(args.runs, || {
                 let r = cc.run()?;
                 Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            print_run(spec, "CC", times);
+            let cc_times = print_run(quiet, spec, "CC", times);
+            graphs.push(serde_json::json!({
+                "spec": spec.to_string(),
+                "bfs_source": source,
+                "bfs_solver_new_ms": built,
+                "bfs": bfs_times,
+                "pagerank": pagerank_times,
+                "cc": cc_times,
+            }));
+        }
+        if let Some(path) = &args.json {
+            let mut report = common::Report::new("host_side");
+            report.devices = common::report::devices_of(&ctx);
+            report.algorithm_stats = serde_json::json!({
+                "runs": args.runs,
+                "download_16_mib_ms": download,
+                "graphs": graphs,
+            });
+            report.write(path)?;
         }
         Ok(())
     })

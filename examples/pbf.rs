@@ -1,50 +1,48 @@
 //! Predicate-based filtering (the paper's Figures 5 and 6) over 1..N devices.
 //!
 //! ```text
-//! cargo run --release --example pbf -- --size 10000000 --chunk 65536 --devices 4 --backend host
+//! cargo run --release --example pbf -- --size 10000000 --devices 4 --backend host
 //! cargo run --release --example pbf -- --devices 8 --jitter 7 --json
 //! ```
+//!
+//! The host scatters chunks (tuning `--chunk`) through a first-available router, the devices
+//! filter, a gather router brings the kept elements back; every run is compared with the
+//! sequential filter (`validated`), host-driven only.
 
+mod common;
+
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::Parser;
+use common::report::{ExecutionReport, Spread, devices_of};
+use common::{AnyError, Report, RunArgs};
 use groute::pbf::{self, PbfConfig, Predicate};
-use groute::prelude::*;
 use serde::Serialize;
+use serde_json::json;
 
-/// Filters a pseudo-random u32 array (keep x where x % modulus == residue) on 1..N devices:
-/// the host scatters chunks through a first-available router, devices filter, a gather
-/// router brings the kept elements back.
+/// Filters a pseudo-random u32 array (keep x where x % modulus == residue) on 1..N devices.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(name = "pbf", version, term_width = 0)]
 struct Args {
+    #[command(flatten)]
+    run: RunArgs,
     /// Elements in the input array.
     #[arg(long, default_value_t = 10_000_000)]
     size: usize,
-    /// Elements per chunk scattered to the devices.
-    #[arg(long, default_value_t = 1 << 16)]
-    chunk: usize,
-    /// Number of (virtual) devices.
-    #[arg(long, default_value_t = 2)]
-    devices: usize,
-    /// Backend: auto, host or cuda.
-    #[arg(long, default_value = "auto")]
-    backend: String,
-    /// Host-backend jitter seed (random delays and stream interleavings).
-    #[arg(long)]
-    jitter: Option<u64>,
-    /// Input seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// Keep x where x % modulus == residue.
     #[arg(long, default_value_t = 3)]
     modulus: u32,
     /// See --modulus.
     #[arg(long, default_value_t = 1)]
     residue: u32,
-    /// Print one JSON object instead of the table.
-    #[arg(long)]
-    json: bool,
+    /// Input seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Elements per chunk scattered to the devices.
+    #[arg(long, default_value_t = 1 << 16, hide = true)]
+    chunk: usize,
 }
 
 #[derive(Serialize)]
@@ -56,24 +54,9 @@ struct DeviceRow {
     share_percent: f64,
 }
 
-#[derive(Serialize)]
-struct Report {
-    backend: String,
-    devices: usize,
-    size: usize,
-    chunk: usize,
-    modulus: u32,
-    residue: u32,
-    jitter: Option<u64>,
-    kept: usize,
-    time_ms: f64,
-    throughput_melem_per_s: f64,
-    validated: bool,
-    per_device: Vec<DeviceRow>,
-}
-
-fn run(args: &Args) -> Result<Report> {
-    let backend: BackendChoice = args.backend.parse()?;
+fn run(args: &Args) -> Result<(), AnyError> {
+    let repeat = args.run.repeats()?;
+    args.run.execution.host_driven_only("pbf")?;
     let config = PbfConfig {
         chunk: args.chunk,
         gather_packet: args.chunk,
@@ -84,105 +67,105 @@ fn run(args: &Args) -> Result<Report> {
         ..PbfConfig::default()
     };
     config.validate()?;
-    let ctx = Context::builder()
-        .devices(args.devices)
-        .backend(backend)
-        .jitter(args.jitter.map(Jitter::seeded))
-        .build()?;
-    if let Some(note) = ctx.fallback_note() {
-        eprintln!("note: {note}");
-    }
+    let ctx = args.run.context()?;
+    let load = Instant::now();
     let input = pbf::generate_input(args.size, args.seed);
-    let outcome = pbf::run(&ctx, &input, &config)?;
-    let validated = pbf::matches_reference(&input, &outcome.output, &config);
-    let secs = outcome.elapsed.as_secs_f64();
-    let total = args.size.max(1) as f64;
-    Ok(Report {
-        backend: ctx.backend_kind().to_string(),
-        devices: args.devices,
-        size: args.size,
-        chunk: args.chunk,
-        modulus: args.modulus,
-        residue: args.residue,
-        jitter: args.jitter,
-        kept: outcome.output.len(),
-        time_ms: secs * 1e3,
-        throughput_melem_per_s: if secs > 0.0 {
-            args.size as f64 / secs / 1e6
-        } else {
-            0.0
-        },
-        validated,
-        per_device: outcome
-            .per_device
-            .iter()
-            .map(|d| DeviceRow {
-                device: d.device,
-                chunks: d.chunks,
-                elements: d.elements,
-                kept: d.kept,
-                share_percent: 100.0 * d.elements as f64 / total,
-            })
-            .collect(),
-    })
-}
-
-fn print_table(r: &Report) {
-    println!(
-        "PBF: {} elements, chunk {}, keep x % {} == {}, {} device(s) on the {} backend{}",
-        r.size,
-        r.chunk,
-        r.modulus,
-        r.residue,
-        r.devices,
-        r.backend,
-        r.jitter
-            .map(|s| format!(" (jitter seed {s})"))
-            .unwrap_or_default()
-    );
-    println!(
-        "{:>8} {:>8} {:>12} {:>12} {:>8}",
-        "device", "chunks", "elements", "kept", "share"
-    );
-    for d in &r.per_device {
-        println!(
-            "{:>8} {:>8} {:>12} {:>12} {:>7.1}%",
-            d.device, d.chunks, d.elements, d.kept, d.share_percent
+    let load_ms = load.elapsed().as_secs_f64() * 1e3;
+    let mut run_ms = Vec::with_capacity(repeat);
+    let mut full_run_ms = Vec::with_capacity(repeat);
+    let mut last = None;
+    let warmup = usize::from(repeat > 1);
+    for i in 0..warmup + repeat {
+        let start = Instant::now();
+        let outcome = pbf::run(&ctx, &input, &config)?;
+        if i >= warmup {
+            full_run_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            run_ms.push(outcome.elapsed.as_secs_f64() * 1e3);
+        }
+        last = Some(outcome);
+    }
+    let outcome = last.ok_or("--repeat 0: give at least 1")?;
+    if !pbf::matches_reference(&input, &outcome.output, &config) {
+        return Err(
+            "validation FAILED: the filtered output differs from the sequential filter".into(),
         );
     }
-    println!("kept {} of {} elements", r.kept, r.size);
-    println!(
-        "time {:.2} ms, throughput {:.1} M elements/s",
-        r.time_ms, r.throughput_melem_per_s
-    );
-    println!("validated: {}", if r.validated { "OK" } else { "FAILED" });
+    if let Some(path) = &args.run.output {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        for x in &outcome.output {
+            writeln!(w, "{x}")?;
+        }
+        w.flush()?;
+    }
+    let total = args.size.max(1) as f64;
+    let rows: Vec<DeviceRow> = outcome
+        .per_device
+        .iter()
+        .map(|d| DeviceRow {
+            device: d.device,
+            chunks: d.chunks,
+            elements: d.elements,
+            kept: d.kept,
+            share_percent: 100.0 * d.elements as f64 / total,
+        })
+        .collect();
+    let run_spread = Spread::of(&run_ms);
+    let median_s = run_spread.as_ref().map_or(0.0, |s| s.median) / 1e3;
+    let mut report = Report::new("pbf");
+    report.devices = devices_of(&ctx);
+    report.execution = Some(ExecutionReport::new(
+        &ctx,
+        &args.run,
+        common::execution::mode_of(false),
+        "chunks scattered first-available, kept elements gathered",
+        None,
+        json!({ "chunk": args.chunk, "jitter": args.run.jitter }),
+    ));
+    report.times.load_ms = load_ms;
+    report.times.run_ms = run_spread;
+    report.times.full_run_ms = Spread::of(&full_run_ms);
+    report.validated = Some(true);
+    report.algorithm_stats = json!({
+        "size": args.size,
+        "modulus": args.modulus,
+        "residue": args.residue,
+        "seed": args.seed,
+        "kept": outcome.output.len(),
+        "throughput_melem_per_s": if median_s > 0.0 { args.size as f64 / median_s / 1e6 } else { 0.0 },
+        "per_device": rows,
+    });
+    if let Some(path) = &args.run.json {
+        report.write(path)?;
+    }
+    if !args.run.json_on_stdout() {
+        common::report::print_header(&report);
+        println!(
+            "filter      {} elements, chunk {}, keep x % {} == {}",
+            args.size, args.chunk, args.modulus, args.residue
+        );
+        println!(
+            "{:>8} {:>8} {:>12} {:>12} {:>8}",
+            "device", "chunks", "elements", "kept", "share"
+        );
+        for d in &rows {
+            println!(
+                "{:>8} {:>8} {:>12} {:>12} {:>7.1}%",
+                d.device, d.chunks, d.elements, d.kept, d.share_percent
+            );
+        }
+        println!(
+            "kept        {} of {} elements",
+            outcome.output.len(),
+            args.size
+        );
+        common::report::print_footer(&report);
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(report) => {
-            if args.json {
-                match serde_json::to_string(&report) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("error: could not write JSON: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                }
-            } else {
-                print_table(&report);
-            }
-            if report.validated {
-                ExitCode::SUCCESS
-            } else {
-                eprintln!("error: the filtered output differs from the sequential filter");
-                ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let args: Args = common::tuning::parse();
+    common::exit_on_error(|| run(&args))
 }

@@ -10,7 +10,10 @@
 //! events, after `--warmup` copies, median of `--runs` (5). Device pairs without peer access are
 //! measured through the backend's host-staged path. Latency: a 4 KiB copy issued and waited
 //! for from the host (stream synchronize, and event notification), median of `--iters`.
-//! On a machine without CUDA it prints why and exits with status 2.
+//! On a machine without CUDA it prints why and exits with status 2. `--json` writes the
+//! report of `docs/report.schema.json`, the measurements in `algorithm_stats`.
+
+mod common;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -25,26 +28,30 @@ use groute_core::backend::{
 };
 use serde_json::json;
 
+/// CUDA devices, peer access, copy bandwidth and latency.
 #[derive(Parser, Debug)]
-#[command(about = "CUDA devices, peer access, copy bandwidth and latency")]
+#[command(name = "topology", version, term_width = 0)]
 struct Args {
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    json: bool,
-    /// Size of each bandwidth copy in MiB.
-    #[arg(long, default_value_t = 64)]
-    size_mib: usize,
+    /// Write the JSON report (docs/report.schema.json) to PATH, or to stdout without PATH.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<std::path::PathBuf>,
     /// Timed copies per pair (the median is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// List the tuning flags (also read from the GROUTE_TUNING environment variable) and exit.
+    #[arg(long)]
+    help_tuning: bool,
+    /// Size of each bandwidth copy in MiB.
+    #[arg(long, default_value_t = 64, hide = true)]
+    size_mib: usize,
     /// Untimed copies before timing.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, hide = true)]
     warmup: usize,
     /// Iterations of the latency measurement.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, hide = true)]
     iters: usize,
     /// Do not enable peer access (measure the host-staged path between devices).
-    #[arg(long)]
+    #[arg(long, hide = true)]
     no_peer: bool,
 }
 
@@ -177,9 +184,18 @@ fn run(a: &Args) -> Result<()> {
         rows.push((src, dst, gbps, sync_us, notify_us));
     }
 
-    if a.json {
-        let out = json!({
-            "backend": "cuda",
+    if let Some(path) = &a.json {
+        let mut report = common::Report::new("topology");
+        report.devices = devices
+            .iter()
+            .enumerate()
+            .map(|(index, p)| common::report::DeviceReport {
+                index,
+                name: p.name.clone(),
+                kind: "cuda".into(),
+            })
+            .collect();
+        report.algorithm_stats = json!({
             "devices": devices.iter().enumerate().map(|(i, p)| json!({
                 "index": i, "name": p.name, "memory_bytes": p.total_memory,
                 "multiprocessors": p.multiprocessors,
@@ -192,8 +208,12 @@ fn run(a: &Args) -> Result<()> {
                 "latency_4k_sync_us": sy, "latency_4k_notify_us": no,
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        return Ok(());
+        if let Err(e) = report.write(path) {
+            eprintln!("topology: {e}");
+        }
+        if path.as_os_str() == "-" {
+            return Ok(());
+        }
     }
     println!("CUDA devices: {g}");
     for (i, p) in devices.iter().enumerate() {
@@ -251,7 +271,7 @@ fn run(a: &Args) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    let a = Args::parse();
+    let a: Args = common::tuning::parse();
     match run(&a) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

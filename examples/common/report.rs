@@ -1,0 +1,301 @@
+//! The one JSON report every example writes (`--json [PATH]`), described by
+//! `docs/report.schema.json`.
+
+use std::path::Path;
+
+use groute::core::Context;
+use groute::graph::Graph;
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::AnyError;
+use super::run_args::RunArgs;
+use super::tuning;
+
+/// One run's report: the same sections for every example.
+#[derive(Serialize, Debug)]
+pub struct Report {
+    /// The example (`bfs`, `sssp`, `pagerank`, `cc`, `pbf`, ...).
+    pub algorithm: &'static str,
+    /// groute's version.
+    pub version: &'static str,
+    /// The arguments the run saw, `GROUTE_TUNING`'s words appended.
+    pub command_line: Vec<String>,
+    /// The input graph (`None` for examples without one).
+    pub graph: Option<GraphReport>,
+    /// The devices of the run.
+    pub devices: Vec<DeviceReport>,
+    /// What was asked for and what ran (`None` for examples that run no algorithm).
+    pub execution: Option<ExecutionReport>,
+    /// Where the time went.
+    pub times: Times,
+    /// `true` when the result equals the reference, `null` when not checked (a failed check
+    /// ends the run with an error instead).
+    pub validated: Option<bool>,
+    /// Memory per device (filled by runs that count it).
+    pub memory: Option<Value>,
+    /// Traffic between devices (filled by runs that count it).
+    pub traffic: Option<Value>,
+    /// The algorithm's own counters (rounds, items, ...).
+    pub algorithm_stats: Value,
+}
+
+/// The input graph.
+#[derive(Serialize, Debug)]
+pub struct GraphReport {
+    /// Its name (the file's, or the generator's spec).
+    pub name: String,
+    /// Vertices.
+    pub vertices: u64,
+    /// Arcs (directed edges; an undirected edge counts twice).
+    pub arcs: u64,
+    /// [`checksum`] of its CSR.
+    pub checksum: String,
+}
+
+impl GraphReport {
+    /// The report of `graph` (its checksum computed here).
+    pub fn of(graph: &Graph) -> GraphReport {
+        GraphReport {
+            name: graph.name.clone(),
+            vertices: graph.num_vertices() as u64,
+            arcs: graph.num_edges(),
+            checksum: checksum(graph),
+        }
+    }
+}
+
+/// One device.
+#[derive(Serialize, Debug)]
+pub struct DeviceReport {
+    /// Its rank in the run.
+    pub index: usize,
+    /// The device's name (`NVIDIA H200`, `host executor 0`).
+    pub name: String,
+    /// `cuda` or `host`.
+    pub kind: String,
+}
+
+/// The devices of `ctx`.
+pub fn devices_of(ctx: &Context) -> Vec<DeviceReport> {
+    let kind = ctx.backend_kind().to_string();
+    ctx.devices()
+        .iter()
+        .enumerate()
+        .map(|(index, d)| DeviceReport {
+            index,
+            name: d.properties().name.clone(),
+            kind: kind.clone(),
+        })
+        .collect()
+}
+
+/// What was asked for and what ran.
+#[derive(Serialize, Debug)]
+pub struct ExecutionReport {
+    /// The backend that ran (`host`, `cuda`).
+    pub backend: String,
+    /// `--backend` as given.
+    pub backend_requested: String,
+    /// The mode that ran: `host-driven` or `device-driven`.
+    pub mode: &'static str,
+    /// `--execution` as given.
+    pub mode_requested: &'static str,
+    /// The engine that ran (what `auto` picked).
+    pub engine: String,
+    /// The partition method that ran (`None` where the algorithm partitions nothing).
+    pub partition: Option<String>,
+    /// The algorithm's settings and engine details.
+    pub detail: Value,
+}
+
+impl ExecutionReport {
+    /// The report for a run of `ctx` under `run`'s flags.
+    pub fn new(
+        ctx: &Context,
+        run: &RunArgs,
+        mode: &'static str,
+        engine: impl Into<String>,
+        partition: Option<String>,
+        detail: Value,
+    ) -> ExecutionReport {
+        ExecutionReport {
+            backend: ctx.backend_kind().to_string(),
+            backend_requested: run.backend.clone(),
+            mode,
+            mode_requested: run.execution.as_str(),
+            engine: engine.into(),
+            partition,
+            detail,
+        }
+    }
+}
+
+/// Where a run's time went, in milliseconds.
+#[derive(Serialize, Debug, Default)]
+pub struct Times {
+    /// Loading or generating the input.
+    pub load_ms: f64,
+    /// Preparing the run: partitioning, staging, uploading (the solver's construction).
+    pub stage_ms: f64,
+    /// The algorithm by the solver's host clock, over the timed runs.
+    pub run_ms: Option<Spread>,
+    /// The algorithm by device events (max over devices), over the timed runs; `None` on
+    /// the host backend.
+    pub device_ms: Option<Spread>,
+    /// The whole call per run by the host clock: reset, algorithm, result in host memory.
+    pub full_run_ms: Option<Spread>,
+}
+
+/// Median, min and max of repeated measurements.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// The median (the upper one of an even count).
+    pub median: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// How many runs.
+    pub repeats: usize,
+}
+
+impl Spread {
+    /// The spread of `values`; `None` when empty.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        Some(Spread {
+            median: *v.get(v.len() / 2)?,
+            min: *v.first()?,
+            max: *v.last()?,
+            repeats: v.len(),
+        })
+    }
+}
+
+impl Report {
+    /// A report of `algorithm` with this run's version and command line, everything else
+    /// empty.
+    pub fn new(algorithm: &'static str) -> Report {
+        Report {
+            algorithm,
+            version: env!("CARGO_PKG_VERSION"),
+            command_line: tuning::command_line(),
+            graph: None,
+            devices: Vec::new(),
+            execution: None,
+            times: Times::default(),
+            validated: None,
+            memory: None,
+            traffic: None,
+            algorithm_stats: Value::Object(Default::default()),
+        }
+    }
+
+    /// Writes the report where `--json` says: one line on stdout for `-` (so runs append to
+    /// a JSON-lines file), else indented into the file.
+    pub fn write(&self, json: &Path) -> Result<(), AnyError> {
+        if json == Path::new("-") {
+            println!("{}", serde_json::to_string(self)?);
+        } else {
+            let text = serde_json::to_string_pretty(self)?;
+            std::fs::write(json, text + "\n")
+                .map_err(|e| format!("cannot write --json {}: {e}", json.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Elements per piece of [`checksum`].
+pub const CHECKSUM_PIECE: usize = 1 << 20;
+
+/// FNV-1a (64-bit) of `bytes`, continuing from `hash`.
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a of each piece of `CHECKSUM_PIECE` elements of `values` (little-endian bytes).
+fn piece_hashes<T: Copy + Sync, const N: usize>(values: &[T], bytes: fn(T) -> [u8; N]) -> Vec<u64> {
+    values
+        .par_chunks(CHECKSUM_PIECE)
+        .map(|piece| piece.iter().fold(FNV_OFFSET, |h, &x| fnv1a(h, &bytes(x))))
+        .collect()
+}
+
+/// The graph's checksum, `fnv1a64-pieces:<16 hex digits>`: the CSR's offsets (u64), targets
+/// (u32) and weights (u32, if any) cut into pieces of 2^20 elements, each piece's
+/// little-endian bytes hashed with 64-bit FNV-1a (in parallel), and the pieces' hashes, in
+/// order, hashed again as little-endian u64s.
+pub fn checksum(graph: &Graph) -> String {
+    let csr = &graph.csr;
+    let mut pieces = piece_hashes(csr.offsets(), u64::to_le_bytes);
+    pieces.extend(piece_hashes(csr.targets(), u32::to_le_bytes));
+    if let Some(w) = csr.weights() {
+        pieces.extend(piece_hashes(w, u32::to_le_bytes));
+    }
+    let all = pieces
+        .iter()
+        .fold(FNV_OFFSET, |h, p| fnv1a(h, &p.to_le_bytes()));
+    format!("fnv1a64-pieces:{all:016x}")
+}
+
+/// Prints the human table's first lines: graph, devices, execution, times.
+pub fn print_header(r: &Report) {
+    if let Some(g) = &r.graph {
+        println!(
+            "graph       {} ({} vertices, {} arcs, {})",
+            g.name, g.vertices, g.arcs, g.checksum
+        );
+    }
+    if let Some(first) = r.devices.first() {
+        println!(
+            "devices     {} x {} ({})",
+            r.devices.len(),
+            first.name,
+            first.kind
+        );
+    }
+    if let Some(e) = &r.execution {
+        let partition = e
+            .partition
+            .as_ref()
+            .map_or(String::new(), |p| format!(", partition {p}"));
+        println!(
+            "execution   {} on {}: {}{partition} (asked: --execution {} --backend {})",
+            e.mode, e.backend, e.engine, e.mode_requested, e.backend_requested
+        );
+    }
+    if let Some(t) = &r.times.run_ms {
+        println!(
+            "time        {:.3} ms (median of {}; min {:.3}, max {:.3})",
+            t.median, t.repeats, t.min, t.max
+        );
+    }
+    if let Some(d) = &r.times.device_ms {
+        println!(
+            "device      {:.3} ms (algorithm by device events; min {:.3}, max {:.3})",
+            d.median, d.min, d.max
+        );
+    }
+}
+
+/// Prints the human table's last lines: load and stage times, validation.
+pub fn print_footer(r: &Report) {
+    println!(
+        "load        {:.1} ms, stage {:.1} ms",
+        r.times.load_ms, r.times.stage_ms
+    );
+    match r.validated {
+        Some(true) => println!("validated   OK (checked against the sequential reference)"),
+        Some(false) => println!("validated   FAILED"),
+        None => println!("validated   not checked (pass --validate)"),
+    }
+}
