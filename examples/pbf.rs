@@ -92,7 +92,7 @@ fn run(args: &Args) -> Result<Report> {
     if let Some(note) = ctx.fallback_note() {
         eprintln!("note: {note}");
     }
-    let input = pbf::generate_input(args.size, args.seed);
+    let input = pbf::generate_input(args.size, args.seed)?;
     let outcome = pbf::run(&ctx, &input, &config)?;
     let validated = pbf::matches_reference(&input, &outcome.output, &config);
     let secs = outcome.elapsed.as_secs_f64();
