@@ -69,7 +69,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     config.validate()?;
     let ctx = args.run.context()?;
     let load = Instant::now();
-    let input = pbf::generate_input(args.size, args.seed);
+    let input = pbf::generate_input(args.size, args.seed)?;
     let load_ms = load.elapsed().as_secs_f64() * 1e3;
     let mut run_ms = Vec::with_capacity(repeat);
     let mut full_run_ms = Vec::with_capacity(repeat);

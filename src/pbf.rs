@@ -11,7 +11,7 @@
 //!
 //! # fn main() -> groute::prelude::Result<()> {
 //! let ctx = Context::host(2)?;
-//! let input = pbf::generate_input(10_000, 7);
+//! let input = pbf::generate_input(10_000, 7)?;
 //! let config = PbfConfig { chunk: 1_000, ..PbfConfig::default() };
 //! let outcome = pbf::run(&ctx, &input, &config)?;
 //! assert_eq!(outcome.output, pbf::sequential_filter(&input, config.predicate));
@@ -145,10 +145,19 @@ pub struct PbfOutcome {
     pub elapsed: Duration,
 }
 
-/// `size` pseudo-random `u32`s from `seed` (splitmix64; the same on every machine).
-pub fn generate_input(size: usize, seed: u64) -> Vec<u32> {
+/// `size` pseudo-random `u32`s from `seed` (splitmix64; the same on every machine), or
+/// [`Error::OutOfMemory`] when the host cannot hold them (ask for a smaller `--size`).
+pub fn generate_input(size: usize, seed: u64) -> Result<Vec<u32>> {
+    let mut input = Vec::new();
+    input
+        .try_reserve_exact(size)
+        .map_err(|_| Error::OutOfMemory {
+            bytes: size.saturating_mul(std::mem::size_of::<u32>()),
+            location: format!("the host for a PBF input of {size} elements (lower --size)"),
+        })?;
     let mut stream = groute_graph::SplitMix64::new(seed);
-    (0..size).map(|_| stream.next_u64() as u32).collect()
+    input.extend((0..size).map(|_| stream.next_u64() as u32));
+    Ok(input)
 }
 
 /// The reference: a sequential filter.

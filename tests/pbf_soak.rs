@@ -8,7 +8,8 @@ use groute::prelude::*;
 
 /// One run's parameters, derived from its index (so a failure names a reproducible case).
 fn case(i: u64) -> (usize, usize, PbfConfig, u64) {
-    let mix = |k: u64| pbf::generate_input(1, i.wrapping_mul(31).wrapping_add(k))[0] as usize;
+    let mix =
+        |k: u64| pbf::generate_input(1, i.wrapping_mul(31).wrapping_add(k)).unwrap()[0] as usize;
     let devices = 1 + (i as usize % 8);
     let size = [0, 1, 7, 500, 1_000, 2_345, 4_000][mix(1) % 7];
     let chunk = [1, 3, 16, 64, 100, 257, 1_000][mix(2) % 7];
@@ -44,7 +45,7 @@ fn run_case(i: u64) {
         }))
         .build()
         .unwrap();
-    let input = pbf::generate_input(size, seed);
+    let input = pbf::generate_input(size, seed).unwrap();
     let outcome = pbf::run(&ctx, &input, &config)
         .unwrap_or_else(|e| panic!("case {i} ({devices} devices, size {size}, {config:?}): {e}"));
     assert_eq!(
@@ -85,7 +86,7 @@ fn pbf_soak_240_jittered_runs_match_the_sequential_filter() {
 #[test]
 fn pbf_rejects_bad_settings_with_errors() {
     let ctx = Context::host(1).unwrap();
-    let input = pbf::generate_input(10, 1);
+    let input = pbf::generate_input(10, 1).unwrap();
     for bad in [
         PbfConfig {
             chunk: 0,
@@ -128,7 +129,7 @@ fn pbf_rejects_bad_settings_with_errors() {
 #[test]
 fn pbf_balances_load_across_devices() {
     let ctx = Context::host(4).unwrap();
-    let input = pbf::generate_input(40_000, 3);
+    let input = pbf::generate_input(40_000, 3).unwrap();
     let config = PbfConfig {
         chunk: 500,
         ..PbfConfig::default()
@@ -142,4 +143,12 @@ fn pbf_balances_load_across_devices() {
         "first-available scatter should use several devices: {:?}",
         outcome.per_device
     );
+}
+
+#[test]
+fn input_size_beyond_memory_is_an_error_naming_the_size_flag() {
+    // More bytes than any address space: the reservation fails on every machine.
+    let e = pbf::generate_input(usize::MAX / 2, 1).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
+    assert!(e.to_string().contains("--size"), "{e}");
 }

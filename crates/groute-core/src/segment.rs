@@ -5,7 +5,7 @@ use std::fmt;
 use bytemuck::Pod;
 
 use crate::endpoint::Endpoint;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::memory::Buffer;
 
@@ -48,14 +48,27 @@ impl<T: Pod> Segment<T> {
         }
     }
 
-    /// A packet of a larger message.
-    pub fn packet(data: Buffer<T>, endpoint: Endpoint, offset: usize, total: usize) -> Self {
-        Segment {
-            data,
-            endpoint,
-            offset,
-            total,
-            metadata: 0,
+    /// A packet of a larger message: `data` holds elements `offset..offset + data.len()` of a
+    /// message of `total` elements. [`Error::OutOfBounds`] if that range ends past `total`.
+    pub fn packet(
+        data: Buffer<T>,
+        endpoint: Endpoint,
+        offset: usize,
+        total: usize,
+    ) -> Result<Self> {
+        match offset.checked_add(data.len()) {
+            Some(end) if end <= total => Ok(Segment {
+                data,
+                endpoint,
+                offset,
+                total,
+                metadata: 0,
+            }),
+            end => Err(Error::OutOfBounds {
+                start: offset,
+                end: end.unwrap_or(usize::MAX),
+                len: total,
+            }),
         }
     }
 

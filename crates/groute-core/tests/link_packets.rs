@@ -267,7 +267,7 @@ fn a_send_from_a_segment_built_by_hand_keeps_its_total() {
     let buf = ctx.host_buffer_from(&[1u32, 2, 3]).unwrap();
     let _sent = link
         .send(
-            Segment::packet(buf, Endpoint::Host, 100, 1000),
+            Segment::packet(buf, Endpoint::Host, 100, 1000).unwrap(),
             Event::ready(),
         )
         .unwrap();

@@ -16,7 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::GraphError;
-use crate::par::{SharedSlice, balanced_ranges, chunk_count, prefix_sum, split_rows_mut};
+use crate::alloc::try_zeroed;
+use crate::par::{
+    SharedSlice, balanced_ranges, chunk_count, prefix_sum, split_rows_mut, try_prefix_sum,
+};
 use crate::rng::mix64;
 use crate::storage::Storage;
 
@@ -615,10 +618,10 @@ impl CsrBuilder {
             });
         }
         let (offsets, mut targets, mut weights) =
-            bucket_sort(n, edges, self.symmetrize, self.remove_self_loops);
+            bucket_sort(n, edges, self.symmetrize, self.remove_self_loops)?;
         sort_rows(&offsets, &mut targets, weights.as_deref_mut());
         if self.dedup {
-            return Ok(dedup_sorted(offsets, targets, weights));
+            return dedup_sorted(offsets, targets, weights);
         }
         Ok(Csr::from_parts_trusted(
             offsets.into(),
@@ -628,17 +631,16 @@ impl CsrBuilder {
     }
 }
 
+/// Offsets, targets and (optional) weights of a CSR under construction.
+type Rows = (Vec<u64>, Vec<u32>, Option<Vec<u32>>);
+
 /// Groups the arcs of `edges` (reversed copies added when `sym`, self-loops dropped when
 /// `noloop`) by source: a two-pass radix sort. Pass 1 scatters arcs into about a thousand buckets
 /// of consecutive sources (stable, per-chunk histograms); pass 2 counting-sorts each bucket into
 /// its rows, which are contiguous and small enough to stay in cache. Returns offsets, targets and
-/// weights with rows in input order (not yet sorted).
-fn bucket_sort(
-    n: usize,
-    edges: &EdgeList,
-    sym: bool,
-    noloop: bool,
-) -> (Vec<u64>, Vec<u32>, Option<Vec<u32>>) {
+/// weights with rows in input order (not yet sorted). Every array sized by `n` or the arc count
+/// is allocated fallibly.
+fn bucket_sort(n: usize, edges: &EdgeList, sym: bool, noloop: bool) -> Result<Rows, GraphError> {
     let len = edges.src.len();
     let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
     let shift = bits.saturating_sub(10);
@@ -687,8 +689,11 @@ fn bucket_sort(
     bucket_start.push(acc);
     let m = acc as usize;
     // Pass 1b: stable scatter into buckets.
-    let mut tmp = vec![0u64; m];
-    let mut tmp_w = edges.weights.as_ref().map(|_| vec![0u32; m]);
+    let mut tmp = try_zeroed::<u64>(m, "the arcs bucketed by source")?;
+    let mut tmp_w = match edges.weights {
+        Some(_) => Some(try_zeroed::<u32>(m, "the weights bucketed by source")?),
+        None => None,
+    };
     {
         let tw = SharedSlice::new(&mut tmp);
         let ww = tmp_w.as_mut().map(|w| SharedSlice::new(w));
@@ -714,7 +719,7 @@ fn bucket_sort(
             });
     }
     // Pass 2a: degrees, bucket by bucket.
-    let mut degrees = vec![0u64; n];
+    let mut degrees = try_zeroed::<u64>(n, "the out-degrees (8 bytes per vertex)")?;
     let ranges: Vec<std::ops::Range<usize>> = (0..buckets)
         .map(|b| (b << shift).min(n)..((b + 1) << shift).min(n))
         .collect();
@@ -727,11 +732,18 @@ fn bucket_sort(
                 d[(a >> 32) as usize - base] += 1;
             }
         });
-    let offsets = prefix_sum(degrees.iter().copied(), n);
+    let offsets = try_prefix_sum(
+        degrees.iter().copied(),
+        n,
+        "the CSR offsets (8 bytes per vertex)",
+    )?;
     drop(degrees);
     // Pass 2b: counting sort inside each bucket; bucket b fills exactly its own range.
-    let mut targets = vec![0u32; m];
-    let mut weights = tmp_w.as_ref().map(|_| vec![0u32; m]);
+    let mut targets = try_zeroed::<u32>(m, "the CSR targets (4 bytes per arc)")?;
+    let mut weights = match tmp_w {
+        Some(_) => Some(try_zeroed::<u32>(m, "the CSR weights (4 bytes per arc)")?),
+        None => None,
+    };
     {
         let tp = split_rows_mut(&mut targets, &offsets, &ranges);
         let mut wp: Vec<Option<&mut [u32]>> = match weights.as_mut() {
@@ -760,7 +772,7 @@ fn bucket_sort(
                 }
             });
     }
-    (offsets, targets, weights)
+    Ok((offsets, targets, weights))
 }
 
 /// Removes repeated targets from sorted rows, keeping the first (lightest) arc of each.
@@ -768,11 +780,11 @@ pub(crate) fn dedup_sorted(
     offsets: Vec<u64>,
     mut targets: Vec<u32>,
     mut weights: Option<Vec<u32>>,
-) -> Csr {
+) -> Result<Csr, GraphError> {
     let n = offsets.len() - 1;
     let ranges = balanced_ranges(&offsets, chunk_count());
     // Compact each chunk in place, recording the new degree of each row.
-    let mut degrees = vec![0u64; n];
+    let mut degrees = try_zeroed::<u64>(n, "the deduplicated out-degrees")?;
     {
         let tp = split_rows_mut(&mut targets, &offsets, &ranges);
         let mut wp: Vec<Option<&mut [u32]>> = match weights.as_mut() {
@@ -808,13 +820,18 @@ pub(crate) fn dedup_sorted(
                 }
             });
     }
-    let new_offsets = prefix_sum(degrees.iter().copied(), n);
+    let new_offsets = try_prefix_sum(degrees.iter().copied(), n, "the deduplicated offsets")?;
+    drop(degrees);
     let m = new_offsets[n] as usize;
     if m == targets.len() {
-        return Csr::from_parts_trusted(offsets.into(), targets.into(), weights.map(Into::into));
+        return Ok(Csr::from_parts_trusted(
+            offsets.into(),
+            targets.into(),
+            weights.map(Into::into),
+        ));
     }
-    let gather = |src: &[u32]| -> Vec<u32> {
-        let mut out = vec![0u32; m];
+    let gather = |src: &[u32], what| -> Result<Vec<u32>, GraphError> {
+        let mut out = try_zeroed::<u32>(m, what)?;
         let op = split_rows_mut(&mut out, &new_offsets, &ranges);
         op.into_par_iter()
             .zip(ranges.par_iter())
@@ -823,12 +840,19 @@ pub(crate) fn dedup_sorted(
                 let len = o.len();
                 o.copy_from_slice(&src[from..from + len]);
             });
-        out
+        Ok(out)
     };
-    let t = gather(&targets);
+    let t = gather(&targets, "the deduplicated targets")?;
     drop(targets);
-    let w = weights.as_deref().map(gather);
-    Csr::from_parts_trusted(new_offsets.into(), t.into(), w.map(Into::into))
+    let w = match weights.as_deref() {
+        Some(w) => Some(gather(w, "the deduplicated weights")?),
+        None => None,
+    };
+    Ok(Csr::from_parts_trusted(
+        new_offsets.into(),
+        t.into(),
+        w.map(Into::into),
+    ))
 }
 
 /// Splits a per-vertex array into the pieces of the vertex `ranges` (which tile `0..n`).

@@ -126,6 +126,23 @@ pub enum GraphError {
     /// METIS reported an error.
     #[error("METIS failed: {0}")]
     Metis(#[from] metis::Error),
+    /// An array sized by the input could not be allocated.
+    #[error(
+        "out of memory: cannot allocate {bytes} bytes for {what}; use a smaller graph or \
+         generator spec, more host memory, or more devices (each holds only its part)"
+    )]
+    OutOfMemory {
+        /// What the array is for.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u64,
+    },
+    /// A path given as a graph file is a directory.
+    #[error("{path}: is a directory, not a graph file")]
+    IsADirectory {
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 /// What is wrong with a line of a text graph file.
@@ -181,6 +198,18 @@ pub enum ParseProblem {
         /// Count found.
         found: u64,
     },
+    /// The header declares more lines than the rest of the file has bytes for.
+    #[error("header declares {declared} {what}, but the {bytes} bytes after it hold at most {max}")]
+    MoreThanFileHolds {
+        /// What the header counts.
+        what: &'static str,
+        /// Count in the header.
+        declared: u64,
+        /// The most the file's bytes can hold.
+        max: u64,
+        /// Bytes after the header.
+        bytes: u64,
+    },
     /// A line of a kind the format does not allow at this place.
     #[error("unexpected line: {0}")]
     UnexpectedLine(&'static str),
@@ -225,6 +254,23 @@ pub enum BinaryProblem {
         /// Number of vertices.
         num_vertices: u64,
     },
+    /// The file is longer than its header says.
+    #[error("{extra} trailing bytes after the {expected} bytes the header describes")]
+    TrailingBytes {
+        /// Bytes the header describes.
+        expected: u64,
+        /// Bytes beyond them.
+        extra: u64,
+    },
+    /// The id table of a cache does not give each vertex a distinct id in the order the file
+    /// says (increasing ids, or an order table that sorts them).
+    #[error(
+        "id table not strictly increasing in its order at entry {entry}: ids must be distinct and sorted"
+    )]
+    UnsortedIds {
+        /// The first entry (in the table's order) not greater than the one before it.
+        entry: u64,
+    },
     /// The file was written on a machine of the other byte order.
     #[error("byte order differs from this machine's")]
     Endianness,
@@ -266,6 +312,17 @@ pub enum SpecProblem {
     /// The values are inconsistent or out of their valid range.
     #[error("{0}")]
     OutOfRange(&'static str),
+    /// The spec draws more arcs than a generator accepts.
+    #[error(
+        "it draws {arcs} arcs, more than the limit of {limit} (`MAX_GENERATED_ARCS`); use a \
+         smaller scale, edge factor or m"
+    )]
+    TooManyArcs {
+        /// Arcs the spec draws.
+        arcs: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 /// Why a partitioning request cannot be honoured.

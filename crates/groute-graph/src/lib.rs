@@ -28,6 +28,7 @@
 //! # Ok::<(), groute_graph::GraphError>(())
 //! ```
 
+mod alloc;
 mod csr;
 mod datasets;
 mod error;
@@ -44,7 +45,7 @@ mod storage;
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
 pub use datasets::{shipped_datasets_dir, shipped_graphs};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
-pub use generate::{GenSpec, Generator, RoadOrder, WeightSpec, generate};
+pub use generate::{GenSpec, Generator, MAX_GENERATED_ARCS, RoadOrder, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};
 pub use order::InputOrder;
 pub use partition::{

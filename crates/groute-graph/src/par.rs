@@ -101,6 +101,22 @@ pub(crate) fn split_rows_mut<'a, T>(
     out
 }
 
+/// [`prefix_sum`] into a fallibly allocated vector (`what` names it in the error).
+pub(crate) fn try_prefix_sum(
+    counts: impl IntoIterator<Item = u64>,
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<u64>, crate::GraphError> {
+    let mut out = crate::alloc::try_with_capacity(len.saturating_add(1), what)?;
+    let mut acc = 0u64;
+    out.push(0);
+    for c in counts {
+        acc += c;
+        out.push(acc);
+    }
+    Ok(out)
+}
+
 /// Exclusive prefix sum of `counts` into a vector of length `counts.len() + 1`.
 pub(crate) fn prefix_sum(counts: impl IntoIterator<Item = u64>, len: usize) -> Vec<u64> {
     let mut out = Vec::with_capacity(len + 1);

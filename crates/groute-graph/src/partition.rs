@@ -29,10 +29,11 @@ use std::str::FromStr;
 
 use rayon::prelude::*;
 
+use crate::alloc::try_zeroed;
 use crate::csr::{Csr, sort_rows};
 use crate::error::{GraphError, PartitionProblem};
 use crate::graph::Graph;
-use crate::par::{SharedSlice, prefix_sum};
+use crate::par::{SharedSlice, prefix_sum, try_prefix_sum};
 use crate::progress::Progress;
 
 /// How to assign vertices to parts.
@@ -350,7 +351,7 @@ pub fn partition_graph(
             progress.stage("METIS k-way", 0);
             let part = metis_parts(&graph.csr, parts)?;
             progress.stage("renumbering", 0);
-            let (graph, partition) = renumber(graph, &part, parts);
+            let (graph, partition) = renumber(graph, &part, parts)?;
             let stats = partition.stats(&graph.csr);
             return Ok(PartitionedGraph {
                 graph,
@@ -398,7 +399,7 @@ fn metis_parts(csr: &Csr, parts: usize) -> Result<Vec<i32>, GraphError> {
     let xadj64 = prefix_sum(degrees.iter().copied(), n);
     // Sizes were checked against i32::MAX by the caller.
     let xadj: Vec<i32> = xadj64.par_iter().map(|&x| x as i32).collect();
-    let mut adjncy = vec![0i32; xadj64[n] as usize];
+    let mut adjncy = try_zeroed::<i32>(xadj64[n] as usize, "METIS's adjacency array")?;
     {
         let out = SharedSlice::new(&mut adjncy);
         (0..n).into_par_iter().for_each(|v| {
@@ -426,7 +427,7 @@ fn metis_parts(csr: &Csr, parts: usize) -> Result<Vec<i32>, GraphError> {
 }
 
 /// Renumbers so that part 0's vertices come first (in their old order), then part 1's, ...
-fn renumber(graph: Graph, part: &[i32], parts: usize) -> (Graph, Partition) {
+fn renumber(graph: Graph, part: &[i32], parts: usize) -> Result<(Graph, Partition), GraphError> {
     let n = graph.num_vertices();
     let mut counts = vec![0u64; parts];
     for &p in part {
@@ -434,18 +435,18 @@ fn renumber(graph: Graph, part: &[i32], parts: usize) -> (Graph, Partition) {
     }
     let starts = prefix_sum(counts.iter().copied(), parts);
     let mut next = starts.clone();
-    let mut new_of_old = vec![0u32; n];
-    let mut old_of_new = vec![0u32; n];
+    let mut new_of_old = try_zeroed::<u32>(n, "the partition's new vertex ids")?;
+    let mut old_of_new = try_zeroed::<u32>(n, "the partition's old vertex ids")?;
     for (v, &p) in part.iter().enumerate() {
         let id = next[p as usize];
         next[p as usize] += 1;
         new_of_old[v] = id as u32;
         old_of_new[id as usize] = v as u32;
     }
-    let csr = permute(&graph.csr, &old_of_new, &new_of_old);
+    let csr = permute(&graph.csr, &old_of_new, &new_of_old)?;
     let ids = graph.ids.permuted(&old_of_new);
     let bounds = starts.iter().map(|&s| s as u32).collect();
-    (
+    Ok((
         Graph {
             csr,
             ids,
@@ -453,16 +454,23 @@ fn renumber(graph: Graph, part: &[i32], parts: usize) -> (Graph, Partition) {
             symmetric: graph.symmetric,
         },
         Partition { bounds },
-    )
+    ))
 }
 
 /// The graph with vertex `old_of_new[v]` renamed `v`.
-fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Csr {
+fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Result<Csr, GraphError> {
     let n = csr.num_vertices();
-    let offsets = prefix_sum(old_of_new.iter().map(|&o| csr.out_degree(o)), n);
+    let offsets = try_prefix_sum(
+        old_of_new.iter().map(|&o| csr.out_degree(o)),
+        n,
+        "the renumbered CSR offsets",
+    )?;
     let m = offsets[n] as usize;
-    let mut targets = vec![0u32; m];
-    let mut weights = csr.weights().map(|_| vec![0u32; m]);
+    let mut targets = try_zeroed::<u32>(m, "the renumbered CSR targets")?;
+    let mut weights = match csr.weights() {
+        Some(_) => Some(try_zeroed::<u32>(m, "the renumbered CSR weights")?),
+        None => None,
+    };
     {
         let tw = SharedSlice::new(&mut targets);
         let ww = weights.as_mut().map(|w| SharedSlice::new(w));
@@ -482,7 +490,11 @@ fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Csr {
         });
     }
     sort_rows(&offsets, &mut targets, weights.as_deref_mut());
-    Csr::from_parts_trusted(offsets.into(), targets.into(), weights.map(Into::into))
+    Ok(Csr::from_parts_trusted(
+        offsets.into(),
+        targets.into(),
+        weights.map(Into::into),
+    ))
 }
 
 /// What part `part` needs from the others: the remote vertices its arcs reach.

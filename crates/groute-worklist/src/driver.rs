@@ -13,6 +13,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -235,12 +236,17 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
     }
     term.report(StepCounts::produced(total));
     let deadline = options.time_limit.map(|t| start + t);
+    let traffic = RingTraffic {
+        devices: n,
+        ..RingTraffic::default()
+    };
     let results: Vec<Result<DeviceStats, WorklistError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
             .enumerate()
             .map(|(d, worker)| {
                 let term = &term;
+                let traffic = &traffic;
                 scope.spawn(move || {
                     let mut driver = Driver {
                         id: DeviceId(d),
@@ -252,6 +258,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
                         stats: DeviceStats::default(),
                         in_flight: VecDeque::new(),
                         seen_epoch: 0,
+                        traffic,
                     };
                     let outcome =
                         catch_unwind(AssertUnwindSafe(|| driver.run())).unwrap_or_else(|_| {
@@ -321,6 +328,51 @@ struct Driver<'a, W: DeviceWorker, T> {
     in_flight: VecDeque<EventFuture>,
     /// The soft-priority epoch whose threshold the worker splits with.
     seen_epoch: u64,
+    /// Items on the ring, counted by every driver: the no-progress check.
+    traffic: &'a RingTraffic,
+}
+
+/// Items sent onto the ring by expand rounds and items passed on by receivers, over all
+/// devices. An item that its owner keeps is passed on at most `devices - 2` times (it visits
+/// each other device once), so more than `(devices - 1) * sent` passes means items circle the
+/// ring: the split never keeps them, and the run would never end.
+#[derive(Default)]
+struct RingTraffic {
+    sent: AtomicU64,
+    passed: AtomicU64,
+    devices: usize,
+}
+
+impl RingTraffic {
+    /// Counts items an expand round sends onto the ring. On a ring of one device they would
+    /// come back to the only device, which just declined them: no progress.
+    fn count_sent(&self, sent: u64) -> Result<(), WorklistError> {
+        let total = self.sent.fetch_add(sent, Ordering::SeqCst) + sent;
+        if self.devices == 1 && sent > 0 {
+            return Err(self.no_progress(self.passed.load(Ordering::SeqCst), total));
+        }
+        Ok(())
+    }
+
+    fn no_progress(&self, passed: u64, sent: u64) -> WorklistError {
+        WorklistError::NoProgress {
+            passed,
+            sent,
+            devices: self.devices,
+        }
+    }
+
+    /// Counts `passed` items and fails if items must be circling.
+    fn check_passed(&self, passed: u64) -> Result<(), WorklistError> {
+        let devices = self.devices;
+        // A sender counts its items before sending them, so `sent` covers every received item.
+        let passed = self.passed.fetch_add(passed, Ordering::SeqCst) + passed;
+        let sent = self.sent.load(Ordering::SeqCst);
+        if passed > sent.saturating_mul(devices.saturating_sub(1) as u64) {
+            return Err(self.no_progress(passed, sent));
+        }
+        Ok(())
+    }
 }
 
 /// How long a driver whose outgoing buffers are all in flight waits for a packet before
@@ -363,6 +415,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
     fn steps(&mut self) -> Result<bool, WorklistError> {
         self.worker.set_threshold(self.term.current().threshold)?;
         if let Some(c) = self.worker.initial_sweep()? {
+            self.traffic.count_sent(c.sent)?;
             if self.finish_round(c) {
                 return Ok(true);
             }
@@ -416,6 +469,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                 self.stats.items_dropped += c.received.saturating_sub(c.kept + c.passed);
                 self.stats.items_sent += c.passed;
                 self.stats.items_deferred += c.deferred;
+                self.traffic.check_passed(c.passed)?;
                 // One update, before any passed item leaves this device.
                 let step = StepCounts {
                     produced: c.kept + c.passed,
@@ -436,6 +490,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
                     return Ok(false);
                 }
                 let c = self.worker.expand_round(self.options.max_batch)?;
+                self.traffic.count_sent(c.sent)?;
                 if self.finish_round(c) {
                     return Ok(true);
                 }

@@ -147,7 +147,9 @@ pub struct WorklistOptions {
     pub max_batch: usize,
     /// How long an idle driver waits for a packet before re-checking termination.
     pub idle_wait: Duration,
-    /// Abort the run with [`WorklistError::TimedOut`] after this long (`None`: never).
+    /// Abort the run with [`WorklistError::TimedOut`] after this long (`None`: never). Without
+    /// a limit a run still ends: items that circle the ring because the split keeps them
+    /// nowhere end it with [`WorklistError::NoProgress`].
     pub time_limit: Option<Duration>,
     /// Soft priority (`--prio-delta`): the width of a priority band. Items whose priority
     /// ([`SplitOps::get_prio`]) is not below the current threshold are deferred to a

@@ -20,4 +20,21 @@ pub enum WorklistError {
         /// The termination count when it was hit.
         outstanding: i64,
     },
+    /// Items go around the ring without any device keeping them: the split
+    /// ([`SplitOps::split`](crate::SplitOps::split)) passes on items that their owner should
+    /// keep, and the run would never end.
+    #[error(
+        "no progress: the split keeps items on no device ({sent} items sent onto a ring of \
+         {devices} devices, {passed} passed on; an item its owner keeps is passed on at most \
+         devices - 2 times, and on one device nothing should be sent); make the split keep each \
+         item on the device that owns it"
+    )]
+    NoProgress {
+        /// Items passed on by the devices that received them, in all.
+        passed: u64,
+        /// Items expand rounds sent onto the ring, in all.
+        sent: u64,
+        /// Devices on the ring.
+        devices: usize,
+    },
 }

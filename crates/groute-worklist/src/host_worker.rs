@@ -28,6 +28,8 @@ pub(crate) struct HostWorker<'a, P: DeviceProgram> {
     /// Kept items whose priority is not below this are deferred ([`defers`]).
     threshold: u32,
     send_cap: usize,
+    /// The option that sets `send_cap`, named when a send would overflow it.
+    send_setting: &'static str,
     initial: u64,
     sweep_done: bool,
 }
@@ -59,6 +61,13 @@ impl<'a, P: DeviceProgram> HostWorker<'a, P> {
             low: Vec::new(),
             threshold: u32::MAX,
             send_cap: send_capacity.unwrap_or(cap).max(1),
+            send_setting: match send_capacity {
+                Some(_) => "send_capacity (--send-capacity)",
+                None => {
+                    "wl_capacity (--wl-capacity, which also bounds each ring send unless \
+                     --send-capacity is given)"
+                }
+            },
             initial,
             sweep_done: false,
         })
@@ -81,7 +90,7 @@ impl<'a, P: DeviceProgram> HostWorker<'a, P> {
         self.consumer.prepend_slice(&split.keep)?;
         self.low.extend(split.low);
         self.outgoing.extend(split.send);
-        check_send(self.outgoing.len(), self.send_cap)?;
+        check_send(self.outgoing.len(), self.send_cap, self.send_setting)?;
         Ok(counts)
     }
 }
@@ -160,7 +169,7 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
                 self.low.extend(low);
             }
             self.outgoing.extend(passed);
-            check_send(self.outgoing.len(), self.send_cap)?;
+            check_send(self.outgoing.len(), self.send_cap, self.send_setting)?;
         }
         Ok(counts)
     }
@@ -340,13 +349,13 @@ fn split_batch<O: SplitOps>(
         .reduce(SplitOut::empty, SplitOut::append)
 }
 
-fn check_send(len: usize, cap: usize) -> Result<(), Error> {
+fn check_send(len: usize, cap: usize, setting: &'static str) -> Result<(), Error> {
     if len > cap {
         return Err(Error::CapacityExceeded {
             what: "ring send buffer".into(),
             capacity: cap as u64,
             needed: len as u64,
-            setting: "send_capacity (--send-capacity)",
+            setting,
         });
     }
     Ok(())

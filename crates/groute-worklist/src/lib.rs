@@ -71,7 +71,17 @@
 //!
 //! A local worklist or an outgoing buffer that would overflow fails the run with
 //! [`groute_core::Error::CapacityExceeded`] naming the setting to raise
-//! (`wl_capacity (--wl-capacity)`, `send_capacity (--send-capacity)`); nothing is dropped.
+//! (`wl_capacity (--wl-capacity)`, `send_capacity (--send-capacity)`; without
+//! `--send-capacity` the worklist capacity bounds the sends too, and the error says so);
+//! nothing is dropped. A capacity the host cannot allocate is
+//! [`groute_core::Error::OutOfMemory`] naming the setting, not an abort.
+//!
+//! ## Progress
+//!
+//! An item that its owner keeps is passed on at most `devices - 2` times. The drivers count the
+//! items sent onto the ring and passed on; more passes than that allows (or any send on one
+//! device) means the split keeps items nowhere, and the run ends with
+//! [`WorklistError::NoProgress`] instead of circling forever.
 //!
 //! ## Backends
 //!

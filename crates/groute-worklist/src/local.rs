@@ -131,14 +131,21 @@ pub fn local_worklist<T: Pod + Send>(
             "a worklist holds between 1 and 2^31 - 1 items",
         ));
     }
-    let slots = (0..capacity)
-        .map(|_| Slot {
-            ready: AtomicBool::new(false),
-            value: UnsafeCell::new(MaybeUninit::uninit()),
-        })
-        .collect();
+    let mut slots = Vec::new();
+    slots
+        .try_reserve_exact(capacity)
+        .map_err(|_| Error::OutOfMemory {
+            bytes: capacity.saturating_mul(std::mem::size_of::<Slot<T>>()),
+            location: format!(
+                "the host for a local worklist of {capacity} items (lower {setting})"
+            ),
+        })?;
+    slots.extend((0..capacity).map(|_| Slot {
+        ready: AtomicBool::new(false),
+        value: UnsafeCell::new(MaybeUninit::uninit()),
+    }));
     let shared = Arc::new(Shared {
-        slots,
+        slots: slots.into_boxed_slice(),
         state: AtomicU64::new(0),
         capacity: capacity as u32,
         setting,

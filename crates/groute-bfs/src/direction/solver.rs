@@ -76,6 +76,19 @@ impl DirectionSolver {
             )
             .into());
         }
+        // Ranges of another graph would read past this one's arrays or give wrong levels.
+        if partition.num_vertices() != graph.num_vertices() {
+            return Err(Error::invalid(
+                "partition",
+                format!("{} vertices", partition.num_vertices()),
+                format!(
+                    "the partition must be of the graph being searched ({} vertices); \
+                     partition this graph",
+                    graph.num_vertices()
+                ),
+            )
+            .into());
+        }
         let driver = resolve(driver, context)?;
         if driver == MultiDriver::Fused {
             return Ok(DirectionSolver {

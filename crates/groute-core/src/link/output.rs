@@ -161,6 +161,13 @@ fn may_enqueue_here() -> bool {
     !crate::backend::cuda::in_host_callback()
 }
 
+impl<T> Output<T> {
+    /// The endpoint this output delivers to.
+    pub(crate) fn dst(&self) -> Endpoint {
+        self.dst
+    }
+}
+
 impl<T: Pod> Output<T> {
     /// An output to `dst` over `buffers` (every one free), fed by `queue`.
     #[allow(clippy::too_many_arguments)]
@@ -305,6 +312,17 @@ impl<T: Pod> Output<T> {
         let total_len = inflight.job.segment.len();
         let start = inflight.sent;
         let n = self.packet_size.min(total_len - start);
+        // Every segment ends within its message (its constructors check it), so its packets do.
+        let seg = &inflight.job.segment;
+        if seg.offset() + start + n > seg.total() {
+            let _ = self.free_tx.send(slot);
+            inflight.job.completion.finish(Err(Error::OutOfBounds {
+                start: seg.offset() + start,
+                end: seg.offset() + start + n,
+                len: seg.total(),
+            }));
+            return;
+        }
         let copied = self.enqueue_copy(st, &inflight, &slot, start, n);
         let (dst_buffer, event, key) = match copied {
             Ok(done) => done,
@@ -315,8 +333,16 @@ impl<T: Pod> Output<T> {
             }
         };
         let seg = &inflight.job.segment;
-        let packet = Segment::packet(dst_buffer, self.dst, seg.offset() + start, seg.total())
-            .with_metadata(seg.metadata());
+        let packet = match Segment::packet(dst_buffer, self.dst, seg.offset() + start, seg.total())
+        {
+            Ok(p) => p.with_metadata(seg.metadata()),
+            Err(e) => {
+                // Not reached (checked before the copy). The slot stays out of the free list:
+                // its copy may still be writing it.
+                inflight.job.completion.finish(Err(e));
+                return;
+            }
+        };
         let output = self.me.clone();
         let index = slot.index;
         let copy_done = event.clone();

@@ -140,6 +140,15 @@ impl<T: Pod> LinkSender<T> {
         let route = inner
             .policy
             .route(inner.input, &info, inner.mux.num_outputs());
+        // A route back to the sender's own endpoint would copy a segment onto itself.
+        if route.destinations.iter().any(|&d| {
+            inner
+                .outputs
+                .get(d)
+                .is_some_and(|o| o.dst() == inner.endpoint)
+        }) {
+            return Err(SendError::new(Error::SelfLoop(inner.endpoint), segment));
+        }
         let (promise, future) = event_promise();
         let job = SendJob {
             segment,

@@ -10,7 +10,9 @@
 //! Outputs see end-of-stream once every input has shut down and their queues have drained.
 //! The paper's rule holds: an endpoint appears at most once among the inputs and at most
 //! once among the outputs ([`Error::DuplicateLink`]), and a router cannot feed itself
-//! ([`Error::SelfLoop`]).
+//! ([`Error::SelfLoop`]). An endpoint may be both an input and an output (a ring), but a route
+//! from an input back to its own endpoint would copy a message onto itself: the send is refused
+//! with [`Error::SelfLoop`] and the segment given back.
 //!
 //! # Example: first-available scatter from the host to two devices
 //!

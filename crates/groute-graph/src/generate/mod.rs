@@ -41,6 +41,12 @@ use crate::error::{GraphError, SpecProblem};
 use crate::graph::Graph;
 use crate::progress::Progress;
 
+/// The most arcs a generator spec may draw (before symmetrising): 2^34, whose edge list alone
+/// takes 128 GiB. Larger specs are refused when parsed, before anything is allocated; within the
+/// limit, every array is allocated fallibly, so a spec too large for the machine is a
+/// [`GraphError::OutOfMemory`].
+pub const MAX_GENERATED_ARCS: u64 = 1 << 34;
+
 /// Graph500 Kronecker initiator probabilities.
 pub const GRAPH500_ABC: (f64, f64, f64) = (0.57, 0.19, 0.19);
 
@@ -385,10 +391,12 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                 if !have_scale {
                     return Err(bad(spec, SpecProblem::MissingKey("scale")));
                 }
-                if *scale > 32 {
+                if *scale > 31 {
                     return Err(bad(
                         spec,
-                        SpecProblem::OutOfRange("scale must be at most 32 (u32 vertex ids)"),
+                        SpecProblem::OutOfRange(
+                            "scale must be at most 31 (2^scale vertices need u32 ids)",
+                        ),
                     ));
                 }
                 let ok = |x: f64| (0.0..=1.0).contains(&x);
@@ -441,6 +449,16 @@ fn parse_spec<'a>(s: &'a str) -> Result<GenSpec, GraphError> {
                     return Err(bad(spec, SpecProblem::OutOfRange("n must be in 1..2^32")));
                 }
             }
+        }
+        let arcs = out.generated_edges();
+        if arcs > MAX_GENERATED_ARCS {
+            return Err(bad(
+                spec,
+                SpecProblem::TooManyArcs {
+                    arcs,
+                    limit: MAX_GENERATED_ARCS,
+                },
+            ));
         }
         Ok(out)
     }
@@ -672,6 +690,9 @@ mod tests {
             "kron:ef=3",
             "kron:scale=x",
             "kron:scale=40",
+            "kron:scale=32",
+            "kron:scale=31",
+            "random:n=1000,m=100000000000",
             "rmat:scale=4,a=0.9,b=0.9",
             "road:p=0.5",
             "road:side=4,p=2",

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use super::{GenSpec, Generator};
+use crate::alloc::{try_with_capacity, try_zeroed};
 use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::GraphError;
 use crate::graph::Graph;
@@ -43,8 +44,8 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
         limit: usize::MAX as u64,
     })?;
     progress.stage("generating edges", m as u64);
-    let mut src = vec![0u32; m];
-    let mut dst = vec![0u32; m];
+    let mut src = try_zeroed::<u32>(m, "the generated arcs' sources")?;
+    let mut dst = try_zeroed::<u32>(m, "the generated arcs' targets")?;
     match spec.generator {
         Generator::Rmat { scale, a, b, c, .. } => {
             // Quadrant thresholds on 32-bit draws.
@@ -94,7 +95,7 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
     }
     if permute {
         progress.stage("permuting labels", 0);
-        let perm = permutation(n as usize, spec.seed);
+        let perm = permutation(n as usize, spec.seed)?;
         src.par_iter_mut().for_each(|x| *x = perm[*x as usize]);
         dst.par_iter_mut().for_each(|x| *x = perm[*x as usize]);
     }
@@ -112,14 +113,15 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
 }
 
 /// A seeded uniform permutation of `0..n` (Fisher-Yates on its own stream).
-fn permutation(n: usize, seed: u64) -> Vec<u32> {
-    let mut p: Vec<u32> = (0..n as u32).collect();
+fn permutation(n: usize, seed: u64) -> Result<Vec<u32>, GraphError> {
+    let mut p = try_with_capacity::<u32>(n, "the vertex label permutation")?;
+    p.extend(0..n as u32);
     let mut rng = Xoshiro::for_chunk(seed, PERMUTATION_STREAM);
     for i in (1..n).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         p.swap(i, j);
     }
-    p
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -179,7 +181,7 @@ mod tests {
 
     #[test]
     fn permutation_is_a_permutation() {
-        let mut p = permutation(1000, 3);
+        let mut p = permutation(1000, 3).unwrap();
         p.sort_unstable();
         assert!(p.iter().enumerate().all(|(i, &x)| i as u32 == x));
     }

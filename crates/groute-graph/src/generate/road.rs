@@ -23,10 +23,11 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 use super::{GenSpec, Generator};
+use crate::alloc::try_zeroed;
 use crate::csr::Csr;
 use crate::error::GraphError;
 use crate::graph::Graph;
-use crate::par::{SharedSlice, prefix_sum};
+use crate::par::{SharedSlice, try_prefix_sum};
 use crate::progress::Progress;
 use crate::rng::mix64;
 
@@ -93,25 +94,35 @@ fn hilbert_index(bits: u32, mut x: u64, mut y: u64) -> u64 {
     d
 }
 
+/// `(vertex_of, id_of)` of a renumbered grid, `None` for row order.
+type Renumbering = Option<(Vec<u32>, Vec<u32>)>;
+
 /// The renumbering of a `w x h` grid in row order: `(vertex_of, id_of)`, where `vertex_of[new]`
-/// is a cell's row-order id and `id_of[row-order id]` its new id. `None` for row order.
-fn renumbering(order: RoadOrder, w: u64, h: u64) -> Option<(Vec<u32>, Vec<u32>)> {
+/// is a cell's row-order id and `id_of[row-order id]` its new id. `None` for row order; arrays
+/// are allocated fallibly.
+fn renumbering(order: RoadOrder, w: u64, h: u64) -> Result<Renumbering, GraphError> {
     match order {
-        RoadOrder::Rows => None,
+        RoadOrder::Rows => Ok(None),
         RoadOrder::Hilbert => {
             let n = (w * h) as usize;
             let bits = 64 - (w.max(h) - 1).leading_zeros();
-            let mut keyed: Vec<(u64, u32)> = (0..n)
-                .into_par_iter()
+            let mut keyed = try_zeroed::<(u64, u32)>(n, "the grid's Hilbert keys")?;
+            keyed
+                .par_iter_mut()
+                .enumerate()
                 .with_min_len(1 << 12)
-                .map(|v| {
+                .for_each(|(v, k)| {
                     let v = v as u64;
-                    (hilbert_index(bits, v % w, v / w), v as u32)
-                })
-                .collect();
+                    *k = (hilbert_index(bits, v % w, v / w), v as u32);
+                });
             keyed.par_sort_unstable();
-            let vertex_of: Vec<u32> = keyed.into_par_iter().map(|(_, v)| v).collect();
-            let mut id_of = vec![0u32; n];
+            let mut vertex_of = try_zeroed::<u32>(n, "the grid's Hilbert order")?;
+            vertex_of
+                .par_iter_mut()
+                .zip(keyed.par_iter())
+                .for_each(|(o, &(_, v))| *o = v);
+            drop(keyed);
+            let mut id_of = try_zeroed::<u32>(n, "the grid's Hilbert ids")?;
             {
                 let ids = SharedSlice::new(&mut id_of);
                 vertex_of
@@ -123,7 +134,7 @@ fn renumbering(order: RoadOrder, w: u64, h: u64) -> Option<(Vec<u32>, Vec<u32>)>
                         unsafe { ids.write(v as usize, new as u32) }
                     });
             }
-            Some((vertex_of, id_of))
+            Ok(Some((vertex_of, id_of)))
         }
     }
 }
@@ -193,7 +204,7 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
         k
     };
     progress.stage("generating grid", 2 * n);
-    let renumbered = renumbering(order, w, h);
+    let renumbered = renumbering(order, w, h)?;
     // Row-order cell of vertex `u`, and new id of row-order cell `v`.
     let cell = |u: u64| match &renumbered {
         Some((vertex_of, _)) => u64::from(vertex_of[u as usize]),
@@ -203,17 +214,22 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
         Some((_, id_of)) => id_of[v as usize],
         None => v,
     };
-    let degrees: Vec<u64> = (0..n as usize)
-        .into_par_iter()
+    let mut degrees = try_zeroed::<u8>(n as usize, "the grid's degrees (1 byte per vertex)")?;
+    degrees
+        .par_iter_mut()
+        .enumerate()
         .with_min_len(1 << 12)
-        .map(|u| neighbours(cell(u as u64), &mut [0; 4]) as u64)
-        .collect();
+        .for_each(|(u, d)| *d = neighbours(cell(u as u64), &mut [0; 4]) as u8);
     progress.advance(n);
-    let offsets = prefix_sum(degrees.iter().copied(), n as usize);
+    let offsets = try_prefix_sum(
+        degrees.iter().map(|&d| u64::from(d)),
+        n as usize,
+        "the grid's CSR offsets (8 bytes per vertex)",
+    )?;
     drop(degrees);
     let m = offsets[n as usize] as usize;
-    let mut targets = vec![0u32; m];
-    let mut weights = vec![0u32; m];
+    let mut targets = try_zeroed::<u32>(m, "the grid's CSR targets (4 bytes per arc)")?;
+    let mut weights = try_zeroed::<u32>(m, "the grid's CSR weights (4 bytes per arc)")?;
     {
         let tw = SharedSlice::new(&mut targets);
         let ww = SharedSlice::new(&mut weights);
@@ -339,7 +355,7 @@ mod tests {
         let spec: GenSpec = format!("{rows_spec},order=hilbert").parse().unwrap();
         let hilbert = generate(&spec, &NoProgress).unwrap();
         assert!(hilbert.csr.rows_sorted());
-        let (vertex_of, id_of) = renumbering(RoadOrder::Hilbert, w, h).unwrap();
+        let (vertex_of, id_of) = renumbering(RoadOrder::Hilbert, w, h).unwrap().unwrap();
         assert_eq!(vertex_of[0], 0, "cell (0, 0) must stay vertex 0");
         assert_eq!(hilbert.num_edges(), rows.num_edges());
         let (rw, hw) = (rows.csr.weights().unwrap(), hilbert.csr.weights().unwrap());

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::alloc::try_zeroed;
 use crate::csr::{Csr, Invalid};
 use crate::error::{BinaryProblem, GraphError};
 use crate::graph::{Graph, IdTable, VertexIds};
@@ -165,8 +166,18 @@ pub(crate) fn read_galois(path: &Path, data: &[u8]) -> Result<Graph, GraphError>
     if end > len {
         return Err(trunc(end));
     }
+    if end < len {
+        return Err(bin(
+            path,
+            end,
+            BinaryProblem::TrailingBytes {
+                expected: end,
+                extra: len - end,
+            },
+        ));
+    }
     let (n, m) = (n as usize, m as usize);
-    let mut offsets = vec![0u64; n + 1];
+    let mut offsets = try_zeroed::<u64>(n + 1, "the CSR offsets (8 bytes per vertex)")?;
     offsets[1..]
         .par_chunks_mut(1 << 16)
         .enumerate()
@@ -176,9 +187,9 @@ pub(crate) fn read_galois(path: &Path, data: &[u8]) -> Result<Graph, GraphError>
                 *o = u64_at(data, base + 8 * i).unwrap_or(u64::MAX);
             }
         });
-    let read_u32s = |at: usize| -> Vec<u32> {
+    let read_u32s = |at: usize, what| -> Result<Vec<u32>, GraphError> {
         let bytes = &data[at..at + 4 * m];
-        let mut v = vec![0u32; m];
+        let mut v = try_zeroed::<u32>(m, what)?;
         v.par_chunks_mut(1 << 16)
             .zip(bytes.par_chunks(4 << 16))
             .for_each(|(o, b)| {
@@ -186,10 +197,16 @@ pub(crate) fn read_galois(path: &Path, data: &[u8]) -> Result<Graph, GraphError>
                     *x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
             });
-        v
+        Ok(v)
     };
-    let targets = read_u32s(dst_at as usize);
-    let weights = (esize == 4).then(|| read_u32s(data_at as usize));
+    let targets = read_u32s(dst_at as usize, "the CSR targets (4 bytes per arc)")?;
+    let weights = match esize {
+        4 => Some(read_u32s(
+            data_at as usize,
+            "the CSR weights (4 bytes per arc)",
+        )?),
+        _ => None,
+    };
     let csr = Csr::checked(offsets.into(), targets.into(), weights.map(Into::into))
         .map_err(|e| invalid_to_error(path, e, idx_at - 8, dst_at, n as u64))?;
     Ok(Graph {
@@ -445,8 +462,40 @@ pub(crate) fn read_cache(path: &Path) -> Result<Graph, GraphError> {
         } else {
             None
         };
+        // `internal_id` searches the ids in their order: it must be strictly increasing.
+        let unsorted = match &by_ext {
+            None => ext.par_windows(2).position_first(|w| w[0] >= w[1]),
+            Some(o) => o
+                .par_windows(2)
+                .position_first(|w| ext[w[0] as usize] >= ext[w[1] as usize]),
+        };
+        if let Some(i) = unsorted {
+            let (at, size) = if has_order {
+                (order_at, 4)
+            } else {
+                (ids_at, 8)
+            };
+            return Err(bin(
+                path,
+                at + size * (i as u64 + 1),
+                BinaryProblem::UnsortedIds {
+                    entry: i as u64 + 1,
+                },
+            ));
+        }
         Some(IdTable { ext, by_ext })
     } else {
+        // Offset ids run from `base` to `base + n - 1`, which must not wrap.
+        if n > 0 && base.checked_add(n - 1).is_none() {
+            return Err(bin(
+                path,
+                40,
+                BinaryProblem::BadField {
+                    field: "id base",
+                    value: base,
+                },
+            ));
+        }
         None
     };
     let name = String::from_utf8_lossy(&data[name_at as usize..(name_at + name_len) as usize])

@@ -11,7 +11,7 @@ use crate::graph::{Graph, VertexIds};
 use crate::progress::Progress;
 use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, concat, field_u64, parse_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, check_lines_fit, concat, field_u64, parse_chunks, parse_error, parse_weight,
 };
 
 pub(crate) fn read(
@@ -67,6 +67,9 @@ pub(crate) fn read(
             limit: u64::from(u32::MAX),
         });
     }
+    // A line is at least a character and its newline (a loose bound: a malformed short line
+    // is then reported where it is).
+    check_lines_fit("arcs", m, 2, data.len() - c.i).map_err(|p| err(p_at, p))?;
     let keep = !opts.ignore_weights;
     let chunks = parse_chunks(data, c.i, progress, |chunk, base| {
         let mut out = ChunkArcs::<u32>::default();
@@ -129,7 +132,7 @@ pub(crate) fn read(
         Ok(out)
     })
     .map_err(|at| parse_error(path, data, at))?;
-    let (src, dst, w) = concat(chunks, keep);
+    let (src, dst, w) = concat(chunks, keep)?;
     if src.len() as u64 != m {
         return Err(err(
             p_at,

@@ -15,7 +15,8 @@ use crate::graph::{Graph, VertexIds};
 use crate::progress::Progress;
 use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, chunk_target, concat, field_u64, line_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, check_lines_fit, chunk_target, concat, field_u64, line_chunks, parse_error,
+    parse_weight,
 };
 
 use rayon::prelude::*;
@@ -78,6 +79,13 @@ pub(crate) fn read(
         });
     }
     let body = c.i;
+    // Every vertex has a line (at least its newline); an edge is listed twice, each time as at
+    // least a digit. Loose bounds, so that a near miss is reported where it is; they also keep
+    // `2 * m` far from overflowing.
+    let rest = data.len() - body;
+    check_lines_fit("vertex lines", n, 1, rest).map_err(|p| err(h_at, p))?;
+    check_lines_fit("edges (each listed twice)", m, 2, rest).map_err(|p| err(h_at, p))?;
+    let entries = 2 * m;
     // Pass 1: vertex lines per chunk.
     let chunks = line_chunks(data, body, chunk_target(data.len() - body));
     let counts: Vec<u64> = chunks
@@ -190,13 +198,13 @@ pub(crate) fn read(
             },
         ));
     }
-    let (src, dst, w) = concat(results, keep);
-    if src.len() as u64 != 2 * m {
+    let (src, dst, w) = concat(results, keep)?;
+    if src.len() as u64 != entries {
         return Err(err(
             h_at,
             ParseProblem::CountMismatch {
                 what: "adjacency entries (2 x edges)",
-                declared: 2 * m,
+                declared: entries,
                 found: src.len() as u64,
             },
         ));

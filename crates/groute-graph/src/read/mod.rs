@@ -13,6 +13,14 @@
 //! memory-mapped, cut into chunks at line boundaries and parsed in parallel. Malformed input is a
 //! [`GraphError`] naming the file, line (or byte offset) and problem.
 //!
+//! Sizes in headers are not trusted. A count of lines (arcs, entries, vertex lines, edges) is
+//! checked against the bytes after the header, at least two bytes a line (a character and its
+//! newline), before anything is built ([`ParseProblem::MoreThanFileHolds`]); binary formats
+//! check their sections against the file's length and reject trailing bytes. A vertex count
+//! cannot be checked that way, since vertices without arcs take no bytes: every array sized by
+//! it (or by the arcs) is allocated fallibly, so a count this machine cannot hold is a
+//! [`GraphError::OutOfMemory`] naming the bytes and the array, not an abort.
+//!
 //! Files are memory-mapped while they are read, and a `.grc` graph keeps its file mapped while it
 //! lives: do not truncate or rewrite a file that is being read.
 //!
@@ -45,6 +53,8 @@ use std::path::Path;
 use std::str::FromStr;
 
 use crate::error::GraphError;
+#[cfg(doc)]
+use crate::error::ParseProblem;
 use crate::graph::Graph;
 use crate::progress::{NoProgress, Progress};
 
@@ -106,7 +116,7 @@ impl GraphFormat {
     /// The format of `path` from its extension, looking at the first bytes for `.gr`. A file
     /// that cannot be opened is reported as such ([`GraphError::Io`]), whatever its name.
     pub fn detect(path: &Path) -> Result<GraphFormat, GraphError> {
-        std::fs::metadata(path).map_err(|e| GraphError::io(path, e))?;
+        reject_directory(path)?;
         if let Some(f) = GraphFormat::from_extension(path) {
             return Ok(f);
         }
@@ -188,6 +198,7 @@ pub fn load_graph_with(
     progress: &dyn Progress,
 ) -> Result<Graph, GraphError> {
     let path = path.as_ref();
+    reject_directory(path)?;
     let format = match format {
         Some(f) => f,
         None => GraphFormat::detect(path)?,
@@ -285,6 +296,18 @@ pub fn write_graph(
     }
     drop(out);
     std::fs::rename(&tmp, path).map_err(|e| GraphError::io(path, e))
+}
+
+/// An error for a path that cannot be read as a file: missing ([`GraphError::Io`]) or a
+/// directory ([`GraphError::IsADirectory`], rather than the system's word for mapping one).
+fn reject_directory(path: &Path) -> Result<(), GraphError> {
+    let meta = std::fs::metadata(path).map_err(|e| GraphError::io(path, e))?;
+    if meta.is_dir() {
+        return Err(GraphError::IsADirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 pub(crate) fn display_name(path: &Path) -> String {

@@ -13,7 +13,7 @@ use crate::graph::{Graph, VertexIds};
 use crate::progress::Progress;
 use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, concat, field_u64, parse_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, check_lines_fit, concat, field_u64, parse_chunks, parse_error, parse_weight,
 };
 
 pub(crate) fn read(
@@ -111,6 +111,9 @@ pub(crate) fn read(
             limit: u64::from(u32::MAX),
         });
     }
+    // A line is at least a character and its newline (a loose bound: a malformed short line
+    // is then reported where it is).
+    check_lines_fit("entries", nnz, 2, data.len() - c.i).map_err(|p| err(size_at, p))?;
     let keep = has_value && !opts.ignore_weights;
     let max_fields = if has_value { 3 } else { 2 };
     let chunks = parse_chunks(data, c.i, progress, |chunk, base| {
@@ -160,7 +163,7 @@ pub(crate) fn read(
         Ok(out)
     })
     .map_err(|at| parse_error(path, data, at))?;
-    let (src, dst, w) = concat(chunks, keep);
+    let (src, dst, w) = concat(chunks, keep)?;
     if src.len() as u64 != nnz {
         return Err(err(
             size_at,

@@ -83,7 +83,7 @@ pub(crate) fn read(
         }
     }
     let weighted = cols == Some(3) && !opts.ignore_weights;
-    let (src, dst, w) = concat(chunks.into_iter().map(|c| c.arcs).collect(), weighted);
+    let (src, dst, w) = concat(chunks.into_iter().map(|c| c.arcs).collect(), weighted)?;
     progress.stage("numbering vertices", 0);
     let (ids, n, src, dst) = compact_ids(src, dst)?;
     progress.stage("building CSR", 0);

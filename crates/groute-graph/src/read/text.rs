@@ -5,6 +5,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::alloc::try_with_capacity;
 use crate::error::{GraphError, ParseProblem};
 use crate::progress::Progress;
 
@@ -263,16 +264,19 @@ pub(crate) struct ChunkArcs<I> {
     pub(crate) w: Vec<u32>,
 }
 
+/// Sources, targets and (optional) weights of every arc.
+pub(crate) type Arcs<I> = (Vec<I>, Vec<I>, Option<Vec<u32>>);
+
 /// Concatenates chunk results in order.
 pub(crate) fn concat<I: Copy + Send + Sync + Default>(
     chunks: Vec<ChunkArcs<I>>,
     weighted: bool,
-) -> (Vec<I>, Vec<I>, Option<Vec<u32>>) {
+) -> Result<Arcs<I>, GraphError> {
     let total: usize = chunks.iter().map(|c| c.src.len()).sum();
-    let mut src = Vec::with_capacity(total);
-    let mut dst = Vec::with_capacity(total);
+    let mut src = try_with_capacity(total, "the arcs' sources")?;
+    let mut dst = try_with_capacity(total, "the arcs' targets")?;
     let mut w = if weighted {
-        Some(Vec::with_capacity(total))
+        Some(try_with_capacity(total, "the arcs' weights")?)
     } else {
         None
     };
@@ -283,7 +287,28 @@ pub(crate) fn concat<I: Copy + Send + Sync + Default>(
             w.extend_from_slice(&c.w);
         }
     }
-    (src, dst, w)
+    Ok((src, dst, w))
+}
+
+/// Checks a header's count of lines against the bytes that follow it: `count` lines of at least
+/// `min_line` bytes each (the last one's newline optional) must fit in `rest` bytes. A header
+/// that declares more than the file can hold is an error before anything is allocated for it.
+pub(crate) fn check_lines_fit(
+    what: &'static str,
+    count: u64,
+    min_line: u64,
+    rest: usize,
+) -> Result<(), ParseProblem> {
+    let max = (rest as u64 + 1) / min_line;
+    if count > max {
+        return Err(ParseProblem::MoreThanFileHolds {
+            what,
+            declared: count,
+            max,
+            bytes: rest as u64,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -314,6 +339,16 @@ mod tests {
         let ch = line_chunks(d, 0, 2);
         assert_eq!(ch, vec![0..3, 3..8, 8..11, 11..12]);
         assert_eq!(line_of(d, 8), 3);
+    }
+
+    #[test]
+    fn line_counts_are_checked_against_the_bytes() {
+        assert!(check_lines_fit("arcs", 2, 8, 15).is_ok());
+        assert!(matches!(
+            check_lines_fit("arcs", 3, 8, 15),
+            Err(ParseProblem::MoreThanFileHolds { max: 2, .. })
+        ));
+        assert!(check_lines_fit("arcs", 0, 8, 0).is_ok());
     }
 
     #[test]

@@ -21,6 +21,7 @@ use parking_lot::{Condvar, Mutex};
 use super::event::HostEvent;
 use super::jitter::{Jitter, JitterState};
 use crate::backend::StreamPriority;
+use crate::error::{Error, Result};
 
 pub(crate) type Work = Box<dyn FnOnce() + Send>;
 
@@ -67,8 +68,11 @@ impl std::fmt::Debug for Executor {
 }
 
 impl Executor {
-    /// Starts an executor thread for `device`.
-    pub(crate) fn start(device: usize, jitter: Option<Jitter>) -> (Arc<Self>, JoinHandle<()>) {
+    /// Starts an executor thread for `device`; [`Error::Spawn`] if the system cannot start it.
+    pub(crate) fn start(
+        device: usize,
+        jitter: Option<Jitter>,
+    ) -> Result<(Arc<Self>, JoinHandle<()>)> {
         let exec = Arc::new(Executor {
             device,
             state: Mutex::new(State {
@@ -82,11 +86,12 @@ impl Executor {
             wake: Condvar::new(),
         });
         let runner = Arc::clone(&exec);
+        let name = format!("groute-host-dev{device}");
         let handle = std::thread::Builder::new()
-            .name(format!("groute-host-dev{device}"))
+            .name(name.clone())
             .spawn(move || runner.run())
-            .expect("spawning an executor thread");
-        (exec, handle)
+            .map_err(|source| Error::Spawn { name, source })?;
+        Ok((exec, handle))
     }
 
     /// Adds a stream; returns its index.

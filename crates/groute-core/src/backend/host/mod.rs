@@ -42,18 +42,18 @@ impl HostBackend {
         if devices == 0 {
             return Err(Error::NoDevices);
         }
-        let mut executors = Vec::with_capacity(devices);
-        let mut threads = Vec::with_capacity(devices);
-        for d in 0..devices {
-            let (exec, thread) = Executor::start(d, jitter);
-            executors.push(exec);
-            threads.push(thread);
-        }
-        Ok(HostBackend {
-            executors,
-            threads: Mutex::new(threads),
+        let mut backend = HostBackend {
+            executors: Vec::new(),
+            threads: Mutex::new(Vec::new()),
             jitter,
-        })
+        };
+        for d in 0..devices {
+            // On an error, dropping `backend` stops and joins the executors already started.
+            let (exec, thread) = Executor::start(d, jitter)?;
+            backend.executors.push(exec);
+            backend.threads.lock().push(thread);
+        }
+        Ok(backend)
     }
 
     /// The jitter settings, if any.

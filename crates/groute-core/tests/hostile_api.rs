@@ -1,0 +1,48 @@
+//! API misuse that must be a typed error: a packet ending past its message, a route back to
+//! the sender's own endpoint.
+
+mod common;
+
+use groute_core::router::{Ring, Router};
+use groute_core::{Context, DeviceId, Endpoint, Error, LinkConfig, Segment};
+
+use common::source;
+
+#[test]
+fn packet_ending_past_its_message_is_an_out_of_bounds_error() {
+    let ctx = Context::host(1).unwrap();
+    let buf = ctx.host_buffer_from(&[1u32, 2, 3]).unwrap();
+    let e = Segment::packet(buf.clone(), Endpoint::Host, 999, 1000).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::OutOfBounds {
+                start: 999,
+                end: 1002,
+                len: 1000
+            }
+        ),
+        "{e:?}"
+    );
+    // An offset so large that the end wraps.
+    let e = Segment::packet(buf.clone(), Endpoint::Host, usize::MAX, usize::MAX).unwrap_err();
+    assert!(matches!(e, Error::OutOfBounds { .. }), "{e:?}");
+    // A packet that ends exactly at the message's end is fine.
+    let p = Segment::packet(buf, Endpoint::Host, 997, 1000).unwrap();
+    assert_eq!((p.offset(), p.total(), p.len()), (997, 1000, 3));
+}
+
+#[test]
+fn router_route_back_to_the_sending_endpoint_is_refused_with_the_segment() {
+    let ctx = Context::host(1).unwrap();
+    let d0 = [Endpoint::Device(DeviceId(0))];
+    // With one device, the ring routes device 0's input to device 0's output.
+    let router = Router::<u32>::new(&ctx, Ring, &d0, &d0, LinkConfig::new(4, 2)).unwrap();
+    let (seg, ready) = source(&ctx, d0[0], &[1, 2, 3]);
+    let e = router.sender(0).unwrap().send(seg, ready).unwrap_err();
+    assert!(
+        matches!(e.error(), Error::SelfLoop(ep) if *ep == d0[0]),
+        "{e:?}"
+    );
+    assert_eq!(e.into_segment().len(), 3, "the segment comes back");
+}

@@ -1,0 +1,405 @@
+//! Hostile input: headers and specs that ask for more than the input holds or the machine has,
+//! and damaged binary files. Each is a typed error, never an abort, a panic or a hang.
+//!
+//! The tests whose input asks for tens of gigabytes run in a child process (this test binary,
+//! run again for that one test) under a 4 GB address-space limit (`ulimit -v`), so the
+//! allocation fails the same way on every machine, however much memory it has.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use groute_graph::{
+    BinaryProblem, CsrBuilder, EdgeList, GenSpec, Graph, GraphError, GraphFormat,
+    MAX_GENERATED_ARCS, ParseProblem, SpecProblem, VertexIds, load_graph, write_graph,
+};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("groute-hostile-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// Set in the child process that runs one test under the address-space limit.
+const CHILD: &str = "GROUTE_HOSTILE_LIMITED_CHILD";
+
+/// Runs `body` in a child process limited to 4 GB of address space: in the parent, starts
+/// the child (this binary, only the test `name`) and asserts that it passed; in the child, runs
+/// `body`.
+fn under_4gb_limit(name: &str, body: impl FnOnce()) {
+    if std::env::var_os(CHILD).is_some() {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000 && exec \"$0\" --exact \"$1\" --test-threads 1 --nocapture")
+        .arg(&exe)
+        .arg(name)
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "child failed: {:?}\n{text}",
+        out.status
+    );
+    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}
+
+fn assert_out_of_memory(r: Result<Graph, GraphError>, what_part: &str) {
+    match r {
+        Err(e @ GraphError::OutOfMemory { bytes, .. }) => {
+            assert!(bytes > 4_000_000_000, "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(what_part), "{msg}");
+            assert!(
+                msg.contains("smaller"),
+                "the message says what to do: {msg}"
+            );
+        }
+        Err(e) => panic!("expected an out-of-memory error, got {e:?}"),
+        Ok(g) => panic!("loaded {} vertices under a 4 GB limit", g.num_vertices()),
+    }
+}
+
+#[test]
+fn mtx_header_with_u32_max_vertices_is_an_allocation_error_not_an_abort() {
+    under_4gb_limit(
+        "mtx_header_with_u32_max_vertices_is_an_allocation_error_not_an_abort",
+        || {
+            let dir = TempDir::new("mtx-huge");
+            let p = dir.file(
+                "huge.mtx",
+                "%%MatrixMarket matrix coordinate pattern general\n4294967295 4294967295 1\n1 1\n",
+            );
+            assert_out_of_memory(load_graph(&p, None), "bytes for the");
+        },
+    );
+}
+
+#[test]
+fn dimacs_problem_line_with_u32_max_vertices_is_an_allocation_error_not_an_abort() {
+    under_4gb_limit(
+        "dimacs_problem_line_with_u32_max_vertices_is_an_allocation_error_not_an_abort",
+        || {
+            let dir = TempDir::new("dimacs-huge");
+            let p = dir.file("huge.gr", "p sp 4294967295 0\n");
+            assert_out_of_memory(load_graph(&p, None), "per vertex");
+        },
+    );
+}
+
+#[test]
+fn road_spec_too_large_for_memory_is_an_allocation_error_not_an_abort() {
+    under_4gb_limit(
+        "road_spec_too_large_for_memory_is_an_allocation_error_not_an_abort",
+        || assert_out_of_memory(Graph::generated("road:side=65535"), "grid"),
+    );
+}
+
+#[test]
+fn csr_builder_with_too_many_vertices_for_memory_is_an_allocation_error() {
+    under_4gb_limit(
+        "csr_builder_with_too_many_vertices_for_memory_is_an_allocation_error",
+        || {
+            let r = CsrBuilder::new(u32::MAX as usize).build(&EdgeList::from_pairs(&[(0, 1)]));
+            assert!(matches!(r, Err(GraphError::OutOfMemory { .. })), "{r:?}");
+        },
+    );
+}
+
+#[test]
+fn dimacs_arc_count_beyond_the_file_is_rejected_before_allocation() {
+    let dir = TempDir::new("dimacs-count");
+    let p = dir.file("short.gr", "p sp 3 100000000000\na 1 2 1\n");
+    let e = load_graph(&p, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::Parse {
+                line: 1,
+                problem: ParseProblem::MoreThanFileHolds {
+                    declared: 100_000_000_000,
+                    max: 4,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // An exact count still loads.
+    let ok = dir.file("ok.gr", "p sp 3 1\na 1 2 1");
+    assert_eq!(load_graph(&ok, None).unwrap().num_edges(), 1);
+}
+
+#[test]
+fn mtx_entry_count_beyond_the_file_is_rejected_before_allocation() {
+    let dir = TempDir::new("mtx-count");
+    let p = dir.file(
+        "short.mtx",
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 5\n1 2\n2 3\n",
+    );
+    let e = load_graph(&p, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::Parse {
+                problem: ParseProblem::MoreThanFileHolds { declared: 5, .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let ok = dir.file(
+        "ok.mtx",
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3",
+    );
+    assert_eq!(load_graph(&ok, None).unwrap().num_edges(), 2);
+}
+
+#[test]
+fn metis_edge_count_whose_double_overflows_is_rejected() {
+    let dir = TempDir::new("metis-2m");
+    let p = dir.file("wrap.graph", "2 9223372036854775808\n2\n1\n");
+    let e = load_graph(&p, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::Parse {
+                problem: ParseProblem::MoreThanFileHolds {
+                    declared: 9_223_372_036_854_775_808,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let ok = dir.file("ok.graph", "2 1\n2\n1\n");
+    assert_eq!(load_graph(&ok, None).unwrap().num_edges(), 2);
+}
+
+#[test]
+fn metis_vertex_count_beyond_the_file_is_rejected_before_allocation() {
+    let dir = TempDir::new("metis-n");
+    let p = dir.file("many.graph", "4000000000 0\n\n");
+    let e = load_graph(&p, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::Parse {
+                problem: ParseProblem::MoreThanFileHolds {
+                    what: "vertex lines",
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+fn small_graph() -> Graph {
+    Graph::from_edges(
+        3,
+        &EdgeList::from_triples(&[(0, 1, 4), (1, 2, 5), (2, 0, 6)]),
+        "tri",
+        false,
+    )
+    .unwrap()
+}
+
+#[test]
+fn galois_file_with_trailing_bytes_is_rejected() {
+    let dir = TempDir::new("galois-trail");
+    let p = dir.0.join("g.gr");
+    write_graph(&small_graph(), &p, None).unwrap();
+    assert_eq!(load_graph(&p, None).unwrap().csr, small_graph().csr);
+    let mut bytes = std::fs::read(&p).unwrap();
+    let len = bytes.len() as u64;
+    bytes.extend_from_slice(&[0u8; 5]);
+    std::fs::write(&p, &bytes).unwrap();
+    let e = load_graph(&p, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::Binary {
+                offset,
+                problem: BinaryProblem::TrailingBytes { extra: 5, .. },
+                ..
+            } if offset == len
+        ),
+        "{e:?}"
+    );
+}
+
+/// Writes `g` as a cache, applies `patch` to its bytes, and loads it again.
+fn patched_cache(g: &Graph, tag: &str, patch: impl FnOnce(&mut Vec<u8>)) -> GraphError {
+    let dir = TempDir::new(tag);
+    let p = dir.0.join("g.grc");
+    write_graph(g, &p, None).unwrap();
+    assert_eq!(
+        &load_graph(&p, None).unwrap(),
+        g,
+        "the unpatched cache loads"
+    );
+    let mut bytes = std::fs::read(&p).unwrap();
+    patch(&mut bytes);
+    std::fs::write(&p, &bytes).unwrap();
+    load_graph(&p, None).unwrap_err()
+}
+
+fn header_u64(bytes: &[u8], at: usize) -> usize {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
+}
+
+#[test]
+fn grc_id_base_that_wraps_is_rejected() {
+    let g = Graph {
+        ids: VertexIds::offset(7),
+        ..small_graph()
+    };
+    let e = patched_cache(&g, "grc-base", |b| {
+        b[40..48].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+    });
+    assert!(
+        matches!(
+            e,
+            GraphError::Binary {
+                offset: 40,
+                problem: BinaryProblem::BadField {
+                    field: "id base",
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn grc_unsorted_or_duplicated_id_table_is_rejected() {
+    // A sorted table (no order section): ids 10, 20, 30.
+    let sorted = Graph {
+        ids: VertexIds::from_table(0, vec![10, 20, 30]).unwrap(),
+        ..small_graph()
+    };
+    for (tag, ids) in [("grc-unsorted", [30u64, 20, 10]), ("grc-dup", [10, 10, 30])] {
+        let e = patched_cache(&sorted, tag, |b| {
+            let at = header_u64(b, 16 + 8 * 8);
+            for (k, id) in ids.iter().enumerate() {
+                b[at + 8 * k..at + 8 * k + 8].copy_from_slice(&id.to_le_bytes());
+            }
+        });
+        assert!(
+            matches!(
+                e,
+                GraphError::Binary {
+                    problem: BinaryProblem::UnsortedIds { entry: 1 },
+                    ..
+                }
+            ),
+            "{tag}: {e:?}"
+        );
+    }
+    // An unsorted table with its order section: the order must sort the ids.
+    let shuffled = Graph {
+        ids: VertexIds::from_table(0, vec![30, 10, 20]).unwrap(),
+        ..small_graph()
+    };
+    let e = patched_cache(&shuffled, "grc-order", |b| {
+        let at = header_u64(b, 16 + 8 * 9);
+        for (k, v) in [0u32, 1, 2].iter().enumerate() {
+            b[at + 4 * k..at + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    });
+    assert!(
+        matches!(
+            e,
+            GraphError::Binary {
+                problem: BinaryProblem::UnsortedIds { .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn directory_given_as_a_graph_file_is_named_as_one() {
+    let dir = TempDir::new("dir");
+    let sub = dir.0.join("graph.grc");
+    std::fs::create_dir_all(&sub).unwrap();
+    for format in [
+        None,
+        Some(GraphFormat::Cache),
+        Some(GraphFormat::MatrixMarket),
+    ] {
+        let e = load_graph(&sub, format).unwrap_err();
+        assert!(matches!(e, GraphError::IsADirectory { .. }), "{e:?}");
+        assert!(e.to_string().contains("is a directory"), "{e}");
+    }
+}
+
+#[test]
+fn generator_specs_beyond_the_limits_are_refused_when_parsed() {
+    for spec in [
+        "kron:scale=31",
+        "random:n=1000,m=100000000000",
+        "kron:scale=30,ef=64",
+    ] {
+        let e = spec.parse::<GenSpec>().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                GraphError::GenSpec {
+                    problem: SpecProblem::TooManyArcs {
+                        limit: MAX_GENERATED_ARCS,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{spec}: {e:?}"
+        );
+        assert!(e.to_string().contains("smaller"), "{e}");
+    }
+    let e = "kron:scale=32".parse::<GenSpec>().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GraphError::GenSpec {
+                problem: SpecProblem::OutOfRange(_),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // The largest grid and scale stay accepted (allocation decides).
+    assert!("road:side=65535".parse::<GenSpec>().is_ok());
+    assert!("kron:scale=30".parse::<GenSpec>().is_ok());
+}

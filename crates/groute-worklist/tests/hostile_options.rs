@@ -1,0 +1,121 @@
+//! Options and programs that would hang or abort a run: a split that keeps no item, and
+//! worklist capacities too small or too large.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use groute_core::Context;
+use groute_worklist::{
+    DeviceProgram, SplitFlags, SplitOps, WorklistError, WorklistOptions, local_worklist, run,
+};
+
+/// A split that passes every item on and never keeps one.
+#[derive(Clone)]
+struct NeverKeep;
+
+impl SplitOps for NeverKeep {
+    type Local = u32;
+    type Packed = u32;
+    fn pack(&self, item: u32) -> u32 {
+        item
+    }
+    fn unpack(&self, packed: u32) -> u32 {
+        packed
+    }
+    fn on_send(&self, _: &u32) -> SplitFlags {
+        SplitFlags::PASS
+    }
+    fn on_receive(&self, _: &u32) -> SplitFlags {
+        SplitFlags::PASS
+    }
+    fn get_prio(&self, _: &u32) -> u32 {
+        0
+    }
+}
+
+/// Every item produces one more.
+struct Echo;
+
+impl DeviceProgram for Echo {
+    type Ops = NeverKeep;
+    fn split_ops(&self) -> NeverKeep {
+        NeverKeep
+    }
+    fn expand(&self, items: &[u32]) -> Vec<u32> {
+        items.iter().map(|&i| i + 1).collect()
+    }
+    fn capacity_hint(&self) -> usize {
+        64
+    }
+}
+
+#[test]
+fn split_that_never_keeps_items_ends_with_a_no_progress_error_not_a_hang() {
+    for devices in [1, 2, 3] {
+        let ctx = Context::host(devices).unwrap();
+        let programs: Vec<Arc<Echo>> = (0..devices).map(|_| Arc::new(Echo)).collect();
+        let mut seeds = vec![Vec::new(); devices];
+        seeds[0].push(1);
+        let options = WorklistOptions {
+            time_limit: None,
+            ..WorklistOptions::default()
+        };
+        let started = Instant::now();
+        let e = run(&ctx, &programs, seeds, &options).unwrap_err();
+        assert!(
+            matches!(e, WorklistError::NoProgress { devices: d, .. } if d == devices),
+            "{devices} devices: {e:?}"
+        );
+        assert!(e.to_string().contains("keep each item"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn capacity_of_one_names_the_setting_to_raise() {
+    let (producer, _consumer) = local_worklist::<u32>(1, "wl_capacity (--wl-capacity)").unwrap();
+    producer.push_slice(&[1]).unwrap();
+    let full = producer.push_slice(&[2]).unwrap_err();
+    assert!(full.to_string().contains("raise wl_capacity"), "{full}");
+    let zero = local_worklist::<u32>(0, "wl_capacity (--wl-capacity)").unwrap_err();
+    assert!(zero.to_string().contains("wl_capacity"), "{zero}");
+}
+
+/// Set in the child process that runs one test under the address-space limit.
+const CHILD: &str = "GROUTE_HOSTILE_LIMITED_CHILD";
+
+#[test]
+fn capacity_too_large_for_memory_is_an_allocation_error_not_an_abort() {
+    if std::env::var_os(CHILD).is_some() {
+        let e = local_worklist::<u32>(2_000_000_000, "wl_capacity (--wl-capacity)").unwrap_err();
+        assert!(
+            matches!(e, groute_core::Error::OutOfMemory { bytes, .. } if bytes >= 8_000_000_000),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("wl_capacity"), "{e}");
+        return;
+    }
+    // Run this test again in a child limited to 4 GB of address space, so the allocation
+    // fails the same way on every machine.
+    let name = "capacity_too_large_for_memory_is_an_allocation_error_not_an_abort";
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000 && exec \"$0\" --exact \"$1\" --test-threads 1 --nocapture")
+        .arg(std::env::current_exe().unwrap())
+        .arg(name)
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "child failed: {:?}\n{text}",
+        out.status
+    );
+    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
+}

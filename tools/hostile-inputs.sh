@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Hostile inputs against the release examples: every one must end within 30 s with exit code 1
+# or 2 and a message, under a 4 GB address-space limit, with no panic and no signal.
+#
+# Build first: cargo build --release --example bfs --example pbf --example graphinfo
+# Usage: tools/hostile-inputs.sh [EXAMPLES_DIR]   (default: $CARGO_TARGET_DIR or target,
+#        then release/examples)
+set -u
+
+bin=${1:-${CARGO_TARGET_DIR:-target}/release/examples}
+for b in bfs pbf graphinfo; do
+    if [ ! -x "$bin/$b" ]; then
+        echo "missing $bin/$b: build the release examples first" >&2
+        exit 2
+    fi
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Files whose headers ask for more than they hold or than the machine has.
+printf '%%%%MatrixMarket matrix coordinate pattern general\n4294967295 4294967295 1\n' \
+    >"$work/header-only.mtx"
+printf '%%%%MatrixMarket matrix coordinate pattern general\n4294967295 4294967295 1\n1 1\n' \
+    >"$work/one-entry.mtx"
+printf 'p sp 4294967295 0\n' >"$work/max-vertices.gr"
+printf 'p sp 200000000 00\n' >"$work/18-bytes.gr"
+printf 'p sp 3 100000000000\na 1 2 1\n' >"$work/arcs-beyond-file.gr"
+printf '2 9223372036854775808\n2\n1\n' >"$work/twice-m-wraps.graph"
+mkdir -p "$work/a-directory.grc"
+
+failures=0
+total=0
+
+# check NAME EXPECTED_TEXT COMMAND...: runs COMMAND under the limits and checks the outcome.
+check() {
+    local name=$1 expect=$2
+    shift 2
+    total=$((total + 1))
+    local out rc start ms secs
+    start=$(date +%s%N)
+    out=$(bash -c 'ulimit -v 4000000; exec timeout 30 "$@"' _ "$@" 2>&1)
+    rc=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
+    local problem=""
+    if [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ]; then
+        problem="exit code $rc (want 1 or 2; 124 is the 30 s timeout, above 128 a signal)"
+    elif printf '%s' "$out" | grep -q "panicked"; then
+        problem="panicked"
+    elif ! printf '%s' "$out" | grep -qi "error"; then
+        problem="no error message"
+    elif [ -n "$expect" ] && ! printf '%s' "$out" | grep -q -- "$expect"; then
+        problem="message lacks \"$expect\""
+    fi
+    if [ -n "$problem" ]; then
+        failures=$((failures + 1))
+        printf 'FAIL %-28s %6s s  %s\n' "$name" "$secs" "$problem"
+        printf '%s\n' "$out" | tail -5 | sed 's/^/     | /'
+    else
+        printf 'ok   %-28s %6s s  rc %d: %s\n' "$name" "$secs" "$rc" \
+            "$(printf '%s' "$out" | grep -i "error" | head -1 | cut -c1-110)"
+    fi
+}
+
+host=(--backend host)
+check mtx-header-only "header declares" "$bin/bfs" "${host[@]}" --graph "$work/header-only.mtx"
+check mtx-u32-max-vertices "out of memory" "$bin/bfs" "${host[@]}" --graph "$work/one-entry.mtx"
+check dimacs-u32-max-vertices "out of memory" "$bin/bfs" "${host[@]}" --graph "$work/max-vertices.gr"
+check dimacs-18-bytes-200M "" "$bin/bfs" "${host[@]}" --graph "$work/18-bytes.gr"
+check dimacs-arcs-beyond-file "header declares" "$bin/bfs" "${host[@]}" --graph "$work/arcs-beyond-file.gr"
+check metis-twice-m-wraps "header declares" "$bin/bfs" "${host[@]}" --graph "$work/twice-m-wraps.graph"
+check directory-as-grc "is a directory" "$bin/bfs" "${host[@]}" --graph "$work/a-directory.grc"
+check gen-random-huge-m "MAX_GENERATED_ARCS" "$bin/bfs" "${host[@]}" --gen random:n=1000,m=100000000000
+check gen-kron-scale-31 "MAX_GENERATED_ARCS" "$bin/bfs" "${host[@]}" --gen kron:scale=31
+check gen-road-side-65535 "out of memory" "$bin/bfs" "${host[@]}" --gen road:side=65535
+check pbf-size-1e11 "lower --size" "$bin/pbf" "${host[@]}" --size 100000000000
+check wl-capacity-2e9 "wl_capacity" "$bin/bfs" "${host[@]}" --direction push --wl-capacity 2000000000
+check wl-capacity-1 "raise wl_capacity" "$bin/bfs" "${host[@]}" --direction push --wl-capacity 1
+check graphinfo-u32-max-vertices "out of memory" "$bin/graphinfo" --graph "$work/max-vertices.gr"
+
+echo "$((total - failures)) of $total hostile inputs ended cleanly"
+[ "$failures" -eq 0 ]
