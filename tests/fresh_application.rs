@@ -4,8 +4,8 @@
 //!
 //! The application is written to a fresh temporary directory. It builds into the target
 //! directory of this test (cargo holds no lock on it while tests run), with the workspace's
-//! dev profile, so the dependencies the workspace already compiled are reused and only the
-//! application itself is compiled.
+//! dev profile, so the dependencies the workspace already compiled are reused where their
+//! features agree.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +26,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 "#;
+
+/// The workspace's crates: the workspace compiles them at opt-level 1 (its dev profile), other
+/// dependencies at 2.
+const WORKSPACE_CRATES: &[&str] = &[
+    "groute",
+    "groute-kernels",
+    "groute-core",
+    "groute-graph",
+    "groute-worklist",
+    "groute-bfs",
+    "groute-cc",
+    "groute-pagerank",
+    "groute-sssp",
+];
 
 /// The workspace's root (this test belongs to the facade, the root package).
 fn workspace_root() -> PathBuf {
@@ -69,14 +83,20 @@ fn a_fresh_application_depending_on_groute_by_path_builds_and_runs() {
         !app.0.starts_with(&root),
         "the application must live outside the workspace"
     );
-    // `[workspace]` keeps cargo from looking for a workspace above the temporary directory;
-    // the profile is the workspace's, so that its compiled dependencies are reused.
-    let manifest = format!(
+    // `[workspace]` keeps cargo from looking for a workspace above the temporary directory.
+    // The profile is the workspace's (its own crates at opt-level 1, other dependencies at 2),
+    // so that what the workspace compiled is reused where the features agree.
+    let mut manifest = format!(
         "[package]\nname = \"fresh-app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\
          publish = false\n\n[dependencies]\ngroute = {{ path = {:?} }}\n\n[workspace]\n\n\
          [profile.dev]\nopt-level = 1\n\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
         root.display().to_string()
     );
+    for member in WORKSPACE_CRATES {
+        manifest.push_str(&format!(
+            "\n[profile.dev.package.{member}]\nopt-level = 1\n"
+        ));
+    }
     write(&app.0.join("Cargo.toml"), &manifest);
     write(&app.0.join("src/main.rs"), MAIN_RS);
     std::fs::copy(root.join("Cargo.lock"), app.0.join("Cargo.lock"))
