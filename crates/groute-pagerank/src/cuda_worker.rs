@@ -5,23 +5,24 @@
 //! block (64 bytes read back after each kernel that reports counts, then the hub list).
 //!
 //! A round is `pagerank_sweep` or `pagerank_expand`, followed, when the graph has owned hubs
-//! (degree >= [`HUB_MIN_DEGREE`]), by `pagerank_push_hubs` (the hubs the round listed, spread
-//! over the whole grid in tiles), and, when another device owns any vertex, by
-//! `pagerank_pack_remote` (merge before send: one item per remote vertex carrying its whole
-//! halo accumulation), which reads the remote list's length on the device: the host reads
-//! the control block back ONCE per round, after the pack (the outgoing buffer has room for
-//! one item per remote vertex before the round starts). A receive step is one more read-back
-//! (the kept count must reach the termination count before the next round), unless
-//! [`crate::PageRankOptions::lazy_receive`]: then the receive only enqueues its split kernels
-//! and the next round reports its counts with its own (a round with no kernel when nothing
-//! else is pending; a sweep records on the device the worklist end it starts from, so it
-//! consumes the receive's kept items too; nothing is sent while a receive is unsettled). The
-//! worker counts its rounds, receives, synchronisations and host time ([`DeviceProfile`]).
+//! (degree >= [`HUB_MIN_DEGREE`](crate::cuda::HUB_MIN_DEGREE)), by `pagerank_push_hubs` (the hubs
+//! the round listed, spread over the whole grid in tiles), and, when another device owns any
+//! vertex, by `pagerank_pack_remote` (merge before send: one item per remote vertex carrying its
+//! whole halo accumulation), which reads the remote list's length on the device: the host reads the
+//! control block back ONCE per round, after the pack (the outgoing buffer has room for one item per
+//! remote vertex before the round starts). A receive step is one more read-back (the kept count
+//! must reach the termination count before the next round), unless
+//! [`crate::PageRankOptions::lazy_receive`]: then the receive only enqueues its split kernels and
+//! the next round reports its counts with its own (a round with no kernel when nothing else is
+//! pending; a sweep records on the device the worklist end it starts from, so it consumes the
+//! receive's kept items too; nothing is sent while a receive is unsettled). The worker counts its
+//! rounds, receives, synchronisations and host time ([`DeviceProfile`]).
 //!
-//! **Push or pull sweep.** With [`SweepMode::Pull`] a sweep is `pagerank_pull_take`, then on
-//! several devices `pagerank_pull_cut` over the cut lists (and `pagerank_push_hubs` over them
-//! when a list may be a hub), then `pagerank_pull_gather` ([`PullStorage`]; crate docs, "Pull
-//! sweeps"); worklist rounds are the same in both modes.
+//! **Push or pull sweep.** With [`SweepMode::Pull`](crate::sweep::SweepMode::Pull) a sweep is
+//! `pagerank_pull_take`, then on several devices `pagerank_pull_cut` over the cut lists (and
+//! `pagerank_push_hubs` over them when a list may be a hub), then `pagerank_pull_gather`
+//! ([`PullStorage`](crate::cuda_pull::PullStorage); crate docs, "Pull sweeps"); worklist rounds are
+//! the same in both modes.
 //!
 //! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
 //! floor 0). A later round is a sweep too (floor epsilon, consuming *every* pending item,
@@ -37,29 +38,29 @@
 //! a margin for the sweep's idle threads. A receive is
 //! `pagerank_split_receive` over every packet. Overflow of any buffer is an error naming the
 //! setting to raise ([`Error::CapacityExceeded`]), never a loss.
+//!
+//! The storage a worker runs over, kept across runs, is in `cuda_worker/storage.rs`
+//! ([`CudaPageRankStorage`]).
+
+mod storage;
 
 use std::collections::VecDeque;
-use std::ops::Range;
 use std::time::Instant;
 
 use groute_core::backend::RawStream;
-use groute_core::{Buffer, Context, Device, Endpoint, Error, Event, PendingSegment, Segment};
-use groute_graph::Csr;
-use groute_worklist::{
-    DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError, WorklistOptions,
-};
+use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment};
+use groute_worklist::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError};
 
 use crate::VertexResidual;
 use crate::cuda::pull::{PullBuffers, launch_pull_cut, launch_pull_gather, launch_pull_take};
 use crate::cuda::{
     AppendBuffers, CTRL_HUB_COUNTER, CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers,
-    HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers, launch_expand, launch_pack_remote,
-    launch_push_hubs, launch_split_receive, launch_sweep,
+    PageRankBuffers, launch_expand, launch_pack_remote, launch_push_hubs, launch_split_receive,
+    launch_sweep,
 };
-use crate::cuda_pull::{PullStorage, PullTopology};
-use crate::profile::{DeviceProfile, ProfileSink};
-use crate::solver::reset_arrays;
-use crate::sweep::SweepMode;
+use crate::profile::DeviceProfile;
+
+pub(crate) use storage::{CudaPageRankStorage, PushSettings};
 
 /// Outgoing buffers per device: the current one plus up to three sends in flight.
 const OUTGOING_BUFFERS: usize = 4;
@@ -122,247 +123,6 @@ pub(crate) struct CudaPageRankWorker<'a> {
 impl Drop for CudaPageRankWorker<'_> {
     fn drop(&mut self) {
         self.store.profile.store(std::mem::take(&mut self.profile));
-    }
-}
-
-/// The push parameters of a CUDA run ([`crate::PageRankOptions`]' alpha, epsilon, sweep
-/// divisor and sweep mode).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PushSettings {
-    /// [`crate::PageRankOptions::sweep`].
-    pub(crate) sweep: SweepMode,
-    /// Damping factor.
-    pub(crate) alpha: f32,
-    /// Scheduling threshold.
-    pub(crate) epsilon: f32,
-    /// [`crate::PageRankOptions::sweep_divisor`].
-    pub(crate) sweep_divisor: u32,
-    /// [`crate::PageRankOptions::lazy_receive`].
-    pub(crate) lazy_receive: bool,
-    /// [`crate::PageRankOptions::fused_fence_per_round`] (read by the device-driven runs).
-    pub(crate) fused_fence_per_round: bool,
-    /// [`crate::PageRankOptions::fused_blocks_per_sm`] (read by the device-driven runs).
-    pub(crate) fused_blocks_per_sm: u32,
-}
-
-/// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
-/// the residual and rank arrays, the worklist, the remote list, the outgoing buffers and the
-/// control block. [`CudaPageRankStorage::worker`] resets the run state and lends it to a
-/// [`CudaPageRankWorker`].
-#[derive(Clone)]
-pub(crate) struct CudaPageRankStorage {
-    owned: Range<u32>,
-    offsets: Buffer<u64>,
-    targets: Buffer<u32>,
-    /// Full-length `f32` residual, as bits.
-    pub(crate) residual: Buffer<u32>,
-    /// Owned `f32` ranks, as bits (at least one slot).
-    pub(crate) rank: Buffer<u32>,
-    alpha: f32,
-    epsilon: f32,
-    /// [`crate::PageRankOptions::sweep_divisor`].
-    sweep_divisor: u32,
-    /// [`crate::PageRankOptions::lazy_receive`].
-    lazy_receive: bool,
-    wl: Buffer<u32>,
-    remote: Buffer<u32>,
-    outgoing: Vec<Buffer<VertexResidual>>,
-    ctrl: Buffer<u32>,
-    ctrl_host: Buffer<u32>,
-    /// Slots of the hub list after the control block's [`CTRL_WORDS`] words (0 when no owned
-    /// vertex is a hub: then no hub launch either).
-    hub_capacity: u32,
-    /// Whether the caller fixed `send_capacity` (then an overflow is an error naming it;
-    /// otherwise a current buffer that could overflow is enlarged before the kernel runs).
-    fixed_send: bool,
-    /// The pull sweep's storage ([`SweepMode::Pull`]; `None`: sweeps push).
-    pull: Option<PullStorage>,
-    /// Whether another device owns any vertex (then every round packs its remote list).
-    has_remote: bool,
-    /// The last run's [`DeviceProfile`].
-    pub(crate) profile: ProfileSink,
-}
-
-impl CudaPageRankStorage {
-    /// Uploads the CSR and allocates the residual, the ranks, the worklist, the remote list
-    /// and the outgoing buffers (capacities from `options`, or sized from the graph); with
-    /// [`SweepMode::Pull`], also the pull topology (`transpose`: the in-CSR of a directed
-    /// graph, `None` on a symmetric one).
-    pub(crate) fn new(
-        context: &Context,
-        device: &Device,
-        csr: &Csr,
-        pull: PullTopology<'_>,
-        owned: Range<u32>,
-        push: PushSettings,
-        options: &WorklistOptions,
-    ) -> Result<Self, WorklistError> {
-        let PushSettings {
-            sweep,
-            alpha,
-            epsilon,
-            sweep_divisor,
-            lazy_receive,
-            ..
-        } = push;
-        let n = csr.num_vertices();
-        let local = (owned.end - owned.start) as usize;
-        let remote_vertices = n - local;
-        let wl_cap = options
-            .wl_capacity
-            .unwrap_or(2 * local + 1024)
-            .clamp(1, 1 << 31)
-            .checked_next_power_of_two()
-            .unwrap_or(1 << 31);
-        // A round sends at most one item per remote vertex; a receive passes on at most what
-        // the ring delivers at once.
-        let send_cap = options
-            .send_capacity
-            .unwrap_or(
-                remote_vertices
-                    + options
-                        .packet_size
-                        .saturating_mul(options.ring_buffers.max(1))
-                    + 1024,
-            )
-            .clamp(1, u32::MAX as usize);
-        let offsets = device.upload(csr.offsets())?;
-        let targets = device.upload(csr.targets())?;
-        let residual = device.alloc::<u32>(n.max(1))?;
-        // Rank of vertex v at rank[v - owned.start]: the allocation starts owned.start % 32
-        // slots earlier, so that the rank of a multiple of 32 sits at a multiple of 128 bytes,
-        // like its residual, and a warp's 32 ranks fill one line (the passes over the owned
-        // range start at a multiple of 32; see warp_aligned_begin in pagerank_push.cuh).
-        let pad = owned.start as usize % 32;
-        let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
-        let wl = device.alloc::<u32>(wl_cap)?;
-        let remote = device.alloc::<u32>(remote_vertices.max(1))?;
-        let outgoing = (0..OUTGOING_BUFFERS)
-            .map(|_| device.alloc::<VertexResidual>(send_cap))
-            .collect::<Result<Vec<_>, _>>()?;
-        // A hub is listed at most once per round (only its own item takes its residual), so
-        // twice the owned hubs never fills; a full list would only fall back to block pushes.
-        let owned_hubs = csr.offsets()[owned.start as usize..=owned.end as usize]
-            .windows(2)
-            .filter(|w| w[1] - w[0] >= HUB_MIN_DEGREE)
-            .count();
-        let hub_capacity = if owned_hubs == 0 {
-            0
-        } else {
-            (2 * owned_hubs + 64).min(1 << 24)
-        };
-        let ctrl = device.alloc::<u32>(CTRL_WORDS + HUB_SLOT_WORDS * hub_capacity)?;
-        let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
-        let pull = match sweep {
-            SweepMode::Push => None,
-            SweepMode::Pull => Some(PullStorage::new(
-                device, csr, &offsets, &targets, pull, &owned,
-            )?),
-        };
-        device.stream().synchronize()?;
-        Ok(CudaPageRankStorage {
-            owned,
-            offsets,
-            targets,
-            residual,
-            rank,
-            alpha,
-            epsilon,
-            sweep_divisor,
-            lazy_receive,
-            wl,
-            remote,
-            outgoing,
-            ctrl,
-            ctrl_host,
-            hub_capacity: hub_capacity as u32,
-            fixed_send: options.send_capacity.is_some(),
-            pull,
-            has_remote: remote_vertices > 0,
-            profile: ProfileSink::default(),
-        })
-    }
-
-    /// Resets the run state (residual `1 - alpha` on owned vertices and 0 in the halo, ranks
-    /// and control block 0, pull hub sums 0) on `device`'s stream and returns a worker over
-    /// this storage.
-    pub(crate) fn worker<'a>(&self, device: &'a Device) -> Result<CudaPageRankWorker<'a>, Error> {
-        self.reset(device)?;
-        device.stream().synchronize()?;
-        Ok(CudaPageRankWorker {
-            device,
-            store: self.clone(),
-            outgoing: self.outgoing.clone(),
-            start: 0,
-            end: 0,
-            send_count: 0,
-            pushed: 0,
-            round_first: 0,
-            unsettled: 0,
-            current: 0,
-            free: (1..OUTGOING_BUFFERS).rev().collect(),
-            in_flight: VecDeque::new(),
-            profile: DeviceProfile::default(),
-        })
-    }
-}
-
-impl CudaPageRankStorage {
-    /// Enqueues the reset of the run state on `device`'s stream: residual `1 - alpha` on owned
-    /// vertices and 0 in the halo, ranks and control block 0, pull hub sums 0.
-    pub(crate) fn reset(&self, device: &Device) -> Result<(), Error> {
-        reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
-        device.stream().fill(&self.ctrl, 0u32)?;
-        if let Some(pull) = &self.pull {
-            pull.reset(device)?;
-        }
-        Ok(())
-    }
-
-    /// The graph and PageRank arrays, as the launch wrappers take them.
-    pub(crate) fn pr_buffers(&self) -> PageRankBuffers {
-        PageRankBuffers {
-            offsets: self.offsets.raw(),
-            targets: self.targets.raw(),
-            residual: self.residual.raw(),
-            rank: self.rank.raw(),
-            owned: self.owned.clone(),
-            alpha: self.alpha,
-            epsilon: self.epsilon,
-        }
-    }
-
-    /// The worklist from position 0 with the control block and its hub slots.
-    pub(crate) fn wl_buffers(&self) -> DeviceWorklistBuffers {
-        DeviceWorklistBuffers {
-            data: self.wl.raw(),
-            first: 0,
-            ctrl: self.ctrl.raw(),
-            hub_capacity: self.hub_capacity,
-        }
-    }
-
-    /// The pull sweep's buffers (`None`: sweeps push).
-    pub(crate) fn pull_buffers(&self) -> Option<PullBuffers> {
-        self.pull.as_ref().map(PullStorage::buffers)
-    }
-
-    /// [`crate::PageRankOptions::sweep_divisor`].
-    pub(crate) fn sweep_divisor(&self) -> u32 {
-        self.sweep_divisor
-    }
-
-    /// The worklist-overflow error, when the control block (downloaded from `device`) records one.
-    pub(crate) fn worklist_overflow(&self, device: &Device) -> Result<Option<Error>, Error> {
-        let w = device.download(&self.ctrl.slice(CTRL_WL_OVERFLOW..CTRL_WL_OVERFLOW + 1)?)?;
-        Ok((w[0] != 0).then(|| {
-            capacity(
-                "device local worklist",
-                self.wl.len(),
-                w[0] as usize,
-                WL_SETTING,
-            )
-        }))
     }
 }
 

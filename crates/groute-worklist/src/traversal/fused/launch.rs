@@ -1,0 +1,155 @@
+//! The typed launch of the fused kernel ([`CudaTraversalDevice::launch_fused`]): its
+//! arguments for a run alone, a bounded launch or a member of a device-driven run, and the
+//! one `SAFETY` argument naming the kernel's signature.
+
+use groute_core::Error;
+use groute_core::cuda::{DevicePtr, LaunchConfig, PeerArgs};
+
+use super::kernel::{FusedBounds, FusedRole, FusedShape};
+use crate::traversal::cuda::CudaTraversalDevice;
+
+impl CudaTraversalDevice {
+    /// Enqueues `<algo>_fused` (or its wide build) cooperatively in `shape`, with the
+    /// barrier's `(spin_ns, barrier_flags)`.
+    pub(in crate::traversal) fn launch_fused(
+        &self,
+        shape: FusedShape,
+        (spin_ns, barrier_flags): (u32, u32),
+        prio_delta: u32,
+        solo_max: u32,
+        role: &FusedRole,
+    ) -> Result<(), Error> {
+        let [low0, low1] = self.low_lists()?;
+        let (values, offsets, targets, weights) = self.graph_args()?;
+        let alone = FusedBounds {
+            send: DevicePtr::null(),
+            send_capacity: 0,
+            send_base: 0,
+            level_budget: 0,
+            send_yield: 0,
+        };
+        let (bounds, member) = match role {
+            FusedRole::Alone => (alone, None),
+            FusedRole::Bounded(bounds) => (*bounds, None),
+            FusedRole::Member(member) => (
+                FusedBounds {
+                    send: member.send,
+                    send_capacity: member.send_capacity,
+                    ..alone
+                },
+                Some(member),
+            ),
+        };
+        // A member polls the group's abort word (the host's time limit for every member).
+        let abort = match member {
+            Some(m) => m.group.abort,
+            None => DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
+        };
+        let (peer, inbox, send_published, inbox_capacity, recv_freed) = match member {
+            Some(m) => (
+                m.group,
+                m.inbox,
+                m.send_published,
+                m.inbox_capacity,
+                m.recv_freed,
+            ),
+            None => (
+                PeerArgs {
+                    mailbox: DevicePtr::null(),
+                    abort: DevicePtr::null(),
+                    rank: 0,
+                    size: 1,
+                    timeout_ns: 0,
+                },
+                DevicePtr::null(),
+                DevicePtr::null(),
+                0,
+                DevicePtr::null(),
+            ),
+        };
+        let args = (
+            values,
+            offsets,
+            targets,
+            weights,
+            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
+            (self.wl.len() - 1) as u32,
+            DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
+            DevicePtr::<u32>::from_slice(&self.fused.state.raw())?,
+            abort,
+            self.owned.start,
+            self.owned.end,
+            low0,
+            low1,
+            self.wl.len() as u32,
+            prio_delta,
+            solo_max,
+            spin_ns,
+            barrier_flags,
+            bounds.send,
+            bounds.send_capacity,
+            bounds.send_base,
+            bounds.level_budget,
+            bounds.send_yield,
+            peer,
+            inbox,
+            send_published,
+            inbox_capacity,
+            recv_freed,
+        );
+        // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
+        // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
+        // unsigned* ctrl, unsigned* fused, const unsigned* abort, unsigned owned_begin,
+        // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
+        // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags,
+        // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
+        // unsigned level_budget, unsigned send_yield, PeerGroup peer, const VertexValue* inbox,
+        // unsigned* send_published, unsigned inbox_capacity, unsigned* recv_freed)
+        // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
+        // the tuple matches it field by field (`barrier_flags` from `fused_kernel_flags`:
+        // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
+        // reading the offsets' low words at CSR targets and targets + 1, in bounds of the
+        // num_vertices + 1 entries). The low lists are null (soft priority off: the
+        // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
+        // length, which is low_capacity (the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
+        // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and
+        // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
+        // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
+        // address of this context. The owned range is the whole graph (one device), so the
+        // kernel never appends to its (empty) send buffer, unless the launch is bounded (several
+        // devices): then it appends to the current outgoing buffer, `send_capacity` items from
+        // position `send_base`, bounds-checking every append. A member of a device-driven run
+        // (`FusedRole::Member`, `fused_peer.rs`) sends into the next device's inbox, a ring of
+        // `send_capacity` items (a power of two, at most that buffer's length; positions taken
+        // modulo the capacity, never more than the capacity past what the receiver freed; peer
+        // access enabled by `PeerGroup::check`), reads its own inbox ring of `inbox_capacity`
+        // items (likewise) only below the end the sender published, stores its ends into the
+        // next device's `send_published` and the previous device's `recv_freed` (one u32 of
+        // their control blocks each) and counts in the group's mailbox (`PeerGroup::args`);
+        // alone or bounded, the group has size 1 and null pointers, which the kernel never
+        // touches.
+        // The block is a multiple of 32 of at
+        // most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
+        // most the resident maximum of that build at that block (`FusedKernel::shape`); the
+        // launch is cooperative, so every block is resident and the grid barrier cannot
+        // deadlock. Memory is kept alive below.
+        unsafe {
+            let function = self
+                .fused
+                .function(shape.block, member.is_some(), shape.cluster);
+            let stream = self.stream.raw();
+            let config = LaunchConfig::linear(shape.grid, shape.block);
+            if shape.cluster {
+                function.launch_cooperative_clusters(stream.as_ref(), config, args)?
+            } else {
+                function.launch_cooperative(stream.as_ref(), config, args)?
+            }
+        };
+        self.keep_alive(&[])?;
+        let mut memory = vec![self.fused.state.raw().memory, self.fused.abort.raw().memory];
+        if let Some(m) = member {
+            memory.extend(m.memory.iter().cloned());
+        }
+        self.cuda_stream()?.keep_alive(memory)
+    }
+}
