@@ -54,6 +54,18 @@ pub enum Error {
         /// Where.
         location: String,
     },
+    /// A byte size (`--device-memory-limit 512M`) that does not parse.
+    #[error(
+        "invalid size {input:?}: {reason}; write a whole number of bytes or a number with a \
+         unit K, M, G or T (powers of 1024; KiB, MiB, GiB, TiB also accepted), e.g. 512M, \
+         1.5G, 8GiB"
+    )]
+    InvalidByteSize {
+        /// The text as given.
+        input: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A device index outside the context.
     #[error("device {device} does not exist: the context has {count} devices")]
     NoSuchDevice {

@@ -25,6 +25,7 @@
 //! backend** (cudarc, loaded dynamically, so this crate builds on machines without CUDA).
 
 pub mod backend;
+mod byte_size;
 mod context;
 pub mod cuda; // CUDA kernels and launches (added by the CUDA backend engineer)
 mod endpoint;
@@ -43,6 +44,7 @@ mod transfer;
 
 pub use backend::host::Jitter;
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
+pub use byte_size::{ByteSize, parse_byte_size};
 pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};
