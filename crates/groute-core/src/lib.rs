@@ -52,7 +52,7 @@ pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, ev
 pub use link::{
     CopyIssuer, CopyMethod, Link, LinkConfig, LinkReceiver, LinkSender, ReceiveTimeout, SendError,
 };
-pub use memory::{Buffer, MemoryPool};
+pub use memory::{Buffer, MemoryPool, MemoryUsage};
 pub use router::{
     Assignment, Broadcast, Gather, MessageInfo, OneWayReduction, PointToPoint, Ring, Route, Router,
     RoutingPolicy, Scatter, TreeReduction,
