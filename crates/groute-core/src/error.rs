@@ -54,6 +54,9 @@ pub enum Error {
         bytes: usize,
         /// Where.
         location: String,
+        /// The driver's error, when a driver reported it (CUDA's `CUDA_ERROR_OUT_OF_MEMORY`).
+        #[source]
+        source: Option<Box<Error>>,
     },
     /// An allocation would take a device past the context's memory limit
     /// ([`crate::ContextBuilder::device_memory_limit`]); nothing was allocated. Blocks the
