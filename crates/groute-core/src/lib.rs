@@ -14,6 +14,7 @@
 //! | [`Event`], [`EventPool`], [`EventFuture`] | recorded markers, their pool, and a future for an event recorded later |
 //! | [`DeviceTimer`] | an algorithm's time on the devices: timing events on every device's stream, max over devices (`None` on the host backend) |
 //! | [`Stream`], [`Buffer<T>`], [`MemoryPool`] | ordered device work queues and typed device or pinned host memory |
+//! | [`MemoryUsage`], [`ByteSize`] | device memory counted per device (current, peak, optional limit from [`ContextBuilder::device_memory_limit`]) and sizes such as `512M` parsed with [`parse_byte_size`] |
 //! | [`Device::upload`], [`Device::download`], [`Device::download_into`], [`copy_in_parallel`] | copies between the caller's host memory and a device through two recycled pinned chunks of up to [`STAGING_CHUNK_BYTES`], pipelined, the host side on rayon's threads |
 //! | [`Link<T>`] | src -> dst, packetized (`packet_size` elements) and multi-buffered (`num_buffers` receive buffers in flight); send returns an event future, receive a [`PendingSegment`]; `shutdown` is socket-like |
 //! | [`Router<T>`] | N inputs -> M outputs; a [`RoutingPolicy`] picks the candidate outputs of each message, the [`router::Multiplexer`] assigns them (availability, priority, broadcast) over per-output queues, with no router-wide lock |

@@ -349,3 +349,21 @@ fn a_zero_limit_is_refused_when_building() {
     );
     assert_eq!(host(1, None).device_memory_limit(), None);
 }
+
+#[test]
+fn a_limit_written_as_a_flag_value_caps_every_device() {
+    let limit: groute_core::ByteSize = "1.5M".parse().unwrap();
+    let ctx = Context::builder()
+        .devices(3)
+        .backend(BackendChoice::Host)
+        .device_memory_limit(limit.bytes())
+        .build()
+        .unwrap();
+    for device in ctx.devices() {
+        assert_eq!(device.memory_usage().limit_bytes, Some(3 << 19));
+        let fits = device.alloc::<u8>(3 << 19).unwrap();
+        let err = device.alloc::<u8>(1).unwrap_err();
+        assert!(err.to_string().contains("1536 KiB"), "{err}");
+        drop(fits);
+    }
+}
