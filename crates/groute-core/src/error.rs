@@ -83,8 +83,8 @@ pub enum Error {
     /// `CUDA_ERROR_OUT_OF_MEMORY`, or the host allocator failing on the host backend), after
     /// the device's pool freed the blocks it cached for reuse.
     #[error(
-        "device {device} is out of memory allocating {requested_size}: this context holds \
-         {in_use_size} on it{limit_note}; spread the input over more devices, free buffers \
+        "device {device} is out of memory allocating {requested_size}: it holds \
+         {in_use_size}{limit_note}; spread the input over more devices, free buffers \
          the run no longer needs, or run fewer contexts on the GPU",
         requested_size = ByteSize(*.requested),
         in_use_size = ByteSize(*.in_use),
@@ -95,8 +95,9 @@ pub enum Error {
         device: usize,
         /// Bytes asked for.
         requested: u64,
-        /// Bytes this context held on the device when asked (live buffers and the pool's
-        /// cached blocks; other processes and contexts are not counted).
+        /// Bytes this (virtual) device held when asked (live buffers and the pool's cached
+        /// blocks; other virtual devices on the same GPU, other contexts and other processes
+        /// are not counted).
         in_use: u64,
         /// The device's limit in bytes, if one was set.
         limit: Option<u64>,
