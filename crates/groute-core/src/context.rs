@@ -13,7 +13,7 @@ use crate::backend::{
 };
 use crate::error::{Error, Result};
 use crate::event::EventPool;
-use crate::memory::{Buffer, MemoryPool};
+use crate::memory::{Buffer, MemoryAccount, MemoryPool, MemoryUsage};
 use crate::stream::Stream;
 use crate::topology::Topology;
 
@@ -72,6 +72,7 @@ pub struct ContextBuilder {
     backend: BackendChoice,
     jitter: Option<Jitter>,
     physical_limit: Option<usize>,
+    device_memory_limit: Option<u64>,
 }
 
 impl Default for ContextBuilder {
@@ -81,6 +82,7 @@ impl Default for ContextBuilder {
             backend: BackendChoice::Auto,
             jitter: None,
             physical_limit: None,
+            device_memory_limit: None,
         }
     }
 }
@@ -111,10 +113,30 @@ impl ContextBuilder {
         self
     }
 
+    /// Caps the device memory each (virtual) device may hold at `bytes` (parse a user's
+    /// `512M` or `8G` with [`crate::parse_byte_size`]).
+    ///
+    /// An allocation that would pass the cap fails with [`Error::DeviceMemoryLimit`] before
+    /// the backend is asked (after the device's pool has freed the blocks it caches). The cap
+    /// applies to each virtual device on its own, so virtual devices sharing one GPU stand in
+    /// for as many smaller GPUs: a run that fits under `--devices 4 --device-memory-limit 2G`
+    /// on one GPU fits on four GPUs of 2 GiB. See [`Device::memory_usage`] for what counts.
+    pub fn device_memory_limit(mut self, bytes: u64) -> Self {
+        self.device_memory_limit = Some(bytes);
+        self
+    }
+
     /// Creates the context.
     pub fn build(self) -> Result<Context> {
         if self.devices == 0 {
             return Err(Error::NoDevices);
+        }
+        if self.device_memory_limit == Some(0) {
+            return Err(Error::invalid(
+                "device memory limit",
+                0,
+                "a zero limit refuses every allocation; give a size such as 512M or 8G",
+            ));
         }
         if self.physical_limit == Some(0) {
             return Err(Error::invalid(
@@ -138,7 +160,13 @@ impl ContextBuilder {
                 Err(e) => host(Some(format!("using the host backend: {e}")))?,
             },
         };
-        Context::from_backend(backend, self.devices, self.physical_limit, fallback_note)
+        Context::build_on(
+            backend,
+            self.devices,
+            self.physical_limit,
+            fallback_note,
+            self.device_memory_limit,
+        )
     }
 }
 
@@ -153,6 +181,8 @@ pub struct Device {
     events: EventPool,
     timing_events: EventPool,
     memory: MemoryPool,
+    /// Bytes `memory` holds on the device, and the device's limit.
+    account: Arc<MemoryAccount>,
     /// The context's pinned host pool (staging chunks of uploads and downloads).
     host_memory: MemoryPool,
 }
@@ -220,7 +250,25 @@ impl Device {
         &self.memory
     }
 
+    /// Device memory this device holds now and at most, and its limit.
+    ///
+    /// Every allocation of device memory through the context counts, from the backend
+    /// allocation until the backend frees it; blocks the memory pool caches for reuse count
+    /// as in use, since they still occupy the device. Each virtual device counts its own
+    /// allocations, even when several share one physical device.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        self.account.usage()
+    }
+
+    /// Starts a new peak: [`MemoryUsage::peak_bytes`] becomes the bytes in use now.
+    pub fn reset_peak(&self) {
+        self.account.reset_peak();
+    }
+
     /// Allocates `len` elements on the device (contents unspecified).
+    ///
+    /// Fails with [`Error::DeviceMemoryLimit`] past the context's limit and with
+    /// [`Error::DeviceOutOfMemory`] when the device itself is full.
     pub fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         self.memory.alloc(len)
     }
@@ -316,12 +364,22 @@ impl Context {
             .build()
     }
 
-    /// A context over an existing backend.
+    /// A context over an existing backend (no device memory limit).
     pub fn from_backend(
         backend: Arc<dyn Backend>,
         devices: usize,
         physical_limit: Option<usize>,
         fallback_note: Option<String>,
+    ) -> Result<Self> {
+        Self::build_on(backend, devices, physical_limit, fallback_note, None)
+    }
+
+    fn build_on(
+        backend: Arc<dyn Backend>,
+        devices: usize,
+        physical_limit: Option<usize>,
+        fallback_note: Option<String>,
+        device_memory_limit: Option<u64>,
     ) -> Result<Self> {
         if devices == 0 {
             return Err(Error::NoDevices);
@@ -357,11 +415,13 @@ impl Context {
                 id,
                 events.clone(),
             );
-            let memory = MemoryPool::new(
+            let account = Arc::new(MemoryAccount::new(id, device_memory_limit));
+            let memory = MemoryPool::accounted(
                 Arc::clone(&backend),
                 MemoryLocation::Device(p),
                 64 << 20,
                 (properties.total_memory / 8) as usize,
+                Arc::clone(&account),
             );
             list.push(Device {
                 id,
@@ -373,6 +433,7 @@ impl Context {
                 events,
                 timing_events,
                 memory,
+                account,
                 host_memory: host_memory.clone(),
             });
         }
@@ -417,6 +478,28 @@ impl Context {
             device: id.0,
             count: self.inner.devices.len(),
         })
+    }
+
+    /// [`Device::memory_usage`] of every device, in device order.
+    pub fn memory_usage(&self) -> Vec<MemoryUsage> {
+        self.inner
+            .devices
+            .iter()
+            .map(Device::memory_usage)
+            .collect()
+    }
+
+    /// [`Device::reset_peak`] on every device.
+    pub fn reset_peak(&self) {
+        self.inner.devices.iter().for_each(Device::reset_peak);
+    }
+
+    /// The per-device memory limit in bytes, if the context has one.
+    pub fn device_memory_limit(&self) -> Option<u64> {
+        self.inner
+            .devices
+            .first()
+            .and_then(|d| d.account.usage().limit_bytes)
     }
 
     /// Allocates pinned host memory (the host endpoint's buffers).

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::byte_size::ByteSize;
 use crate::endpoint::Endpoint;
 
 /// Result alias used throughout groute-core.
@@ -53,6 +54,68 @@ pub enum Error {
         bytes: usize,
         /// Where.
         location: String,
+        /// The driver's error, when a driver reported it (CUDA's `CUDA_ERROR_OUT_OF_MEMORY`).
+        #[source]
+        source: Option<Box<Error>>,
+    },
+    /// An allocation would take a device past the context's memory limit
+    /// ([`crate::ContextBuilder::device_memory_limit`]); nothing was allocated. Blocks the
+    /// device's pool cached for reuse were freed first.
+    #[error(
+        "device {device} cannot allocate {requested_size}: {in_use_size} is in use and its memory \
+         limit is {limit_size}; raise the limit (--device-memory-limit, \
+         ContextBuilder::device_memory_limit) or spread the input over more devices",
+        requested_size = ByteSize(*.requested),
+        in_use_size = ByteSize(*.in_use),
+        limit_size = ByteSize(*.limit)
+    )]
+    DeviceMemoryLimit {
+        /// The (virtual) device of the context.
+        device: usize,
+        /// Bytes asked for.
+        requested: u64,
+        /// Bytes the device held when asked (live buffers and the pool's cached blocks).
+        in_use: u64,
+        /// The device's limit in bytes.
+        limit: u64,
+    },
+    /// The device itself has no memory left for an allocation (CUDA's
+    /// `CUDA_ERROR_OUT_OF_MEMORY`, or the host allocator failing on the host backend), after
+    /// the device's pool freed the blocks it cached for reuse.
+    #[error(
+        "device {device} is out of memory allocating {requested_size}: it holds \
+         {in_use_size}{limit_note}; spread the input over more devices, free buffers \
+         the run no longer needs, or run fewer contexts on the GPU",
+        requested_size = ByteSize(*.requested),
+        in_use_size = ByteSize(*.in_use),
+        limit_note = limit_note(.limit)
+    )]
+    DeviceOutOfMemory {
+        /// The (virtual) device of the context.
+        device: usize,
+        /// Bytes asked for.
+        requested: u64,
+        /// Bytes this (virtual) device held when asked (live buffers and the pool's cached
+        /// blocks; other virtual devices on the same GPU, other contexts and other processes
+        /// are not counted).
+        in_use: u64,
+        /// The device's limit in bytes, if one was set.
+        limit: Option<u64>,
+        /// The backend's error ([`Error::OutOfMemory`]).
+        #[source]
+        source: Box<Error>,
+    },
+    /// A byte size (`--device-memory-limit 512M`) that does not parse.
+    #[error(
+        "invalid size {input:?}: {reason}; write a whole number of bytes or a number with a \
+         unit K, M, G or T (powers of 1024; KiB, MiB, GiB, TiB also accepted), e.g. 512M, \
+         1.5G, 8GiB"
+    )]
+    InvalidByteSize {
+        /// The text as given.
+        input: String,
+        /// What is wrong with it.
+        reason: &'static str,
     },
     /// A device index outside the context.
     #[error("device {device} does not exist: the context has {count} devices")]
@@ -173,6 +236,11 @@ pub enum Error {
     },
 }
 
+/// ` (limit 8 GiB)` for an out-of-memory message, or nothing without a limit.
+fn limit_note(limit: &Option<u64>) -> String {
+    limit.map_or_else(String::new, |l| format!(" (limit {})", ByteSize(l)))
+}
+
 impl Error {
     /// `Ok` when `dst` and `src` (lengths, in any unit) are equal, else
     /// [`Error::LengthMismatch`] naming `operation` and both.
@@ -186,6 +254,17 @@ impl Error {
                 src,
             })
         }
+    }
+
+    /// True for an allocation that failed for lack of memory: [`Error::OutOfMemory`],
+    /// [`Error::DeviceOutOfMemory`] or [`Error::DeviceMemoryLimit`].
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(
+            self,
+            Error::OutOfMemory { .. }
+                | Error::DeviceOutOfMemory { .. }
+                | Error::DeviceMemoryLimit { .. }
+        )
     }
 
     /// Wraps a driver error.

@@ -14,6 +14,7 @@
 //! | [`Event`], [`EventPool`], [`EventFuture`] | recorded markers, their pool, and a future for an event recorded later |
 //! | [`DeviceTimer`] | an algorithm's time on the devices: timing events on every device's stream, max over devices (`None` on the host backend) |
 //! | [`Stream`], [`Buffer<T>`], [`MemoryPool`] | ordered device work queues and typed device or pinned host memory |
+//! | [`MemoryUsage`], [`ByteSize`] | device memory counted per device (current, peak, optional limit from [`ContextBuilder::device_memory_limit`]) and sizes such as `512M` parsed with [`parse_byte_size`] |
 //! | [`Device::upload`], [`Device::download`], [`Device::download_into`], [`copy_in_parallel`] | copies between the caller's host memory and a device through two recycled pinned chunks of up to [`STAGING_CHUNK_BYTES`], pipelined, the host side on rayon's threads |
 //! | [`Link<T>`] | src -> dst, packetized (`packet_size` elements) and multi-buffered (`num_buffers` receive buffers in flight); send returns an event future, receive a [`PendingSegment`]; `shutdown` is socket-like |
 //! | [`Router<T>`] | N inputs -> M outputs; a [`RoutingPolicy`] picks the candidate outputs of each message, the [`router::Multiplexer`] assigns them (availability, priority, broadcast) over per-output queues, with no router-wide lock |
@@ -25,6 +26,7 @@
 //! backend** (cudarc, loaded dynamically, so this crate builds on machines without CUDA).
 
 pub mod backend;
+mod byte_size;
 mod context;
 pub mod cuda; // CUDA kernels and launches (added by the CUDA backend engineer)
 mod endpoint;
@@ -43,6 +45,7 @@ mod transfer;
 
 pub use backend::host::Jitter;
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
+pub use byte_size::{ByteSize, parse_byte_size};
 pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};
@@ -50,7 +53,7 @@ pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, ev
 pub use link::{
     CopyIssuer, CopyMethod, Link, LinkConfig, LinkReceiver, LinkSender, ReceiveTimeout, SendError,
 };
-pub use memory::{Buffer, MemoryPool};
+pub use memory::{Buffer, MemoryPool, MemoryUsage};
 pub use router::{
     Assignment, Broadcast, Gather, MessageInfo, OneWayReduction, PointToPoint, Ring, Route, Router,
     RoutingPolicy, Scatter, TreeReduction,

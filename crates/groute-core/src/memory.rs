@@ -5,6 +5,25 @@
 //! the data: copies between buffers go through a [`crate::Stream`]. The allocation is freed,
 //! or returned to its [`MemoryPool`], once the last view and the last in-flight operation
 //! using it are gone.
+//!
+//! # Accounting
+//!
+//! Every device of a [`crate::Context`] counts the device memory its pool holds: the bytes in
+//! use now and the most ever in use, read with [`crate::Device::memory_usage`] and
+//! [`crate::Context::memory_usage`]. Bytes count from the backend allocation until the
+//! backend frees them, so blocks the pool caches for reuse count as in use: they still occupy
+//! the device. Every allocation of device memory through a context goes through its device's
+//! pool ([`crate::Device::alloc`], [`crate::Device::upload`], [`MemoryPool::alloc`] on
+//! [`crate::Device::memory_pool`], link and router receive buffers, peer-group mailboxes), large
+//! blocks that bypass the cache included; only [`crate::backend::Backend::allocate`] called
+//! directly, below the context, is not counted. Pinned and mapped host memory is not device
+//! memory and is not counted.
+//!
+//! With a limit ([`crate::ContextBuilder::device_memory_limit`]), an allocation that would
+//! take the device past it first frees the pool's cached blocks, then fails with
+//! [`Error::DeviceMemoryLimit`] before the backend is asked. A backend out-of-memory (CUDA's
+//! `CUDA_ERROR_OUT_OF_MEMORY`) also frees the cached blocks and retries once, then fails with
+//! [`Error::DeviceOutOfMemory`] in the same shape.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -12,13 +31,14 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use bytemuck::Pod;
 use parking_lot::Mutex;
 
 use crate::backend::{Backend, MemoryLocation, RawMemory, RawSlice};
+use crate::context::DeviceId;
 use crate::error::{Error, Result};
 
 /// A typed view of `len` elements of one allocation.
@@ -200,6 +220,131 @@ macro_rules! atomic_view {
 atomic_view!(u32, AtomicU32, host_atomic_u32);
 atomic_view!(u64, AtomicU64, host_atomic_u64);
 
+/// Device memory use of one device of a context, in bytes (see the module docs for what
+/// counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct MemoryUsage {
+    /// The (virtual) device.
+    pub device: DeviceId,
+    /// Bytes held now: live buffers and the blocks the pool caches for reuse.
+    pub current_bytes: u64,
+    /// The most bytes held at once since the context was built or the peak was last reset.
+    pub peak_bytes: u64,
+    /// The device's limit, if the context has one.
+    pub limit_bytes: Option<u64>,
+}
+
+/// Lock-free byte counters of one device, shared by its pool and every block it allocated.
+#[derive(Debug)]
+pub(crate) struct MemoryAccount {
+    device: DeviceId,
+    current: AtomicU64,
+    peak: AtomicU64,
+    limit: Option<u64>,
+}
+
+// Orderings: the counters guard no other memory, and every read-modify-write of one atomic is
+// totally ordered on it whatever the ordering, so `Relaxed` is enough for the limit to hold:
+// `current` never exceeds it because each increase is a compare-exchange against the value it
+// checked.
+impl MemoryAccount {
+    pub(crate) fn new(device: DeviceId, limit: Option<u64>) -> Self {
+        MemoryAccount {
+            device,
+            current: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            limit,
+        }
+    }
+
+    /// Adds `bytes`, or returns the bytes in use when that would pass the limit.
+    fn try_reserve(&self, bytes: u64) -> std::result::Result<(), u64> {
+        let mut current = self.current.load(Ordering::Relaxed);
+        loop {
+            let next = match current.checked_add(bytes) {
+                Some(n) if self.limit.is_none_or(|limit| n <= limit) => n,
+                _ => return Err(current),
+            };
+            match self.current.compare_exchange_weak(
+                current,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    return Ok(());
+                }
+                Err(seen) => current = seen,
+            }
+        }
+    }
+
+    fn release(&self, bytes: u64) {
+        self.current.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    fn current(&self) -> u64 {
+        self.current.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn usage(&self) -> MemoryUsage {
+        MemoryUsage {
+            device: self.device,
+            current_bytes: self.current(),
+            peak_bytes: self.peak.load(Ordering::Relaxed),
+            limit_bytes: self.limit,
+        }
+    }
+
+    /// Sets the peak to the bytes in use now.
+    pub(crate) fn reset_peak(&self) {
+        self.peak.store(self.current(), Ordering::Relaxed);
+        // An allocation between the two lines raised `current` after it was read: keep it.
+        self.peak.fetch_max(self.current(), Ordering::Relaxed);
+    }
+}
+
+/// A block counted in its device's [`MemoryAccount`] until the backend frees it.
+struct AccountedMemory {
+    inner: Arc<dyn RawMemory>,
+    account: Arc<MemoryAccount>,
+}
+
+impl fmt::Debug for AccountedMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AccountedMemory")
+            .field("device", &self.account.device)
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl Drop for AccountedMemory {
+    fn drop(&mut self) {
+        self.account.release(self.inner.len_bytes() as u64);
+    }
+}
+
+impl RawMemory for AccountedMemory {
+    fn location(&self) -> MemoryLocation {
+        self.inner.location()
+    }
+    fn len_bytes(&self) -> usize {
+        self.inner.len_bytes()
+    }
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        self.inner.host_ptr()
+    }
+    fn device_ptr(&self) -> Option<u64> {
+        self.inner.device_ptr()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self.inner.as_any()
+    }
+}
+
 /// A cached allocation handed out by a [`MemoryPool`]; returns itself on drop.
 struct PooledMemory {
     inner: Option<Arc<dyn RawMemory>>,
@@ -268,12 +413,16 @@ impl PoolState {
 /// Caches allocations of one location by exact size so that buffers allocated and freed
 /// repeatedly (link receive buffers, worklist segments, per-run scratch) skip the backend's
 /// allocator. Blocks above `max_block` bytes bypass the cache.
+///
+/// A device's pool counts what it allocates in the device's [`MemoryUsage`] and enforces its
+/// limit (see the module docs); a pool made with [`MemoryPool::new`] counts nothing.
 #[derive(Clone)]
 pub struct MemoryPool {
     backend: Arc<dyn Backend>,
     location: MemoryLocation,
     max_block: usize,
     state: Arc<PoolState>,
+    account: Option<Arc<MemoryAccount>>,
 }
 
 impl fmt::Debug for MemoryPool {
@@ -302,7 +451,28 @@ impl MemoryPool {
                 cached_bytes: Mutex::new(0),
                 max_cached_bytes,
             }),
+            account: None,
         }
+    }
+
+    /// [`MemoryPool::new`] counting into `account` (a context's device pool).
+    pub(crate) fn accounted(
+        backend: Arc<dyn Backend>,
+        location: MemoryLocation,
+        max_block: usize,
+        max_cached_bytes: usize,
+        account: Arc<MemoryAccount>,
+    ) -> Self {
+        MemoryPool {
+            account: Some(account),
+            ..MemoryPool::new(backend, location, max_block, max_cached_bytes)
+        }
+    }
+
+    /// The device memory use this pool counts into (`None` for a pool made with
+    /// [`MemoryPool::new`]).
+    pub fn usage(&self) -> Option<MemoryUsage> {
+        self.account.as_ref().map(|a| a.usage())
     }
 
     /// Bytes currently cached (free for reuse).
@@ -327,7 +497,7 @@ impl MemoryPool {
 
     fn alloc_raw(&self, bytes: usize) -> Result<Arc<dyn RawMemory>> {
         if bytes > self.max_block {
-            return self.backend.allocate(self.location, bytes);
+            return self.allocate_counted(bytes);
         }
         let cached = self.state.free.lock().get_mut(&bytes).and_then(Vec::pop);
         let inner = match cached {
@@ -335,11 +505,59 @@ impl MemoryPool {
                 *self.state.cached_bytes.lock() -= bytes;
                 m
             }
-            None => self.backend.allocate(self.location, bytes)?,
+            None => self.allocate_counted(bytes)?,
         };
         Ok(Arc::new(PooledMemory {
             inner: Some(inner),
             pool: Arc::downgrade(&self.state),
         }))
+    }
+
+    /// A new backend allocation, counted (and limited) when the pool has an account.
+    fn allocate_counted(&self, bytes: usize) -> Result<Arc<dyn RawMemory>> {
+        let Some(account) = &self.account else {
+            return self.backend.allocate(self.location, bytes);
+        };
+        let requested = bytes as u64;
+        if account.try_reserve(requested).is_err() {
+            // Cached blocks count as in use: give them back and try again.
+            self.trim();
+            account
+                .try_reserve(requested)
+                .map_err(|in_use| Error::DeviceMemoryLimit {
+                    device: account.device.0,
+                    requested,
+                    in_use,
+                    // Without a limit only a count past `u64::MAX` fails.
+                    limit: account.limit.unwrap_or(u64::MAX),
+                })?;
+        }
+        let allocated = match self.backend.allocate(self.location, bytes) {
+            Err(e) if e.is_out_of_memory() && self.cached_bytes() > 0 => {
+                // The device is full: free what this pool caches and try once more.
+                self.trim();
+                self.backend.allocate(self.location, bytes)
+            }
+            other => other,
+        };
+        match allocated {
+            Ok(inner) => Ok(Arc::new(AccountedMemory {
+                inner,
+                account: Arc::clone(account),
+            })),
+            Err(e) => {
+                account.release(requested);
+                if !e.is_out_of_memory() {
+                    return Err(e);
+                }
+                Err(Error::DeviceOutOfMemory {
+                    device: account.device.0,
+                    requested,
+                    in_use: account.current(),
+                    limit: account.limit,
+                    source: Box::new(e),
+                })
+            }
+        }
     }
 }

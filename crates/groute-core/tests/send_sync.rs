@@ -18,6 +18,8 @@ fn public_handles_are_send_and_sync() {
     both::<Buffer<u32>>();
     both::<Segment<u32>>();
     both::<MemoryPool>();
+    both::<MemoryUsage>();
+    both::<ByteSize>();
     both::<Link<u32>>();
     both::<LinkSender<u32>>();
     both::<LinkReceiver<u32>>();

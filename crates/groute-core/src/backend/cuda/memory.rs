@@ -45,6 +45,7 @@ fn oom_or(err: Error, bytes: usize, location: MemoryLocation) -> Error {
         Error::OutOfMemory {
             bytes,
             location: format!("{location:?}"),
+            source: Some(Box::new(err)),
         }
     } else {
         err

@@ -31,12 +31,14 @@ impl HostMemory {
             Layout::from_size_align(len.max(1), ALIGN).map_err(|_| Error::OutOfMemory {
                 bytes: len,
                 location: format!("{location:?}"),
+                source: None,
             })?;
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| Error::OutOfMemory {
             bytes: len,
             location: format!("{location:?}"),
+            source: None,
         })?;
         Ok(HostMemory { ptr, len, location })
     }
