@@ -154,6 +154,7 @@ pub fn generate_input(size: usize, seed: u64) -> Result<Vec<u32>> {
         .map_err(|_| Error::OutOfMemory {
             bytes: size.saturating_mul(std::mem::size_of::<u32>()),
             location: format!("the host for a PBF input of {size} elements (lower --size)"),
+            source: None,
         })?;
     let mut stream = groute_graph::SplitMix64::new(seed);
     input.extend((0..size).map(|_| stream.next_u64() as u32));

@@ -139,6 +139,7 @@ pub fn local_worklist<T: Pod + Send>(
             location: format!(
                 "the host for a local worklist of {capacity} items (lower {setting})"
             ),
+            source: None,
         })?;
     slots.extend((0..capacity).map(|_| Slot {
         ready: AtomicBool::new(false),
