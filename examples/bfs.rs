@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, GraphReport, devices_of};
+use common::report::{ExecutionReport, GraphReport, devices_of, memory_of};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::bfs::{
     BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
@@ -320,6 +320,7 @@ fn run() -> Result<(), AnyError> {
     let mut report = Report::new("bfs");
     report.graph = Some(graph_report);
     report.devices = devices_of(&ctx);
+    report.memory = Some(memory_of(&ctx));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,

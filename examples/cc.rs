@@ -27,7 +27,7 @@ use groute::cc::{
 };
 use serde_json::json;
 
-use common::report::{ExecutionReport, GraphReport, Spread, Times, devices_of};
+use common::report::{ExecutionReport, GraphReport, Spread, Times, devices_of, memory_of};
 use common::{AnyError, GraphArgs, Report, RunArgs};
 
 /// Connected components (hook and compress over routed edge chunks) on 1..N devices.
@@ -127,6 +127,7 @@ fn run(args: Args) -> Result<(), AnyError> {
     let mut report = Report::new("cc");
     report.graph = Some(graph_report);
     report.devices = devices_of(&ctx);
+    report.memory = Some(memory_of(&ctx));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &args.run,

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, Spread, devices_of};
+use common::report::{ExecutionReport, Spread, devices_of, memory_of};
 use common::{AnyError, Report, RunArgs};
 use groute::pbf::{self, PbfConfig, Predicate};
 use serde::Serialize;
@@ -115,6 +115,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let median_s = run_spread.as_ref().map_or(0.0, |s| s.median) / 1e3;
     let mut report = Report::new("pbf");
     report.devices = devices_of(&ctx);
+    report.memory = Some(memory_of(&ctx));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &args.run,

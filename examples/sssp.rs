@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, GraphReport, devices_of};
+use common::report::{ExecutionReport, GraphReport, devices_of, memory_of};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
 use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
@@ -154,6 +154,7 @@ fn run() -> Result<(), AnyError> {
     let mut report = Report::new("sssp");
     report.graph = Some(graph_report);
     report.devices = devices_of(&ctx);
+    report.memory = Some(memory_of(&ctx));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,

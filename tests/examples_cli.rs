@@ -372,3 +372,71 @@ fn the_validator_rejects_reports_that_break_the_schema() {
     );
     assert!(!broken(&|w| w["extra"] = Value::Null).is_empty());
 }
+
+#[test]
+fn every_algorithm_reports_each_devices_peak_memory() {
+    for name in ["bfs", "sssp", "pagerank", "cc"] {
+        let value = report(
+            name,
+            &[
+                "--gen",
+                "kron:scale=10,ef=8,sym",
+                "--backend",
+                "host",
+                "--devices",
+                "2",
+            ],
+        );
+        let devices = value["memory"]["devices"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no memory.devices in {value:#}"));
+        assert_eq!(devices.len(), 2, "{name}: {value:#}");
+        for d in devices {
+            let peak = d["peak_bytes"].as_u64().expect("peak_bytes is an integer");
+            assert!(
+                peak > 0,
+                "{name}: device {} counted nothing: {value:#}",
+                d["device"]
+            );
+            assert!(d["current_bytes"].as_u64().expect("current_bytes") <= peak);
+            assert!(d["limit_bytes"].is_null());
+        }
+    }
+}
+
+#[test]
+fn a_device_memory_limit_too_small_fails_cleanly_and_a_large_one_holds() {
+    let graph = ["--gen", "kron:scale=12,ef=8,sym", "--backend", "host"];
+    let value = report("bfs", &graph);
+    let peak = value["memory"]["devices"][0]["peak_bytes"]
+        .as_u64()
+        .expect("peak_bytes is an integer");
+    let tight = (peak / 2).to_string();
+    let mut args = graph.to_vec();
+    args.extend(["--device-memory-limit", tight.as_str()]);
+    let out = run("bfs", &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("memory limit"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let roomy = (peak * 2).to_string();
+    let mut args = graph.to_vec();
+    args.extend(["--device-memory-limit", roomy.as_str()]);
+    let value = report("bfs", &args);
+    let device = &value["memory"]["devices"][0];
+    assert_eq!(device["limit_bytes"].as_u64(), Some(peak * 2));
+    assert!(device["peak_bytes"].as_u64().expect("peak_bytes") <= peak * 2);
+    assert_eq!(value["validated"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_device_memory_limit_that_does_not_parse_names_the_input() {
+    let out = run(
+        "bfs",
+        &["--device-memory-limit", "lots", "--backend", "host"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("lots"), "{stderr}");
+}

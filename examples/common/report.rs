@@ -33,12 +33,63 @@ pub struct Report {
     /// `true` when the result equals the reference, `null` when not checked (a failed check
     /// ends the run with an error instead).
     pub validated: Option<bool>,
-    /// Memory per device (filled by runs that count it).
-    pub memory: Option<Value>,
+    /// Memory per device and the host's peak (filled by runs that have a context).
+    pub memory: Option<MemoryReport>,
     /// Traffic between devices (filled by runs that count it).
     pub traffic: Option<Value>,
     /// The algorithm's own counters (rounds, items, ...).
     pub algorithm_stats: Value,
+}
+
+/// Memory of a run: every device's counted allocations and the host process's peak.
+#[derive(Serialize, Debug)]
+pub struct MemoryReport {
+    /// One entry per (virtual) device of the context.
+    pub devices: Vec<DeviceMemoryReport>,
+    /// The process's peak resident set (`VmHWM` of `/proc/self/status`); `None` where the
+    /// system does not say.
+    pub host_peak_bytes: Option<u64>,
+}
+
+/// One device's memory, as its pool counted it (live buffers and blocks cached for reuse).
+#[derive(Serialize, Debug)]
+pub struct DeviceMemoryReport {
+    /// The (virtual) device.
+    pub device: usize,
+    /// Bytes held when the report was made.
+    pub current_bytes: u64,
+    /// The most bytes held at once since the context was built.
+    pub peak_bytes: u64,
+    /// `--device-memory-limit`, if set.
+    pub limit_bytes: Option<u64>,
+    /// Bytes of the graph's structure on this device; `None` until the solvers report it.
+    pub graph_bytes: Option<u64>,
+}
+
+/// The memory section for `ctx`: every device's counts, and the host's peak.
+pub fn memory_of(ctx: &Context) -> MemoryReport {
+    MemoryReport {
+        devices: ctx
+            .memory_usage()
+            .into_iter()
+            .map(|usage| DeviceMemoryReport {
+                device: usage.device.0,
+                current_bytes: usage.current_bytes,
+                peak_bytes: usage.peak_bytes,
+                limit_bytes: usage.limit_bytes,
+                graph_bytes: None,
+            })
+            .collect(),
+        host_peak_bytes: host_peak_bytes(),
+    }
+}
+
+/// `VmHWM` of `/proc/self/status` in bytes (Linux); `None` elsewhere.
+fn host_peak_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// The input graph.

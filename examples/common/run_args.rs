@@ -1,11 +1,11 @@
 //! How a run is made and what it writes: devices, backend, execution, repeats, validation,
 //! outputs (`--devices`, `--backend`, `--execution`, `--repeat`, `--validate`, `--output`,
-//! `--json`), and the context they build.
+//! `--json`, `--device-memory-limit`), and the context they build.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use groute::core::{BackendChoice, Context, Jitter};
+use groute::core::{BackendChoice, ByteSize, Context, Jitter};
 
 use super::AnyError;
 use super::execution::Execution;
@@ -35,6 +35,9 @@ pub struct RunArgs {
     /// Write the JSON report (docs/report.schema.json) to PATH, or to stdout without PATH.
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Most bytes each device may hold (512M, 8G, plain bytes); past it a run fails cleanly.
+    #[arg(long, value_name = "SIZE")]
+    pub device_memory_limit: Option<ByteSize>,
     /// List the tuning flags (also read from the GROUTE_TUNING environment variable) and exit.
     #[arg(long)]
     pub help_tuning: bool,
@@ -69,11 +72,14 @@ impl RunArgs {
 
     /// The context for these flags; prints the fallback note when auto chose the host.
     pub fn context(&self) -> Result<Context, AnyError> {
-        let ctx = Context::builder()
+        let mut builder = Context::builder()
             .devices(self.devices)
             .backend(self.backend_choice()?)
-            .jitter(self.jitter.map(Jitter::seeded))
-            .build()?;
+            .jitter(self.jitter.map(Jitter::seeded));
+        if let Some(limit) = self.device_memory_limit {
+            builder = builder.device_memory_limit(limit.bytes());
+        }
+        let ctx = builder.build()?;
         if let Some(note) = ctx.fallback_note() {
             eprintln!("note: {note}");
         }
