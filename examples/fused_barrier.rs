@@ -1,4 +1,4 @@
-//! Times the fused kernel's grid barrier alone (`kernels/fused_barrier.cu`): for every
+//! Times the fused kernel's grid barrier alone (`kernels/runtime/fused_barrier.cu`): for every
 //! combination of ordering (acquire/release or fenced), polling (the generation word, or the
 //! tagged release record), sleep between polls, block size and grid, one cooperative launch of `--barriers` barriers, printed as microseconds per barrier.
 //! That is the floor of one level of the fused BFS/SSSP kernel (its synchronisation alone).

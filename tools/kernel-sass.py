@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Registers, spills and SASS of the project's kernels, on a machine without a GPU.
 
-    python3 tools/kernel-sass.py bfs.cu                      # every kernel of kernels/bfs.cu
-    python3 tools/kernel-sass.py sssp.cu --only _cluster     # kernels whose name contains it
-    python3 tools/kernel-sass.py bfs.cu -D GROUTE_TRACE_LEVEL=900
-    python3 tools/kernel-sass.py bfs.cu --sass bfs_fused_peer_cluster > peer.sass
-    python3 tools/kernel-sass.py bfs.cu --loops bfs_fused_peer_cluster    # its loops, nested
+    python3 tools/kernel-sass.py bfs/bfs.cu                  # every kernel of kernels/bfs/bfs.cu
+    python3 tools/kernel-sass.py sssp/sssp.cu --only _cluster    # kernels whose name contains it
+    python3 tools/kernel-sass.py bfs/bfs.cu -D GROUTE_TRACE_LEVEL=900
+    python3 tools/kernel-sass.py bfs/bfs.cu --sass bfs_fused_peer_cluster > peer.sass
+    python3 tools/kernel-sass.py bfs/bfs.cu --loops bfs_fused_peer_cluster    # its loops, nested
 
 Compiles as the runtime does (NVRTC 13.0, the pinned version of .ci/nvrtc.sh, to PTX for
 compute_90 with --std=c++17), then assembles for sm_90 with ptxas -v, which reports each
@@ -184,7 +184,7 @@ def loops(sass):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('source', help='a file of kernels/, e.g. bfs.cu')
+    ap.add_argument('source', help='a file of kernels/, by its path there, e.g. bfs/bfs.cu')
     ap.add_argument('--only', default='', help='kernels whose name contains this')
     ap.add_argument('-D', dest='defines', action='append', default=[], help='NAME[=VALUE]')
     ap.add_argument('--sass', metavar='KERNEL', help='print this kernel\'s SASS instead')
@@ -193,7 +193,7 @@ def main():
                          'instructions and their spills, memory operations and barriers')
     a = ap.parse_args()
     if not os.path.exists(os.path.join(ROOT, 'kernels', a.source)):
-        sys.exit(f'no kernels/{a.source}; name a file of kernels/, e.g. bfs.cu')
+        sys.exit(f'no kernels/{a.source}; name a file of kernels/ by its path there, e.g. bfs/bfs.cu')
     install()
     with tempfile.TemporaryDirectory() as d:
         p, cubin = os.path.join(d, 'k.ptx'), os.path.join(d, 'k.cubin')

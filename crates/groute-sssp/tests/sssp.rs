@@ -530,7 +530,7 @@ fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
 }
 
 /// The CUDA translation unit compiles with NVRTC for the GPU machine's architecture (the
-/// same check as groute-core's `kernels_compile`, which covers `kernels/*.cu` only).
+/// same check as groute-core's `kernels_compile`, which covers the `.cu` files only).
 #[test]
 fn the_cuda_kernels_compile() {
     if let Err(e) = groute_core::cuda::nvrtc_version() {
