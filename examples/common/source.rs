@@ -2,7 +2,6 @@
 //! the largest weakly connected component (so the run covers most of the graph), with a
 //! warning when a given source lies in a component of fewer than 1% of the vertices.
 
-use groute::cc::cc_reference;
 use groute::graph::{Graph, InputOrder};
 
 use super::AnyError;
@@ -19,14 +18,58 @@ pub struct Source {
     pub component: usize,
 }
 
-/// Component sizes and each vertex's component label (a representative vertex).
-fn components(graph: &Graph) -> (Vec<u32>, Vec<usize>) {
-    let labels = cc_reference(&graph.csr);
-    let mut sizes = vec![0usize; labels.len()];
-    for &l in &labels {
-        sizes[l as usize] += 1;
+/// A zeroed vector of `len` `u32`s, or an error naming what it was for (no abort when the
+/// host cannot hold it).
+fn try_u32s(len: usize, what: &str) -> Result<Vec<u32>, AnyError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        format!(
+            "out of memory: cannot allocate {} bytes for {what} (4 bytes per vertex); pass \
+             --source to skip the component search, or use a smaller graph",
+            len.saturating_mul(4)
+        )
+    })?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// Each vertex's weakly connected component (the smallest vertex of it, by union-find with
+/// path halving over every arc) and the component sizes indexed by that label: 8 bytes per
+/// vertex, allocated fallibly.
+fn components(graph: &Graph) -> Result<(Vec<u32>, Vec<u32>), AnyError> {
+    let csr = &graph.csr;
+    let n = csr.num_vertices();
+    let mut parent = try_u32s(n, "the component labels")?;
+    parent
+        .iter_mut()
+        .enumerate()
+        .for_each(|(v, p)| *p = v as u32);
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            let grand = parent[parent[x as usize] as usize];
+            parent[x as usize] = grand;
+            x = grand;
+        }
+        x
     }
-    (labels, sizes)
+    for u in 0..n {
+        for &v in csr.neighbors(u as u32) {
+            let (ru, rv) = (find(&mut parent, u as u32), find(&mut parent, v));
+            if ru != rv {
+                let (lo, hi) = if ru < rv { (ru, rv) } else { (rv, ru) };
+                parent[hi as usize] = lo;
+            }
+        }
+    }
+    for v in 0..n as u32 {
+        let root = find(&mut parent, v);
+        parent[v as usize] = root;
+    }
+    let mut sizes = try_u32s(n, "the component sizes")?;
+    for &label in &parent {
+        sizes[label as usize] += 1;
+    }
+    Ok((parent, sizes))
 }
 
 /// The highest-out-degree vertex (lowest rank among equals) of the largest weakly connected
@@ -34,7 +77,7 @@ fn components(graph: &Graph) -> (Vec<u32>, Vec<usize>) {
 /// vertices.
 pub fn default_source(graph: &Graph, order: &InputOrder) -> Result<Source, AnyError> {
     let n = graph.num_vertices();
-    let (labels, sizes) = components(graph);
+    let (labels, sizes) = components(graph)?;
     let largest = (0..n)
         .max_by_key(|&l| (sizes[l], std::cmp::Reverse(l)))
         .ok_or("the graph has no vertices; give a non-empty graph")?;
@@ -49,7 +92,7 @@ pub fn default_source(graph: &Graph, order: &InputOrder) -> Result<Source, AnyEr
         .ok_or("the largest component has no vertex")?;
     Ok(Source {
         rank,
-        component: sizes[largest],
+        component: sizes[largest] as usize,
     })
 }
 
@@ -67,14 +110,18 @@ pub fn pick(graph: &Graph, order: &InputOrder, given: Option<u64>) -> Result<u32
                     order.external_of_rank(0)
                 )
             })?;
-            let (labels, sizes) = components(graph);
-            let size = sizes[labels[order.vertex_of_rank(rank) as usize] as usize];
-            if (size as f64) < SMALL_COMPONENT * n as f64 {
-                eprintln!(
-                    "warning: --source {ext} lies in a component of {size} of the {n} vertices \
-                     (under 1%); the run reaches at most those. Leave --source out to start in \
-                     the largest component"
-                );
+            match components(graph) {
+                Ok((labels, sizes)) => {
+                    let size = sizes[labels[order.vertex_of_rank(rank) as usize] as usize];
+                    if (size as f64) < SMALL_COMPONENT * n as f64 {
+                        eprintln!(
+                            "warning: --source {ext} lies in a component of {size} of the {n} \
+                             vertices (under 1%); the run reaches at most those. Leave --source \
+                             out to start in the largest component"
+                        );
+                    }
+                }
+                Err(e) => eprintln!("note: the source's component was not checked: {e}"),
             }
             Ok(rank)
         }

@@ -489,7 +489,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 });
             }
             let stats = run_workers(&context, workers, options)?;
-            let mut values = for_owned_ranges(n);
+            let mut values = for_owned_ranges(n)?;
             for (d, storage) in self.devices.iter().enumerate() {
                 if let DeviceStorage::Cuda(dev) = storage {
                     let owned = self.partition.range(d);
@@ -503,7 +503,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 fused: bounded,
             });
         }
-        let mut init = vec![UNREACHED; n];
+        let mut init = filled_values(n, UNREACHED)?;
         for &s in sources {
             if let Some(x) = init.get_mut(s as usize) {
                 *x = 0;
@@ -537,7 +537,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             }));
         }
         let stats = run(&context, &programs, seeds, options)?;
-        let mut values = for_owned_ranges(n);
+        let mut values = for_owned_ranges(n)?;
         for (d, device) in context.devices().iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(device, &programs[d].ops.values.buffer, owned, &mut values)?;
@@ -586,7 +586,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             options,
             FusedDefaults::for_graph(self.average_degree),
         )?;
-        let mut values = for_owned_ranges(self.num_vertices);
+        let mut values = for_owned_ranges(self.num_vertices)?;
         for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
             download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
@@ -630,9 +630,37 @@ fn mixed_backends() -> Error {
 
 /// The value array that every device's owned range is downloaded into: zeroed lazily (no
 /// pass over it), since the partition's ranges tile `0..n` (checked by `new`), so the
-/// downloads, which touch its pages on rayon's threads, overwrite every value.
-fn for_owned_ranges(n: usize) -> Vec<u32> {
-    bytemuck::zeroed_vec(n)
+/// downloads, which touch its pages on rayon's threads, overwrite every value. An error, not
+/// an abort, when the host cannot hold it.
+fn for_owned_ranges(n: usize) -> Result<Vec<u32>, groute_core::Error> {
+    bytemuck::allocation::try_zeroed_vec(n).map_err(|()| result_out_of_memory(n))
+}
+
+/// The host's value array of `n` vertices all at `value`, or an error naming its size.
+fn filled_values(n: usize, value: u32) -> Result<Vec<u32>, groute_core::Error> {
+    let mut values = Vec::new();
+    reserve_values(&mut values, n)?;
+    values.resize(n, value);
+    Ok(values)
+}
+
+/// Reserves room for `n` values, or [`groute_core::Error::OutOfMemory`] naming the bytes.
+fn reserve_values(values: &mut Vec<u32>, n: usize) -> Result<(), groute_core::Error> {
+    values
+        .try_reserve_exact(n)
+        .map_err(|_| result_out_of_memory(n))
+}
+
+/// The host could not hold a result of `n` vertices.
+fn result_out_of_memory(n: usize) -> groute_core::Error {
+    groute_core::Error::OutOfMemory {
+        bytes: n.saturating_mul(std::mem::size_of::<u32>()),
+        location: format!(
+            "the host for the result of {n} vertices (a smaller graph, or a machine with more \
+             memory)"
+        ),
+        source: None,
+    }
 }
 
 /// Copies the `owned` range of `buffer` (a value array on `device`) into `values` (the whole
