@@ -184,6 +184,7 @@ mod local;
 mod priority_counter;
 mod ring;
 mod split;
+mod sync;
 mod termination;
 pub mod traversal;
 
