@@ -194,6 +194,7 @@ mod local;
 mod priority_counter;
 mod ring;
 mod split;
+mod sync;
 mod termination;
 pub mod traversal;
 

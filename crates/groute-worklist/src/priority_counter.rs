@@ -33,9 +33,8 @@
 //! ```
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use parking_lot::Mutex;
+use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering};
 
 /// What one driver step did, reported in ONE update ([`PriorityCounter::report`]).
 ///
