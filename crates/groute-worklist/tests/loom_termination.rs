@@ -485,15 +485,6 @@ const TWO_DEVICES: Workload = Workload {
     preemptions: 3,
 };
 
-/// One seed travelling around a ring of three devices, branching once.
-const THREE_DEVICES: Workload = Workload {
-    seeds: &[(0, 0)],
-    children: &[&[1, 2], &[3], &[], &[]],
-    prio: &[0; 4],
-    devices: 3,
-    preemptions: 1,
-};
-
 /// Soft priority (bands of 10): the seeds' children fall in three bands, so the run needs
 /// two advances, one of them jumping over an empty band.
 const PRIORITIES: Workload = Workload {
@@ -510,22 +501,8 @@ fn termination_ends_exactly_once_with_nothing_left_on_two_devices() {
 }
 
 #[test]
-#[ignore = "three polling drivers take more than minutes under loom; run with --ignored"]
-fn termination_ends_exactly_once_with_nothing_left_on_three_devices() {
-    model(THREE_DEVICES, Reporting::OneUpdate, termination_counter);
-}
-
-#[test]
 fn priority_consensus_advances_only_when_no_earlier_work_exists_and_ends_once() {
     model(PRIORITIES, Reporting::OneUpdate, priority_counter);
-}
-
-#[test]
-#[ignore = "three polling drivers take more than minutes under loom; run with --ignored"]
-fn priority_counter_without_priority_ends_exactly_once_on_three_devices() {
-    model(THREE_DEVICES, Reporting::OneUpdate, |devices| {
-        PriorityCounter::new(devices, None)
-    });
 }
 
 #[test]
