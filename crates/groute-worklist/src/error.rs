@@ -21,7 +21,7 @@ pub enum WorklistError {
         outstanding: i64,
     },
     /// Items go around the ring without any device keeping them: the split
-    /// ([`SplitOps::split`](crate::SplitOps::split)) passes on items that their owner should
+    /// ([`SplitOps::on_receive`](crate::SplitOps::on_receive)) passes on items that their owner should
     /// keep, and the run would never end.
     #[error(
         "no progress: the split keeps items on no device ({sent} items sent onto a ring of \
