@@ -406,7 +406,16 @@ fn every_algorithm_reports_each_devices_peak_memory() {
 
 #[test]
 fn a_device_memory_limit_too_small_fails_cleanly_and_a_large_one_holds() {
-    let graph = ["--gen", "kron:scale=12,ef=8,sym", "--backend", "host"];
+    // Two devices: on one host device the direction-optimizing BFS keeps its arrays in host
+    // vectors, not in device memory, and counts nothing.
+    let graph = [
+        "--gen",
+        "kron:scale=12,ef=8,sym",
+        "--backend",
+        "host",
+        "--devices",
+        "2",
+    ];
     let value = report("bfs", &graph);
     let peak = value["memory"]["devices"][0]["peak_bytes"]
         .as_u64()
