@@ -393,20 +393,41 @@ impl RawMemory for PooledMemory {
     }
 }
 
+/// The free blocks and their total size, under one lock so that the total always equals the
+/// sum of the blocks (a pop and a trim racing must not count a block twice).
+#[derive(Default)]
+struct Cache {
+    free: HashMap<usize, Vec<Arc<dyn RawMemory>>>,
+    bytes: usize,
+}
+
 struct PoolState {
-    free: Mutex<HashMap<usize, Vec<Arc<dyn RawMemory>>>>,
-    cached_bytes: Mutex<usize>,
+    cache: Mutex<Cache>,
     max_cached_bytes: usize,
 }
 
 impl PoolState {
     fn give_back(&self, mem: Arc<dyn RawMemory>) {
         let bytes = mem.len_bytes();
-        let mut cached = self.cached_bytes.lock();
-        if *cached + bytes <= self.max_cached_bytes {
-            *cached += bytes;
-            self.free.lock().entry(bytes).or_default().push(mem);
+        let mut cache = self.cache.lock();
+        if cache.bytes + bytes <= self.max_cached_bytes {
+            cache.bytes += bytes;
+            cache.free.entry(bytes).or_default().push(mem);
         }
+        // Otherwise `mem` drops after the lock is released: the backend frees it.
+    }
+
+    fn take(&self, bytes: usize) -> Option<Arc<dyn RawMemory>> {
+        let mut cache = self.cache.lock();
+        let block = cache.free.get_mut(&bytes).and_then(Vec::pop)?;
+        cache.bytes -= bytes;
+        Some(block)
+    }
+
+    fn trim(&self) {
+        let freed = std::mem::take(&mut *self.cache.lock());
+        // The blocks free (and leave the account) here, outside the lock.
+        drop(freed);
     }
 }
 
@@ -429,7 +450,7 @@ impl fmt::Debug for MemoryPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryPool")
             .field("location", &self.location)
-            .field("cached_bytes", &*self.state.cached_bytes.lock())
+            .field("cached_bytes", &self.state.cache.lock().bytes)
             .finish()
     }
 }
@@ -447,8 +468,7 @@ impl MemoryPool {
             location,
             max_block,
             state: Arc::new(PoolState {
-                free: Mutex::new(HashMap::new()),
-                cached_bytes: Mutex::new(0),
+                cache: Mutex::new(Cache::default()),
                 max_cached_bytes,
             }),
             account: None,
@@ -477,13 +497,12 @@ impl MemoryPool {
 
     /// Bytes currently cached (free for reuse).
     pub fn cached_bytes(&self) -> usize {
-        *self.state.cached_bytes.lock()
+        self.state.cache.lock().bytes
     }
 
     /// Frees every cached block.
     pub fn trim(&self) {
-        self.state.free.lock().clear();
-        *self.state.cached_bytes.lock() = 0;
+        self.state.trim();
     }
 
     /// Allocates `len` elements of `T` (contents unspecified: zero on first use, stale when
@@ -499,12 +518,8 @@ impl MemoryPool {
         if bytes > self.max_block {
             return self.allocate_counted(bytes);
         }
-        let cached = self.state.free.lock().get_mut(&bytes).and_then(Vec::pop);
-        let inner = match cached {
-            Some(m) => {
-                *self.state.cached_bytes.lock() -= bytes;
-                m
-            }
+        let inner = match self.state.take(bytes) {
+            Some(m) => m,
             None => self.allocate_counted(bytes)?,
         };
         Ok(Arc::new(PooledMemory {
