@@ -2,7 +2,8 @@
 # Hostile inputs against the release examples: every one must end within 30 s with exit code 1
 # or 2 and a message, under a 4 GB address-space limit, with no panic and no signal.
 #
-# Build first: cargo build --release --example bfs --example pbf --example graphinfo
+# Build first: cargo build --release --example bfs --example pbf --example graphinfo (or pass
+# the debug examples that `cargo test` builds, as CI does)
 # Usage: tools/hostile-inputs.sh [EXAMPLES_DIR]   (default: $CARGO_TARGET_DIR or target,
 #        then release/examples)
 set -u

@@ -476,6 +476,7 @@ __device__ ClusterSoloResult cluster_solo_run(
                 cluster_wait();
                 const ClusterLevelEnd e = level_end(level, unlisted);
                 if (e.last) {
+                    cluster_sync();  // see the exit barrier in the level loop below
                     return result(level, e, unlisted, 0u);  // the others hand the batch over
                 }
                 unlisted += e.total;
@@ -545,6 +546,13 @@ __device__ ClusterSoloResult cluster_solo_run(
         const ClusterLevelEnd e = level_end(level, unlisted);
         mine = e.mine;
         if (e.last) {
+            // The exit barrier: level_end read the other blocks' counters (and block 0's stop
+            // and abort words) in their shared memory. No block may leave this function,
+            // exit, or start the next phase (whose setup rewrites its words) while another
+            // block can still be reading them. `e.last` is the same in every block (it
+            // follows from the counters every block reads alike), so every thread of the
+            // cluster, the peer warp included, arrives here at the same level.
+            cluster_sync();
             // Hand the batch over: the spills are at [listed, listed + spilled); the entries
             // follow, block by block. (The worklist's end: the mode lists only its last batch.)
             const unsigned int listed = words[CLUSTER_END];

@@ -1005,8 +1005,13 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         started_ns = peer_clock_ns();
     }
 #endif
-    if (threadIdx.x == 0u) {
-        peer.start(inbox_taken, sends_counted);  // read after cluster_solo_run's first barrier
+    if (SoloPeerWarp<PEERED, true>::lane()) {
+        // By the thread that reads and writes the words through the levels (the peer warp's
+        // lane 0), so no other thread's access orders against them but the report's, after
+        // the block barrier below. (Written by thread 0 and read by the peer warp between
+        // its arrival at level 0's barrier and its wait, compute-sanitizer's racecheck
+        // reported the pair as a hazard, though the mode's first cluster barrier orders it.)
+        peer.start(inbox_taken, sends_counted);
     }
     // Members map the appends' addresses at use (ClusterWorklist says why).
     const ClusterSoloResult r = cluster_solo_run<Relax, WEIGHTED, ENTRIES, PEERED>(
@@ -1014,9 +1019,9 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
         a.template send_buffer<PEERED>(a.ctrl), a.low_list(current, threshold), arrays, start,
         end, a.solo_max, FUSED_ABORT_POLL, a.abort, peer);
     if (PEERED) {
-        // The peer warp's last words were written after its arrival at the mode's last
-        // cluster barrier (after_arrive), which orders nothing after it: read them after
-        // this one.
+        // The peer warp's words, read below by thread 0: its last ones were written after
+        // its arrival at the last level's cluster barrier (after_arrive); the mode's exit
+        // barrier orders them, and this block barrier says so within the block.
         __syncthreads();
     }
     if (blockIdx.x == 0u && threadIdx.x == 0u) {
