@@ -147,6 +147,33 @@ impl HostEvent {
     }
 }
 
+/// The device to blame for a stalled stream of `device` blocked on `blocked_on`: it waits
+/// for a stream of another device, which may itself wait for a third; the last stream of
+/// that chain that is not running an operation is the one that hangs.
+fn upstream_stall(mut device: PhysicalDevice, mut blocked_on: Option<Arc<HostEvent>>) -> usize {
+    // A chain of waits never runs through more streams than a few; the bound only guards
+    // against a cycle.
+    for _ in 0..16 {
+        let Some(event) = blocked_on.take() else {
+            break;
+        };
+        let recorder = event.state.lock().recorder.clone();
+        let Some((exec, stream)) = recorder else {
+            break;
+        };
+        let Some(exec) = exec.upgrade() else {
+            break;
+        };
+        let a = exec.activity(stream);
+        if a.running {
+            break;
+        }
+        device = exec.device;
+        blocked_on = a.blocked_on;
+    }
+    device
+}
+
 impl RawEvent for HostEvent {
     fn device(&self) -> PhysicalDevice {
         self.device
@@ -192,7 +219,10 @@ impl RawEvent for HostEvent {
                     last = Some(a.progress);
                     since = Instant::now();
                 }
-                Some((device, _)) => return Err(Error::DeviceStalled { device, timeout }),
+                Some((device, a)) => {
+                    let device = upstream_stall(device, a.blocked_on);
+                    return Err(Error::DeviceStalled { device, timeout });
+                }
                 None => {
                     return Err(Error::DeviceStalled {
                         device: self.device,

@@ -72,12 +72,14 @@ struct State {
 }
 
 /// What a stream of an executor is doing, for the stall watchdog.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Activity {
     /// Operations it started or finished so far.
     pub(crate) progress: u64,
     /// Whether one of its operations is running now.
     pub(crate) running: bool,
+    /// The event it waits for, when a wait heads its queue.
+    pub(crate) blocked_on: Option<Arc<HostEvent>>,
 }
 
 /// What the thread does next.
@@ -152,9 +154,14 @@ impl Executor {
     /// What `stream` is doing (see [`Activity`]).
     pub(crate) fn activity(&self, stream: usize) -> Activity {
         let st = self.state.lock();
+        let queue = st.streams.get(stream);
         Activity {
-            progress: st.streams.get(stream).map_or(0, |q| q.progress),
+            progress: queue.map_or(0, |q| q.progress),
             running: st.running == Some(stream),
+            blocked_on: match queue.and_then(|q| q.ops.front()) {
+                Some(Op::Wait(ev, _)) => Some(Arc::clone(ev)),
+                _ => None,
+            },
         }
     }
 
