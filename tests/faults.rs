@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use groute::bfs::BfsError;
-use groute::cc::CcError;
+use groute::bfs::{BfsError, bfs_reference};
+use groute::cc::{CcError, cc_reference};
 use groute::core::{Error as CoreError, FaultPlan};
-use groute::pagerank::PageRankError;
-use groute::sssp::SsspError;
+use groute::pagerank::{PageRankError, pagerank_reference};
+use groute::sssp::{SsspError, sssp_reference};
 use groute::worklist::WorklistError;
 use groute::{Backend, Error, Graph, Runner};
 
@@ -45,24 +45,27 @@ enum Kind {
 #[derive(Clone, Copy, Debug)]
 enum Algo {
     Bfs,
+    /// BFS on a symmetric graph: direction-optimizing.
+    BfsDo,
     Sssp,
     PageRank,
     Cc,
 }
 
-/// Runs `algo` on `devices` host devices with `faults`; checks that it fails within
+/// Runs `algo` on `devices` host devices with `faults`. A run that fails must do so within
 /// [`BOUND`] with the error `kind` causes, naming `device` (for a stalled link, `device` or
-/// `other`, its two ends: the one issuing its copies).
+/// `other`, its two ends: the one issuing its copies); returns how long it took, or `None`
+/// when the run succeeded (a fault after the run's last operation never fires).
 fn fails(
     algo: Algo,
     devices: usize,
     faults: FaultPlan,
     kind: Kind,
     (device, other): (usize, usize),
-) {
+) -> Option<Duration> {
     // Directed, so that BFS runs on the asynchronous worklist; symmetric for CC.
     let graph = Graph::generate(match algo {
-        Algo::Cc => "kron:scale=8,ef=8,sym,seed=3",
+        Algo::Cc | Algo::BfsDo => "kron:scale=8,ef=8,sym,seed=3",
         _ => "kron:scale=8,ef=8,seed=3",
     })
     .unwrap();
@@ -75,13 +78,31 @@ fn fails(
         .stall_timeout(Some(STALL))
         .faults(faults);
     let start = Instant::now();
+    let csr = &graph.as_graph().csr;
+    // A run that succeeds (the fault point lies past its end) must be right.
     let err = match algo {
-        Algo::Bfs => runner.bfs(&graph, source).map(drop),
-        Algo::Sssp => runner.sssp(&graph, source).map(drop),
-        Algo::PageRank => runner.pagerank(&graph).map(drop),
-        Algo::Cc => runner.cc(&graph).map(drop),
+        Algo::Bfs | Algo::BfsDo => runner
+            .bfs(&graph, source)
+            .map(|r| assert_eq!(r.levels, bfs_reference(csr, source), "{kind:?}")),
+        Algo::Sssp => runner
+            .sssp(&graph, source)
+            .map(|r| assert_eq!(r.distances, sssp_reference(csr, source), "{kind:?}")),
+        Algo::PageRank => runner.pagerank(&graph).map(|r| {
+            let exact = pagerank_reference(csr, 0.85);
+            let l1: f64 = r
+                .ranks
+                .iter()
+                .zip(&exact.ranks)
+                .map(|(a, b)| (f64::from(*a) - b).abs())
+                .sum();
+            let allowed = r.error_bound() + 1e-5 * graph.vertices() as f64;
+            assert!(l1 <= allowed, "{kind:?}: L1 {l1} > {allowed}");
+        }),
+        Algo::Cc => runner
+            .cc(&graph)
+            .map(|r| assert_eq!(r.labels, cc_reference(csr), "{kind:?}")),
     }
-    .expect_err("the faulty run must fail");
+    .err()?;
     let took = start.elapsed();
     assert!(took < BOUND, "{algo:?} {kind:?}: took {took:?} ({err})");
     let core = core_error(&err).unwrap_or_else(|| panic!("{algo:?} {kind:?}: {err}"));
@@ -101,15 +122,37 @@ fn fails(
         ),
     }
     eprintln!("{algo:?} {kind:?} on {devices} devices: {took:?}: {err}");
+    Some(took)
 }
 
+/// The operation counts after which a device stops: from set-up into the run, until the run
+/// ends before the fault fires (each stop costs a stall timeout or two, so only a few).
+const STOP_AFTER: &[u64] = &[1, 8, 40, 200, 1000];
+/// The same for a panic (which ends the run at once: a finer sweep).
+const PANIC_AFTER: &[u64] = &[1, 3, 8, 20, 50, 120, 300, 800, 2000, 5000];
+
 fn every_fault(algo: Algo) {
-    // Early (during set-up) and later (during the run).
-    for after in [2, 8] {
-        let stop = FaultPlan::new().stop_device(1, after);
-        fails(algo, 2, stop, Kind::Stop, (1, 1));
-        let panic = FaultPlan::new().panic_device(2, after);
-        fails(algo, 3, panic, Kind::Panic, (2, 2));
+    for (kind, devices, device, points) in [
+        (Kind::Stop, 2, 1, STOP_AFTER),
+        (Kind::Panic, 3, 2, PANIC_AFTER),
+    ] {
+        let mut fired = 0;
+        for &after in points {
+            let plan = match kind {
+                Kind::Panic => FaultPlan::new().panic_device(device, after),
+                _ => FaultPlan::new().stop_device(device, after),
+            };
+            if fails(algo, devices, plan, kind, (device, device)).is_none() {
+                break;
+            }
+            fired += 1;
+        }
+        // At least the first two (a sweep that ends at once tests nothing of the run).
+        assert!(
+            fired >= 2,
+            "{algo:?} {kind:?}: only {fired} fault points fired"
+        );
+        eprintln!("{algo:?} {kind:?}: {fired} fault points fired");
     }
     // A link the run uses: the ring 0 -> 1 -> 2 -> 0 of the worklist and PageRank, the
     // merge of device 1's components into device 0's of CC.
@@ -118,12 +161,31 @@ fn every_fault(algo: Algo) {
         _ => (0, 1),
     };
     let stall = FaultPlan::new().stall_copies(from, to);
-    fails(algo, 3, stall, Kind::StallLink, (from, to));
+    assert!(
+        fails(algo, 3, stall, Kind::StallLink, (from, to)).is_some(),
+        "{algo:?}: a stalled link {from} -> {to} went unnoticed"
+    );
 }
 
 #[test]
 fn bfs_ends_with_an_error_naming_the_faulty_device() {
     every_fault(Algo::Bfs);
+}
+
+#[test]
+fn direction_optimizing_bfs_ends_with_an_error_naming_the_faulty_device() {
+    let graph = Graph::generate("kron:scale=8,ef=8,sym,seed=3").unwrap();
+    let run = Runner::new()
+        .devices(2)
+        .backend(Backend::Host)
+        .bfs(&graph, 0)
+        .unwrap();
+    assert!(
+        run.stats.engine.starts_with("direction-optimizing"),
+        "{}",
+        run.stats.engine
+    );
+    every_fault(Algo::BfsDo);
 }
 
 #[test]
