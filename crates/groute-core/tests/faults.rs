@@ -80,6 +80,23 @@ fn a_long_kernel_is_not_a_stall() {
 }
 
 #[test]
+fn a_stream_waiting_on_a_long_kernel_of_another_device_is_not_a_stall() {
+    bounded(2, FaultPlan::new(), |ctx| {
+        let (d0, d1) = (
+            ctx.device(DeviceId(0)).unwrap(),
+            ctx.device(DeviceId(1)).unwrap(),
+        );
+        d0.stream()
+            .launch_host(|| std::thread::sleep(STALL * 3))
+            .unwrap();
+        let ev = d0.stream().record().unwrap();
+        d1.stream().wait(&ev).unwrap();
+        d1.stream().launch_host(|| {}).unwrap();
+        d1.stream().synchronize().unwrap();
+    });
+}
+
+#[test]
 fn a_device_that_panics_fails_every_later_wait_naming_it() {
     bounded(2, FaultPlan::new().panic_device(1, 2), |ctx| {
         let d1 = ctx.device(DeviceId(1)).unwrap();

@@ -147,12 +147,15 @@ impl HostEvent {
     }
 }
 
-/// The device to blame for a stalled stream of `device` blocked on `blocked_on`: it waits
-/// for a stream of another device, which may itself wait for a third; the last stream of
-/// that chain that is not running an operation is the one that hangs.
-fn upstream_stall(mut device: PhysicalDevice, mut blocked_on: Option<Arc<HostEvent>>) -> usize {
-    // A chain of waits never runs through more streams than a few; the bound only guards
-    // against a cycle.
+/// The device to blame for a stream of `device` that made no progress while blocked on
+/// `blocked_on`: it waits for a stream of another device, which may itself wait for a third;
+/// the last stream of that chain hangs. `None` when a stream of the chain is running an
+/// operation (a long kernel upstream is not a stall).
+fn upstream_stall(
+    mut device: PhysicalDevice,
+    mut blocked_on: Option<Arc<HostEvent>>,
+) -> Option<PhysicalDevice> {
+    // A chain of waits runs through a few streams; the bound only guards against a cycle.
     for _ in 0..16 {
         let Some(event) = blocked_on.take() else {
             break;
@@ -166,12 +169,12 @@ fn upstream_stall(mut device: PhysicalDevice, mut blocked_on: Option<Arc<HostEve
         };
         let a = exec.activity(stream);
         if a.running {
-            break;
+            return None;
         }
         device = exec.device;
         blocked_on = a.blocked_on;
     }
-    device
+    Some(device)
 }
 
 impl RawEvent for HostEvent {
@@ -219,10 +222,10 @@ impl RawEvent for HostEvent {
                     last = Some(a.progress);
                     since = Instant::now();
                 }
-                Some((device, a)) => {
-                    let device = upstream_stall(device, a.blocked_on);
-                    return Err(Error::DeviceStalled { device, timeout });
-                }
+                Some((device, a)) => match upstream_stall(device, a.blocked_on) {
+                    Some(device) => return Err(Error::DeviceStalled { device, timeout }),
+                    None => since = Instant::now(),
+                },
                 None => {
                     return Err(Error::DeviceStalled {
                         device: self.device,
