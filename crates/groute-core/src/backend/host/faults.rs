@@ -99,9 +99,7 @@ impl FaultPlan {
 
     /// Whether copies from device `from` to device `to` stall.
     pub(crate) fn stalls_copy(&self, from: usize, to: usize) -> bool {
-        self.faults
-            .iter()
-            .any(|f| *f == Fault::StallCopies { from, to })
+        self.faults.contains(&Fault::StallCopies { from, to })
     }
 }
 
