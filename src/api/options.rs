@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
-use groute_core::{BackendChoice, BackendKind};
+use groute_core::{BackendChoice, BackendKind, DEFAULT_STALL_TIMEOUT, FaultPlan};
 use groute_graph::PartitionMethod;
 use serde::{Deserialize, Serialize};
 
@@ -203,6 +204,9 @@ pub struct Runner {
     pub(crate) execution: Execution,
     pub(crate) partition: Partition,
     pub(crate) jitter: Option<u64>,
+    pub(crate) stall_timeout: Option<Duration>,
+    #[serde(skip)]
+    pub(crate) faults: FaultPlan,
 }
 
 impl Default for Runner {
@@ -220,6 +224,8 @@ impl Runner {
             execution: Execution::Auto,
             partition: Partition::Auto,
             jitter: None,
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            faults: FaultPlan::new(),
         }
     }
 
@@ -252,6 +258,22 @@ impl Runner {
     /// that results do not depend on the schedule (`None`: no jitter, the default).
     pub fn jitter(mut self, seed: Option<u64>) -> Runner {
         self.jitter = seed;
+        self
+    }
+
+    /// Host backend only: how long a wait for a device's work lets that device make no
+    /// progress before the run fails with [`groute_core::Error::DeviceStalled`] naming it
+    /// (default [`DEFAULT_STALL_TIMEOUT`], 60 s; `None`: wait forever). A device that fails
+    /// (a kernel panics) ends the run at once with [`groute_core::Error::DeviceFailed`].
+    pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Runner {
+        self.stall_timeout = timeout;
+        self
+    }
+
+    /// Host backend only: faults to inject (tests of failure handling).
+    #[doc(hidden)]
+    pub fn faults(mut self, faults: FaultPlan) -> Runner {
+        self.faults = faults;
         self
     }
 

@@ -106,6 +106,8 @@ impl Runner {
             .devices(self.devices)
             .backend(self.backend.choice())
             .jitter(self.jitter.map(Jitter::seeded))
+            .stall_timeout(self.stall_timeout)
+            .faults(self.faults.clone())
             .build()?;
         if self.execution == Execution::DeviceDriven && ctx.backend_kind() == BackendKind::Host {
             return Err(Error::ExecutionUnavailable {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use bytemuck::Pod;
 
-use crate::backend::host::{HostBackend, Jitter};
+use std::time::Duration;
+
+use crate::backend::host::{DEFAULT_STALL_TIMEOUT, FaultPlan, HostBackend, Jitter};
 use crate::backend::{
     Backend, BackendKind, DeviceProperties, EventKind, MemoryLocation, PhysicalDevice,
     StreamPriority,
@@ -73,6 +75,8 @@ pub struct ContextBuilder {
     jitter: Option<Jitter>,
     physical_limit: Option<usize>,
     device_memory_limit: Option<u64>,
+    stall_timeout: Option<Duration>,
+    faults: FaultPlan,
 }
 
 impl Default for ContextBuilder {
@@ -83,6 +87,8 @@ impl Default for ContextBuilder {
             jitter: None,
             physical_limit: None,
             device_memory_limit: None,
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            faults: FaultPlan::new(),
         }
     }
 }
@@ -103,6 +109,23 @@ impl ContextBuilder {
     /// Host-backend jitter (ignored by other backends).
     pub fn jitter(mut self, jitter: Option<Jitter>) -> Self {
         self.jitter = jitter;
+        self
+    }
+
+    /// Host backend: how long a host wait (an event, a stream's synchronisation, a host
+    /// kernel's result) lets the stream it waits on make no progress, neither finishing an
+    /// operation nor running one, before it fails with [`Error::DeviceStalled`] naming the
+    /// device (default [`DEFAULT_STALL_TIMEOUT`], 60 s; `None`: wait forever). Ignored by
+    /// the CUDA backend.
+    pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.stall_timeout = timeout;
+        self
+    }
+
+    /// Host backend: faults to inject (tests of failure handling; ignored by other backends).
+    #[doc(hidden)]
+    pub fn faults(mut self, faults: FaultPlan) -> Self {
+        self.faults = faults;
         self
     }
 
@@ -138,6 +161,13 @@ impl ContextBuilder {
                 "a zero limit refuses every allocation; give a size such as 512M or 8G",
             ));
         }
+        if self.stall_timeout == Some(Duration::ZERO) {
+            return Err(Error::invalid(
+                "stall timeout",
+                "0s",
+                "a zero timeout fails every wait; give a positive duration (or None to wait forever)",
+            ));
+        }
         if self.physical_limit == Some(0) {
             return Err(Error::invalid(
                 "physical devices",
@@ -150,7 +180,9 @@ impl ContextBuilder {
                 .physical_limit
                 .unwrap_or(self.devices)
                 .min(self.devices);
-            Ok((Arc::new(HostBackend::new(n, self.jitter)?), note))
+            let backend =
+                HostBackend::with_faults(n, self.jitter, self.stall_timeout, self.faults.clone())?;
+            Ok((Arc::new(backend), note))
         };
         let (backend, fallback_note) = match self.backend {
             BackendChoice::Host => host(None)?,

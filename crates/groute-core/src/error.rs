@@ -190,6 +190,31 @@ pub enum Error {
     /// A worker thread of the runtime panicked (a bug in a kernel closure or in groute).
     #[error("a runtime thread panicked: {0}")]
     ThreadPanicked(String),
+    /// A device failed: a kernel (or a host function) on it panicked, or it depends on work of
+    /// a device that did. Its queued work was discarded and every later wait on it fails.
+    #[error(
+        "device {device} failed: {reason}; the run's results are discarded (fix the failing \
+         kernel; a panic message above names it)"
+    )]
+    DeviceFailed {
+        /// The (physical) device that failed.
+        device: usize,
+        /// What happened.
+        reason: String,
+    },
+    /// The host waited for work of a device that made no progress for the stall timeout: the
+    /// device, or a link copying to or from it, hangs.
+    #[error(
+        "device {device} made no progress for {timeout:?} on work the host waits for: the \
+         device or a link to it hangs; if its work legitimately takes longer, raise the stall \
+         timeout (ContextBuilder::stall_timeout, Runner::stall_timeout)"
+    )]
+    DeviceStalled {
+        /// The (physical) device whose stream stopped making progress.
+        device: usize,
+        /// The stall timeout that passed.
+        timeout: std::time::Duration,
+    },
     /// A runtime thread (a link's pump) could not be started.
     #[error("could not start the runtime thread {name}: {source}")]
     Spawn {
@@ -265,6 +290,25 @@ impl Error {
                 | Error::DeviceOutOfMemory { .. }
                 | Error::DeviceMemoryLimit { .. }
         )
+    }
+
+    /// True for a device that failed or stalled ([`Error::DeviceFailed`],
+    /// [`Error::DeviceStalled`]): the root cause of a run that ended on it.
+    pub fn is_device_fault(&self) -> bool {
+        matches!(
+            self,
+            Error::DeviceFailed { .. } | Error::DeviceStalled { .. }
+        )
+    }
+
+    /// The device a [`Error::DeviceFailed`] or [`Error::DeviceStalled`] names.
+    pub fn faulty_device(&self) -> Option<usize> {
+        match self {
+            Error::DeviceFailed { device, .. } | Error::DeviceStalled { device, .. } => {
+                Some(*device)
+            }
+            _ => None,
+        }
     }
 
     /// Wraps a driver error.

@@ -43,7 +43,9 @@ mod timer;
 mod topology;
 mod transfer;
 
-pub use backend::host::Jitter;
+pub use backend::host::{DEFAULT_STALL_TIMEOUT, Jitter};
+#[doc(hidden)]
+pub use backend::host::{Fault, FaultPlan};
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
 pub use byte_size::{ByteSize, parse_byte_size};
 pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};

@@ -294,13 +294,19 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         }
     }
     if !errors.is_empty() {
+        // A failed or stalled device first: the others' errors are its consequences.
         let root = errors
             .iter()
-            .position(|e| {
-                !matches!(
-                    e,
-                    WorklistError::Runtime(Error::Disconnected(_) | Error::SendAfterShutdown(_))
-                )
+            .position(|e| matches!(e, WorklistError::Runtime(e) if e.is_device_fault()))
+            .or_else(|| {
+                errors.iter().position(|e| {
+                    !matches!(
+                        e,
+                        WorklistError::Runtime(
+                            Error::Disconnected(_) | Error::SendAfterShutdown(_)
+                        )
+                    )
+                })
             })
             .unwrap_or(0);
         return Err(errors.swap_remove(root));

@@ -268,18 +268,24 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
 }
 
 /// Runs `kernel` on `stream` (host backend) and waits for its result.
+///
+/// The wait is on an event recorded after the kernel, so it is bounded by the context's
+/// stall timeout ([`Error::DeviceStalled`]) and fails at once when the device failed
+/// ([`Error::DeviceFailed`]).
 pub(crate) fn host_kernel<R: Send + 'static>(
     stream: &Stream,
     kernel: impl FnOnce() -> R + Send + 'static,
 ) -> groute_core::Result<R> {
     let (tx, rx) = oneshot();
     stream.launch_host(move || tx.send(kernel()))?;
-    rx.recv_blocking().ok_or_else(|| {
-        Error::ThreadPanicked(format!(
-            "a host kernel on device {} panicked",
-            stream.device()
-        ))
-    })
+    stream.record()?.wait()?;
+    match rx.try_recv() {
+        Ok(Some(result)) => Ok(result),
+        _ => Err(Error::DeviceFailed {
+            device: stream.device().0,
+            reason: "a host kernel returned no result (it panicked)".into(),
+        }),
+    }
 }
 
 /// The result of a split over a batch: items kept (unpacked) below the threshold, kept

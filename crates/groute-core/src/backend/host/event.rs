@@ -1,15 +1,32 @@
 //! Host-backend events: completion flags with generations.
 
 use std::any::Any;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::executor::Executor;
 use crate::backend::{PhysicalDevice, RawEvent};
 use crate::error::{Error, Result};
 
 type Callback = Box<dyn FnOnce() + Send>;
+
+/// Why a device failed: carried by the events it completes from then on.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    pub(crate) device: PhysicalDevice,
+    pub(crate) reason: String,
+}
+
+impl Failure {
+    pub(crate) fn to_error(&self) -> Error {
+        Error::DeviceFailed {
+            device: self.device,
+            reason: self.reason.clone(),
+        }
+    }
+}
 
 /// An event of the host backend.
 ///
@@ -20,6 +37,8 @@ type Callback = Box<dyn FnOnce() + Send>;
 #[derive(Debug)]
 pub struct HostEvent {
     device: PhysicalDevice,
+    /// How long a host wait lets the recording stream make no progress (`None`: forever).
+    stall_timeout: Option<Duration>,
     state: Mutex<EventState>,
     done: Condvar,
 }
@@ -28,7 +47,9 @@ struct EventState {
     recorded: u64,
     completed: u64,
     completed_at: Option<Instant>,
-    poisoned: Option<String>,
+    poisoned: Option<Failure>,
+    /// The executor and stream of the latest recording (the stall watchdog asks them).
+    recorder: Option<(Weak<Executor>, usize)>,
     callbacks: Vec<(u64, Callback)>,
 }
 
@@ -43,25 +64,35 @@ impl std::fmt::Debug for EventState {
 }
 
 impl HostEvent {
-    pub(crate) fn new(device: PhysicalDevice) -> Arc<Self> {
+    pub(crate) fn new(device: PhysicalDevice, stall_timeout: Option<Duration>) -> Arc<Self> {
         Arc::new(HostEvent {
             device,
+            stall_timeout,
             state: Mutex::new(EventState {
                 recorded: 0,
                 completed: 0,
                 completed_at: None,
                 poisoned: None,
+                recorder: None,
                 callbacks: Vec::new(),
             }),
             done: Condvar::new(),
         })
     }
 
-    /// Starts a new recording; returns its generation.
-    pub(crate) fn begin_record(&self) -> u64 {
+    /// Starts a new recording on `stream` of `exec`; returns its generation.
+    pub(crate) fn begin_record(&self, exec: &Arc<Executor>, stream: usize) -> u64 {
         let mut st = self.state.lock();
         st.recorded += 1;
+        if self.stall_timeout.is_some() {
+            st.recorder = Some((Arc::downgrade(exec), stream));
+        }
         st.recorded
+    }
+
+    /// The failure this event's completion carries, if any.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        self.state.lock().poisoned.clone()
     }
 
     /// The generation a waiter starting now must wait for.
@@ -75,7 +106,7 @@ impl HostEvent {
     }
 
     /// Marks `generation` complete (and, if `poison` is set, every waiter sees that error).
-    pub(crate) fn complete(&self, generation: u64, poison: Option<String>) {
+    pub(crate) fn complete(&self, generation: u64, poison: Option<Failure>) {
         let ready: Vec<Callback> = {
             let mut st = self.state.lock();
             if generation > st.completed {
@@ -110,10 +141,40 @@ impl HostEvent {
 
     fn check_poison(st: &EventState) -> Result<()> {
         match &st.poisoned {
-            Some(msg) => Err(Error::ThreadPanicked(msg.clone())),
+            Some(failure) => Err(failure.to_error()),
             None => Ok(()),
         }
     }
+}
+
+/// The device to blame for a stream of `device` that made no progress while blocked on
+/// `blocked_on`: it waits for a stream of another device, which may itself wait for a third;
+/// the last stream of that chain hangs. `None` when a stream of the chain is running an
+/// operation (a long kernel upstream is not a stall).
+fn upstream_stall(
+    mut device: PhysicalDevice,
+    mut blocked_on: Option<Arc<HostEvent>>,
+) -> Option<PhysicalDevice> {
+    // A chain of waits runs through a few streams; the bound only guards against a cycle.
+    for _ in 0..16 {
+        let Some(event) = blocked_on.take() else {
+            break;
+        };
+        let recorder = event.state.lock().recorder.clone();
+        let Some((exec, stream)) = recorder else {
+            break;
+        };
+        let Some(exec) = exec.upgrade() else {
+            break;
+        };
+        let a = exec.activity(stream);
+        if a.running {
+            return None;
+        }
+        device = exec.device;
+        blocked_on = a.blocked_on;
+    }
+    Some(device)
 }
 
 impl RawEvent for HostEvent {
@@ -130,8 +191,49 @@ impl RawEvent for HostEvent {
     fn synchronize(&self) -> Result<()> {
         let mut st = self.state.lock();
         let target = st.recorded;
+        let Some(timeout) = self.stall_timeout.filter(|_| st.completed < target) else {
+            while st.completed < target {
+                self.done.wait(&mut st);
+            }
+            return Self::check_poison(&st);
+        };
+        // The stall watchdog: the wait fails once the recording stream has neither run an
+        // operation nor been running one for `timeout`.
+        let recorder = st.recorder.clone();
+        drop(st);
+        let activity = || {
+            recorder
+                .as_ref()
+                .and_then(|(exec, stream)| exec.upgrade().map(|e| (e.device, e.activity(*stream))))
+        };
+        let mut last = activity().map(|(_, a)| a.progress);
+        let mut since = Instant::now();
+        let mut st = self.state.lock();
         while st.completed < target {
-            self.done.wait(&mut st);
+            if !self.done.wait_until(&mut st, since + timeout).timed_out() {
+                continue;
+            }
+            if st.completed >= target {
+                break;
+            }
+            drop(st);
+            match activity() {
+                Some((_, a)) if a.running || Some(a.progress) != last => {
+                    last = Some(a.progress);
+                    since = Instant::now();
+                }
+                Some((device, a)) => match upstream_stall(device, a.blocked_on) {
+                    Some(device) => return Err(Error::DeviceStalled { device, timeout }),
+                    None => since = Instant::now(),
+                },
+                None => {
+                    return Err(Error::DeviceStalled {
+                        device: self.device,
+                        timeout,
+                    });
+                }
+            }
+            st = self.state.lock();
         }
         Self::check_poison(&st)
     }

@@ -10,6 +10,13 @@
 //! Wake-ups use an epoch counter bumped (under the lock) by every enqueue and every event
 //! completion an executor is waiting on, so a completion between a scan and the wait is
 //! never lost.
+//!
+//! A closure that panics fails the device: its queued and later work is discarded, and the
+//! events it would have completed complete with the failure ([`Error::DeviceFailed`] for
+//! their waiters), as do those of a device whose stream waited on such an event. Each
+//! stream counts the operations it ran, which the stall watchdog of host waits reads
+//! ([`Executor::activity`]). Injected faults ([`super::FaultPlan`]) stop or crash the device
+//! after a number of operations, or block a stream for good ([`Op::Stall`]).
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -18,7 +25,8 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::event::HostEvent;
+use super::event::{Failure, HostEvent};
+use super::faults::DeviceFaults;
 use super::jitter::{Jitter, JitterState};
 use crate::backend::StreamPriority;
 use crate::error::{Error, Result};
@@ -33,6 +41,8 @@ pub(crate) enum Op {
     Record(Arc<HostEvent>, u64),
     /// Block the stream until `event` reaches the generation.
     Wait(Arc<HostEvent>, u64),
+    /// Block the stream for good (an injected link stall); discarded at shutdown.
+    Stall,
 }
 
 struct StreamQueue {
@@ -40,6 +50,8 @@ struct StreamQueue {
     ops: VecDeque<Op>,
     /// (event address, generation) of the wait we registered a wake-up for.
     registered: Option<(usize, u64)>,
+    /// Operations of this stream started or finished (the stall watchdog's progress).
+    progress: u64,
 }
 
 struct State {
@@ -47,9 +59,37 @@ struct State {
     epoch: u64,
     shutdown: bool,
     jitter: Option<JitterState>,
-    /// Set when a closure panicked: later event completions carry the message.
-    poisoned: Option<String>,
+    /// Set when the device failed: its work is discarded, its events complete with it.
+    failed: Option<Failure>,
+    /// The stream whose operation the thread is running.
+    running: Option<usize>,
+    faults: DeviceFaults,
+    /// Operations run (counted only with injected faults).
+    ops_run: u64,
+    /// An injected fault stopped the device: it runs nothing until shutdown.
+    stopped: bool,
     next_round_robin: usize,
+}
+
+/// What a stream of an executor is doing, for the stall watchdog.
+#[derive(Clone, Debug)]
+pub(crate) struct Activity {
+    /// Operations it started or finished so far.
+    pub(crate) progress: u64,
+    /// Whether one of its operations is running now.
+    pub(crate) running: bool,
+    /// The event it waits for, when a wait heads its queue.
+    pub(crate) blocked_on: Option<Arc<HostEvent>>,
+}
+
+/// What the thread does next.
+enum Next {
+    /// Run an operation (after the jitter delay, or as an injected panic).
+    Run(Op, Option<std::time::Duration>, bool),
+    /// Discard operations of a failed, stopped or stalled device.
+    Discard(Vec<Op>, Failure),
+    /// Shut down.
+    Exit,
 }
 
 /// Shared state of one executor.
@@ -72,6 +112,7 @@ impl Executor {
     pub(crate) fn start(
         device: usize,
         jitter: Option<Jitter>,
+        faults: DeviceFaults,
     ) -> Result<(Arc<Self>, JoinHandle<()>)> {
         let exec = Arc::new(Executor {
             device,
@@ -80,7 +121,11 @@ impl Executor {
                 epoch: 0,
                 shutdown: false,
                 jitter: jitter.map(|j| JitterState::new(j, device)),
-                poisoned: None,
+                failed: None,
+                running: None,
+                faults,
+                ops_run: 0,
+                stopped: false,
                 next_round_robin: 0,
             }),
             wake: Condvar::new(),
@@ -101,17 +146,37 @@ impl Executor {
             priority,
             ops: VecDeque::new(),
             registered: None,
+            progress: 0,
         });
         st.streams.len() - 1
     }
 
-    /// Enqueues `op` on `stream`. After shutdown, runs it inline so nothing ever hangs.
+    /// What `stream` is doing (see [`Activity`]).
+    pub(crate) fn activity(&self, stream: usize) -> Activity {
+        let st = self.state.lock();
+        let queue = st.streams.get(stream);
+        Activity {
+            progress: queue.map_or(0, |q| q.progress),
+            running: st.running == Some(stream),
+            blocked_on: match queue.and_then(|q| q.ops.front()) {
+                Some(Op::Wait(ev, _)) => Some(Arc::clone(ev)),
+                _ => None,
+            },
+        }
+    }
+
+    /// Enqueues `op` on `stream`. After shutdown, runs it inline so nothing ever hangs; on a
+    /// failed device, discards it.
     pub(crate) fn enqueue(&self, stream: usize, op: Op) {
         let mut st = self.state.lock();
-        if st.shutdown {
-            let poison = st.poisoned.clone();
+        if let Some(failure) = st.failed.clone() {
             drop(st);
-            run_inline(op, poison);
+            discard(vec![op], &failure);
+            return;
+        }
+        if st.shutdown {
+            drop(st);
+            run_inline(op);
             return;
         }
         st.streams[stream].ops.push_back(op);
@@ -138,40 +203,120 @@ impl Executor {
 
     fn run(self: Arc<Self>) {
         loop {
-            let Some((op, delay, poison)) = self.next_op() else {
-                return;
-            };
-            match op {
-                Op::Run(work) => {
-                    if let Some(d) = delay {
-                        std::thread::sleep(d);
+            match self.next_op() {
+                Next::Exit => return,
+                Next::Discard(ops, failure) => discard(ops, &failure),
+                Next::Run(op, delay, inject_panic) => match op {
+                    Op::Run(work) => {
+                        if let Some(d) = delay {
+                            std::thread::sleep(d);
+                        }
+                        let device = self.device;
+                        let outcome = if inject_panic {
+                            drop(work);
+                            catch_unwind(|| -> () {
+                                panic!("injected fault: host device {device} panics")
+                            })
+                        } else {
+                            catch_unwind(AssertUnwindSafe(work))
+                        };
+                        if let Err(panic) = outcome {
+                            self.fail(format!("a kernel panicked: {}", panic_message(&panic)));
+                        }
                     }
-                    if let Err(panic) = catch_unwind(AssertUnwindSafe(work)) {
-                        let msg = panic_message(&panic);
-                        self.state.lock().poisoned = Some(msg);
+                    Op::Record(event, generation) if inject_panic => {
+                        let device = self.device;
+                        let _ = catch_unwind(|| -> () {
+                            panic!("injected fault: host device {device} panics")
+                        });
+                        let failure = self.fail(format!(
+                            "it panicked (injected fault on host device {device})"
+                        ));
+                        event.complete(generation, Some(failure));
                     }
-                }
-                Op::Record(event, generation) => event.complete(generation, poison),
-                Op::Wait(..) => {}
+                    Op::Record(event, generation) => event.complete(generation, None),
+                    Op::Wait(..) | Op::Stall => {}
+                },
             }
         }
     }
 
-    /// Picks the next runnable operation, blocking until there is one. `None` on shutdown
-    /// with empty queues.
-    #[allow(clippy::type_complexity)]
-    fn next_op(self: &Arc<Self>) -> Option<(Op, Option<std::time::Duration>, Option<String>)> {
+    /// Marks the device failed (the first failure stays); returns the failure.
+    fn fail(&self, reason: String) -> Failure {
         let mut st = self.state.lock();
+        let failure = st
+            .failed
+            .get_or_insert(Failure {
+                device: self.device,
+                reason,
+            })
+            .clone();
+        st.epoch += 1;
+        failure
+    }
+
+    /// Picks the next runnable operation, blocking until there is one: [`Next::Exit`] on
+    /// shutdown with empty queues.
+    fn next_op(self: &Arc<Self>) -> Next {
+        let mut st = self.state.lock();
+        // The operation the thread ran last has finished.
+        if let Some(s) = st.running.take() {
+            st.streams[s].progress += 1;
+        }
         loop {
             let epoch = st.epoch;
+            if let Some(failure) = st.failed.clone() {
+                let ops: Vec<Op> = st
+                    .streams
+                    .iter_mut()
+                    .flat_map(|q| q.ops.drain(..))
+                    .collect();
+                if !ops.is_empty() {
+                    return Next::Discard(ops, failure);
+                }
+                if st.shutdown {
+                    return Next::Exit;
+                }
+                while st.epoch == epoch {
+                    self.wake.wait(&mut st);
+                }
+                continue;
+            }
+            if st.stopped {
+                if st.shutdown {
+                    let ops: Vec<Op> = st
+                        .streams
+                        .iter_mut()
+                        .flat_map(|q| q.ops.drain(..))
+                        .collect();
+                    if ops.is_empty() {
+                        return Next::Exit;
+                    }
+                    let failure = Failure {
+                        device: self.device,
+                        reason: "it stopped executing its operations (injected fault)".into(),
+                    };
+                    return Next::Discard(ops, failure);
+                }
+                while st.epoch == epoch {
+                    self.wake.wait(&mut st);
+                }
+                continue;
+            }
             let mut runnable: Vec<usize> = Vec::new();
             // Blocked streams whose wake-up is not registered yet: (stream, event, generation).
             let mut to_register: Vec<(usize, Arc<HostEvent>, u64)> = Vec::new();
             let mut any_left = false;
+            let mut stalled: Vec<Op> = Vec::new();
+            let mut inherited: Option<Failure> = None;
+            let shutdown = st.shutdown;
             for (i, q) in st.streams.iter_mut().enumerate() {
                 // Waits that are already satisfied are dropped at inspection.
                 while let Some(Op::Wait(ev, g)) = q.ops.front() {
                     if ev.is_complete(*g) {
+                        if let Some(f) = ev.failure() {
+                            inherited.get_or_insert(f);
+                        }
                         q.ops.pop_front();
                         q.registered = None;
                     } else {
@@ -184,9 +329,23 @@ impl Executor {
                 }
                 match q.ops.front() {
                     None => {}
-                    Some(Op::Wait(..)) => any_left = true,
+                    Some(Op::Stall) if shutdown => stalled.extend(q.ops.drain(..)),
+                    Some(Op::Wait(..) | Op::Stall) => any_left = true,
                     Some(_) => runnable.push(i),
                 }
+            }
+            if let Some(failure) = inherited {
+                // A stream waited on the work of a failed device: this device's later work
+                // cannot be trusted either.
+                st.failed = Some(failure);
+                continue;
+            }
+            if !stalled.is_empty() {
+                let failure = Failure {
+                    device: self.device,
+                    reason: "a copy stalled (injected fault)".into(),
+                };
+                return Next::Discard(stalled, failure);
             }
             if !runnable.is_empty() {
                 let pick = match st.jitter.as_mut() {
@@ -202,6 +361,15 @@ impl Executor {
                         pool[st.next_round_robin % pool.len()]
                     }
                 };
+                let mut inject_panic = false;
+                if st.faults.any() {
+                    if st.faults.stop_after.is_some_and(|n| st.ops_run >= n) {
+                        st.stopped = true;
+                        continue;
+                    }
+                    st.ops_run += 1;
+                    inject_panic = st.faults.panic_after.is_some_and(|n| st.ops_run > n);
+                }
                 let op = st.streams[pick]
                     .ops
                     .pop_front()
@@ -210,10 +378,12 @@ impl Executor {
                     (Op::Run(_), Some(j)) => j.delay(),
                     _ => None,
                 };
-                return Some((op, delay, st.poisoned.clone()));
+                st.streams[pick].progress += 1;
+                st.running = Some(pick);
+                return Next::Run(op, delay, inject_panic);
             }
             if st.shutdown && !any_left {
-                return None;
+                return Next::Exit;
             }
             if !to_register.is_empty() {
                 // Mark the registrations only now that we are about to sleep: a scan that
@@ -243,10 +413,20 @@ impl Executor {
     }
 }
 
-fn run_inline(op: Op, poison: Option<String>) {
+/// Drops the work of a failed device; its event recordings complete with the failure.
+fn discard(ops: Vec<Op>, failure: &Failure) {
+    for op in ops {
+        if let Op::Record(event, generation) = op {
+            event.complete(generation, Some(failure.clone()));
+        }
+    }
+}
+
+fn run_inline(op: Op) {
     match op {
         Op::Run(work) => work(),
-        Op::Record(event, generation) => event.complete(generation, poison),
+        Op::Record(event, generation) => event.complete(generation, None),
+        Op::Stall => {}
         Op::Wait(event, generation) => {
             let (lock, cv) = (Mutex::new(false), Condvar::new());
             let pair = Arc::new((lock, cv));

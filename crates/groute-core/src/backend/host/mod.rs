@@ -6,20 +6,29 @@
 //! It keeps the asynchrony of the real thing: work on different streams completes out of
 //! order, copies are real copies between separate allocations, and [`Jitter`] randomises
 //! the schedule to shake out races in the control plane.
+//!
+//! Host waits on events (and so on streams) are watched: a wait fails with
+//! [`Error::DeviceStalled`] once the stream that records the event has made no progress for
+//! the stall timeout ([`DEFAULT_STALL_TIMEOUT`]), and with [`Error::DeviceFailed`] once the
+//! device failed (a kernel panicked). [`FaultPlan`] injects such faults for tests.
 
 mod event;
 mod executor;
+mod faults;
 mod jitter;
 mod memory;
 
 use std::any::Any;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 pub use self::event::HostEvent;
 use self::executor::{Executor, Op};
+#[doc(hidden)]
+pub use self::faults::{Fault, FaultPlan};
 pub use self::jitter::Jitter;
 pub use self::memory::HostMemory;
 use super::{
@@ -28,28 +37,63 @@ use super::{
 };
 use crate::error::{Error, Result};
 
+/// How long a host wait lets the stream it waits on make no progress before it fails with
+/// [`Error::DeviceStalled`], unless the context sets another
+/// ([`crate::ContextBuilder::stall_timeout`]): long enough that no working device, however
+/// loaded the machine, goes that long without finishing an operation it started.
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The host backend (see the module docs).
 #[derive(Debug)]
 pub struct HostBackend {
     executors: Vec<Arc<Executor>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     jitter: Option<Jitter>,
+    stall_timeout: Option<Duration>,
+    /// The injected faults (`None` when there are none).
+    faults: Option<Arc<FaultPlan>>,
 }
 
 impl HostBackend {
-    /// A host backend with `devices` executor devices, optionally jittered.
+    /// A host backend with `devices` executor devices, optionally jittered, its waits
+    /// watched with [`DEFAULT_STALL_TIMEOUT`].
     pub fn new(devices: usize, jitter: Option<Jitter>) -> Result<Self> {
+        Self::with_faults(
+            devices,
+            jitter,
+            Some(DEFAULT_STALL_TIMEOUT),
+            FaultPlan::new(),
+        )
+    }
+
+    /// [`HostBackend::new`] with a stall timeout (`None`: waits never time out) and injected
+    /// faults.
+    #[doc(hidden)]
+    pub fn with_faults(
+        devices: usize,
+        jitter: Option<Jitter>,
+        stall_timeout: Option<Duration>,
+        faults: FaultPlan,
+    ) -> Result<Self> {
         if devices == 0 {
             return Err(Error::NoDevices);
         }
+        let faults = (!faults.is_empty()).then(|| Arc::new(faults));
         let mut backend = HostBackend {
             executors: Vec::new(),
             threads: Mutex::new(Vec::new()),
             jitter,
+            stall_timeout,
+            faults,
         };
         for d in 0..devices {
+            let device_faults = backend
+                .faults
+                .as_ref()
+                .map(|f| f.for_device(d))
+                .unwrap_or_default();
             // On an error, dropping `backend` stops and joins the executors already started.
-            let (exec, thread) = Executor::start(d, jitter)?;
+            let (exec, thread) = Executor::start(d, jitter, device_faults)?;
             backend.executors.push(exec);
             backend.threads.lock().push(thread);
         }
@@ -59,6 +103,11 @@ impl HostBackend {
     /// The jitter settings, if any.
     pub fn jitter(&self) -> Option<Jitter> {
         self.jitter
+    }
+
+    /// The stall timeout of host waits (`None`: they never time out).
+    pub fn stall_timeout(&self) -> Option<Duration> {
+        self.stall_timeout
     }
 
     fn executor(&self, device: PhysicalDevice) -> Result<&Arc<Executor>> {
@@ -117,18 +166,19 @@ impl Backend for HostBackend {
     ) -> Result<Arc<dyn RawStream>> {
         let exec = Arc::clone(self.executor(device)?);
         let index = exec.add_stream(priority);
-        let sync_event = HostEvent::new(device);
+        let sync_event = HostEvent::new(device, self.stall_timeout);
         Ok(Arc::new(HostStream {
             exec,
             index,
             priority,
             sync_event,
+            faults: self.faults.clone(),
         }))
     }
 
     fn create_event(&self, device: PhysicalDevice, _kind: EventKind) -> Result<Arc<dyn RawEvent>> {
         self.executor(device)?;
-        Ok(HostEvent::new(device))
+        Ok(HostEvent::new(device, self.stall_timeout))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -143,6 +193,7 @@ pub struct HostStream {
     index: usize,
     priority: StreamPriority,
     sync_event: Arc<HostEvent>,
+    faults: Option<Arc<FaultPlan>>,
 }
 
 impl HostStream {
@@ -194,6 +245,15 @@ impl RawStream for HostStream {
                 backend: "host",
             });
         };
+        if let Some(faults) = &self.faults {
+            if let (MemoryLocation::Device(from), MemoryLocation::Device(to)) =
+                (src.memory.location(), dst.memory.location())
+            {
+                if faults.stalls_copy(from, to) {
+                    self.exec.enqueue(self.index, Op::Stall);
+                }
+            }
+        }
         self.exec.enqueue(
             self.index,
             Op::Run(Box::new(move || {
@@ -242,7 +302,7 @@ impl RawStream for HostStream {
 
     fn record(&self, event: &dyn RawEvent) -> Result<()> {
         let ev = host_event(event)?;
-        let generation = ev.begin_record();
+        let generation = ev.begin_record(&self.exec, self.index);
         self.exec.enqueue(self.index, Op::Record(ev, generation));
         Ok(())
     }
