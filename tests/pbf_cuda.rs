@@ -7,14 +7,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use groute::core::backend::cuda::{CudaBackend, CudaOptions, CudaStream};
-use groute::core::backend::{
-    Backend, MemoryLocation, RawMemory, RawSlice, RawStream, StreamPriority,
-};
+use groute::core::backend::cuda::CudaStream;
+use groute::core::backend::{Backend, MemoryLocation, RawStream, StreamPriority};
 use groute::core::cuda::{self, CudaModule, LaunchConfig};
-use groute::core::testing::cuda_raw::{
-    backend, backend_with, pattern, pinned, read_host, whole, write_host,
-};
+use groute::core::testing::cuda_raw::{backend, pattern, pinned, read_host, whole, write_host};
 use groute::pbf::Predicate;
 use groute::pbf::cuda::pbf_filter;
 
