@@ -99,6 +99,21 @@ struct Counted {
     engine: String,
 }
 
+/// The [`Counted`] of a run's statistics `s` (any of the solvers' stats: their counters share
+/// names and types), run as `execution` on `engine`.
+macro_rules! counted {
+    ($s:expr, $execution:expr, $engine:expr) => {
+        Counted {
+            rounds: $s.rounds,
+            work_items: $s.work_items,
+            elapsed: $s.elapsed,
+            device_time: $s.device_time,
+            execution: $execution,
+            engine: $engine,
+        }
+    };
+}
+
 /// A run's context and what it took to build.
 struct Setup {
     ctx: Context,
@@ -205,14 +220,7 @@ impl Runner {
                     ),
                     None => worklist_engine(ctx, s.fused, &s.worklist),
                 };
-                Counted {
-                    rounds: s.rounds,
-                    work_items: s.work_items,
-                    elapsed: s.elapsed,
-                    device_time: s.device_time,
-                    execution,
-                    engine,
-                }
+                counted!(s, execution, engine)
             },
         )?;
         Ok(BfsRun {
@@ -238,14 +246,7 @@ impl Runner {
             |ctx, out| {
                 let s = &out.stats;
                 let (execution, engine) = worklist_engine(ctx, s.fused, &s.worklist);
-                Counted {
-                    rounds: s.rounds,
-                    work_items: s.work_items,
-                    elapsed: s.elapsed,
-                    device_time: s.device_time,
-                    execution,
-                    engine,
-                }
+                counted!(s, execution, engine)
             },
         )?;
         Ok(SsspRun {
@@ -281,18 +282,13 @@ impl Runner {
             |solver| Ok(solver.run()?),
             |_, out| {
                 let s = &out.stats;
-                Counted {
-                    rounds: s.rounds,
-                    work_items: s.work_items,
-                    elapsed: s.elapsed,
-                    device_time: s.device_time,
-                    execution: if s.driver == Driver::Fused {
-                        Execution::DeviceDriven
-                    } else {
-                        Execution::HostDriven
-                    },
-                    engine: format!("residual push, {} driver", s.driver),
-                }
+                let execution = if s.driver == Driver::Fused {
+                    Execution::DeviceDriven
+                } else {
+                    Execution::HostDriven
+                };
+                let engine = format!("residual push, {} driver", s.driver);
+                counted!(s, execution, engine)
             },
         )?;
         Ok(PageRankRun {
