@@ -1,6 +1,8 @@
 //! [`EdgeList`] and [`CsrBuilder`]: a [`Csr`] from a list of arcs, by a parallel two-pass radix
 //! sort, with the sorted rows deduplicated in place.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::{Csr, sort_rows};
@@ -273,13 +275,7 @@ fn bucket_sort(n: usize, edges: &EdgeList, sym: bool, noloop: bool) -> Result<Ro
     };
     {
         let tp = split_rows_mut(&mut targets, &offsets, &ranges);
-        let mut wp: Vec<Option<&mut [u32]>> = match weights.as_mut() {
-            Some(w) => split_rows_mut(w, &offsets, &ranges)
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => ranges.iter().map(|_| None).collect(),
-        };
+        let mut wp = split_weight_rows(weights.as_mut(), &offsets, &ranges);
         tp.into_par_iter()
             .zip(wp.par_iter_mut())
             .enumerate()
@@ -314,13 +310,7 @@ pub(crate) fn dedup_sorted(
     let mut degrees = try_zeroed::<u64>(n, "the deduplicated out-degrees")?;
     {
         let tp = split_rows_mut(&mut targets, &offsets, &ranges);
-        let mut wp: Vec<Option<&mut [u32]>> = match weights.as_mut() {
-            Some(w) => split_rows_mut(w, &offsets, &ranges)
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => ranges.iter().map(|_| None).collect(),
-        };
+        let mut wp = split_weight_rows(weights.as_mut(), &offsets, &ranges);
         let dp = split_by_vertex_ranges(&mut degrees, &ranges);
         tp.into_par_iter()
             .zip(wp.par_iter_mut())
@@ -395,4 +385,20 @@ pub(crate) fn split_by_vertex_ranges<'a, T>(
         data = rest;
     }
     out
+}
+
+/// The rows `ranges` of `weights` (parallel to the targets of `offsets`) split as
+/// [`split_rows_mut`] splits the targets; all `None` when there are no weights.
+fn split_weight_rows<'a>(
+    weights: Option<&'a mut Vec<u32>>,
+    offsets: &[u64],
+    ranges: &[Range<usize>],
+) -> Vec<Option<&'a mut [u32]>> {
+    match weights {
+        Some(w) => split_rows_mut(w, offsets, ranges)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => ranges.iter().map(|_| None).collect(),
+    }
 }
