@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, GraphReport, devices_of, memory_of};
+use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::bfs::{
     BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
@@ -317,10 +317,7 @@ fn run() -> Result<(), AnyError> {
         "do_push_bitmap": fdo.push_bitmap,
         "do_replicate": fdo.replicate,
     });
-    let mut report = Report::new("bfs");
-    report.graph = Some(graph_report);
-    report.devices = devices_of(&ctx);
-    report.memory = Some(memory_of(&ctx));
+    let mut report = Report::of_run("bfs", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,

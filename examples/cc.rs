@@ -27,7 +27,7 @@ use groute::cc::{
 };
 use serde_json::json;
 
-use common::report::{ExecutionReport, GraphReport, Spread, Times, devices_of, memory_of};
+use common::report::{ExecutionReport, GraphReport, Spread, Times};
 use common::{AnyError, GraphArgs, Report, RunArgs};
 
 /// Connected components (hook and compress over routed edge chunks) on 1..N devices.
@@ -124,10 +124,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         w.flush()?;
     }
     let s = &last.stats;
-    let mut report = Report::new("cc");
-    report.graph = Some(graph_report);
-    report.devices = devices_of(&ctx);
-    report.memory = Some(memory_of(&ctx));
+    let mut report = Report::of_run("cc", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &args.run,

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, GraphReport, devices_of, memory_of};
+use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
@@ -293,10 +293,7 @@ fn run() -> Result<(), AnyError> {
         .collect();
     let s = &result.stats;
     let fused = s.driver == Driver::Fused;
-    let mut report = Report::new("pagerank");
-    report.graph = Some(graph_report);
-    report.devices = devices_of(&ctx);
-    report.memory = Some(memory_of(&ctx));
+    let mut report = Report::of_run("pagerank", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, Spread, devices_of, memory_of};
+use common::report::{ExecutionReport, Spread};
 use common::{AnyError, Report, RunArgs};
 use groute::pbf::{self, PbfConfig, Predicate};
 use serde::Serialize;
@@ -113,9 +113,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
         .collect();
     let run_spread = Spread::of(&run_ms);
     let median_s = run_spread.as_ref().map_or(0.0, |s| s.median) / 1e3;
-    let mut report = Report::new("pbf");
-    report.devices = devices_of(&ctx);
-    report.memory = Some(memory_of(&ctx));
+    let mut report = Report::of_run("pbf", &ctx, None);
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &args.run,

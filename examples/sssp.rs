@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use common::report::{ExecutionReport, GraphReport, devices_of, memory_of};
+use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
 use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
@@ -151,10 +151,7 @@ fn run() -> Result<(), AnyError> {
         (true, _, true) => "worklist, persistent members exchanging over peer links",
         (true, _, false) => "worklist, bounded fused rounds",
     };
-    let mut report = Report::new("sssp");
-    report.graph = Some(graph_report);
-    report.devices = devices_of(&ctx);
-    report.memory = Some(memory_of(&ctx));
+    let mut report = Report::of_run("sssp", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,

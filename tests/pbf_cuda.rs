@@ -7,72 +7,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use groute::core::backend::cuda::{CudaBackend, CudaOptions, CudaStream};
-use groute::core::backend::{
-    Backend, MemoryLocation, RawMemory, RawSlice, RawStream, StreamPriority,
-};
+use groute::core::backend::cuda::CudaStream;
+use groute::core::backend::{Backend, MemoryLocation, RawStream, StreamPriority};
 use groute::core::cuda::{self, CudaModule, LaunchConfig};
+use groute::core::testing::cuda_raw::{backend, pattern, pinned, read_host, whole, write_host};
 use groute::pbf::Predicate;
 use groute::pbf::cuda::pbf_filter;
-
-fn required() -> bool {
-    std::env::var("GROUTE_TEST_CUDA").as_deref() == Ok("1")
-}
-
-fn backend_with(test: &str, options: CudaOptions) -> Option<CudaBackend> {
-    match CudaBackend::with_options(options) {
-        Ok(b) => Some(b),
-        Err(e) if required() => {
-            panic!("{test}: GROUTE_TEST_CUDA=1 but the CUDA backend failed: {e}")
-        }
-        Err(e) => {
-            eprintln!("{test}: SKIPPED (set GROUTE_TEST_CUDA=1 on a GPU machine): {e}");
-            None
-        }
-    }
-}
-
-fn backend(test: &str) -> Option<CudaBackend> {
-    backend_with(test, CudaOptions::default())
-}
-
-fn pinned(b: &CudaBackend, words: usize) -> Arc<dyn RawMemory> {
-    b.allocate(MemoryLocation::PinnedHost, words * 4)
-        .expect("pinned allocation")
-}
-
-fn write_host(m: &Arc<dyn RawMemory>, data: &[u32]) {
-    let p = m.host_ptr().expect("host memory");
-    assert!(m.len_bytes() >= data.len() * 4);
-    // SAFETY: `p` points at a live pinned allocation of at least `data.len()` u32s (checked),
-    // page-aligned, and no device work uses it at this point (callers synchronise first).
-    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p.as_ptr().cast::<u32>(), data.len()) };
-}
-
-fn read_host(m: &Arc<dyn RawMemory>, words: usize) -> Vec<u32> {
-    let p = m.host_ptr().expect("host memory");
-    assert!(m.len_bytes() >= words * 4);
-    let mut out = vec![0u32; words];
-    // SAFETY: as in `write_host`; the stream that wrote it was synchronised.
-    unsafe { std::ptr::copy_nonoverlapping(p.as_ptr().cast::<u32>(), out.as_mut_ptr(), words) };
-    out
-}
-
-fn pattern(n: usize, seed: u32) -> Vec<u32> {
-    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        })
-        .collect()
-}
-
-fn whole(m: &Arc<dyn RawMemory>) -> RawSlice {
-    RawSlice::whole(m.clone())
-}
 
 /// The pbf kernel against a CPU filter, on every device, with normal and cooperative launch.
 #[test]

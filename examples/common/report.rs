@@ -245,6 +245,17 @@ impl Report {
         }
     }
 
+    /// A report of `algorithm` run on `ctx`: [`Report::new`] with the graph, the devices and
+    /// their memory filled in.
+    pub fn of_run(algorithm: &'static str, ctx: &Context, graph: Option<GraphReport>) -> Report {
+        Report {
+            graph,
+            devices: devices_of(ctx),
+            memory: Some(memory_of(ctx)),
+            ..Report::new(algorithm)
+        }
+    }
+
     /// Writes the report where `--json` says: one line on stdout for `-` (so runs append to
     /// a JSON-lines file), else indented into the file.
     pub fn write(&self, json: &Path) -> Result<(), AnyError> {

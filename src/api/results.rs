@@ -121,17 +121,12 @@ impl BfsRun {
 
     /// Vertices reached from the source (the source included).
     pub fn reached(&self) -> usize {
-        self.levels.iter().filter(|&&l| l != UNREACHED).count()
+        reached(&self.levels)
     }
 
     /// The largest level reached (the source's eccentricity).
     pub fn depth(&self) -> u32 {
-        self.levels
-            .iter()
-            .copied()
-            .filter(|&l| l != UNREACHED)
-            .max()
-            .unwrap_or(0)
+        largest_reached(&self.levels)
     }
 
     /// Writes `<id> <level>` per vertex, ids of the input file, `inf` where unreachable (the
@@ -167,17 +162,12 @@ impl SsspRun {
 
     /// Vertices reached from the source (the source included).
     pub fn reached(&self) -> usize {
-        self.distances.iter().filter(|&&d| d != UNREACHED).count()
+        reached(&self.distances)
     }
 
     /// The largest distance reached.
     pub fn max_distance(&self) -> u32 {
-        self.distances
-            .iter()
-            .copied()
-            .filter(|&d| d != UNREACHED)
-            .max()
-            .unwrap_or(0)
+        largest_reached(&self.distances)
     }
 
     /// Writes `<id> <distance>` per vertex, ids of the input file, `inf` where unreachable (the
@@ -285,4 +275,19 @@ pub(crate) fn ms(d: std::time::Duration) -> f64 {
 /// A note's text.
 pub(crate) fn note(n: Option<impl Display>) -> Option<String> {
     n.map(|n| n.to_string())
+}
+
+/// The values of `values` other than [`UNREACHED`].
+fn reached(values: &[u32]) -> usize {
+    values.iter().filter(|&&v| v != UNREACHED).count()
+}
+
+/// The largest value of `values` other than [`UNREACHED`], 0 where there is none.
+fn largest_reached(values: &[u32]) -> u32 {
+    values
+        .iter()
+        .copied()
+        .filter(|&v| v != UNREACHED)
+        .max()
+        .unwrap_or(0)
 }

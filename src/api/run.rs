@@ -1,7 +1,7 @@
 //! The runs: [`Runner::bfs`], [`Runner::sssp`], [`Runner::pagerank`], [`Runner::cc`], and the
 //! free functions that run them with [`Runner::new`]'s defaults.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
 use groute_cc::{CcOptions, CcSolver};
@@ -89,6 +89,31 @@ pub fn cc(graph: &Graph) -> Result<CcRun> {
     Runner::new().cc(graph)
 }
 
+/// What a partitioned run counted and how it ran, for its [`RunStats`].
+struct Counted {
+    rounds: u64,
+    work_items: u64,
+    elapsed: Duration,
+    device_time: Option<Duration>,
+    execution: Execution,
+    engine: String,
+}
+
+/// The [`Counted`] of a run's statistics `s` (any of the solvers' stats: their counters share
+/// names and types), run as `execution` on `engine`.
+macro_rules! counted {
+    ($s:expr, $execution:expr, $engine:expr) => {
+        Counted {
+            rounds: $s.rounds,
+            work_items: $s.work_items,
+            elapsed: $s.elapsed,
+            device_time: $s.device_time,
+            execution: $execution,
+            engine: $engine,
+        }
+    };
+}
+
 /// A run's context and what it took to build.
 struct Setup {
     ctx: Context,
@@ -129,6 +154,41 @@ impl Runner {
         )?)
     }
 
+    /// One run on the partitioned `graph`: builds the context, partitions the graph, makes the
+    /// solver (`make`; the setup time ends here), runs it (`run`) and returns its output with
+    /// the statistics every run shares, filled in from what `counted` read off the output.
+    fn partitioned_run<S, O>(
+        &self,
+        algorithm: &'static str,
+        graph: &Graph,
+        make: impl FnOnce(&Context, &PartitionedGraph) -> Result<S>,
+        run: impl FnOnce(&mut S) -> Result<O>,
+        counted: impl FnOnce(&Context, &O) -> Counted,
+    ) -> Result<(O, RunStats)> {
+        let setup = self.setup(algorithm, graph)?;
+        let parted = self.partitioned(&setup.ctx, graph)?;
+        let mut solver = make(&setup.ctx, &parted)?;
+        let setup_ms = ms(setup.started.elapsed());
+        let out = run(&mut solver)?;
+        let c = counted(&setup.ctx, &out);
+        let stats = RunStats {
+            rounds: Some(c.rounds),
+            work_items: Some(c.work_items),
+            time_ms: ms(c.elapsed),
+            device_ms: c.device_time.map(ms),
+            ..stats(
+                algorithm,
+                graph,
+                &setup.ctx,
+                Some(&parted),
+                c.execution,
+                c.engine,
+                setup_ms,
+            )
+        };
+        Ok((out, stats))
+    }
+
     /// Breadth-first search from `source` (input order).
     ///
     /// A symmetric graph of at least
@@ -137,8 +197,6 @@ impl Runner {
     /// ([`RunStats::engine`] says which).
     pub fn bfs(&self, graph: &Graph, source: u32) -> Result<BfsRun> {
         graph.check_vertex(source)?;
-        let setup = self.setup("bfs", graph)?;
-        let parted = self.partitioned(&setup.ctx, graph)?;
         let mut options = BfsOptions::default();
         apply_execution(self.execution, &mut options.worklist);
         options.multi_driver = match self.execution {
@@ -146,39 +204,31 @@ impl Runner {
             Execution::HostDriven => MultiDriver::PerDevice,
             Execution::DeviceDriven => MultiDriver::Fused,
         };
-        let mut solver = BfsSolver::new(&setup.ctx, &parted, &options)?;
-        let setup_ms = ms(setup.started.elapsed());
-        let out = solver.run(source)?;
-        let s = &out.stats;
-        let (execution, engine) = match s.do_driver {
-            Some(driver) => (
-                if driver == MultiDriver::Fused {
-                    Execution::DeviceDriven
-                } else {
-                    Execution::HostDriven
-                },
-                format!("direction-optimizing, driven {}", driven_by(driver)),
-            ),
-            None => worklist_engine(&setup.ctx, s.fused, &s.worklist),
-        };
+        let (out, stats) = self.partitioned_run(
+            "bfs",
+            graph,
+            |ctx, parted| Ok(BfsSolver::new(ctx, parted, &options)?),
+            |solver| Ok(solver.run(source)?),
+            |ctx, out| {
+                let s = &out.stats;
+                let (execution, engine) = match s.do_driver {
+                    Some(driver) => (
+                        if driver == MultiDriver::Fused {
+                            Execution::DeviceDriven
+                        } else {
+                            Execution::HostDriven
+                        },
+                        format!("direction-optimizing, driven {}", driven_by(driver)),
+                    ),
+                    None => worklist_engine(ctx, s.fused, &s.worklist),
+                };
+                counted!(s, execution, engine)
+            },
+        )?;
         Ok(BfsRun {
             source,
             levels: out.levels,
-            stats: RunStats {
-                rounds: Some(s.rounds),
-                work_items: Some(s.work_items),
-                time_ms: ms(s.elapsed),
-                device_ms: s.device_time.map(ms),
-                ..stats(
-                    "bfs",
-                    graph,
-                    &setup.ctx,
-                    Some(&parted),
-                    execution,
-                    engine,
-                    setup_ms,
-                )
-            },
+            stats,
             file_ids: graph.file_ids().clone(),
         })
     }
@@ -188,33 +238,23 @@ impl Runner {
     /// band ([`groute::sssp`](mod@crate::sssp)).
     pub fn sssp(&self, graph: &Graph, source: u32) -> Result<SsspRun> {
         graph.check_vertex(source)?;
-        let setup = self.setup("sssp", graph)?;
-        let parted = self.partitioned(&setup.ctx, graph)?;
         let mut options = SsspOptions::default();
         apply_execution(self.execution, &mut options.worklist);
-        let mut solver = SsspSolver::new(&setup.ctx, &parted, &options)?;
-        let setup_ms = ms(setup.started.elapsed());
-        let out = solver.run(source)?;
-        let s = &out.stats;
-        let (execution, engine) = worklist_engine(&setup.ctx, s.fused, &s.worklist);
+        let (out, stats) = self.partitioned_run(
+            "sssp",
+            graph,
+            |ctx, parted| Ok(SsspSolver::new(ctx, parted, &options)?),
+            |solver| Ok(solver.run(source)?),
+            |ctx, out| {
+                let s = &out.stats;
+                let (execution, engine) = worklist_engine(ctx, s.fused, &s.worklist);
+                counted!(s, execution, engine)
+            },
+        )?;
         Ok(SsspRun {
             source,
             distances: out.distances,
-            stats: RunStats {
-                rounds: Some(s.rounds),
-                work_items: Some(s.work_items),
-                time_ms: ms(s.elapsed),
-                device_ms: s.device_time.map(ms),
-                ..stats(
-                    "sssp",
-                    graph,
-                    &setup.ctx,
-                    Some(&parted),
-                    execution,
-                    engine,
-                    setup_ms,
-                )
-            },
+            stats,
             file_ids: graph.file_ids().clone(),
         })
     }
@@ -237,38 +277,28 @@ impl Runner {
             ..PageRankOptions::default()
         };
         options.validate()?;
-        let setup = self.setup("pagerank", graph)?;
-        let parted = self.partitioned(&setup.ctx, graph)?;
-        let mut solver = PageRankSolver::new(&setup.ctx, &parted, &options)?;
-        let setup_ms = ms(setup.started.elapsed());
-        let out = solver.run()?;
-        let s = &out.stats;
-        let execution = if s.driver == Driver::Fused {
-            Execution::DeviceDriven
-        } else {
-            Execution::HostDriven
-        };
-        let engine = format!("residual push, {} driver", s.driver);
+        let (out, stats) = self.partitioned_run(
+            "pagerank",
+            graph,
+            |ctx, parted| Ok(PageRankSolver::new(ctx, parted, &options)?),
+            |solver| Ok(solver.run()?),
+            |_, out| {
+                let s = &out.stats;
+                let execution = if s.driver == Driver::Fused {
+                    Execution::DeviceDriven
+                } else {
+                    Execution::HostDriven
+                };
+                let engine = format!("residual push, {} driver", s.driver);
+                counted!(s, execution, engine)
+            },
+        )?;
         Ok(PageRankRun {
             ranks: out.ranks,
             alpha: params.alpha,
             epsilon: params.epsilon,
-            residual_left: s.residual_left,
-            stats: RunStats {
-                rounds: Some(s.rounds),
-                work_items: Some(s.work_items),
-                time_ms: ms(s.elapsed),
-                device_ms: s.device_time.map(ms),
-                ..stats(
-                    "pagerank",
-                    graph,
-                    &setup.ctx,
-                    Some(&parted),
-                    execution,
-                    engine,
-                    setup_ms,
-                )
-            },
+            residual_left: out.stats.residual_left,
+            stats,
             file_ids: graph.file_ids().clone(),
         })
     }

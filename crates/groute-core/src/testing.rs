@@ -4,13 +4,15 @@
 //! with jitter, and the CUDA backend when `GROUTE_TEST_CUDA=1`. With that variable set the
 //! CUDA backend is mandatory: if it cannot be created the helper panics (the test fails),
 //! so a GPU run can never pass by silently testing nothing. Without it, CUDA is skipped and
-//! the reason printed.
+//! the reason printed. [`cuda_raw`] does the same for tests of the raw CUDA backend.
 
 use std::ops::Deref;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::backend::host::Jitter;
 use crate::context::{BackendChoice, Context};
+
+pub mod cuda_raw;
 
 /// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
 pub fn cuda_required() -> bool {

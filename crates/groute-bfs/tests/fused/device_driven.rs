@@ -83,7 +83,7 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 /// The single-block mode on a cluster in the members of a device-driven run (the
 /// `_peer_cluster` build: each member's cluster 0 runs levels back to back while its block 0's
 /// last warp, in a loop of its own, receives, releases and counts for the group,
-/// kernels/include/fused.cuh SoloPeerWarp): the reference on road grids cut by the block
+/// kernels/include/fused_solo_peer.cuh SoloPeerWarp): the reference on road grids cut by the block
 /// partition (many levels cross it both ways), a sparse random graph, a path and a wide tree
 /// (a level past the cluster's frontiers: spills), from several sources, with bounds from one
 /// item to none, with soft priority, in blocks of 1,024 and 512 threads (block 0 expands on

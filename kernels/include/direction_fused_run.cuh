@@ -1,0 +1,673 @@
+// The device-driven direction-optimizing BFS's run (kernels/bfs/bfs_direction_fused.cu): the
+// run's constants and this device's buffers (DoRun) with the steps of a level on them: the
+// counters, the bitmap and list sends to the peers and their application, the pull step and
+// the decide.
+
+#pragma once
+
+#include "block_count.cuh"
+#include "direction_fused_words.cuh"
+#include "push_appends.cuh"
+#include "traversal.cuh"
+
+namespace groute {
+
+// The run's constants and this device's buffers.
+struct DoRun {
+    unsigned int* levels;
+    const unsigned long long* push_offsets;
+    const unsigned int* push_targets;
+    const unsigned long long* pull_offsets;
+    const unsigned int* pull_sources;
+    unsigned int n;
+    unsigned int owned_begin;
+    unsigned int owned_end;
+    DeviceWorklist wl;
+    unsigned long long* state;
+    unsigned int* const* inboxes;  // every device's inbox, by rank
+    unsigned int* inbox;           // this device's
+    unsigned long long in_arcs;
+    unsigned long long alpha;
+    unsigned long long beta;
+    PeerGroup group;
+    unsigned int flags;                      // DoFlag
+    unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
+    // Replicated levels so far (DO_FLAG_REPLICATE; alike on every device, kept by every
+    // thread): the inbox halves alternate between the levels that store into them.
+    unsigned int replicated_levels;
+    // The run has several devices: a compile-time false in the one-device build (its code
+    // holds none of the peer steps) and a compile-time true in the several build.
+    bool several;
+
+    __device__ unsigned int words() const { return (n + 31u) / 32u; }
+
+    // DO_FLAG_PUSH_BITMAP's discovery bitmap: words() u32 behind the inbox halves (the host
+    // allocates them with the inbox and zeroes them with it; send_marks clears them).
+    __device__ unsigned int* marks() const {
+        return inbox + 2u * (group.size - 1u) * words();
+    }
+
+    // The offset of the inbox half that carries the discoveries at `mark`: the halves
+    // alternate between the levels that store (every level but a replicated one; see the
+    // header's "Inboxes").
+    __device__ unsigned int half(unsigned int mark) const {
+        return ((mark + replicated_levels) & 1u) * (group.size - 1u) * words();
+    }
+
+    // The slot of this device's words in the inbox of the device of rank `peer`.
+    __device__ unsigned int slot_at(unsigned int peer) const {
+        return inbox_slot(group.rank, peer);
+    }
+
+    // Adds a thread's finds (`found` vertices, `out` out-arcs and `in` in-arcs) and the arcs
+    // it `examined` to the level counters, one atomic per block and counter
+    // (block_count.cuh). Every thread of the block calls it, from block-uniform control flow.
+    __device__ void count_found(unsigned long long out, unsigned long long in,
+                                unsigned long long found,
+                                unsigned long long examined = 0ull) const {
+        unsigned long long x[DIRECTION_COUNTERS];
+        x[DIRECTION_OUT_ARCS] = out;
+        x[DIRECTION_IN_ARCS] = in;
+        x[DIRECTION_EXAMINED] = examined;
+        x[DIRECTION_FRONTIER] = found;
+        block_add_u64(state + DO_COUNTERS, x);
+    }
+
+    // Stores this device's discoveries at `mark` (words [begin, end)) into every peer's inbox.
+    __device__ void send(unsigned int mark, unsigned int begin, unsigned int end) const {
+        const unsigned int warps = gridDim.x * blockDim.x / 32u;
+        const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int slot = slot_at(lane);
+        const unsigned int offset = half(mark);
+        const bool sends = lane < group.size && lane != group.rank;
+        bool stored = false;
+        // SEND_BATCH words per warp and iteration: their level loads are all in flight
+        // before the first ballot.
+        for (unsigned int base = begin + warp; base < end; base += SEND_BATCH * warps) {
+            unsigned int bits[SEND_BATCH];
+#pragma unroll
+            for (unsigned int k = 0; k < SEND_BATCH; ++k) {
+                const unsigned int w = base + k * warps;
+                bits[k] = w < end ? level_bits(levels, n, w, mark) : 0u;
+            }
+#pragma unroll
+            for (unsigned int k = 0; k < SEND_BATCH; ++k) {
+                if (bits[k] != 0u && sends) {
+                    inboxes[lane][offset + slot * total + base + k * warps] = bits[k];
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+    }
+
+    // Appends the owned vertices at `mark` of the words first_word + warp + k * warps (below
+    // last_word) to the worklist: this warp's `count` of them (its hits in the pass that
+    // found them over the same words, which no other warp changed) in slots reserved with one
+    // atomic per block (block_count.cuh). Every thread of the block calls it, from
+    // block-uniform control flow.
+    __device__ void append_marked(unsigned int mark, unsigned int first_word,
+                                  unsigned int last_word, unsigned int count) const {
+        const unsigned int warps = gridDim.x * blockDim.x / 32u;
+        const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+        const unsigned int lane = lane_id();
+        unsigned int slot = block_reserve_warps(wl.ctrl + CTRL_WL_END, count);
+        if (count == 0u) {
+            return;  // warp-uniform
+        }
+        for (unsigned int w = first_word + warp; w < last_word; w += warps) {
+            const unsigned int v = w * 32u + lane;
+            const bool hit = v >= owned_begin && v < owned_end && v < n && levels[v] == mark;
+            const unsigned int bits = __ballot_sync(0xFFFFFFFFu, hit);
+            if (hit) {
+                wl.put(slot + static_cast<unsigned int>(__popc(bits & lanemask_lt())), v);
+            }
+            slot += static_cast<unsigned int>(__popc(bits));
+        }
+    }
+
+    // Applies the received words (when `receive`) and, when `scan`, scans the owned vertices
+    // at `mark` into the worklist and the level counters (DO_FLAG_SCAN_BATCH: SCAN_BATCH
+    // words per warp and iteration, their loads all in flight before the first is used).
+    // `pulled`: the step was a pull, so received bits lie only in the peers' owned vertices:
+    // the inbox words of the words wholly owned by this device are not read (nor, when not
+    // scanning, those words visited at all).
+    __device__ void apply_and_scan(unsigned int mark, bool receive, bool scan,
+                                   bool pulled) const {
+        if (receive && pulled && !scan) {
+            apply_pulled(mark, false);
+        } else if ((flags & DO_FLAG_SCAN_BATCH) != 0u) {
+            apply_and_scan_in<SCAN_BATCH>(mark, receive, scan, pulled);
+        } else {
+            apply_and_scan_in<1u>(mark, receive, scan, pulled);
+        }
+    }
+
+    // DO_FLAG_PUSH_BITMAP, after a dense push: stores every nonzero word of the discovery
+    // bitmap (this device's discoveries at `mark`) into every peer's inbox and clears it, a
+    // thread per word (coalesced loads of 4 bytes per 32 vertices, where send reads every
+    // vertex's level).
+    __device__ void send_marks(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int total = words();
+        const unsigned int offset = half(mark);
+        unsigned int* const bitmap = marks();
+        bool stored = false;
+        for (unsigned int w = blockIdx.x * blockDim.x + threadIdx.x; w < total; w += stride) {
+            // Set by reductions at L2 (other SMs): never an L1 line.
+            const unsigned int bits = load_volatile(bitmap + w);
+            if (bits == 0u) {
+                continue;
+            }
+            bitmap[w] = 0u;  // the next dense push's reductions come after grid barriers
+            for (unsigned int d = 0; d < group.size; ++d) {
+                if (d != group.rank) {
+                    inboxes[d][offset + slot_at(d) * total + w] = bits;
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+    }
+
+    // apply_and_scan after a pull, nothing scanned (`append`: the received vertices join the
+    // frontier too, DO_FLAG_REPLICATE): every received bit is a vertex that a
+    // peer found at `mark` among its owned vertices, so it was UNREACHED here (the level
+    // arrays agree below `mark`, and a pull sets owned vertices only): its level is stored
+    // without being read. The words wholly owned here are skipped (nothing is received there
+    // after a pull). Each lane loads one inbox word (a warp's 32 loads coalesced, one round
+    // trip per grid-stride step, where a warp per word waited for two per word), clears it
+    // when nonzero, and the warp then stores the levels of each nonzero word together, a
+    // lane per bit (one line per word, as the warp-per-word pass stored them).
+    __device__ void apply_pulled(unsigned int mark, bool append) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int inner_begin = (owned_begin + 31u) / 32u;
+        const unsigned int inner_end = owned_end >= n ? total : owned_end / 32u;
+        const unsigned int inner = inner_end > inner_begin ? inner_end - inner_begin : 0u;
+        const unsigned int limit = total - inner;
+        unsigned int* const box = inbox + half(mark);
+        bool cleared = false;
+        // Warp-uniform trip count: `base` is the warp's first index.
+        for (unsigned int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < limit;
+             base += stride) {
+            const unsigned int j = base + lane;
+            const unsigned int w = j < inner_begin ? j : j + inner;
+            unsigned int bits = 0;
+            if (j < limit) {
+                for (unsigned int s = 0; s + 1u < group.size; ++s) {
+                    // Written by a peer (over the link): never an L1 line.
+                    const unsigned int word = load_volatile(box + s * total + w);
+                    if (word != 0u) {
+                        box[s * total + w] = 0u;
+                        cleared = true;
+                        bits |= word;
+                    }
+                }
+            }
+            unsigned int pending = __ballot_sync(0xFFFFFFFFu, bits != 0u);
+            while (pending != 0u) {
+                const int from = __ffs(pending) - 1;
+                pending &= pending - 1u;
+                const unsigned int word = __shfl_sync(0xFFFFFFFFu, w, from);
+                const unsigned int set = __shfl_sync(0xFFFFFFFFu, bits, from);
+                const bool got = ((set >> lane) & 1u) != 0u;
+                if (got) {
+                    levels[word * 32u + lane] = mark;  // a peer's vertex: below n
+                }
+            }
+            if (append) {
+                append_bits(w, bits);
+            }
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+    }
+
+    // Appends the vertices of each lane's word `w` set in `bits` to the worklist, with one
+    // reservation for the warp (warp_reserve_n: a prefix of the lanes' counts), each lane
+    // writing its own vertices. All 32 lanes call it.
+    __device__ void append_bits(unsigned int w, unsigned int bits) const {
+        unsigned int total;
+        // At most 32 vertices per lane: 6 bits.
+        unsigned int slot = warp_reserve_n<6>(wl.ctrl + CTRL_WL_END,
+                                              static_cast<unsigned int>(__popc(bits)), total);
+        for (unsigned int rest = bits; rest != 0u; rest &= rest - 1u) {
+            wl.put(slot, w * 32u + static_cast<unsigned int>(__ffs(rest)) - 1u);
+            ++slot;
+        }
+    }
+
+    // apply_and_scan over BATCH words per warp and iteration.
+    template <unsigned int BATCH>
+    __device__ void apply_and_scan_in(unsigned int mark, bool receive, bool scan,
+                                      bool pulled) const {
+        const unsigned int warps = gridDim.x * blockDim.x / 32u;
+        const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int own_begin = owned_begin / 32u;
+        const unsigned int own_end = (owned_end + 31u) / 32u;
+        const unsigned int first = receive ? 0u : own_begin;
+        const unsigned int last = receive ? total : own_end;
+        unsigned int* const box = inbox + half(mark);
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        bool cleared = false;
+        const bool reserve = (flags & DO_FLAG_WARP_RESERVE) != 0u;
+        const auto owns_word = [&](unsigned int w) {
+            return scan && w < last && w >= own_begin && w < own_end;
+        };
+        // The words wholly owned (nothing received there after a pull): [inner_begin,
+        // inner_end), skipped by the word index when only applying.
+        const unsigned int inner_begin = (owned_begin + 31u) / 32u;
+        const unsigned int inner_end = owned_end >= n ? total : owned_end / 32u;
+        const unsigned int inner = pulled && inner_end > inner_begin ? inner_end - inner_begin : 0u;
+        const unsigned int skip = scan ? 0u : inner;
+        const auto word_at = [&](unsigned int j) { return j < inner_begin ? j : j + skip; };
+        const auto received_at = [&](unsigned int w) {
+            return receive && w < last && !(w >= inner_begin && w - inner_begin < inner);
+        };
+        for (unsigned int base = first + warp; base < last - skip; base += BATCH * warps) {
+            unsigned int loaded[BATCH];
+            unsigned int received[BATCH];
+#pragma unroll
+            for (unsigned int k = 0; k < BATCH; ++k) {
+                const unsigned int w = word_at(base + k * warps);
+                const unsigned int v = w * 32u + lane;
+                // An owned word's levels are loaded with the inbox words, not after them.
+                loaded[k] = owns_word(w) && v < n ? levels[v] : 0u;
+                received[k] = 0u;
+                if (received_at(w)) {
+                    for (unsigned int s = 0; s + 1u < group.size; ++s) {
+                        // Written by a peer (over the link): never an L1 line.
+                        const unsigned int bits = load_volatile(box + s * total + w);
+                        received[k] |= bits;
+                        if (bits != 0u && lane == 0u) {
+                            box[s * total + w] = 0u;
+                            cleared = true;
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (unsigned int k = 0; k < BATCH; ++k) {
+                const unsigned int w = word_at(base + k * warps);
+                const bool owned_word = owns_word(w);
+                if (received[k] == 0u && !owned_word) {
+                    continue;  // warp-uniform
+                }
+                const unsigned int v = w * 32u + lane;
+                unsigned int level = loaded[k];
+                if (!owned_word && v < n) {
+                    level = levels[v];
+                }
+                if (((received[k] >> lane) & 1u) != 0u && level == 0xFFFFFFFFu) {
+                    levels[v] = mark;
+                    level = mark;
+                }
+                const bool hit = scan && v >= owned_begin && v < owned_end && level == mark;
+                if (hit) {
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found;
+                }
+                if (!reserve) {
+                    wl.append_warp(v, hit);
+                }
+            }
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+        if (reserve && scan) {
+            const unsigned int hits =
+                __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned int>(found));
+            append_marked(mark, first, last, hits);
+        }
+        count_found(out, in, found);
+    }
+
+    // Pull step of DO_FLAG_PULL_FRONTIER: every owned UNREACHED vertex with an in-neighbour
+    // at `level` gets level + 1, is appended to the worklist (the next frontier: rewound by
+    // the decide) and counted; with peers, each warp's ballot of finds (32 consecutive
+    // vertices from a word-aligned start: one bitmap word) is stored into their inboxes.
+    __device__ void pull_frontier(unsigned int level, bool several) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int begin = owned_begin & ~31u;
+        const unsigned int end = owned_end < n ? owned_end : n;
+        const unsigned int span = end > begin ? end - begin : 0u;
+        const unsigned int rounds = (span + stride - 1u) / stride;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int slot = slot_at(lane);
+        const unsigned int offset = half(level + 1u);
+        const bool sends = several && lane < group.size && lane != group.rank;
+        unsigned long long examined = 0;
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found_count = 0;
+        bool stored = false;
+        const bool reserve = (flags & DO_FLAG_WARP_RESERVE) != 0u;
+        for (unsigned int r = 0; r < rounds; ++r) {
+            const unsigned int v = begin + r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+            bool found = false;
+            if (v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu) {
+                found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
+                if (found) {
+                    levels[v] = level + 1u;
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found_count;
+                }
+            }
+            if (!reserve) {
+                wl.append_warp(v, found);
+            }
+            if (several) {
+                const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
+                if (bits != 0u && sends) {
+                    inboxes[lane][offset + slot * total + (v - lane_id()) / 32u] = bits;
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+        if (reserve) {
+            const unsigned int finds =
+                __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned int>(found_count));
+            append_marked(level + 1u, begin / 32u, (end + 31u) / 32u, finds);
+        }
+        count_found(out, in, found_count, examined);
+    }
+
+    // DO_FLAG_PUSH_FRONTIER: adds the degrees and number of the frontier at worklist
+    // positions [begin, end) to the level counters.
+    __device__ void count_frontier(unsigned int begin, unsigned int end) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        for (unsigned int p = begin + blockIdx.x * blockDim.x + threadIdx.x; p < end;
+             p += stride) {
+            add_degrees(push_offsets, pull_offsets, wl.at(p), out, in);
+            ++found;
+        }
+        count_found(out, in, found);
+    }
+
+    // DO_FLAG_SPARSE_PUSH, after a push: stores its appends at worklist positions [begin,
+    // end) (every vertex this device set to `mark`, each once; fewer than words()) as a list
+    // into this device's slot of every peer's inbox (unless `listed`: the push stored them,
+    // DO_FLAG_LISTED_PUSH), and appends the owned ones behind them (the next frontier),
+    // their degrees and number added to the level counters (`global`: of every append, owned
+    // or not; see apply_lists). All threads call it.
+    __device__ void send_appends(unsigned int mark, unsigned int begin, unsigned int end,
+                                 bool global, bool listed) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int count = end - begin;
+        const unsigned int rounds = (count + stride - 1u) / stride;
+        const unsigned int total = words();
+        const unsigned int offset = half(mark);
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        for (unsigned int r = 0; r < rounds; ++r) {
+            const unsigned int i = r * stride + thread;
+            unsigned int v = 0;
+            bool hit = false;
+            if (i < count) {
+                v = wl.at(begin + i);
+                for (unsigned int d = 0; d < group.size && !listed; ++d) {
+                    if (d != group.rank) {
+                        inboxes[d][offset + slot_at(d) * total + i] = v;
+                    }
+                }
+                hit = v >= owned_begin && v < owned_end;
+                if (hit || global) {
+                    add_degrees(push_offsets, pull_offsets, v, out, in);
+                    ++found;
+                }
+            }
+            wl.append_warp(v, hit);
+        }
+        if (thread < count && !listed) {
+            __threadfence_system();
+        }
+        count_found(out, in, found);
+    }
+
+    // DO_FLAG_SPARSE_PUSH, after the exchange: applies every peer's list of vertices at
+    // `mark` (its length in DO_RECEIVED + its rank) and clears it; a vertex whose level this
+    // device sets first (from UNREACHED) and owns joins the next frontier and the counters.
+    // `global` (DO_FLAG_ONE_EXCHANGE): every vertex whose level it sets first is counted,
+    // owned or not: with send_appends' global counts, each vertex of the union of all the
+    // devices' appends counted once, so the counters are the global ones on every device
+    // (no exchange of counters). All threads call it.
+    __device__ void apply_lists(unsigned int mark, bool global) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int total = words();
+        unsigned int* const box = inbox + half(mark);
+        unsigned long long out = 0;
+        unsigned long long in = 0;
+        unsigned long long found = 0;
+        bool cleared = false;
+        for (unsigned int d = 0; d < group.size; ++d) {
+            if (d == group.rank) {
+                continue;
+            }
+            unsigned int* const list = box + (d < group.rank ? d : d - 1u) * total;
+            const unsigned long long length = get(DO_RECEIVED + d);
+            const unsigned int count = length < total ? static_cast<unsigned int>(length) : total;
+            const unsigned int rounds = (count + stride - 1u) / stride;
+            for (unsigned int r = 0; r < rounds; ++r) {
+                const unsigned int i = r * stride + thread;
+                unsigned int v = 0;
+                bool hit = false;
+                if (i < count) {
+                    // Written by a peer (over the link): never an L1 line.
+                    v = load_volatile(list + i);
+                    list[i] = 0u;
+                    cleared = true;
+                    if (v < n && atomicCAS(levels + v, 0xFFFFFFFFu, mark) == 0xFFFFFFFFu) {
+                        hit = v >= owned_begin && v < owned_end;
+                        if (hit || global) {
+                            add_degrees(push_offsets, pull_offsets, v, out, in);
+                            ++found;
+                        }
+                    }
+                }
+                wl.append_warp(v, hit);
+            }
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+        count_found(out, in, found);
+    }
+
+    // The exchange after a sparse push's send (one thread): every device's list length
+    // travels with it, summed into DO_RECEIVED by rank. False when it failed.
+    __device__ bool exchange_lengths(unsigned int appends) const {
+        unsigned long long mine[PEER_MAX_DEVICES];
+        unsigned long long sums[PEER_MAX_DEVICES];
+        for (unsigned int d = 0; d < group.size; ++d) {
+            mine[d] = d == group.rank ? appends : 0ull;
+        }
+        if (!exchange(mine, sums, group.size)) {
+            return false;
+        }
+        for (unsigned int d = 0; d < group.size; ++d) {
+            set(DO_RECEIVED + d, sums[d]);
+        }
+        return true;
+    }
+
+    __device__ unsigned long long get(unsigned int word) const {
+        return load_relaxed_u64(state + word);
+    }
+
+    __device__ void set(unsigned int word, unsigned long long v) const {
+        store_relaxed_u64(state + word, v);
+    }
+
+    // An exchange of `count` values (none: a barrier across the devices); false when it
+    // failed (DO_STATUS set). One thread.
+    __device__ bool exchange(const unsigned long long* mine, unsigned long long* sums,
+                             unsigned int count) const {
+        const unsigned long long index = get(DO_EXCHANGES);
+        set(DO_EXCHANGES, index + 1ull);
+        const unsigned int exchange = static_cast<unsigned int>(index);
+        const unsigned int status =
+            (flags & DO_FLAG_POST_EXCHANGE) != 0u
+                ? peer_post_allreduce_sum(group, postboxes, exchange, mine, sums, count)
+                : peer_allreduce_sum(group, exchange, mine, sums, count);
+        if (status != PEER_OK) {
+            set(DO_STATUS, status);
+            return false;
+        }
+        return true;
+    }
+
+    // The action of the barrier after a scan (one thread, every block waiting): see the
+    // header. Returns the next step as a record; notes what the step of trace row `row`
+    // found and stamps its end.
+    // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
+    // over the devices) or this device's next frontier, the counters already global (a
+    // DO_FLAG_ONE_EXCHANGE sparse push: no exchange).
+    // `replication`: DoReplication bits of the step (DO_FOUND_EVERYWHERE: the next step may
+    // be replicated).
+    __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row,
+                                  unsigned int own = DO_COUNTED_HERE,
+                                  unsigned int replication = 0u) const {
+        trace.stamp(row, TRACE_SCAN_END);
+        trace.count_rows(row + 1u);
+        const FusedRecord record = decide_next(own, (replication & DO_FOUND_EVERYWHERE) != 0u);
+        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
+        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.note(row, TRACE_REPLICATION, replication);
+        trace.stamp(row, TRACE_DECIDE_END);
+        return record;
+    }
+
+    // DO_FLAG_ONE_EXCHANGE: decide() in the action of the barrier after a pull that built
+    // the frontier, its exchange also the one that makes the pull's stored words visible.
+    // The trace's decide phase reads 0 (its stamp precedes the apply pass's).
+    // A replicated next step finds its frontier on every device: apply_pulled appends the
+    // received vertices too.
+    __device__ FusedRecord decide_folded(const DirectionTrace& trace, unsigned int row) const {
+        trace.count_rows(row + 1u);
+        const FusedRecord record = decide_next(DO_COUNTED_HERE, true);
+        trace.stamp(row, TRACE_EXCHANGE_END);
+        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
+        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
+        trace.note(row, TRACE_REPLICATION,
+                   record.w[DO_R_REPLICATED] != 0u ? DO_FOUND_EVERYWHERE : 0u);
+        trace.stamp(row, TRACE_DECIDE_END);
+        return record;
+    }
+
+    // decide() without the trace. `everywhere`: the frontier just found is, or (after a
+    // pull that built it, decided here) can be made, whole on every device, so the next step
+    // may be replicated.
+    __device__ FusedRecord decide_next(unsigned int own, bool everywhere) const {
+        unsigned long long mine[DIRECTION_COUNTERS];
+        for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
+            mine[i] = get(DO_COUNTERS + i);
+            set(DO_COUNTERS + i, 0ull);
+        }
+        unsigned long long sums[DIRECTION_COUNTERS];
+        const FusedRecord stop{{DO_STOP, 0u, 0u, 0u, 0u, 0u}};
+        if (several && own == DO_COUNTED_HERE) {
+            if (!exchange(mine, sums, DIRECTION_COUNTERS)) {
+                return stop;
+            }
+        } else {
+            for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
+                sums[i] = mine[i];
+            }
+        }
+        // Exchanges poll the abort word only while they wait: poll it here too.
+        if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
+            peer_load_abort(group.abort) != 0u) {
+            set(DO_STATUS, PEER_ABORTED);
+            if (several) {
+                peer_store_relaxed(group.mailbox + PEER_FAILED, PEER_ABORTED);  // peers leave
+            }
+            return stop;
+        }
+        const unsigned long long frontier = sums[DIRECTION_FRONTIER];
+        const unsigned long long in = sums[DIRECTION_IN_ARCS];
+        unsigned long long level = 0;
+        unsigned long long previous = 0;
+        unsigned long long unvisited_in = 0;
+        bool pulling = false;
+        if (get(DO_STARTED) == 0ull) {
+            set(DO_STARTED, 1ull);
+            unvisited_in = in_arcs > in ? in_arcs - in : 0ull;
+            set(DO_REACHED, frontier);
+        } else {
+            // Account the step just taken (run_levels and MemberSteps).
+            pulling = get(DO_PULLING) != 0ull;
+            const unsigned long long reached = get(DO_REACHED);
+            previous = get(DO_FRONTIER);
+            const unsigned long long items = pulling ? n - reached : previous;
+            const unsigned long long read = pulling ? 0ull : get(DO_FRONTIER_OUT);
+            set(DO_LEVELS, get(DO_LEVELS) + 1ull);
+            set(DO_ITEMS, get(DO_ITEMS) + items);
+            set(DO_ARCS, get(DO_ARCS) + read + sums[DIRECTION_EXAMINED]);
+            const unsigned long long before = get(DO_UNVISITED_IN);
+            unvisited_in = before > in ? before - in : 0ull;
+            set(DO_REACHED, reached + frontier);
+            level = get(DO_LEVEL) + 1ull;
+        }
+        set(DO_UNVISITED_IN, unvisited_in);
+        set(DO_PREVIOUS, previous);
+        set(DO_FRONTIER, frontier);
+        set(DO_FRONTIER_OUT, sums[DIRECTION_OUT_ARCS]);
+        set(DO_LEVEL, level);
+        if (frontier == 0ull) {
+            return FusedRecord{{DO_DONE, 0u, 0u, 0u, 0u, 0u}};
+        }
+        pulling = direction_pulls(alpha, beta, pulling, frontier, sums[DIRECTION_OUT_ARCS],
+                                  previous, unvisited_in, n);
+        set(DO_PULLING, pulling ? 1ull : 0ull);
+        if (pulling) {
+            set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
+        }
+        const bool replicated = !pulling && everywhere && several &&
+                                (flags & DO_FLAG_REPLICATE) != 0u &&
+                                saturating_mul(sums[DIRECTION_OUT_ARCS], REPLICATE_DIVISOR) <= n;
+        // A replicated step's frontier is the global one (a pull's own finds and the received
+        // ones, or already global: `own`).
+        const unsigned int count =
+            own != DO_COUNTED_HERE ? own
+            : replicated           ? static_cast<unsigned int>(frontier)
+                                   : static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
+        if (pulling &&
+            (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
+                0u) {
+            // The pull appends the next frontier (or the pushes' appends reached far).
+            store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
+        }
+        const bool sparse = !pulling && !replicated && several &&
+                            (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
+                            saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
+        return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
+                            push_hub_min_degree(count), sparse ? 1u : 0u,
+                            replicated ? 1u : 0u}};
+    }
+};
+
+}  // namespace groute
