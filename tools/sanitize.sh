@@ -81,7 +81,8 @@ for line in sys.stdin:
 ' >"$targets" || { echo "cargo build failed" >&2; exit 2; }
 fi
 
-export GROUTE_TEST_CUDA=1 NCCL_NVLS_ENABLE=0
+# The suites' time limits stretched for sanitized kernels (groute_core::testing::scaled).
+export GROUTE_TEST_CUDA=1 NCCL_NVLS_ENABLE=0 GROUTE_TEST_TIME_SCALE=${GROUTE_TEST_TIME_SCALE:-100}
 failures=0
 runs=0
 # sanitize TOOL LABEL DIR COMMAND...: one sanitized run, its line, and its log.

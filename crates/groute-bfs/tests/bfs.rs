@@ -14,7 +14,7 @@ fn options() -> BfsOptions {
         direction: Direction::Push,
         ..BfsOptions::default()
     };
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.worklist.packet_size = 64;
     o.worklist.max_batch = 256;
     o

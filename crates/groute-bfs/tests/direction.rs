@@ -36,7 +36,7 @@ const RULES: [SwitchRule; 4] = [
 
 fn options(direction: Direction, rule: SwitchRule) -> BfsOptions {
     let mut o = BfsOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.direction = direction;
     o.switch_rule = rule;
     o

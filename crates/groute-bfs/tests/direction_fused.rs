@@ -49,7 +49,7 @@ fn fused_runs(ctx: &Context) -> bool {
 
 fn options(rule: SwitchRule, driver: MultiDriver) -> BfsOptions {
     let mut o = BfsOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.direction = Direction::PullPush;
     o.switch_rule = rule;
     o.multi_driver = driver;
@@ -394,7 +394,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             Ok(r) => assert_eq!(r.levels, bfs_reference(&g.csr, 0)),
             Err(e) => assert!(e.to_string().contains("time"), "{e}"),
         }
-        o.worklist.time_limit = Some(Duration::from_secs(60));
+        o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
         let mut solver = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = solver.run(source).unwrap();

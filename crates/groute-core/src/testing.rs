@@ -14,6 +14,23 @@ use crate::context::{BackendChoice, Context};
 
 pub mod cuda_raw;
 
+/// The environment variable that stretches the suites' time limits (a positive factor).
+pub const TIME_SCALE_ENV: &str = "GROUTE_TEST_TIME_SCALE";
+
+/// A test's time limit `limit`, times `GROUTE_TEST_TIME_SCALE` when that is set to a positive
+/// number: under compute-sanitizer a kernel runs 10 to 100 times slower, and a run past a
+/// limit meant for the plain build is aborted (`tools/sanitize.sh` sets it). A value that is
+/// not a positive number panics, naming the variable (a test setting, not user input).
+pub fn scaled(limit: std::time::Duration) -> std::time::Duration {
+    match std::env::var(TIME_SCALE_ENV) {
+        Err(_) => limit,
+        Ok(v) => match v.parse::<f64>() {
+            Ok(f) if f.is_finite() && f > 0.0 => limit.mul_f64(f),
+            _ => panic!("{TIME_SCALE_ENV}={v}: give a positive factor such as 50"),
+        },
+    }
+}
+
 /// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
 pub fn cuda_required() -> bool {
     std::env::var("GROUTE_TEST_CUDA").is_ok_and(|v| v == "1")

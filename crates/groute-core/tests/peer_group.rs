@@ -125,7 +125,7 @@ fn every_member_sees_every_sum_and_every_peer_store() {
             }
         };
         assert!(!shared_gpu, "a group was built over devices sharing a GPU");
-        group.set_timeout(Duration::from_secs(20));
+        group.set_timeout(groute_core::testing::scaled(Duration::from_secs(20)));
         for method in [PeerExchange::Mailbox, PeerExchange::Posted] {
             for (words, exchanges) in [(1u32, 2_000u32), (4_096, 200)] {
                 let probe = peer_group_probe(&group, words, exchanges, method).expect("probe runs");

@@ -268,7 +268,7 @@ fn a_fused_run_past_its_time_limit_is_a_timeout_error() {
             other => panic!("{devices} devices: expected a time-limit error, got {other:?}"),
         }
         // The solver's next run is not affected.
-        o.worklist.time_limit = Some(Duration::from_secs(60));
+        o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
         let ok = pagerank(&ctx, &parted, &o).unwrap();
         assert_eq!(ok.stats.driver, Driver::Fused);
     }

@@ -22,7 +22,7 @@ fn cuda(devices: usize) -> Option<GpuTest> {
 
 fn options(mode: FusedMode) -> SsspOptions {
     let mut o = SsspOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.worklist.fused = mode;
     o
 }

@@ -19,7 +19,7 @@ use proptest::prelude::*;
 
 fn options() -> SsspOptions {
     let mut o = SsspOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.worklist.packet_size = 64;
     o.worklist.max_batch = 256;
     o

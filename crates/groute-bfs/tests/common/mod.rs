@@ -124,7 +124,7 @@ pub fn graphs() -> Vec<Graph> {
 /// `mode`, with a generous time limit.
 pub fn fused_options(mode: FusedMode) -> BfsOptions {
     let mut o = BfsOptions::default();
-    o.worklist.time_limit = Some(Duration::from_secs(60));
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.worklist.fused = mode;
     o.direction = Direction::Push;
     o
