@@ -7,26 +7,8 @@ use groute_graph::{
     ParseProblem, load_graph, load_graph_with, write_graph,
 };
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("groute-graph-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
+mod support;
+use support::TempDir;
 
 fn arcs(g: &Graph) -> Vec<(u64, u64, Option<u32>)> {
     let mut out = Vec::new();
