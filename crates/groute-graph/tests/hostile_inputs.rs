@@ -5,7 +5,6 @@
 //! run again for that one test) under a 4 GB address-space limit (`ulimit -v`), so the
 //! allocation fails the same way on every machine, however much memory it has.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use groute_graph::{

@@ -124,7 +124,16 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         i.prop_map(|line| Mutation::DuplicateLine { line }),
         i.prop_map(|line| Mutation::DropLine { line }),
         (i, 0..WORDS_U64.len()).prop_map(|(k, value)| Mutation::SetWord { k, value }),
-        (i, prop_oneof![Just(0u32), Just(1), Just(u32::MAX), Just(u32::MAX - 1), any::<u32>()])
+        (
+            i,
+            prop_oneof![
+                Just(0u32),
+                Just(1),
+                Just(u32::MAX),
+                Just(u32::MAX - 1),
+                any::<u32>()
+            ]
+        )
             .prop_map(|(k, value)| Mutation::SetWord32 { k, value }),
     ]
 }
@@ -228,8 +237,12 @@ fn seed(format: GraphFormat) -> Vec<u8> {
             "%%MatrixMarket matrix coordinate integer general\n% c\n5 5 6\n1 2 4\n1 3 2\n2 4 5\n3 2 1\n4 1 7\n4 4 3\n"
         }
         GraphFormat::Dimacs => "c tiny\np sp 5 5\na 1 2 4\na 1 3 2\na 2 4 5\na 3 2 1\na 4 1 7\n",
-        GraphFormat::Metis => "% triangle and an isolated vertex\n4 3 1\n2 5 3 6\n1 5 3 7\n1 6 2 7\n\n",
-        GraphFormat::Snap => "# FromNodeId\tToNodeId\tWeight\n10\t20\t4\n10\t30\t2\n20\t40\t5\n30\t20\t1\n40\t10\t7\n",
+        GraphFormat::Metis => {
+            "% triangle and an isolated vertex\n4 3 1\n2 5 3 6\n1 5 3 7\n1 6 2 7\n\n"
+        }
+        GraphFormat::Snap => {
+            "# FromNodeId\tToNodeId\tWeight\n10\t20\t4\n10\t30\t2\n20\t40\t5\n30\t20\t1\n40\t10\t7\n"
+        }
         binary => {
             // Written once per process: the tests run in parallel and share the files.
             static BINARY: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
@@ -242,7 +255,12 @@ fn seed(format: GraphFormat) -> Vec<u8> {
                 };
                 (write(GraphFormat::Galois), write(GraphFormat::Cache))
             });
-            return if binary == GraphFormat::Galois { galois } else { grc }.clone();
+            return if binary == GraphFormat::Galois {
+                galois
+            } else {
+                grc
+            }
+            .clone();
         }
     };
     text.as_bytes().to_vec()

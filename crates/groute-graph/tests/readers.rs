@@ -1,6 +1,6 @@
 //! Every reader on good and malformed files, and round trips through the writers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use groute_graph::{
     BinaryProblem, CsrBuilder, EdgeList, Graph, GraphError, GraphFormat, LoadOptions, NoProgress,
