@@ -71,6 +71,24 @@ impl Csr {
             targets: targets.into(),
             weights,
         };
+        csr.check()?;
+        Ok(csr)
+    }
+
+    /// Checks every invariant listed on [`Csr`] again, naming the first one that fails.
+    ///
+    /// Every constructor already checks them, so this fails only if a constructor is wrong: the
+    /// fuzz targets and the reader tests call it on every graph a reader returns.
+    ///
+    /// ```
+    /// use groute_graph::{CsrBuilder, EdgeList};
+    ///
+    /// let g = CsrBuilder::new(3).build(&EdgeList::from_pairs(&[(0, 1), (2, 0)]))?;
+    /// g.check()?;
+    /// # Ok::<(), groute_graph::GraphError>(())
+    /// ```
+    pub fn check(&self) -> Result<(), GraphError> {
+        let csr = self;
         csr.validate().map_err(|e| match e {
             Invalid::Offsets(v) => GraphError::VertexOutOfRange {
                 index: v,
@@ -91,8 +109,7 @@ impl Csr {
                 value: n,
                 limit: u64::from(u32::MAX),
             },
-        })?;
-        Ok(csr)
+        })
     }
 
     /// Builds without checking; for internal constructors that establish the invariants.

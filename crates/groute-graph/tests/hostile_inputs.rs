@@ -5,7 +5,6 @@
 //! run again for that one test) under a 4 GB address-space limit (`ulimit -v`), so the
 //! allocation fails the same way on every machine, however much memory it has.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use groute_graph::{
@@ -13,26 +12,8 @@ use groute_graph::{
     MAX_GENERATED_ARCS, ParseProblem, SpecProblem, VertexIds, load_graph, write_graph,
 };
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("groute-hostile-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
+mod support;
+use support::TempDir;
 
 /// Set in the child process that runs one test under the address-space limit.
 const CHILD: &str = "GROUTE_HOSTILE_LIMITED_CHILD";

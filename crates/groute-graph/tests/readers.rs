@@ -1,32 +1,14 @@
 //! Every reader on good and malformed files, and round trips through the writers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use groute_graph::{
     BinaryProblem, CsrBuilder, EdgeList, Graph, GraphError, GraphFormat, LoadOptions, NoProgress,
     ParseProblem, load_graph, load_graph_with, write_graph,
 };
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("groute-graph-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, content).unwrap();
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
+mod support;
+use support::TempDir;
 
 fn arcs(g: &Graph) -> Vec<(u64, u64, Option<u32>)> {
     let mut out = Vec::new();
@@ -510,5 +492,48 @@ fn large_inputs_parse_across_many_chunks() {
     match load_graph(&p, None) {
         Err(GraphError::Parse { line, .. }) => assert_eq!(line, 200_002),
         other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn max_vertices_refuses_larger_graphs_in_every_format() {
+    let d = TempDir::new("max-vertices");
+    let opts = LoadOptions::default().with_max_vertices(4);
+    let too_large = |r: Result<Graph, GraphError>| {
+        matches!(
+            r,
+            Err(GraphError::TooLarge {
+                what: "vertex count",
+                value: 5,
+                limit: 4
+            })
+        )
+    };
+    let text = [
+        (
+            "m.mtx",
+            "%%MatrixMarket matrix coordinate pattern general\n5 5 1\n1 2\n",
+        ),
+        ("d.gr", "p sp 5 1\na 1 2 1\n"),
+        ("g.graph", "5 1\n2\n1\n\n\n\n"),
+        ("s.txt", "1 2\n3 4\n5 1\n"),
+    ];
+    for (name, content) in text {
+        let p = d.file(name, content);
+        assert!(load_graph_with(&p, None, &LoadOptions::default(), &NoProgress).is_ok());
+        let r = load_graph_with(&p, None, &opts, &NoProgress);
+        assert!(too_large(r), "{name}");
+    }
+    let g = sample_graph();
+    assert_eq!(g.num_vertices(), 5);
+    for (name, format) in [("b.gr", GraphFormat::Galois), ("c.grc", GraphFormat::Cache)] {
+        let p = d.0.join(name);
+        write_graph(&g, &p, Some(format)).unwrap();
+        assert!(
+            too_large(load_graph_with(&p, Some(format), &opts, &NoProgress)),
+            "{name}"
+        );
+        let fits = LoadOptions::default().with_max_vertices(5);
+        assert!(load_graph_with(&p, Some(format), &fits, &NoProgress).is_ok());
     }
 }

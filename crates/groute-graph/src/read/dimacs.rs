@@ -60,13 +60,7 @@ pub(crate) fn read(
             }
         }
     };
-    if n > u64::from(u32::MAX) {
-        return Err(GraphError::TooLarge {
-            what: "vertex count",
-            value: n,
-            limit: u64::from(u32::MAX),
-        });
-    }
+    opts.check_vertex_count(n)?;
     // A line is at least a character and its newline (a loose bound: a malformed short line
     // is then reported where it is).
     check_lines_fit("arcs", m, 2, data.len() - c.i).map_err(|p| err(p_at, p))?;

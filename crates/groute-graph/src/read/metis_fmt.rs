@@ -71,13 +71,7 @@ pub(crate) fn read(
         return Err(err(h_at, ParseProblem::ExtraField { max: 4 }));
     }
     c.skip_line();
-    if n > u64::from(u32::MAX) {
-        return Err(GraphError::TooLarge {
-            what: "vertex count",
-            value: n,
-            limit: u64::from(u32::MAX),
-        });
-    }
+    opts.check_vertex_count(n)?;
     let body = c.i;
     // Every vertex has a line (at least its newline); an edge is listed twice, each time as at
     // least a digit. Loose bounds, so that a near miss is reported where it is; they also keep

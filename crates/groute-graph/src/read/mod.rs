@@ -171,6 +171,16 @@ impl FromStr for GraphFormat {
 pub struct LoadOptions {
     /// Drop the weights (values) of the file, e.g. for real matrices with negative entries.
     pub ignore_weights: bool,
+    /// Refuse graphs of more vertices than this ([`GraphError::TooLarge`]); `None`: up to
+    /// `u32::MAX`.
+    ///
+    /// A vertex count in a text header (Matrix Market, DIMACS, METIS) cannot be checked against
+    /// the file's size, since vertices without arcs take no bytes, so a small file may declare
+    /// billions of vertices and make the reader allocate gigabytes for them. A program that
+    /// reads files it does not trust sets a limit here; it is checked before anything is
+    /// allocated. The binary formats store an offset per vertex, so the file's size bounds
+    /// their count; the limit is checked on them too.
+    pub max_vertices: Option<u64>,
 }
 
 impl LoadOptions {
@@ -178,7 +188,42 @@ impl LoadOptions {
     pub fn ignoring_weights() -> LoadOptions {
         LoadOptions {
             ignore_weights: true,
+            ..LoadOptions::default()
         }
+    }
+
+    /// These options with [`LoadOptions::max_vertices`] set to `max`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use groute_graph::{GraphError, GraphFormat, LoadOptions, NoProgress, load_graph_with};
+    /// let path = std::env::temp_dir().join(format!("groute-doc-max-{}.gr", std::process::id()));
+    /// std::fs::write(&path, "p sp 3000000000 1\na 1 2 1\n")?;
+    /// let opts = LoadOptions::default().with_max_vertices(1 << 20);
+    /// let r = load_graph_with(&path, Some(GraphFormat::Dimacs), &opts, &NoProgress);
+    /// assert!(matches!(r, Err(GraphError::TooLarge { value: 3_000_000_000, .. })));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn with_max_vertices(mut self, max: u64) -> LoadOptions {
+        self.max_vertices = Some(max);
+        self
+    }
+
+    /// `Err` if a graph of `n` vertices is more than these options (or a CSR) allow.
+    pub(crate) fn check_vertex_count(&self, n: u64) -> Result<(), GraphError> {
+        let limit = self
+            .max_vertices
+            .unwrap_or(u64::MAX)
+            .min(u64::from(u32::MAX));
+        if n > limit {
+            return Err(GraphError::TooLarge {
+                what: "vertex count",
+                value: n,
+                limit,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -206,6 +251,7 @@ pub fn load_graph_with(
     if format == GraphFormat::Cache {
         progress.stage("mapping", 0);
         let g = binary::read_cache(path)?;
+        options.check_vertex_count(g.num_vertices() as u64)?;
         return Ok(if options.ignore_weights {
             Graph {
                 csr: g.csr.without_weights(),
@@ -224,6 +270,7 @@ pub fn load_graph_with(
         GraphFormat::Metis => metis_fmt::read(path, &data, options, progress)?,
         GraphFormat::Galois | GraphFormat::Cache => binary::read_galois(path, &data)?,
     };
+    options.check_vertex_count(g.num_vertices() as u64)?;
     if options.ignore_weights && g.csr.is_weighted() {
         g.csr = g.csr.without_weights();
     }

@@ -104,13 +104,7 @@ pub(crate) fn read(
         ));
     }
     let n = rows;
-    if n > u64::from(u32::MAX) {
-        return Err(GraphError::TooLarge {
-            what: "vertex count",
-            value: n,
-            limit: u64::from(u32::MAX),
-        });
-    }
+    opts.check_vertex_count(n)?;
     // A line is at least a character and its newline (a loose bound: a malformed short line
     // is then reported where it is).
     check_lines_fit("entries", nnz, 2, data.len() - c.i).map_err(|p| err(size_at, p))?;
