@@ -301,9 +301,16 @@ mod tests {
         let source = groute_kernels::bfs::DIRECTION_FUSED.source;
         let expression = &source[code_at(source, "DO_DEFAULT_FLAGS =")..];
         let expression = &expression[..expression.find(',').expect("the enumerator's end")];
+        // The flags' enumerators live in the header the kernel includes.
+        let words = groute_kernels::HEADERS
+            .iter()
+            .find(|h| h.name == "direction_fused_words.cuh")
+            .expect("the kernel's words header")
+            .source;
+        assert!(source.contains("#include \"direction_fused_words.cuh\""));
         let flags = expression
             .split('|')
-            .map(|name| enumerator(source, name.trim()))
+            .map(|name| enumerator(words, name.trim()))
             .fold(0, |all, bit| all | bit);
         assert_eq!(flags, FusedDirectionOptions::default().kernel_flags());
 
