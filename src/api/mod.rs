@@ -2,7 +2,7 @@
 //!
 //! ```
 //! let graph = groute::Graph::generate("road:side=64")?;
-//! let run = groute::bfs(&graph, 0)?;
+//! let run = groute::bfs(&graph, graph.default_source()?)?;
 //! println!("{} vertices reached", run.reached());
 //! # assert_eq!(run.reached(), graph.vertices() - run.levels.iter().filter(|&&l| l == groute::UNREACHED).count());
 //! # Ok::<(), groute::Error>(())

@@ -29,6 +29,7 @@
 //! ```
 
 mod alloc;
+mod components;
 mod csr;
 mod datasets;
 mod error;
@@ -42,6 +43,7 @@ mod read;
 mod rng;
 mod storage;
 
+pub use components::{Hub, WeakComponents, largest_component_hub};
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
 pub use datasets::{shipped_datasets_dir, shipped_graphs};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
