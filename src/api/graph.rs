@@ -163,7 +163,7 @@ impl Graph {
         self.inner.order.rank_of_external(file_id, self.vertices())
     }
 
-    /// A source for [`bfs`](crate::bfs) and [`sssp`](crate::sssp) that reaches most of the
+    /// A source for [`bfs`](crate::bfs()) and [`sssp`](crate::sssp()) that reaches most of the
     /// graph: the vertex of highest out-degree in the largest weakly connected component (the
     /// lowest vertex among equals), in input order. A fixed vertex such as 0 may lie in a
     /// component of a few vertices. Takes one pass over the arcs and 8 bytes per vertex.
