@@ -418,6 +418,12 @@ fn metis_parts(csr: &Csr, parts: usize) -> Result<Vec<i32>, GraphError> {
         .map(|v| 1 + csr.out_degree(v as u32) as i32)
         .collect();
     let mut part = vec![0i32; n];
+    // METIS keeps its random state in C globals, so two partitions running at once race on
+    // it (and neither is reproducible from its seed): one METIS call at a time per process.
+    static METIS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = METIS_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     metis::Graph::new(1, parts as i32, &xadj, &adjncy)
         .map_err(|e| GraphError::Metis(e.into()))?
         .set_vwgt(&vwgt)
