@@ -319,6 +319,13 @@ impl Device {
         Ok(dst)
     }
 
+    /// [`Device::upload`] of graph structure (offsets, arcs, weights, maps): the buffer's
+    /// bytes count in [`MemoryUsage::graph_bytes`] while it lives, and in
+    /// [`MemoryUsage::peak_graph_bytes`].
+    pub fn upload_graph<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.upload(data)?.into_graph(&self.account)
+    }
+
     /// Copies `src` (any buffer this device's stream can reach) to a new `Vec`, waiting for
     /// the work already enqueued on the device's stream.
     ///

@@ -233,6 +233,11 @@ pub struct MemoryUsage {
     pub peak_bytes: u64,
     /// The device's limit, if the context has one.
     pub limit_bytes: Option<u64>,
+    /// Of `current_bytes`, the bytes of graph structure (offsets, arcs, weights, maps) held
+    /// now: buffers made by [`Device::upload_graph`](crate::Device::upload_graph).
+    pub graph_bytes: u64,
+    /// The most bytes of graph structure held at once (reset with the peak).
+    pub peak_graph_bytes: u64,
 }
 
 /// Lock-free byte counters of one device, shared by its pool and every block it allocated.
@@ -242,6 +247,9 @@ pub(crate) struct MemoryAccount {
     current: AtomicU64,
     peak: AtomicU64,
     limit: Option<u64>,
+    /// Of `current`, the graph structure's bytes ([`GraphMemory`]), and their peak.
+    graph_current: AtomicU64,
+    graph_peak: AtomicU64,
 }
 
 // Orderings: the counters guard no other memory, and every read-modify-write of one atomic is
@@ -255,6 +263,8 @@ impl MemoryAccount {
             current: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             limit,
+            graph_current: AtomicU64::new(0),
+            graph_peak: AtomicU64::new(0),
         }
     }
 
@@ -295,14 +305,86 @@ impl MemoryAccount {
             current_bytes: self.current(),
             peak_bytes: self.peak.load(Ordering::Relaxed),
             limit_bytes: self.limit,
+            graph_bytes: self.graph_current.load(Ordering::Relaxed),
+            peak_graph_bytes: self.graph_peak.load(Ordering::Relaxed),
         }
     }
 
-    /// Sets the peak to the bytes in use now.
+    /// Sets the peaks to the bytes in use now.
     pub(crate) fn reset_peak(&self) {
         self.peak.store(self.current(), Ordering::Relaxed);
         // An allocation between the two lines raised `current` after it was read: keep it.
         self.peak.fetch_max(self.current(), Ordering::Relaxed);
+        let graph = || self.graph_current.load(Ordering::Relaxed);
+        self.graph_peak.store(graph(), Ordering::Relaxed);
+        self.graph_peak.fetch_max(graph(), Ordering::Relaxed);
+    }
+
+    fn add_graph(&self, bytes: u64) {
+        let now = self.graph_current.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.graph_peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn release_graph(&self, bytes: u64) {
+        self.graph_current.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// A buffer of graph structure: counted in its device's graph bytes as long as it lives (its
+/// bytes are already in `current`, through the block it wraps).
+struct GraphMemory {
+    inner: Arc<dyn RawMemory>,
+    account: Arc<MemoryAccount>,
+}
+
+impl GraphMemory {
+    /// Counts `inner` as graph structure of `account`'s device.
+    pub(crate) fn wrap(inner: Arc<dyn RawMemory>, account: &Arc<MemoryAccount>) -> Self {
+        account.add_graph(inner.len_bytes() as u64);
+        GraphMemory {
+            inner,
+            account: Arc::clone(account),
+        }
+    }
+}
+
+impl fmt::Debug for GraphMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GraphMemory")
+            .field("device", &self.account.device)
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl Drop for GraphMemory {
+    fn drop(&mut self) {
+        self.account.release_graph(self.inner.len_bytes() as u64);
+    }
+}
+
+impl RawMemory for GraphMemory {
+    fn location(&self) -> MemoryLocation {
+        self.inner.location()
+    }
+    fn len_bytes(&self) -> usize {
+        self.inner.len_bytes()
+    }
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        self.inner.host_ptr()
+    }
+    fn device_ptr(&self) -> Option<u64> {
+        self.inner.device_ptr()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self.inner.as_any()
+    }
+}
+
+impl<T: Pod> Buffer<T> {
+    /// This whole buffer, counted as graph structure of `account`'s device while it lives.
+    pub(crate) fn into_graph(self, account: &Arc<MemoryAccount>) -> Result<Self> {
+        Buffer::from_raw(Arc::new(GraphMemory::wrap(self.memory, account)))
     }
 }
 

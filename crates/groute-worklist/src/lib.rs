@@ -191,6 +191,7 @@ mod engine;
 mod error;
 mod host_worker;
 mod local;
+mod part;
 mod priority_counter;
 mod ring;
 mod split;
@@ -206,6 +207,7 @@ pub use engine::{
 };
 pub use error::WorklistError;
 pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
+pub use part::{CsrPtrs, DeviceCsr, HostCsrRows};
 pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
 pub use ring::{RingTransport, RouterRing};
 pub use split::{SplitFlags, SplitOps, VertexValue};

@@ -96,6 +96,19 @@ impl<T> DevicePtr<T> {
         }
     }
 
+    /// The pointer `q` with `q[first]` at this pointer's element 0: how a kernel indexes a
+    /// slice of a larger array (a device's part of a graph, say) by the whole array's
+    /// indices. Elements below `first` are not this slice's: the kernel must not touch them
+    /// (compute-sanitizer's memcheck reports it if it does).
+    pub fn rebased(self, first: u64) -> Self {
+        DevicePtr {
+            addr: self
+                .addr
+                .wrapping_sub(first.wrapping_mul(std::mem::size_of::<T>() as u64)),
+            _marker: PhantomData,
+        }
+    }
+
     /// The address.
     pub fn addr(self) -> u64 {
         self.addr

@@ -21,6 +21,7 @@ use groute_core::{Buffer, Device, Error, Stream};
 use super::fused::FusedKernel;
 use super::hub_policy::HubPolicy;
 use crate::error::WorklistError;
+use crate::part::DeviceCsr;
 use crate::split::VertexValue;
 
 pub(crate) use worker::CudaTraversalWorker;
@@ -80,9 +81,10 @@ pub(super) type GraphArgs = (
 pub(crate) struct CudaTraversalDevice {
     pub(super) stream: Stream,
     pub(super) owned: Range<u32>,
-    pub(super) offsets: Buffer<u64>,
-    pub(super) targets: Buffer<u32>,
-    pub(super) weights: Option<Buffer<u32>>,
+    /// The owned rows of the CSR (and their weights when weighted).
+    pub(super) csr: DeviceCsr,
+    /// Arcs of the whole graph (the largest arc id the kernels index by is below it).
+    pub(super) graph_arcs: usize,
     pub(crate) values: Buffer<u32>,
     pub(super) wl: Buffer<u32>,
     pub(super) outgoing: Vec<Buffer<VertexValue>>,
@@ -103,7 +105,7 @@ pub(crate) struct CudaTraversalDevice {
 }
 
 impl CudaTraversalDevice {
-    /// Uploads the CSR (and weights) to `device`, allocates the value array, a local worklist
+    /// Uploads the owned rows of the CSR (and weights) to `device` ([`DeviceCsr`]), allocates the value array, a local worklist
     /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
     /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process). The
     /// control block is followed by the hub list (`traversal_expand_hubs`): two words per slot,
@@ -136,12 +138,7 @@ impl CudaTraversalDevice {
             .checked_next_power_of_two()
             .unwrap_or(1 << 31);
         let send_cap = send_capacity.clamp(1, u32::MAX as usize);
-        let offsets = device.upload(csr.offsets())?;
-        let targets = device.upload(csr.targets())?;
-        let weights = match (weighted, csr.weights()) {
-            (true, Some(w)) => Some(device.upload(w)?),
-            _ => None,
-        };
+        let part = DeviceCsr::upload(device, csr, owned.clone(), weighted)?;
         let values = device.alloc::<u32>(csr.num_vertices().max(1))?;
         let wl = device.alloc::<u32>(wl_cap)?;
         let outgoing = (0..OUTGOING_BUFFERS)
@@ -153,9 +150,8 @@ impl CudaTraversalDevice {
         Ok(CudaTraversalDevice {
             stream,
             owned,
-            offsets,
-            targets,
-            weights,
+            csr: part,
+            graph_arcs: csr.targets().len(),
             values,
             wl,
             outgoing,
@@ -308,10 +304,11 @@ impl CudaTraversalDevice {
             self.values.raw().memory,
             self.wl.raw().memory,
             self.ctrl.raw().memory,
-            self.offsets.raw().memory,
-            self.targets.raw().memory,
         ];
-        if let Some(w) = &self.weights {
+        let (offsets, targets, weights) = self.csr.buffers();
+        mem.push(offsets.raw().memory);
+        mem.push(targets.raw().memory);
+        if let Some(w) = weights {
             mem.push(w.raw().memory);
         }
         mem.extend(self.low.iter().map(|b| b.raw().memory));
@@ -319,18 +316,16 @@ impl CudaTraversalDevice {
         self.cuda_stream()?.keep_alive(mem)
     }
 
-    /// The device pointers of the value array, the CSR and the weights (null when
-    /// unweighted): the first four parameters of every expand kernel.
+    /// The device pointers of the value array, the owned rows of the CSR and their weights
+    /// (null when unweighted), rebased to global ids ([`DeviceCsr::device_ptrs`]): the first
+    /// four parameters of every expand kernel.
     pub(super) fn graph_args(&self) -> Result<GraphArgs, Error> {
-        let weights = match &self.weights {
-            Some(w) => DevicePtr::<u32>::from_slice(&w.raw())?,
-            None => DevicePtr::null(),
-        };
+        let csr = self.csr.device_ptrs()?;
         Ok((
             DevicePtr::<u32>::from_slice(&self.values.raw())?,
-            DevicePtr::<u64>::from_slice(&self.offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&self.targets.raw())?,
-            weights,
+            csr.offsets,
+            csr.targets,
+            csr.weights,
         ))
     }
 }

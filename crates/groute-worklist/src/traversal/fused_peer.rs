@@ -204,7 +204,7 @@ pub(crate) fn run_device_driven(
     // Each member's shape; with members sharing its GPU (FusedDriver::Device), its grid is
     // its share of the GPU.
     let shape_of = |dev: &CudaTraversalDevice, d: usize, options: &WorklistOptions| {
-        let cluster_graph = (dev.hubs.max_degree(), dev.targets.len());
+        let cluster_graph = (dev.hubs.max_degree(), dev.graph_arcs);
         let share = group.members_on_gpu(d) as u32;
         dev.fused
             .shape(options, defaults, Some(share), Some(cluster_graph))
@@ -213,7 +213,7 @@ pub(crate) fn run_device_driven(
     let mut barriers = Vec::with_capacity(n);
     for (d, dev) in devices.iter_mut().enumerate() {
         shapes.push(shape_of(dev, d, options)?);
-        barriers.push(fused_kernel_flags(options, dev.targets.len())?);
+        barriers.push(fused_kernel_flags(options, dev.graph_arcs)?);
         if threshold != u32::MAX {
             dev.ensure_low_lists(&context_devices[d])?;
         }

@@ -74,7 +74,7 @@ impl CudaTraversalDevice {
         defaults: FusedDefaults,
     ) -> Result<FusedRounds, Error> {
         let shape = self.fused.shape(options, defaults, None, None)?;
-        let barrier = fused_kernel_flags(options, self.targets.len())?;
+        let barrier = fused_kernel_flags(options, self.graph_arcs)?;
         // A bounded launch is never asked to stop (the driver checks the time limit between
         // rounds): the abort word must read 0.
         self.fused.set_abort(0)?;

@@ -1,7 +1,7 @@
 //! The generic label-correcting traversal shared by BFS and SSSP.
 //!
-//! Each device holds the whole CSR (simplest; a later version can keep only its own rows)
-//! and a **full-length** value array. Local items are vertex ids; remote items are
+//! Each device holds the rows of the vertices it owns ([`DeviceCsr`](crate::DeviceCsr)) and a
+//! **full-length** value array. Local items are vertex ids; remote items are
 //! [`VertexValue`] pairs. An expand round relaxes every out-arc of its items with
 //! `fetch_min` on the device's value array, which is also the halo filter: an update to a
 //! vertex of another device is sent only if it improves what this device already knows of
@@ -61,6 +61,7 @@ use rayon::prelude::*;
 use crate::driver::run_workers;
 use crate::engine::{DeviceProgram, WorklistOptions, WorklistStats, run};
 use crate::error::WorklistError;
+use crate::part::DeviceCsr;
 use crate::split::{SplitFlags, SplitOps, VertexValue};
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
@@ -182,9 +183,8 @@ impl SplitOps for MinSplitOps {
 
 /// One device's share of a min traversal (host backend).
 struct MinProgram<A> {
-    offsets: Buffer<u64>,
-    targets: Buffer<u32>,
-    weights: Option<Buffer<u32>>,
+    /// The owned rows of the CSR (and their weights when the traversal reads them).
+    csr: DeviceCsr,
     ops: MinSplitOps,
     capacity: usize,
     _algo: std::marker::PhantomData<fn() -> A>,
@@ -198,31 +198,27 @@ impl<A: MinTraversal> DeviceProgram for MinProgram<A> {
     }
 
     fn expand(&self, items: &[u32]) -> Vec<u32> {
-        // SAFETY: the CSR buffers were uploaded and synchronised before the run started and
-        // are never written again.
-        let (offsets, targets, weights) = unsafe {
-            (
-                self.offsets.as_host_slice().unwrap_or(&[]),
-                self.targets.as_host_slice().unwrap_or(&[]),
-                self.weights.as_ref().and_then(|w| w.as_host_slice()),
-            )
+        // SAFETY: the part was uploaded and synchronised before the run started and is never
+        // written again.
+        let Some(rows) = (unsafe { self.csr.host_view() }) else {
+            return Vec::new();
         };
         let values = self.ops.values.atomics();
         items
             .par_iter()
             .with_min_len(64)
             .fold(Vec::new, |mut out, &v| {
-                let vi = v as usize;
-                let value = match values.get(vi) {
+                let value = match values.get(v as usize) {
                     Some(a) => a.load(Ordering::Acquire),
                     None => return out,
                 };
-                if value == UNREACHED || vi + 1 >= offsets.len() {
+                if value == UNREACHED {
                     return out;
                 }
-                for e in offsets[vi] as usize..offsets[vi + 1] as usize {
-                    let u = targets[e];
-                    let w = weights.map_or(1, |w| w[e]);
+                // Items are owned vertices (the split keeps no other): `row` panics otherwise.
+                let (targets, weights) = rows.row(v);
+                for (i, &u) in targets.iter().enumerate() {
+                    let w = weights.map_or(1, |w| w[i]);
                     let cand = A::relax(value, w);
                     if let Some(a) = values.get(u as usize) {
                         if a.fetch_min(cand, Ordering::AcqRel) > cand {
@@ -261,9 +257,7 @@ pub struct TraversalOutput {
 /// One device's storage, by backend.
 enum DeviceStorage {
     Host {
-        offsets: Buffer<u64>,
-        targets: Buffer<u32>,
-        weights: Option<Buffer<u32>>,
+        csr: DeviceCsr,
         owned: Range<u32>,
         capacity: usize,
     },
@@ -343,17 +337,8 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 .wl_capacity
                 .unwrap_or(per_element * (local_vertices + local_arcs) + 1024);
             if device.stream().is_host() {
-                let offsets = device.upload(csr.offsets())?;
-                let targets = device.upload(csr.targets())?;
-                let weights = match (A::WEIGHTED, csr.weights()) {
-                    (true, Some(w)) => Some(device.upload(w)?),
-                    _ => None,
-                };
-                device.stream().synchronize()?;
                 devices.push(DeviceStorage::Host {
-                    offsets,
-                    targets,
-                    weights,
+                    csr: DeviceCsr::upload(device, csr, owned.clone(), A::WEIGHTED)?,
                     owned,
                     capacity,
                 });
@@ -512,9 +497,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         let mut programs = Vec::with_capacity(num_devices);
         for (d, storage) in self.devices.iter().enumerate() {
             let DeviceStorage::Host {
-                offsets,
-                targets,
-                weights,
+                csr,
                 owned,
                 capacity,
             } = storage
@@ -525,9 +508,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             let buffer = device.upload(&init)?;
             device.stream().synchronize()?;
             programs.push(Arc::new(MinProgram::<A> {
-                offsets: offsets.clone(),
-                targets: targets.clone(),
-                weights: weights.clone(),
+                csr: csr.clone(),
                 ops: MinSplitOps {
                     owned: owned.clone(),
                     values: ValueArray::new(buffer)?,

@@ -67,9 +67,9 @@ impl CudaTraversalDevice {
             options,
             defaults,
             None,
-            Some((self.hubs.max_degree(), self.targets.len())),
+            Some((self.hubs.max_degree(), self.graph_arcs)),
         )?;
-        let barrier = fused_kernel_flags(options, self.targets.len())?;
+        let barrier = fused_kernel_flags(options, self.graph_arcs)?;
         let solo_max = shape.solo_max;
         // Soft priority as PriorityCounter sets it: the first threshold is the band width.
         let prio_delta = options.prio_delta.unwrap_or(0);
