@@ -62,8 +62,9 @@ pub struct DeviceMemoryReport {
     pub peak_bytes: u64,
     /// `--device-memory-limit`, if set.
     pub limit_bytes: Option<u64>,
-    /// Bytes of the graph's structure on this device; `None` until the solvers report it.
-    pub graph_bytes: Option<u64>,
+    /// The most bytes of graph structure (offsets, arcs, weights, maps) the device held at
+    /// once: its part of the graph.
+    pub graph_bytes: u64,
 }
 
 /// The memory section for `ctx`: every device's counts, and the host's peak.
@@ -77,7 +78,7 @@ pub fn memory_of(ctx: &Context) -> MemoryReport {
                 current_bytes: usage.current_bytes,
                 peak_bytes: usage.peak_bytes,
                 limit_bytes: usage.limit_bytes,
-                graph_bytes: None,
+                graph_bytes: usage.peak_graph_bytes,
             })
             .collect(),
         host_peak_bytes: host_peak_bytes(),

@@ -7,6 +7,7 @@ use groute_cc::CcError;
 use groute_graph::GraphError;
 use groute_pagerank::PageRankError;
 use groute_sssp::SsspError;
+use groute_worklist::WorklistError;
 
 use super::options::Execution;
 
@@ -140,6 +141,39 @@ pub enum Error {
         /// The algorithm it ran.
         algorithm: &'static str,
     },
+}
+
+impl Error {
+    /// The runtime's error at the bottom of this one, if the run failed in the runtime (a
+    /// device, an allocation, a copy), whichever algorithm's error carries it.
+    pub fn runtime(&self) -> Option<&groute_core::Error> {
+        fn worklist(e: &WorklistError) -> Option<&groute_core::Error> {
+            match e {
+                WorklistError::Runtime(core) => Some(core),
+                _ => None,
+            }
+        }
+        match self {
+            Error::Runtime(core) | Error::Cc(CcError::Core(core)) => Some(core),
+            Error::Bfs(BfsError::Worklist(e))
+            | Error::Sssp(SsspError::Worklist(e))
+            | Error::PageRank(PageRankError::Worklist(e)) => worklist(e),
+            _ => None,
+        }
+    }
+
+    /// Whether a device ran out of memory: past the run's
+    /// [`device_memory_limit`](crate::Runner::device_memory_limit) or out of what the device
+    /// has. Fewer vertices per device (more devices) or a higher limit is the fix.
+    pub fn is_device_memory_exhausted(&self) -> bool {
+        matches!(
+            self.runtime(),
+            Some(
+                groute_core::Error::DeviceMemoryLimit { .. }
+                    | groute_core::Error::DeviceOutOfMemory { .. }
+            )
+        )
+    }
 }
 
 /// Why a weight is not a `u32` ([`Error::InvalidWeight`]).

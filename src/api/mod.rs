@@ -65,5 +65,5 @@ pub use error::{Error, Result, WeightProblem};
 pub use graph::{FileIds, Graph, IntoArc};
 pub use interop::ArcWeight;
 pub use options::{Backend, Execution, ParseChoiceError, Partition, Runner};
-pub use results::{BfsRun, CcRun, PageRankRun, RunStats, SsspRun, UNREACHED};
+pub use results::{BfsRun, CcRun, DeviceMemory, PageRankRun, RunStats, SsspRun, UNREACHED};
 pub use run::{PageRankParams, bfs, cc, pagerank, sssp};

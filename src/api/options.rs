@@ -205,6 +205,7 @@ pub struct Runner {
     pub(crate) partition: Partition,
     pub(crate) jitter: Option<u64>,
     pub(crate) stall_timeout: Option<Duration>,
+    pub(crate) device_memory_limit: Option<u64>,
     #[serde(skip)]
     pub(crate) faults: FaultPlan,
 }
@@ -225,6 +226,7 @@ impl Runner {
             partition: Partition::Auto,
             jitter: None,
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            device_memory_limit: None,
             faults: FaultPlan::new(),
         }
     }
@@ -267,6 +269,20 @@ impl Runner {
     /// (a kernel panics) ends the run at once with [`groute_core::Error::DeviceFailed`].
     pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Runner {
         self.stall_timeout = timeout;
+        self
+    }
+
+    /// The most device memory each (virtual) device may hold, in bytes (`None`: what the
+    /// device has, the default). An allocation past it fails the run with
+    /// [`groute_core::Error::DeviceMemoryLimit`] ([`Error::is_device_memory_exhausted`]
+    /// says so); [`RunStats::memory`] says what each device held. With a limit, a single GPU
+    /// split into several devices shows whether a graph too large for one device of that size
+    /// runs on several.
+    ///
+    /// [`Error::is_device_memory_exhausted`]: crate::Error::is_device_memory_exhausted
+    /// [`RunStats::memory`]: crate::RunStats::memory
+    pub fn device_memory_limit(mut self, bytes: Option<u64>) -> Runner {
+        self.device_memory_limit = bytes;
         self
     }
 

@@ -52,6 +52,20 @@ pub struct RunStats {
     pub rounds: Option<u64>,
     /// Work items processed on all devices, where the engine counts them.
     pub work_items: Option<u64>,
+    /// Each device's memory over the run (set-up included).
+    pub memory: Vec<DeviceMemory>,
+}
+
+/// What one device held over a run, as its memory pool counted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceMemory {
+    /// The (virtual) device.
+    pub device: usize,
+    /// The most bytes it held at once (live buffers and blocks cached for reuse).
+    pub peak_bytes: u64,
+    /// The most bytes of graph structure (offsets, arcs, weights) it held at once: its part
+    /// of the graph.
+    pub graph_bytes: u64,
 }
 
 /// Writes `<file id> <value>` per vertex.

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use super::error::{Error, Result};
 use super::graph::Graph;
 use super::options::{Backend, Execution, Partition, Runner};
-use super::results::{BfsRun, CcRun, PageRankRun, RunStats, SsspRun, UNREACHED, ms, note};
+use super::results::{
+    BfsRun, CcRun, DeviceMemory, PageRankRun, RunStats, SsspRun, UNREACHED, ms, note,
+};
 
 /// PageRank's parameters ([`Runner::pagerank_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,13 +129,16 @@ impl Runner {
         if self.devices == 0 {
             return Err(Error::NoDevices);
         }
-        let ctx = Context::builder()
+        let mut builder = Context::builder()
             .devices(self.devices)
             .backend(self.backend.choice())
             .jitter(self.jitter.map(Jitter::seeded))
             .stall_timeout(self.stall_timeout)
-            .faults(self.faults.clone())
-            .build()?;
+            .faults(self.faults.clone());
+        if let Some(limit) = self.device_memory_limit {
+            builder = builder.device_memory_limit(limit);
+        }
+        let ctx = builder.build()?;
         if self.execution == Execution::DeviceDriven && ctx.backend_kind() == BackendKind::Host {
             return Err(Error::ExecutionUnavailable {
                 algorithm,
@@ -411,6 +416,15 @@ fn stats(
         setup_ms,
         rounds: None,
         work_items: None,
+        memory: ctx
+            .memory_usage()
+            .into_iter()
+            .map(|usage| DeviceMemory {
+                device: usage.device.0,
+                peak_bytes: usage.peak_bytes,
+                graph_bytes: usage.peak_graph_bytes,
+            })
+            .collect(),
     }
 }
 

@@ -183,8 +183,13 @@ pub fn run_workers<W: DeviceWorker>(
     workers: Vec<W>,
     options: &WorklistOptions,
 ) -> Result<WorklistStats, WorklistError> {
-    let transport =
-        RouterRing::<W::Packed>::new(context, options.packet_size, options.ring_buffers.max(1))?;
+    // A ring of one device carries nothing (every item is its own): packets of one item.
+    let (packet_size, buffers) = if context.num_devices() == 1 {
+        (1, 1)
+    } else {
+        (options.packet_size, options.ring_buffers.max(1))
+    };
+    let transport = RouterRing::<W::Packed>::new(context, packet_size, buffers)?;
     let stats = run_workers_on(context, workers, &transport, options);
     transport.shutdown();
     stats

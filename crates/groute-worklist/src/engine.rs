@@ -61,7 +61,10 @@ pub struct WorklistOptions {
     /// Items one device may send around the ring per round (`--send-capacity`); `None`: the
     /// worklist capacity.
     pub send_capacity: Option<usize>,
-    /// Items per ring packet (`--packet-size`); larger segments are split.
+    /// Items per ring packet at most (`--packet-size`); larger segments are split. Runs on
+    /// graphs of fewer than 8 times as many vertices use smaller packets
+    /// ([`WorklistOptions::for_graph`]), and a ring of one device, which carries nothing,
+    /// packets of one item.
     pub packet_size: usize,
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
@@ -157,6 +160,20 @@ pub struct WorklistOptions {
     /// least this much (see the crate docs). `Some(0)`: off. `None`: the algorithm's default
     /// (off for the engine itself and for BFS; SSSP picks one from the arc weights).
     pub prio_delta: Option<u32>,
+}
+
+impl WorklistOptions {
+    /// These options for a graph of `num_vertices` vertices: packets of at most an eighth of
+    /// the vertices (rounded up to a power of two, at least 4,096 items), so that the ring's
+    /// receive buffers, allocated on every device for the whole run, stay small beside a
+    /// small graph's part.
+    pub fn for_graph(&self, num_vertices: usize) -> WorklistOptions {
+        let fit = (num_vertices.max(1).next_power_of_two() / 8).max(1 << 12);
+        WorklistOptions {
+            packet_size: self.packet_size.min(fit),
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for WorklistOptions {

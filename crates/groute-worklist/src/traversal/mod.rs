@@ -405,6 +405,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<TraversalOutput, WorklistError> {
         let n = self.num_vertices;
+        let options = &options.for_graph(n);
         fused_rounds::round_levels(options)?;
         let num_devices = self.devices.len();
         let mut seeds = vec![Vec::new(); num_devices];
