@@ -495,7 +495,7 @@ pub fn connected_components(
         Scatter::new(),
         &[Endpoint::Host],
         &devices,
-        LinkConfig::new(plan.chunk, plan.buffers),
+        LinkConfig::new(plan.chunk, plan.buffers).holding_graph(),
     )?;
     let mut reduce_outputs: Vec<Endpoint> = devices[..nd - 1].to_vec();
     reduce_outputs.push(Endpoint::Host);

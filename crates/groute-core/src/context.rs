@@ -319,6 +319,12 @@ impl Device {
         Ok(dst)
     }
 
+    /// [`Device::alloc`] of graph structure: the buffer's bytes count in
+    /// [`MemoryUsage::graph_bytes`] while it lives (see [`Device::upload_graph`]).
+    pub fn alloc_graph<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.alloc(len)?.into_graph(&self.account)
+    }
+
     /// [`Device::upload`] of graph structure (offsets, arcs, weights, maps): the buffer's
     /// bytes count in [`MemoryUsage::graph_bytes`] while it lives, and in
     /// [`MemoryUsage::peak_graph_bytes`].

@@ -367,3 +367,60 @@ fn a_limit_written_as_a_flag_value_caps_every_device() {
         drop(fits);
     }
 }
+
+#[test]
+fn graph_structure_counts_apart_while_it_lives_and_its_peak_stays() {
+    let ctx = host(1, None);
+    let d = &ctx.devices()[0];
+    let graph = |ctx: &Context| {
+        let u = ctx.devices()[0].memory_usage();
+        (u.graph_bytes, u.peak_graph_bytes)
+    };
+    let other = d.alloc::<u32>(100).unwrap();
+    assert_eq!(
+        graph(&ctx),
+        (0, 0),
+        "plain allocations are not graph structure"
+    );
+    let offsets = d.upload_graph(&[0u64, 2, 5]).unwrap();
+    assert_eq!(
+        d.download(&offsets).unwrap(),
+        [0, 2, 5],
+        "the upload's data"
+    );
+    let targets = d.alloc_graph::<u32>(5).unwrap();
+    assert_eq!(graph(&ctx), (44, 44));
+    assert_eq!(
+        current(&ctx, 0),
+        444,
+        "graph bytes are also in current_bytes"
+    );
+    drop(offsets);
+    assert_eq!(
+        graph(&ctx),
+        (20, 44),
+        "dropping gives the bytes back; the peak stays"
+    );
+    ctx.devices()[0].reset_peak();
+    assert_eq!(
+        graph(&ctx),
+        (20, 20),
+        "reset_peak restarts the graph peak too"
+    );
+    drop((targets, other));
+    assert_eq!(graph(&ctx).0, 0);
+
+    // A link's receive buffers count as graph structure when the link says they hold it.
+    let ctx = host(2, None);
+    let config = LinkConfig::new(256, 2).holding_graph();
+    let link = Link::<u32>::new(
+        &ctx,
+        Endpoint::Device(DeviceId(0)),
+        Endpoint::Device(DeviceId(1)),
+        config,
+    )
+    .unwrap();
+    assert_eq!(ctx.devices()[1].memory_usage().graph_bytes, 2 * 256 * 4);
+    assert_eq!(ctx.devices()[0].memory_usage().graph_bytes, 0);
+    drop(link);
+}

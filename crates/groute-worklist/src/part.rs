@@ -183,3 +183,75 @@ impl<'a> HostCsrRows<'a> {
         self.row(v).0.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_core::{BackendChoice, Context};
+
+    /// 0 -> 1, 2; 1 -> (none); 2 -> 0; 3 -> 1, 2, 3 (weights 10 x the arc id).
+    fn csr() -> Csr {
+        Csr::from_parts(
+            vec![0u64, 2, 2, 3, 6],
+            vec![1u32, 2, 0, 1, 2, 3],
+            Some(vec![0u32, 10, 20, 30, 40, 50].into()),
+        )
+        .unwrap()
+    }
+
+    fn host() -> Context {
+        Context::builder()
+            .devices(1)
+            .backend(BackendChoice::Host)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_part_holds_its_rows_indexed_by_global_ids() {
+        let ctx = host();
+        let device = &ctx.devices()[0];
+        let part = DeviceCsr::upload(device, &csr(), 2..4, true).unwrap();
+        assert_eq!(
+            (part.rows(), part.num_arcs(), part.is_weighted()),
+            (2..4, 4, true)
+        );
+        // Offsets 2..=4 (3 x 8 B), 4 targets and 4 weights.
+        assert_eq!(part.bytes(), 24 + 16 + 16);
+        assert_eq!(device.memory_usage().graph_bytes, part.bytes());
+        // SAFETY: nothing writes the part.
+        let rows = unsafe { part.host_view() }.unwrap();
+        assert_eq!(rows.row(2), (&[0u32][..], Some(&[20u32][..])));
+        assert_eq!(rows.row(3), (&[1u32, 2, 3][..], Some(&[30u32, 40, 50][..])));
+        assert_eq!(rows.degree(3), 3);
+        let unweighted = DeviceCsr::upload(device, &csr(), 0..2, false).unwrap();
+        // SAFETY: as above.
+        let rows = unsafe { unweighted.host_view() }.unwrap();
+        assert_eq!(rows.row(0), (&[1u32, 2][..], None));
+        assert_eq!(rows.degree(1), 0);
+    }
+
+    #[test]
+    fn a_row_of_another_part_panics() {
+        let ctx = host();
+        let part = DeviceCsr::upload(&ctx.devices()[0], &csr(), 1..3, false).unwrap();
+        // SAFETY: nothing writes the part.
+        let rows = unsafe { part.host_view() }.unwrap();
+        for v in [0, 3, 4] {
+            let caught = std::panic::catch_unwind(|| rows.row(v));
+            assert!(caught.is_err(), "row {v} is not the part's");
+        }
+    }
+
+    #[test]
+    fn an_empty_part_and_bad_ranges() {
+        let ctx = host();
+        let device = &ctx.devices()[0];
+        let empty = DeviceCsr::upload(device, &csr(), 1..2, true).unwrap();
+        assert_eq!(empty.num_arcs(), 0);
+        assert!(DeviceCsr::upload(device, &csr(), 3..5, false).is_err());
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 3..2;
+        assert!(DeviceCsr::upload(device, &csr(), reversed, false).is_err());
+    }
+}

@@ -27,6 +27,10 @@ pub struct LinkConfig {
     pub copy_issuer: CopyIssuer,
     /// How copies between devices are made (DMA by default; see [`CopyMethod`]).
     pub copy_method: CopyMethod,
+    /// Whether the receive buffers on a device hold graph structure (a topology-driven
+    /// algorithm streaming its edges): they then count in the device's
+    /// [`MemoryUsage::graph_bytes`](crate::MemoryUsage::graph_bytes).
+    pub holds_graph: bool,
 }
 
 /// Which device issues a link's copies between two devices (copies to the host are always
@@ -73,6 +77,7 @@ impl LinkConfig {
             copy_streams: Self::DEFAULT_COPY_STREAMS,
             copy_issuer: CopyIssuer::default(),
             copy_method: CopyMethod::default(),
+            holds_graph: false,
         }
     }
 
@@ -126,6 +131,15 @@ impl LinkConfig {
     pub fn with_copy_issuer(self, copy_issuer: CopyIssuer) -> Self {
         LinkConfig {
             copy_issuer,
+            ..self
+        }
+    }
+
+    /// The same settings with receive buffers counted as graph structure
+    /// ([`LinkConfig::holds_graph`]).
+    pub fn holding_graph(self) -> Self {
+        LinkConfig {
+            holds_graph: true,
             ..self
         }
     }

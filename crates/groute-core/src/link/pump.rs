@@ -54,7 +54,13 @@ pub(crate) fn spawn_output<T: Pod>(
         Endpoint::Device(d) => {
             let device = ctx.device(d)?;
             let buffers = (0..config.num_buffers)
-                .map(|_| device.alloc::<T>(config.packet_size))
+                .map(|_| {
+                    if config.holds_graph {
+                        device.alloc_graph::<T>(config.packet_size)
+                    } else {
+                        device.alloc::<T>(config.packet_size)
+                    }
+                })
                 .collect::<Result<Vec<_>>>()?;
             let streams = match config.copy_issuer {
                 CopyIssuer::Destination => {
