@@ -364,6 +364,50 @@ fn bad_inputs_are_clear_errors() {
     assert!(err.to_string().contains("--wl-capacity"), "{err}");
 }
 
+/// An improvement storm: the source reaches `a` vertices at distance 1, and each of them
+/// reaches every one of `b` further vertices by an arc whose weight falls with the tail's id,
+/// so a vertex of the second layer improves once per tail expanded before a better one (up
+/// to `a` x `b` worklist items in one level, far beyond the solver's first sizing).
+fn improvement_storm(a: u32, b: u32) -> Graph {
+    let mut arcs = Vec::with_capacity((a + a * b) as usize);
+    for i in 1..=a {
+        arcs.push((0, i, 1));
+        for j in 0..b {
+            arcs.push((i, a + 1 + j, 10 * (a - i) + 1 + j % 7));
+        }
+    }
+    from_triples((1 + a + b) as usize, &arcs, "improvement storm")
+}
+
+/// With the capacities left to the solver, a run whose worklists outgrow their first
+/// sizing still ends with Dijkstra's distances (on CUDA the worklists and outgoing buffers
+/// grow and the run starts again; the host's are sized by the arcs), on every device count.
+#[test]
+fn improvement_storms_grow_the_worklists() {
+    let g = improvement_storm(600, 600);
+    let expected = sssp_reference(&g.csr, 0);
+    for devices in [1, 2, 3] {
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        for tc in test_contexts(devices, &[]) {
+            for prio in [Some(0), None] {
+                let mut solver =
+                    SsspSolver::new(&tc.context, &parted, &options_with_priority(prio)).unwrap();
+                for _ in 0..2 {
+                    let got = solver.run(0).unwrap_or_else(|e| {
+                        panic!("{devices} devices ({}), prio {prio:?}: {e}", tc.label)
+                    });
+                    assert_eq!(got.distances, expected, "{devices} devices ({})", tc.label);
+                    eprintln!(
+                        "storm: {devices} devices ({}), prio {prio:?}: {} restarts, {} items",
+                        tc.label, got.stats.worklist.restarts, got.stats.work_items
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn stats_count_work_and_ring_traffic() {
     let g = generated("road:side=20,p=0.6,seed=9,weights=1..100");

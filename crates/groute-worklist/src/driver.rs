@@ -236,7 +236,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
             late_items: 0,
             epochs: 0,
             device_time: timer.stop()?,
-            device_driven: false,
+            ..WorklistStats::default()
         });
     }
     term.report(StepCounts::produced(total));
@@ -323,7 +323,7 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
         epochs: term.epoch(),
         // Only after a successful run: a failed one may have left work on the streams.
         device_time: timer.stop()?,
-        device_driven: false,
+        ..WorklistStats::default()
     })
 }
 

@@ -255,6 +255,10 @@ pub struct WorklistStats {
     /// members' kernel per device, [`FusedDriver`](crate::traversal::FusedDriver)), on one
     /// device in a group of one.
     pub device_driven: bool,
+    /// Times the run started again after a device worklist or outgoing buffer sized by the
+    /// solver overflowed and grew (CUDA min traversals; the statistics are the last
+    /// attempt's).
+    pub restarts: u32,
 }
 
 impl WorklistStats {

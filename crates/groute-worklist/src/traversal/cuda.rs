@@ -251,6 +251,37 @@ impl CudaTraversalDevice {
         })
     }
 
+    /// Replaces the local worklist (and the soft-priority low lists, which follow its size)
+    /// by one of at least `needed` items and twice the current one, a power of two of at most
+    /// 2^31 items; `false` when it is that large already. The contents are not kept: a run
+    /// that overflowed starts again.
+    pub(super) fn grow_worklist(&mut self, device: &Device, needed: usize) -> Result<bool, Error> {
+        let Some(grown) = grown_capacity(self.wl.len(), needed, 1 << 31) else {
+            return Ok(false);
+        };
+        self.stream.synchronize()?;
+        self.low.clear();
+        self.wl = device.alloc::<u32>(grown)?;
+        Ok(true)
+    }
+
+    /// Replaces the outgoing buffers (a device-driven run's inbox ring among them) by as many
+    /// of at least `needed` items and twice the current size, at most `u32::MAX` items (a
+    /// power of two when they are an inbox ring); `false` when they are that large already.
+    pub(super) fn grow_outgoing(&mut self, device: &Device, needed: usize) -> Result<bool, Error> {
+        let current = self.outgoing.first().map_or(0, |b| b.len());
+        let Some(grown) = grown_capacity(current, needed, 1 << 31) else {
+            return Ok(false);
+        };
+        self.stream.synchronize()?;
+        let count = self.outgoing.len().min(OUTGOING_BUFFERS);
+        self.outgoing.clear();
+        for _ in 0..count {
+            self.outgoing.push(device.alloc::<VertexValue>(grown)?);
+        }
+        Ok(true)
+    }
+
     /// This device's inbox in a device-driven run (`fused_peer.rs`): its first outgoing
     /// buffer, which such runs use for nothing else.
     pub(super) fn inbox(&self) -> Result<&Buffer<VertexValue>, Error> {
@@ -333,11 +364,38 @@ impl CudaTraversalDevice {
 pub(super) const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
 pub(super) const SEND_SETTING: &str = "send_capacity (--send-capacity)";
 
+/// The capacity a buffer of `current` items grows to when it needed `needed`: the larger of
+/// the two doubled, rounded up to a power of two, at most `max`; `None` when `current` is
+/// `max` already.
+pub(super) fn grown_capacity(current: usize, needed: usize, max: usize) -> Option<usize> {
+    if current >= max {
+        return None;
+    }
+    let want = needed.max(current).max(1).saturating_mul(2);
+    Some(want.checked_next_power_of_two().unwrap_or(max).min(max))
+}
+
 pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
     Error::CapacityExceeded {
         what: what.into(),
         capacity: capacity as u64,
         needed: needed as u64,
         setting,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grown_capacity;
+
+    #[test]
+    fn capacities_grow_to_a_power_of_two_at_least_doubled_and_stop_at_the_maximum() {
+        assert_eq!(grown_capacity(1024, 10, 1 << 31), Some(2048));
+        assert_eq!(grown_capacity(1024, 5000, 1 << 31), Some(16384));
+        assert_eq!(grown_capacity(3000, 3001, 1 << 31), Some(8192));
+        assert_eq!(grown_capacity(0, 0, 1 << 31), Some(2));
+        assert_eq!(grown_capacity(1 << 30, 1 << 30, 1 << 31), Some(1 << 31));
+        assert_eq!(grown_capacity(1 << 30, usize::MAX, 1 << 31), Some(1 << 31));
+        assert_eq!(grown_capacity(1 << 31, 1 << 32, 1 << 31), None);
     }
 }

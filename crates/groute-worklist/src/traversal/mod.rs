@@ -333,10 +333,11 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             // A vertex sits in the worklist once per improvement not yet expanded: rare
             // unweighted, common weighted (label correcting), hence the larger default.
             let per_element = if A::WEIGHTED { 4 } else { 2 };
-            let capacity = options
-                .wl_capacity
-                .unwrap_or(per_element * (local_vertices + local_arcs) + 1024);
             if device.stream().is_host() {
+                // Host memory, not the device's: the bound that never overflows.
+                let capacity = options
+                    .wl_capacity
+                    .unwrap_or(per_element * (local_vertices + local_arcs) + 1024);
                 devices.push(DeviceStorage::Host {
                     csr: DeviceCsr::upload(device, csr, owned.clone(), A::WEIGHTED)?,
                     owned,
@@ -347,25 +348,25 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                     operation: "this traversal on CUDA devices (it names no CUDA kernels)",
                     backend: "cuda",
                 })?;
+                // Sized by the owned vertices, not their arcs, and grown when a run needs
+                // more (`run`): label-correcting SSSP keeps a vertex once per improvement, so
+                // the arcs bound the worklist, but sizing it so held ten times the graph.
+                let capacity = options
+                    .wl_capacity
+                    .unwrap_or(per_element * local_vertices + 1024);
                 // Each remote vertex is sent once per improvement of this device's halo
-                // copy. Unweighted, improvements within one round are rare and twice the
-                // remote vertices is ample; weighted, a remote vertex can improve once per
-                // arc reaching it from this device in one round, so the arcs leaving the
-                // owned range bound a round (kron21 on 2 GPUs overflowed the BFS sizing).
-                // Bounded fused rounds (`fused_rounds.rs`) return at half the buffer, so
-                // they get twice the room: the level that crosses the half still fits. A
+                // copy: twice the remote vertices to start with, grown when a round sends
+                // more (weighted, a remote vertex can improve once per arc reaching it from
+                // this device in one round). Bounded fused rounds (`fused_rounds.rs`)
+                // return at half the buffer, so they get twice the room: the level that
+                // crosses the half still fits. A
                 // device-driven run (`fused_peer.rs`) uses the first buffer as the device's
                 // inbox ring, whose capacity is a power of two: the default is rounded up to
                 // one, and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on
                 // 2 GPUs had 4,436 items in flight, unread, in a ring of 4,096). A group of
                 // one (one device, FusedDriver::Device) sends nothing: it keeps one device's
                 // sizing.
-                let remote = 2 * (n - local_vertices);
-                let per_round = if A::WEIGHTED {
-                    remote.max(arcs_leaving(csr, &owned)) + 1024
-                } else {
-                    remote + 1024
-                };
+                let per_round = 2 * (n - local_vertices) + 1024;
                 let bounded = options.fused.bounded_rounds(num_devices, average_degree);
                 let send = options.send_capacity.unwrap_or(if bounded {
                     (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
@@ -399,7 +400,58 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
 
     /// Runs the traversal from `sources` (partitioned ids, value 0). The statistics' elapsed
     /// time covers the traversal only (storage reset and result download excluded).
+    ///
+    /// On CUDA, a device worklist or outgoing buffer that the options leave to the solver
+    /// starts small (sized by the device's vertices, not its arcs) and grows: a run that
+    /// overflows one starts again with it at least doubled (the storage keeps the larger size
+    /// for later runs). One the options set is a fixed capacity: overflowing it fails the run
+    /// with [`Error::CapacityExceeded`] naming the setting.
     pub fn run(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<TraversalOutput, WorklistError> {
+        let mut restarts = 0;
+        loop {
+            match self.run_sized(sources, options) {
+                Err(WorklistError::Runtime(Error::CapacityExceeded {
+                    setting, needed, ..
+                })) if self.grow(setting, needed as usize, options)? => restarts += 1,
+                Ok(mut out) => {
+                    out.stats.restarts = restarts;
+                    return Ok(out);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Grows what overflowed (`setting` names it) where the options leave its size to the
+    /// solver; whether anything grew.
+    fn grow(
+        &mut self,
+        setting: &str,
+        needed: usize,
+        options: &WorklistOptions,
+    ) -> Result<bool, WorklistError> {
+        let worklist = setting == cuda::WL_SETTING && options.wl_capacity.is_none();
+        let outgoing = setting == cuda::SEND_SETTING && options.send_capacity.is_none();
+        let mut grew = false;
+        for (storage, device) in self.devices.iter_mut().zip(self.context.devices()) {
+            if let DeviceStorage::Cuda(dev) = storage {
+                if worklist {
+                    grew |= dev.grow_worklist(device, needed)?;
+                }
+                if outgoing {
+                    grew |= dev.grow_outgoing(device, needed)?;
+                }
+            }
+        }
+        Ok(grew)
+    }
+
+    /// One run with the storage as it is.
+    fn run_sized(
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
@@ -655,17 +707,4 @@ fn download_owned(
 ) -> Result<(), Error> {
     let range = owned.start as usize..owned.end as usize;
     device.download_into(&buffer.slice(range.clone())?, &mut values[range])
-}
-
-/// Arcs from vertices of `owned` to vertices outside it.
-fn arcs_leaving(csr: &Csr, owned: &Range<u32>) -> usize {
-    (owned.start..owned.end)
-        .into_par_iter()
-        .map(|v| {
-            csr.neighbors(v)
-                .iter()
-                .filter(|&&t| !owned.contains(&t))
-                .count()
-        })
-        .sum()
 }
