@@ -21,7 +21,7 @@
 //! Soft priority (tuning `--prio-delta D`, near-far scheduling by distance) works on
 //! distances below a threshold first and raises it by bands of `D`; the default is 32 times
 //! the average arc weight (narrower on dense graphs, 4 times wider in bounded fused rounds on
-//! several GPUs, off with `--fused-async`: see `groute_sssp::default_prio_delta_on`),
+//! several GPUs: see `groute_sssp::default_prio_delta_on`),
 //! `--prio-delta 0` turns it off. `algorithm_stats` reports the work items processed, the
 //! items deferred and the epochs (threshold advances).
 

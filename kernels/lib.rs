@@ -82,7 +82,6 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("fused_solo_peer.cuh"),
     header!("fused_solo.cuh"),
     header!("list_claim.cuh"),
-    header!("fused_async.cuh"),
     header!("hubs.cuh"),
     header!("block_count.cuh"),
     header!("direction.cuh"),

@@ -96,13 +96,8 @@ pub struct FusedArgs {
     #[arg(long, hide = true, conflicts_with = "no_fused")]
     pub fused: bool,
     /// One kernel launch per level (the default of runs on several devices over dense graphs).
-    #[arg(long, hide = true, conflicts_with = "fused_async")]
+    #[arg(long, hide = true)]
     pub no_fused: bool,
-    /// Run the whole traversal as one persistent kernel without barriers: warps expand
-    /// vertices as soon as they are appended, no levels (CUDA, one device; no soft priority:
-    /// --prio-delta 0, the SSSP default then).
-    #[arg(long, hide = true, conflicts_with = "fused")]
-    pub fused_async: bool,
     /// Bounded fused rounds on several devices (sparse graphs, or --fused): levels of one
     /// launch, after which a device returns to its host to exchange updates (default 64).
     #[arg(long, hide = true, value_name = "LEVELS")]
@@ -167,14 +162,13 @@ pub struct FusedArgs {
 }
 
 impl FusedArgs {
-    /// The mode these flags ask for; with none of `--fused`, `--no-fused`, `--fused-async`,
-    /// the one `--execution` maps to.
+    /// The mode these flags ask for; with neither `--fused` nor `--no-fused`, the one
+    /// `--execution` maps to.
     pub fn mode(&self, execution: Execution) -> FusedMode {
-        match (self.fused, self.no_fused, self.fused_async) {
-            (true, _, _) => FusedMode::On,
-            (false, true, _) => FusedMode::Off,
-            (false, false, true) => FusedMode::Async,
-            (false, false, false) => execution.fused_mode(),
+        match (self.fused, self.no_fused) {
+            (true, _) => FusedMode::On,
+            (false, true) => FusedMode::Off,
+            (false, false) => execution.fused_mode(),
         }
     }
 

@@ -3,11 +3,9 @@
 //
 // bfs_expand, bfs_expand_hubs, bfs_split_receive (one launch per round, any device count):
 // see traversal.cuh. bfs_fused (one persistent cooperative launch per run, one device): see
-// fused.cuh. bfs_fused_async: the same traversal without barriers, see fused_async.cuh.
+// fused.cuh.
 #include "fused.cuh"
-#include "fused_async.cuh"
 #include "traversal.cuh"
 
 GROUTE_TRAVERSAL_KERNELS(bfs, groute::BfsRelax, false)
 GROUTE_FUSED_TRAVERSAL_KERNEL(bfs, groute::BfsRelax, false)
-GROUTE_ASYNC_TRAVERSAL_KERNEL(bfs, groute::BfsRelax, false)

@@ -4,11 +4,9 @@
 //
 // sssp_expand, sssp_expand_hubs, sssp_split_receive (one launch per round, any device
 // count): see traversal.cuh. sssp_fused (one persistent cooperative launch per run, one
-// device): see fused.cuh. sssp_fused_async: the same traversal without barriers, see fused_async.cuh.
+// device): see fused.cuh.
 #include "fused.cuh"
-#include "fused_async.cuh"
 #include "traversal.cuh"
 
 GROUTE_TRAVERSAL_KERNELS(sssp, groute::SsspRelax, true)
 GROUTE_FUSED_TRAVERSAL_KERNEL(sssp, groute::SsspRelax, true)
-GROUTE_ASYNC_TRAVERSAL_KERNEL(sssp, groute::SsspRelax, true)

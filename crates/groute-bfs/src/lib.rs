@@ -1,8 +1,8 @@
 //! # groute-bfs: breadth-first search on 1..N devices
 //!
 //! Asynchronous push BFS over groute's distributed worklist: each device owns a contiguous
-//! range of the partitioned graph, holds the whole CSR and a full-length level array, and
-//! relaxes out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered
+//! range of the partitioned graph, holds only the CSR rows of its range
+//! ([`DeviceCsr`](groute_worklist::DeviceCsr)) and a full-length level array, and relaxes out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered
 //! against the device's own copy of the level before they are sent (halo filtering) and
 //! travel as [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver
 //! is the generic [`groute_worklist::traversal`]; BFS contributes only `relax = level + 1`.
@@ -262,7 +262,7 @@ impl BfsSolver {
             });
         }
         let average_degree = graph.graph.num_edges() as f64 / n as f64;
-        let fused_forced = matches!(options.worklist.fused, FusedMode::On | FusedMode::Async);
+        let fused_forced = options.worklist.fused == FusedMode::On;
         let optimizes = options.direction.optimizes(
             context.num_devices(),
             graph.graph.symmetric,

@@ -2,7 +2,8 @@
 //!
 //! Asynchronous push SSSP (label correcting, Bellman-Ford style) over groute's distributed
 //! worklist, with integer arc weights: each device owns a contiguous range of the partitioned
-//! graph, holds the whole CSR with its weights and a full-length distance array, and relaxes
+//! graph, holds only the CSR rows of its range with their weights
+//! ([`DeviceCsr`](groute_worklist::DeviceCsr)) and a full-length distance array, and relaxes
 //! out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered against the
 //! device's own copy of the distance before they are sent (halo filtering) and travel as
 //! [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver is the
@@ -332,8 +333,7 @@ impl SsspSolver {
         let solver =
             MinTraversalSolver::<Sssp>::new(context, &csr, &graph.partition, &options.worklist)?;
         let mut options = options.clone();
-        // The asynchronous fused kernel has no soft priority: its default band is off.
-        if options.worklist.prio_delta.is_none() && options.worklist.fused != FusedMode::Async {
+        if options.worklist.prio_delta.is_none() {
             let cuda = context.backend_kind() == BackendKind::Cuda;
             options.worklist.prio_delta = Some(default_prio_delta_on(
                 &csr,

@@ -346,41 +346,6 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
     }
 }
 
-/// The asynchronous kernel (`--fused-async`, no barriers, label correcting) on weighted
-/// graphs of every shape, wide and narrow blocks, one block to the default grid; its default
-/// band is off and an explicit band is refused naming the flags.
-#[test]
-fn asynchronous_sssp_equals_dijkstra() {
-    let Some(ctx) = cuda(1) else {
-        return;
-    };
-    for g in graphs() {
-        let n = g.num_vertices() as u32;
-        for s in [0, n / 2, n - 1] {
-            let expected = sssp_reference(&g.csr, s);
-            for (grid, block) in [(None, None), (Some(1), Some(64)), (Some(5), Some(1024))] {
-                let mut o = options(FusedMode::Async);
-                o.worklist.fused_grid = grid;
-                o.worklist.fused_block = block;
-                let label = format!("{} from {s}, grid {grid:?}, block {block:?}", g.name);
-                let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_eq!(r.distances, expected, "{label}");
-                assert!(r.stats.fused, "{label}");
-                assert_eq!(r.stats.epochs, 0, "{label}");
-                assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-            }
-        }
-    }
-    let g = &graphs()[0];
-    let mut o = options(FusedMode::Async);
-    o.worklist.prio_delta = Some(5);
-    let err = run(&ctx, g, 0, &o).unwrap_err().to_string();
-    assert!(
-        err.contains("--prio-delta") && err.contains("--fused-async"),
-        "{err}"
-    );
-}
-
 #[test]
 fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
     let Some(ctx) = cuda(1) else {

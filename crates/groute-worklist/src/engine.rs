@@ -68,9 +68,9 @@ pub struct WorklistOptions {
     pub packet_size: usize,
     /// Receive buffers of `packet_size` items per device on the ring (packets in flight).
     pub ring_buffers: usize,
-    /// How CUDA min traversals use the fused kernel (`--fused` / `--no-fused` /
-    /// `--fused-async`; [`FusedMode::Auto`]: one persistent kernel on one device, bounded
-    /// fused rounds on several over a sparse graph). The host backend and host-kernel
+    /// How CUDA min traversals use the fused kernel (`--fused` / `--no-fused`;
+    /// [`FusedMode::Auto`]: one persistent kernel on one device, bounded fused rounds on
+    /// several over a sparse graph). The host backend and host-kernel
     /// programs ignore it.
     pub fused: FusedMode,
     /// Blocks of the fused kernel (`--fused-grid`, at most every block that fits resident);

@@ -114,8 +114,7 @@
 //! access (`traversal/fused_peer.rs`: one persistent kernel per device, items stored into the
 //! next device's inbox, termination counted on the devices; `--fused-driver`), else under the
 //! worker and driver above as one bounded launch of up to `fused_round_levels` levels per round
-//! (`traversal/fused_rounds.rs`); dense graphs run one launch per level. `--fused-async` runs one device's traversal
-//! as a kernel without barriers (`traversal/fused_async.rs`, opt-in: slower where measured).
+//! (`traversal/fused_rounds.rs`); dense graphs run one launch per level.
 //!
 //! ## Soft priority: the epoch protocol
 //!

@@ -36,9 +36,8 @@ impl Direction {
     /// vertex) optimizes direction; `fused_forced`: the fused kernel was asked for
     /// explicitly. The fused kernel is a mode of the worklist BFS, so an explicit request for
     /// it is never dropped: [`Direction::Auto`] then keeps the worklist BFS (which runs it on
-    /// one device, and in bounded fused rounds on several; `--fused-async` is refused on
-    /// several), and
-    /// [`Direction::PullPush`] is refused with an error naming both flags.
+    /// one device, and in bounded fused rounds on several), and [`Direction::PullPush`] is
+    /// refused with an error naming both flags.
     pub fn optimizes(
         self,
         devices: usize,
@@ -53,10 +52,10 @@ impl Direction {
                 Ok(symmetric && !fused_forced && average_degree >= AUTO_MIN_AVERAGE_DEGREE)
             }
             Direction::PullPush if fused_forced => Err(Error::invalid(
-                "--fused (or --fused-async)",
+                "--fused",
                 "on",
                 "the fused kernel runs the worklist BFS, which --direction pull-push replaces: \
-                 drop --fused / --fused-async, or use --direction push|auto",
+                 drop --fused, or use --direction push|auto",
             )),
             Direction::PullPush => Ok(true),
         }

@@ -154,8 +154,7 @@ fn the_cluster_mode_runs_in_device_driven_members() {
 }
 
 /// On one device the driver picks the kernel: `Device` runs the members' kernel in a group of
-/// one (reported as device-driven), `Auto` and `Host` the one-device kernel, and the
-/// asynchronous mode, which has no members' kernel, runs as always under any driver.
+/// one (reported as device-driven), `Auto` and `Host` the one-device kernel.
 #[test]
 fn one_device_runs_the_members_kernel_only_when_asked() {
     let Some(ctx) = cuda(1) else {
@@ -167,8 +166,6 @@ fn one_device_runs_the_members_kernel_only_when_asked() {
         (FusedMode::On, FusedDriver::Auto, false),
         (FusedMode::On, FusedDriver::Host, false),
         (FusedMode::On, FusedDriver::Device, true),
-        (FusedMode::Async, FusedDriver::Device, false),
-        (FusedMode::Async, FusedDriver::Auto, false),
     ] {
         let mut o = options(mode);
         o.worklist.fused_driver = driver;

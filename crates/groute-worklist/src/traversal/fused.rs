@@ -152,16 +152,12 @@ mod launch;
 mod run;
 mod state;
 
-use groute_core::Error;
-
 pub(crate) use kernel::FusedKernel;
 pub(super) use kernel::{FusedBounds, FusedRole, FusedShape};
-pub(crate) use run::FusedRun;
-pub(super) use run::TimedRun;
 pub(super) use state::{
     FUSED_END, FUSED_IN_END, FUSED_LOW_CURRENT, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
     FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD,
-    FUSED_UNLISTED, FUSED_WORDS, StateWords, timed_out,
+    FUSED_UNLISTED, FUSED_WORDS, StateWords,
 };
 
 /// Whether a CUDA min traversal runs as one fused persistent kernel (`--fused` /
@@ -184,10 +180,6 @@ pub enum FusedMode {
     On,
     /// One launch per round.
     Off,
-    /// Fused without barriers (`--fused-async`): one persistent kernel whose warps take
-    /// vertices from the worklist as soon as they are appended, with no levels or rounds
-    /// (`fused_async.rs`). One device; soft priority off (`prio_delta` 0 or unset).
-    Async,
 }
 
 impl FusedMode {
@@ -206,24 +198,13 @@ impl FusedMode {
             && match self {
                 FusedMode::On => true,
                 FusedMode::Auto => average_degree <= super::FUSED_SPARSE_MAX_AVERAGE_DEGREE,
-                FusedMode::Off | FusedMode::Async => false,
+                FusedMode::Off => false,
             }
     }
 
     /// Whether a CUDA run on `devices` devices is one fused kernel (soft priority runs in
-    /// every mode): `Auto`, `On` and `Async` fuse one device; `Async` refuses several.
-    pub(crate) fn fuses(self, devices: usize) -> Result<bool, Error> {
-        match (self, devices) {
-            (FusedMode::Off, _) => Ok(false),
-            (FusedMode::Auto | FusedMode::On, 1) => Ok(true),
-            (FusedMode::Async, 1) => Ok(true),
-            (FusedMode::Auto | FusedMode::On, _) => Ok(false),
-            (FusedMode::Async, n) => Err(Error::invalid(
-                "fused (--fused-async)",
-                format!("asynchronous, with {n} devices"),
-                "the asynchronous fused kernel runs on one device: leave out --fused-async for \
-                 several devices, or run on --devices 1",
-            )),
-        }
+    /// every mode): `Auto` and `On` fuse one device.
+    pub(crate) fn fuses(self, devices: usize) -> bool {
+        matches!(self, FusedMode::Auto | FusedMode::On) && devices == 1
     }
 }

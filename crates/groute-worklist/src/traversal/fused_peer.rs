@@ -85,9 +85,7 @@ use crate::split::VertexValue;
 /// gate, termination count, peer warp, inbox polls). That measures on one GPU what the
 /// device-driven build costs against the one-device build, with profilers that cannot replay
 /// the cooperative members of a larger group, and tests the members' code on one GPU. The
-/// asynchronous mode ([`FusedMode::Async`](super::FusedMode)) has no members' kernel: on one
-/// device it runs as always; and the members run their single-block levels as levels, never
-/// as SOLO-ASYNC's queue (`fused_solo_async` is ignored there). A device-driven run says so in
+/// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_solo_async` is ignored there). A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
 /// Under `Device`, devices of the context that share a GPU (virtual devices: more devices

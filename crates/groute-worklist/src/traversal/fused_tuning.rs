@@ -206,6 +206,7 @@ pub(crate) struct MemberShare {
 
 impl MemberShare {
     /// The whole GPU (one launch alone on it).
+    #[cfg(test)]
     pub(crate) const WHOLE: MemberShare = MemberShare { members: 1 };
 
     /// A member's share of a GPU that `members` members share (0 counts as 1).

@@ -27,7 +27,6 @@
 mod barrier_bench;
 mod cuda;
 mod fused;
-mod fused_async;
 mod fused_peer;
 mod fused_rounds;
 mod fused_trace;
@@ -37,7 +36,6 @@ mod hub_policy;
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
 pub use fused::FusedMode;
-pub use fused_async::{ASYNC_DEFAULT_BLOCK, ASYNC_GRID_DIVISOR};
 pub use fused_peer::FusedDriver;
 pub use fused_rounds::FUSED_ROUND_LEVELS;
 use fused_tuning::FusedDefaults;
@@ -471,10 +469,10 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             .devices
             .iter()
             .any(|d| matches!(d, DeviceStorage::Cuda(_)));
-        if cuda && options.fused.fuses(num_devices)? {
+        if cuda && options.fused.fuses(num_devices) {
             // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
-            // kernel in a group of one (FusedDriver says why); the asynchronous mode has none.
-            if options.fused != FusedMode::Async && options.fused_driver == FusedDriver::Device {
+            // kernel in a group of one (FusedDriver says why).
+            if options.fused_driver == FusedDriver::Device {
                 return self.run_device_driven(sources, &seeds, options);
             }
             let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
@@ -482,11 +480,7 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             };
             let device = &context.devices()[0];
             let defaults = FusedDefaults::for_graph(self.average_degree);
-            let done = if options.fused == FusedMode::Async {
-                dev.run_fused_async(device, sources, &seeds[0], options)?
-            } else {
-                dev.run_fused(device, sources, &seeds[0], options, defaults)?
-            };
+            let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
             let values = device.download(&dev.values.slice(0..n)?)?;
             return Ok(TraversalOutput {
                 values,

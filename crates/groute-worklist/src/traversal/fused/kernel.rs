@@ -8,7 +8,6 @@ use groute_core::{Buffer, Context, Device, Error};
 use super::state::{FUSED_READ_FROM, FUSED_WORDS, StateWords};
 use crate::engine::WorklistOptions;
 use crate::split::VertexValue;
-use crate::traversal::fused_async::AsyncKernel;
 use crate::traversal::fused_peer::FusedMember;
 use crate::traversal::fused_tuning::{
     FUSED_NARROW_MAX_BLOCK, FusedDefaults, FusedGrid, MemberShare, SOLO_CLUSTER, cluster_grid,
@@ -43,12 +42,8 @@ pub(crate) struct FusedKernel {
     /// `FUSED_WORDS` u32 of pinned host memory: a bounded launch's state block, written here
     /// and copied in before the launch, copied back after it.
     pub(in crate::traversal) state_host: Buffer<u32>,
-    /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop (shared
-    /// with the asynchronous kernel).
+    /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop.
     pub(in crate::traversal) abort: Buffer<u32>,
-    /// The asynchronous kernel (`fused_async.rs`); `None` when the traversal's module has no
-    /// `<fused>_async` entry points (`GROUTE_ASYNC_TRAVERSAL_KERNEL`).
-    pub(in crate::traversal) asynchronous: Option<AsyncKernel>,
 }
 
 /// The launch shape of one fused run.
@@ -124,7 +119,6 @@ impl FusedKernel {
             state: device.alloc::<u32>(FUSED_WORDS)?,
             state_host: context.alloc_host::<u32>(FUSED_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
-            asynchronous: AsyncKernel::new(device, module, name, multiprocessors).ok(),
         };
         // Mapped host memory comes uninitialised: the kernels poll this word.
         kernel.set_abort(0)?;

@@ -27,13 +27,13 @@ const CTRL_READ_WORDS: usize = 10;
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
 
 /// The clocks of one persistent launch ([`CudaTraversalDevice::timed_run`]).
-pub(in crate::traversal) struct TimedRun {
+struct TimedRun {
     /// Host time from the launch until the kernel completed.
-    pub(in crate::traversal) elapsed: Duration,
+    elapsed: Duration,
     /// The kernel's time between timing events recorded around the launch.
-    pub(in crate::traversal) device_time: Duration,
+    device_time: Duration,
     /// Whether the host asked the kernel to stop (it saw the time limit pass).
-    pub(in crate::traversal) asked_to_stop: bool,
+    asked_to_stop: bool,
 }
 
 /// What one fused run did.
@@ -147,7 +147,7 @@ impl CudaTraversalDevice {
     /// device, and `Device::upload` frees its staging before it returns); then `launch`
     /// between two timing events, and the wait (asking the kernel to stop past
     /// `time_limit`).
-    pub(in crate::traversal) fn timed_run(
+    fn timed_run(
         &self,
         device: &Device,
         state: &Buffer<u32>,

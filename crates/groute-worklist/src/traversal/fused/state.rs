@@ -110,7 +110,7 @@ impl StateWords {
 /// the same way as soon as it sees its deadline pass with work outstanding. The kernel's
 /// side: a kernel that stopped early left items unprocessed, so its values must never be
 /// returned as a result.
-pub(in crate::traversal) fn timed_out(asked_to_stop: bool, stop_word: u32) -> bool {
+pub(super) fn timed_out(asked_to_stop: bool, stop_word: u32) -> bool {
     asked_to_stop || stop_word == FUSED_STOP_ABORTED
 }
 
