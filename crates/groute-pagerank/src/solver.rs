@@ -113,8 +113,8 @@ enum Storage {
 }
 
 /// Residual-push PageRank with its device storage kept across runs: each device's rows of the
-/// CSR are uploaded ([`DeviceCsr`]) and the arrays allocated once ([`DeviceSolver::new`]); each [`DeviceSolver::run`] resets
-/// the residual and rank arrays and runs.
+/// CSR are uploaded ([`DeviceCsr`]) and the arrays allocated once ([`DeviceSolver::new`]);
+/// each [`DeviceSolver::run`] resets the residual and rank arrays and runs.
 pub(crate) struct DeviceSolver {
     context: Context,
     partition: Partition,

@@ -41,9 +41,9 @@ pub(crate) struct PushSettings {
 }
 
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the owned
-/// rows of the CSR ([`DeviceCsr`]), the residual and rank arrays, the worklist, the remote list, the outgoing buffers and the
-/// control block. [`CudaPageRankStorage::worker`] resets the run state and lends it to a
-/// [`CudaPageRankWorker`].
+/// rows of the CSR ([`DeviceCsr`]), the residual and rank arrays, the worklist, the remote
+/// list, the outgoing buffers and the control block. [`CudaPageRankStorage::worker`] resets
+/// the run state and lends it to a [`CudaPageRankWorker`].
 #[derive(Clone)]
 pub(crate) struct CudaPageRankStorage {
     pub(super) owned: Range<u32>,
