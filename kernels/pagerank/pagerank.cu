@@ -2,7 +2,12 @@
 // round). The device mirror of crates/groute-pagerank/src/host.rs and split.rs.
 //
 // State per device: `residual` is full length (the residual of owned vertices; for the
-// others, the halo accumulation not yet sent), `rank` covers the owned range only.
+// others, the halo accumulation not yet sent), `rank` covers the owned range only. The graph
+// (`offsets`, `targets`, and the pull sweep's `in_offsets`, `in_sources`) holds only the rows
+// of the owned vertices (groute_worklist::DeviceCsr): the pointers are rebased so that the
+// kernels index them by global vertex and arc ids, and no kernel reads another vertex's row
+// (a push expands owned items only, a gather sums into owned vertices only, and the shares a
+// gather reads come from the full-length `share` array, not from the in-neighbours' rows).
 //
 // pagerank_sweep:   a topology-driven round over the owned range [owned_begin, owned_end) as
 //                   a range (no worklist): pushes every vertex whose residual exceeds `floor`

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
 use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSource, LaunchConfig};
+use groute_worklist::{CsrPtrs, DeviceCsr};
 
 pub mod fused;
 pub mod pull;
@@ -108,11 +109,12 @@ unsafe impl KernelArg for DeviceWorklistArgs {}
 /// A device's graph and PageRank arrays.
 #[derive(Clone, Debug)]
 pub struct PageRankBuffers {
-    /// CSR offsets, `n + 1` u64s.
-    pub offsets: RawSlice,
-    /// CSR targets, u32s.
-    pub targets: RawSlice,
-    /// `n` f32 residuals (full length).
+    /// The owned rows of the CSR (`owned`): the kernels index them by global vertex and arc
+    /// ids through [`DeviceCsr::device_ptrs`].
+    pub csr: DeviceCsr,
+    /// Vertices of the whole graph.
+    pub num_vertices: usize,
+    /// `num_vertices` f32 residuals (full length).
     pub residual: RawSlice,
     /// f32 ranks of the owned range.
     pub rank: RawSlice,
@@ -170,16 +172,23 @@ fn word(what: &'static str, s: &RawSlice) -> Result<DevicePtr<u32>, Error> {
 
 impl PageRankBuffers {
     fn args(&self) -> Result<PageRankArgs, Error> {
-        let n = self.offsets.len / 8;
-        if n == 0 || self.residual.len / 4 + 1 < n {
+        let n = self.num_vertices;
+        if n == 0 || self.residual.len / 4 < n {
             return Err(Error::LengthMismatch {
                 operation: "pagerank residual (one f32 per vertex)",
                 dst: self.residual.len / 4,
-                src: n.saturating_sub(1),
+                src: n,
             });
         }
+        if self.csr.rows() != self.owned {
+            return Err(Error::invalid(
+                "pagerank device CSR rows",
+                format_args!("{:?}", self.csr.rows()),
+                format!("the owned range {:?}", self.owned),
+            ));
+        }
         let local = (self.owned.end.saturating_sub(self.owned.start)) as usize;
-        if self.owned.end as usize > n - 1 || self.rank.len / 4 < local {
+        if self.owned.end as usize > n || self.rank.len / 4 < local {
             return Err(Error::LengthMismatch {
                 operation: "pagerank rank (one f32 per owned vertex)",
                 dst: self.rank.len / 4,
@@ -196,12 +205,24 @@ impl PageRankBuffers {
         })
     }
 
-    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
-        [&self.offsets, &self.targets, &self.residual, &self.rank]
-            .iter()
-            .map(|s| s.memory.clone())
-            .collect()
+    /// The owned rows' offsets and targets, rebased to global ids.
+    fn csr_ptrs(&self) -> Result<CsrPtrs, Error> {
+        self.csr.device_ptrs()
     }
+
+    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        let mut memory = csr_memory(&self.csr);
+        memory.extend([&self.residual, &self.rank].map(|s| s.memory.clone()));
+        memory
+    }
+}
+
+/// The buffers of a device's CSR rows (to keep alive while a kernel reads them).
+fn csr_memory(csr: &DeviceCsr) -> Vec<Arc<dyn RawMemory>> {
+    let (offsets, targets, weights) = csr.buffers();
+    let mut memory = vec![offsets.raw().memory, targets.raw().memory];
+    memory.extend(weights.map(|w| w.raw().memory));
+    memory
 }
 
 impl DeviceWorklistBuffers {
@@ -301,10 +322,11 @@ pub fn launch_sweep(
     let ops = pr.args()?;
     let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_sweep", pr.owned.len())?;
+    let csr = pr.csr_ptrs()?;
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&pr.offsets)?,
-        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        csr.offsets,
+        csr.targets,
         wl.args()?,
         floor,
         wl.hub_capacity,
@@ -317,8 +339,9 @@ pub fn launch_sweep(
     // unsigned* targets, DeviceWorklist wl, float floor, unsigned hub_capacity, unsigned*
     // remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
     // remote_overflow): the tuple matches it field by field (struct layouts asserted above);
-    // the owned range lies inside the residual and the CSR and the rank holds the owned range
-    // (checked by `args`); the control block holds CTRL_WORDS words and `hub_capacity` hub
+    // the owned range lies inside the residual, the CSR part holds exactly the owned rows and
+    // their arcs, its pointers rebased so that the kernel's global vertex and arc ids of the
+    // owned rows land inside it, and the rank holds the owned range (checked by `args`); the control block holds CTRL_WORDS words and `hub_capacity` hub
     // slots (checked by `wl.args`); appends past a capacity only record the overflow; all
     // memory is device-addressable (`from_slice`) and kept alive below until the kernel
     // completes.
@@ -347,10 +370,11 @@ pub fn launch_expand(
     }
     let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_expand", count as usize)?;
+    let csr = pr.csr_ptrs()?;
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&pr.offsets)?,
-        DevicePtr::<u32>::from_slice(&pr.targets)?,
+        csr.offsets,
+        csr.targets,
         wla,
         first,
         count,
@@ -365,8 +389,8 @@ pub fn launch_expand(
     // hub_capacity, unsigned* remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
     // remote_overflow): the tuple matches it field by field; worklist positions are taken
     // modulo its capacity and hold owned vertex ids written by this crate's kernels (the
-    // kernel skips any vertex it does not own); sizes as in `launch_sweep`; memory kept alive
-    // below.
+    // kernel skips any vertex it does not own before reading its row: only the owned rows
+    // are on the device); sizes as in `launch_sweep`; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     keep_push_memory(stream, pr, wl, remote)
 }
@@ -380,16 +404,18 @@ pub fn launch_push_hubs(
     wl: &DeviceWorklistBuffers,
     remote: &AppendBuffers,
 ) -> Result<(), Error> {
-    enqueue_push_hubs(stream, pr, &pr.offsets, &pr.targets, wl, remote)
+    let csr = pr.csr_ptrs()?;
+    enqueue_push_hubs(stream, pr, csr.offsets, csr.targets, wl, remote)
 }
 
-/// `pagerank_push_hubs` over the lists `offsets`/`targets`: the CSR's (the hubs recorded by
-/// vertex id) or a pull sweep's cut lists (recorded by their index there).
+/// `pagerank_push_hubs` over the lists `offsets`/`targets`: the owned rows of the CSR (rebased
+/// pointers; the hubs recorded by vertex id) or a pull sweep's cut lists (recorded by their
+/// index there). The caller keeps the lists' memory alive.
 pub(crate) fn enqueue_push_hubs(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
-    offsets: &RawSlice,
-    targets: &RawSlice,
+    offsets: DevicePtr<u64>,
+    targets: DevicePtr<u32>,
     wl: &DeviceWorklistBuffers,
     remote: &AppendBuffers,
 ) -> Result<(), Error> {
@@ -399,8 +425,8 @@ pub(crate) fn enqueue_push_hubs(
     let grid = f.max_resident_grid(PAGERANK_BLOCK, 0)?.max(1);
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(offsets)?,
-        DevicePtr::<u32>::from_slice(targets)?,
+        offsets,
+        targets,
         wl.args()?,
         wl.hub_capacity,
         rd,
@@ -413,8 +439,9 @@ pub(crate) fn enqueue_push_hubs(
     // unsigned remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple
     // matches it; the kernel reads at most `hub_capacity` slots, which the control block
     // holds (checked by `wl.args`), written in stream order by the round before: indices of
-    // `offsets` rows (the CSR's vertex ids, or the cut lists' indices), whose arcs lie inside
-    // `targets` and lead to vertex ids < n (built at upload); sizes as in `launch_sweep`;
+    // `offsets` rows (the owned vertices of the CSR part, by global id through its rebased
+    // pointers, or the cut lists' indices), whose arcs lie inside `targets` and lead to
+    // vertex ids < n (built at upload); sizes as in `launch_sweep`;
     // memory kept alive below (the caller keeps `offsets` and `targets`).
     unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
     keep_push_memory(stream, pr, wl, remote)
@@ -442,7 +469,7 @@ pub fn launch_pack_remote(
     // send_capacity, unsigned* send_count, unsigned* send_overflow): the tuple matches it
     // (AppendArgs is data, capacity, count, overflow); the kernel reads at most
     // `remote_capacity` entries of `remote` (its length), vertex ids < n written by the round
-    // kernels from the CSR; VertexResidual is 8 bytes, vertex first, as in the kernel; appends
+    // kernels from the CSR's arcs; VertexResidual is 8 bytes, vertex first, as in the kernel; appends
     // past the send capacity only record the overflow; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();

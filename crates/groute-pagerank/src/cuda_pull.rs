@@ -1,6 +1,7 @@
 //! One device's pull-sweep storage on CUDA (kept across runs with the rest of
-//! [`crate::cuda_worker::CudaPageRankStorage`]): the in-CSR (the graph's own CSR buffers on a
-//! symmetric graph, an uploaded transpose otherwise), the cut lists of the owned range (when
+//! [`crate::cuda_worker::CudaPageRankStorage`]): the owned rows of the in-CSR (the device's
+//! own part of the CSR on a symmetric graph, the owned rows of the transpose otherwise: a
+//! [`DeviceCsr`]), the cut lists of the owned range (when
 //! any arc leaves it), the owned hubs of the in-CSR with their tiles (when any vertex has
 //! [`crate::PULL_HUB_DEGREE`] in-arcs) and the full-length share array, zeroed once: pass 1
 //! writes only the owned range, so the other entries stay 0 and remote in-neighbours add
@@ -10,11 +11,13 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
+use groute_worklist::DeviceCsr;
 
 use crate::cuda::pull::{CutBuffers, PullBuffers, PullHubBuffers};
 use crate::sweep::{CutArcs, PullHubs};
 
-/// The cut lists on the device (`crate::sweep::CutArcs`).
+/// The cut lists on the device (`crate::sweep::CutArcs`). Derived from the owned rows (a
+/// subset of their arcs), they are ordinary allocations, not counted as graph structure.
 #[derive(Clone)]
 struct CutStorage {
     vertices: Buffer<u32>,
@@ -27,8 +30,8 @@ struct CutStorage {
 /// The device buffers of the pull sweep.
 #[derive(Clone)]
 pub(crate) struct PullStorage {
-    in_offsets: Buffer<u64>,
-    in_sources: Buffer<u32>,
+    /// The owned rows of the in-CSR.
+    in_csr: DeviceCsr,
     /// `f32` shares, as bits, one per vertex.
     share: Buffer<u32>,
     cut: Option<CutStorage>,
@@ -48,21 +51,21 @@ pub(crate) struct PullTopology<'a> {
 }
 
 impl PullStorage {
-    /// Uploads the pull topology of `owned`: `topology.transpose` (or the CSR already on the
-    /// device, `offsets`/`targets`) and `topology.cut`; allocates and zeroes the share array.
+    /// Uploads the pull topology of `owned`: the owned rows of `topology.transpose` (or, on a
+    /// symmetric graph, the device's part of the CSR, `part`, already there) and
+    /// `topology.cut`; allocates and zeroes the share array.
     pub(crate) fn new(
         device: &Device,
         csr: &Csr,
-        offsets: &Buffer<u64>,
-        targets: &Buffer<u32>,
+        part: &DeviceCsr,
         topology: PullTopology<'_>,
         owned: &Range<u32>,
     ) -> Result<Self, Error> {
         let PullTopology { transpose, cut } = topology;
         let n = csr.num_vertices();
-        let (in_offsets, in_sources) = match transpose {
-            Some(t) => (device.upload(t.offsets())?, device.upload(t.targets())?),
-            None => (offsets.clone(), targets.clone()),
+        let in_part = match transpose {
+            Some(t) => DeviceCsr::upload(device, t, owned.clone(), false)?,
+            None => part.clone(),
         };
         let in_csr = transpose.unwrap_or(csr);
         let hubs = match PullHubs::of(in_csr.offsets(), owned) {
@@ -86,8 +89,7 @@ impl PullStorage {
         let share = device.alloc::<u32>(n.max(1))?;
         device.stream().fill(&share, 0u32)?;
         Ok(PullStorage {
-            in_offsets,
-            in_sources,
+            in_csr: in_part,
             share,
             cut,
             hubs,
@@ -106,8 +108,7 @@ impl PullStorage {
     /// The kernel-side view of the buffers.
     pub(crate) fn buffers(&self) -> PullBuffers {
         PullBuffers {
-            in_offsets: self.in_offsets.raw(),
-            in_sources: self.in_sources.raw(),
+            in_csr: self.in_csr.clone(),
             share: self.share.raw(),
             cut: self.cut.as_ref().map(|c| CutBuffers {
                 vertices: c.vertices.raw(),

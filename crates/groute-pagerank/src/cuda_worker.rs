@@ -1,4 +1,5 @@
-//! The CUDA [`DeviceWorker`] of PageRank: device-resident CSR, a full-length `f32` residual
+//! The CUDA [`DeviceWorker`] of PageRank: the device-resident rows of the owned vertices
+//! ([`groute_worklist::DeviceCsr`]), a full-length `f32` residual
 //! (owned residuals and halo accumulations) and the owned `f32` ranks, the device circular
 //! worklist of `kernels/include/worklist.cuh`, a remote list (one entry per remote vertex
 //! touched by a round), rotating outgoing buffers of [`VertexResidual`]s, and one control

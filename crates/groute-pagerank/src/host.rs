@@ -9,6 +9,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use groute_core::{Buffer, Error};
+use groute_worklist::HostCsrRows;
 use rayon::prelude::*;
 
 use crate::split::crosses;
@@ -72,10 +73,8 @@ impl ResidualArray {
 
 /// Everything the push kernel of one device reads and writes.
 pub(crate) struct PushKernel<'a> {
-    /// CSR offsets (`n + 1`).
-    pub offsets: &'a [u64],
-    /// CSR targets.
-    pub targets: &'a [u32],
+    /// The device's rows of the CSR (its owned vertices'), by global ids.
+    pub rows: HostCsrRows<'a>,
     /// Full-length residual (owned vertices) and halo accumulation (the others).
     pub residual: &'a ResidualArray,
     /// Ranks of the owned vertices, indexed by `v - owned.start`.
@@ -98,18 +97,15 @@ impl PushKernel<'_> {
             return;
         }
         self.rank.add(v - self.owned.start, rho);
-        let vi = v as usize;
-        let (Some(&begin), Some(&end)) = (self.offsets.get(vi), self.offsets.get(vi + 1)) else {
-            return;
-        };
-        if end == begin {
+        let (targets, _) = self.rows.row(v);
+        if targets.is_empty() {
             return; // dangling: its mass leaves the system (unnormalised PageRank)
         }
-        let share = self.alpha * rho / (end - begin) as f32;
+        let share = self.alpha * rho / targets.len() as f32;
         if share <= 0.0 {
             return;
         }
-        for &w in &self.targets[begin as usize..end as usize] {
+        for &w in targets {
             let Some(old) = self.residual.add(w, share) else {
                 continue;
             };

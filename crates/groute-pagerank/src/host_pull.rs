@@ -3,9 +3,7 @@
 //! takes every owned residual into the rank and a share per out-arc, then the cut vertices'
 //! shares are pushed along their cut arcs only (the mirror of `pagerank_pull_cut`); pass 2 adds to each owned vertex the shares of its in-neighbours.
 
-use std::sync::Arc;
-
-use groute_graph::Csr;
+use groute_worklist::DeviceCsr;
 use rayon::prelude::*;
 
 use crate::host::{PushKernel, collect};
@@ -14,8 +12,9 @@ use crate::sweep::CutArcs;
 
 /// A device's pull topology on the host backend.
 pub(crate) struct HostPull {
-    /// The in-CSR: the transpose of a directed graph, or the (symmetric) graph itself.
-    pub(crate) in_csr: Arc<Csr>,
+    /// The owned rows of the in-CSR, uploaded to the device: the transpose's of a directed
+    /// graph, or (symmetric graph) the device's part of the CSR itself.
+    pub(crate) in_csr: DeviceCsr,
     /// The owned vertices' arcs to other devices' vertices (`None`: there are none).
     pub(crate) cut: Option<CutArcs>,
 }
@@ -37,8 +36,7 @@ impl HostPull {
                     return 0.0;
                 }
                 k.rank.add(v - start, rho);
-                let vi = v as usize;
-                let degree = k.offsets[vi + 1] - k.offsets[vi];
+                let degree = k.rows.degree(v);
                 if degree == 0 {
                     0.0 // dangling: its mass leaves the system
                 } else {
@@ -61,7 +59,13 @@ impl HostPull {
                 }
             }),
         };
-        // Pass 2: gather the owned in-neighbours' shares (remote ones arrive as items).
+        // Pass 2: gather the owned in-neighbours' shares (remote ones arrive as items), over
+        // the owned rows of the in-CSR.
+        // SAFETY: the part was uploaded and synchronised before the run started and is never
+        // written again.
+        let Some(in_rows) = (unsafe { self.in_csr.host_view() }) else {
+            return out;
+        };
         let share_of = |u: u32| {
             if owned.contains(&u) {
                 shares[(u - start) as usize]
@@ -70,7 +74,7 @@ impl HostPull {
             }
         };
         out.extend(collect(owned.clone().into_par_iter(), |v, out| {
-            let sum: f32 = self.in_csr.neighbors(v).iter().map(|&u| share_of(u)).sum();
+            let sum: f32 = in_rows.row(v).0.iter().map(|&u| share_of(u)).sum();
             if sum > 0.0
                 && let Some(old) = k.residual.add(v, sum)
                 && crosses(old, sum, k.epsilon)

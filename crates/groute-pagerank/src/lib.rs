@@ -94,8 +94,8 @@
 //! costs what the cut costs (a road network's block partition cuts a few thousand of
 //! millions of vertices). **Gather**: every owned vertex
 //! adds the shares of its owned in-neighbours (the in-CSR: the graph's own CSR when it is
-//! symmetric, else its transpose, built once at upload) to its residual. A worklist round
-//! is always a push round.
+//! symmetric, else its transpose, built once on the host; each device holds only its owned
+//! rows of it) to its residual. A worklist round is always a push round.
 //!
 //! *Bound.* The sweep is the push of every taken vertex once, with the pushes' additions
 //! delayed to the gather: between the passes the shares are mass in flight, like items on

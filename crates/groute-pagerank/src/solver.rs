@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
-use groute_worklist::{DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
+use groute_worklist::{DeviceCsr, DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
 use rayon::prelude::*;
 
 use crate::cuda_fused::FusedRuns;
@@ -27,8 +27,8 @@ use crate::sweep::{CutArcs, SweepMode};
 
 /// One device's share of PageRank (host backend).
 struct PageRankProgram {
-    offsets: Buffer<u64>,
-    targets: Buffer<u32>,
+    /// The owned rows of the CSR.
+    csr: DeviceCsr,
     rank: ResidualArray,
     ops: PageRankSplitOps,
     alpha: f32,
@@ -38,24 +38,20 @@ struct PageRankProgram {
 }
 
 impl PageRankProgram {
-    fn with_kernel<R>(&self, body: impl FnOnce(&PushKernel<'_>) -> R) -> R {
-        // SAFETY: the CSR buffers were uploaded and synchronised before the run started and
-        // are never written again.
-        let (offsets, targets) = unsafe {
-            (
-                self.offsets.as_host_slice().unwrap_or(&[]),
-                self.targets.as_host_slice().unwrap_or(&[]),
-            )
-        };
-        body(&PushKernel {
-            offsets,
-            targets,
+    /// Runs `body` over this device's push kernel; `None` when the CSR part is not in host
+    /// memory (never on the host backend, which is the only one to build programs).
+    fn with_kernel<R>(&self, body: impl FnOnce(&PushKernel<'_>) -> R) -> Option<R> {
+        // SAFETY: the part was uploaded and synchronised before the run started and is never
+        // written again.
+        let rows = unsafe { self.csr.host_view() }?;
+        Some(body(&PushKernel {
+            rows,
             residual: &self.ops.residual,
             rank: &self.rank,
             owned: self.ops.owned.clone(),
             alpha: self.alpha,
             epsilon: self.ops.epsilon,
-        })
+        }))
     }
 }
 
@@ -67,7 +63,7 @@ impl DeviceProgram for PageRankProgram {
     }
 
     fn expand(&self, items: &[u32]) -> Vec<u32> {
-        self.with_kernel(|k| k.expand(items))
+        self.with_kernel(|k| k.expand(items)).unwrap_or_default()
     }
 
     fn capacity_hint(&self) -> usize {
@@ -83,6 +79,7 @@ impl DeviceProgram for PageRankProgram {
             None => self.with_kernel(|k| k.sweep()),
             Some(pull) => self.with_kernel(|k| pull.sweep(k)),
         }
+        .unwrap_or_default()
     }
 }
 
@@ -115,9 +112,9 @@ enum Storage {
     Cuda(Vec<CudaPageRankStorage>, Option<FusedRuns>),
 }
 
-/// Residual-push PageRank with its device storage kept across runs: the CSR is uploaded
-/// and the arrays allocated once ([`DeviceSolver::new`]); each [`DeviceSolver::run`] resets
-/// the residual and rank arrays and runs.
+/// Residual-push PageRank with its device storage kept across runs: each device's rows of the
+/// CSR are uploaded ([`DeviceCsr`]) and the arrays allocated once ([`DeviceSolver::new`]);
+/// each [`DeviceSolver::run`] resets the residual and rank arrays and runs.
 pub(crate) struct DeviceSolver {
     context: Context,
     partition: Partition,
@@ -126,9 +123,10 @@ pub(crate) struct DeviceSolver {
 }
 
 impl DeviceSolver {
-    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`;
-    /// `symmetric`: it is its own transpose) to every device of `context` and allocates the
-    /// run storage.
+    /// Uploads to each device `d` of `context` the rows of `csr` that it owns (`csr` is
+    /// already renumbered so that device `d` owns `partition.range(d)`; with pull sweeps, also
+    /// the same rows of the transpose, unless `symmetric`: then the CSR is its own transpose)
+    /// and allocates the run storage.
     pub(crate) fn new(
         context: &Context,
         csr: &Csr,
@@ -189,22 +187,20 @@ impl DeviceSolver {
                 )
                 .into());
             }
-            let in_csr = (push.sweep == SweepMode::Pull).then(|| {
-                Arc::new(if symmetric {
-                    csr.clone()
-                } else {
-                    csr.transpose()
-                })
-            });
+            // Built once on the host; each device uploads its owned rows of it.
+            let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
             let mut programs = Vec::with_capacity(context.num_devices());
             for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts) {
                 let owned = partition.range(d);
-                let pull = in_csr.as_ref().map(|in_csr| HostPull {
-                    in_csr: in_csr.clone(),
-                    cut,
-                });
-                let mut program = upload_program(device, csr, owned, alpha, epsilon)?;
-                program.pull = pull;
+                let mut program = upload_program(device, csr, owned.clone(), alpha, epsilon)?;
+                if push.sweep == SweepMode::Pull {
+                    let in_csr = match &transpose {
+                        Some(t) => DeviceCsr::upload(device, t, owned, false)?,
+                        None => program.csr.clone(),
+                    };
+                    device.stream().synchronize()?;
+                    program.pull = Some(HostPull { in_csr, cut });
+                }
                 programs.push(Arc::new(program));
             }
             Storage::Host(programs)
@@ -419,15 +415,13 @@ fn upload_program(
     epsilon: f32,
 ) -> Result<PageRankProgram, Error> {
     let n = csr.num_vertices();
-    let offsets = device.upload(csr.offsets())?;
-    let targets = device.upload(csr.targets())?;
+    let part = DeviceCsr::upload(device, csr, owned.clone(), false)?;
     let residual = device.alloc::<u32>(n.max(1))?;
     let local = (owned.end - owned.start) as usize;
     let rank = device.alloc::<u32>(local.max(1))?;
     device.stream().synchronize()?;
     Ok(PageRankProgram {
-        offsets,
-        targets,
+        csr: part,
         rank: ResidualArray::new(rank)?,
         ops: PageRankSplitOps {
             owned,

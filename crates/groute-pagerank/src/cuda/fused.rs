@@ -347,9 +347,10 @@ pub fn launch_fused(
         }
         _ => (0, 0, 0, 0),
     };
+    let in_csr = pull.in_csr.device_ptrs()?;
     let pull_args = FusedPullArgs {
-        in_offsets: addr::<u64>(&pull.in_offsets)?,
-        in_sources: addr::<u32>(&pull.in_sources)?,
+        in_offsets: in_csr.offsets.addr(),
+        in_sources: in_csr.targets.addr(),
         share: addr::<f32>(&pull.share)?,
         cut_vertices,
         cut_offsets,
@@ -370,10 +371,11 @@ pub fn launch_fused(
         cut_head_count,
     };
     let (f, grid) = (&kernel.function, kernel.grid);
+    let csr = l.pr.csr_ptrs()?;
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&l.pr.offsets)?,
-        DevicePtr::<u32>::from_slice(&l.pr.targets)?,
+        csr.offsets,
+        csr.targets,
         l.wl.args()?,
         pull_args,
         DevicePtr::<u32>::from_slice(&l.peers)?,
@@ -386,7 +388,9 @@ pub fn launch_fused(
     // unsigned* targets, DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,
     // FusedSettings settings, unsigned* state, PeerGroup group, unsigned long long* const*
     // postboxes): the tuple matches it field by field (layouts asserted in this module, in
-    // super and in groute-core). The owned range lies inside the CSR, residual and ranks
+    // super and in groute-core). The owned range lies inside the residual and ranks, and the
+    // CSR part holds exactly the owned rows, its pointers (and the in-CSR part's, in the pull
+    // topology) rebased to global vertex and arc ids: the kernel reads only owned rows
     // (checked by `args`); the pull topology is the one `launch_pull_take`,
     // `launch_pull_cut` and `launch_pull_gather` check and read (built at upload; the cut
     // lists' count checked by `count`; absent parts are null and never read: no cut arc, no

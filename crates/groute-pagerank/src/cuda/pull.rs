@@ -7,20 +7,21 @@
 use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
 use groute_core::cuda::{CudaModule, DevicePtr, LaunchConfig};
+use groute_worklist::DeviceCsr;
 use std::sync::Arc;
 
 use super::{
     AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
-    elements, enqueue_push_hubs, keep, keep_push_memory, too_many,
+    csr_memory, elements, enqueue_push_hubs, keep, keep_push_memory, too_many,
 };
 
 /// A device's pull-sweep topology and share array.
 #[derive(Clone, Debug)]
 pub struct PullBuffers {
-    /// In-CSR offsets, `n + 1` u64s (the CSR's own on a symmetric graph).
-    pub in_offsets: RawSlice,
-    /// In-CSR sources (u32s): the tails of the arcs into each vertex.
-    pub in_sources: RawSlice,
+    /// The owned rows of the in-CSR (the CSR's own part on a symmetric graph, else the
+    /// transpose's): the tails of the arcs into each owned vertex, by global ids through
+    /// [`DeviceCsr::device_ptrs`].
+    pub in_csr: DeviceCsr,
     /// `n` f32 shares, 0 outside the owned range.
     pub share: RawSlice,
     /// The cut lists (owned vertices' arcs to non-owned heads, compact), `None` when the
@@ -77,33 +78,30 @@ pub struct PullHubBuffers {
 
 impl PullBuffers {
     fn check(&self, pr: &PageRankBuffers) -> Result<(), Error> {
-        let n = pr.offsets.len / 8;
-        if self.in_offsets.len != pr.offsets.len {
-            return Err(Error::LengthMismatch {
-                operation: "pagerank pull in-CSR offsets (n + 1 u64s)",
-                dst: self.in_offsets.len / 8,
-                src: n,
-            });
+        let n = pr.num_vertices;
+        if self.in_csr.rows() != pr.owned {
+            return Err(Error::invalid(
+                "pagerank pull in-CSR rows",
+                format_args!("{:?}", self.in_csr.rows()),
+                format!("the owned range {:?}", pr.owned),
+            ));
         }
         if let Some(cut) = &self.cut {
             cut.count()?;
         }
-        if self.share.len / 4 + 1 < n {
+        if self.share.len / 4 < n {
             return Err(Error::LengthMismatch {
                 operation: "pagerank pull share (one f32 per vertex)",
                 dst: self.share.len / 4,
-                src: n.saturating_sub(1),
+                src: n,
             });
         }
         Ok(())
     }
 
     pub(crate) fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
-        let mut m = vec![
-            self.in_offsets.memory.clone(),
-            self.in_sources.memory.clone(),
-            self.share.memory.clone(),
-        ];
+        let mut m = csr_memory(&self.in_csr);
+        m.push(self.share.memory.clone());
         if let Some(cut) = &self.cut {
             m.extend(cut.memory());
         }
@@ -133,15 +131,15 @@ pub fn launch_pull_take(
     let (f, cfg) = config(stream, "pagerank_pull_take", pr.owned.len())?;
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&pr.offsets)?,
+        pr.csr_ptrs()?.offsets,
         DevicePtr::<f32>::from_slice(&pull.share)?,
         wl.args()?,
         floor,
     );
     // SAFETY: pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets, float*
     // share, DeviceWorklist wl, float floor): the tuple matches it field by field; the owned
-    // range lies inside the CSR offsets, the residual and the share (checked by `args` and
-    // `check`); the kernel writes only the worklist's CTRL_PUSHED word (checked by
+    // range lies inside the residual and the share, and the CSR part holds the owned rows'
+    // offsets, rebased to global ids (checked by `args` and `check`); the kernel writes only the worklist's CTRL_PUSHED word (checked by
     // `wl.args`); memory kept alive below until the kernel completes.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
@@ -197,7 +195,14 @@ pub fn launch_pull_cut(
     keep(stream, pull.memory())?;
     if cut.has_hub_lists && wl.hub_capacity != 0 {
         // The hubs were recorded by their index in the cut lists.
-        enqueue_push_hubs(stream, pr, &cut.offsets, &cut.targets, wl, remote)?;
+        enqueue_push_hubs(
+            stream,
+            pr,
+            DevicePtr::from_slice(&cut.offsets)?,
+            DevicePtr::from_slice(&cut.targets)?,
+            wl,
+            remote,
+        )?;
         keep(stream, pull.memory())?;
     }
     Ok(())
@@ -229,13 +234,14 @@ pub fn launch_pull_gather(
             (&h.vertices, count, &h.sums, crate::PULL_HUB_DEGREE)
         }
         // No hub: the kernel reads no hub array (count 0, no in-list that long).
-        None => (&pull.in_sources, 0, &pull.share, u64::MAX),
+        None => (&pull.share, 0, &pull.share, u64::MAX),
     };
     let (f, cfg) = config(stream, "pagerank_pull_gather", pr.owned.len())?;
+    let in_csr = pull.in_csr.device_ptrs()?;
     let args = (
         ops,
-        DevicePtr::<u64>::from_slice(&pull.in_offsets)?,
-        DevicePtr::<u32>::from_slice(&pull.in_sources)?,
+        in_csr.offsets,
+        in_csr.targets,
         DevicePtr::<f32>::from_slice(&pull.share)?,
         wl.args()?,
         DevicePtr::<u32>::from_slice(hubs)?,
@@ -246,8 +252,10 @@ pub fn launch_pull_gather(
     // SAFETY: pagerank_pull_gather(PageRankOps ops, const unsigned long long* in_offsets,
     // const unsigned* in_sources, const float* share, DeviceWorklist wl, const unsigned*
     // hubs, unsigned hub_count, float* hub_sum, unsigned long long hub_degree): the tuple
-    // matches it; the owned range lies inside the in-CSR offsets and the residual (checked),
-    // the in-CSR sources are vertex ids < n (the transpose of, or, the CSR) and the share
+    // matches it; the owned range lies inside the residual and the in-CSR part holds exactly
+    // the owned rows (checked), its pointers rebased so that the kernel's global vertex and
+    // arc ids of the owned rows land inside it (the kernel reads no other row); the in-CSR
+    // sources are vertex ids < n (the transpose of, or, the CSR) and the share
     // holds n f32s (checked); `hubs` and `hub_sum` hold `hub_count` elements (checked), the
     // hubs being owned vertices of at least `hub_degree` in-arcs (built at upload), which the
     // per-vertex pass skips; memory kept alive below.
@@ -274,15 +282,16 @@ fn launch_hub_tiles(
     let args = (
         DevicePtr::<u64>::from_slice(&hubs.tiles)?,
         tiles,
-        DevicePtr::<u32>::from_slice(&pull.in_sources)?,
+        pull.in_csr.device_ptrs()?.targets,
         DevicePtr::<f32>::from_slice(&pull.share)?,
         DevicePtr::<f32>::from_slice(&hubs.sums)?,
     );
     // SAFETY: pagerank_pull_hub_tiles(const unsigned long long* tiles, unsigned tile_count,
     // const unsigned* in_sources, const float* share, float* hub_sum): the tuple matches it;
     // `tiles` holds 3 * tile_count u64s (counted from its length), built at upload from the
-    // in-CSR of `in_sources`: hub indices below the length of `hub_sum`, arc ranges inside
-    // the in-CSR, whose sources index the n-long share; memory kept alive below.
+    // in-CSR of `in_sources`: hub indices below the length of `hub_sum`, global arc ranges of
+    // owned hubs' rows, inside the in-CSR part (its sources pointer rebased to global arc
+    // ids), whose sources index the n-long share; memory kept alive below.
     unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
     keep(stream, pull.memory())
 }

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
-use groute_worklist::{WorklistError, WorklistOptions};
+use groute_worklist::{DeviceCsr, WorklistError, WorklistOptions};
 
 use super::{CTRL_WL_OVERFLOW, CudaPageRankWorker, OUTGOING_BUFFERS, WL_SETTING, capacity};
 use crate::VertexResidual;
@@ -40,15 +40,17 @@ pub(crate) struct PushSettings {
     pub(crate) fused_blocks_per_sm: u32,
 }
 
-/// One device's PageRank storage on CUDA, allocated once and reused by every run: the CSR,
-/// the residual and rank arrays, the worklist, the remote list, the outgoing buffers and the
-/// control block. [`CudaPageRankStorage::worker`] resets the run state and lends it to a
-/// [`CudaPageRankWorker`].
+/// One device's PageRank storage on CUDA, allocated once and reused by every run: the owned
+/// rows of the CSR ([`DeviceCsr`]), the residual and rank arrays, the worklist, the remote
+/// list, the outgoing buffers and the control block. [`CudaPageRankStorage::worker`] resets
+/// the run state and lends it to a [`CudaPageRankWorker`].
 #[derive(Clone)]
 pub(crate) struct CudaPageRankStorage {
     pub(super) owned: Range<u32>,
-    pub(super) offsets: Buffer<u64>,
-    pub(super) targets: Buffer<u32>,
+    /// The owned rows of the CSR.
+    pub(super) csr: DeviceCsr,
+    /// Vertices of the whole graph.
+    pub(super) num_vertices: usize,
     /// Full-length `f32` residual, as bits.
     pub(crate) residual: Buffer<u32>,
     /// Owned `f32` ranks, as bits (at least one slot).
@@ -79,10 +81,10 @@ pub(crate) struct CudaPageRankStorage {
 }
 
 impl CudaPageRankStorage {
-    /// Uploads the CSR and allocates the residual, the ranks, the worklist, the remote list
+    /// Uploads the owned rows of the CSR and allocates the residual, the ranks, the worklist, the remote list
     /// and the outgoing buffers (capacities from `options`, or sized from the graph); with
     /// [`SweepMode::Pull`], also the pull topology (`transpose`: the in-CSR of a directed
-    /// graph, `None` on a symmetric one).
+    /// graph, `None` on a symmetric one; its owned rows are uploaded).
     pub(crate) fn new(
         context: &Context,
         device: &Device,
@@ -121,8 +123,7 @@ impl CudaPageRankStorage {
                     + 1024,
             )
             .clamp(1, u32::MAX as usize);
-        let offsets = device.upload(csr.offsets())?;
-        let targets = device.upload(csr.targets())?;
+        let part = DeviceCsr::upload(device, csr, owned.clone(), false)?;
         let residual = device.alloc::<u32>(n.max(1))?;
         // Rank of vertex v at rank[v - owned.start]: the allocation starts owned.start % 32
         // slots earlier, so that the rank of a multiple of 32 sits at a multiple of 128 bytes,
@@ -150,15 +151,13 @@ impl CudaPageRankStorage {
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
         let pull = match sweep {
             SweepMode::Push => None,
-            SweepMode::Pull => Some(PullStorage::new(
-                device, csr, &offsets, &targets, pull, &owned,
-            )?),
+            SweepMode::Pull => Some(PullStorage::new(device, csr, &part, pull, &owned)?),
         };
         device.stream().synchronize()?;
         Ok(CudaPageRankStorage {
             owned,
-            offsets,
-            targets,
+            csr: part,
+            num_vertices: n,
             residual,
             rank,
             alpha,
@@ -217,8 +216,8 @@ impl CudaPageRankStorage {
     /// The graph and PageRank arrays, as the launch wrappers take them.
     pub(crate) fn pr_buffers(&self) -> PageRankBuffers {
         PageRankBuffers {
-            offsets: self.offsets.raw(),
-            targets: self.targets.raw(),
+            csr: self.csr.clone(),
+            num_vertices: self.num_vertices,
             residual: self.residual.raw(),
             rank: self.rank.raw(),
             owned: self.owned.clone(),

@@ -1,0 +1,111 @@
+//! Partitioned storage: each device holds only the rows of the vertices it owns (and, with
+//! pull sweeps on a directed graph, the same rows of the transpose), so its graph bytes
+//! (`MemoryUsage::peak_graph_bytes`) shrink with the device count, while the ranks agree with
+//! the one-device run within PageRank's error bound. Host backend (a wrong row read panics
+//! there and fails the device), and CUDA with `GROUTE_TEST_CUDA=1`.
+
+use std::time::Duration;
+
+use groute_core::testing::test_contexts;
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_pagerank::{PageRankOptions, PageRankResult, SweepMode, pagerank};
+
+/// The acceptance: each device's peak graph bytes over the one-device run's, at most.
+const MAX_RATIO: [(usize, f64); 2] = [(2, 0.60), (4, 0.40)];
+
+fn options(sweep: SweepMode) -> PageRankOptions {
+    let mut o = PageRankOptions {
+        epsilon: 1e-3,
+        sweep,
+        ..PageRankOptions::default()
+    };
+    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(120)));
+    o
+}
+
+/// Runs `graph` on `devices` devices of every test context; per context label, the result
+/// and each device's peak graph bytes.
+fn run(
+    graph: &Graph,
+    devices: usize,
+    o: &PageRankOptions,
+) -> Vec<(String, PageRankResult, Vec<u64>)> {
+    let parted =
+        partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+    test_contexts(devices, &[])
+        .into_iter()
+        .map(|tc| {
+            let result = pagerank(&tc.context, &parted, o)
+                .unwrap_or_else(|e| panic!("{} on {devices} devices: {e}", tc.label));
+            let peaks = tc
+                .context
+                .memory_usage()
+                .iter()
+                .map(|u| u.peak_graph_bytes)
+                .collect();
+            (tc.label, result, peaks)
+        })
+        .collect()
+}
+
+#[test]
+fn devices_hold_only_their_rows_and_agree_with_one_device() {
+    for (spec, sweep) in [
+        ("kron:scale=13,ef=16,sym,seed=5", SweepMode::Pull),
+        ("kron:scale=13,ef=16,sym,seed=5", SweepMode::Push),
+        // Directed: pull sweeps upload the owned rows of the transpose too.
+        ("kron:scale=12,ef=16,seed=9", SweepMode::Pull),
+    ] {
+        let graph = Graph::generated(spec).unwrap();
+        let o = options(sweep);
+        let alpha = f64::from(o.alpha);
+        let one = run(&graph, 1, &o);
+        // One device holds the whole CSR (and the transpose's, pulling on a directed graph).
+        let csr = &graph.csr;
+        let copies = if sweep == SweepMode::Pull && !graph.symmetric {
+            2
+        } else {
+            1
+        };
+        let whole = copies * (8 * (csr.num_vertices() as u64 + 1) + 4 * csr.targets().len() as u64);
+        for (label, _, peaks) in &one {
+            assert!(
+                peaks[0] >= whole,
+                "{spec} ({label}, {sweep} sweeps): one device holds {} graph bytes, below the whole graph's {whole}",
+                peaks[0]
+            );
+        }
+        for (devices, max_ratio) in MAX_RATIO {
+            for ((label, r, peaks), (label1, r1, peaks1)) in
+                run(&graph, devices, &o).iter().zip(&one)
+            {
+                assert_eq!(label, label1);
+                let what = format!("{spec} on {devices} devices ({label}, {sweep} sweeps)");
+                // Both runs are below the fixed point r* and within |res|_1 / (1 - alpha) of
+                // it (crate docs), so within the sum of the two of each other.
+                let bound = (r.stats.residual_left + r1.stats.residual_left) / (1.0 - alpha);
+                let diff: f64 = r
+                    .ranks
+                    .iter()
+                    .zip(&r1.ranks)
+                    .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
+                    .sum();
+                assert!(
+                    diff <= bound * 1.01 + 1e-3,
+                    "{what}: L1 distance {diff} to one device above {bound}"
+                );
+                for (d, &peak) in peaks.iter().enumerate() {
+                    let ratio = peak as f64 / peaks1[0] as f64;
+                    println!(
+                        "{what}: device {d} holds {peak} graph bytes, {ratio:.3} of one device's"
+                    );
+                    assert!(
+                        peak > 0 && ratio <= max_ratio,
+                        "{what}: device {d} holds {peak} graph bytes, {ratio:.3} of one device's {} (at most {max_ratio})",
+                        peaks1[0]
+                    );
+                }
+            }
+        }
+    }
+}
