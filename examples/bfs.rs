@@ -153,8 +153,8 @@ struct Cli {
     do_push_bitmap: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few
     /// out-arcs whose frontier every device holds run whole on every device, with no
-    /// exchange.
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// exchange; every device then holds the whole graph instead of its owned rows.
+    /// Default false (`FusedDirectionOptions::default`: partitioned storage).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_replicate: Option<bool>,
 }

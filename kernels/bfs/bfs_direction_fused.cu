@@ -5,10 +5,13 @@
 // fused worklist kernel's (grid_barrier.cuh); the devices meet in peer_allreduce_sum
 // (peer_group.cuh).
 //
-// Every device holds the whole CSR (and the transpose of a directed graph) and a full-length
-// level array that is globally consistent up to the current level; it owns the vertices
-// [owned_begin, owned_end). Its frontier is its owned vertices at the current level, worklist
-// positions [0, count). A level L on every device:
+// Every device holds the rows of the vertices it owns, [owned_begin, owned_end), of the CSR
+// (and of the transpose of a directed graph), indexed by global vertex and arc ids (the host
+// passes rebased pointers; on several devices, the whole offset arrays, whose degrees of any
+// vertex the global counts read), and a full-length level array that is globally consistent
+// up to the current level. Its frontier is its owned vertices at the current level, worklist
+// positions [0, count); every step reads the rows of owned vertices only, but a replicated
+// one (DO_FLAG_REPLICATE), for which the host uploads every row. A level L on every device:
 //
 //   1. step: push expands the frontier over all its out-arcs (traversal_expand, every vertex
 //      "owned" so every improved head is appended; hubs listed and expanded by the grid in a
@@ -451,12 +454,11 @@ namespace groute {
 // FusedDirectionOptions::default()'s kernel flags (crates/groute-bfs/src/direction/fused/
 // options.rs): the pull- and push-built frontiers, warp reservations, posted exchanges,
 // sparse pushes, one exchange per level, batched hubs, listed sparse pushes, the dense push's
-// bitmap, replicated levels.
+// bitmap (not replicated levels: they need every row on every device).
 enum : unsigned int {
     DO_DEFAULT_FLAGS = DO_FLAG_PULL_FRONTIER | DO_FLAG_WARP_RESERVE | DO_FLAG_POST_EXCHANGE |
                        DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH | DO_FLAG_ONE_EXCHANGE |
-                       DO_FLAG_HUB_BATCH | DO_FLAG_LISTED_PUSH | DO_FLAG_PUSH_BITMAP |
-                       DO_FLAG_REPLICATE,
+                       DO_FLAG_HUB_BATCH | DO_FLAG_LISTED_PUSH | DO_FLAG_PUSH_BITMAP,
 };
 // The fixed builds' template arguments. GROUTE_DO_RUNTIME_FLAGS (a diagnostic build, through
 // GROUTE_NVRTC_OPTIONS) compiles them as bfs_direction_fused is compiled (every step, `flags`

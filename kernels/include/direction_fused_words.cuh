@@ -118,7 +118,8 @@ enum DoFlag : unsigned int {
     DO_FLAG_PUSH_BITMAP = 512,
     // Several devices: replicated levels. A push step whose frontier is on every device's
     // worklist and has few out-arcs (REPLICATE_DIVISOR) runs whole on every device (each
-    // holds the whole graph and the same level array): every device finds the same vertices,
+    // holds the same level array; the host uploads the whole graph to every device for
+    // this flag, where each otherwise holds its owned rows): every device finds the same vertices,
     // so the next frontier is again on every device, its counters are global, and the step
     // makes no exchange at all. The frontier is on every device at the start (the host puts
     // the source in every worklist), after a replicated step (its appends), and after a pull

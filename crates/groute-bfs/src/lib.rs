@@ -1,8 +1,9 @@
 //! # groute-bfs: breadth-first search on 1..N devices
 //!
 //! Asynchronous push BFS over groute's distributed worklist: each device owns a contiguous
-//! range of the partitioned graph, holds only the CSR rows of its range
-//! ([`DeviceCsr`](groute_worklist::DeviceCsr)) and a full-length level array, and relaxes out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered
+//! range of the partitioned graph, holds only the CSR rows of the vertices it owns
+//! ([`DeviceCsr`](groute_worklist::DeviceCsr)) and a full-length level array, and relaxes
+//! out-arcs with `fetch_min` (`atomicMin` on CUDA). Remote updates are filtered
 //! against the device's own copy of the level before they are sent (halo filtering) and
 //! travel as [`VertexValue`](groute_worklist::VertexValue) pairs around the ring. The solver
 //! is the generic [`groute_worklist::traversal`]; BFS contributes only `relax = level + 1`.

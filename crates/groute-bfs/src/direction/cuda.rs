@@ -1,7 +1,10 @@
 //! The level steps of direction-optimizing BFS on one CUDA device.
 //!
-//! Storage (allocated once per solver): the push CSR, the pull CSR when the graph is directed
-//! (its transpose; a symmetric graph pulls over the push CSR), the level array, a worklist of
+//! Storage (allocated once per solver): the device's rows of the push CSR and, when the graph
+//! is directed, of the pull CSR (its transpose; a symmetric graph pulls over the push CSR)
+//! ([`DeviceCsr`]: one device owns every row, each device of a multi-device run its own
+//! range; the kernels index them by global vertex and arc ids through rebased pointers), the
+//! level array, a worklist of
 //! at least one slot per vertex (every vertex is appended once, by the step that reaches it,
 //! so the frontier of each level is a range of it and it never wraps), the traversal control
 //! block with its hub list (`kernels/include/traversal.cuh`), and four u64 counters
@@ -16,7 +19,7 @@ use groute_core::{Buffer, Context, Device, Error, Event, Stream};
 use groute_graph::Csr;
 use groute_kernels::bfs::{BFS, DIRECTION};
 use groute_worklist::traversal::HubPolicy;
-use groute_worklist::{VertexValue, WorklistError};
+use groute_worklist::{CsrPtrs, DeviceCsr, VertexValue, WorklistError};
 
 use super::{LevelSteps, StepCounts};
 use crate::{BfsError, UNREACHED};
@@ -33,10 +36,13 @@ const CTRL_HUB_CAP: usize = 6;
 pub(super) struct CudaDirection {
     pub(super) stream: Stream,
     pub(super) n: u32,
-    pub(super) push_offsets: Buffer<u64>,
-    pub(super) push_targets: Buffer<u32>,
-    /// The transpose of a directed graph (`None`: symmetric, pull over the push CSR).
-    pull: Option<(Buffer<u64>, Buffer<u32>)>,
+    /// Arcs of the whole pull CSR (the switch rule's count).
+    in_arcs: u64,
+    /// The device's rows of the push CSR.
+    pub(super) push: DeviceCsr,
+    /// Its rows of the transpose of a directed graph (`None`: symmetric, pull over the push
+    /// CSR).
+    pull: Option<DeviceCsr>,
     pub(super) levels: Buffer<u32>,
     pub(super) wl: Buffer<u32>,
     pub(super) ctrl: Buffer<u32>,
@@ -65,14 +71,15 @@ pub(super) struct CudaRun {
 }
 
 impl CudaDirection {
-    /// Uploads `push` (and `pull` when it is a distinct transpose) to `device` and loads the
-    /// kernels; the worklist holds at least `wl_slots` items (one device appends each vertex
-    /// once per run: `n`).
+    /// Uploads the rows `rows` of `push` (and of `pull` when it is a distinct transpose) to
+    /// `device` and loads the kernels; the worklist holds at least `wl_slots` items (one
+    /// device appends each vertex once per run: `n`). The kernels then read only the rows of
+    /// `rows` (one device: every vertex).
     pub(super) fn new(
         context: &Context,
         device: &Device,
-        push: &Csr,
-        pull: Option<&Csr>,
+        (push, pull): (&Csr, Option<&Csr>),
+        rows: std::ops::Range<u32>,
         wl_slots: usize,
     ) -> Result<Self, BfsError> {
         let n = u32::try_from(push.num_vertices()).map_err(|_| {
@@ -86,16 +93,14 @@ impl CudaDirection {
         let pull_step = direction.function("bfs_pull_step")?;
         let frontier_arcs = direction.function("bfs_frontier_arcs")?;
         let expand_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
-        let hubs = HubPolicy::for_csr(push, expand_grid, BLOCK);
+        let hubs = hub_policy(push, rows.clone(), expand_grid);
         let wl_len = wl_slots.max(1024).next_power_of_two();
-        let upload_pull = |csr: &Csr| -> Result<_, Error> {
-            Ok((device.upload(csr.offsets())?, device.upload(csr.targets())?))
-        };
+        let upload = |csr: &Csr| DeviceCsr::upload(device, csr, rows.clone(), false);
         let storage = CudaDirection {
             n,
-            push_offsets: device.upload(push.offsets())?,
-            push_targets: device.upload(push.targets())?,
-            pull: pull.map(upload_pull).transpose()?,
+            in_arcs: pull.unwrap_or(push).num_edges(),
+            push: upload(push)?,
+            pull: pull.map(upload).transpose()?,
             levels: device.alloc::<u32>(push.num_vertices().max(1))?,
             wl: device.alloc::<u32>(wl_len)?,
             ctrl: device.alloc::<u32>(CTRL_WORDS + 2 * hubs.capacity() as usize)?,
@@ -133,7 +138,7 @@ impl CudaDirection {
 
         let started = Instant::now();
         let t0 = device.record_timing(&self.stream)?;
-        let in_arcs = self.pull_csr().1.len() as u64;
+        let in_arcs = self.in_arcs;
         let n = u64::from(self.n);
         let mut steps = CudaSteps {
             storage: self,
@@ -176,12 +181,19 @@ impl CudaDirection {
         s.fill(&self.counters, 0u64)
     }
 
-    /// The pull CSR's offsets and sources.
-    pub(super) fn pull_csr(&self) -> (&Buffer<u64>, &Buffer<u32>) {
-        match &self.pull {
-            Some((offsets, sources)) => (offsets, sources),
-            None => (&self.push_offsets, &self.push_targets),
-        }
+    /// The device's rows of the pull CSR (of the push CSR when the graph is symmetric).
+    pub(super) fn pull_csr(&self) -> &DeviceCsr {
+        self.pull.as_ref().unwrap_or(&self.push)
+    }
+
+    /// The kernels' pointers to the push CSR's rows (rebased: global vertex and arc ids).
+    pub(super) fn push_ptrs(&self) -> Result<CsrPtrs, Error> {
+        self.push.device_ptrs()
+    }
+
+    /// The kernels' pointers to the pull CSR's rows (rebased: global vertex and arc ids).
+    pub(super) fn pull_ptrs(&self) -> Result<CsrPtrs, Error> {
+        self.pull_csr().device_ptrs()
     }
 
     pub(super) fn cuda_stream(&self) -> Result<&CudaStream, Error> {
@@ -195,18 +207,19 @@ impl CudaDirection {
 
     /// [`CudaDirection::keep_alive`], with `extra` buffers too (one event for all).
     pub(super) fn keep_alive_with(&self, extra: &[&Buffer<u32>]) -> Result<(), Error> {
-        let (pull_offsets, pull_sources) = self.pull_csr();
+        let (push_offsets, push_targets, _) = self.push.buffers();
+        let (pull_offsets, pull_sources, _) = self.pull_csr().buffers();
         let memory = [
             &self.levels,
             &self.wl,
             &self.ctrl,
-            &self.push_targets,
+            push_targets,
             pull_sources,
         ]
         .iter()
         .chain(extra)
         .map(|b| b.raw().memory)
-        .chain([&self.push_offsets, pull_offsets, &self.counters].map(|b| b.raw().memory))
+        .chain([push_offsets, pull_offsets, &self.counters].map(|b| b.raw().memory))
         .collect();
         self.cuda_stream()?.keep_alive(memory)
     }
@@ -221,10 +234,11 @@ impl CudaDirection {
             self.stream
                 .fill(&self.ctrl.slice(CTRL_HUB_COUNT..CTRL_HUB_COUNT + 2)?, 0u32)?;
         }
+        let push = self.push_ptrs()?;
         let args = (
             DevicePtr::<u32>::from_slice(&self.levels.raw())?,
-            DevicePtr::<u64>::from_slice(&self.push_offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&self.push_targets.raw())?,
+            push.offsets,
+            push.targets,
             DevicePtr::<u32>::null(),
             DevicePtr::<u32>::from_slice(&self.wl.raw())?,
             (self.wl.len() - 1) as u32,
@@ -248,12 +262,15 @@ impl CudaDirection {
         // unsigned send_capacity, unsigned send_base, unsigned owned_begin, unsigned owned_end,
         // VertexValue* low_data, unsigned low_capacity, unsigned threshold,
         // unsigned hub_min_degree) (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple
-        // matches it field by field. `levels` holds one u32 per vertex and `offsets` n + 1
-        // entries, so every worklist item (a vertex) and CSR target indexes them in bounds;
-        // BFS reads no weights (null); the worklist has wl_mask + 1 slots (a power of two, the
-        // kernel masks positions) and [first, first + count) are items appended by earlier
-        // steps; this device owns every vertex [0, n), so the null send buffer of capacity 0
-        // is never written (an append would only set the overflow word); the low list is null
+        // matches it field by field. `levels` holds one u32 per vertex, so every CSR target
+        // indexes it in bounds; `offsets` and `targets` are the device's rows, rebased so that
+        // they index by global ids: every worklist item in [first, first + count) is a vertex
+        // of those rows (one device: all of them; several: the frontier scan appends only
+        // owned vertices), so its row and arcs are there; BFS reads no weights (null); the
+        // worklist has wl_mask + 1 slots (a power of two, the kernel masks positions) and
+        // [first, first + count) are items appended by earlier steps; owned_end is n (every
+        // head is appended, none sent), so the null send buffer of capacity 0 is never written
+        // (an append would only set the overflow word); the low list is null
         // (soft priority off, threshold u32::MAX); `ctrl` holds CTRL_WORDS u32 and then the hub
         // list of ctrl[CTRL_HUB_CAP] two-word slots (bounds-checked by the kernel). All are
         // device memory of this stream's device, kept alive below.
@@ -281,11 +298,11 @@ impl CudaDirection {
     ) -> Result<(), Error> {
         let span = owned.end.saturating_sub(owned.start) as usize;
         let config = LaunchConfig::for_elements(span, BLOCK, Some(self.pull_grid));
-        let (pull_offsets, pull_sources) = self.pull_csr();
+        let pull = self.pull_ptrs()?;
         let args = (
             DevicePtr::<u32>::from_slice(&self.levels.raw())?,
-            DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&pull_sources.raw())?,
+            pull.offsets,
+            pull.targets,
             owned.start,
             owned.end.min(self.n),
             level,
@@ -300,8 +317,8 @@ impl CudaDirection {
         // unsigned* wl_data, unsigned wl_mask, unsigned first, unsigned* ctrl,
         // unsigned long long* counters) (kernels/bfs/bfs_direction.cu): the tuple matches it field
         // by field. The kernel reads vertices [begin, end) (end clamped to n) of `levels`
-        // (n entries) and `pull_offsets` (n + 1), whose sources
-        // are vertices; it appends at most one item per vertex behind the frontier, and the
+        // (n entries) and the rows of `pull_offsets` and `pull_sources` (rebased to global
+        // ids; `owned` is within the device's rows), whose sources are vertices; it appends at most one item per vertex behind the frontier, and the
         // worklist has at least n slots counted from position 0 (every vertex is appended
         // once per run), bounds-checked against wl_mask + 1 all the same; `counters` holds
         // COUNTERS u64. Kept alive below.
@@ -315,10 +332,9 @@ impl CudaDirection {
     /// Enqueues the degree sums of the worklist items from position `from` to the end.
     fn launch_frontier_arcs(&self, from: u32) -> Result<(), Error> {
         let config = LaunchConfig::linear(self.arcs_grid, BLOCK);
-        let (pull_offsets, _) = self.pull_csr();
         let args = (
-            DevicePtr::<u64>::from_slice(&self.push_offsets.raw())?,
-            DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
+            self.push_ptrs()?.offsets,
+            self.pull_ptrs()?.offsets,
             DevicePtr::<u32>::from_slice(&self.wl.raw())?,
             (self.wl.len() - 1) as u32,
             from,
@@ -329,13 +345,33 @@ impl CudaDirection {
         // const unsigned long long* pull_offsets, const unsigned* wl_data, unsigned wl_mask,
         // unsigned from, const unsigned* ctrl, unsigned long long* counters): the tuple matches
         // it field by field. Worklist positions [from, ctrl[CTRL_WL_END]) hold vertices
-        // appended by the step enqueued before (masked into the wl_mask + 1 slots), which
-        // index both offset arrays (n + 1 entries) in bounds. Kept alive below.
+        // appended by the step enqueued before (masked into the wl_mask + 1 slots); this is the
+        // one-device run, whose rows are every vertex, so they index both offset arrays
+        // (rebased by 0) in bounds. Kept alive below.
         unsafe {
             self.frontier_arcs
                 .launch(self.stream.raw().as_ref(), config, args)?
         };
         self.keep_alive()
+    }
+}
+
+/// The hub list's policy for the rows `rows` of `push` (the lists this device expands), on a
+/// device where `resident_grid` expand blocks are resident at once.
+fn hub_policy(push: &Csr, rows: std::ops::Range<u32>, resident_grid: u32) -> HubPolicy {
+    match push.offsets().get(rows.start as usize..=rows.end as usize) {
+        Some(offsets) => {
+            let degrees = offsets.windows(2).map(|w| w[1] - w[0]);
+            let arcs = offsets[offsets.len() - 1] - offsets[0];
+            HubPolicy::new(
+                arcs as usize,
+                degrees.max().unwrap_or(0),
+                resident_grid,
+                BLOCK,
+            )
+        }
+        // Not a range of the graph: the upload refuses it.
+        None => HubPolicy::for_csr(push, resident_grid, BLOCK),
     }
 }
 

@@ -1,19 +1,19 @@
-//! The level steps of direction-optimizing BFS on the host backend (rayon over the CSR).
+//! The level steps of direction-optimizing BFS on one host-backend device (rayon over the
+//! CSRs uploaded to it, read through their host views).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use groute_graph::Csr;
-use groute_worklist::WorklistError;
+use groute_worklist::{HostCsrRows, WorklistError};
 use rayon::prelude::*;
 
 use super::{LevelSteps, StepCounts};
 use crate::{BfsError, UNREACHED};
 
-/// One host run: levels, the current frontier and the two CSRs.
+/// One host run: levels, the current frontier and the two CSRs' rows (every vertex's).
 pub(super) struct HostSteps<'a> {
-    push: &'a Csr,
-    pull: &'a Csr,
+    push: HostCsrRows<'a>,
+    pull: HostCsrRows<'a>,
     levels: Vec<AtomicU32>,
     frontier: Vec<u32>,
     started: Instant,
@@ -21,16 +21,15 @@ pub(super) struct HostSteps<'a> {
 }
 
 impl<'a> HostSteps<'a> {
-    /// A run from `source` (< the vertex count): its frontier and the source's counts.
+    /// A run over `n` vertices, whose rows `push` and `pull` hold, from `source` (< `n`): its
+    /// frontier and the source's counts.
     pub(super) fn new(
-        push: &'a Csr,
-        pull: &'a Csr,
+        (push, pull): (HostCsrRows<'a>, HostCsrRows<'a>),
+        n: usize,
         source: u32,
         time_limit: Option<Duration>,
     ) -> (Self, StepCounts) {
-        let levels: Vec<AtomicU32> = (0..push.num_vertices())
-            .map(|_| AtomicU32::new(UNREACHED))
-            .collect();
+        let levels: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(UNREACHED)).collect();
         levels[source as usize].store(0, Ordering::Relaxed);
         let mut steps = HostSteps {
             push,
@@ -51,10 +50,10 @@ impl<'a> HostSteps<'a> {
 
     /// Makes `next` the frontier and returns its counts.
     fn advance(&mut self, next: Vec<u32>, items: u64, arcs_examined: u64) -> StepCounts {
-        let degree = |csr: &Csr, v: u32| csr.offsets()[v as usize + 1] - csr.offsets()[v as usize];
+        let (push, pull) = (self.push, self.pull);
         let (out_arcs, in_arcs) = next
             .par_iter()
-            .map(|&v| (degree(self.push, v), degree(self.pull, v)))
+            .map(|&v| (push.degree(v) as u64, pull.degree(v) as u64))
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         self.frontier = next;
         StepCounts {
@@ -86,7 +85,7 @@ impl LevelSteps for HostSteps<'_> {
             .fold(
                 || (Vec::new(), 0u64),
                 |(mut out, mut arcs), &v| {
-                    let heads = push.neighbors(v);
+                    let heads = push.row(v).0;
                     arcs += heads.len() as u64;
                     for &u in heads {
                         let won = levels[u as usize]
@@ -124,7 +123,7 @@ impl LevelSteps for HostSteps<'_> {
             .fold(
                 || (Vec::new(), 0u64),
                 |(mut out, mut arcs), &v| {
-                    for &u in pull.neighbors(v) {
+                    for &u in pull.row(v).0 {
                         arcs += 1;
                         if levels[u as usize].load(Ordering::Relaxed) == level {
                             levels[v as usize].store(level + 1, Ordering::Relaxed);

@@ -7,7 +7,8 @@
 use std::time::{Duration, Instant};
 
 use groute_core::{Context, Error};
-use groute_graph::{Csr, Graph, Partition};
+use groute_graph::{Graph, Partition};
+use groute_worklist::DeviceCsr;
 
 use groute_core::cuda::{GpuSharing, PeerGroup};
 
@@ -20,16 +21,22 @@ use crate::BfsError;
 
 /// The storage, by backend.
 enum Storage {
-    /// The push CSR and, for a directed graph, its transpose.
-    Host {
-        push: Csr,
-        pull: Option<Csr>,
-    },
+    /// One host device.
+    Host(Box<HostStorage>),
     Cuda(Box<CudaDirection>),
     /// Several devices (either backend), host-driven.
     Multi(Box<MultiDirection>),
     /// Any device count, device-driven (CUDA).
     Fused(Box<FusedDirection>),
+}
+
+/// The push CSR and, for a directed graph, its transpose, uploaded to the one host device
+/// (every row), with the graph's vertex count and the pull CSR's arc count.
+struct HostStorage {
+    push: DeviceCsr,
+    pull: Option<DeviceCsr>,
+    n: usize,
+    in_arcs: u64,
 }
 
 /// Direction-optimizing BFS of one graph on a context.
@@ -58,9 +65,10 @@ pub(crate) struct DirectionRun {
 }
 
 impl DirectionSolver {
-    /// Uploads `graph` (and its transpose when it is not symmetric) to every device of the
-    /// context; device `d` owns `partition.range(d)`; several devices are driven by `driver`
-    /// (a device-driven run with `fused`'s switches).
+    /// Uploads `graph` (and its transpose when it is not symmetric) to the devices of the
+    /// context, each device `d` the rows of the vertices it owns, `partition.range(d)` (one
+    /// device: every row); several devices are driven by `driver` (a device-driven run with
+    /// `fused`'s switches).
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
@@ -115,17 +123,21 @@ impl DirectionSolver {
         }
         let pull = (!graph.symmetric).then(|| graph.csr.transpose());
         let device = &context.devices()[0];
+        let rows = partition.range(0);
         let storage = if device.stream().is_host() {
-            Storage::Host {
-                push: graph.csr.clone(),
-                pull,
-            }
+            let upload = |csr| DeviceCsr::upload(device, csr, rows.clone(), false);
+            Storage::Host(Box::new(HostStorage {
+                push: upload(&graph.csr)?,
+                pull: pull.as_ref().map(upload).transpose()?,
+                n: graph.num_vertices(),
+                in_arcs: pull.as_ref().unwrap_or(&graph.csr).num_edges(),
+            }))
         } else {
             Storage::Cuda(Box::new(CudaDirection::new(
                 context,
                 device,
-                &graph.csr,
-                pull.as_ref(),
+                (&graph.csr, pull.as_ref()),
+                rows,
                 graph.num_vertices(),
             )?))
         };
@@ -144,12 +156,27 @@ impl DirectionSolver {
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
         match &mut self.storage {
-            Storage::Host { push, pull } => {
+            Storage::Host(host) => {
+                let HostStorage {
+                    push,
+                    pull,
+                    n,
+                    in_arcs,
+                } = host.as_ref();
                 let pull = pull.as_ref().unwrap_or(push);
+                // SAFETY: the parts are written once, by their uploads (which wait for their
+                // copies), and never again: nothing writes them while the views live.
+                let views = unsafe { (push.host_view(), pull.host_view()) };
+                let (Some(push), Some(pull)) = views else {
+                    return Err(Error::Unsupported {
+                        operation: "host BFS steps on memory the host cannot address",
+                        backend: "this",
+                    }
+                    .into());
+                };
                 let started = Instant::now();
-                let (mut steps, start) = HostSteps::new(push, pull, source, time_limit);
-                let n = push.num_vertices() as u64;
-                let stats = run_levels(&mut steps, start, n, pull.num_edges(), &self.rule)?;
+                let (mut steps, start) = HostSteps::new((push, pull), *n, source, time_limit);
+                let stats = run_levels(&mut steps, start, *n as u64, *in_arcs, &self.rule)?;
                 let elapsed = started.elapsed();
                 Ok(DirectionRun {
                     levels: steps.into_levels(),

@@ -1,6 +1,15 @@
 //! [`FusedMember`]: one device of a device-driven run: the one-device storage of
-//! `direction/cuda.rs` (CSR, levels, worklist, control block) plus the fused kernel's inbox,
-//! barrier and state blocks, and its launch.
+//! `direction/cuda.rs` (the device's rows of the CSR, levels, worklist, control block) plus
+//! the fused kernel's inbox, barrier and state blocks, and its launch.
+//!
+//! Rows: a member holds the rows of the vertices it owns (every row on one device). On several
+//! devices with sparse pushes and one exchange per level (the defaults), the kernel also sums
+//! the degrees of vertices it does not own (the global counts of a sparse push, `apply_lists`
+//! and `send_appends` in `kernels/include/direction_fused_run.cuh`): it then gets the whole
+//! offset arrays (`n + 1` u64 each, values global), which index the rebased arcs of the owned
+//! rows alike; it expands and pulls only owned rows. Replicated levels
+//! ([`FusedDirectionOptions::replicate`]) expand every frontier vertex on every device: a run
+//! that asks for them on several devices uploads the whole graph to every device.
 
 use std::ops::Range;
 
@@ -10,6 +19,7 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
 use groute_kernels::bfs::DIRECTION_FUSED;
+use groute_worklist::CsrPtrs;
 
 use super::FusedDirectionOptions;
 use super::trace::TRACE_WORDS;
@@ -36,6 +46,11 @@ pub(super) const DO_STATUS: usize = 8;
 pub(super) struct FusedMember {
     pub(super) dir: CudaDirection,
     owned: Range<u32>,
+    /// Several devices, owned rows only, global counts: the whole offset arrays of the push
+    /// CSR and of the pull CSR of a directed graph (`None`: symmetric), for the degrees of any
+    /// vertex (see the module docs). `None` where the rows are every vertex or the kernel
+    /// reads only owned degrees.
+    whole_offsets: Option<(Buffer<u64>, Option<Buffer<u64>>)>,
     /// Bitmap words received from the other devices: one slot of `ceil(n / 32)` words each.
     inbox: Buffer<u32>,
     /// The address of every device's inbox, by rank (on this device).
@@ -56,8 +71,9 @@ pub(super) struct FusedMember {
 }
 
 impl FusedMember {
-    /// Uploads the graph (`push`, and `pull` when it is a distinct transpose) to `device`,
-    /// which owns the vertices `owned` of a run on `devices` devices and shares its GPU with
+    /// Uploads the rows of the vertices `owned` (every row when `options` replicate levels on
+    /// several devices) of the graph (`push`, and `pull` when it is a distinct transpose) to
+    /// `device`, which owns `owned` in a run on `devices` devices and shares its GPU with
     /// `sharing` members of the run (itself included; 1: the GPU is its own), and loads the
     /// kernel build `options` name, launched on its share of the GPU.
     pub(super) fn new(
@@ -68,8 +84,21 @@ impl FusedMember {
         options: &FusedDirectionOptions,
     ) -> Result<Self, BfsError> {
         let n = push.num_vertices();
+        let all = 0..u32::try_from(n)
+            .map_err(|_| Error::invalid("graph", n, "at most u32::MAX vertices"))?;
+        let rows = if options.replicates(devices) {
+            all.clone()
+        } else {
+            owned.clone()
+        };
+        let whole_offsets = if rows != all && options.counts_any_degree(devices) {
+            let pull = pull.map(|p| device.upload_graph(p.offsets())).transpose()?;
+            Some((device.upload_graph(push.offsets())?, pull))
+        } else {
+            None
+        };
         // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
-        let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
+        let dir = CudaDirection::new(context, device, (push, pull), rows, 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
         let kernel = module.function(options.kernel_name(devices))?;
         let grid = member_grid(
@@ -92,6 +121,7 @@ impl FusedMember {
             trace: device.alloc::<u64>(TRACE_WORDS)?,
             dir,
             owned,
+            whole_offsets,
             kernel,
             members: devices,
             grid,
@@ -175,13 +205,13 @@ impl FusedMember {
         }
         let d = &self.dir;
         let (table, posts) = self.peer_tables(rank)?;
-        let (pull_offsets, pull_sources) = d.pull_csr();
+        let (push, pull) = self.csr_ptrs()?;
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
-            DevicePtr::<u64>::from_slice(&d.push_offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&d.push_targets.raw())?,
-            DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
-            DevicePtr::<u32>::from_slice(&pull_sources.raw())?,
+            push.offsets,
+            push.targets,
+            pull.offsets,
+            pull.targets,
             d.n,
             self.owned.start.min(d.n),
             self.owned.end.min(d.n),
@@ -211,8 +241,12 @@ impl FusedMember {
         // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs, unsigned
         // long long alpha, unsigned long long beta, PeerGroup group, unsigned long long*
         // trace_words, unsigned flags, unsigned long long* const* postboxes): the tuple matches it
-        // field by field. `levels` holds n u32 and both offset arrays n + 1 entries, whose arcs
-        // index the targets and sources, all vertices below n; the owned range is clamped to n; the
+        // field by field. `levels` holds n u32; the offset arrays index by global vertex id and
+        // the targets and sources by global arc id (csr_ptrs): the offsets of every vertex
+        // (whole arrays, or one device's rows, which are every vertex), the arcs of this
+        // device's rows, which are all the kernel reads: it expands and pulls only owned
+        // vertices but with replicated levels, which upload every row (module docs); the
+        // sources and targets are vertices below n; the owned range is clamped to n; the
         // worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's
         // appends, each vertex once per run) and every append is bounds-checked; `ctrl` holds the
         // control block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
@@ -246,6 +280,10 @@ impl FusedMember {
         let (table, posts) = self.peer_tables(rank)?;
         d.keep_alive_with(&[&self.inbox, &self.barrier])?;
         let mut memory = group.memory();
+        if let Some((push, pull)) = &self.whole_offsets {
+            memory.push(push.raw().memory);
+            memory.extend(pull.iter().map(|p| p.raw().memory));
+        }
         memory.extend([
             self.state.raw().memory,
             table.raw().memory,
@@ -254,6 +292,21 @@ impl FusedMember {
             self.postbox.raw().memory,
         ]);
         d.cuda_stream()?.keep_alive(memory)
+    }
+
+    /// The kernel's push and pull CSR pointers, by global ids: the rows' rebased pointers,
+    /// with the whole offset arrays in place of the rows' offsets where the member holds them.
+    fn csr_ptrs(&self) -> Result<(CsrPtrs, CsrPtrs), Error> {
+        let d = &self.dir;
+        let (mut push, mut pull) = (d.push_ptrs()?, d.pull_ptrs()?);
+        if let Some((push_offsets, pull_offsets)) = &self.whole_offsets {
+            push.offsets = DevicePtr::<u64>::from_slice(&push_offsets.raw())?;
+            pull.offsets = match pull_offsets {
+                Some(p) => DevicePtr::<u64>::from_slice(&p.raw())?,
+                None => push.offsets,
+            };
+        }
+        Ok((push, pull))
     }
 
     /// Waits for the stream and reads the state block.

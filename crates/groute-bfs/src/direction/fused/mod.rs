@@ -28,9 +28,13 @@
 //! exchange per such push level and per pull level that builds its frontier (see the
 //! kernel's header).
 //!
-//! Memory per device: the storage of a one-device run (CSR, transpose of a directed graph,
-//! levels, a worklist of 2n slots), an inbox of 2 * n / 32 words per other device (two halves, alternating by level), and a few
-//! hundred bytes of barrier and state, and a trace buffer of 6 KiB.
+//! Memory per device: the storage of a one-device run (the rows of its owned vertices of the
+//! CSR and of the transpose of a directed graph, levels, a worklist of 2n slots), on several
+//! devices with the default switches the whole offset arrays (8 bytes per vertex each;
+//! `member.rs` says why), an inbox of 2 * n / 32 words per other device (two halves,
+//! alternating by level), and a few hundred bytes of barrier and state, and a trace buffer of
+//! 6 KiB. Replicated levels
+//! ([`FusedDirectionOptions::replicate`]) upload the whole graph to every device instead.
 
 mod member;
 mod options;
@@ -62,8 +66,9 @@ pub(crate) struct FusedDirection {
 }
 
 impl FusedDirection {
-    /// Uploads `graph` (device `d` owns `partition.range(d)`; the transpose too when the graph
-    /// is not symmetric) to every device; errors as [`PeerGroup::new_sharing`] when the
+    /// Uploads to every device `d` the rows of `graph` it owns, `partition.range(d)` (of the
+    /// transpose too when the graph is not symmetric; every row with replicated levels on
+    /// several devices); errors as [`PeerGroup::new_sharing`] when the
     /// context cannot run device-driven kernels.
     pub(crate) fn new(
         context: &Context,

@@ -8,12 +8,15 @@ use groute_core::cuda::PeerExchange;
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
 ///
 /// [`Default`] is the fastest combination measured (2 x H200, kron21 from vertex 0, median
-/// device ms, the device time being the longest member span): one device 0.322-0.328 with the
-/// pull- and push-built frontiers, warp reservations and batched hubs (0.574 with every switch
-/// off, 0.569 host-driven); two devices 0.305-0.308 with the pull-built frontier, warp
-/// reservations, sparse pushes stored as they append, one exchange per level, batched hubs,
-/// the posted exchange, the dense push's discovery bitmap and replicated levels (0.356 without
-/// replicated levels, 0.941 host-driven). The protocol is in `docs/device-protocol.md`.
+/// device ms, the device time being the longest member span) where each device holds only its
+/// owned rows of the graph: one device 0.322-0.328 with the pull- and push-built frontiers,
+/// warp reservations and batched hubs (0.574 with every switch off, 0.569 host-driven); two
+/// devices 0.356 with the pull-built frontier, warp reservations, sparse pushes stored as they
+/// append, one exchange per level, batched hubs, the posted exchange and the dense push's
+/// discovery bitmap (0.941 host-driven). Replicated levels
+/// ([`replicate`](Self::replicate)) took two devices to 0.305-0.308 when every device held
+/// the whole graph, which they need; they are off by default. The protocol is in
+/// `docs/device-protocol.md`.
 ///
 /// The default switches (with or without [`trace`](Self::trace), a run-time choice in every
 /// build) run builds of the kernel compiled for them alone: `bfs_direction_fused_one` on one
@@ -79,11 +82,13 @@ pub struct FusedDirectionOptions {
     pub push_bitmap: bool,
     /// Several devices: replicated levels (`DO_FLAG_REPLICATE`). A push level whose
     /// frontier is on every device and has at most n / 4 out-arcs runs whole on every
-    /// device (each holds the whole graph and the same levels), so it finds the same vertices
-    /// everywhere and makes no exchange; its frontier is on every device at the start, after
-    /// a replicated level, and after a pull that builds its frontier with one exchange
-    /// ([`one_exchange`](Self::one_exchange)), whose received finds then join it. Off: every
-    /// level is split by owner and makes at least one exchange.
+    /// device (each holds the same levels), so it finds the same vertices everywhere and
+    /// makes no exchange; its frontier is on every device at the start, after a replicated
+    /// level, and after a pull that builds its frontier with one exchange
+    /// ([`one_exchange`](Self::one_exchange)), whose received finds then join it. Such a level
+    /// expands vertices of other devices, so a run with replicated levels uploads the whole
+    /// graph (and transpose) to every device instead of its owned rows. Off (the default):
+    /// every level is split by owner and makes at least one exchange.
     pub replicate: bool,
     /// How the devices exchange (several devices): [`PeerExchange::Posted`] posts values and
     /// a tag into every peer's memory, each polling its own; [`PeerExchange::Mailbox`] (the
@@ -105,7 +110,7 @@ impl Default for FusedDirectionOptions {
             hub_batch: true,
             listed_push: true,
             push_bitmap: true,
-            replicate: true,
+            replicate: false,
             exchange: PeerExchange::Posted,
         }
     }
@@ -155,6 +160,13 @@ impl FusedDirectionOptions {
     /// apply on several devices only): the host then puts the source in every worklist.
     pub(crate) fn replicates(&self, devices: usize) -> bool {
         self.replicate && devices > 1
+    }
+
+    /// Whether the kernel, on `devices` devices, may sum the degrees of vertices a device does
+    /// not own: the global counts of a sparse push with one exchange per level (`global` in
+    /// `kernels/bfs/bfs_direction_fused.cu`).
+    pub(crate) fn counts_any_degree(&self, devices: usize) -> bool {
+        devices > 1 && self.sparse_push && self.one_exchange
     }
 
     /// The kernel's `flags` word (`groute::DoFlag`).

@@ -28,8 +28,8 @@ pub(super) struct CudaPart {
 }
 
 impl CudaPart {
-    /// Uploads the graph (`push`, and `pull` when it is a distinct transpose) to `device`,
-    /// which owns the vertices `owned`.
+    /// Uploads the rows of the vertices `owned`, which `device` owns, of the graph (`push`,
+    /// and `pull` when it is a distinct transpose) to `device`.
     pub(super) fn new(
         context: &Context,
         device: &Device,
@@ -40,7 +40,7 @@ impl CudaPart {
         let n = push.num_vertices();
         // The frontier (owned vertices, at most n) plus what one step appends behind it (each
         // vertex at most once per run): 2n slots never wrap.
-        let dir = CudaDirection::new(context, device, push, pull, 2 * n)?;
+        let dir = CudaDirection::new(context, device, (push, pull), owned.clone(), 2 * n)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION)?;
         let mark_bitmap = module.function("bfs_level_bitmap")?;
         let apply_bitmap = module.function("bfs_apply_bitmap")?;
@@ -144,11 +144,10 @@ impl Part for CudaPart {
     fn scan_frontier(&self, mark: u32) -> Result<(), Error> {
         // The worklist starts empty: zeroed by the reset, rewound by mark_bitmap since.
         let d = &self.dir;
-        let (pull_offsets, _) = d.pull_csr();
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
-            DevicePtr::<u64>::from_slice(&d.push_offsets.raw())?,
-            DevicePtr::<u64>::from_slice(&pull_offsets.raw())?,
+            d.push_ptrs()?.offsets,
+            d.pull_ptrs()?.offsets,
             self.owned.start,
             self.owned.end.min(d.n),
             mark,
@@ -162,7 +161,7 @@ impl Part for CudaPart {
         // const unsigned long long* pull_offsets, unsigned begin, unsigned end, unsigned mark,
         // unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned long long* counters):
         // vertices [begin, end) (end clamped to n) index levels (n) and both offset arrays
-        // (n + 1); it appends at most end - begin <= n items from position 0 into a worklist
+        // (this device's rows, the owned range, rebased to global ids); it appends at most end - begin <= n items from position 0 into a worklist
         // of wl_mask + 1 >= 2n slots; counters holds four u64.
         unsafe { self.launch(&self.frontier_scan, span, args, None) }
     }

@@ -1,12 +1,13 @@
 //! [`HostPart`]: one host-backend device's kernels of a multi-device run, closures on its
-//! stream (rayon inside) over its own buffers; the CSRs are shared read-only.
+//! stream (rayon inside) over its own buffers, the rows of its owned vertices of the CSRs
+//! included (read through [`DeviceCsr::host_view`], which panics on a row it does not hold).
 
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
+use groute_worklist::{DeviceCsr, HostCsrRows};
 use rayon::prelude::*;
 
 use super::part::{Part, PartCounts};
@@ -21,8 +22,12 @@ pub(super) struct HostPart {
     context: Context,
     id: DeviceId,
     stream: Stream,
-    push: Arc<Csr>,
-    pull: Arc<Csr>,
+    /// Vertices of the graph.
+    n: usize,
+    /// The owned rows of the push CSR.
+    push: DeviceCsr,
+    /// The owned rows of the pull CSR (`None`: the graph is symmetric, pull over `push`).
+    pull: Option<DeviceCsr>,
     owned: Range<u32>,
     levels: Buffer<u32>,
     /// The frontier at `[0, ctrl[WL_END])`.
@@ -41,16 +46,34 @@ fn host_view<T>(view: Option<T>) -> Result<T, Error> {
     })
 }
 
+/// The rows of a part uploaded to a host-backend device (`None` elsewhere).
+fn rows(csr: &DeviceCsr) -> Option<HostCsrRows<'_>> {
+    // SAFETY: a part is written once, by its upload (which waits for its copies), and never
+    // again: no stream writes it while the view lives.
+    unsafe { csr.host_view() }
+}
+
+/// The push and pull rows of `part`'s CSRs (the pull rows are the push rows when the graph is
+/// symmetric), `None` where the host cannot address them.
+fn both_rows<'a>(
+    push: &'a DeviceCsr,
+    pull: &'a Option<DeviceCsr>,
+) -> Option<(HostCsrRows<'a>, HostCsrRows<'a>)> {
+    Some((rows(push)?, rows(pull.as_ref().unwrap_or(push))?))
+}
+
 impl HostPart {
-    /// Storage on `device` (a host-backend device), which owns the vertices `owned`.
+    /// Storage on `device` (a host-backend device), which owns the vertices `owned`: their
+    /// rows of `push` (and of `pull`, the transpose of a directed graph) are uploaded to it.
     pub(super) fn new(
         context: &Context,
         device: &Device,
-        push: Arc<Csr>,
-        pull: Arc<Csr>,
+        push: &Csr,
+        pull: Option<&Csr>,
         owned: Range<u32>,
     ) -> Result<Self, Error> {
         let n = push.num_vertices();
+        let upload = |csr: &Csr| DeviceCsr::upload(device, csr, owned.clone(), false);
         let part = HostPart {
             context: context.clone(),
             id: device.id(),
@@ -62,11 +85,13 @@ impl HostPart {
             ctrl_host: context.alloc_host::<u32>(CTRL_WORDS)?,
             counters_host: context.alloc_host::<u64>(COUNTERS)?,
             bitmap: device.alloc::<u32>(n.div_ceil(32).max(1))?,
-            push,
-            pull,
+            n,
+            push: upload(push)?,
+            pull: pull.map(upload).transpose()?,
             owned,
         };
         host_view(part.levels.host_atomic_u32())?;
+        host_view(both_rows(&part.push, &part.pull))?;
         Ok(part)
     }
 
@@ -108,8 +133,12 @@ impl Part for HostPart {
             let Some(wl) = wl.host_atomic_u32() else {
                 return;
             };
+            let Some(push) = rows(&push) else {
+                return;
+            };
+            // The frontier is this device's owned vertices at `level` (scan_frontier).
             wl[..frontier as usize].par_iter().for_each(|v| {
-                for &u in push.neighbors(v.load(Ordering::Relaxed)) {
+                for &u in push.row(v.load(Ordering::Relaxed)).0 {
                     let _ = levels[u as usize].compare_exchange(
                         UNREACHED,
                         level + 1,
@@ -122,15 +151,18 @@ impl Part for HostPart {
     }
 
     fn pull(&self, level: u32) -> Result<(), Error> {
-        let (pull, owned) = (self.pull.clone(), self.owned.clone());
+        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
         self.enqueue(move |levels, counters| {
+            let Some((_, pull)) = both_rows(&push, &pull) else {
+                return;
+            };
             let arcs: u64 = owned
                 .into_par_iter()
                 .with_min_len(256)
                 .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == UNREACHED)
                 .map(|v| {
                     let mut arcs = 0u64;
-                    for &u in pull.neighbors(v) {
+                    for &u in pull.row(v).0 {
                         arcs += 1;
                         if levels[u as usize].load(Ordering::Relaxed) == level {
                             levels[v as usize].store(level + 1, Ordering::Relaxed);
@@ -199,16 +231,18 @@ impl Part for HostPart {
             let (Some(wl), Some(ctrl)) = (wl.host_atomic_u32(), ctrl.host_atomic_u32()) else {
                 return;
             };
+            let Some((push, pull)) = both_rows(&push, &pull) else {
+                return;
+            };
             let frontier: Vec<u32> = owned
                 .into_par_iter()
                 .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == mark)
                 .collect();
-            let degree = |csr: &Csr, v: u32| csr.neighbors(v).len() as u64;
             for (slot, &v) in wl.iter().zip(&frontier) {
                 slot.store(v, Ordering::Relaxed);
             }
-            let out: u64 = frontier.iter().map(|&v| degree(&push, v)).sum();
-            let inn: u64 = frontier.iter().map(|&v| degree(&pull, v)).sum();
+            let out: u64 = frontier.iter().map(|&v| push.degree(v) as u64).sum();
+            let inn: u64 = frontier.iter().map(|&v| pull.degree(v) as u64).sum();
             ctrl[CTRL_WL_END].store(frontier.len() as u32, Ordering::Relaxed);
             counters[FRONTIER].fetch_add(frontier.len() as u64, Ordering::Relaxed);
             counters[OUT_ARCS].fetch_add(out, Ordering::Relaxed);
@@ -228,7 +262,7 @@ impl Part for HostPart {
     }
 
     fn levels(&self) -> Result<Vec<u32>, Error> {
-        let n = self.push.num_vertices();
+        let n = self.n;
         self.context
             .device(self.id)?
             .download(&self.levels.slice(0..n)?)

@@ -2,8 +2,11 @@
 //! one device's) over [`steps::MemberSteps`], whose every step runs on all devices at once.
 //!
 //! Each device owns a contiguous range of the partitioned graph (`Partition::range`), holds
-//! the whole CSR (and the transpose of a directed graph) and a full-length level array that
-//! is globally consistent up to the current level. A level on every device:
+//! only the rows of its owned vertices of the CSR (and of the transpose of a directed graph;
+//! `groute_worklist::DeviceCsr`), and a full-length level array that is globally consistent
+//! up to the current level. Every kernel reads only owned rows: the push step expands the
+//! device's own frontier, the pull step and the frontier scan visit its owned range. A level
+//! on every device:
 //!
 //! 1. **step** on its own part: push expands its frontier (its owned vertices at the level)
 //!    over all their out-arcs, discovering owned and remote vertices; pull scans its owned
@@ -22,8 +25,9 @@
 //! [`reduce::LevelReduce`]) or one thread drives them all. Levels come back from device 0
 //! (every device holds them all).
 //!
-//! Memory per device: the CSR (and transpose), the levels, a worklist of 2n slots, the bitmap
-//! (n / 32 words) and two receive bitmaps per incoming link (N - 1 links).
+//! Memory per device: its rows of the CSR (and transpose), the levels (4 bytes per vertex of
+//! the graph), a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words) and two
+//! receive bitmaps per incoming link (N - 1 links).
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.
@@ -36,7 +40,6 @@ mod part;
 mod reduce;
 mod steps;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use groute_core::{Context, DeviceTimer, Error};
@@ -66,8 +69,9 @@ pub(crate) struct MultiDirection {
 }
 
 impl MultiDirection {
-    /// Uploads `graph` (renumbered so that device `d` owns `partition.range(d)`; its transpose
-    /// too when it is not symmetric) to every device and links the devices.
+    /// Uploads to every device `d` the rows of `graph` (renumbered so that device `d` owns
+    /// `partition.range(d)`; of its transpose too when it is not symmetric) that it owns, and
+    /// links the devices.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
@@ -78,12 +82,9 @@ impl MultiDirection {
         let n = u32::try_from(graph.num_vertices()).map_err(|_| {
             Error::invalid("graph", graph.num_vertices(), "at most u32::MAX vertices")
         })?;
-        let push = Arc::new(graph.csr.clone());
-        let pull = if graph.symmetric {
-            push.clone()
-        } else {
-            Arc::new(graph.csr.transpose())
-        };
+        let push = &graph.csr;
+        let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
+        let pull = transpose.as_ref();
         let links = DeviceLinks::all(context, graph.num_vertices().div_ceil(32))?;
         let members = context
             .devices()
@@ -93,17 +94,9 @@ impl MultiDirection {
             .map(|(d, (device, links))| -> Result<Member, BfsError> {
                 let owned = partition.range(d);
                 let part: Box<dyn Part> = if device.stream().is_host() {
-                    let (push, pull) = (push.clone(), pull.clone());
                     Box::new(HostPart::new(context, device, push, pull, owned.clone())?)
                 } else {
-                    let transpose = (!graph.symmetric).then_some(pull.as_ref());
-                    Box::new(CudaPart::new(
-                        context,
-                        device,
-                        &push,
-                        transpose,
-                        owned.clone(),
-                    )?)
+                    Box::new(CudaPart::new(context, device, push, pull, owned.clone())?)
                 };
                 Ok(Member::new(part, links, owned))
             })
@@ -113,7 +106,7 @@ impl MultiDirection {
             members,
             links_broken: false,
             n,
-            in_arcs: pull.num_edges(),
+            in_arcs: pull.unwrap_or(push).num_edges(),
             rule,
             driver,
         })
