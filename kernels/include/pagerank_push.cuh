@@ -349,10 +349,8 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
         unsigned long long begin = 0;
         unsigned long long end = 0;
         float share = 0.0f;
-        const unsigned int v = i < count ? items.at(i) : 0u;
-        // Only the owned rows are on the device (offsets and targets are rebased pointers
-        // indexed by global ids): a vertex it does not own is skipped before its row is read.
-        if (i < count && ops.mine(v)) {
+        if (i < count) {
+            const unsigned int v = items.at(i);
             begin = offsets[v];
             end = offsets[v + 1];
             bool pushed = false;
