@@ -22,9 +22,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use groute::cc::{
-    CcOptions, CcResult, HookKernel, StagedEdges, cc_reference, connected_components,
-};
+use groute::cc::{CcOptions, CcResult, StagedEdges, cc_reference, connected_components};
 use serde_json::json;
 
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
@@ -50,11 +48,6 @@ struct Args {
     /// Start the clock before the first chunk is sent (time every copy).
     #[arg(long, hide = true)]
     no_prefill: bool,
-    /// CUDA hook kernel: plain (a thread per edge), batched (a thread per edge, 4 edges' loads
-    /// in flight), warp (warp-cooperative, grid-stride) or warp-range (warp-cooperative, a
-    /// contiguous range per warp).
-    #[arg(long, value_name = "KERNEL", default_value_t = HookKernel::default(), hide = true)]
-    hook: HookKernel,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -78,7 +71,6 @@ fn run(args: Args) -> Result<(), AnyError> {
         chunk_edges: args.chunk,
         input_buffers: args.input_buffers,
         prefill: !args.no_prefill,
-        hook: args.hook,
         ..CcOptions::default()
     };
     let opts = CcOptions {
@@ -132,7 +124,6 @@ fn run(args: Args) -> Result<(), AnyError> {
         "edge chunks routed to the devices, hook and compress, tree merge",
         None,
         json!({
-            "hook": args.hook.to_string(),
             "prefill": !args.no_prefill,
             "chunk_edges": s.chunk_edges,
             "input_buffers": s.input_buffers,

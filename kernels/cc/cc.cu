@@ -17,12 +17,12 @@
 // (L2) load: the L1 is not coherent across multiprocessors. Kernels of one stream never
 // overlap, so a compress never races with a hook.
 //
-// The warp hooks (cc_hook_edges_warp*) also use remembered ancestors: a vertex once an ancestor
+// The warp hook (cc_hook_edges_warp) also uses remembered ancestors: a vertex once an ancestor
 // of u stays one (trees only grow at their roots), so uniting with a stale ancestor joins the
 // same trees as uniting with the root; it only costs a climb (see warp_link).
 //
-// Launch: 1-D blocks, any grid; every kernel is a grid-stride loop, except the warp hooks,
-// which need blocks of a multiple of 32 threads.
+// Launch: 1-D blocks, any grid; every kernel is a grid-stride loop; the warp hook needs
+// blocks of a multiple of 32 threads.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -212,57 +212,8 @@ extern "C" __global__ void cc_init(u32* __restrict__ parent, u32 n) {
 }
 
 // Hooks every edge of `edges[0..m]` (pairs (u, v), 8-byte aligned) into `parent[0..n]`;
-// edges with an endpoint >= n are skipped.
-extern "C" __global__ void cc_hook_edges(const uint2* __restrict__ edges, u64 m, u32* parent,
-                                         u32 n) {
-    for (u64 i = global_thread(); i < m; i += grid_stride()) {
-        const uint2 e = edges[i];
-        if (e.x != e.y && e.x < n && e.y < n) {
-            link(e.x, e.y, parent, n);
-        }
-    }
-}
-
-// Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
-// Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
-// Edges per thread and iteration of cc_hook_edges_batched.
-constexpr u32 HOOK_BATCH = 4;
-
-// cc_hook_edges with HOOK_BATCH edges per thread and iteration (i, i + stride, ...): all their
-// edge and parent loads are issued before any is used, so a thread keeps several memory
-// requests in flight instead of one dependent chain per edge. Edges whose endpoints already
-// share a parent end there; the others link as in cc_hook_edges.
-extern "C" __global__ void cc_hook_edges_batched(const uint2* __restrict__ edges, u64 m,
-                                                 u32* parent, u32 n) {
-    const u64 stride = grid_stride();
-    for (u64 base = global_thread(); base < m; base += stride * HOOK_BATCH) {
-        uint2 e[HOOK_BATCH];
-        bool valid[HOOK_BATCH];
-#pragma unroll
-        for (u32 k = 0; k < HOOK_BATCH; ++k) {
-            const u64 i = base + k * stride;
-            e[k] = i < m ? edges[i] : make_uint2(0, 0);
-            valid[k] = e[k].x != e[k].y && e[k].x < n && e[k].y < n;
-        }
-        u32 pu[HOOK_BATCH];
-        u32 pv[HOOK_BATCH];
-#pragma unroll
-        for (u32 k = 0; k < HOOK_BATCH; ++k) {
-            pu[k] = valid[k] ? load_parent(parent, e[k].x) : 0;
-            pv[k] = valid[k] ? load_parent(parent, e[k].y) : 0;
-        }
-#pragma unroll
-        for (u32 k = 0; k < HOOK_BATCH; ++k) {
-            if (valid[k] && pu[k] != pv[k]) {
-                hook_roots(find_from(e[k].x, pu[k], parent, n), find_from(e[k].y, pv[k], parent, n),
-                           parent, n);
-            }
-        }
-    }
-}
-
-// cc_hook_edges with a warp-cooperative hook (warp_link) for CSR-ordered edge lists: the
-// lanes of a warp whose edges share u find u's root once. Grid-stride over steps of 32 edges
+// edges with an endpoint >= n are skipped. Warp-cooperative (warp_link), for CSR-ordered edge
+// lists: the lanes of a warp whose edges share u find u's root once. Grid-stride over steps of 32 edges
 // (warp i takes edges 32 i.. of every stride). Blocks of a multiple of 32 threads.
 extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u64 m, u32* parent,
                                               u32 n) {
@@ -276,26 +227,8 @@ extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u
     }
 }
 
-// cc_hook_edges_warp with a contiguous range of edges per warp instead of a grid stride: a
-// warp walks its range 32 edges at a time, so in a CSR-ordered list it meets few distinct u
-// and its ancestor cache saves most loads of parent[u] (the hubs' entries). Blocks of a
-// multiple of 32 threads.
-extern "C" __global__ void cc_hook_edges_warp_range(const uint2* __restrict__ edges, u64 m,
-                                                    u32* parent, u32 n) {
-    const u32 lane = threadIdx.x & 31u;
-    const u64 warps = grid_stride() / 32u;
-    const u64 per_warp = ((m + warps - 1) / warps + 31u) & ~static_cast<u64>(31u);
-    const u64 begin = (global_thread() / 32u) * per_warp;
-    const u64 end = begin + per_warp < m ? begin + per_warp : m;
-    AncestorCache cache{NO_VERTEX, NO_VERTEX};
-    for (u64 base = begin; base < end; base += 32u) {
-        const u64 i = base + lane;
-        const uint2 e = i < end ? edges[i] : make_uint2(NO_VERTEX, NO_VERTEX);
-        const bool has_u = e.x < n;
-        warp_link(e.x, e.y, has_u, has_u && e.y < n && e.x != e.y, cache, parent, n);
-    }
-}
-
+// Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
+// Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
 extern "C" __global__ void cc_compress(u32* parent, u32 n) {
     for (u64 i = global_thread(); i < n; i += grid_stride()) {
         const u32 v = static_cast<u32>(i);

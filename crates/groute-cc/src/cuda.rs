@@ -17,9 +17,9 @@ use groute_core::cuda::{
 };
 use groute_core::{Buffer, Stream};
 
-use crate::{CcError, Edge, HookKernel};
+use crate::{CcError, Edge};
 
-/// Threads per block of every CC kernel (a multiple of 32: the warp hooks need whole warps).
+/// Threads per block of every CC kernel (a multiple of 32: the warp hook needs whole warps).
 pub const CC_BLOCK: u32 = 256;
 const _: () = assert!(CC_BLOCK % 32 == 0);
 
@@ -27,18 +27,15 @@ const _: () = assert!(CC_BLOCK % 32 == 0);
 pub const CC_SOURCE: KernelSource = groute_kernels::cc::CC;
 
 /// The CC kernels loaded for one device, with their grid sizes (resident blocks; the warp
-/// hook variants have their own).
+/// hook has its own).
 #[derive(Clone, Debug)]
 pub struct CcKernels {
     init: CudaFunction,
     hook: CudaFunction,
-    hook_batched: CudaFunction,
-    hook_warp: CudaFunction,
-    hook_warp_range: CudaFunction,
     compress: CudaFunction,
     merge: CudaFunction,
     grid: u32,
-    variant_grid: u32,
+    hook_grid: u32,
 }
 
 fn n32(what: &'static str, n: usize) -> Result<u32, CcError> {
@@ -54,14 +51,10 @@ impl CcKernels {
     pub fn load(stream: &Stream) -> Result<Self, CcError> {
         let module = CudaModule::load(stream.raw().as_ref(), &CC_SOURCE)?;
         let init = module.function("cc_init")?;
-        let hook = module.function("cc_hook_edges")?;
-        let hook_batched = module.function("cc_hook_edges_batched")?;
-        let hook_warp = module.function("cc_hook_edges_warp")?;
-        let hook_warp_range = module.function("cc_hook_edges_warp_range")?;
+        let hook = module.function("cc_hook_edges_warp")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
-        // The hook variants get their own grid, so that their resources never shrink the
-        // others'.
+        // The hook gets its own grid, so that its resources never shrink the others'.
         let resident = |fs: &[&CudaFunction]| -> Result<u32, CcError> {
             let mut grid = u32::MAX;
             for f in fs {
@@ -69,18 +62,15 @@ impl CcKernels {
             }
             Ok(grid)
         };
-        let grid = resident(&[&init, &hook, &compress, &merge])?;
-        let variant_grid = resident(&[&hook_batched, &hook_warp, &hook_warp_range])?;
+        let grid = resident(&[&init, &compress, &merge])?;
+        let hook_grid = resident(&[&hook])?;
         Ok(CcKernels {
             init,
             hook,
-            hook_batched,
-            hook_warp,
-            hook_warp_range,
             compress,
             merge,
             grid,
-            variant_grid,
+            hook_grid,
         })
     }
 
@@ -110,14 +100,12 @@ impl CcKernels {
         Self::finish(stream, vec![device_memory(parent)])
     }
 
-    /// Hooks every edge of `edges` into `parent` with the `kernel` chosen (edges with an
-    /// endpoint out of range are skipped; any edge order works, CSR order is what the warp
-    /// kernels are fast on). `edges` must be valid in stream order and unwritten until the
-    /// kernel completes.
+    /// Hooks every edge of `edges` into `parent` (edges with an endpoint out of range are
+    /// skipped; any edge order works, CSR order is what the warp-cooperative kernel is fast
+    /// on). `edges` must be valid in stream order and unwritten until the kernel completes.
     pub fn hook_edges(
         &self,
         stream: &Stream,
-        kernel: HookKernel,
         edges: &Buffer<Edge>,
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
@@ -132,22 +120,15 @@ impl CcKernels {
             DevicePtr::<u32>::from_slice(&parent.raw())?,
             n,
         );
-        let (function, grid) = match kernel {
-            HookKernel::Plain => (&self.hook, self.grid),
-            HookKernel::Batched => (&self.hook_batched, self.variant_grid),
-            HookKernel::Warp => (&self.hook_warp, self.variant_grid),
-            HookKernel::WarpRange => (&self.hook_warp_range, self.variant_grid),
-        };
-        let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(grid));
-        // SAFETY: cc_hook_edges, cc_hook_edges_batched, cc_hook_edges_warp and
-        // cc_hook_edges_warp_range all take
-        // (const uint2* edges, unsigned long long m, unsigned* parent, unsigned n): the tuple
-        // matches it field by field; `edges` holds m 8-byte `Edge`s (repr(C) {u, v} = uint2
-        // {x, y}), 8-byte aligned (checked by from_slice::<u64>); `parent` holds n u32s; both
-        // are device-addressable and kept alive below until the kernel completes; the kernels
-        // check every index against n before using it, and the warp kernels' blocks of
-        // CC_BLOCK threads are a multiple of 32 as they require.
-        unsafe { function.launch(stream.raw().as_ref(), config, args)? };
+        let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(self.hook_grid));
+        // SAFETY: cc_hook_edges_warp takes (const uint2* edges, unsigned long long m,
+        // unsigned* parent, unsigned n): the tuple matches it field by field; `edges` holds m
+        // 8-byte `Edge`s (repr(C) {u, v} = uint2 {x, y}), 8-byte aligned (checked by
+        // from_slice::<u64>); `parent` holds n u32s; both are device-addressable and kept
+        // alive below until the kernel completes; the kernel checks every index against n
+        // before using it, and its blocks of CC_BLOCK threads are a multiple of 32 as it
+        // requires.
+        unsafe { self.hook.launch(stream.raw().as_ref(), config, args)? };
         Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
     }
 

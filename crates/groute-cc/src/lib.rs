@@ -38,7 +38,6 @@
 //! | [`connected_components`] | one run over staged edges |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
-//! | [`HookKernel`] | which CUDA kernel hooks the chunks (per thread, or warp-cooperative) |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
 //! | [`Edge`] | one edge `(u, v)` as it travels over the scatter router |
 //! | [`host`], [`cuda`] | the kernels of each backend (hook, compress, merge) |
@@ -76,7 +75,6 @@ mod cc_solver;
 mod component_stats;
 pub mod cuda;
 mod error;
-mod hook_kernel;
 pub mod host;
 mod reference;
 mod solver;
@@ -85,7 +83,6 @@ mod staging;
 pub use cc_solver::CcSolver;
 pub use component_stats::component_stats;
 pub use error::CcError;
-pub use hook_kernel::HookKernel;
 pub use reference::cc_reference;
 pub use solver::{CcOptions, CcResult, CcStats, connected_components};
 pub use staging::StagedEdges;

@@ -13,7 +13,7 @@ use groute_core::{
 
 use crate::component_stats;
 use crate::cuda::CcKernels;
-use crate::{CcError, Edge, HookKernel, StagedEdges, host};
+use crate::{CcError, Edge, StagedEdges, host};
 
 /// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,9 +40,6 @@ pub struct CcOptions {
     pub compress_every: usize,
     /// How long a device or the host waits for the next message before giving up. Default 120 s.
     pub timeout: Duration,
-    /// The CUDA kernel that hooks the chunks (see [`HookKernel`]). Default
-    /// [`HookKernel::Plain`]. The host backend ignores it.
-    pub hook: HookKernel,
 }
 
 impl Default for CcOptions {
@@ -55,7 +52,6 @@ impl Default for CcOptions {
             prefill: true,
             compress_every: usize::MAX,
             timeout: Duration::from_secs(120),
-            hook: HookKernel::default(),
         }
     }
 }
@@ -76,12 +72,6 @@ impl CcOptions {
     /// With `merge_packet` entries per merge packet.
     pub fn with_merge_packet(mut self, merge_packet: usize) -> Self {
         self.merge_packet = Some(merge_packet);
-        self
-    }
-
-    /// With the CUDA hook kernel `hook`.
-    pub fn with_hook(mut self, hook: HookKernel) -> Self {
-        self.hook = hook;
         self
     }
 
@@ -159,16 +149,10 @@ impl Kernels {
         }
     }
 
-    fn hook(
-        &self,
-        s: &Stream,
-        kernel: HookKernel,
-        edges: &Buffer<Edge>,
-        parent: &Buffer<u32>,
-    ) -> Result<(), CcError> {
+    fn hook(&self, s: &Stream, edges: &Buffer<Edge>, parent: &Buffer<u32>) -> Result<(), CcError> {
         match self {
             Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
-            Kernels::Cuda(k) => k.hook_edges(s, kernel, edges, parent),
+            Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
         }
     }
 
@@ -282,7 +266,6 @@ struct Control {
     timer: OnceLock<DeviceTimer>,
     timeout: Duration,
     compress_every: usize,
-    hook: HookKernel,
     num_vertices: usize,
 }
 
@@ -369,7 +352,7 @@ impl DeviceJob<'_> {
         {
             stream.wait(packet.ready())?;
             let edges = packet.segment().data();
-            self.kernels.hook(stream, ctl.hook, edges, &self.parent)?;
+            self.kernels.hook(stream, edges, &self.parent)?;
             since_compress += 1;
             if since_compress == ctl.compress_every {
                 self.kernels.compress(stream, &self.parent)?;
@@ -544,7 +527,6 @@ pub fn connected_components(
         timer: OnceLock::new(),
         timeout: opts.timeout,
         compress_every: opts.compress_every,
-        hook: opts.hook,
         num_vertices: n,
     };
     let mut prefill = Duration::ZERO;

@@ -1,13 +1,10 @@
-//! Every CUDA hook kernel ([`HookKernel`]) against the union-find reference, on the inputs the
-//! warp-cooperative kernels are built for and on those they must merely survive: hubs at low
-//! ids (whole warps and chunks sharing one `u`), CSR order and shuffled edge lists, reversed,
-//! duplicate and self-loop edges, 1 and 2 devices (merging), small and large chunks. Runs on
-//! every backend of `test_contexts` (the host backend ignores the kernel choice; CUDA with
-//! `GROUTE_TEST_CUDA=1` runs each kernel).
+//! The hook (CUDA: the warp-cooperative kernel) against the union-find reference, on the
+//! inputs it is built for and on those it must merely survive: hubs at low ids (whole warps
+//! and chunks sharing one `u`), CSR order and shuffled edge lists, reversed, duplicate and
+//! self-loop edges, 1 and 2 devices (merging), small and large chunks. Runs on every backend of
+//! `test_contexts` (CUDA with `GROUTE_TEST_CUDA=1`).
 
-use groute_cc::{
-    CcError, CcOptions, Edge, HookKernel, StagedEdges, cc_reference, connected_components,
-};
+use groute_cc::{CcError, CcOptions, Edge, StagedEdges, cc_reference, connected_components};
 use groute_core::Context;
 use groute_core::testing::test_contexts;
 use groute_graph::{CsrBuilder, EdgeList, Graph};
@@ -45,8 +42,8 @@ fn hub_pairs(n: u32, hubs: u32, spokes: usize, extra: usize, seed: u64) -> Vec<(
     pairs
 }
 
-/// Runs every kernel on every context with these staged-edge makers and chunk sizes.
-fn check_kernels(
+/// Runs the hook on every context with these staged-edge makers and chunk sizes.
+fn check_hook(
     devices: usize,
     label: &str,
     expected: &[u32],
@@ -55,24 +52,22 @@ fn check_kernels(
 ) {
     for tc in test_contexts(devices, &[3]) {
         let staged = stage(&tc.context);
-        for kernel in HookKernel::ALL {
-            for &chunk in chunks {
-                let opts = CcOptions {
-                    chunk_edges: chunk,
-                    ..CcOptions::default().with_hook(kernel)
-                };
-                let got = connected_components(&tc.context, &staged, &opts)
-                    .unwrap_or_else(|e| panic!("{label} on {}, {kernel}: {e}", tc.label));
-                assert_eq!(
-                    got.labels, expected,
-                    "{label} on {} x{devices}, hook {kernel}, chunk {chunk:?}",
-                    tc.label
-                );
-                assert_eq!(
-                    got.stats.edges_per_device.iter().sum::<u64>(),
-                    staged.num_edges() as u64
-                );
-            }
+        for &chunk in chunks {
+            let opts = CcOptions {
+                chunk_edges: chunk,
+                ..CcOptions::default()
+            };
+            let got = connected_components(&tc.context, &staged, &opts)
+                .unwrap_or_else(|e| panic!("{label} on {}: {e}", tc.label));
+            assert_eq!(
+                got.labels, expected,
+                "{label} on {} x{devices}, chunk {chunk:?}",
+                tc.label
+            );
+            assert_eq!(
+                got.stats.edges_per_device.iter().sum::<u64>(),
+                staged.num_edges() as u64
+            );
         }
     }
 }
@@ -91,7 +86,7 @@ fn hubs_in_csr_order_match_the_reference() {
     );
     let expected = cc_reference(&g.csr);
     for devices in [1, 2] {
-        check_kernels(
+        check_hook(
             devices,
             "hubs (csr order)",
             &expected,
@@ -106,7 +101,7 @@ fn unpermuted_kronecker_matches_the_reference() {
     // perm=0: the hubs are the lowest ids, so the first chunks are a few huge adjacency lists.
     let g = generated("kron:scale=11,ef=8,sym,perm=0,seed=5");
     let expected = cc_reference(&g.csr);
-    check_kernels(
+    check_hook(
         1,
         "kron perm=0",
         &expected,
@@ -116,7 +111,7 @@ fn unpermuted_kronecker_matches_the_reference() {
     // Directed: every arc is staged, u > v included (runs of equal u still, any order of v).
     let directed = generated("kron:scale=10,ef=4,sym=0,perm=0,seed=6");
     assert!(!directed.symmetric);
-    check_kernels(
+    check_hook(
         2,
         "directed kron perm=0",
         &cc_reference(&directed.csr),
@@ -156,7 +151,7 @@ fn shuffled_edge_lists_with_loops_duplicates_and_reversals_match_the_reference()
         for (order, list) in [("shuffled", &shuffled), ("sorted by u", &by_u)] {
             let edges: Vec<Edge> = list.iter().map(|&(u, v)| Edge::new(u, v)).collect();
             let chunk = rng.random_range(1..400usize);
-            check_kernels(
+            check_hook(
                 1 + (seed as usize % 2),
                 &format!("seed {seed}, {order}, n {n}"),
                 &expected,
