@@ -247,7 +247,7 @@ pub(crate) struct MemoryAccount {
     current: AtomicU64,
     peak: AtomicU64,
     limit: Option<u64>,
-    /// Of `current`, the graph structure's bytes ([`GraphMemory`]), and their peak.
+    /// Of `current`, the graph structure's bytes ([`Counted::Graph`]), and their peak.
     graph_current: AtomicU64,
     graph_peak: AtomicU64,
 }
@@ -330,40 +330,56 @@ impl MemoryAccount {
     }
 }
 
-/// A buffer of graph structure: counted in its device's graph bytes as long as it lives (its
-/// bytes are already in `current`, through the block it wraps).
-struct GraphMemory {
-    inner: Arc<dyn RawMemory>,
-    account: Arc<MemoryAccount>,
+/// What a [`CountedMemory`] block counts in its device's [`MemoryAccount`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counted {
+    /// A backend allocation: its bytes in `current` until the backend frees it.
+    Allocation,
+    /// Graph structure (a view of a block already counted as an allocation): its bytes in
+    /// the graph bytes while the view lives.
+    Graph,
 }
 
-impl GraphMemory {
-    /// Counts `inner` as graph structure of `account`'s device.
-    pub(crate) fn wrap(inner: Arc<dyn RawMemory>, account: &Arc<MemoryAccount>) -> Self {
+/// A block counted in its device's [`MemoryAccount`] while it lives.
+struct CountedMemory {
+    inner: Arc<dyn RawMemory>,
+    account: Arc<MemoryAccount>,
+    counted: Counted,
+}
+
+impl CountedMemory {
+    /// `inner`, counted as graph structure of `account`'s device while the result lives.
+    fn graph(inner: Arc<dyn RawMemory>, account: &Arc<MemoryAccount>) -> Self {
         account.add_graph(inner.len_bytes() as u64);
-        GraphMemory {
+        CountedMemory {
             inner,
             account: Arc::clone(account),
+            counted: Counted::Graph,
         }
     }
 }
 
-impl fmt::Debug for GraphMemory {
+impl fmt::Debug for CountedMemory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GraphMemory")
+        f.debug_struct("CountedMemory")
             .field("device", &self.account.device)
+            .field("counted", &self.counted)
             .field("inner", &self.inner)
             .finish()
     }
 }
 
-impl Drop for GraphMemory {
+impl Drop for CountedMemory {
     fn drop(&mut self) {
-        self.account.release_graph(self.inner.len_bytes() as u64);
+        let bytes = self.inner.len_bytes() as u64;
+        match self.counted {
+            Counted::Allocation => self.account.release(bytes),
+            Counted::Graph => self.account.release_graph(bytes),
+        }
     }
 }
 
-impl RawMemory for GraphMemory {
+impl RawMemory for CountedMemory {
     fn location(&self) -> MemoryLocation {
         self.inner.location()
     }
@@ -384,46 +400,7 @@ impl RawMemory for GraphMemory {
 impl<T: Pod> Buffer<T> {
     /// This whole buffer, counted as graph structure of `account`'s device while it lives.
     pub(crate) fn into_graph(self, account: &Arc<MemoryAccount>) -> Result<Self> {
-        Buffer::from_raw(Arc::new(GraphMemory::wrap(self.memory, account)))
-    }
-}
-
-/// A block counted in its device's [`MemoryAccount`] until the backend frees it.
-struct AccountedMemory {
-    inner: Arc<dyn RawMemory>,
-    account: Arc<MemoryAccount>,
-}
-
-impl fmt::Debug for AccountedMemory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AccountedMemory")
-            .field("device", &self.account.device)
-            .field("inner", &self.inner)
-            .finish()
-    }
-}
-
-impl Drop for AccountedMemory {
-    fn drop(&mut self) {
-        self.account.release(self.inner.len_bytes() as u64);
-    }
-}
-
-impl RawMemory for AccountedMemory {
-    fn location(&self) -> MemoryLocation {
-        self.inner.location()
-    }
-    fn len_bytes(&self) -> usize {
-        self.inner.len_bytes()
-    }
-    fn host_ptr(&self) -> Option<NonNull<u8>> {
-        self.inner.host_ptr()
-    }
-    fn device_ptr(&self) -> Option<u64> {
-        self.inner.device_ptr()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self.inner.as_any()
+        Buffer::from_raw(Arc::new(CountedMemory::graph(self.memory, account)))
     }
 }
 
@@ -638,9 +615,10 @@ impl MemoryPool {
             other => other,
         };
         match allocated {
-            Ok(inner) => Ok(Arc::new(AccountedMemory {
+            Ok(inner) => Ok(Arc::new(CountedMemory {
                 inner,
                 account: Arc::clone(account),
+                counted: Counted::Allocation,
             })),
             Err(e) => {
                 account.release(requested);
