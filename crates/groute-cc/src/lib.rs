@@ -19,10 +19,9 @@
 //!   root under the lower one with a compare-and-swap); after its last chunk (or every
 //!   [`CcOptions::compress_every`] chunks) it compresses (pointer jumping until every vertex
 //!   points at its root): its array is the components of the edges it has seen.
-//!   On CUDA the hook kernel is [`CcOptions::hook`]: one thread per edge (one or four edges'
-//!   loads in flight per thread), or warp-cooperative
-//!   for CSR-ordered chunks (the lanes sharing `u` find its root once and elect one CAS when
-//!   that root is hooked, so a hub's entries are not loaded and CASed by every lane). Every
+//!   On CUDA the hook is warp-cooperative, for CSR-ordered chunks: the lanes sharing `u` find
+//!   its root once and elect one CAS when that root is hooked, so a hub's entries are not
+//!   loaded and CASed by every lane. Every
 //!   find stops at vertex 0 without loading it (0 is always a root).
 //! - Once its scatter output reaches end of stream, a device merges its children's arrays (in
 //!   the binomial tree of [`TreeReduction`]; each entry `(v, parent[v])` is one more edge to

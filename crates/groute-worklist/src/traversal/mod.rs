@@ -1,6 +1,6 @@
 //! The generic label-correcting traversal shared by BFS and SSSP.
 //!
-//! Each device holds the rows of the vertices it owns ([`DeviceCsr`](crate::DeviceCsr)) and a
+//! Each device holds the rows of the vertices it owns ([`DeviceCsr`]) and a
 //! **full-length** value array. Local items are vertex ids; remote items are
 //! [`VertexValue`] pairs. An expand round relaxes every out-arc of its items with
 //! `fetch_min` on the device's value array, which is also the halo filter: an update to a
