@@ -239,7 +239,8 @@ __device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned
 template <bool KEEPS, unsigned int K>
 struct HeadRanges {
     template <typename Worklist>
-    __device__ __forceinline__ void load(const Worklist&, unsigned int, unsigned int, bool) {}
+    __device__ __forceinline__ void load(const Worklist&, unsigned int, unsigned int, bool,
+                                         unsigned int) {}
 
     template <typename Worklist>
     __device__ __forceinline__ void append_warp_n(const Worklist& wl,
@@ -254,19 +255,21 @@ struct HeadRanges<true, K> {
     unsigned int begin[K];
     unsigned int end[K];
 
-    // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it),
-    // vertex 0's where not (offsets always has it). The loads are unconditional, so no branch
+    // Loads head `u`'s range into entry k where `wanted` (a relaxation that may improve it)
+    // and `u` is owned (the device holds offsets only for its rows, indexed by global ids),
+    // the first owned row's start where not: `first` (owned_begin), read twice, so that a
+    // part of no rows (one offset) is in bounds too. The loads are unconditional, so no branch
     // separates one head's loads from the next (predicated.cuh says why), and the entry keeps
-    // what was loaded: only the heads kept for the worklist, all of them wanted, read it
-    // (append_warp_n). A `wanted ? b : 0` here was a use of the loads before the step's
-    // atomics, and the SSSP members' cluster build waited for the range loads there before
-    // issuing the atomics (one more round trip a level).
+    // what was loaded: only the heads kept for the worklist, all of them wanted and owned,
+    // read it (append_warp_n). A `wanted ? b : 0` here was a use of the loads before the
+    // step's atomics, and the SSSP members' cluster build waited for the range loads there
+    // before issuing the atomics (one more round trip a level).
     template <typename Worklist>
     __device__ __forceinline__ void load(const Worklist& wl, unsigned int k, unsigned int u,
-                                         bool wanted) {
-        const unsigned int at = wanted ? u : 0u;
+                                         bool wanted, unsigned int first) {
+        const unsigned int at = wanted ? u : first;
         begin[k] = wl.offset(at);
-        end[k] = wl.offset(at + 1u);
+        end[k] = wl.offset(wanted ? u + 1u : first);
     }
 
     template <typename Worklist>
@@ -326,7 +329,8 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     HeadRanges<Worklist::KEEPS_RANGES, THREAD_ARCS> ranges;
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        ranges.load(wl, k, u[k], active[k] && seen[k] > cand[k]);
+        ranges.load(wl, k, u[k], active[k] && seen[k] > cand[k] && ops.mine(u[k]),
+                    ops.owned_begin);
     }
     bool improved[THREAD_ARCS];
 #pragma unroll

@@ -81,7 +81,7 @@ impl CudaTraversalDevice {
             self.owned.end,
             low0,
             low1,
-            self.wl.len() as u32,
+            self.low_capacity(),
             prio_delta,
             solo_max,
             spin_ns,
@@ -108,10 +108,11 @@ impl CudaTraversalDevice {
         // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
         // the tuple matches it field by field (`barrier_flags` from `fused_kernel_flags`:
         // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
-        // reading the offsets' low words at CSR targets and targets + 1, in bounds of the
-        // num_vertices + 1 entries). The low lists are null (soft priority off: the
-        // threshold is u32::MAX and nothing is deferred) or both allocated with the worklist's
-        // length, which is low_capacity (the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
+        // reading the offsets' low words of owned vertices only: the heads it keeps, which are
+        // owned, and `owned_begin` for every other lane (HeadRanges in traversal.cuh), inside
+        // the device's rows of the offsets, rebased to global ids). The low lists are null (soft priority off: the
+        // threshold is u32::MAX and nothing is deferred; low_capacity 0) or both allocated with
+        // low_capacity items (`ensure_low_lists`; the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
         // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and
         // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
         // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
