@@ -25,7 +25,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 manifest=""
 tools="memcheck,racecheck,synccheck"
-tests_re='^(cuda_backend|cuda_staged|cuda_transfer|peer_group|device_timer|host_events|link_copy_method|stream_fill|fused_barrier|bfs|direction|direction_fused|fused|sssp|components|hook|solver_reuse|fused_driver|fused_beside_host_runs|fused_shared_gpu|pbf_cuda|device_time|api)$'
+tests_re='^(cuda_backend|cuda_staged|cuda_transfer|peer_group|device_timer|host_events|link_copy_method|stream_fill|fused_barrier|bfs|direction|direction_fused|fused|sssp|components|hook|solver_reuse|fused_driver|fused_beside_host_runs|fused_shared_gpu|pbf_cuda|device_time|api|direction_storage|partitioned_storage)$'
 examples_re='^(bfs|sssp|pagerank|cc)$'
 members="1,2"
 test_filter=()

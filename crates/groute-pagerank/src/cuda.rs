@@ -389,8 +389,9 @@ pub fn launch_expand(
     // hub_capacity, unsigned* remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
     // remote_overflow): the tuple matches it field by field; worklist positions are taken
     // modulo its capacity and hold owned vertex ids written by this crate's kernels (the
-    // kernel skips any vertex it does not own before reading its row: only the owned rows
-    // are on the device); sizes as in `launch_sweep`; memory kept alive below.
+    // kernel reads each item's row without checking ownership: every append is of an owned
+    // vertex, the push's of owned heads and the receive's of the items it owns, so the rows
+    // read are the device's); sizes as in `launch_sweep`; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     keep_push_memory(stream, pr, wl, remote)
 }
