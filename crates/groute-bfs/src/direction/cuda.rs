@@ -93,7 +93,7 @@ impl CudaDirection {
         let pull_step = direction.function("bfs_pull_step")?;
         let frontier_arcs = direction.function("bfs_frontier_arcs")?;
         let expand_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
-        let hubs = hub_policy(push, rows.clone(), expand_grid);
+        let hubs = HubPolicy::for_rows(push, rows.clone(), expand_grid, BLOCK);
         let wl_len = wl_slots.max(1024).next_power_of_two();
         let upload = |csr: &Csr| DeviceCsr::upload(device, csr, rows.clone(), false);
         let storage = CudaDirection {
@@ -353,25 +353,6 @@ impl CudaDirection {
                 .launch(self.stream.raw().as_ref(), config, args)?
         };
         self.keep_alive()
-    }
-}
-
-/// The hub list's policy for the rows `rows` of `push` (the lists this device expands), on a
-/// device where `resident_grid` expand blocks are resident at once.
-fn hub_policy(push: &Csr, rows: std::ops::Range<u32>, resident_grid: u32) -> HubPolicy {
-    match push.offsets().get(rows.start as usize..=rows.end as usize) {
-        Some(offsets) => {
-            let degrees = offsets.windows(2).map(|w| w[1] - w[0]);
-            let arcs = offsets[offsets.len() - 1] - offsets[0];
-            HubPolicy::new(
-                arcs as usize,
-                degrees.max().unwrap_or(0),
-                resident_grid,
-                BLOCK,
-            )
-        }
-        // Not a range of the graph: the upload refuses it.
-        None => HubPolicy::for_csr(push, resident_grid, BLOCK),
     }
 }
 

@@ -131,7 +131,7 @@ impl CudaTraversalDevice {
         let reexamine = module.function(kernels.reexamine)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);
-        let hubs = HubPolicy::for_csr(csr, resident_grid, BLOCK);
+        let hubs = HubPolicy::for_rows(csr, owned.clone(), resident_grid, BLOCK);
         let hub_capacity = hubs.capacity() as usize;
         let wl_cap = wl_capacity
             .clamp(1024, 1 << 31)
@@ -169,14 +169,21 @@ impl CudaTraversalDevice {
         })
     }
 
-    /// Soft priority's two low lists (ping-pong on re-examination), of the worklist's
-    /// capacity each, allocated on first use.
+    /// Soft priority's two low lists (ping-pong on re-examination), allocated on first use,
+    /// of half the worklist's capacity each: a deferred item is 8 bytes against the
+    /// worklist's 4, so together they hold as many bytes as twice the worklist. A list that
+    /// overflows reports the worklist's setting, and growing the worklist grows them.
     pub(super) fn ensure_low_lists(&mut self, device: &Device) -> Result<(), Error> {
         while self.low.len() < 2 {
-            let buffer = device.alloc::<VertexValue>(self.wl.len())?;
+            let buffer = device.alloc::<VertexValue>((self.wl.len() / 2).max(1024))?;
             self.low.push(buffer);
         }
         Ok(())
+    }
+
+    /// Items each low list holds (0 when not allocated).
+    pub(super) fn low_capacity(&self) -> u32 {
+        self.low.first().map_or(0, |l| l.len() as u32)
     }
 
     /// The device pointers of the two low lists (null when not allocated).

@@ -13,10 +13,12 @@
 //! waste most of a block.
 //!
 //! The hub list is sized for both: `2 * arcs / HUB_MIN_DEGREE + 64` slots for full-grid
-//! launches (every hub listed twice), and one slot per item of a launch smaller than the
-//! resident grid (at most `resident_grid * BLOCK` items record a hub each) when some list
-//! reaches the lowered threshold. The kernels bounds-check every slot and expand a hub that
-//! finds the list full themselves, so a wrong size costs time, never a result.
+//! launches (every hub listed twice), and for a launch smaller than the resident grid one
+//! slot per item that can be listed: at most `resident_grid * BLOCK` items, and at most twice
+//! the device's lists of [`SMALL_GRID_HUB_MIN_DEGREE`] arcs or more (a list is in a launch
+//! about once; twice covers the duplicates an improvement storm queues), plus 64. The
+//! kernels bounds-check every slot and expand a hub that finds the list full themselves, so
+//! a wrong size costs time, never a result.
 
 /// Degree from which a list is a hub in a launch of the full resident grid
 /// (`groute::HUB_MIN_DEGREE`).
@@ -41,12 +43,19 @@ pub struct HubPolicy {
 }
 
 impl HubPolicy {
-    /// The policy of a graph of `arcs` arcs whose longest list has `max_degree` arcs, on a
+    /// The policy of a graph (or part) of `arcs` arcs whose longest list has `max_degree`
+    /// arcs and `medium_lists` lists have [`SMALL_GRID_HUB_MIN_DEGREE`] arcs or more, on a
     /// device where `resident_grid` blocks of `block` threads are resident at once.
-    pub fn new(arcs: usize, max_degree: u64, resident_grid: u32, block: u32) -> Self {
+    pub fn new(
+        arcs: usize,
+        max_degree: u64,
+        medium_lists: usize,
+        resident_grid: u32,
+        block: u32,
+    ) -> Self {
         let full = 2 * (arcs / HUB_MIN_DEGREE as usize) + 64;
         let small = if max_degree >= u64::from(SMALL_GRID_HUB_MIN_DEGREE) {
-            resident_grid as usize * block as usize
+            (resident_grid as usize * block as usize).min(medium_lists.saturating_mul(2) + 64)
         } else {
             0
         };
@@ -58,16 +67,30 @@ impl HubPolicy {
         }
     }
 
-    /// The policy of `csr` on a device where `resident_grid` blocks of `block` threads are
-    /// resident at once.
-    pub fn for_csr(csr: &groute_graph::Csr, resident_grid: u32, block: u32) -> Self {
-        let max_degree = csr
+    /// The policy of the rows `rows` of `csr` (the lists a device expands), on a device where
+    /// `resident_grid` blocks of `block` threads are resident at once; rows outside the graph
+    /// count as none.
+    pub fn for_rows(
+        csr: &groute_graph::Csr,
+        rows: std::ops::Range<u32>,
+        resident_grid: u32,
+        block: u32,
+    ) -> Self {
+        let offsets = csr
             .offsets()
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        HubPolicy::new(csr.targets().len(), max_degree, resident_grid, block)
+            .get(rows.start as usize..=rows.end as usize)
+            .unwrap_or(&[]);
+        let (mut max_degree, mut medium_lists) = (0, 0);
+        for w in offsets.windows(2) {
+            let degree = w[1] - w[0];
+            max_degree = max_degree.max(degree);
+            medium_lists += usize::from(degree >= u64::from(SMALL_GRID_HUB_MIN_DEGREE));
+        }
+        let arcs = match (offsets.first(), offsets.last()) {
+            (Some(first), Some(last)) => (last - first) as usize,
+            _ => 0,
+        };
+        HubPolicy::new(arcs, max_degree, medium_lists, resident_grid, block)
     }
 
     /// The longest adjacency list of the graph (arcs).
@@ -104,7 +127,7 @@ mod tests {
 
     #[test]
     fn thresholds_follow_the_grid() {
-        let p = HubPolicy::new(1 << 20, 5000, 1056, 256);
+        let p = HubPolicy::new(1 << 20, 5000, 1 << 20, 1056, 256);
         assert_eq!(p.min_degree(1056), HUB_MIN_DEGREE);
         assert_eq!(p.min_degree(5000), HUB_MIN_DEGREE);
         assert_eq!(p.min_degree(1055), 256);
@@ -115,7 +138,7 @@ mod tests {
 
     #[test]
     fn capacity_covers_a_small_launch_of_medium_lists() {
-        let p = HubPolicy::new(1 << 20, 100, 1056, 256);
+        let p = HubPolicy::new(1 << 20, 100, 1 << 20, 1056, 256);
         assert_eq!(p.capacity(), 1056 * 256);
         assert!(p.lists_hubs(SMALL_GRID_HUB_MIN_DEGREE));
         assert!(!p.lists_hubs(256));
@@ -124,7 +147,7 @@ mod tests {
 
     #[test]
     fn low_degree_graphs_list_no_hub() {
-        let p = HubPolicy::new(1 << 20, 4, 1056, 256);
+        let p = HubPolicy::new(1 << 20, 4, 0, 1056, 256);
         assert_eq!(p.capacity() as usize, 2 * ((1 << 20) / 2048) + 64);
         for grid in [1, 100, 1056] {
             assert!(!p.lists_hubs(p.min_degree(grid)));
@@ -132,8 +155,23 @@ mod tests {
     }
 
     #[test]
+    fn a_part_with_few_medium_lists_gets_few_small_launch_slots() {
+        let p = HubPolicy::new(1 << 16, 100, 1000, 1056, 256);
+        assert_eq!(p.capacity(), 2 * 1000 + 64);
+        // Rows: 0 -> {1, 2}, 3 -> {4}; vertices 1, 2, 4 and 5 have no arcs.
+        let csr =
+            groute_graph::Csr::from_parts(vec![0u64, 2, 2, 2, 3, 3, 3], vec![1u32, 2, 4], None)
+                .expect("a valid CSR");
+        let p = HubPolicy::for_rows(&csr, 1..4, 1056, 256);
+        assert_eq!(p.max_degree(), 1);
+        assert_eq!(p.capacity(), 64);
+        let outside = HubPolicy::for_rows(&csr, 4..9, 1056, 256);
+        assert_eq!(outside.max_degree(), 0);
+    }
+
+    #[test]
     fn capacity_is_bounded() {
-        let p = HubPolicy::new(usize::MAX / 4, u64::MAX, u32::MAX, 1024);
+        let p = HubPolicy::new(usize::MAX / 4, u64::MAX, usize::MAX, u32::MAX, 1024);
         assert_eq!(p.capacity() as usize, MAX_HUB_SLOTS);
     }
 }
