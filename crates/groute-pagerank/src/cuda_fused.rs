@@ -102,7 +102,7 @@ impl FusedRuns {
             let in_cut = if list.is_empty() {
                 device.alloc::<u32>(1)?.slice(..0)?
             } else {
-                device.upload(list)?
+                device.upload_graph(list)?
             };
             let merged_cut = match cuts
                 .get(d)
@@ -111,7 +111,11 @@ impl FusedRuns {
             {
                 Some((heads, head_of_arc)) => {
                     let slots = device.alloc::<u32>(heads.len())?;
-                    Some((device.upload(&head_of_arc)?, device.upload(&heads)?, slots))
+                    Some((
+                        device.upload_graph(&head_of_arc)?,
+                        device.upload_graph(&heads)?,
+                        slots,
+                    ))
                 }
                 None => None,
             };

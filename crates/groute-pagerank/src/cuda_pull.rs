@@ -73,15 +73,19 @@ impl PullStorage {
             Some(h) => {
                 let sums = device.alloc::<u32>(h.vertices.len())?;
                 device.stream().fill(&sums, 0u32)?;
-                Some((device.upload(&h.vertices)?, device.upload(&h.tiles)?, sums))
+                Some((
+                    device.upload_graph(&h.vertices)?,
+                    device.upload_graph(&h.tiles)?,
+                    sums,
+                ))
             }
         };
         let cut = cut
             .map(|c| -> Result<_, Error> {
                 Ok(CutStorage {
-                    vertices: device.upload(&c.vertices)?,
-                    offsets: device.upload(&c.offsets)?,
-                    targets: device.upload(&c.targets)?,
+                    vertices: device.upload_graph(&c.vertices)?,
+                    offsets: device.upload_graph(&c.offsets)?,
+                    targets: device.upload_graph(&c.targets)?,
                     has_hub_lists: c.max_degree() >= crate::cuda::HUB_MIN_DEGREE,
                 })
             })
