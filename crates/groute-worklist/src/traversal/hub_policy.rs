@@ -55,7 +55,8 @@ impl HubPolicy {
     ) -> Self {
         let full = 2 * (arcs / HUB_MIN_DEGREE as usize) + 64;
         let small = if max_degree >= u64::from(SMALL_GRID_HUB_MIN_DEGREE) {
-            (resident_grid as usize * block as usize).min(medium_lists.saturating_mul(2) + 64)
+            (resident_grid as usize * block as usize)
+                .min(medium_lists.saturating_mul(2).saturating_add(64))
         } else {
             0
         };
