@@ -120,7 +120,10 @@ for tool in "${tool_list[@]}"; do
     while IFS=$'\t' read -r kind name dir path; do
         if [[ $kind == test && $name =~ $tests_re ]]; then
             # One test at a time: the suites' CUDA tests share the GPU.
-            sanitize "$tool" "test $name" "$dir" "$path" --test-threads 1 "${test_filter[@]}"
+            # Two packages may have a suite of the same name: the label names the package.
+            label="test $name"
+            [[ $dir != "$root" ]] && label+=" (${dir#"$root"/})"
+            sanitize "$tool" "$label" "$dir" "$path" --test-threads 1 "${test_filter[@]}"
         elif [[ $kind == example && $name =~ $examples_re ]]; then
             for m in "${member_list[@]}"; do
                 for e in "${execution_list[@]}"; do

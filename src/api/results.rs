@@ -63,8 +63,8 @@ pub struct DeviceMemory {
     pub device: usize,
     /// The most bytes it held at once (live buffers and blocks cached for reuse).
     pub peak_bytes: u64,
-    /// The most bytes of graph structure (offsets, arcs, weights) it held at once: its part
-    /// of the graph.
+    /// The most bytes of graph structure (offsets, arcs, weights, and maps such as PageRank's
+    /// cut lists) it held at once: its part of the graph.
     pub graph_bytes: u64,
 }
 

@@ -109,8 +109,8 @@ impl CudaTraversalDevice {
     /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
     /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process). The
     /// control block is followed by the hub list (`traversal_expand_hubs`): two words per slot,
-    /// as many slots as [`HubPolicy`] sizes (every full-grid hub twice, or every item of a
-    /// launch smaller than the resident grid).
+    /// as many slots as [`HubPolicy`] sizes from the owned rows (every full-grid hub twice,
+    /// or twice the lists a launch smaller than the resident grid can list).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         context: &groute_core::Context,
@@ -215,7 +215,7 @@ impl CudaTraversalDevice {
             ),
             (
                 CTRL_LOW_OVERFLOW,
-                "device low-priority list",
+                "device low-priority lists (half the local worklist each)",
                 self.low.first().map_or(0, |b| b.len()),
                 WL_SETTING,
             ),
@@ -223,7 +223,15 @@ impl CudaTraversalDevice {
         ];
         for (word, what, cap, setting) in checks {
             if ctrl[word] != 0 {
-                return Err(capacity(what, cap, ctrl[word] as usize, setting));
+                let needed = ctrl[word] as usize;
+                // A low list holds half the worklist's capacity (`ensure_low_lists`): the
+                // setting to raise, wl_capacity, must reach twice what the list needed.
+                let (cap, needed) = if word == CTRL_LOW_OVERFLOW {
+                    (self.wl.len(), needed.saturating_mul(2))
+                } else {
+                    (cap, needed)
+                };
+                return Err(capacity(what, cap, needed, setting));
             }
         }
         Ok(())

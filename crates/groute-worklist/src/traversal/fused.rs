@@ -137,8 +137,8 @@
 //! threshold to the worklist, defers the others to the other list and drops superseded ones
 //! (a vertex whose value dropped since it was deferred: its improved copy was queued then).
 //! The run reports `epochs`, `items_deferred` and `items_stale_dropped` as the non-fused path
-//! does. The low lists have the worklist's capacity; their overflow stops the kernel and names
-//! `wl_capacity`.
+//! does. The low lists hold half the worklist's capacity each; their overflow stops the
+//! kernel and names `wl_capacity`, with twice the items the list needed.
 //!
 //! ## Layout
 //!

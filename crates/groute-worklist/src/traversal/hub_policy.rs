@@ -16,7 +16,8 @@
 //! launches (every hub listed twice), and for a launch smaller than the resident grid one
 //! slot per item that can be listed: at most `resident_grid * BLOCK` items, and at most twice
 //! the device's lists of [`SMALL_GRID_HUB_MIN_DEGREE`] arcs or more (a list is in a launch
-//! about once; twice covers the duplicates an improvement storm queues), plus 64. The
+//! about once; twice covers some duplicates, and an improvement storm that queues more only
+//! finds the list full), plus 64. The
 //! kernels bounds-check every slot and expand a hub that finds the list full themselves, so
 //! a wrong size costs time, never a result.
 
@@ -29,10 +30,10 @@ pub const SMALL_GRID_HUB_MIN_DEGREE: u32 = 32;
 /// Most hub slots allocated (16M slots of two words: 128 MiB).
 const MAX_HUB_SLOTS: usize = 1 << 24;
 
-/// The hub thresholds of one graph on one device.
+/// The hub thresholds of one graph (or one device's part of it) on one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HubPolicy {
-    /// The longest adjacency list of the graph.
+    /// The longest adjacency list of the graph (or the device's part of it).
     max_degree: u64,
     /// Blocks of the expand kernel resident at once.
     resident_grid: u32,
@@ -94,7 +95,7 @@ impl HubPolicy {
         HubPolicy::new(arcs, max_degree, medium_lists, resident_grid, block)
     }
 
-    /// The longest adjacency list of the graph (arcs).
+    /// The longest adjacency list of the graph or part the policy was made for (arcs).
     pub fn max_degree(&self) -> u64 {
         self.max_degree
     }

@@ -115,10 +115,12 @@ impl CudaTraversalDevice {
         // (GROUTE_TRAVERSAL_KERNELS in traversal.cuh): the tuple matches it field by field;
         // `low_data` is null (soft priority off) or a low list of `low_capacity` slots (the
         // kernel bounds-checks every append).
-        // `values` holds one u32 per vertex and `offsets` num_vertices + 1 entries, so every
-        // vertex id in the worklist and every CSR target indexes them in bounds; `weights` is
-        // null only for unweighted traversals (the kernel then never reads it) and otherwise
-        // holds one weight per arc; the worklist has wl_mask + 1 slots (a power of two, the
+        // `values` holds one u32 per vertex, so every vertex id in the worklist and every CSR
+        // target indexes it in bounds; `offsets`, `targets` and `weights` are the owned rows,
+        // rebased to global ids (`DeviceCsr::device_ptrs`), and the kernel reads the row of
+        // worklist items only, which are owned (seeds split by owner, appends of owned heads,
+        // kept receipts); `weights` is null only for unweighted traversals (the kernel then
+        // never reads it) and otherwise holds one weight per owned arc; the worklist has wl_mask + 1 slots (a power of two, the
         // kernel masks every position) and `count` <= the items in it; the outgoing buffer has
         // send_capacity slots and the kernel bounds-checks every append (overflow word);
         // `ctrl` holds CTRL_WORDS u32 and then the hub list of ctrl[CTRL_HUB_CAP] slots of two
@@ -131,8 +133,8 @@ impl CudaTraversalDevice {
         if lists_hubs {
             // SAFETY: <algo>_expand_hubs has <algo>_expand's parameters (`count` and
             // `hub_min_degree` unused) and reads
-            // the hub list that the launch above wrote, in stream order; each listed hub is a
-            // vertex of the worklist, so it indexes `values` and `offsets` in bounds, and its tiles
+            // the hub list that the launch above wrote, in stream order; each listed hub is an
+            // owned vertex of the worklist, so it indexes `values` and `offsets` in bounds, and its tiles
             // stay inside its adjacency list. Same buffers as above.
             unsafe {
                 self.expand_hubs

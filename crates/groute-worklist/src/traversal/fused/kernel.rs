@@ -153,8 +153,8 @@ impl FusedKernel {
     /// `defaults` (the grid at least 1, at most every resident block of the build a launch
     /// uses: a member of a device-driven run's or the other). `member`: `Some(k)` for a member
     /// of a device-driven run, `k` members sharing its GPU (1: the GPU is its own), whose
-    /// grid is its share of the GPU (`MemberShare`). `cluster_graph`: the graph's longest list
-    /// and its arcs, for the single-block mode on a cluster (`uses_cluster`; `None`: never, as
+    /// grid is its share of the GPU (`MemberShare`). `cluster_graph`: the longest list and the
+    /// arcs of the device's rows, for the single-block mode on a cluster (`uses_cluster`; `None`: never, as
     /// for bounded launches).
     pub(in crate::traversal) fn shape(
         &self,
