@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::{Graph, NoProgress, PartitionMethod, PartitionedGraph, partition_graph};
 use groute_pagerank::{Driver, PageRankOptions, PageRankResult, SweepMode, pagerank};
 
 /// The acceptance: each device's peak graph bytes over the one-device run's, at most.
@@ -50,19 +50,19 @@ fn options(sweep: SweepMode) -> PageRankOptions {
     o
 }
 
-/// Runs `graph` on `devices` devices of every test context; per context label, the result
-/// and each device's peak graph bytes.
-fn run(
-    graph: &Graph,
-    devices: usize,
-    o: &PageRankOptions,
-) -> Vec<(String, PageRankResult, Vec<u64>)> {
-    let parted =
-        partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+/// `graph` in `devices` blocks of vertices.
+fn blocks(graph: &Graph, devices: usize) -> PartitionedGraph {
+    partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap()
+}
+
+/// Runs `parted` on its devices in every test context; per context label, the result and
+/// each device's peak graph bytes.
+fn run(parted: &PartitionedGraph, o: &PageRankOptions) -> Vec<(String, PageRankResult, Vec<u64>)> {
+    let devices = parted.partition.num_parts();
     test_contexts(devices, &[])
         .into_iter()
         .map(|tc| {
-            let result = pagerank(&tc.context, &parted, o)
+            let result = pagerank(&tc.context, parted, o)
                 .unwrap_or_else(|e| panic!("{} on {devices} devices: {e}", tc.label));
             let peaks = tc
                 .context
@@ -73,13 +73,6 @@ fn run(
             (tc.label, result, peaks)
         })
         .collect()
-}
-
-/// [`cut_list_bytes`] of device `d` of `devices` in `run`'s block partition of `graph`.
-fn block_cut_list_bytes(graph: &Graph, devices: usize, d: usize, fused: bool) -> u64 {
-    let parted =
-        partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
-    cut_list_bytes(&parted.graph, parted.partition.range(d), fused)
 }
 
 #[test]
@@ -93,7 +86,7 @@ fn devices_hold_only_their_rows_and_agree_with_one_device() {
         let graph = Graph::generated(spec).unwrap();
         let o = options(sweep);
         let alpha = f64::from(o.alpha);
-        let one = run(&graph, 1, &o);
+        let one = run(&blocks(&graph, 1), &o);
         // One device holds the whole CSR (and the transpose's, pulling on a directed graph).
         let csr = &graph.csr;
         let copies = if sweep == SweepMode::Pull && !graph.symmetric {
@@ -110,9 +103,8 @@ fn devices_hold_only_their_rows_and_agree_with_one_device() {
             );
         }
         for (devices, max_ratio) in MAX_RATIO {
-            for ((label, r, peaks), (label1, r1, peaks1)) in
-                run(&graph, devices, &o).iter().zip(&one)
-            {
+            let parted = blocks(&graph, devices);
+            for ((label, r, peaks), (label1, r1, peaks1)) in run(&parted, &o).iter().zip(&one) {
                 assert_eq!(label, label1);
                 let what = format!("{spec} on {devices} devices ({label}, {sweep} sweeps)");
                 // Both runs are below the fixed point r* and within |res|_1 / (1 - alpha) of
@@ -133,7 +125,8 @@ fn devices_hold_only_their_rows_and_agree_with_one_device() {
                     // CUDA pull sweeps hold the cut lists beside the rows (a copy of the cut
                     // arcs: the documented gap that combined remote updates are to close).
                     let cut = if label == "cuda" && sweep == SweepMode::Pull {
-                        block_cut_list_bytes(&graph, devices, d, r.stats.driver == Driver::Fused)
+                        let fused = r.stats.driver == Driver::Fused;
+                        cut_list_bytes(&parted.graph, parted.partition.range(d), fused)
                     } else {
                         0
                     };

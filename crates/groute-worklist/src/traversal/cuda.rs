@@ -46,6 +46,9 @@ pub(super) const BLOCK: u32 = 256;
 /// Outgoing buffers per device: the current one plus up to three sends in flight (the driver
 /// pauses expansion while all are in flight, see `DeviceWorker::outgoing_available`).
 const OUTGOING_BUFFERS: usize = 4;
+/// Worklist slots per slot of each soft-priority low list: a deferred item is 8 bytes against
+/// the worklist's 4, so the two lists together hold twice the worklist's bytes.
+const WL_SLOTS_PER_LOW_SLOT: usize = 2;
 /// At most this many outgoing buffers per device (sends in flight plus the current one).
 const MAX_OUTGOING_BUFFERS: usize = 64;
 /// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
@@ -170,12 +173,12 @@ impl CudaTraversalDevice {
     }
 
     /// Soft priority's two low lists (ping-pong on re-examination), allocated on first use,
-    /// of half the worklist's capacity each: a deferred item is 8 bytes against the
-    /// worklist's 4, so together they hold as many bytes as twice the worklist. A list that
+    /// of a [`WL_SLOTS_PER_LOW_SLOT`]th of the worklist's capacity each. A list that
     /// overflows reports the worklist's setting, and growing the worklist grows them.
     pub(super) fn ensure_low_lists(&mut self, device: &Device) -> Result<(), Error> {
         while self.low.len() < 2 {
-            let buffer = device.alloc::<VertexValue>((self.wl.len() / 2).max(1024))?;
+            let slots = (self.wl.len() / WL_SLOTS_PER_LOW_SLOT).max(1024);
+            let buffer = device.alloc::<VertexValue>(slots)?;
             self.low.push(buffer);
         }
         Ok(())
@@ -206,31 +209,28 @@ impl CudaTraversalDevice {
         send: &str,
         send_capacity: usize,
     ) -> Result<(), Error> {
+        // (word, what overflowed, the setting's capacity, items of the setting per item the
+        // word counts, the setting): a low list's need is scaled to the worklist's setting.
         let checks = [
             (
                 CTRL_WL_OVERFLOW,
                 "device local worklist",
                 self.wl.len(),
+                1,
                 WL_SETTING,
             ),
             (
                 CTRL_LOW_OVERFLOW,
-                "device low-priority lists (half the local worklist each)",
-                self.low.first().map_or(0, |b| b.len()),
+                "device low-priority lists (a part of the local worklist each)",
+                self.wl.len(),
+                WL_SLOTS_PER_LOW_SLOT,
                 WL_SETTING,
             ),
-            (CTRL_SEND_OVERFLOW, send, send_capacity, SEND_SETTING),
+            (CTRL_SEND_OVERFLOW, send, send_capacity, 1, SEND_SETTING),
         ];
-        for (word, what, cap, setting) in checks {
+        for (word, what, cap, scale, setting) in checks {
             if ctrl[word] != 0 {
-                let needed = ctrl[word] as usize;
-                // A low list holds half the worklist's capacity (`ensure_low_lists`): the
-                // setting to raise, wl_capacity, must reach twice what the list needed.
-                let (cap, needed) = if word == CTRL_LOW_OVERFLOW {
-                    (self.wl.len(), needed.saturating_mul(2))
-                } else {
-                    (cap, needed)
-                };
+                let needed = (ctrl[word] as usize).saturating_mul(scale);
                 return Err(capacity(what, cap, needed, setting));
             }
         }
