@@ -6,7 +6,8 @@
 //!
 //! | folder / module | kernels | launched by |
 //! |---|---|---|
-//! | `include/` ([`HEADERS`]) | the runtime's device headers: rings, barriers, worklists, the executors' templates | (included) |
+//! | `include/` ([`HEADERS`]) | the runtime's device headers: rings, barriers, worklists, the executors' templates; `abi*.h`, the structs shared with the host | (included) |
+//! | [`abi`] | the `#[repr(C)]` twins of `include/abi*.h`, [`abi::DevicePtr`], [`abi::KernelArg`] | every launching crate |
 //! | [`runtime`] | peer copy, peer group probe, grid barrier probe | `groute-core`, `groute-worklist` |
 //! | [`bfs`] | worklist BFS, direction-optimizing BFS (per level and fused) | `groute-worklist`, `groute-bfs` |
 //! | [`sssp`] | worklist SSSP | `groute-worklist` for `groute-sssp` |
@@ -29,6 +30,7 @@
 
 #![no_std]
 
+pub mod abi;
 pub mod bfs;
 pub mod cc;
 pub mod pagerank;
@@ -67,6 +69,10 @@ macro_rules! header {
 
 /// Every header in `kernels/include/`; all of them are given to every compilation.
 pub const HEADERS: &[KernelHeader] = &[
+    header!("abi.h"),
+    header!("abi_traversal.h"),
+    header!("abi_direction.h"),
+    header!("abi_pagerank.h"),
     header!("warp_append.cuh"),
     header!("predicated.cuh"),
     header!("split.cuh"),

@@ -423,7 +423,7 @@ __device__ __forceinline__ void direction_fused(
 
 }  // namespace groute
 
-// The entry points, held to 5 blocks of 256 threads per SM (at most 51 registers; unbounded,
+// The entry points, each taking one DirectionParams (abi_direction.h), held to 5 blocks of 256 threads per SM (at most 51 registers; unbounded,
 // ptxas for sm_90 takes 60-64 and only 4 blocks fit) but for _occupancy:
 // - bfs_direction_fused_one: one device, DO_DEFAULT_FLAGS (no peer steps, no other variant);
 // - bfs_direction_fused_several: several devices, DO_DEFAULT_FLAGS;
@@ -434,20 +434,12 @@ __device__ __forceinline__ void direction_fused(
 // DO_DEFAULT_FLAGS, which must equal FusedDirectionOptions::default()'s (a test reads it
 // here).
 #define GROUTE_DIRECTION_FUSED_ENTRY(NAME, BOUNDS, SEVERAL, FIXED)                              \
-    extern "C" __global__ void BOUNDS NAME(                                                     \
-        unsigned int* levels, const unsigned long long* push_offsets,                           \
-        const unsigned int* push_targets, const unsigned long long* pull_offsets,               \
-        const unsigned int* pull_sources, unsigned int n, unsigned int owned_begin,             \
-        unsigned int owned_end, unsigned int* wl_data, unsigned int wl_mask, unsigned int* ctrl, \
-        unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,         \
-        unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,          \
-        groute::PeerGroup group, unsigned long long* trace_words, unsigned int flags,           \
-        unsigned long long* const* postboxes) {                                                 \
-        groute::direction_fused<SEVERAL, FIXED>(levels, push_offsets, push_targets,             \
-                                                pull_offsets, pull_sources, n, owned_begin,     \
-                                                owned_end, wl_data, wl_mask, ctrl, barrier,     \
-                                                state, inboxes, in_arcs, alpha, beta, group,    \
-                                                trace_words, flags, postboxes);                 \
+    extern "C" __global__ void BOUNDS NAME(const groute::DirectionParams p) {                     \
+        groute::direction_fused<SEVERAL, FIXED>(                                                \
+            p.levels, p.push_offsets, p.push_targets, p.pull_offsets, p.pull_sources, p.n,      \
+            p.owned_begin, p.owned_end, p.wl_data, p.wl_mask, p.ctrl, p.barrier, p.state,       \
+            p.inboxes, p.in_arcs, p.alpha, p.beta, p.group, p.trace_words, p.flags,             \
+            p.postboxes);                                                                       \
     }
 
 namespace groute {

@@ -333,59 +333,45 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 // The extern "C" entry points of one algorithm's fused traversal, NAME##_fused (no launch
 // bounds; the host launches it with blocks of up to 256 threads) and NAME##_fused_wide (the
 // same kernel under __launch_bounds__(1024, 1), which caps its registers so that a block of
-// 1,024 threads fits):
-//   NAME##_fused(values, offsets, targets, weights, wl_data, wl_mask, ctrl, fused, abort,
-//                owned_begin, owned_end, low0, low1, low_capacity, prio_delta, solo_max,
-//                spin_ns, barrier_flags, send_data, send_capacity, send_base, level_budget,
-//                send_yield, peer, inbox, send_published, inbox_capacity, recv_freed)
-// (mirrored by the typed wrapper in crates/groute-worklist/src/traversal/fused.rs). low0/low1
-// null: soft priority off. spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN,
-// FUSED_SOLO_SHARED and FUSED_SOLO_DIRECT_MIN included). The narrow build keeps no shared
-// frontier (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the
-// registers of the build without one, which set how many of its blocks fit on dense graphs);
-// the wide one has 2,048 entries (24 KiB: two per thread of a 1,024-thread block).
+// 1,024 threads fits), each taking one FusedParams (abi_traversal.h, filled by the typed launch
+// in crates/groute-worklist/src/traversal/fused/launch.rs). low[] null: soft priority off.
+// spin_ns, barrier_flags: FusedBarrierConfig (FUSED_DIRECT_MIN, FUSED_SOLO_SHARED and
+// FUSED_SOLO_DIRECT_MIN included). The narrow build keeps no shared frontier
+// (SoloFrontierArrays<0>: its SOLO levels read the worklist, and it keeps the registers of the
+// build without one, which set how many of its blocks fit on dense graphs); the wide one has
+// 2,048 entries (24 KiB: two per thread of a 1,024-thread block).
 // NAME##_fused_peer and NAME##_fused_peer_wide are the same two builds for the members of a
 // device-driven run (PEERED: they use `peer`, `inbox`, `send_published`, `inbox_capacity` and
-// `recv_freed`); the other two ignore those parameters and compile every device-driven path
-// out (a group of size 1, known to the compiler), so one-device and bounded runs keep their
+// `recv_freed`); the other two ignore those fields and compile every device-driven path out (a
+// group of size 1, known to the compiler), so one-device and bounded runs keep their
 // registers.
 #define GROUTE_FUSED_TRAVERSAL_ENTRY(ENTRY, BOUNDS, SOLO_ENTRIES, RELAX, WEIGHTED, PEERED,     \
                                      CLUSTER)                                                  \
-    extern "C" __global__ void BOUNDS ENTRY(                                                   \
-        unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
-        const unsigned int* weights, unsigned int* wl_data, unsigned int wl_mask,              \
-        unsigned int* ctrl, unsigned int* fused, const unsigned int* abort,                    \
-        unsigned int owned_begin, unsigned int owned_end, groute::VertexValue* low0,           \
-        groute::VertexValue* low1, unsigned int low_capacity, unsigned int prio_delta,         \
-        unsigned int solo_max, unsigned int spin_ns, unsigned int barrier_flags,               \
-        groute::VertexValue* send_data, unsigned int send_capacity, unsigned int send_base,    \
-        unsigned int level_budget, unsigned int send_yield, groute::PeerGroup peer,            \
-        const groute::VertexValue* inbox, unsigned int* send_published,                        \
-        unsigned int inbox_capacity, unsigned int* recv_freed) {                               \
-        const groute::FusedArgs a{groute::MinSplitOps{owned_begin, owned_end, values},         \
-                                  offsets,                                                     \
-                                  targets,                                                     \
-                                  weights,                                                     \
-                                  wl_data,                                                     \
-                                  wl_mask,                                                     \
-                                  ctrl,                                                        \
-                                  fused,                                                       \
-                                  abort,                                                       \
-                                  {low0, low1},                                                \
-                                  low_capacity,                                                \
-                                  prio_delta,                                                  \
-                                  solo_max,                                                    \
-                                  groute::FusedBarrierConfig{spin_ns, barrier_flags},          \
-                                  send_data,                                                   \
-                                  send_capacity,                                               \
-                                  send_base,                                                   \
-                                  level_budget,                                                \
-                                  send_yield,                                                  \
-                                  peer,                                                        \
-                                  inbox,                                                       \
-                                  send_published,                                              \
-                                  inbox_capacity,                                              \
-                                  recv_freed};                                                 \
+    extern "C" __global__ void BOUNDS ENTRY(const groute::FusedParams p) {                     \
+        const groute::FusedArgs a{groute::MinSplitOps{p.owned_begin, p.owned_end, p.values},   \
+                                  p.offsets,                                                   \
+                                  p.targets,                                                   \
+                                  p.weights,                                                   \
+                                  p.wl_data,                                                   \
+                                  p.wl_mask,                                                   \
+                                  p.ctrl,                                                      \
+                                  p.fused,                                                     \
+                                  p.abort,                                                     \
+                                  {p.low[0], p.low[1]},                                        \
+                                  p.low_capacity,                                              \
+                                  p.prio_delta,                                                \
+                                  p.solo_max,                                                  \
+                                  groute::FusedBarrierConfig{p.spin_ns, p.barrier_flags},      \
+                                  p.send_data,                                                 \
+                                  p.send_capacity,                                             \
+                                  p.send_base,                                                 \
+                                  p.level_budget,                                              \
+                                  p.send_yield,                                                \
+                                  p.peer,                                                      \
+                                  p.inbox,                                                     \
+                                  p.send_published,                                            \
+                                  p.inbox_capacity,                                            \
+                                  p.recv_freed};                                               \
         groute::fused_traversal<RELAX, WEIGHTED, SOLO_ENTRIES, PEERED, CLUSTER>(a);            \
     }
 

@@ -4,6 +4,7 @@
 
 #pragma once
 
+#include "abi_traversal.h"
 #include "cluster_solo.cuh"
 #include "grid_barrier.cuh"
 #include "peer_group.cuh"
@@ -13,88 +14,11 @@
 
 namespace groute {
 
-// Words [0, FUSED_BARRIER_WORDS) are the grid barrier's (grid_barrier.cuh, FusedBarrierWord).
-enum FusedWord : unsigned int {
-    FUSED_PHASE = FUSED_BARRIER_WORDS,  // the phase to run next (FusedPhase)
-    FUSED_STOP = 65,           // why the kernel stopped early (FusedStop; 0: it did not)
-    FUSED_ROUNDS = 66,         // expand levels run (grid and single-block)
-    FUSED_START = 67,          // batch start
-    FUSED_PROCESSED = 68,      // items expanded, 64-bit (words 68, 69)
-    FUSED_END = 70,            // batch end
-    FUSED_THRESHOLD = 71,      // soft priority's threshold (0xFFFFFFFF: nothing deferred)
-    FUSED_LOW_CURRENT = 72,    // index (0, 1) of the low list being appended to
-    FUSED_LOW_TAKEN = 73,      // items of the other list that REEXAMINE reads
-    FUSED_LOW_BASE = 74,       // items the last REEXAMINE left in the current list
-    FUSED_EPOCHS = 75,         // threshold advances
-    FUSED_DEFERRED = 76,       // items expansions deferred, 64-bit (words 76, 77)
-    FUSED_STALE = 78,          // superseded deferred items dropped, 64-bit (words 78, 79)
-    FUSED_SOLO_ROUNDS = 80,    // of FUSED_ROUNDS, the levels run in single-block mode
-    FUSED_PHASES = 81,         // phases run (abort polling)
-    FUSED_UNLISTED = 82,       // items produced that the worklist's end does not count, 64-bit
-                               // two's complement (words 82, 83): SOLO-ASYNC's ring items
-                               // less its entry items written again (solo_queue.cuh)
-    FUSED_IN_BEGIN = 84,       // device-driven runs: the inbox items [IN_BEGIN, IN_END) the
-    FUSED_IN_END = 85,         // next phase receives; IN_END: every item taken so far
-    FUSED_PUBLISHED = 86,      // device-driven runs: outgoing items published to the next device
-    FUSED_PEER_GO = 87,        // device-driven runs: this member passed the start gate
-    // Words [FUSED_SOLO_WORDS, FUSED_WORDS) are block 0's in SOLO (the others the actions'):
-    FUSED_SOLO_WORDS = 88,
-    FUSED_SOLO_START = 88,     // the batch SOLO left: start
-    FUSED_SOLO_END = 89,       // and end
-    FUSED_SOLO_LEVELS = 90,    // levels of the last SOLO phase
-    FUSED_SOLO_ABORT = 91,     // SOLO saw the abort word set
-    FUSED_SOLO_PROCESSED = 92, // items of the last SOLO phase, 64-bit (words 92, 93)
-    FUSED_SOLO_UNLISTED = 94,  // items it produced and expanded without listing them:
-                               // SOLO-ASYNC's ring items, the cluster mode's levels (0 for
-                               // SOLO levels on one block)
-    FUSED_SOLO_RELISTED = 95,  // SOLO-ASYNC: entry items it wrote again (0 otherwise)
-    // Device-driven runs (the peer builds):
-    FUSED_SOLO_PUBLISHED = 96, // the sends it counted (FUSED_PUBLISHED)
-    FUSED_SOLO_TAKEN = 97,     // the inbox items it took (FUSED_IN_END)
-    FUSED_SOLO_US = 98,        // GROUTE_TRACE_CLUSTER builds: the cluster mode's phases'
-                               // time, global-timer microseconds (block 0's thread 0 adds
-                               // each phase's)
-    FUSED_TRACE_LEVEL = 99,    // GROUTE_TRACE_LEVEL builds: the first cluster phase that ran
-                               // N levels: SM MHz << 20 | microseconds from its start to then
-    FUSED_WORDS = 100,
-};
+// The words of the state block (FUSED_*, FusedWord) are abi_traversal.h's FusedStateBlock,
+// where each is described; words [0, FUSED_BARRIER_WORDS) are the grid barrier's.
 
-enum FusedPhase : unsigned int {
-    FUSED_PHASE_DONE = 0,
-    FUSED_PHASE_EXPAND = 1,
-    FUSED_PHASE_SOLO = 2,
-    FUSED_PHASE_HUBS = 3,
-    FUSED_PHASE_REEXAMINE = 4,
-    FUSED_PHASE_STOP = 5,
-};
-
-enum FusedStop : unsigned int {
-    FUSED_STOP_NONE = 0,
-    FUSED_STOP_OVERFLOW = 1,
-    FUSED_STOP_ABORTED = 2,
-    // Device-driven runs: FUSED_STOP_PEER + the PeerStatus of a failed wait (a peer failed,
-    // the abort word, the group's timeout, a cancelled start).
-    FUSED_STOP_PEER = 16,
-    FUSED_ABORT_POLL = 64,
-};
-
-// Flags of the fused traversal carried in the grid barrier's flag word (FusedBarrierConfig's
-// `flags`, beside grid_barrier.cuh's FusedBarrierFlag bits).
-enum FusedKernelFlag : unsigned int {
-    // The thread-granularity relaxation of the fused kernel's expands tries atomicMin at once,
-    // without the filtering plain load (traversal_expand's filter_loads = false).
-    FUSED_DIRECT_MIN = 4u,
-    // The single-block mode keeps its next level's items in a shared-memory frontier
-    // (solo_frontier.cuh) instead of reading them and their offsets from global memory.
-    FUSED_SOLO_SHARED = 8u,
-    // The single-block mode relaxes without the filtering load (FUSED_DIRECT_MIN for SOLO
-    // levels only).
-    FUSED_SOLO_DIRECT_MIN = 16u,
-    // The single-block mode runs SOLO-ASYNC (solo_queue.cuh: a barrier-free FIFO work queue
-    // in shared memory) instead of levels, where it can: the wide build, one device
-    // (unbounded), soft priority off; SOLO levels elsewhere.
-    FUSED_SOLO_ASYNC = 32u,
-};
+// The phases, stop codes and kernel flags (FusedPhase, FusedStop, FusedKernelFlag) are
+// abi_traversal.h's: the host sets and reads them.
 
 // Soft priority's next threshold when no high-priority item is left: at least one band above
 // `threshold`, and the end of the band holding `min_deferred` (no empty epochs); saturating
@@ -144,7 +68,7 @@ enum FusedRecordWord : unsigned int {
     RECORD_PUBLISHED = 8,
 };
 
-// The fused kernel's buffers and settings (the kernel's parameters).
+// The fused kernel's buffers and settings, as the kernel uses them (built from its FusedParams).
 struct FusedArgs {
     MinSplitOps ops;
     const unsigned long long* offsets;

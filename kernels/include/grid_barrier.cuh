@@ -7,36 +7,18 @@
 // host.
 #pragma once
 
+#include "abi.h"
 #include "peer_group.cuh"
 
 namespace groute {
 
-// The barrier's words at the start of its state block; a kernel's own words follow
-// FUSED_BARRIER_WORDS.
-enum FusedBarrierWord : unsigned int {
-    FUSED_BARRIER_COUNT = 0,   // arrivals so far, never reset (own 128-byte line)
-    FUSED_BARRIER_GEN = 32,    // barrier generation, bumped to release (own line)
-    FUSED_RECORD = 40,         // the release record: FUSED_RECORD_WORDS values, each a 64-bit
-                               // word (generation << 32 | value), on the generation's line
-    FUSED_BARRIER_WORDS = 64,
-};
+// The barrier's words at the start of its state block are abi.h's GridBarrierWords
+// (FusedBarrierWord); a kernel's own words follow FUSED_BARRIER_WORDS.
 
-enum FusedBarrierFlag : unsigned int {
-    // Barrier memory ordering by __threadfence() around relaxed atomics and volatile polling
-    // (the pattern of cooperative groups' grid sync) instead of the default single PTX
-    // acquire/release operations (atom.acq_rel arrival, st.release release, ld.acquire poll).
-    FUSED_BARRIER_FENCED = 1u,
-    // Waiting blocks poll the release record itself (every value tagged with the generation
-    // that published it) instead of the generation word followed by a read of the record:
-    // one L2 round trip less per block and barrier.
-    FUSED_BARRIER_TAGGED = 2u,
-    // Bits from 4 up are the kernels' own (fused.cuh's FusedKernelFlag).
-};
+// The barrier's flags (FusedBarrierFlag) are abi.h's.
 
 // What the action of a barrier hands every block (the next phase and its inputs in the fused
-// kernel), published in the state block at FUSED_RECORD.
-enum : unsigned int { FUSED_RECORD_WORDS = 9 };
-
+// kernel), published in the state block at FUSED_RECORD: FUSED_RECORD_WORDS values.
 struct FusedRecord {
     unsigned int w[FUSED_RECORD_WORDS];
 };

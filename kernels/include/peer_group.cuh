@@ -60,6 +60,8 @@
 // did before its exchange 0 (stores into peers included) is discarded by that reset.
 #pragma once
 
+#include "abi.h"
+
 namespace groute {
 
 constexpr unsigned int PEER_MAX_DEVICES = 8;
@@ -84,14 +86,7 @@ enum PeerStatus : unsigned int {
     PEER_CANCELLED = 3,  // the start gate was cancelled: the host starts the run again
 };
 
-// The kernel parameter (layout of groute_core::cuda::PeerArgs: 8 + 8 + 4 + 4 + 8 bytes).
-struct PeerGroup {
-    unsigned long long* mailbox;  // device 0's memory, PEER_MAILBOX_WORDS words
-    const unsigned int* abort;    // the host's abort word (mapped host memory), or null
-    unsigned int rank;            // this device
-    unsigned int size;            // devices in the group
-    unsigned long long timeout_ns;
-};
+// The kernel parameter is abi.h's PeerGroup (groute_kernels::abi::PeerGroup).
 
 __device__ __forceinline__ unsigned long long peer_clock_ns() {
     unsigned long long t;

@@ -1,6 +1,8 @@
-// Split operations on the device: the mirror of groute_worklist::SplitOps / SplitFlags /
-// VertexValue (crates/groute-worklist/src/split.rs). Self-contained: no toolkit headers.
+// Split operations on the device: the mirror of groute_worklist::SplitOps / SplitFlags
+// (crates/groute-worklist/src/split.rs). Self-contained: no toolkit headers.
 #pragma once
+
+#include "abi.h"
 
 namespace groute {
 
@@ -12,11 +14,7 @@ enum SplitFlags : unsigned int {
     SF_DUPLICATE = 3,
 };
 
-// Packed item of label-correcting traversals: 8 bytes, vertex first (VertexValue).
-struct VertexValue {
-    unsigned int vertex;
-    unsigned int value;
-};
+// The packed item of label-correcting traversals is abi.h's VertexValue.
 
 // Split functor of a min traversal on one device: owns [owned_begin, owned_end) and holds a
 // full-length value array (the halo copy for vertices it does not own).

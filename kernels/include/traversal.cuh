@@ -65,17 +65,8 @@ struct SsspRelax {
 // ctrl[CTRL_LOW_OVERFLOW] (needed size on overflow), ctrl[CTRL_LOW_MIN] (smallest priority
 // deferred since the host last reset it). ctrl[CTRL_INBOX_PUBLISHED]: a device-driven fused
 // run's inbox (fused.cuh). The host reads words [0, TRAVERSAL_CTRL_WORDS) back.
+// The control words (CTRL_*) are abi_traversal.h's TraversalCtrl.
 enum : unsigned int {
-    CTRL_HUB_COUNT = 4,
-    CTRL_HUB_CAP = 6,
-    CTRL_LOW_END = 8,
-    CTRL_LOW_OVERFLOW = 9,
-    CTRL_LOW_MIN = 10,
-    // Device-driven fused runs on several devices (fused.cuh): the items the previous device
-    // has published into this device's inbox, stored by that device (CTRL_SEND_FREED, the
-    // other direction, is the worklist's: worklist.cuh).
-    CTRL_INBOX_PUBLISHED = 11,
-    TRAVERSAL_CTRL_WORDS = 16,
     HUB_MIN_DEGREE = 2048,
     SMALL_GRID_HUB_MIN_DEGREE = 32,
     // Arcs per hub tile (a kernel may set GROUTE_HUB_TILE before including this header).

@@ -15,22 +15,14 @@
 // wl_capacity (--wl-capacity) or send_capacity (--send-capacity). Nothing is lost silently.
 #pragma once
 
-#include "warp_append.cuh"
+#include "abi_traversal.h"
 #include "split.cuh"
+#include "warp_append.cuh"
 
 namespace groute {
 
-// Words of the control block (8 x u32, mirrored by CTRL_* in the Rust worker).
-enum CtrlWord : unsigned int {
-    CTRL_WL_END = 0,
-    CTRL_SEND_END = 1,
-    CTRL_WL_OVERFLOW = 2,
-    CTRL_SEND_OVERFLOW = 3,
-    // Device-driven fused runs on several devices (fused.cuh): the positions of this device's
-    // outgoing ring (the next device's inbox) that the next device has read, stored by it.
-    CTRL_SEND_FREED = 7,
-    CTRL_WORDS = 8,
-};
+// The control block's words are abi_traversal.h's TraversalCtrl (CtrlWord); every CUDA
+// worklist shares its first four, PageRank's control block adds its own after them.
 
 struct DeviceWorklist {
     unsigned int* data;

@@ -98,6 +98,7 @@
 // device stopped), PRF_STOP_ABORTED (the host's abort word), PRF_STOP_EXCHANGE (an exchange
 // failed: PRF_PEER_STATUS holds its PeerStatus). The host fails the run on any of them.
 // Launch cooperatively, blockDim.x = PRF_BLOCK (256), grid <= the resident maximum.
+#include "abi_pagerank.h"
 #include "grid_barrier.cuh"
 #include "peer_group.cuh"
 #include "peer_post.cuh"
@@ -105,39 +106,9 @@
 
 namespace {
 
-enum PrfWord : unsigned int {
-    PRF_ROUNDS = 64,            // rounds run
-    PRF_SWEEPS = 65,            // of which sweep rounds
-    PRF_PUSHED = 66,            // vertices pushed, 64-bit (words 66, 67)
-    PRF_START = 68,             // first unconsumed worklist position
-    PRF_EXCHANGES = 69,         // peer exchanges made
-    PRF_SENT = 70,              // items listed in peers' inboxes, 64-bit (70, 71)
-    PRF_RECEIVED = 72,          // inbox items drained, 64-bit (72, 73)
-    PRF_STOP = 74,              // why the kernel stopped early (0: it did not)
-    PRF_PEER_STATUS = 75,       // the failed exchange's PeerStatus
-    PRF_INBOX_OVERFLOW = 76,    // size a peer's inbox needed (0: none overflowed)
-    PRF_SENT_SEEN = 78,         // PRF_SENT at the end of the last round, 64-bit (78, 79)
-    PRF_T_TAKE = 80,            // phase times, ns, 64-bit each (see the header comment)
-    PRF_T_HUBS = 82,
-    PRF_T_GATHER = 84,
-    PRF_T_WORKLIST = 86,
-    PRF_T_EXCHANGE = 88,
-    PRF_T_DRAIN = 90,
-    PRF_T_LAST = 92,            // the last stamp
-    PRF_CUT_ROUND = 94,         // cut arcs pushed in this round's sweep, 64-bit (94, 95)
-    PRF_CUT_SENT = 96,          // cut arcs pushed by sweeps, 64-bit (96, 97)
-    PRF_CUT_DRAINED = 98,       // in-cut halo slots drained nonzero, 64-bit (98, 99)
-    PRF_WORDS = 100,
-};
-
-enum PrfStop : unsigned int {
-    PRF_STOP_NONE = 0,
-    PRF_STOP_OVERFLOW = 1,
-    PRF_STOP_PEER = 2,
-    PRF_STOP_ABORTED = 3,
-    PRF_STOP_EXCHANGE = 4,
-    PRF_ABORT_POLL = 16,  // rounds between two polls of the abort word
-};
+// The state block's words (PrfWord), stop codes (PrfStop) and flags (PrfFlag) are
+// abi_pagerank.h's (PageRankStateBlock).
+using namespace groute;
 
 // What the blocks run next. PRF_DRAIN (several devices, after barrier E): the inbox of the
 // round that just ended (and its in-cut slots: REC_DRAIN_CUT), then the barrier that picks
@@ -148,11 +119,6 @@ enum PrfKind : unsigned int {
     PRF_WORKLIST = 2,
     PRF_HALT = 3,
     PRF_DRAIN = 4,
-};
-
-// FusedSettings::flags.
-enum PrfFlag : unsigned int {
-    PRF_FLAG_FENCE_PER_ROUND = 1u,  // one system fence per thread per round, before barrier E
 };
 
 // The release record: what every block runs next.
@@ -168,52 +134,13 @@ enum PrfRecordWord : unsigned int {
     REC_DRAIN_CUT = 5,
 };
 
-// Every device's incoming halo, inbox and tails, and the partition (a small block of device
-// memory on each device, read through the cache; the layout of
-// groute_pagerank::cuda::fused::peers_block).
-struct FusedPeers {
-    float* halo[groute::PEER_MAX_DEVICES];          // owner o: 2 x owned(o) f32, parity-major
-    unsigned int* inbox[groute::PEER_MAX_DEVICES];  // owner o: 2 x capacity[o] vertices
-    unsigned int* tails[groute::PEER_MAX_DEVICES];  // owner o: 2 u32, one per parity
-    unsigned int bounds[groute::PEER_MAX_DEVICES + 1];  // device o owns [bounds[o], bounds[o+1])
-    unsigned int capacity[groute::PEER_MAX_DEVICES];    // inbox entries per parity
-};
-
-// The pull sweep's topology (groute_pagerank::cuda::fused::FusedPullArgs).
-struct FusedPull {
-    const unsigned long long* in_offsets;
-    const unsigned int* in_sources;
-    float* share;
-    const unsigned int* cut_vertices;       // CutLists (pagerank_push.cuh); count 0: no cut arc
-    const unsigned long long* cut_offsets;
-    const unsigned int* cut_targets;
-    const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)
-    const unsigned long long* tiles;
-    float* hub_sum;
-    unsigned long long hub_degree;
-    const unsigned int* in_cut;  // owned vertices with an in-arc from another device
-    // Merged cut sends (null when off): the cut arcs' heads as indices into `cut_heads` (the
-    // distinct heads), and one f32 per head, 0 between sweeps.
-    const unsigned int* cut_head_of_arc;
-    const unsigned int* cut_heads;
-    float* cut_merge;
-    unsigned int hub_count;
-    unsigned int tile_count;
-    unsigned int cut_count;
-    unsigned int cut_hubs;  // nonzero: a cut list may be listed as a hub (barrier H runs)
-    unsigned int in_cut_count;
-    unsigned int cut_head_count;  // distinct heads; 0: cut pushes go straight to the peers
-};
-
-// Scalar settings (groute_pagerank::cuda::fused::FusedSettings).
-struct FusedSettings {
-    unsigned int sweep_divisor;
-    unsigned int max_batch;
-    unsigned int hub_capacity;
-    unsigned int spin_ns;
-    unsigned int barrier_flags;
-    unsigned int flags;  // PrfFlag bits
-};
+// The peers block, the pull topology and the settings are abi_pagerank.h's (PageRankPeers,
+// PageRankPull, PageRankSettings), named here as the kernel's parameters.
+using FusedPeers = groute::PageRankPeers;
+using FusedPull = groute::PageRankPull;
+using FusedSettings = groute::PageRankSettings;
+static_assert(sizeof(FusedPeers::halo) / sizeof(FusedPeers::halo[0]) == groute::PEER_MAX_DEVICES,
+              "PageRankPeers holds PEER_MAX_DEVICES devices");
 
 // The owner of w (a vertex of another device) and w's incoming halo slot of `parity` there.
 __device__ __forceinline__ float* halo_slot(const FusedPeers* peers, unsigned int size,

@@ -56,6 +56,7 @@ fn every_header_is_in_include_and_listed() {
     let Some(root) = crate_root() else { return };
     let mut on_disk = BTreeSet::new();
     files(&root, &root, "cuh", &mut on_disk);
+    files(&root, &root, "h", &mut on_disk);
     let listed: BTreeSet<String> = HEADERS
         .iter()
         .map(|h| format!("include/{}", h.name))

@@ -3,7 +3,7 @@
 //! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
 //! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
 //! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,
-//! the state block, the `FusedPeers` block through which it reaches its peers, its postbox
+//! the state block, the peers block (`PageRankPeers`) through which it reaches its peers, its postbox
 //! (the exchanges' `peer_post_allreduce_sum`) with the table of every member's, and the
 //! kernel loaded into every device at construction (a member loading lazily at its launch,
 //! after another member already waits for it, can wait behind other work of the process that
@@ -19,12 +19,15 @@ use std::time::{Duration, Instant};
 use groute_core::cuda::{GpuSharing, PEER_POSTBOX_WORDS, PeerGroup};
 use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::Partition;
+use groute_kernels::abi::{
+    PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW,
+    PRF_STOP_PEER, PageRankStateBlock,
+};
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
-use crate::cuda::fused::flag;
 use crate::cuda::fused::{
     FusedKernel, FusedLaunch, FusedSettings, MergedCut, PeerInbox, STATE_WORDS, launch_fused,
-    peers_block, stop, word,
+    peers_block, state_block,
 };
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::profile::{DeviceProfile, FusedPhaseTimes};
@@ -160,7 +163,8 @@ impl FusedRuns {
                 in_cut,
                 merged_cut,
                 state,
-                peers: device.upload(&block)?,
+                peers: device
+                    .upload(bytemuck::cast_slice::<_, u32>(std::slice::from_ref(&block)))?,
                 postbox: postbox.clone(),
                 postboxes: group.peer_table(d, &postbox_refs)?,
                 kernel: FusedKernel::load(
@@ -181,7 +185,7 @@ impl FusedRuns {
             spin_ns: barrier.spin_ns,
             barrier_flags: u32::from(barrier.fenced) | (u32::from(barrier.tagged) << 1),
             flags: if push.fused_fence_per_round {
-                flag::FENCE_PER_ROUND
+                PRF_FLAG_FENCE_PER_ROUND
             } else {
                 0
             },
@@ -237,8 +241,8 @@ impl FusedRuns {
             .devices
             .iter()
             .zip(context.devices())
-            .map(|(fused, device)| device.download(&fused.state))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|(fused, device)| Ok(state_block(&device.download(&fused.state)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
         let progress = self.progress(&states);
         let mut profiles = Vec::with_capacity(self.devices.len());
         let mut failure: Option<(u32, WorklistError)> = None;
@@ -249,54 +253,53 @@ impl FusedRuns {
             .zip(&states)
             .enumerate()
         {
-            let u64_at = |i: usize| u64::from(w[i]) | (u64::from(w[i + 1]) << 32);
-            let rounds = u64::from(w[word::ROUNDS]);
-            let sweeps = u64::from(w[word::SWEEPS]);
+            let rounds = u64::from(w.rounds);
+            let sweeps = u64::from(w.sweeps);
             stats.devices.push(DeviceStats {
                 rounds,
-                items_processed: u64_at(word::PUSHED),
-                items_sent: u64_at(word::SENT),
-                items_received: u64_at(word::RECEIVED),
+                items_processed: w.pushed,
+                items_sent: w.sent,
+                items_received: w.received,
                 ..DeviceStats::default()
             });
             profiles.push(DeviceProfile {
                 rounds,
                 sweep_rounds: sweeps,
                 worklist_rounds: rounds - sweeps,
-                items_received: u64_at(word::RECEIVED),
-                exchanges: u64::from(w[word::EXCHANGES]),
+                items_received: w.received,
+                exchanges: u64::from(w.exchanges),
                 syncs: 1,
                 finish_time: elapsed,
                 phases: Some(phase_times(w)),
                 fused_grid: Some(fused.kernel.grid()),
-                cut_arcs_sent: u64_at(word::CUT_SENT),
-                cut_slots_drained: u64_at(word::CUT_DRAINED),
+                cut_arcs_sent: w.cut_sent,
+                cut_slots_drained: w.cut_drained,
                 ..DeviceProfile::default()
             });
             // The root cause first: an overflow, then a failed exchange, then an abort.
-            let found = match w[word::STOP] {
-                0 | stop::PEER => None,
-                stop::OVERFLOW => Some((
+            let found = match w.stop {
+                0 | PRF_STOP_PEER => None,
+                PRF_STOP_OVERFLOW => Some((
                     0,
                     match storage.worklist_overflow(device)? {
                         Some(e) => e.into(),
                         None => Error::CapacityExceeded {
                             what: "fused PageRank inbox (one entry per in-cut vertex)".into(),
                             capacity: u64::from(fused.capacity),
-                            needed: u64::from(w[word::INBOX_OVERFLOW]),
+                            needed: u64::from(w.inbox_overflow),
                             setting: "none: the inbox holds every in-cut vertex (a bug)",
                         }
                         .into(),
                     },
                 )),
-                stop::EXCHANGE if !timed_out => {
-                    let mut e = PeerGroup::failure(d, w[word::PEER_STATUS]);
+                PRF_STOP_EXCHANGE if !timed_out => {
+                    let mut e = PeerGroup::failure(d, w.peer_status);
                     if let Error::PeerExchangeFailed { progress: p, .. } = &mut e {
                         p.clone_from(&progress);
                     }
                     Some((1, e.into()))
                 }
-                stop::EXCHANGE | stop::ABORTED => Some((2, time_limit_error(options))),
+                PRF_STOP_EXCHANGE | PRF_STOP_ABORTED => Some((2, time_limit_error(options))),
                 other => Some((
                     1,
                     Error::invalid("fused PageRank stop word", other, "a PrfStop value (a bug)")
@@ -388,7 +391,7 @@ impl FusedRuns {
     /// Where every member stood at its end, for an exchange failure's message: rounds,
     /// exchanges and grid-barrier arrivals (a member that never started shows none; one
     /// whose blocks disagree, arrivals that are not a multiple of its grid).
-    fn progress(&self, states: &[Vec<u32>]) -> String {
+    fn progress(&self, states: &[PageRankStateBlock]) -> String {
         let members: Vec<String> = states
             .iter()
             .zip(&self.devices)
@@ -397,9 +400,9 @@ impl FusedRuns {
                 format!(
                     "device {d}: {} rounds, {} exchanges, {} block arrivals at grid barriers \
                      of {} blocks",
-                    w[word::ROUNDS],
-                    w[word::EXCHANGES],
-                    w[word::BARRIER_ARRIVALS],
+                    w.rounds,
+                    w.exchanges,
+                    w.barrier.count,
                     fused.kernel.grid()
                 )
             })
@@ -409,9 +412,8 @@ impl FusedRuns {
 }
 
 /// The phase times of a state block read back.
-fn phase_times(w: &[u32]) -> FusedPhaseTimes {
-    let [take, hubs, gather, worklist, exchange, drain] =
-        word::TIMES.map(|i| Duration::from_nanos(u64::from(w[i]) | (u64::from(w[i + 1]) << 32)));
+fn phase_times(w: &PageRankStateBlock) -> FusedPhaseTimes {
+    let [take, hubs, gather, worklist, exchange, drain] = w.times.map(Duration::from_nanos);
     FusedPhaseTimes {
         sweep_take: take,
         hubs,

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::ops::BitOr;
 
-use bytemuck::{Pod, Zeroable};
+use bytemuck::Pod;
 
 /// What to do with one item: a set of bits, [`SplitFlags::KEEP`] and [`SplitFlags::PASS`].
 ///
@@ -116,16 +116,5 @@ pub trait SplitOps: Send + Sync {
 }
 
 /// A vertex and a value computed for it: the packed item of label-correcting traversals
-/// (BFS levels, SSSP distances). Mirrors `struct groute::VertexValue` in
-/// `kernels/include/split.cuh` (8 bytes, vertex first).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Pod, Zeroable)]
-pub struct VertexValue {
-    /// The vertex (in the partitioned numbering).
-    pub vertex: u32,
-    /// The value proposed for it.
-    pub value: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<VertexValue>() == 8);
-const _: () = assert!(std::mem::align_of::<VertexValue>() == 4);
+/// (BFS levels, SSSP distances), `struct groute::VertexValue` of `kernels/include/abi.h`.
+pub use groute_kernels::abi::VertexValue;

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use groute_core::cuda::{CudaFunction, CudaModule, CudaStream, DevicePtr, LaunchConfig};
 use groute_core::{Buffer, Context, Device, Error, Event, Stream};
 use groute_graph::Csr;
+use groute_kernels::abi::TraversalCtrl;
+use groute_kernels::abi_word;
 use groute_kernels::bfs::{BFS, DIRECTION};
 use groute_worklist::traversal::HubPolicy;
 use groute_worklist::{CsrPtrs, DeviceCsr, VertexValue, WorklistError};
@@ -28,9 +30,9 @@ use super::readback::{COUNTERS, CTRL_WL_END, CTRL_WORDS, EXAMINED, IN_ARCS, OUT_
 
 /// Threads per block of every launch.
 pub(super) const BLOCK: u32 = 256;
-/// The hub list's 64-bit counter (two words) and its capacity (`groute::CTRL_HUB_*`).
-const CTRL_HUB_COUNT: usize = 4;
-const CTRL_HUB_CAP: usize = 6;
+/// The hub list's 64-bit counter (two words) and its capacity in the control block.
+const CTRL_HUB_COUNT: usize = abi_word!(TraversalCtrl, hub_counts);
+const CTRL_HUB_CAP: usize = abi_word!(TraversalCtrl, hub_capacity);
 
 /// One device's storage for direction-optimizing BFS.
 pub(super) struct CudaDirection {

@@ -1,13 +1,15 @@
 //! Reading a device's control block and counters back once per level (both backends).
 
 use groute_core::{Buffer, Error, Stream};
+use groute_kernels::abi::{TraversalCtrl, words_of};
+use groute_kernels::abi_word;
 
-/// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
-pub(super) const CTRL_WORDS: usize = 16;
-/// The worklist's end (`groute::CTRL_WL_END`).
-pub(super) const CTRL_WL_END: usize = 0;
-const CTRL_WL_OVERFLOW: usize = 2;
-const CTRL_SEND_OVERFLOW: usize = 3;
+/// Words of the control block read back (the traversals' [`TraversalCtrl`]).
+pub(super) const CTRL_WORDS: usize = words_of::<TraversalCtrl>();
+/// The worklist's end.
+pub(super) const CTRL_WL_END: usize = abi_word!(TraversalCtrl, wl_end);
+const CTRL_WL_OVERFLOW: usize = abi_word!(TraversalCtrl, wl_overflow);
+const CTRL_SEND_OVERFLOW: usize = abi_word!(TraversalCtrl, send_overflow);
 /// The counters of `kernels/bfs/bfs_direction.cu` (`groute::DIRECTION_*`).
 pub(super) const COUNTERS: usize = 4;
 /// Out-degrees of the new frontiers.

@@ -2,7 +2,6 @@
 //! [`CudaFunction::launch`] / [`CudaFunction::launch_cooperative`].
 
 use std::ffi::c_void;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::module::CudaFunction;
@@ -10,108 +9,26 @@ use crate::backend::cuda::{CudaStream, sys};
 use crate::backend::{RawSlice, RawStream};
 use crate::error::{Error, Result};
 
-/// A value that may be passed by value to a kernel parameter of the matching C type.
-///
-/// # Safety
-/// The type's size, alignment and bit patterns match the CUDA C parameter it is passed to
-/// (`#[repr(C)]` or `#[repr(transparent)]` plain data, no references, no padding the kernel
-/// reads). The launch wrapper that names a kernel's signature is responsible for the match.
-pub unsafe trait KernelArg: Copy {}
+pub use groute_kernels::abi::{DevicePtr, KernelArg};
 
-macro_rules! kernel_arg_scalars {
-    ($($t:ty),*) => { $(
-        // SAFETY: plain scalars with the size and layout of the C type of the same width.
-        unsafe impl KernelArg for $t {}
-    )* };
-}
-kernel_arg_scalars!(
-    u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, usize, isize, bool
-);
+/// A [`RawSlice`] of device memory (or mapped host memory) gives its device address to
+/// [`DevicePtr::from_slice`]; host memory a kernel cannot read is refused.
+impl groute_kernels::abi::DeviceMemory for RawSlice {
+    type Error = Error;
 
-/// A device address of elements of type `T` (a `T*` kernel parameter).
-#[repr(transparent)]
-pub struct DevicePtr<T> {
-    addr: u64,
-    _marker: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for DevicePtr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for DevicePtr<T> {}
-
-impl<T> std::fmt::Debug for DevicePtr<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DevicePtr({:#x})", self.addr)
-    }
-}
-
-// SAFETY: a 64-bit device address, passed as a `T*` (8 bytes on every CUDA platform).
-unsafe impl<T> KernelArg for DevicePtr<T> {}
-
-impl<T> DevicePtr<T> {
-    /// The null pointer.
-    pub fn null() -> Self {
-        DevicePtr {
-            addr: 0,
-            _marker: PhantomData,
-        }
-    }
-
-    /// The device address of `slice` (CUDA device memory or mapped host memory), checked for
-    /// alignment to `T`. The slice's memory must be kept alive until the kernel completes
-    /// (see [`CudaStream::keep_alive`]).
-    pub fn from_slice(slice: &RawSlice) -> Result<Self> {
-        let addr = slice.device_ptr().ok_or(Error::Unsupported {
+    fn device_address(&self) -> Result<u64> {
+        self.device_ptr().ok_or(Error::Unsupported {
             operation: "passing memory that is not device-addressable to a kernel",
             backend: "cuda",
-        })?;
-        if addr % std::mem::align_of::<T>() as u64 != 0 {
-            return Err(Error::invalid(
-                "kernel argument",
-                format_args!("{addr:#x}"),
-                format!(
-                    "a device pointer to {} must be {}-byte aligned",
-                    std::any::type_name::<T>(),
-                    std::mem::align_of::<T>()
-                ),
-            ));
-        }
-        Ok(DevicePtr {
-            addr,
-            _marker: PhantomData,
         })
     }
 
-    /// A pointer from a raw device address.
-    ///
-    /// # Safety
-    /// `addr` is a device address valid for the kernel's accesses as `T`, or null.
-    pub unsafe fn from_raw(addr: u64) -> Self {
-        DevicePtr {
-            addr,
-            _marker: PhantomData,
-        }
-    }
-
-    /// The pointer `q` with `q[first]` at this pointer's element 0: how a kernel indexes a
-    /// slice of a larger array (a device's part of a graph, say) by the whole array's
-    /// indices. Elements below `first` are not this slice's: the kernel must not touch them
-    /// (compute-sanitizer's memcheck reports it if it does).
-    pub fn rebased(self, first: u64) -> Self {
-        DevicePtr {
-            addr: self
-                .addr
-                .wrapping_sub(first.wrapping_mul(std::mem::size_of::<T>() as u64)),
-            _marker: PhantomData,
-        }
-    }
-
-    /// The address.
-    pub fn addr(self) -> u64 {
-        self.addr
+    fn misaligned(&self, addr: u64, align: usize, pointee: &'static str) -> Error {
+        Error::invalid(
+            "kernel argument",
+            format_args!("{addr:#x}"),
+            format!("a device pointer to {pointee} must be {align}-byte aligned"),
+        )
     }
 }
 

@@ -62,7 +62,7 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use super::launch::{DevicePtr, KernelArg};
+use super::launch::DevicePtr;
 use crate::backend::{BackendKind, RawMemory};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -174,26 +174,9 @@ pub const PEER_TIMED_OUT: u32 = 2;
 /// again ([`PeerGroup::run_started`]).
 pub const PEER_CANCELLED: u32 = 3;
 
-/// The kernel parameter `groute::PeerGroup` (one by-value parameter): the mailbox, the abort
-/// word, this member's rank, the group's size and the timeout.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PeerArgs {
-    /// The mailbox (device 0's memory).
-    pub mailbox: DevicePtr<u64>,
-    /// The host's abort word (mapped host memory).
-    pub abort: DevicePtr<u32>,
-    /// This member (its device index).
-    pub rank: u32,
-    /// Members of the group.
-    pub size: u32,
-    /// The longest wait at one exchange, in nanoseconds.
-    pub timeout_ns: u64,
-}
-
-// SAFETY: `#[repr(C)]` of two 8-byte pointers, two u32 and a u64: 32 bytes, 8-byte aligned,
-// no padding, the layout of `groute::PeerGroup` (peer_group.cuh).
-unsafe impl KernelArg for PeerArgs {}
+/// The kernel parameter `groute::PeerGroup` (one by-value parameter, `kernels/include/abi.h`):
+/// the mailbox, the abort word, this member's rank, the group's size and the timeout.
+pub use groute_kernels::abi::PeerGroup as PeerArgs;
 
 /// The cross-device mailbox and abort word of a context's devices (see the module docs).
 pub struct PeerGroup {

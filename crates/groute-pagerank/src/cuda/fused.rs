@@ -1,14 +1,15 @@
 //! Launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank/pagerank_fused.cu`):
-//! one persistent cooperative kernel per device runs every round of a run; the `#[repr(C)]`
-//! structs mirror its parameters, [`peers_block`] the `FusedPeers` block of device memory
-//! through which a device reaches its peers' halos and inboxes.
+//! one persistent cooperative kernel per device runs every round of a run; its state block,
+//! settings, pull topology and peers block are `groute_kernels::abi`'s `PageRank*` structs
+//! ([`peers_block`] builds the block of device memory through which a device reaches its
+//! peers' halos and inboxes).
 
 use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::{
-    CudaFunction, CudaModule, DevicePtr, KernelArg, LaunchConfig, PEER_MAX_DEVICES, PeerArgs,
-    member_grid,
+    CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_MAX_DEVICES, PeerArgs, member_grid,
 };
+use groute_kernels::abi::{PageRankPeers, PageRankPull, PageRankStateBlock, words_of};
 
 use super::pull::PullBuffers;
 use super::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
@@ -19,110 +20,16 @@ pub const FUSED_PAGERANK_BLOCK: u32 = 256;
 /// `groute_kernels::pagerank::FUSED` (`kernels/pagerank/pagerank_fused.cu`), the kernel's source.
 pub const FUSED_PAGERANK_SOURCE: groute_core::cuda::KernelSource = groute_kernels::pagerank::FUSED;
 
-/// u32 words of the state block (`PRF_WORDS`; zeroed before each run).
-pub const STATE_WORDS: usize = 100;
-/// State words (`PrfWord` of the kernel).
-pub(crate) mod word {
-    /// Block arrivals at grid barriers so far (`FUSED_BARRIER_COUNT`, never reset in a run).
-    pub const BARRIER_ARRIVALS: usize = 0;
-    /// Rounds run.
-    pub const ROUNDS: usize = 64;
-    /// Sweep rounds run.
-    pub const SWEEPS: usize = 65;
-    /// Vertices pushed, 64-bit.
-    pub const PUSHED: usize = 66;
-    /// Cross-device exchanges made.
-    pub const EXCHANGES: usize = 69;
-    /// Items listed in peers' inboxes (worklist rounds), 64-bit.
-    pub const SENT: usize = 70;
-    /// Inbox items drained, 64-bit.
-    pub const RECEIVED: usize = 72;
-    /// Why the kernel stopped early (`PrfStop`).
-    pub const STOP: usize = 74;
-    /// The failed exchange's status.
-    pub const PEER_STATUS: usize = 75;
-    /// The size a peer's inbox needed (0: none overflowed).
-    pub const INBOX_OVERFLOW: usize = 76;
-    /// Phase times (ns, 64-bit each, `PRF_T_*`): sweep takes, hub phases, gathers,
-    /// worklist pushes, exchanges, drains.
-    pub const TIMES: [usize; 6] = [80, 82, 84, 86, 88, 90];
-    /// Cut arcs that sweeps pushed a share along (unlisted), 64-bit.
-    pub const CUT_SENT: usize = 96;
-    /// In-cut halo slots the drains found nonzero, 64-bit.
-    pub const CUT_DRAINED: usize = 98;
+/// u32 words of the state block ([`PageRankStateBlock`]; zeroed before each run).
+pub const STATE_WORDS: usize = words_of::<PageRankStateBlock>();
+
+/// The kernel's scalar settings (`groute::PageRankSettings`).
+pub use groute_kernels::abi::PageRankSettings as FusedSettings;
+
+/// The state block after a run, read from its words.
+pub(crate) fn state_block(words: &[u32]) -> PageRankStateBlock {
+    bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..STATE_WORDS]))
 }
-
-/// `PrfFlag` bits of [`FusedSettings::flags`].
-pub mod flag {
-    /// One `__threadfence_system()` per thread and round (before the barrier that runs the
-    /// exchange) instead of one after every peer add (`--fused-fence-per-round`).
-    pub const FENCE_PER_ROUND: u32 = 1;
-}
-
-/// `PrfStop` of the kernel: why it stopped early.
-pub(crate) mod stop {
-    /// This device's worklist or a peer's inbox overflowed.
-    pub const OVERFLOW: u32 = 1;
-    /// Another device stopped the run.
-    pub const PEER: u32 = 2;
-    /// The host's abort word.
-    pub const ABORTED: u32 = 3;
-    /// A cross-device exchange failed (its status in [`super::word::PEER_STATUS`]).
-    pub const EXCHANGE: u32 = 4;
-}
-
-/// Mirror of `FusedPull`: the pull sweep's topology (addresses; 0 where absent).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct FusedPullArgs {
-    in_offsets: u64,
-    in_sources: u64,
-    share: u64,
-    cut_vertices: u64,
-    cut_offsets: u64,
-    cut_targets: u64,
-    hubs: u64,
-    tiles: u64,
-    hub_sum: u64,
-    hub_degree: u64,
-    in_cut: u64,
-    cut_head_of_arc: u64,
-    cut_heads: u64,
-    cut_merge: u64,
-    hub_count: u32,
-    tile_count: u32,
-    cut_count: u32,
-    cut_hubs: u32,
-    in_cut_count: u32,
-    cut_head_count: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<FusedPullArgs>() == 136);
-
-// SAFETY: `#[repr(C)]` of fourteen u64 and six u32, the layout of `FusedPull` (pointers are
-// u64 device addresses); no padding.
-unsafe impl KernelArg for FusedPullArgs {}
-
-/// Mirror of `FusedSettings`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct FusedSettings {
-    /// [`crate::PageRankOptions::sweep_divisor`].
-    pub sweep_divisor: u32,
-    /// Items of one worklist round at most (>= 1).
-    pub max_batch: u32,
-    /// Hub slots of the control block.
-    pub hub_capacity: u32,
-    /// `__nanosleep` between two polls at a grid barrier.
-    pub spin_ns: u32,
-    /// `groute::FusedBarrierFlag` bits.
-    pub barrier_flags: u32,
-    /// [`flag`] bits.
-    pub flags: u32,
-}
-
-// SAFETY: `#[repr(C)]` of six u32, the layout of `FusedSettings`.
-unsafe impl KernelArg for FusedSettings {}
 
 /// Where each device receives: its halo (2 x owned f32, parity-major), its inbox (2 x
 /// `capacity` u32) and its two tails (u32), with its inbox capacity per parity.
@@ -138,10 +45,10 @@ pub struct PeerInbox {
     pub capacity: u32,
 }
 
-/// The `FusedPeers` block (u32 words, to upload to every device): every device's halo,
+/// The peers block ([`PageRankPeers`], to upload to every device): every device's halo,
 /// inbox and tails addresses, the partition's bounds and the inbox capacities. Errors when
 /// the group is larger than [`PEER_MAX_DEVICES`] or a buffer is too small.
-pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<Vec<u32>, Error> {
+pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeers, Error> {
     let size = inboxes.len();
     if size == 0 || size > PEER_MAX_DEVICES || bounds.len() != size + 1 {
         return Err(Error::invalid(
@@ -150,11 +57,7 @@ pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<Vec<u32>, Er
             format!("1..={PEER_MAX_DEVICES} devices, with one partition bound more"),
         ));
     }
-    let mut words = vec![0u32; 66];
-    let mut put_u64 = |at: usize, v: u64| {
-        words[at] = v as u32;
-        words[at + 1] = (v >> 32) as u32;
-    };
+    let mut block: PageRankPeers = bytemuck::Zeroable::zeroed();
     for (d, inbox) in inboxes.iter().enumerate() {
         let owned = (bounds[d + 1] - bounds[d]) as usize;
         let cap = inbox.capacity as usize;
@@ -165,21 +68,13 @@ pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<Vec<u32>, Er
                 src: 2 * owned,
             });
         }
-        put_u64(2 * d, DevicePtr::<f32>::from_slice(&inbox.halo)?.addr());
-        put_u64(
-            16 + 2 * d,
-            DevicePtr::<u32>::from_slice(&inbox.inbox)?.addr(),
-        );
-        put_u64(
-            32 + 2 * d,
-            DevicePtr::<u32>::from_slice(&inbox.tails)?.addr(),
-        );
+        block.halo[d] = DevicePtr::from_slice(&inbox.halo)?;
+        block.inbox[d] = DevicePtr::from_slice(&inbox.inbox)?;
+        block.tails[d] = DevicePtr::from_slice(&inbox.tails)?;
+        block.capacity[d] = inbox.capacity;
     }
-    words[48..48 + size + 1].copy_from_slice(bounds);
-    for (d, inbox) in inboxes.iter().enumerate() {
-        words[57 + d] = inbox.capacity;
-    }
-    Ok(words)
+    block.bounds[..=size].copy_from_slice(bounds);
+    Ok(block)
 }
 
 /// One device's launch of `pagerank_fused`.
@@ -223,8 +118,8 @@ pub struct MergedCut {
     pub slots: RawSlice,
 }
 
-fn addr<T>(s: &RawSlice) -> Result<u64, Error> {
-    Ok(DevicePtr::<T>::from_slice(s)?.addr())
+fn addr<T>(s: &RawSlice) -> Result<DevicePtr<T>, Error> {
+    DevicePtr::from_slice(s)
 }
 
 /// `pagerank_fused` loaded into one device, with its resident grid ([`FusedKernel::load`]).
@@ -289,11 +184,11 @@ pub fn launch_fused(
     l: &FusedLaunch,
 ) -> Result<(), Error> {
     let ops = l.pr.args()?;
-    if l.state.len < STATE_WORDS * 4 || l.peers.len < 66 * 4 {
+    if l.state.len < STATE_WORDS * 4 || l.peers.len < std::mem::size_of::<PageRankPeers>() {
         return Err(Error::invalid(
             "fused PageRank state / peers block",
             l.state.len,
-            "STATE_WORDS u32 and the 66-word peers block",
+            "a PageRankStateBlock and a PageRankPeers",
         ));
     }
     if l.settings.max_batch == 0 {
@@ -316,7 +211,14 @@ pub fn launch_fused(
             elements::<[u64; 3]>("pull hub tiles", &h.tiles)?,
             crate::PULL_HUB_DEGREE,
         ),
-        None => (0, 0, 0, 0, 0, u64::MAX),
+        None => (
+            DevicePtr::null(),
+            DevicePtr::null(),
+            DevicePtr::null(),
+            0,
+            0,
+            u64::MAX,
+        ),
     };
     let (cut_vertices, cut_offsets, cut_targets, cut_count, cut_hubs) = match &pull.cut {
         Some(c) => (
@@ -326,7 +228,13 @@ pub fn launch_fused(
             c.count()?,
             u32::from(c.has_hub_lists && l.settings.hub_capacity != 0),
         ),
-        None => (0, 0, 0, 0, 0),
+        None => (
+            DevicePtr::null(),
+            DevicePtr::null(),
+            DevicePtr::null(),
+            0,
+            0,
+        ),
     };
     let (cut_head_of_arc, cut_heads, cut_merge, cut_head_count) = match (&l.merged_cut, &pull.cut) {
         (Some(m), Some(c)) => {
@@ -345,12 +253,12 @@ pub fn launch_fused(
                 heads,
             )
         }
-        _ => (0, 0, 0, 0),
+        _ => (DevicePtr::null(), DevicePtr::null(), DevicePtr::null(), 0),
     };
     let in_csr = pull.in_csr.device_ptrs()?;
-    let pull_args = FusedPullArgs {
-        in_offsets: in_csr.offsets.addr(),
-        in_sources: in_csr.targets.addr(),
+    let pull_args = PageRankPull {
+        in_offsets: in_csr.offsets,
+        in_sources: in_csr.targets,
         share: addr::<f32>(&pull.share)?,
         cut_vertices,
         cut_offsets,
@@ -378,17 +286,18 @@ pub fn launch_fused(
         csr.targets,
         l.wl.args()?,
         pull_args,
-        DevicePtr::<u32>::from_slice(&l.peers)?,
+        DevicePtr::<PageRankPeers>::from_slice(&l.peers)?,
         l.settings,
         DevicePtr::<u32>::from_slice(&l.state)?,
         l.group,
         DevicePtr::<u64>::from_slice(&l.postboxes)?,
     );
     // SAFETY: pagerank_fused(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned* targets, DeviceWorklist wl, FusedPull pull, const FusedPeers* peers,
-    // FusedSettings settings, unsigned* state, PeerGroup group, unsigned long long* const*
-    // postboxes): the tuple matches it field by field (layouts asserted in this module, in
-    // super and in groute-core). The owned range lies inside the residual and ranks, and the
+    // unsigned* targets, DeviceWorklist wl, PageRankPull pull, const PageRankPeers* peers,
+    // PageRankSettings settings, unsigned* state, PeerGroup group, unsigned long long* const*
+    // postboxes): the tuple matches it field by field (the abi structs checked against
+    // abi.h and abi_pagerank.h by groute-kernels' tests/abi.rs, the others' layouts asserted
+    // in super). The owned range lies inside the residual and ranks, and the
     // CSR part holds exactly the owned rows, its pointers (and the in-CSR part's, in the pull
     // topology) rebased to global vertex and arc ids: the kernel reads only owned rows
     // (checked by `args`); the pull topology is the one `launch_pull_take`,
@@ -402,7 +311,7 @@ pub fn launch_fused(
     // present, hold a head index below `cut_head_count` per cut arc (as many as the cut
     // targets, checked above; built at upload from the same cut lists), the heads (vertex ids
     // of other devices) and a slot per head (checked); `state`
-    // holds STATE_WORDS zeroed u32. The launch is cooperative over the resident grid at
+    // holds a zeroed PageRankStateBlock. The launch is cooperative over the resident grid at
     // FUSED_PAGERANK_BLOCK threads (the kernel's launch bounds), so every block reaches
     // every grid barrier; every exchange is bounded by the group's timeout and abort word.
     // Memory kept alive below; the caller keeps the peers' buffers and postboxes alive until

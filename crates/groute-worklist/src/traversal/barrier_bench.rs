@@ -8,15 +8,18 @@ use std::time::Duration;
 
 use groute_core::cuda::{CudaModule, DevicePtr, LaunchConfig};
 use groute_core::{Device, Error, Event};
+use groute_kernels::abi::{FusedStateBlock, words_of};
+use groute_kernels::abi_word;
 use groute_kernels::runtime::FUSED_BARRIER;
 
 use super::fused_tuning::{FUSED_BLOCK, FusedBarrier, fused_block};
 
-/// `FUSED_WORDS` of fused.cuh: the bench's state block.
-const STATE_WORDS: usize = 100;
-/// `BENCH_ERRORS` (`groute::FUSED_STOP`) and `BENCH_PASSED` (`groute::FUSED_ROUNDS`).
-const BENCH_ERRORS: usize = 65;
-const BENCH_PASSED: usize = 66;
+/// The bench's state block: a [`FusedStateBlock`]'s words.
+const STATE_WORDS: usize = words_of::<FusedStateBlock>();
+/// `BENCH_ERRORS` (the state block's `stop` word) and `BENCH_PASSED` (its `rounds` word) of
+/// fused_barrier.cu.
+const BENCH_ERRORS: usize = abi_word!(FusedStateBlock, stop);
+const BENCH_PASSED: usize = abi_word!(FusedStateBlock, rounds);
 
 /// One timed run of the barrier micro-benchmark.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -17,6 +17,8 @@ use std::ops::Range;
 
 use groute_core::cuda::{CudaFunction, CudaModule, CudaStream, DevicePtr, KernelSource};
 use groute_core::{Buffer, Device, Error, Stream};
+use groute_kernels::abi::{TraversalCtrl, words_of};
+use groute_kernels::abi_word;
 
 use super::fused::FusedKernel;
 use super::hub_policy::HubPolicy;
@@ -51,26 +53,26 @@ const OUTGOING_BUFFERS: usize = 4;
 const WL_SLOTS_PER_LOW_SLOT: usize = 2;
 /// At most this many outgoing buffers per device (sends in flight plus the current one).
 const MAX_OUTGOING_BUFFERS: usize = 64;
-/// Words of the control block read back (`groute::TRAVERSAL_CTRL_WORDS`).
-const CTRL_WORDS: usize = 16;
-pub(super) const CTRL_WL_END: usize = 0;
-pub(super) const CTRL_SEND_END: usize = 1;
-const CTRL_WL_OVERFLOW: usize = 2;
-const CTRL_SEND_OVERFLOW: usize = 3;
-/// The hub list's 64-bit counter (`groute::CTRL_HUB_COUNT`, two words), reset before each
-/// expand launch, and its capacity in slots (`groute::CTRL_HUB_CAP`).
-const CTRL_HUB_COUNT: usize = 4;
-const CTRL_HUB_CAP: usize = 6;
-/// The low list's append counter, overflow word and smallest deferred priority
-/// (`groute::CTRL_LOW_END`, `CTRL_LOW_OVERFLOW`, `CTRL_LOW_MIN`).
-const CTRL_LOW_END: usize = 8;
-const CTRL_LOW_OVERFLOW: usize = 9;
-const CTRL_LOW_MIN: usize = 10;
-/// A device-driven run's outgoing ring positions the next device has read, stored by it
-/// (`groute::CTRL_SEND_FREED`), and its inbox end, stored by the previous device
-/// (`groute::CTRL_INBOX_PUBLISHED`; `fused_peer.rs`).
-pub(super) const CTRL_SEND_FREED: usize = 7;
-pub(super) const CTRL_INBOX_PUBLISHED: usize = 11;
+/// Words of the control block ([`TraversalCtrl`]), read back after a round; the hub slots
+/// follow them in the same buffer.
+const CTRL_WORDS: usize = words_of::<TraversalCtrl>();
+/// The control block's words by field (`groute::CTRL_*` of `kernels/include/abi_traversal.h`).
+pub(super) const CTRL_WL_END: usize = abi_word!(TraversalCtrl, wl_end);
+pub(super) const CTRL_SEND_END: usize = abi_word!(TraversalCtrl, send_end);
+const CTRL_WL_OVERFLOW: usize = abi_word!(TraversalCtrl, wl_overflow);
+const CTRL_SEND_OVERFLOW: usize = abi_word!(TraversalCtrl, send_overflow);
+/// The hub list's 64-bit counter (two words), reset before each expand launch, and its
+/// capacity in slots.
+const CTRL_HUB_COUNT: usize = abi_word!(TraversalCtrl, hub_counts);
+const CTRL_HUB_CAP: usize = abi_word!(TraversalCtrl, hub_capacity);
+/// The low list's append counter, overflow word and smallest deferred priority.
+const CTRL_LOW_END: usize = abi_word!(TraversalCtrl, low_end);
+const CTRL_LOW_OVERFLOW: usize = abi_word!(TraversalCtrl, low_overflow);
+const CTRL_LOW_MIN: usize = abi_word!(TraversalCtrl, low_min);
+/// A device-driven run's outgoing ring positions the next device has read, stored by it, and
+/// its inbox end, stored by the previous device (`fused_peer.rs`).
+pub(super) const CTRL_SEND_FREED: usize = abi_word!(TraversalCtrl, send_freed);
+pub(super) const CTRL_INBOX_PUBLISHED: usize = abi_word!(TraversalCtrl, inbox_published);
 
 /// `values`, `offsets`, `targets`, `weights` kernel arguments.
 pub(super) type GraphArgs = (

@@ -155,9 +155,8 @@ mod state;
 pub(crate) use kernel::FusedKernel;
 pub(super) use kernel::{FusedBounds, FusedRole, FusedShape};
 pub(super) use state::{
-    FUSED_END, FUSED_IN_END, FUSED_LOW_CURRENT, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
-    FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD,
-    FUSED_UNLISTED, FUSED_WORDS, StateWords,
+    FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_WORDS,
+    StateBlock, start_words,
 };
 
 /// Whether a CUDA min traversal runs as one fused persistent kernel (`--fused` /

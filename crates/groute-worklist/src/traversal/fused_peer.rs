@@ -68,9 +68,8 @@ use super::cuda::{
     CTRL_INBOX_PUBLISHED, CTRL_SEND_END, CTRL_SEND_FREED, CTRL_WL_END, CudaTraversalDevice,
 };
 use super::fused::{
-    FUSED_END, FUSED_IN_END, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP,
-    FUSED_STOP_ABORTED, FUSED_STOP_PEER, FUSED_THRESHOLD, FUSED_UNLISTED, FusedRole, FusedShape,
-    StateWords,
+    FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP_ABORTED, FUSED_STOP_PEER, FusedRole,
+    FusedShape, StateBlock, start_words,
 };
 use super::fused_trace::FusedTrace;
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
@@ -174,7 +173,7 @@ pub(crate) struct PeerRunOutput {
 /// What the host reads back from one member.
 struct MemberReadBack {
     ctrl: Vec<u32>,
-    state: StateWords,
+    state: StateBlock,
     device_time: Duration,
     /// The member ran the cluster build (its single-block levels ran on a cluster).
     cluster: bool,
@@ -260,14 +259,7 @@ pub(crate) fn run_device_driven(
                 };
                 // An empty worklist starts in EXPAND: its action finds nothing and idles.
                 let phase = if k == 0 { FUSED_PHASE_EXPAND } else { phase };
-                dev.prepare_state(
-                    &dev.fused.state,
-                    &[
-                        (FUSED_PHASE, phase),
-                        (FUSED_END, k),
-                        (FUSED_THRESHOLD, threshold),
-                    ],
-                )?;
+                dev.prepare_state(&dev.fused.state, &start_words(phase, k, threshold))?;
             }
             Ok(())
         },
@@ -415,16 +407,16 @@ fn report(
             member.send_capacity as usize,
         )?;
     }
-    let stops: Vec<u32> = read_back.iter().map(|r| r.state.word(FUSED_STOP)).collect();
+    let stops: Vec<u32> = read_back.iter().map(|r| r.state.0.stop).collect();
     let mut stats = Vec::with_capacity(devices.len());
     let mut outstanding = 0i64;
     for (r, seeds) in read_back.iter().zip(seeds) {
         let counted = r.state.stats();
         // Every item listed, and those the cluster mode's levels produced and expanded without
-        // listing them (`FUSED_UNLISTED`).
-        let listed = u64::from(r.ctrl[CTRL_WL_END]).wrapping_add(r.state.wide(FUSED_UNLISTED));
+        // listing them (`FusedStateBlock::unlisted`).
+        let listed = u64::from(r.ctrl[CTRL_WL_END]).wrapping_add(r.state.0.unlisted);
         let sent = u64::from(r.ctrl[CTRL_SEND_END]);
-        let received = u64::from(r.state.word(FUSED_IN_END));
+        let received = u64::from(r.state.0.in_end);
         outstanding +=
             listed as i64 - counted.items_processed as i64 + sent as i64 - received as i64;
         stats.push(DeviceStats {

@@ -28,12 +28,12 @@
 
 use groute_core::cuda::DevicePtr;
 use groute_core::{Error, Stream};
+use groute_kernels::abi::FusedStateBlock;
 
 use super::cuda::{CudaTraversalDevice, CudaTraversalWorker};
 use super::fused::{
-    FUSED_END, FUSED_LOW_CURRENT, FUSED_PHASE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
-    FUSED_PROCESSED, FUSED_START, FUSED_STOP, FUSED_THRESHOLD, FUSED_WORDS, FusedBounds, FusedRole,
-    FusedShape,
+    FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_WORDS, FusedBounds, FusedRole, FusedShape,
+    StateBlock,
 };
 use super::fused_tuning::{FusedDefaults, fused_kernel_flags};
 use crate::RoundCounts;
@@ -114,12 +114,15 @@ impl CudaTraversalWorker<'_> {
                 operation: "writing the fused state block",
                 backend: "cuda",
             })?;
-            words.fill(0);
-            words[FUSED_PHASE] = phase;
-            words[FUSED_START] = self.start;
-            words[FUSED_END] = self.end;
-            words[FUSED_THRESHOLD] = self.threshold;
-            words[FUSED_LOW_CURRENT] = self.low_current as u32;
+            let block = FusedStateBlock {
+                phase,
+                start: self.start,
+                end: self.end,
+                threshold: self.threshold,
+                low_current: self.low_current as u32,
+                ..bytemuck::Zeroable::zeroed()
+            };
+            words.copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(&block)));
         }
         stream.copy(&storage.fused.state, host)?;
         let out = &storage.outgoing[self.current];
@@ -149,20 +152,20 @@ impl CudaTraversalWorker<'_> {
                 backend: "cuda",
             })?;
         debug_assert_eq!(words.len(), FUSED_WORDS);
+        let state = StateBlock::from_words(words).0;
         // Overflows were reported by read_back (naming the setting); any other stop would leave
         // the launch's hub list unexpanded, so it must never pass silently.
-        if words[FUSED_STOP] != 0 {
+        if state.stop != 0 {
             return Err(Error::invalid(
                 "fused kernel stop word",
-                words[FUSED_STOP],
+                state.stop,
                 "a bounded fused launch stopped early without an overflow: a bug, please \
                  report it (run with --no-fused meanwhile)",
             )
             .into());
         }
-        let processed =
-            u64::from(words[FUSED_PROCESSED]) | (u64::from(words[FUSED_PROCESSED + 1]) << 32);
-        self.start = words[FUSED_START];
+        let processed = state.processed;
+        self.start = state.start;
         debug_assert_eq!(
             u64::from(self.start.wrapping_sub(old_start)),
             processed,

@@ -101,17 +101,14 @@ pub const FUSED_SPIN_NS: u32 = 20;
 /// The longest sleep `__nanosleep` takes (1 ms); [`FusedBarrier::spin_ns`] is at most this.
 pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 
-/// `groute::FUSED_BARRIER_FENCED` and `groute::FUSED_BARRIER_TAGGED` of grid_barrier.cuh.
-const FUSED_BARRIER_FENCED: u32 = 1;
-const FUSED_BARRIER_TAGGED: u32 = 2;
-/// `groute::FUSED_DIRECT_MIN` of fused.cuh ([`WorklistOptions::fused_direct_min`]).
-pub(crate) const FUSED_DIRECT_MIN: u32 = 4;
-/// `groute::FUSED_SOLO_SHARED` ([`WorklistOptions::fused_solo_shared`]).
-const FUSED_SOLO_SHARED: u32 = 8;
-/// `groute::FUSED_SOLO_DIRECT_MIN` ([`WorklistOptions::fused_solo_direct_min`]).
-const FUSED_SOLO_DIRECT_MIN: u32 = 16;
-/// `groute::FUSED_SOLO_ASYNC` ([`WorklistOptions::fused_solo_async`]).
-const FUSED_SOLO_ASYNC: u32 = 32;
+// The barrier's and the kernel's flag bits (`kernels/include/abi*.h`): FUSED_DIRECT_MIN is
+// [`WorklistOptions::fused_direct_min`], FUSED_SOLO_SHARED `fused_solo_shared`,
+// FUSED_SOLO_DIRECT_MIN `fused_solo_direct_min`, FUSED_SOLO_ASYNC `fused_solo_async`.
+pub(crate) use groute_kernels::abi::FUSED_DIRECT_MIN;
+use groute_kernels::abi::{
+    FUSED_BARRIER_FENCED, FUSED_BARRIER_TAGGED, FUSED_SOLO_ASYNC, FUSED_SOLO_DIRECT_MIN,
+    FUSED_SOLO_SHARED,
+};
 
 /// The fused kernel's `(spin_ns, flags)` arguments for `options` on a graph of `arcs` arcs:
 /// the barrier's settings ([`FusedBarrier::kernel_args`], whose error names a bad one) and

@@ -32,6 +32,7 @@ mod fused_rounds;
 mod fused_trace;
 mod fused_tuning;
 mod hub_policy;
+mod split_ops;
 
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
@@ -44,11 +45,12 @@ pub use fused_tuning::{
     FUSED_SPARSE_MAX_AVERAGE_DEGREE, FUSED_SPIN_NS, FusedBarrier, SOLO_CLUSTER,
 };
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
+pub use split_ops::MinSplitOps;
+use split_ops::ValueArray;
 
 use std::ops::Range;
-use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use groute_core::cuda::{GpuSharing, PeerGroup};
@@ -60,7 +62,6 @@ use crate::driver::run_workers;
 use crate::engine::{DeviceProgram, WorklistOptions, WorklistStats, run};
 use crate::error::WorklistError;
 use crate::part::DeviceCsr;
-use crate::split::{SplitFlags, SplitOps, VertexValue};
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
 /// per outgoing buffer): small graphs can have a few hubs' worth of items in flight.
@@ -78,105 +79,6 @@ pub trait MinTraversal: Send + Sync + 'static {
     fn relax(value: u32, weight: u32) -> u32;
     /// The CUDA kernels of this traversal (`None`: host backend only).
     const CUDA_KERNELS: Option<TraversalKernels> = None;
-}
-
-/// A full-length `u32` value array on one device, viewed as atomics by host kernels.
-#[derive(Clone)]
-struct ValueArray {
-    buffer: Buffer<u32>,
-    ptr: NonNull<AtomicU32>,
-    len: usize,
-}
-
-// SAFETY: the pointer targets the atomics of `buffer`, which this struct keeps alive; atomics
-// may be shared between threads.
-unsafe impl Send for ValueArray {}
-// SAFETY: as above: only atomic accesses go through the pointer.
-unsafe impl Sync for ValueArray {}
-
-impl ValueArray {
-    fn new(buffer: Buffer<u32>) -> Result<Self, Error> {
-        let view = buffer.host_atomic_u32().ok_or(Error::Unsupported {
-            operation: "host traversal kernels on device memory",
-            backend: "cuda",
-        })?;
-        let len = view.len();
-        let ptr = NonNull::from(view).cast::<AtomicU32>();
-        Ok(ValueArray { buffer, ptr, len })
-    }
-
-    fn atomics(&self) -> &[AtomicU32] {
-        // SAFETY: `ptr`/`len` came from `buffer.host_atomic_u32()`, and `self.buffer` keeps the
-        // allocation alive as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-/// The split operations of a min traversal on one device.
-#[derive(Clone)]
-pub struct MinSplitOps {
-    owned: Range<u32>,
-    values: ValueArray,
-}
-
-impl std::fmt::Debug for MinSplitOps {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MinSplitOps")
-            .field("owned", &self.owned)
-            .finish()
-    }
-}
-
-impl MinSplitOps {
-    fn improve(&self, p: &VertexValue) -> bool {
-        match self.values.atomics().get(p.vertex as usize) {
-            Some(a) => a.fetch_min(p.value, Ordering::AcqRel) > p.value,
-            None => false,
-        }
-    }
-}
-
-impl SplitOps for MinSplitOps {
-    type Local = u32;
-    type Packed = VertexValue;
-
-    fn pack(&self, v: u32) -> VertexValue {
-        let value = self
-            .values
-            .atomics()
-            .get(v as usize)
-            .map_or(UNREACHED, |a| a.load(Ordering::Acquire));
-        VertexValue { vertex: v, value }
-    }
-
-    fn unpack(&self, p: VertexValue) -> u32 {
-        p.vertex
-    }
-
-    fn on_send(&self, p: &VertexValue) -> SplitFlags {
-        if self.owned.contains(&p.vertex) {
-            SplitFlags::KEEP
-        } else {
-            SplitFlags::PASS
-        }
-    }
-
-    fn on_receive(&self, p: &VertexValue) -> SplitFlags {
-        match (self.improve(p), self.owned.contains(&p.vertex)) {
-            (true, true) => SplitFlags::KEEP,
-            (true, false) => SplitFlags::PASS,
-            (false, _) => SplitFlags::DROP,
-        }
-    }
-
-    fn get_prio(&self, v: &u32) -> u32 {
-        self.pack(*v).value
-    }
-
-    fn superseded(&self, v: &u32, deferred_prio: u32) -> bool {
-        // The copy queued by the improvement was split after it, with the lower value.
-        self.get_prio(v) < deferred_prio
-    }
 }
 
 /// One device's share of a min traversal (host backend).

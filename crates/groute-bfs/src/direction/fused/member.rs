@@ -18,6 +18,9 @@ use groute_core::cuda::{
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
+use groute_kernels::abi::{
+    DirectionParams, DirectionStateBlock, FusedStateBlock, GridBarrierWords, words_of,
+};
 use groute_kernels::bfs::DIRECTION_FUSED;
 use groute_worklist::CsrPtrs;
 
@@ -30,17 +33,12 @@ use crate::direction::readback::{CTRL_WL_END, read_back};
 
 /// Threads per block of the fused kernel (`groute::DO_BLOCK`).
 const BLOCK: u32 = 256;
-/// u32 words of the grid barrier's block: at least `groute::FUSED_BARRIER_WORDS`
-/// (grid_barrier.cuh); the fused traversal's state block size, kept.
-const BARRIER_WORDS: usize = 100;
-/// u64 words of the state block (`groute::DO_WORDS`).
-pub(super) const STATE_WORDS: usize = 32;
-/// State words the host reads (`groute::DoWord`).
-pub(super) const DO_LEVELS: usize = 4;
-pub(super) const DO_PULL_LEVELS: usize = 5;
-pub(super) const DO_ITEMS: usize = 6;
-pub(super) const DO_ARCS: usize = 7;
-pub(super) const DO_STATUS: usize = 8;
+/// u32 words of the grid barrier's block: at least a [`GridBarrierWords`]; the fused
+/// traversal's state block size, kept.
+const BARRIER_WORDS: usize = words_of::<FusedStateBlock>();
+const _: () = assert!(BARRIER_WORDS >= words_of::<GridBarrierWords>());
+/// u64 words of the state block ([`DirectionStateBlock`]).
+const STATE_WORDS: usize = std::mem::size_of::<DirectionStateBlock>() / 8;
 
 /// One device's storage and kernel.
 pub(super) struct FusedMember {
@@ -206,42 +204,40 @@ impl FusedMember {
         let d = &self.dir;
         let (table, posts) = self.peer_tables(rank)?;
         let (push, pull) = self.csr_ptrs()?;
-        let args = (
-            DevicePtr::<u32>::from_slice(&d.levels.raw())?,
-            push.offsets,
-            push.targets,
-            pull.offsets,
-            pull.targets,
-            d.n,
-            self.owned.start.min(d.n),
-            self.owned.end.min(d.n),
-            DevicePtr::<u32>::from_slice(&d.wl.raw())?,
-            (d.wl.len() - 1) as u32,
-            DevicePtr::<u32>::from_slice(&d.ctrl.raw())?,
-            DevicePtr::<u32>::from_slice(&self.barrier.raw())?,
-            DevicePtr::<u64>::from_slice(&self.state.raw())?,
-            DevicePtr::<u64>::from_slice(&table.raw())?,
+        let params = DirectionParams {
+            levels: DevicePtr::from_slice(&d.levels.raw())?,
+            push_offsets: push.offsets,
+            push_targets: push.targets,
+            pull_offsets: pull.offsets,
+            pull_sources: pull.targets,
+            n: d.n,
+            owned_begin: self.owned.start.min(d.n),
+            owned_end: self.owned.end.min(d.n),
+            gap0: 0,
+            wl_data: DevicePtr::from_slice(&d.wl.raw())?,
+            wl_mask: (d.wl.len() - 1) as u32,
+            gap1: 0,
+            ctrl: DevicePtr::from_slice(&d.ctrl.raw())?,
+            barrier: DevicePtr::from_slice(&self.barrier.raw())?,
+            state: DevicePtr::from_slice(&self.state.raw())?,
+            inboxes: DevicePtr::from_slice(&table.raw())?,
             in_arcs,
-            rule.alpha,
-            rule.beta,
-            group.args(rank)?,
-            if options.trace {
-                DevicePtr::<u64>::from_slice(&self.trace.raw())?
+            alpha: rule.alpha,
+            beta: rule.beta,
+            group: group.args(rank)?,
+            trace_words: if options.trace {
+                DevicePtr::from_slice(&self.trace.raw())?
             } else {
                 DevicePtr::null()
             },
-            options.kernel_flags(),
-            DevicePtr::<u64>::from_slice(&posts.raw())?,
-        );
-        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu (the fixed builds `_one` and
-        // `_several`, the run-time build and `_occupancy`) takes (unsigned* levels, const unsigned
-        // long long* push_offsets, const unsigned* push_targets, const unsigned long long*
-        // pull_offsets, const unsigned* pull_sources, unsigned n, unsigned owned_begin, unsigned
-        // owned_end, unsigned* wl_data, unsigned wl_mask, unsigned* ctrl, unsigned* barrier,
-        // unsigned long long* state, unsigned* const* inboxes, unsigned long long in_arcs, unsigned
-        // long long alpha, unsigned long long beta, PeerGroup group, unsigned long long*
-        // trace_words, unsigned flags, unsigned long long* const* postboxes): the tuple matches it
-        // field by field. `levels` holds n u32; the offset arrays index by global vertex id and
+            flags: options.kernel_flags(),
+            gap2: 0,
+            postboxes: DevicePtr::from_slice(&posts.raw())?,
+        };
+        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu (the fixed builds
+        // `_one` and `_several`, the run-time build and `_occupancy`) takes one
+        // `groute::DirectionParams`, whose layout `DirectionParams` mirrors (checked against
+        // abi_direction.h by groute-kernels' tests/abi.rs); its fields hold: `levels` holds n u32; the offset arrays index by global vertex id and
         // the targets and sources by global arc id (csr_ptrs): the offsets of every vertex
         // (whole arrays, or one device's rows, which are every vertex), the arcs of this
         // device's rows, which are all the kernel reads: it expands and pulls only owned
@@ -250,7 +246,7 @@ impl FusedMember {
         // worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's
         // appends, each vertex once per run) and every append is bounds-checked; `ctrl` holds the
         // control block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
-        // BARRIER_WORDS u32 and `state` DO_WORDS u64, zeroed by the reset; `table` (this device's
+        // BARRIER_WORDS u32 and `state` a DirectionStateBlock, zeroed by the reset; `table` (this device's
         // memory) holds the address of every member's inbox of 2 * (size - 1) * ceil(n / 32) u32,
         // reachable from this device (PeerGroup::new_sharing checked peer access between every pair
         // of distinct GPUs; members on one GPU share its memory), and the kernel stores only words
@@ -267,7 +263,7 @@ impl FusedMember {
             self.kernel.launch_cooperative(
                 d.stream.raw().as_ref(),
                 LaunchConfig::linear(self.grid, BLOCK),
-                args,
+                (params,),
             )
         }
     }
@@ -310,8 +306,9 @@ impl FusedMember {
     }
 
     /// Waits for the stream and reads the state block.
-    pub(super) fn read_state(&self, device: &Device) -> Result<Vec<u64>, Error> {
-        device.download(&self.state)
+    pub(super) fn read_state(&self, device: &Device) -> Result<DirectionStateBlock, Error> {
+        let words = device.download(&self.state)?;
+        Ok(bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words)))
     }
 
     /// Waits for the stream and reads the trace buffer.

@@ -47,7 +47,7 @@ use groute_core::{Context, Device, Error, Event};
 use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
 
-use self::member::{DO_ARCS, DO_ITEMS, DO_LEVELS, DO_PULL_LEVELS, DO_STATUS, FusedMember};
+use self::member::FusedMember;
 pub use self::options::FusedDirectionOptions;
 pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 use super::solver::DirectionRun;
@@ -154,8 +154,8 @@ impl FusedDirection {
             }
             .into());
         }
-        if let Some((d, state)) = states.iter().enumerate().find(|(_, s)| s[DO_STATUS] != 0) {
-            return Err(PeerGroup::failure(d, state[DO_STATUS] as u32).into());
+        if let Some((d, state)) = states.iter().enumerate().find(|(_, s)| s.status != 0) {
+            return Err(PeerGroup::failure(d, state.status as u32).into());
         }
         for m in &self.members {
             m.check_worklist()?;
@@ -169,10 +169,10 @@ impl FusedDirection {
         Ok(DirectionRun {
             levels: self.members[0].levels(&devices[0])?,
             stats: DirectionStats {
-                levels: state[DO_LEVELS],
-                pull_levels: state[DO_PULL_LEVELS],
-                items: state[DO_ITEMS],
-                arcs_examined: state[DO_ARCS],
+                levels: state.levels,
+                pull_levels: state.pull_levels,
+                items: state.items,
+                arcs_examined: state.arcs,
             },
             elapsed,
             device_time: Some(device_time),
@@ -182,10 +182,10 @@ impl FusedDirection {
     }
 
     /// Reads a block of every member (`read` waits for its stream), in rank order.
-    fn read_each(
+    fn read_each<T>(
         &self,
-        read: impl Fn(&FusedMember, &Device) -> Result<Vec<u64>, Error>,
-    ) -> Result<Vec<Vec<u64>>, Error> {
+        read: impl Fn(&FusedMember, &Device) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
         let devices = self.context.devices();
         self.members
             .iter()

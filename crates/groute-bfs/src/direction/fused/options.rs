@@ -171,40 +171,23 @@ impl FusedDirectionOptions {
 
     /// The kernel's `flags` word (`groute::DoFlag`).
     pub(crate) fn kernel_flags(&self) -> u32 {
-        /// `groute::DO_FLAG_PULL_FRONTIER`.
-        const PULL_FRONTIER: u32 = 1;
-        /// `groute::DO_FLAG_WARP_RESERVE`.
-        const WARP_RESERVE: u32 = 2;
-        /// `groute::DO_FLAG_POST_EXCHANGE`.
-        const POST_EXCHANGE: u32 = 4;
-        /// `groute::DO_FLAG_SCAN_BATCH`.
-        const SCAN_BATCH: u32 = 8;
-        /// `groute::DO_FLAG_PUSH_FRONTIER`.
-        const PUSH_FRONTIER: u32 = 16;
-        /// `groute::DO_FLAG_SPARSE_PUSH`.
-        const SPARSE_PUSH: u32 = 32;
-        /// `groute::DO_FLAG_ONE_EXCHANGE`.
-        const ONE_EXCHANGE: u32 = 64;
-        /// `groute::DO_FLAG_HUB_BATCH`.
-        const HUB_BATCH: u32 = 128;
-        /// `groute::DO_FLAG_LISTED_PUSH`.
-        const LISTED_PUSH: u32 = 256;
-        /// `groute::DO_FLAG_PUSH_BITMAP`.
-        const PUSH_BITMAP: u32 = 512;
-        /// `groute::DO_FLAG_REPLICATE`.
-        const REPLICATE: u32 = 1024;
+        use groute_kernels::abi::{
+            DO_FLAG_HUB_BATCH, DO_FLAG_LISTED_PUSH, DO_FLAG_ONE_EXCHANGE, DO_FLAG_POST_EXCHANGE,
+            DO_FLAG_PULL_FRONTIER, DO_FLAG_PUSH_BITMAP, DO_FLAG_PUSH_FRONTIER, DO_FLAG_REPLICATE,
+            DO_FLAG_SCAN_BATCH, DO_FLAG_SPARSE_PUSH, DO_FLAG_WARP_RESERVE,
+        };
         let flag = |on: bool, bit: u32| if on { bit } else { 0 };
-        flag(self.pull_builds_frontier, PULL_FRONTIER)
-            | flag(self.warp_reserve, WARP_RESERVE)
-            | flag(self.exchange == PeerExchange::Posted, POST_EXCHANGE)
-            | flag(self.scan_batch, SCAN_BATCH)
-            | flag(self.push_builds_frontier, PUSH_FRONTIER)
-            | flag(self.sparse_push, SPARSE_PUSH)
-            | flag(self.one_exchange, ONE_EXCHANGE)
-            | flag(self.hub_batch, HUB_BATCH)
-            | flag(self.listed_push, LISTED_PUSH)
-            | flag(self.push_bitmap, PUSH_BITMAP)
-            | flag(self.replicate, REPLICATE)
+        flag(self.pull_builds_frontier, DO_FLAG_PULL_FRONTIER)
+            | flag(self.warp_reserve, DO_FLAG_WARP_RESERVE)
+            | flag(self.exchange == PeerExchange::Posted, DO_FLAG_POST_EXCHANGE)
+            | flag(self.scan_batch, DO_FLAG_SCAN_BATCH)
+            | flag(self.push_builds_frontier, DO_FLAG_PUSH_FRONTIER)
+            | flag(self.sparse_push, DO_FLAG_SPARSE_PUSH)
+            | flag(self.one_exchange, DO_FLAG_ONE_EXCHANGE)
+            | flag(self.hub_batch, DO_FLAG_HUB_BATCH)
+            | flag(self.listed_push, DO_FLAG_LISTED_PUSH)
+            | flag(self.push_bitmap, DO_FLAG_PUSH_BITMAP)
+            | flag(self.replicate, DO_FLAG_REPLICATE)
     }
 }
 

@@ -5,7 +5,7 @@
 use groute_core::cuda::{CudaFunction, CudaModule, DevicePtr};
 use groute_core::{Buffer, Context, Device, Error};
 
-use super::state::{FUSED_READ_FROM, FUSED_WORDS, StateWords};
+use super::state::{FUSED_WORDS, StateBlock};
 use crate::engine::WorklistOptions;
 use crate::split::VertexValue;
 use crate::traversal::fused_peer::FusedMember;
@@ -37,9 +37,10 @@ pub(crate) struct FusedKernel {
     /// 528: 40.4 ms, every resident block: 51.4 ms; the barrier costs more with more blocks,
     /// and per-level work on such graphs is small.
     multiprocessors: u32,
-    /// `FUSED_WORDS` u32 of device memory: barrier words and the kernel's snapshots.
+    /// The state block ([`FUSED_WORDS`] u32 of device memory): barrier words and the kernel's
+    /// snapshots.
     pub(in crate::traversal) state: Buffer<u32>,
-    /// `FUSED_WORDS` u32 of pinned host memory: a bounded launch's state block, written here
+    /// [`FUSED_WORDS`] u32 of pinned host memory: a bounded launch's state block, written here
     /// and copied in before the launch, copied back after it.
     pub(in crate::traversal) state_host: Buffer<u32>,
     /// One u32 of device-mapped pinned host memory: nonzero asks the kernel to stop.
@@ -219,10 +220,8 @@ impl FusedKernel {
     }
 
     /// The state block after a run (`device` holds it; synchronous).
-    pub(in crate::traversal) fn read_state(&self, device: &Device) -> Result<StateWords, Error> {
-        Ok(StateWords(device.download(
-            &self.state.slice(FUSED_READ_FROM..FUSED_WORDS)?,
-        )?))
+    pub(in crate::traversal) fn read_state(&self, device: &Device) -> Result<StateBlock, Error> {
+        Ok(StateBlock::from_words(&device.download(&self.state)?))
     }
 
     pub(in crate::traversal) fn set_abort(&self, value: u32) -> Result<(), Error> {

@@ -4,6 +4,7 @@
 
 use groute_core::Error;
 use groute_core::cuda::{DevicePtr, LaunchConfig, PeerArgs};
+use groute_kernels::abi::FusedParams;
 
 use super::kernel::{FusedBounds, FusedRole, FusedShape};
 use crate::traversal::cuda::CudaTraversalDevice;
@@ -45,78 +46,53 @@ impl CudaTraversalDevice {
             Some(m) => m.group.abort,
             None => DevicePtr::<u32>::from_slice(&self.fused.abort.raw())?,
         };
-        let (peer, inbox, send_published, inbox_capacity, recv_freed) = match member {
-            Some(m) => (
-                m.group,
-                m.inbox,
-                m.send_published,
-                m.inbox_capacity,
-                m.recv_freed,
-            ),
-            None => (
-                PeerArgs {
-                    mailbox: DevicePtr::null(),
-                    abort: DevicePtr::null(),
-                    rank: 0,
-                    size: 1,
-                    timeout_ns: 0,
-                },
-                DevicePtr::null(),
-                DevicePtr::null(),
-                0,
-                DevicePtr::null(),
-            ),
-        };
-        let args = (
+        let params = FusedParams {
             values,
             offsets,
             targets,
             weights,
-            DevicePtr::<u32>::from_slice(&self.wl.raw())?,
-            (self.wl.len() - 1) as u32,
-            DevicePtr::<u32>::from_slice(&self.ctrl.raw())?,
-            DevicePtr::<u32>::from_slice(&self.fused.state.raw())?,
+            wl_data: DevicePtr::from_slice(&self.wl.raw())?,
+            wl_mask: (self.wl.len() - 1) as u32,
+            gap0: 0,
+            ctrl: DevicePtr::from_slice(&self.ctrl.raw())?,
+            fused: DevicePtr::from_slice(&self.fused.state.raw())?,
             abort,
-            self.owned.start,
-            self.owned.end,
-            low0,
-            low1,
-            self.low_capacity(),
+            owned_begin: self.owned.start,
+            owned_end: self.owned.end,
+            low: [low0, low1],
+            low_capacity: self.low_capacity(),
             prio_delta,
             solo_max,
             spin_ns,
             barrier_flags,
-            bounds.send,
-            bounds.send_capacity,
-            bounds.send_base,
-            bounds.level_budget,
-            bounds.send_yield,
-            peer,
-            inbox,
-            send_published,
-            inbox_capacity,
-            recv_freed,
-        );
-        // SAFETY: <algo>_fused(unsigned* values, const unsigned long long* offsets,
-        // const unsigned* targets, const unsigned* weights, unsigned* wl_data, unsigned wl_mask,
-        // unsigned* ctrl, unsigned* fused, const unsigned* abort, unsigned owned_begin,
-        // unsigned owned_end, VertexValue* low0, VertexValue* low1, unsigned low_capacity,
-        // unsigned prio_delta, unsigned solo_max, unsigned spin_ns, unsigned barrier_flags,
-        // VertexValue* send_data, unsigned send_capacity, unsigned send_base,
-        // unsigned level_budget, unsigned send_yield, PeerGroup peer, const VertexValue* inbox,
-        // unsigned* send_published, unsigned inbox_capacity, unsigned* recv_freed)
-        // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh, both builds):
-        // the tuple matches it field by field (`barrier_flags` from `fused_kernel_flags`:
+            gap1: 0,
+            send_data: bounds.send,
+            send_capacity: bounds.send_capacity,
+            send_base: bounds.send_base,
+            level_budget: bounds.level_budget,
+            send_yield: bounds.send_yield,
+            peer: member.map_or(PeerArgs::ALONE, |m| m.group),
+            inbox: member.map_or(DevicePtr::null(), |m| m.inbox),
+            send_published: member.map_or(DevicePtr::null(), |m| m.send_published),
+            inbox_capacity: member.map_or(0, |m| m.inbox_capacity),
+            gap2: 0,
+            recv_freed: member.map_or(DevicePtr::null(), |m| m.recv_freed),
+        };
+        // SAFETY: <algo>_fused(const FusedParams p) and its builds
+        // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh) take one `groute::FusedParams`, whose
+        // layout `FusedParams` mirrors (checked against abi_traversal.h by groute-kernels'
+        // tests/abi.rs); its fields hold (`barrier_flags` from `fused_kernel_flags`:
         // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
         // reading the offsets' low words of owned vertices only: the heads it keeps, which are
         // owned, and `owned_begin` for every other lane (HeadRanges in traversal.cuh), inside
-        // the device's rows of the offsets, rebased to global ids). The low lists are null (soft priority off: the
-        // threshold is u32::MAX and nothing is deferred; low_capacity 0) or both allocated with
-        // low_capacity items (`ensure_low_lists`; the kernel bounds-checks every append). CSR, values, weights, worklist and control block as in
+        // the device's rows of the offsets, rebased to global ids). The low lists are null
+        // (soft priority off: the threshold is u32::MAX and nothing is deferred; low_capacity
+        // 0) or both allocated with low_capacity items (`ensure_low_lists`; the kernel
+        // bounds-checks every append). CSR, values, weights, worklist and control block as in
         // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and
-        // ctrl[CTRL_WL_END] = k, the hub capacity is set); `fused` holds FUSED_WORDS u32 zeroed
-        // except the first phase, FUSED_END = k and the threshold; `abort` is one u32 of mapped host memory, a device
-        // address of this context. The owned range is the whole graph (one device), so the
+        // `TraversalCtrl::wl_end` = k, the hub capacity is set); `fused` is a
+        // `FusedStateBlock` zeroed except its first phase, `end` = k and the threshold;
+        // `abort` is one u32 of mapped host memory, a device address of this context. The owned range is the whole graph (one device), so the
         // kernel never appends to its (empty) send buffer, unless the launch is bounded (several
         // devices): then it appends to the current outgoing buffer, `send_capacity` items from
         // position `send_base`, bounds-checking every append. A member of a device-driven run
@@ -128,9 +104,7 @@ impl CudaTraversalDevice {
         // next device's `send_published` and the previous device's `recv_freed` (one u32 of
         // their control blocks each) and counts in the group's mailbox (`PeerGroup::args`);
         // alone or bounded, the group has size 1 and null pointers, which the kernel never
-        // touches.
-        // The block is a multiple of 32 of at
-        // most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
+        // touches. The block is a multiple of 32 of at most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
         // most the resident maximum of that build at that block (`FusedKernel::shape`); the
         // launch is cooperative, so every block is resident and the grid barrier cannot
         // deadlock. Memory is kept alive below.
@@ -141,9 +115,9 @@ impl CudaTraversalDevice {
             let stream = self.stream.raw();
             let config = LaunchConfig::linear(shape.grid, shape.block);
             if shape.cluster {
-                function.launch_cooperative_clusters(stream.as_ref(), config, args)?
+                function.launch_cooperative_clusters(stream.as_ref(), config, (params,))?
             } else {
-                function.launch_cooperative(stream.as_ref(), config, args)?
+                function.launch_cooperative(stream.as_ref(), config, (params,))?
             }
         };
         self.keep_alive(&[])?;

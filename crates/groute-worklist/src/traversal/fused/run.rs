@@ -6,11 +6,12 @@
 use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Device, Error, Event};
+use groute_kernels::abi::TraversalCtrl;
+use groute_kernels::abi_word;
 
 use super::kernel::FusedRole;
 use super::state::{
-    FUSED_END, FUSED_PHASE, FUSED_PHASE_DONE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO,
-    FUSED_PROCESSED, FUSED_STOP, FUSED_THRESHOLD, FUSED_UNLISTED, timed_out,
+    FUSED_PHASE_DONE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, start_words, timed_out,
 };
 use crate::engine::{DeviceStats, WorklistOptions};
 use crate::error::WorklistError;
@@ -18,11 +19,10 @@ use crate::traversal::cuda::CudaTraversalDevice;
 use crate::traversal::fused_trace::FusedTrace;
 use crate::traversal::fused_tuning::{FusedDefaults, fused_kernel_flags};
 
-/// Words of the control block the host reads (`groute::CTRL_*`).
-const CTRL_WL_END: usize = 0;
-/// Control words read back after a run: up to the low list's overflow word
-/// (`groute::CTRL_LOW_OVERFLOW`).
-const CTRL_READ_WORDS: usize = 10;
+/// The worklist's end in the control block.
+const CTRL_WL_END: usize = abi_word!(TraversalCtrl, wl_end);
+/// Control words read back after a run: up to the low list's overflow word.
+const CTRL_READ_WORDS: usize = abi_word!(TraversalCtrl, low_overflow) + 1;
 /// How often the host checks a time-limited fused run.
 const POLL_INTERVAL: Duration = Duration::from_micros(50);
 
@@ -86,11 +86,7 @@ impl CudaTraversalDevice {
             k if k <= solo_max => FUSED_PHASE_SOLO,
             _ => FUSED_PHASE_EXPAND,
         };
-        let words = [
-            (FUSED_PHASE, phase),
-            (FUSED_END, seeds),
-            (FUSED_THRESHOLD, threshold),
-        ];
+        let words = start_words(phase, seeds, threshold);
         let TimedRun {
             elapsed,
             device_time,
@@ -109,21 +105,21 @@ impl CudaTraversalDevice {
         // One device owns every vertex: the fused kernel never sends (a send overflow would be
         // a broken invariant, reported rather than ignored).
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
-        let processed = state.wide(FUSED_PROCESSED);
+        let processed = state.0.processed;
         // Every item the kernel appended reaches the worklist but SOLO-ASYNC's ring items,
         // which the kernel counts apart (`solo_queue.cuh`, Counting; issue #6: without them a
         // stopped SOLO-ASYNC run reported nothing outstanding).
-        let produced = u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds))
-            .wrapping_add(state.wide(FUSED_UNLISTED));
+        let produced =
+            u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds)).wrapping_add(state.0.unlisted);
         trace.mark_with(|| {
             format!(
                 "read back: stop word {}, processed {processed} of {}; {}",
-                state.word(FUSED_STOP),
+                state.0.stop,
                 u64::from(seeds) + produced,
                 state.trace_summary()
             )
         });
-        if timed_out(asked_to_stop, state.word(FUSED_STOP)) {
+        if timed_out(asked_to_stop, state.0.stop) {
             return Err(WorklistError::TimedOut {
                 limit: options.time_limit.unwrap_or_default(),
                 outstanding: (u64::from(seeds) + produced).saturating_sub(processed) as i64,

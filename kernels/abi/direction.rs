@@ -1,0 +1,135 @@
+//! The device-driven direction-optimizing BFS's ABI structs and flags
+//! (`include/abi_direction.h`): its state block, its parameter and its `DoFlag` bits.
+
+use super::layout::{abi_constants, abi_struct};
+use super::ptr::{DevicePtr, KernelArg};
+use super::runtime::PeerGroup;
+
+abi_struct! {
+    /// The state block, 32 `u64` words zeroed by the host: the level counters of this device,
+    /// the run's totals (what the host reads back) and the direction rule's position.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct DirectionStateBlock in "abi_direction.h" {
+        /// The level counters (`DIRECTION_COUNTERS` of direction.cuh), zeroed by every decide.
+        pub counters: [u64; 4],
+        /// Level steps run.
+        pub levels: u64,
+        /// Of them, pull steps.
+        pub pull_levels: u64,
+        /// Vertices worked on.
+        pub items: u64,
+        /// Arcs read.
+        pub arcs: u64,
+        /// The `PeerStatus` of a failed exchange (0: none).
+        pub status: u64,
+        /// Exchanges made.
+        pub exchanges: u64,
+        /// The source's level was decided.
+        pub started: u64,
+        /// The last step pulled.
+        pub pulling: u64,
+        /// The previous frontier's vertices (global).
+        pub previous: u64,
+        /// In-arcs left on unvisited vertices (global).
+        pub unvisited_in: u64,
+        /// Vertices reached (global).
+        pub reached: u64,
+        /// The current frontier's vertices (global).
+        pub frontier: u64,
+        /// The current frontier's out-arcs (global).
+        pub frontier_out: u64,
+        /// The current frontier's level.
+        pub level: u64,
+        /// Not used.
+        pub unused: [u64; 6],
+        /// Sparse pushes: the list lengths sent, by rank.
+        pub received: [u64; 8],
+    }
+}
+
+abi_struct! {
+    /// The parameter of `bfs_direction_fused` and its builds. The `gap` fields fill the
+    /// alignment gaps (kept zero).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct DirectionParams in "abi_direction.h" {
+        /// The level of every vertex.
+        pub levels: DevicePtr<u32>,
+        /// Out-arc offsets by global vertex id.
+        pub push_offsets: DevicePtr<u64>,
+        /// Out-arc heads by global arc id.
+        pub push_targets: DevicePtr<u32>,
+        /// In-arc offsets (the push CSR's on a symmetric graph).
+        pub pull_offsets: DevicePtr<u64>,
+        /// In-arc tails.
+        pub pull_sources: DevicePtr<u32>,
+        /// Vertices.
+        pub n: u32,
+        /// The first vertex this device owns.
+        pub owned_begin: u32,
+        /// The end of the vertices it owns.
+        pub owned_end: u32,
+        /// Alignment gap.
+        pub gap0: u32,
+        /// The worklist: `wl_mask + 1` vertex ids.
+        pub wl_data: DevicePtr<u32>,
+        /// The worklist's capacity less one.
+        pub wl_mask: u32,
+        /// Alignment gap.
+        pub gap1: u32,
+        /// The control block (the traversals' `TraversalCtrl`) and its hub slots.
+        pub ctrl: DevicePtr<u32>,
+        /// The grid barrier's block.
+        pub barrier: DevicePtr<u32>,
+        /// The state block ([`DirectionStateBlock`]).
+        pub state: DevicePtr<u64>,
+        /// Every member's inbox address.
+        pub inboxes: DevicePtr<u64>,
+        /// Arcs in all.
+        pub in_arcs: u64,
+        /// The direction rule's alpha (0: push only).
+        pub alpha: u64,
+        /// The direction rule's beta.
+        pub beta: u64,
+        /// This member's group.
+        pub group: PeerGroup,
+        /// The level trace, or null.
+        pub trace_words: DevicePtr<u64>,
+        /// `DO_FLAG_*` bits.
+        pub flags: u32,
+        /// Alignment gap.
+        pub gap2: u32,
+        /// Every member's postbox address.
+        pub postboxes: DevicePtr<u64>,
+    }
+}
+
+// SAFETY: `#[repr(C)]`, laid out as `struct DirectionParams` of abi_direction.h (checked by
+// tests/abi.rs), no padding.
+unsafe impl KernelArg for DirectionParams {}
+
+abi_constants! {
+    DIRECTION_CONSTANTS in "abi_direction.h" {
+        /// A pull step builds the next frontier itself and stores its finds straight into the peers' inboxes.
+        pub const DO_FLAG_PULL_FRONTIER = 1;
+        /// The passes that build a frontier reserve each warp's worklist slots with one atomic.
+        pub const DO_FLAG_WARP_RESERVE = 2;
+        /// Exchanges store into every peer's postbox (`peer_post_allreduce_sum`) instead of one mailbox.
+        pub const DO_FLAG_POST_EXCHANGE = 4;
+        /// The scan handles `SCAN_BATCH` words per warp and iteration.
+        pub const DO_FLAG_SCAN_BATCH = 8;
+        /// One device: a push step's appends are the next frontier (no scan).
+        pub const DO_FLAG_PUSH_FRONTIER = 16;
+        /// Several devices: a sparse push sends the list of its appends instead of bitmap words.
+        pub const DO_FLAG_SPARSE_PUSH = 32;
+        /// Several devices: one exchange per level where the counters need none of their own.
+        pub const DO_FLAG_ONE_EXCHANGE = 64;
+        /// The hub phase relaxes several consecutive arcs per thread and step.
+        pub const DO_FLAG_HUB_BATCH = 128;
+        /// Several devices, with sparse pushes: appends go into the peers' lists as they happen.
+        pub const DO_FLAG_LISTED_PUSH = 256;
+        /// Several devices: a dense push marks its appends in a discovery bitmap its send pass reads.
+        pub const DO_FLAG_PUSH_BITMAP = 512;
+        /// Several devices: replicated levels (a small push step runs whole on every device).
+        pub const DO_FLAG_REPLICATE = 1024;
+    }
+}

@@ -1,0 +1,88 @@
+//! The data the host and the kernels share, on the Rust side: `#[repr(C)]` twins of the structs
+//! of `include/abi.h` (and its family headers, `abi_<family>.h`), the typed device pointer they
+//! hold ([`DevicePtr`]) and the marker of what may be passed to a kernel ([`KernelArg`]).
+//!
+//! Constants both sides use (phases, stop codes, flag bits) are declared here and checked
+//! against the C enumerators of the same names ([`CONSTANTS`]).
+//!
+//! Each struct records its layout ([`AbiLayout`]: size, alignment, every field's offset and
+//! size), and `tests/abi.rs` compiles the C headers with the host's C compiler against those
+//! layouts: a field added, moved or resized on one side only fails that test. The CUDA
+//! headers derive their word numbers from the same structs (`GROUTE_WORD`), and the host
+//! addresses a block of words by field too ([`abi_word!`](crate::abi_word)), so no offset is
+//! written twice.
+//!
+//! ```
+//! use groute_kernels::abi::{FusedStateBlock, LAYOUTS};
+//! assert_eq!(groute_kernels::abi_word!(FusedStateBlock, phase), 64);
+//! assert!(LAYOUTS.iter().any(|l| l.name == "FusedStateBlock" && l.size == 400));
+//! ```
+
+mod direction;
+mod layout;
+mod pagerank;
+mod ptr;
+mod runtime;
+mod traversal;
+
+pub use direction::{
+    DIRECTION_CONSTANTS, DO_FLAG_HUB_BATCH, DO_FLAG_LISTED_PUSH, DO_FLAG_ONE_EXCHANGE,
+    DO_FLAG_POST_EXCHANGE, DO_FLAG_PULL_FRONTIER, DO_FLAG_PUSH_BITMAP, DO_FLAG_PUSH_FRONTIER,
+    DO_FLAG_REPLICATE, DO_FLAG_SCAN_BATCH, DO_FLAG_SPARSE_PUSH, DO_FLAG_WARP_RESERVE,
+    DirectionParams, DirectionStateBlock,
+};
+pub use layout::{AbiConstant, AbiField, AbiLayout};
+pub use pagerank::{
+    PAGERANK_CONSTANTS, PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE,
+    PRF_STOP_OVERFLOW, PRF_STOP_PEER, PageRankPeers, PageRankPull, PageRankSettings,
+    PageRankStateBlock,
+};
+pub use ptr::{DeviceMemory, DevicePtr, KernelArg};
+pub use runtime::{
+    FUSED_BARRIER_FENCED, FUSED_BARRIER_TAGGED, GridBarrierWords, PeerGroup, RUNTIME_CONSTANTS,
+    VertexValue,
+};
+pub use traversal::{
+    FUSED_DIRECT_MIN, FUSED_PHASE_DONE, FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_SOLO_ASYNC,
+    FUSED_SOLO_DIRECT_MIN, FUSED_SOLO_SHARED, FUSED_STOP_ABORTED, FUSED_STOP_NONE,
+    FUSED_STOP_OVERFLOW, FUSED_STOP_PEER, FusedParams, FusedStateBlock, TRAVERSAL_CONSTANTS,
+    TraversalCtrl,
+};
+
+/// Every struct of the ABI, for the layout check against the C headers.
+pub const LAYOUTS: &[AbiLayout] = &[
+    VertexValue::LAYOUT,
+    PeerGroup::LAYOUT,
+    GridBarrierWords::LAYOUT,
+    TraversalCtrl::LAYOUT,
+    FusedStateBlock::LAYOUT,
+    FusedParams::LAYOUT,
+    DirectionStateBlock::LAYOUT,
+    DirectionParams::LAYOUT,
+    PageRankStateBlock::LAYOUT,
+    PageRankPeers::LAYOUT,
+    PageRankPull::LAYOUT,
+    PageRankSettings::LAYOUT,
+];
+
+/// Every constant of the ABI, for the check against the C enumerators.
+pub const CONSTANTS: &[&[AbiConstant]] = &[
+    RUNTIME_CONSTANTS,
+    TRAVERSAL_CONSTANTS,
+    DIRECTION_CONSTANTS,
+    PAGERANK_CONSTANTS,
+];
+
+/// The index of `field` in the ABI struct `S` counted in 32-bit words, as the kernels index a
+/// block of words (`GROUTE_WORD` of `abi.h`): `abi_word!(TraversalCtrl, wl_end)` is 0.
+#[macro_export]
+macro_rules! abi_word {
+    ($struct:ty, $field:ident) => {
+        ::core::mem::offset_of!($struct, $field) / 4
+    };
+}
+
+/// The size of the ABI struct `S` in 32-bit words (`GROUTE_WORDS` of `abi.h`).
+pub const fn words_of<S>() -> usize {
+    core::mem::size_of::<S>() / 4
+}

@@ -1,0 +1,161 @@
+//! The device-driven PageRank's ABI structs and constants (`include/abi_pagerank.h`): its state
+//! block, stop codes and flags, the peers block and the structs it takes as parameters.
+
+use super::layout::{abi_constants, abi_struct};
+use super::ptr::{DevicePtr, KernelArg};
+use super::runtime::GridBarrierWords;
+
+abi_struct! {
+    /// The state block, zeroed by the host: the grid barrier's words, then the run's counters.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct PageRankStateBlock in "abi_pagerank.h" {
+        /// The grid barrier's words.
+        pub barrier: GridBarrierWords,
+        /// Rounds run.
+        pub rounds: u32,
+        /// Of which sweep rounds.
+        pub sweeps: u32,
+        /// Vertices pushed.
+        pub pushed: u64,
+        /// The first unconsumed worklist position.
+        pub start: u32,
+        /// Peer exchanges made.
+        pub exchanges: u32,
+        /// Items listed in peers' inboxes.
+        pub sent: u64,
+        /// Inbox items drained.
+        pub received: u64,
+        /// Why the kernel stopped early (`PRF_STOP_*`; 0: it did not).
+        pub stop: u32,
+        /// The failed exchange's `PeerStatus`.
+        pub peer_status: u32,
+        /// The size a peer's inbox needed (0: none overflowed).
+        pub inbox_overflow: u32,
+        /// Not used.
+        pub unused: u32,
+        /// `sent` at the end of the last round.
+        pub sent_seen: u64,
+        /// Phase times, ns: sweep takes, hub phases, gathers, worklist pushes, exchanges,
+        /// drains.
+        pub times: [u64; 6],
+        /// The last time stamp.
+        pub last_stamp: u64,
+        /// Cut arcs pushed in this round's sweep.
+        pub cut_round: u64,
+        /// Cut arcs pushed by sweeps.
+        pub cut_sent: u64,
+        /// In-cut halo slots drained nonzero.
+        pub cut_drained: u64,
+    }
+}
+
+abi_struct! {
+    /// Every device's incoming halo, inbox and tails, and the partition: a small block of
+    /// device memory on each device (indexed by device, up to `PEER_MAX_DEVICES` = 8).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct PageRankPeers in "abi_pagerank.h" {
+        /// Owner `o`'s halo: 2 x its owned vertices f32, parity-major.
+        pub halo: [DevicePtr<f32>; 8],
+        /// Owner `o`'s inbox: 2 x `capacity[o]` vertices.
+        pub inbox: [DevicePtr<u32>; 8],
+        /// Owner `o`'s tails: 2 u32, one per parity.
+        pub tails: [DevicePtr<u32>; 8],
+        /// Device `o` owns `[bounds[o], bounds[o + 1])`.
+        pub bounds: [u32; 9],
+        /// Inbox entries per parity.
+        pub capacity: [u32; 8],
+        /// Not used.
+        pub unused: u32,
+    }
+}
+
+abi_struct! {
+    /// The pull sweep's topology; null pointers and zero counts where a part is absent.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct PageRankPull in "abi_pagerank.h" {
+        /// In-arc offsets of the owned rows.
+        pub in_offsets: DevicePtr<u64>,
+        /// Their in-arc tails.
+        pub in_sources: DevicePtr<u32>,
+        /// Every vertex's share.
+        pub share: DevicePtr<f32>,
+        /// The cut lists' vertices (count 0: no cut arc).
+        pub cut_vertices: DevicePtr<u32>,
+        /// Their offsets.
+        pub cut_offsets: DevicePtr<u64>,
+        /// Their targets.
+        pub cut_targets: DevicePtr<u32>,
+        /// Pull hubs (in-degree at least `hub_degree`).
+        pub hubs: DevicePtr<u32>,
+        /// Their tiles.
+        pub tiles: DevicePtr<u64>,
+        /// Their sums.
+        pub hub_sum: DevicePtr<f32>,
+        /// The pull hubs' least in-degree.
+        pub hub_degree: u64,
+        /// Owned vertices with an in-arc from another device.
+        pub in_cut: DevicePtr<u32>,
+        /// Merged cut sends: each cut arc's head as an index into `cut_heads` (null when off).
+        pub cut_head_of_arc: DevicePtr<u32>,
+        /// The distinct heads.
+        pub cut_heads: DevicePtr<u32>,
+        /// One f32 per head.
+        pub cut_merge: DevicePtr<f32>,
+        /// Pull hubs.
+        pub hub_count: u32,
+        /// Their tiles.
+        pub tile_count: u32,
+        /// Cut lists.
+        pub cut_count: u32,
+        /// Nonzero: a cut list may be listed as a hub.
+        pub cut_hubs: u32,
+        /// `in_cut`'s vertices.
+        pub in_cut_count: u32,
+        /// Distinct heads (0: cut pushes go straight to the peers).
+        pub cut_head_count: u32,
+    }
+}
+
+// SAFETY: `#[repr(C)]`, laid out as `struct PageRankPull` of abi_pagerank.h (checked by
+// tests/abi.rs), no padding.
+unsafe impl KernelArg for PageRankPull {}
+
+abi_struct! {
+    /// The device-driven PageRank's scalar settings.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct PageRankSettings in "abi_pagerank.h" {
+        /// The sweep divisor (`PageRankOptions::sweep_divisor`).
+        pub sweep_divisor: u32,
+        /// Items of one worklist round at most (at least 1).
+        pub max_batch: u32,
+        /// Hub slots of the control block.
+        pub hub_capacity: u32,
+        /// `__nanosleep` between two polls at a grid barrier.
+        pub spin_ns: u32,
+        /// The grid barrier's flag bits.
+        pub barrier_flags: u32,
+        /// `PRF_FLAG_*` bits.
+        pub flags: u32,
+    }
+}
+
+// SAFETY: `#[repr(C)]`, laid out as `struct PageRankSettings` of abi_pagerank.h (checked by
+// tests/abi.rs): six u32.
+unsafe impl KernelArg for PageRankSettings {}
+
+abi_constants! {
+    PAGERANK_CONSTANTS in "abi_pagerank.h" {
+        /// [`PageRankStateBlock::stop`]: this device's worklist or a peer's inbox overflowed.
+        pub const PRF_STOP_OVERFLOW = 1;
+        /// [`PageRankStateBlock::stop`]: another device stopped the run.
+        pub const PRF_STOP_PEER = 2;
+        /// [`PageRankStateBlock::stop`]: the host's abort word.
+        pub const PRF_STOP_ABORTED = 3;
+        /// [`PageRankStateBlock::stop`]: a cross-device exchange failed
+        /// ([`PageRankStateBlock::peer_status`] says how).
+        pub const PRF_STOP_EXCHANGE = 4;
+        /// [`PageRankSettings::flags`]: one system fence per thread and round, before the
+        /// barrier that runs the exchange, instead of one after every peer add.
+        pub const PRF_FLAG_FENCE_PER_ROUND = 1;
+    }
+}
