@@ -2,7 +2,7 @@
 //!
 //! Each device holds the rows of the vertices it owns ([`DeviceCsr`]) and a
 //! **full-length** value array. Local items are vertex ids; remote items are
-//! [`VertexValue`] pairs. An expand round relaxes every out-arc of its items with
+//! [`VertexValue`](crate::split::VertexValue) pairs. An expand round relaxes every out-arc of its items with
 //! `fetch_min` on the device's value array, which is also the halo filter: an update to a
 //! vertex of another device is sent only if it improves what this device already knows of
 //! that vertex. On receipt, the owner applies the update with `fetch_min` and keeps the
