@@ -50,8 +50,9 @@ impl PeerGroup {
 unsafe impl KernelArg for PeerGroup {}
 
 abi_struct! {
-    /// The grid barrier's words at the start of every persistent kernel's state block
-    /// (`include/grid_barrier.cuh`), zeroed by the host before a launch.
+    /// The grid barrier's words (`include/grid_barrier.cuh`), zeroed by the host before a
+    /// launch: the start of the fused traversal's and PageRank's state blocks, and the
+    /// direction-optimizing BFS's barrier block.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
     pub struct GridBarrierWords in "abi.h" {
         /// Arrivals so far, never reset.

@@ -61,8 +61,9 @@ struct PeerGroup {
     unsigned long long timeout_ns;
 };
 
-// The grid barrier's words (grid_barrier.cuh) at the start of every persistent kernel's state
-// block, zeroed by the host before a launch: 64 words.
+// The grid barrier's words (grid_barrier.cuh), zeroed by the host before a launch: 64 words at
+// the start of the fused traversal's and PageRank's state blocks, and the direction-optimizing
+// BFS's barrier block.
 struct GridBarrierWords {
     unsigned int count;              // arrivals so far, never reset (own 128-byte line)
     unsigned int count_line[31];

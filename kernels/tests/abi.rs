@@ -22,32 +22,34 @@ fn assertions(layouts: &[AbiLayout], constants: &[AbiConstant]) -> String {
     for h in headers {
         c += &format!("#include \"{h}\"\n");
     }
+    // `_Static_assert(expression == value, "what: Rust says <value><unit>")`.
+    let mut assert = |expression: String, value: usize, what: &str, unit: &str| {
+        c += &format!(
+            "_Static_assert({expression} == {value}u, \"{what}: Rust says {value}{unit}\");\n"
+        );
+    };
     for l in layouts {
         let s = format!("struct {}", l.name);
-        c += &format!(
-            "_Static_assert(sizeof({s}) == {}, \"{s}: Rust says {} bytes\");\n",
-            l.size, l.size
-        );
-        c += &format!(
-            "_Static_assert(_Alignof({s}) == {}, \"{s}: Rust says {}-byte aligned\");\n",
-            l.align, l.align
-        );
+        assert(format!("sizeof({s})"), l.size, &s, " bytes");
+        assert(format!("_Alignof({s})"), l.align, &s, "-byte alignment");
         for f in l.fields {
-            c += &format!(
-                "_Static_assert(offsetof({s}, {0}) == {1}, \"{s}.{0}: Rust says offset {1}\");\n",
-                f.name, f.offset
+            let what = format!("{s}.{}", f.name);
+            assert(
+                format!("offsetof({s}, {})", f.name),
+                f.offset,
+                &what,
+                " (offset)",
             );
-            c += &format!(
-                "_Static_assert(sizeof((({s}*)0)->{0}) == {1}, \"{s}.{0}: Rust says {1} bytes\");\n",
-                f.name, f.size
+            assert(
+                format!("sizeof((({s}*)0)->{})", f.name),
+                f.size,
+                &what,
+                " bytes",
             );
         }
     }
     for k in constants {
-        c += &format!(
-            "_Static_assert({0} == {1}u, \"{0}: Rust says {1}\");\n",
-            k.name, k.value
-        );
+        assert(k.name.to_string(), k.value as usize, k.name, "");
     }
     c
 }
@@ -149,7 +151,7 @@ fn a_field_moved_on_one_side_fails_the_check() {
     if let Some(verdict) = check_with_c_compiler(&[wrong], &[]) {
         let diagnostics = verdict.expect_err("a wrong offset passed the check");
         assert!(
-            diagnostics.contains("FusedParams.offsets: Rust says offset 16"),
+            diagnostics.contains("struct FusedParams.offsets: Rust says 16 (offset)"),
             "{diagnostics}"
         );
     }
