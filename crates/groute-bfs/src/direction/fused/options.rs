@@ -236,19 +236,6 @@ mod tests {
         assert_eq!(full.kernel_name(2), "bfs_direction_fused_occupancy");
     }
 
-    /// The value of the kernel enumerator `name` (`    NAME = value,` in `source`).
-    fn enumerator(source: &str, name: &str) -> u32 {
-        let line = source
-            .lines()
-            .map(str::trim)
-            .find(|l| l.starts_with(name) && l[name.len()..].trim_start().starts_with('='))
-            .unwrap_or_else(|| panic!("{name} is not defined in the kernel"));
-        let value = line[name.len()..].trim_start()[1..]
-            .trim()
-            .trim_end_matches(',');
-        value.parse().unwrap_or_else(|_| panic!("{name} = {value}"))
-    }
-
     /// Where `text` starts a line of code in `source` (after indentation only, so never in a
     /// comment): the byte just past it.
     fn code_at(source: &str, text: &str) -> usize {
@@ -296,16 +283,18 @@ mod tests {
         let source = groute_kernels::bfs::DIRECTION_FUSED.source;
         let expression = &source[code_at(source, "DO_DEFAULT_FLAGS =")..];
         let expression = &expression[..expression.find(',').expect("the enumerator's end")];
-        // The flags' enumerators live in the header the kernel includes.
-        let words = groute_kernels::HEADERS
-            .iter()
-            .find(|h| h.name == "direction_fused_words.cuh")
-            .expect("the kernel's words header")
-            .source;
-        assert!(source.contains("#include \"direction_fused_words.cuh\""));
+        // The flags are the ABI's constants (abi_direction.h, checked against their Rust
+        // twins by groute-kernels' tests/abi.rs).
+        let flag = |name: &str| {
+            groute_kernels::abi::DIRECTION_CONSTANTS
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("{name} is not a flag of abi_direction.h"))
+                .value
+        };
         let flags = expression
             .split('|')
-            .map(|name| enumerator(words, name.trim()))
+            .map(|name| flag(name.trim()))
             .fold(0, |all, bit| all | bit);
         assert_eq!(flags, FusedDirectionOptions::default().kernel_flags());
 
