@@ -147,14 +147,17 @@ impl HostEvent {
     }
 }
 
-/// The device to blame for a stream of `device` that made no progress while blocked on
-/// `blocked_on`: it waits for a stream of another device, which may itself wait for a third;
-/// the last stream of that chain hangs. `None` when a stream of the chain is running an
-/// operation (a long kernel upstream is not a stall).
-fn upstream_stall(
+/// The end of the chain of waits that starts at `device`, blocked on `blocked_on`: the device
+/// whose stream the chain ends at (running nothing and waiting for nothing), with the progress
+/// counts of every stream along the chain; `None` while a stream on the chain runs an
+/// operation. A stall is a chain whose progress counts stay the same for a whole timeout: a
+/// stream seen between two operations (it finished one and has not started the next) is not
+/// stalled.
+fn upstream_chain(
     mut device: PhysicalDevice,
     mut blocked_on: Option<Arc<HostEvent>>,
-) -> Option<PhysicalDevice> {
+) -> Option<(PhysicalDevice, Vec<u64>)> {
+    let mut progress = Vec::new();
     // A chain of waits runs through a few streams; the bound only guards against a cycle.
     for _ in 0..16 {
         let Some(event) = blocked_on.take() else {
@@ -171,10 +174,11 @@ fn upstream_stall(
         if a.running {
             return None;
         }
+        progress.push(a.progress);
         device = exec.device;
         blocked_on = a.blocked_on;
     }
-    Some(device)
+    Some((device, progress))
 }
 
 impl RawEvent for HostEvent {
@@ -207,6 +211,8 @@ impl RawEvent for HostEvent {
                 .and_then(|(exec, stream)| exec.upgrade().map(|e| (e.device, e.activity(*stream))))
         };
         let mut last = activity().map(|(_, a)| a.progress);
+        // The progress counts of the chain of streams the recorder waits on, as last seen.
+        let mut last_chain: Option<Vec<u64>> = None;
         let mut since = Instant::now();
         let mut st = self.state.lock();
         while st.completed < target {
@@ -222,9 +228,14 @@ impl RawEvent for HostEvent {
                     last = Some(a.progress);
                     since = Instant::now();
                 }
-                Some((device, a)) => match upstream_stall(device, a.blocked_on) {
-                    Some(device) => return Err(Error::DeviceStalled { device, timeout }),
-                    None => since = Instant::now(),
+                Some((device, a)) => match upstream_chain(device, a.blocked_on) {
+                    Some((device, chain)) if last_chain.as_ref() == Some(&chain) => {
+                        return Err(Error::DeviceStalled { device, timeout });
+                    }
+                    chain => {
+                        last_chain = chain.map(|(_, progress)| progress);
+                        since = Instant::now();
+                    }
                 },
                 None => {
                     return Err(Error::DeviceStalled {

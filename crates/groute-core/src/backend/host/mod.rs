@@ -8,8 +8,9 @@
 //! the schedule to shake out races in the control plane.
 //!
 //! Host waits on events (and so on streams) are watched: a wait fails with
-//! [`Error::DeviceStalled`] once the stream that records the event has made no progress for
-//! the stall timeout ([`DEFAULT_STALL_TIMEOUT`]), and with [`Error::DeviceFailed`] once the
+//! [`Error::DeviceStalled`] once the stream that records the event (and the streams it waits
+//! on) made no progress across two checks a stall timeout apart ([`DEFAULT_STALL_TIMEOUT`]),
+//! and with [`Error::DeviceFailed`] once the
 //! device failed (a kernel panicked). [`FaultPlan`] injects such faults for tests.
 
 mod event;
