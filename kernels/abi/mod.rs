@@ -82,6 +82,20 @@ macro_rules! abi_word {
     };
 }
 
+/// The ABI block `T` held at the start of `words`, as read back from the device (a state
+/// block downloaded as `u32` or `u64` words); `None` when `words` is shorter than a `T`.
+pub fn read_block<T: bytemuck::Pod, W: bytemuck::Pod>(words: &[W]) -> Option<T> {
+    let bytes: &[u8] = bytemuck::cast_slice(words);
+    bytes
+        .get(..core::mem::size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+}
+
+/// The words of the ABI block `block`, to write it to the device.
+pub fn block_words<T: bytemuck::Pod>(block: &T) -> &[u32] {
+    bytemuck::cast_slice(core::slice::from_ref(block))
+}
+
 /// The size of the ABI struct `S` in 32-bit words (`GROUTE_WORDS` of `abi.h`).
 pub const fn words_of<S>() -> usize {
     core::mem::size_of::<S>() / 4

@@ -21,7 +21,7 @@ use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::Partition;
 use groute_kernels::abi::{
     PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW,
-    PRF_STOP_PEER, PageRankStateBlock,
+    PRF_STOP_PEER, PageRankStateBlock, block_words,
 };
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
@@ -163,8 +163,7 @@ impl FusedRuns {
                 in_cut,
                 merged_cut,
                 state,
-                peers: device
-                    .upload(bytemuck::cast_slice::<_, u32>(std::slice::from_ref(&block)))?,
+                peers: device.upload(block_words(&block))?,
                 postbox: postbox.clone(),
                 postboxes: group.peer_table(d, &postbox_refs)?,
                 kernel: FusedKernel::load(
@@ -241,7 +240,7 @@ impl FusedRuns {
             .devices
             .iter()
             .zip(context.devices())
-            .map(|(fused, device)| Ok(state_block(&device.download(&fused.state)?)))
+            .map(|(fused, device)| state_block(&device.download(&fused.state)?))
             .collect::<Result<Vec<_>, Error>>()?;
         let progress = self.progress(&states);
         let mut profiles = Vec::with_capacity(self.devices.len());

@@ -9,7 +9,7 @@ use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::{
     CudaFunction, CudaModule, DevicePtr, LaunchConfig, PEER_MAX_DEVICES, PeerArgs, member_grid,
 };
-use groute_kernels::abi::{PageRankPeers, PageRankPull, PageRankStateBlock, words_of};
+use groute_kernels::abi::{PageRankPeers, PageRankPull, PageRankStateBlock, read_block, words_of};
 
 use super::pull::PullBuffers;
 use super::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
@@ -26,9 +26,15 @@ pub const STATE_WORDS: usize = words_of::<PageRankStateBlock>();
 /// The kernel's scalar settings (`groute::PageRankSettings`).
 pub use groute_kernels::abi::PageRankSettings as FusedSettings;
 
-/// The state block after a run, read from its words.
-pub(crate) fn state_block(words: &[u32]) -> PageRankStateBlock {
-    bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..STATE_WORDS]))
+/// The state block after a run, read from its words ([`STATE_WORDS`] of them).
+pub(crate) fn state_block(words: &[u32]) -> Result<PageRankStateBlock, Error> {
+    read_block(words).ok_or_else(|| {
+        Error::invalid(
+            "fused PageRank state block",
+            words.len(),
+            format!("{STATE_WORDS} words"),
+        )
+    })
 }
 
 /// Where each device receives: its halo (2 x owned f32, parity-major), its inbox (2 x

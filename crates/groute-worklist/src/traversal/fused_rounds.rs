@@ -28,7 +28,7 @@
 
 use groute_core::cuda::DevicePtr;
 use groute_core::{Error, Stream};
-use groute_kernels::abi::FusedStateBlock;
+use groute_kernels::abi::{FusedStateBlock, block_words};
 
 use super::cuda::{CudaTraversalDevice, CudaTraversalWorker};
 use super::fused::{
@@ -122,7 +122,7 @@ impl CudaTraversalWorker<'_> {
                 low_current: self.low_current as u32,
                 ..bytemuck::Zeroable::zeroed()
             };
-            words.copy_from_slice(bytemuck::cast_slice(std::slice::from_ref(&block)));
+            words.copy_from_slice(block_words(&block));
         }
         stream.copy(&storage.fused.state, host)?;
         let out = &storage.outgoing[self.current];

@@ -19,7 +19,7 @@ use groute_core::cuda::{
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
 use groute_kernels::abi::{
-    DirectionParams, DirectionStateBlock, FusedStateBlock, GridBarrierWords, words_of,
+    DirectionParams, DirectionStateBlock, FusedStateBlock, GridBarrierWords, read_block, words_of,
 };
 use groute_kernels::bfs::DIRECTION_FUSED;
 use groute_worklist::CsrPtrs;
@@ -308,7 +308,13 @@ impl FusedMember {
     /// Waits for the stream and reads the state block.
     pub(super) fn read_state(&self, device: &Device) -> Result<DirectionStateBlock, Error> {
         let words = device.download(&self.state)?;
-        Ok(bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words)))
+        read_block(&words).ok_or_else(|| {
+            Error::invalid(
+                "direction BFS state block",
+                words.len(),
+                format!("{STATE_WORDS} u64 words"),
+            )
+        })
     }
 
     /// Waits for the stream and reads the trace buffer.

@@ -3,7 +3,7 @@
 //! ([`start_words`]), what it makes of the block after it ([`StateBlock`]: the counters, the
 //! trace summary) and whether the run stopped on its time limit ([`timed_out`]).
 
-use groute_kernels::abi::{FusedStateBlock, words_of};
+use groute_kernels::abi::{FusedStateBlock, read_block, words_of};
 use groute_kernels::abi_word;
 
 use crate::engine::DeviceStats;
@@ -30,11 +30,10 @@ pub(in crate::traversal) fn start_words(phase: u32, end: u32, threshold: u32) ->
 pub(in crate::traversal) struct StateBlock(pub(in crate::traversal) FusedStateBlock);
 
 impl StateBlock {
-    /// The block held by `words` ([`FUSED_WORDS`] of them).
+    /// The block held by `words` ([`FUSED_WORDS`] of them; a shorter slice is a broken
+    /// invariant: the state buffers hold exactly that many).
     pub(in crate::traversal) fn from_words(words: &[u32]) -> Self {
-        StateBlock(bytemuck::pod_read_unaligned(bytemuck::cast_slice(
-            &words[..FUSED_WORDS],
-        )))
+        StateBlock(read_block(words).expect("a fused state block holds FUSED_WORDS words"))
     }
 
     /// For the fused trace: the phases and levels run, of them the single-block levels, and in
