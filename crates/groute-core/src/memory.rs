@@ -404,9 +404,11 @@ impl<T: Pod> Buffer<T> {
     }
 }
 
-/// A cached allocation handed out by a [`MemoryPool`]; returns itself on drop.
+/// A cached allocation handed out by a [`MemoryPool`]; returns itself on drop. The block
+/// is the request's [`size_class`]; the allocation's length is the request.
 struct PooledMemory {
     inner: Option<Arc<dyn RawMemory>>,
+    len: usize,
     pool: Weak<PoolState>,
 }
 
@@ -414,6 +416,7 @@ impl fmt::Debug for PooledMemory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PooledMemory")
             .field("inner", &self.inner)
+            .field("len", &self.len)
             .finish()
     }
 }
@@ -439,7 +442,7 @@ impl RawMemory for PooledMemory {
         self.inner().location()
     }
     fn len_bytes(&self) -> usize {
-        self.inner().len_bytes()
+        self.len
     }
     fn host_ptr(&self) -> Option<NonNull<u8>> {
         self.inner().host_ptr()
@@ -490,9 +493,24 @@ impl PoolState {
     }
 }
 
-/// Caches allocations of one location by exact size so that buffers allocated and freed
-/// repeatedly (link receive buffers, worklist segments, per-run scratch) skip the backend's
-/// allocator. Blocks above `max_block` bytes bypass the cache.
+/// The size of the block a pool allocates for a request of `bytes`: `bytes` rounded up to a
+/// multiple of a quarter of its highest power of two (four classes per doubling, so at most
+/// 25% more), and at least 512 bytes (CUDA's own allocation granularity). Requests of
+/// nearby sizes, such as per-send upload buffers, then reuse one another's cached blocks,
+/// and the cache holds a few blocks per class instead of one per size ever asked for.
+pub(crate) fn size_class(bytes: usize) -> usize {
+    const SMALLEST: usize = 512;
+    if bytes <= SMALLEST {
+        return if bytes == 0 { 0 } else { SMALLEST };
+    }
+    let step = (1usize << (usize::BITS - 1 - bytes.leading_zeros())) / 4;
+    bytes.div_ceil(step).checked_mul(step).unwrap_or(bytes)
+}
+
+/// Caches allocations of one location by size class ([`MemoryPool::block_bytes`]) so that buffers allocated and freed
+/// repeatedly (link receive buffers, worklist segments, per-send uploads, per-run scratch)
+/// skip the backend's allocator. Blocks above `max_block` bytes bypass the cache and are
+/// allocated at their exact size.
 ///
 /// A device's pool counts what it allocates in the device's [`MemoryUsage`] and enforces its
 /// limit (see the module docs); a pool made with [`MemoryPool::new`] counts nothing.
@@ -554,6 +572,17 @@ impl MemoryPool {
         self.account.as_ref().map(|a| a.usage())
     }
 
+    /// The bytes this pool allocates, and counts, for a request of `bytes`: a cached block's
+    /// size class (at most a quarter more than the request, at least 512 bytes), or exactly
+    /// `bytes` for a request above the largest cached block.
+    pub fn block_bytes(&self, bytes: usize) -> usize {
+        if bytes > self.max_block {
+            bytes
+        } else {
+            size_class(bytes)
+        }
+    }
+
     /// Bytes currently cached (free for reuse).
     pub fn cached_bytes(&self) -> usize {
         self.state.cache.lock().bytes
@@ -577,12 +606,14 @@ impl MemoryPool {
         if bytes > self.max_block {
             return self.allocate_counted(bytes);
         }
-        let inner = match self.state.take(bytes) {
+        let class = size_class(bytes);
+        let inner = match self.state.take(class) {
             Some(m) => m,
-            None => self.allocate_counted(bytes)?,
+            None => self.allocate_counted(class)?,
         };
         Ok(Arc::new(PooledMemory {
             inner: Some(inner),
+            len: bytes,
             pool: Arc::downgrade(&self.state),
         }))
     }
@@ -634,5 +665,34 @@ impl MemoryPool {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn a_size_class_holds_its_request_with_at_most_a_quarter_more() {
+        for bytes in (1..100_000).chain([(64 << 20) - 1, 64 << 20, (64 << 20) + 1]) {
+            let class = size_class(bytes);
+            assert!(class >= bytes, "{bytes} -> {class}");
+            assert!(class <= (bytes + bytes / 4).max(512), "{bytes} -> {class}");
+            assert!(
+                size_class(bytes + 1) >= class,
+                "classes grow with the request"
+            );
+            assert_eq!(size_class(class), class, "a class is its own class");
+        }
+        assert_eq!(size_class(0), 0);
+        assert_eq!(size_class(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn requests_of_nearby_sizes_share_a_few_classes() {
+        let classes: std::collections::BTreeSet<_> =
+            (1 << 20..2 << 20).step_by(997).map(size_class).collect();
+        // 1, 1.25, 1.5, 1.75 and 2 MiB.
+        assert_eq!(classes.len(), 5, "{classes:?}");
     }
 }

@@ -47,17 +47,20 @@ fn every_public_allocation_path_is_counted_and_freeing_returns_it() {
     assert_eq!(devices, [DeviceId(0), DeviceId(1)]);
     assert_eq!((current(&ctx, 0), current(&ctx, 1)), (0, 0));
 
+    // Cached blocks are allocated (and counted) at their size class.
+    let block = |bytes| d0.memory_pool().block_bytes(bytes) as u64;
+    assert_eq!((block(4000), block(100), block(4096)), (4096, 512, 4096));
     let alloc = d0.alloc::<u32>(1000).unwrap();
-    assert_eq!(current(&ctx, 0), 4000, "Device::alloc");
+    assert_eq!(current(&ctx, 0), 4096, "Device::alloc");
     let uploaded = d0.upload(&[7u64; 500]).unwrap();
-    assert_eq!(current(&ctx, 0), 8000, "Device::upload");
+    assert_eq!(current(&ctx, 0), 8192, "Device::upload");
     let from_pool = d0.memory_pool().alloc::<u8>(100).unwrap();
-    assert_eq!(current(&ctx, 0), 8100, "MemoryPool::alloc");
+    assert_eq!(current(&ctx, 0), 8704, "MemoryPool::alloc");
     assert_eq!(d0.memory_pool().usage(), Some(d0.memory_usage()));
     // Above the pool's largest cached block (64 MiB): allocated and freed directly.
     let large = d1.alloc::<u8>((64 << 20) + 1).unwrap();
     assert_eq!(current(&ctx, 1), (64 << 20) + 1, "large Device::alloc");
-    assert_eq!(current(&ctx, 0), 8100, "other devices are not charged");
+    assert_eq!(current(&ctx, 0), 8704, "other devices are not charged");
 
     // A link's receive buffers live on its destination device.
     let link = Link::<u32>::new(
@@ -67,7 +70,7 @@ fn every_public_allocation_path_is_counted_and_freeing_returns_it() {
         LinkConfig::new(1024, 3),
     )
     .unwrap();
-    assert_eq!(current(&ctx, 0), 8100 + 3 * 4096, "link receive buffers");
+    assert_eq!(current(&ctx, 0), 8704 + 3 * 4096, "link receive buffers");
     assert_eq!(current(&ctx, 1), (64 << 20) + 1);
 
     // Freed large blocks go back to the backend at once.
@@ -78,12 +81,21 @@ fn every_public_allocation_path_is_counted_and_freeing_returns_it() {
 
     // Freed pooled blocks stay cached: they still occupy the device, so they count...
     drop((alloc, uploaded, from_pool));
-    assert_eq!(current(&ctx, 0), 8100 + 3 * 4096);
-    assert_eq!(d0.memory_pool().cached_bytes(), 8100);
+    assert_eq!(current(&ctx, 0), 8704 + 3 * 4096);
+    assert_eq!(d0.memory_pool().cached_bytes(), 8704);
     // ...and reusing one does not count it twice.
     let again = d0.alloc::<u32>(1000).unwrap();
-    assert_eq!(current(&ctx, 0), 8100 + 3 * 4096);
-    drop(again);
+    assert_eq!(
+        again.len(),
+        1000,
+        "a buffer is as long as asked, whatever its block"
+    );
+    assert_eq!(current(&ctx, 0), 8704 + 3 * 4096);
+    // A request of another size in the same class reuses a cached block too.
+    let near = d0.alloc::<u8>(3900).unwrap();
+    assert_eq!(near.len(), 3900);
+    assert_eq!(current(&ctx, 0), 8704 + 3 * 4096);
+    drop((again, near));
     // Trimming gives them back.
     d0.memory_pool().trim();
     assert_eq!(current(&ctx, 0), 3 * 4096);
@@ -97,7 +109,7 @@ fn every_public_allocation_path_is_counted_and_freeing_returns_it() {
     }
     d0.memory_pool().trim();
     wait_for_current(&ctx, 0, 0);
-    assert_eq!(d0.memory_usage().peak_bytes, 8100 + 3 * 4096);
+    assert_eq!(d0.memory_usage().peak_bytes, 8704 + 3 * 4096);
 }
 
 #[test]
@@ -139,7 +151,7 @@ fn an_allocation_past_the_limit_fails_with_a_typed_error_naming_device_request_u
         d1.upload(&vec![0u32; 100_000]),
         Err(Error::DeviceMemoryLimit {
             device: 1,
-            requested: 400_000,
+            requested: 458_752, // the size class of 400,000 bytes
             ..
         })
     ));
@@ -204,26 +216,30 @@ fn a_run_under_a_limit_that_suffices_succeeds_and_stays_under_it() {
 fn peak_tracks_the_maximum_and_reset_peak_starts_over() {
     let ctx = host(1, None);
     let d = &ctx.devices()[0];
-    let a = d.alloc::<u8>(100_000).unwrap();
-    let b = d.alloc::<u8>(200_000).unwrap();
+    // Sizes that are their own size class, so the counts are the requests.
+    let a = d.alloc::<u8>(96 << 10).unwrap();
+    let b = d.alloc::<u8>(192 << 10).unwrap();
     drop(b);
     d.memory_pool().trim();
-    let c = d.alloc::<u8>(50_000).unwrap();
+    let c = d.alloc::<u8>(48 << 10).unwrap();
     let usage = d.memory_usage();
-    assert_eq!((usage.current_bytes, usage.peak_bytes), (150_000, 300_000));
+    assert_eq!(
+        (usage.current_bytes, usage.peak_bytes),
+        (144 * KIB, 288 * KIB)
+    );
     assert_eq!(usage.limit_bytes, None);
 
     ctx.reset_peak();
-    assert_eq!(d.memory_usage().peak_bytes, 150_000);
+    assert_eq!(d.memory_usage().peak_bytes, 144 * KIB);
     drop(c);
     d.memory_pool().trim();
     assert_eq!(
         d.memory_usage().peak_bytes,
-        150_000,
+        144 * KIB,
         "freeing leaves the peak"
     );
-    let e = d.alloc::<u8>(10_000).unwrap();
-    assert_eq!(d.memory_usage().peak_bytes, 150_000);
+    let e = d.alloc::<u8>(10 << 10).unwrap();
+    assert_eq!(d.memory_usage().peak_bytes, 144 * KIB);
     drop((a, e));
 }
 
@@ -390,9 +406,10 @@ fn graph_structure_counts_apart_while_it_lives_and_its_peak_stays() {
     );
     let targets = d.alloc_graph::<u32>(5).unwrap();
     assert_eq!(graph(&ctx), (44, 44));
+    // Graph bytes are the buffers' lengths; the blocks holding them are at least 512 B.
     assert_eq!(
         current(&ctx, 0),
-        444,
+        3 * 512,
         "graph bytes are also in current_bytes"
     );
     drop(offsets);
