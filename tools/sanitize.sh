@@ -9,8 +9,14 @@
 #                     to the manifest's folder, or under its bin/); without it, the release
 #                     test and example binaries are built here with cargo
 #   --tools LIST      comma-separated sanitizer tools (default memcheck,racecheck,synccheck)
-#   --tests REGEX     test binaries to run (default: the suites that exercise CUDA)
+#   --tests REGEX     test binaries to run (default: every suite and unit-test binary that
+#                     exercises CUDA)
 #   --test-filter STR run only the tests whose name contains STR (the harness's filter)
+#   --per-test        one sanitized run per test of each suite (listed with `--list`), so a
+#                     long suite is cut into runs that each fit the timeout
+#   --jobs N          sanitized runs at once (default 1); they share the GPU
+#   --budget SECS     start no run after SECS seconds; the runs left are listed as not started
+#   --resume FILE     skip the runs that passed in an earlier sweep's results.tsv (its log dir)
 #   --examples REGEX  examples to run (default: bfs|sssp|pagerank|cc)
 #   --members LIST    device counts for the examples (default 1,2: two members share a GPU)
 #   --executions LIST the examples' execution modes (default device-driven,host-driven)
@@ -25,22 +31,30 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 manifest=""
 tools="memcheck,racecheck,synccheck"
-tests_re='^(cuda_backend|cuda_staged|cuda_transfer|peer_group|device_timer|host_events|link_copy_method|stream_fill|fused_barrier|bfs|direction|direction_fused|fused|sssp|components|hook|solver_reuse|fused_driver|fused_beside_host_runs|fused_shared_gpu|pbf_cuda|device_time|api|direction_storage|partitioned_storage)$'
+tests_re='^(api|bfs|components|cuda_backend|cuda_staged|cuda_transfer|device_time|device_timer|direction|direction_fused|direction_storage|engine|fused|fused_barrier|fused_beside_host_runs|fused_driver|fused_shared_gpu|hook|host_events|kernel_layout|kernels_compile|link_copy_method|link_costs|link_release_paths|pagerank|partitioned_storage|pbf_cuda|peer_group|pull_sweep|solver_reuse|sssp|stream_fill|groute_core|groute_worklist|groute_bfs|groute_sssp|groute_pagerank)$'
 examples_re='^(bfs|sssp|pagerank|cc)$'
 members="1,2"
 test_filter=()
+per_test=0
+jobs=1
+budget=0
+resume=/dev/null
 executions="device-driven,host-driven"
 graph="road:side=64"
 limit=900
 logs=""
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
     case $1 in
     --manifest) manifest=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --tests) tests_re=$2; shift 2 ;;
     --test-filter) test_filter=("$2"); shift 2 ;;
+    --per-test) per_test=1; shift ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --resume) resume=$2; shift 2 ;;
     --examples) examples_re=$2; shift 2 ;;
     --members) members=$2; shift 2 ;;
     --executions) executions=$2; shift 2 ;;
@@ -83,23 +97,26 @@ fi
 
 # The suites' time limits stretched for sanitized kernels (groute_core::testing::scaled).
 export GROUTE_TEST_CUDA=1 NCCL_NVLS_ENABLE=0 GROUTE_TEST_TIME_SCALE=${GROUTE_TEST_TIME_SCALE:-100}
-failures=0
-runs=0
-# sanitize TOOL LABEL DIR COMMAND...: one sanitized run, its line, and its log.
+# One row per run: tool, label, errors, seconds, status (tab-separated).
+results="$logs/results.tsv"
+passed=$(mktemp)
+awk -F'\t' '$5 == "ok" {print $1 "\t" $2}' "$resume" >"$passed"
+[[ $resume -ef $results ]] || : >"$results"
+# sanitize TOOL LABEL DIR COMMAND...: one sanitized run; its line goes to stdout and to the
+# results file, its output to its log.
 sanitize() {
     local tool=$1 label=$2 dir=$3
     shift 3
-    local log="$logs/$tool-${label//[^A-Za-z0-9_.=-]/_}.log" start secs rc errors status
+    local log="$logs/$tool-${label//[^A-Za-z0-9_.=-]/_}.log" start secs rc errors status line
     start=$SECONDS
     (cd "$dir" && timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        --print-limit 20 "$@") >"$log" 2>&1
+        --print-limit 20 "$@") </dev/null >"$log" 2>&1
     rc=$?
     secs=$((SECONDS - start))
     # memcheck and synccheck close with "ERROR SUMMARY: N errors", racecheck with
     # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)".
     errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error|SUMMARY: [0-9]+ hazards? displayed \([0-9]+ error' "$log" |
         grep -oE '[0-9]+ error' | awk '{s += $1} END {print s + 0}')
-    runs=$((runs + 1))
     if [[ $rc -eq 124 ]]; then
         status="TIMEOUT after ${limit} s"
     elif [[ $errors -gt 0 || $rc -eq 99 ]]; then
@@ -109,8 +126,29 @@ sanitize() {
     else
         status="ok"
     fi
-    [[ $status == ok ]] || failures=$((failures + 1))
-    printf '%-10s %-44s %6d errors %6d s  %s\n' "$tool" "$label" "$errors" "$secs" "$status"
+    report "$tool" "$label" "$errors" "$secs" "$status"
+}
+
+# report TOOL LABEL ERRORS SECS STATUS: a run's line, on stdout and in the results file.
+report() {
+    printf '%-10s %-60s %6d errors %6d s  %s\n' "$@"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$results"
+}
+
+# launch TOOL LABEL ARGS...: runs `sanitize TOOL LABEL ARGS...`, at most $jobs at once,
+# unless it passed in the resumed sweep or the budget is spent.
+launch() {
+    grep -qxF "$1"$'\t'"$2" "$passed" && return
+    if [[ $budget -gt 0 && $SECONDS -ge $budget ]]; then
+        report "$1" "$2" 0 0 "not started (budget)"
+        return
+    fi
+    if [[ $jobs -le 1 ]]; then
+        sanitize "$@"
+        return
+    fi
+    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
+    sanitize "$@" &
 }
 
 IFS=, read -ra tool_list <<<"$tools"
@@ -123,20 +161,32 @@ for tool in "${tool_list[@]}"; do
             # Two packages may have a suite of the same name: the label names the package.
             label="test $name"
             [[ $dir != "$root" ]] && label+=" (${dir#"$root"/})"
-            sanitize "$tool" "$label" "$dir" "$path" --test-threads 1 "${test_filter[@]}"
+            if [[ $per_test -eq 1 ]]; then
+                # `--list --format terse` prints `name: test` per test.
+                (cd "$dir" && "$path" --list --format terse "${test_filter[@]}") 2>/dev/null |
+                    sed -n 's/: test$//p' >"$logs/list"
+                while read -r test; do
+                    launch "$tool" "$label $test" "$dir" "$path" --exact "$test" --test-threads 1
+                done <"$logs/list"
+            else
+                launch "$tool" "$label" "$dir" "$path" --test-threads 1 "${test_filter[@]}"
+            fi
         elif [[ $kind == example && $name =~ $examples_re ]]; then
             for m in "${member_list[@]}"; do
                 for e in "${execution_list[@]}"; do
                     # CC has host-driven runs only.
                     [[ $name == cc && $e == device-driven ]] && continue
-                    sanitize "$tool" "example $name x$m $e" "$dir" "$path" --backend cuda \
+                    launch "$tool" "example $name x$m $e" "$dir" "$path" --backend cuda \
                         --gen "$graph" --devices "$m" --execution "$e" --validate
                 done
             done
         fi
     done <"$targets"
 done
-rm -f "$targets"
+wait
+rm -f "$targets" "$passed"
+runs=$(wc -l <"$results")
+failures=$(awk -F'\t' '$5 != "ok"' "$results" | wc -l)
 echo "sanitized runs: $runs, with errors, failures or timeouts: $failures (logs in $logs)"
 [[ $runs -gt 0 ]] || exit 2
 [[ $failures -eq 0 ]]
