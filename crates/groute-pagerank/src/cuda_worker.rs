@@ -63,7 +63,9 @@ use crate::profile::DeviceProfile;
 
 pub(crate) use storage::{CudaPageRankStorage, PushSettings};
 
-/// Outgoing buffers per device: the current one plus up to three sends in flight.
+/// Outgoing buffers per device: the current one plus up to three sends in flight. The
+/// storage holds the first; a run allocates the others when a send finds every buffer in
+/// flight (a ring whose copies keep up, and a ring of one device, use one).
 const OUTGOING_BUFFERS: usize = 4;
 /// At most this many outgoing buffers per device.
 const MAX_OUTGOING_BUFFERS: usize = 64;
@@ -580,7 +582,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
     }
 
     fn outgoing_available(&self) -> bool {
-        !self.free.is_empty()
+        !self.free.is_empty() || self.outgoing.len() < OUTGOING_BUFFERS
     }
 
     fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {

@@ -9,7 +9,7 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
 use groute_worklist::{DeviceCsr, WorklistError, WorklistOptions};
 
-use super::{CTRL_WL_OVERFLOW, CudaPageRankWorker, OUTGOING_BUFFERS, WL_SETTING, capacity};
+use super::{CTRL_WL_OVERFLOW, CudaPageRankWorker, WL_SETTING, capacity};
 use crate::VertexResidual;
 use crate::cuda::pull::PullBuffers;
 use crate::cuda::{
@@ -133,9 +133,9 @@ impl CudaPageRankStorage {
         let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
         let wl = device.alloc::<u32>(wl_cap)?;
         let remote = device.alloc::<u32>(remote_vertices.max(1))?;
-        let outgoing = (0..OUTGOING_BUFFERS)
-            .map(|_| device.alloc::<VertexResidual>(send_cap))
-            .collect::<Result<Vec<_>, _>>()?;
+        // The first outgoing buffer; a run adds more (up to OUTGOING_BUFFERS) when a send
+        // finds every buffer in flight.
+        let outgoing = vec![device.alloc::<VertexResidual>(send_cap)?];
         // A hub is listed at most once per round (only its own item takes its residual), so
         // twice the owned hubs never fills; a full list would only fall back to block pushes.
         let owned_hubs = csr.offsets()[owned.start as usize..=owned.end as usize]
@@ -194,7 +194,7 @@ impl CudaPageRankStorage {
             round_first: 0,
             unsettled: 0,
             current: 0,
-            free: (1..OUTGOING_BUFFERS).rev().collect(),
+            free: (1..self.outgoing.len()).rev().collect(),
             in_flight: VecDeque::new(),
             profile: DeviceProfile::default(),
         })

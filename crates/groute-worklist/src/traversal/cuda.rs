@@ -46,8 +46,11 @@ pub struct TraversalKernels {
 /// Threads per block of both kernels.
 pub(super) const BLOCK: u32 = 256;
 /// Outgoing buffers per device: the current one plus up to three sends in flight (the driver
-/// pauses expansion while all are in flight, see `DeviceWorker::outgoing_available`).
-const OUTGOING_BUFFERS: usize = 4;
+/// pauses expansion while all are in flight, see `DeviceWorker::outgoing_available`). Only
+/// the first is allocated with the device; the others when a send finds every buffer in
+/// flight, so a ring whose copies keep up (and a device-driven run, which uses the first
+/// buffer as its inbox and sends from none) holds one.
+pub(super) const OUTGOING_BUFFERS: usize = 4;
 /// Worklist slots per slot of each soft-priority low list: a deferred item is 8 bytes against
 /// the worklist's 4, so the two lists together hold twice the worklist's bytes.
 const WL_SLOTS_PER_LOW_SLOT: usize = 2;
@@ -110,9 +113,10 @@ pub(crate) struct CudaTraversalDevice {
 }
 
 impl CudaTraversalDevice {
-    /// Uploads the owned rows of the CSR (and weights) to `device` ([`DeviceCsr`]), allocates the value array, a local worklist
-    /// of `wl_capacity` items (rounded up to a power of two), `OUTGOING_BUFFERS` outgoing
-    /// buffers of `send_capacity` items, and loads the kernels (NVRTC, once per process). The
+    /// Uploads the owned rows of the CSR (and weights) to `device` ([`DeviceCsr`]), allocates
+    /// the value array, a local worklist of `wl_capacity` items (rounded up to a power of
+    /// two), the first outgoing buffer of `send_capacity` items (up to `OUTGOING_BUFFERS` are
+    /// allocated as sends need them), and loads the kernels (NVRTC, once per process). The
     /// control block is followed by the hub list (`traversal_expand_hubs`): two words per slot,
     /// as many slots as [`HubPolicy`] sizes from the owned rows (every full-grid hub twice,
     /// or twice the lists a launch smaller than the resident grid can list).
@@ -146,9 +150,7 @@ impl CudaTraversalDevice {
         let part = DeviceCsr::upload(device, csr, owned.clone(), weighted)?;
         let values = device.alloc::<u32>(csr.num_vertices().max(1))?;
         let wl = device.alloc::<u32>(wl_cap)?;
-        let outgoing = (0..OUTGOING_BUFFERS)
-            .map(|_| device.alloc::<VertexValue>(send_cap))
-            .collect::<Result<Vec<_>, _>>()?;
+        let outgoing = vec![device.alloc::<VertexValue>(send_cap)?];
         let ctrl = device.alloc::<u32>(CTRL_WORDS + 2 * hub_capacity)?;
         let ctrl_host = context.alloc_host::<u32>(CTRL_WORDS)?;
         stream.synchronize()?;
@@ -291,6 +293,7 @@ impl CudaTraversalDevice {
             return Ok(false);
         };
         self.stream.synchronize()?;
+        // As many as the runs so far have needed, at most the usual rotation.
         let count = self.outgoing.len().min(OUTGOING_BUFFERS);
         self.outgoing.clear();
         for _ in 0..count {

@@ -9,7 +9,7 @@ use groute_core::{Device, Endpoint, Error, Event, PendingSegment, Segment};
 
 use super::{
     CTRL_LOW_END, CTRL_LOW_MIN, CTRL_SEND_END, CTRL_WL_END, CTRL_WORDS, CudaTraversalDevice,
-    MAX_OUTGOING_BUFFERS, capacity,
+    MAX_OUTGOING_BUFFERS, OUTGOING_BUFFERS, capacity,
 };
 use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
 use crate::error::WorklistError;
@@ -182,8 +182,9 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
         self.current = match self.free.pop() {
             Some(i) => i,
             None => {
-                // Every buffer is still being copied: the driver does not send then
-                // (`outgoing_available`), but a new buffer is taken rather than waiting.
+                // Every buffer is still being copied: a new one, up to `OUTGOING_BUFFERS`
+                // (`outgoing_available`); past that the driver does not send, but a new
+                // buffer is taken rather than waiting.
                 let n = self.storage.outgoing.len();
                 if n >= MAX_OUTGOING_BUFFERS {
                     return Err(capacity(
@@ -250,7 +251,7 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
     }
 
     fn outgoing_available(&self) -> bool {
-        !self.free.is_empty()
+        !self.free.is_empty() || self.storage.outgoing.len() < OUTGOING_BUFFERS
     }
 
     fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {
