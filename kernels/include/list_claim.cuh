@@ -13,9 +13,9 @@ namespace groute {
 
 // Block level: while some thread of the block `has` a list of blockDim.x elements or more,
 // the whole block runs `body(begin, end, payload, owner)` on one such list (`owner`: the
-// claimant's threadIdx.x; any claimant wins). Call with every thread of the block, from
-// block-uniform control flow: it synchronises the block (once, when no thread holds such a
-// list).
+// claimant's threadIdx.x, the lowest one). Call with every thread of the block (a multiple
+// of 32 threads), from block-uniform control flow: it synchronises the block (once, when no
+// thread holds such a list).
 template <typename Payload, typename Body>
 __device__ __forceinline__ void claim_block_lists(bool& has, unsigned long long begin,
                                                   unsigned long long end,
@@ -33,8 +33,13 @@ __device__ __forceinline__ void claim_block_lists(bool& has, unsigned long long 
             claimed_by = 0xFFFFFFFFu;
         }
         __syncthreads();
-        if (has && end - begin >= blockDim.x) {
-            claimed_by = threadIdx.x;
+        // The lowest claimant of each warp bids with a shared-memory atomicMin, so the lowest
+        // claimant of the block wins and no two threads store to one word (a write-write
+        // race, which compute-sanitizer's racecheck reports, on hub-heavy graphs).
+        const bool claims = has && end - begin >= blockDim.x;
+        const unsigned int claimants = __ballot_sync(0xFFFFFFFFu, claims);
+        if (claims && lane_id() == static_cast<unsigned int>(__ffs(claimants) - 1)) {
+            atomicMin(&claimed_by, threadIdx.x);
         }
         __syncthreads();
         const unsigned int owner = claimed_by;
