@@ -494,8 +494,8 @@ impl PoolState {
 }
 
 /// The size of the block a pool allocates for a request of `bytes`: `bytes` rounded up to a
-/// multiple of a quarter of its highest power of two (four classes per doubling, so at most
-/// 25% more), and at least 512 bytes (CUDA's own allocation granularity). Requests of
+/// multiple of an eighth of its highest power of two (eight classes per doubling, so at most
+/// 12.5% more), and at least 512 bytes (CUDA's own allocation granularity). Requests of
 /// nearby sizes, such as per-send upload buffers, then reuse one another's cached blocks,
 /// and the cache holds a few blocks per class instead of one per size ever asked for.
 pub(crate) fn size_class(bytes: usize) -> usize {
@@ -503,7 +503,7 @@ pub(crate) fn size_class(bytes: usize) -> usize {
     if bytes <= SMALLEST {
         return if bytes == 0 { 0 } else { SMALLEST };
     }
-    let step = (1usize << (usize::BITS - 1 - bytes.leading_zeros())) / 4;
+    let step = (1usize << (usize::BITS - 1 - bytes.leading_zeros())) / 8;
     bytes.div_ceil(step).checked_mul(step).unwrap_or(bytes)
 }
 
@@ -573,7 +573,7 @@ impl MemoryPool {
     }
 
     /// The bytes this pool allocates, and counts, for a request of `bytes`: a cached block's
-    /// size class (at most a quarter more than the request, at least 512 bytes), or exactly
+    /// size class (at most an eighth more than the request, at least 512 bytes), or exactly
     /// `bytes` for a request above the largest cached block.
     pub fn block_bytes(&self, bytes: usize) -> usize {
         if bytes > self.max_block {
@@ -673,11 +673,11 @@ mod tests {
     use super::size_class;
 
     #[test]
-    fn a_size_class_holds_its_request_with_at_most_a_quarter_more() {
+    fn a_size_class_holds_its_request_with_at_most_an_eighth_more() {
         for bytes in (1..100_000).chain([(64 << 20) - 1, 64 << 20, (64 << 20) + 1]) {
             let class = size_class(bytes);
             assert!(class >= bytes, "{bytes} -> {class}");
-            assert!(class <= (bytes + bytes / 4).max(512), "{bytes} -> {class}");
+            assert!(class <= (bytes + bytes / 8).max(512), "{bytes} -> {class}");
             assert!(
                 size_class(bytes + 1) >= class,
                 "classes grow with the request"
@@ -692,7 +692,7 @@ mod tests {
     fn requests_of_nearby_sizes_share_a_few_classes() {
         let classes: std::collections::BTreeSet<_> =
             (1 << 20..2 << 20).step_by(997).map(size_class).collect();
-        // 1, 1.25, 1.5, 1.75 and 2 MiB.
-        assert_eq!(classes.len(), 5, "{classes:?}");
+        // 1 MiB to 2 MiB in steps of 1/8 MiB.
+        assert_eq!(classes.len(), 9, "{classes:?}");
     }
 }

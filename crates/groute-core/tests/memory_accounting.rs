@@ -151,7 +151,7 @@ fn an_allocation_past_the_limit_fails_with_a_typed_error_naming_device_request_u
         d1.upload(&vec![0u32; 100_000]),
         Err(Error::DeviceMemoryLimit {
             device: 1,
-            requested: 458_752, // the size class of 400,000 bytes
+            requested: 425_984, // the size class of 400,000 bytes
             ..
         })
     ));
