@@ -36,12 +36,25 @@ pub type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Runs `body`, printing an error (with its causes) and exiting non-zero on failure.
 pub fn exit_on_error<E: Into<AnyError>>(body: impl FnOnce() -> Result<(), E>) -> ExitCode {
+    quiet_on_closed_pipe();
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             report_error(&*e.into());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Restores SIGPIPE's default action, which Rust's runtime sets to ignore: output piped into
+/// a reader that closes early (`bfs ... --json | head -c 100`) then ends the process quietly,
+/// as it does `cat` or `grep`, instead of a panic in `println!` ("failed printing to stdout").
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`'s body, before any other thread exists, with a
+    // valid signal number and disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
