@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer (memcheck, racecheck, synccheck) over the GPU test suites and the four
-# examples, on a machine with a GPU. Prints one line per (tool, target) with the sanitizer's
-# error count and a summary; exits 1 if any run reported an error, failed or timed out.
+# examples, on a machine with a GPU. Prints one line per run (a suite, or with --per-test a
+# test, or an example) with the sanitizer's error count and a summary; exits 1 if any run
+# reported an error, failed, timed out or was not started within --budget.
 #
 # Usage: tools/sanitize.sh [options]
 #   --manifest FILE   binaries staged for a machine without Rust: a TSV of
@@ -15,8 +16,10 @@
 #   --per-test        one sanitized run per test of each suite (listed with `--list`), so a
 #                     long suite is cut into runs that each fit the timeout
 #   --jobs N          sanitized runs at once (default 1); they share the GPU
-#   --budget SECS     start no run after SECS seconds; the runs left are listed as not started
-#   --resume FILE     skip the runs that passed in an earlier sweep's results.tsv (its log dir)
+#   --budget SECS     start no run after SECS seconds (from the first run); the runs left are
+#                     listed as not started
+#   --resume FILE     an earlier sweep's results.tsv (in its log dir): its passed runs are
+#                     skipped and carried into this sweep's results.tsv, so sweeps chain
 #   --examples REGEX  examples to run (default: bfs|sssp|pagerank|cc)
 #   --members LIST    device counts for the examples (default 1,2: two members share a GPU)
 #   --executions LIST the examples' execution modes (default device-driven,host-driven)
@@ -31,7 +34,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 manifest=""
 tools="memcheck,racecheck,synccheck"
-tests_re='^(api|bfs|components|cuda_backend|cuda_staged|cuda_transfer|device_time|device_timer|direction|direction_fused|direction_storage|engine|fused|fused_barrier|fused_beside_host_runs|fused_driver|fused_shared_gpu|hook|host_events|kernel_layout|kernels_compile|link_copy_method|link_costs|link_release_paths|pagerank|partitioned_storage|pbf_cuda|peer_group|pull_sweep|solver_reuse|sssp|stream_fill|groute_core|groute_worklist|groute_bfs|groute_sssp|groute_pagerank)$'
+tests_re='^(api|bfs|components|cuda_backend|cuda_staged|cuda_transfer|device_time|device_timer|direction|direction_fused|direction_storage|engine|fused|fused_barrier|fused_beside_host_runs|fused_driver|fused_shared_gpu|hook|host_events|kernels_compile|link_copy_method|link_costs|link_release_paths|pagerank|partitioned_storage|pbf_cuda|peer_group|pull_sweep|solver_reuse|sssp|stream_fill|groute_core|groute_worklist|groute_bfs|groute_sssp|groute_pagerank)$'
 examples_re='^(bfs|sssp|pagerank|cc)$'
 members="1,2"
 test_filter=()
@@ -44,7 +47,7 @@ graph="road:side=64"
 limit=900
 logs=""
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
     case $1 in
     --manifest) manifest=$2; shift 2 ;;
@@ -66,6 +69,13 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
+for n in "$jobs" "$budget" "$limit"; do
+    [[ $n =~ ^[0-9]+$ ]] || { echo "--jobs, --budget and --timeout take whole numbers, not '$n'" >&2; exit 2; }
+done
+if [[ $resume != /dev/null && ! -f $resume ]]; then
+    echo "--resume: no such results file: $resume" >&2
+    exit 2
+fi
 if ! command -v compute-sanitizer >/dev/null; then
     echo "compute-sanitizer not found: install the CUDA toolkit or put its bin/ on PATH" >&2
     exit 2
@@ -97,11 +107,14 @@ fi
 
 # The suites' time limits stretched for sanitized kernels (groute_core::testing::scaled).
 export GROUTE_TEST_CUDA=1 NCCL_NVLS_ENABLE=0 GROUTE_TEST_TIME_SCALE=${GROUTE_TEST_TIME_SCALE:-100}
-# One row per run: tool, label, errors, seconds, status (tab-separated).
+# One row per run: tool, label, errors, seconds, status (tab-separated). The passed runs of a
+# resumed sweep start it; they are not run again.
 results="$logs/results.tsv"
 passed=$(mktemp)
-awk -F'\t' '$5 ~ /^ok/ {print $1 "\t" $2}' "$resume" >"$passed"
-[[ $resume -ef $results ]] || : >"$results"
+awk -F'\t' '$5 ~ /^ok/' "$resume" >"$passed"
+cp "$passed" "$results"
+# Stop the runs in flight when the sweep is interrupted.
+trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
 # sanitize TOOL LABEL DIR COMMAND...: one sanitized run; its line goes to stdout and to the
 # results file, its output to its log.
 sanitize() {
@@ -144,8 +157,10 @@ report() {
 # launch TOOL LABEL ARGS...: runs `sanitize TOOL LABEL ARGS...`, at most $jobs at once,
 # unless it passed in the resumed sweep or the budget is spent.
 launch() {
-    grep -qxF "$1"$'\t'"$2" "$passed" && return
-    if [[ $budget -gt 0 && $SECONDS -ge $budget ]]; then
+    awk -F'\t' -v t="$1" -v l="$2" '$1 == t && $2 == l {found = 1} END {exit !found}' "$passed" &&
+        return
+    [[ -n ${sweep_start:-} ]] || sweep_start=$SECONDS
+    if [[ $budget -gt 0 && $((SECONDS - sweep_start)) -ge $budget ]]; then
         report "$1" "$2" 0 0 "not started (budget)"
         return
     fi
@@ -169,8 +184,12 @@ for tool in "${tool_list[@]}"; do
             [[ $dir != "$root" ]] && label+=" (${dir#"$root"/})"
             if [[ $per_test -eq 1 ]]; then
                 # `--list --format terse` prints `name: test` per test.
-                (cd "$dir" && "$path" --list --format terse "${test_filter[@]}") 2>/dev/null |
-                    sed -n 's/: test$//p' >"$logs/list"
+                if ! (cd "$dir" && "$path" --list --format terse "${test_filter[@]}") \
+                    >"$logs/list" 2>&1 </dev/null; then
+                    report "$tool" "$label" 0 0 "FAILED (listing the tests)"
+                    continue
+                fi
+                sed -n 's/: test$//p' -i "$logs/list"
                 while read -r test; do
                     launch "$tool" "$label $test" "$dir" "$path" --exact "$test" --test-threads 1
                 done <"$logs/list"
@@ -191,8 +210,11 @@ for tool in "${tool_list[@]}"; do
 done
 wait
 rm -f "$targets" "$passed"
-runs=$(wc -l <"$results")
-failures=$(awk -F'\t' '$5 !~ /^ok/' "$results" | wc -l)
-echo "sanitized runs: $runs, with errors, failures or timeouts: $failures (logs in $logs)"
+# The last row of each run counts (a resumed sweep's file may hold a run twice).
+read -r runs failures no_cuda < <(awk -F'\t' '{s[$1 FS $2] = $5}
+    END {for (k in s) {n++; if (s[k] !~ /^ok/) f++; if (s[k] == "ok (no CUDA)") c++}
+         print n + 0, f + 0, c + 0}' "$results")
+echo "sanitized runs: $runs ($no_cuda of them made no CUDA call), with errors, failures," \
+    "timeouts or not started: $failures (logs in $logs)"
 [[ $runs -gt 0 ]] || exit 2
 [[ $failures -eq 0 ]]

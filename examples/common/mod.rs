@@ -49,7 +49,9 @@ pub fn exit_on_error<E: Into<AnyError>>(body: impl FnOnce() -> Result<(), E>) ->
 /// Restores SIGPIPE's default action, which Rust's runtime sets to ignore: output piped into
 /// a reader that closes early (`bfs ... --json | head -c 100`) then ends the process quietly,
 /// as it does `cat` or `grep`, instead of a panic in `println!` ("failed printing to stdout").
-fn quiet_on_closed_pipe() {
+/// It applies to the whole process: a write to any closed pipe or socket ends it. Called by
+/// [`tuning::parse`] and [`exit_on_error`], one of which every example runs first.
+pub fn quiet_on_closed_pipe() {
     #[cfg(unix)]
     // SAFETY: called first thing in `main`'s body, before any other thread exists, with a
     // valid signal number and disposition.

@@ -40,6 +40,7 @@ pub fn command_line() -> Vec<String> {
 /// Parses the example's flags from [`effective_args`]; `--help-tuning` prints the tuning
 /// flags and exits 0, errors exit as clap's do.
 pub fn parse<C: Parser>() -> C {
+    super::quiet_on_closed_pipe();
     let mut command = C::command();
     let matches = command.clone().get_matches_from(effective_args());
     let asked = matches

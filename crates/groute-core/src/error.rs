@@ -72,7 +72,8 @@ pub enum Error {
     DeviceMemoryLimit {
         /// The (virtual) device of the context.
         device: usize,
-        /// Bytes asked for.
+        /// Bytes the allocation needs: the request's block (`MemoryPool::block_bytes`, at
+        /// most an eighth over the bytes asked for).
         requested: u64,
         /// Bytes the device held when asked (live buffers and the pool's cached blocks).
         in_use: u64,
@@ -93,7 +94,8 @@ pub enum Error {
     DeviceOutOfMemory {
         /// The (virtual) device of the context.
         device: usize,
-        /// Bytes asked for.
+        /// Bytes the allocation needs: the request's block (`MemoryPool::block_bytes`, at
+        /// most an eighth over the bytes asked for).
         requested: u64,
         /// Bytes this (virtual) device held when asked (live buffers and the pool's cached
         /// blocks; other virtual devices on the same GPU, other contexts and other processes

@@ -64,7 +64,7 @@ fn copy_host(dst: &mut [u8], src: &[u8]) {
 }
 
 /// The smallest staging chunk: small copies round up to a power of two from here, so that
-/// the pool (which caches by exact size) keeps a few sizes, not one per copy length.
+/// the pool (which caches by size class) keeps a few sizes, not one per copy length.
 const MIN_CHUNK_BYTES: usize = 64 << 10;
 
 /// Elements of `T` per staging chunk for a copy of `len` elements: the copy's bytes rounded

@@ -33,8 +33,8 @@ impl groute_kernels::abi::DeviceMemory for RawSlice {
 }
 
 /// The arguments of one launch: a tuple of up to 18 [`KernelArg`]s, in parameter order (the
-/// per-level expand kernels' lists are the longest; the persistent kernels take one
-/// parameter struct of `groute_kernels::abi`).
+/// longest list a launch in the workspace passes; the persistent kernels take one parameter
+/// struct of `groute_kernels::abi`).
 ///
 /// # Safety
 /// `param_ptrs` returns one pointer per element, in order, to the element inside `self`.

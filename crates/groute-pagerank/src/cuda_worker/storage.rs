@@ -82,7 +82,8 @@ pub(crate) struct CudaPageRankStorage {
 
 impl CudaPageRankStorage {
     /// Uploads the owned rows of the CSR and allocates the residual, the ranks, the worklist, the remote list
-    /// and the outgoing buffers (capacities from `options`, or sized from the graph); with
+    /// and the first outgoing buffer (capacities from `options`, or sized from the graph; a
+    /// run adds up to three more, which return to the pool's cache after it); with
     /// [`SweepMode::Pull`], also the pull topology (`transpose`: the in-CSR of a directed
     /// graph, `None` on a symmetric one; its owned rows are uploaded).
     pub(crate) fn new(

@@ -284,21 +284,19 @@ impl CudaTraversalDevice {
         Ok(true)
     }
 
-    /// Replaces the outgoing buffers (a device-driven run's inbox ring among them) by as many
-    /// of at least `needed` items and twice the current size, at most `u32::MAX` items (a
-    /// power of two when they are an inbox ring); `false` when they are that large already.
+    /// Replaces the outgoing buffers (a device-driven run's inbox ring among them) by one of
+    /// at least `needed` items and twice the current size, at most `u32::MAX` items (a power
+    /// of two when it is an inbox ring); `false` when they are that large already.
     pub(super) fn grow_outgoing(&mut self, device: &Device, needed: usize) -> Result<bool, Error> {
         let current = self.outgoing.first().map_or(0, |b| b.len());
         let Some(grown) = grown_capacity(current, needed, 1 << 31) else {
             return Ok(false);
         };
         self.stream.synchronize()?;
-        // As many as the runs so far have needed, at most the usual rotation.
-        let count = self.outgoing.len().min(OUTGOING_BUFFERS);
+        // The first buffer only (the next run adds the others as its sends need them), so the
+        // larger size does not take four buffers' memory at once.
         self.outgoing.clear();
-        for _ in 0..count {
-            self.outgoing.push(device.alloc::<VertexValue>(grown)?);
-        }
+        self.outgoing.push(device.alloc::<VertexValue>(grown)?);
         Ok(true)
     }
 
