@@ -23,10 +23,10 @@ pub mod api;
 pub mod pbf;
 
 pub use api::{
-    ArcWeight, Backend, BfsRun, CcRun, DeviceMemory, Error, Execution, FileIds, Graph, IntoArc,
-    PageRankParams, PageRankRun, ParseChoiceError, Partition, Result, RunFuture, RunStats, Runner,
-    SsspRun, UNREACHED, WeightProblem, bfs, bfs_async, cc, cc_async, pagerank, pagerank_async,
-    sssp, sssp_async,
+    AlgorithmRun, ArcWeight, Backend, BfsRun, CcRun, DeviceMemory, Error, Execution, FileIds,
+    Graph, IntoArc, PageRankParams, PageRankRun, ParseChoiceError, Partition, Result, RunFuture,
+    RunStats, Runner, SsspRun, UNREACHED, WeightProblem, bfs, bfs_async, cc, cc_async, pagerank,
+    pagerank_async, sssp, sssp_async,
 };
 
 /// Everything an application needs: `use groute::prelude::*`.

@@ -9,7 +9,7 @@ use groute_pagerank::PageRankError;
 use groute_sssp::SsspError;
 use groute_worklist::WorklistError;
 
-use super::options::Execution;
+use super::options::{Backend, Execution};
 
 /// What can go wrong in the high-level API ([`Graph`](crate::Graph), [`Runner`](crate::Runner),
 /// [`bfs`](crate::bfs()) and the other runs): the crates' own errors, kept whole as the
@@ -70,6 +70,24 @@ pub enum Error {
         /// The execution that runs instead.
         instead: Execution,
     },
+    /// The backend asked for has no executor for this run.
+    #[error(
+        "{algorithm} cannot run on the {backend} backend: {reason}; ask for Backend::Auto or {instead}"
+    )]
+    BackendUnavailable {
+        /// The run.
+        algorithm: &'static str,
+        /// The backend asked for.
+        backend: Backend,
+        /// Why it is unavailable.
+        reason: &'static str,
+        /// The backend that runs it.
+        instead: Backend,
+    },
+    /// The distributed worklist failed (a program's own algorithm,
+    /// [`Runner::run_algorithm`](crate::Runner::run_algorithm)).
+    #[error(transparent)]
+    Worklist(#[from] WorklistError),
     /// A vertex id of an edge is not below the vertex count given.
     #[error(
         "edge {index} ({from} -> {to}) names a vertex outside 0..{vertices}; give a vertex count above every endpoint"
@@ -155,7 +173,8 @@ impl Error {
         }
         match self {
             Error::Runtime(core) | Error::Cc(CcError::Core(core)) => Some(core),
-            Error::Bfs(BfsError::Worklist(e))
+            Error::Worklist(e)
+            | Error::Bfs(BfsError::Worklist(e))
             | Error::Sssp(SsspError::Worklist(e))
             | Error::PageRank(PageRankError::Worklist(e)) => worklist(e),
             _ => None,

@@ -15,6 +15,7 @@
 //! | [`Runner`] | the same runs with devices, [`Backend`], [`Execution`] and [`Partition`] chosen |
 //! | [`BfsRun`], [`SsspRun`], [`PageRankRun`], [`CcRun`] | levels, distances, ranks, component labels in input order, with [`RunStats`]; serde, `write_text` |
 //! | [`RunFuture`] | `bfs_async` and the others: the run on its own thread, awaitable from any executor |
+//! | [`Runner::run_algorithm`], [`AlgorithmRun`] | a program's own [`WorklistAlgorithm`](crate::worklist::WorklistAlgorithm), one module, run over the devices (host backend) |
 //! | [`Error`] | everything that can go wrong, the crates' errors kept as sources |
 //!
 //! ## Vertex numbering
@@ -52,6 +53,7 @@
 //! [`RunFuture`], which tokio and every other executor can await (module [`asynchronous`]
 //! explains the design).
 
+mod algorithm;
 pub mod asynchronous;
 mod error;
 mod graph;
@@ -60,6 +62,7 @@ mod options;
 mod results;
 mod run;
 
+pub use algorithm::AlgorithmRun;
 pub use asynchronous::{RunFuture, bfs_async, cc_async, pagerank_async, sssp_async};
 pub use error::{Error, Result, WeightProblem};
 pub use graph::{FileIds, Graph, IntoArc};

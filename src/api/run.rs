@@ -92,13 +92,13 @@ pub fn cc(graph: &Graph) -> Result<CcRun> {
 }
 
 /// What a partitioned run counted and how it ran, for its [`RunStats`].
-struct Counted {
-    rounds: u64,
-    work_items: u64,
-    elapsed: Duration,
-    device_time: Option<Duration>,
-    execution: Execution,
-    engine: String,
+pub(super) struct Counted {
+    pub(super) rounds: u64,
+    pub(super) work_items: u64,
+    pub(super) elapsed: Duration,
+    pub(super) device_time: Option<Duration>,
+    pub(super) execution: Execution,
+    pub(super) engine: String,
 }
 
 /// The [`Counted`] of a run's statistics `s` (any of the solvers' stats: their counters share
@@ -162,7 +162,7 @@ impl Runner {
     /// One run on the partitioned `graph`: builds the context, partitions the graph, makes the
     /// solver (`make`; the setup time ends here), runs it (`run`) and returns its output with
     /// the statistics every run shares, filled in from what `counted` read off the output.
-    fn partitioned_run<S, O>(
+    pub(super) fn partitioned_run<S, O>(
         &self,
         algorithm: &'static str,
         graph: &Graph,

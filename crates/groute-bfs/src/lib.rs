@@ -25,7 +25,7 @@
 //! | [`MultiDriver`] | how the host drives a direction-optimizing run on several devices |
 //! | [`FusedDirectionOptions`], [`DirectionTrace`] | a device-driven run's switches and its per-phase trace |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
-//! | [`Bfs`] | the [`MinTraversal`] implementation |
+//! | [`Bfs`] | the [`WorklistAlgorithm`] implementation |
 //! | [`BfsError`] | what can go wrong |
 //!
 //! ```
@@ -53,7 +53,8 @@ mod reference;
 use std::time::Duration;
 
 use groute_graph::{GraphError, InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{MinTraversal, MinTraversalSolver, TraversalKernels};
+use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
+use groute_worklist::{Combine, Start, WorklistAlgorithm};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use direction::{
@@ -71,12 +72,11 @@ use groute_worklist::traversal::FusedMode;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Bfs;
 
-impl MinTraversal for Bfs {
+impl WorklistAlgorithm for Bfs {
+    type Value = u32;
+    const COMBINE: Combine = Combine::Min;
+    const START: Start = Start::Sources;
     const WEIGHTED: bool = false;
-    fn relax(value: u32, _weight: u32) -> u32 {
-        // Saturate below UNREACHED, like `groute::BfsRelax` in kernels/include/traversal.cuh.
-        value.saturating_add(1).min(UNREACHED - 1)
-    }
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
         source: &groute_kernels::bfs::BFS,
         expand: "bfs_expand",
@@ -84,6 +84,15 @@ impl MinTraversal for Bfs {
         fused: "bfs_fused",
         reexamine: "bfs_reexamine",
     });
+
+    fn init(&self, _vertex: u32, source: bool) -> u32 {
+        if source { 0 } else { UNREACHED }
+    }
+
+    fn relax(&self, level: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
+        // Saturate below UNREACHED, like `groute::BfsRelax` in kernels/include/traversal.cuh.
+        (level != UNREACHED).then(|| level.saturating_add(1).min(UNREACHED - 1))
+    }
 }
 
 /// Settings of [`bfs`].
@@ -279,8 +288,9 @@ impl BfsSolver {
                 (options.multi_driver, options.fused_direction),
             )?))
         } else {
-            Engine::Worklist(Box::new(MinTraversalSolver::<Bfs>::new(
+            Engine::Worklist(Box::new(MinTraversalSolver::new(
                 context,
+                Bfs,
                 &graph.graph.csr,
                 &graph.partition,
                 &options.worklist,

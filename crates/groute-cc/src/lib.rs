@@ -38,6 +38,7 @@
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
+//! | [`LabelPropagation`] | connected components as a `groute_worklist::WorklistAlgorithm`, for the worklist's executors |
 //! | [`Edge`] | one edge `(u, v)` as it travels over the scatter router |
 //! | [`host`], [`cuda`] | the kernels of each backend (hook, compress, merge) |
 //! | [`CcError`] | what can go wrong |
@@ -75,6 +76,7 @@ mod component_stats;
 pub mod cuda;
 mod error;
 pub mod host;
+mod label_propagation;
 mod reference;
 mod solver;
 mod staging;
@@ -82,6 +84,7 @@ mod staging;
 pub use cc_solver::CcSolver;
 pub use component_stats::component_stats;
 pub use error::CcError;
+pub use label_propagation::LabelPropagation;
 pub use reference::cc_reference;
 pub use solver::{CcOptions, CcResult, CcStats, connected_components};
 pub use staging::StagedEdges;

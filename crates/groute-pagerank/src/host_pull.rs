@@ -1,13 +1,14 @@
 //! The host backend's pull sweep (the mirror of `pagerank_pull_take` and
 //! `pagerank_pull_gather`), run as the first round of [`crate::SweepMode::Pull`]: pass 1
 //! takes every owned residual into the rank and a share per out-arc, then the cut vertices'
-//! shares are pushed along their cut arcs only (the mirror of `pagerank_pull_cut`); pass 2 adds to each owned vertex the shares of its in-neighbours.
+//! shares are pushed along their cut arcs only (the mirror of `pagerank_pull_cut`); pass 2
+//! adds to each owned vertex the shares of its in-neighbours.
 
-use groute_worklist::DeviceCsr;
+use groute_worklist::algorithm::{HostRound, par_collect};
+use groute_worklist::{DeviceCsr, WorklistAlgorithm};
 use rayon::prelude::*;
 
-use crate::host::{PushKernel, collect};
-use crate::split::crosses;
+use crate::algorithm::PageRank;
 use crate::sweep::CutArcs;
 
 /// A device's pull topology on the host backend.
@@ -20,40 +21,38 @@ pub(crate) struct HostPull {
 }
 
 impl HostPull {
-    /// A pull sweep over the owned range of `k` (every residual above 0 is taken). Returns
-    /// the owned vertices that crossed epsilon and the remote vertices whose halo slot was
-    /// empty, as a push sweep does.
-    pub(crate) fn sweep(&self, k: &PushKernel<'_>) -> Vec<u32> {
-        let owned = k.owned.clone();
+    /// A pull sweep over the owned range of `round` (every residual above 0 is taken).
+    /// Returns the owned vertices that crossed epsilon and the remote vertices whose halo
+    /// slot was empty, as a push sweep does.
+    pub(crate) fn sweep(&self, round: &HostRound<'_, PageRank>) -> Vec<u32> {
+        let owned = round.owned.clone();
         let start = owned.start;
         // Pass 1: take and store the shares; then push the cut vertices' shares.
         let shares: Vec<f32> = owned
             .clone()
             .into_par_iter()
             .map(|v| {
-                let rho = k.residual.take(v);
-                if rho <= 0.0 {
+                let Some(rho) = round.take(v) else {
                     return 0.0;
-                }
-                k.rank.add(v - start, rho);
-                let degree = k.rows.degree(v);
+                };
+                let degree = round.rows.degree(v);
                 if degree == 0 {
-                    0.0 // dangling: its mass leaves the system
-                } else {
-                    k.alpha * rho / degree as f32
+                    return 0.0; // dangling: its mass leaves the system
                 }
+                let degree = u32::try_from(degree).unwrap_or(u32::MAX);
+                round.algorithm.relax(rho, 1, degree).unwrap_or(0.0)
             })
             .collect();
         let mut out = match &self.cut {
             None => Vec::new(),
-            Some(cut) => collect((0..cut.vertices.len() as u32).into_par_iter(), |i, out| {
+            Some(cut) => par_collect((0..cut.vertices.len() as u32).into_par_iter(), |i, out| {
                 let (v, arcs) = cut.list(i as usize);
                 let share = shares[(v - start) as usize];
                 if share <= 0.0 {
                     return;
                 }
                 for &w in arcs {
-                    if k.residual.add(w, share) == Some(0.0) {
+                    if round.combine(w, share) {
                         out.push(w);
                     }
                 }
@@ -73,12 +72,9 @@ impl HostPull {
                 0.0
             }
         };
-        out.extend(collect(owned.clone().into_par_iter(), |v, out| {
+        out.extend(par_collect(owned.clone().into_par_iter(), |v, out| {
             let sum: f32 = in_rows.row(v).0.iter().map(|&u| share_of(u)).sum();
-            if sum > 0.0
-                && let Some(old) = k.residual.add(v, sum)
-                && crosses(old, sum, k.epsilon)
-            {
+            if sum > 0.0 && round.combine(v, sum) {
                 out.push(v);
             }
         }));

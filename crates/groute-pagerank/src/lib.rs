@@ -12,7 +12,8 @@
 //! | [`DeviceProfile`] | CUDA: one device's rounds, receives, host synchronisations and host time by part |
 //! | [`pagerank_reference`], [`Reference`] | power iteration in `f64` to a tight tolerance, the oracle of the tests |
 //! | [`l1_error_bound`] | the a-priori bound on the L1 error (below) |
-//! | [`PageRankSplitOps`], [`VertexResidual`] | the split: `(vertex, residual)` items, merged per vertex before sending |
+//! | [`PageRank`] | residual push as a [`groute_worklist::WorklistAlgorithm`] (what the host backend runs) |
+//! | [`VertexResidual`] | the CUDA worker's packed item: `(vertex, residual)`, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
 //! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
 //! | [`PageRankError`] | what can go wrong |
@@ -51,7 +52,7 @@
 //! `(vertex, residual)` item per remote vertex, whatever its size: several small ones may add
 //! up past epsilon at the owner, which applies every contribution and schedules the vertex
 //! only if its residual crosses epsilon. The first round of every device is a sweep over its
-//! whole owned range, run as a range ([`groute_worklist::DeviceProgram::initial_sweep_len`]),
+//! whole owned range, run as a range ([`groute_worklist::Start::EveryVertex`]),
 //! not as a worklist of every vertex.
 //!
 //! ## Error bound
@@ -175,17 +176,16 @@
 //! of each vertex's external id (for generated graphs and every offset-numbered format,
 //! simply the original vertex id).
 
+mod algorithm;
 pub mod cuda;
 mod cuda_fused;
 mod cuda_pull;
 mod cuda_worker;
 mod driver;
-mod host;
 mod host_pull;
 mod profile;
 mod reference;
 mod solver;
-mod split;
 mod sweep;
 
 use std::time::Duration;
@@ -194,10 +194,10 @@ use groute_graph::{GraphError, PartitionedGraph};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
+pub use algorithm::{PageRank, VertexResidual};
 pub use driver::{Driver, ParseDriverError};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
-pub use split::{PageRankSplitOps, VertexResidual};
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
 
 /// The default damping factor.

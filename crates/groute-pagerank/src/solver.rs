@@ -1,87 +1,30 @@
-//! The multi-device solver: one [`DeviceProgram`] per device over the generic worklist
-//! engine ([`groute_worklist::run`]), which provides the ring, the local worklists, the
-//! receive split and the termination count. PageRank contributes its split
-//! ([`PageRankSplitOps`]), its push kernel and its first sweep over the owned range
-//! ([`DeviceProgram::initial_sweep_len`]). [`DeviceSolver`] keeps every device's storage
-//! across runs (CUDA: [`CudaPageRankStorage`]) and only resets the residual and rank arrays
-//! per run.
+//! The multi-device solver. On the host backend, PageRank is a [`WorklistAlgorithm`]
+//! ([`PageRank`]) run by the worklist's host executor ([`HostAlgorithm`] over
+//! [`groute_worklist::run`], which provides the ring, the local worklists, the receive split
+//! and the termination count), with the pull sweep as its first round where asked. On CUDA,
+//! its own worker ([`CudaPageRankStorage`]) under the driver, or the device-driven kernel.
+//! [`DeviceSolver`] keeps every device's storage across runs and only resets the residual and
+//! rank arrays per run.
+//!
+//! [`WorklistAlgorithm`]: groute_worklist::WorklistAlgorithm
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
-use groute_worklist::{DeviceCsr, DeviceProgram, WorklistOptions, WorklistStats, run, run_workers};
+use groute_worklist::algorithm::{HostAlgorithm, HostSolver};
+use groute_worklist::{DeviceCsr, WorklistOptions, WorklistStats, run_workers};
 use rayon::prelude::*;
 
+use crate::algorithm::PageRank;
 use crate::cuda_fused::FusedRuns;
 use crate::cuda_pull::PullTopology;
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
-use crate::profile::DeviceProfile;
-use crate::{AUTO_FUSED_MAX_CUT, Driver};
-
-use crate::host::{PushKernel, ResidualArray};
 use crate::host_pull::HostPull;
-use crate::split::PageRankSplitOps;
+use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};
-
-/// One device's share of PageRank (host backend).
-struct PageRankProgram {
-    /// The owned rows of the CSR.
-    csr: DeviceCsr,
-    rank: ResidualArray,
-    ops: PageRankSplitOps,
-    alpha: f32,
-    capacity: usize,
-    /// [`SweepMode::Pull`]: the first round is a pull sweep over this topology.
-    pull: Option<HostPull>,
-}
-
-impl PageRankProgram {
-    /// Runs `body` over this device's push kernel; `None` when the CSR part is not in host
-    /// memory (never on the host backend, which is the only one to build programs).
-    fn with_kernel<R>(&self, body: impl FnOnce(&PushKernel<'_>) -> R) -> Option<R> {
-        // SAFETY: the part was uploaded and synchronised before the run started and is never
-        // written again.
-        let rows = unsafe { self.csr.host_view() }?;
-        Some(body(&PushKernel {
-            rows,
-            residual: &self.ops.residual,
-            rank: &self.rank,
-            owned: self.ops.owned.clone(),
-            alpha: self.alpha,
-            epsilon: self.ops.epsilon,
-        }))
-    }
-}
-
-impl DeviceProgram for PageRankProgram {
-    type Ops = PageRankSplitOps;
-
-    fn split_ops(&self) -> PageRankSplitOps {
-        self.ops.clone()
-    }
-
-    fn expand(&self, items: &[u32]) -> Vec<u32> {
-        self.with_kernel(|k| k.expand(items)).unwrap_or_default()
-    }
-
-    fn capacity_hint(&self) -> usize {
-        self.capacity
-    }
-
-    fn initial_sweep_len(&self) -> u64 {
-        u64::from(self.ops.owned.end - self.ops.owned.start)
-    }
-
-    fn expand_initial_sweep(&self) -> Vec<u32> {
-        match &self.pull {
-            None => self.with_kernel(|k| k.sweep()),
-            Some(pull) => self.with_kernel(|k| pull.sweep(k)),
-        }
-        .unwrap_or_default()
-    }
-}
+use crate::{AUTO_FUSED_MAX_CUT, Driver};
 
 /// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {
@@ -105,8 +48,8 @@ type RankAndResidual = (Buffer<u32>, Buffer<u32>);
 
 /// Every device's storage, kept across runs.
 enum Storage {
-    /// Host backend: one program per device (its arrays are reset before each run).
-    Host(Vec<Arc<PageRankProgram>>),
+    /// Host backend: the worklist's host executor (its arrays are reset before each run).
+    Host(HostSolver<PageRank>),
     /// CUDA: one storage per device, lent to a worker per run (host-driven) or read by the
     /// persistent kernels (device-driven: `Some` runs).
     Cuda(Vec<CudaPageRankStorage>, Option<FusedRuns>),
@@ -189,21 +132,33 @@ impl DeviceSolver {
             }
             // Built once on the host; each device uploads its owned rows of it.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
+            let algorithm = Arc::new(PageRank { alpha, epsilon });
             let mut programs = Vec::with_capacity(context.num_devices());
             for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts) {
                 let owned = partition.range(d);
-                let mut program = upload_program(device, csr, owned.clone(), alpha, epsilon)?;
+                let local = (owned.end - owned.start) as usize;
+                // A vertex is pending at most once while its residual stays above epsilon;
+                // the margin covers duplicates when epsilon >= 1 - alpha.
+                let capacity = 2 * local + 1024;
+                let mut program = HostAlgorithm::upload(
+                    device,
+                    Arc::clone(&algorithm),
+                    csr,
+                    owned.clone(),
+                    capacity,
+                )?;
                 if push.sweep == SweepMode::Pull {
                     let in_csr = match &transpose {
                         Some(t) => DeviceCsr::upload(device, t, owned, false)?,
-                        None => program.csr.clone(),
+                        None => program.csr().clone(),
                     };
                     device.stream().synchronize()?;
-                    program.pull = Some(HostPull { in_csr, cut });
+                    let pull = HostPull { in_csr, cut };
+                    program = program.with_first_round(move |round| pull.sweep(round));
                 }
-                programs.push(Arc::new(program));
+                programs.push(program);
             }
-            Storage::Host(programs)
+            Storage::Host(HostSolver::from_programs(context, partition, programs)?)
         };
         Ok(DeviceSolver {
             context: context.clone(),
@@ -220,65 +175,56 @@ impl DeviceSolver {
         options: &WorklistOptions,
     ) -> Result<SolveOutput, groute_worklist::WorklistError> {
         let context = &self.context;
-        let mut profiles = Vec::new();
-        let mut driver = Driver::Host;
-        let (stats, arrays): (WorklistStats, Vec<RankAndResidual>) = match &self.storage {
-            Storage::Host(programs) => {
-                for (d, (program, device)) in programs.iter().zip(context.devices()).enumerate() {
-                    reset_arrays(
-                        device,
-                        program.ops.residual.buffer(),
-                        program.rank.buffer(),
-                        &self.partition.range(d),
-                        program.alpha,
-                    )?;
-                    device.stream().synchronize()?;
+        let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
+            match &self.storage {
+                Storage::Host(host) => {
+                    // A round sends at most one item per remote vertex, but a device also passes
+                    // on what its predecessors sent, and the host ring drains every queued packet
+                    // at once, so the items passed per round have no fixed bound. The host
+                    // worker's outgoing buffer is a growable `Vec`: unless the caller sets
+                    // `send_capacity`, do not cap it (a cap the caller sets stays an error naming
+                    // --send-capacity, never a loss).
+                    let mut options = options.clone();
+                    if options.send_capacity.is_none() {
+                        options.send_capacity = Some(usize::MAX);
+                    }
+                    let out = host.run(&[], &options)?;
+                    let (residual_left, max_residual_left) =
+                        residual_sum_and_max(bytemuck::cast_slice(&out.left));
+                    return Ok(SolveOutput {
+                        ranks: out.values,
+                        residual_left,
+                        max_residual_left,
+                        stats: out.stats,
+                        profiles: Vec::new(),
+                        driver: Driver::Host,
+                    });
                 }
-                // A round sends at most one item per remote vertex, but a device also passes
-                // on what its predecessors sent, and the host ring drains every queued packet
-                // at once, so the items passed per round have no fixed bound. The host
-                // worker's outgoing buffer is a growable `Vec`: unless the caller sets
-                // `send_capacity`, do not cap it (a cap the caller sets stays an error naming
-                // --send-capacity, never a loss).
-                let mut options = options.clone();
-                if options.send_capacity.is_none() {
-                    options.send_capacity = Some(usize::MAX);
+                Storage::Cuda(devices, Some(fused)) => {
+                    let (stats, profiles) = fused.run(context, devices, options)?;
+                    let arrays = devices
+                        .iter()
+                        .map(|s| (s.rank.clone(), s.residual.clone()))
+                        .collect();
+                    (stats, arrays, profiles, Driver::Fused)
                 }
-                let seeds = vec![Vec::new(); programs.len()];
-                let stats = run(context, programs, seeds, &options)?;
-                let arrays = programs
-                    .iter()
-                    .map(|p| (p.rank.buffer().clone(), p.ops.residual.buffer().clone()))
-                    .collect();
-                (stats, arrays)
-            }
-            Storage::Cuda(devices, Some(fused)) => {
-                let (stats, p) = fused.run(context, devices, options)?;
-                profiles = p;
-                driver = Driver::Fused;
-                let arrays = devices
-                    .iter()
-                    .map(|s| (s.rank.clone(), s.residual.clone()))
-                    .collect();
-                (stats, arrays)
-            }
-            Storage::Cuda(devices, None) => {
-                let workers = devices
-                    .iter()
-                    .zip(context.devices())
-                    .map(|(storage, device)| storage.worker(device))
-                    .collect::<Result<Vec<_>, _>>()?;
-                // The workers are dropped by the time it returns, their profiles stored
-                // (`run_workers` holds PeerGroup::share_gpus on several devices).
-                let stats = run_workers(context, workers, options)?;
-                profiles = devices.iter().map(|s| s.profile.load()).collect();
-                let arrays = devices
-                    .iter()
-                    .map(|s| (s.rank.clone(), s.residual.clone()))
-                    .collect();
-                (stats, arrays)
-            }
-        };
+                Storage::Cuda(devices, None) => {
+                    let workers = devices
+                        .iter()
+                        .zip(context.devices())
+                        .map(|(storage, device)| storage.worker(device))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    // The workers are dropped by the time it returns, their profiles stored
+                    // (`run_workers` holds PeerGroup::share_gpus on several devices).
+                    let stats = run_workers(context, workers, options)?;
+                    let profiles = devices.iter().map(|s| s.profile.load()).collect();
+                    let arrays = devices
+                        .iter()
+                        .map(|s| (s.rank.clone(), s.residual.clone()))
+                        .collect();
+                    (stats, arrays, profiles, Driver::Host)
+                }
+            };
         let mut out = collect(context, &self.partition, self.num_vertices, &arrays, stats)?;
         out.profiles = profiles;
         out.driver = driver;
@@ -405,33 +351,4 @@ fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
     pieces
         .into_iter()
         .fold((0f64, 0f32), |(sum, max), (s, m)| (sum + s, max.max(m)))
-}
-
-fn upload_program(
-    device: &Device,
-    csr: &Csr,
-    owned: Range<u32>,
-    alpha: f32,
-    epsilon: f32,
-) -> Result<PageRankProgram, Error> {
-    let n = csr.num_vertices();
-    let part = DeviceCsr::upload(device, csr, owned.clone(), false)?;
-    let residual = device.alloc::<u32>(n.max(1))?;
-    let local = (owned.end - owned.start) as usize;
-    let rank = device.alloc::<u32>(local.max(1))?;
-    device.stream().synchronize()?;
-    Ok(PageRankProgram {
-        csr: part,
-        rank: ResidualArray::new(rank)?,
-        ops: PageRankSplitOps {
-            owned,
-            residual: ResidualArray::new(residual)?,
-            epsilon,
-        },
-        alpha,
-        pull: None,
-        // A vertex is pending at most once while its residual stays above epsilon; the
-        // margin covers duplicates when epsilon >= 1 - alpha.
-        capacity: 2 * local + 1024,
-    })
 }

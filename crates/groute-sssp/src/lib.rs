@@ -16,7 +16,7 @@
 //! | [`sssp`] | one-shot form: distances in the input's order plus statistics |
 //! | [`SsspOptions`], [`SsspResult`], [`SsspStats`] | its settings and output |
 //! | [`sssp_reference`] | sequential Dijkstra (binary heap), the oracle of the tests |
-//! | [`Sssp`] | the [`MinTraversal`] implementation |
+//! | [`Sssp`] | the [`WorklistAlgorithm`] implementation |
 //! | [`SsspError`] | what can go wrong |
 //!
 //! ```
@@ -67,7 +67,8 @@ use std::time::Duration;
 use groute_core::BackendKind;
 use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{FusedMode, MinTraversal, MinTraversalSolver, TraversalKernels};
+use groute_worklist::traversal::{FusedMode, MinTraversalSolver, TraversalKernels};
+use groute_worklist::{Combine, Start, WorklistAlgorithm};
 use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
 
 pub use groute_worklist::traversal::UNREACHED;
@@ -158,12 +159,11 @@ pub const CUDA_SOURCE: KernelSource = groute_kernels::sssp::SSSP;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sssp;
 
-impl MinTraversal for Sssp {
+impl WorklistAlgorithm for Sssp {
+    type Value = u32;
+    const COMBINE: Combine = Combine::Min;
+    const START: Start = Start::Sources;
     const WEIGHTED: bool = true;
-    fn relax(value: u32, weight: u32) -> u32 {
-        // Saturate below UNREACHED, like `groute::SsspRelax` in kernels/include/traversal.cuh.
-        value.saturating_add(weight).min(MAX_DISTANCE)
-    }
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
         source: &CUDA_SOURCE,
         expand: "sssp_expand",
@@ -171,6 +171,15 @@ impl MinTraversal for Sssp {
         fused: "sssp_fused",
         reexamine: "sssp_reexamine",
     });
+
+    fn init(&self, _vertex: u32, source: bool) -> u32 {
+        if source { 0 } else { UNREACHED }
+    }
+
+    fn relax(&self, distance: u32, weight: u32, _out_degree: u32) -> Option<u32> {
+        // Saturate below UNREACHED, like `groute::SsspRelax` in kernels/include/traversal.cuh.
+        (distance != UNREACHED).then(|| distance.saturating_add(weight).min(MAX_DISTANCE))
+    }
 }
 
 /// Settings of [`sssp`].
@@ -331,7 +340,7 @@ impl SsspSolver {
         // only until the upload.
         let csr = weighted(&graph.graph.csr)?;
         let solver =
-            MinTraversalSolver::<Sssp>::new(context, &csr, &graph.partition, &options.worklist)?;
+            MinTraversalSolver::new(context, Sssp, &csr, &graph.partition, &options.worklist)?;
         let mut options = options.clone();
         if options.worklist.prio_delta.is_none() {
             let cuda = context.backend_kind() == BackendKind::Cuda;
@@ -404,12 +413,13 @@ mod tests {
 
     #[test]
     fn relax_saturates_below_unreached() {
-        assert_eq!(Sssp::relax(3, 4), 7);
-        assert_eq!(Sssp::relax(3, 0), 3);
-        assert_eq!(Sssp::relax(MAX_DISTANCE - 1, 1), MAX_DISTANCE);
-        assert_eq!(Sssp::relax(MAX_DISTANCE, 1), MAX_DISTANCE);
-        assert_eq!(Sssp::relax(5, u32::MAX), MAX_DISTANCE);
-        assert_eq!(Sssp::relax(MAX_DISTANCE, u32::MAX), MAX_DISTANCE);
+        assert_eq!(Sssp.relax(3, 4, 1), Some(7));
+        assert_eq!(Sssp.relax(3, 0, 1), Some(3));
+        assert_eq!(Sssp.relax(MAX_DISTANCE - 1, 1, 1), Some(MAX_DISTANCE));
+        assert_eq!(Sssp.relax(MAX_DISTANCE, 1, 1), Some(MAX_DISTANCE));
+        assert_eq!(Sssp.relax(5, u32::MAX, 1), Some(MAX_DISTANCE));
+        assert_eq!(Sssp.relax(MAX_DISTANCE, u32::MAX, 1), Some(MAX_DISTANCE));
+        assert_eq!(Sssp.relax(UNREACHED, 1, 1), None);
     }
 
     #[test]

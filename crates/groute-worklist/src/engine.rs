@@ -16,9 +16,12 @@ pub type LocalOf<P> = <<P as DeviceProgram>::Ops as SplitOps>::Local;
 /// The packed item type of a program.
 pub type PackedOf<P> = <<P as DeviceProgram>::Ops as SplitOps>::Packed;
 
-/// What an algorithm runs on one device: its split operations and its expand kernel.
+/// What the host engine ([`run`]) runs on one device: split operations and an expand kernel.
 ///
-/// One instance per device; it owns that device's buffers (graph, value array).
+/// One instance per device; it owns that device's buffers (graph, value array). Algorithms do
+/// not implement it: they implement [`WorklistAlgorithm`](crate::WorklistAlgorithm), whose
+/// host executor ([`HostAlgorithm`](crate::algorithm::HostAlgorithm)) does. The engine's own
+/// tests implement it directly, with workloads that are not graph algorithms.
 pub trait DeviceProgram: Send + Sync + 'static {
     /// The split operations of this device.
     type Ops: SplitOps + Clone + 'static;

@@ -5,6 +5,8 @@
 //!
 //! | construct | what it is |
 //! |---|---|
+//! | [`WorklistAlgorithm`], [`Combine`], [`Start`], [`AtomicValue`] | **the one interface of an algorithm**: a value per vertex, its initial value, where a run starts, `relax` along an arc, how updates combine (min or sum), when an update schedules a vertex, the priority of an item ([`algorithm`]) |
+//! | [`algorithm::HostSolver`], [`algorithm::HostAlgorithm`] | the host backend's executor of any [`WorklistAlgorithm`] |
 //! | [`SplitOps`], [`SplitFlags`] | the application's routing: `pack`, `unpack`, `on_send`, `on_receive` (keep / pass / duplicate / drop), `get_prio` |
 //! | [`VertexValue`] | the packed item of label-correcting traversals: a vertex and a proposed value |
 //! | [`local_worklist`] ([`WorklistProducer`], [`WorklistConsumer`]) | bounded multi-producer single-consumer circular buffer with prepend; overflow is an error, never a loss |
@@ -12,8 +14,8 @@
 //! | [`PriorityCounter`], [`StepCounts`], [`StepOutcome`], [`defers`] | soft priority: the active and deferred counts, the epoch and its threshold (protocol below); the drivers use it for termination too |
 //! | [`RingTransport`], [`RouterRing`] | device `d` sends to `d + 1 mod N` over the runtime's [`Router`](groute_core::router::Router) with the `Ring` policy |
 //! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`], [`Reexamined`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
-//! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | host-kernel programs (the host backend's worker) |
-//! | [`traversal`] | the generic min-label traversal (BFS, SSSP plug in their `relax`) |
+//! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the host engine and its interface, which the host executor implements (engine tests implement it directly) |
+//! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
 //!
 //! ## One device's loop
 //!
@@ -87,7 +89,8 @@
 //!
 //! The driver ([`run_workers`]) never looks at the backend: a [`DeviceWorker`] owns each
 //! device's storage and kernels. The host backend's worker runs a [`DeviceProgram`]'s Rust
-//! closures on the device's executor streams (jitter shakes the schedule); the CUDA worker of
+//! closures on the device's executor streams (jitter shakes the schedule): for an algorithm,
+//! the host executor's ([`algorithm::HostAlgorithm`]); the CUDA worker of
 //! the min traversals ([`traversal`]) keeps the CSR, a full-length value array, a device
 //! circular worklist (`kernels/include/worklist.cuh`) and rotating outgoing buffers in device
 //! memory, runs NVRTC kernels, and reads one small counter block back per step.
@@ -185,6 +188,7 @@
 //! (PageRank) ignore the threshold, and with priority off the counter behaves exactly like
 //! [`TerminationCounter`] (which stays available to callers that want the single count).
 
+pub mod algorithm;
 mod driver;
 mod engine;
 mod error;
@@ -198,6 +202,7 @@ mod sync;
 mod termination;
 pub mod traversal;
 
+pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
 pub use driver::{
     DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, run_workers, run_workers_on,
 };

@@ -1,6 +1,7 @@
-//! The generic label-correcting traversal shared by BFS and SSSP.
+//! The executors of min-combined [`WorklistAlgorithm`]s (label-correcting traversals: BFS,
+//! SSSP), with their CUDA forms.
 //!
-//! Each device holds the rows of the vertices it owns ([`DeviceCsr`]) and a
+//! Each device holds the rows of the vertices it owns ([`DeviceCsr`](crate::DeviceCsr)) and a
 //! **full-length** value array. Local items are vertex ids; remote items are
 //! [`VertexValue`](crate::split::VertexValue) pairs. An expand round relaxes every out-arc of its items with
 //! `fetch_min` on the device's value array, which is also the halo filter: an update to a
@@ -9,9 +10,11 @@
 //! vertex only if it improved; a device that is not the owner updates its halo copy and
 //! passes the item on only if it improved.
 //!
-//! An algorithm supplies only [`MinTraversal::relax`] and, for CUDA, the names of its
-//! instantiation of `kernels/include/traversal.cuh` ([`MinTraversal::CUDA_KERNELS`]): BFS is
-//! `value + 1`, SSSP `value + weight`.
+//! The host backend runs any [`WorklistAlgorithm`] ([`HostSolver`]); the CUDA executors
+//! run those of `u32` values that combine by [`Combine::Min`], start from sources and name
+//! their instantiation of `kernels/include/traversal.cuh`
+//! ([`WorklistAlgorithm::CUDA_KERNELS`]): BFS relaxes to `value + 1`, SSSP to
+//! `value + weight`.
 //!
 //! [`MinTraversalSolver`] keeps every device's storage (CSR, value array, and on CUDA the
 //! device worklist, outgoing buffers and loaded kernels) across runs, so a run only resets
@@ -32,7 +35,6 @@ mod fused_rounds;
 mod fused_trace;
 mod fused_tuning;
 mod hub_policy;
-mod split_ops;
 
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
@@ -45,23 +47,20 @@ pub use fused_tuning::{
     FUSED_SPARSE_MAX_AVERAGE_DEGREE, FUSED_SPIN_NS, FusedBarrier, SOLO_CLUSTER,
 };
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
-pub use split_ops::MinSplitOps;
-use split_ops::ValueArray;
 
-use std::ops::Range;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use groute_core::cuda::{GpuSharing, PeerGroup};
-use groute_core::{Buffer, Context, Error};
+use groute_core::{Context, Error};
 use groute_graph::{Csr, Partition};
-use rayon::prelude::*;
 
+use crate::algorithm::{
+    Combine, HostSolver, Start, WorklistAlgorithm, check_partition, download_owned,
+    for_owned_ranges,
+};
 use crate::driver::run_workers;
-use crate::engine::{DeviceProgram, WorklistOptions, WorklistStats, run};
+use crate::engine::{WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
-use crate::part::DeviceCsr;
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
 /// per outgoing buffer): small graphs can have a few hubs' worth of items in flight.
@@ -69,75 +68,6 @@ const MIN_INBOX_RING: usize = 1 << 16;
 
 /// The value of a vertex not reached (yet).
 pub const UNREACHED: u32 = u32::MAX;
-
-/// A monotone min-label traversal: values only decrease, `relax` proposes a neighbour's value.
-pub trait MinTraversal: Send + Sync + 'static {
-    /// Whether the traversal reads arc weights.
-    const WEIGHTED: bool;
-    /// The value proposed for the head of an arc of weight `weight` (1 when unweighted) whose
-    /// tail has value `value` (never [`UNREACHED`]); saturate rather than wrap.
-    fn relax(value: u32, weight: u32) -> u32;
-    /// The CUDA kernels of this traversal (`None`: host backend only).
-    const CUDA_KERNELS: Option<TraversalKernels> = None;
-}
-
-/// One device's share of a min traversal (host backend).
-struct MinProgram<A> {
-    /// The owned rows of the CSR (and their weights when the traversal reads them).
-    csr: DeviceCsr,
-    ops: MinSplitOps,
-    capacity: usize,
-    _algo: std::marker::PhantomData<fn() -> A>,
-}
-
-impl<A: MinTraversal> DeviceProgram for MinProgram<A> {
-    type Ops = MinSplitOps;
-
-    fn split_ops(&self) -> MinSplitOps {
-        self.ops.clone()
-    }
-
-    fn expand(&self, items: &[u32]) -> Vec<u32> {
-        // SAFETY: the part was uploaded and synchronised before the run started and is never
-        // written again.
-        let Some(rows) = (unsafe { self.csr.host_view() }) else {
-            return Vec::new();
-        };
-        let values = self.ops.values.atomics();
-        items
-            .par_iter()
-            .with_min_len(64)
-            .fold(Vec::new, |mut out, &v| {
-                let value = match values.get(v as usize) {
-                    Some(a) => a.load(Ordering::Acquire),
-                    None => return out,
-                };
-                if value == UNREACHED {
-                    return out;
-                }
-                // Items are owned vertices (the split keeps no other): `row` panics otherwise.
-                let (targets, weights) = rows.row(v);
-                for (i, &u) in targets.iter().enumerate() {
-                    let w = weights.map_or(1, |w| w[i]);
-                    let cand = A::relax(value, w);
-                    if let Some(a) = values.get(u as usize) {
-                        if a.fetch_min(cand, Ordering::AcqRel) > cand {
-                            out.push(u);
-                        }
-                    }
-                }
-                out
-            })
-            .reduce(Vec::new, |mut a, b| {
-                a.extend(b);
-                a
-            })
-    }
-
-    fn capacity_hint(&self) -> usize {
-        self.capacity
-    }
-}
 
 /// The result of a min traversal.
 #[derive(Clone, Debug)]
@@ -154,66 +84,72 @@ pub struct TraversalOutput {
     pub device_time: Option<Duration>,
 }
 
-/// One device's storage, by backend.
-enum DeviceStorage {
-    Host {
-        csr: DeviceCsr,
-        owned: Range<u32>,
-        capacity: usize,
-    },
-    Cuda(Box<cuda::CudaTraversalDevice>),
+/// Every device's storage, by backend.
+enum Storage<A: WorklistAlgorithm> {
+    /// The host backend's executor, which runs any algorithm.
+    Host(HostSolver<A>),
+    /// Each CUDA device's storage and loaded kernels.
+    Cuda(Vec<cuda::CudaTraversalDevice>),
 }
 
 /// A min traversal of one partitioned graph on every device of a context, with the devices'
 /// storage allocated once ([`MinTraversalSolver::new`]) and reused by every
 /// [`MinTraversalSolver::run`].
-pub struct MinTraversalSolver<A> {
+pub struct MinTraversalSolver<A: WorklistAlgorithm> {
     context: Context,
     partition: Partition,
     num_vertices: usize,
     /// Arcs per vertex of the graph (what the fused kernel's default launch shape follows,
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
     average_degree: f64,
-    devices: Vec<DeviceStorage>,
+    storage: Storage<A>,
     /// The devices' group for device-driven runs (`fused_peer.rs`), made by the first one.
     peers: Option<PeerGroup>,
-    _algo: std::marker::PhantomData<fn() -> A>,
 }
 
-impl<A> std::fmt::Debug for MinTraversalSolver<A> {
+impl<A: WorklistAlgorithm> std::fmt::Debug for MinTraversalSolver<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MinTraversalSolver")
-            .field("devices", &self.devices.len())
+            .field("devices", &self.context.num_devices())
             .field("num_vertices", &self.num_vertices)
             .finish()
     }
 }
 
-impl<A: MinTraversal> MinTraversalSolver<A> {
+impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
     /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
-    /// every device of `context` and allocates the run storage (capacities from `options`,
-    /// or sized from the graph).
+    /// every device of `context` and allocates the run storage of `algorithm` (capacities
+    /// from `options`, or sized from the graph). CUDA devices need an algorithm they can run
+    /// (see [`WorklistAlgorithm::CUDA_KERNELS`]).
     pub fn new(
         context: &Context,
+        algorithm: A,
         csr: &Csr,
         partition: &Partition,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
+        check_partition(context, csr, partition)?;
         let n = csr.num_vertices();
         let num_devices = context.num_devices();
-        if partition.num_parts() != num_devices || partition.num_vertices() != n {
-            return Err(Error::invalid(
-                "partition",
-                format!(
-                    "{} parts over {} vertices",
-                    partition.num_parts(),
-                    partition.num_vertices()
-                ),
-                format!(
-                    "partition the graph of {n} vertices into {num_devices} parts, one per device"
-                ),
-            )
-            .into());
+        let hosts = context
+            .devices()
+            .iter()
+            .filter(|d| d.stream().is_host())
+            .count();
+        if hosts == num_devices {
+            return Ok(MinTraversalSolver {
+                context: context.clone(),
+                partition: partition.clone(),
+                num_vertices: n,
+                average_degree: 0.0,
+                storage: Storage::Host(HostSolver::new(
+                    context, algorithm, csr, partition, options,
+                )?),
+                peers: None,
+            });
+        }
+        if hosts > 0 {
+            return Err(mixed_backends().into());
         }
         if A::WEIGHTED && csr.weights().is_none() {
             return Err(Error::invalid(
@@ -223,78 +159,56 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             )
             .into());
         }
+        let kernels = cuda_kernels(&algorithm)?;
         let average_degree = csr.num_edges() as f64 / n.max(1) as f64;
         let mut devices = Vec::with_capacity(num_devices);
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d);
             let local_vertices = (owned.end - owned.start) as usize;
-            let local_arcs =
-                (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
             // A vertex sits in the worklist once per improvement not yet expanded: rare
-            // unweighted, common weighted (label correcting), hence the larger default.
+            // unweighted, common weighted (label correcting), hence the larger default. Sized
+            // by the owned vertices, not their arcs, and grown when a run needs more (`run`):
+            // label-correcting SSSP keeps a vertex once per improvement, so the arcs bound the
+            // worklist, but sizing it so held ten times the graph.
             let per_element = if A::WEIGHTED { 4 } else { 2 };
-            if device.stream().is_host() {
-                // Host memory, not the device's: the bound that never overflows.
-                let capacity = options
-                    .wl_capacity
-                    .unwrap_or(per_element * (local_vertices + local_arcs) + 1024);
-                devices.push(DeviceStorage::Host {
-                    csr: DeviceCsr::upload(device, csr, owned.clone(), A::WEIGHTED)?,
-                    owned,
-                    capacity,
-                });
+            let capacity = options
+                .wl_capacity
+                .unwrap_or(per_element * local_vertices + 1024);
+            // Each remote vertex is sent once per improvement of this device's halo copy:
+            // twice the remote vertices to start with, grown when a round sends more
+            // (weighted, a remote vertex can improve once per arc reaching it from this device
+            // in one round). Bounded fused rounds (`fused_rounds.rs`) return at half the
+            // buffer, so they get twice the room: the level that crosses the half still fits.
+            // A device-driven run (`fused_peer.rs`) uses the first buffer as the device's
+            // inbox ring, whose capacity is a power of two: the default is rounded up to one,
+            // and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on 2 GPUs
+            // had 4,436 items in flight, unread, in a ring of 4,096). A group of one (one
+            // device, FusedDriver::Device) sends nothing: it keeps one device's sizing.
+            let per_round = 2 * (n - local_vertices) + 1024;
+            let bounded = options.fused.bounded_rounds(num_devices, average_degree);
+            let send = options.send_capacity.unwrap_or(if bounded {
+                (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
             } else {
-                let kernels = A::CUDA_KERNELS.ok_or(Error::Unsupported {
-                    operation: "this traversal on CUDA devices (it names no CUDA kernels)",
-                    backend: "cuda",
-                })?;
-                // Sized by the owned vertices, not their arcs, and grown when a run needs
-                // more (`run`): label-correcting SSSP keeps a vertex once per improvement, so
-                // the arcs bound the worklist, but sizing it so held ten times the graph.
-                let capacity = options
-                    .wl_capacity
-                    .unwrap_or(per_element * local_vertices + 1024);
-                // Each remote vertex is sent once per improvement of this device's halo
-                // copy: twice the remote vertices to start with, grown when a round sends
-                // more (weighted, a remote vertex can improve once per arc reaching it from
-                // this device in one round). Bounded fused rounds (`fused_rounds.rs`)
-                // return at half the buffer, so they get twice the room: the level that
-                // crosses the half still fits. A
-                // device-driven run (`fused_peer.rs`) uses the first buffer as the device's
-                // inbox ring, whose capacity is a power of two: the default is rounded up to
-                // one, and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on
-                // 2 GPUs had 4,436 items in flight, unread, in a ring of 4,096). A group of
-                // one (one device, FusedDriver::Device) sends nothing: it keeps one device's
-                // sizing.
-                let per_round = 2 * (n - local_vertices) + 1024;
-                let bounded = options.fused.bounded_rounds(num_devices, average_degree);
-                let send = options.send_capacity.unwrap_or(if bounded {
-                    (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
-                } else {
-                    per_round
-                });
-                devices.push(DeviceStorage::Cuda(Box::new(
-                    cuda::CudaTraversalDevice::new(
-                        context,
-                        device,
-                        &kernels,
-                        csr,
-                        A::WEIGHTED,
-                        owned,
-                        capacity,
-                        send,
-                    )?,
-                )));
-            }
+                per_round
+            });
+            devices.push(cuda::CudaTraversalDevice::new(
+                context,
+                device,
+                &kernels,
+                csr,
+                A::WEIGHTED,
+                owned,
+                capacity,
+                send,
+            )?);
         }
         Ok(MinTraversalSolver {
             context: context.clone(),
             partition: partition.clone(),
             num_vertices: n,
             average_degree,
-            devices,
+            storage: Storage::Cuda(devices),
             peers: None,
-            _algo: std::marker::PhantomData,
         })
     }
 
@@ -337,14 +251,15 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
         let worklist = setting == cuda::WL_SETTING && options.wl_capacity.is_none();
         let outgoing = setting == cuda::SEND_SETTING && options.send_capacity.is_none();
         let mut grew = false;
-        for (storage, device) in self.devices.iter_mut().zip(self.context.devices()) {
-            if let DeviceStorage::Cuda(dev) = storage {
-                if worklist {
-                    grew |= dev.grow_worklist(device, needed)?;
-                }
-                if outgoing {
-                    grew |= dev.grow_outgoing(device, needed)?;
-                }
+        let Storage::Cuda(devices) = &mut self.storage else {
+            return Ok(false);
+        };
+        for (dev, device) in devices.iter_mut().zip(self.context.devices()) {
+            if worklist {
+                grew |= dev.grow_worklist(device, needed)?;
+            }
+            if outgoing {
+                grew |= dev.grow_outgoing(device, needed)?;
             }
         }
         Ok(grew)
@@ -358,8 +273,18 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
     ) -> Result<TraversalOutput, WorklistError> {
         let n = self.num_vertices;
         let options = &options.for_graph(n);
+        // Refused on every backend: the tuning is checked whether it applies or not.
         fused_rounds::round_levels(options)?;
-        let num_devices = self.devices.len();
+        if let Storage::Host(host) = &self.storage {
+            let out = host.run(sources, options)?;
+            return Ok(TraversalOutput {
+                values: out.values,
+                stats: out.stats,
+                fused: false,
+                device_time: None,
+            });
+        }
+        let num_devices = self.context.num_devices();
         let mut seeds = vec![Vec::new(); num_devices];
         for &s in sources {
             if (s as usize) < n {
@@ -367,21 +292,15 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             }
         }
         let context = self.context.clone();
-        let cuda = self
-            .devices
-            .iter()
-            .any(|d| matches!(d, DeviceStorage::Cuda(_)));
-        if cuda && options.fused.fuses(num_devices) {
+        if options.fused.fuses(num_devices) {
             // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
             // kernel in a group of one (FusedDriver says why).
             if options.fused_driver == FusedDriver::Device {
                 return self.run_device_driven(sources, &seeds, options);
             }
-            let DeviceStorage::Cuda(dev) = &mut self.devices[0] else {
-                return Err(mixed_backends().into());
-            };
-            let device = &context.devices()[0];
             let defaults = FusedDefaults::for_graph(self.average_degree);
+            let dev = self.cuda_device(0)?;
+            let device = &context.devices()[0];
             let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
             let values = device.download(&dev.values.slice(0..n)?)?;
             return Ok(TraversalOutput {
@@ -397,91 +316,59 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
                 device_time: Some(done.device_time),
             });
         }
-        if cuda {
-            let bounded = options
-                .fused
-                .bounded_rounds(num_devices, self.average_degree);
-            if bounded
-                && options
-                    .fused_driver
-                    .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
-            {
-                return self.run_device_driven(sources, &seeds, options);
-            }
-            let defaults = FusedDefaults::for_graph(self.average_degree);
-            let mut workers = Vec::with_capacity(num_devices);
-            for (d, storage) in self.devices.iter_mut().enumerate() {
-                let DeviceStorage::Cuda(dev) = storage else {
-                    return Err(mixed_backends().into());
-                };
-                let worker = dev.worker(&context.devices()[d], sources, &seeds[d])?;
-                workers.push(if bounded {
-                    let rounds = worker.storage.fused_rounds(options, defaults)?;
-                    worker.with_fused_rounds(rounds)
-                } else {
-                    worker
-                });
-            }
-            let stats = run_workers(&context, workers, options)?;
-            let mut values = for_owned_ranges(n)?;
-            for (d, storage) in self.devices.iter().enumerate() {
-                if let DeviceStorage::Cuda(dev) = storage {
-                    let owned = self.partition.range(d);
-                    download_owned(&context.devices()[d], &dev.values, owned, &mut values)?;
-                }
-            }
-            return Ok(TraversalOutput {
-                values,
-                device_time: stats.device_time,
-                stats,
-                fused: bounded,
+        let bounded = options
+            .fused
+            .bounded_rounds(num_devices, self.average_degree);
+        if bounded
+            && options
+                .fused_driver
+                .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
+        {
+            return self.run_device_driven(sources, &seeds, options);
+        }
+        let defaults = FusedDefaults::for_graph(self.average_degree);
+        let mut workers = Vec::with_capacity(num_devices);
+        for (d, dev) in self.cuda_devices()?.iter_mut().enumerate() {
+            let worker = dev.worker(&context.devices()[d], sources, &seeds[d])?;
+            workers.push(if bounded {
+                let rounds = worker.storage.fused_rounds(options, defaults)?;
+                worker.with_fused_rounds(rounds)
+            } else {
+                worker
             });
         }
-        let mut init = filled_values(n, UNREACHED)?;
-        for &s in sources {
-            if let Some(x) = init.get_mut(s as usize) {
-                *x = 0;
-            }
-        }
-        let mut programs = Vec::with_capacity(num_devices);
-        for (d, storage) in self.devices.iter().enumerate() {
-            let DeviceStorage::Host {
-                csr,
-                owned,
-                capacity,
-            } = storage
-            else {
-                return Err(mixed_backends().into());
-            };
-            let device = &context.devices()[d];
-            let buffer = device.upload(&init)?;
-            device.stream().synchronize()?;
-            programs.push(Arc::new(MinProgram::<A> {
-                csr: csr.clone(),
-                ops: MinSplitOps {
-                    owned: owned.clone(),
-                    values: ValueArray::new(buffer)?,
-                },
-                capacity: *capacity,
-                _algo: std::marker::PhantomData,
-            }));
-        }
-        let stats = run(&context, &programs, seeds, options)?;
+        let stats = run_workers(&context, workers, options)?;
         let mut values = for_owned_ranges(n)?;
-        for (d, device) in context.devices().iter().enumerate() {
+        let Storage::Cuda(devices) = &self.storage else {
+            return Err(mixed_backends().into());
+        };
+        for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
-            download_owned(device, &programs[d].ops.values.buffer, owned, &mut values)?;
+            download_owned(&context.devices()[d], &dev.values, owned, &mut values)?;
         }
         Ok(TraversalOutput {
             values,
+            device_time: stats.device_time,
             stats,
-            fused: false,
-            device_time: None,
+            fused: bounded,
         })
+    }
+
+    /// Every device's CUDA storage.
+    fn cuda_devices(&mut self) -> Result<&mut Vec<cuda::CudaTraversalDevice>, Error> {
+        match &mut self.storage {
+            Storage::Cuda(devices) => Ok(devices),
+            Storage::Host(_) => Err(mixed_backends()),
+        }
+    }
+
+    /// Device `d`'s CUDA storage.
+    fn cuda_device(&mut self, d: usize) -> Result<&mut cuda::CudaTraversalDevice, Error> {
+        self.cuda_devices()?.get_mut(d).ok_or_else(mixed_backends)
     }
 }
 
-impl<A: MinTraversal> MinTraversalSolver<A> {
+impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
     /// A fused run device-driven (`fused_peer.rs`): on several devices, or on one in a group
     /// of one.
     fn run_device_driven(
@@ -499,13 +386,10 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
             operation: "a device-driven run without its peer group",
             backend: "cuda",
         })?;
-        let mut devices = Vec::with_capacity(self.devices.len());
-        for storage in self.devices.iter_mut() {
-            let DeviceStorage::Cuda(dev) = storage else {
-                return Err(mixed_backends().into());
-            };
-            devices.push(&mut **dev);
-        }
+        let Storage::Cuda(storage) = &mut self.storage else {
+            return Err(mixed_backends().into());
+        };
+        let mut devices: Vec<&mut cuda::CudaTraversalDevice> = storage.iter_mut().collect();
         let context_devices = self.context.devices();
         let out = fused_peer::run_device_driven(
             group,
@@ -540,14 +424,44 @@ impl<A: MinTraversal> MinTraversalSolver<A> {
 /// Runs a min traversal of `csr` (already renumbered so that device `d` owns
 /// `partition.range(d)`) from `sources` (partitioned ids, value 0) on every device of
 /// `context` (one-shot [`MinTraversalSolver`]).
-pub fn solve_min_traversal<A: MinTraversal>(
+pub fn solve_min_traversal<A: WorklistAlgorithm<Value = u32>>(
     context: &Context,
+    algorithm: A,
     csr: &Csr,
     partition: &Partition,
     sources: &[u32],
     options: &WorklistOptions,
 ) -> Result<TraversalOutput, WorklistError> {
-    MinTraversalSolver::<A>::new(context, csr, partition, options)?.run(sources, options)
+    MinTraversalSolver::new(context, algorithm, csr, partition, options)?.run(sources, options)
+}
+
+/// The CUDA kernels of `A`, or the error of an algorithm the CUDA executors cannot run.
+fn cuda_kernels<A: WorklistAlgorithm<Value = u32>>(
+    algorithm: &A,
+) -> Result<TraversalKernels, Error> {
+    let unsupported = |operation| Error::Unsupported {
+        operation,
+        backend: "cuda",
+    };
+    if A::COMBINE != Combine::Min {
+        return Err(unsupported(
+            "an algorithm whose updates add up in the min traversals' CUDA executors",
+        ));
+    }
+    if A::START != Start::Sources {
+        return Err(unsupported(
+            "an algorithm started from every vertex in the min traversals' CUDA executors",
+        ));
+    }
+    if algorithm.init(0, false) != UNREACHED || algorithm.init(0, true) != 0 {
+        return Err(unsupported(
+            "initial values other than UNREACHED (and 0 at the sources) in the min \
+             traversals' CUDA executors",
+        ));
+    }
+    A::CUDA_KERNELS.ok_or(unsupported(
+        "this algorithm on CUDA devices (it names no CUDA kernels)",
+    ))
 }
 
 /// The error of a context whose devices are not all of one backend.
@@ -556,51 +470,4 @@ fn mixed_backends() -> Error {
         operation: "mixing host and CUDA devices in one traversal",
         backend: "cuda",
     }
-}
-
-/// The value array that every device's owned range is downloaded into: zeroed lazily (no
-/// pass over it), since the partition's ranges tile `0..n` (checked by `new`), so the
-/// downloads, which touch its pages on rayon's threads, overwrite every value. An error, not
-/// an abort, when the host cannot hold it.
-fn for_owned_ranges(n: usize) -> Result<Vec<u32>, groute_core::Error> {
-    bytemuck::allocation::try_zeroed_vec(n).map_err(|()| result_out_of_memory(n))
-}
-
-/// The host's value array of `n` vertices all at `value`, or an error naming its size.
-fn filled_values(n: usize, value: u32) -> Result<Vec<u32>, groute_core::Error> {
-    let mut values = Vec::new();
-    reserve_values(&mut values, n)?;
-    values.resize(n, value);
-    Ok(values)
-}
-
-/// Reserves room for `n` values, or [`groute_core::Error::OutOfMemory`] naming the bytes.
-fn reserve_values(values: &mut Vec<u32>, n: usize) -> Result<(), groute_core::Error> {
-    values
-        .try_reserve_exact(n)
-        .map_err(|_| result_out_of_memory(n))
-}
-
-/// The host could not hold a result of `n` vertices.
-fn result_out_of_memory(n: usize) -> groute_core::Error {
-    groute_core::Error::OutOfMemory {
-        bytes: n.saturating_mul(std::mem::size_of::<u32>()),
-        location: format!(
-            "the host for the result of {n} vertices (a smaller graph, or a machine with more \
-             memory)"
-        ),
-        source: None,
-    }
-}
-
-/// Copies the `owned` range of `buffer` (a value array on `device`) into `values` (the whole
-/// graph's, in the partitioned numbering).
-fn download_owned(
-    device: &groute_core::Device,
-    buffer: &Buffer<u32>,
-    owned: Range<u32>,
-    values: &mut [u32],
-) -> Result<(), Error> {
-    let range = owned.start as usize..owned.end as usize;
-    device.download_into(&buffer.slice(range.clone())?, &mut values[range])
 }

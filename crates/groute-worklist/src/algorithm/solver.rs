@@ -1,0 +1,239 @@
+//! [`HostSolver`]: any [`WorklistAlgorithm`] over every device of a host-backend context, its
+//! storage allocated once and reused by every run.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use groute_core::{Buffer, Context, Device, Error};
+use groute_graph::{Csr, Partition};
+
+use super::{Combine, HostAlgorithm, Start, WorklistAlgorithm};
+use crate::engine::{WorklistOptions, WorklistStats, run};
+use crate::error::WorklistError;
+
+/// The output of a [`HostSolver`] run, in the partitioned numbering.
+#[derive(Clone, Debug)]
+pub struct HostOutput<V> {
+    /// Each vertex's result: its value under [`Combine::Min`]; under [`Combine::Sum`] the sum
+    /// of what its items took.
+    pub values: Vec<V>,
+    /// Under [`Combine::Sum`], the value left on each vertex (accumulated, never processed:
+    /// [`WorklistAlgorithm::schedules`] did not make it an item); empty under
+    /// [`Combine::Min`].
+    pub left: Vec<V>,
+    /// The engine's counters.
+    pub stats: WorklistStats,
+}
+
+/// A [`WorklistAlgorithm`] on every device of a host-backend context: each device's part of
+/// the graph is uploaded and its value arrays allocated once ([`HostSolver::new`]); each
+/// [`HostSolver::run`] resets the values and runs the distributed worklist.
+pub struct HostSolver<A: WorklistAlgorithm> {
+    context: Context,
+    partition: Partition,
+    num_vertices: usize,
+    programs: Vec<Arc<HostAlgorithm<A>>>,
+}
+
+impl<A: WorklistAlgorithm> std::fmt::Debug for HostSolver<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostSolver")
+            .field("devices", &self.programs.len())
+            .field("num_vertices", &self.num_vertices)
+            .finish()
+    }
+}
+
+impl<A: WorklistAlgorithm> HostSolver<A> {
+    /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
+    /// every device of `context` (host backend) for `algorithm`. Each local worklist holds
+    /// `options.wl_capacity` items, or by default: under [`Combine::Min`] twice the owned
+    /// vertices and arcs (four times when weighted: a vertex is queued once per improvement),
+    /// under [`Combine::Sum`] twice the owned vertices; plus 1,024.
+    pub fn new(
+        context: &Context,
+        algorithm: A,
+        csr: &Csr,
+        partition: &Partition,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        check_partition(context, csr, partition)?;
+        let algorithm = Arc::new(algorithm);
+        let mut programs = Vec::with_capacity(context.num_devices());
+        for (d, device) in context.devices().iter().enumerate() {
+            let owned = partition.range(d);
+            let vertices = (owned.end - owned.start) as usize;
+            let arcs =
+                (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
+            let capacity = options.wl_capacity.unwrap_or(match A::COMBINE {
+                Combine::Min if A::WEIGHTED => 4 * (vertices + arcs) + 1024,
+                Combine::Min => 2 * (vertices + arcs) + 1024,
+                Combine::Sum => 2 * vertices + 1024,
+            });
+            programs.push(HostAlgorithm::upload(
+                device,
+                Arc::clone(&algorithm),
+                csr,
+                owned,
+                capacity,
+            )?);
+        }
+        Self::from_programs(context, partition, programs)
+    }
+
+    /// A solver over programs built by the caller (one per device, in device order, device
+    /// `d`'s over `partition.range(d)`), for example with a first round of their own
+    /// ([`HostAlgorithm::with_first_round`]).
+    pub fn from_programs(
+        context: &Context,
+        partition: &Partition,
+        programs: Vec<HostAlgorithm<A>>,
+    ) -> Result<Self, WorklistError> {
+        let mismatch = programs.len() != context.num_devices()
+            || programs
+                .iter()
+                .enumerate()
+                .any(|(d, p)| p.owned() != partition.range(d));
+        if mismatch || partition.num_parts() != context.num_devices() {
+            return Err(Error::invalid(
+                "host programs",
+                format!(
+                    "{} programs for {} devices",
+                    programs.len(),
+                    context.num_devices()
+                ),
+                "one program per device, device d's over partition.range(d)",
+            )
+            .into());
+        }
+        Ok(HostSolver {
+            context: context.clone(),
+            partition: partition.clone(),
+            num_vertices: partition.num_vertices(),
+            programs: programs.into_iter().map(Arc::new).collect(),
+        })
+    }
+
+    /// The number of vertices of the graph.
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices
+    }
+
+    /// Runs the algorithm from `sources` (partitioned ids; ignored under
+    /// [`Start::EveryVertex`]) with `options` as given
+    /// ([`WorklistOptions::for_graph`] fits the packet size to a small graph). The statistics'
+    /// elapsed time covers the run only (reset and download excluded).
+    pub fn run(
+        &self,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<HostOutput<A::Value>, WorklistError> {
+        let n = self.num_vertices;
+        let mut sorted = sources.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut seeds = vec![Vec::new(); self.programs.len()];
+        if A::START == Start::Sources {
+            for &s in &sorted {
+                if (s as usize) < n {
+                    seeds[self.partition.owner(s)].push(s);
+                }
+            }
+        }
+        for (program, device) in self.programs.iter().zip(self.context.devices()) {
+            program.reset(device, &sorted)?;
+        }
+        let stats = run(&self.context, &self.programs, seeds, options)?;
+        let mut values = for_owned_ranges(n)?;
+        let mut left = Vec::new();
+        if A::COMBINE == Combine::Sum {
+            left = for_owned_ranges(n)?;
+        }
+        for (d, (program, device)) in self.programs.iter().zip(self.context.devices()).enumerate() {
+            let owned = self.partition.range(d);
+            match program.results() {
+                Some(results) => {
+                    let len = (owned.end - owned.start) as usize;
+                    download_into_owned(
+                        device,
+                        results.buffer(),
+                        0..len,
+                        owned.clone(),
+                        &mut values,
+                    )?;
+                    download_owned(device, program.values().buffer(), owned, &mut left)?;
+                }
+                None => download_owned(device, program.values().buffer(), owned, &mut values)?,
+            }
+        }
+        Ok(HostOutput {
+            values: bytemuck::allocation::cast_vec(values),
+            left: bytemuck::allocation::cast_vec(left),
+            stats,
+        })
+    }
+}
+
+/// Checks that `partition` splits `csr`'s vertices into one part per device of `context`.
+pub(crate) fn check_partition(
+    context: &Context,
+    csr: &Csr,
+    partition: &Partition,
+) -> Result<(), Error> {
+    let n = csr.num_vertices();
+    let num_devices = context.num_devices();
+    if partition.num_parts() != num_devices || partition.num_vertices() != n {
+        return Err(Error::invalid(
+            "partition",
+            format!(
+                "{} parts over {} vertices",
+                partition.num_parts(),
+                partition.num_vertices()
+            ),
+            format!("partition the graph of {n} vertices into {num_devices} parts, one per device"),
+        ));
+    }
+    Ok(())
+}
+
+/// The word array that every device's owned range is downloaded into: zeroed lazily (no pass
+/// over it), since the partition's ranges tile `0..n`, so the downloads, which touch its
+/// pages on rayon's threads, overwrite every word. An error, not an abort, when the host
+/// cannot hold it.
+pub(crate) fn for_owned_ranges(n: usize) -> Result<Vec<u32>, Error> {
+    bytemuck::allocation::try_zeroed_vec(n).map_err(|()| Error::OutOfMemory {
+        bytes: n.saturating_mul(std::mem::size_of::<u32>()),
+        location: format!(
+            "the host for the result of {n} vertices (a smaller graph, or a machine with more \
+             memory)"
+        ),
+        source: None,
+    })
+}
+
+/// Copies the `owned` range of `buffer` (a full-length array on `device`) into the same range
+/// of `words` (the whole graph's, in the partitioned numbering).
+pub(crate) fn download_owned(
+    device: &Device,
+    buffer: &Buffer<u32>,
+    owned: Range<u32>,
+    words: &mut [u32],
+) -> Result<(), Error> {
+    let from = owned.start as usize..owned.end as usize;
+    download_into_owned(device, buffer, from, owned, words)
+}
+
+/// Copies words `from` of `buffer` (on `device`) into the `owned` range of `words`.
+fn download_into_owned(
+    device: &Device,
+    buffer: &Buffer<u32>,
+    from: Range<usize>,
+    owned: Range<u32>,
+    words: &mut [u32],
+) -> Result<(), Error> {
+    if owned.is_empty() {
+        return Ok(());
+    }
+    let range = owned.start as usize..owned.end as usize;
+    device.download_into(&buffer.slice(from)?, &mut words[range])
+}

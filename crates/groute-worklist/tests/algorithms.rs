@@ -1,0 +1,295 @@
+//! New algorithms are one `WorklistAlgorithm` implementation each: the largest id reaching
+//! each vertex of a directed graph (min-combined over `u32::MAX - id`, started from every
+//! vertex), widest paths (min-combined over `u32::MAX - width`, weighted, from sources) and
+//! path counts in a DAG (sum-combined integers, from sources). Each equals a sequential
+//! reference on 1 to 4 devices, plain and jittered, over random graphs and random
+//! partitions. The CUDA executors refuse them (they run min traversals with kernels of their
+//! own), with an error that says so.
+
+use std::time::Duration;
+
+use groute_core::testing::{scaled, test_contexts};
+use groute_core::{BackendKind, Error};
+use groute_graph::{Csr, EdgeList, Graph, Partition};
+use groute_worklist::algorithm::HostSolver;
+use groute_worklist::traversal::{MinTraversalSolver, UNREACHED};
+use groute_worklist::{Combine, Start, WorklistAlgorithm, WorklistError, WorklistOptions};
+use proptest::prelude::*;
+
+/// The largest id of the vertices that reach each vertex (itself included), as
+/// `u32::MAX - id`.
+#[derive(Clone)]
+struct LargestReachingId;
+
+impl WorklistAlgorithm for LargestReachingId {
+    type Value = u32;
+    const COMBINE: Combine = Combine::Min;
+    const START: Start = Start::EveryVertex;
+    const WEIGHTED: bool = false;
+    fn init(&self, vertex: u32, _source: bool) -> u32 {
+        u32::MAX - vertex
+    }
+    fn relax(&self, complement: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
+        Some(complement)
+    }
+}
+
+/// Widest (maximum-bottleneck) paths from the sources: a vertex's value is `u32::MAX` minus
+/// the width of its widest path (the sources' width is unbounded, value 0; unreached vertices
+/// keep `u32::MAX`, width 0).
+#[derive(Clone)]
+struct WidestPath;
+
+impl WorklistAlgorithm for WidestPath {
+    type Value = u32;
+    const COMBINE: Combine = Combine::Min;
+    const START: Start = Start::Sources;
+    const WEIGHTED: bool = true;
+    fn init(&self, _vertex: u32, source: bool) -> u32 {
+        if source { 0 } else { UNREACHED }
+    }
+    fn relax(&self, narrowing: u32, weight: u32, _out_degree: u32) -> Option<u32> {
+        (narrowing != UNREACHED).then(|| narrowing.max(u32::MAX - weight))
+    }
+}
+
+/// The number of paths from the sources to each vertex of a DAG: each unit of mass that
+/// reaches a vertex moves on along every arc.
+struct PathCount;
+
+impl WorklistAlgorithm for PathCount {
+    type Value = u32;
+    const COMBINE: Combine = Combine::Sum;
+    const START: Start = Start::Sources;
+    const WEIGHTED: bool = false;
+    fn init(&self, _vertex: u32, source: bool) -> u32 {
+        u32::from(source)
+    }
+    fn relax(&self, paths: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
+        Some(paths)
+    }
+}
+
+fn largest_reaching_reference(csr: &Csr) -> Vec<u32> {
+    // From the largest id down, mark everything it reaches that no larger id reached.
+    let n = csr.num_vertices();
+    let mut value = vec![0u32; n];
+    let mut seen = vec![false; n];
+    for root in (0..n as u32).rev() {
+        if seen[root as usize] {
+            continue;
+        }
+        seen[root as usize] = true;
+        let mut stack = vec![root];
+        while let Some(v) = stack.pop() {
+            value[v as usize] = u32::MAX - root;
+            for &u in csr.neighbors(v) {
+                if !seen[u as usize] {
+                    seen[u as usize] = true;
+                    stack.push(u);
+                }
+            }
+        }
+    }
+    value
+}
+
+fn widest_reference(csr: &Csr, sources: &[u32]) -> Vec<u32> {
+    let n = csr.num_vertices();
+    let weights = csr.weights().expect("weighted graph");
+    let mut value = vec![UNREACHED; n];
+    for &s in sources {
+        value[s as usize] = 0;
+    }
+    // Bellman-Ford on (max, min) until nothing changes.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for v in 0..n as u32 {
+            if value[v as usize] == UNREACHED {
+                continue;
+            }
+            let first = csr.edge_range(v).start;
+            for (i, &u) in csr.neighbors(v).iter().enumerate() {
+                let cand = value[v as usize].max(u32::MAX - weights[first + i]);
+                if cand < value[u as usize] {
+                    value[u as usize] = cand;
+                    changed = true;
+                }
+            }
+        }
+    }
+    value
+}
+
+/// Path counts over a DAG whose arcs all go from a lower id to a higher one.
+fn path_count_reference(csr: &Csr, sources: &[u32]) -> Vec<u32> {
+    let n = csr.num_vertices();
+    let mut count = vec![0u32; n];
+    for &s in sources {
+        count[s as usize] = 1;
+    }
+    for v in 0..n as u32 {
+        for &u in csr.neighbors(v) {
+            assert!(u > v, "not a forward DAG");
+            count[u as usize] += count[v as usize];
+        }
+    }
+    count
+}
+
+fn options() -> WorklistOptions {
+    WorklistOptions {
+        time_limit: Some(scaled(Duration::from_secs(60))),
+        packet_size: 16,
+        max_batch: 32,
+        ..WorklistOptions::default()
+    }
+}
+
+/// Cuts `0..n` into `parts` ranges at the given cut points (sorted, clamped).
+fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
+    let mut bounds = vec![0u32];
+    let mut inner: Vec<u32> = cuts
+        .iter()
+        .take(parts - 1)
+        .map(|&c| c % (n as u32 + 1))
+        .collect();
+    inner.resize(parts - 1, n as u32);
+    inner.sort_unstable();
+    bounds.extend(inner);
+    bounds.push(n as u32);
+    Partition::from_bounds(bounds).expect("sorted bounds")
+}
+
+/// Runs `algorithm` on 1..=4 devices, plain and jittered, through the solver that runs every
+/// algorithm on the host backend, and checks the values against `expected`; on CUDA contexts,
+/// checks that the run is refused as unsupported.
+fn check<A: WorklistAlgorithm<Value = u32> + Clone>(
+    algorithm: &A,
+    csr: &Csr,
+    sources: &[u32],
+    cuts: &[u32],
+    expected: &[u32],
+) {
+    let n = csr.num_vertices();
+    for devices in 1..=4usize.min(n.max(1)) {
+        let part = partition(n, devices, cuts);
+        for tc in test_contexts(devices, &[7]) {
+            let label = format!(
+                "{devices} devices, {}, bounds {:?}",
+                tc.label,
+                part.bounds()
+            );
+            let solver =
+                MinTraversalSolver::new(&tc.context, algorithm.clone(), csr, &part, &options());
+            if tc.context.backend_kind() == BackendKind::Cuda {
+                let err = solver.map(|_| ()).unwrap_err();
+                assert!(
+                    matches!(err, WorklistError::Runtime(Error::Unsupported { .. })),
+                    "{label}: {err}"
+                );
+                continue;
+            }
+            let out = solver
+                .and_then(|mut s| s.run(sources, &options()))
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(out.values, expected, "{label}");
+            assert_eq!(out.stats.late_items, 0, "{label}");
+        }
+    }
+}
+
+fn random_pairs(n: u32, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    pairs.iter().map(|&(a, b)| (a % n, b % n)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn the_largest_reaching_ids_match_the_reference(
+        n in 1u32..120,
+        pairs in prop::collection::vec((any::<u32>(), any::<u32>()), 0..200),
+        cuts in prop::collection::vec(any::<u32>(), 3),
+    ) {
+        let g = Graph::from_edges(n as usize, &EdgeList::from_pairs(&random_pairs(n, &pairs)), "random", false).unwrap();
+        let expected = largest_reaching_reference(&g.csr);
+        check(&LargestReachingId, &g.csr, &[], &cuts, &expected);
+    }
+
+    #[test]
+    fn widest_paths_match_the_reference(
+        n in 1u32..100,
+        arcs in prop::collection::vec((any::<u32>(), any::<u32>(), 1u32..1000), 0..300),
+        sources in prop::collection::vec(any::<u32>(), 1..3),
+        cuts in prop::collection::vec(any::<u32>(), 3),
+    ) {
+        let triples: Vec<(u32, u32, u32)> = arcs.iter().map(|&(a, b, w)| (a % n, b % n, w)).collect();
+        let g = Graph::from_edges(n as usize, &EdgeList::from_triples(&triples), "random", false).unwrap();
+        let sources: Vec<u32> = sources.iter().map(|s| s % n).collect();
+        let expected = widest_reference(&g.csr, &sources);
+        check(&WidestPath, &g.csr, &sources, &cuts, &expected);
+    }
+
+    #[test]
+    fn path_counts_in_a_dag_match_the_reference(
+        n in 2u32..40,
+        arcs in prop::collection::vec((any::<u32>(), 1u32..4), 0..60),
+        cuts in prop::collection::vec(any::<u32>(), 3),
+    ) {
+        // Forward arcs of length 1 to 3: the counts stay far below u32::MAX.
+        let pairs: Vec<(u32, u32)> = arcs
+            .iter()
+            .map(|&(a, len)| (a % n, a % n + len))
+            .filter(|&(_, b)| b < n)
+            .collect();
+        let g = Graph::from_edges(n as usize, &EdgeList::from_pairs(&pairs), "dag", false).unwrap();
+        let expected = path_count_reference(&g.csr, &[0]);
+        let n = n as usize;
+        for devices in 1..=4usize.min(n) {
+            let part = partition(n, devices, &cuts);
+            for tc in test_contexts(devices, &[3]) {
+                let label = format!("{devices} devices, {}, bounds {:?}", tc.label, part.bounds());
+                let solver = HostSolver::new(&tc.context, PathCount, &g.csr, &part, &options());
+                if tc.context.backend_kind() == BackendKind::Cuda {
+                    prop_assert!(solver.is_err(), "{}", label);
+                    continue;
+                }
+                let out = solver.and_then(|s| s.run(&[0], &options())).unwrap_or_else(|e| panic!("{label}: {e}"));
+                prop_assert_eq!(&out.values, &expected, "{}", label);
+                // Every unit of mass was processed: nothing is left on any vertex.
+                prop_assert!(out.left.iter().all(|&x| x == 0), "{}: {:?}", label, out.left);
+            }
+        }
+    }
+}
+
+#[test]
+fn shipped_shapes_of_graph_match_the_references() {
+    let road = Graph::generated("road:side=24,p=0.6,seed=3").unwrap();
+    check(
+        &LargestReachingId,
+        &road.csr,
+        &[],
+        &[100, 300, 450],
+        &largest_reaching_reference(&road.csr),
+    );
+    let kron = Graph::generated("kron:scale=9,ef=8,sym,seed=5,weights=1..200").unwrap();
+    check(
+        &WidestPath,
+        &kron.csr,
+        &[0, 17],
+        &[64, 200, 400],
+        &widest_reference(&kron.csr, &[0, 17]),
+    );
+}
+
+#[test]
+fn a_weighted_algorithm_on_a_graph_without_weights_is_an_error_naming_them() {
+    let g = Graph::from_edges(3, &EdgeList::from_pairs(&[(0, 1), (1, 2)]), "path", false).unwrap();
+    let ctx = groute_core::Context::host(1).unwrap();
+    let part = partition(3, 1, &[]);
+    let err = HostSolver::new(&ctx, WidestPath, &g.csr, &part, &options()).unwrap_err();
+    assert!(err.to_string().contains("weights"), "{err}");
+}
