@@ -188,23 +188,23 @@ impl FusedArgs {
     /// worklist options.
     pub fn apply(&self, execution: Execution, devices: usize, options: &mut WorklistOptions) {
         options.fused = self.mode(execution);
-        options.fused_grid = self.fused_grid;
-        options.fused_round_levels = self.fused_round_levels;
+        options.fused_tuning.grid = self.fused_grid;
+        options.fused_tuning.round_levels = self.fused_round_levels;
         options.fused_driver = self.driver(execution, devices);
-        options.fused_solo_max = self.fused_solo_max;
-        options.fused_block = self.fused_block;
-        options.fused_barrier = FusedBarrier {
+        options.fused_tuning.solo_max = self.fused_solo_max;
+        options.fused_tuning.block = self.fused_block;
+        options.fused_tuning.barrier = FusedBarrier {
             spin_ns: self.fused_spin_ns.unwrap_or(FUSED_SPIN_NS),
             fenced: self.fused_fenced_barrier,
             tagged: self.fused_tagged_barrier,
         };
-        options.fused_direct_min = self.fused_direct_min;
+        options.fused_tuning.direct_min = self.fused_direct_min;
         if let Some(shared) = self.fused_solo_shared {
-            options.fused_solo_shared = shared;
+            options.fused_tuning.solo_shared = shared;
         }
-        options.fused_solo_direct_min = self.fused_solo_direct_min;
-        options.fused_solo_async = self.fused_solo_async;
-        options.fused_cluster = self.fused_cluster;
+        options.fused_tuning.solo_direct_min = self.fused_solo_direct_min;
+        options.fused_tuning.solo_async = self.fused_solo_async;
+        options.fused_tuning.cluster = self.fused_cluster;
     }
 }
 

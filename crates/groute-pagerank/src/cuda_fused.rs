@@ -174,7 +174,7 @@ impl FusedRuns {
             });
             device.stream().synchronize()?;
         }
-        let barrier = options.fused_barrier;
+        let barrier = options.fused_tuning.barrier;
         let settings = FusedSettings {
             sweep_divisor: storages
                 .first()

@@ -115,10 +115,10 @@ fn weighted_fan_chain() -> Graph {
     from_triples(centre as usize + 1, &triples, "weighted fan chain")
 }
 
-/// The single-block mode's shared frontier (`fused_solo_shared`) on and off, with and without
+/// The single-block mode's shared frontier (`fused_tuning.solo_shared`) on and off, with and without
 /// direct atomicMin in that mode, with and without soft priority, on both builds (blocks of up
 /// to 256 threads keep no frontier) and bounds from a few items to none, and as SOLO-ASYNC
-/// (`fused_solo_async`, the wide build: a barrier-free label-correcting queue, its threshold
+/// (`fused_tuning.solo_async`, the wide build: a barrier-free label-correcting queue, its threshold
 /// fixed during a phase under soft priority): always Dijkstra.
 #[test]
 fn the_single_block_frontier_equals_dijkstra_either_way() {
@@ -149,12 +149,12 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
                         (true, false, None, true),
                     ] {
                         let mut o = options(FusedMode::On);
-                        o.worklist.fused_block = Some(block);
-                        o.worklist.fused_solo_max = solo;
-                        o.worklist.fused_solo_shared = shared;
-                        o.worklist.fused_solo_direct_min = direct;
+                        o.worklist.fused_tuning.block = Some(block);
+                        o.worklist.fused_tuning.solo_max = solo;
+                        o.worklist.fused_tuning.solo_shared = shared;
+                        o.worklist.fused_tuning.solo_direct_min = direct;
                         o.worklist.prio_delta = prio;
-                        o.worklist.fused_solo_async = solo_async;
+                        o.worklist.fused_tuning.solo_async = solo_async;
                         let label = format!(
                             "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
                              direct min {direct}, prio {prio:?}, solo async {solo_async}",
@@ -175,7 +175,7 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
     }
 }
 
-/// The single-block mode on a cluster of four blocks (`fused_cluster`, the default where the
+/// The single-block mode on a cluster of four blocks (`fused_tuning.cluster`, the default where the
 /// GPU has clusters and every list is under 32 arcs) and on one block: Dijkstra on weighted
 /// road grids, a grid with zero weights and an unweighted one, from two sources, with bounds
 /// from one item to none, with the default band (soft priority deferring to the low lists
@@ -201,9 +201,9 @@ fn the_cluster_mode_equals_dijkstra_either_way() {
                 for cluster in [true, false] {
                     for prio in [None, Some(50), Some(0)] {
                         let mut o = options(FusedMode::On);
-                        o.worklist.fused_block = Some(1024);
-                        o.worklist.fused_solo_max = solo;
-                        o.worklist.fused_cluster = Some(cluster);
+                        o.worklist.fused_tuning.block = Some(1024);
+                        o.worklist.fused_tuning.solo_max = solo;
+                        o.worklist.fused_tuning.cluster = Some(cluster);
                         o.worklist.prio_delta = prio;
                         let label = format!(
                             "{} from {s}: solo {solo:?}, cluster {cluster}, prio {prio:?}",
@@ -247,9 +247,9 @@ fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
             ] {
                 let mut o = options(FusedMode::On);
                 o.worklist.fused_driver = FusedDriver::Host;
-                o.worklist.fused_round_levels = levels;
-                o.worklist.fused_solo_shared = shared;
-                o.worklist.fused_solo_direct_min = direct;
+                o.worklist.fused_tuning.round_levels = levels;
+                o.worklist.fused_tuning.solo_shared = shared;
+                o.worklist.fused_tuning.solo_direct_min = direct;
                 o.worklist.prio_delta = prio;
                 let label = format!(
                     "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
@@ -280,7 +280,7 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
                 for (levels, prio) in [(None, None), (Some(1), Some(0)), (Some(7), Some(3))] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Host;
-                    o.worklist.fused_round_levels = levels;
+                    o.worklist.fused_tuning.round_levels = levels;
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, levels {levels:?}, prio {prio:?}",
@@ -325,8 +325,8 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
-                    o.worklist.fused_solo_max = solo;
-                    o.worklist.fused_cluster = Some(cluster);
+                    o.worklist.fused_tuning.solo_max = solo;
+                    o.worklist.fused_tuning.cluster = Some(cluster);
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}, \
@@ -384,7 +384,7 @@ fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
                 for solo in [Some(0), None, Some(u32::MAX)] {
                     let mut o = options(FusedMode::On);
                     o.worklist.prio_delta = prio;
-                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_tuning.solo_max = solo;
                     let label = format!("{} from {s}, prio {prio:?}, solo {solo:?}", g.name);
                     let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.distances, expected, "{label}");
@@ -399,7 +399,7 @@ fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
     }
 }
 
-/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_block`),
+/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_tuning.block`),
 /// with SSSP's soft priority (re-examine phases) and without, in and out of single-block mode.
 #[test]
 fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
@@ -419,16 +419,16 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
                     (Some(0), Some(0), true),
                 ] {
                     let mut o = options(FusedMode::On);
-                    o.worklist.fused_block = Some(block);
-                    o.worklist.fused_barrier = FusedBarrier {
+                    o.worklist.fused_tuning.block = Some(block);
+                    o.worklist.fused_tuning.barrier = FusedBarrier {
                         spin_ns,
                         fenced,
                         tagged,
                     };
-                    o.worklist.fused_grid = grid;
-                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_tuning.grid = grid;
+                    o.worklist.fused_tuning.solo_max = solo;
                     o.worklist.prio_delta = prio;
-                    o.worklist.fused_direct_min = direct;
+                    o.worklist.fused_tuning.direct_min = direct;
                     let label = format!(
                         "block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, grid \
                          {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}"
@@ -455,7 +455,7 @@ fn fused_soft_priority_defers_and_cuts_work_on_a_road_grid() {
     let without = run(&ctx, &g, source, &plain).unwrap();
     for solo in [Some(0), None] {
         let mut o = options(FusedMode::On);
-        o.worklist.fused_solo_max = solo;
+        o.worklist.fused_tuning.solo_max = solo;
         let with = run(&ctx, &g, source, &o).unwrap();
         assert_eq!(with.distances, expected, "solo {solo:?}");
         assert_eq!(without.distances, expected);

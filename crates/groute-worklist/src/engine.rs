@@ -9,7 +9,7 @@ use crate::driver::run_workers;
 use crate::error::WorklistError;
 use crate::host_worker::HostWorker;
 use crate::split::SplitOps;
-use crate::traversal::{FusedBarrier, FusedMode};
+use crate::traversal::{FusedMode, FusedTuning};
 
 /// The local item type of a program.
 pub type LocalOf<P> = <<P as DeviceProgram>::Ops as SplitOps>::Local;
@@ -76,73 +76,11 @@ pub struct WorklistOptions {
     /// several over a sparse graph). The host backend and host-kernel
     /// programs ignore it.
     pub fused: FusedMode,
-    /// Blocks of the fused kernel (`--fused-grid`, at most every block that fits resident);
-    /// `None`: one per multiprocessor on a sparse graph (at most
-    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](crate::traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE)
-    /// arcs per vertex), every resident block on a denser one. Device-driven members sharing
-    /// a GPU ([`FusedDriver::Device`](crate::traversal::FusedDriver::Device) on virtual
-    /// devices) have their share: of k members, a k-th of the multiprocessors by default, and
-    /// at most a k-th of the resident blocks (or clusters) less one.
-    pub fused_grid: Option<u32>,
-    /// The fused kernel's single-block mode (`--fused-solo-max`): a batch of at most this many
-    /// items is expanded by one block alone, level after level without grid barriers, until
-    /// the frontier outgrows it. `Some(0)`: off. `None`: on a sparse graph the fused kernel's
-    /// threads per block ([`fused_block`](WorklistOptions::fused_block)): one item per thread,
-    /// a single pass; off on a denser one.
-    pub fused_solo_max: Option<u32>,
-    /// Threads per block of the fused kernel (`--fused-block`): a multiple of 32 from 32 to
-    /// 1,024. `None`: [`FUSED_SPARSE_BLOCK`](crate::traversal::FUSED_SPARSE_BLOCK) on a sparse
-    /// graph, [`FUSED_BLOCK`](crate::traversal::FUSED_BLOCK) on a denser one. Blocks over 256
-    /// threads run the kernel's register-capped build (`<algo>_fused_wide`).
-    pub fused_block: Option<u32>,
-    /// How the fused kernel's blocks wait at its grid barrier (`--fused-spin-ns`,
-    /// `--fused-fenced-barrier`).
-    pub fused_barrier: FusedBarrier,
-    /// The fused kernel relaxes low-degree lists (under 32 arcs, a thread each) with atomicMin
-    /// at once instead of first reading the head's value and trying only improvements
-    /// (`--fused-direct-min`): one memory round trip less per level of a road-like graph, more
-    /// atomics on dense frontiers. Same results either way.
-    pub fused_direct_min: bool,
-    /// The fused kernel's single-block mode keeps the next level's items, with their
-    /// adjacency ranges, in a shared-memory frontier (`--fused-solo-shared`, on by default),
-    /// so a level starts at the targets loads instead of reading the worklist and then the
-    /// offsets: two dependent memory round trips less per level of a road-like graph. The
-    /// producer loads an improved head's range beside its atomicMin. The frontier holds two
-    /// items per thread of blocks over 256 threads (none in the narrow build), so a
-    /// [`fused_solo_max`](WorklistOptions::fused_solo_max) of up to twice the block runs both
-    /// rounds of a level from it. Off for graphs of 2^32 arcs or more (the frontier holds
-    /// 32-bit arc positions). Same results either way.
-    pub fused_solo_shared: bool,
-    /// [`fused_direct_min`](WorklistOptions::fused_direct_min) for the single-block mode's
-    /// levels only (`--fused-solo-direct-min`): the grid's levels keep the filtering load.
-    pub fused_solo_direct_min: bool,
-    /// The fused kernel's single-block mode runs SOLO-ASYNC (`--fused-solo-async`, off by
-    /// default): block 0 works through a barrier-free FIFO queue in shared memory, each warp
-    /// claiming and expanding items on its own, instead of levels separated by
-    /// `__syncthreads` (kernels/include/solo_queue.cuh). Label-correcting: an item may be
-    /// expanded more than once (counted in the processed items); same results. Used on one
-    /// device (with or without soft priority), blocks over 256 threads (the wide build holds the ring)
-    /// and graphs of fewer than 2^32 arcs; the single-block mode runs levels elsewhere. A
-    /// phase counts as one round.
-    pub fused_solo_async: bool,
-    /// The fused kernel's single-block mode runs on a cluster of
-    /// [`SOLO_CLUSTER`](crate::traversal::SOLO_CLUSTER) blocks (`--fused-cluster`): four
-    /// multiprocessors run each level, separated by the cluster's hardware barrier, and
-    /// batches of up to four blocks' threads stay out of the grid
-    /// (kernels/include/cluster_solo.cuh). Used where the device has thread-block clusters
-    /// (compute capability 9.0 or later), on one device or in the members of a device-driven
-    /// run, with blocks over 256 threads, the shared frontier on, SOLO-ASYNC off, a grid of
-    /// whole clusters, and graphs whose longest adjacency list has fewer than
-    /// [`CLUSTER_MAX_DEGREE`](crate::traversal::CLUSTER_MAX_DEGREE) arcs (the mode expands
-    /// every list on one thread); the single block runs elsewhere (and in bounded rounds).
-    /// `None`: on, as measured on a road grid of 4.2M vertices (every level on the cluster):
-    /// on one H200 BFS 14.5 ms against 21.8 on one block, SSSP 17.7 against 28.8; on 2 H200s
-    /// device-driven BFS 17.0 against 25.2, SSSP 19.9 against 29.0. Same results either way.
-    pub fused_cluster: Option<bool>,
-    /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
-    /// `--fused`): the device returns to its host (to send, receive and count) after this
-    /// many levels at most. `None`: [`FUSED_ROUND_LEVELS`](crate::traversal::FUSED_ROUND_LEVELS).
-    pub fused_round_levels: Option<u32>,
+    /// The fused persistent kernel's tuning (the examples' `--fused-*` flags): its launch
+    /// shape, grid barrier and modes, for benchmarks and experiments. None of it changes a
+    /// result.
+    #[doc(hidden)]
+    pub fused_tuning: FusedTuning,
     /// How fused runs on several devices are driven (`--fused-driver`): device-driven (one
     /// persistent kernel per device, `traversal/fused_peer.rs`) where the devices allow it,
     /// else host-driven bounded rounds ([`FusedDriver::Auto`](crate::traversal::FusedDriver)).
@@ -187,17 +125,8 @@ impl Default for WorklistOptions {
             packet_size: 1 << 18,
             ring_buffers: 4,
             fused: FusedMode::Auto,
-            fused_grid: None,
-            fused_round_levels: None,
+            fused_tuning: FusedTuning::default(),
             fused_driver: crate::traversal::FusedDriver::Auto,
-            fused_solo_max: None,
-            fused_block: None,
-            fused_barrier: FusedBarrier::default(),
-            fused_direct_min: false,
-            fused_solo_shared: true,
-            fused_solo_direct_min: false,
-            fused_solo_async: false,
-            fused_cluster: None,
             max_batch: 1 << 20,
             idle_wait: Duration::from_millis(2),
             time_limit: None,
@@ -234,7 +163,7 @@ pub struct DeviceStats {
     /// Of `rounds`, the levels the fused kernel ran in its single-block mode (0 elsewhere).
     pub solo_rounds: u64,
     /// Of `solo_rounds`, the levels it ran on a cluster of blocks
-    /// ([`WorklistOptions::fused_cluster`]).
+    /// ([`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)).
     pub solo_cluster_rounds: u64,
 }
 

@@ -100,15 +100,15 @@
 //! cooperative persistent kernel whose rounds are separated by a grid-wide barrier, with no
 //! driver, launch or read-back per round (`max_batch` does not apply: a round is the whole
 //! worklist). Small batches run in a single-block mode (one block, levels separated by
-//! `__syncthreads()`, no grid barrier: `fused_solo_max`), and soft priority runs inside the
+//! `__syncthreads()`, no grid barrier: `fused_tuning.solo_max`), and soft priority runs inside the
 //! kernel (the epochs below, with the threshold advanced by the barrier that finds the
-//! worklist empty). Its block size (`fused_block`), how its blocks wait at the barrier
-//! (`fused_barrier`: sleep between polls, acquire/release or fenced ordering, polling the
+//! worklist empty). Its block size (`fused_tuning.block`), how its blocks wait at the barrier
+//! (`fused_tuning.barrier`: sleep between polls, acquire/release or fenced ordering, polling the
 //! generation or the tagged release record), whether low-degree lists skip the filtering
-//! load (`fused_direct_min`, or in the single-block mode only: `fused_solo_direct_min`) and
+//! load (`fused_tuning.direct_min`, or in the single-block mode only: `fused_tuning.solo_direct_min`) and
 //! whether the single-block mode keeps its next level's items in shared memory
-//! (`fused_solo_shared`, on by default) or runs as a barrier-free work queue instead of
-//! levels (`fused_solo_async`, off by default) are tuning knobs that never change a result. The default launch
+//! (`fused_tuning.solo_shared`, on by default) or runs as a barrier-free work queue instead of
+//! levels (`fused_tuning.solo_async`, off by default) are tuning knobs that never change a result. The default launch
 //! shape follows the graph's density: a sparse graph (many small levels) gets one block of
 //! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
 //! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);
@@ -116,7 +116,7 @@
 //! (and with `--fused`) the fused kernel runs device-driven where every pair of GPUs has peer
 //! access (`traversal/fused_peer.rs`: one persistent kernel per device, items stored into the
 //! next device's inbox, termination counted on the devices; `--fused-driver`), else under the
-//! worker and driver above as one bounded launch of up to `fused_round_levels` levels per round
+//! worker and driver above as one bounded launch of up to `fused_tuning.round_levels` levels per round
 //! (`traversal/fused_rounds.rs`); dense graphs run one launch per level.
 //!
 //! ## Soft priority: the epoch protocol

@@ -26,9 +26,9 @@ fn bounded_rounds_with_the_single_block_frontier_equal_the_reference() {
             ] {
                 let mut o = options(FusedMode::On);
                 o.worklist.fused_driver = FusedDriver::Host;
-                o.worklist.fused_round_levels = levels;
-                o.worklist.fused_solo_shared = shared;
-                o.worklist.fused_solo_direct_min = direct;
+                o.worklist.fused_tuning.round_levels = levels;
+                o.worklist.fused_tuning.solo_shared = shared;
+                o.worklist.fused_tuning.solo_direct_min = direct;
                 o.worklist.prio_delta = prio;
                 let label = format!(
                     "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
@@ -98,8 +98,8 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Host;
-                    o.worklist.fused_round_levels = levels;
-                    o.worklist.fused_solo_max = solo;
+                    o.worklist.fused_tuning.round_levels = levels;
+                    o.worklist.fused_tuning.solo_max = solo;
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, levels {levels:?}, solo {solo:?}, \
@@ -118,7 +118,7 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
             }
         }
         let mut zero = options(FusedMode::On);
-        zero.worklist.fused_round_levels = Some(0);
+        zero.worklist.fused_tuning.round_levels = Some(0);
         let g = generated("road:side=16,p=0.6,seed=2");
         let err = run(&ctx, &g, 0, &zero).unwrap_err().to_string();
         assert!(err.contains("--fused-round-levels"), "{err}");

@@ -49,9 +49,9 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
-                    o.worklist.fused_solo_max = solo;
-                    o.worklist.fused_solo_shared = shared;
-                    o.worklist.fused_cluster = Some(cluster);
+                    o.worklist.fused_tuning.solo_max = solo;
+                    o.worklist.fused_tuning.solo_shared = shared;
+                    o.worklist.fused_tuning.cluster = Some(cluster);
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, solo {solo:?}, shared {shared}, \
@@ -122,9 +122,9 @@ fn the_cluster_mode_runs_in_device_driven_members() {
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_driver = FusedDriver::Device;
-                    o.worklist.fused_block = Some(block);
-                    o.worklist.fused_solo_max = solo;
-                    o.worklist.fused_cluster = Some(true);
+                    o.worklist.fused_tuning.block = Some(block);
+                    o.worklist.fused_tuning.solo_max = solo;
+                    o.worklist.fused_tuning.cluster = Some(true);
                     o.worklist.prio_delta = prio;
                     let label = format!(
                         "{} from {s} on {devices} devices, block {block}, solo {solo:?}, prio \
@@ -250,7 +250,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
         assert!(!auto.stats.worklist.device_driven, "{label}, auto");
         // More blocks than any GPU holds resident on one multiprocessor.
         let multiprocessors = ctx.devices()[0].properties().multiprocessors;
-        o.worklist.fused_grid = Some(64 * multiprocessors);
+        o.worklist.fused_tuning.grid = Some(64 * multiprocessors);
         let err = run(&ctx, &g, s, &o).unwrap_err().to_string();
         assert!(
             err.contains("--fused-grid") && err.contains(&format!("1/{devices}")),

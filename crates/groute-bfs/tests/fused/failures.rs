@@ -18,7 +18,7 @@ fn bad_fused_tuning_fails_naming_the_setting() {
     for devices in [1, 2] {
         let host = Context::host(devices).unwrap();
         let mut o = options(FusedMode::Auto);
-        o.worklist.fused_round_levels = Some(0);
+        o.worklist.fused_tuning.round_levels = Some(0);
         let err = run(&host, &g, 0, &o).unwrap_err().to_string();
         assert!(err.contains("--fused-round-levels"), "{devices}: {err}");
     }
@@ -27,18 +27,18 @@ fn bad_fused_tuning_fails_naming_the_setting() {
     };
     for block in [0, 48, 2048] {
         let mut o = options(FusedMode::On);
-        o.worklist.fused_block = Some(block);
+        o.worklist.fused_tuning.block = Some(block);
         let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
         assert!(err.contains("--fused-block"), "{block}: {err}");
     }
     let mut o = options(FusedMode::On);
-    o.worklist.fused_barrier.spin_ns = u32::MAX;
+    o.worklist.fused_tuning.barrier.spin_ns = u32::MAX;
     let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
     assert!(err.contains("--fused-spin-ns"), "{err}");
     // A grid far beyond every resident block.
     let mut o = options(FusedMode::On);
-    o.worklist.fused_block = Some(1024);
-    o.worklist.fused_grid = Some(64 * 1024);
+    o.worklist.fused_tuning.block = Some(1024);
+    o.worklist.fused_tuning.grid = Some(64 * 1024);
     let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
     assert!(err.contains("--fused-grid"), "{err}");
 }
@@ -56,9 +56,9 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
     assert!(err.to_string().contains("--wl-capacity"), "{err}");
     // SOLO-ASYNC's hand-over (more than 1,024 items queued: written to the worklist)
     // overflows it too.
-    o.worklist.fused_solo_async = true;
-    o.worklist.fused_block = Some(1024);
-    o.worklist.fused_solo_max = Some(1024);
+    o.worklist.fused_tuning.solo_async = true;
+    o.worklist.fused_tuning.block = Some(1024);
+    o.worklist.fused_tuning.solo_max = Some(1024);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
     assert!(
         err.to_string().contains("--wl-capacity"),
@@ -71,8 +71,8 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
     let tree = wide_tree(30);
     let mut o = options(FusedMode::On);
     o.worklist.wl_capacity = Some(1);
-    o.worklist.fused_block = Some(1024);
-    o.worklist.fused_solo_max = Some(u32::MAX);
+    o.worklist.fused_tuning.block = Some(1024);
+    o.worklist.fused_tuning.solo_max = Some(u32::MAX);
     let err = run(&ctx, &tree, 0, &o).unwrap_err();
     assert!(err.to_string().contains("--wl-capacity"), "cluster: {err}");
 }
@@ -115,9 +115,9 @@ fn the_fused_kernel_stops_early_when_asked_to() {
     for block in [256, 1024] {
         for (solo, solo_async) in [(None, false), (Some(0), false), (None, true)] {
             let mut o = options(FusedMode::On);
-            o.worklist.fused_block = Some(block);
-            o.worklist.fused_solo_max = solo;
-            o.worklist.fused_solo_async = solo_async;
+            o.worklist.fused_tuning.block = Some(block);
+            o.worklist.fused_tuning.solo_max = solo;
+            o.worklist.fused_tuning.solo_async = solo_async;
             o.worklist.time_limit = Some(Duration::ZERO);
             let label = format!("block {block}, solo_max {solo:?}, solo async {solo_async}");
             match run(&ctx, &g, 0, &o) {

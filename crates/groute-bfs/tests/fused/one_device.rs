@@ -50,8 +50,8 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
         for grid in [None, Some(1), Some(2), Some(7), Some(64)] {
             for solo in [Some(0), None, Some(u32::MAX)] {
                 let mut o = options(FusedMode::On);
-                o.worklist.fused_grid = grid;
-                o.worklist.fused_solo_max = solo;
+                o.worklist.fused_tuning.grid = grid;
+                o.worklist.fused_tuning.solo_max = solo;
                 let label = format!("from {source}, grid {grid:?}, solo {solo:?}");
                 let r = run(&ctx, &g, source, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                 assert_eq!(r.levels, expected, "{label}");
@@ -60,7 +60,7 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
     }
 }
 
-/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_block`):
+/// The barrier variants and block sizes of the fused kernel (`FusedBarrier`, `fused_tuning.block`):
 /// acquire/release or fenced ordering, polling with and without sleeping, blocks of one warp
 /// to 1,024 threads (the wide build), on grids of one block to 64, in and out of single-block
 /// mode, with hub rounds and with soft priority.
@@ -89,16 +89,16 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
                         (None, Some(2), true),
                     ] {
                         let mut o = options(FusedMode::On);
-                        o.worklist.fused_block = Some(block);
-                        o.worklist.fused_barrier = FusedBarrier {
+                        o.worklist.fused_tuning.block = Some(block);
+                        o.worklist.fused_tuning.barrier = FusedBarrier {
                             spin_ns,
                             fenced,
                             tagged,
                         };
-                        o.worklist.fused_grid = grid;
-                        o.worklist.fused_solo_max = solo;
+                        o.worklist.fused_tuning.grid = grid;
+                        o.worklist.fused_tuning.solo_max = solo;
                         o.worklist.prio_delta = prio;
-                        o.worklist.fused_direct_min = direct;
+                        o.worklist.fused_tuning.direct_min = direct;
                         let label = format!(
                             "{}: block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, \
                              grid {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}",
@@ -114,13 +114,13 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
     }
 }
 
-/// The single-block mode's shared frontier (`fused_solo_shared`) on and off, with and without
+/// The single-block mode's shared frontier (`fused_tuning.solo_shared`) on and off, with and without
 /// direct atomicMin in that mode, on road grids (long runs of small levels), a fan chain (lists
 /// of every granularity appended and read back from the frontier, a hub ending the mode) and
 /// the hub ladder, on both builds (blocks of up to 256 threads keep no frontier), with bounds
 /// from one item to none (the frontier holds two items per thread; levels larger than it read
 /// the rest from the worklist),
-/// with soft priority, and as SOLO-ASYNC (`fused_solo_async`, the wide build: a barrier-free
+/// with soft priority, and as SOLO-ASYNC (`fused_tuning.solo_async`, the wide build: a barrier-free
 /// queue whose 2,048-entry ring the fans and hubs fill, spilling to the worklist): always the
 /// reference, and single-block phases where the mode is on.
 #[test]
@@ -149,12 +149,12 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
                     (true, false, Some(2), true),
                 ] {
                     let mut o = options(FusedMode::On);
-                    o.worklist.fused_block = Some(block);
-                    o.worklist.fused_solo_max = solo;
-                    o.worklist.fused_solo_shared = shared;
-                    o.worklist.fused_solo_direct_min = direct;
+                    o.worklist.fused_tuning.block = Some(block);
+                    o.worklist.fused_tuning.solo_max = solo;
+                    o.worklist.fused_tuning.solo_shared = shared;
+                    o.worklist.fused_tuning.solo_direct_min = direct;
                     o.worklist.prio_delta = prio;
-                    o.worklist.fused_solo_async = solo_async;
+                    o.worklist.fused_tuning.solo_async = solo_async;
                     let label = format!(
                         "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
                          {direct}, prio {prio:?}, solo async {solo_async}",
@@ -178,7 +178,7 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
     }
 }
 
-/// The single-block mode on a cluster of four blocks (`fused_cluster`, the default where the
+/// The single-block mode on a cluster of four blocks (`fused_tuning.cluster`, the default where the
 /// GPU has clusters and every list is under 32 arcs: kernels/include/cluster_solo.cuh) and on
 /// one block: the reference on road grids (p from 0.5 to 1), a sparse random graph, a path and
 /// a wide tree (a level past the cluster's frontiers, read from the worklist, and past the
@@ -220,9 +220,9 @@ fn the_cluster_mode_agrees_with_the_reference_either_way() {
                         (false, Some(2)),
                     ] {
                         let mut o = options(FusedMode::On);
-                        o.worklist.fused_block = Some(block);
-                        o.worklist.fused_solo_max = solo;
-                        o.worklist.fused_cluster = Some(cluster);
+                        o.worklist.fused_tuning.block = Some(block);
+                        o.worklist.fused_tuning.solo_max = solo;
+                        o.worklist.fused_tuning.cluster = Some(cluster);
                         o.worklist.prio_delta = prio;
                         let label = format!(
                             "{} from {s}: block {block}, solo {solo:?}, cluster {cluster}, prio \
@@ -325,8 +325,8 @@ fn fused_grids_of_any_resident_size_agree() {
     for grid in [1, 2, 7, 64] {
         for solo in [Some(0), Some(1), None, Some(u32::MAX)] {
             let mut o = options(FusedMode::On);
-            o.worklist.fused_grid = Some(grid);
-            o.worklist.fused_solo_max = solo;
+            o.worklist.fused_tuning.grid = Some(grid);
+            o.worklist.fused_tuning.solo_max = solo;
             let r =
                 run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}, solo {solo:?}: {e}"));
             assert_eq!(r.levels, expected, "grid {grid}, solo {solo:?}");
@@ -346,7 +346,7 @@ fn fused_grids_of_any_resident_size_agree() {
     }
     for grid in [0, u32::MAX] {
         let mut o = options(FusedMode::On);
-        o.worklist.fused_grid = Some(grid);
+        o.worklist.fused_tuning.grid = Some(grid);
         let err = run(&ctx, &g, 0, &o).unwrap_err();
         assert!(err.to_string().contains("--fused-grid"), "{err}");
     }

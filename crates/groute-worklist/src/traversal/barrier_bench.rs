@@ -12,7 +12,8 @@ use groute_kernels::abi::{FusedStateBlock, words_of};
 use groute_kernels::abi_word;
 use groute_kernels::runtime::FUSED_BARRIER;
 
-use super::fused_tuning::{FUSED_BLOCK, FusedBarrier, fused_block};
+use super::FusedBarrier;
+use super::fused_tuning::{FUSED_BLOCK, fused_block};
 
 /// The bench's state block: a [`FusedStateBlock`]'s words.
 const STATE_WORDS: usize = words_of::<FusedStateBlock>();

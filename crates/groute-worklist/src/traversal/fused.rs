@@ -11,7 +11,7 @@
 //!   its first phase (solo, expand, or done when `k = 0`) and threshold set, the abort word
 //!   cleared; then one cooperative launch of the graph's default shape (`fused_tuning.rs`:
 //!   one block per multiprocessor on sparse graphs, every resident block on dense ones) or
-//!   `fused_grid` blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`]
+//!   `fused_tuning.grid` blocks, at most [`groute_core::cuda::CudaFunction::max_resident_grid`]
 //!   (device-driven members sharing a GPU: their share of both, `MemberShare`).
 //! - **Phases.** The kernel runs phases separated by a grid barrier; the block that arrives
 //!   last accounts for the phase and picks the next one into the state block, which every
@@ -23,20 +23,20 @@
 //!   empty batch with an empty low list ends the kernel: no item exists anywhere (one device
 //!   holds every item, and an improved vertex is appended before the barrier that closes its
 //!   phase), so the traversal is complete.
-//! - **Single-block mode.** A batch of at most `fused_solo_max` items (by default one per
-//!   thread of a block, [`FUSED_BLOCK`](super::FUSED_BLOCK) unless `fused_block` says
+//! - **Single-block mode.** A batch of at most `fused_tuning.solo_max` items (by default one per
+//!   thread of a block, [`FUSED_BLOCK`](super::FUSED_BLOCK) unless `fused_tuning.block` says
 //!   otherwise) is a *solo* phase: block 0 alone runs level after level, separated by
 //!   `__syncthreads()` instead of grid barriers, while the other blocks wait in the barrier;
 //!   it returns to the grid when the next batch is larger, empty, met a hub (which it
 //!   expands itself) or overflowed. It counts the control words in a shared-memory copy
 //!   (appends by shared atomics, no L2 round trip at the end of a level) and writes them back
-//!   before it arrives. With `fused_solo_shared` (the default; graphs of fewer than 2^32 arcs;
+//!   before it arrives. With `fused_tuning.solo_shared` (the default; graphs of fewer than 2^32 arcs;
 //!   the wide build only, blocks over 256 threads) every vertex block 0 appends also goes,
 //!   with its adjacency range, to a shared-memory frontier (`kernels/include/
 //!   solo_frontier.cuh`) at index (worklist position - batch end), the range loaded beside
 //!   the atomicMin that improved it; the next level reads its items there and starts at the
 //!   targets loads (two dependent round trips less: the worklist load, then the offsets). It
-//!   holds two items per thread (a `fused_solo_max` of up to twice the block runs its second
+//!   holds two items per thread (a `fused_tuning.solo_max` of up to twice the block runs its second
 //!   round from it too; larger levels read the rest from the worklist). The
 //!   worklist still gets every item, so leaving the mode needs nothing. A level costs two
 //!   `__syncthreads()`: one after every thread read its item (before any append), one after
@@ -45,17 +45,17 @@
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
-//!   With `fused_solo_async` (one device, the wide build, graphs of fewer than 2^32 arcs)
+//!   With `fused_tuning.solo_async` (one device, the wide build, graphs of fewer than 2^32 arcs)
 //!   block 0 runs *SOLO-ASYNC* instead of levels (`kernels/include/solo_queue.cuh`): a
 //!   barrier-free FIFO queue in shared memory (the frontier's arrays as a ring of 2,048
 //!   entries), each warp claiming up to 32 items at the head and appending improved heads at
 //!   the tail on its own, label-correcting, until no item is queued or in flight; it leaves
-//!   early (more than `fused_solo_max` items queued, the ring full, a hub, an abort) with
+//!   early (more than `fused_tuning.solo_max` items queued, the ring full, a hub, an abort) with
 //!   every unexpanded item written to the worklist after the batch, so the hand-over is
 //!   SOLO's. A phase counts as one round; its items (repeats included) as processed, the
 //!   items it appended to its ring as produced (the kernel counts them apart: the worklist
 //!   never holds them).
-//!   With [`fused_cluster`](crate::WorklistOptions::fused_cluster) (by default, where the
+//!   With [`fused_tuning.cluster`](crate::traversal::FusedTuning::cluster) (by default, where the
 //!   device has thread-block clusters and every list is under
 //!   [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs) the phase runs on the
 //!   [`SOLO_CLUSTER`](super::SOLO_CLUSTER) blocks of cluster 0 of the `<algo>_fused_cluster`

@@ -23,7 +23,7 @@
 //!   alone) receives and sends without returning to the grid: it receives after each level's
 //!   vote what was published when the previous level started, frees what it read, and counts
 //!   and releases its sends every few levels. Where the single-block mode runs on a cluster
-//!   ([`fused_cluster`](crate::WorklistOptions::fused_cluster), the `<algo>_fused_peer_cluster`
+//!   ([`fused_tuning.cluster`](crate::traversal::FusedTuning::cluster), the `<algo>_fused_peer_cluster`
 //!   build), the last warp of the cluster's block 0 does the same once per level in a loop of
 //!   its own, expanding no item: it receives into the cluster's frontier while the other warps
 //!   expand the level, and frees and releases between its arrival at the level's cluster
@@ -84,7 +84,7 @@ use crate::split::VertexValue;
 /// gate, termination count, peer warp, inbox polls). That measures on one GPU what the
 /// device-driven build costs against the one-device build, with profilers that cannot replay
 /// the cooperative members of a larger group, and tests the members' code on one GPU. The
-/// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_solo_async` is ignored there). A device-driven run says so in
+/// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_tuning.solo_async` is ignored there). A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
 /// Under `Device`, devices of the context that share a GPU (virtual devices: more devices
@@ -219,10 +219,8 @@ pub(crate) fn run_device_driven(
     // them (the one holding a graph's hubs, say) can take multiprocessors of every GPC and
     // leave too few free together in one for its peers' clusters (clusters of separate grids
     // were seen not to pack a GPU fully; `MemberShare::of_resident`).
-    let no_clusters = WorklistOptions {
-        fused_cluster: Some(false),
-        ..options.clone()
-    };
+    let mut no_clusters = options.clone();
+    no_clusters.fused_tuning.cluster = Some(false);
     for d in 0..n {
         let gpu = context_devices[d].physical();
         let mixed = (0..n).any(|e| {

@@ -2,7 +2,7 @@
 //! one device, `--fused --devices N`): each round of a device's worker is one bounded launch of
 //! the fused kernel (`fused.rs`, `kernels/include/fused.cuh`) that runs level after level over
 //! the device's local worklist, grid barriers between them, until it has run
-//! [`FUSED_ROUND_LEVELS`] levels (`fused_round_levels`), holds a packet's worth of outgoing
+//! [`FUSED_ROUND_LEVELS`] levels (`fused_tuning.round_levels`), holds a packet's worth of outgoing
 //! items, or runs out of local work; then the host does what it does after any round: sends
 //! the outgoing buffer over the ring, splits the received packets into the worklist, counts
 //! for termination and runs soft priority's epochs. On road networks a per-level launch and
@@ -40,16 +40,16 @@ use crate::RoundCounts;
 use crate::engine::WorklistOptions;
 use crate::error::WorklistError;
 
-/// Levels of one bounded launch when [`WorklistOptions::fused_round_levels`] is `None`.
+/// Levels of one bounded launch when [`FusedTuning::round_levels`](crate::traversal::FusedTuning::round_levels) is `None`.
 pub const FUSED_ROUND_LEVELS: u32 = 64;
 
 /// The levels of one bounded launch `options` ask for, or the error naming the setting
 /// (checked on every run, whether or not its rounds are bounded).
 pub(crate) fn round_levels(options: &WorklistOptions) -> Result<u32, Error> {
-    match options.fused_round_levels {
+    match options.fused_tuning.round_levels {
         None => Ok(FUSED_ROUND_LEVELS),
         Some(0) => Err(Error::invalid(
-            "fused_round_levels (--fused-round-levels)",
+            "fused_tuning.round_levels (--fused-round-levels)",
             0,
             "give at least 1 level per bounded launch",
         )),

@@ -5,6 +5,7 @@
 use groute_core::Error;
 use groute_core::cuda::member_share;
 
+use super::FusedBarrier;
 use crate::WorklistOptions;
 
 /// Graphs of at most this many arcs per vertex are *sparse* for the fused kernel's default
@@ -14,14 +15,14 @@ use crate::WorklistOptions;
 pub const FUSED_SPARSE_MAX_AVERAGE_DEGREE: f64 = 8.0;
 
 /// Threads per block of the fused kernel on a dense graph when
-/// [`WorklistOptions::fused_block`] is `None` (the narrow build; several blocks per
+/// [`FusedTuning::block`](crate::traversal::FusedTuning::block) is `None` (the narrow build; several blocks per
 /// multiprocessor).
 ///
-/// [`WorklistOptions::fused_block`]: crate::WorklistOptions::fused_block
+/// [`FusedTuning::block`](crate::traversal::FusedTuning::block): crate::WorklistOptions::fused_block
 pub const FUSED_BLOCK: u32 = 256;
 
 /// Threads per block of the fused kernel on a sparse graph when
-/// [`WorklistOptions::fused_block`] is `None`: one block of 1,024 threads per multiprocessor
+/// [`FusedTuning::block`](crate::traversal::FusedTuning::block) is `None`: one block of 1,024 threads per multiprocessor
 /// (the wide build), so that the single-block mode covers levels of up to 1,024 items in one
 /// pass.
 ///
@@ -33,7 +34,7 @@ pub const FUSED_BLOCK: u32 = 256;
 /// 56.8 / 113 ms: one block is worth it while it needs a single pass (1,024 threads and a
 /// bound of 2,048: 32.6 ms).
 ///
-/// [`WorklistOptions::fused_block`]: crate::WorklistOptions::fused_block
+/// [`FusedTuning::block`](crate::traversal::FusedTuning::block): crate::WorklistOptions::fused_block
 pub const FUSED_SPARSE_BLOCK: u32 = 1024;
 
 /// How many blocks the fused kernel launches by default.
@@ -102,8 +103,8 @@ pub const FUSED_SPIN_NS: u32 = 20;
 pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 
 // The barrier's and the kernel's flag bits (`kernels/include/abi*.h`): FUSED_DIRECT_MIN is
-// [`WorklistOptions::fused_direct_min`], FUSED_SOLO_SHARED `fused_solo_shared`,
-// FUSED_SOLO_DIRECT_MIN `fused_solo_direct_min`, FUSED_SOLO_ASYNC `fused_solo_async`.
+// [`FusedTuning::direct_min`](crate::traversal::FusedTuning::direct_min), FUSED_SOLO_SHARED `fused_tuning.solo_shared`,
+// FUSED_SOLO_DIRECT_MIN `fused_tuning.solo_direct_min`, FUSED_SOLO_ASYNC `fused_tuning.solo_async`.
 pub(crate) use groute_kernels::abi::FUSED_DIRECT_MIN;
 use groute_kernels::abi::{
     FUSED_BARRIER_FENCED, FUSED_BARRIER_TAGGED, FUSED_SOLO_ASYNC, FUSED_SOLO_DIRECT_MIN,
@@ -118,49 +119,20 @@ pub(crate) fn fused_kernel_flags(
     options: &WorklistOptions,
     arcs: usize,
 ) -> Result<(u32, u32), Error> {
-    let (spin_ns, barrier) = options.fused_barrier.kernel_args()?;
+    let (spin_ns, barrier) = options.fused_tuning.barrier.kernel_args()?;
     let bit = |on: bool, flag: u32| if on { flag } else { 0 };
     let flags = barrier
-        | bit(options.fused_direct_min, FUSED_DIRECT_MIN)
+        | bit(options.fused_tuning.direct_min, FUSED_DIRECT_MIN)
         | bit(
-            options.fused_solo_shared && u32::try_from(arcs).is_ok(),
+            options.fused_tuning.solo_shared && u32::try_from(arcs).is_ok(),
             FUSED_SOLO_SHARED,
         )
-        | bit(options.fused_solo_direct_min, FUSED_SOLO_DIRECT_MIN)
+        | bit(options.fused_tuning.solo_direct_min, FUSED_SOLO_DIRECT_MIN)
         | bit(
-            options.fused_solo_async && u32::try_from(arcs).is_ok(),
+            options.fused_tuning.solo_async && u32::try_from(arcs).is_ok(),
             FUSED_SOLO_ASYNC,
         );
     Ok((spin_ns, flags))
-}
-
-/// How the blocks of the fused kernel wait at its grid barrier
-/// ([`WorklistOptions::fused_barrier`](crate::WorklistOptions::fused_barrier)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FusedBarrier {
-    /// Nanoseconds a waiting block sleeps (`__nanosleep`) between two polls of the barrier's
-    /// generation word (`--fused-spin-ns`); 0: poll without sleeping. At most
-    /// [`FUSED_MAX_SPIN_NS`].
-    pub spin_ns: u32,
-    /// Order memory around the barrier with `__threadfence()` and relaxed atomics (the pattern
-    /// of cooperative groups' grid sync, `--fused-fenced-barrier`) instead of single PTX
-    /// acquire/release operations (an `atom.acq_rel` arrival, an `st.release` release, an
-    /// `ld.acquire` poll).
-    pub fenced: bool,
-    /// Waiting blocks poll the barrier's release record itself, every word tagged with the
-    /// generation that wrote it (`--fused-tagged-barrier`), instead of the generation word
-    /// followed by a read of the record: one L2 round trip less per block and barrier.
-    pub tagged: bool,
-}
-
-impl Default for FusedBarrier {
-    fn default() -> Self {
-        FusedBarrier {
-            spin_ns: FUSED_SPIN_NS,
-            fenced: false,
-            tagged: false,
-        }
-    }
 }
 
 impl FusedBarrier {
@@ -168,7 +140,7 @@ impl FusedBarrier {
     pub(crate) fn kernel_args(&self) -> Result<(u32, u32), Error> {
         if self.spin_ns > FUSED_MAX_SPIN_NS {
             return Err(Error::invalid(
-                "fused_barrier.spin_ns (--fused-spin-ns)",
+                "fused_tuning.barrier.spin_ns (--fused-spin-ns)",
                 self.spin_ns,
                 format!("give 0..={FUSED_MAX_SPIN_NS} ns (0: poll without sleeping)"),
             ));
@@ -186,7 +158,7 @@ pub(crate) fn fused_block(requested: Option<u32>, default: u32) -> Result<u32, E
         None => Ok(default),
         Some(b) if (32..=1024).contains(&b) && b % 32 == 0 => Ok(b),
         Some(b) => Err(Error::invalid(
-            "fused_block (--fused-block)",
+            "fused_tuning.block (--fused-block)",
             b,
             "give a multiple of 32 from 32 to 1024 threads",
         )),
@@ -257,7 +229,7 @@ pub(crate) fn cooperative_grid(
     let max_grid = share.of_resident(function.max_resident_grid(block, 0)?);
     if max_grid == 0 {
         return Err(Error::invalid(
-            "fused_block (--fused-block)",
+            "fused_tuning.block (--fused-block)",
             block,
             format!(
                 "no block of this many threads of the fused kernel fits on {}: give fewer \
@@ -270,7 +242,7 @@ pub(crate) fn cooperative_grid(
         None => Ok(default(max_grid).clamp(1, max_grid)),
         Some(g) if (1..=max_grid).contains(&g) => Ok(g),
         Some(g) => Err(Error::invalid(
-            "fused_grid (--fused-grid)",
+            "fused_tuning.grid (--fused-grid)",
             g,
             format!(
                 "give 1..={max_grid} blocks of {block} threads, the most resident at once on \
@@ -283,7 +255,7 @@ pub(crate) fn cooperative_grid(
 
 /// Blocks of the cluster that runs the fused kernel's single-block mode in its cluster build
 /// (`groute::SOLO_CLUSTER` of kernels/include/cluster_solo.cuh,
-/// [`WorklistOptions::fused_cluster`]).
+/// [`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)).
 ///
 /// Measured with a stand-alone prototype on one H200 (road grid 2048 x 2048, p = 0.6, the
 /// whole BFS in one block or one cluster, median of 5): clusters of 2 / 4 / 8 blocks took
@@ -291,12 +263,12 @@ pub(crate) fn cooperative_grid(
 pub const SOLO_CLUSTER: u32 = 4;
 
 /// Graphs whose longest adjacency list has fewer arcs than this may run the single-block mode
-/// on a cluster ([`WorklistOptions::fused_cluster`]): the mode expands every list on one
+/// on a cluster ([`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)): the mode expands every list on one
 /// thread, THREAD_ARCS (4) arcs per dependent step, without the nested load balancing.
 pub const CLUSTER_MAX_DEGREE: u64 = 32;
 
 /// Whether a fused run on one device runs its single-block mode on a cluster: asked for
-/// ([`WorklistOptions::fused_cluster`], on by default), a
+/// ([`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster), on by default), a
 /// cluster build exists (`has_build`: the device has
 /// compute capability 9.0 or later), blocks over 256 threads (the wide build's frontier), the
 /// single-block mode on (`solo`), the shared frontier on (`flags`: the graph's arc
@@ -309,7 +281,7 @@ pub(crate) fn uses_cluster(
     (_, flags): (u32, u32),
     max_degree: u64,
 ) -> bool {
-    options.fused_cluster.unwrap_or(true)
+    options.fused_tuning.cluster.unwrap_or(true)
         && has_build
         && block > FUSED_NARROW_MAX_BLOCK
         && solo
@@ -407,16 +379,16 @@ mod tests {
         assert_eq!(flags(&o, 1000), FUSED_SOLO_SHARED);
         assert_eq!(flags(&o, u32::MAX as usize), FUSED_SOLO_SHARED);
         assert_eq!(flags(&o, u32::MAX as usize + 1), 0);
-        o.fused_solo_shared = false;
+        o.fused_tuning.solo_shared = false;
         assert_eq!(flags(&o, 1000), 0);
-        o.fused_solo_direct_min = true;
-        o.fused_direct_min = true;
-        o.fused_barrier.tagged = true;
+        o.fused_tuning.solo_direct_min = true;
+        o.fused_tuning.direct_min = true;
+        o.fused_tuning.barrier.tagged = true;
         assert_eq!(
             flags(&o, 1000),
             FUSED_SOLO_DIRECT_MIN | FUSED_DIRECT_MIN | FUSED_BARRIER_TAGGED
         );
-        o.fused_barrier.spin_ns = FUSED_MAX_SPIN_NS + 1;
+        o.fused_tuning.barrier.spin_ns = FUSED_MAX_SPIN_NS + 1;
         let err = fused_kernel_flags(&o, 1000).unwrap_err().to_string();
         assert!(err.contains("--fused-spin-ns"), "{err}");
     }
@@ -426,7 +398,7 @@ mod tests {
         let mut o = WorklistOptions::default();
         let flags = |o: &WorklistOptions, arcs: usize| fused_kernel_flags(o, arcs).unwrap().1;
         assert_eq!(flags(&o, 1000) & FUSED_SOLO_ASYNC, 0);
-        o.fused_solo_async = true;
+        o.fused_tuning.solo_async = true;
         assert_eq!(flags(&o, 1000), FUSED_SOLO_SHARED | FUSED_SOLO_ASYNC);
         assert_eq!(flags(&o, u32::MAX as usize + 1), 0);
     }
@@ -497,7 +469,7 @@ mod tests {
         let wide = fused_kernel_flags(&o, 1usize << 32).unwrap();
         assert!(!uses_cluster(&o, true, 1024, true, wide, 4));
         let mut a = o.clone();
-        a.fused_solo_async = true;
+        a.fused_tuning.solo_async = true;
         assert!(!uses_cluster(
             &a,
             true,
@@ -507,11 +479,11 @@ mod tests {
             4
         ));
         let mut off = o.clone();
-        off.fused_cluster = Some(false);
+        off.fused_tuning.cluster = Some(false);
         assert!(!uses_cluster(&off, true, 1024, true, flags, 4));
         // Asked for explicitly, as by default.
         let mut on = o.clone();
-        on.fused_cluster = Some(true);
+        on.fused_tuning.cluster = Some(true);
         assert!(uses_cluster(&on, true, 1024, true, flags, 4));
     }
 }

@@ -30,6 +30,7 @@
 mod barrier_bench;
 mod cuda;
 mod fused;
+mod fused_knobs;
 mod fused_peer;
 mod fused_rounds;
 mod fused_trace;
@@ -39,12 +40,13 @@ mod hub_policy;
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
 pub use fused::FusedMode;
+pub use fused_knobs::{FusedBarrier, FusedTuning};
 pub use fused_peer::FusedDriver;
 pub use fused_rounds::FUSED_ROUND_LEVELS;
 use fused_tuning::FusedDefaults;
 pub use fused_tuning::{
     CLUSTER_MAX_DEGREE, FUSED_BLOCK, FUSED_MAX_SPIN_NS, FUSED_SPARSE_BLOCK,
-    FUSED_SPARSE_MAX_AVERAGE_DEGREE, FUSED_SPIN_NS, FusedBarrier, SOLO_CLUSTER,
+    FUSED_SPARSE_MAX_AVERAGE_DEGREE, FUSED_SPIN_NS, SOLO_CLUSTER,
 };
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 

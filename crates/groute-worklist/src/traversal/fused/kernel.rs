@@ -166,9 +166,10 @@ impl FusedKernel {
     ) -> Result<FusedShape, Error> {
         let peer = member.is_some();
         let share = MemberShare::new(member.unwrap_or(1));
-        let block = fused_block_size(options.fused_block, defaults.block)?;
+        let block = fused_block_size(options.fused_tuning.block, defaults.block)?;
         let solo_on = options
-            .fused_solo_max
+            .fused_tuning
+            .solo_max
             .unwrap_or(if defaults.solo { 1 } else { 0 })
             != 0;
         let cluster = match cluster_graph {
@@ -189,9 +190,13 @@ impl FusedKernel {
         // The cluster build where its clusters fit the grid asked for (a grid that is not whole
         // clusters, or larger than the resident clusters, runs the build without them).
         let cluster_grid = match (cluster, self.cluster_build(peer)) {
-            (true, Some(f)) => {
-                cluster_grid(f, block, options.fused_grid, default_grid(u32::MAX), share)?
-            }
+            (true, Some(f)) => cluster_grid(
+                f,
+                block,
+                options.fused_tuning.grid,
+                default_grid(u32::MAX),
+                share,
+            )?,
             _ => None,
         };
         let cluster = cluster_grid.is_some();
@@ -200,7 +205,7 @@ impl FusedKernel {
             None => cooperative_grid(
                 self.function(block, peer, false),
                 block,
-                options.fused_grid,
+                options.fused_tuning.grid,
                 default_grid,
                 share,
             )?,
@@ -209,7 +214,8 @@ impl FusedKernel {
         let solo_threads = if cluster { SOLO_CLUSTER * block } else { block };
         let solo_max =
             options
-                .fused_solo_max
+                .fused_tuning
+                .solo_max
                 .unwrap_or(if defaults.solo { solo_threads } else { 0 });
         Ok(FusedShape {
             grid,
