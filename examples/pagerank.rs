@@ -34,7 +34,7 @@ use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
     DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, PageRankSolver,
-    SweepMode, l1_error_bound, pagerank_reference,
+    PageRankTuning, SweepMode, l1_error_bound, pagerank_reference,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -204,12 +204,14 @@ fn run() -> Result<(), AnyError> {
     let mut options = PageRankOptions {
         alpha: cli.alpha,
         epsilon: cli.epsilon,
-        sweep_divisor: cli.sweep_divisor,
-        sweep: cli.sweep,
-        lazy_receive: cli.lazy_receive,
-        fused_fence_per_round: cli.fused_fence_per_round,
-        fused_blocks_per_sm: cli.fused_blocks_per_sm,
         driver: cli.driver.unwrap_or(cli.run.execution.pagerank_driver()),
+        tuning: PageRankTuning {
+            sweep_divisor: cli.sweep_divisor,
+            sweep: cli.sweep,
+            lazy_receive: cli.lazy_receive,
+            fused_fence_per_round: cli.fused_fence_per_round,
+            fused_blocks_per_sm: cli.fused_blocks_per_sm,
+        },
         ..PageRankOptions::default()
     };
     options.validate()?;

@@ -124,7 +124,7 @@ abi_struct! {
     /// The device-driven PageRank's scalar settings.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct PageRankSettings in "abi_pagerank.h" {
-        /// The sweep divisor (`PageRankOptions::sweep_divisor`).
+        /// The sweep divisor (`PageRankTuning::sweep_divisor`).
         pub sweep_divisor: u32,
         /// Items of one worklist round at most (at least 1).
         pub max_batch: u32,

@@ -13,7 +13,7 @@
 //! control block back ONCE per round, after the pack (the outgoing buffer has room for one item per
 //! remote vertex before the round starts). A receive step is one more read-back (the kept count
 //! must reach the termination count before the next round), unless
-//! [`crate::PageRankOptions::lazy_receive`]: then the receive only enqueues its split kernels and
+//! [`crate::PageRankTuning::lazy_receive`]: then the receive only enqueues its split kernels and
 //! the next round reports its counts with its own (a round with no kernel when nothing else is
 //! pending; a sweep records on the device the worklist end it starts from, so it consumes the
 //! receive's kept items too; nothing is sent while a receive is unsettled). The worker counts its
@@ -28,7 +28,7 @@
 //! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
 //! floor 0). A later round is a sweep too (floor epsilon, consuming *every* pending item,
 //! whatever `max_batch`) when the pending items are at least `1 / sweep_divisor`
-//! ([`crate::PageRankOptions::sweep_divisor`]) of the owned range, else a worklist round over up to `max_batch` items. Every pending vertex has a
+//! ([`crate::PageRankTuning::sweep_divisor`]) of the owned range, else a worklist round over up to `max_batch` items. Every pending vertex has a
 //! residual above epsilon until it is taken, so the sweep pushes all of them (and any other
 //! vertex above epsilon); a vertex that crosses epsilon during the sweep is appended as in a
 //! worklist round, so nothing pending is lost. Cost model per item (bytes through L2): a

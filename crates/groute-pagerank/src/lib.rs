@@ -121,7 +121,7 @@
 //! on 2 x H200 (`pagerank --gen road-usa --partition block --repeat 7`, validated, device
 //! ms, median): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
 //! on 2; fused (kernel held to 8 blocks per SM, the default:
-//! `PageRankOptions::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
+//! `PageRankTuning::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
 //! road-usa the fused loop is the faster one; but on kron21, where a block partition cuts
 //! about half the arcs, it takes 150 ms on 2 GPUs against ~122 host-driven (386 before the
 //! cut sends were merged per head: see below; the worklist rounds' cut pushes are still
@@ -187,6 +187,7 @@ mod profile;
 mod reference;
 mod solver;
 mod sweep;
+mod tuning;
 
 use std::time::Duration;
 
@@ -199,6 +200,7 @@ pub use driver::{Driver, ParseDriverError};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
+pub use tuning::PageRankTuning;
 
 /// The default damping factor.
 pub const DEFAULT_ALPHA: f32 = 0.85;
@@ -210,10 +212,10 @@ pub const DEFAULT_EPSILON: f32 = 2e-4;
 /// The threshold of the benchmarks (`benches/scaling`): 0.01, as the published figures
 /// they compare with (3.3e-2 relative L1 on kron scale 16; within the a-priori bound).
 pub const BENCH_EPSILON: f32 = 0.01;
-/// The default [`PageRankOptions::sweep_divisor`]: sweep once a sixteenth of the owned range
+/// The default [`PageRankTuning::sweep_divisor`]: sweep once a sixteenth of the owned range
 /// is pending (the CUDA worker's docs give the cost model).
 pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
-/// Default [`PageRankOptions::fused_blocks_per_sm`].
+/// Default [`PageRankTuning::fused_blocks_per_sm`].
 pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;
 /// The share of the arcs, at most, that may lead from one device to another for
 /// [`Driver::Auto`] to run device-driven (on one device none do). Measured on 2 x H200:
@@ -235,31 +237,11 @@ pub struct PageRankOptions {
     /// A vertex is scheduled when its residual exceeds this (`--epsilon`, default
     /// [`DEFAULT_EPSILON`], 2e-4: ranks within 1e-3 relative L1 of the fixed point).
     pub epsilon: f32,
-    /// CUDA: a round after the first is a topology-driven sweep over the owned range (instead
-    /// of a worklist round) when the pending items are at least the owned range over this
-    /// (`--sweep-divisor`, default [`DEFAULT_SWEEP_DIVISOR`]; 0: worklist rounds only). The
-    /// host backend always runs worklist rounds.
-    pub sweep_divisor: u32,
-    /// How sweep rounds move the residuals (`--sweep push|pull`, default
-    /// [`SweepMode::Pull`]; see "Pull sweeps" above).
-    pub sweep: SweepMode,
-    /// CUDA: a receive step reads nothing back (`--lazy-receive`, default off): its split
-    /// kernels are enqueued and its counts go with the next round's read-back, one host
-    /// synchronisation less per receive. The received items stay outstanding in the
-    /// termination count until then (so the run cannot end early), and the device sends
-    /// nothing while a receive is unsettled (its passed items are not counted yet). The host
-    /// backend ignores it.
-    pub lazy_receive: bool,
-    /// CUDA, device-driven runs on several devices: one `__threadfence_system()` per thread
-    /// and round instead of one after every add to a peer's halo (`--fused-fence-per-round`,
-    /// default off; `kernels/pagerank/pagerank_fused.cu` says why it suffices).
-    pub fused_fence_per_round: bool,
-    /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
-    /// (`--fused-blocks-per-sm`): 8 (default) caps its registers at 32 (a few spilled), 6 at
-    /// 40, 0 lets ptxas choose (40 registers: 6 blocks fit). Memory latency bounds the
-    /// sweeps, so more threads in flight win: road-usa on 1 H200 took 14.7 ms at 8, 17.1 at 6,
-    /// 18.8 at 0 (then 48 registers, 5 blocks). Other values are an error.
-    pub fused_blocks_per_sm: u32,
+    /// How the rounds sweep and how the CUDA forms are built (the example's `--sweep`,
+    /// `--sweep-divisor`, `--lazy-receive`, `--fused-*` flags), for benchmarks and
+    /// experiments. None of it changes what the ranks converge to.
+    #[doc(hidden)]
+    pub tuning: PageRankTuning,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
     /// device-driven where few arcs are cut, see "Device-driven runs" above). The host backend
     /// always runs host-driven.
@@ -273,11 +255,7 @@ impl Default for PageRankOptions {
         PageRankOptions {
             alpha: DEFAULT_ALPHA,
             epsilon: DEFAULT_EPSILON,
-            sweep_divisor: DEFAULT_SWEEP_DIVISOR,
-            sweep: SweepMode::default(),
-            lazy_receive: false,
-            fused_fence_per_round: false,
-            fused_blocks_per_sm: DEFAULT_FUSED_BLOCKS_PER_SM,
+            tuning: PageRankTuning::default(),
             driver: Driver::default(),
             worklist: WorklistOptions::default(),
         }
@@ -405,10 +383,10 @@ impl PageRankOptions {
                 expected: "a positive, finite residual threshold",
             });
         }
-        if ![0, 6, 8].contains(&self.fused_blocks_per_sm) {
+        if ![0, 6, 8].contains(&self.tuning.fused_blocks_per_sm) {
             return Err(PageRankError::InvalidParameter {
                 name: "blocks per SM of the fused kernel (--fused-blocks-per-sm)",
-                value: self.fused_blocks_per_sm as f32,
+                value: self.tuning.fused_blocks_per_sm as f32,
                 expected: "0 (let the compiler choose), 6 or 8",
             });
         }
@@ -460,13 +438,13 @@ impl PageRankSolver {
             graph.graph.symmetric,
             &graph.partition,
             cuda_worker::PushSettings {
-                sweep: options.sweep,
+                sweep: options.tuning.sweep,
                 alpha: options.alpha,
                 epsilon: options.epsilon,
-                sweep_divisor: options.sweep_divisor,
-                lazy_receive: options.lazy_receive,
-                fused_fence_per_round: options.fused_fence_per_round,
-                fused_blocks_per_sm: options.fused_blocks_per_sm,
+                sweep_divisor: options.tuning.sweep_divisor,
+                lazy_receive: options.tuning.lazy_receive,
+                fused_fence_per_round: options.tuning.fused_fence_per_round,
+                fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
             },
             options.driver,
             &options.worklist,

@@ -24,7 +24,7 @@ pub struct DeviceProfile {
     pub packets: u64,
     /// Items received.
     pub items_received: u64,
-    /// Receive steps that read nothing back ([`crate::PageRankOptions::lazy_receive`]): their
+    /// Receive steps that read nothing back ([`crate::PageRankTuning::lazy_receive`]): their
     /// counts went with the next round's read-back.
     pub lazy_receives: u64,
     /// Rounds with no kernel, run only to read a lazy receive's counts back (no local work

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use groute_graph::Csr;
 
 /// How a sweep round (a round over the whole owned range) moves the residuals
-/// ([`crate::PageRankOptions::sweep`], `--sweep`).
+/// ([`crate::PageRankTuning::sweep`], `--sweep`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SweepMode {
     /// Each taken vertex adds its share to every out-neighbour with an atomic that returns

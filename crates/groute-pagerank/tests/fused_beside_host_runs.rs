@@ -18,7 +18,7 @@ use std::thread;
 use common::{check_options, generated, options};
 use groute_core::cuda::PeerGroup;
 use groute_graph::{NoProgress, PartitionMethod, partition_graph};
-use groute_pagerank::{Driver, PageRankOptions, SweepMode, pagerank};
+use groute_pagerank::{Driver, PageRankOptions, PageRankTuning, SweepMode, pagerank};
 
 /// Sets the flag when dropped (on unwinding too).
 struct StopOnDrop<'a>(&'a AtomicBool);
@@ -64,8 +64,11 @@ fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
         let stopper = StopOnDrop(&stop);
         let fused = |epsilon: f32, sweep_divisor: u32| PageRankOptions {
             driver: Driver::Fused,
-            sweep: SweepMode::Pull,
-            sweep_divisor,
+            tuning: PageRankTuning {
+                sweep: SweepMode::Pull,
+                sweep_divisor,
+                ..options(epsilon).tuning
+            },
             ..options(epsilon)
         };
         // The two runs that timed out, checked against the reference.

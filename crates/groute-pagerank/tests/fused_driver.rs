@@ -22,11 +22,12 @@ use groute_pagerank::{
 use groute_worklist::WorklistError;
 
 fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
-    PageRankOptions {
+    let mut o = PageRankOptions {
         driver: Driver::Fused,
-        sweep_divisor,
         ..options(epsilon)
-    }
+    };
+    o.tuning.sweep_divisor = sweep_divisor;
+    o
 }
 
 /// Device counts the fused driver runs on here: 1, and 2 when two distinct GPUs with peer
@@ -87,10 +88,8 @@ fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
     for g in [generated("random:n=600,m=1800,seed=7"), with_hubs()] {
         for divisor in [0, DEFAULT_SWEEP_DIVISOR] {
             for &devices in &counts {
-                let o = PageRankOptions {
-                    fused_fence_per_round: true,
-                    ..fused(0.01, divisor)
-                };
+                let mut o = fused(0.01, divisor);
+                o.tuning.fused_fence_per_round = true;
                 check_options(&g, devices, &o, &[]);
             }
         }
@@ -106,10 +105,8 @@ fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
     for g in [generated("random:n=3000,m=15000,seed=4"), with_hubs()] {
         for blocks in [6, 8] {
             for &devices in &counts {
-                let o = PageRankOptions {
-                    fused_blocks_per_sm: blocks,
-                    ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-                };
+                let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+                o.tuning.fused_blocks_per_sm = blocks;
                 check_options(&g, devices, &o, &[]);
             }
         }
@@ -119,10 +116,8 @@ fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
 #[test]
 fn blocks_per_sm_other_than_0_6_8_are_refused_with_the_choices_named() {
     for blocks in [1, 5, 7, 16] {
-        let o = PageRankOptions {
-            fused_blocks_per_sm: blocks,
-            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-        };
+        let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        o.tuning.fused_blocks_per_sm = blocks;
         let e = o.validate().unwrap_err().to_string();
         assert!(
             e.contains("--fused-blocks-per-sm") && e.contains("6 or 8"),
@@ -130,10 +125,8 @@ fn blocks_per_sm_other_than_0_6_8_are_refused_with_the_choices_named() {
         );
     }
     for blocks in [0, 6, 8] {
-        let o = PageRankOptions {
-            fused_blocks_per_sm: blocks,
-            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-        };
+        let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        o.tuning.fused_blocks_per_sm = blocks;
         o.validate().expect("a valid choice");
     }
 }
@@ -179,10 +172,8 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
     };
     let g = generated("road:side=16,p=0.7,seed=2");
     let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
-    let push = PageRankOptions {
-        sweep: SweepMode::Push,
-        ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-    };
+    let mut push = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+    push.tuning.sweep = SweepMode::Push;
     let e = pagerank(&ctx, &parted, &push).unwrap_err();
     assert!(e.to_string().contains("--sweep pull"), "{e}");
     let auto = PageRankOptions {

@@ -23,12 +23,13 @@ use groute_pagerank::{
 };
 
 fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
-    PageRankOptions {
+    let mut o = PageRankOptions {
         driver: Driver::Fused,
-        sweep: SweepMode::Pull,
-        sweep_divisor,
         ..options(epsilon)
-    }
+    };
+    o.tuning.sweep = SweepMode::Pull;
+    o.tuning.sweep_divisor = sweep_divisor;
+    o
 }
 
 /// The grid of a device-driven member with the GPU to itself, under `o`'s kernel build
@@ -62,7 +63,11 @@ fn check_shared(g: &Graph, o: &PageRankOptions, auto: bool) {
             let what = format!(
                 "{} on {devices} members of one GPU ({method}, eps {}, divisor {}, fence per \
                  round {}, {} blocks per SM)",
-                g.name, o.epsilon, o.sweep_divisor, o.fused_fence_per_round, o.fused_blocks_per_sm
+                g.name,
+                o.epsilon,
+                o.tuning.sweep_divisor,
+                o.tuning.fused_fence_per_round,
+                o.tuning.fused_blocks_per_sm
             );
             let got = pagerank(&ctx, &parted, o).unwrap_or_else(|e| panic!("{what}: {e}"));
             // check_result checks the device-driven run's profiles too.
@@ -144,16 +149,12 @@ fn shared_members_with_hubs_dangling_vertices_and_self_loops() {
 #[test]
 fn shared_members_with_one_fence_per_round_and_capped_registers() {
     let g = generated("random:n=3000,m=15000,seed=4");
-    let fenced = PageRankOptions {
-        fused_fence_per_round: true,
-        ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-    };
+    let mut fenced = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+    fenced.tuning.fused_fence_per_round = true;
     check_shared(&g, &fenced, false);
     for blocks in [0, 6] {
-        let capped = PageRankOptions {
-            fused_blocks_per_sm: blocks,
-            ..fused(0.01, DEFAULT_SWEEP_DIVISOR)
-        };
+        let mut capped = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        capped.tuning.fused_blocks_per_sm = blocks;
         check_shared(&with_hubs(), &capped, false);
     }
 }

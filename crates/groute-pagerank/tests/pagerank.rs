@@ -32,10 +32,8 @@ fn hubs_are_within_the_bound_with_sweeps_and_worklist_rounds() {
     let tiles = |v: usize| (g.csr.offsets()[v + 1] - g.csr.offsets()[v]).div_ceil(2048);
     assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
     for divisor in sweep_divisors(&[0, groute_pagerank::DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
-        let o = PageRankOptions {
-            sweep_divisor: divisor,
-            ..options(0.01)
-        };
+        let mut o = options(0.01);
+        o.tuning.sweep_divisor = divisor;
         for devices in [1, 2] {
             check_options(&g, devices, &o, &[devices as u64]);
         }
@@ -51,10 +49,8 @@ fn sweep_rounds_stay_within_the_bound_on_road_and_kron() {
     ];
     for g in &graphs {
         for divisor in sweep_divisors(&[0, u32::MAX]) {
-            let o = PageRankOptions {
-                sweep_divisor: divisor,
-                ..options(0.01)
-            };
+            let mut o = options(0.01);
+            o.tuning.sweep_divisor = divisor;
             for devices in [1, 2, 4] {
                 check_options(g, devices, &o, &[]);
             }
@@ -208,7 +204,7 @@ fn a_send_buffer_too_small_is_an_error_naming_the_setting() {
 fn lazy_receives_stay_within_the_bound_on_1_to_4_devices() {
     // CUDA: receives read nothing back and rounds report them (host backends ignore it).
     let mut o = options(0.001);
-    o.lazy_receive = true;
+    o.tuning.lazy_receive = true;
     for spec in ["road:side=24,p=0.6,seed=5", "kron:scale=9,ef=8,sym,seed=3"] {
         let g = generated(spec);
         for devices in 1..=4 {

@@ -43,9 +43,9 @@ fn cut_list_bytes(graph: &Graph, owned: std::ops::Range<u32>, fused: bool) -> u6
 fn options(sweep: SweepMode) -> PageRankOptions {
     let mut o = PageRankOptions {
         epsilon: 1e-3,
-        sweep,
         ..PageRankOptions::default()
     };
+    o.tuning.sweep = sweep;
     o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(120)));
     o
 }

@@ -18,11 +18,10 @@ use groute_pagerank::{
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
-    PageRankOptions {
-        sweep: SweepMode::Pull,
-        sweep_divisor,
-        ..options(epsilon)
-    }
+    let mut o = options(epsilon);
+    o.tuning.sweep = SweepMode::Pull;
+    o.tuning.sweep_divisor = sweep_divisor;
+    o
 }
 
 /// Checks `g` with pull sweeps on 1 to 4 devices under every divisor of the backend.

@@ -29,13 +29,14 @@ fn l1(a: &[f32], b: &[f64]) -> f64 {
 #[test]
 fn repeated_runs_reset_the_residuals_and_stay_within_the_bound() {
     for sweep in [SweepMode::Push, SweepMode::Pull] {
-        repeated_runs_with(&PageRankOptions { sweep, ..options() });
+        let mut o = options();
+        o.tuning.sweep = sweep;
+        repeated_runs_with(&o);
     }
     // CUDA: receives settled by the next round's read-back.
-    repeated_runs_with(&PageRankOptions {
-        lazy_receive: true,
-        ..options()
-    });
+    let mut o = options();
+    o.tuning.lazy_receive = true;
+    repeated_runs_with(&o);
 }
 
 fn repeated_runs_with(o: &PageRankOptions) {
@@ -52,7 +53,7 @@ fn repeated_runs_with(o: &PageRankOptions) {
             for tc in test_contexts(devices, &[11]) {
                 let what = format!(
                     "{spec} on {devices} devices ({}, {} sweeps)",
-                    tc.label, o.sweep
+                    tc.label, o.tuning.sweep
                 );
                 let mut solver = PageRankSolver::new(&tc.context, &parted, o).unwrap();
                 let one_shot = pagerank(&tc.context, &parted, o).unwrap();

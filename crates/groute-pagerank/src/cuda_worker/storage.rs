@@ -24,19 +24,19 @@ use crate::sweep::SweepMode;
 /// divisor and sweep mode).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PushSettings {
-    /// [`crate::PageRankOptions::sweep`].
+    /// [`crate::PageRankTuning::sweep`].
     pub(crate) sweep: SweepMode,
     /// Damping factor.
     pub(crate) alpha: f32,
     /// Scheduling threshold.
     pub(crate) epsilon: f32,
-    /// [`crate::PageRankOptions::sweep_divisor`].
+    /// [`crate::PageRankTuning::sweep_divisor`].
     pub(crate) sweep_divisor: u32,
-    /// [`crate::PageRankOptions::lazy_receive`].
+    /// [`crate::PageRankTuning::lazy_receive`].
     pub(crate) lazy_receive: bool,
-    /// [`crate::PageRankOptions::fused_fence_per_round`] (read by the device-driven runs).
+    /// [`crate::PageRankTuning::fused_fence_per_round`] (read by the device-driven runs).
     pub(crate) fused_fence_per_round: bool,
-    /// [`crate::PageRankOptions::fused_blocks_per_sm`] (read by the device-driven runs).
+    /// [`crate::PageRankTuning::fused_blocks_per_sm`] (read by the device-driven runs).
     pub(crate) fused_blocks_per_sm: u32,
 }
 
@@ -57,9 +57,9 @@ pub(crate) struct CudaPageRankStorage {
     pub(crate) rank: Buffer<u32>,
     pub(super) alpha: f32,
     pub(super) epsilon: f32,
-    /// [`crate::PageRankOptions::sweep_divisor`].
+    /// [`crate::PageRankTuning::sweep_divisor`].
     pub(super) sweep_divisor: u32,
-    /// [`crate::PageRankOptions::lazy_receive`].
+    /// [`crate::PageRankTuning::lazy_receive`].
     pub(super) lazy_receive: bool,
     pub(super) wl: Buffer<u32>,
     pub(super) remote: Buffer<u32>,
@@ -242,7 +242,7 @@ impl CudaPageRankStorage {
         self.pull.as_ref().map(PullStorage::buffers)
     }
 
-    /// [`crate::PageRankOptions::sweep_divisor`].
+    /// [`crate::PageRankTuning::sweep_divisor`].
     pub(crate) fn sweep_divisor(&self) -> u32 {
         self.sweep_divisor
     }

@@ -49,7 +49,7 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
             let what = format!(
                 "{} on {devices} devices ({method}, {}, {driver} driver, eps {}, {} \
                  sweeps, divisor {})",
-                graph.name, label, o.epsilon, o.sweep, o.sweep_divisor
+                graph.name, label, o.epsilon, o.tuning.sweep, o.tuning.sweep_divisor
             );
             let o = &PageRankOptions {
                 driver,
@@ -132,7 +132,7 @@ pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
 /// host contexts refuse it, which `fused_driver`'s refusal test checks on its own).
 pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
     let cuda = label == "cuda";
-    let fused = o.sweep == groute_pagerank::SweepMode::Pull
+    let fused = o.tuning.sweep == groute_pagerank::SweepMode::Pull
         && groute_core::cuda::PeerGroup::supported(context);
     match o.driver {
         Driver::Auto if cuda && fused => vec![Driver::Host, Driver::Fused],
