@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`core`] | `groute-core` | context, endpoints, segments, links, routers, policies, events, pools, topology, the host and CUDA backends |
 //! | [`graph`] | `groute-graph` | CSR, readers and writers, generators, METIS partitioning, input order |
-//! | [`worklist`] | `groute-worklist` | the distributed worklist: SplitOps, ring, local worklists, termination, the generic min traversal |
+//! | [`worklist`] | `groute-worklist` | the distributed worklist: the `WorklistAlgorithm` trait and its executors, SplitOps, ring, local worklists, termination |
 //! | [`bfs`](mod@bfs), [`sssp`](mod@sssp), [`pagerank`](mod@pagerank), [`cc`](mod@cc) | one crate each | reference, host kernels, CUDA launch wrappers, solver |
 //! | [`api`] | this crate | the high-level API, re-exported here: [`Graph`], [`bfs()`], [`sssp()`], [`pagerank()`], [`cc()`], [`Runner`], typed results |
 //! | [`pbf`] | this crate | predicate-based filtering through a scatter and a gather router (the paper's Figures 5-6) |

@@ -23,7 +23,7 @@ struct FusedRecord {
     unsigned int w[FUSED_RECORD_WORDS];
 };
 
-// How blocks wait at the grid barrier (kernel arguments, WorklistOptions::fused_barrier):
+// How blocks wait at the grid barrier (kernel arguments, FusedTuning::barrier):
 // `spin_ns` is the __nanosleep between two polls (0: poll without sleeping), `flags` holds
 // FusedBarrierFlag bits (and the kernel's own flags from bit 4 up).
 struct FusedBarrierConfig {

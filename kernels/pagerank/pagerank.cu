@@ -1,5 +1,6 @@
 // Residual-push PageRank kernels for the distributed worklist (non-fused mode: one launch per
-// round). The device mirror of crates/groute-pagerank/src/host.rs and split.rs.
+// round). The device form of PageRank's residual push (crates/groute-pagerank/src/algorithm.rs)
+// as the worklist's host executor runs it (crates/groute-worklist/src/algorithm/host.rs).
 //
 // State per device: `residual` is full length (the residual of owned vertices; for the
 // others, the halo accumulation not yet sent), `rank` covers the owned range only. The graph

@@ -145,18 +145,19 @@ impl Runner {
                     algorithm,
                     rank: ranks(&order, n),
                 };
+                let options = WorklistOptions::default().for_graph(n);
                 let solver = HostSolver::new(
                     ctx,
                     algorithm,
                     &parted.graph.csr,
                     &parted.partition,
-                    &WorklistOptions::default(),
+                    &options,
                 )?;
                 let sources = sources.iter().map(|&s| order.vertex_of_rank(s)).collect();
-                Ok((solver, order, sources))
+                Ok((solver, order, sources, options))
             },
-            |(solver, order, sources): &mut (_, InputOrder, Vec<u32>)| {
-                let out = solver.run(sources, &WorklistOptions::default())?;
+            |(solver, order, sources, options): &mut (_, InputOrder, Vec<u32>, WorklistOptions)| {
+                let out = solver.run(sources, options)?;
                 let values = order.to_rank_order(out.values);
                 let left = if out.left.is_empty() {
                     out.left

@@ -49,7 +49,7 @@ proptest! {
                 prop_assert!(refused, "{}", tc.label);
                 continue;
             }
-            let out = solver.and_then(|s| s.run(&[], &options())).unwrap();
+            let out = solver.and_then(|mut s| s.run(&[], &options())).unwrap();
             prop_assert_eq!(&out.values, &cc_reference(&csr), "{} on {} devices", tc.label, devices);
         }
     }

@@ -176,19 +176,10 @@ impl DeviceSolver {
     ) -> Result<SolveOutput, groute_worklist::WorklistError> {
         let context = &self.context;
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
-            match &self.storage {
+            match &mut self.storage {
                 Storage::Host(host) => {
-                    // A round sends at most one item per remote vertex, but a device also passes
-                    // on what its predecessors sent, and the host ring drains every queued packet
-                    // at once, so the items passed per round have no fixed bound. The host
-                    // worker's outgoing buffer is a growable `Vec`: unless the caller sets
-                    // `send_capacity`, do not cap it (a cap the caller sets stays an error naming
-                    // --send-capacity, never a loss).
-                    let mut options = options.clone();
-                    if options.send_capacity.is_none() {
-                        options.send_capacity = Some(usize::MAX);
-                    }
-                    let out = host.run(&[], &options)?;
+                    // Without a send_capacity the host executor does not cap the sends.
+                    let out = host.run(&[], options)?;
                     let (residual_left, max_residual_left) =
                         residual_sum_and_max(bytemuck::cast_slice(&out.left));
                     return Ok(SolveOutput {

@@ -40,7 +40,7 @@
 //! let context = groute_core::Context::host(3)?;
 //! let partition = Partition::from_bounds(vec![0, 2, 5, 7]).expect("sorted bounds");
 //! let options = WorklistOptions::default();
-//! let solver = HostSolver::new(&context, ComponentLabels, &graph.csr, &partition, &options)?;
+//! let mut solver = HostSolver::new(&context, ComponentLabels, &graph.csr, &partition, &options)?;
 //! let out = solver.run(&[], &options)?;
 //! assert_eq!(out.values, [0, 1, 1, 1, 0, 0, 1]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -124,6 +124,12 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
     /// that makes it an item. Default: under [`Combine::Min`] when it improved (`new <
     /// old`); under [`Combine::Sum`] when it was zero and is not (the vertex was not
     /// pending).
+    ///
+    /// Under [`Combine::Min`] it must hold whenever `new < old`: a vertex whose value improved
+    /// has to relax its arcs again (else the run stops short of the fixed point), and soft
+    /// priority drops a deferred item whose vertex improved since, counting on the copy
+    /// that the improvement queued. Override it under [`Combine::Sum`], where it is the
+    /// algorithm's threshold (PageRank: the residual crossed `epsilon`).
     fn schedules(&self, old: Self::Value, new: Self::Value) -> bool {
         match Self::COMBINE {
             Combine::Min => new < old,

@@ -41,7 +41,7 @@ impl std::fmt::Debug for AtomicArray {
 
 impl AtomicArray {
     /// Views `buffer` as atomics; an error when it is not host-backend memory.
-    pub fn new(buffer: Buffer<u32>) -> Result<Self, Error> {
+    pub(crate) fn new(buffer: Buffer<u32>) -> Result<Self, Error> {
         let view = buffer.host_atomic_u32().ok_or(Error::Unsupported {
             operation: "host kernels on device memory",
             backend: "cuda",
@@ -57,7 +57,7 @@ impl AtomicArray {
     }
 
     /// The words as atomics.
-    pub fn atomics(&self) -> &[AtomicU32] {
+    pub(crate) fn atomics(&self) -> &[AtomicU32] {
         // SAFETY: `ptr`/`len` came from `buffer.host_atomic_u32()`, and `self.buffer` keeps the
         // allocation alive as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
@@ -203,7 +203,9 @@ fn combined<A: WorklistAlgorithm>(old: A::Value, update: A::Value) -> A::Value {
 }
 
 /// Runs `process` over `items` on rayon's threads and gathers what it appends (the items
-/// that a round's kernel produced).
+/// that a round's kernel produced): for first rounds of an algorithm's own
+/// ([`HostAlgorithm::with_first_round`]).
+#[doc(hidden)]
 pub fn par_collect<I>(items: I, process: impl Fn(u32, &mut Vec<u32>) + Sync) -> Vec<u32>
 where
     I: IndexedParallelIterator<Item = u32>,
@@ -226,8 +228,8 @@ type FirstRound<A> = Box<dyn Fn(&HostRound<'_, A>) -> Vec<u32> + Send + Sync>;
 
 /// One host-backend device's share of a run of algorithm `A`: its rows of the graph, every
 /// vertex's value (owned ones and halo slots), the owned results under [`Combine::Sum`].
-/// Allocated once ([`HostAlgorithm::upload`]) and reset before each run
-/// ([`HostAlgorithm::reset`]).
+/// Allocated once ([`HostAlgorithm::upload`]) and reset by
+/// [`HostSolver::run`](super::HostSolver::run) before each run.
 pub struct HostAlgorithm<A: WorklistAlgorithm> {
     algorithm: Arc<A>,
     csr: DeviceCsr,
@@ -316,19 +318,21 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
     }
 
     /// Every vertex's value on this device (the owned ones and the halo slots).
-    pub fn values(&self) -> &AtomicArray {
+    pub(crate) fn values(&self) -> &AtomicArray {
         &self.values
     }
 
     /// Under [`Combine::Sum`], the owned vertices' results, from the owned range's start.
-    pub fn results(&self) -> Option<&AtomicArray> {
+    pub(crate) fn results(&self) -> Option<&AtomicArray> {
         self.results.as_ref()
     }
 
     /// Resets the values for a run from `sources` (sorted; ignored under
     /// [`Start::EveryVertex`]): each vertex's [`WorklistAlgorithm::init`], zero in the halo
-    /// slots under [`Combine::Sum`], zero results. Waits for the device's queued work first.
-    pub fn reset(&self, device: &Device, sources: &[u32]) -> Result<(), Error> {
+    /// slots under [`Combine::Sum`], zero results. Waits for `device`'s queued work first
+    /// (the device this program was uploaded to; [`HostSolver::run`](super::HostSolver::run),
+    /// which holds the solver exclusively, is the only caller).
+    pub(crate) fn reset(&self, device: &Device, sources: &[u32]) -> Result<(), Error> {
         device.stream().synchronize()?;
         let algorithm = &*self.algorithm;
         let owned = self.owned.clone();
@@ -353,9 +357,9 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
                 .par_iter()
                 .for_each(|word| word.store(A::Value::ZERO.to_bits(), Ordering::Relaxed));
         }
-        // The engine's threads start after this returns (a channel send orders them after
-        // these stores).
-        std::sync::atomic::fence(Ordering::Release);
+        // The stores are ordered before the run's kernels by rayon's join (they are done when
+        // `for_each` returns) and by the channel that hands each kernel to its device's
+        // executor thread.
         Ok(())
     }
 
@@ -440,8 +444,11 @@ impl<A: WorklistAlgorithm> std::fmt::Debug for AlgorithmSplit<A> {
 }
 
 impl<A: WorklistAlgorithm> AlgorithmSplit<A> {
+    /// The value of `v`; a vertex outside the graph (never produced by the executor) reads as
+    /// the largest word, the least urgent priority and no improvement under
+    /// [`Combine::Min`].
     fn value(&self, v: u32) -> A::Value {
-        self.values.load(v).unwrap_or(A::Value::ZERO)
+        self.values.load(v).unwrap_or(A::Value::from_bits(u32::MAX))
     }
 }
 

@@ -90,11 +90,12 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         programs: Vec<HostAlgorithm<A>>,
     ) -> Result<Self, WorklistError> {
         let mismatch = programs.len() != context.num_devices()
+            || partition.num_parts() != context.num_devices()
             || programs
                 .iter()
                 .enumerate()
                 .any(|(d, p)| p.owned() != partition.range(d));
-        if mismatch || partition.num_parts() != context.num_devices() {
+        if mismatch {
             return Err(Error::invalid(
                 "host programs",
                 format!(
@@ -121,14 +122,21 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
 
     /// Runs the algorithm from `sources` (partitioned ids; ignored under
     /// [`Start::EveryVertex`]) with `options` as given
-    /// ([`WorklistOptions::for_graph`] fits the packet size to a small graph). The statistics'
-    /// elapsed time covers the run only (reset and download excluded).
+    /// ([`WorklistOptions::for_graph`] fits the packet size to a small graph), except that
+    /// without a `send_capacity` the sends are not capped: a host device's outgoing buffer
+    /// grows, and what a device passes on for its ring predecessors has no fixed bound (a cap
+    /// the caller sets stays an error naming `--send-capacity`, never a loss). The
+    /// statistics' elapsed time covers the run only (reset and download excluded).
     pub fn run(
-        &self,
+        &mut self,
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<HostOutput<A::Value>, WorklistError> {
         let n = self.num_vertices;
+        let mut options = options.clone();
+        if options.send_capacity.is_none() {
+            options.send_capacity = Some(usize::MAX);
+        }
         let mut sorted = sources.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
@@ -143,7 +151,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         for (program, device) in self.programs.iter().zip(self.context.devices()) {
             program.reset(device, &sorted)?;
         }
-        let stats = run(&self.context, &self.programs, seeds, options)?;
+        let stats = run(&self.context, &self.programs, seeds, &options)?;
         let mut values = for_owned_ranges(n)?;
         let mut left = Vec::new();
         if A::COMBINE == Combine::Sum {

@@ -4,9 +4,10 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A vertex value held in one `u32` word (a device's value arrays are `u32` buffers; `f32`
-/// values travel as their bits), with the atomic combines the executors apply. `Pod` of one
-/// word: downloaded words are values without a copy.
-pub trait AtomicValue: bytemuck::Pod + PartialOrd + Debug + Send + Sync {
+/// values travel as their bits), with the atomic combines the executors apply: `u32` or
+/// `f32` (sealed: the executors reinterpret downloaded words as values, which needs a `Pod`
+/// type of one aligned word).
+pub trait AtomicValue: sealed::OneWord + bytemuck::Pod + PartialOrd + Debug + Send + Sync {
     /// The value of an empty accumulation (the identity of [`AtomicValue::fetch_add`]).
     const ZERO: Self;
     /// The word that holds `self`.
@@ -31,6 +32,13 @@ pub trait AtomicValue: bytemuck::Pod + PartialOrd + Debug + Send + Sync {
         });
         Self::from_bits(old.unwrap_or_else(|bits| bits))
     }
+}
+
+mod sealed {
+    /// The value types: `Pod` words of 4 bytes, 4-aligned.
+    pub trait OneWord {}
+    impl OneWord for u32 {}
+    impl OneWord for f32 {}
 }
 
 impl AtomicValue for u32 {

@@ -15,10 +15,8 @@ use crate::WorklistOptions;
 pub const FUSED_SPARSE_MAX_AVERAGE_DEGREE: f64 = 8.0;
 
 /// Threads per block of the fused kernel on a dense graph when
-/// [`FusedTuning::block`](crate::traversal::FusedTuning::block) is `None` (the narrow build; several blocks per
-/// multiprocessor).
-///
-/// [`FusedTuning::block`](crate::traversal::FusedTuning::block): crate::WorklistOptions::fused_block
+/// [`FusedTuning::block`](crate::traversal::FusedTuning::block) is `None` (the narrow build;
+/// several blocks per multiprocessor).
 pub const FUSED_BLOCK: u32 = 256;
 
 /// Threads per block of the fused kernel on a sparse graph when
@@ -33,8 +31,6 @@ pub const FUSED_BLOCK: u32 = 256;
 /// 256-thread blocks a single-block bound of 0 / 256 / 1,024 / 4,096 items took 43.3 / 41.9 /
 /// 56.8 / 113 ms: one block is worth it while it needs a single pass (1,024 threads and a
 /// bound of 2,048: 32.6 ms).
-///
-/// [`FusedTuning::block`](crate::traversal::FusedTuning::block): crate::WorklistOptions::fused_block
 pub const FUSED_SPARSE_BLOCK: u32 = 1024;
 
 /// How many blocks the fused kernel launches by default.

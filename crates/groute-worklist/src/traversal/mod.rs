@@ -131,6 +131,14 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
+        if A::COMBINE != Combine::Min {
+            return Err(Error::Unsupported {
+                operation: "a sum-combined algorithm in the min traversals' solver (run it with \
+                            groute_worklist::algorithm::HostSolver)",
+                backend: "any",
+            }
+            .into());
+        }
         let n = csr.num_vertices();
         let num_devices = context.num_devices();
         let hosts = context
@@ -214,7 +222,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         })
     }
 
-    /// Runs the traversal from `sources` (partitioned ids, value 0). The statistics' elapsed
+    /// Runs the traversal from `sources` (partitioned ids, valued `init(v, true)`; ignored by algorithms that start from every vertex). The statistics' elapsed
     /// time covers the traversal only (storage reset and result download excluded).
     ///
     /// On CUDA, a device worklist or outgoing buffer that the options leave to the solver
@@ -277,7 +285,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         let options = &options.for_graph(n);
         // Refused on every backend: the tuning is checked whether it applies or not.
         fused_rounds::round_levels(options)?;
-        if let Storage::Host(host) = &self.storage {
+        if let Storage::Host(host) = &mut self.storage {
             let out = host.run(sources, options)?;
             return Ok(TraversalOutput {
                 values: out.values,
@@ -424,7 +432,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
 }
 
 /// Runs a min traversal of `csr` (already renumbered so that device `d` owns
-/// `partition.range(d)`) from `sources` (partitioned ids, value 0) on every device of
+/// `partition.range(d)`) from `sources` (partitioned ids, valued `init(v, true)`) on every device of
 /// `context` (one-shot [`MinTraversalSolver`]).
 pub fn solve_min_traversal<A: WorklistAlgorithm<Value = u32>>(
     context: &Context,
