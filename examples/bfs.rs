@@ -208,11 +208,11 @@ fn run() -> Result<(), AnyError> {
     cli.fused
         .apply(execution, ctx.num_devices(), &mut options.worklist);
     options.direction = cli.direction;
-    options.switch_rule.alpha = cli.do_alpha;
-    options.switch_rule.beta = cli.do_beta;
+    options.tuning.switch_rule.alpha = cli.do_alpha;
+    options.tuning.switch_rule.beta = cli.do_beta;
     options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
-    options.fused_direction.trace = cli.do_trace;
-    let fd = &mut options.fused_direction;
+    options.tuning.fused_direction.trace = cli.do_trace;
+    let fd = &mut options.tuning.fused_direction;
     let set = |field: &mut bool, value: Option<bool>| {
         if let Some(v) = value {
             *field = v;
@@ -297,7 +297,7 @@ fn run() -> Result<(), AnyError> {
 
     let stats = &result.stats;
     let (mode, engine) = engine(stats, ctx.num_devices());
-    let fdo = &options.fused_direction;
+    let fdo = &options.tuning.fused_direction;
     let detail = json!({
         "direction": if stats.direction_optimized { Direction::PullPush.as_str() } else { Direction::Push.as_str() },
         "fused": stats.fused,

@@ -105,12 +105,22 @@ pub struct BfsOptions {
     pub worklist: WorklistOptions,
     /// Worklist (push) or direction-optimizing BFS ([`Direction::Auto`] by default).
     pub direction: Direction,
-    /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
-    pub switch_rule: SwitchRule,
     /// What drives a direction-optimizing run's levels (by default the devices, one
     /// persistent kernel each, where the context supports it; else the host, a thread per
     /// device).
     pub multi_driver: MultiDriver,
+    /// The direction-optimizing runs' tuning (the example's `--do-*` flags), for benchmarks
+    /// and experiments. None of it changes the levels.
+    #[doc(hidden)]
+    pub tuning: BfsTuning,
+}
+
+/// The direction-optimizing BFS's tuning (`BfsOptions::tuning`; the example's `--do-*`
+/// flags, listed by `--help-tuning`). Every setting computes the same levels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BfsTuning {
+    /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
+    pub switch_rule: SwitchRule,
     /// The device-driven run's trace and step variants ([`MultiDriver::Fused`] only).
     pub fused_direction: FusedDirectionOptions,
 }
@@ -284,8 +294,8 @@ impl BfsSolver {
                 context,
                 &graph.graph,
                 &graph.partition,
-                options.switch_rule,
-                (options.multi_driver, options.fused_direction),
+                options.tuning.switch_rule,
+                (options.multi_driver, options.tuning.fused_direction),
             )?))
         } else {
             Engine::Worklist(Box::new(MinTraversalSolver::new(

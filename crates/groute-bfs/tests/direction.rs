@@ -38,7 +38,7 @@ fn options(direction: Direction, rule: SwitchRule) -> BfsOptions {
     let mut o = BfsOptions::default();
     o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.direction = direction;
-    o.switch_rule = rule;
+    o.tuning.switch_rule = rule;
     o
 }
 

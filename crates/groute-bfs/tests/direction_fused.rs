@@ -51,7 +51,7 @@ fn options(rule: SwitchRule, driver: MultiDriver) -> BfsOptions {
     let mut o = BfsOptions::default();
     o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
     o.direction = Direction::PullPush;
-    o.switch_rule = rule;
+    o.tuning.switch_rule = rule;
     o.multi_driver = driver;
     o
 }
@@ -243,7 +243,7 @@ fn check_variant(
         ctx.num_devices()
     );
     let mut fused = options(rule, MultiDriver::Fused);
-    fused.fused_direction = variant;
+    fused.tuning.fused_direction = variant;
     let got = run(ctx, graph, source, &fused).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(got.stats.do_driver, Some(MultiDriver::Fused), "{what}");
     assert!(got.stats.fused && got.stats.direction_optimized, "{what}");
@@ -309,7 +309,7 @@ fn fused_is_refused_where_unsupported_and_auto_falls_back() {
         let e = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
         assert!(e.contains("--do-driver per-device"), "{e}");
         let mut traced = options(RULES[0], MultiDriver::Auto);
-        traced.fused_direction = VARIANTS[2];
+        traced.tuning.fused_direction = VARIANTS[2];
         let auto = run(&ctx, &g, 0, &traced).unwrap();
         assert!(
             auto.stats.do_trace.is_none(),
@@ -401,7 +401,7 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.fused_direction = VARIANTS[8];
+        o.tuning.fused_direction = VARIANTS[8];
         let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
             let got = pulling.run(source).unwrap();
