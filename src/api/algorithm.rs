@@ -125,14 +125,6 @@ impl Runner {
         for &s in sources {
             graph.check_vertex(s)?;
         }
-        if A::WEIGHTED && !graph.is_weighted() {
-            return Err(groute_core::Error::invalid(
-                "graph weights",
-                "none",
-                "a weighted graph (this algorithm reads arc weights)",
-            )
-            .into());
-        }
         let runner = self.clone().backend(Backend::Host);
         let (out, stats) = runner.partitioned_run(
             NAME,

@@ -136,10 +136,7 @@ impl DeviceSolver {
             let mut programs = Vec::with_capacity(context.num_devices());
             for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts) {
                 let owned = partition.range(d);
-                let local = (owned.end - owned.start) as usize;
-                // A vertex is pending at most once while its residual stays above epsilon;
-                // the margin covers duplicates when epsilon >= 1 - alpha.
-                let capacity = 2 * local + 1024;
+                let capacity = HostAlgorithm::<PageRank>::default_capacity(csr, &owned);
                 let mut program = HostAlgorithm::upload(
                     device,
                     Arc::clone(&algorithm),

@@ -38,7 +38,7 @@
 //! let pairs = [(0, 4), (4, 5), (1, 2), (3, 6), (6, 2)];
 //! let graph = Graph::from_edges(7, &EdgeList::from_pairs(&pairs), "two parts", true)?;
 //! let context = groute_core::Context::host(3)?;
-//! let partition = Partition::from_bounds(vec![0, 2, 5, 7]).expect("sorted bounds");
+//! let partition = Partition::from_bounds(vec![0, 2, 5, 7]).ok_or("unsorted bounds")?;
 //! let options = WorklistOptions::default();
 //! let mut solver = HostSolver::new(&context, ComponentLabels, &graph.csr, &partition, &options)?;
 //! let out = solver.run(&[], &options)?;
@@ -50,6 +50,7 @@ mod host;
 mod solver;
 mod value;
 
+pub(crate) use host::check_weights;
 pub use host::{AlgorithmSplit, AtomicArray, HostAlgorithm, HostRound, par_collect};
 pub use solver::{HostOutput, HostSolver};
 pub(crate) use solver::{check_partition, download_owned, for_owned_ranges};
@@ -81,6 +82,17 @@ pub enum Start {
     /// From every vertex: the first round processes each device's whole owned range, run as
     /// a range (no worklist of every vertex is built); the run's sources are ignored.
     EveryVertex,
+}
+
+/// Whether a vertex's value going from `old` to `new` is a change worth an item: under
+/// [`Combine::Min`] an improvement, under [`Combine::Sum`] a first addition to an empty
+/// accumulation. The default of [`WorklistAlgorithm::schedules`], and the executors' rule for
+/// the halo copies of other devices' vertices (an update worth sending).
+pub(crate) fn changes<A: WorklistAlgorithm + ?Sized>(old: A::Value, new: A::Value) -> bool {
+    match A::COMBINE {
+        Combine::Min => new < old,
+        Combine::Sum => old == A::Value::ZERO && new != A::Value::ZERO,
+    }
 }
 
 /// A worklist algorithm: what BFS, SSSP and PageRank each implement once.
@@ -131,10 +143,7 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
     /// that the improvement queued. Override it under [`Combine::Sum`], where it is the
     /// algorithm's threshold (PageRank: the residual crossed `epsilon`).
     fn schedules(&self, old: Self::Value, new: Self::Value) -> bool {
-        match Self::COMBINE {
-            Combine::Min => new < old,
-            Combine::Sum => old == Self::Value::ZERO && new != Self::Value::ZERO,
-        }
+        changes::<Self>(old, new)
     }
 
     /// The priority of an item whose vertex has value `value` (lower is more urgent), for

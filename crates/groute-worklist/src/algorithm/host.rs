@@ -12,7 +12,7 @@ use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
 use rayon::prelude::*;
 
-use super::{AtomicValue, Combine, Start, WorklistAlgorithm};
+use super::{AtomicValue, Combine, Start, WorklistAlgorithm, changes};
 use crate::engine::DeviceProgram;
 use crate::part::{DeviceCsr, HostCsrRows};
 use crate::split::{SplitFlags, SplitOps, VertexValue};
@@ -137,17 +137,13 @@ impl<A: WorklistAlgorithm> HostRound<'_, A> {
     /// update is one to send (under [`Combine::Min`] it improved the halo copy, under
     /// [`Combine::Sum`] it is the first added to the halo slot since its last send).
     pub fn combine(&self, v: u32, update: A::Value) -> bool {
-        let Some(old) = self.values.combine(A::COMBINE, v, update) else {
+        let Some((old, new)) = apply::<A>(self.values, v, update) else {
             return false;
         };
-        let new = combined::<A>(old, update);
         if self.owned.contains(&v) {
             self.algorithm.schedules(old, new)
         } else {
-            match A::COMBINE {
-                Combine::Min => new < old,
-                Combine::Sum => old == A::Value::ZERO && new != A::Value::ZERO,
-            }
+            changes::<A>(old, new)
         }
     }
 
@@ -193,13 +189,20 @@ impl<A: WorklistAlgorithm> HostRound<'_, A> {
     }
 }
 
-/// The value after combining `update` into `old`.
-fn combined<A: WorklistAlgorithm>(old: A::Value, update: A::Value) -> A::Value {
-    match A::COMBINE {
+/// Combines `update` into element `v` of `values` as `A` combines; the value before and
+/// after (`None` out of range).
+fn apply<A: WorklistAlgorithm>(
+    values: &AtomicArray,
+    v: u32,
+    update: A::Value,
+) -> Option<(A::Value, A::Value)> {
+    let old = values.combine(A::COMBINE, v, update)?;
+    let new = match A::COMBINE {
         Combine::Min if update < old => update,
         Combine::Min => old,
         Combine::Sum => old.add(update),
-    }
+    };
+    Some((old, new))
 }
 
 /// Runs `process` over `items` on rayon's threads and gathers what it appends (the items
@@ -268,13 +271,7 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
                 backend: "cuda",
             });
         }
-        if A::WEIGHTED && csr.weights().is_none() {
-            return Err(Error::invalid(
-                "graph weights",
-                "none",
-                "a graph with arc weights (this algorithm reads them)",
-            ));
-        }
+        check_weights::<A>(csr)?;
         let part = DeviceCsr::upload(device, csr, owned.clone(), A::WEIGHTED)?;
         let values = AtomicArray::new(device.alloc::<u32>(csr.num_vertices().max(1))?)?;
         let results = match A::COMBINE {
@@ -294,6 +291,22 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
             capacity,
             first_round: None,
         })
+    }
+
+    /// The local worklist's capacity when the options leave it to the executor: under
+    /// [`Combine::Min`] twice the `owned` vertices and their arcs (four times when weighted:
+    /// a vertex is queued once per improvement not yet expanded), under [`Combine::Sum`]
+    /// twice the owned vertices (a vertex is pending at most once while its value stays
+    /// above the threshold; the margin covers duplicates); plus 1,024.
+    pub fn default_capacity(csr: &Csr, owned: &Range<u32>) -> usize {
+        let vertices = (owned.end - owned.start) as usize;
+        let arcs =
+            (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
+        match A::COMBINE {
+            Combine::Min if A::WEIGHTED => 4 * (vertices + arcs) + 1024,
+            Combine::Min => 2 * (vertices + arcs) + 1024,
+            Combine::Sum => 2 * vertices + 1024,
+        }
     }
 
     /// Runs `round` as the first round instead of the sweep over the owned range (under
@@ -491,14 +504,13 @@ impl<A: WorklistAlgorithm> SplitOps for AlgorithmSplit<A> {
             return SplitFlags::PASS;
         }
         let update = A::Value::from_bits(p.value);
-        let Some(old) = self.values.combine(A::COMBINE, p.vertex, update) else {
+        let Some((old, new)) = apply::<A>(&self.values, p.vertex, update) else {
             return SplitFlags::DROP;
         };
-        let new = combined::<A>(old, update);
         match (mine, self.algorithm.schedules(old, new)) {
             (true, true) => SplitFlags::KEEP,
             // A halo copy that improved: the update goes on towards the owner.
-            (false, _) if new < old => SplitFlags::PASS,
+            (false, _) if changes::<A>(old, new) => SplitFlags::PASS,
             _ => SplitFlags::DROP,
         }
     }
@@ -512,4 +524,16 @@ impl<A: WorklistAlgorithm> SplitOps for AlgorithmSplit<A> {
         // newer copy, split after this one with the lower value.
         A::COMBINE == Combine::Min && self.get_prio(v) < deferred_prio
     }
+}
+
+/// An error when `A` reads arc weights and `csr` has none.
+pub(crate) fn check_weights<A: WorklistAlgorithm>(csr: &Csr) -> Result<(), Error> {
+    if A::WEIGHTED && csr.weights().is_none() {
+        return Err(Error::invalid(
+            "graph weights",
+            "none",
+            "a graph with arc weights (this algorithm reads them)",
+        ));
+    }
+    Ok(())
 }

@@ -47,9 +47,7 @@ impl<A: WorklistAlgorithm> std::fmt::Debug for HostSolver<A> {
 impl<A: WorklistAlgorithm> HostSolver<A> {
     /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
     /// every device of `context` (host backend) for `algorithm`. Each local worklist holds
-    /// `options.wl_capacity` items, or by default: under [`Combine::Min`] twice the owned
-    /// vertices and arcs (four times when weighted: a vertex is queued once per improvement),
-    /// under [`Combine::Sum`] twice the owned vertices; plus 1,024.
+    /// `options.wl_capacity` items, or [`HostAlgorithm::default_capacity`].
     pub fn new(
         context: &Context,
         algorithm: A,
@@ -62,14 +60,9 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         let mut programs = Vec::with_capacity(context.num_devices());
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d);
-            let vertices = (owned.end - owned.start) as usize;
-            let arcs =
-                (csr.offsets()[owned.end as usize] - csr.offsets()[owned.start as usize]) as usize;
-            let capacity = options.wl_capacity.unwrap_or(match A::COMBINE {
-                Combine::Min if A::WEIGHTED => 4 * (vertices + arcs) + 1024,
-                Combine::Min => 2 * (vertices + arcs) + 1024,
-                Combine::Sum => 2 * vertices + 1024,
-            });
+            let capacity = options
+                .wl_capacity
+                .unwrap_or_else(|| HostAlgorithm::<A>::default_capacity(csr, &owned));
             programs.push(HostAlgorithm::upload(
                 device,
                 Arc::clone(&algorithm),

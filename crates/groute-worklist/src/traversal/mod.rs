@@ -57,7 +57,7 @@ use groute_core::{Context, Error};
 use groute_graph::{Csr, Partition};
 
 use crate::algorithm::{
-    Combine, HostSolver, Start, WorklistAlgorithm, check_partition, download_owned,
+    Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_weights, download_owned,
     for_owned_ranges,
 };
 use crate::driver::run_workers;
@@ -131,6 +131,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
+        check_weights::<A>(csr)?;
         if A::COMBINE != Combine::Min {
             return Err(Error::Unsupported {
                 operation: "a sum-combined algorithm in the min traversals' solver (run it with \
@@ -160,14 +161,6 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         }
         if hosts > 0 {
             return Err(mixed_backends().into());
-        }
-        if A::WEIGHTED && csr.weights().is_none() {
-            return Err(Error::invalid(
-                "graph weights",
-                "none",
-                "this traversal needs arc weights",
-            )
-            .into());
         }
         let kernels = cuda_kernels(&algorithm)?;
         let average_degree = csr.num_edges() as f64 / n.max(1) as f64;
