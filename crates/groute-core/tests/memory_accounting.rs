@@ -259,8 +259,8 @@ fn concurrent_allocations_never_pass_the_limit() {
                 let mut held = Vec::new();
                 for i in 0..200usize {
                     // Sizes differ per thread and step (13 sizes from 20 kB to 260 kB, in 12
-                    // size classes); five consecutive ones (four held and the next) can pass
-                    // 1 MiB on their own.
+                    // size classes); five consecutive ones (four held and the next) pass 1 MiB,
+                    // so every thread meets a refusal even when the threads run one by one.
                     match d.alloc::<u8>(((t * 7 + i) % 13 + 1) * 20_000) {
                         Ok(b) => {
                             granted += 1;
@@ -276,7 +276,7 @@ fn concurrent_allocations_never_pass_the_limit() {
                         Err(other) => panic!("{other}"),
                     }
                     assert!(d.memory_usage().current_bytes <= limit);
-                    if held.len() > 3 {
+                    if held.len() > 4 {
                         held.remove(0);
                     }
                 }
@@ -284,17 +284,13 @@ fn concurrent_allocations_never_pass_the_limit() {
             })
         })
         .collect();
-    let (mut granted, mut refused) = (0, 0);
     for t in threads {
-        let (g, r) = t.join().unwrap();
-        granted += g;
-        refused += r;
+        let (granted, refused) = t.join().unwrap();
+        assert!(granted > 0);
+        // A thread never refused for its neighbours' blocks holds the four before a 260 kB
+        // request; 180 + 200 + 220 + 240 + 260 kB pass 1 MiB.
+        assert!(refused > 0, "a thread was never refused");
     }
-    assert!(granted > 0);
-    assert!(
-        refused > 0,
-        "blocks of 180, 200, 220, 240 and 260 kB pass 1 MiB"
-    );
     let usage = ctx.devices()[0].memory_usage();
     assert!(usage.peak_bytes <= limit, "{usage:?}");
     ctx.devices()[0].memory_pool().trim();
