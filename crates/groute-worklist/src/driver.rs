@@ -13,7 +13,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -203,6 +203,71 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
     options: &WorklistOptions,
 ) -> Result<WorklistStats, WorklistError> {
     let n = context.num_devices();
+    let term = PriorityCounter::new(n, options.prio_delta);
+    drive(context, workers, transport, &term, None, options)
+}
+
+/// One process's share of a run whose ring spans several processes (the `groute-dist`
+/// crate's ranks): what [`run_workers_shared`] needs besides the workers and the transport.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedRun<'a> {
+    /// This process's termination count. The caller reports one item of its own (a *hold*)
+    /// before the run and retires it only once every process is known to be done (a
+    /// termination wave across the processes), so the count reaches zero exactly then; the
+    /// items this process's transport receives from another process are reported as produced
+    /// before a driver sees them, and those it hands to another process retired after.
+    /// Soft priority cannot span processes: build it with `prio_delta` `None`.
+    pub counter: &'a PriorityCounter,
+    /// Devices on the whole ring, over every process.
+    pub ring_devices: usize,
+    /// Set once this process's initial items are counted: until then a count of only the
+    /// caller's hold does not mean that this process is idle.
+    pub started: &'a AtomicBool,
+}
+
+/// [`run_workers_on`] as one process's share of a run spanning several ([`SharedRun`]): the
+/// drivers run until `shared.counter` reaches zero, which only the caller's hold can bring
+/// about, and a process that starts with no items still runs (items come over the ring).
+/// The check that items circle the ring forever counts only this process's traffic, so it is
+/// off here: set [`WorklistOptions::time_limit`] to bound a run whose split never keeps an
+/// item.
+pub fn run_workers_shared<W: DeviceWorker, T: RingTransport<W::Packed>>(
+    context: &Context,
+    workers: Vec<W>,
+    transport: &T,
+    shared: SharedRun<'_>,
+    options: &WorklistOptions,
+) -> Result<WorklistStats, WorklistError> {
+    if shared.counter.enabled() {
+        return Err(Error::invalid(
+            "prio_delta (--prio-delta)",
+            options.prio_delta.unwrap_or(0),
+            "soft priority does not span processes: run without it (--prio-delta 0)",
+        )
+        .into());
+    }
+    drive(
+        context,
+        workers,
+        transport,
+        shared.counter,
+        Some((shared.ring_devices, shared.started)),
+        options,
+    )
+}
+
+/// The drivers over `term`; `shared`: the devices on the whole ring and the started flag of
+/// a share of a run spanning processes ([`SharedRun`]).
+fn drive<W: DeviceWorker, T: RingTransport<W::Packed>>(
+    context: &Context,
+    workers: Vec<W>,
+    transport: &T,
+    term: &PriorityCounter,
+    shared: Option<(usize, &AtomicBool)>,
+    options: &WorklistOptions,
+) -> Result<WorklistStats, WorklistError> {
+    let ring_devices = shared.map(|(devices, _)| devices);
+    let n = context.num_devices();
     if workers.len() != n {
         return Err(Error::invalid(
             "workers per device",
@@ -223,13 +288,12 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
     // no device-driven run of this process may start beside them (PeerGroup::share_gpus).
     let _share = (n > 1 && context.backend_kind() == BackendKind::Cuda)
         .then(groute_core::cuda::PeerGroup::share_gpus);
-    let term = PriorityCounter::new(n, options.prio_delta);
     let total: u64 = workers.iter().map(|w| w.initial_items()).sum();
     // The workers have reset their state (synchronised) when they were made; the drivers'
     // `finish` synchronises each device's work, so the end events follow the algorithm.
     let timer = DeviceTimer::start(context)?;
     let start = Instant::now();
-    if total == 0 {
+    if total == 0 && ring_devices.is_none() {
         return Ok(WorklistStats {
             devices: vec![DeviceStats::default(); n],
             elapsed: start.elapsed(),
@@ -239,10 +303,16 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
             ..WorklistStats::default()
         });
     }
-    term.report(StepCounts::produced(total));
+    if total > 0 {
+        term.report(StepCounts::produced(total));
+    }
+    if let Some((_, started)) = shared {
+        started.store(true, Ordering::SeqCst);
+    }
     let deadline = options.time_limit.map(|t| start + t);
     let traffic = RingTraffic {
-        devices: n,
+        devices: ring_devices.unwrap_or(n),
+        local_only: ring_devices.is_some(),
         ..RingTraffic::default()
     };
     let results: Vec<Result<DeviceStats, WorklistError>> = std::thread::scope(|scope| {
@@ -250,7 +320,6 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
             .into_iter()
             .enumerate()
             .map(|(d, worker)| {
-                let term = &term;
                 let traffic = &traffic;
                 scope.spawn(move || {
                     let mut driver = Driver {
@@ -352,6 +421,9 @@ struct RingTraffic {
     sent: AtomicU64,
     passed: AtomicU64,
     devices: usize,
+    /// This process holds only part of the ring ([`SharedRun`]): items from other processes
+    /// are passed too, so the circling check cannot be made here.
+    local_only: bool,
 }
 
 impl RingTraffic {
@@ -379,7 +451,7 @@ impl RingTraffic {
         // A sender counts its items before sending them, so `sent` covers every received item.
         let passed = self.passed.fetch_add(passed, Ordering::SeqCst) + passed;
         let sent = self.sent.load(Ordering::SeqCst);
-        if passed > sent.saturating_mul(devices.saturating_sub(1) as u64) {
+        if !self.local_only && passed > sent.saturating_mul(devices.saturating_sub(1) as u64) {
             return Err(self.no_progress(passed, sent));
         }
         Ok(())

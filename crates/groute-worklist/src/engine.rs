@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use groute_core::{Context, Error};
 
-use crate::driver::run_workers;
+use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::error::WorklistError;
 use crate::host_worker::HostWorker;
+use crate::ring::RingTransport;
 use crate::split::SplitOps;
 use crate::traversal::{FusedMode, FusedTuning};
 
@@ -253,6 +254,32 @@ pub fn run<P: DeviceProgram>(
     seeds: Vec<Vec<LocalOf<P>>>,
     options: &WorklistOptions,
 ) -> Result<WorklistStats, WorklistError> {
+    let workers = host_workers(context, programs, &seeds, options)?;
+    run_workers(context, workers, options)
+}
+
+/// [`run`] as one process's share of a run spanning several
+/// ([`run_workers_shared`](crate::run_workers_shared)): this process's devices over
+/// `transport`, which links them to the other processes' devices on the ring.
+pub fn run_shared<P: DeviceProgram, T: RingTransport<PackedOf<P>>>(
+    context: &Context,
+    programs: &[Arc<P>],
+    seeds: Vec<Vec<LocalOf<P>>>,
+    transport: &T,
+    shared: SharedRun<'_>,
+    options: &WorklistOptions,
+) -> Result<WorklistStats, WorklistError> {
+    let workers = host_workers(context, programs, &seeds, options)?;
+    run_workers_shared(context, workers, transport, shared, options)
+}
+
+/// One host worker per device (host backend only).
+fn host_workers<'a, P: DeviceProgram>(
+    context: &'a Context,
+    programs: &[Arc<P>],
+    seeds: &[Vec<LocalOf<P>>],
+    options: &WorklistOptions,
+) -> Result<Vec<HostWorker<'a, P>>, WorklistError> {
     let n = context.num_devices();
     if programs.len() != n || seeds.len() != n {
         return Err(Error::invalid(
@@ -269,11 +296,11 @@ pub fn run<P: DeviceProgram>(
         }
         .into());
     }
-    let workers = context
+    context
         .devices()
         .iter()
         .zip(programs)
-        .zip(&seeds)
+        .zip(seeds)
         .map(|((device, program), seed)| {
             HostWorker::new(
                 device,
@@ -283,6 +310,5 @@ pub fn run<P: DeviceProgram>(
                 options.send_capacity,
             )
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    run_workers(context, workers, options)
+        .collect()
 }

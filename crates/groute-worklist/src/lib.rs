@@ -204,10 +204,11 @@ pub mod traversal;
 
 pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
 pub use driver::{
-    DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, run_workers, run_workers_on,
+    DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, SharedRun, run_workers,
+    run_workers_on, run_workers_shared,
 };
 pub use engine::{
-    DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats, run,
+    DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats, run, run_shared,
 };
 pub use error::WorklistError;
 pub use local::{WorklistConsumer, WorklistProducer, local_worklist};

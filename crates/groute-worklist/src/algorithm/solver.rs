@@ -8,12 +8,17 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 
 use super::{Combine, HostAlgorithm, Start, WorklistAlgorithm};
-use crate::engine::{WorklistOptions, WorklistStats, run};
+use crate::driver::SharedRun;
+use crate::engine::{PackedOf, WorklistOptions, WorklistStats, run, run_shared};
 use crate::error::WorklistError;
+use crate::ring::RingTransport;
 
 /// The output of a [`HostSolver`] run, in the partitioned numbering.
 #[derive(Clone, Debug)]
 pub struct HostOutput<V> {
+    /// The vertices the output covers: the whole graph, or the vertices of one process's
+    /// parts ([`HostSolver::run_shared`]); `values[i]` is vertex `vertices.start + i`'s.
+    pub vertices: Range<u32>,
     /// Each vertex's result: its value under [`Combine::Min`]; under [`Combine::Sum`] the sum
     /// of what its items took.
     pub values: Vec<V>,
@@ -32,6 +37,9 @@ pub struct HostSolver<A: WorklistAlgorithm> {
     context: Context,
     partition: Partition,
     num_vertices: usize,
+    /// The parts this context's devices hold: device `d` holds part `parts.start + d` (all
+    /// of them, unless the solver is one process's share: [`HostSolver::for_parts`]).
+    parts: Range<usize>,
     programs: Vec<Arc<HostAlgorithm<A>>>,
 }
 
@@ -56,10 +64,26 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
+        Self::for_parts(context, algorithm, csr, partition, 0, options)
+    }
+
+    /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
+    /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
+    /// (device `d` part `first_part + d`), uploaded from `csr` as [`HostSolver::new`] does;
+    /// [`HostSolver::run_shared`] runs them.
+    pub fn for_parts(
+        context: &Context,
+        algorithm: A,
+        csr: &Csr,
+        partition: &Partition,
+        first_part: usize,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let parts = check_parts(context, csr, partition, first_part)?;
         let algorithm = Arc::new(algorithm);
         let mut programs = Vec::with_capacity(context.num_devices());
-        for (d, device) in context.devices().iter().enumerate() {
-            let owned = partition.range(d);
+        for (part, device) in parts.clone().zip(context.devices()) {
+            let owned = partition.range(part);
             let capacity = options
                 .wl_capacity
                 .unwrap_or_else(|| HostAlgorithm::<A>::default_capacity(csr, &owned));
@@ -71,7 +95,13 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
                 capacity,
             )?);
         }
-        Self::from_programs(context, partition, programs)
+        Ok(HostSolver {
+            context: context.clone(),
+            partition: partition.clone(),
+            num_vertices: partition.num_vertices(),
+            parts,
+            programs: programs.into_iter().map(Arc::new).collect(),
+        })
     }
 
     /// A solver over programs built by the caller (one per device, in device order, device
@@ -104,6 +134,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             context: context.clone(),
             partition: partition.clone(),
             num_vertices: partition.num_vertices(),
+            parts: 0..partition.num_parts(),
             programs: programs.into_iter().map(Arc::new).collect(),
         })
     }
@@ -125,6 +156,51 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<HostOutput<A::Value>, WorklistError> {
+        if self.parts != (0..self.partition.num_parts()) {
+            return Err(Error::invalid(
+                "HostSolver::run",
+                format!("a solver over parts {:?}", self.parts),
+                "run one process's share with HostSolver::run_shared",
+            )
+            .into());
+        }
+        self.run_with(sources, options, |context, programs, seeds, options| {
+            run(context, programs, seeds, options)
+        })
+    }
+
+    /// Runs this process's share of a run spanning several processes ([`SharedRun`]: the
+    /// caller holds the count open until every process is done), its devices linked to the
+    /// other processes' by `transport`; `sources` are the whole run's (each process seeds the
+    /// ones its parts own). The output covers this process's parts' vertices.
+    pub fn run_shared<T: RingTransport<PackedOf<HostAlgorithm<A>>>>(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+        transport: &T,
+        shared: SharedRun<'_>,
+    ) -> Result<HostOutput<A::Value>, WorklistError> {
+        self.run_with(sources, options, |context, programs, seeds, options| {
+            run_shared(context, programs, seeds, transport, shared, options)
+        })
+    }
+
+    /// The vertices this solver's parts own.
+    pub fn owned_vertices(&self) -> Range<u32> {
+        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+    }
+
+    fn run_with(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+        execute: impl FnOnce(
+            &Context,
+            &[Arc<HostAlgorithm<A>>],
+            Vec<Vec<u32>>,
+            &WorklistOptions,
+        ) -> Result<WorklistStats, WorklistError>,
+    ) -> Result<HostOutput<A::Value>, WorklistError> {
         let n = self.num_vertices;
         let mut options = options.clone();
         if options.send_capacity.is_none() {
@@ -137,42 +213,76 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         if A::START == Start::Sources {
             for &s in &sorted {
                 if (s as usize) < n {
-                    seeds[self.partition.owner(s)].push(s);
+                    let part = self.partition.owner(s);
+                    if self.parts.contains(&part) {
+                        seeds[part - self.parts.start].push(s);
+                    }
                 }
             }
         }
         for (program, device) in self.programs.iter().zip(self.context.devices()) {
             program.reset(device, &sorted)?;
         }
-        let stats = run(&self.context, &self.programs, seeds, &options)?;
-        let mut values = for_owned_ranges(n)?;
+        let stats = execute(&self.context, &self.programs, seeds, &options)?;
+        let vertices = self.owned_vertices();
+        let len = (vertices.end - vertices.start) as usize;
+        let mut values = for_owned_ranges(len)?;
         let mut left = Vec::new();
         if A::COMBINE == Combine::Sum {
-            left = for_owned_ranges(n)?;
+            left = for_owned_ranges(len)?;
         }
-        for (d, (program, device)) in self.programs.iter().zip(self.context.devices()).enumerate() {
-            let owned = self.partition.range(d);
+        for (part, (program, device)) in self
+            .parts
+            .clone()
+            .zip(self.programs.iter().zip(self.context.devices()))
+        {
+            let owned = self.partition.range(part);
+            let count = (owned.end - owned.start) as usize;
+            let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
+            let global = owned.start as usize..owned.end as usize;
             match program.results() {
                 Some(results) => {
-                    let len = (owned.end - owned.start) as usize;
-                    download_into_owned(
-                        device,
-                        results.buffer(),
-                        0..len,
-                        owned.clone(),
-                        &mut values,
-                    )?;
-                    download_owned(device, program.values().buffer(), owned, &mut left)?;
+                    download_range(device, results.buffer(), 0..count, &mut values[to.clone()])?;
+                    download_range(device, program.values().buffer(), global, &mut left[to])?;
                 }
-                None => download_owned(device, program.values().buffer(), owned, &mut values)?,
+                None => download_range(device, program.values().buffer(), global, &mut values[to])?,
             }
         }
         Ok(HostOutput {
+            vertices,
             values: bytemuck::allocation::cast_vec(values),
             left: bytemuck::allocation::cast_vec(left),
             stats,
         })
     }
+}
+
+/// Checks that `partition` splits `csr`'s vertices into parts of which `context`'s devices
+/// hold `first_part..first_part + context.num_devices()`; returns that range.
+fn check_parts(
+    context: &Context,
+    csr: &Csr,
+    partition: &Partition,
+    first_part: usize,
+) -> Result<Range<usize>, Error> {
+    let n = csr.num_vertices();
+    let parts = first_part..first_part.saturating_add(context.num_devices());
+    if partition.num_vertices() != n || parts.end > partition.num_parts() || parts.is_empty() {
+        return Err(Error::invalid(
+            "partition",
+            format!(
+                "{} parts over {} vertices, of which this process's {} devices would hold parts {parts:?}",
+                partition.num_parts(),
+                partition.num_vertices(),
+                context.num_devices()
+            ),
+            format!(
+                "partition the graph of {n} vertices into at least {} parts",
+                parts.end
+            ),
+        ));
+    }
+    Ok(parts)
 }
 
 /// Checks that `partition` splits `csr`'s vertices into one part per device of `context`.
@@ -220,21 +330,19 @@ pub(crate) fn download_owned(
     owned: Range<u32>,
     words: &mut [u32],
 ) -> Result<(), Error> {
-    let from = owned.start as usize..owned.end as usize;
-    download_into_owned(device, buffer, from, owned, words)
+    let range = owned.start as usize..owned.end as usize;
+    download_range(device, buffer, range.clone(), &mut words[range])
 }
 
-/// Copies words `from` of `buffer` (on `device`) into the `owned` range of `words`.
-fn download_into_owned(
+/// Copies words `from` of `buffer` (on `device`) into `words` (as long as `from`).
+fn download_range(
     device: &Device,
     buffer: &Buffer<u32>,
     from: Range<usize>,
-    owned: Range<u32>,
     words: &mut [u32],
 ) -> Result<(), Error> {
-    if owned.is_empty() {
+    if from.is_empty() {
         return Ok(());
     }
-    let range = owned.start as usize..owned.end as usize;
-    device.download_into(&buffer.slice(from)?, &mut words[range])
+    device.download_into(&buffer.slice(from)?, words)
 }

@@ -1,0 +1,180 @@
+//! The progress loop: one rank's two ring edges moved over its [`RankComm`], and the
+//! termination waves (the crate docs prove the protocol).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytemuck::Pod;
+use crossbeam::channel::TryRecvError;
+use groute_core::Context;
+use groute_worklist::{PriorityCounter, RingTransport, StepCounts};
+
+use crate::comm::{RankComm, WaveCounts};
+use crate::error::{DistError, Result};
+use crate::ring::{RankEdges, RankRing, arrived};
+
+/// How long the loop sleeps when a pass found nothing to do (it shares the cores with the
+/// drivers).
+const IDLE_SLEEP: Duration = Duration::from_micros(50);
+
+/// How a rank's share of the run ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Every rank is done: the hold was retired, the drivers have stopped.
+    Terminated {
+        /// Termination waves this rank joined.
+        waves: u64,
+    },
+    /// A rank failed; the drivers were stopped.
+    Failed {
+        /// Ranks that failed.
+        failed: u64,
+        /// Whether this rank is one of them (its drivers failed before it learnt of the
+        /// others; their errors after that are consequences).
+        this_rank: bool,
+    },
+}
+
+/// One rank's progress loop state.
+pub(crate) struct Progress<'a, C, P> {
+    pub(crate) comm: &'a mut C,
+    pub(crate) context: &'a Context,
+    pub(crate) edges: RankEdges<P>,
+    pub(crate) counter: &'a PriorityCounter,
+    pub(crate) started: &'a AtomicBool,
+    /// Items handed to the next rank / taken from the previous one, since the run began.
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
+}
+
+impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
+    /// Runs until every rank is done or one failed; `ring` is shut down either way.
+    pub(crate) fn run(&mut self, ring: &RankRing<P>) -> Result<Ending> {
+        let ending = self.run_waves();
+        if !matches!(ending, Ok(Ending::Terminated { .. })) {
+            self.counter.abort();
+        }
+        ring.shutdown();
+        ending
+    }
+
+    fn run_waves(&mut self) -> Result<Ending> {
+        let mut previous: Option<WaveCounts> = None;
+        let mut in_flight = false;
+        let mut waves = 0u64;
+        let mut this_rank_failed = false;
+        loop {
+            let moved = self.move_items()?;
+            if in_flight {
+                if let Some(sum) = self.comm.test_wave()? {
+                    in_flight = false;
+                    waves += 1;
+                    if sum.failed > 0 {
+                        return Ok(Ending::Failed {
+                            failed: sum.failed,
+                            this_rank: this_rank_failed,
+                        });
+                    }
+                    // Four counters: what every rank had received by the end of the
+                    // previous wave was all that any rank had sent by this one.
+                    if previous.is_some_and(|p| p.received == sum.sent) {
+                        // The hold goes last: the count reaches zero, the drivers stop.
+                        self.counter.report(StepCounts {
+                            consumed: 1,
+                            ..StepCounts::default()
+                        });
+                        self.drain_sends()?;
+                        return Ok(Ending::Terminated { waves });
+                    }
+                    previous = Some(sum);
+                }
+            } else {
+                let failed = self.counter.is_aborted();
+                this_rank_failed |= failed;
+                if failed || self.passive() {
+                    self.comm.start_wave(WaveCounts {
+                        sent: self.sent,
+                        received: self.received,
+                        failed: u64::from(failed),
+                    })?;
+                    in_flight = true;
+                    continue;
+                }
+            }
+            if !moved {
+                std::thread::sleep(IDLE_SLEEP);
+            }
+        }
+    }
+
+    /// Whether this rank holds no item: its initial items are counted and the count is the
+    /// hold alone. Only this loop makes such a rank active again (by delivering items).
+    fn passive(&self) -> bool {
+        self.started.load(Ordering::SeqCst) && self.counter.active() == 1
+    }
+
+    /// Sends what device `L - 1` handed over and delivers what arrived; whether anything moved.
+    fn move_items(&mut self) -> Result<bool> {
+        let mut moved = false;
+        loop {
+            match self.edges.outgoing.try_recv() {
+                Ok(items) => {
+                    let n = items.len() as u64;
+                    self.comm
+                        .start_send(bytemuck::cast_slice::<P, u8>(&items).to_vec())?;
+                    self.sent += n;
+                    // Retired once the next rank's copy is on its way (it counts them
+                    // again before any of its drivers sees them).
+                    self.counter.report(StepCounts {
+                        consumed: n,
+                        ..StepCounts::default()
+                    });
+                    moved = true;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    return Err(DistError::Comm(
+                        "the ring edge to the next rank closed".into(),
+                    ));
+                }
+            }
+        }
+        self.comm.progress_sends()?;
+        while let Some(bytes) = self.comm.try_receive()? {
+            moved = true;
+            if bytes.len() % std::mem::size_of::<P>() != 0 {
+                return Err(DistError::Comm(format!(
+                    "a message of {} bytes is not a whole number of {}-byte items",
+                    bytes.len(),
+                    std::mem::size_of::<P>()
+                )));
+            }
+            let items: Vec<P> = bytemuck::pod_collect_to_vec(&bytes);
+            let n = items.len() as u64;
+            self.received += n;
+            if self.counter.is_done() || n == 0 {
+                // A failed run: nothing more is processed here, but the sender's message
+                // is taken so that it completes.
+                continue;
+            }
+            // Counted before any driver can see them.
+            self.counter.report(StepCounts::produced(n));
+            let segment = arrived(self.context, &items)?;
+            if self.edges.incoming.send(segment).is_err() {
+                return Err(DistError::Comm(
+                    "the ring edge from the previous rank closed".into(),
+                ));
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Waits until every send this rank started has completed (after termination they all
+    /// have been received, so this ends).
+    fn drain_sends(&mut self) -> Result<()> {
+        while self.comm.progress_sends()? > 0 {
+            std::thread::sleep(IDLE_SLEEP);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,275 @@
+//! Runs spanning ranks, the ranks as threads of this process ([`LocalRanks`], jittered):
+//! BFS, SSSP, connected components and PageRank on 1 to 4 ranks of 1 or 2 devices over random
+//! graphs and random partitions equal their sequential references; a failing rank ends the
+//! run on every rank with an error, and ranks that disagree on their devices are refused.
+
+use std::time::Duration;
+
+use groute_bfs::{Bfs, bfs_reference};
+use groute_cc::{LabelPropagation, cc_reference};
+use groute_core::testing::scaled;
+use groute_core::{BackendChoice, Context, Jitter};
+use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
+use groute_graph::{Csr, CsrBuilder, EdgeList, Partition};
+use groute_pagerank::{PageRank, pagerank_reference};
+use groute_sssp::{Sssp, sssp_reference};
+use groute_worklist::{WorklistAlgorithm, WorklistOptions};
+use proptest::prelude::*;
+
+fn options() -> WorklistOptions {
+    WorklistOptions {
+        time_limit: Some(scaled(Duration::from_secs(60))),
+        packet_size: 16,
+        max_batch: 32,
+        ..WorklistOptions::default()
+    }
+}
+
+fn context(devices: usize, jitter: Option<u64>) -> Context {
+    Context::builder()
+        .devices(devices)
+        .backend(BackendChoice::Host)
+        .jitter(jitter.map(Jitter::seeded))
+        .build()
+        .expect("host backend")
+}
+
+/// Cuts `0..n` into `parts` ranges at the given cut points.
+fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
+    let mut bounds: Vec<u32> = (0..parts - 1)
+        .map(|i| cuts.get(i).copied().unwrap_or(0) % (n as u32 + 1))
+        .collect();
+    bounds.sort_unstable();
+    bounds.insert(0, 0);
+    bounds.push(n as u32);
+    Partition::from_bounds(bounds).expect("sorted bounds")
+}
+
+/// Every rank's result of running `algorithm` on `ranks` threads of `devices` devices each,
+/// in rank order; `options_of(rank)` gives each rank's options.
+fn run_ranks<A>(
+    algorithm: &A,
+    csr: &Csr,
+    partition: &Partition,
+    (ranks, devices): (usize, usize),
+    sources: &[u32],
+    jitter: Option<u64>,
+    options_of: impl Fn(usize) -> WorklistOptions + Sync,
+) -> Vec<Result<DistOutput<A::Value>, DistError>>
+where
+    A: WorklistAlgorithm + Clone,
+{
+    let comms = LocalRanks::new(ranks, jitter);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|comm| {
+                let options_of = &options_of;
+                scope.spawn(move || {
+                    let mut comm = comm;
+                    let rank = comm.rank();
+                    let ctx = context(devices, jitter.map(|s| s + rank as u64));
+                    let options = options_of(rank);
+                    DistSolver::new(&mut comm, &ctx, algorithm.clone(), csr, partition, &options)
+                        .and_then(|mut s| s.run(sources, &options))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    })
+}
+
+/// Rank 0's values of a run that every rank finished; the other ranks' are empty.
+fn values_on_root<V: Clone + std::fmt::Debug>(
+    outs: Vec<Result<DistOutput<V>, DistError>>,
+    label: &str,
+) -> Vec<V> {
+    let outs: Vec<DistOutput<V>> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
+        .collect();
+    for (r, o) in outs.iter().enumerate().skip(1) {
+        assert!(o.values.is_empty(), "{label}: rank {r} holds values");
+        assert_eq!(o.totals, outs[0].totals, "{label}: rank {r}'s totals");
+    }
+    for o in &outs {
+        assert_eq!(o.stats.late_items, 0, "{label}");
+    }
+    outs.into_iter()
+        .next()
+        .map(|o| o.values)
+        .unwrap_or_default()
+}
+
+/// Random graphs: `n` vertices, arcs from `pairs`, symmetric when asked, weights from
+/// `weights` (cycled) when given.
+fn graph(n: u32, pairs: &[(u32, u32)], symmetric: bool, weights: Option<&[u32]>) -> Csr {
+    let pairs: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (a % n, b % n)).collect();
+    let csr = CsrBuilder::new(n as usize)
+        .symmetrize(symmetric)
+        .build(&EdgeList::from_pairs(&pairs))
+        .expect("graph");
+    match weights {
+        Some(w) if !w.is_empty() => {
+            let m = csr.num_edges() as usize;
+            csr.with_weights((0..m).map(|i| w[i % w.len()] % 100 + 1).collect())
+                .expect("weights")
+        }
+        _ => csr,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn min_algorithms_equal_their_references(
+        n in 1u32..120,
+        pairs in prop::collection::vec((any::<u32>(), any::<u32>()), 0..300),
+        weights in prop::collection::vec(any::<u32>(), 1..50),
+        ranks in 1usize..5,
+        devices in 1usize..3,
+        cuts in prop::collection::vec(any::<u32>(), 8),
+        source in any::<u32>(),
+        jitter in any::<u64>(),
+    ) {
+        let parts = ranks * devices;
+        let source = source % n;
+        let shape = (ranks, devices);
+        let label = format!("{ranks} ranks x {devices} devices, jitter {jitter}");
+
+        let csr = graph(n, &pairs, false, None);
+        let part = partition(n as usize, parts, &cuts);
+        let levels = run_ranks(&Bfs, &csr, &part, shape, &[source], Some(jitter), |_| options());
+        prop_assert_eq!(values_on_root(levels, &label), bfs_reference(&csr, source), "BFS {}", label);
+
+        let weighted = graph(n, &pairs, false, Some(&weights));
+        let dist = run_ranks(&Sssp, &weighted, &part, shape, &[source], Some(jitter), |_| options());
+        prop_assert_eq!(values_on_root(dist, &label), sssp_reference(&weighted, source), "SSSP {}", label);
+
+        let symmetric = graph(n, &pairs, true, None);
+        let labels = run_ranks(&LabelPropagation, &symmetric, &part, shape, &[], Some(jitter), |_| options());
+        prop_assert_eq!(values_on_root(labels, &label), cc_reference(&symmetric), "CC {}", label);
+    }
+}
+
+#[test]
+fn pagerank_over_ranks_is_within_the_error_bound() {
+    let pairs: Vec<(u32, u32)> = (0..2_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) % 500, (i * 7 + i / 3) % 500))
+        .collect();
+    let csr = graph(500, &pairs, false, None);
+    let (alpha, epsilon) = (0.85f32, 1e-3f32);
+    let reference = pagerank_reference(&csr, f64::from(alpha));
+    let bound = groute_pagerank::l1_error_bound(500, f64::from(alpha), f64::from(epsilon));
+    for (ranks, devices) in [(2, 1), (3, 1), (2, 2)] {
+        let part = partition(500, ranks * devices, &[97, 211, 260, 333, 401, 450, 470]);
+        let label = format!("{ranks} ranks x {devices} devices");
+        let outs = run_ranks(
+            &PageRank { alpha, epsilon },
+            &csr,
+            &part,
+            (ranks, devices),
+            &[],
+            Some(3),
+            |_| options(),
+        );
+        let ranks_found = values_on_root(outs, &label);
+        let l1: f64 = ranks_found
+            .iter()
+            .zip(&reference.ranks)
+            .map(|(&a, &b)| (f64::from(a) - b).abs())
+            .sum();
+        // The f32 sums add rounding on top of the algorithm's bound.
+        let tolerance = bound + reference.error_bound + 1e-3 * reference.ranks.iter().sum::<f64>();
+        assert!(l1 <= tolerance, "{label}: L1 {l1} > {tolerance}");
+    }
+}
+
+#[test]
+fn a_failing_rank_ends_the_run_on_every_rank() {
+    let pairs: Vec<(u32, u32)> = (0..400u32).map(|i| (i % 100, (i * 13 + 1) % 100)).collect();
+    let csr = graph(100, &pairs, false, None);
+    let part = partition(100, 3, &[30, 60]);
+    // Rank 1's options are bad (a batch of zero items): its drivers refuse to start.
+    let outs = run_ranks(&Bfs, &csr, &part, (3, 1), &[0], None, |rank| {
+        WorklistOptions {
+            max_batch: if rank == 1 { 0 } else { 32 },
+            ..options()
+        }
+    });
+    for (rank, out) in outs.into_iter().enumerate() {
+        let err = out.map(|_| ()).expect_err("the run must fail");
+        let text = err.to_string();
+        if rank == 1 {
+            assert!(text.contains("max_batch"), "rank 1: {text}");
+        } else {
+            assert!(
+                matches!(
+                    err,
+                    DistError::PeerFailed {
+                        failed: 1,
+                        ranks: 3,
+                        ..
+                    }
+                ),
+                "rank {rank}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ranks_with_different_device_counts_are_refused_on_every_rank() {
+    let csr = graph(40, &[(0, 1), (1, 2), (2, 39)], false, None);
+    let part = partition(40, 2, &[20]);
+    let comms = LocalRanks::new(2, None);
+    let errors: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .enumerate()
+            .map(|(rank, comm)| {
+                let (csr, part) = (&csr, &part);
+                scope.spawn(move || {
+                    let mut comm = comm;
+                    // Rank 0 has one device, rank 1 two: 2 parts fit rank 0's view only.
+                    let ctx = context(rank + 1, None);
+                    DistSolver::new(&mut comm, &ctx, Bfs, csr, part, &options())
+                        .map(|_| ())
+                        .expect_err("refused")
+                        .to_string()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank"))
+            .collect()
+    });
+    for e in errors {
+        assert!(
+            e.contains("devices per rank") && e.contains("--devices"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn soft_priority_is_refused_with_the_flag_to_drop() {
+    let csr = graph(10, &[(0, 1)], false, Some(&[3]));
+    let part = partition(10, 2, &[5]);
+    let outs = run_ranks(&Sssp, &csr, &part, (2, 1), &[0], None, |_| {
+        WorklistOptions {
+            prio_delta: Some(4),
+            ..options()
+        }
+    });
+    for out in outs {
+        let text = out.map(|_| ()).expect_err("refused").to_string();
+        assert!(text.contains("--prio-delta 0"), "{text}");
+    }
+}

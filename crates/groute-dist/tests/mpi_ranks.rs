@@ -1,0 +1,183 @@
+//! Runs spanning the ranks of an MPI job (feature `mpi`): BFS, SSSP, connected components
+//! and PageRank over random graphs on every rank's 1 or 2 host devices (jittered) equal
+//! their sequential references on rank 0, and a rank whose options are bad ends the run on
+//! every rank with an error. CI runs it under `mpirun -np 2`, `3` and `4`
+//! (`.ci/mpi.sh`); started alone it is a job of one rank.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use groute_bfs::{Bfs, bfs_reference};
+use groute_cc::{LabelPropagation, cc_reference};
+use groute_core::{BackendChoice, Context, Jitter};
+use groute_dist::{DistError, DistSolver, MpiComm, RankComm};
+use groute_graph::{Csr, CsrBuilder, EdgeList, Partition};
+use groute_pagerank::{PageRank, l1_error_bound, pagerank_reference};
+use groute_sssp::{Sssp, sssp_reference};
+use groute_worklist::{WorklistAlgorithm, WorklistOptions};
+
+fn options() -> WorklistOptions {
+    WorklistOptions {
+        time_limit: Some(Duration::from_secs(120)),
+        packet_size: 16,
+        max_batch: 32,
+        ..WorklistOptions::default()
+    }
+}
+
+/// A random graph of `n` vertices and `m` arcs (seeded), weights 1..=100.
+fn graph(n: u32, m: u32, seed: u64, symmetric: bool) -> Csr {
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let pairs: Vec<(u32, u32)> = (0..m)
+        .map(|_| {
+            (
+                (next() % u64::from(n)) as u32,
+                (next() % u64::from(n)) as u32,
+            )
+        })
+        .collect();
+    let csr = CsrBuilder::new(n as usize)
+        .symmetrize(symmetric)
+        .build(&EdgeList::from_pairs(&pairs))
+        .expect("graph");
+    let weights = (0..csr.num_edges())
+        .map(|_| (next() % 100) as u32 + 1)
+        .collect();
+    csr.with_weights(weights).expect("weights")
+}
+
+/// Equal ranges, one per part.
+fn partition(n: u32, parts: usize) -> Partition {
+    let bounds = (0..=parts as u64)
+        .map(|p| (u64::from(n) * p / parts as u64) as u32)
+        .collect();
+    Partition::from_bounds(bounds).expect("bounds")
+}
+
+struct Job {
+    comm: MpiComm,
+    failures: Vec<String>,
+}
+
+impl Job {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    fn size(&self) -> usize {
+        self.comm.size()
+    }
+
+    /// Runs `algorithm` over every rank's `devices` devices; rank 0's values.
+    fn run<A: WorklistAlgorithm>(
+        &mut self,
+        algorithm: A,
+        csr: &Csr,
+        devices: usize,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<Vec<A::Value>, DistError> {
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Host)
+            .jitter(Some(Jitter::seeded(self.rank() as u64 + 5)))
+            .build()?;
+        let part = partition(csr.num_vertices() as u32, self.size() * devices);
+        let mut solver = DistSolver::new(&mut self.comm, &ctx, algorithm, csr, &part, options)?;
+        Ok(solver.run(sources, options)?.values)
+    }
+
+    fn check(&mut self, what: String, ok: bool) {
+        if self.rank() == 0 {
+            println!("{} {what}", if ok { "ok  " } else { "FAIL" });
+        }
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let mut job = Job {
+        comm: MpiComm::init().expect("MPI"),
+        failures: Vec::new(),
+    };
+    let size = job.size();
+    for (seed, devices) in [(1u64, 1usize), (2, 2), (3, 1)] {
+        let label = format!("{size} ranks x {devices} devices, graph seed {seed}");
+        let csr = graph(600, 2_400, seed, false);
+        let source = (seed * 37 % 600) as u32;
+        let levels = job.run(Bfs, &csr, devices, &[source], &options());
+        let ok = job.rank() != 0
+            || levels
+                .as_ref()
+                .is_ok_and(|l| *l == bfs_reference(&csr, source));
+        job.check(format!("BFS, {label}"), ok && levels.is_ok());
+        let dist = job.run(Sssp, &csr, devices, &[source], &options());
+        let ok = job.rank() != 0
+            || dist
+                .as_ref()
+                .is_ok_and(|d| *d == sssp_reference(&csr, source));
+        job.check(format!("SSSP, {label}"), ok && dist.is_ok());
+        let symmetric = graph(600, 900, seed, true);
+        let labels = job.run(LabelPropagation, &symmetric, devices, &[], &options());
+        let ok = job.rank() != 0
+            || labels
+                .as_ref()
+                .is_ok_and(|l| *l == cc_reference(&symmetric));
+        job.check(format!("CC, {label}"), ok && labels.is_ok());
+        let (alpha, epsilon) = (0.85f32, 1e-3f32);
+        let ranks = job.run(PageRank { alpha, epsilon }, &csr, devices, &[], &options());
+        let reference = pagerank_reference(&csr, f64::from(alpha));
+        let tolerance = l1_error_bound(600, f64::from(alpha), f64::from(epsilon))
+            + reference.error_bound
+            + 1e-3 * reference.ranks.iter().sum::<f64>();
+        let ok = job.rank() != 0
+            || ranks.as_ref().is_ok_and(|r| {
+                let l1: f64 = r
+                    .iter()
+                    .zip(&reference.ranks)
+                    .map(|(&a, &b)| (f64::from(a) - b).abs())
+                    .sum();
+                l1 <= tolerance
+            });
+        job.check(format!("PageRank, {label}"), ok && ranks.is_ok());
+    }
+    if size > 1 {
+        // The last rank's options are bad: its drivers refuse to start, the others learn of
+        // it from the next wave.
+        let csr = graph(300, 1_200, 9, false);
+        let last = job.rank() == size - 1;
+        let options = WorklistOptions {
+            max_batch: if last { 0 } else { 32 },
+            ..options()
+        };
+        let out = job.run(Bfs, &csr, 1, &[0], &options);
+        let ok = match &out {
+            Err(DistError::PeerFailed { failed: 1, .. }) => !last,
+            Err(e) => last && e.to_string().contains("max_batch"),
+            Ok(_) => false,
+        };
+        if !ok {
+            eprintln!("rank {}: {:?}", job.rank(), out.map(|v| v.len()));
+        }
+        let all_ok = job
+            .comm
+            .all_reduce(&[u64::from(!ok)], groute_dist::Reduction::Sum)
+            .map(|v| v[0] == 0)
+            .unwrap_or(false);
+        job.check("a failing rank ends the run on every rank".into(), all_ok);
+    }
+    if job.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("rank {}: {} checks failed", job.rank(), job.failures.len());
+        ExitCode::FAILURE
+    }
+}
