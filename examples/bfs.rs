@@ -178,10 +178,32 @@ fn main() -> ExitCode {
 fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
-    let ctx = cli.run.context()?;
+    let ranks = common::ranks::job_size()?;
+    let ctx = match ranks {
+        None => Some(cli.run.context()?),
+        Some(_) => None,
+    };
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
     let order = InputOrder::of(&graph);
+    let Some(ctx) = ctx else {
+        // Under mpirun: the worklist BFS over every rank's devices.
+        if cli.roots.is_some() {
+            return Err("--roots runs one process; under mpirun give --source (or none)".into());
+        }
+        let source_rank = common::source::pick(&graph, &order, cli.source)?;
+        let validate = cli.run.validate || cli.graph.is_default();
+        let job = common::ranks::traversal_job(
+            "bfs",
+            &cli.run,
+            &graph,
+            (graph_report, load_ms),
+            source_rank,
+            validate,
+            bfs_reference,
+        );
+        return common::ranks::run(job, groute::bfs::Bfs);
+    };
 
     // `--roots` and `--source` exclude each other (clap), so a sampled run needs no source.
     let roots = match cli.roots {

@@ -58,11 +58,86 @@ fn main() -> ExitCode {
     common::exit_on_error(|| run(common::tuning::parse()))
 }
 
+/// Under mpirun: label propagation over every rank's devices (arcs taken both ways); rank 0
+/// validates against union-find and writes `--output` as one process does.
+fn over_ranks(
+    args: &Args,
+    graph: groute::graph::Graph,
+    (graph_report, load_ms): (GraphReport, f64),
+) -> Result<(), AnyError> {
+    let mut graph = graph;
+    if !graph.csr.is_symmetric() {
+        let csr = &graph.csr;
+        let pairs: Vec<(u32, u32)> = (0..csr.num_vertices() as u32)
+            .flat_map(|v| csr.neighbors(v).iter().map(move |&u| (v, u)))
+            .collect();
+        graph.csr = groute::graph::CsrBuilder::new(csr.num_vertices())
+            .symmetrize(true)
+            .build(&groute::graph::EdgeList::from_pairs(&pairs))?;
+    }
+    let graph = &graph;
+    let validate = args.run.validate || args.graph.is_default();
+    let check = move |labels: &[u32]| {
+        if cc_reference(&graph.csr) == labels {
+            Ok(())
+        } else {
+            Err("labels differ from the sequential reference (union-find)".to_string())
+        }
+    };
+    let job = common::ranks::RankJob {
+        name: "cc",
+        run: &args.run,
+        graph,
+        graph_report,
+        load_ms,
+        sources: Vec::new(),
+        options: groute::worklist::WorklistOptions::default().for_graph(graph.num_vertices()),
+        validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[u32]) -> Result<(), String>>),
+        write: Box::new(move |path: &std::path::Path, labels: &[u32]| {
+            write_labels(path, graph, labels)
+        }),
+        stats: Box::new(|labels: &[u32], _| {
+            let components = labels
+                .iter()
+                .enumerate()
+                .filter(|&(v, &l)| v as u32 == l)
+                .count();
+            json!({ "components": components })
+        }),
+    };
+    common::ranks::run(job, groute::cc::LabelPropagation)
+}
+
+/// `--output`: each vertex's id and its component's label, as file ids.
+fn write_labels(
+    path: &std::path::Path,
+    graph: &groute::graph::Graph,
+    labels: &[u32],
+) -> Result<(), AnyError> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    for (v, &label) in labels.iter().enumerate() {
+        writeln!(
+            w,
+            "{} {}",
+            graph.external_id(v as u32),
+            graph.external_id(label)
+        )?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 fn run(args: Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
     args.run.execution.host_driven_only("cc")?;
+    let ranks = common::ranks::job_size()?;
     let (graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
+    if ranks.is_some() {
+        return over_ranks(&args, graph, (graph_report, load_ms));
+    }
     let ctx = args.run.context()?;
     let stage_start = Instant::now();
     let staged = StagedEdges::new(&ctx, &graph)?;
@@ -102,18 +177,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         );
     }
     if let Some(path) = &args.run.output {
-        let file = std::fs::File::create(path)
-            .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
-        let mut w = std::io::BufWriter::new(file);
-        for (v, &label) in last.labels.iter().enumerate() {
-            writeln!(
-                w,
-                "{} {}",
-                graph.external_id(v as u32),
-                graph.external_id(label)
-            )?;
-        }
-        w.flush()?;
+        write_labels(path, &graph, &last.labels)?;
     }
     let s = &last.stats;
     let mut report = Report::of_run("cc", &ctx, Some(graph_report));

@@ -198,6 +198,72 @@ fn external_ids(graph: &Graph) -> Vec<u64> {
     ext
 }
 
+/// Under mpirun: residual-push PageRank over every rank's devices; rank 0 validates against
+/// the reference (L1, within the bound of the residual left) and writes `--output`.
+fn over_ranks(
+    cli: &Cli,
+    graph: &Graph,
+    graph_report: (GraphReport, f64),
+    worklist: groute::worklist::WorklistOptions,
+) -> Result<(), AnyError> {
+    let (alpha, epsilon) = (cli.alpha, cli.epsilon);
+    let n = graph.num_vertices();
+    let order = groute::graph::InputOrder::of(graph);
+    let validate = cli.run.validate || cli.graph.is_default();
+    let check = move |values: &[f32]| {
+        let exact = pagerank_reference(&graph.csr, f64::from(alpha));
+        let err: f64 = values
+            .iter()
+            .zip(&exact.ranks)
+            .map(|(&a, &b)| (f64::from(a) - b).abs())
+            .sum();
+        let norm: f64 = exact.ranks.iter().sum();
+        let allowed = groute::pagerank::l1_error_bound(n, f64::from(alpha), f64::from(epsilon))
+            + 1e-4 * norm
+            + exact.error_bound;
+        if err > allowed {
+            return Err(format!("L1 error {err:.6} exceeds the bound {allowed:.6}"));
+        }
+        Ok(())
+    };
+    let write_order = order.clone();
+    let job = common::ranks::RankJob {
+        name: "pagerank",
+        run: &cli.run,
+        graph,
+        graph_report: graph_report.0,
+        load_ms: graph_report.1,
+        sources: Vec::new(),
+        options: groute::worklist::WorklistOptions {
+            prio_delta: None,
+            ..worklist.for_graph(n)
+        },
+        validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[f32]) -> Result<(), String>>),
+        write: Box::new(move |path: &std::path::Path, values: &[f32]| {
+            let file =
+                File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            let mut out = BufWriter::new(file);
+            for (rank, r) in write_order
+                .to_rank_order(values.to_vec())
+                .iter()
+                .enumerate()
+            {
+                writeln!(out, "{} {r}", write_order.external_of_rank(rank as u32))?;
+            }
+            out.flush()?;
+            Ok(())
+        }),
+        stats: Box::new(move |values: &[f32], _| {
+            json!({
+                "alpha": alpha,
+                "epsilon": epsilon,
+                "rank_sum": values.iter().map(|&r| f64::from(r)).sum::<f64>(),
+            })
+        }),
+    };
+    common::ranks::run(job, groute::pagerank::PageRank { alpha, epsilon })
+}
+
 fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
@@ -220,10 +286,17 @@ fn run() -> Result<(), AnyError> {
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
-    let ctx = cli.run.context()?;
+    let ranks = common::ranks::job_size()?;
+    let ctx = match ranks {
+        None => Some(cli.run.context()?),
+        Some(_) => None,
+    };
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
     let n = graph.num_vertices();
+    let Some(ctx) = ctx else {
+        return over_ranks(&cli, &graph, (graph_report, load_ms), options.worklist);
+    };
 
     let method = cli.graph.partition_method()?;
     let started = Instant::now();

@@ -72,7 +72,11 @@ fn main() -> ExitCode {
 fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
-    let ctx = cli.run.context()?;
+    let ranks = common::ranks::job_size()?;
+    let ctx = match ranks {
+        None => Some(cli.run.context()?),
+        Some(_) => None,
+    };
     let gen_weights = cli.gen_weights.as_ref().map(WeightSpec::to_string);
     let (graph, load_ms) =
         common::graph_args::load(&cli.graph, gen_weights.as_deref(), cli.run.quiet())?;
@@ -86,6 +90,29 @@ fn run() -> Result<(), AnyError> {
     let order = InputOrder::of(&graph);
     let source_rank = common::source::pick(&graph, &order, cli.source)?;
     let source_ext = order.external_of_rank(source_rank);
+    let Some(ctx) = ctx else {
+        // Under mpirun: the worklist SSSP over every rank's devices, without soft priority.
+        let validate = cli.run.validate || cli.graph.is_default();
+        let mut graph = graph;
+        if !graph.csr.is_weighted() {
+            let arcs = graph.csr.num_edges() as usize;
+            graph.csr = graph.csr.with_weights(vec![1; arcs])?;
+        }
+        let mut job = common::ranks::traversal_job(
+            "sssp",
+            &cli.run,
+            &graph,
+            (graph_report, load_ms),
+            source_rank,
+            validate,
+            sssp_reference,
+        );
+        if let Some(p) = cli.packet_size {
+            job.options.packet_size = p;
+        }
+        job.options.wl_capacity = cli.wl_capacity;
+        return common::ranks::run(job, groute::sssp::Sssp);
+    };
 
     let method = cli.graph.partition_method()?;
     let started = Instant::now();

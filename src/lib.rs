@@ -7,6 +7,7 @@
 //! | [`core`] | `groute-core` | context, endpoints, segments, links, routers, policies, events, pools, topology, the host and CUDA backends |
 //! | [`graph`] | `groute-graph` | CSR, readers and writers, generators, METIS partitioning, input order |
 //! | [`worklist`] | `groute-worklist` | the distributed worklist: the `WorklistAlgorithm` trait and its executors, SplitOps, ring, local worklists, termination |
+//! | [`dist`] | `groute-dist` | the distributed worklist across processes: ranks on one ring (MPI with the `mpi` feature), termination waves, results gathered to rank 0 |
 //! | [`bfs`](mod@bfs), [`sssp`](mod@sssp), [`pagerank`](mod@pagerank), [`cc`](mod@cc) | one crate each | reference, host kernels, CUDA launch wrappers, solver |
 //! | [`api`] | this crate | the high-level API, re-exported here: [`Graph`], [`bfs()`], [`sssp()`], [`pagerank()`], [`cc()`], [`Runner`], typed results |
 //! | [`pbf`] | this crate | predicate-based filtering through a scatter and a gather router (the paper's Figures 5-6) |
@@ -15,6 +16,7 @@
 pub use groute_bfs as bfs;
 pub use groute_cc as cc;
 pub use groute_core as core;
+pub use groute_dist as dist;
 pub use groute_graph as graph;
 pub use groute_pagerank as pagerank;
 pub use groute_sssp as sssp;

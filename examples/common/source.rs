@@ -26,7 +26,9 @@ pub fn pick(graph: &Graph, order: &InputOrder, given: Option<u64>) -> Result<u32
             match WeakComponents::of(&graph.csr) {
                 Ok(components) => {
                     let size = components.size_of(order.vertex_of_rank(rank));
-                    if (size as f64) < SMALL_COMPONENT * n as f64 {
+                    if (size as f64) < SMALL_COMPONENT * n as f64
+                        && !super::ranks::is_secondary_rank()
+                    {
                         eprintln!(
                             "warning: --source {ext} lies in a component of {size} of the {n} \
                              vertices (under 1%); the run reaches at most those. Leave --source \
@@ -42,13 +44,15 @@ pub fn pick(graph: &Graph, order: &InputOrder, given: Option<u64>) -> Result<u32
             let hub = largest_component_hub(graph, order)
                 .map_err(|e| format!("{e}; pass --source to skip the component search"))?
                 .ok_or("the graph has no vertices; give a non-empty graph")?;
-            eprintln!(
-                "source: vertex {} (out-degree {}, the highest in the largest weakly connected \
-                 component: {} of {n} vertices); pass --source to choose",
-                order.external_of_rank(hub.rank),
-                hub.out_degree,
-                hub.component
-            );
+            if !super::ranks::is_secondary_rank() {
+                eprintln!(
+                    "source: vertex {} (out-degree {}, the highest in the largest weakly \
+                     connected component: {} of {n} vertices); pass --source to choose",
+                    order.external_of_rank(hub.rank),
+                    hub.out_degree,
+                    hub.component
+                );
+            }
             Ok(hub.rank)
         }
     }

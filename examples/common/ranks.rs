@@ -1,0 +1,258 @@
+//! Runs across the ranks of an MPI job: an example started by `mpirun -np R` (built with
+//! `--features mpi`) runs its algorithm over the devices of every rank
+//! (`groute::dist::DistSolver`, host backend), rank 0 validating, writing `--output` and the
+//! report. The launcher's environment tells (`groute::dist::launched_rank`); no flag is
+//! needed.
+
+use std::path::Path;
+use std::time::Instant;
+
+use groute::graph::Graph;
+use groute::worklist::{WorklistAlgorithm, WorklistOptions};
+use serde_json::Value;
+
+use super::report::{ExecutionReport, GraphReport, Report};
+use super::{AnyError, RunArgs};
+
+/// The ranks of the MPI job that started this process, when more than one; `None` for a
+/// process of its own (or a job of one rank), which runs as usual. A job of several ranks
+/// of a binary built without the `mpi` feature is an error that names it.
+pub fn job_size() -> Result<Option<usize>, AnyError> {
+    match groute::dist::launched_rank() {
+        Some((_, size)) if size > 1 => {
+            if cfg!(feature = "mpi") {
+                Ok(Some(size))
+            } else {
+                Err(format!(
+                    "started as one of {size} MPI ranks, but this binary was built without MPI: \
+                     build it with `cargo build --release --features mpi --examples`"
+                )
+                .into())
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Whether this process is a rank other than 0 of an MPI job (its notes are rank 0's too:
+/// it prints none).
+pub fn is_secondary_rank() -> bool {
+    groute::dist::launched_rank().is_some_and(|(rank, _)| rank > 0)
+}
+
+/// Rank 0's check of the values against the reference.
+pub type Validate<'a, V> = Box<dyn Fn(&[V]) -> Result<(), String> + 'a>;
+/// Rank 0's writer of `--output`.
+pub type WriteOutput<'a, V> = Box<dyn Fn(&Path, &[V]) -> Result<(), AnyError> + 'a>;
+/// Rank 0's `algorithm_stats` from the values and the median run time, ms.
+pub type Stats<'a, V> = Box<dyn Fn(&[V], f64) -> Value + 'a>;
+
+/// What an example gives [`run`] besides the algorithm.
+pub struct RankJob<'a, V> {
+    /// The example's name (the report's `algorithm`).
+    pub name: &'static str,
+    /// The run flags (devices per rank, repeats, output, JSON).
+    pub run: &'a RunArgs,
+    /// The graph, loaded by every rank, in its own numbering.
+    pub graph: &'a Graph,
+    /// Its report entry.
+    pub graph_report: GraphReport,
+    /// Milliseconds spent loading it.
+    pub load_ms: f64,
+    /// Sources in the graph's numbering.
+    pub sources: Vec<u32>,
+    /// The worklist's settings.
+    pub options: WorklistOptions,
+    /// Rank 0: checks the values (graph numbering) against the reference when validation is on.
+    pub validate: Option<Validate<'a, V>>,
+    /// Rank 0: writes `--output` from the values.
+    pub write: WriteOutput<'a, V>,
+    /// Rank 0: the report's `algorithm_stats` from the values and the median run time, ms.
+    pub stats: Stats<'a, V>,
+}
+
+/// Runs `algorithm` over every rank's devices (`job_size` said this is a job of several
+/// ranks). Any error on this rank after MPI started ends the whole job (`MPI_Abort`): the
+/// other ranks may be waiting for it in a collective.
+#[cfg(feature = "mpi")]
+pub fn run<A: WorklistAlgorithm>(job: RankJob<'_, A::Value>, algorithm: A) -> Result<(), AnyError> {
+    let mut comm = groute::dist::MpiComm::init()?;
+    match run_ranks(&mut comm, job, algorithm) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            super::report_error(&*e);
+            comm.abort(1)
+        }
+    }
+}
+
+/// Without the `mpi` feature [`job_size`] never asks for a rank run.
+#[cfg(not(feature = "mpi"))]
+pub fn run<A: WorklistAlgorithm>(job: RankJob<'_, A::Value>, algorithm: A) -> Result<(), AnyError> {
+    let _ = (job.name, algorithm);
+    Err("this binary was built without MPI: build it with --features mpi".into())
+}
+
+#[cfg(feature = "mpi")]
+fn run_ranks<A: WorklistAlgorithm>(
+    comm: &mut groute::dist::MpiComm,
+    job: RankJob<'_, A::Value>,
+    algorithm: A,
+) -> Result<(), AnyError> {
+    use groute::core::{BackendChoice, Context, Jitter};
+    use groute::dist::{DistSolver, RankComm};
+
+    let run = job.run;
+    let repeat = run.repeats()?;
+    if run.backend == "cuda" {
+        return Err(
+            "runs over MPI ranks use the host backend (the GPU data plane between \
+                    processes is not built yet): pass --backend host or leave --backend out"
+                .into(),
+        );
+    }
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let mut builder = Context::builder()
+        .devices(run.devices)
+        .backend(BackendChoice::Host)
+        .jitter(run.jitter.map(|s| Jitter::seeded(s + rank as u64)));
+    if let Some(limit) = run.device_memory_limit {
+        builder = builder.device_memory_limit(limit.bytes());
+    }
+    let ctx: Context = builder.build()?;
+    let started = Instant::now();
+    let partition = groute::graph::block_partition(&job.graph.csr, ranks * run.devices)?;
+    let mut solver = DistSolver::new(
+        comm,
+        &ctx,
+        algorithm,
+        &job.graph.csr,
+        &partition,
+        &job.options,
+    )?;
+    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let runs = super::timing::timed_runs(
+        repeat,
+        || solver.run(&job.sources, &job.options),
+        |o| (o.stats.elapsed, None),
+    )?;
+    if rank != 0 {
+        return Ok(());
+    }
+    let out = &runs.last;
+    let check = job.validate.as_ref();
+    if let Some(validate) = check {
+        validate(&out.values).map_err(|e| format!("validation FAILED: {e}"))?;
+    }
+    if let Some(path) = &run.output {
+        (job.write)(path, &out.values)?;
+    }
+    let mut report = Report::of_run(job.name, &ctx, Some(job.graph_report));
+    report.execution = Some(ExecutionReport::new(
+        &ctx,
+        run,
+        super::execution::mode_of(false),
+        format!(
+            "worklist over {ranks} MPI ranks x {} devices, host executor",
+            run.devices
+        ),
+        Some(format!(
+            "blocks of vertices + arcs, {} parts: rank r holds parts r*{d}..(r+1)*{d}",
+            partition.num_parts(),
+            d = run.devices
+        )),
+        serde_json::json!({
+            "ranks": ranks,
+            "devices_per_rank": run.devices,
+            "termination_waves": out.totals.waves,
+        }),
+    ));
+    report.times = runs.times(job.load_ms, stage_ms);
+    report.validated = check.map(|_| true);
+    let mut stats = (job.stats)(&out.values, runs.median_ms());
+    if let Value::Object(map) = &mut stats {
+        map.insert("work_items".into(), out.totals.items_processed.into());
+        map.insert("items_sent".into(), out.totals.items_sent.into());
+        map.insert(
+            "items_between_ranks".into(),
+            out.totals.items_between_ranks.into(),
+        );
+        map.insert("rounds".into(), out.totals.max_rounds.into());
+    }
+    report.algorithm_stats = stats;
+    if let Some(path) = &run.json {
+        report.write(path)?;
+    }
+    if !run.json_on_stdout() {
+        super::report::print_header(&report);
+        println!(
+            "ranks       {ranks} x {} devices: {} items processed, {} crossed between ranks, {} termination waves",
+            run.devices,
+            out.totals.items_processed,
+            out.totals.items_between_ranks,
+            out.totals.waves
+        );
+        super::report::print_footer(&report);
+    }
+    Ok(())
+}
+
+/// The job of a traversal from one source (BFS levels, SSSP distances: `u32` values,
+/// `UNREACHED` for vertices not reached), validated against `reference`.
+pub fn traversal_job<'a>(
+    name: &'static str,
+    run: &'a RunArgs,
+    graph: &'a Graph,
+    (graph_report, load_ms): (GraphReport, f64),
+    source_rank: u32,
+    validate: bool,
+    reference: fn(&groute::graph::Csr, u32) -> Vec<u32>,
+) -> RankJob<'a, u32> {
+    use groute::worklist::traversal::UNREACHED;
+    let order = groute::graph::InputOrder::of(graph);
+    let source = order.vertex_of_rank(source_rank);
+    let source_ext = order.external_of_rank(source_rank);
+    let check = move |values: &[u32]| {
+        let expected = reference(&graph.csr, source);
+        let wrong = expected.iter().zip(values).filter(|(a, b)| a != b).count();
+        if wrong == 0 && expected.len() == values.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{wrong} of {} values differ from the sequential reference",
+                expected.len()
+            ))
+        }
+    };
+    let write_order = order.clone();
+    RankJob {
+        name,
+        run,
+        graph,
+        graph_report,
+        load_ms,
+        sources: vec![source],
+        options: WorklistOptions::default().for_graph(graph.num_vertices()),
+        validate: validate.then(|| Box::new(check) as Validate<'a, u32>),
+        write: Box::new(move |path, values| {
+            super::write_values(
+                path,
+                &write_order.to_rank_order(values.to_vec()),
+                &write_order,
+            )
+        }),
+        stats: Box::new(move |values, median_ms| {
+            let reached: Vec<u32> = (0..values.len() as u32)
+                .filter(|&v| values[v as usize] != UNREACHED)
+                .collect();
+            let edges: u64 = reached.iter().map(|&v| graph.csr.out_degree(v)).sum();
+            serde_json::json!({
+                "source": source_ext,
+                "reached": reached.len(),
+                "max_value": reached.iter().map(|&v| values[v as usize]).max().unwrap_or(0),
+                "edges_traversed": edges,
+                "gteps": edges as f64 / (median_ms * 1e-3).max(1e-12) / 1e9,
+            })
+        }),
+    }
+}
