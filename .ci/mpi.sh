@@ -39,8 +39,22 @@ for graph in "" "--gen road:side=40,p=0.6" "--gen kron:scale=10,ef=8,sym" "--gra
     done
   done
 done
+# Runs a job that must fail: a non-zero status within 120 s (124 is the timeout: a hang).
+must_fail() {
+  local what=$1 status=0
+  shift
+  timeout 120 mpirun "$@" >/dev/null 2>&1 || status=$?
+  if [ "$status" = 0 ] || [ "$status" = 124 ]; then
+    echo "$what: exit status $status (0: it did not fail, 124: it hung)" >&2
+    exit 1
+  fi
+}
 echo "--- a bad argument ends every rank (exit status, no hang)"
-if timeout 120 mpirun -np 2 "$examples/bfs" --source 999999999 >/dev/null 2>&1; then
-  echo "a bad --source under mpirun did not fail" >&2
-  exit 1
-fi
+must_fail "a bad --source under mpirun" -np 2 "$examples/bfs" --source 999999999
+echo "--- a rank killed mid-run ends the job (exit status, no hang)"
+# Rank 1 is killed after 3 s of a run of 100 repetitions (tens of seconds): mpirun must end
+# rank 0 too.
+# shellcheck disable=SC2016
+must_fail "a job whose rank 1 was killed" -np 2 bash -c \
+  'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec timeout -s KILL 3 "$0" "$@"; fi; exec "$0" "$@"' \
+  "$examples/bfs" --gen road:side=1000,p=0.6 --repeat 100
