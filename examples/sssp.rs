@@ -91,7 +91,7 @@ fn run() -> Result<(), AnyError> {
     let source_rank = common::source::pick(&graph, &order, cli.source)?;
     let source_ext = order.external_of_rank(source_rank);
     let Some(ctx) = ctx else {
-        // Under mpirun: the worklist SSSP over every rank's devices, without soft priority.
+        // Under mpirun: the worklist SSSP over every rank's devices.
         let validate = cli.run.validate || cli.graph.is_default();
         let mut graph = graph;
         if !graph.csr.is_weighted() {
@@ -111,6 +111,11 @@ fn run() -> Result<(), AnyError> {
             job.options.packet_size = p;
         }
         job.options.wl_capacity = cli.wl_capacity;
+        // Soft priority as on one host process; each rank advances its own threshold.
+        let band = cli
+            .prio_delta
+            .unwrap_or_else(|| groute::sssp::default_prio_delta(&graph.csr));
+        job.options.prio_delta = (band > 0).then_some(band);
         return common::ranks::run(job, groute::sssp::Sssp);
     };
 

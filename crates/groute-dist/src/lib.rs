@@ -25,16 +25,17 @@
 //! update before anything it produced is visible. Across ranks no such shared count exists;
 //! the ranks run Mattern's *four-counter* method over non-blocking sums.
 //!
-//! **What each rank keeps.** Its count `C_r`, holding one extra item of its own, the *hold*,
-//! so that the rank's drivers never see it reach zero on their own; `s_r`, the items it has
-//! handed to the next rank; `r_r`, the items it has taken from the previous rank. One thread
-//! per rank, the *progress loop*, is the only one that changes `s_r` and `r_r`: it retires
-//! the items of each message it sends (`C_r -= k`, `s_r += k`) after the send has started,
-//! and counts the items of each message it receives (`C_r += k`, `r_r += k`) before any
-//! driver can see them. A rank is *passive* when its initial items are counted and `C_r` is
-//! the hold alone: no item is in any of its worklists, outgoing buffers, packets or
-//! channels. A passive rank becomes active again only when its progress loop delivers a
-//! received message (its drivers hold nothing that could produce an item).
+//! **What each rank keeps.** Its counts (`groute_worklist::PriorityCounter::held`: active and
+//! deferred items, as in one process, except that counts of zero make the rank *idle*
+//! rather than ending its run); `s_r`, the items it has handed to the next rank; `r_r`, the
+//! items it has taken from the previous rank. One thread per rank, the *progress loop*, is
+//! the only one that changes `s_r` and `r_r`: it retires the items of each message it sends
+//! (`s_r += k`) after the send has started, and counts the items of each message it receives
+//! (`r_r += k`) before any driver can see them. A rank is *passive* when its initial items
+//! are counted and its counts are zero: no item is in any of its worklists, low-priority
+//! lists, outgoing buffers, packets or channels, and no re-examination token is out. A
+//! passive rank becomes active again only when its progress loop delivers a received message
+//! (its drivers hold nothing that could produce an item).
 //!
 //! **Waves.** A rank joins a wave only while passive, contributing `(s_r, r_r)` read in the
 //! same instant (on the progress loop, which alone changes them and alone can make the rank
@@ -53,7 +54,7 @@
 //! rank, passive when it joined wave `k`, is still passive at `T`. A passive rank with
 //! nothing in flight towards it stays passive forever, so at `T` the run was over, and every
 //! rank decides so on the same wave (the sums are the same everywhere). Each rank then
-//! retires its hold, its count reaches zero, and its drivers stop exactly as in one process.
+//! finishes its counter and its drivers stop exactly as in one process.
 //!
 //! **Why it ends.** Once the work is done every rank is passive forever and the counters
 //! stop changing, so two consecutive waves see the same sums with `S = R`.
@@ -65,8 +66,12 @@
 //! [`WorklistOptions::time_limit`](groute_worklist::WorklistOptions::time_limit)); a rank
 //! that dies ends the whole job through the launcher (`mpirun` stops every rank).
 //!
-//! Soft priority does not span processes (a per-rank threshold would need the waves to
-//! agree on each advance): [`DistSolver::run`] refuses `prio_delta`.
+//! **Soft priority** advances within each rank, on the rank's own threshold: when a rank has
+//! deferred items and nothing active, it raises its threshold and re-examines its low lists,
+//! as one process does; a rank with deferred items is not passive, so the waves wait for
+//! them. The ranks' thresholds need not agree: an item travelling to another rank is split
+//! there under its owner's threshold, and every deferred item is worked on once its rank
+//! runs out of active work.
 
 mod comm;
 mod error;

@@ -20,7 +20,7 @@ const IDLE_SLEEP: Duration = Duration::from_micros(50);
 /// How a rank's share of the run ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Ending {
-    /// Every rank is done: the hold was retired, the drivers have stopped.
+    /// Every rank is done: the counter was finished, the drivers have stopped.
     Terminated {
         /// Termination waves this rank joined.
         waves: u64,
@@ -78,11 +78,7 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
                     // Four counters: what every rank had received by the end of the
                     // previous wave was all that any rank had sent by this one.
                     if previous.is_some_and(|p| p.received == sum.sent) {
-                        // The hold goes last: the count reaches zero, the drivers stop.
-                        self.counter.report(StepCounts {
-                            consumed: 1,
-                            ..StepCounts::default()
-                        });
+                        self.counter.finish();
                         self.drain_sends()?;
                         return Ok(Ending::Terminated { waves });
                     }
@@ -107,10 +103,11 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
         }
     }
 
-    /// Whether this rank holds no item: its initial items are counted and the count is the
-    /// hold alone. Only this loop makes such a rank active again (by delivering items).
+    /// Whether this rank holds no item: its initial items are counted and its counts are
+    /// zero (nothing active, nothing deferred). Only this loop makes such a rank active
+    /// again (by delivering items).
     fn passive(&self) -> bool {
-        self.started.load(Ordering::SeqCst) && self.counter.active() == 1
+        self.started.load(Ordering::SeqCst) && self.counter.is_idle()
     }
 
     /// Sends what device `L - 1` handed over and delivers what arrived; whether anything moved.

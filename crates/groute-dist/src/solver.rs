@@ -7,8 +7,7 @@ use groute_core::Context;
 use groute_graph::{Csr, Partition};
 use groute_worklist::algorithm::{HostOutput, HostSolver};
 use groute_worklist::{
-    Combine, PriorityCounter, SharedRun, StepCounts, WorklistAlgorithm, WorklistOptions,
-    WorklistStats,
+    Combine, PriorityCounter, SharedRun, WorklistAlgorithm, WorklistOptions, WorklistStats,
 };
 
 use crate::comm::{RankComm, Reduction};
@@ -145,24 +144,15 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     }
 
     /// Runs the algorithm from `sources` (partitioned ids, the same on every rank) and
-    /// gathers the results to rank 0. Collective. `options.prio_delta` must be off (soft
-    /// priority does not span processes).
+    /// gathers the results to rank 0. Collective. Soft priority (`options.prio_delta`)
+    /// advances within each rank, on its own threshold.
     pub fn run(
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<DistOutput<A::Value>> {
-        if options.prio_delta.is_some_and(|d| d > 0) {
-            return Err(groute_core::Error::invalid(
-                "prio_delta (--prio-delta)",
-                options.prio_delta.unwrap_or(0),
-                "soft priority does not span processes: run without it (--prio-delta 0)",
-            )
-            .into());
-        }
-        let counter = PriorityCounter::new(self.context.num_devices(), options.prio_delta);
-        // The hold: the count reaches zero only when the progress loop retires it.
-        counter.report(StepCounts::produced(1));
+        // Counts of zero make this rank idle; the progress loop ends the run (`finish`).
+        let counter = PriorityCounter::held(self.context.num_devices(), options.prio_delta);
         let started = AtomicBool::new(false);
         let packet_size = options.packet_size.max(1);
         let (ring, edges) = RankRing::new(&self.context, packet_size, options.ring_buffers.max(1))?;

@@ -1,5 +1,5 @@
-//! Runs spanning the ranks of an MPI job (feature `mpi`): BFS, SSSP, connected components
-//! and PageRank over random graphs on every rank's 1 or 2 host devices (jittered) equal
+//! Runs spanning the ranks of an MPI job (feature `mpi`): BFS, SSSP (with and without soft
+//! priority), connected components and PageRank over random graphs on every rank's 1 or 2 host devices (jittered) equal
 //! their sequential references on rank 0, and a rank whose options are bad ends the run on
 //! every rank with an error. CI runs it under `mpirun -np 2`, `3` and `4`
 //! (`.ci/mpi.sh`); started alone it is a job of one rank.
@@ -125,6 +125,19 @@ fn main() -> ExitCode {
                 .as_ref()
                 .is_ok_and(|d| *d == sssp_reference(&csr, source));
         job.check(format!("SSSP, {label}"), ok && dist.is_ok());
+        let prio = WorklistOptions {
+            prio_delta: Some(20),
+            ..options()
+        };
+        let dist = job.run(Sssp, &csr, devices, &[source], &prio);
+        let ok = job.rank() != 0
+            || dist
+                .as_ref()
+                .is_ok_and(|d| *d == sssp_reference(&csr, source));
+        job.check(
+            format!("SSSP with soft priority, {label}"),
+            ok && dist.is_ok(),
+        );
         let symmetric = graph(600, 900, seed, true);
         let labels = job.run(LabelPropagation, &symmetric, devices, &[], &options());
         let ok = job.rank() != 0

@@ -211,26 +211,25 @@ pub fn run_workers_on<W: DeviceWorker, T: RingTransport<W::Packed>>(
 /// crate's ranks): what [`run_workers_shared`] needs besides the workers and the transport.
 #[derive(Clone, Copy, Debug)]
 pub struct SharedRun<'a> {
-    /// This process's termination count. The caller reports one item of its own (a *hold*)
-    /// before the run and retires it only once every process is known to be done (a
-    /// termination wave across the processes), so the count reaches zero exactly then; the
-    /// items this process's transport receives from another process are reported as produced
-    /// before a driver sees them, and those it hands to another process retired after.
-    /// Soft priority cannot span processes: build it with `prio_delta` `None`.
+    /// This process's counts, made with [`PriorityCounter::held`]: they reaching zero makes
+    /// the process idle, not done; the caller calls [`PriorityCounter::finish`] once every
+    /// process is known to be idle with nothing in flight (a termination wave across the
+    /// processes). The items this process's transport receives from another process are
+    /// reported as produced before a driver sees them, and those it hands to another
+    /// process retired after. Soft priority advances within the process.
     pub counter: &'a PriorityCounter,
     /// Devices on the whole ring, over every process.
     pub ring_devices: usize,
-    /// Set once this process's initial items are counted: until then a count of only the
-    /// caller's hold does not mean that this process is idle.
+    /// Set once this process's initial items are counted: until then counts of zero do not
+    /// mean that this process is idle.
     pub started: &'a AtomicBool,
 }
 
 /// [`run_workers_on`] as one process's share of a run spanning several ([`SharedRun`]): the
-/// drivers run until `shared.counter` reaches zero, which only the caller's hold can bring
-/// about, and a process that starts with no items still runs (items come over the ring).
-/// The check that items circle the ring forever counts only this process's traffic, so it is
-/// off here: set [`WorklistOptions::time_limit`] to bound a run whose split never keeps an
-/// item.
+/// drivers run until the caller finishes `shared.counter`, and a process that starts with no
+/// items still runs (items come over the ring). The check that items circle the ring
+/// forever counts only this process's traffic, so it is off here: set
+/// [`WorklistOptions::time_limit`] to bound a run whose split never keeps an item.
 pub fn run_workers_shared<W: DeviceWorker, T: RingTransport<W::Packed>>(
     context: &Context,
     workers: Vec<W>,
@@ -238,11 +237,11 @@ pub fn run_workers_shared<W: DeviceWorker, T: RingTransport<W::Packed>>(
     shared: SharedRun<'_>,
     options: &WorklistOptions,
 ) -> Result<WorklistStats, WorklistError> {
-    if shared.counter.enabled() {
+    if !shared.counter.is_held() {
         return Err(Error::invalid(
-            "prio_delta (--prio-delta)",
-            options.prio_delta.unwrap_or(0),
-            "soft priority does not span processes: run without it (--prio-delta 0)",
+            "SharedRun::counter",
+            "a counter whose run ends when its counts reach zero",
+            "make it with PriorityCounter::held, and finish it once every process is done",
         )
         .into());
     }

@@ -136,6 +136,9 @@ pub struct PriorityCounter {
     delta: u32,
     done: AtomicBool,
     aborted: AtomicBool,
+    /// Counts reaching zero do not end the run: [`PriorityCounter::finish`] does
+    /// ([`PriorityCounter::held`]).
+    held: bool,
     /// Items that a driver saw after the run was declared done (must stay 0).
     late: AtomicU64,
 }
@@ -172,8 +175,38 @@ impl PriorityCounter {
             delta,
             done: AtomicBool::new(false),
             aborted: AtomicBool::new(false),
+            held: false,
             late: AtomicU64::new(0),
         }
+    }
+
+    /// A counter whose run does not end when its counts reach zero: this process is then
+    /// only *idle* ([`PriorityCounter::is_idle`]), as one process of a run spanning several,
+    /// where items may still come from another process; the run ends when the caller, having
+    /// learnt that every process is idle with nothing in flight, calls
+    /// [`PriorityCounter::finish`]. Soft priority advances within the process as usual.
+    pub fn held(devices: usize, prio_delta: Option<u32>) -> Self {
+        PriorityCounter {
+            held: true,
+            ..Self::new(devices, prio_delta)
+        }
+    }
+
+    /// Whether the counter is [`PriorityCounter::held`].
+    pub fn is_held(&self) -> bool {
+        self.held
+    }
+
+    /// Whether both counts are zero: no active item, no deferred one, no token.
+    pub fn is_idle(&self) -> bool {
+        let s = self.state.lock();
+        s.active == 0 && s.deferred == 0
+    }
+
+    /// Ends a [`held`](PriorityCounter::held) run: the drivers stop as if the counts had
+    /// reached zero. Call it only when the counts are zero and nothing more can arrive.
+    pub fn finish(&self) {
+        self.done.store(true, Ordering::Release);
     }
 
     /// Whether soft priority is on (a threshold below `u32::MAX` can ever be set).
@@ -214,6 +247,10 @@ impl PriorityCounter {
             return StepOutcome::Continue;
         }
         if deferred == 0 {
+            if self.held {
+                // Idle only: the holder ends the run (`finish`).
+                return StepOutcome::Continue;
+            }
             self.done.store(true, Ordering::Release);
             return StepOutcome::Ended;
         }
