@@ -1,13 +1,13 @@
 //! Whether this process was started by an MPI launcher, read from the launcher's environment.
 
-/// The rank and size an MPI launcher (`mpirun`/`mpiexec` of Open MPI, MPICH or Intel MPI,
-/// `srun`) gave this process, from its environment; `None` when no launcher
+/// The rank and size an MPI launcher (`mpirun`/`mpiexec` of Open MPI, MPICH's Hydra and
+/// Intel MPI, MVAPICH) gave this process, from its environment; `None` when no launcher
 /// started it. Read before MPI is initialised, so a program can tell whether to initialise it.
+/// Slurm's own variables are not read: a batch script sets them for every command it runs.
 pub fn launched_rank() -> Option<(usize, usize)> {
-    const PAIRS: [(&str, &str); 4] = [
+    const PAIRS: [(&str, &str); 3] = [
         ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
         ("PMI_RANK", "PMI_SIZE"),
-        ("SLURM_PROCID", "SLURM_NTASKS"),
         ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
     ];
     PAIRS.iter().find_map(|(rank, size)| {

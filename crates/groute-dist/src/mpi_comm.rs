@@ -91,8 +91,14 @@ impl std::fmt::Debug for MpiComm {
 impl MpiComm {
     /// Initialises MPI (once per process) and joins the job's ranks.
     pub fn init() -> Result<MpiComm> {
-        let (universe, _level) = mpi::initialize_with_threading(Threading::Funneled)
+        let (universe, level) = mpi::initialize_with_threading(Threading::Funneled)
             .ok_or_else(|| DistError::Comm("MPI is initialised already in this process".into()))?;
+        if level < Threading::Funneled {
+            return Err(DistError::Comm(format!(
+                "the MPI library grants threading level {level:?}; the drivers' threads need \
+                 MPI_THREAD_FUNNELED (use an MPI built with thread support)"
+            )));
+        }
         let comm = universe.world().duplicate();
         let rank = usize::try_from(comm.rank()).unwrap_or(0);
         let size = usize::try_from(comm.size()).unwrap_or(1);

@@ -45,6 +45,9 @@ pub(crate) struct Progress<'a, C, P> {
     /// Items handed to the next rank / taken from the previous one, since the run began.
     pub(crate) sent: u64,
     pub(crate) received: u64,
+    /// The first error of this loop's own work (an upload of received items, a bad
+    /// message): the rank then fails as if its drivers had.
+    pub(crate) error: Option<DistError>,
 }
 
 impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
@@ -64,7 +67,15 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
         let mut waves = 0u64;
         let mut this_rank_failed = false;
         loop {
-            let moved = self.move_items()?;
+            let moved = match self.move_items() {
+                Ok(moved) => moved,
+                Err(e) => {
+                    // This rank fails: its drivers stop, the next wave tells the others.
+                    self.error.get_or_insert(e);
+                    self.counter.abort();
+                    false
+                }
+            };
             if in_flight {
                 if let Some(sum) = self.comm.test_wave()? {
                     in_flight = false;
@@ -139,6 +150,12 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
         self.comm.progress_sends()?;
         while let Some(bytes) = self.comm.try_receive()? {
             moved = true;
+            if self.counter.is_done() {
+                // A failed run: nothing more is processed here, but the sender's message is
+                // taken so that it completes, and counted for the drain.
+                self.received += (bytes.len() / std::mem::size_of::<P>()) as u64;
+                continue;
+            }
             if bytes.len() % std::mem::size_of::<P>() != 0 {
                 return Err(DistError::Comm(format!(
                     "a message of {} bytes is not a whole number of {}-byte items",
@@ -149,9 +166,7 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
             let items: Vec<P> = bytemuck::pod_collect_to_vec(&bytes);
             let n = items.len() as u64;
             self.received += n;
-            if self.counter.is_done() || n == 0 {
-                // A failed run: nothing more is processed here, but the sender's message
-                // is taken so that it completes.
+            if n == 0 {
                 continue;
             }
             // Counted before any driver can see them.
@@ -173,5 +188,47 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
             std::thread::sleep(IDLE_SLEEP);
         }
         Ok(())
+    }
+}
+
+/// After a failed run, every rank (collectively) takes what its predecessor sent and nobody
+/// received, and waits for its own sends, so that no message of the failed run is left for
+/// the next run on the same communicator. `sent` / `received`: this rank's items so far.
+pub(crate) fn drain_after_failure<C: RankComm>(
+    comm: &mut C,
+    sent: u64,
+    mut received: u64,
+    item_bytes: usize,
+) -> Result<()> {
+    let mut words = vec![0u64; comm.size()];
+    words[comm.rank()] = sent;
+    let sent_by = comm.all_reduce(&words, crate::comm::Reduction::Sum)?;
+    let previous = (comm.rank() + comm.size() - 1) % comm.size();
+    while received < sent_by[previous] || comm.progress_sends()? > 0 {
+        match comm.try_receive()? {
+            Some(bytes) => received += (bytes.len() / item_bytes.max(1)) as u64,
+            None => std::thread::sleep(IDLE_SLEEP),
+        }
+    }
+    Ok(())
+}
+
+/// A rank that fails before its share of the run could start (its ring could not be made):
+/// it joins the waves with a failure mark until the others have learnt it, then drains.
+pub(crate) fn fail_alone<C: RankComm>(comm: &mut C, item_bytes: usize) -> Result<()> {
+    let mut received = 0u64;
+    comm.start_wave(WaveCounts {
+        sent: 0,
+        received: 0,
+        failed: 1,
+    })?;
+    loop {
+        while let Some(bytes) = comm.try_receive()? {
+            received += (bytes.len() / item_bytes.max(1)) as u64;
+        }
+        if comm.test_wave()?.is_some() {
+            return drain_after_failure(comm, 0, received, item_bytes);
+        }
+        std::thread::sleep(IDLE_SLEEP);
     }
 }

@@ -261,3 +261,79 @@ fn ranks_with_different_device_counts_are_refused_on_every_rank() {
         );
     }
 }
+
+/// BFS whose `init` panics on one chosen rank (an algorithm's own code failing).
+#[derive(Clone)]
+struct PanicsOnInit(bool);
+
+impl WorklistAlgorithm for PanicsOnInit {
+    type Value = u32;
+    const COMBINE: groute_worklist::Combine = groute_worklist::Combine::Min;
+    const START: groute_worklist::Start = groute_worklist::Start::Sources;
+    const WEIGHTED: bool = false;
+    fn init(&self, vertex: u32, source: bool) -> u32 {
+        assert!(!self.0, "init panics on this rank");
+        Bfs.init(vertex, source)
+    }
+    fn relax(&self, value: u32, weight: u32, out_degree: u32) -> Option<u32> {
+        Bfs.relax(value, weight, out_degree)
+    }
+}
+
+#[test]
+fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
+    let pairs: Vec<(u32, u32)> = (0..600u32).map(|i| (i % 150, (i * 17 + 3) % 150)).collect();
+    let csr = graph(150, &pairs, false, None);
+    let part = partition(150, 3, &[50, 100]);
+    let expected = bfs_reference(&csr, 0);
+    for seed in 0..4u64 {
+        let comms = LocalRanks::new(3, Some(seed));
+        let outcomes: Vec<(String, Vec<u32>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = comms
+                .into_iter()
+                .map(|mut comm| {
+                    let (csr, part) = (&csr, &part);
+                    scope.spawn(move || {
+                        let rank = comm.rank();
+                        let ctx = context(1, Some(seed + rank as u64));
+                        // A run whose rank 1 panics in its algorithm's code...
+                        let failed = DistSolver::new(
+                            &mut comm,
+                            &ctx,
+                            PanicsOnInit(rank == 1),
+                            csr,
+                            part,
+                            &options(),
+                        )
+                        .and_then(|mut s| s.run(&[0], &options()))
+                        .map(|_| ())
+                        .expect_err("the run must fail")
+                        .to_string();
+                        // ...then a good one on the same communicator.
+                        let good = DistSolver::new(&mut comm, &ctx, Bfs, csr, part, &options())
+                            .and_then(|mut s| s.run(&[0], &options()))
+                            .unwrap_or_else(|e| panic!("rank {rank}, second run: {e}"));
+                        (failed, good.values)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("rank"))
+                .collect()
+        });
+        for (rank, (failed, values)) in outcomes.into_iter().enumerate() {
+            if rank == 1 {
+                assert!(failed.contains("panicked"), "seed {seed}, rank 1: {failed}");
+            } else {
+                assert!(
+                    failed.contains("1 of 3 ranks failed"),
+                    "seed {seed}, rank {rank}: {failed}"
+                );
+            }
+            if rank == 0 {
+                assert_eq!(values, expected, "seed {seed}");
+            }
+        }
+    }
+}
