@@ -15,6 +15,7 @@
 //! | [`RingTransport`], [`RouterRing`] | device `d` sends to `d + 1 mod N` over the runtime's [`Router`](groute_core::router::Router) with the `Ring` policy |
 //! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`], [`Reexamined`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
 //! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the host engine and its interface, which the host executor implements (engine tests implement it directly) |
+//! | [`SharedRun`], [`run_workers_shared`], [`run_shared`], [`PriorityCounter::held`] | one process's share of a ring spanning processes: counts of zero make the process idle, and the caller (the `groute-dist` crate's termination waves) ends the run |
 //! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
 //!
 //! ## One device's loop
