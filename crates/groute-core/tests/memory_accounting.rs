@@ -284,13 +284,16 @@ fn concurrent_allocations_never_pass_the_limit() {
             })
         })
         .collect();
+    let mut granted = 0;
     for t in threads {
-        let (granted, refused) = t.join().unwrap();
-        assert!(granted > 0);
+        let (g, refused) = t.join().unwrap();
+        granted += g;
         // A thread never refused for its neighbours' blocks holds the four before a 260 kB
-        // request; 180 + 200 + 220 + 240 + 260 kB pass 1 MiB.
+        // request; 180 + 200 + 220 + 240 + 260 kB pass 1 MiB. (A thread may be granted
+        // nothing while the others hold the memory, so grants are counted over all.)
         assert!(refused > 0, "a thread was never refused");
     }
+    assert!(granted > 0);
     let usage = ctx.devices()[0].memory_usage();
     assert!(usage.peak_bytes <= limit, "{usage:?}");
     ctx.devices()[0].memory_pool().trim();
