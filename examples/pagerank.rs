@@ -238,6 +238,7 @@ fn over_ranks(
             prio_delta: None,
             ..worklist.for_graph(n)
         },
+        runs_on_cuda: false,
         validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[f32]) -> Result<(), String>>),
         write: Box::new(move |path: &std::path::Path, values: &[f32]| {
             let file =

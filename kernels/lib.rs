@@ -106,6 +106,7 @@ pub const HEADERS: &[KernelHeader] = &[
 pub const KERNELS: &[KernelSource] = &[
     pbf::PBF,
     cc::CC,
+    cc::LABELS,
     bfs::BFS,
     bfs::DIRECTION,
     bfs::DIRECTION_FUSED,

@@ -1,8 +1,10 @@
 //! Runs across the ranks of an MPI job: an example started by `mpirun -np R` (built with
 //! `--features mpi`) runs its algorithm over the devices of every rank
-//! (`groute::dist::DistSolver`, host backend), rank 0 validating, writing `--output` and the
-//! report. The launcher's environment tells (`groute::dist::launched_rank`); no flag is
-//! needed.
+//! (`groute::dist::DistSolver`), rank 0 validating, writing `--output` and the report. The
+//! launcher's environment tells (`groute::dist::launched_rank`); no flag is needed. BFS,
+//! SSSP and CC (label propagation) run on the GPUs when the binary also has the `nccl`
+//! feature (their items cross between ranks over NCCL), each rank's devices starting at a GPU
+//! of its own on its node; PageRank runs on the host backend.
 
 use std::path::Path;
 use std::time::Instant;
@@ -63,6 +65,8 @@ pub struct RankJob<'a, V> {
     pub sources: Vec<u32>,
     /// The worklist's settings.
     pub options: WorklistOptions,
+    /// Whether the algorithm runs on CUDA devices across ranks (the min traversals).
+    pub runs_on_cuda: bool,
     /// Rank 0: checks the values (graph numbering) against the reference when validation is on.
     pub validate: Option<Validate<'a, V>>,
     /// Rank 0: writes `--output` from the values.
@@ -104,22 +108,22 @@ fn run_ranks<A: WorklistAlgorithm>(
 
     let run = job.run;
     let repeat = run.repeats()?;
-    if run.backend == "cuda" {
-        return Err(
-            "runs over MPI ranks use the host backend (the GPU data plane between \
-                    processes is not built yet): pass --backend host or leave --backend out"
-                .into(),
-        );
-    }
     let (rank, ranks) = (comm.rank(), comm.size());
+    let backend = rank_backend(run, job.name, job.runs_on_cuda)?;
     let mut builder = Context::builder()
         .devices(run.devices)
-        .backend(BackendChoice::Host)
+        .backend(backend)
+        .first_physical_device(groute::dist::launched_local_rank().unwrap_or(0) * run.devices)
         .jitter(run.jitter.map(|s| Jitter::seeded(s + rank as u64)));
     if let Some(limit) = run.device_memory_limit {
         builder = builder.device_memory_limit(limit.bytes());
     }
     let ctx: Context = builder.build()?;
+    if rank == 0
+        && let Some(note) = ctx.fallback_note()
+    {
+        eprintln!("note: {note}");
+    }
     let started = Instant::now();
     let partition = groute::graph::block_partition(&job.graph.csr, ranks * run.devices)?;
     let mut solver = DistSolver::new(
@@ -134,7 +138,7 @@ fn run_ranks<A: WorklistAlgorithm>(
     let runs = super::timing::timed_runs(
         repeat,
         || solver.run(&job.sources, &job.options),
-        |o| (o.stats.elapsed, None),
+        |o| (o.stats.elapsed, o.stats.device_time),
     )?;
     if rank != 0 {
         return Ok(());
@@ -153,8 +157,12 @@ fn run_ranks<A: WorklistAlgorithm>(
         run,
         super::execution::mode_of(false),
         format!(
-            "worklist over {ranks} MPI ranks x {} devices, host executor",
-            run.devices
+            "worklist over {ranks} MPI ranks x {} devices, {}",
+            run.devices,
+            match ctx.backend_kind() {
+                groute::core::BackendKind::Cuda => "CUDA executor, NCCL between ranks",
+                _ => "host executor, MPI between ranks",
+            }
         ),
         Some(format!(
             "blocks of vertices + arcs, {} parts: rank r holds parts r*{d}..(r+1)*{d}",
@@ -197,6 +205,40 @@ fn run_ranks<A: WorklistAlgorithm>(
     Ok(())
 }
 
+/// The backend of a rank run: `--backend` for an algorithm that runs on CUDA across ranks in
+/// a binary with the NCCL plane (auto: CUDA when a GPU is usable), else the host backend
+/// (`--backend cuda` is then an error naming why).
+#[cfg(feature = "mpi")]
+fn rank_backend(
+    run: &RunArgs,
+    name: &str,
+    runs_on_cuda: bool,
+) -> Result<groute::core::BackendChoice, AnyError> {
+    use groute::core::BackendChoice;
+    let asked = run.backend_choice()?;
+    let why_not = if !runs_on_cuda {
+        Some(format!(
+            "{name} across MPI ranks runs on the host backend (the CUDA executors across ranks \
+             run BFS, SSSP and CC)"
+        ))
+    } else if !cfg!(feature = "nccl") {
+        Some(
+            "this binary has no GPU data plane between ranks: build it with \
+             `--features mpi,nccl`"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    match (asked, why_not) {
+        (BackendChoice::Cuda, Some(why)) => {
+            Err(format!("--backend cuda: {why}; pass --backend host or leave it out").into())
+        }
+        (_, Some(_)) => Ok(BackendChoice::Host),
+        (asked, None) => Ok(asked),
+    }
+}
+
 /// The job of a traversal from one source (BFS levels, SSSP distances: `u32` values,
 /// `UNREACHED` for vertices not reached), validated against `reference`.
 pub fn traversal_job<'a>(
@@ -233,6 +275,7 @@ pub fn traversal_job<'a>(
         load_ms,
         sources: vec![source],
         options: WorklistOptions::default().for_graph(graph.num_vertices()),
+        runs_on_cuda: true,
         validate: validate.then(|| Box::new(check) as Validate<'a, u32>),
         write: Box::new(move |path, values| {
             super::write_values(

@@ -52,6 +52,13 @@ struct BfsRelax {
     }
 };
 
+// Connected components by label propagation: a vertex offers its label unchanged.
+struct LabelRelax {
+    __device__ __forceinline__ static unsigned int relax(unsigned int value, unsigned int) {
+        return value;
+    }
+};
+
 struct SsspRelax {
     __device__ __forceinline__ static unsigned int relax(unsigned int value, unsigned int w) {
         const unsigned int s = value + w;

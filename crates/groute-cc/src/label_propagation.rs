@@ -1,7 +1,11 @@
 //! Connected components as a [`WorklistAlgorithm`]: label propagation, run by the worklist's
 //! executors instead of the routers of [`connected_components`](crate::connected_components).
 
+use groute_worklist::traversal::TraversalKernels;
 use groute_worklist::{Combine, Start, WorklistAlgorithm};
+
+/// The CUDA kernels of [`LabelPropagation`]: `kernels/cc/labels.cu`.
+const LABELS_SOURCE: groute_kernels::KernelSource = groute_kernels::cc::LABELS;
 
 /// Label propagation: every vertex starts with its own id as its label and offers it to its
 /// neighbours; a smaller label replaces a larger one. On a symmetric graph each vertex ends
@@ -11,7 +15,9 @@ use groute_worklist::{Combine, Start, WorklistAlgorithm};
 /// The topology-driven solver ([`CcSolver`](crate::CcSolver)) remains what `groute::cc`
 /// runs: it needs one pass over the edges where label propagation needs as many rounds as
 /// the components' diameter. This form runs wherever a [`WorklistAlgorithm`] does
-/// (`groute_worklist::algorithm::HostSolver`, `groute::Runner::run_algorithm`).
+/// (`groute_worklist::algorithm::HostSolver`, `groute::Runner::run_algorithm`), on CUDA
+/// devices too (`groute_worklist::traversal::MinTraversalSolver`, and across the ranks of an
+/// MPI job: `groute_dist::DistSolver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LabelPropagation;
 
@@ -20,6 +26,13 @@ impl WorklistAlgorithm for LabelPropagation {
     const COMBINE: Combine = Combine::Min;
     const START: Start = Start::EveryVertex;
     const WEIGHTED: bool = false;
+    const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
+        source: &LABELS_SOURCE,
+        expand: "cc_labels_expand",
+        split_receive: "cc_labels_split_receive",
+        fused: "cc_labels_fused",
+        reexamine: "cc_labels_reexamine",
+    });
 
     fn init(&self, vertex: u32, _source: bool) -> u32 {
         vertex

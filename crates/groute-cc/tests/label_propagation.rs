@@ -1,15 +1,15 @@
-//! Connected components as a worklist algorithm (`LabelPropagation`) on the worklist's host
-//! executor: on random symmetric graphs, 1 to 4 devices, random partitions, plain and
-//! jittered, the labels are union-find's.
+//! Connected components as a worklist algorithm (`LabelPropagation`) on the min traversals'
+//! executors (host backend, and the CUDA kernels of `kernels/cc/labels.cu` with
+//! `GROUTE_TEST_CUDA=1`): on random symmetric graphs, 1 to 4 devices, random partitions,
+//! plain and jittered, the labels are union-find's, run after run on one solver.
 
 use std::time::Duration;
 
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::{scaled, test_contexts};
-use groute_core::{BackendKind, Error};
 use groute_graph::{CsrBuilder, EdgeList, Partition};
-use groute_worklist::algorithm::HostSolver;
-use groute_worklist::{WorklistError, WorklistOptions};
+use groute_worklist::WorklistOptions;
+use groute_worklist::traversal::MinTraversalSolver;
 use proptest::prelude::*;
 
 fn options() -> WorklistOptions {
@@ -41,16 +41,15 @@ proptest! {
         bounds.insert(0, 0);
         bounds.push(n);
         let partition = Partition::from_bounds(bounds).unwrap();
+        let expected = cc_reference(&csr);
         for tc in test_contexts(devices, &[11]) {
-            let solver = HostSolver::new(&tc.context, LabelPropagation, &csr, &partition, &options());
-            if tc.context.backend_kind() == BackendKind::Cuda {
-                // The worklist's CUDA executors run min traversals from sources.
-                let refused = matches!(solver, Err(WorklistError::Runtime(Error::Unsupported { .. })));
-                prop_assert!(refused, "{}", tc.label);
-                continue;
+            let mut solver =
+                MinTraversalSolver::new(&tc.context, LabelPropagation, &csr, &partition, &options())
+                    .unwrap();
+            for run in 0..2 {
+                let out = solver.run(&[], &options()).unwrap();
+                prop_assert_eq!(&out.values, &expected, "{} on {} devices, run {}", tc.label, devices, run);
             }
-            let out = solver.and_then(|mut s| s.run(&[], &options())).unwrap();
-            prop_assert_eq!(&out.values, &cc_reference(&csr), "{} on {} devices", tc.label, devices);
         }
     }
 }

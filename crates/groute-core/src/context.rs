@@ -74,6 +74,7 @@ pub struct ContextBuilder {
     backend: BackendChoice,
     jitter: Option<Jitter>,
     physical_limit: Option<usize>,
+    first_physical: usize,
     device_memory_limit: Option<u64>,
     stall_timeout: Option<Duration>,
     faults: FaultPlan,
@@ -86,6 +87,7 @@ impl Default for ContextBuilder {
             backend: BackendChoice::Auto,
             jitter: None,
             physical_limit: None,
+            first_physical: 0,
             device_memory_limit: None,
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
             faults: FaultPlan::new(),
@@ -133,6 +135,15 @@ impl ContextBuilder {
     /// that several virtual devices share one.
     pub fn physical_devices(mut self, n: usize) -> Self {
         self.physical_limit = Some(n);
+        self
+    }
+
+    /// Maps virtual device `v` to physical device `(first + v) mod count` instead of `v mod
+    /// count`: each of several processes on one node (the ranks of an MPI job, say) starts
+    /// at a GPU of its own (`first = local rank x devices per rank`), and processes that
+    /// outnumber the GPUs share them round-robin.
+    pub fn first_physical_device(mut self, first: usize) -> Self {
+        self.first_physical = first;
         self
     }
 
@@ -195,7 +206,7 @@ impl ContextBuilder {
         Context::build_on(
             backend,
             self.devices,
-            self.physical_limit,
+            (self.physical_limit, self.first_physical),
             fallback_note,
             self.device_memory_limit,
         )
@@ -416,13 +427,13 @@ impl Context {
         physical_limit: Option<usize>,
         fallback_note: Option<String>,
     ) -> Result<Self> {
-        Self::build_on(backend, devices, physical_limit, fallback_note, None)
+        Self::build_on(backend, devices, (physical_limit, 0), fallback_note, None)
     }
 
     fn build_on(
         backend: Arc<dyn Backend>,
         devices: usize,
-        physical_limit: Option<usize>,
+        (physical_limit, first_physical): (Option<usize>, usize),
         fallback_note: Option<String>,
         device_memory_limit: Option<u64>,
     ) -> Result<Self> {
@@ -445,7 +456,7 @@ impl Context {
         );
         let mut list = Vec::with_capacity(devices);
         for v in 0..devices {
-            let p = v % physical;
+            let p = (first_physical % physical + v) % physical;
             let properties = backend.properties(p)?;
             let events = EventPool::new(Arc::clone(&backend), p, EventKind::Sync, 16)?;
             let timing_events = EventPool::new(Arc::clone(&backend), p, EventKind::Timing, 0)?;

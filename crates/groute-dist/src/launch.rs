@@ -16,3 +16,19 @@ pub fn launched_rank() -> Option<(usize, usize)> {
         (rank < size).then_some((rank, size))
     })
 }
+
+/// This process's rank among the launcher's processes on its node (Open MPI's
+/// `OMPI_COMM_WORLD_LOCAL_RANK`, MPICH's `MPI_LOCALRANKID`, MVAPICH's
+/// `MV2_COMM_WORLD_LOCAL_RANK`); `None` when no launcher says. Ranks of one node start their
+/// devices at different GPUs with it
+/// ([`ContextBuilder::first_physical_device`](groute_core::ContextBuilder::first_physical_device)).
+pub fn launched_local_rank() -> Option<usize> {
+    const NAMES: [&str; 3] = [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "MV2_COMM_WORLD_LOCAL_RANK",
+    ];
+    NAMES
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.parse().ok())
+}

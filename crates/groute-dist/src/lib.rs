@@ -6,8 +6,11 @@
 //! runtime's router as in one process, and the last device of rank `r` hands its items to the
 //! first device of rank `r + 1 mod R` through the ranks' communication layer
 //! ([`RankComm`]: MPI with the `mpi` feature, threads of one process in the tests). Any
-//! [`WorklistAlgorithm`](groute_worklist::WorklistAlgorithm) runs this way
-//! ([`DistSolver`]), on the host backend; results are gathered to rank 0.
+//! [`WorklistAlgorithm`](groute_worklist::WorklistAlgorithm) runs this way on the host
+//! backend, its items inside the ring's messages; on CUDA devices the min traversals run
+//! (BFS, SSSP), their items crossing between ranks over NCCL (feature `nccl`: one
+//! communicator per ring edge, the message carrying only the item count). Results are
+//! gathered to rank 0 ([`DistSolver`]).
 //!
 //! | item | what it is |
 //! |---|---|
@@ -15,8 +18,9 @@
 //! | [`LocalRanks`] | ranks as threads of one process, with seeded jitter (tests) |
 //! | `MpiComm` (feature `mpi`) | the same over MPI: `MPI_Isend` / `MPI_Improbe` on the ring, `MPI_Iallreduce` for the waves |
 //! | [`RankRing`] | one rank's devices on the ring spanning every rank (a [`RingTransport`](groute_worklist::RingTransport)) |
+//! | `NcclPlane` (feature `nccl`) | the CUDA data plane between ranks: one two-member NCCL communicator per ring edge, `libnccl.so.2` loaded at run time, or the library `GROUTE_NCCL_LIBRARY` names |
 //! | [`DistSolver`], [`DistOutput`], [`RunTotals`] | an algorithm over every rank's devices; rank 0's gathered result |
-//! | [`launched_rank`] | whether an MPI launcher started this process |
+//! | [`launched_rank`], [`launched_local_rank`] | whether an MPI launcher started this process, and its rank on its node |
 //!
 //! # Termination across ranks
 //!
@@ -79,15 +83,20 @@ mod launch;
 mod local;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
+#[cfg(feature = "nccl")]
+mod nccl;
+mod plane;
 mod progress;
 mod ring;
 mod solver;
 
 pub use comm::{RankComm, Reduction, WaveCounts};
 pub use error::{DistError, Result};
-pub use launch::launched_rank;
+pub use launch::{launched_local_rank, launched_rank};
 pub use local::LocalRanks;
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
+#[cfg(feature = "nccl")]
+pub use nccl::NCCL_LIBRARY_ENV;
 pub use ring::RankRing;
 pub use solver::{DistOutput, DistSolver, RunTotals};

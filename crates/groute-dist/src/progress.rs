@@ -11,7 +11,8 @@ use groute_worklist::{PriorityCounter, RingTransport, StepCounts};
 
 use crate::comm::{RankComm, WaveCounts};
 use crate::error::{DistError, Result};
-use crate::ring::{RankEdges, RankRing, arrived};
+use crate::plane::Carrier;
+use crate::ring::{RankEdges, RankRing};
 
 /// How long the loop sleeps when a pass found nothing to do (it shares the cores with the
 /// drivers).
@@ -40,6 +41,8 @@ pub(crate) struct Progress<'a, C, P> {
     pub(crate) comm: &'a mut C,
     pub(crate) context: &'a Context,
     pub(crate) edges: RankEdges<P>,
+    /// How the items cross to the next rank.
+    pub(crate) carrier: &'a mut Carrier<P>,
     pub(crate) counter: &'a PriorityCounter,
     pub(crate) started: &'a AtomicBool,
     /// Items handed to the next rank / taken from the previous one, since the run began.
@@ -126,10 +129,9 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
         let mut moved = false;
         loop {
             match self.edges.outgoing.try_recv() {
-                Ok(items) => {
-                    let n = items.len() as u64;
-                    self.comm
-                        .start_send(bytemuck::cast_slice::<P, u8>(&items).to_vec())?;
+                Ok(outbound) => {
+                    let (message, n) = self.carrier.send(outbound)?;
+                    self.comm.start_send(message)?;
                     self.sent += n;
                     // Retired once the next rank's copy is on its way (it counts them
                     // again before any of its drivers sees them).
@@ -148,30 +150,19 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
             }
         }
         self.comm.progress_sends()?;
-        while let Some(bytes) = self.comm.try_receive()? {
+        while let Some(message) = self.comm.try_receive()? {
             moved = true;
             if self.counter.is_done() {
                 // A failed run: nothing more is processed here, but the sender's message is
                 // taken so that it completes, and counted for the drain.
-                self.received += (bytes.len() / std::mem::size_of::<P>()) as u64;
+                self.received += self.carrier.discard(&message)?;
                 continue;
             }
-            if bytes.len() % std::mem::size_of::<P>() != 0 {
-                return Err(DistError::Comm(format!(
-                    "a message of {} bytes is not a whole number of {}-byte items",
-                    bytes.len(),
-                    std::mem::size_of::<P>()
-                )));
-            }
-            let items: Vec<P> = bytemuck::pod_collect_to_vec(&bytes);
-            let n = items.len() as u64;
+            let (segment, n) = self.carrier.receive(self.context, &message)?;
             self.received += n;
-            if n == 0 {
-                continue;
-            }
+            let Some(segment) = segment else { continue };
             // Counted before any driver can see them.
             self.counter.report(StepCounts::produced(n));
-            let segment = arrived(self.context, &items)?;
             if self.edges.incoming.send(segment).is_err() {
                 return Err(DistError::Comm(
                     "the ring edge from the previous rank closed".into(),
@@ -184,7 +175,7 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
     /// Waits until every send this rank started has completed (after termination they all
     /// have been received, so this ends).
     fn drain_sends(&mut self) -> Result<()> {
-        while self.comm.progress_sends()? > 0 {
+        while self.comm.progress_sends()? + self.carrier.unfinished_sends()? > 0 {
             std::thread::sleep(IDLE_SLEEP);
         }
         Ok(())
@@ -194,19 +185,22 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
 /// After a failed run, every rank (collectively) takes what its predecessor sent and nobody
 /// received, and waits for its own sends, so that no message of the failed run is left for
 /// the next run on the same communicator. `sent` / `received`: this rank's items so far.
-pub(crate) fn drain_after_failure<C: RankComm>(
+pub(crate) fn drain_after_failure<C: RankComm, P: Pod + Send + Sync>(
     comm: &mut C,
+    carrier: &mut Carrier<P>,
     sent: u64,
     mut received: u64,
-    item_bytes: usize,
 ) -> Result<()> {
     let mut words = vec![0u64; comm.size()];
     words[comm.rank()] = sent;
     let sent_by = comm.all_reduce(&words, crate::comm::Reduction::Sum)?;
     let previous = (comm.rank() + comm.size() - 1) % comm.size();
-    while received < sent_by[previous] || comm.progress_sends()? > 0 {
+    while received < sent_by[previous]
+        || comm.progress_sends()? > 0
+        || carrier.unfinished_sends()? > 0
+    {
         match comm.try_receive()? {
-            Some(bytes) => received += (bytes.len() / item_bytes.max(1)) as u64,
+            Some(message) => received += carrier.discard(&message)?,
             None => std::thread::sleep(IDLE_SLEEP),
         }
     }
@@ -215,7 +209,10 @@ pub(crate) fn drain_after_failure<C: RankComm>(
 
 /// A rank that fails before its share of the run could start (its ring could not be made):
 /// it joins the waves with a failure mark until the others have learnt it, then drains.
-pub(crate) fn fail_alone<C: RankComm>(comm: &mut C, item_bytes: usize) -> Result<()> {
+pub(crate) fn fail_alone<C: RankComm, P: Pod + Send + Sync>(
+    comm: &mut C,
+    carrier: &mut Carrier<P>,
+) -> Result<()> {
     let mut received = 0u64;
     comm.start_wave(WaveCounts {
         sent: 0,
@@ -223,11 +220,11 @@ pub(crate) fn fail_alone<C: RankComm>(comm: &mut C, item_bytes: usize) -> Result
         failed: 1,
     })?;
     loop {
-        while let Some(bytes) = comm.try_receive()? {
-            received += (bytes.len() / item_bytes.max(1)) as u64;
+        while let Some(message) = comm.try_receive()? {
+            received += carrier.discard(&message)?;
         }
         if comm.test_wave()?.is_some() {
-            return drain_after_failure(comm, 0, received, item_bytes);
+            return drain_after_failure(comm, carrier, 0, received);
         }
         std::thread::sleep(IDLE_SLEEP);
     }

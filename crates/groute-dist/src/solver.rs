@@ -4,16 +4,21 @@ use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
 
-use groute_core::Context;
+use std::collections::VecDeque;
+
+use bytemuck::Pod;
+use groute_core::{BackendKind, Context, DeviceId};
 use groute_graph::{Csr, Partition};
-use groute_worklist::algorithm::{HostAlgorithm, HostOutput, HostSolver};
+use groute_worklist::algorithm::{HostOutput, HostSolver};
+use groute_worklist::traversal::{MinTraversalSolver, TraversalOutput};
 use groute_worklist::{
-    Combine, PackedOf, PriorityCounter, RingTransport, SharedRun, WorklistAlgorithm,
-    WorklistOptions, WorklistStats,
+    Combine, PriorityCounter, RingTransport, SharedRun, VertexValue, WorklistAlgorithm,
+    WorklistError, WorklistOptions, WorklistStats,
 };
 
 use crate::comm::{RankComm, Reduction};
 use crate::error::{DistError, Result};
+use crate::plane::Carrier;
 use crate::progress::{Ending, Progress, drain_after_failure, fail_alone};
 use crate::ring::RankRing;
 
@@ -49,18 +54,67 @@ pub struct RunTotals {
 
 /// A [`WorklistAlgorithm`] over the devices of every rank of a run: the graph is split into
 /// `ranks x devices` parts, rank `r`'s devices holding parts `r * devices..(r + 1) * devices`
-/// (its [`HostSolver::for_parts`]); the ranks form one ring, rank `r`'s last device sending
-/// to rank `r + 1`'s first, and the run ends when a termination wave proves every rank idle
-/// with nothing in flight (the crate docs). Host backend.
+/// and nothing else; the ranks form one ring, rank `r`'s last device sending to rank
+/// `r + 1`'s first, and the run ends when a termination wave proves every rank idle with
+/// nothing in flight (the crate docs).
 ///
-/// Every rank makes its solver with the same graph, partition, algorithm and options, and
-/// calls [`DistSolver::run`] with the same sources (collective calls).
+/// On the host backend any algorithm runs ([`HostSolver::for_parts`]), its items crossing
+/// between ranks inside the [`RankComm`]'s messages. On CUDA devices the algorithms that the
+/// CUDA executors run do ([`MinTraversalSolver::for_parts`]: BFS, SSSP, a program's own
+/// min-combined traversal with kernels), their items crossing over NCCL (feature `nccl`)
+/// with only their count in the message; a worklist or outgoing buffer that overflows is
+/// grown on the rank that overflowed and the run starts again on every rank.
+///
+/// Every rank makes its solver with the same graph, partition, algorithm, options and
+/// backend, and calls [`DistSolver::run`] with the same sources (collective calls).
 pub struct DistSolver<'c, A: WorklistAlgorithm, C: RankComm> {
     comm: &'c mut C,
     context: Context,
-    solver: HostSolver<A>,
+    share: Share<A>,
     ring_devices: usize,
 }
+
+/// This rank's share of the graph, by backend.
+enum Share<A: WorklistAlgorithm> {
+    /// Host backend: any algorithm; items cross inside the messages.
+    Host(HostSolver<A>),
+    /// CUDA devices: the min traversals' executors; items cross over the carrier.
+    Cuda {
+        solver: MinTraversalSolver<A>,
+        carrier: Carrier<VertexValue>,
+    },
+}
+
+/// One rank's values after its share of a run, in its parts' vertices.
+struct ShareValues<V> {
+    values: Vec<V>,
+    left: Vec<V>,
+    stats: WorklistStats,
+}
+
+impl<V> From<HostOutput<V>> for ShareValues<V> {
+    fn from(out: HostOutput<V>) -> Self {
+        ShareValues {
+            values: out.values,
+            left: out.left,
+            stats: out.stats,
+        }
+    }
+}
+
+impl<V> From<TraversalOutput<V>> for ShareValues<V> {
+    fn from(out: TraversalOutput<V>) -> Self {
+        ShareValues {
+            values: out.values,
+            left: Vec::new(),
+            stats: out.stats,
+        }
+    }
+}
+
+/// A share that ran to the end of the run: its values, the items it sent to the next rank,
+/// and the termination waves.
+type Finished<V> = (ShareValues<V>, u64, u64);
 
 impl<A: WorklistAlgorithm, C: RankComm> std::fmt::Debug for DistSolver<'_, A, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -75,7 +129,8 @@ impl<A: WorklistAlgorithm, C: RankComm> std::fmt::Debug for DistSolver<'_, A, C>
 impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// Uploads this rank's parts of `csr` (the whole graph, renumbered so that part `p` owns
     /// `partition.range(p)`; `partition` has `comm.size() * context.num_devices()` parts)
-    /// to `context`'s devices. Collective: every rank calls it, with as many devices.
+    /// to `context`'s devices; on CUDA devices of several ranks, also makes the NCCL plane.
+    /// Collective: every rank calls it, with as many devices of the same backend.
     pub fn new(
         comm: &'c mut C,
         context: &Context,
@@ -87,7 +142,9 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
         let devices = context.num_devices() as u64;
         let n = csr.num_vertices() as u64;
         let bounds = fingerprint(partition.bounds());
-        let [devices_range, n_range, bounds_range] = agree(comm, [devices, n, bounds])?;
+        let cuda = context.backend_kind() == BackendKind::Cuda;
+        let [devices_range, n_range, bounds_range, backend_range] =
+            agree(comm, [devices, n, bounds, u64::from(cuda)])?;
         if let Some((low, high)) = devices_range {
             return Err(DistError::Mismatch {
                 what: "the number of devices per rank",
@@ -96,6 +153,26 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
                     comm.rank()
                 ),
                 fix: "give every rank the same --devices",
+            });
+        }
+        if backend_range.is_some() {
+            return Err(DistError::Mismatch {
+                what: "the backend",
+                detail: format!(
+                    "this rank, {}, runs on {}, another on {}",
+                    comm.rank(),
+                    if cuda {
+                        "CUDA devices"
+                    } else {
+                        "the host backend"
+                    },
+                    if cuda {
+                        "the host backend"
+                    } else {
+                        "CUDA devices"
+                    },
+                ),
+                fix: "give every rank the same --backend (and GPUs to every rank for cuda)",
             });
         }
         if n_range.is_some() || bounds_range.is_some() {
@@ -124,10 +201,19 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
             .into());
         }
         let first_part = comm.rank() * context.num_devices();
-        let solver = HostSolver::for_parts(context, algorithm, csr, partition, first_part, options);
+        let share = if cuda {
+            MinTraversalSolver::for_parts(context, algorithm, csr, partition, first_part, options)
+                .map(|solver| Share::Cuda {
+                    solver,
+                    carrier: Carrier::Loopback(VecDeque::new()),
+                })
+        } else {
+            HostSolver::for_parts(context, algorithm, csr, partition, first_part, options)
+                .map(Share::Host)
+        };
         // One rank may fail here alone (its devices' memory): all learn it.
-        let failed = comm.all_reduce(&[u64::from(solver.is_err())], Reduction::Sum)?[0];
-        let solver = match solver {
+        let failed = comm.all_reduce(&[u64::from(share.is_err())], Reduction::Sum)?[0];
+        let mut share = match share {
             Ok(_) if failed > 0 => {
                 return Err(DistError::PeerFailed {
                     failed,
@@ -137,10 +223,15 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
             }
             other => other?,
         };
+        if let Share::Cuda { carrier, .. } = &mut share
+            && comm.size() > 1
+        {
+            *carrier = device_plane(comm, context)?;
+        }
         Ok(DistSolver {
             comm,
             context: context.clone(),
-            solver,
+            share,
             ring_devices,
         })
     }
@@ -152,7 +243,10 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
 
     /// The vertices this rank's parts own.
     pub fn owned_vertices(&self) -> Range<u32> {
-        self.solver.owned_vertices()
+        match &self.share {
+            Share::Host(solver) => solver.owned_vertices(),
+            Share::Cuda { solver, .. } => solver.owned_vertices(),
+        }
     }
 
     /// Runs the algorithm from `sources` (partitioned ids, the same on every rank) and
@@ -177,108 +271,69 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
                 fix: "give every rank the same sources",
             });
         }
-        // Counts of zero make this rank idle; the progress loop ends the run (`finish`).
-        let counter = PriorityCounter::held(self.context.num_devices(), options.prio_delta);
-        let started = AtomicBool::new(false);
-        let packet_size = options.packet_size.max(1);
-        let item_bytes = std::mem::size_of::<PackedOf<HostAlgorithm<A>>>();
-        let (ring, edges) =
-            match RankRing::new(&self.context, packet_size, options.ring_buffers.max(1)) {
-                Ok(ring) => ring,
-                Err(e) => {
-                    // The others are running: tell them, and leave nothing in flight.
-                    fail_alone(&mut *self.comm, item_bytes)?;
-                    return Err(e.into());
-                }
+        let mut restarts = 0;
+        loop {
+            let comm = &mut *self.comm;
+            let run = Attempt {
+                context: &self.context,
+                ring_devices: self.ring_devices,
+                options,
             };
-        let shared = SharedRun {
-            counter: &counter,
-            ring_devices: self.ring_devices,
-            started: &started,
-        };
-        let solver = &mut self.solver;
-        let comm = &mut *self.comm;
-        let context = &self.context;
-        let (share, progress) = std::thread::scope(|scope| {
-            let ring = &ring;
-            let counter = &counter;
-            let drivers = scope.spawn(move || {
-                // A panic (in an algorithm's own code, say) fails the rank like an error.
-                let out = catch_unwind(AssertUnwindSafe(|| {
-                    solver.run_shared(sources, options, ring, shared)
-                }))
-                .unwrap_or_else(|_| {
-                    Err(groute_core::Error::ThreadPanicked("the drivers of a rank".into()).into())
-                });
-                if out.is_err() {
-                    counter.abort();
-                    ring.shutdown();
+            let outcome = match &mut self.share {
+                Share::Host(solver) => {
+                    run.share(comm, &mut Carrier::Messages, None, |ring, shared| {
+                        solver
+                            .run_shared(sources, options, ring, shared)
+                            .map(ShareValues::from)
+                    })
                 }
-                out
-            });
-            let mut progress = Progress {
-                comm,
-                context,
-                edges,
-                counter,
-                started: &started,
-                sent: 0,
-                received: 0,
-                error: None,
-            };
-            let ending =
-                catch_unwind(AssertUnwindSafe(|| progress.run(ring))).unwrap_or_else(|_| {
-                    counter.abort();
-                    ring.shutdown();
-                    Err(DistError::Comm(
-                        "the progress loop of this rank panicked".into(),
-                    ))
-                });
-            let share = drivers.join().unwrap_or_else(|_| {
-                Err(groute_core::Error::ThreadPanicked("the drivers of a rank".into()).into())
-            });
-            (
-                share,
-                (ending, progress.sent, progress.received, progress.error),
-            )
-        });
-        let (ending, sent, received, own_error) = progress;
-        let (rank, ranks) = (self.comm.rank(), self.comm.size());
-        match ending? {
-            Ending::Terminated { waves } => {
-                // Every rank ended on the same wave; one may still have failed after it (a
-                // time limit, its devices' last work): all learn it before the gather.
-                let failed = self
-                    .comm
-                    .all_reduce(&[u64::from(share.is_err())], Reduction::Sum)?[0];
-                match share {
-                    Ok(share) if failed == 0 => self.gather(share, sent, waves),
-                    Ok(_) => Err(DistError::PeerFailed {
-                        failed,
-                        ranks,
-                        rank,
-                    }),
-                    Err(e) => Err(e.into()),
+                Share::Cuda { solver, carrier } => {
+                    let stage_on = match carrier {
+                        Carrier::Loopback(staged) => {
+                            staged.clear();
+                            DeviceId(0)
+                        }
+                        _ => DeviceId(self.context.num_devices() - 1),
+                    };
+                    run.share(comm, carrier, Some(stage_on), |ring, shared| {
+                        solver
+                            .run_shared(sources, options, ring, shared)
+                            .map(ShareValues::from)
+                    })
                 }
-            }
-            Ending::Failed { failed, this_rank } => {
-                drain_after_failure(&mut *self.comm, sent, received, item_bytes)?;
-                match (this_rank, own_error, share) {
-                    (true, Some(e), _) => Err(e),
-                    (true, None, Err(e)) => Err(e.into()),
-                    _ => Err(DistError::PeerFailed {
-                        failed,
-                        ranks,
-                        rank,
-                    }),
+            }?;
+            match outcome {
+                Ok((mut share, between, waves)) => {
+                    share.stats.restarts = restarts;
+                    return self.gather(share, between, waves);
                 }
+                Err(failure) if self.grow_after(&failure, options)? => restarts += 1,
+                Err(failure) => return Err(failure),
             }
         }
     }
 
+    /// After a run that failed on every rank with `failure` (this rank's error, or
+    /// [`DistError::PeerFailed`]): whether to run again (collective). A run that overflowed a
+    /// CUDA worklist or outgoing buffer whose size the options leave to the solver runs
+    /// again once the rank that overflowed has grown it, unless a rank failed otherwise.
+    fn grow_after(&mut self, failure: &DistError, options: &WorklistOptions) -> Result<bool> {
+        let grew = match (&mut self.share, failure) {
+            (Share::Cuda { solver, .. }, DistError::Worklist(e)) => {
+                solver.grow_after(e, options)?
+            }
+            _ => false,
+        };
+        let fatal = !grew && !matches!(failure, DistError::PeerFailed { .. });
+        let votes = self
+            .comm
+            .all_reduce(&[u64::from(grew), u64::from(fatal)], Reduction::Max)?;
+        Ok(votes[0] > 0 && votes[1] == 0)
+    }
+
     fn gather(
         &mut self,
-        share: HostOutput<A::Value>,
+        share: ShareValues<A::Value>,
         between: u64,
         waves: u64,
     ) -> Result<DistOutput<A::Value>> {
@@ -310,7 +365,7 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// Each rank's `words`, concatenated in rank order, on rank 0 (empty elsewhere), in
     /// rounds of at most [`GATHER_ROUND_BYTES`] per rank (MPI counts bytes in 32 bits, the
     /// total of a round on rank 0 included).
-    fn gather_words<W: bytemuck::Pod>(&mut self, words: &[W]) -> Result<Vec<W>> {
+    fn gather_words<W: Pod>(&mut self, words: &[W]) -> Result<Vec<W>> {
         let bytes: &[u8] = bytemuck::cast_slice(words);
         let round = GATHER_ROUND_BYTES / self.comm.size().max(1);
         let longest = self
@@ -342,6 +397,143 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
             all.extend(bytemuck::pod_collect_to_vec::<u8, W>(&bytes));
         }
         Ok(all)
+    }
+}
+
+/// The carrier of a CUDA share on several ranks: the NCCL plane (collective).
+#[cfg(feature = "nccl")]
+fn device_plane<C: RankComm>(comm: &mut C, context: &Context) -> Result<Carrier<VertexValue>> {
+    Ok(Carrier::Plane(Box::new(crate::nccl::NcclPlane::new(
+        comm, context,
+    )?)))
+}
+
+/// Without the `nccl` feature CUDA devices of several ranks have no data plane.
+#[cfg(not(feature = "nccl"))]
+fn device_plane<C: RankComm>(_comm: &mut C, _context: &Context) -> Result<Carrier<VertexValue>> {
+    Err(groute_core::Error::Unsupported {
+        operation: "a run over CUDA devices of several ranks without the NCCL data plane \
+                    (build with the `nccl` feature, or run on the host backend)",
+        backend: "cuda",
+    }
+    .into())
+}
+
+/// What one attempt at a run needs besides the communicator and the share.
+struct Attempt<'a> {
+    context: &'a Context,
+    ring_devices: usize,
+    options: &'a WorklistOptions,
+}
+
+impl Attempt<'_> {
+    /// Runs this rank's share (`execute`, on a thread of its own, over the ring) beside the
+    /// progress loop, until every rank is done or one failed. `Ok(Err)`: the run failed on
+    /// every rank (this rank's error, or [`DistError::PeerFailed`]), which all learnt
+    /// together and after which nothing of it is in flight; `Err`: this rank cannot go on.
+    fn share<C: RankComm, P: Pod + Send + Sync, V: Send>(
+        &self,
+        comm: &mut C,
+        carrier: &mut Carrier<P>,
+        stage_on: Option<DeviceId>,
+        execute: impl FnOnce(&RankRing<P>, SharedRun<'_>) -> Result<ShareValues<V>, WorklistError>
+        + Send,
+    ) -> Result<Result<Finished<V>, DistError>> {
+        let options = self.options;
+        // Counts of zero make this rank idle; the progress loop ends the run (`finish`).
+        let counter = PriorityCounter::held(self.context.num_devices(), options.prio_delta);
+        let started = AtomicBool::new(false);
+        let packet_size = options.packet_size.max(1);
+        let (ring, edges) = match RankRing::new(
+            self.context,
+            packet_size,
+            options.ring_buffers.max(1),
+            stage_on,
+        ) {
+            Ok(ring) => ring,
+            Err(e) => {
+                // The others are running: tell them, and leave nothing in flight.
+                fail_alone(comm, carrier)?;
+                return Ok(Err(e.into()));
+            }
+        };
+        let shared = SharedRun {
+            counter: &counter,
+            ring_devices: self.ring_devices,
+            started: &started,
+        };
+        let (share, progress) = std::thread::scope(|scope| {
+            let ring = &ring;
+            let counter = &counter;
+            let drivers = scope.spawn(move || {
+                // A panic (in an algorithm's own code, say) fails the rank like an error.
+                let out =
+                    catch_unwind(AssertUnwindSafe(|| execute(ring, shared))).unwrap_or_else(|_| {
+                        Err(
+                            groute_core::Error::ThreadPanicked("the drivers of a rank".into())
+                                .into(),
+                        )
+                    });
+                if out.is_err() {
+                    counter.abort();
+                    ring.shutdown();
+                }
+                out
+            });
+            let mut progress = Progress {
+                comm: &mut *comm,
+                context: self.context,
+                edges,
+                carrier: &mut *carrier,
+                counter,
+                started: &started,
+                sent: 0,
+                received: 0,
+                error: None,
+            };
+            let ending =
+                catch_unwind(AssertUnwindSafe(|| progress.run(ring))).unwrap_or_else(|_| {
+                    counter.abort();
+                    ring.shutdown();
+                    Err(DistError::Comm(
+                        "the progress loop of this rank panicked".into(),
+                    ))
+                });
+            let share = drivers.join().unwrap_or_else(|_| {
+                Err(groute_core::Error::ThreadPanicked("the drivers of a rank".into()).into())
+            });
+            (
+                share,
+                (ending, progress.sent, progress.received, progress.error),
+            )
+        });
+        let (ending, sent, received, own_error) = progress;
+        let (rank, ranks) = (comm.rank(), comm.size());
+        let peers_failed = |failed| DistError::PeerFailed {
+            failed,
+            ranks,
+            rank,
+        };
+        Ok(match ending? {
+            Ending::Terminated { waves } => {
+                // Every rank ended on the same wave; one may still have failed after it (a
+                // time limit, its devices' last work): all learn it before the gather.
+                let failed = comm.all_reduce(&[u64::from(share.is_err())], Reduction::Sum)?[0];
+                match share {
+                    Ok(share) if failed == 0 => Ok((share, sent, waves)),
+                    Ok(_) => Err(peers_failed(failed)),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Ending::Failed { failed, this_rank } => {
+                drain_after_failure(comm, carrier, sent, received)?;
+                match (this_rank, own_error, share) {
+                    (true, Some(e), _) => Err(e),
+                    (true, None, Err(e)) => Err(e.into()),
+                    _ => Err(peers_failed(failed)),
+                }
+            }
+        })
     }
 }
 

@@ -11,10 +11,13 @@ use groute_bfs::{Bfs, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistSolver, MpiComm, RankComm};
-use groute_graph::{Csr, CsrBuilder, EdgeList, Partition};
+use groute_graph::{Csr, Partition};
 use groute_pagerank::{PageRank, l1_error_bound, pagerank_reference};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
+use support::random_graph;
+
+mod support;
 
 fn options() -> WorklistOptions {
     WorklistOptions {
@@ -23,33 +26,6 @@ fn options() -> WorklistOptions {
         max_batch: 32,
         ..WorklistOptions::default()
     }
-}
-
-/// A random graph of `n` vertices and `m` arcs (seeded), weights 1..=100.
-fn graph(n: u32, m: u32, seed: u64, symmetric: bool) -> Csr {
-    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let pairs: Vec<(u32, u32)> = (0..m)
-        .map(|_| {
-            (
-                (next() % u64::from(n)) as u32,
-                (next() % u64::from(n)) as u32,
-            )
-        })
-        .collect();
-    let csr = CsrBuilder::new(n as usize)
-        .symmetrize(symmetric)
-        .build(&EdgeList::from_pairs(&pairs))
-        .expect("graph");
-    let weights = (0..csr.num_edges())
-        .map(|_| (next() % 100) as u32 + 1)
-        .collect();
-    csr.with_weights(weights).expect("weights")
 }
 
 /// Equal ranges, one per part.
@@ -111,7 +87,7 @@ fn main() -> ExitCode {
     let size = job.size();
     for (seed, devices) in [(1u64, 1usize), (2, 2), (3, 1)] {
         let label = format!("{size} ranks x {devices} devices, graph seed {seed}");
-        let csr = graph(600, 2_400, seed, false);
+        let csr = random_graph(600, 2_400, seed, false);
         let source = (seed * 37 % 600) as u32;
         let levels = job.run(Bfs, &csr, devices, &[source], &options());
         let ok = job.rank() != 0
@@ -138,7 +114,7 @@ fn main() -> ExitCode {
             format!("SSSP with soft priority, {label}"),
             ok && dist.is_ok(),
         );
-        let symmetric = graph(600, 900, seed, true);
+        let symmetric = random_graph(600, 900, seed, true);
         let labels = job.run(LabelPropagation, &symmetric, devices, &[], &options());
         let ok = job.rank() != 0
             || labels
@@ -165,7 +141,7 @@ fn main() -> ExitCode {
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of
         // it from the next wave.
-        let csr = graph(300, 1_200, 9, false);
+        let csr = random_graph(300, 1_200, 9, false);
         let last = job.rank() == size - 1;
         let options = WorklistOptions {
             max_batch: if last { 0 } else { 32 },

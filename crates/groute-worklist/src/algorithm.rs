@@ -53,7 +53,7 @@ mod value;
 pub(crate) use host::check_weights;
 pub use host::{AlgorithmSplit, AtomicArray, HostAlgorithm, HostRound, par_collect};
 pub use solver::{HostOutput, HostSolver};
-pub(crate) use solver::{check_partition, download_owned, for_owned_ranges};
+pub(crate) use solver::{check_partition, check_parts, download_owned, for_owned_ranges};
 pub use value::AtomicValue;
 
 use crate::traversal::TraversalKernels;
@@ -118,8 +118,10 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
     /// them).
     const WEIGHTED: bool;
     /// The CUDA kernels (`None`: the host backend only). The CUDA executors run min-combined
-    /// `u32` algorithms started from sources: the kernels instantiate
-    /// `kernels/include/traversal.cuh` with the algorithm's relax function.
+    /// `u32` algorithms: the kernels instantiate `kernels/include/traversal.cuh` with the
+    /// algorithm's relax function. Started from sources, a vertex starts at `UNREACHED` and a
+    /// source at 0 (`init` must say so); started from every vertex, at `init(v, false)`,
+    /// uploaded once.
     const CUDA_KERNELS: Option<TraversalKernels> = None;
 
     /// The value of `vertex` before the run; `source`: the run starts from it

@@ -259,7 +259,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
 
 /// Checks that `partition` splits `csr`'s vertices into parts of which `context`'s devices
 /// hold `first_part..first_part + context.num_devices()`; returns that range.
-fn check_parts(
+pub(crate) fn check_parts(
     context: &Context,
     csr: &Csr,
     partition: &Partition,

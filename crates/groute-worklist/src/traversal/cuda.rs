@@ -94,6 +94,10 @@ pub(crate) struct CudaTraversalDevice {
     /// Arcs of the whole graph (the largest arc id the kernels index by is below it).
     pub(super) graph_arcs: usize,
     pub(crate) values: Buffer<u32>,
+    /// Every vertex's value before a run, for algorithms started from every vertex
+    /// ([`Start::EveryVertex`](crate::Start::EveryVertex)); `None`: `UNREACHED`, the
+    /// sources 0.
+    initial: Option<Buffer<u32>>,
     pub(super) wl: Buffer<u32>,
     pub(super) outgoing: Vec<Buffer<VertexValue>>,
     pub(super) ctrl: Buffer<u32>,
@@ -160,6 +164,7 @@ impl CudaTraversalDevice {
             csr: part,
             graph_arcs: csr.targets().len(),
             values,
+            initial: None,
             wl,
             outgoing,
             ctrl,
@@ -174,6 +179,14 @@ impl CudaTraversalDevice {
             hubs,
             fused,
         })
+    }
+
+    /// Sets every vertex's value before a run to `initial` (the whole graph's, uploaded once)
+    /// instead of `UNREACHED` with the sources at 0.
+    pub(super) fn set_initial_values(&mut self, initial: Buffer<u32>) -> Result<(), Error> {
+        Error::check_same_length("initial values", self.values.len(), initial.len())?;
+        self.initial = Some(initial);
+        Ok(())
     }
 
     /// Soft priority's two low lists (ping-pong on re-examination), allocated on first use,
@@ -318,11 +331,16 @@ impl CudaTraversalDevice {
         seeds: &[u32],
     ) -> Result<(), WorklistError> {
         let s = &self.stream;
-        s.fill(&self.values, crate::traversal::UNREACHED)?;
-        for &v in sources {
-            let v = v as usize;
-            if v < self.values.len() {
-                s.fill(&self.values.slice(v..v + 1)?, 0u32)?;
+        match &self.initial {
+            Some(initial) => s.copy(&self.values, initial)?,
+            None => {
+                s.fill(&self.values, crate::traversal::UNREACHED)?;
+                for &v in sources {
+                    let v = v as usize;
+                    if v < self.values.len() {
+                        s.fill(&self.values.slice(v..v + 1)?, 0u32)?;
+                    }
+                }
             }
         }
         s.fill(&self.ctrl, 0u32)?;

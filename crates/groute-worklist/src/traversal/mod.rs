@@ -3,7 +3,7 @@
 //!
 //! Each device holds the rows of the vertices it owns ([`DeviceCsr`](crate::DeviceCsr)) and a
 //! **full-length** value array. Local items are vertex ids; remote items are
-//! [`VertexValue`](crate::split::VertexValue) pairs. An expand round relaxes every out-arc of its items with
+//! [`VertexValue`] pairs. An expand round relaxes every out-arc of its items with
 //! `fetch_min` on the device's value array, which is also the halo filter: an update to a
 //! vertex of another device is sent only if it improves what this device already knows of
 //! that vertex. On receipt, the owner applies the update with `fetch_min` and keeps the
@@ -11,10 +11,14 @@
 //! passes the item on only if it improved.
 //!
 //! The host backend runs any [`WorklistAlgorithm`] ([`HostSolver`]); the CUDA executors
-//! run those of `u32` values that combine by [`Combine::Min`], start from sources and name
-//! their instantiation of `kernels/include/traversal.cuh`
-//! ([`WorklistAlgorithm::CUDA_KERNELS`]): BFS relaxes to `value + 1`, SSSP to
-//! `value + weight`.
+//! run those of `u32` values that combine by [`Combine::Min`] and name their instantiation of
+//! `kernels/include/traversal.cuh` ([`WorklistAlgorithm::CUDA_KERNELS`]): BFS relaxes to
+//! `value + 1`, SSSP to `value + weight`, label propagation (connected components, started
+//! from every vertex) to the label itself.
+//!
+//! A solver may hold one process's share of a graph spanning several processes
+//! ([`MinTraversalSolver::for_parts`], [`MinTraversalSolver::run_shared`]: the `groute-dist`
+//! crate's ranks).
 //!
 //! [`MinTraversalSolver`] keeps every device's storage (CSR, value array, and on CUDA the
 //! device worklist, outgoing buffers and loaded kernels) across runs, so a run only resets
@@ -50,6 +54,8 @@ pub use fused_tuning::{
 };
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 
+use std::any::TypeId;
+use std::ops::Range;
 use std::time::Duration;
 
 use groute_core::cuda::{GpuSharing, PeerGroup};
@@ -57,12 +63,14 @@ use groute_core::{Context, Error};
 use groute_graph::{Csr, Partition};
 
 use crate::algorithm::{
-    Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_weights, download_owned,
-    for_owned_ranges,
+    AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_parts,
+    check_weights, download_owned, for_owned_ranges,
 };
-use crate::driver::run_workers;
+use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::engine::{WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
+use crate::ring::RingTransport;
+use crate::split::VertexValue;
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
 /// per outgoing buffer): small graphs can have a few hubs' worth of items in flight.
@@ -73,9 +81,13 @@ pub const UNREACHED: u32 = u32::MAX;
 
 /// The result of a min traversal.
 #[derive(Clone, Debug)]
-pub struct TraversalOutput {
-    /// One value per vertex, in the partitioned numbering ([`UNREACHED`] where unreached).
-    pub values: Vec<u32>,
+pub struct TraversalOutput<V = u32> {
+    /// The vertices the output covers: the whole graph, or the vertices of one process's
+    /// parts ([`MinTraversalSolver::run_shared`]); `values[i]` is vertex `vertices.start + i`'s.
+    pub vertices: Range<u32>,
+    /// One value per vertex of `vertices`, in the partitioned numbering ([`UNREACHED`] where
+    /// unreached).
+    pub values: Vec<V>,
     /// Worklist counters.
     pub stats: WorklistStats,
     /// Whether the run was one fused persistent kernel ([`FusedMode`]).
@@ -101,6 +113,9 @@ pub struct MinTraversalSolver<A: WorklistAlgorithm> {
     context: Context,
     partition: Partition,
     num_vertices: usize,
+    /// The parts this context's devices hold: device `d` holds part `parts.start + d` (all
+    /// of them, unless the solver is one process's share: [`MinTraversalSolver::for_parts`]).
+    parts: Range<usize>,
     /// Arcs per vertex of the graph (what the fused kernel's default launch shape follows,
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
     average_degree: f64,
@@ -118,7 +133,7 @@ impl<A: WorklistAlgorithm> std::fmt::Debug for MinTraversalSolver<A> {
     }
 }
 
-impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
+impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// Uploads `csr` (already renumbered so that device `d` owns `partition.range(d)`) to
     /// every device of `context` and allocates the run storage of `algorithm` (capacities
     /// from `options`, or sized from the graph). CUDA devices need an algorithm they can run
@@ -131,6 +146,23 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
+        Self::for_parts(context, algorithm, csr, partition, 0, options)
+    }
+
+    /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
+    /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
+    /// (device `d` part `first_part + d`), uploaded from `csr` as [`MinTraversalSolver::new`]
+    /// does; [`MinTraversalSolver::run_shared`] runs them (CUDA devices; a host-backend
+    /// share is [`HostSolver::for_parts`]).
+    pub fn for_parts(
+        context: &Context,
+        algorithm: A,
+        csr: &Csr,
+        partition: &Partition,
+        first_part: usize,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let parts = check_parts(context, csr, partition, first_part)?;
         check_weights::<A>(csr)?;
         if A::COMBINE != Combine::Min {
             return Err(Error::Unsupported {
@@ -152,9 +184,10 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
                 context: context.clone(),
                 partition: partition.clone(),
                 num_vertices: n,
+                parts,
                 average_degree: 0.0,
-                storage: Storage::Host(HostSolver::new(
-                    context, algorithm, csr, partition, options,
+                storage: Storage::Host(HostSolver::for_parts(
+                    context, algorithm, csr, partition, first_part, options,
                 )?),
                 peers: None,
             });
@@ -165,8 +198,8 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         let kernels = cuda_kernels(&algorithm)?;
         let average_degree = csr.num_edges() as f64 / n.max(1) as f64;
         let mut devices = Vec::with_capacity(num_devices);
-        for (d, device) in context.devices().iter().enumerate() {
-            let owned = partition.range(d);
+        for (part, device) in parts.clone().zip(context.devices()) {
+            let owned = partition.range(part);
             let local_vertices = (owned.end - owned.start) as usize;
             // A vertex sits in the worklist once per improvement not yet expanded: rare
             // unweighted, common weighted (label correcting), hence the larger default. Sized
@@ -188,7 +221,9 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             // had 4,436 items in flight, unread, in a ring of 4,096). A group of one (one
             // device, FusedDriver::Device) sends nothing: it keeps one device's sizing.
             let per_round = 2 * (n - local_vertices) + 1024;
-            let bounded = options.fused.bounded_rounds(num_devices, average_degree);
+            let bounded = options
+                .fused
+                .bounded_rounds(partition.num_parts(), average_degree);
             let send = options.send_capacity.unwrap_or(if bounded {
                 (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
             } else {
@@ -205,10 +240,22 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
                 send,
             )?);
         }
+        if A::START == Start::EveryVertex {
+            // Every vertex's own value, halo copies included: a remote vertex's copy starts
+            // where its owner starts it, so only an improvement on it is sent.
+            let mut initial = for_owned_ranges(n)?;
+            for (v, word) in initial.iter_mut().enumerate() {
+                *word = algorithm.init(v as u32, false).to_bits();
+            }
+            for (dev, device) in devices.iter_mut().zip(context.devices()) {
+                dev.set_initial_values(device.upload(&initial)?)?;
+            }
+        }
         Ok(MinTraversalSolver {
             context: context.clone(),
             partition: partition.clone(),
             num_vertices: n,
+            parts,
             average_degree,
             storage: Storage::Cuda(devices),
             peers: None,
@@ -227,7 +274,15 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
-    ) -> Result<TraversalOutput, WorklistError> {
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
+        if self.parts != (0..self.partition.num_parts()) {
+            return Err(Error::invalid(
+                "MinTraversalSolver::run",
+                format!("a solver over parts {:?}", self.parts),
+                "run one process's share with MinTraversalSolver::run_shared",
+            )
+            .into());
+        }
         let mut restarts = 0;
         loop {
             match self.run_sized(sources, options) {
@@ -240,6 +295,102 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
                 }
                 Err(e) => return Err(e),
             }
+        }
+    }
+
+    /// Runs this process's share of a traversal spanning several processes ([`SharedRun`]:
+    /// the caller holds the count open until every process is done), its devices linked to
+    /// the other processes' by `transport`; `sources` are the whole run's (each process seeds
+    /// the ones its parts own). Every device runs rounds under its driver (bounded fused
+    /// rounds on sparse graphs, as on several devices of one process). CUDA storage only
+    /// (a host-backend share is [`HostSolver::run_shared`]). A run that overflows a device
+    /// worklist or outgoing buffer fails with [`Error::CapacityExceeded`]; the caller grows
+    /// them ([`MinTraversalSolver::grow_after`]) and runs again, on every process. The output
+    /// covers this process's parts' vertices.
+    pub fn run_shared<T: RingTransport<VertexValue>>(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+        transport: &T,
+        shared: SharedRun<'_>,
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
+        let options = &options.for_graph(self.num_vertices);
+        fused_rounds::round_levels(options)?;
+        let parts = self.parts.clone();
+        let seeds = self.seeds(sources);
+        let bounded = options
+            .fused
+            .bounded_rounds(shared.ring_devices, self.average_degree);
+        let defaults = FusedDefaults::for_graph(self.average_degree);
+        let context = self.context.clone();
+        let vertices = self.owned_vertices();
+        let Storage::Cuda(devices) = &mut self.storage else {
+            return Err(Error::Unsupported {
+                operation: "MinTraversalSolver::run_shared on the host backend (run the \
+                            share with HostSolver::run_shared)",
+                backend: "host",
+            }
+            .into());
+        };
+        let workers = round_workers(
+            devices, &context, sources, &seeds, bounded, options, defaults,
+        )?;
+        let stats = run_workers_shared(&context, workers, transport, shared, options)?;
+        let mut values = for_owned_ranges((vertices.end - vertices.start) as usize)?;
+        for (part, (dev, device)) in parts.zip(devices.iter().zip(context.devices())) {
+            let owned = self.partition.range(part);
+            let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
+            if !to.is_empty() {
+                let from = owned.start as usize..owned.end as usize;
+                device.download_into(&dev.values.slice(from)?, &mut values[to])?;
+            }
+        }
+        Ok(TraversalOutput {
+            vertices,
+            values: bytemuck::allocation::cast_vec(values),
+            device_time: stats.device_time,
+            stats,
+            fused: bounded,
+        })
+    }
+
+    /// Each device's first items: the sources its part owns, or (an algorithm started from
+    /// every vertex) its whole part.
+    fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
+        let parts = self.parts.clone();
+        if A::START == Start::EveryVertex {
+            return parts.map(|p| self.partition.range(p).collect()).collect();
+        }
+        let mut seeds = vec![Vec::new(); parts.len()];
+        for &s in sources {
+            if (s as usize) < self.num_vertices {
+                let part = self.partition.owner(s);
+                if parts.contains(&part) {
+                    seeds[part - parts.start].push(s);
+                }
+            }
+        }
+        seeds
+    }
+
+    /// The vertices this solver's parts own.
+    pub fn owned_vertices(&self) -> Range<u32> {
+        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+    }
+
+    /// After a run that failed with `error`: when it was an overflow of a device worklist or
+    /// outgoing buffer whose size the options leave to the solver, grows it (at least
+    /// doubled) and says so; the run can then be started again. `false` for any other error.
+    pub fn grow_after(
+        &mut self,
+        error: &WorklistError,
+        options: &WorklistOptions,
+    ) -> Result<bool, WorklistError> {
+        match error {
+            WorklistError::Runtime(Error::CapacityExceeded {
+                setting, needed, ..
+            }) => self.grow(setting, *needed as usize, options),
+            _ => Ok(false),
         }
     }
 
@@ -273,7 +424,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
-    ) -> Result<TraversalOutput, WorklistError> {
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
         let n = self.num_vertices;
         let options = &options.for_graph(n);
         // Refused on every backend: the tuning is checked whether it applies or not.
@@ -281,6 +432,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         if let Storage::Host(host) = &mut self.storage {
             let out = host.run(sources, options)?;
             return Ok(TraversalOutput {
+                vertices: out.vertices,
                 values: out.values,
                 stats: out.stats,
                 fused: false,
@@ -288,12 +440,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             });
         }
         let num_devices = self.context.num_devices();
-        let mut seeds = vec![Vec::new(); num_devices];
-        for &s in sources {
-            if (s as usize) < n {
-                seeds[self.partition.owner(s)].push(s);
-            }
-        }
+        let seeds = self.seeds(sources);
         let context = self.context.clone();
         if options.fused.fuses(num_devices) {
             // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
@@ -307,7 +454,8 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
             let values = device.download(&dev.values.slice(0..n)?)?;
             return Ok(TraversalOutput {
-                values,
+                vertices: 0..n as u32,
+                values: bytemuck::allocation::cast_vec(values),
                 stats: WorklistStats {
                     epochs: done.stats.epochs,
                     devices: vec![done.stats],
@@ -330,16 +478,10 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             return self.run_device_driven(sources, &seeds, options);
         }
         let defaults = FusedDefaults::for_graph(self.average_degree);
-        let mut workers = Vec::with_capacity(num_devices);
-        for (d, dev) in self.cuda_devices()?.iter_mut().enumerate() {
-            let worker = dev.worker(&context.devices()[d], sources, &seeds[d])?;
-            workers.push(if bounded {
-                let rounds = worker.storage.fused_rounds(options, defaults)?;
-                worker.with_fused_rounds(rounds)
-            } else {
-                worker
-            });
-        }
+        let devices = self.cuda_devices()?;
+        let workers = round_workers(
+            devices, &context, sources, &seeds, bounded, options, defaults,
+        )?;
         let stats = run_workers(&context, workers, options)?;
         let mut values = for_owned_ranges(n)?;
         let Storage::Cuda(devices) = &self.storage else {
@@ -350,7 +492,8 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             download_owned(&context.devices()[d], &dev.values, owned, &mut values)?;
         }
         Ok(TraversalOutput {
-            values,
+            vertices: 0..n as u32,
+            values: bytemuck::allocation::cast_vec(values),
             device_time: stats.device_time,
             stats,
             fused: bounded,
@@ -371,7 +514,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
     }
 }
 
-impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
+impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// A fused run device-driven (`fused_peer.rs`): on several devices, or on one in a group
     /// of one.
     fn run_device_driven(
@@ -379,7 +522,7 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
         sources: &[u32],
         seeds: &[Vec<u32>],
         options: &WorklistOptions,
-    ) -> Result<TraversalOutput, WorklistError> {
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
         if self.peers.is_none() {
             // Reached under Auto on distinct GPUs, or under Device, whose members may share
             // GPUs (FusedDriver; fused_peer sizes their grids).
@@ -409,7 +552,8 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
             download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
         }
         Ok(TraversalOutput {
-            values,
+            vertices: 0..self.num_vertices as u32,
+            values: bytemuck::allocation::cast_vec(values),
             stats: WorklistStats {
                 epochs: out.stats.iter().map(|s| s.epochs).max().unwrap_or(0),
                 devices: out.stats,
@@ -427,21 +571,19 @@ impl<A: WorklistAlgorithm<Value = u32>> MinTraversalSolver<A> {
 /// Runs a min traversal of `csr` (already renumbered so that device `d` owns
 /// `partition.range(d)`) from `sources` (partitioned ids, valued `init(v, true)`) on every device of
 /// `context` (one-shot [`MinTraversalSolver`]).
-pub fn solve_min_traversal<A: WorklistAlgorithm<Value = u32>>(
+pub fn solve_min_traversal<A: WorklistAlgorithm>(
     context: &Context,
     algorithm: A,
     csr: &Csr,
     partition: &Partition,
     sources: &[u32],
     options: &WorklistOptions,
-) -> Result<TraversalOutput, WorklistError> {
+) -> Result<TraversalOutput<A::Value>, WorklistError> {
     MinTraversalSolver::new(context, algorithm, csr, partition, options)?.run(sources, options)
 }
 
 /// The CUDA kernels of `A`, or the error of an algorithm the CUDA executors cannot run.
-fn cuda_kernels<A: WorklistAlgorithm<Value = u32>>(
-    algorithm: &A,
-) -> Result<TraversalKernels, Error> {
+fn cuda_kernels<A: WorklistAlgorithm>(algorithm: &A) -> Result<TraversalKernels, Error> {
     let unsupported = |operation| Error::Unsupported {
         operation,
         backend: "cuda",
@@ -451,12 +593,17 @@ fn cuda_kernels<A: WorklistAlgorithm<Value = u32>>(
             "an algorithm whose updates add up in the min traversals' CUDA executors",
         ));
     }
-    if A::START != Start::Sources {
+    if TypeId::of::<A::Value>() != TypeId::of::<u32>() {
         return Err(unsupported(
-            "an algorithm started from every vertex in the min traversals' CUDA executors",
+            "values other than u32 in the min traversals' CUDA executors",
         ));
     }
-    if algorithm.init(0, false) != UNREACHED || algorithm.init(0, true) != 0 {
+    // Started from sources, the kernels' reset sets UNREACHED and 0 at the sources; started
+    // from every vertex, the values are uploaded from `init`.
+    if A::START == Start::Sources
+        && (algorithm.init(0, false).to_bits() != UNREACHED
+            || algorithm.init(0, true).to_bits() != 0)
+    {
         return Err(unsupported(
             "initial values other than UNREACHED (and 0 at the sources) in the min \
              traversals' CUDA executors",
@@ -465,6 +612,31 @@ fn cuda_kernels<A: WorklistAlgorithm<Value = u32>>(
     A::CUDA_KERNELS.ok_or(unsupported(
         "this algorithm on CUDA devices (it names no CUDA kernels)",
     ))
+}
+
+/// One worker per device for a run of rounds under the drivers (each round one launch per
+/// level, or with `bounded`, one bounded fused launch), its storage reset for `sources` and
+/// seeded with `seeds[d]`.
+fn round_workers<'a>(
+    devices: &'a mut [cuda::CudaTraversalDevice],
+    context: &'a Context,
+    sources: &[u32],
+    seeds: &[Vec<u32>],
+    bounded: bool,
+    options: &WorklistOptions,
+    defaults: FusedDefaults,
+) -> Result<Vec<cuda::CudaTraversalWorker<'a>>, WorklistError> {
+    let mut workers = Vec::with_capacity(devices.len());
+    for ((dev, device), seeds) in devices.iter_mut().zip(context.devices()).zip(seeds) {
+        let worker = dev.worker(device, sources, seeds)?;
+        workers.push(if bounded {
+            let rounds = worker.storage.fused_rounds(options, defaults)?;
+            worker.with_fused_rounds(rounds)
+        } else {
+            worker
+        });
+    }
+    Ok(workers)
 }
 
 /// The error of a context whose devices are not all of one backend.

@@ -1,0 +1,161 @@
+//! How items cross from one rank to the next: inside the ring's messages (host backend), or
+//! as a length in the message and the items over a [`DevicePlane`] (CUDA across processes:
+//! NCCL), or, for one rank whose ring closes on itself, by handing the staged buffer over.
+
+use std::collections::VecDeque;
+
+use bytemuck::Pod;
+use groute_core::backend::RawSlice;
+use groute_core::{Buffer, Context, Event, PendingSegment};
+
+use crate::error::{DistError, Result};
+use crate::ring::{Outbound, arrived, on_device_zero};
+
+/// Moves device memory between the last device of a rank and the first device of the next,
+/// stream-ordered. Every rank makes its sends in the order of its messages and its receives
+/// in the order of the messages it takes, so the n-th receive of a rank matches the n-th
+/// send of its predecessor.
+pub(crate) trait DevicePlane: Send {
+    /// Enqueues sending `items` (device memory of this rank's last device, valid once
+    /// `ready` completes) to the next rank; the plane keeps the memory alive until it is sent.
+    fn send(&mut self, items: &RawSlice, ready: &Event) -> Result<()>;
+    /// Enqueues receiving the previous rank's next send into `into` (device memory of device
+    /// 0, of the send's length); the event completes once the bytes have landed.
+    fn receive(&mut self, into: &RawSlice) -> Result<Event>;
+    /// Receives the previous rank's next send of `bytes` bytes and drops it (a failed run
+    /// still matches every send).
+    fn discard(&mut self, bytes: usize) -> Result<()>;
+    /// Sends enqueued that have not completed (a failure of the plane is an error).
+    fn unfinished_sends(&mut self) -> Result<usize>;
+}
+
+/// How this rank's items reach the next rank (the progress loop's side of [`Outbound`]).
+pub(crate) enum Carrier<P> {
+    /// Inside the messages (host backend).
+    Messages,
+    /// A message carries the item count; the plane carries the items.
+    #[cfg_attr(not(feature = "nccl"), allow(dead_code))]
+    Plane(Box<dyn DevicePlane>),
+    /// One rank on CUDA: the ring's last device copies its items onto device 0, and the
+    /// copies wait here, in order, for their messages.
+    Loopback(VecDeque<(Buffer<P>, Event)>),
+}
+
+/// Bytes of the message that announces a device send: its item count.
+const HEADER_BYTES: usize = std::mem::size_of::<u64>();
+
+impl<P: Pod + Send + Sync> Carrier<P> {
+    /// The message for `outbound` (sending its items over the plane, or keeping them for the
+    /// loopback), and how many items it carries.
+    pub(crate) fn send(&mut self, outbound: Outbound<P>) -> Result<(Vec<u8>, u64)> {
+        match (self, outbound) {
+            (Carrier::Messages, Outbound::Host(items)) => Ok((
+                bytemuck::cast_slice::<P, u8>(&items).to_vec(),
+                items.len() as u64,
+            )),
+            (Carrier::Plane(plane), Outbound::Device { items, ready }) => {
+                plane.send(&items.raw(), &ready)?;
+                Ok(header(items.len()))
+            }
+            (Carrier::Loopback(queue), Outbound::Device { items, ready }) => {
+                let message = header(items.len());
+                queue.push_back((items, ready));
+                Ok(message)
+            }
+            _ => Err(DistError::Comm(
+                "items of one backend on the ring edge of another (host data and device data \
+                 mixed on one rank)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The items that `message` (from the previous rank) announces, as a pending segment of
+    /// `context`'s device 0, and their count.
+    pub(crate) fn receive(
+        &mut self,
+        context: &Context,
+        message: &[u8],
+    ) -> Result<(Option<PendingSegment<P>>, u64)> {
+        let item = std::mem::size_of::<P>();
+        match self {
+            Carrier::Messages => {
+                if message.len() % item != 0 {
+                    return Err(DistError::Comm(format!(
+                        "a message of {} bytes is not a whole number of {item}-byte items",
+                        message.len()
+                    )));
+                }
+                let items: Vec<P> = bytemuck::pod_collect_to_vec(message);
+                let n = items.len() as u64;
+                let segment = (n > 0).then(|| arrived(context, &items)).transpose()?;
+                Ok((segment, n))
+            }
+            Carrier::Plane(plane) => {
+                let n = items_announced(message)?;
+                if n == 0 {
+                    return Ok((None, 0));
+                }
+                let buffer = context.devices()[0].alloc::<P>(n)?;
+                let landed = plane.receive(&buffer.raw())?;
+                Ok((Some(on_device_zero(buffer, landed)), n as u64))
+            }
+            Carrier::Loopback(queue) => {
+                let n = items_announced(message)?;
+                let (items, ready) = queue.pop_front().ok_or_else(|| {
+                    DistError::Comm("a loopback message without its staged items".into())
+                })?;
+                if items.len() != n {
+                    return Err(DistError::Comm(format!(
+                        "a loopback message announces {n} items, its staged copy holds {}",
+                        items.len()
+                    )));
+                }
+                Ok(((n > 0).then(|| on_device_zero(items, ready)), n as u64))
+            }
+        }
+    }
+
+    /// Takes `message` without delivering its items (a failed run); their count.
+    pub(crate) fn discard(&mut self, message: &[u8]) -> Result<u64> {
+        match self {
+            Carrier::Messages => Ok((message.len() / std::mem::size_of::<P>().max(1)) as u64),
+            Carrier::Plane(plane) => {
+                let n = items_announced(message)?;
+                if n > 0 {
+                    plane.discard(n * std::mem::size_of::<P>())?;
+                }
+                Ok(n as u64)
+            }
+            Carrier::Loopback(queue) => {
+                queue.pop_front();
+                Ok(items_announced(message)? as u64)
+            }
+        }
+    }
+
+    /// Sends enqueued on the device plane that have not completed.
+    pub(crate) fn unfinished_sends(&mut self) -> Result<usize> {
+        match self {
+            Carrier::Plane(plane) => plane.unfinished_sends(),
+            Carrier::Messages | Carrier::Loopback(_) => Ok(0),
+        }
+    }
+}
+
+/// The message announcing `len` items on the device plane.
+fn header(len: usize) -> (Vec<u8>, u64) {
+    ((len as u64).to_le_bytes().to_vec(), len as u64)
+}
+
+/// The item count a device-plane message announces.
+fn items_announced(message: &[u8]) -> Result<usize> {
+    let bytes: [u8; HEADER_BYTES] = message.try_into().map_err(|_| {
+        DistError::Comm(format!(
+            "a device-plane message of {} bytes (expected {HEADER_BYTES}: an item count)",
+            message.len()
+        ))
+    })?;
+    usize::try_from(u64::from_le_bytes(bytes))
+        .map_err(|_| DistError::Comm("a device-plane message announces over 2^64 bytes".into()))
+}

@@ -1,0 +1,196 @@
+//! Runs spanning the ranks of an MPI job on CUDA devices, items crossing between ranks over
+//! NCCL (features `mpi` and `nccl`; run on a GPU machine with `GROUTE_TEST_CUDA=1`): BFS,
+//! SSSP (with and without soft priority) and CC by label propagation over random graphs, an
+//! R-MAT graph and a road grid,
+//! on every rank's 1 or 2 devices, equal their sequential references on rank 0, the same
+//! solver serving two runs (a run whose default buffers overflow grows them and runs again
+//! on every rank; the note counts them). Ranks may share one GPU: give each a distinct `NCCL_HOSTID` and
+//! `NCCL_SOCKET_IFNAME=lo` (NCCL refuses two ranks of one communicator on one GPU of one
+//! host). Without `GROUTE_TEST_CUDA=1` it prints a note and passes (no GPU is required).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use groute_bfs::{Bfs, bfs_reference};
+use groute_cc::{LabelPropagation, cc_reference};
+use groute_core::testing::cuda_required;
+use groute_core::{BackendChoice, Context};
+use groute_dist::{DistError, DistSolver, MpiComm, RankComm, launched_local_rank};
+use groute_graph::{Csr, Partition, block_partition};
+use groute_graph::{GenSpec, NoProgress, generate};
+use groute_sssp::{Sssp, sssp_reference};
+use groute_worklist::{WorklistAlgorithm, WorklistOptions};
+use support::random_graph;
+
+mod support;
+
+fn options() -> WorklistOptions {
+    WorklistOptions {
+        time_limit: Some(Duration::from_secs(120)),
+        ..WorklistOptions::default()
+    }
+}
+
+/// A generated graph with weights (the examples' `--gen` specs).
+fn generated(spec: &str) -> Csr {
+    let spec: GenSpec = spec.parse().expect("spec");
+    generate(&spec, &NoProgress).expect("generate").csr
+}
+
+/// Rank 0's values of each run of one solver, and the restarts of the last run.
+type Runs<V> = (Vec<Vec<V>>, u64);
+
+struct Job {
+    comm: MpiComm,
+    failures: Vec<String>,
+}
+
+impl Job {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// Runs `algorithm` `runs` times on one solver over every rank's `devices` CUDA devices;
+    /// rank 0's values of each run and the restarts of the last.
+    fn run<A: WorklistAlgorithm>(
+        &mut self,
+        algorithm: A,
+        csr: &Csr,
+        devices: usize,
+        sources: &[u32],
+        options: &WorklistOptions,
+        runs: usize,
+    ) -> Result<Runs<A::Value>, DistError> {
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Cuda)
+            .first_physical_device(launched_local_rank().unwrap_or(0) * devices)
+            .build()?;
+        let ranks = self.comm.size();
+        let part: Partition = block_partition(csr, ranks * devices).expect("partition");
+        let mut solver = DistSolver::new(&mut self.comm, &ctx, algorithm, csr, &part, options)?;
+        let mut all = Vec::new();
+        let mut restarts = 0;
+        for _ in 0..runs {
+            let out = solver.run(sources, options)?;
+            restarts = u64::from(out.stats.restarts);
+            all.push(out.values);
+        }
+        Ok((all, restarts))
+    }
+
+    fn check(&mut self, what: String, ok: bool) {
+        if self.rank() == 0 {
+            println!("{} {what}", if ok { "ok  " } else { "FAIL" });
+        }
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+
+    /// Runs `algorithm` and checks every run's values against `expected` on rank 0.
+    fn expect<A: WorklistAlgorithm<Value = u32>>(
+        &mut self,
+        label: String,
+        algorithm: A,
+        (csr, devices, sources): (&Csr, usize, &[u32]),
+        options: &WorklistOptions,
+        expected: &[u32],
+    ) -> u64 {
+        let out = self.run(algorithm, csr, devices, sources, options, 2);
+        let restarts = out.as_ref().map_or(0, |o| o.1);
+        let ok = match &out {
+            Ok((runs, _)) => self.rank() != 0 || runs.iter().all(|v| v == expected),
+            Err(e) => {
+                eprintln!("rank {}: {label}: {e}", self.rank());
+                false
+            }
+        };
+        self.check(label, ok);
+        restarts
+    }
+}
+
+fn main() -> ExitCode {
+    let mut job = Job {
+        comm: MpiComm::init().expect("MPI"),
+        failures: Vec::new(),
+    };
+    if !cuda_required() {
+        if job.rank() == 0 {
+            println!("note: CUDA ranks not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let size = job.comm.size();
+    let mut graphs: Vec<(String, Csr)> = (1..=3u64)
+        .map(|seed| {
+            (
+                format!("random 600/2400 seed {seed}"),
+                random_graph(600, 2_400, seed, seed == 2),
+            )
+        })
+        .collect();
+    graphs.push((
+        "random 50k/400k".into(),
+        random_graph(50_000, 400_000, 7, false),
+    ));
+    graphs.push((
+        "kron14".into(),
+        generated("kron:scale=14,ef=16,weights=1..100"),
+    ));
+    graphs.push(("road 300x300".into(), generated("road:side=300,p=0.6")));
+    let mut restarts = 0;
+    for (name, csr) in &graphs {
+        for devices in [1usize, 2] {
+            let label = format!("{size} ranks x {devices} CUDA devices, {name}");
+            let source = (csr.num_vertices() as u32 / 3).min(csr.num_vertices() as u32 - 1);
+            let levels = bfs_reference(csr, source);
+            job.expect(
+                format!("BFS, {label}"),
+                Bfs,
+                (csr, devices, &[source]),
+                &options(),
+                &levels,
+            );
+            let dist = sssp_reference(csr, source);
+            restarts += job.expect(
+                format!("SSSP, {label}"),
+                Sssp,
+                (csr, devices, &[source]),
+                &options(),
+                &dist,
+            );
+            let prio = WorklistOptions {
+                prio_delta: Some(groute_sssp::default_prio_delta(csr)),
+                ..options()
+            };
+            job.expect(
+                format!("SSSP with soft priority, {label}"),
+                Sssp,
+                (csr, devices, &[source]),
+                &prio,
+                &dist,
+            );
+            if csr.is_symmetric() {
+                let labels = cc_reference(csr);
+                job.expect(
+                    format!("CC, {label}"),
+                    LabelPropagation,
+                    (csr, devices, &[]),
+                    &options(),
+                    &labels,
+                );
+            }
+        }
+    }
+    if job.rank() == 0 {
+        println!("note: {restarts} SSSP runs started again after a buffer overflowed");
+    }
+    if job.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("rank {}: {} checks failed", job.rank(), job.failures.len());
+        ExitCode::FAILURE
+    }
+}
