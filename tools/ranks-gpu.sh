@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The CUDA runs across MPI ranks, on a machine with GPUs, Open MPI and NCCL: groute-dist's
+# NCCL job (BFS, SSSP, CC against their references) under `mpirun -np RANKS`, then BFS, SSSP and
+# CC of the examples on each graph, one process (1 device) against RANKS ranks of 1 device,
+# outputs compared. Each step's log and JSON report go to the output folder as soon as the step
+# ends, with one line per step in its summary.tsv; exits 1 if a step failed, timed out or
+# differed.
+#
+# Usage: tools/ranks-gpu.sh [options]
+#   --manifest FILE  binaries staged for a machine without Rust (gpu-stage's manifest.tsv:
+#                    `kind name package_dir binary` rows, the binary under the manifest's bin/);
+#                    without it: target/release (`cargo build --release --features mpi,nccl
+#                    --examples` and the nccl_ranks test built with the same features)
+#   --ranks N        ranks (default 2). More ranks than GPUs share them: each rank then gets
+#                    its own NCCL_HOSTID and NCCL_SOCKET_IFNAME=lo (NCCL's socket transport)
+#   --graphs LIST    comma-separated `name=spec` pairs (default kron21=kron21.sym and
+#                    road=road:side=2048,p=0.6), generated once into --work as .grc caches
+#   --algorithms L   examples to run (default bfs,sssp,cc)
+#   --repeat N       timed runs per example (default 10)
+#   --timeout SECS   limit for one step (default 300)
+#   --work DIR       graphs and outputs (default /dev/shm/groute-ranks)
+#   --out DIR        logs, reports and summary.tsv (default ./ranks-gpu-out)
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+manifest="" ranks=2 repeat=10 timeout_s=300
+graphs="kron21=kron21.sym,road=road:side=2048,p=0.6"
+algorithms="bfs,sssp,cc" work=/dev/shm/groute-ranks out=$PWD/ranks-gpu-out
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --manifest) manifest=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --graphs) graphs=$2; shift 2 ;;
+    --algorithms) algorithms=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$work" "$out"
+summary=$out/summary.tsv
+: >"$summary"
+
+# The path of a binary: from the manifest, or cargo's release folder.
+binary() { # kind name
+  if [[ -n $manifest ]]; then
+    local b
+    b=$(awk -F'\t' -v k="$1" -v n="$2" '$1==k && $2==n {print $4; exit}' "$manifest")
+    [[ -n $b ]] && echo "$(dirname "$manifest")/bin/$b"
+  elif [[ $1 == example ]]; then
+    echo "$root/target/release/examples/$2"
+  else
+    ls -t "$root"/target/release/deps/"$2"-* 2>/dev/null | grep -v '\.d$' | head -1
+  fi
+}
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 GROUTE_TEST_CUDA=1
+wrapper=$work/rank-env.sh
+if ((ranks > gpus)); then
+  printf '#!/bin/sh\nexport NCCL_HOSTID=groute-rank-$OMPI_COMM_WORLD_RANK NCCL_SOCKET_IFNAME=lo\nexec "$@"\n' >"$wrapper"
+else
+  printf '#!/bin/sh\nexec "$@"\n' >"$wrapper"
+fi
+mpi=(mpirun -np "$ranks" --oversubscribe --bind-to none -x GROUTE_TEST_CUDA sh "$wrapper")
+echo "$gpus GPUs, $ranks ranks$( ((ranks > gpus)) && echo ' (sharing GPUs over NCCL sockets)')"
+
+failed=0
+# step NAME COMMAND...: runs with the timeout, logs to $out/NAME.log, one summary row.
+step() {
+  local name=$1; shift
+  local start=$SECONDS rc
+  timeout "$timeout_s" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  printf '%s\t%s\t%ss\n' "$name" "$rc" "$((SECONDS - start))" | tee -a "$summary"
+  ((rc == 0)) || failed=1
+  return $rc
+}
+
+job=$(binary test nccl_ranks)
+if [[ -x $job ]]; then
+  (cd "$root/crates/groute-dist" && step nccl_ranks "${mpi[@]}" "$job")
+  grep -q $'^nccl_ranks\t0' "$summary" || failed=1
+else
+  echo "nccl_ranks: not built (test binary of groute-dist with --features mpi,nccl)" | tee -a "$summary"
+  failed=1
+fi
+
+IFS=, read -ra graph_list <<<"$graphs"
+for pair in "${graph_list[@]}"; do
+  name=${pair%%=*} spec=${pair#*=}
+  [[ -f $work/$name.grc ]] || step "generate-$name" "$(binary example graphinfo)" --gen "$spec" --write "$work/$name.grc"
+done
+IFS=, read -ra algorithm_list <<<"$algorithms"
+for alg in "${algorithm_list[@]}"; do
+  for pair in "${graph_list[@]}"; do
+    g=${pair%%=*} tag=$alg-${pair%%=*}
+    args=(--graph "$work/$g.grc" --devices 1 --repeat "$repeat")
+    step "$tag-1process" "$(binary example "$alg")" "${args[@]}" --output "$work/$tag-1process.txt" --json "$out/$tag-1process.json"
+    step "$tag-${ranks}ranks" "${mpi[@]}" "$(binary example "$alg")" "${args[@]}" --output "$work/$tag-${ranks}ranks.txt" --json "$out/$tag-${ranks}ranks.json"
+    if cmp -s "$work/$tag-1process.txt" "$work/$tag-${ranks}ranks.txt"; then
+      printf '%s\tequal\n' "$tag" | tee -a "$summary"
+    else
+      printf '%s\tDIFFERENT\n' "$tag" | tee -a "$summary"
+      failed=1
+    fi
+  done
+done
+exit $failed
