@@ -54,7 +54,10 @@ impl<P: Pod + Send + Sync> Carrier<P> {
                 items.len() as u64,
             )),
             (Carrier::Plane(plane), Outbound::Device { items, ready }) => {
-                plane.send(&items.raw(), &ready)?;
+                // The receiver posts no receive for an empty message (NCCL would match it).
+                if !items.is_empty() {
+                    plane.send(&items.raw(), &ready)?;
+                }
                 Ok(header(items.len()))
             }
             (Carrier::Loopback(queue), Outbound::Device { items, ready }) => {
@@ -70,38 +73,58 @@ impl<P: Pod + Send + Sync> Carrier<P> {
         }
     }
 
-    /// The items that `message` (from the previous rank) announces, as a pending segment of
-    /// `context`'s device 0, and their count.
-    pub(crate) fn receive(
-        &mut self,
-        context: &Context,
-        message: &[u8],
-    ) -> Result<(Option<PendingSegment<P>>, u64)> {
-        let item = std::mem::size_of::<P>();
+    /// How many items `message` (from the previous rank) carries or announces. The progress
+    /// loop counts them before taking them ([`Carrier::receive`], [`Carrier::drop_items`]),
+    /// so a failure there leaves the counts of the termination waves and the drain right.
+    pub(crate) fn announced(&self, message: &[u8]) -> Result<u64> {
         match self {
             Carrier::Messages => {
+                let item = std::mem::size_of::<P>();
                 if message.len() % item != 0 {
                     return Err(DistError::Comm(format!(
                         "a message of {} bytes is not a whole number of {item}-byte items",
                         message.len()
                     )));
                 }
+                Ok((message.len() / item) as u64)
+            }
+            Carrier::Plane(_) | Carrier::Loopback(_) => Ok(items_announced(message)? as u64),
+        }
+    }
+
+    /// The items that `message` announces, as a pending segment of `context`'s device 0
+    /// (`None` for no items). On the plane, a receive that cannot be made still takes the
+    /// items (into scratch memory) where it can, so the sender's send completes.
+    pub(crate) fn receive(
+        &mut self,
+        context: &Context,
+        message: &[u8],
+    ) -> Result<Option<PendingSegment<P>>> {
+        let n = self.announced(message)? as usize;
+        if n == 0 {
+            self.drop_items(message)?;
+            return Ok(None);
+        }
+        match self {
+            Carrier::Messages => {
                 let items: Vec<P> = bytemuck::pod_collect_to_vec(message);
-                let n = items.len() as u64;
-                let segment = (n > 0).then(|| arrived(context, &items)).transpose()?;
-                Ok((segment, n))
+                Ok(Some(arrived(context, &items)?))
             }
             Carrier::Plane(plane) => {
-                let n = items_announced(message)?;
-                if n == 0 {
-                    return Ok((None, 0));
+                let landed = context.devices()[0]
+                    .alloc::<P>(n)
+                    .map_err(DistError::from)
+                    .and_then(|buffer| {
+                        let event = plane.receive(&buffer.raw())?;
+                        Ok(on_device_zero(buffer, event))
+                    });
+                if landed.is_err() {
+                    // Best effort: the error below fails the run either way.
+                    let _ = plane.discard(n * std::mem::size_of::<P>());
                 }
-                let buffer = context.devices()[0].alloc::<P>(n)?;
-                let landed = plane.receive(&buffer.raw())?;
-                Ok((Some(on_device_zero(buffer, landed)), n as u64))
+                landed.map(Some)
             }
             Carrier::Loopback(queue) => {
-                let n = items_announced(message)?;
                 let (items, ready) = queue.pop_front().ok_or_else(|| {
                     DistError::Comm("a loopback message without its staged items".into())
                 })?;
@@ -111,25 +134,25 @@ impl<P: Pod + Send + Sync> Carrier<P> {
                         items.len()
                     )));
                 }
-                Ok(((n > 0).then(|| on_device_zero(items, ready)), n as u64))
+                Ok(Some(on_device_zero(items, ready)))
             }
         }
     }
 
-    /// Takes `message` without delivering its items (a failed run); their count.
-    pub(crate) fn discard(&mut self, message: &[u8]) -> Result<u64> {
+    /// Takes `message`'s items without delivering them (a failed run).
+    pub(crate) fn drop_items(&mut self, message: &[u8]) -> Result<()> {
         match self {
-            Carrier::Messages => Ok((message.len() / std::mem::size_of::<P>().max(1)) as u64),
+            Carrier::Messages => Ok(()),
             Carrier::Plane(plane) => {
                 let n = items_announced(message)?;
                 if n > 0 {
                     plane.discard(n * std::mem::size_of::<P>())?;
                 }
-                Ok(n as u64)
+                Ok(())
             }
             Carrier::Loopback(queue) => {
                 queue.pop_front();
-                Ok(items_announced(message)? as u64)
+                Ok(())
             }
         }
     }

@@ -152,15 +152,18 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
         self.comm.progress_sends()?;
         while let Some(message) = self.comm.try_receive()? {
             moved = true;
+            // Counted first: a failure to take the items leaves the count right.
+            let n = self.carrier.announced(&message)?;
+            self.received += n;
             if self.counter.is_done() {
                 // A failed run: nothing more is processed here, but the sender's message is
-                // taken so that it completes, and counted for the drain.
-                self.received += self.carrier.discard(&message)?;
+                // taken so that it completes.
+                self.carrier.drop_items(&message)?;
                 continue;
             }
-            let (segment, n) = self.carrier.receive(self.context, &message)?;
-            self.received += n;
-            let Some(segment) = segment else { continue };
+            let Some(segment) = self.carrier.receive(self.context, &message)? else {
+                continue;
+            };
             // Counted before any driver can see them.
             self.counter.report(StepCounts::produced(n));
             if self.edges.incoming.send(segment).is_err() {
@@ -200,7 +203,10 @@ pub(crate) fn drain_after_failure<C: RankComm, P: Pod + Send + Sync>(
         || carrier.unfinished_sends()? > 0
     {
         match comm.try_receive()? {
-            Some(message) => received += carrier.discard(&message)?,
+            Some(message) => {
+                received += carrier.announced(&message)?;
+                carrier.drop_items(&message)?;
+            }
             None => std::thread::sleep(IDLE_SLEEP),
         }
     }
@@ -221,7 +227,8 @@ pub(crate) fn fail_alone<C: RankComm, P: Pod + Send + Sync>(
     })?;
     loop {
         while let Some(message) = comm.try_receive()? {
-            received += carrier.discard(&message)?;
+            received += carrier.announced(&message)?;
+            carrier.drop_items(&message)?;
         }
         if comm.test_wave()?.is_some() {
             return drain_after_failure(comm, carrier, 0, received);

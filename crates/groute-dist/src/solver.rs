@@ -130,7 +130,11 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// Uploads this rank's parts of `csr` (the whole graph, renumbered so that part `p` owns
     /// `partition.range(p)`; `partition` has `comm.size() * context.num_devices()` parts)
     /// to `context`'s devices; on CUDA devices of several ranks, also makes the NCCL plane.
-    /// Collective: every rank calls it, with as many devices of the same backend.
+    /// Collective: every rank calls it, with as many devices of the same backend. An error
+    /// that one rank meets inside NCCL's own bootstrap can leave the others waiting there:
+    /// end the job on an error (`MpiComm::abort`), as the examples do. Dropping a solver on
+    /// CUDA devices of several ranks is collective too (the ranks free their NCCL
+    /// communicators together).
     pub fn new(
         comm: &'c mut C,
         context: &Context,
@@ -318,16 +322,18 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// CUDA worklist or outgoing buffer whose size the options leave to the solver runs
     /// again once the rank that overflowed has grown it, unless a rank failed otherwise.
     fn grow_after(&mut self, failure: &DistError, options: &WorklistOptions) -> Result<bool> {
-        let grew = match (&mut self.share, failure) {
-            (Share::Cuda { solver, .. }, DistError::Worklist(e)) => {
-                solver.grow_after(e, options)?
-            }
-            _ => false,
+        // An error while growing (the device's memory) is this rank's vote against running
+        // again, returned after the vote: every rank takes part in it.
+        let grown = match (&mut self.share, failure) {
+            (Share::Cuda { solver, .. }, DistError::Worklist(e)) => solver.grow_after(e, options),
+            _ => Ok(false),
         };
+        let grew = matches!(grown, Ok(true));
         let fatal = !grew && !matches!(failure, DistError::PeerFailed { .. });
         let votes = self
             .comm
             .all_reduce(&[u64::from(grew), u64::from(fatal)], Reduction::Max)?;
+        grown?;
         Ok(votes[0] > 0 && votes[1] == 0)
     }
 

@@ -13,7 +13,10 @@
 //! opened with a one-byte exchange, edge by edge in the order `0, 1, ..., R - 1` on every
 //! rank: each rank blocks on at most one edge at a time, and every rank reaches that edge's
 //! partner step, so the bootstrap cannot deadlock (a rank's first blocking step is its
-//! lowest edge, and edge 0's members both start there).
+//! lowest edge, and edge 0's members both start there). They are freed in the same order when
+//! the plane is dropped (dropping a solver that holds one is collective): freeing a
+//! communicator waits for its peer to free it too (NCCL's proxy threads keep each other's
+//! connections open until then), so freeing `to_next` first on every rank would make a cycle.
 
 mod library;
 
@@ -36,6 +39,9 @@ const ID_WORDS: usize = UNIQUE_ID_BYTES / 8;
 /// The device plane over NCCL: this rank's two ring-edge communicators and their streams.
 pub(crate) struct NcclPlane {
     nccl: &'static Nccl,
+    /// This rank and the ranks of the ring (the teardown's edge order).
+    rank: usize,
+    ranks: usize,
     /// Edge `rank -> rank + 1` (this rank is member 0).
     to_next: RawComm,
     /// Edge `rank - 1 -> rank` (this rank is member 1).
@@ -64,9 +70,33 @@ impl NcclPlane {
     /// communicators and opens their connections (the module docs).
     pub(crate) fn new<C: RankComm>(comm: &mut C, context: &Context) -> Result<Self> {
         let (rank, size) = (comm.rank(), comm.size());
-        let loaded = Nccl::get().and_then(|n| n.version().map(|_| n));
-        let failed = comm.all_reduce(&[u64::from(loaded.is_err())], Reduction::Sum)?[0];
-        let nccl = match loaded {
+        // This rank's local steps; their failure is shared with the handles (one all-reduce:
+        // the last word counts the ranks that failed), so no rank is left in a collective.
+        let local = (|| -> Result<_> {
+            let nccl = Nccl::get()?;
+            nccl.version()?;
+            let last = context.num_devices() - 1;
+            let send_stream = context.devices()[last].new_stream(StreamPriority::High)?;
+            let recv_stream = context.devices()[0].new_stream(StreamPriority::High)?;
+            cuda(&send_stream)?.bind()?;
+            let own = nccl.unique_id()?;
+            Ok((nccl, send_stream, recv_stream, own))
+        })();
+        let mut words = vec![0u64; size * ID_WORDS + 1];
+        match &local {
+            Ok((.., own)) => {
+                for (w, chunk) in words[rank * ID_WORDS..(rank + 1) * ID_WORDS]
+                    .iter_mut()
+                    .zip(own.internal.chunks_exact(8))
+                {
+                    *w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                }
+            }
+            Err(_) => words[size * ID_WORDS] = 1,
+        }
+        let ids = comm.all_reduce(&words, Reduction::Sum)?;
+        let failed = ids[size * ID_WORDS];
+        let (nccl, send_stream, recv_stream, _) = match local {
             Err(e) => return Err(e),
             Ok(_) if failed > 0 => {
                 return Err(DistError::PeerFailed {
@@ -75,21 +105,8 @@ impl NcclPlane {
                     rank,
                 });
             }
-            Ok(n) => n,
+            Ok(parts) => parts,
         };
-        let last = context.num_devices() - 1;
-        let send_stream = context.devices()[last].new_stream(StreamPriority::High)?;
-        let recv_stream = context.devices()[0].new_stream(StreamPriority::High)?;
-        cuda(&send_stream)?.bind()?;
-        let own = nccl.unique_id()?;
-        let mut words = vec![0u64; size * ID_WORDS];
-        for (w, chunk) in words[rank * ID_WORDS..(rank + 1) * ID_WORDS]
-            .iter_mut()
-            .zip(own.internal.chunks_exact(8))
-        {
-            *w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        }
-        let ids = comm.all_reduce(&words, Reduction::Sum)?;
         let id_of = |edge: usize| {
             let mut id = UniqueId {
                 internal: [0; UNIQUE_ID_BYTES],
@@ -121,6 +138,8 @@ impl NcclPlane {
         };
         let mut plane = NcclPlane {
             nccl,
+            rank,
+            ranks: size,
             to_next,
             from_previous,
             send_stream,
@@ -162,6 +181,14 @@ impl NcclPlane {
             self.nccl.async_error(self.from_previous)
         }
     }
+}
+
+/// Drops the completed events at the front of `events` (oldest first).
+fn retire_completed(events: &mut VecDeque<Event>) -> Result<()> {
+    while events.front().map_or(Ok(false), |e| e.is_complete())? {
+        events.pop_front();
+    }
+    Ok(())
 }
 
 /// `stream` as a CUDA stream (the plane runs on CUDA devices only).
@@ -215,6 +242,7 @@ impl DevicePlane for NcclPlane {
             (&self.send_stream, self.to_next, RECEIVER),
         )?;
         self.sends.push_back(sent);
+        retire_completed(&mut self.sends)?;
         Ok(())
     }
 
@@ -225,13 +253,7 @@ impl DevicePlane for NcclPlane {
             (&self.recv_stream, self.from_previous, SENDER),
         )?;
         self.receives.push_back(landed.clone());
-        while self
-            .receives
-            .front()
-            .map_or(Ok(false), |e| e.is_complete())?
-        {
-            self.receives.pop_front();
-        }
+        retire_completed(&mut self.receives)?;
         Ok(landed)
     }
 
@@ -242,9 +264,7 @@ impl DevicePlane for NcclPlane {
 
     fn unfinished_sends(&mut self) -> Result<usize> {
         self.check()?;
-        while self.sends.front().map_or(Ok(false), |e| e.is_complete())? {
-            self.sends.pop_front();
-        }
+        retire_completed(&mut self.sends)?;
         Ok(self.sends.len())
     }
 }
@@ -254,12 +274,18 @@ impl Drop for NcclPlane {
         let complete =
             |events: &VecDeque<Event>| events.iter().all(|e| e.is_complete().unwrap_or(false));
         let done = complete(&self.sends) && complete(&self.receives);
-        // The communicators' device is current for their teardown.
-        let _ = cuda(&self.recv_stream).and_then(|s| Ok(s.bind()?));
-        // SAFETY: both communicators are live and never used again.
-        unsafe {
-            self.nccl.free(self.to_next, done);
-            self.nccl.free(self.from_previous, done);
+        // Edge by edge in the bootstrap's order (the module docs), each on its device.
+        for edge in 0..self.ranks {
+            if edge == self.rank {
+                let _ = cuda(&self.send_stream).and_then(|s| Ok(s.bind()?));
+                // SAFETY: `to_next` is live and never used again.
+                unsafe { self.nccl.free(self.to_next, done) };
+            }
+            if (edge + 1) % self.ranks == self.rank {
+                let _ = cuda(&self.recv_stream).and_then(|s| Ok(s.bind()?));
+                // SAFETY: `from_previous` is live and never used again.
+                unsafe { self.nccl.free(self.from_previous, done) };
+            }
         }
     }
 }
