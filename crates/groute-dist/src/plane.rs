@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use bytemuck::Pod;
 use groute_core::backend::RawSlice;
-use groute_core::{Buffer, Context, Event, PendingSegment};
+use groute_core::{Buffer, Context, DeviceId, Event, PendingSegment};
 
 use crate::error::{DistError, Result};
 use crate::ring::{Outbound, arrived, on_device_zero};
@@ -45,6 +45,20 @@ pub(crate) enum Carrier<P> {
 const HEADER_BYTES: usize = std::mem::size_of::<u64>();
 
 impl<P: Pod + Send + Sync> Carrier<P> {
+    /// Readies the carrier for a run over `devices` devices per rank: where the ring's last
+    /// device copies its items for the next rank (`None`: they leave as host data); the
+    /// loopback forgets what a failed run left.
+    pub(crate) fn start_run(&mut self, devices: usize) -> Option<DeviceId> {
+        match self {
+            Carrier::Messages => None,
+            Carrier::Plane(_) => Some(DeviceId(devices - 1)),
+            Carrier::Loopback(staged) => {
+                staged.clear();
+                Some(DeviceId(0))
+            }
+        }
+    }
+
     /// The message for `outbound` (sending its items over the plane, or keeping them for the
     /// loopback), and how many items it carries.
     pub(crate) fn send(&mut self, outbound: Outbound<P>) -> Result<(Vec<u8>, u64)> {
@@ -182,3 +196,6 @@ fn items_announced(message: &[u8]) -> Result<usize> {
     usize::try_from(u64::from_le_bytes(bytes))
         .map_err(|_| DistError::Comm("a device-plane message announces over 2^64 bytes".into()))
 }
+
+#[cfg(test)]
+mod tests;

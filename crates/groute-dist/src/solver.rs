@@ -7,12 +7,12 @@ use std::sync::atomic::AtomicBool;
 use std::collections::VecDeque;
 
 use bytemuck::Pod;
-use groute_core::{BackendKind, Context, DeviceId};
+use groute_core::{BackendKind, Context};
 use groute_graph::{Csr, Partition};
-use groute_worklist::algorithm::{HostOutput, HostSolver};
+use groute_worklist::algorithm::{HostAlgorithm, HostOutput, HostSolver};
 use groute_worklist::traversal::{MinTraversalSolver, TraversalOutput};
 use groute_worklist::{
-    Combine, PriorityCounter, RingTransport, SharedRun, VertexValue, WorklistAlgorithm,
+    Combine, PackedOf, PriorityCounter, RingTransport, SharedRun, VertexValue, WorklistAlgorithm,
     WorklistError, WorklistOptions, WorklistStats,
 };
 
@@ -76,8 +76,12 @@ pub struct DistSolver<'c, A: WorklistAlgorithm, C: RankComm> {
 
 /// This rank's share of the graph, by backend.
 enum Share<A: WorklistAlgorithm> {
-    /// Host backend: any algorithm; items cross inside the messages.
-    Host(HostSolver<A>),
+    /// Host backend: any algorithm; items cross inside the messages (or, in this crate's
+    /// tests, over a device plane of host memory).
+    Host {
+        solver: HostSolver<A>,
+        carrier: Carrier<PackedOf<HostAlgorithm<A>>>,
+    },
     /// CUDA devices: the min traversals' executors; items cross over the carrier.
     Cuda {
         solver: MinTraversalSolver<A>,
@@ -212,8 +216,12 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
                     carrier: Carrier::Loopback(VecDeque::new()),
                 })
         } else {
-            HostSolver::for_parts(context, algorithm, csr, partition, first_part, options)
-                .map(Share::Host)
+            HostSolver::for_parts(context, algorithm, csr, partition, first_part, options).map(
+                |solver| Share::Host {
+                    solver,
+                    carrier: Carrier::Messages,
+                },
+            )
         };
         // One rank may fail here alone (its devices' memory): all learn it.
         let failed = comm.all_reduce(&[u64::from(share.is_err())], Reduction::Sum)?[0];
@@ -248,7 +256,7 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// The vertices this rank's parts own.
     pub fn owned_vertices(&self) -> Range<u32> {
         match &self.share {
-            Share::Host(solver) => solver.owned_vertices(),
+            Share::Host { solver, .. } => solver.owned_vertices(),
             Share::Cuda { solver, .. } => solver.owned_vertices(),
         }
     }
@@ -284,27 +292,16 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
                 options,
             };
             let outcome = match &mut self.share {
-                Share::Host(solver) => {
-                    run.share(comm, &mut Carrier::Messages, None, |ring, shared| {
-                        solver
-                            .run_shared(sources, options, ring, shared)
-                            .map(ShareValues::from)
-                    })
-                }
-                Share::Cuda { solver, carrier } => {
-                    let stage_on = match carrier {
-                        Carrier::Loopback(staged) => {
-                            staged.clear();
-                            DeviceId(0)
-                        }
-                        _ => DeviceId(self.context.num_devices() - 1),
-                    };
-                    run.share(comm, carrier, Some(stage_on), |ring, shared| {
-                        solver
-                            .run_shared(sources, options, ring, shared)
-                            .map(ShareValues::from)
-                    })
-                }
+                Share::Host { solver, carrier } => run.share(comm, carrier, |ring, shared| {
+                    solver
+                        .run_shared(sources, options, ring, shared)
+                        .map(ShareValues::from)
+                }),
+                Share::Cuda { solver, carrier } => run.share(comm, carrier, |ring, shared| {
+                    solver
+                        .run_shared(sources, options, ring, shared)
+                        .map(ShareValues::from)
+                }),
             }?;
             match outcome {
                 Ok((mut share, between, waves)) => {
@@ -441,7 +438,6 @@ impl Attempt<'_> {
         &self,
         comm: &mut C,
         carrier: &mut Carrier<P>,
-        stage_on: Option<DeviceId>,
         execute: impl FnOnce(&RankRing<P>, SharedRun<'_>) -> Result<ShareValues<V>, WorklistError>
         + Send,
     ) -> Result<Result<Finished<V>, DistError>> {
@@ -450,6 +446,7 @@ impl Attempt<'_> {
         let counter = PriorityCounter::held(self.context.num_devices(), options.prio_delta);
         let started = AtomicBool::new(false);
         let packet_size = options.packet_size.max(1);
+        let stage_on = carrier.start_run(self.context.num_devices());
         let (ring, edges) = match RankRing::new(
             self.context,
             packet_size,
@@ -570,4 +567,15 @@ fn fingerprint(words: &[u32]) -> u64 {
             .iter()
             .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
     })
+}
+
+#[cfg(test)]
+impl<A: WorklistAlgorithm, C: RankComm> DistSolver<'_, A, C> {
+    /// This crate's tests: a host share's items cross over `plane` (host memory standing in
+    /// for device memory), with only their count in the messages, as on CUDA devices.
+    pub(crate) fn carry_over(&mut self, plane: Box<dyn crate::plane::DevicePlane>) {
+        if let Share::Host { carrier, .. } = &mut self.share {
+            *carrier = Carrier::Plane(plane);
+        }
+    }
 }
