@@ -20,10 +20,12 @@
 #   --timeout SECS   limit for one step (default 300)
 #   --work DIR       graphs and outputs (default /dev/shm/groute-ranks)
 #   --out DIR        logs, reports and summary.tsv (default ./ranks-gpu-out)
+#   --archive FILE   also rewrite FILE (.tar.gz of --out) after every step, so that a run cut
+#                    short by a time limit still leaves one file with everything so far
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-manifest="" ranks=2 repeat=10 timeout_s=300
+manifest="" ranks=2 repeat=10 timeout_s=300 archive=""
 graphs="kron21=kron21.sym,road=road:side=2048,p=0.6"
 algorithms="bfs,sssp,cc" work=/dev/shm/groute-ranks out=$PWD/ranks-gpu-out
 while [[ $# -gt 0 ]]; do
@@ -36,7 +38,8 @@ while [[ $# -gt 0 ]]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --archive) archive=$2; shift 2 ;;
+    -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,6 +79,7 @@ step() {
   timeout "$timeout_s" "$@" >"$out/$name.log" 2>&1
   rc=$?
   printf '%s\t%s\t%ss\n' "$name" "$rc" "$((SECONDS - start))" | tee -a "$summary"
+  [[ -z $archive ]] || tar czf "$archive" -C "$(dirname "$out")" "$(basename "$out")"
   ((rc == 0)) || failed=1
   return $rc
 }
