@@ -106,15 +106,18 @@ impl<P: Pod + Send + Sync> Carrier<P> {
         }
     }
 
-    /// The items that `message` announces, as a pending segment of `context`'s device 0
-    /// (`None` for no items). On the plane, a receive that cannot be made still takes the
-    /// items (into scratch memory) where it can, so the sender's send completes.
+    /// The `announced` items of `message` (its [`Carrier::announced`] count), as a pending
+    /// segment of `context`'s device 0 (`None` for no items). On the plane, a receive that
+    /// cannot be made still takes the items (into scratch memory) where it can, so the
+    /// sender's send completes.
     pub(crate) fn receive(
         &mut self,
         context: &Context,
         message: &[u8],
+        announced: u64,
     ) -> Result<Option<PendingSegment<P>>> {
-        let n = self.announced(message)? as usize;
+        let n = usize::try_from(announced)
+            .map_err(|_| DistError::Comm(format!("a message announces {announced} items")))?;
         if n == 0 {
             self.drop_items(message)?;
             return Ok(None);

@@ -161,7 +161,7 @@ impl<C: RankComm, P: Pod + Send + Sync> Progress<'_, C, P> {
                 self.carrier.drop_items(&message)?;
                 continue;
             }
-            let Some(segment) = self.carrier.receive(self.context, &message)? else {
+            let Some(segment) = self.carrier.receive(self.context, &message, n)? else {
                 continue;
             };
             // Counted before any driver can see them.

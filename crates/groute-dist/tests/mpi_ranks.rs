@@ -15,7 +15,7 @@ use groute_graph::{Csr, Partition};
 use groute_pagerank::{PageRank, l1_error_bound, pagerank_reference};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
-use support::random_graph;
+use support::{Checks, random_graph};
 
 mod support;
 
@@ -38,7 +38,7 @@ fn partition(n: u32, parts: usize) -> Partition {
 
 struct Job {
     comm: MpiComm,
-    failures: Vec<String>,
+    checks: Checks,
 }
 
 impl Job {
@@ -70,19 +70,15 @@ impl Job {
     }
 
     fn check(&mut self, what: String, ok: bool) {
-        if self.rank() == 0 {
-            println!("{} {what}", if ok { "ok  " } else { "FAIL" });
-        }
-        if !ok {
-            self.failures.push(what);
-        }
+        let rank = self.rank();
+        self.checks.check(rank, what, ok);
     }
 }
 
 fn main() -> ExitCode {
     let mut job = Job {
         comm: MpiComm::init().expect("MPI"),
-        failures: Vec::new(),
+        checks: Checks::default(),
     };
     let size = job.size();
     for (seed, devices) in [(1u64, 1usize), (2, 2), (3, 1)] {
@@ -163,10 +159,5 @@ fn main() -> ExitCode {
             .unwrap_or(false);
         job.check("a failing rank ends the run on every rank".into(), all_ok);
     }
-    if job.failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("rank {}: {} checks failed", job.rank(), job.failures.len());
-        ExitCode::FAILURE
-    }
+    job.checks.exit_code(job.rank())
 }

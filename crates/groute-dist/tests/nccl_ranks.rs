@@ -20,7 +20,7 @@ use groute_graph::{Csr, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
-use support::random_graph;
+use support::{Checks, random_graph};
 
 mod support;
 
@@ -42,7 +42,7 @@ type Runs<V> = (Vec<Vec<V>>, u64);
 
 struct Job {
     comm: MpiComm,
-    failures: Vec<String>,
+    checks: Checks,
 }
 
 impl Job {
@@ -80,12 +80,8 @@ impl Job {
     }
 
     fn check(&mut self, what: String, ok: bool) {
-        if self.rank() == 0 {
-            println!("{} {what}", if ok { "ok  " } else { "FAIL" });
-        }
-        if !ok {
-            self.failures.push(what);
-        }
+        let rank = self.rank();
+        self.checks.check(rank, what, ok);
     }
 
     /// Runs `algorithm` and checks every run's values against `expected` on rank 0.
@@ -114,7 +110,7 @@ impl Job {
 fn main() -> ExitCode {
     let mut job = Job {
         comm: MpiComm::init().expect("MPI"),
-        failures: Vec::new(),
+        checks: Checks::default(),
     };
     if !cuda_required() {
         if job.rank() == 0 {
@@ -187,10 +183,5 @@ fn main() -> ExitCode {
     if job.rank() == 0 {
         println!("note: {restarts} SSSP runs started again after a buffer overflowed");
     }
-    if job.failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("rank {}: {} checks failed", job.rank(), job.failures.len());
-        ExitCode::FAILURE
-    }
+    job.checks.exit_code(job.rank())
 }

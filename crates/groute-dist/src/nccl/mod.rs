@@ -121,15 +121,25 @@ impl NcclPlane {
             id
         };
         let (mut to_next, mut from_previous) = (None, None);
-        for edge in 0..size {
-            if edge == rank {
-                cuda(&send_stream)?.bind()?;
-                to_next = Some(nccl.init_rank(id_of(edge), 2, SENDER as usize)?);
+        let made = (|| -> Result<()> {
+            for edge in 0..size {
+                if edge == rank {
+                    cuda(&send_stream)?.bind()?;
+                    to_next = Some(nccl.init_rank(id_of(edge), 2, SENDER as usize)?);
+                }
+                if (edge + 1) % size == rank {
+                    cuda(&recv_stream)?.bind()?;
+                    from_previous = Some(nccl.init_rank(id_of(edge), 2, RECEIVER as usize)?);
+                }
             }
-            if (edge + 1) % size == rank {
-                cuda(&recv_stream)?.bind()?;
-                from_previous = Some(nccl.init_rank(id_of(edge), 2, RECEIVER as usize)?);
+            Ok(())
+        })();
+        if let Err(e) = made {
+            for comm in [to_next, from_previous].into_iter().flatten() {
+                // SAFETY: made above, used by nothing else.
+                unsafe { nccl.free(comm, false) };
             }
+            return Err(e);
         }
         let (Some(to_next), Some(from_previous)) = (to_next, from_previous) else {
             return Err(DistError::Comm(

@@ -40,10 +40,15 @@ impl ChannelPlane {
     }
 }
 
+/// The error of device memory given to the host-memory plane.
+fn not_host() -> DistError {
+    DistError::Comm("the channel plane moves host memory only".into())
+}
+
 impl DevicePlane for ChannelPlane {
     fn send(&mut self, items: &RawSlice, ready: &Event) -> Result<()> {
         ready.wait()?;
-        let ptr = items.host_ptr().expect("host memory");
+        let ptr = items.host_ptr().ok_or_else(not_host)?;
         // SAFETY: host memory valid for `items.len` bytes, written before `ready` completed.
         let bytes = unsafe { std::slice::from_raw_parts(ptr.as_ptr(), items.len) }.to_vec();
         self.to_next
@@ -53,7 +58,7 @@ impl DevicePlane for ChannelPlane {
 
     fn receive(&mut self, into: &RawSlice) -> Result<Event> {
         let bytes = self.take(into.len)?;
-        let ptr = into.host_ptr().expect("host memory");
+        let ptr = into.host_ptr().ok_or_else(not_host)?;
         // SAFETY: a new buffer of `into.len` bytes that no one reads before the event returned.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.as_ptr(), bytes.len()) };
         Ok(Event::ready())

@@ -29,3 +29,30 @@ pub fn random_graph(n: u32, m: u32, seed: u64, symmetric: bool) -> Csr {
         .collect();
     csr.with_weights(weights).expect("weights")
 }
+
+/// A job's checks on one rank: rank 0 prints each, every rank keeps its failures.
+#[derive(Default)]
+pub struct Checks {
+    failures: Vec<String>,
+}
+
+impl Checks {
+    /// Records the check `what` on `rank`.
+    pub fn check(&mut self, rank: usize, what: String, ok: bool) {
+        if rank == 0 {
+            println!("{} {what}", if ok { "ok  " } else { "FAIL" });
+        }
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+
+    /// The process's exit status: failure if any check failed on this rank.
+    pub fn exit_code(&self, rank: usize) -> std::process::ExitCode {
+        if self.failures.is_empty() {
+            return std::process::ExitCode::SUCCESS;
+        }
+        eprintln!("rank {rank}: {} checks failed", self.failures.len());
+        std::process::ExitCode::FAILURE
+    }
+}

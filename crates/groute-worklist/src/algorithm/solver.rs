@@ -237,15 +237,15 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             .zip(self.programs.iter().zip(self.context.devices()))
         {
             let owned = self.partition.range(part);
-            let count = (owned.end - owned.start) as usize;
-            let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
-            let global = owned.start as usize..owned.end as usize;
+            let own_values = program.values().buffer();
             match program.results() {
                 Some(results) => {
-                    download_range(device, results.buffer(), 0..count, &mut values[to.clone()])?;
-                    download_range(device, program.values().buffer(), global, &mut left[to])?;
+                    let count = (owned.end - owned.start) as usize;
+                    let to = (owned.start - vertices.start) as usize..;
+                    download_range(device, results.buffer(), 0..count, &mut values[to][..count])?;
+                    download_owned(device, own_values, owned, (&mut left, vertices.start))?;
                 }
-                None => download_range(device, program.values().buffer(), global, &mut values[to])?,
+                None => download_owned(device, own_values, owned, (&mut values, vertices.start))?,
             }
         }
         Ok(HostOutput {
@@ -322,16 +322,22 @@ pub(crate) fn for_owned_ranges(n: usize) -> Result<Vec<u32>, Error> {
     })
 }
 
-/// Copies the `owned` range of `buffer` (a full-length array on `device`) into the same range
-/// of `words` (the whole graph's, in the partitioned numbering).
+/// Copies the `owned` range of `buffer` (a full-length array on `device`) into `words`, whose
+/// word `i` is vertex `first + i`'s (`first` 0: the whole graph's, in the partitioned
+/// numbering; else one process's vertices).
 pub(crate) fn download_owned(
     device: &Device,
     buffer: &Buffer<u32>,
     owned: Range<u32>,
-    words: &mut [u32],
+    (words, first): (&mut [u32], u32),
 ) -> Result<(), Error> {
-    let range = owned.start as usize..owned.end as usize;
-    download_range(device, buffer, range.clone(), &mut words[range])
+    let to = (owned.start - first) as usize..(owned.end - first) as usize;
+    download_range(
+        device,
+        buffer,
+        owned.start as usize..owned.end as usize,
+        &mut words[to],
+    )
 }
 
 /// Copies words `from` of `buffer` (on `device`) into `words` (as long as `from`).

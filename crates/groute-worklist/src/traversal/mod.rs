@@ -339,11 +339,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         let mut values = for_owned_ranges((vertices.end - vertices.start) as usize)?;
         for (part, (dev, device)) in parts.zip(devices.iter().zip(context.devices())) {
             let owned = self.partition.range(part);
-            let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
-            if !to.is_empty() {
-                let from = owned.start as usize..owned.end as usize;
-                device.download_into(&dev.values.slice(from)?, &mut values[to])?;
-            }
+            download_owned(device, &dev.values, owned, (&mut values, vertices.start))?;
         }
         Ok(TraversalOutput {
             vertices,
@@ -489,7 +485,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         };
         for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
-            download_owned(&context.devices()[d], &dev.values, owned, &mut values)?;
+            download_owned(&context.devices()[d], &dev.values, owned, (&mut values, 0))?;
         }
         Ok(TraversalOutput {
             vertices: 0..n as u32,
@@ -549,7 +545,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         let mut values = for_owned_ranges(self.num_vertices)?;
         for (d, dev) in devices.iter().enumerate() {
             let owned = self.partition.range(d);
-            download_owned(&context_devices[d], &dev.values, owned, &mut values)?;
+            download_owned(&context_devices[d], &dev.values, owned, (&mut values, 0))?;
         }
         Ok(TraversalOutput {
             vertices: 0..self.num_vertices as u32,
