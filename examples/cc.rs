@@ -92,7 +92,6 @@ fn over_ranks(
         load_ms,
         sources: Vec::new(),
         options: groute::worklist::WorklistOptions::default().for_graph(graph.num_vertices()),
-        runs_on_cuda: true,
         validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[u32]) -> Result<(), String>>),
         write: Box::new(move |path: &std::path::Path, labels: &[u32]| {
             write_labels(path, graph, labels)

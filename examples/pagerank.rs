@@ -234,11 +234,11 @@ fn over_ranks(
         graph_report: graph_report.0,
         load_ms: graph_report.1,
         sources: Vec::new(),
+        // Packets as one process sizes them: smaller ones carry fewer merged updates each.
         options: groute::worklist::WorklistOptions {
             prio_delta: None,
-            ..worklist.for_graph(n)
+            ..worklist
         },
-        runs_on_cuda: false,
         validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[f32]) -> Result<(), String>>),
         write: Box::new(move |path: &std::path::Path, values: &[f32]| {
             let file =
@@ -262,7 +262,10 @@ fn over_ranks(
             })
         }),
     };
-    common::ranks::run(job, groute::pagerank::PageRank { alpha, epsilon })
+    common::ranks::run_on::<groute::pagerank::PageRankShare>(
+        job,
+        groute::pagerank::PageRank { alpha, epsilon },
+    )
 }
 
 fn run() -> Result<(), AnyError> {
@@ -290,6 +293,19 @@ fn run() -> Result<(), AnyError> {
     let ranks = common::ranks::job_size()?;
     let ctx = match ranks {
         None => Some(cli.run.context()?),
+        Some(_)
+            if cli.driver.is_some()
+                || options.driver == Driver::Fused
+                || options.tuning != PageRankTuning::default() =>
+        {
+            return Err(
+                "--driver, --execution device-driven, --sweep, --sweep-divisor, \
+                        --lazy-receive and the fused settings tune one process's run; across \
+                        MPI ranks PageRank takes the default tuning (host-driven rounds on \
+                        CUDA devices): leave them out"
+                    .into(),
+            );
+        }
         Some(_) => None,
     };
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;

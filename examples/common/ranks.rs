@@ -2,15 +2,16 @@
 //! `--features mpi`) runs its algorithm over the devices of every rank
 //! (`groute::dist::DistSolver`), rank 0 validating, writing `--output` and the report. The
 //! launcher's environment tells (`groute::dist::launched_rank`); no flag is needed. BFS,
-//! SSSP and CC (label propagation) run on the GPUs when the binary also has the `nccl`
-//! feature (their items cross between ranks over NCCL), each rank's devices starting at a GPU
-//! of its own on its node; PageRank runs on the host backend.
+//! SSSP, CC (label propagation) and PageRank run on the GPUs when the binary also has the
+//! `nccl` feature (their items cross between ranks over NCCL), each rank's devices starting
+//! at a GPU of its own on its node.
 
 use std::path::Path;
 use std::time::Instant;
 
 use groute::graph::Graph;
-use groute::worklist::{WorklistAlgorithm, WorklistOptions};
+use groute::worklist::traversal::MinTraversalSolver;
+use groute::worklist::{ShareSolver, ShareValue, WorklistAlgorithm, WorklistOptions};
 use serde_json::Value;
 
 use super::report::{ExecutionReport, GraphReport, Report};
@@ -65,8 +66,6 @@ pub struct RankJob<'a, V> {
     pub sources: Vec<u32>,
     /// The worklist's settings.
     pub options: WorklistOptions,
-    /// Whether the algorithm runs on CUDA devices across ranks (the min traversals).
-    pub runs_on_cuda: bool,
     /// Rank 0: checks the values (graph numbering) against the reference when validation is on.
     pub validate: Option<Validate<'a, V>>,
     /// Rank 0: writes `--output` from the values.
@@ -75,13 +74,22 @@ pub struct RankJob<'a, V> {
     pub stats: Stats<'a, V>,
 }
 
-/// Runs `algorithm` over every rank's devices (`job_size` said this is a job of several
-/// ranks). Any error on this rank after MPI started ends the whole job (`MPI_Abort`): the
-/// other ranks may be waiting for it in a collective.
-#[cfg(feature = "mpi")]
+/// Runs `algorithm` over every rank's devices, on CUDA devices with the min traversals'
+/// executor (`job_size` said this is a job of several ranks).
 pub fn run<A: WorklistAlgorithm>(job: RankJob<'_, A::Value>, algorithm: A) -> Result<(), AnyError> {
+    run_on::<MinTraversalSolver<A>>(job, algorithm)
+}
+
+/// Runs `algorithm` over every rank's devices, on CUDA devices with the executor `D`. Any
+/// error on this rank after MPI started ends the whole job (`MPI_Abort`): the other ranks may
+/// be waiting for it in a collective.
+#[cfg(feature = "mpi")]
+pub fn run_on<D: ShareSolver>(
+    job: RankJob<'_, ShareValue<D>>,
+    algorithm: D::Algorithm,
+) -> Result<(), AnyError> {
     let mut comm = groute::dist::MpiComm::init()?;
-    match run_ranks(&mut comm, job, algorithm) {
+    match run_ranks::<D>(&mut comm, job, algorithm) {
         Ok(()) => Ok(()),
         Err(e) => {
             super::report_error(&*e);
@@ -92,16 +100,19 @@ pub fn run<A: WorklistAlgorithm>(job: RankJob<'_, A::Value>, algorithm: A) -> Re
 
 /// Without the `mpi` feature [`job_size`] never asks for a rank run.
 #[cfg(not(feature = "mpi"))]
-pub fn run<A: WorklistAlgorithm>(job: RankJob<'_, A::Value>, algorithm: A) -> Result<(), AnyError> {
+pub fn run_on<D: ShareSolver>(
+    job: RankJob<'_, ShareValue<D>>,
+    algorithm: D::Algorithm,
+) -> Result<(), AnyError> {
     let _ = (job.name, algorithm);
     Err("this binary was built without MPI: build it with --features mpi".into())
 }
 
 #[cfg(feature = "mpi")]
-fn run_ranks<A: WorklistAlgorithm>(
+fn run_ranks<D: ShareSolver>(
     comm: &mut groute::dist::MpiComm,
-    job: RankJob<'_, A::Value>,
-    algorithm: A,
+    job: RankJob<'_, ShareValue<D>>,
+    algorithm: D::Algorithm,
 ) -> Result<(), AnyError> {
     use groute::core::{BackendChoice, Context, Jitter};
     use groute::dist::{DistSolver, RankComm};
@@ -109,7 +120,7 @@ fn run_ranks<A: WorklistAlgorithm>(
     let run = job.run;
     let repeat = run.repeats()?;
     let (rank, ranks) = (comm.rank(), comm.size());
-    let backend = rank_backend(run, job.name, job.runs_on_cuda)?;
+    let backend = rank_backend(run)?;
     let mut builder = Context::builder()
         .devices(run.devices)
         .backend(backend)
@@ -126,7 +137,7 @@ fn run_ranks<A: WorklistAlgorithm>(
     }
     let started = Instant::now();
     let partition = groute::graph::block_partition(&job.graph.csr, ranks * run.devices)?;
-    let mut solver = DistSolver::new(
+    let mut solver = DistSolver::<_, _, D>::with_device_solver(
         comm,
         &ctx,
         algorithm,
@@ -205,37 +216,19 @@ fn run_ranks<A: WorklistAlgorithm>(
     Ok(())
 }
 
-/// The backend of a rank run: `--backend` for an algorithm that runs on CUDA across ranks in
-/// a binary with the NCCL plane (auto: CUDA when a GPU is usable), else the host backend
-/// (`--backend cuda` is then an error naming why).
+/// The backend of a rank run: `--backend` in a binary with the NCCL plane (auto: CUDA when a
+/// GPU is usable), else the host backend (`--backend cuda` is then an error naming why).
 #[cfg(feature = "mpi")]
-fn rank_backend(
-    run: &RunArgs,
-    name: &str,
-    runs_on_cuda: bool,
-) -> Result<groute::core::BackendChoice, AnyError> {
+fn rank_backend(run: &RunArgs) -> Result<groute::core::BackendChoice, AnyError> {
     use groute::core::BackendChoice;
-    let asked = run.backend_choice()?;
-    let why_not = if !runs_on_cuda {
-        Some(format!(
-            "{name} across MPI ranks runs on the host backend (the CUDA executors across ranks \
-             run BFS, SSSP and CC)"
-        ))
-    } else if !cfg!(feature = "nccl") {
-        Some(
-            "this binary has no GPU data plane between ranks: build it with \
-             `--features mpi,nccl`"
-                .to_owned(),
-        )
-    } else {
-        None
-    };
-    match (asked, why_not) {
-        (BackendChoice::Cuda, Some(why)) => {
-            Err(format!("--backend cuda: {why}; pass --backend host or leave it out").into())
-        }
-        (_, Some(_)) => Ok(BackendChoice::Host),
-        (asked, None) => Ok(asked),
+    match run.backend_choice()? {
+        BackendChoice::Cuda if !cfg!(feature = "nccl") => Err(
+            "--backend cuda: this binary has no GPU data plane between ranks: build it with \
+             `--features mpi,nccl`; pass --backend host or leave it out"
+                .into(),
+        ),
+        _ if !cfg!(feature = "nccl") => Ok(BackendChoice::Host),
+        asked => Ok(asked),
     }
 }
 
@@ -275,7 +268,6 @@ pub fn traversal_job<'a>(
         load_ms,
         sources: vec![source],
         options: WorklistOptions::default().for_graph(graph.num_vertices()),
-        runs_on_cuda: true,
         validate: validate.then(|| Box::new(check) as Validate<'a, u32>),
         write: Box::new(move |path, values| {
             super::write_values(

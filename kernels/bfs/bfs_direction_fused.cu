@@ -88,7 +88,8 @@
 // also polls the abort word every DO_ABORT_POLL levels (an exchange polls it only while it
 // waits, and one device makes none); a device that stops there leaves its peers waiting at
 // their next exchange, where they see the abort word too. The host reports either as an error
-// and discards the levels. Worklist overflow (it cannot: 2n slots) is left in ctrl as usual.
+// and discards the levels. Worklist overflow (it cannot: n plus the rows the member holds, see
+// FusedMember::new) is left in ctrl as usual.
 //
 // The pull CSR is the push CSR for a symmetric graph (the same pointers). state: DO_WORDS u64,
 // zeroed by the host. barrier: at least FUSED_BARRIER_WORDS u32 (grid_barrier.cuh), zeroed

@@ -303,6 +303,21 @@ impl Device {
         self.account.usage()
     }
 
+    /// Whether allocating `bytes` now would stay under the device's memory limit (always,
+    /// without a limit): for optional buffers, which a caller can do without (an extra send
+    /// buffer to keep more copies in flight), so that a limit slows a run down instead of
+    /// failing it. Blocks the pool caches count as in use here (an allocation would free them
+    /// first), so the answer errs on the side of `false`.
+    pub fn fits_under_limit(&self, bytes: usize) -> bool {
+        let usage = self.account.usage();
+        usage.limit_bytes.is_none_or(|limit| {
+            usage
+                .current_bytes
+                .saturating_add(self.memory.block_bytes(bytes) as u64)
+                <= limit
+        })
+    }
+
     /// Starts a new peak: [`MemoryUsage::peak_bytes`] becomes the bytes in use now.
     pub fn reset_peak(&self) {
         self.account.reset_peak();

@@ -165,6 +165,22 @@ fn an_allocation_past_the_limit_fails_with_a_typed_error_naming_device_request_u
 }
 
 #[test]
+fn fits_under_limit_says_whether_an_allocation_would_pass() {
+    let ctx = host(1, Some(MIB));
+    let d = &ctx.devices()[0];
+    assert!(d.fits_under_limit(MIB as usize));
+    assert!(!d.fits_under_limit(MIB as usize + 1));
+    let held = d.alloc::<u8>(768 << 10).unwrap();
+    assert!(d.fits_under_limit(256 << 10));
+    // Size classes: 250,000 bytes take 262,144 (exactly the rest), 270,000 take 294,912.
+    assert!(d.fits_under_limit(250_000));
+    assert!(!d.fits_under_limit(270_000));
+    assert!(d.alloc::<u8>(270_000).is_err());
+    drop(held);
+    assert!(host(1, None).devices()[0].fits_under_limit(usize::MAX));
+}
+
+#[test]
 fn cached_blocks_are_freed_before_the_limit_refuses() {
     let ctx = host(1, Some(MIB));
     let d = &ctx.devices()[0];

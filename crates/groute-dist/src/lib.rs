@@ -7,10 +7,11 @@
 //! first device of rank `r + 1 mod R` through the ranks' communication layer
 //! ([`RankComm`]: MPI with the `mpi` feature, threads of one process in the tests). Any
 //! [`WorklistAlgorithm`](groute_worklist::WorklistAlgorithm) runs this way on the host
-//! backend, its items inside the ring's messages; on CUDA devices the min traversals run
-//! (BFS, SSSP), their items crossing between ranks over NCCL (feature `nccl`: one
-//! communicator per ring edge, the message carrying only the item count). Results are
-//! gathered to rank 0 ([`DistSolver`]).
+//! backend, its items inside the ring's messages; on CUDA devices the algorithms with a CUDA
+//! executor of a process's share ([`ShareSolver`](groute_worklist::ShareSolver): the min
+//! traversals' for BFS, SSSP and label propagation, PageRank's own), their items crossing
+//! between ranks over NCCL (feature `nccl`: one communicator per ring edge, the message
+//! carrying only the item count). Results are gathered to rank 0 ([`DistSolver`]).
 //!
 //! | item | what it is |
 //! |---|---|

@@ -9,11 +9,11 @@ use std::collections::VecDeque;
 use bytemuck::Pod;
 use groute_core::{BackendKind, Context};
 use groute_graph::{Csr, Partition};
-use groute_worklist::algorithm::{HostAlgorithm, HostOutput, HostSolver};
-use groute_worklist::traversal::{MinTraversalSolver, TraversalOutput};
+use groute_worklist::algorithm::HostSolver;
+use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{
-    Combine, PackedOf, PriorityCounter, RingTransport, SharedRun, VertexValue, WorklistAlgorithm,
-    WorklistError, WorklistOptions, WorklistStats,
+    Combine, PriorityCounter, RingTransport, ShareOutput, ShareSolver, ShareValue, SharedRun,
+    WorklistAlgorithm, WorklistOptions, WorklistStats,
 };
 
 use crate::comm::{RankComm, Reduction};
@@ -26,7 +26,8 @@ use crate::ring::RankRing;
 #[derive(Clone, Debug)]
 pub struct DistOutput<V> {
     /// On rank 0, every vertex's result in the partitioned numbering (as
-    /// [`HostOutput::values`] of a one-process run); empty on the others.
+    /// [`HostOutput::values`](groute_worklist::algorithm::HostOutput::values) of a
+    /// one-process run); empty on the others.
     pub values: Vec<V>,
     /// On rank 0 under [`Combine::Sum`](groute_worklist::Combine::Sum), the value left on
     /// each vertex; empty otherwise.
@@ -58,69 +59,51 @@ pub struct RunTotals {
 /// `r + 1`'s first, and the run ends when a termination wave proves every rank idle with
 /// nothing in flight (the crate docs).
 ///
-/// On the host backend any algorithm runs ([`HostSolver::for_parts`]), its items crossing
-/// between ranks inside the [`RankComm`]'s messages. On CUDA devices the algorithms that the
-/// CUDA executors run do ([`MinTraversalSolver::for_parts`]: BFS, SSSP, a program's own
-/// min-combined traversal with kernels), their items crossing over NCCL (feature `nccl`)
-/// with only their count in the message; a worklist or outgoing buffer that overflows is
-/// grown on the rank that overflowed and the run starts again on every rank.
+/// On the host backend any algorithm runs ([`HostSolver`]), its items crossing between
+/// ranks inside the [`RankComm`]'s messages. On CUDA devices the share runs on `D`, a
+/// [`ShareSolver`]: by default [`MinTraversalSolver`] (BFS, SSSP, label propagation, a
+/// program's own min-combined traversal with kernels; [`DistSolver::new`]), or an
+/// algorithm's own CUDA executor ([`DistSolver::with_device_solver`]: PageRank's
+/// `groute_pagerank::PageRankShare`). Their items cross over NCCL (feature `nccl`) with only
+/// their count in the message; a worklist or outgoing buffer that overflows is grown on the
+/// rank that overflowed and the run starts again on every rank.
 ///
 /// Every rank makes its solver with the same graph, partition, algorithm, options and
 /// backend, and calls [`DistSolver::run`] with the same sources (collective calls).
-pub struct DistSolver<'c, A: WorklistAlgorithm, C: RankComm> {
+pub struct DistSolver<'c, A, C, D = MinTraversalSolver<A>>
+where
+    A: WorklistAlgorithm,
+    C: RankComm,
+    D: ShareSolver<Algorithm = A>,
+{
     comm: &'c mut C,
     context: Context,
-    share: Share<A>,
+    share: Share<A, D>,
     ring_devices: usize,
 }
 
 /// This rank's share of the graph, by backend.
-enum Share<A: WorklistAlgorithm> {
+enum Share<A: WorklistAlgorithm, D: ShareSolver> {
     /// Host backend: any algorithm; items cross inside the messages (or, in this crate's
     /// tests, over a device plane of host memory).
     Host {
         solver: HostSolver<A>,
-        carrier: Carrier<PackedOf<HostAlgorithm<A>>>,
+        carrier: Carrier<<HostSolver<A> as ShareSolver>::Packed>,
     },
-    /// CUDA devices: the min traversals' executors; items cross over the carrier.
+    /// CUDA devices: the device executor; items cross over the carrier.
     Cuda {
-        solver: MinTraversalSolver<A>,
-        carrier: Carrier<VertexValue>,
+        solver: D,
+        carrier: Carrier<D::Packed>,
     },
 }
 
-/// One rank's values after its share of a run, in its parts' vertices.
-struct ShareValues<V> {
-    values: Vec<V>,
-    left: Vec<V>,
-    stats: WorklistStats,
-}
-
-impl<V> From<HostOutput<V>> for ShareValues<V> {
-    fn from(out: HostOutput<V>) -> Self {
-        ShareValues {
-            values: out.values,
-            left: out.left,
-            stats: out.stats,
-        }
-    }
-}
-
-impl<V> From<TraversalOutput<V>> for ShareValues<V> {
-    fn from(out: TraversalOutput<V>) -> Self {
-        ShareValues {
-            values: out.values,
-            left: Vec::new(),
-            stats: out.stats,
-        }
-    }
-}
-
-/// A share that ran to the end of the run: its values, the items it sent to the next rank,
+/// A share that ran to the end of the run: its output, the items it sent to the next rank,
 /// and the termination waves.
-type Finished<V> = (ShareValues<V>, u64, u64);
+type Finished<V> = (ShareOutput<V>, u64, u64);
 
-impl<A: WorklistAlgorithm, C: RankComm> std::fmt::Debug for DistSolver<'_, A, C> {
+impl<A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> std::fmt::Debug
+    for DistSolver<'_, A, C, D>
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DistSolver")
             .field("rank", &self.comm.rank())
@@ -131,15 +114,30 @@ impl<A: WorklistAlgorithm, C: RankComm> std::fmt::Debug for DistSolver<'_, A, C>
 }
 
 impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
+    /// [`DistSolver::with_device_solver`] with the min traversals' executor on CUDA devices
+    /// ([`MinTraversalSolver`]; any algorithm on the host backend).
+    pub fn new(
+        comm: &'c mut C,
+        context: &Context,
+        algorithm: A,
+        csr: &Csr,
+        partition: &Partition,
+        options: &WorklistOptions,
+    ) -> Result<Self> {
+        Self::with_device_solver(comm, context, algorithm, csr, partition, options)
+    }
+}
+
+impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistSolver<'c, A, C, D> {
     /// Uploads this rank's parts of `csr` (the whole graph, renumbered so that part `p` owns
     /// `partition.range(p)`; `partition` has `comm.size() * context.num_devices()` parts)
-    /// to `context`'s devices; on CUDA devices of several ranks, also makes the NCCL plane.
-    /// Collective: every rank calls it, with as many devices of the same backend. An error
-    /// that one rank meets inside NCCL's own bootstrap can leave the others waiting there:
-    /// end the job on an error (`MpiComm::abort`), as the examples do. Dropping a solver on
-    /// CUDA devices of several ranks is collective too (the ranks free their NCCL
-    /// communicators together).
-    pub fn new(
+    /// to `context`'s devices (on CUDA devices, `D`'s storage); on CUDA devices of several
+    /// ranks, also makes the NCCL plane. Collective: every rank calls it, with as many
+    /// devices of the same backend. An error that one rank meets inside NCCL's own bootstrap
+    /// can leave the others waiting there: end the job on an error (`MpiComm::abort`), as
+    /// the examples do. Dropping a solver on CUDA devices of several ranks is collective too
+    /// (the ranks free their NCCL communicators together).
+    pub fn with_device_solver(
         comm: &'c mut C,
         context: &Context,
         algorithm: A,
@@ -210,11 +208,12 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
         }
         let first_part = comm.rank() * context.num_devices();
         let share = if cuda {
-            MinTraversalSolver::for_parts(context, algorithm, csr, partition, first_part, options)
-                .map(|solver| Share::Cuda {
+            D::for_parts(context, algorithm, csr, partition, first_part, options).map(|solver| {
+                Share::Cuda {
                     solver,
                     carrier: Carrier::Loopback(VecDeque::new()),
-                })
+                }
+            })
         } else {
             HostSolver::for_parts(context, algorithm, csr, partition, first_part, options).map(
                 |solver| Share::Host {
@@ -256,7 +255,7 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// The vertices this rank's parts own.
     pub fn owned_vertices(&self) -> Range<u32> {
         match &self.share {
-            Share::Host { solver, .. } => solver.owned_vertices(),
+            Share::Host { solver, .. } => ShareSolver::owned_vertices(solver),
             Share::Cuda { solver, .. } => solver.owned_vertices(),
         }
     }
@@ -292,16 +291,8 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
                 options,
             };
             let outcome = match &mut self.share {
-                Share::Host { solver, carrier } => run.share(comm, carrier, |ring, shared| {
-                    solver
-                        .run_shared(sources, options, ring, shared)
-                        .map(ShareValues::from)
-                }),
-                Share::Cuda { solver, carrier } => run.share(comm, carrier, |ring, shared| {
-                    solver
-                        .run_shared(sources, options, ring, shared)
-                        .map(ShareValues::from)
-                }),
+                Share::Host { solver, carrier } => run.share(comm, sources, solver, carrier),
+                Share::Cuda { solver, carrier } => run.share(comm, sources, solver, carrier),
             }?;
             match outcome {
                 Ok((mut share, between, waves)) => {
@@ -336,7 +327,7 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
 
     fn gather(
         &mut self,
-        share: ShareValues<A::Value>,
+        share: ShareOutput<A::Value>,
         between: u64,
         waves: u64,
     ) -> Result<DistOutput<A::Value>> {
@@ -405,7 +396,7 @@ impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
 
 /// The carrier of a CUDA share on several ranks: the NCCL plane (collective).
 #[cfg(feature = "nccl")]
-fn device_plane<C: RankComm>(comm: &mut C, context: &Context) -> Result<Carrier<VertexValue>> {
+fn device_plane<C: RankComm, P>(comm: &mut C, context: &Context) -> Result<Carrier<P>> {
     Ok(Carrier::Plane(Box::new(crate::nccl::NcclPlane::new(
         comm, context,
     )?)))
@@ -413,7 +404,7 @@ fn device_plane<C: RankComm>(comm: &mut C, context: &Context) -> Result<Carrier<
 
 /// Without the `nccl` feature CUDA devices of several ranks have no data plane.
 #[cfg(not(feature = "nccl"))]
-fn device_plane<C: RankComm>(_comm: &mut C, _context: &Context) -> Result<Carrier<VertexValue>> {
+fn device_plane<C: RankComm, P>(_comm: &mut C, _context: &Context) -> Result<Carrier<P>> {
     Err(groute_core::Error::Unsupported {
         operation: "a run over CUDA devices of several ranks without the NCCL data plane \
                     (build with the `nccl` feature, or run on the host backend)",
@@ -434,14 +425,15 @@ impl Attempt<'_> {
     /// progress loop, until every rank is done or one failed. `Ok(Err)`: the run failed on
     /// every rank (this rank's error, or [`DistError::PeerFailed`]), which all learnt
     /// together and after which nothing of it is in flight; `Err`: this rank cannot go on.
-    fn share<C: RankComm, P: Pod + Send + Sync, V: Send>(
+    fn share<C: RankComm, S: ShareSolver>(
         &self,
         comm: &mut C,
-        carrier: &mut Carrier<P>,
-        execute: impl FnOnce(&RankRing<P>, SharedRun<'_>) -> Result<ShareValues<V>, WorklistError>
-        + Send,
-    ) -> Result<Result<Finished<V>, DistError>> {
+        sources: &[u32],
+        solver: &mut S,
+        carrier: &mut Carrier<S::Packed>,
+    ) -> Result<Result<Finished<ShareValue<S>>, DistError>> {
         let options = self.options;
+        let owned = solver.owned_vertices();
         // Counts of zero make this rank idle; the progress loop ends the run (`finish`).
         let counter = PriorityCounter::held(self.context.num_devices(), options.prio_delta);
         let started = AtomicBool::new(false);
@@ -470,13 +462,10 @@ impl Attempt<'_> {
             let counter = &counter;
             let drivers = scope.spawn(move || {
                 // A panic (in an algorithm's own code, say) fails the rank like an error.
-                let out =
-                    catch_unwind(AssertUnwindSafe(|| execute(ring, shared))).unwrap_or_else(|_| {
-                        Err(
-                            groute_core::Error::ThreadPanicked("the drivers of a rank".into())
-                                .into(),
-                        )
-                    });
+                let execute = || solver.run_shared(sources, options, ring, shared);
+                let out = catch_unwind(AssertUnwindSafe(execute)).unwrap_or_else(|_| {
+                    Err(groute_core::Error::ThreadPanicked("the drivers of a rank".into()).into())
+                });
                 if out.is_err() {
                     counter.abort();
                     ring.shutdown();
@@ -520,7 +509,9 @@ impl Attempt<'_> {
         Ok(match ending? {
             Ending::Terminated { waves } => {
                 // Every rank ended on the same wave; one may still have failed after it (a
-                // time limit, its devices' last work): all learn it before the gather.
+                // time limit, its devices' last work, an output of the wrong shape): all
+                // learn it before the gather.
+                let share = share.and_then(|out| shaped::<S>(out, owned));
                 let failed = comm.all_reduce(&[u64::from(share.is_err())], Reduction::Sum)?[0];
                 match share {
                     Ok(share) if failed == 0 => Ok((share, sent, waves)),
@@ -538,6 +529,36 @@ impl Attempt<'_> {
             }
         })
     }
+}
+
+/// `out` if it holds one value per vertex of `owned`, and under [`Combine::Sum`] one value
+/// left per vertex, else the error naming what the [`ShareSolver`] returned.
+fn shaped<S: ShareSolver>(
+    out: ShareOutput<ShareValue<S>>,
+    owned: Range<u32>,
+) -> Result<ShareOutput<ShareValue<S>>, groute_worklist::WorklistError> {
+    let n = (owned.end - owned.start) as usize;
+    let left = match <S::Algorithm as WorklistAlgorithm>::COMBINE {
+        Combine::Sum => n,
+        Combine::Min => 0,
+    };
+    if out.vertices == owned && out.values.len() == n && out.left.len() == left {
+        return Ok(out);
+    }
+    Err(groute_core::Error::invalid(
+        "the output of ShareSolver::run_shared",
+        format!(
+            "{} values and {} left for vertices {:?}",
+            out.values.len(),
+            out.left.len(),
+            out.vertices
+        ),
+        format!(
+            "{n} values and {left} left, for this rank's vertices {owned:?} (a bug of the \
+             executor)"
+        ),
+    )
+    .into())
 }
 
 /// The most bytes one gather round brings to rank 0 from all ranks together (1 GiB: well
@@ -570,7 +591,7 @@ fn fingerprint(words: &[u32]) -> u64 {
 }
 
 #[cfg(test)]
-impl<A: WorklistAlgorithm, C: RankComm> DistSolver<'_, A, C> {
+impl<A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistSolver<'_, A, C, D> {
     /// This crate's tests: a host share's items cross over `plane` (host memory standing in
     /// for device memory), with only their count in the messages, as on CUDA devices.
     pub(crate) fn carry_over(&mut self, plane: Box<dyn crate::plane::DevicePlane>) {

@@ -12,10 +12,13 @@ use groute_core::testing::scaled;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
 use groute_graph::{Csr, CsrBuilder, EdgeList, Partition};
-use groute_pagerank::{PageRank, pagerank_reference};
+use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
 use proptest::prelude::*;
+use support::pagerank_close;
+
+mod support;
 
 fn options() -> WorklistOptions {
     WorklistOptions {
@@ -168,8 +171,6 @@ fn pagerank_over_ranks_is_within_the_error_bound() {
         .collect();
     let csr = graph(500, &pairs, false, None);
     let (alpha, epsilon) = (0.85f32, 1e-3f32);
-    let reference = pagerank_reference(&csr, f64::from(alpha));
-    let bound = groute_pagerank::l1_error_bound(500, f64::from(alpha), f64::from(epsilon));
     for (ranks, devices) in [(2, 1), (3, 1), (2, 2)] {
         let part = partition(500, ranks * devices, &[97, 211, 260, 333, 401, 450, 470]);
         let label = format!("{ranks} ranks x {devices} devices");
@@ -183,14 +184,10 @@ fn pagerank_over_ranks_is_within_the_error_bound() {
             |_| options(),
         );
         let ranks_found = values_on_root(outs, &label);
-        let l1: f64 = ranks_found
-            .iter()
-            .zip(&reference.ranks)
-            .map(|(&a, &b)| (f64::from(a) - b).abs())
-            .sum();
-        // The f32 sums add rounding on top of the algorithm's bound.
-        let tolerance = bound + reference.error_bound + 1e-3 * reference.ranks.iter().sum::<f64>();
-        assert!(l1 <= tolerance, "{label}: L1 {l1} > {tolerance}");
+        assert!(
+            pagerank_close(&csr, alpha, epsilon, &ranks_found),
+            "{label}: ranks beyond the error bound"
+        );
     }
 }
 
@@ -340,7 +337,8 @@ fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
 
 /// One rank on CUDA devices (with `GROUTE_TEST_CUDA=1`): its ring closes on itself, the last
 /// device's items staged onto device 0 (no NCCL). BFS, SSSP and CC (label propagation) equal
-/// their references, run twice on one solver.
+/// their references, and PageRank ([`PageRankShare`]) is within its error bound, each run
+/// twice on one solver.
 #[test]
 fn one_rank_on_cuda_devices_equals_the_references() {
     for devices in [1, 2, 3] {
@@ -371,6 +369,26 @@ fn one_rank_on_cuda_devices_equals_the_references() {
             for _ in 0..2 {
                 let out = sssp.run(&[source], &options()).expect("SSSP");
                 assert_eq!(out.values, sssp_reference(&csr, source), "SSSP, {label}");
+            }
+            drop(sssp);
+            // A directed graph: pull sweeps read the owned rows of its transpose.
+            let (alpha, epsilon) = (0.85f32, 1e-3f32);
+            let mut pagerank = DistSolver::<_, _, PageRankShare>::with_device_solver(
+                comm,
+                &ctx,
+                PageRank { alpha, epsilon },
+                &csr,
+                &part,
+                &options(),
+            )
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+            for _ in 0..2 {
+                let out = pagerank.run(&[], &options()).expect("PageRank");
+                assert!(
+                    pagerank_close(&csr, alpha, epsilon, &out.values),
+                    "PageRank, {label}: ranks beyond the error bound"
+                );
+                assert_eq!(out.left.len(), csr.num_vertices(), "PageRank, {label}");
             }
         }
         let pairs: Vec<(u32, u32)> = (0..900u32)

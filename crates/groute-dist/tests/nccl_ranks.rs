@@ -1,8 +1,9 @@
 //! Runs spanning the ranks of an MPI job on CUDA devices, items crossing between ranks over
 //! NCCL (features `mpi` and `nccl`; run on a GPU machine with `GROUTE_TEST_CUDA=1`): BFS,
-//! SSSP (with and without soft priority) and CC by label propagation over random graphs, an
-//! R-MAT graph and a road grid,
-//! on every rank's 1 or 2 devices, equal their sequential references on rank 0, the same
+//! SSSP (with and without soft priority), CC by label propagation and PageRank (its own CUDA
+//! executor, `PageRankShare`) over random graphs, an R-MAT graph and a road grid,
+//! on every rank's 1 or 2 devices, equal their sequential references on rank 0 (PageRank:
+//! within its error bound), the same
 //! solver serving two runs (a run whose default buffers overflow grows them and runs again
 //! on every rank; the note counts them). Ranks may share one GPU: give each a distinct `NCCL_HOSTID` and
 //! `NCCL_SOCKET_IFNAME=lo` (NCCL refuses two ranks of one communicator on one GPU of one
@@ -18,9 +19,11 @@ use groute_core::{BackendChoice, Context};
 use groute_dist::{DistError, DistSolver, MpiComm, RankComm, launched_local_rank};
 use groute_graph::{Csr, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
+use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
-use groute_worklist::{WorklistAlgorithm, WorklistOptions};
-use support::{Checks, random_graph};
+use groute_worklist::traversal::MinTraversalSolver;
+use groute_worklist::{ShareSolver, WorklistOptions};
+use support::{Checks, pagerank_close, random_graph};
 
 mod support;
 
@@ -50,17 +53,18 @@ impl Job {
         self.comm.rank()
     }
 
-    /// Runs `algorithm` `runs` times on one solver over every rank's `devices` CUDA devices;
-    /// rank 0's values of each run and the restarts of the last.
-    fn run<A: WorklistAlgorithm>(
+    /// Runs `algorithm` `runs` times on one solver (its CUDA executor `D`) over every
+    /// rank's `devices` CUDA devices; rank 0's values of each run and the restarts of the
+    /// last.
+    fn run<D: ShareSolver>(
         &mut self,
-        algorithm: A,
+        algorithm: D::Algorithm,
         csr: &Csr,
         devices: usize,
         sources: &[u32],
         options: &WorklistOptions,
         runs: usize,
-    ) -> Result<Runs<A::Value>, DistError> {
+    ) -> Result<Runs<groute_worklist::ShareValue<D>>, DistError> {
         let ctx = Context::builder()
             .devices(devices)
             .backend(BackendChoice::Cuda)
@@ -68,7 +72,14 @@ impl Job {
             .build()?;
         let ranks = self.comm.size();
         let part: Partition = block_partition(csr, ranks * devices).expect("partition");
-        let mut solver = DistSolver::new(&mut self.comm, &ctx, algorithm, csr, &part, options)?;
+        let mut solver = DistSolver::<_, _, D>::with_device_solver(
+            &mut self.comm,
+            &ctx,
+            algorithm,
+            csr,
+            &part,
+            options,
+        )?;
         let mut all = Vec::new();
         let mut restarts = 0;
         for _ in 0..runs {
@@ -79,13 +90,30 @@ impl Job {
         Ok((all, restarts))
     }
 
+    /// Runs PageRank ([`PageRankShare`]) twice and checks both runs' ranks on rank 0.
+    fn expect_pagerank(&mut self, label: String, csr: &Csr, devices: usize) {
+        let (alpha, epsilon) = (0.85f32, 1e-3f32);
+        let algorithm = PageRank { alpha, epsilon };
+        let out = self.run::<PageRankShare>(algorithm, csr, devices, &[], &options(), 2);
+        let ok = match &out {
+            Ok((runs, _)) => {
+                self.rank() != 0 || runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r))
+            }
+            Err(e) => {
+                eprintln!("rank {}: {label}: {e}", self.rank());
+                false
+            }
+        };
+        self.check(label, ok);
+    }
+
     fn check(&mut self, what: String, ok: bool) {
         let rank = self.rank();
         self.checks.check(rank, what, ok);
     }
 
     /// Runs `algorithm` and checks every run's values against `expected` on rank 0.
-    fn expect<A: WorklistAlgorithm<Value = u32>>(
+    fn expect<A: groute_worklist::WorklistAlgorithm<Value = u32>>(
         &mut self,
         label: String,
         algorithm: A,
@@ -93,7 +121,7 @@ impl Job {
         options: &WorklistOptions,
         expected: &[u32],
     ) -> u64 {
-        let out = self.run(algorithm, csr, devices, sources, options, 2);
+        let out = self.run::<MinTraversalSolver<A>>(algorithm, csr, devices, sources, options, 2);
         let restarts = out.as_ref().map_or(0, |o| o.1);
         let ok = match &out {
             Ok((runs, _)) => self.rank() != 0 || runs.iter().all(|v| v == expected),
@@ -168,6 +196,7 @@ fn main() -> ExitCode {
                 &prio,
                 &dist,
             );
+            job.expect_pagerank(format!("PageRank, {label}"), csr, devices);
             if csr.is_symmetric() {
                 let labels = cc_reference(csr);
                 job.expect(

@@ -404,12 +404,20 @@ impl Csr {
     /// Whether for every arc `u -> v` (with weight `w`) there is an arc `v -> u` (with the same
     /// weight), counting multiplicities.
     pub fn is_symmetric(&self) -> bool {
+        self.transpose_unless_symmetric().is_none()
+    }
+
+    /// The transpose ([`Csr::transpose`]), or `None` when it equals this graph (symmetric,
+    /// as [`Csr::is_symmetric`] decides): what a pull over in-arcs needs, with one transpose
+    /// built, not two.
+    pub fn transpose_unless_symmetric(&self) -> Option<Csr> {
         let t = self.transpose();
-        if self.rows_sorted() {
+        let symmetric = if self.rows_sorted() {
             t == *self
         } else {
             t == self.clone().sorted()
-        }
+        };
+        (!symmetric).then_some(t)
     }
 
     /// Out-degree statistics and the self-loop count.

@@ -581,8 +581,15 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
         true
     }
 
+    /// A free buffer, or room for another: two at least (one being filled, one in flight),
+    /// more up to [`OUTGOING_BUFFERS`] where they fit under the device's memory limit (past
+    /// it the driver waits for a copy to finish instead of failing the run).
     fn outgoing_available(&self) -> bool {
-        !self.free.is_empty() || self.outgoing.len() < OUTGOING_BUFFERS
+        let n = self.outgoing.len();
+        let bytes = self.outgoing[0].len() * std::mem::size_of::<VertexResidual>();
+        !self.free.is_empty()
+            || n < 2
+            || (n < OUTGOING_BUFFERS && self.device.fits_under_limit(bytes))
     }
 
     fn reclaim(&mut self, done: Event) -> Result<(), WorklistError> {

@@ -15,6 +15,7 @@
 //! | [`PageRank`] | residual push as a [`groute_worklist::WorklistAlgorithm`] (what the host backend runs) |
 //! | [`VertexResidual`] | the CUDA worker's packed item: `(vertex, residual)`, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
+//! | [`PageRankShare`] | CUDA: one process's share of a run spanning several processes (the `groute-dist` crate's ranks), host-driven rounds |
 //! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
 //! | [`PageRankError`] | what can go wrong |
 //!
@@ -185,6 +186,7 @@ mod driver;
 mod host_pull;
 mod profile;
 mod reference;
+mod share;
 mod solver;
 mod sweep;
 mod tuning;
@@ -199,6 +201,7 @@ pub use algorithm::{PageRank, VertexResidual};
 pub use driver::{Driver, ParseDriverError};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, pagerank_reference};
+pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
 pub use tuning::PageRankTuning;
 

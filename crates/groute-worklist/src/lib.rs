@@ -16,6 +16,7 @@
 //! | [`DeviceWorker`], [`run_workers`], [`ReceiveCounts`], [`RoundCounts`], [`Reexamined`] | the control plane, written once: one driver per device runs receive-split, expand, send, count over any backend's worker |
 //! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the host engine and its interface, which the host executor implements (engine tests implement it directly) |
 //! | [`SharedRun`], [`run_workers_shared`], [`run_shared`], [`PriorityCounter::held`] | one process's share of a ring spanning processes: counts of zero make the process idle, and the caller (the `groute-dist` crate's termination waves) ends the run |
+//! | [`ShareSolver`], [`ShareOutput`] | the one interface of an executor of such a share, whatever the algorithm and backend ([`algorithm::HostSolver`], [`traversal::MinTraversalSolver`], PageRank's CUDA share) |
 //! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
 //!
 //! ## One device's loop
@@ -198,6 +199,7 @@ mod local;
 mod part;
 mod priority_counter;
 mod ring;
+mod share;
 mod split;
 mod sync;
 mod termination;
@@ -216,5 +218,6 @@ pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
 pub use part::{CsrPtrs, DeviceCsr, HostCsrRows};
 pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
 pub use ring::{RingTransport, RouterRing};
+pub use share::{ShareOutput, ShareSolver, ShareValue};
 pub use split::{SplitFlags, SplitOps, VertexValue};
 pub use termination::TerminationCounter;

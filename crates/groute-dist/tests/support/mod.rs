@@ -1,6 +1,11 @@
-//! What the multi-process test jobs share: their seeded random graphs.
+//! What the multi-process test jobs share: their seeded random graphs, PageRank's check and
+//! the record of their checks.
+
+// Each test binary uses some of it.
+#![allow(dead_code)]
 
 use groute_graph::{Csr, CsrBuilder, EdgeList};
+use groute_pagerank::{l1_error_bound, pagerank_reference};
 
 /// A random graph of `n` vertices and `m` arcs (seeded by `seed`; both directions of each
 /// when `symmetric`), weights 1..=100.
@@ -55,4 +60,19 @@ impl Checks {
         eprintln!("rank {rank}: {} checks failed", self.failures.len());
         std::process::ExitCode::FAILURE
     }
+}
+
+/// Whether `ranks` (one per vertex of `csr`) are PageRank's with damping `alpha` within the
+/// L1 bound of a run to `epsilon` (plus the reference's own error and 1e-3 of the rank sum).
+pub fn pagerank_close(csr: &Csr, alpha: f32, epsilon: f32, ranks: &[f32]) -> bool {
+    let reference = pagerank_reference(csr, f64::from(alpha));
+    let tolerance = l1_error_bound(csr.num_vertices(), f64::from(alpha), f64::from(epsilon))
+        + reference.error_bound
+        + 1e-3 * reference.ranks.iter().sum::<f64>();
+    let l1: f64 = ranks
+        .iter()
+        .zip(&reference.ranks)
+        .map(|(&a, &b)| (f64::from(a) - b).abs())
+        .sum();
+    ranks.len() == reference.ranks.len() && l1 <= tolerance
 }

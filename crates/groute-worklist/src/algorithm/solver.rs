@@ -13,7 +13,8 @@ use crate::engine::{PackedOf, WorklistOptions, WorklistStats, run, run_shared};
 use crate::error::WorklistError;
 use crate::ring::RingTransport;
 
-/// The output of a [`HostSolver`] run, in the partitioned numbering.
+/// The output of a [`HostSolver`] run, in the partitioned numbering (also of any executor's
+/// share of a run spanning processes: [`ShareOutput`](crate::ShareOutput)).
 #[derive(Clone, Debug)]
 pub struct HostOutput<V> {
     /// The vertices the output covers: the whole graph, or the vertices of one process's
@@ -258,8 +259,9 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
 }
 
 /// Checks that `partition` splits `csr`'s vertices into parts of which `context`'s devices
-/// hold `first_part..first_part + context.num_devices()`; returns that range.
-pub(crate) fn check_parts(
+/// hold `first_part..first_part + context.num_devices()`; returns that range (what a
+/// [`ShareSolver::for_parts`](crate::ShareSolver::for_parts) checks first).
+pub fn check_parts(
     context: &Context,
     csr: &Csr,
     partition: &Partition,

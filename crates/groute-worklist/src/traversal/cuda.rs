@@ -307,9 +307,12 @@ impl CudaTraversalDevice {
         };
         self.stream.synchronize()?;
         // The first buffer only (the next run adds the others as its sends need them), so the
-        // larger size does not take four buffers' memory at once.
-        self.outgoing.clear();
-        self.outgoing.push(device.alloc::<VertexValue>(grown)?);
+        // larger size does not take four buffers' memory at once. The others go first, so
+        // that the larger one fits beside the old first one; the old first one goes once the
+        // larger one is there (a device that cannot hold it keeps its buffers).
+        self.outgoing.truncate(1);
+        let larger = device.alloc::<VertexValue>(grown)?;
+        self.outgoing = vec![larger];
         Ok(true)
     }
 

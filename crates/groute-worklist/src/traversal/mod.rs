@@ -167,7 +167,10 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         if A::COMBINE != Combine::Min {
             return Err(Error::Unsupported {
                 operation: "a sum-combined algorithm in the min traversals' solver (run it with \
-                            groute_worklist::algorithm::HostSolver)",
+                            groute_worklist::algorithm::HostSolver, or on CUDA devices with the \
+                            algorithm's own executor: PageRank's is groute_pagerank::PageRankSolver, \
+                            and across ranks DistSolver::with_device_solver with its ShareSolver, \
+                            groute_pagerank::PageRankShare)",
                 backend: "any",
             }
             .into());

@@ -95,8 +95,12 @@ impl FusedMember {
         } else {
             None
         };
-        // The frontier (owned vertices) plus what one step appends behind it: 2n slots.
-        let dir = CudaDirection::new(context, device, (push, pull), rows, 2 * n)?;
+        // Pushes append every head they improve, owned or not, and sparse pushes never
+        // rewind: each vertex is first set at most once on this device, and each vertex whose
+        // row the device holds joins at most one frontier besides. So n plus the rows held
+        // (2n with replicated levels, or on one device).
+        let slots = n + (rows.end - rows.start) as usize;
+        let dir = CudaDirection::new(context, device, (push, pull), rows, slots)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
         let kernel = module.function(options.kernel_name(devices))?;
         let grid = member_grid(
@@ -322,7 +326,8 @@ impl FusedMember {
         device.download(&self.trace)
     }
 
-    /// Waits for the stream and fails if the worklist overflowed (it cannot: 2n slots).
+    /// Waits for the stream and fails if the worklist overflowed (it cannot: n plus the rows
+    /// held, see `new`).
     pub(super) fn check_worklist(&self) -> Result<(), Error> {
         let d = &self.dir;
         let ctrl = (&d.ctrl, &d.ctrl_host);

@@ -1,0 +1,271 @@
+//! [`PageRankShare`]: PageRank's CUDA executor of one process's share of a run spanning
+//! several processes (the `groute-dist` crate's ranks), the same host-driven worker
+//! ([`CudaPageRankStorage`]) that one process runs on several devices, its ring continuing
+//! on the other processes' devices.
+
+use std::ops::Range;
+
+use groute_core::{Context, Device, Error};
+use groute_graph::{Csr, Partition};
+use groute_worklist::algorithm::check_parts;
+use groute_worklist::{
+    RingTransport, ShareOutput, ShareSolver, SharedRun, WorklistError, WorklistOptions,
+    run_workers_shared,
+};
+
+use crate::algorithm::{PageRank, VertexResidual};
+use crate::cuda_pull::PullTopology;
+use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::sweep::{CutArcs, SweepMode};
+use crate::tuning::PageRankTuning;
+use crate::{PageRankError, PageRankOptions};
+
+/// Residual-push PageRank on the CUDA devices of one process that holds some consecutive
+/// parts of a graph whose other parts other processes hold: each device keeps its part's
+/// storage across runs (as [`crate::PageRankSolver`] on several devices), runs host-driven
+/// rounds (sweeps as [`PageRankTuning::sweep`] says, pull by default), and its remote
+/// updates, merged per vertex before they leave the device, travel the ring of every
+/// process's devices. The `groute-dist` crate runs it:
+/// `DistSolver::<PageRank, _, PageRankShare>::with_device_solver`. The device-driven kernel
+/// ([`crate::Driver::Fused`]) runs within one process only.
+pub struct PageRankShare {
+    context: Context,
+    partition: Partition,
+    /// The parts this process's devices hold (device `d` part `parts.start + d`).
+    parts: Range<usize>,
+    devices: Vec<CudaPageRankStorage>,
+}
+
+impl std::fmt::Debug for PageRankShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageRankShare")
+            .field("parts", &self.parts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PageRankShare {
+    /// [`ShareSolver::for_parts`] with `tuning` (sweep mode and divisor, lazy receives;
+    /// the device-driven settings do not apply); `for_parts` takes the defaults. Alpha,
+    /// epsilon and the tuning are checked as [`PageRankOptions::validate`] checks them.
+    pub fn with_tuning(
+        context: &Context,
+        algorithm: PageRank,
+        tuning: &PageRankTuning,
+        csr: &Csr,
+        partition: &Partition,
+        first_part: usize,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let settings = PageRankOptions {
+            alpha: algorithm.alpha,
+            epsilon: algorithm.epsilon,
+            tuning: tuning.clone(),
+            ..PageRankOptions::default()
+        };
+        settings.validate().map_err(|e| match e {
+            PageRankError::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => Error::invalid(name, value, expected),
+            other => Error::invalid("PageRank parameters", other, "valid parameters"),
+        })?;
+        let parts = check_parts(context, csr, partition, first_part)?;
+        if context.devices().iter().any(|d| d.stream().is_host()) {
+            return Err(Error::Unsupported {
+                operation: "PageRankShare on host devices (a host-backend share runs on \
+                            groute_worklist::algorithm::HostSolver)",
+                backend: "host",
+            }
+            .into());
+        }
+        let push = PushSettings {
+            sweep: tuning.sweep,
+            alpha: algorithm.alpha,
+            epsilon: algorithm.epsilon,
+            sweep_divisor: tuning.sweep_divisor,
+            lazy_receive: tuning.lazy_receive,
+            fused_fence_per_round: tuning.fused_fence_per_round,
+            fused_blocks_per_sm: tuning.fused_blocks_per_sm,
+        };
+        // Pull sweeps read the in-arcs: the CSR itself where it is symmetric, else its
+        // transpose (built once here; each device uploads its owned rows of it).
+        let transpose = match tuning.sweep {
+            SweepMode::Pull => csr.transpose_unless_symmetric(),
+            SweepMode::Push => None,
+        };
+        let mut devices = Vec::with_capacity(context.num_devices());
+        for (part, device) in parts.clone().zip(context.devices()) {
+            let owned = partition.range(part);
+            let cut = match tuning.sweep {
+                SweepMode::Pull => CutArcs::of(csr, &owned),
+                SweepMode::Push => None,
+            };
+            let pull = PullTopology {
+                transpose: transpose.as_ref(),
+                cut: cut.as_ref(),
+            };
+            devices.push(CudaPageRankStorage::new(
+                context, device, csr, pull, owned, push, options,
+            )?);
+        }
+        Ok(PageRankShare {
+            context: context.clone(),
+            partition: partition.clone(),
+            parts,
+            devices,
+        })
+    }
+}
+
+impl ShareSolver for PageRankShare {
+    type Algorithm = PageRank;
+    type Packed = VertexResidual;
+
+    fn for_parts(
+        context: &Context,
+        algorithm: PageRank,
+        csr: &Csr,
+        partition: &Partition,
+        first_part: usize,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let tuning = PageRankTuning::default();
+        Self::with_tuning(
+            context, algorithm, &tuning, csr, partition, first_part, options,
+        )
+    }
+
+    fn owned_vertices(&self) -> Range<u32> {
+        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+    }
+
+    /// Every vertex starts with its residual (PageRank has no sources: `sources` is
+    /// ignored). The output's values are the owned vertices' ranks, `left` their residuals.
+    fn run_shared<T: RingTransport<VertexResidual>>(
+        &mut self,
+        _sources: &[u32],
+        options: &WorklistOptions,
+        transport: &T,
+        shared: SharedRun<'_>,
+    ) -> Result<ShareOutput<f32>, WorklistError> {
+        let workers = self
+            .devices
+            .iter()
+            .zip(self.context.devices())
+            .map(|(storage, device)| storage.worker(device))
+            .collect::<Result<Vec<_>, _>>()?;
+        let stats = run_workers_shared(&self.context, workers, transport, shared, options)?;
+        let vertices = self.owned_vertices();
+        let len = (vertices.end - vertices.start) as usize;
+        let mut ranks = zeroed(len)?;
+        let mut left = zeroed(len)?;
+        for (part, (storage, device)) in self
+            .parts
+            .clone()
+            .zip(self.devices.iter().zip(self.context.devices()))
+        {
+            let owned = self.partition.range(part);
+            let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
+            download_part(
+                device,
+                storage,
+                &owned,
+                (&mut ranks[to.clone()], &mut left[to]),
+            )?;
+        }
+        Ok(ShareOutput {
+            vertices,
+            values: ranks,
+            left,
+            stats,
+        })
+    }
+
+    /// PageRank's buffers are sized for the worst case (each vertex pending once, one item
+    /// per remote vertex per round): an overflow is an error naming the setting to raise.
+    fn grow_after(
+        &mut self,
+        _: &WorklistError,
+        _: &WorklistOptions,
+    ) -> Result<bool, WorklistError> {
+        Ok(false)
+    }
+}
+
+/// `len` zeroed ranks, or an error when the host cannot hold them.
+fn zeroed(len: usize) -> Result<Vec<f32>, Error> {
+    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| Error::OutOfMemory {
+        bytes: len.saturating_mul(std::mem::size_of::<f32>()),
+        location: format!("the host for the ranks of {len} vertices"),
+        source: None,
+    })
+}
+
+/// Downloads one device's owned ranks and residuals (`owned`: its part's vertices).
+fn download_part(
+    device: &Device,
+    storage: &CudaPageRankStorage,
+    owned: &Range<u32>,
+    (ranks, residuals): (&mut [f32], &mut [f32]),
+) -> Result<(), Error> {
+    if owned.is_empty() {
+        return Ok(());
+    }
+    let (a, b) = (owned.start as usize, owned.end as usize);
+    device.download_into(
+        &storage.rank.slice(0..b - a)?,
+        bytemuck::cast_slice_mut(ranks),
+    )?;
+    device.download_into(
+        &storage.residual.slice(a..b)?,
+        bytemuck::cast_slice_mut(residuals),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_graph::{GenSpec, NoProgress, block_partition, generate};
+
+    fn graph() -> Csr {
+        let spec: GenSpec = "road:side=8,p=0.6,seed=1".parse().expect("spec");
+        generate(&spec, &NoProgress).expect("graph").csr
+    }
+
+    #[test]
+    fn host_devices_are_refused_with_the_executor_to_use() {
+        let csr = graph();
+        let context = Context::host(2).expect("host context");
+        let partition = block_partition(&csr, 4).expect("partition");
+        let algorithm = PageRank {
+            alpha: 0.85,
+            epsilon: 0.01,
+        };
+        let options = WorklistOptions::default();
+        let err = PageRankShare::for_parts(&context, algorithm, &csr, &partition, 2, &options)
+            .expect_err("host devices");
+        assert!(err.to_string().contains("HostSolver"), "{err}");
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_before_any_upload() {
+        let csr = graph();
+        let context = Context::host(1).expect("host context");
+        let partition = block_partition(&csr, 2).expect("partition");
+        let options = WorklistOptions::default();
+        for (alpha, epsilon, what) in [(1.5, 0.01, "alpha"), (0.85, -1.0, "epsilon")] {
+            let err = PageRankShare::for_parts(
+                &context,
+                PageRank { alpha, epsilon },
+                &csr,
+                &partition,
+                0,
+                &options,
+            )
+            .expect_err(what);
+            assert!(err.to_string().contains(what), "{err}");
+        }
+    }
+}
