@@ -8,29 +8,16 @@ use bytemuck::Pod;
 use groute_core::Context;
 use groute_graph::{Csr, Partition};
 
-use crate::algorithm::{HostAlgorithm, HostOutput, HostSolver, WorklistAlgorithm};
+use crate::algorithm::{HostOutput, WorklistAlgorithm};
 use crate::driver::SharedRun;
-use crate::engine::{PackedOf, WorklistOptions};
+use crate::engine::WorklistOptions;
 use crate::error::WorklistError;
 use crate::ring::RingTransport;
-use crate::split::VertexValue;
-use crate::traversal::{MinTraversalSolver, TraversalOutput};
 
 /// The output of one process's share of a run, in the partitioned numbering: the vertices of
 /// its parts, their values, under [`Combine::Sum`](crate::Combine::Sum) the value left on
 /// each, and its counters (the fields of a host run's output, whatever the executor).
 pub type ShareOutput<V> = HostOutput<V>;
-
-impl<V> From<TraversalOutput<V>> for HostOutput<V> {
-    fn from(out: TraversalOutput<V>) -> Self {
-        HostOutput {
-            vertices: out.vertices,
-            values: out.values,
-            left: Vec::new(),
-            stats: out.stats,
-        }
-    }
-}
 
 /// The value type of a [`ShareSolver`]'s algorithm.
 pub type ShareValue<S> = <<S as ShareSolver>::Algorithm as WorklistAlgorithm>::Value;
@@ -39,9 +26,10 @@ pub type ShareValue<S> = <<S as ShareSolver>::Algorithm as WorklistAlgorithm>::V
 /// devices hold some consecutive parts of the partition, their ring continues on the other
 /// processes' devices through a [`RingTransport`] of [`ShareSolver::Packed`] items, and the
 /// run goes on until the caller finishes its [`SharedRun`] counter. Implemented by
-/// [`HostSolver`] (any algorithm on the host backend), [`MinTraversalSolver`] (min-combined
-/// algorithms with CUDA kernels: BFS, SSSP, label propagation) and by algorithms with CUDA
-/// executors of their own (PageRank's `PageRankShare`).
+/// [`HostSolver`](crate::algorithm::HostSolver) (any algorithm on the host backend),
+/// [`MinTraversalSolver`](crate::traversal::MinTraversalSolver) (min-combined algorithms with
+/// CUDA kernels: BFS, SSSP, label propagation) and by algorithms with CUDA executors of their
+/// own (PageRank's `PageRankShare`).
 pub trait ShareSolver: Sized + Send {
     /// The algorithm it runs.
     type Algorithm: WorklistAlgorithm;
@@ -82,82 +70,4 @@ pub trait ShareSolver: Sized + Send {
         error: &WorklistError,
         options: &WorklistOptions,
     ) -> Result<bool, WorklistError>;
-}
-
-impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
-    type Algorithm = A;
-    type Packed = PackedOf<HostAlgorithm<A>>;
-
-    fn for_parts(
-        context: &Context,
-        algorithm: A,
-        csr: &Csr,
-        partition: &Partition,
-        first_part: usize,
-        options: &WorklistOptions,
-    ) -> Result<Self, WorklistError> {
-        HostSolver::for_parts(context, algorithm, csr, partition, first_part, options)
-    }
-
-    fn owned_vertices(&self) -> Range<u32> {
-        HostSolver::owned_vertices(self)
-    }
-
-    fn run_shared<T: RingTransport<Self::Packed>>(
-        &mut self,
-        sources: &[u32],
-        options: &WorklistOptions,
-        transport: &T,
-        shared: SharedRun<'_>,
-    ) -> Result<ShareOutput<A::Value>, WorklistError> {
-        HostSolver::run_shared(self, sources, options, transport, shared)
-    }
-
-    /// The host backend's buffers grow as they fill: nothing to grow after a failure.
-    fn grow_after(
-        &mut self,
-        _: &WorklistError,
-        _: &WorklistOptions,
-    ) -> Result<bool, WorklistError> {
-        Ok(false)
-    }
-}
-
-impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
-    type Algorithm = A;
-    type Packed = VertexValue;
-
-    fn for_parts(
-        context: &Context,
-        algorithm: A,
-        csr: &Csr,
-        partition: &Partition,
-        first_part: usize,
-        options: &WorklistOptions,
-    ) -> Result<Self, WorklistError> {
-        MinTraversalSolver::for_parts(context, algorithm, csr, partition, first_part, options)
-    }
-
-    fn owned_vertices(&self) -> Range<u32> {
-        MinTraversalSolver::owned_vertices(self)
-    }
-
-    fn run_shared<T: RingTransport<VertexValue>>(
-        &mut self,
-        sources: &[u32],
-        options: &WorklistOptions,
-        transport: &T,
-        shared: SharedRun<'_>,
-    ) -> Result<ShareOutput<A::Value>, WorklistError> {
-        MinTraversalSolver::run_shared(self, sources, options, transport, shared)
-            .map(ShareOutput::from)
-    }
-
-    fn grow_after(
-        &mut self,
-        error: &WorklistError,
-        options: &WorklistOptions,
-    ) -> Result<bool, WorklistError> {
-        MinTraversalSolver::grow_after(self, error, options)
-    }
 }

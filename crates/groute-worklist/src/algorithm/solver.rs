@@ -12,6 +12,7 @@ use crate::driver::SharedRun;
 use crate::engine::{PackedOf, WorklistOptions, WorklistStats, run, run_shared};
 use crate::error::WorklistError;
 use crate::ring::RingTransport;
+use crate::share::ShareSolver;
 
 /// The output of a [`HostSolver`] run, in the partitioned numbering (also of any executor's
 /// share of a run spanning processes: [`ShareOutput`](crate::ShareOutput)).
@@ -66,43 +67,6 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
         Self::for_parts(context, algorithm, csr, partition, 0, options)
-    }
-
-    /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
-    /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
-    /// (device `d` part `first_part + d`), uploaded from `csr` as [`HostSolver::new`] does;
-    /// [`HostSolver::run_shared`] runs them.
-    pub fn for_parts(
-        context: &Context,
-        algorithm: A,
-        csr: &Csr,
-        partition: &Partition,
-        first_part: usize,
-        options: &WorklistOptions,
-    ) -> Result<Self, WorklistError> {
-        let parts = check_parts(context, csr, partition, first_part)?;
-        let algorithm = Arc::new(algorithm);
-        let mut programs = Vec::with_capacity(context.num_devices());
-        for (part, device) in parts.clone().zip(context.devices()) {
-            let owned = partition.range(part);
-            let capacity = options
-                .wl_capacity
-                .unwrap_or_else(|| HostAlgorithm::<A>::default_capacity(csr, &owned));
-            programs.push(HostAlgorithm::upload(
-                device,
-                Arc::clone(&algorithm),
-                csr,
-                owned,
-                capacity,
-            )?);
-        }
-        Ok(HostSolver {
-            context: context.clone(),
-            partition: partition.clone(),
-            num_vertices: partition.num_vertices(),
-            parts,
-            programs: programs.into_iter().map(Arc::new).collect(),
-        })
     }
 
     /// A solver over programs built by the caller (one per device, in device order, device
@@ -170,27 +134,6 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         })
     }
 
-    /// Runs this process's share of a run spanning several processes ([`SharedRun`]: the
-    /// caller holds the count open until every process is done), its devices linked to the
-    /// other processes' by `transport`; `sources` are the whole run's (each process seeds the
-    /// ones its parts own). The output covers this process's parts' vertices.
-    pub fn run_shared<T: RingTransport<PackedOf<HostAlgorithm<A>>>>(
-        &mut self,
-        sources: &[u32],
-        options: &WorklistOptions,
-        transport: &T,
-        shared: SharedRun<'_>,
-    ) -> Result<HostOutput<A::Value>, WorklistError> {
-        self.run_with(sources, options, |context, programs, seeds, options| {
-            run_shared(context, programs, seeds, transport, shared, options)
-        })
-    }
-
-    /// The vertices this solver's parts own.
-    pub fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
-    }
-
     fn run_with(
         &mut self,
         sources: &[u32],
@@ -255,6 +198,80 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             left: bytemuck::allocation::cast_vec(left),
             stats,
         })
+    }
+}
+
+/// One process's share of a run spanning several (the `groute-dist` crate), on the host
+/// backend: any algorithm.
+impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
+    type Algorithm = A;
+    type Packed = PackedOf<HostAlgorithm<A>>;
+
+    /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
+    /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
+    /// (device `d` part `first_part + d`), uploaded from `csr` as [`HostSolver::new`] does;
+    /// [`ShareSolver::run_shared`] runs them.
+    fn for_parts(
+        context: &Context,
+        algorithm: A,
+        csr: &Csr,
+        partition: &Partition,
+        first_part: usize,
+        options: &WorklistOptions,
+    ) -> Result<Self, WorklistError> {
+        let parts = check_parts(context, csr, partition, first_part)?;
+        let algorithm = Arc::new(algorithm);
+        let mut programs = Vec::with_capacity(context.num_devices());
+        for (part, device) in parts.clone().zip(context.devices()) {
+            let owned = partition.range(part);
+            let capacity = options
+                .wl_capacity
+                .unwrap_or_else(|| HostAlgorithm::<A>::default_capacity(csr, &owned));
+            programs.push(HostAlgorithm::upload(
+                device,
+                Arc::clone(&algorithm),
+                csr,
+                owned,
+                capacity,
+            )?);
+        }
+        Ok(HostSolver {
+            context: context.clone(),
+            partition: partition.clone(),
+            num_vertices: partition.num_vertices(),
+            parts,
+            programs: programs.into_iter().map(Arc::new).collect(),
+        })
+    }
+
+    /// The vertices this solver's parts own.
+    fn owned_vertices(&self) -> Range<u32> {
+        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+    }
+
+    /// Runs this process's share of a run spanning several processes ([`SharedRun`]: the
+    /// caller holds the count open until every process is done), its devices linked to the
+    /// other processes' by `transport`; `sources` are the whole run's (each process seeds the
+    /// ones its parts own). The output covers this process's parts' vertices.
+    fn run_shared<T: RingTransport<Self::Packed>>(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+        transport: &T,
+        shared: SharedRun<'_>,
+    ) -> Result<HostOutput<A::Value>, WorklistError> {
+        self.run_with(sources, options, |context, programs, seeds, options| {
+            run_shared(context, programs, seeds, transport, shared, options)
+        })
+    }
+
+    /// The host backend's buffers grow as they fill: nothing to grow after a failure.
+    fn grow_after(
+        &mut self,
+        _: &WorklistError,
+        _: &WorklistOptions,
+    ) -> Result<bool, WorklistError> {
+        Ok(false)
     }
 }
 

@@ -70,6 +70,7 @@ use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::engine::{WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
 use crate::ring::RingTransport;
+use crate::share::{ShareOutput, ShareSolver};
 use crate::split::VertexValue;
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
@@ -82,11 +83,8 @@ pub const UNREACHED: u32 = u32::MAX;
 /// The result of a min traversal.
 #[derive(Clone, Debug)]
 pub struct TraversalOutput<V = u32> {
-    /// The vertices the output covers: the whole graph, or the vertices of one process's
-    /// parts ([`MinTraversalSolver::run_shared`]); `values[i]` is vertex `vertices.start + i`'s.
-    pub vertices: Range<u32>,
-    /// One value per vertex of `vertices`, in the partitioned numbering ([`UNREACHED`] where
-    /// unreached).
+    /// One value per vertex, in the partitioned numbering ([`UNREACHED`] where unreached; a
+    /// process's share of a run spanning several returns a [`ShareOutput`] instead).
     pub values: Vec<V>,
     /// Worklist counters.
     pub stats: WorklistStats,
@@ -149,12 +147,190 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         Self::for_parts(context, algorithm, csr, partition, 0, options)
     }
 
+    /// Runs the traversal from `sources` (partitioned ids, valued `init(v, true)`; ignored by algorithms that start from every vertex). The statistics' elapsed
+    /// time covers the traversal only (storage reset and result download excluded).
+    ///
+    /// On CUDA, a device worklist or outgoing buffer that the options leave to the solver
+    /// starts small (sized by the device's vertices, not its arcs) and grows: a run that
+    /// overflows one starts again with it at least doubled (the storage keeps the larger size
+    /// for later runs). One the options set is a fixed capacity: overflowing it fails the run
+    /// with [`Error::CapacityExceeded`] naming the setting.
+    pub fn run(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
+        if self.parts != (0..self.partition.num_parts()) {
+            return Err(Error::invalid(
+                "MinTraversalSolver::run",
+                format!("a solver over parts {:?}", self.parts),
+                "run one process's share with MinTraversalSolver::run_shared",
+            )
+            .into());
+        }
+        let mut restarts = 0;
+        loop {
+            match self.run_sized(sources, options) {
+                Err(WorklistError::Runtime(Error::CapacityExceeded {
+                    setting, needed, ..
+                })) if self.grow(setting, needed as usize, options)? => restarts += 1,
+                Ok(mut out) => {
+                    out.stats.restarts = restarts;
+                    return Ok(out);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Each device's first items: the sources its part owns, or (an algorithm started from
+    /// every vertex) its whole part.
+    fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
+        let parts = self.parts.clone();
+        if A::START == Start::EveryVertex {
+            return parts.map(|p| self.partition.range(p).collect()).collect();
+        }
+        let mut seeds = vec![Vec::new(); parts.len()];
+        for &s in sources {
+            if (s as usize) < self.num_vertices {
+                let part = self.partition.owner(s);
+                if parts.contains(&part) {
+                    seeds[part - parts.start].push(s);
+                }
+            }
+        }
+        seeds
+    }
+
+    /// Grows what overflowed (`setting` names it) where the options leave its size to the
+    /// solver; whether anything grew.
+    fn grow(
+        &mut self,
+        setting: &str,
+        needed: usize,
+        options: &WorklistOptions,
+    ) -> Result<bool, WorklistError> {
+        let worklist = setting == cuda::WL_SETTING && options.wl_capacity.is_none();
+        let outgoing = setting == cuda::SEND_SETTING && options.send_capacity.is_none();
+        let mut grew = false;
+        let Storage::Cuda(devices) = &mut self.storage else {
+            return Ok(false);
+        };
+        for (dev, device) in devices.iter_mut().zip(self.context.devices()) {
+            if worklist {
+                grew |= dev.grow_worklist(device, needed)?;
+            }
+            if outgoing {
+                grew |= dev.grow_outgoing(device, needed)?;
+            }
+        }
+        Ok(grew)
+    }
+
+    /// One run with the storage as it is.
+    fn run_sized(
+        &mut self,
+        sources: &[u32],
+        options: &WorklistOptions,
+    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
+        let n = self.num_vertices;
+        let options = &options.for_graph(n);
+        // Refused on every backend: the tuning is checked whether it applies or not.
+        fused_rounds::round_levels(options)?;
+        if let Storage::Host(host) = &mut self.storage {
+            let out = host.run(sources, options)?;
+            return Ok(TraversalOutput {
+                values: out.values,
+                stats: out.stats,
+                fused: false,
+                device_time: None,
+            });
+        }
+        let num_devices = self.context.num_devices();
+        let seeds = self.seeds(sources);
+        let context = self.context.clone();
+        if options.fused.fuses(num_devices) {
+            // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
+            // kernel in a group of one (FusedDriver says why).
+            if options.fused_driver == FusedDriver::Device {
+                return self.run_device_driven(sources, &seeds, options);
+            }
+            let defaults = FusedDefaults::for_graph(self.average_degree);
+            let dev = self.cuda_device(0)?;
+            let device = &context.devices()[0];
+            let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
+            let values = device.download(&dev.values.slice(0..n)?)?;
+            return Ok(TraversalOutput {
+                values: bytemuck::allocation::cast_vec(values),
+                stats: WorklistStats {
+                    epochs: done.stats.epochs,
+                    devices: vec![done.stats],
+                    elapsed: done.elapsed,
+                    device_time: Some(done.device_time),
+                    ..WorklistStats::default()
+                },
+                fused: true,
+                device_time: Some(done.device_time),
+            });
+        }
+        let bounded = options
+            .fused
+            .bounded_rounds(num_devices, self.average_degree);
+        if bounded
+            && options
+                .fused_driver
+                .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
+        {
+            return self.run_device_driven(sources, &seeds, options);
+        }
+        let defaults = FusedDefaults::for_graph(self.average_degree);
+        let devices = self.cuda_devices()?;
+        let workers = round_workers(
+            devices, &context, sources, &seeds, bounded, options, defaults,
+        )?;
+        let stats = run_workers(&context, workers, options)?;
+        let mut values = for_owned_ranges(n)?;
+        let Storage::Cuda(devices) = &self.storage else {
+            return Err(mixed_backends().into());
+        };
+        for (d, dev) in devices.iter().enumerate() {
+            let owned = self.partition.range(d);
+            download_owned(&context.devices()[d], &dev.values, owned, (&mut values, 0))?;
+        }
+        Ok(TraversalOutput {
+            values: bytemuck::allocation::cast_vec(values),
+            device_time: stats.device_time,
+            stats,
+            fused: bounded,
+        })
+    }
+
+    /// Every device's CUDA storage.
+    fn cuda_devices(&mut self) -> Result<&mut Vec<cuda::CudaTraversalDevice>, Error> {
+        match &mut self.storage {
+            Storage::Cuda(devices) => Ok(devices),
+            Storage::Host(_) => Err(mixed_backends()),
+        }
+    }
+
+    /// Device `d`'s CUDA storage.
+    fn cuda_device(&mut self, d: usize) -> Result<&mut cuda::CudaTraversalDevice, Error> {
+        self.cuda_devices()?.get_mut(d).ok_or_else(mixed_backends)
+    }
+}
+
+/// One process's share of a run spanning several (the `groute-dist` crate): the min
+/// traversals on CUDA devices (a host-backend context runs [`HostSolver`]'s share).
+impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
+    type Algorithm = A;
+    type Packed = VertexValue;
+
     /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
     /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
     /// (device `d` part `first_part + d`), uploaded from `csr` as [`MinTraversalSolver::new`]
-    /// does; [`MinTraversalSolver::run_shared`] runs them (CUDA devices; a host-backend
+    /// does; [`ShareSolver::run_shared`] runs them (CUDA devices; a host-backend
     /// share is [`HostSolver::for_parts`]).
-    pub fn for_parts(
+    fn for_parts(
         context: &Context,
         algorithm: A,
         csr: &Csr,
@@ -265,40 +441,9 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         })
     }
 
-    /// Runs the traversal from `sources` (partitioned ids, valued `init(v, true)`; ignored by algorithms that start from every vertex). The statistics' elapsed
-    /// time covers the traversal only (storage reset and result download excluded).
-    ///
-    /// On CUDA, a device worklist or outgoing buffer that the options leave to the solver
-    /// starts small (sized by the device's vertices, not its arcs) and grows: a run that
-    /// overflows one starts again with it at least doubled (the storage keeps the larger size
-    /// for later runs). One the options set is a fixed capacity: overflowing it fails the run
-    /// with [`Error::CapacityExceeded`] naming the setting.
-    pub fn run(
-        &mut self,
-        sources: &[u32],
-        options: &WorklistOptions,
-    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
-        if self.parts != (0..self.partition.num_parts()) {
-            return Err(Error::invalid(
-                "MinTraversalSolver::run",
-                format!("a solver over parts {:?}", self.parts),
-                "run one process's share with MinTraversalSolver::run_shared",
-            )
-            .into());
-        }
-        let mut restarts = 0;
-        loop {
-            match self.run_sized(sources, options) {
-                Err(WorklistError::Runtime(Error::CapacityExceeded {
-                    setting, needed, ..
-                })) if self.grow(setting, needed as usize, options)? => restarts += 1,
-                Ok(mut out) => {
-                    out.stats.restarts = restarts;
-                    return Ok(out);
-                }
-                Err(e) => return Err(e),
-            }
-        }
+    /// The vertices this solver's parts own.
+    fn owned_vertices(&self) -> Range<u32> {
+        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
     }
 
     /// Runs this process's share of a traversal spanning several processes ([`SharedRun`]:
@@ -310,13 +455,13 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// worklist or outgoing buffer fails with [`Error::CapacityExceeded`]; the caller grows
     /// them ([`MinTraversalSolver::grow_after`]) and runs again, on every process. The output
     /// covers this process's parts' vertices.
-    pub fn run_shared<T: RingTransport<VertexValue>>(
+    fn run_shared<T: RingTransport<VertexValue>>(
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
         transport: &T,
         shared: SharedRun<'_>,
-    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
+    ) -> Result<ShareOutput<A::Value>, WorklistError> {
         let options = &options.for_graph(self.num_vertices);
         fused_rounds::round_levels(options)?;
         let parts = self.parts.clone();
@@ -344,43 +489,18 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             let owned = self.partition.range(part);
             download_owned(device, &dev.values, owned, (&mut values, vertices.start))?;
         }
-        Ok(TraversalOutput {
+        Ok(ShareOutput {
             vertices,
             values: bytemuck::allocation::cast_vec(values),
-            device_time: stats.device_time,
+            left: Vec::new(),
             stats,
-            fused: bounded,
         })
-    }
-
-    /// Each device's first items: the sources its part owns, or (an algorithm started from
-    /// every vertex) its whole part.
-    fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
-        let parts = self.parts.clone();
-        if A::START == Start::EveryVertex {
-            return parts.map(|p| self.partition.range(p).collect()).collect();
-        }
-        let mut seeds = vec![Vec::new(); parts.len()];
-        for &s in sources {
-            if (s as usize) < self.num_vertices {
-                let part = self.partition.owner(s);
-                if parts.contains(&part) {
-                    seeds[part - parts.start].push(s);
-                }
-            }
-        }
-        seeds
-    }
-
-    /// The vertices this solver's parts own.
-    pub fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
     }
 
     /// After a run that failed with `error`: when it was an overflow of a device worklist or
     /// outgoing buffer whose size the options leave to the solver, grows it (at least
     /// doubled) and says so; the run can then be started again. `false` for any other error.
-    pub fn grow_after(
+    fn grow_after(
         &mut self,
         error: &WorklistError,
         options: &WorklistOptions,
@@ -391,125 +511,6 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             }) => self.grow(setting, *needed as usize, options),
             _ => Ok(false),
         }
-    }
-
-    /// Grows what overflowed (`setting` names it) where the options leave its size to the
-    /// solver; whether anything grew.
-    fn grow(
-        &mut self,
-        setting: &str,
-        needed: usize,
-        options: &WorklistOptions,
-    ) -> Result<bool, WorklistError> {
-        let worklist = setting == cuda::WL_SETTING && options.wl_capacity.is_none();
-        let outgoing = setting == cuda::SEND_SETTING && options.send_capacity.is_none();
-        let mut grew = false;
-        let Storage::Cuda(devices) = &mut self.storage else {
-            return Ok(false);
-        };
-        for (dev, device) in devices.iter_mut().zip(self.context.devices()) {
-            if worklist {
-                grew |= dev.grow_worklist(device, needed)?;
-            }
-            if outgoing {
-                grew |= dev.grow_outgoing(device, needed)?;
-            }
-        }
-        Ok(grew)
-    }
-
-    /// One run with the storage as it is.
-    fn run_sized(
-        &mut self,
-        sources: &[u32],
-        options: &WorklistOptions,
-    ) -> Result<TraversalOutput<A::Value>, WorklistError> {
-        let n = self.num_vertices;
-        let options = &options.for_graph(n);
-        // Refused on every backend: the tuning is checked whether it applies or not.
-        fused_rounds::round_levels(options)?;
-        if let Storage::Host(host) = &mut self.storage {
-            let out = host.run(sources, options)?;
-            return Ok(TraversalOutput {
-                vertices: out.vertices,
-                values: out.values,
-                stats: out.stats,
-                fused: false,
-                device_time: None,
-            });
-        }
-        let num_devices = self.context.num_devices();
-        let seeds = self.seeds(sources);
-        let context = self.context.clone();
-        if options.fused.fuses(num_devices) {
-            // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
-            // kernel in a group of one (FusedDriver says why).
-            if options.fused_driver == FusedDriver::Device {
-                return self.run_device_driven(sources, &seeds, options);
-            }
-            let defaults = FusedDefaults::for_graph(self.average_degree);
-            let dev = self.cuda_device(0)?;
-            let device = &context.devices()[0];
-            let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
-            let values = device.download(&dev.values.slice(0..n)?)?;
-            return Ok(TraversalOutput {
-                vertices: 0..n as u32,
-                values: bytemuck::allocation::cast_vec(values),
-                stats: WorklistStats {
-                    epochs: done.stats.epochs,
-                    devices: vec![done.stats],
-                    elapsed: done.elapsed,
-                    device_time: Some(done.device_time),
-                    ..WorklistStats::default()
-                },
-                fused: true,
-                device_time: Some(done.device_time),
-            });
-        }
-        let bounded = options
-            .fused
-            .bounded_rounds(num_devices, self.average_degree);
-        if bounded
-            && options
-                .fused_driver
-                .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
-        {
-            return self.run_device_driven(sources, &seeds, options);
-        }
-        let defaults = FusedDefaults::for_graph(self.average_degree);
-        let devices = self.cuda_devices()?;
-        let workers = round_workers(
-            devices, &context, sources, &seeds, bounded, options, defaults,
-        )?;
-        let stats = run_workers(&context, workers, options)?;
-        let mut values = for_owned_ranges(n)?;
-        let Storage::Cuda(devices) = &self.storage else {
-            return Err(mixed_backends().into());
-        };
-        for (d, dev) in devices.iter().enumerate() {
-            let owned = self.partition.range(d);
-            download_owned(&context.devices()[d], &dev.values, owned, (&mut values, 0))?;
-        }
-        Ok(TraversalOutput {
-            vertices: 0..n as u32,
-            values: bytemuck::allocation::cast_vec(values),
-            device_time: stats.device_time,
-            stats,
-            fused: bounded,
-        })
-    }
-
-    /// Every device's CUDA storage.
-    fn cuda_devices(&mut self) -> Result<&mut Vec<cuda::CudaTraversalDevice>, Error> {
-        match &mut self.storage {
-            Storage::Cuda(devices) => Ok(devices),
-            Storage::Host(_) => Err(mixed_backends()),
-        }
-    }
-
-    /// Device `d`'s CUDA storage.
-    fn cuda_device(&mut self, d: usize) -> Result<&mut cuda::CudaTraversalDevice, Error> {
-        self.cuda_devices()?.get_mut(d).ok_or_else(mixed_backends)
     }
 }
 
@@ -551,7 +552,6 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             download_owned(&context_devices[d], &dev.values, owned, (&mut values, 0))?;
         }
         Ok(TraversalOutput {
-            vertices: 0..self.num_vertices as u32,
             values: bytemuck::allocation::cast_vec(values),
             stats: WorklistStats {
                 epochs: out.stats.iter().map(|s| s.epochs).max().unwrap_or(0),
