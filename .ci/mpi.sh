@@ -19,7 +19,13 @@ done
 examples="${CARGO_TARGET_DIR:-target}/debug/examples"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for graph in "" "--gen road:side=40,p=0.6" "--gen kron:scale=10,ef=8,sym" "--graph datasets/tiny-weighted.gr"; do
+# Caches: ranks other than 0 load only their parts' rows of them (a directed graph's too, but
+# CC, which needs arcs both ways, loads a directed cache whole).
+"$examples/graphinfo" --gen kron:scale=10,ef=8,sym --write "$out/kron.grc" >/dev/null
+"$examples/graphinfo" --gen random:n=3000,m=20000,seed=3,weights=1..50:2 \
+  --write "$out/random.grc" >/dev/null
+for graph in "" "--gen road:side=40,p=0.6" "--gen kron:scale=10,ef=8,sym" \
+  "--graph datasets/tiny-weighted.gr" "--graph $out/kron.grc" "--graph $out/random.grc"; do
   for example in bfs sssp cc pagerank; do
     # shellcheck disable=SC2086
     "$examples/$example" $graph --validate --output "$out/one.txt" >/dev/null
@@ -39,6 +45,9 @@ for graph in "" "--gen road:side=40,p=0.6" "--gen kron:scale=10,ef=8,sym" "--gra
     done
   done
 done
+echo "--- ranks other than 0 load only their rows of a cache (the report says so)"
+timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --json "$out/report.json" >/dev/null
+grep -q '"ranks_loading_own_rows": 2' "$out/report.json"
 # Runs a job that must fail: a non-zero status within 120 s (124 is the timeout: a hang).
 must_fail() {
   local what=$1 status=0

@@ -35,6 +35,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::bfs::{
@@ -178,32 +179,29 @@ fn main() -> ExitCode {
 fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
-    let ranks = common::ranks::job_size()?;
-    let ctx = match ranks {
-        None => Some(cli.run.context()?),
-        Some(_) => None,
-    };
-    let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
-    let graph_report = GraphReport::of(&graph);
-    let order = InputOrder::of(&graph);
-    let Some(ctx) = ctx else {
+    if let Some(ranks) = common::ranks::job_size()? {
         // Under mpirun: the worklist BFS over every rank's devices.
         if cli.roots.is_some() {
             return Err("--roots runs one process; under mpirun give --source (or none)".into());
         }
-        let source_rank = common::source::pick(&graph, &order, cli.source)?;
+        let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::OwnRows)?;
+        let source_rank = held.source(cli.source)?;
         let validate = cli.run.validate || cli.graph.is_default();
         let job = common::ranks::traversal_job(
             "bfs",
             &cli.run,
-            &graph,
-            (graph_report, load_ms),
+            &held,
+            GraphReport::of(&held.graph),
             source_rank,
             validate,
             bfs_reference,
         );
         return common::ranks::run(job, groute::bfs::Bfs);
-    };
+    }
+    let ctx = cli.run.context()?;
+    let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
+    let graph_report = GraphReport::of(&graph);
+    let order = InputOrder::of(&graph);
 
     // `--roots` and `--source` exclude each other (clap), so a sampled run needs no source.
     let roots = match cli.roots {

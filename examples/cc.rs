@@ -25,6 +25,7 @@ use clap::Parser;
 use groute::cc::{CcOptions, CcResult, StagedEdges, cc_reference, connected_components};
 use serde_json::json;
 
+use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
 use common::{AnyError, GraphArgs, Report, RunArgs};
 
@@ -60,13 +61,12 @@ fn main() -> ExitCode {
 
 /// Under mpirun: label propagation over every rank's devices (arcs taken both ways); rank 0
 /// validates against union-find and writes `--output` as one process does.
-fn over_ranks(
-    args: &Args,
-    graph: groute::graph::Graph,
-    (graph_report, load_ms): (GraphReport, f64),
-) -> Result<(), AnyError> {
-    let mut graph = graph;
-    if !graph.csr.is_symmetric() {
+fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
+    let mut held = common::rank_graph::load(&args.graph, None, &args.run, ranks, Needs::BothWays)?;
+    let graph_report = GraphReport::of(&held.graph);
+    let graph = &mut held.graph;
+    // A rank that holds only its rows holds them of a symmetric graph (`Needs::BothWays`).
+    if !graph.symmetric && !graph.csr.is_symmetric() {
         let csr = &graph.csr;
         let pairs: Vec<(u32, u32)> = (0..csr.num_vertices() as u32)
             .flat_map(|v| csr.neighbors(v).iter().map(move |&u| (v, u)))
@@ -74,8 +74,10 @@ fn over_ranks(
         graph.csr = groute::graph::CsrBuilder::new(csr.num_vertices())
             .symmetrize(true)
             .build(&groute::graph::EdgeList::from_pairs(&pairs))?;
+        graph.symmetric = true;
     }
-    let graph = &graph;
+    let held = &held;
+    let graph = &held.graph;
     let validate = args.run.validate || args.graph.is_default();
     let check = move |labels: &[u32]| {
         if cc_reference(&graph.csr) == labels {
@@ -87,9 +89,8 @@ fn over_ranks(
     let job = common::ranks::RankJob {
         name: "cc",
         run: &args.run,
-        graph,
+        graph: held,
         graph_report,
-        load_ms,
         sources: Vec::new(),
         options: groute::worklist::WorklistOptions::default().for_graph(graph.num_vertices()),
         validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[u32]) -> Result<(), String>>),
@@ -132,12 +133,11 @@ fn write_labels(
 fn run(args: Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
     args.run.execution.host_driven_only("cc")?;
-    let ranks = common::ranks::job_size()?;
+    if let Some(ranks) = common::ranks::job_size()? {
+        return over_ranks(&args, ranks);
+    }
     let (graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
-    if ranks.is_some() {
-        return over_ranks(&args, graph, (graph_report, load_ms));
-    }
     let ctx = args.run.context()?;
     let stage_start = Instant::now();
     let staged = StagedEdges::new(&ctx, &graph)?;

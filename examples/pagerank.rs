@@ -29,6 +29,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
 use groute::graph::{Graph, partition_graph};
@@ -202,10 +203,12 @@ fn external_ids(graph: &Graph) -> Vec<u64> {
 /// the reference (L1, within the bound of the residual left) and writes `--output`.
 fn over_ranks(
     cli: &Cli,
-    graph: &Graph,
-    graph_report: (GraphReport, f64),
+    ranks: usize,
     worklist: groute::worklist::WorklistOptions,
 ) -> Result<(), AnyError> {
+    let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::OwnRows)?;
+    let graph_report = GraphReport::of(&held.graph);
+    let graph = &held.graph;
     let (alpha, epsilon) = (cli.alpha, cli.epsilon);
     let n = graph.num_vertices();
     let order = groute::graph::InputOrder::of(graph);
@@ -230,9 +233,8 @@ fn over_ranks(
     let job = common::ranks::RankJob {
         name: "pagerank",
         run: &cli.run,
-        graph,
-        graph_report: graph_report.0,
-        load_ms: graph_report.1,
+        graph: &held,
+        graph_report,
         sources: Vec::new(),
         // Packets as one process sizes them: smaller ones carry fewer merged updates each.
         options: groute::worklist::WorklistOptions {
@@ -290,13 +292,10 @@ fn run() -> Result<(), AnyError> {
     if let Some(p) = cli.packet_size {
         options.worklist.packet_size = p;
     }
-    let ranks = common::ranks::job_size()?;
-    let ctx = match ranks {
-        None => Some(cli.run.context()?),
-        Some(_)
-            if cli.driver.is_some()
-                || options.driver == Driver::Fused
-                || options.tuning != PageRankTuning::default() =>
+    if let Some(ranks) = common::ranks::job_size()? {
+        if cli.driver.is_some()
+            || options.driver == Driver::Fused
+            || options.tuning != PageRankTuning::default()
         {
             return Err(
                 "--driver, --execution device-driven, --sweep, --sweep-divisor, \
@@ -306,14 +305,12 @@ fn run() -> Result<(), AnyError> {
                     .into(),
             );
         }
-        Some(_) => None,
-    };
+        return over_ranks(&cli, ranks, options.worklist);
+    }
+    let ctx = cli.run.context()?;
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
     let n = graph.num_vertices();
-    let Some(ctx) = ctx else {
-        return over_ranks(&cli, &graph, (graph_report, load_ms), options.worklist);
-    };
 
     let method = cli.graph.partition_method()?;
     let started = Instant::now();

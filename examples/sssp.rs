@@ -31,6 +31,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
@@ -72,12 +73,45 @@ fn main() -> ExitCode {
 fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
-    let ranks = common::ranks::job_size()?;
-    let ctx = match ranks {
-        None => Some(cli.run.context()?),
-        Some(_) => None,
-    };
     let gen_weights = cli.gen_weights.as_ref().map(WeightSpec::to_string);
+    if let Some(ranks) = common::ranks::job_size()? {
+        // Under mpirun: the worklist SSSP over every rank's devices.
+        let mut held = common::rank_graph::load(
+            &cli.graph,
+            gen_weights.as_deref(),
+            &cli.run,
+            ranks,
+            Needs::OwnRows,
+        )?;
+        let graph_report = GraphReport::of(&held.graph);
+        let source_rank = held.source(cli.source)?;
+        let validate = cli.run.validate || cli.graph.is_default();
+        if !held.graph.csr.is_weighted() {
+            let arcs = held.graph.csr.num_edges() as usize;
+            held.graph.csr = held.graph.csr.with_weights(vec![1; arcs])?;
+        }
+        // Soft priority as on one host process (rank 0's band, from the whole graph); each
+        // rank advances its own threshold.
+        let band = cli
+            .prio_delta
+            .unwrap_or_else(|| groute::sssp::default_prio_delta(&held.graph.csr));
+        let mut job = common::ranks::traversal_job(
+            "sssp",
+            &cli.run,
+            &held,
+            graph_report,
+            source_rank,
+            validate,
+            sssp_reference,
+        );
+        if let Some(p) = cli.packet_size {
+            job.options.packet_size = p;
+        }
+        job.options.wl_capacity = cli.wl_capacity;
+        job.options.prio_delta = (band > 0).then_some(band);
+        return common::ranks::run(job, groute::sssp::Sssp);
+    }
+    let ctx = cli.run.context()?;
     let (graph, load_ms) =
         common::graph_args::load(&cli.graph, gen_weights.as_deref(), cli.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
@@ -90,34 +124,6 @@ fn run() -> Result<(), AnyError> {
     let order = InputOrder::of(&graph);
     let source_rank = common::source::pick(&graph, &order, cli.source)?;
     let source_ext = order.external_of_rank(source_rank);
-    let Some(ctx) = ctx else {
-        // Under mpirun: the worklist SSSP over every rank's devices.
-        let validate = cli.run.validate || cli.graph.is_default();
-        let mut graph = graph;
-        if !graph.csr.is_weighted() {
-            let arcs = graph.csr.num_edges() as usize;
-            graph.csr = graph.csr.with_weights(vec![1; arcs])?;
-        }
-        let mut job = common::ranks::traversal_job(
-            "sssp",
-            &cli.run,
-            &graph,
-            (graph_report, load_ms),
-            source_rank,
-            validate,
-            sssp_reference,
-        );
-        if let Some(p) = cli.packet_size {
-            job.options.packet_size = p;
-        }
-        job.options.wl_capacity = cli.wl_capacity;
-        // Soft priority as on one host process; each rank advances its own threshold.
-        let band = cli
-            .prio_delta
-            .unwrap_or_else(|| groute::sssp::default_prio_delta(&graph.csr));
-        job.options.prio_delta = (band > 0).then_some(band);
-        return common::ranks::run(job, groute::sssp::Sssp);
-    };
 
     let method = cli.graph.partition_method()?;
     let started = Instant::now();

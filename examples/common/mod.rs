@@ -12,6 +12,7 @@
 pub mod do_trace;
 pub mod execution;
 pub mod graph_args;
+pub mod rank_graph;
 pub mod ranks;
 pub mod report;
 pub mod run_args;

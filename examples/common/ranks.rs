@@ -9,11 +9,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use groute::graph::Graph;
 use groute::worklist::traversal::MinTraversalSolver;
 use groute::worklist::{ShareSolver, ShareValue, WorklistAlgorithm, WorklistOptions};
 use serde_json::Value;
 
+use super::rank_graph::RankGraph;
 use super::report::{ExecutionReport, GraphReport, Report};
 use super::{AnyError, RunArgs};
 
@@ -56,15 +56,14 @@ pub struct RankJob<'a, V> {
     pub name: &'static str,
     /// The run flags (devices per rank, repeats, output, JSON).
     pub run: &'a RunArgs,
-    /// The graph, loaded by every rank, in its own numbering.
-    pub graph: &'a Graph,
+    /// The graph as this rank holds it (rank 0: whole), in its own numbering.
+    pub graph: &'a RankGraph,
     /// Its report entry.
     pub graph_report: GraphReport,
-    /// Milliseconds spent loading it.
-    pub load_ms: f64,
-    /// Sources in the graph's numbering.
+    /// Sources in the graph's numbering. Rank 0's are every rank's (a rank that holds only
+    /// its rows cannot pick the default source).
     pub sources: Vec<u32>,
-    /// The worklist's settings.
+    /// The worklist's settings; `prio_delta` is rank 0's on every rank.
     pub options: WorklistOptions,
     /// Rank 0: checks the values (graph numbering) against the reference when validation is on.
     pub validate: Option<Validate<'a, V>>,
@@ -135,25 +134,28 @@ fn run_ranks<D: ShareSolver>(
     {
         eprintln!("note: {note}");
     }
+    let (sources, options) = rank_zero_settings(comm, &job)?;
     let started = Instant::now();
-    let partition = groute::graph::block_partition(&job.graph.csr, ranks * run.devices)?;
+    let partition = &job.graph.partition;
     let mut solver = DistSolver::<_, _, D>::with_device_solver(
         comm,
         &ctx,
         algorithm,
-        &job.graph.csr,
-        &partition,
-        &job.options,
+        job.graph.rows()?,
+        partition,
+        &options,
     )?;
     let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
         repeat,
-        || solver.run(&job.sources, &job.options),
+        || solver.run(&sources, &options),
         |o| (o.stats.elapsed, o.stats.device_time),
     )?;
-    if rank != 0 {
+    drop(solver);
+    let memory = gather_memory(comm, &ctx, job.graph)?;
+    let Some(rank_memory) = memory else {
         return Ok(());
-    }
+    };
     let out = &runs.last;
     let check = job.validate.as_ref();
     if let Some(validate) = check {
@@ -163,6 +165,14 @@ fn run_ranks<D: ShareSolver>(
         (job.write)(path, &out.values)?;
     }
     let mut report = Report::of_run(job.name, &ctx, Some(job.graph_report));
+    if let Some(memory) = &mut report.memory {
+        memory.ranks = Some(rank_memory);
+    }
+    let own_rows = report
+        .memory
+        .as_ref()
+        .and_then(|m| m.ranks.as_ref())
+        .map_or(0, |r| r.iter().filter(|r| r.loaded_own_rows).count());
     report.execution = Some(ExecutionReport::new(
         &ctx,
         run,
@@ -183,10 +193,11 @@ fn run_ranks<D: ShareSolver>(
         serde_json::json!({
             "ranks": ranks,
             "devices_per_rank": run.devices,
+            "ranks_loading_own_rows": own_rows,
             "termination_waves": out.totals.waves,
         }),
     ));
-    report.times = runs.times(job.load_ms, stage_ms);
+    report.times = runs.times(job.graph.load_ms, stage_ms);
     report.validated = check.map(|_| true);
     let mut stats = (job.stats)(&out.values, runs.median_ms());
     if let Value::Object(map) = &mut stats {
@@ -216,6 +227,80 @@ fn run_ranks<D: ShareSolver>(
     Ok(())
 }
 
+/// Rank 0's sources and soft-priority band, on every rank (collective).
+#[cfg(feature = "mpi")]
+fn rank_zero_settings(
+    comm: &mut groute::dist::MpiComm,
+    job: &RankJob<'_, impl Sized>,
+) -> Result<(Vec<u32>, WorklistOptions), AnyError> {
+    use groute::dist::RankComm;
+    let mut words: Vec<u64> = vec![job.options.prio_delta.map_or(0, |d| u64::from(d) + 1)];
+    words.extend(job.sources.iter().map(|&s| u64::from(s)));
+    let words = comm.broadcast_from_root(&words)?;
+    let prio_delta = match words.first().copied().unwrap_or(0) {
+        0 => None,
+        d => Some(u32::try_from(d - 1)?),
+    };
+    let sources = words[1..]
+        .iter()
+        .map(|&s| u32::try_from(s))
+        .collect::<Result<_, _>>()?;
+    Ok((
+        sources,
+        WorklistOptions {
+            prio_delta,
+            ..job.options.clone()
+        },
+    ))
+}
+
+/// Every rank's memory on rank 0 (`None` on the others; collective).
+#[cfg(feature = "mpi")]
+fn gather_memory(
+    comm: &mut groute::dist::MpiComm,
+    ctx: &groute::core::Context,
+    graph: &RankGraph,
+) -> Result<Option<Vec<super::report::RankMemoryReport>>, AnyError> {
+    use groute::dist::RankComm;
+    let offsets = graph.graph.csr.offsets();
+    let held_arcs = offsets[graph.held.end as usize] - offsets[graph.held.start as usize];
+    let usage = ctx.memory_usage();
+    let mut words = vec![
+        super::report::host_peak_bytes().unwrap_or(u64::MAX),
+        u64::from(!graph.whole),
+        held_arcs,
+    ];
+    words.extend(
+        usage
+            .iter()
+            .flat_map(|u| [u.peak_bytes, u.peak_graph_bytes]),
+    );
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let Some(all) = comm.gather_to_root(&bytes)? else {
+        return Ok(None);
+    };
+    let reports = all
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| {
+            let w: Vec<u64> = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
+            let devices = w.get(3..).unwrap_or_default();
+            super::report::RankMemoryReport {
+                rank,
+                host_peak_bytes: w.first().copied().filter(|&b| b != u64::MAX),
+                loaded_own_rows: w.get(1) == Some(&1),
+                held_arcs: w.get(2).copied().unwrap_or(0),
+                device_peak_bytes: devices.iter().step_by(2).copied().collect(),
+                device_graph_bytes: devices.iter().skip(1).step_by(2).copied().collect(),
+            }
+        })
+        .collect();
+    Ok(Some(reports))
+}
+
 /// The backend of a rank run: `--backend` in a binary with the NCCL plane (auto: CUDA when a
 /// GPU is usable), else the host backend (`--backend cuda` is then an error naming why).
 #[cfg(feature = "mpi")]
@@ -237,13 +322,14 @@ fn rank_backend(run: &RunArgs) -> Result<groute::core::BackendChoice, AnyError> 
 pub fn traversal_job<'a>(
     name: &'static str,
     run: &'a RunArgs,
-    graph: &'a Graph,
-    (graph_report, load_ms): (GraphReport, f64),
+    rank_graph: &'a RankGraph,
+    graph_report: GraphReport,
     source_rank: u32,
     validate: bool,
     reference: fn(&groute::graph::Csr, u32) -> Vec<u32>,
 ) -> RankJob<'a, u32> {
     use groute::worklist::traversal::UNREACHED;
+    let graph = &rank_graph.graph;
     let order = groute::graph::InputOrder::of(graph);
     let source = order.vertex_of_rank(source_rank);
     let source_ext = order.external_of_rank(source_rank);
@@ -263,9 +349,8 @@ pub fn traversal_job<'a>(
     RankJob {
         name,
         run,
-        graph,
+        graph: rank_graph,
         graph_report,
-        load_ms,
         sources: vec![source],
         options: WorklistOptions::default().for_graph(graph.num_vertices()),
         validate: validate.then(|| Box::new(check) as Validate<'a, u32>),

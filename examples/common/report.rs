@@ -49,6 +49,27 @@ pub struct MemoryReport {
     /// The process's peak resident set (`VmHWM` of `/proc/self/status`); `None` where the
     /// system does not say.
     pub host_peak_bytes: Option<u64>,
+    /// Under mpirun, every rank's memory (this report's `devices` and `host_peak_bytes` are
+    /// rank 0's); absent for one process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankMemoryReport>>,
+}
+
+/// One MPI rank's memory.
+#[derive(Serialize, Debug)]
+pub struct RankMemoryReport {
+    /// The rank.
+    pub rank: usize,
+    /// Its peak resident set, as [`MemoryReport::host_peak_bytes`].
+    pub host_peak_bytes: Option<u64>,
+    /// Whether it loaded only its parts' rows (from a cache), not the whole graph.
+    pub loaded_own_rows: bool,
+    /// The arcs of the rows it holds for its parts.
+    pub held_arcs: u64,
+    /// Its devices' peaks, as [`DeviceMemoryReport::peak_bytes`].
+    pub device_peak_bytes: Vec<u64>,
+    /// Its devices' graph bytes, as [`DeviceMemoryReport::graph_bytes`].
+    pub device_graph_bytes: Vec<u64>,
 }
 
 /// One device's memory, as its pool counted it (live buffers and blocks cached for reuse).
@@ -82,11 +103,12 @@ pub fn memory_of(ctx: &Context) -> MemoryReport {
             })
             .collect(),
         host_peak_bytes: host_peak_bytes(),
+        ranks: None,
     }
 }
 
 /// `VmHWM` of `/proc/self/status` in bytes (Linux); `None` elsewhere.
-fn host_peak_bytes() -> Option<u64> {
+pub fn host_peak_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

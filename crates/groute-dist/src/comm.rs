@@ -78,4 +78,19 @@ pub trait RankComm {
     /// Blocking: each rank's `bytes`, concatenated in rank order, on rank 0 (`None` on the
     /// others).
     fn gather_to_root(&mut self, bytes: &[u8]) -> Result<Option<Vec<Vec<u8>>>>;
+
+    /// Blocking: rank 0's `words` on every rank (the others' `words` are not read), by two
+    /// [`RankComm::all_reduce`]s: what rank 0 alone decides (a default source found on the
+    /// whole graph, which the other ranks may not hold).
+    fn broadcast_from_root(&mut self, words: &[u64]) -> Result<Vec<u64>> {
+        let root = self.rank() == 0;
+        let len = if root { words.len() as u64 } else { 0 };
+        let len = self.all_reduce(&[len], Reduction::Max)?[0];
+        let mine = if root {
+            words.to_vec()
+        } else {
+            vec![0; len as usize]
+        };
+        self.all_reduce(&mine, Reduction::Sum)
+    }
 }

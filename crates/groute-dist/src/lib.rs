@@ -2,7 +2,10 @@
 //!
 //! A run spanning `R` ranks (processes, started by `mpirun`) of `D` devices each splits the
 //! graph into `R x D` parts; rank `r`'s devices hold parts `r D .. (r + 1) D` and nothing of
-//! the others. The ranks form one ring: within a rank the devices pass items over the
+//! the others. A rank may hold only those parts' rows on the host too
+//! ([`HeldRows`](groute_graph::HeldRows), loaded from a cache by
+//! [`GraphCache::load_rows`](groute_graph::GraphCache::load_rows) after partitioning from
+//! its offsets alone). The ranks form one ring: within a rank the devices pass items over the
 //! runtime's router as in one process, and the last device of rank `r` hands its items to the
 //! first device of rank `r + 1 mod R` through the ranks' communication layer
 //! ([`RankComm`]: MPI with the `mpi` feature, threads of one process in the tests). Any

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use bytemuck::Pod;
 use groute_core::{BackendKind, Context};
-use groute_graph::{Csr, Partition};
+use groute_graph::{HeldRows, Partition};
 use groute_worklist::algorithm::HostSolver;
 use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{
@@ -116,37 +116,41 @@ impl<A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> std::fmt:
 impl<'c, A: WorklistAlgorithm, C: RankComm> DistSolver<'c, A, C> {
     /// [`DistSolver::with_device_solver`] with the min traversals' executor on CUDA devices
     /// ([`MinTraversalSolver`]; any algorithm on the host backend).
-    pub fn new(
+    pub fn new<'g>(
         comm: &'c mut C,
         context: &Context,
         algorithm: A,
-        csr: &Csr,
+        rows: impl Into<HeldRows<'g>>,
         partition: &Partition,
         options: &WorklistOptions,
     ) -> Result<Self> {
-        Self::with_device_solver(comm, context, algorithm, csr, partition, options)
+        Self::with_device_solver(comm, context, algorithm, rows, partition, options)
     }
 }
 
 impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistSolver<'c, A, C, D> {
-    /// Uploads this rank's parts of `csr` (the whole graph, renumbered so that part `p` owns
+    /// Uploads this rank's parts of the graph (renumbered so that part `p` owns
     /// `partition.range(p)`; `partition` has `comm.size() * context.num_devices()` parts)
-    /// to `context`'s devices (on CUDA devices, `D`'s storage); on CUDA devices of several
+    /// to `context`'s devices (on CUDA devices, `D`'s storage). `rows` is the graph as this
+    /// rank holds it: a whole [`Csr`](groute_graph::Csr) (`&csr`), or [`HeldRows::some`] of it, which must hold
+    /// at least this rank's parts' rows (a rank that loaded only those,
+    /// [`GraphCache::load_rows`](groute_graph::GraphCache::load_rows)). On CUDA devices of several
     /// ranks, also makes the NCCL plane. Collective: every rank calls it, with as many
     /// devices of the same backend. An error that one rank meets inside NCCL's own bootstrap
     /// can leave the others waiting there: end the job on an error (`MpiComm::abort`), as
     /// the examples do. Dropping a solver on CUDA devices of several ranks is collective too
     /// (the ranks free their NCCL communicators together).
-    pub fn with_device_solver(
+    pub fn with_device_solver<'g>(
         comm: &'c mut C,
         context: &Context,
         algorithm: A,
-        csr: &Csr,
+        rows: impl Into<HeldRows<'g>>,
         partition: &Partition,
         options: &WorklistOptions,
     ) -> Result<Self> {
+        let rows = rows.into();
         let devices = context.num_devices() as u64;
-        let n = csr.num_vertices() as u64;
+        let n = rows.num_vertices() as u64;
         let bounds = fingerprint(partition.bounds());
         let cuda = context.backend_kind() == BackendKind::Cuda;
         let [devices_range, n_range, bounds_range, backend_range] =
@@ -208,14 +212,14 @@ impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistS
         }
         let first_part = comm.rank() * context.num_devices();
         let share = if cuda {
-            D::for_parts(context, algorithm, csr, partition, first_part, options).map(|solver| {
+            D::for_parts(context, algorithm, &rows, partition, first_part, options).map(|solver| {
                 Share::Cuda {
                     solver,
                     carrier: Carrier::Loopback(VecDeque::new()),
                 }
             })
         } else {
-            HostSolver::for_parts(context, algorithm, csr, partition, first_part, options).map(
+            HostSolver::for_parts(context, algorithm, &rows, partition, first_part, options).map(
                 |solver| Share::Host {
                     solver,
                     carrier: Carrier::Messages,

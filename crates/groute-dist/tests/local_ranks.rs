@@ -11,7 +11,10 @@ use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::scaled;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
-use groute_graph::{Csr, CsrBuilder, EdgeList, Partition};
+use groute_graph::{
+    Csr, CsrBuilder, EdgeList, GenSpec, Graph, GraphCache, GraphFormat, HeldRows, NoProgress,
+    Partition, block_partition_of_offsets, generate, write_graph,
+};
 use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
@@ -189,6 +192,145 @@ fn pagerank_over_ranks_is_within_the_error_bound() {
             "{label}: ranks beyond the error bound"
         );
     }
+}
+
+/// Every rank's result of `algorithm` where each rank loads only the rows of its parts from
+/// `cache` (blocks of vertices and arcs, as the examples partition under mpirun).
+fn run_ranks_on_own_rows<A>(
+    algorithm: &A,
+    cache: &GraphCache,
+    (ranks, devices): (usize, usize),
+    sources: &[u32],
+    options: &WorklistOptions,
+) -> Vec<Result<DistOutput<A::Value>, DistError>>
+where
+    A: WorklistAlgorithm + Clone,
+{
+    let partition =
+        block_partition_of_offsets(cache.offsets(), ranks * devices).expect("block partition");
+    let comms = LocalRanks::new(ranks, Some(ranks as u64));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|comm| {
+                let partition = &partition;
+                scope.spawn(move || {
+                    let mut comm = comm;
+                    let rank = comm.rank();
+                    let held = partition.range(rank * devices).start
+                        ..partition.range((rank + 1) * devices - 1).end;
+                    let graph = cache.load_rows(held.clone()).expect("the rank's rows");
+                    let others: u64 = (0..graph.num_vertices() as u32)
+                        .filter(|v| !held.contains(v))
+                        .map(|v| graph.csr.out_degree(v))
+                        .sum();
+                    assert_eq!(others, 0, "rank {rank} holds arcs of rows not its own");
+                    let rows = HeldRows::some(&graph.csr, held, graph.symmetric).expect("rows");
+                    let ctx = context(devices, Some(rank as u64));
+                    DistSolver::new(&mut comm, &ctx, algorithm.clone(), rows, partition, options)
+                        .and_then(|mut s| s.run(sources, options))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    })
+}
+
+/// Ranks that load only their parts' rows of a cache give the references' results: BFS and
+/// SSSP on a directed and a symmetric graph, CC on the symmetric one, PageRank (pushes where
+/// a directed graph's in-arcs are not held) within its bound.
+#[test]
+fn ranks_holding_only_their_rows_of_a_cache_equal_the_references() {
+    let dir = std::env::temp_dir().join(format!("groute-dist-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let specs = [
+        ("random:n=700,m=5000,seed=4,weights=1..40:2", false),
+        ("kron:scale=10,ef=8,sym,seed=5,weights=1..64:3", true),
+    ];
+    for (spec, symmetric) in specs {
+        let whole: Graph = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress)
+            .expect("generated graph");
+        assert_eq!(whole.symmetric, symmetric, "{spec}");
+        let path = dir.join("g.grc");
+        write_graph(&whole, &path, Some(GraphFormat::Cache)).expect("cache written");
+        let cache = GraphCache::open(&path).expect("cache opened");
+        let csr = &whole.csr;
+        let source = (csr.num_vertices() / 3) as u32;
+        for shape in [(2, 1), (3, 1), (2, 2)] {
+            let label = format!("{spec}, {} ranks x {} devices", shape.0, shape.1);
+            let levels = run_ranks_on_own_rows(&Bfs, &cache, shape, &[source], &options());
+            assert_eq!(
+                values_on_root(levels, &label),
+                bfs_reference(csr, source),
+                "BFS {label}"
+            );
+            let dist = run_ranks_on_own_rows(&Sssp, &cache, shape, &[source], &options());
+            assert_eq!(
+                values_on_root(dist, &label),
+                sssp_reference(csr, source),
+                "SSSP {label}"
+            );
+            if symmetric {
+                let labels =
+                    run_ranks_on_own_rows(&LabelPropagation, &cache, shape, &[], &options());
+                assert_eq!(
+                    values_on_root(labels, &label),
+                    cc_reference(csr),
+                    "CC {label}"
+                );
+            }
+            // Batches of 32 items a round make a host run of residual pushes on a power-law
+            // graph send many more items than it processes: PageRank takes the defaults.
+            let (alpha, epsilon) = (0.85f32, 1e-3f32);
+            let defaults = WorklistOptions {
+                time_limit: options().time_limit,
+                ..WorklistOptions::default()
+            };
+            let pagerank = PageRank { alpha, epsilon };
+            let ranks = run_ranks_on_own_rows(&pagerank, &cache, shape, &[], &defaults);
+            assert!(
+                pagerank_close(csr, alpha, epsilon, &values_on_root(ranks, &label)),
+                "PageRank {label}: ranks beyond the error bound"
+            );
+        }
+        drop(cache);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A rank whose rows miss its parts is refused, on every rank, with the fix.
+#[test]
+fn rows_that_miss_a_ranks_parts_are_refused_on_every_rank() {
+    let csr = support::random_graph(200, 900, 7, true);
+    let part = partition(200, 2, &[100]);
+    let comms = LocalRanks::new(2, None);
+    let errors: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|comm| {
+                let (csr, part) = (&csr, &part);
+                scope.spawn(move || {
+                    let mut comm = comm;
+                    // Both ranks say they hold the first part's rows: rank 1's are missing.
+                    let rows = HeldRows::some(csr, 0..100, true).expect("rows");
+                    let ctx = context(1, None);
+                    DistSolver::new(&mut comm, &ctx, Bfs, rows, part, &options())
+                        .map(|_| ())
+                        .expect_err("rank 1's rows are missing")
+                        .to_string()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    });
+    assert!(errors[1].contains("held rows"), "{}", errors[1]);
+    assert!(errors[0].contains("rank"), "{}", errors[0]);
 }
 
 #[test]
@@ -409,6 +551,34 @@ fn one_rank_on_cuda_devices_equals_the_references() {
         for _ in 0..2 {
             let out = cc.run(&[], &options()).expect("CC");
             assert_eq!(out.values, cc_reference(&csr), "CC, {devices} CUDA devices");
+        }
+    }
+}
+
+/// Rank 0's words reach every rank, whatever the others give (and however many).
+#[test]
+fn broadcast_from_root_gives_every_rank_rank_zeros_words() {
+    for ranks in [1, 2, 3, 5] {
+        let comms = LocalRanks::new(ranks, Some(ranks as u64));
+        let got: Vec<Vec<u64>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = comms
+                .into_iter()
+                .map(|comm| {
+                    scope.spawn(move || {
+                        let mut comm = comm;
+                        let rank = comm.rank() as u64;
+                        let mine: Vec<u64> = (0..=rank).map(|i| 100 * rank + i + 7).collect();
+                        comm.broadcast_from_root(&mine).expect("broadcast")
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("rank thread"))
+                .collect()
+        });
+        for (rank, words) in got.iter().enumerate() {
+            assert_eq!(words, &[7], "{ranks} ranks: rank {rank}");
         }
     }
 }

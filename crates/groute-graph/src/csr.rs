@@ -59,6 +59,37 @@ pub struct DegreeStats {
     pub self_loops: u64,
 }
 
+/// Values per chunk of the parallel invariant scans: a tight loop per chunk vectorises; only a
+/// bad chunk is searched again.
+const CHECK_CHUNK: usize = 1 << 16;
+
+/// Checks offsets on their own: at least one entry, the first 0, at most `u32::MAX` vertices,
+/// non-decreasing, the last `arcs`.
+pub(crate) fn check_offsets(o: &[u64], arcs: u64) -> Result<(), Invalid> {
+    if o.is_empty() || o[0] != 0 {
+        return Err(Invalid::Offsets(0));
+    }
+    let n = o.len() - 1;
+    if n > u32::MAX as usize {
+        return Err(Invalid::TooManyVertices(n as u64));
+    }
+    if o[n] != arcs {
+        return Err(Invalid::Offsets(n as u64));
+    }
+    const CH: usize = CHECK_CHUNK;
+    let bad_row = (0..n.div_ceil(CH)).into_par_iter().position_first(|c| {
+        let end = ((c + 1) * CH).min(n);
+        o[c * CH..=end]
+            .windows(2)
+            .fold(false, |acc, w| acc | (w[0] > w[1]))
+    });
+    if let Some(c) = bad_row {
+        let bad = (c * CH..n).find(|&v| o[v] > o[v + 1]).unwrap_or(c * CH);
+        return Err(Invalid::Offsets(bad as u64));
+    }
+    Ok(())
+}
+
 impl Csr {
     /// A graph from its arrays, checking every invariant listed on [`Csr`].
     pub fn from_parts(
@@ -144,29 +175,9 @@ impl Csr {
 
     pub(crate) fn validate(&self) -> Result<(), Invalid> {
         let o = &self.offsets[..];
-        if o.is_empty() || o[0] != 0 {
-            return Err(Invalid::Offsets(0));
-        }
+        check_offsets(o, self.targets.len() as u64)?;
         let n = o.len() - 1;
-        if n > u32::MAX as usize {
-            return Err(Invalid::TooManyVertices(n as u64));
-        }
-        let m = self.targets.len() as u64;
-        if o[n] != m {
-            return Err(Invalid::Offsets(n as u64));
-        }
-        // Chunked scans: a tight loop per chunk vectorises; only a bad chunk is searched again.
-        const CH: usize = 1 << 16;
-        let bad_row = (0..n.div_ceil(CH)).into_par_iter().position_first(|c| {
-            let end = ((c + 1) * CH).min(n);
-            o[c * CH..=end]
-                .windows(2)
-                .fold(false, |acc, w| acc | (w[0] > w[1]))
-        });
-        if let Some(c) = bad_row {
-            let bad = (c * CH..n).find(|&v| o[v] > o[v + 1]).unwrap_or(c * CH);
-            return Err(Invalid::Offsets(bad as u64));
-        }
+        const CH: usize = CHECK_CHUNK;
         let t = &self.targets[..];
         let limit = n as u64;
         let bad_chunk = t.par_chunks(CH).position_first(|c| {

@@ -35,6 +35,7 @@ mod datasets;
 mod error;
 mod generate;
 mod graph;
+mod held_rows;
 mod order;
 mod par;
 mod partition;
@@ -49,12 +50,13 @@ pub use datasets::{shipped_datasets_dir, shipped_graphs};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
 pub use generate::{GenSpec, Generator, MAX_GENERATED_ARCS, RoadOrder, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};
+pub use held_rows::{HeldRows, InArcs};
 pub use order::InputOrder;
 pub use partition::{
     AUTO_METIS_MAX_ARCS, Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats,
-    PartitionedGraph, block_partition, halo_info, partition_graph,
+    PartitionedGraph, block_partition, block_partition_of_offsets, halo_info, partition_graph,
 };
 pub use progress::{NoProgress, Progress};
-pub use read::{GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};
+pub use read::{GraphCache, GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};
 pub use rng::SplitMix64;
 pub use storage::Storage;

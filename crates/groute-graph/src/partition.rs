@@ -272,10 +272,16 @@ pub struct PartitionedGraph {
 
 /// Contiguous blocks of `0..n` balancing `vertices + arcs` per part.
 pub fn block_partition(csr: &Csr, parts: usize) -> Result<Partition, GraphError> {
-    check_parts(csr.num_vertices(), parts)?;
-    let o = csr.offsets();
-    let n = csr.num_vertices();
-    let total = u128::from(o[n]) + n as u128;
+    block_partition_of_offsets(csr.offsets(), parts)
+}
+
+/// [`block_partition`] from a graph's offsets alone (`n + 1` words, as
+/// [`Csr::offsets`] or [`GraphCache::offsets`](crate::GraphCache::offsets) give them): how
+/// a process that loads only its own rows partitions the whole graph.
+pub fn block_partition_of_offsets(o: &[u64], parts: usize) -> Result<Partition, GraphError> {
+    let n = o.len().saturating_sub(1);
+    check_parts(n, parts)?;
+    let total = u128::from(o.last().copied().unwrap_or(0)) + n as u128;
     let mut bounds = Vec::with_capacity(parts + 1);
     bounds.push(0u32);
     for p in 1..parts {

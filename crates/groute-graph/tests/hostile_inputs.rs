@@ -384,3 +384,47 @@ fn generator_specs_beyond_the_limits_are_refused_when_parsed() {
     assert!("road:side=65535".parse::<GenSpec>().is_ok());
     assert!("kron:scale=30".parse::<GenSpec>().is_ok());
 }
+
+/// A cache read by rows checks the arcs of those rows: a damaged arc elsewhere is not read, a
+/// damaged arc among them is an error naming its byte; rows past the graph are an error.
+#[test]
+fn grc_rows_check_their_own_arcs() {
+    let g = small_graph();
+    let dir = TempDir::new("grc-rows");
+    let p = dir.0.join("g.grc");
+    write_graph(&g, &p, None).unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    let targets_at = header_u64(&bytes, 16 + 8 * 6);
+    let last_row = (g.num_vertices() - 1) as u32;
+    let arc = g.csr.edge_range(last_row).start;
+    assert!(
+        g.csr.out_degree(last_row) > 0,
+        "the last row has an arc to damage"
+    );
+    let at = targets_at + 4 * arc;
+    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&p, &bytes).unwrap();
+    let cache = groute_graph::GraphCache::open(&p).expect("offsets and ids are intact");
+    let first = cache
+        .load_rows(0..last_row)
+        .expect("the rows before are intact");
+    assert_eq!(first.csr.neighbors(0), g.csr.neighbors(0));
+    let e = cache.load_rows(0..last_row + 1).unwrap_err();
+    match e {
+        GraphError::Binary {
+            offset,
+            problem: BinaryProblem::TargetOutOfRange { edge, .. },
+            ..
+        } => {
+            assert_eq!(offset, at as u64);
+            assert_eq!(edge, arc as u64);
+        }
+        other => panic!("expected the damaged arc, got {other:?}"),
+    }
+    assert!(
+        cache.load().is_err(),
+        "the whole graph holds the damaged arc"
+    );
+    let past = cache.load_rows(0..last_row + 2).unwrap_err();
+    assert!(past.to_string().contains("vertex"), "{past}");
+}

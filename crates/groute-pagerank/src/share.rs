@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use groute_core::{Context, Device, Error};
-use groute_graph::{Csr, Partition};
+use groute_graph::{HeldRows, InArcs, Partition};
 use groute_worklist::algorithm::check_parts;
 use groute_worklist::{
     RingTransport, ShareOutput, ShareSolver, SharedRun, WorklistError, WorklistOptions,
@@ -23,7 +23,9 @@ use crate::{PageRankError, PageRankOptions};
 /// Residual-push PageRank on the CUDA devices of one process that holds some consecutive
 /// parts of a graph whose other parts other processes hold: each device keeps its part's
 /// storage across runs (as [`crate::PageRankSolver`] on several devices), runs host-driven
-/// rounds (sweeps as [`PageRankTuning::sweep`] says, pull by default), and its remote
+/// rounds (sweeps as [`PageRankTuning::sweep`] says, pull by default; a pull reads the
+/// in-arcs, so a process holding only some rows of a directed graph sweeps by pushes, which
+/// need only its out-arcs: [`HeldRows::in_arcs`]), and its remote
 /// updates, merged per vertex before they leave the device, travel the ring of every
 /// process's devices. The `groute-dist` crate runs it:
 /// `DistSolver::<PageRank, _, PageRankShare>::with_device_solver`. The device-driven kernel
@@ -52,7 +54,7 @@ impl PageRankShare {
         context: &Context,
         algorithm: PageRank,
         tuning: &PageRankTuning,
-        csr: &Csr,
+        rows: &HeldRows<'_>,
         partition: &Partition,
         first_part: usize,
         options: &WorklistOptions,
@@ -71,7 +73,8 @@ impl PageRankShare {
             } => Error::invalid(name, value, expected),
             other => Error::invalid("PageRank parameters", other, "valid parameters"),
         })?;
-        let parts = check_parts(context, csr, partition, first_part)?;
+        let parts = check_parts(context, rows, partition, first_part)?;
+        let csr = rows.csr();
         if context.devices().iter().any(|d| d.stream().is_host()) {
             return Err(Error::Unsupported {
                 operation: "PageRankShare on host devices (a host-backend share runs on \
@@ -80,8 +83,19 @@ impl PageRankShare {
             }
             .into());
         }
+        // Pull sweeps read the in-arcs: the CSR itself where the graph is symmetric, else
+        // its transpose (built once here where the whole graph is held; each device uploads
+        // its owned rows of it). Without them, pushes.
+        let (sweep, in_arcs) = match tuning.sweep {
+            SweepMode::Push => (SweepMode::Push, None),
+            SweepMode::Pull => match rows.in_arcs() {
+                InArcs::OwnRows => (SweepMode::Pull, None),
+                InArcs::Transpose(t) => (SweepMode::Pull, Some(t)),
+                InArcs::Unavailable => (SweepMode::Push, None),
+            },
+        };
         let push = PushSettings {
-            sweep: tuning.sweep,
+            sweep,
             alpha: algorithm.alpha,
             epsilon: algorithm.epsilon,
             sweep_divisor: tuning.sweep_divisor,
@@ -89,21 +103,15 @@ impl PageRankShare {
             fused_fence_per_round: tuning.fused_fence_per_round,
             fused_blocks_per_sm: tuning.fused_blocks_per_sm,
         };
-        // Pull sweeps read the in-arcs: the CSR itself where it is symmetric, else its
-        // transpose (built once here; each device uploads its owned rows of it).
-        let transpose = match tuning.sweep {
-            SweepMode::Pull => csr.transpose_unless_symmetric(),
-            SweepMode::Push => None,
-        };
         let mut devices = Vec::with_capacity(context.num_devices());
         for (part, device) in parts.clone().zip(context.devices()) {
             let owned = partition.range(part);
-            let cut = match tuning.sweep {
+            let cut = match sweep {
                 SweepMode::Pull => CutArcs::of(csr, &owned),
                 SweepMode::Push => None,
             };
             let pull = PullTopology {
-                transpose: transpose.as_ref(),
+                transpose: in_arcs.as_ref(),
                 cut: cut.as_ref(),
             };
             devices.push(CudaPageRankStorage::new(
@@ -126,14 +134,14 @@ impl ShareSolver for PageRankShare {
     fn for_parts(
         context: &Context,
         algorithm: PageRank,
-        csr: &Csr,
+        rows: &HeldRows<'_>,
         partition: &Partition,
         first_part: usize,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         let tuning = PageRankTuning::default();
         Self::with_tuning(
-            context, algorithm, &tuning, csr, partition, first_part, options,
+            context, algorithm, &tuning, rows, partition, first_part, options,
         )
     }
 
@@ -227,7 +235,7 @@ fn download_part(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use groute_graph::{GenSpec, NoProgress, block_partition, generate};
+    use groute_graph::{Csr, GenSpec, NoProgress, block_partition, generate};
 
     fn graph() -> Csr {
         let spec: GenSpec = "road:side=8,p=0.6,seed=1".parse().expect("spec");
@@ -244,9 +252,34 @@ mod tests {
             epsilon: 0.01,
         };
         let options = WorklistOptions::default();
-        let err = PageRankShare::for_parts(&context, algorithm, &csr, &partition, 2, &options)
+        let rows = HeldRows::whole(&csr);
+        let err = PageRankShare::for_parts(&context, algorithm, &rows, &partition, 2, &options)
             .expect_err("host devices");
         assert!(err.to_string().contains("HostSolver"), "{err}");
+    }
+
+    #[test]
+    fn rows_that_miss_the_parts_are_refused() {
+        let csr = graph();
+        let context = Context::host(2).expect("host context");
+        let partition = block_partition(&csr, 4).expect("partition");
+        let algorithm = PageRank {
+            alpha: 0.85,
+            epsilon: 0.01,
+        };
+        // Parts 2 and 3 are this process's; it holds the rows of parts 0 and 1 only.
+        let rows = HeldRows::some(&csr, partition.range(0).start..partition.range(1).end, true)
+            .expect("a range of vertices");
+        let err = PageRankShare::for_parts(
+            &context,
+            algorithm,
+            &rows,
+            &partition,
+            2,
+            &WorklistOptions::default(),
+        )
+        .expect_err("rows missing");
+        assert!(err.to_string().contains("held rows"), "{err}");
     }
 
     #[test]
@@ -259,7 +292,7 @@ mod tests {
             let err = PageRankShare::for_parts(
                 &context,
                 PageRank { alpha, epsilon },
-                &csr,
+                &HeldRows::whole(&csr),
                 &partition,
                 0,
                 &options,

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use bytemuck::Pod;
 use groute_core::Context;
-use groute_graph::{Csr, Partition};
+use groute_graph::{HeldRows, Partition};
 
 use crate::algorithm::{HostOutput, WorklistAlgorithm};
 use crate::driver::SharedRun;
@@ -36,13 +36,16 @@ pub trait ShareSolver: Sized + Send {
     /// The item that crosses between processes.
     type Packed: Pod + Send + Sync;
 
-    /// Uploads parts `first_part..first_part + context.num_devices()` of `partition` (of
-    /// `csr`, already renumbered so that part `p` owns `partition.range(p)`) to `context`'s
-    /// devices, device `d` holding part `first_part + d`, and allocates the run storage.
+    /// Uploads parts `first_part..first_part + context.num_devices()` of `partition` (of the
+    /// graph whose rows `rows` holds, already renumbered so that part `p` owns
+    /// `partition.range(p)`) to `context`'s devices, device `d` holding part
+    /// `first_part + d`, and allocates the run storage. Reads only the rows of those parts,
+    /// which `rows` must hold (checked: [`check_parts`](crate::algorithm::check_parts)), and
+    /// asks `rows` for what only the whole graph gives.
     fn for_parts(
         context: &Context,
         algorithm: Self::Algorithm,
-        csr: &Csr,
+        rows: &HeldRows<'_>,
         partition: &Partition,
         first_part: usize,
         options: &WorklistOptions,

@@ -31,15 +31,14 @@ use rayon::prelude::*;
 use crate::alloc::try_zeroed;
 use crate::csr::{Csr, Invalid};
 use crate::error::{BinaryProblem, GraphError};
-use crate::graph::{Graph, IdTable, VertexIds};
-use crate::storage::Storage;
+use crate::graph::{Graph, VertexIds};
 
-const MAGIC: &[u8; 8] = b"GROUTEG1";
-const BOM: u32 = 0x0102_0304;
-const HEADER: usize = 128;
+pub(super) const MAGIC: &[u8; 8] = b"GROUTEG1";
+pub(super) const BOM: u32 = 0x0102_0304;
+pub(super) const HEADER: usize = 128;
 const ALIGN: u64 = 64;
 
-fn bin(path: &Path, offset: u64, problem: BinaryProblem) -> GraphError {
+pub(super) fn bin(path: &Path, offset: u64, problem: BinaryProblem) -> GraphError {
     GraphError::Binary {
         path: path.to_path_buf(),
         offset,
@@ -47,7 +46,7 @@ fn bin(path: &Path, offset: u64, problem: BinaryProblem) -> GraphError {
     }
 }
 
-fn u64_at(data: &[u8], off: usize) -> Option<u64> {
+pub(super) fn u64_at(data: &[u8], off: usize) -> Option<u64> {
     data.get(off..off + 8).map(|b| {
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
@@ -55,7 +54,7 @@ fn u64_at(data: &[u8], off: usize) -> Option<u64> {
     })
 }
 
-fn invalid_to_error(
+pub(super) fn invalid_to_error(
     path: &Path,
     e: Invalid,
     offsets_at: u64,
@@ -88,13 +87,17 @@ fn invalid_to_error(
     }
 }
 
-fn map(path: &Path) -> Result<Arc<memmap2::Mmap>, GraphError> {
+pub(super) fn map(path: &Path, populate: bool) -> Result<Arc<memmap2::Mmap>, GraphError> {
     let file = std::fs::File::open(path).map_err(|e| GraphError::io(path, e))?;
-    // SAFETY: the map is read-only. As documented on `load_graph`, a cache file must not be
-    // truncated or modified while a graph loaded from it is alive; this is the usual condition
-    // of memory-mapped input (a violation can fault, as with any mmap-based reader).
-    let m = unsafe { memmap2::MmapOptions::new().populate().map(&file) }
-        .map_err(|e| GraphError::io(path, e))?;
+    let mut options = memmap2::MmapOptions::new();
+    if populate {
+        options.populate();
+    }
+    // SAFETY: the map is read-only. As documented on `load_graph` and `GraphCache`, a cache
+    // file must not be truncated or modified while a graph loaded from it is alive; this is
+    // the usual condition of memory-mapped input (a violation can fault, as with any
+    // mmap-based reader).
+    let m = unsafe { options.map(&file) }.map_err(|e| GraphError::io(path, e))?;
     Ok(Arc::new(m))
 }
 
@@ -337,175 +340,4 @@ pub(crate) fn write_cache(g: &Graph, out: &mut impl Write) -> std::io::Result<()
     }
     out.write_all(g.name.as_bytes())?;
     Ok(())
-}
-
-/// Loads a groute cache by mapping it.
-pub(crate) fn read_cache(path: &Path) -> Result<Graph, GraphError> {
-    if cfg!(target_endian = "big") {
-        return Err(bin(path, 8, BinaryProblem::Endianness));
-    }
-    let map = map(path)?;
-    let data: &[u8] = &map;
-    let len = data.len() as u64;
-    if data.len() < HEADER {
-        return Err(bin(
-            path,
-            len,
-            BinaryProblem::Truncated {
-                needed: HEADER as u64,
-                len,
-            },
-        ));
-    }
-    if &data[..8] != MAGIC {
-        return Err(bin(
-            path,
-            0,
-            BinaryProblem::BadMagic("not a groute cache (.grc) file"),
-        ));
-    }
-    let bom = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-    if bom != BOM {
-        return Err(bin(path, 8, BinaryProblem::Endianness));
-    }
-    let version = u32::from_le_bytes([data[12], data[13], data[14], data[15]]);
-    if version != 1 {
-        return Err(bin(
-            path,
-            12,
-            BinaryProblem::BadField {
-                field: "version",
-                value: u64::from(version),
-            },
-        ));
-    }
-    let f = |i: usize| u64_at(data, 16 + 8 * i).unwrap_or(0);
-    let (flags, n, m, base, name_len) = (f(0), f(1), f(2), f(3), f(4));
-    let (offsets_at, targets_at, weights_at, ids_at, order_at, name_at) =
-        (f(5), f(6), f(7), f(8), f(9), f(10));
-    if n > u64::from(u32::MAX) {
-        return Err(bin(
-            path,
-            24,
-            BinaryProblem::BadField {
-                field: "n",
-                value: n,
-            },
-        ));
-    }
-    if m > len {
-        return Err(bin(
-            path,
-            32,
-            BinaryProblem::BadField {
-                field: "m",
-                value: m,
-            },
-        ));
-    }
-    let section = |at: u64, count: u64, size: u64, field: &'static str| -> Result<(), GraphError> {
-        let end = count.checked_mul(size).and_then(|b| b.checked_add(at));
-        match end {
-            Some(end) if end <= len && at % 8 == 0 => Ok(()),
-            Some(end) if at % 8 == 0 => {
-                Err(bin(path, at, BinaryProblem::Truncated { needed: end, len }))
-            }
-            _ => Err(bin(path, 56, BinaryProblem::BadField { field, value: at })),
-        }
-    };
-    section(offsets_at, n + 1, 8, "offsets start")?;
-    section(targets_at, m, 4, "targets start")?;
-    let weighted = flags & 1 != 0;
-    if weighted {
-        section(weights_at, m, 4, "weights start")?;
-    }
-    let has_table = flags & 4 != 0;
-    let has_order = flags & 8 != 0;
-    if has_table {
-        section(ids_at, n, 8, "ids start")?;
-        if has_order {
-            section(order_at, n, 4, "id order start")?;
-        }
-    }
-    section(name_at, name_len, 1, "name start")?;
-    let bad_layout = |field| bin(path, 56, BinaryProblem::BadField { field, value: 0 });
-    let (nu, mu) = (n as usize, m as usize);
-    let offsets = Storage::<u64>::mapped(map.clone(), offsets_at as usize, nu + 1)
-        .ok_or(bad_layout("offsets start"))?;
-    let targets = Storage::<u32>::mapped(map.clone(), targets_at as usize, mu)
-        .ok_or(bad_layout("targets start"))?;
-    let weights = if weighted {
-        Some(
-            Storage::<u32>::mapped(map.clone(), weights_at as usize, mu)
-                .ok_or(bad_layout("weights start"))?,
-        )
-    } else {
-        None
-    };
-    let table = if has_table {
-        let ext = Storage::<u64>::mapped(map.clone(), ids_at as usize, nu)
-            .ok_or(bad_layout("ids start"))?;
-        let by_ext = if has_order {
-            let o = Storage::<u32>::mapped(map.clone(), order_at as usize, nu)
-                .ok_or(bad_layout("id order start"))?;
-            if let Some(i) = o.par_iter().position_any(|&v| u64::from(v) >= n) {
-                return Err(bin(
-                    path,
-                    order_at + 4 * i as u64,
-                    BinaryProblem::BadField {
-                        field: "id order entry",
-                        value: u64::from(o[i]),
-                    },
-                ));
-            }
-            Some(o)
-        } else {
-            None
-        };
-        // `internal_id` searches the ids in their order: it must be strictly increasing.
-        let unsorted = match &by_ext {
-            None => ext.par_windows(2).position_first(|w| w[0] >= w[1]),
-            Some(o) => o
-                .par_windows(2)
-                .position_first(|w| ext[w[0] as usize] >= ext[w[1] as usize]),
-        };
-        if let Some(i) = unsorted {
-            let (at, size) = if has_order {
-                (order_at, 4)
-            } else {
-                (ids_at, 8)
-            };
-            return Err(bin(
-                path,
-                at + size * (i as u64 + 1),
-                BinaryProblem::UnsortedIds {
-                    entry: i as u64 + 1,
-                },
-            ));
-        }
-        Some(IdTable { ext, by_ext })
-    } else {
-        // Offset ids run from `base` to `base + n - 1`, which must not wrap.
-        if n > 0 && base.checked_add(n - 1).is_none() {
-            return Err(bin(
-                path,
-                40,
-                BinaryProblem::BadField {
-                    field: "id base",
-                    value: base,
-                },
-            ));
-        }
-        None
-    };
-    let name = String::from_utf8_lossy(&data[name_at as usize..(name_at + name_len) as usize])
-        .into_owned();
-    let csr = Csr::checked(offsets, targets, weights)
-        .map_err(|e| invalid_to_error(path, e, offsets_at, targets_at, n))?;
-    Ok(Graph {
-        csr,
-        ids: VertexIds::from_parts(base, table),
-        name,
-        symmetric: flags & 2 != 0,
-    })
 }

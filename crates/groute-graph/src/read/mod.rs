@@ -42,12 +42,15 @@
 //! ```
 
 mod binary;
+mod cache;
 mod dimacs;
 mod metis_fmt;
 mod mtx;
 mod snap;
 pub(crate) mod text;
 mod write;
+
+pub use cache::GraphCache;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -250,7 +253,7 @@ pub fn load_graph_with(
     };
     if format == GraphFormat::Cache {
         progress.stage("mapping", 0);
-        let g = binary::read_cache(path)?;
+        let g = cache::read_cache(path)?;
         options.check_vertex_count(g.num_vertices() as u64)?;
         return Ok(if options.ignore_weights {
             Graph {
@@ -347,7 +350,7 @@ pub fn write_graph(
 
 /// An error for a path that cannot be read as a file: missing ([`GraphError::Io`]) or a
 /// directory ([`GraphError::IsADirectory`], rather than the system's word for mapping one).
-fn reject_directory(path: &Path) -> Result<(), GraphError> {
+pub(crate) fn reject_directory(path: &Path) -> Result<(), GraphError> {
     let meta = std::fs::metadata(path).map_err(|e| GraphError::io(path, e))?;
     if meta.is_dir() {
         return Err(GraphError::IsADirectory {

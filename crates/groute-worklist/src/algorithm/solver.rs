@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use groute_core::{Buffer, Context, Device, Error};
-use groute_graph::{Csr, Partition};
+use groute_graph::{Csr, HeldRows, Partition};
 
 use super::{Combine, HostAlgorithm, Start, WorklistAlgorithm};
 use crate::driver::SharedRun;
@@ -66,7 +66,14 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
-        Self::for_parts(context, algorithm, csr, partition, 0, options)
+        Self::for_parts(
+            context,
+            algorithm,
+            &HeldRows::whole(csr),
+            partition,
+            0,
+            options,
+        )
     }
 
     /// A solver over programs built by the caller (one per device, in device order, device
@@ -209,17 +216,18 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
 
     /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
     /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
-    /// (device `d` part `first_part + d`), uploaded from `csr` as [`HostSolver::new`] does;
-    /// [`ShareSolver::run_shared`] runs them.
+    /// (device `d` part `first_part + d`), uploaded from their rows of `rows` as
+    /// [`HostSolver::new`] does; [`ShareSolver::run_shared`] runs them.
     fn for_parts(
         context: &Context,
         algorithm: A,
-        csr: &Csr,
+        rows: &HeldRows<'_>,
         partition: &Partition,
         first_part: usize,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        let parts = check_parts(context, csr, partition, first_part)?;
+        let parts = check_parts(context, rows, partition, first_part)?;
+        let csr = rows.csr();
         let algorithm = Arc::new(algorithm);
         let mut programs = Vec::with_capacity(context.num_devices());
         for (part, device) in parts.clone().zip(context.devices()) {
@@ -275,16 +283,17 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
     }
 }
 
-/// Checks that `partition` splits `csr`'s vertices into parts of which `context`'s devices
-/// hold `first_part..first_part + context.num_devices()`; returns that range (what a
+/// Checks that `partition` splits the vertices of the graph whose rows `rows` holds into
+/// parts of which `context`'s devices hold `first_part..first_part + context.num_devices()`,
+/// and that `rows` holds those parts' rows; returns that range of parts (what a
 /// [`ShareSolver::for_parts`](crate::ShareSolver::for_parts) checks first).
 pub fn check_parts(
     context: &Context,
-    csr: &Csr,
+    rows: &HeldRows<'_>,
     partition: &Partition,
     first_part: usize,
 ) -> Result<Range<usize>, Error> {
-    let n = csr.num_vertices();
+    let n = rows.num_vertices();
     let parts = first_part..first_part.saturating_add(context.num_devices());
     if partition.num_vertices() != n || parts.end > partition.num_parts() || parts.is_empty() {
         return Err(Error::invalid(
@@ -299,6 +308,17 @@ pub fn check_parts(
                 "partition the graph of {n} vertices into at least {} parts",
                 parts.end
             ),
+        ));
+    }
+    let owned = partition.range(parts.start).start..partition.range(parts.end - 1).end;
+    if !rows.holds(&owned) {
+        return Err(Error::invalid(
+            "held rows",
+            format!(
+                "rows {:?} of the graph, while this process's parts own vertices {owned:?}",
+                rows.held()
+            ),
+            "load (or pass) the rows of this process's parts",
         ));
     }
     Ok(parts)

@@ -60,7 +60,7 @@ use std::time::Duration;
 
 use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::{Context, Error};
-use groute_graph::{Csr, Partition};
+use groute_graph::{Csr, HeldRows, Partition};
 
 use crate::algorithm::{
     AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_parts,
@@ -144,7 +144,14 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
         check_partition(context, csr, partition)?;
-        Self::for_parts(context, algorithm, csr, partition, 0, options)
+        Self::for_parts(
+            context,
+            algorithm,
+            &HeldRows::whole(csr),
+            partition,
+            0,
+            options,
+        )
     }
 
     /// Runs the traversal from `sources` (partitioned ids, valued `init(v, true)`; ignored by algorithms that start from every vertex). The statistics' elapsed
@@ -327,18 +334,20 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
 
     /// One process's share of a run spanning several (the `groute-dist` crate): `context`'s
     /// devices hold parts `first_part..first_part + context.num_devices()` of `partition`
-    /// (device `d` part `first_part + d`), uploaded from `csr` as [`MinTraversalSolver::new`]
-    /// does; [`ShareSolver::run_shared`] runs them (CUDA devices; a host-backend
-    /// share is [`HostSolver::for_parts`]).
+    /// (device `d` part `first_part + d`), uploaded from their rows of `rows` as
+    /// [`MinTraversalSolver::new`] does; [`ShareSolver::run_shared`] runs them (CUDA devices;
+    /// a host-backend share is [`HostSolver::for_parts`]). Tuned by the held rows' average
+    /// degree.
     fn for_parts(
         context: &Context,
         algorithm: A,
-        csr: &Csr,
+        rows: &HeldRows<'_>,
         partition: &Partition,
         first_part: usize,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        let parts = check_parts(context, csr, partition, first_part)?;
+        let parts = check_parts(context, rows, partition, first_part)?;
+        let csr = rows.csr();
         check_weights::<A>(csr)?;
         if A::COMBINE != Combine::Min {
             return Err(Error::Unsupported {
@@ -366,7 +375,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
                 parts,
                 average_degree: 0.0,
                 storage: Storage::Host(HostSolver::for_parts(
-                    context, algorithm, csr, partition, first_part, options,
+                    context, algorithm, rows, partition, first_part, options,
                 )?),
                 peers: None,
             });
@@ -375,7 +384,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
             return Err(mixed_backends().into());
         }
         let kernels = cuda_kernels(&algorithm)?;
-        let average_degree = csr.num_edges() as f64 / n.max(1) as f64;
+        let average_degree = rows.average_degree();
         let mut devices = Vec::with_capacity(num_devices);
         for (part, device) in parts.clone().zip(context.devices()) {
             let owned = partition.range(part);
