@@ -65,8 +65,14 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
     let mut held = common::rank_graph::load(&args.graph, None, &args.run, ranks, Needs::BothWays)?;
     let graph_report = GraphReport::of(&held.graph);
     let graph = &mut held.graph;
-    // A rank that holds only its rows holds them of a symmetric graph (`Needs::BothWays`).
-    if !graph.symmetric && !graph.csr.is_symmetric() {
+    // A rank that holds only its rows holds them of a graph its cache marks symmetric
+    // (`Needs::BothWays`); a whole graph is checked.
+    let symmetric = if held.whole {
+        graph.csr.is_symmetric()
+    } else {
+        graph.symmetric
+    };
+    if !symmetric {
         let csr = &graph.csr;
         let pairs: Vec<(u32, u32)> = (0..csr.num_vertices() as u32)
             .flat_map(|v| csr.neighbors(v).iter().map(move |&u| (v, u)))
@@ -75,6 +81,9 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
             .symmetrize(true)
             .build(&groute::graph::EdgeList::from_pairs(&pairs))?;
         graph.symmetric = true;
+        // Every rank holds this graph whole (a directed one is never loaded by rows): blocks
+        // of its arcs both ways balance better.
+        held.repartition(ranks, args.run.devices)?;
     }
     let held = &held;
     let graph = &held.graph;

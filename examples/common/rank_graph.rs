@@ -1,7 +1,8 @@
 //! The graph as one rank of an MPI job holds it ([`RankGraph`]): rank 0 loads the whole graph
 //! (it validates, picks the default source and writes `--output`); every other rank, given a
 //! groute cache (`.grc`), maps only the cache's offsets and ids and the arcs of its own
-//! parts' rows, so its host memory follows its share of the graph. Other inputs (text files,
+//! parts' rows, so its host memory is its share of the arcs plus per-vertex arrays (offsets,
+//! ids). Other inputs (text files,
 //! `--gen`) are parsed whole on every rank: convert them once to a cache
 //! (`graphinfo --graph g.mtx --write g.grc`).
 
@@ -28,6 +29,9 @@ pub struct RankGraph {
     pub held: Range<u32>,
     /// Whether `graph` holds every row (else only `held`).
     pub whole: bool,
+    /// Whether the job's ranks other than 0 hold only their rows (a cache input): then every
+    /// rank, rank 0 too, runs as if it did ([`RankGraph::rows`]), so that all decide alike.
+    pub by_rows: bool,
     /// Milliseconds spent loading.
     pub load_ms: f64,
 }
@@ -55,13 +59,30 @@ impl RankGraph {
         }
     }
 
-    /// The rows this rank runs, as the solver takes them.
+    /// The graph as the solver takes it: in a job whose other ranks hold only their rows,
+    /// this rank's rows and the cache's symmetry flag (which groute's writer sets only after
+    /// checking the arcs), so that every rank decides alike (PageRank's sweeps); else the
+    /// whole graph, whose symmetry is found from its arcs when asked.
     pub fn rows(&self) -> Result<HeldRows<'_>, AnyError> {
+        if !self.by_rows {
+            return Ok(HeldRows::whole(&self.graph.csr));
+        }
         Ok(HeldRows::some(
             &self.graph.csr,
             self.held.clone(),
             self.graph.symmetric,
         )?)
+    }
+
+    /// Partitions the whole graph again (after a change of its arcs: CC symmetrizes a
+    /// directed graph, which every rank then holds whole).
+    pub fn repartition(&mut self, ranks: usize, devices: usize) -> Result<(), AnyError> {
+        if !self.whole {
+            return Err("only a whole graph can be partitioned again".into());
+        }
+        self.partition = block_partition(&self.graph.csr, ranks * devices)?;
+        self.held = rows_of(&self.partition, rank(), devices);
+        Ok(())
     }
 }
 
@@ -83,22 +104,19 @@ pub fn load(
     ranks: usize,
     needs: Needs,
 ) -> Result<RankGraph, AnyError> {
-    let rank = groute::dist::launched_rank().map_or(0, |(rank, _)| rank);
+    let rank = rank();
     let parts = ranks
         .checked_mul(run.devices)
         .ok_or("--devices times the ranks overflows")?;
-    let rows_of = |partition: &Partition| {
-        let first = partition.range(rank * run.devices).start;
-        first..partition.range((rank + 1) * run.devices - 1).end
-    };
+    let cache = cache_path(args)?;
     if rank > 0
-        && let Some(path) = cache_path(args)?
+        && let Some(path) = &cache
     {
         let start = Instant::now();
-        let cache = GraphCache::open(&path)?;
+        let cache = GraphCache::open(path)?;
         if needs == Needs::OwnRows || cache.is_symmetric() {
             let partition = block_partition_of_offsets(cache.offsets(), parts)?;
-            let held = rows_of(&partition);
+            let held = rows_of(&partition, rank, run.devices);
             let mut graph = cache.load_rows(held.clone())?;
             if let Some(w) = weights {
                 graph = w.parse::<WeightSpec>()?.apply(graph)?;
@@ -108,20 +126,35 @@ pub fn load(
                 partition,
                 held,
                 whole: false,
+                by_rows: true,
                 load_ms: start.elapsed().as_secs_f64() * 1e3,
             });
         }
     }
     let (graph, load_ms) = super::graph_args::load(args, weights, run.quiet())?;
     let partition = block_partition(&graph.csr, parts)?;
-    let held = rows_of(&partition);
+    let held = rows_of(&partition, rank, run.devices);
+    // The other ranks' choice, made from the same cache flag (a loaded cache carries it).
+    let by_rows = cache.is_some() && (needs == Needs::OwnRows || graph.symmetric);
     Ok(RankGraph {
         graph,
         partition,
         held,
         whole: true,
+        by_rows,
         load_ms,
     })
+}
+
+/// This process's rank in the MPI job (0 outside one).
+fn rank() -> usize {
+    groute::dist::launched_rank().map_or(0, |(rank, _)| rank)
+}
+
+/// The rows of rank `rank`'s parts (`devices` a rank) of `partition`.
+fn rows_of(partition: &Partition, rank: usize, devices: usize) -> Range<u32> {
+    let first = partition.range(rank * devices).start;
+    first..partition.range((rank + 1) * devices - 1).end
 }
 
 /// `--graph`'s path when it is a groute cache (by `--format` or its name).

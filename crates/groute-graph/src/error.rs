@@ -89,6 +89,19 @@ pub enum GraphError {
         /// The limit.
         limit: u64,
     },
+    /// A range of rows (held or loaded) that is not a range of the graph's vertices.
+    #[error(
+        "rows {start}..{end} are not a range of the graph's {num_vertices} vertices; give \
+         start <= end <= {num_vertices}"
+    )]
+    RowRange {
+        /// The first row asked for.
+        start: u64,
+        /// One past the last.
+        end: u64,
+        /// The number of vertices.
+        num_vertices: u64,
+    },
     /// An edge given to the builder names a vertex outside `0..num_vertices`.
     #[error("edge {index} names vertex {vertex}, but the graph has {num_vertices} vertices")]
     VertexOutOfRange {

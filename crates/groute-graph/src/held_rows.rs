@@ -10,7 +10,7 @@ use crate::error::GraphError;
 /// vertices whose rows in [`held`](HeldRows::held) are the graph's own, and whether the whole
 /// graph is symmetric. Rows outside `held` may be empty (a process that loaded only its rows,
 /// [`GraphCache::load_rows`](crate::GraphCache::load_rows)) or whole (a process that loaded
-/// the whole graph but runs only some of its parts): nothing reads them.
+/// the whole graph but runs only some of its parts): the executors never read them.
 ///
 /// What the whole graph alone can give is asked of this type, so that a process holding some
 /// rows never computes it from a part: the in-arcs ([`HeldRows::in_arcs`]).
@@ -50,9 +50,9 @@ impl<'a> HeldRows<'a> {
     pub fn some(csr: &'a Csr, held: Range<u32>, symmetric: bool) -> Result<Self, GraphError> {
         let n = csr.num_vertices() as u64;
         if held.start > held.end || u64::from(held.end) > n {
-            return Err(GraphError::VertexOutOfRange {
-                index: u64::from(held.start),
-                vertex: u64::from(held.end),
+            return Err(GraphError::RowRange {
+                start: u64::from(held.start),
+                end: u64::from(held.end),
                 num_vertices: n,
             });
         }

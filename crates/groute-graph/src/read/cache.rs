@@ -65,7 +65,8 @@ impl std::fmt::Debug for GraphCache {
 impl GraphCache {
     /// Maps the cache at `path` and checks everything but the arcs: the header, that every
     /// section lies in the file, the offsets (from 0, non-decreasing, ending at the arc
-    /// count) and the id table. Reads the offsets and ids (12 bytes a vertex at most), no arc.
+    /// count) and the id table. Reads the offsets (8 bytes a vertex) and the id table where
+    /// there is one (up to 12 more), no arc.
     pub fn open(path: impl AsRef<Path>) -> Result<GraphCache, GraphError> {
         Self::open_with(path.as_ref(), false)
     }
@@ -320,9 +321,9 @@ impl GraphCache {
 
     fn rows(&self, rows: std::ops::Range<u32>) -> Result<Graph, GraphError> {
         if rows.start > rows.end || u64::from(rows.end) > self.n {
-            return Err(GraphError::VertexOutOfRange {
-                index: u64::from(rows.start),
-                vertex: u64::from(rows.end),
+            return Err(GraphError::RowRange {
+                start: u64::from(rows.start),
+                end: u64::from(rows.end),
                 num_vertices: self.n,
             });
         }

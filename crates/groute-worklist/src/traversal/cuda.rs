@@ -91,7 +91,8 @@ pub(crate) struct CudaTraversalDevice {
     pub(super) owned: Range<u32>,
     /// The owned rows of the CSR (and their weights when weighted).
     pub(super) csr: DeviceCsr,
-    /// Arcs of the whole graph (the largest arc id the kernels index by is below it).
+    /// Arcs of the CSR the part was uploaded from (the whole graph, or a process's rows of it):
+    /// every arc id the kernels index by is below it.
     pub(super) graph_arcs: usize,
     pub(crate) values: Buffer<u32>,
     /// Every vertex's value before a run, for algorithms started from every vertex
