@@ -407,6 +407,10 @@ fn run() -> Result<(), AnyError> {
     ));
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
+    // The fused kernel adds into the owners' halos over peer links, not through the ring.
+    report.comm = (!fused).then(|| {
+        common::report::CommReport::of(&s.worklist, size_of::<groute::pagerank::VertexResidual>())
+    });
     report.algorithm_stats = json!({
         "work_items": s.work_items,
         "items_sent": s.items_sent,

@@ -205,6 +205,10 @@ fn run() -> Result<(), AnyError> {
     ));
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
+    // Device-driven members exchange over peer links that the worklist's counters miss.
+    report.comm = (!stats.worklist.device_driven).then(|| {
+        common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
+    });
     report.algorithm_stats = json!({
         "source": source_ext,
         "reached": result.reached(),

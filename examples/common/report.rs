@@ -35,8 +35,8 @@ pub struct Report {
     pub validated: Option<bool>,
     /// Memory per device and the host's peak (filled by runs that have a context).
     pub memory: Option<MemoryReport>,
-    /// Traffic between devices (filled by runs that count it).
-    pub traffic: Option<Value>,
+    /// Traffic between devices (filled by the runs whose executor counts it).
+    pub comm: Option<CommReport>,
     /// The algorithm's own counters (rounds, items, ...).
     pub algorithm_stats: Value,
 }
@@ -53,6 +53,32 @@ pub struct MemoryReport {
     /// rank 0's); absent for one process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<Vec<RankMemoryReport>>,
+}
+
+/// Traffic between devices, summed over them.
+#[derive(Serialize, Debug)]
+pub struct CommReport {
+    /// Bytes of the items put on the ring (remote updates and items passed on).
+    pub bytes: u64,
+    /// Segments (messages) put on the ring.
+    pub messages: u64,
+    /// Updates of other devices' vertices put on the ring, after combining per vertex.
+    pub remote_updates: u64,
+    /// Arcs to other devices' vertices the rounds relaxed, before combining; `None` where
+    /// the executor does not count them.
+    pub cut_arcs_traversed: Option<u64>,
+}
+
+impl CommReport {
+    /// The traffic of a worklist run whose ring items are `item_bytes` bytes each.
+    pub fn of(stats: &groute::worklist::WorklistStats, item_bytes: usize) -> CommReport {
+        CommReport {
+            bytes: stats.items_sent() * item_bytes as u64,
+            messages: stats.segments_sent(),
+            remote_updates: stats.remote_updates(),
+            cut_arcs_traversed: stats.cut_arcs_traversed(),
+        }
+    }
 }
 
 /// One MPI rank's memory.
@@ -263,7 +289,7 @@ impl Report {
             times: Times::default(),
             validated: None,
             memory: None,
-            traffic: None,
+            comm: None,
             algorithm_stats: Value::Object(Default::default()),
         }
     }

@@ -62,6 +62,8 @@ pub struct RoundCounts {
     pub deferred: u64,
     /// The smallest priority among the deferred copies (0 when unknown).
     pub deferred_min_prio: u32,
+    /// Arcs to other devices' vertices the round relaxed; `None` where not counted.
+    pub cut_arcs: Option<u64>,
 }
 
 /// What a re-examination of the low-priority list did ([`DeviceWorker::reexamine`]).
@@ -619,7 +621,11 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
         self.stats.items_processed += c.processed;
         self.stats.items_produced += c.produced;
         self.stats.items_sent += c.sent;
+        self.stats.remote_updates += c.sent;
         self.stats.items_deferred += c.deferred;
+        if let Some(arcs) = c.cut_arcs {
+            *self.stats.cut_arcs_traversed.get_or_insert(0) += arcs;
+        }
         let step = StepCounts {
             produced: c.kept + c.sent,
             consumed: c.consumed,

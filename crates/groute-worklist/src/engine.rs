@@ -37,6 +37,12 @@ pub trait DeviceProgram: Send + Sync + 'static {
     /// The local worklist capacity to use when the options leave it to the program.
     fn capacity_hint(&self) -> usize;
 
+    /// The arcs to other devices' vertices that this program's rounds relaxed since it was
+    /// last asked, leaving zero; `None` (the default): not counted.
+    fn take_cut_arcs(&self) -> Option<u64> {
+        None
+    }
+
     /// How many items the device's *initial sweep* processes: a first round over work the
     /// program holds implicitly (PageRank's first pass over every owned vertex, run as a
     /// range) instead of as worklist items, so no worklist of every vertex is built. 0 (the
@@ -166,6 +172,12 @@ pub struct DeviceStats {
     /// Of `solo_rounds`, the levels it ran on a cluster of blocks
     /// ([`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)).
     pub solo_cluster_rounds: u64,
+    /// Updates of other devices' vertices that this device's rounds put on the ring, after
+    /// combining (of `items_sent`, those not passed on).
+    pub remote_updates: u64,
+    /// Arcs to other devices' vertices that this device's rounds relaxed (before
+    /// combining); `None` where the executor does not count them.
+    pub cut_arcs_traversed: Option<u64>,
 }
 
 /// Counters of a whole run.
@@ -226,6 +238,21 @@ impl WorklistStats {
     /// Items produced (appended to a local worklist) on all devices.
     pub fn items_produced(&self) -> u64 {
         self.devices.iter().map(|d| d.items_produced).sum()
+    }
+
+    /// Updates of remote vertices put on the ring by all devices, after combining.
+    pub fn remote_updates(&self) -> u64 {
+        self.devices.iter().map(|d| d.remote_updates).sum()
+    }
+
+    /// Arcs to remote vertices relaxed on all devices; `None` unless every device counted.
+    pub fn cut_arcs_traversed(&self) -> Option<u64> {
+        self.devices.iter().map(|d| d.cut_arcs_traversed).sum()
+    }
+
+    /// Segments (messages) put on the ring by all devices.
+    pub fn segments_sent(&self) -> u64 {
+        self.devices.iter().map(|d| d.segments_sent).sum()
     }
 
     /// Items put on the ring by all devices.

@@ -122,6 +122,7 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
             consumed: 1,
             processed: sweep_len,
             produced,
+            cut_arcs: self.program.take_cut_arcs(),
             ..RoundCounts::default()
         };
         Ok(Some(self.absorb(split, counts)?))
@@ -200,6 +201,7 @@ impl<P: DeviceProgram> DeviceWorker for HostWorker<'_, P> {
             consumed,
             processed: consumed,
             produced,
+            cut_arcs: self.program.take_cut_arcs(),
             ..RoundCounts::default()
         };
         self.absorb(split, counts)

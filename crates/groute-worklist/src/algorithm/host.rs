@@ -6,7 +6,7 @@
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
@@ -106,6 +106,47 @@ pub struct HostRound<'a, A: WorklistAlgorithm> {
     pub results: Option<&'a AtomicArray>,
     /// The owned range.
     pub owned: Range<u32>,
+    /// Counts the arcs to other devices' vertices that [`HostRound::combine`] relaxes.
+    pub cut_arcs: &'a ArcCounter,
+}
+
+/// A count that rayon's threads add to without contending: one cache-line-padded word per
+/// thread (and one for any other thread), summed when taken.
+pub struct ArcCounter {
+    shards: Box<[crossbeam::utils::CachePadded<AtomicU64>]>,
+}
+
+impl std::fmt::Debug for ArcCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArcCounter")
+            .field("shards", &self.shards.len())
+            .finish()
+    }
+}
+
+impl Default for ArcCounter {
+    fn default() -> Self {
+        let shards = rayon::current_num_threads() + 1;
+        ArcCounter {
+            shards: (0..shards).map(|_| Default::default()).collect(),
+        }
+    }
+}
+
+impl ArcCounter {
+    /// Adds one on the calling thread's word.
+    pub fn add_one(&self) {
+        let shard = rayon::current_thread_index().map_or(0, |i| i + 1) % self.shards.len();
+        self.shards[shard].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The count, leaving zero.
+    pub fn take(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.swap(0, Ordering::Relaxed))
+            .sum()
+    }
 }
 
 impl<A: WorklistAlgorithm> HostRound<'_, A> {
@@ -143,6 +184,7 @@ impl<A: WorklistAlgorithm> HostRound<'_, A> {
         if self.owned.contains(&v) {
             self.algorithm.schedules(old, new)
         } else {
+            self.cut_arcs.add_one();
             changes::<A>(old, new)
         }
     }
@@ -241,6 +283,7 @@ pub struct HostAlgorithm<A: WorklistAlgorithm> {
     results: Option<AtomicArray>,
     capacity: usize,
     first_round: Option<FirstRound<A>>,
+    cut_arcs: ArcCounter,
 }
 
 impl<A: WorklistAlgorithm> std::fmt::Debug for HostAlgorithm<A> {
@@ -290,6 +333,7 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
             results,
             capacity,
             first_round: None,
+            cut_arcs: ArcCounter::default(),
         })
     }
 
@@ -370,6 +414,7 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
                 .par_iter()
                 .for_each(|word| word.store(A::Value::ZERO.to_bits(), Ordering::Relaxed));
         }
+        self.cut_arcs.take();
         // The stores are ordered before the run's kernels by rayon's join (they are done when
         // `for_each` returns) and by the channel that hands each kernel to its device's
         // executor thread.
@@ -388,6 +433,7 @@ impl<A: WorklistAlgorithm> HostAlgorithm<A> {
             values: &self.values,
             results: self.results.as_ref(),
             owned: self.owned.clone(),
+            cut_arcs: &self.cut_arcs,
         }))
     }
 }
@@ -410,6 +456,10 @@ impl<A: WorklistAlgorithm> DeviceProgram for HostAlgorithm<A> {
 
     fn capacity_hint(&self) -> usize {
         self.capacity
+    }
+
+    fn take_cut_arcs(&self) -> Option<u64> {
+        Some(self.cut_arcs.take())
     }
 
     fn initial_sweep_len(&self) -> u64 {

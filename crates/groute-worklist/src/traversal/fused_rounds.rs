@@ -182,6 +182,8 @@ impl CudaTraversalWorker<'_> {
             sent,
             deferred,
             deferred_min_prio: self.deferred_min(deferred),
+            // The kernels do not count the arcs they relax across parts.
+            cut_arcs: None,
         })
     }
 }

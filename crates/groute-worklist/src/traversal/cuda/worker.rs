@@ -164,6 +164,8 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
             sent,
             deferred: u64::from(self.low_end - old_low),
             deferred_min_prio: self.deferred_min(u64::from(self.low_end - old_low)),
+            // The kernels do not count the arcs they relax across parts.
+            cut_arcs: None,
         })
     }
 
