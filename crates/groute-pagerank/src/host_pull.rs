@@ -51,6 +51,7 @@ impl HostPull {
                 if share <= 0.0 {
                     return;
                 }
+                round.cut_arcs.add(arcs.len() as u64);
                 for &w in arcs {
                     if round.combine(w, share) {
                         out.push(w);

@@ -106,7 +106,8 @@ pub struct HostRound<'a, A: WorklistAlgorithm> {
     pub results: Option<&'a AtomicArray>,
     /// The owned range.
     pub owned: Range<u32>,
-    /// Counts the arcs to other devices' vertices that [`HostRound::combine`] relaxes.
+    /// Counts the arcs to other devices' vertices that the round relaxes
+    /// ([`HostRound::process`] counts its own; a first round of a solver's counts its own).
     pub cut_arcs: &'a ArcCounter,
 }
 
@@ -134,10 +135,13 @@ impl Default for ArcCounter {
 }
 
 impl ArcCounter {
-    /// Adds one on the calling thread's word.
-    pub fn add_one(&self) {
+    /// Adds `count` on the calling thread's word.
+    pub fn add(&self, count: u64) {
+        if count == 0 {
+            return;
+        }
         let shard = rayon::current_thread_index().map_or(0, |i| i + 1) % self.shards.len();
-        self.shards[shard].fetch_add(1, Ordering::Relaxed);
+        self.shards[shard].fetch_add(count, Ordering::Relaxed);
     }
 
     /// The count, leaving zero.
@@ -184,7 +188,6 @@ impl<A: WorklistAlgorithm> HostRound<'_, A> {
         if self.owned.contains(&v) {
             self.algorithm.schedules(old, new)
         } else {
-            self.cut_arcs.add_one();
             changes::<A>(old, new)
         }
     }
@@ -196,26 +199,31 @@ impl<A: WorklistAlgorithm> HostRound<'_, A> {
         // Items are owned vertices (`take` checked): `row` panics otherwise.
         let (targets, weights) = self.rows.row(v);
         let degree = u32::try_from(targets.len()).unwrap_or(u32::MAX);
+        // Arcs relaxed to other devices' vertices: one count a row, not an atomic an arc.
+        let mut cut = 0u64;
         if !A::WEIGHTED {
             // The same update for every arc.
             let Some(update) = self.algorithm.relax(x, 1, degree) else {
                 return;
             };
             for &u in targets {
+                cut += u64::from(!self.owned.contains(&u));
                 if self.combine(u, update) {
                     out.push(u);
                 }
             }
-            return;
-        }
-        for (i, &u) in targets.iter().enumerate() {
-            let w = weights.map_or(1, |w| w[i]);
-            if let Some(update) = self.algorithm.relax(x, w, degree)
-                && self.combine(u, update)
-            {
-                out.push(u);
+        } else {
+            for (i, &u) in targets.iter().enumerate() {
+                let w = weights.map_or(1, |w| w[i]);
+                if let Some(update) = self.algorithm.relax(x, w, degree) {
+                    cut += u64::from(!self.owned.contains(&u));
+                    if self.combine(u, update) {
+                        out.push(u);
+                    }
+                }
             }
         }
+        self.cut_arcs.add(cut);
     }
 
     /// A round over `items`, on rayon's threads.
