@@ -354,6 +354,11 @@ fn run() -> Result<(), AnyError> {
     };
     report.times = timed.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
+    // The direction-optimizing BFS exchanges frontier words, and device-driven members
+    // exchange over peer links: neither goes through the counted ring.
+    report.comm = (!stats.direction_optimized && !stats.worklist.device_driven).then(|| {
+        common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
+    });
     report.algorithm_stats = json!({
         "source": source_ext,
         "reached": result.reached(),

@@ -198,6 +198,13 @@ fn run_ranks<D: ShareSolver>(
         }),
     ));
     report.times = runs.times(job.graph.load_ms, stage_ms);
+    let totals = &out.totals;
+    report.comm = Some(super::report::CommReport {
+        bytes: totals.items_sent * size_of::<D::Packed>() as u64,
+        messages: totals.segments_sent,
+        remote_updates: totals.remote_updates,
+        cut_arcs_traversed: totals.cut_arcs_traversed,
+    });
     report.validated = check.map(|_| true);
     let mut stats = (job.stats)(&out.values, runs.median_ms());
     if let Value::Object(map) = &mut stats {

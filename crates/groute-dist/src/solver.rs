@@ -47,6 +47,13 @@ pub struct RunTotals {
     pub items_sent: u64,
     /// Items that crossed from one rank to the next.
     pub items_between_ranks: u64,
+    /// Segments (messages) put on the ring by every device.
+    pub segments_sent: u64,
+    /// Updates of other devices' vertices put on the ring, after combining, by every device.
+    pub remote_updates: u64,
+    /// Arcs to other devices' vertices relaxed on every device; `None` unless every device
+    /// of every rank counted them (the host executor does, the CUDA kernels do not).
+    pub cut_arcs_traversed: Option<u64>,
     /// The largest number of rounds of any device.
     pub max_rounds: u64,
     /// Termination waves (the same on every rank).
@@ -336,11 +343,22 @@ impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistS
         waves: u64,
     ) -> Result<DistOutput<A::Value>> {
         let stats = share.stats;
+        let cut = stats.cut_arcs_traversed();
         let sums = self.comm.all_reduce(
-            &[stats.items_processed(), stats.items_sent(), between],
+            &[
+                stats.items_processed(),
+                stats.items_sent(),
+                between,
+                stats.segments_sent(),
+                stats.remote_updates(),
+                cut.unwrap_or(0),
+            ],
             Reduction::Sum,
         )?;
-        let max_rounds = self.comm.all_reduce(&[stats.rounds()], Reduction::Max)?[0];
+        let maxima = self
+            .comm
+            .all_reduce(&[stats.rounds(), u64::from(cut.is_none())], Reduction::Max)?;
+        let max_rounds = maxima[0];
         let values = self.gather_words(&share.values)?;
         let left = match A::COMBINE {
             Combine::Sum => self.gather_words(&share.left)?,
@@ -354,6 +372,9 @@ impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistS
                 items_processed: sums[0],
                 items_sent: sums[1],
                 items_between_ranks: sums[2],
+                segments_sent: sums[3],
+                remote_updates: sums[4],
+                cut_arcs_traversed: (maxima[1] == 0).then_some(sums[5]),
                 max_rounds,
                 waves,
             },
