@@ -185,17 +185,16 @@ fn run() -> Result<(), AnyError> {
             return Err("--roots runs one process; under mpirun give --source (or none)".into());
         }
         let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::OwnRows)?;
-        let source_rank = held.source(cli.source)?;
         let validate = cli.run.validate || cli.graph.is_default();
         let job = common::ranks::traversal_job(
             "bfs",
             &cli.run,
             &held,
             GraphReport::of(&held.graph),
-            source_rank,
+            cli.source,
             validate,
             bfs_reference,
-        );
+        )?;
         return common::ranks::run(job, groute::bfs::Bfs);
     }
     let ctx = cli.run.context()?;

@@ -84,7 +84,6 @@ fn run() -> Result<(), AnyError> {
             Needs::OwnRows,
         )?;
         let graph_report = GraphReport::of(&held.graph);
-        let source_rank = held.source(cli.source)?;
         let validate = cli.run.validate || cli.graph.is_default();
         if !held.graph.csr.is_weighted() {
             let arcs = held.graph.csr.num_edges() as usize;
@@ -100,10 +99,10 @@ fn run() -> Result<(), AnyError> {
             &cli.run,
             &held,
             graph_report,
-            source_rank,
+            cli.source,
             validate,
             sssp_reference,
-        );
+        )?;
         if let Some(p) = cli.packet_size {
             job.options.packet_size = p;
         }

@@ -37,24 +37,13 @@ pub struct RankGraph {
 }
 
 impl RankGraph {
-    /// The source of a traversal as a rank of the input order: `--source`, or the default
-    /// source where this rank holds the whole graph (rank 0's is every rank's: elsewhere
-    /// `0` stands in).
-    pub fn source(&self, given: Option<u64>) -> Result<u32, AnyError> {
-        let order = InputOrder::of(&self.graph);
+    /// The source of a traversal as a rank of `order` (the graph's input order): `--source`,
+    /// or the default source where this rank holds the whole graph (rank 0's is every rank's:
+    /// elsewhere `0` stands in).
+    pub fn source(&self, order: &InputOrder, given: Option<u64>) -> Result<u32, AnyError> {
         match given {
-            _ if self.whole => super::source::pick(&self.graph, &order, given),
-            Some(ext) => {
-                let n = self.graph.num_vertices();
-                order.rank_of_external(ext, n).ok_or_else(|| {
-                    format!(
-                        "--source {ext} is not a vertex of {} ({n} vertices); pick an id from \
-                         the file",
-                        self.graph.name
-                    )
-                    .into()
-                })
-            }
+            _ if self.whole => super::source::pick(&self.graph, order, given),
+            Some(ext) => super::source::rank_of(&self.graph, order, ext),
             None => Ok(0),
         }
     }
@@ -153,8 +142,7 @@ fn rank() -> usize {
 
 /// The rows of rank `rank`'s parts (`devices` a rank) of `partition`.
 fn rows_of(partition: &Partition, rank: usize, devices: usize) -> Range<u32> {
-    let first = partition.range(rank * devices).start;
-    first..partition.range((rank + 1) * devices - 1).end
+    partition.range_of_parts(rank * devices..(rank + 1) * devices)
 }
 
 /// `--graph`'s path when it is a groute cache (by `--format` or its name).

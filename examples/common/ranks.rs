@@ -324,20 +324,22 @@ fn rank_backend(run: &RunArgs) -> Result<groute::core::BackendChoice, AnyError> 
     }
 }
 
-/// The job of a traversal from one source (BFS levels, SSSP distances: `u32` values,
-/// `UNREACHED` for vertices not reached), validated against `reference`.
+/// The job of a traversal from one source (`--source`, or the default source; BFS levels,
+/// SSSP distances: `u32` values, `UNREACHED` for vertices not reached), validated against
+/// `reference`.
 pub fn traversal_job<'a>(
     name: &'static str,
     run: &'a RunArgs,
     rank_graph: &'a RankGraph,
     graph_report: GraphReport,
-    source_rank: u32,
+    given_source: Option<u64>,
     validate: bool,
     reference: fn(&groute::graph::Csr, u32) -> Vec<u32>,
-) -> RankJob<'a, u32> {
+) -> Result<RankJob<'a, u32>, AnyError> {
     use groute::worklist::traversal::UNREACHED;
     let graph = &rank_graph.graph;
     let order = groute::graph::InputOrder::of(graph);
+    let source_rank = rank_graph.source(&order, given_source)?;
     let source = order.vertex_of_rank(source_rank);
     let source_ext = order.external_of_rank(source_rank);
     let check = move |values: &[u32]| {
@@ -353,7 +355,7 @@ pub fn traversal_job<'a>(
         }
     };
     let write_order = order.clone();
-    RankJob {
+    Ok(RankJob {
         name,
         run,
         graph: rank_graph,
@@ -381,5 +383,5 @@ pub fn traversal_job<'a>(
                 "gteps": edges as f64 / (median_ms * 1e-3).max(1e-12) / 1e9,
             })
         }),
-    }
+    })
 }

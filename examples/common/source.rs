@@ -16,13 +16,7 @@ pub fn pick(graph: &Graph, order: &InputOrder, given: Option<u64>) -> Result<u32
     let n = graph.num_vertices();
     match given {
         Some(ext) => {
-            let rank = order.rank_of_external(ext, n).ok_or_else(|| {
-                format!(
-                    "--source {ext} is not a vertex of {} ({n} vertices, ids from {}); pick an id from the file",
-                    graph.name,
-                    order.external_of_rank(0)
-                )
-            })?;
+            let rank = rank_of(graph, order, ext)?;
             match WeakComponents::of(&graph.csr) {
                 Ok(components) => {
                     let size = components.size_of(order.vertex_of_rank(rank));
@@ -56,6 +50,18 @@ pub fn pick(graph: &Graph, order: &InputOrder, given: Option<u64>) -> Result<u32
             Ok(hub.rank)
         }
     }
+}
+
+/// `--source ext` as a rank of `order`, or the error naming the graph's ids.
+pub fn rank_of(graph: &Graph, order: &InputOrder, ext: u64) -> Result<u32, AnyError> {
+    let n = graph.num_vertices();
+    Ok(order.rank_of_external(ext, n).ok_or_else(|| {
+        format!(
+            "--source {ext} is not a vertex of {} ({n} vertices, ids from {}); pick an id from the file",
+            graph.name,
+            order.external_of_rank(0)
+        )
+    })?)
 }
 
 #[cfg(test)]

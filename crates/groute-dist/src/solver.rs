@@ -139,10 +139,10 @@ impl<'c, A: WorklistAlgorithm, C: RankComm, D: ShareSolver<Algorithm = A>> DistS
     /// Uploads this rank's parts of the graph (renumbered so that part `p` owns
     /// `partition.range(p)`; `partition` has `comm.size() * context.num_devices()` parts)
     /// to `context`'s devices (on CUDA devices, `D`'s storage). `rows` is the graph as this
-    /// rank holds it: a whole [`Csr`](groute_graph::Csr) (`&csr`), or [`HeldRows::some`] of it, which must hold
-    /// at least this rank's parts' rows (a rank that loaded only those,
-    /// [`GraphCache::load_rows`](groute_graph::GraphCache::load_rows)). On CUDA devices of several
-    /// ranks, also makes the NCCL plane. Collective: every rank calls it, with as many
+    /// rank holds it: a whole [`Csr`](groute_graph::Csr) (`&csr`), or [`HeldRows::some`] of
+    /// it, which must hold at least this rank's parts' rows (a rank that loaded only those,
+    /// [`GraphCache::load_rows`](groute_graph::GraphCache::load_rows)). On CUDA devices of
+    /// several ranks, also makes the NCCL plane. Collective: every rank calls it, with as many
     /// devices of the same backend. An error that one rank meets inside NCCL's own bootstrap
     /// can leave the others waiting there: end the job on an error (`MpiComm::abort`), as
     /// the examples do. Dropping a solver on CUDA devices of several ranks is collective too

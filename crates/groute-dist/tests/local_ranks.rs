@@ -217,8 +217,7 @@ where
                 scope.spawn(move || {
                     let mut comm = comm;
                     let rank = comm.rank();
-                    let held = partition.range(rank * devices).start
-                        ..partition.range((rank + 1) * devices - 1).end;
+                    let held = partition.range_of_parts(rank * devices..(rank + 1) * devices);
                     let graph = cache.load_rows(held.clone()).expect("the rank's rows");
                     let others: u64 = (0..graph.num_vertices() as u32)
                         .filter(|v| !held.contains(v))

@@ -174,9 +174,14 @@ impl Csr {
     }
 
     pub(crate) fn validate(&self) -> Result<(), Invalid> {
-        let o = &self.offsets[..];
-        check_offsets(o, self.targets.len() as u64)?;
-        let n = o.len() - 1;
+        check_offsets(&self.offsets, self.targets.len() as u64)?;
+        self.validate_arcs()
+    }
+
+    /// The invariants past the offsets (checked already): every target below `n`, one
+    /// weight per arc.
+    pub(crate) fn validate_arcs(&self) -> Result<(), Invalid> {
+        let n = self.offsets.len().saturating_sub(1);
         const CH: usize = CHECK_CHUNK;
         let t = &self.targets[..];
         let limit = n as u64;
@@ -201,6 +206,23 @@ impl Csr {
             return Err(Invalid::Weights(w.len() as u64));
         }
         Ok(())
+    }
+
+    /// Builds from offsets already checked ([`check_offsets`] against `targets.len()`) and
+    /// checks the arcs.
+    pub(crate) fn with_checked_offsets(
+        offsets: Storage<u64>,
+        targets: Storage<u32>,
+        weights: Option<Storage<u32>>,
+    ) -> Result<Csr, Invalid> {
+        let csr = Csr {
+            offsets,
+            targets,
+            weights,
+        };
+        debug_assert!(check_offsets(&csr.offsets, csr.targets.len() as u64).is_ok());
+        csr.validate_arcs()?;
+        Ok(csr)
     }
 
     /// Number of vertices.

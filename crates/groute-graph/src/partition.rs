@@ -167,6 +167,15 @@ impl Partition {
         self.bounds[p]..self.bounds[p + 1]
     }
 
+    /// The vertices of parts `parts` (consecutive parts own consecutive ranges); empty for
+    /// no part. Panics, as [`Partition::range`] does, past the last part.
+    pub fn range_of_parts(&self, parts: Range<usize>) -> Range<u32> {
+        if parts.is_empty() {
+            return 0..0;
+        }
+        self.bounds[parts.start]..self.bounds[parts.end]
+    }
+
     /// The `k + 1` bounds.
     pub fn bounds(&self) -> &[u32] {
         &self.bounds

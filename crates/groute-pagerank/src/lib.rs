@@ -440,15 +440,7 @@ impl PageRankSolver {
             &graph.graph.csr,
             graph.graph.symmetric,
             &graph.partition,
-            cuda_worker::PushSettings {
-                sweep: options.tuning.sweep,
-                alpha: options.alpha,
-                epsilon: options.epsilon,
-                sweep_divisor: options.tuning.sweep_divisor,
-                lazy_receive: options.tuning.lazy_receive,
-                fused_fence_per_round: options.tuning.fused_fence_per_round,
-                fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
-            },
+            cuda_worker::PushSettings::of(options),
             options.driver,
             &options.worklist,
         )?;

@@ -96,12 +96,7 @@ impl PageRankShare {
         };
         let push = PushSettings {
             sweep,
-            alpha: algorithm.alpha,
-            epsilon: algorithm.epsilon,
-            sweep_divisor: tuning.sweep_divisor,
-            lazy_receive: tuning.lazy_receive,
-            fused_fence_per_round: tuning.fused_fence_per_round,
-            fused_blocks_per_sm: tuning.fused_blocks_per_sm,
+            ..PushSettings::of(&settings)
         };
         let mut devices = Vec::with_capacity(context.num_devices());
         for (part, device) in parts.clone().zip(context.devices()) {
@@ -146,7 +141,7 @@ impl ShareSolver for PageRankShare {
     }
 
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+        self.partition.range_of_parts(self.parts.clone())
     }
 
     /// Every vertex starts with its residual (PageRank has no sources: `sources` is

@@ -313,9 +313,10 @@ impl GraphCache {
 
     fn whole(&self) -> Result<Graph, GraphError> {
         let (targets, weights) = self.arcs(0, self.m)?;
-        let csr = Csr::checked(self.offsets.clone(), targets, weights).map_err(|e| {
-            invalid_to_error(&self.path, e, self.offsets_at, self.targets_at, self.n)
-        })?;
+        let csr =
+            Csr::with_checked_offsets(self.offsets.clone(), targets, weights).map_err(|e| {
+                invalid_to_error(&self.path, e, self.offsets_at, self.targets_at, self.n)
+            })?;
         Ok(self.graph(csr))
     }
 
@@ -338,18 +339,21 @@ impl GraphCache {
             .par_iter_mut()
             .for_each(|to| *to = last - first);
         let (targets, weights) = self.arcs(first, last)?;
-        let csr = Csr::checked(offsets.into(), targets, weights).map_err(|e| match e {
-            Invalid::Target { edge, target } => bin(
-                &self.path,
-                self.targets_at + 4 * (first + edge),
-                BinaryProblem::TargetOutOfRange {
-                    edge: first + edge,
-                    target,
-                    num_vertices: self.n,
-                },
-            ),
-            other => invalid_to_error(&self.path, other, self.offsets_at, self.targets_at, self.n),
-        })?;
+        let csr =
+            Csr::with_checked_offsets(offsets.into(), targets, weights).map_err(|e| match e {
+                Invalid::Target { edge, target } => bin(
+                    &self.path,
+                    self.targets_at + 4 * (first + edge),
+                    BinaryProblem::TargetOutOfRange {
+                        edge: first + edge,
+                        target,
+                        num_vertices: self.n,
+                    },
+                ),
+                other => {
+                    invalid_to_error(&self.path, other, self.offsets_at, self.targets_at, self.n)
+                }
+            })?;
         Ok(self.graph(csr))
     }
 }

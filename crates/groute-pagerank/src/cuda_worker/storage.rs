@@ -40,6 +40,21 @@ pub(crate) struct PushSettings {
     pub(crate) fused_blocks_per_sm: u32,
 }
 
+impl PushSettings {
+    /// The settings `options` ask for.
+    pub(crate) fn of(options: &crate::PageRankOptions) -> Self {
+        PushSettings {
+            sweep: options.tuning.sweep,
+            alpha: options.alpha,
+            epsilon: options.epsilon,
+            sweep_divisor: options.tuning.sweep_divisor,
+            lazy_receive: options.tuning.lazy_receive,
+            fused_fence_per_round: options.tuning.fused_fence_per_round,
+            fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
+        }
+    }
+}
+
 /// One device's PageRank storage on CUDA, allocated once and reused by every run: the owned
 /// rows of the CSR ([`DeviceCsr`]), the residual and rank arrays, the worklist, the remote
 /// list, the outgoing buffers and the control block. [`CudaPageRankStorage::worker`] resets

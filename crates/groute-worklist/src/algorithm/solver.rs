@@ -254,7 +254,7 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
 
     /// The vertices this solver's parts own.
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+        self.partition.range_of_parts(self.parts.clone())
     }
 
     /// Runs this process's share of a run spanning several processes ([`SharedRun`]: the
@@ -310,7 +310,7 @@ pub fn check_parts(
             ),
         ));
     }
-    let owned = partition.range(parts.start).start..partition.range(parts.end - 1).end;
+    let owned = partition.range_of_parts(parts.clone());
     if !rows.holds(&owned) {
         return Err(Error::invalid(
             "held rows",

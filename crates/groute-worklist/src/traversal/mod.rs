@@ -452,7 +452,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
 
     /// The vertices this solver's parts own.
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range(self.parts.start).start..self.partition.range(self.parts.end - 1).end
+        self.partition.range_of_parts(self.parts.clone())
     }
 
     /// Runs this process's share of a traversal spanning several processes ([`SharedRun`]:
