@@ -164,13 +164,8 @@ impl Csr {
         targets: Storage<u32>,
         weights: Option<Storage<u32>>,
     ) -> Result<Csr, Invalid> {
-        let csr = Csr {
-            offsets,
-            targets,
-            weights,
-        };
-        csr.validate()?;
-        Ok(csr)
+        check_offsets(&offsets, targets.len() as u64)?;
+        Self::with_checked_offsets(offsets, targets, weights)
     }
 
     pub(crate) fn validate(&self) -> Result<(), Invalid> {
