@@ -129,15 +129,15 @@ struct DeviceReport {
     fused_phases_ms: Option<PhaseReport>,
     /// Device-driven runs: blocks of the persistent kernel's grid (`null` for host-driven).
     fused_grid: Option<u32>,
-    /// Device-driven runs: cut arcs the sweeps pushed (unlisted) and in-cut slots drained.
-    cut_arcs_sent: u64,
-    cut_slots_drained: u64,
+    /// Device-driven runs on several devices: share values the sweeps posted to the peers.
+    mirror_values_sent: u64,
 }
 
 /// [`groute_pagerank::FusedPhaseTimes`] in ms.
 #[derive(Serialize)]
 struct PhaseReport {
     sweep_take: f64,
+    mirror: f64,
     hubs: f64,
     gather: f64,
     worklist: f64,
@@ -172,6 +172,7 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
             driver_idle_ms: ms(s.elapsed.saturating_sub(p.busy())),
             fused_phases_ms: p.phases.map(|t| PhaseReport {
                 sweep_take: ms(t.sweep_take),
+                mirror: ms(t.mirror),
                 hubs: ms(t.hubs),
                 gather: ms(t.gather),
                 worklist: ms(t.worklist),
@@ -180,8 +181,7 @@ fn device_reports(s: &groute_pagerank::PageRankStats) -> Vec<DeviceReport> {
                 total: ms(t.total()),
             }),
             fused_grid: p.fused_grid,
-            cut_arcs_sent: p.cut_arcs_sent,
-            cut_slots_drained: p.cut_slots_drained,
+            mirror_values_sent: p.mirror_values_sent,
         })
         .collect()
 }
@@ -407,8 +407,18 @@ fn run() -> Result<(), AnyError> {
     ));
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
-    // The fused kernel adds into the owners' halos over peer links, not through the ring.
-    report.comm = (!fused).then(|| {
+    report.comm = Some(if fused {
+        // The fused kernel stores straight into its peers' memory, no ring: a worklist
+        // round's item is one f32 added to the owner's halo (plus its inbox entry), a sweep's
+        // mirror one f32 stored into the peer's share array.
+        let mirrored: u64 = s.devices.iter().map(|p| p.mirror_values_sent).sum();
+        common::report::CommReport {
+            bytes: 8 * s.items_sent + 4 * mirrored,
+            messages: 0,
+            remote_updates: s.items_sent + mirrored,
+            cut_arcs_traversed: None,
+        }
+    } else {
         common::report::CommReport::of(&s.worklist, size_of::<groute::pagerank::VertexResidual>())
     });
     report.algorithm_stats = json!({

@@ -35,27 +35,26 @@ abi_struct! {
         pub unused: u32,
         /// `sent` at the end of the last round.
         pub sent_seen: u64,
-        /// Phase times, ns: sweep takes, hub phases, gathers, worklist pushes, exchanges,
-        /// drains.
-        pub times: [u64; 6],
+        /// Phase times, ns: sweep takes, mirror posts (with the wait for the peers' posts),
+        /// hub phases, gathers, worklist pushes, exchanges, drains.
+        pub times: [u64; 7],
         /// The last time stamp.
         pub last_stamp: u64,
-        /// Cut arcs pushed in this round's sweep.
-        pub cut_round: u64,
-        /// Cut arcs pushed by sweeps.
-        pub cut_sent: u64,
-        /// In-cut halo slots drained nonzero.
-        pub cut_drained: u64,
+        /// Share values posted to peers by sweeps.
+        pub mirror_sent: u64,
     }
 }
 
 abi_struct! {
-    /// Every device's incoming halo, inbox and tails, and the partition: a small block of
-    /// device memory on each device (indexed by device, up to `PEER_MAX_DEVICES` = 8).
+    /// Every device's incoming halo, inbox, tails and share array, and the partition: a
+    /// small block of device memory on each device (indexed by device, up to
+    /// `PEER_MAX_DEVICES` = 8).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
     pub struct PageRankPeers in "abi_pagerank.h" {
         /// Owner `o`'s halo: 2 x its owned vertices f32, parity-major.
         pub halo: [DevicePtr<f32>; 8],
+        /// Device `o`'s share array (one f32 per vertex of the graph).
+        pub share: [DevicePtr<f32>; 8],
         /// Owner `o`'s inbox: 2 x `capacity[o]` vertices.
         pub inbox: [DevicePtr<u32>; 8],
         /// Owner `o`'s tails: 2 u32, one per parity.
@@ -70,7 +69,8 @@ abi_struct! {
 }
 
 abi_struct! {
-    /// The pull sweep's topology; null pointers and zero counts where a part is absent.
+    /// The pull sweep's topology and the mirrors a device posts to its peers; null pointers
+    /// and zero counts where a part is absent.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct PageRankPull in "abi_pagerank.h" {
         /// In-arc offsets of the owned rows.
@@ -79,12 +79,6 @@ abi_struct! {
         pub in_sources: DevicePtr<u32>,
         /// Every vertex's share.
         pub share: DevicePtr<f32>,
-        /// The cut lists' vertices (count 0: no cut arc).
-        pub cut_vertices: DevicePtr<u32>,
-        /// Their offsets.
-        pub cut_offsets: DevicePtr<u64>,
-        /// Their targets.
-        pub cut_targets: DevicePtr<u32>,
         /// Pull hubs (in-degree at least `hub_degree`).
         pub hubs: DevicePtr<u32>,
         /// Their tiles.
@@ -93,26 +87,17 @@ abi_struct! {
         pub hub_sum: DevicePtr<f32>,
         /// The pull hubs' least in-degree.
         pub hub_degree: u64,
-        /// Owned vertices with an in-arc from another device.
-        pub in_cut: DevicePtr<u32>,
-        /// Merged cut sends: each cut arc's head as an index into `cut_heads` (null when off).
-        pub cut_head_of_arc: DevicePtr<u32>,
-        /// The distinct heads.
-        pub cut_heads: DevicePtr<u32>,
-        /// One f32 per head.
-        pub cut_merge: DevicePtr<f32>,
+        /// For every peer `o`, the owned vertices with an out-arc to `o`'s vertices,
+        /// ascending: `mirrors[mirror_bounds[o]..mirror_bounds[o + 1]]`.
+        pub mirrors: DevicePtr<u32>,
+        /// Where each peer's mirrors start (an empty range for the device itself).
+        pub mirror_bounds: [u32; 9],
         /// Pull hubs.
         pub hub_count: u32,
         /// Their tiles.
         pub tile_count: u32,
-        /// Cut lists.
-        pub cut_count: u32,
-        /// Nonzero: a cut list may be listed as a hub.
-        pub cut_hubs: u32,
-        /// `in_cut`'s vertices.
-        pub in_cut_count: u32,
-        /// Distinct heads (0: cut pushes go straight to the peers).
-        pub cut_head_count: u32,
+        /// Not used.
+        pub unused: u32,
     }
 }
 

@@ -26,12 +26,11 @@ struct PageRankStateBlock {
     unsigned int inbox_overflow;       // size a peer's inbox needed (0: none overflowed)
     unsigned int unused;
     unsigned long long sent_seen;      // `sent` at the end of the last round
-    // Phase times, ns: sweep takes, hub phases, gathers, worklist pushes, exchanges, drains.
-    unsigned long long times[6];
+    // Phase times, ns: sweep takes, mirror posts (with the wait for the peers' posts), hub
+    // phases, gathers, worklist pushes, exchanges, drains.
+    unsigned long long times[7];
     unsigned long long last_stamp;     // the last time stamp
-    unsigned long long cut_round;      // cut arcs pushed in this round's sweep
-    unsigned long long cut_sent;       // cut arcs pushed by sweeps
-    unsigned long long cut_drained;    // in-cut halo slots drained nonzero
+    unsigned long long mirror_sent;    // share values posted to peers by sweeps
 };
 
 // PageRankStateBlock by word.
@@ -48,16 +47,15 @@ GROUTE_ENUM(PrfWord){
     PRF_INBOX_OVERFLOW = 76,
     PRF_SENT_SEEN = 78,
     PRF_T_TAKE = 80,
-    PRF_T_HUBS = 82,
-    PRF_T_GATHER = 84,
-    PRF_T_WORKLIST = 86,
-    PRF_T_EXCHANGE = 88,
-    PRF_T_DRAIN = 90,
-    PRF_T_LAST = 92,
-    PRF_CUT_ROUND = 94,
-    PRF_CUT_SENT = 96,
-    PRF_CUT_DRAINED = 98,
-    PRF_WORDS = 100,
+    PRF_T_MIRROR = 82,
+    PRF_T_HUBS = 84,
+    PRF_T_GATHER = 86,
+    PRF_T_WORKLIST = 88,
+    PRF_T_EXCHANGE = 90,
+    PRF_T_DRAIN = 92,
+    PRF_T_LAST = 94,
+    PRF_MIRROR_SENT = 96,
+    PRF_WORDS = 98,
 };
 GROUTE_WORD_AT(PageRankStateBlock, rounds, PRF_ROUNDS);
 GROUTE_WORD_AT(PageRankStateBlock, rounds, FUSED_BARRIER_WORDS);
@@ -72,15 +70,14 @@ GROUTE_WORD_AT(PageRankStateBlock, peer_status, PRF_PEER_STATUS);
 GROUTE_WORD_AT(PageRankStateBlock, inbox_overflow, PRF_INBOX_OVERFLOW);
 GROUTE_WORD_AT(PageRankStateBlock, sent_seen, PRF_SENT_SEEN);
 GROUTE_WORD_AT(PageRankStateBlock, times, PRF_T_TAKE);
-GROUTE_WORD_AT(PageRankStateBlock, times[1], PRF_T_HUBS);
-GROUTE_WORD_AT(PageRankStateBlock, times[2], PRF_T_GATHER);
-GROUTE_WORD_AT(PageRankStateBlock, times[3], PRF_T_WORKLIST);
-GROUTE_WORD_AT(PageRankStateBlock, times[4], PRF_T_EXCHANGE);
-GROUTE_WORD_AT(PageRankStateBlock, times[5], PRF_T_DRAIN);
+GROUTE_WORD_AT(PageRankStateBlock, times[1], PRF_T_MIRROR);
+GROUTE_WORD_AT(PageRankStateBlock, times[2], PRF_T_HUBS);
+GROUTE_WORD_AT(PageRankStateBlock, times[3], PRF_T_GATHER);
+GROUTE_WORD_AT(PageRankStateBlock, times[4], PRF_T_WORKLIST);
+GROUTE_WORD_AT(PageRankStateBlock, times[5], PRF_T_EXCHANGE);
+GROUTE_WORD_AT(PageRankStateBlock, times[6], PRF_T_DRAIN);
 GROUTE_WORD_AT(PageRankStateBlock, last_stamp, PRF_T_LAST);
-GROUTE_WORD_AT(PageRankStateBlock, cut_round, PRF_CUT_ROUND);
-GROUTE_WORD_AT(PageRankStateBlock, cut_sent, PRF_CUT_SENT);
-GROUTE_WORD_AT(PageRankStateBlock, cut_drained, PRF_CUT_DRAINED);
+GROUTE_WORD_AT(PageRankStateBlock, mirror_sent, PRF_MIRROR_SENT);
 GROUTE_WORD_COUNT(PageRankStateBlock, PRF_WORDS);
 
 // Why the kernel stopped early (PageRankStateBlock::stop).
@@ -98,10 +95,11 @@ GROUTE_ENUM(PrfFlag){
     PRF_FLAG_FENCE_PER_ROUND = 1,  // one system fence per thread per round, before barrier E
 };
 
-// Every device's incoming halo, inbox and tails, and the partition: a small block of device
-// memory on each device, read through the cache (8 = PEER_MAX_DEVICES).
+// Every device's incoming halo, inbox, tails and share array, and the partition: a small block
+// of device memory on each device, read through the cache (8 = PEER_MAX_DEVICES).
 struct PageRankPeers {
     float* halo[8];              // owner o: 2 x owned(o) f32, parity-major
+    float* share[8];             // device o's share array (one f32 per vertex of the graph)
     unsigned int* inbox[8];      // owner o: 2 x capacity[o] vertices
     unsigned int* tails[8];      // owner o: 2 u32, one per parity
     unsigned int bounds[9];      // device o owns [bounds[o], bounds[o + 1])
@@ -109,30 +107,22 @@ struct PageRankPeers {
     unsigned int unused;
 };
 
-// The pull sweep's topology.
+// The pull sweep's topology and the mirrors this device posts to its peers.
 struct PageRankPull {
     const unsigned long long* in_offsets;
     const unsigned int* in_sources;
     float* share;
-    const unsigned int* cut_vertices;       // CutLists (pagerank_push.cuh); count 0: no cut arc
-    const unsigned long long* cut_offsets;
-    const unsigned int* cut_targets;
     const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)
     const unsigned long long* tiles;
     float* hub_sum;
     unsigned long long hub_degree;
-    const unsigned int* in_cut;  // owned vertices with an in-arc from another device
-    // Merged cut sends (null when off): the cut arcs' heads as indices into `cut_heads` (the
-    // distinct heads), and one f32 per head, 0 between sweeps.
-    const unsigned int* cut_head_of_arc;
-    const unsigned int* cut_heads;
-    float* cut_merge;
+    // The owned vertices with an out-arc to device o's vertices, ascending, for every peer o:
+    // mirrors[mirror_bounds[o] .. mirror_bounds[o + 1]) (an empty range for this device).
+    const unsigned int* mirrors;
+    unsigned int mirror_bounds[9];
     unsigned int hub_count;
     unsigned int tile_count;
-    unsigned int cut_count;
-    unsigned int cut_hubs;  // nonzero: a cut list may be listed as a hub (barrier H runs)
-    unsigned int in_cut_count;
-    unsigned int cut_head_count;  // distinct heads; 0: cut pushes go straight to the peers
+    unsigned int unused;
 };
 
 // The scalar settings.

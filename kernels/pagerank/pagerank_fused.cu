@@ -1,16 +1,3 @@
-// STATUS (issue #7, 2026-11-22): on road-usa, 2 x H200, the fastest driver: 14.49-14.53 ms on
-// 1 GPU and 8.38-8.40 on 2 (1.73x; host-driven 14.90-15.21 / 10.60-10.87), with the entry
-// point held to 8 blocks per SM (pagerank_fused_b8, the default). Three changes took the
-// 2-GPU run from 10.78 to 8.38 ms: the cut arcs in compact lists pushed by their own pass
-// (push_cut_grid; full-length cut offsets cost the take 8 bytes and a block-wide list claim
-// per owned vertex), every pass over the owned range started at a multiple of 32 (rank 1,
-// whose range began off one, took its take 30% and its gather 25% longer: every warp's loads
-// straddled two lines) with the rank array padded to match, and the cut pushes made
-// reductions with an in-cut drain (PeerHaloPost: no round trip on the gather's path). The
-// exchanges are peer_post_allreduce_sum. On kron21, where half the arcs are cut (about 90 per
-// distinct head), 150 ms on 2 GPUs with the cut sends merged per head (386 without) against
-// ~122 host-driven: --driver auto runs it host-driven.
-//
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
 // run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
 // host in the loop). The rounds are the host-driven worker's (kernels/pagerank/pagerank.cu), their
@@ -19,79 +6,75 @@
 // (peer_post_allreduce_sum of peer_post.cuh: each device posts into its peers' postboxes and
 // polls only its own; the start gate and the failure word stay in the group's mailbox).
 //
-// Remote contributions go straight to their owner. In a worklist round (PeerHalo), a push to
-// a vertex w of device o atomically adds the share to o's incoming halo slot of w
-// (halo[o][parity][w - begin(o)], system-scope atomics over NVLink) and, when the slot was
-// empty (the round's first contribution to w: old value 0), appends w to o's inbox of that
-// parity (a system-scope atomic on o's tail; capacity: o's in-cut vertices, so it cannot
-// overflow; checked anyway, the needed size recorded in PRF_INBOX_OVERFLOW). Every writing
-// thread then executes __threadfence_system() after each add, or, with
-// PRF_FLAG_FENCE_PER_ROUND (--fused-fence-per-round), every thread once per round, right
-// before barrier E (what the exchange's visibility argument needs: every peer write of the
-// thread ordered before its block's arrival at the barrier whose action runs the exchange;
-// the barriers inside the round publish nothing to peers). A sweep's cut pushes
-// (PeerHaloPost) only add, by reductions nobody waits for, and list nothing: they count
-// their arcs (PRF_CUT_ROUND), every thread of the sweep fences once before barrier E, and
-// after the exchange every device whose peers pushed cut arcs drains the slots of all its
-// in-cut vertices (drain_in_cut). On road-usa that took the cut pushes off the gather's
-// critical path: each was a chain of round trips (the add's old value, the tail, the
-// fence) that held its block ~15 us per sweep. Where the cut arcs are many per distinct
-// head (CutArcs::merged_heads: kron's block partition, ~90 per head), the cut pass adds into
-// a local slot per head instead (LocalMerge, the lists' heads translated to head indices at
-// upload) and, after barrier M, send_merged adds each head's sum to its owner's halo once:
-// one remote reduction per head and sweep instead of one per arc (merge before send). The
-// parity is the round's (round & 1).
+// Sweeps pull across devices through MIRRORS. A sweep takes every owned residual above its
+// floor into the share array, then posts, for every peer o, the shares of its owned vertices
+// that have an out-arc to o's vertices (its mirrors for o, listed at upload, ascending) into
+// o's share array at the vertices' own ids: one value per (vertex, peer) and sweep, however
+// many arcs the vertex has into o. After barrier X, an exchange that makes every device's posts
+// visible, each device gathers over the in-arcs of its owned vertices exactly as on one device,
+// a remote in-neighbour's share read where its owner posted it. No atomic on any arc, no cut
+// list, and nothing left in flight after the round: the gather delivers every arc's mass in
+// the sweep that took it. A sweep is therefore collective: every device sweeps in the same
+// rounds (the exchange of barrier E picks the kind from the global sums, below).
+//
+// Worklist rounds push, and a contribution to another device's vertex goes straight to its
+// owner (PeerHalo): a push to a vertex w of device o atomically adds the share to o's
+// incoming halo slot of w (halo[o][parity][w - begin(o)], system-scope atomics over NVLink)
+// and, when the slot was empty (the round's first contribution to w: old value 0), appends w
+// to o's inbox of that parity (a system-scope atomic on o's tail; capacity: o's in-cut
+// vertices, those with an in-arc from another device, so it cannot overflow; checked anyway,
+// the needed size recorded in PRF_INBOX_OVERFLOW). Every writing thread then executes
+// __threadfence_system() after each add, or, with PRF_FLAG_FENCE_PER_ROUND
+// (--fused-fence-per-round), every thread once per round, right before barrier E (what the
+// exchange's visibility argument needs: every peer write of the thread ordered before its
+// block's arrival at the barrier whose action runs the exchange; the barriers inside the
+// round publish nothing to peers). The parity is the round's (round & 1).
 //
 // A round (every block, grid-uniform control flow; the record of the last barrier says what):
 //   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; shares
-//             stored, nothing pushed) | barrier | the cut vertices' shares pushed along their
-//             cut arcs through PeerHaloPost (push_cut_grid over the compact CutLists; lists of
-//             hub length recorded) and the pull hubs' tiles | barrier H (only on a device with
-//             pull hubs or cut lists of hub length), then the recorded cut hubs pushed
-//             (push_hubs_grid over the cut lists) | pull gather, in the same phase as the cut
-//             push (or the cut hubs): the cut arcs write peers' halos only, the gather this
-//             device's residuals. With merged cut sends the cut pass writes local merge
-//             slots instead, and barrier M then send_merged follow the gather.
+//             stored, nothing pushed) | barrier T | several devices: the mirror post, a
+//             system fence, barrier X (its action: an exchange with every peer) | the pull
+//             hubs' tiles and barrier H (only on a device with pull hubs) | pull gather.
 //   WORKLIST  push round over the record's [first, first + count) of the worklist (possibly
 //             empty: every device runs every round) | barrier and the listed hubs (when the
 //             device has hubs).
 //   then barrier E, whose action (thread 0 of the last block) accounts for the round (pushed
 //   count, hub counter and pushed word zeroed, overflow and abort checks) and, on several
-//   devices, runs exchange k (peer_post_allreduce_sum over (pending items, items sent this
-//   round, stop, cut arcs pushed)): every device's peer writes of the round are visible after
-//   it and every device sees the same sums. A stop anywhere -> HALT; nothing pending and
-//   nothing sent anywhere (cut arcs count as sent) -> DONE (nothing is in flight: every
-//   earlier round's inbox, and its in-cut slots where cut arcs were pushed, was drained).
-//   Else, on one device, the action picks the next round; on several, every block DRAINs
-//   this device's inbox of the round's parity (each listed vertex's halo slot taken with
-//   atomicExch and added to its residual; a vertex that crosses epsilon is appended to the
-//   worklist: the host mode's receive rule), and its in-cut vertices' slots when a peer
-//   pushed cut arcs, and barrier D's action zeroes the drained tail and picks the next round.
-//   The pick is the host mode's rule on this device's pending items: SWEEP (floor
-//   epsilon, consuming every pending item) when pending * sweep_divisor >= owned, else
-//   WORKLIST over min(pending, max_batch) items. One exchange per round on every device,
-//   whatever the kinds.
+//   devices, runs an exchange (peer_post_allreduce_sum over (pending items, items sent this
+//   round, stop)): every device's peer writes of the round are visible after it and every
+//   device sees the same sums. A stop anywhere -> HALT; nothing pending and nothing sent
+//   anywhere -> DONE (nothing is in flight: every earlier round's inbox was drained). Else, on
+//   one device, the action picks the next round by the host mode's rule on its pending
+//   items: SWEEP (floor epsilon, consuming every pending item) when pending * sweep_divisor
+//   >= owned, else WORKLIST over min(pending, max_batch) items. On several, the same rule
+//   over the sums (pending items and items in flight, against every vertex) fixes the next
+//   kind for every device; every block DRAINs this device's inbox of the round's parity
+//   (each listed vertex's halo slot taken with atomicExch and added to its residual; a
+//   vertex that crosses epsilon is appended to the worklist: the host mode's receive rule),
+//   and barrier D's action zeroes the drained tail and starts the agreed kind (sweeps stay
+//   collective; a worklist round covers the device's own pending items, possibly none).
 //
 // Double buffering: peers fill parity p in round k; the owner drains it after exchange k,
 // while faster peers may already fill parity 1 - p in round k + 1; parity p is written again
 // in round k + 2, after exchange k + 1, which the owner reaches only after its drain and the
-// reset of the tail.
+// reset of the tail. Mirror posts need no parity: a device posts in a sweep only after every
+// device passed the previous sweep's barrier X and barrier E (where the last gather ended).
 //
 // State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words
 // (grid_barrier.cuh's FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_*
 // words below, read and written by barrier actions only (one thread at a time, ordered by the
-// barriers), except the counters that PeerHalo (sent, inbox overflow), the cut pass
-// (PRF_CUT_ROUND) and the in-cut drain (PRF_CUT_DRAINED) add to with atomics.
+// barriers), except the counters that PeerHalo (sent, inbox overflow) and the mirror post
+// (PRF_MIRROR_SENT) add to with atomics.
 //
 // Phase times (PRF_T_*, u64 ns of %globaltimer per device, 64-bit words): the action of every
 // barrier stamps the time and adds the interval since the previous stamp (block 0 stamps the
-// start before its first arrival) to the phase that the barrier closes: a sweep's take (to its
-// first barrier), its hub phase (cut push and pull hub tiles, to barrier H), its gather (to
-// barrier E; with the cut push when there is no barrier H, with the cut hubs' push when there
-// is); a worklist round's push (to its hub barrier, or to E) and its hubs (to E); the
-// exchange (inside barrier E's action); the drain with the next round's pick (to barrier D).
-// A phase's interval runs from the previous action's stamp (before that release) to the
-// arrival of its last block: the phase's slowest block plus a release. A few stamps per round.
+// start before its first arrival) to the phase that the barrier closes: a sweep's take (to
+// barrier T), its mirror post with the wait for every peer's (to the end of barrier X's
+// exchange), its hub tiles (to barrier H), its gather (to barrier E); a worklist round's push
+// (to its hub barrier, or to E) and its hubs (to E); the exchange (inside barrier E's
+// action); the drain with the next round's pick (to barrier D). A phase's interval runs from the previous
+// action's stamp (before that release) to the arrival of its last block: the phase's slowest
+// block plus a release. A few stamps per round.
 //
 // Stop reasons (PRF_STOP): PRF_STOP_OVERFLOW (this device's worklist or a peer's inbox:
 // ctrl[CTRL_WL_OVERFLOW] / PRF_INBOX_OVERFLOW hold the size needed), PRF_STOP_PEER (another
@@ -111,8 +94,7 @@ namespace {
 using namespace groute;
 
 // What the blocks run next. PRF_DRAIN (several devices, after barrier E): the inbox of the
-// round that just ended (and its in-cut slots: REC_DRAIN_CUT), then the barrier that picks
-// the next round.
+// round that just ended, then the barrier that starts the next round (REC_DRAIN_SWEEP).
 enum PrfKind : unsigned int {
     PRF_DONE = 0,
     PRF_SWEEP = 1,
@@ -129,9 +111,9 @@ enum PrfRecordWord : unsigned int {
     REC_FLOOR = 3,  // sweep: the floor (f32 bits)
     REC_ROUND = 4,  // the round's index (its parity picks the halo and inbox)
     REC_HUBS = 5,   // after a round's first barrier: hubs were listed
-    // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): a peer pushed cut
-    // arcs in the round, so the drain takes every in-cut vertex's slot too.
-    REC_DRAIN_CUT = 5,
+    // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): the devices agreed
+    // on a sweep next (1) or a worklist round (0).
+    REC_DRAIN_SWEEP = 5,
 };
 
 // The peers block, the pull topology and the settings are abi_pagerank.h's (PageRankPeers,
@@ -189,58 +171,27 @@ struct PeerHalo {
     __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
 };
 
-// Remote policy of a sweep's cut pushes (push_cut_grid and the cut hubs): the share is added
-// to the owner's halo slot by a reduction, whose old value nobody waits for (no round trip
-// over the link: the warp goes on with its gather at once), and nothing is listed. The owner
-// drains the slots of all its in-cut vertices after the exchange of a round in which any
-// device pushed cut arcs (drain_in_cut). Visibility: every thread of such a sweep runs
-// __threadfence_system() before barrier E (the exchange's argument, header comment).
-struct PeerHaloPost {
-    const FusedPeers* peers;
-    unsigned int size;
-    unsigned int parity;
-
-    static constexpr bool ALL_REMOTE = false;
-
-    __device__ __forceinline__ bool add(unsigned int w, float share) const {
-        unsigned int o = 0;
-        atomicAdd_system(halo_slot(peers, size, parity, w, o), share);  // result unused: red
-        return false;  // nothing to list locally
-    }
-    __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
-    __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
-};
-
-// Remote policy of a sweep's cut pass when the cut sends are merged: `w` is the head's index
-// in the distinct cut heads (the cut lists' targets translated at upload), and the share is
-// added to this device's merge slot of that head; send_merged then adds each slot to its
-// owner's halo once (PeerHaloPost). Nothing is listed.
-struct LocalMerge {
-    float* merge;
-
-    // Its `w` are head indices, not vertex ids: never routed to this device's residuals.
-    static constexpr bool ALL_REMOTE = true;
-
-    __device__ __forceinline__ bool add(unsigned int head, float share) const {
-        atomicAdd(merge + head, share);
-        return false;
-    }
-    __device__ __forceinline__ void append_warp(unsigned int, bool) const {}
-    __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
-};
-
-// The merged cut sends of a sweep (after the barrier that ends its cut pass): each distinct
-// head's merged share, taken from its slot (left 0), added to its owner's halo slot.
-__device__ __forceinline__ void send_merged(const FusedPull& pull, const PeerHaloPost& post) {
+// A sweep's mirror post (several devices, after its take): for every peer o, the share of
+// each owned vertex with an out-arc to o's vertices (pull.mirrors), stored into o's share
+// array at the vertex's own id, where o's gather reads it like a share of its own. Every
+// mirror is posted, 0 included (a vertex not taken this sweep), so a peer never reads a
+// share of an earlier sweep. Returns the values this thread stored.
+__device__ __forceinline__ unsigned int post_mirrors(const FusedPull& pull,
+                                                     const FusedPeers* peers,
+                                                     unsigned int size) {
     const unsigned int stride = gridDim.x * blockDim.x;
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < pull.cut_head_count;
-         i += stride) {
-        const float share = pull.cut_merge[i];
-        if (share > 0.0f) {
-            pull.cut_merge[i] = 0.0f;
-            post.add(pull.cut_heads[i], share);
+    const unsigned int total = pull.mirror_bounds[size];
+    unsigned int posted = 0;
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        unsigned int o = 0;
+        while (o + 1u < size && i >= pull.mirror_bounds[o + 1u]) {
+            ++o;
         }
+        const unsigned int u = pull.mirrors[i];
+        peers->share[o][u] = pull.share[u];
+        ++posted;
     }
+    return posted;
 }
 
 __device__ __forceinline__ unsigned int state_load(const unsigned int* state, unsigned int w) {
@@ -317,36 +268,40 @@ __device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedP
     drain_slots(ops, own_halo(ops, peers, rank, parity), inbox, count, wl);
 }
 
-// Drains the halo slots of `parity` of this device's in-cut vertices (the owned vertices with
-// an in-arc from another device), after an exchange whose round had cut pushes
-// (PeerHaloPost). A slot may also be listed in the inbox (a peer's worklist round): see
-// drain_slots. Counts the slots found nonzero in PRF_CUT_DRAINED.
-__device__ __forceinline__ void drain_in_cut(const PageRankOps& ops, const FusedPeers* peers,
-                                             unsigned int rank, unsigned int parity,
-                                             const unsigned int* in_cut, unsigned int count,
-                                             const groute::DeviceWorklist& wl,
-                                             unsigned int* state) {
-    const unsigned int held =
-        drain_slots(ops, own_halo(ops, peers, rank, parity), in_cut, count, wl);
-    groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_CUT_DRAINED), held);
+// How the next round's kind is picked: by this device's pending items (one device), or as
+// every device agreed at the exchange (several: a sweep needs every device's mirror post).
+enum PrfPick : unsigned int {
+    PICK_LOCAL = 0,
+    PICK_SWEEP = 1,
+    PICK_WORKLIST = 2,
+};
+
+// Whether `pending` items (of every device, with the items in flight to them) over `owned`
+// vertices call for a sweep: the host mode's rule.
+__device__ __forceinline__ bool sweep_due(unsigned long long pending, unsigned int owned,
+                                          const FusedSettings& settings) {
+    return settings.sweep_divisor != 0u && owned != 0u &&
+           pending * settings.sweep_divisor >= owned;
 }
 
-// The next round of this device after the last one (`round`) was accounted for: the host
-// mode's rule on this device's pending items (worklist end - PRF_START). Runs in a barrier
+// The next round of this device after the last one (`round`) was accounted for: a SWEEP
+// (floor epsilon, consuming every pending item) where `pick` says so (PICK_LOCAL: when
+// pending * sweep_divisor >= owned, on this device's pending items, worklist end -
+// PRF_START), else a WORKLIST round over min(pending, max_batch) items. Runs in a barrier
 // action (one thread, every block waiting).
 __device__ __forceinline__ groute::FusedRecord next_round(const groute::FusedRecord& round,
                                                           const PageRankOps& ops,
                                                           const FusedSettings& settings,
                                                           const unsigned int* ctrl,
-                                                          unsigned int* state) {
+                                                          unsigned int* state, PrfPick pick) {
     groute::FusedRecord r = round;
     const unsigned int owned = ops.owned_end - ops.owned_begin;
     const unsigned int start = state_load(state, PRF_START);
     const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
     const unsigned int pending = end - start;
     r.w[REC_HUBS] = 0;
-    if (settings.sweep_divisor != 0u && owned != 0u &&
-        static_cast<unsigned long long>(pending) * settings.sweep_divisor >= owned) {
+    const bool sweep = pick == PICK_LOCAL ? sweep_due(pending, owned, settings) : pick == PICK_SWEEP;
+    if (sweep) {
         // Every pending vertex is above epsilon until taken: the sweep covers them all.
         r.w[REC_KIND] = PRF_SWEEP;
         r.w[REC_FIRST] = end;
@@ -400,13 +355,6 @@ __device__ __forceinline__ void pagerank_fused_body(
     const groute::FusedBarrierConfig config{settings.spin_ns, settings.barrier_flags};
     const unsigned int owned = ops.owned_end - ops.owned_begin;
     const groute::HubList hubs = hub_list(wl, settings.hub_capacity);
-    const CutLists cut{pull.cut_vertices, pull.cut_offsets, pull.cut_targets, pull.cut_count};
-    const bool has_cut = pull.cut_count != 0u;
-    // Merged cut sends: the same lists with heads as indices into the distinct heads.
-    const bool merged = has_cut && pull.cut_head_count != 0u;
-    const CutLists merged_cut{pull.cut_vertices, pull.cut_offsets, pull.cut_head_of_arc,
-                              pull.cut_count};
-    const LocalMerge merge{pull.cut_merge};
     const bool several = group.size > 1u;
     // Once per thread and round (before barrier E) instead of after every add (several
     // devices only).
@@ -430,11 +378,26 @@ __device__ __forceinline__ void pagerank_fused_body(
     const auto keep = [](const groute::FusedRecord&) {};
     const auto nothing = [] {};
     const auto copy = [&](const groute::FusedRecord& r) { rec = r; };
+    // In a barrier action: the next exchange with every peer (an all-reduce of `count`
+    // values, also a barrier of the group); on failure the stop word says why and the record
+    // `r` becomes a HALT. Returns the exchange's status.
+    const auto exchange = [&](const unsigned long long* mine, unsigned long long* sums,
+                              unsigned int count, groute::FusedRecord& r) {
+        const unsigned int k = state_load(state, PRF_EXCHANGES);
+        groute::store_relaxed(state + PRF_EXCHANGES, k + 1u);
+        const unsigned int status =
+            groute::peer_post_allreduce_sum(group, postboxes, k, mine, sums, count);
+        if (status != groute::PEER_OK) {
+            groute::store_relaxed(state + PRF_PEER_STATUS, status);
+            groute::store_relaxed(state + PRF_STOP, PRF_STOP_EXCHANGE);
+            r.w[REC_KIND] = PRF_HALT;
+        }
+        return status;
+    };
     while (rec.w[REC_KIND] == PRF_SWEEP || rec.w[REC_KIND] == PRF_WORKLIST) {
         const groute::FusedRecord round = rec;
         const unsigned int parity = round.w[REC_ROUND] & 1u;
         const PeerHalo remote{peers, group.size, parity, state, !fence_per_round};
-        const PeerHaloPost post{peers, group.size, parity};
         groute::DeviceWorklist rwl = wl;
         rwl.first = round.w[REC_FIRST];
         // In a barrier's action: whether the round listed hubs.
@@ -455,50 +418,43 @@ __device__ __forceinline__ void pagerank_fused_body(
                     return round;
                 },
                 keep, nothing);
-            // The shares are in place: the cut arcs (to peers' halos only) and the pull hubs'
-            // tiles, then (after barrier H where needed) the gather, beside the cut hubs.
-            if (has_cut) {
-                const unsigned long long arcs =
-                    merged ? push_cut_grid(ops, merged_cut, pull.share, rwl, hubs, merge)
-                           : push_cut_grid(ops, cut, pull.share, rwl, hubs, post);
-                groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_CUT_ROUND),
-                                     arcs);
+            if (several) {
+                // The shares are in place: post the mirrors, then barrier X, whose exchange
+                // makes every device's posts visible before any gather reads them.
+                const unsigned int posted = post_mirrors(pull, peers, group.size);
+                groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_MIRROR_SENT),
+                                     posted);
+                __threadfence_system();
+                groute::grid_barrier(
+                    state, gen, config,
+                    [&] {
+                        groute::FusedRecord r = round;
+                        const unsigned long long none[1] = {0ull};
+                        unsigned long long sums[1] = {0ull};
+                        exchange(none, sums, 1u, r);
+                        stamp_phase(state, PRF_T_MIRROR);
+                        return r;
+                    },
+                    copy, nothing);
+                if (rec.w[REC_KIND] == PRF_HALT) {
+                    break;
+                }
             }
             if (pull.tile_count != 0u) {
+                // The pull hubs' tiles, then barrier H: their sums are complete before the
+                // gather reads them.
                 pull_hub_tiles_grid(pull.tiles, pull.tile_count, pull.in_sources, pull.share,
                                     pull.hub_sum);
-            }
-            if (pull.cut_hubs != 0u || pull.tile_count != 0u) {
-                // Barrier H: the hubs' tile sums are complete before the gather reads them,
-                // and the cut hubs are listed.
                 groute::grid_barrier(
                     state, gen, config,
                     [&] {
                         stamp_phase(state, PRF_T_HUBS);
-                        return hubs_listed();
-                    },
-                    copy, nothing);
-                if (rec.w[REC_HUBS] != 0u) {
-                    if (merged) {
-                        push_hubs_grid(ops, cut.offsets, pull.cut_head_of_arc, rwl, hubs, merge);
-                    } else {
-                        push_hubs_grid(ops, cut.offsets, cut.targets, rwl, hubs, post);
-                    }
-                }
-            }
-            pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
-                             pull.hub_count, pull.hub_sum, pull.hub_degree);
-            if (merged) {
-                // Barrier M: every cut share is in its merge slot; then one send per head.
-                groute::grid_barrier(
-                    state, gen, config,
-                    [&] {
-                        stamp_phase(state, PRF_T_GATHER);
                         return round;
                     },
                     keep, nothing);
-                send_merged(pull, post);
             }
+            pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, rwl, pull.hubs,
+                             pull.hub_count, pull.hub_sum, pull.hub_degree);
         } else {
             push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
                               round.w[REC_COUNT], 0.0f, rwl, hubs, remote);
@@ -515,10 +471,9 @@ __device__ __forceinline__ void pagerank_fused_body(
                 }
             }
         }
-        // After this thread's last peer write of the round. PeerHaloPost's reductions rely on
-        // this fence alone, so they may be used only where it runs: a sweep on a device with
-        // cut lists (the condition is uniform over the grid: every thread that pushed fences).
-        if (fence_per_round || (has_cut && round.w[REC_KIND] == PRF_SWEEP)) {
+        // After this thread's last peer write of the round (a worklist round's PeerHalo adds;
+        // a sweep writes its peers only in its mirror post, fenced before barrier X).
+        if (fence_per_round) {
             __threadfence_system();
         }
         // The phase barrier E closes.
@@ -531,50 +486,46 @@ __device__ __forceinline__ void pagerank_fused_body(
             state, gen, config,
             [&] {
                 stamp_phase(state, closing);
-                unsigned int stop = end_round(round, wl.ctrl, state, group);
+                const unsigned int stop = end_round(round, wl.ctrl, state, group);
                 const unsigned int start = state_load(state, PRF_START);
                 const unsigned int pending =
                     groute::load_volatile(wl.ctrl + groute::CTRL_WL_END) - start;
-                // The sweep's cut arcs, unlisted (PeerHaloPost): in flight like the items
-                // listed, and the peers drain their in-cut slots.
-                const unsigned long long cut_arcs = state_load_u64(state, PRF_CUT_ROUND);
-                *reinterpret_cast<volatile unsigned long long*>(state + PRF_CUT_ROUND) = 0ull;
-                state_add_u64(state, PRF_CUT_SENT, cut_arcs);
                 // Items sent this round: they wait in their owners' inboxes and halos.
                 const unsigned long long sent_total = state_load_u64(state, PRF_SENT);
-                const unsigned long long sent =
-                    sent_total - state_load_u64(state, PRF_SENT_SEEN) + cut_arcs;
+                const unsigned long long sent = sent_total - state_load_u64(state, PRF_SENT_SEEN);
                 *reinterpret_cast<volatile unsigned long long*>(state + PRF_SENT_SEEN) = sent_total;
-                unsigned long long sums[4] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull,
-                                              cut_arcs};
+                unsigned long long sums[3] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull};
+                groute::FusedRecord r = round;
+                r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
+                r.w[REC_HUBS] = 0;
                 if (several) {
-                    const unsigned int exchange = state_load(state, PRF_EXCHANGES);
-                    groute::store_relaxed(state + PRF_EXCHANGES, exchange + 1u);
-                    const unsigned long long mine[4] = {sums[0], sums[1], sums[2], sums[3]};
-                    const unsigned int status = groute::peer_post_allreduce_sum(
-                        group, postboxes, exchange, mine, sums, 4u);
-                    if (status != groute::PEER_OK) {
-                        groute::store_relaxed(state + PRF_PEER_STATUS, status);
-                        stop = PRF_STOP_EXCHANGE;
+                    const unsigned long long mine[3] = {sums[0], sums[1], sums[2]};
+                    if (exchange(mine, sums, 3u, r) != groute::PEER_OK) {
                         sums[2] = 1ull;
                     }
                     stamp_phase(state, PRF_T_EXCHANGE);
                 }
-                groute::FusedRecord r = round;
-                r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
-                r.w[REC_HUBS] = 0;
                 if (sums[2] != 0ull) {
-                    groute::store_relaxed(state + PRF_STOP,
-                                          stop != PRF_STOP_NONE ? stop : PRF_STOP_PEER);
+                    if (stop != PRF_STOP_NONE) {
+                        groute::store_relaxed(state + PRF_STOP, stop);
+                    } else if (state_load(state, PRF_STOP) == PRF_STOP_NONE) {
+                        groute::store_relaxed(state + PRF_STOP, PRF_STOP_PEER);
+                    }
                     r.w[REC_KIND] = PRF_HALT;
                 } else if (sums[0] == 0ull && sums[1] == 0ull) {
                     r.w[REC_KIND] = PRF_DONE;  // nothing pending, nothing in flight
                 } else if (several) {
+                    // Every device agrees on the next round's kind from the same sums: the
+                    // items pending anywhere and those in flight to their owners. (Counting
+                    // the items in flight sweeps more often than the pending items after the
+                    // drain would: a sweep costs no atomic across devices, a worklist round one
+                    // per remote arc, and on kron25 over 2 members the run took 1.19x less.)
                     r.w[REC_KIND] = PRF_DRAIN;
-                    // A PEER pushed cut arcs (this device's own went to the others).
-                    r.w[REC_DRAIN_CUT] = sums[3] != cut_arcs ? 1u : 0u;
+                    r.w[REC_DRAIN_SWEEP] =
+                        sweep_due(sums[0] + sums[1], peers->bounds[group.size], settings) ? 1u
+                                                                                          : 0u;
                 } else {
-                    r = next_round(r, ops, settings, wl.ctrl, state);
+                    r = next_round(r, ops, settings, wl.ctrl, state, PICK_LOCAL);
                 }
                 return r;
             },
@@ -583,12 +534,8 @@ __device__ __forceinline__ void pagerank_fused_body(
             continue;  // the next round, or the loop's end
         }
         // Several devices: drain what the peers sent this round (parity `parity`; they may
-        // already fill the other one), then pick the next round from the pending items.
+        // already fill the other one), then start the round every device agreed on.
         drain_inbox(ops, peers, group.rank, parity, rwl);
-        if (rec.w[REC_DRAIN_CUT] != 0u) {
-            drain_in_cut(ops, peers, group.rank, parity, pull.in_cut, pull.in_cut_count, rwl,
-                         state);
-        }
         groute::grid_barrier(
             state, gen, config,
             [&] {
@@ -598,7 +545,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                               min(groute::load_volatile(tail), peers->capacity[group.rank]));
                 groute::store_relaxed(tail, 0u);
                 const groute::FusedRecord drained = rec;  // barrier E's record
-                return next_round(drained, ops, settings, wl.ctrl, state);
+                return next_round(drained, ops, settings, wl.ctrl, state,
+                                  drained.w[REC_DRAIN_SWEEP] != 0u ? PICK_SWEEP : PICK_WORKLIST);
             },
             copy, nothing);
     }

@@ -1,6 +1,7 @@
 //! The device-driven run ([`crate::Driver::Fused`]): one persistent cooperative kernel per
 //! device (`kernels/pagerank/pagerank_fused.cu`) runs every round, over the same device storage as
-//! the host-driven worker ([`CudaPageRankStorage`]) plus, per device, the incoming halo
+//! the host-driven worker ([`CudaPageRankStorage`], without cut lists) plus, per device, its
+//! mirrors (what its sweeps post into the peers' share arrays: [`Mirrors`]), the incoming halo
 //! (2 x owned `f32`, one per round parity), the inbox (2 x the device's in-cut vertices: the
 //! owned vertices with an in-arc from another device, so it cannot overflow), its two tails,
 //! the state block, the peers block (`PageRankPeers`) through which it reaches its peers, its postbox
@@ -11,14 +12,14 @@
 //! takes the process's run lock (`PeerGroup::begin_run`: no other device-driven run, and no
 //! multi-GPU host-driven run, beside it), launches every member, waits (setting the group's
 //! abort word past the time limit) and reads the state blocks back: rounds by kind, vertices
-//! pushed, items sent and drained, exchanges, the device time by phase
+//! pushed, items sent and drained, mirror values posted, exchanges, the device time by phase
 //! ([`crate::FusedPhaseTimes`]), and why a member stopped early.
 
 use std::time::{Duration, Instant};
 
-use groute_core::cuda::{GpuSharing, PEER_POSTBOX_WORDS, PeerGroup};
+use groute_core::cuda::{GpuSharing, PEER_MAX_DEVICES, PEER_POSTBOX_WORDS, PeerGroup};
 use groute_core::{Buffer, Context, Error, Event};
-use groute_graph::Partition;
+use groute_graph::{Csr, Partition};
 use groute_kernels::abi::{
     PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW,
     PRF_STOP_PEER, PageRankStateBlock, block_words,
@@ -26,12 +27,12 @@ use groute_kernels::abi::{
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
 use crate::cuda::fused::{
-    FusedKernel, FusedLaunch, FusedSettings, MergedCut, PeerInbox, STATE_WORDS, launch_fused,
-    peers_block, state_block,
+    FusedKernel, FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block,
+    state_block,
 };
 use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::mirrors::{Mirrors, in_cut_counts};
 use crate::profile::{DeviceProfile, FusedPhaseTimes};
-use crate::sweep::CutArcs;
 
 /// One device's receiving side and state.
 struct FusedDevice {
@@ -40,10 +41,10 @@ struct FusedDevice {
     _inbox: Buffer<u32>,
     tails: Buffer<u32>,
     capacity: u32,
-    /// The in-cut vertices (exactly; one slot allocated when there is none).
-    in_cut: Buffer<u32>,
-    /// Merged cut sends: head index per cut arc, distinct heads, a slot per head (`f32` bits).
-    merged_cut: Option<(Buffer<u32>, Buffer<u32>, Buffer<u32>)>,
+    /// The mirrors, peer after peer (one slot allocated when there is none).
+    mirrors: Buffer<u32>,
+    /// Where each peer's mirrors start.
+    mirror_bounds: [u32; PEER_MAX_DEVICES + 1],
     state: Buffer<u32>,
     peers: Buffer<u32>,
     /// Where the peers post their exchange values (zeroed before each run).
@@ -61,29 +62,14 @@ pub(crate) struct FusedRuns {
     settings: FusedSettings,
 }
 
-/// Per part of `partition`, its owned vertices with an in-arc from another part, ascending.
-/// Derived from every part's cut arcs (`cuts[d]`: `CutArcs::of` part `d`): their heads.
-fn in_cut_lists(cuts: &[Option<CutArcs>], partition: &Partition) -> Vec<Vec<u32>> {
-    let mut marked = vec![false; partition.num_vertices()];
-    for cut in cuts.iter().flatten() {
-        for &v in &cut.targets {
-            marked[v as usize] = true;
-        }
-    }
-    (0..partition.num_parts())
-        .map(|d| partition.range(d).filter(|&v| marked[v as usize]).collect())
-        .collect()
-}
-
 impl FusedRuns {
-    /// The group of `context`'s devices and each device's halo, inbox, tails, state and
-    /// peers block; errors as [`PeerGroup::new_sharing`] (naming `--driver host`). Members
-    /// sharing a GPU each launch on their share of its resident blocks.
-    /// `cuts[d]`: the cut arcs of device `d`'s part (`CutArcs::of`, the ones its pull storage
-    /// uploaded).
+    /// The group of `context`'s devices and each device's mirrors, halo, inbox, tails, state
+    /// and peers block; errors as [`PeerGroup::new_sharing`] (naming `--driver host`). Members
+    /// sharing a GPU each launch on their share of its resident blocks. `csr` is renumbered
+    /// so that device `d` owns `partition.range(d)`, as its storage uploaded it.
     pub(crate) fn new(
         context: &Context,
-        cuts: &[Option<CutArcs>],
+        csr: &Csr,
         partition: &Partition,
         storages: &[CudaPageRankStorage],
         push: PushSettings,
@@ -95,50 +81,61 @@ impl FusedRuns {
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);
         }
-        let in_cut = in_cut_lists(cuts, partition);
+        let several = context.num_devices() > 1;
+        let in_cut = if several {
+            in_cut_counts(csr, partition)?
+        } else {
+            vec![0; 1]
+        };
         let mut parts = Vec::with_capacity(context.num_devices());
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d).len();
-            let list = &in_cut[d];
-            let capacity = list.len().max(1);
+            let capacity = in_cut[d].max(1);
             let halo = device.alloc::<u32>(2 * owned.max(1))?;
-            let in_cut = if list.is_empty() {
+            let mirrors = if several {
+                Mirrors::of(csr, partition, d)?
+            } else {
+                Mirrors {
+                    vertices: Vec::new(),
+                    bounds: [0; PEER_MAX_DEVICES + 1],
+                }
+            };
+            let mirror_list = if mirrors.vertices.is_empty() {
                 device.alloc::<u32>(1)?.slice(..0)?
             } else {
-                device.upload_graph(list)?
+                device.upload_graph(&mirrors.vertices)?
             };
-            let merged_cut = match cuts
+            let share = storages
                 .get(d)
-                .and_then(Option::as_ref)
-                .and_then(CutArcs::merged_heads)
-            {
-                Some((heads, head_of_arc)) => {
-                    let slots = device.alloc::<u32>(heads.len())?;
-                    Some((
-                        device.upload_graph(&head_of_arc)?,
-                        device.upload_graph(&heads)?,
-                        slots,
-                    ))
-                }
-                None => None,
-            };
+                .and_then(CudaPageRankStorage::pull_buffers)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "driver (--driver)",
+                        "fused",
+                        "pull sweeps (--sweep pull), or --driver host",
+                    )
+                })?
+                .share;
             parts.push((
                 halo,
                 device.alloc::<u32>(2 * capacity)?,
                 device.alloc::<u32>(2)?,
-                capacity as u32,
+                u32::try_from(capacity).unwrap_or(u32::MAX),
                 device.alloc::<u32>(STATE_WORDS)?,
-                (in_cut, merged_cut),
+                (mirror_list, mirrors.bounds, share),
             ));
         }
         let inboxes: Vec<PeerInbox> = parts
             .iter()
-            .map(|(halo, inbox, tails, capacity, _, _)| PeerInbox {
-                halo: halo.raw(),
-                inbox: inbox.raw(),
-                tails: tails.raw(),
-                capacity: *capacity,
-            })
+            .map(
+                |(halo, inbox, tails, capacity, _, (_, _, share))| PeerInbox {
+                    halo: halo.raw(),
+                    share: share.clone(),
+                    inbox: inbox.raw(),
+                    tails: tails.raw(),
+                    capacity: *capacity,
+                },
+            )
             .collect();
         let block = peers_block(partition.bounds(), &inboxes)?;
         let postboxes = context
@@ -148,20 +145,22 @@ impl FusedRuns {
             .collect::<Result<Vec<_>, _>>()?;
         let postbox_refs: Vec<&Buffer<u64>> = postboxes.iter().collect();
         let mut devices = Vec::with_capacity(parts.len());
-        for (d, (((halo, inbox, tails, capacity, state, (in_cut, merged_cut)), device), postbox)) in
-            parts
-                .into_iter()
-                .zip(context.devices())
-                .zip(postboxes.iter())
-                .enumerate()
+        for (
+            d,
+            (((halo, inbox, tails, capacity, state, (mirrors, mirror_bounds, _)), device), postbox),
+        ) in parts
+            .into_iter()
+            .zip(context.devices())
+            .zip(postboxes.iter())
+            .enumerate()
         {
             devices.push(FusedDevice {
                 halo,
                 _inbox: inbox,
                 tails,
                 capacity,
-                in_cut,
-                merged_cut,
+                mirrors,
+                mirror_bounds,
                 state,
                 peers: device.upload(block_words(&block))?,
                 postbox: postbox.clone(),
@@ -220,9 +219,6 @@ impl FusedRuns {
                     s.fill(&fused.tails, 0u32)?;
                     s.fill(&fused.state, 0u32)?;
                     s.fill(&fused.postbox, 0u64)?;
-                    if let Some((_, _, slots)) = &fused.merged_cut {
-                        s.fill(slots, 0u32)?;
-                    }
                     s.synchronize()?;
                 }
                 Ok(())
@@ -271,8 +267,7 @@ impl FusedRuns {
                 finish_time: elapsed,
                 phases: Some(phase_times(w)),
                 fused_grid: Some(fused.kernel.grid()),
-                cut_arcs_sent: w.cut_sent,
-                cut_slots_drained: w.cut_drained,
+                mirror_values_sent: w.mirror_sent,
                 ..DeviceProfile::default()
             });
             // The root cause first: an overflow, then a failed exchange, then an abort.
@@ -359,12 +354,8 @@ impl FusedRuns {
                     settings,
                     group: self.group.args(d)?,
                     postboxes: fused.postboxes.raw(),
-                    in_cut: fused.in_cut.raw(),
-                    merged_cut: fused.merged_cut.as_ref().map(|(h, d, s)| MergedCut {
-                        head_of_arc: h.raw(),
-                        heads: d.raw(),
-                        slots: s.raw(),
-                    }),
+                    mirrors: fused.mirrors.raw(),
+                    mirror_bounds: fused.mirror_bounds,
                 };
                 let stream = device.stream();
                 let t0 = device.record_timing(stream)?;
@@ -412,9 +403,10 @@ impl FusedRuns {
 
 /// The phase times of a state block read back.
 fn phase_times(w: &PageRankStateBlock) -> FusedPhaseTimes {
-    let [take, hubs, gather, worklist, exchange, drain] = w.times.map(Duration::from_nanos);
+    let [take, mirror, hubs, gather, worklist, exchange, drain] = w.times.map(Duration::from_nanos);
     FusedPhaseTimes {
         sweep_take: take,
+        mirror,
         hubs,
         gather,
         worklist,
@@ -427,48 +419,5 @@ fn time_limit_error(options: &WorklistOptions) -> WorklistError {
     WorklistError::TimedOut {
         limit: options.time_limit.unwrap_or_default(),
         outstanding: 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
-
-    #[test]
-    fn in_cut_lists_are_the_owned_vertices_with_an_arc_from_another_part() {
-        for spec in ["random:n=300,m=1200,seed=3", "road:side=12,p=0.6,seed=1"] {
-            let g = Graph::generated(spec).unwrap();
-            for parts in 1..=4 {
-                let parted =
-                    partition_graph(g.clone(), parts, PartitionMethod::Block, &NoProgress).unwrap();
-                let (csr, partition) = (&parted.graph.csr, &parted.partition);
-                let expected: Vec<Vec<u32>> = (0..parts)
-                    .map(|d| {
-                        partition
-                            .range(d)
-                            .filter(|&v| {
-                                (0..csr.num_vertices() as u32).any(|u| {
-                                    partition.owner(u) != d && csr.neighbors(u).contains(&v)
-                                })
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let cuts: Vec<_> = (0..parts)
-                    .map(|d| CutArcs::of(csr, &partition.range(d)))
-                    .collect();
-                assert_eq!(
-                    in_cut_lists(&cuts, partition),
-                    expected,
-                    "{spec}, {parts} parts"
-                );
-                if parts == 1 {
-                    assert!(expected[0].is_empty(), "one part has no cut");
-                } else {
-                    assert!(expected.iter().any(|l| !l.is_empty()), "{spec}: a cut");
-                }
-            }
-        }
     }
 }

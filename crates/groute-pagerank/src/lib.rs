@@ -122,12 +122,11 @@
 //! on 2 x H200 (`pagerank --gen road-usa --partition block --repeat 7`, validated, device
 //! ms, median): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
 //! on 2; fused (kernel held to 8 blocks per SM, the default:
-//! `PageRankTuning::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. So on
-//! road-usa the fused loop is the faster one; but on kron21, where a block partition cuts
-//! about half the arcs, it takes 150 ms on 2 GPUs against ~122 host-driven (386 before the
-//! cut sends were merged per head: see below; the worklist rounds' cut pushes are still
-//! atomics whose old value is waited for), so Auto runs that one host-driven. On one GPU kron21 takes 59.3 ms
-//! device-driven and 59-60 host-driven. The start gate of
+//! `PageRankTuning::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. The
+//! cut limit dates from sweeps that pushed along the cut arcs; with mirror posts (below), two
+//! members sharing one H200 run kron21 (half its arcs cut) device-driven in 96.6 ms against
+//! 88.4 on one member and 264 host-driven, but the 2-GPU comparison that would lift the limit
+//! is not measured yet. The start gate of
 //! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
 //! threads' driver calls.
@@ -138,38 +137,39 @@
 //! runs the same rounds with no host in the loop: ONE persistent cooperative kernel per device
 //! (`kernels/pagerank/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
 //! devices by cross-device all-reduces. The round bodies are
-//! the host-driven kernels' (`kernels/include/pagerank_push.cuh`); what differs is where a
-//! contribution to another device's vertex goes: straight to its OWNER, added with a
-//! system-scope atomic into the owner's incoming halo slot of the vertex (one array per round
-//! parity). In a worklist round the round's first contribution (old value 0) appends the
-//! vertex to the owner's inbox of that parity; a sweep's cut pass adds without waiting for
-//! the old value and lists nothing, and counts its arcs instead. Where a device's cut arcs
-//! are at least two per distinct head (kron's block partition: about 90), the cut pass merges
-//! them first: it adds into a local slot per head, and each head's sum goes to its owner once
-//! per sweep. After the round's work the
-//! devices pass ONE exchange, an all-reduce of (pending items, items sent this round, cut
-//! arcs pushed) that also makes every peer write visible: the run ends when nothing is
-//! pending and nothing was sent; else every device drains its inbox, and, when a peer pushed
-//! cut arcs, the slots of all its in-cut vertices (the owned vertices with an in-arc from
-//! another device, listed at upload): each slot's mass added to its vertex's residual, a
-//! vertex that crosses epsilon scheduled (the receive rule above). Then it picks its next
-//! round (sweep or worklist) with the host mode's rule from its own pending count, while
-//! faster peers may already fill the other parity. On one device there is no exchange and no
-//! drain.
+//! the host-driven kernels' (`kernels/include/pagerank_push.cuh`). What differs is how mass
+//! crosses devices. A sweep pulls through *mirrors*: after its take, each device stores the
+//! share of every owned vertex with an out-arc into a peer's range (its mirrors for that peer,
+//! listed at upload: one per vertex and peer, however many arcs lead there) into the peer's
+//! share array, and after an exchange every device gathers over its owned vertices' in-arcs
+//! exactly as on one device. No cut list, no atomic per cut arc; sweeps are collective (every
+//! device sweeps in the same rounds). A worklist round's contribution to another device's vertex
+//! goes straight to its OWNER, added with a system-scope atomic into the owner's incoming halo
+//! slot of the vertex (one array per round parity); the round's first contribution (old value
+//! 0) appends the vertex to the owner's inbox of that parity. After the round's work the
+//! devices pass ONE exchange, an all-reduce of (pending items, items sent this round, stop)
+//! that also makes every peer write visible: the run ends when nothing is pending and nothing
+//! was sent; else every device drains its inbox (each slot's mass added to its vertex's
+//! residual, a vertex that crosses epsilon scheduled: the receive rule above) and starts the
+//! next round, of the kind the exchange's sums call for (the host mode's rule over every
+//! device's pending items and the items in flight), while faster peers may already fill the
+//! other parity. On one device there is no exchange and no drain.
 //!
 //! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
 //! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual
 //! changes nothing. A slot holding mass is listed in its inbox (a worklist round's first
 //! contribution listed it; an inbox holds every in-cut vertex, and an overflow would stop the
-//! run with an error) or was filled by a peer's cut pass, which makes the owner drain every
-//! in-cut slot after that round's exchange; each round's slots are drained before the next
-//! round's work, and the run ends only at an exchange where no device sent anything in the
-//! round (cut arcs count as sent): so at the end no mass is in flight, no owned residual
-//! exceeds epsilon (it would be pending), and both bounds above hold unchanged.
+//! run with an error); each round's slots are drained before the next round's work. A
+//! sweep's shares are mass in flight between its take and its gather, mirrored or not, and
+//! every arc's share is gathered by the arc's head's owner in the same sweep. The run ends
+//! only at an exchange where no device sent anything in the round: so at the end no mass is
+//! in flight, no owned residual exceeds epsilon (it would be pending), and both bounds above
+//! hold unchanged.
 //! [`PageRankStats::driver`] says which driver ran; the per-device profile then holds the
-//! rounds by kind from the device's counters, its exchanges, its cut arcs pushed and in-cut
-//! slots drained, and its device time by phase ([`FusedPhaseTimes`]: sweep take, hubs, gather, worklist pushes,
-//! exchange, drain; `%globaltimer` stamps of the grid barriers' actions, a few per round).
+//! rounds by kind from the device's counters, its exchanges, its mirror values posted, and its
+//! device time by phase ([`FusedPhaseTimes`]: sweep take, mirror post, hubs, gather, worklist
+//! pushes, exchange, drain; `%globaltimer` stamps of the grid barriers' actions, a few per
+//! round).
 //!
 //! ## Vertex numbering
 //!
@@ -184,6 +184,7 @@ mod cuda_pull;
 mod cuda_worker;
 mod driver;
 mod host_pull;
+mod mirrors;
 mod profile;
 mod reference;
 mod share;

@@ -55,14 +55,9 @@ pub struct DeviceProfile {
     /// Device-driven runs: blocks of the persistent kernel's grid (`None` in host-driven
     /// runs).
     pub fused_grid: Option<u32>,
-    /// Device-driven runs: cut arcs this device's sweeps pushed a share along, added to the
-    /// owners' halo slots without listing them (0 on one device and in host-driven runs).
-    pub cut_arcs_sent: u64,
-    /// Device-driven runs: this device's in-cut halo slots that its drains found nonzero
-    /// (the peers' cut pushes, merged per vertex and round; on 3 or more devices also slots
-    /// that only a worklist round's listed adds filled, when the in-cut drain took them
-    /// before the inbox drain did).
-    pub cut_slots_drained: u64,
+    /// Device-driven runs: share values this device's sweeps posted into its peers' share
+    /// arrays (one per mirror and sweep; 0 on one device and in host-driven runs).
+    pub mirror_values_sent: u64,
 }
 
 /// Device time of a device-driven run by phase, summed over its rounds (`%globaltimer`
@@ -70,9 +65,11 @@ pub struct DeviceProfile {
 /// the previous barrier's action to the arrival of its slowest block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FusedPhaseTimes {
-    /// Sweeps' take and cut-arc push (pull sweep pass 1).
+    /// Sweeps' take (pull sweep pass 1).
     pub sweep_take: Duration,
-    /// Hub phases: a sweep's cut hubs and pull hub tiles, a worklist round's listed hubs.
+    /// Sweeps' mirror posts to the peers, with the wait for every peer's (several devices).
+    pub mirror: Duration,
+    /// Hub phases: a sweep's pull hub tiles, a worklist round's listed hubs.
     pub hubs: Duration,
     /// Sweeps' gather (pull sweep pass 2).
     pub gather: Duration,
@@ -87,7 +84,13 @@ pub struct FusedPhaseTimes {
 impl FusedPhaseTimes {
     /// The phases' sum.
     pub fn total(&self) -> Duration {
-        self.sweep_take + self.hubs + self.gather + self.worklist + self.exchange + self.drain
+        self.sweep_take
+            + self.mirror
+            + self.hubs
+            + self.gather
+            + self.worklist
+            + self.exchange
+            + self.drain
     }
 }
 

@@ -81,17 +81,28 @@ impl DeviceSolver {
     ) -> Result<Self, groute_worklist::WorklistError> {
         let PushSettings { alpha, epsilon, .. } = push;
         let cuda = context.devices().iter().any(|d| !d.stream().is_host());
-        // Each device's cut arcs, built once (pull sweeps push along them; the device-driven
-        // runs also derive their in-cut lists and merged heads from them).
-        let cuts: Vec<Option<CutArcs>> = (0..context.num_devices())
-            .map(|d| match push.sweep {
-                SweepMode::Pull => CutArcs::of(csr, &partition.range(d)),
-                SweepMode::Push => None,
-            })
-            .collect();
+        // Each device's cut arcs, for the sweeps that push along them: pull sweeps of the host
+        // backend and of host-driven CUDA runs (device-driven sweeps post mirrors instead).
+        let cuts_of = || -> Vec<Option<CutArcs>> {
+            (0..context.num_devices())
+                .map(|d| match push.sweep {
+                    SweepMode::Pull => CutArcs::of(csr, &partition.range(d)),
+                    SweepMode::Push => None,
+                })
+                .collect()
+        };
         let storage = if cuda {
             // Built once on the host and uploaded to every device.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
+            let driver = match driver {
+                Driver::Auto if auto_runs_fused(context, csr, partition, push) => Driver::Fused,
+                Driver::Auto => Driver::Host,
+                asked => asked,
+            };
+            let cuts = match driver {
+                Driver::Fused => vec![None; context.num_devices()],
+                _ => cuts_of(),
+            };
             let mut devices = Vec::with_capacity(context.num_devices());
             for (d, device) in context.devices().iter().enumerate() {
                 if device.stream().is_host() {
@@ -114,12 +125,7 @@ impl DeviceSolver {
                     options,
                 )?);
             }
-            let driver = match driver {
-                Driver::Auto if auto_runs_fused(context, csr, &cuts, push) => Driver::Fused,
-                Driver::Auto => Driver::Host,
-                asked => asked,
-            };
-            let fused = fused_runs(context, &cuts, partition, &devices, push, driver, options)?;
+            let fused = fused_runs(context, csr, partition, &devices, push, driver, options)?;
             Storage::Cuda(devices, fused)
         } else {
             if driver == Driver::Fused {
@@ -134,7 +140,7 @@ impl DeviceSolver {
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
             let algorithm = Arc::new(PageRank { alpha, epsilon });
             let mut programs = Vec::with_capacity(context.num_devices());
-            for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts) {
+            for ((d, device), cut) in context.devices().iter().enumerate().zip(cuts_of()) {
                 let owned = partition.range(d);
                 let capacity = HostAlgorithm::<PageRank>::default_capacity(csr, &owned);
                 let mut program = HostAlgorithm::upload(
@@ -226,7 +232,7 @@ impl DeviceSolver {
 /// `GpuSharing::Split`); else `None`.
 fn fused_runs(
     context: &Context,
-    cuts: &[Option<CutArcs>],
+    csr: &Csr,
     partition: &Partition,
     devices: &[CudaPageRankStorage],
     push: PushSettings,
@@ -244,23 +250,23 @@ fn fused_runs(
         }
         Driver::Fused => {}
     }
-    FusedRuns::new(context, cuts, partition, devices, push, options).map(Some)
+    FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
 }
 
 /// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
 /// `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
-/// access; devices sharing a GPU run host-driven), when
-/// at most [`AUTO_FUSED_MAX_CUT`] of the arcs lead from one device to another (`cuts`).
+/// access; devices sharing a GPU run host-driven), when at most [`AUTO_FUSED_MAX_CUT`] of
+/// the arcs lead from one part of `partition` to another.
 fn auto_runs_fused(
     context: &Context,
     csr: &Csr,
-    cuts: &[Option<CutArcs>],
+    partition: &Partition,
     push: PushSettings,
 ) -> bool {
     if push.sweep != SweepMode::Pull || !groute_core::cuda::PeerGroup::supported(context) {
         return false;
     }
-    let cut: usize = cuts.iter().flatten().map(|c| c.targets.len()).sum();
+    let cut = crate::mirrors::cut_arc_count(csr, partition);
     cut as f64 <= AUTO_FUSED_MAX_CUT * csr.num_edges() as f64
 }
 

@@ -106,37 +106,12 @@ impl CutArcs {
             .unwrap_or(0)
     }
 
-    /// The distinct heads of the cut arcs (ascending) and each arc's head as an index into
-    /// them, when the arcs are at least [`CUT_MERGE_MIN_ARCS_PER_HEAD`] times the heads
-    /// (else `None`: merging would save little). The device-driven sweep then adds its cut
-    /// shares into one local slot per head and sends each head's sum once.
-    pub(crate) fn merged_heads(&self) -> Option<(Vec<u32>, Vec<u32>)> {
-        let mut heads = self.targets.clone();
-        heads.sort_unstable();
-        heads.dedup();
-        if self.targets.len() < CUT_MERGE_MIN_ARCS_PER_HEAD * heads.len() {
-            return None;
-        }
-        let head_of_arc = self
-            .targets
-            .iter()
-            .map(|w| heads.binary_search(w).unwrap_or_default() as u32)
-            .collect();
-        Some((heads, head_of_arc))
-    }
-
     /// Cut vertex `i` (`i < vertices.len()`) and its cut arcs' heads.
     pub(crate) fn list(&self, i: usize) -> (u32, &[u32]) {
         let (begin, end) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
         (self.vertices[i], &self.targets[begin..end])
     }
 }
-
-/// Cut arcs per distinct head from which a device-driven sweep merges its cut shares per
-/// head before sending them ([`CutArcs::merged_heads`]): kron21's block partition cuts about
-/// 90 arcs per head on 2 devices (merging took its 1.08G remote adds per device over a run to
-/// 17M and the run from 386 to 150 ms on 2 x H200), a road network's about 1.
-pub(crate) const CUT_MERGE_MIN_ARCS_PER_HEAD: usize = 2;
 
 /// In-degree from which the pull sweep's gather sums a vertex's in-list over the whole grid
 /// in tiles of this many arcs (`pagerank_pull_hub_tiles`), not by one block.
@@ -205,52 +180,6 @@ mod tests {
         assert_eq!(cut.vertices, vec![0, 1]);
         assert_eq!(cut.offsets, vec![0, 1, 2]);
         assert_eq!(cut.targets, vec![3, 2]);
-        assert_eq!(
-            cut.merged_heads(),
-            None,
-            "one arc per head: nothing to merge"
-        );
-    }
-
-    #[test]
-    fn the_fused_tests_graphs_cover_merged_and_direct_cut_sends() {
-        // fused_driver and pull_sweep run these on 2 GPUs: kron merges its cut sends on both
-        // devices, the road grid sends them straight.
-        use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
-        for (spec, merged) in [
-            ("kron:scale=9,ef=8,sym,seed=3", true),
-            ("road:side=24,p=0.6,seed=5", false),
-        ] {
-            let g = Graph::generated(spec).unwrap();
-            let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
-            for d in 0..2 {
-                let cut = CutArcs::of(&parted.graph.csr, &parted.partition.range(d))
-                    .expect("two parts cut arcs");
-                assert_eq!(cut.merged_heads().is_some(), merged, "{spec}, part {d}");
-            }
-        }
-    }
-
-    #[test]
-    fn merged_heads_index_the_distinct_heads_of_the_cut_arcs() {
-        // Device owning 0..2 of 0..5: both owned vertices point at 3 and 4, vertex 1 at 2 too.
-        let pairs = [(0, 3), (0, 4), (1, 3), (1, 4), (1, 2), (0, 1)];
-        let csr = CsrBuilder::new(5)
-            .build(&EdgeList::from_pairs(&pairs))
-            .unwrap();
-        let cut = CutArcs::of(&csr, &(0..2)).expect("five cut arcs");
-        assert_eq!(cut.targets.len(), 5);
-        // 5 arcs over 3 heads: below 2 per head, not merged.
-        assert_eq!(cut.merged_heads(), None);
-        let pairs = [(0, 3), (0, 4), (1, 3), (1, 4), (0, 1)];
-        let csr = CsrBuilder::new(5)
-            .build(&EdgeList::from_pairs(&pairs))
-            .unwrap();
-        let cut = CutArcs::of(&csr, &(0..2)).expect("four cut arcs");
-        let (heads, head_of_arc) = cut.merged_heads().expect("4 arcs over 2 heads");
-        assert_eq!(heads, vec![3, 4]);
-        let back: Vec<u32> = head_of_arc.iter().map(|&i| heads[i as usize]).collect();
-        assert_eq!(back, cut.targets);
     }
 
     #[test]

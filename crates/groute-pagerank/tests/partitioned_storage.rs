@@ -13,30 +13,34 @@ use groute_pagerank::{Driver, PageRankOptions, PageRankResult, SweepMode, pagera
 /// The acceptance: each device's peak graph bytes over the one-device run's, at most.
 const MAX_RATIO: [(usize, f64); 2] = [(2, 0.60), (4, 0.40)];
 
-/// The bytes of the cut lists that CUDA pull sweeps on several devices upload for the
-/// device owning `owned` of `graph`, beside its rows: a copy of every arc from an owned vertex
-/// to another device's (4 B each), per owned vertex with such an arc its id and offset (12 B),
-/// and the closing offset (8 B). Device-driven runs (`fused`) add at most 4 B per such arc
-/// (its head's index), 4 B per distinct head and 4 B per owned vertex with an arc from
-/// another device: at most 4 B per cut arc and 4 B per vertex of the graph. They count as
-/// graph structure; on power-law graphs they are most of a part's arcs.
-fn cut_list_bytes(graph: &Graph, owned: std::ops::Range<u32>, fused: bool) -> u64 {
-    let (mut arcs, mut vertices) = (0u64, 0u64);
+/// The bytes beside its rows that CUDA pull sweeps on several devices upload for device `d`
+/// of `parted`. Host-driven: the cut lists, a copy of every arc from an owned vertex to another
+/// device's (4 B each), per owned vertex with such an arc its id and offset (12 B), and the
+/// closing offset (8 B). Device-driven (`fused`): the mirrors, 4 B per owned vertex and peer
+/// it has an arc into, nothing per arc. They count as graph structure; on power-law graphs
+/// the cut lists are most of a part's arcs.
+fn cut_list_bytes(parted: &PartitionedGraph, d: usize, fused: bool) -> u64 {
+    let owned = parted.partition.range(d);
+    let (mut arcs, mut vertices, mut mirrors) = (0u64, 0u64, 0u64);
     for v in owned.clone() {
-        let cut = graph
+        let mut peers: Vec<usize> = parted
+            .graph
             .csr
             .neighbors(v)
             .iter()
             .filter(|w| !owned.contains(w))
-            .count() as u64;
-        arcs += cut;
-        vertices += u64::from(cut > 0);
+            .map(|&w| parted.partition.owner(w))
+            .collect();
+        arcs += peers.len() as u64;
+        vertices += u64::from(!peers.is_empty());
+        peers.sort_unstable();
+        peers.dedup();
+        mirrors += peers.len() as u64;
     }
-    let host_driven = 4 * arcs + 12 * vertices + 8;
     if fused {
-        host_driven + 4 * arcs + 4 * graph.csr.num_vertices() as u64
+        4 * mirrors
     } else {
-        host_driven
+        4 * arcs + 12 * vertices + 8
     }
 }
 
@@ -122,11 +126,11 @@ fn devices_hold_only_their_rows_and_agree_with_one_device() {
                 );
                 for (d, &peak) in peaks.iter().enumerate() {
                     let ratio = peak as f64 / peaks1[0] as f64;
-                    // CUDA pull sweeps hold the cut lists beside the rows (a copy of the cut
-                    // arcs: the documented gap that combined remote updates are to close).
+                    // CUDA pull sweeps hold the cut lists (host-driven: a copy of the cut arcs)
+                    // or the mirrors (device-driven) beside the rows.
                     let cut = if label == "cuda" && sweep == SweepMode::Pull {
                         let fused = r.stats.driver == Driver::Fused;
-                        cut_list_bytes(&parted.graph, parted.partition.range(d), fused)
+                        cut_list_bytes(&parted, d, fused)
                     } else {
                         0
                     };

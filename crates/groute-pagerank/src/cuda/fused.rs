@@ -2,7 +2,7 @@
 //! one persistent cooperative kernel per device runs every round of a run; its state block,
 //! settings, pull topology and peers block are `groute_kernels::abi`'s `PageRank*` structs
 //! ([`peers_block`] builds the block of device memory through which a device reaches its
-//! peers' halos and inboxes).
+//! peers' halos, inboxes and share arrays).
 
 use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
@@ -38,11 +38,14 @@ pub(crate) fn state_block(words: &[u32]) -> Result<PageRankStateBlock, Error> {
 }
 
 /// Where each device receives: its halo (2 x owned f32, parity-major), its inbox (2 x
-/// `capacity` u32) and its two tails (u32), with its inbox capacity per parity.
+/// `capacity` u32), its two tails (u32) and its share array (one f32 per vertex of the
+/// graph: the peers' mirror posts), with its inbox capacity per parity.
 #[derive(Clone, Debug)]
 pub struct PeerInbox {
     /// The halo.
     pub halo: RawSlice,
+    /// The share array.
+    pub share: RawSlice,
     /// The inbox.
     pub inbox: RawSlice,
     /// The tails.
@@ -52,8 +55,8 @@ pub struct PeerInbox {
 }
 
 /// The peers block ([`PageRankPeers`], to upload to every device): every device's halo,
-/// inbox and tails addresses, the partition's bounds and the inbox capacities. Errors when
-/// the group is larger than [`PEER_MAX_DEVICES`] or a buffer is too small.
+/// inbox, tails and share addresses, the partition's bounds and the inbox capacities. Errors
+/// when the group is larger than [`PEER_MAX_DEVICES`] or a buffer is too small.
 pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeers, Error> {
     let size = inboxes.len();
     if size == 0 || size > PEER_MAX_DEVICES || bounds.len() != size + 1 {
@@ -67,14 +70,20 @@ pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeer
     for (d, inbox) in inboxes.iter().enumerate() {
         let owned = (bounds[d + 1] - bounds[d]) as usize;
         let cap = inbox.capacity as usize;
-        if inbox.halo.len / 4 < 2 * owned || inbox.inbox.len / 4 < 2 * cap || inbox.tails.len < 8 {
+        let vertices = bounds[size] as usize;
+        if inbox.halo.len / 4 < 2 * owned
+            || inbox.inbox.len / 4 < 2 * cap
+            || inbox.tails.len < 8
+            || inbox.share.len / 4 < vertices
+        {
             return Err(Error::LengthMismatch {
-                operation: "fused PageRank halo (2 x owned f32) / inbox (2 x capacity) / tails (2)",
+                operation: "fused PageRank halo (2 x owned f32) / inbox (2 x capacity) / tails (2) / share (a f32 per vertex)",
                 dst: inbox.halo.len / 4,
                 src: 2 * owned,
             });
         }
         block.halo[d] = DevicePtr::from_slice(&inbox.halo)?;
+        block.share[d] = DevicePtr::from_slice(&inbox.share)?;
         block.inbox[d] = DevicePtr::from_slice(&inbox.inbox)?;
         block.tails[d] = DevicePtr::from_slice(&inbox.tails)?;
         block.capacity[d] = inbox.capacity;
@@ -100,28 +109,16 @@ pub struct FusedLaunch {
     pub settings: FusedSettings,
     /// This device's member parameter of the group.
     pub group: PeerArgs,
-    /// This device's in-cut vertices (owned, with an in-arc from another device; u32s), whose
-    /// halo slots the drain takes after a round with cut pushes.
-    pub in_cut: RawSlice,
-    /// Merged cut sends (`None`: cut shares go straight to the peers): per cut arc its head's
-    /// index into the distinct heads (u32s, as many as the cut lists' targets), the distinct
-    /// heads (u32s) and one zeroed f32 slot per head.
-    pub merged_cut: Option<MergedCut>,
+    /// The device's mirrors: for every peer, the owned vertices with an out-arc into its
+    /// range (u32 vertex ids, ascending, peer after peer), whose shares each sweep posts into
+    /// the peers' share arrays.
+    pub mirrors: RawSlice,
+    /// Where each peer's mirrors start in `mirrors` (`PEER_MAX_DEVICES + 1` bounds).
+    pub mirror_bounds: [u32; PEER_MAX_DEVICES + 1],
     /// On this device, the address of every member's postbox (rank order; each of
     /// [`groute_core::cuda::PEER_POSTBOX_WORDS`] u64, zeroed before the run):
     /// [`groute_core::cuda::PeerGroup::peer_table`].
     pub postboxes: RawSlice,
-}
-
-/// A device's merged cut sends ([`FusedLaunch::merged_cut`]).
-#[derive(Clone, Debug)]
-pub struct MergedCut {
-    /// Per cut arc, its head's index into `heads`.
-    pub head_of_arc: RawSlice,
-    /// The distinct heads of the cut arcs.
-    pub heads: RawSlice,
-    /// One f32 per head, zeroed before the run (the sweeps leave it zeroed).
-    pub slots: RawSlice,
 }
 
 fn addr<T>(s: &RawSlice) -> Result<DevicePtr<T>, Error> {
@@ -226,63 +223,29 @@ pub fn launch_fused(
             u64::MAX,
         ),
     };
-    let (cut_vertices, cut_offsets, cut_targets, cut_count, cut_hubs) = match &pull.cut {
-        Some(c) => (
-            addr::<u32>(&c.vertices)?,
-            addr::<u64>(&c.offsets)?,
-            addr::<u32>(&c.targets)?,
-            c.count()?,
-            u32::from(c.has_hub_lists && l.settings.hub_capacity != 0),
-        ),
-        None => (
-            DevicePtr::null(),
-            DevicePtr::null(),
-            DevicePtr::null(),
-            0,
-            0,
-        ),
-    };
-    let (cut_head_of_arc, cut_heads, cut_merge, cut_head_count) = match (&l.merged_cut, &pull.cut) {
-        (Some(m), Some(c)) => {
-            let heads = elements::<u32>("merged cut heads", &m.heads)?;
-            if m.head_of_arc.len != c.targets.len || m.slots.len / 4 < heads as usize {
-                return Err(Error::LengthMismatch {
-                    operation: "merged cut sends (one head index per cut arc, a slot per head)",
-                    dst: m.head_of_arc.len / 4,
-                    src: c.targets.len / 4,
-                });
-            }
-            (
-                addr::<u32>(&m.head_of_arc)?,
-                addr::<u32>(&m.heads)?,
-                addr::<f32>(&m.slots)?,
-                heads,
-            )
-        }
-        _ => (DevicePtr::null(), DevicePtr::null(), DevicePtr::null(), 0),
-    };
+    let mirror_count = elements::<u32>("fused PageRank mirrors", &l.mirrors)?;
+    let bounds = &l.mirror_bounds;
+    if bounds.windows(2).any(|w| w[0] > w[1]) || bounds[PEER_MAX_DEVICES] > mirror_count {
+        return Err(Error::invalid(
+            "fused PageRank mirror bounds",
+            format!("{bounds:?} over {mirror_count} mirrors"),
+            "ascending bounds within the mirror list",
+        ));
+    }
     let in_csr = pull.in_csr.device_ptrs()?;
     let pull_args = PageRankPull {
         in_offsets: in_csr.offsets,
         in_sources: in_csr.targets,
         share: addr::<f32>(&pull.share)?,
-        cut_vertices,
-        cut_offsets,
-        cut_targets,
         hubs,
         tiles,
         hub_sum,
         hub_degree,
-        in_cut: addr::<u32>(&l.in_cut)?,
+        mirrors: addr::<u32>(&l.mirrors)?,
+        mirror_bounds: l.mirror_bounds,
         hub_count,
         tile_count,
-        cut_count,
-        cut_hubs,
-        in_cut_count: elements::<u32>("in-cut vertices", &l.in_cut)?,
-        cut_head_of_arc,
-        cut_heads,
-        cut_merge,
-        cut_head_count,
+        unused: 0,
     };
     let (f, grid) = (&kernel.function, kernel.grid);
     let csr = l.pr.csr_ptrs()?;
@@ -306,17 +269,14 @@ pub fn launch_fused(
     // in super). The owned range lies inside the residual and ranks, and the
     // CSR part holds exactly the owned rows, its pointers (and the in-CSR part's, in the pull
     // topology) rebased to global vertex and arc ids: the kernel reads only owned rows
-    // (checked by `args`); the pull topology is the one `launch_pull_take`,
-    // `launch_pull_cut` and `launch_pull_gather` check and read (built at upload; the cut
-    // lists' count checked by `count`; absent parts are null and never read: no cut arc, no
-    // hub); the peers block holds every member's halo, inbox and tails (sizes checked by
-    // `peers_block`) and the postbox table one address per member (checked above), each
-    // reachable from this device (the group checked peer access between every pair);
-    // `in_cut` holds `in_cut_count` owned vertices, built at upload from the partition (the
-    // drain indexes this device's halo and residual with them); the merged cut sends, when
-    // present, hold a head index below `cut_head_count` per cut arc (as many as the cut
-    // targets, checked above; built at upload from the same cut lists), the heads (vertex ids
-    // of other devices) and a slot per head (checked); `state`
+    // (checked by `args`); the pull topology is the one `launch_pull_take` and
+    // `launch_pull_gather` check and read (built at upload; absent hubs are null and never
+    // read); the peers block holds every member's halo, inbox, tails and full-length share
+    // array (sizes checked by `peers_block`) and the postbox table one address per member
+    // (checked above), each reachable from this device (the group checked peer access
+    // between every pair); the mirrors are owned vertex ids (built at upload from the
+    // partition: they index this device's share array and the peers' full-length ones),
+    // `mirror_bounds` ascending within them (checked above); `state`
     // holds a zeroed PageRankStateBlock. The launch is cooperative over the resident grid at
     // FUSED_PAGERANK_BLOCK threads (the kernel's launch bounds), so every block reaches
     // every grid barrier; every exchange is bounded by the group's timeout and abort word.
@@ -332,10 +292,7 @@ pub fn launch_fused(
     let mut memory = l.pr.memory();
     memory.extend(l.wl.memory());
     memory.extend(pull.memory());
-    memory.extend([&l.peers, &l.state, &l.postboxes, &l.in_cut].map(|s| s.memory.clone()));
-    if let Some(m) = &l.merged_cut {
-        memory.extend([&m.head_of_arc, &m.heads, &m.slots].map(|s| s.memory.clone()));
-    }
+    memory.extend([&l.peers, &l.state, &l.postboxes, &l.mirrors].map(|s| s.memory.clone()));
     keep(stream, memory)?;
     Ok(())
 }
@@ -352,6 +309,7 @@ mod tests {
             let inboxes: Vec<PeerInbox> = (0..inboxes)
                 .map(|_| PeerInbox {
                     halo: buffer.raw(),
+                    share: buffer.raw(),
                     inbox: buffer.raw(),
                     tails: buffer.raw(),
                     capacity: 1,

@@ -262,7 +262,8 @@ pub fn check_fused_profiles(s: &PageRankStats, what: &str) {
             p.sweep_rounds >= 1,
             "{what}: device {d}: the first round sweeps"
         );
-        let exchanges = if multi { p.rounds } else { 0 };
+        // One exchange per round, and one more per sweep (its mirror posts).
+        let exchanges = if multi { p.rounds + p.sweep_rounds } else { 0 };
         assert_eq!(p.exchanges, exchanges, "{what}: device {d} exchanges");
         assert_eq!(
             p.syncs, 1,
@@ -275,28 +276,19 @@ pub fn check_fused_profiles(s: &PageRankStats, what: &str) {
         received, s.items_sent,
         "{what}: every item listed was drained by its owner"
     );
-    // The sweeps' cut arcs go unlisted into the owners' halo slots, which the owners drain
-    // whole. On two devices a slot holds the peer's cut shares of one round only (its
-    // worklist-round listings come in rounds it does not sweep): each nonzero slot drained
-    // took at least one cut arc, and a cut arc pushed leaves a nonzero slot.
-    let cut_sent: u64 = s.devices.iter().map(|p| p.cut_arcs_sent).sum();
-    let cut_drained: u64 = s.devices.iter().map(|p| p.cut_slots_drained).sum();
-    if !multi {
-        assert_eq!(
-            (cut_sent, cut_drained),
-            (0, 0),
-            "{what}: no cut on one device"
-        );
-    }
-    if s.devices.len() == 2 {
-        assert!(
-            cut_drained <= cut_sent,
-            "{what}: {cut_drained} in-cut slots drained from {cut_sent} cut arcs"
-        );
-        assert_eq!(
-            cut_sent > 0,
-            cut_drained > 0,
-            "{what}: cut arcs pushed ({cut_sent}) and drained ({cut_drained})"
-        );
+    // Every sweep posts each device's whole mirror lists (0 included): the same count per
+    // sweep, none on one device.
+    for (d, p) in s.devices.iter().enumerate() {
+        if !multi {
+            assert_eq!(p.mirror_values_sent, 0, "{what}: no mirror on one device");
+        } else if p.sweep_rounds > 0 {
+            assert_eq!(
+                p.mirror_values_sent % p.sweep_rounds,
+                0,
+                "{what}: device {d} posted {} mirror values over {} sweeps",
+                p.mirror_values_sent,
+                p.sweep_rounds
+            );
+        }
     }
 }
