@@ -76,7 +76,7 @@ impl FusedRuns {
         options: &WorklistOptions,
     ) -> Result<Self, Error> {
         // Members on one GPU (virtual devices: tests, profiling) split it; Auto never asks
-        // for them (`auto_runs_fused` requires distinct GPUs).
+        // for them (Auto runs device-driven on distinct GPUs only).
         let mut group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);

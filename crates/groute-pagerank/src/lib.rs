@@ -117,16 +117,13 @@
 //!
 //! *Status.* [`Driver::Auto`], the default, runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
-//! access; devices sharing a GPU run host-driven) and
-//! at most [`AUTO_FUSED_MAX_CUT`] (1%) of the arcs are cut; host-driven otherwise. Measured
-//! on 2 x H200 (`pagerank --gen road-usa --partition block --repeat 7`, validated, device
-//! ms, median): host-driven 14.90-15.21 on 1 GPU, 10.60-10.87
-//! on 2; fused (kernel held to 8 blocks per SM, the default:
-//! `PageRankTuning::fused_blocks_per_sm`) 14.49-14.53 on 1 GPU, 8.38-8.40 on 2: 1.73x. The
-//! cut limit dates from sweeps that pushed along the cut arcs; with mirror posts (below), two
-//! members sharing one H200 run kron21 (half its arcs cut) device-driven in 96.6 ms against
-//! 88.4 on one member and 264 host-driven, but the 2-GPU comparison that would lift the limit
-//! is not measured yet. The start gate of
+//! access; devices sharing a GPU run host-driven), host-driven otherwise. Measured on
+//! 2 x H200 joined by NVLink (`pagerank --graph G --devices D [--driver host] --repeat 10`,
+//! device ms, medians; validated but kron25 on 1 GPU): a road grid (`road:side=2048,p=0.6`)
+//! 6.09 on 1 GPU, 5.12 device-driven on 2 against 8.03 host-driven; kron21 (a block
+//! partition cuts half its arcs) 88.6 on 1, 93.3 device-driven on 2 against 170 host-driven;
+//! kron25 (`kron:scale=25,ef=16,sym`) 920 on 1, 869 device-driven on 2 against 8,156
+//! host-driven. The start gate of
 //! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
 //! threads' driver calls.
@@ -221,11 +218,6 @@ pub const BENCH_EPSILON: f32 = 0.01;
 pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
 /// Default [`PageRankTuning::fused_blocks_per_sm`].
 pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;
-/// The share of the arcs, at most, that may lead from one device to another for
-/// [`Driver::Auto`] to run device-driven (on one device none do). Measured on 2 x H200:
-/// road-usa's block partition cuts 0.02% of its arcs and runs 1.26x faster device-driven;
-/// kron21's cuts about half and runs 3x slower. The cut between is not measured finely.
-pub const AUTO_FUSED_MAX_CUT: f64 = 0.01;
 
 /// The a-priori bound on `|r - r*|_1` for a graph of `vertices` vertices:
 /// `vertices * epsilon / (1 - alpha)` (see the crate docs).

@@ -78,21 +78,6 @@ pub(crate) fn in_cut_counts(csr: &Csr, partition: &Partition) -> Result<Vec<usiz
         .collect())
 }
 
-/// The arcs of every part of `partition` that lead to another part.
-pub(crate) fn cut_arc_count(csr: &Csr, partition: &Partition) -> usize {
-    (0..partition.num_parts())
-        .into_par_iter()
-        .map(|d| {
-            let owned = partition.range(d);
-            owned
-                .clone()
-                .into_par_iter()
-                .map(|v| cut_neighbors(csr, &owned, v).count())
-                .sum::<usize>()
-        })
-        .sum()
-}
-
 /// The heads of `v`'s arcs outside `owned` (`v`'s part).
 fn cut_neighbors<'a>(
     csr: &'a Csr,
