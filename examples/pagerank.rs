@@ -34,8 +34,8 @@ use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
 use groute::graph::{Graph, partition_graph};
 use groute::pagerank::{
-    DEFAULT_ALPHA, DEFAULT_EPSILON, DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, PageRankSolver,
-    PageRankTuning, SweepMode, l1_error_bound, pagerank_reference,
+    DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver, PageRankTuning,
+    SweepMode, l1_error_bound, pagerank_reference,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -58,9 +58,10 @@ struct Cli {
     #[arg(long, value_name = "K")]
     top: Option<usize>,
     /// CUDA: sweep the owned range instead of a worklist round once the pending items are at
-    /// least the owned range over this (0: worklist rounds only).
-    #[arg(long, default_value_t = DEFAULT_SWEEP_DIVISOR, hide = true)]
-    sweep_divisor: u32,
+    /// least the owned range over this (0: worklist rounds only; default: 64 on graphs of 8 or
+    /// more arcs per vertex, 16 below).
+    #[arg(long, hide = true)]
+    sweep_divisor: Option<u32>,
     /// How sweeps move residuals: push (atomics per arc) or pull (take, then gather over the
     /// in-arcs; atomics only on arcs to other devices).
     #[arg(long, default_value_t = SweepMode::default(), hide = true)]
@@ -311,6 +312,7 @@ fn run() -> Result<(), AnyError> {
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
     let graph_report = GraphReport::of(&graph);
     let n = graph.num_vertices();
+    let average_degree = graph.csr.num_edges() as f64 / n.max(1) as f64;
 
     let method = cli.graph.partition_method()?;
     let started = Instant::now();
@@ -399,7 +401,8 @@ fn run() -> Result<(), AnyError> {
             "alpha": cli.alpha,
             "epsilon": cli.epsilon,
             "sweep": cli.sweep.to_string(),
-            "sweep_divisor": cli.sweep_divisor,
+            "sweep_divisor_requested": cli.sweep_divisor,
+            "sweep_divisor": options.tuning.sweep_divisor_for(average_degree),
             "lazy_receive": cli.lazy_receive,
             "fused_fence_per_round": cli.fused_fence_per_round,
             "fused_blocks_per_sm": cli.fused_blocks_per_sm,

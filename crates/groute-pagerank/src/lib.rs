@@ -213,9 +213,17 @@ pub const DEFAULT_EPSILON: f32 = 2e-4;
 /// The threshold of the benchmarks (`benches/scaling`): 0.01, as the published figures
 /// they compare with (3.3e-2 relative L1 on kron scale 16; within the a-priori bound).
 pub const BENCH_EPSILON: f32 = 0.01;
-/// The default [`PageRankTuning::sweep_divisor`]: sweep once a sixteenth of the owned range
-/// is pending (the CUDA worker's docs give the cost model).
-pub const DEFAULT_SWEEP_DIVISOR: u32 = 16;
+/// [`PageRankTuning::sweep_divisor_for`] on graphs of fewer than
+/// [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex: sweep once a sixteenth of the owned range is
+/// pending (the CUDA worker's docs give the cost model).
+pub const SPARSE_SWEEP_DIVISOR: u32 = 16;
+/// [`PageRankTuning::sweep_divisor_for`] on graphs of at least [`DENSE_MIN_AVERAGE_DEGREE`]
+/// arcs per vertex: sweep once a sixty-fourth of the owned range is pending.
+pub const DENSE_SWEEP_DIVISOR: u32 = 64;
+/// The average degree from which [`PageRankTuning::sweep_divisor_for`] picks
+/// [`DENSE_SWEEP_DIVISOR`]: between the measured road grids (2.4) and Kronecker graphs (31
+/// and more).
+pub const DENSE_MIN_AVERAGE_DEGREE: f64 = 8.0;
 /// Default [`PageRankTuning::fused_blocks_per_sm`].
 pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;
 
@@ -433,7 +441,7 @@ impl PageRankSolver {
             &graph.graph.csr,
             graph.graph.symmetric,
             &graph.partition,
-            cuda_worker::PushSettings::of(options),
+            cuda_worker::PushSettings::of(options, graph.graph.csr.num_edges() as f64 / n as f64),
             options.driver,
             &options.worklist,
         )?;

@@ -96,7 +96,7 @@ impl PageRankShare {
         };
         let push = PushSettings {
             sweep,
-            ..PushSettings::of(&settings)
+            ..PushSettings::of(&settings, rows.average_degree())
         };
         let mut devices = Vec::with_capacity(context.num_devices());
         for (part, device) in parts.clone().zip(context.devices()) {

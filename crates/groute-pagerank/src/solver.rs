@@ -17,6 +17,7 @@ use groute_worklist::algorithm::{HostAlgorithm, HostSolver};
 use groute_worklist::{DeviceCsr, WorklistOptions, WorklistStats, run_workers};
 use rayon::prelude::*;
 
+use crate::Driver;
 use crate::algorithm::PageRank;
 use crate::cuda_fused::FusedRuns;
 use crate::cuda_pull::PullTopology;
@@ -24,7 +25,6 @@ use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
 use crate::host_pull::HostPull;
 use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};
-use crate::Driver;
 
 /// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {

@@ -66,7 +66,7 @@ fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
             driver: Driver::Fused,
             tuning: PageRankTuning {
                 sweep: SweepMode::Pull,
-                sweep_divisor,
+                sweep_divisor: Some(sweep_divisor),
                 ..options(epsilon).tuning
             },
             ..options(epsilon)
@@ -81,7 +81,7 @@ fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
         check_options(
             &generated("kron:scale=9,ef=8,sym,seed=3"),
             2,
-            &fused(0.0001, groute_pagerank::DEFAULT_SWEEP_DIVISOR),
+            &fused(0.0001, groute_pagerank::SPARSE_SWEEP_DIVISOR),
             &[],
         );
         drop(stopper);

@@ -16,8 +16,7 @@ use groute_core::Context;
 use groute_core::cuda::PeerGroup;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    DEFAULT_SWEEP_DIVISOR, Driver, PageRankError, PageRankOptions, SweepMode,
-    pagerank,
+    Driver, PageRankError, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, pagerank,
 };
 use groute_worklist::WorklistError;
 
@@ -26,7 +25,7 @@ fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
         driver: Driver::Fused,
         ..options(epsilon)
     };
-    o.tuning.sweep_divisor = sweep_divisor;
+    o.tuning.sweep_divisor = Some(sweep_divisor);
     o
 }
 
@@ -59,11 +58,7 @@ fn check_fused(g: &Graph, epsilon: f32, divisors: &[u32]) {
 #[test]
 fn fused_runs_on_symmetric_graphs_are_within_the_bound() {
     for spec in ["kron:scale=10,ef=8,sym,seed=3", "road:side=40,p=0.6,seed=5"] {
-        check_fused(
-            &generated(spec),
-            0.01,
-            &[0, DEFAULT_SWEEP_DIVISOR, u32::MAX],
-        );
+        check_fused(&generated(spec), 0.01, &[0, SPARSE_SWEEP_DIVISOR, u32::MAX]);
     }
 }
 
@@ -73,7 +68,7 @@ fn fused_runs_on_directed_graphs_are_within_the_bound() {
         check_fused(
             &generated(spec),
             0.001,
-            &[0, DEFAULT_SWEEP_DIVISOR, u32::MAX],
+            &[0, SPARSE_SWEEP_DIVISOR, u32::MAX],
         );
     }
 }
@@ -86,7 +81,7 @@ fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
         return;
     };
     for g in [generated("random:n=600,m=1800,seed=7"), with_hubs()] {
-        for divisor in [0, DEFAULT_SWEEP_DIVISOR] {
+        for divisor in [0, SPARSE_SWEEP_DIVISOR] {
             for &devices in &counts {
                 let mut o = fused(0.01, divisor);
                 o.tuning.fused_fence_per_round = true;
@@ -105,7 +100,7 @@ fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
     for g in [generated("random:n=3000,m=15000,seed=4"), with_hubs()] {
         for blocks in [6, 8] {
             for &devices in &counts {
-                let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+                let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
                 o.tuning.fused_blocks_per_sm = blocks;
                 check_options(&g, devices, &o, &[]);
             }
@@ -116,7 +111,7 @@ fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
 #[test]
 fn blocks_per_sm_other_than_0_6_8_are_refused_with_the_choices_named() {
     for blocks in [1, 5, 7, 16] {
-        let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
         o.tuning.fused_blocks_per_sm = blocks;
         let e = o.validate().unwrap_err().to_string();
         assert!(
@@ -125,7 +120,7 @@ fn blocks_per_sm_other_than_0_6_8_are_refused_with_the_choices_named() {
         );
     }
     for blocks in [0, 6, 8] {
-        let mut o = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
         o.tuning.fused_blocks_per_sm = blocks;
         o.validate().expect("a valid choice");
     }
@@ -137,14 +132,14 @@ fn fused_runs_with_dangling_vertices_sources_and_self_loops() {
     let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
     let g = from_pairs(6, &pairs, "dangling+loops");
     for eps in [1e-4, 0.01] {
-        check_fused(&g, eps, &[DEFAULT_SWEEP_DIVISOR, u32::MAX]);
+        check_fused(&g, eps, &[SPARSE_SWEEP_DIVISOR, u32::MAX]);
     }
 }
 
 #[test]
 fn fused_runs_with_out_and_in_hubs_are_within_the_bound() {
-    check_fused(&with_hubs(), 0.01, &[0, DEFAULT_SWEEP_DIVISOR]);
-    check_fused(&with_in_hubs(), 0.01, &[DEFAULT_SWEEP_DIVISOR]);
+    check_fused(&with_hubs(), 0.01, &[0, SPARSE_SWEEP_DIVISOR]);
+    check_fused(&with_in_hubs(), 0.01, &[SPARSE_SWEEP_DIVISOR]);
 }
 
 #[test]
@@ -152,7 +147,7 @@ fn the_fused_driver_on_the_host_backend_is_an_error_naming_the_driver() {
     let g = generated("road:side=8,p=0.7,seed=1");
     let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
     let ctx = Context::host(2).unwrap();
-    let e = pagerank(&ctx, &parted, &fused(0.01, DEFAULT_SWEEP_DIVISOR)).unwrap_err();
+    let e = pagerank(&ctx, &parted, &fused(0.01, SPARSE_SWEEP_DIVISOR)).unwrap_err();
     assert!(e.to_string().contains("--driver"), "{e}");
     // Auto runs host-driven there, and says so.
     let o = PageRankOptions {
@@ -172,7 +167,7 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
     };
     let g = generated("road:side=16,p=0.7,seed=2");
     let parted = partition_graph(g, 1, PartitionMethod::Block, &NoProgress).unwrap();
-    let mut push = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+    let mut push = fused(0.01, SPARSE_SWEEP_DIVISOR);
     push.tuning.sweep = SweepMode::Push;
     let e = pagerank(&ctx, &parted, &push).unwrap_err();
     assert!(e.to_string().contains("--sweep pull"), "{e}");
@@ -210,7 +205,10 @@ fn auto_runs_device_driven_on_two_gpus_whatever_the_cut() {
     };
     // A road grid cut once in the middle (well under 1% of its arcs) and a kron graph (about
     // half its arcs cut by a block partition) both run device-driven, within the bound.
-    for spec in ["road:side=200,p=0.6,seed=2", "kron:scale=10,ef=8,sym,seed=3"] {
+    for spec in [
+        "road:side=200,p=0.6,seed=2",
+        "kron:scale=10,ef=8,sym,seed=3",
+    ] {
         let g = generated(spec);
         let parted = partition_graph(g.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
         let got = pagerank(&ctx, &parted, &auto).unwrap();
@@ -229,7 +227,7 @@ fn a_fused_run_past_its_time_limit_is_a_timeout_error() {
         let ctx = groute_core::testing::cuda_context(devices).unwrap();
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
-        let mut o = fused(1e-5, DEFAULT_SWEEP_DIVISOR);
+        let mut o = fused(1e-5, SPARSE_SWEEP_DIVISOR);
         o.worklist.time_limit = Some(Duration::ZERO);
         match pagerank(&ctx, &parted, &o) {
             Err(PageRankError::Worklist(WorklistError::TimedOut { .. })) => {}
@@ -249,7 +247,7 @@ fn repeated_fused_runs_reset_the_halos_inboxes_and_mailbox() {
     };
     let g = generated("road:side=48,p=0.6,seed=3");
     let n = g.num_vertices();
-    let o = fused(0.001, DEFAULT_SWEEP_DIVISOR);
+    let o = fused(0.001, SPARSE_SWEEP_DIVISOR);
     let alpha = f64::from(o.alpha);
     let exact = groute_pagerank::pagerank_reference(&g.csr, alpha);
     let norm: f64 = exact.ranks.iter().sum();

@@ -19,7 +19,7 @@ use groute_core::cuda::{PEER_MAX_DEVICES, member_share};
 use groute_core::testing::{GpuHold, cuda_test};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
-    DEFAULT_SWEEP_DIVISOR, Driver, PageRankOptions, SweepMode, pagerank, pagerank_reference,
+    Driver, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, pagerank, pagerank_reference,
 };
 
 fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
@@ -28,7 +28,7 @@ fn fused(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
         ..options(epsilon)
     };
     o.tuning.sweep = SweepMode::Pull;
-    o.tuning.sweep_divisor = sweep_divisor;
+    o.tuning.sweep_divisor = Some(sweep_divisor);
     o
 }
 
@@ -61,7 +61,7 @@ fn check_shared(g: &Graph, o: &PageRankOptions, auto: bool) {
         for method in [PartitionMethod::Block, PartitionMethod::Metis] {
             let parted = partition_graph(g.clone(), devices, method, &NoProgress).unwrap();
             let what = format!(
-                "{} on {devices} members of one GPU ({method}, eps {}, divisor {}, fence per \
+                "{} on {devices} members of one GPU ({method}, eps {}, divisor {:?}, fence per \
                  round {}, {} blocks per SM)",
                 g.name,
                 o.epsilon,
@@ -101,7 +101,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
         let g = generated("road:side=40,p=0.6,seed=5");
         let parted =
             partition_graph(g, ctx.num_devices(), PartitionMethod::Block, &NoProgress).unwrap();
-        let err = pagerank(&ctx, &parted, &fused(0.01, DEFAULT_SWEEP_DIVISOR))
+        let err = pagerank(&ctx, &parted, &fused(0.01, SPARSE_SWEEP_DIVISOR))
             .unwrap_err()
             .to_string();
         assert!(
@@ -118,7 +118,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
     for (spec, epsilon) in graphs {
         check_shared(
             &generated(spec),
-            &fused(epsilon, DEFAULT_SWEEP_DIVISOR),
+            &fused(epsilon, SPARSE_SWEEP_DIVISOR),
             true,
         );
     }
@@ -139,21 +139,21 @@ fn shared_members_sweep_with_every_divisor() {
 #[test]
 fn shared_members_with_hubs_dangling_vertices_and_self_loops() {
     check_shared(&with_hubs(), &fused(0.01, 0), false);
-    check_shared(&with_in_hubs(), &fused(0.01, DEFAULT_SWEEP_DIVISOR), false);
+    check_shared(&with_in_hubs(), &fused(0.01, SPARSE_SWEEP_DIVISOR), false);
     // 0 -> 1 -> 2 -> 0 cycle, 3 dangling, 4 a pure source with a self-loop, 5 isolated.
     let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
     let g = from_pairs(6, &pairs, "dangling+loops");
-    check_shared(&g, &fused(1e-4, DEFAULT_SWEEP_DIVISOR), false);
+    check_shared(&g, &fused(1e-4, SPARSE_SWEEP_DIVISOR), false);
 }
 
 #[test]
 fn shared_members_with_one_fence_per_round_and_capped_registers() {
     let g = generated("random:n=3000,m=15000,seed=4");
-    let mut fenced = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+    let mut fenced = fused(0.01, SPARSE_SWEEP_DIVISOR);
     fenced.tuning.fused_fence_per_round = true;
     check_shared(&g, &fenced, false);
     for blocks in [0, 6] {
-        let mut capped = fused(0.01, DEFAULT_SWEEP_DIVISOR);
+        let mut capped = fused(0.01, SPARSE_SWEEP_DIVISOR);
         capped.tuning.fused_blocks_per_sm = blocks;
         check_shared(&with_hubs(), &capped, false);
     }

@@ -31,9 +31,9 @@ fn hubs_are_within_the_bound_with_sweeps_and_worklist_rounds() {
     let g = with_hubs();
     let tiles = |v: usize| (g.csr.offsets()[v + 1] - g.csr.offsets()[v]).div_ceil(2048);
     assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
-    for divisor in sweep_divisors(&[0, groute_pagerank::DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+    for divisor in sweep_divisors(&[0, groute_pagerank::SPARSE_SWEEP_DIVISOR, u32::MAX]) {
         let mut o = options(0.01);
-        o.tuning.sweep_divisor = divisor;
+        o.tuning.sweep_divisor = Some(divisor);
         for devices in [1, 2] {
             check_options(&g, devices, &o, &[devices as u64]);
         }
@@ -50,7 +50,7 @@ fn sweep_rounds_stay_within_the_bound_on_road_and_kron() {
     for g in &graphs {
         for divisor in sweep_divisors(&[0, u32::MAX]) {
             let mut o = options(0.01);
-            o.tuning.sweep_divisor = divisor;
+            o.tuning.sweep_divisor = Some(divisor);
             for devices in [1, 2, 4] {
                 check_options(g, devices, &o, &[]);
             }

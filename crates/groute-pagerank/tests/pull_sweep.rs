@@ -14,19 +14,19 @@ use common::{
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::{
-    DEFAULT_SWEEP_DIVISOR, PULL_HUB_DEGREE, PageRankOptions, SweepMode, pagerank,
+    PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, pagerank,
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
     let mut o = options(epsilon);
     o.tuning.sweep = SweepMode::Pull;
-    o.tuning.sweep_divisor = sweep_divisor;
+    o.tuning.sweep_divisor = Some(sweep_divisor);
     o
 }
 
 /// Checks `g` with pull sweeps on 1 to 4 devices under every divisor of the backend.
 fn check_pull(g: &Graph, epsilon: f32) {
-    for divisor in sweep_divisors(&[0, DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+    for divisor in sweep_divisors(&[0, SPARSE_SWEEP_DIVISOR, u32::MAX]) {
         for devices in [1, 2, 3, 4] {
             check_options(g, devices, &pull(epsilon, divisor), &[devices as u64]);
         }
@@ -81,7 +81,7 @@ fn pull_sweeps_with_hubs_on_cut_arcs_are_within_the_bound() {
             .any(|v| cut_degree(v) as u64 >= HUB_MIN_DEGREE),
         "a cut list of device 0 of 2 is a hub"
     );
-    for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+    for divisor in sweep_divisors(&[SPARSE_SWEEP_DIVISOR, u32::MAX]) {
         for devices in [1, 2] {
             check_options(&g, devices, &pull(0.01, divisor), &[]);
         }
@@ -96,7 +96,7 @@ fn pull_sweeps_with_in_hubs_are_within_the_bound() {
     let in_degree = |v: u32| g.csr.targets().iter().filter(|&&w| w == v).count() as u64;
     let tiles = |v: u32| in_degree(v).div_ceil(PULL_HUB_DEGREE);
     assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
-    for divisor in sweep_divisors(&[DEFAULT_SWEEP_DIVISOR, u32::MAX]) {
+    for divisor in sweep_divisors(&[SPARSE_SWEEP_DIVISOR, u32::MAX]) {
         for devices in [1, 2, 3] {
             check_options(&g, devices, &pull(0.01, divisor), &[]);
         }
@@ -115,7 +115,7 @@ fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
         .unwrap()
         .context;
     let push = pagerank(&ctx, &parted, &options(0.001)).unwrap();
-    let pulled = pagerank(&ctx, &parted, &pull(0.001, DEFAULT_SWEEP_DIVISOR)).unwrap();
+    let pulled = pagerank(&ctx, &parted, &pull(0.001, SPARSE_SWEEP_DIVISOR)).unwrap();
     let diff: f64 = push
         .ranks
         .iter()

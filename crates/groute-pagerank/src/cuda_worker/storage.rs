@@ -41,13 +41,14 @@ pub(crate) struct PushSettings {
 }
 
 impl PushSettings {
-    /// The settings `options` ask for.
-    pub(crate) fn of(options: &crate::PageRankOptions) -> Self {
+    /// The settings `options` ask for, on a graph of `average_degree` arcs per vertex (which
+    /// picks the sweep divisor where `options` leave it open).
+    pub(crate) fn of(options: &crate::PageRankOptions, average_degree: f64) -> Self {
         PushSettings {
             sweep: options.tuning.sweep,
             alpha: options.alpha,
             epsilon: options.epsilon,
-            sweep_divisor: options.tuning.sweep_divisor,
+            sweep_divisor: options.tuning.sweep_divisor_for(average_degree),
             lazy_receive: options.tuning.lazy_receive,
             fused_fence_per_round: options.tuning.fused_fence_per_round,
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,

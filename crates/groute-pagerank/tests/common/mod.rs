@@ -48,7 +48,7 @@ pub fn check_options(graph: &Graph, devices: usize, o: &PageRankOptions, jitter:
         for (context, label, driver) in runs {
             let what = format!(
                 "{} on {devices} devices ({method}, {}, {driver} driver, eps {}, {} \
-                 sweeps, divisor {})",
+                 sweeps, divisor {:?})",
                 graph.name, label, o.epsilon, o.tuning.sweep, o.tuning.sweep_divisor
             );
             let o = &PageRankOptions {
@@ -237,7 +237,7 @@ pub fn sweep_divisors(cuda: &[u32]) -> Vec<u32> {
     if groute_core::testing::cuda_required() {
         cuda.to_vec()
     } else {
-        vec![groute_pagerank::DEFAULT_SWEEP_DIVISOR]
+        vec![groute_pagerank::SPARSE_SWEEP_DIVISOR]
     }
 }
 
