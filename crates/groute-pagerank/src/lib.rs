@@ -118,12 +118,14 @@
 //! *Status.* [`Driver::Auto`], the default, runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
 //! access; devices sharing a GPU run host-driven), host-driven otherwise. Measured on
-//! 2 x H200 joined by NVLink (`pagerank --graph G --devices D [--driver host] --repeat 10`,
-//! device ms, medians; validated but kron25 on 1 GPU): a road grid (`road:side=2048,p=0.6`)
-//! 6.09 on 1 GPU, 5.12 device-driven on 2 against 8.03 host-driven; kron21 (a block
-//! partition cuts half its arcs) 88.6 on 1, 93.3 device-driven on 2 against 170 host-driven;
-//! kron25 (`kron:scale=25,ef=16,sym`) 920 on 1, 869 device-driven on 2 against 8,156
-//! host-driven. The start gate of
+//! 2 x H200 joined by NVLink (`pagerank --graph G --devices D [--driver host] --repeat 10
+//! --validate`, device ms, medians; every run validated but host-driven kron25), 1 GPU /
+//! 2 GPUs device-driven: a road grid
+//! (`road:side=2048,p=0.6`) 6.02 / 5.06, road-usa 28.2 / 16.2, kron21 (a block partition cuts
+//! half its arcs) 78.4 / 57.9, kron25 (`kron:scale=25,ef=16,sym`) 862 / 662. Host-driven on
+//! 2 GPUs (sweep divisor 16): road 8.03, kron21 170, kron25 8,156, where the device-driven
+//! loop took 5.12, 93.3 and 869 at the same divisor.
+//! The start gate of
 //! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
 //! threads' driver calls.
