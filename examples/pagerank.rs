@@ -411,14 +411,11 @@ fn run() -> Result<(), AnyError> {
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
     report.comm = Some(if fused {
-        // The fused kernel stores straight into its peers' memory, no ring: a worklist
-        // round's item is one f32 added to the owner's halo (plus its inbox entry), a sweep's
-        // mirror one f32 stored into the peer's share array.
-        let mirrored: u64 = s.devices.iter().map(|p| p.mirror_values_sent).sum();
+        // The fused kernel stores straight into its peers' memory: no ring, no message.
         common::report::CommReport {
-            bytes: 8 * s.items_sent + 4 * mirrored,
+            bytes: s.bytes_sent(),
             messages: 0,
-            remote_updates: s.items_sent + mirrored,
+            remote_updates: s.remote_updates(),
             cut_arcs_traversed: None,
         }
     } else {

@@ -113,6 +113,7 @@ fn summarise(runs: &[Sample], base: Measurement) -> Measurement {
         edges: median_run.edges,
         edges_per_s: median_run.edges as f64 / (median_ms / 1e3),
         work_items: median_run.work_items,
+        bytes_sent: median_run.bytes_sent,
         ..base
     }
 }
@@ -265,6 +266,7 @@ fn scaling(c: &mut Criterion) {
                         edges_kind: workload.edges_kind().into(),
                         edges_per_s: 0.0,
                         work_items: 0,
+                        bytes_sent: None,
                         date: date.clone(),
                         commit: commit.clone(),
                     },

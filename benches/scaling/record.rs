@@ -69,6 +69,10 @@ pub struct Measurement {
     pub edges_per_s: f64,
     /// Work items processed (worklist pops; CC: edges hooked), median run.
     pub work_items: u64,
+    /// Bytes that crossed between devices, median run (`None` where the run does not count
+    /// them, and in records written before they were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_sent: Option<u64>,
     /// UTC date of the measurement, `YYYY-MM-DD`.
     pub date: String,
     /// The commit measured (`GROUTE_COMMIT`, else `git rev-parse --short HEAD`, else

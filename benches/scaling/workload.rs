@@ -45,6 +45,9 @@ pub struct RunReport {
     pub work_items: u64,
     /// Edges counted for the rate (see [`Workload::edges_kind`]).
     pub edges: u64,
+    /// Bytes that crossed between devices (`None` where the run does not count them:
+    /// device-driven traversals, direction-optimizing BFS, CC).
+    pub bytes_sent: Option<u64>,
 }
 
 /// An algorithm ready to run on a context.
@@ -123,11 +126,13 @@ impl Workload {
         let finished = match &mut self.solver {
             Solver::Bfs(s, source) => {
                 let r = s.run(*source)?;
+                let counted = !r.stats.direction_optimized;
                 FinishedRun {
                     solver_time: r.stats.elapsed,
                     device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: EdgeCount::ArcsOfReached(r.levels),
+                    bytes_sent: ring_bytes(&r.stats.worklist).filter(|_| counted),
                 }
             }
             Solver::Sssp(s, source) => {
@@ -137,6 +142,7 @@ impl Workload {
                     device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: EdgeCount::ArcsOfReached(r.distances),
+                    bytes_sent: ring_bytes(&r.stats.worklist),
                 }
             }
             Solver::PageRank(s) => {
@@ -146,6 +152,7 @@ impl Workload {
                     device_time: r.stats.device_time,
                     work_items: r.stats.work_items,
                     edges: EdgeCount::Counted(self.arcs),
+                    bytes_sent: Some(r.stats.bytes_sent()),
                 }
             }
             Solver::Cc(s) => {
@@ -156,6 +163,7 @@ impl Workload {
                     device_time: r.stats.device_time,
                     work_items: hooked,
                     edges: EdgeCount::Counted(hooked),
+                    bytes_sent: None,
                 }
             }
         };
@@ -174,6 +182,7 @@ impl Workload {
             device_time: run.device_time,
             work_items: run.work_items,
             edges,
+            bytes_sent: run.bytes_sent,
         }
     }
 }
@@ -184,6 +193,14 @@ pub struct FinishedRun {
     device_time: Option<Duration>,
     work_items: u64,
     edges: EdgeCount,
+    bytes_sent: Option<u64>,
+}
+
+/// The bytes a host-driven worklist run put on the ring (8 per item: a vertex and its value),
+/// `None` for a device-driven run, which does not count them.
+fn ring_bytes(w: &groute::worklist::WorklistStats) -> Option<u64> {
+    (!w.device_driven)
+        .then(|| w.items_sent() * std::mem::size_of::<groute::worklist::VertexValue>() as u64)
 }
 
 /// What a finished run's edge count comes from.

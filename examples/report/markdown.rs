@@ -115,8 +115,21 @@ written before algorithm-only timing (format 1) show their solver clock as *ms*.
 giant component); SSSP weighs arcs uniformly in 1..100 (road-like graphs 1000..1500); PageRank uses alpha 0.85, \
 epsilon 0.01. GTEPS counts the out-arcs of every reached vertex (Graph500's convention); for \
 PageRank the rate is input arcs per second, for CC edges hooked per second. Speedup is the \
-one-device median over this one.
+one-device median over this one. *B/arc* is the traffic between devices per arc of the graph \
+in the median run: the bytes of the items a host-driven worklist run puts on the ring, or what \
+device-driven PageRank stores into its peers' memory (halo adds and mirror values); `-` where \
+the run does not count it (device-driven traversals, direction-optimizing BFS, CC) or the \
+record predates the count.
 ";
+
+/// Bytes that crossed between devices per arc of the graph, or `-` where the record has no
+/// count (the run does not count them, or it was written before they were counted).
+fn bytes_per_arc(m: &Measurement) -> String {
+    match m.bytes_sent {
+        Some(bytes) if m.arcs > 0 => format!("{:.3}", bytes as f64 / m.arcs as f64),
+        _ => "-".into(),
+    }
+}
 
 fn section(md: &mut String, algorithm: &str, series: &[Series]) {
     let kind = series
@@ -128,16 +141,16 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
     let _ = writeln!(md, "## {}\n", title(algorithm));
     let _ = writeln!(
         md,
-        "| graph | devices | ms | full run ms | solver ms | {} | speedup | work items | runs | GPU |",
+        "| graph | devices | ms | full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
         rate_header(kind)
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for s in series {
         for (&d, m) in &s.points {
             let speedup = s.speedup_text(d);
             let _ = writeln!(
                 md,
-                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} | {:.3} | {speedup} | {} | {} | {} ({}) |",
+                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
                 s.graph,
                 m.vertices,
                 m.arcs,
@@ -145,6 +158,7 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
                 ms(m.full_run_median_ms),
                 ms(m.solver_median_ms),
                 m.gteps(),
+                bytes_per_arc(m),
                 m.work_items,
                 m.samples,
                 m.gpu,
@@ -264,6 +278,9 @@ mod tests {
         );
         assert!(md.contains("(scaling-bfs.svg)"), "{md}");
         assert!(md.contains("GTEPS"), "{md}");
+        // 2 MB over 182M arcs on 2 devices; one device's record has no count.
+        assert!(md.contains("| 1.60x | 0.011 |"), "{md}");
+        assert!(md.contains("| 1.00x | - |"), "{md}");
         assert!(
             !md.contains("Host backend"),
             "GPU records carry no host banner"

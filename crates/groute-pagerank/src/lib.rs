@@ -296,6 +296,32 @@ pub struct PageRankStats {
     pub driver: Driver,
 }
 
+impl PageRankStats {
+    /// Bytes that crossed from one device to another: 8 per ring item (a
+    /// [`VertexResidual`]) in host-driven runs; device-driven, 8 per worklist-round add to an
+    /// owner's halo (the value and its inbox entry) and 4 per mirror value posted.
+    pub fn bytes_sent(&self) -> u64 {
+        let item = std::mem::size_of::<VertexResidual>() as u64;
+        match self.driver {
+            Driver::Fused => item * self.items_sent + 4 * self.mirror_values_sent(),
+            _ => item * self.worklist.items_sent(),
+        }
+    }
+
+    /// Values that crossed from one device to another after combining: the ring's remote
+    /// updates in host-driven runs; device-driven, the halo adds and mirror values.
+    pub fn remote_updates(&self) -> u64 {
+        match self.driver {
+            Driver::Fused => self.items_sent + self.mirror_values_sent(),
+            _ => self.worklist.remote_updates(),
+        }
+    }
+
+    fn mirror_values_sent(&self) -> u64 {
+        self.devices.iter().map(|p| p.mirror_values_sent).sum()
+    }
+}
+
 /// The result of [`pagerank`].
 #[derive(Clone, Debug)]
 pub struct PageRankResult {
