@@ -180,16 +180,23 @@ __device__ __forceinline__ unsigned int post_mirrors(const FusedPull& pull,
                                                      const FusedPeers* peers,
                                                      unsigned int size) {
     const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int total = pull.mirror_bounds[size];
     unsigned int posted = 0;
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-        unsigned int o = 0;
-        while (o + 1u < size && i >= pull.mirror_bounds[o + 1u]) {
-            ++o;
+    // Unrolled over the peers so that every index into the parameter's mirror_bounds is a
+    // constant: a runtime index would make the compiler copy the whole parameter struct to
+    // local memory, and every pointer read from that copy would then load through generic
+    // addresses (LD instead of LDG), in the gather too.
+#pragma unroll
+    for (unsigned int o = 0; o < groute::PEER_MAX_DEVICES; ++o) {
+        if (o < size) {
+            float* peer_share = peers->share[o];
+            const unsigned int end = pull.mirror_bounds[o + 1u];
+            for (unsigned int i = pull.mirror_bounds[o] + blockIdx.x * blockDim.x + threadIdx.x;
+                 i < end; i += stride) {
+                const unsigned int u = pull.mirrors[i];
+                peer_share[u] = pull.share[u];
+                ++posted;
+            }
         }
-        const unsigned int u = pull.mirrors[i];
-        peers->share[o][u] = pull.share[u];
-        ++posted;
     }
     return posted;
 }
