@@ -410,16 +410,17 @@ fn run() -> Result<(), AnyError> {
     ));
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
-    report.comm = Some(if fused {
-        // The fused kernel stores straight into its peers' memory: no ring, no message.
-        common::report::CommReport {
-            bytes: s.bytes_sent(),
-            messages: 0,
-            remote_updates: s.remote_updates(),
-            cut_arcs_traversed: None,
-        }
-    } else {
-        common::report::CommReport::of(&s.worklist, size_of::<groute::pagerank::VertexResidual>())
+    // One definition of the traffic (PageRankStats): ring items when host-driven; halo adds
+    // and mirror values stored straight into the peers' memory when fused (no message).
+    report.comm = Some(common::report::CommReport {
+        bytes: s.bytes_sent(),
+        messages: s.worklist.segments_sent(),
+        remote_updates: s.remote_updates(),
+        cut_arcs_traversed: if fused {
+            None
+        } else {
+            s.worklist.cut_arcs_traversed()
+        },
     });
     report.algorithm_stats = json!({
         "work_items": s.work_items,

@@ -237,37 +237,38 @@ mod tests {
         generate(&spec, &NoProgress).expect("graph").csr
     }
 
+    const ALGORITHM: PageRank = PageRank {
+        alpha: 0.85,
+        epsilon: 0.01,
+    };
+
+    /// The test graph, a host context of `devices` and a block partition into `parts`.
+    fn setup(devices: usize, parts: usize) -> (Csr, Context, Partition) {
+        let csr = graph();
+        let context = Context::host(devices).expect("host context");
+        let partition = block_partition(&csr, parts).expect("partition");
+        (csr, context, partition)
+    }
+
     #[test]
     fn host_devices_are_refused_with_the_executor_to_use() {
-        let csr = graph();
-        let context = Context::host(2).expect("host context");
-        let partition = block_partition(&csr, 4).expect("partition");
-        let algorithm = PageRank {
-            alpha: 0.85,
-            epsilon: 0.01,
-        };
+        let (csr, context, partition) = setup(2, 4);
         let options = WorklistOptions::default();
         let rows = HeldRows::whole(&csr);
-        let err = PageRankShare::for_parts(&context, algorithm, &rows, &partition, 2, &options)
+        let err = PageRankShare::for_parts(&context, ALGORITHM, &rows, &partition, 2, &options)
             .expect_err("host devices");
         assert!(err.to_string().contains("HostSolver"), "{err}");
     }
 
     #[test]
     fn rows_that_miss_the_parts_are_refused() {
-        let csr = graph();
-        let context = Context::host(2).expect("host context");
-        let partition = block_partition(&csr, 4).expect("partition");
-        let algorithm = PageRank {
-            alpha: 0.85,
-            epsilon: 0.01,
-        };
+        let (csr, context, partition) = setup(2, 4);
         // Parts 2 and 3 are this process's; it holds the rows of parts 0 and 1 only.
         let rows = HeldRows::some(&csr, partition.range(0).start..partition.range(1).end, true)
             .expect("a range of vertices");
         let err = PageRankShare::for_parts(
             &context,
-            algorithm,
+            ALGORITHM,
             &rows,
             &partition,
             2,
@@ -279,9 +280,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused_before_any_upload() {
-        let csr = graph();
-        let context = Context::host(1).expect("host context");
-        let partition = block_partition(&csr, 2).expect("partition");
+        let (csr, context, partition) = setup(1, 2);
         let options = WorklistOptions::default();
         for (alpha, epsilon, what) in [(1.5, 0.01, "alpha"), (0.85, -1.0, "epsilon")] {
             let err = PageRankShare::for_parts(
