@@ -7,7 +7,9 @@
 //! cargo run --release --example sssp -- --gen road:side=2048,p=0.6 --gen-weights 1..100:7 --execution host-driven
 //! ```
 //!
-//! `--execution auto` runs one CUDA device as one fused persistent kernel; `device-driven`
+//! `--execution auto` runs one CUDA device as one fused persistent kernel, and several as
+//! device-driven members wherever they can run (distinct GPUs with peer access, or virtual
+//! devices sharing a GPU); `device-driven`
 //! asks for the persistent kernels on any device count, `host-driven` for one launch per
 //! round; the JSON report (`docs/report.schema.json`) says what ran (`execution.engine`).
 //! The default source is the vertex of highest out-degree in the largest weakly connected
@@ -20,8 +22,8 @@
 //!
 //! Soft priority (tuning `--prio-delta D`, near-far scheduling by distance) works on
 //! distances below a threshold first and raises it by bands of `D`; the default is 32 times
-//! the average arc weight (narrower on dense graphs, 4 times wider in bounded fused rounds on
-//! several GPUs: see `groute_sssp::default_prio_delta_on`),
+//! the average arc weight (narrower on dense graphs, 4 times wider where a run on several GPUs
+//! may be fused: see `groute_sssp::default_prio_delta_on`),
 //! `--prio-delta 0` turns it off. `algorithm_stats` reports the work items processed, the
 //! items deferred and the epochs (threshold advances).
 

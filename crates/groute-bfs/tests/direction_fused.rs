@@ -328,7 +328,7 @@ fn fused_is_refused_where_unsupported_and_auto_falls_back() {
 
 /// CUDA, one and two devices: the fused driver where it can run, on distinct GPUs or as
 /// members sharing one (levels and counters equal the host's under every rule), else the
-/// refusal; auto picks fused only on distinct GPUs.
+/// refusal; auto picks fused wherever it runs (members sharing a GPU included).
 #[test]
 fn cuda_fused_counts_like_the_host() {
     for devices in [1, 2] {
@@ -342,7 +342,7 @@ fn cuda_fused_counts_like_the_host() {
             &options(RULES[0], MultiDriver::Auto),
         )
         .unwrap();
-        let expected = if PeerGroup::supported(&ctx) {
+        let expected = if PeerGroup::auto_device_driven(&ctx) {
             MultiDriver::Fused
         } else {
             MultiDriver::PerDevice

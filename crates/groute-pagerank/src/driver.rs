@@ -10,8 +10,9 @@ use std::str::FromStr;
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
-    /// [`Driver::Fused`] with pull sweeps where `PeerGroup::check` passes (one device, or
-    /// distinct GPUs with peer access; never devices sharing a GPU); else [`Driver::Host`].
+    /// [`Driver::Fused`] with pull sweeps where `PeerGroup::auto_device_driven` holds (one
+    /// device, distinct GPUs with peer access, or members sharing a GPU); else
+    /// [`Driver::Host`].
     /// On 2 x H200 the device-driven loop is 1.6x faster than host-driven rounds on a road
     /// grid and 1.8x to 9x on Kronecker graphs whose block partition cuts half the arcs
     /// ("Device-driven runs" in the crate docs).

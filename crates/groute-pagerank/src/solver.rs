@@ -254,12 +254,12 @@ fn fused_runs(
 }
 
 /// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
-/// `groute_core::cuda::PeerGroup::check` passes (one device, or distinct GPUs with peer
-/// access; devices sharing a GPU run host-driven), whatever the cut (crate docs,
-/// "Device-driven runs": on 2 x H200 the device-driven loop is the faster one on a road grid
-/// and on Kronecker graphs whose block partition cuts half the arcs).
+/// `groute_core::cuda::PeerGroup::auto_device_driven` (one device, distinct GPUs with peer
+/// access, or members sharing GPUs), whatever the cut (crate docs, "Device-driven runs": the
+/// device-driven loop is the faster one on a road grid and on Kronecker graphs whose block
+/// partition cuts half the arcs, on 2 x H200 and on members sharing one).
 fn auto_runs_fused(context: &Context, push: PushSettings) -> bool {
-    push.sweep == SweepMode::Pull && groute_core::cuda::PeerGroup::supported(context)
+    push.sweep == SweepMode::Pull && groute_core::cuda::PeerGroup::auto_device_driven(context)
 }
 
 /// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices

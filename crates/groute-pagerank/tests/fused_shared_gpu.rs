@@ -5,8 +5,8 @@
 //! equal the reference within the crate docs' bounds, with contributions crossing between
 //! them: on symmetric, directed and hub graphs, dangling vertices and self-loops, every sweep
 //! divisor, one fence per round and the capped-register builds (`fused_driver`'s cases, which
-//! run there on one device or on distinct GPUs). `Driver::Auto` stays host-driven on shared
-//! GPUs, and more members than a group holds are refused by name.
+//! run there on one device or on distinct GPUs). `Driver::Auto` runs device-driven on shared
+//! GPUs too, and more members than a group holds are refused by name.
 //!
 //! Needs `GROUTE_TEST_CUDA=1`. Each test holds the GPU alone (members sharing a GPU start
 //! together only beside no other test's kernel), in a binary of its own so that no test
@@ -48,7 +48,7 @@ fn whole_gpu_grid(o: &PageRankOptions) -> Option<u32> {
 
 /// Runs `o` (the fused driver) on `g` with 2 and 3 members on one GPU, block and METIS
 /// partitions, and checks each run against the reference, each member's grid against its
-/// share, and that contributions crossed; with `auto`, also that Auto runs host-driven there.
+/// share, and that contributions crossed; with `auto`, also that Auto runs device-driven there.
 fn check_shared(g: &Graph, o: &PageRankOptions, auto: bool) {
     let Some(whole) = whole_gpu_grid(o) else {
         return;
@@ -88,7 +88,7 @@ fn check_shared(g: &Graph, o: &PageRankOptions, auto: bool) {
                     ..o.clone()
                 };
                 let got = pagerank(&ctx, &parted, &auto).unwrap();
-                assert_eq!(got.stats.driver, Driver::Host, "{what}, auto");
+                assert_eq!(got.stats.driver, Driver::Fused, "{what}, auto");
                 check_result(&exact, &auto, devices, &got, &format!("{what}, auto"));
             }
         }

@@ -56,7 +56,8 @@
 //! `None`, SSSP uses [`default_prio_delta_on`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
 //! graph's average arc weight on sparse graphs, narrowing with the square of the average degree
 //! past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] ([`default_prio_delta`]), and
-//! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several devices over a sparse graph.
+//! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose run may be
+//! fused.
 //! `Some(0)` turns it off.
 
 mod reference;
@@ -121,8 +122,9 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     band.min(f64::from(u32::MAX)) as u32
 }
 
-/// When a CUDA run on several devices is fused (sparse graphs by default:
-/// [`FusedMode::bounded_rounds`]), its default band is this many times wider
+/// When a CUDA run on several devices may be fused ([`FusedMode::fuses_device_driven`]:
+/// device-driven at any density, else bounded rounds on sparse graphs), its default band is
+/// this many times wider
 /// ([`default_prio_delta_on`]). In host-driven bounded rounds an epoch waits for every device
 /// to run out of work below the threshold and for the host's consensus, where one device's
 /// fused kernel advances it between two levels (and bounded rounds run many levels per round,
@@ -133,15 +135,18 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
 /// median device ms): bounded rounds, band 20,000: 84.4 (255 epochs); 40,000 (the one-device
 /// default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M). Device-driven:
 /// band 40,000: 36.8 (100 epochs, 4.53M items); 160,000: 34.6 (25 epochs, 4.80M items).
+/// Device-driven on dense graphs, 2 members sharing one H200 (unit weights, band 1 against 4):
+/// kron21 3.97 against 3.49, kron25 37.8 against 33.1.
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 
 /// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times
-/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the run uses bounded fused rounds
-/// ([`FusedMode::bounded_rounds`]; pass `cuda = false` for the host backend, which has none).
+/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the run may be fused on several devices
+/// ([`FusedMode::fuses_device_driven`]; a dense graph's host-driven fallback, on GPUs without
+/// peer access, gets the wider band too; pass `cuda = false` for the host backend, which has
+/// none).
 pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
     let band = default_prio_delta(csr);
-    let degree = csr.targets().len() as f64 / csr.num_vertices().max(1) as f64;
-    if cuda && mode.bounded_rounds(devices, degree) {
+    if cuda && mode.fuses_device_driven(devices) {
         band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
     } else {
         band

@@ -465,11 +465,11 @@ fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
                         "{label}"
                     );
                     // The host's epochs are agreed by every device; a device-driven run (CUDA,
-                    // several devices with peer access: Auto fuses this sparse graph) runs
-                    // each device's own, and reports the most.
+                    // several devices on distinct GPUs with peer access or sharing one: Auto
+                    // fuses this sparse graph) runs each device's own, and reports the most.
                     let own_epochs = tc.label == "cuda"
                         && devices > 1
-                        && groute_core::cuda::PeerGroup::supported(&tc.context);
+                        && groute_core::cuda::PeerGroup::auto_device_driven(&tc.context);
                     let most = ws.devices.iter().map(|d| d.epochs).max();
                     assert_eq!(most, Some(got.stats.epochs), "{label}");
                     assert!(
@@ -527,8 +527,8 @@ fn the_default_band_is_a_multiple_of_the_average_weight() {
 
 #[test]
 fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
-    // A sparse graph: the full band on one device, four times it in bounded fused rounds on
-    // several CUDA devices, the full band otherwise (one launch per level, host backend).
+    // A sparse graph: the full band on one device, four times it where several CUDA devices
+    // may run fused, the full band otherwise (one launch per level, host backend).
     let road = generated("road:side=16,p=0.6,seed=3,weights=100..300:1");
     let one = groute_sssp::default_prio_delta(&road.csr);
     let on =
@@ -561,11 +561,17 @@ fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
         .collect();
     let denser = from_pairs(n as usize, &pairs, "complete graph, unit weights");
     assert_eq!(groute_sssp::default_prio_delta(&denser.csr), 1);
-    // Dense graphs keep their band on several devices (one launch per level).
+    // Dense graphs widen it too where several CUDA devices may run fused (device-driven),
+    // and keep it one launch per level and on the host backend.
+    let on =
+        |devices, mode, cuda| groute_sssp::default_prio_delta_on(&denser.csr, devices, mode, cuda);
     assert_eq!(
-        groute_sssp::default_prio_delta_on(&denser.csr, 4, FusedMode::Auto, true),
-        1
+        on(4, FusedMode::Auto, true),
+        groute_sssp::PRIO_DELTA_MULTI_DEVICE_FACTOR
     );
+    assert_eq!(on(4, FusedMode::Off, true), 1);
+    assert_eq!(on(4, FusedMode::Auto, false), 1);
+    assert_eq!(on(1, FusedMode::Auto, true), 1);
     // And the narrowed band still gives Dijkstra's distances.
     let ctx = groute_core::Context::host(1).unwrap();
     let parted = partition_graph(dense.clone(), 1, PartitionMethod::Block, &NoProgress).unwrap();

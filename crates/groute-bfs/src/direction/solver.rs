@@ -205,12 +205,12 @@ impl DirectionSolver {
     }
 }
 
-/// The driver `driver` means on `context`: `Auto` is `Fused` where [`PeerGroup::supported`]
-/// (never on devices sharing a GPU), else `PerDevice`; `Fused` runs members sharing GPUs too,
-/// and is refused (naming the fix) where even that is not supported.
+/// The driver `driver` means on `context`: `Auto` is `Fused` where
+/// [`PeerGroup::auto_device_driven`] (members sharing GPUs included), else `PerDevice`;
+/// `Fused` is refused (naming the fix) where even that is not supported.
 fn resolve(driver: MultiDriver, context: &Context) -> Result<MultiDriver, BfsError> {
     match driver {
-        MultiDriver::Auto if PeerGroup::supported(context) => Ok(MultiDriver::Fused),
+        MultiDriver::Auto if PeerGroup::auto_device_driven(context) => Ok(MultiDriver::Fused),
         MultiDriver::Auto => Ok(MultiDriver::PerDevice),
         MultiDriver::Fused => match PeerGroup::check_sharing(context, GpuSharing::Split) {
             Ok(()) => Ok(MultiDriver::Fused),

@@ -1,6 +1,7 @@
 //! Bounded fused rounds on several devices (host-driven): each round one launch of many
 //! levels between the host's exchanges, equal to the reference with every level budget, with
-//! the single-block frontier and with soft priority; chosen on sparse graphs or when asked.
+//! the single-block frontier and with soft priority; chosen for host-driven runs on sparse
+//! graphs or when asked.
 
 use groute_bfs::bfs_reference;
 use groute_worklist::traversal::{FusedDriver, FusedMode};
@@ -55,24 +56,35 @@ fn several_devices_run_bounded_fused_rounds_on_sparse_graphs_or_when_asked() {
     let Some(ctx) = cuda(2) else {
         return;
     };
+    let host_driven = |mode| {
+        let mut o = options(mode);
+        o.worklist.fused_driver = FusedDriver::Host;
+        o
+    };
     // A sparse graph: bounded fused rounds on several devices, unless turned off.
-    let r = run(&ctx, &g, 0, &options(FusedMode::Auto)).unwrap();
-    assert!(r.stats.fused);
+    let r = run(&ctx, &g, 0, &host_driven(FusedMode::Auto)).unwrap();
+    assert!(r.stats.fused && !r.stats.worklist.device_driven);
     assert_eq!(r.levels, expected);
     let r = run(&ctx, &g, 0, &options(FusedMode::Off)).unwrap();
     assert!(!r.stats.fused);
     assert_eq!(r.levels, expected);
-    // A dense one: one launch per level, unless asked for.
+    // A dense one: host-driven, one launch per level, unless asked for; device-driven under
+    // the default driver wherever the devices can run it, at any density.
     let dense = generated("kron:scale=10,ef=16,sym,seed=3");
     let expected = bfs_reference(&dense.csr, 1);
-    let r = run(&ctx, &dense, 1, &options(FusedMode::Auto)).unwrap();
+    let r = run(&ctx, &dense, 1, &host_driven(FusedMode::Auto)).unwrap();
     assert!(!r.stats.fused);
     assert_eq!(r.levels, expected);
-    let r = run(&ctx, &dense, 1, &options(FusedMode::On)).unwrap();
+    let r = run(&ctx, &dense, 1, &host_driven(FusedMode::On)).unwrap();
     assert!(
         r.stats.fused,
         "On runs bounded fused rounds on several devices"
     );
+    assert_eq!(r.levels, expected);
+    let r = run(&ctx, &dense, 1, &options(FusedMode::Auto)).unwrap();
+    let device_driven = groute_core::cuda::PeerGroup::auto_device_driven(&ctx);
+    assert_eq!(r.stats.fused, device_driven);
+    assert_eq!(r.stats.worklist.device_driven, device_driven);
     assert_eq!(r.levels, expected);
 }
 

@@ -214,7 +214,7 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
 
 /// Members sharing one GPU (virtual devices under `--fused-driver device`) each run on their
 /// share of it: the default grids run, equal to the reference with items crossing between the
-/// members; Auto runs the same devices host-driven; a grid beyond a member's share is refused
+/// members; Auto runs the same devices device-driven too; a grid beyond a member's share is refused
 /// naming `--fused-grid` and the share, never launched (it could not start beside its peers);
 /// and more members than a group holds are refused naming `--fused-driver`.
 #[test]
@@ -247,7 +247,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
         assert_eq!(w.items_sent(), w.items_received(), "{label}");
         let auto = run(&ctx, &g, s, &options(FusedMode::On)).unwrap();
         assert_eq!(auto.levels, expected, "{label}, auto");
-        assert!(!auto.stats.worklist.device_driven, "{label}, auto");
+        assert!(auto.stats.worklist.device_driven, "{label}, auto");
         // More blocks than any GPU holds resident on one multiprocessor.
         let multiprocessors = ctx.devices()[0].properties().multiprocessors;
         o.worklist.fused_tuning.grid = Some(64 * multiprocessors);
@@ -293,14 +293,13 @@ fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
             .unwrap_or_else(|e| panic!("run {round}: {e}"));
         assert_eq!(r.levels, expected, "run {round}");
         assert!(r.stats.fused, "run {round}");
-        // Never on devices sharing a GPU: Auto leaves members sharing one to --fused-driver
-        // device.
+        // On distinct GPUs with peer access and on members sharing one alike.
         assert_eq!(
             r.stats.worklist.device_driven,
-            PeerGroup::supported(&ctx),
+            PeerGroup::auto_device_driven(&ctx),
             "run {round}"
         );
-        if PeerGroup::supported(&ctx) {
+        if PeerGroup::auto_device_driven(&ctx) {
             assert!(
                 r.stats.worklist.items_received() > 0,
                 "run {round}: the traversal crosses the partition"

@@ -13,8 +13,10 @@
 //! that sizes each member's grid to its share of the GPU ([`PeerGroup::members_on_gpu`]) may
 //! place several members on one GPU (virtual devices, e.g. two devices of a context on one
 //! GPU). That runs the whole device-driven protocol, crossings included, on fewer GPUs than
-//! members: for tests and profiling, never for speed (each member has a fraction of a GPU,
-//! and its peer stores stay in that GPU's memory). CUDA does not promise that kernels of one
+//! members. Each member has a fraction of a GPU and its peer stores stay in that GPU's
+//! memory, so it is no faster than one member; but it is faster than host-driven rounds on
+//! the same members, so the algorithms' automatic choices take it
+//! ([`PeerGroup::auto_device_driven`]). CUDA does not promise that kernels of one
 //! GPU run at once even when they fit; the start gate below cancels and retries a start whose
 //! members are not all running, and the group's timeout ends the retries with an error, so
 //! such a run never hangs. On one H200, clusters of separately launched grids did not pack
@@ -90,7 +92,7 @@ pub enum GpuSharing {
     #[default]
     Distinct,
     /// Members may share a GPU, each launched on its share of it
-    /// ([`PeerGroup::members_on_gpu`] members per GPU): for tests and profiling.
+    /// ([`PeerGroup::members_on_gpu`] members per GPU).
     Split,
 }
 
@@ -247,6 +249,16 @@ impl PeerGroup {
     /// Whether [`PeerGroup::check`] passes (for modes that fall back when it does not).
     pub fn supported(context: &Context) -> bool {
         Self::check(context).is_ok()
+    }
+
+    /// Whether an algorithm's automatic driver choice runs `context`'s devices device-driven:
+    /// [`PeerGroup::check_sharing`] with [`GpuSharing::Split`] passes (one device, distinct
+    /// GPUs with peer access, or members sharing GPUs, each on its share). Members sharing a
+    /// GPU are not promised to run at once, but the start gate retries a start that finds
+    /// them not all running and ends in an error at the group's timeout, never a hang (module
+    /// docs); the algorithms' docs give the measurements behind the choice.
+    pub fn auto_device_driven(context: &Context) -> bool {
+        Self::check_sharing(context, GpuSharing::Split).is_ok()
     }
 
     /// Members of the group on the GPU of member `member` (itself included; 1 where it has
@@ -430,8 +442,8 @@ impl PeerGroup {
                 let shared = (0..self.size()).any(|d| self.members_on_gpu(d) > 1);
                 let hint = if shared {
                     "; members share a GPU, and other work on it can keep them from running \
-                     at once: run them alone on it, or give fewer devices, or choose the \
-                     algorithm's driver that does not share GPUs (its automatic driver choice)"
+                     at once: run them alone on it, give fewer devices, or run the algorithm \
+                     host-driven (--execution host-driven)"
                 } else {
                     ""
                 };

@@ -108,13 +108,15 @@
 //!
 //! ## Several devices
 //!
-//! A run on several devices uses the non-fused worker (one launch per level: [`FusedMode::Off`],
-//! and [`FusedMode::Auto`] on dense graphs) or, with [`FusedMode::On`] and with
-//! [`FusedMode::Auto`] on sparse graphs, this kernel in one of two ways
-//! ([`FusedDriver`](super::FusedDriver), `--fused-driver`):
+//! A run on several devices uses this kernel under [`FusedMode::On`] and [`FusedMode::Auto`]
+//! in one of two ways ([`FusedDriver`](super::FusedDriver), `--fused-driver`), or the
+//! non-fused worker (one launch per level: [`FusedMode::Off`], and host-driven runs of
+//! [`FusedMode::Auto`] on dense graphs):
 //!
-//! - **Device-driven** (the default where every pair of GPUs has peer access,
-//!   `fused_peer.rs`): one persistent launch per device for the whole run. Improved vertices of
+//! - **Device-driven** (the default wherever `PeerGroup::check_sharing` allows members:
+//!   distinct GPUs with peer access, or members sharing a GPU; at any density,
+//!   [`FusedMode::fuses_device_driven`]; `fused_peer.rs`): one persistent launch per device
+//!   for the whole run. Improved vertices of
 //!   other devices go straight into the next device's inbox ring (SplitSend), published at the
 //!   end of each phase; the next grid phase of the receiver applies SplitReceive to them; the
 //!   devices count termination in one counter of device 0's memory and run soft priority's
@@ -199,6 +201,16 @@ impl FusedMode {
                 FusedMode::Auto => average_degree <= super::FUSED_SPARSE_MAX_AVERAGE_DEGREE,
                 FusedMode::Off => false,
             }
+    }
+
+    /// Whether a CUDA run on `devices` (more than one) devices runs device-driven, one fused
+    /// kernel per device, where its [`FusedDriver`](super::FusedDriver) allows: `On`, and
+    /// `Auto` at any density. Measured on one H200 with 2 members sharing it (`sssp --graph G
+    /// --devices 2`, device ms, medians of 10): kron21 3.42 device-driven against 5.46 one
+    /// launch per level, kron25 33.0 against 39.2, a road grid (`road:side=2048,p=0.6`) 16.5
+    /// against 140.8.
+    pub fn fuses_device_driven(self, devices: usize) -> bool {
+        devices > 1 && self != FusedMode::Off
     }
 
     /// Whether a CUDA run on `devices` devices is one fused kernel (soft priority runs in

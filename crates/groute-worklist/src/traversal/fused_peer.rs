@@ -1,5 +1,5 @@
 //! Device-driven fused runs on several devices ([`FusedDriver::Device`], the default where
-//! [`PeerGroup::check`] passes): one persistent launch of the fused kernel per device for the
+//! [`PeerGroup::auto_device_driven`] holds): one persistent launch of the fused kernel per device for the
 //! whole run (`kernels/include/fused.cuh`, "Several devices"), the devices storing their
 //! outgoing items straight into the next device's inbox over the peer link and detecting
 //! termination among themselves. The host launches the members, waits for them and reads
@@ -87,21 +87,22 @@ use crate::split::VertexValue;
 /// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_tuning.solo_async` is ignored there). A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
-/// Under `Device`, devices of the context that share a GPU (virtual devices: more devices
+/// Under `Device` and `Auto`, devices of the context that share a GPU (virtual devices: more devices
 /// than GPUs) run as members sharing it ([`GpuSharing::Split`]): of k members on one GPU,
 /// each one's default grid is a k-th of its multiprocessors, and at most a k-th of the blocks
 /// (or of the cluster build's clusters) resident at once, less one; members sharing a GPU all
 /// run the cluster build or none. That runs the members' whole protocol, items crossing
-/// between members included, on fewer GPUs than members: for tests and profiling, not for
-/// speed (3 devices on 2 GPUs give two members half a GPU each and one a whole GPU). CUDA
+/// between members included, on fewer GPUs than members: no faster than one member (3 devices
+/// on 2 GPUs give two members half a GPU each and one a whole GPU), but faster than
+/// host-driven rounds on the same members ([`FusedMode::fuses_device_driven`](super::FusedMode::fuses_device_driven)). CUDA
 /// does not promise that the members run at once; a start that finds them not all running
 /// (other work on the GPU, say) is retried until the group's timeout, then fails
 /// (`groute_core::cuda::PeerGroup`, "Members sharing a GPU").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedDriver {
-    /// Device-driven where the devices allow it ([`PeerGroup::check`]: distinct GPUs with
-    /// peer access between every pair), host-driven bounded rounds elsewhere (virtual devices
-    /// sharing a GPU included).
+    /// Device-driven where the devices allow it ([`PeerGroup::auto_device_driven`]: distinct
+    /// GPUs with peer access between every pair, or members sharing a GPU, each on its share),
+    /// host-driven rounds elsewhere.
     #[default]
     Auto,
     /// Device-driven (`fused_peer.rs`): one persistent kernel per device for the whole run, the
@@ -124,7 +125,7 @@ impl FusedDriver {
     ) -> Result<bool, Error> {
         match self {
             FusedDriver::Host => Ok(false),
-            FusedDriver::Auto => Ok(check(GpuSharing::Distinct).is_ok()),
+            FusedDriver::Auto => Ok(check(GpuSharing::Split).is_ok()),
             FusedDriver::Device => match check(GpuSharing::Split) {
                 Ok(()) => Ok(true),
                 Err(why) => Err(Error::invalid(
@@ -468,14 +469,14 @@ mod tests {
         };
         let supported = |_: GpuSharing| Ok(());
         let never = |_: GpuSharing| unsupported();
-        // Virtual devices on one GPU: only members that split it.
+        // Virtual devices on one GPU: members that split it, which Auto takes too.
         let shared_gpu = |sharing: GpuSharing| match sharing {
             GpuSharing::Split => Ok(()),
             GpuSharing::Distinct => unsupported(),
         };
         assert!(FusedDriver::Auto.device_driven(supported).unwrap());
         assert!(!FusedDriver::Auto.device_driven(never).unwrap());
-        assert!(!FusedDriver::Auto.device_driven(shared_gpu).unwrap());
+        assert!(FusedDriver::Auto.device_driven(shared_gpu).unwrap());
         assert!(!FusedDriver::Host.device_driven(supported).unwrap());
         assert!(!FusedDriver::Host.device_driven(shared_gpu).unwrap());
         assert!(FusedDriver::Device.device_driven(supported).unwrap());

@@ -280,16 +280,19 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
                 device_time: Some(done.device_time),
             });
         }
-        let bounded = options
-            .fused
-            .bounded_rounds(num_devices, self.average_degree);
-        if bounded
+        // Several devices: device-driven wherever the fused kernel may run and the driver
+        // allows it (FusedMode::fuses_device_driven), else host-driven, in bounded fused
+        // rounds on sparse graphs or one launch per level.
+        if options.fused.fuses_device_driven(num_devices)
             && options
                 .fused_driver
                 .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
         {
             return self.run_device_driven(sources, &seeds, options);
         }
+        let bounded = options
+            .fused
+            .bounded_rounds(num_devices, self.average_degree);
         let defaults = FusedDefaults::for_graph(self.average_degree);
         let devices = self.cuda_devices()?;
         let workers = round_workers(
@@ -407,12 +410,13 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
             // inbox ring, whose capacity is a power of two: the default is rounded up to one,
             // and at least MIN_INBOX_RING (a hub ladder of a few thousand vertices on 2 GPUs
             // had 4,436 items in flight, unread, in a ring of 4,096). A group of one (one
-            // device, FusedDriver::Device) sends nothing: it keeps one device's sizing.
+            // device, FusedDriver::Device) sends nothing: it keeps one device's sizing. A
+            // run that may be fused on several devices (FusedMode::fuses_device_driven) is
+            // sized for both: a dense graph's host-driven fallback, one launch per level on
+            // GPUs without peer access, gets the larger buffer too.
             let per_round = 2 * (n - local_vertices) + 1024;
-            let bounded = options
-                .fused
-                .bounded_rounds(partition.num_parts(), average_degree);
-            let send = options.send_capacity.unwrap_or(if bounded {
+            let fused = options.fused.fuses_device_driven(partition.num_parts());
+            let send = options.send_capacity.unwrap_or(if fused {
                 (2 * per_round).next_power_of_two().max(MIN_INBOX_RING)
             } else {
                 per_round
