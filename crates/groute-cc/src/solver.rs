@@ -587,6 +587,12 @@ pub fn connected_components(
         f.wait()?;
     }
     drop(copied);
+    // A device's stream keeps what its kernels used (the chunk buffers) until it sees later
+    // work; the devices are done, so synchronising them releases this run's buffers now
+    // instead of beside the next run's.
+    for device in ctx.devices() {
+        device.stream().synchronize()?;
+    }
     let mut stats = CcStats {
         prefill,
         setup,

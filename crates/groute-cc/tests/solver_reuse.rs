@@ -30,3 +30,42 @@ fn repeated_runs_give_the_reference_labels() {
         }
     }
 }
+
+/// A run leaves nothing behind on the devices: later runs hold no more device memory than
+/// the first (each run's buffers are released once its kernels have completed, with no
+/// synchronisation in between: a CUDA stream that only launches kernels once kept every
+/// run's chunk buffers alive).
+#[test]
+fn repeated_runs_hold_no_more_device_memory_than_the_first() {
+    let graph = generate(
+        &"kron:scale=10,ef=8,sym,seed=3".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .unwrap();
+    for devices in [1, 2] {
+        for tc in test_contexts(devices, &[]) {
+            let opts = CcOptions::default().with_chunk_edges(512);
+            let mut solver = CcSolver::new(&tc.context, &graph, &opts).unwrap();
+            let held = || -> Vec<u64> {
+                tc.context
+                    .devices()
+                    .iter()
+                    .map(|d| d.memory_usage().current_bytes)
+                    .collect()
+            };
+            solver.run().unwrap();
+            let first = held();
+            for run in 1..5 {
+                solver.run().unwrap();
+                for (d, (a, b)) in first.iter().zip(held()).enumerate() {
+                    assert!(
+                        b <= *a,
+                        "{devices} devices ({}), device {d}: {b} B held after run {run}, {a} B \
+                         after the first",
+                        tc.label
+                    );
+                }
+            }
+        }
+    }
+}

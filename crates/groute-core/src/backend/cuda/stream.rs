@@ -15,7 +15,8 @@
 //!
 //! Every operation that takes memory pushes the allocations (and staging buffers) with an
 //! internal event recorded right after it onto the stream's in-flight list. Entries are released
-//! once their event has completed: checked at every later operation on the stream and at
+//! once their event has completed: checked at every later operation on the stream (copies,
+//! fills and kernel launches' keep-alives) and at
 //! [`RawStream::synchronize`], and handed to the device's service thread when the stream drops.
 
 use std::any::Any;
@@ -136,11 +137,15 @@ impl CudaStream {
     }
 
     /// Keeps `memory` alive until all work enqueued on this stream so far has completed (use
-    /// after launching a kernel that reads or writes it).
+    /// after launching a kernel that reads or writes it). Releases the entries that have
+    /// completed first, as every copy does: a stream that only launches kernels (a
+    /// connected-components run, for one) would otherwise hold every buffer its kernels ever
+    /// touched until its next synchronisation.
     pub fn keep_alive(&self, memory: Vec<Arc<dyn RawMemory>>) -> Result<()> {
         if memory.is_empty() {
             return Ok(());
         }
+        self.reclaim();
         let spare = self.spare_events.lock().pop();
         let h = match spare {
             Some(h) => h,
