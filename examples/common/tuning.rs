@@ -107,9 +107,9 @@ pub struct FusedArgs {
     /// device for the whole run, the devices exchanging items over their peer links and
     /// detecting termination themselves), `host` (bounded fused rounds between the host's
     /// exchanges, --fused-round-levels) or `auto` (device where every pair of GPUs has peer
-    /// access, the default). On one GPU, `device` runs the members' kernel in a group of one
-    /// (to measure what the device-driven build costs); with more devices than GPUs, members
-    /// share GPUs, each on its share of one (to test the members' protocol, not for speed).
+    /// access or the members share GPUs, the default). On one GPU, `device` runs the members'
+    /// kernel in a group of one (to measure what the device-driven build costs); with more
+    /// devices than GPUs, members share GPUs, each on its share of one.
     #[arg(long, hide = true, value_name = "DRIVER", value_parser = parse_fused_driver)]
     pub fused_driver: Option<FusedDriver>,
     /// Blocks of the fused kernel (default: one per multiprocessor on graphs of at most 8 arcs
