@@ -214,9 +214,9 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
 
 /// Members sharing one GPU (virtual devices under `--fused-driver device`) each run on their
 /// share of it: the default grids run, equal to the reference with items crossing between the
-/// members; Auto runs the same devices device-driven too; a grid beyond a member's share is refused
-/// naming `--fused-grid` and the share, never launched (it could not start beside its peers);
-/// and more members than a group holds are refused naming `--fused-driver`.
+/// members; Auto runs the same devices device-driven too; a grid beyond a member's share is
+/// refused naming `--fused-grid` and the share, never launched (it could not start beside its
+/// peers); and more members than a group holds are refused naming `--fused-driver`.
 #[test]
 fn members_sharing_one_gpu_run_on_their_share_of_it() {
     if let Some(ctx) = cuda_one_gpu(PEER_MAX_DEVICES + 1) {

@@ -206,9 +206,9 @@ impl FusedMode {
     /// Whether a CUDA run on `devices` (more than one) devices runs device-driven, one fused
     /// kernel per device, where its [`FusedDriver`](super::FusedDriver) allows: `On`, and
     /// `Auto` at any density. Measured on one H200 with 2 members sharing it (`sssp --graph G
-    /// --devices 2`, device ms, medians of 10): kron21 3.42 device-driven against 5.46 one
-    /// launch per level, kron25 33.0 against 39.2, a road grid (`road:side=2048,p=0.6`) 16.5
-    /// against 140.8.
+    /// --devices 2 [--execution host-driven]`, unit weights, device ms, medians of 10):
+    /// kron21 3.49 device-driven against 5.19 one launch per level, kron25 33.1 against 39.0,
+    /// a road grid (`road:side=2048,p=0.6`) 16.3 against 138.
     pub fn fuses_device_driven(self, devices: usize) -> bool {
         devices > 1 && self != FusedMode::Off
     }

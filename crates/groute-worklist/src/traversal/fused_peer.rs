@@ -1,7 +1,7 @@
 //! Device-driven fused runs on several devices ([`FusedDriver::Device`], the default where
-//! [`PeerGroup::auto_device_driven`] holds): one persistent launch of the fused kernel per device for the
-//! whole run (`kernels/include/fused.cuh`, "Several devices"), the devices storing their
-//! outgoing items straight into the next device's inbox over the peer link and detecting
+//! [`PeerGroup::auto_device_driven`] holds): one persistent launch of the fused kernel per
+//! device for the whole run (`kernels/include/fused.cuh`, "Several devices"), the devices
+//! storing their outgoing items straight into the next device's inbox over the peer link and detecting
 //! termination among themselves. The host launches the members, waits for them and reads
 //! their counters; it takes no part in the traversal.
 //!
@@ -87,14 +87,15 @@ use crate::split::VertexValue;
 /// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_tuning.solo_async` is ignored there). A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
-/// Under `Device` and `Auto`, devices of the context that share a GPU (virtual devices: more devices
-/// than GPUs) run as members sharing it ([`GpuSharing::Split`]): of k members on one GPU,
+/// Under `Device` and `Auto`, devices of the context that share a GPU (virtual devices: more
+/// devices than GPUs) run as members sharing it ([`GpuSharing::Split`]): of k members on one GPU,
 /// each one's default grid is a k-th of its multiprocessors, and at most a k-th of the blocks
 /// (or of the cluster build's clusters) resident at once, less one; members sharing a GPU all
 /// run the cluster build or none. That runs the members' whole protocol, items crossing
 /// between members included, on fewer GPUs than members: no faster than one member (3 devices
 /// on 2 GPUs give two members half a GPU each and one a whole GPU), but faster than
-/// host-driven rounds on the same members ([`FusedMode::fuses_device_driven`](super::FusedMode::fuses_device_driven)). CUDA
+/// host-driven rounds on the same members
+/// ([`FusedMode::fuses_device_driven`](super::FusedMode::fuses_device_driven)). CUDA
 /// does not promise that the members run at once; a start that finds them not all running
 /// (other work on the GPU, say) is retried until the group's timeout, then fails
 /// (`groute_core::cuda::PeerGroup`, "Members sharing a GPU").
@@ -125,6 +126,7 @@ impl FusedDriver {
     ) -> Result<bool, Error> {
         match self {
             FusedDriver::Host => Ok(false),
+            // The rule of `PeerGroup::auto_device_driven`, through `check` (testable here).
             FusedDriver::Auto => Ok(check(GpuSharing::Split).is_ok()),
             FusedDriver::Device => match check(GpuSharing::Split) {
                 Ok(()) => Ok(true),

@@ -15,7 +15,8 @@ pub enum MultiDriver {
     /// devices exchanging discoveries by peer stores and agreeing on each step through a
     /// cross-device all-reduce; the host launches and waits. Devices sharing a GPU (virtual
     /// devices: more devices than GPUs) run as members sharing it, each on its share of the
-    /// GPU's resident blocks (`groute_core::cuda::member_share`). Refused (naming the fix) where the context cannot run it
+    /// GPU's resident blocks (`groute_core::cuda::member_share`). Refused (naming the fix)
+    /// where the context cannot run it
     /// (`groute_core::cuda::PeerGroup::check_sharing` with `GpuSharing::Split`).
     Fused,
     /// One host thread per device runs that device's share of every level and the threads
