@@ -1,8 +1,8 @@
 //! Device-driven fused runs on several devices ([`FusedDriver::Device`], the default where
 //! [`PeerGroup::auto_device_driven`] holds): one persistent launch of the fused kernel per
 //! device for the whole run (`kernels/include/fused.cuh`, "Several devices"), the devices
-//! storing their outgoing items straight into the next device's inbox over the peer link and detecting
-//! termination among themselves. The host launches the members, waits for them and reads
+//! storing their outgoing items straight into the next device's inbox over the peer link and
+//! detecting termination among themselves. The host launches the members, waits for them and reads
 //! their counters; it takes no part in the traversal.
 //!
 //! ## Protocol
