@@ -353,9 +353,11 @@ fn run() -> Result<(), AnyError> {
     };
     report.times = timed.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
-    // The direction-optimizing BFS exchanges frontier words, and device-driven members
-    // exchange over peer links: neither goes through the counted ring.
-    report.comm = (!stats.direction_optimized && !stats.worklist.device_driven).then(|| {
+    // The direction-optimizing BFS exchanges frontier words, which its worklist counters miss.
+    // Worklist runs count their ring items, or device-driven members their inbox items: a
+    // vertex and its value each (members count their remote updates on two devices only).
+    let counted = !stats.worklist.device_driven || stats.worklist.devices.len() == 2;
+    report.comm = (!stats.direction_optimized && counted).then(|| {
         common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
     });
     report.algorithm_stats = json!({

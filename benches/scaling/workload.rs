@@ -46,7 +46,7 @@ pub struct RunReport {
     /// Edges counted for the rate (see [`Workload::edges_kind`]).
     pub edges: u64,
     /// Bytes that crossed between devices (`None` where the run does not count them:
-    /// device-driven traversals, direction-optimizing BFS, CC).
+    /// direction-optimizing BFS, CC).
     pub bytes_sent: Option<u64>,
 }
 
@@ -196,11 +196,10 @@ pub struct FinishedRun {
     bytes_sent: Option<u64>,
 }
 
-/// The bytes a host-driven worklist run put on the ring (8 per item: a vertex and its value),
-/// `None` for a device-driven run, which does not count them.
+/// The bytes a worklist run put on the ring (8 per item: a vertex and its value), or a
+/// device-driven one stored into the members' inboxes.
 fn ring_bytes(w: &groute::worklist::WorklistStats) -> Option<u64> {
-    (!w.device_driven)
-        .then(|| w.items_sent() * std::mem::size_of::<groute::worklist::VertexValue>() as u64)
+    Some(w.items_sent() * std::mem::size_of::<groute::worklist::VertexValue>() as u64)
 }
 
 /// What a finished run's edge count comes from.

@@ -35,7 +35,8 @@ pub struct Report {
     pub validated: Option<bool>,
     /// Memory per device and the host's peak (filled by runs that have a context).
     pub memory: Option<MemoryReport>,
-    /// Traffic between devices (filled by the runs whose executor counts it).
+    /// Traffic between devices (filled by the runs whose executor counts it: the worklist
+    /// runs, host-driven or device-driven).
     pub comm: Option<CommReport>,
     /// The algorithm's own counters (rounds, items, ...).
     pub algorithm_stats: Value,
@@ -55,22 +56,30 @@ pub struct MemoryReport {
     pub ranks: Option<Vec<RankMemoryReport>>,
 }
 
-/// Traffic between devices, summed over them.
+/// Traffic between devices, summed over them. Host-driven worklist runs count what they put
+/// on the ring; device-driven ones (`WorklistStats::device_driven`: members storing into the
+/// next device's inbox) what they store there, the same items on the same ring of devices.
 #[derive(Serialize, Debug)]
 pub struct CommReport {
-    /// Bytes of the items put on the ring (remote updates and items passed on).
+    /// Bytes of the items put on the ring (remote updates and items passed on): items sent
+    /// times the item's size. Device-driven: the items stored into the next device's inbox.
     pub bytes: u64,
-    /// Segments (messages) put on the ring.
+    /// Segments (messages) put on the ring. Device-driven: the batches published into the
+    /// next device's inbox (each advance of the inbox end a member released to it).
     pub messages: u64,
-    /// Updates of other devices' vertices put on the ring, after combining per vertex.
+    /// Updates of other devices' vertices put on the ring, after combining per vertex (an
+    /// update leaves only when it improves the sender's halo copy). Device-driven: the items
+    /// sent on two devices (nothing is passed on there; runs on more report no traffic).
     pub remote_updates: u64,
     /// Arcs to other devices' vertices the rounds relaxed, before combining; `None` where
-    /// the executor does not count them.
+    /// the executor does not count them (the CUDA kernels, device-driven runs included: a
+    /// count on every relaxed arc would cost the expansion time).
     pub cut_arcs_traversed: Option<u64>,
 }
 
 impl CommReport {
-    /// The traffic of a worklist run whose ring items are `item_bytes` bytes each.
+    /// The traffic of a worklist run whose items on the ring (or in the inboxes) are
+    /// `item_bytes` bytes each.
     pub fn of(stats: &groute::worklist::WorklistStats, item_bytes: usize) -> CommReport {
         CommReport {
             bytes: stats.items_sent() * item_bytes as u64,

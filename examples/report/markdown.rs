@@ -116,10 +116,10 @@ giant component); SSSP weighs arcs uniformly in 1..100 (road-like graphs 1000..1
 epsilon 0.01. GTEPS counts the out-arcs of every reached vertex (Graph500's convention); for \
 PageRank the rate is input arcs per second, for CC edges hooked per second. Speedup is the \
 one-device median over this one. *B/arc* is the traffic between devices per arc of the graph \
-in the median run: the bytes of the items a host-driven worklist run puts on the ring, or what \
-device-driven PageRank stores into its peers' memory (halo adds and mirror values); `-` where \
-the run does not count it (device-driven traversals, direction-optimizing BFS, CC) or the \
-record predates the count.
+in the median run: the bytes of the items a worklist run puts on the ring (device-driven BFS and \
+SSSP: into the next device's inbox), or what device-driven PageRank stores into its peers' memory \
+(halo adds and mirror values); `-` where the run does not count it (direction-optimizing BFS, \
+CC) or the record predates the count (device-driven BFS and SSSP records among them).
 ";
 
 /// Bytes that crossed between devices per arc of the graph, or `-` where the record has no

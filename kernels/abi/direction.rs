@@ -117,7 +117,8 @@ abi_constants! {
         pub const DO_FLAG_POST_EXCHANGE = 4;
         /// The scan handles `SCAN_BATCH` words per warp and iteration.
         pub const DO_FLAG_SCAN_BATCH = 8;
-        /// One device: a push step's appends are the next frontier (no scan).
+        /// One device: a push step's appends are the next frontier (no scan); several, with
+        /// `DO_FLAG_PUSH_BITMAP`: a dense push's bitmap and the received words are.
         pub const DO_FLAG_PUSH_FRONTIER = 16;
         /// Several devices: a sparse push sends the list of its appends instead of bitmap words.
         pub const DO_FLAG_SPARSE_PUSH = 32;

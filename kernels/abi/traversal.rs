@@ -33,8 +33,11 @@ abi_struct! {
         pub low_min: u32,
         /// Device-driven runs: items the previous device published into this device's inbox.
         pub inbox_published: u32,
+        /// Device-driven runs: batches of sends counted and published to the next device (each
+        /// advance of the end released into its inbox: the run's messages).
+        pub send_batches: u32,
         /// Not used.
-        pub unused: [u32; 4],
+        pub unused: [u32; 3],
     }
 }
 

@@ -33,7 +33,8 @@
 //      SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
 //      global frontier is empty) in the barrier's record. Every device sees the same sums, so
 //      every device decides alike and they make the same sequence of exchanges.
-// Level 0 is the scan of the source's level (nothing received) and its decide.
+// Level 0 counts the source, which the host put into the worklist of the device that owns it,
+// and decides.
 //
 // Variants (`flags`, DoFlag, for A/B runs): DO_FLAG_PULL_FRONTIER fuses a pull step with its
 // send and scan: the pull appends its finds as the next frontier (the decide that chose the
@@ -44,8 +45,12 @@
 // grid barriers and two full passes fewer per pull level on several devices, one and one on
 // one device. Exact: after a pull a device's owned vertices at L + 1 are its own finds.
 //
-// DO_FLAG_PUSH_FRONTIER (one device): a push's appends are the next frontier, where they lie
-// in the ring worklist (`front`); count_frontier sums their degrees instead of a scan.
+// DO_FLAG_PUSH_FRONTIER: on one device a push's appends are the next frontier, where they lie
+// in the ring worklist (`front`); count_frontier sums their degrees instead of a scan. On
+// several devices, with DO_FLAG_PUSH_BITMAP, a dense push's pass after the exchange reads no
+// level: apply_marks stores the received vertices' levels and appends the owned vertices of
+// its own bitmap and the received words (a lane per word), and count_frontier sums their
+// degrees behind one more grid barrier of the device.
 // DO_FLAG_WARP_RESERVE: the scan and that pull count their finds per warp and reserve the
 // worklist slots once per block (append_marked, block_count.cuh), then append in a second
 // sweep. DO_FLAG_SCAN_BATCH: apply_and_scan keeps SCAN_BATCH words' loads in flight
@@ -175,6 +180,9 @@ __device__ __forceinline__ void direction_fused(
     const bool several = run.several;
     const bool pull_frontier = (flags & DO_FLAG_PULL_FRONTIER) != 0u;
     const bool push_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && !several;
+    // A dense push's discovery bitmap and the received words build the next frontier.
+    const bool marks_frontier = (flags & DO_FLAG_PUSH_FRONTIER) != 0u && several &&
+                                (flags & DO_FLAG_PUSH_BITMAP) != 0u;
     const bool one_exchange = (flags & DO_FLAG_ONE_EXCHANGE) != 0u && several && pull_frontier;
     const bool replicate = (flags & DO_FLAG_REPLICATE) != 0u && several;
     unsigned int front = 0;  // the worklist position of the frontier's first item
@@ -182,18 +190,18 @@ __device__ __forceinline__ void direction_fused(
     // DO_FLAG_REPLICATE: the frontier in the worklist is the whole one, alike on every device.
     bool everywhere = replicate;
 
-    if (replicate) {
-        // The host put the source at worklist position 0 of every device: the counters of
-        // its one-vertex frontier are global as counted here.
-        run.count_frontier(0u, 1u);
-        grid_barrier(
-            barrier, gen, config,
-            [&] { return run.decide(trace, row, 1u, DO_FOUND_EVERYWHERE); }, publish, settle);
-    } else {
-        run.apply_and_scan(0u, false, true, false);
-        grid_barrier(barrier, gen, config, [&] { return run.decide(trace, row); }, publish,
-                     settle);
-    }
+    // The host put the source at worklist position 0 of the device that owns it (of every
+    // device with DO_FLAG_REPLICATE, where the counters of its one-vertex frontier are then
+    // global as counted here) and the worklist's end behind it: the frontier of level 0,
+    // counted without a pass over the level array.
+    run.count_frontier(0u, load_volatile(ctrl + CTRL_WL_END));
+    grid_barrier(
+        barrier, gen, config,
+        [&] {
+            return replicate ? run.decide(trace, row, 1u, DO_FOUND_EVERYWHERE)
+                             : run.decide(trace, row);
+        },
+        publish, settle);
     FusedRecord next = shared_record;
     while (next.w[DO_R_PHASE] == DO_PUSH || next.w[DO_R_PHASE] == DO_PULL) {
         ++row;
@@ -338,7 +346,7 @@ __device__ __forceinline__ void direction_fused(
                 const unsigned int begin = push ? 0u : owned_begin / 32u;
                 const unsigned int end = push ? words : (owned_end + 31u) / 32u;
                 if (marked) {
-                    run.send_marks(level + 1u);
+                    run.send_marks(level + 1u, marks_frontier);
                 } else {
                     run.send(level + 1u, begin, end < words ? end : words);
                 }
@@ -391,6 +399,15 @@ __device__ __forceinline__ void direction_fused(
         }
         if (sparse) {
             run.apply_lists(level + 1u, global);
+        } else if (marked && marks_frontier) {
+            run.apply_marks(level + 1u);
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    return FusedRecord{{load_volatile(ctrl + CTRL_WL_END), 0u, 0u, 0u, 0u, 0u}};
+                },
+                publish, settle);
+            run.count_frontier(0u, shared_record.w[0]);
         } else if (!replicated && (several || !built)) {
             run.apply_and_scan(level + 1u, several, !built, !push);
         }

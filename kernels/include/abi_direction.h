@@ -94,7 +94,10 @@ GROUTE_ENUM(DoFlag){
     // One device: a push step's appends (every improved head, each once) are the next
     // frontier: no rewind after the push, no scan over every vertex; a pass over the
     // appended items adds their degrees and number to the counters, and the next push reads
-    // the frontier where it lies in the (ring) worklist. Several devices: no effect.
+    // the frontier where it lies in the (ring) worklist. Several devices, with
+    // DO_FLAG_PUSH_BITMAP: after a dense push, the pass that applies the received words
+    // builds the next frontier from them and the discovery bitmap (apply_marks), reading no
+    // level, where apply_and_scan reads the level of every owned vertex.
     DO_FLAG_PUSH_FRONTIER = 16,
     // Several devices: a push level whose frontier has few out-arcs (SPARSE_DIVISOR, decided
     // alike on every device from the global counts) sends the list of its appends (every

@@ -27,7 +27,9 @@ struct TraversalCtrl {
     unsigned int low_min;            // the smallest priority deferred since the host reset it
     unsigned int inbox_published;    // device-driven runs: items the previous device has
                                      // published into this device's inbox (stored by it)
-    unsigned int unused[4];
+    unsigned int send_batches;       // device-driven runs: batches of sends counted and
+                                     // published to the next device (its messages)
+    unsigned int unused[3];
 };
 
 // TraversalCtrl by word (the kernels index the control block as words: the hub slots follow
@@ -44,6 +46,7 @@ GROUTE_ENUM(CtrlWord){
     CTRL_LOW_OVERFLOW = 9,
     CTRL_LOW_MIN = 10,
     CTRL_INBOX_PUBLISHED = 11,
+    CTRL_SEND_BATCHES = 12,
     TRAVERSAL_CTRL_WORDS = 16,
 };
 GROUTE_WORD_AT(TraversalCtrl, wl_end, CTRL_WL_END);
@@ -57,6 +60,7 @@ GROUTE_WORD_AT(TraversalCtrl, low_end, CTRL_LOW_END);
 GROUTE_WORD_AT(TraversalCtrl, low_overflow, CTRL_LOW_OVERFLOW);
 GROUTE_WORD_AT(TraversalCtrl, low_min, CTRL_LOW_MIN);
 GROUTE_WORD_AT(TraversalCtrl, inbox_published, CTRL_INBOX_PUBLISHED);
+GROUTE_WORD_AT(TraversalCtrl, send_batches, CTRL_SEND_BATCHES);
 GROUTE_WORD_COUNT(TraversalCtrl, TRAVERSAL_CTRL_WORDS);
 
 // The fused traversal's state block (fused.cuh): the grid barrier's words, then the run's

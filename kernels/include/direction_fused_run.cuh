@@ -147,11 +147,31 @@ struct DoRun {
         }
     }
 
+    // The words that hold an owned vertex: [owned_begin / 32, owned_words_end()).
+    __device__ unsigned int owned_words_end() const {
+        const unsigned int end = owned_end < n ? owned_end : n;
+        return (end + 31u) / 32u;
+    }
+
+    // The bits of word `w` that are owned vertices (below n).
+    __device__ unsigned int owned_bits(unsigned int w) const {
+        const unsigned int first = w * 32u;
+        const unsigned int end = owned_end < n ? owned_end : n;
+        if (end <= first || owned_begin >= first + 32u) {
+            return 0u;
+        }
+        const unsigned int low = owned_begin > first ? owned_begin - first : 0u;  // < 32
+        const unsigned int high = end - first < 32u ? end - first : 32u;
+        const unsigned int below_high = high == 32u ? 0xFFFFFFFFu : (1u << high) - 1u;
+        return below_high & ~((1u << low) - 1u);
+    }
+
     // DO_FLAG_PUSH_BITMAP, after a dense push: stores every nonzero word of the discovery
     // bitmap (this device's discoveries at `mark`) into every peer's inbox and clears it, a
     // thread per word (coalesced loads of 4 bytes per 32 vertices, where send reads every
-    // vertex's level).
-    __device__ void send_marks(unsigned int mark) const {
+    // vertex's level). `keep_owned` (apply_marks builds the next frontier from them): the
+    // words that hold an owned vertex are left for apply_marks to clear.
+    __device__ void send_marks(unsigned int mark, bool keep_owned) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int total = words();
         const unsigned int offset = half(mark);
@@ -163,7 +183,9 @@ struct DoRun {
             if (bits == 0u) {
                 continue;
             }
-            bitmap[w] = 0u;  // the next dense push's reductions come after grid barriers
+            if (!keep_owned || w < owned_begin / 32u || w >= owned_words_end()) {
+                bitmap[w] = 0u;  // the next dense push's reductions come after grid barriers
+            }
             for (unsigned int d = 0; d < group.size; ++d) {
                 if (d != group.rank) {
                     inboxes[d][offset + slot_at(d) * total + w] = bits;
@@ -200,35 +222,95 @@ struct DoRun {
              base += stride) {
             const unsigned int j = base + lane;
             const unsigned int w = j < inner_begin ? j : j + inner;
-            unsigned int bits = 0;
-            if (j < limit) {
-                for (unsigned int s = 0; s + 1u < group.size; ++s) {
-                    // Written by a peer (over the link): never an L1 line.
-                    const unsigned int word = load_volatile(box + s * total + w);
-                    if (word != 0u) {
-                        box[s * total + w] = 0u;
-                        cleared = true;
-                        bits |= word;
-                    }
-                }
-            }
-            unsigned int pending = __ballot_sync(0xFFFFFFFFu, bits != 0u);
-            while (pending != 0u) {
-                const int from = __ffs(pending) - 1;
-                pending &= pending - 1u;
-                const unsigned int word = __shfl_sync(0xFFFFFFFFu, w, from);
-                const unsigned int set = __shfl_sync(0xFFFFFFFFu, bits, from);
-                const bool got = ((set >> lane) & 1u) != 0u;
-                if (got) {
-                    levels[word * 32u + lane] = mark;  // a peer's vertex: below n
-                }
-            }
+            const unsigned int bits = j < limit ? take_received(box, w, cleared) : 0u;
+            store_levels(w, bits, mark);
             if (append) {
                 append_bits(w, bits);
             }
         }
         if (cleared) {
             __threadfence_system();
+        }
+    }
+
+    // DO_FLAG_PUSH_FRONTIER with DO_FLAG_PUSH_BITMAP on several devices, after a dense push's
+    // exchange: applies the received words and appends the next frontier from them and this
+    // device's discovery bitmap, reading no level. A received bit is a vertex that a peer
+    // set to `mark` from UNREACHED; the level arrays agree below `mark`, so here it is
+    // UNREACHED or `mark` (this device found it too), and its level is stored without being
+    // read. The owned vertices at `mark` are the union of this device's discoveries in the
+    // words that hold an owned vertex (left there by send_marks) and the received bits
+    // there, each appended once. A lane per word: a warp's inbox and bitmap loads coalesced,
+    // one round trip per grid-stride step (apply_and_scan, a warp per word, loads every owned
+    // vertex's level and waits for a round trip per word). The frontier's degrees are summed
+    // after, over the appended items (count_frontier), behind a grid barrier.
+    __device__ void apply_marks(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int lane = lane_id();
+        const unsigned int total = words();
+        const unsigned int own_begin = owned_begin / 32u;
+        const unsigned int own_end = owned_words_end();
+        unsigned int* const box = inbox + half(mark);
+        unsigned int* const bitmap = marks();
+        bool cleared = false;
+        // Warp-uniform trip count: `base` is the warp's first word.
+        for (unsigned int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < total;
+             base += stride) {
+            const unsigned int w = base + lane;
+            unsigned int received = 0u;
+            unsigned int mine = 0u;
+            if (w < total) {
+                received = take_received(box, w, cleared);
+                if (w >= own_begin && w < own_end) {
+                    // Set by reductions at L2 (other SMs): never an L1 line.
+                    mine = load_volatile(bitmap + w);
+                    if (mine != 0u) {
+                        bitmap[w] = 0u;  // the next dense push's come after grid barriers
+                    }
+                }
+            }
+            // The received vertices this device did not set itself.
+            store_levels(w, received & ~mine, mark);
+            append_bits(w, w < total ? (mine | received) & owned_bits(w) : 0u);
+        }
+        if (cleared) {
+            __threadfence_system();
+        }
+    }
+
+    // The received bits of word `w`: the OR of every peer's inbox word `w` in the half at
+    // `box`, each nonzero one cleared for the next level that stores there (`cleared` set).
+    __device__ __forceinline__ unsigned int take_received(unsigned int* box, unsigned int w,
+                                                          bool& cleared) const {
+        const unsigned int total = words();
+        unsigned int bits = 0u;
+        for (unsigned int s = 0; s + 1u < group.size; ++s) {
+            // Written by a peer (over the link): never an L1 line.
+            const unsigned int word = load_volatile(box + s * total + w);
+            if (word != 0u) {
+                box[s * total + w] = 0u;
+                cleared = true;
+                bits |= word;
+            }
+        }
+        return bits;
+    }
+
+    // Stores `mark` as the level of every vertex that a lane's word `w` sets in `bits` (a
+    // peer's finds: vertices below n), a lane per bit of each such word: one line per word.
+    // All 32 lanes call it.
+    __device__ __forceinline__ void store_levels(unsigned int w, unsigned int bits,
+                                                 unsigned int mark) const {
+        const unsigned int lane = lane_id();
+        unsigned int pending = __ballot_sync(0xFFFFFFFFu, bits != 0u);
+        while (pending != 0u) {
+            const int from = __ffs(pending) - 1;
+            pending &= pending - 1u;
+            const unsigned int word = __shfl_sync(0xFFFFFFFFu, w, from);
+            const unsigned int set = __shfl_sync(0xFFFFFFFFu, bits, from);
+            if (((set >> lane) & 1u) != 0u) {
+                levels[word * 32u + lane] = mark;
+            }
         }
     }
 

@@ -14,6 +14,14 @@ __device__ __forceinline__ void peer_count(const FusedArgs& a, unsigned long lon
     peer_add(a.peer.mailbox + PEER_PENDING, delta);
 }
 
+// Device-driven runs: one more batch of sends counted for publication (CTRL_SEND_BATCHES,
+// which the host reports as the member's messages): every call of peer_count_sends or of the
+// SOLO peer warp's settle that counts items. A reduction nothing waits for, beside the
+// termination count's system-scope one.
+__device__ __forceinline__ void peer_count_batch(const FusedArgs& a) {
+    atomicAdd(a.ctrl + CTRL_SEND_BATCHES, 1u);
+}
+
 // Device-driven runs: counts the outgoing items [FUSED_PUBLISHED, sent) in PEER_PENDING and
 // makes `sent` the end to publish (FUSED_PUBLISHED, handed on in the release record: the
 // publisher releases it at the start of the next phase, off the barrier's path, see
@@ -23,6 +31,7 @@ __device__ __forceinline__ void peer_count_sends(FusedState& s, const FusedArgs&
     const unsigned int published = s.at(FUSED_PUBLISHED);
     if (sent != published) {
         peer_count(a, sent - published);
+        peer_count_batch(a);
         s.at(FUSED_PUBLISHED) = sent;
     }
 }

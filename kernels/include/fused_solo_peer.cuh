@@ -243,6 +243,7 @@ struct SoloPeerWarp {
             LAGGED ? CLUSTER_RELEASE_LEVELS : SOLO_RELEASE_LEVELS;
         if (reads.sent != words.counted && levels % release_levels == 0u) {
             peer_count(a, reads.sent - words.counted);
+            peer_count_batch(a);
             peer_release(a, reads.sent);
             words.counted = reads.sent;
         }

@@ -11,6 +11,7 @@ use groute_bfs::{
     bfs, bfs_reference,
 };
 use groute_core::Context;
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::test_contexts;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
@@ -376,13 +377,16 @@ fn cuda_larger_graphs_match_the_reference() {
 }
 
 /// Several CUDA devices (`GROUTE_TEST_CUDA=1`; virtual devices share a GPU when there are
-/// fewer): larger graphs under every rule and both partitions equal the reference.
+/// fewer): larger graphs under every rule and both partitions equal the reference, driven
+/// from the host and, where the devices can run it (distinct GPUs with peer access, or
+/// members sharing GPUs), by the devices.
 #[test]
 fn cuda_several_devices_match_the_reference() {
     for devices in [2, 3, 4] {
         let Some(ctx) = groute_core::testing::cuda_context(devices) else {
             return;
         };
+        let device_driven = PeerGroup::check_sharing(&ctx, GpuSharing::Split).is_ok();
         for (spec, method) in [
             ("kron:scale=16,ef=16,sym,seed=11", PartitionMethod::Block),
             ("kron:scale=14,ef=16,sym,seed=14", PartitionMethod::Metis),
@@ -392,20 +396,24 @@ fn cuda_several_devices_match_the_reference() {
             let g = generated(spec);
             for s in [0, (g.num_vertices() / 3) as u32] {
                 let expected = bfs_reference(&g.csr, s);
-                for (rule, driver) in RULES.into_iter().zip([
+                for (rule, host_driver) in RULES.into_iter().zip([
                     MultiDriver::PerDevice,
                     MultiDriver::Shared,
                     MultiDriver::PerDevice,
                     MultiDriver::Shared,
                 ]) {
-                    let mut o = options(Direction::PullPush, rule);
-                    o.multi_driver = driver;
-                    let got = run_parted(&ctx, &g, method, s, &o);
-                    assert_eq!(
-                        got.levels, expected,
-                        "{spec} from {s} on {devices} devices ({method:?}, {driver}, {rule:?})"
-                    );
-                    assert!(got.stats.device_time.is_some());
+                    let fused = device_driven.then_some(MultiDriver::Fused);
+                    for driver in std::iter::once(host_driver).chain(fused) {
+                        let mut o = options(Direction::PullPush, rule);
+                        o.multi_driver = driver;
+                        let got = run_parted(&ctx, &g, method, s, &o);
+                        assert_eq!(
+                            got.levels, expected,
+                            "{spec} from {s} on {devices} devices ({method:?}, {driver}, \
+                             {rule:?})"
+                        );
+                        assert!(got.stats.device_time.is_some());
+                    }
                 }
             }
         }

@@ -300,7 +300,8 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
 /// each on its share), on weighted graphs of every shape, with
 /// the default band (each device's own epochs), without soft priority and without the
 /// single-block mode, its single-block mode on a cluster (the default) and on one block; at
-/// the end every listed or unlisted item was expanded once and every published item received.
+/// the end every listed or unlisted item was expanded once and every published item received,
+/// and the traffic adds up (`traffic_adds_up`).
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
     for devices in [1, 2, 3] {
@@ -312,6 +313,8 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
         if PeerGroup::check_sharing(&ctx, GpuSharing::Split).is_err() {
             continue;
         }
+        // Over the runs on these devices: whether some run sent updates.
+        let mut crossed = false;
         for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
             let n = g.num_vertices() as u32;
             for s in [0, n / 2] {
@@ -340,9 +343,34 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
                     assert!(w.device_driven, "{label}: not device-driven");
                     assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
                     assert_eq!(w.items_sent(), w.items_received(), "{label}");
+                    traffic_adds_up(w, devices, &label);
+                    crossed |= w.items_sent() > 0;
                 }
             }
         }
+        // The large graphs cross the block partition's cuts.
+        assert_eq!(crossed, devices > 1, "{devices} devices: updates sent");
+    }
+}
+
+/// The traffic counters of a device-driven run on `devices` devices: every batch published
+/// (`segments_sent`) carried at least one item; on two devices every item sent is a remote
+/// update (nothing is passed on), on more they are not counted apart (0); none is sent on one.
+fn traffic_adds_up(w: &groute_worklist::WorklistStats, devices: usize, label: &str) {
+    for (d, s) in w.devices.iter().enumerate() {
+        assert!(s.segments_sent <= s.items_sent, "{label}: device {d}");
+        assert_eq!(
+            s.segments_sent > 0,
+            s.items_sent > 0,
+            "{label}: device {d} published its sends"
+        );
+        assert_eq!(s.cut_arcs_traversed, None, "{label}: device {d}");
+    }
+    let (sent, remote) = (w.items_sent(), w.remote_updates());
+    match devices {
+        1 => assert_eq!((sent, w.segments_sent()), (0, 0), "{label}"),
+        2 => assert_eq!(remote, sent, "{label}: every item sent is a remote update"),
+        _ => assert_eq!(remote, 0, "{label}: not counted apart from items passed on"),
     }
 }
 

@@ -151,15 +151,19 @@ pub struct DeviceStats {
     pub items_processed: u64,
     /// Items the expand rounds produced (before the split).
     pub items_produced: u64,
-    /// Items put on the ring (remote items produced here plus items passed on).
+    /// Items put on the ring (remote items produced here plus items passed on). Device-driven
+    /// runs: the items stored into the next device's inbox.
     pub items_sent: u64,
-    /// Segments (messages) sent; the transport may split each into packets.
+    /// Segments (messages) sent; the transport may split each into packets. Device-driven runs
+    /// (`traversal/fused_peer.rs`), which have no segments: the batches published into the
+    /// next device's inbox (each advance of the inbox end the device released to it: the sends
+    /// of a grid phase, or of a few single-block levels).
     pub segments_sent: u64,
     /// Items received from the ring predecessor.
     pub items_received: u64,
     /// Received items passed on to the successor.
     pub items_passed: u64,
-    /// Received items dropped by `on_receive`.
+    /// Received items dropped by `on_receive` (device-driven runs: not counted, 0).
     pub items_dropped: u64,
     /// Kept items deferred to the low-priority list by a split (soft priority).
     pub items_deferred: u64,
@@ -173,10 +177,13 @@ pub struct DeviceStats {
     /// ([`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)).
     pub solo_cluster_rounds: u64,
     /// Updates of other devices' vertices that this device's rounds put on the ring, after
-    /// combining (of `items_sent`, those not passed on).
+    /// combining (of `items_sent`, those not passed on). Device-driven runs on two devices:
+    /// `items_sent`, since nothing is passed on there (each an improvement of this device's
+    /// halo copy, the `Min` executors' combining); on more, not counted apart (0).
     pub remote_updates: u64,
     /// Arcs to other devices' vertices that this device's rounds relaxed (before
-    /// combining); `None` where the executor does not count them.
+    /// combining); `None` where the executor does not count them (the CUDA kernels, device-driven
+    /// runs included: a count on every relaxed arc would cost the expansion time).
     pub cut_arcs_traversed: Option<u64>,
 }
 

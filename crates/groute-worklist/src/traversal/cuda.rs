@@ -76,6 +76,8 @@ const CTRL_LOW_MIN: usize = abi_word!(TraversalCtrl, low_min);
 /// its inbox end, stored by the previous device (`fused_peer.rs`).
 pub(super) const CTRL_SEND_FREED: usize = abi_word!(TraversalCtrl, send_freed);
 pub(super) const CTRL_INBOX_PUBLISHED: usize = abi_word!(TraversalCtrl, inbox_published);
+/// A device-driven run's batches of sends published to the next device (`fused_peer.rs`).
+pub(super) const CTRL_SEND_BATCHES: usize = abi_word!(TraversalCtrl, send_batches);
 
 /// `values`, `offsets`, `targets`, `weights` kernel arguments.
 pub(super) type GraphArgs = (

@@ -54,8 +54,26 @@
 //!   `send_capacity (--send-capacity)` for an inbox.
 //!
 //! A run reports per device the levels and items it expanded, the items it appended to its
-//! worklist (`items_produced`: kept expansions and kept received items), sent (its own and
-//! passed-on items) and received; `items_passed` and `items_dropped` are not counted apart.
+//! worklist (`items_produced`: kept expansions and kept received items), sent and received,
+//! and what crossed to the next device ([`member_stats`], from the control words
+//! `CTRL_SEND_END` and `CTRL_SEND_BATCHES`):
+//!
+//! - `items_sent`: every item it stored into the next device's inbox, its own and passed-on
+//!   ones;
+//! - `remote_updates`: on two members, every item sent: whatever a member receives is its
+//!   own, so each item it sends is an update of the other member's vertex that it originated
+//!   (an improvement of its halo copy, the combining of every `Min` executor). On more
+//!   members the ring passes items on, and the kernel does not count those apart (a count on
+//!   the receive path made SSSP on kron21 11% slower on two H200s), so `remote_updates` is 0
+//!   there and the examples report no traffic;
+//! - `segments_sent`: the batches it published, the protocol's messages: each advance of the
+//!   sends' end that it counted into the termination count and released into the next
+//!   device's `CTRL_INBOX_PUBLISHED` (once per grid phase that sent, and once per
+//!   `SOLO_RELEASE_LEVELS` or `CLUSTER_RELEASE_LEVELS` single-block levels that sent);
+//! - `cut_arcs_traversed`: `None`, as for every CUDA kernel (counting them would put a count
+//!   on every relaxed arc).
+//!
+//! `items_passed` and `items_dropped` are not counted apart.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +83,8 @@ use groute_core::cuda::{DevicePtr, GpuSharing, PeerArgs, PeerGroup};
 use groute_core::{Device, Error, Event};
 
 use super::cuda::{
-    CTRL_INBOX_PUBLISHED, CTRL_SEND_END, CTRL_SEND_FREED, CTRL_WL_END, CudaTraversalDevice,
+    CTRL_INBOX_PUBLISHED, CTRL_SEND_BATCHES, CTRL_SEND_END, CTRL_SEND_FREED, CTRL_WL_END,
+    CudaTraversalDevice,
 };
 use super::fused::{
     FUSED_PHASE_EXPAND, FUSED_PHASE_SOLO, FUSED_STOP_ABORTED, FUSED_STOP_PEER, FusedRole,
@@ -175,12 +194,22 @@ pub(crate) struct PeerRunOutput {
 
 /// What the host reads back from one member.
 struct MemberReadBack {
+    /// Its control words `[0, CTRL_READ_BACK)`.
     ctrl: Vec<u32>,
     state: StateBlock,
     device_time: Duration,
     /// The member ran the cluster build (its single-block levels ran on a cluster).
     cluster: bool,
 }
+
+/// The control words read back from a member after its run: every counter the report uses
+/// (the overflow words, the ends, the traffic counters).
+const CTRL_READ_BACK: usize = CTRL_SEND_BATCHES + 1;
+const _: () = assert!(
+    CTRL_WL_END < CTRL_READ_BACK
+        && CTRL_SEND_END < CTRL_READ_BACK
+        && CTRL_INBOX_PUBLISHED < CTRL_READ_BACK
+);
 
 /// Runs the traversal device-driven on every device of `group` (module docs): `devices[d]`
 /// on `context_devices[d]`, values reset (`sources` at 0), `seeds[d]` in device `d`'s
@@ -381,7 +410,7 @@ fn launch_members(
     for (d, dev) in devices.iter().enumerate() {
         let (t0, t1) = &timings[d];
         read_back.push(MemberReadBack {
-            ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_INBOX_PUBLISHED + 1)?)?,
+            ctrl: context_devices[d].download(&dev.ctrl.slice(0..CTRL_READ_BACK)?)?,
             state: dev.fused.read_state(&context_devices[d])?,
             device_time: Event::elapsed(t0, t1)?,
             cluster: shapes[d].cluster,
@@ -412,21 +441,11 @@ fn report(
     let mut stats = Vec::with_capacity(devices.len());
     let mut outstanding = 0i64;
     for (r, seeds) in read_back.iter().zip(seeds) {
-        let counted = r.state.stats();
-        // Every item listed, and those the cluster mode's levels produced and expanded without
-        // listing them (`FusedStateBlock::unlisted`).
-        let listed = u64::from(r.ctrl[CTRL_WL_END]).wrapping_add(r.state.0.unlisted);
-        let sent = u64::from(r.ctrl[CTRL_SEND_END]);
-        let received = u64::from(r.state.0.in_end);
-        outstanding +=
-            listed as i64 - counted.items_processed as i64 + sent as i64 - received as i64;
-        stats.push(DeviceStats {
-            items_produced: listed.saturating_sub(seeds.len() as u64),
-            items_sent: sent,
-            items_received: received,
-            solo_cluster_rounds: if r.cluster { counted.solo_rounds } else { 0 },
-            ..counted
-        });
+        let member = member_stats(&r.ctrl, &r.state, seeds.len(), r.cluster, devices.len());
+        outstanding += listed(&r.ctrl, &r.state) as i64 - member.items_processed as i64
+            + member.items_sent as i64
+            - member.items_received as i64;
+        stats.push(member);
     }
     if asked_to_stop || stops.contains(&FUSED_STOP_ABORTED) {
         return Err(WorklistError::TimedOut {
@@ -449,9 +468,138 @@ fn report(
     })
 }
 
+/// The items a member listed: every item its worklist's end counts, and those the cluster
+/// mode's levels produced and expanded without listing them (`FusedStateBlock::unlisted`).
+fn listed(ctrl: &[u32], state: &StateBlock) -> u64 {
+    u64::from(ctrl[CTRL_WL_END]).wrapping_add(state.0.unlisted)
+}
+
+/// A member's counters from what the host read back after its run (module docs): `ctrl`, its
+/// control words `[0, CTRL_READ_BACK)`; `state`, its state block; `seeds`, the items it
+/// started with; `cluster`, whether it ran the cluster build; `members`, the run's members.
+fn member_stats(
+    ctrl: &[u32],
+    state: &StateBlock,
+    seeds: usize,
+    cluster: bool,
+    members: usize,
+) -> DeviceStats {
+    let counted = state.stats();
+    let sent = u64::from(ctrl[CTRL_SEND_END]);
+    DeviceStats {
+        items_produced: listed(ctrl, state).saturating_sub(seeds as u64),
+        items_sent: sent,
+        segments_sent: u64::from(ctrl[CTRL_SEND_BATCHES]),
+        items_received: u64::from(state.0.in_end),
+        remote_updates: if members == 2 { sent } else { 0 },
+        cut_arcs_traversed: None,
+        solo_cluster_rounds: if cluster { counted.solo_rounds } else { 0 },
+        ..counted
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::WorklistStats;
+    use crate::traversal::fused::FUSED_WORDS;
+
+    /// A member's read-back words: its control words with the worklist's end `listed`, `sent`
+    /// items sent in `batches` batches, and a state block with `processed` items expanded,
+    /// `received` taken from its inbox and `rounds` levels, of them `solo` single-block ones.
+    struct Words {
+        listed: u32,
+        sent: u32,
+        batches: u32,
+        processed: u64,
+        received: u32,
+        rounds: u32,
+        solo: u32,
+    }
+
+    impl Words {
+        fn read_back(&self) -> (Vec<u32>, StateBlock) {
+            let mut ctrl = vec![0u32; CTRL_READ_BACK];
+            ctrl[CTRL_WL_END] = self.listed;
+            ctrl[CTRL_SEND_END] = self.sent;
+            ctrl[CTRL_SEND_BATCHES] = self.batches;
+            ctrl[CTRL_INBOX_PUBLISHED] = self.received;
+            let mut state = StateBlock::from_words(&[0u32; FUSED_WORDS]);
+            state.0.processed = self.processed;
+            state.0.in_end = self.received;
+            state.0.rounds = self.rounds;
+            state.0.solo_rounds = self.solo;
+            (ctrl, state)
+        }
+
+        fn stats(&self, seeds: usize, cluster: bool, members: usize) -> DeviceStats {
+            let (ctrl, state) = self.read_back();
+            member_stats(&ctrl, &state, seeds, cluster, members)
+        }
+    }
+
+    #[test]
+    fn on_two_members_every_item_sent_is_a_remote_update() {
+        // Device 0 seeded with 1 item sends 40 of its vertices' updates in 6 batches; device 1
+        // sends 25 back in 4. Nothing is passed on: whatever one receives is its own.
+        let members = [
+            Words {
+                listed: 31,
+                sent: 40,
+                batches: 6,
+                processed: 31,
+                received: 25,
+                rounds: 9,
+                solo: 5,
+            },
+            Words {
+                listed: 20,
+                sent: 25,
+                batches: 4,
+                processed: 20,
+                received: 40,
+                rounds: 7,
+                solo: 0,
+            },
+        ];
+        let run = WorklistStats {
+            devices: vec![members[0].stats(1, true, 2), members[1].stats(0, false, 2)],
+            device_driven: true,
+            ..WorklistStats::default()
+        };
+        let d0 = &run.devices[0];
+        assert_eq!((d0.items_sent, d0.remote_updates), (40, 40));
+        assert_eq!((d0.segments_sent, d0.items_received), (6, 25));
+        assert_eq!((d0.items_produced, d0.items_processed), (30, 31));
+        assert_eq!(
+            (d0.rounds, d0.solo_rounds, d0.solo_cluster_rounds),
+            (9, 5, 5)
+        );
+        assert_eq!(d0.cut_arcs_traversed, None);
+        assert_eq!(run.devices[1].solo_cluster_rounds, 0);
+        assert_eq!(run.remote_updates(), run.items_sent());
+        assert_eq!(run.items_sent(), 65);
+        assert_eq!(run.segments_sent(), 10);
+        assert_eq!(run.items_sent(), run.items_received());
+        assert_eq!(run.cut_arcs_traversed(), None);
+    }
+
+    #[test]
+    fn on_a_ring_of_three_members_remote_updates_are_not_counted() {
+        // Items passed on along the ring are among the sends, not counted apart.
+        let w = Words {
+            listed: 6,
+            sent: 8,
+            batches: 2,
+            processed: 6,
+            received: 10,
+            rounds: 4,
+            solo: 1,
+        };
+        let d = w.stats(0, false, 3);
+        assert_eq!((d.items_sent, d.segments_sent, d.remote_updates), (8, 2, 0));
+        assert_eq!(d.items_passed, 0);
+    }
 
     #[test]
     fn an_inbox_ring_is_the_largest_power_of_two_that_fits() {

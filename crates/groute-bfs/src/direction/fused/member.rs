@@ -147,9 +147,10 @@ impl FusedMember {
     }
 
     /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
-    /// state (and the trace when `traced`); with `replicated_start` (replicated levels on
-    /// several devices, `DO_FLAG_REPLICATE`), the source is the worklist's first item on
-    /// every device, where the kernel starts from it.
+    /// state (and the trace when `traced`). The source is the worklist's first item on the
+    /// member that owns it, where the kernel starts from it (no pass over the levels), and
+    /// with `replicated_start` (replicated levels on several devices, `DO_FLAG_REPLICATE`)
+    /// on every member.
     pub(super) fn reset(
         &self,
         source: u32,
@@ -158,7 +159,7 @@ impl FusedMember {
     ) -> Result<(), Error> {
         self.dir.reset(source)?;
         let s = &self.dir.stream;
-        if replicated_start {
+        if replicated_start || self.owned.contains(&source) {
             s.fill(&self.dir.wl.slice(0..1)?, source)?;
             s.fill(&self.dir.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, 1u32)?;
         }

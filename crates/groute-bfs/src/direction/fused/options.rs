@@ -38,8 +38,10 @@ pub struct FusedDirectionOptions {
     /// no scan after it); off: the pull, then the send and scan passes every step takes.
     pub pull_builds_frontier: bool,
     /// One device: a push step's appends are the next frontier (a pass over them sums their
-    /// degrees) instead of a scan over every vertex (`DO_FLAG_PUSH_FRONTIER`); several
-    /// devices: no effect.
+    /// degrees) instead of a scan over every vertex (`DO_FLAG_PUSH_FRONTIER`). Several
+    /// devices, with [`push_bitmap`](Self::push_bitmap): after a dense push, the next
+    /// frontier is built from the discovery bitmap and the received words, a lane per
+    /// bitmap word, instead of a pass that reads every owned vertex's level.
     pub push_builds_frontier: bool,
     /// Run the kernel's build capped at 32 registers (`bfs_direction_fused_occupancy`: every
     /// thread slot of an SM resident, some registers spilled) instead of the one at 48 (5
