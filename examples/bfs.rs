@@ -120,8 +120,9 @@ struct Cli {
     /// Default false (`FusedDirectionOptions::default`, the fastest measured).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_scan_batch: Option<bool>,
-    /// Device-driven direction-optimizing runs on one device: a push step's appends are the
-    /// next frontier (no scan over every vertex after it).
+    /// Device-driven direction-optimizing runs: on one device a push step's appends are the
+    /// next frontier (no scan over every vertex after it); on several, with the dense push's
+    /// bitmap, a dense push's next frontier is built from its bitmap and the received words.
     /// Default true (`FusedDirectionOptions::default`, the fastest measured).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_push_frontier: Option<bool>,
@@ -355,8 +356,8 @@ fn run() -> Result<(), AnyError> {
     report.validated = check.then_some(true);
     // The direction-optimizing BFS exchanges frontier words, which its worklist counters miss.
     // Worklist runs count their ring items, or device-driven members their inbox items: a
-    // vertex and its value each (members count their remote updates on two devices only).
-    let counted = !stats.worklist.device_driven || stats.worklist.devices.len() == 2;
+    // vertex and its value each (members count their remote updates on one or two devices, not on more).
+    let counted = !stats.worklist.device_driven || stats.worklist.devices.len() <= 2;
     report.comm = (!stats.direction_optimized && counted).then(|| {
         common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
     });

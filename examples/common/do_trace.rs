@@ -23,7 +23,7 @@ pub struct DeviceTraceJson {
 /// One level step on one device.
 #[derive(Serialize)]
 pub struct StepTraceJson {
-    /// `source` (the scan of the source's level), `push` or `pull`.
+    /// `source` (the count of the source's level), `push` or `pull`.
     pub step: &'static str,
     /// The level expanded.
     pub level: u32,

@@ -36,7 +36,7 @@ pub struct Report {
     /// Memory per device and the host's peak (filled by runs that have a context).
     pub memory: Option<MemoryReport>,
     /// Traffic between devices (filled by the runs whose executor counts it: the worklist
-    /// runs, host-driven or device-driven).
+    /// runs: host-driven, or device-driven on one or two devices).
     pub comm: Option<CommReport>,
     /// The algorithm's own counters (rounds, items, ...).
     pub algorithm_stats: Value,

@@ -70,7 +70,7 @@
 //
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
-// current step (row 0: the source's scan), and notes the step's kind, level, finds and hubs;
+// current step (row 0: the source's count), and notes the step's kind, level, finds and hubs;
 // thread 0 of block 0 stamps the kernel's start and end.
 //
 // Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M of a

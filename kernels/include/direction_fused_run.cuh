@@ -42,7 +42,8 @@ struct DoRun {
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
 
     // DO_FLAG_PUSH_BITMAP's discovery bitmap: words() u32 behind the inbox halves (the host
-    // allocates them with the inbox and zeroes them with it; send_marks clears them).
+    // allocates them with the inbox and zeroes them with it; send_marks clears them, but for
+    // the owned words that apply_marks reads and clears).
     __device__ unsigned int* marks() const {
         return inbox + 2u * (group.size - 1u) * words();
     }

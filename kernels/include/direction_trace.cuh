@@ -6,7 +6,7 @@
 // there). A null buffer turns tracing off: every stamp is then one predictable branch.
 //
 // Layout (u64 words): a header of TRACE_HEADER words, then TRACE_ROWS rows of TRACE_SLOTS
-// words, one row per level step (row 0: the scan of the source's level). Rows past
+// words, one row per level step (row 0: the count of the source's level). Rows past
 // TRACE_ROWS are counted in the header but not stored. A phase a step does not run (hubs
 // without hubs, send and exchange on one device, the scan after a pull that built the
 // frontier itself) keeps its stamp 0. The host zeroes the buffer before a run.
@@ -27,7 +27,7 @@ enum TraceHeader : unsigned int {
 
 // Row words: what the step did, then the end of each of its phases.
 enum TraceSlot : unsigned int {
-    TRACE_KIND = 0,        // 0: the source's scan, 1: push, 2: pull (DoPhase)
+    TRACE_KIND = 0,        // 0: the source's count, 1: push, 2: pull (DoPhase)
     TRACE_LEVEL = 1,       // the level the step expanded (its discoveries are level + 1)
     TRACE_FOUND = 2,       // vertices the step found, summed over the devices
     TRACE_FOUND_HERE = 3,  // of them, owned by this device
@@ -36,7 +36,8 @@ enum TraceSlot : unsigned int {
     TRACE_HUBS_END = 6,    // the hub phase done
     TRACE_SEND_END = 7,    // the words stored into the peers' inboxes
     TRACE_EXCHANGE_END = 8,  // the exchange that makes them visible returned
-    TRACE_SCAN_END = 9,    // apply and scan done on the whole grid
+    TRACE_SCAN_END = 9,    // the next frontier built (apply and scan, or apply_marks and
+                           // its count) on the whole grid
     TRACE_DECIDE_END = 10,  // the counters summed across the devices, the next step decided
     TRACE_REPLICATION = 11,  // DoReplication bits (bfs/bfs_direction_fused.cu)
 };

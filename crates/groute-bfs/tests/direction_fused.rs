@@ -140,7 +140,7 @@ const fn variant(trace: bool, flags: [u8; 11], full_occupancy: bool) -> FusedDir
 }
 
 /// The trace of `got` accounts for every step of the run on every one of `devices` devices:
-/// a row per step (the source's scan first), the kinds and levels the run took, the finds
+/// a row per step (the source's count first), the kinds and levels the run took, the finds
 /// summing to the vertices reached (alike on every device, split among them by owner), and
 /// the phases every step runs.
 fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &str) {

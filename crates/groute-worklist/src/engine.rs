@@ -161,7 +161,7 @@ pub struct DeviceStats {
     pub segments_sent: u64,
     /// Items received from the ring predecessor.
     pub items_received: u64,
-    /// Received items passed on to the successor.
+    /// Received items passed on to the successor (device-driven runs: not counted, 0).
     pub items_passed: u64,
     /// Received items dropped by `on_receive` (device-driven runs: not counted, 0).
     pub items_dropped: u64,

@@ -13,7 +13,9 @@ use groute_core::cuda::PeerExchange;
 /// warp reservations and batched hubs (0.574 with every switch off, 0.569 host-driven); two
 /// devices 0.356 with the pull-built frontier, warp reservations, sparse pushes stored as they
 /// append, one exchange per level, batched hubs, the posted exchange and the dense push's
-/// discovery bitmap (0.941 host-driven). Replicated levels
+/// discovery bitmap (0.941 host-driven), since joined by the push-built frontier after dense
+/// pushes (on kron25 from its vertex of largest degree, 2 x H200: 1.75 -> 1.37 ms; kron21
+/// unchanged). Replicated levels
 /// ([`replicate`](Self::replicate)) took two devices to 0.305-0.308 when every device held
 /// the whole graph, which they need; they are off by default. The protocol is in
 /// `docs/device-protocol.md`.

@@ -42,7 +42,8 @@ const FOUND_EVERYWHERE: u64 = 2;
 /// What a traced step was.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StepKind {
-    /// The scan of the source's level (the first row).
+    /// The count of the source's level (the first row: the source, seeded into its owner's
+    /// worklist).
     #[default]
     Source,
     /// A top-down push step.
@@ -76,7 +77,9 @@ pub struct PhaseTimes {
     pub send: Option<u64>,
     /// The cross-device exchange that makes them visible.
     pub exchange: Option<u64>,
-    /// Applying the received words and scanning the owned vertices for the next frontier.
+    /// Building the next frontier: applying the received words and scanning the owned
+    /// vertices, or after a dense push on several devices applying them and appending from
+    /// the discovery bitmap (`apply_marks`) and counting the appended vertices.
     pub scan: Option<u64>,
     /// Summing the counters across the devices (the second exchange) and the switch rule.
     pub decide: Option<u64>,
@@ -101,9 +104,9 @@ impl PhaseTimes {
 pub struct StepTrace {
     /// What the step was.
     pub kind: StepKind,
-    /// The level it expanded (its discoveries have level + 1; the source's scan: 0).
+    /// The level it expanded (its discoveries have level + 1; the source's count: 0).
     pub level: u32,
-    /// Vertices it found on every device (the source's scan: the source).
+    /// Vertices it found on every device (the source's count: the source).
     pub found: u64,
     /// Of them, this device's next frontier: those it owns, or all of them when
     /// `found_everywhere`.
