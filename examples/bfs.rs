@@ -356,11 +356,12 @@ fn run() -> Result<(), AnyError> {
     report.validated = check.then_some(true);
     // The direction-optimizing BFS exchanges frontier words, which its worklist counters miss.
     // Worklist runs count their ring items, or device-driven members their inbox items: a
-    // vertex and its value each (members count their remote updates on one or two devices, not on more).
-    let counted = !stats.worklist.device_driven || stats.worklist.devices.len() <= 2;
-    report.comm = (!stats.direction_optimized && counted).then(|| {
+    // vertex and its value each (`CommReport::of` says which runs count their remote updates).
+    report.comm = if stats.direction_optimized {
+        None
+    } else {
         common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
-    });
+    };
     report.algorithm_stats = json!({
         "source": source_ext,
         "reached": result.reached(),

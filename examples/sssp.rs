@@ -207,11 +207,9 @@ fn run() -> Result<(), AnyError> {
     report.times = runs.times(load_ms, stage_ms);
     report.validated = check.then_some(true);
     // Ring items and device-driven members' inbox items alike: a vertex and its value
-    // (members count their remote updates on one or two devices, not on more).
-    let counted = !stats.worklist.device_driven || stats.worklist.devices.len() <= 2;
-    report.comm = counted.then(|| {
-        common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>())
-    });
+    // (`CommReport::of` says which runs count their remote updates).
+    report.comm =
+        common::report::CommReport::of(&stats.worklist, size_of::<groute::worklist::VertexValue>());
     report.algorithm_stats = json!({
         "source": source_ext,
         "reached": result.reached(),

@@ -79,14 +79,15 @@ pub struct CommReport {
 
 impl CommReport {
     /// The traffic of a worklist run whose items on the ring (or in the inboxes) are
-    /// `item_bytes` bytes each.
-    pub fn of(stats: &groute::worklist::WorklistStats, item_bytes: usize) -> CommReport {
-        CommReport {
+    /// `item_bytes` bytes each; `None` where the run did not count its remote updates
+    /// (`WorklistStats::counts_remote_updates`: device-driven runs on more than two devices).
+    pub fn of(stats: &groute::worklist::WorklistStats, item_bytes: usize) -> Option<CommReport> {
+        stats.counts_remote_updates().then(|| CommReport {
             bytes: stats.items_sent() * item_bytes as u64,
             messages: stats.segments_sent(),
             remote_updates: stats.remote_updates(),
             cut_arcs_traversed: stats.cut_arcs_traversed(),
-        }
+        })
     }
 }
 

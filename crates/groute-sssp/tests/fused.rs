@@ -367,6 +367,7 @@ fn traffic_adds_up(w: &groute_worklist::WorklistStats, devices: usize, label: &s
         assert_eq!(s.cut_arcs_traversed, None, "{label}: device {d}");
     }
     let (sent, remote) = (w.items_sent(), w.remote_updates());
+    assert_eq!(w.counts_remote_updates(), devices <= 2, "{label}");
     match devices {
         1 => assert_eq!((sent, w.segments_sent()), (0, 0), "{label}"),
         2 => assert_eq!(remote, sent, "{label}: every item sent is a remote update"),

@@ -252,6 +252,13 @@ impl WorklistStats {
         self.devices.iter().map(|d| d.remote_updates).sum()
     }
 
+    /// Whether the run counted its remote updates apart from the items it passed on: every
+    /// run but a device-driven one on more than two devices, whose kernels count only the
+    /// items sent (`traversal/fused_peer.rs`; on two devices nothing is passed on).
+    pub fn counts_remote_updates(&self) -> bool {
+        !self.device_driven || self.devices.len() <= 2
+    }
+
     /// Arcs to remote vertices relaxed on all devices; `None` unless every device counted.
     pub fn cut_arcs_traversed(&self) -> Option<u64> {
         self.devices.iter().map(|d| d.cut_arcs_traversed).sum()

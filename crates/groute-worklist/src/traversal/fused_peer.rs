@@ -578,6 +578,7 @@ mod tests {
         assert_eq!(d0.cut_arcs_traversed, None);
         assert_eq!(run.devices[1].solo_cluster_rounds, 0);
         assert_eq!(run.remote_updates(), run.items_sent());
+        assert!(run.counts_remote_updates());
         assert_eq!(run.items_sent(), 65);
         assert_eq!(run.segments_sent(), 10);
         assert_eq!(run.items_sent(), run.items_received());
@@ -599,6 +600,12 @@ mod tests {
         let d = w.stats(0, false, 3);
         assert_eq!((d.items_sent, d.segments_sent, d.remote_updates), (8, 2, 0));
         assert_eq!(d.items_passed, 0);
+        let run = WorklistStats {
+            devices: vec![d; 3],
+            device_driven: true,
+            ..WorklistStats::default()
+        };
+        assert!(!run.counts_remote_updates());
     }
 
     #[test]
