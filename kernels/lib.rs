@@ -79,7 +79,6 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("worklist.cuh"),
     header!("traversal.cuh"),
     header!("solo_frontier.cuh"),
-    header!("solo_queue.cuh"),
     header!("cluster_solo.cuh"),
     header!("grid_barrier.cuh"),
     header!("fused.cuh"),

@@ -149,11 +149,6 @@ pub struct FusedArgs {
     /// --fused-direct-min for the single-block mode's levels only.
     #[arg(long, hide = true)]
     pub fused_solo_direct_min: bool,
-    /// The fused kernel's single-block mode runs a barrier-free work queue in shared memory
-    /// (SOLO-ASYNC) instead of levels separated by __syncthreads (one device, no soft
-    /// priority, blocks over 256 threads).
-    #[arg(long, hide = true)]
-    pub fused_solo_async: bool,
     /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true) or on one
     /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device
     /// or the members of a device-driven run, adjacency lists under 32 arcs; members sharing
@@ -203,7 +198,6 @@ impl FusedArgs {
             options.fused_tuning.solo_shared = shared;
         }
         options.fused_tuning.solo_direct_min = self.fused_solo_direct_min;
-        options.fused_tuning.solo_async = self.fused_solo_async;
         options.fused_tuning.cluster = self.fused_cluster;
     }
 }

@@ -78,8 +78,8 @@ abi_struct! {
         pub solo_rounds: u32,
         /// Phases run (grid barriers passed).
         pub phases: u32,
-        /// Items produced that the worklist's end does not count (two's complement: SOLO-ASYNC's
-        /// ring items less its entry items written again).
+        /// Items produced that the worklist's end does not count: the cluster mode's
+        /// intermediate levels.
         pub unlisted: u64,
         /// Device-driven runs: the first inbox item the next phase receives.
         pub in_begin: u32,
@@ -101,8 +101,8 @@ abi_struct! {
         pub solo_processed: u64,
         /// Items the single-block mode produced and expanded without listing them.
         pub solo_unlisted: u32,
-        /// SOLO-ASYNC: entry items it wrote again.
-        pub solo_relisted: u32,
+        /// Zero: completes the four words the single-block mode stores from `solo_processed`.
+        pub solo_pad: u32,
         /// Device-driven runs: the sends the single-block mode counted.
         pub solo_published: u32,
         /// Device-driven runs: the inbox items the single-block mode took.
@@ -211,7 +211,5 @@ abi_constants! {
         pub const FUSED_SOLO_SHARED = 8;
         /// Kernel flag: [`FUSED_DIRECT_MIN`] for the single-block mode's levels only.
         pub const FUSED_SOLO_DIRECT_MIN = 16;
-        /// Kernel flag: the single-block mode runs SOLO-ASYNC where it can.
-        pub const FUSED_SOLO_ASYNC = 32;
     }
 }

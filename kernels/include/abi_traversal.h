@@ -83,8 +83,8 @@ struct FusedStateBlock {
     unsigned long long stale;            // superseded deferred items dropped
     unsigned int solo_rounds;            // of `rounds`, the levels run in single-block mode
     unsigned int phases;                 // phases run (abort polling)
-    // Items produced that the worklist's end does not count, two's complement: SOLO-ASYNC's
-    // ring items less its entry items written again (solo_queue.cuh).
+    // Items produced that the worklist's end does not count: the cluster mode's intermediate
+    // levels (cluster_solo.cuh).
     unsigned long long unlisted;
     unsigned int in_begin;               // device-driven runs: the inbox items [in_begin, in_end)
     unsigned int in_end;                 // the next phase receives; in_end: all taken so far
@@ -96,10 +96,10 @@ struct FusedStateBlock {
     unsigned int solo_levels;            // levels of the last SOLO phase
     unsigned int solo_abort;             // SOLO saw the abort word set
     unsigned long long solo_processed;   // items of the last SOLO phase
-    // Items SOLO produced and expanded without listing them: SOLO-ASYNC's ring items, the
-    // cluster mode's levels (0 for SOLO levels on one block).
+    // Items SOLO produced and expanded without listing them: the cluster mode's levels (0 for
+    // SOLO levels on one block).
     unsigned int solo_unlisted;
-    unsigned int solo_relisted;          // SOLO-ASYNC: entry items it wrote again (0 otherwise)
+    unsigned int solo_pad;               // 0: completes the quad SOLO stores from solo_processed
     unsigned int solo_published;         // device-driven runs: the sends it counted (`published`)
     unsigned int solo_taken;             // device-driven runs: the inbox items it took (`in_end`)
     // GROUTE_TRACE_CLUSTER builds: the cluster mode's phases' time, global-timer microseconds
@@ -141,7 +141,7 @@ GROUTE_ENUM(FusedWord){
     FUSED_SOLO_ABORT = 91,
     FUSED_SOLO_PROCESSED = 92,
     FUSED_SOLO_UNLISTED = 94,
-    FUSED_SOLO_RELISTED = 95,
+    FUSED_SOLO_PAD = 95,
     FUSED_SOLO_PUBLISHED = 96,
     FUSED_SOLO_TAKEN = 97,
     FUSED_SOLO_US = 98,
@@ -176,7 +176,7 @@ GROUTE_WORD_AT(FusedStateBlock, solo_levels, FUSED_SOLO_LEVELS);
 GROUTE_WORD_AT(FusedStateBlock, solo_abort, FUSED_SOLO_ABORT);
 GROUTE_WORD_AT(FusedStateBlock, solo_processed, FUSED_SOLO_PROCESSED);
 GROUTE_WORD_AT(FusedStateBlock, solo_unlisted, FUSED_SOLO_UNLISTED);
-GROUTE_WORD_AT(FusedStateBlock, solo_relisted, FUSED_SOLO_RELISTED);
+GROUTE_WORD_AT(FusedStateBlock, solo_pad, FUSED_SOLO_PAD);
 GROUTE_WORD_AT(FusedStateBlock, solo_published, FUSED_SOLO_PUBLISHED);
 GROUTE_WORD_AT(FusedStateBlock, solo_taken, FUSED_SOLO_TAKEN);
 GROUTE_WORD_AT(FusedStateBlock, solo_us, FUSED_SOLO_US);
@@ -216,10 +216,6 @@ GROUTE_ENUM(FusedKernelFlag){
     // The single-block mode relaxes without the filtering load (FUSED_DIRECT_MIN for SOLO
     // levels only).
     FUSED_SOLO_DIRECT_MIN = 16,
-    // The single-block mode runs SOLO-ASYNC (solo_queue.cuh: a barrier-free FIFO work queue
-    // in shared memory) instead of levels, where it can: the wide build, one device
-    // (unbounded), soft priority off; SOLO levels elsewhere.
-    FUSED_SOLO_ASYNC = 32,
 };
 
 // The parameter of the fused traversal's entry points (GROUTE_FUSED_TRAVERSAL_ENTRY in

@@ -28,19 +28,6 @@
 //              also keeps each level's appended items with their adjacency ranges in a
 //              shared-memory frontier that the next level reads instead of the worklist and
 //              the offsets (solo_frontier.cuh; the worklist still gets every item).
-//              With FUSED_SOLO_ASYNC (wide build, unbounded runs) block 0 runs SOLO-ASYNC
-//              instead of levels: a barrier-free FIFO work queue in shared memory (warps claim
-//              up to 32 items at its head and append improved heads at its tail, each on its
-//              own; label-correcting), which ends when no item is queued or in flight, or
-//              early (more than solo_max items queued, ring full, a hub, an abort) with every
-//              unexpanded item written to the worklist after the batch end, so its report is
-//              SOLO's (the next batch, one level, the items it expanded) plus the items it
-//              produced that the worklist's end does not show (ring items, less entry items
-//              written again; the action sums them in FUSED_UNLISTED, the host adds them to
-//              the worklist's count of produced items). Protocol, why it is
-//              race-free and why it terminates: solo_queue.cuh. Soft priority works as in
-//              SOLO (the threshold is fixed during the phase); bounded runs keep SOLO levels
-//              (they count levels against their budget).
 //   HUBS       the grid relaxes the listed hubs in tiles (traversal_expand_hubs).
 //              Action: hub counter := 0, END := wl end.
 //   REEXAMINE  soft priority, after the threshold advanced: the grid moves the live items of
@@ -186,7 +173,6 @@
 #include "grid_barrier.cuh"
 #include "peer_group.cuh"
 #include "solo_frontier.cuh"
-#include "solo_queue.cuh"
 #include "traversal.cuh"
 
 // The pieces, each including the one before: the state and parameters, the barrier action,
@@ -203,7 +189,7 @@ namespace groute {
 template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED,
           unsigned int CLUSTER>
 __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
-    // The single-block mode's shared frontier (SOLO) or ring (SOLO-ASYNC).
+    // The single-block mode's shared frontier (SOLO).
     __shared__ SoloFrontierArrays<SOLO_ENTRIES> solo_arrays;
     // One device (unbounded) owns every vertex: its send buffer has capacity 0 and is never
     // appended to (an append would be recorded as a send overflow, never written).
@@ -299,20 +285,9 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                         record[RECORD_PUBLISHED]);
                 }
             } else if (blockIdx.x == 0) {
-                if constexpr (SOLO_ENTRIES != 0u) {
-                    if (a.solo_async()) {
-                        fused_solo_async<Relax, WEIGHTED, SOLO_ENTRIES>(
-                            a, solo_arrays, start, end, current, threshold);
-                    } else {
-                        fused_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
-                            a, solo_arrays, start, end, current, threshold, in_end,
-                            record[RECORD_PUBLISHED]);
-                    }
-                } else {
-                    fused_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
-                        a, solo_arrays, start, end, current, threshold, in_end,
-                        record[RECORD_PUBLISHED]);
-                }
+                fused_solo<Relax, WEIGHTED, SOLO_ENTRIES, PEERED>(
+                    a, solo_arrays, start, end, current, threshold, in_end,
+                    record[RECORD_PUBLISHED]);
             }
         } else if (phase == FUSED_PHASE_HUBS) {
             traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,

@@ -136,9 +136,7 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, const FusedArgs
             s.at(FUSED_PUBLISHED) = s.at(FUSED_SOLO_PUBLISHED);
             s.at(FUSED_IN_END) = s.at(FUSED_SOLO_TAKEN);
         }
-        // Wrapping: unlisted - relisted may be negative (solo_queue.cuh, Counting).
-        s.add_u64(FUSED_UNLISTED, static_cast<unsigned long long>(s.at(FUSED_SOLO_UNLISTED)) -
-                                      s.at(FUSED_SOLO_RELISTED));
+        s.add_u64(FUSED_UNLISTED, s.at(FUSED_SOLO_UNLISTED));
         s.at(FUSED_START) = s.at(FUSED_SOLO_START);
         end = s.at(FUSED_SOLO_END);
     } else if (done == FUSED_PHASE_HUBS) {

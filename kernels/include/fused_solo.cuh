@@ -1,5 +1,5 @@
-// The fused traversal's single-block phases (fused.cuh): SOLO on block 0 (fused_solo),
-// SOLO-ASYNC (fused_solo_async) and SOLO on cluster 0 (fused_cluster_solo).
+// The fused traversal's single-block phases (fused.cuh): SOLO on block 0 (fused_solo) and
+// SOLO on cluster 0 (fused_cluster_solo).
 
 #pragma once
 
@@ -117,30 +117,6 @@ __device__ void fused_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arra
     }
 }
 
-// SOLO-ASYNC on block 0 (solo_queue.cuh) from the batch [start, end), with the frontier's
-// arrays as its ring; then publishes the next batch and its counters in the state block as
-// fused_solo does (one level: the phase counts as one round; processed: the items it
-// expanded, label-correcting repeats included; unlisted and relisted: how its produced items
-// differ from the worklist's, which the host counts: solo_queue.cuh, Counting). It works on
-// ctrl itself (block 0 is its only user while the other blocks wait), so there is nothing to
-// write back.
-template <typename Relax, bool WEIGHTED, unsigned int ENTRIES>
-__device__ void fused_solo_async(const FusedArgs& a, SoloFrontierArrays<ENTRIES>& arrays,
-                                 unsigned int start, unsigned int end, unsigned int current,
-                                 unsigned int threshold) {
-    const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
-    const SoloQueueResult r = solo_queue_run<Relax, WEIGHTED, ENTRIES>(
-        a.ops, a.offsets, a.targets, a.weights, wl, end, a.low_list(current, threshold),
-        arrays.frontier(ENTRIES), a.solo_max, a.solo_filter_loads(),
-        [&] { return load_abort(a.abort) != 0u; });
-    if (threadIdx.x == 0) {
-        store4_relaxed(a.fused + FUSED_SOLO_START,
-                       make_uint4(end, r.end, 1u, r.aborted ? 1u : 0u));
-        store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
-                       make_uint4(r.processed, 0u, r.unlisted, r.relisted));
-    }
-}
-
 // SOLO on the blocks of cluster 0 (the `_cluster` builds, cluster_solo.cuh): fused_solo's
 // report plus the items it never listed, the control words' worklist end set (the mode lists
 // only the batch it leaves). Every thread of blocks 0 .. SOLO_CLUSTER - 1 calls it. Device-driven
@@ -196,8 +172,8 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
 #endif
         store_relaxed(a.ctrl + CTRL_WL_END, r.end);
         store4_relaxed(a.fused + FUSED_SOLO_START, make_uint4(r.start, r.end, r.levels, r.aborted));
-        // Its intermediate levels' items were never listed (FUSED_SOLO_UNLISTED, as
-        // SOLO-ASYNC's ring items): the host counts them as produced.
+        // Its intermediate levels' items were never listed (FUSED_SOLO_UNLISTED): the host
+        // counts them as produced.
         store4_relaxed(a.fused + FUSED_SOLO_PROCESSED,
                        make_uint4(static_cast<unsigned int>(r.processed),
                                   static_cast<unsigned int>(r.processed >> 32), r.unlisted, 0u));

@@ -9,7 +9,6 @@
 #include "grid_barrier.cuh"
 #include "peer_group.cuh"
 #include "solo_frontier.cuh"
-#include "solo_queue.cuh"
 #include "traversal.cuh"
 
 namespace groute {
@@ -127,11 +126,6 @@ struct FusedArgs {
 
     __device__ __forceinline__ bool solo_filter_loads() const {
         return (barrier.flags & (FUSED_DIRECT_MIN | FUSED_SOLO_DIRECT_MIN)) == 0u;
-    }
-
-    // Whether a SOLO phase runs SOLO-ASYNC (FUSED_SOLO_ASYNC, in a build with a ring).
-    __device__ __forceinline__ bool solo_async() const {
-        return (barrier.flags & FUSED_SOLO_ASYNC) != 0u && !bounded() && !peered();
     }
 
     // Entries of the single-block mode's shared frontier: its bound, at most

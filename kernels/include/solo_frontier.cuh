@@ -40,7 +40,7 @@ namespace groute {
 // Rounds of a SOLO level (blockDim.x items each) whose items the frontier can hold.
 enum : unsigned int { SOLO_FRONTIER_ROUNDS = 2 };
 
-// What a worklist that KEEPS_RANGES (SoloWorklist, SoloQueue, ClusterWorklist) shares: the
+// What a worklist that KEEPS_RANGES (SoloWorklist, ClusterWorklist) shares: the
 // graph's offsets, from which HeadRanges (traversal.cuh) loads an appended head's range.
 struct KeptRanges {
     const unsigned long long* offsets;

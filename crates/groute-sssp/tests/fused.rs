@@ -1,7 +1,7 @@
 //! The fused persistent kernel (`--fused`) for SSSP: on one CUDA device it equals Dijkstra and
 //! the per-round mode on weighted graphs of every shape (zero, parallel, saturating weights,
 //! unweighted input), with and without soft priority (run inside the kernel) and its
-//! single-block mode (levels, or the barrier-free queue SOLO-ASYNC), and fails clearly on
+//! single-block mode (on one block or on a cluster), and fails clearly on
 //! overflow; on several devices, device-driven and in bounded rounds. The CUDA tests run under
 //! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 
@@ -117,9 +117,7 @@ fn weighted_fan_chain() -> Graph {
 
 /// The single-block mode's shared frontier (`fused_tuning.solo_shared`) on and off, with and without
 /// direct atomicMin in that mode, with and without soft priority, on both builds (blocks of up
-/// to 256 threads keep no frontier) and bounds from a few items to none, and as SOLO-ASYNC
-/// (`fused_tuning.solo_async`, the wide build: a barrier-free label-correcting queue, its threshold
-/// fixed during a phase under soft priority): always Dijkstra.
+/// to 256 threads keep no frontier) and bounds from a few items to none: always Dijkstra.
 #[test]
 fn the_single_block_frontier_equals_dijkstra_either_way() {
     let Some(ctx) = cuda(1) else {
@@ -137,16 +135,13 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
             let expected = sssp_reference(&g.csr, s);
             for block in [64, 1024] {
                 for solo in [None, Some(3), Some(1500), Some(u32::MAX)] {
-                    for (shared, direct, prio, solo_async) in [
-                        (false, false, Some(0), false),
-                        (true, false, Some(0), false),
-                        (true, true, Some(0), false),
-                        (false, false, None, false),
-                        (true, false, None, false),
-                        (true, true, None, false),
-                        (true, false, Some(0), true),
-                        (true, true, Some(0), true),
-                        (true, false, None, true),
+                    for (shared, direct, prio) in [
+                        (false, false, Some(0)),
+                        (true, false, Some(0)),
+                        (true, true, Some(0)),
+                        (false, false, None),
+                        (true, false, None),
+                        (true, true, None),
                     ] {
                         let mut o = options(FusedMode::On);
                         o.worklist.fused_tuning.block = Some(block);
@@ -154,18 +149,17 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
                         o.worklist.fused_tuning.solo_shared = shared;
                         o.worklist.fused_tuning.solo_direct_min = direct;
                         o.worklist.prio_delta = prio;
-                        o.worklist.fused_tuning.solo_async = solo_async;
                         let label = format!(
                             "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
-                             direct min {direct}, prio {prio:?}, solo async {solo_async}",
+                             direct min {direct}, prio {prio:?}",
                             g.name
                         );
                         let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                         assert_eq!(r.distances, expected, "{label}");
                         assert!(r.stats.fused, "{label}");
                         assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                        // Every item produced (listed, in SOLO-ASYNC's ring, moved back from
-                        // a low list) was expanded exactly once, the source too (issue #6).
+                        // Every item produced (listed, or moved back from a low list) was
+                        // expanded exactly once, the source too.
                         let d = &r.stats.worklist.devices[0];
                         assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
                     }

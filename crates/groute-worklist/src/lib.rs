@@ -109,8 +109,7 @@
 //! generation or the tagged release record), whether low-degree lists skip the filtering
 //! load (`fused_tuning.direct_min`, or in the single-block mode only: `fused_tuning.solo_direct_min`) and
 //! whether the single-block mode keeps its next level's items in shared memory
-//! (`fused_tuning.solo_shared`, on by default) or runs as a barrier-free work queue instead of
-//! levels (`fused_tuning.solo_async`, off by default) are tuning knobs that never change a result. The default launch
+//! (`fused_tuning.solo_shared`, on by default) are tuning knobs that never change a result. The default launch
 //! shape follows the graph's density: a sparse graph (many small levels) gets one block of
 //! 1,024 threads per multiprocessor and the single-block mode, a dense one every resident
 //! block of 256 threads and no single-block mode (`traversal::FUSED_SPARSE_MAX_AVERAGE_DEGREE`);

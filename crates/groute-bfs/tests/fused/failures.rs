@@ -54,15 +54,13 @@ fn a_fused_worklist_overflow_fails_naming_the_setting() {
     o.worklist.wl_capacity = Some(1);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
     assert!(err.to_string().contains("--wl-capacity"), "{err}");
-    // SOLO-ASYNC's hand-over (more than 1,024 items queued: written to the worklist)
-    // overflows it too.
-    o.worklist.fused_tuning.solo_async = true;
+    // The single-block mode's levels (wide build, up to 1,024 items a level) overflow it too.
     o.worklist.fused_tuning.block = Some(1024);
     o.worklist.fused_tuning.solo_max = Some(1024);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
     assert!(
         err.to_string().contains("--wl-capacity"),
-        "solo async: {err}"
+        "single-block mode: {err}"
     );
     // With room, the same graph succeeds.
     let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
@@ -97,13 +95,11 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
 }
 
 /// The kernel itself honours the abort word, in single-block mode (block 0's level loop polls
-/// it; SOLO-ASYNC's claims poll it) and with the mode off (the barrier's action polls it), in
-/// both builds (narrow, wide):
+/// it) and with the mode off (the barrier's action polls it), in both builds (narrow, wide):
 /// past its limit on a path far longer than any host delay (400,000 levels, each polled within
-/// 64, SOLO-ASYNC's claims within 2,048 items), a run leaves exactly one item outstanding:
-/// the kernel stopped early rather than running to completion after the host asked it to
-/// stop (0), and handed the path's one queued item over, counted (issue #6: SOLO-ASYNC
-/// reported 0, its ring items being expanded but not counted as produced).
+/// 64), a run leaves exactly one item outstanding: the kernel stopped early rather than
+/// running to completion after the host asked it to stop (0), and handed the path's one
+/// queued item over, counted.
 #[test]
 fn the_fused_kernel_stops_early_when_asked_to() {
     let Some(ctx) = cuda_alone() else {
@@ -113,13 +109,12 @@ fn the_fused_kernel_stops_early_when_asked_to() {
     let chain: Vec<(u32, u32)> = (0..N - 1).map(|i| (i, i + 1)).collect();
     let g = from_pairs(N as usize, &chain, "very long path");
     for block in [256, 1024] {
-        for (solo, solo_async) in [(None, false), (Some(0), false), (None, true)] {
+        for solo in [None, Some(0)] {
             let mut o = options(FusedMode::On);
             o.worklist.fused_tuning.block = Some(block);
             o.worklist.fused_tuning.solo_max = solo;
-            o.worklist.fused_tuning.solo_async = solo_async;
             o.worklist.time_limit = Some(Duration::ZERO);
-            let label = format!("block {block}, solo_max {solo:?}, solo async {solo_async}");
+            let label = format!("block {block}, solo_max {solo:?}");
             match run(&ctx, &g, 0, &o) {
                 Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => {
                     assert_ne!(

@@ -1,8 +1,7 @@
 //! The fused persistent kernel (`--fused`): on one CUDA device it equals the sequential
 //! reference and the per-round mode, counts its rounds and work, fails clearly on overflow,
 //! a bad grid or the time limit, with and without its single-block mode and soft priority,
-//! with its single-block mode as levels or as a barrier-free queue (SOLO-ASYNC), and on
-//! several devices runs fused (On, and Auto on sparse graphs): device-driven (one persistent
+//! with its single-block mode on one block or on a cluster, and on several devices runs fused (On, and Auto on sparse graphs): device-driven (one persistent
 //! kernel per device) or in bounded rounds between the host's exchanges.
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 //!

@@ -1,6 +1,6 @@
 //! The fused kernel on one CUDA device: equal to the sequential reference and to the
 //! per-round mode on every graph shape, on every grid, block size and barrier variant, with
-//! its single-block mode as levels, as a shared frontier, as SOLO-ASYNC or on a cluster, with
+//! its single-block mode as levels, as a shared frontier or on a cluster, with
 //! soft priority; Auto fuses dense graphs too; the host backend ignores the mode.
 
 use groute_bfs::bfs_reference;
@@ -119,10 +119,8 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
 /// of every granularity appended and read back from the frontier, a hub ending the mode) and
 /// the hub ladder, on both builds (blocks of up to 256 threads keep no frontier), with bounds
 /// from one item to none (the frontier holds two items per thread; levels larger than it read
-/// the rest from the worklist),
-/// with soft priority, and as SOLO-ASYNC (`fused_tuning.solo_async`, the wide build: a barrier-free
-/// queue whose 2,048-entry ring the fans and hubs fill, spilling to the worklist): always the
-/// reference, and single-block phases where the mode is on.
+/// the rest from the worklist), and with soft priority: always the reference, and single-block
+/// phases where the mode is on.
 #[test]
 fn the_single_block_frontier_agrees_with_the_reference_either_way() {
     let Some(ctx) = cuda(1) else {
@@ -138,15 +136,12 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
         let expected = bfs_reference(&g.csr, 0);
         for block in [64, 256, 512, 1024] {
             for solo in [None, Some(1), Some(37), Some(1500), Some(u32::MAX)] {
-                for (shared, direct, prio, solo_async) in [
-                    (false, false, None, false),
-                    (true, false, None, false),
-                    (true, true, None, false),
-                    (false, true, None, false),
-                    (true, false, Some(2), false),
-                    (true, false, None, true),
-                    (true, true, None, true),
-                    (true, false, Some(2), true),
+                for (shared, direct, prio) in [
+                    (false, false, None),
+                    (true, false, None),
+                    (true, true, None),
+                    (false, true, None),
+                    (true, false, Some(2)),
                 ] {
                     let mut o = options(FusedMode::On);
                     o.worklist.fused_tuning.block = Some(block);
@@ -154,19 +149,17 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
                     o.worklist.fused_tuning.solo_shared = shared;
                     o.worklist.fused_tuning.solo_direct_min = direct;
                     o.worklist.prio_delta = prio;
-                    o.worklist.fused_tuning.solo_async = solo_async;
                     let label = format!(
                         "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
-                         {direct}, prio {prio:?}, solo async {solo_async}",
+                         {direct}, prio {prio:?}",
                         g.name
                     );
                     let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
                     assert_eq!(r.levels, expected, "{label}");
                     assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                    // Every item produced (listed, in SOLO-ASYNC's ring, moved back from a
-                    // low list) was expanded exactly once, the seed too: the counts the
-                    // host's `outstanding` is made of (issue #6: ring items were not counted
-                    // as produced).
+                    // Every item produced (listed, or moved back from a low list) was
+                    // expanded exactly once, the seed too: the counts the host's
+                    // `outstanding` is made of.
                     let d = &r.stats.worklist.devices[0];
                     assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
                     if r.depth() > 2 {

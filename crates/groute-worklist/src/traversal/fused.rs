@@ -45,16 +45,6 @@
 //!   Race-free because the waiting blocks touch nothing until released, and the barrier's
 //!   fences order block 0's writes before the grid's next reads (and the grid's before block
 //!   0's). Its levels count as rounds, its items as processed, exactly as grid levels do.
-//!   With `fused_tuning.solo_async` (one device, the wide build, graphs of fewer than 2^32 arcs)
-//!   block 0 runs *SOLO-ASYNC* instead of levels (`kernels/include/solo_queue.cuh`): a
-//!   barrier-free FIFO queue in shared memory (the frontier's arrays as a ring of 2,048
-//!   entries), each warp claiming up to 32 items at the head and appending improved heads at
-//!   the tail on its own, label-correcting, until no item is queued or in flight; it leaves
-//!   early (more than `fused_tuning.solo_max` items queued, the ring full, a hub, an abort) with
-//!   every unexpanded item written to the worklist after the batch, so the hand-over is
-//!   SOLO's. A phase counts as one round; its items (repeats included) as processed, the
-//!   items it appended to its ring as produced (the kernel counts them apart: the worklist
-//!   never holds them).
 //!   With [`fused_tuning.cluster`](crate::traversal::FusedTuning::cluster) (by default, where the
 //!   device has thread-block clusters and every list is under
 //!   [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs) the phase runs on the
@@ -62,7 +52,7 @@
 //!   build instead, levels separated by the cluster's hardware barrier
 //!   (`kernels/include/cluster_solo.cuh`): each warp appends to one block's shared-memory
 //!   entries through distributed shared memory, the mode lists only the batch it leaves and
-//!   counts the other items it produced as unlisted, as SOLO-ASYNC does. The launch is
+//!   counts the other items it produced as unlisted. The launch is
 //!   cooperative with clusters (`cuLaunchKernelEx`), its grid whole clusters
 //!   ([`CudaFunction::max_active_clusters`](groute_core::cuda::CudaFunction::max_active_clusters)).
 //! - **The barrier.** One arrival per block on a counter that is never reset (blocks count
@@ -89,7 +79,7 @@
 //!   driver fails once it sees its deadline pass), and whenever the kernel reports that it
 //!   stopped on the word. `outstanding` counts the items the kernel left (0 when it
 //!   finished): seeds plus produced less processed, produced being the worklist's end plus
-//!   the items SOLO-ASYNC produced in its ring without listing them (`FUSED_UNLISTED`). Nothing on the host blocks while the kernel runs: both builds are loaded when
+//!   the items the cluster mode produced without listing them (`FUSED_UNLISTED`). Nothing on the host blocks while the kernel runs: both builds are loaded when
 //!   the solver is built (the driver's lazy loading would load them on first use, which may
 //!   wait for running kernels), and no pinned host memory is left to free behind the launch
 //!   (freeing it waits for the device: `Device::upload` frees its staging before returning,

@@ -48,22 +48,13 @@ pub struct FusedTuning {
     /// [`direct_min`](FusedTuning::direct_min) for the single-block mode's
     /// levels only (`--fused-solo-direct-min`): the grid's levels keep the filtering load.
     pub solo_direct_min: bool,
-    /// The fused kernel's single-block mode runs SOLO-ASYNC (`--fused-solo-async`, off by
-    /// default): block 0 works through a barrier-free FIFO queue in shared memory, each warp
-    /// claiming and expanding items on its own, instead of levels separated by
-    /// `__syncthreads` (kernels/include/solo_queue.cuh). Label-correcting: an item may be
-    /// expanded more than once (counted in the processed items); same results. Used on one
-    /// device (with or without soft priority), blocks over 256 threads (the wide build holds the ring)
-    /// and graphs of fewer than 2^32 arcs; the single-block mode runs levels elsewhere. A
-    /// phase counts as one round.
-    pub solo_async: bool,
     /// The fused kernel's single-block mode runs on a cluster of
     /// [`SOLO_CLUSTER`](super::SOLO_CLUSTER) blocks (`--fused-cluster`): four
     /// multiprocessors run each level, separated by the cluster's hardware barrier, and
     /// batches of up to four blocks' threads stay out of the grid
     /// (kernels/include/cluster_solo.cuh). Used where the device has thread-block clusters
     /// (compute capability 9.0 or later), on one device or in the members of a device-driven
-    /// run, with blocks over 256 threads, the shared frontier on, SOLO-ASYNC off, a grid of
+    /// run, with blocks over 256 threads, the shared frontier on, a grid of
     /// whole clusters, and graphs whose longest adjacency list has fewer than
     /// [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs (the mode expands
     /// every list on one thread); the single block runs elsewhere (and in bounded rounds).
@@ -87,7 +78,6 @@ impl Default for FusedTuning {
             direct_min: false,
             solo_shared: true,
             solo_direct_min: false,
-            solo_async: false,
             cluster: None,
             round_levels: None,
         }

@@ -103,7 +103,7 @@ use crate::split::VertexValue;
 /// gate, termination count, peer warp, inbox polls). That measures on one GPU what the
 /// device-driven build costs against the one-device build, with profilers that cannot replay
 /// the cooperative members of a larger group, and tests the members' code on one GPU. The
-/// members run their single-block levels as levels, never as SOLO-ASYNC's queue (`fused_tuning.solo_async` is ignored there). A device-driven run says so in
+/// members run their single-block levels on one block or on a cluster. A device-driven run says so in
 /// [`WorklistStats::device_driven`](crate::WorklistStats::device_driven).
 ///
 /// Under `Device` and `Auto`, devices of the context that share a GPU (virtual devices: more

@@ -100,17 +100,16 @@ pub const FUSED_MAX_SPIN_NS: u32 = 1_000_000;
 
 // The barrier's and the kernel's flag bits (`kernels/include/abi*.h`): FUSED_DIRECT_MIN is
 // [`FusedTuning::direct_min`](crate::traversal::FusedTuning::direct_min), FUSED_SOLO_SHARED `fused_tuning.solo_shared`,
-// FUSED_SOLO_DIRECT_MIN `fused_tuning.solo_direct_min`, FUSED_SOLO_ASYNC `fused_tuning.solo_async`.
+// FUSED_SOLO_DIRECT_MIN `fused_tuning.solo_direct_min`.
 pub(crate) use groute_kernels::abi::FUSED_DIRECT_MIN;
 use groute_kernels::abi::{
-    FUSED_BARRIER_FENCED, FUSED_BARRIER_TAGGED, FUSED_SOLO_ASYNC, FUSED_SOLO_DIRECT_MIN,
-    FUSED_SOLO_SHARED,
+    FUSED_BARRIER_FENCED, FUSED_BARRIER_TAGGED, FUSED_SOLO_DIRECT_MIN, FUSED_SOLO_SHARED,
 };
 
 /// The fused kernel's `(spin_ns, flags)` arguments for `options` on a graph of `arcs` arcs:
 /// the barrier's settings ([`FusedBarrier::kernel_args`], whose error names a bad one) and
-/// the relaxation's (`FUSED_DIRECT_MIN`, and the single-block mode's shared frontier and
-/// SOLO-ASYNC ring, which need arc positions below 2^32, and direct atomicMin).
+/// the relaxation's (`FUSED_DIRECT_MIN`, and the single-block mode's shared frontier, which
+/// needs arc positions below 2^32, and direct atomicMin).
 pub(crate) fn fused_kernel_flags(
     options: &WorklistOptions,
     arcs: usize,
@@ -123,11 +122,7 @@ pub(crate) fn fused_kernel_flags(
             options.fused_tuning.solo_shared && u32::try_from(arcs).is_ok(),
             FUSED_SOLO_SHARED,
         )
-        | bit(options.fused_tuning.solo_direct_min, FUSED_SOLO_DIRECT_MIN)
-        | bit(
-            options.fused_tuning.solo_async && u32::try_from(arcs).is_ok(),
-            FUSED_SOLO_ASYNC,
-        );
+        | bit(options.fused_tuning.solo_direct_min, FUSED_SOLO_DIRECT_MIN);
     Ok((spin_ns, flags))
 }
 
@@ -268,7 +263,7 @@ pub const CLUSTER_MAX_DEGREE: u64 = 32;
 /// cluster build exists (`has_build`: the device has
 /// compute capability 9.0 or later), blocks over 256 threads (the wide build's frontier), the
 /// single-block mode on (`solo`), the shared frontier on (`flags`: the graph's arc
-/// positions fit 32 bits), SOLO-ASYNC off, and every list under [`CLUSTER_MAX_DEGREE`] arcs.
+/// positions fit 32 bits), and every list under [`CLUSTER_MAX_DEGREE`] arcs.
 pub(crate) fn uses_cluster(
     options: &WorklistOptions,
     has_build: bool,
@@ -282,7 +277,6 @@ pub(crate) fn uses_cluster(
         && block > FUSED_NARROW_MAX_BLOCK
         && solo
         && flags & FUSED_SOLO_SHARED != 0
-        && flags & FUSED_SOLO_ASYNC == 0
         && max_degree < CLUSTER_MAX_DEGREE
 }
 
@@ -390,16 +384,6 @@ mod tests {
     }
 
     #[test]
-    fn solo_async_is_off_by_default_and_past_32_bit_arc_positions() {
-        let mut o = WorklistOptions::default();
-        let flags = |o: &WorklistOptions, arcs: usize| fused_kernel_flags(o, arcs).unwrap().1;
-        assert_eq!(flags(&o, 1000) & FUSED_SOLO_ASYNC, 0);
-        o.fused_tuning.solo_async = true;
-        assert_eq!(flags(&o, 1000), FUSED_SOLO_SHARED | FUSED_SOLO_ASYNC);
-        assert_eq!(flags(&o, u32::MAX as usize + 1), 0);
-    }
-
-    #[test]
     fn the_barrier_arguments_name_a_bad_sleep() {
         assert_eq!(
             FusedBarrier::default().kernel_args().unwrap(),
@@ -461,19 +445,9 @@ mod tests {
             flags,
             CLUSTER_MAX_DEGREE
         ));
-        // Arc positions past 32 bits (no shared frontier), SOLO-ASYNC, or asked not to.
+        // Arc positions past 32 bits (no shared frontier), or asked not to.
         let wide = fused_kernel_flags(&o, 1usize << 32).unwrap();
         assert!(!uses_cluster(&o, true, 1024, true, wide, 4));
-        let mut a = o.clone();
-        a.fused_tuning.solo_async = true;
-        assert!(!uses_cluster(
-            &a,
-            true,
-            1024,
-            true,
-            fused_kernel_flags(&a, 1000).unwrap(),
-            4
-        ));
         let mut off = o.clone();
         off.fused_tuning.cluster = Some(false);
         assert!(!uses_cluster(&off, true, 1024, true, flags, 4));

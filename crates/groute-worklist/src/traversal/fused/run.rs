@@ -106,9 +106,8 @@ impl CudaTraversalDevice {
         // a broken invariant, reported rather than ignored).
         self.overflow_error(&ctrl, "device ring send buffer (fused kernel)", 0)?;
         let processed = state.0.processed;
-        // Every item the kernel appended reaches the worklist but SOLO-ASYNC's ring items,
-        // which the kernel counts apart (`solo_queue.cuh`, Counting; issue #6: without them a
-        // stopped SOLO-ASYNC run reported nothing outstanding).
+        // Every item the kernel appended reaches the worklist but the cluster mode's
+        // intermediate levels, which the kernel counts apart (`FUSED_UNLISTED`).
         let produced =
             u64::from(ctrl[CTRL_WL_END].wrapping_sub(seeds)).wrapping_add(state.0.unlisted);
         trace.mark_with(|| {
