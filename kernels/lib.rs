@@ -93,6 +93,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("direction_trace.cuh"),
     header!("direction_fused_words.cuh"),
     header!("direction_fused_run.cuh"),
+    header!("direction_fused_decide.cuh"),
     header!("push_appends.cuh"),
     header!("pagerank_push.cuh"),
     header!("pull_gather.cuh"),

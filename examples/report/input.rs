@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_format_1_line_reads_as_format_2_with_the_full_run_moved_aside() {
-        // A line of docs/scaling-host.json, written before algorithm-only timing.
+        // A format 1 record of the host backend: no `format` field, `median_ms` a full run.
         let line = r#"{"algorithm":"bfs","graph":"kron:scale=14,ef=16,sym","vertices":16384,"arcs":426096,"devices":1,"backend":"host","gpu":"host executor 0","timer":"wall","median_ms":4.0,"min_ms":2.0,"max_ms":276.0,"samples":255,"solver_median_ms":3.0,"edges":426000,"edges_kind":"traversed","edges_per_s":106500000.0,"work_items":12507,"date":"2026-11-21","commit":"99251a4"}"#;
         let got = parse_records(Path::new("old.json"), line).unwrap();
         let m = &got[0];

@@ -116,9 +116,11 @@
 #include "push_appends.cuh"
 #include "traversal.cuh"
 
-// The pieces: the state block's words and flags, the run (DoRun) and its steps.
+// The pieces: the state block's words and flags, the run (DoRun) and its passes, and the
+// barriers' actions (its exchanges and the decide).
 #include "direction_fused_words.cuh"
 #include "direction_fused_run.cuh"
+#include "direction_fused_decide.cuh"
 
 namespace groute {
 

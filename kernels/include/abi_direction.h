@@ -1,6 +1,7 @@
 // The device-driven direction-optimizing BFS's shared data (kernels/bfs/bfs_direction_fused.cu,
-// direction_fused_words.cuh, direction_fused_run.cuh): its state block, its parameter and its
-// flags. Mirrored by groute_kernels::abi (kernels/abi/direction.rs); see abi.h.
+// direction_fused_words.cuh, direction_fused_run.cuh, direction_fused_decide.cuh): its state
+// block, its parameter and its flags. Mirrored by groute_kernels::abi (kernels/abi/direction.rs);
+// see abi.h.
 #ifndef GROUTE_ABI_DIRECTION_H
 #define GROUTE_ABI_DIRECTION_H
 

@@ -14,7 +14,7 @@
 // right after the targets load). So the cluster relaxes without the filter. In the tree, with
 // a step's atomics and range loads issued back to back (predicated.cuh) and the item's value
 // read beside the targets loads (FreshValue), the road grid's BFS takes 14.5 ms on the cluster
-// against 21.8 on one block (docs/device-driven.md).
+// against 21.8 on one block (docs/device-protocol.md, "The single-block mode on a cluster").
 //
 // Where items live. The first level expands the batch [start, end) from the worklist, block
 // b taking the positions start + b, start + b + SOLO_CLUSTER, ... Every later level's items are
@@ -25,7 +25,7 @@
 // split over the cluster whatever warps found its items, and its items never touch global
 // memory: the mode lists nothing but the batch it leaves, which each block copies to the
 // worklist after [start, end)'s end. Their count goes to the host as unlisted (produced, never
-// in the worklist), as SOLO-ASYNC's ring items do. An entry past a block's capacity spills to
+// in the worklist). An entry past a block's capacity spills to
 // the worklist (a global atomic on CTRL_WL_END, which is `end` during the mode) and stops the
 // mode after the level; the batch it leaves is then the spills followed by the entries.
 //
@@ -177,7 +177,8 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // after the barrier's acquire had invalidated the L1: an L2 round trip before the level's
 // first load. Mapped at use, nothing of the level's path is reloaded. The one-device build
 // keeps them mapped once: there it has the registers, and mapping at use made road BFS on one
-// H200 0.86 ms slower (14.83 against 13.97 ms; docs/device-driven.md). With the
+// H200 0.86 ms slower (14.83 against 13.97 ms; docs/device-protocol.md, "The single-block
+// mode on a cluster"). With the
 // peer warp in its own loop, the members' BFS build mapped once spills nothing
 // and SSSP's level loop 3 loads and a store; on one H200 mapped once was within 0.2 ms of
 // mapped at use in every case (road, group of one and 2 members sharing the GPU), under the
@@ -391,14 +392,14 @@ __device__ ClusterSoloResult cluster_solo_run(
     // same either way).
     // Measuring a change to this loop: its code layout alone moves it by up to 2% (road BFS
     // on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both builds in one
-    // call, and read smaller differences as layout (docs/device-driven.md; there too: the
-    // members' peer code cost 0.5 ms compiled into this loop, the same whether it ran every
-    // level or every 16th). A sweep of 0 to 5 NOPs over both one-device builds and the
-    // members' (road, one H200) gave: SSSP one device 17.71-18.02
-    // ms before the stop and abort words held their level, 18.12-18.33 after (and 17.97-18.19
-    // with 0 to 7 NOPs before the loops: scheduling, not alignment); BFS members 14.40 at 0
-    // to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer warp apart, 14.74-14.82 at every
-    // shift with it in this loop.
+    // call, and read smaller differences as layout. The members' peer code cost 0.5 ms
+    // compiled into this loop, the same whether it ran every level or every 16th (hence the
+    // peer warp's own loop: docs/device-protocol.md, "Device-driven traversal members").
+    // A sweep of 0 to 5 NOPs over both one-device builds and the members' (road, one H200)
+    // gave: SSSP one device 17.71-18.02 ms before the stop and abort words held their level,
+    // 18.12-18.33 after (and 17.97-18.19 with 0 to 7 NOPs before the loops: scheduling, not
+    // alignment); BFS members 14.40 at 0 to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer
+    // warp apart, 14.74-14.82 at every shift with it in this loop.
     // Device-driven members (Peer::ACTIVE): the peer warp runs the protocol's loop below and
     // expands no item; the other warps of its block expand the block's share of each level.
     const unsigned int workers = Peer::expanders(rank);

@@ -1,7 +1,7 @@
 // The device-driven direction-optimizing BFS's run (kernels/bfs/bfs_direction_fused.cu): the
-// run's constants and this device's buffers (DoRun) with the steps of a level on them: the
-// counters, the bitmap and list sends to the peers and their application, the pull step and
-// the decide.
+// run's constants and this device's buffers (DoRun) with the passes of a level on them: the
+// counters, the bitmap and list sends to the peers and their application, and the pull step.
+// The barriers' actions (the exchanges and the decide) are direction_fused_decide.cuh.
 
 #pragma once
 
@@ -580,23 +580,6 @@ struct DoRun {
         count_found(out, in, found);
     }
 
-    // The exchange after a sparse push's send (one thread): every device's list length
-    // travels with it, summed into DO_RECEIVED by rank. False when it failed.
-    __device__ bool exchange_lengths(unsigned int appends) const {
-        unsigned long long mine[PEER_MAX_DEVICES];
-        unsigned long long sums[PEER_MAX_DEVICES];
-        for (unsigned int d = 0; d < group.size; ++d) {
-            mine[d] = d == group.rank ? appends : 0ull;
-        }
-        if (!exchange(mine, sums, group.size)) {
-            return false;
-        }
-        for (unsigned int d = 0; d < group.size; ++d) {
-            set(DO_RECEIVED + d, sums[d]);
-        }
-        return true;
-    }
-
     __device__ unsigned long long get(unsigned int word) const {
         return load_relaxed_u64(state + word);
     }
@@ -605,152 +588,16 @@ struct DoRun {
         store_relaxed_u64(state + word, v);
     }
 
-    // An exchange of `count` values (none: a barrier across the devices); false when it
-    // failed (DO_STATUS set). One thread.
+    // The actions of the barriers (direction_fused_decide.cuh): the exchanges across the
+    // devices and the decide of the next step.
+    __device__ bool exchange_lengths(unsigned int appends) const;
     __device__ bool exchange(const unsigned long long* mine, unsigned long long* sums,
-                             unsigned int count) const {
-        const unsigned long long index = get(DO_EXCHANGES);
-        set(DO_EXCHANGES, index + 1ull);
-        const unsigned int exchange = static_cast<unsigned int>(index);
-        const unsigned int status =
-            (flags & DO_FLAG_POST_EXCHANGE) != 0u
-                ? peer_post_allreduce_sum(group, postboxes, exchange, mine, sums, count)
-                : peer_allreduce_sum(group, exchange, mine, sums, count);
-        if (status != PEER_OK) {
-            set(DO_STATUS, status);
-            return false;
-        }
-        return true;
-    }
-
-    // The action of the barrier after a scan (one thread, every block waiting): see the
-    // header. Returns the next step as a record; notes what the step of trace row `row`
-    // found and stamps its end.
-    // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
-    // over the devices) or this device's next frontier, the counters already global (a
-    // DO_FLAG_ONE_EXCHANGE sparse push: no exchange).
-    // `replication`: DoReplication bits of the step (DO_FOUND_EVERYWHERE: the next step may
-    // be replicated).
+                             unsigned int count) const;
     __device__ FusedRecord decide(const DirectionTrace& trace, unsigned int row,
                                   unsigned int own = DO_COUNTED_HERE,
-                                  unsigned int replication = 0u) const {
-        trace.stamp(row, TRACE_SCAN_END);
-        trace.count_rows(row + 1u);
-        const FusedRecord record = decide_next(own, (replication & DO_FOUND_EVERYWHERE) != 0u);
-        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
-        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
-        trace.note(row, TRACE_REPLICATION, replication);
-        trace.stamp(row, TRACE_DECIDE_END);
-        return record;
-    }
-
-    // DO_FLAG_ONE_EXCHANGE: decide() in the action of the barrier after a pull that built
-    // the frontier, its exchange also the one that makes the pull's stored words visible.
-    // The trace's decide phase reads 0 (its stamp precedes the apply pass's).
-    // A replicated next step finds its frontier on every device: apply_pulled appends the
-    // received vertices too.
-    __device__ FusedRecord decide_folded(const DirectionTrace& trace, unsigned int row) const {
-        trace.count_rows(row + 1u);
-        const FusedRecord record = decide_next(DO_COUNTED_HERE, true);
-        trace.stamp(row, TRACE_EXCHANGE_END);
-        trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
-        trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
-        trace.note(row, TRACE_REPLICATION,
-                   record.w[DO_R_REPLICATED] != 0u ? DO_FOUND_EVERYWHERE : 0u);
-        trace.stamp(row, TRACE_DECIDE_END);
-        return record;
-    }
-
-    // decide() without the trace. `everywhere`: the frontier just found is, or (after a
-    // pull that built it, decided here) can be made, whole on every device, so the next step
-    // may be replicated.
-    __device__ FusedRecord decide_next(unsigned int own, bool everywhere) const {
-        unsigned long long mine[DIRECTION_COUNTERS];
-        for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
-            mine[i] = get(DO_COUNTERS + i);
-            set(DO_COUNTERS + i, 0ull);
-        }
-        unsigned long long sums[DIRECTION_COUNTERS];
-        const FusedRecord stop{{DO_STOP, 0u, 0u, 0u, 0u, 0u}};
-        if (several && own == DO_COUNTED_HERE) {
-            if (!exchange(mine, sums, DIRECTION_COUNTERS)) {
-                return stop;
-            }
-        } else {
-            for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
-                sums[i] = mine[i];
-            }
-        }
-        // Exchanges poll the abort word only while they wait: poll it here too.
-        if (get(DO_LEVELS) % DO_ABORT_POLL == DO_ABORT_POLL - 1u &&
-            peer_load_abort(group.abort) != 0u) {
-            set(DO_STATUS, PEER_ABORTED);
-            if (several) {
-                peer_store_relaxed(group.mailbox + PEER_FAILED, PEER_ABORTED);  // peers leave
-            }
-            return stop;
-        }
-        const unsigned long long frontier = sums[DIRECTION_FRONTIER];
-        const unsigned long long in = sums[DIRECTION_IN_ARCS];
-        unsigned long long level = 0;
-        unsigned long long previous = 0;
-        unsigned long long unvisited_in = 0;
-        bool pulling = false;
-        if (get(DO_STARTED) == 0ull) {
-            set(DO_STARTED, 1ull);
-            unvisited_in = in_arcs > in ? in_arcs - in : 0ull;
-            set(DO_REACHED, frontier);
-        } else {
-            // Account the step just taken (run_levels and MemberSteps).
-            pulling = get(DO_PULLING) != 0ull;
-            const unsigned long long reached = get(DO_REACHED);
-            previous = get(DO_FRONTIER);
-            const unsigned long long items = pulling ? n - reached : previous;
-            const unsigned long long read = pulling ? 0ull : get(DO_FRONTIER_OUT);
-            set(DO_LEVELS, get(DO_LEVELS) + 1ull);
-            set(DO_ITEMS, get(DO_ITEMS) + items);
-            set(DO_ARCS, get(DO_ARCS) + read + sums[DIRECTION_EXAMINED]);
-            const unsigned long long before = get(DO_UNVISITED_IN);
-            unvisited_in = before > in ? before - in : 0ull;
-            set(DO_REACHED, reached + frontier);
-            level = get(DO_LEVEL) + 1ull;
-        }
-        set(DO_UNVISITED_IN, unvisited_in);
-        set(DO_PREVIOUS, previous);
-        set(DO_FRONTIER, frontier);
-        set(DO_FRONTIER_OUT, sums[DIRECTION_OUT_ARCS]);
-        set(DO_LEVEL, level);
-        if (frontier == 0ull) {
-            return FusedRecord{{DO_DONE, 0u, 0u, 0u, 0u, 0u}};
-        }
-        pulling = direction_pulls(alpha, beta, pulling, frontier, sums[DIRECTION_OUT_ARCS],
-                                  previous, unvisited_in, n);
-        set(DO_PULLING, pulling ? 1ull : 0ull);
-        if (pulling) {
-            set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
-        }
-        const bool replicated = !pulling && everywhere && several &&
-                                (flags & DO_FLAG_REPLICATE) != 0u &&
-                                saturating_mul(sums[DIRECTION_OUT_ARCS], REPLICATE_DIVISOR) <= n;
-        // A replicated step's frontier is the global one (a pull's own finds and the received
-        // ones, or already global: `own`).
-        const unsigned int count =
-            own != DO_COUNTED_HERE ? own
-            : replicated           ? static_cast<unsigned int>(frontier)
-                                   : static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
-        if (pulling &&
-            (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
-                0u) {
-            // The pull appends the next frontier (or the pushes' appends reached far).
-            store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
-        }
-        const bool sparse = !pulling && !replicated && several &&
-                            (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
-                            saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
-        return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
-                            push_hub_min_degree(count), sparse ? 1u : 0u,
-                            replicated ? 1u : 0u}};
-    }
+                                  unsigned int replication = 0u) const;
+    __device__ FusedRecord decide_folded(const DirectionTrace& trace, unsigned int row) const;
+    __device__ FusedRecord decide_next(unsigned int own, bool everywhere) const;
 };
 
 }  // namespace groute

@@ -1,7 +1,7 @@
 // The generic min-label traversal (BFS, SSSP) on the device, non-fused mode: one expand
 // launch per round and one split launch per batch of received packets. Mirror of
-// crates/groute-worklist/src/traversal.rs; an algorithm instantiates the two templates with
-// its Relax functor in its own .cu file (kernels/bfs/bfs.cu).
+// crates/groute-worklist/src/traversal/mod.rs; an algorithm instantiates the two templates
+// with its Relax functor in its own .cu file (kernels/bfs/bfs.cu).
 //
 // traversal_expand<Relax, WEIGHTED>: consumes worklist positions [first, first + count);
 //   relaxes every out-arc of each item (plain load first, atomicMin only when it improves,
@@ -160,8 +160,8 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
 // order is correct). They may be served by L1, as plain loads. The value read is at least
 // the one that put the item in the frontier: that write is ordered before the read by the
 // level's cluster barrier, the grid barrier before the mode, the block's __syncthreads
-// between levels, or SOLO-ASYNC's ring fences (solo_queue.cuh). A later improvement the step
-// misses appended its own entry (worklist, frontier or ring), which is expanded with it
+// between levels. A later improvement the step misses appended its own entry (worklist or
+// frontier), which is expanded with it
 // (item_value's rule).
 struct KnownValue {
     unsigned int value;
