@@ -51,7 +51,7 @@
 //   sweep. In-lists of at least PULL_HUB_DEGREE arcs (hubs, listed with their tiles at
 //   upload) are summed before the gather by pagerank_pull_hub_tiles over the whole grid.
 //
-// Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda.rs):
+// Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda/launch.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
 // (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), 10 the worklist end a
 // sweep started from (copied there by the host's stream, CTRL_ROUND_FIRST), then from word

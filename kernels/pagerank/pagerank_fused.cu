@@ -1,7 +1,8 @@
 // Device-driven PageRank: ONE persistent cooperative kernel per device runs every round of the
-// run (crates/groute-pagerank/src/cuda_fused.rs launches it on every device of a PeerGroup, with no
-// host in the loop). The rounds are the host-driven worker's (kernels/pagerank/pagerank.cu), their
-// bodies the same functions (kernels/include/pagerank_push.cuh); phases are separated by grid
+// run (crates/groute-pagerank/src/cuda/device_driven.rs launches it on every device of a
+// PeerGroup, with no host in the loop). The rounds are the host-driven worker's
+// (kernels/pagerank/pagerank.cu), their bodies the same functions
+// (kernels/include/pagerank_push.cuh); phases are separated by grid
 // barriers (grid_barrier of grid_barrier.cuh) and the devices by cross-device all-reduces
 // (peer_post_allreduce_sum of peer_post.cuh: each device posts into its peers' postboxes and
 // polls only its own; the start gate and the failure word stay in the group's mailbox).

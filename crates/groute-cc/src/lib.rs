@@ -71,23 +71,23 @@
 //! [`Scatter`]: groute_core::Scatter
 //! [`TreeReduction`]: groute_core::TreeReduction
 
-mod cc_solver;
 mod component_stats;
 pub mod cuda;
+mod dataflow;
 mod error;
 pub mod host;
 mod label_propagation;
 mod reference;
 mod solver;
-mod staging;
+mod staged_edges;
 
-pub use cc_solver::CcSolver;
 pub use component_stats::component_stats;
+pub use dataflow::{CcOptions, CcResult, CcStats, connected_components};
 pub use error::CcError;
 pub use label_propagation::LabelPropagation;
 pub use reference::cc_reference;
-pub use solver::{CcOptions, CcResult, CcStats, connected_components};
-pub use staging::StagedEdges;
+pub use solver::CcSolver;
+pub use staged_edges::StagedEdges;
 
 /// One edge `(u, v)`: the element type of the scatter router's chunks.
 ///

@@ -180,9 +180,6 @@
 
 mod algorithm;
 pub mod cuda;
-mod cuda_fused;
-mod cuda_pull;
-mod cuda_worker;
 mod driver;
 mod host_pull;
 mod mirrors;
@@ -471,7 +468,7 @@ impl PageRankSolver {
             &graph.graph.csr,
             graph.graph.symmetric,
             &graph.partition,
-            cuda_worker::PushSettings::of(options, graph.graph.csr.num_edges() as f64 / n as f64),
+            cuda::storage::PushSettings::of(options, graph.graph.csr.num_edges() as f64 / n as f64),
             options.driver,
             &options.worklist,
         )?;

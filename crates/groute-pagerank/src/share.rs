@@ -14,8 +14,8 @@ use groute_worklist::{
 };
 
 use crate::algorithm::{PageRank, VertexResidual};
-use crate::cuda_pull::PullTopology;
-use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::cuda::pull_storage::PullTopology;
+use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::sweep::{CutArcs, SweepMode};
 use crate::tuning::PageRankTuning;
 use crate::{PageRankError, PageRankOptions};

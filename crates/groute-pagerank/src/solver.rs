@@ -19,9 +19,9 @@ use rayon::prelude::*;
 
 use crate::Driver;
 use crate::algorithm::PageRank;
-use crate::cuda_fused::FusedRuns;
-use crate::cuda_pull::PullTopology;
-use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::cuda::device_driven::FusedRuns;
+use crate::cuda::pull_storage::PullTopology;
+use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::host_pull::HostPull;
 use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};

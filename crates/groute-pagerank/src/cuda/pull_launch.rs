@@ -10,7 +10,7 @@ use groute_core::cuda::{CudaModule, DevicePtr, LaunchConfig};
 use groute_worklist::DeviceCsr;
 use std::sync::Arc;
 
-use super::{
+use super::launch::{
     AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
     csr_memory, elements, enqueue_push_hubs, keep, keep_push_memory, too_many,
 };

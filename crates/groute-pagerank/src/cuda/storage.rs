@@ -9,13 +9,13 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
 use groute_worklist::{DeviceCsr, WorklistError, WorklistOptions};
 
-use super::{CTRL_WL_OVERFLOW, CudaPageRankWorker, WL_SETTING, capacity};
 use crate::VertexResidual;
-use crate::cuda::pull::PullBuffers;
+use crate::cuda::host_driven::{CTRL_WL_OVERFLOW, CudaPageRankWorker, WL_SETTING, capacity};
+use crate::cuda::pull_launch::PullBuffers;
+use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::{
     CTRL_WORDS, DeviceWorklistBuffers, HUB_MIN_DEGREE, HUB_SLOT_WORDS, PageRankBuffers,
 };
-use crate::cuda_pull::{PullStorage, PullTopology};
 use crate::profile::{DeviceProfile, ProfileSink};
 use crate::solver::reset_arrays;
 use crate::sweep::SweepMode;

@@ -1,27 +1,7 @@
-//! Typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA mirror of the host kernels).
-//!
-//! | wrapper | kernel |
-//! |---|---|
-//! | [`launch_sweep`] | `pagerank_sweep`: a round over the owned range, as a range (vertices above a floor) |
-//! | [`launch_expand`] | `pagerank_expand`: a round over `[first, first + count)` of the worklist |
-//! | [`launch_push_hubs`] | `pagerank_push_hubs`: the hubs a sweep or expand listed, over the whole grid |
-//! | [`launch_pack_remote`] | `pagerank_pack_remote`: merge before send (one item per remote vertex) |
-//! | [`launch_split_receive`] | `pagerank_split_receive`: owners apply, others pass |
-//! | [`pull::launch_pull_take`], [`pull::launch_pull_cut`], [`pull::launch_pull_gather`] | the pull sweep's take, cut pass (several devices) and gather |
-//! | [`fused::launch_fused`] | `pagerank_fused` (`kernels/pagerank/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
-//!
-//! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
-//! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
-//! assertions. The worklist's control block is PageRank's: [`CTRL_WORDS`] words (the
-//! worklist's, the append counters, [`CTRL_PUSHED`] and the hub list's 64-bit counter at
-//! [`CTRL_HUB_COUNTER`]) followed by the hub list's slots (`kernels/include/hubs.cuh`). Every wrapper validates sizes, takes device pointers with
-//! [`DevicePtr::from_slice`], launches with one `SAFETY` comment naming the signature, and
-//! keeps the memory alive until the kernel completes. Nothing is synchronised: the caller
-//! reads the counters and overflow words back after the kernel (an overflow is an error
-//! naming the setting, never a loss).
-//!
-//! The distributed worklist's CUDA worker (`groute_worklist::DeviceWorker`) owns the
-//! worklist and send buffers; these wrappers are what a PageRank worker calls.
+//! Typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA mirror of the host
+//! kernels), their `#[repr(C)]` argument structs and the control block's layout; the table
+//! of wrappers and kernels, and how they check and keep memory, are in the docs of
+//! [`crate::cuda`], which re-exports the public items.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -30,9 +10,6 @@ use groute_core::Error;
 use groute_core::backend::{RawMemory, RawSlice, RawStream};
 use groute_core::cuda::{CudaModule, CudaStream, DevicePtr, KernelArg, KernelSource, LaunchConfig};
 use groute_worklist::{CsrPtrs, DeviceCsr};
-
-pub mod fused;
-pub mod pull;
 
 /// Threads per block of every PageRank kernel (a multiple of 32).
 pub const PAGERANK_BLOCK: u32 = 256;
@@ -154,11 +131,11 @@ pub struct AppendBuffers {
 /// The kernel arguments of an append target: data, capacity, count, overflow.
 type AppendArgs<T> = (DevicePtr<T>, u32, DevicePtr<u32>, DevicePtr<u32>);
 
-fn too_many(what: &'static str, n: usize) -> Error {
+pub(super) fn too_many(what: &'static str, n: usize) -> Error {
     Error::invalid(what, n, "at most u32::MAX elements per launch")
 }
 
-fn elements<T>(what: &'static str, s: &RawSlice) -> Result<u32, Error> {
+pub(super) fn elements<T>(what: &'static str, s: &RawSlice) -> Result<u32, Error> {
     let n = s.len / std::mem::size_of::<T>();
     u32::try_from(n).map_err(|_| too_many(what, n))
 }
@@ -171,7 +148,7 @@ fn word(what: &'static str, s: &RawSlice) -> Result<DevicePtr<u32>, Error> {
 }
 
 impl PageRankBuffers {
-    fn args(&self) -> Result<PageRankArgs, Error> {
+    pub(super) fn args(&self) -> Result<PageRankArgs, Error> {
         let n = self.num_vertices;
         if n == 0 || self.residual.len / 4 < n {
             return Err(Error::LengthMismatch {
@@ -206,11 +183,11 @@ impl PageRankBuffers {
     }
 
     /// The owned rows' offsets and targets, rebased to global ids.
-    fn csr_ptrs(&self) -> Result<CsrPtrs, Error> {
+    pub(super) fn csr_ptrs(&self) -> Result<CsrPtrs, Error> {
         self.csr.device_ptrs()
     }
 
-    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+    pub(super) fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
         let mut memory = csr_memory(&self.csr);
         memory.extend([&self.residual, &self.rank].map(|s| s.memory.clone()));
         memory
@@ -218,7 +195,7 @@ impl PageRankBuffers {
 }
 
 /// The buffers of a device's CSR rows (to keep alive while a kernel reads them).
-fn csr_memory(csr: &DeviceCsr) -> Vec<Arc<dyn RawMemory>> {
+pub(super) fn csr_memory(csr: &DeviceCsr) -> Vec<Arc<dyn RawMemory>> {
     let (offsets, targets, weights) = csr.buffers();
     let mut memory = vec![offsets.raw().memory, targets.raw().memory];
     memory.extend(weights.map(|w| w.raw().memory));
@@ -226,7 +203,7 @@ fn csr_memory(csr: &DeviceCsr) -> Vec<Arc<dyn RawMemory>> {
 }
 
 impl DeviceWorklistBuffers {
-    fn args(&self) -> Result<DeviceWorklistArgs, Error> {
+    pub(super) fn args(&self) -> Result<DeviceWorklistArgs, Error> {
         let capacity = elements::<u32>("worklist capacity", &self.data)?;
         if !capacity.is_power_of_two() {
             return Err(Error::invalid(
@@ -251,13 +228,13 @@ impl DeviceWorklistBuffers {
         })
     }
 
-    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+    pub(super) fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
         vec![self.data.memory.clone(), self.ctrl.memory.clone()]
     }
 }
 
 impl AppendBuffers {
-    fn args<T>(&self, what: &'static str) -> Result<AppendArgs<T>, Error> {
+    pub(super) fn args<T>(&self, what: &'static str) -> Result<AppendArgs<T>, Error> {
         Ok((
             DevicePtr::from_slice(&self.data)?,
             elements::<T>(what, &self.data)?,
@@ -274,7 +251,7 @@ impl AppendBuffers {
     }
 }
 
-fn config(
+pub(super) fn config(
     stream: &dyn RawStream,
     kernel: &str,
     n: usize,
@@ -287,12 +264,12 @@ fn config(
     ))
 }
 
-fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), Error> {
+pub(super) fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> Result<(), Error> {
     CudaStream::from_raw(stream)?.keep_alive(memory)
 }
 
 /// Keeps what a push kernel (sweep, expand, hub push) reads and writes alive until it completes.
-fn keep_push_memory(
+pub(super) fn keep_push_memory(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     wl: &DeviceWorklistBuffers,

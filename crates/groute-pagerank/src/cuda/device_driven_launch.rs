@@ -11,8 +11,8 @@ use groute_core::cuda::{
 };
 use groute_kernels::abi::{PageRankPeers, PageRankPull, PageRankStateBlock, read_block, words_of};
 
-use super::pull::PullBuffers;
-use super::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
+use super::launch::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
+use super::pull_launch::PullBuffers;
 
 /// Threads per block of `pagerank_fused` (its `__launch_bounds__`).
 pub const FUSED_PAGERANK_BLOCK: u32 = 256;

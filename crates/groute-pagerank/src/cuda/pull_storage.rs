@@ -1,5 +1,5 @@
 //! One device's pull-sweep storage on CUDA (kept across runs with the rest of
-//! [`crate::cuda_worker::CudaPageRankStorage`]): the owned rows of the in-CSR (the device's
+//! [`crate::cuda::storage::CudaPageRankStorage`]): the owned rows of the in-CSR (the device's
 //! own part of the CSR on a symmetric graph, the owned rows of the transpose otherwise: a
 //! [`DeviceCsr`]), the cut lists of the owned range (when
 //! any arc leaves it), the owned hubs of the in-CSR with their tiles (when any vertex has
@@ -13,7 +13,7 @@ use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
 use groute_worklist::DeviceCsr;
 
-use crate::cuda::pull::{CutBuffers, PullBuffers, PullHubBuffers};
+use crate::cuda::pull_launch::{CutBuffers, PullBuffers, PullHubBuffers};
 use crate::sweep::{CutArcs, PullHubs};
 
 /// The cut lists on the device (`crate::sweep::CutArcs`). Derived from the owned rows (a

@@ -22,7 +22,7 @@
 //! **Push or pull sweep.** With [`SweepMode::Pull`](crate::sweep::SweepMode::Pull) a sweep is
 //! `pagerank_pull_take`, then on several devices `pagerank_pull_cut` over the cut lists (and
 //! `pagerank_push_hubs` over them when a list may be a hub), then `pagerank_pull_gather`
-//! ([`PullStorage`](crate::cuda_pull::PullStorage); crate docs, "Pull sweeps"); worklist rounds are
+//! ([`PullStorage`](crate::cuda::pull_storage::PullStorage); crate docs, "Pull sweeps"); worklist rounds are
 //! the same in both modes.
 //!
 //! **Sweep or worklist.** The first round is a sweep over the owned range (every vertex,
@@ -40,10 +40,8 @@
 //! `pagerank_split_receive` over every packet. Overflow of any buffer is an error naming the
 //! setting to raise ([`Error::CapacityExceeded`]), never a loss.
 //!
-//! The storage a worker runs over, kept across runs, is in `cuda_worker/storage.rs`
+//! The storage a worker runs over, kept across runs, is in `cuda/storage.rs`
 //! ([`CudaPageRankStorage`]).
-
-mod storage;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -53,15 +51,16 @@ use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segmen
 use groute_worklist::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError};
 
 use crate::VertexResidual;
-use crate::cuda::pull::{PullBuffers, launch_pull_cut, launch_pull_gather, launch_pull_take};
+use crate::cuda::pull_launch::{
+    PullBuffers, launch_pull_cut, launch_pull_gather, launch_pull_take,
+};
+use crate::cuda::storage::CudaPageRankStorage;
 use crate::cuda::{
     AppendBuffers, CTRL_HUB_COUNTER, CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers,
     PageRankBuffers, launch_expand, launch_pack_remote, launch_push_hubs, launch_split_receive,
     launch_sweep,
 };
 use crate::profile::DeviceProfile;
-
-pub(crate) use storage::{CudaPageRankStorage, PushSettings};
 
 /// Outgoing buffers per device: the current one plus up to three sends in flight. The
 /// storage holds the first; a run allocates the others when a send finds every buffer in
@@ -73,7 +72,7 @@ const MAX_OUTGOING_BUFFERS: usize = 64;
 // `CTRL_WL_OVERFLOW`); the others are the append counters of `kernels/pagerank/pagerank.cu`.
 const CTRL_WL_END: usize = 0;
 const CTRL_SEND_COUNT: usize = 1;
-const CTRL_WL_OVERFLOW: usize = 2;
+pub(super) const CTRL_WL_OVERFLOW: usize = 2;
 const CTRL_SEND_OVERFLOW: usize = 3;
 const CTRL_REMOTE_COUNT: usize = 4;
 const CTRL_REMOTE_OVERFLOW: usize = 5;
@@ -82,10 +81,10 @@ const CTRL_DROPPED: usize = 6;
 /// when a lazy receive may have appended items the host has not read back.
 const CTRL_ROUND_FIRST: usize = 10;
 
-const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
+pub(super) const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
 const SEND_SETTING: &str = "send_capacity (--send-capacity)";
 
-fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
+pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
     Error::CapacityExceeded {
         what: what.into(),
         capacity: capacity as u64,
@@ -98,29 +97,29 @@ fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -
 /// handles share the storage's memory; an outgoing buffer enlarged during a run is the run's
 /// own).
 pub(crate) struct CudaPageRankWorker<'a> {
-    device: &'a Device,
+    pub(super) device: &'a Device,
     /// The storage's buffers (shared handles).
-    store: CudaPageRankStorage,
+    pub(super) store: CudaPageRankStorage,
     /// This run's outgoing buffers (the storage's, plus any enlarged or added by the run).
-    outgoing: Vec<Buffer<VertexResidual>>,
+    pub(super) outgoing: Vec<Buffer<VertexResidual>>,
     /// First unconsumed worklist position.
-    start: u32,
+    pub(super) start: u32,
     /// End of the worklist's valid range (as last read back).
-    end: u32,
+    pub(super) end: u32,
     /// Items in the current outgoing buffer (as last read back).
-    send_count: u32,
+    pub(super) send_count: u32,
     /// Vertices the last sweep pushed (as last read back).
-    pushed: u32,
+    pub(super) pushed: u32,
     /// [`CTRL_ROUND_FIRST`] as last read back.
-    round_first: u32,
+    pub(super) round_first: u32,
     /// Items of a lazy receive whose counts wait for the next read-back (0: none).
-    unsettled: u64,
+    pub(super) unsettled: u64,
     /// Index of the current outgoing buffer.
-    current: usize,
-    free: Vec<usize>,
-    in_flight: VecDeque<usize>,
+    pub(super) current: usize,
+    pub(super) free: Vec<usize>,
+    pub(super) in_flight: VecDeque<usize>,
     /// This run's counters, stored in the storage's sink when the worker is dropped.
-    profile: DeviceProfile,
+    pub(super) profile: DeviceProfile,
 }
 
 impl Drop for CudaPageRankWorker<'_> {

@@ -26,11 +26,11 @@ use groute_kernels::abi::{
 };
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
-use crate::cuda::fused::{
+use crate::cuda::device_driven_launch::{
     FusedKernel, FusedLaunch, FusedSettings, PeerInbox, STATE_WORDS, launch_fused, peers_block,
     state_block,
 };
-use crate::cuda_worker::{CudaPageRankStorage, PushSettings};
+use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::mirrors::{Mirrors, in_cut_counts};
 use crate::profile::{DeviceProfile, FusedPhaseTimes};
 

@@ -1,0 +1,685 @@
+//! One run's dataflow ([`connected_components`]): a scatter router for edge chunks, a
+//! tree-reduction router for parent arrays, and one host thread per device driving its stream.
+//! [`CcSolver`](crate::CcSolver) (`solver.rs`) repeats it over edges staged once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use groute_core::{
+    Buffer, Context, Device, DeviceId, DeviceTimer, Endpoint, Event, EventFuture, LinkConfig,
+    LinkReceiver, LinkSender, PendingSegment, Router, Scatter, Segment, Stream, TreeReduction,
+};
+
+use crate::component_stats;
+use crate::cuda::CcKernels;
+use crate::{CcError, Edge, StagedEdges, host};
+
+/// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcOptions {
+    /// Edges per chunk sent through the scatter router (the packet size of its links).
+    /// Default: the vertex count for dense graphs (average degree >= 8, Groute's choice), one
+    /// chunk per device for sparse ones (road networks: few large chunks).
+    pub chunk_edges: Option<usize>,
+    /// Receive buffers per device on the scatter router. Default: 88% of a device's fair
+    /// share of the chunks (Groute's auto configuration keeps 12% streaming while the devices
+    /// work), one for sparse graphs (one chunk per device).
+    pub input_buffers: Option<usize>,
+    /// Parent entries per packet on the reduction router. Default: a quarter of the vertices.
+    pub merge_packet: Option<usize>,
+    /// Receive buffers per output of the reduction router. Default 4.
+    pub merge_buffers: usize,
+    /// Fill every device's receive buffers before the clock starts (Groute's timing: the first
+    /// copies are excluded). Default true. Chunks beyond the buffers still stream while the
+    /// devices work, to whichever device frees a buffer first.
+    pub prefill: bool,
+    /// Compress after every `compress_every`-th chunk (and always before merging). Default
+    /// `usize::MAX`: only once, before merging (every find of the hook shortens the paths it
+    /// climbs, so trees stay shallow without compressing between chunks).
+    pub compress_every: usize,
+    /// How long a device or the host waits for the next message before giving up. Default 120 s.
+    pub timeout: Duration,
+}
+
+impl Default for CcOptions {
+    fn default() -> Self {
+        CcOptions {
+            chunk_edges: None,
+            input_buffers: None,
+            merge_packet: None,
+            merge_buffers: 4,
+            prefill: true,
+            compress_every: usize::MAX,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl CcOptions {
+    /// With `chunk_edges` edges per chunk.
+    pub fn with_chunk_edges(mut self, chunk_edges: usize) -> Self {
+        self.chunk_edges = Some(chunk_edges);
+        self
+    }
+
+    /// With `input_buffers` receive buffers per device for the chunks.
+    pub fn with_input_buffers(mut self, input_buffers: usize) -> Self {
+        self.input_buffers = Some(input_buffers);
+        self
+    }
+
+    /// With `merge_packet` entries per merge packet.
+    pub fn with_merge_packet(mut self, merge_packet: usize) -> Self {
+        self.merge_packet = Some(merge_packet);
+        self
+    }
+
+    /// With or without prefilled receive buffers.
+    pub fn with_prefill(mut self, prefill: bool) -> Self {
+        self.prefill = prefill;
+        self
+    }
+}
+
+/// Measurements of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcStats {
+    /// The algorithm, as Groute times it: from the devices' start (receive buffers prefilled
+    /// when [`CcOptions::prefill`], else before the first chunk is sent) to the final labels
+    /// on device 0.
+    pub elapsed: Duration,
+    /// From the same start to the labels in host memory.
+    pub elapsed_to_host: Duration,
+    /// The algorithm's time on the devices: CUDA timing events from the same start to each
+    /// device's last hook, merge or compress (before its array is sent up the tree), max over
+    /// devices; what benchmarks report. `None` on the host backend.
+    pub device_time: Option<Duration>,
+    /// Copies of the prefilled chunks, before the clock starts (zero without prefill).
+    pub prefill: Duration,
+    /// Routers, receive buffers, parent arrays and kernel loading, before the clock starts.
+    pub setup: Duration,
+    /// Edges hooked by each device.
+    pub edges_per_device: Vec<u64>,
+    /// Chunks taken by each device.
+    pub chunks_per_device: Vec<u64>,
+    /// Parent entries each device merged from its children.
+    pub merged_per_device: Vec<u64>,
+    /// Edges per chunk used.
+    pub chunk_edges: usize,
+    /// Receive buffers per device used.
+    pub input_buffers: usize,
+    /// Number of chunks.
+    pub chunks: usize,
+}
+
+/// Labels and statistics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcResult {
+    /// `labels[v]`: the smallest vertex id of `v`'s component (internal numbering, which for
+    /// CC is the graph's own: map with [`groute_graph::Graph::external_id`]).
+    pub labels: Vec<u32>,
+    /// Number of components.
+    pub components: usize,
+    /// Vertices in the largest component.
+    pub largest_component: usize,
+    /// Measurements.
+    pub stats: CcStats,
+}
+
+/// The kernels of one device's backend.
+enum Kernels {
+    Host,
+    Cuda(Box<CcKernels>),
+}
+
+impl Kernels {
+    fn for_stream(stream: &Stream) -> Result<Self, CcError> {
+        Ok(if stream.is_host() {
+            Kernels::Host
+        } else {
+            Kernels::Cuda(Box::new(CcKernels::load(stream)?))
+        })
+    }
+
+    fn init(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_init(s, parent),
+            Kernels::Cuda(k) => k.init(s, parent),
+        }
+    }
+
+    fn hook(&self, s: &Stream, edges: &Buffer<Edge>, parent: &Buffer<u32>) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
+            Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
+        }
+    }
+
+    fn compress(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_compress(s, parent),
+            Kernels::Cuda(k) => k.compress(s, parent),
+        }
+    }
+
+    fn merge(
+        &self,
+        s: &Stream,
+        offset: usize,
+        other: &Buffer<u32>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => {
+                let offset = u32::try_from(offset)
+                    .map_err(|_| CcError::invalid("merge packet offset", offset, "below 2^32"))?;
+                host::enqueue_merge(s, offset, other, parent)
+            }
+            Kernels::Cuda(k) => k.merge(s, offset, other, parent),
+        }
+    }
+}
+
+/// Settings resolved against the graph and the device count.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    chunk: usize,
+    chunks: usize,
+    buffers: usize,
+    merge_packet: usize,
+    merge_buffers: usize,
+}
+
+impl Plan {
+    fn new(opts: &CcOptions, n: usize, m: usize, devices: usize) -> Result<Self, CcError> {
+        let chunk = match opts.chunk_edges {
+            Some(0) => {
+                return Err(CcError::invalid(
+                    "chunk_edges",
+                    0,
+                    "at least 1 edge per chunk",
+                ));
+            }
+            Some(c) => c,
+            None if m >= 8 * n => n.max(1),
+            None => m.div_ceil(devices).max(1),
+        };
+        let chunk = chunk.min(m.max(1));
+        let chunks = m.div_ceil(chunk);
+        let buffers = match opts.input_buffers {
+            Some(0) => {
+                return Err(CcError::invalid(
+                    "input_buffers",
+                    0,
+                    "at least 1 receive buffer per device",
+                ));
+            }
+            Some(b) => b,
+            // Sparse graphs: one chunk per device, one buffer each.
+            None if opts.chunk_edges.is_none() && m < 8 * n => 1,
+            // Dense: 88% of a fair share prefilled (Groute's compute/latency hint 0.12); the
+            // rest streams to whichever device frees a buffer first.
+            None => ((chunks * 22).div_ceil(25 * devices)).max(1),
+        };
+        let merge_packet = match opts.merge_packet {
+            Some(0) => {
+                return Err(CcError::invalid(
+                    "merge_packet",
+                    0,
+                    "at least 1 entry per packet",
+                ));
+            }
+            Some(p) => p,
+            None => n.div_ceil(4).max(1),
+        };
+        if opts.merge_buffers == 0 {
+            return Err(CcError::invalid(
+                "merge_buffers",
+                0,
+                "at least 1 receive buffer per output",
+            ));
+        }
+        if opts.compress_every == 0 {
+            return Err(CcError::invalid(
+                "compress_every",
+                0,
+                "compress after every chunk (1) or every k-th chunk (k > 1)",
+            ));
+        }
+        Ok(Plan {
+            chunk,
+            chunks,
+            buffers,
+            merge_packet,
+            merge_buffers: opts.merge_buffers,
+        })
+    }
+}
+
+/// What the device threads share.
+struct Control {
+    abort: AtomicBool,
+    barrier: Barrier,
+    clock: OnceLock<Instant>,
+    /// Device-event timing, started with the clock (`stats.device_time`).
+    timer: OnceLock<DeviceTimer>,
+    timeout: Duration,
+    compress_every: usize,
+    num_vertices: usize,
+}
+
+impl Control {
+    /// The next packet of `rx`, or `None` at end of stream; fails when another participant
+    /// failed or nothing arrives within the timeout.
+    fn receive<T: Pod>(
+        &self,
+        rx: &LinkReceiver<T>,
+        device: usize,
+        what: impl Fn() -> String,
+    ) -> Result<Option<PendingSegment<T>>, CcError> {
+        const POLL: Duration = Duration::from_millis(20);
+        let start = Instant::now();
+        loop {
+            if let Ok(p) = rx.receive_timeout(POLL) {
+                return Ok(p);
+            }
+            if self.abort.load(Ordering::Acquire) {
+                return Err(CcError::Aborted { device });
+            }
+            if start.elapsed() > self.timeout {
+                return Err(CcError::Timeout {
+                    what: what(),
+                    waited: self.timeout,
+                });
+            }
+        }
+    }
+
+    fn since_start(&self) -> Duration {
+        self.clock.get().map(Instant::elapsed).unwrap_or_default()
+    }
+}
+
+/// One device's part.
+struct DeviceJob<'a> {
+    index: usize,
+    device: &'a Device,
+    kernels: Kernels,
+    parent: Buffer<u32>,
+    edges_in: LinkReceiver<Edge>,
+    /// The reduction router's output to this device (devices with children only).
+    merge_in: Option<LinkReceiver<u32>>,
+    merge_out: LinkSender<u32>,
+    children: usize,
+}
+
+#[derive(Default)]
+struct DeviceOutcome {
+    edges: u64,
+    chunks: u64,
+    merged: u64,
+    /// Device 0: when its final labels were complete, since the clock started.
+    labels_ready: Option<Duration>,
+}
+
+impl DeviceJob<'_> {
+    fn run(self, ctl: &Control) -> Result<DeviceOutcome, CcError> {
+        ctl.barrier.wait();
+        ctl.barrier.wait();
+        let result = self.work(ctl);
+        if result.is_err() {
+            ctl.abort.store(true, Ordering::Release);
+        }
+        // Dropping `self` (in `work`) shut the merge input down either way.
+        result
+    }
+
+    fn work(self, ctl: &Control) -> Result<DeviceOutcome, CcError> {
+        let d = self.index;
+        let stream = self.device.stream();
+        let n = ctl.num_vertices;
+        let mut out = DeviceOutcome::default();
+        // Every event this device waits on or hands back stays referenced until the run's
+        // last copy is done, so no pool recycles it (and records it again elsewhere) while a
+        // wait on it is still queued.
+        let mut held: Vec<Event> = Vec::new();
+        self.kernels.init(stream, &self.parent)?;
+        // 1. Hook and compress every chunk the scatter router gives this device.
+        let mut since_compress = 0usize;
+        while let Some(packet) =
+            ctl.receive(&self.edges_in, d, || format!("device {d} edge chunks"))?
+        {
+            stream.wait(packet.ready())?;
+            let edges = packet.segment().data();
+            self.kernels.hook(stream, edges, &self.parent)?;
+            since_compress += 1;
+            if since_compress == ctl.compress_every {
+                self.kernels.compress(stream, &self.parent)?;
+                since_compress = 0;
+            }
+            out.edges += edges.len() as u64;
+            out.chunks += 1;
+            let consumed = stream.record()?;
+            held.push(packet.ready().clone());
+            held.push(consumed.clone());
+            packet.release(consumed);
+        }
+        if since_compress > 0 {
+            self.kernels.compress(stream, &self.parent)?;
+        }
+        // 2. Merge the children's arrays: every entry (v, parent[v]) is an edge to hook.
+        let expected = self.children * n;
+        if let Some(merge_in) = &self.merge_in {
+            let what = || format!("device {d} merge input");
+            let mut got = 0usize;
+            while got < expected {
+                let Some(packet) = ctl.receive(merge_in, d, what)? else {
+                    return Err(CcError::ShortMessage {
+                        what: what(),
+                        expected,
+                        got,
+                    });
+                };
+                let seg = packet.segment();
+                if seg.offset() + seg.len() > n {
+                    return Err(CcError::PacketOutOfRange {
+                        what: what(),
+                        offset: seg.offset(),
+                        len: seg.len(),
+                        num_vertices: n,
+                    });
+                }
+                stream.wait(packet.ready())?;
+                self.kernels
+                    .merge(stream, seg.offset(), seg.data(), &self.parent)?;
+                got += seg.len();
+                let consumed = stream.record()?;
+                held.push(packet.ready().clone());
+                held.push(consumed.clone());
+                packet.release(consumed);
+            }
+            out.merged = got as u64;
+            if self.children > 0 {
+                self.kernels.compress(stream, &self.parent)?;
+            }
+        }
+        // 3. Up the tree (device 0: to the host). This device's share of the algorithm ends
+        // here: what follows is the result's copy.
+        if let Some(timer) = ctl.timer.get() {
+            timer.mark_end(DeviceId(d))?;
+        }
+        let done = stream.record()?;
+        let sent = self.merge_out.send(
+            Segment::new(self.parent.clone(), Endpoint::Device(DeviceId(d))),
+            done.clone(),
+        )?;
+        self.merge_out.shutdown();
+        if d == 0 {
+            done.wait()?;
+            out.labels_ready = Some(ctl.since_start());
+        }
+        sent.wait()?;
+        // The array's copy is done, so is all earlier work of this device's stream.
+        drop(held);
+        Ok(out)
+    }
+}
+
+/// Sends every chunk of `staged` into the scatter router's input; returns the send futures.
+fn send_chunks(
+    tx: &LinkSender<Edge>,
+    staged: &StagedEdges,
+    chunk: usize,
+) -> Result<Vec<EventFuture>, CcError> {
+    let m = staged.num_edges();
+    let mut futures = Vec::with_capacity(m.div_ceil(chunk));
+    let mut start = 0;
+    while start < m {
+        let end = (start + chunk).min(m);
+        let seg = Segment::new(staged.edges().slice(start..end)?, Endpoint::Host)
+            .with_metadata(futures.len() as u64);
+        futures.push(tx.send(seg, Event::ready())?);
+        start = end;
+    }
+    Ok(futures)
+}
+
+/// Connected components of the staged graph on every device of `ctx` (see the crate docs).
+///
+/// The result's labels are the smallest vertex id of each component, one per vertex.
+pub fn connected_components(
+    ctx: &Context,
+    staged: &StagedEdges,
+    opts: &CcOptions,
+) -> Result<CcResult, CcError> {
+    if !staged.belongs_to(ctx) {
+        return Err(CcError::ForeignStaging);
+    }
+    let setup_start = Instant::now();
+    let n = staged.num_vertices();
+    let m = staged.num_edges();
+    let nd = ctx.num_devices();
+    if n == 0 {
+        return Ok(CcResult {
+            stats: CcStats {
+                edges_per_device: vec![0; nd],
+                chunks_per_device: vec![0; nd],
+                merged_per_device: vec![0; nd],
+                ..CcStats::default()
+            },
+            ..CcResult::default()
+        });
+    }
+    let plan = Plan::new(opts, n, m, nd)?;
+    let devices: Vec<Endpoint> = (0..nd).map(|d| Endpoint::Device(DeviceId(d))).collect();
+    let scatter = Router::<Edge>::new(
+        ctx,
+        Scatter::new(),
+        &[Endpoint::Host],
+        &devices,
+        LinkConfig::new(plan.chunk, plan.buffers).holding_graph(),
+    )?;
+    let mut reduce_outputs: Vec<Endpoint> = devices[..nd - 1].to_vec();
+    reduce_outputs.push(Endpoint::Host);
+    let reduce = Router::<u32>::new(
+        ctx,
+        TreeReduction,
+        &devices,
+        &reduce_outputs,
+        LinkConfig::new(plan.merge_packet, plan.merge_buffers),
+    )?;
+    let (scatter_tx, scatter_rx) = scatter.into_parts();
+    let (reduce_tx, mut reduce_rx) = reduce.into_parts();
+    let (Some(chunk_tx), Some(labels_rx)) = (scatter_tx.into_iter().next(), reduce_rx.pop()) else {
+        return Err(CcError::invalid(
+            "routers",
+            "wiring",
+            "a router lost an endpoint",
+        ));
+    };
+    let mut jobs = Vec::with_capacity(nd);
+    let mut merge_in = reduce_rx.into_iter();
+    for (d, ((device, edges_in), merge_out)) in ctx
+        .devices()
+        .iter()
+        .zip(scatter_rx)
+        .zip(reduce_tx)
+        .enumerate()
+    {
+        jobs.push(DeviceJob {
+            index: d,
+            device,
+            kernels: Kernels::for_stream(device.stream())?,
+            parent: device.alloc::<u32>(n)?,
+            edges_in,
+            merge_in: if d + 1 < nd { merge_in.next() } else { None },
+            merge_out,
+            children: TreeReduction::children(d, nd).len(),
+        });
+    }
+    let setup = setup_start.elapsed();
+
+    let ctl = Control {
+        abort: AtomicBool::new(false),
+        barrier: Barrier::new(nd + 1),
+        clock: OnceLock::new(),
+        timer: OnceLock::new(),
+        timeout: opts.timeout,
+        compress_every: opts.compress_every,
+        num_vertices: n,
+    };
+    let mut prefill = Duration::ZERO;
+    let mut pending: Vec<EventFuture> = Vec::new();
+    let mut copied: Vec<Event> = Vec::new();
+    if opts.prefill {
+        // The pumps claim chunks in send order while they have free buffers, so exactly the
+        // first `devices x buffers` chunks are copied without any device consuming. The input
+        // is shut down only afterwards: at end of stream a pump may claim its next chunk
+        // before it has a free buffer, which would hold a prefix chunk back.
+        let start = Instant::now();
+        pending = send_chunks(&chunk_tx, staged, plan.chunk)?;
+        let first = pending.len().min(nd * plan.buffers);
+        for f in pending.drain(..first) {
+            let e = f.get()?;
+            e.wait()?;
+            copied.push(e);
+        }
+        chunk_tx.shutdown();
+        prefill = start.elapsed();
+    }
+
+    let mut host_result: Result<(Vec<u32>, Duration), CcError> = Ok((Vec::new(), Duration::ZERO));
+    let outcomes: Vec<Result<DeviceOutcome, CcError>> = std::thread::scope(|s| {
+        let ctl = &ctl;
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| s.spawn(move || job.run(ctl)))
+            .collect();
+        ctl.barrier.wait();
+        let _ = ctl.clock.set(Instant::now());
+        let timer_started = DeviceTimer::start(ctx).map(|t| {
+            let _ = ctl.timer.set(t);
+        });
+        ctl.barrier.wait();
+        host_result = (|| {
+            timer_started?;
+            if !opts.prefill {
+                pending = send_chunks(&chunk_tx, staged, plan.chunk)?;
+                chunk_tx.shutdown();
+            }
+            receive_labels(ctl, &labels_rx, n)
+        })();
+        if host_result.is_err() {
+            ctl.abort.store(true, Ordering::Release);
+        }
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(d, h)| {
+                h.join()
+                    .unwrap_or(Err(CcError::WorkerPanicked { device: d }))
+            })
+            .collect()
+    });
+    // Every copy out of the staged edges is done before they can be dropped or reused.
+    for f in pending {
+        f.wait()?;
+    }
+    drop(copied);
+    // A device's stream keeps what its kernels used (the chunk buffers) until it sees later
+    // work; the devices are done, so synchronising them releases this run's buffers now
+    // instead of beside the next run's.
+    for device in ctx.devices() {
+        device.stream().synchronize()?;
+    }
+    let mut stats = CcStats {
+        prefill,
+        setup,
+        chunk_edges: plan.chunk,
+        input_buffers: plan.buffers,
+        chunks: plan.chunks,
+        ..CcStats::default()
+    };
+    // A device's own failure explains more than the others' "aborted".
+    let mut first_error = None;
+    for o in outcomes {
+        match o {
+            Ok(o) => {
+                stats.edges_per_device.push(o.edges);
+                stats.chunks_per_device.push(o.chunks);
+                stats.merged_per_device.push(o.merged);
+                if let Some(t) = o.labels_ready {
+                    stats.elapsed = t;
+                }
+            }
+            Err(CcError::Aborted { .. }) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let (labels, to_host) = match (first_error, host_result) {
+        (Some(e), _) => return Err(e),
+        (None, Err(e)) => return Err(e),
+        (None, Ok(r)) => r,
+    };
+    stats.elapsed_to_host = to_host;
+    // Only after a successful run: every device has marked its end.
+    stats.device_time = match ctl.timer.into_inner() {
+        Some(timer) => timer.stop()?,
+        None => None,
+    };
+    let (components, largest_component) = component_stats(&labels);
+    Ok(CcResult {
+        labels,
+        components,
+        largest_component,
+        stats,
+    })
+}
+
+/// Receives device 0's final array at the host.
+fn receive_labels(
+    ctl: &Control,
+    rx: &LinkReceiver<u32>,
+    n: usize,
+) -> Result<(Vec<u32>, Duration), CcError> {
+    let what = || "labels at the host".to_string();
+    let mut labels = vec![0u32; n];
+    let mut got = 0usize;
+    while got < n {
+        let Some(packet) = ctl.receive(rx, usize::MAX, what)? else {
+            return Err(CcError::ShortMessage {
+                what: what(),
+                expected: n,
+                got,
+            });
+        };
+        let seg = packet.segment();
+        let (offset, len) = (seg.offset(), seg.len());
+        if offset + len > n {
+            return Err(CcError::PacketOutOfRange {
+                what: what(),
+                offset,
+                len,
+                num_vertices: n,
+            });
+        }
+        packet.wait()?;
+        // SAFETY: the packet's ready event has completed, and its link reuses the buffer only
+        // after `release`, which consumes the packet after the slice's last use.
+        let data =
+            unsafe { seg.data().as_host_slice() }.ok_or(groute_core::Error::Unsupported {
+                operation: "reading a host-endpoint packet",
+                backend: "this",
+            })?;
+        // In parallel: the first touch of each page of `labels` costs more than the copy
+        // (the road grid's 16 MiB took 8 ms more copied by one thread).
+        groute_core::copy_in_parallel(&mut labels[offset..offset + len], data);
+        got += len;
+        packet.release(Event::ready());
+    }
+    Ok((labels, ctl.since_start()))
+}
