@@ -6,7 +6,13 @@
 //! cargo run --release --example cc -- --graph datasets/4elt.graph --output labels.txt
 //! ```
 //!
-//! CC runs host-driven only (`--execution device-driven` is an error). The reported time
+//! `--execution device-driven` runs label propagation instead (`groute::cc::LabelPropagation`,
+//! the worklist algorithm whose labels are the same): one persistent kernel per device, the
+//! devices exchanging labels over their peer links (on the host backend, the worklist's host
+//! executor); it needs as many rounds as the components' diameter where hook and compress
+//! need one pass over the edges, which is why `auto` and `host-driven` run the latter.
+//!
+//! Hook and compress's reported time
 //! (`times.run_ms`) is the algorithm as the original Groute times it: loading, staging the
 //! edge list in pinned memory, allocation and (by default) the copies that prefill the
 //! devices' receive buffers are excluded; it ends when the labels are final on device 0.
@@ -22,12 +28,18 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use groute::cc::{CcOptions, CcResult, StagedEdges, cc_reference, connected_components};
+use groute::cc::{
+    CcOptions, CcResult, LabelPropagation, StagedEdges, cc_reference, connected_components,
+};
+use groute::graph::{InputOrder, partition_graph};
+use groute::worklist::WorklistOptions;
+use groute::worklist::traversal::UNREACHED;
+use groute::worklist::traversal::{FusedDriver, FusedMode, MinTraversalSolver};
 use serde_json::json;
 
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
-use common::{AnyError, GraphArgs, Report, RunArgs};
+use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
 
 /// Connected components (hook and compress over routed edge chunks) on 1..N devices.
 #[derive(Parser, Debug)]
@@ -73,13 +85,7 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
         graph.symmetric
     };
     if !symmetric {
-        let csr = &graph.csr;
-        let pairs: Vec<(u32, u32)> = (0..csr.num_vertices() as u32)
-            .flat_map(|v| csr.neighbors(v).iter().map(move |&u| (v, u)))
-            .collect();
-        graph.csr = groute::graph::CsrBuilder::new(csr.num_vertices())
-            .symmetrize(true)
-            .build(&groute::graph::EdgeList::from_pairs(&pairs))?;
+        graph.csr = graph.csr.symmetrized()?;
         graph.symmetric = true;
         // Every rank holds this graph whole (a directed one is never loaded by rows): blocks
         // of its arcs both ways balance better.
@@ -118,22 +124,150 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
     common::ranks::run(job, groute::cc::LabelPropagation)
 }
 
+/// `--execution device-driven` in one process: label propagation in the worklist's
+/// device-driven executor (one persistent kernel per device), on the graph taken both ways
+/// and partitioned as `--partition` says.
+fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
+    let ctx = args.run.context()?;
+    let (mut graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
+    let graph_report = GraphReport::of(&graph);
+    let started = Instant::now();
+    if !graph.csr.is_symmetric() {
+        graph.csr = graph.csr.symmetrized()?;
+    }
+    let bar = Bar::new(args.run.quiet());
+    let parted = partition_graph(
+        graph,
+        ctx.num_devices(),
+        args.graph.partition_method()?,
+        &bar,
+    )?;
+    bar.finish();
+    if let Some(why) = &parted.fallback {
+        eprintln!("note: {why}");
+    }
+    let mut options = WorklistOptions::default().for_graph(parted.graph.num_vertices());
+    options.fused = FusedMode::On;
+    options.fused_driver = FusedDriver::Device;
+    let csr = &parted.graph.csr;
+    let mut solver =
+        MinTraversalSolver::new(&ctx, LabelPropagation, csr, &parted.partition, &options)?;
+    let stage_ms = ms(started.elapsed());
+    let runs = common::timing::timed_runs(
+        repeat,
+        || solver.run(&[], &options),
+        |r| (r.stats.elapsed, r.device_time),
+    )?;
+    let out = &runs.last;
+    // Each label is the smallest partitioned id of its component, as union-find's on the
+    // same numbering.
+    let check = args.run.validate || args.graph.is_default();
+    if check && cc_reference(csr) != out.values {
+        return Err(
+            "validation FAILED: labels differ from the sequential reference (union-find)".into(),
+        );
+    }
+    // In input order, each vertex labelled with its component's first vertex in that order
+    // (ranks met in increasing order: a component's first is its smallest): the labels hook
+    // and compress writes.
+    let order = InputOrder::of(&parted.graph);
+    let mut first = vec![UNREACHED; out.values.len()];
+    let rank_label: Vec<u32> = (0..out.values.len() as u32)
+        .map(|rank| {
+            let root = out.values[order.vertex_of_rank(rank) as usize] as usize;
+            if first[root] == UNREACHED {
+                first[root] = rank;
+            }
+            first[root]
+        })
+        .collect();
+    if let Some(path) = &args.run.output {
+        write_rank_labels(path, &order, &rank_label)?;
+    }
+    let mut sizes = vec![0u64; out.values.len()];
+    for &label in &out.values {
+        sizes[label as usize] += 1;
+    }
+    let components = sizes.iter().filter(|&&n| n > 0).count();
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let stats = &out.stats;
+    let device_driven = out.fused && (ctx.num_devices() == 1 || stats.device_driven);
+    let mut report = Report::of_run("cc", &ctx, Some(graph_report));
+    report.execution = Some(ExecutionReport::new(
+        &ctx,
+        &args.run,
+        common::execution::mode_of(device_driven),
+        if device_driven {
+            "label propagation, one persistent kernel per device"
+        } else {
+            "label propagation, host-driven worklist rounds"
+        },
+        Some(parted.method.to_string()),
+        json!({ "fused": out.fused, "device_driven_members": stats.device_driven }),
+    ));
+    report.times = runs.times(load_ms, stage_ms);
+    report.validated = check.then_some(true);
+    report.comm = common::report::CommReport::of(stats, size_of::<groute::worklist::VertexValue>());
+    report.algorithm_stats = json!({
+        "components": components,
+        "largest_component": largest,
+        "work_items": stats.items_processed(),
+        "rounds": stats.rounds(),
+    });
+    if let Some(path) = &args.run.json {
+        report.write(path)?;
+    }
+    if !args.run.json_on_stdout() {
+        common::report::print_header(&report);
+        println!("components  {components}, largest {largest}");
+        common::report::print_footer(&report);
+    }
+    Ok(())
+}
+
+/// `--output` of a device-driven run: each vertex's id and its component's label (a rank of
+/// the input order), as file ids, in input order.
+fn write_rank_labels(
+    path: &std::path::Path,
+    order: &InputOrder,
+    rank_label: &[u32],
+) -> Result<(), AnyError> {
+    let id = |rank: u32| order.external_of_rank(rank);
+    write_pairs(
+        path,
+        rank_label
+            .iter()
+            .enumerate()
+            .map(|(r, &l)| (id(r as u32), id(l))),
+    )
+}
+
 /// `--output`: each vertex's id and its component's label, as file ids.
 fn write_labels(
     path: &std::path::Path,
     graph: &groute::graph::Graph,
     labels: &[u32],
 ) -> Result<(), AnyError> {
+    let id = |v: u32| graph.external_id(v);
+    write_pairs(
+        path,
+        labels
+            .iter()
+            .enumerate()
+            .map(|(v, &l)| (id(v as u32), id(l))),
+    )
+}
+
+/// Writes `path` with one `vertex label` line (file ids) per pair.
+fn write_pairs(
+    path: &std::path::Path,
+    pairs: impl Iterator<Item = (u64, u64)>,
+) -> Result<(), AnyError> {
     let file = std::fs::File::create(path)
         .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
-    for (v, &label) in labels.iter().enumerate() {
-        writeln!(
-            w,
-            "{} {}",
-            graph.external_id(v as u32),
-            graph.external_id(label)
-        )?;
+    for (vertex, label) in pairs {
+        writeln!(w, "{vertex} {label}")?;
     }
     w.flush()?;
     Ok(())
@@ -141,9 +275,12 @@ fn write_labels(
 
 fn run(args: Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
-    args.run.execution.host_driven_only("cc")?;
     if let Some(ranks) = common::ranks::job_size()? {
+        args.run.execution.host_driven_only("cc across ranks")?;
         return over_ranks(&args, ranks);
+    }
+    if args.run.execution == common::execution::Execution::DeviceDriven {
+        return device_driven(&args, repeat);
     }
     let (graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
     let graph_report = GraphReport::of(&graph);

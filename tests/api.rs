@@ -155,6 +155,37 @@ fn cc_matches_the_reference_on_every_graph_and_device_count() {
     }
 }
 
+/// CUDA (`GROUTE_TEST_CUDA=1`): device-driven CC is label propagation in persistent kernels,
+/// with hook and compress's labels, directed graphs taken both ways. (On the host backend
+/// device-driven runs are an error: the test below.)
+#[test]
+fn device_driven_cc_gives_the_reference_labels() {
+    if !cuda_required() {
+        return;
+    }
+    for graph in graphs() {
+        let expected = cc_reference(&graph.as_graph().csr);
+        for &devices in DEVICES {
+            let label = format!("{} on {devices}", graph.name());
+            let run = runner(devices)
+                .execution(Execution::DeviceDriven)
+                .cc(&graph)
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(run.labels, expected, "{label}");
+            assert_eq!(run.stats.execution, Execution::DeviceDriven, "{label}");
+            assert!(
+                run.stats.engine.starts_with("label propagation"),
+                "{label}: {}",
+                run.stats.engine
+            );
+            assert_eq!(
+                run.components,
+                runner(devices).cc(&graph).unwrap().components
+            );
+        }
+    }
+}
+
 #[test]
 fn the_sparse_grid_with_holes_has_several_components() {
     // Guards the CC test above: it must see more than one component somewhere.

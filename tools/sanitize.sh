@@ -199,8 +199,6 @@ for tool in "${tool_list[@]}"; do
         elif [[ $kind == example && $name =~ $examples_re ]]; then
             for m in "${member_list[@]}"; do
                 for e in "${execution_list[@]}"; do
-                    # CC has host-driven runs only.
-                    [[ $name == cc && $e == device-driven ]] && continue
                     launch "$tool" "example $name x$m $e" "$dir" "$path" --backend cuda \
                         --gen "$graph" --devices "$m" --execution "$e" --validate
                 done

@@ -4,12 +4,12 @@
 use std::time::{Duration, Instant};
 
 use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
-use groute_cc::{CcOptions, CcSolver};
+use groute_cc::{CcOptions, CcSolver, LabelPropagation};
 use groute_core::{BackendKind, Context, Jitter};
-use groute_graph::{NoProgress, PartitionedGraph, partition_graph};
+use groute_graph::{InputOrder, NoProgress, PartitionedGraph, partition_graph};
 use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
 use groute_sssp::{SsspOptions, SsspSolver};
-use groute_worklist::traversal::{FusedDriver, FusedMode};
+use groute_worklist::traversal::{FusedDriver, FusedMode, MinTraversalSolver};
 use groute_worklist::{WorklistOptions, WorklistStats};
 use serde::{Deserialize, Serialize};
 
@@ -310,16 +310,14 @@ impl Runner {
 
     /// Connected components (weakly connected on a directed graph): the host streams the
     /// edges to whichever device is free, each device hooks them into its parent array, and
-    /// the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)). Always host-driven;
-    /// [`Execution::DeviceDriven`] is an error. The partition setting does not apply.
+    /// the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)); the partition
+    /// setting does not apply. [`Execution::DeviceDriven`] runs label propagation instead
+    /// ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one persistent
+    /// kernel per device, as many rounds as the components' diameter), on the graph taken
+    /// both ways and partitioned.
     pub fn cc(&self, graph: &Graph) -> Result<CcRun> {
         if self.execution == Execution::DeviceDriven {
-            return Err(Error::ExecutionUnavailable {
-                algorithm: "cc",
-                execution: Execution::DeviceDriven,
-                reason: "connected components are driven by the host's scatter and tree-reduction routers",
-                instead: Execution::HostDriven,
-            });
+            return self.cc_by_label_propagation(graph);
         }
         let setup = self.setup("cc", graph)?;
         let mut solver = CcSolver::new(&setup.ctx, graph.as_graph(), &CcOptions::default())?;
@@ -344,6 +342,67 @@ impl Runner {
                     setup_ms,
                 )
             },
+            file_ids: graph.file_ids().clone(),
+        })
+    }
+}
+
+impl Runner {
+    /// [`Runner::cc`] device-driven: label propagation in the worklist's device-driven
+    /// executor.
+    fn cc_by_label_propagation(&self, graph: &Graph) -> Result<CcRun> {
+        let both_ways;
+        let symmetric = if graph.is_symmetric() {
+            graph
+        } else {
+            let mut g = graph.as_graph().clone();
+            g.csr = g.csr.symmetrized()?;
+            g.symmetric = true;
+            both_ways = Graph::from_graph(g);
+            &both_ways
+        };
+        let mut options = WorklistOptions::default().for_graph(graph.vertices());
+        apply_execution(Execution::DeviceDriven, &mut options);
+        let (labels, stats) = self.partitioned_run(
+            "cc",
+            symmetric,
+            |ctx, parted| {
+                let solver = MinTraversalSolver::new(
+                    ctx,
+                    LabelPropagation,
+                    &parted.graph.csr,
+                    &parted.partition,
+                    &options,
+                )?;
+                Ok((solver, InputOrder::of(&parted.graph)))
+            },
+            |(solver, order)| {
+                let out = solver.run(&[], &options)?;
+                Ok((labels_by_rank(order, &out.values), out))
+            },
+            |ctx, (_, out)| {
+                let s = &out.stats;
+                let (execution, engine) = worklist_engine(ctx, out.fused, s);
+                Counted {
+                    rounds: s.rounds(),
+                    work_items: s.items_processed(),
+                    elapsed: s.elapsed,
+                    device_time: out.device_time,
+                    execution,
+                    engine: format!("label propagation, {engine}"),
+                }
+            },
+        )?;
+        let labels = labels.0;
+        let mut sizes = vec![0usize; labels.len()];
+        for &l in &labels {
+            sizes[l as usize] += 1;
+        }
+        Ok(CcRun {
+            components: sizes.iter().filter(|&&n| n > 0).count(),
+            largest_component: sizes.iter().copied().max().unwrap_or(0),
+            labels,
+            stats,
             file_ids: graph.file_ids().clone(),
         })
     }
@@ -431,10 +490,15 @@ fn stats(
 /// CC's labels (internal numbering, each the smallest internal id of its component) as labels
 /// by input order, each the smallest input-order vertex of its component.
 fn labels_in_input_order(graph: &Graph, labels: Vec<u32>) -> Vec<u32> {
-    let order = graph.order();
-    if order.is_identity() {
+    if graph.order().is_identity() {
         return labels;
     }
+    labels_by_rank(graph.order(), &labels)
+}
+
+/// Labels naming one vertex of each component (internal numbering) as labels by input order
+/// (`order`), each the smallest input-order vertex of its component.
+fn labels_by_rank(order: &InputOrder, labels: &[u32]) -> Vec<u32> {
     // Ranks in increasing order: the first rank met in a component is its smallest.
     let mut smallest = vec![UNREACHED; labels.len()];
     (0..labels.len() as u32)

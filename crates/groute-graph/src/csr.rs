@@ -448,6 +448,20 @@ impl Csr {
         (!symmetric).then_some(t)
     }
 
+    /// This graph with every arc taken both ways and no weights (as [`CsrBuilder::symmetrize`]
+    /// builds it from the arcs): the graph whose connected components are this one's weakly
+    /// connected components.
+    ///
+    /// [`CsrBuilder::symmetrize`]: crate::CsrBuilder::symmetrize
+    pub fn symmetrized(&self) -> Result<Csr, GraphError> {
+        let pairs: Vec<(u32, u32)> = (0..self.num_vertices() as u32)
+            .flat_map(|v| self.neighbors(v).iter().map(move |&u| (v, u)))
+            .collect();
+        crate::CsrBuilder::new(self.num_vertices())
+            .symmetrize(true)
+            .build(&crate::EdgeList::from_pairs(&pairs))
+    }
+
     /// Out-degree statistics and the self-loop count.
     pub fn degree_stats(&self) -> DegreeStats {
         let n = self.num_vertices();
@@ -552,6 +566,21 @@ mod tests {
             .unwrap();
         assert_eq!(g.offsets(), &[0, 2, 2, 3]);
         assert_eq!(g.neighbors(0), &[1, 2]);
+    }
+
+    #[test]
+    fn symmetrized_takes_every_arc_both_ways_without_weights() {
+        // 0 -> 1 <- 2, weighted, and an isolated 3: one weak component {0, 1, 2}.
+        let e = EdgeList::from_triples(&[(0, 1, 5), (2, 1, 3)]);
+        let g = CsrBuilder::new(4).build(&e).unwrap();
+        assert!(!g.is_symmetric());
+        let s = g.symmetrized().unwrap();
+        assert!(s.is_symmetric());
+        assert!(!s.is_weighted());
+        assert_eq!(s.neighbors(0), &[1]);
+        assert_eq!(s.neighbors(1), &[0, 2]);
+        assert_eq!(s.neighbors(2), &[1]);
+        assert!(s.neighbors(3).is_empty());
     }
 
     #[test]
