@@ -9,11 +9,11 @@
 //! `--execution device-driven` runs label propagation instead (`groute::cc::LabelPropagation`,
 //! the worklist algorithm whose labels are the same): one persistent kernel per device, the
 //! devices exchanging labels over their peer links (on the host backend, the worklist's host
-//! executor); it needs as many rounds as the components' diameter where hook and compress
-//! need one pass over the edges, which is why `auto` and `host-driven` run the latter.
+//! executor), the graph split into contiguous blocks of its own numbering. It needs as many
+//! rounds as the components' diameter where hook and compress need one pass over the edges,
+//! which is why `auto` and `host-driven` run the latter. `--partition` applies to neither.
 //!
-//! Hook and compress's reported time
-//! (`times.run_ms`) is the algorithm as the original Groute times it: loading, staging the
+//! Hook and compress's reported time (`times.run_ms`) is the algorithm as the original Groute times it: loading, staging the
 //! edge list in pinned memory, allocation and (by default) the copies that prefill the
 //! devices' receive buffers are excluded; it ends when the labels are final on device 0.
 //! `times.device_ms` is the same span by device events (max over devices; GPUs only);
@@ -31,15 +31,14 @@ use clap::Parser;
 use groute::cc::{
     CcOptions, CcResult, LabelPropagation, StagedEdges, cc_reference, connected_components,
 };
-use groute::graph::{InputOrder, partition_graph};
+use groute::graph::block_partition;
 use groute::worklist::WorklistOptions;
-use groute::worklist::traversal::UNREACHED;
 use groute::worklist::traversal::{FusedDriver, FusedMode, MinTraversalSolver};
 use serde_json::json;
 
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
-use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
+use common::{AnyError, GraphArgs, Report, RunArgs};
 
 /// Connected components (hook and compress over routed edge chunks) on 1..N devices.
 #[derive(Parser, Debug)]
@@ -125,8 +124,9 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
 }
 
 /// `--execution device-driven` in one process: label propagation in the worklist's
-/// device-driven executor (one persistent kernel per device), on the graph taken both ways
-/// and partitioned as `--partition` says.
+/// device-driven executor (one persistent kernel per device), on the graph taken both ways,
+/// split into contiguous blocks of its own numbering (so that its labels, each component's
+/// smallest vertex, are hook and compress's).
 fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
     let ctx = args.run.context()?;
     let (mut graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;
@@ -135,61 +135,36 @@ fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
     if !graph.csr.is_symmetric() {
         graph.csr = graph.csr.symmetrized()?;
     }
-    let bar = Bar::new(args.run.quiet());
-    let parted = partition_graph(
-        graph,
-        ctx.num_devices(),
-        args.graph.partition_method()?,
-        &bar,
-    )?;
-    bar.finish();
-    if let Some(why) = &parted.fallback {
-        eprintln!("note: {why}");
-    }
-    let mut options = WorklistOptions::default().for_graph(parted.graph.num_vertices());
+    let csr = &graph.csr;
+    let partition = block_partition(csr, ctx.num_devices())?;
+    let mut options = WorklistOptions::default().for_graph(csr.num_vertices());
     options.fused = FusedMode::On;
     options.fused_driver = FusedDriver::Device;
-    let csr = &parted.graph.csr;
-    let mut solver =
-        MinTraversalSolver::new(&ctx, LabelPropagation, csr, &parted.partition, &options)?;
+    let mut solver = MinTraversalSolver::new(&ctx, LabelPropagation, csr, &partition, &options)?;
     let stage_ms = ms(started.elapsed());
     let runs = common::timing::timed_runs(
         repeat,
         || solver.run(&[], &options),
         |r| (r.stats.elapsed, r.device_time),
     )?;
-    let out = &runs.last;
-    // Each label is the smallest partitioned id of its component, as union-find's on the
-    // same numbering.
+    let labels = &runs.last.values;
     let check = args.run.validate || args.graph.is_default();
-    if check && cc_reference(csr) != out.values {
+    if check && cc_reference(csr) != *labels {
         return Err(
             "validation FAILED: labels differ from the sequential reference (union-find)".into(),
         );
     }
-    // In input order, each vertex labelled with its component's first vertex in that order
-    // (ranks met in increasing order: a component's first is its smallest): the labels hook
-    // and compress writes.
-    let order = InputOrder::of(&parted.graph);
-    let mut first = vec![UNREACHED; out.values.len()];
-    let rank_label: Vec<u32> = (0..out.values.len() as u32)
-        .map(|rank| {
-            let root = out.values[order.vertex_of_rank(rank) as usize] as usize;
-            if first[root] == UNREACHED {
-                first[root] = rank;
-            }
-            first[root]
-        })
-        .collect();
     if let Some(path) = &args.run.output {
-        write_rank_labels(path, &order, &rank_label)?;
+        write_labels(path, &graph, labels)?;
     }
-    let mut sizes = vec![0u64; out.values.len()];
-    for &label in &out.values {
+    let mut sizes = vec![0u64; labels.len()];
+    for &label in labels {
+        // Every vertex starts labelled with itself: no label is left unset.
         sizes[label as usize] += 1;
     }
     let components = sizes.iter().filter(|&&n| n > 0).count();
     let largest = sizes.iter().copied().max().unwrap_or(0);
+    let out = &runs.last;
     let stats = &out.stats;
     let device_driven = out.fused && (ctx.num_devices() == 1 || stats.device_driven);
     let mut report = Report::of_run("cc", &ctx, Some(graph_report));
@@ -202,7 +177,7 @@ fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
         } else {
             "label propagation, host-driven worklist rounds"
         },
-        Some(parted.method.to_string()),
+        Some("block".to_owned()),
         json!({ "fused": out.fused, "device_driven_members": stats.device_driven }),
     ));
     report.times = runs.times(load_ms, stage_ms);
@@ -225,49 +200,22 @@ fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
     Ok(())
 }
 
-/// `--output` of a device-driven run: each vertex's id and its component's label (a rank of
-/// the input order), as file ids, in input order.
-fn write_rank_labels(
-    path: &std::path::Path,
-    order: &InputOrder,
-    rank_label: &[u32],
-) -> Result<(), AnyError> {
-    let id = |rank: u32| order.external_of_rank(rank);
-    write_pairs(
-        path,
-        rank_label
-            .iter()
-            .enumerate()
-            .map(|(r, &l)| (id(r as u32), id(l))),
-    )
-}
-
 /// `--output`: each vertex's id and its component's label, as file ids.
 fn write_labels(
     path: &std::path::Path,
     graph: &groute::graph::Graph,
     labels: &[u32],
 ) -> Result<(), AnyError> {
-    let id = |v: u32| graph.external_id(v);
-    write_pairs(
-        path,
-        labels
-            .iter()
-            .enumerate()
-            .map(|(v, &l)| (id(v as u32), id(l))),
-    )
-}
-
-/// Writes `path` with one `vertex label` line (file ids) per pair.
-fn write_pairs(
-    path: &std::path::Path,
-    pairs: impl Iterator<Item = (u64, u64)>,
-) -> Result<(), AnyError> {
     let file = std::fs::File::create(path)
         .map_err(|e| format!("cannot create --output {}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(file);
-    for (vertex, label) in pairs {
-        writeln!(w, "{vertex} {label}")?;
+    for (v, &label) in labels.iter().enumerate() {
+        writeln!(
+            w,
+            "{} {}",
+            graph.external_id(v as u32),
+            graph.external_id(label)
+        )?;
     }
     w.flush()?;
     Ok(())

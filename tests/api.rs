@@ -184,6 +184,22 @@ fn device_driven_cc_gives_the_reference_labels() {
             );
         }
     }
+    // File ids out of order (internal 0..4 carry 40, 10, 30, 20), renumbered by METIS: the
+    // labels are still by input order, each its component's smallest vertex in that order.
+    let base = Graph::from_undirected_edges(4, [(0, 1), (2, 3)]).unwrap();
+    let ids = groute::graph::VertexIds::from_table(0, vec![40, 10, 30, 20]).unwrap();
+    let gaps = Graph::from_graph(groute::graph::Graph {
+        ids,
+        ..base.as_graph().clone()
+    });
+    for devices in [1, 2] {
+        let run = runner(devices)
+            .execution(Execution::DeviceDriven)
+            .partition(Partition::Metis)
+            .cc(&gaps)
+            .unwrap();
+        assert_eq!(run.labels, [0, 1, 1, 0], "ids with gaps on {devices}");
+    }
 }
 
 #[test]

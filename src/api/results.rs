@@ -35,8 +35,8 @@ pub struct RunStats {
     /// The engine in words (`asynchronous worklist`, `direction-optimizing`, `fused
     /// persistent kernel`, ...).
     pub engine: String,
-    /// How the vertices were split (never [`Partition::Auto`]; `None` for CC, which streams
-    /// the edges to whichever device is free instead).
+    /// How the vertices were split (never [`Partition::Auto`]; `None` for CC's hook and
+    /// compress, which streams the edges to whichever device is free instead).
     pub partition: Option<Partition>,
     /// Why METIS was not used, where it was asked for (or chosen by `Auto`) and not run.
     pub partition_note: Option<String>,
@@ -48,7 +48,7 @@ pub struct RunStats {
     /// Milliseconds spent before the algorithm: context, partition, upload or staging.
     pub setup_ms: f64,
     /// Rounds of the busiest device, where the engine counts them (levels of a
-    /// level-synchronous run; `None` for CC).
+    /// level-synchronous run; `None` for CC's hook and compress).
     pub rounds: Option<u64>,
     /// Work items processed on all devices, where the engine counts them.
     pub work_items: Option<u64>,

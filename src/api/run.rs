@@ -140,12 +140,7 @@ impl Runner {
         }
         let ctx = builder.build()?;
         if self.execution == Execution::DeviceDriven && ctx.backend_kind() == BackendKind::Host {
-            return Err(Error::ExecutionUnavailable {
-                algorithm,
-                execution: Execution::DeviceDriven,
-                reason: "the host backend runs every algorithm host-driven (device-driven runs are persistent CUDA kernels)",
-                instead: Execution::HostDriven,
-            });
+            return Err(host_runs_host_driven(algorithm));
         }
         Ok(Setup { ctx, started })
     }
@@ -311,10 +306,10 @@ impl Runner {
     /// Connected components (weakly connected on a directed graph): the host streams the
     /// edges to whichever device is free, each device hooks them into its parent array, and
     /// the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)); the partition
-    /// setting does not apply. [`Execution::DeviceDriven`] runs label propagation instead
-    /// ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one persistent
-    /// kernel per device, as many rounds as the components' diameter), on the graph taken
-    /// both ways and partitioned.
+    /// setting does not apply to it. [`Execution::DeviceDriven`] runs label propagation
+    /// instead ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one
+    /// persistent kernel per device, as many rounds as the components' diameter), on the
+    /// graph taken both ways and partitioned as the runner says.
     pub fn cc(&self, graph: &Graph) -> Result<CcRun> {
         if self.execution == Execution::DeviceDriven {
             return self.cc_by_label_propagation(graph);
@@ -351,6 +346,11 @@ impl Runner {
     /// [`Runner::cc`] device-driven: label propagation in the worklist's device-driven
     /// executor.
     fn cc_by_label_propagation(&self, graph: &Graph) -> Result<CcRun> {
+        // The errors that need no context, before the graph is copied.
+        graph.check_not_empty()?;
+        if self.backend == Backend::Host {
+            return Err(host_runs_host_driven("cc"));
+        }
         let both_ways;
         let symmetric = if graph.is_symmetric() {
             graph
@@ -405,6 +405,16 @@ impl Runner {
             stats,
             file_ids: graph.file_ids().clone(),
         })
+    }
+}
+
+/// Device-driven asked of the host backend.
+fn host_runs_host_driven(algorithm: &'static str) -> Error {
+    Error::ExecutionUnavailable {
+        algorithm,
+        execution: Execution::DeviceDriven,
+        reason: "the host backend runs every algorithm host-driven (device-driven runs are persistent CUDA kernels)",
+        instead: Execution::HostDriven,
     }
 }
 

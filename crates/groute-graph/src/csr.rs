@@ -448,17 +448,16 @@ impl Csr {
         (!symmetric).then_some(t)
     }
 
-    /// This graph with every arc taken both ways and no weights (as [`CsrBuilder::symmetrize`]
-    /// builds it from the arcs): the graph whose connected components are this one's weakly
+    /// This graph with every arc taken both ways, once (an arc present both ways is not
+    /// doubled), and no weights: the graph whose connected components are this one's weakly
     /// connected components.
-    ///
-    /// [`CsrBuilder::symmetrize`]: crate::CsrBuilder::symmetrize
     pub fn symmetrized(&self) -> Result<Csr, GraphError> {
         let pairs: Vec<(u32, u32)> = (0..self.num_vertices() as u32)
             .flat_map(|v| self.neighbors(v).iter().map(move |&u| (v, u)))
             .collect();
         crate::CsrBuilder::new(self.num_vertices())
             .symmetrize(true)
+            .dedup(true)
             .build(&crate::EdgeList::from_pairs(&pairs))
     }
 
@@ -570,8 +569,9 @@ mod tests {
 
     #[test]
     fn symmetrized_takes_every_arc_both_ways_without_weights() {
-        // 0 -> 1 <- 2, weighted, and an isolated 3: one weak component {0, 1, 2}.
-        let e = EdgeList::from_triples(&[(0, 1, 5), (2, 1, 3)]);
+        // 0 -> 1 <- 2 (and 2 -> 1 again), 1 -> 0 already both ways, weighted, and an isolated
+        // 3: one weak component {0, 1, 2}, each arc once.
+        let e = EdgeList::from_triples(&[(0, 1, 5), (1, 0, 5), (2, 1, 3), (2, 1, 4)]);
         let g = CsrBuilder::new(4).build(&e).unwrap();
         assert!(!g.is_symmetric());
         let s = g.symmetrized().unwrap();

@@ -2,7 +2,7 @@
 //!
 //! | file | idea |
 //! |---|---|
-//! | `sys.rs` | the one fenced module with every raw driver and NVRTC call |
+//! | `sys/` | the one fenced module with every raw driver and NVRTC call (by what it wraps) |
 //! | `backend.rs` | [`CudaBackend`]: devices, peer-access matrix, allocation |
 //! | `device.rs` | one device: primary context, memory pool, event free lists, internal streams |
 //! | `stream.rs` | [`CudaStream`]: copies (direct, peer, hopped, host-staged), fills, keep-alive |
