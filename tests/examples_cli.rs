@@ -338,10 +338,10 @@ fn a_source_in_a_small_component_draws_a_warning() {
 #[test]
 fn device_driven_execution_is_refused_where_there_is_none() {
     let out = run(
-        "cc",
+        "pbf",
         &[
-            "--gen",
-            "road:side=8",
+            "--size",
+            "1000",
             "--backend",
             "host",
             "--execution",
@@ -350,6 +350,41 @@ fn device_driven_execution_is_refused_where_there_is_none() {
     );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("host-driven"));
+}
+
+#[test]
+fn cc_asked_device_driven_runs_label_propagation_and_writes_hook_and_compress_labels() {
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let labels = |execution: &str| {
+        let path = dir.join(format!("groute-cli-cc-{execution}-{pid}.txt"));
+        let out = run_ok(
+            "cc",
+            &[
+                "--gen",
+                "kron:scale=8,ef=4",
+                "--devices",
+                "3",
+                "--backend",
+                "host",
+                "--execution",
+                execution,
+                "--validate",
+                "--output",
+                path.to_str().unwrap(),
+            ],
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).ok();
+        (out, text)
+    };
+    let (auto_out, auto_labels) = labels("auto");
+    let (device_out, device_labels) = labels("device-driven");
+    assert!(!auto_out.contains("label propagation"), "{auto_out}");
+    // The host backend runs the worklist's host executor (and says so).
+    assert!(device_out.contains("label propagation"), "{device_out}");
+    assert!(device_out.contains("host-driven on host"), "{device_out}");
+    assert_eq!(device_labels, auto_labels);
 }
 
 #[test]
