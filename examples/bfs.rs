@@ -316,7 +316,7 @@ fn run() -> Result<(), AnyError> {
     }
 
     let stats = &result.stats;
-    let (mode, engine) = engine(stats, ctx.num_devices());
+    let (mode, engine) = engine(stats, &ctx);
     let fdo = &options.tuning.fused_direction;
     let detail = json!({
         "direction": if stats.direction_optimized { Direction::PullPush.as_str() } else { Direction::Push.as_str() },
@@ -393,7 +393,8 @@ fn run() -> Result<(), AnyError> {
 }
 
 /// The mode and engine a run's statistics show.
-fn engine(stats: &groute::bfs::BfsStats, devices: usize) -> (&'static str, String) {
+fn engine(stats: &groute::bfs::BfsStats, ctx: &groute::core::Context) -> (&'static str, String) {
+    let devices = ctx.num_devices();
     use common::execution::mode_of;
     if stats.direction_optimized {
         let driver = stats.do_driver.unwrap_or(MultiDriver::Auto);
@@ -408,7 +409,7 @@ fn engine(stats: &groute::bfs::BfsStats, devices: usize) -> (&'static str, Strin
         (true, 1, false) => (mode_of(true), "worklist, fused persistent kernel".into()),
         (true, _, true) => (
             mode_of(true),
-            "worklist, persistent members exchanging over peer links".into(),
+            format!("worklist, {}", common::execution::persistent_form(ctx)),
         ),
         (true, _, false) => (mode_of(false), "worklist, bounded fused rounds".into()),
     }

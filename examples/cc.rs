@@ -172,10 +172,13 @@ fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
         &ctx,
         &args.run,
         common::execution::mode_of(device_driven),
-        if device_driven {
-            "label propagation, one persistent kernel per device"
+        &if device_driven {
+            format!(
+                "label propagation, {}",
+                common::execution::persistent_form(&ctx)
+            )
         } else {
-            "label propagation, host-driven worklist rounds"
+            "label propagation, host-driven worklist rounds".to_owned()
         },
         Some("block".to_owned()),
         json!({ "fused": out.fused, "device_driven_members": stats.device_driven }),

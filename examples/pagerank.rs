@@ -390,7 +390,7 @@ fn run() -> Result<(), AnyError> {
         &cli.run,
         common::execution::mode_of(fused),
         if fused {
-            "fused persistent kernel per device"
+            common::execution::persistent_form(&ctx)
         } else {
             "host-driven rounds"
         },

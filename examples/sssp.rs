@@ -185,10 +185,10 @@ fn run() -> Result<(), AnyError> {
     let stats = &result.stats;
     let device_driven = stats.fused && (ctx.num_devices() == 1 || stats.worklist.device_driven);
     let engine = match (stats.fused, ctx.num_devices(), stats.worklist.device_driven) {
-        (false, _, _) => "worklist, one launch per round",
-        (true, 1, false) => "worklist, fused persistent kernel",
-        (true, _, true) => "worklist, persistent members exchanging over peer links",
-        (true, _, false) => "worklist, bounded fused rounds",
+        (false, _, _) => "worklist, one launch per round".to_owned(),
+        (true, 1, false) => "worklist, fused persistent kernel".to_owned(),
+        (true, _, true) => format!("worklist, {}", common::execution::persistent_form(&ctx)),
+        (true, _, false) => "worklist, bounded fused rounds".to_owned(),
     };
     let mut report = Report::of_run("sssp", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(

@@ -324,28 +324,43 @@ fn host_driven_execution_gives_the_same_levels_as_auto() {
 }
 
 #[test]
-fn device_driven_execution_on_the_host_backend_is_an_error_naming_the_alternative() {
-    let graph = Graph::generate(SPECS[0]).unwrap();
-    let device = Runner::new()
-        .backend(Backend::Host)
-        .execution(Execution::DeviceDriven);
-    for err in [
-        device.bfs(&graph, 0).unwrap_err(),
-        device.pagerank(&graph).unwrap_err(),
-        device.cc(&graph).unwrap_err(),
-    ] {
-        assert!(
-            matches!(
-                err,
-                Error::ExecutionUnavailable {
-                    execution: Execution::DeviceDriven,
-                    instead: Execution::HostDriven,
-                    ..
+fn every_execution_gives_the_reference_results_and_says_which_ran() {
+    for spec in [SPECS[0], SPECS[1]] {
+        let graph = Graph::generate(spec).unwrap();
+        let csr = &graph.as_graph().csr;
+        let source = source_of(&graph);
+        let levels = bfs_reference(csr, source);
+        let distances = sssp_reference(csr, source);
+        let labels = cc_reference(csr);
+        let exact = pagerank_reference(csr, 0.85);
+        for devices in [1, 3] {
+            for execution in [Execution::HostDriven, Execution::DeviceDriven] {
+                let what = format!("{spec}, {devices} devices, {execution}");
+                let r = runner(devices).execution(execution);
+                let bfs = r
+                    .bfs(&graph, source)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(bfs.levels, levels, "{what}");
+                let sssp = r
+                    .sssp(&graph, source)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(sssp.distances, distances, "{what}");
+                let cc = r.cc(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(cc.labels, labels, "{what}");
+                let pr = r.pagerank(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let l1: f64 = pr
+                    .ranks
+                    .iter()
+                    .zip(&exact.ranks)
+                    .map(|(a, b)| (f64::from(*a) - b).abs())
+                    .sum();
+                let allowed = pr.error_bound() + 1e-5 * graph.vertices() as f64;
+                assert!(l1 <= allowed, "{what}: PageRank L1 {l1} > {allowed}");
+                for stats in [&bfs.stats, &sssp.stats, &cc.stats, &pr.stats] {
+                    assert_eq!(stats.execution, execution, "{what}: {}", stats.engine);
                 }
-            ),
-            "{err:?}"
-        );
-        assert!(err.to_string().contains("Execution::Auto"), "{err}");
+            }
+        }
     }
 }
 

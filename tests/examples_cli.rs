@@ -381,9 +381,10 @@ fn cc_asked_device_driven_runs_label_propagation_and_writes_hook_and_compress_la
     let (auto_out, auto_labels) = labels("auto");
     let (device_out, device_labels) = labels("device-driven");
     assert!(!auto_out.contains("label propagation"), "{auto_out}");
-    // The host backend runs the worklist's host executor (and says so).
+    // The host backend runs its persistent members (and says so).
     assert!(device_out.contains("label propagation"), "{device_out}");
-    assert!(device_out.contains("host-driven on host"), "{device_out}");
+    assert!(device_out.contains("device-driven on host"), "{device_out}");
+    assert!(device_out.contains("persistent member"), "{device_out}");
     assert_eq!(device_labels, auto_labels);
 }
 

@@ -3,6 +3,7 @@
 
 use clap::ValueEnum;
 use groute::bfs::MultiDriver;
+use groute::core::{BackendKind, Context};
 use groute::pagerank::Driver;
 use groute::worklist::traversal::FusedMode;
 
@@ -78,5 +79,15 @@ pub fn mode_of(device_driven: bool) -> &'static str {
         Execution::DeviceDriven.as_str()
     } else {
         Execution::HostDriven.as_str()
+    }
+}
+
+/// What runs a device-driven run on `ctx`, for the report: persistent kernels on CUDA, one
+/// persistent member (a host thread) per device on the host backend.
+pub fn persistent_form(ctx: &Context) -> &'static str {
+    if ctx.backend_kind() == BackendKind::Host {
+        "one persistent member (host thread) per device, exchanging through inboxes"
+    } else {
+        "one persistent kernel per device"
     }
 }

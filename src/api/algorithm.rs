@@ -10,6 +10,7 @@ use super::error::{Error, Result};
 use super::graph::{FileIds, Graph};
 use super::options::{Backend, Execution, Runner};
 use super::results::RunStats;
+use super::run::apply_execution;
 
 /// The result of [`Runner::run_algorithm`], in input order.
 #[derive(Clone, Debug)]
@@ -137,7 +138,8 @@ impl Runner {
                     algorithm,
                     rank: ranks(&order, n),
                 };
-                let options = WorklistOptions::default().for_graph(n);
+                let mut options = WorklistOptions::default().for_graph(n);
+                apply_execution(runner.execution, &mut options);
                 let solver = HostSolver::new(
                     ctx,
                     algorithm,
@@ -163,8 +165,17 @@ impl Runner {
                 work_items: s.items_processed(),
                 elapsed: s.elapsed,
                 device_time: None,
-                execution: Execution::HostDriven,
-                engine: "asynchronous worklist, host executor".to_owned(),
+                execution: if s.device_driven {
+                    Execution::DeviceDriven
+                } else {
+                    Execution::HostDriven
+                },
+                engine: if s.device_driven {
+                    "asynchronous worklist, one persistent member (host thread) per device"
+                } else {
+                    "asynchronous worklist, host executor"
+                }
+                .to_owned(),
             },
         )?;
         let (values, left, _) = out;

@@ -9,7 +9,7 @@ use groute_pagerank::PageRankError;
 use groute_sssp::SsspError;
 use groute_worklist::WorklistError;
 
-use super::options::{Backend, Execution};
+use super::options::Backend;
 
 /// What can go wrong in the high-level API ([`Graph`](crate::Graph), [`Runner`](crate::Runner),
 /// [`bfs`](crate::bfs()) and the other runs): the crates' own errors, kept whole as the
@@ -56,20 +56,6 @@ pub enum Error {
     /// A run was asked for zero devices.
     #[error("a run needs at least one device; ask for devices(1) or more")]
     NoDevices,
-    /// The execution asked for does not exist for this algorithm or backend.
-    #[error(
-        "{algorithm} cannot run {execution} here: {reason}; ask for Execution::Auto or {instead}"
-    )]
-    ExecutionUnavailable {
-        /// The algorithm (`bfs`, `sssp`, `pagerank`, `cc`).
-        algorithm: &'static str,
-        /// What was asked for.
-        execution: Execution,
-        /// Why it is unavailable.
-        reason: &'static str,
-        /// The execution that runs instead.
-        instead: Execution,
-    },
     /// The backend asked for has no executor for this run.
     #[error(
         "{algorithm} cannot run on the {backend} backend: {reason}; ask for Backend::Auto or {instead}"

@@ -39,9 +39,11 @@
 //! assert_eq!(run.stats.execution, Execution::HostDriven);
 //! println!("{}", serde_json::to_string_pretty(&run.stats).unwrap());
 //!
-//! // Device-driven runs are persistent CUDA kernels: the host backend says so.
-//! let err = runner.execution(Execution::DeviceDriven).sssp(&graph, 5).unwrap_err();
-//! assert!(matches!(err, groute::Error::ExecutionUnavailable { .. }));
+//! // Device-driven: one persistent kernel per GPU, or on the host backend one persistent
+//! // member (a thread) per device; the same distances either way.
+//! let device = runner.execution(Execution::DeviceDriven).sssp(&graph, 5)?;
+//! assert_eq!(device.distances, run.distances);
+//! assert_eq!(device.stats.execution, Execution::DeviceDriven);
 //! # Ok::<(), groute::Error>(())
 //! ```
 //!

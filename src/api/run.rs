@@ -123,7 +123,7 @@ struct Setup {
 }
 
 impl Runner {
-    fn setup(&self, algorithm: &'static str, graph: &Graph) -> Result<Setup> {
+    fn setup(&self, graph: &Graph) -> Result<Setup> {
         let started = Instant::now();
         graph.check_not_empty()?;
         if self.devices == 0 {
@@ -139,9 +139,6 @@ impl Runner {
             builder = builder.device_memory_limit(limit);
         }
         let ctx = builder.build()?;
-        if self.execution == Execution::DeviceDriven && ctx.backend_kind() == BackendKind::Host {
-            return Err(host_runs_host_driven(algorithm));
-        }
         Ok(Setup { ctx, started })
     }
 
@@ -165,7 +162,7 @@ impl Runner {
         run: impl FnOnce(&mut S) -> Result<O>,
         counted: impl FnOnce(&Context, &O) -> Counted,
     ) -> Result<(O, RunStats)> {
-        let setup = self.setup(algorithm, graph)?;
+        let setup = self.setup(graph)?;
         let parted = self.partitioned(&setup.ctx, graph)?;
         let mut solver = make(&setup.ctx, &parted)?;
         let setup_ms = ms(setup.started.elapsed());
@@ -314,7 +311,7 @@ impl Runner {
         if self.execution == Execution::DeviceDriven {
             return self.cc_by_label_propagation(graph);
         }
-        let setup = self.setup("cc", graph)?;
+        let setup = self.setup(graph)?;
         let mut solver = CcSolver::new(&setup.ctx, graph.as_graph(), &CcOptions::default())?;
         let setup_ms = ms(setup.started.elapsed());
         let out = solver.run()?;
@@ -348,9 +345,6 @@ impl Runner {
     fn cc_by_label_propagation(&self, graph: &Graph) -> Result<CcRun> {
         // The errors that need no context, before the graph is copied.
         graph.check_not_empty()?;
-        if self.backend == Backend::Host {
-            return Err(host_runs_host_driven("cc"));
-        }
         let both_ways;
         let symmetric = if graph.is_symmetric() {
             graph
@@ -409,17 +403,8 @@ impl Runner {
 }
 
 /// Device-driven asked of the host backend.
-fn host_runs_host_driven(algorithm: &'static str) -> Error {
-    Error::ExecutionUnavailable {
-        algorithm,
-        execution: Execution::DeviceDriven,
-        reason: "the host backend runs every algorithm host-driven (device-driven runs are persistent CUDA kernels)",
-        instead: Execution::HostDriven,
-    }
-}
-
 /// The worklist settings that ask for `execution` (`Auto` leaves the defaults).
-fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
+pub(super) fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
     match execution {
         Execution::Auto => {}
         Execution::HostDriven => {
@@ -437,6 +422,10 @@ fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
 fn worklist_engine(ctx: &Context, fused: bool, stats: &WorklistStats) -> (Execution, String) {
     let devices = ctx.num_devices();
     match (fused, stats.device_driven || devices == 1) {
+        (true, true) if ctx.backend_kind() == BackendKind::Host => (
+            Execution::DeviceDriven,
+            "asynchronous worklist, one persistent member (host thread) per device".to_owned(),
+        ),
         (true, true) => (
             Execution::DeviceDriven,
             "asynchronous worklist, one persistent kernel per device".to_owned(),

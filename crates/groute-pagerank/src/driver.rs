@@ -22,10 +22,12 @@ pub enum Driver {
     /// straight to their owner's halo over NVLink, the devices agree on the counts by
     /// cross-device all-reduces. Virtual devices sharing a GPU run as members splitting it
     /// (each on its share of the resident blocks). An error where it cannot run (naming
-    /// `--driver host`).
+    /// `--driver host`). On the host backend: the worklist's device-driven host executor, one
+    /// persistent member per device exchanging through inboxes
+    /// ([`HostSolver`](groute_worklist::algorithm::HostSolver)).
     Fused,
     /// The host launches every round, reads the counts back and moves remote items over the
-    /// worklist's ring (the only driver of the host backend).
+    /// worklist's ring (what [`Driver::Auto`] runs on the host backend).
     Host,
 }
 

@@ -249,7 +249,7 @@ pub struct PageRankOptions {
     pub tuning: PageRankTuning,
     /// CUDA: who drives the rounds (`--driver auto|fused|host`, default [`Driver::Auto`]:
     /// device-driven where few arcs are cut, see "Device-driven runs" above). The host backend
-    /// always runs host-driven.
+    /// runs host-driven unless [`Driver::Fused`] asks for its persistent members.
     pub driver: Driver,
     /// The distributed worklist's settings (capacities, packet size, batch, time limit).
     pub worklist: WorklistOptions,

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, Partition};
 use groute_worklist::algorithm::{HostAlgorithm, HostSolver};
+use groute_worklist::traversal::{FusedDriver, FusedMode};
 use groute_worklist::{DeviceCsr, WorklistOptions, WorklistStats, run_workers};
 use rayon::prelude::*;
 
@@ -48,8 +49,9 @@ type RankAndResidual = (Buffer<u32>, Buffer<u32>);
 
 /// Every device's storage, kept across runs.
 enum Storage {
-    /// Host backend: the worklist's host executor (its arrays are reset before each run).
-    Host(HostSolver<PageRank>),
+    /// Host backend: the worklist's host executor (its arrays are reset before each run),
+    /// and whether it runs device-driven (one persistent member per device, [`Driver::Fused`]).
+    Host(HostSolver<PageRank>, bool),
     /// CUDA: one storage per device, lent to a worker per run (host-driven) or read by the
     /// persistent kernels (device-driven: `Some` runs).
     Cuda(Vec<CudaPageRankStorage>, Option<FusedRuns>),
@@ -128,14 +130,6 @@ impl DeviceSolver {
             let fused = fused_runs(context, csr, partition, &devices, push, driver, options)?;
             Storage::Cuda(devices, fused)
         } else {
-            if driver == Driver::Fused {
-                return Err(Error::invalid(
-                    "driver (--driver)",
-                    "fused",
-                    "the CUDA backend (the host backend runs --driver host)",
-                )
-                .into());
-            }
             // Built once on the host; each device uploads its owned rows of it.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
             let algorithm = Arc::new(PageRank { alpha, epsilon });
@@ -161,7 +155,13 @@ impl DeviceSolver {
                 }
                 programs.push(program);
             }
-            Storage::Host(HostSolver::from_programs(context, partition, programs)?)
+            // Auto is host-driven here: the host backend's rounds are as asynchronous as its
+            // members, and its tests run both.
+            let device_driven = driver == Driver::Fused;
+            Storage::Host(
+                HostSolver::from_programs(context, partition, programs)?,
+                device_driven,
+            )
         };
         Ok(DeviceSolver {
             context: context.clone(),
@@ -180,9 +180,15 @@ impl DeviceSolver {
         let context = &self.context;
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
             match &mut self.storage {
-                Storage::Host(host) => {
+                Storage::Host(host, device_driven) => {
                     // Without a send_capacity the host executor does not cap the sends.
-                    let out = host.run(&[], options)?;
+                    let mut options = options.clone();
+                    (options.fused, options.fused_driver) = if *device_driven {
+                        (FusedMode::On, FusedDriver::Device)
+                    } else {
+                        (FusedMode::Off, FusedDriver::Host)
+                    };
+                    let out = host.run(&[], &options)?;
                     let (residual_left, max_residual_left) =
                         residual_sum_and_max(bytemuck::cast_slice(&out.left));
                     return Ok(SolveOutput {
@@ -191,7 +197,11 @@ impl DeviceSolver {
                         max_residual_left,
                         stats: out.stats,
                         profiles: Vec::new(),
-                        driver: Driver::Host,
+                        driver: if *device_driven {
+                            Driver::Fused
+                        } else {
+                            Driver::Host
+                        },
                     });
                 }
                 Storage::Cuda(devices, Some(fused)) => {

@@ -2,7 +2,8 @@
 //! against the power-iteration reference, with the bounds of the crate docs: on one device and,
 //! where the GPUs allow it (distinct physical GPUs with peer access), on two; on symmetric and
 //! directed graphs, with dangling vertices, sources and hubs; every sweep divisor. The device
-//! runs need `GROUTE_TEST_CUDA=1`; the refusals (host backend, push sweeps) run everywhere.
+//! runs need `GROUTE_TEST_CUDA=1`; the host backend's persistent members and the refusal of
+//! push sweeps run everywhere.
 //!
 //! Two devices: these tests in parallel threads were the reproducer of the 60 s stalls that the
 //! start gate of `groute_core::cuda::PeerGroup` ended (issue #7).
@@ -143,21 +144,21 @@ fn fused_runs_with_out_and_in_hubs_are_within_the_bound() {
 }
 
 #[test]
-fn the_fused_driver_on_the_host_backend_is_an_error_naming_the_driver() {
+fn the_fused_driver_on_the_host_backend_runs_its_persistent_members() {
     let g = generated("road:side=8,p=0.7,seed=1");
     let parted = partition_graph(g, 2, PartitionMethod::Block, &NoProgress).unwrap();
     let ctx = Context::host(2).unwrap();
-    let e = pagerank(&ctx, &parted, &fused(0.01, SPARSE_SWEEP_DIVISOR)).unwrap_err();
-    assert!(e.to_string().contains("--driver"), "{e}");
+    let run = pagerank(&ctx, &parted, &fused(0.01, SPARSE_SWEEP_DIVISOR)).unwrap();
+    assert_eq!(run.stats.driver, Driver::Fused);
+    assert!(run.stats.worklist.device_driven, "{:?}", run.stats.worklist);
     // Auto runs host-driven there, and says so.
     let o = PageRankOptions {
         driver: Driver::Auto,
         ..options(0.01)
     };
-    assert_eq!(
-        pagerank(&ctx, &parted, &o).unwrap().stats.driver,
-        Driver::Host
-    );
+    let run = pagerank(&ctx, &parted, &o).unwrap();
+    assert_eq!(run.stats.driver, Driver::Host);
+    assert!(!run.stats.worklist.device_driven);
 }
 
 #[test]

@@ -501,14 +501,17 @@ fn fused_soft_priority_defers_and_cuts_work_on_a_road_grid() {
 }
 
 #[test]
-fn the_host_backend_ignores_the_fused_mode() {
+fn the_host_backend_runs_the_fused_mode_as_its_persistent_members() {
     let g = generated("road:side=16,p=0.7,seed=4,weights=1..20:3");
     let expected = sssp_reference(&g.csr, 0);
-    let ctx = Context::host(1).unwrap();
-    for mode in [FusedMode::On, FusedMode::Off] {
-        let r = run(&ctx, &g, 0, &options(mode)).unwrap();
-        assert_eq!(r.distances, expected, "{mode:?}");
-        assert!(!r.stats.fused);
+    for devices in [1, 3] {
+        let ctx = Context::host(devices).unwrap();
+        for mode in [FusedMode::On, FusedMode::Off] {
+            let r = run(&ctx, &g, 0, &options(mode)).unwrap();
+            assert_eq!(r.distances, expected, "{devices} devices, {mode:?}");
+            assert_eq!(r.stats.fused, mode == FusedMode::On, "{devices} devices");
+            assert_eq!(r.stats.worklist.device_driven, mode == FusedMode::On);
+        }
     }
 }
 

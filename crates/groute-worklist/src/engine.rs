@@ -111,6 +111,21 @@ pub struct WorklistOptions {
 }
 
 impl WorklistOptions {
+    /// Whether the host backend runs these options device-driven, as one persistent member
+    /// per device (`members.rs`, the host form of the CUDA device-driven traversal): the fused
+    /// mode [`On`](FusedMode::On) with any driver but
+    /// [`Host`](crate::traversal::FusedDriver::Host), or the driver
+    /// [`Device`](crate::traversal::FusedDriver::Device) with the fused mode not
+    /// [`Off`](FusedMode::Off). Elsewhere the host backend runs host-driven rounds.
+    pub fn device_driven_on_host(&self) -> bool {
+        use crate::traversal::FusedDriver;
+        match (self.fused, self.fused_driver) {
+            (FusedMode::Off, _) | (_, FusedDriver::Host) => false,
+            (FusedMode::On, _) => true,
+            (FusedMode::Auto, driver) => driver == FusedDriver::Device,
+        }
+    }
+
     /// These options for a graph of `num_vertices` vertices: packets of at most an eighth of
     /// the vertices (rounded up to a power of two, at least 4,096 items), so that the ring's
     /// receive buffers, allocated on every device for the whole run, stay small beside a

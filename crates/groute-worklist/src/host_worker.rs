@@ -293,9 +293,9 @@ pub(crate) fn host_kernel<R: Send + 'static>(
 /// The result of a split over a batch: items kept (unpacked) below the threshold, kept
 /// items deferred (with their priority), items to send.
 pub(crate) struct SplitOut<L, K> {
-    keep: Vec<L>,
-    low: Vec<(L, u32)>,
-    send: Vec<K>,
+    pub(crate) keep: Vec<L>,
+    pub(crate) low: Vec<(L, u32)>,
+    pub(crate) send: Vec<K>,
 }
 
 impl<L, K> SplitOut<L, K> {
@@ -322,7 +322,7 @@ impl<L, K> SplitOut<L, K> {
 
 /// Splits `items` with `on_receive` (or `on_send`), and the kept ones by priority against
 /// `threshold` (`get_prio` is not called when it is `u32::MAX`: soft priority off).
-fn split_batch<O: SplitOps>(
+pub(crate) fn split_batch<O: SplitOps>(
     ops: &O,
     items: Vec<O::Packed>,
     receive: bool,

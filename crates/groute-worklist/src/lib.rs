@@ -195,6 +195,7 @@ mod engine;
 mod error;
 mod host_worker;
 mod local;
+mod members;
 mod part;
 mod priority_counter;
 mod ring;

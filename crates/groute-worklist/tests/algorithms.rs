@@ -3,8 +3,9 @@
 //! vertex), widest paths (min-combined over `u32::MAX - width`, weighted, from sources) and
 //! path counts in a DAG (sum-combined integers, from sources). Each equals a sequential
 //! reference on 1 to 4 devices, plain and jittered, over random graphs and random
-//! partitions. The CUDA executors refuse them (they run min traversals with kernels of their
-//! own), with an error that says so.
+//! partitions, host-driven and device-driven (the host backend's persistent members). The
+//! CUDA executors refuse them (they run min traversals with kernels of their own), with an
+//! error that says so.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use groute_core::testing::{scaled, test_contexts};
 use groute_core::{BackendKind, Error};
 use groute_graph::{Csr, EdgeList, Graph, Partition};
 use groute_worklist::algorithm::HostSolver;
-use groute_worklist::traversal::{MinTraversalSolver, UNREACHED};
+use groute_worklist::traversal::{FusedMode, MinTraversalSolver, UNREACHED};
 use groute_worklist::{Combine, Start, WorklistAlgorithm, WorklistError, WorklistOptions};
 use proptest::prelude::*;
 
@@ -147,6 +148,16 @@ fn options() -> WorklistOptions {
     }
 }
 
+/// [`options`] for each execution mode the host backend runs: host-driven rounds, and
+/// device-driven persistent members (the fused mode on).
+fn executions() -> [(&'static str, WorklistOptions); 2] {
+    let device = WorklistOptions {
+        fused: FusedMode::On,
+        ..options()
+    };
+    [("host-driven", options()), ("device-driven", device)]
+}
+
 /// Cuts `0..n` into `parts` ranges at the given cut points (sorted, clamped).
 fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
     let mut bounds = vec![0u32];
@@ -191,11 +202,15 @@ fn check<A: WorklistAlgorithm<Value = u32> + Clone>(
                 );
                 continue;
             }
-            let out = solver
-                .and_then(|mut s| s.run(sources, &options()))
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            assert_eq!(out.values, expected, "{label}");
-            assert_eq!(out.stats.late_items, 0, "{label}");
+            let mut solver = solver.unwrap_or_else(|e| panic!("{label}: {e}"));
+            for (execution, options) in executions() {
+                let out = solver
+                    .run(sources, &options)
+                    .unwrap_or_else(|e| panic!("{label}, {execution}: {e}"));
+                assert_eq!(out.values, expected, "{label}, {execution}");
+                assert_eq!(out.stats.late_items, 0, "{label}, {execution}");
+                assert_eq!(out.stats.device_driven, execution == "device-driven");
+            }
         }
     }
 }
@@ -257,10 +272,13 @@ proptest! {
                     prop_assert!(refused, "{}", label);
                     continue;
                 }
-                let out = solver.and_then(|mut s| s.run(&[0], &options())).unwrap_or_else(|e| panic!("{label}: {e}"));
-                prop_assert_eq!(&out.values, &expected, "{}", label);
-                // Every unit of mass was processed: nothing is left on any vertex.
-                prop_assert!(out.left.iter().all(|&x| x == 0), "{}: {:?}", label, out.left);
+                let mut solver = solver.unwrap_or_else(|e| panic!("{label}: {e}"));
+                for (execution, options) in executions() {
+                    let out = solver.run(&[0], &options).unwrap_or_else(|e| panic!("{label}, {execution}: {e}"));
+                    prop_assert_eq!(&out.values, &expected, "{}, {}", label, execution);
+                    // Every unit of mass was processed: nothing is left on any vertex.
+                    prop_assert!(out.left.iter().all(|&x| x == 0), "{}, {}: {:?}", label, execution, out.left);
+                }
             }
         }
     }
@@ -349,15 +367,18 @@ fn widest_paths_under_soft_priority_match_the_reference() {
             let mut solver =
                 MinTraversalSolver::new(&tc.context, WidestPath, &g.csr, &part, &options())
                     .unwrap();
-            for delta in [1, u32::MAX / 4] {
+            for ((execution, options), delta) in executions()
+                .into_iter()
+                .flat_map(|e| [(e.clone(), 1), (e, u32::MAX / 4)])
+            {
                 let o = WorklistOptions {
                     prio_delta: Some(delta),
-                    ..options()
+                    ..options
                 };
                 let out = solver.run(&[0], &o).unwrap();
                 assert_eq!(
                     out.values, expected,
-                    "{devices} devices, {}, delta {delta}",
+                    "{devices} devices, {}, {execution}, delta {delta}",
                     tc.label
                 );
             }

@@ -294,15 +294,18 @@ fn auto_fuses_dense_graphs_too() {
 }
 
 #[test]
-fn the_host_backend_ignores_the_fused_mode() {
+fn the_host_backend_runs_the_fused_mode_as_its_persistent_members() {
     let g = generated("road:side=20,p=0.6,seed=4");
     let expected = bfs_reference(&g.csr, 3);
-    for devices in [1, 2] {
+    for devices in [1, 2, 3] {
         let ctx = Context::host(devices).unwrap();
         for mode in [FusedMode::On, FusedMode::Off, FusedMode::Auto] {
             let r = run(&ctx, &g, 3, &options(mode)).unwrap();
             assert_eq!(r.levels, expected, "{devices} devices, {mode:?}");
-            assert!(!r.stats.fused);
+            // On: one persistent member per device, device-driven; else driven rounds.
+            let members = mode == FusedMode::On;
+            assert_eq!(r.stats.fused, members, "{devices} devices, {mode:?}");
+            assert_eq!(r.stats.worklist.device_driven, members);
             assert_eq!(r.stats.device_time, None);
         }
     }

@@ -126,18 +126,16 @@ pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
         .sum()
 }
 
-/// The drivers to run on a test context: on CUDA, unless `o` names one, both the host-driven
-/// one and (with pull sweeps, where `PeerGroup` can run) the device-driven one; elsewhere the one
-/// `o` asks for, except that the device-driven driver is only run on the CUDA context (the
-/// host contexts refuse it, which `fused_driver`'s refusal test checks on its own).
+/// The drivers to run on a test context: unless `o` names one, both the host-driven one and
+/// the device-driven one (on CUDA with pull sweeps where `PeerGroup` can run; on the host
+/// backend always: its persistent members); else the one `o` asks for.
 pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
-    let cuda = label == "cuda";
-    let fused = o.tuning.sweep == groute_pagerank::SweepMode::Pull
-        && groute_core::cuda::PeerGroup::supported(context);
+    let fused = label != "cuda"
+        || (o.tuning.sweep == groute_pagerank::SweepMode::Pull
+            && groute_core::cuda::PeerGroup::supported(context));
     match o.driver {
-        Driver::Auto if cuda && fused => vec![Driver::Host, Driver::Fused],
-        Driver::Auto if cuda => vec![Driver::Host],
-        Driver::Fused if !cuda => Vec::new(),
+        Driver::Auto if fused => vec![Driver::Host, Driver::Fused],
+        Driver::Auto => vec![Driver::Host],
         asked => vec![asked],
     }
 }

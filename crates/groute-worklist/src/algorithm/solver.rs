@@ -11,6 +11,7 @@ use super::{Combine, HostAlgorithm, Start, WorklistAlgorithm};
 use crate::driver::SharedRun;
 use crate::engine::{PackedOf, WorklistOptions, WorklistStats, run, run_shared};
 use crate::error::WorklistError;
+use crate::members::run_device_driven;
 use crate::ring::RingTransport;
 use crate::share::ShareSolver;
 
@@ -123,6 +124,12 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
     /// grows, and what a device passes on for its ring predecessors has no fixed bound (a cap
     /// the caller sets stays an error naming `--send-capacity`, never a loss). The
     /// statistics' elapsed time covers the run only (reset and download excluded).
+    ///
+    /// Options that ask for device-driven execution
+    /// ([`WorklistOptions::device_driven_on_host`]) run one persistent member per device
+    /// instead of driven rounds: the protocol of the CUDA device-driven traversal, on host
+    /// threads (`stats.device_driven` says so). There a `send_capacity` bounds what one
+    /// device's inbox holds: a sender waits for room, never fails.
     pub fn run(
         &mut self,
         sources: &[u32],
@@ -137,7 +144,11 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             .into());
         }
         self.run_with(sources, options, |context, programs, seeds, options| {
-            run(context, programs, seeds, options)
+            if options.device_driven_on_host() {
+                run_device_driven(context, programs, seeds, options)
+            } else {
+                run(context, programs, seeds, options)
+            }
         })
     }
 

@@ -246,10 +246,12 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         fused_rounds::round_levels(options)?;
         if let Storage::Host(host) = &mut self.storage {
             let out = host.run(sources, options)?;
+            // The host's device-driven members are its form of the fused run.
+            let fused = out.stats.device_driven;
             return Ok(TraversalOutput {
                 values: out.values,
                 stats: out.stats,
-                fused: false,
+                fused,
                 device_time: None,
             });
         }
