@@ -195,6 +195,7 @@ mod engine;
 mod error;
 mod host_worker;
 mod local;
+mod member_count;
 mod members;
 mod part;
 mod priority_counter;
@@ -215,6 +216,7 @@ pub use engine::{
 };
 pub use error::WorklistError;
 pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
+pub use member_count::MemberCount;
 pub use part::{CsrPtrs, DeviceCsr, HostCsrRows};
 pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
 pub use ring::{RingTransport, RouterRing};

@@ -15,7 +15,7 @@
 //!   says so. An inbox holding [`WorklistOptions::send_capacity`] items or more takes no new
 //!   batch: the sender keeps its sends and retries (it stays counted in, see below), while
 //!   every member keeps draining its own inbox, so a full inbox delays and never deadlocks.
-//! - **Termination: one count.** `pending` counts the members counted in plus the items
+//! - **Termination: one count** ([`MemberCount`]) of the members counted in plus the items
 //!   published and not yet taken. Every member is counted in before any starts; a member
 //!   adds the items it publishes before they are visible; it takes received items out of the
 //!   count as it takes them (an idle member counts itself back in with the same atomic); it
@@ -35,7 +35,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,7 @@ use crate::engine::{
 };
 use crate::error::WorklistError;
 use crate::host_worker::{SplitOut, split_batch};
+use crate::member_count::MemberCount;
 use crate::priority_counter::defers;
 use crate::split::SplitOps;
 
@@ -177,7 +178,7 @@ struct Ring<K> {
     /// `inboxes[d]`: what member `d - 1 mod N` published to member `d`.
     inboxes: Vec<Inbox<K>>,
     /// Members counted in plus items published and not yet taken.
-    pending: AtomicU64,
+    count: MemberCount,
     /// Set by the first member that fails; the others leave.
     failed: AtomicBool,
     /// An inbox holding this many items takes no new batch.
@@ -190,7 +191,7 @@ impl<K> Ring<K> {
     fn new(n: usize, options: &WorklistOptions) -> Self {
         Ring {
             inboxes: (0..n).map(|_| Inbox::default()).collect(),
-            pending: AtomicU64::new(n as u64),
+            count: MemberCount::new(n),
             failed: AtomicBool::new(false),
             inbox_capacity: options.send_capacity.unwrap_or(usize::MAX).max(1),
             limit: options
@@ -332,12 +333,7 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
                 backoff.snooze();
                 continue;
             }
-            if self.counted_in {
-                self.counted_in = false;
-                if self.ring.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    return Ok(self.stats);
-                }
-            } else if self.ring.pending.load(Ordering::Acquire) == 0 {
+            if self.ring.count.count_out(&mut self.counted_in) {
                 return Ok(self.stats);
             }
             if backoff.is_completed() {
@@ -352,7 +348,7 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
         match self.ring.limit {
             Some((limit, deadline)) if Instant::now() >= deadline => Err(WorklistError::TimedOut {
                 limit,
-                outstanding: self.ring.pending.load(Ordering::Acquire) as i64,
+                outstanding: self.ring.count.pending() as i64,
             }),
             _ => Ok(()),
         }
@@ -366,10 +362,8 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
             return Ok(0);
         }
         // Out of the count as they are taken; an idle member counts itself back in with the
-        // same atomic (k >= 1).
-        let back_in = u64::from(!self.counted_in);
-        self.ring.pending.fetch_sub(k - back_in, Ordering::AcqRel);
-        self.counted_in = true;
+        // same update.
+        self.ring.count.take(k, &mut self.counted_in);
         self.stats.items_received += k;
         for batch in batches {
             let len = batch.len() as u64;
@@ -473,9 +467,7 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
         }
         let batch = std::mem::take(&mut self.outbox);
         // Counted before it is visible to the receiver.
-        self.ring
-            .pending
-            .fetch_add(batch.len() as u64, Ordering::AcqRel);
+        self.ring.count.publish(batch.len() as u64);
         self.stats.items_sent += batch.len() as u64;
         self.stats.segments_sent += 1;
         next.publish(batch);

@@ -80,12 +80,7 @@ pub(crate) fn spawn_output<T: Pod>(
     };
     let delivered = Arc::new(Mailbox::new());
     let abandoned = Arc::new(AtomicBool::new(false));
-    let receiver = LinkReceiver::new(
-        Arc::clone(&delivered),
-        Arc::clone(&abandoned),
-        queue.waker(),
-        dst,
-    );
+    let waker = queue.waker();
     let doorbell = queue.wake_channel().clone();
     let output = Output::new(
         ctx,
@@ -95,14 +90,15 @@ pub(crate) fn spawn_output<T: Pod>(
         buffers,
         streams,
         queue,
-        delivered,
-        abandoned,
+        Arc::clone(&delivered),
+        Arc::clone(&abandoned),
     );
     let pumped = Arc::clone(&output);
-    std::thread::Builder::new()
+    let pump = std::thread::Builder::new()
         .name(name.clone())
         .spawn(move || run(pumped, doorbell))
         .map_err(|source| Error::Spawn { name, source })?;
+    let receiver = LinkReceiver::new(delivered, abandoned, waker, dst, pump);
     Ok((receiver, output))
 }
 

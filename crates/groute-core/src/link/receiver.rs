@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam::channel::Sender;
@@ -21,11 +22,16 @@ struct ReceiverShared<T> {
     abandoned: Arc<AtomicBool>,
     wake: Sender<()>,
     endpoint: Endpoint,
+    /// The link's pump thread, joined when the last receiver handle goes.
+    pump: Option<JoinHandle<()>>,
 }
 
 impl<T> Drop for ReceiverShared<T> {
-    /// The last receiver handle is gone: stop the pump and give every queued packet's buffer
-    /// back so that it can exit.
+    /// The last receiver handle is gone: stop the pump, give every queued packet's buffer
+    /// back so that it can exit, and wait for it. The pump frees the link's receive buffers
+    /// as it stops; waiting means no backend call of the link outlives its last handle (a
+    /// pump still freeing device memory while the process exits raced the CUDA driver's
+    /// teardown).
     fn drop(&mut self) {
         self.abandoned.store(true, Ordering::Release);
         self.delivered.close();
@@ -33,6 +39,13 @@ impl<T> Drop for ReceiverShared<T> {
             drop(p);
         }
         let _ = self.wake.send(());
+        if let Some(pump) = self.pump.take() {
+            // The pump never holds a receiver, so it never runs this drop; checked anyway,
+            // since joining oneself would fail.
+            if pump.thread().id() != std::thread::current().id() {
+                let _ = pump.join();
+            }
+        }
     }
 }
 
@@ -75,6 +88,7 @@ impl<T> LinkReceiver<T> {
         abandoned: Arc<AtomicBool>,
         wake: Sender<()>,
         endpoint: Endpoint,
+        pump: JoinHandle<()>,
     ) -> Self {
         LinkReceiver {
             inner: Arc::new(ReceiverShared {
@@ -82,6 +96,7 @@ impl<T> LinkReceiver<T> {
                 abandoned,
                 wake,
                 endpoint,
+                pump: Some(pump),
             }),
         }
     }
