@@ -3,12 +3,14 @@
 //! the examples write, and the errors of bad arguments.
 //!
 //! The runs use the host backend; with `GROUTE_TEST_CUDA=1` (the GPU machine) they use CUDA.
+//! With `GROUTE_TEST_REDUCED=1` the BFS, SSSP and PageRank checks run each graph once and each
+//! device count at least once (`groute::core::testing::combinations`).
 
 use std::collections::HashMap;
 
 use groute::bfs::bfs_reference;
 use groute::cc::cc_reference;
-use groute::core::testing::cuda_required;
+use groute::core::testing::{combinations, cuda_required};
 use groute::pagerank::pagerank_reference;
 use groute::sssp::sssp_reference;
 use groute::{Backend, Error, Execution, Graph, Partition, Runner, UNREACHED};
@@ -60,73 +62,73 @@ fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T
 
 #[test]
 fn bfs_matches_the_reference_on_every_graph_and_device_count() {
-    for graph in graphs() {
-        let source = source_of(&graph);
+    let graphs = graphs();
+    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
+        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+        let source = source_of(graph);
         let expected = bfs_reference(&graph.as_graph().csr, source);
-        for &devices in DEVICES {
-            let run = runner(devices).bfs(&graph, source).expect("bfs runs");
-            assert_eq!(run.levels, expected, "{} on {devices}", graph.name());
-            assert_eq!(run.source, source);
-            assert_eq!(run.stats.devices, devices);
-            assert_eq!(run.stats.algorithm, "bfs");
-            assert_ne!(run.stats.execution, Execution::Auto);
-            assert_ne!(run.stats.partition, Some(Partition::Auto));
-            assert_eq!(
-                run.reached(),
-                expected.iter().filter(|&&l| l != UNREACHED).count()
-            );
-            assert!(
-                round_trip(&run) == run,
-                "serde round trip: {}",
-                graph.name()
-            );
-        }
+        let run = runner(devices).bfs(graph, source).expect("bfs runs");
+        assert_eq!(run.levels, expected, "{} on {devices}", graph.name());
+        assert_eq!(run.source, source);
+        assert_eq!(run.stats.devices, devices);
+        assert_eq!(run.stats.algorithm, "bfs");
+        assert_ne!(run.stats.execution, Execution::Auto);
+        assert_ne!(run.stats.partition, Some(Partition::Auto));
+        assert_eq!(
+            run.reached(),
+            expected.iter().filter(|&&l| l != UNREACHED).count()
+        );
+        assert!(
+            round_trip(&run) == run,
+            "serde round trip: {}",
+            graph.name()
+        );
     }
 }
 
 #[test]
 fn sssp_matches_the_reference_on_every_graph_and_device_count() {
-    for graph in graphs() {
-        let source = source_of(&graph);
+    let graphs = graphs();
+    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
+        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+        let source = source_of(graph);
         let expected = sssp_reference(&graph.as_graph().csr, source);
-        for &devices in DEVICES {
-            let run = runner(devices).sssp(&graph, source).expect("sssp runs");
-            assert_eq!(run.distances, expected, "{} on {devices}", graph.name());
-            assert!(
-                round_trip(&run) == run,
-                "serde round trip: {}",
-                graph.name()
-            );
-        }
+        let run = runner(devices).sssp(graph, source).expect("sssp runs");
+        assert_eq!(run.distances, expected, "{} on {devices}", graph.name());
+        assert!(
+            round_trip(&run) == run,
+            "serde round trip: {}",
+            graph.name()
+        );
     }
 }
 
 #[test]
 fn pagerank_stays_within_its_error_bound_of_the_reference() {
-    for graph in graphs() {
+    let graphs = graphs();
+    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
+        let (graph, devices) = (&graphs[gi], DEVICES[di]);
         let exact = pagerank_reference(&graph.as_graph().csr, 0.85);
-        for &devices in DEVICES {
-            let run = runner(devices).pagerank(&graph).expect("pagerank runs");
-            let l1: f64 = run
-                .ranks
-                .iter()
-                .zip(&exact.ranks)
-                .map(|(a, b)| (f64::from(*a) - b).abs())
-                .sum();
-            // The a-posteriori bound, plus f32 rounding of the accumulated ranks.
-            let allowed = run.error_bound() + 1e-5 * graph.vertices() as f64;
-            assert!(
-                l1 <= allowed,
-                "{} on {devices}: L1 {l1} > {allowed}",
-                graph.name()
-            );
-            assert!(run.error_bound() > 0.0 && run.residual_left >= 0.0);
-            assert!(
-                round_trip(&run) == run,
-                "serde round trip: {}",
-                graph.name()
-            );
-        }
+        let run = runner(devices).pagerank(graph).expect("pagerank runs");
+        let l1: f64 = run
+            .ranks
+            .iter()
+            .zip(&exact.ranks)
+            .map(|(a, b)| (f64::from(*a) - b).abs())
+            .sum();
+        // The a-posteriori bound, plus f32 rounding of the accumulated ranks.
+        let allowed = run.error_bound() + 1e-5 * graph.vertices() as f64;
+        assert!(
+            l1 <= allowed,
+            "{} on {devices}: L1 {l1} > {allowed}",
+            graph.name()
+        );
+        assert!(run.error_bound() > 0.0 && run.residual_left >= 0.0);
+        assert!(
+            round_trip(&run) == run,
+            "serde round trip: {}",
+            graph.name()
+        );
     }
 }
 

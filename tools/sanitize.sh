@@ -26,9 +26,14 @@
 #   --graph SPEC      the examples' input (default road:side=64, generated)
 #   --timeout SECS    limit for one sanitized run (default 900)
 #   --log-dir DIR     full sanitizer output per run (default: a temporary folder, kept)
+#   --full-size       racecheck runs the suites on their full inputs too (see below)
 #
 # Sanitized kernels run 10-100x slower: the examples use a small generated graph, and the
-# suites' CUDA tests run as they are (GROUTE_TEST_CUDA=1).
+# suites' CUDA tests run with GROUTE_TEST_CUDA=1 and their time limits stretched
+# (GROUTE_TEST_TIME_SCALE, default 100). Racecheck, the slowest, runs them on reduced inputs
+# (GROUTE_TEST_REDUCED=1, groute_core::testing::reduced): every executor, mode, variant and
+# device count up to 3 each long test covers, on fewer and smaller graphs; --full-size turns
+# that off. Memcheck and synccheck run the full inputs.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,8 +51,9 @@ executions="device-driven,host-driven"
 graph="road:side=64"
 limit=900
 logs=""
+full_size=0
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
     case $1 in
     --manifest) manifest=$2; shift 2 ;;
@@ -64,6 +70,7 @@ while [[ $# -gt 0 ]]; do
     --graph) graph=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --log-dir) logs=$2; shift 2 ;;
+    --full-size) full_size=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -122,8 +129,11 @@ sanitize() {
     shift 3
     local log="$logs/$tool-${label//[^A-Za-z0-9_.=-]/_}.log" start secs rc errors status line
     start=$SECONDS
-    (cd "$dir" && timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        --print-limit 20 "$@") </dev/null >"$log" 2>&1
+    # Racecheck runs the suites on reduced inputs unless --full-size.
+    local reduced=0
+    [[ $tool == racecheck && $full_size -eq 0 ]] && reduced=1
+    (cd "$dir" && GROUTE_TEST_REDUCED=$reduced timeout "$limit" compute-sanitizer --tool "$tool" \
+        --error-exitcode 99 --print-limit 20 "$@") </dev/null >"$log" 2>&1
     rc=$?
     secs=$((SECONDS - start))
     # memcheck and synccheck close with "ERROR SUMMARY: N errors", racecheck with

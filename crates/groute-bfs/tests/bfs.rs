@@ -1,10 +1,13 @@
 //! BFS equals the sequential reference on shipped and generated graphs, on 1, 2, 3, 4 and 8
 //! devices, block and METIS partitions, plain and jittered host contexts.
+//!
+//! With `GROUTE_TEST_REDUCED=1` (`groute_core::testing::reduced`) each check runs one source
+//! on block partitions, on 1 to 3 devices, and the random graphs are fewer.
 
 use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
-use groute_core::testing::test_contexts;
+use groute_core::testing::{device_counts, first, full_or_reduced, test_contexts};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
@@ -20,16 +23,18 @@ fn options() -> BfsOptions {
     o
 }
 
-/// Checks BFS from `sources` on `devices` devices with both partition methods.
+/// Checks BFS from `sources` on `devices` devices with both partition methods (on reduced
+/// inputs: from the first source, on blocks).
 fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
     let n = graph.num_vertices();
     if devices > n {
         return;
     }
-    for method in [PartitionMethod::Block, PartitionMethod::Metis] {
+    let sources = first(sources.iter().copied(), 1);
+    for method in first([PartitionMethod::Block, PartitionMethod::Metis], 1) {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
         for tc in test_contexts(devices, jitter) {
-            for &s in sources {
+            for &s in &sources {
                 let expected = bfs_reference(&graph.csr, s);
                 let got = bfs(&tc.context, &parted, s, &options()).unwrap_or_else(|e| {
                     panic!(
@@ -64,7 +69,7 @@ fn generated_graphs_match_the_reference_on_1_to_8_devices() {
         generated("random:n=600,m=1800,seed=7"),
     ];
     for g in &graphs {
-        for devices in [1, 2, 3, 4, 8] {
+        for devices in device_counts(&[1, 2, 3, 4, 8]) {
             check(
                 g,
                 devices,
@@ -113,7 +118,7 @@ fn special_shapes_match_the_reference() {
     let path = from_pairs(200, &chain, "directed path");
     check(&single, 1, &[0], &[1]);
     check(&single_loop, 1, &[0], &[1]);
-    for devices in [1, 2, 3, 4, 8] {
+    for devices in device_counts(&[1, 2, 3, 4, 8]) {
         check(&disconnected, devices, &[0, 5, 8, 9], &[3]);
         check(&loops, devices.min(6), &[0, 3], &[4]);
         check(&path, devices, &[0, 150], &[5]);
@@ -133,7 +138,7 @@ fn shipped_graphs_match_the_reference() {
             continue;
         }
         tested += 1;
-        for devices in [1, 2, 4] {
+        for devices in device_counts(&[1, 2, 4]) {
             check(&g, devices, &[0], &[]);
         }
     }
@@ -216,7 +221,10 @@ fn stats_count_work_and_ring_traffic() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: full_or_reduced(48, 6),
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn random_small_graphs_match_the_reference(
         n in 1usize..40,
@@ -241,7 +249,7 @@ proptest! {
 fn soft_priority_by_level_matches_the_reference_under_jitter() {
     let g = generated("road:side=24,p=0.6,seed=6");
     let expected = bfs_reference(&g.csr, 3);
-    for devices in [1, 2, 4, 8] {
+    for devices in device_counts(&[1, 2, 4, 8]) {
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
         for delta in [1, 4] {

@@ -17,7 +17,7 @@ use groute_bfs::{
 };
 use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerExchange, PeerGroup};
-use groute_core::testing::{GpuHold, GpuTest, cuda_test};
+use groute_core::testing::{GpuHold, GpuTest, combinations, cuda_test, full_or_reduced, reduced};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -279,7 +279,10 @@ fn graphs() -> Vec<(Graph, Vec<u32>)> {
     let path: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
     let mut out = Vec::new();
     for spec in [
-        "kron:scale=15,ef=16,sym,seed=11",
+        full_or_reduced(
+            "kron:scale=15,ef=16,sym,seed=11",
+            "kron:scale=12,ef=16,sym,seed=11",
+        ),
         "kron:scale=12,ef=24,sym=0,seed=12",
         "random:n=3000,m=20000,sym=0,seed=7",
     ] {
@@ -297,6 +300,16 @@ fn graphs() -> Vec<(Graph, Vec<u32>)> {
         out.push((from_pairs(200, &path, "path", symmetric), vec![0, 150]));
     }
     out
+}
+
+/// The variants run under rule `RULES[r]`: every variant under the default rule and the one
+/// that switches often; the plain kernel and all switches together under the others.
+fn rule_variants(r: usize) -> Vec<FusedDirectionOptions> {
+    if r == 0 || r == 3 {
+        VARIANTS.to_vec()
+    } else {
+        vec![VARIANTS[0], VARIANTS[8], FusedDirectionOptions::default()]
+    }
 }
 
 /// On the host backend `fused` is refused with the fix, and `auto` drives from the host.
@@ -356,18 +369,24 @@ fn cuda_fused_counts_like_the_host() {
             assert!(e.contains("--do-driver per-device"), "{e}");
             continue;
         }
-        for (g, sources) in graphs() {
-            if g.num_vertices() < devices {
-                continue;
+        // Every graph from every source, each on every rule with its variants; on reduced
+        // inputs each graph and source, and each variant of a rule, runs once under that rule.
+        let runs: Vec<(Graph, u32)> = graphs()
+            .into_iter()
+            .filter(|(g, _)| g.num_vertices() >= devices)
+            .flat_map(|(g, sources)| sources.into_iter().map(move |s| (g.clone(), s)))
+            .collect();
+        let full = !reduced();
+        for (g, s) in runs.iter().filter(|_| full) {
+            for (r, rule) in RULES.into_iter().enumerate() {
+                check_against_host(&ctx, g, *s, rule, &rule_variants(r));
             }
-            for &s in &sources {
-                // Every variant under the default rule and the one that switches often; the
-                // plain kernel and all switches together under the others.
-                for (r, rule) in RULES.into_iter().enumerate() {
-                    let some = [VARIANTS[0], VARIANTS[8], FusedDirectionOptions::default()];
-                    let variants: &[_] = if r == 0 || r == 3 { &VARIANTS } else { &some };
-                    check_against_host(&ctx, &g, s, rule, variants);
-                }
+        }
+        for (r, rule) in RULES.into_iter().enumerate().filter(|_| !full) {
+            let variants = rule_variants(r);
+            for [ri, vi] in combinations([runs.len(), variants.len()]) {
+                let (g, s) = &runs[ri];
+                check_against_host(&ctx, g, *s, rule, &variants[vi..=vi]);
             }
         }
     }
@@ -413,7 +432,10 @@ fn cuda_fused_solver_survives_a_time_out() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: full_or_reduced(24, 6),
+        ..ProptestConfig::default()
+    })]
     /// CUDA: random graphs under random rules: the device's port of the switch rule decides
     /// every level as the host's `SwitchRule` does.
     #[test]

@@ -5,6 +5,14 @@
 //! CUDA backend is mandatory: if it cannot be created the helper panics (the test fails),
 //! so a GPU run can never pass by silently testing nothing. Without it, CUDA is skipped and
 //! the reason printed. [`cuda_raw`] does the same for tests of the raw CUDA backend.
+//!
+//! Two more variables shape a run for compute-sanitizer, whose kernels run 10 to 100 times
+//! slower: `GROUTE_TEST_TIME_SCALE` stretches the suites' time limits ([`scaled`]), and
+//! `GROUTE_TEST_REDUCED=1` ([`reduced`]) makes the long CUDA tests run on fewer and smaller
+//! inputs: every executor, mode, variant and device count up to 3 they cover stays covered,
+//! on the smallest graph of each shape, fewer sources and seeds, and option sweeps in which
+//! each value of each option runs once rather than every combination ([`combinations`]). The
+//! assertions stay the same. `tools/sanitize.sh` sets both.
 
 use std::ops::Deref;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -29,6 +37,94 @@ pub fn scaled(limit: std::time::Duration) -> std::time::Duration {
             _ => panic!("{TIME_SCALE_ENV}={v}: give a positive factor such as 50"),
         },
     }
+}
+
+/// The environment variable that switches the long suites to reduced inputs (`1`; see the
+/// module docs).
+pub const REDUCED_ENV: &str = "GROUTE_TEST_REDUCED";
+
+/// Whether the suites run on reduced inputs (`GROUTE_TEST_REDUCED=1`); unset, empty or `0`
+/// is the full run. Any other value panics, naming the variable (a test setting, not user
+/// input).
+pub fn reduced() -> bool {
+    match std::env::var(REDUCED_ENV) {
+        Err(_) => false,
+        Ok(v) => match v.as_str() {
+            "1" => true,
+            "" | "0" => false,
+            _ => panic!("{REDUCED_ENV}={v}: give 1 (reduced inputs) or 0 (the full run)"),
+        },
+    }
+}
+
+/// `full`, or `reduced_value` when the suites run on reduced inputs ([`reduced`]).
+pub fn full_or_reduced<T>(full: T, reduced_value: T) -> T {
+    if reduced() { reduced_value } else { full }
+}
+
+/// `items`, or only its first `keep` on reduced inputs ([`reduced`]).
+pub fn first<T>(items: impl IntoIterator<Item = T>, keep: usize) -> Vec<T> {
+    let keep = if reduced() { keep } else { usize::MAX };
+    items.into_iter().take(keep).collect()
+}
+
+/// `items`, or only those at the positions `keep` on reduced inputs ([`reduced`]).
+pub fn pick<T>(items: impl IntoIterator<Item = T>, keep: &[usize]) -> Vec<T> {
+    let all = !reduced();
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| all || keep.contains(i))
+        .map(|(_, item)| item)
+        .collect()
+}
+
+/// The device counts of `full`, or on reduced inputs ([`reduced`]) those up to 3 (one
+/// device, a pair, and an odd count that splits a ring unevenly), or its smallest where it
+/// has none of them.
+pub fn device_counts(full: &[usize]) -> Vec<usize> {
+    if !reduced() {
+        return full.to_vec();
+    }
+    let small: Vec<usize> = full.iter().copied().filter(|&d| d <= 3).collect();
+    if small.is_empty() {
+        full.iter().copied().min().into_iter().collect()
+    } else {
+        small
+    }
+}
+
+/// The index combinations of a sweep over `lens.len()` options, option `i` having
+/// `lens[i]` values: every combination, the last option varying fastest (the order of nested
+/// loops), or on reduced inputs ([`reduced`]) as many combinations as the longest option has
+/// values, the `k`-th taking value `k % lens[i]` of each option, so that every value of every
+/// option still runs. An option without values gives no combinations.
+pub fn combinations<const N: usize>(lens: [usize; N]) -> Vec<[usize; N]> {
+    combinations_of(lens, reduced())
+}
+
+/// [`combinations`], reduced or not as `reduced_inputs` says.
+fn combinations_of<const N: usize>(lens: [usize; N], reduced_inputs: bool) -> Vec<[usize; N]> {
+    if lens.contains(&0) {
+        return Vec::new();
+    }
+    if reduced_inputs {
+        let longest = lens.iter().copied().max().unwrap_or(1);
+        return (0..longest)
+            .map(|k| std::array::from_fn(|i| k % lens[i]))
+            .collect();
+    }
+    let total: usize = lens.iter().product();
+    (0..total)
+        .map(|mut k| {
+            let mut combination = [0; N];
+            for i in (0..N).rev() {
+                combination[i] = k % lens[i];
+                k /= lens[i];
+            }
+            combination
+        })
+        .collect()
 }
 
 /// Whether the environment demands CUDA tests (`GROUTE_TEST_CUDA=1`).
@@ -168,4 +264,39 @@ pub fn cuda_test(devices: usize, gpus: Option<usize>, hold: GpuHold) -> Option<G
         context: cuda_context_on(devices, gpus)?,
         _guard: guard,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::combinations_of;
+
+    #[test]
+    fn full_combinations_follow_nested_loops() {
+        let mut nested = Vec::new();
+        for a in 0..2 {
+            for b in 0..3 {
+                for c in 0..2 {
+                    nested.push([a, b, c]);
+                }
+            }
+        }
+        assert_eq!(combinations_of([2, 3, 2], false), nested);
+        assert!(combinations_of([2, 0, 2], false).is_empty());
+    }
+
+    #[test]
+    fn reduced_combinations_run_every_value_of_every_option() {
+        let lens = [4, 5, 1, 3];
+        let picked = combinations_of(lens, true);
+        assert_eq!(picked.len(), 5);
+        for (i, &len) in lens.iter().enumerate() {
+            for value in 0..len {
+                assert!(
+                    picked.iter().any(|c| c[i] == value),
+                    "option {i}, value {value}"
+                );
+            }
+        }
+        assert!(combinations_of([3, 0], true).is_empty());
+    }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use common::{check_options, from_pairs, generated, options, with_hubs, with_in_hubs};
 use groute_core::Context;
 use groute_core::cuda::PeerGroup;
+use groute_core::testing::{full_or_reduced, pick};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
     Driver, PageRankError, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, pagerank,
@@ -65,7 +66,8 @@ fn fused_runs_on_symmetric_graphs_are_within_the_bound() {
 
 #[test]
 fn fused_runs_on_directed_graphs_are_within_the_bound() {
-    for spec in ["random:n=600,m=1800,seed=7", "random:n=3000,m=15000,seed=4"] {
+    let specs = ["random:n=600,m=1800,seed=7", "random:n=3000,m=15000,seed=4"];
+    for spec in pick(specs, &[0]) {
         check_fused(
             &generated(spec),
             0.001,
@@ -81,7 +83,7 @@ fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
     let Some(counts) = device_counts() else {
         return;
     };
-    for g in [generated("random:n=600,m=1800,seed=7"), with_hubs()] {
+    for g in pick([generated("random:n=600,m=1800,seed=7"), with_hubs()], &[0]) {
         for divisor in [0, SPARSE_SWEEP_DIVISOR] {
             for &devices in &counts {
                 let mut o = fused(0.01, divisor);
@@ -98,7 +100,10 @@ fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
     let Some(counts) = device_counts() else {
         return;
     };
-    for g in [generated("random:n=3000,m=15000,seed=4"), with_hubs()] {
+    for g in pick(
+        [generated("random:n=3000,m=15000,seed=4"), with_hubs()],
+        &[0],
+    ) {
         for blocks in [6, 8] {
             for &devices in &counts {
                 let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
@@ -223,7 +228,10 @@ fn a_fused_run_past_its_time_limit_is_a_timeout_error() {
     let Some(counts) = device_counts() else {
         return;
     };
-    let g = generated("road:side=64,p=0.6,seed=8");
+    let g = generated(full_or_reduced(
+        "road:side=64,p=0.6,seed=8",
+        "road:side=32,p=0.6,seed=8",
+    ));
     for devices in counts {
         let ctx = groute_core::testing::cuda_context(devices).unwrap();
         let parted =
@@ -257,7 +265,7 @@ fn repeated_fused_runs_reset_the_halos_inboxes_and_mailbox() {
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
         let mut solver = groute_pagerank::PageRankSolver::new(&ctx, &parted, &o).unwrap();
-        for run in 0..3 {
+        for run in 0..full_or_reduced(3, 2) {
             let got = solver.run().unwrap();
             let err = common::l1_distance(&got.ranks, &exact.ranks);
             let bound = got.stats.residual_left / (1.0 - alpha) + 1e-4 * norm;

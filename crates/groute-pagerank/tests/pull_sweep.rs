@@ -27,7 +27,7 @@ fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
 /// Checks `g` with pull sweeps on 1 to 4 devices under every divisor of the backend.
 fn check_pull(g: &Graph, epsilon: f32) {
     for divisor in sweep_divisors(&[0, SPARSE_SWEEP_DIVISOR, u32::MAX]) {
-        for devices in [1, 2, 3, 4] {
+        for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
             check_options(g, devices, &pull(epsilon, divisor), &[devices as u64]);
         }
     }
@@ -44,7 +44,8 @@ fn pull_sweeps_on_symmetric_graphs_are_within_the_bound() {
 
 #[test]
 fn pull_sweeps_on_directed_graphs_are_within_the_bound() {
-    for spec in ["random:n=600,m=1800,seed=7", "random:n=1500,m=9000,seed=4"] {
+    let specs = ["random:n=600,m=1800,seed=7", "random:n=1500,m=9000,seed=4"];
+    for spec in groute_core::testing::pick(specs, &[0]) {
         let g = generated(spec);
         assert!(!g.symmetric, "{spec} pulls over its transpose");
         assert!(!g.csr.is_symmetric(), "{spec} is really directed");

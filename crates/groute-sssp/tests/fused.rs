@@ -3,13 +3,17 @@
 //! unweighted input), with and without soft priority (run inside the kernel) and its
 //! single-block mode (on one block or on a cluster), and fails clearly on
 //! overflow; on several devices, device-driven and in bounded rounds. The CUDA tests run under
-//! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
+//! `GROUTE_TEST_CUDA=1`; the host backend ignores the mode. With `GROUTE_TEST_REDUCED=1`
+//! (`groute_core::testing::reduced`) the smallest graph of each shape, and option sweeps in
+//! which each value runs once (`groute_core::testing::combinations`).
 
 use std::time::Duration;
 
 use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerGroup};
-use groute_core::testing::{GpuHold, GpuTest, cuda_test};
+use groute_core::testing::{
+    GpuHold, GpuTest, combinations, cuda_test, first, full_or_reduced, pick,
+};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
 use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
@@ -48,10 +52,19 @@ fn run(
 
 fn graphs() -> Vec<Graph> {
     let big = u32::MAX / 2 - 1;
-    let mut gs = vec![
-        generated("kron:scale=12,ef=16,sym,seed=3,weights=1..64:5"),
-        // Hubs (degree >= 2048) in rounds after hub-free ones, improved several times a round.
-        generated("kron:scale=16,ef=16,sym,seed=3,weights=1..64:5"),
+    // On reduced inputs only the larger Kronecker graph: its hubs (degree >= 2048) come in
+    // rounds after hub-free ones, improved several times a round.
+    let mut gs: Vec<Graph> = pick(
+        [
+            "kron:scale=12,ef=16,sym,seed=3,weights=1..64:5",
+            "kron:scale=16,ef=16,sym,seed=3,weights=1..64:5",
+        ],
+        &[1],
+    )
+    .into_iter()
+    .map(generated)
+    .collect();
+    gs.extend([
         generated("road:side=64,p=0.6,seed=5,weights=1..1000:2"),
         generated("random:n=2000,m=6000,seed=7,weights=0..3:4"),
         generated("random:n=500,m=2500,seed=8,keepdup,weights=1..50:6"),
@@ -85,13 +98,13 @@ fn graphs() -> Vec<Graph> {
             ],
             "saturating",
         ),
-    ];
+    ]);
     let shipped = groute_graph::shipped_graphs();
     assert!(
         shipped.len() >= 3,
         "expected the repository's datasets/ graphs"
     );
-    gs.extend(shipped);
+    gs.extend(first(shipped, 1));
     gs
 }
 
@@ -129,43 +142,42 @@ fn the_single_block_frontier_equals_dijkstra_either_way() {
         weighted_fan_chain(),
     ];
     gs.extend(graphs());
-    for g in &gs {
+    let blocks = [64, 1024];
+    let solos = [None, Some(3), Some(1500), Some(u32::MAX)];
+    let settings = [
+        (false, false, Some(0)),
+        (true, false, Some(0)),
+        (true, true, Some(0)),
+        (false, false, None),
+        (true, false, None),
+        (true, true, None),
+    ];
+    let sweep = combinations([gs.len(), 2, blocks.len(), solos.len(), settings.len()]);
+    for [gi, si, bi, oi, ti] in sweep {
+        let g = &gs[gi];
         let n = g.num_vertices() as u32;
-        for s in [0, n / 2] {
-            let expected = sssp_reference(&g.csr, s);
-            for block in [64, 1024] {
-                for solo in [None, Some(3), Some(1500), Some(u32::MAX)] {
-                    for (shared, direct, prio) in [
-                        (false, false, Some(0)),
-                        (true, false, Some(0)),
-                        (true, true, Some(0)),
-                        (false, false, None),
-                        (true, false, None),
-                        (true, true, None),
-                    ] {
-                        let mut o = options(FusedMode::On);
-                        o.worklist.fused_tuning.block = Some(block);
-                        o.worklist.fused_tuning.solo_max = solo;
-                        o.worklist.fused_tuning.solo_shared = shared;
-                        o.worklist.fused_tuning.solo_direct_min = direct;
-                        o.worklist.prio_delta = prio;
-                        let label = format!(
-                            "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
-                             direct min {direct}, prio {prio:?}",
-                            g.name
-                        );
-                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                        assert_eq!(r.distances, expected, "{label}");
-                        assert!(r.stats.fused, "{label}");
-                        assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                        // Every item produced (listed, or moved back from a low list) was
-                        // expanded exactly once, the source too.
-                        let d = &r.stats.worklist.devices[0];
-                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
-                    }
-                }
-            }
-        }
+        let s = [0, n / 2][si];
+        let (block, solo, (shared, direct, prio)) = (blocks[bi], solos[oi], settings[ti]);
+        let expected = sssp_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.fused_tuning.solo_shared = shared;
+        o.worklist.fused_tuning.solo_direct_min = direct;
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{} from {s}: block {block}, solo {solo:?}, shared {shared}, solo \
+             direct min {direct}, prio {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.distances, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
+        assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+        // Every item produced (listed, or moved back from a low list) was
+        // expanded exactly once, the source too.
+        let d = &r.stats.worklist.devices[0];
+        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
     }
 }
 
@@ -187,35 +199,33 @@ fn the_cluster_mode_equals_dijkstra_either_way() {
         generated("road:side=50,p=0.7,seed=43,weights=0..3:5"),
         generated("road:side=60,p=0.8,seed=44"),
     ];
-    for g in &gs {
+    let solos = [None, Some(1), Some(300), Some(u32::MAX)];
+    let (clusters_asked, prios) = ([true, false], [None, Some(50), Some(0)]);
+    let sweep = combinations([gs.len(), 2, solos.len(), clusters_asked.len(), prios.len()]);
+    for [gi, si, oi, ci, pi] in sweep {
+        let g = &gs[gi];
         let n = g.num_vertices() as u32;
-        for s in [0, n / 2] {
-            let expected = sssp_reference(&g.csr, s);
-            for solo in [None, Some(1), Some(300), Some(u32::MAX)] {
-                for cluster in [true, false] {
-                    for prio in [None, Some(50), Some(0)] {
-                        let mut o = options(FusedMode::On);
-                        o.worklist.fused_tuning.block = Some(1024);
-                        o.worklist.fused_tuning.solo_max = solo;
-                        o.worklist.fused_tuning.cluster = Some(cluster);
-                        o.worklist.prio_delta = prio;
-                        let label = format!(
-                            "{} from {s}: solo {solo:?}, cluster {cluster}, prio {prio:?}",
-                            g.name
-                        );
-                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                        assert_eq!(r.distances, expected, "{label}");
-                        let d = &r.stats.worklist.devices[0];
-                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
-                        if cluster && clusters && r.reached() > 2 {
-                            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
-                        }
-                        if !cluster {
-                            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
-                        }
-                    }
-                }
-            }
+        let s = [0, n / 2][si];
+        let (solo, cluster, prio) = (solos[oi], clusters_asked[ci], prios[pi]);
+        let expected = sssp_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(1024);
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.fused_tuning.cluster = Some(cluster);
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{} from {s}: solo {solo:?}, cluster {cluster}, prio {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.distances, expected, "{label}");
+        let d = &r.stats.worklist.devices[0];
+        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
+        if cluster && clusters && r.reached() > 2 {
+            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
+        }
+        if !cluster {
+            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
         }
     }
 }
@@ -227,34 +237,34 @@ fn bounded_rounds_with_the_single_block_frontier_equal_dijkstra() {
     let Some(ctx) = cuda(2) else {
         return;
     };
-    for g in [
+    let graphs = [
         generated("road:side=80,p=0.6,seed=23,weights=1000..1500:5"),
         weighted_fan_chain(),
-    ] {
+    ];
+    let level_budgets = [Some(1), Some(6), None];
+    let settings = [
+        (false, false, None),
+        (true, false, None),
+        (true, true, Some(0)),
+        (true, false, Some(0)),
+    ];
+    for [gi, li, ti] in combinations([graphs.len(), level_budgets.len(), settings.len()]) {
+        let (g, levels, (shared, direct, prio)) = (&graphs[gi], level_budgets[li], settings[ti]);
         let expected = sssp_reference(&g.csr, 0);
-        for levels in [Some(1), Some(6), None] {
-            for (shared, direct, prio) in [
-                (false, false, None),
-                (true, false, None),
-                (true, true, Some(0)),
-                (true, false, Some(0)),
-            ] {
-                let mut o = options(FusedMode::On);
-                o.worklist.fused_driver = FusedDriver::Host;
-                o.worklist.fused_tuning.round_levels = levels;
-                o.worklist.fused_tuning.solo_shared = shared;
-                o.worklist.fused_tuning.solo_direct_min = direct;
-                o.worklist.prio_delta = prio;
-                let label = format!(
-                    "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
-                     {prio:?}",
-                    g.name
-                );
-                let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_eq!(r.distances, expected, "{label}");
-                assert!(r.stats.fused, "{label}");
-            }
-        }
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_driver = FusedDriver::Host;
+        o.worklist.fused_tuning.round_levels = levels;
+        o.worklist.fused_tuning.solo_shared = shared;
+        o.worklist.fused_tuning.solo_direct_min = direct;
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
+             {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.distances, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
     }
 }
 
@@ -267,24 +277,28 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
+        let graphs: Vec<_> = graphs()
+            .into_iter()
+            .filter(|g| g.num_vertices() >= devices)
+            .collect();
+        let settings = [(None, None), (Some(1), Some(0)), (Some(7), Some(3))];
+        for [gi, si, ti] in combinations([graphs.len(), 2, settings.len()]) {
+            let g = &graphs[gi];
             let n = g.num_vertices() as u32;
-            for s in [0, n / 2] {
-                let expected = sssp_reference(&g.csr, s);
-                for (levels, prio) in [(None, None), (Some(1), Some(0)), (Some(7), Some(3))] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.fused_driver = FusedDriver::Host;
-                    o.worklist.fused_tuning.round_levels = levels;
-                    o.worklist.prio_delta = prio;
-                    let label = format!(
-                        "{} from {s} on {devices} devices, levels {levels:?}, prio {prio:?}",
-                        g.name
-                    );
-                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.distances, expected, "{label}");
-                    assert!(r.stats.fused, "{label}");
-                }
-            }
+            let s = [0, n / 2][si];
+            let (levels, prio) = settings[ti];
+            let expected = sssp_reference(&g.csr, s);
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_driver = FusedDriver::Host;
+            o.worklist.fused_tuning.round_levels = levels;
+            o.worklist.prio_delta = prio;
+            let label = format!(
+                "{} from {s} on {devices} devices, levels {levels:?}, prio {prio:?}",
+                g.name
+            );
+            let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(r.distances, expected, "{label}");
+            assert!(r.stats.fused, "{label}");
         }
     }
 }
@@ -309,38 +323,42 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
         }
         // Over the runs on these devices: whether some run sent updates.
         let mut crossed = false;
-        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
+        let graphs: Vec<_> = graphs()
+            .into_iter()
+            .filter(|g| g.num_vertices() >= devices)
+            .collect();
+        let settings = [
+            (None, None, true),
+            (None, None, false),
+            (None, Some(0), true),
+            (None, Some(0), false),
+            (Some(0), Some(3), true),
+        ];
+        for [gi, si, ti] in combinations([graphs.len(), 2, settings.len()]) {
+            let g = &graphs[gi];
             let n = g.num_vertices() as u32;
-            for s in [0, n / 2] {
-                let expected = sssp_reference(&g.csr, s);
-                for (solo, prio, cluster) in [
-                    (None, None, true),
-                    (None, None, false),
-                    (None, Some(0), true),
-                    (None, Some(0), false),
-                    (Some(0), Some(3), true),
-                ] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.fused_driver = FusedDriver::Device;
-                    o.worklist.fused_tuning.solo_max = solo;
-                    o.worklist.fused_tuning.cluster = Some(cluster);
-                    o.worklist.prio_delta = prio;
-                    let label = format!(
-                        "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}, \
-                         cluster {cluster}",
-                        g.name
-                    );
-                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.distances, expected, "{label}");
-                    assert!(r.stats.fused, "{label}");
-                    let w = &r.stats.worklist;
-                    assert!(w.device_driven, "{label}: not device-driven");
-                    assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
-                    assert_eq!(w.items_sent(), w.items_received(), "{label}");
-                    traffic_adds_up(w, devices, &label);
-                    crossed |= w.items_sent() > 0;
-                }
-            }
+            let s = [0, n / 2][si];
+            let (solo, prio, cluster) = settings[ti];
+            let expected = sssp_reference(&g.csr, s);
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_driver = FusedDriver::Device;
+            o.worklist.fused_tuning.solo_max = solo;
+            o.worklist.fused_tuning.cluster = Some(cluster);
+            o.worklist.prio_delta = prio;
+            let label = format!(
+                "{} from {s} on {devices} devices, solo {solo:?}, prio {prio:?}, \
+                 cluster {cluster}",
+                g.name
+            );
+            let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(r.distances, expected, "{label}");
+            assert!(r.stats.fused, "{label}");
+            let w = &r.stats.worklist;
+            assert!(w.device_driven, "{label}: not device-driven");
+            assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
+            assert_eq!(w.items_sent(), w.items_received(), "{label}");
+            traffic_adds_up(w, devices, &label);
+            crossed |= w.items_sent() > 0;
         }
         // The large graphs cross the block partition's cuts.
         assert_eq!(crossed, devices > 1, "{devices} devices: updates sent");
@@ -374,23 +392,24 @@ fn fused_equals_dijkstra_and_the_per_round_mode_on_one_cuda_device() {
     let Some(ctx) = cuda(1) else {
         return;
     };
-    for g in graphs() {
+    let graphs = graphs();
+    for [gi, si] in combinations([graphs.len(), 3]) {
+        let g = &graphs[gi];
         let n = g.num_vertices() as u32;
-        for s in [0, n / 2, n - 1] {
-            let expected = sssp_reference(&g.csr, s);
-            let fused = run(&ctx, &g, s, &options(FusedMode::On))
-                .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
-            let per_round = run(&ctx, &g, s, &options(FusedMode::Off))
-                .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
-            assert_eq!(fused.distances, expected, "{} from {s}, fused", g.name);
-            assert_eq!(per_round.distances, fused.distances, "{} from {s}", g.name);
-            assert!(fused.stats.fused && !per_round.stats.fused);
-            assert!(
-                fused.stats.work_items >= fused.reached() as u64,
-                "{}",
-                g.name
-            );
-        }
+        let s = [0, n / 2, n - 1][si];
+        let expected = sssp_reference(&g.csr, s);
+        let fused = run(&ctx, g, s, &options(FusedMode::On))
+            .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
+        let per_round = run(&ctx, g, s, &options(FusedMode::Off))
+            .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
+        assert_eq!(fused.distances, expected, "{} from {s}, fused", g.name);
+        assert_eq!(per_round.distances, fused.distances, "{} from {s}", g.name);
+        assert!(fused.stats.fused && !per_round.stats.fused);
+        assert!(
+            fused.stats.work_items >= fused.reached() as u64,
+            "{}",
+            g.name
+        );
     }
 }
 
@@ -399,25 +418,25 @@ fn fused_soft_priority_equals_dijkstra_in_every_solo_mode() {
     let Some(ctx) = cuda(1) else {
         return;
     };
-    for g in graphs() {
+    let graphs = graphs();
+    let prios = [Some(1), Some(37), None, Some(0)];
+    let solos = [Some(0), None, Some(u32::MAX)];
+    for [gi, si, pi, oi] in combinations([graphs.len(), 2, prios.len(), solos.len()]) {
+        let g = &graphs[gi];
         let n = g.num_vertices() as u32;
-        for s in [0, n / 2] {
-            let expected = sssp_reference(&g.csr, s);
-            for prio in [Some(1), Some(37), None, Some(0)] {
-                for solo in [Some(0), None, Some(u32::MAX)] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.prio_delta = prio;
-                    o.worklist.fused_tuning.solo_max = solo;
-                    let label = format!("{} from {s}, prio {prio:?}, solo {solo:?}", g.name);
-                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.distances, expected, "{label}");
-                    assert!(r.stats.fused, "{label}");
-                    assert_eq!(r.stats.worklist.epochs, r.stats.epochs, "{label}");
-                    if prio == Some(0) {
-                        assert_eq!((r.stats.epochs, r.stats.items_deferred), (0, 0), "{label}");
-                    }
-                }
-            }
+        let s = [0, n / 2][si];
+        let (prio, solo) = (prios[pi], solos[oi]);
+        let expected = sssp_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.prio_delta = prio;
+        o.worklist.fused_tuning.solo_max = solo;
+        let label = format!("{} from {s}, prio {prio:?}, solo {solo:?}", g.name);
+        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.distances, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
+        assert_eq!(r.stats.worklist.epochs, r.stats.epochs, "{label}");
+        if prio == Some(0) {
+            assert_eq!((r.stats.epochs, r.stats.items_deferred), (0, 0), "{label}");
         }
     }
 }
@@ -431,37 +450,38 @@ fn fused_block_sizes_and_barrier_variants_equal_dijkstra() {
     };
     let g = generated("road:side=48,p=0.6,seed=6");
     let expected = sssp_reference(&g.csr, 0);
-    for block in [32, 256, 1024] {
-        for (spin_ns, fenced, tagged) in [(20, false, false), (0, true, false), (0, false, true)] {
-            for grid in [None, Some(1), Some(5)] {
-                for (solo, prio, direct) in [
-                    (Some(0), Some(0), false),
-                    (None, None, false),
-                    (Some(0), None, false),
-                    (None, None, true),
-                    (Some(0), Some(0), true),
-                ] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.fused_tuning.block = Some(block);
-                    o.worklist.fused_tuning.barrier = FusedBarrier {
-                        spin_ns,
-                        fenced,
-                        tagged,
-                    };
-                    o.worklist.fused_tuning.grid = grid;
-                    o.worklist.fused_tuning.solo_max = solo;
-                    o.worklist.prio_delta = prio;
-                    o.worklist.fused_tuning.direct_min = direct;
-                    let label = format!(
-                        "block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, grid \
-                         {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}"
-                    );
-                    let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.distances, expected, "{label}");
-                    assert!(r.stats.fused, "{label}");
-                }
-            }
-        }
+    let blocks = [32, 256, 1024];
+    let barriers = [(20, false, false), (0, true, false), (0, false, true)];
+    let grids = [None, Some(1), Some(5)];
+    let settings = [
+        (Some(0), Some(0), false),
+        (None, None, false),
+        (Some(0), None, false),
+        (None, None, true),
+        (Some(0), Some(0), true),
+    ];
+    let sweep = combinations([blocks.len(), barriers.len(), grids.len(), settings.len()]);
+    for [bi, ri, gi, ti] in sweep {
+        let (block, (spin_ns, fenced, tagged)) = (blocks[bi], barriers[ri]);
+        let (grid, (solo, prio, direct)) = (grids[gi], settings[ti]);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.barrier = FusedBarrier {
+            spin_ns,
+            fenced,
+            tagged,
+        };
+        o.worklist.fused_tuning.grid = grid;
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.prio_delta = prio;
+        o.worklist.fused_tuning.direct_min = direct;
+        let label = format!(
+            "block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, grid \
+             {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}"
+        );
+        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.distances, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
     }
 }
 
@@ -470,8 +490,9 @@ fn fused_soft_priority_defers_and_cuts_work_on_a_road_grid() {
     let Some(ctx) = cuda(1) else {
         return;
     };
-    let g = generated("road:side=64,p=0.6,seed=4,weights=1..100:7");
-    let source = 2080;
+    let side: u32 = full_or_reduced(64, 40);
+    let g = generated(&format!("road:side={side},p=0.6,seed=4,weights=1..100:7"));
+    let source = side * side / 2 + side / 2;
     let expected = sssp_reference(&g.csr, source);
     let mut plain = options(FusedMode::On);
     plain.worklist.prio_delta = Some(0);

@@ -3,11 +3,17 @@
 //! `GROUTE_TEST_CUDA=1`); zero weights, parallel arcs of different weights, self-loops,
 //! disconnected graphs and saturating sums included; with soft priority (the default band,
 //! small and huge bands) and without (`prio_delta = Some(0)`).
+//!
+//! With `GROUTE_TEST_REDUCED=1` (`groute_core::testing::reduced`) each check runs one source
+//! on block partitions (soft priority on and off), on 1 to 3 devices, with one file of each
+//! shipped graph's formats, each priority band once, and fewer random graphs.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use groute_core::testing::test_contexts;
+use groute_core::testing::{
+    combinations, device_counts, first, full_or_reduced, pick, test_contexts,
+};
 use groute_graph::{
     EdgeList, Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph,
 };
@@ -41,6 +47,7 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
         graph.name,
         graph.num_vertices()
     );
+    let sources = first(sources.iter().copied(), 1);
     let expected: Vec<Vec<u32>> = sources
         .iter()
         .map(|&s| sssp_reference(&graph.csr, s))
@@ -50,7 +57,7 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
         (PartitionMethod::Block, None),
         (PartitionMethod::Metis, None),
     ];
-    for (method, prio) in settings {
+    for (method, prio) in pick(settings, &[0, 1]) {
         let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
         for tc in test_contexts(devices, jitter) {
             let label = format!("{method}, {}, prio_delta {prio:?}", tc.label);
@@ -102,7 +109,7 @@ fn generated_weighted_graphs_match_dijkstra_on_1_to_8_devices() {
     ];
     for g in &graphs {
         assert!(g.csr.is_weighted(), "{}", g.name);
-        for devices in [1, 2, 3, 4, 8] {
+        for devices in device_counts(&[1, 2, 3, 4, 8]) {
             check(
                 g,
                 devices,
@@ -218,7 +225,7 @@ fn special_shapes_match_dijkstra() {
     let path = from_triples(200, &chain, "weighted path");
     check(&single, 1, &[0], &[1]);
     check(&single_loop, 1, &[0], &[1]);
-    for devices in [1, 2, 3, 4, 8] {
+    for devices in device_counts(&[1, 2, 3, 4, 8]) {
         check(&disconnected, devices, &[0, 5, 8, 9], &[3]);
         check(&loops, devices.min(6), &[0, 3], &[4]);
         check(&parallel, devices.min(5), &[0, 1], &[6]);
@@ -247,7 +254,7 @@ fn long_paths_saturate_instead_of_wrapping() {
     );
     let expected = [0, big, 2 * big, MAX_DISTANCE, MAX_DISTANCE];
     assert_eq!(sssp_reference(&g.csr, 0), expected);
-    for devices in [1, 2, 5] {
+    for devices in device_counts(&[1, 2, 5]) {
         check(&g, devices, &[0, 1], &[9]);
     }
 }
@@ -265,12 +272,12 @@ fn shipped_graphs_match_dijkstra() {
             continue;
         }
         tested += 1;
-        let devices: &[usize] = if g.num_vertices() < 8 {
+        let devices = device_counts(if g.num_vertices() < 8 {
             &[1, 2, 3]
         } else {
             &[1, 2, 4]
-        };
-        for &d in devices {
+        });
+        for d in devices {
             check(&g, d, &[0], &[]);
         }
         // With generated weights too (`--gen-weights`), unless the file has its own.
@@ -290,10 +297,11 @@ fn shipped_graphs_match_dijkstra() {
 fn tiny_weighted_distances_are_those_in_its_header() {
     // datasets/tiny-weighted.gr: "Shortest distances from vertex 1: 1:0 2:3 3:2 4:8 5:11 6:12",
     // the same graph in three formats.
-    for file in ["tiny-weighted.gr", "tiny-weighted.txt", "tiny-weighted.mtx"] {
+    let files = ["tiny-weighted.gr", "tiny-weighted.txt", "tiny-weighted.mtx"];
+    for file in pick(files, &[0]) {
         let g = load_graph(datasets().join(file), None).unwrap();
         assert!(g.csr.is_weighted(), "{file}");
-        for devices in [1, 2, 3, 6] {
+        for devices in device_counts(&[1, 2, 3, 6]) {
             let parted =
                 partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
             for tc in test_contexts(devices, &[devices as u64]) {
@@ -435,7 +443,7 @@ fn stats_count_work_and_ring_traffic() {
 fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
     let g = generated("road:side=32,p=0.6,seed=12,weights=1..100:3");
     let expected = sssp_reference(&g.csr, 5);
-    for devices in [1, 2, 3, 5, 8] {
+    for devices in device_counts(&[1, 2, 3, 5, 8]) {
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
         // One CUDA device runs fused by default: cover the per-round worker there too.
@@ -444,10 +452,9 @@ fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
         } else {
             &[FusedMode::Auto]
         };
-        for (prio, &mode) in [Some(1), Some(37), Some(u32::MAX)]
-            .into_iter()
-            .flat_map(|p| modes.iter().map(move |m| (p, m)))
-        {
+        let prios = [Some(1), Some(37), Some(u32::MAX)];
+        for [pi, mi] in combinations([prios.len(), modes.len()]) {
+            let (prio, mode) = (prios[pi], modes[mi]);
             for tc in test_contexts(devices, &[11, 12, 13]) {
                 let mut o = options_with_priority(prio);
                 o.worklist.fused = mode;
@@ -598,7 +605,10 @@ fn the_cuda_kernels_compile() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: full_or_reduced(48, 6),
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn random_small_weighted_graphs_match_dijkstra(
         n in 1usize..40,

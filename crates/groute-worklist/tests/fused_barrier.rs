@@ -6,7 +6,7 @@
 //! `GROUTE_TEST_CUDA=1`.
 
 use groute_core::Context;
-use groute_core::testing::cuda_context;
+use groute_core::testing::{combinations, cuda_context, full_or_reduced};
 use groute_worklist::traversal::{FUSED_MAX_SPIN_NS, FusedBarrier, time_fused_barrier};
 
 #[test]
@@ -16,24 +16,27 @@ fn every_barrier_variant_releases_each_block_exactly_once_per_barrier() {
     };
     let device = &ctx.devices()[0];
     let sms = device.properties().multiprocessors;
-    for (fenced, tagged) in [(false, false), (false, true), (true, false), (true, true)] {
-        for spin_ns in [0, 20, 500] {
-            for block in [32, 256, 1024] {
-                for grid in [Some(1), Some(2), Some(7), None, Some(2 * sms)] {
-                    let barrier = FusedBarrier {
-                        spin_ns,
-                        fenced,
-                        tagged,
-                    };
-                    let label = format!("{barrier:?}, block {block}, grid {grid:?}");
-                    let t = time_fused_barrier(device, grid, block, barrier, 2000)
-                        .unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!((t.passed, t.errors), (2000, 0), "{label}");
-                    assert_eq!(t.grid, grid.unwrap_or(sms), "{label}");
-                    assert!(t.device_time.as_nanos() > 0, "{label}");
-                }
-            }
-        }
+    // Every variant, spin, block size and grid; on reduced inputs each of them once, over
+    // fewer barriers.
+    let variants = [(false, false), (false, true), (true, false), (true, true)];
+    let (spins, blocks) = ([0, 20, 500], [32, 256, 1024]);
+    let grids = [Some(1), Some(2), Some(7), None, Some(2 * sms)];
+    let barriers: u32 = full_or_reduced(2000, 200);
+    let sweep = combinations([variants.len(), spins.len(), blocks.len(), grids.len()]);
+    for [vi, si, bi, gi] in sweep {
+        let ((fenced, tagged), spin_ns) = (variants[vi], spins[si]);
+        let (block, grid) = (blocks[bi], grids[gi]);
+        let barrier = FusedBarrier {
+            spin_ns,
+            fenced,
+            tagged,
+        };
+        let label = format!("{barrier:?}, block {block}, grid {grid:?}");
+        let t = time_fused_barrier(device, grid, block, barrier, barriers)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!((t.passed, t.errors), (barriers, 0), "{label}");
+        assert_eq!(t.grid, grid.unwrap_or(sms), "{label}");
+        assert!(t.device_time.as_nanos() > 0, "{label}");
     }
     // A grid beyond every resident block is refused, not launched.
     let err = time_fused_barrier(device, Some(1 << 20), 1024, FusedBarrier::default(), 1)

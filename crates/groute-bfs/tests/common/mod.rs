@@ -77,15 +77,30 @@ pub fn hub_ladder() -> Graph {
 
 /// Graphs of every shape the tests cover: Kronecker (one with hubs), road grids, random,
 /// disconnected, single vertex, self-loops, a long path (many rounds), hubs after hub-free
-/// rounds, and the shipped datasets.
+/// rounds, and the shipped datasets. On reduced inputs (`groute_core::testing::reduced`) the
+/// smallest graph of each shape: the smaller Kronecker graph and road grid, one shipped graph.
 pub fn graphs() -> Vec<Graph> {
     let chain: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();
-    let mut gs = vec![
-        generated("kron:scale=12,ef=16,sym,seed=3"),
-        generated("kron:scale=16,ef=16,sym,seed=3"),
-        hub_ladder(),
-        generated("road:side=64,p=0.6,seed=5"),
-        generated("road:side=40,p=0.9,seed=1"),
+    let mut gs = groute_core::testing::pick(
+        [
+            "kron:scale=12,ef=16,sym,seed=3",
+            "kron:scale=16,ef=16,sym,seed=3",
+        ],
+        &[0],
+    )
+    .into_iter()
+    .map(generated)
+    .collect::<Vec<_>>();
+    gs.push(hub_ladder());
+    gs.extend(
+        groute_core::testing::pick(
+            ["road:side=64,p=0.6,seed=5", "road:side=40,p=0.9,seed=1"],
+            &[1],
+        )
+        .into_iter()
+        .map(generated),
+    );
+    gs.extend([
         generated("random:n=2000,m=9000,seed=7"),
         from_pairs(1, &[], "single vertex"),
         from_pairs(1, &[(0, 0)], "single self-loop"),
@@ -110,13 +125,13 @@ pub fn graphs() -> Vec<Graph> {
             "self-loops",
         ),
         from_pairs(1000, &chain, "directed path"),
-    ];
+    ]);
     let shipped = groute_graph::shipped_graphs();
     assert!(
         shipped.len() >= 3,
         "expected the repository's datasets/ graphs"
     );
-    gs.extend(shipped);
+    gs.extend(groute_core::testing::first(shipped, 1));
     gs
 }
 

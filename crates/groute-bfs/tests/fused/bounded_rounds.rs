@@ -4,6 +4,7 @@
 //! graphs or when asked.
 
 use groute_bfs::bfs_reference;
+use groute_core::testing::combinations;
 use groute_worklist::traversal::{FusedDriver, FusedMode};
 
 use crate::common::{cuda, fan_chain, generated, graphs, run};
@@ -17,30 +18,31 @@ fn bounded_rounds_with_the_single_block_frontier_equal_the_reference() {
     let Some(ctx) = cuda(2) else {
         return;
     };
-    for g in [generated("road:side=80,p=0.6,seed=13"), fan_chain()] {
-        let expected = bfs_reference(&g.csr, 0);
-        for levels in [Some(1), Some(5), None] {
-            for (shared, direct, prio) in [
-                (false, false, None),
-                (true, false, None),
-                (true, true, Some(3)),
-            ] {
-                let mut o = options(FusedMode::On);
-                o.worklist.fused_driver = FusedDriver::Host;
-                o.worklist.fused_tuning.round_levels = levels;
-                o.worklist.fused_tuning.solo_shared = shared;
-                o.worklist.fused_tuning.solo_direct_min = direct;
-                o.worklist.prio_delta = prio;
-                let label = format!(
-                    "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
-                     {prio:?}",
-                    g.name
-                );
-                let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_eq!(r.levels, expected, "{label}");
-                assert!(r.stats.fused, "{label}");
-            }
-        }
+    let graphs = [generated("road:side=80,p=0.6,seed=13"), fan_chain()];
+    let expected: Vec<_> = graphs.iter().map(|g| bfs_reference(&g.csr, 0)).collect();
+    let level_budgets = [Some(1), Some(5), None];
+    let solo_settings = [
+        (false, false, None),
+        (true, false, None),
+        (true, true, Some(3)),
+    ];
+    for [gi, li, si] in combinations([graphs.len(), level_budgets.len(), solo_settings.len()]) {
+        let (g, expected, levels) = (&graphs[gi], &expected[gi], level_budgets[li]);
+        let (shared, direct, prio) = solo_settings[si];
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_driver = FusedDriver::Host;
+        o.worklist.fused_tuning.round_levels = levels;
+        o.worklist.fused_tuning.solo_shared = shared;
+        o.worklist.fused_tuning.solo_direct_min = direct;
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{}: levels {levels:?}, shared {shared}, solo direct min {direct}, prio \
+             {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(&r.levels, expected, "{label}");
+        assert!(r.stats.fused, "{label}");
     }
 }
 
@@ -98,36 +100,40 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        for g in graphs().into_iter().filter(|g| g.num_vertices() >= devices) {
+        let graphs: Vec<_> = graphs()
+            .into_iter()
+            .filter(|g| g.num_vertices() >= devices)
+            .collect();
+        let settings = [
+            (Some(1), None, None),
+            (Some(3), Some(0), None),
+            (None, None, None),
+            (Some(100_000), None, Some(2)),
+        ];
+        for [gi, si, ki] in combinations([graphs.len(), 2, settings.len()]) {
+            let g = &graphs[gi];
             let n = g.num_vertices() as u32;
-            for s in [0, n / 2] {
-                let expected = bfs_reference(&g.csr, s);
-                for (levels, solo, prio) in [
-                    (Some(1), None, None),
-                    (Some(3), Some(0), None),
-                    (None, None, None),
-                    (Some(100_000), None, Some(2)),
-                ] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.fused_driver = FusedDriver::Host;
-                    o.worklist.fused_tuning.round_levels = levels;
-                    o.worklist.fused_tuning.solo_max = solo;
-                    o.worklist.prio_delta = prio;
-                    let label = format!(
-                        "{} from {s} on {devices} devices, levels {levels:?}, solo {solo:?}, \
-                         prio {prio:?}",
-                        g.name
-                    );
-                    let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.levels, expected, "{label}");
-                    assert!(r.stats.fused, "{label}");
-                    assert!(
-                        !r.stats.worklist.device_driven,
-                        "{label}: host-driven asked"
-                    );
-                    assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                }
-            }
+            let s = [0, n / 2][si];
+            let (levels, solo, prio) = settings[ki];
+            let expected = bfs_reference(&g.csr, s);
+            let mut o = options(FusedMode::On);
+            o.worklist.fused_driver = FusedDriver::Host;
+            o.worklist.fused_tuning.round_levels = levels;
+            o.worklist.fused_tuning.solo_max = solo;
+            o.worklist.prio_delta = prio;
+            let label = format!(
+                "{} from {s} on {devices} devices, levels {levels:?}, solo {solo:?}, \
+                 prio {prio:?}",
+                g.name
+            );
+            let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert_eq!(r.levels, expected, "{label}");
+            assert!(r.stats.fused, "{label}");
+            assert!(
+                !r.stats.worklist.device_driven,
+                "{label}: host-driven asked"
+            );
+            assert!(r.stats.work_items >= r.reached() as u64, "{label}");
         }
         let mut zero = options(FusedMode::On);
         zero.worklist.fused_tuning.round_levels = Some(0);

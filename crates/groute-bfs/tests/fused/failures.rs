@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, bfs_reference};
 use groute_core::Context;
+use groute_core::testing::{combinations, full_or_reduced};
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::FusedMode;
 
@@ -80,9 +81,11 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
     let Some(ctx) = cuda_alone() else {
         return;
     };
-    // A directed path of 20000 vertices: one round per vertex, far beyond the abort poll.
-    let chain: Vec<(u32, u32)> = (0..19_999).map(|i| (i, i + 1)).collect();
-    let g = from_pairs(20_000, &chain, "long path");
+    // A directed path of 20000 vertices (2000 on reduced inputs): one round per vertex, far
+    // beyond the abort poll.
+    let length: u32 = full_or_reduced(20_000, 2_000);
+    let chain: Vec<(u32, u32)> = (0..length - 1).map(|i| (i, i + 1)).collect();
+    let g = from_pairs(length as usize, &chain, "long path");
     let mut o = options(FusedMode::On);
     o.worklist.time_limit = Some(Duration::ZERO);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
@@ -91,44 +94,44 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
         "{err}"
     );
     let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
-    assert_eq!(r.depth(), 19_999);
+    assert_eq!(r.depth(), length - 1);
 }
 
 /// The kernel itself honours the abort word, in single-block mode (block 0's level loop polls
 /// it) and with the mode off (the barrier's action polls it), in both builds (narrow, wide):
-/// past its limit on a path far longer than any host delay (400,000 levels, each polled within
-/// 64), a run leaves exactly one item outstanding: the kernel stopped early rather than
-/// running to completion after the host asked it to stop (0), and handed the path's one
-/// queued item over, counted.
+/// past its limit on a path far longer than any host delay (400,000 levels, 100,000 on reduced
+/// inputs, each polled within 64), a run leaves exactly one item outstanding: the kernel
+/// stopped early rather than running to completion after the host asked it to stop (0), and
+/// handed the path's one queued item over, counted.
 #[test]
 fn the_fused_kernel_stops_early_when_asked_to() {
     let Some(ctx) = cuda_alone() else {
         return;
     };
-    const N: u32 = 400_000;
-    let chain: Vec<(u32, u32)> = (0..N - 1).map(|i| (i, i + 1)).collect();
-    let g = from_pairs(N as usize, &chain, "very long path");
-    for block in [256, 1024] {
-        for solo in [None, Some(0)] {
-            let mut o = options(FusedMode::On);
-            o.worklist.fused_tuning.block = Some(block);
-            o.worklist.fused_tuning.solo_max = solo;
-            o.worklist.time_limit = Some(Duration::ZERO);
-            let label = format!("block {block}, solo_max {solo:?}");
-            match run(&ctx, &g, 0, &o) {
-                Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => {
-                    assert_ne!(
-                        outstanding, 0,
-                        "{label}: the kernel ran all {N} levels after the host asked it to \
-                         stop, or the items it expanded were not counted as produced"
-                    );
-                    assert_eq!(
-                        outstanding, 1,
-                        "{label}: a path queues one item at a time, the one left"
-                    );
-                }
-                other => panic!("{label}: expected TimedOut, got {other:?}"),
+    let n: u32 = full_or_reduced(400_000, 100_000);
+    let chain: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
+    let g = from_pairs(n as usize, &chain, "very long path");
+    let (blocks, solos) = ([256, 1024], [None, Some(0)]);
+    for [bi, si] in combinations([blocks.len(), solos.len()]) {
+        let (block, solo) = (blocks[bi], solos[si]);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.time_limit = Some(Duration::ZERO);
+        let label = format!("block {block}, solo_max {solo:?}");
+        match run(&ctx, &g, 0, &o) {
+            Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => {
+                assert_ne!(
+                    outstanding, 0,
+                    "{label}: the kernel ran all {n} levels after the host asked it to \
+                     stop, or the items it expanded were not counted as produced"
+                );
+                assert_eq!(
+                    outstanding, 1,
+                    "{label}: a path queues one item at a time, the one left"
+                );
             }
+            other => panic!("{label}: expected TimedOut, got {other:?}"),
         }
     }
 }

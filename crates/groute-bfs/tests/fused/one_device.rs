@@ -5,6 +5,7 @@
 
 use groute_bfs::bfs_reference;
 use groute_core::Context;
+use groute_core::testing::{combinations, full_or_reduced};
 use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
 use crate::common::{cuda, fan_chain, from_pairs, generated, graphs, hub_ladder, run};
@@ -15,27 +16,28 @@ fn fused_equals_the_reference_and_the_per_round_mode_on_one_cuda_device() {
     let Some(ctx) = cuda(1) else {
         return;
     };
-    for g in graphs() {
+    let graphs = graphs();
+    for [gi, si] in combinations([graphs.len(), 3]) {
+        let g = &graphs[gi];
         let n = g.num_vertices() as u32;
-        for s in [0, n / 2, n - 1] {
-            let expected = bfs_reference(&g.csr, s);
-            let fused = run(&ctx, &g, s, &options(FusedMode::On))
-                .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
-            let per_round = run(&ctx, &g, s, &options(FusedMode::Off))
-                .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
-            assert_eq!(fused.levels, expected, "{} from {s}, fused", g.name);
-            assert_eq!(per_round.levels, fused.levels, "{} from {s}", g.name);
-            assert!(fused.stats.fused && !per_round.stats.fused);
-            assert!(fused.stats.device_time.is_some());
-            // Every reached vertex is expanded at least once, in at least depth + 1 rounds.
-            assert!(
-                fused.stats.work_items >= fused.reached() as u64,
-                "{}",
-                g.name
-            );
-            assert!(fused.stats.rounds > u64::from(fused.depth()), "{}", g.name);
-            assert_eq!(fused.stats.items_sent, 0);
-        }
+        let s = [0, n / 2, n - 1][si];
+        let expected = bfs_reference(&g.csr, s);
+        let fused = run(&ctx, g, s, &options(FusedMode::On))
+            .unwrap_or_else(|e| panic!("{} from {s}, fused: {e}", g.name));
+        let per_round = run(&ctx, g, s, &options(FusedMode::Off))
+            .unwrap_or_else(|e| panic!("{} from {s}, per round: {e}", g.name));
+        assert_eq!(fused.levels, expected, "{} from {s}, fused", g.name);
+        assert_eq!(per_round.levels, fused.levels, "{} from {s}", g.name);
+        assert!(fused.stats.fused && !per_round.stats.fused);
+        assert!(fused.stats.device_time.is_some());
+        // Every reached vertex is expanded at least once, in at least depth + 1 rounds.
+        assert!(
+            fused.stats.work_items >= fused.reached() as u64,
+            "{}",
+            g.name
+        );
+        assert!(fused.stats.rounds > u64::from(fused.depth()), "{}", g.name);
+        assert_eq!(fused.stats.items_sent, 0);
     }
 }
 
@@ -45,18 +47,18 @@ fn fused_hub_rounds_agree_with_the_reference_on_every_grid() {
         return;
     };
     let g = hub_ladder();
-    for source in [0, 1, 10, 21] {
+    let sources = [0, 1, 10, 21];
+    let grids = [None, Some(1), Some(2), Some(7), Some(64)];
+    let solos = [Some(0), None, Some(u32::MAX)];
+    for [si, gi, oi] in combinations([sources.len(), grids.len(), solos.len()]) {
+        let (source, grid, solo) = (sources[si], grids[gi], solos[oi]);
         let expected = bfs_reference(&g.csr, source);
-        for grid in [None, Some(1), Some(2), Some(7), Some(64)] {
-            for solo in [Some(0), None, Some(u32::MAX)] {
-                let mut o = options(FusedMode::On);
-                o.worklist.fused_tuning.grid = grid;
-                o.worklist.fused_tuning.solo_max = solo;
-                let label = format!("from {source}, grid {grid:?}, solo {solo:?}");
-                let r = run(&ctx, &g, source, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                assert_eq!(r.levels, expected, "{label}");
-            }
-        }
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.grid = grid;
+        o.worklist.fused_tuning.solo_max = solo;
+        let label = format!("from {source}, grid {grid:?}, solo {solo:?}");
+        let r = run(&ctx, &g, source, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
     }
 }
 
@@ -76,41 +78,47 @@ fn fused_block_sizes_and_barrier_variants_agree_with_the_reference() {
         (0, false, true),
         (20, true, true),
     ];
-    for g in [hub_ladder(), generated("road:side=48,p=0.6,seed=8")] {
+    let graphs = [hub_ladder(), generated("road:side=48,p=0.6,seed=8")];
+    let blocks = [32, 256, 512, 1024];
+    let grids = [None, Some(1), Some(3), Some(64)];
+    let settings = [
+        (Some(0), None, false),
+        (None, None, false),
+        (None, Some(2), false),
+        (Some(0), None, true),
+        (None, Some(2), true),
+    ];
+    let sweep = combinations([
+        graphs.len(),
+        blocks.len(),
+        barriers.len(),
+        grids.len(),
+        settings.len(),
+    ]);
+    for [gi, bi, ri, di, si] in sweep {
+        let (g, block, grid) = (&graphs[gi], blocks[bi], grids[di]);
+        let (spin_ns, fenced, tagged) = barriers[ri];
+        let (solo, prio, direct) = settings[si];
         let expected = bfs_reference(&g.csr, 0);
-        for block in [32, 256, 512, 1024] {
-            for (spin_ns, fenced, tagged) in barriers {
-                for grid in [None, Some(1), Some(3), Some(64)] {
-                    for (solo, prio, direct) in [
-                        (Some(0), None, false),
-                        (None, None, false),
-                        (None, Some(2), false),
-                        (Some(0), None, true),
-                        (None, Some(2), true),
-                    ] {
-                        let mut o = options(FusedMode::On);
-                        o.worklist.fused_tuning.block = Some(block);
-                        o.worklist.fused_tuning.barrier = FusedBarrier {
-                            spin_ns,
-                            fenced,
-                            tagged,
-                        };
-                        o.worklist.fused_tuning.grid = grid;
-                        o.worklist.fused_tuning.solo_max = solo;
-                        o.worklist.prio_delta = prio;
-                        o.worklist.fused_tuning.direct_min = direct;
-                        let label = format!(
-                            "{}: block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, \
-                             grid {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}",
-                            g.name
-                        );
-                        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                        assert_eq!(r.levels, expected, "{label}");
-                        assert!(r.stats.rounds > u64::from(r.depth()), "{label}");
-                    }
-                }
-            }
-        }
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.barrier = FusedBarrier {
+            spin_ns,
+            fenced,
+            tagged,
+        };
+        o.worklist.fused_tuning.grid = grid;
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.prio_delta = prio;
+        o.worklist.fused_tuning.direct_min = direct;
+        let label = format!(
+            "{}: block {block}, spin {spin_ns}, fenced {fenced}, tagged {tagged}, \
+             grid {grid:?}, solo {solo:?}, prio {prio:?}, direct min {direct}",
+            g.name
+        );
+        let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
+        assert!(r.stats.rounds > u64::from(r.depth()), "{label}");
     }
 }
 
@@ -132,41 +140,41 @@ fn the_single_block_frontier_agrees_with_the_reference_either_way() {
         fan_chain(),
         hub_ladder(),
     ];
-    for g in &graphs {
+    let blocks = [64, 256, 512, 1024];
+    let solos = [None, Some(1), Some(37), Some(1500), Some(u32::MAX)];
+    let settings = [
+        (false, false, None),
+        (true, false, None),
+        (true, true, None),
+        (false, true, None),
+        (true, false, Some(2)),
+    ];
+    let sweep = combinations([graphs.len(), blocks.len(), solos.len(), settings.len()]);
+    for [gi, bi, oi, si] in sweep {
+        let (g, block, solo) = (&graphs[gi], blocks[bi], solos[oi]);
+        let (shared, direct, prio) = settings[si];
         let expected = bfs_reference(&g.csr, 0);
-        for block in [64, 256, 512, 1024] {
-            for solo in [None, Some(1), Some(37), Some(1500), Some(u32::MAX)] {
-                for (shared, direct, prio) in [
-                    (false, false, None),
-                    (true, false, None),
-                    (true, true, None),
-                    (false, true, None),
-                    (true, false, Some(2)),
-                ] {
-                    let mut o = options(FusedMode::On);
-                    o.worklist.fused_tuning.block = Some(block);
-                    o.worklist.fused_tuning.solo_max = solo;
-                    o.worklist.fused_tuning.solo_shared = shared;
-                    o.worklist.fused_tuning.solo_direct_min = direct;
-                    o.worklist.prio_delta = prio;
-                    let label = format!(
-                        "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
-                         {direct}, prio {prio:?}",
-                        g.name
-                    );
-                    let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                    assert_eq!(r.levels, expected, "{label}");
-                    assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-                    // Every item produced (listed, or moved back from a low list) was
-                    // expanded exactly once, the seed too: the counts the host's
-                    // `outstanding` is made of.
-                    let d = &r.stats.worklist.devices[0];
-                    assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
-                    if r.depth() > 2 {
-                        assert!(r.stats.worklist.solo_rounds() > 0, "{label}");
-                    }
-                }
-            }
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.fused_tuning.solo_shared = shared;
+        o.worklist.fused_tuning.solo_direct_min = direct;
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{}: block {block}, solo {solo:?}, shared {shared}, solo direct min \
+             {direct}, prio {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
+        assert!(r.stats.work_items >= r.reached() as u64, "{label}");
+        // Every item produced (listed, or moved back from a low list) was
+        // expanded exactly once, the seed too: the counts the host's
+        // `outstanding` is made of.
+        let d = &r.stats.worklist.devices[0];
+        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
+        if r.depth() > 2 {
+            assert!(r.stats.worklist.solo_rounds() > 0, "{label}");
         }
     }
 }
@@ -193,7 +201,17 @@ fn the_cluster_mode_agrees_with_the_reference_either_way() {
         from_pairs(3000, &chain, "directed path"),
         wide_tree(30),
     ];
-    for g in &graphs {
+    let blocks = [512, 1024];
+    let solos = [None, Some(1), Some(7), Some(300), Some(u32::MAX)];
+    let settings = [
+        (true, None),
+        (true, Some(2)),
+        (false, None),
+        (false, Some(2)),
+    ];
+    let sweep = combinations([graphs.len(), 2, blocks.len(), solos.len(), settings.len()]);
+    for [gi, si, bi, oi, ci] in sweep {
+        let g = &graphs[gi];
         let n = g.num_vertices() as u32;
         let max_degree = g
             .csr
@@ -202,42 +220,31 @@ fn the_cluster_mode_agrees_with_the_reference_either_way() {
             .map(|w| w[1] - w[0])
             .max()
             .unwrap();
-        for s in [0, n / 2] {
-            let expected = bfs_reference(&g.csr, s);
-            for block in [512, 1024] {
-                for solo in [None, Some(1), Some(7), Some(300), Some(u32::MAX)] {
-                    for (cluster, prio) in [
-                        (true, None),
-                        (true, Some(2)),
-                        (false, None),
-                        (false, Some(2)),
-                    ] {
-                        let mut o = options(FusedMode::On);
-                        o.worklist.fused_tuning.block = Some(block);
-                        o.worklist.fused_tuning.solo_max = solo;
-                        o.worklist.fused_tuning.cluster = Some(cluster);
-                        o.worklist.prio_delta = prio;
-                        let label = format!(
-                            "{} from {s}: block {block}, solo {solo:?}, cluster {cluster}, prio \
-                             {prio:?}",
-                            g.name
-                        );
-                        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-                        assert_eq!(r.levels, expected, "{label}");
-                        let d = &r.stats.worklist.devices[0];
-                        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
-                        let on = cluster && clusters && max_degree < 32;
-                        if on && r.depth() > 2 {
-                            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
-                        }
-                        if !on {
-                            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
-                        }
-                        assert!(d.solo_cluster_rounds <= d.solo_rounds, "{label}");
-                    }
-                }
-            }
+        let s = [0, n / 2][si];
+        let (block, solo, (cluster, prio)) = (blocks[bi], solos[oi], settings[ci]);
+        let expected = bfs_reference(&g.csr, s);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.block = Some(block);
+        o.worklist.fused_tuning.solo_max = solo;
+        o.worklist.fused_tuning.cluster = Some(cluster);
+        o.worklist.prio_delta = prio;
+        let label = format!(
+            "{} from {s}: block {block}, solo {solo:?}, cluster {cluster}, prio \
+             {prio:?}",
+            g.name
+        );
+        let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(r.levels, expected, "{label}");
+        let d = &r.stats.worklist.devices[0];
+        assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
+        let on = cluster && clusters && max_degree < 32;
+        if on && r.depth() > 2 {
+            assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
         }
+        if !on {
+            assert_eq!(d.solo_cluster_rounds, 0, "{label}");
+        }
+        assert!(d.solo_cluster_rounds <= d.solo_rounds, "{label}");
     }
 }
 
@@ -248,7 +255,10 @@ fn fused_bfs_with_soft_priority_equals_the_reference() {
     };
     for g in [
         generated("road:side=64,p=0.6,seed=5"),
-        generated("kron:scale=16,ef=16,sym,seed=3"),
+        generated(full_or_reduced(
+            "kron:scale=16,ef=16,sym,seed=3",
+            "kron:scale=12,ef=16,sym,seed=3",
+        )),
         hub_ladder(),
     ] {
         let expected = bfs_reference(&g.csr, 0);
@@ -318,26 +328,25 @@ fn fused_grids_of_any_resident_size_agree() {
     };
     let g = generated("kron:scale=11,ef=16,sym,seed=9");
     let expected = bfs_reference(&g.csr, 0);
-    for grid in [1, 2, 7, 64] {
-        for solo in [Some(0), Some(1), None, Some(u32::MAX)] {
-            let mut o = options(FusedMode::On);
-            o.worklist.fused_tuning.grid = Some(grid);
-            o.worklist.fused_tuning.solo_max = solo;
-            let r =
-                run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}, solo {solo:?}: {e}"));
-            assert_eq!(r.levels, expected, "grid {grid}, solo {solo:?}");
-            // Every level counts as a round, in single-block mode too.
-            assert!(
-                r.stats.rounds > u64::from(r.depth()),
-                "grid {grid}, solo {solo:?}"
-            );
-            // With the mode off no level runs in it; with no bound, every one does.
-            let solo_rounds = r.stats.worklist.solo_rounds();
-            match solo {
-                Some(0) => assert_eq!(solo_rounds, 0, "grid {grid}"),
-                Some(u32::MAX) => assert_eq!(solo_rounds, r.stats.rounds, "grid {grid}"),
-                _ => assert!(solo_rounds <= r.stats.rounds, "grid {grid}, solo {solo:?}"),
-            }
+    let (grids, solos) = ([1, 2, 7, 64], [Some(0), Some(1), None, Some(u32::MAX)]);
+    for [gi, si] in combinations([grids.len(), solos.len()]) {
+        let (grid, solo) = (grids[gi], solos[si]);
+        let mut o = options(FusedMode::On);
+        o.worklist.fused_tuning.grid = Some(grid);
+        o.worklist.fused_tuning.solo_max = solo;
+        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("grid {grid}, solo {solo:?}: {e}"));
+        assert_eq!(r.levels, expected, "grid {grid}, solo {solo:?}");
+        // Every level counts as a round, in single-block mode too.
+        assert!(
+            r.stats.rounds > u64::from(r.depth()),
+            "grid {grid}, solo {solo:?}"
+        );
+        // With the mode off no level runs in it; with no bound, every one does.
+        let solo_rounds = r.stats.worklist.solo_rounds();
+        match solo {
+            Some(0) => assert_eq!(solo_rounds, 0, "grid {grid}"),
+            Some(u32::MAX) => assert_eq!(solo_rounds, r.stats.rounds, "grid {grid}"),
+            _ => assert!(solo_rounds <= r.stats.rounds, "grid {grid}, solo {solo:?}"),
         }
     }
     for grid in [0, u32::MAX] {
