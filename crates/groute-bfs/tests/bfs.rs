@@ -160,6 +160,10 @@ fn bad_inputs_are_clear_errors() {
         ),
         "{err}"
     );
+    assert_eq!(
+        BfsError::EmptyGraph.to_string(),
+        "the graph is empty: BFS needs at least one vertex"
+    );
     let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
     assert!(matches!(
         bfs(&ctx, &three, 0, &options()).unwrap_err(),

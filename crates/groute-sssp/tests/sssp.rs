@@ -343,6 +343,10 @@ fn bad_inputs_are_clear_errors() {
         solver.run(u32::MAX).unwrap_err(),
         SsspError::SourceOutOfRange { .. }
     ));
+    assert_eq!(
+        SsspError::EmptyGraph.to_string(),
+        "the graph is empty: SSSP needs at least one vertex"
+    );
     let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
     assert!(matches!(
         sssp(&ctx, &three, 0, &options()).unwrap_err(),
