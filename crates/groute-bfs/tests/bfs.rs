@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::test_contexts;
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
+use groute_graph::testing::{from_pairs, generated};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
 /// The worklist BFS (these tests are about it; `direction.rs` tests direction-optimizing).
@@ -46,14 +47,6 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
             }
         }
     }
-}
-
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 #[test]
@@ -123,22 +116,14 @@ fn special_shapes_match_the_reference() {
 #[test]
 fn shipped_graphs_match_the_reference() {
     let dir = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
-    let mut tested = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let Ok(g) = load_graph(&path, None) else {
-            continue;
-        };
-        if g.num_vertices() == 0 {
-            continue;
-        }
-        tested += 1;
+    let shipped = groute_graph::shipped_graphs();
+    for g in &shipped {
         for devices in [1, 2, 4] {
-            check(&g, devices, &[0], &[]);
+            check(g, devices, &[0], &[]);
         }
     }
     assert!(
-        tested >= 3,
+        shipped.len() >= 3,
         "expected the shipped graphs in {}",
         dir.display()
     );
