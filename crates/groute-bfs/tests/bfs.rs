@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::test_contexts;
-use groute_graph::testing::{from_pairs, generated};
+use groute_graph::testing::{from_pairs, generated, self_loops};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -87,21 +87,7 @@ fn special_shapes_match_the_reference() {
         ],
         "disconnected",
     );
-    let loops = from_pairs(
-        6,
-        &[
-            (0, 0),
-            (0, 1),
-            (1, 1),
-            (1, 2),
-            (2, 3),
-            (3, 3),
-            (3, 4),
-            (4, 5),
-            (5, 0),
-        ],
-        "self-loops",
-    );
+    let loops = self_loops();
     let chain: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
     let path = from_pairs(200, &chain, "directed path");
     check(&single, 1, &[0], &[1]);

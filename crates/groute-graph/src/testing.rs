@@ -19,3 +19,23 @@ pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
 pub fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
     Graph::from_edges(n, &EdgeList::from_triples(triples), name, false).unwrap()
 }
+
+/// `"self-loops"`: the directed 6-cycle `0 -> 1 -> ... -> 5 -> 0` with self-loops on 0, 1
+/// and 3.
+pub fn self_loops() -> Graph {
+    from_pairs(
+        6,
+        &[
+            (0, 0),
+            (0, 1),
+            (1, 1),
+            (1, 2),
+            (2, 3),
+            (3, 3),
+            (3, 4),
+            (4, 5),
+            (5, 0),
+        ],
+        "self-loops",
+    )
+}

@@ -35,7 +35,7 @@ pub fn cuda_alone_on(devices: usize) -> Option<GpuTest> {
     cuda_test(devices, None, GpuHold::Alone)
 }
 
-pub use groute_graph::testing::{from_pairs, generated};
+pub use groute_graph::testing::{from_pairs, generated, self_loops};
 
 pub fn run(
     ctx: &Context,
@@ -88,21 +88,7 @@ pub fn graphs() -> Vec<Graph> {
             &[(0, 1), (1, 0), (1, 2), (5, 6), (6, 7), (8, 8)],
             "disconnected",
         ),
-        from_pairs(
-            6,
-            &[
-                (0, 0),
-                (0, 1),
-                (1, 1),
-                (1, 2),
-                (2, 3),
-                (3, 3),
-                (3, 4),
-                (4, 5),
-                (5, 0),
-            ],
-            "self-loops",
-        ),
+        self_loops(),
         from_pairs(1000, &chain, "directed path"),
     ];
     let shipped = groute_graph::shipped_graphs();
