@@ -29,7 +29,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use groute::cc::{
-    CcOptions, CcResult, LabelPropagation, StagedEdges, cc_reference, connected_components,
+    CcOptions, CcResult, LabelPropagation, StagedEdges, cc_reference, component_stats,
+    connected_components,
 };
 use groute::graph::block_partition;
 use groute::worklist::WorklistOptions;
@@ -157,13 +158,8 @@ fn device_driven(args: &Args, repeat: usize) -> Result<(), AnyError> {
     if let Some(path) = &args.run.output {
         write_labels(path, &graph, labels)?;
     }
-    let mut sizes = vec![0u64; labels.len()];
-    for &label in labels {
-        // Every vertex starts labelled with itself: no label is left unset.
-        sizes[label as usize] += 1;
-    }
-    let components = sizes.iter().filter(|&&n| n > 0).count();
-    let largest = sizes.iter().copied().max().unwrap_or(0);
+    // Label propagation labels each vertex with its component's least vertex id.
+    let (components, largest) = component_stats(labels);
     let out = &runs.last;
     let stats = &out.stats;
     let device_driven = out.fused && (ctx.num_devices() == 1 || stats.device_driven);

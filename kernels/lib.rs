@@ -30,6 +30,20 @@
 
 #![no_std]
 
+/// The [`KernelSource`]s of one folder: each `pub const NAME = "file.cu";` (with its doc
+/// comment) is the source `"<folder>/file.cu"`, its text embedded from that file.
+macro_rules! kernel_sources {
+    ($folder:literal: $($(#[$doc:meta])* pub const $name:ident = $file:literal;)+) => {
+        $(
+            $(#[$doc])*
+            pub const $name: $crate::KernelSource = $crate::KernelSource {
+                name: concat!($folder, "/", $file),
+                source: include_str!($file),
+            };
+        )+
+    };
+}
+
 pub mod abi;
 pub mod bfs;
 pub mod cc;

@@ -10,7 +10,7 @@ use groute::bfs::{BfsOptions, BfsSolver, bfs_reference};
 use groute::cc::{CcOptions, CcSolver, cc_reference};
 use groute::core::testing::test_contexts;
 use groute::graph::{Graph, NoProgress, PartitionMethod, generate, partition_graph};
-use groute::pagerank::{PageRankOptions, PageRankSolver, pagerank_reference};
+use groute::pagerank::{PageRankOptions, PageRankSolver, l1_distance, pagerank_reference};
 use groute::prelude::*;
 use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
 
@@ -72,12 +72,7 @@ fn every_solver_reports_its_device_time() {
             let mut pr = PageRankSolver::new(ctx, &parted, &options).expect("pagerank");
             timed(&what("pagerank"), ctx, || {
                 let r = pr.run().expect("pagerank run");
-                let l1: f64 = r
-                    .ranks
-                    .iter()
-                    .zip(&exact.ranks)
-                    .map(|(a, b)| (f64::from(*a) - b).abs())
-                    .sum();
+                let l1 = l1_distance(&r.ranks, &exact.ranks);
                 let bound = r.stats.residual_left / (1.0 - f64::from(options.alpha)) + 1e-3;
                 assert!(l1 <= bound, "{}: L1 error {l1} > {bound}", what("pagerank"));
                 r.stats.device_time

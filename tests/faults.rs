@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use groute::bfs::{BfsError, bfs_reference};
 use groute::cc::{CcError, cc_reference};
 use groute::core::{Error as CoreError, FaultPlan};
-use groute::pagerank::{PageRankError, pagerank_reference};
+use groute::pagerank::{PageRankError, l1_distance, pagerank_reference};
 use groute::sssp::{SsspError, sssp_reference};
 use groute::worklist::WorklistError;
 use groute::{Backend, Error, Graph, Runner};
@@ -89,12 +89,7 @@ fn fails(
             .map(|r| assert_eq!(r.distances, sssp_reference(csr, source), "{kind:?}")),
         Algo::PageRank => runner.pagerank(&graph).map(|r| {
             let exact = pagerank_reference(csr, 0.85);
-            let l1: f64 = r
-                .ranks
-                .iter()
-                .zip(&exact.ranks)
-                .map(|(a, b)| (f64::from(*a) - b).abs())
-                .sum();
+            let l1 = l1_distance(&r.ranks, &exact.ranks);
             let allowed = r.error_bound() + 1e-5 * graph.vertices() as f64;
             assert!(l1 <= allowed, "{kind:?}: L1 {l1} > {allowed}");
         }),

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use groute::bfs::{Bfs, bfs_reference};
 use groute::cc::LabelPropagation;
-use groute::pagerank::{PageRank, pagerank_reference};
+use groute::pagerank::{PageRank, l1_distance, pagerank_reference};
 use groute::{Backend, Error, Execution, Graph, Partition, Runner};
 
 /// Symmetric graphs of several shapes, and a shipped METIS file (1-based ids).
@@ -85,12 +85,7 @@ fn the_crates_algorithms_run_through_it_too() {
                 &graph,
                 pagerank_reference(&graph.as_graph().csr, f64::from(alpha)).ranks,
             );
-            let l1: f64 = run
-                .values
-                .iter()
-                .zip(&exact)
-                .map(|(a, b)| (f64::from(*a) - b).abs())
-                .sum();
+            let l1 = l1_distance(&run.values, &exact);
             let bound = graph.vertices() as f64 * f64::from(epsilon) / (1.0 - f64::from(alpha));
             assert!(l1 <= bound + 1e-3, "{}: l1 {l1} > {bound}", graph.name());
             assert_eq!(run.left.len(), graph.vertices());

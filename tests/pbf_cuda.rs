@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use groute::core::backend::cuda::CudaStream;
-use groute::core::backend::{Backend, MemoryLocation, RawStream, StreamPriority};
+use groute::core::backend::cuda::{CudaBackend, CudaStream};
+use groute::core::backend::{Backend, MemoryLocation, RawMemory, RawStream, StreamPriority};
 use groute::core::cuda::{self, CudaModule, LaunchConfig};
 use groute::core::testing::cuda_raw::{backend, pattern, pinned, read_host, whole, write_host};
 use groute::pbf::Predicate;
@@ -47,12 +47,7 @@ fn pbf_kernel_matches_cpu_filter() {
             let s: Arc<dyn RawStream> = b.create_stream(d, StreamPriority::Normal).unwrap();
             let input = pattern(n, 1234 + d as u32);
             let expect: Vec<u32> = input.iter().copied().filter(|&x| keep.keep(x)).collect();
-            let h_in = pinned(&b, n);
-            write_host(&h_in, &input);
-            let d_in = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
-            let d_out = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
-            let d_count = b.allocate(MemoryLocation::Device(d), 4).unwrap();
-            s.copy(&whole(&d_in), &whole(&h_in)).unwrap();
+            let (_h_in, d_in, d_out, d_count) = upload_for_filter(&b, &*s, d, &input);
             let t = Instant::now();
             pbf_filter(&*s, &whole(&d_in), &whole(&d_out), &whole(&d_count), keep).unwrap();
             let h_out = pinned(&b, n);
@@ -84,12 +79,7 @@ fn pbf_kernel_matches_cpu_filter() {
         assert!(per_sm >= 1);
         let n = 100_000usize;
         let input = pattern(n, 5);
-        let h_in = pinned(&b, n);
-        write_host(&h_in, &input);
-        let d_in = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
-        let d_out = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
-        let d_count = b.allocate(MemoryLocation::Device(d), 4).unwrap();
-        s.copy(&whole(&d_in), &whole(&h_in)).unwrap();
+        let (_h_in, d_in, d_out, d_count) = upload_for_filter(&b, &*s, d, &input);
         s.fill_u32(&whole(&d_count), 0).unwrap();
         let args = (
             cuda::DevicePtr::<u32>::from_slice(&whole(&d_in)).unwrap(),
@@ -117,4 +107,26 @@ fn pbf_kernel_matches_cpu_filter() {
         );
         let _ = CudaStream::from_raw(&*s).unwrap();
     }
+}
+
+/// The pinned staging buffer and the device input, output and count of [`upload_for_filter`].
+type Buffers = (
+    Arc<dyn RawMemory>,
+    Arc<dyn RawMemory>,
+    Arc<dyn RawMemory>,
+    Arc<dyn RawMemory>,
+);
+
+/// `input` enqueued on `s` for upload to device `d`, with room there for a filter's output (as
+/// many words) and its count: the pinned staging buffer (keep it until `s` has run the copy),
+/// the device input, output and count.
+fn upload_for_filter(b: &CudaBackend, s: &dyn RawStream, d: usize, input: &[u32]) -> Buffers {
+    let n = input.len();
+    let h_in = pinned(b, n);
+    write_host(&h_in, input);
+    let d_in = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
+    let d_out = b.allocate(MemoryLocation::Device(d), n * 4).unwrap();
+    let d_count = b.allocate(MemoryLocation::Device(d), 4).unwrap();
+    s.copy(&whole(&d_in), &whole(&h_in)).unwrap();
+    (h_in, d_in, d_out, d_count)
 }

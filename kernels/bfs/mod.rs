@@ -1,27 +1,20 @@
 //! Breadth-first search: the worklist BFS (on the generic min traversal of
 //! `include/traversal.cuh`) and the direction-optimizing BFS, per level and fused.
 
-use crate::KernelSource;
+kernel_sources! {
+    "bfs":
 
-/// `bfs/bfs.cu`: BFS expand and split-receive (the generic min traversal of
-/// `include/traversal.cuh`) and the fused persistent kernel (`include/fused.cuh`); launched by
-/// `groute-worklist`'s traversal worker.
-pub const BFS: KernelSource = KernelSource {
-    name: "bfs/bfs.cu",
-    source: include_str!("bfs.cu"),
-};
+    /// `bfs/bfs.cu`: BFS expand and split-receive (the generic min traversal of
+    /// `include/traversal.cuh`) and the fused persistent kernel (`include/fused.cuh`); launched by
+    /// `groute-worklist`'s traversal worker.
+    pub const BFS = "bfs.cu";
 
-/// `bfs/bfs_direction.cu`: direction-optimizing BFS's bottom-up step and frontier degree sums (its
-/// top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
-pub const DIRECTION: KernelSource = KernelSource {
-    name: "bfs/bfs_direction.cu",
-    source: include_str!("bfs_direction.cu"),
-};
+    /// `bfs/bfs_direction.cu`: direction-optimizing BFS's bottom-up step and frontier degree sums (its
+    /// top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
+    pub const DIRECTION = "bfs_direction.cu";
 
-/// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per
-/// device for a whole run, on 1..8 GPUs (peer stores and `peer_allreduce_sum`); launched by
-/// `groute-bfs`.
-pub const DIRECTION_FUSED: KernelSource = KernelSource {
-    name: "bfs/bfs_direction_fused.cu",
-    source: include_str!("bfs_direction_fused.cu"),
-};
+    /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per
+    /// device for a whole run, on 1..8 GPUs (peer stores and `peer_allreduce_sum`); launched by
+    /// `groute-bfs`.
+    pub const DIRECTION_FUSED = "bfs_direction_fused.cu";
+}

@@ -1,11 +1,10 @@
 //! Single-source shortest paths on the generic min traversal of `include/traversal.cuh`.
 
-use crate::KernelSource;
+kernel_sources! {
+    "sssp":
 
-/// `sssp/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights) and
-/// the fused persistent kernel; launched by `groute-worklist`'s traversal worker for
-/// `groute-sssp`.
-pub const SSSP: KernelSource = KernelSource {
-    name: "sssp/sssp.cu",
-    source: include_str!("sssp.cu"),
-};
+    /// `sssp/sssp.cu`: SSSP expand and split-receive (the generic min traversal with weights) and
+    /// the fused persistent kernel; launched by `groute-worklist`'s traversal worker for
+    /// `groute-sssp`.
+    pub const SSSP = "sssp.cu";
+}

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
-use groute_cc::{CcOptions, CcSolver, LabelPropagation};
+use groute_cc::{CcOptions, CcSolver, LabelPropagation, component_stats};
 use groute_core::{BackendKind, Context, Jitter};
 use groute_graph::{InputOrder, NoProgress, PartitionedGraph, partition_graph};
 use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
@@ -388,13 +388,11 @@ impl Runner {
             },
         )?;
         let labels = labels.0;
-        let mut sizes = vec![0usize; labels.len()];
-        for &l in &labels {
-            sizes[l as usize] += 1;
-        }
+        // Label propagation labels each vertex with its component's least vertex id.
+        let (components, largest_component) = component_stats(&labels);
         Ok(CcRun {
-            components: sizes.iter().filter(|&&n| n > 0).count(),
-            largest_component: sizes.iter().copied().max().unwrap_or(0),
+            components,
+            largest_component,
             labels,
             stats,
             file_ids: graph.file_ids().clone(),

@@ -52,10 +52,10 @@ mod reference;
 
 use std::time::Duration;
 
-use groute_graph::{GraphError, InputOrder, PartitionedGraph};
+use groute_graph::{InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
 use groute_worklist::{Combine, Start, WorklistAlgorithm};
-use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
 pub use direction::{
     AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionParseError, DirectionTrace,
@@ -198,45 +198,11 @@ impl BfsResult {
     }
 }
 
-/// What can go wrong in [`bfs`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BfsError {
-    /// The graph has no vertices.
-    #[error("the graph is empty: BFS needs at least one vertex")]
-    EmptyGraph,
-    /// The source is not a vertex of the graph.
-    #[error(
-        "source vertex {vertex} is out of range: the graph has {vertices} vertices (0..{vertices}); pass --source below {vertices}"
-    )]
-    SourceOutOfRange {
-        /// The source asked for (input order).
-        vertex: u32,
-        /// Vertices in the graph.
-        vertices: usize,
-    },
-    /// The graph's partition does not match the context.
-    #[error(
-        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
-    )]
-    PartitionMismatch {
-        /// Parts of the partition.
-        parts: usize,
-        /// Devices of the context.
-        devices: usize,
-    },
-    /// The worklist run failed (capacity, backend, time limit).
-    #[error(transparent)]
-    Worklist(#[from] WorklistError),
-    /// A graph error.
-    #[error(transparent)]
-    Graph(#[from] GraphError),
-}
+/// What can go wrong in [`bfs`]: the traversal error of [`Bfs`].
+pub type BfsError = TraversalError<Bfs>;
 
-impl From<groute_core::Error> for BfsError {
-    fn from(e: groute_core::Error) -> Self {
-        BfsError::Worklist(WorklistError::Runtime(e))
-    }
+impl TraversalName for Bfs {
+    const NAME: &'static str = "BFS";
 }
 
 /// BFS on one partitioned graph, with the graph uploaded and the device storage allocated
@@ -271,16 +237,8 @@ impl BfsSolver {
         graph: &PartitionedGraph,
         options: &BfsOptions,
     ) -> Result<Self, BfsError> {
+        BfsError::check_graph(context, graph)?;
         let n = graph.graph.num_vertices();
-        if n == 0 {
-            return Err(BfsError::EmptyGraph);
-        }
-        if graph.partition.num_parts() != context.num_devices() {
-            return Err(BfsError::PartitionMismatch {
-                parts: graph.partition.num_parts(),
-                devices: context.num_devices(),
-            });
-        }
         let average_degree = graph.graph.num_edges() as f64 / n as f64;
         let fused_forced = options.worklist.fused == FusedMode::On;
         let optimizes = options.direction.optimizes(
@@ -316,13 +274,7 @@ impl BfsSolver {
 
     /// BFS from `source` (input order).
     pub fn run(&mut self, source: u32) -> Result<BfsResult, BfsError> {
-        let n = self.num_vertices;
-        if source as usize >= n {
-            return Err(BfsError::SourceOutOfRange {
-                vertex: source,
-                vertices: n,
-            });
-        }
+        BfsError::check_source(source, self.num_vertices)?;
         let src = self.order.vertex_of_rank(source);
         let solver = match &mut self.engine {
             Engine::Worklist(solver) => solver,
@@ -380,11 +332,8 @@ pub fn bfs(
     options: &BfsOptions,
 ) -> Result<BfsResult, BfsError> {
     let n = graph.graph.num_vertices();
-    if n > 0 && source as usize >= n {
-        return Err(BfsError::SourceOutOfRange {
-            vertex: source,
-            vertices: n,
-        });
+    if n > 0 {
+        BfsError::check_source(source, n)?;
     }
     BfsSolver::new(context, graph, options)?.run(source)
 }

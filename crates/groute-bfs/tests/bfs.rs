@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::{device_counts, first, full_or_reduced, test_contexts};
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
+use groute_graph::testing::{from_pairs, generated, self_loops};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
 /// The worklist BFS (these tests are about it; `direction.rs` tests direction-optimizing).
@@ -53,14 +54,6 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
     }
 }
 
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
-}
-
 #[test]
 fn generated_graphs_match_the_reference_on_1_to_8_devices() {
     let graphs = [
@@ -99,21 +92,7 @@ fn special_shapes_match_the_reference() {
         ],
         "disconnected",
     );
-    let loops = from_pairs(
-        6,
-        &[
-            (0, 0),
-            (0, 1),
-            (1, 1),
-            (1, 2),
-            (2, 3),
-            (3, 3),
-            (3, 4),
-            (4, 5),
-            (5, 0),
-        ],
-        "self-loops",
-    );
+    let loops = self_loops();
     let chain: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
     let path = from_pairs(200, &chain, "directed path");
     check(&single, 1, &[0], &[1]);
@@ -128,22 +107,14 @@ fn special_shapes_match_the_reference() {
 #[test]
 fn shipped_graphs_match_the_reference() {
     let dir = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
-    let mut tested = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let Ok(g) = load_graph(&path, None) else {
-            continue;
-        };
-        if g.num_vertices() == 0 {
-            continue;
-        }
-        tested += 1;
+    let shipped = groute_graph::shipped_graphs();
+    for g in &shipped {
         for devices in device_counts(&[1, 2, 4]) {
-            check(&g, devices, &[0], &[]);
+            check(g, devices, &[0], &[]);
         }
     }
     assert!(
-        tested >= 3,
+        shipped.len() >= 3,
         "expected the shipped graphs in {}",
         dir.display()
     );
@@ -164,6 +135,10 @@ fn bad_inputs_are_clear_errors() {
             }
         ),
         "{err}"
+    );
+    assert_eq!(
+        BfsError::EmptyGraph.to_string(),
+        "the graph is empty: BFS needs at least one vertex"
     );
     let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
     assert!(matches!(

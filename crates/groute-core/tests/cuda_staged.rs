@@ -13,7 +13,7 @@ use common::data;
 
 use groute_core::backend::cuda::{CudaBackend, CudaOptions};
 use groute_core::backend::{Backend, MemoryLocation, RawMemory, RawSlice, StreamPriority};
-use groute_core::{Context, CopyIssuer, DeviceId, Endpoint, Link, LinkConfig};
+use groute_core::{Context, CopyIssuer, DeviceId, Endpoint, LinkConfig};
 
 const MIB_WORDS: usize = 1 << 18;
 
@@ -214,7 +214,7 @@ fn a_link_over_a_staged_route_delivers_every_packet_intact() {
         let config = LinkConfig::new(packet, buffers)
             .with_copy_streams(streams)
             .with_copy_issuer(issuer);
-        let link = Link::<u32>::new(&ctx, d0, d1, config).unwrap();
+        let link = common::new_link(&ctx, d0, d1, config);
         let sent = link.send(seg.clone(), ready.clone()).unwrap();
         link.shutdown();
         let mut got = vec![u32::MAX; n];

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TIMEOUT, data, drain, pairs, read, reassemble, source};
+use common::{TIMEOUT, data, drain, new_link, pairs, read, reassemble, source};
 use groute_core::testing::test_contexts;
 use groute_core::{CopyIssuer, Endpoint, Error, Event, Link, LinkConfig};
 
@@ -46,7 +46,7 @@ fn packets_arrive_in_send_order_with_all_data_then_end_of_stream() {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
             for &c in CONFIGS {
-                let link = Link::<u32>::new(ctx, src, dst, config(c)).unwrap();
+                let link = new_link(ctx, src, dst, config(c));
                 let inputs: Vec<Vec<u32>> =
                     (0..6).map(|m| data(1 + (m * 13) % 50, m as u32)).collect();
                 let mut sent = Vec::new();
@@ -87,7 +87,7 @@ fn the_send_event_covers_the_copies_on_every_stream() {
         for (src, dst, issuer) in pairs_both_ways(ctx) {
             // 12 packets in 12 buffers over 4 streams: every packet is held until the send's
             // event has completed, and then every one of them must be complete too.
-            let link = Link::<u32>::new(ctx, src, dst, config((5, 12, 4, issuer))).unwrap();
+            let link = new_link(ctx, src, dst, config((5, 12, 4, issuer)));
             let input = data(60, 3);
             let (seg, ready) = source(ctx, src, &input);
             let sent = link.send(seg, ready).unwrap();
@@ -124,7 +124,7 @@ fn a_buffer_reused_on_another_stream_waits_for_the_copy_before() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst, issuer) in pairs_both_ways(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((4, 1, 3, issuer))).unwrap();
+            let link = new_link(ctx, src, dst, config((4, 1, 3, issuer)));
             let input = data(96, 11);
             let (seg, ready) = source(ctx, src, &input);
             let _sent = link.send(seg, ready).unwrap();
@@ -155,8 +155,7 @@ fn dropping_the_receivers_mid_message_fails_or_finishes_every_send_without_hangi
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((4, 2, 3, CopyIssuer::Destination)))
-                .unwrap();
+            let link = new_link(ctx, src, dst, config((4, 2, 3, CopyIssuer::Destination)));
             let sender = link.sender();
             let mut futures = Vec::new();
             for m in 0..4 {
@@ -194,8 +193,7 @@ fn several_senders_spread_over_streams_keep_per_sender_order() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, config((5, 3, 2, CopyIssuer::Destination)))
-                .unwrap();
+            let link = new_link(ctx, src, dst, config((5, 3, 2, CopyIssuer::Destination)));
             let expected =
                 |t: u64, m: u64| data(1 + ((t * 11 + m * 3) % 23) as usize, (t * 50 + m) as u32);
             let senders: Vec<_> = (0..SENDERS)

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{TIMEOUT, data, drain, pairs, read, reassemble, source};
+use common::{D0, D1, HOST, TIMEOUT, data, drain, new_link, pairs, read, reassemble, source};
 use groute_core::testing::test_contexts;
-use groute_core::{DeviceId, Endpoint, Error, Event, Link, LinkConfig};
+use groute_core::{DeviceId, Endpoint, Error, Event, LinkConfig};
 
 const SEEDS: &[u64] = &[5, 17];
 
@@ -18,7 +18,7 @@ fn never_more_than_num_buffers_packets_are_out() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
             let ctx = &tc.context;
-            let link = Link::<u32>::new(ctx, src, dst, LinkConfig::new(2, 3)).unwrap();
+            let link = new_link(ctx, src, dst, LinkConfig::new(2, 3));
             let input = data(40, 7);
             let (seg, ready) = source(ctx, src, &input);
             let _sent = link.send(seg, ready).unwrap();
@@ -57,13 +57,7 @@ fn never_more_than_num_buffers_packets_are_out() {
 fn a_greedy_consumer_never_holds_more_than_num_buffers() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        let link = Link::<u32>::new(
-            ctx,
-            Endpoint::Device(DeviceId(0)),
-            Endpoint::Device(DeviceId(1)),
-            LinkConfig::new(3, 4),
-        )
-        .unwrap();
+        let link = new_link(ctx, D0, D1, LinkConfig::new(3, 4));
         let input = data(600, 8);
         for m in 0..4 {
             let part = &input[m * 150..(m + 1) * 150];
@@ -118,13 +112,12 @@ fn a_released_buffer_is_reused_only_after_the_consumers_event() {
         for copy_streams in [1, 3] {
             // One buffer: every packet overwrites the previous one unless the link waits (with
             // 3 copy streams, each packet's copy runs on another stream than the one before).
-            let link = Link::<u32>::new(
+            let link = new_link(
                 ctx,
-                Endpoint::Device(DeviceId(0)),
-                Endpoint::Device(DeviceId(1)),
+                D0,
+                D1,
                 LinkConfig::new(4, 1).with_copy_streams(copy_streams),
-            )
-            .unwrap();
+            );
             let input = data(24, 9);
             let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(0)), &input);
             let _sent = link.send(seg, ready).unwrap();
@@ -172,7 +165,7 @@ fn shutdown_comes_after_all_data_and_later_sends_are_refused() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
             let ctx = &tc.context;
-            let link = Link::<u32>::new(ctx, src, dst, LinkConfig::new(4, 2)).unwrap();
+            let link = new_link(ctx, src, dst, LinkConfig::new(4, 2));
             let inputs: Vec<Vec<u32>> = (0..5).map(|m| data(9, m)).collect();
             for (m, input) in inputs.iter().enumerate() {
                 let (seg, ready) = source(ctx, src, input);
@@ -201,13 +194,7 @@ fn shutdown_comes_after_all_data_and_later_sends_are_refused() {
 #[test]
 fn shutdown_wakes_a_blocked_receiver() {
     for tc in test_contexts(2, SEEDS) {
-        let link = Link::<u32>::new(
-            &tc.context,
-            Endpoint::Host,
-            Endpoint::Device(DeviceId(0)),
-            LinkConfig::new(4, 2),
-        )
-        .unwrap();
+        let link = new_link(&tc.context, HOST, D0, LinkConfig::new(4, 2));
         let rx = link.receiver();
         let waiter = std::thread::spawn(move || rx.receive_timeout(TIMEOUT).map(|p| p.is_none()));
         std::thread::sleep(Duration::from_millis(30));
@@ -219,13 +206,7 @@ fn shutdown_wakes_a_blocked_receiver() {
 #[test]
 fn dropping_the_sender_side_shuts_the_link_down() {
     let ctx = groute_core::Context::host(1).unwrap();
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Host,
-        Endpoint::Device(DeviceId(0)),
-        LinkConfig::new(4, 2),
-    )
-    .unwrap();
+    let link = new_link(&ctx, HOST, D0, LinkConfig::new(4, 2));
     let rx = link.receiver();
     let (seg, ready) = source(&ctx, Endpoint::Host, &[4, 5, 6]);
     let _sent = link.send(seg, ready).unwrap();
@@ -237,13 +218,7 @@ fn dropping_the_sender_side_shuts_the_link_down() {
 #[test]
 fn sends_to_a_link_whose_receivers_are_gone_fail_instead_of_hanging() {
     let ctx = groute_core::Context::host(1).unwrap();
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Host,
-        Endpoint::Device(DeviceId(0)),
-        LinkConfig::new(2, 1),
-    )
-    .unwrap();
+    let link = new_link(&ctx, HOST, D0, LinkConfig::new(2, 1));
     let sender = link.sender();
     drop(link); // the only receiver handle
     let mut outcomes = Vec::new();

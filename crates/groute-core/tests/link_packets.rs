@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Got, TIMEOUT, data, drain, pairs, reassemble, source};
+use common::{D0, D1, Got, HOST, TIMEOUT, data, drain, new_link, pairs, reassemble, source};
 use groute_core::testing::test_contexts;
 use groute_core::{DeviceId, Endpoint, Error, Event, Link, LinkConfig, Segment};
 
@@ -12,7 +12,7 @@ const SEEDS: &[u64] = &[3, 11];
 fn empty_send_delivers_nothing_and_resolves_at_once() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
-            let link = Link::<u32>::new(&tc.context, src, dst, LinkConfig::new(4, 2)).unwrap();
+            let link = new_link(&tc.context, src, dst, LinkConfig::new(4, 2));
             let (seg, ready) = source(&tc.context, src, &[]);
             link.send(seg, ready).unwrap().wait().unwrap();
             link.shutdown();
@@ -29,7 +29,7 @@ fn empty_send_delivers_nothing_and_resolves_at_once() {
 fn one_element_is_one_packet() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
-            let link = Link::<u32>::new(&tc.context, src, dst, LinkConfig::new(4, 2)).unwrap();
+            let link = new_link(&tc.context, src, dst, LinkConfig::new(4, 2));
             let (seg, ready) = source(&tc.context, src, &[77]);
             let sent = link.send(seg.with_metadata(5), ready).unwrap();
             link.shutdown();
@@ -50,7 +50,7 @@ fn one_element_is_one_packet() {
 fn length_not_a_multiple_of_the_packet_ends_with_a_short_packet() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
-            let link = Link::<u32>::new(&tc.context, src, dst, LinkConfig::new(4, 2)).unwrap();
+            let link = new_link(&tc.context, src, dst, LinkConfig::new(4, 2));
             let input = data(10, 1);
             let (seg, ready) = source(&tc.context, src, &input);
             let sent = link.send(seg.with_metadata(9), ready).unwrap();
@@ -73,7 +73,7 @@ fn message_much_larger_than_all_buffers_pipelines_through_them() {
         for (src, dst) in pairs(&tc.context) {
             // 3 buffers of 7 elements carry 10_000 elements: ~1429 packets, each buffer
             // reused hundreds of times.
-            let link = Link::<u32>::new(&tc.context, src, dst, LinkConfig::new(7, 3)).unwrap();
+            let link = new_link(&tc.context, src, dst, LinkConfig::new(7, 3));
             let input = data(10_000, 2);
             let (seg, ready) = source(&tc.context, src, &input);
             let sent = link.send(seg, ready).unwrap();
@@ -94,7 +94,7 @@ fn message_much_larger_than_all_buffers_pipelines_through_them() {
 fn messages_arrive_in_send_order_with_their_metadata() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
-            let link = Link::<u32>::new(&tc.context, src, dst, LinkConfig::new(5, 2)).unwrap();
+            let link = new_link(&tc.context, src, dst, LinkConfig::new(5, 2));
             let inputs: Vec<Vec<u32>> = (0..6).map(|m| data(3 + 4 * m, m as u32)).collect();
             let mut futures = Vec::new();
             for (m, input) in inputs.iter().enumerate() {
@@ -120,13 +120,7 @@ fn messages_arrive_in_send_order_with_their_metadata() {
 fn a_sub_segment_keeps_its_offsets_in_the_original_message() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        let link = Link::<u32>::new(
-            ctx,
-            Endpoint::Host,
-            Endpoint::Device(DeviceId(0)),
-            LinkConfig::new(4, 2),
-        )
-        .unwrap();
+        let link = new_link(ctx, HOST, D0, LinkConfig::new(4, 2));
         let input = data(20, 4);
         let (seg, ready) = source(ctx, Endpoint::Host, &input);
         let _sent = link.send(seg.sub(6, 15).unwrap(), ready).unwrap();
@@ -144,13 +138,7 @@ fn a_sub_segment_keeps_its_offsets_in_the_original_message() {
 fn the_source_may_be_reused_once_the_send_event_completes() {
     for tc in test_contexts(1, SEEDS) {
         let ctx = &tc.context;
-        let link = Link::<u32>::new(
-            ctx,
-            Endpoint::Host,
-            Endpoint::Device(DeviceId(0)),
-            LinkConfig::new(3, 8),
-        )
-        .unwrap();
+        let link = new_link(ctx, HOST, D0, LinkConfig::new(3, 8));
         let input = data(12, 5);
         let (seg, ready) = source(ctx, Endpoint::Host, &input);
         let buffer = seg.data().clone();
@@ -166,13 +154,7 @@ fn the_source_may_be_reused_once_the_send_event_completes() {
 #[test]
 fn a_segment_from_the_wrong_endpoint_is_refused_and_given_back() {
     let ctx = groute_core::Context::host(2).unwrap();
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Device(DeviceId(0)),
-        Endpoint::Host,
-        LinkConfig::new(4, 2),
-    )
-    .unwrap();
+    let link = new_link(&ctx, D0, HOST, LinkConfig::new(4, 2));
     let (seg, ready) = source(&ctx, Endpoint::Host, &[1, 2, 3]);
     let err = link.send(seg.with_metadata(8), ready).unwrap_err();
     assert!(matches!(err.error(), Error::InvalidSetting { .. }), "{err}");
@@ -220,13 +202,7 @@ fn self_loops_and_bad_settings_are_errors() {
 async fn receive_is_awaitable() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
-        let link = Link::<u32>::new(
-            ctx,
-            Endpoint::Device(DeviceId(0)),
-            Endpoint::Device(DeviceId(1)),
-            LinkConfig::new(4, 2),
-        )
-        .unwrap();
+        let link = new_link(ctx, D0, D1, LinkConfig::new(4, 2));
         let input = data(30, 6);
         let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(0)), &input);
         let sent = link.send(seg, ready).unwrap();
@@ -257,13 +233,7 @@ async fn receive_is_awaitable() {
 fn a_send_from_a_segment_built_by_hand_keeps_its_total() {
     // A packet-shaped segment (offset/total set by an upstream link) is forwarded as is.
     let ctx = groute_core::Context::host(1).unwrap();
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Host,
-        Endpoint::Device(DeviceId(0)),
-        LinkConfig::new(2, 2),
-    )
-    .unwrap();
+    let link = new_link(&ctx, HOST, D0, LinkConfig::new(2, 2));
     let buf = ctx.host_buffer_from(&[1u32, 2, 3]).unwrap();
     let _sent = link
         .send(

@@ -6,9 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{TIMEOUT, data, pairs, read, reassemble, source};
+use common::{TIMEOUT, data, new_link, pairs, read, reassemble, source};
 use groute_core::testing::test_contexts;
-use groute_core::{DeviceId, Endpoint, Event, Link, LinkConfig, PendingSegment};
+use groute_core::{DeviceId, Endpoint, Event, LinkConfig, PendingSegment};
 
 const SEEDS: &[u64] = &[3, 11];
 
@@ -26,7 +26,7 @@ fn packets_released_inside_stream_callbacks_keep_flowing() {
     for tc in test_contexts(2, SEEDS) {
         let ctx = &tc.context;
         for (src, dst) in pairs(ctx) {
-            let link = Link::<u32>::new(ctx, src, dst, LinkConfig::new(4, 2)).unwrap();
+            let link = new_link(ctx, src, dst, LinkConfig::new(4, 2));
             let input = data(64, 21);
             let (seg, ready) = source(ctx, src, &input);
             let sent = link.send(seg.with_metadata(9), ready).unwrap();
@@ -61,7 +61,7 @@ fn sends_from_many_threads_and_releases_from_another_all_arrive_in_per_thread_or
             .flat_map(|(s, d)| [(s, d, 1), (s, d, 2)])
         {
             let config = LinkConfig::new(8, 3).with_copy_streams(copy_streams);
-            let link = Link::<u32>::new(ctx, src, dst, config).unwrap();
+            let link = new_link(ctx, src, dst, config);
             // Packets go from the receiving thread to a releasing thread.
             let (to_release, released) = std::sync::mpsc::channel::<PendingSegment<u32>>();
             let releaser = std::thread::spawn(move || {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{data, drain, source};
+use common::{D0, HOST, data, drain, new_link, source};
 use groute_core::{Context, DeviceId, Endpoint, Event, Link, LinkConfig, Router, Scatter};
 
 fn pump_threads() -> usize {
@@ -46,13 +46,7 @@ fn pump_threads_exit_on_shutdown_and_on_drop() {
     }
     let ctx = Context::host(3).unwrap();
     // 1. Shut down, drained, then dropped.
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Host,
-        Endpoint::Device(DeviceId(0)),
-        LinkConfig::new(4, 2),
-    )
-    .unwrap();
+    let link = new_link(&ctx, HOST, D0, LinkConfig::new(4, 2));
     let (seg, ready) = source(&ctx, Endpoint::Host, &data(50, 1));
     let _sent = link.send(seg, ready).unwrap();
     wait_for_pumps(1);

@@ -7,8 +7,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{TIMEOUT, data, read, source};
-use groute_core::{BackendChoice, Context, DeviceId, Endpoint, Error, Event, Link, LinkConfig};
+use common::{D0, D1, HOST, TIMEOUT, data, new_link, read, source};
+use groute_core::{BackendChoice, Context, DeviceId, Endpoint, Error, Event, LinkConfig};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -63,13 +63,7 @@ fn every_public_allocation_path_is_counted_and_freeing_returns_it() {
     assert_eq!(current(&ctx, 0), 8704, "other devices are not charged");
 
     // A link's receive buffers live on its destination device.
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Host,
-        Endpoint::Device(DeviceId(0)),
-        LinkConfig::new(1024, 3),
-    )
-    .unwrap();
+    let link = new_link(&ctx, HOST, D0, LinkConfig::new(1024, 3));
     assert_eq!(current(&ctx, 0), 8704 + 3 * 4096, "link receive buffers");
     assert_eq!(current(&ctx, 1), (64 << 20) + 1);
 
@@ -208,7 +202,7 @@ fn a_run_under_a_limit_that_suffices_succeeds_and_stays_under_it() {
         (Endpoint::Device(DeviceId(0)), 1, &input, &mut on_d1),
     ] {
         let dst = Endpoint::Device(DeviceId(dst));
-        let link = Link::<u32>::new(&ctx, src, dst, LinkConfig::new(1024, 2)).unwrap();
+        let link = new_link(&ctx, src, dst, LinkConfig::new(1024, 2));
         let (seg, ready) = source(&ctx, src, from);
         let sent = link.send(seg, ready).unwrap();
         link.shutdown();
@@ -446,13 +440,7 @@ fn graph_structure_counts_apart_while_it_lives_and_its_peak_stays() {
     // A link's receive buffers count as graph structure when the link says they hold it.
     let ctx = host(2, None);
     let config = LinkConfig::new(256, 2).holding_graph();
-    let link = Link::<u32>::new(
-        &ctx,
-        Endpoint::Device(DeviceId(0)),
-        Endpoint::Device(DeviceId(1)),
-        config,
-    )
-    .unwrap();
+    let link = new_link(&ctx, D0, D1, config);
     assert_eq!(ctx.devices()[1].memory_usage().graph_bytes, 2 * 256 * 4);
     assert_eq!(ctx.devices()[0].memory_usage().graph_bytes, 0);
     drop(link);

@@ -14,6 +14,7 @@
 //! | [`Partition`], [`partition_graph`], [`HaloInfo`] | METIS k-way or edge-balanced blocks; renumbered so each part is a contiguous range |
 //! | [`Progress`] | progress callback for long loads, generations and partitions |
 //! | [`GraphError`] | the one error type: file, line and problem for malformed input |
+//! | [`testing`], [`shipped_graphs`] | graphs for test suites: generated, from arc lists, the repository's `datasets/` |
 //!
 //! ```
 //! use groute_graph::{generate, partition_graph, GenSpec, NoProgress, PartitionMethod};
@@ -43,6 +44,7 @@ mod progress;
 mod read;
 mod rng;
 mod storage;
+pub mod testing;
 
 pub use components::{Hub, WeakComponents, largest_component_hub};
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};

@@ -38,6 +38,22 @@ impl<T> SharedSlice<T> {
     }
 }
 
+/// The first vertex `v` of `from..n` whose prefix cost `offsets[v] + v` (arcs and vertices
+/// before it) reaches `goal`; `n` when none does. The cost grows with `v` (CSR `offsets`).
+pub(crate) fn first_cost_reaching(offsets: &[u64], from: usize, n: usize, goal: u64) -> usize {
+    let mut lo = from;
+    let mut hi = n;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if offsets[mid] + mid as u64 >= goal {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
 /// Splits the vertex range `0..n` into at most `parts` contiguous ranges of about equal
 /// `vertices + edges` cost, using the CSR `offsets` (length `n + 1`).
 pub(crate) fn balanced_ranges(offsets: &[u64], parts: usize) -> Vec<Range<usize>> {
@@ -51,18 +67,7 @@ pub(crate) fn balanced_ranges(offsets: &[u64], parts: usize) -> Vec<Range<usize>
             n
         } else {
             let goal = (u128::from(total) * p as u128 / parts as u128) as u64;
-            // First vertex v with offsets[v] + v >= goal.
-            let mut lo = start;
-            let mut hi = n;
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if offsets[mid] + mid as u64 >= goal {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            lo
+            first_cost_reaching(offsets, start, n, goal)
         };
         if end > start {
             out.push(start..end);

@@ -33,7 +33,7 @@ use crate::alloc::try_zeroed;
 use crate::csr::{Csr, sort_rows};
 use crate::error::{GraphError, PartitionProblem};
 use crate::graph::Graph;
-use crate::par::{SharedSlice, prefix_sum, try_prefix_sum};
+use crate::par::{SharedSlice, first_cost_reaching, prefix_sum, try_prefix_sum};
 use crate::progress::Progress;
 
 /// How to assign vertices to parts.
@@ -197,11 +197,7 @@ impl Partition {
             .into_par_iter()
             .map(|p| {
                 let r = self.range(p);
-                let (a, b) = (
-                    csr.offsets()[r.start as usize] as usize,
-                    csr.offsets()[r.end as usize] as usize,
-                );
-                csr.targets()[a..b]
+                targets_of_rows(csr, &r)
                     .par_iter()
                     .with_min_len(1 << 14)
                     .filter(|&&t| !r.contains(&t))
@@ -297,16 +293,7 @@ pub fn block_partition_of_offsets(o: &[u64], parts: usize) -> Result<Partition, 
         let goal = (total * p as u128 / parts as u128) as u64;
         let prev = *bounds.last().unwrap_or(&0) as usize;
         // First vertex whose prefix cost reaches the goal, at least one past the previous bound.
-        let mut lo = prev;
-        let mut hi = n;
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if o[mid] + mid as u64 >= goal {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
+        let lo = first_cost_reaching(o, prev, n, goal);
         // Leave at least one vertex for each remaining part.
         let b = lo.max(prev + 1).min(n - (parts - p));
         bounds.push(b as u32);
@@ -531,17 +518,19 @@ pub struct HaloInfo {
     pub cut_arcs: u64,
 }
 
+/// The targets of the arcs of the rows `rows` of `csr` (one part's arcs).
+fn targets_of_rows<'a>(csr: &'a Csr, rows: &Range<u32>) -> &'a [u32] {
+    let offsets = csr.offsets();
+    &csr.targets()[offsets[rows.start as usize] as usize..offsets[rows.end as usize] as usize]
+}
+
 /// The halo of every part.
 pub fn halo_info(csr: &Csr, partition: &Partition) -> Vec<HaloInfo> {
     (0..partition.num_parts())
         .into_par_iter()
         .map(|p| {
             let r = partition.range(p);
-            let (a, b) = (
-                csr.offsets()[r.start as usize] as usize,
-                csr.offsets()[r.end as usize] as usize,
-            );
-            let mut remote: Vec<u32> = csr.targets()[a..b]
+            let mut remote: Vec<u32> = targets_of_rows(csr, &r)
                 .par_iter()
                 .copied()
                 .filter(|t| !r.contains(t))

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use groute_graph::{Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use sha2::{Digest, Sha256};
 
+mod support;
+use support::arcs;
+
 fn datasets() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets")
 }
@@ -24,18 +27,6 @@ fn datasets_match_their_checksums() {
         checked += 1;
     }
     assert!(checked >= 5);
-}
-
-fn arcs(g: &Graph) -> Vec<(u64, u64, Option<u32>)> {
-    let mut out = Vec::new();
-    for v in 0..g.num_vertices() as u32 {
-        let w = g.csr.edge_weights(v);
-        for (i, &t) in g.csr.neighbors(v).iter().enumerate() {
-            out.push((g.external_id(v), g.external_id(t), w.map(|w| w[i])));
-        }
-    }
-    out.sort_unstable();
-    out
 }
 
 /// Dijkstra on the host, for the distances stated in tiny-weighted.gr.

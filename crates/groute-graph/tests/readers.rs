@@ -8,19 +8,7 @@ use groute_graph::{
 };
 
 mod support;
-use support::TempDir;
-
-fn arcs(g: &Graph) -> Vec<(u64, u64, Option<u32>)> {
-    let mut out = Vec::new();
-    for v in 0..g.num_vertices() as u32 {
-        let w = g.csr.edge_weights(v);
-        for (i, &t) in g.csr.neighbors(v).iter().enumerate() {
-            out.push((g.external_id(v), g.external_id(t), w.map(|w| w[i])));
-        }
-    }
-    out.sort_unstable();
-    out
-}
+use support::{TempDir, arcs};
 
 /// Loads `content` as `name` and expects a parse error at `line` matching `problem`.
 fn expect_parse_error(

@@ -20,7 +20,7 @@
 //! | [`PageRankError`] | what can go wrong |
 //!
 //! ```
-//! use groute_pagerank::{pagerank, pagerank_reference, PageRankOptions};
+//! use groute_pagerank::{l1_distance, pagerank, pagerank_reference, PageRankOptions};
 //! use groute_graph::{generate, partition_graph, GenSpec, NoProgress, PartitionMethod};
 //!
 //! let g = generate(&"road:side=16,p=0.6,seed=2".parse::<GenSpec>()?, &NoProgress)?;
@@ -30,7 +30,7 @@
 //! let options = PageRankOptions::default();
 //! let result = pagerank(&ctx, &parted, &options)?;
 //! // Block partitioning keeps the input order, so ranks compare index by index.
-//! let err: f64 = result.ranks.iter().zip(&exact.ranks).map(|(a, b)| (f64::from(*a) - b).abs()).sum();
+//! let err = l1_distance(&result.ranks, &exact.ranks);
 //! assert!(err <= result.stats.residual_left / (1.0 - 0.85) + 1e-3);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -199,7 +199,7 @@ use rayon::prelude::*;
 pub use algorithm::{PageRank, VertexResidual};
 pub use driver::{Driver, ParseDriverError};
 pub use profile::{DeviceProfile, FusedPhaseTimes};
-pub use reference::{Reference, pagerank_reference};
+pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
 pub use tuning::PageRankTuning;

@@ -14,6 +14,16 @@ pub struct Reference {
     pub error_bound: f64,
 }
 
+/// The L1 distance `sum |ranks(v) - exact(v)|` between computed ranks and reference ranks
+/// ([`Reference::ranks`]) in the same vertex order: what the error bounds bound.
+pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
+    ranks
+        .iter()
+        .zip(exact)
+        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .sum()
+}
+
 /// Solves `r = (1 - alpha) + alpha * A r` (`(A r)(v)` = sum over arcs `u -> v` of
 /// `r(u) / outdeg(u)`) by Jacobi power iteration until the L1 distance to the fixed point is
 /// provably below `1e-9 * |r|_1` (the step shrinks by `alpha` per iteration, so the distance

@@ -70,7 +70,7 @@ use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{FusedMode, MinTraversalSolver, TraversalKernels};
 use groute_worklist::{Combine, Start, WorklistAlgorithm};
-use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::sssp_reference;
@@ -254,45 +254,11 @@ impl SsspResult {
     }
 }
 
-/// What can go wrong in [`sssp`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SsspError {
-    /// The graph has no vertices.
-    #[error("the graph is empty: SSSP needs at least one vertex")]
-    EmptyGraph,
-    /// The source is not a vertex of the graph.
-    #[error(
-        "source vertex {vertex} is out of range: the graph has {vertices} vertices (0..{vertices}); pass --source below {vertices}"
-    )]
-    SourceOutOfRange {
-        /// The source asked for (input order).
-        vertex: u32,
-        /// Vertices in the graph.
-        vertices: usize,
-    },
-    /// The graph's partition does not match the context.
-    #[error(
-        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
-    )]
-    PartitionMismatch {
-        /// Parts of the partition.
-        parts: usize,
-        /// Devices of the context.
-        devices: usize,
-    },
-    /// The worklist run failed (capacity, backend, time limit).
-    #[error(transparent)]
-    Worklist(#[from] WorklistError),
-    /// A graph error.
-    #[error(transparent)]
-    Graph(#[from] GraphError),
-}
+/// What can go wrong in [`sssp`]: the traversal error of [`Sssp`].
+pub type SsspError = TraversalError<Sssp>;
 
-impl From<groute_core::Error> for SsspError {
-    fn from(e: groute_core::Error) -> Self {
-        SsspError::Worklist(WorklistError::Runtime(e))
-    }
+impl TraversalName for Sssp {
+    const NAME: &'static str = "SSSP";
 }
 
 /// `csr` itself if it has weights, else a copy whose every arc weighs 1.
@@ -331,16 +297,8 @@ impl SsspSolver {
         graph: &PartitionedGraph,
         options: &SsspOptions,
     ) -> Result<Self, SsspError> {
+        SsspError::check_graph(context, graph)?;
         let n = graph.graph.num_vertices();
-        if n == 0 {
-            return Err(SsspError::EmptyGraph);
-        }
-        if graph.partition.num_parts() != context.num_devices() {
-            return Err(SsspError::PartitionMismatch {
-                parts: graph.partition.num_parts(),
-                devices: context.num_devices(),
-            });
-        }
         // The generic traversal insists on weights when `WEIGHTED`; the unit-weight copy lives
         // only until the upload.
         let csr = weighted(&graph.graph.csr)?;
@@ -366,13 +324,7 @@ impl SsspSolver {
 
     /// SSSP from `source` (input order).
     pub fn run(&mut self, source: u32) -> Result<SsspResult, SsspError> {
-        let n = self.num_vertices;
-        if source as usize >= n {
-            return Err(SsspError::SourceOutOfRange {
-                vertex: source,
-                vertices: n,
-            });
-        }
+        SsspError::check_source(source, self.num_vertices)?;
         let src = self.order.vertex_of_rank(source);
         let out = self.solver.run(&[src], &self.options.worklist)?;
         let ws = out.stats;
@@ -403,11 +355,8 @@ pub fn sssp(
     options: &SsspOptions,
 ) -> Result<SsspResult, SsspError> {
     let n = graph.graph.num_vertices();
-    if n > 0 && source as usize >= n {
-        return Err(SsspError::SourceOutOfRange {
-            vertex: source,
-            vertices: n,
-        });
+    if n > 0 {
+        SsspError::check_source(source, n)?;
     }
     SsspSolver::new(context, graph, options)?.run(source)
 }

@@ -14,9 +14,8 @@ use std::time::Duration;
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
-use groute_graph::{
-    EdgeList, Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph,
-};
+use groute_graph::testing::{from_pairs, from_triples, generated};
+use groute_graph::{Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph};
 use groute_sssp::{
     MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
 };
@@ -79,18 +78,6 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
             }
         }
     }
-}
-
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_triples(triples), name, false).unwrap()
-}
-
-fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
 fn datasets() -> PathBuf {
@@ -262,16 +249,8 @@ fn long_paths_saturate_instead_of_wrapping() {
 #[test]
 fn shipped_graphs_match_dijkstra() {
     let dir = datasets();
-    let mut tested = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let Ok(g) = load_graph(&path, None) else {
-            continue;
-        };
-        if g.num_vertices() == 0 {
-            continue;
-        }
-        tested += 1;
+    let shipped = groute_graph::shipped_graphs();
+    for g in shipped.iter().cloned() {
         let devices = device_counts(if g.num_vertices() < 8 {
             &[1, 2, 3]
         } else {
@@ -287,7 +266,7 @@ fn shipped_graphs_match_dijkstra() {
         }
     }
     assert!(
-        tested >= 5,
+        shipped.len() >= 5,
         "expected the shipped graphs in {}",
         dir.display()
     );
@@ -351,6 +330,10 @@ fn bad_inputs_are_clear_errors() {
         solver.run(u32::MAX).unwrap_err(),
         SsspError::SourceOutOfRange { .. }
     ));
+    assert_eq!(
+        SsspError::EmptyGraph.to_string(),
+        "the graph is empty: SSSP needs at least one vertex"
+    );
     let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
     assert!(matches!(
         sssp(&ctx, &three, 0, &options()).unwrap_err(),

@@ -205,6 +205,7 @@ mod split;
 mod sync;
 mod termination;
 pub mod traversal;
+mod traversal_error;
 
 pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
 pub use driver::{
@@ -223,3 +224,4 @@ pub use ring::{RingTransport, RouterRing};
 pub use share::{ShareOutput, ShareSolver, ShareValue};
 pub use split::{SplitFlags, SplitOps, VertexValue};
 pub use termination::TerminationCounter;
+pub use traversal_error::{TraversalError, TraversalName};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
 use groute_core::testing::{GpuHold, GpuTest, cuda_test};
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_worklist::traversal::FusedMode;
 
 /// A CUDA context of `devices` devices, sharing the GPU with the other tests (`None` when
@@ -35,13 +35,7 @@ pub fn cuda_alone_on(devices: usize) -> Option<GpuTest> {
     cuda_test(devices, None, GpuHold::Alone)
 }
 
-pub fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
-}
+pub use groute_graph::testing::{from_pairs, generated, self_loops};
 
 pub fn run(
     ctx: &Context,
@@ -109,21 +103,7 @@ pub fn graphs() -> Vec<Graph> {
             &[(0, 1), (1, 0), (1, 2), (5, 6), (6, 7), (8, 8)],
             "disconnected",
         ),
-        from_pairs(
-            6,
-            &[
-                (0, 0),
-                (0, 1),
-                (1, 1),
-                (1, 2),
-                (2, 3),
-                (3, 3),
-                (3, 4),
-                (4, 5),
-                (5, 0),
-            ],
-            "self-loops",
-        ),
+        self_loops(),
         from_pairs(1000, &chain, "directed path"),
     ]);
     let shipped = groute_graph::shipped_graphs();

@@ -3,10 +3,24 @@
 
 use std::time::Duration;
 
-use groute_core::{Context, Endpoint, Event, LinkReceiver, PendingSegment, Segment};
+use groute_core::{
+    Context, DeviceId, Endpoint, Event, Link, LinkConfig, LinkReceiver, PendingSegment, Segment,
+};
 
 /// Long enough for any jittered run, short enough that a deadlock fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The host endpoint.
+pub const HOST: Endpoint = Endpoint::Host;
+/// Device 0's endpoint.
+pub const D0: Endpoint = Endpoint::Device(DeviceId(0));
+/// Device 1's endpoint.
+pub const D1: Endpoint = Endpoint::Device(DeviceId(1));
+
+/// A link of `u32` from `src` to `dst` with `config` (panics where it cannot be built).
+pub fn new_link(ctx: &Context, src: Endpoint, dst: Endpoint, config: LinkConfig) -> Link<u32> {
+    Link::<u32>::new(ctx, src, dst, config).unwrap()
+}
 
 /// A segment holding `data` on `endpoint`, and the event after which it is valid.
 pub fn source(ctx: &Context, endpoint: Endpoint, data: &[u32]) -> (Segment<u32>, Event) {

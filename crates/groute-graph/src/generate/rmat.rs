@@ -16,6 +16,28 @@ const CHUNK: usize = 1 << 16;
 /// Salt separating the permutation stream from the edge streams.
 const PERMUTATION_STREAM: u64 = u64::MAX;
 
+/// Fills each `(src[i], dst[i])` with an arc drawn by `draw`, in parallel: the arcs of chunk
+/// `k` (of [`CHUNK`]) come from random stream `k` of `seed`, so the graph does not depend on the
+/// thread count.
+fn fill_arcs(
+    src: &mut [u32],
+    dst: &mut [u32],
+    seed: u64,
+    progress: &dyn Progress,
+    draw: impl Fn(&mut Xoshiro) -> (u32, u32) + Sync,
+) {
+    src.par_chunks_mut(CHUNK)
+        .zip(dst.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(k, (s, d))| {
+            let mut rng = Xoshiro::for_chunk(seed, k as u64);
+            for (s, d) in s.iter_mut().zip(d.iter_mut()) {
+                (*s, *d) = draw(&mut rng);
+            }
+            progress.advance(s.len() as u64);
+        });
+}
+
 pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph, GraphError> {
     let m = spec.generated_edges();
     let (n, permute): (u64, bool) = match &spec.generator {
@@ -51,45 +73,30 @@ pub(crate) fn generate(spec: &GenSpec, progress: &dyn Progress) -> Result<Graph,
             // Quadrant thresholds on 32-bit draws.
             let t = |x: f64| (x * 4_294_967_296.0).round().min(4_294_967_295.0) as u64;
             let (ta, tab, tabc) = (t(a), t(a + b), t(a + b + c));
-            src.par_chunks_mut(CHUNK)
-                .zip(dst.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(k, (s, d))| {
-                    let mut rng = Xoshiro::for_chunk(spec.seed, k as u64);
-                    for (s, d) in s.iter_mut().zip(d.iter_mut()) {
-                        let (mut u, mut v) = (0u32, 0u32);
-                        let mut bits = 0u64;
-                        for level in 0..scale {
-                            if level % 2 == 0 {
-                                bits = rng.next_u64();
-                            }
-                            let r = bits & 0xFFFF_FFFF;
-                            bits >>= 32;
-                            // Branch-free quadrant choice: [0, a) top-left, [a, a+b) top-right,
-                            // [a+b, a+b+c) bottom-left, the rest bottom-right.
-                            let bu = u32::from(r >= tab);
-                            let bv = u32::from(r >= ta) ^ bu ^ u32::from(r >= tabc);
-                            u = (u << 1) | bu;
-                            v = (v << 1) | bv;
-                        }
-                        *s = u;
-                        *d = v;
+            fill_arcs(&mut src, &mut dst, spec.seed, progress, |rng| {
+                let (mut u, mut v) = (0u32, 0u32);
+                let mut bits = 0u64;
+                for level in 0..scale {
+                    if level % 2 == 0 {
+                        bits = rng.next_u64();
                     }
-                    progress.advance(s.len() as u64);
-                });
+                    let r = bits & 0xFFFF_FFFF;
+                    bits >>= 32;
+                    // Branch-free quadrant choice: [0, a) top-left, [a, a+b) top-right,
+                    // [a+b, a+b+c) bottom-left, the rest bottom-right.
+                    let bu = u32::from(r >= tab);
+                    let bv = u32::from(r >= ta) ^ bu ^ u32::from(r >= tabc);
+                    u = (u << 1) | bu;
+                    v = (v << 1) | bv;
+                }
+                (u, v)
+            });
         }
         Generator::Random { vertices, .. } => {
-            src.par_chunks_mut(CHUNK)
-                .zip(dst.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(k, (s, d))| {
-                    let mut rng = Xoshiro::for_chunk(spec.seed, k as u64);
-                    for (s, d) in s.iter_mut().zip(d.iter_mut()) {
-                        *s = rng.below(vertices) as u32;
-                        *d = rng.below(vertices) as u32;
-                    }
-                    progress.advance(s.len() as u64);
-                });
+            fill_arcs(&mut src, &mut dst, spec.seed, progress, |rng| {
+                let u = rng.below(vertices) as u32;
+                (u, rng.below(vertices) as u32)
+            });
         }
         Generator::Road { .. } => {}
     }

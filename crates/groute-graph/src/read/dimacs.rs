@@ -3,24 +3,16 @@
 //! `c` comment lines, one problem line `p sp <n> <m>`, then `m` arc lines `a <u> <v> <w>`,
 //! 1-based ids, non-negative integer weights.
 
-use std::path::Path;
-
-use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::{GraphError, ParseProblem};
 use crate::graph::{Graph, VertexIds};
-use crate::progress::Progress;
-use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, check_lines_fit, concat, field_u64, parse_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, Symmetry, TextFile, check_count, check_lines_fit, concat, field_u64,
+    one_based, parse_chunks, parse_weight,
 };
 
-pub(crate) fn read(
-    path: &Path,
-    data: &[u8],
-    opts: &LoadOptions,
-    progress: &dyn Progress,
-) -> Result<Graph, GraphError> {
-    let err = |off: usize, p: ParseProblem| parse_error(path, data, (off, p));
+pub(crate) fn read(file: TextFile<'_>) -> Result<Graph, GraphError> {
+    let (data, opts, progress) = (file.data, file.opts, file.progress);
+    let err = |off: usize, p: ParseProblem| file.error(off, p);
     let mut c = Cursor::new(data);
     let (p_at, n, m) = loop {
         if c.done() {
@@ -93,17 +85,7 @@ pub(crate) fn read(
             let mut ids = [0u32; 2];
             for (k, id) in ids.iter_mut().enumerate() {
                 let v = field_u64(&mut c, k as u32 + 2, 4).map_err(|p| (line, p))?;
-                if v == 0 || v > n {
-                    return Err((
-                        line,
-                        ParseProblem::IdOutOfRange {
-                            id: v,
-                            min: 1,
-                            max: n,
-                        },
-                    ));
-                }
-                *id = (v - 1) as u32;
+                *id = one_based(v, n).map_err(|p| (line, p))?;
             }
             let tok = c.next_token().ok_or((
                 line,
@@ -125,28 +107,8 @@ pub(crate) fn read(
         }
         Ok(out)
     })
-    .map_err(|at| parse_error(path, data, at))?;
-    let (src, dst, w) = concat(chunks, keep)?;
-    if src.len() as u64 != m {
-        return Err(err(
-            p_at,
-            ParseProblem::CountMismatch {
-                what: "arcs",
-                declared: m,
-                found: src.len() as u64,
-            },
-        ));
-    }
-    progress.stage("building CSR", 0);
-    let csr = CsrBuilder::new(n as usize).build(&EdgeList {
-        src,
-        dst,
-        weights: w,
-    })?;
-    Ok(Graph {
-        csr,
-        ids: VertexIds::offset(1),
-        name: super::display_name(path),
-        symmetric: false,
-    })
+    .map_err(|(off, p)| err(off, p))?;
+    let arcs = concat(chunks, keep)?;
+    check_count("arcs", m, arcs.0.len() as u64).map_err(|p| err(p_at, p))?;
+    file.graph(n as usize, arcs, VertexIds::offset(1), Symmetry::Directed)
 }

@@ -7,40 +7,24 @@
 //! neighbour is followed by its weight. Every undirected edge appears in both lists, so the file
 //! has `2m` adjacency entries. Vertex sizes and weights are checked and dropped.
 
-use std::path::Path;
-
-use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::{GraphError, ParseProblem};
 use crate::graph::{Graph, VertexIds};
-use crate::progress::Progress;
-use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, check_lines_fit, chunk_target, concat, field_u64, line_chunks, parse_error,
-    parse_weight,
+    ChunkArcs, Cursor, Symmetry, TextFile, check_count, check_lines_fit, chunk_target, concat,
+    field_u64, line_chunks, one_based, parse_weight, skip_comment_lines,
 };
 
 use rayon::prelude::*;
 
-pub(crate) fn read(
-    path: &Path,
-    data: &[u8],
-    opts: &LoadOptions,
-    progress: &dyn Progress,
-) -> Result<Graph, GraphError> {
-    let err = |off: usize, p: ParseProblem| parse_error(path, data, (off, p));
+pub(crate) fn read(file: TextFile<'_>) -> Result<Graph, GraphError> {
+    let (data, opts, progress) = (file.data, file.opts, file.progress);
+    let err = |off: usize, p: ParseProblem| file.error(off, p);
     let mut c = Cursor::new(data);
-    loop {
-        if c.done() {
-            return Err(err(
-                c.i,
-                ParseProblem::BadHeader("missing header `n m [fmt [ncon]]`"),
-            ));
-        }
-        if c.at_eol() || c.peek() == Some(b'%') {
-            c.skip_line();
-            continue;
-        }
-        break;
+    if !skip_comment_lines(&mut c, b'%') {
+        return Err(err(
+            c.i,
+            ParseProblem::BadHeader("missing header `n m [fmt [ncon]]`"),
+        ));
     }
     let h_at = c.i;
     let n = field_u64(&mut c, 1, 2).map_err(|p| err(h_at, p))?;
@@ -144,18 +128,9 @@ pub(crate) fn read(
                         Some(Ok(u)) => u,
                         Some(Err(_)) => return Err((line, ParseProblem::NotNumeric { field })),
                     };
-                    if u == 0 || u > n {
-                        return Err((
-                            line,
-                            ParseProblem::IdOutOfRange {
-                                id: u,
-                                min: 1,
-                                max: n,
-                            },
-                        ));
-                    }
+                    let u = one_based(u, n).map_err(|p| (line, p))?;
                     out.src.push(v as u32);
-                    out.dst.push((u - 1) as u32);
+                    out.dst.push(u);
                     if ewgt {
                         field += 1;
                         let tok = c.next_token().ok_or((
@@ -181,40 +156,17 @@ pub(crate) fn read(
     let results: Vec<ChunkArcs<u32>> = results
         .into_iter()
         .collect::<Result<_, _>>()
-        .map_err(|at| parse_error(path, data, at))?;
+        .map_err(|(off, p)| err(off, p))?;
     if acc < n {
-        return Err(err(
-            h_at,
-            ParseProblem::CountMismatch {
-                what: "vertex lines",
-                declared: n,
-                found: acc,
-            },
-        ));
+        check_count("vertex lines", n, acc).map_err(|p| err(h_at, p))?;
     }
-    let (src, dst, w) = concat(results, keep)?;
-    if src.len() as u64 != entries {
-        return Err(err(
-            h_at,
-            ParseProblem::CountMismatch {
-                what: "adjacency entries (2 x edges)",
-                declared: entries,
-                found: src.len() as u64,
-            },
-        ));
-    }
-    progress.stage("building CSR", 0);
-    let csr = CsrBuilder::new(n as usize).build(&EdgeList {
-        src,
-        dst,
-        weights: w,
-    })?;
+    let arcs = concat(results, keep)?;
+    check_count(
+        "adjacency entries (2 x edges)",
+        entries,
+        arcs.0.len() as u64,
+    )
+    .map_err(|p| err(h_at, p))?;
     // The format requires both directions of every edge; check rather than trust it.
-    let symmetric = csr.is_symmetric();
-    Ok(Graph {
-        csr,
-        ids: VertexIds::offset(1),
-        name: super::display_name(path),
-        symmetric,
-    })
+    file.graph(n as usize, arcs, VertexIds::offset(1), Symmetry::Checked)
 }

@@ -266,11 +266,17 @@ pub fn load_graph_with(
     }
     let data = text::open_bytes(path)?;
     progress.stage("parsing", data.len() as u64);
+    let file = text::TextFile {
+        path,
+        data: &data,
+        opts: options,
+        progress,
+    };
     let mut g = match format {
-        GraphFormat::MatrixMarket => mtx::read(path, &data, options, progress)?,
-        GraphFormat::Dimacs => dimacs::read(path, &data, options, progress)?,
-        GraphFormat::Snap => snap::read(path, &data, options, progress)?,
-        GraphFormat::Metis => metis_fmt::read(path, &data, options, progress)?,
+        GraphFormat::MatrixMarket => mtx::read(file)?,
+        GraphFormat::Dimacs => dimacs::read(file)?,
+        GraphFormat::Snap => snap::read(file)?,
+        GraphFormat::Metis => metis_fmt::read(file)?,
         GraphFormat::Galois | GraphFormat::Cache => binary::read_galois(path, &data)?,
     };
     options.check_vertex_count(g.num_vertices() as u64)?;

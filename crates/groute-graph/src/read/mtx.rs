@@ -5,24 +5,16 @@
 //! 1-based. Entry `(i, j)` is the arc `i -> j`; a symmetric file yields both `i -> j` and `j -> i`
 //! (a diagonal entry once). Values become weights, rounded to the nearest integer when real.
 
-use std::path::Path;
-
-use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::{GraphError, ParseProblem};
 use crate::graph::{Graph, VertexIds};
-use crate::progress::Progress;
-use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, check_lines_fit, concat, field_u64, parse_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, Symmetry, TextFile, check_count, check_lines_fit, concat, field_u64,
+    one_based, parse_chunks, parse_weight, skip_comment_lines,
 };
 
-pub(crate) fn read(
-    path: &Path,
-    data: &[u8],
-    opts: &LoadOptions,
-    progress: &dyn Progress,
-) -> Result<Graph, GraphError> {
-    let err = |off: usize, p: ParseProblem| parse_error(path, data, (off, p));
+pub(crate) fn read(file: TextFile<'_>) -> Result<Graph, GraphError> {
+    let (data, opts, progress) = (file.data, file.opts, file.progress);
+    let err = |off: usize, p: ParseProblem| file.error(off, p);
     let mut c = Cursor::new(data);
     // Banner.
     let banner_at = c.i;
@@ -79,15 +71,8 @@ pub(crate) fn read(
         _ => return Err(err(banner_at, ParseProblem::BadHeader("unknown symmetry"))),
     };
     // Comments, then the size line.
-    loop {
-        if c.done() {
-            return Err(err(c.i, ParseProblem::BadHeader("missing size line")));
-        }
-        if c.at_eol() || c.peek() == Some(b'%') {
-            c.skip_line();
-            continue;
-        }
-        break;
+    if !skip_comment_lines(&mut c, b'%') {
+        return Err(err(c.i, ParseProblem::BadHeader("missing size line")));
     }
     let size_at = c.i;
     let rows = field_u64(&mut c, 1, 3).map_err(|p| err(size_at, p))?;
@@ -122,17 +107,7 @@ pub(crate) fn read(
             let mut ids = [0u32; 2];
             for (k, id) in ids.iter_mut().enumerate() {
                 let v = field_u64(&mut c, k as u32 + 1, max_fields).map_err(|p| (line, p))?;
-                if v == 0 || v > n {
-                    return Err((
-                        line,
-                        ParseProblem::IdOutOfRange {
-                            id: v,
-                            min: 1,
-                            max: n,
-                        },
-                    ));
-                }
-                *id = (v - 1) as u32;
+                *id = one_based(v, n).map_err(|p| (line, p))?;
             }
             if has_value {
                 let tok = c.next_token().ok_or((
@@ -156,31 +131,13 @@ pub(crate) fn read(
         }
         Ok(out)
     })
-    .map_err(|at| parse_error(path, data, at))?;
-    let (src, dst, w) = concat(chunks, keep)?;
-    if src.len() as u64 != nnz {
-        return Err(err(
-            size_at,
-            ParseProblem::CountMismatch {
-                what: "entries",
-                declared: nnz,
-                found: src.len() as u64,
-            },
-        ));
-    }
-    let edges = EdgeList {
-        src,
-        dst,
-        weights: w,
+    .map_err(|(off, p)| err(off, p))?;
+    let arcs = concat(chunks, keep)?;
+    check_count("entries", nnz, arcs.0.len() as u64).map_err(|p| err(size_at, p))?;
+    let symmetry = if symmetric {
+        Symmetry::Symmetrized
+    } else {
+        Symmetry::Directed
     };
-    progress.stage("building CSR", 0);
-    let csr = CsrBuilder::new(n as usize)
-        .symmetrize(symmetric)
-        .build(&edges)?;
-    Ok(Graph {
-        csr,
-        ids: VertexIds::offset(1),
-        name: super::display_name(path),
-        symmetric,
-    })
+    file.graph(n as usize, arcs, VertexIds::offset(1), symmetry)
 }

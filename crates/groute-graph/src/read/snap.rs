@@ -6,18 +6,14 @@
 //! occur in some arc, numbered internally in increasing id order; when they are exactly
 //! `0..=max` the numbering is the identity.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::{GraphError, ParseProblem};
 use crate::graph::{Graph, VertexIds};
-use crate::progress::Progress;
-use crate::read::LoadOptions;
 use crate::read::text::{
-    ChunkArcs, Cursor, concat, field_u64, parse_chunks, parse_error, parse_weight,
+    ChunkArcs, Cursor, Symmetry, TextFile, concat, field_u64, parse_chunks, parse_weight,
 };
 
 struct SnapChunk {
@@ -26,12 +22,8 @@ struct SnapChunk {
     first: Option<(u32, usize)>,
 }
 
-pub(crate) fn read(
-    path: &Path,
-    data: &[u8],
-    opts: &LoadOptions,
-    progress: &dyn Progress,
-) -> Result<Graph, GraphError> {
+pub(crate) fn read(file: TextFile<'_>) -> Result<Graph, GraphError> {
+    let (data, opts, progress) = (file.data, file.opts, file.progress);
     let chunks = parse_chunks(data, 0, progress, |chunk, base| {
         let mut out = SnapChunk {
             arcs: ChunkArcs::default(),
@@ -69,14 +61,14 @@ pub(crate) fn read(
         }
         Ok(out)
     })
-    .map_err(|at| parse_error(path, data, at))?;
+    .map_err(|(off, p)| file.error(off, p))?;
     let mut cols = None;
     for ch in &chunks {
         if let Some((k, at)) = ch.first {
             match cols {
                 None => cols = Some(k),
                 Some(c) if c != k => {
-                    return Err(parse_error(path, data, (at, columns_problem(c, k))));
+                    return Err(file.error(at, columns_problem(c, k)));
                 }
                 Some(_) => {}
             }
@@ -86,18 +78,7 @@ pub(crate) fn read(
     let (src, dst, w) = concat(chunks.into_iter().map(|c| c.arcs).collect(), weighted)?;
     progress.stage("numbering vertices", 0);
     let (ids, n, src, dst) = compact_ids(src, dst)?;
-    progress.stage("building CSR", 0);
-    let csr = CsrBuilder::new(n).build(&EdgeList {
-        src,
-        dst,
-        weights: w,
-    })?;
-    Ok(Graph {
-        csr,
-        ids,
-        name: super::display_name(path),
-        symmetric: false,
-    })
+    file.graph(n, (src, dst, w), ids, Symmetry::Directed)
 }
 
 fn columns_problem(expected: u32, found: u32) -> ParseProblem {

@@ -6,8 +6,64 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::alloc::try_with_capacity;
+use crate::csr::{CsrBuilder, EdgeList};
 use crate::error::{GraphError, ParseProblem};
+use crate::graph::{Graph, VertexIds};
 use crate::progress::Progress;
+use crate::read::LoadOptions;
+
+/// A text file being read: its path, its bytes, the options of the load and where its progress
+/// goes (what every text reader takes).
+#[derive(Clone, Copy)]
+pub(crate) struct TextFile<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) data: &'a [u8],
+    pub(crate) opts: &'a LoadOptions,
+    pub(crate) progress: &'a dyn Progress,
+}
+
+/// Whether the graph a text reader builds is symmetric.
+#[derive(Clone, Copy)]
+pub(crate) enum Symmetry {
+    /// Directed: each arc once, the graph not marked symmetric.
+    Directed,
+    /// Each arc taken both ways; the graph is symmetric.
+    Symmetrized,
+    /// Each arc once; the graph is symmetric where its CSR is (checked, not trusted).
+    Checked,
+}
+
+impl TextFile<'_> {
+    /// The error of `problem` on the line at byte `offset`.
+    pub(crate) fn error(&self, offset: usize, problem: ParseProblem) -> GraphError {
+        parse_error(self.path, self.data, (offset, problem))
+    }
+
+    /// The graph of `arcs` on `n` vertices numbered by `ids`, named after the file.
+    pub(crate) fn graph(
+        &self,
+        n: usize,
+        (src, dst, weights): Arcs<u32>,
+        ids: VertexIds,
+        symmetry: Symmetry,
+    ) -> Result<Graph, GraphError> {
+        self.progress.stage("building CSR", 0);
+        let csr = CsrBuilder::new(n)
+            .symmetrize(matches!(symmetry, Symmetry::Symmetrized))
+            .build(&EdgeList { src, dst, weights })?;
+        let symmetric = match symmetry {
+            Symmetry::Directed => false,
+            Symmetry::Symmetrized => true,
+            Symmetry::Checked => csr.is_symmetric(),
+        };
+        Ok(Graph {
+            csr,
+            ids,
+            name: super::display_name(self.path),
+            symmetric,
+        })
+    }
+}
 
 /// The bytes of a file: memory-mapped, or read when mapping is impossible (empty files, pipes).
 pub(crate) enum FileBytes {
@@ -254,6 +310,43 @@ pub(crate) fn field_u64(
             found: field - 1,
         }),
     }
+}
+
+/// Skips blank lines and lines starting with `comment` up to the first other line; `false`
+/// when the data ends first.
+pub(crate) fn skip_comment_lines(c: &mut Cursor<'_>, comment: u8) -> bool {
+    while !c.done() {
+        if !c.at_eol() && c.peek() != Some(comment) {
+            return true;
+        }
+        c.skip_line();
+    }
+    false
+}
+
+/// The internal number of the 1-based vertex id `id` of a graph of `n` vertices.
+#[inline]
+pub(crate) fn one_based(id: u64, n: u64) -> Result<u32, ParseProblem> {
+    if id == 0 || id > n {
+        return Err(ParseProblem::IdOutOfRange { id, min: 1, max: n });
+    }
+    Ok((id - 1) as u32)
+}
+
+/// Checks the count of `what` a header declared against the count found.
+pub(crate) fn check_count(
+    what: &'static str,
+    declared: u64,
+    found: u64,
+) -> Result<(), ParseProblem> {
+    if found != declared {
+        return Err(ParseProblem::CountMismatch {
+            what,
+            declared,
+            found,
+        });
+    }
+    Ok(())
 }
 
 /// Arcs parsed from one chunk, ids already converted to the internal numbering.

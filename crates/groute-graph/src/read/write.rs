@@ -80,11 +80,7 @@ pub(crate) fn write_mtx(g: &Graph, out: &mut impl Write) -> std::io::Result<()> 
         csr.num_edges()
     };
     writeln!(out, "%%MatrixMarket matrix coordinate {field} {shape}")?;
-    writeln!(
-        out,
-        "% {} (written by groute-graph)",
-        g.name.replace(['\n', '\r'], " ")
-    )?;
+    write_banner(out, "%", g)?;
     writeln!(out, "{} {} {}", csr.num_vertices(), csr.num_vertices(), nnz)?;
     write_arcs(g, out, lower, |b, v, t, w| {
         put_u64(b, u64::from(v) + 1);
@@ -98,14 +94,20 @@ pub(crate) fn write_mtx(g: &Graph, out: &mut impl Write) -> std::io::Result<()> 
     })
 }
 
+/// The comment line (starting with `comment`) that names the graph and the writer; the name
+/// kept on one line.
+fn write_banner(out: &mut impl Write, comment: &str, g: &Graph) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{comment} {} (written by groute-graph)",
+        g.name.replace(['\n', '\r'], " ")
+    )
+}
+
 /// DIMACS 9: every arc as `a u v w` (weight 1 when unweighted); ids `internal + 1`.
 pub(crate) fn write_dimacs(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
     let csr = &g.csr;
-    writeln!(
-        out,
-        "c {} (written by groute-graph)",
-        g.name.replace(['\n', '\r'], " ")
-    )?;
+    write_banner(out, "c", g)?;
     writeln!(out, "p sp {} {}", csr.num_vertices(), csr.num_edges())?;
     write_arcs(
         g,
@@ -126,11 +128,7 @@ pub(crate) fn write_dimacs(g: &Graph, out: &mut impl Write) -> std::io::Result<(
 /// SNAP: `u<TAB>v[<TAB>w]` with the graph's external ids.
 pub(crate) fn write_snap(g: &Graph, out: &mut impl Write) -> std::io::Result<()> {
     let csr = &g.csr;
-    writeln!(
-        out,
-        "# {} (written by groute-graph)",
-        g.name.replace(['\n', '\r'], " ")
-    )?;
+    write_banner(out, "#", g)?;
     writeln!(
         out,
         "# Nodes: {} Edges: {}",

@@ -136,3 +136,17 @@ fn check_cache_rows(dir: &TempDir, g: &Graph) {
         }
     }
 }
+
+/// Every arc of `g` as (source, target, weight) in the file's own ids, sorted: what two
+/// readings of one graph must agree on whatever their internal numbering.
+pub fn arcs(g: &Graph) -> Vec<(u64, u64, Option<u32>)> {
+    let mut out = Vec::new();
+    for v in 0..g.num_vertices() as u32 {
+        let w = g.csr.edge_weights(v);
+        for (i, &t) in g.csr.neighbors(v).iter().enumerate() {
+            out.push((g.external_id(v), g.external_id(t), w.map(|w| w[i])));
+        }
+    }
+    out.sort_unstable();
+    out
+}

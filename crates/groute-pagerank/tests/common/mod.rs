@@ -119,14 +119,7 @@ pub fn check_result(
     }
 }
 
-/// The L1 distance between f32 ranks and the reference's.
-pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
-    ranks
-        .iter()
-        .zip(exact)
-        .map(|(a, b)| (f64::from(*a) - b).abs())
-        .sum()
-}
+pub use groute_pagerank::l1_distance;
 
 /// The drivers to run on a test context: unless `o` names one, both the host-driven one and
 /// the device-driven one (on CUDA with pull sweeps where `PeerGroup` can run; on the host
