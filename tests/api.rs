@@ -165,26 +165,26 @@ fn device_driven_cc_gives_the_reference_labels() {
     if !cuda_required() {
         return;
     }
-    for graph in graphs() {
+    let graphs = graphs();
+    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
+        let (graph, devices) = (&graphs[gi], DEVICES[di]);
         let expected = cc_reference(&graph.as_graph().csr);
-        for &devices in DEVICES {
-            let label = format!("{} on {devices}", graph.name());
-            let run = runner(devices)
-                .execution(Execution::DeviceDriven)
-                .cc(&graph)
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            assert_eq!(run.labels, expected, "{label}");
-            assert_eq!(run.stats.execution, Execution::DeviceDriven, "{label}");
-            assert!(
-                run.stats.engine.starts_with("label propagation"),
-                "{label}: {}",
-                run.stats.engine
-            );
-            assert_eq!(
-                run.components,
-                runner(devices).cc(&graph).unwrap().components
-            );
-        }
+        let label = format!("{} on {devices}", graph.name());
+        let run = runner(devices)
+            .execution(Execution::DeviceDriven)
+            .cc(graph)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(run.labels, expected, "{label}");
+        assert_eq!(run.stats.execution, Execution::DeviceDriven, "{label}");
+        assert!(
+            run.stats.engine.starts_with("label propagation"),
+            "{label}: {}",
+            run.stats.engine
+        );
+        assert_eq!(
+            run.components,
+            runner(devices).cc(graph).unwrap().components
+        );
     }
     // File ids out of order (internal 0..4 carry 40, 10, 30, 20), renumbered by METIS: the
     // labels are still by input order, each its component's smallest vertex in that order.
@@ -327,7 +327,11 @@ fn host_driven_execution_gives_the_same_levels_as_auto() {
 
 #[test]
 fn every_execution_gives_the_reference_results_and_says_which_ran() {
-    for spec in [SPECS[0], SPECS[1]] {
+    let specs = [SPECS[0], SPECS[1]];
+    let executions = [Execution::HostDriven, Execution::DeviceDriven];
+    // Reduced inputs (sanitizers): every graph, device count and execution once.
+    for [si, di, ei] in combinations([specs.len(), 2, executions.len()]) {
+        let (spec, devices, execution) = (specs[si], [1, 3][di], executions[ei]);
         let graph = Graph::generate(spec).unwrap();
         let csr = &graph.as_graph().csr;
         let source = source_of(&graph);
@@ -335,33 +339,29 @@ fn every_execution_gives_the_reference_results_and_says_which_ran() {
         let distances = sssp_reference(csr, source);
         let labels = cc_reference(csr);
         let exact = pagerank_reference(csr, 0.85);
-        for devices in [1, 3] {
-            for execution in [Execution::HostDriven, Execution::DeviceDriven] {
-                let what = format!("{spec}, {devices} devices, {execution}");
-                let r = runner(devices).execution(execution);
-                let bfs = r
-                    .bfs(&graph, source)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(bfs.levels, levels, "{what}");
-                let sssp = r
-                    .sssp(&graph, source)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(sssp.distances, distances, "{what}");
-                let cc = r.cc(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(cc.labels, labels, "{what}");
-                let pr = r.pagerank(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
-                let l1: f64 = pr
-                    .ranks
-                    .iter()
-                    .zip(&exact.ranks)
-                    .map(|(a, b)| (f64::from(*a) - b).abs())
-                    .sum();
-                let allowed = pr.error_bound() + 1e-5 * graph.vertices() as f64;
-                assert!(l1 <= allowed, "{what}: PageRank L1 {l1} > {allowed}");
-                for stats in [&bfs.stats, &sssp.stats, &cc.stats, &pr.stats] {
-                    assert_eq!(stats.execution, execution, "{what}: {}", stats.engine);
-                }
-            }
+        let what = format!("{spec}, {devices} devices, {execution}");
+        let r = runner(devices).execution(execution);
+        let bfs = r
+            .bfs(&graph, source)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(bfs.levels, levels, "{what}");
+        let sssp = r
+            .sssp(&graph, source)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(sssp.distances, distances, "{what}");
+        let cc = r.cc(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(cc.labels, labels, "{what}");
+        let pr = r.pagerank(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let l1: f64 = pr
+            .ranks
+            .iter()
+            .zip(&exact.ranks)
+            .map(|(a, b)| (f64::from(*a) - b).abs())
+            .sum();
+        let allowed = pr.error_bound() + 1e-5 * graph.vertices() as f64;
+        assert!(l1 <= allowed, "{what}: PageRank L1 {l1} > {allowed}");
+        for stats in [&bfs.stats, &sssp.stats, &cc.stats, &pr.stats] {
+            assert_eq!(stats.execution, execution, "{what}: {}", stats.engine);
         }
     }
 }
