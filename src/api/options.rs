@@ -263,10 +263,13 @@ impl Runner {
         self
     }
 
-    /// Host backend only: how long a wait for a device's work lets that device make no
-    /// progress before the run fails with [`groute_core::Error::DeviceStalled`] naming it
-    /// (default [`DEFAULT_STALL_TIMEOUT`], 60 s; `None`: wait forever). A device that fails
-    /// (a kernel panics) ends the run at once with [`groute_core::Error::DeviceFailed`].
+    /// How long a wait may see no progress before the run fails (default
+    /// [`DEFAULT_STALL_TIMEOUT`], 60 s; `None`: wait forever;
+    /// [`groute_core::ContextBuilder::stall_timeout`]). On the host backend a device that
+    /// makes no progress fails with [`groute_core::Error::DeviceStalled`] naming it, and a
+    /// device that fails (a kernel panics) ends the run at once with
+    /// [`groute_core::Error::DeviceFailed`]; on CUDA it bounds how long a device-driven member
+    /// waits for its peers at one exchange.
     pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Runner {
         self.stall_timeout = timeout;
         self

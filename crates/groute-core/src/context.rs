@@ -114,11 +114,15 @@ impl ContextBuilder {
         self
     }
 
-    /// Host backend: how long a host wait (an event, a stream's synchronisation, a host
-    /// kernel's result) lets the stream it waits on make no progress, neither finishing an
-    /// operation nor running one, before it fails with [`Error::DeviceStalled`] naming the
-    /// device (default [`DEFAULT_STALL_TIMEOUT`], 60 s; `None`: wait forever). Ignored by
-    /// the CUDA backend.
+    /// How long a wait may see no progress before it fails (default [`DEFAULT_STALL_TIMEOUT`],
+    /// 60 s; `None`: wait forever).
+    ///
+    /// - Host backend: a host wait (an event, a stream's synchronisation, a host kernel's
+    ///   result) whose stream neither finishes an operation nor runs one for this long fails
+    ///   with [`Error::DeviceStalled`] naming the device.
+    /// - CUDA backend: the default timeout of a [`crate::cuda::PeerGroup`] on this context,
+    ///   how long a device-driven member waits for its peers at one exchange (or for them to
+    ///   start) before the run fails with [`Error::PeerExchangeFailed`].
     pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.stall_timeout = timeout;
         self
@@ -208,7 +212,7 @@ impl ContextBuilder {
             self.devices,
             (self.physical_limit, self.first_physical),
             fallback_note,
-            self.device_memory_limit,
+            (self.device_memory_limit, self.stall_timeout),
         )
     }
 }
@@ -399,6 +403,7 @@ struct ContextInner {
     devices: Vec<Device>,
     fallback_note: Option<String>,
     host_memory: MemoryPool,
+    stall_timeout: Option<Duration>,
 }
 
 /// The runtime: a backend and the (virtual) devices built on it. Cheap to clone.
@@ -435,14 +440,21 @@ impl Context {
             .build()
     }
 
-    /// A context over an existing backend (no device memory limit).
+    /// A context over an existing backend (no device memory limit, the default stall
+    /// timeout).
     pub fn from_backend(
         backend: Arc<dyn Backend>,
         devices: usize,
         physical_limit: Option<usize>,
         fallback_note: Option<String>,
     ) -> Result<Self> {
-        Self::build_on(backend, devices, (physical_limit, 0), fallback_note, None)
+        Self::build_on(
+            backend,
+            devices,
+            (physical_limit, 0),
+            fallback_note,
+            (None, Some(DEFAULT_STALL_TIMEOUT)),
+        )
     }
 
     fn build_on(
@@ -450,7 +462,7 @@ impl Context {
         devices: usize,
         (physical_limit, first_physical): (Option<usize>, usize),
         fallback_note: Option<String>,
-        device_memory_limit: Option<u64>,
+        (device_memory_limit, stall_timeout): (Option<u64>, Option<Duration>),
     ) -> Result<Self> {
         if devices == 0 {
             return Err(Error::NoDevices);
@@ -514,6 +526,7 @@ impl Context {
                 devices: list,
                 fallback_note,
                 host_memory,
+                stall_timeout,
             }),
         })
     }
@@ -531,6 +544,12 @@ impl Context {
     /// Why [`BackendChoice::Auto`] fell back to the host backend, if it did.
     pub fn fallback_note(&self) -> Option<&str> {
         self.inner.fallback_note.as_deref()
+    }
+
+    /// How long a wait may see no progress before it fails
+    /// ([`ContextBuilder::stall_timeout`]; `None`: forever).
+    pub fn stall_timeout(&self) -> Option<Duration> {
+        self.inner.stall_timeout
     }
 
     /// Number of (virtual) devices.

@@ -185,9 +185,12 @@ pub fn cuda_context_on(devices: usize, gpus: Option<usize>) -> Option<Context> {
         eprintln!("note: CUDA backend not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
         return None;
     }
+    // Peer groups wait for their members this long (stretched under sanitizers, where the
+    // members of concurrent test processes share a serialised GPU).
     let builder = Context::builder()
         .devices(devices)
-        .backend(BackendChoice::Cuda);
+        .backend(BackendChoice::Cuda)
+        .stall_timeout(Some(scaled(crate::DEFAULT_STALL_TIMEOUT)));
     let builder = match gpus {
         Some(n) => builder.physical_devices(n),
         None => builder,

@@ -168,3 +168,29 @@ fn a_member_started_alone_cancels_the_start_and_the_group_still_runs() {
         assert_eq!((probe.exchanges, probe.mismatches), (100, 0));
     }
 }
+
+/// A group waits for its members as long as its context's stall timeout (forever without one),
+/// and every context of the process shares one CUDA backend, so that kernels load once per
+/// process (GROUTE_TEST_CUDA=1).
+#[test]
+fn a_group_waits_the_contexts_stall_timeout_and_contexts_share_the_backend() {
+    if cuda_context(1).is_none() {
+        return;
+    }
+    let build = |timeout| {
+        Context::builder()
+            .devices(2)
+            .backend(groute_core::BackendChoice::Cuda)
+            .physical_devices(1)
+            .stall_timeout(timeout)
+            .build()
+            .expect("a CUDA context")
+    };
+    let (five, forever) = (build(Some(Duration::from_secs(5))), build(None));
+    assert_eq!(five.stall_timeout(), Some(Duration::from_secs(5)));
+    let group = PeerGroup::new_sharing(&five, GpuSharing::Split).unwrap();
+    assert_eq!(group.timeout(), Duration::from_secs(5));
+    let group = PeerGroup::new_sharing(&forever, GpuSharing::Split).unwrap();
+    assert_eq!(group.timeout(), Duration::MAX);
+    assert!(std::sync::Arc::ptr_eq(five.backend(), forever.backend()));
+}

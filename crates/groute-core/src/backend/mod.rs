@@ -248,10 +248,23 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn as_any(&self) -> &dyn Any;
 }
 
-/// Creates the CUDA backend over every visible GPU, or says why it cannot.
+/// The process's CUDA backend over every visible GPU, or why there is none.
+///
+/// The first context that asks opens it; every later context of the process shares it, as
+/// they share the GPUs' primary contexts it retains. A module a kernel needs is then loaded
+/// (and its PTX compiled to the GPU's code) once per process rather than once per context:
+/// a program that builds a context per run (`groute::Runner`, the test suites) does not pay
+/// for it again each run. A failure to open is not kept: the next context tries again.
 ///
 /// Never panics: a missing driver library or a machine without GPUs is an
 /// [`crate::Error::CudaUnavailable`].
 pub(crate) fn create_cuda_backend() -> Result<Arc<dyn Backend>> {
-    Ok(Arc::new(cuda::CudaBackend::new()?))
+    static SHARED: parking_lot::Mutex<Option<Arc<dyn Backend>>> = parking_lot::Mutex::new(None);
+    let mut shared = SHARED.lock();
+    if let Some(backend) = shared.as_ref() {
+        return Ok(Arc::clone(backend));
+    }
+    let backend: Arc<dyn Backend> = Arc::new(cuda::CudaBackend::new()?);
+    *shared = Some(Arc::clone(&backend));
+    Ok(backend)
 }

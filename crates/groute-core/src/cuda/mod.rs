@@ -33,10 +33,10 @@ pub use module::{CudaFunction, CudaModule};
 pub(crate) use peer_copy::peer_copy_and_record;
 pub use peer_copy::{PEER_COPY_BLOCK, kernel_copy_applies, load_peer_copy, peer_copy};
 pub use peer_group::{
-    GpuShare, GpuSharing, PEER_ABORTED, PEER_CANCELLED, PEER_DEFAULT_TIMEOUT, PEER_MAILBOX_WORDS,
-    PEER_MAX_DEVICES, PEER_MAX_VALUES, PEER_OK, PEER_POSTBOX_WORDS, PEER_START_WINDOW,
-    PEER_TIMED_OUT, PeerArgs, PeerExchange, PeerGroup, PeerProbe, PeerRun, member_grid,
-    member_share, peer_group_probe, peer_start_gate_probe,
+    GpuShare, GpuSharing, PEER_ABORTED, PEER_CANCELLED, PEER_MAILBOX_WORDS, PEER_MAX_DEVICES,
+    PEER_MAX_VALUES, PEER_OK, PEER_POSTBOX_WORDS, PEER_START_WINDOW, PEER_TIMED_OUT, PeerArgs,
+    PeerExchange, PeerGroup, PeerProbe, PeerRun, member_grid, member_share, peer_group_probe,
+    peer_start_gate_probe,
 };
 
 pub use crate::backend::cuda::{CudaBackend, CudaEvent, CudaMemory, CudaOptions, CudaStream};

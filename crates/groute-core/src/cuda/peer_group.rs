@@ -151,10 +151,6 @@ pub enum PeerExchange {
     Posted,
 }
 
-/// How long a member waits for the others at one exchange before it gives up, unless
-/// [`PeerGroup::set_timeout`] says otherwise.
-pub const PEER_DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// How long a member waits at its first exchange for the others to start before it cancels
 /// the start (`groute::PEER_START_WINDOW_NS`; see the module docs).
 pub const PEER_START_WINDOW: Duration = Duration::from_millis(10);
@@ -289,7 +285,7 @@ impl PeerGroup {
             context: context.clone(),
             mailbox: context.devices()[0].alloc::<u64>(PEER_MAILBOX_WORDS)?,
             abort: context.alloc_mapped::<u32>(1)?,
-            timeout: PEER_DEFAULT_TIMEOUT,
+            timeout: context.stall_timeout().unwrap_or(Duration::MAX),
         };
         group.reset()?;
         Ok(group)
@@ -462,7 +458,13 @@ impl PeerGroup {
         &self.abort
     }
 
-    /// Sets the longest wait at one exchange (default [`PEER_DEFAULT_TIMEOUT`]).
+    /// The longest wait at one exchange ([`PeerGroup::set_timeout`]).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sets the longest wait at one exchange (default: the context's stall timeout,
+    /// [`crate::ContextBuilder::stall_timeout`]).
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
     }

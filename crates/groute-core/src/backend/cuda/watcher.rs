@@ -13,6 +13,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -37,25 +38,50 @@ enum Message {
     Run(Callback),
 }
 
-/// The sending side, held by the device.
+/// The sending side, held by the device. Dropping it (as the device drops) closes the channel
+/// and joins the thread, so no service thread outlives its device: every message that leads
+/// to a driver call holds an `Arc` to the device, so by then the thread has no work left and
+/// is waiting on the channel.
 pub(crate) struct WatcherHandle {
-    tx: Sender<Message>,
+    tx: Option<Sender<Message>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for WatcherHandle {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(thread) = self.thread.take() {
+            // The device's last `Arc` can go with a message the thread itself ran (a deferred
+            // release): it returns on its own once that message is done and must not wait
+            // for itself.
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
+        }
+    }
 }
 
 impl WatcherHandle {
     /// Calls `callback` on the service thread once `handle`'s recording has completed.
     pub(crate) fn watch(&self, handle: Arc<EventHandle>, callback: Callback) {
         if let Err(channel::SendError(Message::Watch(_, cb))) =
-            self.tx.send(Message::Watch(handle, callback))
+            self.send(Message::Watch(handle, callback))
         {
             // The thread is gone (process teardown): do not lose the callback.
             cb();
         }
     }
 
+    fn send(&self, message: Message) -> Result<(), channel::SendError<Message>> {
+        match &self.tx {
+            Some(tx) => tx.send(message),
+            None => Err(channel::SendError(message)),
+        }
+    }
+
     /// Runs `f` on the service thread.
     pub(crate) fn defer(&self, f: Callback) {
-        if let Err(channel::SendError(Message::Run(f))) = self.tx.send(Message::Run(f)) {
+        if let Err(channel::SendError(Message::Run(f))) = self.send(Message::Run(f)) {
             // The thread is gone: leak rather than call the driver from a host callback.
             std::mem::forget(f);
         }
@@ -70,7 +96,7 @@ impl Watcher {
     pub(crate) fn spawn(ordinal: usize, ctx: sys::CUcontext) -> Result<WatcherHandle> {
         let (tx, rx) = channel::unbounded();
         let ctx_addr = ctx as usize;
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name(format!("groute-cuda{ordinal}"))
             .spawn(move || {
                 let ctx = ctx_addr as sys::CUcontext;
@@ -82,7 +108,10 @@ impl Watcher {
             .map_err(|e| {
                 Error::ThreadPanicked(format!("could not start a CUDA service thread: {e}"))
             })?;
-        Ok(WatcherHandle { tx })
+        Ok(WatcherHandle {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
     }
 }
 
