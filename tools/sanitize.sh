@@ -12,7 +12,8 @@
 #   --tools LIST      comma-separated sanitizer tools (default memcheck,racecheck,synccheck)
 #   --tests REGEX     test binaries to run (default: every suite and unit-test binary that
 #                     exercises CUDA)
-#   --test-filter STR run only the tests whose name contains STR (the harness's filter)
+#   --test-filter STR run only the tests whose name contains STR (the harness's filter;
+#                     repeat it to run the tests that match any)
 #   --per-test        one sanitized run per test of each suite (listed with `--list`), so a
 #                     long suite is cut into runs that each fit the timeout
 #   --jobs N          sanitized runs at once (default 1); they share the GPU
@@ -59,7 +60,7 @@ while [[ $# -gt 0 ]]; do
     --manifest) manifest=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --tests) tests_re=$2; shift 2 ;;
-    --test-filter) test_filter=("$2"); shift 2 ;;
+    --test-filter) test_filter+=("$2"); shift 2 ;;
     --per-test) per_test=1; shift ;;
     --jobs) jobs=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;

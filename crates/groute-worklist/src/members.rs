@@ -321,7 +321,7 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
             let received = self.receive()?;
             let expanded = self.expand()?;
             if !expanded && received == 0 && !self.low.is_empty() {
-                self.advance()?;
+                self.advance();
             }
             self.publish();
             if received > 0 || expanded {
@@ -428,11 +428,11 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
 
     /// With nothing else to do: raises the threshold by at least a band, up to the band of
     /// the smallest deferred priority, and re-examines the low list.
-    fn advance(&mut self) -> Result<(), WorklistError> {
+    fn advance(&mut self) {
         if self.band == 0 {
             // Nothing is deferred with priority off; never reached.
             self.local.extend(self.low.drain(..).map(|(item, _)| item));
-            return Ok(());
+            return;
         }
         let smallest = self.low.iter().map(|&(_, p)| p).min().unwrap_or(0);
         let band_end = (smallest / self.band)
@@ -453,7 +453,6 @@ impl<'a, P: DeviceProgram> Member<'a, P> {
                 self.local.push_back(item);
             }
         }
-        Ok(())
     }
 
     /// Publishes the outbox into the next member's inbox, unless that inbox is full.

@@ -21,11 +21,15 @@
 //! file is empty.
 #![cfg(loom)]
 
+#[path = "common/loom_model.rs"]
+mod loom_model;
+
 use std::collections::VecDeque;
 
 use groute_worklist::MemberCount;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
+use loom_model::model_builder;
 
 /// A scripted workload: item `i`, expanded, produces `children[i]` for the next member.
 #[derive(Clone, Copy, Debug)]
@@ -123,14 +127,7 @@ impl Shared {
 }
 
 fn model(workload: Workload, protocol: Protocol) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(workload.preemptions);
-    }
-    // Idle members poll, and every poll is a branch: room for the polls of the longest
-    // execution, while a member that never sees the end still fails.
-    builder.max_branches = builder.max_branches.max(20_000);
-    builder.check(move || {
+    model_builder(workload.preemptions).check(move || {
         let wl = workload;
         let shared = Arc::new(Shared {
             count: MemberCount::new(wl.members),

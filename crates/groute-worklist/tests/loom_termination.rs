@@ -26,6 +26,9 @@
 //! (3 preemptions on two devices, 1 on three). Without `--cfg loom` this file is empty.
 #![cfg(loom)]
 
+#[path = "common/loom_model.rs"]
+mod loom_model;
+
 use std::collections::VecDeque;
 
 use groute_worklist::{
@@ -33,6 +36,7 @@ use groute_worklist::{
 };
 use loom::sync::{Arc, Mutex};
 use loom::thread;
+use loom_model::model_builder;
 
 /// A scripted workload: item `i` has priority `prio[i]` and, when expanded, produces the
 /// items `children[i]`, sent to the next device in ring order.
@@ -389,14 +393,7 @@ impl<C: Counter> Shared<C> {
 
 /// Runs `workload` under every interleaving up to the bound and checks (a) to (d).
 fn model<C: Counter>(workload: Workload, reporting: Reporting, counter: fn(usize) -> C) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(workload.preemptions);
-    }
-    // Idle drivers poll (as the real ones do), and every poll is a branch: room for the
-    // polls of the longest execution, while a driver that never sees the end still fails.
-    builder.max_branches = builder.max_branches.max(20_000);
-    builder.check(move || {
+    model_builder(workload.preemptions).check(move || {
         let wl = workload;
         let shared = Arc::new(Shared {
             counter: counter(wl.devices),
