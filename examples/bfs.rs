@@ -97,60 +97,60 @@ struct Cli {
     do_trace: bool,
     /// Device-driven direction-optimizing runs: a pull step builds the next frontier and
     /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_pull_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs: the kernel's build capped at 32 registers
     /// (every thread slot of an SM resident; some registers spilled).
-    /// Default false (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default false (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_full_occupancy: Option<bool>,
     /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
     /// their worklist slots with one atomic per block (a second sweep appends).
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_warp_reserve: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: exchanges post values into
     /// every peer's memory and poll their own (no remote atomic, no remote polling).
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_post_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the apply-and-scan pass keeps 2 words' loads
     /// in flight per warp.
-    /// Default false (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default false (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_scan_batch: Option<bool>,
     /// Device-driven direction-optimizing runs: on one device a push step's appends are the
     /// next frontier (no scan over every vertex after it); on several, with the dense push's
     /// bitmap, a dense push's next frontier is built from its bitmap and the received words.
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_push_frontier: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few
     /// out-arcs send lists of their appends and build the next frontier from them.
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_sparse_push: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: one exchange per pull level
     /// with `--do-pull-frontier` (the counters travel with the words) and per sparse push
     /// level with `--do-sparse-push` (every device counts the union of the lists).
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_one_exchange: Option<bool>,
     /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
     /// step.
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_hub_batch: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices, with `--do-sparse-push`: a
     /// sparse push stores its lists into the peers' inboxes as it appends (no send pass, its
     /// exchange in the push's own grid barrier).
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_listed_push: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: a dense push marks its
     /// discoveries in a bitmap, which its send pass reads instead of the level array.
-    /// Default true (`FusedDirectionOptions::default`, the fastest measured).
+    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
     #[arg(long, hide = true, value_name = "BOOL")]
     do_push_bitmap: Option<bool>,
     /// Device-driven direction-optimizing runs on several devices: push levels with few

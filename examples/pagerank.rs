@@ -8,10 +8,8 @@
 //! ```
 //!
 //! The default `--epsilon` ([`groute::pagerank::DEFAULT_EPSILON`], 2e-4) leaves the ranks
-//! within 1e-3 relative L1 of the exact fixed point: on the host backend, kron scale 16
-//! (`--gen kron16`) measured 6.1e-4 at 2e-4 (3.3e-2 at 0.01, 3.1e-3 at 1e-3, 9.5e-4 at 3e-4,
-//! 3.0e-4 at 1e-4: the error grows about linearly with epsilon). The benchmarks keep 0.01
-//! to compare with published figures.
+//! within 1e-3 relative L1 of the exact fixed point (the error grows about linearly with
+//! epsilon). The benchmarks keep 0.01 to compare with published figures.
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` and validates the result
 //! against the sequential reference: the L1 error must stay within `residual left / (1 -

@@ -152,7 +152,7 @@ pub struct FusedArgs {
     /// The fused kernel's single-block mode runs on a cluster of 4 blocks (true) or on one
     /// block (false), where the GPU and the graph allow it (compute capability 9.0, one device
     /// or the members of a device-driven run, adjacency lists under 32 arcs; members sharing
-    /// a GPU run it only if all of them can). Default: on (measured faster for BFS and SSSP).
+    /// a GPU run it only if all of them can). Default: on (faster for BFS and SSSP).
     #[arg(long, hide = true, value_name = "BOOL")]
     pub fused_cluster: Option<bool>,
 }

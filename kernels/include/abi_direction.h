@@ -133,8 +133,8 @@ GROUTE_ENUM(DoFlag){
     // halves, zero between levels) with a reduction (PushAppends: nothing waits for it), so
     // its send pass reads that bitmap (send_marks, which clears it) instead of the levels of
     // every vertex. (Building the next frontier from the bitmap and the received words
-    // without level loads, a warp per nonzero word, was slower than apply_and_scan: 40 µs
-    // against 28 on kron21's dense level.)
+    // without level loads, a warp per nonzero word, is slower than apply_and_scan on a dense
+    // level.)
     DO_FLAG_PUSH_BITMAP = 512,
     // Several devices: replicated levels. A push step whose frontier is on every device's
     // worklist and has few out-arcs (REPLICATE_DIVISOR) runs whole on every device (each

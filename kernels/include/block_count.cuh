@@ -1,11 +1,11 @@
 // Block-aggregated counters and reservations: one global atomic per block where the
 // warp-aggregated versions (warp_append.cuh) take one per warp.
 //
-// Why: a grid-stride pass of a persistent kernel runs every warp of the resident grid (5,280
-// warps of 256-thread blocks on an H200's 132 SMs), and a warp-aggregated count sends one
-// atomic per warp to the same word. Atomics on one word are serialised at its L2 slice, so a
-// pass over a few thousand items ended in thousands of queued atomics on each of its counters,
-// and splitting the pass over more devices did not shorten that queue. Summed over the block in
+// Why: a grid-stride pass of a persistent kernel runs every warp of the resident grid
+// (thousands of warps on a large GPU), and a warp-aggregated count sends one atomic per warp to
+// the same word. Atomics on one word are serialised at its L2 slice, so a pass over a few
+// thousand items ends in thousands of queued atomics on each of its counters, and splitting
+// the pass over more devices does not shorten that queue. Summed over the block in
 // shared memory first, a pass sends one atomic per block and counter.
 //
 // Requirements: every thread of the block calls these, from block-uniform control flow (they

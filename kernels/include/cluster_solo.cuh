@@ -7,14 +7,13 @@
 // multiprocessor saturates on levels of more than a few hundred items; the grid pays a grid
 // barrier (about 6,000 cycles) per level. A cluster of 4 blocks on 4 multiprocessors pays a
 // cluster barrier (hardware, inside one GPC) and spreads a level over 4 multiprocessors.
-// Measured with a stand-alone prototype on one H200 (road grid 2048 x 2048, p = 0.6, 4,183
-// levels, whole BFS in one block or one cluster, median of 5): one block 28.5 ms (levels of
-// more than 1,024 items cost 19,000 cycles), a cluster of 2 / 4 / 8 blocks 21.8 / 19.4 / 20.1
-// ms with the filtering load and 19.5 / 16.4 / 16.6 ms without it (the atomicMin goes out
-// right after the targets load). So the cluster relaxes without the filter. In the tree, with
-// a step's atomics and range loads issued back to back (predicated.cuh) and the item's value
-// read beside the targets loads (FreshValue), the road grid's BFS takes 14.5 ms on the cluster
-// against 21.8 on one block (docs/device-protocol.md, "The single-block mode on a cluster").
+// A whole BFS run in one cluster of 4 is much faster than in one block (whose levels of more
+// than 1,024 items take several passes), faster than in a cluster of 2 and no slower than in
+// one of 8; and every cluster size runs faster without the filtering load (the atomicMin goes
+// out right after the targets load). So the cluster relaxes without the filter. With a step's
+// atomics and range loads issued back to back (predicated.cuh) and the item's value read
+// beside the targets loads (FreshValue), the cluster runs a road grid's BFS markedly faster
+// than one block (docs/device-protocol.md, "The single-block mode on a cluster").
 //
 // Where items live. The first level expands the batch [start, end) from the worklist, block
 // b taking the positions start + b, start + b + SOLO_CLUSTER, ... Every later level's items are
@@ -171,18 +170,15 @@ __device__ __forceinline__ unsigned int cluster_load(unsigned int address) {
 // once per phase (false), or this block's own shared addresses (compile-time constants plus
 // the level's offsets), mapped to the destination block (`dest`) by a
 // mapa beside each use (true). Mapped once, the two mapped bases are live through every level;
-// the device-driven members' loop (the peer build: the send ring's code, and, when the peer
-// warp ran in the same loop, the peer warp's) had no registers left for them under the 64 of a
-// 1,024-thread block, so its SSSP build spilled them and reloaded both at each level's start,
-// after the barrier's acquire had invalidated the L1: an L2 round trip before the level's
-// first load. Mapped at use, nothing of the level's path is reloaded. The one-device build
-// keeps them mapped once: there it has the registers, and mapping at use made road BFS on one
-// H200 0.86 ms slower (14.83 against 13.97 ms; docs/device-protocol.md, "The single-block
-// mode on a cluster"). With the
-// peer warp in its own loop, the members' BFS build mapped once spills nothing
-// and SSSP's level loop 3 loads and a store; on one H200 mapped once was within 0.2 ms of
-// mapped at use in every case (road, group of one and 2 members sharing the GPU), under the
-// loop's layout noise, so the members keep mapping at use.
+// where a loop has no registers left for them under the 64 of a 1,024-thread block (the
+// device-driven members' loop, with the send ring's code), the build spills them and reloads
+// both at each level's start, after the barrier's acquire has invalidated the L1: an L2 round
+// trip before the level's first load. Mapped at use, nothing of the level's path is reloaded.
+// The one-device build keeps them mapped once: there it has the registers, and mapping at use
+// makes road BFS slower (docs/device-protocol.md, "The single-block mode on a cluster"). With
+// the peer warp in its own loop, the members' BFS build mapped once spills nothing and SSSP's
+// level loop 3 loads and a store; the two ways then run alike within the loop's layout noise,
+// so the members keep mapping at use.
 template <bool MAP_AT_USE>
 struct ClusterWorklist : KeptRanges {
     unsigned int count;   // the destination's counter of the level
@@ -201,8 +197,8 @@ struct ClusterWorklist : KeptRanges {
     __device__ __forceinline__ void put(unsigned int slot, unsigned int item, unsigned int b,
                                         unsigned int e) const {
         if (slot < capacity) {
-            // Two spellings of the same three stores: the one-device build keeps the one
-            // it was measured with (written as the mapped one, its SASS moved).
+            // Two spellings of the same three stores: the one-device build keeps its own
+            // (written as the mapped one, its SASS moves to another layout).
             if constexpr (MAP_AT_USE) {
                 const unsigned int to = mapped(vertex + 4u * slot);
                 cluster_store(to, item);
@@ -388,18 +384,12 @@ __device__ ClusterSoloResult cluster_solo_run(
     // loads and atomics in flight together rather than spilling (a spilled word's reload
     // after the barrier misses the L1 that the barrier's acquire invalidated). The peer build
     // (device-driven members) maps the destination's addresses at use (MAP_AT_USE, see
-    // ClusterWorklist: it once had too few registers to keep them, and still measures the
-    // same either way).
-    // Measuring a change to this loop: its code layout alone moves it by up to 2% (road BFS
-    // on one H200: 0 to 8 NOPs before the arrive gave 13.98-14.28 ms). A/B both builds in one
-    // call, and read smaller differences as layout. The members' peer code cost 0.5 ms
-    // compiled into this loop, the same whether it ran every level or every 16th (hence the
-    // peer warp's own loop: docs/device-protocol.md, "Device-driven traversal members").
-    // A sweep of 0 to 5 NOPs over both one-device builds and the members' (road, one H200)
-    // gave: SSSP one device 17.71-18.02 ms before the stop and abort words held their level,
-    // 18.12-18.33 after (and 17.97-18.19 with 0 to 7 NOPs before the loops: scheduling, not
-    // alignment); BFS members 14.40 at 0 to 2 NOPs and 14.88-14.91 at 3 to 5 with the peer
-    // warp apart, 14.74-14.82 at every shift with it in this loop.
+    // ClusterWorklist: the two ways run alike there).
+    // Measuring a change to this loop: its code layout alone moves its time by a couple of
+    // percent (a few NOPs before the arrive do it). A/B both builds in one call, and read
+    // smaller differences as layout. The members' peer code compiled into this loop slows it,
+    // whether it runs every level or every 16th (hence the peer warp's own loop:
+    // docs/device-protocol.md, "Device-driven traversal members").
     // Device-driven members (Peer::ACTIVE): the peer warp runs the protocol's loop below and
     // expands no item; the other warps of its block expand the block's share of each level.
     const unsigned int workers = Peer::expanders(rank);
@@ -458,12 +448,11 @@ __device__ ClusterSoloResult cluster_solo_run(
     };
     // The peer warp: reads and receives into the level's appends while the other warps
     // expand the level, and settles between its arrival at the level's barrier and its wait.
-    // Out of the level loop's body: there, its branch cost every warp's level
-    // though taken on one warp only, and the level's barrier waited for the
-    // peer warp's share of the items and then its turn, one after the other. In one A/B
-    // call (road, one H200, group of one and 2 members sharing the GPU, BFS and SSSP) the
-    // members ran 0.2-0.3 ms faster with it apart; over code shifts the gain is smaller on
-    // average (see the comment above the level loop). The vote makes the branch warp-uniform
+    // Out of the level loop's body: there, its branch would cost every warp's level though
+    // taken on one warp only, and the level's barrier would wait for the peer warp's share of
+    // the items and then its turn, one after the other. Apart, the members run faster, though
+    // over code shifts the gain is smaller (see the comment above the level loop). The vote
+    // makes the branch warp-uniform
     // to the compiler: on Peer::warp() alone (a lane's test) the warps after it would not be
     // known converged, and each would execute a WARPSYNC.ALL before its .aligned arrive at
     // every level.

@@ -1,5 +1,5 @@
 // The device-driven direction-optimizing BFS's words (kernels/bfs/bfs_direction_fused.cu): the
-// state block's words, phases, flags (DoFlag, with what each measured), replication modes and
+// state block's words, phases, flags (DoFlag, with what each does), replication modes and
 // release record, and the direction rule's arithmetic.
 
 #pragma once
@@ -29,13 +29,13 @@ enum : unsigned int {
     // vertices per device, so a list fits in an inbox slot.
     SPARSE_DIVISOR = 64,
     // DO_FLAG_REPLICATE: a push step is replicated when its frontier's out-arcs times this
-    // are at most n. Measured on kron21 (2 x H200): from the first vertex 4 and 64 ran alike
-    // (0.306 and 0.309 ms); from the vertex of largest degree, whose first push has 209,642
-    // arcs (n / 10), 4 ran 0.221-0.225 ms, 64 0.261-0.266 and 1 0.220.
+    // are at most n. A small divisor also replicates a large push (such as the first push
+    // from a hub whose arcs are a tenth of n), which then runs faster than exchanged; from an
+    // ordinary vertex the divisor matters little.
     REPLICATE_DIVISOR = 4,
 };
 
-// The kernel's `flags` (DoFlag: variants the host can A/B, with what each measured) are
+// The kernel's `flags` (DoFlag: variants the host can A/B, with what each does) are
 // abi_direction.h's.
 
 // What the step of a decide did and built (its trace row's TRACE_REPLICATION word).

@@ -98,10 +98,9 @@
 // actions write (tagged with their barrier's generation), and an action runs only after every
 // block has arrived, i.e. after every block has copied the previous record (each block copies
 // it before its closing __syncthreads of the barrier, hence before it can arrive at the next
-// one). The live counters in ctrl are read by actions only (the kron21 hang of the first
-// version: blocks read the live hub counter after a barrier, when a block released early could
-// already list the next round's hubs in it, so blocks disagreed about the hub phase and their
-// barriers mixed).
+// one). The live counters in ctrl are read by actions only (blocks reading the live hub counter
+// after a barrier could see the next round's hubs, listed by a block released early, so they
+// would disagree about the hub phase and their barriers would mix: a Kronecker graph hangs).
 //
 // Why SOLO is race-free: the other blocks sit in the barrier (polling the generation word or
 // the record) and touch neither the worklist, the values, the low list, ctrl nor the state
@@ -134,25 +133,22 @@
 // record written and released, and only then the state line written back (fused_settle: the
 // release does not wait for it); in the others, polling (FusedBarrierConfig: the generation
 // word and then the record, or the tagged record alone; with or without __nanosleep;
-// acquire/release operations or fences) and a __syncthreads. The first version paid about a
-// dozen serial volatile round trips in the action (read-modify-writes of single words,
-// short-circuit conditions) and one more per block for the phase words.
+// acquire/release operations or fences) and a __syncthreads. The action avoids serial
+// volatile round trips (read-modify-writes of single words, short-circuit conditions), and
+// no block pays one more for the phase words.
 //
-// Where a single-block level goes (ncu source counters, one H200, road grid BFS of 4,193
-// levels of about 1,000 vertices run by one block of 1,024 threads, --fused-grid 1: 33 ms,
-// 7.9 us a level; 13.9K warp instructions a level, about 3.5K per scheduler): of the warp
-// stall samples, about 36% wait at __syncthreads (the list-claim check and the level's end:
-// the level takes as long as its slowest warp), 13% for the targets loads, 13% for the
-// filtering loads of the heads' values, 7% for the offsets loads (after the item load), a
-// few % for the atomics' results. The level is a chain of dependent round trips (item,
-// offsets, targets, value, atomicMin). The shared frontier (FUSED_SOLO_SHARED, the default
-// since) cuts it to (targets with the item's value, value filter, atomicMin with the head's
+// Where a single-block level goes (a road grid's levels of about 1,000 vertices run by one
+// block of 1,024 threads): its warps stall mostly at __syncthreads (the list-claim check and
+// the level's end: the level takes as long as its slowest warp), then on the targets loads,
+// the filtering loads of the heads' values, the offsets loads (after the item load) and the
+// atomics' results. The level is a chain of dependent round trips (item, offsets, targets,
+// value, atomicMin). The shared frontier (FUSED_SOLO_SHARED, the default) cuts it to
+// (targets with the item's value, value filter, atomicMin with the head's
 // offsets), the item and its range coming from shared memory; with FUSED_SOLO_DIRECT_MIN the
 // filter goes too. The block-level claim's vote doubles as the level's read-before-append
 // barrier, and the level's decision is taken by every thread (two __syncthreads a level
 // instead of three); the targets loads of a level do not wait for the item's value (an
-// unreached item relaxes nothing: relax_arc, relax_thread_arcs). Not measured here yet (no GPU
-// on the machine that wrote it).
+// unreached item relaxes nothing: relax_arc, relax_thread_arcs).
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it

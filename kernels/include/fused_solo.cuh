@@ -132,8 +132,8 @@ __device__ void fused_cluster_solo(const FusedArgs& a, SoloFrontierArrays<ENTRIE
 #ifdef GROUTE_TRACE_CLUSTER
     // A diagnostic build (-DGROUTE_TRACE_CLUSTER): when the phase started (block 0's thread 0;
     // in shared memory, so that no register holds it through the levels). Off by default: its
-    // few instructions alone moved the one-device SSSP build's code enough to cost 2% on the
-    // road grid (18.0 against 17.6 ms on one H200).
+    // few instructions alone move the one-device SSSP build's code enough to slow it on a
+    // road grid.
     __shared__ unsigned long long started_ns;
     if (threadIdx.x == 0u) {
         started_ns = peer_clock_ns();

@@ -9,18 +9,14 @@
 namespace groute {
 
 // Device-driven runs, SOLO: how often block 0 counts and releases what it sent (levels).
-// Measured on 2 x H200 (road grid of 4.2M vertices, block partition, median device ms, work
-// items): BFS 1: 29.23-29.33 (4.6M), 4: 28.85-28.94 (5.5-5.7M), 8: 29.18-29.20 (6.0-6.2M),
-// 16: 29.21-29.25 (6.4-6.5M); SSSP (weights 1000..1500) 1: 33.5, 4: 32.6, 8: 32.5, 16: 32.3.
-// A release is a system-scope fence; releasing less often sends later, and the receiver then
-// re-expands more.
+// A release is a system-scope fence, which every level would pay; releasing less often sends
+// later, and the receiver then re-expands more. Every 4 levels balances the two.
 enum : unsigned int { SOLO_RELEASE_LEVELS = 4 };
 
 // The same in the cluster mode, where the release follows the peer warp's arrival at the
-// level's barrier (SoloPeerWarp::after_arrive) and so is off the level's path. Measured on 2 x
-// H200 (road grid of 4.2M vertices, block partition, BFS, an earlier build of the mode): every
-// level 18.86-18.91 ms, every 4 levels 18.74-18.81, within the spread; every level publishes
-// sooner. GROUTE_CLUSTER_RELEASE_LEVELS overrides it at compile time, for such comparisons.
+// level's barrier (SoloPeerWarp::after_arrive) and so is off the level's path: releasing every
+// level costs no more than every few, and publishes sooner. GROUTE_CLUSTER_RELEASE_LEVELS
+// overrides it at compile time, for comparisons.
 #ifndef GROUTE_CLUSTER_RELEASE_LEVELS
 #define GROUTE_CLUSTER_RELEASE_LEVELS 1
 #endif
@@ -86,13 +82,12 @@ struct SoloPeerWords {
 // Lane 0's reads of one level (read_level; zero on the other threads): the inbox's published
 // end, the sends' end to release and the inbox positions the finished levels read. The caller
 // holds them from the read to the settle of the same level only: kept in the object, they
-// were live through every level on every thread (the other lanes never overwrite theirs),
-// and in the cluster build they pushed the destination's addresses out to local memory,
-// reloaded after each barrier, whose acquire had invalidated the L1, before anything else of
-// the level. Held by the caller, BFS's member build spills nothing: road BFS on 2 H200s
-// 15.64 / 15.68 ms against 16.66 / 16.72 (same call). SSSP's still spilled the
-// addresses until the members mapped them at use (ClusterWorklist). (The cluster mode's peer
-// warp now runs a loop of its own, and the level loop holds no reads.)
+// would be live through every level on every thread (the other lanes never overwrite theirs),
+// and in the cluster build they would push the destination's addresses out to local memory,
+// reloaded after each barrier, whose acquire invalidates the L1, before anything else of the
+// level. Held by the caller, BFS's member build spills nothing, and runs faster for it.
+// SSSP's would still spill the addresses, so its members map them at use (ClusterWorklist).
+// (The cluster mode's peer warp runs a loop of its own, and the level loop holds no reads.)
 struct SoloPeerReads {
     unsigned int now = 0u;
     unsigned int sent = 0u;
@@ -120,9 +115,9 @@ struct SoloPeerWarp {
 
     // The cluster mode: the threads of the block of rank `rank` in cluster 0 that expand
     // items, from thread 0 (all of them but the peer warp, which expands none; cluster 0's
-    // rank 0 is block 0). On the rank, not blockIdx.x: the same test on blockIdx.x moved the
-    // members' BFS build to its slow layout (road on one H200: group of one 14.82-14.89 ms
-    // against 14.24), and on the rank its SASS is the build measured there.
+    // rank 0 is block 0). On the rank, not blockIdx.x: the same test on blockIdx.x moves the
+    // members' BFS build to a slower code layout, and on the rank its SASS keeps the fast
+    // one.
     __device__ __forceinline__ static unsigned int expanders(unsigned int rank) {
         return PEERED && rank == 0u ? (blockDim.x - 1u) / 32u * 32u : blockDim.x;
     }

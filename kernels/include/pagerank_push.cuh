@@ -60,8 +60,8 @@ struct PageRankOps {
 // that each warp covers 32 vertices of one aligned span and its loads of per-vertex arrays
 // (u32 residuals and shares, u64 offsets) fill whole 128-byte lines. Started at owned_begin
 // itself, every warp of a device whose range begins off a multiple of 32 (any device but the
-// first, in general) straddles two lines per load: on road-usa, rank 1 of 2 took its pull
-// take 30% and its gather 25% longer than rank 0. The lanes below owned_begin do nothing.
+// first, in general) would straddle two lines per load, making its pull take and gather
+// markedly slower than the first device's. The lanes below owned_begin do nothing.
 __device__ __forceinline__ unsigned int warp_aligned_begin(const PageRankOps& ops) {
     return ops.owned_begin & ~31u;
 }

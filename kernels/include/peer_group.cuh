@@ -46,8 +46,8 @@
 // The start gate: a member that waits for a peer that has not started yet can keep that peer
 // from ever starting. Its kernel keeps its GPU busy, and a driver call of another host thread
 // that waits for that GPU (a free, a module load, a synchronous copy) can hold the host's
-// launch of the peer behind it until the waiting member gives up (the 60 s exchange time-outs
-// of parallel test threads, gone when the same tests ran one at a time). So the first exchange
+// launch of the peer behind it until the waiting member gives up (parallel test threads hit
+// this where the same tests one at a time do not). So the first exchange
 // completes only once every member is running, and otherwise the run is cancelled: each
 // member's kernel adds 1 to [PEER_START] as it starts (peer_start_arrive, no wait); at
 // exchange 0, before anything else, a member waits for the verdict (peer_start_verdict): one

@@ -4,12 +4,11 @@
 // together: one round trip to L2, not one each. Written as
 // `active && seen > cand && atomicMin(p, cand) > cand`, each atomic sits in its own branch
 // (the short-circuit), and ptxas consumes each atomic's result inside that branch, before the
-// next atomic issues: the four atomics of a step ran one after the other (Nsight Compute on
-// the road grid's cluster mode: every atomic's result waited on a full round
-// trip). The same held for the heads' range loads, one branch per head, whose waits chained
-// through the targets loads' scoreboard. A predicated instruction has no branch around it,
-// so the step's atomics (and loads) issue one after another and their results are consumed
-// after the last has gone out.
+// next atomic issues: the four atomics of a step run one after the other, every atomic's
+// result waiting on a full round trip. The same holds for the heads' range loads, one branch
+// per head, whose waits chain through the targets loads' scoreboard. A predicated instruction
+// has no branch around it, so the step's atomics (and loads) issue one after another and
+// their results are consumed after the last has gone out.
 //
 // Self-contained (NVRTC): no toolkit headers.
 #pragma once

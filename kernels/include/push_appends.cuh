@@ -20,7 +20,7 @@ __device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned i
 // DO_FLAG_LISTED_PUSH (a sparse push, `listed`): each appended vertex is stored into this
 // device's list (slot) of every peer's inbox, at entry `position - list_begin`. A thread that
 // stored notes it in `*stored` and fences at system scope once its expansion is done (before
-// the grid barrier; a fence per append cost the hub phase of kron21's second level 5 µs), so
+// the grid barrier; a fence per append would lengthen a hub phase of many appends), so
 // every entry is visible to the peers once the barrier completes (its action then runs the
 // exchange that carries the lengths). Entries stay below the slot's words(): a sparse push
 // appends at most n / SPARSE_DIVISOR vertices (see SPARSE_DIVISOR).

@@ -147,18 +147,17 @@ __device__ __forceinline__ unsigned int item_value(const MinSplitOps& ops, unsig
 // or read at each step beside the step's arc loads (FreshValue, the frontier modes').
 //
 // Why FreshValue reads it there: a value loaded before the arcs loop is used before the loop,
-// so the targets loads waited for the value's round trip and the two ran one after the other;
-// read at the step, both are in flight together. That needs the arc loads issued before the
-// value's first use, which the program order of plain loads does not fix: ptxas may issue the
-// value first, consume it, and only then issue the targets loads into a register the value
-// freed. It did so in the device-driven members' cluster builds (`_peer_cluster`, one more
-// round trip a level: 0.34 µs a level on the road grid, sessions 17 and 18, found with Nsight
-// Compute on a group of one) and in their SSSP weights loads, while the one-device builds of
-// the same source overlapped them. So FreshValue loads the targets, the weights and then the
-// value with CTA-scope relaxed loads (load_relaxed_cta), which ptxas was seen to issue in
-// program order, all before any result is used, in every build (a speed matter only: any
-// order is correct). They may be served by L1, as plain loads. The value read is at least
-// the one that put the item in the frontier: that write is ordered before the read by the
+// so the targets loads would wait for the value's round trip and the two would run one after
+// the other; read at the step, both are in flight together. That needs the arc loads issued
+// before the value's first use, which the program order of plain loads does not fix: ptxas may
+// issue the value first, consume it, and only then issue the targets loads into a register the
+// value freed. It does so with plain loads in the device-driven members' cluster builds
+// (`_peer_cluster`, one more round trip a level) and in their SSSP weights loads, while the
+// one-device builds of the same source overlap them. So FreshValue loads the targets, the
+// weights and then the value with CTA-scope relaxed loads (load_relaxed_cta), which ptxas
+// issues in program order, all before any result is used, in every build (a speed matter
+// only: any order is correct). They may be served by L1, as plain loads. The value read is
+// at least the one that put the item in the frontier: that write is ordered before the read by the
 // level's cluster barrier, the grid barrier before the mode, the block's __syncthreads
 // between levels. A later improvement the step misses appended its own entry (worklist or
 // frontier), which is expanded with it

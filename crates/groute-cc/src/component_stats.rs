@@ -1,9 +1,9 @@
 //! The number of components and the size of the largest, from min-id labels, in parallel.
 //!
 //! Every run of [`crate::connected_components`] reports them. Counted one label at a time
-//! into a histogram of `n` sizes, they took 24 ms for the 4M-vertex road grid on the GPU
-//! machine's host (a 32 MiB histogram's page faults and a random increment per vertex), 35
-//! times the algorithm's 0.7 ms. Here rayon's threads count pieces of the labels: each piece
+//! into a histogram of `n` sizes, they would take many times as long as the algorithm itself
+//! (a large histogram's page faults and a random increment per vertex). Here rayon's threads
+//! count pieces of the labels: each piece
 //! keeps a small direct-mapped cache of label counts and adds a count to the shared histogram
 //! (`u32` atomics) only when its slot is taken by another label, so the giant component's
 //! count, met by most vertices, is added once per eviction rather than once per vertex.

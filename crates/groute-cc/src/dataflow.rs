@@ -675,8 +675,8 @@ fn receive_labels(
                 operation: "reading a host-endpoint packet",
                 backend: "this",
             })?;
-        // In parallel: the first touch of each page of `labels` costs more than the copy
-        // (the road grid's 16 MiB took 8 ms more copied by one thread).
+        // In parallel: the first touch of each page of `labels` costs more than the copy,
+        // and many threads pay it at once.
         groute_core::copy_in_parallel(&mut labels[offset..offset + len], data);
         got += len;
         packet.release(Event::ready());

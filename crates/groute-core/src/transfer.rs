@@ -3,9 +3,9 @@
 //! [`Device::upload`](crate::Device::upload), [`Device::download`](crate::Device::download)
 //! and [`Device::download_into`](crate::Device::download_into) move data between the caller's
 //! slices and vectors and a device. Page-locking a fresh buffer per copy costs more than the
-//! copy: on the H200 machine `cuMemHostAlloc` of 16 MiB took 6 ms and its free 2 ms, and a
-//! solver's result download (16 MiB for a road grid of 4M vertices) took 10-11 ms in all,
-//! against 14 ms for the graph traversal it followed. So a copy goes through at most two pinned chunks, each
+//! copy (allocating and freeing pinned memory of a solver's result takes longer than moving
+//! it, and as long as the graph traversal that computed it). So a copy goes through at most
+//! two pinned chunks, each
 //! the copy's size rounded up to a power of two from 64 KiB to [`STAGING_CHUNK_BYTES`] (so
 //! that the pool keeps a few sizes), taken from the context's pinned host pool (allocated
 //! once, then recycled), and pipelined: while the copy engine moves chunk `i`, the host

@@ -92,8 +92,8 @@ fn waits_on_events_recorded_later_by_reused_pool_events_do_not_hang() {
 
 #[test]
 fn a_blocked_stream_is_woken_even_when_another_stream_ran_first() {
-    // Regression: the executor used to mark a blocked wait as registered during a scan that
-    // then returned another stream's runnable work, so the wake-up was never registered.
+    // An executor that marks a blocked wait as registered during a scan that then returns
+    // another stream's runnable work never registers the wake-up; this guards against it.
     for tc in test_contexts(2, &[9]) {
         let ctx = &tc.context;
         let d0 = ctx.device(DeviceId(0)).unwrap();

@@ -8,7 +8,7 @@
 use groute_core::cuda::{self, KernelSource};
 use groute_kernels::KERNELS;
 
-/// The architecture of the GPU machine (H200).
+/// The architecture of the GPU machine (Hopper).
 const ARCH: &str = "compute_90";
 
 /// Highest PTX ISA the GPU machine's driver (580, CUDA 13.0) accepts.

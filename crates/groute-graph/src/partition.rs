@@ -45,16 +45,15 @@ pub enum PartitionMethod {
     Block,
     /// [`Metis`](Self::Metis) for a graph of at most [`AUTO_METIS_MAX_ARCS`] arcs,
     /// [`Block`](Self::Block) above (the result's `fallback` then says so): METIS takes
-    /// seconds below that size and a minute on kron21 (181M arcs), which runs of
+    /// seconds below that size and about a minute on graphs ten times larger, which runs of
     /// milliseconds do not repay.
     Auto,
 }
 
 /// The most arcs for which [`PartitionMethod::Auto`] runs METIS: 2^24 (16,777,216).
 ///
-/// METIS k-way into 2 parts, measured on 2 cores (the CI machine's kind): a road grid of
-/// 4,194,304 vertices and 10,064,426 arcs took 3.3 s, a Kronecker graph of scale 18 (7.6M
-/// arcs) 1.8 s; kron21 (`kron21.sym`, 181,154,768 arcs) took 65 s on the GPU machine.
+/// METIS k-way time grows with the arcs: up to this size it partitions within seconds even on
+/// a two-core machine, while a graph ten times larger takes about a minute.
 pub const AUTO_METIS_MAX_ARCS: u64 = 1 << 24;
 
 impl PartitionMethod {

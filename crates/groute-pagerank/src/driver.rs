@@ -2,7 +2,7 @@
 //! read-back per round, the ring between devices) or the device (one persistent kernel per
 //! device running every round, the devices exchanging over NVLink; crate docs, "Device-driven
 //! runs"). [`Driver::Auto`] picks the device where the devices can run it (crate docs: the
-//! device-driven loop is the faster one on every graph measured).
+//! device-driven loop is the faster one on sparse and dense graphs alike).
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,9 +13,9 @@ pub enum Driver {
     /// [`Driver::Fused`] with pull sweeps where `PeerGroup::auto_device_driven` holds (one
     /// device, distinct GPUs with peer access, or members sharing a GPU); else
     /// [`Driver::Host`].
-    /// On 2 x H200 the device-driven loop is 1.6x faster than host-driven rounds on a road
-    /// grid and 1.8x to 9x on Kronecker graphs whose block partition cuts half the arcs
-    /// ("Device-driven runs" in the crate docs).
+    /// The device-driven loop is faster than host-driven rounds on road grids and much faster
+    /// on Kronecker graphs whose block partition cuts half the arcs ("Device-driven runs" in
+    /// the crate docs).
     #[default]
     Auto,
     /// One persistent cooperative kernel per device runs every round; remote contributions go

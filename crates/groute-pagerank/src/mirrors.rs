@@ -4,9 +4,9 @@
 //! device, posted once per sweep) and its **in-cut count** (owned vertices with an in-arc from
 //! another device: the most distinct vertices a round's pushes can list in its inbox).
 //!
-//! A mirror list holds each vertex once per peer, however many of its arcs lead there: on
-//! kron21's block partition over 2 devices, about 90 cut arcs per distinct head; on a road
-//! network's, about one. Nothing here is sized by arcs.
+//! A mirror list holds each vertex once per peer, however many of its arcs lead there: a
+//! Kronecker graph's block partition cuts dozens of arcs per distinct head, a road network's
+//! about one. Nothing here is sized by arcs.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};

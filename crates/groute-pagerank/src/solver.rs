@@ -267,7 +267,7 @@ fn fused_runs(
 /// `groute_core::cuda::PeerGroup::auto_device_driven` (one device, distinct GPUs with peer
 /// access, or members sharing GPUs), whatever the cut (crate docs, "Device-driven runs": the
 /// device-driven loop is the faster one on a road grid and on Kronecker graphs whose block
-/// partition cuts half the arcs, on 2 x H200 and on members sharing one).
+/// partition cuts half the arcs, on distinct GPUs and on members sharing one).
 fn auto_runs_fused(context: &Context, push: PushSettings) -> bool {
     push.sweep == SweepMode::Pull && groute_core::cuda::PeerGroup::auto_device_driven(context)
 }

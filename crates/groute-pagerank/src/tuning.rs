@@ -34,8 +34,8 @@ pub struct PageRankTuning {
     /// CUDA, device-driven runs: the blocks of 256 threads per SM the kernel is compiled for
     /// (`--fused-blocks-per-sm`): 8 (default) caps its registers at 32 (a few spilled), 6 at
     /// 40, 0 lets ptxas choose (40 registers: 6 blocks fit). Memory latency bounds the
-    /// sweeps, so more threads in flight win: road-usa on 1 H200 took 14.7 ms at 8, 17.1 at 6,
-    /// 18.8 at 0 (then 48 registers, 5 blocks). Other values are an error.
+    /// sweeps, so more threads in flight win, a few spilled registers notwithstanding. Other
+    /// values are an error.
     pub fused_blocks_per_sm: u32,
 }
 
@@ -57,10 +57,9 @@ impl PageRankTuning {
     /// vertex and [`SPARSE_SWEEP_DIVISOR`] below. A worklist round pushes every arc of its
     /// pending vertices with an atomic (to a peer's memory where the head is remote), a sweep
     /// reads every arc once without one: the more arcs per vertex, the smaller the pending
-    /// share at which a sweep is the cheaper round. Measured on H200 (device ms, 1 GPU / 2
-    /// GPUs device-driven), divisor 16 against 64: kron21 88.6 / 93.3 against 78.6 / 57.1,
-    /// kron25 920 / 869 against 825 / 639, a road grid (2.4 arcs per vertex) 6.09 / 5.12
-    /// against 6.30 / 5.26.
+    /// share at which a sweep is the cheaper round. Dense graphs gain from the earlier sweep,
+    /// most on several devices, where a worklist round's atomics go to a peer's memory; road
+    /// grids run marginally faster with the later one.
     pub fn sweep_divisor_for(&self, average_degree: f64) -> u32 {
         self.sweep_divisor
             .unwrap_or(if average_degree >= DENSE_MIN_AVERAGE_DEGREE {

@@ -1,14 +1,13 @@
 //! Device-driven runs on two GPUs while other threads of the process run host-driven runs on
-//! the same GPUs (as the test harness does): the 60 s exchange failures of the first GPU
-//! round (`pull_sweep`'s directed graphs with divisor 0, `pagerank`'s kron run on two GPUs),
-//! where a member waited for its peer's launch behind the host-driven runs' cross-device
-//! waits. Its own test binary, so that its first fused run is the process's first (the
-//! kernel not loaded yet). Needs `GROUTE_TEST_CUDA=1` and two GPUs with peer access.
+//! the same GPUs (as the test harness does), where a member can wait for its peer's launch
+//! behind the host-driven runs' cross-device waits until the exchange times out. Its own test
+//! binary, so that its first fused run is the process's first (the kernel not loaded yet).
+//! Needs `GROUTE_TEST_CUDA=1` and two GPUs with peer access.
 //!
-//! Until the start gate (`groute_core::cuda::PeerGroup`: a run's first exchange completes only
-//! once every member runs, else the start is cancelled and relaunched), device-driven runs on
-//! two GPUs stalled here whenever other test threads made driver calls that wait for a busy GPU
-//! (issue #7).
+//! Without the start gate (`groute_core::cuda::PeerGroup`: a run's first exchange completes
+//! only once every member runs, else the start is cancelled and relaunched), device-driven
+//! runs on two GPUs would stall here whenever other test threads make driver calls that wait
+//! for a busy GPU (issue #7).
 
 mod common;
 

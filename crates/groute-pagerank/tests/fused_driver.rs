@@ -5,8 +5,8 @@
 //! runs need `GROUTE_TEST_CUDA=1`; the host backend's persistent members and the refusal of
 //! push sweeps run everywhere.
 //!
-//! Two devices: these tests in parallel threads were the reproducer of the 60 s stalls that the
-//! start gate of `groute_core::cuda::PeerGroup` ended (issue #7).
+//! Two devices: these tests in parallel threads reproduce the stalls that the start gate of
+//! `groute_core::cuda::PeerGroup` prevents (issue #7).
 
 mod common;
 

@@ -78,26 +78,21 @@ pub use reference::sssp_reference;
 /// The default band width of soft priority, in average arc weights (see
 /// [`default_prio_delta`]).
 ///
-/// Measured on one H200, road grid of 4.2M vertices, weights 1..100 (average 50.5), fused
-/// kernel, `--check --repeat 5` (band: ms, work items, epochs; 3.98M vertices reached):
-/// 200: 86.1 ms, 4.47M, 861; 408 (8 weights): 87.1 ms, 4.87M, 422; 800: 61.7 ms, 5.59M, 215;
-/// 1600 (32 weights): 56.7 ms, 7.04M, 107; priority off: 127 ms, 431M. Each epoch costs a
-/// grid-wide re-examination (one launch and a read-back without fusing), so wider bands win
-/// until the extra work catches up; 32 weights keep the work within 1.8x of Dijkstra's. On
-/// kron21 (low diameter) bands from 25 to 408 all ran 16-18 ms: the band matters little there.
+/// Each epoch costs a grid-wide re-examination (one launch and a read-back without fusing), so
+/// on high-diameter graphs such as road networks wider bands win until the extra work catches
+/// up; 32 weights keep the work within a small factor of Dijkstra's, where turning priority off
+/// multiplies it many times over. On low-diameter graphs the band matters little.
 pub const PRIO_DELTA_AVERAGE_WEIGHTS: u64 = 32;
 
 /// The average out-degree up to which the default band is [`PRIO_DELTA_AVERAGE_WEIGHTS`]
 /// average weights wide; past it the band narrows with the square of the degree (see
 /// [`default_prio_delta`]).
 ///
-/// Measured on one H200, kron21 (average degree 86.4), weights 1..100, `--check --repeat 5`,
-/// band: ms (work items; 1.53M vertices reached): 1: 18.5 (1.53M); 2: 14.0 (1.53M); 3: 12.5
-/// (1.54M); 5: 11.2 (1.74M); 10: 12.5 (1.96M); 15: 13.6 (2.51M); 25: 14.9 (3.28M); 1616 (the
-/// sparse default): 17.6 (7.06M). A dense, low-diameter graph reaches most vertices in a few
-/// hops, so a wide band re-expands them many times over; a very narrow one pays one epoch per
-/// band. With this degree the default gives a band of 5 on kron21 and keeps road networks
-/// (degree about 2.4) at the full 32 average weights.
+/// A dense, low-diameter graph reaches most vertices in a few hops, so a wide band re-expands
+/// them many times over; a very narrow one pays one epoch per band. With this degree the
+/// default narrows the band of a Graph500 Kronecker graph (average degree in the eighties)
+/// to a small fraction of one average weight and keeps road networks (degree about 2.4) at
+/// the full 32 average weights.
 pub const PRIO_DELTA_FULL_BAND_MAX_DEGREE: f64 = 5.0;
 
 /// The soft-priority band width SSSP uses when the options leave it open:
@@ -129,14 +124,7 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
 /// to run out of work below the threshold and for the host's consensus, where one device's
 /// fused kernel advances it between two levels (and bounded rounds run many levels per round,
 /// so fewer epochs mean fewer short rounds); device-driven runs (each device its own epochs)
-/// are faster with it too.
-///
-/// Measured on 2 x H200 (road grid of 4.2M vertices, weights 1000..1500, block partition,
-/// median device ms): bounded rounds, band 20,000: 84.4 (255 epochs); 40,000 (the one-device
-/// default): 63.5 (127); 160,000: 44.1 (31 epochs, 4.92M items against 4.54M). Device-driven:
-/// band 40,000: 36.8 (100 epochs, 4.53M items); 160,000: 34.6 (25 epochs, 4.80M items).
-/// Device-driven on dense graphs, 2 members sharing one H200 (unit weights, band 1 against 4):
-/// kron21 3.97 against 3.49, kron25 37.8 against 33.1.
+/// are faster with it too, on sparse and dense graphs alike.
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 
 /// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times

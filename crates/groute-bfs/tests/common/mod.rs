@@ -51,8 +51,8 @@ pub fn run(
 /// Hubs (out-degree >= 2048, listed and expanded grid-wide) in rounds that follow hub-free
 /// rounds and in rounds that follow hub rounds: a path 0 -> 1 -> ... -> 9 whose vertices 1, 4
 /// and 7 each lead to four hubs; hub j has 2048 + 97 j arcs into a shared pool of 6000 sink
-/// leaves and one arc to hub j + 1. The kron21 hang of the fused kernel (the hub decision read
-/// the live counter) needed exactly this: a round without hubs followed by one with hubs.
+/// leaves and one arc to hub j + 1. A fused kernel whose hub decision read the live counter
+/// would hang on exactly this: a round without hubs followed by one with hubs.
 pub fn hub_ladder() -> Graph {
     const PATH: u32 = 10;
     const HUBS: u32 = 12;

@@ -186,8 +186,7 @@ fn one_device_runs_the_members_kernel_only_when_asked() {
 /// the run: the rings wrap many times (each receiver frees what it read, each sender writes
 /// only freed positions), and the result still equals the reference. The GPUs are this
 /// test's alone: a member held back by another test's kernel on its GPU cannot read its
-/// inbox, so a small ring fills and the run fails naming `--send-capacity` (as it should; seen
-/// in 1 of 3 runs of the suite on 2 x H200 while sharing the GPUs).
+/// inbox, so a small ring fills and the run fails naming `--send-capacity` (as it should).
 #[test]
 fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
     let Some(ctx) = cuda_alone_on(2) else {

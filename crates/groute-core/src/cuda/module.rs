@@ -205,8 +205,8 @@ impl CudaFunction {
     /// (`__cluster_dims__`). A cooperative launch of such a kernel
     /// ([`CudaFunction::launch_cooperative_clusters`]) holds at most this many clusters: fewer
     /// blocks than [`CudaFunction::max_resident_grid`] where a GPC's multiprocessors do not
-    /// divide into whole clusters (one H200: 30 clusters of 4 blocks of 1,024 threads, 120
-    /// of its 132 multiprocessors).
+    /// divide into whole clusters (with clusters of 4 blocks of 1,024 threads, the
+    /// multiprocessors of a GPC past a multiple of 4 stay idle).
     pub fn max_active_clusters(&self, cluster: u32, block_size: u32) -> Result<u32> {
         self.device.bind()?;
         // SAFETY: the function's module is loaded (held by `self`) and its context is current.

@@ -19,9 +19,9 @@
 //! ([`PeerGroup::auto_device_driven`]). CUDA does not promise that kernels of one
 //! GPU run at once even when they fit; the start gate below cancels and retries a start whose
 //! members are not all running, and the group's timeout ends the retries with an error, so
-//! such a run never hangs. On one H200, clusters of separately launched grids did not pack
-//! the GPU fully: two members of 16 four-block clusters of 1,024 threads (128 of its 132
-//! multiprocessors) never started together, two of 15 always did.
+//! such a run never hangs. Clusters of separately launched grids do not always pack a GPU
+//! fully: two members whose clusters would together fill nearly every multiprocessor may never
+//! start together, while one cluster fewer each lets them ([`member_share`] keeps that spare).
 //!
 //! A member that fails to launch sets the abort word ([`PeerGroup::set_abort`]) so the others
 //! leave their wait; a member that waits longer than the timeout gives up and marks the mailbox
@@ -37,8 +37,8 @@
 //! waiting for a peer that has not started can keep that peer from starting at all: its kernel
 //! keeps its GPU busy, and a driver call of another host thread that waits for that GPU (a
 //! free, a module load, a synchronous copy) can hold the host's launch of the peer behind it
-//! until the exchange timeout (60 s exchange failures of device-driven algorithm tests run in
-//! parallel threads on 2 x H200; the same tests passed one at a time).
+//! until the exchange timeout (device-driven runs in parallel threads of one process fail
+//! that way where the same runs one at a time pass).
 //!
 //! **One run at a time per process** ([`PeerGroup::begin_run`]). Two device-driven runs on the
 //! same GPUs at once can deadlock: run A's member fills GPU 0 and waits for its member on
@@ -52,8 +52,8 @@
 //! (cross-device events): while a member fills GPU 0, that work waits behind it, and the
 //! member that should start on GPU 1 can wait behind the cross-device wait (a hardware queue
 //! shared by both streams, or the context synchronisation of a lazily loaded kernel), so the
-//! member on GPU 0 waits for it until the group's timeout (60 s exchange failures of tests
-//! whose threads run host-driven and device-driven runs at once). Such work
+//! member on GPU 0 waits for it until the group's timeout (tests whose threads run
+//! host-driven and device-driven runs at once fail that way). Such work
 //! holds the shared side of the same lock ([`PeerGroup::share_gpus`]), device-driven runs the
 //! exclusive side. Holders of the shared side: `groute_worklist::run_workers_on` on several CUDA
 //! devices (every host-driven worklist run) and the algorithm crates' other host-driven
@@ -99,7 +99,7 @@ pub enum GpuSharing {
 /// Of `max` blocks (or clusters) of a kernel resident at once on one GPU, the most that one of
 /// `members` members sharing the GPU ([`GpuSharing::Split`]) may launch so that all of them
 /// are resident together: `max` for a GPU of its own, else one less than an equal share (a
-/// spare: clusters of separate grids were seen not to pack an H200 fully, module docs). 0 when
+/// spare: clusters of separate grids do not always pack a GPU fully, module docs). 0 when
 /// the share holds none.
 pub fn member_share(max: u32, members: usize) -> u32 {
     match u32::try_from(members) {

@@ -36,9 +36,9 @@ pub struct LinkConfig {
 /// Which device issues a link's copies between two devices (copies to the host are always
 /// issued by the source device, copies from the host by the destination).
 ///
-/// The default is [`CopyIssuer::Source`]: on 2 x H200 (NV18, `bench link`, 256 MiB in 4 MiB
-/// packets) a train of raw 4 MiB peer copies issued by the source ran at 292 GiB/s against
-/// 205 GiB/s issued by the destination, and a link at 278-285 GiB/s against 198-222.
+/// The default is [`CopyIssuer::Source`]: over NVLink, peer copies pushed by the source
+/// device run markedly faster than the same copies pulled by the destination, for raw copy
+/// trains and links alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CopyIssuer {
     /// The destination device pulls the data (one set of copy streams per output).
@@ -61,9 +61,8 @@ impl LinkConfig {
     pub const MAX_COPY_STREAMS: usize = 16;
 
     /// Copy streams of [`LinkConfig::new`]. Two let the copy engines set up one packet while
-    /// the previous one moves: on 2 x H200 a staged link (no peer access) ran at 42.2 GiB/s
-    /// on two streams against 31.5 on one (4 MiB packets; the raw staged copy: 42.7), and a
-    /// peer link at 310 GiB/s against 289 (16 MiB packets).
+    /// the previous one moves: a staged link (no peer access) then runs at about the raw staged
+    /// copy's bandwidth, well above one stream's, and a peer link gains too.
     pub const DEFAULT_COPY_STREAMS: usize = 2;
 
     /// `num_buffers` receive buffers of `packet_size` elements,
@@ -88,12 +87,11 @@ impl LinkConfig {
     /// copy kernel ([`CopyMethod::kernel`]) on [`LinkConfig::BULK_STREAMS`] copy streams into
     /// as many receive buffers, so that eight copies are in flight.
     ///
-    /// On 2 x H200 over NVLink, 4 MiB packets moved 334 GiB/s, 92% of one raw copy of the
-    /// whole message (364 GiB/s; the default DMA link: 277). Not for a link whose source
-    /// device runs a kernel that fills every multiprocessor while it waits for the link's
-    /// data (the copy kernel needs SMs there: see [`CopyMethod::Kernel`]), and not for small
-    /// messages (a kernel launch costs more than a copy-engine submission: 11.9 against 9.5
-    /// us for 4 KiB).
+    /// Over NVLink it comes close to one raw copy of the whole message, well above the
+    /// default DMA link. Not for a link whose source device runs a kernel that fills every
+    /// multiprocessor while it waits for the link's data (the copy kernel needs SMs there:
+    /// see [`CopyMethod::Kernel`]), and not for small messages (a kernel launch costs more
+    /// than a copy-engine submission).
     ///
     /// ```
     /// use groute_core::{CopyMethod, LinkConfig};

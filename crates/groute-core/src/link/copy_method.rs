@@ -10,9 +10,9 @@ use crate::error::{Error, Result};
 /// also [`crate::Stream::copy_with`]).
 ///
 /// - [`CopyMethod::Dma`] (the default): the copy engines (`cuMemcpyPeerAsync` /
-///   `cuMemcpyAsync`). Each copy has a fixed cost in the engines: on 2 x H200 a train of
-///   4 MiB peer copies tops out at ~292 GiB/s, 80% of one large copy (365 GiB/s), whatever the
-///   number of streams.
+///   `cuMemcpyAsync`). Each copy has a fixed cost in the engines, so a train of packet-sized
+///   peer copies tops out well below one large copy's bandwidth, whatever the number of
+///   streams.
 /// - [`CopyMethod::Kernel`]: a copy kernel (`kernels/runtime/peer_copy.cu`) on the issuing stream's
 ///   device reads the source and stores 16-byte vectors straight into the destination (over
 ///   NVLink for a peer), `blocks` blocks of [`crate::cuda::PEER_COPY_BLOCK`] threads per copy
@@ -31,14 +31,10 @@ use crate::error::{Error, Result};
 /// host, device pairs without peer access (staged through host memory), and every copy on
 /// the host backend.
 ///
-/// Measured on 2 x H200 over NVLink (`bench link`, 256 MiB messages, source-issued, median
-/// GiB/s; one raw DMA copy of the whole message: 364): 4 MiB packets through a link, DMA 274 /
-/// 277 / 284 on 1 / 2 / 4 copy streams, the kernel 250 / 282 / 307, and 312 on 8 streams and
-/// 334 (92%) on 8 streams with 8 receive buffers ([`crate::LinkConfig::bulk`]); 16 MiB, 4
-/// streams: DMA 313, kernel 338. Raw trains of 4 MiB kernel copies: 296 / 321 / 338 on 2 / 4 /
-/// 8 streams (32 to 256 blocks per copy alike); one kernel copy of the whole message 336 (528
-/// blocks: 340). A 4 KiB message takes 11.9 us through a kernel link against 9.5 us through a
-/// DMA link (a launch costs more than a copy-engine submission): small messages keep DMA.
+/// The SMs pay no fixed cost per copy, so on several copy streams (and with
+/// [`crate::LinkConfig::bulk`]'s receive buffers) the kernel moves large messages in packets
+/// nearly as fast as one raw copy of the whole message, faster than the engines. A launch costs
+/// more than a copy-engine submission, so small messages are faster through DMA and keep it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CopyMethod {
     /// The copy engines (`cuMemcpyPeerAsync`).
@@ -55,7 +51,7 @@ pub enum CopyMethod {
 impl CopyMethod {
     /// Blocks per copy of [`CopyMethod::kernel`]: 64 blocks of 512 threads keep 2 MiB in
     /// flight (4 vectors of 16 bytes per thread), and two copy streams' kernels together
-    /// take about one block per multiprocessor of an H200 (132).
+    /// take about one block per multiprocessor of a large data-centre GPU.
     pub const DEFAULT_KERNEL_BLOCKS: u32 = 64;
 
     /// The most blocks one kernel copy may use.

@@ -19,15 +19,15 @@
 //! [`LinkConfig::with_copy_method`]`(`[`CopyMethod::kernel`]`())` a copy kernel on the issuing
 //! device (`kernels/runtime/peer_copy.cu`) moves each packet instead, storing 16-byte vectors
 //! straight into the peer's buffer: the copy engines' fixed cost per copy caps a train of
-//! 4 MiB copies at ~80% of one large copy on 2 x H200, the SMs have no such cost. The kernel
+//! packet-sized copies well below one large copy, the SMs have no such cost. The kernel
 //! runs on the copy stream the packet was given, so stream order, events and buffer reuse
 //! are exactly as for DMA copies; it is loaded on every device of the context when the link
 //! is built. It applies only on the CUDA backend between device memory the issuing device can
 //! address (one GPU, or two with peer access); copies to or from the host, between GPUs
 //! without peer access (staged through host memory) and on the host backend keep the copy
-//! engines (see [`CopyMethod`]). Measured on 2 x H200: 4 MiB packets on 8 copy streams into
-//! 8 receive buffers ([`LinkConfig::bulk`]) moved 334 GiB/s, 92% of one raw copy of the whole
-//! message (364), where DMA copies reach 284 (78%) at that packet size.
+//! engines (see [`CopyMethod`]). With many copy streams and receive buffers
+//! ([`LinkConfig::bulk`]) a kernel-method link comes close to one raw copy of the whole
+//! message, where DMA copies of the same packet size fall well short of it.
 //!
 //! ```
 //! use groute_core::{Context, DeviceId, Endpoint, Event, Link, LinkConfig, Segment};

@@ -8,7 +8,7 @@
 //! (the exchanges' `peer_post_allreduce_sum`) with the table of every member's, and the
 //! kernel loaded into every device at construction (a member loading lazily at its launch,
 //! after another member already waits for it, can wait behind other work of the process that
-//! waits for that member: the 60 s exchange failures of the first GPU tests). The host resets,
+//! waits for that member, until the exchange times out). The host resets,
 //! takes the process's run lock (`PeerGroup::begin_run`: no other device-driven run, and no
 //! multi-GPU host-driven run, beside it), launches every member, waits (setting the group's
 //! abort word past the time limit) and reads the state blocks back: rounds by kind, vertices

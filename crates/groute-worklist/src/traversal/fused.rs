@@ -15,8 +15,8 @@
 //!   (device-driven members sharing a GPU: their share of both, `MemberShare`).
 //! - **Phases.** The kernel runs phases separated by a grid barrier; the block that arrives
 //!   last accounts for the phase and picks the next one into the state block, which every
-//!   block reads after the barrier (so every decision is grid-uniform; the first version read
-//!   the live hub counter instead and hung on kron21, see `fused.cuh`). An *expand* phase
+//!   block reads after the barrier (so every decision is grid-uniform; blocks reading the
+//!   live hub counter instead can disagree and hang, see `fused.cuh`). An *expand* phase
 //!   expands the batch `[start, end)` over the whole grid with the nested load balancing of
 //!   the non-fused expand, appending improved vertices behind `end`; the next batch is
 //!   `[end, new end)`. Hubs listed by a level get a *hubs* phase (tiles over the grid). An
@@ -93,8 +93,8 @@
 //!   global-timer time to a state word, `FUSED_SOLO_US`), `-DGROUTE_TRACE_LEVEL=N` when the
 //!   first cluster phase reached its level `N` and at which SM clock. They measure, for
 //!   instance, what a device-driven member's level costs against one GPU's before any peer
-//!   traffic. They are off by default: even the timer's few instructions moved the one-device
-//!   SSSP build's code enough to cost 2%.
+//!   traffic. They are off by default: even the timer's few instructions move the one-device
+//!   SSSP build's code enough to slow it.
 //!
 //! ## Several devices
 //!
@@ -160,9 +160,8 @@ pub enum FusedMode {
     /// bounded fused rounds on sparse graphs, one launch per level on dense ones. The launch
     /// shape follows the graph's density
     /// ([`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE)): on one
-    /// H200 fused won on both kinds of graph once dense graphs got a grid of every resident
-    /// block (kron21 SSSP 8.2 ms against 11.2 one launch per round, BFS push 2.35 against
-    /// 2.58; road 2048 BFS 25.7 against 80.5, SSSP 28.7 against 89.5).
+    /// device, with dense graphs on a grid of every resident block, fused beats one launch per
+    /// round on both kinds of graph, by a wide margin on high-diameter ones.
     #[default]
     Auto,
     /// Fused: one device runs the whole traversal as one persistent kernel; several devices
@@ -180,10 +179,10 @@ impl FusedMode {
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE) arcs per
     /// vertex).
     ///
-    /// Measured on 2 x H200 (block partition, `--repeat 5`, median device ms): road grid of
-    /// 4.2M vertices, BFS 30.0 bounded (64 levels per launch; 16: 37.4, 256: 29.1, 1,024:
-    /// 31.1) against 110 one launch per level, SSSP (weights 1000..1500) 62.3 against 132;
-    /// kron21 SSSP 14.7 against 12.9, so dense graphs keep one launch per level.
+    /// Sparse, high-diameter graphs run many small levels, which bounded launches spare a
+    /// launch and a host round trip each, several times faster than one launch per level. A
+    /// dense graph's few large levels gain nothing from it and run slower bounded, so dense
+    /// graphs keep one launch per level.
     pub fn bounded_rounds(self, devices: usize, average_degree: f64) -> bool {
         devices > 1
             && match self {
@@ -195,10 +194,8 @@ impl FusedMode {
 
     /// Whether a CUDA run on `devices` (more than one) devices runs device-driven, one fused
     /// kernel per device, where its [`FusedDriver`](super::FusedDriver) allows: `On`, and
-    /// `Auto` at any density. Measured on one H200 with 2 members sharing it (`sssp --graph G
-    /// --devices 2 [--execution host-driven]`, unit weights, device ms, medians of 10):
-    /// kron21 3.49 device-driven against 5.19 one launch per level, kron25 33.1 against 39.0,
-    /// a road grid (`road:side=2048,p=0.6`) 16.3 against 138.
+    /// `Auto` at any density: device-driven runs beat one launch per level on dense graphs and
+    /// by far on high-diameter ones.
     pub fn fuses_device_driven(self, devices: usize) -> bool {
         devices > 1 && self != FusedMode::Off
     }

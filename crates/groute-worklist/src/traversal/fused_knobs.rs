@@ -58,9 +58,9 @@ pub struct FusedTuning {
     /// whole clusters, and graphs whose longest adjacency list has fewer than
     /// [`CLUSTER_MAX_DEGREE`](super::CLUSTER_MAX_DEGREE) arcs (the mode expands
     /// every list on one thread); the single block runs elsewhere (and in bounded rounds).
-    /// `None`: on, as measured on a road grid of 4.2M vertices (every level on the cluster):
-    /// on one H200 BFS 14.5 ms against 21.8 on one block, SSSP 17.7 against 28.8; on 2 H200s
-    /// device-driven BFS 17.0 against 25.2, SSSP 19.9 against 29.0. Same results either way.
+    /// `None`: on; on road networks (every level on the cluster) BFS and SSSP run markedly
+    /// faster than on one block, on one device and device-driven alike. Same results either
+    /// way.
     pub cluster: Option<bool>,
     /// Levels of one bounded fused launch on several devices (`--fused-round-levels`, with
     /// `--fused`): the device returns to its host (to send, receive and count) after this

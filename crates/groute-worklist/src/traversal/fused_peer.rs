@@ -64,7 +64,7 @@
 //!   own, so each item it sends is an update of the other member's vertex that it originated
 //!   (an improvement of its halo copy, the combining of every `Min` executor). On more
 //!   members the ring passes items on, and the kernel does not count those apart (a count on
-//!   the receive path made SSSP on kron21 11% slower on two H200s), so `remote_updates` is 0
+//!   the receive path slows dense graphs' runs noticeably), so `remote_updates` is 0
 //!   there and the examples report no traffic;
 //! - `segments_sent`: the batches it published, the protocol's messages: each advance of the
 //!   sends' end that it counted into the termination count and released into the next

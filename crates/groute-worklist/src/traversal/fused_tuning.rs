@@ -24,13 +24,10 @@ pub const FUSED_BLOCK: u32 = 256;
 /// (the wide build), so that the single-block mode covers levels of up to 1,024 items in one
 /// pass.
 ///
-/// Measured on one H200 (`--repeat 5`, median device ms), road grid of 4.2M vertices (levels
-/// of about 1,000 vertices), one block per multiprocessor: BFS 256 threads 26.5 (645 of 4,193
-/// levels single-block), 512: 26.0, 1,024: 25.7 (2,370 single-block); SSSP (weights
-/// 1000..1500) 29.9 against 28.7. History, before the barrier and expand rework: with
-/// 256-thread blocks a single-block bound of 0 / 256 / 1,024 / 4,096 items took 43.3 / 41.9 /
-/// 56.8 / 113 ms: one block is worth it while it needs a single pass (1,024 threads and a
-/// bound of 2,048: 32.6 ms).
+/// On a road network (levels of about a thousand vertices) wider blocks run many more levels
+/// in the single-block mode, and BFS and SSSP run faster for it. One block is worth it only
+/// while a level needs a single pass of its threads; levels that need several run faster on
+/// the grid.
 pub const FUSED_SPARSE_BLOCK: u32 = 1024;
 
 /// How many blocks the fused kernel launches by default.
@@ -45,16 +42,13 @@ pub(crate) enum FusedGrid {
 /// The fused kernel's launch shape for one graph before any setting overrides it
 /// (`--fused-block`, `--fused-grid`, `--fused-solo-max` each replace one part).
 ///
-/// Measured on one H200 (`--repeat 7`, median device ms), kron21 (86 arcs per vertex, SSSP with
-/// weights 1..100, default band): one launch per round 11.2; fused with 256-thread blocks, 132
-/// blocks (one per multiprocessor) earlier 53, 264 blocks 9.14, 396: 8.43, 528 (every resident
-/// block): 8.17, and 7.54 with the single-block mode off (its 34 small levels run faster on
-/// the full grid); 132 blocks of 1,024 threads: 12.7. BFS (push only) 2.35 fused at 528
-/// blocks against 2.58 one launch per round. On the road grid (above) 528 blocks cost more
-/// than 132: BFS 26.9 against 26.5, SSSP 30.7 against 29.9. Fewer than one block per
-/// multiprocessor costs more too (BFS on the road grid): 64 / 32 / 16 / 8 blocks 24.83 / 24.96 /
-/// 25.03 / 25.07 against 24.60 at 132; the grid barrier's cost is its chain of round trips,
-/// not the number of blocks arriving.
+/// A dense graph's large expands are bound by memory latency, so the more 256-thread blocks
+/// in flight the faster: every resident block beats one per multiprocessor and beats
+/// 1,024-thread blocks, and so fused beats one launch per round. Its few small levels run
+/// faster on the full grid than in the single-block mode, which is off there. On a sparse
+/// graph more blocks than multiprocessors cost more at every level's barrier, and fewer cost
+/// more too: the grid barrier's cost is its chain of round trips, not the number of blocks
+/// arriving.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FusedDefaults {
     /// Threads per block.
@@ -184,11 +178,10 @@ impl MemberShare {
 
     /// Of `max` blocks, or clusters of the cluster build, resident at once (one grid alone on
     /// the GPU): the most this launch may have (`groute_core::cuda::member_share`: on a shared
-    /// GPU one less than an equal share). Measured on one H200 (132 multiprocessors, one
-    /// 1,024-thread block each): two members of 16 four-block clusters, or four of 8, never
-    /// started together (every start cancelled until the group's timeout), while two of 15,
-    /// three of 10 and, without clusters, two of 64 blocks always did: clusters of separate
-    /// grids do not pack the GPU fully.
+    /// GPU one less than an equal share). Members sharing a GPU with an equal share of its
+    /// clusters each may never start together (every start cancelled until the group's
+    /// timeout), while one cluster fewer each, or an equal share of plain blocks, always do:
+    /// clusters of separate grids do not pack the GPU fully.
     pub(crate) fn of_resident(self, max: u32) -> u32 {
         member_share(max, self.members as usize)
     }
@@ -248,9 +241,8 @@ pub(crate) fn cooperative_grid(
 /// (`groute::SOLO_CLUSTER` of kernels/include/cluster_solo.cuh,
 /// [`FusedTuning::cluster`](crate::traversal::FusedTuning::cluster)).
 ///
-/// Measured with a stand-alone prototype on one H200 (road grid 2048 x 2048, p = 0.6, the
-/// whole BFS in one block or one cluster, median of 5): clusters of 2 / 4 / 8 blocks took
-/// 19.5 / 16.4 / 16.6 ms, one block 28.5.
+/// A road network's BFS run whole in one cluster is much faster on four blocks than on one
+/// or two, and eight gain nothing over four.
 pub const SOLO_CLUSTER: u32 = 4;
 
 /// Graphs whose longest adjacency list has fewer arcs than this may run the single-block mode

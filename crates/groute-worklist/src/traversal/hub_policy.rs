@@ -3,8 +3,9 @@
 //!
 //! The expand grid is sized by the item count (one thread per item, at most the resident
 //! grid), so a round of a few hundred items runs on a few blocks. When those items have long
-//! lists (kron21's second level: ~700 vertices of degree 256..2047, on 3 of 132
-//! multiprocessors for ~1 ms on an H200), the round is bound by those few blocks. A launch
+//! lists (a Kronecker graph's second level: a few hundred vertices of degree in the hundreds
+//! to thousands, on a few of the device's multiprocessors), the round is bound by those few
+//! blocks. A launch
 //! smaller than the resident grid therefore lowers the hub threshold: lists of at least
 //! [`SMALL_GRID_HUB_MIN_DEGREE`] arcs (a grid of at most an eighth of the resident one) or
 //! one block's threads of arcs (a smaller grid otherwise) are listed and spread over

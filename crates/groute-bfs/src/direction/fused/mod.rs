@@ -17,7 +17,7 @@
 //! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
-//! Switches ([`FusedDirectionOptions`]; its `Default` turns on the fastest combination measured,
+//! Switches ([`FusedDirectionOptions`]; its `Default` turns on the fastest combination,
 //! `baseline()` turns every one off): a per-phase trace of every level on
 //! every device (`trace.rs`, [`DirectionTrace`]); a pull step that builds the next frontier
 //! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist

@@ -7,27 +7,22 @@ use groute_core::cuda::PeerExchange;
 
 /// Settings of a device-driven direction-optimizing run (ignored by the host-driven ones).
 ///
-/// [`Default`] is the fastest combination measured (2 x H200, kron21 from vertex 0, median
-/// device ms, the device time being the longest member span) where each device holds only its
-/// owned rows of the graph: one device 0.322-0.328 with the pull- and push-built frontiers,
-/// warp reservations and batched hubs (0.574 with every switch off, 0.569 host-driven); two
-/// devices 0.356 with the pull-built frontier, warp reservations, sparse pushes stored as they
-/// append, one exchange per level, batched hubs, the posted exchange and the dense push's
-/// discovery bitmap (0.941 host-driven), since joined by the push-built frontier after dense
-/// pushes (on kron25 from its vertex of largest degree, 2 x H200: 1.75 -> 1.37 ms; kron21
-/// unchanged). Replicated levels
-/// ([`replicate`](Self::replicate)) took two devices to 0.305-0.308 when every device held
-/// the whole graph, which they need; they are off by default. The protocol is in
+/// [`Default`] is the fastest combination where each device holds only its owned rows of the
+/// graph: on one device the pull- and push-built frontiers, warp reservations and batched hubs
+/// (every switch off is far slower, about as slow as host-driven rounds); on several devices
+/// also sparse pushes stored as they append, one exchange per level, the posted exchange and
+/// the dense push's discovery bitmap. The push-built frontier after dense pushes pays off
+/// where a dense push starts from a vertex of very large degree and costs nothing elsewhere.
+/// Replicated levels ([`replicate`](Self::replicate)) are faster still but need every device
+/// to hold the whole graph, so they are off by default. The protocol is in
 /// `docs/device-protocol.md`.
 ///
 /// The default switches (with or without [`trace`](Self::trace), a run-time choice in every
 /// build) run builds of the kernel compiled for them alone: `bfs_direction_fused_one` on one
 /// device, with the peer steps compiled out, and `bfs_direction_fused_several`. Any other
-/// combination of switches runs the build that reads them at run time. On one H200 (kron21)
-/// the one-device build ran 5.5% faster from vertex 0 and 9% from the vertex of
-/// largest degree than the run-time build; it spills nothing where that build spills 168
-/// bytes.
-/// [`FusedDirectionOptions::baseline`] turns every switch off (the first version's kernel).
+/// combination of switches runs the build that reads them at run time. The one-device build
+/// is faster than the run-time build: it spills no registers where that build spills.
+/// [`FusedDirectionOptions::baseline`] turns every switch off, for A/B runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedDirectionOptions {
     /// Stamp every phase of every level on every device ([`DirectionTrace`], in
@@ -121,8 +116,8 @@ impl Default for FusedDirectionOptions {
 }
 
 impl FusedDirectionOptions {
-    /// Every switch off: the kernel as first built (full passes after every step, two
-    /// mailbox exchanges per level on several devices), for A/B runs.
+    /// Every switch off: full passes after every step and two mailbox exchanges per level on
+    /// several devices, for A/B runs.
     pub fn baseline() -> Self {
         FusedDirectionOptions {
             trace: false,

@@ -17,9 +17,9 @@
 //! wait: each staged copy is ordered after all earlier work on its stream and before all later
 //! work on it, so the next one cannot touch the ring before the previous one is done with it.
 //! The ring is taken from the backend's staging pool once (and again only when a larger copy
-//! needs a larger one, up to the cap), never per copy: a link whose host runs ahead of the
-//! GPU used to take a fresh pinned buffer for every packet in flight, and pinning host memory
-//! costs milliseconds.
+//! needs a larger one, up to the cap), never per copy: taken per copy, a link whose host runs
+//! ahead of the GPU would take a fresh pinned buffer for every packet in flight, and pinning
+//! host memory costs milliseconds.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -32,10 +32,9 @@ pub(crate) struct FusedKernel {
     /// `<algo>_fused_peer_cluster`: the same for the members of a device-driven run.
     peer_cluster: Option<CudaFunction>,
     /// Multiprocessors of the device: the default grid of sparse graphs (one block per
-    /// multiprocessor, [`FusedDefaults`]). Measured on one H200 (road 2048 BFS, 256-thread
-    /// blocks, before the single-block mode): 132 blocks (one per SM) 36.2 ms, 264: 36.9 ms,
-    /// 528: 40.4 ms, every resident block: 51.4 ms; the barrier costs more with more blocks,
-    /// and per-level work on such graphs is small.
+    /// multiprocessor, [`FusedDefaults`]): the grid barrier costs more with more blocks, and
+    /// per-level work on such graphs is small, so more blocks than multiprocessors only slow
+    /// the levels down.
     multiprocessors: u32,
     /// The state block ([`FUSED_WORDS`] u32 of device memory): barrier words and the kernel's
     /// snapshots.
