@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use groute::bfs::bfs_reference;
 use groute::cc::cc_reference;
 use groute::core::testing::{combinations, cuda_required};
-use groute::pagerank::pagerank_reference;
+use groute::pagerank::{l1_distance, pagerank_reference};
 use groute::sssp::sssp_reference;
 use groute::{Backend, Error, Execution, Graph, Partition, Runner, UNREACHED};
 
@@ -110,12 +110,7 @@ fn pagerank_stays_within_its_error_bound_of_the_reference() {
         let (graph, devices) = (&graphs[gi], DEVICES[di]);
         let exact = pagerank_reference(&graph.as_graph().csr, 0.85);
         let run = runner(devices).pagerank(graph).expect("pagerank runs");
-        let l1: f64 = run
-            .ranks
-            .iter()
-            .zip(&exact.ranks)
-            .map(|(a, b)| (f64::from(*a) - b).abs())
-            .sum();
+        let l1 = l1_distance(&run.ranks, &exact.ranks);
         // The a-posteriori bound, plus f32 rounding of the accumulated ranks.
         let allowed = run.error_bound() + 1e-5 * graph.vertices() as f64;
         assert!(
@@ -352,12 +347,7 @@ fn every_execution_gives_the_reference_results_and_says_which_ran() {
         let cc = r.cc(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(cc.labels, labels, "{what}");
         let pr = r.pagerank(&graph).unwrap_or_else(|e| panic!("{what}: {e}"));
-        let l1: f64 = pr
-            .ranks
-            .iter()
-            .zip(&exact.ranks)
-            .map(|(a, b)| (f64::from(*a) - b).abs())
-            .sum();
+        let l1 = l1_distance(&pr.ranks, &exact.ranks);
         let allowed = pr.error_bound() + 1e-5 * graph.vertices() as f64;
         assert!(l1 <= allowed, "{what}: PageRank L1 {l1} > {allowed}");
         for stats in [&bfs.stats, &sssp.stats, &cc.stats, &pr.stats] {

@@ -9,7 +9,7 @@ use groute_core::cuda::{
     CudaModule, GpuSharing, PeerExchange, PeerGroup, member_grid, member_share, peer_group_probe,
     peer_start_gate_probe,
 };
-use groute_core::testing::{cuda_context, cuda_context_on};
+use groute_core::testing::{cuda_context, cuda_context_on, cuda_required};
 use groute_core::{Context, Error};
 
 #[test]
@@ -174,7 +174,7 @@ fn a_member_started_alone_cancels_the_start_and_the_group_still_runs() {
 /// process (GROUTE_TEST_CUDA=1).
 #[test]
 fn a_group_waits_the_contexts_stall_timeout_and_contexts_share_the_backend() {
-    if cuda_context(1).is_none() {
+    if !cuda_required() {
         return;
     }
     let build = |timeout| {
