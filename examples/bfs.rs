@@ -87,78 +87,14 @@ struct Cli {
     do_beta: u64,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
     /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
-    /// sharing them, for testing), per-device (one host thread per device), shared (one host
-    /// thread for all) or auto (fused on distinct GPUs with peer access, else per-device).
+    /// sharing them, for testing), per-device (one host thread per device) or auto (fused on
+    /// distinct GPUs with peer access, else per-device).
     #[arg(long, hide = true, value_name = "DRIVER")]
     do_driver: Option<MultiDriver>,
     /// Device-driven direction-optimizing runs: stamp every phase of every level on every
     /// device and report them (`--json`: `do_trace`, per device and step, microseconds).
     #[arg(long, hide = true)]
     do_trace: bool,
-    /// Device-driven direction-optimizing runs: a pull step builds the next frontier and
-    /// stores its finds into the peers' inboxes itself (no send and scan passes after it).
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_pull_frontier: Option<bool>,
-    /// Device-driven direction-optimizing runs: the kernel's build capped at 32 registers
-    /// (every thread slot of an SM resident; some registers spilled).
-    /// Default false (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_full_occupancy: Option<bool>,
-    /// Device-driven direction-optimizing runs: the passes that build a frontier reserve
-    /// their worklist slots with one atomic per block (a second sweep appends).
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_warp_reserve: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices: exchanges post values into
-    /// every peer's memory and poll their own (no remote atomic, no remote polling).
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_post_exchange: Option<bool>,
-    /// Device-driven direction-optimizing runs: the apply-and-scan pass keeps 2 words' loads
-    /// in flight per warp.
-    /// Default false (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_scan_batch: Option<bool>,
-    /// Device-driven direction-optimizing runs: on one device a push step's appends are the
-    /// next frontier (no scan over every vertex after it); on several, with the dense push's
-    /// bitmap, a dense push's next frontier is built from its bitmap and the received words.
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_push_frontier: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices: push levels with few
-    /// out-arcs send lists of their appends and build the next frontier from them.
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_sparse_push: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices: one exchange per pull level
-    /// with `--do-pull-frontier` (the counters travel with the words) and per sparse push
-    /// level with `--do-sparse-push` (every device counts the union of the lists).
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_one_exchange: Option<bool>,
-    /// Device-driven direction-optimizing runs: the hub phase relaxes 4 arcs per thread and
-    /// step.
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_hub_batch: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices, with `--do-sparse-push`: a
-    /// sparse push stores its lists into the peers' inboxes as it appends (no send pass, its
-    /// exchange in the push's own grid barrier).
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_listed_push: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices: a dense push marks its
-    /// discoveries in a bitmap, which its send pass reads instead of the level array.
-    /// Default true (`FusedDirectionOptions::default`, the fastest combination).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_push_bitmap: Option<bool>,
-    /// Device-driven direction-optimizing runs on several devices: push levels with few
-    /// out-arcs whose frontier every device holds run whole on every device, with no
-    /// exchange; every device then holds the whole graph instead of its owned rows.
-    /// Default false (`FusedDirectionOptions::default`: partitioned storage).
-    #[arg(long, hide = true, value_name = "BOOL")]
-    do_replicate: Option<bool>,
 }
 
 /// One root of a `--roots` run.
@@ -231,31 +167,7 @@ fn run() -> Result<(), AnyError> {
     options.tuning.switch_rule.alpha = cli.do_alpha;
     options.tuning.switch_rule.beta = cli.do_beta;
     options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
-    options.tuning.fused_direction.trace = cli.do_trace;
-    let fd = &mut options.tuning.fused_direction;
-    let set = |field: &mut bool, value: Option<bool>| {
-        if let Some(v) = value {
-            *field = v;
-        }
-    };
-    set(&mut fd.pull_builds_frontier, cli.do_pull_frontier);
-    set(&mut fd.full_occupancy, cli.do_full_occupancy);
-    set(&mut fd.warp_reserve, cli.do_warp_reserve);
-    set(&mut fd.scan_batch, cli.do_scan_batch);
-    set(&mut fd.push_builds_frontier, cli.do_push_frontier);
-    set(&mut fd.sparse_push, cli.do_sparse_push);
-    set(&mut fd.one_exchange, cli.do_one_exchange);
-    set(&mut fd.hub_batch, cli.do_hub_batch);
-    set(&mut fd.listed_push, cli.do_listed_push);
-    set(&mut fd.push_bitmap, cli.do_push_bitmap);
-    set(&mut fd.replicate, cli.do_replicate);
-    if let Some(posted) = cli.do_post_exchange {
-        fd.exchange = if posted {
-            groute::core::cuda::PeerExchange::Posted
-        } else {
-            groute::core::cuda::PeerExchange::Mailbox
-        };
-    }
+    options.tuning.trace = cli.do_trace;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -317,25 +229,12 @@ fn run() -> Result<(), AnyError> {
 
     let stats = &result.stats;
     let (mode, engine) = engine(stats, &ctx);
-    let fdo = &options.tuning.fused_direction;
     let detail = json!({
         "direction": if stats.direction_optimized { Direction::PullPush.as_str() } else { Direction::Push.as_str() },
         "fused": stats.fused,
         "device_driven_members": stats.worklist.device_driven,
         "do_driver": stats.do_driver.map(MultiDriver::as_str),
         "prio_delta": cli.prio_delta,
-        "do_pull_frontier": fdo.pull_builds_frontier,
-        "do_full_occupancy": fdo.full_occupancy,
-        "do_warp_reserve": fdo.warp_reserve,
-        "do_post_exchange": fdo.exchange == groute::core::cuda::PeerExchange::Posted,
-        "do_scan_batch": fdo.scan_batch,
-        "do_push_frontier": fdo.push_builds_frontier,
-        "do_sparse_push": fdo.sparse_push,
-        "do_one_exchange": fdo.one_exchange,
-        "do_hub_batch": fdo.hub_batch,
-        "do_listed_push": fdo.listed_push,
-        "do_push_bitmap": fdo.push_bitmap,
-        "do_replicate": fdo.replicate,
     });
     let mut report = Report::of_run("bfs", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(

@@ -1,7 +1,7 @@
 //! The device-driven direction-optimizing BFS's ABI structs and flags
-//! (`include/abi_direction.h`): its state block, its parameter and its `DoFlag` bits.
+//! (`include/abi_direction.h`): its state block and its parameter.
 
-use super::layout::{abi_constants, abi_struct};
+use super::layout::abi_struct;
 use super::ptr::{DevicePtr, KernelArg};
 use super::runtime::PeerGroup;
 
@@ -48,8 +48,8 @@ abi_struct! {
 }
 
 abi_struct! {
-    /// The parameter of `bfs_direction_fused` and its builds. The `gap` fields fill the
-    /// alignment gaps (kept zero).
+    /// The parameter of `bfs_direction_fused_one` and `bfs_direction_fused_several`. The
+    /// `gap` fields fill the alignment gaps (kept zero).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct DirectionParams in "abi_direction.h" {
         /// The level of every vertex.
@@ -94,10 +94,6 @@ abi_struct! {
         pub group: PeerGroup,
         /// The level trace, or null.
         pub trace_words: DevicePtr<u64>,
-        /// `DO_FLAG_*` bits.
-        pub flags: u32,
-        /// Alignment gap.
-        pub gap2: u32,
         /// Every member's postbox address.
         pub postboxes: DevicePtr<u64>,
     }
@@ -106,31 +102,3 @@ abi_struct! {
 // SAFETY: `#[repr(C)]`, laid out as `struct DirectionParams` of abi_direction.h (checked by
 // tests/abi.rs), no padding.
 unsafe impl KernelArg for DirectionParams {}
-
-abi_constants! {
-    DIRECTION_CONSTANTS in "abi_direction.h" {
-        /// A pull step builds the next frontier itself and stores its finds straight into the peers' inboxes.
-        pub const DO_FLAG_PULL_FRONTIER = 1;
-        /// The passes that build a frontier reserve each warp's worklist slots with one atomic.
-        pub const DO_FLAG_WARP_RESERVE = 2;
-        /// Exchanges store into every peer's postbox (`peer_post_allreduce_sum`) instead of one mailbox.
-        pub const DO_FLAG_POST_EXCHANGE = 4;
-        /// The scan handles `SCAN_BATCH` words per warp and iteration.
-        pub const DO_FLAG_SCAN_BATCH = 8;
-        /// One device: a push step's appends are the next frontier (no scan); several, with
-        /// `DO_FLAG_PUSH_BITMAP`: a dense push's bitmap and the received words are.
-        pub const DO_FLAG_PUSH_FRONTIER = 16;
-        /// Several devices: a sparse push sends the list of its appends instead of bitmap words.
-        pub const DO_FLAG_SPARSE_PUSH = 32;
-        /// Several devices: one exchange per level where the counters need none of their own.
-        pub const DO_FLAG_ONE_EXCHANGE = 64;
-        /// The hub phase relaxes several consecutive arcs per thread and step.
-        pub const DO_FLAG_HUB_BATCH = 128;
-        /// Several devices, with sparse pushes: appends go into the peers' lists as they happen.
-        pub const DO_FLAG_LISTED_PUSH = 256;
-        /// Several devices: a dense push marks its appends in a discovery bitmap its send pass reads.
-        pub const DO_FLAG_PUSH_BITMAP = 512;
-        /// Several devices: replicated levels (a small push step runs whole on every device).
-        pub const DO_FLAG_REPLICATE = 1024;
-    }
-}

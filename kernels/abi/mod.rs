@@ -25,12 +25,7 @@ mod ptr;
 mod runtime;
 mod traversal;
 
-pub use direction::{
-    DIRECTION_CONSTANTS, DO_FLAG_HUB_BATCH, DO_FLAG_LISTED_PUSH, DO_FLAG_ONE_EXCHANGE,
-    DO_FLAG_POST_EXCHANGE, DO_FLAG_PULL_FRONTIER, DO_FLAG_PUSH_BITMAP, DO_FLAG_PUSH_FRONTIER,
-    DO_FLAG_REPLICATE, DO_FLAG_SCAN_BATCH, DO_FLAG_SPARSE_PUSH, DO_FLAG_WARP_RESERVE,
-    DirectionParams, DirectionStateBlock,
-};
+pub use direction::{DirectionParams, DirectionStateBlock};
 pub use layout::{AbiConstant, AbiField, AbiLayout};
 pub use pagerank::{
     PAGERANK_CONSTANTS, PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE,
@@ -66,12 +61,8 @@ pub const LAYOUTS: &[AbiLayout] = &[
 ];
 
 /// Every constant of the ABI, for the check against the C enumerators.
-pub const CONSTANTS: &[&[AbiConstant]] = &[
-    RUNTIME_CONSTANTS,
-    TRAVERSAL_CONSTANTS,
-    DIRECTION_CONSTANTS,
-    PAGERANK_CONSTANTS,
-];
+pub const CONSTANTS: &[&[AbiConstant]] =
+    &[RUNTIME_CONSTANTS, TRAVERSAL_CONSTANTS, PAGERANK_CONSTANTS];
 
 /// The index of `field` in the ABI struct `S` counted in 32-bit words, as the kernels index a
 /// block of words (`GROUTE_WORD` of `abi.h`): `abi_word!(TraversalCtrl, wl_end)` is 0.

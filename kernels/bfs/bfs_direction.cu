@@ -31,8 +31,8 @@
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
 //
-// The step bodies are kernels/include/direction.cuh's (shared with the device-driven kernel
-// of kernels/bfs/bfs_direction_fused.cu).
+// The step bodies are kernels/include/direction.cuh's (its counters and helpers shared with
+// the device-driven kernel of kernels/bfs/bfs_direction_fused.cu).
 #include "direction.cuh"
 #include "traversal.cuh"
 

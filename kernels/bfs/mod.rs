@@ -14,7 +14,8 @@ kernel_sources! {
     pub const DIRECTION = "bfs_direction.cu";
 
     /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per
-    /// device for a whole run, on 1..8 GPUs (peer stores and `peer_allreduce_sum`); launched by
+    /// device for a whole run, on 1..8 GPUs (peer stores and `peer_post_allreduce_sum`;
+    /// entry points `bfs_direction_fused_one` and `bfs_direction_fused_several`); launched by
     /// `groute-bfs`.
     pub const DIRECTION_FUSED = "bfs_direction_fused.cu";
 }

@@ -1,6 +1,7 @@
-// The level steps of direction-optimizing BFS as __device__ functions, shared by the
-// host-driven kernels of kernels/bfs/bfs_direction.cu (one launch per step) and the device-driven
-// kernel of kernels/bfs/bfs_direction_fused.cu (every step of a run in one launch). Each one is a
+// The level steps of direction-optimizing BFS as __device__ functions: the host-driven kernels
+// of kernels/bfs/bfs_direction.cu (one launch per step) run them; the device-driven kernel of
+// kernels/bfs/bfs_direction_fused.cu (every step of a run in one launch) shares the counters,
+// add_degrees and pull_finds_parent. Each one is a
 // grid-stride loop over the whole launch with a trip count uniform across the grid (every warp
 // reaches its warp-aggregated appends and counter adds together); see bfs/bfs_direction.cu for
 // what each computes.

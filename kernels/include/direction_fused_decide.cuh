@@ -27,17 +27,15 @@ __device__ inline bool DoRun::exchange_lengths(unsigned int appends) const {
     return true;
 }
 
-// An exchange of `count` values (none: a barrier across the devices); false when it
-// failed (DO_STATUS set). One thread.
+// An exchange of `count` values (none: a barrier across the devices), posted into every
+// peer's postbox (peer_post.cuh); false when it failed (DO_STATUS set). One thread.
 __device__ inline bool DoRun::exchange(const unsigned long long* mine, unsigned long long* sums,
                                        unsigned int count) const {
     const unsigned long long index = get(DO_EXCHANGES);
     set(DO_EXCHANGES, index + 1ull);
     const unsigned int exchange = static_cast<unsigned int>(index);
     const unsigned int status =
-        (flags & DO_FLAG_POST_EXCHANGE) != 0u
-            ? peer_post_allreduce_sum(group, postboxes, exchange, mine, sums, count)
-            : peer_allreduce_sum(group, exchange, mine, sums, count);
+        peer_post_allreduce_sum(group, postboxes, exchange, mine, sums, count);
     if (status != PEER_OK) {
         set(DO_STATUS, status);
         return false;
@@ -45,48 +43,39 @@ __device__ inline bool DoRun::exchange(const unsigned long long* mine, unsigned 
     return true;
 }
 
-// The action of the barrier after a scan (one thread, every block waiting): see the
-// header of kernels/bfs/bfs_direction_fused.cu. Returns the next step as a record; notes what the step of trace row `row`
-// found and stamps its end.
+// The action of the barrier after a step has built the next frontier (one thread, every
+// block waiting): see the header of kernels/bfs/bfs_direction_fused.cu. Returns the next step
+// as a record; notes what the step of trace row `row` found and stamps its end.
 // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
-// over the devices) or this device's next frontier, the counters already global (a
-// DO_FLAG_ONE_EXCHANGE sparse push: no exchange).
-// `replication`: DoReplication bits of the step (DO_FOUND_EVERYWHERE: the next step may
-// be replicated).
+// over the devices) or this device's next frontier, the counters already global (a sparse
+// push: no exchange).
 __device__ inline FusedRecord DoRun::decide(const DirectionTrace& trace, unsigned int row,
-                                            unsigned int own, unsigned int replication) const {
+                                            unsigned int own) const {
     trace.stamp(row, TRACE_SCAN_END);
     trace.count_rows(row + 1u);
-    const FusedRecord record = decide_next(own, (replication & DO_FOUND_EVERYWHERE) != 0u);
+    const FusedRecord record = decide_next(own);
     trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
     trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
-    trace.note(row, TRACE_REPLICATION, replication);
     trace.stamp(row, TRACE_DECIDE_END);
     return record;
 }
 
-// DO_FLAG_ONE_EXCHANGE: decide() in the action of the barrier after a pull that built
-// the frontier, its exchange also the one that makes the pull's stored words visible.
-// The trace's decide phase reads 0 (its stamp precedes the apply pass's).
-// A replicated next step finds its frontier on every device: apply_pulled appends the
-// received vertices too.
+// decide() in the action of the barrier after a pull on several devices, its exchange of
+// the counters also the one that makes the pull's stored words visible. The trace's
+// decide phase reads 0 (its stamp precedes the apply pass's).
 __device__ inline FusedRecord DoRun::decide_folded(const DirectionTrace& trace,
                                                    unsigned int row) const {
     trace.count_rows(row + 1u);
-    const FusedRecord record = decide_next(DO_COUNTED_HERE, true);
+    const FusedRecord record = decide_next(DO_COUNTED_HERE);
     trace.stamp(row, TRACE_EXCHANGE_END);
     trace.note(row, TRACE_FOUND, get(DO_FRONTIER));
     trace.note(row, TRACE_FOUND_HERE, record.w[DO_R_COUNT]);
-    trace.note(row, TRACE_REPLICATION,
-               record.w[DO_R_REPLICATED] != 0u ? DO_FOUND_EVERYWHERE : 0u);
     trace.stamp(row, TRACE_DECIDE_END);
     return record;
 }
 
-// decide() without the trace. `everywhere`: the frontier just found is, or (after a
-// pull that built it, decided here) can be made, whole on every device, so the next step
-// may be replicated.
-__device__ inline FusedRecord DoRun::decide_next(unsigned int own, bool everywhere) const {
+// decide() without the trace.
+__device__ inline FusedRecord DoRun::decide_next(unsigned int own) const {
     unsigned long long mine[DIRECTION_COUNTERS];
     for (unsigned int i = 0; i < DIRECTION_COUNTERS; ++i) {
         mine[i] = get(DO_COUNTERS + i);
@@ -151,27 +140,18 @@ __device__ inline FusedRecord DoRun::decide_next(unsigned int own, bool everywhe
     if (pulling) {
         set(DO_PULL_LEVELS, get(DO_PULL_LEVELS) + 1ull);
     }
-    const bool replicated = !pulling && everywhere && several &&
-                            (flags & DO_FLAG_REPLICATE) != 0u &&
-                            saturating_mul(sums[DIRECTION_OUT_ARCS], REPLICATE_DIVISOR) <= n;
-    // A replicated step's frontier is the global one (a pull's own finds and the received
-    // ones, or already global: `own`).
-    const unsigned int count =
-        own != DO_COUNTED_HERE ? own
-        : replicated           ? static_cast<unsigned int>(frontier)
-                               : static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
-    if (pulling &&
-        (flags & (DO_FLAG_PULL_FRONTIER | DO_FLAG_PUSH_FRONTIER | DO_FLAG_SPARSE_PUSH)) !=
-            0u) {
-        // The pull appends the next frontier (or the pushes' appends reached far).
+    // This device's frontier: its owned finds, or `own` where the counters are global.
+    const unsigned int count = own != DO_COUNTED_HERE
+                                   ? own
+                                   : static_cast<unsigned int>(mine[DIRECTION_FRONTIER]);
+    if (pulling) {
+        // The pull appends the next frontier from the worklist's start.
         store_relaxed(wl.ctrl + CTRL_WL_END, 0u);
     }
-    const bool sparse = !pulling && !replicated && several &&
-                        (flags & DO_FLAG_SPARSE_PUSH) != 0u &&
+    const bool sparse = !pulling && several &&
                         saturating_mul(sums[DIRECTION_OUT_ARCS], SPARSE_DIVISOR) <= n;
     return FusedRecord{{pulling ? DO_PULL : DO_PUSH, static_cast<unsigned int>(level), count,
-                        push_hub_min_degree(count), sparse ? 1u : 0u,
-                        replicated ? 1u : 0u}};
+                        push_hub_min_degree(count), sparse ? 1u : 0u, 0u}};
 }
 
 }  // namespace groute

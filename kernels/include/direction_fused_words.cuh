@@ -1,6 +1,5 @@
 // The device-driven direction-optimizing BFS's words (kernels/bfs/bfs_direction_fused.cu): the
-// state block's words, phases, flags (DoFlag, with what each does), replication modes and
-// release record, and the direction rule's arithmetic.
+// state block's words, phases and release record, and the direction rule's arithmetic.
 
 #pragma once
 
@@ -20,38 +19,21 @@ enum DoPhase : unsigned int { DO_DONE = 0, DO_PUSH = 1, DO_PULL = 2, DO_STOP = 3
 enum : unsigned int {
     DO_ABORT_POLL = 4,
     DO_BLOCK = 256,
-    SEND_BATCH = 4,
-    SCAN_BATCH = 2,
     // decide()'s `own` when the counters count this device's owned finds only.
     DO_COUNTED_HERE = 0xFFFFFFFFu,
-    // DO_FLAG_SPARSE_PUSH: a push level is sparse when its frontier's out-arcs (summed over
+    // On several devices a push level is sparse when its frontier's out-arcs (summed over
     // the devices) times this are at most n: it appends at most n / 64 < ceil(n / 32)
     // vertices per device, so a list fits in an inbox slot.
     SPARSE_DIVISOR = 64,
-    // DO_FLAG_REPLICATE: a push step is replicated when its frontier's out-arcs times this
-    // are at most n. A small divisor also replicates a large push (such as the first push
-    // from a hub whose arcs are a tenth of n), which then runs faster than exchanged; from an
-    // ordinary vertex the divisor matters little.
-    REPLICATE_DIVISOR = 4,
 };
 
-// The kernel's `flags` (DoFlag: variants the host can A/B, with what each does) are
-// abi_direction.h's.
-
-// What the step of a decide did and built (its trace row's TRACE_REPLICATION word).
-enum DoReplication : unsigned int {
-    DO_STEP_REPLICATED = 1,   // the step ran whole on every device, no exchange
-    DO_FOUND_EVERYWHERE = 2,  // the frontier it found is on every device's worklist
-};
-
-// The record of a decide (FusedRecord words).
+// The record of a decide (FusedRecord words; the sixth is unused).
 enum DoRecord : unsigned int {
     DO_R_PHASE = 0,
     DO_R_LEVEL = 1,
     DO_R_COUNT = 2,
     DO_R_HUBS = 3,
-    DO_R_SPARSE = 4,  // the push sends lists (DO_FLAG_SPARSE_PUSH)
-    DO_R_REPLICATED = 5,  // the push runs whole on every device (DO_FLAG_REPLICATE)
+    DO_R_SPARSE = 4,  // the push sends lists (several devices)
 };
 
 __device__ __forceinline__ unsigned long long saturating_mul(unsigned long long a,

@@ -8,15 +8,15 @@
 // Layout (u64 words): a header of TRACE_HEADER words, then TRACE_ROWS rows of TRACE_SLOTS
 // words, one row per level step (row 0: the count of the source's level). Rows past
 // TRACE_ROWS are counted in the header but not stored. A phase a step does not run (hubs
-// without hubs, send and exchange on one device, the scan after a pull that built the
-// frontier itself) keeps its stamp 0. The host zeroes the buffer before a run.
+// without hubs, send and exchange on one device, the send after a pull or a sparse push,
+// which store during the step) keeps its stamp 0. The host zeroes the buffer before a run.
 #pragma once
 
 #include "peer_group.cuh"
 
 namespace groute {
 
-enum : unsigned int { TRACE_HEADER = 4, TRACE_ROWS = 64, TRACE_SLOTS = 12 };
+enum : unsigned int { TRACE_HEADER = 4, TRACE_ROWS = 64, TRACE_SLOTS = 11 };
 
 // Header words.
 enum TraceHeader : unsigned int {
@@ -36,10 +36,9 @@ enum TraceSlot : unsigned int {
     TRACE_HUBS_END = 6,    // the hub phase done
     TRACE_SEND_END = 7,    // the words stored into the peers' inboxes
     TRACE_EXCHANGE_END = 8,  // the exchange that makes them visible returned
-    TRACE_SCAN_END = 9,    // the next frontier built (apply and scan, or apply_marks and
-                           // its count) on the whole grid
+    TRACE_SCAN_END = 9,    // the next frontier built (the push's appends counted, the
+                           // received words or lists applied) on the whole grid
     TRACE_DECIDE_END = 10,  // the counters summed across the devices, the next step decided
-    TRACE_REPLICATION = 11,  // DoReplication bits (bfs/bfs_direction_fused.cu)
 };
 
 struct DirectionTrace {

@@ -1,6 +1,6 @@
-// PushAppends: the appends of the device-driven direction-optimizing BFS's push step on
-// several devices (kernels/bfs/bfs_direction_fused.cu), which also note every appended vertex for
-// the peers where the step's variant wants it. Self-contained (NVRTC): only the worklist.
+// PushAppends: the appends of the device-driven direction-optimizing BFS's push step
+// (kernels/bfs/bfs_direction_fused.cu), which on several devices also note every appended
+// vertex for the peers. Self-contained (NVRTC): only the worklist.
 #pragma once
 
 #include "worklist.cuh"
@@ -13,11 +13,11 @@ __device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned i
     return rank < peer ? rank : rank - 1u;
 }
 
-// The appends of a push step on several devices, which also note every appended vertex
-// where the variant wants it (both off: the worklist's appends alone, one instantiation of
-// the push for every variant).
+// The appends of a push step, which on several devices also note every appended vertex, as
+// the step's kind wants it (one device: neither, the worklist's appends alone; one
+// instantiation of the push for every kind).
 //
-// DO_FLAG_LISTED_PUSH (a sparse push, `listed`): each appended vertex is stored into this
+// A sparse push (`listed`): each appended vertex is stored into this
 // device's list (slot) of every peer's inbox, at entry `position - list_begin`. A thread that
 // stored notes it in `*stored` and fences at system scope once its expansion is done (before
 // the grid barrier; a fence per append would lengthen a hub phase of many appends), so
@@ -25,7 +25,7 @@ __device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned i
 // exchange that carries the lengths). Entries stay below the slot's words(): a sparse push
 // appends at most n / SPARSE_DIVISOR vertices (see SPARSE_DIVISOR).
 //
-// DO_FLAG_PUSH_BITMAP (a dense push, `marks` not null): each appended vertex's bit is set in
+// A dense push (`marks` not null): each appended vertex's bit is set in
 // the discovery bitmap by a reduction (atomicOr, its result unused: RED), which the grid
 // barrier after the step orders before send_marks (and, after the exchange, apply_marks)
 // reads it. A worklist overflow notes

@@ -416,18 +416,10 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
     }
 }
 
-// Vertices [begin, end).
-struct VertexRange {
-    unsigned int begin;
-    unsigned int end;
-};
-
 // Expands worklist positions [wl.first, + count) over the grid (`shape`), appending the
 // improved heads through `appends` (the worklist itself for traversal_expand; a wrapper that
-// also copies them elsewhere, as the direction kernel's listed push does). Only the items in
-// [items.begin, items.end) are expanded (the others are skipped: a frontier that lists other
-// devices' vertices too). Lists of at least `hub_min_degree` arcs are recorded as hubs
-// (traversal_expand_hubs expands them).
+// also notes them for the peers, as the direction kernel's push does). Lists of at least
+// `hub_min_degree` arcs are recorded as hubs (traversal_expand_hubs expands them).
 
 template <typename Relax, bool WEIGHTED, typename Appends>
 __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long long* offsets,
@@ -436,7 +428,7 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
                                       unsigned int count, const SendBuffer send,
                                       const LowList low, const GridShape shape,
                                       const unsigned int hub_min_degree,
-                                      const bool filter_loads, const VertexRange items) {
+                                      const bool filter_loads) {
     const unsigned int stride = shape.blocks * blockDim.x;
     // Grid-stride over the items, with a trip count uniform across the grid. Consecutive
     // items go to different blocks (item r * stride + t * gridDim.x + b on thread t of block
@@ -453,9 +445,6 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
         unsigned int value = 0xFFFFFFFFu;
         if (have) {
             v = wl.at(wl.first + i);
-            have = v >= items.begin && v < items.end;
-        }
-        if (have) {
             value = item_value(ops, v);
             begin = offsets[v];
             end = offsets[v + 1];
@@ -478,8 +467,7 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const unsigned int hub_min_degree = HUB_MIN_DEGREE,
                                  const bool filter_loads = true) {
     traversal_expand_into<Relax, WEIGHTED>(ops, offsets, targets, weights, wl, wl, count, send,
-                                           low, shape, hub_min_degree, filter_loads,
-                                           VertexRange{0u, 0xFFFFFFFFu});
+                                           low, shape, hub_min_degree, filter_loads);
 }
 
 // Expands the hubs recorded in wl.ctrl, a tile of HUB_TILE arcs per block and step (BATCHED:

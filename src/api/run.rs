@@ -442,7 +442,6 @@ fn worklist_engine(ctx: &Context, fused: bool, stats: &WorklistStats) -> (Execut
 fn driven_by(driver: MultiDriver) -> &'static str {
     match driver {
         MultiDriver::Fused => "by one persistent kernel per device",
-        MultiDriver::Shared => "by one host thread",
         _ => "by a host thread per device",
     }
 }

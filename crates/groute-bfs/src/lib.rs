@@ -23,7 +23,7 @@
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
 //! | [`Direction`], [`SwitchRule`] | push (worklist) or direction-optimizing, and when to pull |
 //! | [`MultiDriver`] | how the host drives a direction-optimizing run on several devices |
-//! | [`FusedDirectionOptions`], [`DirectionTrace`] | a device-driven run's switches and its per-phase trace |
+//! | [`DirectionTrace`] | a device-driven run's per-phase trace ([`BfsTuning::trace`]) |
 //! | [`bfs_reference`] | sequential queue BFS, the oracle of the tests |
 //! | [`Bfs`] | the [`WorklistAlgorithm`] implementation |
 //! | [`BfsError`] | what can go wrong |
@@ -59,8 +59,8 @@ use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistSt
 
 pub use direction::{
     AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionParseError, DirectionTrace,
-    FusedDirectionOptions, MultiDriver, MultiDriverParseError, PULL_ALPHA, PUSH_BETA, PhaseTimes,
-    StepKind, StepTrace, SwitchRule,
+    MultiDriver, MultiDriverParseError, PULL_ALPHA, PUSH_BETA, PhaseTimes, StepKind, StepTrace,
+    SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;
@@ -121,8 +121,10 @@ pub struct BfsOptions {
 pub struct BfsTuning {
     /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
     pub switch_rule: SwitchRule,
-    /// The device-driven run's trace and step variants ([`MultiDriver::Fused`] only).
-    pub fused_direction: FusedDirectionOptions,
+    /// A device-driven run ([`MultiDriver::Fused`] only) stamps every phase of every level on
+    /// every device ([`DirectionTrace`], in [`BfsStats::do_trace`]); off (the default): no
+    /// stamps, no cost but one branch each.
+    pub trace: bool,
 }
 
 /// Statistics of one BFS run.
@@ -167,8 +169,8 @@ pub struct BfsStats {
     /// What drove a direction-optimizing run's levels (never [`MultiDriver::Auto`]; `None`
     /// for the worklist BFS).
     pub do_driver: Option<MultiDriver>,
-    /// The per-phase trace of a device-driven run
-    /// ([`FusedDirectionOptions::trace`]; `None` otherwise).
+    /// The per-phase trace of a device-driven run that asked for it
+    /// ([`BfsTuning::trace`]; `None` otherwise).
     pub do_trace: Option<DirectionTrace>,
 }
 
@@ -253,7 +255,7 @@ impl BfsSolver {
                 &graph.graph,
                 &graph.partition,
                 options.tuning.switch_rule,
-                (options.multi_driver, options.tuning.fused_direction),
+                (options.multi_driver, options.tuning.trace),
             )?))
         } else {
             Engine::Worklist(Box::new(MinTraversalSolver::new(

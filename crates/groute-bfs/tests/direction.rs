@@ -73,35 +73,35 @@ fn run_parted(
     })
 }
 
-/// Device counts and partitions of the multi-device checks: (devices, partition, jitter seeds,
-/// host driver).
-const MULTI: [(usize, PartitionMethod, &[u64], MultiDriver); 6] = [
-    (2, PartitionMethod::Block, &[3], MultiDriver::PerDevice),
-    (2, PartitionMethod::Metis, &[], MultiDriver::Shared),
-    (3, PartitionMethod::Metis, &[], MultiDriver::PerDevice),
-    (4, PartitionMethod::Block, &[5], MultiDriver::Shared),
-    (4, PartitionMethod::Metis, &[], MultiDriver::PerDevice),
-    (8, PartitionMethod::Block, &[], MultiDriver::PerDevice),
+/// Device counts and partitions of the multi-device checks: (devices, partition, jitter
+/// seeds).
+const MULTI: [(usize, PartitionMethod, &[u64]); 6] = [
+    (2, PartitionMethod::Block, &[3]),
+    (2, PartitionMethod::Metis, &[]),
+    (3, PartitionMethod::Metis, &[]),
+    (4, PartitionMethod::Block, &[5]),
+    (4, PartitionMethod::Metis, &[]),
+    (8, PartitionMethod::Block, &[]),
 ];
 
-/// Direction-optimizing BFS from `sources` under every rule equals the reference, on one
-/// device and on every device count and partition of [`MULTI`].
+/// Direction-optimizing BFS from `sources` under every rule, driven from the host, equals the
+/// reference, on one device and on every device count and partition of [`MULTI`].
 fn check(graph: &Graph, sources: &[u32]) {
-    let mut setups = vec![(1, PartitionMethod::Block, &[][..], MultiDriver::Shared)];
+    let mut setups = vec![(1, PartitionMethod::Block, &[][..])];
     setups.extend(MULTI);
     // A partition has at most one part per vertex.
     setups.retain(|&(devices, ..)| devices <= graph.num_vertices());
-    for (devices, method, seeds, driver) in setups {
+    for (devices, method, seeds) in setups {
         for tc in test_contexts(devices, seeds) {
             for &s in sources {
                 let expected = bfs_reference(&graph.csr, s);
                 for rule in RULES {
                     let mut o = options(Direction::PullPush, rule);
-                    o.multi_driver = driver;
+                    o.multi_driver = MultiDriver::PerDevice;
                     let got = run_parted(&tc.context, graph, method, s, &o);
                     assert_eq!(
                         got.levels, expected,
-                        "{} from {s} ({}, {devices} devices, {method:?}, {driver}, {rule:?})",
+                        "{} from {s} ({}, {devices} devices, {method:?}, {rule:?})",
                         graph.name, tc.label
                     );
                     assert!(got.stats.direction_optimized);
@@ -275,14 +275,11 @@ fn several_devices_count_like_one() {
     for rule in RULES {
         let mut o = options(Direction::PullPush, rule);
         let single = run(&one, &g, 3, &o);
-        for (devices, method, seeds, driver) in MULTI {
-            o.multi_driver = driver;
+        o.multi_driver = MultiDriver::PerDevice;
+        for (devices, method, seeds) in MULTI {
             for tc in test_contexts(devices, seeds) {
                 let got = run_parted(&tc.context, &g, method, 3, &o);
-                let what = format!(
-                    "{devices} devices, {method:?}, {driver}, {}, {rule:?}",
-                    tc.label
-                );
+                let what = format!("{devices} devices, {method:?}, {}, {rule:?}", tc.label);
                 assert_eq!(got.levels, single.levels, "{what}");
                 assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
                 assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
@@ -325,7 +322,6 @@ proptest! {
         beta in 0u64..40,
         devices in 1usize..=4,
         metis in any::<bool>(),
-        shared in any::<bool>(),
         seed in 0u64..1000,
     ) {
         let pairs: Vec<(u32, u32)> =
@@ -333,7 +329,7 @@ proptest! {
         let g = from_pairs(n, &pairs, "proptest", symmetric);
         let s = src % n as u32;
         let mut o = options(Direction::PullPush, SwitchRule { alpha, beta });
-        o.multi_driver = if shared { MultiDriver::Shared } else { MultiDriver::PerDevice };
+        o.multi_driver = MultiDriver::PerDevice;
         let method = if metis { PartitionMethod::Metis } else { PartitionMethod::Block };
         for tc in test_contexts(devices.min(n), &[seed]) {
             let got = run_parted(&tc.context, &g, method, s, &o);
@@ -396,14 +392,9 @@ fn cuda_several_devices_match_the_reference() {
             let g = generated(spec);
             for s in [0, (g.num_vertices() / 3) as u32] {
                 let expected = bfs_reference(&g.csr, s);
-                for (rule, host_driver) in RULES.into_iter().zip([
-                    MultiDriver::PerDevice,
-                    MultiDriver::Shared,
-                    MultiDriver::PerDevice,
-                    MultiDriver::Shared,
-                ]) {
+                for rule in RULES {
                     let fused = device_driven.then_some(MultiDriver::Fused);
-                    for driver in std::iter::once(host_driver).chain(fused) {
+                    for driver in std::iter::once(MultiDriver::PerDevice).chain(fused) {
                         let mut o = options(Direction::PullPush, rule);
                         o.multi_driver = driver;
                         let got = run_parted(&ctx, &g, method, s, &o);

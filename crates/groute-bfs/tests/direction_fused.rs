@@ -4,19 +4,19 @@
 //! rule), on one device and on several: distinct GPUs with peer access, or members sharing a
 //! GPU where there are fewer GPUs than devices (`PeerGroup::check_sharing`); where neither
 //! holds, `fused` is refused naming the fix; `auto` runs fused only on distinct GPUs and falls
-//! back to the host-driven levels elsewhere. Every variant of `FusedDirectionOptions` does the
-//! same, and its per-phase trace accounts for every step. CUDA runs under
+//! back to the host-driven levels elsewhere. Traced runs do the same, and their per-phase
+//! trace accounts for every step. CUDA runs under
 //! `GROUTE_TEST_CUDA=1`, each test holding the GPUs alone (members sharing a GPU start only
 //! beside no other test's kernel; a time limit measures only its own kernels).
 
 use std::time::Duration;
 
 use groute_bfs::{
-    BfsOptions, BfsResult, BfsSolver, Direction, DirectionTrace, FusedDirectionOptions,
-    MultiDriver, StepKind, SwitchRule, UNREACHED, bfs, bfs_reference,
+    BfsOptions, BfsResult, BfsSolver, Direction, DirectionTrace, MultiDriver, StepKind, SwitchRule,
+    UNREACHED, bfs, bfs_reference,
 };
 use groute_core::Context;
-use groute_core::cuda::{GpuSharing, PeerExchange, PeerGroup};
+use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{GpuHold, GpuTest, combinations, cuda_test, full_or_reduced, reduced};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
@@ -68,76 +68,9 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// The kernel's variants: as described; traced; each switch alone (traced): the pull building
-/// the frontier, the push building it, warp reservations, posted exchanges, batched scans;
-/// both builders together, with warp reservations; all eleven (traced); all eleven at full
-/// occupancy; sparse pushes alone (traced); one exchange per pull (with the pull building
-/// the frontier, which it needs; traced); batched hubs alone; one exchange per sparse push
-/// and per pull, with batched hubs, posted, listed; one exchange per sparse push alone
-/// (traced); listed sparse pushes, alone and with one exchange (traced); the dense push's
-/// bitmap alone and with the listed sparse pushes, posted, one exchange (traced); replicated
-/// levels alone, with every pull and sparse switch, and with pulls that exchange twice
-/// (traced); the defaults (every switch but batched scans and replicated levels, which need
-/// the whole graph on every device), which run the fixed builds (`bfs_direction_fused_one`,
-/// `_several`), plain and traced.
-const VARIANTS: [FusedDirectionOptions; 24] = [
-    variant(false, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], false),
-    variant(false, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], true),
-    variant(true, [0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], false),
-    variant(true, [1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], false),
-    variant(false, [1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1], false),
-    variant(true, [0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0], false),
-    variant(true, [1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0], false),
-    variant(true, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
-    variant(true, [1, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1], false),
-    variant(true, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], false),
-    variant(false, [1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0], false),
-    variant(true, [1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0], false),
-];
-
-/// VARIANTS holds the default switches, so the fixed builds run on CUDA below.
-#[test]
-fn the_defaults_variant_is_the_default() {
-    assert!(VARIANTS.contains(&FusedDirectionOptions::default()));
-}
-
-/// A variant: `trace`, the kernel's switches (1: on; pull builds the frontier, push builds
-/// it, warp reservations, posted exchanges, batched scans, sparse pushes, one exchange per
-/// pull, batched hubs, listed sparse pushes, the dense push's bitmap, replicated levels),
-/// `full_occupancy`.
-const fn variant(trace: bool, flags: [u8; 11], full_occupancy: bool) -> FusedDirectionOptions {
-    FusedDirectionOptions {
-        trace,
-        pull_builds_frontier: flags[0] == 1,
-        push_builds_frontier: flags[1] == 1,
-        warp_reserve: flags[2] == 1,
-        exchange: if flags[3] == 1 {
-            PeerExchange::Posted
-        } else {
-            PeerExchange::Mailbox
-        },
-        scan_batch: flags[4] == 1,
-        sparse_push: flags[5] == 1,
-        one_exchange: flags[6] == 1,
-        hub_batch: flags[7] == 1,
-        listed_push: flags[8] == 1,
-        push_bitmap: flags[9] == 1,
-        replicate: flags[10] == 1,
-        full_occupancy,
-    }
-}
+/// Each fused run untraced and traced (`BfsTuning::trace`, a run-time choice of both kernel
+/// builds, `bfs_direction_fused_one` and `_several`).
+const TRACES: [bool; 2] = [false, true];
 
 /// The trace of `got` accounts for every step of the run on every one of `devices` devices:
 /// a row per step (the source's count first), the kinds and levels the run took, the finds
@@ -162,15 +95,7 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
                 s.phases.step.is_some(),
                 "{what}: step {i} has no step phase"
             );
-            assert_eq!(
-                s.phases.exchange.is_some(),
-                devices > 1 && !s.replicated,
-                "{what}: step {i}"
-            );
-            assert!(
-                !s.replicated || devices > 1 && s.kind == StepKind::Push,
-                "{what}: step {i} replicated"
-            );
+            assert_eq!(s.phases.exchange.is_some(), devices > 1, "{what}: step {i}");
         }
         assert!(t.steps.iter().all(|s| s.phases.decide.is_some()), "{what}");
         let pulls = t.steps.iter().filter(|s| s.kind == StepKind::Pull).count();
@@ -186,14 +111,6 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
             trace.devices.iter().all(|t| t.steps[i].found == found),
             "{what}"
         );
-        if trace.devices[0].steps[i].found_everywhere {
-            // Every device holds the whole frontier (the next step may be replicated).
-            for t in &trace.devices {
-                assert!(t.steps[i].found_everywhere, "{what}: step {i}");
-                assert_eq!(t.steps[i].found_here, found, "{what}: step {i}");
-            }
-            continue;
-        }
         let here: u64 = trace.devices.iter().map(|t| t.steps[i].found_here).sum();
         assert_eq!(
             here, found,
@@ -202,21 +119,21 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
     }
 }
 
-/// The fused run of `graph` from `source` under `rule` on `ctx` with each kernel variant of
-/// `variants` equals the host backend's one-device run (levels, and every counter: the rule
-/// decided alike on the devices); its trace (when asked) accounts for every step.
+/// The fused run of `graph` from `source` under `rule` on `ctx`, traced or not as each of
+/// `traces` says, equals the host backend's one-device run (levels, and every counter: the
+/// rule decided alike on the devices); its trace (when asked) accounts for every step.
 fn check_against_host(
     ctx: &Context,
     graph: &Graph,
     source: u32,
     rule: SwitchRule,
-    variants: &[FusedDirectionOptions],
+    traces: &[bool],
 ) {
     let host = run(
         &Context::host(1).unwrap(),
         graph,
         source,
-        &options(rule, MultiDriver::Shared),
+        &options(rule, MultiDriver::PerDevice),
     )
     .unwrap();
     assert_eq!(
@@ -225,25 +142,25 @@ fn check_against_host(
         "{}",
         graph.name
     );
-    for &variant in variants {
-        check_variant(ctx, (graph, source, rule), variant, &host);
+    for &traced in traces {
+        check_fused(ctx, (graph, source, rule), traced, &host);
     }
 }
 
-/// The fused run of `graph` from `source` under `rule` with `variant` equals `host`.
-fn check_variant(
+/// The fused run of `graph` from `source` under `rule`, traced when `traced`, equals `host`.
+fn check_fused(
     ctx: &Context,
     (graph, source, rule): (&Graph, u32, SwitchRule),
-    variant: FusedDirectionOptions,
+    traced: bool,
     host: &BfsResult,
 ) {
     let what = format!(
-        "{} from {source} on {} devices ({rule:?}, {variant:?})",
+        "{} from {source} on {} devices ({rule:?}, traced: {traced})",
         graph.name,
         ctx.num_devices()
     );
     let mut fused = options(rule, MultiDriver::Fused);
-    fused.tuning.fused_direction = variant;
+    fused.tuning.trace = traced;
     let got = run(ctx, graph, source, &fused).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(got.stats.do_driver, Some(MultiDriver::Fused), "{what}");
     assert!(got.stats.fused && got.stats.direction_optimized, "{what}");
@@ -255,19 +172,10 @@ fn check_variant(
     assert!(got.stats.device_time.is_some(), "{what}");
     match &got.stats.do_trace {
         Some(trace) => {
-            assert!(variant.trace, "{what}: traced without asking");
+            assert!(traced, "{what}: traced without asking");
             check_trace(trace, &got, ctx.num_devices(), &what);
-            if graph.name == "path" && variant.replicate && ctx.num_devices() > 1 {
-                // A path's source has at most 2 out-arcs (2 * 64 <= 200 vertices): a push
-                // from it runs whole on every device (the rule may pull at once instead).
-                for t in &trace.devices {
-                    let first = t.steps[1];
-                    assert!(first.kind == StepKind::Pull || first.replicated, "{what}");
-                    assert!(t.steps[0].found_everywhere, "{what}");
-                }
-            }
         }
-        None => assert!(!variant.trace, "{what}: no trace"),
+        None => assert!(!traced, "{what}: no trace"),
     }
 }
 
@@ -302,16 +210,6 @@ fn graphs() -> Vec<(Graph, Vec<u32>)> {
     out
 }
 
-/// The variants run under rule `RULES[r]`: every variant under the default rule and the one
-/// that switches often; the plain kernel and all switches together under the others.
-fn rule_variants(r: usize) -> Vec<FusedDirectionOptions> {
-    if r == 0 || r == 3 {
-        VARIANTS.to_vec()
-    } else {
-        vec![VARIANTS[0], VARIANTS[8], FusedDirectionOptions::default()]
-    }
-}
-
 /// On the host backend `fused` is refused with the fix, and `auto` drives from the host.
 #[test]
 fn fused_is_refused_where_unsupported_and_auto_falls_back() {
@@ -322,26 +220,22 @@ fn fused_is_refused_where_unsupported_and_auto_falls_back() {
         let e = run(&ctx, &g, 0, &options(RULES[0], MultiDriver::Fused)).unwrap_err();
         assert!(e.contains("--do-driver per-device"), "{e}");
         let mut traced = options(RULES[0], MultiDriver::Auto);
-        traced.tuning.fused_direction = VARIANTS[2];
+        traced.tuning.trace = true;
         let auto = run(&ctx, &g, 0, &traced).unwrap();
         assert!(
             auto.stats.do_trace.is_none(),
             "host-driven runs have no trace"
         );
-        let expected = if devices == 1 {
-            MultiDriver::Shared
-        } else {
-            MultiDriver::PerDevice
-        };
-        assert_eq!(auto.stats.do_driver, Some(expected));
+        assert_eq!(auto.stats.do_driver, Some(MultiDriver::PerDevice));
         assert!(!auto.stats.fused);
         assert_eq!(auto.levels, bfs_reference(&g.csr, 0));
     }
 }
 
 /// CUDA, one and two devices: the fused driver where it can run, on distinct GPUs or as
-/// members sharing one (levels and counters equal the host's under every rule), else the
-/// refusal; auto picks fused wherever it runs (members sharing a GPU included).
+/// members sharing one (levels and counters equal the host's under every rule, traced and
+/// not), else the refusal; auto picks fused wherever it runs (members sharing a GPU
+/// included).
 #[test]
 fn cuda_fused_counts_like_the_host() {
     for devices in [1, 2] {
@@ -369,8 +263,8 @@ fn cuda_fused_counts_like_the_host() {
             assert!(e.contains("--do-driver per-device"), "{e}");
             continue;
         }
-        // Every graph from every source, each on every rule with its variants; on reduced
-        // inputs each graph and source, and each variant of a rule, runs once under that rule.
+        // Every graph from every source, each on every rule, traced and not; on reduced inputs
+        // each graph and source, and each of traced and not, runs once under each rule.
         let runs: Vec<(Graph, u32)> = graphs()
             .into_iter()
             .filter(|(g, _)| g.num_vertices() >= devices)
@@ -378,22 +272,21 @@ fn cuda_fused_counts_like_the_host() {
             .collect();
         let full = !reduced();
         for (g, s) in runs.iter().filter(|_| full) {
-            for (r, rule) in RULES.into_iter().enumerate() {
-                check_against_host(&ctx, g, *s, rule, &rule_variants(r));
+            for rule in RULES {
+                check_against_host(&ctx, g, *s, rule, &TRACES);
             }
         }
-        for (r, rule) in RULES.into_iter().enumerate().filter(|_| !full) {
-            let variants = rule_variants(r);
-            for [ri, vi] in combinations([runs.len(), variants.len()]) {
+        for rule in RULES.into_iter().filter(|_| !full) {
+            for [ri, ti] in combinations([runs.len(), TRACES.len()]) {
                 let (g, s) = &runs[ri];
-                check_against_host(&ctx, g, *s, rule, &variants[vi..=vi]);
+                check_against_host(&ctx, g, *s, rule, &TRACES[ti..=ti]);
             }
         }
     }
 }
 
-/// CUDA: a fused solver kept across runs resets between them, and a run past its time limit
-/// fails with the time-out and leaves the solver usable.
+/// CUDA: a fused solver kept across runs resets between them (traced and not), and a run past
+/// its time limit fails with the time-out and leaves the solver usable.
 #[test]
 fn cuda_fused_solver_survives_a_time_out() {
     for devices in [1, 2] {
@@ -420,10 +313,10 @@ fn cuda_fused_solver_survives_a_time_out() {
             let got = solver.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
         }
-        o.tuning.fused_direction = VARIANTS[8];
-        let mut pulling = BfsSolver::new(&ctx, &parted, &o).unwrap();
+        o.tuning.trace = true;
+        let mut traced = BfsSolver::new(&ctx, &parted, &o).unwrap();
         for source in [0u32, 100, 0, 511] {
-            let got = pulling.run(source).unwrap();
+            let got = traced.run(source).unwrap();
             assert_eq!(got.levels, bfs_reference(&g.csr, source), "from {source}");
             let trace = got.stats.do_trace.as_ref().expect("traced");
             check_trace(trace, &got, devices, &format!("run from {source}, {:?}", o));
@@ -447,7 +340,7 @@ proptest! {
         alpha in 0u64..40,
         beta in 0u64..40,
         two in any::<bool>(),
-        variant in 0usize..VARIANTS.len(),
+        traced in any::<bool>(),
     ) {
         let devices = if two { 2 } else { 1 };
         if let Some(ctx) = cuda_alone(devices.min(n)) {
@@ -456,7 +349,7 @@ proptest! {
                     raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
                 let g = from_pairs(n, &pairs, "proptest", symmetric);
                 let rule = SwitchRule { alpha, beta };
-                check_against_host(&ctx, &g, src % n as u32, rule, &VARIANTS[variant..=variant]);
+                check_against_host(&ctx, &g, src % n as u32, rule, &[traced]);
             }
         }
     }

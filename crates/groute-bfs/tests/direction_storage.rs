@@ -71,11 +71,9 @@ fn each_device_holds_only_its_rows_and_the_levels_are_exact() {
     assert!(one[0] > 0, "the one device holds the graph");
     for (devices, bound) in BOUNDS {
         let ctx = Context::host(devices).unwrap();
-        for driver in [MultiDriver::PerDevice, MultiDriver::Shared] {
-            let peaks = run(&ctx, &graph, &sources, driver);
-            assert_eq!(peaks.len(), devices);
-            check(&peaks, one[0], (bound, 0), &format!("{devices} devices"));
-        }
+        let peaks = run(&ctx, &graph, &sources, MultiDriver::PerDevice);
+        assert_eq!(peaks.len(), devices);
+        check(&peaks, one[0], (bound, 0), &format!("{devices} devices"));
     }
 }
 
@@ -104,7 +102,7 @@ fn a_directed_graph_holds_its_rows_of_both_csrs() {
 }
 
 /// CUDA, every driver: the same bounds, but for the whole offset arrays (8 bytes per vertex)
-/// of a device-driven run on several devices with the default switches.
+/// of a device-driven run on several devices.
 #[test]
 fn cuda_devices_hold_only_their_rows() {
     let graph = Graph::generated("kron:scale=13,ef=16,sym,seed=7").unwrap();
@@ -116,11 +114,7 @@ fn cuda_devices_hold_only_their_rows() {
     drop(ctx);
     let offsets = 8 * (graph.num_vertices() as u64 + 1);
     for (devices, bound) in BOUNDS {
-        for driver in [
-            MultiDriver::Fused,
-            MultiDriver::PerDevice,
-            MultiDriver::Shared,
-        ] {
+        for driver in [MultiDriver::Fused, MultiDriver::PerDevice] {
             let Some(ctx) = cuda_test(devices, None, GpuHold::Alone) else {
                 return;
             };

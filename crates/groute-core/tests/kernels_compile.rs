@@ -80,21 +80,16 @@ fn every_kernel_compiles_for_compute_90() {
 }
 
 /// The kernels' diagnostic builds (`GROUTE_NVRTC_OPTIONS` experiments documented in
-/// `groute-worklist`'s fused traversal and in `kernels/bfs/bfs_direction_fused.cu`) compile too,
-/// so that they cannot rot unnoticed.
+/// `groute-worklist`'s fused traversal) compile too, so that they cannot rot unnoticed.
 #[test]
 fn the_diagnostic_builds_compile() {
     if !nvrtc_or_skip("the_diagnostic_builds_compile") {
         return;
     }
     let traced: &[&str] = &["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
-    let builds: [(KernelSource, &[&str]); 3] = [
+    let builds: [(KernelSource, &[&str]); 2] = [
         (groute_kernels::bfs::BFS, traced),
         (groute_kernels::sssp::SSSP, traced),
-        (
-            groute_kernels::bfs::DIRECTION_FUSED,
-            &["-DGROUTE_DO_RUNTIME_FLAGS"],
-        ),
     ];
     for (k, options) in builds {
         let (k, name) = (&k, k.name);

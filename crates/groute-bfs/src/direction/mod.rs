@@ -47,9 +47,7 @@ mod readback;
 mod rule;
 mod solver;
 
-pub use fused::{
-    DeviceTrace, DirectionTrace, FusedDirectionOptions, PhaseTimes, StepKind, StepTrace,
-};
+pub use fused::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 pub use multi::{MultiDriver, MultiDriverParseError};
 pub use rule::{
     AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, PULL_ALPHA, PUSH_BETA, SwitchRule,

@@ -13,7 +13,7 @@ use groute_worklist::DeviceCsr;
 use groute_core::cuda::{GpuSharing, PeerGroup};
 
 use super::cuda::CudaDirection;
-use super::fused::{DirectionTrace, FusedDirection, FusedDirectionOptions};
+use super::fused::{DirectionTrace, FusedDirection};
 use super::host::HostSteps;
 use super::multi::{MultiDirection, MultiDriver};
 use super::{DirectionStats, SwitchRule, run_levels};
@@ -58,7 +58,7 @@ pub(crate) struct DirectionRun {
     pub elapsed: Duration,
     /// Time between CUDA timing events around the level loop (`None` on the host backend).
     pub device_time: Option<Duration>,
-    /// What drove it (never [`MultiDriver::Auto`]; one host-driven device: `shared`).
+    /// What drove it (never [`MultiDriver::Auto`]; one host-driven device: `per-device`).
     pub driver: MultiDriver,
     /// The per-phase trace of a device-driven run that asked for it.
     pub trace: Option<DirectionTrace>,
@@ -67,14 +67,14 @@ pub(crate) struct DirectionRun {
 impl DirectionSolver {
     /// Uploads `graph` (and its transpose when it is not symmetric) to the devices of the
     /// context, each device `d` the rows of the vertices it owns, `partition.range(d)` (one
-    /// device: every row); several devices are driven by `driver` (a device-driven run with
-    /// `fused`'s switches).
+    /// device: every row); several devices are driven by `driver` (a device-driven run
+    /// traced when `trace`).
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
         rule: SwitchRule,
-        (driver, fused): (MultiDriver, FusedDirectionOptions),
+        (driver, trace): (MultiDriver, bool),
     ) -> Result<Self, BfsError> {
         if partition.num_parts() != context.num_devices() {
             return Err(Error::invalid(
@@ -105,7 +105,7 @@ impl DirectionSolver {
                     context,
                     graph,
                     partition,
-                    (rule, fused),
+                    (rule, trace),
                 )?)),
                 rule,
                 driver,
@@ -115,7 +115,7 @@ impl DirectionSolver {
             return Ok(DirectionSolver {
                 context: context.clone(),
                 storage: Storage::Multi(Box::new(MultiDirection::new(
-                    context, graph, partition, rule, driver,
+                    context, graph, partition, rule,
                 )?)),
                 rule,
                 driver,
@@ -145,7 +145,7 @@ impl DirectionSolver {
             context: context.clone(),
             storage,
             rule,
-            driver: MultiDriver::Shared,
+            driver: MultiDriver::PerDevice,
         })
     }
 
@@ -217,7 +217,7 @@ fn resolve(driver: MultiDriver, context: &Context) -> Result<MultiDriver, BfsErr
             Err(e) => Err(Error::invalid(
                 "--do-driver",
                 "fused",
-                format!("{e}: use --do-driver per-device or shared (host-driven levels)"),
+                format!("{e}: use --do-driver per-device (host-driven levels)"),
             )
             .into()),
         },

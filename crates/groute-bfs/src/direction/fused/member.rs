@@ -3,13 +3,11 @@
 //! the fused kernel's inbox, barrier and state blocks, and its launch.
 //!
 //! Rows: a member holds the rows of the vertices it owns (every row on one device). On several
-//! devices with sparse pushes and one exchange per level (the defaults), the kernel also sums
-//! the degrees of vertices it does not own (the global counts of a sparse push, `apply_lists`
-//! and `send_appends` in `kernels/include/direction_fused_run.cuh`): it then gets the whole
-//! offset arrays (`n + 1` u64 each, values global), which index the rebased arcs of the owned
-//! rows alike; it expands and pulls only owned rows. Replicated levels
-//! ([`FusedDirectionOptions::replicate`]) expand every frontier vertex on every device: a run
-//! that asks for them on several devices uploads the whole graph to every device.
+//! devices the kernel also sums the degrees of vertices it does not own (the global counts of
+//! a sparse push, `append_owned` and `apply_lists` in
+//! `kernels/include/direction_fused_run.cuh`): it then gets the whole offset arrays (`n + 1`
+//! u64 each, values global), which index the rebased arcs of the owned rows alike; it expands
+//! and pulls only owned rows.
 
 use std::ops::Range;
 
@@ -24,7 +22,6 @@ use groute_kernels::abi::{
 use groute_kernels::bfs::DIRECTION_FUSED;
 use groute_worklist::CsrPtrs;
 
-use super::FusedDirectionOptions;
 use super::trace::TRACE_WORDS;
 use crate::BfsError;
 use crate::direction::SwitchRule;
@@ -40,14 +37,24 @@ const _: () = assert!(BARRIER_WORDS >= words_of::<GridBarrierWords>());
 /// u64 words of the state block ([`DirectionStateBlock`]).
 const STATE_WORDS: usize = std::mem::size_of::<DirectionStateBlock>() / 8;
 
+/// The entry point of `kernels/bfs/bfs_direction_fused.cu` a run on `devices` members
+/// launches: `bfs_direction_fused_one` for one member (no peer steps compiled in),
+/// `bfs_direction_fused_several` for several.
+fn kernel_name(devices: usize) -> &'static str {
+    if devices > 1 {
+        "bfs_direction_fused_several"
+    } else {
+        "bfs_direction_fused_one"
+    }
+}
+
 /// One device's storage and kernel.
 pub(super) struct FusedMember {
     pub(super) dir: CudaDirection,
     owned: Range<u32>,
-    /// Several devices, owned rows only, global counts: the whole offset arrays of the push
-    /// CSR and of the pull CSR of a directed graph (`None`: symmetric), for the degrees of any
-    /// vertex (see the module docs). `None` where the rows are every vertex or the kernel
-    /// reads only owned degrees.
+    /// Several devices, owned rows only: the whole offset arrays of the push CSR and of the
+    /// pull CSR of a directed graph (`None`: symmetric), for the degrees of any vertex (see
+    /// the module docs). `None` where the rows are every vertex or on one device.
     whole_offsets: Option<(Buffer<u64>, Option<Buffer<u64>>)>,
     /// Bitmap words received from the other devices: one slot of `ceil(n / 32)` words each.
     inbox: Buffer<u32>,
@@ -61,7 +68,7 @@ pub(super) struct FusedMember {
     state: Buffer<u64>,
     /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
     trace: Buffer<u64>,
-    /// The kernel build, chosen for a group of `members` (`FusedDirectionOptions::kernel_name`).
+    /// The kernel build, chosen for a group of `members` ([`kernel_name`]).
     kernel: CudaFunction,
     /// The run's member count the kernel build was chosen for.
     members: usize,
@@ -69,27 +76,22 @@ pub(super) struct FusedMember {
 }
 
 impl FusedMember {
-    /// Uploads the rows of the vertices `owned` (every row when `options` replicate levels on
-    /// several devices) of the graph (`push`, and `pull` when it is a distinct transpose) to
-    /// `device`, which owns `owned` in a run on `devices` devices and shares its GPU with
-    /// `sharing` members of the run (itself included; 1: the GPU is its own), and loads the
-    /// kernel build `options` name, launched on its share of the GPU.
+    /// Uploads the rows of the vertices `owned` of the graph (`push`, and `pull` when it is a
+    /// distinct transpose) to `device`, which owns `owned` in a run on `devices` devices and
+    /// shares its GPU with `sharing` members of the run (itself included; 1: the GPU is its
+    /// own), and loads the kernel build for `devices` members, launched on its share of the
+    /// GPU.
     pub(super) fn new(
         context: &Context,
         device: &Device,
         (push, pull): (&Csr, Option<&Csr>),
         (owned, devices, sharing): (Range<u32>, usize, usize),
-        options: &FusedDirectionOptions,
     ) -> Result<Self, BfsError> {
         let n = push.num_vertices();
         let all = 0..u32::try_from(n)
             .map_err(|_| Error::invalid("graph", n, "at most u32::MAX vertices"))?;
-        let rows = if options.replicates(devices) {
-            all.clone()
-        } else {
-            owned.clone()
-        };
-        let whole_offsets = if rows != all && options.counts_any_degree(devices) {
+        let rows = owned.clone();
+        let whole_offsets = if rows != all && devices > 1 {
             let pull = pull.map(|p| device.upload_graph(p.offsets())).transpose()?;
             Some((device.upload_graph(push.offsets())?, pull))
         } else {
@@ -98,11 +100,11 @@ impl FusedMember {
         // Pushes append every head they improve, owned or not, and sparse pushes never
         // rewind: each vertex is first set at most once on this device, and each vertex whose
         // row the device holds joins at most one frontier besides. So n plus the rows held
-        // (2n with replicated levels, or on one device).
+        // (2n on one device).
         let slots = n + (rows.end - rows.start) as usize;
         let dir = CudaDirection::new(context, device, (push, pull), rows, slots)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
-        let kernel = module.function(options.kernel_name(devices))?;
+        let kernel = module.function(kernel_name(devices))?;
         let grid = member_grid(
             &kernel,
             "device-driven BFS grid",
@@ -113,7 +115,7 @@ impl FusedMember {
         let words = n.div_ceil(32).max(1);
         Ok(FusedMember {
             // Two halves (levels alternate between them) of a slot per other device, then the
-            // discovery bitmap of a dense push (`push_bitmap`; the kernel's `marks`).
+            // discovery bitmap of a dense push (the kernel's `marks`).
             inbox: device.alloc::<u32>(2 * words * devices.saturating_sub(1).max(1) + words)?,
             inboxes: None,
             postbox: device.alloc::<u64>(PEER_POSTBOX_WORDS)?,
@@ -148,18 +150,11 @@ impl FusedMember {
 
     /// Enqueues the reset of a run from `source`: levels, control block, inbox, barrier and
     /// state (and the trace when `traced`). The source is the worklist's first item on the
-    /// member that owns it, where the kernel starts from it (no pass over the levels), and
-    /// with `replicated_start` (replicated levels on several devices, `DO_FLAG_REPLICATE`)
-    /// on every member.
-    pub(super) fn reset(
-        &self,
-        source: u32,
-        traced: bool,
-        replicated_start: bool,
-    ) -> Result<(), Error> {
+    /// member that owns it, where the kernel starts from it (no pass over the levels).
+    pub(super) fn reset(&self, source: u32, traced: bool) -> Result<(), Error> {
         self.dir.reset(source)?;
         let s = &self.dir.stream;
-        if replicated_start || self.owned.contains(&source) {
+        if self.owned.contains(&source) {
             s.fill(&self.dir.wl.slice(0..1)?, source)?;
             s.fill(&self.dir.ctrl.slice(CTRL_WL_END..CTRL_WL_END + 1)?, 1u32)?;
         }
@@ -186,14 +181,14 @@ impl FusedMember {
     }
 
     /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
-    /// CSR, the switching rule `rule` and the variants and trace of `options`; then call
+    /// CSR and the switching rule `rule`, traced when `traced`; then call
     /// [`FusedMember::keep_alive`].
     pub(super) fn launch(
         &self,
         group: &PeerGroup,
         rank: usize,
         in_arcs: u64,
-        (rule, options): (&SwitchRule, &FusedDirectionOptions),
+        (rule, traced): (&SwitchRule, bool),
     ) -> Result<(), Error> {
         if group.size() != self.members {
             // `bfs_direction_fused_several` takes its group for one of several members.
@@ -230,40 +225,37 @@ impl FusedMember {
             alpha: rule.alpha,
             beta: rule.beta,
             group: group.args(rank)?,
-            trace_words: if options.trace {
+            trace_words: if traced {
                 DevicePtr::from_slice(&self.trace.raw())?
             } else {
                 DevicePtr::null()
             },
-            flags: options.kernel_flags(),
-            gap2: 0,
             postboxes: DevicePtr::from_slice(&posts.raw())?,
         };
-        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu (the fixed builds
-        // `_one` and `_several`, the run-time build and `_occupancy`) takes one
-        // `groute::DirectionParams`, whose layout `DirectionParams` mirrors (checked against
-        // abi_direction.h by groute-kernels' tests/abi.rs); its fields hold: `levels` holds n u32; the offset arrays index by global vertex id and
-        // the targets and sources by global arc id (csr_ptrs): the offsets of every vertex
-        // (whole arrays, or one device's rows, which are every vertex), the arcs of this
-        // device's rows, which are all the kernel reads: it expands and pulls only owned
-        // vertices but with replicated levels, which upload every row (module docs); the
-        // sources and targets are vertices below n; the owned range is clamped to n; the
-        // worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier plus one step's
-        // appends, each vertex once per run) and every append is bounds-checked; `ctrl` holds the
-        // control block and the hub list of ctrl[CTRL_HUB_CAP] slots (set by the reset); `barrier`
-        // BARRIER_WORDS u32 and `state` a DirectionStateBlock, zeroed by the reset; `table` (this device's
-        // memory) holds the address of every member's inbox of 2 * (size - 1) * ceil(n / 32) u32,
-        // reachable from this device (PeerGroup::new_sharing checked peer access between every pair
-        // of distinct GPUs; members on one GPU share its memory), and the kernel stores only words
-        // below that; `group.args` is this member's PeerGroup (its mailbox and abort word outlive
-        // the run); the trace is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER
-        // + TRACE_ROWS * TRACE_SLOTS); `flags` are DoFlag bits, each a complete variant (the fixed
-        // builds ignore them and run the default switches' variant); `posts` (this device's memory)
-        // holds the address of every member's postbox of POST_WORDS u64, reachable from this
-        // device, and the kernel stores only into the slots below POST_WORDS. The launch is
-        // cooperative with a grid of at most the resident maximum at BLOCK threads, so the grid
-        // barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once every member
-        // is launched.
+        // SAFETY: both entry points of kernels/bfs/bfs_direction_fused.cu
+        // (`bfs_direction_fused_one` and `_several`) take one `groute::DirectionParams`, whose
+        // layout `DirectionParams` mirrors (checked against abi_direction.h by groute-kernels'
+        // tests/abi.rs); its fields hold: `levels` holds n u32; the offset arrays index by
+        // global vertex id and the targets and sources by global arc id (csr_ptrs): the offsets
+        // of every vertex (whole arrays, or one device's rows, which are every vertex), the
+        // arcs of this device's rows, which are all the kernel reads: it expands and pulls only
+        // owned vertices; the sources and targets are vertices below n; the owned range is
+        // clamped to n; the worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier
+        // plus one step's appends, each vertex once per run) and every append is
+        // bounds-checked; `ctrl` holds the control block and the hub list of ctrl[CTRL_HUB_CAP]
+        // slots (set by the reset); `barrier` BARRIER_WORDS u32 and `state` a
+        // DirectionStateBlock, zeroed by the reset; `table` (this device's memory) holds the
+        // address of every member's inbox of (2 * (size - 1) + 1) * ceil(n / 32) u32 (the
+        // halves, then the discovery bitmap, which only its owner touches), reachable from this
+        // device (PeerGroup::new_sharing checked peer access between every pair of distinct
+        // GPUs; members on one GPU share its memory), and the kernel stores only words below
+        // that; `group.args` is this member's PeerGroup (its mailbox and abort word outlive the
+        // run); the trace is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER
+        // + TRACE_ROWS * TRACE_SLOTS); `posts` (this device's memory) holds the address of every
+        // member's postbox of POST_WORDS u64, reachable from this device, and the kernel stores
+        // only into the slots below POST_WORDS. The launch is cooperative with a grid of at
+        // most the resident maximum at BLOCK threads, so the grid barrier cannot deadlock. The
+        // caller keeps the memory alive (keep_alive) once every member is launched.
         unsafe {
             self.kernel.launch_cooperative(
                 d.stream.raw().as_ref(),
@@ -338,5 +330,38 @@ impl FusedMember {
     /// The level array (after the stream is idle).
     pub(super) fn levels(&self, device: &Device) -> Result<Vec<u32>, Error> {
         device.download(&self.dir.levels.slice(0..self.dir.n as usize)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arguments after the name of the kernel's `GROUTE_DIRECTION_FUSED_ENTRY(name, ...)`
+    /// (where it starts a line, so never in a comment), each with its whitespace trimmed.
+    fn entry_arguments(source: &str, name: &str) -> Vec<String> {
+        let call = format!("GROUTE_DIRECTION_FUSED_ENTRY({name},");
+        let line = source
+            .lines()
+            .find(|l| l.starts_with(&call))
+            .unwrap_or_else(|| panic!("`{call}` does not start a line of the kernel"));
+        let args = &line[call.len()..];
+        let args = &args[..args.rfind(')').expect("the entry's closing parenthesis")];
+        args.split(',').map(|a| a.trim().to_string()).collect()
+    }
+
+    /// The build `kernel_name` picks for each member count exists, compiled for that count:
+    /// its `SEVERAL` argument, read from the kernel's source as NVRTC compiles it.
+    #[test]
+    fn each_member_count_runs_the_build_compiled_for_it() {
+        let source = groute_kernels::bfs::DIRECTION_FUSED.source;
+        for (devices, several) in [(1, "false"), (2, "true"), (8, "true")] {
+            let name = kernel_name(devices);
+            assert_eq!(
+                entry_arguments(source, name),
+                [several],
+                "{devices} members: {name}"
+            );
+        }
     }
 }

@@ -17,27 +17,25 @@
 //! exchange that fails (abort, a peer's failure, the group's timeout) stops its kernel and the
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
-//! Switches ([`FusedDirectionOptions`]; its `Default` turns on the fastest combination,
-//! `baseline()` turns every one off): a per-phase trace of every level on
-//! every device (`trace.rs`, [`DirectionTrace`]); a pull step that builds the next frontier
-//! and stores its finds into the peers' inboxes itself; frontier passes that reserve worklist
-//! slots once per block; exchanges posted into every peer's memory
-//! ([`PeerExchange::Posted`](groute_core::cuda::PeerExchange)); the kernel's build at full
-//! occupancy; on several devices, push levels with few out-arcs that send lists of their
-//! appends and build the next frontier from them (no pass over every word), and one
-//! exchange per such push level and per pull level that builds its frontier (see the
-//! kernel's header).
+//! The kernel has two builds: `bfs_direction_fused_one` for one device, with the peer steps
+//! compiled out, and `bfs_direction_fused_several`. A pull step builds the next frontier and
+//! stores its finds into the peers' inboxes itself; frontier passes reserve worklist slots
+//! once per block; exchanges are posted into every peer's memory; on several devices, push
+//! levels with few out-arcs store lists of their appends into the peers' inboxes as they
+//! append and build the next frontier from them, the others mark their discoveries in a
+//! bitmap whose words they send; a pull or sparse push level makes one exchange, a dense
+//! push level two (see the kernel's header).
+//! The one run-time choice is a per-phase trace of every level on every device (`trace.rs`,
+//! [`DirectionTrace`], [`BfsTuning::trace`](crate::BfsTuning)).
 //!
 //! Memory per device: the storage of a one-device run (the rows of its owned vertices of the
 //! CSR and of the transpose of a directed graph, levels, a worklist of 2n slots), on several
-//! devices with the default switches the whole offset arrays (8 bytes per vertex each;
-//! `member.rs` says why), an inbox of 2 * n / 32 words per other device (two halves,
-//! alternating by level), and a few hundred bytes of barrier and state, and a trace buffer of
-//! 6 KiB. Replicated levels
-//! ([`FusedDirectionOptions::replicate`]) upload the whole graph to every device instead.
+//! devices the whole offset arrays (8 bytes per vertex each; `member.rs` says why), an inbox
+//! of 2 * n / 32 words per other device (two halves, alternating by level) and a discovery
+//! bitmap of n / 32 words, a few hundred bytes of barrier and state, and a trace buffer of
+//! 6 KiB.
 
 mod member;
-mod options;
 mod trace;
 
 use std::time::{Duration, Instant};
@@ -48,7 +46,6 @@ use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
 
 use self::member::FusedMember;
-pub use self::options::FusedDirectionOptions;
 pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
@@ -62,19 +59,20 @@ pub(crate) struct FusedDirection {
     members: Vec<FusedMember>,
     in_arcs: u64,
     rule: SwitchRule,
-    options: FusedDirectionOptions,
+    /// Whether runs stamp every phase ([`DirectionTrace`]).
+    trace: bool,
 }
 
 impl FusedDirection {
     /// Uploads to every device `d` the rows of `graph` it owns, `partition.range(d)` (of the
-    /// transpose too when the graph is not symmetric; every row with replicated levels on
-    /// several devices); errors as [`PeerGroup::new_sharing`] when the
-    /// context cannot run device-driven kernels.
+    /// transpose too when the graph is not symmetric), for runs under `rule`, traced when
+    /// `trace`; errors as [`PeerGroup::new_sharing`] when the context cannot run
+    /// device-driven kernels.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
-        (rule, options): (SwitchRule, FusedDirectionOptions),
+        (rule, trace): (SwitchRule, bool),
     ) -> Result<Self, BfsError> {
         let group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
@@ -90,7 +88,6 @@ impl FusedDirection {
                     device,
                     csr,
                     (partition.range(d), devices, group.members_on_gpu(d)),
-                    &options,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -111,7 +108,7 @@ impl FusedDirection {
             members,
             in_arcs,
             rule,
-            options,
+            trace,
         })
     }
 
@@ -124,12 +121,11 @@ impl FusedDirection {
         // Held until every member completed (`wait` below): one device-driven run at a time.
         let _run = self.group.begin_run()?;
         let started = Instant::now();
-        let replicated_start = self.options.replicates(self.members.len());
         // Again while a member's start was cancelled (PeerGroup::run_started).
         let ((spans, asked_to_stop), _) = self.group.run_started(
             || -> Result<(), BfsError> {
                 for m in &self.members {
-                    m.reset(source, self.options.trace, replicated_start)?;
+                    m.reset(source, self.trace)?;
                 }
                 for m in &self.members {
                     m.dir.stream.synchronize()?;
@@ -160,7 +156,7 @@ impl FusedDirection {
         for m in &self.members {
             m.check_worklist()?;
         }
-        let trace = if self.options.trace {
+        let trace = if self.trace {
             Some(trace::decode(&self.read_each(FusedMember::read_trace)?))
         } else {
             None
@@ -212,7 +208,7 @@ impl FusedDirection {
         let mut failure = None;
         let mut launched = 0;
         for (rank, m) in self.members.iter().enumerate() {
-            if let Err(e) = m.launch(&self.group, rank, self.in_arcs, (&self.rule, &self.options)) {
+            if let Err(e) = m.launch(&self.group, rank, self.in_arcs, (&self.rule, self.trace)) {
                 failure = Some(e);
                 break;
             }

@@ -1,4 +1,4 @@
-//! The per-phase trace of a device-driven run ([`FusedDirectionOptions::trace`]): where each
+//! The per-phase trace of a device-driven run ([`BfsTuning::trace`]): where each
 //! device spent each level step, from the `%globaltimer` stamps of
 //! `kernels/include/direction_trace.cuh` (whose layout the constants below mirror). A stamp is
 //! taken when the whole grid of a device has finished a phase (by the thread that runs the
@@ -6,14 +6,14 @@
 //! slowest block. `%globaltimer` is one clock per GPU set from the host's at start-up: the
 //! devices' starts are comparable to within its resolution (about a microsecond).
 //!
-//! [`FusedDirectionOptions::trace`]: super::FusedDirectionOptions::trace
+//! [`BfsTuning::trace`]: crate::BfsTuning::trace
 
 /// u64 words of the trace buffer's header (`groute::TRACE_HEADER`).
 const HEADER: usize = 4;
 /// Rows stored (`groute::TRACE_ROWS`); later steps are counted, not stored.
 pub(crate) const ROWS: usize = 64;
 /// u64 words per row (`groute::TRACE_SLOTS`).
-const SLOTS: usize = 12;
+const SLOTS: usize = 11;
 /// u64 words of one device's trace buffer.
 pub(crate) const TRACE_WORDS: usize = HEADER + ROWS * SLOTS;
 
@@ -34,10 +34,6 @@ const SEND_END: usize = 7;
 const EXCHANGE_END: usize = 8;
 const SCAN_END: usize = 9;
 const DECIDE_END: usize = 10;
-const REPLICATION: usize = 11;
-/// `groute::DO_STEP_REPLICATED` and `groute::DO_FOUND_EVERYWHERE` (`REPLICATION` bits).
-const STEP_REPLICATED: u64 = 1;
-const FOUND_EVERYWHERE: u64 = 2;
 
 /// What a traced step was.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,9 +73,10 @@ pub struct PhaseTimes {
     pub send: Option<u64>,
     /// The cross-device exchange that makes them visible.
     pub exchange: Option<u64>,
-    /// Building the next frontier: applying the received words and scanning the owned
-    /// vertices, or after a dense push on several devices applying them and appending from
-    /// the discovery bitmap (`apply_marks`) and counting the appended vertices.
+    /// Building the next frontier: counting a push's appends on one device; on several,
+    /// applying the received words (after a pull), the received lists (after a sparse push),
+    /// or the received words and the discovery bitmap with the count of the appended
+    /// vertices (after a dense push).
     pub scan: Option<u64>,
     /// Summing the counters across the devices (the second exchange) and the switch rule.
     pub decide: Option<u64>,
@@ -108,14 +105,8 @@ pub struct StepTrace {
     pub level: u32,
     /// Vertices it found on every device (the source's count: the source).
     pub found: u64,
-    /// Of them, this device's next frontier: those it owns, or all of them when
-    /// `found_everywhere`.
+    /// Of them, this device's next frontier: those it owns.
     pub found_here: u64,
-    /// The step ran whole on every device, with no exchange (replicated levels,
-    /// [`FusedDirectionOptions::replicate`](super::FusedDirectionOptions::replicate)).
-    pub replicated: bool,
-    /// The frontier it found is whole on every device (the next step may be replicated).
-    pub found_everywhere: bool,
     /// Hubs a push step listed for its hub phase.
     pub hubs: u64,
     /// Where the time went.
@@ -183,8 +174,6 @@ pub(crate) fn decode(buffers: &[Vec<u64>]) -> DirectionTrace {
                         level: row(LEVEL).min(u64::from(u32::MAX)) as u32,
                         found: row(FOUND),
                         found_here: row(FOUND_HERE),
-                        replicated: row(REPLICATION) & STEP_REPLICATED != 0,
-                        found_everywhere: row(REPLICATION) & FOUND_EVERYWHERE != 0,
                         hubs: row(HUBS),
                         phases,
                     }
@@ -208,13 +197,13 @@ mod tests {
 
     /// A buffer with `rows` (kind, level, found, found_here, hubs, [stamps]) starting at
     /// `start`.
-    fn buffer(start: u64, end: u64, produced: u64, rows: &[[u64; 11]]) -> Vec<u64> {
+    fn buffer(start: u64, end: u64, produced: u64, rows: &[[u64; SLOTS]]) -> Vec<u64> {
         let mut b = vec![0u64; TRACE_WORDS];
         b[START] = start;
         b[END] = end;
         b[STEPS] = produced;
         for (r, row) in rows.iter().enumerate() {
-            b[HEADER + r * SLOTS..HEADER + r * SLOTS + 11].copy_from_slice(row);
+            b[HEADER + r * SLOTS..HEADER + (r + 1) * SLOTS].copy_from_slice(row);
         }
         b
     }
@@ -253,22 +242,6 @@ mod tests {
         assert_eq!(q.phases.scan, Some(1_000));
         let d1 = &t.devices[1];
         assert_eq!((d1.start_ns, d1.end_ns), (200, 5_900));
-    }
-
-    #[test]
-    fn the_replication_word_decodes_into_both_flags() {
-        let push = [1, 0, 7, 7, 0, 2_000, 0, 0, 0, 2_500, 2_600];
-        let mut b = buffer(1_000, 3_000, 3, &[push, push, push]);
-        for (r, bits) in [1u64, 2, 3].into_iter().enumerate() {
-            b[HEADER + r * SLOTS + REPLICATION] = bits;
-        }
-        let steps = &decode(&[b]).devices[0].steps;
-        let flags: Vec<_> = steps
-            .iter()
-            .map(|s| (s.replicated, s.found_everywhere))
-            .collect();
-        assert_eq!(flags, [(true, false), (false, true), (true, true)]);
-        assert_eq!(steps[0].phases.exchange, None);
     }
 
     #[test]

@@ -23,18 +23,15 @@ pub enum MultiDriver {
     /// sum their counts once per level: the devices' launches, copies and synchronisations
     /// are issued in parallel.
     PerDevice,
-    /// One host thread issues every device's work, device after device, phase after phase.
-    Shared,
 }
 
 impl MultiDriver {
-    /// The flag's spelling (`auto`, `fused`, `per-device`, `shared`).
+    /// The flag's spelling (`auto`, `fused`, `per-device`).
     pub fn as_str(self) -> &'static str {
         match self {
             MultiDriver::Auto => "auto",
             MultiDriver::Fused => "fused",
             MultiDriver::PerDevice => "per-device",
-            MultiDriver::Shared => "shared",
         }
     }
 }
@@ -45,9 +42,9 @@ impl std::fmt::Display for MultiDriver {
     }
 }
 
-/// A `--do-driver` value that is none of `auto`, `fused`, `per-device`, `shared`.
+/// A `--do-driver` value that is none of `auto`, `fused`, `per-device`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown driver `{0}`: use auto, fused, per-device or shared")]
+#[error("unknown driver `{0}`: use auto, fused or per-device")]
 pub struct MultiDriverParseError(pub String);
 
 impl std::str::FromStr for MultiDriver {
@@ -58,7 +55,6 @@ impl std::str::FromStr for MultiDriver {
             "auto" => Ok(MultiDriver::Auto),
             "fused" => Ok(MultiDriver::Fused),
             "per-device" => Ok(MultiDriver::PerDevice),
-            "shared" => Ok(MultiDriver::Shared),
             other => Err(MultiDriverParseError(other.to_string())),
         }
     }
@@ -74,11 +70,10 @@ mod tests {
             MultiDriver::Auto,
             MultiDriver::Fused,
             MultiDriver::PerDevice,
-            MultiDriver::Shared,
         ] {
             assert_eq!(d.as_str().parse::<MultiDriver>().unwrap(), d);
         }
         let e = "both".parse::<MultiDriver>().unwrap_err();
-        assert!(e.to_string().contains("fused, per-device or shared"), "{e}");
+        assert!(e.to_string().contains("auto, fused or per-device"), "{e}");
     }
 }

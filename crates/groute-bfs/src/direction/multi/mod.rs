@@ -19,11 +19,10 @@
 //! 4. **frontier scan**: its owned vertices at level + 1 become its frontier, their degrees
 //!    summed into its counters.
 //!
-//! The host then reads every device's counters once (one synchronisation per device and
-//! level) and sums them for [`SwitchRule`]. [`MultiDriver`] says whether
-//! one host thread per device drives it (the threads summing their counts in
-//! [`reduce::LevelReduce`]) or one thread drives them all. Levels come back from device 0
-//! (every device holds them all).
+//! One host thread per device drives it ([`MultiDriver::PerDevice`]): each reads its device's
+//! counters once per level (one synchronisation per device and level), and the threads sum
+//! them in [`reduce::LevelReduce`] for [`SwitchRule`]. Levels come back from device 0 (every
+//! device holds them all).
 //!
 //! Memory per device: its rows of the CSR (and transpose), the levels (4 bytes per vertex of
 //! the graph), a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words) and two
@@ -65,7 +64,6 @@ pub(crate) struct MultiDirection {
     n: u32,
     in_arcs: u64,
     rule: SwitchRule,
-    driver: MultiDriver,
 }
 
 impl MultiDirection {
@@ -77,7 +75,6 @@ impl MultiDirection {
         graph: &Graph,
         partition: &Partition,
         rule: SwitchRule,
-        driver: MultiDriver,
     ) -> Result<Self, BfsError> {
         let n = u32::try_from(graph.num_vertices()).map_err(|_| {
             Error::invalid("graph", graph.num_vertices(), "at most u32::MAX vertices")
@@ -108,7 +105,6 @@ impl MultiDirection {
             n,
             in_arcs: pull.unwrap_or(push).num_edges(),
             rule,
-            driver,
         })
     }
 
@@ -141,13 +137,7 @@ impl MultiDirection {
         }
         let started = Instant::now();
         let timer = DeviceTimer::start(&self.context)?;
-        let stats = match self.driver {
-            MultiDriver::Shared => self.levels_on_one_thread(time_limit),
-            // The solver resolves Auto and runs Fused elsewhere.
-            MultiDriver::PerDevice | MultiDriver::Auto | MultiDriver::Fused => {
-                self.levels_per_device(time_limit)
-            }
-        };
+        let stats = self.levels_per_device(time_limit);
         if stats.is_err() {
             self.links_broken = true;
         }
@@ -162,19 +152,9 @@ impl MultiDirection {
             stats,
             elapsed,
             device_time,
-            driver: self.driver,
+            driver: MultiDriver::PerDevice,
             trace: None,
         })
-    }
-
-    /// The level loop over every device on this thread.
-    fn levels_on_one_thread(
-        &mut self,
-        time_limit: Option<Duration>,
-    ) -> Result<DirectionStats, BfsError> {
-        let (n, in_arcs, rule) = (self.n, self.in_arcs, self.rule);
-        let (mut steps, first) = MemberSteps::start(&mut self.members, None, n, time_limit)?;
-        run_levels(&mut steps, first, u64::from(n), in_arcs, &rule)
     }
 
     /// The level loop on one thread per device (device 0's on this thread), the counts summed
@@ -242,15 +222,11 @@ impl DeviceShare {
             reduce,
             links: Some(member.links.closer()),
         };
-        let result = MemberSteps::start(
-            std::slice::from_mut(member),
-            Some(reduce),
-            n,
-            self.time_limit,
-        )
-        .and_then(|(mut steps, first)| {
-            run_levels(&mut steps, first, u64::from(n), self.in_arcs, &self.rule)
-        });
+        let result = MemberSteps::start(member, reduce, n, self.time_limit).and_then(
+            |(mut steps, first)| {
+                run_levels(&mut steps, first, u64::from(n), self.in_arcs, &self.rule)
+            },
+        );
         if result.is_ok() {
             guard.links = None;
         }
@@ -300,16 +276,13 @@ mod tests {
         let parted = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
         let expected = crate::bfs_reference(&parted.graph.csr, 5);
         let ctx = Context::host(3).unwrap();
-        for driver in [MultiDriver::PerDevice, MultiDriver::Shared] {
-            let rule = SwitchRule::default();
-            let mut solver =
-                MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule, driver).unwrap();
-            let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
-            assert!(e.to_string().contains("time"), "{driver}: {e}");
-            for _ in 0..2 {
-                let run = solver.run(5, None).unwrap();
-                assert_eq!(run.levels, expected, "{driver}");
-            }
+        let rule = SwitchRule::default();
+        let mut solver = MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule).unwrap();
+        let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
+        assert!(e.to_string().contains("time"), "{e}");
+        for _ in 0..2 {
+            let run = solver.run(5, None).unwrap();
+            assert_eq!(run.levels, expected);
         }
     }
 }

@@ -1,6 +1,5 @@
-//! [`MemberSteps`]: the level steps of some of the devices of a multi-device run (all of them
-//! on one host thread, or one per thread), with [`LevelReduce`] summing the counts across
-//! threads.
+//! [`MemberSteps`]: the level steps of one device of a multi-device run, on its own host
+//! thread, with [`LevelReduce`] summing the counts across the devices' threads.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -50,11 +49,11 @@ impl Member {
     }
 }
 
-/// The level steps of `members` (after their reset) in a run over `n` vertices.
+/// The level steps of `member` (after its reset) in a run over `n` vertices.
 pub(super) struct MemberSteps<'a> {
-    members: &'a mut [Member],
-    /// Sums the counts with the other threads' members (`None`: `members` are all devices).
-    reduce: Option<&'a LevelReduce>,
+    member: &'a mut Member,
+    /// Sums the counts with the other devices' threads.
+    reduce: &'a LevelReduce,
     n: u32,
     /// The current frontier's vertices, over all devices.
     frontier: u64,
@@ -67,19 +66,17 @@ pub(super) struct MemberSteps<'a> {
 }
 
 impl<'a> MemberSteps<'a> {
-    /// Steps of `members` from the source (already reset) over `n` vertices, and the counts of
-    /// the source's frontier.
+    /// Steps of `member` from the source (already reset) over `n` vertices, and the counts of
+    /// the source's frontier (over every device).
     pub(super) fn start(
-        members: &'a mut [Member],
-        reduce: Option<&'a LevelReduce>,
+        member: &'a mut Member,
+        reduce: &'a LevelReduce,
         n: u32,
         time_limit: Option<Duration>,
     ) -> Result<(Self, StepCounts), BfsError> {
-        for m in members.iter_mut() {
-            m.last = PartCounts::default();
-        }
+        member.last = PartCounts::default();
         let mut steps = MemberSteps {
-            members,
+            member,
             reduce,
             n,
             frontier: 0,
@@ -92,49 +89,37 @@ impl<'a> MemberSteps<'a> {
         Ok((steps, first))
     }
 
-    /// After the steps of level `mark - 1` (`pulled`: whether they pulled; `None`: no step,
-    /// the source's level 0): exchanges the discoveries, scans the new frontiers and sums the
-    /// devices' counts; `items` is the steps' work over all devices.
+    /// After the step of level `mark - 1` (`pulled`: whether it pulled; `None`: no step,
+    /// the source's level 0): exchanges the discoveries, scans the new frontier and sums the
+    /// devices' counts; `items` is the step's work over all devices.
     fn finish(
         &mut self,
         mark: u32,
         pulled: Option<bool>,
         items: u64,
     ) -> Result<StepCounts, BfsError> {
+        let m = &mut *self.member;
         if let Some(pulled) = pulled {
-            for m in self.members.iter_mut() {
-                let words = m.words(self.n, pulled);
-                m.links.before_marking(m.part.as_ref())?;
-                m.part.mark_bitmap(mark, words.clone())?;
-                m.links.send(m.part.as_ref(), words)?;
-            }
-            for m in self.members.iter() {
-                m.links.receive(m.part.as_ref(), mark)?;
-            }
+            let words = m.words(self.n, pulled);
+            m.links.before_marking(m.part.as_ref())?;
+            m.part.mark_bitmap(mark, words.clone())?;
+            m.links.send(m.part.as_ref(), words)?;
+            m.links.receive(m.part.as_ref(), mark)?;
         }
-        for m in self.members.iter() {
-            m.part.scan_frontier(mark)?;
-        }
-        let mut local = StepCounts::default();
-        for m in self.members.iter_mut() {
-            let now = m.part.read_counts()?;
-            let size = now.frontiers - m.last.frontiers;
-            m.frontier = u32::try_from(size).map_err(|_| {
-                Error::invalid("frontier", size, "at most u32::MAX vertices (a bug)")
-            })?;
-            local = local.plus(&StepCounts {
-                frontier: size,
-                frontier_out_arcs: now.out_arcs - m.last.out_arcs,
-                frontier_in_arcs: now.in_arcs - m.last.in_arcs,
-                items: 0,
-                arcs_examined: now.examined - m.last.examined,
-            });
-            m.last = now;
-        }
-        let mut step = match self.reduce {
-            Some(reduce) => reduce.all_reduce(local)?,
-            None => local,
+        m.part.scan_frontier(mark)?;
+        let now = m.part.read_counts()?;
+        let size = now.frontiers - m.last.frontiers;
+        m.frontier = u32::try_from(size)
+            .map_err(|_| Error::invalid("frontier", size, "at most u32::MAX vertices (a bug)"))?;
+        let local = StepCounts {
+            frontier: size,
+            frontier_out_arcs: now.out_arcs - m.last.out_arcs,
+            frontier_in_arcs: now.in_arcs - m.last.in_arcs,
+            items: 0,
+            arcs_examined: now.examined - m.last.examined,
         };
+        m.last = now;
+        let mut step = self.reduce.all_reduce(local)?;
         step.items = items;
         self.frontier = step.frontier;
         self.reached += step.frontier;
@@ -145,9 +130,8 @@ impl<'a> MemberSteps<'a> {
 
 impl LevelSteps for MemberSteps<'_> {
     fn push(&mut self, level: u32) -> Result<StepCounts, BfsError> {
-        for m in self.members.iter() {
-            m.part.push(level, m.frontier)?;
-        }
+        let m = &self.member;
+        m.part.push(level, m.frontier)?;
         let (items, read) = (self.frontier, self.frontier_out_arcs);
         let mut step = self.finish(level + 1, Some(false), items)?;
         step.arcs_examined += read;
@@ -155,9 +139,7 @@ impl LevelSteps for MemberSteps<'_> {
     }
 
     fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
-        for m in self.members.iter() {
-            m.part.pull(level)?;
-        }
+        self.member.part.pull(level)?;
         let unvisited = u64::from(self.n) - self.reached;
         self.finish(level + 1, Some(true), unvisited)
     }
