@@ -195,10 +195,10 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
     if !members_can_run(&ctx) {
         return;
     }
-    // Rings of 256 items (16 on the reduced grid, whose cut is a third as long): what
+    // Rings of 256 items (32 on the reduced grid, whose cut is a third as long): what
     // crosses at once is far less (a few items a level, read a level or two later), what
     // crosses over the run far more.
-    let ring = full_or_reduced(256, 16);
+    let ring = full_or_reduced(256, 32);
     let g = generated(full_or_reduced(
         "road:side=600,p=0.6,seed=7",
         "road:side=200,p=0.6,seed=7",
