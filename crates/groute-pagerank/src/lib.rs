@@ -187,8 +187,8 @@ mod tuning;
 
 use std::time::Duration;
 
-use groute_graph::{GraphError, PartitionedGraph};
-use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+use groute_graph::PartitionedGraph;
+use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
 pub use algorithm::{PageRank, VertexResidual};
@@ -350,45 +350,11 @@ impl PageRankResult {
     }
 }
 
-/// What can go wrong in [`pagerank`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PageRankError {
-    /// The graph has no vertices.
-    #[error("the graph is empty: PageRank needs at least one vertex")]
-    EmptyGraph,
-    /// A parameter is out of range.
-    #[error("{name} = {value} is out of range: {expected}")]
-    InvalidParameter {
-        /// The setting (with its flag).
-        name: &'static str,
-        /// The value given.
-        value: f32,
-        /// What it must be.
-        expected: &'static str,
-    },
-    /// The graph's partition does not match the context.
-    #[error(
-        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
-    )]
-    PartitionMismatch {
-        /// Parts of the partition.
-        parts: usize,
-        /// Devices of the context.
-        devices: usize,
-    },
-    /// The worklist run failed (capacity, backend, time limit).
-    #[error(transparent)]
-    Worklist(#[from] WorklistError),
-    /// A graph error.
-    #[error(transparent)]
-    Graph(#[from] GraphError),
-}
+/// What can go wrong in [`pagerank`]: the worklist algorithm error of [`PageRank`].
+pub type PageRankError = TraversalError<PageRank>;
 
-impl From<groute_core::Error> for PageRankError {
-    fn from(e: groute_core::Error) -> Self {
-        PageRankError::Worklist(WorklistError::Runtime(e))
-    }
+impl TraversalName for PageRank {
+    const NAME: &'static str = "PageRank";
 }
 
 impl PageRankOptions {
