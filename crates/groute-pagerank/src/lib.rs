@@ -332,22 +332,27 @@ impl PageRankResult {
 
     /// The `k` highest-ranked vertices (input-order ranks), highest first, ties by vertex.
     pub fn top(&self, k: usize) -> Vec<(u32, f32)> {
-        let mut all: Vec<(u32, f32)> = self
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(v, &r)| (v as u32, r))
-            .collect();
-        let k = k.min(all.len());
-        if k == 0 {
-            return Vec::new();
-        }
-        let by_rank = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        all.select_nth_unstable_by(k - 1, by_rank);
-        all.truncate(k);
-        all.sort_by(by_rank);
-        all
+        top_ranks(&self.ranks, k)
     }
+}
+
+/// The `k` highest of `ranks` (indexed by vertex) as `(vertex, rank)`, highest first, ties by
+/// vertex.
+pub fn top_ranks(ranks: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut all: Vec<(u32, f32)> = ranks
+        .iter()
+        .enumerate()
+        .map(|(v, &r)| (v as u32, r))
+        .collect();
+    let k = k.min(all.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    let by_rank = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    all.select_nth_unstable_by(k - 1, by_rank);
+    all.truncate(k);
+    all.sort_by(by_rank);
+    all
 }
 
 /// What can go wrong in [`pagerank`]: the worklist algorithm error of [`PageRank`].
