@@ -446,7 +446,7 @@ impl PageRankSolver {
 
     /// Runs PageRank from the initial residuals; ranks come back in the input order.
     pub fn run(&mut self) -> Result<PageRankResult, PageRankError> {
-        let out = self.solver.run(&self.options.worklist)?;
+        let out = self.solver.run()?;
         let ranks = self.order.to_rank_order(out.ranks);
         let ws = out.stats;
         Ok(PageRankResult {
