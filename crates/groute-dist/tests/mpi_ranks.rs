@@ -10,12 +10,13 @@ use std::time::Duration;
 use groute_bfs::{Bfs, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
-use groute_dist::{DistError, DistSolver, MpiComm, RankComm};
+use groute_dist::{DistError, DistSolver, RankComm};
 use groute_graph::{Csr, Partition};
 use groute_pagerank::PageRank;
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
-use support::{Checks, pagerank_close, random_graph};
+use support::mpi_job::Job;
+use support::{pagerank_close, random_graph};
 
 mod support;
 
@@ -36,20 +37,7 @@ fn partition(n: u32, parts: usize) -> Partition {
     Partition::from_bounds(bounds).expect("bounds")
 }
 
-struct Job {
-    comm: MpiComm,
-    checks: Checks,
-}
-
 impl Job {
-    fn rank(&self) -> usize {
-        self.comm.rank()
-    }
-
-    fn size(&self) -> usize {
-        self.comm.size()
-    }
-
     /// Runs `algorithm` over every rank's `devices` devices; rank 0's values.
     fn run<A: WorklistAlgorithm>(
         &mut self,
@@ -68,18 +56,10 @@ impl Job {
         let mut solver = DistSolver::new(&mut self.comm, &ctx, algorithm, csr, &part, options)?;
         Ok(solver.run(sources, options)?.values)
     }
-
-    fn check(&mut self, what: String, ok: bool) {
-        let rank = self.rank();
-        self.checks.check(rank, what, ok);
-    }
 }
 
 fn main() -> ExitCode {
-    let mut job = Job {
-        comm: MpiComm::init().expect("MPI"),
-        checks: Checks::default(),
-    };
+    let mut job = Job::init();
     let size = job.size();
     for (seed, devices) in [(1u64, 1usize), (2, 2), (3, 1)] {
         let label = format!("{size} ranks x {devices} devices, graph seed {seed}");
@@ -150,5 +130,5 @@ fn main() -> ExitCode {
             .unwrap_or(false);
         job.check("a failing rank ends the run on every rank".into(), all_ok);
     }
-    job.checks.exit_code(job.rank())
+    job.exit_code()
 }
