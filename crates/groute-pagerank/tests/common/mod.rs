@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
     Driver, PageRankOptions, PageRankResult, PageRankStats, Reference, l1_error_bound, pagerank,
     pagerank_reference,
@@ -170,13 +170,7 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
     }
 }
 
-pub fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
-}
+pub use groute_graph::testing::{from_pairs, generated};
 
 /// A kron graph plus two hubs above the CUDA hub degree (2048): arcs from vertex 0 to every
 /// other vertex and from vertex 1 to two thirds of them (2 tiles each).
