@@ -434,6 +434,24 @@ fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
     }
 }
 
+/// Two runs of `algorithm` from `sources` on one solver over `comm`'s devices, each equal to
+/// `expected` (`label` names the check in failures).
+fn expect_two_runs<A: WorklistAlgorithm<Value = u32>>(
+    comm: &mut LocalRanks,
+    ctx: &Context,
+    (algorithm, expected): (A, Vec<u32>),
+    (csr, part): (&Csr, &Partition),
+    sources: &[u32],
+    label: &str,
+) {
+    let mut solver = DistSolver::new(comm, ctx, algorithm, csr, part, &options())
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    for _ in 0..2 {
+        let out = solver.run(sources, &options()).expect(label);
+        assert_eq!(out.values, expected, "{label}");
+    }
+}
+
 /// One rank on CUDA devices (with `GROUTE_TEST_CUDA=1`): its ring closes on itself, the last
 /// device's items staged onto device 0 (no NCCL). BFS, SSSP and CC (label propagation) equal
 /// their references, and PageRank ([`PageRankShare`]) is within its error bound, each run
@@ -456,20 +474,18 @@ fn one_rank_on_cuda_devices_equals_the_references() {
             let label = format!("{devices} CUDA devices, seed {seed}");
             let mut comms = LocalRanks::new(1, None);
             let comm = &mut comms[0];
-            let mut bfs = DistSolver::new(comm, &ctx, Bfs, &csr, &part, &options())
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            for _ in 0..2 {
-                let out = bfs.run(&[source], &options()).expect("BFS");
-                assert_eq!(out.values, bfs_reference(&csr, source), "BFS, {label}");
-            }
-            drop(bfs);
-            let mut sssp = DistSolver::new(comm, &ctx, Sssp, &csr, &part, &options())
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            for _ in 0..2 {
-                let out = sssp.run(&[source], &options()).expect("SSSP");
-                assert_eq!(out.values, sssp_reference(&csr, source), "SSSP, {label}");
-            }
-            drop(sssp);
+            let parted = (&csr, &part);
+            let bfs = (Bfs, bfs_reference(&csr, source));
+            expect_two_runs(comm, &ctx, bfs, parted, &[source], &format!("BFS, {label}"));
+            let sssp = (Sssp, sssp_reference(&csr, source));
+            expect_two_runs(
+                comm,
+                &ctx,
+                sssp,
+                parted,
+                &[source],
+                &format!("SSSP, {label}"),
+            );
             // A directed graph: pull sweeps read the owned rows of its transpose.
             let (alpha, epsilon) = (0.85f32, 1e-3f32);
             let mut pagerank = DistSolver::<_, _, PageRankShare>::with_device_solver(
@@ -496,19 +512,9 @@ fn one_rank_on_cuda_devices_equals_the_references() {
         let csr = graph(1_000, &pairs, true, None);
         let part = partition(1_000, devices, &[300, 600]);
         let mut comms = LocalRanks::new(1, None);
-        let mut cc = DistSolver::new(
-            &mut comms[0],
-            &ctx,
-            LabelPropagation,
-            &csr,
-            &part,
-            &options(),
-        )
-        .unwrap_or_else(|e| panic!("CC on {devices} CUDA devices: {e}"));
-        for _ in 0..2 {
-            let out = cc.run(&[], &options()).expect("CC");
-            assert_eq!(out.values, cc_reference(&csr), "CC, {devices} CUDA devices");
-        }
+        let cc = (LabelPropagation, cc_reference(&csr));
+        let label = format!("CC, {devices} CUDA devices");
+        expect_two_runs(&mut comms[0], &ctx, cc, (&csr, &part), &[], &label);
     }
 }
 
