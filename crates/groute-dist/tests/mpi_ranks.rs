@@ -56,6 +56,19 @@ impl Job {
         let mut solver = DistSolver::new(&mut self.comm, &ctx, algorithm, csr, &part, options)?;
         Ok(solver.run(sources, options)?.values)
     }
+
+    /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
+    /// values (the whole graph's) pass `right`.
+    fn check_run<V>(
+        &mut self,
+        what: String,
+        values: Result<Vec<V>, DistError>,
+        right: impl FnOnce(&[V]) -> bool,
+    ) {
+        let root = self.rank() == 0;
+        let ok = values.is_ok_and(|v| !root || right(&v));
+        self.check(what, ok);
+    }
 }
 
 fn main() -> ExitCode {
@@ -66,44 +79,31 @@ fn main() -> ExitCode {
         let csr = random_graph(600, 2_400, seed, false);
         let source = (seed * 37 % 600) as u32;
         let levels = job.run(Bfs, &csr, devices, &[source], &options());
-        let ok = job.rank() != 0
-            || levels
-                .as_ref()
-                .is_ok_and(|l| *l == bfs_reference(&csr, source));
-        job.check(format!("BFS, {label}"), ok && levels.is_ok());
+        job.check_run(format!("BFS, {label}"), levels, |l| {
+            l == bfs_reference(&csr, source)
+        });
         let dist = job.run(Sssp, &csr, devices, &[source], &options());
-        let ok = job.rank() != 0
-            || dist
-                .as_ref()
-                .is_ok_and(|d| *d == sssp_reference(&csr, source));
-        job.check(format!("SSSP, {label}"), ok && dist.is_ok());
+        job.check_run(format!("SSSP, {label}"), dist, |d| {
+            d == sssp_reference(&csr, source)
+        });
         let prio = WorklistOptions {
             prio_delta: Some(20),
             ..options()
         };
         let dist = job.run(Sssp, &csr, devices, &[source], &prio);
-        let ok = job.rank() != 0
-            || dist
-                .as_ref()
-                .is_ok_and(|d| *d == sssp_reference(&csr, source));
-        job.check(
-            format!("SSSP with soft priority, {label}"),
-            ok && dist.is_ok(),
-        );
+        job.check_run(format!("SSSP with soft priority, {label}"), dist, |d| {
+            d == sssp_reference(&csr, source)
+        });
         let symmetric = random_graph(600, 900, seed, true);
         let labels = job.run(LabelPropagation, &symmetric, devices, &[], &options());
-        let ok = job.rank() != 0
-            || labels
-                .as_ref()
-                .is_ok_and(|l| *l == cc_reference(&symmetric));
-        job.check(format!("CC, {label}"), ok && labels.is_ok());
+        job.check_run(format!("CC, {label}"), labels, |l| {
+            l == cc_reference(&symmetric)
+        });
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let ranks = job.run(PageRank { alpha, epsilon }, &csr, devices, &[], &options());
-        let ok = job.rank() != 0
-            || ranks
-                .as_ref()
-                .is_ok_and(|r| pagerank_close(&csr, alpha, epsilon, r));
-        job.check(format!("PageRank, {label}"), ok && ranks.is_ok());
+        job.check_run(format!("PageRank, {label}"), ranks, |r| {
+            pagerank_close(&csr, alpha, epsilon, r)
+        });
     }
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of
