@@ -12,9 +12,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{check_options, from_pairs, generated, options, with_hubs, with_in_hubs};
+use common::{
+    check_options, from_pairs, generated, options, two_peer_gpus, with_hubs, with_in_hubs,
+};
 use groute_core::Context;
-use groute_core::cuda::PeerGroup;
 use groute_core::testing::{full_or_reduced, pick};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
@@ -37,11 +38,8 @@ fn device_counts() -> Option<Vec<usize>> {
     let one = groute_core::testing::cuda_context(1)?;
     drop(one);
     let mut counts = vec![1];
-    let two = groute_core::testing::cuda_context(2)?;
-    if PeerGroup::supported(&two) {
+    if two_peer_gpus().is_some() {
         counts.push(2);
-    } else {
-        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
     }
     Some(counts)
 }
@@ -198,13 +196,9 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
 
 #[test]
 fn auto_runs_device_driven_on_two_gpus_whatever_the_cut() {
-    let Some(ctx) = groute_core::testing::cuda_context(2) else {
+    let Some(ctx) = two_peer_gpus() else {
         return;
     };
-    if !PeerGroup::supported(&ctx) {
-        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
-        return;
-    }
     let auto = PageRankOptions {
         driver: Driver::Auto,
         ..options(0.01)
