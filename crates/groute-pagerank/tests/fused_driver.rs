@@ -45,12 +45,24 @@ fn device_counts() -> Option<Vec<usize>> {
 }
 
 fn check_fused(g: &Graph, epsilon: f32, divisors: &[u32]) {
+    check_fused_with(g, epsilon, divisors, |_| {});
+}
+
+/// [`check_fused`] with the options of each run changed by `tweak`.
+fn check_fused_with(
+    g: &Graph,
+    epsilon: f32,
+    divisors: &[u32],
+    tweak: impl Fn(&mut PageRankOptions),
+) {
     let Some(counts) = device_counts() else {
         return;
     };
     for &divisor in divisors {
         for &devices in &counts {
-            check_options(g, devices, &fused(epsilon, divisor), &[]);
+            let mut o = fused(epsilon, divisor);
+            tweak(&mut o);
+            check_options(g, devices, &o, &[]);
         }
     }
 }
@@ -78,36 +90,24 @@ fn fused_runs_on_directed_graphs_are_within_the_bound() {
 fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
     // --fused-fence-per-round: the peer adds unfenced, one system fence per thread before the
     // exchange; on the graphs of the directed and hub tests.
-    let Some(counts) = device_counts() else {
-        return;
-    };
     for g in pick([generated("random:n=600,m=1800,seed=7"), with_hubs()], &[0]) {
-        for divisor in [0, SPARSE_SWEEP_DIVISOR] {
-            for &devices in &counts {
-                let mut o = fused(0.01, divisor);
-                o.tuning.fused_fence_per_round = true;
-                check_options(&g, devices, &o, &[]);
-            }
-        }
+        check_fused_with(&g, 0.01, &[0, SPARSE_SWEEP_DIVISOR], |o| {
+            o.tuning.fused_fence_per_round = true;
+        });
     }
 }
 
 #[test]
 fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
     // --fused-blocks-per-sm 6 and 8: the entry points with capped registers (spills).
-    let Some(counts) = device_counts() else {
-        return;
-    };
     for g in pick(
         [generated("random:n=3000,m=15000,seed=4"), with_hubs()],
         &[0],
     ) {
         for blocks in [6, 8] {
-            for &devices in &counts {
-                let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
+            check_fused_with(&g, 0.01, &[SPARSE_SWEEP_DIVISOR], |o| {
                 o.tuning.fused_blocks_per_sm = blocks;
-                check_options(&g, devices, &o, &[]);
-            }
+            });
         }
     }
 }
