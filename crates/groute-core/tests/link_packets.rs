@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{D0, D1, Got, HOST, TIMEOUT, data, drain, new_link, pairs, reassemble, source};
+use common::{
+    D0, D1, Got, HOST, TIMEOUT, data, drain, new_link, numbered, pairs, reassemble, source,
+};
 use groute_core::testing::test_contexts;
 use groute_core::{DeviceId, Endpoint, Error, Event, Link, LinkConfig, Segment};
 
@@ -106,11 +108,7 @@ fn messages_arrive_in_send_order_with_their_metadata() {
             for f in futures {
                 f.wait().unwrap();
             }
-            let want: Vec<(u64, Vec<u32>)> = inputs
-                .into_iter()
-                .enumerate()
-                .map(|(m, d)| (m as u64, d))
-                .collect();
+            let want = numbered(inputs);
             assert_eq!(reassemble(&got), want, "{}", tc.label);
         }
     }
