@@ -37,11 +37,11 @@ use std::time::Instant;
 use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
-use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
+use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs};
 use groute::bfs::{
     BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
 };
-use groute::graph::{Graph, InputOrder, PartitionedGraph, partition_graph};
+use groute::graph::{Graph, InputOrder};
 use serde::Serialize;
 use serde_json::json;
 
@@ -145,14 +145,10 @@ fn run() -> Result<(), AnyError> {
         None => vec![common::source::pick(&graph, &order, cli.source)?],
     };
 
-    let method = cli.graph.partition_method()?;
     let started = Instant::now();
-    let bar = Bar::new(cli.run.quiet());
-    let parted: PartitionedGraph = partition_graph(graph, ctx.num_devices(), method, &bar)?;
-    bar.finish();
-    if let Some(why) = &parted.fallback {
-        eprintln!("note: {why}");
-    }
+    let parted = cli
+        .graph
+        .partition(graph, ctx.num_devices(), cli.run.quiet())?;
 
     let execution = cli.run.execution;
     let mut options = BfsOptions::default();

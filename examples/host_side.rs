@@ -70,17 +70,20 @@ fn time_runs(
     Ok((median_ms(whole), median_ms(algorithm)))
 }
 
-/// Prints one solver's medians (unless `quiet`) and returns them as JSON.
-fn print_run(
+/// Times `runs` runs of one solver ([`time_runs`]), prints the medians (unless `quiet`) and
+/// returns them as JSON.
+fn time_and_print(
     quiet: bool,
     spec: &GenSpec,
     what: &str,
-    (run, algorithm): (f64, f64),
-) -> serde_json::Value {
+    runs: usize,
+    run: impl FnMut() -> Result<(Option<Duration>, Duration), AnyError>,
+) -> Result<serde_json::Value, AnyError> {
+    let (run, algorithm) = time_runs(runs, run)?;
     if !quiet {
         println!("{spec}: {what} run() {run:.3} ms, algorithm {algorithm:.3} ms");
     }
-    serde_json::json!({ "run_ms": run, "algorithm_ms": algorithm })
+    Ok(serde_json::json!({ "run_ms": run, "algorithm_ms": algorithm }))
 }
 
 fn main() -> ExitCode {
@@ -122,23 +125,26 @@ fn main() -> ExitCode {
             if !quiet {
                 println!("{spec}: BfsSolver::new {built:.1} ms");
             }
-            let times = time_runs(args.runs, || {
-                let r = bfs.run(source)?;
-                Ok((r.stats.device_time, r.stats.elapsed))
-            })?;
-            let bfs_times = print_run(quiet, spec, &format!("BFS from {source}:"), times);
+            let bfs_times = time_and_print(
+                quiet,
+                spec,
+                &format!("BFS from {source}:"),
+                args.runs,
+                || {
+                    let r = bfs.run(source)?;
+                    Ok((r.stats.device_time, r.stats.elapsed))
+                },
+            )?;
             let mut pagerank = PageRankSolver::new(&ctx, &parted, &PageRankOptions::default())?;
-            let times = time_runs(args.runs, || {
+            let pagerank_times = time_and_print(quiet, spec, "PageRank", args.runs, || {
                 let r = pagerank.run()?;
                 Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            let pagerank_times = print_run(quiet, spec, "PageRank", times);
             let mut cc = CcSolver::new(&ctx, &graph, &CcOptions::default())?;
-            let times = time_runs(args.runs, || {
+            let cc_times = time_and_print(quiet, spec, "CC", args.runs, || {
                 let r = cc.run()?;
                 Ok((r.stats.device_time, r.stats.elapsed))
             })?;
-            let cc_times = print_run(quiet, spec, "CC", times);
             graphs.push(serde_json::json!({
                 "spec": spec.to_string(),
                 "bfs_source": source,

@@ -29,8 +29,8 @@ use std::time::Instant;
 use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
-use common::{AnyError, Bar, GraphArgs, Report, RunArgs};
-use groute::graph::{Graph, partition_graph};
+use common::{AnyError, GraphArgs, Report, RunArgs};
+use groute::graph::Graph;
 use groute::pagerank::{
     DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver, PageRankTuning,
     SweepMode, l1_error_bound, pagerank_reference,
@@ -312,14 +312,10 @@ fn run() -> Result<(), AnyError> {
     let n = graph.num_vertices();
     let average_degree = graph.csr.num_edges() as f64 / n.max(1) as f64;
 
-    let method = cli.graph.partition_method()?;
     let started = Instant::now();
-    let bar = Bar::new(cli.run.quiet());
-    let parted = partition_graph(graph, ctx.num_devices(), method, &bar)?;
-    bar.finish();
-    if let Some(why) = &parted.fallback {
-        eprintln!("note: {why}");
-    }
+    let parted = cli
+        .graph
+        .partition(graph, ctx.num_devices(), cli.run.quiet())?;
     let ext = external_ids(&parted.graph);
 
     // The graph is uploaded once; each run resets the residuals and ranks. With --repeat,

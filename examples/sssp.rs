@@ -35,8 +35,8 @@ use std::time::Instant;
 use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
-use common::{AnyError, Bar, FusedArgs, GraphArgs, Report, RunArgs};
-use groute::graph::{InputOrder, PartitionedGraph, WeightSpec, partition_graph};
+use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs};
+use groute::graph::{InputOrder, WeightSpec};
 use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
 use serde_json::json;
 
@@ -126,14 +126,10 @@ fn run() -> Result<(), AnyError> {
     let source_rank = common::source::pick(&graph, &order, cli.source)?;
     let source_ext = order.external_of_rank(source_rank);
 
-    let method = cli.graph.partition_method()?;
     let started = Instant::now();
-    let bar = Bar::new(cli.run.quiet());
-    let parted: PartitionedGraph = partition_graph(graph, ctx.num_devices(), method, &bar)?;
-    bar.finish();
-    if let Some(why) = &parted.fallback {
-        eprintln!("note: {why}");
-    }
+    let parted = cli
+        .graph
+        .partition(graph, ctx.num_devices(), cli.run.quiet())?;
     // Partitioning renumbers the vertices but keeps their input ids, hence their ranks.
     let order = InputOrder::of(&parted.graph);
 

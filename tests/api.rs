@@ -54,6 +54,24 @@ fn source_of(graph: &Graph) -> u32 {
         .expect("a vertex with out-arcs")
 }
 
+/// Each of `graphs` with each device count of [`DEVICES`]; on reduced inputs each graph once
+/// and each device count at least once ([`combinations`]).
+fn with_device_counts(graphs: &[Graph]) -> Vec<(&Graph, usize)> {
+    combinations([graphs.len(), DEVICES.len()])
+        .into_iter()
+        .map(|[gi, di]| (&graphs[gi], DEVICES[di]))
+        .collect()
+}
+
+/// Asserts that `run` comes back from JSON equal to itself ([`round_trip`]); `name` names the
+/// graph in the failure.
+fn assert_round_trips<T>(run: &T, name: &str)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq,
+{
+    assert!(round_trip(run) == *run, "serde round trip: {name}");
+}
+
 /// `value` written to JSON and read back (serde_json's `float_roundtrip` keeps the f64s exact).
 fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T {
     let json = serde_json::to_string(value).expect("serializes");
@@ -63,8 +81,7 @@ fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T
 #[test]
 fn bfs_matches_the_reference_on_every_graph_and_device_count() {
     let graphs = graphs();
-    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
-        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+    for (graph, devices) in with_device_counts(&graphs) {
         let source = source_of(graph);
         let expected = bfs_reference(&graph.as_graph().csr, source);
         let run = runner(devices).bfs(graph, source).expect("bfs runs");
@@ -78,36 +95,26 @@ fn bfs_matches_the_reference_on_every_graph_and_device_count() {
             run.reached(),
             expected.iter().filter(|&&l| l != UNREACHED).count()
         );
-        assert!(
-            round_trip(&run) == run,
-            "serde round trip: {}",
-            graph.name()
-        );
+        assert_round_trips(&run, graph.name());
     }
 }
 
 #[test]
 fn sssp_matches_the_reference_on_every_graph_and_device_count() {
     let graphs = graphs();
-    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
-        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+    for (graph, devices) in with_device_counts(&graphs) {
         let source = source_of(graph);
         let expected = sssp_reference(&graph.as_graph().csr, source);
         let run = runner(devices).sssp(graph, source).expect("sssp runs");
         assert_eq!(run.distances, expected, "{} on {devices}", graph.name());
-        assert!(
-            round_trip(&run) == run,
-            "serde round trip: {}",
-            graph.name()
-        );
+        assert_round_trips(&run, graph.name());
     }
 }
 
 #[test]
 fn pagerank_stays_within_its_error_bound_of_the_reference() {
     let graphs = graphs();
-    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
-        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+    for (graph, devices) in with_device_counts(&graphs) {
         let exact = pagerank_reference(&graph.as_graph().csr, 0.85);
         let run = runner(devices).pagerank(graph).expect("pagerank runs");
         let l1 = l1_distance(&run.ranks, &exact.ranks);
@@ -119,11 +126,7 @@ fn pagerank_stays_within_its_error_bound_of_the_reference() {
             graph.name()
         );
         assert!(run.error_bound() > 0.0 && run.residual_left >= 0.0);
-        assert!(
-            round_trip(&run) == run,
-            "serde round trip: {}",
-            graph.name()
-        );
+        assert_round_trips(&run, graph.name());
     }
 }
 
@@ -143,11 +146,7 @@ fn cc_matches_the_reference_on_every_graph_and_device_count() {
             assert_eq!(run.components, components);
             assert_eq!(run.stats.partition, None);
             assert_eq!(run.stats.execution, Execution::HostDriven);
-            assert!(
-                round_trip(&run) == run,
-                "serde round trip: {}",
-                graph.name()
-            );
+            assert_round_trips(&run, graph.name());
         }
     }
 }
@@ -161,8 +160,7 @@ fn device_driven_cc_gives_the_reference_labels() {
         return;
     }
     let graphs = graphs();
-    for [gi, di] in combinations([graphs.len(), DEVICES.len()]) {
-        let (graph, devices) = (&graphs[gi], DEVICES[di]);
+    for (graph, devices) in with_device_counts(&graphs) {
         let expected = cc_reference(&graph.as_graph().csr);
         let label = format!("{} on {devices}", graph.name());
         let run = runner(devices)

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use clap::Args;
 use groute::graph::{
-    GenSpec, Graph, GraphFormat, PartitionMethod, WeightSpec, generate, load_graph,
+    GenSpec, Graph, GraphFormat, PartitionMethod, PartitionedGraph, WeightSpec, generate,
+    load_graph, partition_graph,
 };
 
 use super::{AnyError, Bar};
@@ -39,6 +40,24 @@ impl GraphArgs {
     /// The partition method from `--partition`.
     pub fn partition_method(&self) -> Result<PartitionMethod, AnyError> {
         Ok(self.partition.parse::<PartitionMethod>()?)
+    }
+
+    /// `graph` split between `devices` devices as `--partition` asks, with a progress bar
+    /// (none when `quiet`); a note on stderr says why the method fell back, where it did.
+    pub fn partition(
+        &self,
+        graph: Graph,
+        devices: usize,
+        quiet: bool,
+    ) -> Result<PartitionedGraph, AnyError> {
+        let method = self.partition_method()?;
+        let bar = Bar::new(quiet);
+        let parted = partition_graph(graph, devices, method, &bar)?;
+        bar.finish();
+        if let Some(why) = &parted.fallback {
+            eprintln!("note: {why}");
+        }
+        Ok(parted)
     }
 }
 

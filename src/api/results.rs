@@ -220,15 +220,7 @@ impl PageRankRun {
 
     /// The `k` highest-ranked vertices, highest first, ties by vertex.
     pub fn top(&self, k: usize) -> Vec<(u32, f32)> {
-        let mut all: Vec<(u32, f32)> = self
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(v, &r)| (v as u32, r))
-            .collect();
-        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        all.truncate(k);
-        all
+        groute_pagerank::top_ranks(&self.ranks, k)
     }
 
     /// The bound on the L1 error of `ranks` against the exact ranks: `residual_left / (1 -

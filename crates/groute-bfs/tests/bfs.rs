@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use groute_bfs::{BfsError, BfsOptions, Direction, bfs, bfs_reference};
 use groute_core::testing::{device_counts, first, full_or_reduced, test_contexts};
-use groute_graph::testing::{from_pairs, generated, self_loops};
+use groute_graph::testing::{
+    directed_path, from_pairs, generated, self_loops, small_of_each_family,
+};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -56,12 +58,7 @@ fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
 
 #[test]
 fn generated_graphs_match_the_reference_on_1_to_8_devices() {
-    let graphs = [
-        generated("kron:scale=9,ef=8,sym,seed=3"),
-        generated("road:side=24,p=0.6,seed=5"),
-        generated("random:n=600,m=1800,seed=7"),
-    ];
-    for g in &graphs {
+    for g in &small_of_each_family() {
         for devices in device_counts(&[1, 2, 3, 4, 8]) {
             check(
                 g,
@@ -93,8 +90,7 @@ fn special_shapes_match_the_reference() {
         "disconnected",
     );
     let loops = self_loops();
-    let chain: Vec<(u32, u32)> = (0..199).map(|i| (i, i + 1)).collect();
-    let path = from_pairs(200, &chain, "directed path");
+    let path = directed_path(200, "directed path");
     check(&single, 1, &[0], &[1]);
     check(&single_loop, 1, &[0], &[1]);
     for devices in device_counts(&[1, 2, 3, 4, 8]) {

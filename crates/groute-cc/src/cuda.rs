@@ -85,18 +85,27 @@ impl CcKernels {
 
     /// `parent[v] = v` for every `v`.
     pub fn init(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        self.launch_on_parent(&self.init, stream, parent)
+    }
+
+    /// Enqueues `kernel`, [`CcKernels::init`]'s or [`CcKernels::compress`]'s, over `parent`.
+    fn launch_on_parent(
+        &self,
+        kernel: &CudaFunction,
+        stream: &Stream,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
         let n = n32("parent array length", parent.len())?;
         if n == 0 {
             return Ok(());
         }
         let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
-        // SAFETY: cc_init(unsigned* parent, unsigned n): the tuple matches it field by field;
+        // SAFETY: cc_init(unsigned* parent, unsigned n) and cc_compress(unsigned* parent,
+        // unsigned n), the only kernels passed here: the tuple matches them field by field;
         // `parent` is device memory of n u32s (from_slice checked it is device-addressable and
-        // aligned) kept alive below until the kernel completes; the kernel writes indices < n.
-        unsafe {
-            self.init
-                .launch(stream.raw().as_ref(), self.config(n as usize), args)?
-        };
+        // aligned) kept alive below until the kernel completes; cc_init writes indices < n,
+        // cc_compress follows only entries below n.
+        unsafe { kernel.launch(stream.raw().as_ref(), self.config(n as usize), args)? };
         Self::finish(stream, vec![device_memory(parent)])
     }
 
@@ -134,19 +143,7 @@ impl CcKernels {
 
     /// Pointer jumping: afterwards every vertex points at its root.
     pub fn compress(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-        let n = n32("parent array length", parent.len())?;
-        if n == 0 {
-            return Ok(());
-        }
-        let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
-        // SAFETY: cc_compress(unsigned* parent, unsigned n): the tuple matches it field by
-        // field; `parent` is device memory of n u32s, kept alive below until the kernel
-        // completes; the kernel follows only entries below n.
-        unsafe {
-            self.compress
-                .launch(stream.raw().as_ref(), self.config(n as usize), args)?
-        };
-        Self::finish(stream, vec![device_memory(parent)])
+        self.launch_on_parent(&self.compress, stream, parent)
     }
 
     /// Merges another array's entries: `other[k]` is the parent of vertex `offset + k` there,

@@ -169,11 +169,20 @@ fn check_host<T: bytemuck::Pod>(buffer: &Buffer<T>) -> Result<(), CcError> {
 
 /// Enqueues [`init`] on `stream` (a host-backend stream).
 pub fn enqueue_init(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+    enqueue_on_parent(stream, parent, init)
+}
+
+/// Enqueues `kernel` over `parent` alone on `stream` (a host-backend stream).
+fn enqueue_on_parent(
+    stream: &Stream,
+    parent: &Buffer<u32>,
+    kernel: fn(&[AtomicU32]),
+) -> Result<(), CcError> {
     atomics(parent)?;
     let parent = parent.clone();
     stream.launch_host(move || {
         if let Some(p) = parent.host_atomic_u32() {
-            init(p);
+            kernel(p);
         }
     })?;
     Ok(())
@@ -186,16 +195,28 @@ pub fn enqueue_hook_edges(
     edges: &Buffer<Edge>,
     parent: &Buffer<u32>,
 ) -> Result<(), CcError> {
+    enqueue_on_packet(stream, edges, parent, hook_edges)
+}
+
+/// Enqueues `kernel` over a received `packet` and `parent` on `stream` (a host-backend
+/// stream); `packet` must be valid in stream order and stay unwritten until the kernel
+/// completes.
+fn enqueue_on_packet<T: bytemuck::Pod + Send + Sync>(
+    stream: &Stream,
+    packet: &Buffer<T>,
+    parent: &Buffer<u32>,
+    kernel: impl FnOnce(&[T], &[AtomicU32]) + Send + 'static,
+) -> Result<(), CcError> {
     atomics(parent)?;
-    check_host(edges)?;
-    let (edges, parent) = (edges.clone(), parent.clone());
+    check_host(packet)?;
+    let (packet, parent) = (packet.clone(), parent.clone());
     stream.launch_host(move || {
-        // SAFETY: the stream waited for the event that makes `edges` valid before this
+        // SAFETY: the stream waited for the event that makes `packet` valid before this
         // kernel, and the link reuses the receive buffer only after the release event, which
         // is recorded after this kernel: nothing writes the range while the slice lives.
-        let e = unsafe { edges.as_host_slice() };
+        let e = unsafe { packet.as_host_slice() };
         if let (Some(e), Some(p)) = (e, parent.host_atomic_u32()) {
-            hook_edges(e, p);
+            kernel(e, p);
         }
     })?;
     Ok(())
@@ -203,14 +224,7 @@ pub fn enqueue_hook_edges(
 
 /// Enqueues [`compress`] on `stream`.
 pub fn enqueue_compress(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-    atomics(parent)?;
-    let parent = parent.clone();
-    stream.launch_host(move || {
-        if let Some(p) = parent.host_atomic_u32() {
-            compress(p);
-        }
-    })?;
-    Ok(())
+    enqueue_on_parent(stream, parent, compress)
 }
 
 /// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_hook_edges`].
@@ -220,18 +234,7 @@ pub fn enqueue_merge(
     other: &Buffer<u32>,
     parent: &Buffer<u32>,
 ) -> Result<(), CcError> {
-    atomics(parent)?;
-    check_host(other)?;
-    let (other, parent) = (other.clone(), parent.clone());
-    stream.launch_host(move || {
-        // SAFETY: as in `enqueue_hook_edges`: `other` is a received packet, valid in stream
-        // order and not reused by its link before the release event recorded after this kernel.
-        let o = unsafe { other.as_host_slice() };
-        if let (Some(o), Some(p)) = (o, parent.host_atomic_u32()) {
-            merge(offset, o, p);
-        }
-    })?;
-    Ok(())
+    enqueue_on_packet(stream, other, parent, move |o, p| merge(offset, o, p))
 }
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 
 use groute_cc::{CcOptions, CcSolver, cc_reference};
 use groute_core::testing::test_contexts;
-use groute_graph::{GenSpec, NoProgress, generate};
+use groute_graph::testing::generated;
 
 #[test]
 fn repeated_runs_give_the_reference_labels() {
     for spec in ["kron:scale=9,ef=4,sym,seed=2", "road:side=24,p=0.5,seed=9"] {
-        let graph = generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap();
+        let graph = generated(spec);
         let expected = cc_reference(&graph.csr);
         for devices in [1, 2, 4] {
             for tc in test_contexts(devices, &[5]) {
@@ -39,11 +39,7 @@ fn repeated_runs_give_the_reference_labels() {
 /// the bound is one run's allocations, not zero.
 #[test]
 fn repeated_runs_hold_no_more_than_one_more_runs_device_memory() {
-    let graph = generate(
-        &"kron:scale=10,ef=8,sym,seed=3".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .unwrap();
+    let graph = generated("kron:scale=10,ef=8,sym,seed=3");
     for devices in [1, 2] {
         for tc in test_contexts(devices, &[]) {
             let opts = CcOptions::default().with_chunk_edges(512);

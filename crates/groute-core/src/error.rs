@@ -324,6 +324,22 @@ impl Error {
         }
     }
 
+    /// An [`Error::CapacityExceeded`]: `what`, holding `capacity` items, needed `needed`;
+    /// `setting` raises it.
+    pub fn capacity_exceeded(
+        what: impl Into<String>,
+        capacity: usize,
+        needed: usize,
+        setting: &'static str,
+    ) -> Self {
+        Error::CapacityExceeded {
+            what: what.into(),
+            capacity: capacity as u64,
+            needed: needed as u64,
+            setting,
+        }
+    }
+
     /// An [`Error::InvalidSetting`].
     pub fn invalid(
         setting: &'static str,

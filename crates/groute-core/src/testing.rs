@@ -20,7 +20,10 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::backend::host::Jitter;
 use crate::context::{BackendChoice, Context};
 
+mod address_limit;
 pub mod cuda_raw;
+
+pub use address_limit::under_4gb_limit;
 
 /// The environment variable that stretches the suites' time limits (a positive factor).
 pub const TIME_SCALE_ENV: &str = "GROUTE_TEST_TIME_SCALE";

@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use groute_core::{
-    BackendChoice, Context, DeviceId, Endpoint, Error, FaultPlan, Link, LinkConfig, Segment,
-    StreamPriority,
+    BackendChoice, Context, Device, DeviceId, Endpoint, Error, FaultPlan, Link, LinkConfig,
+    Segment, StreamPriority,
 };
 
 /// The stall timeout the tests set.
@@ -34,6 +34,19 @@ fn bounded(devices: usize, faults: FaultPlan, body: impl FnOnce(&Context)) {
     assert!(took < BOUND, "the faulty run took {took:?}");
 }
 
+/// Devices 0 and 1 of `ctx`.
+fn devices_0_and_1(ctx: &Context) -> (&Device, &Device) {
+    (
+        ctx.device(DeviceId(0)).unwrap(),
+        ctx.device(DeviceId(1)).unwrap(),
+    )
+}
+
+/// Waits for everything enqueued on device `device`'s stream.
+fn synchronize(ctx: &Context, device: usize) -> Result<(), Error> {
+    ctx.device(DeviceId(device)).unwrap().stream().synchronize()
+}
+
 fn launch_noops(ctx: &Context, device: usize, n: usize) {
     let stream = ctx.device(DeviceId(device)).unwrap().stream();
     for _ in 0..n {
@@ -46,12 +59,7 @@ fn a_stopped_device_fails_the_wait_with_a_stall_naming_it() {
     bounded(2, FaultPlan::new().stop_device(1, 3), |ctx| {
         launch_noops(ctx, 1, 10);
         let start = Instant::now();
-        let err = ctx
-            .device(DeviceId(1))
-            .unwrap()
-            .stream()
-            .synchronize()
-            .unwrap_err();
+        let err = synchronize(ctx, 1).unwrap_err();
         assert!(
             matches!(err, Error::DeviceStalled { device: 1, timeout } if timeout == STALL),
             "{err}"
@@ -60,11 +68,7 @@ fn a_stopped_device_fails_the_wait_with_a_stall_naming_it() {
         assert!(took >= STALL && took < STALL * 5, "detected after {took:?}");
         // The other device still works.
         launch_noops(ctx, 0, 10);
-        ctx.device(DeviceId(0))
-            .unwrap()
-            .stream()
-            .synchronize()
-            .unwrap();
+        synchronize(ctx, 0).unwrap();
     });
 }
 
@@ -82,10 +86,7 @@ fn a_long_kernel_is_not_a_stall() {
 #[test]
 fn a_stream_waiting_on_a_long_kernel_of_another_device_is_not_a_stall() {
     bounded(2, FaultPlan::new(), |ctx| {
-        let (d0, d1) = (
-            ctx.device(DeviceId(0)).unwrap(),
-            ctx.device(DeviceId(1)).unwrap(),
-        );
+        let (d0, d1) = devices_0_and_1(ctx);
         d0.stream()
             .launch_host(|| std::thread::sleep(STALL * 3))
             .unwrap();
@@ -125,10 +126,7 @@ fn a_device_that_panics_fails_every_later_wait_naming_it() {
 #[test]
 fn a_device_waiting_on_a_failed_device_fails_naming_the_failed_one() {
     bounded(2, FaultPlan::new().panic_device(1, 0), |ctx| {
-        let (d0, d1) = (
-            ctx.device(DeviceId(0)).unwrap(),
-            ctx.device(DeviceId(1)).unwrap(),
-        );
+        let (d0, d1) = devices_0_and_1(ctx);
         d1.stream().launch_host(|| {}).unwrap();
         let ev = d1.stream().record().unwrap();
         d0.stream().wait(&ev).unwrap();
@@ -155,21 +153,14 @@ fn a_kernel_that_panics_fails_its_device_with_the_message() {
         }
         // Device 1 is unaffected.
         launch_noops(ctx, 1, 3);
-        ctx.device(DeviceId(1))
-            .unwrap()
-            .stream()
-            .synchronize()
-            .unwrap();
+        synchronize(ctx, 1).unwrap();
     });
 }
 
 #[test]
 fn a_stalled_copy_fails_the_wait_for_it_with_a_stall() {
     bounded(2, FaultPlan::new().stall_copies(0, 1), |ctx| {
-        let (d0, d1) = (
-            ctx.device(DeviceId(0)).unwrap(),
-            ctx.device(DeviceId(1)).unwrap(),
-        );
+        let (d0, d1) = devices_0_and_1(ctx);
         let src = d0.upload(&[1u32, 2, 3]).unwrap();
         let dst = d1.alloc::<u32>(3).unwrap();
         let copy = d1.new_stream(StreamPriority::Normal).unwrap();
@@ -225,11 +216,7 @@ fn no_faults_and_no_timeout_still_run() {
         .build()
         .unwrap();
     launch_noops(&ctx, 0, 5);
-    ctx.device(DeviceId(0))
-        .unwrap()
-        .stream()
-        .synchronize()
-        .unwrap();
+    synchronize(&ctx, 0).unwrap();
     let zero = Context::builder()
         .backend(BackendChoice::Host)
         .stall_timeout(Some(Duration::ZERO))

@@ -5,7 +5,18 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_core::{DeviceId, StreamPriority};
+use groute_core::{DeviceId, Event, StreamPriority};
+
+/// Whether `event` completes (its completion callback runs) within `limit`.
+fn completes_within(event: &Event, limit: Duration) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    event
+        .on_complete(move || {
+            let _ = tx.send(());
+        })
+        .unwrap();
+    rx.recv_timeout(limit).is_ok()
+}
 
 #[test]
 fn a_stream_waits_for_an_event_recorded_on_another_device() {
@@ -33,15 +44,11 @@ fn a_stream_waits_for_an_event_recorded_on_another_device() {
                 .unwrap();
             let done = high1.record().unwrap();
             // Must complete (a hang here is the bug) and must see the other device's write.
-            let (tx, rx) = std::sync::mpsc::channel();
-            done.on_complete(move || {
-                let _ = tx.send(());
-            })
-            .unwrap();
-            rx.recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| {
-                    panic!("{}: cross-device wait hung in round {round}", tc.label)
-                });
+            assert!(
+                completes_within(&done, Duration::from_secs(10)),
+                "{}: cross-device wait hung in round {round}",
+                tc.label
+            );
             assert_eq!(seen.load(Ordering::SeqCst), round + 1, "{}", tc.label);
         }
     }
@@ -74,13 +81,11 @@ fn waits_on_events_recorded_later_by_reused_pool_events_do_not_hang() {
             prev = Some(s.record().unwrap());
         }
         let last = prev.unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        last.on_complete(move || {
-            let _ = tx.send(());
-        })
-        .unwrap();
-        rx.recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("{}: event chain hung", tc.label));
+        assert!(
+            completes_within(&last, Duration::from_secs(20)),
+            "{}: event chain hung",
+            tc.label
+        );
         assert_eq!(
             counter.load(Ordering::SeqCst),
             300,
@@ -110,13 +115,11 @@ fn a_blocked_stream_is_woken_even_when_another_stream_ran_first() {
             b.host_fn(|| std::thread::sleep(Duration::from_millis(1)))
                 .unwrap();
             let done = a.record().unwrap();
-            let (tx, rx) = std::sync::mpsc::channel();
-            done.on_complete(move || {
-                let _ = tx.send(());
-            })
-            .unwrap();
-            rx.recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| panic!("{}: blocked stream never woke", tc.label));
+            assert!(
+                completes_within(&done, Duration::from_secs(10)),
+                "{}: blocked stream never woke",
+                tc.label
+            );
         }
     }
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TIMEOUT, data, drain, new_link, pairs, read, reassemble, source};
+use common::{TIMEOUT, data, drain, new_link, numbered, pairs, read, reassemble, source};
 use groute_core::testing::test_contexts;
 use groute_core::{CopyIssuer, Endpoint, Error, Event, Link, LinkConfig};
 
@@ -68,11 +68,7 @@ fn packets_arrive_in_send_order_with_all_data_then_end_of_stream() {
                     }
                 }
                 assert_eq!(order, want_order, "{} {src}->{dst} {c:?}", tc.label);
-                let want: Vec<(u64, Vec<u32>)> = inputs
-                    .into_iter()
-                    .enumerate()
-                    .map(|(m, d)| (m as u64, d))
-                    .collect();
+                let want = numbered(inputs);
                 assert_eq!(reassemble(&got), want, "{} {src}->{dst} {c:?}", tc.label);
                 assert!(link.receive_timeout(TIMEOUT).unwrap().is_none());
             }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{D0, D1, HOST, TIMEOUT, data, drain, new_link, pairs, read, reassemble, source};
+use common::{
+    D0, D1, HOST, TIMEOUT, data, drain, new_link, numbered, pairs, read, reassemble, source,
+};
 use groute_core::testing::test_contexts;
 use groute_core::{DeviceId, Endpoint, Error, Event, LinkConfig};
 
@@ -178,11 +180,7 @@ fn shutdown_comes_after_all_data_and_later_sends_are_refused() {
             assert!(matches!(refused.error(), Error::SendAfterShutdown(_)));
             assert_eq!(refused.segment().metadata(), 99, "the segment comes back");
             let got = drain(ctx, &link.receiver());
-            let want: Vec<(u64, Vec<u32>)> = inputs
-                .into_iter()
-                .enumerate()
-                .map(|(m, d)| (m as u64, d))
-                .collect();
+            let want = numbered(inputs);
             assert_eq!(reassemble(&got), want, "{}", tc.label);
             // End of stream is sticky.
             assert!(link.receive_timeout(TIMEOUT).unwrap().is_none());

@@ -2,9 +2,11 @@
 
 mod common;
 
-use common::{D0, D1, Got, HOST, TIMEOUT, data, drain, new_link, pairs, reassemble, source};
+use common::{
+    D0, D1, Got, HOST, TIMEOUT, data, drain, new_link, numbered, pairs, reassemble, source,
+};
 use groute_core::testing::test_contexts;
-use groute_core::{DeviceId, Endpoint, Error, Event, Link, LinkConfig, Segment};
+use groute_core::{Context, DeviceId, Endpoint, Error, Event, Link, LinkConfig, Segment};
 
 const SEEDS: &[u64] = &[3, 11];
 
@@ -25,16 +27,29 @@ fn empty_send_delivers_nothing_and_resolves_at_once() {
     }
 }
 
+/// Sends `input` from `src` over `link` as one message (metadata `metadata`), shuts the link
+/// down and returns every packet received; the send has completed by then.
+fn send_and_drain(
+    ctx: &Context,
+    link: &Link<u32>,
+    src: Endpoint,
+    input: &[u32],
+    metadata: u64,
+) -> Vec<Got> {
+    let (seg, ready) = source(ctx, src, input);
+    let sent = link.send(seg.with_metadata(metadata), ready).unwrap();
+    link.shutdown();
+    let got = drain(ctx, &link.receiver());
+    sent.wait().unwrap();
+    got
+}
+
 #[test]
 fn one_element_is_one_packet() {
     for tc in test_contexts(2, SEEDS) {
         for (src, dst) in pairs(&tc.context) {
             let link = new_link(&tc.context, src, dst, LinkConfig::new(4, 2));
-            let (seg, ready) = source(&tc.context, src, &[77]);
-            let sent = link.send(seg.with_metadata(5), ready).unwrap();
-            link.shutdown();
-            let got = drain(&tc.context, &link.receiver());
-            sent.wait().unwrap();
+            let got = send_and_drain(&tc.context, &link, src, &[77], 5);
             let want = vec![Got {
                 offset: 0,
                 total: 1,
@@ -52,11 +67,7 @@ fn length_not_a_multiple_of_the_packet_ends_with_a_short_packet() {
         for (src, dst) in pairs(&tc.context) {
             let link = new_link(&tc.context, src, dst, LinkConfig::new(4, 2));
             let input = data(10, 1);
-            let (seg, ready) = source(&tc.context, src, &input);
-            let sent = link.send(seg.with_metadata(9), ready).unwrap();
-            link.shutdown();
-            let got = drain(&tc.context, &link.receiver());
-            sent.wait().unwrap();
+            let got = send_and_drain(&tc.context, &link, src, &input, 9);
             let shape: Vec<(usize, usize, usize, u64)> = got
                 .iter()
                 .map(|g| (g.offset, g.data.len(), g.total, g.metadata))
@@ -75,11 +86,7 @@ fn message_much_larger_than_all_buffers_pipelines_through_them() {
             // reused hundreds of times.
             let link = new_link(&tc.context, src, dst, LinkConfig::new(7, 3));
             let input = data(10_000, 2);
-            let (seg, ready) = source(&tc.context, src, &input);
-            let sent = link.send(seg, ready).unwrap();
-            link.shutdown();
-            let got = drain(&tc.context, &link.receiver());
-            sent.wait().unwrap();
+            let got = send_and_drain(&tc.context, &link, src, &input, 0);
             assert_eq!(got.len(), 10_000usize.div_ceil(7));
             assert!(
                 got.windows(2).all(|w| w[0].offset + 7 == w[1].offset),
@@ -106,11 +113,7 @@ fn messages_arrive_in_send_order_with_their_metadata() {
             for f in futures {
                 f.wait().unwrap();
             }
-            let want: Vec<(u64, Vec<u32>)> = inputs
-                .into_iter()
-                .enumerate()
-                .map(|(m, d)| (m as u64, d))
-                .collect();
+            let want = numbered(inputs);
             assert_eq!(reassemble(&got), want, "{}", tc.label);
         }
     }

@@ -5,7 +5,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{TIMEOUT, data, drain, read, reassemble, source};
+use common::{
+    TIMEOUT, data, drain, numbered, read, reassemble, send_once_from_each_device, source,
+};
 use groute_core::testing::test_contexts;
 use groute_core::{
     Broadcast, DeviceId, Endpoint, Error, Event, Gather, LinkConfig, Ring, Router, Scatter,
@@ -85,19 +87,10 @@ fn gather_collects_from_every_device_to_the_host() {
         )
         .unwrap();
         let inputs: Vec<Vec<u32>> = (0..3).map(|d| data(17 + d, d as u32)).collect();
-        for (d, input) in inputs.iter().enumerate() {
-            let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(d)), input);
-            let s = router.sender(d).unwrap();
-            let _sent = s.send(seg.with_metadata(d as u64), ready).unwrap();
-            s.shutdown();
-        }
+        send_once_from_each_device(ctx, &router, &inputs);
         let mut got = reassemble(&drain(ctx, &router.receiver(0).unwrap()));
         got.sort();
-        let want: Vec<(u64, Vec<u32>)> = inputs
-            .into_iter()
-            .enumerate()
-            .map(|(d, v)| (d as u64, v))
-            .collect();
+        let want = numbered(inputs);
         assert_eq!(got, want, "{}", tc.label);
     }
 }
@@ -138,12 +131,8 @@ fn a_ring_passes_each_devices_data_to_the_next() {
         let n = 4;
         let router =
             Router::<u32>::new(ctx, Ring, &devices(n), &devices(n), LinkConfig::new(3, 2)).unwrap();
-        for d in 0..n {
-            let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(d)), &data(10, d as u32));
-            let s = router.sender(d).unwrap();
-            let _sent = s.send(seg.with_metadata(d as u64), ready).unwrap();
-            s.shutdown();
-        }
+        let inputs: Vec<Vec<u32>> = (0..n).map(|d| data(10, d as u32)).collect();
+        send_once_from_each_device(ctx, &router, &inputs);
         for d in 0..n {
             let got = reassemble(&drain(ctx, &router.receiver(d).unwrap()));
             let from = (d + n - 1) % n;

@@ -41,6 +41,22 @@ fn context(devices: usize, jitter: Option<u64>) -> Context {
         .expect("host backend")
 }
 
+/// What `body` returns on each of `comms`' ranks, every rank on a thread of its own, in rank
+/// order.
+fn on_every_rank<T: Send>(comms: Vec<LocalRanks>, body: impl Fn(LocalRanks) -> T + Sync) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let body = &body;
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|comm| scope.spawn(move || body(comm)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    })
+}
+
 /// Cuts `0..n` into `parts` ranges at the given cut points.
 fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
     let mut bounds: Vec<u32> = (0..parts - 1)
@@ -67,25 +83,12 @@ where
     A: WorklistAlgorithm + Clone,
 {
     let comms = LocalRanks::new(ranks, jitter);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = comms
-            .into_iter()
-            .map(|comm| {
-                let options_of = &options_of;
-                scope.spawn(move || {
-                    let mut comm = comm;
-                    let rank = comm.rank();
-                    let ctx = context(devices, jitter.map(|s| s + rank as u64));
-                    let options = options_of(rank);
-                    DistSolver::new(&mut comm, &ctx, algorithm.clone(), csr, partition, &options)
-                        .and_then(|mut s| s.run(sources, &options))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("rank thread"))
-            .collect()
+    on_every_rank(comms, |mut comm| {
+        let rank = comm.rank();
+        let ctx = context(devices, jitter.map(|s| s + rank as u64));
+        let options = options_of(rank);
+        DistSolver::new(&mut comm, &ctx, algorithm.clone(), csr, partition, &options)
+            .and_then(|mut s| s.run(sources, &options))
     })
 }
 
@@ -209,32 +212,26 @@ where
     let partition =
         block_partition_of_offsets(cache.offsets(), ranks * devices).expect("block partition");
     let comms = LocalRanks::new(ranks, Some(ranks as u64));
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = comms
-            .into_iter()
-            .map(|comm| {
-                let partition = &partition;
-                scope.spawn(move || {
-                    let mut comm = comm;
-                    let rank = comm.rank();
-                    let held = partition.range_of_parts(rank * devices..(rank + 1) * devices);
-                    let graph = cache.load_rows(held.clone()).expect("the rank's rows");
-                    let others: u64 = (0..graph.num_vertices() as u32)
-                        .filter(|v| !held.contains(v))
-                        .map(|v| graph.csr.out_degree(v))
-                        .sum();
-                    assert_eq!(others, 0, "rank {rank} holds arcs of rows not its own");
-                    let rows = HeldRows::some(&graph.csr, held, graph.symmetric).expect("rows");
-                    let ctx = context(devices, Some(rank as u64));
-                    DistSolver::new(&mut comm, &ctx, algorithm.clone(), rows, partition, options)
-                        .and_then(|mut s| s.run(sources, options))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("rank thread"))
-            .collect()
+    on_every_rank(comms, |mut comm| {
+        let rank = comm.rank();
+        let held = partition.range_of_parts(rank * devices..(rank + 1) * devices);
+        let graph = cache.load_rows(held.clone()).expect("the rank's rows");
+        let others: u64 = (0..graph.num_vertices() as u32)
+            .filter(|v| !held.contains(v))
+            .map(|v| graph.csr.out_degree(v))
+            .sum();
+        assert_eq!(others, 0, "rank {rank} holds arcs of rows not its own");
+        let rows = HeldRows::some(&graph.csr, held, graph.symmetric).expect("rows");
+        let ctx = context(devices, Some(rank as u64));
+        DistSolver::new(
+            &mut comm,
+            &ctx,
+            algorithm.clone(),
+            rows,
+            &partition,
+            options,
+        )
+        .and_then(|mut s| s.run(sources, options))
     })
 }
 
@@ -306,27 +303,14 @@ fn rows_that_miss_a_ranks_parts_are_refused_on_every_rank() {
     let csr = support::random_graph(200, 900, 7, true);
     let part = partition(200, 2, &[100]);
     let comms = LocalRanks::new(2, None);
-    let errors: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = comms
-            .into_iter()
-            .map(|comm| {
-                let (csr, part) = (&csr, &part);
-                scope.spawn(move || {
-                    let mut comm = comm;
-                    // Both ranks say they hold the first part's rows: rank 1's are missing.
-                    let rows = HeldRows::some(csr, 0..100, true).expect("rows");
-                    let ctx = context(1, None);
-                    DistSolver::new(&mut comm, &ctx, Bfs, rows, part, &options())
-                        .map(|_| ())
-                        .expect_err("rank 1's rows are missing")
-                        .to_string()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("rank thread"))
-            .collect()
+    let errors: Vec<String> = on_every_rank(comms, |mut comm| {
+        // Both ranks say they hold the first part's rows: rank 1's are missing.
+        let rows = HeldRows::some(&csr, 0..100, true).expect("rows");
+        let ctx = context(1, None);
+        DistSolver::new(&mut comm, &ctx, Bfs, rows, &part, &options())
+            .map(|_| ())
+            .expect_err("rank 1's rows are missing")
+            .to_string()
     });
     assert!(errors[1].contains("held rows"), "{}", errors[1]);
     assert!(errors[0].contains("rank"), "{}", errors[0]);
@@ -370,27 +354,13 @@ fn ranks_with_different_device_counts_are_refused_on_every_rank() {
     let csr = graph(40, &[(0, 1), (1, 2), (2, 39)], false, None);
     let part = partition(40, 2, &[20]);
     let comms = LocalRanks::new(2, None);
-    let errors: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = comms
-            .into_iter()
-            .enumerate()
-            .map(|(rank, comm)| {
-                let (csr, part) = (&csr, &part);
-                scope.spawn(move || {
-                    let mut comm = comm;
-                    // Rank 0 has one device, rank 1 two: 2 parts fit rank 0's view only.
-                    let ctx = context(rank + 1, None);
-                    DistSolver::new(&mut comm, &ctx, Bfs, csr, part, &options())
-                        .map(|_| ())
-                        .expect_err("refused")
-                        .to_string()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("rank"))
-            .collect()
+    let errors: Vec<String> = on_every_rank(comms, |mut comm| {
+        // Rank 0 has one device, rank 1 two: 2 parts fit rank 0's view only.
+        let ctx = context(comm.rank() + 1, None);
+        DistSolver::new(&mut comm, &ctx, Bfs, &csr, &part, &options())
+            .map(|_| ())
+            .expect_err("refused")
+            .to_string()
     });
     for e in errors {
         assert!(
@@ -426,39 +396,27 @@ fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
     let expected = bfs_reference(&csr, 0);
     for seed in 0..4u64 {
         let comms = LocalRanks::new(3, Some(seed));
-        let outcomes: Vec<(String, Vec<u32>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = comms
-                .into_iter()
-                .map(|mut comm| {
-                    let (csr, part) = (&csr, &part);
-                    scope.spawn(move || {
-                        let rank = comm.rank();
-                        let ctx = context(1, Some(seed + rank as u64));
-                        // A run whose rank 1 panics in its algorithm's code...
-                        let failed = DistSolver::new(
-                            &mut comm,
-                            &ctx,
-                            PanicsOnInit(rank == 1),
-                            csr,
-                            part,
-                            &options(),
-                        )
-                        .and_then(|mut s| s.run(&[0], &options()))
-                        .map(|_| ())
-                        .expect_err("the run must fail")
-                        .to_string();
-                        // ...then a good one on the same communicator.
-                        let good = DistSolver::new(&mut comm, &ctx, Bfs, csr, part, &options())
-                            .and_then(|mut s| s.run(&[0], &options()))
-                            .unwrap_or_else(|e| panic!("rank {rank}, second run: {e}"));
-                        (failed, good.values)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("rank"))
-                .collect()
+        let outcomes: Vec<(String, Vec<u32>)> = on_every_rank(comms, |mut comm| {
+            let rank = comm.rank();
+            let ctx = context(1, Some(seed + rank as u64));
+            // A run whose rank 1 panics in its algorithm's code...
+            let failed = DistSolver::new(
+                &mut comm,
+                &ctx,
+                PanicsOnInit(rank == 1),
+                &csr,
+                &part,
+                &options(),
+            )
+            .and_then(|mut s| s.run(&[0], &options()))
+            .map(|_| ())
+            .expect_err("the run must fail")
+            .to_string();
+            // ...then a good one on the same communicator.
+            let good = DistSolver::new(&mut comm, &ctx, Bfs, &csr, &part, &options())
+                .and_then(|mut s| s.run(&[0], &options()))
+                .unwrap_or_else(|e| panic!("rank {rank}, second run: {e}"));
+            (failed, good.values)
         });
         for (rank, (failed, values)) in outcomes.into_iter().enumerate() {
             if rank == 1 {
@@ -473,6 +431,24 @@ fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
                 assert_eq!(values, expected, "seed {seed}");
             }
         }
+    }
+}
+
+/// Two runs of `algorithm` from `sources` on one solver over `comm`'s devices, each equal to
+/// `expected` (`label` names the check in failures).
+fn expect_two_runs<A: WorklistAlgorithm<Value = u32>>(
+    comm: &mut LocalRanks,
+    ctx: &Context,
+    (algorithm, expected): (A, Vec<u32>),
+    (csr, part): (&Csr, &Partition),
+    sources: &[u32],
+    label: &str,
+) {
+    let mut solver = DistSolver::new(comm, ctx, algorithm, csr, part, &options())
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    for _ in 0..2 {
+        let out = solver.run(sources, &options()).expect(label);
+        assert_eq!(out.values, expected, "{label}");
     }
 }
 
@@ -498,20 +474,18 @@ fn one_rank_on_cuda_devices_equals_the_references() {
             let label = format!("{devices} CUDA devices, seed {seed}");
             let mut comms = LocalRanks::new(1, None);
             let comm = &mut comms[0];
-            let mut bfs = DistSolver::new(comm, &ctx, Bfs, &csr, &part, &options())
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            for _ in 0..2 {
-                let out = bfs.run(&[source], &options()).expect("BFS");
-                assert_eq!(out.values, bfs_reference(&csr, source), "BFS, {label}");
-            }
-            drop(bfs);
-            let mut sssp = DistSolver::new(comm, &ctx, Sssp, &csr, &part, &options())
-                .unwrap_or_else(|e| panic!("{label}: {e}"));
-            for _ in 0..2 {
-                let out = sssp.run(&[source], &options()).expect("SSSP");
-                assert_eq!(out.values, sssp_reference(&csr, source), "SSSP, {label}");
-            }
-            drop(sssp);
+            let parted = (&csr, &part);
+            let bfs = (Bfs, bfs_reference(&csr, source));
+            expect_two_runs(comm, &ctx, bfs, parted, &[source], &format!("BFS, {label}"));
+            let sssp = (Sssp, sssp_reference(&csr, source));
+            expect_two_runs(
+                comm,
+                &ctx,
+                sssp,
+                parted,
+                &[source],
+                &format!("SSSP, {label}"),
+            );
             // A directed graph: pull sweeps read the owned rows of its transpose.
             let (alpha, epsilon) = (0.85f32, 1e-3f32);
             let mut pagerank = DistSolver::<_, _, PageRankShare>::with_device_solver(
@@ -538,19 +512,9 @@ fn one_rank_on_cuda_devices_equals_the_references() {
         let csr = graph(1_000, &pairs, true, None);
         let part = partition(1_000, devices, &[300, 600]);
         let mut comms = LocalRanks::new(1, None);
-        let mut cc = DistSolver::new(
-            &mut comms[0],
-            &ctx,
-            LabelPropagation,
-            &csr,
-            &part,
-            &options(),
-        )
-        .unwrap_or_else(|e| panic!("CC on {devices} CUDA devices: {e}"));
-        for _ in 0..2 {
-            let out = cc.run(&[], &options()).expect("CC");
-            assert_eq!(out.values, cc_reference(&csr), "CC, {devices} CUDA devices");
-        }
+        let cc = (LabelPropagation, cc_reference(&csr));
+        let label = format!("CC, {devices} CUDA devices");
+        expect_two_runs(&mut comms[0], &ctx, cc, (&csr, &part), &[], &label);
     }
 }
 
@@ -559,22 +523,10 @@ fn one_rank_on_cuda_devices_equals_the_references() {
 fn broadcast_from_root_gives_every_rank_rank_zeros_words() {
     for ranks in [1, 2, 3, 5] {
         let comms = LocalRanks::new(ranks, Some(ranks as u64));
-        let got: Vec<Vec<u64>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = comms
-                .into_iter()
-                .map(|comm| {
-                    scope.spawn(move || {
-                        let mut comm = comm;
-                        let rank = comm.rank() as u64;
-                        let mine: Vec<u64> = (0..=rank).map(|i| 100 * rank + i + 7).collect();
-                        comm.broadcast_from_root(&mine).expect("broadcast")
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("rank thread"))
-                .collect()
+        let got: Vec<Vec<u64>> = on_every_rank(comms, |mut comm| {
+            let rank = comm.rank() as u64;
+            let mine: Vec<u64> = (0..=rank).map(|i| 100 * rank + i + 7).collect();
+            comm.broadcast_from_root(&mine).expect("broadcast")
         });
         for (rank, words) in got.iter().enumerate() {
             assert_eq!(words, &[7], "{ranks} ranks: rank {rank}");

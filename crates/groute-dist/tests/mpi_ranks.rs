@@ -10,12 +10,13 @@ use std::time::Duration;
 use groute_bfs::{Bfs, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
-use groute_dist::{DistError, DistSolver, MpiComm, RankComm};
+use groute_dist::{DistError, DistSolver, RankComm};
 use groute_graph::{Csr, Partition};
 use groute_pagerank::PageRank;
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
-use support::{Checks, pagerank_close, random_graph};
+use support::mpi_job::Job;
+use support::{pagerank_close, random_graph};
 
 mod support;
 
@@ -36,20 +37,7 @@ fn partition(n: u32, parts: usize) -> Partition {
     Partition::from_bounds(bounds).expect("bounds")
 }
 
-struct Job {
-    comm: MpiComm,
-    checks: Checks,
-}
-
 impl Job {
-    fn rank(&self) -> usize {
-        self.comm.rank()
-    }
-
-    fn size(&self) -> usize {
-        self.comm.size()
-    }
-
     /// Runs `algorithm` over every rank's `devices` devices; rank 0's values.
     fn run<A: WorklistAlgorithm>(
         &mut self,
@@ -69,61 +57,53 @@ impl Job {
         Ok(solver.run(sources, options)?.values)
     }
 
-    fn check(&mut self, what: String, ok: bool) {
-        let rank = self.rank();
-        self.checks.check(rank, what, ok);
+    /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
+    /// values (the whole graph's) pass `right`.
+    fn check_run<V>(
+        &mut self,
+        what: String,
+        values: Result<Vec<V>, DistError>,
+        right: impl FnOnce(&[V]) -> bool,
+    ) {
+        let root = self.rank() == 0;
+        let ok = values.is_ok_and(|v| !root || right(&v));
+        self.check(what, ok);
     }
 }
 
 fn main() -> ExitCode {
-    let mut job = Job {
-        comm: MpiComm::init().expect("MPI"),
-        checks: Checks::default(),
-    };
+    let mut job = Job::init();
     let size = job.size();
     for (seed, devices) in [(1u64, 1usize), (2, 2), (3, 1)] {
         let label = format!("{size} ranks x {devices} devices, graph seed {seed}");
         let csr = random_graph(600, 2_400, seed, false);
         let source = (seed * 37 % 600) as u32;
         let levels = job.run(Bfs, &csr, devices, &[source], &options());
-        let ok = job.rank() != 0
-            || levels
-                .as_ref()
-                .is_ok_and(|l| *l == bfs_reference(&csr, source));
-        job.check(format!("BFS, {label}"), ok && levels.is_ok());
+        job.check_run(format!("BFS, {label}"), levels, |l| {
+            l == bfs_reference(&csr, source)
+        });
         let dist = job.run(Sssp, &csr, devices, &[source], &options());
-        let ok = job.rank() != 0
-            || dist
-                .as_ref()
-                .is_ok_and(|d| *d == sssp_reference(&csr, source));
-        job.check(format!("SSSP, {label}"), ok && dist.is_ok());
+        job.check_run(format!("SSSP, {label}"), dist, |d| {
+            d == sssp_reference(&csr, source)
+        });
         let prio = WorklistOptions {
             prio_delta: Some(20),
             ..options()
         };
         let dist = job.run(Sssp, &csr, devices, &[source], &prio);
-        let ok = job.rank() != 0
-            || dist
-                .as_ref()
-                .is_ok_and(|d| *d == sssp_reference(&csr, source));
-        job.check(
-            format!("SSSP with soft priority, {label}"),
-            ok && dist.is_ok(),
-        );
+        job.check_run(format!("SSSP with soft priority, {label}"), dist, |d| {
+            d == sssp_reference(&csr, source)
+        });
         let symmetric = random_graph(600, 900, seed, true);
         let labels = job.run(LabelPropagation, &symmetric, devices, &[], &options());
-        let ok = job.rank() != 0
-            || labels
-                .as_ref()
-                .is_ok_and(|l| *l == cc_reference(&symmetric));
-        job.check(format!("CC, {label}"), ok && labels.is_ok());
+        job.check_run(format!("CC, {label}"), labels, |l| {
+            l == cc_reference(&symmetric)
+        });
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let ranks = job.run(PageRank { alpha, epsilon }, &csr, devices, &[], &options());
-        let ok = job.rank() != 0
-            || ranks
-                .as_ref()
-                .is_ok_and(|r| pagerank_close(&csr, alpha, epsilon, r));
-        job.check(format!("PageRank, {label}"), ok && ranks.is_ok());
+        job.check_run(format!("PageRank, {label}"), ranks, |r| {
+            pagerank_close(&csr, alpha, epsilon, r)
+        });
     }
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of
@@ -150,5 +130,5 @@ fn main() -> ExitCode {
             .unwrap_or(false);
         job.check("a failing rank ends the run on every rank".into(), all_ok);
     }
-    job.checks.exit_code(job.rank())
+    job.exit_code()
 }

@@ -16,14 +16,15 @@ use groute_bfs::{Bfs, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::cuda_required;
 use groute_core::{BackendChoice, Context};
-use groute_dist::{DistError, DistSolver, MpiComm, RankComm, launched_local_rank};
+use groute_dist::{DistError, DistSolver, launched_local_rank};
 use groute_graph::{Csr, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
 use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{ShareSolver, WorklistOptions};
-use support::{Checks, pagerank_close, random_graph};
+use support::mpi_job::Job;
+use support::{pagerank_close, random_graph};
 
 mod support;
 
@@ -43,16 +44,7 @@ fn generated(spec: &str) -> Csr {
 /// Rank 0's values of each run of one solver, and the restarts of the last run.
 type Runs<V> = (Vec<Vec<V>>, u64);
 
-struct Job {
-    comm: MpiComm,
-    checks: Checks,
-}
-
 impl Job {
-    fn rank(&self) -> usize {
-        self.comm.rank()
-    }
-
     /// Runs `algorithm` `runs` times on one solver (its CUDA executor `D`) over every
     /// rank's `devices` CUDA devices; rank 0's values of each run and the restarts of the
     /// last.
@@ -70,7 +62,7 @@ impl Job {
             .backend(BackendChoice::Cuda)
             .first_physical_device(launched_local_rank().unwrap_or(0) * devices)
             .build()?;
-        let ranks = self.comm.size();
+        let ranks = self.size();
         let part: Partition = block_partition(csr, ranks * devices).expect("partition");
         let mut solver = DistSolver::<_, _, D>::with_device_solver(
             &mut self.comm,
@@ -107,11 +99,6 @@ impl Job {
         self.check(label, ok);
     }
 
-    fn check(&mut self, what: String, ok: bool) {
-        let rank = self.rank();
-        self.checks.check(rank, what, ok);
-    }
-
     /// Runs `algorithm` and checks every run's values against `expected` on rank 0.
     fn expect<A: groute_worklist::WorklistAlgorithm<Value = u32>>(
         &mut self,
@@ -136,17 +123,14 @@ impl Job {
 }
 
 fn main() -> ExitCode {
-    let mut job = Job {
-        comm: MpiComm::init().expect("MPI"),
-        checks: Checks::default(),
-    };
+    let mut job = Job::init();
     if !cuda_required() {
         if job.rank() == 0 {
             println!("note: CUDA ranks not tested (set GROUTE_TEST_CUDA=1 on a GPU machine)");
         }
         return ExitCode::SUCCESS;
     }
-    let size = job.comm.size();
+    let size = job.size();
     let mut graphs: Vec<(String, Csr)> = (1..=3u64)
         .map(|seed| {
             (
@@ -212,5 +196,5 @@ fn main() -> ExitCode {
     if job.rank() == 0 {
         println!("note: {restarts} SSSP runs started again after a buffer overflowed");
     }
-    job.checks.exit_code(job.rank())
+    job.exit_code()
 }

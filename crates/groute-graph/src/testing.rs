@@ -1,17 +1,40 @@
 //! Graphs for test suites, built in one call and panicking where a test's own input is wrong
 //! (a bad generator spec, an arc past `n`): the algorithm crates' tests share them.
 
-use crate::{EdgeList, Graph};
+use crate::{
+    EdgeList, Graph, GraphError, NoProgress, PartitionMethod, PartitionedGraph, partition_graph,
+};
 
 /// The graph of generator spec `spec` ([`Graph::generated`]); panics on a bad spec.
 pub fn generated(spec: &str) -> Graph {
     Graph::generated(spec).unwrap()
 }
 
+/// `graph` cut into `parts` contiguous blocks of vertices ([`PartitionMethod::Block`]).
+pub fn in_blocks(graph: &Graph, parts: usize) -> Result<PartitionedGraph, GraphError> {
+    partition_graph(graph.clone(), parts, PartitionMethod::Block, &NoProgress)
+}
+
+/// One small graph of each generator family, for sweeps over device counts: a symmetric
+/// Kronecker graph of 512 vertices, a 24 x 24 road grid and a random graph of 600 vertices.
+pub fn small_of_each_family() -> [Graph; 3] {
+    [
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+        generated("random:n=600,m=1800,seed=7"),
+    ]
+}
+
 /// The directed, unweighted graph of `pairs` (arcs `u -> v`) on `n` vertices, named `name`;
 /// panics where an arc is out of range.
 pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
     Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
+}
+
+/// The directed path `0 -> 1 -> ... -> n - 1` (unweighted), named `name`.
+pub fn directed_path(n: u32, name: &str) -> Graph {
+    let arcs: Vec<(u32, u32)> = (0..n.saturating_sub(1)).map(|i| (i, i + 1)).collect();
+    from_pairs(n as usize, &arcs, name)
 }
 
 /// The directed graph of weighted arcs `(u, v, w)` on `n` vertices, named `name`; panics where

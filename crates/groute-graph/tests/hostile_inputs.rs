@@ -5,8 +5,7 @@
 //! run again for that one test) under a 4 GB address-space limit (`ulimit -v`), so the
 //! allocation fails the same way on every machine, however much memory it has.
 
-use std::process::Command;
-
+use groute_core::testing::under_4gb_limit;
 use groute_graph::{
     BinaryProblem, CsrBuilder, EdgeList, GenSpec, Graph, GraphError, GraphFormat,
     MAX_GENERATED_ARCS, ParseProblem, SpecProblem, VertexIds, load_graph, write_graph,
@@ -14,40 +13,6 @@ use groute_graph::{
 
 mod support;
 use support::TempDir;
-
-/// Set in the child process that runs one test under the address-space limit.
-const CHILD: &str = "GROUTE_HOSTILE_LIMITED_CHILD";
-
-/// Runs `body` in a child process limited to 4 GB of address space: in the parent, starts
-/// the child (this binary, only the test `name`) and asserts that it passed; in the child, runs
-/// `body`.
-fn under_4gb_limit(name: &str, body: impl FnOnce()) {
-    if std::env::var_os(CHILD).is_some() {
-        body();
-        return;
-    }
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4000000 && exec \"$0\" --exact \"$1\" --test-threads 1 --nocapture")
-        .arg(&exe)
-        .arg(name)
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "child failed: {:?}\n{text}",
-        out.status
-    );
-    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
-    assert!(!text.contains("panicked"), "{text}");
-}
 
 fn assert_out_of_memory(r: Result<Graph, GraphError>, what_part: &str) {
     match r {

@@ -187,8 +187,8 @@ mod tuning;
 
 use std::time::Duration;
 
-use groute_graph::{GraphError, PartitionedGraph};
-use groute_worklist::{WorklistError, WorklistOptions, WorklistStats};
+use groute_graph::PartitionedGraph;
+use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 use rayon::prelude::*;
 
 pub use algorithm::{PageRank, VertexResidual};
@@ -332,63 +332,34 @@ impl PageRankResult {
 
     /// The `k` highest-ranked vertices (input-order ranks), highest first, ties by vertex.
     pub fn top(&self, k: usize) -> Vec<(u32, f32)> {
-        let mut all: Vec<(u32, f32)> = self
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(v, &r)| (v as u32, r))
-            .collect();
-        let k = k.min(all.len());
-        if k == 0 {
-            return Vec::new();
-        }
-        let by_rank = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        all.select_nth_unstable_by(k - 1, by_rank);
-        all.truncate(k);
-        all.sort_by(by_rank);
-        all
+        top_ranks(&self.ranks, k)
     }
 }
 
-/// What can go wrong in [`pagerank`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PageRankError {
-    /// The graph has no vertices.
-    #[error("the graph is empty: PageRank needs at least one vertex")]
-    EmptyGraph,
-    /// A parameter is out of range.
-    #[error("{name} = {value} is out of range: {expected}")]
-    InvalidParameter {
-        /// The setting (with its flag).
-        name: &'static str,
-        /// The value given.
-        value: f32,
-        /// What it must be.
-        expected: &'static str,
-    },
-    /// The graph's partition does not match the context.
-    #[error(
-        "the graph is partitioned into {parts} parts but the context has {devices} devices; partition it into {devices}"
-    )]
-    PartitionMismatch {
-        /// Parts of the partition.
-        parts: usize,
-        /// Devices of the context.
-        devices: usize,
-    },
-    /// The worklist run failed (capacity, backend, time limit).
-    #[error(transparent)]
-    Worklist(#[from] WorklistError),
-    /// A graph error.
-    #[error(transparent)]
-    Graph(#[from] GraphError),
+/// The `k` highest of `ranks` (indexed by vertex) as `(vertex, rank)`, highest first, ties by
+/// vertex.
+pub fn top_ranks(ranks: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut all: Vec<(u32, f32)> = ranks
+        .iter()
+        .enumerate()
+        .map(|(v, &r)| (v as u32, r))
+        .collect();
+    let k = k.min(all.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    let by_rank = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    all.select_nth_unstable_by(k - 1, by_rank);
+    all.truncate(k);
+    all.sort_by(by_rank);
+    all
 }
 
-impl From<groute_core::Error> for PageRankError {
-    fn from(e: groute_core::Error) -> Self {
-        PageRankError::Worklist(WorklistError::Runtime(e))
-    }
+/// What can go wrong in [`pagerank`]: the worklist algorithm error of [`PageRank`].
+pub type PageRankError = TraversalError<PageRank>;
+
+impl TraversalName for PageRank {
+    const NAME: &'static str = "PageRank";
 }
 
 impl PageRankOptions {
@@ -475,7 +446,7 @@ impl PageRankSolver {
 
     /// Runs PageRank from the initial residuals; ranks come back in the input order.
     pub fn run(&mut self) -> Result<PageRankResult, PageRankError> {
-        let out = self.solver.run(&self.options.worklist)?;
+        let out = self.solver.run()?;
         let ranks = self.order.to_rank_order(out.ranks);
         let ws = out.stats;
         Ok(PageRankResult {

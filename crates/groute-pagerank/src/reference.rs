@@ -15,12 +15,13 @@ pub struct Reference {
 }
 
 /// The L1 distance `sum |ranks(v) - exact(v)|` between computed ranks and reference ranks
-/// ([`Reference::ranks`]) in the same vertex order: what the error bounds bound.
-pub fn l1_distance(ranks: &[f32], exact: &[f64]) -> f64 {
+/// ([`Reference::ranks`]), or the ranks of another run, in the same vertex order: what the
+/// error bounds bound.
+pub fn l1_distance<T: Copy + Into<f64>>(ranks: &[f32], exact: &[T]) -> f64 {
     ranks
         .iter()
         .zip(exact)
-        .map(|(a, b)| (f64::from(*a) - b).abs())
+        .map(|(&a, &b)| (f64::from(a) - b.into()).abs())
         .sum()
 }
 

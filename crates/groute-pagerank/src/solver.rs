@@ -65,6 +65,9 @@ pub(crate) struct DeviceSolver {
     partition: Partition,
     num_vertices: usize,
     storage: Storage,
+    /// The worklist options of every run: those given to [`DeviceSolver::new`], on the host
+    /// backend with its driver's execution mode set.
+    options: WorklistOptions,
 }
 
 impl DeviceSolver {
@@ -93,6 +96,7 @@ impl DeviceSolver {
                 })
                 .collect()
         };
+        let mut run_options = options.clone();
         let storage = if cuda {
             // Built once on the host and uploaded to every device.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
@@ -158,6 +162,11 @@ impl DeviceSolver {
             // Auto is host-driven here: the host backend's rounds are as asynchronous as its
             // members, and its tests run both.
             let device_driven = driver == Driver::Fused;
+            (run_options.fused, run_options.fused_driver) = if device_driven {
+                (FusedMode::On, FusedDriver::Device)
+            } else {
+                (FusedMode::Off, FusedDriver::Host)
+            };
             Storage::Host(
                 HostSolver::from_programs(context, partition, programs)?,
                 device_driven,
@@ -168,27 +177,20 @@ impl DeviceSolver {
             partition: partition.clone(),
             num_vertices: csr.num_vertices(),
             storage,
+            options: run_options,
         })
     }
 
-    /// Resets the run state and runs PageRank on every device; the statistics' elapsed time
-    /// covers the run only (reset and download excluded).
-    pub(crate) fn run(
-        &mut self,
-        options: &WorklistOptions,
-    ) -> Result<SolveOutput, groute_worklist::WorklistError> {
-        let context = &self.context;
+    /// Resets the run state and runs PageRank on every device, with the options given to
+    /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
+    /// download excluded).
+    pub(crate) fn run(&mut self) -> Result<SolveOutput, groute_worklist::WorklistError> {
+        let (context, options) = (&self.context, &self.options);
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
             match &mut self.storage {
                 Storage::Host(host, device_driven) => {
                     // Without a send_capacity the host executor does not cap the sends.
-                    let mut options = options.clone();
-                    (options.fused, options.fused_driver) = if *device_driven {
-                        (FusedMode::On, FusedDriver::Device)
-                    } else {
-                        (FusedMode::Off, FusedDriver::Host)
-                    };
-                    let out = host.run(&[], &options)?;
+                    let out = host.run(&[], options)?;
                     let (residual_left, max_residual_left) =
                         residual_sum_and_max(bytemuck::cast_slice(&out.left));
                     return Ok(SolveOutput {

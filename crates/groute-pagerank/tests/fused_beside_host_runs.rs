@@ -14,8 +14,7 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-use common::{check_options, generated, options};
-use groute_core::cuda::PeerGroup;
+use common::{check_options, generated, options, two_peer_gpus};
 use groute_graph::{NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{Driver, PageRankOptions, PageRankTuning, SweepMode, pagerank};
 
@@ -30,13 +29,9 @@ impl Drop for StopOnDrop<'_> {
 
 #[test]
 fn fused_runs_on_two_gpus_finish_beside_host_driven_runs() {
-    let Some(two) = groute_core::testing::cuda_context(2) else {
+    let Some(two) = two_peer_gpus() else {
         return;
     };
-    if !PeerGroup::supported(&two) {
-        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
-        return;
-    }
     let busy = generated("kron:scale=9,ef=8,sym,seed=3");
     let busy = partition_graph(busy, 2, PartitionMethod::Block, &NoProgress).unwrap();
     let stop = AtomicBool::new(false);

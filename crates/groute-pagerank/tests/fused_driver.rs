@@ -12,9 +12,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{check_options, from_pairs, generated, options, with_hubs, with_in_hubs};
+use common::{
+    check_options, from_pairs, generated, options, two_peer_gpus, with_hubs, with_in_hubs,
+};
 use groute_core::Context;
-use groute_core::cuda::PeerGroup;
 use groute_core::testing::{full_or_reduced, pick};
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
@@ -37,22 +38,31 @@ fn device_counts() -> Option<Vec<usize>> {
     let one = groute_core::testing::cuda_context(1)?;
     drop(one);
     let mut counts = vec![1];
-    let two = groute_core::testing::cuda_context(2)?;
-    if PeerGroup::supported(&two) {
+    if two_peer_gpus().is_some() {
         counts.push(2);
-    } else {
-        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
     }
     Some(counts)
 }
 
 fn check_fused(g: &Graph, epsilon: f32, divisors: &[u32]) {
+    check_fused_with(g, epsilon, divisors, |_| {});
+}
+
+/// [`check_fused`] with the options of each run changed by `tweak`.
+fn check_fused_with(
+    g: &Graph,
+    epsilon: f32,
+    divisors: &[u32],
+    tweak: impl Fn(&mut PageRankOptions),
+) {
     let Some(counts) = device_counts() else {
         return;
     };
     for &divisor in divisors {
         for &devices in &counts {
-            check_options(g, devices, &fused(epsilon, divisor), &[]);
+            let mut o = fused(epsilon, divisor);
+            tweak(&mut o);
+            check_options(g, devices, &o, &[]);
         }
     }
 }
@@ -80,36 +90,24 @@ fn fused_runs_on_directed_graphs_are_within_the_bound() {
 fn fused_runs_with_one_fence_per_round_are_within_the_bound() {
     // --fused-fence-per-round: the peer adds unfenced, one system fence per thread before the
     // exchange; on the graphs of the directed and hub tests.
-    let Some(counts) = device_counts() else {
-        return;
-    };
     for g in pick([generated("random:n=600,m=1800,seed=7"), with_hubs()], &[0]) {
-        for divisor in [0, SPARSE_SWEEP_DIVISOR] {
-            for &devices in &counts {
-                let mut o = fused(0.01, divisor);
-                o.tuning.fused_fence_per_round = true;
-                check_options(&g, devices, &o, &[]);
-            }
-        }
+        check_fused_with(&g, 0.01, &[0, SPARSE_SWEEP_DIVISOR], |o| {
+            o.tuning.fused_fence_per_round = true;
+        });
     }
 }
 
 #[test]
 fn fused_runs_held_to_more_blocks_per_sm_are_within_the_bound() {
     // --fused-blocks-per-sm 6 and 8: the entry points with capped registers (spills).
-    let Some(counts) = device_counts() else {
-        return;
-    };
     for g in pick(
         [generated("random:n=3000,m=15000,seed=4"), with_hubs()],
         &[0],
     ) {
         for blocks in [6, 8] {
-            for &devices in &counts {
-                let mut o = fused(0.01, SPARSE_SWEEP_DIVISOR);
+            check_fused_with(&g, 0.01, &[SPARSE_SWEEP_DIVISOR], |o| {
                 o.tuning.fused_blocks_per_sm = blocks;
-                check_options(&g, devices, &o, &[]);
-            }
+            });
         }
     }
 }
@@ -198,13 +196,9 @@ fn fused_with_push_sweeps_is_an_error_and_auto_falls_back() {
 
 #[test]
 fn auto_runs_device_driven_on_two_gpus_whatever_the_cut() {
-    let Some(ctx) = groute_core::testing::cuda_context(2) else {
+    let Some(ctx) = two_peer_gpus() else {
         return;
     };
-    if !PeerGroup::supported(&ctx) {
-        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
-        return;
-    }
     let auto = PageRankOptions {
         driver: Driver::Auto,
         ..options(0.01)

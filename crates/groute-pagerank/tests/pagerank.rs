@@ -7,17 +7,13 @@ mod common;
 
 use common::{check, check_options, from_pairs, generated, options, sweep_divisors, with_hubs};
 use groute_core::testing::{device_counts, pick, test_contexts};
+use groute_graph::testing::small_of_each_family;
 use groute_graph::{NoProgress, PartitionMethod, load_graph, partition_graph};
 use groute_pagerank::{Driver, PageRankError, PageRankOptions, pagerank, pagerank_reference};
 
 #[test]
 fn generated_graphs_are_within_the_bound_on_1_to_8_devices() {
-    let graphs = [
-        generated("kron:scale=9,ef=8,sym,seed=3"),
-        generated("road:side=24,p=0.6,seed=5"),
-        generated("random:n=600,m=1800,seed=7"),
-    ];
-    for g in &graphs {
+    for g in &small_of_each_family() {
         for devices in device_counts(&[1, 2, 3, 4, 8]) {
             check(g, devices, 0.01, &[devices as u64]);
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use groute_core::testing::test_contexts;
 use groute_graph::{Graph, NoProgress, PartitionMethod, PartitionedGraph, partition_graph};
-use groute_pagerank::{Driver, PageRankOptions, PageRankResult, SweepMode, pagerank};
+use groute_pagerank::{Driver, PageRankOptions, PageRankResult, SweepMode, l1_distance, pagerank};
 
 /// The acceptance: each device's peak graph bytes over the one-device run's, at most.
 const MAX_RATIO: [(usize, f64); 2] = [(2, 0.60), (4, 0.40)];
@@ -114,12 +114,7 @@ fn devices_hold_only_their_rows_and_agree_with_one_device() {
                 // Both runs are below the fixed point r* and within |res|_1 / (1 - alpha) of
                 // it (crate docs), so within the sum of the two of each other.
                 let bound = (r.stats.residual_left + r1.stats.residual_left) / (1.0 - alpha);
-                let diff: f64 = r
-                    .ranks
-                    .iter()
-                    .zip(&r1.ranks)
-                    .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
-                    .sum();
+                let diff = l1_distance(&r.ranks, &r1.ranks);
                 assert!(
                     diff <= bound * 1.01 + 1e-3,
                     "{what}: L1 distance {diff} to one device above {bound}"

@@ -14,7 +14,7 @@ use common::{
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::{
-    PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, pagerank,
+    PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, l1_distance, pagerank,
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
@@ -117,12 +117,7 @@ fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
         .context;
     let push = pagerank(&ctx, &parted, &options(0.001)).unwrap();
     let pulled = pagerank(&ctx, &parted, &pull(0.001, SPARSE_SWEEP_DIVISOR)).unwrap();
-    let diff: f64 = push
-        .ranks
-        .iter()
-        .zip(&pulled.ranks)
-        .map(|(a, b)| (f64::from(*a) - f64::from(*b)).abs())
-        .sum();
+    let diff = l1_distance(&push.ranks, &pulled.ranks);
     let bound = (push.stats.residual_left + pulled.stats.residual_left) / (1.0 - 0.85)
         + 1e-4 * push.rank_sum();
     assert!(diff <= bound, "push vs pull: L1 {diff} above {bound}");

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_graph::{GenSpec, NoProgress, PartitionMethod, generate, partition_graph};
+use groute_graph::testing::generated;
+use groute_graph::{NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{PageRankOptions, PageRankSolver, SweepMode, pagerank, pagerank_reference};
 
 fn options() -> PageRankOptions {
@@ -42,7 +43,7 @@ fn repeated_runs_reset_the_residuals_and_stay_within_the_bound() {
 fn repeated_runs_with(o: &PageRankOptions) {
     let alpha = f64::from(o.alpha);
     for spec in ["kron:scale=8,ef=8,sym,seed=7", "road:side=20,p=0.6,seed=2"] {
-        let graph = generate(&spec.parse::<GenSpec>().unwrap(), &NoProgress).unwrap();
+        let graph = generated(spec);
         let n = graph.num_vertices();
         let exact = pagerank_reference(&graph.csr, alpha);
         let norm: f64 = exact.ranks.iter().sum();
@@ -84,11 +85,7 @@ fn repeated_runs_with(o: &PageRankOptions) {
 
 #[test]
 fn the_solver_rejects_what_the_one_shot_form_rejects() {
-    let graph = generate(
-        &"road:side=6,p=0.6".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .unwrap();
+    let graph = generated("road:side=6,p=0.6");
     let parted = partition_graph(graph, 2, PartitionMethod::Block, &NoProgress).unwrap();
     let ctx = groute_core::Context::host(3).unwrap();
     let err = PageRankSolver::new(&ctx, &parted, &options()).unwrap_err();

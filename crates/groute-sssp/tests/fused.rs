@@ -14,7 +14,8 @@ use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     GpuHold, GpuTest, combinations, cuda_test, first, full_or_reduced, pick,
 };
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::Graph;
+use groute_graph::testing::{from_triples, generated, in_blocks};
 use groute_sssp::{SsspError, SsspOptions, SsspResult, sssp, sssp_reference};
 use groute_worklist::traversal::{FusedBarrier, FusedDriver, FusedMode};
 
@@ -31,23 +32,14 @@ fn options(mode: FusedMode) -> SsspOptions {
     o
 }
 
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
-
-fn from_triples(n: usize, triples: &[(u32, u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_triples(triples), name, false).unwrap()
-}
-
+/// SSSP from `source` on `ctx`, over `graph` cut into a block per device.
 fn run(
     ctx: &Context,
     graph: &Graph,
     source: u32,
     o: &SsspOptions,
 ) -> Result<SsspResult, SsspError> {
-    let devices = ctx.num_devices();
-    let parted = partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress)?;
-    sssp(ctx, &parted, source, o)
+    sssp(ctx, &in_blocks(graph, ctx.num_devices())?, source, o)
 }
 
 fn graphs() -> Vec<Graph> {
@@ -106,6 +98,14 @@ fn graphs() -> Vec<Graph> {
     );
     gs.extend(first(shipped, 1));
     gs
+}
+
+/// [`graphs`] with at least one vertex per device of `devices`.
+fn graphs_for(devices: usize) -> Vec<Graph> {
+    graphs()
+        .into_iter()
+        .filter(|g| g.num_vertices() >= devices)
+        .collect()
 }
 
 /// Stages of fans with weights that improve a vertex several times in one level: centre c
@@ -277,10 +277,7 @@ fn bounded_fused_rounds_on_several_devices_equal_dijkstra() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        let graphs: Vec<_> = graphs()
-            .into_iter()
-            .filter(|g| g.num_vertices() >= devices)
-            .collect();
+        let graphs = graphs_for(devices);
         let settings = [(None, None), (Some(1), Some(0)), (Some(7), Some(3))];
         for [gi, si, ti] in combinations([graphs.len(), 2, settings.len()]) {
             let g = &graphs[gi];
@@ -323,10 +320,7 @@ fn device_driven_fused_runs_on_several_devices_equal_dijkstra() {
         }
         // Over the runs on these devices: whether some run sent updates.
         let mut crossed = false;
-        let graphs: Vec<_> = graphs()
-            .into_iter()
-            .filter(|g| g.num_vertices() >= devices)
-            .collect();
+        let graphs = graphs_for(devices);
         let settings = [
             (None, None, true),
             (None, None, false),

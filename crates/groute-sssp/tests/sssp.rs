@@ -14,7 +14,7 @@ use std::time::Duration;
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
-use groute_graph::testing::{from_pairs, from_triples, generated};
+use groute_graph::testing::{directed_path, from_pairs, from_triples, generated};
 use groute_graph::{Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph};
 use groute_sssp::{
     MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
@@ -115,8 +115,7 @@ fn unweighted_graphs_weigh_one_per_arc() {
         check(&g, devices, &[0, 7], &[devices as u64 + 20]);
     }
     // Distances equal hop counts on a path.
-    let chain: Vec<(u32, u32)> = (0..99).map(|i| (i, i + 1)).collect();
-    let path = from_pairs(100, &chain, "unweighted path");
+    let path = directed_path(100, "unweighted path");
     let ctx = groute_core::Context::host(4).unwrap();
     let parted = partition_graph(path, 4, PartitionMethod::Block, &NoProgress).unwrap();
     let got = sssp(&ctx, &parted, 0, &options()).unwrap();

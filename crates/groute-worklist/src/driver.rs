@@ -91,6 +91,25 @@ impl Reexamined {
 /// which they are valid.
 pub type Outgoing<P> = (Segment<P>, Event);
 
+/// At most this many outgoing buffers a CUDA device worker holds (sends in flight plus the
+/// current one).
+pub const MAX_OUTGOING_BUFFERS: usize = 64;
+
+/// Checks that a device worker holding `held` outgoing buffers, all of them in flight, may
+/// allocate one more: past [`MAX_OUTGOING_BUFFERS`] an [`Error::CapacityExceeded`] naming the
+/// settings that bound the sends in flight.
+pub fn check_another_outgoing_buffer(held: usize) -> Result<(), Error> {
+    if held >= MAX_OUTGOING_BUFFERS {
+        return Err(Error::capacity_exceeded(
+            "device ring send buffers in flight",
+            held,
+            held + 1,
+            "packet_size (--packet-size) and ring_buffers",
+        ));
+    }
+    Ok(())
+}
+
 /// One device's storage and kernels, driven by the backend-agnostic driver.
 ///
 /// Every method enqueues its device work and returns when the counts it reports are known

@@ -209,8 +209,8 @@ mod traversal_error;
 
 pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
 pub use driver::{
-    DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, SharedRun, run_workers,
-    run_workers_on, run_workers_shared,
+    DeviceWorker, MAX_OUTGOING_BUFFERS, Outgoing, ReceiveCounts, Reexamined, RoundCounts,
+    SharedRun, check_another_outgoing_buffer, run_workers, run_workers_on, run_workers_shared,
 };
 pub use engine::{
     DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats, run, run_shared,

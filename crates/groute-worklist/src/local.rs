@@ -69,6 +69,18 @@ fn pack(head: u32, len: u32) -> u64 {
     u64::from(head) | (u64::from(len) << 32)
 }
 
+impl<T> Shared<T> {
+    /// The `Debug` form of an end named `name`: the capacity and the current head and length.
+    fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (head, len) = unpack(self.state.load(Ordering::Relaxed));
+        f.debug_struct(name)
+            .field("capacity", &self.capacity)
+            .field("head", &head)
+            .field("len", &len)
+            .finish()
+    }
+}
+
 impl<T: Pod> Shared<T> {
     /// Reserves `k` slots at the tail (`front == false`) or in front of the head; returns the
     /// index of the first one.
@@ -174,12 +186,7 @@ impl<T> Clone for WorklistProducer<T> {
 
 impl<T> fmt::Debug for WorklistProducer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (head, len) = unpack(self.shared.state.load(Ordering::Relaxed));
-        f.debug_struct("WorklistProducer")
-            .field("capacity", &self.shared.capacity)
-            .field("head", &head)
-            .field("len", &len)
-            .finish()
+        self.shared.debug_as("WorklistProducer", f)
     }
 }
 
@@ -207,12 +214,7 @@ pub struct WorklistConsumer<T> {
 
 impl<T> fmt::Debug for WorklistConsumer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (head, len) = unpack(self.shared.state.load(Ordering::Relaxed));
-        f.debug_struct("WorklistConsumer")
-            .field("capacity", &self.shared.capacity)
-            .field("head", &head)
-            .field("len", &len)
-            .finish()
+        self.shared.debug_as("WorklistConsumer", f)
     }
 }
 

@@ -1,5 +1,6 @@
-//! The error of a traversal from one source ([`TraversalError`]): one enum for every such
-//! algorithm (BFS, SSSP), each instance a type of its own through the marker that names it.
+//! The error of a worklist algorithm's run ([`TraversalError`]): one enum for the traversals
+//! from one source (BFS, SSSP) and for PageRank, each instance a type of its own through the
+//! marker that names it.
 
 use std::convert::Infallible;
 use std::marker::PhantomData;
@@ -15,8 +16,9 @@ pub trait TraversalName {
     const NAME: &'static str;
 }
 
-/// What can go wrong in a traversal from one source of algorithm `A` (`groute_bfs::BfsError`
-/// is `TraversalError<Bfs>`, `groute_sssp::SsspError` is `TraversalError<Sssp>`).
+/// What can go wrong in a run of algorithm `A`: a traversal from one source
+/// (`groute_bfs::BfsError` is `TraversalError<Bfs>`, `groute_sssp::SsspError` is
+/// `TraversalError<Sssp>`) or PageRank (`groute_pagerank::PageRankError`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraversalError<A: TraversalName> {
@@ -32,6 +34,16 @@ pub enum TraversalError<A: TraversalName> {
         vertex: u32,
         /// Vertices in the graph.
         vertices: usize,
+    },
+    /// A parameter is out of range.
+    #[error("{name} = {value} is out of range: {expected}")]
+    InvalidParameter {
+        /// The setting (with its flag).
+        name: &'static str,
+        /// The value given.
+        value: f32,
+        /// What it must be.
+        expected: &'static str,
     },
     /// The graph's partition does not match the context.
     #[error(

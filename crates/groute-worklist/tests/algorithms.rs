@@ -14,62 +14,12 @@ use groute_core::{BackendKind, Error};
 use groute_graph::{Csr, EdgeList, Graph, Partition};
 use groute_worklist::algorithm::HostSolver;
 use groute_worklist::traversal::{FusedMode, MinTraversalSolver, UNREACHED};
-use groute_worklist::{Combine, Start, WorklistAlgorithm, WorklistError, WorklistOptions};
+use groute_worklist::{WorklistAlgorithm, WorklistError, WorklistOptions};
 use proptest::prelude::*;
 
-/// The largest id of the vertices that reach each vertex (itself included), as
-/// `u32::MAX - id`.
-#[derive(Clone)]
-struct LargestReachingId;
-
-impl WorklistAlgorithm for LargestReachingId {
-    type Value = u32;
-    const COMBINE: Combine = Combine::Min;
-    const START: Start = Start::EveryVertex;
-    const WEIGHTED: bool = false;
-    fn init(&self, vertex: u32, _source: bool) -> u32 {
-        u32::MAX - vertex
-    }
-    fn relax(&self, complement: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
-        Some(complement)
-    }
-}
-
-/// Widest (maximum-bottleneck) paths from the sources: a vertex's value is `u32::MAX` minus
-/// the width of its widest path (the sources' width is unbounded, value 0; unreached vertices
-/// keep `u32::MAX`, width 0).
-#[derive(Clone)]
-struct WidestPath;
-
-impl WorklistAlgorithm for WidestPath {
-    type Value = u32;
-    const COMBINE: Combine = Combine::Min;
-    const START: Start = Start::Sources;
-    const WEIGHTED: bool = true;
-    fn init(&self, _vertex: u32, source: bool) -> u32 {
-        if source { 0 } else { UNREACHED }
-    }
-    fn relax(&self, narrowing: u32, weight: u32, _out_degree: u32) -> Option<u32> {
-        (narrowing != UNREACHED).then(|| narrowing.max(u32::MAX - weight))
-    }
-}
-
-/// The number of paths from the sources to each vertex of a DAG: each unit of mass that
-/// reaches a vertex moves on along every arc.
-struct PathCount;
-
-impl WorklistAlgorithm for PathCount {
-    type Value = u32;
-    const COMBINE: Combine = Combine::Sum;
-    const START: Start = Start::Sources;
-    const WEIGHTED: bool = false;
-    fn init(&self, _vertex: u32, source: bool) -> u32 {
-        u32::from(source)
-    }
-    fn relax(&self, paths: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
-        Some(paths)
-    }
-}
+#[path = "common/test_algorithms.rs"]
+mod test_algorithms;
+use test_algorithms::{LargestReachingId, PathCount, WIDEST_PATH};
 
 fn largest_reaching_reference(csr: &Csr) -> Vec<u32> {
     // From the largest id down, mark everything it reaches that no larger id reached.
@@ -244,7 +194,7 @@ proptest! {
         let g = Graph::from_edges(n as usize, &EdgeList::from_triples(&triples), "random", false).unwrap();
         let sources: Vec<u32> = sources.iter().map(|s| s % n).collect();
         let expected = widest_reference(&g.csr, &sources);
-        check(&WidestPath, &g.csr, &sources, &cuts, &expected);
+        check(&WIDEST_PATH, &g.csr, &sources, &cuts, &expected);
     }
 
     #[test]
@@ -296,7 +246,7 @@ fn shipped_shapes_of_graph_match_the_references() {
     );
     let kron = Graph::generated("kron:scale=9,ef=8,sym,seed=5,weights=1..200").unwrap();
     check(
-        &WidestPath,
+        &WIDEST_PATH,
         &kron.csr,
         &[0, 17],
         &[64, 200, 400],
@@ -304,12 +254,17 @@ fn shipped_shapes_of_graph_match_the_references() {
     );
 }
 
-#[test]
-fn a_weighted_algorithm_on_a_graph_without_weights_is_an_error_naming_them() {
+/// The unweighted path 0 -> 1 -> 2, a host context of one device, and its one part.
+fn unweighted_path_on_one_device() -> (Graph, groute_core::Context, Partition) {
     let g = Graph::from_edges(3, &EdgeList::from_pairs(&[(0, 1), (1, 2)]), "path", false).unwrap();
     let ctx = groute_core::Context::host(1).unwrap();
-    let part = partition(3, 1, &[]);
-    let err = HostSolver::new(&ctx, WidestPath, &g.csr, &part, &options()).unwrap_err();
+    (g, ctx, partition(3, 1, &[]))
+}
+
+#[test]
+fn a_weighted_algorithm_on_a_graph_without_weights_is_an_error_naming_them() {
+    let (g, ctx, part) = unweighted_path_on_one_device();
+    let err = HostSolver::new(&ctx, WIDEST_PATH, &g.csr, &part, &options()).unwrap_err();
     assert!(err.to_string().contains("weights"), "{err}");
 }
 
@@ -336,7 +291,7 @@ fn a_skewed_partition_passes_more_than_a_small_devices_worklist_holds() {
         ..WorklistOptions::default()
     };
     let ctx = groute_core::Context::host(3).unwrap();
-    let mut widest = HostSolver::new(&ctx, WidestPath, &g.csr, &part, &options()).unwrap();
+    let mut widest = HostSolver::new(&ctx, WIDEST_PATH, &g.csr, &part, &options()).unwrap();
     let out = widest.run(&sources, &options()).unwrap();
     assert_eq!(out.values, widest_reference(&g.csr, &sources));
     assert!(out.stats.items_sent() >= 5_000, "{:?}", out.stats);
@@ -365,7 +320,7 @@ fn widest_paths_under_soft_priority_match_the_reference() {
                 continue;
             }
             let mut solver =
-                MinTraversalSolver::new(&tc.context, WidestPath, &g.csr, &part, &options())
+                MinTraversalSolver::new(&tc.context, WIDEST_PATH, &g.csr, &part, &options())
                     .unwrap();
             for ((execution, options), delta) in executions()
                 .into_iter()
@@ -388,9 +343,7 @@ fn widest_paths_under_soft_priority_match_the_reference() {
 
 #[test]
 fn the_min_traversal_solver_refuses_a_sum_combined_algorithm() {
-    let g = Graph::from_edges(3, &EdgeList::from_pairs(&[(0, 1), (1, 2)]), "path", false).unwrap();
-    let ctx = groute_core::Context::host(1).unwrap();
-    let part = partition(3, 1, &[]);
+    let (g, ctx, part) = unweighted_path_on_one_device();
     let err = MinTraversalSolver::new(&ctx, PathCount, &g.csr, &part, &options()).unwrap_err();
     assert!(err.to_string().contains("HostSolver"), "{err}");
 }

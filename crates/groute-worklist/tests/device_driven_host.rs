@@ -13,42 +13,11 @@ use groute_core::{Context, Error};
 use groute_graph::{Csr, EdgeList, Graph, block_partition};
 use groute_worklist::algorithm::HostSolver;
 use groute_worklist::traversal::{FusedDriver, FusedMode, UNREACHED};
-use groute_worklist::{Combine, Start, WorklistAlgorithm, WorklistError, WorklistOptions};
+use groute_worklist::{WorklistError, WorklistOptions};
 
-/// Shortest distances from the sources over the arcs' weights.
-struct Distances;
-
-impl WorklistAlgorithm for Distances {
-    type Value = u32;
-    const COMBINE: Combine = Combine::Min;
-    const START: Start = Start::Sources;
-    const WEIGHTED: bool = true;
-    fn init(&self, _vertex: u32, source: bool) -> u32 {
-        if source { 0 } else { UNREACHED }
-    }
-    fn relax(&self, distance: u32, weight: u32, _out_degree: u32) -> Option<u32> {
-        (distance != UNREACHED).then(|| distance.saturating_add(weight))
-    }
-}
-
-/// Relaxing any arc of the vertex `POISONED` panics.
-struct Panicking;
-
-const POISONED: u32 = 5;
-
-impl WorklistAlgorithm for Panicking {
-    type Value = u32;
-    const COMBINE: Combine = Combine::Min;
-    const START: Start = Start::EveryVertex;
-    const WEIGHTED: bool = false;
-    fn init(&self, vertex: u32, _source: bool) -> u32 {
-        vertex
-    }
-    fn relax(&self, label: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
-        assert_ne!(label, POISONED, "the algorithm's own bug");
-        Some(label)
-    }
-}
+#[path = "common/test_algorithms.rs"]
+mod test_algorithms;
+use test_algorithms::{DISTANCES, FromSources, Panicking};
 
 fn dijkstra(csr: &Csr, source: u32) -> Vec<u32> {
     let weights = csr.weights().expect("weighted graph");
@@ -83,10 +52,10 @@ fn road() -> Graph {
     Graph::generated("road:side=40,p=0.7,seed=2,weights=1..100:5").unwrap()
 }
 
-fn solver(devices: usize, graph: &Graph) -> HostSolver<Distances> {
+fn solver(devices: usize, graph: &Graph) -> HostSolver<FromSources> {
     let ctx = Context::host(devices).unwrap();
     let part = block_partition(&graph.csr, devices).unwrap();
-    HostSolver::new(&ctx, Distances, &graph.csr, &part, &device_driven()).unwrap()
+    HostSolver::new(&ctx, DISTANCES, &graph.csr, &part, &device_driven()).unwrap()
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! Options and programs that would hang or abort a run: a split that keeps no item, and
 //! worklist capacities too small or too large.
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use groute_core::Context;
+use groute_core::testing::under_4gb_limit;
 use groute_worklist::{
     DeviceProgram, SplitFlags, SplitOps, WorklistError, WorklistOptions, local_worklist, run,
 };
@@ -82,40 +82,18 @@ fn capacity_of_one_names_the_setting_to_raise() {
     assert!(zero.to_string().contains("wl_capacity"), "{zero}");
 }
 
-/// Set in the child process that runs one test under the address-space limit.
-const CHILD: &str = "GROUTE_HOSTILE_LIMITED_CHILD";
-
 #[test]
 fn capacity_too_large_for_memory_is_an_allocation_error_not_an_abort() {
-    if std::env::var_os(CHILD).is_some() {
-        let e = local_worklist::<u32>(2_000_000_000, "wl_capacity (--wl-capacity)").unwrap_err();
-        assert!(
-            matches!(e, groute_core::Error::OutOfMemory { bytes, .. } if bytes >= 8_000_000_000),
-            "{e:?}"
-        );
-        assert!(e.to_string().contains("wl_capacity"), "{e}");
-        return;
-    }
-    // Run this test again in a child limited to 4 GB of address space, so the allocation
-    // fails the same way on every machine.
-    let name = "capacity_too_large_for_memory_is_an_allocation_error_not_an_abort";
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4000000 && exec \"$0\" --exact \"$1\" --test-threads 1 --nocapture")
-        .arg(std::env::current_exe().unwrap())
-        .arg(name)
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    under_4gb_limit(
+        "capacity_too_large_for_memory_is_an_allocation_error_not_an_abort",
+        || {
+            let e =
+                local_worklist::<u32>(2_000_000_000, "wl_capacity (--wl-capacity)").unwrap_err();
+            assert!(
+                matches!(e, groute_core::Error::OutOfMemory { bytes, .. } if bytes >= 8_000_000_000),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains("wl_capacity"), "{e}");
+        },
     );
-    assert!(
-        out.status.success(),
-        "child failed: {:?}\n{text}",
-        out.status
-    );
-    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
 }

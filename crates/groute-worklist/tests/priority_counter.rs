@@ -17,6 +17,27 @@ fn consume(n: u64) -> StepCounts {
     }
 }
 
+/// A step that consumed one item and deferred `added` items, the smallest of priority
+/// `min_prio`.
+fn deferring(added: u64, min_prio: u32) -> StepCounts {
+    StepCounts {
+        consumed: 1,
+        deferred_added: added,
+        min_deferred_prio: min_prio,
+        ..StepCounts::default()
+    }
+}
+
+/// A step that consumed one item and took `taken` deferred items back, producing `produced`.
+fn taking_back(taken: u64, produced: u64) -> StepCounts {
+    StepCounts {
+        consumed: 1,
+        produced,
+        deferred_taken: taken,
+        ..StepCounts::default()
+    }
+}
+
 #[test]
 fn priority_off_behaves_like_the_single_count() {
     for delta in [None, Some(0)] {
@@ -59,12 +80,7 @@ fn advance_adds_one_token_per_device_and_jumps_to_the_smallest_deferred_band() {
     assert_eq!(c.current().threshold, 10);
     c.report(StepCounts::produced(1));
     // The seed's step defers two items, the smallest of priority 57.
-    let step = StepCounts {
-        consumed: 1,
-        deferred_added: 2,
-        min_deferred_prio: 57,
-        ..StepCounts::default()
-    };
+    let step = deferring(2, 57);
     assert_eq!(
         c.report(step),
         StepOutcome::Advanced {
@@ -101,12 +117,7 @@ fn advance_moves_at_least_one_band_when_the_minimum_is_stale() {
     // the threshold up by a whole band.
     let c = PriorityCounter::new(1, Some(10));
     c.report(StepCounts::produced(1));
-    let step = StepCounts {
-        consumed: 1,
-        deferred_added: 1,
-        min_deferred_prio: 0,
-        ..StepCounts::default()
-    };
+    let step = deferring(1, 0);
     assert_eq!(
         c.report(step),
         StepOutcome::Advanced {
@@ -120,12 +131,7 @@ fn advance_moves_at_least_one_band_when_the_minimum_is_stale() {
 fn threshold_saturates_at_the_top() {
     let c = PriorityCounter::new(1, Some(u32::MAX / 2 + 1));
     c.report(StepCounts::produced(1));
-    let step = StepCounts {
-        consumed: 1,
-        deferred_added: 1,
-        min_deferred_prio: u32::MAX - 1,
-        ..StepCounts::default()
-    };
+    let step = deferring(1, u32::MAX - 1);
     assert_eq!(
         c.report(step),
         StepOutcome::Advanced {
@@ -140,21 +146,11 @@ fn a_stale_step_after_an_advance_cannot_end_the_run_early() {
     let c = PriorityCounter::new(2, Some(5));
     c.report(StepCounts::produced(2)); // one item per device
     // Device 0 finishes its item and defers one (priority 7); device 1 is still expanding.
-    let d0 = StepCounts {
-        consumed: 1,
-        deferred_added: 1,
-        min_deferred_prio: 7,
-        ..StepCounts::default()
-    };
+    let d0 = deferring(1, 7);
     assert_eq!(c.report(d0), StepOutcome::Continue);
     // Device 1's step, split with the threshold 5 of epoch 0, defers one item of priority 6:
     // its update brings `active` to 0 and advances.
-    let d1 = StepCounts {
-        consumed: 1,
-        deferred_added: 1,
-        min_deferred_prio: 6,
-        ..StepCounts::default()
-    };
+    let d1 = deferring(1, 6);
     assert_eq!(
         c.report(d1),
         StepOutcome::Advanced {
@@ -164,33 +160,18 @@ fn a_stale_step_after_an_advance_cannot_end_the_run_early() {
     );
     // Device 0 re-examines at once, moves its item, expands it, and the expansion (split
     // with the new threshold) produces nothing. Device 1 still holds its token.
-    let re0 = StepCounts {
-        consumed: 1,
-        produced: 1,
-        deferred_taken: 1,
-        ..StepCounts::default()
-    };
+    let re0 = taking_back(1, 1);
     assert_eq!(c.report(re0), StepOutcome::Continue);
     assert_eq!(c.report(consume(1)), StepOutcome::Continue);
     assert!(!c.is_done());
     // Device 1, before noticing the epoch, runs one more stale step: a received item of
     // priority 8 is deferred under the old threshold 5. Still no end, no advance.
     c.report(StepCounts::produced(1)); // (the item arrived: produced by a sender)
-    let stale = StepCounts {
-        consumed: 1,
-        deferred_added: 1,
-        min_deferred_prio: 8,
-        ..StepCounts::default()
-    };
+    let stale = deferring(1, 8);
     assert_eq!(c.report(stale), StepOutcome::Continue);
     assert_eq!((c.active(), c.deferred(), c.epoch()), (1, 2, 1));
     // Now device 1 re-examines both of its items under threshold 10 and consumes its token.
-    let re1 = StepCounts {
-        consumed: 1,
-        produced: 2,
-        deferred_taken: 2,
-        ..StepCounts::default()
-    };
+    let re1 = taking_back(2, 2);
     assert_eq!(c.report(re1), StepOutcome::Continue);
     assert_eq!(c.report(consume(1)), StepOutcome::Continue);
     assert_eq!(c.report(consume(1)), StepOutcome::Ended);

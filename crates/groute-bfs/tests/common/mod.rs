@@ -7,7 +7,8 @@ use std::time::Duration;
 use groute_bfs::{BfsError, BfsOptions, BfsResult, Direction, bfs};
 use groute_core::Context;
 use groute_core::testing::{GpuHold, GpuTest, cuda_test};
-use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::Graph;
+use groute_graph::testing::in_blocks;
 use groute_worklist::traversal::FusedMode;
 
 /// A CUDA context of `devices` devices, sharing the GPU with the other tests (`None` when
@@ -35,17 +36,16 @@ pub fn cuda_alone_on(devices: usize) -> Option<GpuTest> {
     cuda_test(devices, None, GpuHold::Alone)
 }
 
-pub use groute_graph::testing::{from_pairs, generated, self_loops};
+pub use groute_graph::testing::{directed_path, from_pairs, generated, self_loops};
 
+/// BFS from `source` on `ctx`, over `graph` cut into a block per device.
 pub fn run(
     ctx: &Context,
     graph: &Graph,
     source: u32,
     o: &BfsOptions,
 ) -> Result<BfsResult, BfsError> {
-    let devices = ctx.num_devices();
-    let parted = partition_graph(graph.clone(), devices, PartitionMethod::Block, &NoProgress)?;
-    bfs(ctx, &parted, source, o)
+    bfs(ctx, &in_blocks(graph, ctx.num_devices())?, source, o)
 }
 
 /// Hubs (out-degree >= 2048, listed and expanded grid-wide) in rounds that follow hub-free
@@ -74,7 +74,6 @@ pub fn hub_ladder() -> Graph {
 /// rounds, and the shipped datasets. On reduced inputs (`groute_core::testing::reduced`) the
 /// smallest graph of each shape: the smaller Kronecker graph and road grid, one shipped graph.
 pub fn graphs() -> Vec<Graph> {
-    let chain: Vec<(u32, u32)> = (0..999).map(|i| (i, i + 1)).collect();
     let mut gs = groute_core::testing::pick(
         [
             "kron:scale=12,ef=16,sym,seed=3",
@@ -104,7 +103,7 @@ pub fn graphs() -> Vec<Graph> {
             "disconnected",
         ),
         self_loops(),
-        from_pairs(1000, &chain, "directed path"),
+        directed_path(1000, "directed path"),
     ]);
     let shipped = groute_graph::shipped_graphs();
     assert!(
@@ -113,6 +112,14 @@ pub fn graphs() -> Vec<Graph> {
     );
     gs.extend(groute_core::testing::first(shipped, 1));
     gs
+}
+
+/// [`graphs`] with at least one vertex per device of `devices`.
+pub fn graphs_for(devices: usize) -> Vec<Graph> {
+    graphs()
+        .into_iter()
+        .filter(|g| g.num_vertices() >= devices)
+        .collect()
 }
 
 /// The worklist BFS (Auto would run dense symmetric graphs direction-optimizing) in fused

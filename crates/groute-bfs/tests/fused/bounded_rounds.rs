@@ -7,7 +7,7 @@ use groute_bfs::bfs_reference;
 use groute_core::testing::combinations;
 use groute_worklist::traversal::{FusedDriver, FusedMode};
 
-use crate::common::{cuda, fan_chain, generated, graphs, run};
+use crate::common::{cuda, fan_chain, generated, graphs_for, run};
 use crate::options;
 
 /// The shared frontier in bounded fused rounds on several devices (each device's
@@ -100,10 +100,7 @@ fn bounded_fused_rounds_on_several_devices_equal_the_reference() {
         let Some(ctx) = cuda(devices) else {
             return;
         };
-        let graphs: Vec<_> = graphs()
-            .into_iter()
-            .filter(|g| g.num_vertices() >= devices)
-            .collect();
+        let graphs = graphs_for(devices);
         let settings = [
             (Some(1), None, None),
             (Some(3), Some(0), None),

@@ -9,7 +9,7 @@ use groute_core::cuda::{PEER_MAX_DEVICES, PeerGroup};
 use groute_core::testing::{combinations, first, full_or_reduced};
 use groute_worklist::traversal::{FusedDriver, FusedMode};
 
-use crate::common::{cuda, cuda_alone_on, cuda_one_gpu, from_pairs, generated, graphs, run};
+use crate::common::{cuda, cuda_alone_on, cuda_one_gpu, from_pairs, generated, graphs_for, run};
 use crate::{members_can_run, options, wide_tree};
 
 /// Device-driven fused runs (`--fused-driver device`: one persistent kernel per device, items
@@ -35,10 +35,7 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
             assert!(err.contains("--fused-driver"), "{devices}: {err}");
             continue;
         }
-        let graphs: Vec<_> = graphs()
-            .into_iter()
-            .filter(|g| g.num_vertices() >= devices)
-            .collect();
+        let graphs = graphs_for(devices);
         let settings = [
             (None, true, None, true),
             (None, true, None, false),

@@ -9,7 +9,7 @@ use groute_core::testing::{combinations, full_or_reduced};
 use groute_worklist::WorklistError;
 use groute_worklist::traversal::FusedMode;
 
-use crate::common::{cuda, cuda_alone, from_pairs, generated, run};
+use crate::common::{cuda, cuda_alone, directed_path, generated, run};
 use crate::{options, wide_tree};
 
 #[test]
@@ -84,8 +84,7 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
     // A directed path of 20000 vertices (2000 on reduced inputs): one round per vertex, far
     // beyond the abort poll.
     let length: u32 = full_or_reduced(20_000, 2_000);
-    let chain: Vec<(u32, u32)> = (0..length - 1).map(|i| (i, i + 1)).collect();
-    let g = from_pairs(length as usize, &chain, "long path");
+    let g = directed_path(length, "long path");
     let mut o = options(FusedMode::On);
     o.worklist.time_limit = Some(Duration::ZERO);
     let err = run(&ctx, &g, 0, &o).unwrap_err();
@@ -109,8 +108,7 @@ fn the_fused_kernel_stops_early_when_asked_to() {
         return;
     };
     let n: u32 = full_or_reduced(400_000, 100_000);
-    let chain: Vec<(u32, u32)> = (0..n - 1).map(|i| (i, i + 1)).collect();
-    let g = from_pairs(n as usize, &chain, "very long path");
+    let g = directed_path(n, "very long path");
     let (blocks, solos) = ([256, 1024], [None, Some(0)]);
     for [bi, si] in combinations([blocks.len(), solos.len()]) {
         let (block, solo) = (blocks[bi], solos[si]);

@@ -8,7 +8,7 @@ use groute_core::Context;
 use groute_core::testing::{combinations, full_or_reduced};
 use groute_worklist::traversal::{FusedBarrier, FusedMode};
 
-use crate::common::{cuda, fan_chain, from_pairs, generated, graphs, hub_ladder, run};
+use crate::common::{cuda, directed_path, fan_chain, generated, graphs, hub_ladder, run};
 use crate::{options, wide_tree};
 
 #[test]
@@ -192,13 +192,12 @@ fn the_cluster_mode_agrees_with_the_reference_either_way() {
         return;
     };
     let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
-    let chain: Vec<(u32, u32)> = (0..2999).map(|i| (i, i + 1)).collect();
     let graphs = [
         generated("road:side=96,p=0.6,seed=31"),
         generated("road:side=150,p=0.5,seed=32"),
         generated("road:side=64,p=1,seed=33"),
         generated("random:n=5000,m=12000,seed=34"),
-        from_pairs(3000, &chain, "directed path"),
+        directed_path(3000, "directed path"),
         wide_tree(30),
     ];
     let blocks = [512, 1024];

@@ -149,7 +149,7 @@ impl CudaFunction {
         args: A,
     ) -> Result<()> {
         // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, sys::launch_kernel) }
+        unsafe { self.enqueue(stream, config, args, false) }
     }
 
     /// Enqueues the kernel as a cooperative launch (every block resident at once, grid-wide
@@ -164,7 +164,7 @@ impl CudaFunction {
         args: A,
     ) -> Result<()> {
         // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, sys::launch_cooperative_kernel) }
+        unsafe { self.enqueue(stream, config, args, true) }
     }
 
     /// Enqueues a kernel compiled with cluster dimensions (`__cluster_dims__`) as a cooperative
@@ -180,25 +180,20 @@ impl CudaFunction {
         args: A,
     ) -> Result<()> {
         // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, sys::launch_cooperative_clusters) }
+        unsafe { self.enqueue(stream, config, args, true) }
     }
 
-    /// Validates `config`, binds the stream's context and calls `raw` (one of the driver's
-    /// launches) with the arguments' pointers.
+    /// Validates `config`, binds the stream's context and launches the kernel with the
+    /// arguments' pointers, cooperatively where `cooperative` says so.
     ///
     /// # Safety
-    /// As [`CudaFunction::launch`], plus `raw`'s own requirements.
+    /// As [`CudaFunction::launch`]; a cooperative grid fits on the device at once.
     unsafe fn enqueue<A: KernelArgs>(
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
         mut args: A,
-        raw: unsafe fn(
-            sys::CUfunction,
-            sys::RawLaunch,
-            sys::CUstream,
-            &mut [*mut c_void],
-        ) -> Result<()>,
+        cooperative: bool,
     ) -> Result<()> {
         config.validate()?;
         let s = self.check_stream(stream)?;
@@ -206,6 +201,6 @@ impl CudaFunction {
         let mut params = args.param_ptrs();
         // SAFETY: the caller guarantees the arguments; the function and stream are live and of
         // the same context (checked above).
-        unsafe { raw(self.raw, config.raw(), s.raw(), &mut params) }
+        unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params, cooperative) }
     }
 }

@@ -72,6 +72,7 @@ pub use self::job::SendError;
 pub use self::queue::{OutputQueue, Take};
 pub use self::receiver::{LinkReceiver, ReceiveTimeout};
 pub use self::sender::LinkSender;
+pub(crate) use self::sender::RouterFabric;
 use crate::context::Context;
 use crate::endpoint::{Endpoint, RouterId};
 use crate::error::{Error, Result};

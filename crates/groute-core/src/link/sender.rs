@@ -14,16 +14,33 @@ use crate::event::{Event, EventFuture, event_promise};
 use crate::router::{MessageInfo, Multiplexer, RoutingPolicy};
 use crate::segment::Segment;
 
+/// What every input of one router (or link) shares: the policy that routes its messages, the
+/// multiplexer of its outputs and the outputs behind it.
+pub(crate) struct RouterFabric<T> {
+    pub(crate) policy: Arc<dyn RoutingPolicy>,
+    pub(crate) mux: Arc<Multiplexer<SendJob<T>>>,
+    /// The outputs behind `mux`, in its order: after queueing a send, the sender pumps the
+    /// outputs it went to (an idle output enqueues the first copies on the sender's thread).
+    pub(crate) outputs: Arc<[Arc<Output<T>>]>,
+}
+
+impl<T> Clone for RouterFabric<T> {
+    fn clone(&self) -> Self {
+        RouterFabric {
+            policy: Arc::clone(&self.policy),
+            mux: Arc::clone(&self.mux),
+            outputs: Arc::clone(&self.outputs),
+        }
+    }
+}
+
 struct SenderShared<T> {
     endpoint: Endpoint,
     /// Where this input leads (`"link host -> device 0"`, `"router 3 input 1"`), for errors.
     label: String,
+    /// This input's index among the router's.
     input: usize,
-    policy: Arc<dyn RoutingPolicy>,
-    mux: Arc<Multiplexer<SendJob<T>>>,
-    /// The outputs behind `mux`, in its order: after queueing a send, the sender pumps the
-    /// outputs it went to (an idle output enqueues the first copies on the sender's thread).
-    outputs: Arc<[Arc<Output<T>>]>,
+    fabric: RouterFabric<T>,
     /// Set once by shutdown. Sends hold the read lock while they queue, so that shutdown
     /// (write lock) orders after every send that was accepted: receivers get all the data
     /// before end-of-stream. The lock is per input, never shared across a router.
@@ -35,7 +52,7 @@ impl<T> SenderShared<T> {
         let mut shut = self.shut.write();
         if !*shut {
             *shut = true;
-            self.mux.close_input();
+            self.fabric.mux.close_input();
         }
     }
 }
@@ -77,18 +94,14 @@ impl<T: Pod> LinkSender<T> {
         endpoint: Endpoint,
         label: String,
         input: usize,
-        policy: Arc<dyn RoutingPolicy>,
-        mux: Arc<Multiplexer<SendJob<T>>>,
-        outputs: Arc<[Arc<Output<T>>]>,
+        fabric: RouterFabric<T>,
     ) -> Self {
         LinkSender {
             inner: Arc::new(SenderShared {
                 endpoint,
                 label,
                 input,
-                policy,
-                mux,
-                outputs,
+                fabric,
                 shut: RwLock::new(false),
             }),
         }
@@ -138,11 +151,13 @@ impl<T: Pod> LinkSender<T> {
             total: segment.total(),
         };
         let route = inner
+            .fabric
             .policy
-            .route(inner.input, &info, inner.mux.num_outputs());
+            .route(inner.input, &info, inner.fabric.mux.num_outputs());
         // A route back to the sender's own endpoint would copy a segment onto itself.
         if route.destinations.iter().any(|&d| {
             inner
+                .fabric
                 .outputs
                 .get(d)
                 .is_some_and(|o| o.dst() == inner.endpoint)
@@ -155,13 +170,13 @@ impl<T: Pod> LinkSender<T> {
             ready,
             completion: SendCompletion::new(promise),
         };
-        if let Err(e) = inner.mux.dispatch(&route, job) {
+        if let Err(e) = inner.fabric.mux.dispatch(&route, job) {
             return Err(SendError::new(e.error, e.message.into_segment()));
         }
         drop(shut);
         // The route was checked by `dispatch`: every destination is an output index.
         for &d in &route.destinations {
-            if let Some(output) = inner.outputs.get(d) {
+            if let Some(output) = inner.fabric.outputs.get(d) {
                 output.pump_or_ring();
             }
         }

@@ -61,7 +61,7 @@ pub use self::policy::{Assignment, MessageInfo, Route, RoutingPolicy};
 use crate::context::Context;
 use crate::endpoint::{Endpoint, RouterId};
 use crate::error::{Error, Result};
-use crate::link::{LinkConfig, LinkReceiver, LinkSender, pump};
+use crate::link::{LinkConfig, LinkReceiver, LinkSender, RouterFabric, pump};
 pub use crate::link::{OutputQueue, Take};
 
 /// A router: N inputs -> M outputs (see the module docs).
@@ -171,7 +171,11 @@ impl<T: Pod> Router<T> {
             receivers.push(receiver);
             pumped.push(output);
         }
-        let pumped: Arc<[_]> = Arc::from(pumped);
+        let fabric = RouterFabric {
+            policy,
+            mux,
+            outputs: Arc::from(pumped),
+        };
         let senders = inputs
             .iter()
             .enumerate()
@@ -180,14 +184,7 @@ impl<T: Pod> Router<T> {
                     Some(l) => l.clone(),
                     None => format!("router {} input {i} (from {src})", id.0),
                 };
-                LinkSender::new(
-                    src,
-                    label,
-                    i,
-                    Arc::clone(&policy),
-                    Arc::clone(&mux),
-                    Arc::clone(&pumped),
-                )
+                LinkSender::new(src, label, i, fabric.clone())
             })
             .collect();
         Ok(Router {

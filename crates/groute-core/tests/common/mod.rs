@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use groute_core::{
-    Context, DeviceId, Endpoint, Event, Link, LinkConfig, LinkReceiver, PendingSegment, Segment,
+    Context, DeviceId, Endpoint, Event, Link, LinkConfig, LinkReceiver, PendingSegment, Router,
+    Segment,
 };
 
 /// Long enough for any jittered run, short enough that a deadlock fails instead of hanging.
@@ -106,6 +107,26 @@ pub fn reassemble(got: &[Got]) -> Vec<(u64, Vec<u32>)> {
             (m, data)
         })
         .collect()
+}
+
+/// `messages` as [`reassemble`] gives them back: each with its index as metadata.
+pub fn numbered(messages: Vec<Vec<u32>>) -> Vec<(u64, Vec<u32>)> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(m, data)| (m as u64, data))
+        .collect()
+}
+
+/// Sends `inputs[d]` from device `d` into `router`'s input `d` (metadata `d`), then shuts that
+/// input down.
+pub fn send_once_from_each_device(ctx: &Context, router: &Router<u32>, inputs: &[Vec<u32>]) {
+    for (d, input) in inputs.iter().enumerate() {
+        let (seg, ready) = source(ctx, Endpoint::Device(DeviceId(d)), input);
+        let s = router.sender(d).unwrap();
+        let _sent = s.send(seg.with_metadata(d as u64), ready).unwrap();
+        s.shutdown();
+    }
 }
 
 /// The endpoint pairs a link suite runs over: host -> device, device -> device, device -> host.

@@ -7,6 +7,9 @@
 use groute_graph::{Csr, CsrBuilder, EdgeList};
 use groute_pagerank::{l1_error_bound, pagerank_reference};
 
+#[cfg(feature = "mpi")]
+pub mod mpi_job;
+
 /// A random graph of `n` vertices and `m` arcs (seeded by `seed`; both directions of each
 /// when `symmetric`), weights 1..=100.
 pub fn random_graph(n: u32, m: u32, seed: u64, symmetric: bool) -> Csr {

@@ -48,7 +48,10 @@ use std::time::Instant;
 
 use groute_core::backend::RawStream;
 use groute_core::{Buffer, Device, Endpoint, Error, Event, PendingSegment, Segment};
-use groute_worklist::{DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError};
+use groute_worklist::{
+    DeviceWorker, Outgoing, ReceiveCounts, RoundCounts, WorklistError,
+    check_another_outgoing_buffer,
+};
 
 use crate::VertexResidual;
 use crate::cuda::pull_launch::{
@@ -66,8 +69,6 @@ use crate::profile::DeviceProfile;
 /// storage holds the first; a run allocates the others when a send finds every buffer in
 /// flight (a ring whose copies keep up, and a ring of one device, use one).
 const OUTGOING_BUFFERS: usize = 4;
-/// At most this many outgoing buffers per device.
-const MAX_OUTGOING_BUFFERS: usize = 64;
 // Control block words: 0 and 2 are `groute::DeviceWorklist`'s (`CTRL_WL_END`,
 // `CTRL_WL_OVERFLOW`); the others are the append counters of `kernels/pagerank/pagerank.cu`.
 const CTRL_WL_END: usize = 0;
@@ -83,15 +84,6 @@ const CTRL_ROUND_FIRST: usize = 10;
 
 pub(super) const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
 const SEND_SETTING: &str = "send_capacity (--send-capacity)";
-
-pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
-    Error::CapacityExceeded {
-        what: what.into(),
-        capacity: capacity as u64,
-        needed: needed as u64,
-        setting,
-    }
-}
 
 /// One device's PageRank run on CUDA, over the buffers of a [`CudaPageRankStorage`] (buffer
 /// handles share the storage's memory; an outgoing buffer enlarged during a run is the run's
@@ -220,7 +212,7 @@ impl<'a> CudaPageRankWorker<'a> {
         w.copy_from_slice(&words[..CTRL_WORDS]);
         self.pushed = w[CTRL_PUSHED];
         if w[CTRL_WL_OVERFLOW] != 0 {
-            return Err(capacity(
+            return Err(Error::capacity_exceeded(
                 "device local worklist",
                 self.store.wl.len(),
                 w[CTRL_WL_OVERFLOW] as usize,
@@ -228,7 +220,7 @@ impl<'a> CudaPageRankWorker<'a> {
             ));
         }
         if w[CTRL_SEND_OVERFLOW] != 0 {
-            return Err(capacity(
+            return Err(Error::capacity_exceeded(
                 "device ring send buffer",
                 self.outgoing[self.current].len(),
                 w[CTRL_SEND_OVERFLOW] as usize,
@@ -236,7 +228,7 @@ impl<'a> CudaPageRankWorker<'a> {
             ));
         }
         if w[CTRL_REMOTE_OVERFLOW] != 0 {
-            return Err(capacity(
+            return Err(Error::capacity_exceeded(
                 "device remote list (one entry per remote vertex)",
                 self.store.remote.len(),
                 w[CTRL_REMOTE_OVERFLOW] as usize,
@@ -545,15 +537,7 @@ impl DeviceWorker for CudaPageRankWorker<'_> {
             Some(i) => i,
             None => {
                 let n = self.outgoing.len();
-                if n >= MAX_OUTGOING_BUFFERS {
-                    return Err(capacity(
-                        "device ring send buffers in flight",
-                        n,
-                        n + 1,
-                        "packet_size (--packet-size) and ring_buffers",
-                    )
-                    .into());
-                }
+                check_another_outgoing_buffer(n)?;
                 let cap = self.outgoing[0].len();
                 self.outgoing
                     .push(self.device.alloc::<VertexResidual>(cap)?);

@@ -10,7 +10,7 @@ use groute_graph::Csr;
 use groute_worklist::{DeviceCsr, WorklistError, WorklistOptions};
 
 use crate::VertexResidual;
-use crate::cuda::host_driven::{CTRL_WL_OVERFLOW, CudaPageRankWorker, WL_SETTING, capacity};
+use crate::cuda::host_driven::{CTRL_WL_OVERFLOW, CudaPageRankWorker, WL_SETTING};
 use crate::cuda::pull_launch::PullBuffers;
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::{
@@ -267,7 +267,7 @@ impl CudaPageRankStorage {
     pub(crate) fn worklist_overflow(&self, device: &Device) -> Result<Option<Error>, Error> {
         let w = device.download(&self.ctrl.slice(CTRL_WL_OVERFLOW..CTRL_WL_OVERFLOW + 1)?)?;
         Ok((w[0] != 0).then(|| {
-            capacity(
+            Error::capacity_exceeded(
                 "device local worklist",
                 self.wl.len(),
                 w[0] as usize,

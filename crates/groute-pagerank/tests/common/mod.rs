@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
+use groute_core::Context;
+use groute_core::cuda::PeerGroup;
 use groute_core::testing::test_contexts;
-use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
+use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::{
     Driver, PageRankOptions, PageRankResult, PageRankStats, Reference, l1_error_bound, pagerank,
     pagerank_reference,
@@ -170,12 +172,17 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
     }
 }
 
-pub fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
+pub use groute_graph::testing::{from_pairs, generated};
 
-pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
-    Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
+/// A CUDA context of 2 devices on 2 distinct GPUs with peer access, as the fused driver needs
+/// on 2 devices; `None` when CUDA is not tested, and (with a note) where the GPUs lack it.
+pub fn two_peer_gpus() -> Option<Context> {
+    let two = groute_core::testing::cuda_context(2)?;
+    if !PeerGroup::supported(&two) {
+        eprintln!("note: the fused driver on 2 devices needs 2 GPUs with peer access");
+        return None;
+    }
+    Some(two)
 }
 
 /// A kron graph plus two hubs above the CUDA hub degree (2048): arcs from vertex 0 to every

@@ -54,8 +54,6 @@ pub(super) const OUTGOING_BUFFERS: usize = 4;
 /// Worklist slots per slot of each soft-priority low list: a deferred item is 8 bytes against
 /// the worklist's 4, so the two lists together hold twice the worklist's bytes.
 const WL_SLOTS_PER_LOW_SLOT: usize = 2;
-/// At most this many outgoing buffers per device (sends in flight plus the current one).
-const MAX_OUTGOING_BUFFERS: usize = 64;
 /// Words of the control block ([`TraversalCtrl`]), read back after a round; the hub slots
 /// follow them in the same buffer.
 const CTRL_WORDS: usize = words_of::<TraversalCtrl>();
@@ -251,7 +249,7 @@ impl CudaTraversalDevice {
         for (word, what, cap, scale, setting) in checks {
             if ctrl[word] != 0 {
                 let needed = (ctrl[word] as usize).saturating_mul(scale);
-                return Err(capacity(what, cap, needed, setting));
+                return Err(Error::capacity_exceeded(what, cap, needed, setting));
             }
         }
         Ok(())
@@ -357,7 +355,13 @@ impl CudaTraversalDevice {
         )?;
         let k = seeds.len();
         if k > self.wl.len() {
-            return Err(capacity("device local worklist", self.wl.len(), k, WL_SETTING).into());
+            return Err(Error::capacity_exceeded(
+                "device local worklist",
+                self.wl.len(),
+                k,
+                WL_SETTING,
+            )
+            .into());
         }
         if k > 0 {
             let staged = device.upload(seeds)?;
@@ -415,15 +419,6 @@ pub(super) fn grown_capacity(current: usize, needed: usize, max: usize) -> Optio
     }
     let want = needed.max(current).max(1).saturating_mul(2);
     Some(want.checked_next_power_of_two().unwrap_or(max).min(max))
-}
-
-pub(super) fn capacity(what: &str, capacity: usize, needed: usize, setting: &'static str) -> Error {
-    Error::CapacityExceeded {
-        what: what.into(),
-        capacity: capacity as u64,
-        needed: needed as u64,
-        setting,
-    }
 }
 
 #[cfg(test)]

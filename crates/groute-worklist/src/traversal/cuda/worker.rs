@@ -9,9 +9,11 @@ use groute_core::{Device, Endpoint, Error, Event, PendingSegment, Segment};
 
 use super::{
     CTRL_LOW_END, CTRL_LOW_MIN, CTRL_SEND_END, CTRL_WL_END, CTRL_WORDS, CudaTraversalDevice,
-    MAX_OUTGOING_BUFFERS, OUTGOING_BUFFERS, capacity,
+    OUTGOING_BUFFERS,
 };
-use crate::driver::{DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts};
+use crate::driver::{
+    DeviceWorker, Outgoing, ReceiveCounts, Reexamined, RoundCounts, check_another_outgoing_buffer,
+};
 use crate::error::WorklistError;
 use crate::split::VertexValue;
 use crate::traversal::fused_rounds::FusedRounds;
@@ -188,15 +190,7 @@ impl DeviceWorker for CudaTraversalWorker<'_> {
                 // (`outgoing_available`); past that the driver does not send, but a new
                 // buffer is taken rather than waiting.
                 let n = self.storage.outgoing.len();
-                if n >= MAX_OUTGOING_BUFFERS {
-                    return Err(capacity(
-                        "device ring send buffers in flight",
-                        n,
-                        n + 1,
-                        "packet_size (--packet-size) and ring_buffers",
-                    )
-                    .into());
-                }
+                check_another_outgoing_buffer(n)?;
                 let cap = self.storage.outgoing[0].len();
                 self.storage
                     .outgoing

@@ -62,70 +62,6 @@ pub(crate) struct RawLaunch {
     pub(crate) shared_mem_bytes: u32,
 }
 
-/// Launches `f` on `s`.
-///
-/// # Safety
-/// `params` holds one pointer per kernel parameter, each pointing at a value of exactly the
-/// parameter's type and layout; device pointers among them are valid for every access the
-/// kernel makes until it completes; `f` and `s` are live and belong to the same context.
-pub(crate) unsafe fn launch_kernel(
-    f: CUfunction,
-    cfg: RawLaunch,
-    s: CUstream,
-    params: &mut [*mut c_void],
-) -> Result<()> {
-    check(
-        // SAFETY: caller's guarantee.
-        unsafe {
-            sys::cuLaunchKernel(
-                f,
-                cfg.grid.0,
-                cfg.grid.1,
-                cfg.grid.2,
-                cfg.block.0,
-                cfg.block.1,
-                cfg.block.2,
-                cfg.shared_mem_bytes,
-                s,
-                params.as_mut_ptr(),
-                ptr::null_mut(),
-            )
-        },
-        "cuLaunchKernel",
-    )
-}
-
-/// Launches `f` cooperatively (all blocks co-resident, grid-wide sync allowed).
-///
-/// # Safety
-/// As [`launch_kernel`]; the grid must fit on the device at once (see
-/// [`occupancy_max_active_blocks`]).
-pub(crate) unsafe fn launch_cooperative_kernel(
-    f: CUfunction,
-    cfg: RawLaunch,
-    s: CUstream,
-    params: &mut [*mut c_void],
-) -> Result<()> {
-    check(
-        // SAFETY: caller's guarantee.
-        unsafe {
-            sys::cuLaunchCooperativeKernel(
-                f,
-                cfg.grid.0,
-                cfg.grid.1,
-                cfg.grid.2,
-                cfg.block.0,
-                cfg.block.1,
-                cfg.block.2,
-                cfg.shared_mem_bytes,
-                s,
-                params.as_mut_ptr(),
-            )
-        },
-        "cuLaunchCooperativeKernel",
-    )
-}
-
 /// The launch configuration of `cuLaunchKernelEx` for `cfg` on `s` with `attrs`.
 fn launch_config(
     cfg: RawLaunch,
@@ -155,24 +91,29 @@ fn cooperative_attribute() -> sys::CUlaunchAttribute {
     attr
 }
 
-/// Launches `f`, a kernel compiled with cluster dimensions (`__cluster_dims__`), cooperatively
-/// (`cuLaunchKernelEx` with the cooperative attribute): every cluster is formed as compiled,
-/// and every block is resident at once.
+/// Launches `f` on `s` (`cuLaunchKernelEx`); `cooperative`: every block resident at once,
+/// grid-wide synchronisation allowed, and a kernel compiled with cluster dimensions
+/// (`__cluster_dims__`) gets its clusters formed as compiled.
 ///
 /// # Safety
-/// As [`launch_kernel`]; the grid is a multiple of the compiled cluster size and holds at
-/// most the clusters that fit on the device at once (see
-/// [`occupancy_max_active_clusters`]).
-pub(crate) unsafe fn launch_cooperative_clusters(
+/// `params` holds one pointer per kernel parameter, each pointing at a value of exactly the
+/// parameter's type and layout; device pointers among them are valid for every access the
+/// kernel makes until it completes; `f` and `s` are live and belong to the same context.
+/// A cooperative grid fits on the device at once (see [`occupancy_max_active_blocks`]; with
+/// clusters, it is a multiple of the compiled cluster size and holds at most
+/// [`occupancy_max_active_clusters`] clusters).
+pub(crate) unsafe fn launch_kernel(
     f: CUfunction,
     cfg: RawLaunch,
     s: CUstream,
     params: &mut [*mut c_void],
+    cooperative: bool,
 ) -> Result<()> {
     let mut attrs = [cooperative_attribute()];
-    let config = launch_config(cfg, s, &mut attrs);
+    let attrs: &mut [sys::CUlaunchAttribute] = if cooperative { &mut attrs } else { &mut [] };
+    let config = launch_config(cfg, s, attrs);
     check(
-        // SAFETY: `config` and its attribute outlive the call; caller's guarantee for the rest.
+        // SAFETY: `config` and its attributes outlive the call; caller's guarantee for the rest.
         unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), ptr::null_mut()) },
         "cuLaunchKernelEx",
     )

@@ -119,8 +119,6 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",
-    "cuLaunchKernel",
-    "cuLaunchCooperativeKernel",
     "cuLaunchKernelEx",
     "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuOccupancyMaxActiveClusters",
