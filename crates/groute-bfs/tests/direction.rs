@@ -2,7 +2,9 @@
 //! shipped and special graphs, symmetric and directed, under rules that always push, always
 //! pull and switch; its counters are exact where they can be predicted; `Auto` picks it only
 //! where documented; on 1, 2, 3, 4 and 8 devices under block and METIS partitions. Host
-//! backend (plain and jittered) always, CUDA under `GROUTE_TEST_CUDA=1`.
+//! backend (plain and jittered) always, CUDA under `GROUTE_TEST_CUDA=1`. With
+//! `GROUTE_TEST_REDUCED=1` (`groute_core::testing::reduced`) each check runs one source on up
+//! to 3 devices, and the CUDA checks run smaller graphs, under every rule, driver and batch.
 
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use groute_bfs::{
 };
 use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerGroup};
-use groute_core::testing::test_contexts;
+use groute_core::testing::{device_counts, first, full_or_reduced, test_contexts};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
@@ -90,10 +92,11 @@ fn check(graph: &Graph, sources: &[u32]) {
     let mut setups = vec![(1, PartitionMethod::Block, &[][..])];
     setups.extend(MULTI);
     // A partition has at most one part per vertex.
-    setups.retain(|&(devices, ..)| devices <= graph.num_vertices());
+    let counts = device_counts(&setups.iter().map(|&(d, ..)| d).collect::<Vec<_>>());
+    setups.retain(|&(devices, ..)| devices <= graph.num_vertices() && counts.contains(&devices));
     for (devices, method, seeds) in setups {
         for tc in test_contexts(devices, seeds) {
-            for &s in sources {
+            for s in first(sources.iter().copied(), 1) {
                 let expected = bfs_reference(&graph.csr, s);
                 for rule in RULES {
                     let mut o = options(Direction::PullPush, rule);
@@ -346,13 +349,21 @@ fn cuda_larger_graphs_match_the_reference() {
     let Some(ctx) = groute_core::testing::cuda_context(1) else {
         return;
     };
-    for spec in [
-        "kron:scale=16,ef=16,sym,seed=11",
-        "kron:scale=15,ef=24,sym=0,seed=12",
-        "road:side=256,p=0.6,seed=13",
-    ] {
+    let specs = full_or_reduced(
+        [
+            "kron:scale=16,ef=16,sym,seed=11",
+            "kron:scale=15,ef=24,sym=0,seed=12",
+            "road:side=256,p=0.6,seed=13",
+        ],
+        [
+            "kron:scale=11,ef=16,sym,seed=11",
+            "kron:scale=10,ef=24,sym=0,seed=12",
+            "road:side=48,p=0.6,seed=13",
+        ],
+    );
+    for spec in specs {
         let g = generated(spec);
-        for s in [0, (g.num_vertices() / 3) as u32] {
+        for s in first([0, (g.num_vertices() / 3) as u32], 1) {
             let expected = bfs_reference(&g.csr, s);
             for rule in RULES {
                 let got = run(&ctx, &g, s, &options(Direction::PullPush, rule));
@@ -378,19 +389,28 @@ fn cuda_larger_graphs_match_the_reference() {
 /// members sharing GPUs), by the devices.
 #[test]
 fn cuda_several_devices_match_the_reference() {
-    for devices in [2, 3, 4] {
-        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
-            return;
-        };
-        let device_driven = PeerGroup::check_sharing(&ctx, GpuSharing::Split).is_ok();
-        for (spec, method) in [
+    let graphs = full_or_reduced(
+        [
             ("kron:scale=16,ef=16,sym,seed=11", PartitionMethod::Block),
             ("kron:scale=14,ef=16,sym,seed=14", PartitionMethod::Metis),
             ("kron:scale=15,ef=24,sym=0,seed=12", PartitionMethod::Block),
             ("road:side=128,p=0.6,seed=13", PartitionMethod::Metis),
-        ] {
+        ],
+        [
+            ("kron:scale=11,ef=16,sym,seed=11", PartitionMethod::Block),
+            ("kron:scale=10,ef=16,sym,seed=14", PartitionMethod::Metis),
+            ("kron:scale=10,ef=24,sym=0,seed=12", PartitionMethod::Block),
+            ("road:side=48,p=0.6,seed=13", PartitionMethod::Metis),
+        ],
+    );
+    for devices in device_counts(&[2, 3, 4]) {
+        let Some(ctx) = groute_core::testing::cuda_context(devices) else {
+            return;
+        };
+        let device_driven = PeerGroup::check_sharing(&ctx, GpuSharing::Split).is_ok();
+        for (spec, method) in graphs {
             let g = generated(spec);
-            for s in [0, (g.num_vertices() / 3) as u32] {
+            for s in first([0, (g.num_vertices() / 3) as u32], 1) {
                 let expected = bfs_reference(&g.csr, s);
                 for rule in RULES {
                     let fused = device_driven.then_some(MultiDriver::Fused);
