@@ -362,29 +362,14 @@ fn print_human(r: &Report, roots: &[RootReport], sampled: bool, prio_delta: u32)
     } else {
         println!("source      {}", st["source"]);
     }
-    println!(
-        "speed       {:.3} GTEPS",
-        st["gteps"].as_f64().unwrap_or(0.0)
-    );
-    println!(
-        "reached     {} vertices, depth {}, {} edges traversed",
-        st["reached"], st["depth"], st["edges_traversed"]
-    );
-    println!(
-        "work        {} items, {} sent over the ring, {} rounds",
-        st["work_items"], st["items_sent"], st["rounds"]
-    );
+    let depth = format!("depth {}", st["depth"]);
+    common::report::print_traversal_work(st, &depth, "items");
     if let Some(arcs) = st["arcs_examined"].as_u64() {
         println!(
             "direction   {} of {} levels pulled, {arcs} arcs examined",
             st["pull_levels"], st["rounds"]
         );
     }
-    if prio_delta > 0 {
-        println!(
-            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
-            st["deferred"], st["epochs"]
-        );
-    }
+    common::report::print_priority_bands(st, prio_delta);
     common::report::print_footer(r);
 }

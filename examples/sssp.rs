@@ -234,25 +234,11 @@ fn print_human(r: &Report, weights: &str, prio_delta: u32) {
     let st = &r.algorithm_stats;
     println!("weights     {weights}");
     println!("source      {}", st["source"]);
-    println!(
-        "speed       {:.3} GTEPS",
-        st["gteps"].as_f64().unwrap_or(0.0)
-    );
-    println!(
-        "reached     {} vertices, max distance {}, {} edges traversed",
-        st["reached"], st["max_distance"], st["edges_traversed"]
-    );
-    println!(
-        "work        {} items processed, {} sent over the ring, {} rounds",
-        st["work_items"], st["items_sent"], st["rounds"]
-    );
+    let max_distance = format!("max distance {}", st["max_distance"]);
+    common::report::print_traversal_work(st, &max_distance, "items processed");
     if prio_delta == 0 {
         println!("priority    off (--prio-delta 0)");
-    } else {
-        println!(
-            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
-            st["deferred"], st["epochs"]
-        );
     }
+    common::report::print_priority_bands(st, prio_delta);
     common::report::print_footer(r);
 }
