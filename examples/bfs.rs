@@ -37,7 +37,7 @@ use std::time::Instant;
 use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
-use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs};
+use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs, WorklistArgs};
 use groute::bfs::{
     BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
 };
@@ -64,12 +64,8 @@ struct Cli {
     /// The seed of `--roots`' sample.
     #[arg(long, value_name = "SEED", default_value_t = 1, hide = true)]
     roots_seed: u64,
-    /// Items each device's local worklist holds (default: sized from the graph).
-    #[arg(long, hide = true, value_name = "ITEMS")]
-    wl_capacity: Option<usize>,
-    /// Items per ring packet.
-    #[arg(long, hide = true, value_name = "ITEMS")]
-    packet_size: Option<usize>,
+    #[command(flatten)]
+    worklist: WorklistArgs,
     /// Soft priority: width of a level band (0, the default: off).
     #[arg(long, hide = true, value_name = "D", default_value_t = 0)]
     prio_delta: u32,
@@ -152,11 +148,8 @@ fn run() -> Result<(), AnyError> {
 
     let execution = cli.run.execution;
     let mut options = BfsOptions::default();
-    options.worklist.wl_capacity = cli.wl_capacity;
+    cli.worklist.apply(&mut options.worklist);
     options.worklist.prio_delta = Some(cli.prio_delta);
-    if let Some(p) = cli.packet_size {
-        options.worklist.packet_size = p;
-    }
     cli.fused
         .apply(execution, ctx.num_devices(), &mut options.worklist);
     options.direction = cli.direction;
@@ -362,29 +355,14 @@ fn print_human(r: &Report, roots: &[RootReport], sampled: bool, prio_delta: u32)
     } else {
         println!("source      {}", st["source"]);
     }
-    println!(
-        "speed       {:.3} GTEPS",
-        st["gteps"].as_f64().unwrap_or(0.0)
-    );
-    println!(
-        "reached     {} vertices, depth {}, {} edges traversed",
-        st["reached"], st["depth"], st["edges_traversed"]
-    );
-    println!(
-        "work        {} items, {} sent over the ring, {} rounds",
-        st["work_items"], st["items_sent"], st["rounds"]
-    );
+    let depth = format!("depth {}", st["depth"]);
+    common::report::print_traversal_work(st, &depth, "items");
     if let Some(arcs) = st["arcs_examined"].as_u64() {
         println!(
             "direction   {} of {} levels pulled, {arcs} arcs examined",
             st["pull_levels"], st["rounds"]
         );
     }
-    if prio_delta > 0 {
-        println!(
-            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
-            st["deferred"], st["epochs"]
-        );
-    }
+    common::report::print_priority_bands(st, prio_delta);
     common::report::print_footer(r);
 }

@@ -35,7 +35,7 @@ use std::time::Instant;
 use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
-use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs};
+use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs, WorklistArgs};
 use groute::graph::{InputOrder, WeightSpec};
 use groute::sssp::{SsspOptions, SsspSolver, sssp_reference};
 use serde_json::json;
@@ -56,12 +56,8 @@ struct Cli {
     /// Source vertex, input numbering (default: the top out-degree vertex of the largest component).
     #[arg(long)]
     source: Option<u64>,
-    /// Items each device's local worklist holds (default: sized from the graph).
-    #[arg(long, value_name = "ITEMS", hide = true)]
-    wl_capacity: Option<usize>,
-    /// Items per ring packet.
-    #[arg(long, value_name = "ITEMS", hide = true)]
-    packet_size: Option<usize>,
+    #[command(flatten)]
+    worklist: WorklistArgs,
     /// Soft priority: width of a distance band (0: off; default: 32 x the average arc weight,
     /// narrower on dense graphs, 4x wider in bounded fused rounds on several GPUs).
     #[arg(long, value_name = "D", hide = true)]
@@ -105,10 +101,7 @@ fn run() -> Result<(), AnyError> {
             validate,
             sssp_reference,
         )?;
-        if let Some(p) = cli.packet_size {
-            job.options.packet_size = p;
-        }
-        job.options.wl_capacity = cli.wl_capacity;
+        cli.worklist.apply(&mut job.options);
         job.options.prio_delta = (band > 0).then_some(band);
         return common::ranks::run(job, groute::sssp::Sssp);
     }
@@ -135,11 +128,8 @@ fn run() -> Result<(), AnyError> {
 
     let execution = cli.run.execution;
     let mut options = SsspOptions::default();
-    options.worklist.wl_capacity = cli.wl_capacity;
+    cli.worklist.apply(&mut options.worklist);
     options.worklist.prio_delta = cli.prio_delta;
-    if let Some(p) = cli.packet_size {
-        options.worklist.packet_size = p;
-    }
     cli.fused
         .apply(execution, ctx.num_devices(), &mut options.worklist);
 
@@ -234,25 +224,11 @@ fn print_human(r: &Report, weights: &str, prio_delta: u32) {
     let st = &r.algorithm_stats;
     println!("weights     {weights}");
     println!("source      {}", st["source"]);
-    println!(
-        "speed       {:.3} GTEPS",
-        st["gteps"].as_f64().unwrap_or(0.0)
-    );
-    println!(
-        "reached     {} vertices, max distance {}, {} edges traversed",
-        st["reached"], st["max_distance"], st["edges_traversed"]
-    );
-    println!(
-        "work        {} items processed, {} sent over the ring, {} rounds",
-        st["work_items"], st["items_sent"], st["rounds"]
-    );
+    let max_distance = format!("max distance {}", st["max_distance"]);
+    common::report::print_traversal_work(st, &max_distance, "items processed");
     if prio_delta == 0 {
         println!("priority    off (--prio-delta 0)");
-    } else {
-        println!(
-            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
-            st["deferred"], st["epochs"]
-        );
     }
+    common::report::print_priority_bands(st, prio_delta);
     common::report::print_footer(r);
 }

@@ -31,7 +31,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub use graph_args::GraphArgs;
 pub use report::Report;
 pub use run_args::RunArgs;
-pub use tuning::FusedArgs;
+pub use tuning::{FusedArgs, WorklistArgs};
 
 /// A boxed error for `main`.
 pub type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;

@@ -408,6 +408,34 @@ pub fn print_header(r: &Report) {
     }
 }
 
+/// Prints a worklist traversal's speed, reach and work lines from its algorithm stats `st`:
+/// `reach` says how far it went (`depth 5`), `items` what its count of work items is called.
+pub fn print_traversal_work(st: &Value, reach: &str, items: &str) {
+    println!(
+        "speed       {:.3} GTEPS",
+        st["gteps"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "reached     {} vertices, {reach}, {} edges traversed",
+        st["reached"], st["edges_traversed"]
+    );
+    println!(
+        "work        {} {items}, {} sent over the ring, {} rounds",
+        st["work_items"], st["items_sent"], st["rounds"]
+    );
+}
+
+/// Prints a traversal's soft-priority line from its algorithm stats `st`, where `prio_delta`
+/// (the band width) is set.
+pub fn print_priority_bands(st: &Value, prio_delta: u32) {
+    if prio_delta > 0 {
+        println!(
+            "priority    bands of {prio_delta}: {} items deferred, {} epochs",
+            st["deferred"], st["epochs"]
+        );
+    }
+}
+
 /// Prints the human table's last lines: load and stage times, validation.
 pub fn print_footer(r: &Report) {
     println!(

@@ -87,6 +87,28 @@ pub fn tuning_help(command: &clap::Command) -> String {
     text
 }
 
+/// The worklist sizes of the worklist traversals (BFS, SSSP).
+#[derive(Args, Debug, Clone)]
+pub struct WorklistArgs {
+    /// Items each device's local worklist holds (default: sized from the graph).
+    #[arg(long, hide = true, value_name = "ITEMS")]
+    pub wl_capacity: Option<usize>,
+    /// Items per ring packet.
+    #[arg(long, hide = true, value_name = "ITEMS")]
+    pub packet_size: Option<usize>,
+}
+
+impl WorklistArgs {
+    /// Sets `options`' local worklist capacity to the flag's (sized from the graph where it
+    /// is absent) and its packet size where the flag is given.
+    pub fn apply(&self, options: &mut WorklistOptions) {
+        options.wl_capacity = self.wl_capacity;
+        if let Some(p) = self.packet_size {
+            options.packet_size = p;
+        }
+    }
+}
+
 /// Tuning of the fused persistent kernels of the traversals (BFS, SSSP).
 #[derive(Args, Debug, Clone)]
 pub struct FusedArgs {

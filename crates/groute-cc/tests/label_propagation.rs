@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::{scaled, test_contexts};
-use groute_graph::{CsrBuilder, EdgeList, Partition};
+use groute_graph::testing::partition_at_cuts;
+use groute_graph::{CsrBuilder, EdgeList};
 use groute_worklist::WorklistOptions;
 use groute_worklist::traversal::MinTraversalSolver;
 use proptest::prelude::*;
@@ -36,11 +37,7 @@ proptest! {
             .symmetrize(true)
             .build(&EdgeList::from_pairs(&pairs))
             .unwrap();
-        let mut bounds: Vec<u32> = cuts.iter().take(devices - 1).map(|c| c % (n + 1)).collect();
-        bounds.sort_unstable();
-        bounds.insert(0, 0);
-        bounds.push(n);
-        let partition = Partition::from_bounds(bounds).unwrap();
+        let partition = partition_at_cuts(n as usize, devices, &cuts);
         let expected = cc_reference(&csr);
         for tc in test_contexts(devices, &[11]) {
             let mut solver =

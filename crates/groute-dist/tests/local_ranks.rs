@@ -11,6 +11,7 @@ use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::scaled;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
+use groute_graph::testing::partition_at_cuts;
 use groute_graph::{
     Csr, CsrBuilder, EdgeList, GenSpec, Graph, GraphCache, GraphFormat, HeldRows, NoProgress,
     Partition, block_partition_of_offsets, generate, write_graph,
@@ -55,17 +56,6 @@ fn on_every_rank<T: Send>(comms: Vec<LocalRanks>, body: impl Fn(LocalRanks) -> T
             .map(|h| h.join().expect("rank thread"))
             .collect()
     })
-}
-
-/// Cuts `0..n` into `parts` ranges at the given cut points.
-fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
-    let mut bounds: Vec<u32> = (0..parts - 1)
-        .map(|i| cuts.get(i).copied().unwrap_or(0) % (n as u32 + 1))
-        .collect();
-    bounds.sort_unstable();
-    bounds.insert(0, 0);
-    bounds.push(n as u32);
-    Partition::from_bounds(bounds).expect("sorted bounds")
 }
 
 /// Every rank's result of running `algorithm` on `ranks` threads of `devices` devices each,
@@ -154,7 +144,7 @@ proptest! {
         let label = format!("{ranks} ranks x {devices} devices, jitter {jitter}");
 
         let csr = graph(n, &pairs, false, None);
-        let part = partition(n as usize, parts, &cuts);
+        let part = partition_at_cuts(n as usize, parts, &cuts);
         let levels = run_ranks(&Bfs, &csr, &part, shape, &[source], Some(jitter), |_| options());
         prop_assert_eq!(values_on_root(levels, &label), bfs_reference(&csr, source), "BFS {}", label);
 
@@ -178,7 +168,7 @@ fn pagerank_over_ranks_is_within_the_error_bound() {
     let csr = graph(500, &pairs, false, None);
     let (alpha, epsilon) = (0.85f32, 1e-3f32);
     for (ranks, devices) in [(2, 1), (3, 1), (2, 2)] {
-        let part = partition(500, ranks * devices, &[97, 211, 260, 333, 401, 450, 470]);
+        let part = partition_at_cuts(500, ranks * devices, &[97, 211, 260, 333, 401, 450, 470]);
         let label = format!("{ranks} ranks x {devices} devices");
         let outs = run_ranks(
             &PageRank { alpha, epsilon },
@@ -301,7 +291,7 @@ fn ranks_holding_only_their_rows_of_a_cache_equal_the_references() {
 #[test]
 fn rows_that_miss_a_ranks_parts_are_refused_on_every_rank() {
     let csr = support::random_graph(200, 900, 7, true);
-    let part = partition(200, 2, &[100]);
+    let part = partition_at_cuts(200, 2, &[100]);
     let comms = LocalRanks::new(2, None);
     let errors: Vec<String> = on_every_rank(comms, |mut comm| {
         // Both ranks say they hold the first part's rows: rank 1's are missing.
@@ -320,7 +310,7 @@ fn rows_that_miss_a_ranks_parts_are_refused_on_every_rank() {
 fn a_failing_rank_ends_the_run_on_every_rank() {
     let pairs: Vec<(u32, u32)> = (0..400u32).map(|i| (i % 100, (i * 13 + 1) % 100)).collect();
     let csr = graph(100, &pairs, false, None);
-    let part = partition(100, 3, &[30, 60]);
+    let part = partition_at_cuts(100, 3, &[30, 60]);
     // Rank 1's options are bad (a batch of zero items): its drivers refuse to start.
     let outs = run_ranks(&Bfs, &csr, &part, (3, 1), &[0], None, |rank| {
         WorklistOptions {
@@ -352,7 +342,7 @@ fn a_failing_rank_ends_the_run_on_every_rank() {
 #[test]
 fn ranks_with_different_device_counts_are_refused_on_every_rank() {
     let csr = graph(40, &[(0, 1), (1, 2), (2, 39)], false, None);
-    let part = partition(40, 2, &[20]);
+    let part = partition_at_cuts(40, 2, &[20]);
     let comms = LocalRanks::new(2, None);
     let errors: Vec<String> = on_every_rank(comms, |mut comm| {
         // Rank 0 has one device, rank 1 two: 2 parts fit rank 0's view only.
@@ -392,7 +382,7 @@ impl WorklistAlgorithm for PanicsOnInit {
 fn a_panicking_rank_fails_the_run_on_every_rank_and_the_next_run_is_exact() {
     let pairs: Vec<(u32, u32)> = (0..600u32).map(|i| (i % 150, (i * 17 + 3) % 150)).collect();
     let csr = graph(150, &pairs, false, None);
-    let part = partition(150, 3, &[50, 100]);
+    let part = partition_at_cuts(150, 3, &[50, 100]);
     let expected = bfs_reference(&csr, 0);
     for seed in 0..4u64 {
         let comms = LocalRanks::new(3, Some(seed));
@@ -469,7 +459,7 @@ fn one_rank_on_cuda_devices_equals_the_references() {
                 .collect();
             let weights: Vec<u32> = (0..64).map(|i| i * 13 + seed).collect();
             let csr = graph(n, &pairs, false, Some(&weights));
-            let part = partition(n as usize, devices, &[n / 3, 2 * n / 3]);
+            let part = partition_at_cuts(n as usize, devices, &[n / 3, 2 * n / 3]);
             let source = seed * 11 % n;
             let label = format!("{devices} CUDA devices, seed {seed}");
             let mut comms = LocalRanks::new(1, None);
@@ -510,7 +500,7 @@ fn one_rank_on_cuda_devices_equals_the_references() {
             .map(|i| (i * 7 % 1_000, i * 13 % 1_000))
             .collect();
         let csr = graph(1_000, &pairs, true, None);
-        let part = partition(1_000, devices, &[300, 600]);
+        let part = partition_at_cuts(1_000, devices, &[300, 600]);
         let mut comms = LocalRanks::new(1, None);
         let cc = (LabelPropagation, cc_reference(&csr));
         let label = format!("CC, {devices} CUDA devices");

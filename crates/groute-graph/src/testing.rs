@@ -2,7 +2,8 @@
 //! (a bad generator spec, an arc past `n`): the algorithm crates' tests share them.
 
 use crate::{
-    EdgeList, Graph, GraphError, NoProgress, PartitionMethod, PartitionedGraph, partition_graph,
+    EdgeList, Graph, GraphError, NoProgress, Partition, PartitionMethod, PartitionedGraph,
+    partition_graph,
 };
 
 /// The graph of generator spec `spec` ([`Graph::generated`]); panics on a bad spec.
@@ -13,6 +14,21 @@ pub fn generated(spec: &str) -> Graph {
 /// `graph` cut into `parts` contiguous blocks of vertices ([`PartitionMethod::Block`]).
 pub fn in_blocks(graph: &Graph, parts: usize) -> Result<PartitionedGraph, GraphError> {
     partition_graph(graph.clone(), parts, PartitionMethod::Block, &NoProgress)
+}
+
+/// `n` vertices cut into `parts` contiguous ranges at the first `parts - 1` of `cuts`, each
+/// taken modulo `n + 1` and sorted (random cuts from a property test give random, possibly
+/// empty, ranges); where `cuts` holds fewer, the missing cuts fall at `n` (empty last parts).
+pub fn partition_at_cuts(n: usize, parts: usize, cuts: &[u32]) -> Partition {
+    let n = n as u32;
+    let mut inner: Vec<u32> = cuts.iter().take(parts - 1).map(|&c| c % (n + 1)).collect();
+    inner.resize(parts - 1, n);
+    inner.sort_unstable();
+    let mut bounds = Vec::with_capacity(parts + 1);
+    bounds.push(0);
+    bounds.extend(inner);
+    bounds.push(n);
+    Partition::from_bounds(bounds).expect("sorted bounds")
 }
 
 /// One small graph of each generator family, for sweeps over device counts: a symmetric

@@ -53,7 +53,9 @@ mod value;
 pub(crate) use host::check_weights;
 pub use host::{AlgorithmSplit, AtomicArray, HostAlgorithm, HostRound, par_collect};
 pub use solver::{HostOutput, HostSolver, check_parts};
-pub(crate) use solver::{check_partition, download_owned, for_owned_ranges};
+pub(crate) use solver::{
+    check_partition, check_whole_run, download_owned, for_owned_ranges, sources_of_parts,
+};
 pub use value::AtomicValue;
 
 use crate::traversal::TraversalKernels;

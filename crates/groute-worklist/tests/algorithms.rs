@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use groute_core::testing::{scaled, test_contexts};
 use groute_core::{BackendKind, Error};
+use groute_graph::testing::partition_at_cuts;
 use groute_graph::{Csr, EdgeList, Graph, Partition};
 use groute_worklist::algorithm::HostSolver;
 use groute_worklist::traversal::{FusedMode, MinTraversalSolver, UNREACHED};
@@ -109,20 +110,6 @@ fn executions() -> [(&'static str, WorklistOptions); 2] {
 }
 
 /// Cuts `0..n` into `parts` ranges at the given cut points (sorted, clamped).
-fn partition(n: usize, parts: usize, cuts: &[u32]) -> Partition {
-    let mut bounds = vec![0u32];
-    let mut inner: Vec<u32> = cuts
-        .iter()
-        .take(parts - 1)
-        .map(|&c| c % (n as u32 + 1))
-        .collect();
-    inner.resize(parts - 1, n as u32);
-    inner.sort_unstable();
-    bounds.extend(inner);
-    bounds.push(n as u32);
-    Partition::from_bounds(bounds).expect("sorted bounds")
-}
-
 /// Runs `algorithm` on 1..=4 devices, plain and jittered, through the solver that runs every
 /// algorithm on the host backend, and checks the values against `expected`; on CUDA contexts,
 /// checks that the run is refused as unsupported.
@@ -135,7 +122,7 @@ fn check<A: WorklistAlgorithm<Value = u32> + Clone>(
 ) {
     let n = csr.num_vertices();
     for devices in 1..=4usize.min(n.max(1)) {
-        let part = partition(n, devices, cuts);
+        let part = partition_at_cuts(n, devices, cuts);
         for tc in test_contexts(devices, &[7]) {
             let label = format!(
                 "{devices} devices, {}, bounds {:?}",
@@ -213,7 +200,7 @@ proptest! {
         let expected = path_count_reference(&g.csr, &[0]);
         let n = n as usize;
         for devices in 1..=4usize.min(n) {
-            let part = partition(n, devices, &cuts);
+            let part = partition_at_cuts(n, devices, &cuts);
             for tc in test_contexts(devices, &[3]) {
                 let label = format!("{devices} devices, {}, bounds {:?}", tc.label, part.bounds());
                 let solver = HostSolver::new(&tc.context, PathCount, &g.csr, &part, &options());
@@ -258,7 +245,7 @@ fn shipped_shapes_of_graph_match_the_references() {
 fn unweighted_path_on_one_device() -> (Graph, groute_core::Context, Partition) {
     let g = Graph::from_edges(3, &EdgeList::from_pairs(&[(0, 1), (1, 2)]), "path", false).unwrap();
     let ctx = groute_core::Context::host(1).unwrap();
-    (g, ctx, partition(3, 1, &[]))
+    (g, ctx, partition_at_cuts(3, 1, &[]))
 }
 
 #[test]
@@ -314,7 +301,7 @@ fn widest_paths_under_soft_priority_match_the_reference() {
     let g = Graph::generated("road:side=20,p=0.7,seed=8,weights=1..1000").unwrap();
     let expected = widest_reference(&g.csr, &[0]);
     for devices in [1, 2, 3] {
-        let part = partition(g.num_vertices(), devices, &[150, 260]);
+        let part = partition_at_cuts(g.num_vertices(), devices, &[150, 260]);
         for tc in test_contexts(devices, &[5]) {
             if tc.context.backend_kind() == BackendKind::Cuda {
                 continue;

@@ -17,6 +17,11 @@ fn consume(n: u64) -> StepCounts {
     }
 }
 
+/// The outcome of an update that advanced the run to `epoch`, at `threshold`.
+fn advanced(epoch: u64, threshold: u32) -> StepOutcome {
+    StepOutcome::Advanced { epoch, threshold }
+}
+
 /// A step that consumed one item and deferred `added` items, the smallest of priority
 /// `min_prio`.
 fn deferring(added: u64, min_prio: u32) -> StepCounts {
@@ -81,13 +86,7 @@ fn advance_adds_one_token_per_device_and_jumps_to_the_smallest_deferred_band() {
     c.report(StepCounts::produced(1));
     // The seed's step defers two items, the smallest of priority 57.
     let step = deferring(2, 57);
-    assert_eq!(
-        c.report(step),
-        StepOutcome::Advanced {
-            epoch: 1,
-            threshold: 60
-        }
-    );
+    assert_eq!(c.report(step), advanced(1, 60));
     assert_eq!((c.active(), c.deferred(), c.epoch()), (4, 2, 1));
     // Three devices consume their tokens with empty low lists: no advance, no end.
     for _ in 0..3 {
@@ -102,13 +101,7 @@ fn advance_adds_one_token_per_device_and_jumps_to_the_smallest_deferred_band() {
         min_deferred_prio: 75,
     };
     assert_eq!(c.report(reexamined), StepOutcome::Continue);
-    assert_eq!(
-        c.report(consume(1)),
-        StepOutcome::Advanced {
-            epoch: 2,
-            threshold: 80
-        }
-    );
+    assert_eq!(c.report(consume(1)), advanced(2, 80));
 }
 
 #[test]
@@ -118,13 +111,7 @@ fn advance_moves_at_least_one_band_when_the_minimum_is_stale() {
     let c = PriorityCounter::new(1, Some(10));
     c.report(StepCounts::produced(1));
     let step = deferring(1, 0);
-    assert_eq!(
-        c.report(step),
-        StepOutcome::Advanced {
-            epoch: 1,
-            threshold: 20
-        }
-    );
+    assert_eq!(c.report(step), advanced(1, 20));
 }
 
 #[test]
@@ -132,13 +119,7 @@ fn threshold_saturates_at_the_top() {
     let c = PriorityCounter::new(1, Some(u32::MAX / 2 + 1));
     c.report(StepCounts::produced(1));
     let step = deferring(1, u32::MAX - 1);
-    assert_eq!(
-        c.report(step),
-        StepOutcome::Advanced {
-            epoch: 1,
-            threshold: u32::MAX
-        }
-    );
+    assert_eq!(c.report(step), advanced(1, u32::MAX));
 }
 
 #[test]
@@ -151,13 +132,7 @@ fn a_stale_step_after_an_advance_cannot_end_the_run_early() {
     // Device 1's step, split with the threshold 5 of epoch 0, defers one item of priority 6:
     // its update brings `active` to 0 and advances.
     let d1 = deferring(1, 6);
-    assert_eq!(
-        c.report(d1),
-        StepOutcome::Advanced {
-            epoch: 1,
-            threshold: 10
-        }
-    );
+    assert_eq!(c.report(d1), advanced(1, 10));
     // Device 0 re-examines at once, moves its item, expands it, and the expansion (split
     // with the new threshold) produces nothing. Device 1 still holds its token.
     let re0 = taking_back(1, 1);

@@ -135,14 +135,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<HostOutput<A::Value>, WorklistError> {
-        if self.parts != (0..self.partition.num_parts()) {
-            return Err(Error::invalid(
-                "HostSolver::run",
-                format!("a solver over parts {:?}", self.parts),
-                "run one process's share with HostSolver::run_shared",
-            )
-            .into());
-        }
+        check_whole_run("HostSolver::run", &self.partition, &self.parts)?;
         self.run_with(sources, options, |context, programs, seeds, options| {
             if options.device_driven_on_host() {
                 run_device_driven(context, programs, seeds, options)
@@ -163,7 +156,6 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             &WorklistOptions,
         ) -> Result<WorklistStats, WorklistError>,
     ) -> Result<HostOutput<A::Value>, WorklistError> {
-        let n = self.num_vertices;
         let mut options = options.clone();
         if options.send_capacity.is_none() {
             options.send_capacity = Some(usize::MAX);
@@ -171,17 +163,10 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         let mut sorted = sources.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        let mut seeds = vec![Vec::new(); self.programs.len()];
-        if A::START == Start::Sources {
-            for &s in &sorted {
-                if (s as usize) < n {
-                    let part = self.partition.owner(s);
-                    if self.parts.contains(&part) {
-                        seeds[part - self.parts.start].push(s);
-                    }
-                }
-            }
-        }
+        let seeds = match A::START {
+            Start::Sources => sources_of_parts(&self.partition, &self.parts, &sorted),
+            Start::EveryVertex => vec![Vec::new(); self.programs.len()],
+        };
         for (program, device) in self.programs.iter().zip(self.context.devices()) {
             program.reset(device, &sorted)?;
         }
@@ -333,6 +318,43 @@ pub fn check_parts(
         ));
     }
     Ok(parts)
+}
+
+/// Checks that a solver's `parts` are all of `partition`'s, as its `run` (named `run`, such
+/// as `"HostSolver::run"`) needs; one process's share runs with the `_shared` method of that
+/// name instead.
+pub(crate) fn check_whole_run(
+    run: &'static str,
+    partition: &Partition,
+    parts: &Range<usize>,
+) -> Result<(), Error> {
+    if *parts != (0..partition.num_parts()) {
+        return Err(Error::invalid(
+            run,
+            format!("a solver over parts {parts:?}"),
+            format!("run one process's share with {run}_shared"),
+        ));
+    }
+    Ok(())
+}
+
+/// Each device's sources, device `d` holding part `parts.start + d`: those of `sources`
+/// (partitioned ids, in their order) that its part owns; ids past the graph are left out.
+pub(crate) fn sources_of_parts(
+    partition: &Partition,
+    parts: &Range<usize>,
+    sources: &[u32],
+) -> Vec<Vec<u32>> {
+    let mut seeds = vec![Vec::new(); parts.len()];
+    for &s in sources {
+        if (s as usize) < partition.num_vertices() {
+            let part = partition.owner(s);
+            if parts.contains(&part) {
+                seeds[part - parts.start].push(s);
+            }
+        }
+    }
+    seeds
 }
 
 /// Checks that `partition` splits `csr`'s vertices into one part per device of `context`.

@@ -64,7 +64,7 @@ use groute_graph::{Csr, HeldRows, Partition};
 
 use crate::algorithm::{
     AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_parts,
-    check_weights, download_owned, for_owned_ranges,
+    check_weights, check_whole_run, download_owned, for_owned_ranges, sources_of_parts,
 };
 use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::engine::{WorklistOptions, WorklistStats};
@@ -167,14 +167,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<TraversalOutput<A::Value>, WorklistError> {
-        if self.parts != (0..self.partition.num_parts()) {
-            return Err(Error::invalid(
-                "MinTraversalSolver::run",
-                format!("a solver over parts {:?}", self.parts),
-                "run one process's share with MinTraversalSolver::run_shared",
-            )
-            .into());
-        }
+        check_whole_run("MinTraversalSolver::run", &self.partition, &self.parts)?;
         let mut restarts = 0;
         loop {
             match self.run_sized(sources, options) {
@@ -193,20 +186,14 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// Each device's first items: the sources its part owns, or (an algorithm started from
     /// every vertex) its whole part.
     fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
-        let parts = self.parts.clone();
-        if A::START == Start::EveryVertex {
-            return parts.map(|p| self.partition.range(p).collect()).collect();
+        match A::START {
+            Start::Sources => sources_of_parts(&self.partition, &self.parts, sources),
+            Start::EveryVertex => self
+                .parts
+                .clone()
+                .map(|p| self.partition.range(p).collect())
+                .collect(),
         }
-        let mut seeds = vec![Vec::new(); parts.len()];
-        for &s in sources {
-            if (s as usize) < self.num_vertices {
-                let part = self.partition.owner(s);
-                if parts.contains(&part) {
-                    seeds[part - parts.start].push(s);
-                }
-            }
-        }
-        seeds
     }
 
     /// Grows what overflowed (`setting` names it) where the options leave its size to the
