@@ -152,28 +152,16 @@ impl CudaFunction {
         unsafe { self.enqueue(stream, config, args, false) }
     }
 
-    /// Enqueues the kernel as a cooperative launch (every block resident at once, grid-wide
-    /// synchronisation allowed). Size the grid with [`CudaFunction::max_resident_grid`].
+    /// Enqueues the kernel as a cooperative launch (`cuLaunchKernelEx`; every block resident
+    /// at once, grid-wide synchronisation allowed). Size the grid with
+    /// [`CudaFunction::max_resident_grid`]; a kernel compiled with cluster dimensions
+    /// (`__cluster_dims__`) gets its clusters formed as compiled, its grid sized with
+    /// [`CudaFunction::max_active_clusters`].
     ///
     /// # Safety
-    /// As [`CudaFunction::launch`].
+    /// As [`CudaFunction::launch`]; with clusters, the grid is a multiple of the compiled
+    /// cluster size.
     pub unsafe fn launch_cooperative<A: KernelArgs>(
-        &self,
-        stream: &dyn RawStream,
-        config: LaunchConfig,
-        args: A,
-    ) -> Result<()> {
-        // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, true) }
-    }
-
-    /// Enqueues a kernel compiled with cluster dimensions (`__cluster_dims__`) as a cooperative
-    /// launch (`cuLaunchKernelEx`): its clusters formed as compiled, every block resident at
-    /// once. Size the grid with [`CudaFunction::max_active_clusters`].
-    ///
-    /// # Safety
-    /// As [`CudaFunction::launch`]; the grid is a multiple of the compiled cluster size.
-    pub unsafe fn launch_cooperative_clusters<A: KernelArgs>(
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,

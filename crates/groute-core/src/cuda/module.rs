@@ -203,7 +203,7 @@ impl CudaFunction {
     /// Clusters of `cluster` blocks of `block_size` threads that fit on the device at once
     /// (`cuOccupancyMaxActiveClusters`), for a kernel compiled with clusters of that size
     /// (`__cluster_dims__`). A cooperative launch of such a kernel
-    /// ([`CudaFunction::launch_cooperative_clusters`]) holds at most this many clusters: fewer
+    /// ([`CudaFunction::launch_cooperative`]) holds at most this many clusters: fewer
     /// blocks than [`CudaFunction::max_resident_grid`] where a GPC's multiprocessors do not
     /// divide into whole clusters (with clusters of 4 blocks of 1,024 threads, the
     /// multiprocessors of a GPC past a multiple of 4 stay idle).

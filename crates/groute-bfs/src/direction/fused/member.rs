@@ -90,8 +90,7 @@ impl FusedMember {
         let n = push.num_vertices();
         let all = 0..u32::try_from(n)
             .map_err(|_| Error::invalid("graph", n, "at most u32::MAX vertices"))?;
-        let rows = owned.clone();
-        let whole_offsets = if rows != all && devices > 1 {
+        let whole_offsets = if owned != all && devices > 1 {
             let pull = pull.map(|p| device.upload_graph(p.offsets())).transpose()?;
             Some((device.upload_graph(push.offsets())?, pull))
         } else {
@@ -101,8 +100,8 @@ impl FusedMember {
         // rewind: each vertex is first set at most once on this device, and each vertex whose
         // row the device holds joins at most one frontier besides. So n plus the rows held
         // (2n on one device).
-        let slots = n + (rows.end - rows.start) as usize;
-        let dir = CudaDirection::new(context, device, (push, pull), rows, slots)?;
+        let slots = n + (owned.end - owned.start) as usize;
+        let dir = CudaDirection::new(context, device, (push, pull), owned.clone(), slots)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
         let kernel = module.function(kernel_name(devices))?;
         let grid = member_grid(

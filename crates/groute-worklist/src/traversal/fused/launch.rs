@@ -78,47 +78,43 @@ impl CudaTraversalDevice {
             gap2: 0,
             recv_freed: member.map_or(DevicePtr::null(), |m| m.recv_freed),
         };
-        // SAFETY: <algo>_fused(const FusedParams p) and its builds
-        // (GROUTE_FUSED_TRAVERSAL_ENTRY in fused.cuh) take one `groute::FusedParams`, whose
-        // layout `FusedParams` mirrors (checked against abi_traversal.h by groute-kernels'
-        // tests/abi.rs); its fields hold (`barrier_flags` from `fused_kernel_flags`:
-        // FUSED_SOLO_SHARED only when every offset fits 32 bits, the single-block frontier
-        // reading the offsets' low words of owned vertices only: the heads it keeps, which are
-        // owned, and `owned_begin` for every other lane (HeadRanges in traversal.cuh), inside
-        // the device's rows of the offsets, rebased to global ids). The low lists are null
-        // (soft priority off: the threshold is u32::MAX and nothing is deferred; low_capacity
-        // 0) or both allocated with low_capacity items (`ensure_low_lists`; the kernel
+        // SAFETY: <algo>_fused(const FusedParams p) and its builds (GROUTE_FUSED_TRAVERSAL_ENTRY in
+        // fused.cuh) take one `groute::FusedParams`, whose layout `FusedParams` mirrors (checked
+        // against abi_traversal.h by groute-kernels' tests/abi.rs); its fields hold
+        // (`barrier_flags` from `fused_kernel_flags`: FUSED_SOLO_SHARED only when every offset fits
+        // 32 bits, the single-block frontier reading the offsets' low words of owned vertices only:
+        // the heads it keeps, which are owned, and `owned_begin` for every other lane (HeadRanges
+        // in traversal.cuh), inside the device's rows of the offsets, rebased to global ids). The
+        // low lists are null (soft priority off: the threshold is u32::MAX and nothing is deferred;
+        // low_capacity 0) or both allocated with low_capacity items (`ensure_low_lists`; the kernel
         // bounds-checks every append). CSR, values, weights, worklist and control block as in
         // `launch_expand` (the same buffers; the worklist holds the seeds at [0, k) and
-        // `TraversalCtrl::wl_end` = k, the hub capacity is set); `fused` is a
-        // `FusedStateBlock` zeroed except its first phase, `end` = k and the threshold;
-        // `abort` is one u32 of mapped host memory, a device address of this context. The owned range is the whole graph (one device), so the
-        // kernel never appends to its (empty) send buffer, unless the launch is bounded (several
-        // devices): then it appends to the current outgoing buffer, `send_capacity` items from
-        // position `send_base`, bounds-checking every append. A member of a device-driven run
-        // (`FusedRole::Member`, `fused_peer.rs`) sends into the next device's inbox, a ring of
-        // `send_capacity` items (a power of two, at most that buffer's length; positions taken
-        // modulo the capacity, never more than the capacity past what the receiver freed; peer
-        // access enabled by `PeerGroup::check`), reads its own inbox ring of `inbox_capacity`
-        // items (likewise) only below the end the sender published, stores its ends into the
-        // next device's `send_published` and the previous device's `recv_freed` (one u32 of
-        // their control blocks each) and counts in the group's mailbox (`PeerGroup::args`);
-        // alone or bounded, the group has size 1 and null pointers, which the kernel never
-        // touches. The block is a multiple of 32 of at most 1,024 threads, run by the build whose launch bounds admit it, and the grid is at
-        // most the resident maximum of that build at that block (`FusedKernel::shape`); the
-        // launch is cooperative, so every block is resident and the grid barrier cannot
-        // deadlock. Memory is kept alive below.
+        // `TraversalCtrl::wl_end` = k, the hub capacity is set); `fused` is a `FusedStateBlock`
+        // zeroed except its first phase, `end` = k and the threshold; `abort` is one u32 of mapped
+        // host memory, a device address of this context. The owned range is the whole graph (one
+        // device), so the kernel never appends to its (empty) send buffer, unless the launch is
+        // bounded (several devices): then it appends to the current outgoing buffer,
+        // `send_capacity` items from position `send_base`, bounds-checking every append. A member
+        // of a device-driven run (`FusedRole::Member`, `fused_peer.rs`) sends into the next
+        // device's inbox, a ring of `send_capacity` items (a power of two, at most that buffer's
+        // length; positions taken modulo the capacity, never more than the capacity past what the
+        // receiver freed; peer access enabled by `PeerGroup::check`), reads its own inbox ring of
+        // `inbox_capacity` items (likewise) only below the end the sender published, stores its
+        // ends into the next device's `send_published` and the previous device's `recv_freed` (one
+        // u32 of their control blocks each) and counts in the group's mailbox (`PeerGroup::args`);
+        // alone or bounded, the group has size 1 and null pointers, which the kernel never touches.
+        // The block is a multiple of 32 of at most 1,024 threads, run by the build whose launch
+        // bounds admit it, and the grid is at most the resident maximum of that build at that block
+        // (`FusedKernel::shape`); the launch is cooperative, so every block is resident and the
+        // grid barrier cannot deadlock; a cluster build's grid is whole clusters
+        // (`FusedKernel::shape`). Memory is kept alive below.
         unsafe {
             let function = self
                 .fused
                 .function(shape.block, member.is_some(), shape.cluster);
             let stream = self.stream.raw();
             let config = LaunchConfig::linear(shape.grid, shape.block);
-            if shape.cluster {
-                function.launch_cooperative_clusters(stream.as_ref(), config, (params,))?
-            } else {
-                function.launch_cooperative(stream.as_ref(), config, (params,))?
-            }
+            function.launch_cooperative(stream.as_ref(), config, (params,))?
         };
         self.keep_alive(&[])?;
         let mut memory = vec![self.fused.state.raw().memory, self.fused.abort.raw().memory];
