@@ -6,7 +6,7 @@
 mod common;
 
 use common::{check, check_options, from_pairs, generated, options, sweep_divisors, with_hubs};
-use groute_core::testing::{device_counts, pick, test_contexts};
+use groute_core::testing::{combinations, device_counts, pick, test_contexts};
 use groute_graph::testing::small_of_each_family;
 use groute_graph::{NoProgress, PartitionMethod, load_graph, partition_graph};
 use groute_pagerank::{Driver, PageRankError, PageRankOptions, pagerank, pagerank_reference};
@@ -27,12 +27,14 @@ fn hubs_are_within_the_bound_with_sweeps_and_worklist_rounds() {
     let g = with_hubs();
     let tiles = |v: usize| (g.csr.offsets()[v + 1] - g.csr.offsets()[v]).div_ceil(2048);
     assert!(tiles(0) >= 2 && tiles(1) >= 2, "two hubs of two tiles");
-    for divisor in sweep_divisors(&[0, groute_pagerank::SPARSE_SWEEP_DIVISOR, u32::MAX]) {
+    let divisors = sweep_divisors(&[0, groute_pagerank::SPARSE_SWEEP_DIVISOR, u32::MAX]);
+    let counts = [1, 2];
+    // Every combination; on reduced inputs each divisor once, on 1 and on 2 devices.
+    for [vi, di] in combinations([divisors.len(), counts.len()]) {
         let mut o = options(0.01);
-        o.tuning.sweep_divisor = Some(divisor);
-        for devices in [1, 2] {
-            check_options(&g, devices, &o, &[devices as u64]);
-        }
+        o.tuning.sweep_divisor = Some(divisors[vi]);
+        let devices = counts[di];
+        check_options(&g, devices, &o, &[devices as u64]);
     }
 }
 
