@@ -78,3 +78,26 @@ pub fn self_loops() -> Graph {
         "self-loops",
     )
 }
+
+/// `"hub ladder"`: hubs (out-degree >= 2048, listed and expanded grid-wide by the fused
+/// kernels) in rounds that follow hub-free rounds and in rounds that follow hub rounds: a
+/// path 0 -> 1 -> ... -> 9 whose vertices 1, 4 and 7 each lead to four hubs; hub j has
+/// 2048 + 97 j arcs into a shared pool of 6000 sink leaves and one arc to hub j + 1 (so a
+/// leaf hears from several hubs, some of them in one round). A fused kernel whose hub
+/// decision read the live counter would hang on exactly this: a round without hubs followed
+/// by one with hubs.
+pub fn hub_ladder() -> Graph {
+    const PATH: u32 = 10;
+    const HUBS: u32 = 12;
+    const LEAVES: u32 = 6000;
+    let mut pairs: Vec<(u32, u32)> = (0..PATH - 1).map(|i| (i, i + 1)).collect();
+    for (k, c) in [1, 4, 7].into_iter().enumerate() {
+        pairs.extend((0..4).map(|j| (c, PATH + 4 * k as u32 + j)));
+    }
+    for j in 0..HUBS {
+        let hub = PATH + j;
+        pairs.push((hub, PATH + (j + 1) % HUBS));
+        pairs.extend((0..2048 + 97 * j).map(|i| (hub, PATH + HUBS + (i + 500 * j) % LEAVES)));
+    }
+    from_pairs((PATH + HUBS + LEAVES) as usize, &pairs, "hub ladder")
+}

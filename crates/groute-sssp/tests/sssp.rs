@@ -2,32 +2,30 @@
 //! 8 devices, block and METIS partitions, plain and jittered host contexts (and CUDA with
 //! `GROUTE_TEST_CUDA=1`); zero weights, parallel arcs of different weights, self-loops,
 //! disconnected graphs and saturating sums included; with soft priority (the default band,
-//! small and huge bands) and without (`prio_delta = Some(0)`).
+//! small and huge bands) and without (`prio_delta = Some(0)`). The checks shared with BFS are
+//! the bodies of `groute_worklist::testing::host`, run with [`SsspUnderTest`].
 //!
 //! With `GROUTE_TEST_REDUCED=1` (`groute_core::testing::reduced`) each check runs one source
-//! on block partitions (soft priority on and off), on 1 to 3 devices, with one file of each
-//! shipped graph's formats, each priority band once, and fewer random graphs.
+//! on block partitions (soft priority on and off), on 1 to 3 devices, on smaller generated
+//! graphs, with the small shipped METIS graph and one file of the tiny weighted graph's
+//! formats (the mesh left to full runs), each priority band once, and fewer random graphs.
 
-use std::path::PathBuf;
-use std::time::Duration;
+mod common;
 
-use groute_core::testing::{
-    combinations, device_counts, first, full_or_reduced, pick, test_contexts,
-};
+use groute_core::testing::{device_counts, full_or_reduced, pick, test_contexts};
 use groute_graph::testing::{directed_path, from_pairs, from_triples, generated};
 use groute_graph::{Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph};
-use groute_sssp::{
-    MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, UNREACHED, sssp, sssp_reference,
-};
+use groute_sssp::{MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, sssp, sssp_reference};
+use groute_worklist::testing::host::{self, JitterSweep, check};
+use groute_worklist::testing::{SMALL_SHIPPED_GRAPH, host_options, shipped_graphs};
 use groute_worklist::traversal::FusedMode;
 use proptest::prelude::*;
 
+use common::{BIG, SsspUnderTest, saturating, the_default_band_cuts_work};
+
+/// The host suites' settings (`groute_worklist::testing::host_options`).
 fn options() -> SsspOptions {
-    let mut o = SsspOptions::default();
-    o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
-    o.worklist.packet_size = 64;
-    o.worklist.max_batch = 256;
-    o
+    host_options::<SsspUnderTest>()
 }
 
 /// [`options`] with soft priority `prio_delta` (`None`: the default band, `Some(0)`: off).
@@ -37,74 +35,40 @@ fn options_with_priority(prio_delta: Option<u32>) -> SsspOptions {
     o
 }
 
-/// Checks SSSP from `sources` on `devices` devices with both partition methods, against
-/// Dijkstra on the unpartitioned graph.
-fn check(graph: &Graph, devices: usize, sources: &[u32], jitter: &[u64]) {
-    assert!(
-        devices <= graph.num_vertices(),
-        "{}: {devices} devices for {} vertices",
-        graph.name,
-        graph.num_vertices()
-    );
-    let sources = first(sources.iter().copied(), 1);
-    let expected: Vec<Vec<u32>> = sources
-        .iter()
-        .map(|&s| sssp_reference(&graph.csr, s))
-        .collect();
-    let settings = [
-        (PartitionMethod::Block, Some(0)),
-        (PartitionMethod::Block, None),
-        (PartitionMethod::Metis, None),
-    ];
-    for (method, prio) in pick(settings, &[0, 1]) {
-        let parted = partition_graph(graph.clone(), devices, method, &NoProgress).unwrap();
-        for tc in test_contexts(devices, jitter) {
-            let label = format!("{method}, {}, prio_delta {prio:?}", tc.label);
-            let mut solver = SsspSolver::new(&tc.context, &parted, &options_with_priority(prio))
-                .unwrap_or_else(|e| panic!("{} ({label}): {e}", graph.name));
-            for (&s, expected) in sources.iter().zip(&expected) {
-                let got = solver.run(s).unwrap_or_else(|e| {
-                    panic!(
-                        "{} from {s} on {devices} devices ({label}): {e}",
-                        graph.name
-                    )
-                });
-                assert_eq!(
-                    &got.distances, expected,
-                    "{} from {s} on {devices} devices ({label})",
-                    graph.name
-                );
-                assert_eq!(got.stats.worklist.late_items, 0);
-            }
-        }
-    }
-}
-
-fn datasets() -> PathBuf {
+fn datasets() -> std::path::PathBuf {
     groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder")
 }
 
+/// A Kronecker graph, a road grid, zero weights and parallel arcs; on reduced inputs each
+/// graph a third to a quarter the size (the runs on the sanitizer's CUDA device are the long
+/// part), its middle vertex in its giant component.
 #[test]
 fn generated_weighted_graphs_match_dijkstra_on_1_to_8_devices() {
     let graphs = [
-        generated("kron:scale=9,ef=8,sym,seed=3,weights=1..64:5"),
-        generated("road:side=24,p=0.6,seed=5,weights=1..1000:2"),
+        full_or_reduced(
+            "kron:scale=9,ef=8,sym,seed=3,weights=1..64:5",
+            "kron:scale=7,ef=8,sym,seed=3,weights=1..64:5",
+        ),
+        full_or_reduced(
+            "road:side=24,p=0.6,seed=5,weights=1..1000:2",
+            "road:side=14,p=0.6,seed=5,weights=1..1000:2",
+        ),
         // Zero weights: whole regions share a distance.
-        generated("random:n=600,m=1800,seed=7,weights=0..3:4"),
+        full_or_reduced(
+            "random:n=600,m=1800,seed=7,weights=0..3:4",
+            "random:n=200,m=600,seed=7,weights=0..3:4",
+        ),
         // Parallel arcs of different weights (keepdup): only the lightest may count.
-        generated("random:n=300,m=1500,seed=8,keepdup,weights=1..50:6"),
-    ];
+        full_or_reduced(
+            "random:n=300,m=1500,seed=8,keepdup,weights=1..50:6",
+            "random:n=100,m=500,seed=8,keepdup,weights=1..50:6",
+        ),
+    ]
+    .map(generated);
     for g in &graphs {
         assert!(g.csr.is_weighted(), "{}", g.name);
-        for devices in device_counts(&[1, 2, 3, 4, 8]) {
-            check(
-                g,
-                devices,
-                &[0, (g.num_vertices() / 2) as u32],
-                &[devices as u64],
-            );
-        }
     }
+    host::generated_graphs_match_on_1_to_8_devices::<SsspUnderTest>(&graphs);
 }
 
 #[test]
@@ -112,7 +76,7 @@ fn unweighted_graphs_weigh_one_per_arc() {
     let g = generated("kron:scale=8,ef=8,sym,seed=11").map_csr_without_weights();
     assert!(!g.csr.is_weighted());
     for devices in [1, 3, 8] {
-        check(&g, devices, &[0, 7], &[devices as u64 + 20]);
+        check::<SsspUnderTest>(&g, devices, &[0, 7], &[devices as u64 + 20]);
     }
     // Distances equal hop counts on a path.
     let path = directed_path(100, "unweighted path");
@@ -137,87 +101,64 @@ impl WithoutWeights for Graph {
     }
 }
 
+/// The weighted arcs of `groups`, one after another (groups of a few arcs each: a graph's
+/// parts).
+fn arcs(groups: &[&[(u32, u32, u32)]]) -> Vec<(u32, u32, u32)> {
+    groups.concat()
+}
+
 #[test]
 fn special_shapes_match_dijkstra() {
-    let single = from_triples(1, &[], "single vertex");
-    let single_loop = from_triples(1, &[(0, 0, 5)], "single self-loop");
+    // Three components: 0 - 1 - 2 and 5 - 6 - 7 (one arc of weight 0), a loop on 8.
     let disconnected = from_triples(
         10,
-        &[
-            (0, 1, 2),
-            (1, 0, 2),
-            (1, 2, 7),
-            (2, 1, 7),
-            (5, 6, 1),
-            (6, 5, 1),
-            (6, 7, 0),
-            (7, 6, 0),
-            (8, 8, 3),
-        ],
+        &arcs(&[
+            &[(0, 1, 2), (1, 0, 2), (1, 2, 7), (2, 1, 7)],
+            &[(5, 6, 1), (6, 5, 1), (6, 7, 0), (7, 6, 0)],
+            &[(8, 8, 3)],
+        ]),
         "disconnected",
     );
-    let loops = from_triples(
-        6,
-        &[
-            (0, 0, 0),
-            (0, 1, 4),
-            (1, 1, 1),
-            (1, 2, 2),
-            (2, 3, 9),
-            (3, 3, 0),
-            (3, 4, 1),
-            (4, 5, 1),
-            (5, 0, 3),
-        ],
-        "self-loops",
-    );
-    // Parallel arcs: the heavy copy comes first in input order and in the CSR row.
-    let parallel = from_triples(
-        5,
-        &[
-            (0, 1, 10),
-            (0, 1, 3),
-            (0, 1, 7),
-            (1, 2, 5),
-            (1, 2, 1),
-            (0, 2, 9),
-            (2, 3, 0),
-            (2, 3, 0),
-            (3, 4, 4),
-            (3, 4, 2),
-        ],
-        "parallel arcs",
-    );
-    // Zero-weight cycles and a zero-weight shortcut that is found late.
-    let zeros = from_triples(
-        7,
-        &[
-            (0, 1, 0),
-            (1, 2, 0),
-            (2, 0, 0),
-            (0, 3, 100),
-            (2, 4, 50),
-            (4, 5, 0),
-            (5, 3, 0),
-            (3, 6, 0),
-            (6, 3, 0),
-        ],
-        "zero weights",
+    // The cycle 0 -> 1 -> ... -> 5 -> 0 with loops on 0, 1 and 3.
+    let loops = arcs(&[
+        &[(0, 0, 0), (0, 1, 4), (1, 1, 1), (1, 2, 2)],
+        &[(2, 3, 9), (3, 3, 0), (3, 4, 1)],
+        &[(4, 5, 1), (5, 0, 3)],
+    ]);
+    // Parallel arcs: the heavy copy comes first in input order.
+    let parallel = arcs(&[
+        &[(0, 1, 10), (0, 1, 3), (0, 1, 7)],
+        &[(1, 2, 5), (1, 2, 1)],
+        &[(0, 2, 9)],
+        &[(2, 3, 0), (2, 3, 0)],
+        &[(3, 4, 4), (3, 4, 2)],
+    ]);
+    // Zero-weight cycles and a zero-weight shortcut (4 -> 5 -> 3) that is found late.
+    let zeros = arcs(&[
+        &[(0, 1, 0), (1, 2, 0), (2, 0, 0)],
+        &[(0, 3, 100), (2, 4, 50)],
+        &[(4, 5, 0), (5, 3, 0)],
+        &[(3, 6, 0), (6, 3, 0)],
+    ]);
+    let (loops, parallel, zeros) = (
+        from_triples(6, &loops, "self-loops"),
+        from_triples(5, &parallel, "parallel arcs"),
+        from_triples(7, &zeros, "zero weights"),
     );
     // A weighted path where the long direct arc loses to many short ones.
     let mut chain: Vec<(u32, u32, u32)> = (0..199).map(|i| (i, i + 1, 1 + i % 3)).collect();
     chain.push((0, 199, 1_000_000));
     chain.push((150, 10, 0));
     let path = from_triples(200, &chain, "weighted path");
-    check(&single, 1, &[0], &[1]);
-    check(&single_loop, 1, &[0], &[1]);
-    for devices in device_counts(&[1, 2, 3, 4, 8]) {
-        check(&disconnected, devices, &[0, 5, 8, 9], &[3]);
-        check(&loops, devices.min(6), &[0, 3], &[4]);
-        check(&parallel, devices.min(5), &[0, 1], &[6]);
-        check(&zeros, devices.min(7), &[0, 3], &[7]);
-        check(&path, devices, &[0, 150], &[5]);
-    }
+    host::shapes_match_on_every_device_count::<SsspUnderTest>(&[
+        (&from_triples(1, &[], "single vertex"), &[0], 1),
+        (&from_triples(1, &[(0, 0, 5)], "single self-loop"), &[0], 1),
+        (&disconnected, &[0, 5, 8, 9], 3),
+        (&loops, &[0, 3], 4),
+        (&parallel, &[0, 1], 6),
+        (&zeros, &[0, 3], 7),
+        (&path, &[0, 150], 5),
+    ]);
     let ctx = groute_core::Context::host(1).unwrap();
     let parted = partition_graph(parallel, 1, PartitionMethod::Block, &NoProgress).unwrap();
     let got = sssp(&ctx, &parted, 0, &options()).unwrap();
@@ -226,49 +167,25 @@ fn special_shapes_match_dijkstra() {
 
 #[test]
 fn long_paths_saturate_instead_of_wrapping() {
-    let big = u32::MAX / 2 - 1;
-    let g = from_triples(
-        5,
-        &[
-            (0, 1, big),
-            (1, 2, big),
-            (2, 3, big),
-            (3, 4, 0),
-            (0, 4, u32::MAX),
-        ],
-        "saturating",
-    );
-    let expected = [0, big, 2 * big, MAX_DISTANCE, MAX_DISTANCE];
+    let g = saturating();
+    let expected = [0, BIG, 2 * BIG, MAX_DISTANCE, MAX_DISTANCE];
     assert_eq!(sssp_reference(&g.csr, 0), expected);
     for devices in device_counts(&[1, 2, 5]) {
-        check(&g, devices, &[0, 1], &[9]);
+        check::<SsspUnderTest>(&g, devices, &[0, 1], &[9]);
     }
 }
 
+/// Every shipped graph (on reduced inputs the small METIS graph and the tiny weighted one),
+/// and those without weights with generated ones too (`--gen-weights`).
 #[test]
 fn shipped_graphs_match_dijkstra() {
-    let dir = datasets();
-    let shipped = groute_graph::shipped_graphs();
-    for g in shipped.iter().cloned() {
-        let devices = device_counts(if g.num_vertices() < 8 {
-            &[1, 2, 3]
-        } else {
-            &[1, 2, 4]
-        });
-        for d in devices {
-            check(&g, d, &[0], &[]);
-        }
-        // With generated weights too (`--gen-weights`), unless the file has its own.
+    host::shipped_graphs_match::<SsspUnderTest>(&[1, 2, 3]);
+    for g in shipped_graphs(&[SMALL_SHIPPED_GRAPH]) {
         if !g.csr.is_weighted() {
             let w = "1..100:3".parse::<WeightSpec>().unwrap().apply(g).unwrap();
-            check(&w, 3, &[0], &[2]);
+            check::<SsspUnderTest>(&w, 3, &[0], &[2]);
         }
     }
-    assert!(
-        shipped.len() >= 5,
-        "expected the shipped graphs in {}",
-        dir.display()
-    );
 }
 
 #[test]
@@ -309,49 +226,14 @@ fn a_solver_runs_from_many_sources() {
 
 #[test]
 fn bad_inputs_are_clear_errors() {
-    let g = generated("random:n=50,m=100,seed=1,weights=1..9");
-    let ctx = groute_core::Context::host(2).unwrap();
-    let parted = partition_graph(g.clone(), 2, PartitionMethod::Block, &NoProgress).unwrap();
-    let err = sssp(&ctx, &parted, 50, &options()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SsspError::SourceOutOfRange {
-                vertex: 50,
-                vertices: 50
-            }
-        ),
-        "{err}"
+    host::bad_inputs_are_clear_errors::<SsspUnderTest>(
+        &generated("random:n=50,m=100,seed=1,weights=1..9"),
+        &generated("road:side=16,p=0.9,seed=3,weights=1..9"),
     );
-    assert!(err.to_string().contains("--source"), "{err}");
-    let mut solver = SsspSolver::new(&ctx, &parted, &options()).unwrap();
-    assert!(matches!(
-        solver.run(u32::MAX).unwrap_err(),
-        SsspError::SourceOutOfRange { .. }
-    ));
     assert_eq!(
         SsspError::EmptyGraph.to_string(),
         "the graph is empty: SSSP needs at least one vertex"
     );
-    let three = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
-    assert!(matches!(
-        sssp(&ctx, &three, 0, &options()).unwrap_err(),
-        SsspError::PartitionMismatch {
-            parts: 3,
-            devices: 2
-        }
-    ));
-    let mut tiny = options();
-    tiny.worklist.wl_capacity = Some(1);
-    let big = partition_graph(
-        generated("road:side=16,p=0.9,seed=3,weights=1..9"),
-        2,
-        PartitionMethod::Block,
-        &NoProgress,
-    )
-    .unwrap();
-    let err = sssp(&ctx, &big, 0, &tiny).unwrap_err();
-    assert!(err.to_string().contains("--wl-capacity"), "{err}");
 }
 
 /// An improvement storm: the source reaches `a` vertices at distance 1, and each of them
@@ -400,75 +282,27 @@ fn improvement_storms_grow_the_worklists() {
 
 #[test]
 fn stats_count_work_and_ring_traffic() {
-    let g = generated("road:side=20,p=0.6,seed=9,weights=1..100");
-    let ctx = groute_core::Context::host(4).unwrap();
-    let parted = partition_graph(g.clone(), 4, PartitionMethod::Block, &NoProgress).unwrap();
-    let r = sssp(&ctx, &parted, 0, &options()).unwrap();
-    assert!(r.stats.work_items >= r.reached() as u64);
-    assert!(r.stats.items_sent > 0);
-    assert!(r.stats.rounds > 0);
-    assert_eq!(r.stats.worklist.devices.len(), 4);
-    let expected = sssp_reference(&g.csr, 0);
-    let reached = expected.iter().filter(|&&d| d != UNREACHED).count();
-    assert_eq!(r.reached(), reached);
-    assert_eq!(
-        r.max_distance(),
-        expected
-            .into_iter()
-            .filter(|&d| d != UNREACHED)
-            .max()
-            .unwrap_or(0)
-    );
+    host::stats_count_work_and_ring_traffic::<SsspUnderTest>(&generated(
+        "road:side=20,p=0.6,seed=9,weights=1..100",
+    ));
 }
 
+/// Bands of one distance, 37 and unbounded on 1, 2, 3, 5 and 8 devices; one CUDA device runs
+/// fused by default, so the per-round worker is covered there too. On reduced inputs a grid
+/// of 10 on a side (79 vertices reached), whose few distances keep the epochs of the
+/// narrowest band few.
 #[test]
 fn soft_priority_matches_dijkstra_under_jitter_for_every_band() {
-    let g = generated("road:side=32,p=0.6,seed=12,weights=1..100:3");
-    let expected = sssp_reference(&g.csr, 5);
-    for devices in device_counts(&[1, 2, 3, 5, 8]) {
-        let parted =
-            partition_graph(g.clone(), devices, PartitionMethod::Metis, &NoProgress).unwrap();
-        // One CUDA device runs fused by default: cover the per-round worker there too.
-        let modes: &[FusedMode] = if devices == 1 {
-            &[FusedMode::On, FusedMode::Off]
-        } else {
-            &[FusedMode::Auto]
-        };
-        let prios = [Some(1), Some(37), Some(u32::MAX)];
-        for [pi, mi] in combinations([prios.len(), modes.len()]) {
-            let (prio, mode) = (prios[pi], modes[mi]);
-            for tc in test_contexts(devices, &[11, 12, 13]) {
-                let mut o = options_with_priority(prio);
-                o.worklist.fused = mode;
-                let got = sssp(&tc.context, &parted, 5, &o).unwrap();
-                let label = format!(
-                    "{devices} devices, prio_delta {prio:?}, {mode:?}, {}",
-                    tc.label
-                );
-                assert_eq!(got.distances, expected, "{label}");
-                let ws = &got.stats.worklist;
-                assert_eq!(ws.late_items, 0, "{label}");
-                if prio == Some(1) {
-                    assert!(
-                        got.stats.epochs > 0 && got.stats.items_deferred > 0,
-                        "{label}"
-                    );
-                    // The host's epochs are agreed by every device; a device-driven run (CUDA,
-                    // several devices on distinct GPUs with peer access or sharing one: Auto
-                    // fuses this sparse graph) runs each device's own, and reports the most.
-                    let own_epochs = tc.label == "cuda"
-                        && devices > 1
-                        && groute_core::cuda::PeerGroup::auto_device_driven(&tc.context);
-                    let most = ws.devices.iter().map(|d| d.epochs).max();
-                    assert_eq!(most, Some(got.stats.epochs), "{label}");
-                    assert!(
-                        own_epochs || ws.devices.iter().all(|d| d.epochs == got.stats.epochs),
-                        "{label}"
-                    );
-                }
-            }
-        }
-    }
+    let side: u32 = full_or_reduced(32, 10);
+    let g = generated(&format!("road:side={side},p=0.6,seed=12,weights=1..100:3"));
+    host::soft_priority_matches_under_jitter::<SsspUnderTest>(&JitterSweep {
+        graph: &g,
+        source: 5,
+        devices: &[1, 2, 3, 5, 8],
+        prios: &[Some(1), Some(37), Some(u32::MAX)],
+        one_device_modes: &[FusedMode::On, FusedMode::Off],
+        jitter: &[11, 12, 13],
+    });
 }
 
 #[test]
@@ -481,22 +315,13 @@ fn soft_priority_cuts_work_on_a_road_grid() {
     let source = 2080; // the middle of the grid
     let with = sssp(&ctx, &parted, source, &options_with_priority(None)).unwrap();
     let without = sssp(&ctx, &parted, source, &options_with_priority(Some(0))).unwrap();
-    assert_eq!(with.distances, without.distances);
     assert_eq!(with.distances, sssp_reference(&g.csr, source));
-    let reached = with.reached() as u64;
-    assert!(reached > 1000, "the source lies in the giant component");
-    assert_eq!(
-        with.stats.prio_delta,
-        groute_sssp::default_prio_delta(&g.csr),
-        "the host backend keeps the one-device band"
-    );
-    assert_eq!((without.stats.epochs, without.stats.items_deferred), (0, 0));
     assert!(
-        with.stats.work_items <= 3 * reached,
-        "{} work items with priority for {reached} vertices (without: {})",
-        with.stats.work_items,
-        without.stats.work_items
+        with.reached() > 1000,
+        "the source lies in the giant component"
     );
+    // The host backend keeps the one-device band.
+    the_default_band_cuts_work(&g, &with, &without, "host, 2 devices");
 }
 
 #[test]
@@ -587,10 +412,7 @@ fn the_cuda_kernels_compile() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: full_or_reduced(48, 6),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig::with_cases(full_or_reduced(48, 6)))]
     #[test]
     fn random_small_weighted_graphs_match_dijkstra(
         n in 1usize..40,
@@ -609,14 +431,6 @@ proptest! {
         if unweighted {
             g = g.map_csr_without_weights();
         }
-        let devices = devices.min(n);
-        let s = src % n as u32;
-        let expected = sssp_reference(&g.csr, s);
-        let parted = partition_graph(g, devices, PartitionMethod::Block, &NoProgress).unwrap();
-        for tc in test_contexts(devices, &[seed]) {
-            let got = sssp(&tc.context, &parted, s, &options_with_priority(prio)).unwrap();
-            prop_assert_eq!(&got.distances, &expected, "{} prio_delta {:?}", tc.label, prio);
-            prop_assert_eq!(got.stats.worklist.late_items, 0);
-        }
+        host::random_graph_matches::<SsspUnderTest>(&g, devices.min(n), src % n as u32, seed, prio);
     }
 }

@@ -18,6 +18,7 @@
 //! | [`SharedRun`], [`run_workers_shared`], [`run_shared`], [`PriorityCounter::held`] | one process's share of a ring spanning processes: counts of zero make the process idle, and the caller (the `groute-dist` crate's termination waves) ends the run |
 //! | [`ShareSolver`], [`ShareOutput`] | the one interface of an executor of such a share, whatever the algorithm and backend ([`algorithm::HostSolver`], [`traversal::MinTraversalSolver`], PageRank's CUDA share) |
 //! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
+//! | [`testing`] | test bodies written once for every traversal from one source (BFS, SSSP): [`testing::TraversalUnderTest`] says what differs |
 //!
 //! ## One device's loop
 //!
@@ -204,6 +205,7 @@ mod share;
 mod split;
 mod sync;
 mod termination;
+pub mod testing;
 pub mod traversal;
 mod traversal_error;
 

@@ -4,13 +4,21 @@
 //! rings that wrap, chosen by Auto where the GPUs allow it, and refused clearly beyond a
 //! member's share or a group's size.
 
-use groute_bfs::{UNREACHED, bfs_reference};
+use groute_bfs::UNREACHED;
 use groute_core::cuda::{PEER_MAX_DEVICES, PeerGroup};
 use groute_core::testing::{combinations, first, full_or_reduced};
+use groute_graph::Graph;
+use groute_graph::testing::{from_pairs, generated};
+use groute_worklist::testing::TraversalUnderTest;
+use groute_worklist::testing::fused_device_driven as shared;
+use groute_worklist::testing::{
+    cuda_alone, cuda_shared, member_groups, members_can_run, run_in_blocks,
+    run_matching_the_reference, sweep_source, tuned,
+};
 use groute_worklist::traversal::{FusedDriver, FusedMode};
 
-use crate::common::{cuda, cuda_alone_on, cuda_one_gpu, from_pairs, generated, graphs_for, run};
-use crate::{members_can_run, options, wide_tree};
+use crate::common::{BfsUnderTest, cuda_one_gpu};
+use crate::{options, wide_tree};
 
 /// Device-driven fused runs (`--fused-driver device`: one persistent kernel per device, items
 /// stored into the next device's inbox, termination counted on the devices): every graph
@@ -23,20 +31,9 @@ use crate::{members_can_run, options, wide_tree};
 /// test's kernel.
 #[test]
 fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
-    for devices in [1, 2, 3] {
-        let Some(ctx) = cuda_alone_on(devices) else {
-            return;
-        };
-        if !members_can_run(&ctx) {
-            let mut o = options(FusedMode::On);
-            o.worklist.fused_driver = FusedDriver::Device;
-            let g = generated("road:side=16,p=0.6,seed=2");
-            let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
-            assert!(err.contains("--fused-driver"), "{devices}: {err}");
-            continue;
-        }
-        let graphs = graphs_for(devices);
-        let settings = [
+    shared::device_driven_fused_runs_on_several_devices::<BfsUnderTest>(
+        3,
+        &[
             (None, true, None, true),
             (None, true, None, false),
             (Some(0), true, None, true),
@@ -44,42 +41,8 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
             (None, true, Some(2), true),
             (Some(u32::MAX), true, None, true),
             (Some(u32::MAX), true, None, false),
-        ];
-        for [gi, si, ki] in combinations([graphs.len(), 3, settings.len()]) {
-            let g = &graphs[gi];
-            let n = g.num_vertices() as u32;
-            let s = [0, n / 2, n - 1][si];
-            let (solo, shared, prio, cluster) = settings[ki];
-            let expected = bfs_reference(&g.csr, s);
-            let mut o = options(FusedMode::On);
-            o.worklist.fused_driver = FusedDriver::Device;
-            o.worklist.fused_tuning.solo_max = solo;
-            o.worklist.fused_tuning.solo_shared = shared;
-            o.worklist.fused_tuning.cluster = Some(cluster);
-            o.worklist.prio_delta = prio;
-            let label = format!(
-                "{} from {s} on {devices} devices, solo {solo:?}, shared {shared}, \
-                 prio {prio:?}, cluster {cluster}",
-                g.name
-            );
-            let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-            assert_eq!(r.levels, expected, "{label}");
-            assert!(r.stats.fused, "{label}");
-            assert!(r.stats.worklist.device_driven, "{label}: not device-driven");
-            assert!(r.stats.work_items >= r.reached() as u64, "{label}");
-            let w = &r.stats.worklist;
-            assert_eq!(
-                w.items_processed(),
-                w.items_produced() + 1,
-                "{label}: every listed item expanded once, the seed too"
-            );
-            assert_eq!(
-                w.items_sent(),
-                w.items_received(),
-                "{label}: every published item received"
-            );
-        }
-    }
+        ],
+    );
 }
 
 /// The single-block mode on a cluster in the members of a device-driven run (the
@@ -91,53 +54,44 @@ fn device_driven_fused_runs_on_several_devices_equal_the_reference() {
 /// item to none, with soft priority, in blocks of 1,024 and 512 threads (block 0 expands on
 /// all but the peer warp), on 2 and 3 devices and in a group of one; every listed or unlisted
 /// item expanded once, every published item received, and the cluster's levels counted where
-/// it runs.
+/// it runs. On reduced inputs from vertex 0 alone, over smaller graphs of each shape
+/// ([`cluster_member_graphs`]).
 #[test]
 fn the_cluster_mode_runs_in_device_driven_members() {
-    for devices in [1, 2, 3] {
-        let Some(ctx) = cuda_alone_on(devices) else {
-            return;
-        };
-        if !members_can_run(&ctx) {
+    let graphs = cluster_member_graphs();
+    let settings = [
+        (None, None, 1024),
+        (None, Some(2), 1024),
+        (Some(1), None, 1024),
+        (Some(300), None, 512),
+        (Some(u32::MAX), Some(2), 1024),
+        (Some(u32::MAX), None, 512),
+    ];
+    for (ctx, members_run) in member_groups() {
+        if !members_run {
             continue;
         }
+        let devices = ctx.num_devices();
         let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
-        let chain: Vec<(u32, u32)> = (0..2999).flat_map(|i| [(i, i + 1), (i + 1, i)]).collect();
-        let graphs = [
-            generated("road:side=120,p=0.6,seed=41"),
-            generated("road:side=64,p=1,seed=42"),
-            generated("random:n=5000,m=12000,seed=43"),
-            from_pairs(3000, &chain, "symmetric path"),
-            wide_tree(30),
-        ];
-        let settings = [
-            (None, None, 1024),
-            (None, Some(2), 1024),
-            (Some(1), None, 1024),
-            (Some(300), None, 512),
-            (Some(u32::MAX), Some(2), 1024),
-            (Some(u32::MAX), None, 512),
-        ];
-        for [gi, si, ki] in combinations([graphs.len(), 3, settings.len()]) {
+        let sweep = [graphs.len(), full_or_reduced(3, 1), settings.len()];
+        for [gi, si, ki] in combinations(sweep) {
             let g = &graphs[gi];
-            let n = g.num_vertices() as u32;
-            let s = [0, n / 2, n - 1][si];
+            let s = sweep_source(g, si);
             let (solo, prio, block) = settings[ki];
-            let expected = bfs_reference(&g.csr, s);
-            let mut o = options(FusedMode::On);
-            o.worklist.fused_driver = FusedDriver::Device;
-            o.worklist.fused_tuning.block = Some(block);
-            o.worklist.fused_tuning.solo_max = solo;
-            o.worklist.fused_tuning.cluster = Some(true);
-            o.worklist.prio_delta = prio;
+            let o = tuned::<BfsUnderTest>(FusedMode::On, |w| {
+                w.fused_driver = FusedDriver::Device;
+                w.fused_tuning.block = Some(block);
+                w.fused_tuning.solo_max = solo;
+                w.fused_tuning.cluster = Some(true);
+                w.prio_delta = prio;
+            });
             let label = format!(
                 "{} from {s} on {devices} devices, block {block}, solo {solo:?}, prio \
                  {prio:?}",
                 g.name
             );
-            let r = run(&ctx, g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-            assert_eq!(r.levels, expected, "{label}");
-            let w = &r.stats.worklist;
+            let r = run_matching_the_reference::<BfsUnderTest>(&ctx, g, s, &o, &label);
+            let w = &r.worklist;
             assert!(w.device_driven, "{label}: not device-driven");
             assert_eq!(w.items_processed(), w.items_produced() + 1, "{label}");
             assert_eq!(w.items_sent(), w.items_received(), "{label}");
@@ -147,35 +101,62 @@ fn the_cluster_mode_runs_in_device_driven_members() {
             } else if (g.name.starts_with("road") || (g.name == "wide tree" && s == 0))
                 && solo != Some(1)
             {
-                // The wide tree's level of 900 items runs on the cluster (unless the
-                // bound is under it) and appends about 27,000 / devices: spills.
+                // The wide tree's level of fanout^2 items runs on the cluster (unless the
+                // bound is under it) and appends fanout^3 / devices, past the cluster's
+                // 4,096 frontier entries: spills.
                 assert!(cluster_rounds > 0, "{label}: ran on one block");
             }
         }
     }
 }
 
+/// The graphs of [`the_cluster_mode_runs_in_device_driven_members`]: road grids cut by the
+/// block partition (many levels cross it both ways), a sparse random graph, a symmetric path
+/// and a wide tree. On reduced inputs smaller ones of each shape, whose runs still cross the
+/// cuts and still run levels on the cluster: grids of 40 and 24 on a side, a path of 300
+/// levels, and a tree whose last level, 13,824 items, spills past the cluster's frontiers on
+/// each of up to 3 devices.
+fn cluster_member_graphs() -> Vec<Graph> {
+    let path = full_or_reduced(3000, 300);
+    let chain: Vec<(u32, u32)> = (0..path - 1)
+        .flat_map(|i| [(i, i + 1), (i + 1, i)])
+        .collect();
+    vec![
+        generated(full_or_reduced(
+            "road:side=120,p=0.6,seed=41",
+            "road:side=40,p=0.6,seed=41",
+        )),
+        generated(full_or_reduced(
+            "road:side=64,p=1,seed=42",
+            "road:side=24,p=1,seed=42",
+        )),
+        generated(full_or_reduced(
+            "random:n=5000,m=12000,seed=43",
+            "random:n=1000,m=2400,seed=43",
+        )),
+        from_pairs(path as usize, &chain, "symmetric path"),
+        wide_tree(full_or_reduced(30, 24)),
+    ]
+}
+
 /// On one device the driver picks the kernel: `Device` runs the members' kernel in a group of
 /// one (reported as device-driven), `Auto` and `Host` the one-device kernel.
 #[test]
 fn one_device_runs_the_members_kernel_only_when_asked() {
-    let Some(ctx) = cuda(1) else {
+    let Some(ctx) = cuda_shared(1) else {
         return;
     };
     let g = generated("road:side=40,p=0.6,seed=5");
-    let expected = bfs_reference(&g.csr, 0);
     for (mode, driver, device_driven) in [
         (FusedMode::On, FusedDriver::Auto, false),
         (FusedMode::On, FusedDriver::Host, false),
         (FusedMode::On, FusedDriver::Device, true),
     ] {
-        let mut o = options(mode);
-        o.worklist.fused_driver = driver;
+        let o = tuned::<BfsUnderTest>(mode, |w| w.fused_driver = driver);
         let label = format!("{mode:?} under {driver:?}");
-        let r = run(&ctx, &g, 0, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-        assert_eq!(r.levels, expected, "{label}");
-        assert!(r.stats.fused, "{label}");
-        assert_eq!(r.stats.worklist.device_driven, device_driven, "{label}");
+        let r = run_matching_the_reference::<BfsUnderTest>(&ctx, &g, 0, &o, &label);
+        assert!(r.fused, "{label}");
+        assert_eq!(r.worklist.device_driven, device_driven, "{label}");
     }
 }
 
@@ -186,7 +167,7 @@ fn one_device_runs_the_members_kernel_only_when_asked() {
 /// inbox, so a small ring fills and the run fails naming `--send-capacity` (as it should).
 #[test]
 fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
-    let Some(ctx) = cuda_alone_on(2) else {
+    let Some(ctx) = cuda_alone(2) else {
         return;
     };
     if !members_can_run(&ctx) {
@@ -203,13 +184,12 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
     let n = g.num_vertices() as u32;
     let mut most_sent = 0;
     for s in first([0, n / 2, n - 1], 1) {
-        let expected = bfs_reference(&g.csr, s);
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_driver = FusedDriver::Device;
-        o.worklist.send_capacity = Some(ring);
-        let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("from {s}: {e}"));
-        assert_eq!(r.levels, expected, "from {s}");
-        most_sent = most_sent.max(r.stats.worklist.items_sent());
+        let o = tuned::<BfsUnderTest>(FusedMode::On, |w| {
+            w.fused_driver = FusedDriver::Device;
+            w.send_capacity = Some(ring);
+        });
+        let r = run_matching_the_reference::<BfsUnderTest>(&ctx, &g, s, &o, &format!("from {s}"));
+        most_sent = most_sent.max(r.worklist.items_sent());
     }
     assert!(
         most_sent > 2 * ring as u64,
@@ -226,9 +206,10 @@ fn small_inbox_rings_wrap_around_in_a_device_driven_run() {
 fn members_sharing_one_gpu_run_on_their_share_of_it() {
     if let Some(ctx) = cuda_one_gpu(PEER_MAX_DEVICES + 1) {
         let g = generated("road:side=40,p=0.6,seed=8");
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_driver = FusedDriver::Device;
-        let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
+        let o = tuned::<BfsUnderTest>(FusedMode::On, |w| w.fused_driver = FusedDriver::Device);
+        let err = run_in_blocks::<BfsUnderTest>(&ctx, &g, 0, &o)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("--fused-driver") && err.contains(&format!("at most {PEER_MAX_DEVICES}")),
             "{err}"
@@ -242,24 +223,29 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
             "road:side=200,p=0.6,seed=8",
             "road:side=80,p=0.6,seed=8",
         ));
-        let s = g.num_vertices() as u32 / 2;
-        let expected = bfs_reference(&g.csr, s);
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_driver = FusedDriver::Device;
+        let s = sweep_source(&g, 1);
+        let mut o = tuned::<BfsUnderTest>(FusedMode::On, |w| w.fused_driver = FusedDriver::Device);
         let label = format!("{devices} members on one GPU");
-        let r = run(&ctx, &g, s, &o).unwrap_or_else(|e| panic!("{label}: {e}"));
-        assert_eq!(r.levels, expected, "{label}");
-        let w = &r.stats.worklist;
+        let r = run_matching_the_reference::<BfsUnderTest>(&ctx, &g, s, &o, &label);
+        let w = &r.worklist;
         assert!(w.device_driven, "{label}: not device-driven");
         assert!(w.items_received() > 0, "{label}: nothing crossed");
         assert_eq!(w.items_sent(), w.items_received(), "{label}");
-        let auto = run(&ctx, &g, s, &options(FusedMode::On)).unwrap();
-        assert_eq!(auto.levels, expected, "{label}, auto");
-        assert!(auto.stats.worklist.device_driven, "{label}, auto");
+        let auto_label = format!("{label}, auto");
+        let auto = run_matching_the_reference::<BfsUnderTest>(
+            &ctx,
+            &g,
+            s,
+            &options(FusedMode::On),
+            &auto_label,
+        );
+        assert!(auto.worklist.device_driven, "{auto_label}");
         // More blocks than any GPU holds resident on one multiprocessor.
         let multiprocessors = ctx.devices()[0].properties().multiprocessors;
         o.worklist.fused_tuning.grid = Some(64 * multiprocessors);
-        let err = run(&ctx, &g, s, &o).unwrap_err().to_string();
+        let err = run_in_blocks::<BfsUnderTest>(&ctx, &g, s, &o)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("--fused-grid") && err.contains(&format!("1/{devices}")),
             "{label}: {err}"
@@ -271,7 +257,7 @@ fn members_sharing_one_gpu_run_on_their_share_of_it() {
 /// repeated on one solver gives the same levels (the inboxes and counters reset per run).
 #[test]
 fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
-    let Some(ctx) = cuda(2) else {
+    let Some(ctx) = cuda_shared(2) else {
         return;
     };
     let g = generated("road:side=40,p=0.6,seed=5");
@@ -280,7 +266,7 @@ fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
     // must exchange items.
     let (source, expected) = [0, n / 2, n / 2 - 1, n / 3, n - 1]
         .into_iter()
-        .map(|s| (s as u32, bfs_reference(&g.csr, s as u32)))
+        .map(|s| (s as u32, BfsUnderTest::reference(&g.csr, s as u32)))
         .find(|(_, levels)| {
             let reached = |r: std::ops::Range<usize>| levels[r].iter().any(|&l| l != UNREACHED);
             reached(0..n / 2) && reached(n / 2..n)

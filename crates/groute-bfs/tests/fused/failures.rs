@@ -3,13 +3,18 @@
 
 use std::time::Duration;
 
-use groute_bfs::{BfsError, bfs_reference};
+use groute_bfs::BfsError;
 use groute_core::Context;
-use groute_core::testing::{combinations, full_or_reduced};
+use groute_core::testing::{GpuTest, combinations, full_or_reduced};
+use groute_graph::Graph;
+use groute_graph::testing::{directed_path, generated};
 use groute_worklist::WorklistError;
+use groute_worklist::testing::{
+    assert_fails_naming, cuda_alone, cuda_shared, run_in_blocks, run_matching_the_reference, tuned,
+};
 use groute_worklist::traversal::FusedMode;
 
-use crate::common::{cuda, cuda_alone, directed_path, generated, run};
+use crate::common::BfsUnderTest;
 use crate::{options, wide_tree};
 
 #[test]
@@ -18,82 +23,84 @@ fn bad_fused_tuning_fails_naming_the_setting() {
     // A zero level budget is refused on every backend and device count, bounded or not.
     for devices in [1, 2] {
         let host = Context::host(devices).unwrap();
-        let mut o = options(FusedMode::Auto);
-        o.worklist.fused_tuning.round_levels = Some(0);
-        let err = run(&host, &g, 0, &o).unwrap_err().to_string();
-        assert!(err.contains("--fused-round-levels"), "{devices}: {err}");
+        let o = tuned::<BfsUnderTest>(FusedMode::Auto, |w| {
+            w.fused_tuning.round_levels = Some(0);
+        });
+        assert_fails_naming::<BfsUnderTest>(&host, &g, &o, "--fused-round-levels");
     }
-    let Some(ctx) = cuda(1) else {
+    let Some(ctx) = cuda_shared(1) else {
         return;
     };
+    let bad = |tune: &dyn Fn(&mut groute_worklist::WorklistOptions), setting| {
+        let o = tuned::<BfsUnderTest>(FusedMode::On, tune);
+        assert_fails_naming::<BfsUnderTest>(&ctx, &g, &o, setting);
+    };
     for block in [0, 48, 2048] {
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_tuning.block = Some(block);
-        let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
-        assert!(err.contains("--fused-block"), "{block}: {err}");
+        bad(&|w| w.fused_tuning.block = Some(block), "--fused-block");
     }
-    let mut o = options(FusedMode::On);
-    o.worklist.fused_tuning.barrier.spin_ns = u32::MAX;
-    let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
-    assert!(err.contains("--fused-spin-ns"), "{err}");
+    bad(
+        &|w| w.fused_tuning.barrier.spin_ns = u32::MAX,
+        "--fused-spin-ns",
+    );
     // A grid far beyond every resident block.
-    let mut o = options(FusedMode::On);
-    o.worklist.fused_tuning.block = Some(1024);
-    o.worklist.fused_tuning.grid = Some(64 * 1024);
-    let err = run(&ctx, &g, 0, &o).unwrap_err().to_string();
-    assert!(err.contains("--fused-grid"), "{err}");
+    bad(
+        &|w| {
+            w.fused_tuning.block = Some(1024);
+            w.fused_tuning.grid = Some(64 * 1024);
+        },
+        "--fused-grid",
+    );
 }
 
 #[test]
 fn a_fused_worklist_overflow_fails_naming_the_setting() {
-    let Some(ctx) = cuda(1) else {
+    let Some(ctx) = cuda_shared(1) else {
         return;
     };
     // The device worklist holds at least 1024 items: a Kronecker frontier overflows it.
     let g = generated("kron:scale=12,ef=16,sym,seed=4");
-    let mut o = options(FusedMode::On);
-    o.worklist.wl_capacity = Some(1);
-    let err = run(&ctx, &g, 0, &o).unwrap_err();
-    assert!(err.to_string().contains("--wl-capacity"), "{err}");
+    let mut o = tuned::<BfsUnderTest>(FusedMode::On, |w| w.wl_capacity = Some(1));
+    assert_fails_naming::<BfsUnderTest>(&ctx, &g, &o, "--wl-capacity");
     // The single-block mode's levels (wide build, up to 1,024 items a level) overflow it too.
     o.worklist.fused_tuning.block = Some(1024);
     o.worklist.fused_tuning.solo_max = Some(1024);
-    let err = run(&ctx, &g, 0, &o).unwrap_err();
-    assert!(
-        err.to_string().contains("--wl-capacity"),
-        "single-block mode: {err}"
-    );
+    assert_fails_naming::<BfsUnderTest>(&ctx, &g, &o, "--wl-capacity");
     // With room, the same graph succeeds.
-    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
-    assert_eq!(r.levels, bfs_reference(&g.csr, 0));
+    run_matching_the_reference::<BfsUnderTest>(&ctx, &g, 0, &options(FusedMode::On), "room");
     // The cluster mode's appends (a tree level of 900 items appending 27,000) overflow it.
-    let tree = wide_tree(30);
-    let mut o = options(FusedMode::On);
-    o.worklist.wl_capacity = Some(1);
-    o.worklist.fused_tuning.block = Some(1024);
-    o.worklist.fused_tuning.solo_max = Some(u32::MAX);
-    let err = run(&ctx, &tree, 0, &o).unwrap_err();
-    assert!(err.to_string().contains("--wl-capacity"), "cluster: {err}");
+    let o = tuned::<BfsUnderTest>(FusedMode::On, |w| {
+        w.wl_capacity = Some(1);
+        w.fused_tuning.block = Some(1024);
+        w.fused_tuning.solo_max = Some(u32::MAX);
+    });
+    assert_fails_naming::<BfsUnderTest>(&ctx, &wide_tree(30), &o, "--wl-capacity");
+}
+
+/// A device of its own, for a test that asks a running kernel to stop (its host-side clock
+/// would measure another test's kernel), and a directed path of `full` vertices (`reduced` on
+/// reduced inputs) named `name`: one level per vertex.
+fn alone_with_a_path(full: u32, reduced: u32, name: &str) -> Option<(GpuTest, Graph)> {
+    let ctx = cuda_alone(1)?;
+    Some((ctx, directed_path(full_or_reduced(full, reduced), name)))
 }
 
 #[test]
 fn a_fused_run_past_its_time_limit_is_aborted() {
-    let Some(ctx) = cuda_alone() else {
+    // A directed path of 20000 vertices (320 on reduced inputs, which the sanitizer runs:
+    // five abort polls, and its complete run below far cheaper than 2000): one round per
+    // vertex, far beyond the abort poll.
+    let Some((ctx, g)) = alone_with_a_path(20_000, 320, "long path") else {
         return;
     };
-    // A directed path of 20000 vertices (2000 on reduced inputs): one round per vertex, far
-    // beyond the abort poll.
-    let length: u32 = full_or_reduced(20_000, 2_000);
-    let g = directed_path(length, "long path");
-    let mut o = options(FusedMode::On);
-    o.worklist.time_limit = Some(Duration::ZERO);
-    let err = run(&ctx, &g, 0, &o).unwrap_err();
+    let length = g.num_vertices() as u32;
+    let o = tuned::<BfsUnderTest>(FusedMode::On, |w| w.time_limit = Some(Duration::ZERO));
+    let err = run_in_blocks::<BfsUnderTest>(&ctx, &g, 0, &o).unwrap_err();
     assert!(
         matches!(err, BfsError::Worklist(WorklistError::TimedOut { .. })),
         "{err}"
     );
-    let r = run(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
-    assert_eq!(r.depth(), length - 1);
+    let r = run_in_blocks::<BfsUnderTest>(&ctx, &g, 0, &options(FusedMode::On)).unwrap();
+    assert_eq!(r.deepest, length - 1);
 }
 
 /// The kernel itself honours the abort word, in single-block mode (block 0's level loop polls
@@ -104,20 +111,20 @@ fn a_fused_run_past_its_time_limit_is_aborted() {
 /// handed the path's one queued item over, counted.
 #[test]
 fn the_fused_kernel_stops_early_when_asked_to() {
-    let Some(ctx) = cuda_alone() else {
+    let Some((ctx, g)) = alone_with_a_path(400_000, 100_000, "very long path") else {
         return;
     };
-    let n: u32 = full_or_reduced(400_000, 100_000);
-    let g = directed_path(n, "very long path");
+    let n = g.num_vertices();
     let (blocks, solos) = ([256, 1024], [None, Some(0)]);
     for [bi, si] in combinations([blocks.len(), solos.len()]) {
         let (block, solo) = (blocks[bi], solos[si]);
-        let mut o = options(FusedMode::On);
-        o.worklist.fused_tuning.block = Some(block);
-        o.worklist.fused_tuning.solo_max = solo;
-        o.worklist.time_limit = Some(Duration::ZERO);
+        let o = tuned::<BfsUnderTest>(FusedMode::On, |w| {
+            w.fused_tuning.block = Some(block);
+            w.fused_tuning.solo_max = solo;
+            w.time_limit = Some(Duration::ZERO);
+        });
         let label = format!("block {block}, solo_max {solo:?}");
-        match run(&ctx, &g, 0, &o) {
+        match run_in_blocks::<BfsUnderTest>(&ctx, &g, 0, &o) {
             Err(BfsError::Worklist(WorklistError::TimedOut { outstanding, .. })) => {
                 assert_ne!(
                     outstanding, 0,

@@ -6,8 +6,8 @@
 //! The CUDA tests run under `GROUTE_TEST_CUDA=1`; the host backend ignores the mode.
 //!
 //! One binary (`--test fused`), one module per way of running: [`one_device`],
-//! [`bounded_rounds`], [`device_driven`] and [`failures`]; the graphs and runs shared with the
-//! other fused-kernel binaries are in `tests/common`.
+//! [`bounded_rounds`], [`device_driven`] and [`failures`]. The bodies shared with SSSP are
+//! `groute_worklist::testing`'s, run with [`BfsUnderTest`]; BFS's graphs are in `tests/common`.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -18,14 +18,15 @@ mod failures;
 mod one_device;
 
 use groute_bfs::BfsOptions;
-use groute_core::Context;
-use groute_core::cuda::{GpuSharing, PeerGroup};
+use groute_graph::testing::from_pairs;
+use groute_worklist::testing::fused_options;
 use groute_worklist::traversal::FusedMode;
 
-use common::{from_pairs, fused_options};
+use common::BfsUnderTest;
 
+/// The worklist BFS in fused `mode`, with a generous time limit.
 fn options(mode: FusedMode) -> BfsOptions {
-    fused_options(mode)
+    fused_options::<BfsUnderTest>(mode)
 }
 
 /// A tree of `fanout`^3 leaves: levels of 1, `fanout`, `fanout`^2 and `fanout`^3 items, every
@@ -47,10 +48,4 @@ fn wide_tree(fanout: u32) -> groute_graph::Graph {
         level = children;
     }
     from_pairs(next_id as usize, &pairs, "wide tree")
-}
-/// Whether `ctx`'s devices can run device-driven under `FusedDriver::Device`: on distinct GPUs
-/// with peer access, or as members sharing a GPU (virtual devices, e.g. 2 or 3 devices on one
-/// GPU), each on its share of it.
-fn members_can_run(ctx: &Context) -> bool {
-    PeerGroup::check_sharing(ctx, GpuSharing::Split).is_ok()
 }
