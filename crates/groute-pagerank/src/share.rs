@@ -7,10 +7,9 @@ use std::ops::Range;
 
 use groute_core::{Context, Device, Error};
 use groute_graph::{HeldRows, InArcs, Partition};
-use groute_worklist::algorithm::check_parts;
 use groute_worklist::{
-    RingTransport, ShareOutput, ShareSolver, SharedRun, WorklistError, WorklistOptions,
-    run_workers_shared,
+    DeviceParts, RingTransport, ShareOutput, ShareSolver, SharedRun, WorklistError,
+    WorklistOptions, run_workers_shared,
 };
 
 use crate::algorithm::{PageRank, VertexResidual};
@@ -30,18 +29,20 @@ use crate::{PageRankError, PageRankOptions};
 /// process's devices. The `groute-dist` crate runs it:
 /// `DistSolver::<PageRank, _, PageRankShare>::with_device_solver`. The device-driven kernel
 /// ([`crate::Driver::Fused`]) runs within one process only.
+///
+/// Its buffers are sized for the worst case (each vertex pending once, one item per remote
+/// vertex per round): an overflow is an error naming the setting to raise, and nothing grows
+/// after it ([`ShareSolver::grow_after`]'s default).
 pub struct PageRankShare {
-    context: Context,
-    partition: Partition,
-    /// The parts this process's devices hold (device `d` part `parts.start + d`).
-    parts: Range<usize>,
+    /// The parts this process's devices hold.
+    held: DeviceParts,
     devices: Vec<CudaPageRankStorage>,
 }
 
 impl std::fmt::Debug for PageRankShare {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PageRankShare")
-            .field("parts", &self.parts)
+            .field("parts", &self.held.parts())
             .finish_non_exhaustive()
     }
 }
@@ -73,7 +74,7 @@ impl PageRankShare {
             } => Error::invalid(name, value, expected),
             other => Error::invalid("PageRank parameters", other, "valid parameters"),
         })?;
-        let parts = check_parts(context, rows, partition, first_part)?;
+        let held = DeviceParts::check(context, rows, partition, first_part)?;
         let csr = rows.csr();
         if context.devices().iter().any(|d| d.stream().is_host()) {
             return Err(Error::Unsupported {
@@ -99,8 +100,7 @@ impl PageRankShare {
             ..PushSettings::of(&settings, rows.average_degree())
         };
         let mut devices = Vec::with_capacity(context.num_devices());
-        for (part, device) in parts.clone().zip(context.devices()) {
-            let owned = partition.range(part);
+        for (owned, device) in held.owned_ranges().zip(context.devices()) {
             let cut = match sweep {
                 SweepMode::Pull => CutArcs::of(csr, &owned),
                 SweepMode::Push => None,
@@ -113,12 +113,7 @@ impl PageRankShare {
                 context, device, csr, pull, owned, push, options,
             )?);
         }
-        Ok(PageRankShare {
-            context: context.clone(),
-            partition: partition.clone(),
-            parts,
-            devices,
-        })
+        Ok(PageRankShare { held, devices })
     }
 }
 
@@ -141,7 +136,7 @@ impl ShareSolver for PageRankShare {
     }
 
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range_of_parts(self.parts.clone())
+        self.held.owned_vertices()
     }
 
     /// Every vertex starts with its residual (PageRank has no sources: `sources` is
@@ -153,23 +148,23 @@ impl ShareSolver for PageRankShare {
         transport: &T,
         shared: SharedRun<'_>,
     ) -> Result<ShareOutput<f32>, WorklistError> {
+        let context = self.held.context();
         let workers = self
             .devices
             .iter()
-            .zip(self.context.devices())
+            .zip(context.devices())
             .map(|(storage, device)| storage.worker(device))
             .collect::<Result<Vec<_>, _>>()?;
-        let stats = run_workers_shared(&self.context, workers, transport, shared, options)?;
-        let vertices = self.owned_vertices();
+        let stats = run_workers_shared(context, workers, transport, shared, options)?;
+        let vertices = self.held.owned_vertices();
         let len = (vertices.end - vertices.start) as usize;
         let mut ranks = zeroed(len)?;
         let mut left = zeroed(len)?;
-        for (part, (storage, device)) in self
-            .parts
-            .clone()
-            .zip(self.devices.iter().zip(self.context.devices()))
+        for (owned, (storage, device)) in self
+            .held
+            .owned_ranges()
+            .zip(self.devices.iter().zip(context.devices()))
         {
-            let owned = self.partition.range(part);
             let to = (owned.start - vertices.start) as usize..(owned.end - vertices.start) as usize;
             download_part(
                 device,
@@ -184,16 +179,6 @@ impl ShareSolver for PageRankShare {
             left,
             stats,
         })
-    }
-
-    /// PageRank's buffers are sized for the worst case (each vertex pending once, one item
-    /// per remote vertex per round): an overflow is an error naming the setting to raise.
-    fn grow_after(
-        &mut self,
-        _: &WorklistError,
-        _: &WorklistOptions,
-    ) -> Result<bool, WorklistError> {
-        Ok(false)
     }
 }
 

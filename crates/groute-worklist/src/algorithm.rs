@@ -52,10 +52,8 @@ mod value;
 
 pub(crate) use host::check_weights;
 pub use host::{AlgorithmSplit, AtomicArray, HostAlgorithm, HostRound, par_collect};
-pub use solver::{HostOutput, HostSolver, check_parts};
-pub(crate) use solver::{
-    check_partition, check_whole_run, download_owned, for_owned_ranges, sources_of_parts,
-};
+pub use solver::{HostOutput, HostSolver};
+pub(crate) use solver::{check_partition, download_owned, for_owned_ranges};
 pub use value::AtomicValue;
 
 use crate::traversal::TraversalKernels;

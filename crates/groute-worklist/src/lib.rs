@@ -17,6 +17,7 @@
 //! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the host engine and its interface, which the host executor implements (engine tests implement it directly) |
 //! | [`SharedRun`], [`run_workers_shared`], [`run_shared`], [`PriorityCounter::held`] | one process's share of a ring spanning processes: counts of zero make the process idle, and the caller (the `groute-dist` crate's termination waves) ends the run |
 //! | [`ShareSolver`], [`ShareOutput`] | the one interface of an executor of such a share, whatever the algorithm and backend ([`algorithm::HostSolver`], [`traversal::MinTraversalSolver`], PageRank's CUDA share) |
+//! | [`DeviceParts`] | which parts of a partition a context's devices hold (every part, or one process's share), checked where a solver is made |
 //! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
 //! | [`testing`] | test bodies written once for every traversal from one source (BFS, SSSP): [`testing::TraversalUnderTest`] says what differs |
 //!
@@ -191,6 +192,7 @@
 //! [`TerminationCounter`] (which stays available to callers that want the single count).
 
 pub mod algorithm;
+mod device_parts;
 mod driver;
 mod engine;
 mod error;
@@ -210,6 +212,7 @@ pub mod traversal;
 mod traversal_error;
 
 pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
+pub use device_parts::DeviceParts;
 pub use driver::{
     DeviceWorker, MAX_OUTGOING_BUFFERS, Outgoing, ReceiveCounts, Reexamined, RoundCounts,
     SharedRun, check_another_outgoing_buffer, run_workers, run_workers_on, run_workers_shared,

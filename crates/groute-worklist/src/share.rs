@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use bytemuck::Pod;
 use groute_core::Context;
-use groute_graph::{HeldRows, Partition};
+use groute_graph::{Csr, HeldRows, Partition};
 
-use crate::algorithm::{HostOutput, WorklistAlgorithm};
+use crate::algorithm::{HostOutput, WorklistAlgorithm, check_partition};
 use crate::driver::SharedRun;
 use crate::engine::WorklistOptions;
 use crate::error::WorklistError;
@@ -40,8 +40,8 @@ pub trait ShareSolver: Sized + Send {
     /// graph whose rows `rows` holds, already renumbered so that part `p` owns
     /// `partition.range(p)`) to `context`'s devices, device `d` holding part
     /// `first_part + d`, and allocates the run storage. Reads only the rows of those parts,
-    /// which `rows` must hold (checked: [`check_parts`](crate::algorithm::check_parts)), and
-    /// asks `rows` for what only the whole graph gives.
+    /// which `rows` must hold (checked: [`DeviceParts::check`](crate::DeviceParts::check)), and asks `rows` for what
+    /// only the whole graph gives.
     fn for_parts(
         context: &Context,
         algorithm: Self::Algorithm,
@@ -67,10 +67,35 @@ pub trait ShareSolver: Sized + Send {
 
     /// After a run that failed with `error`: grows what overflowed where the options leave
     /// its size to the solver, and says whether the run can start again (`false`: the error
-    /// stands).
+    /// stands). By default nothing grows: an executor whose buffers grow as they fill, or
+    /// are sized for the worst case, has nothing to grow after a failure.
     fn grow_after(
         &mut self,
         error: &WorklistError,
         options: &WorklistOptions,
-    ) -> Result<bool, WorklistError>;
+    ) -> Result<bool, WorklistError> {
+        let _ = (error, options);
+        Ok(false)
+    }
+}
+
+/// The solver `S` of every part of `partition`, one per device of `context`, uploaded from
+/// the whole graph `csr` (renumbered so that device `d` owns `partition.range(d)`): what the
+/// solvers' `new` makes.
+pub(crate) fn for_every_part<S: ShareSolver>(
+    context: &Context,
+    algorithm: S::Algorithm,
+    csr: &Csr,
+    partition: &Partition,
+    options: &WorklistOptions,
+) -> Result<S, WorklistError> {
+    check_partition(context, csr, partition)?;
+    S::for_parts(
+        context,
+        algorithm,
+        &HeldRows::whole(csr),
+        partition,
+        0,
+        options,
+    )
 }

@@ -8,12 +8,13 @@ use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::{Csr, HeldRows, Partition};
 
 use super::{Combine, HostAlgorithm, Start, WorklistAlgorithm};
+use crate::device_parts::DeviceParts;
 use crate::driver::SharedRun;
 use crate::engine::{PackedOf, WorklistOptions, WorklistStats, run, run_shared};
 use crate::error::WorklistError;
 use crate::members::run_device_driven;
 use crate::ring::RingTransport;
-use crate::share::ShareSolver;
+use crate::share::{ShareSolver, for_every_part};
 
 /// The output of a [`HostSolver`] run, in the partitioned numbering (also of any executor's
 /// share of a run spanning processes: [`ShareOutput`](crate::ShareOutput)).
@@ -37,12 +38,9 @@ pub struct HostOutput<V> {
 /// the graph is uploaded and its value arrays allocated once ([`HostSolver::new`]); each
 /// [`HostSolver::run`] resets the values and runs the distributed worklist.
 pub struct HostSolver<A: WorklistAlgorithm> {
-    context: Context,
-    partition: Partition,
-    num_vertices: usize,
-    /// The parts this context's devices hold: device `d` holds part `parts.start + d` (all
-    /// of them, unless the solver is one process's share: [`HostSolver::for_parts`]).
-    parts: Range<usize>,
+    /// The parts this context's devices hold (all of them, unless the solver is one
+    /// process's share: [`HostSolver::for_parts`]).
+    held: DeviceParts,
     programs: Vec<Arc<HostAlgorithm<A>>>,
 }
 
@@ -50,7 +48,7 @@ impl<A: WorklistAlgorithm> std::fmt::Debug for HostSolver<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostSolver")
             .field("devices", &self.programs.len())
-            .field("num_vertices", &self.num_vertices)
+            .field("num_vertices", &self.held.num_vertices())
             .finish()
     }
 }
@@ -66,15 +64,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         partition: &Partition,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        check_partition(context, csr, partition)?;
-        Self::for_parts(
-            context,
-            algorithm,
-            &HeldRows::whole(csr),
-            partition,
-            0,
-            options,
-        )
+        for_every_part(context, algorithm, csr, partition, options)
     }
 
     /// A solver over programs built by the caller (one per device, in device order, device
@@ -104,17 +94,14 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
             .into());
         }
         Ok(HostSolver {
-            context: context.clone(),
-            partition: partition.clone(),
-            num_vertices: partition.num_vertices(),
-            parts: 0..partition.num_parts(),
+            held: DeviceParts::every_part(context, partition),
             programs: programs.into_iter().map(Arc::new).collect(),
         })
     }
 
     /// The number of vertices of the graph.
     pub fn num_vertices(&self) -> usize {
-        self.num_vertices
+        self.held.num_vertices()
     }
 
     /// Runs the algorithm from `sources` (partitioned ids; ignored under
@@ -135,7 +122,7 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<HostOutput<A::Value>, WorklistError> {
-        check_whole_run("HostSolver::run", &self.partition, &self.parts)?;
+        self.held.check_whole_run("HostSolver::run")?;
         self.run_with(sources, options, |context, programs, seeds, options| {
             if options.device_driven_on_host() {
                 run_device_driven(context, programs, seeds, options)
@@ -164,26 +151,26 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         sorted.sort_unstable();
         sorted.dedup();
         let seeds = match A::START {
-            Start::Sources => sources_of_parts(&self.partition, &self.parts, &sorted),
+            Start::Sources => self.held.sources(&sorted),
             Start::EveryVertex => vec![Vec::new(); self.programs.len()],
         };
-        for (program, device) in self.programs.iter().zip(self.context.devices()) {
+        let context = self.held.context();
+        for (program, device) in self.programs.iter().zip(context.devices()) {
             program.reset(device, &sorted)?;
         }
-        let stats = execute(&self.context, &self.programs, seeds, &options)?;
-        let vertices = self.owned_vertices();
+        let stats = execute(context, &self.programs, seeds, &options)?;
+        let vertices = self.held.owned_vertices();
         let len = (vertices.end - vertices.start) as usize;
         let mut values = for_owned_ranges(len)?;
         let mut left = Vec::new();
         if A::COMBINE == Combine::Sum {
             left = for_owned_ranges(len)?;
         }
-        for (part, (program, device)) in self
-            .parts
-            .clone()
-            .zip(self.programs.iter().zip(self.context.devices()))
+        for (owned, (program, device)) in self
+            .held
+            .owned_ranges()
+            .zip(self.programs.iter().zip(context.devices()))
         {
-            let owned = self.partition.range(part);
             let own_values = program.values().buffer();
             match program.results() {
                 Some(results) => {
@@ -205,7 +192,8 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
 }
 
 /// One process's share of a run spanning several (the `groute-dist` crate), on the host
-/// backend: any algorithm.
+/// backend: any algorithm. Its buffers grow as they fill: nothing grows after a failure
+/// ([`ShareSolver::grow_after`]'s default).
 impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
     type Algorithm = A;
     type Packed = PackedOf<HostAlgorithm<A>>;
@@ -222,12 +210,11 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
         first_part: usize,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        let parts = check_parts(context, rows, partition, first_part)?;
+        let held = DeviceParts::check(context, rows, partition, first_part)?;
         let csr = rows.csr();
         let algorithm = Arc::new(algorithm);
         let mut programs = Vec::with_capacity(context.num_devices());
-        for (part, device) in parts.clone().zip(context.devices()) {
-            let owned = partition.range(part);
+        for (owned, device) in held.owned_ranges().zip(context.devices()) {
             let capacity = options
                 .wl_capacity
                 .unwrap_or_else(|| HostAlgorithm::<A>::default_capacity(csr, &owned));
@@ -240,17 +227,14 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
             )?);
         }
         Ok(HostSolver {
-            context: context.clone(),
-            partition: partition.clone(),
-            num_vertices: partition.num_vertices(),
-            parts,
+            held,
             programs: programs.into_iter().map(Arc::new).collect(),
         })
     }
 
     /// The vertices this solver's parts own.
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range_of_parts(self.parts.clone())
+        self.held.owned_vertices()
     }
 
     /// Runs this process's share of a run spanning several processes ([`SharedRun`]: the
@@ -268,93 +252,6 @@ impl<A: WorklistAlgorithm> ShareSolver for HostSolver<A> {
             run_shared(context, programs, seeds, transport, shared, options)
         })
     }
-
-    /// The host backend's buffers grow as they fill: nothing to grow after a failure.
-    fn grow_after(
-        &mut self,
-        _: &WorklistError,
-        _: &WorklistOptions,
-    ) -> Result<bool, WorklistError> {
-        Ok(false)
-    }
-}
-
-/// Checks that `partition` splits the vertices of the graph whose rows `rows` holds into
-/// parts of which `context`'s devices hold `first_part..first_part + context.num_devices()`,
-/// and that `rows` holds those parts' rows; returns that range of parts (what a
-/// [`ShareSolver::for_parts`](crate::ShareSolver::for_parts) checks first).
-pub fn check_parts(
-    context: &Context,
-    rows: &HeldRows<'_>,
-    partition: &Partition,
-    first_part: usize,
-) -> Result<Range<usize>, Error> {
-    let n = rows.num_vertices();
-    let parts = first_part..first_part.saturating_add(context.num_devices());
-    if partition.num_vertices() != n || parts.end > partition.num_parts() || parts.is_empty() {
-        return Err(Error::invalid(
-            "partition",
-            format!(
-                "{} parts over {} vertices, of which this process's {} devices would hold parts {parts:?}",
-                partition.num_parts(),
-                partition.num_vertices(),
-                context.num_devices()
-            ),
-            format!(
-                "partition the graph of {n} vertices into at least {} parts",
-                parts.end
-            ),
-        ));
-    }
-    let owned = partition.range_of_parts(parts.clone());
-    if !rows.holds(&owned) {
-        return Err(Error::invalid(
-            "held rows",
-            format!(
-                "rows {:?} of the graph, while this process's parts own vertices {owned:?}",
-                rows.held()
-            ),
-            "load (or pass) the rows of this process's parts",
-        ));
-    }
-    Ok(parts)
-}
-
-/// Checks that a solver's `parts` are all of `partition`'s, as its `run` (named `run`, such
-/// as `"HostSolver::run"`) needs; one process's share runs with the `_shared` method of that
-/// name instead.
-pub(crate) fn check_whole_run(
-    run: &'static str,
-    partition: &Partition,
-    parts: &Range<usize>,
-) -> Result<(), Error> {
-    if *parts != (0..partition.num_parts()) {
-        return Err(Error::invalid(
-            run,
-            format!("a solver over parts {parts:?}"),
-            format!("run one process's share with {run}_shared"),
-        ));
-    }
-    Ok(())
-}
-
-/// Each device's sources, device `d` holding part `parts.start + d`: those of `sources`
-/// (partitioned ids, in their order) that its part owns; ids past the graph are left out.
-pub(crate) fn sources_of_parts(
-    partition: &Partition,
-    parts: &Range<usize>,
-    sources: &[u32],
-) -> Vec<Vec<u32>> {
-    let mut seeds = vec![Vec::new(); parts.len()];
-    for &s in sources {
-        if (s as usize) < partition.num_vertices() {
-            let part = partition.owner(s);
-            if parts.contains(&part) {
-                seeds[part - parts.start].push(s);
-            }
-        }
-    }
-    seeds
 }
 
 /// Checks that `partition` splits `csr`'s vertices into one part per device of `context`.

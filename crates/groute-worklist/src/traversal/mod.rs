@@ -63,14 +63,15 @@ use groute_core::{Context, Error};
 use groute_graph::{Csr, HeldRows, Partition};
 
 use crate::algorithm::{
-    AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_partition, check_parts,
-    check_weights, check_whole_run, download_owned, for_owned_ranges, sources_of_parts,
+    AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_weights, download_owned,
+    for_owned_ranges,
 };
+use crate::device_parts::DeviceParts;
 use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::engine::{WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
 use crate::ring::RingTransport;
-use crate::share::{ShareOutput, ShareSolver};
+use crate::share::{ShareOutput, ShareSolver, for_every_part};
 use crate::split::VertexValue;
 
 /// The smallest default inbox ring of a device-driven run (`fused_peer.rs`), in items (512 KiB
@@ -108,12 +109,9 @@ enum Storage<A: WorklistAlgorithm> {
 /// storage allocated once ([`MinTraversalSolver::new`]) and reused by every
 /// [`MinTraversalSolver::run`].
 pub struct MinTraversalSolver<A: WorklistAlgorithm> {
-    context: Context,
-    partition: Partition,
-    num_vertices: usize,
-    /// The parts this context's devices hold: device `d` holds part `parts.start + d` (all
-    /// of them, unless the solver is one process's share: [`MinTraversalSolver::for_parts`]).
-    parts: Range<usize>,
+    /// The parts this context's devices hold (all of them, unless the solver is one
+    /// process's share: [`MinTraversalSolver::for_parts`]).
+    held: DeviceParts,
     /// Arcs per vertex of the graph (what the fused kernel's default launch shape follows,
     /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
     average_degree: f64,
@@ -125,8 +123,8 @@ pub struct MinTraversalSolver<A: WorklistAlgorithm> {
 impl<A: WorklistAlgorithm> std::fmt::Debug for MinTraversalSolver<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MinTraversalSolver")
-            .field("devices", &self.context.num_devices())
-            .field("num_vertices", &self.num_vertices)
+            .field("devices", &self.held.context().num_devices())
+            .field("num_vertices", &self.held.num_vertices())
             .finish()
     }
 }
@@ -143,15 +141,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         partition: &Partition,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        check_partition(context, csr, partition)?;
-        Self::for_parts(
-            context,
-            algorithm,
-            &HeldRows::whole(csr),
-            partition,
-            0,
-            options,
-        )
+        for_every_part(context, algorithm, csr, partition, options)
     }
 
     /// Runs the traversal from `sources` (partitioned ids, valued `init(v, true)`; ignored by algorithms that start from every vertex). The statistics' elapsed
@@ -167,7 +157,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<TraversalOutput<A::Value>, WorklistError> {
-        check_whole_run("MinTraversalSolver::run", &self.partition, &self.parts)?;
+        self.held.check_whole_run("MinTraversalSolver::run")?;
         let mut restarts = 0;
         loop {
             match self.run_sized(sources, options) {
@@ -187,12 +177,8 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// every vertex) its whole part.
     fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
         match A::START {
-            Start::Sources => sources_of_parts(&self.partition, &self.parts, sources),
-            Start::EveryVertex => self
-                .parts
-                .clone()
-                .map(|p| self.partition.range(p).collect())
-                .collect(),
+            Start::Sources => self.held.sources(sources),
+            Start::EveryVertex => self.held.owned_ranges().map(Iterator::collect).collect(),
         }
     }
 
@@ -210,7 +196,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         let Storage::Cuda(devices) = &mut self.storage else {
             return Ok(false);
         };
-        for (dev, device) in devices.iter_mut().zip(self.context.devices()) {
+        for (dev, device) in devices.iter_mut().zip(self.held.context().devices()) {
             if worklist {
                 grew |= dev.grow_worklist(device, needed)?;
             }
@@ -227,7 +213,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<TraversalOutput<A::Value>, WorklistError> {
-        let n = self.num_vertices;
+        let n = self.held.num_vertices();
         let options = &options.for_graph(n);
         // Refused on every backend: the tuning is checked whether it applies or not.
         fused_rounds::round_levels(options)?;
@@ -242,9 +228,9 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
                 device_time: None,
             });
         }
-        let num_devices = self.context.num_devices();
+        let num_devices = self.held.context().num_devices();
         let seeds = self.seeds(sources);
-        let context = self.context.clone();
+        let context = self.held.context().clone();
         if options.fused.fuses(num_devices) {
             // One device (`fuses` says so only there). Under FusedDriver::Device, the members'
             // kernel in a group of one (FusedDriver says why).
@@ -293,7 +279,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             return Err(mixed_backends().into());
         };
         for (d, dev) in devices.iter().enumerate() {
-            let owned = self.partition.range(d);
+            let owned = self.held.partition().range(d);
             download_owned(&context.devices()[d], &dev.values, owned, (&mut values, 0))?;
         }
         Ok(TraversalOutput {
@@ -338,7 +324,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         first_part: usize,
         options: &WorklistOptions,
     ) -> Result<Self, WorklistError> {
-        let parts = check_parts(context, rows, partition, first_part)?;
+        let held = DeviceParts::check(context, rows, partition, first_part)?;
         let csr = rows.csr();
         check_weights::<A>(csr)?;
         if A::COMBINE != Combine::Min {
@@ -361,10 +347,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
             .count();
         if hosts == num_devices {
             return Ok(MinTraversalSolver {
-                context: context.clone(),
-                partition: partition.clone(),
-                num_vertices: n,
-                parts,
+                held,
                 average_degree: 0.0,
                 storage: Storage::Host(HostSolver::for_parts(
                     context, algorithm, rows, partition, first_part, options,
@@ -378,8 +361,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         let kernels = cuda_kernels(&algorithm)?;
         let average_degree = rows.average_degree();
         let mut devices = Vec::with_capacity(num_devices);
-        for (part, device) in parts.clone().zip(context.devices()) {
-            let owned = partition.range(part);
+        for (owned, device) in held.owned_ranges().zip(context.devices()) {
             let local_vertices = (owned.end - owned.start) as usize;
             // A vertex sits in the worklist once per improvement not yet expanded: rare
             // unweighted, common weighted (label correcting), hence the larger default. Sized
@@ -433,10 +415,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
             }
         }
         Ok(MinTraversalSolver {
-            context: context.clone(),
-            partition: partition.clone(),
-            num_vertices: n,
-            parts,
+            held,
             average_degree,
             storage: Storage::Cuda(devices),
             peers: None,
@@ -445,7 +424,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
 
     /// The vertices this solver's parts own.
     fn owned_vertices(&self) -> Range<u32> {
-        self.partition.range_of_parts(self.parts.clone())
+        self.held.owned_vertices()
     }
 
     /// Runs this process's share of a traversal spanning several processes ([`SharedRun`]:
@@ -464,16 +443,15 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         transport: &T,
         shared: SharedRun<'_>,
     ) -> Result<ShareOutput<A::Value>, WorklistError> {
-        let options = &options.for_graph(self.num_vertices);
+        let options = &options.for_graph(self.held.num_vertices());
         fused_rounds::round_levels(options)?;
-        let parts = self.parts.clone();
         let seeds = self.seeds(sources);
         let bounded = options
             .fused
             .bounded_rounds(shared.ring_devices, self.average_degree);
         let defaults = FusedDefaults::for_graph(self.average_degree);
-        let context = self.context.clone();
-        let vertices = self.owned_vertices();
+        let context = self.held.context().clone();
+        let vertices = self.held.owned_vertices();
         let Storage::Cuda(devices) = &mut self.storage else {
             return Err(Error::Unsupported {
                 operation: "MinTraversalSolver::run_shared on the host backend (run the \
@@ -487,8 +465,11 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         )?;
         let stats = run_workers_shared(&context, workers, transport, shared, options)?;
         let mut values = for_owned_ranges((vertices.end - vertices.start) as usize)?;
-        for (part, (dev, device)) in parts.zip(devices.iter().zip(context.devices())) {
-            let owned = self.partition.range(part);
+        for (owned, (dev, device)) in self
+            .held
+            .owned_ranges()
+            .zip(devices.iter().zip(context.devices()))
+        {
             download_owned(device, &dev.values, owned, (&mut values, vertices.start))?;
         }
         Ok(ShareOutput {
@@ -528,7 +509,10 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         if self.peers.is_none() {
             // Reached under Auto on distinct GPUs, or under Device, whose members may share
             // GPUs (FusedDriver; fused_peer sizes their grids).
-            self.peers = Some(PeerGroup::new_sharing(&self.context, GpuSharing::Split)?);
+            self.peers = Some(PeerGroup::new_sharing(
+                self.held.context(),
+                GpuSharing::Split,
+            )?);
         }
         let group = self.peers.as_ref().ok_or(Error::Unsupported {
             operation: "a device-driven run without its peer group",
@@ -538,7 +522,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             return Err(mixed_backends().into());
         };
         let mut devices: Vec<&mut cuda::CudaTraversalDevice> = storage.iter_mut().collect();
-        let context_devices = self.context.devices();
+        let context_devices = self.held.context().devices();
         let out = fused_peer::run_device_driven(
             group,
             context_devices,
@@ -548,9 +532,9 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             options,
             FusedDefaults::for_graph(self.average_degree),
         )?;
-        let mut values = for_owned_ranges(self.num_vertices)?;
+        let mut values = for_owned_ranges(self.held.num_vertices())?;
         for (d, dev) in devices.iter().enumerate() {
-            let owned = self.partition.range(d);
+            let owned = self.held.partition().range(d);
             download_owned(&context_devices[d], &dev.values, owned, (&mut values, 0))?;
         }
         Ok(TraversalOutput {
