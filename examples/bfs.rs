@@ -219,10 +219,10 @@ fn run() -> Result<(), AnyError> {
     let stats = &result.stats;
     let (mode, engine) = engine(stats, &ctx);
     let detail = json!({
-        "direction": if stats.direction_optimized { Direction::PullPush.as_str() } else { Direction::Push.as_str() },
+        "direction": if stats.direction_optimized { Direction::PullPush.name() } else { Direction::Push.name() },
         "fused": stats.fused,
         "device_driven_members": stats.worklist.device_driven,
-        "do_driver": stats.do_driver.map(MultiDriver::as_str),
+        "do_driver": stats.do_driver.map(MultiDriver::name),
         "prio_delta": cli.prio_delta,
     });
     let mut report = Report::of_run("bfs", &ctx, Some(graph_report));
@@ -289,7 +289,7 @@ fn engine(stats: &groute::bfs::BfsStats, ctx: &groute::core::Context) -> (&'stat
         let device_driven = driver == MultiDriver::Fused;
         return (
             mode_of(device_driven),
-            format!("direction-optimizing, {} driver", driver.as_str()),
+            format!("direction-optimizing, {} driver", driver.name()),
         );
     }
     match (stats.fused, devices, stats.worklist.device_driven) {

@@ -1,7 +1,5 @@
 //! The choices a run takes: [`Backend`], [`Execution`], [`Partition`], gathered by [`Runner`].
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use groute_core::{BackendChoice, BackendKind, DEFAULT_STALL_TIMEOUT, FaultPlan};
@@ -24,16 +22,16 @@ pub enum Backend {
     Cuda,
 }
 
-impl Backend {
+groute_core::choice_names! {
     /// The name used by the examples' `--backend` flag (`auto`, `host`, `cuda`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Host => "host",
-            Backend::Cuda => "cuda",
-        }
+    Backend, "backend" {
+        Auto => "auto",
+        Host => "host",
+        Cuda => "cuda",
     }
+}
 
+impl Backend {
     pub(crate) fn choice(self) -> BackendChoice {
         match self {
             Backend::Auto => BackendChoice::Auto,
@@ -75,14 +73,12 @@ pub enum Execution {
     DeviceDriven,
 }
 
-impl Execution {
-    /// `auto`, `host-driven` or `device-driven`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Execution::Auto => "auto",
-            Execution::HostDriven => "host-driven",
-            Execution::DeviceDriven => "device-driven",
-        }
+groute_core::choice_names! {
+    /// `auto`, `host-driven` or `device-driven` (the examples' `--execution` flag).
+    Execution, "execution" {
+        Auto => "auto",
+        HostDriven => "host-driven",
+        DeviceDriven => "device-driven",
     }
 }
 
@@ -102,16 +98,16 @@ pub enum Partition {
     Block,
 }
 
-impl Partition {
+groute_core::choice_names! {
     /// `auto`, `metis` or `block`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Partition::Auto => "auto",
-            Partition::Metis => "metis",
-            Partition::Block => "block",
-        }
+    Partition, "partition" {
+        Auto => "auto",
+        Metis => "metis",
+        Block => "block",
     }
+}
 
+impl Partition {
     pub(crate) fn method(self) -> PartitionMethod {
         match self {
             Partition::Auto => PartitionMethod::Auto,
@@ -127,48 +123,6 @@ impl Partition {
             PartitionMethod::Auto => Partition::Auto,
         }
     }
-}
-
-macro_rules! name_traits {
-    ($ty:ident, $what:literal, [$($variant:ident),+]) => {
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-
-        impl FromStr for $ty {
-            type Err = ParseChoiceError;
-
-            /// Parses the [`name`](Self::name) of a variant, ignoring ASCII case.
-            fn from_str(s: &str) -> Result<Self, ParseChoiceError> {
-                [$($ty::$variant),+]
-                    .into_iter()
-                    .find(|v| v.name().eq_ignore_ascii_case(s))
-                    .ok_or_else(|| ParseChoiceError {
-                        what: $what,
-                        given: s.to_owned(),
-                        expected: {
-                            const NAMES: &[&str] = &[$($ty::$variant.name()),+];
-                            NAMES
-                        },
-                    })
-            }
-        }
-    };
-}
-
-name_traits!(Backend, "backend", [Auto, Host, Cuda]);
-name_traits!(Execution, "execution", [Auto, HostDriven, DeviceDriven]);
-name_traits!(Partition, "partition", [Auto, Metis, Block]);
-
-/// A name that is not one of a choice's variants ([`Backend`], [`Execution`], [`Partition`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {given:?}: give one of {}", expected.join(", "))]
-pub struct ParseChoiceError {
-    what: &'static str,
-    given: String,
-    expected: &'static [&'static str],
 }
 
 /// How to run an algorithm: devices, backend, execution and partition. Build one, then call

@@ -58,9 +58,8 @@ use groute_worklist::{Combine, Start, WorklistAlgorithm};
 use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
 pub use direction::{
-    AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionParseError, DirectionTrace,
-    MultiDriver, MultiDriverParseError, PULL_ALPHA, PUSH_BETA, PhaseTimes, StepKind, StepTrace,
-    SwitchRule,
+    AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionTrace, MultiDriver, PULL_ALPHA,
+    PUSH_BETA, PhaseTimes, StepKind, StepTrace, SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::bfs_reference;

@@ -20,6 +20,7 @@
 //! | [`Router<T>`] | N inputs -> M outputs; a [`RoutingPolicy`] picks the candidate outputs of each message, the [`router::Multiplexer`] assigns them (availability, priority, broadcast) over per-output queues, with no router-wide lock |
 //! | [`RoutingPolicy`] | user callback; built-ins: [`PointToPoint`], [`Scatter`], [`Gather`], [`Broadcast`], [`Ring`], [`OneWayReduction`], [`TreeReduction`] |
 //! | [`backend`] | the seam: what a backend provides (memory, streams, events, copies), with the host and CUDA backends |
+//! | [`choice_names!`], [`ParseChoiceError`] | the names of a flag's choices (`--driver auto\|fused\|host`): printed, parsed back, and the error listing them |
 //!
 //! Two backends sit under one control plane: the **host backend** (executor threads standing
 //! in for devices, always available, with seeded jitter to shake out races) and the **CUDA
@@ -27,6 +28,7 @@
 
 pub mod backend;
 mod byte_size;
+mod choice;
 mod context;
 pub mod cuda; // CUDA kernels and launches (added by the CUDA backend engineer)
 mod endpoint;
@@ -48,6 +50,7 @@ pub use backend::host::{DEFAULT_STALL_TIMEOUT, Jitter};
 pub use backend::host::{Fault, FaultPlan};
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
 pub use byte_size::{ByteSize, parse_byte_size};
+pub use choice::ParseChoiceError;
 pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};

@@ -4,9 +4,6 @@
 //! runs"). [`Driver::Auto`] picks the device where the devices can run it (crate docs: the
 //! device-driven loop is the faster one on sparse and dense graphs alike).
 
-use std::fmt;
-use std::str::FromStr;
-
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
@@ -31,38 +28,12 @@ pub enum Driver {
     Host,
 }
 
-impl Driver {
+groute_core::choice_names! {
     /// The flag value (`auto`, `fused`, `host`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Driver::Auto => "auto",
-            Driver::Fused => "fused",
-            Driver::Host => "host",
-        }
-    }
-}
-
-impl fmt::Display for Driver {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The error of parsing a [`Driver`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown driver {0:?}: use auto, fused or host")]
-pub struct ParseDriverError(String);
-
-impl FromStr for Driver {
-    type Err = ParseDriverError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(Driver::Auto),
-            "fused" => Ok(Driver::Fused),
-            "host" => Ok(Driver::Host),
-            other => Err(ParseDriverError(other.to_string())),
-        }
+    Driver, "driver" {
+        Auto => "auto",
+        Fused => "fused",
+        Host => "host",
     }
 }
 
@@ -76,6 +47,6 @@ mod tests {
             assert_eq!(d.to_string().parse::<Driver>(), Ok(d));
         }
         let e = "gpu".parse::<Driver>().unwrap_err();
-        assert!(e.to_string().contains("auto, fused or host"), "{e}");
+        assert!(e.to_string().contains("auto, fused, host"), "{e}");
     }
 }

@@ -192,11 +192,11 @@ use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistSt
 use rayon::prelude::*;
 
 pub use algorithm::{PageRank, VertexResidual};
-pub use driver::{Driver, ParseDriverError};
+pub use driver::Driver;
 pub use profile::{DeviceProfile, FusedPhaseTimes};
 pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
-pub use sweep::{PULL_HUB_DEGREE, ParseSweepModeError, SweepMode};
+pub use sweep::{PULL_HUB_DEGREE, SweepMode};
 pub use tuning::PageRankTuning;
 
 /// The default damping factor.

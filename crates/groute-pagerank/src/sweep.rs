@@ -1,9 +1,7 @@
 //! The two forms of a sweep round ([`SweepMode`]) and the host-side topology the pull form
 //! needs: the in-CSR (the transpose of a directed graph) and each device's cut arcs.
 
-use std::fmt;
 use std::ops::Range;
-use std::str::FromStr;
 
 use groute_graph::Csr;
 
@@ -24,36 +22,11 @@ pub enum SweepMode {
     Pull,
 }
 
-impl SweepMode {
+groute_core::choice_names! {
     /// The flag value (`push`, `pull`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SweepMode::Push => "push",
-            SweepMode::Pull => "pull",
-        }
-    }
-}
-
-impl fmt::Display for SweepMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The error of parsing a [`SweepMode`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown sweep mode {0:?}: use push or pull")]
-pub struct ParseSweepModeError(String);
-
-impl FromStr for SweepMode {
-    type Err = ParseSweepModeError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "push" => Ok(SweepMode::Push),
-            "pull" => Ok(SweepMode::Pull),
-            other => Err(ParseSweepModeError(other.to_string())),
-        }
+    SweepMode, "sweep mode" {
+        Push => "push",
+        Pull => "pull",
     }
 }
 
@@ -158,7 +131,7 @@ mod tests {
             assert_eq!(m.name().parse::<SweepMode>(), Ok(m));
         }
         let e = "gather".parse::<SweepMode>().unwrap_err();
-        assert!(e.to_string().contains("push or pull"), "{e}");
+        assert!(e.to_string().contains("push, pull"), "{e}");
     }
 
     #[test]

@@ -48,10 +48,8 @@ mod rule;
 mod solver;
 
 pub use fused::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
-pub use multi::{MultiDriver, MultiDriverParseError};
-pub use rule::{
-    AUTO_MIN_AVERAGE_DEGREE, Direction, DirectionParseError, PULL_ALPHA, PUSH_BETA, SwitchRule,
-};
+pub use multi::MultiDriver;
+pub use rule::{AUTO_MIN_AVERAGE_DEGREE, Direction, PULL_ALPHA, PUSH_BETA, SwitchRule};
 pub(crate) use solver::DirectionSolver;
 
 /// The counts of one level step.

@@ -60,38 +60,15 @@ impl Direction {
             Direction::PullPush => Ok(true),
         }
     }
-
-    /// The flag's spelling (`auto`, `push`, `pull-push`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Auto => "auto",
-            Direction::Push => "push",
-            Direction::PullPush => "pull-push",
-        }
-    }
 }
 
-impl std::fmt::Display for Direction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A `--direction` value that is none of `auto`, `push`, `pull-push`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown direction `{0}`: use auto, push or pull-push")]
-pub struct DirectionParseError(pub String);
-
-impl std::str::FromStr for Direction {
-    type Err = DirectionParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(Direction::Auto),
-            "push" => Ok(Direction::Push),
-            "pull-push" | "pull" | "do" => Ok(Direction::PullPush),
-            other => Err(DirectionParseError(other.to_string())),
-        }
+groute_core::choice_names! {
+    /// The flag's spelling (`auto`, `push`, `pull-push`; `pull` and `do` parse as
+    /// `pull-push` too).
+    Direction, "direction" {
+        Auto => "auto",
+        Push => "push",
+        PullPush => "pull-push" | "pull" | "do",
     }
 }
 
@@ -191,7 +168,7 @@ mod tests {
     #[test]
     fn parses_its_spellings() {
         for d in [Direction::Auto, Direction::Push, Direction::PullPush] {
-            assert_eq!(d.as_str().parse::<Direction>().unwrap(), d);
+            assert_eq!(d.name().parse::<Direction>().unwrap(), d);
         }
         let e = "sideways".parse::<Direction>().unwrap_err();
         assert!(e.to_string().contains("pull-push"), "{e}");

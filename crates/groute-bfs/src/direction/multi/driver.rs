@@ -25,38 +25,12 @@ pub enum MultiDriver {
     PerDevice,
 }
 
-impl MultiDriver {
+groute_core::choice_names! {
     /// The flag's spelling (`auto`, `fused`, `per-device`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MultiDriver::Auto => "auto",
-            MultiDriver::Fused => "fused",
-            MultiDriver::PerDevice => "per-device",
-        }
-    }
-}
-
-impl std::fmt::Display for MultiDriver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A `--do-driver` value that is none of `auto`, `fused`, `per-device`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown driver `{0}`: use auto, fused or per-device")]
-pub struct MultiDriverParseError(pub String);
-
-impl std::str::FromStr for MultiDriver {
-    type Err = MultiDriverParseError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(MultiDriver::Auto),
-            "fused" => Ok(MultiDriver::Fused),
-            "per-device" => Ok(MultiDriver::PerDevice),
-            other => Err(MultiDriverParseError(other.to_string())),
-        }
+    MultiDriver, "driver" {
+        Auto => "auto",
+        Fused => "fused",
+        PerDevice => "per-device",
     }
 }
 
@@ -71,9 +45,9 @@ mod tests {
             MultiDriver::Fused,
             MultiDriver::PerDevice,
         ] {
-            assert_eq!(d.as_str().parse::<MultiDriver>().unwrap(), d);
+            assert_eq!(d.name().parse::<MultiDriver>().unwrap(), d);
         }
         let e = "both".parse::<MultiDriver>().unwrap_err();
-        assert!(e.to_string().contains("auto, fused or per-device"), "{e}");
+        assert!(e.to_string().contains("auto, fused, per-device"), "{e}");
     }
 }

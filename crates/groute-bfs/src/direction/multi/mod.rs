@@ -45,7 +45,7 @@ use groute_core::{Context, DeviceTimer, Error};
 use groute_graph::{Graph, Partition};
 
 use self::cuda_part::CudaPart;
-pub use self::driver::{MultiDriver, MultiDriverParseError};
+pub use self::driver::MultiDriver;
 use self::exchange::{DeviceLinks, LinkCloser};
 use self::host_part::HostPart;
 use self::part::Part;
