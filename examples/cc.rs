@@ -223,10 +223,10 @@ fn write_labels(
 fn run(args: Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
     if let Some(ranks) = common::ranks::job_size()? {
-        args.run.execution.host_driven_only("cc across ranks")?;
+        common::execution::host_driven_only(args.run.execution, "cc across ranks")?;
         return over_ranks(&args, ranks);
     }
-    if args.run.execution == common::execution::Execution::DeviceDriven {
+    if args.run.execution == groute::Execution::DeviceDriven {
         return device_driven(&args, repeat);
     }
     let (graph, load_ms) = common::graph_args::load(&args.graph, None, args.run.quiet())?;

@@ -56,7 +56,7 @@ struct DeviceRow {
 
 fn run(args: &Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
-    args.run.execution.host_driven_only("pbf")?;
+    common::execution::host_driven_only(args.run.execution, "pbf")?;
     let config = PbfConfig {
         chunk: args.chunk,
         gather_packet: args.chunk,

@@ -234,7 +234,7 @@ impl ExecutionReport {
             backend: ctx.backend_kind().to_string(),
             backend_requested: run.backend.clone(),
             mode,
-            mode_requested: run.execution.as_str(),
+            mode_requested: run.execution.name(),
             engine: engine.into(),
             partition,
             detail,

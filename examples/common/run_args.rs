@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use groute::Execution;
 use groute::core::{BackendChoice, ByteSize, Context, Jitter};
 
 use super::AnyError;
-use super::execution::Execution;
 
 /// Devices, backend, execution, repeats, validation and outputs: the same flags in every
 /// example.
@@ -21,7 +21,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "BACKEND", default_value = "auto")]
     pub backend: String,
     /// Who drives the run: auto (picked from the graph and devices), host-driven, device-driven.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = Execution::Auto, hide_possible_values = true)]
+    #[arg(long, value_name = "MODE", default_value_t = Execution::Auto)]
     pub execution: Execution,
     /// Timed runs (after one untimed warm-up when more than 1); the report gives median, min, max.
     #[arg(long, value_name = "N", default_value_t = 1)]

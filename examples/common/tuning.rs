@@ -7,10 +7,9 @@
 use std::ffi::OsString;
 
 use clap::{Args, Parser};
+use groute::Execution;
 use groute::worklist::WorklistOptions;
 use groute::worklist::traversal::{FUSED_SPIN_NS, FusedBarrier, FusedDriver, FusedMode};
-
-use super::execution::Execution;
 
 /// The environment variable whose words are appended to every example's command line.
 pub const TUNING_ENV: &str = "GROUTE_TUNING";

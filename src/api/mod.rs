@@ -57,6 +57,7 @@
 
 mod algorithm;
 pub mod asynchronous;
+mod engine_switches;
 mod error;
 mod graph;
 pub mod interop;

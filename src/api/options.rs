@@ -59,7 +59,9 @@ impl Backend {
 /// | `Auto` | each algorithm's default: device-driven on one GPU, and on several where the GPUs reach each other and the graph suits it | device-driven where few arcs are cut | host-driven |
 ///
 /// The host backend runs everything host-driven; `DeviceDriven` there is an error. What ran
-/// is in [`RunStats::execution`](crate::RunStats::execution).
+/// is in [`RunStats::execution`](crate::RunStats::execution). The algorithms' own switches
+/// for a choice: [`Execution::fused_mode`], [`Execution::multi_driver`],
+/// [`Execution::pagerank_driver`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]

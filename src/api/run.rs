@@ -9,7 +9,7 @@ use groute_core::{BackendKind, Context, Jitter};
 use groute_graph::{InputOrder, NoProgress, PartitionedGraph, partition_graph};
 use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
 use groute_sssp::{SsspOptions, SsspSolver};
-use groute_worklist::traversal::{FusedDriver, FusedMode, MinTraversalSolver};
+use groute_worklist::traversal::{FusedDriver, MinTraversalSolver};
 use groute_worklist::{WorklistOptions, WorklistStats};
 use serde::{Deserialize, Serialize};
 
@@ -196,11 +196,7 @@ impl Runner {
         graph.check_vertex(source)?;
         let mut options = BfsOptions::default();
         apply_execution(self.execution, &mut options.worklist);
-        options.multi_driver = match self.execution {
-            Execution::Auto => MultiDriver::Auto,
-            Execution::HostDriven => MultiDriver::PerDevice,
-            Execution::DeviceDriven => MultiDriver::Fused,
-        };
+        options.multi_driver = self.execution.multi_driver();
         let (out, stats) = self.partitioned_run(
             "bfs",
             graph,
@@ -266,11 +262,7 @@ impl Runner {
         let options = PageRankOptions {
             alpha: params.alpha,
             epsilon: params.epsilon,
-            driver: match self.execution {
-                Execution::Auto => Driver::Auto,
-                Execution::HostDriven => Driver::Host,
-                Execution::DeviceDriven => Driver::Fused,
-            },
+            driver: self.execution.pagerank_driver(),
             ..PageRankOptions::default()
         };
         options.validate()?;
@@ -400,20 +392,17 @@ impl Runner {
     }
 }
 
-/// Device-driven asked of the host backend.
 /// The worklist settings that ask for `execution` (`Auto` leaves the defaults).
 pub(super) fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
-    match execution {
-        Execution::Auto => {}
-        Execution::HostDriven => {
-            worklist.fused = FusedMode::Off;
-            worklist.fused_driver = FusedDriver::Host;
-        }
-        Execution::DeviceDriven => {
-            worklist.fused = FusedMode::On;
-            worklist.fused_driver = FusedDriver::Device;
-        }
+    if execution == Execution::Auto {
+        return;
     }
+    worklist.fused = execution.fused_mode();
+    worklist.fused_driver = if execution == Execution::DeviceDriven {
+        FusedDriver::Device
+    } else {
+        FusedDriver::Host
+    };
 }
 
 /// What drove a worklist traversal, and its engine in words.
