@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::{scaled, test_contexts};
-use groute_graph::testing::partition_at_cuts;
-use groute_graph::{CsrBuilder, EdgeList};
+use groute_graph::testing::{from_random_pairs, partition_at_cuts};
 use groute_worklist::WorklistOptions;
 use groute_worklist::traversal::MinTraversalSolver;
 use proptest::prelude::*;
@@ -32,11 +31,7 @@ proptest! {
         devices in 1usize..5,
         cuts in prop::collection::vec(any::<u32>(), 3),
     ) {
-        let pairs: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (a % n, b % n)).collect();
-        let csr = CsrBuilder::new(n as usize)
-            .symmetrize(true)
-            .build(&EdgeList::from_pairs(&pairs))
-            .unwrap();
+        let csr = from_random_pairs(n, &pairs, true).csr;
         let partition = partition_at_cuts(n as usize, devices, &cuts);
         let expected = cc_reference(&csr);
         for tc in test_contexts(devices, &[11]) {

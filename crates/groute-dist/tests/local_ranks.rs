@@ -11,10 +11,10 @@ use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::scaled;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
-use groute_graph::testing::partition_at_cuts;
+use groute_graph::testing::{from_random_pairs, partition_at_cuts};
 use groute_graph::{
-    Csr, CsrBuilder, EdgeList, GenSpec, Graph, GraphCache, GraphFormat, HeldRows, NoProgress,
-    Partition, block_partition_of_offsets, generate, write_graph,
+    Csr, GenSpec, Graph, GraphCache, GraphFormat, HeldRows, NoProgress, Partition,
+    block_partition_of_offsets, generate, write_graph,
 };
 use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
@@ -108,11 +108,7 @@ fn values_on_root<V: Clone + std::fmt::Debug>(
 /// Random graphs: `n` vertices, arcs from `pairs`, symmetric when asked, weights from
 /// `weights` (cycled) when given.
 fn graph(n: u32, pairs: &[(u32, u32)], symmetric: bool, weights: Option<&[u32]>) -> Csr {
-    let pairs: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (a % n, b % n)).collect();
-    let csr = CsrBuilder::new(n as usize)
-        .symmetrize(symmetric)
-        .build(&EdgeList::from_pairs(&pairs))
-        .expect("graph");
+    let csr = from_random_pairs(n, pairs, symmetric).csr;
     match weights {
         Some(w) if !w.is_empty() => {
             let m = csr.num_edges() as usize;

@@ -47,6 +47,19 @@ pub fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str) -> Graph {
     Graph::from_edges(n, &EdgeList::from_pairs(pairs), name, false).unwrap()
 }
 
+/// The unweighted graph named `"random"` on `n > 0` vertices of a property test's arbitrary
+/// arcs `pairs`, each end taken modulo `n`; taken both ways when `symmetric`.
+pub fn from_random_pairs(n: u32, pairs: &[(u32, u32)], symmetric: bool) -> Graph {
+    let pairs: Vec<(u32, u32)> = pairs.iter().map(|&(a, b)| (a % n, b % n)).collect();
+    Graph::from_edges(
+        n as usize,
+        &EdgeList::from_pairs(&pairs),
+        "random",
+        symmetric,
+    )
+    .unwrap()
+}
+
 /// The directed path `0 -> 1 -> ... -> n - 1` (unweighted), named `name`.
 pub fn directed_path(n: u32, name: &str) -> Graph {
     let arcs: Vec<(u32, u32)> = (0..n.saturating_sub(1)).map(|i| (i, i + 1)).collect();

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use groute_core::testing::{scaled, test_contexts};
 use groute_core::{BackendKind, Error};
-use groute_graph::testing::partition_at_cuts;
+use groute_graph::testing::{from_random_pairs, partition_at_cuts};
 use groute_graph::{Csr, EdgeList, Graph, Partition};
 use groute_worklist::algorithm::HostSolver;
 use groute_worklist::traversal::{FusedMode, MinTraversalSolver, UNREACHED};
@@ -152,10 +152,6 @@ fn check<A: WorklistAlgorithm<Value = u32> + Clone>(
     }
 }
 
-fn random_pairs(n: u32, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
-    pairs.iter().map(|&(a, b)| (a % n, b % n)).collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -165,7 +161,7 @@ proptest! {
         pairs in prop::collection::vec((any::<u32>(), any::<u32>()), 0..200),
         cuts in prop::collection::vec(any::<u32>(), 3),
     ) {
-        let g = Graph::from_edges(n as usize, &EdgeList::from_pairs(&random_pairs(n, &pairs)), "random", false).unwrap();
+        let g = from_random_pairs(n, &pairs, false);
         let expected = largest_reaching_reference(&g.csr);
         check(&LargestReachingId, &g.csr, &[], &cuts, &expected);
     }
