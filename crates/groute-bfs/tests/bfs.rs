@@ -11,7 +11,7 @@ mod common;
 use groute_bfs::{BfsError, bfs};
 use groute_core::testing::full_or_reduced;
 use groute_graph::testing::{
-    directed_path, from_pairs, generated, self_loops, small_of_each_family,
+    directed_path, from_pairs, from_random_pairs, generated, self_loops, small_of_each_family,
 };
 use groute_graph::{NoProgress, PartitionMethod, partition_graph};
 use groute_worklist::testing::host::{self, JitterSweep};
@@ -111,8 +111,7 @@ proptest! {
         src in 0u32..40,
         seed in 0u64..1000,
     ) {
-        let pairs: Vec<(u32, u32)> = raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
-        let g = from_pairs(n, &pairs, "proptest");
+        let g = from_random_pairs(n as u32, &raw, false);
         host::random_graph_matches::<BfsUnderTest>(&g, devices.min(n), src % n as u32, seed, None);
     }
 }

@@ -19,6 +19,7 @@ use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
+use groute_graph::testing::from_random_pairs;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
@@ -335,9 +336,7 @@ proptest! {
         metis in any::<bool>(),
         seed in 0u64..1000,
     ) {
-        let pairs: Vec<(u32, u32)> =
-            raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
-        let g = from_pairs(n, &pairs, "proptest", symmetric);
+        let g = from_random_pairs(n as u32, &raw, symmetric);
         let s = src % n as u32;
         let mut o = options(Direction::PullPush, SwitchRule { alpha, beta });
         o.multi_driver = MultiDriver::PerDevice;

@@ -20,6 +20,7 @@ use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     GpuHold, GpuTest, combinations, cuda_test, first, full_or_reduced, reduced,
 };
+use groute_graph::testing::from_random_pairs;
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, partition_graph};
 use proptest::prelude::*;
 
@@ -347,9 +348,7 @@ proptest! {
         let devices = if two { 2 } else { 1 };
         if let Some(ctx) = cuda_alone(devices.min(n)) {
             if fused_runs(&ctx) {
-                let pairs: Vec<(u32, u32)> =
-                    raw.into_iter().map(|(a, b)| (a % n as u32, b % n as u32)).collect();
-                let g = from_pairs(n, &pairs, "proptest", symmetric);
+                let g = from_random_pairs(n as u32, &raw, symmetric);
                 let rule = SwitchRule { alpha, beta };
                 check_against_host(&ctx, &g, src % n as u32, rule, &[traced]);
             }
