@@ -20,6 +20,10 @@
 //! keeps `groute_core::testing`'s reduced inputs (`GROUTE_TEST_REDUCED=1`): at most three
 //! devices, fewer sources, and sweeps in which each value of each option runs once; the
 //! crates pass the smaller graphs.
+//!
+//! Test support, not a library interface: every body panics on a failed check or a failed
+//! setup (a context, a partition, a run), naming the graph, source and settings, because a
+//! panic is how a test fails. Nothing outside tests calls it.
 
 pub mod fused_bounded;
 pub mod fused_device_driven;

@@ -212,7 +212,13 @@ pub fn cluster_mode<T: TraversalUnderTest>(sweep: &ClusterSweep) {
     };
     let clusters = ctx.devices()[0].properties().compute_capability >= (9, 0);
     for (g, s, block, solo, (cluster, prio)) in sweep.runs() {
-        let max_degree = g.csr.offsets().windows(2).map(|w| w[1] - w[0]).max();
+        let max_degree = g
+            .csr
+            .offsets()
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
         let o = tuned::<T>(FusedMode::On, |w| {
             w.fused_tuning.block = Some(block);
             w.fused_tuning.solo_max = solo;
@@ -227,7 +233,7 @@ pub fn cluster_mode<T: TraversalUnderTest>(sweep: &ClusterSweep) {
         let r = run_matching_the_reference::<T>(&ctx, g, s, &o, &label);
         let d = &r.worklist.devices[0];
         assert_eq!(d.items_processed, d.items_produced + 1, "{label}");
-        let on = cluster && clusters && max_degree.unwrap() < 32;
+        let on = cluster && clusters && max_degree < 32;
         if on && deeper_than::<T>(&r, 2) {
             assert!(d.solo_cluster_rounds > 0, "{label}: ran on one block");
         }

@@ -146,7 +146,8 @@ pub fn bad_inputs_are_clear_errors<T: TraversalUnderTest>(graph: &Graph, crowded
 pub fn stats_count_work_and_ring_traffic<T: TraversalUnderTest>(graph: &Graph) {
     let ctx = Context::host(4).unwrap();
     let parted = in_blocks(graph, 4).unwrap();
-    let r = T::traverse(&ctx, &parted, 0, &host_options::<T>()).unwrap();
+    let r = T::traverse(&ctx, &parted, 0, &host_options::<T>())
+        .unwrap_or_else(|e| panic!("{} from 0 on 4 devices: {e}", graph.name));
     assert!(r.work_items >= r.reached as u64);
     assert!(r.items_sent > 0);
     assert!(r.rounds > 0);
@@ -176,8 +177,13 @@ pub fn random_graph_matches<T: TraversalUnderTest>(
     let mut options = host_options::<T>();
     T::worklist(&mut options).prio_delta = prio;
     for tc in test_contexts(devices, &[seed]) {
-        let got = T::traverse(&tc.context, &parted, source, &options).unwrap();
-        assert_eq!(got.values, expected, "{} prio_delta {prio:?}", tc.label);
+        let label = format!(
+            "{} from {source}, prio_delta {prio:?}, {}",
+            graph.name, tc.label
+        );
+        let got = T::traverse(&tc.context, &parted, source, &options)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(got.values, expected, "{label}");
         assert_eq!(got.worklist.late_items, 0, "{}", tc.label);
     }
 }
@@ -230,7 +236,8 @@ pub fn soft_priority_matches_under_jitter<T: TraversalUnderTest>(sweep: &JitterS
                     "{devices} devices, prio_delta {prio:?}, {mode:?}, {}",
                     tc.label
                 );
-                let got = T::traverse(&tc.context, &parted, source, &options).unwrap();
+                let got = T::traverse(&tc.context, &parted, source, &options)
+                    .unwrap_or_else(|e| panic!("{label}: {e}"));
                 assert_eq!(got.values, expected, "{label}");
                 let ws = &got.worklist;
                 assert_eq!(ws.late_items, 0, "{label}");
