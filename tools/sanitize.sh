@@ -16,7 +16,10 @@
 #                     repeat it to run the tests that match any)
 #   --per-test        one sanitized run per test of each suite (listed with `--list`), so a
 #                     long suite is cut into runs that each fit the timeout
-#   --jobs N          sanitized runs at once (default 1); they share the GPU
+#   --jobs N          sanitized runs at once (default 1); they share the GPU, and the
+#                     persistent kernels of one run spin through the time slices of the
+#                     others: past 2 or 3 jobs every run slows about in proportion (the
+#                     cluster-mode and members suites most), so run those with few jobs
 #   --budget SECS     start no run after SECS seconds (from the first run); the runs left are
 #                     listed as not started
 #   --resume FILE     an earlier sweep's results.tsv (in its log dir): its passed runs are

@@ -37,19 +37,22 @@
 // barrier, by which every read of its previous use (level l - 2's counts, read before arriving
 // at barrier l - 1) is done, and before level l's barrier, after which level l + 1 appends to
 // it. So every warp reads the same counts of a level, and every block takes the same decision
-// at the same level; a spill is among them (a counter past the capacity). Block 0's stop and
-// abort words (a low list's or the sends' overflow, the host's abort word) hold the level
-// whose poll set them (all ones until then; block 0's thread 0 is their only writer, and a
-// phase ends at the level that set one), and every warp after level l's barrier stops if one
-// is at most l: a later level's write (a faster warp may already be in level l + 1 while
-// another still reads) never makes a word at most l. (With words that only went from 0 to 1,
-// or a spill that set one, a warp still reading could see a later level's stop, leave the
-// phase a level early and leave the others waiting at a barrier it never reaches.) A level
-// never reaches all ones: every level that goes on adds at least one item to the phase's
-// unlisted ones, which stop it below CLUSTER_MAX_UNLISTED. The words are set at the phase's
-// start (counters 0, stop and abort all ones), before a cluster barrier; a block may leave
-// the phase while another still reads them, but they are next written at the next phase's
-// start, after a grid barrier that every block arrives at after its reads. Each block's copy
+// at the same level; a spill is among them (a counter past the capacity). Block 0's flag
+// words (a low list's or the sends' overflow, the host's abort word: ClusterFlag) are three
+// words used in turn as the counters are, with one writer, block 0's thread 0: during level
+// l it clears the flags of level l + 1 (word (l + 1) % 3, whose last readers read level
+// l - 2's flags before arriving at barrier l - 1) and, where its poll sees a stop or an
+// abort, sets level l's (word l % 3, cleared during level l - 1 or at the phase's start);
+// every warp reads level l's flags after level l's barrier. So a warp still reading level
+// l's flags (a faster warp may already be in level l + 1) reads a word that no later level
+// writes before barrier l + 1, and every warp stops at the level whose poll saw the stop.
+// (A single word that a later level could set would let a warp still reading see a later
+// level's stop, leave the phase a level early and leave the others waiting at a barrier it
+// never reaches; compute-sanitizer's racecheck reports such a write and read as a hazard.)
+// The words are set at the phase's start (counters and flags 0), before a cluster barrier; a
+// block may leave the phase while another still reads them, but they are next written at the
+// next phase's start, after a grid barrier that every block arrives at after its reads. Each
+// block's copy
 // of the batch's start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block
 // before the phase's first cluster barrier and read only by its own threads.
 //
@@ -82,21 +85,17 @@ enum : unsigned int { SOLO_CLUSTER = 4 };
 // The words of the mode (each block's shared memory).
 enum ClusterSoloWord : unsigned int {
     CLUSTER_COUNT = 0,  // three appends counters (every block's), used in turn by the levels
-    CLUSTER_STOP = 3,   // block 0's: the level whose poll saw a low list's or sends' overflow
-    CLUSTER_ABORT = 4,  // block 0's: the level whose poll saw the host's abort word
-    CLUSTER_START = 5,  // every block's copy of the phase's batch start, end and bound (read
-    CLUSTER_END = 6,    // from shared memory where used, so that the level loop keeps no
-    CLUSTER_BOUND = 7,  // register for them: see cluster_solo_run)
-    CLUSTER_WORDS = 8,
+    CLUSTER_FLAGS = 3,  // block 0's three flag words (ClusterFlag), used in turn by the levels
+    CLUSTER_START = 6,  // every block's copy of the phase's batch start, end and bound (read
+    CLUSTER_END = 7,    // from shared memory where used, so that the level loop keeps no
+    CLUSTER_BOUND = 8,  // register for them: see cluster_solo_run)
+    CLUSTER_WORDS = 9,
 };
 
-// The stop and abort words before any level set them.
-enum : unsigned int { CLUSTER_NO_LEVEL = 0xFFFFFFFFu };
-
-// What a level's decision read of them (ClusterLevelEnd::flags).
+// A level's flag word (block 0's), set by the poll of that level (ClusterLevelEnd::flags).
 enum ClusterFlag : unsigned int {
-    CLUSTER_STOPPED = 1,  // the stop word is at most the level
-    CLUSTER_ABORTED = 2,  // the abort word is at most the level
+    CLUSTER_STOPPED = 1,  // a low list's or the sends' overflow
+    CLUSTER_ABORTED = 2,  // the host's abort word
 };
 
 // This block's rank in its cluster.
@@ -291,7 +290,7 @@ struct ClusterLevelEnd {
     unsigned int entries = 0u;        // those kept in the frontier (the others spilled)
     unsigned int entries_below = 0u;  // those of the blocks of lower rank
     unsigned int mine = 0u;           // this block's
-    unsigned int flags = 0u;          // ClusterFlag bits: block 0's stop and abort words
+    unsigned int flags = 0u;          // ClusterFlag bits: block 0's flag word of the level
     bool last = false;                // the phase ends after this level
 };
 
@@ -349,9 +348,7 @@ __device__ ClusterSoloResult cluster_solo_run(
         words[threadIdx.x] = threadIdx.x == CLUSTER_START ? start
                              : threadIdx.x == CLUSTER_END ? end
                              : threadIdx.x == CLUSTER_BOUND ? bound
-                             : threadIdx.x == CLUSTER_STOP || threadIdx.x == CLUSTER_ABORT
-                                 ? CLUSTER_NO_LEVEL
-                                 : 0u;
+                                                            : 0u;
     }
     cluster_sync();  // every block's words set before any append
     const unsigned int lead = cluster_address(words, 0u);  // block 0's words
@@ -403,7 +400,7 @@ __device__ ClusterSoloResult cluster_solo_run(
                                            dest};
     };
     // After level `level`'s closing barrier, on every thread: every block's count of the
-    // level, block 0's stop and abort words, and whether the phase ends (`unlisted`: the
+    // level, block 0's flags of the level, and whether the phase ends (`unlisted`: the
     // items of the levels after the first before this one).
     const auto level_end = [&](unsigned int level, unsigned int unlisted) {
         ClusterLevelEnd e;
@@ -414,11 +411,7 @@ __device__ ClusterSoloResult cluster_solo_run(
         } else if (lane == SOLO_CLUSTER) {
             const unsigned int lead_words =
                 MAP_AT_USE ? cluster_address(words, 0u) : lead;
-            counted = (cluster_load(lead_words + 4u * CLUSTER_STOP) <= level
-                           ? CLUSTER_STOPPED
-                           : 0u) |
-                      (cluster_load(lead_words + 4u * CLUSTER_ABORT) <= level ? CLUSTER_ABORTED
-                                                                               : 0u);
+            counted = cluster_load(lead_words + 4u * (CLUSTER_FLAGS + level % 3u));
         }
 #pragma unroll
         for (unsigned int j = 0; j < SOLO_CLUSTER; ++j) {
@@ -505,16 +498,20 @@ __device__ ClusterSoloResult cluster_solo_run(
                                             workers, from_worklist);
         }
         if (threadIdx.x == 0u) {
-            words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;  // this block's next counter
+            // This block's next counter and (block 0's are read) next flags.
+            words[CLUSTER_COUNT + (level + 1u) % 3u] = 0u;
+            words[CLUSTER_FLAGS + (level + 1u) % 3u] = 0u;
         }
         if (lead_thread && (level + 1u) % poll_every == 0u) {
-            if (peer_load_abort(abort) != 0u) {
-                words[CLUSTER_ABORT] = level;
-            }
-            if ((*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) |
-                 *const_cast<const volatile unsigned int*>(ctrl + CTRL_SEND_OVERFLOW)) != 0u) {
-                // The action stops the kernel on the overflow.
-                words[CLUSTER_STOP] = level;
+            // The action stops the kernel on an overflow.
+            const unsigned int flags =
+                (peer_load_abort(abort) != 0u ? CLUSTER_ABORTED : 0u) |
+                ((*const_cast<const volatile unsigned int*>(ctrl + CTRL_LOW_OVERFLOW) |
+                  *const_cast<const volatile unsigned int*>(ctrl + CTRL_SEND_OVERFLOW)) != 0u
+                     ? CLUSTER_STOPPED
+                     : 0u);
+            if (flags != 0u) {
+                words[CLUSTER_FLAGS + level % 3u] = flags;
             }
         }
         // Every append of the level done, in every block.
@@ -536,8 +533,8 @@ __device__ ClusterSoloResult cluster_solo_run(
         const ClusterLevelEnd e = level_end(level, unlisted);
         mine = e.mine;
         if (e.last) {
-            // The exit barrier: level_end read the other blocks' counters (and block 0's stop
-            // and abort words) in their shared memory. No block may leave this function,
+            // The exit barrier: level_end read the other blocks' counters (and block 0's flag
+            // words) in their shared memory. No block may leave this function,
             // exit, or start the next phase (whose setup rewrites its words) while another
             // block can still be reading them. `e.last` is the same in every block (it
             // follows from the counters every block reads alike), so every thread of the
