@@ -24,6 +24,8 @@ pub use groute_worklist as worklist;
 pub mod api;
 pub mod pbf;
 
+#[doc(hidden)]
+pub use api::Tuning;
 pub use api::{
     AlgorithmRun, ArcWeight, Backend, BfsRun, CcRun, DeviceMemory, Error, Execution, FileIds,
     Graph, IntoArc, PageRankParams, PageRankRun, ParseChoiceError, Partition, Result, RunFuture,

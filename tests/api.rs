@@ -8,12 +8,13 @@
 
 use std::collections::HashMap;
 
-use groute::bfs::bfs_reference;
+use groute::bfs::{BfsTuning, SwitchRule, bfs_reference};
 use groute::cc::cc_reference;
 use groute::core::testing::{combinations, cuda_required};
-use groute::pagerank::{l1_distance, pagerank_reference};
+use groute::pagerank::{PageRankTuning, l1_distance, pagerank_reference};
 use groute::sssp::sssp_reference;
-use groute::{Backend, Error, Execution, Graph, Partition, Runner, UNREACHED};
+use groute::worklist::traversal::FusedTuning;
+use groute::{Backend, Error, Execution, Graph, Partition, Runner, Tuning, UNREACHED};
 
 /// Generated graphs of different shapes: a weighted road grid (sparse, asynchronous BFS), a
 /// Kronecker graph (dense enough for direction-optimizing BFS), a directed random graph
@@ -479,4 +480,79 @@ fn jittered_schedules_give_the_reference_results() {
         );
         assert_eq!(r.cc(&graph).unwrap().labels, cc_reference(csr));
     }
+}
+
+/// A [`Tuning`] changes how a run computes, never what: a BFS that never pulls, small fused
+/// grids without the single-block mode, PageRank on worklist rounds alone, each on 1 and 2
+/// devices, equal the references (PageRank within its bound), and the BFS that never pulls
+/// expands each vertex it reaches exactly once where the default pulls. A tuning the
+/// kernels cannot build is an error naming its flag.
+#[test]
+fn a_tuning_changes_how_a_run_computes_not_what() {
+    let graph = Graph::generate("kron:scale=10,ef=16,sym,seed=3").unwrap();
+    let csr = &graph.as_graph().csr;
+    let source = source_of(&graph);
+    let levels = bfs_reference(csr, source);
+    let reached = levels.iter().filter(|&&l| l != UNREACHED).count() as u64;
+    let tuning = Tuning {
+        fused: FusedTuning {
+            grid: Some(2),
+            block: Some(64),
+            solo_max: Some(0),
+            ..FusedTuning::default()
+        },
+        bfs: BfsTuning {
+            switch_rule: SwitchRule { alpha: 0, beta: 0 },
+            ..BfsTuning::default()
+        },
+        pagerank: PageRankTuning {
+            sweep_divisor: Some(0),
+            ..PageRankTuning::default()
+        },
+    };
+    for devices in [1, 2] {
+        let what = format!("{devices} devices");
+        let plain = runner(devices);
+        let tuned = runner(devices).tuning(tuning.clone());
+        assert_eq!(tuned.tuning_choice(), &tuning, "{what}");
+        let default_bfs = plain.bfs(&graph, source).unwrap();
+        let pushed_bfs = tuned.bfs(&graph, source).unwrap();
+        assert_eq!(default_bfs.levels, levels, "{what}");
+        assert_eq!(pushed_bfs.levels, levels, "{what}");
+        assert!(
+            pushed_bfs.stats.engine.starts_with("direction-optimizing"),
+            "{what}: {}",
+            pushed_bfs.stats.engine
+        );
+        assert_eq!(pushed_bfs.stats.work_items, Some(reached), "{what}");
+        assert_ne!(
+            default_bfs.stats.work_items,
+            Some(reached),
+            "{what}: never pulled"
+        );
+        let sssp = tuned.sssp(&graph, source).unwrap();
+        assert_eq!(sssp.distances, sssp_reference(csr, source), "{what}");
+        let cc = tuned
+            .clone()
+            .execution(Execution::DeviceDriven)
+            .cc(&graph)
+            .unwrap();
+        assert_eq!(cc.labels, cc_reference(csr), "{what}");
+        let pr = tuned.pagerank(&graph).unwrap();
+        let l1 = l1_distance(&pr.ranks, &pagerank_reference(csr, 0.85).ranks);
+        let allowed = pr.error_bound() + 1e-5 * graph.vertices() as f64;
+        assert!(l1 <= allowed, "{what}: PageRank L1 {l1} > {allowed}");
+    }
+    let unbuildable = Tuning {
+        pagerank: PageRankTuning {
+            fused_blocks_per_sm: 5,
+            ..PageRankTuning::default()
+        },
+        ..Tuning::default()
+    };
+    let err = runner(1).tuning(unbuildable).pagerank(&graph).unwrap_err();
+    assert!(
+        matches!(err, Error::PageRank(_)) && err.to_string().contains("--fused-blocks-per-sm"),
+        "{err}"
+    );
 }

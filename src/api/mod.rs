@@ -64,6 +64,7 @@ pub mod interop;
 mod options;
 mod results;
 mod run;
+mod tuning;
 
 pub use algorithm::AlgorithmRun;
 pub use asynchronous::{RunFuture, bfs_async, cc_async, pagerank_async, sssp_async};
@@ -74,3 +75,5 @@ pub use interop::ArcWeight;
 pub use options::{Backend, Execution, Partition, Runner};
 pub use results::{BfsRun, CcRun, DeviceMemory, PageRankRun, RunStats, SsspRun, UNREACHED};
 pub use run::{PageRankParams, bfs, cc, pagerank, sssp};
+#[doc(hidden)]
+pub use tuning::Tuning;

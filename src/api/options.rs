@@ -6,6 +6,8 @@ use groute_core::{BackendChoice, BackendKind, DEFAULT_STALL_TIMEOUT, FaultPlan};
 use groute_graph::PartitionMethod;
 use serde::{Deserialize, Serialize};
 
+use super::tuning::Tuning;
+
 /// Where a run computes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -164,6 +166,8 @@ pub struct Runner {
     pub(crate) device_memory_limit: Option<u64>,
     #[serde(skip)]
     pub(crate) faults: FaultPlan,
+    #[serde(skip)]
+    pub(crate) tuning: Tuning,
 }
 
 impl Default for Runner {
@@ -184,6 +188,7 @@ impl Runner {
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
             device_memory_limit: None,
             faults: FaultPlan::new(),
+            tuning: Tuning::default(),
         }
     }
 
@@ -250,6 +255,20 @@ impl Runner {
     pub fn faults(mut self, faults: FaultPlan) -> Runner {
         self.faults = faults;
         self
+    }
+
+    /// How the algorithms' GPU forms run ([`Tuning`]: benchmarks and experiments; the default
+    /// is what `Auto` picks). Not serialized: a runner read back has the default.
+    #[doc(hidden)]
+    pub fn tuning(mut self, tuning: Tuning) -> Runner {
+        self.tuning = tuning;
+        self
+    }
+
+    /// The tuning asked for ([`Runner::tuning`]).
+    #[doc(hidden)]
+    pub fn tuning_choice(&self) -> &Tuning {
+        &self.tuning
     }
 
     /// The device count asked for.

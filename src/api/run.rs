@@ -194,7 +194,11 @@ impl Runner {
     /// ([`RunStats::engine`] says which).
     pub fn bfs(&self, graph: &Graph, source: u32) -> Result<BfsRun> {
         graph.check_vertex(source)?;
-        let mut options = BfsOptions::default();
+        let mut options = BfsOptions {
+            tuning: self.tuning.bfs.clone(),
+            ..BfsOptions::default()
+        };
+        options.worklist.fused_tuning = self.tuning.fused.clone();
         apply_execution(self.execution, &mut options.worklist);
         options.multi_driver = self.execution.multi_driver();
         let (out, stats) = self.partitioned_run(
@@ -232,6 +236,7 @@ impl Runner {
     pub fn sssp(&self, graph: &Graph, source: u32) -> Result<SsspRun> {
         graph.check_vertex(source)?;
         let mut options = SsspOptions::default();
+        options.worklist.fused_tuning = self.tuning.fused.clone();
         apply_execution(self.execution, &mut options.worklist);
         let (out, stats) = self.partitioned_run(
             "sssp",
@@ -263,6 +268,7 @@ impl Runner {
             alpha: params.alpha,
             epsilon: params.epsilon,
             driver: self.execution.pagerank_driver(),
+            tuning: self.tuning.pagerank.clone(),
             ..PageRankOptions::default()
         };
         options.validate()?;
@@ -348,6 +354,7 @@ impl Runner {
             &both_ways
         };
         let mut options = WorklistOptions::default().for_graph(graph.vertices());
+        options.fused_tuning = self.tuning.fused.clone();
         apply_execution(Execution::DeviceDriven, &mut options);
         let (labels, stats) = self.partitioned_run(
             "cc",
