@@ -19,7 +19,11 @@
 #   --jobs N          sanitized runs at once (default 1); they share the GPU, and the
 #                     persistent kernels of one run spin through the time slices of the
 #                     others: past 2 or 3 jobs every run slows about in proportion (the
-#                     cluster-mode and members suites most), so run those with few jobs
+#                     cluster-mode and members suites most: see --alone)
+#   --alone REGEX     runs whose label matches (e.g. 'cluster|device_driven|device-driven')
+#                     run one after another in a lane of their own, beside the other runs
+#                     (which share the remaining jobs): persistent kernels that wait in grid
+#                     barriers make no progress while another sanitized process holds the GPU
 #   --budget SECS     start no run after SECS seconds (from the first run); the runs left are
 #                     listed as not started
 #   --resume FILE     an earlier sweep's results.tsv (in its log dir): its passed runs are
@@ -49,6 +53,7 @@ members="1,2"
 test_filter=()
 per_test=0
 jobs=1
+alone_re=""
 budget=0
 resume=/dev/null
 executions="device-driven,host-driven"
@@ -57,7 +62,8 @@ limit=900
 logs=""
 full_size=0
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+# The header comment, up to its first line that is not a comment.
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; }
 while [[ $# -gt 0 ]]; do
     case $1 in
     --manifest) manifest=$2; shift 2 ;;
@@ -66,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --test-filter) test_filter+=("$2"); shift 2 ;;
     --per-test) per_test=1; shift ;;
     --jobs) jobs=$2; shift 2 ;;
+    --alone) alone_re=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --resume) resume=$2; shift 2 ;;
     --examples) examples_re=$2; shift 2 ;;
@@ -168,22 +175,35 @@ report() {
     printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$results"
 }
 
-# launch TOOL LABEL ARGS...: runs `sanitize TOOL LABEL ARGS...`, at most $jobs at once,
-# unless it passed in the resumed sweep or the budget is spent.
+# launch TOOL LABEL ARGS...: queues `sanitize TOOL LABEL ARGS...` (one tab-separated line) in
+# the lane of its own (--alone) or the shared one, unless it passed in the resumed sweep.
+alone_queue=$(mktemp)
+shared_queue=$(mktemp)
 launch() {
     awk -F'\t' -v t="$1" -v l="$2" '$1 == t && $2 == l {found = 1} END {exit !found}' "$passed" &&
         return
-    [[ -n ${sweep_start:-} ]] || sweep_start=$SECONDS
-    if [[ $budget -gt 0 && $((SECONDS - sweep_start)) -ge $budget ]]; then
-        report "$1" "$2" 0 0 "not started (budget)"
-        return
-    fi
-    if [[ $jobs -le 1 ]]; then
-        sanitize "$@"
-        return
-    fi
-    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
-    sanitize "$@" &
+    local queue=$shared_queue
+    [[ -n $alone_re && $2 =~ $alone_re ]] && queue=$alone_queue
+    (IFS=$'\t'; printf '%s\n' "$*") >>"$queue"
+}
+
+# run_queue FILE JOBS: the runs of FILE in order, at most JOBS at once; none started once the
+# budget is spent (from the sweep's start).
+run_queue() {
+    local queue=$1 lane_jobs=$2 run
+    while IFS=$'\t' read -r -a run; do
+        if [[ $budget -gt 0 && $((SECONDS - sweep_start)) -ge $budget ]]; then
+            report "${run[0]}" "${run[1]}" 0 0 "not started (budget)"
+            continue
+        fi
+        if [[ $lane_jobs -le 1 ]]; then
+            sanitize "${run[@]}"
+            continue
+        fi
+        while [[ $(jobs -rp | wc -l) -ge $lane_jobs ]]; do wait -n; done
+        sanitize "${run[@]}" &
+    done <"$queue"
+    wait
 }
 
 IFS=, read -ra tool_list <<<"$tools"
@@ -220,8 +240,18 @@ for tool in "${tool_list[@]}"; do
         fi
     done <"$targets"
 done
+# The lone runs in a lane of their own, one job beside the others (the shared lane counts it
+# among its running jobs while it lasts); with one job, after them.
+sweep_start=$SECONDS
+if [[ $jobs -gt 1 && -s $alone_queue ]]; then
+    run_queue "$alone_queue" 1 &
+    run_queue "$shared_queue" "$jobs"
+else
+    run_queue "$shared_queue" "$jobs"
+    run_queue "$alone_queue" 1
+fi
 wait
-rm -f "$targets" "$passed"
+rm -f "$targets" "$passed" "$alone_queue" "$shared_queue"
 # The last row of each run counts (a resumed sweep's file may hold a run twice).
 read -r runs failures no_cuda < <(awk -F'\t' '{s[$1 FS $2] = $5}
     END {for (k in s) {n++; if (s[k] !~ /^ok/) f++; if (s[k] == "ok (no CUDA)") c++}
