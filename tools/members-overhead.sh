@@ -18,10 +18,16 @@
 #   --out DIR         the JSON of every row and table.md (default $OUT, else /tmp/members-overhead)
 #   --timeout SECS    limit for one row (default 600)
 #   --backend NAME    the examples' --backend (default cuda; host runs the table without a GPU)
+#   --tabulate DIR    run nothing: print the tables of the JSON reports an earlier run left
+#                     in DIR
+#
+# A second table splits the device-driven PageRank runs' time into their phases (the JSON's
+# per-device `fused_phases_ms`, the slowest device's): sweeps and worklist rounds, and the
+# milliseconds per sweep of the take, hub tiles and gather together.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 manifest="" graphs="kron21.sym;kron:scale=25,ef=16,sym" examples="pagerank,sssp" members="1,2"
-repeat=10 validate="" out=${OUT:-/tmp/members-overhead} timeout_s=600 backend=cuda
+repeat=10 validate="" out=${OUT:-/tmp/members-overhead} timeout_s=600 backend=cuda tabulate=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --manifest) manifest=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
@@ -33,7 +39,8 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --backend) backend=$2; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --tabulate) tabulate=$2; shift 2 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,7 +48,7 @@ if ! [[ $repeat =~ ^[1-9][0-9]*$ ]]; then
   echo "--repeat $repeat: give a positive count of timed runs" >&2
   exit 2
 fi
-mkdir -p "$out"
+[[ -n $tabulate ]] || mkdir -p "$out"
 
 example_binary() { # name
   if [[ -n $manifest ]]; then
@@ -55,29 +62,33 @@ example_binary() { # name
 
 export NCCL_NVLS_ENABLE=0
 status=0
-IFS=";" read -ra graph_list <<<"$graphs"
-IFS="," read -ra example_list <<<"$examples"
-IFS="," read -ra member_list <<<"$members"
-for example in "${example_list[@]}"; do
-  bin=$(example_binary "$example")
-  if [[ ! -x $bin ]]; then
-    echo "example $example: no binary (${bin:-not in the manifest}); build or stage it first" >&2
-    exit 2
-  fi
-  for g in "${!graph_list[@]}"; do
-    for m in "${member_list[@]}"; do
-      json="$out/$example-g$g-m$m.json"
-      echo "--- $example --gen ${graph_list[$g]} --devices $m" >&2
-      # The examples read their inputs relative to the repository, as under cargo.
-      if ! (cd "$root" && timeout "$timeout_s" "$bin" --backend "$backend" --gen "${graph_list[$g]}" \
-        --devices "$m" --repeat "$repeat" $validate --json "$json" >"$json.log" 2>&1); then
-        echo "$example on ${graph_list[$g]} with $m members failed: see $json.log" >&2
-        rm -f "$json"
-        status=1
-      fi
+if [[ -n $tabulate ]]; then
+  out=$tabulate
+else
+  IFS=";" read -ra graph_list <<<"$graphs"
+  IFS="," read -ra example_list <<<"$examples"
+  IFS="," read -ra member_list <<<"$members"
+  for example in "${example_list[@]}"; do
+    bin=$(example_binary "$example")
+    if [[ ! -x $bin ]]; then
+      echo "example $example: no binary (${bin:-not in the manifest}); build or stage it first" >&2
+      exit 2
+    fi
+    for g in "${!graph_list[@]}"; do
+      for m in "${member_list[@]}"; do
+        json="$out/$example-g$g-m$m.json"
+        echo "--- $example --gen ${graph_list[$g]} --devices $m" >&2
+        # The examples read their inputs relative to the repository, as under cargo.
+        if ! (cd "$root" && timeout "$timeout_s" "$bin" --backend "$backend" --gen "${graph_list[$g]}" \
+          --devices "$m" --repeat "$repeat" $validate --json "$json" >"$json.log" 2>&1); then
+          echo "$example on ${graph_list[$g]} with $m members failed: see $json.log" >&2
+          rm -f "$json"
+          status=1
+        fi
+      done
     done
   done
-done
+fi
 
 python3 - "$out" "$members" <<'PY' | tee "$out/table.md"
 import glob, json, os, sys
@@ -115,6 +126,31 @@ for (algorithm, graph), by_members in sorted(rows.items()):
         cells = [algorithm, f"`{graph}`", m, f"{ms:.3f}" if ms else "-", clock, ratio,
                  r["execution"]["engine"], stats.get("rounds", "-"), comm.get("bytes", "-"),
                  upd if upd is not None else "-", cut if cut is not None else "-", per_cut]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+
+# Device-driven PageRank: where the time goes, on the device whose phases add up the most.
+phased = []
+for (algorithm, graph), by_members in sorted(rows.items()):
+    for m in members:
+        r = by_members.get(m)
+        devices = ((r or {}).get("algorithm_stats") or {}).get("per_device") or []
+        timed = [d for d in devices if d.get("fused_phases_ms")]
+        if timed:
+            d = max(timed, key=lambda d: d["fused_phases_ms"].get("total", 0))
+            phased.append((algorithm, graph, m, d))
+if phased:
+    names = ["sweep_take", "mirror", "hubs", "gather", "worklist", "exchange", "drain", "total"]
+    print()
+    print("| algorithm | graph | members | sweeps | worklist rounds | "
+          + " | ".join(f"{n} ms" for n in names) + " | ms per sweep (take, hubs, gather) |")
+    print("|---|---|---:|---:|---:|" + "---:|" * len(names) + "---:|")
+    for algorithm, graph, m, d in phased:
+        t = d["fused_phases_ms"]
+        sweeps = d.get("sweep_rounds", 0)
+        per_sweep = (t.get("sweep_take", 0) + t.get("hubs", 0) + t.get("gather", 0)) / sweeps if sweeps else None
+        cells = [algorithm, f"`{graph}`", m, sweeps, d.get("worklist_rounds", "-")]
+        cells += [f"{t[n]:.1f}" if n in t else "-" for n in names]
+        cells.append(f"{per_sweep:.2f}" if per_sweep is not None else "-")
         print("| " + " | ".join(str(c) for c in cells) + " |")
 PY
 exit $status
