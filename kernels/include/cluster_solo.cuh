@@ -49,12 +49,11 @@
 // (A single word that a later level could set would let a warp still reading see a later
 // level's stop, leave the phase a level early and leave the others waiting at a barrier it
 // never reaches; compute-sanitizer's racecheck reports such a write and read as a hazard.)
-// The words are set at the phase's start (counters and flags 0), before a cluster barrier; a
-// block may leave the phase while another still reads them, but they are next written at the
-// next phase's start, after a grid barrier that every block arrives at after its reads. Each
-// block's copy
-// of the batch's start, end and bound (CLUSTER_START, _END, _BOUND) is written by that block
-// before the phase's first cluster barrier and read only by its own threads.
+// The words are set at the phase's start (counters and flags 0), before a cluster barrier;
+// the phase ends with the exit barrier (see cluster_solo_run), which no block passes before
+// every read of the last level's words is done, so the next phase's setup follows them. Each
+// block's copy of the batch's start, end and bound (CLUSTER_START, _END, _BOUND) is written
+// by that block before the phase's first cluster barrier and read only by its own threads.
 //
 // What the mode leaves to the grid. A level of more than `bound` items, an empty one, a spill
 // (a counter past the capacity), a low-list or send overflow or the host's abort word (polled
