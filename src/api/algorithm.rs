@@ -10,7 +10,6 @@ use super::error::{Error, Result};
 use super::graph::{FileIds, Graph};
 use super::options::{Backend, Execution, Runner};
 use super::results::RunStats;
-use super::run::apply_execution;
 
 /// The result of [`Runner::run_algorithm`], in input order.
 #[derive(Clone, Debug)]
@@ -139,7 +138,7 @@ impl Runner {
                     rank: ranks(&order, n),
                 };
                 let mut options = WorklistOptions::default().for_graph(n);
-                apply_execution(runner.execution, &mut options);
+                runner.apply_to_worklist(runner.execution, &mut options);
                 let solver = HostSolver::new(
                     ctx,
                     algorithm,

@@ -198,8 +198,7 @@ impl Runner {
             tuning: self.tuning.bfs.clone(),
             ..BfsOptions::default()
         };
-        options.worklist.fused_tuning = self.tuning.fused.clone();
-        apply_execution(self.execution, &mut options.worklist);
+        self.apply_to_worklist(self.execution, &mut options.worklist);
         options.multi_driver = self.execution.multi_driver();
         let (out, stats) = self.partitioned_run(
             "bfs",
@@ -236,8 +235,7 @@ impl Runner {
     pub fn sssp(&self, graph: &Graph, source: u32) -> Result<SsspRun> {
         graph.check_vertex(source)?;
         let mut options = SsspOptions::default();
-        options.worklist.fused_tuning = self.tuning.fused.clone();
-        apply_execution(self.execution, &mut options.worklist);
+        self.apply_to_worklist(self.execution, &mut options.worklist);
         let (out, stats) = self.partitioned_run(
             "sssp",
             graph,
@@ -354,8 +352,7 @@ impl Runner {
             &both_ways
         };
         let mut options = WorklistOptions::default().for_graph(graph.vertices());
-        options.fused_tuning = self.tuning.fused.clone();
-        apply_execution(Execution::DeviceDriven, &mut options);
+        self.apply_to_worklist(Execution::DeviceDriven, &mut options);
         let (labels, stats) = self.partitioned_run(
             "cc",
             symmetric,
@@ -399,8 +396,17 @@ impl Runner {
     }
 }
 
+impl Runner {
+    /// Sets on `worklist` what this runner asks of every worklist run: its fused kernel's
+    /// tuning ([`Runner::tuning`]) and `execution` (`Auto` leaves the defaults).
+    pub(super) fn apply_to_worklist(&self, execution: Execution, worklist: &mut WorklistOptions) {
+        worklist.fused_tuning = self.tuning.fused.clone();
+        apply_execution(execution, worklist);
+    }
+}
+
 /// The worklist settings that ask for `execution` (`Auto` leaves the defaults).
-pub(super) fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
+fn apply_execution(execution: Execution, worklist: &mut WorklistOptions) {
     if execution == Execution::Auto {
         return;
     }
