@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The CUDA runs across MPI ranks, on a machine with GPUs, Open MPI and NCCL: groute-dist's
 # NCCL job (BFS, SSSP, CC, PageRank against their references) under `mpirun -np RANKS`, then
-# the examples on each graph, one process (1 device) against RANKS ranks of 1 device: BFS,
-# SSSP and CC outputs compared, PageRank's ranks validated against the reference. Each step's
+# the examples on each graph: one process of 1 device, one process of RANKS devices and RANKS
+# ranks of 1 device; BFS, SSSP and CC outputs compared with the 1-device run, PageRank's ranks
+# validated against the reference. With --memory-limit, the examples on one graph again
+# under a device memory limit below the 1-device run's peak: 1 device must stop with the
+# limit's error (exit 1 or 2), RANKS devices must finish with the 1-device result. Each step's
 # log and JSON report go to the output folder as soon as the step ends, with one line per step
 # in its summary.tsv; exits 1 if a step failed, timed out or differed.
 #
@@ -19,6 +22,10 @@
 #                    --work as .grc caches
 #   --algorithms L   examples to run (default bfs,sssp,cc,pagerank)
 #   --repeat N       timed runs per example (default 10)
+#   --no-job         skip groute-dist's NCCL job (a later call over more graphs)
+#   --memory-limit NAME:FRACTION
+#                    the memory-limit runs on graph NAME (one of --graphs) with the limit at
+#                    FRACTION (below 1, e.g. 0.75) of the 1-device run's device peak
 #   --timeout SECS   limit for one step (default 300)
 #   --work DIR       graphs and outputs (default /dev/shm/groute-ranks)
 #   --out DIR        logs, reports and summary.tsv (default ./ranks-gpu-out)
@@ -27,7 +34,7 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-manifest="" ranks=2 repeat=10 timeout_s=300 archive=""
+manifest="" ranks=2 repeat=10 timeout_s=300 archive="" memory_limit="" run_job=1
 graphs="kron21=kron21.sym;road=road:side=2048,p=0.6"
 algorithms="bfs,sssp,cc,pagerank" work=/dev/shm/groute-ranks out=$PWD/ranks-gpu-out
 while [[ $# -gt 0 ]]; do
@@ -37,11 +44,13 @@ while [[ $# -gt 0 ]]; do
     --graphs) graphs=$2; shift 2 ;;
     --algorithms) algorithms=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --memory-limit) memory_limit=$2; shift 2 ;;
+    --no-job) run_job=0; shift ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --archive) archive=$2; shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +62,11 @@ for pair in "${graph_list[@]}"; do
     exit 2
   fi
 done
+limit_graph=${memory_limit%%:*} limit_fraction=${memory_limit#*:}
+if [[ -n $memory_limit && ! ( $memory_limit == *:* && $limit_fraction =~ ^0?\.[0-9]+$ && ";$graphs" == *";$limit_graph="* ) ]]; then
+  echo "--memory-limit: '$memory_limit' is not NAME:FRACTION with NAME one of --graphs and FRACTION below 1 (e.g. kron25:0.75)" >&2
+  exit 2
+fi
 mkdir -p "$work" "$out"
 summary=$out/summary.tsv
 : >"$summary"
@@ -101,7 +115,9 @@ step() {
 }
 
 job=$(binary test nccl_ranks)
-if [[ -x $job ]]; then
+if ((run_job == 0)); then
+  :
+elif [[ -x $job ]]; then
   (cd "$root/crates/groute-dist" && step nccl_ranks "${mpi[@]}" "$job")
   grep -q $'^nccl_ranks\t0' "$summary" || failed=1
 else
@@ -113,26 +129,72 @@ for pair in "${graph_list[@]}"; do
   name=${pair%%=*} spec=${pair#*=}
   [[ -f $work/$name.grc ]] || step "generate-$name" "$(binary example graphinfo)" --gen "$spec" --write "$work/$name.grc"
 done
+# same TAG A B: one summary row saying whether two runs' outputs are equal.
+same() {
+  if cmp -s "$work/$2.txt" "$work/$3.txt"; then
+    printf '%s\tequal\n' "$1" | tee -a "$summary"
+  else
+    printf '%s\tDIFFERENT\n' "$1" | tee -a "$summary"
+    failed=1
+  fi
+}
+
+# The largest device peak of a run's JSON report, in bytes (0 where it has none).
+device_peak() {
+  python3 -c 'import json, sys
+m = (json.load(open(sys.argv[1])).get("memory") or {}).get("devices") or []
+print(max([d["peak_bytes"] for d in m] or [0]))' "$1" 2>/dev/null || echo 0
+}
+
 IFS=, read -ra algorithm_list <<<"$algorithms"
 for alg in "${algorithm_list[@]}"; do
   for pair in "${graph_list[@]}"; do
     g=${pair%%=*} tag=$alg-${pair%%=*}
-    args=(--graph "$work/$g.grc" --devices 1 --repeat "$repeat")
-    step "$tag-1process" "$(binary example "$alg")" "${args[@]}" --output "$work/$tag-1process.txt" --json "$out/$tag-1process.json"
-    if [[ $alg == pagerank ]]; then
-      # Asynchronous sums differ in their last bits: the ranks' run is validated instead
-      # (rank 0 checks the L1 error against the reference within the a-priori bound).
-      if step "$tag-${ranks}ranks" "${mpi[@]}" "$(binary example "$alg")" "${args[@]}" --validate --output "$work/$tag-${ranks}ranks.txt" --json "$out/$tag-${ranks}ranks.json"; then
-        printf '%s\tvalidated\n' "$tag" | tee -a "$summary"
+    args=(--graph "$work/$g.grc" --repeat "$repeat")
+    # PageRank's asynchronous sums differ in their last bits between runs: its runs on
+    # several devices or ranks are validated instead (against the reference, within the
+    # a-priori bound; under mpirun rank 0 checks).
+    check=(); [[ $alg == pagerank ]] && check=(--validate)
+    example=$(binary example "$alg")
+    step "$tag-1process" "$example" "${args[@]}" --devices 1 --output "$work/$tag-1process.txt" --json "$out/$tag-1process.json"
+    for run in "${ranks}devices" "${ranks}ranks"; do
+      launch=("$example" "${args[@]}" --devices "$ranks")
+      [[ $run == *ranks ]] && launch=("${mpi[@]}" "$example" "${args[@]}" --devices 1)
+      if step "$tag-$run" "${launch[@]}" "${check[@]}" --output "$work/$tag-$run.txt" --json "$out/$tag-$run.json"; then
+        if [[ $alg == pagerank ]]; then
+          printf '%s\tvalidated\n' "$tag-$run" | tee -a "$summary"
+        else
+          same "$tag-$run" "$tag-1process" "$tag-$run"
+        fi
       fi
+    done
+    [[ -n $memory_limit && $g == "$limit_graph" ]] || continue
+    peak=$(device_peak "$out/$tag-1process.json")
+    if ((peak == 0)); then
+      printf '%s\tno device peak in %s\n' "$tag-memlimit" "$tag-1process.json" | tee -a "$summary"
+      failed=1
       continue
     fi
-    step "$tag-${ranks}ranks" "${mpi[@]}" "$(binary example "$alg")" "${args[@]}" --output "$work/$tag-${ranks}ranks.txt" --json "$out/$tag-${ranks}ranks.json"
-    if cmp -s "$work/$tag-1process.txt" "$work/$tag-${ranks}ranks.txt"; then
-      printf '%s\tequal\n' "$tag" | tee -a "$summary"
+    limit=$(python3 -c "print(int($peak * $limit_fraction))")
+    limited=("$example" --graph "$work/$g.grc" --repeat 1 --device-memory-limit "$limit")
+    # 1 device under the limit: a clean refusal naming the limit (its step's exit code is
+    # expected not to be 0), not a crash.
+    before=$failed
+    step "$tag-memlimit-1device" "${limited[@]}" --devices 1
+    rc=$?
+    failed=$before
+    if [[ $rc == 1 || $rc == 2 ]] && grep -q 'memory limit' "$out/$tag-memlimit-1device.log"; then
+      printf '%s\trefused cleanly under %s bytes (1-device peak %s)\n' "$tag-memlimit-1device" "$limit" "$peak" | tee -a "$summary"
     else
-      printf '%s\tDIFFERENT\n' "$tag" | tee -a "$summary"
+      printf '%s\tNOT REFUSED CLEANLY (exit %s) under %s bytes\n' "$tag-memlimit-1device" "$rc" "$limit" | tee -a "$summary"
       failed=1
+    fi
+    if step "$tag-memlimit-${ranks}devices" "${limited[@]}" --devices "$ranks" "${check[@]}" --output "$work/$tag-memlimit-${ranks}devices.txt" --json "$out/$tag-memlimit-${ranks}devices.json"; then
+      if [[ $alg == pagerank ]]; then
+        printf '%s\tvalidated\n' "$tag-memlimit-${ranks}devices" | tee -a "$summary"
+      else
+        same "$tag-memlimit-${ranks}devices" "$tag-1process" "$tag-memlimit-${ranks}devices"
+      fi
     fi
   done
 done

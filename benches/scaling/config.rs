@@ -8,9 +8,12 @@
 //! | `GROUTE_BENCH_ALGOS` | subset of `bfs,sssp,pagerank,cc` | all four |
 //! | `GROUTE_BENCH_PARTITION` | `block` or `metis` | `block` (METIS on kron21 takes minutes) |
 //! | `GROUTE_BENCH_JSON` | file to append one JSON line per measurement to | none |
+//! | `GROUTE_BENCH_MEASURE_MS` | criterion's measurement time per benchmark, of algorithm time (at least 10 runs are timed whatever it is) | `3000` |
+//! | `GROUTE_BENCH_WARM_UP_MS` | criterion's warm-up per benchmark, of algorithm time | `500` |
 //! | `GROUTE_COMMIT` | commit recorded in the JSON | `git rev-parse --short HEAD` |
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use groute::core::BackendChoice;
 use groute::graph::PartitionMethod;
@@ -39,6 +42,12 @@ pub struct Config {
     pub partition: PartitionMethod,
     /// Where to append the JSON lines.
     pub json: Option<PathBuf>,
+    /// Criterion's measurement time per benchmark. It counts algorithm time, not the full
+    /// runs around it: where a full run is much longer than the algorithm (CC's staging on a
+    /// large graph), a short one keeps the bench's wall time in bounds.
+    pub measurement: Duration,
+    /// Criterion's warm-up per benchmark (after the bench's own warm-up runs).
+    pub warm_up: Duration,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -80,7 +89,22 @@ impl Config {
             algorithms,
             partition,
             json: var("GROUTE_BENCH_JSON").map(PathBuf::from),
+            measurement: millis("GROUTE_BENCH_MEASURE_MS", 3000)?,
+            warm_up: millis("GROUTE_BENCH_WARM_UP_MS", 500)?,
         })
+    }
+}
+
+/// The duration in milliseconds that `name` gives (`default` where it is unset); at least 1.
+fn millis(name: &str, default: u64) -> Result<Duration, String> {
+    match var(name) {
+        None => Ok(Duration::from_millis(default)),
+        Some(s) => match s.trim().parse::<u64>() {
+            Ok(ms) if ms >= 1 => Ok(Duration::from_millis(ms)),
+            _ => Err(format!(
+                "{name}={s}: not a number of milliseconds; give a whole number of 1 or more, e.g. {default}"
+            )),
+        },
     }
 }
 

@@ -205,8 +205,8 @@ fn scaling(c: &mut Criterion) {
             let mut group = c.benchmark_group(format!("scaling_{backend}/{spec}/{devices}dev"));
             group.sampling_mode(SamplingMode::Flat);
             group.sample_size(10);
-            group.warm_up_time(Duration::from_millis(500));
-            group.measurement_time(Duration::from_secs(3));
+            group.warm_up_time(config.warm_up);
+            group.measurement_time(config.measurement);
             for algorithm in &config.algorithms {
                 let what = format!("{algorithm} on {spec}, {devices} devices");
                 let mut workload = Workload::new(
