@@ -7,7 +7,9 @@
 # under a device memory limit below the 1-device run's peak: 1 device must stop with the
 # limit's error (exit 1 or 2), RANKS devices must finish with the 1-device result. Each step's
 # log and JSON report go to the output folder as soon as the step ends, with one line per step
-# in its summary.tsv; exits 1 if a step failed, timed out or differed.
+# in its summary.tsv, and at the end one JSON line per example run in ranks.jsonl
+# (tools/ranks-record.py; the `report` example's --ranks); exits 1 if a step failed, timed
+# out or differed.
 #
 # Usage: tools/ranks-gpu.sh [options]
 #   --manifest FILE  binaries staged for a machine without Rust (gpu-stage's manifest.tsv:
@@ -50,7 +52,7 @@ while [[ $# -gt 0 ]]; do
     --work) work=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --archive) archive=$2; shift 2 ;;
-    -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -198,4 +200,7 @@ for alg in "${algorithm_list[@]}"; do
     fi
   done
 done
+# One JSON line per example run, for the report's section on processes and ranks.
+python3 "$root/tools/ranks-record.py" "$out" >"$out/ranks.jsonl" || failed=1
+[[ -z $archive ]] || tar czf "$archive" -C "$(dirname "$out")" "$(basename "$out")"
 exit $failed

@@ -3,8 +3,11 @@
 //! table of the README (between `<!-- perf:begin -->` and `<!-- perf:end -->`).
 //!
 //! ```text
-//! cargo run --release --example report -- --input scaling.json [--input more.json] --out docs/ [--readme README.md]
+//! cargo run --release --example report -- --input scaling.json [--input more.json] --out docs/ [--readme README.md] [--ranks ranks.jsonl]
 //! ```
+//!
+//! `--ranks` adds the section on one process against several ranks, from the JSON lines
+//! `tools/ranks-record.py` makes of a `tools/ranks-gpu.sh` run.
 //!
 //! A line that is not a scaling record, or holds an impossible value, is an error naming the
 //! file and line. When the same algorithm, graph, machine and device count appear twice,
@@ -18,6 +21,7 @@ mod input;
 mod markdown;
 mod plot;
 mod published;
+mod ranks;
 mod series;
 #[cfg(test)]
 mod tests_support;
@@ -43,6 +47,10 @@ struct Cli {
     /// Also replace the headline table between the perf markers of this README.
     #[arg(long, value_name = "PATH")]
     readme: Option<PathBuf>,
+    /// JSON lines of `tools/ranks-record.py`: adds the section on one process against
+    /// several ranks.
+    #[arg(long, value_name = "PATH")]
+    ranks: Option<PathBuf>,
 }
 
 type AnyError = Box<dyn std::error::Error>;
@@ -60,17 +68,25 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<(), AnyError> {
     let records = input::read_inputs(&cli.input)?;
-    let inputs: Vec<String> = cli
+    let rank_runs = match &cli.ranks {
+        Some(path) => ranks::read_ranks(path)?,
+        None => Vec::new(),
+    };
+    let mut inputs: Vec<String> = cli
         .input
         .iter()
         .map(|p| format!("--input {}", p.display()))
         .collect();
+    if let Some(path) = &cli.ranks {
+        inputs.push(format!("--ranks {}", path.display()));
+    }
     let command = format!(
         "cargo run --release --example report -- {} --out {}",
         inputs.join(" "),
         cli.out.display()
     );
-    let written = write_report(&records, &cli.out, &command)?;
+    let ranks_section = ranks::ranks_md(&rank_runs);
+    let written = write_report(&records, &ranks_section, &cli.out, &command)?;
     for path in &written {
         println!("wrote {}", path.display());
     }
@@ -84,6 +100,7 @@ fn run(cli: &Cli) -> Result<(), AnyError> {
 /// Writes `performance.md` and one SVG per algorithm measured into `out`; returns the paths.
 fn write_report(
     records: &[record::Measurement],
+    ranks_section: &str,
     out: &Path,
     command: &str,
 ) -> Result<Vec<PathBuf>, AnyError> {
@@ -91,8 +108,12 @@ fn write_report(
         .map_err(|e| format!("cannot create {} ({e}); check --out", out.display()))?;
     let mut written = Vec::new();
     let md = out.join("performance.md");
-    std::fs::write(&md, markdown::performance_md(records, command))
-        .map_err(|e| format!("cannot write {} ({e})", md.display()))?;
+    let mut text = markdown::performance_md(records, command);
+    if !ranks_section.is_empty() {
+        text.push('\n');
+        text.push_str(ranks_section);
+    }
+    std::fs::write(&md, text).map_err(|e| format!("cannot write {} ({e})", md.display()))?;
     written.push(md);
     for algorithm in input::ALGORITHMS {
         let series = series::series_of(records, algorithm);
@@ -151,6 +172,7 @@ mod tests {
             input: vec![json],
             out: out.clone(),
             readme: None,
+            ranks: None,
         };
         run(&cli).unwrap();
         let md = std::fs::read_to_string(out.join("performance.md")).unwrap();
@@ -175,6 +197,7 @@ mod tests {
             input: vec![json],
             out: out.clone(),
             readme: None,
+            ranks: None,
         };
         let err = run(&cli).unwrap_err().to_string();
         assert!(

@@ -29,7 +29,7 @@ fn rate_header(edges_kind: &str) -> &'static str {
 }
 
 /// `1.234` -> `1.23`, keeping three significant digits for small values.
-fn ms(v: f64) -> String {
+pub fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
