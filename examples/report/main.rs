@@ -17,6 +17,7 @@
 #[allow(dead_code)] // the bench's helpers (utc_date) are not used here
 mod record;
 
+mod bound;
 mod input;
 mod markdown;
 mod plot;

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::bound::one_pass_ms;
 use crate::input::ALGORITHMS;
 use crate::published::published_for;
 use crate::record::Measurement;
@@ -119,7 +120,15 @@ one-device median over this one. *B/arc* is the traffic between devices per arc 
 in the median run: the bytes of the items a worklist run puts on the ring (device-driven BFS and \
 SSSP: into the next device's inbox), or what device-driven PageRank stores into its peers' memory \
 (halo adds and mirror values); `-` where the run does not count it (direction-optimizing BFS, \
-CC) or the record predates the count (device-driven BFS and SSSP records among them).
+CC) or the record predates the count (device-driven BFS and SSSP records among them). *1 pass \
+ms* is the time one pass over the bytes the algorithm touches takes at the GPU's peak HBM \
+bandwidth (H200 4.8 TB/s, H100 SXM 3.35 TB/s) summed over the run's devices: per traversed arc \
+4 bytes for BFS and 8 for SSSP (its weight), 4 per input arc of a PageRank sweep, 8 per edge CC \
+hooks, and 12 to 16 bytes per vertex (row offsets and value; `examples/report/bound.rs`). \
+*passes* is *ms* over it, the passes' worth of traffic the run's time would stream: each \
+PageRank sweep is at least one, SSSP needs a few, BFS and CC about one; a direction-optimizing \
+BFS, which skips arcs, can take less than one. Far above that, a run is \
+bound by something else (latency per level on a deep graph, atomics, imbalance).
 ";
 
 /// Bytes that crossed between devices per arc of the graph, or `-` where the record has no
@@ -141,20 +150,26 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
     let _ = writeln!(md, "## {}\n", title(algorithm));
     let _ = writeln!(
         md,
-        "| graph | devices | ms | full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
+        "| graph | devices | ms | 1 pass ms | passes | full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
         rate_header(kind)
     );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        md,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for s in series {
         for (&d, m) in &s.points {
             let speedup = s.speedup_text(d);
+            let pass = one_pass_ms(m);
             let _ = writeln!(
                 md,
-                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
+                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} | {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
                 s.graph,
                 m.vertices,
                 m.arcs,
                 ms(m.median_ms),
+                pass.map_or("-".into(), ms),
+                pass.map_or("-".into(), |p| format!("{:.1}", m.median_ms / p)),
                 ms(m.full_run_median_ms),
                 ms(m.solver_median_ms),
                 m.gteps(),
@@ -265,8 +280,15 @@ mod tests {
             !md.contains("## SSSP"),
             "no SSSP measurements, no SSSP section"
         );
-        assert!(md.contains("| 2 | 5.00 | 15.0 | 4.00 |"), "{md}");
-        assert!(md.contains("| ms | full run ms | solver ms |"), "{md}");
+        // One pass on 2 H200s: (4 * 182e6 + 12 * 2097152) B at 2 * 4.8 TB/s = 0.078 ms.
+        assert!(
+            md.contains("| 2 | 5.00 | 0.078 | 63.7 | 15.0 | 4.00 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| ms | 1 pass ms | passes | full run ms | solver ms |"),
+            "{md}"
+        );
         assert!(md.contains("1.60x"), "8 ms / 5 ms: {md}");
         assert!(
             md.contains("| Gunrock 1.0 | `kron21.sym` | 1 | 1.06 | Tesla V100 |"),

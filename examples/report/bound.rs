@@ -1,0 +1,89 @@
+//! How far a measurement is from the memory system: the time one pass over the bytes the
+//! algorithm must touch takes at the GPU's HBM bandwidth, split over the devices of the run.
+//!
+//! One pass reads the arcs the run counts (`edges`: the rows of every reached vertex for BFS
+//! and SSSP, every in-arc for a PageRank sweep, every edge for CC) and touches each vertex's
+//! row offsets and value once:
+//!
+//! | algorithm | bytes of one pass |
+//! |---|---|
+//! | BFS | 4 per traversed arc (its head) + 12 per vertex (8 of offsets, 4 of level) |
+//! | SSSP | 8 per traversed arc (head and weight) + 12 per vertex (offsets, distance) |
+//! | PageRank | 4 per input arc (its tail) + 16 per vertex (offsets, rank read and written) |
+//! | CC | 8 per edge hooked (both ends) + 4 per vertex (parent) |
+//!
+//! It is not a lower bound on every run: a direction-optimizing BFS skips most arcs of a
+//! dense graph and can finish in less than one pass. Read *passes* (the run's time over one
+//! pass's) as how many times over the graph's bytes the run's time would stream them: each
+//! PageRank sweep is at least one (its gathers of the tails' values come on top), SSSP needs a
+//! few, BFS and CC about one; far above that, the run is bound by something else (latency per
+//! level on a deep graph, atomics, load imbalance).
+
+use crate::record::Measurement;
+
+/// Peak HBM bandwidth of the GPUs the report knows (NVIDIA's data sheets), bytes per second,
+/// by a substring of the model name; the first match counts.
+const HBM_BANDWIDTH: [(&str, f64); 3] = [
+    ("H200", 4.8e12),
+    ("H100 80GB HBM3", 3.35e12),
+    ("H100 PCIe", 2.0e12),
+];
+
+/// The GPU's peak HBM bandwidth, bytes per second (`None` for a model not in the table).
+pub fn hbm_bandwidth(gpu: &str) -> Option<f64> {
+    HBM_BANDWIDTH
+        .iter()
+        .find(|(model, _)| gpu.contains(model))
+        .map(|&(_, bandwidth)| bandwidth)
+}
+
+/// The bytes one pass of `m`'s algorithm touches (see the module docs).
+pub fn one_pass_bytes(m: &Measurement) -> Option<f64> {
+    let (arcs, vertices) = (m.edges as f64, m.vertices as f64);
+    let bytes = match m.algorithm.as_str() {
+        "bfs" => 4.0 * arcs + 12.0 * vertices,
+        "sssp" => 8.0 * arcs + 12.0 * vertices,
+        "pagerank" => 4.0 * arcs + 16.0 * vertices,
+        "cc" => 8.0 * arcs + 4.0 * vertices,
+        _ => return None,
+    };
+    Some(bytes)
+}
+
+/// One pass's time in ms on `m`'s devices together (`None` on the host backend or a GPU the
+/// table does not know).
+pub fn one_pass_ms(m: &Measurement) -> Option<f64> {
+    if m.backend == "host" {
+        return None;
+    }
+    let bandwidth = hbm_bandwidth(&m.gpu)? * m.devices.max(1) as f64;
+    Some(one_pass_bytes(m)? / bandwidth * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests_support::sample;
+
+    #[test]
+    fn one_pass_is_the_bytes_over_every_device_bandwidth() {
+        // 182M traversed arcs and 2.1M vertices on one H200: (4 * 182e6 + 12 * 2097152) B
+        // at 4.8 TB/s.
+        let m = sample("bfs", "kron21.sym", 1, 1.0);
+        let want = (4.0 * 182e6 + 12.0 * 2_097_152.0) / 4.8e12 * 1e3;
+        assert!((one_pass_ms(&m).unwrap() - want).abs() < 1e-9);
+        let two = sample("bfs", "kron21.sym", 2, 1.0);
+        assert!((one_pass_ms(&two).unwrap() - want / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unknown_gpus_and_the_host_backend_have_no_pass_time() {
+        let mut m = sample("sssp", "kron21.sym", 1, 1.0);
+        m.gpu = "Some Future GPU".into();
+        assert_eq!(one_pass_ms(&m), None);
+        m.gpu = "NVIDIA H100 80GB HBM3".into();
+        assert!(one_pass_ms(&m).is_some());
+        m.backend = "host".into();
+        assert_eq!(one_pass_ms(&m), None);
+    }
+}
