@@ -114,6 +114,7 @@ fn summarise(runs: &[Sample], base: Measurement) -> Measurement {
         edges_per_s: median_run.edges as f64 / (median_ms / 1e3),
         work_items: median_run.work_items,
         bytes_sent: median_run.bytes_sent,
+        depth: median_run.depth,
         ..base
     }
 }
@@ -267,6 +268,7 @@ fn scaling(c: &mut Criterion) {
                         edges_per_s: 0.0,
                         work_items: 0,
                         bytes_sent: None,
+                        depth: None,
                         date: date.clone(),
                         commit: commit.clone(),
                     },

@@ -73,6 +73,11 @@ pub struct Measurement {
     /// them, and in records written before they were counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_sent: Option<u64>,
+    /// BFS: the levels of the median run (its largest level, plus one), what a deep graph's
+    /// time is paid per; `None` for the other algorithms and in records written before it
+    /// was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
     /// UTC date of the measurement, `YYYY-MM-DD`.
     pub date: String,
     /// The commit measured (`GROUTE_COMMIT`, else `git rev-parse --short HEAD`, else

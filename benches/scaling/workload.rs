@@ -48,6 +48,8 @@ pub struct RunReport {
     /// Bytes that crossed between devices (`None` where the run does not count them:
     /// direction-optimizing BFS, CC).
     pub bytes_sent: Option<u64>,
+    /// BFS: the levels of the run (its largest level, plus one); `None` for the others.
+    pub depth: Option<u32>,
 }
 
 /// An algorithm ready to run on a context.
@@ -173,6 +175,14 @@ impl Workload {
     /// The report of a finished run, its edges counted (outside the timed run: the count
     /// is the bench's bookkeeping, not the solver's work).
     pub fn report(&self, run: FinishedRun) -> RunReport {
+        let depth = match (&self.solver, &run.edges) {
+            (Solver::Bfs(..), EdgeCount::ArcsOfReached(levels)) => levels
+                .iter()
+                .filter(|&&l| l != UNREACHED)
+                .max()
+                .map(|&deepest| deepest + 1),
+            _ => None,
+        };
         let edges = match run.edges {
             EdgeCount::ArcsOfReached(values) => self.traversed(&values),
             EdgeCount::Counted(edges) => edges,
@@ -183,6 +193,7 @@ impl Workload {
             work_items: run.work_items,
             edges,
             bytes_sent: run.bytes_sent,
+            depth,
         }
     }
 }

@@ -128,8 +128,21 @@ hooks, and 12 to 16 bytes per vertex (row offsets and value; `examples/report/bo
 *passes* is *ms* over it, the passes' worth of traffic the run's time would stream: each \
 PageRank sweep is at least one, SSSP needs a few, BFS and CC about one; a direction-optimizing \
 BFS, which skips arcs, can take less than one. Far above that, a run is \
-bound by something else (latency per level on a deep graph, atomics, imbalance).
+bound by something else (latency per level on a deep graph, atomics, imbalance). For BFS, \
+*levels* is the depth of the run from its source and *us per level* its time over them, the \
+cost of a level where the graph is deep (`-` in records written before the bench kept it).
 ";
+
+/// ` levels | us per level |` cells: the run's levels and its time per level, `-` where the
+/// record has none.
+fn levels(m: &Measurement) -> String {
+    match m.depth {
+        Some(depth) if depth > 0 => {
+            format!(" {depth} | {:.2} |", m.median_ms * 1e3 / f64::from(depth))
+        }
+        _ => " - | - |".into(),
+    }
+}
 
 /// Bytes that crossed between devices per arc of the graph, or `-` where the record has no
 /// count (the run does not count them, or it was written before they were counted).
@@ -148,14 +161,25 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
         .next()
         .unwrap_or("traversed");
     let _ = writeln!(md, "## {}\n", title(algorithm));
+    // Levels where the records keep them (BFS): a deep graph's time is paid per level.
+    let leveled = series
+        .iter()
+        .flat_map(|s| s.points.values())
+        .any(|m| m.depth.is_some());
     let _ = writeln!(
         md,
-        "| graph | devices | ms | 1 pass ms | passes | full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
+        "| graph | devices | ms | 1 pass ms | passes |{} full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
+        if leveled {
+            " levels | us per level |"
+        } else {
+            ""
+        },
         rate_header(kind)
     );
     let _ = writeln!(
         md,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "|---|---:|---:|---:|---:|{}---:|---:|---:|---:|---:|---:|---:|---|",
+        if leveled { "---:|---:|" } else { "" }
     );
     for s in series {
         for (&d, m) in &s.points {
@@ -163,13 +187,14 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
             let pass = one_pass_ms(m);
             let _ = writeln!(
                 md,
-                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} | {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
+                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} |{} {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
                 s.graph,
                 m.vertices,
                 m.arcs,
                 ms(m.median_ms),
                 pass.map_or("-".into(), ms),
                 pass.map_or("-".into(), |p| format!("{:.1}", m.median_ms / p)),
+                if leveled { levels(m) } else { String::new() },
                 ms(m.full_run_median_ms),
                 ms(m.solver_median_ms),
                 m.gteps(),
@@ -281,10 +306,16 @@ mod tests {
             "no SSSP measurements, no SSSP section"
         );
         // One pass on 2 H200s: (4 * 182e6 + 12 * 2097152) B at 2 * 4.8 TB/s = 0.078 ms.
+        // 12 levels in 5 ms: 416.67 us per level (BFS records keep their depth).
         assert!(
-            md.contains("| 2 | 5.00 | 0.078 | 63.7 | 15.0 | 4.00 |"),
+            md.contains("| 2 | 5.00 | 0.078 | 63.7 | 12 | 416.67 | 15.0 | 4.00 |"),
             "{md}"
         );
+        assert!(
+            md.contains("| ms | 1 pass ms | passes | levels | us per level | full run ms |"),
+            "{md}"
+        );
+        // Only BFS records have levels: the other tables have no such columns.
         assert!(
             md.contains("| ms | 1 pass ms | passes | full run ms | solver ms |"),
             "{md}"

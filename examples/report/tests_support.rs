@@ -32,6 +32,7 @@ pub fn sample(algorithm: &str, graph: &str, devices: usize, ms: f64) -> Measurem
         edges_per_s: 182e6 / (ms / 1e3),
         work_items: 2_000_000,
         bytes_sent: (devices > 1).then_some(devices as u64 * 1_000_000),
+        depth: (algorithm == "bfs").then_some(12),
         date: "2026-11-22".into(),
         commit: "abc1234".into(),
     }
