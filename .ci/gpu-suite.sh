@@ -54,6 +54,6 @@ fi
 if [[ ${GROUTE_SUITE_BENCH:-1} == 1 ]] && grep -q $'^bench\tscaling' .gpu/manifest.tsv; then
   # The strong-scaling report's input: one JSON line per (algorithm, graph, devices); turn it
   # into docs/performance.md here with `cargo run --release --example report -- --input ...`.
-  step "bench scaling" bash -c "GROUTE_BENCH_JSON='$out/scaling.json' bash .gpu/run.sh bench scaling -- --bench --quick --noplot > '$out/bench-scaling.txt' 2>&1"
+  step "bench scaling" bash -c "GROUTE_BENCH_JSON='$out/scaling.json' GROUTE_BENCH_MEASURE_MS=200 bash .gpu/run.sh bench scaling -- --bench --noplot > '$out/bench-scaling.txt' 2>&1"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

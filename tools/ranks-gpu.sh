@@ -65,8 +65,12 @@ for pair in "${graph_list[@]}"; do
   fi
 done
 limit_graph=${memory_limit%%:*} limit_fraction=${memory_limit#*:}
-if [[ -n $memory_limit && ! ( $memory_limit == *:* && $limit_fraction =~ ^0?\.[0-9]+$ && ";$graphs" == *";$limit_graph="* ) ]]; then
-  echo "--memory-limit: '$memory_limit' is not NAME:FRACTION with NAME one of --graphs and FRACTION below 1 (e.g. kron25:0.75)" >&2
+if [[ -n $memory_limit && ! ( $memory_limit == *:* && $limit_fraction =~ ^0?\.[0-9]*[1-9][0-9]*$ && ";$graphs" == *";$limit_graph="* ) ]]; then
+  echo "--memory-limit: '$memory_limit' is not NAME:FRACTION with NAME one of --graphs and FRACTION between 0 and 1 (e.g. kron25:0.75)" >&2
+  exit 2
+fi
+if [[ -n $memory_limit ]] && ((ranks < 2)); then
+  echo "--memory-limit needs --ranks 2 or more: the limit runs compare 1 device with RANKS devices" >&2
   exit 2
 fi
 mkdir -p "$work" "$out"
@@ -108,6 +112,8 @@ failed=0
 step() {
   local name=$1; shift
   local start=$SECONDS rc
+  # A report left by an earlier invocation must not stand for this one's run.
+  rm -f "$out/$name.json"
   timeout "$timeout_s" "$@" >"$out/$name.log" 2>&1
   rc=$?
   printf '%s\t%s\t%ss\n' "$name" "$rc" "$((SECONDS - start))" | tee -a "$summary"

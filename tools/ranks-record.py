@@ -8,7 +8,9 @@ Each OUT_DIR is a ranks-gpu.sh output folder: its `<algorithm>-<graph>-<run>.jso
 and its summary.tsv (which says whether a run's output equalled the 1-device run's, was
 validated, or, for a run under --memory-limit on 1 device, was refused cleanly). A later
 folder's run of the same algorithm, graph and run replaces an earlier one's; a report that
-the folder's summary.tsv does not list as run (left by an earlier invocation) is skipped.
+the folder's summary.tsv does not list as run (left by an earlier invocation) is skipped,
+and a run that exited non-zero is recorded with the check `exit N` (with its report's
+times where it wrote one).
 Exits 1 with
 a message naming the file when a report cannot be read.
 """
@@ -25,9 +27,9 @@ REFUSED = re.compile(r"refused cleanly under (\d+) bytes \(1-device peak (\d+)\)
 
 
 def summary(summary_path):
-    """The steps summary.tsv lists as run (a row with an exit code), and step name -> what
-    it says of the step's result (the last such row counts)."""
-    ran, found = set(), {}
+    """Step name -> exit code of the steps summary.tsv lists as run (a row with an exit
+    code), and step name -> what it says of the step's result (the last such row counts)."""
+    ran, found = {}, {}
     if not os.path.exists(summary_path):
         return ran, found
     with open(summary_path) as f:
@@ -36,7 +38,7 @@ def summary(summary_path):
             if len(cells) < 2:
                 continue
             if cells[1].isdigit():
-                ran.add(cells[0])
+                ran[cells[0]] = int(cells[1])
             else:
                 found[cells[0]] = cells[1]
     return ran, found
@@ -118,6 +120,7 @@ def main(dirs):
     runs = {}
     for out in dirs:
         ran, found = summary(os.path.join(out, "summary.tsv"))
+        reported = set()
         for name in sorted(os.listdir(out)):
             step = name[: -len(".json")] if name.endswith(".json") else None
             # A report the folder's summary does not list is an earlier invocation's.
@@ -129,20 +132,40 @@ def main(dirs):
                     report = json.load(f)
             except (OSError, ValueError) as e:
                 sys.exit(f"error: {path}: not an example's JSON report ({e})")
-            runs[step] = record(step, report, found.get(step))
+            check = found.get(step)
+            if ran[step] != 0:
+                check = f"exit {ran[step]}"
+            runs[step] = record(step, report, check)
+            reported.add(step)
+        # A failed run that wrote no report still has its row, with its exit code.
+        for step, code in ran.items():
+            if code != 0 and step not in reported and split_step(step) and not step.endswith("memlimit-1device"):
+                runs[step] = dict(bare_record(step), check=f"exit {code}")
         for step, check in found.items():
             if split_step(step) and REFUSED.search(check):
                 runs[step] = refusal(step, check)
             elif split_step(step) and check.startswith("NOT REFUSED"):
-                runs[step] = dict(refusal_failed(step), check=check)
+                runs[step] = dict(bare_record(step), check=check)
     for step in sorted(runs):
         print(json.dumps(runs[step], sort_keys=True))
 
 
-def refusal_failed(step):
+def shape(run):
+    """(processes, devices per process) of a run, from its name."""
+    count = int(re.search(r"\d+", run).group()) if re.search(r"\d+", run) else 1
+    if run.endswith("ranks"):
+        return count, 1
+    if run == "1process":
+        return 1, 1
+    return 1, count
+
+
+def bare_record(step):
+    """The record of a run that left no report: which run it was, no times."""
     algorithm, graph, run = split_step(step)
+    processes, devices = shape(run)
     return {"format": 1, "algorithm": algorithm, "graph": graph, "run": run,
-            "processes": 1, "devices_per_process": 1}
+            "processes": processes, "devices_per_process": devices}
 
 
 if __name__ == "__main__":

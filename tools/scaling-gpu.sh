@@ -4,7 +4,7 @@
 # same graphs (one process of 1 and of N devices against N MPI ranks, outputs compared, and
 # with --memory-limit the runs under a device memory limit; its JSON lines: ranks.jsonl).
 # The report then regenerates docs/performance.md from both files:
-#   cargo run --release --example report -- --input DIR/scaling.json --ranks DIR/ranks.jsonl --out docs --readme README.md
+#   cargo run --release --example report -- --input DIR/scaling.json --ranks DIR/ranks/ranks.jsonl --out docs --readme README.md
 # Exits 1 if the bench or a ranks step failed.
 #
 # Usage: tools/scaling-gpu.sh --manifest FILE [options]
@@ -17,12 +17,14 @@
 #                    grid of side 2048, road-usa and kron scale 25)
 #   --devices N      the most devices, and the ranks (default: the GPUs present)
 #   --memory-limit NAME:FRACTION
-#                    passed to ranks-gpu.sh (default `kron25:0.75` when kron25 is a graph)
+#                    passed to ranks-gpu.sh (default `kron25:0.75` when kron25 is a graph
+#                    and there are 2 devices or more)
 #   --measure-ms MS  the bench's measurement time per benchmark (GROUTE_BENCH_MEASURE_MS,
 #                    default 200: at least 10 timed runs each, whatever it is)
 #   --skip-bench, --skip-ranks
 #                    leave out a part (to run the other in a call of its own)
-#   --out DIR        scaling.json, bench.log and the ranks-gpu.sh folder (default ./scaling-gpu-out)
+#   --out DIR        scaling.json (replaced), bench.log and the ranks-gpu.sh folder ranks/
+#                    (default ./scaling-gpu-out)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --skip-bench) bench=0; shift ;;
     --skip-ranks) ranks=0; shift ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +51,7 @@ if [[ -z $devices ]]; then
 fi
 if [[ $memory_limit == unset ]]; then
   memory_limit=""
-  [[ ";$graphs" == *";kron25="* ]] && memory_limit=kron25:0.75
+  [[ ";$graphs" == *";kron25="* ]] && ((devices >= 2)) && memory_limit=kron25:0.75
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -61,10 +63,13 @@ if ((bench)); then
   specs=$(tr ';' '\n' <<<"$graphs" | sed 's/^[^=]*=//' | paste -sd';')
   counts=$(seq -s, 1 "$devices")
   start=$SECONDS
+  rm -f "$out/scaling.json" # the bench appends: this run's records only
   (cd "$root" && GROUTE_BENCH_JSON=$out/scaling.json GROUTE_BENCH_DEVICES=$counts \
     GROUTE_BENCH_GRAPHS=$specs GROUTE_BENCH_MEASURE_MS=$measure_ms GROUTE_BENCH_WARM_UP_MS=50 \
     "$(dirname "$manifest")/bin/$staged" --bench --noplot) >"$out/bench.log" 2>&1 || failed=1
-  echo "bench: exit $((failed)), $((SECONDS - start)) s, $(grep -c . "$out/scaling.json" 2>/dev/null || echo 0) records"
+  records=0
+  [[ -f $out/scaling.json ]] && records=$(grep -c . "$out/scaling.json")
+  echo "bench: exit $((failed)), $((SECONDS - start)) s, $records records"
 fi
 if ((ranks)); then
   bash "$root/tools/ranks-gpu.sh" --manifest "$manifest" --ranks "$devices" --graphs "$graphs" \

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo bench --bench scaling -- --quick --noplot            # here: host backend, small graphs
-//! GROUTE_BENCH_JSON=scaling.json bash .gpu/run.sh bench scaling -- --bench --quick --noplot
+//! GROUTE_BENCH_JSON=scaling.json GROUTE_BENCH_MEASURE_MS=200 bash .gpu/run.sh bench scaling -- --bench --noplot
 //! cargo run --release --example report -- --input scaling.json --out docs/
 //! ```
 //!

@@ -1,23 +1,26 @@
 //! How far a measurement is from the memory system: the time one pass over the bytes the
-//! algorithm must touch takes at the GPU's HBM bandwidth, split over the devices of the run.
+//! algorithm must stream takes at the GPU's HBM bandwidth, split evenly over the devices of
+//! the run.
 //!
 //! One pass reads the arcs the run counts (`edges`: the rows of every reached vertex for BFS
-//! and SSSP, every in-arc for a PageRank sweep, every edge for CC) and touches each vertex's
-//! row offsets and value once:
+//! and SSSP, every in-arc for a PageRank sweep, every edge for CC) once and touches each
+//! vertex's row offsets and values once:
 //!
 //! | algorithm | bytes of one pass |
 //! |---|---|
 //! | BFS | 4 per traversed arc (its head) + 12 per vertex (8 of offsets, 4 of level) |
 //! | SSSP | 8 per traversed arc (head and weight) + 12 per vertex (offsets, distance) |
-//! | PageRank | 4 per input arc (its tail) + 16 per vertex (offsets, rank read and written) |
-//! | CC | 8 per edge hooked (both ends) + 4 per vertex (parent) |
+//! | PageRank | 4 per input arc (its tail) + 24 per vertex (offsets; rank and residual, each read and written) |
+//! | CC | 8 per edge hooked (both ends, from the edge list) + 4 per vertex (parent) |
 //!
-//! It is not a lower bound on every run: a direction-optimizing BFS skips most arcs of a
-//! dense graph and can finish in less than one pass. Read *passes* (the run's time over one
-//! pass's) as how many times over the graph's bytes the run's time would stream them: each
-//! PageRank sweep is at least one (its gathers of the tails' values come on top), SSSP needs a
-//! few, BFS and CC about one; far above that, the run is bound by something else (latency per
-//! level on a deep graph, atomics, load imbalance).
+//! It is a floor, not a model of the run: the value each arc reads or updates at its far
+//! end (a level, a distance, a residual added atomically, a gathered rank) comes on top, at
+//! random addresses, and devices that keep full-length arrays (CC's parents, the levels of a
+//! multi-device BFS) touch more than their share. A direction-optimizing BFS skips most arcs
+//! of a dense graph and can take less than one pass. Read *passes* (the run's time over one
+//! pass's) as how far a row is from streaming its graph: each PageRank sweep and SSSP
+//! relaxation pass is at least one; far above that, a run is bound by something else (latency
+//! per level on a deep graph, random accesses, atomics, load imbalance).
 
 use crate::record::Measurement;
 
@@ -43,7 +46,7 @@ pub fn one_pass_bytes(m: &Measurement) -> Option<f64> {
     let bytes = match m.algorithm.as_str() {
         "bfs" => 4.0 * arcs + 12.0 * vertices,
         "sssp" => 8.0 * arcs + 12.0 * vertices,
-        "pagerank" => 4.0 * arcs + 16.0 * vertices,
+        "pagerank" => 4.0 * arcs + 24.0 * vertices,
         "cc" => 8.0 * arcs + 4.0 * vertices,
         _ => return None,
     };

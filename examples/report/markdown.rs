@@ -31,7 +31,9 @@ fn rate_header(edges_kind: &str) -> &'static str {
 
 /// `1.234` -> `1.23`, keeping three significant digits for small values.
 pub fn ms(v: f64) -> String {
-    if v >= 100.0 {
+    if v > 0.0 && v < 0.01 {
+        format!("{v:.4}")
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
         format!("{v:.1}")
@@ -121,14 +123,15 @@ in the median run: the bytes of the items a worklist run puts on the ring (devic
 SSSP: into the next device's inbox), or what device-driven PageRank stores into its peers' memory \
 (halo adds and mirror values); `-` where the run does not count it (direction-optimizing BFS, \
 CC) or the record predates the count (device-driven BFS and SSSP records among them). *1 pass \
-ms* is the time one pass over the bytes the algorithm touches takes at the GPU's peak HBM \
+ms* is the time one pass over the bytes the algorithm streams takes at the GPU's peak HBM \
 bandwidth (H200 4.8 TB/s, H100 SXM 3.35 TB/s) summed over the run's devices: per traversed arc \
 4 bytes for BFS and 8 for SSSP (its weight), 4 per input arc of a PageRank sweep, 8 per edge CC \
-hooks, and 12 to 16 bytes per vertex (row offsets and value; `examples/report/bound.rs`). \
-*passes* is *ms* over it, the passes' worth of traffic the run's time would stream: each \
-PageRank sweep is at least one, SSSP needs a few, BFS and CC about one; a direction-optimizing \
-BFS, which skips arcs, can take less than one. Far above that, a run is \
-bound by something else (latency per level on a deep graph, atomics, imbalance). For BFS, \
+hooks, and per vertex its row offsets and values (4 to 24 bytes; `examples/report/bound.rs`). \
+It is a floor: each arc's read or update at its far end comes on top, at random addresses. \
+*passes* is *ms* over it, how far the row is from streaming its graph: each PageRank sweep and \
+SSSP relaxation pass is at least one; a direction-optimizing BFS, which skips arcs, can take \
+less than one; far above that (most rows), a run is bound by something else: latency per \
+level on a deep graph, random accesses, atomics, imbalance. For BFS, \
 *levels* is the depth of the run from its source and *us per level* its time over them, the \
 cost of a level where the graph is deep (`-` in records written before the bench kept it).
 ";

@@ -176,8 +176,8 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
          own device timer over its timed runs ({timed}, after a warm-up run). BFS, SSSP and \
          CC outputs are compared with the 1-device run's (*equal*); PageRank's ranks are \
          validated against the reference within its error bound (*validated*). The examples \
-         run their own defaults, not the bench's: SSSP on unit weights, PageRank with epsilon \
-         2e-4. *B/arc* is what the ranks' run moved between ranks per arc of the graph; \
+         run their own defaults, not the bench's: SSSP on the graph's own weights (1 per arc \
+         on a Kronecker graph, the cell distances on a road grid), PageRank with epsilon 2e-4. *B/arc* is what the ranks' run moved between ranks per arc of the graph; \
          *modes* are the executions `auto` picked (one process / ranks).\n",
         gpus.join(", "),
         timed = timed_runs(runs),
@@ -190,7 +190,7 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
     }
     let _ = writeln!(
         md,
-        "| algorithm | graph | 1 device ms | {ranks} devices, 1 process ms | {ranks} ranks ms | speedup of {ranks} devices | time of {ranks} ranks / 1 process | B/arc between ranks | modes | results |"
+        "| algorithm | graph | 1 device ms | {ranks} devices, 1 process ms | {ranks} ranks ms | speedup of {ranks} devices | {ranks} ranks / {ranks} devices in 1 process | B/arc between ranks | modes | results |"
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---|---|");
     let find = |algorithm: &str, graph: &str, run: &str| {
