@@ -69,3 +69,23 @@ echo "--- a rank killed mid-run ends the job (exit status, no hang)"
 must_fail "a job whose rank 1 was killed" -np 2 bash -c \
   'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec timeout -s KILL 3 "$0" "$@"; fi; exec "$0" "$@"' \
   "$examples/bfs" --gen road:side=1000,p=0.6 --repeat 100
+
+echo "--- tools/ranks-gpu.sh on the host backend: 1 device, 2 devices and 2 ranks, outputs compared"
+# Its binaries through a manifest (the debug examples), its records into the report's ranks
+# section. The memory-limit runs leave PageRank out here: its router's links keep 8 MiB of
+# packet buffers per device whatever the graph, more than a quarter of a CI-sized graph (on
+# kron scale 25 its 2 GPUs peak at 58% of one GPU's).
+mkdir -p "$out/manifest/bin"
+for example in bfs sssp cc pagerank graphinfo; do
+  ln -s "$PWD/$examples/$example" "$out/manifest/bin/example-$example"
+  printf 'example\t%s\t.\texample-%s\n' "$example" "$example" >>"$out/manifest/manifest.tsv"
+done
+ranks_gpu=(bash tools/ranks-gpu.sh --manifest "$out/manifest/manifest.tsv" --no-job --repeat 2
+  --graphs "k=kron:scale=14,ef=8,sym" --work "$out/ranks-work")
+timeout 600 "${ranks_gpu[@]}" --out "$out/ranks"
+timeout 600 "${ranks_gpu[@]}" --algorithms bfs,sssp,cc --memory-limit k:0.75 --out "$out/ranks-limit"
+cat "$out/ranks/ranks.jsonl" "$out/ranks-limit/ranks.jsonl" >"$out/ranks.jsonl"
+"${CARGO_TARGET_DIR:-target}/debug/examples/report" --input docs/scaling-h200.json \
+  --ranks "$out/ranks.jsonl" --out "$out/report" >/dev/null
+grep -q '^## One process and several ranks' "$out/report/performance.md"
+grep -q '| refused | 2 |' "$out/report/performance.md"
