@@ -178,7 +178,8 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
          validated against the reference within its error bound (*validated*). The examples \
          run their own defaults, not the bench's: SSSP on the graph's own weights (1 per arc \
          on a Kronecker graph, the cell distances on a road grid), PageRank with epsilon 2e-4. *B/arc* is what the ranks' run moved between ranks per arc of the graph; \
-         *modes* are the executions `auto` picked (one process / ranks).\n",
+         *device peak* is the most memory any one device held (the largest over the devices, and \
+         over the ranks); *modes* are the executions `auto` picked (one process / ranks).\n",
         gpus.join(", "),
         timed = timed_runs(runs),
     );
@@ -190,9 +191,9 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
     }
     let _ = writeln!(
         md,
-        "| algorithm | graph | 1 device ms | {ranks} devices, 1 process ms | {ranks} ranks ms | speedup of {ranks} devices | {ranks} ranks / {ranks} devices in 1 process | B/arc between ranks | modes | results |"
+        "| algorithm | graph | 1 device ms | {ranks} devices, 1 process ms | {ranks} ranks ms | speedup of {ranks} devices | {ranks} ranks / {ranks} devices in 1 process | B/arc between ranks | device peak GiB: 1 device / {ranks} devices / {ranks} ranks | modes | results |"
     );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---|---|");
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
     let find = |algorithm: &str, graph: &str, run: &str| {
         runs.iter()
             .find(|r| r.algorithm == algorithm && r.graph == graph && r.run == run)
@@ -211,7 +212,7 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
             let mode = |r: Option<&RankRun>| r.and_then(|r| r.mode.clone()).unwrap_or("-".into());
             let _ = writeln!(
                 md,
-                "| {} | {}{} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+                "| {} | {}{} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} / {} | {} |",
                 title(algorithm),
                 graph_label(runs, graph),
                 arcs.map_or(String::new(), |a| format!(" ({a} arcs)")),
@@ -221,6 +222,9 @@ pub fn ranks_md(runs: &[RankRun]) -> String {
                 ratio(one, process),
                 ratio(ranked, process),
                 per_arc(ranked.and_then(|r| r.comm_bytes), arcs),
+                gib(one.and_then(|r| r.device_peak_bytes)),
+                gib(process.and_then(|r| r.device_peak_bytes)),
+                gib(ranked.and_then(|r| r.device_peak_bytes)),
                 mode(process),
                 mode(ranked),
                 results.join(", "),
