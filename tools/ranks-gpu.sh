@@ -137,12 +137,18 @@ for pair in "${graph_list[@]}"; do
   name=${pair%%=*} spec=${pair#*=}
   [[ -f $work/$name.grc ]] || step "generate-$name" "$(binary example graphinfo)" --gen "$spec" --write "$work/$name.grc"
 done
-# same TAG A B: one summary row saying whether two runs' outputs are equal.
-same() {
-  if cmp -s "$work/$2.txt" "$work/$3.txt"; then
-    printf '%s\tequal\n' "$1" | tee -a "$summary"
+# compared NAME COMMAND...: `step` with the run's --output and --json, then one summary row
+# saying whether its output equals the 1-device run's ($tag-1process) or, for PageRank (the
+# run validates itself: $check), that it was validated.
+compared() {
+  local name=$1; shift
+  step "$name" "$@" "${check[@]}" --output "$work/$name.txt" --json "$out/$name.json" || return
+  if [[ $alg == pagerank ]]; then
+    printf '%s\tvalidated\n' "$name" | tee -a "$summary"
+  elif cmp -s "$work/$tag-1process.txt" "$work/$name.txt"; then
+    printf '%s\tequal\n' "$name" | tee -a "$summary"
   else
-    printf '%s\tDIFFERENT\n' "$1" | tee -a "$summary"
+    printf '%s\tDIFFERENT\n' "$name" | tee -a "$summary"
     failed=1
   fi
 }
@@ -168,13 +174,7 @@ for alg in "${algorithm_list[@]}"; do
     for run in "${ranks}devices" "${ranks}ranks"; do
       launch=("$example" "${args[@]}" --devices "$ranks")
       [[ $run == *ranks ]] && launch=("${mpi[@]}" "$example" "${args[@]}" --devices 1)
-      if step "$tag-$run" "${launch[@]}" "${check[@]}" --output "$work/$tag-$run.txt" --json "$out/$tag-$run.json"; then
-        if [[ $alg == pagerank ]]; then
-          printf '%s\tvalidated\n' "$tag-$run" | tee -a "$summary"
-        else
-          same "$tag-$run" "$tag-1process" "$tag-$run"
-        fi
-      fi
+      compared "$tag-$run" "${launch[@]}"
     done
     [[ -n $memory_limit && $g == "$limit_graph" ]] || continue
     peak=$(device_peak "$out/$tag-1process.json")
@@ -197,13 +197,7 @@ for alg in "${algorithm_list[@]}"; do
       printf '%s\tNOT REFUSED CLEANLY (exit %s) under %s bytes\n' "$tag-memlimit-1device" "$rc" "$limit" | tee -a "$summary"
       failed=1
     fi
-    if step "$tag-memlimit-${ranks}devices" "${limited[@]}" --devices "$ranks" "${check[@]}" --output "$work/$tag-memlimit-${ranks}devices.txt" --json "$out/$tag-memlimit-${ranks}devices.json"; then
-      if [[ $alg == pagerank ]]; then
-        printf '%s\tvalidated\n' "$tag-memlimit-${ranks}devices" | tee -a "$summary"
-      else
-        same "$tag-memlimit-${ranks}devices" "$tag-1process" "$tag-memlimit-${ranks}devices"
-      fi
-    fi
+    compared "$tag-memlimit-${ranks}devices" "${limited[@]}" --devices "$ranks"
   done
 done
 # One JSON line per example run, for the report's section on processes and ranks.

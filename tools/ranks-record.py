@@ -53,17 +53,8 @@ def split_step(step):
     return algorithm, match["graph"], match["run"]
 
 
-def processes_and_devices(run, report):
-    detail = (report.get("execution") or {}).get("detail") or {}
-    ranks = detail.get("ranks")
-    if ranks:
-        return ranks, detail.get("devices_per_rank", 1)
-    return 1, len(report.get("devices") or []) or 1
-
-
 def record(step, report, check):
-    algorithm, graph, run = split_step(step)
-    processes, devices = processes_and_devices(run, report)
+    record = bare_record(step)
     times = report.get("times") or {}
     timed = times.get("device_ms") or times.get("run_ms") or {}
     memory = report.get("memory") or {}
@@ -73,16 +64,10 @@ def record(step, report, check):
         peaks += rank.get("device_peak_bytes") or []
     graph_info = report.get("graph") or {}
     execution = report.get("execution") or {}
-    return {
-        "format": 1,
-        "algorithm": algorithm,
-        "graph": graph,
+    record.update({
         "spec": graph_info.get("name"),
         "vertices": graph_info.get("vertices"),
         "arcs": graph_info.get("arcs"),
-        "run": run,
-        "processes": processes,
-        "devices_per_process": devices,
         "gpu": ((report.get("devices") or [{}])[0]).get("name"),
         "backend": execution.get("backend"),
         "mode": execution.get("mode"),
@@ -95,23 +80,14 @@ def record(step, report, check):
         "device_peak_bytes": max(peaks) if peaks else None,
         "limit_bytes": limits[0] if limits else None,
         "check": check,
-    }
+    })
+    return record
 
 
 def refusal(step, check):
-    algorithm, graph, run = split_step(step)
     limit, peak = REFUSED.search(check).groups()
-    return {
-        "format": 1,
-        "algorithm": algorithm,
-        "graph": graph,
-        "run": run,
-        "processes": 1,
-        "devices_per_process": 1,
-        "limit_bytes": int(limit),
-        "device_peak_bytes": int(peak),
-        "check": "refused",
-    }
+    return dict(bare_record(step), limit_bytes=int(limit), device_peak_bytes=int(peak),
+                check="refused")
 
 
 def main(dirs):

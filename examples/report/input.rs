@@ -26,21 +26,40 @@ impl std::fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-/// Parses the JSON lines of `text` (read from `path`); blank lines are skipped.
-pub fn parse_records(path: &Path, text: &str) -> Result<Vec<Measurement>, InputError> {
+/// The JSON values of the lines of `text` (read from `path`), each with its place
+/// (`path:line`); blank lines are skipped. A line that is not a `T` is an error naming its
+/// place, `what` the file should hold and `fix` (how to write it).
+pub fn json_lines<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    what: &str,
+    fix: &str,
+) -> Result<Vec<(String, T)>, InputError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let place = format!("{}:{}", path.display(), i + 1);
-        let m: Measurement = serde_json::from_str(line).map_err(|e| InputError {
+        let value = serde_json::from_str(line).map_err(|e| InputError {
             place: place.clone(),
-            reason: format!(
-                "not a scaling record ({e}); give the file written by the scaling bench \
-                 (GROUTE_BENCH_JSON=PATH cargo bench --bench scaling)"
-            ),
+            reason: format!("not a {what} ({e}); {fix}"),
         })?;
+        out.push((place, value));
+    }
+    Ok(out)
+}
+
+/// Parses the JSON lines of `text` (read from `path`); blank lines are skipped.
+pub fn parse_records(path: &Path, text: &str) -> Result<Vec<Measurement>, InputError> {
+    let mut out = Vec::new();
+    let lines: Vec<(String, Measurement)> = json_lines(
+        path,
+        text,
+        "scaling record",
+        "give the file written by the scaling bench (GROUTE_BENCH_JSON=PATH cargo bench --bench scaling)",
+    )?;
+    for (place, m) in lines {
         if m.format == 0 || m.format > FORMAT {
             return Err(InputError {
                 place,

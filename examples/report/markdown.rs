@@ -147,11 +147,11 @@ fn levels(m: &Measurement) -> String {
     }
 }
 
-/// Bytes that crossed between devices per arc of the graph, or `-` where the record has no
-/// count (the run does not count them, or it was written before they were counted).
-fn bytes_per_arc(m: &Measurement) -> String {
-    match m.bytes_sent {
-        Some(bytes) if m.arcs > 0 => format!("{:.3}", bytes as f64 / m.arcs as f64),
+/// `bytes / arcs` with three decimals, or `-` where the bytes were not counted (the run does
+/// not count them, or its record was written before they were) or the arcs are unknown.
+pub fn per_arc(bytes: Option<u64>, arcs: Option<u64>) -> String {
+    match (bytes, arcs) {
+        (Some(b), Some(a)) if a > 0 => format!("{:.3}", b as f64 / a as f64),
         _ => "-".into(),
     }
 }
@@ -201,7 +201,7 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
                 ms(m.full_run_median_ms),
                 ms(m.solver_median_ms),
                 m.gteps(),
-                bytes_per_arc(m),
+                per_arc(m.bytes_sent, Some(m.arcs)),
                 m.work_items,
                 m.samples,
                 m.gpu,

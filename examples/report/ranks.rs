@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::input::{ALGORITHMS, InputError};
-use crate::markdown::{ms, title};
+use crate::input::{ALGORITHMS, InputError, json_lines};
+use crate::markdown::{ms, per_arc, title};
 
 /// The record format this reader knows.
 const FORMAT: u32 = 1;
@@ -59,45 +59,32 @@ impl RankRun {
 
 /// Reads the JSON lines of `path`; an unreadable line is an error naming the file and line.
 pub fn read_ranks(path: &Path) -> Result<Vec<RankRun>, InputError> {
-    let place = |line: Option<usize>| match line {
-        Some(n) => format!("{}:{n}", path.display()),
-        None => path.display().to_string(),
-    };
     let text = std::fs::read_to_string(path).map_err(|e| InputError {
-        place: place(None),
+        place: path.display().to_string(),
         reason: format!("cannot read it ({e}); check --ranks"),
     })?;
-    let mut runs = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let run: RankRun = serde_json::from_str(line).map_err(|e| InputError {
-            place: place(Some(i + 1)),
-            reason: format!(
-                "not a ranks record ({e}); write the file with tools/ranks-record.py from a ranks-gpu.sh output folder"
-            ),
-        })?;
-        if run.format != FORMAT {
-            return Err(InputError {
-                place: place(Some(i + 1)),
-                reason: format!(
-                    "ranks record format {} (this report reads {FORMAT})",
-                    run.format
-                ),
-            });
-        }
-        runs.push(run);
-    }
-    Ok(runs)
-}
-
-/// `bytes / arcs` with three decimals, `-` where either is unknown.
-fn per_arc(bytes: Option<u64>, arcs: Option<u64>) -> String {
-    match (bytes, arcs) {
-        (Some(b), Some(a)) if a > 0 => format!("{:.3}", b as f64 / a as f64),
-        _ => "-".into(),
-    }
+    let lines: Vec<(String, RankRun)> = json_lines(
+        path,
+        &text,
+        "ranks record",
+        "write the file with tools/ranks-record.py from a ranks-gpu.sh output folder",
+    )?;
+    lines
+        .into_iter()
+        .map(|(place, run)| {
+            if run.format == FORMAT {
+                Ok(run)
+            } else {
+                Err(InputError {
+                    place,
+                    reason: format!(
+                        "ranks record format {} (this report reads {FORMAT})",
+                        run.format
+                    ),
+                })
+            }
+        })
+        .collect()
 }
 
 fn gib(bytes: Option<u64>) -> String {
