@@ -48,7 +48,11 @@ done
 echo "--- ranks other than 0 load only their rows of a cache (the report says so)"
 timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --json "$out/report.json" >/dev/null
 grep -q '"ranks_loading_own_rows": 2' "$out/report.json"
-# The host executor counts its traffic: the report's comm has every counter.
+# BFS of a dense symmetric graph is direction-optimizing across the ranks, as in one process.
+grep -q 'direction-optimizing BFS over 3 MPI ranks' "$out/report.json"
+# The worklist's host executor counts its traffic: the report's comm has every counter.
+timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --direction push \
+  --json "$out/report.json" >/dev/null
 grep -q '"cut_arcs_traversed": [0-9]' "$out/report.json"
 # Runs a job that must fail: a non-zero status within 120 s (124 is the timeout: a hang).
 must_fail() {

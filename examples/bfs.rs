@@ -88,7 +88,8 @@ struct Cli {
     #[arg(long, hide = true, value_name = "DRIVER")]
     do_driver: Option<MultiDriver>,
     /// Device-driven direction-optimizing runs: stamp every phase of every level on every
-    /// device and report them (`--json`: `do_trace`, per device and step, microseconds).
+    /// device and report them (`--json`: `do_trace`, per device and step, microseconds);
+    /// under mpirun, rank 0's device 0 per level (timing events on its stream).
     #[arg(long, hide = true)]
     do_trace: bool,
 }
@@ -113,7 +114,8 @@ fn run() -> Result<(), AnyError> {
     let cli: Cli = common::tuning::parse();
     let repeat = cli.run.repeats()?;
     if let Some(ranks) = common::ranks::job_size()? {
-        // Under mpirun: the worklist BFS over every rank's devices.
+        // Under mpirun: over every rank's devices, direction-optimizing where --direction
+        // chooses it for the whole graph, else the worklist BFS.
         if cli.roots.is_some() {
             return Err("--roots runs one process; under mpirun give --source (or none)".into());
         }
@@ -128,7 +130,11 @@ fn run() -> Result<(), AnyError> {
             validate,
             bfs_reference,
         )?;
-        return common::ranks::run(job, groute::bfs::Bfs);
+        let rule = groute::bfs::SwitchRule {
+            alpha: cli.do_alpha,
+            beta: cli.do_beta,
+        };
+        return common::ranks_bfs::run(job, cli.direction, rule, cli.do_trace);
     }
     let ctx = cli.run.context()?;
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;

@@ -14,6 +14,7 @@ pub mod execution;
 pub mod graph_args;
 pub mod rank_graph;
 pub mod ranks;
+pub mod ranks_bfs;
 pub mod report;
 pub mod run_args;
 pub mod source;

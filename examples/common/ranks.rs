@@ -113,16 +113,24 @@ fn run_ranks<D: ShareSolver>(
     job: RankJob<'_, ShareValue<D>>,
     algorithm: D::Algorithm,
 ) -> Result<(), AnyError> {
-    use groute::core::{BackendChoice, Context, Jitter};
-    use groute::dist::{DistSolver, RankComm};
+    let ctx = rank_context(comm, job.run)?;
+    run_worklist::<D>(comm, &ctx, job, algorithm)
+}
 
-    let run = job.run;
-    let repeat = run.repeats()?;
-    let (rank, ranks) = (comm.rank(), comm.size());
-    let backend = rank_backend(run)?;
+/// This rank's devices: `--devices` of them from GPU `local rank x devices` of its node, on
+/// the backend of [`rank_backend`]; rank 0 prints the context's fallback note.
+#[cfg(feature = "mpi")]
+pub(super) fn rank_context(
+    comm: &groute::dist::MpiComm,
+    run: &RunArgs,
+) -> Result<groute::core::Context, AnyError> {
+    use groute::core::{Context, Jitter};
+    use groute::dist::RankComm;
+
+    let rank = comm.rank();
     let mut builder = Context::builder()
         .devices(run.devices)
-        .backend(backend)
+        .backend(rank_backend(run)?)
         .first_physical_device(groute::dist::launched_local_rank().unwrap_or(0) * run.devices)
         .jitter(run.jitter.map(|s| Jitter::seeded(s + rank as u64)));
     if let Some(limit) = run.device_memory_limit {
@@ -134,37 +142,130 @@ fn run_ranks<D: ShareSolver>(
     {
         eprintln!("note: {note}");
     }
+    Ok(ctx)
+}
+
+/// The worklist over every rank's devices ([`DistSolver`](groute::dist::DistSolver)) with
+/// the executor `D`.
+#[cfg(feature = "mpi")]
+pub(super) fn run_worklist<D: ShareSolver>(
+    comm: &mut groute::dist::MpiComm,
+    ctx: &groute::core::Context,
+    job: RankJob<'_, ShareValue<D>>,
+    algorithm: D::Algorithm,
+) -> Result<(), AnyError> {
+    use groute::dist::{DistSolver, RankComm};
+
+    let run = job.run;
+    let ranks = comm.size();
     let (sources, options) = rank_zero_settings(comm, &job)?;
     let started = Instant::now();
-    let partition = &job.graph.partition;
     let mut solver = DistSolver::<_, _, D>::with_device_solver(
         comm,
-        &ctx,
+        ctx,
         algorithm,
         job.graph.rows()?,
-        partition,
+        &job.graph.partition,
         &options,
     )?;
     let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
-        repeat,
+        run.repeats()?,
         || solver.run(&sources, &options),
         |o| (o.stats.elapsed, o.stats.device_time),
     )?;
     drop(solver);
-    let memory = gather_memory(comm, &ctx, job.graph)?;
+    let super::timing::TimedRuns {
+        last: out,
+        run_ms,
+        device_ms,
+        full_run_ms,
+    } = runs;
+    let totals = out.totals;
+    let outcome = RankOutcome {
+        runs: super::timing::TimedRuns {
+            last: out.values,
+            run_ms,
+            device_ms,
+            full_run_ms,
+        },
+        stage_ms,
+        mode: super::execution::mode_of(false),
+        engine: format!(
+            "worklist over {ranks} MPI ranks x {} devices, {}",
+            run.devices,
+            match ctx.backend_kind() {
+                groute::core::BackendKind::Cuda => "CUDA executor, NCCL between ranks",
+                _ => "host executor, MPI between ranks",
+            }
+        ),
+        detail: serde_json::json!({ "termination_waves": totals.waves }),
+        comm: Some(super::report::CommReport {
+            bytes: totals.items_sent * size_of::<D::Packed>() as u64,
+            messages: totals.segments_sent,
+            remote_updates: totals.remote_updates,
+            cut_arcs_traversed: totals.cut_arcs_traversed,
+        }),
+        stats: vec![
+            ("work_items", totals.items_processed.into()),
+            ("items_sent", totals.items_sent.into()),
+            ("items_between_ranks", totals.items_between_ranks.into()),
+            ("rounds", totals.max_rounds.into()),
+        ],
+        summary: format!(
+            "{} items processed, {} crossed between ranks, {} termination waves",
+            totals.items_processed, totals.items_between_ranks, totals.waves
+        ),
+    };
+    report_rank_run(comm, ctx, &job, outcome)
+}
+
+/// What a run over every rank's devices measured, for rank 0's report.
+#[cfg(feature = "mpi")]
+pub(super) struct RankOutcome<V> {
+    /// The timed runs; the values (rank 0's; empty elsewhere) of the last.
+    pub runs: super::timing::TimedRuns<Vec<V>>,
+    /// Making the solver, ms.
+    pub stage_ms: f64,
+    /// The execution mode (`host-driven`, ...).
+    pub mode: &'static str,
+    /// The engine, in words.
+    pub engine: String,
+    /// The executor's own fields of `execution.detail`.
+    pub detail: Value,
+    /// The traffic between devices, where the executor counts it.
+    pub comm: Option<super::report::CommReport>,
+    /// The executor's fields of `algorithm_stats`.
+    pub stats: Vec<(&'static str, Value)>,
+    /// The console's line on the ranks.
+    pub summary: String,
+}
+
+/// Rank 0 validates, writes `--output` and the report of `outcome`; every rank gives its
+/// memory (collective).
+#[cfg(feature = "mpi")]
+pub(super) fn report_rank_run<V>(
+    comm: &mut groute::dist::MpiComm,
+    ctx: &groute::core::Context,
+    job: &RankJob<'_, V>,
+    outcome: RankOutcome<V>,
+) -> Result<(), AnyError> {
+    use groute::dist::RankComm;
+
+    let (run, ranks) = (job.run, comm.size());
+    let memory = gather_memory(comm, ctx, job.graph)?;
     let Some(rank_memory) = memory else {
         return Ok(());
     };
-    let out = &runs.last;
+    let values = &outcome.runs.last;
     let check = job.validate.as_ref();
     if let Some(validate) = check {
-        validate(&out.values).map_err(|e| format!("validation FAILED: {e}"))?;
+        validate(values).map_err(|e| format!("validation FAILED: {e}"))?;
     }
     if let Some(path) = &run.output {
-        (job.write)(path, &out.values)?;
+        (job.write)(path, values)?;
     }
-    let mut report = Report::of_run(job.name, &ctx, Some(job.graph_report));
+    let mut report = Report::of_run(job.name, ctx, Some(job.graph_report.clone()));
     if let Some(memory) = &mut report.memory {
         memory.ranks = Some(rank_memory);
     }
@@ -173,48 +274,35 @@ fn run_ranks<D: ShareSolver>(
         .as_ref()
         .and_then(|m| m.ranks.as_ref())
         .map_or(0, |r| r.iter().filter(|r| r.loaded_own_rows).count());
+    let partition = &job.graph.partition;
+    let mut detail = serde_json::json!({
+        "ranks": ranks,
+        "devices_per_rank": run.devices,
+        "ranks_loading_own_rows": own_rows,
+    });
+    if let (Value::Object(all), Value::Object(own)) = (&mut detail, outcome.detail) {
+        all.extend(own);
+    }
     report.execution = Some(ExecutionReport::new(
-        &ctx,
+        ctx,
         run,
-        super::execution::mode_of(false),
-        format!(
-            "worklist over {ranks} MPI ranks x {} devices, {}",
-            run.devices,
-            match ctx.backend_kind() {
-                groute::core::BackendKind::Cuda => "CUDA executor, NCCL between ranks",
-                _ => "host executor, MPI between ranks",
-            }
-        ),
+        outcome.mode,
+        outcome.engine,
         Some(format!(
             "blocks of vertices + arcs, {} parts: rank r holds parts r*{d}..(r+1)*{d}",
             partition.num_parts(),
             d = run.devices
         )),
-        serde_json::json!({
-            "ranks": ranks,
-            "devices_per_rank": run.devices,
-            "ranks_loading_own_rows": own_rows,
-            "termination_waves": out.totals.waves,
-        }),
+        detail,
     ));
-    report.times = runs.times(job.graph.load_ms, stage_ms);
-    let totals = &out.totals;
-    report.comm = Some(super::report::CommReport {
-        bytes: totals.items_sent * size_of::<D::Packed>() as u64,
-        messages: totals.segments_sent,
-        remote_updates: totals.remote_updates,
-        cut_arcs_traversed: totals.cut_arcs_traversed,
-    });
+    report.times = outcome.runs.times(job.graph.load_ms, outcome.stage_ms);
+    report.comm = outcome.comm;
     report.validated = check.map(|_| true);
-    let mut stats = (job.stats)(&out.values, runs.median_ms());
+    let mut stats = (job.stats)(values, outcome.runs.median_ms());
     if let Value::Object(map) = &mut stats {
-        map.insert("work_items".into(), out.totals.items_processed.into());
-        map.insert("items_sent".into(), out.totals.items_sent.into());
-        map.insert(
-            "items_between_ranks".into(),
-            out.totals.items_between_ranks.into(),
-        );
-        map.insert("rounds".into(), out.totals.max_rounds.into());
+        for (key, value) in outcome.stats {
+            map.insert(key.into(), value);
+        }
     }
     report.algorithm_stats = stats;
     if let Some(path) = &run.json {
@@ -223,11 +311,8 @@ fn run_ranks<D: ShareSolver>(
     if !run.json_on_stdout() {
         super::report::print_header(&report);
         println!(
-            "ranks       {ranks} x {} devices: {} items processed, {} crossed between ranks, {} termination waves",
-            run.devices,
-            out.totals.items_processed,
-            out.totals.items_between_ranks,
-            out.totals.waves
+            "ranks       {ranks} x {} devices: {}",
+            run.devices, outcome.summary
         );
         super::report::print_footer(&report);
     }
@@ -236,7 +321,7 @@ fn run_ranks<D: ShareSolver>(
 
 /// Rank 0's sources and soft-priority band, on every rank (collective).
 #[cfg(feature = "mpi")]
-fn rank_zero_settings(
+pub(super) fn rank_zero_settings(
     comm: &mut groute::dist::MpiComm,
     job: &RankJob<'_, impl Sized>,
 ) -> Result<(Vec<u32>, WorklistOptions), AnyError> {

@@ -152,7 +152,7 @@ pub fn host_peak_bytes() -> Option<u64> {
 }
 
 /// The input graph.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct GraphReport {
     /// Its name (the file's, or the generator's spec).
     pub name: String,

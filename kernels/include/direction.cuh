@@ -1,10 +1,9 @@
 // The level steps of direction-optimizing BFS as __device__ functions: the host-driven kernels
 // of kernels/bfs/bfs_direction.cu (one launch per step) run them; the device-driven kernel of
 // kernels/bfs/bfs_direction_fused.cu (every step of a run in one launch) shares the counters,
-// add_degrees and pull_finds_parent. Each one is a
-// grid-stride loop over the whole launch with a trip count uniform across the grid (every warp
-// reaches its warp-aggregated appends and counter adds together); see bfs/bfs_direction.cu for
-// what each computes.
+// add_degrees and pull_finds_parent. Each one is a grid-stride loop over the whole launch with
+// a trip count uniform across the grid (every thread reaches its block-aggregated appends and
+// every warp its counter adds together); see bfs/bfs_direction.cu for what each computes.
 //
 // counters: DIRECTION_COUNTERS u64 (out-arcs and in-arcs of the frontiers scanned, arcs
 // examined by pull steps, frontier vertices), added to with one atomic per warp.
@@ -57,7 +56,8 @@ __device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
 }
 
 // Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour at `level`
-// gets level + 1 and is appended to `wl`; counters[DIRECTION_EXAMINED] += arcs scanned.
+// gets level + 1 and is appended to `wl`; counters[DIRECTION_EXAMINED] += arcs scanned. Call
+// with every thread of the grid (the appends synchronise each block).
 __device__ __forceinline__ void direction_pull(unsigned int* levels,
                                                const unsigned long long* pull_offsets,
                                                const unsigned int* pull_sources,
@@ -78,13 +78,14 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
                 levels[v] = level + 1u;
             }
         }
-        wl.append_warp(v, found);
+        wl.append_block(v, found);
     }
     warp_add_u64(counters + DIRECTION_EXAMINED, examined);
 }
 
 // Frontier scan: appends the vertices of [begin, end) at level `mark` to `wl` and adds their
-// degrees and number to the counters.
+// degrees and number to the counters. Call with every thread of the grid (the appends
+// synchronise each block).
 __device__ __forceinline__ void direction_frontier_scan(const unsigned int* levels,
                                                         const unsigned long long* push_offsets,
                                                         const unsigned long long* pull_offsets,
@@ -106,7 +107,7 @@ __device__ __forceinline__ void direction_frontier_scan(const unsigned int* leve
             add_degrees(push_offsets, pull_offsets, v, out, in);
             ++found;
         }
-        wl.append_warp(v, hit);
+        wl.append_block(v, hit);
     }
     warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
     warp_add_u64(counters + DIRECTION_IN_ARCS, in);

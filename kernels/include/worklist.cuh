@@ -61,6 +61,36 @@ struct DeviceWorklist {
         append_warp(item, keep, [](unsigned int) {});
     }
 
+    // Appends `item` where `keep`, one atomic per block: a scan whose every warp keeps items
+    // (a frontier scan after a big level) would otherwise queue one atomic per warp on the one
+    // end word. Call with every thread of the block, in block-uniform control flow (it
+    // synchronises the block), blockDim.x a multiple of 32 and at most 1024.
+    __device__ __forceinline__ void append_block(unsigned int item, bool keep) const {
+        __shared__ unsigned int warp_first[32];
+        __shared__ unsigned int block_first;
+        const unsigned int warp = threadIdx.x / 32u;
+        const unsigned int ballot = __ballot_sync(0xFFFFFFFFu, keep);
+        if (lane_id() == 0) {
+            warp_first[warp] = __popc(ballot);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned int total = 0;
+            for (unsigned int w = 0; w < blockDim.x / 32u; ++w) {
+                const unsigned int kept = warp_first[w];
+                warp_first[w] = total;
+                total += kept;
+            }
+            block_first = total == 0u ? 0u : atomicAdd(ctrl + CTRL_WL_END, total);
+        }
+        __syncthreads();
+        if (keep) {
+            put(block_first + warp_first[warp] + __popc(ballot & lanemask_lt()), item);
+        }
+        // The next call rewrites the shared words.
+        __syncthreads();
+    }
+
     // Appends the items[k] with keep[k] (`n` of them on this lane, n < 8), one atomic per
     // warp for all of them; call with all 32 lanes of the warp. `stored(k, slot)` runs for
     // every appended item (not for an overflow).

@@ -19,6 +19,7 @@
 //! | item | what it is |
 //! |---|---|
 //! | [`BfsSolver`] | the solver with its device storage kept across runs (graph uploaded once) |
+//! | [`BfsRanks`] | direction-optimizing BFS of one process's share of a run spanning processes (MPI ranks) |
 //! | [`bfs`] | one-shot form: levels in the input's order plus statistics |
 //! | [`BfsOptions`], [`BfsResult`], [`BfsStats`] | its settings and output |
 //! | [`Direction`], [`SwitchRule`] | push (worklist) or direction-optimizing, and when to pull |
@@ -48,6 +49,7 @@
 //! numbered format, simply the original vertex id).
 
 mod direction;
+mod ranks;
 mod reference;
 
 use std::time::Duration;
@@ -62,6 +64,7 @@ pub use direction::{
     PUSH_BETA, PhaseTimes, StepKind, StepTrace, SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
+pub use ranks::BfsRanks;
 pub use reference::bfs_reference;
 
 use direction::DirectionSolver;
@@ -280,23 +283,9 @@ impl BfsSolver {
         let solver = match &mut self.engine {
             Engine::Worklist(solver) => solver,
             Engine::Direction(solver) => {
-                let out = solver.run(src, self.options.worklist.time_limit)?;
-                return Ok(BfsResult {
-                    levels: self.order.to_rank_order(out.levels),
-                    stats: BfsStats {
-                        rounds: out.stats.levels,
-                        work_items: out.stats.items,
-                        direction_optimized: true,
-                        pull_levels: out.stats.pull_levels,
-                        arcs_examined: Some(out.stats.arcs_examined),
-                        elapsed: out.elapsed,
-                        device_time: out.device_time,
-                        fused: out.driver == MultiDriver::Fused,
-                        do_driver: Some(out.driver),
-                        do_trace: out.trace,
-                        ..BfsStats::default()
-                    },
-                });
+                let mut out = solver.run(src, self.options.worklist.time_limit)?;
+                let levels = self.order.to_rank_order(std::mem::take(&mut out.levels));
+                return Ok(direction_result(out, levels));
             }
         };
         let out = solver.run(&[src], &self.options.worklist)?;
@@ -321,6 +310,26 @@ impl BfsSolver {
                 do_trace: None,
             },
         })
+    }
+}
+
+/// The result of a direction-optimizing run with its `levels` (in the caller's numbering).
+fn direction_result(out: direction::DirectionRun, levels: Vec<u32>) -> BfsResult {
+    BfsResult {
+        levels,
+        stats: BfsStats {
+            rounds: out.stats.levels,
+            work_items: out.stats.items,
+            direction_optimized: true,
+            pull_levels: out.stats.pull_levels,
+            arcs_examined: Some(out.stats.arcs_examined),
+            elapsed: out.elapsed,
+            device_time: out.device_time,
+            fused: out.driver == MultiDriver::Fused,
+            do_driver: Some(out.driver),
+            do_trace: out.trace,
+            ..BfsStats::default()
+        },
     }
 }
 

@@ -23,6 +23,7 @@
 //! | `MpiComm` (feature `mpi`) | the same over MPI: `MPI_Isend` / `MPI_Improbe` on the ring, `MPI_Iallreduce` for the waves |
 //! | [`RankRing`] | one rank's devices on the ring spanning every rank (a [`RingTransport`](groute_worklist::RingTransport)) |
 //! | `NcclPlane` (feature `nccl`) | the CUDA data plane between ranks: one two-member NCCL communicator per ring edge, `libnccl.so.2` loaded at run time, or the library `GROUTE_NCCL_LIBRARY` names |
+//! | [`CommCollectives`] | the collectives of a frontier executor spanning ranks (`groute_worklist::RankCollectives`: the direction-optimizing BFS's counts and bitmaps) over a [`RankComm`], with NCCL on CUDA devices |
 //! | [`DistSolver`], [`DistOutput`], [`RunTotals`] | an algorithm over every rank's devices; rank 0's gathered result |
 //! | [`launched_rank`], [`launched_local_rank`] | whether an MPI launcher started this process, and its rank on its node |
 //!
@@ -81,6 +82,7 @@
 //! there under its owner's threshold, and every deferred item is worked on once its rank
 //! runs out of active work.
 
+mod collectives;
 mod comm;
 mod error;
 mod launch;
@@ -94,6 +96,7 @@ mod progress;
 mod ring;
 mod solver;
 
+pub use collectives::CommCollectives;
 pub use comm::{RankComm, Reduction, WaveCounts};
 pub use error::{DistError, Result};
 pub use launch::{launched_local_rank, launched_rank};

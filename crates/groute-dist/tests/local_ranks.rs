@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use groute_bfs::{Bfs, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
+use groute_core::Context;
 use groute_core::testing::scaled;
-use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{DistError, DistOutput, DistSolver, LocalRanks, RankComm};
 use groute_graph::testing::{from_random_pairs, partition_at_cuts};
 use groute_graph::{
@@ -20,7 +20,7 @@ use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
 use proptest::prelude::*;
-use support::pagerank_close;
+use support::{host_context as context, on_every_rank, pagerank_close};
 
 mod support;
 
@@ -31,31 +31,6 @@ fn options() -> WorklistOptions {
         max_batch: 32,
         ..WorklistOptions::default()
     }
-}
-
-fn context(devices: usize, jitter: Option<u64>) -> Context {
-    Context::builder()
-        .devices(devices)
-        .backend(BackendChoice::Host)
-        .jitter(jitter.map(Jitter::seeded))
-        .build()
-        .expect("host backend")
-}
-
-/// What `body` returns on each of `comms`' ranks, every rank on a thread of its own, in rank
-/// order.
-fn on_every_rank<T: Send>(comms: Vec<LocalRanks>, body: impl Fn(LocalRanks) -> T + Sync) -> Vec<T> {
-    std::thread::scope(|scope| {
-        let body = &body;
-        let handles: Vec<_> = comms
-            .into_iter()
-            .map(|comm| scope.spawn(move || body(comm)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("rank thread"))
-            .collect()
-    })
 }
 
 /// Every rank's result of running `algorithm` on `ranks` threads of `devices` devices each,

@@ -1,17 +1,19 @@
-//! Runs spanning the ranks of an MPI job (feature `mpi`): BFS, SSSP (with and without soft
-//! priority), connected components and PageRank over random graphs on every rank's 1 or 2 host devices (jittered) equal
-//! their sequential references on rank 0, and a rank whose options are bad ends the run on
+//! Runs spanning the ranks of an MPI job (feature `mpi`): BFS (the worklist's, and the
+//! direction-optimizing one of `BfsRanks`), SSSP (with and without soft priority), connected
+//! components and PageRank over random graphs on every rank's 1 or 2 host devices (jittered)
+//! equal their sequential references on rank 0 (the direction-optimizing BFS's levels on
+//! every rank), and a rank whose options are bad ends the run on
 //! every rank with an error. CI runs it under `mpirun -np 2`, `3` and `4`
 //! (`.ci/mpi.sh`); started alone it is a job of one rank.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use groute_bfs::{Bfs, bfs_reference};
+use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
-use groute_dist::{DistError, DistSolver, RankComm};
-use groute_graph::{Csr, Partition};
+use groute_dist::{CommCollectives, DistError, DistSolver, RankComm};
+use groute_graph::{Csr, HeldRows, Partition};
 use groute_pagerank::PageRank;
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
@@ -57,6 +59,28 @@ impl Job {
         Ok(solver.run(sources, options)?.values)
     }
 
+    /// The direction-optimizing BFS across ranks from `source` over every rank's `devices`
+    /// devices; this rank's levels (every rank holds them all).
+    fn run_direction(
+        &mut self,
+        csr: &Csr,
+        devices: usize,
+        source: u32,
+    ) -> Result<Vec<u32>, Box<dyn std::error::Error>> {
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Host)
+            .jitter(Some(Jitter::seeded(self.rank() as u64 + 11)))
+            .build()?;
+        let part = partition(csr.num_vertices() as u32, self.size() * devices);
+        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+        let rows = HeldRows::whole(csr);
+        let rule = SwitchRule::default();
+        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, rule)?;
+        let time_limit = Some(Duration::from_secs(120));
+        Ok(solver.run(&mut collectives, source, time_limit)?.levels)
+    }
+
     /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
     /// values (the whole graph's) pass `right`.
     fn check_run<V>(
@@ -82,6 +106,10 @@ fn main() -> ExitCode {
         job.check_run(format!("BFS, {label}"), levels, |l| {
             l == bfs_reference(&csr, source)
         });
+        let dense = random_graph(600, 6_000, seed, seed != 2);
+        let levels = job.run_direction(&dense, devices, source);
+        let ok = levels.is_ok_and(|l| l == bfs_reference(&dense, source));
+        job.check(format!("direction-optimizing BFS, {label}"), ok);
         let dist = job.run(Sssp, &csr, devices, &[source], &options());
         job.check_run(format!("SSSP, {label}"), dist, |d| {
             d == sssp_reference(&csr, source)

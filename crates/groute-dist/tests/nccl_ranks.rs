@@ -1,7 +1,9 @@
 //! Runs spanning the ranks of an MPI job on CUDA devices, items crossing between ranks over
 //! NCCL (features `mpi` and `nccl`; run on a GPU machine with `GROUTE_TEST_CUDA=1`): BFS,
 //! SSSP (with and without soft priority), CC by label propagation and PageRank (its own CUDA
-//! executor, `PageRankShare`) over random graphs, an R-MAT graph and a road grid,
+//! executor, `PageRankShare`) over random graphs, an R-MAT graph and a road grid, and the
+//! direction-optimizing BFS across ranks (`BfsRanks`, bitmaps gathered over NCCL) under
+//! switch rules that pull early, by default and never,
 //! on every rank's 1 or 2 devices, equal their sequential references on rank 0 (PageRank:
 //! within its error bound), the same
 //! solver serving two runs (a run whose default buffers overflow grows them and runs again
@@ -12,12 +14,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use groute_bfs::{Bfs, bfs_reference};
+use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::cuda_required;
 use groute_core::{BackendChoice, Context};
-use groute_dist::{DistError, DistSolver, launched_local_rank};
-use groute_graph::{Csr, Partition, block_partition};
+use groute_dist::{CommCollectives, DistError, DistSolver, launched_local_rank};
+use groute_graph::{Csr, HeldRows, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
 use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
@@ -80,6 +82,57 @@ impl Job {
             all.push(out.values);
         }
         Ok((all, restarts))
+    }
+
+    /// Runs the direction-optimizing BFS across ranks ([`BfsRanks`]) twice from `source`
+    /// under `rule` on every rank's `devices` CUDA devices; every rank's levels of each run.
+    fn run_direction(
+        &mut self,
+        csr: &Csr,
+        devices: usize,
+        source: u32,
+        rule: SwitchRule,
+    ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
+        // Device 0 of rank r on GPU r: the ranks' device 0s form one NCCL communicator,
+        // which refuses two members on one GPU (unless each rank has its own NCCL_HOSTID).
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Cuda)
+            .first_physical_device(launched_local_rank().unwrap_or(0))
+            .build()?;
+        let part: Partition = block_partition(csr, self.size() * devices)?;
+        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+        let rows = HeldRows::whole(csr);
+        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, rule)?;
+        let mut all = Vec::new();
+        for _ in 0..2 {
+            let out = solver.run(&mut collectives, source, Some(Duration::from_secs(120)))?;
+            all.push(out.levels);
+        }
+        Ok(all)
+    }
+
+    /// Checks [`Job::run_direction`]'s levels against `expected` on every rank.
+    fn expect_direction(&mut self, label: String, csr: &Csr, devices: usize, source: u32) {
+        let expected = bfs_reference(csr, source);
+        let rules = [
+            SwitchRule {
+                alpha: u64::MAX,
+                beta: u64::MAX,
+            },
+            SwitchRule::default(),
+            SwitchRule { alpha: 0, beta: 0 },
+        ];
+        for rule in rules {
+            let ok = match self.run_direction(csr, devices, source, rule) {
+                Ok(runs) => runs.iter().all(|levels| *levels == expected),
+                Err(e) => {
+                    eprintln!("rank {}: {label}: {e}", self.rank());
+                    false
+                }
+            };
+            self.check(format!("{label} {rule:?}"), ok);
+        }
     }
 
     /// Runs PageRank ([`PageRankShare`]) twice and checks both runs' ranks on rank 0.
@@ -148,6 +201,10 @@ fn main() -> ExitCode {
         generated("kron:scale=14,ef=16,weights=1..100"),
     ));
     graphs.push(("road 300x300".into(), generated("road:side=300,p=0.6")));
+    graphs.push((
+        "kron14 symmetric".into(),
+        generated("kron:scale=14,ef=16,sym,weights=1..100"),
+    ));
     let mut restarts = 0;
     for (name, csr) in &graphs {
         for devices in [1usize, 2] {
@@ -181,6 +238,12 @@ fn main() -> ExitCode {
                 &dist,
             );
             job.expect_pagerank(format!("PageRank, {label}"), csr, devices);
+            job.expect_direction(
+                format!("direction-optimizing BFS, {label}"),
+                csr,
+                devices,
+                source,
+            );
             if csr.is_symmetric() {
                 let labels = cc_reference(csr);
                 job.expect(

@@ -37,4 +37,9 @@ pub enum WorklistError {
         /// Devices on the ring.
         devices: usize,
     },
+    /// The collectives between the processes of a run failed
+    /// ([`RankCollectives`](crate::RankCollectives): the `groute-dist` crate's error, which
+    /// says what failed and on which rank).
+    #[error(transparent)]
+    Ranks(Box<dyn std::error::Error + Send + Sync>),
 }

@@ -17,6 +17,7 @@
 //! | [`DeviceProgram`], [`run`], [`WorklistOptions`], [`WorklistStats`] | the host engine and its interface, which the host executor implements (engine tests implement it directly) |
 //! | [`SharedRun`], [`run_workers_shared`], [`run_shared`], [`PriorityCounter::held`] | one process's share of a ring spanning processes: counts of zero make the process idle, and the caller (the `groute-dist` crate's termination waves) ends the run |
 //! | [`ShareSolver`], [`ShareOutput`] | the one interface of an executor of such a share, whatever the algorithm and backend ([`algorithm::HostSolver`], [`traversal::MinTraversalSolver`], PageRank's CUDA share) |
+//! | [`RankCollectives`] | the collectives a frontier executor spanning processes needs: a sum of host words, an all-gather of one device buffer per process |
 //! | [`DeviceParts`] | which parts of a partition a context's devices hold (every part, or one process's share), checked where a solver is made |
 //! | [`traversal`] | the executors of min-combined algorithms, CUDA forms included (BFS, SSSP) |
 //! | [`testing`] | test bodies written once for every traversal from one source (BFS, SSSP): [`testing::TraversalUnderTest`] says what differs |
@@ -202,6 +203,7 @@ mod member_count;
 mod members;
 mod part;
 mod priority_counter;
+mod rank_collectives;
 mod ring;
 mod share;
 mod split;
@@ -225,6 +227,7 @@ pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
 pub use member_count::MemberCount;
 pub use part::{CsrPtrs, DeviceCsr, HostCsrRows};
 pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
+pub use rank_collectives::RankCollectives;
 pub use ring::{RingTransport, RouterRing};
 pub use share::{ShareOutput, ShareSolver, ShareValue};
 pub use split::{SplitFlags, SplitOps, VertexValue};

@@ -44,6 +44,11 @@ type GetErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
 type PointToPoint =
     unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, RawComm, *mut c_void) -> c_int;
 
+/// `ncclAllGather` (send buffer, receive buffer, elements per member, type, communicator,
+/// stream).
+type AllGather =
+    unsafe extern "C" fn(*const c_void, *mut c_void, usize, c_int, RawComm, *mut c_void) -> c_int;
+
 /// Which point-to-point call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Direction {
@@ -64,6 +69,7 @@ pub(crate) struct Nccl {
     get_error_string: GetErrorString,
     send: PointToPoint,
     recv: PointToPoint,
+    all_gather: AllGather,
     /// Keeps the entry points valid (never unloaded).
     _library: libloading::Library,
 }
@@ -125,6 +131,7 @@ impl Nccl {
             get_error_string: entry(&library, "ncclGetErrorString", name)?,
             send: entry(&library, "ncclSend", name)?,
             recv: entry(&library, "ncclRecv", name)?,
+            all_gather: entry(&library, "ncclAllGather", name)?,
             _library: library,
         })
     }
@@ -218,6 +225,33 @@ impl Nccl {
         // SAFETY: the caller's guarantees.
         let status = unsafe { call(ptr as *mut c_void, bytes, NCCL_UINT8, peer, comm, stream) };
         self.check(status, name)
+    }
+
+    /// Enqueues gathering every member's `bytes` bytes at device address `mine` into `all`
+    /// (member `m`'s at byte `m * bytes`) on `stream`.
+    ///
+    /// # Safety
+    /// `comm` is live, `mine` is device memory of `comm`'s device readable for `bytes` bytes
+    /// and `all` writable for `bytes` times the members, both until the stream passes the
+    /// call, and `stream` is a stream of that device.
+    pub(crate) unsafe fn all_gather(
+        &self,
+        (mine, all, bytes): (u64, u64, usize),
+        comm: RawComm,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: the caller's guarantees.
+        let status = unsafe {
+            (self.all_gather)(
+                mine as *const c_void,
+                all as *mut c_void,
+                bytes,
+                NCCL_UINT8,
+                comm,
+                stream,
+            )
+        };
+        self.check(status, "ncclAllGather")
     }
 
     /// Frees a communicator: destroys it when its work is done, aborts it otherwise (a failed

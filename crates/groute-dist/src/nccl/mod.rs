@@ -18,6 +18,7 @@
 //! communicator waits for its peer to free it too (NCCL's proxy threads keep each other's
 //! connections open until then), so freeing `to_next` first on every rank would make a cycle.
 
+mod group;
 mod library;
 
 use std::collections::VecDeque;
@@ -30,6 +31,7 @@ use groute_core::{Context, Event, Stream, StreamPriority};
 use crate::comm::{RankComm, Reduction};
 use crate::error::{DistError, Result};
 use crate::plane::DevicePlane;
+pub(crate) use group::NcclGroup;
 pub use library::NCCL_LIBRARY_ENV;
 use library::{Direction, Nccl, RawComm, UNIQUE_ID_BYTES, UniqueId};
 

@@ -4,11 +4,42 @@
 // Each test binary uses some of it.
 #![allow(dead_code)]
 
+use groute_core::{BackendChoice, Context, Jitter};
+use groute_dist::LocalRanks;
 use groute_graph::{Csr, CsrBuilder, EdgeList};
 use groute_pagerank::{l1_error_bound, pagerank_reference};
 
 #[cfg(feature = "mpi")]
 pub mod mpi_job;
+
+/// A host-backend context of `devices` devices, jittered by `jitter`'s seed.
+pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
+    Context::builder()
+        .devices(devices)
+        .backend(BackendChoice::Host)
+        .jitter(jitter.map(Jitter::seeded))
+        .build()
+        .expect("host backend")
+}
+
+/// What `body` returns on each of `comms`' ranks, every rank on a thread of its own, in rank
+/// order.
+pub fn on_every_rank<T: Send>(
+    comms: Vec<LocalRanks>,
+    body: impl Fn(LocalRanks) -> T + Sync,
+) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let body = &body;
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|comm| scope.spawn(move || body(comm)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread"))
+            .collect()
+    })
+}
 
 /// A random graph of `n` vertices and `m` arcs (seeded by `seed`; both directions of each
 /// when `symmetric`), weights 1..=100.

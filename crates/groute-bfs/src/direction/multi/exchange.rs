@@ -93,6 +93,22 @@ impl DeviceLinks {
         Ok(())
     }
 
+    /// Whether the process has other devices (else there is nothing to exchange within it).
+    pub(super) fn has_peers(&self) -> bool {
+        !self.outgoing.is_empty()
+    }
+
+    /// Applies the next message from device 0 to `part` (of device 1 or later) with level
+    /// `mark`: in a run spanning processes, device 0's forward of the other processes'
+    /// discoveries.
+    pub(super) fn receive_from_first(&self, part: &dyn Part, mark: u32) -> Result<(), Error> {
+        // Device `d > 0`'s incoming links are from the devices `0..n` but `d`, in order.
+        match self.incoming.first() {
+            Some(link) => receive_message(link, part, mark),
+            None => Ok(()),
+        }
+    }
+
     /// A handle that shuts the outgoing links (after an error on this device).
     pub(super) fn closer(&self) -> LinkCloser {
         LinkCloser(self.outgoing.clone())

@@ -30,27 +30,42 @@
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.
+//!
+//! **Across processes** (`MultiDirection::for_process`, the ranks of `crate::BfsRanks`): each
+//! process's devices hold consecutive parts and run the level above among themselves; then
+//! device 0 of every process, the *leader* (`steps::RankLeader`), marks its process's
+//! discoveries (after a pull step only the words of the process's own vertices; after a
+//! push step every word), gathers the bitmaps of every process
+//! ([`RankCollectives::all_gather`]: NCCL on CUDA), applies the others' and forwards them to
+//! its process's other devices over the links (one more message from device 0), and sums the
+//! level's counts over the processes for its process's threads ([`LevelReduce`] led). Device
+//! 0 holds the gathered bitmaps besides (processes x n / 32 words).
 
 mod cuda_part;
 mod driver;
 mod exchange;
 mod host_part;
 mod part;
+mod rank_trace;
 mod reduce;
 mod steps;
 
 use std::time::{Duration, Instant};
 
-use groute_core::{Context, DeviceTimer, Error};
-use groute_graph::{Graph, Partition};
+use std::ops::Range;
+
+use groute_core::{Buffer, Context, DeviceTimer, Error};
+use groute_graph::{Csr, Graph, Partition};
+use groute_worklist::RankCollectives;
 
 use self::cuda_part::CudaPart;
 pub use self::driver::MultiDriver;
 use self::exchange::{DeviceLinks, LinkCloser};
 use self::host_part::HostPart;
 use self::part::Part;
+use self::rank_trace::LeaderTrace;
 use self::reduce::LevelReduce;
-use self::steps::{Member, MemberSteps};
+use self::steps::{Across, Member, MemberSteps, RankLeader};
 use super::{DirectionStats, SwitchRule, run_levels};
 use crate::BfsError;
 use crate::direction::solver::DirectionRun;
@@ -64,6 +79,18 @@ pub(crate) struct MultiDirection {
     n: u32,
     in_arcs: u64,
     rule: SwitchRule,
+    /// In a run spanning processes: this process's share.
+    process: Option<ProcessShare>,
+    /// Whether a run spanning processes traces device 0's phases per level (CUDA only).
+    trace: bool,
+}
+
+/// One process's share of a run spanning several.
+struct ProcessShare {
+    /// The vertices its devices own.
+    owned: Range<u32>,
+    /// Every process's bitmap after a level's gather, on device 0.
+    gathered: Buffer<u32>,
 }
 
 impl MultiDirection {
@@ -76,20 +103,61 @@ impl MultiDirection {
         partition: &Partition,
         rule: SwitchRule,
     ) -> Result<Self, BfsError> {
-        let n = u32::try_from(graph.num_vertices()).map_err(|_| {
-            Error::invalid("graph", graph.num_vertices(), "at most u32::MAX vertices")
-        })?;
-        let push = &graph.csr;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
         let pull = transpose.as_ref();
-        let links = DeviceLinks::all(context, graph.num_vertices().div_ceil(32))?;
+        let in_arcs = pull.unwrap_or(&graph.csr).num_edges();
+        Self::of_parts(context, (&graph.csr, pull), partition, 0, in_arcs, rule)
+    }
+
+    /// One process's share of a run spanning `processes`: its devices hold parts
+    /// `first_part..` of `partition` (rows of `push`, and of `pull` when it is a distinct
+    /// transpose; the others' rows are not read), and the whole graph has `in_arcs` arcs.
+    pub(crate) fn for_process(
+        context: &Context,
+        (push, pull): (&Csr, Option<&Csr>),
+        partition: &Partition,
+        (first_part, processes): (usize, usize),
+        in_arcs: u64,
+        rule: SwitchRule,
+    ) -> Result<Self, BfsError> {
+        let mut multi =
+            Self::of_parts(context, (push, pull), partition, first_part, in_arcs, rule)?;
+        let words = (multi.n as usize).div_ceil(32).max(1);
+        let gathered_len = words.checked_mul(processes).ok_or_else(|| {
+            Error::invalid(
+                "processes",
+                processes,
+                "fewer: their bitmaps overflow a buffer",
+            )
+        })?;
+        multi.process = Some(ProcessShare {
+            owned: partition.range_of_parts(first_part..first_part + context.num_devices()),
+            gathered: context.devices()[0].alloc::<u32>(gathered_len)?,
+        });
+        Ok(multi)
+    }
+
+    /// Uploads to every device `d` the rows of `push` (and of `pull` when it is a distinct
+    /// transpose) that part `first_part + d` of `partition` owns, and links the devices.
+    fn of_parts(
+        context: &Context,
+        (push, pull): (&Csr, Option<&Csr>),
+        partition: &Partition,
+        first_part: usize,
+        in_arcs: u64,
+        rule: SwitchRule,
+    ) -> Result<Self, BfsError> {
+        let n = u32::try_from(push.num_vertices()).map_err(|_| {
+            Error::invalid("graph", push.num_vertices(), "at most u32::MAX vertices")
+        })?;
+        let links = DeviceLinks::all(context, push.num_vertices().div_ceil(32))?;
         let members = context
             .devices()
             .iter()
             .zip(links)
             .enumerate()
             .map(|(d, (device, links))| -> Result<Member, BfsError> {
-                let owned = partition.range(d);
+                let owned = partition.range(first_part + d);
                 let part: Box<dyn Part> = if device.stream().is_host() {
                     Box::new(HostPart::new(context, device, push, pull, owned.clone())?)
                 } else {
@@ -103,8 +171,10 @@ impl MultiDirection {
             members,
             links_broken: false,
             n,
-            in_arcs: pull.unwrap_or(push).num_edges(),
+            in_arcs,
             rule,
+            process: None,
+            trace: false,
         })
     }
 
@@ -114,6 +184,31 @@ impl MultiDirection {
         source: u32,
         time_limit: Option<Duration>,
     ) -> Result<DirectionRun, BfsError> {
+        self.run_across(source, time_limit, None)
+    }
+
+    /// Whether the runs of a share of a run spanning processes trace device 0's phases per
+    /// level (CUDA devices only; `DirectionRun::trace`).
+    pub(crate) fn set_trace(&mut self, on: bool) {
+        self.trace = on;
+    }
+
+    /// BFS from `source`; a share of a run spanning processes (`for_process`) exchanges with
+    /// the others over `collectives` (collective: every process runs from the same source).
+    pub(crate) fn run_across(
+        &mut self,
+        source: u32,
+        time_limit: Option<Duration>,
+        collectives: Option<&mut dyn RankCollectives>,
+    ) -> Result<DirectionRun, BfsError> {
+        if self.process.is_some() != collectives.is_some() {
+            return Err(Error::invalid(
+                "collectives",
+                if collectives.is_some() { "given" } else { "missing" },
+                "a share of a run spanning processes takes them, a run of one process does not (a bug)",
+            )
+            .into());
+        }
         // Each level's all-gather makes one device's stream wait for another's: no
         // device-driven run of this process may start beside it (PeerGroup::share_gpus).
         let _share = (self.context.backend_kind() == groute_core::BackendKind::Cuda)
@@ -137,7 +232,11 @@ impl MultiDirection {
         }
         let started = Instant::now();
         let timer = DeviceTimer::start(&self.context)?;
-        let stats = self.levels_per_device(time_limit);
+        let traced = self.trace
+            && self.process.is_some()
+            && self.context.backend_kind() == groute_core::BackendKind::Cuda;
+        let mut trace = traced.then(|| LeaderTrace::new(&self.context));
+        let stats = self.levels_per_device(time_limit, collectives, trace.as_mut());
         if stats.is_err() {
             self.links_broken = true;
         }
@@ -146,6 +245,7 @@ impl MultiDirection {
         for m in &self.members {
             m.part.check_worklist()?;
         }
+        let trace = trace.map(LeaderTrace::finish).transpose()?;
         let elapsed = started.elapsed();
         Ok(DirectionRun {
             levels: self.members[0].part.levels()?,
@@ -153,7 +253,7 @@ impl MultiDirection {
             elapsed,
             device_time,
             driver: MultiDriver::PerDevice,
-            trace: None,
+            trace,
         })
     }
 
@@ -162,9 +262,12 @@ impl MultiDirection {
     fn levels_per_device(
         &mut self,
         time_limit: Option<Duration>,
+        collectives: Option<&mut dyn RankCollectives>,
+        trace: Option<&mut LeaderTrace>,
     ) -> Result<DirectionStats, BfsError> {
+        let led = collectives.is_some();
         let share = DeviceShare {
-            reduce: LevelReduce::new(self.members.len()),
+            reduce: LevelReduce::new(self.members.len(), led),
             n: self.n,
             in_arcs: self.in_arcs,
             rule: self.rule,
@@ -177,9 +280,23 @@ impl MultiDirection {
             let share = &share;
             let threads: Vec<_> = others
                 .iter_mut()
-                .map(|member| scope.spawn(move || share.run(member)))
+                .map(|member| {
+                    scope.spawn(move || {
+                        let across = if led { Across::Follower } else { Across::Alone };
+                        share.run(member, across)
+                    })
+                })
                 .collect();
-            let mut results = vec![share.run(first)];
+            let across = match (collectives, &self.process) {
+                (Some(collectives), Some(process)) => Across::Leader(RankLeader {
+                    collectives,
+                    gathered: &process.gathered,
+                    process_owned: process.owned.clone(),
+                    trace,
+                }),
+                _ => Across::Alone,
+            };
+            let mut results = vec![share.run(first, across)];
             results.extend(threads.into_iter().map(|t| {
                 t.join().unwrap_or_else(|_| {
                     let e = Error::ThreadPanicked("a direction-optimizing BFS driver".into());
@@ -204,7 +321,11 @@ struct DeviceShare {
 impl DeviceShare {
     /// `member`'s share of the level loop. If it fails (or unwinds), the reduction is aborted
     /// and its outgoing links shut, so that no other thread waits for it.
-    fn run(&self, member: &mut Member) -> Result<DirectionStats, BfsError> {
+    fn run<'a>(
+        &'a self,
+        member: &'a mut Member,
+        across: Across<'a>,
+    ) -> Result<DirectionStats, BfsError> {
         struct AbortUnlessDone<'a> {
             reduce: &'a LevelReduce,
             links: Option<LinkCloser>,
@@ -222,7 +343,7 @@ impl DeviceShare {
             reduce,
             links: Some(member.links.closer()),
         };
-        let result = MemberSteps::start(member, reduce, n, self.time_limit).and_then(
+        let result = MemberSteps::start(member, across, reduce, n, self.time_limit).and_then(
             |(mut steps, first)| {
                 run_levels(&mut steps, first, u64::from(n), self.in_arcs, &self.rule)
             },

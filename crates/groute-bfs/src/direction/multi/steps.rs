@@ -1,17 +1,19 @@
 //! [`MemberSteps`]: the level steps of one device of a multi-device run, on its own host
-//! thread, with [`LevelReduce`] summing the counts across the devices' threads.
+//! thread, with [`LevelReduce`] summing the counts across the devices' threads, and, in a run
+//! spanning processes, the exchange with the other processes ([`Across`]).
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use groute_core::Error;
-use groute_worklist::WorklistError;
+use groute_core::{Buffer, Error};
+use groute_worklist::{RankCollectives, WorklistError};
 
 use super::exchange::DeviceLinks;
 use super::part::{Part, PartCounts};
+use super::rank_trace::{LeaderTrace, Mark};
 use super::reduce::LevelReduce;
 use crate::BfsError;
-use crate::direction::{LevelSteps, StepCounts};
+use crate::direction::{LevelSteps, StepCounts, StepKind};
 
 /// One device of a multi-device run: its kernels, links and position.
 pub(super) struct Member {
@@ -44,14 +46,57 @@ impl Member {
         if !pulled {
             return 0..total;
         }
-        let first = (self.owned.start / 32).min(total - 1);
-        first..self.owned.end.div_ceil(32).clamp(first + 1, total)
+        words_of(&self.owned, total)
     }
+}
+
+/// What a device does beyond its own process after its process's exchange of a level.
+pub(super) enum Across<'a> {
+    /// Nothing: a run of one process.
+    Alone,
+    /// Device 0 of a process of a run spanning several.
+    Leader(RankLeader<'a>),
+    /// Another device of such a process: it takes device 0's forward of what the other
+    /// processes discovered (one more message on the link from device 0).
+    Follower,
+}
+
+/// Device 0 of a process of a run spanning several: after its process's exchange it gathers
+/// the process's discoveries with every other process's ([`RankCollectives::all_gather`] of
+/// whole bitmaps), applies the others', forwards them to its process's other devices, and
+/// sums the level's counts over every process for the whole process.
+pub(super) struct RankLeader<'a> {
+    /// The collectives between the processes.
+    pub(super) collectives: &'a mut dyn RankCollectives,
+    /// Every process's bitmap after the gather (processes x bitmap words, on this device).
+    pub(super) gathered: &'a Buffer<u32>,
+    /// The vertices this process's devices own (what a pull step can discover).
+    pub(super) process_owned: Range<u32>,
+    /// The per-level phases, when traced.
+    pub(super) trace: Option<&'a mut LeaderTrace>,
+}
+
+impl RankLeader<'_> {
+    /// Records `mark` on `part`'s stream when traced.
+    fn mark(&mut self, mark: Mark, part: &dyn Part) -> Result<(), Error> {
+        match &mut self.trace {
+            Some(trace) => trace.mark(mark, part.stream()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The bitmap words covering the vertices `vertices`, of `total` words (at least one).
+fn words_of(vertices: &Range<u32>, total: u32) -> Range<u32> {
+    let first = (vertices.start / 32).min(total - 1);
+    first..vertices.end.div_ceil(32).clamp(first + 1, total)
 }
 
 /// The level steps of `member` (after its reset) in a run over `n` vertices.
 pub(super) struct MemberSteps<'a> {
     member: &'a mut Member,
+    /// What it does beyond its process.
+    across: Across<'a>,
     /// Sums the counts with the other devices' threads.
     reduce: &'a LevelReduce,
     n: u32,
@@ -70,6 +115,7 @@ impl<'a> MemberSteps<'a> {
     /// the source's frontier (over every device).
     pub(super) fn start(
         member: &'a mut Member,
+        across: Across<'a>,
         reduce: &'a LevelReduce,
         n: u32,
         time_limit: Option<Duration>,
@@ -77,6 +123,7 @@ impl<'a> MemberSteps<'a> {
         member.last = PartCounts::default();
         let mut steps = MemberSteps {
             member,
+            across,
             reduce,
             n,
             frontier: 0,
@@ -100,13 +147,23 @@ impl<'a> MemberSteps<'a> {
     ) -> Result<StepCounts, BfsError> {
         let m = &mut *self.member;
         if let Some(pulled) = pulled {
-            let words = m.words(self.n, pulled);
-            m.links.before_marking(m.part.as_ref())?;
-            m.part.mark_bitmap(mark, words.clone())?;
-            m.links.send(m.part.as_ref(), words)?;
-            m.links.receive(m.part.as_ref(), mark)?;
+            if m.links.has_peers() {
+                let words = m.words(self.n, pulled);
+                m.links.before_marking(m.part.as_ref())?;
+                m.part.mark_bitmap(mark, words.clone())?;
+                m.links.send(m.part.as_ref(), words)?;
+                m.links.receive(m.part.as_ref(), mark)?;
+            }
+            match &mut self.across {
+                Across::Alone => {}
+                Across::Follower => m.links.receive_from_first(m.part.as_ref(), mark)?,
+                Across::Leader(leader) => exchange_across(m, leader, self.n, mark, pulled)?,
+            }
         }
         m.part.scan_frontier(mark)?;
+        if let Across::Leader(leader) = &mut self.across {
+            leader.mark(Mark::Scanned, m.part.as_ref())?;
+        }
         let now = m.part.read_counts()?;
         let size = now.frontiers - m.last.frontiers;
         m.frontier = u32::try_from(size)
@@ -119,7 +176,18 @@ impl<'a> MemberSteps<'a> {
             arcs_examined: now.examined - m.last.examined,
         };
         m.last = now;
-        let mut step = self.reduce.all_reduce(local)?;
+        let mut step = match &mut self.across {
+            Across::Leader(leader) => {
+                let collectives = &mut *leader.collectives;
+                let mut across = |counts: StepCounts| sum_over_processes(collectives, counts);
+                let step = self.reduce.all_reduce(local, Some(&mut across))?;
+                if let Some(trace) = &mut leader.trace {
+                    trace.found(step.frontier, size);
+                }
+                step
+            }
+            _ => self.reduce.all_reduce(local, None)?,
+        };
         step.items = items;
         self.frontier = step.frontier;
         self.reached += step.frontier;
@@ -128,8 +196,102 @@ impl<'a> MemberSteps<'a> {
     }
 }
 
+/// Device 0's exchange with the other processes after its process's exchange of level
+/// `mark`'s discoveries (`pulled`: the step pulled, so only the process's own vertices can
+/// be new): the gather of every process's bitmap, the others' applied, and a forward of
+/// them to the process's other devices.
+fn exchange_across(
+    m: &mut Member,
+    leader: &mut RankLeader<'_>,
+    n: u32,
+    mark: u32,
+    pulled: bool,
+) -> Result<(), BfsError> {
+    let part = m.part.as_ref();
+    let total = n.div_ceil(32).max(1);
+    let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
+    leader.mark(Mark::StepEnd, part)?;
+    m.links.before_marking(part)?;
+    if pulled {
+        part.stream().fill(part.bitmap(), 0)?;
+        part.mark_bitmap(mark, words_of(&leader.process_owned, total))?;
+    } else {
+        part.mark_bitmap(mark, 0..total)?;
+    }
+    leader.mark(Mark::Marked, part)?;
+    leader
+        .collectives
+        .all_gather(part.bitmap(), leader.gathered, part.stream())?;
+    leader.mark(Mark::Gathered, part)?;
+    let words = total as usize;
+    for r in (0..ranks).filter(|&r| r != rank) {
+        let theirs = leader.gathered.slice(r * words..(r + 1) * words)?;
+        part.apply(&theirs, 0, mark)?;
+    }
+    if m.links.has_peers() {
+        // Every vertex at `mark`: the process's own discoveries (which its devices hold) and
+        // the others'.
+        m.links.before_marking(part)?;
+        part.mark_bitmap(mark, 0..total)?;
+        m.links.send(part, 0..total)?;
+    }
+    Ok(())
+}
+
+/// The sum of a process's level counts over every process.
+fn sum_over_processes(
+    collectives: &mut dyn RankCollectives,
+    counts: StepCounts,
+) -> Result<StepCounts, BfsError> {
+    let words = [
+        counts.frontier,
+        counts.frontier_out_arcs,
+        counts.frontier_in_arcs,
+        counts.items,
+        counts.arcs_examined,
+    ];
+    let sum = collectives.sum(&words)?;
+    let &[
+        frontier,
+        frontier_out_arcs,
+        frontier_in_arcs,
+        items,
+        arcs_examined,
+    ] = sum.as_slice()
+    else {
+        return Err(Error::LengthMismatch {
+            operation: "the sum of a level's counts over the processes",
+            dst: sum.len(),
+            src: words.len(),
+        }
+        .into());
+    };
+    Ok(StepCounts {
+        frontier,
+        frontier_out_arcs,
+        frontier_in_arcs,
+        items,
+        arcs_examined,
+    })
+}
+
+impl MemberSteps<'_> {
+    /// A leader's trace of a new step of `kind` from `level`, before its launch.
+    fn begin_step(&mut self, kind: StepKind, level: u32) -> Result<(), BfsError> {
+        if let Across::Leader(RankLeader {
+            trace: Some(trace), ..
+        }) = &mut self.across
+        {
+            trace.begin(kind, level);
+            trace.mark(Mark::StepStart, self.member.part.stream())?;
+        }
+        Ok(())
+    }
+}
+
 impl LevelSteps for MemberSteps<'_> {
     fn push(&mut self, level: u32) -> Result<StepCounts, BfsError> {
+        self.begin_step(StepKind::Push, level)?;
         let m = &self.member;
         m.part.push(level, m.frontier)?;
         let (items, read) = (self.frontier, self.frontier_out_arcs);
@@ -139,6 +301,7 @@ impl LevelSteps for MemberSteps<'_> {
     }
 
     fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
+        self.begin_step(StepKind::Pull, level)?;
         self.member.part.pull(level)?;
         let unvisited = u64::from(self.n) - self.reached;
         self.finish(level + 1, Some(true), unvisited)

@@ -1,0 +1,205 @@
+//! [`BfsRanks`]: direction-optimizing BFS of one process's share of a run spanning
+//! processes (the ranks of an MPI job), level-synchronous across all of them.
+//!
+//! Each process's devices hold consecutive parts of one partition (process `r` of `R` with
+//! `D` devices each: parts `r D .. (r + 1) D`), only their rows (and a full-length level
+//! array each). A level runs on every device of every process: the step on its own rows,
+//! the exchange of the level's discoveries within the process over its links, then device 0
+//! of every process gathers the processes' discoveries as bitmaps and sums the level's
+//! counts ([`RankCollectives`]: NCCL and MPI in `groute-dist`'s `CommCollectives`), so every
+//! device of every process applies the same switch rule to the same counts and ends on the
+//! same level. Every process ends with every vertex's level.
+//!
+//! Everything here is collective: every process makes its solver and runs it from the same
+//! source in the same order. An error on one process (a device fault, an allocation that
+//! fails) can leave the others waiting in a collective, so a job ends on it (the example
+//! aborts the MPI job); the checks of the graph and the partition, and the uploads, are
+//! agreed on before any run, so a process that cannot take part fails every process's
+//! [`BfsRanks::new`].
+
+use std::time::Duration;
+
+use groute_core::{Context, Error};
+use groute_graph::{Csr, HeldRows, InArcs, Partition};
+use groute_worklist::{DeviceParts, RankCollectives};
+
+use crate::direction::MultiDirection;
+use crate::{BfsError, BfsResult, Direction, SwitchRule};
+
+/// Direction-optimizing BFS of one process's share of a run spanning processes: the graph
+/// uploaded once, each [`BfsRanks::run`] resetting the levels and traversing.
+pub struct BfsRanks {
+    multi: MultiDirection,
+    num_vertices: usize,
+}
+
+impl std::fmt::Debug for BfsRanks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BfsRanks")
+            .field("num_vertices", &self.num_vertices)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BfsRanks {
+    /// Whether `direction` makes a run spanning processes direction-optimizing, as
+    /// [`Direction::optimizes`] decides for one process, on the average degree of the whole
+    /// graph (collective: every process decides alike). `symmetric`: the graph's flag
+    /// ([`Graph::symmetric`](groute_graph::Graph), the cache's), the same on every process.
+    pub fn is_chosen(
+        direction: Direction,
+        context: &Context,
+        (rows, partition): (&HeldRows<'_>, &Partition),
+        symmetric: bool,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<bool, BfsError> {
+        let first_part = collectives.rank() * context.num_devices();
+        let parts = DeviceParts::check(context, rows, partition, first_part);
+        let arcs = parts.as_ref().map_or(0, |_| {
+            owned_arcs(rows.csr(), partition, first_part, context.num_devices())
+        });
+        let sum = collectives.sum(&[u64::from(parts.is_err()), arcs])?;
+        parts?;
+        if sum[0] > 0 {
+            return Err(peers_failed(sum[0], collectives).into());
+        }
+        let n = rows.num_vertices().max(1);
+        let devices = collectives.ranks() * context.num_devices();
+        Ok(direction.optimizes(devices, symmetric, sum[1] as f64 / n as f64, false)?)
+    }
+
+    /// Uploads this process's parts of `partition` (process `r`'s devices hold parts
+    /// `r * devices..`; `rows` must hold their rows, of a graph renumbered so that part `p`
+    /// owns `partition.range(p)`) and allocates the run storage (collective). A directed
+    /// graph pulls over its transpose, which a process holds only when it holds the whole
+    /// graph: one holding only its rows of a directed graph is an error naming the fix.
+    pub fn new(
+        context: &Context,
+        (rows, partition): (&HeldRows<'_>, &Partition),
+        collectives: &mut dyn RankCollectives,
+        rule: SwitchRule,
+    ) -> Result<Self, BfsError> {
+        let (rank, ranks) = (collectives.rank(), collectives.ranks());
+        let devices = context.num_devices();
+        let first_part = rank * devices;
+        let n = rows.num_vertices();
+        let local = (|| -> Result<(Option<Csr>, u64), BfsError> {
+            DeviceParts::check(context, rows, partition, first_part)?;
+            if partition.num_parts() != ranks * devices {
+                return Err(Error::invalid(
+                    "partition",
+                    format!("{} parts", partition.num_parts()),
+                    format!("one part per device of every process: {ranks} x {devices}"),
+                )
+                .into());
+            }
+            let transpose = match rows.in_arcs() {
+                InArcs::OwnRows => None,
+                InArcs::Transpose(t) => Some(t),
+                InArcs::Unavailable => {
+                    return Err(Error::invalid(
+                        "graph",
+                        "directed, with only this process's rows held",
+                        "a direction-optimizing BFS across processes pulls over in-arcs: give a \
+                         symmetric graph, let every process load the whole graph, or run the \
+                         worklist BFS (--direction push)",
+                    )
+                    .into());
+                }
+            };
+            let arcs = owned_arcs(
+                transpose.as_ref().unwrap_or(rows.csr()),
+                partition,
+                first_part,
+                devices,
+            );
+            Ok((transpose, arcs))
+        })();
+        let shape = [devices as u64, n as u64, partition.num_parts() as u64];
+        let mut words = vec![u64::from(local.is_err()), local.as_ref().map_or(0, |l| l.1)];
+        words.extend(shape);
+        let sum = collectives.sum(&words)?;
+        let (transpose, _) = local?;
+        if sum[0] > 0 {
+            return Err(peers_failed(sum[0], collectives).into());
+        }
+        if sum[2..] != shape.map(|w| w * ranks as u64) {
+            return Err(Error::invalid(
+                "processes",
+                format!(
+                    "{devices} devices, {n} vertices, {} parts here",
+                    partition.num_parts()
+                ),
+                "the same devices per process, graph and partition on every process",
+            )
+            .into());
+        }
+        let multi = MultiDirection::for_process(
+            context,
+            (rows.csr(), transpose.as_ref()),
+            partition,
+            (first_part, ranks),
+            sum[1],
+            rule,
+        );
+        let ready = collectives.sum(&[u64::from(multi.is_err())])?;
+        let multi = multi?;
+        if ready[0] > 0 {
+            return Err(peers_failed(ready[0], collectives).into());
+        }
+        Ok(BfsRanks {
+            multi,
+            num_vertices: n,
+        })
+    }
+
+    /// Whether the runs trace device 0's phases per level (CUDA devices; the result's
+    /// `stats.do_trace`, one device: this process's device 0): the step, marking the
+    /// process's discoveries (`send`), the gather between the processes (`exchange`),
+    /// applying the others' with the frontier scan (`scan`), and the gap until the next step
+    /// starts (`decide`: the wait for the counts, their sum over the processes, the launch).
+    pub fn set_trace(&mut self, on: bool) {
+        self.multi.set_trace(on);
+    }
+
+    /// BFS from `source` (the partitioned numbering, the same on every process;
+    /// collective): every vertex's level (partitioned numbering, `UNREACHED` where not
+    /// reached) on every process, and the run's statistics (counts over every process;
+    /// times of this process).
+    pub fn run(
+        &mut self,
+        collectives: &mut dyn RankCollectives,
+        source: u32,
+        time_limit: Option<Duration>,
+    ) -> Result<BfsResult, BfsError> {
+        if source as usize >= self.num_vertices {
+            return Err(Error::invalid(
+                "source",
+                source,
+                format!("a vertex below {}", self.num_vertices),
+            )
+            .into());
+        }
+        let mut out = self
+            .multi
+            .run_across(source, time_limit, Some(collectives))?;
+        let levels = std::mem::take(&mut out.levels);
+        Ok(crate::direction_result(out, levels))
+    }
+}
+
+/// The arcs of the rows that `devices` parts from `first_part` own.
+fn owned_arcs(csr: &Csr, partition: &Partition, first_part: usize, devices: usize) -> u64 {
+    let owned = partition.range_of_parts(first_part..first_part + devices);
+    let o = csr.offsets();
+    o[owned.end as usize] - o[owned.start as usize]
+}
+
+/// The error of a process whose peers failed a collective step.
+fn peers_failed(failed: u64, collectives: &dyn RankCollectives) -> Error {
+    Error::Disconnected(format!(
+        "the BFS of process {} of {} ({failed} processes failed to make theirs; they print why)",
+        collectives.rank(),
+        collectives.ranks()
+    ))
+}

@@ -1,0 +1,270 @@
+//! Direction-optimizing BFS across ranks ([`BfsRanks`] over [`CommCollectives`]), the ranks
+//! as threads of this process ([`LocalRanks`], jittered) on the host backend: on 1 to 3 ranks
+//! of 1 or 2 devices, over generated and random graphs and switch rules that pull early,
+//! late or never, every rank's levels equal the sequential reference and every rank counts
+//! the same levels and arcs; ranks holding only their rows of a cache give the same; a
+//! directed graph pulls over its transpose where every rank holds it whole and is refused,
+//! naming the fix, where ranks hold only their rows; ranks that disagree are refused.
+
+use std::time::Duration;
+
+use groute_bfs::{BfsRanks, BfsResult, Direction, SwitchRule, bfs_reference};
+use groute_dist::{CommCollectives, LocalRanks, RankComm};
+use groute_graph::testing::partition_at_cuts;
+use groute_graph::{
+    Csr, GenSpec, GraphCache, GraphFormat, HeldRows, NoProgress, Partition,
+    block_partition_of_offsets, generate, write_graph,
+};
+use proptest::prelude::*;
+
+mod support;
+
+use support::{host_context as context, on_every_rank};
+
+/// Every rank's runs from each of `sources` over the rows `rows_of(rank)` holds.
+fn run_ranks<'g>(
+    rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
+    partition: &Partition,
+    (ranks, devices): (usize, usize),
+    sources: &[u32],
+    rule: SwitchRule,
+) -> Vec<Result<Vec<BfsResult>, String>> {
+    on_every_rank(
+        LocalRanks::new(ranks, Some(ranks as u64 * 7 + devices as u64)),
+        |mut comm| {
+            let rank = comm.rank();
+            let ctx = context(devices, Some(rank as u64));
+            let mut collectives =
+                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
+            let rows = rows_of(rank);
+            let mut solver = BfsRanks::new(&ctx, (&rows, partition), &mut collectives, rule)
+                .map_err(|e| e.to_string())?;
+            sources
+                .iter()
+                .map(|&s| {
+                    solver
+                        .run(&mut collectives, s, Some(Duration::from_secs(120)))
+                        .map_err(|e| e.to_string())
+                })
+                .collect()
+        },
+    )
+}
+
+/// Checks every rank's runs against the reference from each source.
+fn check_runs(csr: &Csr, sources: &[u32], outs: Vec<Result<Vec<BfsResult>, String>>, label: &str) {
+    let outs: Vec<Vec<BfsResult>> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
+        .collect();
+    for (i, &source) in sources.iter().enumerate() {
+        let expected = bfs_reference(csr, source);
+        let first = &outs[0][i].stats;
+        assert!(first.direction_optimized, "{label}");
+        for (r, runs) in outs.iter().enumerate() {
+            let run = &runs[i];
+            assert_eq!(run.levels, expected, "{label}: rank {r}, source {source}");
+            assert_eq!(run.stats.rounds, first.rounds, "{label}: rank {r}'s levels");
+            assert_eq!(
+                run.stats.pull_levels, first.pull_levels,
+                "{label}: rank {r}"
+            );
+            assert_eq!(
+                run.stats.arcs_examined, first.arcs_examined,
+                "{label}: rank {r}"
+            );
+        }
+    }
+}
+
+/// Rules that pull at the first chance, by Beamer's default, and never.
+fn rules() -> [SwitchRule; 3] {
+    [
+        SwitchRule {
+            alpha: u64::MAX,
+            beta: u64::MAX,
+        },
+        SwitchRule::default(),
+        SwitchRule { alpha: 0, beta: 0 },
+    ]
+}
+
+#[test]
+fn generated_graphs_match_the_reference_on_every_rank() {
+    for spec in [
+        "kron:scale=11,ef=8,sym,seed=3",
+        "road:side=24,p=0.6,seed=5",
+        "er:n=1500,m=6000,sym,seed=8",
+    ] {
+        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
+        let csr = &g.csr;
+        let sources = [0, (csr.num_vertices() as u32) / 2 + 1];
+        for (ranks, devices) in [(1, 2), (2, 1), (2, 2), (3, 1)] {
+            let partition =
+                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
+            for rule in rules() {
+                let outs = run_ranks(
+                    |_| HeldRows::whole(csr),
+                    &partition,
+                    (ranks, devices),
+                    &sources,
+                    rule,
+                );
+                check_runs(
+                    csr,
+                    &sources,
+                    outs,
+                    &format!("{spec} {ranks}x{devices} {rule:?}"),
+                );
+            }
+        }
+    }
+}
+
+/// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
+#[test]
+fn ranks_holding_only_their_rows_match_the_reference() {
+    let g = generate(
+        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    let dir = std::env::temp_dir().join(format!("groute-dist-do-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("kron.grc");
+    write_graph(&g, &path, Some(GraphFormat::Cache)).expect("cache written");
+    let cache = GraphCache::open(&path).expect("cache");
+    let (ranks, devices) = (3, 2);
+    let partition =
+        block_partition_of_offsets(cache.offsets(), ranks * devices).expect("partition");
+    let graphs: Vec<_> = (0..ranks)
+        .map(|r| {
+            let held = partition.range_of_parts(r * devices..(r + 1) * devices);
+            (cache.load_rows(held.clone()).expect("rows"), held)
+        })
+        .collect();
+    let sources = [1, 500];
+    let outs = run_ranks(
+        |r| HeldRows::some(&graphs[r].0.csr, graphs[r].1.clone(), true).expect("rows"),
+        &partition,
+        (ranks, devices),
+        &sources,
+        SwitchRule::default(),
+    );
+    check_runs(&g.csr, &sources, outs, "own rows");
+    drop(graphs);
+    drop(cache);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_directed_graph_pulls_over_its_transpose_only_where_it_is_whole() {
+    let csr = support::random_graph(600, 3000, 4, false);
+    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let pull_early = rules()[0];
+    let outs = run_ranks(
+        |_| HeldRows::whole(&csr),
+        &partition,
+        (2, 2),
+        &[0, 7],
+        pull_early,
+    );
+    check_runs(&csr, &[0, 7], outs, "directed, whole");
+    let outs = run_ranks(
+        |r| {
+            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
+            HeldRows::some(&csr, held, false).expect("rows")
+        },
+        &partition,
+        (2, 2),
+        &[0],
+        pull_early,
+    );
+    for (r, out) in outs.into_iter().enumerate() {
+        let e = out.expect_err("refused");
+        if r == 0 {
+            // Every rank refuses alike; the message names the fix.
+            assert!(
+                e.contains("symmetric graph") && e.contains("--direction push"),
+                "{e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ranks_that_disagree_are_refused_on_every_rank() {
+    let csr = support::random_graph(300, 1200, 2, true);
+    let partition = partition_at_cuts(300, 2, &[150]);
+    let errors = on_every_rank(LocalRanks::new(2, None), |mut comm| {
+        // Rank 1 brings two devices to a partition of one part per rank.
+        let ctx = context(1 + comm.rank(), None);
+        let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+        BfsRanks::new(
+            &ctx,
+            (&HeldRows::whole(&csr), &partition),
+            &mut collectives,
+            SwitchRule::default(),
+        )
+        .map(|_| ())
+        .expect_err("refused")
+        .to_string()
+    });
+    assert!(errors[1].contains("partition"), "{}", errors[1]);
+    assert!(errors[0].contains("failed"), "{}", errors[0]);
+}
+
+#[test]
+fn auto_chooses_alike_on_every_rank_by_the_whole_graphs_degree() {
+    let dense = generate(
+        &"kron:scale=10,ef=16,sym,seed=1".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    let sparse = generate(
+        &"road:side=20,p=0.6,seed=1".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    for (g, expected) in [(&dense, true), (&sparse, false)] {
+        let partition = block_partition_of_offsets(g.csr.offsets(), 2).expect("partition");
+        let chosen = on_every_rank(LocalRanks::new(2, None), |mut comm| {
+            let ctx = context(1, None);
+            let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+            let rows = HeldRows::whole(&g.csr);
+            BfsRanks::is_chosen(
+                Direction::Auto,
+                &ctx,
+                (&rows, &partition),
+                g.symmetric,
+                &mut collectives,
+            )
+            .expect("decided")
+        });
+        assert_eq!(chosen, vec![expected; 2]);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Random symmetric graphs, cuts, rank and device counts, sources and rules.
+    #[test]
+    fn random_runs_match_the_reference(
+        n in 2u32..400,
+        density in 1u32..8,
+        seed in any::<u64>(),
+        ranks in 1usize..=3,
+        devices in 1usize..=2,
+        rule in 0usize..3,
+        source_at in 0.0f64..1.0,
+    ) {
+        let csr = support::random_graph(n, n * density, seed, true);
+        let parts = ranks * devices;
+        let partition = block_partition_of_offsets(csr.offsets(), parts).expect("partition");
+        let source = ((f64::from(n) * source_at) as u32).min(n - 1);
+        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], rules()[rule]);
+        check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices}"));
+    }
+}

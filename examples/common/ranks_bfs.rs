@@ -1,0 +1,163 @@
+//! BFS across the ranks of an MPI job: direction-optimizing ([`groute::bfs::BfsRanks`],
+//! level-synchronous, the levels' discoveries gathered between ranks as bitmaps: NCCL on
+//! CUDA) where `--direction` chooses it for the whole graph as it would in one process, the
+//! worklist BFS over the ring of every rank's devices otherwise.
+
+use groute::bfs::{Direction, SwitchRule};
+
+use super::AnyError;
+use super::ranks::RankJob;
+
+/// Runs the BFS of `job` over every rank's devices; any error on this rank ends the whole
+/// job (`MPI_Abort`: the other ranks may be waiting for it in a collective). Without the
+/// `mpi` feature `job_size` never asks for a rank run.
+pub fn run(
+    job: RankJob<'_, u32>,
+    direction: Direction,
+    rule: SwitchRule,
+    trace: bool,
+) -> Result<(), AnyError> {
+    #[cfg(feature = "mpi")]
+    {
+        let mut comm = groute::dist::MpiComm::init()?;
+        match run_ranks(&mut comm, job, direction, (rule, trace)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                super::report_error(&*e);
+                comm.abort(1)
+            }
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (job.name, direction, rule, trace);
+        Err("this binary was built without MPI: build it with --features mpi".into())
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn run_ranks(
+    comm: &mut groute::dist::MpiComm,
+    job: RankJob<'_, u32>,
+    direction: Direction,
+    (rule, trace): (SwitchRule, bool),
+) -> Result<(), AnyError> {
+    use groute::bfs::BfsRanks;
+    use groute::dist::CommCollectives;
+    use groute::worklist::traversal::MinTraversalSolver;
+
+    use super::ranks::{rank_context, report_rank_run};
+
+    let ctx = rank_context(comm, job.run)?;
+    // The collectives borrow `comm` until the runs are measured.
+    let outcome = {
+        let mut collectives = CommCollectives::new(comm, &ctx)?;
+        let rows = job.graph.rows()?;
+        let (partition, symmetric) = (&job.graph.partition, job.graph.graph.symmetric);
+        if BfsRanks::is_chosen(
+            direction,
+            &ctx,
+            (&rows, partition),
+            symmetric,
+            &mut collectives,
+        )? {
+            Some(measure(&mut collectives, &ctx, &job, (rule, trace))?)
+        } else {
+            None
+        }
+    };
+    match outcome {
+        Some(outcome) => report_rank_run(comm, &ctx, &job, outcome),
+        None => super::ranks::run_worklist::<MinTraversalSolver<groute::bfs::Bfs>>(
+            comm,
+            &ctx,
+            job,
+            groute::bfs::Bfs,
+        ),
+    }
+}
+
+/// The timed runs of the direction-optimizing BFS across the ranks, for the report.
+#[cfg(feature = "mpi")]
+fn measure(
+    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    ctx: &groute::core::Context,
+    job: &RankJob<'_, u32>,
+    (rule, trace): (SwitchRule, bool),
+) -> Result<super::ranks::RankOutcome<u32>, AnyError> {
+    use std::time::Instant;
+
+    use groute::bfs::BfsRanks;
+    use groute::worklist::RankCollectives;
+
+    let (rank, ranks) = (collectives.rank(), collectives.ranks());
+    let rows = job.graph.rows()?;
+    let partition = &job.graph.partition;
+    let (sources, options) = super::ranks::rank_zero_settings(collectives.comm(), job)?;
+    let source = sources[0];
+    let started = Instant::now();
+    let mut solver = BfsRanks::new(ctx, (&rows, partition), collectives, rule)?;
+    solver.set_trace(trace);
+    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let runs = super::timing::timed_runs(
+        job.run.repeats()?,
+        || solver.run(collectives, source, options.time_limit),
+        |r| (r.stats.elapsed, r.stats.device_time),
+    )?;
+    drop(solver);
+    let super::timing::TimedRuns {
+        last,
+        run_ms,
+        device_ms,
+        full_run_ms,
+    } = runs;
+    let s = &last.stats;
+    let do_trace = s.do_trace.as_ref().map(super::do_trace::trace_json);
+    if rank == 0
+        && !job.run.json_on_stdout()
+        && let Some(trace) = &s.do_trace
+    {
+        super::do_trace::print_trace(trace);
+    }
+    let bitmap_bytes = (rows.num_vertices() as u64).div_ceil(32) * 4;
+    Ok(super::ranks::RankOutcome {
+        stage_ms,
+        mode: super::execution::mode_of(false),
+        engine: format!(
+            "direction-optimizing BFS over {ranks} MPI ranks x {} devices, the levels' \
+             discoveries gathered between ranks as bitmaps ({})",
+            job.run.devices,
+            match ctx.backend_kind() {
+                groute::core::BackendKind::Cuda => "NCCL",
+                _ => "MPI",
+            }
+        ),
+        detail: serde_json::json!({
+            "levels": s.rounds,
+            "pull_levels": s.pull_levels,
+            "bitmap_bytes_per_rank_and_level": bitmap_bytes,
+            // Each rank receives every other rank's bitmap once a level.
+            "bytes_between_ranks": s.rounds * (ranks * ranks.saturating_sub(1)) as u64 * bitmap_bytes,
+        }),
+        comm: None,
+        stats: vec![
+            ("rounds", s.rounds.into()),
+            ("pull_levels", s.pull_levels.into()),
+            ("work_items", s.work_items.into()),
+            ("arcs_examined", s.arcs_examined.unwrap_or(0).into()),
+            ("do_trace", serde_json::to_value(do_trace)?),
+        ],
+        summary: format!(
+            "direction-optimizing, {} levels ({} pulled), bitmaps of {bitmap_bytes} bytes \
+             gathered per level",
+            s.rounds, s.pull_levels
+        ),
+        runs: super::timing::TimedRuns {
+            // Every rank holds every level; rank 0 reports them.
+            last: if rank == 0 { last.levels } else { Vec::new() },
+            run_ms,
+            device_ms,
+            full_run_ms,
+        },
+    })
+}
