@@ -49,21 +49,32 @@ fn run_ranks(
     use super::ranks::{rank_context, report_rank_run};
 
     let ctx = rank_context(comm, job.run)?;
-    // The collectives borrow `comm` until the runs are measured.
+    // The collectives borrow `comm` until the runs are measured. An error while they hold
+    // the NCCL communicator ends the job here: freeing the communicator could wait for the
+    // other ranks, which may be waiting in a collective for this one.
     let outcome = {
         let mut collectives = CommCollectives::new(comm, &ctx)?;
         let rows = job.graph.rows()?;
         let (partition, symmetric) = (&job.graph.partition, job.graph.graph.symmetric);
-        if BfsRanks::is_chosen(
+        let measured = BfsRanks::is_chosen(
             direction,
             &ctx,
             (&rows, partition),
             symmetric,
             &mut collectives,
-        )? {
-            Some(measure(&mut collectives, &ctx, &job, (rule, trace))?)
-        } else {
-            None
+        )
+        .map_err(AnyError::from)
+        .and_then(|chosen| {
+            chosen
+                .then(|| measure(&mut collectives, &ctx, &job, (rule, trace)))
+                .transpose()
+        });
+        match measured {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                super::report_error(&*e);
+                collectives.comm().abort(1)
+            }
         }
     };
     match outcome {

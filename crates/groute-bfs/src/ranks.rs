@@ -65,7 +65,23 @@ impl BfsRanks {
         }
         let n = rows.num_vertices().max(1);
         let devices = collectives.ranks() * context.num_devices();
-        Ok(direction.optimizes(devices, symmetric, sum[1] as f64 / n as f64, false)?)
+        let chosen = direction.optimizes(devices, symmetric, sum[1] as f64 / n as f64, false);
+        // Processes given different graphs could decide differently and then wait in
+        // different collectives: every process learns how many chose it.
+        let choosing = collectives.sum(&[u64::from(chosen.as_ref().is_ok_and(|&c| c))])?[0];
+        let chosen = chosen?;
+        if choosing != 0 && choosing != collectives.ranks() as u64 {
+            return Err(Error::invalid(
+                "processes",
+                format!(
+                    "{choosing} of {} chose the direction-optimizing BFS",
+                    collectives.ranks()
+                ),
+                "the same graph (vertices, arcs, symmetry) on every process",
+            )
+            .into());
+        }
+        Ok(chosen)
     }
 
     /// Uploads this process's parts of `partition` (process `r`'s devices hold parts
@@ -115,7 +131,12 @@ impl BfsRanks {
             );
             Ok((transpose, arcs))
         })();
-        let shape = [devices as u64, n as u64, partition.num_parts() as u64];
+        let shape = [
+            devices as u64,
+            n as u64,
+            partition.num_parts() as u64,
+            cuts_digest(partition),
+        ];
         let mut words = vec![u64::from(local.is_err()), local.as_ref().map_or(0, |l| l.1)];
         words.extend(shape);
         let sum = collectives.sum(&words)?;
@@ -123,8 +144,10 @@ impl BfsRanks {
         if sum[0] > 0 {
             return Err(peers_failed(sum[0], collectives).into());
         }
-        if sum[2..] != shape.map(|w| w * ranks as u64) {
-            return Err(Error::invalid(
+        // A process whose shape is not the mean differs from another; if all are the mean,
+        // all are equal. Every process learns of any difference from the next sum.
+        let multi = if sum[2..] != shape.map(|w| w * ranks as u64) {
+            Err(Error::invalid(
                 "processes",
                 format!(
                     "{devices} devices, {n} vertices, {} parts here",
@@ -132,16 +155,17 @@ impl BfsRanks {
                 ),
                 "the same devices per process, graph and partition on every process",
             )
-            .into());
-        }
-        let multi = MultiDirection::for_process(
-            context,
-            (rows.csr(), transpose.as_ref()),
-            partition,
-            (first_part, ranks),
-            sum[1],
-            rule,
-        );
+            .into())
+        } else {
+            MultiDirection::for_process(
+                context,
+                (rows.csr(), transpose.as_ref()),
+                partition,
+                (first_part, ranks),
+                sum[1],
+                rule,
+            )
+        };
         let ready = collectives.sum(&[u64::from(multi.is_err())])?;
         let multi = multi?;
         if ready[0] > 0 {
@@ -154,7 +178,8 @@ impl BfsRanks {
     }
 
     /// Whether the runs trace device 0's phases per level (CUDA devices; the result's
-    /// `stats.do_trace`, one device: this process's device 0): the step, marking the
+    /// `stats.do_trace`, one device: this process's device 0): the step (with several
+    /// devices per process, also their exchange within the process), marking the
     /// process's discoveries (`send`), the gather between the processes (`exchange`),
     /// applying the others' with the frontier scan (`scan`), and the gap until the next step
     /// starts (`decide`: the wait for the counts, their sum over the processes, the launch).
@@ -165,7 +190,9 @@ impl BfsRanks {
     /// BFS from `source` (the partitioned numbering, the same on every process;
     /// collective): every vertex's level (partitioned numbering, `UNREACHED` where not
     /// reached) on every process, and the run's statistics (counts over every process;
-    /// times of this process).
+    /// times of this process). `time_limit` (give every process the same) is decided over
+    /// the processes after each level: once any process is past it, every process stops
+    /// with the time limit's error on the same level, and the solver can run again.
     pub fn run(
         &mut self,
         collectives: &mut dyn RankCollectives,
@@ -195,10 +222,23 @@ fn owned_arcs(csr: &Csr, partition: &Partition, first_part: usize, devices: usiz
     o[owned.end as usize] - o[owned.start as usize]
 }
 
+/// A 32-bit digest of `partition`'s cuts (summed over the processes without overflow: equal
+/// partitions give equal digests).
+fn cuts_digest(partition: &Partition) -> u64 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for p in 0..partition.num_parts() {
+        for byte in partition.range(p).end.to_le_bytes() {
+            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+        }
+    }
+    u64::from(hash)
+}
+
 /// The error of a process whose peers failed a collective step.
 fn peers_failed(failed: u64, collectives: &dyn RankCollectives) -> Error {
     Error::Disconnected(format!(
-        "the BFS of process {} of {} ({failed} processes failed to make theirs; they print why)",
+        "the BFS across processes, on process {} of {}: {failed} processes failed a step every \
+         process takes together (they print why)",
         collectives.rank(),
         collectives.ranks()
     ))

@@ -127,7 +127,7 @@ impl<C: RankComm> RankCollectives for CommCollectives<'_, C> {
             return Err(groute_core::Error::LengthMismatch {
                 operation: "the gather between ranks",
                 dst: all.len(),
-                src: mine.len() * ranks,
+                src: mine.len().saturating_mul(ranks),
             }
             .into());
         }

@@ -4,7 +4,8 @@
 //! late or never, every rank's levels equal the sequential reference and every rank counts
 //! the same levels and arcs; ranks holding only their rows of a cache give the same; a
 //! directed graph pulls over its transpose where every rank holds it whole and is refused,
-//! naming the fix, where ranks hold only their rows; ranks that disagree are refused.
+//! naming the fix, where ranks hold only their rows; ranks that disagree are refused, and a
+//! time limit stops every rank alike.
 
 use std::time::Duration;
 
@@ -213,6 +214,70 @@ fn ranks_that_disagree_are_refused_on_every_rank() {
     });
     assert!(errors[1].contains("partition"), "{}", errors[1]);
     assert!(errors[0].contains("failed"), "{}", errors[0]);
+}
+
+/// A time limit stops every rank on the same level (none is left waiting in a collective),
+/// and the same solvers then run to the reference.
+#[test]
+fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
+    let g = generate(
+        &"kron:scale=10,ef=8,sym,seed=4".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    let expected = bfs_reference(&g.csr, 3);
+    let partition = block_partition_of_offsets(g.csr.offsets(), 4).expect("partition");
+    let outs = on_every_rank(LocalRanks::new(2, Some(9)), |mut comm| {
+        let ctx = context(2, Some(comm.rank() as u64));
+        let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+        let rows = HeldRows::whole(&g.csr);
+        let rule = SwitchRule::default();
+        let mut solver =
+            BfsRanks::new(&ctx, (&rows, &partition), &mut collectives, rule).expect("solver");
+        let stopped = solver
+            .run(&mut collectives, 3, Some(Duration::ZERO))
+            .map(|_| ())
+            .expect_err("past its limit")
+            .to_string();
+        let levels = solver
+            .run(&mut collectives, 3, Some(Duration::from_secs(120)))
+            .expect("a run within its limit")
+            .levels;
+        (stopped, levels)
+    });
+    for (stopped, levels) in outs {
+        assert!(stopped.contains("time limit"), "{stopped}");
+        assert_eq!(levels, expected);
+    }
+}
+
+/// Three ranks given graphs of 100, 200 and 300 vertices, each consistent on its own (its
+/// partition has a part per device of every rank): every rank refuses, the middle one too,
+/// whose vertex count is the mean (a check of each rank against the sum alone would let it
+/// go on and wait).
+#[test]
+fn ranks_given_different_graphs_are_refused_on_every_rank() {
+    let graphs: Vec<Csr> = (1..=3u32)
+        .map(|k| support::random_graph(100 * k, 400 * k, u64::from(k), true))
+        .collect();
+    let partitions: Vec<Partition> = graphs
+        .iter()
+        .map(|g| block_partition_of_offsets(g.offsets(), 3).expect("partition"))
+        .collect();
+    let errors = on_every_rank(LocalRanks::new(3, None), |mut comm| {
+        let r = comm.rank();
+        let ctx = context(1, None);
+        let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+        let rows = HeldRows::whole(&graphs[r]);
+        let rule = SwitchRule::default();
+        BfsRanks::new(&ctx, (&rows, &partitions[r]), &mut collectives, rule)
+            .map(|_| ())
+            .expect_err("refused")
+            .to_string()
+    });
+    for e in &errors {
+        assert!(e.contains("processes"), "{e}");
+    }
 }
 
 #[test]

@@ -13,7 +13,7 @@ use groute_core::{Buffer, Stream};
 use crate::error::WorklistError;
 
 /// Collectives over every process of a run, on this process's device 0 (CUDA: NCCL; host
-/// backend: through the processes' messages). Every process calls each one, in the same
+/// backend: through the processes' all-reduce). Every process calls each one, in the same
 /// order; each call may block until every process has made it.
 pub trait RankCollectives {
     /// This process's rank.

@@ -87,8 +87,8 @@ pub(crate) struct MultiDirection {
 
 /// One process's share of a run spanning several.
 struct ProcessShare {
-    /// The vertices its devices own.
-    owned: Range<u32>,
+    /// The vertices each process's devices own, by process (this one's at its rank).
+    owned: Vec<Range<u32>>,
     /// Every process's bitmap after a level's gather, on device 0.
     gathered: Buffer<u32>,
 }
@@ -131,7 +131,12 @@ impl MultiDirection {
             )
         })?;
         multi.process = Some(ProcessShare {
-            owned: partition.range_of_parts(first_part..first_part + context.num_devices()),
+            owned: (0..processes)
+                .map(|p| {
+                    let devices = context.num_devices();
+                    partition.range_of_parts(p * devices..(p + 1) * devices)
+                })
+                .collect(),
             gathered: context.devices()[0].alloc::<u32>(gathered_len)?,
         });
         Ok(multi)
@@ -291,7 +296,7 @@ impl MultiDirection {
                 (Some(collectives), Some(process)) => Across::Leader(RankLeader {
                     collectives,
                     gathered: &process.gathered,
-                    process_owned: process.owned.clone(),
+                    owned: &process.owned,
                     trace,
                 }),
                 _ => Across::Alone,

@@ -80,7 +80,7 @@ impl LeaderTrace {
         Ok(())
     }
 
-    /// The current level's discoveries: over every process, and this process's.
+    /// The current level's discoveries: over every process, and device 0's own.
     pub(super) fn found(&mut self, found: u64, found_here: u64) {
         if self.dropped == 0
             && let Some(level) = self.levels.last_mut()

@@ -70,8 +70,9 @@ pub(super) struct RankLeader<'a> {
     pub(super) collectives: &'a mut dyn RankCollectives,
     /// Every process's bitmap after the gather (processes x bitmap words, on this device).
     pub(super) gathered: &'a Buffer<u32>,
-    /// The vertices this process's devices own (what a pull step can discover).
-    pub(super) process_owned: Range<u32>,
+    /// The vertices each process's devices own, by process (what a pull step of that
+    /// process can discover).
+    pub(super) owned: &'a [Range<u32>],
     /// The per-level phases, when traced.
     pub(super) trace: Option<&'a mut LeaderTrace>,
 }
@@ -179,7 +180,10 @@ impl<'a> MemberSteps<'a> {
         let mut step = match &mut self.across {
             Across::Leader(leader) => {
                 let collectives = &mut *leader.collectives;
-                let mut across = |counts: StepCounts| sum_over_processes(collectives, counts);
+                // The time limit is decided over every process at once (a process that
+                // stopped alone would leave the others waiting in the next collective).
+                let late = self.time_limit.filter(|&l| self.started.elapsed() > l);
+                let mut across = |counts: StepCounts| sum_over_processes(collectives, counts, late);
                 let step = self.reduce.all_reduce(local, Some(&mut across))?;
                 if let Some(trace) = &mut leader.trace {
                     trace.found(step.frontier, size);
@@ -212,9 +216,14 @@ fn exchange_across(
     let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
     leader.mark(Mark::StepEnd, part)?;
     m.links.before_marking(part)?;
+    // The words each process's step can have set: after a pull step its own, else all.
+    let words_of_process = |r: usize| match (pulled, leader.owned.get(r)) {
+        (true, Some(owned)) => words_of(owned, total),
+        _ => 0..total,
+    };
     if pulled {
         part.stream().fill(part.bitmap(), 0)?;
-        part.mark_bitmap(mark, words_of(&leader.process_owned, total))?;
+        part.mark_bitmap(mark, words_of_process(rank))?;
     } else {
         part.mark_bitmap(mark, 0..total)?;
     }
@@ -223,10 +232,13 @@ fn exchange_across(
         .collectives
         .all_gather(part.bitmap(), leader.gathered, part.stream())?;
     leader.mark(Mark::Gathered, part)?;
-    let words = total as usize;
     for r in (0..ranks).filter(|&r| r != rank) {
-        let theirs = leader.gathered.slice(r * words..(r + 1) * words)?;
-        part.apply(&theirs, 0, mark)?;
+        let words = words_of_process(r);
+        let base = r * total as usize;
+        let theirs = leader
+            .gathered
+            .slice(base + words.start as usize..base + words.end as usize)?;
+        part.apply(&theirs, words.start, mark)?;
     }
     if m.links.has_peers() {
         // Every vertex at `mark`: the process's own discoveries (which its devices hold) and
@@ -238,10 +250,12 @@ fn exchange_across(
     Ok(())
 }
 
-/// The sum of a process's level counts over every process.
+/// The sum of a process's level counts over every process, or the time limit's error on
+/// every process once any is past it (`late`: its limit, when this one is).
 fn sum_over_processes(
     collectives: &mut dyn RankCollectives,
     counts: StepCounts,
+    late: Option<Duration>,
 ) -> Result<StepCounts, BfsError> {
     let words = [
         counts.frontier,
@@ -249,6 +263,8 @@ fn sum_over_processes(
         counts.frontier_in_arcs,
         counts.items,
         counts.arcs_examined,
+        u64::from(late.is_some()),
+        late.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
     ];
     let sum = collectives.sum(&words)?;
     let &[
@@ -257,6 +273,8 @@ fn sum_over_processes(
         frontier_in_arcs,
         items,
         arcs_examined,
+        late_processes,
+        late_ms,
     ] = sum.as_slice()
     else {
         return Err(Error::LengthMismatch {
@@ -266,6 +284,14 @@ fn sum_over_processes(
         }
         .into());
     };
+    // The limit of the processes past it (every process is given the same).
+    if let Some(limit_ms) = late_ms.checked_div(late_processes) {
+        return Err(WorklistError::TimedOut {
+            limit: Duration::from_millis(limit_ms),
+            outstanding: i64::try_from(frontier).unwrap_or(i64::MAX),
+        }
+        .into());
+    }
     Ok(StepCounts {
         frontier,
         frontier_out_arcs,
@@ -308,6 +334,10 @@ impl LevelSteps for MemberSteps<'_> {
     }
 
     fn check_time(&self) -> Result<(), BfsError> {
+        if !matches!(self.across, Across::Alone) {
+            // Across processes the leader decides it for every process with the level's sum.
+            return Ok(());
+        }
         match self.time_limit {
             Some(limit) if self.started.elapsed() > limit => Err(WorklistError::TimedOut {
                 limit,
