@@ -49,33 +49,30 @@ fn run_ranks(
     use super::ranks::{rank_context, report_rank_run};
 
     let ctx = rank_context(comm, job.run)?;
+    // The decision needs only sums: no NCCL communicator for the worklist path.
+    let rows = job.graph.rows()?;
+    let (partition, symmetric) = (&job.graph.partition, job.graph.graph.symmetric);
+    let chosen = BfsRanks::is_chosen(
+        direction,
+        &ctx,
+        (&rows, partition),
+        symmetric,
+        &mut CommCollectives::sums_only(comm),
+    )?;
     // The collectives borrow `comm` until the runs are measured. An error while they hold
     // the NCCL communicator ends the job here: freeing the communicator could wait for the
     // other ranks, which may be waiting in a collective for this one.
-    let outcome = {
+    let outcome = if chosen {
         let mut collectives = CommCollectives::new(comm, &ctx)?;
-        let rows = job.graph.rows()?;
-        let (partition, symmetric) = (&job.graph.partition, job.graph.graph.symmetric);
-        let measured = BfsRanks::is_chosen(
-            direction,
-            &ctx,
-            (&rows, partition),
-            symmetric,
-            &mut collectives,
-        )
-        .map_err(AnyError::from)
-        .and_then(|chosen| {
-            chosen
-                .then(|| measure(&mut collectives, &ctx, &job, (rule, trace)))
-                .transpose()
-        });
-        match measured {
-            Ok(outcome) => outcome,
+        match measure(&mut collectives, &ctx, &job, (rule, trace)) {
+            Ok(outcome) => Some(outcome),
             Err(e) => {
                 super::report_error(&*e);
                 collectives.comm().abort(1)
             }
         }
+    } else {
+        None
     };
     match outcome {
         Some(outcome) => report_rank_run(comm, &ctx, &job, outcome),

@@ -47,6 +47,17 @@ impl<'c, C: RankComm> CommCollectives<'c, C> {
         }
     }
 
+    /// Collectives that only sum host words, for what the ranks decide before a solver is
+    /// made ([`RankCollectives::sum`]; no NCCL communicator is made, and a gather of device
+    /// memory is refused).
+    pub fn sums_only(comm: &'c mut C) -> Self {
+        CommCollectives {
+            comm,
+            #[cfg(feature = "nccl")]
+            group: None,
+        }
+    }
+
     /// The layer underneath (for the caller's own collectives between runs).
     pub fn comm(&mut self) -> &mut C {
         self.comm
@@ -88,9 +99,14 @@ impl<'c, C: RankComm> CommCollectives<'c, C> {
     }
 }
 
-/// The error of device memory given to the host backend's gather.
+/// The error of device memory given to collectives without a device plane (the host
+/// backend's, or [`CommCollectives::sums_only`]).
 fn not_host() -> DistError {
-    DistError::Comm("device memory given to the host backend's gather (a bug)".into())
+    DistError::Comm(
+        "device memory given to collectives without a device plane: make them with \
+         CommCollectives::new on the devices' context"
+            .into(),
+    )
 }
 
 /// A [`DistError`] as the worklist's error.
