@@ -50,6 +50,9 @@ timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --json "$out/re
 grep -q '"ranks_loading_own_rows": 2' "$out/report.json"
 # BFS of a dense symmetric graph is direction-optimizing across the ranks, as in one process.
 grep -q 'direction-optimizing BFS over 3 MPI ranks' "$out/report.json"
+# CC across the ranks is hook and compress with rounds of label exchange.
+timeout 300 mpirun -np 3 "$examples/cc" --graph "$out/kron.grc" --devices 2 --json "$out/report.json" >/dev/null
+grep -q "hook and compress over 3 MPI ranks" "$out/report.json"
 # The worklist's host executor counts its traffic: the report's comm has every counter.
 timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --direction push \
   --json "$out/report.json" >/dev/null

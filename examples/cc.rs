@@ -71,8 +71,9 @@ fn main() -> ExitCode {
     common::exit_on_error(|| run(common::tuning::parse()))
 }
 
-/// Under mpirun: label propagation over every rank's devices (arcs taken both ways); rank 0
-/// validates against union-find and writes `--output` as one process does.
+/// Under mpirun: hook and compress on every rank's devices, the owned labels exchanged
+/// between ranks (`groute::cc::CcRanks`, arcs taken both ways); rank 0 validates against
+/// union-find and writes `--output` as one process does.
 fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
     let mut held = common::rank_graph::load(&args.graph, None, &args.run, ranks, Needs::BothWays)?;
     let graph_report = GraphReport::of(&held.graph);
@@ -121,7 +122,7 @@ fn over_ranks(args: &Args, ranks: usize) -> Result<(), AnyError> {
             json!({ "components": components })
         }),
     };
-    common::ranks::run(job, groute::cc::LabelPropagation)
+    common::ranks_cc::run(job)
 }
 
 /// `--execution device-driven` in one process: label propagation in the worklist's

@@ -15,6 +15,7 @@ pub mod graph_args;
 pub mod rank_graph;
 pub mod ranks;
 pub mod ranks_bfs;
+pub mod ranks_cc;
 pub mod report;
 pub mod run_args;
 pub mod source;

@@ -261,3 +261,26 @@ extern "C" __global__ void cc_merge(const u32* __restrict__ other, u32 offset, u
         }
     }
 }
+
+// Takes the (compressed) parent entries of vertices start.. start + count into `slice`, and
+// sets *changed to 1 when any differs from what `slice` held (a process's share of the
+// labels it gathers to the others, and whether it moved since the last gather). Entries
+// beyond n are left as they are.
+extern "C" __global__ void cc_take_slice(const u32* __restrict__ parent, u32 start, u32 count,
+                                         u32* __restrict__ slice, u32* changed, u32 n) {
+    bool moved = false;
+    for (u64 k = global_thread(); k < count; k += grid_stride()) {
+        const u64 v = static_cast<u64>(start) + k;
+        if (v >= n) {
+            break;
+        }
+        const u32 p = parent[v];
+        if (slice[k] != p) {
+            slice[k] = p;
+            moved = true;
+        }
+    }
+    if (moved) {
+        *changed = 1;
+    }
+}

@@ -20,11 +20,14 @@
 use std::time::Duration;
 
 use groute_core::{Context, Error};
-use groute_graph::{Csr, HeldRows, InArcs, Partition};
-use groute_worklist::{DeviceParts, RankCollectives};
+use groute_graph::{Csr, HeldRows, Partition};
+use groute_worklist::{DeviceParts, RankCollectives, all_ready, sum_with_shape};
 
 use crate::direction::MultiDirection;
 use crate::{BfsError, BfsResult, Direction, SwitchRule};
+
+/// The run, as errors name it.
+const RUN: &str = "the BFS across processes";
 
 /// Direction-optimizing BFS of one process's share of a run spanning processes: the graph
 /// uploaded once, each [`BfsRanks::run`] resetting the levels and traversing.
@@ -58,14 +61,12 @@ impl BfsRanks {
         let arcs = parts.as_ref().map_or(0, |_| {
             owned_arcs(rows.csr(), partition, first_part, context.num_devices())
         });
-        let sum = collectives.sum(&[u64::from(parts.is_err()), arcs])?;
+        let agreed = sum_with_shape(collectives, parts.is_err(), &[arcs], &[], RUN);
         parts?;
-        if sum[0] > 0 {
-            return Err(peers_failed(sum[0], collectives).into());
-        }
+        let (sum, _) = agreed?;
         let n = rows.num_vertices().max(1);
         let devices = collectives.ranks() * context.num_devices();
-        let chosen = direction.optimizes(devices, symmetric, sum[1] as f64 / n as f64, false);
+        let chosen = direction.optimizes(devices, symmetric, sum[0] as f64 / n as f64, false);
         // Processes given different graphs could decide differently and then wait in
         // different collectives: every process learns how many chose it.
         let choosing = collectives.sum(&[u64::from(chosen.as_ref().is_ok_and(|&c| c))])?[0];
@@ -100,29 +101,14 @@ impl BfsRanks {
         let first_part = rank * devices;
         let n = rows.num_vertices();
         let local = (|| -> Result<(Option<Csr>, u64), BfsError> {
-            DeviceParts::check(context, rows, partition, first_part)?;
-            if partition.num_parts() != ranks * devices {
-                return Err(Error::invalid(
-                    "partition",
-                    format!("{} parts", partition.num_parts()),
-                    format!("one part per device of every process: {ranks} x {devices}"),
-                )
-                .into());
-            }
-            let transpose = match rows.in_arcs() {
-                InArcs::OwnRows => None,
-                InArcs::Transpose(t) => Some(t),
-                InArcs::Unavailable => {
-                    return Err(Error::invalid(
-                        "graph",
-                        "directed, with only this process's rows held",
-                        "a direction-optimizing BFS across processes pulls over in-arcs: give a \
-                         symmetric graph, let every process load the whole graph, or run the \
-                         worklist BFS (--direction push)",
-                    )
-                    .into());
-                }
-            };
+            let (_, transpose) = DeviceParts::check_process(
+                context,
+                (rows, partition),
+                (rank, ranks),
+                "a direction-optimizing BFS across processes pulls over in-arcs: give a \
+                 symmetric graph, let every process load the whole graph, or run the worklist \
+                 BFS (--direction push)",
+            )?;
             let arcs = owned_arcs(
                 transpose.as_ref().unwrap_or(rows.csr()),
                 partition,
@@ -132,45 +118,28 @@ impl BfsRanks {
             Ok((transpose, arcs))
         })();
         let shape = [
-            devices as u64,
-            n as u64,
-            partition.num_parts() as u64,
-            cuts_digest(partition),
+            ("devices per process", devices as u64),
+            ("vertices", n as u64),
+            ("parts", partition.num_parts() as u64),
+            ("partition digest", u64::from(partition.digest())),
         ];
-        let mut words = vec![u64::from(local.is_err()), local.as_ref().map_or(0, |l| l.1)];
-        words.extend(shape);
-        let sum = collectives.sum(&words)?;
+        let arcs = local.as_ref().map_or(0, |l| l.1);
+        let agreed = sum_with_shape(collectives, local.is_err(), &[arcs], &shape, RUN);
         let (transpose, _) = local?;
-        if sum[0] > 0 {
-            return Err(peers_failed(sum[0], collectives).into());
-        }
-        // A process whose shape is not the mean differs from another; if all are the mean,
-        // all are equal. Every process learns of any difference from the next sum.
-        let multi = if sum[2..] != shape.map(|w| w * ranks as u64) {
-            Err(Error::invalid(
-                "processes",
-                format!(
-                    "{devices} devices, {n} vertices, {} parts here",
-                    partition.num_parts()
-                ),
-                "the same devices per process, graph and partition on every process",
-            )
-            .into())
-        } else {
+        let (sum, same_shape) = agreed?;
+        let multi = same_shape.map_err(BfsError::from).and_then(|()| {
             MultiDirection::for_process(
                 context,
                 (rows.csr(), transpose.as_ref()),
                 partition,
                 (first_part, ranks),
-                sum[1],
+                sum[0],
                 rule,
             )
-        };
-        let ready = collectives.sum(&[u64::from(multi.is_err())])?;
+        });
+        let ready = all_ready(collectives, multi.is_err(), RUN);
         let multi = multi?;
-        if ready[0] > 0 {
-            return Err(peers_failed(ready[0], collectives).into());
-        }
+        ready?;
         Ok(BfsRanks {
             multi,
             num_vertices: n,
@@ -220,26 +189,4 @@ fn owned_arcs(csr: &Csr, partition: &Partition, first_part: usize, devices: usiz
     let owned = partition.range_of_parts(first_part..first_part + devices);
     let o = csr.offsets();
     o[owned.end as usize] - o[owned.start as usize]
-}
-
-/// A 32-bit digest of `partition`'s cuts (summed over the processes without overflow: equal
-/// partitions give equal digests).
-fn cuts_digest(partition: &Partition) -> u64 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for p in 0..partition.num_parts() {
-        for byte in partition.range(p).end.to_le_bytes() {
-            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
-        }
-    }
-    u64::from(hash)
-}
-
-/// The error of a process whose peers failed a collective step.
-fn peers_failed(failed: u64, collectives: &dyn RankCollectives) -> Error {
-    Error::Disconnected(format!(
-        "the BFS across processes, on process {} of {}: {failed} processes failed a step every \
-         process takes together (they print why)",
-        collectives.rank(),
-        collectives.ranks()
-    ))
 }

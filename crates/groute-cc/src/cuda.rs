@@ -1,7 +1,7 @@
 //! Typed launch wrappers for `kernels/cc/cc.cu` (CUDA backend).
 //!
 //! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
-//! looks up its seven kernels; each method validates sizes, takes device pointers, launches with
+//! looks up its five kernels; each method validates sizes, takes device pointers, launches with
 //! one `SAFETY` comment naming the kernel's signature, and keeps the memory alive until the
 //! kernel completes. Nothing is synchronised.
 //!
@@ -34,6 +34,7 @@ pub struct CcKernels {
     hook: CudaFunction,
     compress: CudaFunction,
     merge: CudaFunction,
+    take_slice: CudaFunction,
     grid: u32,
     hook_grid: u32,
 }
@@ -54,6 +55,7 @@ impl CcKernels {
         let hook = module.function("cc_hook_edges_warp")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
+        let take_slice = module.function("cc_take_slice")?;
         // The hook gets its own grid, so that its resources never shrink the others'.
         let resident = |fs: &[&CudaFunction]| -> Result<u32, CcError> {
             let mut grid = u32::MAX;
@@ -62,13 +64,14 @@ impl CcKernels {
             }
             Ok(grid)
         };
-        let grid = resident(&[&init, &compress, &merge])?;
+        let grid = resident(&[&init, &compress, &merge, &take_slice])?;
         let hook_grid = resident(&[&hook])?;
         Ok(CcKernels {
             init,
             hook,
             compress,
             merge,
+            take_slice,
             grid,
             hook_grid,
         })
@@ -178,5 +181,51 @@ impl CcKernels {
                 .launch(stream.raw().as_ref(), self.config(count as usize), args)?
         };
         Self::finish(stream, vec![device_memory(other), device_memory(parent)])
+    }
+
+    /// Takes `parent[start..start + slice.len()]` (compressed) into `slice` and sets
+    /// `changed[0]` to 1 when any entry differs from what `slice` held (it is left as it is
+    /// otherwise). Entries past the parent array are left as they are.
+    pub fn take_slice(
+        &self,
+        stream: &Stream,
+        (parent, start): (&Buffer<u32>, usize),
+        slice: &Buffer<u32>,
+        changed: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        let count = n32("slice length", slice.len())?;
+        let start = n32("slice start", start)?;
+        if count == 0 {
+            return Ok(());
+        }
+        if changed.is_empty() {
+            return Err(CcError::invalid("changed flag length", 0, "one word"));
+        }
+        let args = (
+            DevicePtr::<u32>::from_slice(&parent.raw())?,
+            start,
+            count,
+            DevicePtr::<u32>::from_slice(&slice.raw())?,
+            DevicePtr::<u32>::from_slice(&changed.raw())?,
+            n,
+        );
+        // SAFETY: cc_take_slice(const unsigned* parent, unsigned start, unsigned count,
+        // unsigned* slice, unsigned* changed, unsigned n): the tuple matches it field by
+        // field; `parent` holds n u32s, `slice` count u32s and `changed` at least one, all
+        // device-addressable and kept alive below until the kernel completes; the kernel
+        // reads parent only below n and writes slice only below count.
+        unsafe {
+            self.take_slice
+                .launch(stream.raw().as_ref(), self.config(count as usize), args)?
+        };
+        Self::finish(
+            stream,
+            vec![
+                device_memory(parent),
+                device_memory(slice),
+                device_memory(changed),
+            ],
+        )
     }
 }

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use bytemuck::Pod;
 use groute_core::{
     Buffer, Context, Device, DeviceId, DeviceTimer, Endpoint, Event, EventFuture, LinkConfig,
-    LinkReceiver, LinkSender, PendingSegment, Router, Scatter, Segment, Stream, TreeReduction,
+    LinkReceiver, LinkSender, PendingSegment, Router, Scatter, Segment, TreeReduction,
 };
 
 use crate::component_stats;
-use crate::cuda::CcKernels;
-use crate::{CcError, Edge, StagedEdges, host};
+use crate::kernels::Kernels;
+use crate::{CcError, Edge, StagedEdges};
 
 /// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,60 +126,6 @@ pub struct CcResult {
     pub largest_component: usize,
     /// Measurements.
     pub stats: CcStats,
-}
-
-/// The kernels of one device's backend.
-enum Kernels {
-    Host,
-    Cuda(Box<CcKernels>),
-}
-
-impl Kernels {
-    fn for_stream(stream: &Stream) -> Result<Self, CcError> {
-        Ok(if stream.is_host() {
-            Kernels::Host
-        } else {
-            Kernels::Cuda(Box::new(CcKernels::load(stream)?))
-        })
-    }
-
-    fn init(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-        match self {
-            Kernels::Host => host::enqueue_init(s, parent),
-            Kernels::Cuda(k) => k.init(s, parent),
-        }
-    }
-
-    fn hook(&self, s: &Stream, edges: &Buffer<Edge>, parent: &Buffer<u32>) -> Result<(), CcError> {
-        match self {
-            Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
-            Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
-        }
-    }
-
-    fn compress(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-        match self {
-            Kernels::Host => host::enqueue_compress(s, parent),
-            Kernels::Cuda(k) => k.compress(s, parent),
-        }
-    }
-
-    fn merge(
-        &self,
-        s: &Stream,
-        offset: usize,
-        other: &Buffer<u32>,
-        parent: &Buffer<u32>,
-    ) -> Result<(), CcError> {
-        match self {
-            Kernels::Host => {
-                let offset = u32::try_from(offset)
-                    .map_err(|_| CcError::invalid("merge packet offset", offset, "below 2^32"))?;
-                host::enqueue_merge(s, offset, other, parent)
-            }
-            Kernels::Cuda(k) => k.merge(s, offset, other, parent),
-        }
-    }
 }
 
 /// Settings resolved against the graph and the device count.

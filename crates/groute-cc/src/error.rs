@@ -9,6 +9,10 @@ pub enum CcError {
     /// The runtime failed (allocation, copy, launch, link).
     #[error(transparent)]
     Core(#[from] groute_core::Error),
+    /// A collective step between the processes of a run spanning several failed
+    /// ([`CcRanks`](crate::CcRanks)).
+    #[error(transparent)]
+    Ranks(#[from] groute_worklist::WorklistError),
     /// A setting is out of range.
     #[error("invalid {setting} = {value}: {reason}")]
     InvalidOption {

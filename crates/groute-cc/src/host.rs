@@ -147,6 +147,20 @@ pub fn merge(offset: u32, other: &[u32], parent: &[AtomicU32]) {
         });
 }
 
+/// Takes `parent[start..start + slice.len()]` into `slice` (entries past `parent` are left
+/// as they are); whether any entry of `slice` changed.
+pub fn take_slice(parent: &[AtomicU32], start: usize, slice: &[AtomicU32]) -> bool {
+    let from = parent.get(start..).unwrap_or_default();
+    from.par_iter()
+        .zip(slice.par_iter())
+        .with_min_len(GRAIN)
+        .map(|(p, s)| {
+            let p = p.load(Ordering::Acquire);
+            s.swap(p, Ordering::AcqRel) != p
+        })
+        .reduce(|| false, |a, b| a || b)
+}
+
 fn atomics(buffer: &Buffer<u32>) -> Result<&[AtomicU32], CcError> {
     buffer
         .host_atomic_u32()
@@ -237,6 +251,34 @@ pub fn enqueue_merge(
     enqueue_on_packet(stream, other, parent, move |o, p| merge(offset, o, p))
 }
 
+/// Enqueues [`take_slice`] on `stream`, setting `changed[0]` to 1 when an entry changed (a
+/// host-backend stream; `changed` holds at least one word).
+pub fn enqueue_take_slice(
+    stream: &Stream,
+    (parent, start): (&Buffer<u32>, usize),
+    slice: &Buffer<u32>,
+    changed: &Buffer<u32>,
+) -> Result<(), CcError> {
+    for b in [parent, slice, changed] {
+        atomics(b)?;
+    }
+    if changed.is_empty() {
+        return Err(CcError::invalid("changed flag length", 0, "one word"));
+    }
+    let (parent, slice, changed) = (parent.clone(), slice.clone(), changed.clone());
+    stream.launch_host(move || {
+        if let (Some(p), Some(s), Some(c)) = (
+            parent.host_atomic_u32(),
+            slice.host_atomic_u32(),
+            changed.host_atomic_u32(),
+        ) && take_slice(p, start, s)
+        {
+            c[0].store(1, Ordering::Release);
+        }
+    })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +311,16 @@ mod tests {
         merge(2, &[2, 2, 4], &a);
         compress(&a);
         assert_eq!(labels(&a), vec![0, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn take_slice_reports_whether_entries_moved() {
+        let parent: Vec<AtomicU32> = [0, 0, 1, 1, 4].into_iter().map(AtomicU32::new).collect();
+        let slice: Vec<AtomicU32> = [0, 1, 9].into_iter().map(AtomicU32::new).collect();
+        assert!(take_slice(&parent, 2, &slice));
+        assert_eq!(labels(&slice), vec![1, 1, 4]);
+        assert!(!take_slice(&parent, 2, &slice));
+        // Past the array: nothing to take, nothing moved.
+        assert!(!take_slice(&parent, 9, &slice));
     }
 }

@@ -37,6 +37,7 @@
 //! | [`connected_components`] | one run over staged edges |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
+//! | [`CcRanks`], [`CcRanksResult`], [`CcRanksStats`] | one process's share of a run spanning processes (MPI ranks): hook and compress, then rounds of label exchange |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
 //! | [`LabelPropagation`] | connected components as a `groute_worklist::WorklistAlgorithm`, for the worklist's executors |
 //! | [`Edge`] | one edge `(u, v)` as it travels over the scatter router |
@@ -76,7 +77,9 @@ pub mod cuda;
 mod dataflow;
 mod error;
 pub mod host;
+mod kernels;
 mod label_propagation;
+mod ranks;
 mod reference;
 mod solver;
 mod staged_edges;
@@ -85,6 +88,7 @@ pub use component_stats::component_stats;
 pub use dataflow::{CcOptions, CcResult, CcStats, connected_components};
 pub use error::CcError;
 pub use label_propagation::LabelPropagation;
+pub use ranks::{CcRanks, CcRanksResult, CcRanksStats};
 pub use reference::cc_reference;
 pub use solver::CcSolver;
 pub use staged_edges::StagedEdges;

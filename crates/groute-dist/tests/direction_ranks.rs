@@ -13,13 +13,13 @@ use groute_bfs::{BfsRanks, BfsResult, Direction, SwitchRule, bfs_reference};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
 use groute_graph::testing::partition_at_cuts;
 use groute_graph::{
-    Csr, GenSpec, GraphCache, GraphFormat, HeldRows, NoProgress, Partition,
-    block_partition_of_offsets, generate, write_graph,
+    Csr, GenSpec, HeldRows, NoProgress, Partition, block_partition_of_offsets, generate,
 };
 use proptest::prelude::*;
 
 mod support;
 
+use support::rank_rows::RankRows;
 use support::{host_context as context, on_every_rank};
 
 /// Every rank's runs from each of `sources` over the rows `rows_of(rank)` holds.
@@ -131,32 +131,17 @@ fn ranks_holding_only_their_rows_match_the_reference() {
         &NoProgress,
     )
     .expect("graph");
-    let dir = std::env::temp_dir().join(format!("groute-dist-do-rows-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("kron.grc");
-    write_graph(&g, &path, Some(GraphFormat::Cache)).expect("cache written");
-    let cache = GraphCache::open(&path).expect("cache");
     let (ranks, devices) = (3, 2);
-    let partition =
-        block_partition_of_offsets(cache.offsets(), ranks * devices).expect("partition");
-    let graphs: Vec<_> = (0..ranks)
-        .map(|r| {
-            let held = partition.range_of_parts(r * devices..(r + 1) * devices);
-            (cache.load_rows(held.clone()).expect("rows"), held)
-        })
-        .collect();
+    let held = RankRows::new(&g, (ranks, devices), "do-rows");
     let sources = [1, 500];
     let outs = run_ranks(
-        |r| HeldRows::some(&graphs[r].0.csr, graphs[r].1.clone(), true).expect("rows"),
-        &partition,
+        |r| held.rows(r),
+        &held.partition,
         (ranks, devices),
         &sources,
         SwitchRule::default(),
     );
     check_runs(&g.csr, &sources, outs, "own rows");
-    drop(graphs);
-    drop(cache);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -251,32 +236,17 @@ fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
     }
 }
 
-/// Three ranks given graphs of 100, 200 and 300 vertices, each consistent on its own (its
-/// partition has a part per device of every rank): every rank refuses, the middle one too,
-/// whose vertex count is the mean (a check of each rank against the sum alone would let it
-/// go on and wait).
+/// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
+/// ([`support::refusals_of_different_graphs`]).
 #[test]
 fn ranks_given_different_graphs_are_refused_on_every_rank() {
-    let graphs: Vec<Csr> = (1..=3u32)
-        .map(|k| support::random_graph(100 * k, 400 * k, u64::from(k), true))
-        .collect();
-    let partitions: Vec<Partition> = graphs
-        .iter()
-        .map(|g| block_partition_of_offsets(g.offsets(), 3).expect("partition"))
-        .collect();
-    let errors = on_every_rank(LocalRanks::new(3, None), |mut comm| {
-        let r = comm.rank();
-        let ctx = context(1, None);
-        let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
-        let rows = HeldRows::whole(&graphs[r]);
-        let rule = SwitchRule::default();
-        BfsRanks::new(&ctx, (&rows, &partitions[r]), &mut collectives, rule)
-            .map(|_| ())
-            .expect_err("refused")
-            .to_string()
+    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+        BfsRanks::new(ctx, held, collectives, SwitchRule::default())
+            .err()
+            .map(|e| e.to_string())
     });
     for e in &errors {
-        assert!(e.contains("processes"), "{e}");
+        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! Runs spanning the ranks of an MPI job (feature `mpi`): BFS (the worklist's, and the
 //! direction-optimizing one of `BfsRanks`), SSSP (with and without soft priority), connected
-//! components and PageRank over random graphs on every rank's 1 or 2 host devices (jittered)
+//! components (label propagation, and hook and compress across ranks: `CcRanks`) and
+//! PageRank over random graphs on every rank's 1 or 2 host devices (jittered)
 //! equal their sequential references on rank 0 (the direction-optimizing BFS's levels on
 //! every rank), and a rank whose options are bad ends the run on
 //! every rank with an error. CI runs it under `mpirun -np 2`, `3` and `4`
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
-use groute_cc::{LabelPropagation, cc_reference};
+use groute_cc::{CcRanks, LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, DistError, DistSolver, RankComm};
 use groute_graph::{Csr, HeldRows, Partition};
@@ -81,6 +82,28 @@ impl Job {
         Ok(solver.run(&mut collectives, source, time_limit)?.levels)
     }
 
+    /// Connected components across ranks ([`CcRanks`]: hook and compress, labels exchanged)
+    /// over every rank's `devices` devices, run twice; this rank's labels of each run (every
+    /// rank holds them all).
+    fn run_hooks(
+        &mut self,
+        csr: &Csr,
+        devices: usize,
+    ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
+        let ctx = Context::builder()
+            .devices(devices)
+            .backend(BackendChoice::Host)
+            .jitter(Some(Jitter::seeded(self.rank() as u64 + 17)))
+            .build()?;
+        let part = partition(csr.num_vertices() as u32, self.size() * devices);
+        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+        let rows = HeldRows::whole(csr);
+        let mut solver = CcRanks::new(&ctx, (&rows, &part), &mut collectives)?;
+        (0..2)
+            .map(|_| Ok(solver.run(&mut collectives)?.labels))
+            .collect()
+    }
+
     /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
     /// values (the whole graph's) pass `right`.
     fn check_run<V>(
@@ -127,6 +150,10 @@ fn main() -> ExitCode {
         job.check_run(format!("CC, {label}"), labels, |l| {
             l == cc_reference(&symmetric)
         });
+        let expected = cc_reference(&symmetric);
+        let runs = job.run_hooks(&symmetric, devices);
+        let ok = runs.is_ok_and(|runs| runs.iter().all(|l| *l == expected));
+        job.check(format!("CC by hook and compress, {label}"), ok);
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let ranks = job.run(PageRank { alpha, epsilon }, &csr, devices, &[], &options());
         job.check_run(format!("PageRank, {label}"), ranks, |r| {

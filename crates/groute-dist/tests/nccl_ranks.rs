@@ -3,7 +3,8 @@
 //! SSSP (with and without soft priority), CC by label propagation and PageRank (its own CUDA
 //! executor, `PageRankShare`) over random graphs, an R-MAT graph and a road grid, and the
 //! direction-optimizing BFS across ranks (`BfsRanks`, bitmaps gathered over NCCL) under
-//! switch rules that pull early, by default and never,
+//! switch rules that pull early, by default and never, and CC by hook and compress across
+//! ranks (`CcRanks`, labels gathered over NCCL),
 //! on every rank's 1 or 2 devices, equal their sequential references on rank 0 (PageRank:
 //! within its error bound), the same
 //! solver serving two runs (a run whose default buffers overflow grows them and runs again
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
-use groute_cc::{LabelPropagation, cc_reference};
+use groute_cc::{CcRanks, LabelPropagation, cc_reference};
 use groute_core::testing::cuda_required;
 use groute_core::{BackendChoice, Context};
 use groute_dist::{CommCollectives, DistError, DistSolver, launched_local_rank};
@@ -110,6 +111,34 @@ impl Job {
             all.push(out.levels);
         }
         Ok(all)
+    }
+
+    /// Runs CC across ranks ([`CcRanks`], labels gathered over NCCL) twice on every rank's
+    /// `devices` CUDA devices and checks every rank's labels of both runs.
+    fn expect_hooks(&mut self, label: String, csr: &Csr, devices: usize) {
+        let expected = cc_reference(csr);
+        let runs = (|| -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
+            let ctx = Context::builder()
+                .devices(devices)
+                .backend(BackendChoice::Cuda)
+                .first_physical_device(launched_local_rank().unwrap_or(0))
+                .build()?;
+            let part: Partition = block_partition(csr, self.size() * devices)?;
+            let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+            let rows = HeldRows::whole(csr);
+            let mut solver = CcRanks::new(&ctx, (&rows, &part), &mut collectives)?;
+            (0..2)
+                .map(|_| Ok(solver.run(&mut collectives)?.labels))
+                .collect()
+        })();
+        let ok = match runs {
+            Ok(runs) => runs.iter().all(|labels| *labels == expected),
+            Err(e) => {
+                eprintln!("rank {}: {label}: {e}", self.rank());
+                false
+            }
+        };
+        self.check(label, ok);
     }
 
     /// Checks [`Job::run_direction`]'s levels against `expected` on every rank.
@@ -254,6 +283,8 @@ fn main() -> ExitCode {
                     &labels,
                 );
             }
+            // Hook and compress hooks every arc at its own rows (a directed graph's weakly).
+            job.expect_hooks(format!("CC by hook and compress, {label}"), csr, devices);
         }
     }
     if job.rank() == 0 {

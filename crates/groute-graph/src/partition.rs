@@ -175,6 +175,17 @@ impl Partition {
         self.bounds[parts.start]..self.bounds[parts.end]
     }
 
+    /// A 32-bit digest of the bounds (FNV-1a), for processes to check that they were given
+    /// the same partition by summing digests (a `u64` sum of 32-bit words cannot overflow
+    /// for any count of processes that exists).
+    pub fn digest(&self) -> u32 {
+        let mut hash: u32 = 0x811c_9dc5;
+        for byte in self.bounds.iter().flat_map(|b| b.to_le_bytes()) {
+            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+        }
+        hash
+    }
+
     /// The `k + 1` bounds.
     pub fn bounds(&self) -> &[u32] {
         &self.bounds

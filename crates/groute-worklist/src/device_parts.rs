@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use groute_core::{Context, Error};
-use groute_graph::{HeldRows, Partition};
+use groute_graph::{Csr, HeldRows, InArcs, Partition};
 
 /// The parts of a partition that a context's devices hold: device `d` holds part
 /// `parts().start + d`. Every part where one process runs the whole graph; some consecutive
@@ -71,6 +71,41 @@ impl DeviceParts {
             partition: partition.clone(),
             parts,
         })
+    }
+
+    /// [`DeviceParts::check`] for process `rank` of `ranks` (its devices hold parts
+    /// `rank * devices..`) of a run spanning processes that holds one part per device of
+    /// every process, and the in-arcs of the held rows that such a run pulls over or hooks at
+    /// both ends: `None` where the graph is symmetric (the rows' own arcs), its transpose
+    /// where the process holds the whole of a directed graph. A process holding only its rows
+    /// of a directed graph is an error naming `fix` (what the run needs and the ways out).
+    pub fn check_process(
+        context: &Context,
+        (rows, partition): (&HeldRows<'_>, &Partition),
+        (rank, ranks): (usize, usize),
+        fix: &str,
+    ) -> Result<(Self, Option<Csr>), Error> {
+        let devices = context.num_devices();
+        let parts = Self::check(context, rows, partition, rank * devices)?;
+        if partition.num_parts() != ranks * devices {
+            return Err(Error::invalid(
+                "partition",
+                format!("{} parts", partition.num_parts()),
+                format!("one part per device of every process: {ranks} x {devices}"),
+            ));
+        }
+        let in_arcs = match rows.in_arcs() {
+            InArcs::OwnRows => None,
+            InArcs::Transpose(t) => Some(t),
+            InArcs::Unavailable => {
+                return Err(Error::invalid(
+                    "graph",
+                    "directed, with only this process's rows held",
+                    fix,
+                ));
+            }
+        };
+        Ok((parts, in_arcs))
     }
 
     /// Every part of `partition` on `context`'s devices, device `d` holding part `d` (the

@@ -8,7 +8,7 @@
 //! [`RankCollectives::all_gather`] of one device buffer per process (a bitmap), enqueued on a
 //! stream so that the host does not wait for the data.
 
-use groute_core::{Buffer, Stream};
+use groute_core::{Buffer, Error, Stream};
 
 use crate::error::WorklistError;
 
@@ -36,4 +36,85 @@ pub trait RankCollectives {
         all: &Buffer<u32>,
         stream: &Stream,
     ) -> Result<(), WorklistError>;
+}
+
+/// The first agreement of a run spanning processes, before any process allocates for it:
+/// sums `counts` over the processes along with whether this one failed its own checks
+/// (`failed`) and its `shape`, named words that every process must give alike (devices per
+/// process, vertices, a digest of the partition). `run` names the run in errors (`"the BFS
+/// across processes"`).
+///
+/// An error when any process failed (this one's own error is the caller's to return first).
+/// Otherwise the summed counts and this process's verdict on the shape: an error when its
+/// shape is not the mean over the processes (some process's differs). Processes can reach
+/// different verdicts (only those away from the mean see it), so the caller folds the
+/// verdict into its next agreement ([`all_ready`]), where every process learns of it.
+pub fn sum_with_shape(
+    collectives: &mut dyn RankCollectives,
+    failed: bool,
+    counts: &[u64],
+    shape: &[(&str, u64)],
+    run: &str,
+) -> Result<(Vec<u64>, Result<(), Error>), WorklistError> {
+    let mut words = Vec::with_capacity(1 + counts.len() + shape.len());
+    words.push(u64::from(failed));
+    words.extend_from_slice(counts);
+    words.extend(shape.iter().map(|&(_, w)| w));
+    let sum = collectives.sum(&words)?;
+    if sum[0] > 0 {
+        return Err(peers_failed(run, sum[0], collectives).into());
+    }
+    let ranks = collectives.ranks() as u64;
+    let shape_sums = &sum[1 + counts.len()..];
+    let same = shape
+        .iter()
+        .zip(shape_sums)
+        .all(|(&(_, w), &s)| w.checked_mul(ranks) == Some(s));
+    let verdict = if same {
+        Ok(())
+    } else {
+        let here: Vec<String> = shape
+            .iter()
+            .map(|(name, w)| format!("{name} {w}"))
+            .collect();
+        Err(Error::invalid(
+            "processes",
+            format!("{} here", here.join(", ")),
+            format!(
+                "the same {} on every process of {run}",
+                shape
+                    .iter()
+                    .map(|&(name, _)| name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
+    };
+    Ok((sum[1..1 + counts.len()].to_vec(), verdict))
+}
+
+/// The last agreement before a run spanning processes: every process tells whether it
+/// failed (its uploads and allocations, or an earlier verdict); an error on every process
+/// when any did (this one's own error is the caller's to return first).
+pub fn all_ready(
+    collectives: &mut dyn RankCollectives,
+    failed: bool,
+    run: &str,
+) -> Result<(), WorklistError> {
+    let failures = collectives.sum(&[u64::from(failed)])?[0];
+    if failures > 0 {
+        return Err(peers_failed(run, failures, collectives).into());
+    }
+    Ok(())
+}
+
+/// The error of a process whose peers failed a step that every process of `run` takes
+/// together.
+pub fn peers_failed(run: &str, failed: u64, collectives: &dyn RankCollectives) -> Error {
+    Error::Disconnected(format!(
+        "{run}, on process {} of {}: {failed} processes failed a step every process takes \
+         together (they print why)",
+        collectives.rank(),
+        collectives.ranks()
+    ))
 }

@@ -5,12 +5,13 @@
 #![allow(dead_code)]
 
 use groute_core::{BackendChoice, Context, Jitter};
-use groute_dist::LocalRanks;
-use groute_graph::{Csr, CsrBuilder, EdgeList};
+use groute_dist::{CommCollectives, LocalRanks, RankComm};
+use groute_graph::{Csr, CsrBuilder, EdgeList, HeldRows, Partition, block_partition_of_offsets};
 use groute_pagerank::{l1_error_bound, pagerank_reference};
 
 #[cfg(feature = "mpi")]
 pub mod mpi_job;
+pub mod rank_rows;
 
 /// A host-backend context of `devices` devices, jittered by `jitter`'s seed.
 pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
@@ -109,4 +110,36 @@ pub fn pagerank_close(csr: &Csr, alpha: f32, epsilon: f32, ranks: &[f32]) -> boo
         .map(|(&a, &b)| (f64::from(a) - b).abs())
         .sum();
     ranks.len() == reference.ranks.len() && l1 <= tolerance
+}
+
+/// What `make` (a solver of a run spanning processes, made on every rank) says on each of 3
+/// ranks given graphs of 100, 200 and 300 vertices, each consistent on its own (its
+/// partition has a part per rank): every rank must refuse, the middle one too, whose vertex
+/// count is the mean (a check of each rank against the sum alone would let it go on and
+/// wait). `None` where a rank's solver was made.
+pub fn refusals_of_different_graphs(
+    make: impl Fn(
+        &Context,
+        (&HeldRows<'_>, &Partition),
+        &mut CommCollectives<'_, LocalRanks>,
+    ) -> Option<String>
+    + Sync,
+) -> Vec<Option<String>> {
+    let graphs: Vec<Csr> = (1..=3u32)
+        .map(|k| random_graph(100 * k, 400 * k, u64::from(k), true))
+        .collect();
+    let partitions: Vec<Partition> = graphs
+        .iter()
+        .map(|g| block_partition_of_offsets(g.offsets(), 3).expect("partition"))
+        .collect();
+    on_every_rank(LocalRanks::new(3, None), |mut comm| {
+        let r = comm.rank();
+        let ctx = host_context(1, None);
+        let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+        make(
+            &ctx,
+            (&HeldRows::whole(&graphs[r]), &partitions[r]),
+            &mut collectives,
+        )
+    })
 }

@@ -165,3 +165,14 @@ fn bad_part_counts_are_errors() {
     assert!(partition_graph(path(3), 0, PartitionMethod::Block, &NoProgress).is_err());
     assert!(partition_graph(path(3), 4, PartitionMethod::Metis, &NoProgress).is_err());
 }
+
+#[test]
+fn digests_tell_partitions_apart_by_their_bounds() {
+    let a = Partition::from_bounds(vec![0, 10, 20]).unwrap();
+    let same = Partition::from_bounds(vec![0, 10, 20]).unwrap();
+    assert_eq!(a.digest(), same.digest());
+    for other in [vec![0, 11, 20], vec![0, 20], vec![0, 10, 20, 20]] {
+        let other = Partition::from_bounds(other).unwrap();
+        assert_ne!(a.digest(), other.digest(), "{other:?}");
+    }
+}

@@ -1,0 +1,80 @@
+//! [`Kernels`]: the CC kernels of one device's backend behind one type (host functions on
+//! the host backend's executor thread, `kernels/cc/cc.cu` on CUDA), for the dataflow run and
+//! the run across processes.
+
+use groute_core::{Buffer, Stream};
+
+use crate::cuda::CcKernels;
+use crate::{CcError, Edge, host};
+
+/// The kernels of one device's backend.
+pub(crate) enum Kernels {
+    Host,
+    Cuda(Box<CcKernels>),
+}
+
+impl Kernels {
+    pub(crate) fn for_stream(stream: &Stream) -> Result<Self, CcError> {
+        Ok(if stream.is_host() {
+            Kernels::Host
+        } else {
+            Kernels::Cuda(Box::new(CcKernels::load(stream)?))
+        })
+    }
+
+    pub(crate) fn init(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_init(s, parent),
+            Kernels::Cuda(k) => k.init(s, parent),
+        }
+    }
+
+    pub(crate) fn hook(
+        &self,
+        s: &Stream,
+        edges: &Buffer<Edge>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
+            Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
+        }
+    }
+
+    pub(crate) fn compress(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_compress(s, parent),
+            Kernels::Cuda(k) => k.compress(s, parent),
+        }
+    }
+
+    pub(crate) fn merge(
+        &self,
+        s: &Stream,
+        offset: usize,
+        other: &Buffer<u32>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => {
+                let offset = u32::try_from(offset)
+                    .map_err(|_| CcError::invalid("merge packet offset", offset, "below 2^32"))?;
+                host::enqueue_merge(s, offset, other, parent)
+            }
+            Kernels::Cuda(k) => k.merge(s, offset, other, parent),
+        }
+    }
+
+    pub(crate) fn take_slice(
+        &self,
+        s: &Stream,
+        from: (&Buffer<u32>, usize),
+        slice: &Buffer<u32>,
+        changed: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_take_slice(s, from, slice, changed),
+            Kernels::Cuda(k) => k.take_slice(s, from, slice, changed),
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Connected components across ranks ([`CcRanks`] over [`CommCollectives`]), the ranks as
+//! threads of this process ([`LocalRanks`], jittered) on the host backend: on 1 to 4 ranks of
+//! 1 or 2 devices, over generated and random graphs and uneven partitions, every rank's
+//! labels equal the sequential reference (union-find) on every run of one solver; ranks
+//! holding only their rows of a cache give the same; a directed graph is labelled weakly
+//! where every rank holds it whole and refused, naming the fix, where ranks hold only their
+//! rows; ranks given different graphs are refused on every rank.
+
+use groute_cc::{CcRanks, CcRanksResult, cc_reference};
+use groute_dist::{CommCollectives, LocalRanks, RankComm};
+use groute_graph::testing::partition_at_cuts;
+use groute_graph::{
+    Csr, CsrBuilder, EdgeList, GenSpec, HeldRows, NoProgress, Partition,
+    block_partition_of_offsets, generate,
+};
+use proptest::prelude::*;
+
+mod support;
+
+use support::rank_rows::RankRows;
+use support::{host_context as context, on_every_rank};
+
+/// Every rank's `runs` runs over the rows `rows_of(rank)` holds.
+fn run_ranks<'g>(
+    rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
+    partition: &Partition,
+    (ranks, devices): (usize, usize),
+    runs: usize,
+) -> Vec<Result<Vec<CcRanksResult>, String>> {
+    on_every_rank(
+        LocalRanks::new(ranks, Some(ranks as u64 * 5 + devices as u64)),
+        |mut comm| {
+            let rank = comm.rank();
+            let ctx = context(devices, Some(rank as u64 + 1));
+            let mut collectives =
+                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
+            let rows = rows_of(rank);
+            let mut solver = CcRanks::new(&ctx, (&rows, partition), &mut collectives)
+                .map_err(|e| e.to_string())?;
+            (0..runs)
+                .map(|_| solver.run(&mut collectives).map_err(|e| e.to_string()))
+                .collect()
+        },
+    )
+}
+
+/// Checks every rank's runs against union-find on `csr`; every rank counts alike.
+fn check_runs(csr: &Csr, outs: Vec<Result<Vec<CcRanksResult>, String>>, label: &str) {
+    let expected = cc_reference(csr);
+    let outs: Vec<Vec<CcRanksResult>> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
+        .collect();
+    let first = &outs[0][0].stats;
+    assert!(first.rounds >= 1, "{label}");
+    for (r, runs) in outs.iter().enumerate() {
+        for (i, run) in runs.iter().enumerate() {
+            assert_eq!(run.labels, expected, "{label}: rank {r}, run {i}");
+            assert_eq!(run.stats.rounds, first.rounds, "{label}: rank {r}'s rounds");
+            assert_eq!(
+                run.stats.edges_hooked, first.edges_hooked,
+                "{label}: rank {r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn generated_graphs_match_the_reference_on_every_rank() {
+    for spec in [
+        "kron:scale=11,ef=8,sym,seed=3",
+        "road:side=24,p=0.6,seed=5",
+        "er:n=1500,m=1200,sym,seed=8",
+    ] {
+        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
+        let csr = &g.csr;
+        for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)] {
+            let partition =
+                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
+            let outs = run_ranks(|_| HeldRows::whole(csr), &partition, (ranks, devices), 2);
+            check_runs(csr, outs, &format!("{spec} {ranks}x{devices}"));
+        }
+    }
+}
+
+/// A path that walks an edge within a rank, then one to the next of 3 ranks, and so on:
+/// each rank sees only pieces of it, and an arc between two other ranks reaches a rank only
+/// through their labels, so the labels settle over several rounds of exchange. (With 2
+/// ranks, the second round always confirms the first: every arc is at one of its ends.)
+#[test]
+fn a_path_walking_between_three_ranks_takes_rounds_and_matches_the_reference() {
+    let (k, ranks) = (120u32, 3u32);
+    let mut pairs = Vec::new();
+    let mut at = [0u32; 3];
+    let mut prev: Option<u32> = None;
+    for step in 0..(k / 2) * ranks {
+        let r = step % ranks;
+        let a = r * k + at[r as usize];
+        at[r as usize] += 2;
+        pairs.push((a, a + 1));
+        if let Some(p) = prev {
+            pairs.push((p, a));
+        }
+        prev = Some(a + 1);
+    }
+    let csr = CsrBuilder::new((ranks * k) as usize)
+        .symmetrize(true)
+        .build(&EdgeList::from_pairs(&pairs))
+        .expect("graph");
+    let partition = partition_at_cuts((ranks * k) as usize, 3, &[k, 2 * k]);
+    let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (3, 1), 1);
+    let rounds = outs[0].as_ref().map(|runs| runs[0].stats.rounds).ok();
+    check_runs(&csr, outs, "path between ranks");
+    assert!(rounds.is_some_and(|r| r > 2), "{rounds:?}");
+}
+
+/// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
+#[test]
+fn ranks_holding_only_their_rows_match_the_reference() {
+    let g = generate(
+        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    let (ranks, devices) = (3, 2);
+    let held = RankRows::new(&g, (ranks, devices), "cc-rows");
+    let outs = run_ranks(|r| held.rows(r), &held.partition, (ranks, devices), 1);
+    check_runs(&g.csr, outs, "own rows");
+}
+
+#[test]
+fn a_directed_graph_is_labelled_weakly_only_where_it_is_whole() {
+    let csr = support::random_graph(600, 700, 4, false);
+    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (2, 2), 1);
+    check_runs(&csr, outs, "directed, whole");
+    let outs = run_ranks(
+        |r| {
+            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
+            HeldRows::some(&csr, held, false).expect("rows")
+        },
+        &partition,
+        (2, 2),
+        1,
+    );
+    for (r, out) in outs.into_iter().enumerate() {
+        let e = out.expect_err("refused");
+        if r == 0 {
+            assert!(
+                e.contains("symmetric graph") && e.contains("whole graph"),
+                "{e}"
+            );
+        }
+    }
+}
+
+/// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
+/// ([`support::refusals_of_different_graphs`]).
+#[test]
+fn ranks_given_different_graphs_are_refused_on_every_rank() {
+    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+        CcRanks::new(ctx, held, collectives)
+            .err()
+            .map(|e| e.to_string())
+    });
+    for e in &errors {
+        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Random graphs (symmetric or directed, sparse enough for many components), cuts, and
+    /// rank and device counts.
+    #[test]
+    fn random_runs_match_the_reference(
+        n in 1u32..400,
+        density in 0u32..3,
+        seed in any::<u64>(),
+        symmetric in any::<bool>(),
+        ranks in 1usize..=3,
+        devices in 1usize..=2,
+        cut_seed in any::<u64>(),
+    ) {
+        let csr = support::random_graph(n, n * density / 2 + 1, seed, symmetric);
+        let parts = ranks * devices;
+        let cuts: Vec<u32> = (1..parts)
+            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
+            .collect();
+        let partition = partition_at_cuts(n as usize, parts, &cuts);
+        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), 1);
+        check_runs(&csr, outs, &format!("n {n} {ranks}x{devices} cuts {cuts:?}"));
+    }
+}

@@ -1,0 +1,120 @@
+//! Connected components across the ranks of an MPI job ([`groute::cc::CcRanks`]): every
+//! rank's devices hook the edges of their rows and compress, then device 0 of every rank
+//! exchanges the labels of the vertices it owns with the other ranks (NCCL on CUDA, MPI on
+//! the host) until no rank's labels move.
+
+use super::AnyError;
+use super::ranks::RankJob;
+
+/// Runs the CC of `job` over every rank's devices; any error on this rank ends the whole job
+/// (`MPI_Abort`: the other ranks may be waiting for it in a collective). Without the `mpi`
+/// feature `job_size` never asks for a rank run.
+pub fn run(job: RankJob<'_, u32>) -> Result<(), AnyError> {
+    #[cfg(feature = "mpi")]
+    {
+        let mut comm = groute::dist::MpiComm::init()?;
+        match run_ranks(&mut comm, job) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                super::report_error(&*e);
+                comm.abort(1)
+            }
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = job.name;
+        Err("this binary was built without MPI: build it with --features mpi".into())
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn run_ranks(comm: &mut groute::dist::MpiComm, job: RankJob<'_, u32>) -> Result<(), AnyError> {
+    use groute::dist::CommCollectives;
+
+    use super::ranks::{rank_context, report_rank_run};
+
+    let ctx = rank_context(comm, job.run)?;
+    // An error while the collectives hold the NCCL communicator ends the job here: freeing
+    // the communicator could wait for the other ranks, which may be waiting in a collective
+    // for this one.
+    let outcome = {
+        let mut collectives = CommCollectives::new(comm, &ctx)?;
+        match measure(&mut collectives, &ctx, &job) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                super::report_error(&*e);
+                collectives.comm().abort(1)
+            }
+        }
+    };
+    report_rank_run(comm, &ctx, &job, outcome)
+}
+
+/// The timed runs of the CC across the ranks, for the report.
+#[cfg(feature = "mpi")]
+fn measure(
+    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    ctx: &groute::core::Context,
+    job: &RankJob<'_, u32>,
+) -> Result<super::ranks::RankOutcome<u32>, AnyError> {
+    use std::time::Instant;
+
+    use groute::cc::CcRanks;
+    use groute::worklist::RankCollectives;
+
+    let (rank, ranks) = (collectives.rank(), collectives.ranks());
+    let rows = job.graph.rows()?;
+    let partition = &job.graph.partition;
+    let started = Instant::now();
+    let mut solver = CcRanks::new(ctx, (&rows, partition), collectives)?;
+    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let runs = super::timing::timed_runs(
+        job.run.repeats()?,
+        || solver.run(collectives),
+        |r| (r.stats.elapsed, r.stats.device_time),
+    )?;
+    drop(solver);
+    let super::timing::TimedRuns {
+        last,
+        run_ms,
+        device_ms,
+        full_run_ms,
+    } = runs;
+    let s = &last.stats;
+    Ok(super::ranks::RankOutcome {
+        stage_ms,
+        mode: super::execution::mode_of(false),
+        engine: format!(
+            "hook and compress over {ranks} MPI ranks x {} devices, the owned labels \
+             exchanged between ranks until none moves ({})",
+            job.run.devices,
+            match ctx.backend_kind() {
+                groute::core::BackendKind::Cuda => "NCCL",
+                _ => "MPI",
+            }
+        ),
+        detail: serde_json::json!({
+            "rounds": s.rounds,
+            "edges_hooked": s.edges_hooked,
+            "bytes_between_ranks": s.bytes_between_ranks,
+        }),
+        comm: None,
+        stats: vec![
+            ("rounds", s.rounds.into()),
+            ("edges_hooked", s.edges_hooked.into()),
+        ],
+        summary: format!(
+            "hook and compress, {} edges hooked, {} rounds of label exchange ({} bytes \
+             between ranks)",
+            s.edges_hooked, s.rounds, s.bytes_between_ranks
+        ),
+        runs: super::timing::TimedRuns {
+            // Every rank holds every label; rank 0 reports them.
+            last: if rank == 0 { last.labels } else { Vec::new() },
+            run_ms,
+            device_ms,
+            full_run_ms,
+        },
+    })
+}
