@@ -1,7 +1,7 @@
 //! Connected components across the ranks of an MPI job ([`groute::cc::CcRanks`]): every
 //! rank's devices hook the edges of their rows and compress, then device 0 of every rank
-//! exchanges the labels of the vertices it owns with the other ranks (NCCL on CUDA, MPI on
-//! the host) until no rank's labels move.
+//! gathers the other ranks' forests (NCCL on CUDA, MPI on the host): two ranks' parent arrays
+//! once, with more ranks the labels each owns until none moves.
 
 use super::AnyError;
 use super::ranks::RankJob;
@@ -86,9 +86,13 @@ fn measure(
         stage_ms,
         mode: super::execution::mode_of(false),
         engine: format!(
-            "hook and compress over {ranks} MPI ranks x {} devices, the owned labels \
-             exchanged between ranks until none moves ({})",
+            "hook and compress over {ranks} MPI ranks x {} devices, {} ({})",
             job.run.devices,
+            if ranks <= 2 {
+                "the ranks' forests gathered once"
+            } else {
+                "the owned labels gathered between ranks until none moves"
+            },
             match ctx.backend_kind() {
                 groute::core::BackendKind::Cuda => "NCCL",
                 _ => "MPI",
@@ -98,6 +102,11 @@ fn measure(
             "rounds": s.rounds,
             "edges_hooked": s.edges_hooked,
             "bytes_between_ranks": s.bytes_between_ranks,
+            "edges_per_rank": s.edges_per_process,
+            // Each rank's device 0 from the start to its forest ready for the exchange.
+            "local_ms_per_rank": s.local_times.as_ref().map(|t| {
+                t.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>()
+            }),
         }),
         comm: None,
         stats: vec![
@@ -105,9 +114,18 @@ fn measure(
             ("edges_hooked", s.edges_hooked.into()),
         ],
         summary: format!(
-            "hook and compress, {} edges hooked, {} rounds of label exchange ({} bytes \
-             between ranks)",
-            s.edges_hooked, s.rounds, s.bytes_between_ranks
+            "hook and compress, {} edges hooked ({:?} per rank), {} rounds of exchange ({} \
+             bytes between ranks){}",
+            s.edges_hooked,
+            s.edges_per_process,
+            s.rounds,
+            s.bytes_between_ranks,
+            s.local_times.as_ref().map_or(String::new(), |t| format!(
+                "; forests ready after {:?} ms",
+                t.iter()
+                    .map(|d| (d.as_secs_f64() * 1e4).round() / 10.0)
+                    .collect::<Vec<_>>()
+            ))
         ),
         runs: super::timing::TimedRuns {
             // Every rank holds every label; rank 0 reports them.

@@ -159,9 +159,10 @@ impl BfsRanks {
     /// BFS from `source` (the partitioned numbering, the same on every process;
     /// collective): every vertex's level (partitioned numbering, `UNREACHED` where not
     /// reached) on every process, and the run's statistics (counts over every process;
-    /// times of this process). `time_limit` (give every process the same) is decided over
-    /// the processes after each level: once any process is past it, every process stops
-    /// with the time limit's error on the same level, and the solver can run again.
+    /// times of this process, from the moment every process has started the run).
+    /// `time_limit` (give every process the same) is decided over the processes after each
+    /// level: once any process is past it, every process stops with the time limit's error
+    /// on the same level, and the solver can run again.
     pub fn run(
         &mut self,
         collectives: &mut dyn RankCollectives,
@@ -176,6 +177,9 @@ impl BfsRanks {
             )
             .into());
         }
+        // The processes start together (a sum of one word), so that one that comes late to
+        // the first level's exchange does not add its lateness to the others' clocks.
+        collectives.sum(&[0])?;
         let mut out = self
             .multi
             .run_across(source, time_limit, Some(collectives))?;

@@ -1,71 +1,71 @@
 //! [`CcRanks`]: connected components of one process's share of a run spanning processes
-//! (the ranks of an MPI job), hook and compress on every device, then rounds of label
-//! exchange between the processes until no process's labels move.
+//! (the ranks of an MPI job): hook and compress on every device, then the processes'
+//! forests meet on device 0 of every process.
 //!
 //! ```text
 //!  process r, device d: hook the edges of its rows -> compress      (parent[] of n vertices)
 //!  process r: devices 1.. --parent[]--> device 0: merge, compress   (the process's forest)
-//!  repeat on device 0 of every process:
-//!      all-gather every process's labels of the vertices it owns   (n words in all)
-//!      merge the others' as edges (v, label[v]) -> compress
-//!      take its own vertices' labels; stop when no process's moved  (a sum of one word)
+//!  2 processes: all-gather the parent arrays; merge the other's as edges (v, parent[v]),
+//!               compress: final
+//!  more: repeat  all-gather the labels of the vertices each owns   (n words in all)
+//!                merge the others' as edges (v, label[v]), compress
+//!                take its own vertices' labels; stop when no process's moved (a sum)
 //! ```
 //!
-//! **Why it is exact.** Each device hooks the arcs of its rows, except that of the two arcs of
-//! an edge whose ends are owned by the same process only the one from the higher end is
-//! hooked (the process merges its devices before anything leaves it); an arc between two
-//! processes is hooked at both ends (a directed graph's in-arcs from other processes come
-//! from its transpose). A process's labels only ever fall. When no process's labels moved in
-//! a round, every process has merged every other's labels `g` and for every arc `(u, v)`
-//! between processes, hooked at both owners, `g[u] = root(u) = root(v) = g[v]` at both, so
-//! the labels agree across every arc: they are constant on each component, no larger than
-//! any of its vertices, and a vertex of it: its minimum vertex, on every process.
+//! **Two processes** hook each edge once: a symmetric graph's from one of its ends, chosen by
+//! a hash of the pair so that the edges between the processes are split evenly (a directed
+//! graph's every arc, at its tail). Merging the other's whole parent
+//! array hooks, for each vertex, an edge to its root in the other's forest, which joins
+//! everything the other's edges join: the union of the two forests, the components of the
+//! whole graph. One gather of `4 n` bytes per process, no host wait.
 //!
-//! **Two processes need one round.** After the first round, process A's forest holds its own
-//! arcs (its edges within A and every arc between A and B, all in A's rows) and, for each
-//! vertex `x` of B, the edge `(x, root_B(x))`; an edge `(x, y)` within B has `root_B(x) =
-//! root_B(y)`, so A's forest joins every edge of the graph, and its compressed labels are
-//! final. With one or two processes the run ends there, with no check and no wait of the
-//! host. With more, an arc between two other processes reaches a process only through
-//! their labels, and rounds go on until one leaves every process's labels as they were
-//! (a sum of one word a round).
+//! **More processes** would gather `(R - 1) 4 n` bytes each that way; they exchange only the
+//! labels of the vertices each owns, in rounds. An arc between two processes is then hooked
+//! at both ends (a directed graph's in-arcs from other processes come from its transpose).
+//! A process's labels only ever fall. When no process's labels moved in a round, every
+//! process has merged every other's labels `g` and, for every arc `(u, v)` between two
+//! processes, hooked at both owners, `g[u] = root(u) = root(v) = g[v]` at both: the labels
+//! agree across every arc, so they are constant on each component, no larger than any of
+//! its vertices, and a vertex of it: its minimum vertex, on every process. An arc between
+//! two other processes reaches a process only through their labels, a round at a time.
 //!
-//! **What it costs.** Edges are expanded from the rows once, at [`CcRanks::new`], and stay
-//! on the devices (8 bytes per hooked arc). A round moves every owned label once between
-//! the processes.
+//! Edges are expanded from the rows once, at [`CcRanks::new`], and stay on the devices (8
+//! bytes per hooked arc).
 //!
 //! Everything here is collective: every process makes its solver and runs it in the same
 //! order, as for [`groute_bfs`'s `BfsRanks`](https://docs.rs/groute-bfs). The checks of the
 //! graph and the partition, and the uploads, are agreed on before any run, so that a process
 //! that cannot take part fails every process's [`CcRanks::new`].
 
+mod edges;
+
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use groute_core::{Buffer, Context, DeviceTimer, Error};
-use groute_graph::{Csr, HeldRows, Partition};
+use groute_core::{Buffer, Context, DeviceTimer, Event};
+use groute_graph::{HeldRows, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, sum_with_shape};
-use rayon::prelude::*;
 
 use crate::kernels::Kernels;
 use crate::{CcError, Edge, component_stats};
+use edges::device_edges;
 
 /// The run, as errors name it.
 const RUN: &str = "the connected components across processes";
-
-/// Rows per task when expanding rows into edges.
-const ROWS_PER_TASK: usize = 1 << 14;
 
 /// Connected components of one process's share of a run spanning processes: the edges of
 /// its rows uploaded once, each [`CcRanks::run`] labelling every vertex.
 pub struct CcRanks {
     context: Context,
     devices: Vec<DeviceHooks>,
+    /// Another device's parent array, copied to device 0 to be merged (several devices).
+    staging: Option<Buffer<u32>>,
     exchange: Exchange,
     /// Every process's owned vertices, in process order.
     owned: Vec<Range<u32>>,
     rank: usize,
-    edges_hooked: u64,
+    /// Edges each process's devices hook, in process order.
+    edges_hooked: Vec<u64>,
 }
 
 /// What one device hooks, and its parent array.
@@ -75,16 +75,34 @@ struct DeviceHooks {
     parent: Buffer<u32>,
 }
 
-/// Device 0's buffers for merging the process's devices and exchanging labels.
-struct Exchange {
-    /// Another device's parent array, copied here to be merged (several devices only).
-    staging: Option<Buffer<u32>>,
-    /// This process's owned labels, as last sent (padded to the longest process's share).
-    mine: Buffer<u32>,
-    /// Every process's `mine`, in process order.
-    all: Buffer<u32>,
-    /// Set to 1 when `mine` moved.
-    changed: Buffer<u32>,
+/// How the processes' forests meet, on device 0.
+enum Exchange {
+    /// Two processes: each gathers the other's whole parent array once and merges it (the
+    /// union of two forests), so each edge is hooked once, by either process.
+    Forests {
+        /// Both processes' parent arrays, in process order.
+        all: Buffer<u32>,
+    },
+    /// More processes: rounds of gathering the labels each owns, until none moves (each arc
+    /// between two processes hooked at both ends).
+    Labels {
+        /// This process's owned labels, as last sent (padded to the longest share).
+        mine: Buffer<u32>,
+        /// Every process's `mine`, in process order.
+        all: Buffer<u32>,
+        /// Set to 1 when `mine` moved.
+        changed: Buffer<u32>,
+    },
+}
+
+impl Exchange {
+    /// One process's words in the gathered buffer.
+    fn share_len(&self, n: usize) -> usize {
+        match self {
+            Exchange::Forests { .. } => n,
+            Exchange::Labels { mine, .. } => mine.len(),
+        }
+    }
 }
 
 impl std::fmt::Debug for CcRanks {
@@ -120,11 +138,17 @@ pub struct CcRanksStats {
     /// The same span on the devices (CUDA timing events; max over this process's devices);
     /// `None` on the host backend.
     pub device_time: Option<Duration>,
-    /// Rounds of label exchange (with more than two processes, the last one confirms that
-    /// nothing moved).
+    /// Each process's time on its device 0 (CUDA timing events) from the start to its forest
+    /// being ready for the exchange (its hooks, and with several devices their merge), in
+    /// process order: how evenly the hooks are spread; `None` on the host backend.
+    pub local_times: Option<Vec<Duration>>,
+    /// Rounds of exchange between the processes: 1 for two processes (their forests); with
+    /// more, rounds of labels, the last one confirming that nothing moved.
     pub rounds: u64,
     /// Edges hooked by every device of every process.
     pub edges_hooked: u64,
+    /// Edges hooked by each process's devices, in process order.
+    pub edges_per_process: Vec<u64>,
     /// Bytes of labels that crossed between processes (each process receives every other's
     /// share once a round).
     pub bytes_between_ranks: u64,
@@ -144,63 +168,83 @@ impl CcRanks {
         let (rank, ranks) = (collectives.rank(), collectives.ranks());
         let devices = context.num_devices();
         let n = rows.num_vertices();
-        let local = (|| -> Result<Vec<Vec<Edge>>, CcError> {
-            let (_, transpose) = DeviceParts::check_process(
-                context,
-                (rows, partition),
-                (rank, ranks),
-                "connected components across processes need every arc at both ends: give a \
-                 symmetric graph, or let every process load the whole graph",
-            )?;
-            let owned = partition.range_of_parts(rank * devices..(rank + 1) * devices);
-            (0..devices)
-                .map(|d| {
-                    let part = partition.range(rank * devices + d);
-                    device_edges(rows.csr(), transpose.as_ref(), part, owned.clone())
-                })
-                .collect()
-        })();
+        let local = DeviceParts::check_process(
+            context,
+            (rows, partition),
+            (rank, ranks),
+            "connected components across processes need every arc at both ends: give a \
+             symmetric graph, or let every process load the whole graph",
+        );
         let shape = [
             ("devices per process", devices as u64),
             ("vertices", n as u64),
             ("parts", partition.num_parts() as u64),
             ("partition digest", u64::from(partition.digest())),
         ];
-        let hooked = local
-            .as_ref()
-            .map_or(0, |edges| edges.iter().map(|e| e.len() as u64).sum());
-        let agreed = sum_with_shape(collectives, local.is_err(), &[hooked], &shape, RUN);
-        let edges = local?;
-        let (sum, same_shape) = agreed?;
+        let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
+        let (_, transpose) = local?;
+        let (_, same_shape) = agreed?;
+        // Every process learns of a different shape before it hooks anything.
+        let ready = all_ready(collectives, same_shape.is_err(), RUN);
+        same_shape?;
+        ready?;
         let owned: Vec<Range<u32>> = (0..ranks)
             .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
             .collect();
-        let uploaded = same_shape
-            .map_err(CcError::from)
-            .and_then(|()| upload(context, edges, &owned));
+        let mine = owned[rank].clone();
+        let edges: Result<Vec<Vec<Edge>>, CcError> = (0..devices)
+            .map(|d| {
+                let part = partition.range(rank * devices + d);
+                device_edges(
+                    (rows.csr(), transpose.as_ref()),
+                    part,
+                    mine.clone(),
+                    ranks > 2,
+                )
+            })
+            .collect();
+        let hooked = edges
+            .as_ref()
+            .map_or(0, |edges| edges.iter().map(|e| e.len() as u64).sum());
+        // Each process's count in its own word: every process learns every process's.
+        let mut counts = vec![0u64; ranks];
+        counts[rank] = hooked;
+        let agreed = sum_with_shape(collectives, edges.is_err(), &counts, &[], RUN);
+        let edges = edges?;
+        let (sum, _) = agreed?;
+        let uploaded = upload(context, edges, &owned);
         let ready = all_ready(collectives, uploaded.is_err(), RUN);
-        let (devices, exchange) = uploaded?;
+        let (devices, staging, exchange) = uploaded?;
         ready?;
         Ok(CcRanks {
             context: context.clone(),
             devices,
+            staging,
             exchange,
             owned,
             rank,
-            edges_hooked: sum[0],
+            edges_hooked: sum,
         })
     }
 
     /// Labels every vertex with the smallest vertex of its component (collective): the
-    /// labels on every process, the statistics (times of this process).
+    /// labels on every process, the statistics (times of this process, from the moment every
+    /// process has started the run).
     pub fn run(&mut self, collectives: &mut dyn RankCollectives) -> Result<CcRanksResult, CcError> {
         let ranks = self.owned.len();
+        // The processes start together (a sum of one word), so that one that comes late to
+        // the gather does not add its lateness to the others' clocks.
+        collectives.sum(&[0])?;
         let started = Instant::now();
         let devices = self.context.devices();
         for (device, hooks) in devices.iter().zip(&self.devices) {
             hooks.kernels.init(device.stream(), &hooks.parent)?;
         }
         let timer = DeviceTimer::start(&self.context)?;
+        let timing = !devices[0].stream().is_host();
+        let local_start = timing
+            .then(|| devices[0].record_timing(devices[0].stream()))
+            .transpose()?;
         for (device, hooks) in devices.iter().zip(&self.devices) {
             let stream = device.stream();
             hooks.kernels.hook(stream, &hooks.edges, &hooks.parent)?;
@@ -209,7 +253,7 @@ impl CcRanks {
         let (first, others) = self.devices.split_at(1);
         let first = &first[0];
         let stream = devices[0].stream();
-        if let Some(staging) = &self.exchange.staging {
+        if let Some(staging) = &self.staging {
             for (device, hooks) in devices[1..].iter().zip(others) {
                 stream.wait(&device.stream().record()?)?;
                 stream.copy(staging, &hooks.parent)?;
@@ -217,14 +261,74 @@ impl CcRanks {
             }
             first.kernels.compress(stream, &first.parent)?;
         }
-        let Exchange {
-            mine, all, changed, ..
-        } = &self.exchange;
+        let local_end = timing
+            .then(|| devices[0].record_timing(stream))
+            .transpose()?;
+        let rounds = match &self.exchange {
+            Exchange::Forests { all } => {
+                collectives.all_gather(&first.parent, all, stream)?;
+                let n = first.parent.len();
+                for r in (0..ranks).filter(|&r| r != self.rank) {
+                    let theirs = all.slice(r * n..(r + 1) * n)?;
+                    first.kernels.merge(stream, 0, &theirs, &first.parent)?;
+                }
+                first.kernels.compress(stream, &first.parent)?;
+                1
+            }
+            Exchange::Labels { mine, all, changed } => {
+                self.label_rounds(collectives, (mine, all, changed))?
+            }
+        };
+        let device_time = timer.stop()?;
+        // Every process takes part in the sum, timed or not (the count of collectives must
+        // not depend on a process's backend).
+        let mine = match (&local_start, &local_end) {
+            (Some(start), Some(end)) => Some(Event::elapsed(start, end)?),
+            _ => None,
+        };
+        let mut words = vec![0u64; ranks];
+        words[self.rank] = mine.map_or(0, |t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
+        let all = collectives.sum(&words)?;
+        let local_times = mine.map(|_| all.into_iter().map(Duration::from_nanos).collect());
+        let elapsed = started.elapsed();
+        let labels = devices[0].download(&first.parent)?;
+        let (components, largest_component) = component_stats(&labels);
+        Ok(CcRanksResult {
+            labels,
+            components,
+            largest_component,
+            stats: CcRanksStats {
+                elapsed,
+                device_time,
+                local_times,
+                rounds,
+                edges_hooked: self.edges_hooked.iter().sum(),
+                edges_per_process: self.edges_hooked.clone(),
+                bytes_between_ranks: rounds
+                    * (ranks * ranks.saturating_sub(1) * 4) as u64
+                    * self.exchange.share_len(first.parent.len()) as u64,
+            },
+        })
+    }
+
+    /// Rounds of label exchange on device 0 (more than two processes) until no process's
+    /// labels moved; how many.
+    fn label_rounds(
+        &self,
+        collectives: &mut dyn RankCollectives,
+        (mine, all, changed): (&Buffer<u32>, &Buffer<u32>, &Buffer<u32>),
+    ) -> Result<u64, CcError> {
+        let first = &self.devices[0];
+        let device = &self.context.devices()[0];
+        let stream = device.stream();
         let own = &self.owned[self.rank];
         let share = mine.slice(..own.len())?;
-        first
-            .kernels
-            .take_slice(stream, (&first.parent, own.start as usize), &share, changed)?;
+        let take = |changed: &Buffer<u32>| {
+            first
+                .kernels
+                .take_slice(stream, (&first.parent, own.start as usize), &share, changed)
+        };
+        take(changed)?;
         let mut rounds = 0u64;
         loop {
             rounds += 1;
@@ -239,114 +343,28 @@ impl CcRanks {
                 }
             }
             first.kernels.compress(stream, &first.parent)?;
-            if ranks <= 2 {
-                // Final after one round (see the module's docs): no check, no host wait.
-                break;
-            }
             stream.fill(changed, 0u32)?;
-            first.kernels.take_slice(
-                stream,
-                (&first.parent, own.start as usize),
-                &share,
-                changed,
-            )?;
-            let moved = devices[0].download(changed)?[0] != 0;
+            take(changed)?;
+            let moved = device.download(changed)?[0] != 0;
             if collectives.sum(&[u64::from(moved)])?[0] == 0 {
-                break;
+                return Ok(rounds);
             }
         }
-        let device_time = timer.stop()?;
-        let elapsed = started.elapsed();
-        let labels = devices[0].download(&first.parent)?;
-        let (components, largest_component) = component_stats(&labels);
-        Ok(CcRanksResult {
-            labels,
-            components,
-            largest_component,
-            stats: CcRanksStats {
-                elapsed,
-                device_time,
-                rounds,
-                edges_hooked: self.edges_hooked,
-                bytes_between_ranks: rounds
-                    * (ranks * ranks.saturating_sub(1) * mine.len() * 4) as u64,
-            },
-        })
     }
 }
 
-/// The edges that the device owning `part` hooks: the arcs of its rows, except that an
-/// arc to a vertex of `owned` (this process's) is hooked only from its higher end (its
-/// reverse is in the other end's rows) unless the graph is directed (`transpose` given),
-/// whose in-arcs from other processes are hooked too. Self-loops are left out.
-fn device_edges(
-    csr: &Csr,
-    transpose: Option<&Csr>,
-    part: Range<u32>,
-    owned: Range<u32>,
-) -> Result<Vec<Edge>, CcError> {
-    let directed = transpose.is_some();
-    let keep_out = |u: u32, v: u32| v != u && (directed || v < u || !owned.contains(&v));
-    let keep_in = |u: u32, w: u32| w != u && !owned.contains(&w);
-    let rows: Vec<Range<u32>> = part
-        .clone()
-        .step_by(ROWS_PER_TASK)
-        .map(|s| s..s.saturating_add(ROWS_PER_TASK as u32).min(part.end))
-        .collect();
-    let count = |block: &Range<u32>| -> usize {
-        block
-            .clone()
-            .map(|u| {
-                let out = csr.neighbors(u).iter().filter(|&&v| keep_out(u, v)).count();
-                let inn = transpose.map_or(0, |t| {
-                    t.neighbors(u).iter().filter(|&&w| keep_in(u, w)).count()
-                });
-                out + inn
-            })
-            .sum()
-    };
-    let counts: Vec<usize> = rows.par_iter().map(count).collect();
-    let total: usize = counts.iter().sum();
-    let mut edges: Vec<Edge> = bytemuck::allocation::try_zeroed_vec(total).map_err(|()| {
-        CcError::Core(Error::OutOfMemory {
-            bytes: total.saturating_mul(std::mem::size_of::<Edge>()),
-            location: "host memory (the edges of this process's rows)".into(),
-            source: None,
-        })
-    })?;
-    let mut slices = Vec::with_capacity(rows.len());
-    let mut rest = edges.as_mut_slice();
-    for &c in &counts {
-        let (head, tail) = rest.split_at_mut(c);
-        slices.push(head);
-        rest = tail;
-    }
-    rows.par_iter().zip(slices).for_each(|(block, out)| {
-        let mut k = 0;
-        for u in block.clone() {
-            let out_arcs = csr.neighbors(u).iter().filter(|&&v| keep_out(u, v));
-            let in_arcs = transpose
-                .map(|t| t.neighbors(u))
-                .unwrap_or_default()
-                .iter()
-                .filter(|&&w| keep_in(u, w));
-            for &v in out_arcs.chain(in_arcs) {
-                out[k] = Edge::new(u, v);
-                k += 1;
-            }
-        }
-    });
-    Ok(edges)
-}
+/// What [`upload`] makes: each device's edges and parent array, and on device 0 the staging
+/// array (several devices) and the exchange's buffers (two processes or fewer: forests, else
+/// labels).
+type Uploaded = (Vec<DeviceHooks>, Option<Buffer<u32>>, Exchange);
 
 /// Uploads each device's edges and allocates the run's arrays.
 fn upload(
     context: &Context,
     edges: Vec<Vec<Edge>>,
     owned: &[Range<u32>],
-) -> Result<(Vec<DeviceHooks>, Exchange), CcError> {
+) -> Result<Uploaded, CcError> {
     let n = owned.last().map_or(0, |r| r.end as usize);
-    let share = owned.iter().map(|r| r.len()).max().unwrap_or(0);
     let mut hooks = Vec::with_capacity(edges.len());
     for (device, edges) in context.devices().iter().zip(edges) {
         hooks.push(DeviceHooks {
@@ -357,23 +375,25 @@ fn upload(
     }
     let device = &context.devices()[0];
     let stream = device.stream();
-    let mine = device.alloc::<u32>(share.max(1))?;
-    stream.fill(&mine, 0u32)?;
-    let all = device.alloc::<u32>(mine.len() * owned.len())?;
-    let changed = device.alloc::<u32>(1)?;
     let staging = if hooks.len() > 1 {
         Some(device.alloc::<u32>(n)?)
     } else {
         None
     };
-    stream.synchronize()?;
-    Ok((
-        hooks,
-        Exchange {
-            staging,
+    let exchange = if owned.len() <= 2 {
+        Exchange::Forests {
+            all: device.alloc::<u32>(n * owned.len())?,
+        }
+    } else {
+        let share = owned.iter().map(|r| r.len()).max().unwrap_or(0);
+        let mine = device.alloc::<u32>(share.max(1))?;
+        stream.fill(&mine, 0u32)?;
+        Exchange::Labels {
+            all: device.alloc::<u32>(mine.len() * owned.len())?,
             mine,
-            all,
-            changed,
-        },
-    ))
+            changed: device.alloc::<u32>(1)?,
+        }
+    };
+    stream.synchronize()?;
+    Ok((hooks, staging, exchange))
 }
