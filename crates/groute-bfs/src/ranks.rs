@@ -105,9 +105,11 @@ impl BfsRanks {
                 context,
                 (rows, partition),
                 (rank, ranks),
-                "a direction-optimizing BFS across processes pulls over in-arcs: give a \
-                 symmetric graph, let every process load the whole graph, or run the worklist \
-                 BFS (--direction push)",
+                Some(
+                    "a direction-optimizing BFS across processes pulls over in-arcs: give a \
+                     symmetric graph, let every process load the whole graph, or run the \
+                     worklist BFS (--direction push)",
+                ),
             )?;
             let arcs = owned_arcs(
                 transpose.as_ref().unwrap_or(rows.csr()),

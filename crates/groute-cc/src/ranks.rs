@@ -35,7 +35,11 @@
 //! Everything here is collective: every process makes its solver and runs it in the same
 //! order, as for [`groute_bfs`'s `BfsRanks`](https://docs.rs/groute-bfs). The checks of the
 //! graph and the partition, and the uploads, are agreed on before any run, so that a process
-//! that cannot take part fails every process's [`CcRanks::new`].
+//! that cannot take part fails every process's [`CcRanks::new`]. In a run, a process that
+//! fails to enqueue its forest, or fails between two collectives, tells the others in the
+//! next sum, and every process returns the error at the same step; an error inside a
+//! collective itself (NCCL, MPI) can leave the others waiting, so a job ends on it (the
+//! example aborts the MPI job).
 
 mod edges;
 
@@ -44,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Context, DeviceTimer, Event};
 use groute_graph::{HeldRows, Partition};
-use groute_worklist::{DeviceParts, RankCollectives, all_ready, sum_with_shape};
+use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
 
 use crate::kernels::Kernels;
 use crate::{CcError, Edge, component_stats};
@@ -133,7 +137,8 @@ pub struct CcRanksResult {
 /// Measurements of a [`CcRanks::run`] (times of this process; counts over every process).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CcRanksStats {
-    /// Host clock from the start of the hooks to the final labels on device 0.
+    /// Host clock from the start of the run (every process has started it) to the labels
+    /// final on device 0, before they are downloaded.
     pub elapsed: Duration,
     /// The same span on the devices (CUDA timing events; max over this process's devices);
     /// `None` on the host backend.
@@ -142,15 +147,16 @@ pub struct CcRanksStats {
     /// being ready for the exchange (its hooks, and with several devices their merge), in
     /// process order: how evenly the hooks are spread; `None` on the host backend.
     pub local_times: Option<Vec<Duration>>,
-    /// Rounds of exchange between the processes: 1 for two processes (their forests); with
-    /// more, rounds of labels, the last one confirming that nothing moved.
+    /// Rounds of exchange between the processes: 1 for one or two processes (their
+    /// forests); with more, rounds of labels, the last one confirming that nothing moved.
     pub rounds: u64,
     /// Edges hooked by every device of every process.
     pub edges_hooked: u64,
     /// Edges hooked by each process's devices, in process order.
     pub edges_per_process: Vec<u64>,
-    /// Bytes of labels that crossed between processes (each process receives every other's
-    /// share once a round).
+    /// Bytes that crossed between processes: each process receives every other's share once
+    /// a round (two processes: the whole parent array; more: the owned labels, every share
+    /// padded to the longest, as the gather moves them).
     pub bytes_between_ranks: u64,
 }
 
@@ -168,12 +174,16 @@ impl CcRanks {
         let (rank, ranks) = (collectives.rank(), collectives.ranks());
         let devices = context.num_devices();
         let n = rows.num_vertices();
+        // Label rounds (more than two processes) hook every arc between processes at both
+        // ends: a directed graph's in-arcs come from its transpose.
         let local = DeviceParts::check_process(
             context,
             (rows, partition),
             (rank, ranks),
-            "connected components across processes need every arc at both ends: give a \
-             symmetric graph, or let every process load the whole graph",
+            (ranks > 2).then_some(
+                "connected components across more than two processes need every arc at both \
+                 ends: give a symmetric graph, or let every process load the whole graph",
+            ),
         );
         let shape = [
             ("devices per process", devices as u64),
@@ -183,6 +193,7 @@ impl CcRanks {
         ];
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
         let (_, transpose) = local?;
+        let directed = transpose.is_some() || !rows.is_symmetric();
         let (_, same_shape) = agreed?;
         // Every process learns of a different shape before it hooks anything.
         let ready = all_ready(collectives, same_shape.is_err(), RUN);
@@ -196,7 +207,7 @@ impl CcRanks {
             .map(|d| {
                 let part = partition.range(rank * devices + d);
                 device_edges(
-                    (rows.csr(), transpose.as_ref()),
+                    (rows.csr(), transpose.as_ref(), directed),
                     part,
                     mine.clone(),
                     ranks > 2,
@@ -236,62 +247,63 @@ impl CcRanks {
         // the gather does not add its lateness to the others' clocks.
         collectives.sum(&[0])?;
         let started = Instant::now();
-        let devices = self.context.devices();
-        for (device, hooks) in devices.iter().zip(&self.devices) {
-            hooks.kernels.init(device.stream(), &hooks.parent)?;
-        }
-        let timer = DeviceTimer::start(&self.context)?;
-        let timing = !devices[0].stream().is_host();
-        let local_start = timing
-            .then(|| devices[0].record_timing(devices[0].stream()))
-            .transpose()?;
-        for (device, hooks) in devices.iter().zip(&self.devices) {
-            let stream = device.stream();
-            hooks.kernels.hook(stream, &hooks.edges, &hooks.parent)?;
-            hooks.kernels.compress(stream, &hooks.parent)?;
-        }
-        let (first, others) = self.devices.split_at(1);
-        let first = &first[0];
-        let stream = devices[0].stream();
-        if let Some(staging) = &self.staging {
-            for (device, hooks) in devices[1..].iter().zip(others) {
-                stream.wait(&device.stream().record()?)?;
-                stream.copy(staging, &hooks.parent)?;
-                first.kernels.merge(stream, 0, staging, &first.parent)?;
-            }
-            first.kernels.compress(stream, &first.parent)?;
-        }
-        let local_end = timing
-            .then(|| devices[0].record_timing(stream))
-            .transpose()?;
+        // Every process has enqueued its forest (or failed to) before any gathers: a process
+        // that failed leaves none of the others waiting in the gather.
+        let local = self.local_forest();
+        let ready = all_ready(collectives, local.is_err(), RUN);
+        let (timer, local_span) = local?;
+        ready?;
+        let first = &self.devices[0];
+        let stream = self.context.devices()[0].stream();
         let rounds = match &self.exchange {
             Exchange::Forests { all } => {
-                collectives.all_gather(&first.parent, all, stream)?;
                 let n = first.parent.len();
-                for r in (0..ranks).filter(|&r| r != self.rank) {
-                    let theirs = all.slice(r * n..(r + 1) * n)?;
-                    first.kernels.merge(stream, 0, &theirs, &first.parent)?;
-                }
-                first.kernels.compress(stream, &first.parent)?;
-                1
+                let merged = collectives
+                    .all_gather(&first.parent, all, stream)
+                    .map_err(CcError::from)
+                    .and_then(|()| {
+                        (0..ranks).filter(|&r| r != self.rank).try_for_each(|r| {
+                            let theirs = all.slice(r * n..(r + 1) * n)?;
+                            first.kernels.merge(stream, 0, &theirs, &first.parent)
+                        })
+                    })
+                    .and_then(|()| first.kernels.compress(stream, &first.parent));
+                // Folded into the last sum below: no collective is left between.
+                merged.map(|()| 1)
             }
             Exchange::Labels { mine, all, changed } => {
-                self.label_rounds(collectives, (mine, all, changed))?
+                Ok(self.label_rounds(collectives, (mine, all, changed))?)
             }
         };
-        let device_time = timer.stop()?;
-        // Every process takes part in the sum, timed or not (the count of collectives must
-        // not depend on a process's backend).
-        let mine = match (&local_start, &local_end) {
-            (Some(start), Some(end)) => Some(Event::elapsed(start, end)?),
-            _ => None,
-        };
-        let mut words = vec![0u64; ranks];
-        words[self.rank] = mine.map_or(0, |t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
-        let all = collectives.sum(&words)?;
-        let local_times = mine.map(|_| all.into_iter().map(Duration::from_nanos).collect());
-        let elapsed = started.elapsed();
-        let labels = devices[0].download(&first.parent)?;
+        let timed = rounds.and_then(|rounds| {
+            let device_time = timer.stop()?;
+            let elapsed = started.elapsed();
+            let local = local_span
+                .map(|(start, end)| Event::elapsed(&start, &end))
+                .transpose()?;
+            let labels = self.context.devices()[0].download(&first.parent)?;
+            Ok((rounds, device_time, elapsed, local, labels))
+        });
+        // Every process takes part in this sum, timed or not, failed or not (the collectives
+        // must not depend on a process's backend or luck), with its labels downloaded (a
+        // device that failed may only tell then): each one's time until its forest was
+        // ready, in its own word, and a last word counting the processes that failed.
+        let mut words = vec![0u64; ranks + 1];
+        if let Ok((_, _, _, Some(t), _)) = &timed {
+            words[self.rank] = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        }
+        words[ranks] = u64::from(timed.is_err());
+        let sums = collectives.sum(&words)?;
+        let (rounds, device_time, elapsed, local, labels) = timed?;
+        if sums[ranks] > 0 {
+            return Err(peers_failed(RUN, sums[ranks], collectives).into());
+        }
+        let local_times = local.map(|_| {
+            sums[..ranks]
+                .iter()
+                .map(|&t| Duration::from_nanos(t))
+                .collect()
+        });
         let (components, largest_component) = component_stats(&labels);
         Ok(CcRanksResult {
             labels,
@@ -311,8 +323,60 @@ impl CcRanks {
         })
     }
 
+    /// Enqueues this process's forest on its devices: every device's hooks and compress,
+    /// the other devices' arrays merged into device 0's, and with label rounds the owned
+    /// labels taken; the run's timer and device 0's span until the forest is ready (CUDA).
+    fn local_forest(&self) -> Result<(DeviceTimer, Option<(Event, Event)>), CcError> {
+        let devices = self.context.devices();
+        for (device, hooks) in devices.iter().zip(&self.devices) {
+            hooks.kernels.init(device.stream(), &hooks.parent)?;
+        }
+        let timer = DeviceTimer::start(&self.context)?;
+        let stream = devices[0].stream();
+        let timing = !stream.is_host();
+        let local_start = timing
+            .then(|| devices[0].record_timing(stream))
+            .transpose()?;
+        for (device, hooks) in devices.iter().zip(&self.devices) {
+            hooks
+                .kernels
+                .hook(device.stream(), &hooks.edges, &hooks.parent)?;
+            hooks.kernels.compress(device.stream(), &hooks.parent)?;
+        }
+        let (first, others) = self.devices.split_at(1);
+        let first = &first[0];
+        if let Some(staging) = &self.staging {
+            for (device, hooks) in devices[1..].iter().zip(others) {
+                stream.wait(&device.stream().record()?)?;
+                stream.copy(staging, &hooks.parent)?;
+                first.kernels.merge(stream, 0, staging, &first.parent)?;
+            }
+            first.kernels.compress(stream, &first.parent)?;
+        }
+        let local_end = timing
+            .then(|| devices[0].record_timing(stream))
+            .transpose()?;
+        if let Exchange::Labels { mine, changed, .. } = &self.exchange {
+            self.take_own_labels(mine, changed)?;
+        }
+        Ok((timer, local_start.zip(local_end)))
+    }
+
+    /// Enqueues the take of this process's owned labels into `mine` on device 0, setting
+    /// `changed` when one moved.
+    fn take_own_labels(&self, mine: &Buffer<u32>, changed: &Buffer<u32>) -> Result<(), CcError> {
+        let first = &self.devices[0];
+        let own = &self.owned[self.rank];
+        let share = mine.slice(..own.len())?;
+        let stream = self.context.devices()[0].stream();
+        first
+            .kernels
+            .take_slice(stream, (&first.parent, own.start as usize), &share, changed)
+    }
+
     /// Rounds of label exchange on device 0 (more than two processes) until no process's
-    /// labels moved; how many.
+    /// labels moved: how many. Each round's sum carries whether any process failed, so that
+    /// all stop on the same round.
     fn label_rounds(
         &self,
         collectives: &mut dyn RankCollectives,
@@ -321,32 +385,39 @@ impl CcRanks {
         let first = &self.devices[0];
         let device = &self.context.devices()[0];
         let stream = device.stream();
-        let own = &self.owned[self.rank];
-        let share = mine.slice(..own.len())?;
-        let take = |changed: &Buffer<u32>| {
-            first
-                .kernels
-                .take_slice(stream, (&first.parent, own.start as usize), &share, changed)
-        };
-        take(changed)?;
         let mut rounds = 0u64;
         loop {
             rounds += 1;
-            collectives.all_gather(mine, all, stream)?;
-            for (r, range) in self.owned.iter().enumerate() {
-                if r != self.rank && !range.is_empty() {
-                    let at = r * mine.len();
-                    let theirs = all.slice(at..at + range.len())?;
-                    first
-                        .kernels
-                        .merge(stream, range.start as usize, &theirs, &first.parent)?;
+            let gathered = collectives.all_gather(mine, all, stream);
+            let step = (|| -> Result<bool, CcError> {
+                gathered?;
+                for (r, range) in self.owned.iter().enumerate() {
+                    if r != self.rank && !range.is_empty() {
+                        let at = r * mine.len();
+                        let theirs = all.slice(at..at + range.len())?;
+                        first.kernels.merge(
+                            stream,
+                            range.start as usize,
+                            &theirs,
+                            &first.parent,
+                        )?;
+                    }
                 }
+                first.kernels.compress(stream, &first.parent)?;
+                stream.fill(changed, 0u32)?;
+                self.take_own_labels(mine, changed)?;
+                Ok(device.download(changed)?[0] != 0)
+            })();
+            let words = [
+                u64::from(step.as_ref().is_ok_and(|&moved| moved)),
+                u64::from(step.is_err()),
+            ];
+            let sums = collectives.sum(&words)?;
+            step?;
+            if sums[1] > 0 {
+                return Err(peers_failed(RUN, sums[1], collectives).into());
             }
-            first.kernels.compress(stream, &first.parent)?;
-            stream.fill(changed, 0u32)?;
-            take(changed)?;
-            let moved = device.download(changed)?[0] != 0;
-            if collectives.sum(&[u64::from(moved)])?[0] == 0 {
+            if sums[0] == 0 {
                 return Ok(rounds);
             }
         }

@@ -71,17 +71,26 @@ impl<'c, C: RankComm> CommCollectives<'c, C> {
         all: &Buffer<u32>,
         stream: &Stream,
     ) -> Result<()> {
-        stream.synchronize()?;
         let (rank, ranks) = (self.comm.rank(), self.comm.size());
-        // SAFETY: the stream, the only writer of the buffers, is idle.
-        let words = unsafe { mine.host_to_vec() }.ok_or_else(not_host)?;
-        let per_rank = words.len().div_ceil(2);
+        // This process's words; a failure of its own (its stream) still takes part in the
+        // reduction, with zeros, so that the others are not left waiting in it.
+        let words = stream
+            .synchronize()
+            .map_err(DistError::from)
+            .and_then(|()| {
+                // SAFETY: the stream, the only writer of the buffers, is idle.
+                unsafe { mine.host_to_vec() }.ok_or_else(not_host)
+            });
+        let per_rank = mine.len().div_ceil(2);
         let mut slots = vec![0u64; per_rank * ranks];
-        for (slot, pair) in slots[rank * per_rank..].iter_mut().zip(words.chunks(2)) {
-            let high = pair.get(1).copied().unwrap_or(0);
-            *slot = u64::from(pair[0]) | (u64::from(high) << 32);
+        if let Ok(words) = &words {
+            for (slot, pair) in slots[rank * per_rank..].iter_mut().zip(words.chunks(2)) {
+                let high = pair.get(1).copied().unwrap_or(0);
+                *slot = u64::from(pair[0]) | (u64::from(high) << 32);
+            }
         }
         let summed = self.comm.all_reduce(&slots, Reduction::Sum)?;
+        let words = words?;
         // SAFETY: as above; nothing else views `all` while this writes it.
         let out = unsafe { all.as_host_slice_mut() }.ok_or_else(not_host)?;
         for (r, gathered) in out.chunks_mut(words.len().max(1)).enumerate().take(ranks) {

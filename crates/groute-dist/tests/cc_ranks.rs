@@ -3,8 +3,9 @@
 //! 1 or 2 devices, over generated and random graphs and uneven partitions, every rank's
 //! labels equal the sequential reference (union-find) on every run of one solver; ranks
 //! holding only their rows of a cache give the same; a directed graph is labelled weakly
-//! where every rank holds it whole and refused, naming the fix, where ranks hold only their
-//! rows; ranks given different graphs are refused on every rank.
+//! where every rank holds it whole or two ranks hold their rows, and refused, naming the fix,
+//! where more ranks hold only their rows; ranks given different graphs are refused on every
+//! rank.
 
 use groute_cc::{CcRanks, CcRanksResult, cc_reference};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
@@ -130,11 +131,12 @@ fn ranks_holding_only_their_rows_match_the_reference() {
 }
 
 #[test]
-fn a_directed_graph_is_labelled_weakly_only_where_it_is_whole() {
+fn a_directed_graph_is_labelled_weakly_and_refused_only_where_more_ranks_need_its_in_arcs() {
     let csr = support::random_graph(600, 700, 4, false);
     let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
     let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (2, 2), 1);
     check_runs(&csr, outs, "directed, whole");
+    // Two ranks hook every arc at its tail: their own rows suffice.
     let outs = run_ranks(
         |r| {
             let held = partition.range_of_parts(r * 2..(r + 1) * 2);
@@ -142,6 +144,15 @@ fn a_directed_graph_is_labelled_weakly_only_where_it_is_whole() {
         },
         &partition,
         (2, 2),
+        1,
+    );
+    check_runs(&csr, outs, "directed, own rows, 2 ranks");
+    // More ranks hook the arcs between them at both ends: the in-arcs are missing.
+    let thirds = partition_at_cuts(600, 3, &[150, 400]);
+    let outs = run_ranks(
+        |r| HeldRows::some(&csr, thirds.range(r), false).expect("rows"),
+        &thirds,
+        (3, 1),
         1,
     );
     for (r, out) in outs.into_iter().enumerate() {
@@ -192,5 +203,52 @@ proptest! {
         let partition = partition_at_cuts(n as usize, parts, &cuts);
         let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), 1);
         check_runs(&csr, outs, &format!("n {n} {ranks}x{devices} cuts {cuts:?}"));
+    }
+}
+
+/// A device that crashes (rank 1's device 0, after `after_ops` of its stream operations:
+/// while the solver is made, or in one of its runs) ends the solver or the run with an error
+/// on every rank (or, past the ops of the runs, never fires), none left waiting in a
+/// collective: two ranks (one gather of forests) and three (label rounds).
+#[test]
+fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
+    let g = generate(
+        &"kron:scale=9,ef=8,sym,seed=2".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    for ranks in [2, 3] {
+        let mut crashed = 0;
+        let partition = block_partition_of_offsets(g.csr.offsets(), ranks).expect("partition");
+        for after_ops in [1, 4, 8, 12, 16, 20, 30, 40] {
+            let outs = on_every_rank(LocalRanks::new(ranks, None), |mut comm| {
+                let rank = comm.rank();
+                let mut faults = groute_core::FaultPlan::new();
+                if rank == 1 {
+                    faults = faults.panic_device(0, after_ops);
+                }
+                let ctx = groute_core::Context::builder()
+                    .devices(1)
+                    .backend(groute_core::BackendChoice::Host)
+                    .faults(faults)
+                    .build()
+                    .expect("host backend");
+                let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+                let rows = HeldRows::whole(&g.csr);
+                CcRanks::new(&ctx, (&rows, &partition), &mut collectives)
+                    .and_then(|mut solver| {
+                        (0..3).try_for_each(|_| solver.run(&mut collectives).map(|_| ()))
+                    })
+                    .map_err(|e| e.to_string())
+            });
+            // A fault past the ops of 3 runs never fires: then every rank succeeds.
+            let failed = outs.iter().filter(|o| o.is_err()).count();
+            assert!(
+                failed == 0 || failed == ranks,
+                "{ranks} ranks, after {after_ops} ops: {outs:?}"
+            );
+            crashed += usize::from(failed > 0);
+        }
+        assert!(crashed >= 5, "{ranks} ranks: {crashed} of the faults fired");
     }
 }

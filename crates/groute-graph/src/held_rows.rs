@@ -96,6 +96,12 @@ impl<'a> HeldRows<'a> {
         self.holds(&(0..self.csr.num_vertices() as u32))
     }
 
+    /// Whether the graph is symmetric: as given for some rows, found from the arcs (one pass,
+    /// no transpose) for the whole graph.
+    pub fn is_symmetric(&self) -> bool {
+        self.symmetric.unwrap_or_else(|| self.csr.is_symmetric())
+    }
+
     /// The in-arcs of the held rows' vertices: the rows themselves on a symmetric graph, the
     /// transpose where the whole graph is held and is not symmetric (built here), else
     /// unavailable.

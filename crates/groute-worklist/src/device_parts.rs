@@ -75,15 +75,16 @@ impl DeviceParts {
 
     /// [`DeviceParts::check`] for process `rank` of `ranks` (its devices hold parts
     /// `rank * devices..`) of a run spanning processes that holds one part per device of
-    /// every process, and the in-arcs of the held rows that such a run pulls over or hooks at
-    /// both ends: `None` where the graph is symmetric (the rows' own arcs), its transpose
-    /// where the process holds the whole of a directed graph. A process holding only its rows
-    /// of a directed graph is an error naming `fix` (what the run needs and the ways out).
+    /// every process. Where the run needs the in-arcs of the held rows (`in_arcs_fix` given:
+    /// it pulls over them, or hooks every arc at both ends), also those: `None` where the
+    /// graph is symmetric (the rows' own arcs), its transpose where the process holds the
+    /// whole of a directed graph; a process holding only its rows of a directed graph is an
+    /// error naming `in_arcs_fix` (what the run needs and the ways out).
     pub fn check_process(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
         (rank, ranks): (usize, usize),
-        fix: &str,
+        in_arcs_fix: Option<&str>,
     ) -> Result<(Self, Option<Csr>), Error> {
         let devices = context.num_devices();
         let parts = Self::check(context, rows, partition, rank * devices)?;
@@ -94,6 +95,9 @@ impl DeviceParts {
                 format!("one part per device of every process: {ranks} x {devices}"),
             ));
         }
+        let Some(fix) = in_arcs_fix else {
+            return Ok((parts, None));
+        };
         let in_arcs = match rows.in_arcs() {
             InArcs::OwnRows => None,
             InArcs::Transpose(t) => Some(t),

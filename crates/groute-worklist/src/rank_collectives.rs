@@ -30,6 +30,9 @@ pub trait RankCollectives {
     /// order: enqueued on `stream` (a stream of the device holding both buffers, this
     /// process's device 0) after the work enqueued there before, and complete for the work
     /// enqueued after. `all` holds `ranks() * mine.len()` words; every process gives as many.
+    /// A process whose own part fails before the exchange (its stream) still takes part
+    /// where the transport allows (the host path gives zeros) and returns the error; the
+    /// caller tells the others in its next sum.
     fn all_gather(
         &mut self,
         mine: &Buffer<u32>,

@@ -14,18 +14,17 @@ const ROWS_PER_TASK: usize = 1 << 14;
 
 /// The edges that the device owning `part` hooks: the arcs of its rows, each edge of a
 /// symmetric graph from one end only ([`hooks_from`]; its reverse is in the
-/// other end's rows), every arc of a directed graph (`transpose` given). With
+/// other end's rows), every arc of a `directed` graph, at its tail. With
 /// `both_ends` (label rounds), an arc to a vertex outside `owned` (this process's) is
 /// hooked at both ends: from a symmetric graph's rows whatever its direction, from a
 /// directed graph's transpose as the in-arcs of the owned vertices. Self-loops are left
 /// out.
 pub(super) fn device_edges(
-    (csr, transpose): (&Csr, Option<&Csr>),
+    (csr, transpose, directed): (&Csr, Option<&Csr>, bool),
     part: Range<u32>,
     owned: Range<u32>,
     both_ends: bool,
 ) -> Result<Vec<Edge>, CcError> {
-    let directed = transpose.is_some();
     let transpose = transpose.filter(|_| both_ends);
     let keep_out = |u: u32, v: u32| {
         v != u && (directed || hooks_from(u, v) || (both_ends && !owned.contains(&v)))
