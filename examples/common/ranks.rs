@@ -87,12 +87,43 @@ pub fn run_on<D: ShareSolver>(
     job: RankJob<'_, ShareValue<D>>,
     algorithm: D::Algorithm,
 ) -> Result<(), AnyError> {
+    on_mpi(|comm| run_ranks::<D>(comm, job, algorithm))
+}
+
+/// Starts MPI and runs `body` on this rank; any error ends the whole job (`MPI_Abort`: the
+/// other ranks may be waiting for this one in a collective).
+#[cfg(feature = "mpi")]
+pub(super) fn on_mpi(
+    body: impl FnOnce(&mut groute::dist::MpiComm) -> Result<(), AnyError>,
+) -> Result<(), AnyError> {
     let mut comm = groute::dist::MpiComm::init()?;
-    match run_ranks::<D>(&mut comm, job, algorithm) {
+    match body(&mut comm) {
         Ok(()) => Ok(()),
         Err(e) => {
             super::report_error(&*e);
             comm.abort(1)
+        }
+    }
+}
+
+/// `measure` with the collectives of `comm` on `ctx`'s devices (an NCCL communicator of
+/// every rank's device 0 on CUDA). An error while they hold the communicator ends the job
+/// here: freeing it could wait for the other ranks, which may be waiting in a collective for
+/// this one.
+#[cfg(feature = "mpi")]
+pub(super) fn with_collectives<V>(
+    comm: &mut groute::dist::MpiComm,
+    ctx: &groute::core::Context,
+    measure: impl FnOnce(
+        &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    ) -> Result<RankOutcome<V>, AnyError>,
+) -> Result<RankOutcome<V>, AnyError> {
+    let mut collectives = groute::dist::CommCollectives::new(comm, ctx)?;
+    match measure(&mut collectives) {
+        Ok(outcome) => Ok(outcome),
+        Err(e) => {
+            super::report_error(&*e);
+            collectives.comm().abort(1)
         }
     }
 }

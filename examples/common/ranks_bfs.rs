@@ -19,14 +19,7 @@ pub fn run(
 ) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        let mut comm = groute::dist::MpiComm::init()?;
-        match run_ranks(&mut comm, job, direction, (rule, trace)) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                super::report_error(&*e);
-                comm.abort(1)
-            }
-        }
+        super::ranks::on_mpi(|comm| run_ranks(comm, job, direction, (rule, trace)))
     }
     #[cfg(not(feature = "mpi"))]
     {
@@ -46,7 +39,7 @@ fn run_ranks(
     use groute::dist::CommCollectives;
     use groute::worklist::traversal::MinTraversalSolver;
 
-    use super::ranks::{rank_context, report_rank_run};
+    use super::ranks::{rank_context, report_rank_run, with_collectives};
 
     let ctx = rank_context(comm, job.run)?;
     // The decision needs only sums: no NCCL communicator for the worklist path.
@@ -59,29 +52,18 @@ fn run_ranks(
         symmetric,
         &mut CommCollectives::sums_only(comm),
     )?;
-    // The collectives borrow `comm` until the runs are measured. An error while they hold
-    // the NCCL communicator ends the job here: freeing the communicator could wait for the
-    // other ranks, which may be waiting in a collective for this one.
-    let outcome = if chosen {
-        let mut collectives = CommCollectives::new(comm, &ctx)?;
-        match measure(&mut collectives, &ctx, &job, (rule, trace)) {
-            Ok(outcome) => Some(outcome),
-            Err(e) => {
-                super::report_error(&*e);
-                collectives.comm().abort(1)
-            }
-        }
+    if chosen {
+        let outcome = with_collectives(comm, &ctx, |collectives| {
+            measure(collectives, &ctx, &job, (rule, trace))
+        })?;
+        report_rank_run(comm, &ctx, &job, outcome)
     } else {
-        None
-    };
-    match outcome {
-        Some(outcome) => report_rank_run(comm, &ctx, &job, outcome),
-        None => super::ranks::run_worklist::<MinTraversalSolver<groute::bfs::Bfs>>(
+        super::ranks::run_worklist::<MinTraversalSolver<groute::bfs::Bfs>>(
             comm,
             &ctx,
             job,
             groute::bfs::Bfs,
-        ),
+        )
     }
 }
 
@@ -113,13 +95,7 @@ fn measure(
         |r| (r.stats.elapsed, r.stats.device_time),
     )?;
     drop(solver);
-    let super::timing::TimedRuns {
-        last,
-        run_ms,
-        device_ms,
-        full_run_ms,
-    } = runs;
-    let s = &last.stats;
+    let s = runs.last.stats.clone();
     let do_trace = s.do_trace.as_ref().map(super::do_trace::trace_json);
     if rank == 0
         && !job.run.json_on_stdout()
@@ -160,12 +136,7 @@ fn measure(
              gathered per level",
             s.rounds, s.pull_levels
         ),
-        runs: super::timing::TimedRuns {
-            // Every rank holds every level; rank 0 reports them.
-            last: if rank == 0 { last.levels } else { Vec::new() },
-            run_ms,
-            device_ms,
-            full_run_ms,
-        },
+        // Every rank holds every level; rank 0 reports them.
+        runs: runs.map_last(|last| if rank == 0 { last.levels } else { Vec::new() }),
     })
 }

@@ -12,14 +12,7 @@ use super::ranks::RankJob;
 pub fn run(job: RankJob<'_, u32>) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        let mut comm = groute::dist::MpiComm::init()?;
-        match run_ranks(&mut comm, job) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                super::report_error(&*e);
-                comm.abort(1)
-            }
-        }
+        super::ranks::on_mpi(|comm| run_ranks(comm, job))
     }
     #[cfg(not(feature = "mpi"))]
     {
@@ -30,24 +23,10 @@ pub fn run(job: RankJob<'_, u32>) -> Result<(), AnyError> {
 
 #[cfg(feature = "mpi")]
 fn run_ranks(comm: &mut groute::dist::MpiComm, job: RankJob<'_, u32>) -> Result<(), AnyError> {
-    use groute::dist::CommCollectives;
-
-    use super::ranks::{rank_context, report_rank_run};
+    use super::ranks::{rank_context, report_rank_run, with_collectives};
 
     let ctx = rank_context(comm, job.run)?;
-    // An error while the collectives hold the NCCL communicator ends the job here: freeing
-    // the communicator could wait for the other ranks, which may be waiting in a collective
-    // for this one.
-    let outcome = {
-        let mut collectives = CommCollectives::new(comm, &ctx)?;
-        match measure(&mut collectives, &ctx, &job) {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                super::report_error(&*e);
-                collectives.comm().abort(1)
-            }
-        }
-    };
+    let outcome = with_collectives(comm, &ctx, |collectives| measure(collectives, &ctx, &job))?;
     report_rank_run(comm, &ctx, &job, outcome)
 }
 
@@ -75,13 +54,7 @@ fn measure(
         |r| (r.stats.elapsed, r.stats.device_time),
     )?;
     drop(solver);
-    let super::timing::TimedRuns {
-        last,
-        run_ms,
-        device_ms,
-        full_run_ms,
-    } = runs;
-    let s = &last.stats;
+    let s = runs.last.stats.clone();
     Ok(super::ranks::RankOutcome {
         stage_ms,
         mode: super::execution::mode_of(false),
@@ -127,12 +100,7 @@ fn measure(
                     .collect::<Vec<_>>()
             ))
         ),
-        runs: super::timing::TimedRuns {
-            // Every rank holds every label; rank 0 reports them.
-            last: if rank == 0 { last.labels } else { Vec::new() },
-            run_ms,
-            device_ms,
-            full_run_ms,
-        },
+        // Every rank holds every label; rank 0 reports them.
+        runs: runs.map_last(|last| if rank == 0 { last.labels } else { Vec::new() }),
     })
 }

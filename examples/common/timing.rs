@@ -19,6 +19,16 @@ pub struct TimedRuns<R> {
 }
 
 impl<R> TimedRuns<R> {
+    /// The same runs with `f` of the last run's result.
+    pub fn map_last<T>(self, f: impl FnOnce(R) -> T) -> TimedRuns<T> {
+        TimedRuns {
+            last: f(self.last),
+            run_ms: self.run_ms,
+            device_ms: self.device_ms,
+            full_run_ms: self.full_run_ms,
+        }
+    }
+
     /// The median of the solver's clock, ms.
     pub fn median_ms(&self) -> f64 {
         Spread::of(&self.run_ms).map_or(0.0, |s| s.median)

@@ -167,16 +167,7 @@ fn a_directed_graph_pulls_over_its_transpose_only_where_it_is_whole() {
         &[0],
         pull_early,
     );
-    for (r, out) in outs.into_iter().enumerate() {
-        let e = out.expect_err("refused");
-        if r == 0 {
-            // Every rank refuses alike; the message names the fix.
-            assert!(
-                e.contains("symmetric graph") && e.contains("--direction push"),
-                "{e}"
-            );
-        }
-    }
+    support::expect_refused_on_every_rank(outs, &["symmetric graph", "--direction push"]);
 }
 
 #[test]

@@ -68,11 +68,7 @@ impl Job {
         devices: usize,
         source: u32,
     ) -> Result<Vec<u32>, Box<dyn std::error::Error>> {
-        let ctx = Context::builder()
-            .devices(devices)
-            .backend(BackendChoice::Host)
-            .jitter(Some(Jitter::seeded(self.rank() as u64 + 11)))
-            .build()?;
+        let ctx = support::host_context(devices, Some(self.rank() as u64 + 11));
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
         let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
         let rows = HeldRows::whole(csr);
@@ -90,11 +86,7 @@ impl Job {
         csr: &Csr,
         devices: usize,
     ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
-        let ctx = Context::builder()
-            .devices(devices)
-            .backend(BackendChoice::Host)
-            .jitter(Some(Jitter::seeded(self.rank() as u64 + 17)))
-            .build()?;
+        let ctx = support::host_context(devices, Some(self.rank() as u64 + 17));
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
         let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
         let rows = HeldRows::whole(csr);

@@ -44,6 +44,17 @@ fn generated(spec: &str) -> Csr {
     generate(&spec, &NoProgress).expect("generate").csr
 }
 
+/// This rank's `devices` CUDA devices, device 0 on GPU `local rank`: the ranks' device 0s
+/// form one NCCL communicator, which refuses two members on one GPU (unless each rank has its
+/// own NCCL_HOSTID).
+fn rank_devices(devices: usize) -> Result<Context, groute_core::Error> {
+    Context::builder()
+        .devices(devices)
+        .backend(BackendChoice::Cuda)
+        .first_physical_device(launched_local_rank().unwrap_or(0))
+        .build()
+}
+
 /// Rank 0's values of each run of one solver, and the restarts of the last run.
 type Runs<V> = (Vec<Vec<V>>, u64);
 
@@ -94,13 +105,7 @@ impl Job {
         source: u32,
         rule: SwitchRule,
     ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
-        // Device 0 of rank r on GPU r: the ranks' device 0s form one NCCL communicator,
-        // which refuses two members on one GPU (unless each rank has its own NCCL_HOSTID).
-        let ctx = Context::builder()
-            .devices(devices)
-            .backend(BackendChoice::Cuda)
-            .first_physical_device(launched_local_rank().unwrap_or(0))
-            .build()?;
+        let ctx = rank_devices(devices)?;
         let part: Partition = block_partition(csr, self.size() * devices)?;
         let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
         let rows = HeldRows::whole(csr);
@@ -118,11 +123,7 @@ impl Job {
     fn expect_hooks(&mut self, label: String, csr: &Csr, devices: usize) {
         let expected = cc_reference(csr);
         let runs = (|| -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
-            let ctx = Context::builder()
-                .devices(devices)
-                .backend(BackendChoice::Cuda)
-                .first_physical_device(launched_local_rank().unwrap_or(0))
-                .build()?;
+            let ctx = rank_devices(devices)?;
             let part: Partition = block_partition(csr, self.size() * devices)?;
             let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
             let rows = HeldRows::whole(csr);

@@ -143,3 +143,17 @@ pub fn refusals_of_different_graphs(
         )
     })
 }
+
+/// Checks that every rank's `outs` is an error, and that rank 0's message names every one of
+/// `fix` (every rank refuses alike; the message names the fix).
+pub fn expect_refused_on_every_rank<T: std::fmt::Debug>(
+    outs: Vec<Result<T, String>>,
+    fix: &[&str],
+) {
+    for (r, out) in outs.into_iter().enumerate() {
+        let e = out.expect_err("refused");
+        if r == 0 {
+            assert!(fix.iter().all(|f| e.contains(f)), "{e}");
+        }
+    }
+}
