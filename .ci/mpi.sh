@@ -20,7 +20,7 @@ examples="${CARGO_TARGET_DIR:-target}/debug/examples"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Caches: ranks other than 0 load only their parts' rows of them (a directed graph's too, but
-# CC, which needs arcs both ways, loads a directed cache whole).
+# CC and PageRank, which need arcs both ways, load a directed cache whole).
 "$examples/graphinfo" --gen kron:scale=10,ef=8,sym --write "$out/kron.grc" >/dev/null
 "$examples/graphinfo" --gen random:n=3000,m=20000,seed=3,weights=1..50:2 \
   --write "$out/random.grc" >/dev/null
@@ -53,6 +53,10 @@ grep -q 'direction-optimizing BFS over 3 MPI ranks' "$out/report.json"
 # CC across the ranks is hook and compress with rounds of label exchange.
 timeout 300 mpirun -np 3 "$examples/cc" --graph "$out/kron.grc" --devices 2 --json "$out/report.json" >/dev/null
 grep -q "hook and compress over 3 MPI ranks" "$out/report.json"
+# PageRank across the ranks is synchronous pull sweeps, the shares gathered each round.
+timeout 300 mpirun -np 3 "$examples/pagerank" --graph "$out/random.grc" --devices 2 \
+  --json "$out/report.json" >/dev/null
+grep -q "synchronous pull sweeps over 3 MPI ranks" "$out/report.json"
 # The worklist's host executor counts its traffic: the report's comm has every counter.
 timeout 300 mpirun -np 3 "$examples/bfs" --graph "$out/kron.grc" --direction push \
   --json "$out/report.json" >/dev/null

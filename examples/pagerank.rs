@@ -198,14 +198,12 @@ fn external_ids(graph: &Graph) -> Vec<u64> {
     ext
 }
 
-/// Under mpirun: residual-push PageRank over every rank's devices; rank 0 validates against
-/// the reference (L1, within the bound of the residual left) and writes `--output`.
-fn over_ranks(
-    cli: &Cli,
-    ranks: usize,
-    worklist: groute::worklist::WorklistOptions,
-) -> Result<(), AnyError> {
-    let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::OwnRows)?;
+/// Under mpirun: synchronous pull sweeps over every rank's devices, the ranks' shares
+/// gathered each round (`groute::pagerank::PageRankRanks`; a directed graph is loaded whole
+/// on every rank, for its in-arcs); rank 0 validates against the reference (L1, within the
+/// a-priori bound) and writes `--output`.
+fn over_ranks(cli: &Cli, ranks: usize) -> Result<(), AnyError> {
+    let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::BothWays)?;
     let graph_report = GraphReport::of(&held.graph);
     let graph = &held.graph;
     let (alpha, epsilon) = (cli.alpha, cli.epsilon);
@@ -235,11 +233,7 @@ fn over_ranks(
         graph: &held,
         graph_report,
         sources: Vec::new(),
-        // Packets as one process sizes them: smaller ones carry fewer merged updates each.
-        options: groute::worklist::WorklistOptions {
-            prio_delta: None,
-            ..worklist
-        },
+        options: groute::worklist::WorklistOptions::default(),
         validate: validate.then(|| Box::new(check) as Box<dyn Fn(&[f32]) -> Result<(), String>>),
         write: Box::new(move |path: &std::path::Path, values: &[f32]| {
             let file =
@@ -263,10 +257,7 @@ fn over_ranks(
             })
         }),
     };
-    common::ranks::run_on::<groute::pagerank::PageRankShare>(
-        job,
-        groute::pagerank::PageRank { alpha, epsilon },
-    )
+    common::ranks_pagerank::run(job, groute::pagerank::PageRank { alpha, epsilon })
 }
 
 fn run() -> Result<(), AnyError> {
@@ -299,12 +290,19 @@ fn run() -> Result<(), AnyError> {
             return Err(
                 "--driver, --execution device-driven, --sweep, --sweep-divisor, \
                         --lazy-receive and the fused settings tune one process's run; across \
-                        MPI ranks PageRank takes the default tuning (host-driven rounds on \
-                        CUDA devices): leave them out"
+                        MPI ranks PageRank runs synchronous pull sweeps: leave them out"
                     .into(),
             );
         }
-        return over_ranks(&cli, ranks, options.worklist);
+        if cli.wl_capacity.is_some() || cli.send_capacity.is_some() || cli.packet_size.is_some() {
+            return Err(
+                "--wl-capacity, --send-capacity and --packet-size size one process's \
+                        worklist; across MPI ranks PageRank runs synchronous pull sweeps, \
+                        which need none: leave them out"
+                    .into(),
+            );
+        }
+        return over_ranks(&cli, ranks);
     }
     let ctx = cli.run.context()?;
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;

@@ -76,7 +76,11 @@ def record(step, report, check):
         "max_ms": timed.get("max"),
         "repeats": timed.get("repeats"),
         "timer": "device events" if times.get("device_ms") else "host clock",
-        "comm_bytes": (report.get("comm") or {}).get("bytes"),
+        # The bytes between ranks: the report's comm (the ring's items), or for an executor
+        # that gathers values across the ranks instead, its own count in the detail.
+        "comm_bytes": (report.get("comm") or {}).get("bytes",
+                                                      (execution.get("detail") or {})
+                                                      .get("bytes_between_ranks")),
         "device_peak_bytes": max(peaks) if peaks else None,
         "limit_bytes": limits[0] if limits else None,
         "check": check,

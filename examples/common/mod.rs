@@ -16,6 +16,7 @@ pub mod rank_graph;
 pub mod ranks;
 pub mod ranks_bfs;
 pub mod ranks_cc;
+pub mod ranks_pagerank;
 pub mod report;
 pub mod run_args;
 pub mod source;

@@ -78,9 +78,10 @@ impl RankGraph {
 /// What a rank needs of the graph besides its rows' out-arcs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needs {
-    /// Out-arcs of its rows only (BFS, SSSP, PageRank).
+    /// Out-arcs of its rows only (BFS, SSSP).
     OwnRows,
-    /// Arcs both ways: a directed graph is loaded whole on every rank to symmetrize it (CC).
+    /// Arcs both ways: a directed graph is loaded whole on every rank, to symmetrize it (CC)
+    /// or for the in-arcs of its rows (PageRank).
     BothWays,
 }
 

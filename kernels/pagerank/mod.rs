@@ -5,7 +5,8 @@ kernel_sources! {
     "pagerank":
 
     /// `pagerank/pagerank.cu`: residual-push PageRank (sweep, expand, hub push, pack,
-    /// split-receive, and the pull sweep's take and gather passes); launched by
+    /// split-receive, the pull sweep's take and gather passes, and the boundary exchange's
+    /// pack and unpack); launched by
     /// `groute-pagerank`.
     pub const PAGERANK = "pagerank.cu";
 

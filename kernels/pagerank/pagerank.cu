@@ -51,6 +51,12 @@
 //   sweep. In-lists of at least PULL_HUB_DEGREE arcs (hubs, listed with their tiles at
 //   upload) are summed before the gather by pagerank_pull_hub_tiles over the whole grid.
 //
+// pagerank_pack_words, pagerank_unpack_words: the boundary exchange of PageRank across
+//   processes (crates/groute-pagerank/src/ranks.rs): pack copies the shares of a process's
+//   boundary vertices (those with arcs to other processes) into its send buffer, dst[i] =
+//   src[index[i]]; unpack stores another process's received shares at its boundary vertices,
+//   dst[index[i]] = src[i]; i < count, grid-stride.
+//
 // Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda/launch.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
 // (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), 10 the worklist end a
@@ -209,4 +215,22 @@ extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 unsigned long long hub_degree) {
     pull_gather_grid(ops, in_offsets, in_sources, share, wl, hubs, hub_count, hub_sum,
                      hub_degree);
+}
+
+// The boundary exchange's pack: dst[i] = src[index[i]] for i < count.
+extern "C" __global__ void pagerank_pack_words(const unsigned int* index, unsigned int count,
+                                               const unsigned int* src, unsigned int* dst) {
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += gridDim.x * blockDim.x) {
+        dst[i] = src[index[i]];
+    }
+}
+
+// The boundary exchange's unpack: dst[index[i]] = src[i] for i < count.
+extern "C" __global__ void pagerank_unpack_words(const unsigned int* index, unsigned int count,
+                                                 const unsigned int* src, unsigned int* dst) {
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += gridDim.x * blockDim.x) {
+        dst[index[i]] = src[i];
+    }
 }

@@ -11,11 +11,15 @@
 //! same level. Every process ends with every vertex's level.
 //!
 //! Everything here is collective: every process makes its solver and runs it from the same
-//! source in the same order. An error on one process (a device fault, an allocation that
-//! fails) can leave the others waiting in a collective, so a job ends on it (the example
-//! aborts the MPI job); the checks of the graph and the partition, and the uploads, are
-//! agreed on before any run, so a process that cannot take part fails every process's
-//! [`BfsRanks::new`].
+//! source in the same order. The checks of the graph and the partition, and the uploads,
+//! are agreed on before any run, so a process that cannot take part fails every process's
+//! [`BfsRanks::new`]. In a run, a process that fails (its reset, a level's step or exchange
+//! on any of its devices, the levels' read-back) still takes part in the collectives it has
+//! not reached, telling the others in the next sum (the reset's, the level's, or the one
+//! after the read-back), and every process returns an error at the same step. An error
+//! inside a collective itself (NCCL, MPI), or a fault of a CUDA device (its stream stops, so
+//! its part of the next NCCL gather never runs and the others wait in theirs), can leave
+//! the others waiting, so a job ends on it (the example aborts the MPI job).
 
 use std::time::Duration;
 
@@ -179,9 +183,7 @@ impl BfsRanks {
             )
             .into());
         }
-        // The processes start together (a sum of one word), so that one that comes late to
-        // the first level's exchange does not add its lateness to the others' clocks.
-        collectives.sum(&[0])?;
+        // The processes start together: the run's first sum, after every process's reset.
         let mut out = self
             .multi
             .run_across(source, time_limit, Some(collectives))?;

@@ -37,9 +37,10 @@
 //! graph and the partition, and the uploads, are agreed on before any run, so that a process
 //! that cannot take part fails every process's [`CcRanks::new`]. In a run, a process that
 //! fails to enqueue its forest, or fails between two collectives, tells the others in the
-//! next sum, and every process returns the error at the same step; an error inside a
-//! collective itself (NCCL, MPI) can leave the others waiting, so a job ends on it (the
-//! example aborts the MPI job).
+//! next sum, and every process returns the error at the same step. An error inside a
+//! collective itself (NCCL, MPI), or a fault of a CUDA device (its stream stops, so its part
+//! of the next NCCL gather never runs and the others wait in theirs), can leave the others
+//! waiting, so a job ends on it (the example aborts the MPI job).
 
 mod edges;
 

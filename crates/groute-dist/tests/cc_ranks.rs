@@ -204,43 +204,10 @@ proptest! {
 /// collective: two ranks (one gather of forests) and three (label rounds).
 #[test]
 fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
-    let g = generate(
-        &"kron:scale=9,ef=8,sym,seed=2".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
-    for ranks in [2, 3] {
-        let mut crashed = 0;
-        let partition = block_partition_of_offsets(g.csr.offsets(), ranks).expect("partition");
-        for after_ops in [1, 4, 8, 12, 16, 20, 30, 40] {
-            let outs = on_every_rank(LocalRanks::new(ranks, None), |mut comm| {
-                let rank = comm.rank();
-                let mut faults = groute_core::FaultPlan::new();
-                if rank == 1 {
-                    faults = faults.panic_device(0, after_ops);
-                }
-                let ctx = groute_core::Context::builder()
-                    .devices(1)
-                    .backend(groute_core::BackendChoice::Host)
-                    .faults(faults)
-                    .build()
-                    .expect("host backend");
-                let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
-                let rows = HeldRows::whole(&g.csr);
-                CcRanks::new(&ctx, (&rows, &partition), &mut collectives)
-                    .and_then(|mut solver| {
-                        (0..3).try_for_each(|_| solver.run(&mut collectives).map(|_| ()))
-                    })
-                    .map_err(|e| e.to_string())
-            });
-            // A fault past the ops of 3 runs never fires: then every rank succeeds.
-            let failed = outs.iter().filter(|o| o.is_err()).count();
-            assert!(
-                failed == 0 || failed == ranks,
-                "{ranks} ranks, after {after_ops} ops: {outs:?}"
-            );
-            crashed += usize::from(failed > 0);
-        }
-        assert!(crashed >= 5, "{ranks} ranks: {crashed} of the faults fired");
-    }
+    let faults = [1, 2, 3, 5, 7, 9, 11, 13, 16, 20, 30, 40];
+    support::expect_a_crash_to_end_every_rank(&faults, 5, |ctx, held, collectives| {
+        CcRanks::new(ctx, held, collectives)
+            .and_then(|mut solver| (0..3).try_for_each(|_| solver.run(collectives).map(|_| ())))
+            .map_err(|e| e.to_string())
+    });
 }

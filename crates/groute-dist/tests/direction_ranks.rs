@@ -294,3 +294,25 @@ proptest! {
         check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices}"));
     }
 }
+
+/// A device that crashes (rank 1's last device, after some of its stream operations: while
+/// the solver is made, in a reset, a level or the levels' read-back) ends the solver or the
+/// run with an error on every rank, none left waiting in a level's gather or sum: 2 and 3
+/// ranks of one device (the leader failing), 2 ranks of two (a follower failing), pulling
+/// early (every level exchanges bitmaps) and never.
+#[test]
+fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
+    let faults = [1, 3, 6, 10, 15, 20, 30, 45, 60, 90];
+    for rule in [rules()[0], rules()[2]] {
+        support::expect_a_crash_to_end_every_rank(&faults, 6, |ctx, held, collectives| {
+            BfsRanks::new(ctx, held, collectives, rule)
+                .and_then(|mut solver| {
+                    (0..3).try_for_each(|_| {
+                        let limit = Some(Duration::from_secs(60));
+                        solver.run(collectives, 0, limit).map(|_| ())
+                    })
+                })
+                .map_err(|e| e.to_string())
+        });
+    }
+}

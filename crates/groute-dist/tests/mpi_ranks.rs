@@ -1,9 +1,10 @@
 //! Runs spanning the ranks of an MPI job (feature `mpi`): BFS (the worklist's, and the
 //! direction-optimizing one of `BfsRanks`), SSSP (with and without soft priority), connected
 //! components (label propagation, and hook and compress across ranks: `CcRanks`) and
-//! PageRank over random graphs on every rank's 1 or 2 host devices (jittered)
-//! equal their sequential references on rank 0 (the direction-optimizing BFS's levels on
-//! every rank), and a rank whose options are bad ends the run on
+//! PageRank (the worklist's, and pull sweeps across ranks: `PageRankRanks`) over random
+//! graphs on every rank's 1 or 2 host devices (jittered) equal their sequential references
+//! on rank 0 (the direction-optimizing BFS's levels, the components of hook and compress
+//! and the ranks of pull sweeps on every rank; PageRank within its error bound), and a rank whose options are bad ends the run on
 //! every rank with an error. CI runs it under `mpirun -np 2`, `3` and `4`
 //! (`.ci/mpi.sh`); started alone it is a job of one rank.
 
@@ -15,7 +16,7 @@ use groute_cc::{CcRanks, LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, DistError, DistSolver, RankComm};
 use groute_graph::{Csr, HeldRows, Partition};
-use groute_pagerank::PageRank;
+use groute_pagerank::{PageRank, PageRankRanks};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
 use support::mpi_job::Job;
@@ -96,6 +97,25 @@ impl Job {
             .collect()
     }
 
+    /// PageRank across ranks ([`PageRankRanks`]: pull sweeps, shares gathered) over every
+    /// rank's `devices` devices, run twice; this rank's ranks of each run (every rank holds
+    /// them all).
+    fn run_sweeps(
+        &mut self,
+        csr: &Csr,
+        devices: usize,
+        algorithm: PageRank,
+    ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
+        let ctx = support::host_context(devices, Some(self.rank() as u64 + 23));
+        let part = partition(csr.num_vertices() as u32, self.size() * devices);
+        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+        let rows = HeldRows::whole(csr);
+        let mut solver = PageRankRanks::new(&ctx, (&rows, &part), algorithm, &mut collectives)?;
+        (0..2)
+            .map(|_| Ok(solver.run(&mut collectives)?.ranks))
+            .collect()
+    }
+
     /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
     /// values (the whole graph's) pass `right`.
     fn check_run<V>(
@@ -151,6 +171,10 @@ fn main() -> ExitCode {
         job.check_run(format!("PageRank, {label}"), ranks, |r| {
             pagerank_close(&csr, alpha, epsilon, r)
         });
+        let runs = job.run_sweeps(&csr, devices, PageRank { alpha, epsilon });
+        let ok =
+            runs.is_ok_and(|runs| runs.iter().all(|r| pagerank_close(&csr, alpha, epsilon, r)));
+        job.check(format!("PageRank by pull sweeps, {label}"), ok);
     }
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of

@@ -3,8 +3,9 @@
 //! SSSP (with and without soft priority), CC by label propagation and PageRank (its own CUDA
 //! executor, `PageRankShare`) over random graphs, an R-MAT graph and a road grid, and the
 //! direction-optimizing BFS across ranks (`BfsRanks`, bitmaps gathered over NCCL) under
-//! switch rules that pull early, by default and never, and CC by hook and compress across
-//! ranks (`CcRanks`, labels gathered over NCCL),
+//! switch rules that pull early, by default and never, CC by hook and compress across
+//! ranks (`CcRanks`, labels gathered over NCCL) and PageRank by pull sweeps across ranks
+//! (`PageRankRanks`, shares gathered over NCCL),
 //! on every rank's 1 or 2 devices, equal their sequential references on rank 0 (PageRank:
 //! within its error bound), the same
 //! solver serving two runs (a run whose default buffers overflow grows them and runs again
@@ -22,7 +23,7 @@ use groute_core::{BackendChoice, Context};
 use groute_dist::{CommCollectives, DistError, DistSolver, launched_local_rank};
 use groute_graph::{Csr, HeldRows, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
-use groute_pagerank::{PageRank, PageRankShare};
+use groute_pagerank::{PageRank, PageRankRanks, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{ShareSolver, WorklistOptions};
@@ -165,6 +166,31 @@ impl Job {
         }
     }
 
+    /// Runs PageRank by pull sweeps across the ranks ([`PageRankRanks`]) twice and checks
+    /// both runs' ranks on every rank (each holds them all).
+    fn expect_sweeps(&mut self, label: String, csr: &Csr, devices: usize) {
+        let (alpha, epsilon) = (0.85f32, 1e-3f32);
+        let runs = (|| -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
+            let ctx = rank_devices(devices)?;
+            let part: Partition = block_partition(csr, self.size() * devices)?;
+            let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
+            let rows = HeldRows::whole(csr);
+            let algorithm = PageRank { alpha, epsilon };
+            let mut solver = PageRankRanks::new(&ctx, (&rows, &part), algorithm, &mut collectives)?;
+            (0..2)
+                .map(|_| Ok(solver.run(&mut collectives)?.ranks))
+                .collect()
+        })();
+        let ok = match runs {
+            Ok(runs) => runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r)),
+            Err(e) => {
+                eprintln!("rank {}: {label}: {e}", self.rank());
+                false
+            }
+        };
+        self.check(label, ok);
+    }
+
     /// Runs PageRank ([`PageRankShare`]) twice and checks both runs' ranks on rank 0.
     fn expect_pagerank(&mut self, label: String, csr: &Csr, devices: usize) {
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
@@ -268,6 +294,7 @@ fn main() -> ExitCode {
                 &dist,
             );
             job.expect_pagerank(format!("PageRank, {label}"), csr, devices);
+            job.expect_sweeps(format!("PageRank by pull sweeps, {label}"), csr, devices);
             job.expect_direction(
                 format!("direction-optimizing BFS, {label}"),
                 csr,

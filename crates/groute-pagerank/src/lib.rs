@@ -15,6 +15,7 @@
 //! | [`PageRank`] | residual push as a [`groute_worklist::WorklistAlgorithm`] (what the host backend runs) |
 //! | [`VertexResidual`] | the CUDA worker's packed item: `(vertex, residual)`, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
+//! | [`PageRankRanks`], [`PageRankRanksResult`], [`PageRankRanksStats`] | one process's share of a run spanning processes: synchronous pull sweeps, every process's shares gathered each round (both backends) |
 //! | [`PageRankShare`] | CUDA: one process's share of a run spanning several processes (the `groute-dist` crate's ranks), host-driven rounds |
 //! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
 //! | [`PageRankError`] | what can go wrong |
@@ -179,6 +180,7 @@ mod driver;
 mod host_pull;
 mod mirrors;
 mod profile;
+mod ranks;
 mod reference;
 mod share;
 mod solver;
@@ -194,6 +196,7 @@ use rayon::prelude::*;
 pub use algorithm::{PageRank, VertexResidual};
 pub use driver::Driver;
 pub use profile::{DeviceProfile, FusedPhaseTimes};
+pub use ranks::{PageRankRanks, PageRankRanksResult, PageRankRanksStats};
 pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};

@@ -6,7 +6,10 @@
 
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
-use groute_graph::{Csr, CsrBuilder, EdgeList, HeldRows, Partition, block_partition_of_offsets};
+use groute_graph::{
+    Csr, CsrBuilder, EdgeList, GenSpec, HeldRows, NoProgress, Partition,
+    block_partition_of_offsets, generate,
+};
 use groute_pagerank::{l1_error_bound, pagerank_reference};
 
 #[cfg(feature = "mpi")]
@@ -155,5 +158,58 @@ pub fn expect_refused_on_every_rank<T: std::fmt::Debug>(
         if r == 0 {
             assert!(fix.iter().all(|f| e.contains(f)), "{e}");
         }
+    }
+}
+
+/// Runs `solve` over a Kronecker graph of scale 9 on 2 and 3 ranks of one device and on 2
+/// ranks of two (threads, host backend), once per fault: rank 1's last device crashes (a
+/// panic on its stream) after `after_ops[i]` of its stream operations, while the solver is
+/// made or in one of its runs. Every rank must then end with an error, none left waiting in a
+/// collective (or every rank succeed, where the fault lies past the ops of the runs), and at
+/// least `min_fired` of the faults must fire for each shape.
+pub fn expect_a_crash_to_end_every_rank(
+    after_ops: &[u64],
+    min_fired: usize,
+    solve: impl Fn(
+        &Context,
+        (&HeldRows<'_>, &Partition),
+        &mut CommCollectives<'_, LocalRanks>,
+    ) -> Result<(), String>
+    + Sync,
+) {
+    let spec: GenSpec = "kron:scale=9,ef=8,sym,seed=2".parse().expect("spec");
+    let g = generate(&spec, &NoProgress).expect("graph");
+    let rows = HeldRows::whole(&g.csr);
+    for (ranks, devices) in [(2, 1), (3, 1), (2, 2)] {
+        let partition =
+            block_partition_of_offsets(g.csr.offsets(), ranks * devices).expect("partition");
+        let crashing = devices - 1;
+        let mut fired = 0;
+        for &after in after_ops {
+            let outs = on_every_rank(LocalRanks::new(ranks, None), |mut comm| {
+                let mut faults = groute_core::FaultPlan::new();
+                if comm.rank() == 1 {
+                    faults = faults.panic_device(crashing, after);
+                }
+                let ctx = Context::builder()
+                    .devices(devices)
+                    .backend(BackendChoice::Host)
+                    .faults(faults)
+                    .build()
+                    .expect("host backend");
+                let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
+                solve(&ctx, (&rows, &partition), &mut collectives)
+            });
+            let failed = outs.iter().filter(|o| o.is_err()).count();
+            assert!(
+                failed == 0 || failed == ranks,
+                "{ranks} ranks x {devices} devices, device {crashing} after {after} ops: {outs:?}"
+            );
+            fired += usize::from(failed > 0);
+        }
+        assert!(
+            fired >= min_fired,
+            "{ranks} ranks x {devices} devices: {fired} of the faults fired"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! - `launch.rs`: typed launch wrappers of `kernels/pagerank/pagerank.cu`, their `#[repr(C)]` arguments and the control block's layout (re-exported here).
 //! - [`pull_launch`]: launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_cut`, `pagerank_pull_gather`).
 //! - [`device_driven_launch`]: launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank/pagerank_fused.cu`).
+//! - `boundary_launch.rs`: launch wrappers of the boundary exchange of PageRank across processes (`pagerank_pack_words`, `pagerank_unpack_words`) over checked index lists.
 //! - `storage.rs`: one device's storage (`CudaPageRankStorage`), allocated once and reused by every run of either driver.
 //! - `pull_storage.rs`: one device's pull-sweep storage (in-CSR rows, cut lists, hubs, share array), part of the above.
 //! - `host_driven.rs`: the host-driven run's `groute_worklist::DeviceWorker` (a launch and a read-back per round, under the worklist's driver).
@@ -33,6 +34,7 @@
 //! The distributed worklist's CUDA worker (`groute_worklist::DeviceWorker`) owns the
 //! worklist and send buffers; these wrappers are what a PageRank worker calls.
 
+pub(crate) mod boundary_launch;
 pub mod device_driven_launch;
 mod launch;
 pub mod pull_launch;

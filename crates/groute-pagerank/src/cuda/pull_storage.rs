@@ -109,6 +109,16 @@ impl PullStorage {
         }
     }
 
+    /// The full-length share array (`f32` bits).
+    pub(crate) fn share(&self) -> &Buffer<u32> {
+        &self.share
+    }
+
+    /// The owned rows of the in-CSR.
+    pub(crate) fn in_csr(&self) -> &DeviceCsr {
+        &self.in_csr
+    }
+
     /// The kernel-side view of the buffers.
     pub(crate) fn buffers(&self) -> PullBuffers {
         PullBuffers {

@@ -56,7 +56,7 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Context, DeviceTimer, Error};
 use groute_graph::{Csr, Graph, Partition};
-use groute_worklist::RankCollectives;
+use groute_worklist::{RankCollectives, all_ready};
 
 use self::cuda_part::CudaPart;
 pub use self::driver::MultiDriver;
@@ -65,7 +65,7 @@ use self::host_part::HostPart;
 use self::part::Part;
 use self::rank_trace::LeaderTrace;
 use self::reduce::LevelReduce;
-use self::steps::{Across, Member, MemberSteps, RankLeader};
+use self::steps::{Across, Member, MemberSteps, RUN, RankLeader};
 use super::{DirectionStats, SwitchRule, run_levels};
 use crate::BfsError;
 use crate::direction::solver::DirectionRun;
@@ -218,42 +218,76 @@ impl MultiDirection {
         // device-driven run of this process may start beside it (PeerGroup::share_gpus).
         let _share = (self.context.backend_kind() == groute_core::BackendKind::Cuda)
             .then(groute_core::cuda::PeerGroup::share_gpus);
-        if self.links_broken {
+        let relinked = if self.links_broken {
             let words = (self.n as usize).div_ceil(32);
-            for (m, links) in self
-                .members
-                .iter_mut()
-                .zip(DeviceLinks::all(&self.context, words)?)
-            {
-                m.links = links;
-            }
-            self.links_broken = false;
-        }
-        for m in &self.members {
-            m.part.reset(source)?;
-        }
-        for m in &self.members {
-            m.part.stream().synchronize()?;
-        }
+            DeviceLinks::all(&self.context, words).map(|all| {
+                for (m, links) in self.members.iter_mut().zip(all) {
+                    m.links = links;
+                }
+                self.links_broken = false;
+            })
+        } else {
+            Ok(())
+        };
+        let reset =
+            relinked.and_then(|()| self.members.iter().try_for_each(|m| m.part.reset(source)));
+        let reset = reset.and_then(|()| {
+            self.members
+                .iter()
+                .try_for_each(|m| m.part.stream().synchronize())
+        });
+        // Across processes, every process has reset (or failed to) before any starts: this
+        // sum also starts their clocks together, so that one that comes late to the first
+        // level's exchange does not add its lateness to the others'.
+        let mut collectives = collectives;
+        let ready = match &mut collectives {
+            Some(c) => all_ready(&mut **c, reset.is_err(), RUN),
+            None => Ok(()),
+        };
+        reset?;
+        ready?;
         let started = Instant::now();
-        let timer = DeviceTimer::start(&self.context)?;
+        let timer = match DeviceTimer::start(&self.context) {
+            Ok(timer) => timer,
+            Err(e) => {
+                // The others go on to the source level's sum: take part in it, failed.
+                if let Some(c) = collectives.as_mut() {
+                    steps::fail_level(&mut **c);
+                }
+                return Err(e.into());
+            }
+        };
         let traced = self.trace
             && self.process.is_some()
             && self.context.backend_kind() == groute_core::BackendKind::Cuda;
         let mut trace = traced.then(|| LeaderTrace::new(&self.context));
-        let stats = self.levels_per_device(time_limit, collectives, trace.as_mut());
+        let levels_across = collectives
+            .as_mut()
+            .map(|c| &mut **c as &mut dyn RankCollectives);
+        let stats = self.levels_per_device(time_limit, levels_across, trace.as_mut());
         if stats.is_err() {
             self.links_broken = true;
         }
+        // A failed level ends the run on every process (its sum says so).
         let stats = stats?;
-        let device_time = timer.stop()?;
-        for m in &self.members {
-            m.part.check_worklist()?;
-        }
-        let trace = trace.map(LeaderTrace::finish).transpose()?;
-        let elapsed = started.elapsed();
+        let finished = (|| -> Result<_, BfsError> {
+            let device_time = timer.stop()?;
+            let elapsed = started.elapsed();
+            for m in &self.members {
+                m.part.check_worklist()?;
+            }
+            let trace = trace.map(LeaderTrace::finish).transpose()?;
+            Ok((device_time, elapsed, trace, self.members[0].part.levels()?))
+        })();
+        // Every process has its levels (or failed to read them back) before any returns.
+        let ready = match collectives {
+            Some(c) => all_ready(c, finished.is_err(), RUN),
+            None => Ok(()),
+        };
+        let (device_time, elapsed, trace, levels) = finished?;
+        ready?;
         Ok(DirectionRun {
-            levels: self.members[0].part.levels()?,
+            levels,
             stats,
             elapsed,
             device_time,
@@ -298,6 +332,9 @@ impl MultiDirection {
                     gathered: &process.gathered,
                     owned: &process.owned,
                     trace,
+                    // The source's level sums the counts but gathers nothing.
+                    gather_pending: false,
+                    sum_pending: true,
                 }),
                 _ => Across::Alone,
             };
@@ -351,6 +388,7 @@ impl DeviceShare {
         let result = MemberSteps::start(member, across, reduce, n, self.time_limit).and_then(
             |(mut steps, first)| {
                 run_levels(&mut steps, first, u64::from(n), self.in_arcs, &self.rule)
+                    .map_err(|e| steps.fail_across(e))
             },
         );
         if result.is_ok() {

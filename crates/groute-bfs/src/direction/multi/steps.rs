@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Error};
-use groute_worklist::{RankCollectives, WorklistError};
+use groute_worklist::{RankCollectives, WorklistError, peers_failed};
 
 use super::exchange::DeviceLinks;
 use super::part::{Part, PartCounts};
@@ -75,7 +75,14 @@ pub(super) struct RankLeader<'a> {
     pub(super) owned: &'a [Range<u32>],
     /// The per-level phases, when traced.
     pub(super) trace: Option<&'a mut LeaderTrace>,
+    /// Whether the current level's gather is still to come (every level's but the source's).
+    pub(super) gather_pending: bool,
+    /// Whether the current level's sum is still to come.
+    pub(super) sum_pending: bool,
 }
+
+/// The run across processes, as errors name it.
+pub(super) const RUN: &str = "the direction-optimizing BFS across processes";
 
 impl RankLeader<'_> {
     /// Records `mark` on `part`'s stream when traced.
@@ -133,8 +140,33 @@ impl<'a> MemberSteps<'a> {
             started: Instant::now(),
             time_limit,
         };
-        let first = steps.finish(0, None, 0)?;
-        Ok((steps, first))
+        match steps.finish(0, None, 0) {
+            Ok(first) => Ok((steps, first)),
+            Err(e) => Err(steps.fail_across(e)),
+        }
+    }
+
+    /// After an error in this member's level: a process's leader still takes part in the
+    /// level's collectives it has not reached (the gather, then the sum, carrying this
+    /// process's failure), so that no other process waits for it, and every process ends the
+    /// run with an error on the same level. Returns `e`.
+    pub(super) fn fail_across(&mut self, e: BfsError) -> BfsError {
+        if let Across::Leader(leader) = &mut self.across {
+            let part = self.member.part.as_ref();
+            if leader.gather_pending {
+                leader.gather_pending = false;
+                // Its result is moot: the sum below fails the level everywhere.
+                let _ =
+                    leader
+                        .collectives
+                        .all_gather(part.bitmap(), leader.gathered, part.stream());
+            }
+            if leader.sum_pending {
+                leader.sum_pending = false;
+                fail_level(leader.collectives);
+            }
+        }
+        e
     }
 
     /// After the step of level `mark - 1` (`pulled`: whether it pulled; `None`: no step,
@@ -183,8 +215,14 @@ impl<'a> MemberSteps<'a> {
                 // The time limit is decided over every process at once (a process that
                 // stopped alone would leave the others waiting in the next collective).
                 let late = self.time_limit.filter(|&l| self.started.elapsed() > l);
-                let mut across = |counts: StepCounts| sum_over_processes(collectives, counts, late);
+                let sum_pending = &mut leader.sum_pending;
+                let mut across = |counts: StepCounts| {
+                    *sum_pending = false;
+                    sum_over_processes(collectives, counts, late, false)
+                };
                 let step = self.reduce.all_reduce(local, Some(&mut across))?;
+                // The next level's collectives.
+                (leader.gather_pending, leader.sum_pending) = (true, true);
                 if let Some(trace) = &mut leader.trace {
                     trace.found(step.frontier, size);
                 }
@@ -228,6 +266,7 @@ fn exchange_across(
         part.mark_bitmap(mark, 0..total)?;
     }
     leader.mark(Mark::Marked, part)?;
+    leader.gather_pending = false;
     leader
         .collectives
         .all_gather(part.bitmap(), leader.gathered, part.stream())?;
@@ -250,12 +289,20 @@ fn exchange_across(
     Ok(())
 }
 
-/// The sum of a process's level counts over every process, or the time limit's error on
-/// every process once any is past it (`late`: its limit, when this one is).
+/// Takes part in a level's sum with this process's failure in it (the sum's own result is
+/// moot: the caller returns its error, every other process a peer's failure).
+pub(super) fn fail_level(collectives: &mut dyn RankCollectives) {
+    let _ = sum_over_processes(collectives, StepCounts::default(), None, true);
+}
+
+/// The sum of a process's level counts over every process, or an error on every process:
+/// once any process `failed` the level (its own error is its caller's), or once any is past
+/// the time limit (`late`: its limit, when this one is).
 fn sum_over_processes(
     collectives: &mut dyn RankCollectives,
     counts: StepCounts,
     late: Option<Duration>,
+    failed: bool,
 ) -> Result<StepCounts, BfsError> {
     let words = [
         counts.frontier,
@@ -265,6 +312,7 @@ fn sum_over_processes(
         counts.arcs_examined,
         u64::from(late.is_some()),
         late.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX)),
+        u64::from(failed),
     ];
     let sum = collectives.sum(&words)?;
     let &[
@@ -275,6 +323,7 @@ fn sum_over_processes(
         arcs_examined,
         late_processes,
         late_ms,
+        failed_processes,
     ] = sum.as_slice()
     else {
         return Err(Error::LengthMismatch {
@@ -284,6 +333,9 @@ fn sum_over_processes(
         }
         .into());
     };
+    if failed_processes > 0 {
+        return Err(WorklistError::from(peers_failed(RUN, failed_processes, collectives)).into());
+    }
     // The limit of the processes past it (every process is given the same).
     if let Some(limit_ms) = late_ms.checked_div(late_processes) {
         return Err(WorklistError::TimedOut {

@@ -1,0 +1,270 @@
+//! PageRank across ranks ([`PageRankRanks`] over [`CommCollectives`]), the ranks as threads
+//! of this process ([`LocalRanks`], jittered) on the host backend: on 1 to 4 ranks of 1 or 2
+//! devices, over generated and random graphs and uneven partitions, every rank's ranks are
+//! the same, never above the reference (power iteration in f64) beyond rounding, and within
+//! the a-posteriori bound of the residual left, on every run of one solver; ranks holding
+//! only their rows of a cache give the same; a directed graph held whole is ranked, and
+//! refused, naming the fix, where ranks hold only their rows; ranks given different graphs
+//! or thresholds are refused on every rank; a device that crashes mid-run ends every rank
+//! with an error.
+
+use groute_dist::{CommCollectives, LocalRanks, RankComm};
+use groute_graph::testing::partition_at_cuts;
+use groute_graph::{
+    Csr, GenSpec, HeldRows, NoProgress, Partition, block_partition_of_offsets, generate,
+};
+use groute_pagerank::{PageRank, PageRankRanks, PageRankRanksResult, pagerank_reference};
+use proptest::prelude::*;
+
+mod support;
+
+use support::rank_rows::RankRows;
+use support::{host_context as context, on_every_rank};
+
+const PAGERANK: PageRank = PageRank {
+    alpha: 0.85,
+    epsilon: 1e-4,
+};
+
+/// Every rank's `runs` runs over the rows `rows_of(rank)` holds.
+fn run_ranks<'g>(
+    rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
+    partition: &Partition,
+    (ranks, devices): (usize, usize),
+    algorithm: impl Fn(usize) -> PageRank + Sync,
+    runs: usize,
+) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
+    on_every_rank(
+        LocalRanks::new(ranks, Some(ranks as u64 * 3 + devices as u64)),
+        |mut comm| {
+            let rank = comm.rank();
+            let ctx = context(devices, Some(rank as u64 + 7));
+            let mut collectives =
+                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
+            let rows = rows_of(rank);
+            let mut solver =
+                PageRankRanks::new(&ctx, (&rows, partition), algorithm(rank), &mut collectives)
+                    .map_err(|e| e.to_string())?;
+            (0..runs)
+                .map(|_| solver.run(&mut collectives).map_err(|e| e.to_string()))
+                .collect()
+        },
+    )
+}
+
+/// Checks every rank's runs against the reference on `csr`: the same ranks and counts on
+/// every rank and run, no rank above the exact one beyond f32 rounding, the L1 error within
+/// the a-posteriori bound (`residual_left / (1 - alpha)`) plus rounding, and the residual
+/// left within the a-priori `n * epsilon`.
+fn check_runs(csr: &Csr, outs: Vec<Result<Vec<PageRankRanksResult>, String>>, label: &str) {
+    let exact = pagerank_reference(csr, f64::from(PAGERANK.alpha));
+    let norm: f64 = exact.ranks.iter().sum();
+    let outs: Vec<Vec<PageRankRanksResult>> = outs
+        .into_iter()
+        .enumerate()
+        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
+        .collect();
+    let first = &outs[0][0];
+    assert!(first.stats.rounds >= 1, "{label}");
+    let n = csr.num_vertices() as f64;
+    let alpha = f64::from(PAGERANK.alpha);
+    let s = &first.stats;
+    assert!(
+        s.residual_left >= 0.0 && s.residual_left <= n * f64::from(PAGERANK.epsilon),
+        "{label}: residual left {} of {n} vertices",
+        s.residual_left
+    );
+    assert!(
+        s.pushes >= csr.num_vertices() as u64,
+        "{label}: {} pushes",
+        s.pushes
+    );
+    let rounding = 1e-4 * norm;
+    let l1: f64 = first
+        .ranks
+        .iter()
+        .zip(&exact.ranks)
+        .map(|(&a, &b)| (f64::from(a) - b).abs())
+        .sum();
+    let bound = s.residual_left / (1.0 - alpha) + exact.error_bound + rounding;
+    assert!(l1 <= bound, "{label}: L1 error {l1} above {bound}");
+    for (v, (&a, &b)) in first.ranks.iter().zip(&exact.ranks).enumerate() {
+        assert!(
+            f64::from(a) <= b * (1.0 + 1e-4) + exact.error_bound,
+            "{label}: vertex {v}: rank {a} above the exact {b}"
+        );
+    }
+    for (r, runs) in outs.iter().enumerate() {
+        for (i, run) in runs.iter().enumerate() {
+            assert_eq!(run.ranks, first.ranks, "{label}: rank {r}, run {i}");
+            assert_eq!(run.stats.rounds, s.rounds, "{label}: rank {r}, run {i}");
+            assert_eq!(run.stats.pushes, s.pushes, "{label}: rank {r}, run {i}");
+            assert_eq!(
+                run.stats.residual_left, s.residual_left,
+                "{label}: rank {r}, run {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn generated_graphs_match_the_reference_on_every_rank() {
+    for spec in [
+        "kron:scale=11,ef=8,sym,seed=3",
+        "road:side=24,p=0.6,seed=5",
+        "er:n=1500,m=6000,seed=8",
+    ] {
+        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
+        let csr = &g.csr;
+        for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)] {
+            let partition =
+                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
+            let outs = run_ranks(
+                |_| HeldRows::whole(csr),
+                &partition,
+                (ranks, devices),
+                |_| PAGERANK,
+                2,
+            );
+            check_runs(csr, outs, &format!("{spec} {ranks}x{devices}"));
+        }
+    }
+}
+
+/// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
+#[test]
+fn ranks_holding_only_their_rows_match_the_reference() {
+    let g = generate(
+        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    let (ranks, devices) = (3, 2);
+    let held = RankRows::new(&g, (ranks, devices), "pagerank-rows");
+    let outs = run_ranks(
+        |r| held.rows(r),
+        &held.partition,
+        (ranks, devices),
+        |_| PAGERANK,
+        1,
+    );
+    check_runs(&g.csr, outs, "own rows");
+}
+
+#[test]
+fn a_directed_graph_is_ranked_when_held_whole_and_refused_when_only_rows_are() {
+    let csr = support::random_graph(600, 2400, 4, false);
+    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let outs = run_ranks(
+        |_| HeldRows::whole(&csr),
+        &partition,
+        (2, 2),
+        |_| PAGERANK,
+        1,
+    );
+    check_runs(&csr, outs, "directed, whole");
+    let outs = run_ranks(
+        |r| {
+            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
+            HeldRows::some(&csr, held, false).expect("rows")
+        },
+        &partition,
+        (2, 2),
+        |_| PAGERANK,
+        1,
+    );
+    support::expect_refused_on_every_rank(outs, &["symmetric graph", "whole graph"]);
+}
+
+/// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
+/// ([`support::refusals_of_different_graphs`]).
+#[test]
+fn ranks_given_different_graphs_are_refused_on_every_rank() {
+    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+        PageRankRanks::new(ctx, held, PAGERANK, collectives)
+            .err()
+            .map(|e| e.to_string())
+    });
+    for e in &errors {
+        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
+    }
+}
+
+/// One rank with another epsilon, or an alpha out of range on one rank: every rank refuses,
+/// the odd one saying what is wrong.
+#[test]
+fn ranks_given_different_or_invalid_settings_are_refused_on_every_rank() {
+    let csr = support::random_graph(300, 900, 2, true);
+    let partition = partition_at_cuts(300, 3, &[100, 200]);
+    let odd_epsilon = |r: usize| PageRank {
+        epsilon: if r == 2 { 1e-3 } else { PAGERANK.epsilon },
+        ..PAGERANK
+    };
+    let outs = run_ranks(
+        |_| HeldRows::whole(&csr),
+        &partition,
+        (3, 1),
+        odd_epsilon,
+        1,
+    );
+    let errors: Vec<String> = outs.into_iter().map(|o| o.expect_err("refused")).collect();
+    assert!(errors.iter().all(|e| e.contains("processes")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.contains("epsilon")), "{errors:?}");
+    let bad_alpha = |r: usize| PageRank {
+        alpha: if r == 1 { 1.5 } else { PAGERANK.alpha },
+        ..PAGERANK
+    };
+    let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (3, 1), bad_alpha, 1);
+    let errors: Vec<String> = outs.into_iter().map(|o| o.expect_err("refused")).collect();
+    assert!(errors[1].contains("alpha"), "{errors:?}");
+    assert!(
+        errors[0].contains("processes") && errors[2].contains("processes"),
+        "{errors:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Random graphs (symmetric or directed, with dangling vertices), cuts, and rank and
+    /// device counts.
+    #[test]
+    fn random_runs_match_the_reference(
+        n in 1u32..400,
+        density in 0u32..6,
+        seed in any::<u64>(),
+        symmetric in any::<bool>(),
+        ranks in 1usize..=3,
+        devices in 1usize..=2,
+        cut_seed in any::<u64>(),
+    ) {
+        let csr = support::random_graph(n, n * density + 1, seed, symmetric);
+        let parts = ranks * devices;
+        let cuts: Vec<u32> = (1..parts)
+            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
+            .collect();
+        let partition = partition_at_cuts(n as usize, parts, &cuts);
+        let outs = run_ranks(
+            |_| HeldRows::whole(&csr),
+            &partition,
+            (ranks, devices),
+            |_| PAGERANK,
+            1,
+        );
+        check_runs(&csr, outs, &format!("n {n} {ranks}x{devices} cuts {cuts:?}"));
+    }
+}
+
+/// A device that crashes (rank 1's last device, after some of its stream operations: while
+/// the solver is made, or in one of its runs) ends the solver or the run with an error on
+/// every rank (or, past the ops of the runs, never fires), none left waiting in a
+/// collective: 2 and 3 ranks of one device, 2 ranks of two.
+#[test]
+fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
+    let faults = [1, 5, 10, 20, 40, 80, 160, 320];
+    support::expect_a_crash_to_end_every_rank(&faults, 5, |ctx, held, collectives| {
+        PageRankRanks::new(ctx, held, PAGERANK, collectives)
+            .and_then(|mut solver| (0..3).try_for_each(|_| solver.run(collectives).map(|_| ())))
+            .map_err(|e| e.to_string())
+    });
+}

@@ -1,0 +1,489 @@
+//! [`PageRankRanks`]: PageRank of one process's share of a run spanning processes (the ranks
+//! of an MPI job), in synchronous pull sweeps whose shares the processes gather each round.
+//!
+//! ```text
+//!  every device:   take   residual > floor -> rank, share[v] = alpha rho / outdeg(v)
+//!  device 0:       its devices' shares; pack those of its boundary -> all-gather ->
+//!                  unpack the others' boundaries' shares -> every device of the process
+//!  every device:   gather residual[v] += sum of share[u] over the in-arcs u -> v
+//!  every process:  sum of the vertices that crossed epsilon; stop at 0
+//! ```
+//!
+//! A round is one pull sweep of the crate docs ("Pull sweeps"), over the whole graph at
+//! once: the floor is 0 in the first round and epsilon after, so a round takes exactly the
+//! vertices whose residual exceeds epsilon. Between the take and the gather the shares are
+//! mass in flight, and every arc's share reaches its head's owner in the same round (each
+//! process gathers over all the in-arcs of its vertices, the other processes' shares
+//! included): the invariant `r* = r + M res` holds after every round. The run ends when no
+//! vertex of any process crossed epsilon in the last gather, that is, when no residual
+//! exceeds epsilon anywhere, so both error bounds of the crate docs hold unchanged
+//! ([`PageRankRanksStats::residual_left`] gives the a-posteriori one).
+//!
+//! Nothing but shares crosses between processes, and only those of each process's
+//! *boundary*: its vertices with an arc to another process's vertex, listed once at
+//! [`PageRankRanks::new`] (and exchanged then, so that each process knows where the
+//! others' shares go). A vertex with no such arc is in no other process's in-arcs: its share
+//! is never read there. A round moves `4 b` bytes per process (`b` the largest boundary: a
+//! road network's block partition has a few thousand boundary vertices of millions) in one
+//! all-gather (NCCL on CUDA; on the host backend an all-reduce of every process's part)
+//! that every process's device 0 enqueues on its stream. No arc is
+//! pushed, so no atomic touches a remote vertex and no message is sent per cut arc. The gather reads the in-arcs: the CSR's
+//! own rows on a symmetric graph, the transpose's where a process holds the whole of a
+//! directed graph; a process holding only its rows of a directed graph is refused, with the
+//! fix named.
+//!
+//! Everything here is collective: every process makes its solver and runs it in the same
+//! order. The checks of the graph and the partition, and the uploads, are agreed on before
+//! any run, so that a process that cannot take part fails every process's
+//! [`PageRankRanks::new`]. In a run, a process that fails to enqueue a pass or to read its
+//! counts back tells the others in the round's sum, and every process returns the error at
+//! the same step. An error inside a collective itself (NCCL, MPI), or a fault of a CUDA
+//! device (its stream stops, so its part of the next NCCL gather never runs and the others
+//! wait in theirs), can leave the others waiting, so a job ends on it (the example aborts
+//! the MPI job).
+
+mod boundary;
+mod host;
+mod sweeps;
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use groute_core::{Buffer, Context, DeviceTimer, Error};
+use groute_graph::{HeldRows, Partition};
+use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
+
+use crate::cuda::boundary_launch::WordIndex;
+use crate::{PageRank, PageRankError, PageRankOptions};
+use boundary::boundary_of;
+use sweeps::{DeviceSweeps, SweepCounts};
+
+/// The run, as errors name it.
+const RUN: &str = "the PageRank across processes";
+
+/// What a process holding only its rows of a directed graph is told.
+const IN_ARCS_FIX: &str = "PageRank across processes gathers over the in-arcs of each \
+                           process's vertices: give a symmetric graph, or let every process \
+                           load the whole graph";
+
+/// PageRank of one process's share of a run spanning processes: its rows and in-arcs
+/// uploaded once, each [`PageRankRanks::run`] computing every vertex's rank.
+pub struct PageRankRanks {
+    context: Context,
+    devices: Vec<DeviceSweeps>,
+    /// On device 0: this process's boundary shares (its first `boundary_len` words), or its
+    /// ranks at the end (padded to the longest process's range).
+    mine: Buffer<u32>,
+    /// On device 0: every process's `mine`, in process order.
+    all: Buffer<u32>,
+    /// The first [`PageRankRanks::boundary_len`] words of `mine`: a round's part in the gather.
+    mine_shares: Buffer<u32>,
+    /// The first `boundary_len` words of every process's part of `all`: a round's gather.
+    all_shares: Buffer<u32>,
+    /// On device 0: this process's boundary (where its shares are packed from).
+    own_boundary: WordIndex,
+    /// On device 0: every process's boundary, in process order (this process's empty: its
+    /// shares are in place).
+    boundaries: Vec<WordIndex>,
+    /// The largest boundary of any process (at least 1): the words each process gives to a
+    /// round's gather.
+    boundary_len: usize,
+    /// Every process's boundary vertices, in process order.
+    boundary_counts: Vec<u64>,
+    /// Every process's owned vertices, in process order.
+    owned: Vec<Range<u32>>,
+    rank: usize,
+    epsilon: f32,
+}
+
+impl std::fmt::Debug for PageRankRanks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageRankRanks")
+            .field("devices", &self.devices.len())
+            .field("owned", &self.owned)
+            .field("rank", &self.rank)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Ranks and statistics of a [`PageRankRanks::run`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageRankRanksResult {
+    /// `ranks[v]`: the rank of every vertex (the graph's numbering), on every process.
+    pub ranks: Vec<f32>,
+    /// Measurements.
+    pub stats: PageRankRanksStats,
+}
+
+impl PageRankRanksResult {
+    /// Sum of all ranks, in `f64`.
+    pub fn rank_sum(&self) -> f64 {
+        self.ranks.iter().map(|&r| f64::from(r)).sum()
+    }
+}
+
+/// Measurements of a [`PageRankRanks::run`] (times of this process; counts over every
+/// process).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageRankRanksStats {
+    /// Host clock from the start of the run (every process has started it) to the last
+    /// round's end, before the ranks are gathered.
+    pub elapsed: Duration,
+    /// The same span on the devices (CUDA timing events; max over this process's devices);
+    /// `None` on the host backend.
+    pub device_time: Option<Duration>,
+    /// Sweeps (rounds of exchange).
+    pub rounds: u64,
+    /// Residuals moved into ranks, over every round and process (each vertex once a round
+    /// at most).
+    pub pushes: u64,
+    /// The residual left on every vertex when the run ended: `|r - r*|_1 <= residual_left /
+    /// (1 - alpha)` (the crate docs' a-posteriori bound).
+    pub residual_left: f64,
+    /// Bytes that crossed between processes in the rounds: each process receives every
+    /// other's boundary shares once a round (every process's padded to the largest boundary,
+    /// as the gather moves them). The ranks' gather at the end is not counted.
+    pub bytes_between_ranks: u64,
+    /// Each process's boundary vertices (those with arcs to other processes' vertices, whose
+    /// shares cross), in process order.
+    pub boundary_per_process: Vec<u64>,
+}
+
+impl PageRankRanks {
+    /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
+    /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
+    /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
+    /// be every process's.
+    pub fn new(
+        context: &Context,
+        (rows, partition): (&HeldRows<'_>, &Partition),
+        algorithm: PageRank,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<Self, PageRankError> {
+        let (rank, ranks) = (collectives.rank(), collectives.ranks());
+        let devices = context.num_devices();
+        let n = rows.num_vertices();
+        let PageRank { alpha, epsilon } = algorithm;
+        let settings = PageRankOptions {
+            alpha,
+            epsilon,
+            ..PageRankOptions::default()
+        };
+        let local = settings.validate().and_then(|()| {
+            if n == 0 {
+                return Err(PageRankError::EmptyGraph);
+            }
+            let checked = DeviceParts::check_process(
+                context,
+                (rows, partition),
+                (rank, ranks),
+                Some(IN_ARCS_FIX),
+            )?;
+            Ok(checked.1)
+        });
+        let shape = [
+            ("devices per process", devices as u64),
+            ("vertices", n as u64),
+            ("parts", partition.num_parts() as u64),
+            ("partition digest", u64::from(partition.digest())),
+            ("alpha (f32 bits)", u64::from(alpha.to_bits())),
+            ("epsilon (f32 bits)", u64::from(epsilon.to_bits())),
+        ];
+        let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
+        let transpose = local?;
+        let (_, same_shape) = agreed?;
+        let ready = all_ready(collectives, same_shape.is_err(), RUN);
+        same_shape?;
+        ready?;
+        let owned: Vec<Range<u32>> = (0..ranks)
+            .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
+            .collect();
+        let own = boundary_of(rows.csr(), &owned[rank]);
+        // Each process's boundary size in its own word: every process learns every one's.
+        let mut counts = vec![0u64; ranks];
+        counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
+        let agreed = sum_with_shape(collectives, own.is_err(), &counts, &[], RUN);
+        let own = own?;
+        let (counts, _) = agreed?;
+        let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
+        let uploaded = (|| -> Result<_, Error> {
+            let mut sweeps = Vec::with_capacity(devices);
+            for (d, device) in context.devices().iter().enumerate() {
+                sweeps.push(DeviceSweeps::upload(
+                    device,
+                    (rows.csr(), transpose.as_ref()),
+                    partition.range(rank * devices + d),
+                    (alpha, epsilon),
+                )?);
+            }
+            let longest = owned
+                .iter()
+                .map(|r| r.len())
+                .max()
+                .unwrap_or(0)
+                .max(boundary_len);
+            let device = &context.devices()[0];
+            let mine = device.alloc::<u32>(longest)?;
+            device.stream().fill(&mine, 0u32)?;
+            let all = device.alloc::<u32>(
+                longest
+                    .checked_mul(ranks)
+                    .ok_or_else(|| Error::invalid("processes", ranks, "fewer"))?,
+            )?;
+            let own_boundary = WordIndex::upload(device, &own, n)?;
+            // The boundary's ids, to be gathered below.
+            device.stream().copy(
+                &mine.slice(..own.len())?,
+                &own_boundary.entries().slice(..own.len())?,
+            )?;
+            device.stream().synchronize()?;
+            let shares = (
+                mine.slice(..boundary_len)?,
+                all.slice(..boundary_len * ranks)?,
+            );
+            Ok((sweeps, mine, all, own_boundary, shares))
+        })();
+        let ready = all_ready(collectives, uploaded.is_err(), RUN);
+        let (sweeps, mine, all, own_boundary, (mine_shares, all_shares)) = uploaded?;
+        ready?;
+        // Every process's boundary, gathered once: where the others' shares go.
+        let device = &context.devices()[0];
+        let gathered = collectives
+            .all_gather(&mine_shares, &all_shares, device.stream())
+            .map_err(PageRankError::from)
+            .and_then(|()| {
+                let ids = device.download(&all_shares)?;
+                let mut boundaries = Vec::with_capacity(ranks);
+                for (r, &count) in counts.iter().enumerate() {
+                    let at = r * boundary_len;
+                    let theirs = if r == rank {
+                        &[][..]
+                    } else {
+                        &ids[at..at + count as usize]
+                    };
+                    boundaries.push(WordIndex::upload(device, theirs, n)?);
+                }
+                Ok(boundaries)
+            });
+        let ready = all_ready(collectives, gathered.is_err(), RUN);
+        let boundaries = gathered?;
+        ready?;
+        Ok(PageRankRanks {
+            context: context.clone(),
+            devices: sweeps,
+            mine,
+            all,
+            mine_shares,
+            all_shares,
+            own_boundary,
+            boundaries,
+            boundary_len,
+            boundary_counts: counts,
+            owned,
+            rank,
+            epsilon,
+        })
+    }
+
+    /// Computes every vertex's rank (collective): the ranks on every process, the
+    /// statistics (times of this process, from the moment every process has started the
+    /// run).
+    pub fn run(
+        &mut self,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<PageRankRanksResult, PageRankError> {
+        let ranks = self.owned.len();
+        // A round makes one device's stream wait for another's (the gather on device 0, the
+        // copies between the process's devices): no device-driven run of this process may
+        // start beside it.
+        let _share = (self.context.backend_kind() == groute_core::BackendKind::Cuda)
+            .then(groute_core::cuda::PeerGroup::share_gpus);
+        // The processes start together (a sum of one word), so that one that comes late to
+        // the first gather does not add its lateness to the others' clocks.
+        collectives.sum(&[0])?;
+        let started = Instant::now();
+        let mut timer = None;
+        let mut failure = match self.begin() {
+            Ok(t) => {
+                timer = Some(t);
+                None
+            }
+            Err(e) => Some(e),
+        };
+        let (mut rounds, mut pushes) = (0u64, 0u64);
+        let mut last = SweepCounts::default();
+        loop {
+            // The last round's counts (none before the first), and whether this process
+            // failed since the last sum: every process stops on the same round. The next
+            // round's take is already enqueued; after the last round it takes nothing (no
+            // residual is above epsilon).
+            let words = [last.crossed, last.taken, u64::from(failure.is_some())];
+            let sums = collectives.sum(&words)?;
+            if let Some(e) = failure.take() {
+                return Err(e);
+            }
+            if sums[2] > 0 {
+                return Err(peers_failed(RUN, sums[2], collectives).into());
+            }
+            pushes += sums[1];
+            if rounds > 0 && sums[0] == 0 {
+                break;
+            }
+            rounds += 1;
+            let stream = self.context.devices()[0].stream();
+            let (mine, all) = (&self.mine_shares, &self.all_shares);
+            let step = collectives
+                .all_gather(mine, all, stream)
+                .map_err(PageRankError::from)
+                .and_then(|()| self.spread_and_gather())
+                .and_then(|counts| {
+                    self.take_and_stage(self.epsilon)?;
+                    Ok(counts)
+                });
+            match step {
+                Ok(counts) => last = counts,
+                Err(e) => failure = Some(e),
+            }
+        }
+        let finished = (|| -> Result<_, PageRankError> {
+            let device_time = match timer {
+                Some(t) => t.stop()?,
+                None => None,
+            };
+            let elapsed = started.elapsed();
+            let mut residual_left = 0.0;
+            for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
+                residual_left += sweeps.residual_left(device)?;
+            }
+            self.stage_ranks()?;
+            Ok((device_time, elapsed, residual_left))
+        })();
+        let ready = all_ready(collectives, finished.is_err(), RUN);
+        let (device_time, elapsed, residual_left) = finished?;
+        ready?;
+        let device = &self.context.devices()[0];
+        let gathered = collectives
+            .all_gather(&self.mine, &self.all, device.stream())
+            .map_err(PageRankError::from)
+            .and_then(|()| Ok(device.download(&self.all)?));
+        // Every process's residual left in its own word (as f64 bits: the others add 0),
+        // and a last word counting the processes that failed.
+        let mut words = vec![0u64; ranks + 1];
+        words[self.rank] = residual_left.to_bits();
+        words[ranks] = u64::from(gathered.is_err());
+        let sums = collectives.sum(&words)?;
+        let all = gathered?;
+        if sums[ranks] > 0 {
+            return Err(peers_failed(RUN, sums[ranks], collectives).into());
+        }
+        let longest = self.mine.len();
+        let boundary = self.boundary_len as u64;
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(self.owned.last().map_or(0, |r| r.end as usize))
+            .map_err(|_| {
+                Error::invalid(
+                    "vertices",
+                    self.all.len(),
+                    "as many ranks as host memory holds",
+                )
+            })?;
+        for (r, range) in self.owned.iter().enumerate() {
+            let at = r * longest;
+            values.extend(all[at..at + range.len()].iter().map(|&b| f32::from_bits(b)));
+        }
+        Ok(PageRankRanksResult {
+            ranks: values,
+            stats: PageRankRanksStats {
+                elapsed,
+                device_time,
+                rounds,
+                pushes,
+                residual_left: sums[..ranks].iter().map(|&b| f64::from_bits(b)).sum(),
+                bytes_between_ranks: rounds
+                    * (ranks * ranks.saturating_sub(1) * 4) as u64
+                    * boundary,
+                boundary_per_process: self.boundary_counts.clone(),
+            },
+        })
+    }
+
+    /// Enqueues the reset of every device, starts the run's timer and enqueues the first
+    /// round's take (floor 0: every vertex) and staging.
+    fn begin(&self) -> Result<DeviceTimer, PageRankError> {
+        for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
+            sweeps.reset(device)?;
+        }
+        let timer = DeviceTimer::start(&self.context)?;
+        self.take_and_stage(0.0)?;
+        Ok(timer)
+    }
+
+    /// Enqueues a round's take on every device, then, on device 0, the other devices' owned
+    /// shares into its share array and its boundary's shares packed into `mine`.
+    fn take_and_stage(&self, floor: f32) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            sweeps.take(device.stream(), floor)?;
+        }
+        let stream = devices[0].stream();
+        let share = self.devices[0].share();
+        for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
+            stream.wait(&device.stream().record()?)?;
+            let owned = sweeps.owned().start as usize..sweeps.owned().end as usize;
+            stream.copy(&share.slice(owned.clone())?, &sweeps.share().slice(owned)?)?;
+        }
+        boundary::pack(stream, &self.own_boundary, share, &self.mine_shares)?;
+        Ok(())
+    }
+
+    /// Enqueues, on device 0, the copy of each device's owned ranks into `mine`, at their
+    /// place in the process's range.
+    fn stage_ranks(&self) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
+        let stream = devices[0].stream();
+        let first = self.owned[self.rank].start;
+        for (d, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            if d > 0 {
+                stream.wait(&device.stream().record()?)?;
+            }
+            let owned = sweeps.owned();
+            let at = (owned.start - first) as usize;
+            stream.copy(&self.mine.slice(at..at + owned.len())?, &sweeps.ranks()?)?;
+        }
+        Ok(())
+    }
+
+    /// After a round's gather of the boundaries' shares into `all`: the other processes'
+    /// into device 0's share array and from there into every other device's, the gathers,
+    /// and the round's counts of this process (waits for its devices).
+    fn spread_and_gather(&self) -> Result<SweepCounts, PageRankError> {
+        let devices = self.context.devices();
+        let stream = devices[0].stream();
+        let share = self.devices[0].share();
+        let len = self.boundary_len;
+        for (r, boundary) in self.boundaries.iter().enumerate() {
+            if boundary.len() > 0 {
+                let theirs = self.all.slice(r * len..r * len + boundary.len())?;
+                boundary::unpack(stream, boundary, &theirs, share)?;
+            }
+        }
+        if self.devices.len() > 1 {
+            let spread = stream.record()?;
+            for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
+                device.stream().wait(&spread)?;
+                device.stream().copy(sweeps.share(), share)?;
+            }
+        }
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            sweeps.gather(device.stream())?;
+        }
+        let mut total = SweepCounts::default();
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            let counts = sweeps.counts(device)?;
+            total.taken += counts.taken;
+            total.crossed += counts.crossed;
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,162 @@
+//! The host backend's pull-sweep passes of [`super::PageRankRanks`], the mirrors of
+//! `pagerank_pull_take` and `pagerank_pull_gather` (`kernels/pagerank/pagerank.cu`) over the
+//! same arrays (`f32` values as `u32` bits), run on the device's executor thread with rayon.
+//! The counts land in the same control words as the kernels': the vertices taken in
+//! `CTRL_PUSHED`, those that crossed epsilon in the worklist's end.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use groute_core::{Buffer, Error, Stream};
+use groute_worklist::DeviceCsr;
+use rayon::prelude::*;
+
+use super::sweeps::CTRL_CROSSED;
+use crate::cuda::CTRL_PUSHED;
+
+/// Vertices per rayon task.
+const GRAIN: usize = 1 << 10;
+
+/// A device's arrays, as the host passes take them.
+pub(super) struct SweepArrays {
+    pub(super) owned: Range<u32>,
+    pub(super) residual: Buffer<u32>,
+    pub(super) rank: Buffer<u32>,
+    pub(super) share: Buffer<u32>,
+    pub(super) ctrl: Buffer<u32>,
+    pub(super) alpha: f32,
+    pub(super) epsilon: f32,
+}
+
+/// The atomic host view of `buffer` (host-backend memory).
+fn view(buffer: &Buffer<u32>) -> Result<&[AtomicU32], Error> {
+    buffer.host_atomic_u32().ok_or(Error::Unsupported {
+        operation: "host kernels on memory the host cannot address",
+        backend: "this",
+    })
+}
+
+fn load(word: &AtomicU32) -> f32 {
+    f32::from_bits(word.load(Ordering::Relaxed))
+}
+
+fn store(word: &AtomicU32, value: f32) {
+    word.store(value.to_bits(), Ordering::Relaxed);
+}
+
+/// Enqueues the take on `stream` (a host-backend stream): every owned residual above
+/// `floor` moved into its rank, `share[v] = alpha * rho / outdeg(v)` (0 for a vertex not
+/// taken, or dangling), the vertices taken added to `CTRL_PUSHED`.
+pub(super) fn enqueue_take(
+    stream: &Stream,
+    arrays: SweepArrays,
+    out_rows: &DeviceCsr,
+    floor: f32,
+) -> Result<(), Error> {
+    for b in [&arrays.residual, &arrays.rank, &arrays.share, &arrays.ctrl] {
+        view(b)?;
+    }
+    let out_rows = out_rows.clone();
+    stream.launch_host(move || {
+        let SweepArrays {
+            owned,
+            residual,
+            rank,
+            share,
+            ctrl,
+            alpha,
+            ..
+        } = &arrays;
+        let (Ok(residual), Ok(rank), Ok(share), Ok(ctrl)) =
+            (view(residual), view(rank), view(share), view(ctrl))
+        else {
+            return; // checked above
+        };
+        // SAFETY: the rows were uploaded (and the upload waited for) before any run; nothing
+        // writes them again.
+        let Some(rows) = (unsafe { out_rows.host_view() }) else {
+            return;
+        };
+        let start = owned.start;
+        let taken: u32 = owned
+            .clone()
+            .into_par_iter()
+            .with_min_len(GRAIN)
+            .map(|v| {
+                let (res, out) = (&residual[v as usize], &share[v as usize]);
+                let rho = load(res);
+                // NaN compares false: never taken, as in the kernel.
+                if !(rho > floor && rho > 0.0) {
+                    store(out, 0.0);
+                    return 0;
+                }
+                store(res, 0.0);
+                let r = &rank[(v - start) as usize];
+                store(r, load(r) + rho);
+                let degree = rows.degree(v);
+                // A dangling vertex's mass leaves the system (unnormalised PageRank).
+                store(
+                    out,
+                    if degree == 0 {
+                        0.0
+                    } else {
+                        alpha * rho / degree as f32
+                    },
+                );
+                1
+            })
+            .sum();
+        ctrl[CTRL_PUSHED].fetch_add(taken, Ordering::Relaxed);
+    })
+}
+
+/// Enqueues the gather on `stream` (a host-backend stream): every owned vertex adds its
+/// in-neighbours' shares (over `in_rows`, the owned rows of the in-CSR) to its residual; the
+/// vertices that cross epsilon added to the worklist's end word.
+pub(super) fn enqueue_gather(
+    stream: &Stream,
+    arrays: SweepArrays,
+    in_rows: &DeviceCsr,
+) -> Result<(), Error> {
+    for b in [&arrays.residual, &arrays.share, &arrays.ctrl] {
+        view(b)?;
+    }
+    let in_rows = in_rows.clone();
+    stream.launch_host(move || {
+        let (Ok(residual), Ok(share), Ok(ctrl)) = (
+            view(&arrays.residual),
+            view(&arrays.share),
+            view(&arrays.ctrl),
+        ) else {
+            return; // checked above
+        };
+        // SAFETY: as in `enqueue_take`.
+        let Some(rows) = (unsafe { in_rows.host_view() }) else {
+            return;
+        };
+        let epsilon = arrays.epsilon;
+        let crossed: u32 = arrays
+            .owned
+            .clone()
+            .into_par_iter()
+            .with_min_len(GRAIN)
+            .map(|v| {
+                let sum: f32 = rows
+                    .row(v)
+                    .0
+                    .iter()
+                    .map(|&u| load(&share[u as usize]))
+                    .sum();
+                if sum.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                    return 0;
+                }
+                let res = &residual[v as usize];
+                let old = load(res);
+                let now = old + sum;
+                store(res, now);
+                u32::from(old <= epsilon && now > epsilon)
+            })
+            .sum();
+        ctrl[CTRL_CROSSED].fetch_add(crossed, Ordering::Relaxed);
+    })
+}

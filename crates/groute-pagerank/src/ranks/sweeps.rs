@@ -1,0 +1,212 @@
+//! One device's share of a [`super::PageRankRanks`] run: the out-degrees of its rows, the
+//! in-arcs of its owned vertices, its residual, rank and share arrays, and the two passes of
+//! a pull sweep on its backend (the CUDA kernels `pagerank_pull_take` and
+//! `pagerank_pull_gather`, or their host mirrors in [`super::host`]).
+
+use std::ops::Range;
+
+use groute_core::{Buffer, Device, Error, Stream};
+use groute_graph::Csr;
+use groute_worklist::DeviceCsr;
+
+use super::host;
+use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
+use crate::cuda::pull_storage::{PullStorage, PullTopology};
+use crate::cuda::{CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers};
+use crate::solver::reset_arrays;
+
+/// Control word counting the vertices a gather appended to the worklist (those that crossed
+/// epsilon): `groute::DeviceWorklist`'s end (`CTRL_WL_END`).
+pub(super) const CTRL_CROSSED: usize = 0;
+/// Control word where an append past the worklist's capacity records the size it needed.
+const CTRL_OVERFLOW: usize = 2;
+
+/// What a round's take and gather counted on one device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct SweepCounts {
+    /// Owned vertices whose residual the take moved into their rank.
+    pub(super) taken: u64,
+    /// Owned vertices whose residual the gather took past epsilon.
+    pub(super) crossed: u64,
+}
+
+/// A device's arrays for the sweeps, allocated once.
+pub(super) struct DeviceSweeps {
+    owned: Range<u32>,
+    /// The owned rows of the CSR: their offsets give the out-degrees.
+    out_rows: DeviceCsr,
+    /// The owned rows of the in-CSR, the full-length share array and the in-hubs.
+    pull: PullStorage,
+    /// Full-length `f32` residuals, as bits (only the owned ones are used).
+    residual: Buffer<u32>,
+    /// Owned `f32` ranks, as bits (at least one slot).
+    rank: Buffer<u32>,
+    /// The gather appends the vertices that crossed epsilon here (a power of two of slots,
+    /// at least the owned vertices: a vertex crosses at most once a gather).
+    worklist: Buffer<u32>,
+    /// [`CTRL_WORDS`] control words, zeroed before each take.
+    ctrl: Buffer<u32>,
+    num_vertices: usize,
+    alpha: f32,
+    epsilon: f32,
+}
+
+impl DeviceSweeps {
+    /// Uploads the rows `owned` of `csr` and of the in-CSR (`transpose`, or `csr` itself on a
+    /// symmetric graph) to `device` and allocates the arrays.
+    pub(super) fn upload(
+        device: &Device,
+        (csr, transpose): (&Csr, Option<&Csr>),
+        owned: Range<u32>,
+        (alpha, epsilon): (f32, f32),
+    ) -> Result<Self, Error> {
+        let n = csr.num_vertices();
+        let local = owned.len();
+        let out_rows = DeviceCsr::upload(device, csr, owned.clone(), false)?;
+        let topology = PullTopology {
+            transpose,
+            cut: None,
+        };
+        let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
+        let residual = device.alloc::<u32>(n.max(1))?;
+        // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
+        // bytes, so that a warp's 32 ranks fill one line.
+        let pad = owned.start as usize % 32;
+        let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
+        let slots = local
+            .max(1)
+            .checked_next_power_of_two()
+            .filter(|&s| s <= 1 << 31)
+            .ok_or_else(|| Error::invalid("owned vertices", local, "at most 2^31 per device"))?;
+        let worklist = device.alloc::<u32>(slots)?;
+        let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        device.stream().synchronize()?;
+        Ok(DeviceSweeps {
+            owned,
+            out_rows,
+            pull,
+            residual,
+            rank,
+            worklist,
+            ctrl,
+            num_vertices: n,
+            alpha,
+            epsilon,
+        })
+    }
+
+    /// The owned vertices.
+    pub(super) fn owned(&self) -> &Range<u32> {
+        &self.owned
+    }
+
+    /// The full-length share array (`f32` bits): the take writes the owned entries, the
+    /// exchange the others, the gather reads them all.
+    pub(super) fn share(&self) -> &Buffer<u32> {
+        self.pull.share()
+    }
+
+    /// The owned ranks (`f32` bits), exactly one per owned vertex.
+    pub(super) fn ranks(&self) -> Result<Buffer<u32>, Error> {
+        self.rank.slice(..self.owned.len())
+    }
+
+    /// Enqueues the reset of a run on `device`'s stream: residual `1 - alpha` on the owned
+    /// vertices, ranks and counters 0, the hubs' sums 0.
+    pub(super) fn reset(&self, device: &Device) -> Result<(), Error> {
+        reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
+        device.stream().fill(&self.ctrl, 0u32)?;
+        self.pull.reset(device)
+    }
+
+    /// Enqueues a round's take on `stream`: the counters zeroed, then every owned residual
+    /// above `floor` moved into its rank and its share per out-arc stored (0 elsewhere in the
+    /// owned range).
+    pub(super) fn take(&self, stream: &Stream, floor: f32) -> Result<(), Error> {
+        stream.fill(&self.ctrl, 0u32)?;
+        if stream.is_host() {
+            return host::enqueue_take(stream, self.host_arrays(), &self.out_rows, floor);
+        }
+        launch_pull_take(
+            stream.raw().as_ref(),
+            &self.pr_buffers(),
+            &self.pull.buffers(),
+            &self.wl_buffers(),
+            floor,
+        )
+    }
+
+    /// Enqueues a round's gather on `stream` (after the exchange filled the share array):
+    /// every owned vertex adds its in-neighbours' shares to its residual, those that cross
+    /// epsilon counted.
+    pub(super) fn gather(&self, stream: &Stream) -> Result<(), Error> {
+        if stream.is_host() {
+            return host::enqueue_gather(stream, self.host_arrays(), self.pull.in_csr());
+        }
+        launch_pull_gather(
+            stream.raw().as_ref(),
+            &self.pr_buffers(),
+            &self.pull.buffers(),
+            &self.wl_buffers(),
+        )
+    }
+
+    /// The round's counts, read back from `device` (waits for its stream).
+    pub(super) fn counts(&self, device: &Device) -> Result<SweepCounts, Error> {
+        let words = device.download(&self.ctrl)?;
+        if words[CTRL_OVERFLOW] != 0 {
+            // Cannot happen (a slot per owned vertex): a kernel that appends twice is a bug,
+            // reported rather than read past.
+            return Err(Error::capacity_exceeded(
+                "PageRank sweep worklist",
+                self.worklist.len(),
+                words[CTRL_OVERFLOW] as usize,
+                "none: one slot per owned vertex always suffices",
+            ));
+        }
+        Ok(SweepCounts {
+            taken: u64::from(words[CTRL_PUSHED]),
+            crossed: u64::from(words[CTRL_CROSSED]),
+        })
+    }
+
+    /// The residual left on the owned vertices, summed in `f64` (read back from `device`).
+    pub(super) fn residual_left(&self, device: &Device) -> Result<f64, Error> {
+        let owned = self.owned.start as usize..self.owned.end as usize;
+        let bits = device.download(&self.residual.slice(owned)?)?;
+        Ok(bits.iter().map(|&b| f64::from(f32::from_bits(b))).sum())
+    }
+
+    fn host_arrays(&self) -> host::SweepArrays {
+        host::SweepArrays {
+            owned: self.owned.clone(),
+            residual: self.residual.clone(),
+            rank: self.rank.clone(),
+            share: self.share().clone(),
+            ctrl: self.ctrl.clone(),
+            alpha: self.alpha,
+            epsilon: self.epsilon,
+        }
+    }
+
+    fn pr_buffers(&self) -> PageRankBuffers {
+        PageRankBuffers {
+            csr: self.out_rows.clone(),
+            num_vertices: self.num_vertices,
+            residual: self.residual.raw(),
+            rank: self.rank.raw(),
+            owned: self.owned.clone(),
+            alpha: self.alpha,
+            epsilon: self.epsilon,
+        }
+    }
+
+    fn wl_buffers(&self) -> DeviceWorklistBuffers {
+        DeviceWorklistBuffers {
+            data: self.worklist.raw(),
+            first: 0,
+            ctrl: self.ctrl.raw(),
+            hub_capacity: 0,
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! PageRank across the ranks of an MPI job ([`groute::pagerank::PageRankRanks`]): every
+//! rank's devices take their residuals and gather over the in-arcs of their vertices in
+//! synchronous pull sweeps, device 0 of every rank gathering every rank's shares each round
+//! (NCCL on CUDA, MPI on the host).
+
+use super::AnyError;
+use super::ranks::RankJob;
+
+/// Runs the PageRank of `job` (`algorithm`'s alpha and epsilon) over every rank's devices;
+/// any error on this rank ends the whole job (`MPI_Abort`: the other ranks may be waiting
+/// for it in a collective). Without the `mpi` feature `job_size` never asks for a rank run.
+pub fn run(job: RankJob<'_, f32>, algorithm: groute::pagerank::PageRank) -> Result<(), AnyError> {
+    #[cfg(feature = "mpi")]
+    {
+        super::ranks::on_mpi(|comm| run_ranks(comm, job, algorithm))
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (job.name, algorithm);
+        Err("this binary was built without MPI: build it with --features mpi".into())
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn run_ranks(
+    comm: &mut groute::dist::MpiComm,
+    job: RankJob<'_, f32>,
+    algorithm: groute::pagerank::PageRank,
+) -> Result<(), AnyError> {
+    use super::ranks::{rank_context, report_rank_run, with_collectives};
+
+    let ctx = rank_context(comm, job.run)?;
+    let outcome = with_collectives(comm, &ctx, |collectives| {
+        measure(collectives, &ctx, &job, algorithm)
+    })?;
+    report_rank_run(comm, &ctx, &job, outcome)
+}
+
+/// The timed runs of the PageRank across the ranks, for the report.
+#[cfg(feature = "mpi")]
+fn measure(
+    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    ctx: &groute::core::Context,
+    job: &RankJob<'_, f32>,
+    algorithm: groute::pagerank::PageRank,
+) -> Result<super::ranks::RankOutcome<f32>, AnyError> {
+    use std::time::Instant;
+
+    use groute::pagerank::PageRankRanks;
+    use groute::worklist::RankCollectives;
+
+    let (rank, ranks) = (collectives.rank(), collectives.ranks());
+    let rows = job.graph.rows()?;
+    let partition = &job.graph.partition;
+    let started = Instant::now();
+    let mut solver = PageRankRanks::new(ctx, (&rows, partition), algorithm, collectives)?;
+    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let runs = super::timing::timed_runs(
+        job.run.repeats()?,
+        || solver.run(collectives),
+        |r| (r.stats.elapsed, r.stats.device_time),
+    )?;
+    drop(solver);
+    let s = runs.last.stats.clone();
+    let alpha = f64::from(algorithm.alpha);
+    Ok(super::ranks::RankOutcome {
+        stage_ms,
+        mode: super::execution::mode_of(false),
+        engine: format!(
+            "synchronous pull sweeps over {ranks} MPI ranks x {} devices, the shares of every \
+             rank's boundary gathered each round ({})",
+            job.run.devices,
+            match ctx.backend_kind() {
+                groute::core::BackendKind::Cuda => "NCCL",
+                _ => "MPI",
+            }
+        ),
+        detail: serde_json::json!({
+            "rounds": s.rounds,
+            "pushes": s.pushes,
+            "residual_left": s.residual_left,
+            "bytes_between_ranks": s.bytes_between_ranks,
+        }),
+        comm: None,
+        stats: vec![
+            ("rounds", s.rounds.into()),
+            ("pushes", s.pushes.into()),
+            ("residual_left", s.residual_left.into()),
+        ],
+        summary: format!(
+            "{} pull sweeps, {} pushes, residual left {:.4} (L1 error <= {:.4}), {} bytes \
+             between ranks",
+            s.rounds,
+            s.pushes,
+            s.residual_left,
+            s.residual_left / (1.0 - alpha),
+            s.bytes_between_ranks
+        ),
+        // Every rank holds every rank; rank 0 reports them.
+        runs: runs.map_last(|last| if rank == 0 { last.ranks } else { Vec::new() }),
+    })
+}
