@@ -26,22 +26,51 @@ pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
         .expect("host backend")
 }
 
+/// How long the ranks of one [`on_every_rank`] call may take before the test binary is
+/// stopped as deadlocked (a rank left waiting in a collective would otherwise hang the test
+/// run until CI's own limit).
+const RANKS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// What `body` returns on each of `comms`' ranks, every rank on a thread of its own, in rank
-/// order.
+/// order. Ranks still running after [`RANKS_DEADLINE`] are a deadlock: the process exits
+/// with an error naming it.
 pub fn on_every_rank<T: Send>(
     comms: Vec<LocalRanks>,
     body: impl Fn(LocalRanks) -> T + Sync,
 ) -> Vec<T> {
+    let ranks = comms.len();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|scope| {
+        // Owned here, so that a rank's panic drops it while unwinding: the watchdog then
+        // ends at once instead of waiting out the deadline.
+        let done = done;
+        scope.spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                finished.recv_timeout(RANKS_DEADLINE)
+            {
+                // Straight to stderr: the test harness's capture of `eprintln!` would be
+                // lost with the process.
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{ranks} ranks still running after {RANKS_DEADLINE:?}: a rank waits in a \
+                     collective that another never joins (deadlock)"
+                );
+                std::process::exit(101);
+            }
+        });
         let body = &body;
         let handles: Vec<_> = comms
             .into_iter()
             .map(|comm| scope.spawn(move || body(comm)))
             .collect();
-        handles
+        let outs = handles
             .into_iter()
             .map(|h| h.join().expect("rank thread"))
-            .collect()
+            .collect();
+        // The watchdog is still waiting (it exits the process at the deadline instead).
+        let _ = done.send(());
+        outs
     })
 }
 
