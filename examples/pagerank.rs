@@ -15,9 +15,11 @@
 //! against the sequential reference: the L1 error must stay within `residual left / (1 -
 //! alpha)` (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
 //! `--execution` picks who drives the rounds on CUDA (device-driven: one persistent kernel
-//! per device, faster on road-like graphs, far slower where many arcs are cut; auto runs it
-//! where at most 1% of the arcs are cut, host-driven otherwise; tuning `--driver` is the
-//! same switch); the JSON report says which ran.
+//! per device; host-driven: a launch per round over the worklist). Auto runs device-driven on
+//! one GPU and where the partition cuts few arcs, and synchronous pull sweeps (host-driven,
+//! the devices copying each other's shares every round) on several devices where it cuts at
+//! least a tenth of them; tuning `--driver auto|fused|host|sweeps` names a driver. The JSON
+//! report says which ran.
 
 mod common;
 
@@ -67,12 +69,12 @@ struct Cli {
     /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
     #[arg(long, hide = true)]
     lazy_receive: bool,
-    /// CUDA: who drives the rounds (overrides --execution): host (a launch and a read-back
-    /// per round), fused (one persistent kernel per device runs every round; devices
-    /// exchange over NVLink: faster on road-like graphs, far slower where many arcs are cut;
-    /// more devices than GPUs run as members splitting a GPU, for tests), or auto (fused
-    /// where at most 1% of the arcs are cut and the devices are distinct GPUs with peer
-    /// access, else host).
+    /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
+    /// round over the worklist), fused (one persistent kernel per device runs every round;
+    /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
+    /// whole graph every round, the devices copying each other's shares), or auto (sweeps
+    /// on several CUDA devices whose partition cuts at least a tenth of the arcs, else fused
+    /// where the devices can run it, else host; host on the host backend).
     #[arg(long, hide = true)]
     driver: Option<Driver>,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of
@@ -381,10 +383,10 @@ fn run() -> Result<(), AnyError> {
         &ctx,
         &cli.run,
         common::execution::mode_of(fused),
-        if fused {
-            common::execution::persistent_form(&ctx)
-        } else {
-            "host-driven rounds"
+        match s.driver {
+            Driver::Fused => common::execution::persistent_form(&ctx),
+            Driver::Sweeps => "synchronous pull sweeps",
+            _ => "host-driven rounds",
         },
         Some(parted.method.to_string()),
         json!({

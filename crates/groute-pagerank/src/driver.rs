@@ -7,12 +7,11 @@
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Driver {
-    /// [`Driver::Fused`] with pull sweeps where `PeerGroup::auto_device_driven` holds (one
-    /// device, distinct GPUs with peer access, or members sharing a GPU); else
-    /// [`Driver::Host`].
-    /// The device-driven loop is faster than host-driven rounds on road grids and much faster
-    /// on Kronecker graphs whose block partition cuts half the arcs ("Device-driven runs" in
-    /// the crate docs).
+    /// On CUDA with pull sweeps: [`Driver::Sweeps`] on several devices whose partition cuts
+    /// at least a tenth of the arcs; else [`Driver::Fused`] where `PeerGroup::auto_device_driven`
+    /// holds (one device, distinct GPUs with peer access, or members sharing a GPU); else
+    /// [`Driver::Host`] ("Choosing a driver" in the crate docs). On the host backend, and
+    /// with push sweeps: [`Driver::Host`].
     #[default]
     Auto,
     /// One persistent cooperative kernel per device runs every round; remote contributions go
@@ -26,6 +25,14 @@ pub enum Driver {
     /// The host launches every round, reads the counts back and moves remote items over the
     /// worklist's ring (what [`Driver::Auto`] runs on the host backend).
     Host,
+    /// Every round is a pull sweep of the whole graph, launched by the host: each device takes
+    /// its vertices' residuals into shares, the devices copy each other's owned shares, and
+    /// each gathers over its vertices' in-arcs (the executor of
+    /// [`PageRankRanks`](crate::PageRankRanks), in one process). No atomic and no message per
+    /// cut arc: what a partition that cuts many arcs needs. The gather reads in-arcs: the
+    /// transpose of a directed graph is built on the host and uploaded. No worklist: the
+    /// worklist options do not apply.
+    Sweeps,
 }
 
 groute_core::choice_names! {
@@ -34,6 +41,7 @@ groute_core::choice_names! {
         Auto => "auto",
         Fused => "fused",
         Host => "host",
+        Sweeps => "sweeps",
     }
 }
 
@@ -43,10 +51,10 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_names_are_errors() {
-        for d in [Driver::Auto, Driver::Fused, Driver::Host] {
+        for d in [Driver::Auto, Driver::Fused, Driver::Host, Driver::Sweeps] {
             assert_eq!(d.to_string().parse::<Driver>(), Ok(d));
         }
         let e = "gpu".parse::<Driver>().unwrap_err();
-        assert!(e.to_string().contains("auto, fused, host"), "{e}");
+        assert!(e.to_string().contains("auto, fused, host, sweeps"), "{e}");
     }
 }

@@ -15,9 +15,9 @@
 //! | [`PageRank`] | residual push as a [`groute_worklist::WorklistAlgorithm`] (what the host backend runs) |
 //! | [`VertexResidual`] | the CUDA worker's packed item: `(vertex, residual)`, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
-//! | [`PageRankRanks`], [`PageRankRanksResult`], [`PageRankRanksStats`] | one process's share of a run spanning processes: synchronous pull sweeps, every process's shares gathered each round (both backends) |
+//! | [`PageRankRanks`], [`PageRankRanksResult`], [`PageRankRanksStats`] | synchronous pull sweeps, every device's shares copied to the others each round: one process's share of a run spanning processes, or one process alone ([`Driver::Sweeps`]; both backends) |
 //! | [`PageRankShare`] | CUDA: one process's share of a run spanning several processes (the `groute-dist` crate's ranks), host-driven rounds |
-//! | [`Driver`] | CUDA: who drives the rounds, the host or one persistent kernel per device |
+//! | [`Driver`] | who drives the rounds: the host over the worklist, one persistent kernel per device, or the host in synchronous sweeps |
 //! | [`PageRankError`] | what can go wrong |
 //!
 //! ```
@@ -116,13 +116,14 @@
 //!
 //! ## Device-driven runs
 //!
-//! *Status.* [`Driver::Auto`], the default, runs device-driven with pull sweeps where
+//! *Status.* [`Driver::Auto`] runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
-//! peer access, or members sharing a GPU), host-driven otherwise. Members sharing one GPU
-//! run device-driven several times faster than host-driven on dense graphs, and faster on
-//! road grids. On two GPUs joined by NVLink the device-driven loop is faster than on one GPU,
-//! even on a Kronecker graph whose block partition cuts half its arcs, and host-driven rounds
-//! on the same two GPUs are slower than it on every graph, by far on dense ones.
+//! peer access, or members sharing a GPU) and the partition cuts few arcs ("Choosing a
+//! driver" below), host-driven where the loop cannot run. Members sharing one GPU run
+//! device-driven several times faster than host-driven on dense graphs, and faster on road
+//! grids; host-driven rounds on two GPUs are slower than it on every graph, by far on dense
+//! ones. Where a partition cuts many arcs, the synchronous sweeps ([`Driver::Sweeps`]) are
+//! faster still.
 //! The start gate of
 //! `groute_core::cuda::PeerGroup` (every member running before the first exchange completes,
 //! else the start is cancelled and relaunched) keeps 2-GPU runs from stalling beside other
@@ -167,6 +168,27 @@
 //! device time by phase ([`FusedPhaseTimes`]: sweep take, mirror post, hubs, gather, worklist
 //! pushes, exchange, drain; `%globaltimer` stamps of the grid barriers' actions, a few per
 //! round).
+//!
+//! ## Choosing a driver
+//!
+//! [`Driver::Auto`] picks by what a round costs on the partition at hand:
+//!
+//! - On several CUDA devices whose partition cuts at least a tenth of the arcs (a Kronecker
+//!   graph's block partition cuts about half), [`Driver::Sweeps`]: every round a pull sweep
+//!   of the whole graph, launched by the host, the devices copying each other's owned shares
+//!   between the take and the gather (bulk copies, one per device pair and round, instead of
+//!   the device-driven loop's remote atomic per cut arc in worklist rounds). On two GPUs and
+//!   on two members sharing one GPU it is the fastest driver on such graphs, and the one that
+//!   makes a second GPU pay off there. The bound and the end test are those of
+//!   [`PageRankRanks`] (a round is one pull sweep of these docs).
+//! - Otherwise (one device, or a partition that cuts few arcs, as METIS or blocks do on road
+//!   networks), [`Driver::Fused`] where the devices can run it: there the copies of whole
+//!   share arrays and the host's launch and read-back per round cost more than the few cut
+//!   arcs, and the device-driven loop's worklist rounds, which push only from the vertices
+//!   above epsilon, are cheaper than sweeping every vertex every round.
+//! - With push sweeps, or where the device-driven loop cannot run, [`Driver::Host`].
+//!
+//! The host backend runs [`Driver::Host`] unless asked (its tests run every driver).
 //!
 //! ## Vertex numbering
 //!
@@ -288,29 +310,38 @@ pub struct PageRankStats {
     /// CUDA: per device, its rounds by kind, receives, host synchronisations and where the
     /// host time went ([`DeviceProfile`]); empty on the host backend.
     pub devices: Vec<DeviceProfile>,
-    /// The driver that ran: [`Driver::Fused`] or [`Driver::Host`] (never `Auto`).
+    /// The driver that ran (never [`Driver::Auto`]).
     pub driver: Driver,
 }
 
 impl PageRankStats {
     /// Bytes that crossed from one device to another: 8 per ring item (a
     /// [`VertexResidual`]) in host-driven runs; device-driven, 8 per worklist-round add to an
-    /// owner's halo (the value and its inbox entry) and 4 per mirror value posted.
+    /// owner's halo (the value and its inbox entry) and 4 per mirror value posted; in
+    /// [`Driver::Sweeps`] runs, 4 per share copied to another device.
     pub fn bytes_sent(&self) -> u64 {
         let item = std::mem::size_of::<VertexResidual>() as u64;
         match self.driver {
             Driver::Fused => item * self.items_sent + 4 * self.mirror_values_sent(),
+            Driver::Sweeps => 4 * self.shares_copied(),
             _ => item * self.worklist.items_sent(),
         }
     }
 
     /// Values that crossed from one device to another after combining: the ring's remote
-    /// updates in host-driven runs; device-driven, the halo adds and mirror values.
+    /// updates in host-driven runs; device-driven, the halo adds and mirror values; in
+    /// [`Driver::Sweeps`] runs, the shares copied (one per vertex and receiving device a
+    /// round, whatever the arcs).
     pub fn remote_updates(&self) -> u64 {
         match self.driver {
             Driver::Fused => self.items_sent + self.mirror_values_sent(),
+            Driver::Sweeps => self.shares_copied(),
             _ => self.worklist.remote_updates(),
         }
+    }
+
+    fn shares_copied(&self) -> u64 {
+        self.worklist.devices.iter().map(|d| d.items_received).sum()
     }
 
     fn mirror_values_sent(&self) -> u64 {

@@ -147,6 +147,13 @@ pub struct PageRankRanksStats {
     /// Each process's boundary vertices (those with arcs to other processes' vertices, whose
     /// shares cross), in process order.
     pub boundary_per_process: Vec<u64>,
+    /// Bytes copied between this process's devices in the rounds: each device receives the
+    /// others' owned shares every round, and the other processes' shares from device 0.
+    pub bytes_between_devices: u64,
+    /// Residuals each of this process's devices moved into ranks, over every round.
+    pub pushes_per_device: Vec<u64>,
+    /// The largest residual left on one of this process's vertices (at most epsilon).
+    pub max_residual_left: f32,
 }
 
 impl PageRankRanks {
@@ -216,12 +223,14 @@ impl PageRankRanks {
                     (alpha, epsilon),
                 )?);
             }
-            let longest = owned
-                .iter()
-                .map(|r| r.len())
-                .max()
-                .unwrap_or(0)
-                .max(boundary_len);
+            // With other processes, `mine` also carries this process's ranks to the final
+            // gather; alone, the ranks are read from each device.
+            let longest = if ranks > 1 {
+                owned.iter().map(|r| r.len()).max().unwrap_or(0)
+            } else {
+                0
+            }
+            .max(boundary_len);
             let device = &context.devices()[0];
             let mine = device.alloc::<u32>(longest)?;
             device.stream().fill(&mine, 0u32)?;
@@ -311,6 +320,7 @@ impl PageRankRanks {
             Err(e) => Some(e),
         };
         let (mut rounds, mut pushes) = (0u64, 0u64);
+        let mut pushes_per_device = vec![0u64; self.devices.len()];
         let mut last = SweepCounts::default();
         loop {
             // The last round's counts (none before the first), and whether this process
@@ -341,7 +351,14 @@ impl PageRankRanks {
                     Ok(counts)
                 });
             match step {
-                Ok(counts) => last = counts,
+                Ok(counts) => {
+                    last = SweepCounts::default();
+                    for (d, c) in counts.iter().enumerate() {
+                        pushes_per_device[d] += c.taken;
+                        last.taken += c.taken;
+                        last.crossed += c.crossed;
+                    }
+                }
                 Err(e) => failure = Some(e),
             }
         }
@@ -351,47 +368,33 @@ impl PageRankRanks {
                 None => None,
             };
             let elapsed = started.elapsed();
-            let mut residual_left = 0.0;
+            let (mut residual_left, mut max_residual_left) = (0.0, 0f32);
             for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
-                residual_left += sweeps.residual_left(device)?;
+                let (sum, max) = sweeps.residual_left(device)?;
+                residual_left += sum;
+                max_residual_left = max_residual_left.max(max);
             }
-            self.stage_ranks()?;
-            Ok((device_time, elapsed, residual_left))
+            if ranks > 1 {
+                self.stage_ranks()?;
+            }
+            Ok((device_time, elapsed, residual_left, max_residual_left))
         })();
         let ready = all_ready(collectives, finished.is_err(), RUN);
-        let (device_time, elapsed, residual_left) = finished?;
+        let (device_time, elapsed, residual_left, max_residual_left) = finished?;
         ready?;
-        let device = &self.context.devices()[0];
-        let gathered = collectives
-            .all_gather(&self.mine, &self.all, device.stream())
-            .map_err(PageRankError::from)
-            .and_then(|()| Ok(device.download(&self.all)?));
+        let gathered = self.gather_ranks(collectives);
         // Every process's residual left in its own word (as f64 bits: the others add 0),
         // and a last word counting the processes that failed.
         let mut words = vec![0u64; ranks + 1];
         words[self.rank] = residual_left.to_bits();
         words[ranks] = u64::from(gathered.is_err());
         let sums = collectives.sum(&words)?;
-        let all = gathered?;
+        let values = gathered?;
         if sums[ranks] > 0 {
             return Err(peers_failed(RUN, sums[ranks], collectives).into());
         }
-        let longest = self.mine.len();
-        let boundary = self.boundary_len as u64;
-        let mut values = Vec::new();
-        values
-            .try_reserve_exact(self.owned.last().map_or(0, |r| r.end as usize))
-            .map_err(|_| {
-                Error::invalid(
-                    "vertices",
-                    self.all.len(),
-                    "as many ranks as host memory holds",
-                )
-            })?;
-        for (r, range) in self.owned.iter().enumerate() {
-            let at = r * longest;
-            values.extend(all[at..at + range.len()].iter().map(|&b| f32::from_bits(b)));
-        }
+        let n = self.devices[0].share().len() as u64;
+        let receivers = self.devices.len().saturating_sub(1) as u64;
         Ok(PageRankRanksResult {
             ranks: values,
             stats: PageRankRanksStats {
@@ -402,10 +405,43 @@ impl PageRankRanks {
                 residual_left: sums[..ranks].iter().map(|&b| f64::from_bits(b)).sum(),
                 bytes_between_ranks: rounds
                     * (ranks * ranks.saturating_sub(1) * 4) as u64
-                    * boundary,
+                    * self.boundary_len as u64,
                 boundary_per_process: self.boundary_counts.clone(),
+                bytes_between_devices: rounds * receivers * n * 4,
+                pushes_per_device,
+                max_residual_left,
             },
         })
+    }
+
+    /// Every vertex's rank (the graph's numbering): with other processes, every process's
+    /// `mine` gathered (after [`PageRankRanks::stage_ranks`]); alone, each device's ranks
+    /// read back.
+    fn gather_ranks(
+        &self,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<Vec<f32>, PageRankError> {
+        let n = self.owned.last().map_or(0, |r| r.end as usize);
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(n)
+            .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))?;
+        if self.owned.len() == 1 {
+            for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
+                let bits = device.download(&sweeps.ranks()?)?;
+                values.extend(bits.iter().map(|&b| f32::from_bits(b)));
+            }
+            return Ok(values);
+        }
+        let device = &self.context.devices()[0];
+        collectives.all_gather(&self.mine, &self.all, device.stream())?;
+        let all = device.download(&self.all)?;
+        let longest = self.mine.len();
+        for (r, range) in self.owned.iter().enumerate() {
+            let at = r * longest;
+            values.extend(all[at..at + range.len()].iter().map(|&b| f32::from_bits(b)));
+        }
+        Ok(values)
     }
 
     /// Enqueues the reset of every device, starts the run's timer and enqueues the first
@@ -419,21 +455,37 @@ impl PageRankRanks {
         Ok(timer)
     }
 
-    /// Enqueues a round's take on every device, then, on device 0, the other devices' owned
-    /// shares into its share array and its boundary's shares packed into `mine`.
+    /// Enqueues a round's take on every device, then every device's owned shares into every
+    /// other device's share array (each copy on the receiving device's stream, after the
+    /// sender's take), then, on device 0, its boundary's shares packed into `mine`.
     fn take_and_stage(&self, floor: f32) -> Result<(), PageRankError> {
         let devices = self.context.devices();
+        let mut taken = Vec::with_capacity(devices.len());
         for (device, sweeps) in devices.iter().zip(&self.devices) {
             sweeps.take(device.stream(), floor)?;
+            if devices.len() > 1 {
+                taken.push(device.stream().record()?);
+            }
         }
-        let stream = devices[0].stream();
+        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            for (d, source) in self.devices.iter().enumerate() {
+                if d != e {
+                    device.stream().wait(&taken[d])?;
+                    let owned = source.owned().start as usize..source.owned().end as usize;
+                    device.stream().copy(
+                        &sweeps.share().slice(owned.clone())?,
+                        &source.share().slice(owned)?,
+                    )?;
+                }
+            }
+        }
         let share = self.devices[0].share();
-        for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
-            stream.wait(&device.stream().record()?)?;
-            let owned = sweeps.owned().start as usize..sweeps.owned().end as usize;
-            stream.copy(&share.slice(owned.clone())?, &sweeps.share().slice(owned)?)?;
-        }
-        boundary::pack(stream, &self.own_boundary, share, &self.mine_shares)?;
+        boundary::pack(
+            devices[0].stream(),
+            &self.own_boundary,
+            share,
+            &self.mine_shares,
+        )?;
         Ok(())
     }
 
@@ -455,9 +507,10 @@ impl PageRankRanks {
     }
 
     /// After a round's gather of the boundaries' shares into `all`: the other processes'
-    /// into device 0's share array and from there into every other device's, the gathers,
-    /// and the round's counts of this process (waits for its devices).
-    fn spread_and_gather(&self) -> Result<SweepCounts, PageRankError> {
+    /// into device 0's share array and from there into every other device's (the ranges
+    /// outside this process's), the gathers, and the round's counts of each of this
+    /// process's devices (waits for them).
+    fn spread_and_gather(&self) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
         let stream = devices[0].stream();
         let share = self.devices[0].share();
@@ -468,22 +521,27 @@ impl PageRankRanks {
                 boundary::unpack(stream, boundary, &theirs, share)?;
             }
         }
-        if self.devices.len() > 1 {
+        if self.devices.len() > 1 && self.owned.len() > 1 {
             let spread = stream.record()?;
+            let process = &self.owned[self.rank];
+            let others = [0..process.start as usize, process.end as usize..share.len()];
             for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
                 device.stream().wait(&spread)?;
-                device.stream().copy(sweeps.share(), share)?;
+                for range in others.iter().filter(|r| !r.is_empty()) {
+                    device.stream().copy(
+                        &sweeps.share().slice(range.clone())?,
+                        &share.slice(range.clone())?,
+                    )?;
+                }
             }
         }
         for (device, sweeps) in devices.iter().zip(&self.devices) {
             sweeps.gather(device.stream())?;
         }
-        let mut total = SweepCounts::default();
+        let mut counts = Vec::with_capacity(devices.len());
         for (device, sweeps) in devices.iter().zip(&self.devices) {
-            let counts = sweeps.counts(device)?;
-            total.taken += counts.taken;
-            total.crossed += counts.crossed;
+            counts.push(sweeps.counts(device)?);
         }
-        Ok(total)
+        Ok(counts)
     }
 }

@@ -3,6 +3,7 @@
 //! [`groute_worklist::run`], which provides the ring, the local worklists, the receive split
 //! and the termination count), with the pull sweep as its first round where asked. On CUDA,
 //! its own worker ([`CudaPageRankStorage`]) under the driver, or the device-driven kernel.
+//! [`Driver::Sweeps`] on either backend: [`PageRankRanks`] in one process.
 //! [`DeviceSolver`] keeps every device's storage across runs and only resets the residual and
 //! rank arrays per run.
 //!
@@ -12,13 +13,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use groute_core::{Buffer, Context, Device, Error};
-use groute_graph::{Csr, Partition};
+use groute_graph::{Csr, HeldRows, Partition};
 use groute_worklist::algorithm::{HostAlgorithm, HostSolver};
 use groute_worklist::traversal::{FusedDriver, FusedMode};
-use groute_worklist::{DeviceCsr, WorklistOptions, WorklistStats, run_workers};
+use groute_worklist::{
+    DeviceCsr, DeviceStats, OneProcess, WorklistOptions, WorklistStats, run_workers,
+};
 use rayon::prelude::*;
 
-use crate::Driver;
 use crate::algorithm::PageRank;
 use crate::cuda::device_driven::FusedRuns;
 use crate::cuda::pull_storage::PullTopology;
@@ -26,6 +28,7 @@ use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::host_pull::HostPull;
 use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};
+use crate::{Driver, PageRankError, PageRankRanks};
 
 /// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {
@@ -55,6 +58,8 @@ enum Storage {
     /// CUDA: one storage per device, lent to a worker per run (host-driven) or read by the
     /// persistent kernels (device-driven: `Some` runs).
     Cuda(Vec<CudaPageRankStorage>, Option<FusedRuns>),
+    /// Either backend: synchronous pull sweeps ([`Driver::Sweeps`]).
+    Sweeps(Box<PageRankRanks>),
 }
 
 /// Residual-push PageRank with its device storage kept across runs: each device's rows of the
@@ -83,9 +88,35 @@ impl DeviceSolver {
         push: PushSettings,
         driver: Driver,
         options: &WorklistOptions,
-    ) -> Result<Self, groute_worklist::WorklistError> {
+    ) -> Result<Self, PageRankError> {
         let PushSettings { alpha, epsilon, .. } = push;
         let cuda = context.devices().iter().any(|d| !d.stream().is_host());
+        let driver = match driver {
+            Driver::Auto if cuda => auto_driver(context, csr, partition, push),
+            asked => asked,
+        };
+        if driver == Driver::Sweeps {
+            if push.sweep != SweepMode::Pull {
+                return Err(Error::invalid(
+                    "driver (--driver)",
+                    "sweeps",
+                    "pull sweeps (--sweep pull), or --driver host for push sweeps",
+                )
+                .into());
+            }
+            let n = csr.num_vertices() as u32;
+            let rows = HeldRows::some(csr, 0..n, symmetric)?;
+            let algorithm = PageRank { alpha, epsilon };
+            let sweeps =
+                PageRankRanks::new(context, (&rows, partition), algorithm, &mut OneProcess)?;
+            return Ok(DeviceSolver {
+                context: context.clone(),
+                partition: partition.clone(),
+                num_vertices: csr.num_vertices(),
+                storage: Storage::Sweeps(Box::new(sweeps)),
+                options: options.clone(),
+            });
+        }
         // Each device's cut arcs, for the sweeps that push along them: pull sweeps of the host
         // backend and of host-driven CUDA runs (device-driven sweeps post mirrors instead).
         let cuts_of = || -> Vec<Option<CutArcs>> {
@@ -100,11 +131,6 @@ impl DeviceSolver {
         let storage = if cuda {
             // Built once on the host and uploaded to every device.
             let transpose = (push.sweep == SweepMode::Pull && !symmetric).then(|| csr.transpose());
-            let driver = match driver {
-                Driver::Auto if auto_runs_fused(context, push) => Driver::Fused,
-                Driver::Auto => Driver::Host,
-                asked => asked,
-            };
             let cuts = match driver {
                 Driver::Fused => vec![None; context.num_devices()],
                 _ => cuts_of(),
@@ -184,10 +210,14 @@ impl DeviceSolver {
     /// Resets the run state and runs PageRank on every device, with the options given to
     /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
     /// download excluded).
-    pub(crate) fn run(&mut self) -> Result<SolveOutput, groute_worklist::WorklistError> {
+    pub(crate) fn run(&mut self) -> Result<SolveOutput, PageRankError> {
         let (context, options) = (&self.context, &self.options);
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
             match &mut self.storage {
+                Storage::Sweeps(sweeps) => {
+                    let result = sweeps.run(&mut OneProcess)?;
+                    return Ok(sweeps_output(result, &self.partition));
+                }
                 Storage::Host(host, device_driven) => {
                     // Without a send_capacity the host executor does not cap the sends.
                     let out = host.run(&[], options)?;
@@ -239,7 +269,7 @@ impl DeviceSolver {
 }
 
 /// The device-driven runs' storage when `driver` ([`Driver::Auto`] already resolved by
-/// [`auto_runs_fused`]) is [`Driver::Fused`] (an error naming `--driver host` where they
+/// [`auto_driver`]) is [`Driver::Fused`] (an error naming `--driver host` where they
 /// cannot run: push sweeps, or a context that `PeerGroup::check_sharing` refuses with
 /// `GpuSharing::Split`); else `None`.
 fn fused_runs(
@@ -252,7 +282,7 @@ fn fused_runs(
     options: &WorklistOptions,
 ) -> Result<Option<FusedRuns>, Error> {
     match driver {
-        Driver::Host | Driver::Auto => return Ok(None),
+        Driver::Host | Driver::Auto | Driver::Sweeps => return Ok(None),
         Driver::Fused if push.sweep != SweepMode::Pull => {
             return Err(Error::invalid(
                 "driver (--driver)",
@@ -265,13 +295,61 @@ fn fused_runs(
     FusedRuns::new(context, csr, partition, devices, push, options).map(Some)
 }
 
-/// Whether [`Driver::Auto`] runs device-driven: with pull sweeps, where
-/// `groute_core::cuda::PeerGroup::auto_device_driven` (one device, distinct GPUs with peer
-/// access, or members sharing GPUs), whatever the cut (crate docs, "Device-driven runs": the
-/// device-driven loop is the faster one on a road grid and on Kronecker graphs whose block
-/// partition cuts half the arcs, on distinct GPUs and on members sharing one).
-fn auto_runs_fused(context: &Context, push: PushSettings) -> bool {
-    push.sweep == SweepMode::Pull && groute_core::cuda::PeerGroup::auto_device_driven(context)
+/// What [`Driver::Auto`] runs on CUDA (crate docs, "Choosing a driver"): with push sweeps,
+/// host-driven rounds; on several devices whose partition cuts at least
+/// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; else device-driven where
+/// `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
+/// peer access, or members sharing GPUs), host-driven otherwise.
+fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSettings) -> Driver {
+    if push.sweep != SweepMode::Pull {
+        Driver::Host
+    } else if context.num_devices() > 1
+        && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * csr.num_edges() as f64
+    {
+        Driver::Sweeps
+    } else if groute_core::cuda::PeerGroup::auto_device_driven(context) {
+        Driver::Fused
+    } else {
+        Driver::Host
+    }
+}
+
+/// The share of a partition's arcs that must be cut (lead to another part's vertex) for
+/// [`Driver::Auto`] to run [`Driver::Sweeps`] on several devices.
+const SWEEPS_CUT_FRACTION: f64 = 0.1;
+
+/// A [`Driver::Sweeps`] run as the solver's output, counted per device as the other drivers
+/// count: every round, device `d` pushes its taken vertices, copies its owned shares to each
+/// other device (`segments_sent`, one copy each) and receives theirs (`items_received`, one
+/// value a share).
+fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> SolveOutput {
+    let s = result.stats;
+    let n = partition.num_vertices() as u64;
+    let stats = WorklistStats {
+        devices: s
+            .pushes_per_device
+            .iter()
+            .enumerate()
+            .map(|(d, &pushes)| DeviceStats {
+                rounds: s.rounds,
+                items_processed: pushes,
+                items_received: s.rounds * (n - partition.range(d).len() as u64),
+                segments_sent: s.rounds * (s.pushes_per_device.len() as u64 - 1),
+                ..DeviceStats::default()
+            })
+            .collect(),
+        elapsed: s.elapsed,
+        device_time: s.device_time,
+        ..WorklistStats::default()
+    };
+    SolveOutput {
+        ranks: result.ranks,
+        residual_left: s.residual_left,
+        max_residual_left: s.max_residual_left,
+        stats,
+        profiles: Vec::new(),
+        driver: Driver::Sweeps,
+    }
 }
 
 /// Resets one device's run state on its stream: residual `1 - alpha` on the owned vertices
@@ -302,7 +380,7 @@ fn collect(
     n: usize,
     arrays: &[RankAndResidual],
     stats: WorklistStats,
-) -> Result<SolveOutput, groute_worklist::WorklistError> {
+) -> Result<SolveOutput, PageRankError> {
     let mut ranks = vec![0f32; n];
     let mut residual_left = 0f64;
     let mut max_residual_left = 0f32;
@@ -335,7 +413,7 @@ fn collect(
 /// The sum (in `f64`) and the largest of residuals given as `f32` bits. Summed in fixed
 /// pieces on rayon's threads and the pieces' sums added in order, so the total does not
 /// depend on the thread count.
-fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
+pub(crate) fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
     const PIECE: usize = 1 << 16;
     let pieces: Vec<(f64, f32)> = bits
         .par_chunks(PIECE)

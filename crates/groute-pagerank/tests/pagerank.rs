@@ -183,9 +183,13 @@ fn fails_naming(flags: &[&str], configure: impl Fn(&mut PageRankOptions)) {
 
 #[test]
 fn a_worklist_too_small_is_an_error_naming_the_setting() {
-    fails_naming(&["wl-capacity", "send-capacity"], |o| {
-        o.worklist.wl_capacity = Some(4)
-    });
+    // The drivers that run a worklist (the sweeps have none).
+    for driver in [Driver::Host, Driver::Fused] {
+        fails_naming(&["wl-capacity", "send-capacity"], |o| {
+            o.driver = driver;
+            o.worklist.wl_capacity = Some(4)
+        });
+    }
 }
 
 #[test]

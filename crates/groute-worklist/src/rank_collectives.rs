@@ -41,6 +41,36 @@ pub trait RankCollectives {
     ) -> Result<(), WorklistError>;
 }
 
+/// The collectives of a run that is one process (rank 0 of 1): a sum returns its words and
+/// a gather copies this process's part into place. It lets an executor written over
+/// [`RankCollectives`] run inside one process (the PageRank sweeps of one process's devices).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OneProcess;
+
+impl RankCollectives for OneProcess {
+    fn rank(&self) -> usize {
+        0
+    }
+
+    fn ranks(&self) -> usize {
+        1
+    }
+
+    fn sum(&mut self, words: &[u64]) -> Result<Vec<u64>, WorklistError> {
+        Ok(words.to_vec())
+    }
+
+    fn all_gather(
+        &mut self,
+        mine: &Buffer<u32>,
+        all: &Buffer<u32>,
+        stream: &Stream,
+    ) -> Result<(), WorklistError> {
+        // One part: `all` is `mine`'s length (the copy checks it).
+        Ok(stream.copy(all, mine)?)
+    }
+}
+
 /// The first agreement of a run spanning processes, before any process allocates for it:
 /// sums `counts` over the processes along with whether this one failed its own checks
 /// (`failed`) and its `shape`, named words that every process must give alike (devices per

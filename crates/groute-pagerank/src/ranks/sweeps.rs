@@ -13,7 +13,7 @@ use super::host;
 use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::{CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers};
-use crate::solver::reset_arrays;
+use crate::solver::{reset_arrays, residual_sum_and_max};
 
 /// Control word counting the vertices a gather appended to the worklist (those that crossed
 /// epsilon): `groute::DeviceWorklist`'s end (`CTRL_WL_END`).
@@ -170,11 +170,12 @@ impl DeviceSweeps {
         })
     }
 
-    /// The residual left on the owned vertices, summed in `f64` (read back from `device`).
-    pub(super) fn residual_left(&self, device: &Device) -> Result<f64, Error> {
+    /// The residual left on the owned vertices: their sum (in `f64`) and the largest (read
+    /// back from `device`).
+    pub(super) fn residual_left(&self, device: &Device) -> Result<(f64, f32), Error> {
         let owned = self.owned.start as usize..self.owned.end as usize;
         let bits = device.download(&self.residual.slice(owned)?)?;
-        Ok(bits.iter().map(|&b| f64::from(f32::from_bits(b))).sum())
+        Ok(residual_sum_and_max(&bits))
     }
 
     fn host_arrays(&self) -> host::SweepArrays {

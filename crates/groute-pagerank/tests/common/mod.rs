@@ -115,7 +115,11 @@ pub fn check_result(
         "{what}: the first sweep pushes every vertex"
     );
     assert_eq!(s.worklist.late_items, 0, "{what}");
-    check_profiles(s, what);
+    if s.driver == Driver::Sweeps {
+        check_sweeps_counts(s, n, devices, what);
+    } else {
+        check_profiles(s, what);
+    }
     if devices == 1 {
         assert_eq!(s.items_sent, 0, "{what}: nothing to send on one device");
     }
@@ -123,16 +127,22 @@ pub fn check_result(
 
 pub use groute_pagerank::l1_distance;
 
-/// The drivers to run on a test context: unless `o` names one, both the host-driven one and
-/// the device-driven one (on CUDA with pull sweeps where `PeerGroup` can run; on the host
-/// backend always: its persistent members); else the one `o` asks for.
+/// The drivers to run on a test context: unless `o` names one, the host-driven one, the
+/// device-driven one (on CUDA with pull sweeps where `PeerGroup` can run; on the host
+/// backend always: its persistent members) and the synchronous sweeps (with pull sweeps);
+/// else the one `o` asks for.
 pub fn drivers(label: &str, context: &groute_core::Context, o: &PageRankOptions) -> Vec<Driver> {
-    let fused = label != "cuda"
-        || (o.tuning.sweep == groute_pagerank::SweepMode::Pull
-            && groute_core::cuda::PeerGroup::supported(context));
+    let pull = o.tuning.sweep == groute_pagerank::SweepMode::Pull;
+    let fused = label != "cuda" || (pull && groute_core::cuda::PeerGroup::supported(context));
     match o.driver {
-        Driver::Auto if fused => vec![Driver::Host, Driver::Fused],
-        Driver::Auto => vec![Driver::Host],
+        Driver::Auto => [
+            (true, Driver::Host),
+            (fused, Driver::Fused),
+            (pull, Driver::Sweeps),
+        ]
+        .into_iter()
+        .filter_map(|(runs, d)| runs.then_some(d))
+        .collect(),
         asked => vec![asked],
     }
 }
@@ -169,6 +179,53 @@ pub fn check_profiles(s: &PageRankStats, what: &str) {
             "{what}: device {d}: one synchronisation per round and eager receive, one at the end"
         );
         assert!(p.busy() <= s.elapsed, "{what}: device {d} host time");
+    }
+}
+
+/// A [`Driver::Sweeps`] run's counters on `devices` devices of an `n`-vertex graph: no
+/// profile; every device sweeps in every round, and a round copies every device's owned
+/// shares to every other device.
+fn check_sweeps_counts(s: &PageRankStats, n: usize, devices: usize, what: &str) {
+    assert!(s.devices.is_empty(), "{what}: sweeps report no profile");
+    assert_eq!(s.items_sent, 0, "{what}: sweeps send no ring item");
+    let per_device = &s.worklist.devices;
+    assert_eq!(per_device.len(), devices, "{what}");
+    assert!(
+        per_device.iter().all(|d| d.rounds == s.rounds),
+        "{what}: rounds"
+    );
+    let pushes: u64 = per_device.iter().map(|d| d.items_processed).sum();
+    assert_eq!(s.work_items, pushes, "{what}: pushes");
+    let received: u64 = per_device.iter().map(|d| d.items_received).sum();
+    let expected = s.rounds * (devices as u64 - 1) * n as u64;
+    assert_eq!(
+        received, expected,
+        "{what}: (D - 1) n shares copied a round"
+    );
+    assert_eq!(s.remote_updates(), received, "{what}");
+    let copies = s.rounds * (devices * (devices - 1)) as u64;
+    assert_eq!(
+        s.worklist.segments_sent(),
+        copies,
+        "{what}: a copy per device pair a round"
+    );
+    assert_eq!(s.bytes_sent(), 4 * received, "{what}: 4 bytes a share");
+}
+
+/// What `Driver::Auto` runs with pull sweeps on several CUDA devices that can run
+/// device-driven (the crate docs, "Choosing a driver"): the sweeps where the partition cuts
+/// at least a tenth of the arcs, else the device-driven loop. Counted here from the arcs.
+pub fn auto_on_several_devices(parted: &groute_graph::PartitionedGraph) -> Driver {
+    let csr = &parted.graph.csr;
+    let p = &parted.partition;
+    let cut = (0..csr.num_vertices() as u32)
+        .flat_map(|v| csr.neighbors(v).iter().map(move |&w| (v, w)))
+        .filter(|&(v, w)| p.owner(v) != p.owner(w))
+        .count();
+    if cut as u64 * 10 >= csr.num_edges() {
+        Driver::Sweeps
+    } else {
+        Driver::Fused
     }
 }
 
