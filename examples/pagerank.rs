@@ -69,6 +69,10 @@ struct Cli {
     /// CUDA: a receive reads nothing back; its counts go with the next round's read-back.
     #[arg(long, hide = true)]
     lazy_receive: bool,
+    /// Renumber each part's vertices by decreasing degree before the upload (`true`), or
+    /// not (`false`); by default the solver decides (`PageRankTuning::degree_order`).
+    #[arg(long, hide = true)]
+    degree_order: Option<bool>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -275,6 +279,7 @@ fn run() -> Result<(), AnyError> {
             lazy_receive: cli.lazy_receive,
             fused_fence_per_round: cli.fused_fence_per_round,
             fused_blocks_per_sm: cli.fused_blocks_per_sm,
+            degree_order: cli.degree_order,
         },
         ..PageRankOptions::default()
     };
@@ -400,6 +405,7 @@ fn run() -> Result<(), AnyError> {
             "lazy_receive": cli.lazy_receive,
             "fused_fence_per_round": cli.fused_fence_per_round,
             "fused_blocks_per_sm": cli.fused_blocks_per_sm,
+            "degree_order": solver.degree_ordered(),
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);
@@ -410,7 +416,9 @@ fn run() -> Result<(), AnyError> {
         bytes: s.bytes_sent(),
         messages: s.worklist.segments_sent(),
         remote_updates: s.remote_updates(),
-        cut_arcs_traversed: if fused {
+        // Neither the device-driven loop nor the sweeps count the arcs they pull or push
+        // across parts.
+        cut_arcs_traversed: if fused || s.driver == Driver::Sweeps {
             None
         } else {
             s.worklist.cut_arcs_traversed()

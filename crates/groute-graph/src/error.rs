@@ -348,6 +348,17 @@ pub enum PartitionProblem {
     /// More parts than vertices.
     #[error("more parts than vertices ({0})")]
     MorePartsThanVertices(usize),
+    /// A partition given with a graph covers another number of vertices.
+    #[error(
+        "the partition covers {parts_cover} vertices but the graph has {vertices}: partition \
+         this graph"
+    )]
+    Mismatch {
+        /// Vertices the partition's ranges cover.
+        parts_cover: usize,
+        /// Vertices of the graph.
+        vertices: usize,
+    },
 }
 
 impl GraphError {

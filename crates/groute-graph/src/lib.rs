@@ -56,7 +56,8 @@ pub use held_rows::{HeldRows, InArcs};
 pub use order::InputOrder;
 pub use partition::{
     AUTO_METIS_MAX_ARCS, Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats,
-    PartitionedGraph, block_partition, block_partition_of_offsets, halo_info, partition_graph,
+    PartitionedGraph, block_partition, block_partition_of_offsets, halo_info,
+    order_parts_by_degree, partition_graph,
 };
 pub use progress::{NoProgress, Progress};
 pub use read::{GraphCache, GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};

@@ -1,10 +1,12 @@
 //! [`PageRankRanks`]: PageRank of one process's share of a run spanning processes (the ranks
-//! of an MPI job), in synchronous pull sweeps whose shares the processes gather each round.
+//! of an MPI job), in synchronous pull sweeps whose shares the processes gather each round;
+//! in one process ([`groute_worklist::OneProcess`]), the executor of [`crate::Driver::Sweeps`].
 //!
 //! ```text
 //!  every device:   take   residual > floor -> rank, share[v] = alpha rho / outdeg(v)
-//!  device 0:       its devices' shares; pack those of its boundary -> all-gather ->
-//!                  unpack the others' boundaries' shares -> every device of the process
+//!                  its owned shares -> every other device of the process
+//!  device 0:       pack its process's boundary's shares -> all-gather ->
+//!                  unpack the others' boundaries' shares -> the process's other devices
 //!  every device:   gather residual[v] += sum of share[u] over the in-arcs u -> v
 //!  every process:  sum of the vertices that crossed epsilon; stop at 0
 //! ```
@@ -422,20 +424,25 @@ impl PageRankRanks {
         collectives: &mut dyn RankCollectives,
     ) -> Result<Vec<f32>, PageRankError> {
         let n = self.owned.last().map_or(0, |r| r.end as usize);
+        let reserve = |values: &mut Vec<f32>| {
+            values
+                .try_reserve_exact(n)
+                .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))
+        };
         let mut values = Vec::new();
-        values
-            .try_reserve_exact(n)
-            .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))?;
         if self.owned.len() == 1 {
+            reserve(&mut values)?;
             for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
                 let bits = device.download(&sweeps.ranks()?)?;
                 values.extend(bits.iter().map(|&b| f32::from_bits(b)));
             }
             return Ok(values);
         }
+        // Every process takes part in the gather before anything of its own can fail.
         let device = &self.context.devices()[0];
         collectives.all_gather(&self.mine, &self.all, device.stream())?;
         let all = device.download(&self.all)?;
+        reserve(&mut values)?;
         let longest = self.mine.len();
         for (r, range) in self.owned.iter().enumerate() {
             let at = r * longest;

@@ -304,6 +304,7 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
     if push.sweep != SweepMode::Pull {
         Driver::Host
     } else if context.num_devices() > 1
+        && csr.num_edges() > 0
         && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * csr.num_edges() as f64
     {
         Driver::Sweeps

@@ -37,7 +37,16 @@ pub struct PageRankTuning {
     /// sweeps, so more threads in flight win, a few spilled registers notwithstanding. Other
     /// values are an error.
     pub fused_blocks_per_sm: u32,
+    /// Whether the solver uploads the graph renumbered so that each device's vertices come
+    /// in order of decreasing degree (`--degree-order true|false`;
+    /// `groute_graph::order_parts_by_degree`: same parts, ranks still returned in the input
+    /// order). `None` (the default) decides by [`PageRankTuning::degree_order_for`].
+    pub degree_order: Option<bool>,
 }
+
+/// How many times the average degree the largest must be for
+/// [`PageRankTuning::degree_order_for`] to call a graph's degrees skewed.
+pub const DEGREE_ORDER_SKEW: f64 = 64.0;
 
 impl Default for PageRankTuning {
     fn default() -> Self {
@@ -47,11 +56,38 @@ impl Default for PageRankTuning {
             lazy_receive: false,
             fused_fence_per_round: false,
             fused_blocks_per_sm: DEFAULT_FUSED_BLOCKS_PER_SM,
+            degree_order: None,
         }
     }
 }
 
 impl PageRankTuning {
+    /// Whether a run on CUDA devices whose smallest L2 holds `l2_cache_bytes` renumbers
+    /// `graph` by degree: as asked, else where both hold (crate docs, "Degree order"):
+    /// - a share per vertex (4 bytes) outgrows the L2, so the pull sweeps' random reads of
+    ///   shares miss in it;
+    /// - the degrees are skewed (the largest at least [`DEGREE_ORDER_SKEW`] times the
+    ///   average), so a small set of vertices takes most of those reads and, numbered
+    ///   together, stays in the L2. A road network's vertices have about equal degrees, and
+    ///   their input numbering's locality is worth more.
+    ///
+    /// The host backend (`l2_cache_bytes` 0) renumbers only when asked.
+    pub fn degree_order_for(&self, graph: &groute_graph::Graph, l2_cache_bytes: u64) -> bool {
+        if let Some(asked) = self.degree_order {
+            return asked;
+        }
+        let csr = &graph.csr;
+        let n = csr.num_vertices() as u64;
+        if l2_cache_bytes == 0 || n == 0 || 4 * n <= l2_cache_bytes {
+            return false;
+        }
+        let largest = (0..csr.num_vertices() as u32)
+            .map(|v| csr.out_degree(v))
+            .max()
+            .unwrap_or(0);
+        largest as f64 >= DEGREE_ORDER_SKEW * (csr.num_edges() as f64 / n as f64)
+    }
+
     /// The sweep divisor of a run over a graph of `average_degree` arcs per vertex: the one
     /// asked for, else [`DENSE_SWEEP_DIVISOR`] from [`DENSE_MIN_AVERAGE_DEGREE`] arcs per
     /// vertex and [`SPARSE_SWEEP_DIVISOR`] below. A worklist round pushes every arc of its
@@ -73,6 +109,37 @@ impl PageRankTuning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_degree_order_is_picked_for_skewed_graphs_whose_shares_outgrow_the_l2() {
+        let graph = |spec: &str| {
+            groute_graph::generate(&spec.parse().unwrap(), &groute_graph::NoProgress).unwrap()
+        };
+        let kron = graph("kron:scale=12,ef=8,sym,seed=1");
+        let road = graph("road:side=64,p=0.6,seed=1");
+        let auto = PageRankTuning::default();
+        let small_l2 = 1024;
+        assert!(
+            auto.degree_order_for(&kron, small_l2),
+            "skewed, shares past the L2"
+        );
+        assert!(
+            !auto.degree_order_for(&road, small_l2),
+            "a road network: equal degrees"
+        );
+        assert!(
+            !auto.degree_order_for(&kron, 1 << 30),
+            "the shares fit the L2"
+        );
+        assert!(!auto.degree_order_for(&kron, 0), "the host backend");
+        for asked in [true, false] {
+            let t = PageRankTuning {
+                degree_order: Some(asked),
+                ..PageRankTuning::default()
+            };
+            assert_eq!(t.degree_order_for(&road, 0), asked);
+        }
+    }
 
     #[test]
     fn the_sweep_divisor_is_the_one_asked_for_else_picked_by_average_degree() {

@@ -57,6 +57,23 @@ fn sweep_rounds_stay_within_the_bound_on_road_and_kron() {
 }
 
 #[test]
+fn degree_ordered_runs_stay_within_the_bound_and_return_the_input_order() {
+    // The ranks come back in the input order: check_options compares them index by index
+    // with the reference of the graph as given.
+    let graphs = [
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+    ];
+    let mut o = options(0.01);
+    o.tuning.degree_order = Some(true);
+    for g in &graphs {
+        for devices in device_counts(&[1, 2, 3]) {
+            check_options(g, devices, &o, &[]);
+        }
+    }
+}
+
+#[test]
 fn tight_and_loose_epsilons_stay_within_their_bounds() {
     let g = generated("kron:scale=8,ef=8,sym,seed=11");
     for eps in [1e-4, 0.05, 0.5] {

@@ -102,6 +102,8 @@ pub struct DeviceProperties {
     pub multiprocessors: u32,
     /// Compute capability `(major, minor)`; `(0, 0)` for the host backend.
     pub compute_capability: (u32, u32),
+    /// Bytes of the device's last-level (L2) cache; 0 for the host backend.
+    pub l2_cache_bytes: u64,
 }
 
 /// A contiguous byte range of one allocation, as handed to copies.

@@ -75,8 +75,7 @@ impl FusedRuns {
         push: PushSettings,
         options: &WorklistOptions,
     ) -> Result<Self, Error> {
-        // Members on one GPU (virtual devices: tests, profiling) split it; Auto never asks
-        // for them (Auto runs device-driven on distinct GPUs only).
+        // Members on one GPU (virtual devices: tests, profiling) split it.
         let mut group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         if let Some(limit) = options.time_limit {
             group.set_timeout(limit);

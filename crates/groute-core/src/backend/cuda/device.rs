@@ -69,6 +69,7 @@ impl DeviceInner {
             total_memory: sys::device_total_mem(cu_device)?,
             multiprocessors: sys::device_sm_count(cu_device)?,
             compute_capability: sys::device_compute_capability(cu_device)?,
+            l2_cache_bytes: sys::device_l2_cache_bytes(cu_device)?,
         };
         if !sys::device_supports_pools(cu_device)? {
             return Err(crate::Error::CudaUnavailable {

@@ -146,6 +146,7 @@ impl Backend for HostBackend {
             total_memory: 1 << 34,
             multiprocessors: rayon::current_num_threads() as u32,
             compute_capability: (0, 0),
+            l2_cache_bytes: 0,
         })
     }
 

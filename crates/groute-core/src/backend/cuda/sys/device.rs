@@ -74,6 +74,15 @@ pub(crate) fn device_sm_count(dev: CUdevice) -> Result<u32> {
     .map(|v| v.max(0) as u32)
 }
 
+/// Bytes of the L2 cache.
+pub(crate) fn device_l2_cache_bytes(dev: CUdevice) -> Result<u64> {
+    device_attribute(
+        dev,
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+    )
+    .map(|v| v.max(0) as u64)
+}
+
 /// Compute capability `(major, minor)`.
 pub(crate) fn device_compute_capability(dev: CUdevice) -> Result<(u32, u32)> {
     let major = device_attribute(
