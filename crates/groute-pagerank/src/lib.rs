@@ -204,8 +204,10 @@
 //! 21) the order gains nothing and loses: the heavy vertices' updates gather in the same
 //! lines. A road network's degrees are about equal and its input numbering has locality the
 //! order would throw away. [`PageRankTuning::degree_order_for`] is the rule,
-//! [`PageRankSolver::degree_ordered`] says what it picked, and renumbering costs the host a
-//! pass over the arcs at [`PageRankSolver::new`].
+//! [`PageRankSolver::degree_ordered`] says what it picked. Renumbering costs the host a pass
+//! over the arcs and a second copy of the graph while [`PageRankSolver::new`] uploads it;
+//! where that copy cannot be allocated, the rule's choice gives way to the input order (a
+//! renumbering asked for fails with the allocation error instead).
 //!
 //! ## Vertex numbering
 //!
@@ -488,15 +490,22 @@ impl PageRankSolver {
             .map(|d| d.properties().l2_cache_bytes)
             .min()
             .unwrap_or(0);
-        let degree_ordered = options.tuning.degree_order_for(&graph.graph, l2);
-        let reordered = if degree_ordered {
-            Some(groute_graph::order_parts_by_degree(
-                &graph.graph,
-                &graph.partition,
-            )?)
-        } else {
-            None
+        let ordered = options
+            .tuning
+            .degree_order_for(&graph.graph, l2)
+            .then(|| groute_graph::order_parts_by_degree(&graph.graph, &graph.partition));
+        let reordered = match ordered {
+            None => None,
+            Some(Ok(g)) => Some(g),
+            // Auto's choice gives way where the host cannot hold the renumbered copy.
+            Some(Err(groute_graph::GraphError::OutOfMemory { .. }))
+                if options.tuning.degree_order.is_none() =>
+            {
+                None
+            }
+            Some(Err(e)) => return Err(e.into()),
         };
+        let degree_ordered = reordered.is_some();
         let uploaded = reordered.as_ref().unwrap_or(&graph.graph);
         let solver = solver::DeviceSolver::new(
             context,
