@@ -207,7 +207,12 @@ impl PageRankRanks {
         let owned: Vec<Range<u32>> = (0..ranks)
             .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
             .collect();
-        let own = boundary_of(rows.csr(), &owned[rank]);
+        // Alone, a process owns every vertex: no arc leaves it (no pass over the arcs).
+        let own = if ranks > 1 {
+            boundary_of(rows.csr(), &owned[rank])
+        } else {
+            Ok(Vec::new())
+        };
         // Each process's boundary size in its own word: every process learns every one's.
         let mut counts = vec![0u64; ranks];
         counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
