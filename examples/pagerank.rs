@@ -263,7 +263,11 @@ fn over_ranks(cli: &Cli, ranks: usize) -> Result<(), AnyError> {
             })
         }),
     };
-    common::ranks_pagerank::run(job, groute::pagerank::PageRank { alpha, epsilon })
+    common::ranks_pagerank::run(
+        job,
+        groute::pagerank::PageRank { alpha, epsilon },
+        cli.degree_order,
+    )
 }
 
 fn run() -> Result<(), AnyError> {

@@ -6,17 +6,22 @@
 use super::AnyError;
 use super::ranks::RankJob;
 
-/// Runs the PageRank of `job` (`algorithm`'s alpha and epsilon) over every rank's devices;
+/// Runs the PageRank of `job` (`algorithm`'s alpha and epsilon; `degree_order` as
+/// [`groute::pagerank::PageRankRanks::with_degree_order`] takes it) over every rank's devices;
 /// any error on this rank ends the whole job (`MPI_Abort`: the other ranks may be waiting
 /// for it in a collective). Without the `mpi` feature `job_size` never asks for a rank run.
-pub fn run(job: RankJob<'_, f32>, algorithm: groute::pagerank::PageRank) -> Result<(), AnyError> {
+pub fn run(
+    job: RankJob<'_, f32>,
+    algorithm: groute::pagerank::PageRank,
+    degree_order: Option<bool>,
+) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        super::ranks::on_mpi(|comm| run_ranks(comm, job, algorithm))
+        super::ranks::on_mpi(|comm| run_ranks(comm, job, algorithm, degree_order))
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (job.name, algorithm);
+        let _ = (job.name, algorithm, degree_order);
         Err("this binary was built without MPI: build it with --features mpi".into())
     }
 }
@@ -26,12 +31,13 @@ fn run_ranks(
     comm: &mut groute::dist::MpiComm,
     job: RankJob<'_, f32>,
     algorithm: groute::pagerank::PageRank,
+    degree_order: Option<bool>,
 ) -> Result<(), AnyError> {
     use super::ranks::{rank_context, report_rank_run, with_collectives};
 
     let ctx = rank_context(comm, job.run)?;
     let outcome = with_collectives(comm, &ctx, |collectives| {
-        measure(collectives, &ctx, &job, algorithm)
+        measure(collectives, &ctx, &job, (algorithm, degree_order))
     })?;
     report_rank_run(comm, &ctx, &job, outcome)
 }
@@ -42,7 +48,7 @@ fn measure(
     collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, f32>,
-    algorithm: groute::pagerank::PageRank,
+    (algorithm, degree_order): (groute::pagerank::PageRank, Option<bool>),
 ) -> Result<super::ranks::RankOutcome<f32>, AnyError> {
     use std::time::Instant;
 
@@ -53,7 +59,14 @@ fn measure(
     let rows = job.graph.rows()?;
     let partition = &job.graph.partition;
     let started = Instant::now();
-    let mut solver = PageRankRanks::new(ctx, (&rows, partition), algorithm, collectives)?;
+    let mut solver = PageRankRanks::with_degree_order(
+        ctx,
+        (&rows, partition),
+        algorithm,
+        degree_order,
+        collectives,
+    )?;
+    let degree_ordered = solver.degree_ordered();
     let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
@@ -80,6 +93,7 @@ fn measure(
             "pushes": s.pushes,
             "residual_left": s.residual_left,
             "bytes_between_ranks": s.bytes_between_ranks,
+            "degree_order": degree_ordered,
         }),
         comm: None,
         stats: vec![

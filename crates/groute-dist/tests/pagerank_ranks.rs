@@ -26,13 +26,26 @@ const PAGERANK: PageRank = PageRank {
     epsilon: 1e-4,
 };
 
-/// Every rank's `runs` runs over the rows `rows_of(rank)` holds.
+/// Every rank's `runs` runs over the rows `rows_of(rank)` holds, in the input order.
 fn run_ranks<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
     partition: &Partition,
     (ranks, devices): (usize, usize),
     algorithm: impl Fn(usize) -> PageRank + Sync,
     runs: usize,
+) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
+    run_ranks_in(rows_of, partition, (ranks, devices), algorithm, runs, None)
+}
+
+/// [`run_ranks`] with `degree_order` asked for (`Some(true)`: every solver must hold the
+/// degree order).
+fn run_ranks_in<'g>(
+    rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
+    partition: &Partition,
+    (ranks, devices): (usize, usize),
+    algorithm: impl Fn(usize) -> PageRank + Sync,
+    runs: usize,
+    degree_order: Option<bool>,
 ) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
     on_every_rank(
         LocalRanks::new(ranks, Some(ranks as u64 * 3 + devices as u64)),
@@ -42,9 +55,17 @@ fn run_ranks<'g>(
             let mut collectives =
                 CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
             let rows = rows_of(rank);
-            let mut solver =
-                PageRankRanks::new(&ctx, (&rows, partition), algorithm(rank), &mut collectives)
-                    .map_err(|e| e.to_string())?;
+            let mut solver = PageRankRanks::with_degree_order(
+                &ctx,
+                (&rows, partition),
+                algorithm(rank),
+                degree_order,
+                &mut collectives,
+            )
+            .map_err(|e| e.to_string())?;
+            if solver.degree_ordered() != (degree_order == Some(true)) {
+                return Err(format!("degree order {}", solver.degree_ordered()));
+            }
             (0..runs)
                 .map(|_| solver.run(&mut collectives).map_err(|e| e.to_string()))
                 .collect()
@@ -149,6 +170,57 @@ fn ranks_holding_only_their_rows_match_the_reference() {
         1,
     );
     check_runs(&g.csr, outs, "own rows");
+}
+
+/// The degree order asked for, on ranks holding the whole graph (symmetric or directed) or
+/// only their rows of a cache: the ranks come back in the input order, as the reference
+/// gives them.
+#[test]
+fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
+    let g = generate(
+        &"kron:scale=10,ef=12,sym,seed=5".parse::<GenSpec>().unwrap(),
+        &NoProgress,
+    )
+    .expect("graph");
+    for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)] {
+        let partition =
+            block_partition_of_offsets(g.csr.offsets(), ranks * devices).expect("partition");
+        let outs = run_ranks_in(
+            |_| HeldRows::whole(&g.csr),
+            &partition,
+            (ranks, devices),
+            |_| PAGERANK,
+            2,
+            Some(true),
+        );
+        check_runs(
+            &g.csr,
+            outs,
+            &format!("degree order, whole, {ranks}x{devices}"),
+        );
+    }
+    let (ranks, devices) = (3, 2);
+    let held = RankRows::new(&g, (ranks, devices), "pagerank-rows-ordered");
+    let outs = run_ranks_in(
+        |r| held.rows(r),
+        &held.partition,
+        (ranks, devices),
+        |_| PAGERANK,
+        1,
+        Some(true),
+    );
+    check_runs(&g.csr, outs, "degree order, own rows");
+    let csr = support::random_graph(600, 2400, 4, false);
+    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let outs = run_ranks_in(
+        |_| HeldRows::whole(&csr),
+        &partition,
+        (2, 2),
+        |_| PAGERANK,
+        1,
+        Some(true),
+    );
+    check_runs(&csr, outs, "degree order, directed, whole");
 }
 
 #[test]

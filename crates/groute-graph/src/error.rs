@@ -150,6 +150,21 @@ pub enum GraphError {
         /// Bytes asked for.
         bytes: u64,
     },
+    /// A renumbering of some rows does not map them onto themselves, each id once.
+    #[error(
+        "vertex {vertex} cannot become vertex {new_id}: a renumbering of rows {start}..{end} \
+         must map them onto themselves, each to its own id (renumber within the parts)"
+    )]
+    Renumbering {
+        /// The vertex whose new id is wrong.
+        vertex: u64,
+        /// Its new id: outside the rows, or another vertex's too.
+        new_id: u64,
+        /// The first row renumbered.
+        start: u64,
+        /// One past the last.
+        end: u64,
+    },
     /// A path given as a graph file is a directory.
     #[error("{path}: is a directory, not a graph file")]
     IsADirectory {
@@ -348,6 +363,16 @@ pub enum PartitionProblem {
     /// More parts than vertices.
     #[error("more parts than vertices ({0})")]
     MorePartsThanVertices(usize),
+    /// Parts asked for by index that the partition does not have.
+    #[error("parts {start}..{end} asked for, but the partition has {parts}")]
+    NoSuchParts {
+        /// The first part asked for.
+        start: usize,
+        /// One past the last.
+        end: usize,
+        /// The partition's parts.
+        parts: usize,
+    },
     /// A partition given with a graph covers another number of vertices.
     #[error(
         "the partition covers {parts_cover} vertices but the graph has {vertices}: partition \

@@ -33,6 +33,7 @@ mod alloc;
 mod components;
 mod csr;
 mod datasets;
+mod degree_order;
 mod error;
 mod generate;
 mod graph;
@@ -49,6 +50,7 @@ pub mod testing;
 pub use components::{Hub, WeakComponents, largest_component_hub};
 pub use csr::{Csr, CsrBuilder, DegreeStats, EdgeList};
 pub use datasets::{shipped_datasets_dir, shipped_graphs};
+pub use degree_order::{degree_order_of_parts, order_parts_by_degree, renumber_rows};
 pub use error::{BinaryProblem, GraphError, ParseProblem, PartitionProblem, SpecProblem};
 pub use generate::{GenSpec, Generator, MAX_GENERATED_ARCS, RoadOrder, WeightSpec, generate};
 pub use graph::{Graph, VertexIds};
@@ -56,8 +58,7 @@ pub use held_rows::{HeldRows, InArcs};
 pub use order::InputOrder;
 pub use partition::{
     AUTO_METIS_MAX_ARCS, Fallback, HaloInfo, Partition, PartitionMethod, PartitionStats,
-    PartitionedGraph, block_partition, block_partition_of_offsets, halo_info,
-    order_parts_by_degree, partition_graph,
+    PartitionedGraph, block_partition, block_partition_of_offsets, halo_info, partition_graph,
 };
 pub use progress::{NoProgress, Progress};
 pub use read::{GraphCache, GraphFormat, LoadOptions, load_graph, load_graph_with, write_graph};

@@ -475,56 +475,30 @@ fn renumber(graph: Graph, part: &[i32], parts: usize) -> Result<(Graph, Partitio
     ))
 }
 
-/// `graph` renumbered so that within each part of `partition` its vertices come in order of
-/// decreasing out-degree (ties in their current order): the parts keep their ranges and
-/// vertex sets, so the partition (and its cut) is unchanged. The most-referenced vertices of
-/// a power-law graph then sit together at the start of each part's range, so an array
-/// indexed by vertex and read at random along arcs (a pull sweep's shares) keeps them in few
-/// cache lines. The graph's ids follow their vertices.
-pub fn order_parts_by_degree(graph: &Graph, partition: &Partition) -> Result<Graph, GraphError> {
-    let n = graph.num_vertices();
-    if partition.num_vertices() != n {
-        return Err(GraphError::Partition {
-            parts: partition.num_parts(),
-            problem: PartitionProblem::Mismatch {
-                parts_cover: partition.num_vertices(),
-                vertices: n,
-            },
-        });
-    }
-    let mut old_of_new = try_zeroed::<u32>(n, "the degree order's old vertex ids")?;
-    let csr = &graph.csr;
-    for p in 0..partition.num_parts() {
-        let range = partition.range(p);
-        let part = &mut old_of_new[range.start as usize..range.end as usize];
-        part.par_iter_mut()
-            .zip(range.clone().into_par_iter())
-            .for_each(|(slot, v)| *slot = v);
-        part.par_sort_by_key(|&v| (std::cmp::Reverse(csr.out_degree(v)), v));
-    }
-    let mut new_of_old = try_zeroed::<u32>(n, "the degree order's new vertex ids")?;
-    {
-        let out = SharedSlice::new(&mut new_of_old);
-        old_of_new.par_iter().enumerate().for_each(|(new, &old)| {
-            // SAFETY: `old_of_new` is a permutation: each old id is written once.
-            unsafe { out.write(old as usize, new as u32) };
-        });
-    }
-    let csr = permute(csr, &old_of_new, &new_of_old)?;
-    let ids = graph.ids.permuted(&old_of_new);
-    Ok(Graph {
-        csr,
-        ids,
-        name: graph.name.clone(),
-        symmetric: graph.symmetric,
-    })
-}
-
 /// The graph with vertex `old_of_new[v]` renamed `v`.
 fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Result<Csr, GraphError> {
+    permute_rows(csr, 0..csr.num_vertices() as u32, old_of_new, new_of_old)
+}
+
+/// The CSR over `csr`'s vertices whose row `rows.start + i` is old row `old_of_new[i]` with
+/// every head `t` renamed `new_of_old[t]`, rows outside `rows` empty: a renumbering that maps
+/// the rows `rows` onto themselves (the caller checked it), applied to those rows only.
+pub(crate) fn permute_rows(
+    csr: &Csr,
+    rows: Range<u32>,
+    old_of_new: &[u32],
+    new_of_old: &[u32],
+) -> Result<Csr, GraphError> {
     let n = csr.num_vertices();
+    let (first, last) = (rows.start as usize, rows.end as usize);
     let offsets = try_prefix_sum(
-        old_of_new.iter().map(|&o| csr.out_degree(o)),
+        (0..n).map(|v| {
+            if (first..last).contains(&v) {
+                csr.out_degree(old_of_new[v - first])
+            } else {
+                0
+            }
+        }),
         n,
         "the renumbered CSR offsets",
     )?;
@@ -537,20 +511,23 @@ fn permute(csr: &Csr, old_of_new: &[u32], new_of_old: &[u32]) -> Result<Csr, Gra
     {
         let tw = SharedSlice::new(&mut targets);
         let ww = weights.as_mut().map(|w| SharedSlice::new(w));
-        (0..n).into_par_iter().with_min_len(1 << 10).for_each(|v| {
-            let old = old_of_new[v];
-            let start = offsets[v] as usize;
-            let ws = csr.edge_weights(old);
-            for (i, &t) in csr.neighbors(old).iter().enumerate() {
-                // SAFETY: new row v owns offsets[v]..offsets[v + 1], sized by old row `old`'s
-                // degree; rows are disjoint and each is written by one iteration.
-                unsafe { tw.write(start + i, new_of_old[t as usize]) };
-                if let (Some(ww), Some(w)) = (&ww, ws) {
-                    // SAFETY: same position as above.
-                    unsafe { ww.write(start + i, w[i]) };
+        (first..last)
+            .into_par_iter()
+            .with_min_len(1 << 10)
+            .for_each(|v| {
+                let old = old_of_new[v - first];
+                let start = offsets[v] as usize;
+                let ws = csr.edge_weights(old);
+                for (i, &t) in csr.neighbors(old).iter().enumerate() {
+                    // SAFETY: new row v owns offsets[v]..offsets[v + 1], sized by old row `old`'s
+                    // degree; rows are disjoint and each is written by one iteration.
+                    unsafe { tw.write(start + i, new_of_old[t as usize]) };
+                    if let (Some(ww), Some(w)) = (&ww, ws) {
+                        // SAFETY: same position as above.
+                        unsafe { ww.write(start + i, w[i]) };
+                    }
                 }
-            }
-        });
+            });
     }
     sort_rows(&offsets, &mut targets, weights.as_deref_mut());
     Ok(Csr::from_parts_trusted(
@@ -608,4 +585,4 @@ pub fn halo_info(csr: &Csr, partition: &Partition) -> Vec<HaloInfo> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

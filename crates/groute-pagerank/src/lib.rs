@@ -209,6 +209,12 @@
 //! where that copy cannot be allocated, the rule's choice gives way to the input order (a
 //! renumbering asked for fails with the allocation error instead).
 //!
+//! [`PageRankRanks`] applies the same rule across processes, to the whole graph's counts and
+//! every process's smallest L2: each process orders its own parts from its own rows
+//! (`groute_graph::degree_order_of_parts`), the new ids are gathered once, and each process
+//! renames its rows (`groute_graph::renumber_rows`), so a process holding only its rows of a
+//! cache orders as one holding the whole graph would ([`PageRankRanks::degree_ordered`]).
+//!
 //! ## Vertex numbering
 //!
 //! Partitioning renumbers vertices; the solver returns ranks in the *input order*: the rank

@@ -34,6 +34,10 @@
 //! directed graph; a process holding only its rows of a directed graph is refused, with the
 //! fix named.
 //!
+//! Where the degree order applies (crate docs, "Degree order"), every process uploads its
+//! rows renumbered by it (`ranks/order.rs`) and every run maps the ranks back to the input
+//! order.
+//!
 //! Everything here is collective: every process makes its solver and runs it in the same
 //! order. The checks of the graph and the partition, and the uploads, are agreed on before
 //! any run, so that a process that cannot take part fails every process's
@@ -46,18 +50,20 @@
 
 mod boundary;
 mod host;
+mod order;
 mod sweeps;
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Context, DeviceTimer, Error};
-use groute_graph::{HeldRows, Partition};
+use groute_graph::{HeldRows, InArcs, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
 
 use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions};
 use boundary::boundary_of;
+use order::{RankOrder, agree_degree_order};
 use sweeps::{DeviceSweeps, SweepCounts};
 
 /// The run, as errors name it.
@@ -94,6 +100,8 @@ pub struct PageRankRanks {
     boundary_counts: Vec<u64>,
     /// Every process's owned vertices, in process order.
     owned: Vec<Range<u32>>,
+    /// The degree order the devices hold the graph in (`None`: the input order).
+    order: Option<RankOrder>,
     rank: usize,
     epsilon: f32,
 }
@@ -159,14 +167,34 @@ pub struct PageRankRanksStats {
 }
 
 impl PageRankRanks {
+    /// Uploads this process's rows and their in-arcs (collective), renumbered by degree
+    /// where [`PageRankTuning::degree_order_for`](crate::PageRankTuning::degree_order_for)'s
+    /// rule picks it for the whole graph and every process's devices
+    /// ([`PageRankRanks::with_degree_order`] with `None`).
+    pub fn new(
+        context: &Context,
+        held: (&HeldRows<'_>, &Partition),
+        algorithm: PageRank,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<Self, PageRankError> {
+        Self::with_degree_order(context, held, algorithm, None, collectives)
+    }
+
     /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
     /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
     /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
-    /// be every process's.
-    pub fn new(
+    /// be every process's. `degree_order` is
+    /// [`PageRankTuning::degree_order`](crate::PageRankTuning::degree_order), every
+    /// process's: where it holds, each process renumbers its parts' vertices in order of
+    /// decreasing degree (from its own rows; the new ids are gathered once), and
+    /// [`PageRankRanks::run`] still returns the ranks in the input order. Where Auto picked
+    /// the order and some process cannot hold the renumbered rows, every process keeps the
+    /// input order.
+    pub fn with_degree_order(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
         algorithm: PageRank,
+        degree_order: Option<bool>,
         collectives: &mut dyn RankCollectives,
     ) -> Result<Self, PageRankError> {
         let (rank, ranks) = (collectives.rank(), collectives.ranks());
@@ -182,13 +210,10 @@ impl PageRankRanks {
             if n == 0 {
                 return Err(PageRankError::EmptyGraph);
             }
-            let checked = DeviceParts::check_process(
-                context,
-                (rows, partition),
-                (rank, ranks),
-                Some(IN_ARCS_FIX),
-            )?;
-            Ok(checked.1)
+            // The in-arcs of a whole graph are found after the order (its transpose).
+            let fix = (!rows.is_whole()).then_some(IN_ARCS_FIX);
+            DeviceParts::check_process(context, (rows, partition), (rank, ranks), fix)?;
+            Ok(())
         });
         let shape = [
             ("devices per process", devices as u64),
@@ -197,9 +222,13 @@ impl PageRankRanks {
             ("partition digest", u64::from(partition.digest())),
             ("alpha (f32 bits)", u64::from(alpha.to_bits())),
             ("epsilon (f32 bits)", u64::from(epsilon.to_bits())),
+            (
+                "degree order (0 auto, 1 off, 2 on)",
+                degree_order.map_or(0, |on| 1 + u64::from(on)),
+            ),
         ];
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
-        let transpose = local?;
+        local?;
         let (_, same_shape) = agreed?;
         let ready = all_ready(collectives, same_shape.is_err(), RUN);
         same_shape?;
@@ -207,6 +236,24 @@ impl PageRankRanks {
         let owned: Vec<Range<u32>> = (0..ranks)
             .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
             .collect();
+        let parts = rank * devices..(rank + 1) * devices;
+        let order = agree_degree_order(
+            context,
+            (rows, partition),
+            (&owned, parts),
+            degree_order,
+            collectives,
+        )?;
+        let renamed = order.as_ref().map(RankOrder::rows).transpose()?;
+        let rows = renamed.as_ref().unwrap_or(rows);
+        let transpose = match rows.in_arcs() {
+            InArcs::OwnRows => None,
+            InArcs::Transpose(t) => Some(t),
+            // Refused above, on every process.
+            InArcs::Unavailable => {
+                return Err(Error::invalid("graph", "directed, rows held", IN_ARCS_FIX).into());
+            }
+        };
         // Alone, a process owns every vertex: no arc leaves it (no pass over the arcs).
         let own = if ranks > 1 {
             boundary_of(rows.csr(), &owned[rank])
@@ -296,6 +343,7 @@ impl PageRankRanks {
             boundary_len,
             boundary_counts: counts,
             owned,
+            order,
             rank,
             epsilon,
         })
@@ -332,8 +380,8 @@ impl PageRankRanks {
         loop {
             // The last round's counts (none before the first), and whether this process
             // failed since the last sum: every process stops on the same round. The next
-            // round's take is already enqueued; after the last round it takes nothing (no
-            // residual is above epsilon).
+            // round's take is already enqueued where other processes may still go on; after
+            // the last round it takes nothing (no residual is above epsilon).
             let words = [last.crossed, last.taken, u64::from(failure.is_some())];
             let sums = collectives.sum(&words)?;
             if let Some(e) = failure.take() {
@@ -354,7 +402,12 @@ impl PageRankRanks {
                 .map_err(PageRankError::from)
                 .and_then(|()| self.spread_and_gather())
                 .and_then(|counts| {
-                    self.take_and_stage(self.epsilon)?;
+                    // Alone, this process's counts are the sums: after the last round there
+                    // is nothing to take.
+                    let last = ranks == 1 && counts.iter().all(|c| c.crossed == 0);
+                    if !last {
+                        self.take_and_stage(self.epsilon)?;
+                    }
                     Ok(counts)
                 });
             match step {
@@ -421,10 +474,30 @@ impl PageRankRanks {
         })
     }
 
-    /// Every vertex's rank (the graph's numbering): with other processes, every process's
+    /// Whether the devices hold the graph in degree order
+    /// ([`PageRankRanks::with_degree_order`]); the ranks come back in the input order either
+    /// way.
+    pub fn degree_ordered(&self) -> bool {
+        self.order.is_some()
+    }
+
+    /// Every vertex's rank, in the input order ([`PageRankRanks::gather_ranks_as_held`]
+    /// mapped back where the devices hold the degree order).
+    fn gather_ranks(
+        &self,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<Vec<f32>, PageRankError> {
+        let values = self.gather_ranks_as_held(collectives)?;
+        Ok(match &self.order {
+            Some(order) => order.to_input_order(values)?,
+            None => values,
+        })
+    }
+
+    /// Every vertex's rank in the devices' numbering: with other processes, every process's
     /// `mine` gathered (after [`PageRankRanks::stage_ranks`]); alone, each device's ranks
     /// read back.
-    fn gather_ranks(
+    fn gather_ranks_as_held(
         &self,
         collectives: &mut dyn RankCollectives,
     ) -> Result<Vec<f32>, PageRankError> {

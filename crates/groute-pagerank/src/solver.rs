@@ -107,8 +107,14 @@ impl DeviceSolver {
             let n = csr.num_vertices() as u32;
             let rows = HeldRows::some(csr, 0..n, symmetric)?;
             let algorithm = PageRank { alpha, epsilon };
-            let sweeps =
-                PageRankRanks::new(context, (&rows, partition), algorithm, &mut OneProcess)?;
+            // The solver has renumbered the graph already where the order applies.
+            let sweeps = PageRankRanks::with_degree_order(
+                context,
+                (&rows, partition),
+                algorithm,
+                Some(false),
+                &mut OneProcess,
+            )?;
             return Ok(DeviceSolver {
                 context: context.clone(),
                 partition: partition.clone(),

@@ -73,19 +73,36 @@ impl PageRankTuning {
     ///
     /// The host backend (`l2_cache_bytes` 0) renumbers only when asked.
     pub fn degree_order_for(&self, graph: &groute_graph::Graph, l2_cache_bytes: u64) -> bool {
+        let csr = &graph.csr;
+        let largest = || {
+            (0..csr.num_vertices() as u32)
+                .map(|v| csr.out_degree(v))
+                .max()
+                .unwrap_or(0)
+        };
+        self.degree_order_of(
+            (csr.num_vertices() as u64, csr.num_edges()),
+            largest,
+            l2_cache_bytes,
+        )
+    }
+
+    /// [`PageRankTuning::degree_order_for`] from a graph's counts: its `(vertices, arcs)`,
+    /// its largest out-degree (asked for only where the other terms leave the choice open)
+    /// and the smallest L2 of the devices.
+    pub(crate) fn degree_order_of(
+        &self,
+        (vertices, arcs): (u64, u64),
+        largest_degree: impl FnOnce() -> u64,
+        l2_cache_bytes: u64,
+    ) -> bool {
         if let Some(asked) = self.degree_order {
             return asked;
         }
-        let csr = &graph.csr;
-        let n = csr.num_vertices() as u64;
-        if l2_cache_bytes == 0 || n == 0 || 4 * n <= l2_cache_bytes {
+        if l2_cache_bytes == 0 || vertices == 0 || 4 * vertices <= l2_cache_bytes {
             return false;
         }
-        let largest = (0..csr.num_vertices() as u32)
-            .map(|v| csr.out_degree(v))
-            .max()
-            .unwrap_or(0);
-        largest as f64 >= DEGREE_ORDER_SKEW * (csr.num_edges() as f64 / n as f64)
+        largest_degree() as f64 >= DEGREE_ORDER_SKEW * (arcs as f64 / vertices as f64)
     }
 
     /// The sweep divisor of a run over a graph of `average_degree` arcs per vertex: the one

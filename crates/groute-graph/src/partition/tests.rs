@@ -5,7 +5,7 @@ use crate::csr::{CsrBuilder, EdgeList};
 use crate::progress::NoProgress;
 
 /// The external ids of `v`'s heads in `graph`, sorted.
-fn heads_by_id(graph: &Graph, v: u32) -> Vec<u64> {
+pub(crate) fn heads_by_id(graph: &Graph, v: u32) -> Vec<u64> {
     let mut heads: Vec<u64> = graph
         .csr
         .neighbors(v)
@@ -171,43 +171,4 @@ fn digests_tell_partitions_apart_by_their_bounds() {
         let other = Partition::from_bounds(other).unwrap();
         assert_ne!(a.digest(), other.digest(), "{other:?}");
     }
-}
-
-#[test]
-fn the_degree_order_keeps_parts_and_arcs_and_sorts_each_part_by_degree() {
-    let spec = "kron:scale=9,ef=8,sym,seed=4".parse().unwrap();
-    let g = crate::generate(&spec, &NoProgress).unwrap();
-    for parts in [1, 3] {
-        let parted =
-            partition_graph(g.clone(), parts, PartitionMethod::Block, &NoProgress).unwrap();
-        let p = &parted.partition;
-        let ordered = order_parts_by_degree(&parted.graph, p).unwrap();
-        assert_eq!(ordered.csr.num_edges(), g.csr.num_edges());
-        assert_eq!(
-            p.edge_cut(&ordered.csr),
-            p.edge_cut(&parted.graph.csr),
-            "same cut"
-        );
-        for part in 0..parts {
-            let range = p.range(part);
-            // Every vertex stays in its part, with its own arcs (by external id).
-            for v in range.clone() {
-                let old = parted.graph.internal_id(ordered.external_id(v)).unwrap();
-                assert!(range.contains(&old), "vertex {v} left part {part}");
-                assert_eq!(
-                    heads_by_id(&ordered, v),
-                    heads_by_id(&parted.graph, old),
-                    "vertex {v}'s arcs"
-                );
-            }
-            let degrees: Vec<u64> = range.map(|v| ordered.csr.out_degree(v)).collect();
-            assert!(
-                degrees.windows(2).all(|w| w[0] >= w[1]),
-                "part {part} not in decreasing degree"
-            );
-        }
-    }
-    let other = block_partition(&path(10).csr, 2).unwrap();
-    let e = order_parts_by_degree(&g, &other).unwrap_err().to_string();
-    assert!(e.contains("partition this graph"), "{e}");
 }
