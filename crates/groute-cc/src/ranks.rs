@@ -30,7 +30,8 @@
 //! two other processes reaches a process only through their labels, a round at a time.
 //!
 //! Edges are expanded from the rows once, at [`CcRanks::new`], and stay on the devices (8
-//! bytes per hooked arc).
+//! bytes per hooked arc), each listed from its lower end and in order of it, as one process
+//! stages its edges: the hook's warps then find a hub's root once for a run of its edges.
 //!
 //! Everything here is collective: every process makes its solver and runs it in the same
 //! order, as for [`groute_bfs`'s `BfsRanks`](https://docs.rs/groute-bfs). The checks of the

@@ -93,15 +93,23 @@ pub fn degree_order_of_parts(
 /// `csr`'s rows `rows` renamed by `new_of_old` (vertex `v` becomes `new_of_old[v]`, one entry
 /// per vertex of the graph: the heads of the arcs are renamed too): the CSR over the same
 /// vertices whose row `new_of_old[v]` holds `v`'s arcs for every `v` of `rows`, the other rows
-/// empty, each row sorted. `new_of_old` must map `rows` onto themselves (within each part, as
-/// [`degree_order_of_parts`] orders them): an error naming the first vertex that breaks it.
+/// empty, each row sorted. `new_of_old` must map `rows` onto themselves, each to its own id
+/// (as [`degree_order_of_parts`]'s orders of whole parts do), and every id must be a vertex:
+/// an error names a vertex that breaks it. Only the ids of `rows` are checked to be distinct;
+/// the others are the renamed heads, which another holder of their rows checks.
 pub fn renumber_rows(csr: &Csr, rows: Range<u32>, new_of_old: &[u32]) -> Result<Csr, GraphError> {
     let n = csr.num_vertices();
-    if rows.start > rows.end || rows.end as usize > n || new_of_old.len() != n {
+    if new_of_old.len() != n {
+        return Err(GraphError::RenumberingLength {
+            ids: new_of_old.len() as u64,
+            vertices: n as u64,
+        });
+    }
+    if rows.start > rows.end || rows.end as usize > n {
         return Err(GraphError::RowRange {
             start: u64::from(rows.start),
             end: u64::from(rows.end),
-            num_vertices: n.min(new_of_old.len()) as u64,
+            num_vertices: n as u64,
         });
     }
     if let Some(v) = new_of_old.par_iter().position_any(|&new| new as usize >= n) {

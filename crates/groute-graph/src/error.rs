@@ -165,6 +165,16 @@ pub enum GraphError {
         /// One past the last.
         end: u64,
     },
+    /// A renumbering gives another number of ids than the graph has vertices.
+    #[error(
+        "a renumbering gives {ids} new ids for a graph of {vertices} vertices: give one per vertex"
+    )]
+    RenumberingLength {
+        /// The ids given.
+        ids: u64,
+        /// The graph's vertices.
+        vertices: u64,
+    },
     /// A path given as a graph file is a directory.
     #[error("{path}: is a directory, not a graph file")]
     IsADirectory {

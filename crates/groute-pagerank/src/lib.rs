@@ -214,6 +214,9 @@
 //! (`groute_graph::degree_order_of_parts`), the new ids are gathered once, and each process
 //! renames its rows (`groute_graph::renumber_rows`), so a process holding only its rows of a
 //! cache orders as one holding the whole graph would ([`PageRankRanks::degree_ordered`]).
+//! The renamed rows live only while [`PageRankRanks::new`] uploads them (every row where a
+//! process holds the whole of a directed graph, whose transpose is then built from them);
+//! the runs keep one new id per vertex to map the ranks back.
 //!
 //! ## Vertex numbering
 //!

@@ -63,7 +63,7 @@ use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum
 use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions};
 use boundary::boundary_of;
-use order::{RankOrder, agree_degree_order};
+use order::{RankOrder, RenamedRows, agree_degree_order};
 use sweeps::{DeviceSweeps, SweepCounts};
 
 /// The run, as errors name it.
@@ -244,8 +244,12 @@ impl PageRankRanks {
             degree_order,
             collectives,
         )?;
-        let renamed = order.as_ref().map(RankOrder::rows).transpose()?;
-        let rows = renamed.as_ref().unwrap_or(rows);
+        let (order, renamed) = match order {
+            Some((order, renamed)) => (Some(order), Some(renamed)),
+            None => (None, None),
+        };
+        let renamed_rows = renamed.as_ref().map(RenamedRows::rows).transpose()?;
+        let rows = renamed_rows.as_ref().unwrap_or(rows);
         let transpose = match rows.in_arcs() {
             InArcs::OwnRows => None,
             InArcs::Transpose(t) => Some(t),

@@ -12,9 +12,10 @@ use crate::{CcError, Edge};
 /// Rows per task when expanding rows into edges.
 const ROWS_PER_TASK: usize = 1 << 14;
 
-/// The edges that the device owning `part` hooks: the arcs of its rows, each edge of a
-/// symmetric graph from one end only ([`hooks_from`]; its reverse is in the
-/// other end's rows), every arc of a `directed` graph, at its tail. With
+/// The edges that the device owning `part` hooks, each as (lower end, higher end), sorted:
+/// the arcs of its rows, each edge of a symmetric graph from one end only ([`hooks_from`];
+/// its reverse is in the other end's rows), every arc of a `directed` graph, at its tail.
+/// With
 /// `both_ends` (label rounds), an arc to a vertex outside `owned` (this process's) is
 /// hooked at both ends: from a symmetric graph's rows whatever its direction, from a
 /// directed graph's transpose as the in-arcs of the owned vertices. Self-loops are left
@@ -73,11 +74,17 @@ pub(super) fn device_edges(
                 .iter()
                 .filter(|&&w| keep_in(u, w));
             for &v in out_arcs.chain(in_arcs) {
-                out[k] = Edge::new(u, v);
+                out[k] = Edge::new(u.min(v), u.max(v));
                 k += 1;
             }
         }
     });
+    // Listed from their lower ends, in order of them (as one process stages its edges): a
+    // hub's edges then come in runs whose lower end a warp finds the root of once, and each
+    // hooks a higher root under it (`warp_link` in kernels/cc/cc.cu). The edges a process
+    // hooks from their higher ends (half of those to earlier processes) would otherwise make
+    // every lane climb to a hub's root and hook its own under it, one CAS after another.
+    edges.par_sort_unstable_by_key(|e| (u64::from(e.u) << 32) | u64::from(e.v));
     Ok(edges)
 }
 

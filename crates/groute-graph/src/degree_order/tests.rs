@@ -122,6 +122,16 @@ fn a_renumbering_that_leaves_its_rows_or_repeats_an_id_is_refused() {
     let e = renumber_rows(&g.csr, rows, &map[1..])
         .unwrap_err()
         .to_string();
+    assert!(
+        e.contains(&format!(
+            "gives {} new ids for a graph of {n} vertices",
+            n - 1
+        )),
+        "{e}"
+    );
+    let e = renumber_rows(&g.csr, 5..n + 1, &map)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("rows"), "{e}");
     let p = block_partition(&g.csr, 3).unwrap();
     let e = degree_order_of_parts(&g.csr, &p, 2..5)

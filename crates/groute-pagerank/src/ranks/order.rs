@@ -23,29 +23,13 @@ use groute_worklist::{RankCollectives, peers_failed};
 use super::RUN;
 use crate::{PageRankError, PageRankTuning};
 
-/// A process's rows in degree order, and the new id of every vertex.
+/// The new id of every vertex, kept for the runs to map the ranks back.
 pub(super) struct RankOrder {
-    /// The renamed rows: every row where the process holds the whole graph, else its own
-    /// parts' rows.
-    csr: Csr,
-    /// `None` where the whole graph is held (its symmetry found from its arcs), else the
-    /// symmetry the process was told.
-    symmetric: Option<bool>,
-    /// The rows `csr` holds.
-    held: Range<u32>,
     /// `new_of_old[v]`: the id vertex `v` of the input takes.
     new_of_old: Vec<u32>,
 }
 
 impl RankOrder {
-    /// The renamed rows, as the sweeps take them.
-    pub(super) fn rows(&self) -> Result<HeldRows<'_>, PageRankError> {
-        Ok(match self.symmetric {
-            None => HeldRows::whole(&self.csr),
-            Some(symmetric) => HeldRows::some(&self.csr, self.held.clone(), symmetric)?,
-        })
-    }
-
     /// `values` (one per vertex, in the new order) in the input order. An error where the
     /// host cannot hold them twice.
     pub(super) fn to_input_order(&self, values: Vec<f32>) -> Result<Vec<f32>, Error> {
@@ -55,6 +39,28 @@ impl RankOrder {
             .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))?;
         out.extend(self.new_of_old.iter().map(|&new| values[new as usize]));
         Ok(out)
+    }
+}
+
+/// A process's rows renamed by the degree order, until the sweeps have uploaded them.
+pub(super) struct RenamedRows {
+    /// Every row where the process holds the whole of a directed graph (its transpose gives
+    /// the in-arcs), else its own parts' rows.
+    csr: Csr,
+    /// `None` where the whole graph is held (its symmetry found from its arcs), else the
+    /// graph's symmetry.
+    symmetric: Option<bool>,
+    /// The rows `csr` holds.
+    held: Range<u32>,
+}
+
+impl RenamedRows {
+    /// The renamed rows, as the sweeps take them.
+    pub(super) fn rows(&self) -> Result<HeldRows<'_>, PageRankError> {
+        Ok(match self.symmetric {
+            None => HeldRows::whole(&self.csr),
+            Some(symmetric) => HeldRows::some(&self.csr, self.held.clone(), symmetric)?,
+        })
     }
 }
 
@@ -68,31 +74,16 @@ pub(super) fn agree_degree_order(
     (owned, parts): (&[Range<u32>], Range<usize>),
     asked: Option<bool>,
     collectives: &mut dyn RankCollectives,
-) -> Result<Option<RankOrder>, PageRankError> {
+) -> Result<Option<(RankOrder, RenamedRows)>, PageRankError> {
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let csr = rows.csr();
     let mine = owned[rank].clone();
-    // Each process's largest degree, arcs and smallest L2, in its own word of each.
-    let mut words = vec![0u64; 3 * ranks];
-    words[rank] = mine.clone().map(|v| csr.out_degree(v)).max().unwrap_or(0);
-    let o = csr.offsets();
-    words[ranks + rank] = o[mine.end as usize] - o[mine.start as usize];
-    words[2 * ranks + rank] = context
-        .devices()
-        .iter()
-        .map(|d| d.properties().l2_cache_bytes)
-        .min()
-        .unwrap_or(0);
-    let sums = collectives.sum(&words)?;
-    let tuning = PageRankTuning {
-        degree_order: asked,
-        ..PageRankTuning::default()
-    };
     let n = rows.num_vertices() as u64;
-    let arcs = sums[ranks..2 * ranks].iter().sum();
-    let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);
-    let largest = || sums[..ranks].iter().copied().max().unwrap_or(0);
-    if !tuning.degree_order_of((n, arcs), largest, l2) {
+    // Every process was asked alike (its shape says so): they all skip the counts alike.
+    if asked.is_none() && !order_by_the_rule(context, rows, &mine, collectives)? {
+        return Ok(None);
+    }
+    if asked == Some(false) {
         return Ok(None);
     }
     // Auto's choice gives way where any process cannot order; an order asked for fails.
@@ -151,15 +142,17 @@ pub(super) fn agree_degree_order(
                 let at = r * longest;
                 new_of_old.extend_from_slice(&all[at..at + range.len()]);
             }
-            let whole = rows.is_whole();
-            let held = if whole { 0..n as u32 } else { mine.clone() };
+            // A whole directed graph's in-arcs come from its transpose: every row renamed.
+            let symmetric = rows.is_symmetric();
+            let every_row = rows.is_whole() && !symmetric;
+            let held = if every_row { 0..n as u32 } else { mine.clone() };
             let csr = renumber_rows(csr, held.clone(), &new_of_old)?;
-            Ok(RankOrder {
+            let renamed = RenamedRows {
                 csr,
-                symmetric: (!whole).then(|| rows.is_symmetric()),
+                symmetric: (!every_row).then_some(symmetric),
                 held,
-                new_of_old,
-            })
+            };
+            Ok((RankOrder { new_of_old }, renamed))
         });
     let (failed, order) = split(gathered);
     Ok(if agree(collectives, failed)? {
@@ -167,6 +160,35 @@ pub(super) fn agree_degree_order(
     } else {
         None
     })
+}
+
+/// Whether [`PageRankTuning::degree_order_for`]'s rule picks the order for the whole graph
+/// (collective: every process's largest degree, arcs and smallest L2 summed, each in its
+/// own word).
+fn order_by_the_rule(
+    context: &Context,
+    rows: &HeldRows<'_>,
+    mine: &Range<u32>,
+    collectives: &mut dyn RankCollectives,
+) -> Result<bool, PageRankError> {
+    let (rank, ranks) = (collectives.rank(), collectives.ranks());
+    let csr = rows.csr();
+    let mut words = vec![0u64; 3 * ranks];
+    words[rank] = mine.clone().map(|v| csr.out_degree(v)).max().unwrap_or(0);
+    let o = csr.offsets();
+    words[ranks + rank] = o[mine.end as usize] - o[mine.start as usize];
+    words[2 * ranks + rank] = context
+        .devices()
+        .iter()
+        .map(|d| d.properties().l2_cache_bytes)
+        .min()
+        .unwrap_or(0);
+    let sums = collectives.sum(&words)?;
+    let arcs = sums[ranks..2 * ranks].iter().sum();
+    let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);
+    let largest = || sums[..ranks].iter().copied().max().unwrap_or(0);
+    let n = rows.num_vertices() as u64;
+    Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, l2))
 }
 
 /// A result as its error and its value.
