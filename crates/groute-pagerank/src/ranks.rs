@@ -244,10 +244,7 @@ impl PageRankRanks {
             degree_order,
             collectives,
         )?;
-        let (order, renamed) = match order {
-            Some((order, renamed)) => (Some(order), Some(renamed)),
-            None => (None, None),
-        };
+        let (order, renamed) = order.unzip();
         let renamed_rows = renamed.as_ref().map(RenamedRows::rows).transpose()?;
         let rows = renamed_rows.as_ref().unwrap_or(rows);
         let transpose = match rows.in_arcs() {
@@ -506,14 +503,8 @@ impl PageRankRanks {
         collectives: &mut dyn RankCollectives,
     ) -> Result<Vec<f32>, PageRankError> {
         let n = self.owned.last().map_or(0, |r| r.end as usize);
-        let reserve = |values: &mut Vec<f32>| {
-            values
-                .try_reserve_exact(n)
-                .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))
-        };
-        let mut values = Vec::new();
         if self.owned.len() == 1 {
-            reserve(&mut values)?;
+            let mut values = rank_vec(n)?;
             for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
                 let bits = device.download(&sweeps.ranks()?)?;
                 values.extend(bits.iter().map(|&b| f32::from_bits(b)));
@@ -524,7 +515,7 @@ impl PageRankRanks {
         let device = &self.context.devices()[0];
         collectives.all_gather(&self.mine, &self.all, device.stream())?;
         let all = device.download(&self.all)?;
-        reserve(&mut values)?;
+        let mut values = rank_vec(n)?;
         let longest = self.mine.len();
         for (r, range) in self.owned.iter().enumerate() {
             let at = r * longest;
@@ -633,4 +624,13 @@ impl PageRankRanks {
         }
         Ok(counts)
     }
+}
+
+/// An empty vector with room for `n` ranks, or an error where the host cannot hold them.
+fn rank_vec(n: usize) -> Result<Vec<f32>, Error> {
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(n)
+        .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))?;
+    Ok(values)
 }
