@@ -16,17 +16,28 @@
 //   rule decides on.
 //
 //
-// Several devices (crates/groute-bfs/src/direction/multi/) add three kernels around the step:
+// Several devices (crates/groute-bfs/src/direction/multi/) count each level's frontier (their
+// owned vertices at the new level) as they find it, and list it only for a push step:
 //
+// bfs_pull_count: bfs_pull_step over the device's owned range, counting its finds (their
+//   number in counters[3], their out- and in-degrees in counters[0] and [1]) instead of
+//   appending them.
+// bfs_push_finds: after a push step, whose heads (owned and not) were appended once each as
+//   worklist items [from, ctrl[CTRL_WL_END]): counts the owned ones as bfs_pull_count does
+//   and, where `bitmap` is not null, sets every one's bit in it (zeroed before): the bitmap
+//   of the step's discoveries without a pass over the levels.
 // bfs_level_bitmap: bitmap[w] (w in [word_begin, word_end)) = the bits of the vertices
 //   32w..32w+31 whose level is `mark` (one ballot per warp): what this device discovered at
-//   the level, sent to every other device. It also rewinds the worklist (ctrl[CTRL_WL_END] =
-//   0) for the frontier scan that follows it: the step before it has finished appending.
+//   the level (or, on a rank leader, its whole process), sent to every other device.
 // bfs_apply_bitmap: a received bitmap of `words` words starting at word `word_offset`: every
-//   vertex whose bit is set and whose level is UNREACHED gets `mark`.
-// bfs_frontier_scan: appends the vertices of [begin, end) at level `mark` to the worklist
-//   (the device's next frontier) and adds their out- and in-degrees to counters[0] and [1]
-//   and their number to counters[3] (so one read of the counters tells the host everything).
+//   vertex whose bit is set and whose level is UNREACHED gets `mark`, counted where owned. A
+//   warp loads 32 words at once and visits only the nonzero ones, a lane per bit (coalesced
+//   level accesses).
+// bfs_frontier_count: counts the vertices of [begin, end) at level `mark` (the source's
+//   level, once per run).
+// bfs_frontier_list: appends the vertices of [begin, end) at level `mark` to the worklist
+//   from the end word (the frontier a push step expands), one atomic per warp and 1024
+//   vertices.
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
@@ -44,7 +55,19 @@ extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          unsigned int wl_mask, unsigned int first,
                                          unsigned int* ctrl, unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
-    groute::direction_pull(levels, pull_offsets, pull_sources, begin, end, level, wl, counters);
+    groute::direction_pull<false>(levels, nullptr, pull_offsets, pull_sources, begin, end, level,
+                                  wl, counters);
+}
+
+extern "C" __global__ void bfs_pull_count(unsigned int* levels,
+                                          const unsigned long long* push_offsets,
+                                          const unsigned long long* pull_offsets,
+                                          const unsigned int* pull_sources, unsigned int begin,
+                                          unsigned int end, unsigned int level,
+                                          unsigned long long* counters) {
+    const groute::DeviceWorklist none{nullptr, 0u, 0u, nullptr};
+    groute::direction_pull<true>(levels, push_offsets, pull_offsets, pull_sources, begin, end,
+                                 level, none, counters);
 }
 
 extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offsets,
@@ -70,11 +93,7 @@ extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offs
 
 extern "C" __global__ void bfs_level_bitmap(const unsigned int* levels, unsigned int n,
                                             unsigned int mark, unsigned int* bitmap,
-                                            unsigned int word_begin, unsigned int word_end,
-                                            unsigned int* ctrl) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctrl[groute::CTRL_WL_END] = 0;
-    }
+                                            unsigned int word_begin, unsigned int word_end) {
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
     for (unsigned int w = word_begin + warp; w < word_end; w += warps) {
@@ -85,30 +104,117 @@ extern "C" __global__ void bfs_level_bitmap(const unsigned int* levels, unsigned
     }
 }
 
-extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n,
-                                            const unsigned int* bitmap, unsigned int word_offset,
-                                            unsigned int words, unsigned int mark) {
+extern "C" __global__ void bfs_push_finds(const unsigned int* wl_data, unsigned int wl_mask,
+                                          unsigned int from, const unsigned int* ctrl,
+                                          unsigned int n, unsigned int owned_begin,
+                                          unsigned int owned_end,
+                                          const unsigned long long* push_offsets,
+                                          const unsigned long long* pull_offsets,
+                                          unsigned long long* counters, unsigned int* bitmap) {
+    const unsigned int count = ctrl[groute::CTRL_WL_END] - from;
     const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned long long bits = 32ull * words;
-    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < bits; i += stride) {
-        const unsigned int word = bitmap[i / 32u];
-        if ((word >> (i % 32u)) & 1u) {
-            const unsigned long long v = 32ull * word_offset + i;
-            if (v < n && levels[v] == 0xFFFFFFFFu) {
-                levels[v] = mark;
+    const unsigned int rounds = (min(count, wl_mask + 1u) + stride - 1u) / stride;
+    groute::FrontierCounts finds;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < count && i <= wl_mask) {
+            const unsigned int v = wl_data[(from + i) & wl_mask];
+            if (v < n && bitmap != nullptr) {
+                atomicOr(bitmap + v / 32u, 1u << (v % 32u));
+            }
+            if (v >= owned_begin && v < owned_end) {
+                finds.add(push_offsets, pull_offsets, v);
             }
         }
     }
+    finds.flush(counters);
 }
 
-extern "C" __global__ void bfs_frontier_scan(const unsigned int* levels,
-                                             const unsigned long long* push_offsets,
-                                             const unsigned long long* pull_offsets,
-                                             unsigned int begin, unsigned int end,
-                                             unsigned int mark, unsigned int* wl_data,
-                                             unsigned int wl_mask, unsigned int* ctrl,
-                                             unsigned long long* counters) {
+extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n,
+                                            const unsigned int* bitmap, unsigned int word_offset,
+                                            unsigned int words, unsigned int mark,
+                                            unsigned int owned_begin, unsigned int owned_end,
+                                            const unsigned long long* push_offsets,
+                                            const unsigned long long* pull_offsets,
+                                            unsigned long long* counters) {
+    const unsigned int lane = groute::lane_id();
+    const unsigned int warps = gridDim.x * blockDim.x / 32u;
+    const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    groute::FrontierCounts finds;
+    const unsigned long long rounds = (words + 32ull * warps - 1u) / (32ull * warps);
+    for (unsigned long long r = 0; r < rounds; ++r) {
+        const unsigned long long base = 32ull * (r * warps + warp);
+        const unsigned long long w = base + lane;
+        const unsigned int mine = w < words ? bitmap[w] : 0u;
+        unsigned int nonzero = __ballot_sync(0xFFFFFFFFu, mine != 0u);
+        while (nonzero != 0u) {
+            const unsigned int src = __ffs(nonzero) - 1u;
+            nonzero &= nonzero - 1u;
+            const unsigned int bits = __shfl_sync(0xFFFFFFFFu, mine, src);
+            if ((bits >> lane) & 1u) {
+                const unsigned long long v = 32ull * (word_offset + base + src) + lane;
+                if (v < n && levels[v] == 0xFFFFFFFFu) {
+                    levels[v] = mark;
+                    if (v >= owned_begin && v < owned_end) {
+                        finds.add(push_offsets, pull_offsets, static_cast<unsigned int>(v));
+                    }
+                }
+            }
+        }
+    }
+    finds.flush(counters);
+}
+
+extern "C" __global__ void bfs_frontier_count(const unsigned int* levels,
+                                              const unsigned long long* push_offsets,
+                                              const unsigned long long* pull_offsets,
+                                              unsigned int begin, unsigned int end,
+                                              unsigned int mark,
+                                              unsigned long long* counters) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int rounds = (span + stride - 1u) / stride;
+    groute::FrontierCounts found;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = begin + i;
+        if (i < span && levels[v] == mark) {
+            found.add(push_offsets, pull_offsets, v);
+        }
+    }
+    found.flush(counters);
+}
+
+extern "C" __global__ void bfs_frontier_list(const unsigned int* levels, unsigned int begin,
+                                             unsigned int end, unsigned int mark,
+                                             unsigned int* wl_data, unsigned int wl_mask,
+                                             unsigned int* ctrl) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
-    groute::direction_frontier_scan(levels, push_offsets, pull_offsets, begin, end, mark, wl,
-                                    counters);
+    const unsigned int lane = groute::lane_id();
+    const unsigned int warps = gridDim.x * blockDim.x / 32u;
+    const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    const unsigned long long span = end > begin ? end - begin : 0u;
+    const unsigned long long rounds = (span + 1024ull * warps - 1u) / (1024ull * warps);
+    for (unsigned long long r = 0; r < rounds; ++r) {
+        // Lane k holds the ballot of the chunk's 32-vertex group k.
+        const unsigned long long base = 1024ull * (r * warps + warp);
+        unsigned int mine = 0;
+        for (unsigned int k = 0; k < 32u; ++k) {
+            const unsigned long long i = base + 32u * k + lane;
+            const unsigned int ballot =
+                __ballot_sync(0xFFFFFFFFu, i < span && levels[begin + i] == mark);
+            if (lane == k) {
+                mine = ballot;
+            }
+        }
+        unsigned int total;
+        unsigned int slot =
+            groute::warp_reserve_n<6>(ctrl + groute::CTRL_WL_END, __popc(mine), total);
+        const unsigned int group = begin + static_cast<unsigned int>(base) + 32u * lane;
+        while (mine != 0u) {
+            const unsigned int b = __ffs(mine) - 1u;
+            mine &= mine - 1u;
+            wl.put(slot++, group + b);
+        }
+    }
 }

@@ -38,6 +38,27 @@ __device__ __forceinline__ unsigned int level_bits(const unsigned int* levels, u
     return __ballot_sync(0xFFFFFFFFu, v < n && levels[v] == mark);
 }
 
+// A thread's share of a frontier's counts (several devices count each level's frontier as
+// they find it): its vertices and their out- and in-degrees.
+struct FrontierCounts {
+    unsigned long long out = 0;
+    unsigned long long in = 0;
+    unsigned long long vertices = 0;
+
+    __device__ __forceinline__ void add(const unsigned long long* push_offsets,
+                                        const unsigned long long* pull_offsets, unsigned int v) {
+        add_degrees(push_offsets, pull_offsets, v, out, in);
+        ++vertices;
+    }
+
+    // Adds the warp's counts to `counters` (all 32 lanes call).
+    __device__ __forceinline__ void flush(unsigned long long* counters) const {
+        warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
+        warp_add_u64(counters + DIRECTION_IN_ARCS, in);
+        warp_add_u64(counters + DIRECTION_FRONTIER, vertices);
+    }
+};
+
 // Whether UNREACHED vertex `v` has an in-neighbour at `level`, scanning its in-arcs up to
 // the first such one (`examined` += arcs scanned).
 __device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
@@ -56,9 +77,14 @@ __device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
 }
 
 // Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour at `level`
-// gets level + 1 and is appended to `wl`; counters[DIRECTION_EXAMINED] += arcs scanned. Call
-// with every thread of the grid (the appends synchronise each block).
+// gets level + 1; counters[DIRECTION_EXAMINED] += arcs scanned. COUNT false: each find is
+// appended to `wl` (one device: the next frontier; every thread of the grid must call, the
+// appends synchronise each block). COUNT true (several devices, whose frontiers are listed
+// from the levels when a push needs them): the finds are counted instead, their number and
+// out- and in-degrees added to the counters (`push_offsets` is read only then).
+template <bool COUNT>
 __device__ __forceinline__ void direction_pull(unsigned int* levels,
+                                               const unsigned long long* push_offsets,
                                                const unsigned long long* pull_offsets,
                                                const unsigned int* pull_sources,
                                                unsigned int begin, unsigned int end,
@@ -68,6 +94,7 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
     const unsigned int span = end > begin ? end - begin : 0u;
     const unsigned int rounds = (span + stride - 1u) / stride;
     unsigned long long examined = 0;
+    FrontierCounts finds;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int v = begin + i;
@@ -76,42 +103,19 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
             found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
             if (found) {
                 levels[v] = level + 1u;
+                if (COUNT) {
+                    finds.add(push_offsets, pull_offsets, v);
+                }
             }
         }
-        wl.append_block(v, found);
+        if (!COUNT) {
+            wl.append_block(v, found);
+        }
     }
     warp_add_u64(counters + DIRECTION_EXAMINED, examined);
-}
-
-// Frontier scan: appends the vertices of [begin, end) at level `mark` to `wl` and adds their
-// degrees and number to the counters. Call with every thread of the grid (the appends
-// synchronise each block).
-__device__ __forceinline__ void direction_frontier_scan(const unsigned int* levels,
-                                                        const unsigned long long* push_offsets,
-                                                        const unsigned long long* pull_offsets,
-                                                        unsigned int begin, unsigned int end,
-                                                        unsigned int mark,
-                                                        const DeviceWorklist& wl,
-                                                        unsigned long long* counters) {
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int span = end > begin ? end - begin : 0u;
-    const unsigned int rounds = (span + stride - 1u) / stride;
-    unsigned long long out = 0;
-    unsigned long long in = 0;
-    unsigned long long found = 0;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = begin + i;
-        const bool hit = i < span && levels[v] == mark;
-        if (hit) {
-            add_degrees(push_offsets, pull_offsets, v, out, in);
-            ++found;
-        }
-        wl.append_block(v, hit);
+    if (COUNT) {
+        finds.flush(counters);
     }
-    warp_add_u64(counters + DIRECTION_OUT_ARCS, out);
-    warp_add_u64(counters + DIRECTION_IN_ARCS, in);
-    warp_add_u64(counters + DIRECTION_FRONTIER, found);
 }
 
 }  // namespace groute

@@ -267,7 +267,7 @@ impl CudaDirection {
         // matches it field by field. `levels` holds one u32 per vertex, so every CSR target
         // indexes it in bounds; `offsets` and `targets` are the device's rows, rebased so that
         // they index by global ids: every worklist item in [first, first + count) is a vertex
-        // of those rows (one device: all of them; several: the frontier scan appends only
+        // of those rows (one device: all of them; several: the frontier list appends only
         // owned vertices), so its row and arcs are there; BFS reads no weights (null); the
         // worklist has wl_mask + 1 slots (a power of two, the kernel masks positions) and
         // [first, first + count) are items appended by earlier steps; owned_end is n (every

@@ -12,10 +12,7 @@ use rayon::prelude::*;
 
 use super::part::{Part, PartCounts};
 use crate::UNREACHED;
-use crate::direction::readback::{
-    COUNTERS, CTRL_WL_END, CTRL_WORDS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS, read_back,
-    read_counters,
-};
+use crate::direction::readback::{COUNTERS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS, read_counters};
 
 /// One host device's storage.
 pub(super) struct HostPart {
@@ -30,11 +27,7 @@ pub(super) struct HostPart {
     pull: Option<DeviceCsr>,
     owned: Range<u32>,
     levels: Buffer<u32>,
-    /// The frontier at `[0, ctrl[WL_END])`.
-    wl: Buffer<u32>,
-    ctrl: Buffer<u32>,
     counters: Buffer<u64>,
-    ctrl_host: Buffer<u32>,
     counters_host: Buffer<u64>,
     bitmap: Buffer<u32>,
 }
@@ -79,10 +72,7 @@ impl HostPart {
             id: device.id(),
             stream: device.stream().clone(),
             levels: device.alloc::<u32>(n.max(1))?,
-            wl: device.alloc::<u32>(n.max(1))?,
-            ctrl: device.alloc::<u32>(CTRL_WORDS)?,
             counters: device.alloc::<u64>(COUNTERS)?,
-            ctrl_host: context.alloc_host::<u32>(CTRL_WORDS)?,
             counters_host: context.alloc_host::<u64>(COUNTERS)?,
             bitmap: device.alloc::<u32>(n.div_ceil(32).max(1))?,
             n,
@@ -109,6 +99,28 @@ impl HostPart {
     }
 }
 
+/// Adds `finds` (owned vertices of the next frontier) and their out- and in-degrees (rows of
+/// `push` and `pull`) to `counters`.
+fn count(
+    counters: &[AtomicU64],
+    finds: &[u32],
+    (push, pull): (&HostCsrRows<'_>, &HostCsrRows<'_>),
+) {
+    let out: u64 = finds.iter().map(|&v| push.degree(v) as u64).sum();
+    let inn: u64 = finds.iter().map(|&v| pull.degree(v) as u64).sum();
+    counters[FRONTIER].fetch_add(finds.len() as u64, Ordering::Relaxed);
+    counters[OUT_ARCS].fetch_add(out, Ordering::Relaxed);
+    counters[IN_ARCS].fetch_add(inn, Ordering::Relaxed);
+}
+
+/// The vertices of `owned` at level `level`.
+fn at_level(levels: &[AtomicU32], owned: Range<u32>, level: u32) -> Vec<u32> {
+    owned
+        .into_par_iter()
+        .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == level)
+        .collect()
+}
+
 impl Part for HostPart {
     fn stream(&self) -> &Stream {
         &self.stream
@@ -123,22 +135,25 @@ impl Part for HostPart {
         s.fill(&self.levels, UNREACHED)?;
         let src = source as usize;
         s.fill(&self.levels.slice(src..src + 1)?, 0u32)?;
-        s.fill(&self.ctrl, 0u32)?;
-        s.fill(&self.counters, 0u64)
+        s.fill(&self.counters, 0u64)?;
+        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
+        self.enqueue(move |_, counters| {
+            if let Some(rows) = both_rows(&push, &pull)
+                && owned.contains(&source)
+            {
+                count(counters, &[source], (&rows.0, &rows.1));
+            }
+        })
     }
 
-    fn push(&self, level: u32, frontier: u32) -> Result<(), Error> {
-        let (push, wl) = (self.push.clone(), self.wl.clone());
+    fn push(&self, level: u32, _frontier: u32) -> Result<(), Error> {
+        let (push, owned) = (self.push.clone(), self.owned.clone());
         self.enqueue(move |levels, _| {
-            let Some(wl) = wl.host_atomic_u32() else {
-                return;
-            };
             let Some(push) = rows(&push) else {
                 return;
             };
-            // The frontier is this device's owned vertices at `level` (scan_frontier).
-            wl[..frontier as usize].par_iter().for_each(|v| {
-                for &u in push.row(v.load(Ordering::Relaxed)).0 {
+            at_level(levels, owned, level).par_iter().for_each(|&v| {
+                for &u in push.row(v).0 {
                     let _ = levels[u as usize].compare_exchange(
                         UNREACHED,
                         level + 1,
@@ -153,10 +168,10 @@ impl Part for HostPart {
     fn pull(&self, level: u32) -> Result<(), Error> {
         let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
         self.enqueue(move |levels, counters| {
-            let Some((_, pull)) = both_rows(&push, &pull) else {
+            let Some((push, pull)) = both_rows(&push, &pull) else {
                 return;
             };
-            let arcs: u64 = owned
+            let (arcs, finds): (Vec<u64>, Vec<Option<u32>>) = owned
                 .into_par_iter()
                 .with_min_len(256)
                 .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == UNREACHED)
@@ -166,14 +181,33 @@ impl Part for HostPart {
                         arcs += 1;
                         if levels[u as usize].load(Ordering::Relaxed) == level {
                             levels[v as usize].store(level + 1, Ordering::Relaxed);
-                            break;
+                            return (arcs, Some(v));
                         }
                     }
-                    arcs
+                    (arcs, None)
                 })
-                .sum();
-            counters[EXAMINED].fetch_add(arcs, Ordering::Relaxed);
+                .unzip();
+            let finds: Vec<u32> = finds.into_iter().flatten().collect();
+            counters[EXAMINED].fetch_add(arcs.iter().sum(), Ordering::Relaxed);
+            count(counters, &finds, (&push, &pull));
         })
+    }
+
+    fn count_push_finds(&self, mark: u32, _frontier: u32, write_bitmap: bool) -> Result<(), Error> {
+        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
+        self.enqueue(move |levels, counters| {
+            if let Some((push, pull)) = both_rows(&push, &pull) {
+                // No other device's discoveries are applied yet: the owned vertices at `mark`
+                // are this push's.
+                count(counters, &at_level(levels, owned, mark), (&push, &pull));
+            }
+        })?;
+        if write_bitmap {
+            let words = u32::try_from(self.bitmap.len())
+                .map_err(|_| Error::invalid("bitmap", self.bitmap.len(), "below 2^32 words"))?;
+            self.mark_bitmap(mark, 0..words)?;
+        }
+        Ok(())
     }
 
     fn mark_bitmap(&self, mark: u32, words: Range<u32>) -> Result<(), Error> {
@@ -201,52 +235,35 @@ impl Part for HostPart {
     fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error> {
         host_view(packet.host_ptr())?;
         let packet = packet.clone();
-        self.enqueue(move |levels, _| {
+        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
+        self.enqueue(move |levels, counters| {
             // SAFETY: the stream waited for the event that makes the packet valid before this
             // kernel, and its link reuses the buffer only after the release event, recorded
             // after this kernel: nothing writes it while the slice lives.
             let Some(words) = (unsafe { packet.as_host_slice() }) else {
                 return;
             };
-            words.par_iter().enumerate().for_each(|(i, &bits)| {
-                let first = (word_offset as usize + i) * 32;
-                for b in (0..32).filter(|b| bits >> b & 1 == 1) {
-                    if let Some(l) = levels.get(first + b) {
-                        let _ = l.compare_exchange(
-                            UNREACHED,
-                            mark,
-                            Ordering::Relaxed,
-                            Ordering::Relaxed,
-                        );
-                    }
-                }
-            });
-        })
-    }
-
-    fn scan_frontier(&self, mark: u32) -> Result<(), Error> {
-        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
-        let (wl, ctrl) = (self.wl.clone(), self.ctrl.clone());
-        self.enqueue(move |levels, counters| {
-            let (Some(wl), Some(ctrl)) = (wl.host_atomic_u32(), ctrl.host_atomic_u32()) else {
-                return;
-            };
             let Some((push, pull)) = both_rows(&push, &pull) else {
                 return;
             };
-            let frontier: Vec<u32> = owned
-                .into_par_iter()
-                .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == mark)
+            let applied: Vec<u32> = words
+                .par_iter()
+                .enumerate()
+                .flat_map_iter(|(i, &bits)| {
+                    let first = (word_offset as usize + i) * 32;
+                    (0..32usize)
+                        .filter(move |b| bits >> b & 1 == 1)
+                        .map(move |b| first + b)
+                })
+                .filter(|&v| {
+                    levels.get(v).is_some_and(|l| {
+                        l.compare_exchange(UNREACHED, mark, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                    })
+                })
+                .filter_map(|v| u32::try_from(v).ok().filter(|v| owned.contains(v)))
                 .collect();
-            for (slot, &v) in wl.iter().zip(&frontier) {
-                slot.store(v, Ordering::Relaxed);
-            }
-            let out: u64 = frontier.iter().map(|&v| push.degree(v) as u64).sum();
-            let inn: u64 = frontier.iter().map(|&v| pull.degree(v) as u64).sum();
-            ctrl[CTRL_WL_END].store(frontier.len() as u32, Ordering::Relaxed);
-            counters[FRONTIER].fetch_add(frontier.len() as u64, Ordering::Relaxed);
-            counters[OUT_ARCS].fetch_add(out, Ordering::Relaxed);
-            counters[IN_ARCS].fetch_add(inn, Ordering::Relaxed);
+            count(counters, &applied, (&push, &pull));
         })
     }
 
@@ -256,9 +273,8 @@ impl Part for HostPart {
     }
 
     fn check_worklist(&self) -> Result<(), Error> {
-        let ctrl = (&self.ctrl, &self.ctrl_host);
-        let counters = (&self.counters, &self.counters_host);
-        read_back(self.stream(), ctrl, counters, self.wl.len()).map(|_| ())
+        // No worklist: the host steps find their frontiers in the levels.
+        self.stream.synchronize()
     }
 
     fn levels(&self) -> Result<Vec<u32>, Error> {

@@ -5,19 +5,22 @@
 //! only the rows of its owned vertices of the CSR (and of the transpose of a directed graph;
 //! `groute_worklist::DeviceCsr`), and a full-length level array that is globally consistent
 //! up to the current level. Every kernel reads only owned rows: the push step expands the
-//! device's own frontier, the pull step and the frontier scan visit its owned range. A level
-//! on every device:
+//! device's own frontier, the pull step and the frontier's listing visit its owned range. A
+//! level on every device:
 //!
-//! 1. **step** on its own part: push expands its frontier (its owned vertices at the level)
-//!    over all their out-arcs, discovering owned and remote vertices; pull scans its owned
-//!    unvisited vertices' in-neighbours against the level;
+//! 1. **step** on its own part: push lists its frontier (its owned vertices at the level, from
+//!    the levels) and expands it over all their out-arcs, discovering owned and remote
+//!    vertices (appended once each); pull scans its owned unvisited vertices' in-neighbours
+//!    against the level;
 //! 2. **bitmap** of the vertices it discovered (its local level array at level + 1: all
-//!    vertices after a push step, its owned words after a pull step);
+//!    vertices after a push step, set from the step's appends, its owned words after a pull
+//!    step);
 //! 3. **all-gather** ([`exchange::DeviceLinks`]): the bitmap to every other device over a
 //!    direct link (the module says why not a ring); every received bitmap gives its unvisited
 //!    vertices level + 1;
-//! 4. **frontier scan**: its owned vertices at level + 1 become its frontier, their degrees
-//!    summed into its counters.
+//! 4. **frontier count**: its owned vertices at level + 1 are its next frontier; their
+//!    number and degrees are summed into its counters as they are found (by a pull step, from
+//!    a push step's appends, applying a received bitmap), with no pass over the levels.
 //!
 //! One host thread per device drives it ([`MultiDriver::PerDevice`]): each reads its device's
 //! counters once per level (one synchronisation per device and level), and the threads sum

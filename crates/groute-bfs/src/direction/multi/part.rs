@@ -33,30 +33,35 @@ impl PartCounts {
 }
 
 /// One device's kernels over its own level array (every vertex), bitmap (one bit per vertex)
-/// and frontier (its owned vertices at the current level, worklist positions `[0, frontier)`).
+/// and frontier (its owned vertices at the current level, counted as they are found: by the
+/// step, or as another device's discovery applied).
 /// Every method only enqueues on [`Part::stream`], except [`Part::read_counts`].
 pub(super) trait Part: Send {
     /// The device's stream, where every kernel runs.
     fn stream(&self) -> &Stream;
     /// The bitmap the exchange sends (one bit per vertex, `ceil(n / 32)` words).
     fn bitmap(&self) -> &Buffer<u32>;
-    /// A run from `source`: every level UNREACHED but the source's 0, counters zeroed.
+    /// A run from `source`: every level UNREACHED but the source's 0, counters zeroed, then
+    /// the source counted where it is owned (the first frontier).
     fn reset(&self, source: u32) -> Result<(), Error>;
-    /// Push step: expands the frontier (`frontier` vertices) over all their out-arcs, giving
-    /// every unvisited head level `level + 1`.
+    /// Push step: expands the frontier (its owned vertices at `level`, `frontier` of them)
+    /// over all their out-arcs, giving every unvisited head level `level + 1`.
     fn push(&self, level: u32, frontier: u32) -> Result<(), Error>;
     /// Pull step: every unvisited owned vertex with an in-neighbour at `level` gets
-    /// `level + 1`.
+    /// `level + 1` and is counted (the next frontier).
     fn pull(&self, level: u32) -> Result<(), Error>;
-    /// Writes the bitmap words `words` from the vertices at level `mark` (after the step: it
-    /// also rewinds the worklist for [`Part::scan_frontier`]).
+    /// After a push step that expanded a frontier of `frontier` vertices, before any other
+    /// device's discoveries are applied: counts the owned vertices it discovered (level
+    /// `mark`, the next frontier) and, when `write_bitmap`, writes the whole bitmap from all
+    /// it discovered (as `mark_bitmap` over every word would). Call once after every push
+    /// step.
+    fn count_push_finds(&self, mark: u32, frontier: u32, write_bitmap: bool) -> Result<(), Error>;
+    /// Writes the bitmap words `words` from the vertices at level `mark`.
     fn mark_bitmap(&self, mark: u32, words: Range<u32>) -> Result<(), Error>;
     /// Gives level `mark` to every unvisited vertex whose bit is set in `packet` (a received
-    /// bitmap whose first word is word `word_offset`), in stream order after `packet` is valid.
+    /// bitmap whose first word is word `word_offset`), in stream order after `packet` is
+    /// valid, and counts the owned ones among them.
     fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error>;
-    /// Makes the owned vertices at level `mark` the frontier and adds their degrees to the
-    /// counters.
-    fn scan_frontier(&self, mark: u32) -> Result<(), Error>;
     /// Waits for the stream and reads the counters (one copy).
     fn read_counts(&self) -> Result<PartCounts, Error>;
     /// Waits for the stream and fails if the worklist overflowed (once per run: it cannot).

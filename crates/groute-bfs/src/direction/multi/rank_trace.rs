@@ -1,9 +1,10 @@
 //! [`LeaderTrace`]: the per-level phases of a rank leader's run across processes
 //! (`BfsRanks::set_trace`, the example's `--do-trace` under `mpirun`), from timing events on
-//! device 0's stream: the step, marking the process's discoveries, the gather between the
-//! processes, applying the others' bitmaps with the frontier scan, and the gap until the
-//! next step starts (the host's wait for the counts, their sum over the processes and the
-//! next launch). Only CUDA devices record; events cost no synchronisation.
+//! device 0's stream: the step (a push's with the listing of its frontier), counting a push's
+//! finds and marking the process's discoveries, the gather between the processes, applying
+//! the others' bitmaps, and the gap until the next step starts (the host's wait for the
+//! counts, their sum over the processes and the next launch). Only CUDA devices record;
+//! events cost no synchronisation.
 
 use groute_core::{Context, Error, Event, Stream};
 
@@ -23,7 +24,7 @@ pub(super) enum Mark {
     Marked,
     /// After the gather between the processes.
     Gathered,
-    /// After the others' bitmaps are applied and the frontier is scanned.
+    /// After the others' bitmaps are applied (the frontier counted).
     Scanned,
 }
 

@@ -180,20 +180,40 @@ impl<'a> MemberSteps<'a> {
     ) -> Result<StepCounts, BfsError> {
         let m = &mut *self.member;
         if let Some(pulled) = pulled {
-            if m.links.has_peers() {
+            let part = m.part.as_ref();
+            let peers = m.links.has_peers();
+            let leader = match &mut self.across {
+                Across::Leader(leader) => {
+                    leader.mark(Mark::StepEnd, part)?;
+                    true
+                }
+                _ => false,
+            };
+            if !pulled {
+                // The push's own discoveries make the bitmap wherever it is sent before any
+                // other device's are applied: to this process's devices, or by a leader
+                // alone in its process to the other processes.
+                let write_bitmap = peers || leader;
+                if write_bitmap {
+                    m.links.before_marking(part)?;
+                }
+                part.count_push_finds(mark, m.frontier, write_bitmap)?;
+            }
+            if peers {
                 let words = m.words(self.n, pulled);
-                m.links.before_marking(m.part.as_ref())?;
-                m.part.mark_bitmap(mark, words.clone())?;
-                m.links.send(m.part.as_ref(), words)?;
-                m.links.receive(m.part.as_ref(), mark)?;
+                if pulled {
+                    m.links.before_marking(part)?;
+                    part.mark_bitmap(mark, words.clone())?;
+                }
+                m.links.send(part, words)?;
+                m.links.receive(part, mark)?;
             }
             match &mut self.across {
                 Across::Alone => {}
-                Across::Follower => m.links.receive_from_first(m.part.as_ref(), mark)?,
+                Across::Follower => m.links.receive_from_first(part, mark)?,
                 Across::Leader(leader) => exchange_across(m, leader, self.n, mark, pulled)?,
             }
         }
-        m.part.scan_frontier(mark)?;
         if let Across::Leader(leader) = &mut self.across {
             leader.mark(Mark::Scanned, m.part.as_ref())?;
         }
@@ -252,7 +272,6 @@ fn exchange_across(
     let part = m.part.as_ref();
     let total = n.div_ceil(32).max(1);
     let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
-    leader.mark(Mark::StepEnd, part)?;
     m.links.before_marking(part)?;
     // The words each process's step can have set: after a pull step its own, else all.
     let words_of_process = |r: usize| match (pulled, leader.owned.get(r)) {
@@ -262,9 +281,11 @@ fn exchange_across(
     if pulled {
         part.stream().fill(part.bitmap(), 0)?;
         part.mark_bitmap(mark, words_of_process(rank))?;
-    } else {
+    } else if m.links.has_peers() {
+        // The process's other devices' discoveries are applied here already.
         part.mark_bitmap(mark, 0..total)?;
     }
+    // Else the push's finds are all the process found: marked as they were counted.
     leader.mark(Mark::Marked, part)?;
     leader.gather_pending = false;
     leader
