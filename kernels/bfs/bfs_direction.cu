@@ -5,12 +5,12 @@
 // A top-down (push) step is bfs_expand + bfs_expand_hubs of kernels/bfs/bfs.cu over the frontier
 // (one device owns every vertex, so nothing is sent). The kernels here are:
 //
-// bfs_pull_step: the bottom-up (pull) step. Every vertex v of [begin, end) still UNREACHED
-//   (one device: every vertex; several: the device's owned range) scans its
-//   in-neighbours (the pull CSR: the graph itself when symmetric, else its transpose) for one
-//   at `level` and stops at the first; a hit sets levels[v] = level + 1 and appends v to the
-//   worklist (block-aggregated). Vertices set during the step hold level + 1, never `level`,
-//   so the step reads no value it writes. counters[2] += arcs scanned.
+// bfs_pull_step: the bottom-up (pull) step of one device. Every vertex v of [begin, end) still
+//   UNREACHED scans its in-neighbours (the pull CSR: the graph itself when symmetric, else
+//   its transpose) for one at `level` and stops at the first; a hit sets levels[v] =
+//   level + 1 and appends v to the worklist (block-aggregated). Vertices set during the step
+//   hold level + 1, never `level`, so the step reads no value it writes. counters[2] += arcs
+//   scanned.
 // bfs_frontier_arcs: counters[0] += out-degrees and counters[1] += in-degrees of the
 //   worklist items [from, ctrl[CTRL_WL_END]) (the new frontier): what the host's switching
 //   rule decides on.

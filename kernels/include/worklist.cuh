@@ -61,9 +61,9 @@ struct DeviceWorklist {
         append_warp(item, keep, [](unsigned int) {});
     }
 
-    // Appends `item` where `keep`, one atomic per block: a scan whose every warp keeps items
-    // (a frontier scan after a big level) would otherwise queue one atomic per warp on the one
-    // end word. Call with every thread of the block, in block-uniform control flow (it
+    // Appends `item` where `keep`, one atomic per block: a pass whose every warp keeps items
+    // (a pull step that finds much of the graph) would otherwise queue one atomic per warp on
+    // the one end word. Call with every thread of the block, in block-uniform control flow (it
     // synchronises the block), blockDim.x a multiple of 32 and at most 1024.
     __device__ __forceinline__ void append_block(unsigned int item, bool keep) const {
         __shared__ unsigned int warp_first[32];

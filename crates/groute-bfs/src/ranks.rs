@@ -153,11 +153,12 @@ impl BfsRanks {
     }
 
     /// Whether the runs trace device 0's phases per level (CUDA devices; the result's
-    /// `stats.do_trace`, one device: this process's device 0): the step (with several
-    /// devices per process, also their exchange within the process), marking the
-    /// process's discoveries (`send`), the gather between the processes (`exchange`),
-    /// applying the others' with the frontier scan (`scan`), and the gap until the next step
-    /// starts (`decide`: the wait for the counts, their sum over the processes, the launch).
+    /// `stats.do_trace`, one device: this process's device 0): the step (a push's with the
+    /// listing of its frontier), counting a push's finds and marking the process's
+    /// discoveries (`send`; with several devices per process, also their exchange within
+    /// the process), the gather between the processes (`exchange`), applying the others'
+    /// (`scan`), and the gap until the next step starts (`decide`: the wait for the counts,
+    /// their sum over the processes, the launch).
     pub fn set_trace(&mut self, on: bool) {
         self.multi.set_trace(on);
     }

@@ -18,7 +18,8 @@ pub(super) const OUT_ARCS: usize = 0;
 pub(super) const IN_ARCS: usize = 1;
 /// Arcs scanned by pull steps.
 pub(super) const EXAMINED: usize = 2;
-/// Vertices of the frontiers scanned (several devices: `bfs_frontier_scan`).
+/// Vertices of the frontiers (several devices: counted as found, `FrontierCounts` of
+/// `kernels/include/direction.cuh`).
 pub(super) const FRONTIER: usize = 3;
 
 /// Copies the control block (`ctrl.0` into the host block `ctrl.1`) and the counters (likewise)

@@ -167,6 +167,10 @@ impl Part for CudaPart {
     }
 
     fn push(&self, level: u32, frontier: u32) -> Result<(), Error> {
+        // The list holds exactly the `frontier` vertices counted: every owned vertex that got
+        // `level` was counted once, where it got it (reset, pull, push finds or an apply).
+        // The push expands [0, frontier) and appends behind it, where `count_push_finds`
+        // reads from.
         self.list_frontier(level, frontier)?;
         self.dir.launch_push(0, frontier)
     }

@@ -20,7 +20,8 @@
 //!    vertices level + 1;
 //! 4. **frontier count**: its owned vertices at level + 1 are its next frontier; their
 //!    number and degrees are summed into its counters as they are found (by a pull step, from
-//!    a push step's appends, applying a received bitmap), with no pass over the levels.
+//!    a push step's appends, applying a received bitmap): counting takes no pass over the
+//!    levels (on CUDA; the host backend's push finds its own in them).
 //!
 //! One host thread per device drives it ([`MultiDriver::PerDevice`]): each reads its device's
 //! counters once per level (one synchronisation per device and level), and the threads sum
@@ -28,8 +29,8 @@
 //! device holds them all).
 //!
 //! Memory per device: its rows of the CSR (and transpose), the levels (4 bytes per vertex of
-//! the graph), a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words) and two
-//! receive bitmaps per incoming link (N - 1 links).
+//! the graph), on CUDA a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words)
+//! and two receive bitmaps per incoming link (N - 1 links).
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.

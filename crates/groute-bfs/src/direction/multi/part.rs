@@ -10,11 +10,11 @@ use crate::direction::readback::{COUNTERS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS
 /// What a device's counters hold after a level (cumulative over the run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct PartCounts {
-    /// Vertices of every frontier scanned so far (its owned vertices at each level).
+    /// Vertices of every frontier counted so far (its owned vertices at each level).
     pub frontiers: u64,
-    /// Out-degrees of every frontier scanned so far.
+    /// Out-degrees of every frontier counted so far.
     pub out_arcs: u64,
-    /// In-degrees of every frontier scanned so far.
+    /// In-degrees of every frontier counted so far.
     pub in_arcs: u64,
     /// Arcs its steps read so far (pull steps; push steps on the host backend).
     pub examined: u64,

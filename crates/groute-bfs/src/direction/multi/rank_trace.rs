@@ -1,7 +1,8 @@
 //! [`LeaderTrace`]: the per-level phases of a rank leader's run across processes
 //! (`BfsRanks::set_trace`, the example's `--do-trace` under `mpirun`), from timing events on
 //! device 0's stream: the step (a push's with the listing of its frontier), counting a push's
-//! finds and marking the process's discoveries, the gather between the processes, applying
+//! finds and marking the process's discoveries (with several devices per process, also
+//! their exchange within it), the gather between the processes, applying
 //! the others' bitmaps, and the gap until the next step starts (the host's wait for the
 //! counts, their sum over the processes and the next launch). Only CUDA devices record;
 //! events cost no synchronisation.

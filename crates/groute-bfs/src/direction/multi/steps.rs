@@ -170,8 +170,9 @@ impl<'a> MemberSteps<'a> {
     }
 
     /// After the step of level `mark - 1` (`pulled`: whether it pulled; `None`: no step,
-    /// the source's level 0): exchanges the discoveries, scans the new frontier and sums the
-    /// devices' counts; `items` is the step's work over all devices.
+    /// the source's level 0): counts a push's finds, exchanges the discoveries (the devices
+    /// count the new frontier as they apply them) and sums the devices' counts; `items` is
+    /// the step's work over all devices.
     fn finish(
         &mut self,
         mark: u32,
