@@ -1,8 +1,8 @@
 //! Direction-optimizing BFS across ranks ([`BfsRanks`] over [`CommCollectives`]), the ranks
 //! as threads of this process ([`LocalRanks`], jittered) on the host backend: on 1 to 3 ranks
-//! of 1 or 2 devices, over generated and random graphs and switch rules that pull early,
-//! late or never, every rank's levels equal the sequential reference and every rank counts
-//! the same levels and arcs; ranks holding only their rows of a cache give the same; a
+//! of 1 or 2 devices, over generated and random graphs (random graphs over random cuts, some
+//! devices owning nothing) and switch rules that pull early, late or never, every rank's
+//! levels equal the sequential reference and every rank counts the same levels and arcs; ranks holding only their rows of a cache give the same; a
 //! directed graph pulls over its transpose where every rank holds it whole and is refused,
 //! naming the fix, where ranks hold only their rows; ranks that disagree are refused, and a
 //! time limit stops every rank alike.
@@ -273,26 +273,30 @@ fn auto_chooses_alike_on_every_rank_by_the_whole_graphs_degree() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Random symmetric graphs, cuts, rank and device counts, sources and rules (at least as
-    /// many vertices as the 3 x 2 parts at most: a partition needs one per part).
+    /// Random symmetric graphs, rank and device counts, sources and rules, over random cuts
+    /// (some parts empty, some devices owning nothing).
     #[test]
     fn random_runs_match_the_reference(
-        n in 6u32..400,
+        n in 1u32..400,
         density in 1u32..8,
         seed in any::<u64>(),
         ranks in 1usize..=3,
         devices in 1usize..=2,
         rule in 0usize..3,
         source_at in 0.0f64..1.0,
+        cut_seed in any::<u64>(),
     ) {
         let csr = support::random_graph(n, n * density, seed, true);
         let parts = ranks * devices;
-        let partition = block_partition_of_offsets(csr.offsets(), parts).expect("partition");
+        let cuts: Vec<u32> = (1..parts)
+            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
+            .collect();
+        let partition = partition_at_cuts(n as usize, parts, &cuts);
         let source = ((f64::from(n) * source_at) as u32).min(n - 1);
         let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], rules()[rule]);
-        check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices}"));
+        check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices} cuts {cuts:?}"));
     }
 }
 
