@@ -88,6 +88,7 @@ fn measure(
     let started = Instant::now();
     let mut solver = BfsRanks::new(ctx, (&rows, partition), collectives, rule)?;
     solver.set_trace(trace);
+    let (push_bytes, pull_bytes) = (solver.gather_bytes(false), solver.gather_bytes(true));
     let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
@@ -103,7 +104,10 @@ fn measure(
     {
         super::do_trace::print_trace(trace);
     }
-    let bitmap_bytes = (rows.num_vertices() as u64).div_ceil(32) * 4;
+    // Each rank receives every other rank's part of every level's gather.
+    let pairs = (ranks * ranks.saturating_sub(1)) as u64;
+    let gathered =
+        pairs * (s.pull_levels * pull_bytes + s.rounds.saturating_sub(s.pull_levels) * push_bytes);
     Ok(super::ranks::RankOutcome {
         stage_ms,
         mode: super::execution::mode_of(false),
@@ -119,9 +123,9 @@ fn measure(
         detail: serde_json::json!({
             "levels": s.rounds,
             "pull_levels": s.pull_levels,
-            "bitmap_bytes_per_rank_and_level": bitmap_bytes,
-            // Each rank receives every other rank's bitmap once a level.
-            "bytes_between_ranks": s.rounds * (ranks * ranks.saturating_sub(1)) as u64 * bitmap_bytes,
+            "gather_bytes_per_rank_after_push": push_bytes,
+            "gather_bytes_per_rank_after_pull": pull_bytes,
+            "bytes_between_ranks": gathered,
         }),
         comm: None,
         stats: vec![
@@ -132,8 +136,8 @@ fn measure(
             ("do_trace", serde_json::to_value(do_trace)?),
         ],
         summary: format!(
-            "direction-optimizing, {} levels ({} pulled), bitmaps of {bitmap_bytes} bytes \
-             gathered per level",
+            "direction-optimizing, {} levels ({} pulled), {push_bytes} bytes a rank gathered \
+             after a push level, {pull_bytes} after a pull level",
             s.rounds, s.pull_levels
         ),
         // Every rank holds every level; rank 0 reports them.

@@ -21,7 +21,8 @@
 //
 // bfs_pull_count: bfs_pull_step over the device's owned range, counting its finds (their
 //   number in counters[3], their out- and in-degrees in counters[0] and [1]) instead of
-//   appending them.
+//   appending them and, where `bitmap` is not null, storing them as the bitmap words that
+//   cover the range (whole words: what bfs_level_bitmap would write there after it).
 // bfs_push_finds: after a push step, whose heads (owned and not) were appended once each as
 //   worklist items [from, ctrl[CTRL_WL_END]): counts the owned ones as bfs_pull_count does
 //   and, where `bitmap` is not null, sets every one's bit in it (zeroed before): the bitmap
@@ -56,7 +57,7 @@ extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          unsigned int* ctrl, unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
     groute::direction_pull<false>(levels, nullptr, pull_offsets, pull_sources, begin, end, level,
-                                  wl, counters);
+                                  wl, counters, nullptr);
 }
 
 extern "C" __global__ void bfs_pull_count(unsigned int* levels,
@@ -64,10 +65,10 @@ extern "C" __global__ void bfs_pull_count(unsigned int* levels,
                                           const unsigned long long* pull_offsets,
                                           const unsigned int* pull_sources, unsigned int begin,
                                           unsigned int end, unsigned int level,
-                                          unsigned long long* counters) {
+                                          unsigned long long* counters, unsigned int* bitmap) {
     const groute::DeviceWorklist none{nullptr, 0u, 0u, nullptr};
     groute::direction_pull<true>(levels, push_offsets, pull_offsets, pull_sources, begin, end,
-                                 level, none, counters);
+                                 level, none, counters, bitmap);
 }
 
 extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offsets,

@@ -81,7 +81,10 @@ __device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
 // appended to `wl` (one device: the next frontier; every thread of the grid must call, the
 // appends synchronise each block). COUNT true (several devices, whose frontiers are listed
 // from the levels when a push needs them): the finds are counted instead, their number and
-// out- and in-degrees added to the counters (`push_offsets` is read only then).
+// out- and in-degrees added to the counters (`push_offsets` is read only then). Where
+// `bitmap` is not null, every word covering [begin, end) gets the bits of the finds (a warp
+// takes the 32 vertices of one word, from begin rounded down to a word, and stores its
+// ballot whole): the bitmap of the step's discoveries without a pass over the levels.
 template <bool COUNT>
 __device__ __forceinline__ void direction_pull(unsigned int* levels,
                                                const unsigned long long* push_offsets,
@@ -89,17 +92,19 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
                                                const unsigned int* pull_sources,
                                                unsigned int begin, unsigned int end,
                                                unsigned int level, const DeviceWorklist& wl,
-                                               unsigned long long* counters) {
+                                               unsigned long long* counters,
+                                               unsigned int* bitmap) {
     const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int span = end > begin ? end - begin : 0u;
+    const unsigned int first = begin & ~31u;
+    const unsigned int span = end > first ? end - first : 0u;
     const unsigned int rounds = (span + stride - 1u) / stride;
     unsigned long long examined = 0;
     FrontierCounts finds;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = begin + i;
+        const unsigned int v = first + i;
         bool found = false;
-        if (i < span && levels[v] == 0xFFFFFFFFu) {
+        if (i < span && v >= begin && levels[v] == 0xFFFFFFFFu) {
             found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
             if (found) {
                 levels[v] = level + 1u;
@@ -110,6 +115,14 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
         }
         if (!COUNT) {
             wl.append_block(v, found);
+        }
+        if (bitmap != nullptr) {
+            // A warp's 32 vertices are one word's (first and stride are multiples of 32):
+            // its ballot is the word, stored whole.
+            const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
+            if (lane_id() == 0u && v < end) {
+                bitmap[v / 32u] = bits;
+            }
         }
     }
     warp_add_u64(counters + DIRECTION_EXAMINED, examined);

@@ -163,6 +163,14 @@ impl BfsRanks {
         self.multi.set_trace(on);
     }
 
+    /// The bytes each process gives to a level's gather: after a pull step (`pulled`) a
+    /// window of the bitmap holding its own vertices' words (as many words from every
+    /// process: the most any owns), after a push step its whole bitmap (`n / 8` bytes).
+    /// Every process receives every other's.
+    pub fn gather_bytes(&self, pulled: bool) -> u64 {
+        self.multi.gather_bytes(pulled)
+    }
+
     /// BFS from `source` (the partitioned numbering, the same on every process;
     /// collective): every vertex's level (partitioned numbering, `UNREACHED` where not
     /// reached) on every process, and the run's statistics (counts over every process;

@@ -12,7 +12,7 @@ use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
 use groute_kernels::bfs::DIRECTION;
 
-use super::part::{Part, PartCounts};
+use super::part::{Part, PartCounts, bitmap_words, words_of};
 use crate::BfsError;
 use crate::direction::cuda::{BLOCK, CudaDirection};
 use crate::direction::readback::{CTRL_WL_END, read_back, read_counters};
@@ -175,9 +175,21 @@ impl Part for CudaPart {
         self.dir.launch_push(0, frontier)
     }
 
-    fn pull(&self, level: u32) -> Result<(), Error> {
+    fn pull(&self, level: u32, write_bitmap: bool) -> Result<(), Error> {
         let d = &self.dir;
         let (begin, end, span) = self.owned_span();
+        if write_bitmap && span == 0 {
+            // No finds: the one word covering the empty range is written from the levels.
+            self.mark_bitmap(
+                level + 1,
+                words_of(&self.owned, bitmap_words(&self.bitmap)?),
+            )?;
+        }
+        let bitmap = if write_bitmap {
+            DevicePtr::<u32>::from_slice(&self.bitmap.raw())?
+        } else {
+            DevicePtr::<u32>::null()
+        };
         let pull = d.pull_ptrs()?;
         let args = (
             DevicePtr::<u32>::from_slice(&d.levels.raw())?,
@@ -188,15 +200,19 @@ impl Part for CudaPart {
             end,
             level,
             DevicePtr::<u64>::from_slice(&d.counters.raw())?,
+            bitmap,
         );
+        // A warp per bitmap word: the threads start at `begin` rounded down to a word.
+        let threads = span + (begin % 32) as usize;
         // SAFETY: bfs_pull_count(unsigned* levels, const unsigned long long* push_offsets,
         // const unsigned long long* pull_offsets, const unsigned* pull_sources,
-        // unsigned begin, unsigned end, unsigned level, unsigned long long* counters): it
-        // reads vertices [begin, end) (end <= n) of `levels` (n entries), their rows of both
-        // CSRs (this device's rows, the owned range, rebased to global ids) and the pull
-        // rows' sources (vertices); it writes those levels and adds to counters (COUNTERS
-        // u64).
-        unsafe { self.launch(&self.kernels.pull_count, span, args, None) }
+        // unsigned begin, unsigned end, unsigned level, unsigned long long* counters,
+        // unsigned* bitmap): it reads vertices [begin, end) (end <= n) of `levels` (n
+        // entries), their rows of both CSRs (this device's rows, the owned range, rebased to
+        // global ids) and the pull rows' sources (vertices); it writes those levels, adds to
+        // counters (COUNTERS u64) and, where `bitmap` is not null, writes the words covering
+        // [begin, end), within the bitmap's ceil(n / 32).
+        unsafe { self.launch(&self.kernels.pull_count, threads, args, None) }
     }
 
     fn count_push_finds(&self, _mark: u32, frontier: u32, write_bitmap: bool) -> Result<(), Error> {

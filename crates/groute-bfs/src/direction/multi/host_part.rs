@@ -10,7 +10,7 @@ use groute_graph::Csr;
 use groute_worklist::{DeviceCsr, HostCsrRows};
 use rayon::prelude::*;
 
-use super::part::{Part, PartCounts};
+use super::part::{Part, PartCounts, bitmap_words, words_of};
 use crate::UNREACHED;
 use crate::direction::readback::{COUNTERS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS, read_counters};
 
@@ -165,13 +165,14 @@ impl Part for HostPart {
         })
     }
 
-    fn pull(&self, level: u32) -> Result<(), Error> {
+    fn pull(&self, level: u32, write_bitmap: bool) -> Result<(), Error> {
         let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
+        let words = words_of(&owned, bitmap_words(&self.bitmap)?);
         self.enqueue(move |levels, counters| {
             let Some((push, pull)) = both_rows(&push, &pull) else {
                 return;
             };
-            let (arcs, finds): (Vec<u64>, Vec<Option<u32>>) = owned
+            let (arcs, finds) = owned
                 .into_par_iter()
                 .with_min_len(256)
                 .filter(|&v| levels[v as usize].load(Ordering::Relaxed) == UNREACHED)
@@ -186,11 +187,27 @@ impl Part for HostPart {
                     }
                     (arcs, None)
                 })
-                .unzip();
-            let finds: Vec<u32> = finds.into_iter().flatten().collect();
-            counters[EXAMINED].fetch_add(arcs.iter().sum(), Ordering::Relaxed);
+                .fold(
+                    || (0u64, Vec::new()),
+                    |(total, mut finds), (arcs, found)| {
+                        finds.extend(found);
+                        (total + arcs, finds)
+                    },
+                )
+                .reduce(
+                    || (0u64, Vec::new()),
+                    |(a, mut finds), (b, more)| {
+                        finds.extend(more);
+                        (a + b, finds)
+                    },
+                );
+            counters[EXAMINED].fetch_add(arcs, Ordering::Relaxed);
             count(counters, &finds, (&push, &pull));
-        })
+        })?;
+        if write_bitmap {
+            self.mark_bitmap(level + 1, words)?;
+        }
+        Ok(())
     }
 
     fn count_push_finds(&self, mark: u32, _frontier: u32, write_bitmap: bool) -> Result<(), Error> {
@@ -203,9 +220,7 @@ impl Part for HostPart {
             }
         })?;
         if write_bitmap {
-            let words = u32::try_from(self.bitmap.len())
-                .map_err(|_| Error::invalid("bitmap", self.bitmap.len(), "below 2^32 words"))?;
-            self.mark_bitmap(mark, 0..words)?;
+            self.mark_bitmap(mark, 0..bitmap_words(&self.bitmap)?)?;
         }
         Ok(())
     }

@@ -12,9 +12,10 @@
 //!    the levels) and expands it over all their out-arcs, discovering owned and remote
 //!    vertices (appended once each); pull scans its owned unvisited vertices' in-neighbours
 //!    against the level;
-//! 2. **bitmap** of the vertices it discovered (its local level array at level + 1: all
-//!    vertices after a push step, set from the step's appends, its owned words after a pull
-//!    step);
+//! 2. **bitmap** of the vertices it discovered, written by the step as it finds them (only
+//!    where it is sent: with other devices, or by a process's leader): after a push step
+//!    every word, set from the step's appends; after a pull step its owned words, one ballot
+//!    per warp of the pull;
 //! 3. **all-gather** ([`exchange::DeviceLinks`]): the bitmap to every other device over a
 //!    direct link (the module says why not a ring); every received bitmap gives its unvisited
 //!    vertices level + 1;
@@ -37,10 +38,12 @@
 //!
 //! **Across processes** (`MultiDirection::for_process`, the ranks of `crate::BfsRanks`): each
 //! process's devices hold consecutive parts and run the level above among themselves; then
-//! device 0 of every process, the *leader* (`steps::RankLeader`), marks its process's
-//! discoveries (after a pull step only the words of the process's own vertices; after a
-//! push step every word), gathers the bitmaps of every process
-//! ([`RankCollectives::all_gather`]: NCCL on CUDA), applies the others' and forwards them to
+//! device 0 of every process, the *leader* (`steps::RankLeader`), holds its process's
+//! discoveries as a bitmap (written by its step when it is alone in its process, else
+//! marked from its levels after the process's exchange) and gathers those of every process
+//! ([`RankCollectives::all_gather`]: NCCL on CUDA): after a push step whole bitmaps, after
+//! a pull step a window of each process's own words (as many words from each: the most any
+//! process owns). It applies the others' and forwards them to
 //! its process's other devices over the links (one more message from device 0), and sums the
 //! level's counts over the processes for its process's threads ([`LevelReduce`] led). Device
 //! 0 holds the gathered bitmaps besides (processes x n / 32 words).
@@ -202,6 +205,16 @@ impl MultiDirection {
         self.trace = on;
     }
 
+    /// The bytes each process gives to a level's gather in a run spanning processes, after
+    /// a pull step (`pulled`: a window of its own words) or a push step (its whole bitmap);
+    /// 0 in a run of one process.
+    pub(crate) fn gather_bytes(&self, pulled: bool) -> u64 {
+        self.process.as_ref().map_or(0, |p| {
+            let total = self.n.div_ceil(32).max(1);
+            u64::from(steps::gather_words(&p.owned, total, pulled)) * 4
+        })
+    }
+
     /// BFS from `source`; a share of a run spanning processes (`for_process`) exchanges with
     /// the others over `collectives` (collective: every process runs from the same source).
     pub(crate) fn run_across(
@@ -338,6 +351,7 @@ impl MultiDirection {
                     trace,
                     // The source's level sums the counts but gathers nothing.
                     gather_pending: false,
+                    gather_words: 0,
                     sum_pending: true,
                 }),
                 _ => Across::Alone,

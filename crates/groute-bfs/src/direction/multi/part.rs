@@ -32,6 +32,19 @@ impl PartCounts {
     }
 }
 
+/// The bitmap words covering the vertices `vertices`, of a bitmap of `total` words (at least
+/// one word, even for no vertices).
+pub(super) fn words_of(vertices: &Range<u32>, total: u32) -> Range<u32> {
+    let first = (vertices.start / 32).min(total - 1);
+    first..vertices.end.div_ceil(32).clamp(first + 1, total)
+}
+
+/// The words of `bitmap`, as the kernels count them.
+pub(super) fn bitmap_words(bitmap: &Buffer<u32>) -> Result<u32, Error> {
+    u32::try_from(bitmap.len())
+        .map_err(|_| Error::invalid("bitmap", bitmap.len(), "below 2^32 words"))
+}
+
 /// One device's kernels over its own level array (every vertex), bitmap (one bit per vertex)
 /// and frontier (its owned vertices at the current level, counted as they are found: by the
 /// step, or as another device's discovery applied).
@@ -48,8 +61,10 @@ pub(super) trait Part: Send {
     /// over all their out-arcs, giving every unvisited head level `level + 1`.
     fn push(&self, level: u32, frontier: u32) -> Result<(), Error>;
     /// Pull step: every unvisited owned vertex with an in-neighbour at `level` gets
-    /// `level + 1` and is counted (the next frontier).
-    fn pull(&self, level: u32) -> Result<(), Error>;
+    /// `level + 1` and is counted (the next frontier). When `write_bitmap`, it also writes
+    /// the bitmap words covering the owned vertices ([`words_of`] the owned range) from its
+    /// finds, as `mark_bitmap(level + 1, those words)` would after it.
+    fn pull(&self, level: u32, write_bitmap: bool) -> Result<(), Error>;
     /// After a push step that expanded a frontier of `frontier` vertices, before any other
     /// device's discoveries are applied: counts the owned vertices it discovered (level
     /// `mark`, the next frontier) and, when `write_bitmap`, writes the whole bitmap from all

@@ -9,7 +9,7 @@ use groute_core::{Buffer, Error};
 use groute_worklist::{RankCollectives, WorklistError, peers_failed};
 
 use super::exchange::DeviceLinks;
-use super::part::{Part, PartCounts};
+use super::part::{Part, PartCounts, words_of};
 use super::rank_trace::{LeaderTrace, Mark};
 use super::reduce::LevelReduce;
 use crate::BfsError;
@@ -63,12 +63,14 @@ pub(super) enum Across<'a> {
 
 /// Device 0 of a process of a run spanning several: after its process's exchange it gathers
 /// the process's discoveries with every other process's ([`RankCollectives::all_gather`] of
-/// whole bitmaps), applies the others', forwards them to its process's other devices, and
-/// sums the level's counts over every process for the whole process.
+/// a window of every bitmap: all of it after a push step, the process's own words after a
+/// pull step), applies the others', forwards them to its process's other devices, and sums
+/// the level's counts over every process for the whole process.
 pub(super) struct RankLeader<'a> {
     /// The collectives between the processes.
     pub(super) collectives: &'a mut dyn RankCollectives,
-    /// Every process's bitmap after the gather (processes x bitmap words, on this device).
+    /// Every process's window of its bitmap after the gather (processes x window words, of
+    /// processes x bitmap words, on this device).
     pub(super) gathered: &'a Buffer<u32>,
     /// The vertices each process's devices own, by process (what a pull step of that
     /// process can discover).
@@ -77,6 +79,9 @@ pub(super) struct RankLeader<'a> {
     pub(super) trace: Option<&'a mut LeaderTrace>,
     /// Whether the current level's gather is still to come (every level's but the source's).
     pub(super) gather_pending: bool,
+    /// The words each process gives to the current level's gather (set when its step
+    /// begins: every process gives as many, so a failed process must too).
+    pub(super) gather_words: u32,
     /// Whether the current level's sum is still to come.
     pub(super) sum_pending: bool,
 }
@@ -94,10 +99,47 @@ impl RankLeader<'_> {
     }
 }
 
-/// The bitmap words covering the vertices `vertices`, of `total` words (at least one).
-fn words_of(vertices: &Range<u32>, total: u32) -> Range<u32> {
-    let first = (vertices.start / 32).min(total - 1);
-    first..vertices.end.div_ceil(32).clamp(first + 1, total)
+/// The words of a bitmap of `total` words that process `r` can have set after a step
+/// (`pulled`: a pull step, which discovers only the process's own vertices; else any).
+fn words_of_process(owned: &[Range<u32>], r: usize, total: u32, pulled: bool) -> Range<u32> {
+    match (pulled, owned.get(r)) {
+        (true, Some(vertices)) => words_of(vertices, total),
+        _ => 0..total,
+    }
+}
+
+/// The words every process gives to a level's gather: the most that any process can have
+/// set (after a pull step about `total / processes`, after a push step all).
+pub(super) fn gather_words(owned: &[Range<u32>], total: u32, pulled: bool) -> u32 {
+    (0..owned.len().max(1))
+        .map(|r| words_of_process(owned, r, total, pulled).len() as u32)
+        .max()
+        .unwrap_or(total)
+}
+
+/// Where process `r`'s part of a gather of `window` words starts in its bitmap of `total`
+/// words: a window that holds every word it can have set (`words`).
+fn window_start(words: &Range<u32>, window: u32, total: u32) -> u32 {
+    words.start.min(total - window)
+}
+
+/// Enqueues the gather of the current level on `part` (the leader's device 0): every
+/// process's window of [`RankLeader::gather_words`] words, this one's from its bitmap
+/// starting at word `start`, into the first `processes x window` words of
+/// [`RankLeader::gathered`].
+fn gather_windows(
+    leader: &mut RankLeader<'_>,
+    part: &dyn Part,
+    start: u32,
+) -> Result<(), BfsError> {
+    let window = leader.gather_words as usize;
+    let ranks = leader.collectives.ranks();
+    let mine = part
+        .bitmap()
+        .slice(start as usize..start as usize + window)?;
+    let all = leader.gathered.slice(..ranks * window)?;
+    leader.collectives.all_gather(&mine, &all, part.stream())?;
+    Ok(())
 }
 
 /// The level steps of `member` (after its reset) in a run over `n` vertices.
@@ -156,10 +198,7 @@ impl<'a> MemberSteps<'a> {
             if leader.gather_pending {
                 leader.gather_pending = false;
                 // Its result is moot: the sum below fails the level everywhere.
-                let _ =
-                    leader
-                        .collectives
-                        .all_gather(part.bitmap(), leader.gathered, part.stream());
+                let _ = gather_windows(leader, part, 0);
             }
             if leader.sum_pending {
                 leader.sum_pending = false;
@@ -201,11 +240,8 @@ impl<'a> MemberSteps<'a> {
                 part.count_push_finds(mark, m.frontier, write_bitmap)?;
             }
             if peers {
+                // A pull wrote its words of the bitmap, a push the whole of it.
                 let words = m.words(self.n, pulled);
-                if pulled {
-                    m.links.before_marking(part)?;
-                    part.mark_bitmap(mark, words.clone())?;
-                }
                 m.links.send(part, words)?;
                 m.links.receive(part, mark)?;
             }
@@ -274,31 +310,24 @@ fn exchange_across(
     let total = n.div_ceil(32).max(1);
     let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
     m.links.before_marking(part)?;
-    // The words each process's step can have set: after a pull step its own, else all.
-    let words_of_process = |r: usize| match (pulled, leader.owned.get(r)) {
-        (true, Some(owned)) => words_of(owned, total),
-        _ => 0..total,
-    };
-    if pulled {
-        part.stream().fill(part.bitmap(), 0)?;
-        part.mark_bitmap(mark, words_of_process(rank))?;
-    } else if m.links.has_peers() {
-        // The process's other devices' discoveries are applied here already.
-        part.mark_bitmap(mark, 0..total)?;
+    let own = words_of_process(leader.owned, rank, total, pulled);
+    if m.links.has_peers() {
+        // The process's other devices' discoveries are applied here already: every word
+        // the process can have set, written whole (the rest of its window is sent but read
+        // by no process).
+        part.mark_bitmap(mark, own.clone())?;
     }
-    // Else the push's finds are all the process found: marked as they were counted.
+    // Else the step's finds are all the process found: written by the step as it found
+    // them (a pull its own words, a push every word).
     leader.mark(Mark::Marked, part)?;
     leader.gather_pending = false;
-    leader
-        .collectives
-        .all_gather(part.bitmap(), leader.gathered, part.stream())?;
+    let window = leader.gather_words;
+    gather_windows(leader, part, window_start(&own, window, total))?;
     leader.mark(Mark::Gathered, part)?;
     for r in (0..ranks).filter(|&r| r != rank) {
-        let words = words_of_process(r);
-        let base = r * total as usize;
-        let theirs = leader
-            .gathered
-            .slice(base + words.start as usize..base + words.end as usize)?;
+        let words = words_of_process(leader.owned, r, total, pulled);
+        let at = r * window as usize + (words.start - window_start(&words, window, total)) as usize;
+        let theirs = leader.gathered.slice(at..at + words.len())?;
         part.apply(&theirs, words.start, mark)?;
     }
     if m.links.has_peers() {
@@ -376,14 +405,16 @@ fn sum_over_processes(
 }
 
 impl MemberSteps<'_> {
-    /// A leader's trace of a new step of `kind` from `level`, before its launch.
+    /// Before the launch of a new step of `kind` from `level`: a leader sizes the level's
+    /// gather (first: a failed step still gives as many words as the others) and traces it.
     fn begin_step(&mut self, kind: StepKind, level: u32) -> Result<(), BfsError> {
-        if let Across::Leader(RankLeader {
-            trace: Some(trace), ..
-        }) = &mut self.across
-        {
-            trace.begin(kind, level);
-            trace.mark(Mark::StepStart, self.member.part.stream())?;
+        if let Across::Leader(leader) = &mut self.across {
+            let total = self.n.div_ceil(32).max(1);
+            leader.gather_words = gather_words(leader.owned, total, kind == StepKind::Pull);
+            if let Some(trace) = &mut leader.trace {
+                trace.begin(kind, level);
+                trace.mark(Mark::StepStart, self.member.part.stream())?;
+            }
         }
         Ok(())
     }
@@ -402,7 +433,14 @@ impl LevelSteps for MemberSteps<'_> {
 
     fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
         self.begin_step(StepKind::Pull, level)?;
-        self.member.part.pull(level)?;
+        // The pull writes the bitmap of its finds wherever it is sent: to this process's
+        // devices, or by a leader to the other processes.
+        let m = &mut *self.member;
+        let write_bitmap = m.links.has_peers() || matches!(self.across, Across::Leader(_));
+        if write_bitmap {
+            m.links.before_marking(m.part.as_ref())?;
+        }
+        m.part.pull(level, write_bitmap)?;
         let unvisited = u64::from(self.n) - self.reached;
         self.finish(level + 1, Some(true), unvisited)
     }
