@@ -8,81 +8,64 @@
 //! rank.
 
 use groute_cc::{CcRanks, CcRanksResult, cc_reference};
-use groute_dist::{CommCollectives, LocalRanks, RankComm};
-use groute_graph::testing::partition_at_cuts;
-use groute_graph::{
-    Csr, CsrBuilder, EdgeList, GenSpec, HeldRows, NoProgress, Partition,
-    block_partition_of_offsets, generate,
-};
+use groute_graph::testing::{generated, partition_at_cuts};
+use groute_graph::{Csr, CsrBuilder, EdgeList, HeldRows, Partition};
 use proptest::prelude::*;
 
 mod support;
 
+use support::graphs::{
+    directed_in_four_parts, directed_rows_of, for_each_generated_shape, random_graph, seeded_cuts,
+};
 use support::rank_rows::RankRows;
-use support::{host_context as context, on_every_rank};
+use support::solve_on_ranks::JitteredRanks;
+
+/// This file's ranks, jittered by seeds of its own.
+const RANKS: JitteredRanks = JitteredRanks::new(5, 1);
 
 /// Every rank's `runs` runs over the rows `rows_of(rank)` holds.
 fn run_ranks<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
     partition: &Partition,
-    (ranks, devices): (usize, usize),
+    shape: (usize, usize),
     runs: usize,
 ) -> Vec<Result<Vec<CcRanksResult>, String>> {
-    on_every_rank(
-        LocalRanks::new(ranks, Some(ranks as u64 * 5 + devices as u64)),
-        |mut comm| {
-            let rank = comm.rank();
-            let ctx = context(devices, Some(rank as u64 + 1));
-            let mut collectives =
-                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
-            let rows = rows_of(rank);
-            let mut solver = CcRanks::new(&ctx, (&rows, partition), &mut collectives)
-                .map_err(|e| e.to_string())?;
-            (0..runs)
-                .map(|_| solver.run(&mut collectives).map_err(|e| e.to_string()))
-                .collect()
-        },
-    )
+    RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
+        let mut solver = CcRanks::new(ctx, held, collectives).map_err(|e| e.to_string())?;
+        (0..runs)
+            .map(|_| solver.run(collectives).map_err(|e| e.to_string()))
+            .collect()
+    })
 }
 
 /// Checks every rank's runs against union-find on `csr`; every rank counts alike.
 fn check_runs(csr: &Csr, outs: Vec<Result<Vec<CcRanksResult>, String>>, label: &str) {
     let expected = cc_reference(csr);
-    let outs: Vec<Vec<CcRanksResult>> = outs
-        .into_iter()
-        .enumerate()
-        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
-        .collect();
+    let outs = support::expect_ok_on_every_rank(outs, label);
     let first = &outs[0][0].stats;
     assert!(first.rounds >= 1, "{label}");
-    for (r, runs) in outs.iter().enumerate() {
-        for (i, run) in runs.iter().enumerate() {
-            assert_eq!(run.labels, expected, "{label}: rank {r}, run {i}");
-            assert_eq!(run.stats.rounds, first.rounds, "{label}: rank {r}'s rounds");
-            assert_eq!(
-                run.stats.edges_hooked, first.edges_hooked,
-                "{label}: rank {r}"
-            );
-        }
+    for (r, i, run) in support::runs_of_every_rank(&outs) {
+        assert_eq!(run.labels, expected, "{label}: rank {r}, run {i}");
+        assert_eq!(run.stats.rounds, first.rounds, "{label}: rank {r}'s rounds");
+        assert_eq!(
+            run.stats.edges_hooked, first.edges_hooked,
+            "{label}: rank {r}"
+        );
     }
 }
 
 #[test]
 fn generated_graphs_match_the_reference_on_every_rank() {
-    for spec in [
+    let specs = [
         "kron:scale=11,ef=8,sym,seed=3",
         "road:side=24,p=0.6,seed=5",
         "er:n=1500,m=1200,sym,seed=8",
-    ] {
-        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
-        let csr = &g.csr;
-        for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)] {
-            let partition =
-                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
-            let outs = run_ranks(|_| HeldRows::whole(csr), &partition, (ranks, devices), 2);
-            check_runs(csr, outs, &format!("{spec} {ranks}x{devices}"));
-        }
-    }
+    ];
+    let shapes = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)];
+    for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
+        let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, 2);
+        check_runs(csr, outs, label);
+    });
 }
 
 /// A path that walks an edge within a rank, then one to the next of 3 ranks, and so on:
@@ -119,33 +102,20 @@ fn a_path_walking_between_three_ranks_takes_rounds_and_matches_the_reference() {
 /// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
 #[test]
 fn ranks_holding_only_their_rows_match_the_reference() {
-    let g = generate(
-        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
-    let (ranks, devices) = (3, 2);
-    let held = RankRows::new(&g, (ranks, devices), "cc-rows");
-    let outs = run_ranks(|r| held.rows(r), &held.partition, (ranks, devices), 1);
+    let g = generated("kron:scale=10,ef=12,sym,seed=9");
+    let shape = (3, 2);
+    let held = RankRows::new(&g, shape, "cc-rows");
+    let outs = run_ranks(|r| held.rows(r), &held.partition, shape, 1);
     check_runs(&g.csr, outs, "own rows");
 }
 
 #[test]
 fn a_directed_graph_is_labelled_weakly_and_refused_only_where_more_ranks_need_its_in_arcs() {
-    let csr = support::random_graph(600, 700, 4, false);
-    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let (csr, partition) = directed_in_four_parts(700);
     let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (2, 2), 1);
     check_runs(&csr, outs, "directed, whole");
     // Two ranks hook every arc at its tail: their own rows suffice.
-    let outs = run_ranks(
-        |r| {
-            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
-            HeldRows::some(&csr, held, false).expect("rows")
-        },
-        &partition,
-        (2, 2),
-        1,
-    );
+    let outs = run_ranks(directed_rows_of(&csr, &partition, 2), &partition, (2, 2), 1);
     check_runs(&csr, outs, "directed, own rows, 2 ranks");
     // More ranks hook the arcs between them at both ends: the in-arcs are missing.
     let thirds = partition_at_cuts(600, 3, &[150, 400]);
@@ -159,17 +129,14 @@ fn a_directed_graph_is_labelled_weakly_and_refused_only_where_more_ranks_need_it
 }
 
 /// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
-/// ([`support::refusals_of_different_graphs`]).
+/// ([`support::expect_different_graphs_refused_on_every_rank`]).
 #[test]
 fn ranks_given_different_graphs_are_refused_on_every_rank() {
-    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+    support::expect_different_graphs_refused_on_every_rank(|ctx, held, collectives| {
         CcRanks::new(ctx, held, collectives)
             .err()
             .map(|e| e.to_string())
     });
-    for e in &errors {
-        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
-    }
 }
 
 proptest! {
@@ -187,12 +154,8 @@ proptest! {
         devices in 1usize..=2,
         cut_seed in any::<u64>(),
     ) {
-        let csr = support::random_graph(n, n * density / 2 + 1, seed, symmetric);
-        let parts = ranks * devices;
-        let cuts: Vec<u32> = (1..parts)
-            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
-            .collect();
-        let partition = partition_at_cuts(n as usize, parts, &cuts);
+        let csr = random_graph(n, n * density / 2 + 1, seed, symmetric);
+        let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
         let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), 1);
         check_runs(&csr, outs, &format!("n {n} {ranks}x{devices} cuts {cuts:?}"));
     }

@@ -11,54 +11,47 @@ use std::time::Duration;
 
 use groute_bfs::{BfsRanks, BfsResult, Direction, SwitchRule, bfs_reference};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
-use groute_graph::testing::partition_at_cuts;
-use groute_graph::{
-    Csr, GenSpec, HeldRows, NoProgress, Partition, block_partition_of_offsets, generate,
-};
+use groute_graph::testing::{generated, partition_at_cuts};
+use groute_graph::{Csr, HeldRows, Partition};
 use proptest::prelude::*;
 
 mod support;
 
+use support::graphs::{
+    directed_in_four_parts, directed_rows_of, for_each_generated_shape, in_blocks, random_graph,
+    seeded_cuts,
+};
 use support::rank_rows::RankRows;
+use support::solve_on_ranks::JitteredRanks;
 use support::{host_context as context, on_every_rank};
+
+/// This file's ranks, jittered by seeds of its own.
+const RANKS: JitteredRanks = JitteredRanks::new(7, 0);
 
 /// Every rank's runs from each of `sources` over the rows `rows_of(rank)` holds.
 fn run_ranks<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
     partition: &Partition,
-    (ranks, devices): (usize, usize),
+    shape: (usize, usize),
     sources: &[u32],
     rule: SwitchRule,
 ) -> Vec<Result<Vec<BfsResult>, String>> {
-    on_every_rank(
-        LocalRanks::new(ranks, Some(ranks as u64 * 7 + devices as u64)),
-        |mut comm| {
-            let rank = comm.rank();
-            let ctx = context(devices, Some(rank as u64));
-            let mut collectives =
-                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
-            let rows = rows_of(rank);
-            let mut solver = BfsRanks::new(&ctx, (&rows, partition), &mut collectives, rule)
-                .map_err(|e| e.to_string())?;
-            sources
-                .iter()
-                .map(|&s| {
-                    solver
-                        .run(&mut collectives, s, Some(Duration::from_secs(120)))
-                        .map_err(|e| e.to_string())
-                })
-                .collect()
-        },
-    )
+    RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
+        let mut solver = BfsRanks::new(ctx, held, collectives, rule).map_err(|e| e.to_string())?;
+        sources
+            .iter()
+            .map(|&s| {
+                solver
+                    .run(collectives, s, Some(Duration::from_secs(120)))
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    })
 }
 
 /// Checks every rank's runs against the reference from each source.
 fn check_runs(csr: &Csr, sources: &[u32], outs: Vec<Result<Vec<BfsResult>, String>>, label: &str) {
-    let outs: Vec<Vec<BfsResult>> = outs
-        .into_iter()
-        .enumerate()
-        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
-        .collect();
+    let outs = support::expect_ok_on_every_rank(outs, label);
     for (i, &source) in sources.iter().enumerate() {
         let expected = bfs_reference(csr, source);
         let first = &outs[0][i].stats;
@@ -93,86 +86,48 @@ fn rules() -> [SwitchRule; 3] {
 
 #[test]
 fn generated_graphs_match_the_reference_on_every_rank() {
-    for spec in [
+    let specs = [
         "kron:scale=11,ef=8,sym,seed=3",
         "road:side=24,p=0.6,seed=5",
         "er:n=1500,m=6000,sym,seed=8",
-    ] {
-        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
-        let csr = &g.csr;
+    ];
+    let shapes = [(1, 2), (2, 1), (2, 2), (3, 1)];
+    for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
         let sources = [0, (csr.num_vertices() as u32) / 2 + 1];
-        for (ranks, devices) in [(1, 2), (2, 1), (2, 2), (3, 1)] {
-            let partition =
-                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
-            for rule in rules() {
-                let outs = run_ranks(
-                    |_| HeldRows::whole(csr),
-                    &partition,
-                    (ranks, devices),
-                    &sources,
-                    rule,
-                );
-                check_runs(
-                    csr,
-                    &sources,
-                    outs,
-                    &format!("{spec} {ranks}x{devices} {rule:?}"),
-                );
-            }
+        for rule in rules() {
+            let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, &sources, rule);
+            check_runs(csr, &sources, outs, &format!("{label} {rule:?}"));
         }
-    }
+    });
 }
 
 /// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
 #[test]
 fn ranks_holding_only_their_rows_match_the_reference() {
-    let g = generate(
-        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
-    let (ranks, devices) = (3, 2);
-    let held = RankRows::new(&g, (ranks, devices), "do-rows");
+    let g = generated("kron:scale=10,ef=12,sym,seed=9");
+    let shape = (3, 2);
+    let held = RankRows::new(&g, shape, "do-rows");
     let sources = [1, 500];
-    let outs = run_ranks(
-        |r| held.rows(r),
-        &held.partition,
-        (ranks, devices),
-        &sources,
-        SwitchRule::default(),
-    );
+    let rule = SwitchRule::default();
+    let outs = run_ranks(|r| held.rows(r), &held.partition, shape, &sources, rule);
     check_runs(&g.csr, &sources, outs, "own rows");
 }
 
 #[test]
 fn a_directed_graph_pulls_over_its_transpose_only_where_it_is_whole() {
-    let csr = support::random_graph(600, 3000, 4, false);
-    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let (csr, partition) = directed_in_four_parts(3000);
     let pull_early = rules()[0];
-    let outs = run_ranks(
-        |_| HeldRows::whole(&csr),
-        &partition,
-        (2, 2),
-        &[0, 7],
-        pull_early,
-    );
+    let whole = |_| HeldRows::whole(&csr);
+    let outs = run_ranks(whole, &partition, (2, 2), &[0, 7], pull_early);
     check_runs(&csr, &[0, 7], outs, "directed, whole");
-    let outs = run_ranks(
-        |r| {
-            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
-            HeldRows::some(&csr, held, false).expect("rows")
-        },
-        &partition,
-        (2, 2),
-        &[0],
-        pull_early,
-    );
+    let own_rows = directed_rows_of(&csr, &partition, 2);
+    let outs = run_ranks(own_rows, &partition, (2, 2), &[0], pull_early);
     support::expect_refused_on_every_rank(outs, &["symmetric graph", "--direction push"]);
 }
 
 #[test]
 fn ranks_that_disagree_are_refused_on_every_rank() {
-    let csr = support::random_graph(300, 1200, 2, true);
+    let csr = random_graph(300, 1200, 2, true);
     let partition = partition_at_cuts(300, 2, &[150]);
     let errors = on_every_rank(LocalRanks::new(2, None), |mut comm| {
         // Rank 1 brings two devices to a partition of one part per rank.
@@ -196,13 +151,9 @@ fn ranks_that_disagree_are_refused_on_every_rank() {
 /// and the same solvers then run to the reference.
 #[test]
 fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
-    let g = generate(
-        &"kron:scale=10,ef=8,sym,seed=4".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
+    let g = generated("kron:scale=10,ef=8,sym,seed=4");
     let expected = bfs_reference(&g.csr, 3);
-    let partition = block_partition_of_offsets(g.csr.offsets(), 4).expect("partition");
+    let partition = in_blocks(&g.csr, 4);
     let outs = on_every_rank(LocalRanks::new(2, Some(9)), |mut comm| {
         let ctx = context(2, Some(comm.rank() as u64));
         let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
@@ -228,33 +179,22 @@ fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
 }
 
 /// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
-/// ([`support::refusals_of_different_graphs`]).
+/// ([`support::expect_different_graphs_refused_on_every_rank`]).
 #[test]
 fn ranks_given_different_graphs_are_refused_on_every_rank() {
-    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+    support::expect_different_graphs_refused_on_every_rank(|ctx, held, collectives| {
         BfsRanks::new(ctx, held, collectives, SwitchRule::default())
             .err()
             .map(|e| e.to_string())
     });
-    for e in &errors {
-        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
-    }
 }
 
 #[test]
 fn auto_chooses_alike_on_every_rank_by_the_whole_graphs_degree() {
-    let dense = generate(
-        &"kron:scale=10,ef=16,sym,seed=1".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
-    let sparse = generate(
-        &"road:side=20,p=0.6,seed=1".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
+    let dense = generated("kron:scale=10,ef=16,sym,seed=1");
+    let sparse = generated("road:side=20,p=0.6,seed=1");
     for (g, expected) in [(&dense, true), (&sparse, false)] {
-        let partition = block_partition_of_offsets(g.csr.offsets(), 2).expect("partition");
+        let partition = in_blocks(&g.csr, 2);
         let chosen = on_every_rank(LocalRanks::new(2, None), |mut comm| {
             let ctx = context(1, None);
             let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
@@ -288,12 +228,8 @@ proptest! {
         source_at in 0.0f64..1.0,
         cut_seed in any::<u64>(),
     ) {
-        let csr = support::random_graph(n, n * density, seed, true);
-        let parts = ranks * devices;
-        let cuts: Vec<u32> = (1..parts)
-            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
-            .collect();
-        let partition = partition_at_cuts(n as usize, parts, &cuts);
+        let csr = random_graph(n, n * density, seed, true);
+        let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
         let source = ((f64::from(n) * source_at) as u32).min(n - 1);
         let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], rules()[rule]);
         check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices} cuts {cuts:?}"));

@@ -62,11 +62,7 @@ fn values_on_root<V: Clone + std::fmt::Debug>(
     outs: Vec<Result<DistOutput<V>, DistError>>,
     label: &str,
 ) -> Vec<V> {
-    let outs: Vec<DistOutput<V>> = outs
-        .into_iter()
-        .enumerate()
-        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
-        .collect();
+    let outs = support::expect_ok_on_every_rank(outs, label);
     for (r, o) in outs.iter().enumerate().skip(1) {
         assert!(o.values.is_empty(), "{label}: rank {r} holds values");
         assert_eq!(o.totals, outs[0].totals, "{label}: rank {r}'s totals");
@@ -261,7 +257,7 @@ fn ranks_holding_only_their_rows_of_a_cache_equal_the_references() {
 /// A rank whose rows miss its parts is refused, on every rank, with the fix.
 #[test]
 fn rows_that_miss_a_ranks_parts_are_refused_on_every_rank() {
-    let csr = support::random_graph(200, 900, 7, true);
+    let csr = support::graphs::random_graph(200, 900, 7, true);
     let part = partition_at_cuts(200, 2, &[100]);
     let comms = LocalRanks::new(2, None);
     let errors: Vec<String> = on_every_rank(comms, |mut comm| {

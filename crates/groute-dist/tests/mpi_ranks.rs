@@ -12,15 +12,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
-use groute_cc::{CcRanks, LabelPropagation, cc_reference};
+use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, DistError, DistSolver, RankComm};
 use groute_graph::{Csr, HeldRows, Partition};
-use groute_pagerank::{PageRank, PageRankRanks};
+use groute_pagerank::PageRank;
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::{WorklistAlgorithm, WorklistOptions};
+use support::graphs::random_graph;
 use support::mpi_job::Job;
-use support::{pagerank_close, random_graph};
+use support::pagerank_close;
 
 mod support;
 
@@ -89,12 +90,7 @@ impl Job {
     ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
         let ctx = support::host_context(devices, Some(self.rank() as u64 + 17));
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
-        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
-        let rows = HeldRows::whole(csr);
-        let mut solver = CcRanks::new(&ctx, (&rows, &part), &mut collectives)?;
-        (0..2)
-            .map(|_| Ok(solver.run(&mut collectives)?.labels))
-            .collect()
+        self.hook_twice(&ctx, csr, &part)
     }
 
     /// PageRank across ranks ([`PageRankRanks`]: pull sweeps, shares gathered) over every
@@ -108,12 +104,7 @@ impl Job {
     ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
         let ctx = support::host_context(devices, Some(self.rank() as u64 + 23));
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
-        let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
-        let rows = HeldRows::whole(csr);
-        let mut solver = PageRankRanks::new(&ctx, (&rows, &part), algorithm, &mut collectives)?;
-        (0..2)
-            .map(|_| Ok(solver.run(&mut collectives)?.ranks))
-            .collect()
+        self.sweep_twice(&ctx, csr, &part, algorithm)
     }
 
     /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
@@ -125,8 +116,7 @@ impl Job {
         right: impl FnOnce(&[V]) -> bool,
     ) {
         let root = self.rank() == 0;
-        let ok = values.is_ok_and(|v| !root || right(&v));
-        self.check(what, ok);
+        self.check_outcome(what, values, |v| !root || right(&v));
     }
 }
 
@@ -143,8 +133,9 @@ fn main() -> ExitCode {
         });
         let dense = random_graph(600, 6_000, seed, seed != 2);
         let levels = job.run_direction(&dense, devices, source);
-        let ok = levels.is_ok_and(|l| l == bfs_reference(&dense, source));
-        job.check(format!("direction-optimizing BFS, {label}"), ok);
+        job.check_outcome(format!("direction-optimizing BFS, {label}"), levels, |l| {
+            l == bfs_reference(&dense, source)
+        });
         let dist = job.run(Sssp, &csr, devices, &[source], &options());
         job.check_run(format!("SSSP, {label}"), dist, |d| {
             d == sssp_reference(&csr, source)
@@ -164,17 +155,18 @@ fn main() -> ExitCode {
         });
         let expected = cc_reference(&symmetric);
         let runs = job.run_hooks(&symmetric, devices);
-        let ok = runs.is_ok_and(|runs| runs.iter().all(|l| *l == expected));
-        job.check(format!("CC by hook and compress, {label}"), ok);
+        job.check_outcome(format!("CC by hook and compress, {label}"), runs, |runs| {
+            runs.iter().all(|l| *l == expected)
+        });
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let ranks = job.run(PageRank { alpha, epsilon }, &csr, devices, &[], &options());
         job.check_run(format!("PageRank, {label}"), ranks, |r| {
             pagerank_close(&csr, alpha, epsilon, r)
         });
         let runs = job.run_sweeps(&csr, devices, PageRank { alpha, epsilon });
-        let ok =
-            runs.is_ok_and(|runs| runs.iter().all(|r| pagerank_close(&csr, alpha, epsilon, r)));
-        job.check(format!("PageRank by pull sweeps, {label}"), ok);
+        job.check_outcome(format!("PageRank by pull sweeps, {label}"), runs, |runs| {
+            runs.iter().all(|r| pagerank_close(&csr, alpha, epsilon, r))
+        });
     }
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of

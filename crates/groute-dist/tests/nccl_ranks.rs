@@ -17,18 +17,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
-use groute_cc::{CcRanks, LabelPropagation, cc_reference};
+use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::cuda_required;
 use groute_core::{BackendChoice, Context};
 use groute_dist::{CommCollectives, DistError, DistSolver, launched_local_rank};
 use groute_graph::{Csr, HeldRows, Partition, block_partition};
 use groute_graph::{GenSpec, NoProgress, generate};
-use groute_pagerank::{PageRank, PageRankRanks, PageRankShare};
+use groute_pagerank::{PageRank, PageRankShare};
 use groute_sssp::{Sssp, sssp_reference};
 use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{ShareSolver, WorklistOptions};
+use support::graphs::random_graph;
 use support::mpi_job::Job;
-use support::{pagerank_close, random_graph};
+use support::pagerank_close;
 
 mod support;
 
@@ -123,24 +124,14 @@ impl Job {
     /// `devices` CUDA devices and checks every rank's labels of both runs.
     fn expect_hooks(&mut self, label: String, csr: &Csr, devices: usize) {
         let expected = cc_reference(csr);
-        let runs = (|| -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
+        let runs = (|| {
             let ctx = rank_devices(devices)?;
             let part: Partition = block_partition(csr, self.size() * devices)?;
-            let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
-            let rows = HeldRows::whole(csr);
-            let mut solver = CcRanks::new(&ctx, (&rows, &part), &mut collectives)?;
-            (0..2)
-                .map(|_| Ok(solver.run(&mut collectives)?.labels))
-                .collect()
+            self.hook_twice(&ctx, csr, &part)
         })();
-        let ok = match runs {
-            Ok(runs) => runs.iter().all(|labels| *labels == expected),
-            Err(e) => {
-                eprintln!("rank {}: {label}: {e}", self.rank());
-                false
-            }
-        };
-        self.check(label, ok);
+        self.check_outcome(label, runs, |runs| {
+            runs.iter().all(|labels| *labels == expected)
+        });
     }
 
     /// Checks [`Job::run_direction`]'s levels against `expected` on every rank.
@@ -155,14 +146,10 @@ impl Job {
             SwitchRule { alpha: 0, beta: 0 },
         ];
         for rule in rules {
-            let ok = match self.run_direction(csr, devices, source, rule) {
-                Ok(runs) => runs.iter().all(|levels| *levels == expected),
-                Err(e) => {
-                    eprintln!("rank {}: {label}: {e}", self.rank());
-                    false
-                }
-            };
-            self.check(format!("{label} {rule:?}"), ok);
+            let runs = self.run_direction(csr, devices, source, rule);
+            self.check_outcome(format!("{label} {rule:?}"), runs, |runs| {
+                runs.iter().all(|levels| *levels == expected)
+            });
         }
     }
 
@@ -170,25 +157,14 @@ impl Job {
     /// both runs' ranks on every rank (each holds them all).
     fn expect_sweeps(&mut self, label: String, csr: &Csr, devices: usize) {
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
-        let runs = (|| -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
+        let runs = (|| {
             let ctx = rank_devices(devices)?;
             let part: Partition = block_partition(csr, self.size() * devices)?;
-            let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
-            let rows = HeldRows::whole(csr);
-            let algorithm = PageRank { alpha, epsilon };
-            let mut solver = PageRankRanks::new(&ctx, (&rows, &part), algorithm, &mut collectives)?;
-            (0..2)
-                .map(|_| Ok(solver.run(&mut collectives)?.ranks))
-                .collect()
+            self.sweep_twice(&ctx, csr, &part, PageRank { alpha, epsilon })
         })();
-        let ok = match runs {
-            Ok(runs) => runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r)),
-            Err(e) => {
-                eprintln!("rank {}: {label}: {e}", self.rank());
-                false
-            }
-        };
-        self.check(label, ok);
+        self.check_outcome(label, runs, |runs| {
+            runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r))
+        });
     }
 
     /// Runs PageRank ([`PageRankShare`]) twice and checks both runs' ranks on rank 0.
@@ -196,16 +172,10 @@ impl Job {
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let algorithm = PageRank { alpha, epsilon };
         let out = self.run::<PageRankShare>(algorithm, csr, devices, &[], &options(), 2);
-        let ok = match &out {
-            Ok((runs, _)) => {
-                self.rank() != 0 || runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r))
-            }
-            Err(e) => {
-                eprintln!("rank {}: {label}: {e}", self.rank());
-                false
-            }
-        };
-        self.check(label, ok);
+        let root = self.rank() == 0;
+        self.check_outcome(label, out, |(runs, _)| {
+            !root || runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r))
+        });
     }
 
     /// Runs `algorithm` and checks every run's values against `expected` on rank 0.
@@ -219,14 +189,10 @@ impl Job {
     ) -> u64 {
         let out = self.run::<MinTraversalSolver<A>>(algorithm, csr, devices, sources, options, 2);
         let restarts = out.as_ref().map_or(0, |o| o.1);
-        let ok = match &out {
-            Ok((runs, _)) => self.rank() != 0 || runs.iter().all(|v| v == expected),
-            Err(e) => {
-                eprintln!("rank {}: {label}: {e}", self.rank());
-                false
-            }
-        };
-        self.check(label, ok);
+        let root = self.rank() == 0;
+        self.check_outcome(label, out, |(runs, _)| {
+            !root || runs.iter().all(|v| v == expected)
+        });
         restarts
     }
 }

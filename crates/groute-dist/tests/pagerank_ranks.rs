@@ -8,18 +8,23 @@
 //! or thresholds are refused on every rank; a device that crashes mid-run ends every rank
 //! with an error.
 
-use groute_dist::{CommCollectives, LocalRanks, RankComm};
-use groute_graph::testing::partition_at_cuts;
-use groute_graph::{
-    Csr, GenSpec, HeldRows, NoProgress, Partition, block_partition_of_offsets, generate,
-};
+use groute_graph::testing::{generated, partition_at_cuts};
+use groute_graph::{Csr, HeldRows, Partition};
 use groute_pagerank::{PageRank, PageRankRanks, PageRankRanksResult, pagerank_reference};
+use groute_worklist::RankCollectives;
 use proptest::prelude::*;
 
 mod support;
 
+use support::graphs::{
+    directed_in_four_parts, directed_rows_of, for_each_generated_shape, in_blocks, random_graph,
+    seeded_cuts,
+};
 use support::rank_rows::RankRows;
-use support::{host_context as context, on_every_rank};
+use support::solve_on_ranks::JitteredRanks;
+
+/// This file's ranks, jittered by seeds of its own.
+const RANKS: JitteredRanks = JitteredRanks::new(3, 7);
 
 const PAGERANK: PageRank = PageRank {
     alpha: 0.85,
@@ -42,35 +47,23 @@ fn run_ranks<'g>(
 fn run_ranks_in<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
     partition: &Partition,
-    (ranks, devices): (usize, usize),
+    shape: (usize, usize),
     algorithm: impl Fn(usize) -> PageRank + Sync,
     runs: usize,
     degree_order: Option<bool>,
 ) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
-    on_every_rank(
-        LocalRanks::new(ranks, Some(ranks as u64 * 3 + devices as u64)),
-        |mut comm| {
-            let rank = comm.rank();
-            let ctx = context(devices, Some(rank as u64 + 7));
-            let mut collectives =
-                CommCollectives::new(&mut comm, &ctx).map_err(|e| e.to_string())?;
-            let rows = rows_of(rank);
-            let mut solver = PageRankRanks::with_degree_order(
-                &ctx,
-                (&rows, partition),
-                algorithm(rank),
-                degree_order,
-                &mut collectives,
-            )
-            .map_err(|e| e.to_string())?;
-            if solver.degree_ordered() != (degree_order == Some(true)) {
-                return Err(format!("degree order {}", solver.degree_ordered()));
-            }
-            (0..runs)
-                .map(|_| solver.run(&mut collectives).map_err(|e| e.to_string()))
-                .collect()
-        },
-    )
+    RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
+        let rank = collectives.rank();
+        let mut solver =
+            PageRankRanks::with_degree_order(ctx, held, algorithm(rank), degree_order, collectives)
+                .map_err(|e| e.to_string())?;
+        if solver.degree_ordered() != (degree_order == Some(true)) {
+            return Err(format!("degree order {}", solver.degree_ordered()));
+        }
+        (0..runs)
+            .map(|_| solver.run(collectives).map_err(|e| e.to_string()))
+            .collect()
+    })
 }
 
 /// Checks every rank's runs against the reference on `csr`: the same ranks and counts on
@@ -80,11 +73,7 @@ fn run_ranks_in<'g>(
 fn check_runs(csr: &Csr, outs: Vec<Result<Vec<PageRankRanksResult>, String>>, label: &str) {
     let exact = pagerank_reference(csr, f64::from(PAGERANK.alpha));
     let norm: f64 = exact.ranks.iter().sum();
-    let outs: Vec<Vec<PageRankRanksResult>> = outs
-        .into_iter()
-        .enumerate()
-        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
-        .collect();
+    let outs = support::expect_ok_on_every_rank(outs, label);
     let first = &outs[0][0];
     assert!(first.stats.rounds >= 1, "{label}");
     let n = csr.num_vertices() as f64;
@@ -115,60 +104,38 @@ fn check_runs(csr: &Csr, outs: Vec<Result<Vec<PageRankRanksResult>, String>>, la
             "{label}: vertex {v}: rank {a} above the exact {b}"
         );
     }
-    for (r, runs) in outs.iter().enumerate() {
-        for (i, run) in runs.iter().enumerate() {
-            assert_eq!(run.ranks, first.ranks, "{label}: rank {r}, run {i}");
-            assert_eq!(run.stats.rounds, s.rounds, "{label}: rank {r}, run {i}");
-            assert_eq!(run.stats.pushes, s.pushes, "{label}: rank {r}, run {i}");
-            assert_eq!(
-                run.stats.residual_left, s.residual_left,
-                "{label}: rank {r}, run {i}"
-            );
-        }
+    for (r, i, run) in support::runs_of_every_rank(&outs) {
+        assert_eq!(run.ranks, first.ranks, "{label}: rank {r}, run {i}");
+        assert_eq!(run.stats.rounds, s.rounds, "{label}: rank {r}, run {i}");
+        assert_eq!(run.stats.pushes, s.pushes, "{label}: rank {r}, run {i}");
+        assert_eq!(
+            run.stats.residual_left, s.residual_left,
+            "{label}: rank {r}, run {i}"
+        );
     }
 }
 
 #[test]
 fn generated_graphs_match_the_reference_on_every_rank() {
-    for spec in [
+    let specs = [
         "kron:scale=11,ef=8,sym,seed=3",
         "road:side=24,p=0.6,seed=5",
         "er:n=1500,m=6000,seed=8",
-    ] {
-        let g = generate(&spec.parse::<GenSpec>().expect("spec"), &NoProgress).expect("graph");
-        let csr = &g.csr;
-        for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)] {
-            let partition =
-                block_partition_of_offsets(csr.offsets(), ranks * devices).expect("partition");
-            let outs = run_ranks(
-                |_| HeldRows::whole(csr),
-                &partition,
-                (ranks, devices),
-                |_| PAGERANK,
-                2,
-            );
-            check_runs(csr, outs, &format!("{spec} {ranks}x{devices}"));
-        }
-    }
+    ];
+    let shapes = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (4, 1)];
+    for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
+        let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, |_| PAGERANK, 2);
+        check_runs(csr, outs, label);
+    });
 }
 
 /// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
 #[test]
 fn ranks_holding_only_their_rows_match_the_reference() {
-    let g = generate(
-        &"kron:scale=10,ef=12,sym,seed=9".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
-    let (ranks, devices) = (3, 2);
-    let held = RankRows::new(&g, (ranks, devices), "pagerank-rows");
-    let outs = run_ranks(
-        |r| held.rows(r),
-        &held.partition,
-        (ranks, devices),
-        |_| PAGERANK,
-        1,
-    );
+    let g = generated("kron:scale=10,ef=12,sym,seed=9");
+    let shape = (3, 2);
+    let held = RankRows::new(&g, shape, "pagerank-rows");
+    let outs = run_ranks(|r| held.rows(r), &held.partition, shape, |_| PAGERANK, 1);
     check_runs(&g.csr, outs, "own rows");
 }
 
@@ -177,14 +144,9 @@ fn ranks_holding_only_their_rows_match_the_reference() {
 /// gives them.
 #[test]
 fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
-    let g = generate(
-        &"kron:scale=10,ef=12,sym,seed=5".parse::<GenSpec>().unwrap(),
-        &NoProgress,
-    )
-    .expect("graph");
+    let g = generated("kron:scale=10,ef=12,sym,seed=5");
     for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)] {
-        let partition =
-            block_partition_of_offsets(g.csr.offsets(), ranks * devices).expect("partition");
+        let partition = in_blocks(&g.csr, ranks * devices);
         let outs = run_ranks_in(
             |_| HeldRows::whole(&g.csr),
             &partition,
@@ -199,19 +161,18 @@ fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
             &format!("degree order, whole, {ranks}x{devices}"),
         );
     }
-    let (ranks, devices) = (3, 2);
-    let held = RankRows::new(&g, (ranks, devices), "pagerank-rows-ordered");
+    let shape = (3, 2);
+    let held = RankRows::new(&g, shape, "pagerank-rows-ordered");
     let outs = run_ranks_in(
         |r| held.rows(r),
         &held.partition,
-        (ranks, devices),
+        shape,
         |_| PAGERANK,
         1,
         Some(true),
     );
     check_runs(&g.csr, outs, "degree order, own rows");
-    let csr = support::random_graph(600, 2400, 4, false);
-    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
+    let (csr, partition) = directed_in_four_parts(2400);
     let outs = run_ranks_in(
         |_| HeldRows::whole(&csr),
         &partition,
@@ -225,48 +186,31 @@ fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
 
 #[test]
 fn a_directed_graph_is_ranked_when_held_whole_and_refused_when_only_rows_are() {
-    let csr = support::random_graph(600, 2400, 4, false);
-    let partition = partition_at_cuts(600, 4, &[100, 350, 420]);
-    let outs = run_ranks(
-        |_| HeldRows::whole(&csr),
-        &partition,
-        (2, 2),
-        |_| PAGERANK,
-        1,
-    );
+    let (csr, partition) = directed_in_four_parts(2400);
+    let whole = |_| HeldRows::whole(&csr);
+    let outs = run_ranks(whole, &partition, (2, 2), |_| PAGERANK, 1);
     check_runs(&csr, outs, "directed, whole");
-    let outs = run_ranks(
-        |r| {
-            let held = partition.range_of_parts(r * 2..(r + 1) * 2);
-            HeldRows::some(&csr, held, false).expect("rows")
-        },
-        &partition,
-        (2, 2),
-        |_| PAGERANK,
-        1,
-    );
+    let own_rows = directed_rows_of(&csr, &partition, 2);
+    let outs = run_ranks(own_rows, &partition, (2, 2), |_| PAGERANK, 1);
     support::expect_refused_on_every_rank(outs, &["symmetric graph", "whole graph"]);
 }
 
 /// Three ranks given graphs of 100, 200 and 300 vertices: every rank refuses
-/// ([`support::refusals_of_different_graphs`]).
+/// ([`support::expect_different_graphs_refused_on_every_rank`]).
 #[test]
 fn ranks_given_different_graphs_are_refused_on_every_rank() {
-    let errors = support::refusals_of_different_graphs(|ctx, held, collectives| {
+    support::expect_different_graphs_refused_on_every_rank(|ctx, held, collectives| {
         PageRankRanks::new(ctx, held, PAGERANK, collectives)
             .err()
             .map(|e| e.to_string())
     });
-    for e in &errors {
-        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
-    }
 }
 
 /// One rank with another epsilon, or an alpha out of range on one rank: every rank refuses,
 /// the odd one saying what is wrong.
 #[test]
 fn ranks_given_different_or_invalid_settings_are_refused_on_every_rank() {
-    let csr = support::random_graph(300, 900, 2, true);
+    let csr = random_graph(300, 900, 2, true);
     let partition = partition_at_cuts(300, 3, &[100, 200]);
     let odd_epsilon = |r: usize| PageRank {
         epsilon: if r == 2 { 1e-3 } else { PAGERANK.epsilon },
@@ -310,12 +254,8 @@ proptest! {
         devices in 1usize..=2,
         cut_seed in any::<u64>(),
     ) {
-        let csr = support::random_graph(n, n * density + 1, seed, symmetric);
-        let parts = ranks * devices;
-        let cuts: Vec<u32> = (1..parts)
-            .map(|k| cut_seed.rotate_left(k as u32 * 7) as u32)
-            .collect();
-        let partition = partition_at_cuts(n as usize, parts, &cuts);
+        let csr = random_graph(n, n * density + 1, seed, symmetric);
+        let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
         let outs = run_ranks(
             |_| HeldRows::whole(&csr),
             &partition,

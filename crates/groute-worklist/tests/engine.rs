@@ -6,7 +6,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use groute_core::testing::test_contexts;
-use groute_worklist::{DeviceProgram, SplitFlags, SplitOps, WorklistError, WorklistOptions, run};
+use groute_worklist::{DeviceProgram, WorklistError, WorklistOptions, run};
+
+#[path = "common/u32_split.rs"]
+mod u32_split;
+use u32_split::{KeepRule, U32Split};
 
 /// Node `i` of a binary heap of `limit - 1` nodes produces `2i` and `2i + 1`; node `i`
 /// belongs to device `hash(i) % devices`, so most items travel over the ring, some of
@@ -21,26 +25,11 @@ fn owner(i: u32, devices: usize) -> usize {
     (i.wrapping_mul(2_654_435_761) >> 7) as usize % devices
 }
 
-impl SplitOps for TreeOps {
-    type Local = u32;
-    type Packed = u32;
-    fn pack(&self, item: u32) -> u32 {
-        item
+impl KeepRule for TreeOps {
+    fn keeps(&self, item: u32) -> bool {
+        owner(item, self.devices) == self.me
     }
-    fn unpack(&self, packed: u32) -> u32 {
-        packed
-    }
-    fn on_send(&self, p: &u32) -> SplitFlags {
-        if owner(*p, self.devices) == self.me {
-            SplitFlags::KEEP
-        } else {
-            SplitFlags::PASS
-        }
-    }
-    fn on_receive(&self, p: &u32) -> SplitFlags {
-        self.on_send(p)
-    }
-    fn get_prio(&self, item: &u32) -> u32 {
+    fn prio(&self, item: u32) -> u32 {
         31 - item.leading_zeros()
     }
 }
@@ -52,9 +41,9 @@ struct Tree {
 }
 
 impl DeviceProgram for Tree {
-    type Ops = TreeOps;
-    fn split_ops(&self) -> TreeOps {
-        self.ops.clone()
+    type Ops = U32Split<TreeOps>;
+    fn split_ops(&self) -> U32Split<TreeOps> {
+        U32Split(self.ops.clone())
     }
     fn expand(&self, items: &[u32]) -> Vec<u32> {
         let mut out = Vec::new();

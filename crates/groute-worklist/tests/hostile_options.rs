@@ -6,30 +6,21 @@ use std::time::{Duration, Instant};
 
 use groute_core::Context;
 use groute_core::testing::under_4gb_limit;
-use groute_worklist::{
-    DeviceProgram, SplitFlags, SplitOps, WorklistError, WorklistOptions, local_worklist, run,
-};
+use groute_worklist::{DeviceProgram, WorklistError, WorklistOptions, local_worklist, run};
+
+#[path = "common/u32_split.rs"]
+mod u32_split;
+use u32_split::{KeepRule, U32Split};
 
 /// A split that passes every item on and never keeps one.
 #[derive(Clone)]
 struct NeverKeep;
 
-impl SplitOps for NeverKeep {
-    type Local = u32;
-    type Packed = u32;
-    fn pack(&self, item: u32) -> u32 {
-        item
+impl KeepRule for NeverKeep {
+    fn keeps(&self, _: u32) -> bool {
+        false
     }
-    fn unpack(&self, packed: u32) -> u32 {
-        packed
-    }
-    fn on_send(&self, _: &u32) -> SplitFlags {
-        SplitFlags::PASS
-    }
-    fn on_receive(&self, _: &u32) -> SplitFlags {
-        SplitFlags::PASS
-    }
-    fn get_prio(&self, _: &u32) -> u32 {
+    fn prio(&self, _: u32) -> u32 {
         0
     }
 }
@@ -38,9 +29,9 @@ impl SplitOps for NeverKeep {
 struct Echo;
 
 impl DeviceProgram for Echo {
-    type Ops = NeverKeep;
-    fn split_ops(&self) -> NeverKeep {
-        NeverKeep
+    type Ops = U32Split<NeverKeep>;
+    fn split_ops(&self) -> U32Split<NeverKeep> {
+        U32Split(NeverKeep)
     }
     fn expand(&self, items: &[u32]) -> Vec<u32> {
         items.iter().map(|&i| i + 1).collect()

@@ -1,20 +1,25 @@
-//! What the multi-process test jobs share: their seeded random graphs, PageRank's check and
-//! the record of their checks.
+//! What the tests of ranks share: ranks as threads of this process and the checks of every
+//! rank's outcome, PageRank's check, and the record of a multi-process job's checks; their
+//! graphs are in `graphs`, a solver on every rank in `solve_on_ranks`.
 
 // Each test binary uses some of it.
 #![allow(dead_code)]
 
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
-use groute_graph::{
-    Csr, CsrBuilder, EdgeList, GenSpec, HeldRows, NoProgress, Partition,
-    block_partition_of_offsets, generate,
-};
+use groute_graph::testing::generated;
+use groute_graph::{Csr, HeldRows, Partition};
 use groute_pagerank::{l1_error_bound, pagerank_reference};
 
+use graphs::{in_blocks, random_graph};
+
+pub mod graphs;
 #[cfg(feature = "mpi")]
 pub mod mpi_job;
+#[cfg(feature = "mpi")]
+pub mod mpi_runs;
 pub mod rank_rows;
+pub mod solve_on_ranks;
 
 /// A host-backend context of `devices` devices, jittered by `jitter`'s seed.
 pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
@@ -74,34 +79,6 @@ pub fn on_every_rank<T: Send>(
     })
 }
 
-/// A random graph of `n` vertices and `m` arcs (seeded by `seed`; both directions of each
-/// when `symmetric`), weights 1..=100.
-pub fn random_graph(n: u32, m: u32, seed: u64, symmetric: bool) -> Csr {
-    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let pairs: Vec<(u32, u32)> = (0..m)
-        .map(|_| {
-            (
-                (next() % u64::from(n)) as u32,
-                (next() % u64::from(n)) as u32,
-            )
-        })
-        .collect();
-    let csr = CsrBuilder::new(n as usize)
-        .symmetrize(symmetric)
-        .build(&EdgeList::from_pairs(&pairs))
-        .expect("graph");
-    let weights = (0..csr.num_edges())
-        .map(|_| (next() % 100) as u32 + 1)
-        .collect();
-    csr.with_weights(weights).expect("weights")
-}
-
 /// A job's checks on one rank: rank 0 prints each, every rank keeps its failures.
 #[derive(Default)]
 pub struct Checks {
@@ -144,27 +121,24 @@ pub fn pagerank_close(csr: &Csr, alpha: f32, epsilon: f32, ranks: &[f32]) -> boo
     ranks.len() == reference.ranks.len() && l1 <= tolerance
 }
 
-/// What `make` (a solver of a run spanning processes, made on every rank) says on each of 3
-/// ranks given graphs of 100, 200 and 300 vertices, each consistent on its own (its
-/// partition has a part per rank): every rank must refuse, the middle one too, whose vertex
-/// count is the mean (a check of each rank against the sum alone would let it go on and
-/// wait). `None` where a rank's solver was made.
-pub fn refusals_of_different_graphs(
+/// Checks what `make` (a solver of a run spanning processes, made on every rank) says on each
+/// of 3 ranks given graphs of 100, 200 and 300 vertices, each consistent on its own (its
+/// partition has a part per rank): every rank must refuse, naming the processes, the middle
+/// one too, whose vertex count is the mean (a check of each rank against the sum alone would
+/// let it go on and wait). `make` gives `None` where a rank's solver was made.
+pub fn expect_different_graphs_refused_on_every_rank(
     make: impl Fn(
         &Context,
         (&HeldRows<'_>, &Partition),
         &mut CommCollectives<'_, LocalRanks>,
     ) -> Option<String>
     + Sync,
-) -> Vec<Option<String>> {
+) {
     let graphs: Vec<Csr> = (1..=3u32)
         .map(|k| random_graph(100 * k, 400 * k, u64::from(k), true))
         .collect();
-    let partitions: Vec<Partition> = graphs
-        .iter()
-        .map(|g| block_partition_of_offsets(g.offsets(), 3).expect("partition"))
-        .collect();
-    on_every_rank(LocalRanks::new(3, None), |mut comm| {
+    let partitions: Vec<Partition> = graphs.iter().map(|g| in_blocks(g, 3)).collect();
+    let errors = on_every_rank(LocalRanks::new(3, None), |mut comm| {
         let r = comm.rank();
         let ctx = host_context(1, None);
         let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
@@ -173,7 +147,22 @@ pub fn refusals_of_different_graphs(
             (&HeldRows::whole(&graphs[r]), &partitions[r]),
             &mut collectives,
         )
-    })
+    });
+    for e in &errors {
+        assert!(e.as_ref().is_some_and(|e| e.contains("processes")), "{e:?}");
+    }
+}
+
+/// Every rank's output of `outs`, in rank order, where every rank ended well: a rank's error
+/// fails the test, naming `label` and the rank.
+pub fn expect_ok_on_every_rank<T, E: std::fmt::Display>(
+    outs: Vec<Result<T, E>>,
+    label: &str,
+) -> Vec<T> {
+    outs.into_iter()
+        .enumerate()
+        .map(|(r, o)| o.unwrap_or_else(|e| panic!("{label}: rank {r}: {e}")))
+        .collect()
 }
 
 /// Checks that every rank's `outs` is an error, and that rank 0's message names every one of
@@ -188,6 +177,13 @@ pub fn expect_refused_on_every_rank<T: std::fmt::Debug>(
             assert!(fix.iter().all(|f| e.contains(f)), "{e}");
         }
     }
+}
+
+/// Each run of every rank's runs `outs`, with the rank and the run's index.
+pub fn runs_of_every_rank<T>(outs: &[Vec<T>]) -> impl Iterator<Item = (usize, usize, &T)> {
+    outs.iter()
+        .enumerate()
+        .flat_map(|(r, runs)| runs.iter().enumerate().map(move |(i, run)| (r, i, run)))
 }
 
 /// Runs `solve` over a Kronecker graph of scale 9 on 2 and 3 ranks of one device and on 2
@@ -206,12 +202,10 @@ pub fn expect_a_crash_to_end_every_rank(
     ) -> Result<(), String>
     + Sync,
 ) {
-    let spec: GenSpec = "kron:scale=9,ef=8,sym,seed=2".parse().expect("spec");
-    let g = generate(&spec, &NoProgress).expect("graph");
+    let g = generated("kron:scale=9,ef=8,sym,seed=2");
     let rows = HeldRows::whole(&g.csr);
     for (ranks, devices) in [(2, 1), (3, 1), (2, 2)] {
-        let partition =
-            block_partition_of_offsets(g.csr.offsets(), ranks * devices).expect("partition");
+        let partition = in_blocks(&g.csr, ranks * devices);
         let crashing = devices - 1;
         let mut fired = 0;
         for &after in after_ops {

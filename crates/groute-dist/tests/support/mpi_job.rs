@@ -1,5 +1,6 @@
 //! One rank's part of a multi-process test job: its MPI communicator and the record of its
-//! checks. Each job binary adds its own ways of running a solver.
+//! checks. Each job binary adds its own ways of running a solver (the ones both make are in
+//! `mpi_runs`).
 
 use std::process::ExitCode;
 
@@ -37,6 +38,24 @@ impl Job {
     pub fn check(&mut self, what: String, ok: bool) {
         let rank = self.rank();
         self.checks.check(rank, what, ok);
+    }
+
+    /// Records the check `what` of a run's outcome `out`: the run ended well on this rank and
+    /// its output passes `right` (an error is printed, naming this rank).
+    pub fn check_outcome<T, E: std::fmt::Display>(
+        &mut self,
+        what: String,
+        out: Result<T, E>,
+        right: impl FnOnce(T) -> bool,
+    ) {
+        let ok = match out {
+            Ok(output) => right(output),
+            Err(e) => {
+                eprintln!("rank {}: {what}: {e}", self.rank());
+                false
+            }
+        };
+        self.check(what, ok);
     }
 
     /// The process's exit status: failure if any check failed on this rank.
