@@ -120,7 +120,7 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
             // A warp's 32 vertices are one word's (first and stride are multiples of 32):
             // its ballot is the word, stored whole.
             const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
-            if (lane_id() == 0u && v < end) {
+            if (lane_id() == 0u && i < span) {
                 bitmap[v / 32u] = bits;
             }
         }

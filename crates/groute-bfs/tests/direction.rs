@@ -19,7 +19,7 @@ use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
-use groute_graph::testing::from_random_pairs;
+use groute_graph::testing::{from_random_pairs, in_blocks, partition_at_cuts};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
@@ -344,6 +344,42 @@ proptest! {
         for tc in test_contexts(devices.min(n), &[seed]) {
             let got = run_parted(&tc.context, &g, method, s, &o);
             prop_assert_eq!(&got.levels, &bfs_reference(&g.csr, s), "{}", tc.label);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    /// Devices owning ranges cut at random, some empty, some starting inside a bitmap word:
+    /// the bitmap words a pull step writes for its range (one even where it owns nothing)
+    /// carry exactly its finds.
+    #[test]
+    fn random_cuts_match_the_reference(
+        n in 1usize..200,
+        raw in proptest::collection::vec((0u32..200, 0u32..200), 0..800),
+        symmetric in any::<bool>(),
+        src in 0u32..200,
+        rule in 0usize..RULES.len(),
+        devices in 2usize..=4,
+        cuts in proptest::collection::vec(any::<u32>(), 3),
+        seed in 0u64..1000,
+    ) {
+        let g = from_random_pairs(n as u32, &raw, symmetric);
+        let s = src % n as u32;
+        let mut o = options(Direction::PullPush, RULES[rule]);
+        o.multi_driver = MultiDriver::PerDevice;
+        let mut parted = in_blocks(&g, 1).unwrap();
+        parted.partition = partition_at_cuts(n, devices, &cuts);
+        for tc in test_contexts(devices, &[seed]) {
+            let got = bfs(&tc.context, &parted, s, &o)
+                .unwrap_or_else(|e| panic!("{:?} from {s}: {e}", parted.partition));
+            prop_assert_eq!(
+                &got.levels,
+                &bfs_reference(&g.csr, s),
+                "{} {:?}",
+                tc.label,
+                parted.partition
+            );
         }
     }
 }

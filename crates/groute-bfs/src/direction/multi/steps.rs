@@ -197,7 +197,11 @@ impl<'a> MemberSteps<'a> {
             let part = self.member.part.as_ref();
             if leader.gather_pending {
                 leader.gather_pending = false;
-                // Its result is moot: the sum below fails the level everywhere.
+                // Its result is moot: the sum below fails the level everywhere. It gives the
+                // count the other processes give: `begin_step` sized it before anything of
+                // the level could fail (nothing between a level's sum and the next step's
+                // `begin_step` can fail on a leader).
+                debug_assert!(leader.gather_words > 0, "a gather sized by begin_step");
                 let _ = gather_windows(leader, part, 0);
             }
             if leader.sum_pending {
