@@ -13,6 +13,8 @@ pub mod do_trace;
 pub mod execution;
 pub mod graph_args;
 pub mod rank_graph;
+#[cfg(feature = "mpi")]
+pub mod rank_measure;
 pub mod ranks;
 pub mod ranks_bfs;
 pub mod ranks_cc;

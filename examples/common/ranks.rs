@@ -7,7 +7,6 @@
 //! at a GPU of its own on its node.
 
 use std::path::Path;
-use std::time::Instant;
 
 use groute::worklist::traversal::MinTraversalSolver;
 use groute::worklist::{ShareSolver, ShareValue, WorklistAlgorithm, WorklistOptions};
@@ -115,7 +114,7 @@ pub(super) fn with_collectives<V>(
     comm: &mut groute::dist::MpiComm,
     ctx: &groute::core::Context,
     measure: impl FnOnce(
-        &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+        &mut super::rank_measure::MpiCollectives<'_>,
     ) -> Result<RankOutcome<V>, AnyError>,
 ) -> Result<RankOutcome<V>, AnyError> {
     let mut collectives = groute::dist::CommCollectives::new(comm, ctx)?;
@@ -135,6 +134,12 @@ pub fn run_on<D: ShareSolver>(
     algorithm: D::Algorithm,
 ) -> Result<(), AnyError> {
     let _ = (job.name, algorithm);
+    built_without_mpi()
+}
+
+/// The error of a rank run in a binary built without the `mpi` feature.
+#[cfg(not(feature = "mpi"))]
+pub(super) fn built_without_mpi() -> Result<(), AnyError> {
     Err("this binary was built without MPI: build it with --features mpi".into())
 }
 
@@ -190,16 +195,16 @@ pub(super) fn run_worklist<D: ShareSolver>(
     let run = job.run;
     let ranks = comm.size();
     let (sources, options) = rank_zero_settings(comm, &job)?;
-    let started = Instant::now();
-    let mut solver = DistSolver::<_, _, D>::with_device_solver(
-        comm,
-        ctx,
-        algorithm,
-        job.graph.rows()?,
-        &job.graph.partition,
-        &options,
-    )?;
-    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let (mut solver, stage_ms) = super::rank_measure::timed_stage(|| -> Result<_, AnyError> {
+        Ok(DistSolver::<_, _, D>::with_device_solver(
+            comm,
+            ctx,
+            algorithm,
+            job.graph.rows()?,
+            &job.graph.partition,
+            &options,
+        )?)
+    })?;
     let runs = super::timing::timed_runs(
         run.repeats()?,
         || solver.run(&sources, &options),

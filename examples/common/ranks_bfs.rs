@@ -24,7 +24,7 @@ pub fn run(
     #[cfg(not(feature = "mpi"))]
     {
         let _ = (job.name, direction, rule, trace);
-        Err("this binary was built without MPI: build it with --features mpi".into())
+        super::ranks::built_without_mpi()
     }
 }
 
@@ -70,26 +70,28 @@ fn run_ranks(
 /// The timed runs of the direction-optimizing BFS across the ranks, for the report.
 #[cfg(feature = "mpi")]
 fn measure(
-    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    collectives: &mut super::rank_measure::MpiCollectives<'_>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, u32>,
     (rule, trace): (SwitchRule, bool),
 ) -> Result<super::ranks::RankOutcome<u32>, AnyError> {
-    use std::time::Instant;
-
     use groute::bfs::BfsRanks;
     use groute::worklist::RankCollectives;
+
+    use super::rank_measure::{plane_between_ranks, timed_stage};
 
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let rows = job.graph.rows()?;
     let partition = &job.graph.partition;
     let (sources, options) = super::ranks::rank_zero_settings(collectives.comm(), job)?;
     let source = sources[0];
-    let started = Instant::now();
-    let mut solver = BfsRanks::new(ctx, (&rows, partition), collectives, rule)?;
-    solver.set_trace(trace);
+    let (mut solver, stage_ms) = timed_stage(|| {
+        BfsRanks::new(ctx, (&rows, partition), collectives, rule).map(|mut solver| {
+            solver.set_trace(trace);
+            solver
+        })
+    })?;
     let (push_bytes, pull_bytes) = (solver.gather_bytes(false), solver.gather_bytes(true));
-    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
         || solver.run(collectives, source, options.time_limit),
@@ -115,10 +117,7 @@ fn measure(
             "direction-optimizing BFS over {ranks} MPI ranks x {} devices, the levels' \
              discoveries gathered between ranks as bitmaps ({})",
             job.run.devices,
-            match ctx.backend_kind() {
-                groute::core::BackendKind::Cuda => "NCCL",
-                _ => "MPI",
-            }
+            plane_between_ranks(ctx)
         ),
         detail: serde_json::json!({
             "levels": s.rounds,

@@ -12,42 +12,32 @@ use super::ranks::RankJob;
 pub fn run(job: RankJob<'_, u32>) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        super::ranks::on_mpi(|comm| run_ranks(comm, job))
+        super::ranks::on_mpi(|comm| super::rank_measure::measure_and_report(comm, job, measure))
     }
     #[cfg(not(feature = "mpi"))]
     {
         let _ = job.name;
-        Err("this binary was built without MPI: build it with --features mpi".into())
+        super::ranks::built_without_mpi()
     }
-}
-
-#[cfg(feature = "mpi")]
-fn run_ranks(comm: &mut groute::dist::MpiComm, job: RankJob<'_, u32>) -> Result<(), AnyError> {
-    use super::ranks::{rank_context, report_rank_run, with_collectives};
-
-    let ctx = rank_context(comm, job.run)?;
-    let outcome = with_collectives(comm, &ctx, |collectives| measure(collectives, &ctx, &job))?;
-    report_rank_run(comm, &ctx, &job, outcome)
 }
 
 /// The timed runs of the CC across the ranks, for the report.
 #[cfg(feature = "mpi")]
 fn measure(
-    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    collectives: &mut super::rank_measure::MpiCollectives<'_>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, u32>,
 ) -> Result<super::ranks::RankOutcome<u32>, AnyError> {
-    use std::time::Instant;
-
     use groute::cc::CcRanks;
     use groute::worklist::RankCollectives;
+
+    use super::rank_measure::{plane_between_ranks, timed_stage};
 
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let rows = job.graph.rows()?;
     let partition = &job.graph.partition;
-    let started = Instant::now();
-    let mut solver = CcRanks::new(ctx, (&rows, partition), collectives)?;
-    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
+    let (mut solver, stage_ms) =
+        timed_stage(|| CcRanks::new(ctx, (&rows, partition), collectives))?;
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
         || solver.run(collectives),
@@ -66,10 +56,7 @@ fn measure(
             } else {
                 "the owned labels gathered between ranks until none moves"
             },
-            match ctx.backend_kind() {
-                groute::core::BackendKind::Cuda => "NCCL",
-                _ => "MPI",
-            }
+            plane_between_ranks(ctx)
         ),
         detail: serde_json::json!({
             "rounds": s.rounds,

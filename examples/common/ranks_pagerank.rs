@@ -17,57 +17,45 @@ pub fn run(
 ) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        super::ranks::on_mpi(|comm| run_ranks(comm, job, algorithm, degree_order))
+        super::ranks::on_mpi(|comm| {
+            super::rank_measure::measure_and_report(comm, job, |collectives, ctx, job| {
+                measure(collectives, ctx, job, (algorithm, degree_order))
+            })
+        })
     }
     #[cfg(not(feature = "mpi"))]
     {
         let _ = (job.name, algorithm, degree_order);
-        Err("this binary was built without MPI: build it with --features mpi".into())
+        super::ranks::built_without_mpi()
     }
-}
-
-#[cfg(feature = "mpi")]
-fn run_ranks(
-    comm: &mut groute::dist::MpiComm,
-    job: RankJob<'_, f32>,
-    algorithm: groute::pagerank::PageRank,
-    degree_order: Option<bool>,
-) -> Result<(), AnyError> {
-    use super::ranks::{rank_context, report_rank_run, with_collectives};
-
-    let ctx = rank_context(comm, job.run)?;
-    let outcome = with_collectives(comm, &ctx, |collectives| {
-        measure(collectives, &ctx, &job, (algorithm, degree_order))
-    })?;
-    report_rank_run(comm, &ctx, &job, outcome)
 }
 
 /// The timed runs of the PageRank across the ranks, for the report.
 #[cfg(feature = "mpi")]
 fn measure(
-    collectives: &mut groute::dist::CommCollectives<'_, groute::dist::MpiComm>,
+    collectives: &mut super::rank_measure::MpiCollectives<'_>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, f32>,
     (algorithm, degree_order): (groute::pagerank::PageRank, Option<bool>),
 ) -> Result<super::ranks::RankOutcome<f32>, AnyError> {
-    use std::time::Instant;
-
     use groute::pagerank::PageRankRanks;
     use groute::worklist::RankCollectives;
+
+    use super::rank_measure::{plane_between_ranks, timed_stage};
 
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let rows = job.graph.rows()?;
     let partition = &job.graph.partition;
-    let started = Instant::now();
-    let mut solver = PageRankRanks::with_degree_order(
-        ctx,
-        (&rows, partition),
-        algorithm,
-        degree_order,
-        collectives,
-    )?;
+    let (mut solver, stage_ms) = timed_stage(|| {
+        PageRankRanks::with_degree_order(
+            ctx,
+            (&rows, partition),
+            algorithm,
+            degree_order,
+            collectives,
+        )
+    })?;
     let degree_ordered = solver.degree_ordered();
-    let stage_ms = started.elapsed().as_secs_f64() * 1e3;
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
         || solver.run(collectives),
@@ -83,10 +71,7 @@ fn measure(
             "synchronous pull sweeps over {ranks} MPI ranks x {} devices, the shares of every \
              rank's boundary gathered each round ({})",
             job.run.devices,
-            match ctx.backend_kind() {
-                groute::core::BackendKind::Cuda => "NCCL",
-                _ => "MPI",
-            }
+            plane_between_ranks(ctx)
         ),
         detail: serde_json::json!({
             "rounds": s.rounds,

@@ -155,6 +155,16 @@ mod tests {
     use super::*;
     use crate::tests_support::{sample, scratch_dir};
 
+    /// The command line `--input json --out out`, without a README or a ranks file.
+    fn cli_reading(json: PathBuf, out: &Path) -> Cli {
+        Cli {
+            input: vec![json],
+            out: out.to_path_buf(),
+            readme: None,
+            ranks: None,
+        }
+    }
+
     #[test]
     fn writes_the_report_and_a_plot_per_algorithm_from_a_json_file() {
         let dir = scratch_dir("end-to-end");
@@ -169,12 +179,7 @@ mod tests {
         .collect();
         std::fs::write(&json, lines.join("\n")).unwrap();
         let out = dir.join("docs");
-        let cli = Cli {
-            input: vec![json],
-            out: out.clone(),
-            readme: None,
-            ranks: None,
-        };
+        let cli = cli_reading(json, &out);
         run(&cli).unwrap();
         let md = std::fs::read_to_string(out.join("performance.md")).unwrap();
         assert!(md.contains("## BFS") && md.contains("## SSSP"), "{md}");
@@ -194,12 +199,7 @@ mod tests {
         let json = dir.join("bad.json");
         std::fs::write(&json, "not json\n").unwrap();
         let out = dir.join("docs");
-        let cli = Cli {
-            input: vec![json],
-            out: out.clone(),
-            readme: None,
-            ranks: None,
-        };
+        let cli = cli_reading(json, &out);
         let err = run(&cli).unwrap_err().to_string();
         assert!(
             err.contains("bad.json:1") && err.contains("not a scaling record"),
