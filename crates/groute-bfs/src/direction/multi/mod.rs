@@ -129,7 +129,7 @@ impl MultiDirection {
     ) -> Result<Self, BfsError> {
         let mut multi =
             Self::of_parts(context, (push, pull), partition, first_part, in_arcs, rule)?;
-        let words = (multi.n as usize).div_ceil(32).max(1);
+        let words = part::bitmap_len(multi.n) as usize;
         let gathered_len = words.checked_mul(processes).ok_or_else(|| {
             Error::invalid(
                 "processes",
@@ -210,7 +210,7 @@ impl MultiDirection {
     /// 0 in a run of one process.
     pub(crate) fn gather_bytes(&self, pulled: bool) -> u64 {
         self.process.as_ref().map_or(0, |p| {
-            let total = self.n.div_ceil(32).max(1);
+            let total = part::bitmap_len(self.n);
             u64::from(steps::gather_words(&p.owned, total, pulled)) * 4
         })
     }

@@ -32,6 +32,11 @@ impl PartCounts {
     }
 }
 
+/// The words of the bitmap of a graph of `n` vertices: one bit per vertex, at least one word.
+pub(super) fn bitmap_len(n: u32) -> u32 {
+    n.div_ceil(32).max(1)
+}
+
 /// The bitmap words covering the vertices `vertices`, of a bitmap of `total` words (at least
 /// one word, even for no vertices).
 pub(super) fn words_of(vertices: &Range<u32>, total: u32) -> Range<u32> {

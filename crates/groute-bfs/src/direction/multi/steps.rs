@@ -9,7 +9,7 @@ use groute_core::{Buffer, Error};
 use groute_worklist::{RankCollectives, WorklistError, peers_failed};
 
 use super::exchange::DeviceLinks;
-use super::part::{Part, PartCounts, words_of};
+use super::part::{Part, PartCounts, bitmap_len, words_of};
 use super::rank_trace::{LeaderTrace, Mark};
 use super::reduce::LevelReduce;
 use crate::BfsError;
@@ -42,7 +42,7 @@ impl Member {
     /// word after a push step (it may discover any vertex), the words of its owned range
     /// after a pull step (at least one, so that every device sends a message).
     fn words(&self, n: u32, pulled: bool) -> Range<u32> {
-        let total = n.div_ceil(32).max(1);
+        let total = bitmap_len(n);
         if !pulled {
             return 0..total;
         }
@@ -311,7 +311,7 @@ fn exchange_across(
     pulled: bool,
 ) -> Result<(), BfsError> {
     let part = m.part.as_ref();
-    let total = n.div_ceil(32).max(1);
+    let total = bitmap_len(n);
     let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
     m.links.before_marking(part)?;
     let own = words_of_process(leader.owned, rank, total, pulled);
@@ -413,7 +413,7 @@ impl MemberSteps<'_> {
     /// gather (first: a failed step still gives as many words as the others) and traces it.
     fn begin_step(&mut self, kind: StepKind, level: u32) -> Result<(), BfsError> {
         if let Across::Leader(leader) = &mut self.across {
-            let total = self.n.div_ceil(32).max(1);
+            let total = bitmap_len(self.n);
             leader.gather_words = gather_words(leader.owned, total, kind == StepKind::Pull);
             if let Some(trace) = &mut leader.trace {
                 trace.begin(kind, level);
