@@ -73,6 +73,11 @@ struct Cli {
     /// not (`false`); by default the solver decides (`PageRankTuning::degree_order`).
     #[arg(long, hide = true)]
     degree_order: Option<bool>,
+    /// CUDA, synchronous sweeps (several devices, or MPI ranks): a round's gather reads only
+    /// the shares of the vertices it took where it took at most the vertices over this (0:
+    /// never; default: 16 where a share per vertex outgrows the L2, else never).
+    #[arg(long, hide = true, value_name = "DIVISOR")]
+    sparse_gather_divisor: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -208,7 +213,7 @@ fn external_ids(graph: &Graph) -> Vec<u64> {
 /// gathered each round (`groute::pagerank::PageRankRanks`; a directed graph is loaded whole
 /// on every rank, for its in-arcs); rank 0 validates against the reference (L1, within the
 /// a-priori bound) and writes `--output`.
-fn over_ranks(cli: &Cli, ranks: usize) -> Result<(), AnyError> {
+fn over_ranks(cli: &Cli, ranks: usize, tuning: PageRankTuning) -> Result<(), AnyError> {
     let held = common::rank_graph::load(&cli.graph, None, &cli.run, ranks, Needs::BothWays)?;
     let graph_report = GraphReport::of(&held.graph);
     let graph = &held.graph;
@@ -263,11 +268,7 @@ fn over_ranks(cli: &Cli, ranks: usize) -> Result<(), AnyError> {
             })
         }),
     };
-    common::ranks_pagerank::run(
-        job,
-        groute::pagerank::PageRank { alpha, epsilon },
-        cli.degree_order,
-    )
+    common::ranks_pagerank::run(job, groute::pagerank::PageRank { alpha, epsilon }, tuning)
 }
 
 fn run() -> Result<(), AnyError> {
@@ -284,6 +285,7 @@ fn run() -> Result<(), AnyError> {
             fused_fence_per_round: cli.fused_fence_per_round,
             fused_blocks_per_sm: cli.fused_blocks_per_sm,
             degree_order: cli.degree_order,
+            sparse_gather_divisor: cli.sparse_gather_divisor,
         },
         ..PageRankOptions::default()
     };
@@ -294,9 +296,13 @@ fn run() -> Result<(), AnyError> {
         options.worklist.packet_size = p;
     }
     if let Some(ranks) = common::ranks::job_size()? {
-        if cli.driver.is_some()
-            || options.driver == Driver::Fused
-            || options.tuning != PageRankTuning::default()
+        // The degree order and the sparse gathers apply to the sweeps across ranks too.
+        let across_ranks = PageRankTuning {
+            degree_order: options.tuning.degree_order,
+            sparse_gather_divisor: options.tuning.sparse_gather_divisor,
+            ..PageRankTuning::default()
+        };
+        if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks
         {
             return Err(
                 "--driver, --execution device-driven, --sweep, --sweep-divisor, \
@@ -313,7 +319,7 @@ fn run() -> Result<(), AnyError> {
                     .into(),
             );
         }
-        return over_ranks(&cli, ranks);
+        return over_ranks(&cli, ranks, across_ranks);
     }
     let ctx = cli.run.context()?;
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
@@ -410,6 +416,7 @@ fn run() -> Result<(), AnyError> {
             "fused_fence_per_round": cli.fused_fence_per_round,
             "fused_blocks_per_sm": cli.fused_blocks_per_sm,
             "degree_order": solver.degree_ordered(),
+            "sparse_gather_divisor_requested": cli.sparse_gather_divisor,
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);

@@ -6,26 +6,26 @@
 use super::AnyError;
 use super::ranks::RankJob;
 
-/// Runs the PageRank of `job` (`algorithm`'s alpha and epsilon; `degree_order` as
-/// [`groute::pagerank::PageRankRanks::with_degree_order`] takes it) over every rank's devices;
+/// Runs the PageRank of `job` (`algorithm`'s alpha and epsilon; `tuning` as
+/// [`groute::pagerank::PageRankRanks::with_tuning`] takes it) over every rank's devices;
 /// any error on this rank ends the whole job (`MPI_Abort`: the other ranks may be waiting
 /// for it in a collective). Without the `mpi` feature `job_size` never asks for a rank run.
 pub fn run(
     job: RankJob<'_, f32>,
     algorithm: groute::pagerank::PageRank,
-    degree_order: Option<bool>,
+    tuning: groute::pagerank::PageRankTuning,
 ) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
         super::ranks::on_mpi(|comm| {
             super::rank_measure::measure_and_report(comm, job, |collectives, ctx, job| {
-                measure(collectives, ctx, job, (algorithm, degree_order))
+                measure(collectives, ctx, job, (algorithm, &tuning))
             })
         })
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (job.name, algorithm, degree_order);
+        let _ = (job.name, algorithm, tuning);
         super::ranks::built_without_mpi()
     }
 }
@@ -36,7 +36,10 @@ fn measure(
     collectives: &mut super::rank_measure::MpiCollectives<'_>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, f32>,
-    (algorithm, degree_order): (groute::pagerank::PageRank, Option<bool>),
+    (algorithm, tuning): (
+        groute::pagerank::PageRank,
+        &groute::pagerank::PageRankTuning,
+    ),
 ) -> Result<super::ranks::RankOutcome<f32>, AnyError> {
     use groute::pagerank::PageRankRanks;
     use groute::worklist::RankCollectives;
@@ -47,13 +50,7 @@ fn measure(
     let rows = job.graph.rows()?;
     let partition = &job.graph.partition;
     let (mut solver, stage_ms) = timed_stage(|| {
-        PageRankRanks::with_degree_order(
-            ctx,
-            (&rows, partition),
-            algorithm,
-            degree_order,
-            collectives,
-        )
+        PageRankRanks::with_tuning(ctx, (&rows, partition), algorithm, tuning, collectives)
     })?;
     let degree_ordered = solver.degree_ordered();
     let runs = super::timing::timed_runs(

@@ -51,6 +51,11 @@
 //   sweep. In-lists of at least PULL_HUB_DEGREE arcs (hubs, listed with their tiles at
 //   upload) are summed before the gather by pagerank_pull_hub_tiles over the whole grid.
 //
+// pagerank_mark_taken: before the gather (and the hub tiles) of a sweep whose storage keeps
+//   a bitmap of the vertices taken, one bit per vertex set where its share is above 0 (the
+//   take's, the peers' and the other processes' alike): the gather then reads only those
+//   shares (kernels/include/pull_gather.cuh).
+//
 // pagerank_pack_words, pagerank_unpack_words: the boundary exchange of PageRank across
 //   processes (crates/groute-pagerank/src/ranks.rs): pack copies the shares of a process's
 //   boundary vertices (those with arcs to other processes) into its send buffer, dst[i] =
@@ -201,20 +206,40 @@ extern "C" __global__ void pagerank_pull_cut(PageRankOps ops, const unsigned int
 extern "C" __global__ void pagerank_pull_hub_tiles(const unsigned long long* tiles,
                                                    unsigned int tile_count,
                                                    const unsigned int* in_sources,
-                                                   const float* share, float* hub_sum) {
-    pull_hub_tiles_grid(tiles, tile_count, in_sources, share, hub_sum);
+                                                   const float* share,
+                                                   const unsigned int* taken, float* hub_sum) {
+    pull_hub_tiles_grid(tiles, tile_count, in_sources, share, taken, hub_sum);
 }
 
 // Pull sweep pass 2: pull_gather_grid.
 extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 const unsigned long long* in_offsets,
                                                 const unsigned int* in_sources,
-                                                const float* share, groute::DeviceWorklist wl,
+                                                const float* share,
+                                                const unsigned int* taken,
+                                                groute::DeviceWorklist wl,
                                                 const unsigned int* hubs, unsigned int hub_count,
                                                 float* hub_sum,
                                                 unsigned long long hub_degree) {
-    pull_gather_grid(ops, in_offsets, in_sources, share, wl, hubs, hub_count, hub_sum,
+    pull_gather_grid(ops, in_offsets, in_sources, share, taken, wl, hubs, hub_count, hub_sum,
                      hub_degree);
+}
+
+// Pull sweep, before the hub tiles and the gather where they skip the shares of vertices not
+// taken: bit v of taken[v / 32] set where share[v] > 0, for v < n (the bits past n clear).
+// One warp per word, grid-stride.
+extern "C" __global__ void pagerank_mark_taken(const float* share, unsigned int n,
+                                               unsigned int* taken) {
+    const unsigned int words = n / 32u + (n % 32u != 0u ? 1u : 0u);
+    const unsigned int warps = gridDim.x * (blockDim.x / 32u);
+    for (unsigned int w = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; w < words;
+         w += warps) {
+        const unsigned int v = w * 32u + groute::lane_id();
+        const unsigned int bits = __ballot_sync(0xFFFFFFFFu, v < n && share[v] > 0.0f);
+        if (groute::lane_id() == 0u) {
+            taken[w] = bits;
+        }
+    }
 }
 
 // The boundary exchange's pack: dst[i] = src[index[i]] for i < count.

@@ -10,7 +10,9 @@
 
 use groute_graph::testing::{generated, partition_at_cuts};
 use groute_graph::{Csr, HeldRows, Partition};
-use groute_pagerank::{PageRank, PageRankRanks, PageRankRanksResult, pagerank_reference};
+use groute_pagerank::{
+    PageRank, PageRankRanks, PageRankRanksResult, PageRankTuning, pagerank_reference,
+};
 use groute_worklist::RankCollectives;
 use proptest::prelude::*;
 
@@ -54,8 +56,12 @@ fn run_ranks_in<'g>(
 ) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
     RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
         let rank = collectives.rank();
+        let tuning = PageRankTuning {
+            degree_order,
+            ..PageRankTuning::default()
+        };
         let mut solver =
-            PageRankRanks::with_degree_order(ctx, held, algorithm(rank), degree_order, collectives)
+            PageRankRanks::with_tuning(ctx, held, algorithm(rank), &tuning, collectives)
                 .map_err(|e| e.to_string())?;
         if solver.degree_ordered() != (degree_order == Some(true)) {
             return Err(format!("degree order {}", solver.degree_ordered()));

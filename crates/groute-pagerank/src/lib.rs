@@ -180,7 +180,9 @@
 //!   the device-driven loop's remote atomic per cut arc in worklist rounds). On two GPUs and
 //!   on two members sharing one GPU it is the fastest driver on such graphs, and the one that
 //!   makes a second GPU pay off there. The bound and the end test are those of
-//!   [`PageRankRanks`] (a round is one pull sweep of these docs).
+//!   [`PageRankRanks`] (a round is one pull sweep of these docs); so is the gather of a
+//!   round that takes few vertices, which reads only their shares
+//!   ([`PageRankTuning::sparse_gather_divisor`]).
 //! - Otherwise (one device, or a partition that cuts few arcs, as METIS or blocks do on road
 //!   networks), [`Driver::Fused`] where the devices can run it: there the copies of whole
 //!   share arrays and the host's launch and read-back per round cost more than the few cut
@@ -250,7 +252,7 @@ pub use ranks::{PageRankRanks, PageRankRanksResult, PageRankRanksStats};
 pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
-pub use tuning::{DEGREE_ORDER_SKEW, PageRankTuning};
+pub use tuning::{DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR};
 
 /// The default damping factor.
 pub const DEFAULT_ALPHA: f32 = 0.85;
@@ -492,13 +494,7 @@ impl PageRankSolver {
                 devices: context.num_devices(),
             });
         }
-        // The smallest L2 of the devices (0 on the host backend).
-        let l2 = context
-            .devices()
-            .iter()
-            .map(|d| d.properties().l2_cache_bytes)
-            .min()
-            .unwrap_or(0);
+        let l2 = tuning::smallest_l2(context);
         let ordered = options
             .tuning
             .degree_order_for(&graph.graph, l2)

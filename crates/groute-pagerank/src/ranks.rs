@@ -8,8 +8,20 @@
 //!  device 0:       pack its process's boundary's shares -> all-gather ->
 //!                  unpack the others' boundaries' shares -> the process's other devices
 //!  every device:   gather residual[v] += sum of share[u] over the in-arcs u -> v
+//!                  (a round that takes few vertices: mark a bitmap of those whose share
+//!                  is above 0, read only their shares)
 //!  every process:  sum of the vertices that crossed epsilon; stop at 0
 //! ```
+//!
+//! The gather reads the share of every in-arc's tail, at random. Where a share per vertex
+//! outgrows the L2, most of those reads are a DRAM sector each, and in a round that takes
+//! few vertices most of them read a 0. The vertices that crossed epsilon in a round are
+//! exactly those the next round takes, so the host knows, before it enqueues a gather, how
+//! many vertices the round took over every process; at most
+//! [`PageRankTuning::sparse_gather_below`] of them, every device first marks a bitmap of the
+//! shares above 0 (one bit per vertex, which stays in the L2) and the gather (and the hubs'
+//! tiles) reads only the shares whose bit is set. The sums are the same: only shares of 0
+//! are skipped.
 //!
 //! A round is one pull sweep of the crate docs ("Pull sweeps"), over the whole graph at
 //! once: the floor is 0 in the first round and epsilon after, so a round takes exactly the
@@ -61,7 +73,7 @@ use groute_graph::{HeldRows, InArcs, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
 
 use crate::cuda::boundary_launch::WordIndex;
-use crate::{PageRank, PageRankError, PageRankOptions};
+use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
 use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
 use sweeps::{DeviceSweeps, SweepCounts};
@@ -104,6 +116,11 @@ pub struct PageRankRanks {
     order: Option<RankOrder>,
     rank: usize,
     epsilon: f32,
+    /// A round's gather reads only the shares of the vertices taken (the devices' bitmaps)
+    /// where it takes at most this many vertices
+    /// ([`PageRankTuning::sparse_gather_below`](crate::PageRankTuning::sparse_gather_below);
+    /// 0: never).
+    sparse_below: u64,
 }
 
 impl std::fmt::Debug for PageRankRanks {
@@ -168,35 +185,36 @@ pub struct PageRankRanksStats {
 
 impl PageRankRanks {
     /// Uploads this process's rows and their in-arcs (collective), renumbered by degree
-    /// where [`PageRankTuning::degree_order_for`](crate::PageRankTuning::degree_order_for)'s
-    /// rule picks it for the whole graph and every process's devices
-    /// ([`PageRankRanks::with_degree_order`] with `None`).
+    /// where [`PageRankTuning::degree_order_for`]'s rule picks it for the whole graph and
+    /// every process's devices ([`PageRankRanks::with_tuning`] with the default tuning).
     pub fn new(
         context: &Context,
         held: (&HeldRows<'_>, &Partition),
         algorithm: PageRank,
         collectives: &mut dyn RankCollectives,
     ) -> Result<Self, PageRankError> {
-        Self::with_degree_order(context, held, algorithm, None, collectives)
+        let tuning = PageRankTuning::default();
+        Self::with_tuning(context, held, algorithm, &tuning, collectives)
     }
 
     /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
     /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
     /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
-    /// be every process's. `degree_order` is
-    /// [`PageRankTuning::degree_order`](crate::PageRankTuning::degree_order), every
-    /// process's: where it holds, each process renumbers its parts' vertices in order of
-    /// decreasing degree (from its own rows; the new ids are gathered once), and
-    /// [`PageRankRanks::run`] still returns the ranks in the input order. Where Auto picked
-    /// the order and some process cannot hold the renumbered rows, every process keeps the
-    /// input order.
-    pub fn with_degree_order(
+    /// be every process's. Of `tuning`, two settings apply:
+    /// [`PageRankTuning::degree_order`], every process's: where it holds, each process
+    /// renumbers its parts' vertices in order of decreasing degree (from its own rows; the
+    /// new ids are gathered once), and [`PageRankRanks::run`] still returns the ranks in the
+    /// input order (where Auto picked the order and some process cannot hold the renumbered
+    /// rows, every process keeps the input order); and
+    /// [`PageRankTuning::sparse_gather_divisor`], this process's.
+    pub fn with_tuning(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
         algorithm: PageRank,
-        degree_order: Option<bool>,
+        tuning: &PageRankTuning,
         collectives: &mut dyn RankCollectives,
     ) -> Result<Self, PageRankError> {
+        let degree_order = tuning.degree_order;
         let (rank, ranks) = (collectives.rank(), collectives.ranks());
         let devices = context.num_devices();
         let n = rows.num_vertices();
@@ -268,6 +286,8 @@ impl PageRankRanks {
         let own = own?;
         let (counts, _) = agreed?;
         let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
+        let sparse_below =
+            tuning.sparse_gather_below(n as u64, crate::tuning::smallest_l2(context));
         let uploaded = (|| -> Result<_, Error> {
             let mut sweeps = Vec::with_capacity(devices);
             for (d, device) in context.devices().iter().enumerate() {
@@ -276,6 +296,7 @@ impl PageRankRanks {
                     (rows.csr(), transpose.as_ref()),
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
+                    sparse_below > 0,
                 )?);
             }
             // With other processes, `mine` also carries this process's ranks to the final
@@ -347,6 +368,7 @@ impl PageRankRanks {
             order,
             rank,
             epsilon,
+            sparse_below,
         })
     }
 
@@ -395,13 +417,21 @@ impl PageRankRanks {
             if rounds > 0 && sums[0] == 0 {
                 break;
             }
+            // The vertices the round's take (already enqueued) moves, over every process:
+            // every vertex in the first round, then those that crossed epsilon in the last.
+            let taking = if rounds == 0 {
+                self.devices[0].share().len() as u64
+            } else {
+                sums[0]
+            };
+            let sparse = taking <= self.sparse_below;
             rounds += 1;
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let step = collectives
                 .all_gather(mine, all, stream)
                 .map_err(PageRankError::from)
-                .and_then(|()| self.spread_and_gather())
+                .and_then(|()| self.spread_and_gather(sparse))
                 .and_then(|counts| {
                     // Alone, this process's counts are the sums: after the last round there
                     // is nothing to take.
@@ -476,7 +506,7 @@ impl PageRankRanks {
     }
 
     /// Whether the devices hold the graph in degree order
-    /// ([`PageRankRanks::with_degree_order`]); the ranks come back in the input order either
+    /// ([`PageRankTuning::degree_order`]); the ranks come back in the input order either
     /// way.
     pub fn degree_ordered(&self) -> bool {
         self.order.is_some()
@@ -590,7 +620,7 @@ impl PageRankRanks {
     /// into device 0's share array and from there into every other device's (the ranges
     /// outside this process's), the gathers, and the round's counts of each of this
     /// process's devices (waits for them).
-    fn spread_and_gather(&self) -> Result<Vec<SweepCounts>, PageRankError> {
+    fn spread_and_gather(&self, sparse: bool) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
         let stream = devices[0].stream();
         let share = self.devices[0].share();
@@ -616,7 +646,7 @@ impl PageRankRanks {
             }
         }
         for (device, sweeps) in devices.iter().zip(&self.devices) {
-            sweeps.gather(device.stream())?;
+            sweeps.gather(device.stream(), sparse)?;
         }
         let mut counts = Vec::with_capacity(devices.len());
         for (device, sweeps) in devices.iter().zip(&self.devices) {

@@ -108,6 +108,7 @@ impl PageRankShare {
             let pull = PullTopology {
                 transpose: in_arcs.as_ref(),
                 cut: cut.as_ref(),
+                taken_bits: false,
             };
             devices.push(CudaPageRankStorage::new(
                 context, device, csr, pull, owned, push, options,

@@ -28,7 +28,7 @@ use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::host_pull::HostPull;
 use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};
-use crate::{Driver, PageRankError, PageRankRanks};
+use crate::{Driver, PageRankError, PageRankRanks, PageRankTuning};
 
 /// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {
@@ -108,11 +108,16 @@ impl DeviceSolver {
             let rows = HeldRows::some(csr, 0..n, symmetric)?;
             let algorithm = PageRank { alpha, epsilon };
             // The solver has renumbered the graph already where the order applies.
-            let sweeps = PageRankRanks::with_degree_order(
+            let tuning = PageRankTuning {
+                degree_order: Some(false),
+                sparse_gather_divisor: push.sparse_gather_divisor,
+                ..PageRankTuning::default()
+            };
+            let sweeps = PageRankRanks::with_tuning(
                 context,
                 (&rows, partition),
                 algorithm,
-                Some(false),
+                &tuning,
                 &mut OneProcess,
             )?;
             return Ok(DeviceSolver {
@@ -157,6 +162,7 @@ impl DeviceSolver {
                     PullTopology {
                         transpose: transpose.as_ref(),
                         cut: cuts[d].as_ref(),
+                        taken_bits: false,
                     },
                     partition.range(d),
                     push,

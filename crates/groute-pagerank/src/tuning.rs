@@ -42,6 +42,30 @@ pub struct PageRankTuning {
     /// `groute_graph::order_parts_by_degree`: same parts, ranks still returned in the input
     /// order). `None` (the default) decides by [`PageRankTuning::degree_order_for`].
     pub degree_order: Option<bool>,
+    /// CUDA, [`crate::Driver::Sweeps`] and PageRank across processes: a round's gather
+    /// reads only the shares of the vertices the round took (through a bitmap of them,
+    /// marked first) where it took at most the vertices over this
+    /// (`--sparse-gather-divisor`; 0: never). `None` (the default) picks
+    /// [`SPARSE_GATHER_DIVISOR`] where a share per vertex outgrows the devices' L2, never
+    /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]).
+    pub sparse_gather_divisor: Option<u32>,
+}
+
+/// The default [`PageRankTuning::sparse_gather_divisor`] where the shares outgrow the L2: a
+/// round that takes at most one in this many vertices gathers through the bitmap of the
+/// vertices taken.
+pub const SPARSE_GATHER_DIVISOR: u32 = 16;
+
+/// The smallest L2 of `context`'s devices, in bytes (0 on the host backend): what
+/// [`PageRankTuning::degree_order_for`] and [`PageRankTuning::sparse_gather_below`] weigh
+/// the shares against.
+pub(crate) fn smallest_l2(context: &groute_core::Context) -> u64 {
+    context
+        .devices()
+        .iter()
+        .map(|d| d.properties().l2_cache_bytes)
+        .min()
+        .unwrap_or(0)
 }
 
 /// How many times the average degree the largest must be for
@@ -57,6 +81,7 @@ impl Default for PageRankTuning {
             fused_fence_per_round: false,
             fused_blocks_per_sm: DEFAULT_FUSED_BLOCKS_PER_SM,
             degree_order: None,
+            sparse_gather_divisor: None,
         }
     }
 }
@@ -103,6 +128,24 @@ impl PageRankTuning {
             return false;
         }
         largest_degree() as f64 >= DEGREE_ORDER_SKEW * (arcs as f64 / vertices as f64)
+    }
+
+    /// The most vertices a sweep round over a graph of `vertices` may take for its gather to
+    /// read only their shares, on devices whose smallest L2 holds `l2_cache_bytes` (0 on the
+    /// host backend): `vertices /` the divisor asked for; else, where a share per vertex
+    /// outgrows the L2, `vertices /` [`SPARSE_GATHER_DIVISOR`]; else 0 (never). A gather reads
+    /// the share of every in-arc's tail at random: where the shares outgrow the L2 most of
+    /// those reads are a DRAM sector each, and in a round that takes few vertices most of
+    /// them read a 0, while the bitmap of the vertices taken, 32 times smaller, stays in the
+    /// L2. In a round that takes many, the bitmap's read before each share only adds
+    /// latency, as it does wherever the shares fit the L2.
+    pub fn sparse_gather_below(&self, vertices: u64, l2_cache_bytes: u64) -> u64 {
+        let divisor = match self.sparse_gather_divisor {
+            Some(asked) => asked,
+            None if l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes => SPARSE_GATHER_DIVISOR,
+            None => 0,
+        };
+        vertices.checked_div(u64::from(divisor)).unwrap_or(0)
     }
 
     /// The sweep divisor of a run over a graph of `average_degree` arcs per vertex: the one
@@ -155,6 +198,30 @@ mod tests {
                 ..PageRankTuning::default()
             };
             assert_eq!(t.degree_order_for(&road, 0), asked);
+        }
+    }
+
+    #[test]
+    fn sparse_gathers_are_picked_where_the_shares_outgrow_the_l2_or_as_asked() {
+        let auto = PageRankTuning::default();
+        let n = 1 << 20;
+        assert_eq!(
+            auto.sparse_gather_below(n, 4 * n),
+            0,
+            "the shares fit the L2"
+        );
+        assert_eq!(auto.sparse_gather_below(n, 0), 0, "the host backend");
+        assert_eq!(
+            auto.sparse_gather_below(n, 4 * n - 1),
+            n / u64::from(SPARSE_GATHER_DIVISOR)
+        );
+        for (asked, below) in [(0, 0), (1, n), (4, n / 4), (u32::MAX, 0)] {
+            let t = PageRankTuning {
+                sparse_gather_divisor: Some(asked),
+                ..PageRankTuning::default()
+            };
+            assert_eq!(t.sparse_gather_below(n, 0), below, "divisor {asked}");
+            assert_eq!(t.sparse_gather_below(n, 1 << 40), below, "divisor {asked}");
         }
     }
 

@@ -14,7 +14,8 @@ use common::{
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::{
-    PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, l1_distance, pagerank,
+    Driver, PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, l1_distance,
+    pagerank,
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
@@ -122,4 +123,29 @@ fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
         + 1e-4 * push.rank_sum();
     assert!(diff <= bound, "push vs pull: L1 {diff} above {bound}");
     assert!(pulled.stats.work_items >= parted.graph.num_vertices() as u64);
+}
+
+#[test]
+fn sweeps_that_gather_only_the_taken_shares_are_within_the_bound() {
+    // Synchronous sweeps whose gathers read only the shares of the vertices taken (CUDA: the
+    // bitmap marked before the hubs' tiles and the gather) in every round (divisor 1) or in
+    // the rounds taking at most a quarter of the vertices; the host backend's gather reads
+    // every share. Hub in-lists, dangling vertices, directed graphs, 1 to 4 devices.
+    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
+    let graphs = [
+        with_in_hubs(),
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("random:n=600,m=1800,seed=7"),
+        from_pairs(6, &pairs, "dangling+loops"),
+    ];
+    for g in &graphs {
+        for divisor in [1, 4] {
+            let mut o = options(0.01);
+            o.driver = Driver::Sweeps;
+            o.tuning.sparse_gather_divisor = Some(divisor);
+            for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
+                check_options(g, devices, &o, &[devices as u64]);
+            }
+        }
+    }
 }

@@ -29,6 +29,10 @@ pub struct PullBuffers {
     pub cut: Option<CutBuffers>,
     /// The owned vertices of at least [`crate::PULL_HUB_DEGREE`] in-arcs (`None`: none).
     pub hubs: Option<PullHubBuffers>,
+    /// One bit per vertex (`u32` words, at least `n / 32` rounded up): where present, the
+    /// gather first marks the vertices whose share is above 0 (`pagerank_mark_taken`) and
+    /// then reads only their shares (`None`: every share is read).
+    pub taken: Option<RawSlice>,
 }
 
 /// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
@@ -96,6 +100,15 @@ impl PullBuffers {
                 src: n,
             });
         }
+        if let Some(taken) = &self.taken
+            && taken.len / 4 < n.div_ceil(32)
+        {
+            return Err(Error::LengthMismatch {
+                operation: "pagerank pull taken bitmap (one bit per vertex)",
+                dst: taken.len / 4,
+                src: n.div_ceil(32),
+            });
+        }
         Ok(())
     }
 
@@ -107,6 +120,9 @@ impl PullBuffers {
         }
         if let Some(h) = &self.hubs {
             m.extend([&h.vertices, &h.tiles, &h.sums].map(|s| s.memory.clone()));
+        }
+        if let Some(taken) = &self.taken {
+            m.push(taken.memory.clone());
         }
         m
     }
@@ -209,8 +225,10 @@ pub fn launch_pull_cut(
 }
 
 /// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and
-/// [`launch_pull_cut`]): the hubs' in-lists summed in tiles over the whole grid (when the device has pull
-/// hubs), then each owned vertex adds the shares of its in-neighbours to its residual and is
+/// [`launch_pull_cut`], and after every share the gather reads is in place): where the
+/// storage keeps a bitmap of the vertices taken, it is marked from the shares first; then
+/// the hubs' in-lists are summed in tiles over the whole grid (when the device has pull
+/// hubs), and each owned vertex adds the shares of its in-neighbours to its residual and is
 /// appended to `wl` if it crossed epsilon.
 pub fn launch_pull_gather(
     stream: &dyn RawStream,
@@ -220,6 +238,13 @@ pub fn launch_pull_gather(
 ) -> Result<(), Error> {
     let ops = pr.args()?;
     pull.check(pr)?;
+    let taken = match &pull.taken {
+        Some(bits) => {
+            launch_mark_taken(stream, pr, pull, bits)?;
+            DevicePtr::<u32>::from_slice(bits)?
+        }
+        None => DevicePtr::null(),
+    };
     let (hubs, hub_count, hub_sums, hub_degree) = match &pull.hubs {
         Some(h) => {
             let count = elements::<u32>("pull hubs", &h.vertices)?;
@@ -230,7 +255,7 @@ pub fn launch_pull_gather(
                     src: count as usize,
                 });
             }
-            launch_hub_tiles(stream, pull, h)?;
+            launch_hub_tiles(stream, pull, h, taken)?;
             (&h.vertices, count, &h.sums, crate::PULL_HUB_DEGREE)
         }
         // No hub: the kernel reads no hub array (count 0, no in-list that long).
@@ -243,6 +268,7 @@ pub fn launch_pull_gather(
         in_csr.offsets,
         in_csr.targets,
         DevicePtr::<f32>::from_slice(&pull.share)?,
+        taken,
         wl.args()?,
         DevicePtr::<u32>::from_slice(hubs)?,
         hub_count,
@@ -250,9 +276,9 @@ pub fn launch_pull_gather(
         hub_degree,
     );
     // SAFETY: pagerank_pull_gather(PageRankOps ops, const unsigned long long* in_offsets,
-    // const unsigned* in_sources, const float* share, DeviceWorklist wl, const unsigned*
-    // hubs, unsigned hub_count, float* hub_sum, unsigned long long hub_degree): the tuple
-    // matches it; the owned range lies inside the residual and the in-CSR part holds exactly
+    // const unsigned* in_sources, const float* share, const unsigned* taken, DeviceWorklist
+    // wl, const unsigned* hubs, unsigned hub_count, float* hub_sum, unsigned long long
+    // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex (checked); the owned range lies inside the residual and the in-CSR part holds exactly
     // the owned rows (checked), its pointers rebased so that the kernel's global vertex and
     // arc ids of the owned rows land inside it (the kernel reads no other row); the in-CSR
     // sources are vertex ids < n (the transpose of, or, the CSR) and the share
@@ -266,11 +292,41 @@ pub fn launch_pull_gather(
     keep(stream, memory)
 }
 
-/// Enqueues `pagerank_pull_hub_tiles` over the hubs' tiles, on the resident grid.
+/// Enqueues `pagerank_mark_taken`: bit `v` of `taken` set where `pull.share[v] > 0`, for
+/// every vertex.
+fn launch_mark_taken(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    pull: &PullBuffers,
+    taken: &RawSlice,
+) -> Result<(), Error> {
+    let n = u32::try_from(pr.num_vertices).map_err(|_| too_many("vertices", pr.num_vertices))?;
+    // One warp per bitmap word.
+    let (f, cfg) = config(
+        stream,
+        "pagerank_mark_taken",
+        pr.num_vertices.div_ceil(32) * 32,
+    )?;
+    let args = (
+        DevicePtr::<f32>::from_slice(&pull.share)?,
+        n,
+        DevicePtr::<u32>::from_slice(taken)?,
+    );
+    // SAFETY: pagerank_mark_taken(const float* share, unsigned n, unsigned* taken): the tuple
+    // matches it; the share holds n f32s and `taken` n / 32 words rounded up (both checked
+    // by `check` before this call), the kernel reads no share past n and writes no word past
+    // them; memory kept alive below.
+    unsafe { f.launch(stream, cfg, args)? };
+    keep(stream, pull.memory())
+}
+
+/// Enqueues `pagerank_pull_hub_tiles` over the hubs' tiles, on the resident grid (reading
+/// the shares whose `taken` bit is set; every share where `taken` is null).
 fn launch_hub_tiles(
     stream: &dyn RawStream,
     pull: &PullBuffers,
     hubs: &PullHubBuffers,
+    taken: DevicePtr<u32>,
 ) -> Result<(), Error> {
     let words = hubs.tiles.len / 8;
     let tiles = u32::try_from(words / 3).map_err(|_| too_many("pull hub tiles", words / 3))?;
@@ -284,10 +340,12 @@ fn launch_hub_tiles(
         tiles,
         pull.in_csr.device_ptrs()?.targets,
         DevicePtr::<f32>::from_slice(&pull.share)?,
+        taken,
         DevicePtr::<f32>::from_slice(&hubs.sums)?,
     );
     // SAFETY: pagerank_pull_hub_tiles(const unsigned long long* tiles, unsigned tile_count,
-    // const unsigned* in_sources, const float* share, float* hub_sum): the tuple matches it;
+    // const unsigned* in_sources, const float* share, const unsigned* taken, float* hub_sum):
+    // the tuple matches it; `taken` is null or a bit per vertex (checked by the caller);
     // `tiles` holds 3 * tile_count u64s (counted from its length), built at upload from the
     // in-CSR of `in_sources`: hub indices below the length of `hub_sum`, global arc ranges of
     // owned hubs' rows, inside the in-CSR part (its sources pointer rebased to global arc

@@ -37,6 +37,8 @@ pub(crate) struct PullStorage {
     cut: Option<CutStorage>,
     /// The hubs of the in-CSR, their tiles and their `f32` sums (as bits, zeroed).
     hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
+    /// One bit per vertex, marked before each gather where kept ([`PullTopology::taken_bits`]).
+    taken: Option<Buffer<u32>>,
 }
 
 /// What a device's pull storage is built from besides the CSR, built once on the host for
@@ -48,6 +50,10 @@ pub(crate) struct PullTopology<'a> {
     pub(crate) transpose: Option<&'a Csr>,
     /// The device's cut arcs (`CutArcs::of` its owned range; `None`: none).
     pub(crate) cut: Option<&'a CutArcs>,
+    /// Keep a bitmap of the vertices a sweep took, so that the gather reads only their
+    /// shares: for sweeps that also run when few vertices are taken (every round of
+    /// [`crate::Driver::Sweeps`]), where most shares read are 0.
+    pub(crate) taken_bits: bool,
 }
 
 impl PullStorage {
@@ -61,7 +67,11 @@ impl PullStorage {
         topology: PullTopology<'_>,
         owned: &Range<u32>,
     ) -> Result<Self, Error> {
-        let PullTopology { transpose, cut } = topology;
+        let PullTopology {
+            transpose,
+            cut,
+            taken_bits,
+        } = topology;
         let n = csr.num_vertices();
         let in_part = match transpose {
             Some(t) => DeviceCsr::upload(device, t, owned.clone(), false)?,
@@ -92,11 +102,15 @@ impl PullStorage {
             .transpose()?;
         let share = device.alloc::<u32>(n.max(1))?;
         device.stream().fill(&share, 0u32)?;
+        let taken = taken_bits
+            .then(|| device.alloc::<u32>(n.div_ceil(32).max(1)))
+            .transpose()?;
         Ok(PullStorage {
             in_csr: in_part,
             share,
             cut,
             hubs,
+            taken,
         })
     }
 
@@ -135,6 +149,7 @@ impl PullStorage {
                 tiles: t.raw(),
                 sums: s.raw(),
             }),
+            taken: self.taken.as_ref().map(Buffer::raw),
         }
     }
 }

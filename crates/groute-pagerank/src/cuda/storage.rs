@@ -38,6 +38,8 @@ pub(crate) struct PushSettings {
     pub(crate) fused_fence_per_round: bool,
     /// [`crate::PageRankTuning::fused_blocks_per_sm`] (read by the device-driven runs).
     pub(crate) fused_blocks_per_sm: u32,
+    /// [`crate::PageRankTuning::sparse_gather_divisor`] (read by [`crate::Driver::Sweeps`]).
+    pub(crate) sparse_gather_divisor: Option<u32>,
 }
 
 impl PushSettings {
@@ -52,6 +54,7 @@ impl PushSettings {
             lazy_receive: options.tuning.lazy_receive,
             fused_fence_per_round: options.tuning.fused_fence_per_round,
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
+            sparse_gather_divisor: options.tuning.sparse_gather_divisor,
         }
     }
 }

@@ -53,12 +53,14 @@ pub(super) struct DeviceSweeps {
 
 impl DeviceSweeps {
     /// Uploads the rows `owned` of `csr` and of the in-CSR (`transpose`, or `csr` itself on a
-    /// symmetric graph) to `device` and allocates the arrays.
+    /// symmetric graph) to `device` and allocates the arrays, with a bitmap of the vertices
+    /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
+        taken_bits: bool,
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
         let local = owned.len();
@@ -66,6 +68,7 @@ impl DeviceSweeps {
         let topology = PullTopology {
             transpose,
             cut: None,
+            taken_bits,
         };
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
         let residual = device.alloc::<u32>(n.max(1))?;
@@ -138,15 +141,20 @@ impl DeviceSweeps {
 
     /// Enqueues a round's gather on `stream` (after the exchange filled the share array):
     /// every owned vertex adds its in-neighbours' shares to its residual, those that cross
-    /// epsilon counted.
-    pub(super) fn gather(&self, stream: &Stream) -> Result<(), Error> {
+    /// epsilon counted. Where `sparse` and the device keeps the bitmap of the vertices taken,
+    /// the gather marks it and reads only their shares (a round that takes few vertices).
+    pub(super) fn gather(&self, stream: &Stream, sparse: bool) -> Result<(), Error> {
         if stream.is_host() {
             return host::enqueue_gather(stream, self.host_arrays(), self.pull.in_csr());
+        }
+        let mut pull = self.pull.buffers();
+        if !sparse {
+            pull.taken = None;
         }
         launch_pull_gather(
             stream.raw().as_ref(),
             &self.pr_buffers(),
-            &self.pull.buffers(),
+            &pull,
             &self.wl_buffers(),
         )
     }
