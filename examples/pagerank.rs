@@ -73,9 +73,11 @@ struct Cli {
     /// not (`false`); by default the solver decides (`PageRankTuning::degree_order`).
     #[arg(long, hide = true)]
     degree_order: Option<bool>,
-    /// CUDA, synchronous sweeps (several devices, or MPI ranks): a round's gather reads only
-    /// the shares of the vertices it took where it took at most the vertices over this (0:
-    /// never; default: 16 where a share per vertex outgrows the L2, else never).
+    /// CUDA, the synchronous sweeps (`--driver sweeps`, Auto's pick on several devices
+    /// whose partition cuts many arcs, and every run across MPI ranks): a round's gather
+    /// reads only the shares of the vertices it took where it took at most the vertices over
+    /// this (0: never; default: 16 where a share per vertex outgrows the L2, else never).
+    /// The other drivers read every share.
     #[arg(long, hide = true, value_name = "DIVISOR")]
     sparse_gather_divisor: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
@@ -439,6 +441,7 @@ fn run() -> Result<(), AnyError> {
         "work_items": s.work_items,
         "items_sent": s.items_sent,
         "rounds": s.rounds,
+        "sparse_gather_rounds": s.sparse_gather_rounds,
         "rank_sum": result.rank_sum(),
         "residual_left": s.residual_left,
         "error_bound_l1": l1_error_bound(n, alpha, f64::from(cli.epsilon)),

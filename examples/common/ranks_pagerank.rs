@@ -76,11 +76,14 @@ fn measure(
             "residual_left": s.residual_left,
             "bytes_between_ranks": s.bytes_between_ranks,
             "degree_order": degree_ordered,
+            "sparse_gather_divisor_requested": tuning.sparse_gather_divisor,
+            "sparse_gather_rounds": s.sparse_gather_rounds,
         }),
         comm: None,
         stats: vec![
             ("rounds", s.rounds.into()),
             ("pushes", s.pushes.into()),
+            ("sparse_gather_rounds", s.sparse_gather_rounds.into()),
             ("residual_left", s.residual_left.into()),
         ],
         summary: format!(

@@ -343,6 +343,9 @@ pub struct PageRankStats {
     pub devices: Vec<DeviceProfile>,
     /// The driver that ran (never [`Driver::Auto`]).
     pub driver: Driver,
+    /// [`Driver::Sweeps`] on CUDA: the rounds whose gathers read only the shares of the
+    /// vertices taken ([`PageRankTuning::sparse_gather_divisor`]); 0 otherwise.
+    pub sparse_gather_rounds: u64,
 }
 
 impl PageRankStats {
@@ -555,6 +558,7 @@ impl PageRankSolver {
                 worklist: ws,
                 devices: out.profiles,
                 driver: out.driver,
+                sparse_gather_rounds: out.sparse_gather_rounds,
             },
         })
     }

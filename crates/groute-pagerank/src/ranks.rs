@@ -181,6 +181,10 @@ pub struct PageRankRanksStats {
     pub pushes_per_device: Vec<u64>,
     /// The largest residual left on one of this process's vertices (at most epsilon).
     pub max_residual_left: f32,
+    /// The rounds whose gathers read only the shares of the vertices taken
+    /// ([`PageRankTuning::sparse_gather_divisor`]; the same on every process that kept the
+    /// bitmaps, 0 on the host backend, whose gathers read every share).
+    pub sparse_gather_rounds: u64,
 }
 
 impl PageRankRanks {
@@ -286,8 +290,13 @@ impl PageRankRanks {
         let own = own?;
         let (counts, _) = agreed?;
         let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
-        let sparse_below =
-            tuning.sparse_gather_below(n as u64, crate::tuning::smallest_l2(context));
+        // The host backend's gather reads every share: no bitmap there.
+        let sparse_below = match context.backend_kind() {
+            groute_core::BackendKind::Cuda => {
+                tuning.sparse_gather_below(n as u64, crate::tuning::smallest_l2(context))
+            }
+            _ => 0,
+        };
         let uploaded = (|| -> Result<_, Error> {
             let mut sweeps = Vec::with_capacity(devices);
             for (d, device) in context.devices().iter().enumerate() {
@@ -397,7 +406,7 @@ impl PageRankRanks {
             }
             Err(e) => Some(e),
         };
-        let (mut rounds, mut pushes) = (0u64, 0u64);
+        let (mut rounds, mut pushes, mut sparse_rounds) = (0u64, 0u64, 0u64);
         let mut pushes_per_device = vec![0u64; self.devices.len()];
         let mut last = SweepCounts::default();
         loop {
@@ -426,6 +435,7 @@ impl PageRankRanks {
             };
             let sparse = taking <= self.sparse_below;
             rounds += 1;
+            sparse_rounds += u64::from(sparse);
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let step = collectives
@@ -501,6 +511,7 @@ impl PageRankRanks {
                 bytes_between_devices: rounds * receivers * n * 4,
                 pushes_per_device,
                 max_residual_left,
+                sparse_gather_rounds: sparse_rounds,
             },
         })
     }

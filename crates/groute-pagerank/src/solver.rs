@@ -45,6 +45,8 @@ pub(crate) struct SolveOutput {
     pub profiles: Vec<DeviceProfile>,
     /// The driver that ran.
     pub driver: Driver,
+    /// [`crate::PageRankStats::sparse_gather_rounds`].
+    pub sparse_gather_rounds: u64,
 }
 
 /// One device's rank and residual arrays (`f32` bits).
@@ -246,6 +248,7 @@ impl DeviceSolver {
                         } else {
                             Driver::Host
                         },
+                        sparse_gather_rounds: 0,
                     });
                 }
                 Storage::Cuda(devices, Some(fused)) => {
@@ -362,6 +365,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
         stats,
         profiles: Vec::new(),
         driver: Driver::Sweeps,
+        sparse_gather_rounds: s.sparse_gather_rounds,
     }
 }
 
@@ -420,6 +424,7 @@ fn collect(
         stats,
         profiles: Vec::new(),
         driver: Driver::Host,
+        sparse_gather_rounds: 0,
     })
 }
 

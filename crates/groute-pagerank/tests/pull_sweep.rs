@@ -11,11 +11,12 @@ mod common;
 use common::{
     check_options, from_pairs, generated, options, sweep_divisors, with_hubs, with_in_hubs,
 };
+use groute_core::BackendKind;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::{
-    Driver, PULL_HUB_DEGREE, PageRankOptions, SPARSE_SWEEP_DIVISOR, SweepMode, l1_distance,
-    pagerank,
+    Driver, PULL_HUB_DEGREE, PageRankOptions, PageRankResult, SPARSE_SWEEP_DIVISOR, SweepMode,
+    l1_distance, pagerank,
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
@@ -126,26 +127,66 @@ fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
 }
 
 #[test]
-fn sweeps_that_gather_only_the_taken_shares_are_within_the_bound() {
+fn sweeps_that_gather_only_the_taken_shares_match_those_that_read_every_share() {
     // Synchronous sweeps whose gathers read only the shares of the vertices taken (CUDA: the
-    // bitmap marked before the hubs' tiles and the gather) in every round (divisor 1) or in
-    // the rounds taking at most a quarter of the vertices; the host backend's gather reads
-    // every share. Hub in-lists, dangling vertices, directed graphs, 1 to 4 devices.
+    // bitmap marked before each gather) in every round (divisor 1), against the same sweeps
+    // reading every share (divisor 0). Skipping a share of 0 changes no sum, so the ranks
+    // are equal bit for bit and the rounds the same, on graphs whose in-lists are all
+    // shorter than a block (a block's reduction adds its warps' sums in no fixed order). The
+    // host backend's gathers read every share: no round of either run is sparse there.
     let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
     let graphs = [
-        with_in_hubs(),
         generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
         generated("random:n=600,m=1800,seed=7"),
         from_pairs(6, &pairs, "dangling+loops"),
     ];
     for g in &graphs {
-        for divisor in [1, 4] {
-            let mut o = options(0.01);
-            o.driver = Driver::Sweeps;
-            o.tuning.sparse_gather_divisor = Some(divisor);
-            for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
-                check_options(g, devices, &o, &[devices as u64]);
+        let mut in_degree = vec![0u32; g.num_vertices()];
+        for &w in g.csr.targets() {
+            in_degree[w as usize] += 1;
+        }
+        let longest = in_degree.iter().copied().max().unwrap_or(0);
+        assert!(
+            longest < 256,
+            "an in-list of {longest} arcs is summed by a block"
+        );
+        for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
+            let parted =
+                partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+            for tc in groute_core::testing::test_contexts(devices, &[]) {
+                let run = |divisor| {
+                    let mut o = options(0.01);
+                    o.driver = Driver::Sweeps;
+                    o.tuning.sparse_gather_divisor = Some(divisor);
+                    pagerank(&tc.context, &parted, &o).unwrap()
+                };
+                let (every, sparse) = (run(0), run(1));
+                let what = format!("{} on {devices} {} devices", g.name, tc.label);
+                let bits = |r: &PageRankResult| r.ranks.iter().map(|x| x.to_bits()).collect();
+                let (a, b): (Vec<u32>, Vec<u32>) = (bits(&every), bits(&sparse));
+                assert!(a == b, "{what}: the ranks differ");
+                assert_eq!(every.stats.rounds, sparse.stats.rounds, "{what}");
+                assert_eq!(every.stats.sparse_gather_rounds, 0, "{what}");
+                let cuda = tc.context.backend_kind() == BackendKind::Cuda;
+                let expected = if cuda { sparse.stats.rounds } else { 0 };
+                assert_eq!(sparse.stats.sparse_gather_rounds, expected, "{what}");
             }
+        }
+    }
+}
+
+#[test]
+fn sweeps_that_gather_only_the_taken_shares_over_in_hubs_are_within_the_bound() {
+    // In-lists long enough to be summed in tiles over the grid (their tiles read through the
+    // bitmap too), every round sparse or those taking at most a quarter of the vertices.
+    let g = with_in_hubs();
+    for divisor in [1, 4] {
+        let mut o = options(0.01);
+        o.driver = Driver::Sweeps;
+        o.tuning.sparse_gather_divisor = Some(divisor);
+        for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
+            check_options(&g, devices, &o, &[devices as u64]);
         }
     }
 }

@@ -8,7 +8,7 @@ use groute_cc::CcRanks;
 use groute_core::Context;
 use groute_dist::CommCollectives;
 use groute_graph::{Csr, HeldRows, Partition};
-use groute_pagerank::{PageRank, PageRankRanks};
+use groute_pagerank::{PageRank, PageRankRanks, PageRankTuning};
 
 use super::mpi_job::Job;
 
@@ -32,7 +32,9 @@ impl Job {
 
     /// PageRank `algorithm` across the ranks ([`PageRankRanks`]: pull sweeps, shares
     /// gathered) over `csr` on `ctx`'s devices, which hold their parts of `partition`, run
-    /// twice; this rank's ranks of each run (every rank holds them all).
+    /// twice; this rank's ranks of each run (every rank holds them all). The rounds that
+    /// take at most a quarter of the vertices gather only their shares (on CUDA devices,
+    /// after the other ranks' shares are unpacked and spread), the others every share.
     pub fn sweep_twice(
         &mut self,
         ctx: &Context,
@@ -42,7 +44,17 @@ impl Job {
     ) -> Result<Vec<Vec<f32>>, Box<dyn Error>> {
         let mut collectives = CommCollectives::new(&mut self.comm, ctx)?;
         let rows = HeldRows::whole(csr);
-        let mut solver = PageRankRanks::new(ctx, (&rows, partition), algorithm, &mut collectives)?;
+        let tuning = PageRankTuning {
+            sparse_gather_divisor: Some(4),
+            ..PageRankTuning::default()
+        };
+        let mut solver = PageRankRanks::with_tuning(
+            ctx,
+            (&rows, partition),
+            algorithm,
+            &tuning,
+            &mut collectives,
+        )?;
         (0..2)
             .map(|_| Ok(solver.run(&mut collectives)?.ranks))
             .collect()

@@ -225,8 +225,9 @@ pub fn launch_pull_cut(
 }
 
 /// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and
-/// [`launch_pull_cut`], and after every share the gather reads is in place): where the
-/// storage keeps a bitmap of the vertices taken, it is marked from the shares first; then
+/// [`launch_pull_cut`], and after every share the gather reads is in place): where
+/// `pull.taken` is given, the bitmap of the vertices taken is marked from the shares first
+/// and only their shares are read; then
 /// the hubs' in-lists are summed in tiles over the whole grid (when the device has pull
 /// hubs), and each owned vertex adds the shares of its in-neighbours to its residual and is
 /// appended to `wl` if it crossed epsilon.
@@ -278,12 +279,13 @@ pub fn launch_pull_gather(
     // SAFETY: pagerank_pull_gather(PageRankOps ops, const unsigned long long* in_offsets,
     // const unsigned* in_sources, const float* share, const unsigned* taken, DeviceWorklist
     // wl, const unsigned* hubs, unsigned hub_count, float* hub_sum, unsigned long long
-    // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex (checked); the owned range lies inside the residual and the in-CSR part holds exactly
+    // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex
+    // (checked); the owned range lies inside the residual and the in-CSR part holds exactly
     // the owned rows (checked), its pointers rebased so that the kernel's global vertex and
     // arc ids of the owned rows land inside it (the kernel reads no other row); the in-CSR
-    // sources are vertex ids < n (the transpose of, or, the CSR) and the share
-    // holds n f32s (checked); `hubs` and `hub_sum` hold `hub_count` elements (checked), the
-    // hubs being owned vertices of at least `hub_degree` in-arcs (built at upload), which the
+    // sources are vertex ids < n (the transpose of, or, the CSR) and the share holds n f32s
+    // (checked); `hubs` and `hub_sum` hold `hub_count` elements (checked), the hubs being
+    // owned vertices of at least `hub_degree` in-arcs (built at upload), which the
     // per-vertex pass skips; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
@@ -315,7 +317,8 @@ fn launch_mark_taken(
     // SAFETY: pagerank_mark_taken(const float* share, unsigned n, unsigned* taken): the tuple
     // matches it; the share holds n f32s and `taken` n / 32 words rounded up (both checked
     // by `check` before this call), the kernel reads no share past n and writes no word past
-    // them; memory kept alive below.
+    // them; its full-mask ballot needs whole warps, and PAGERANK_BLOCK (256) is a multiple
+    // of 32; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     keep(stream, pull.memory())
 }

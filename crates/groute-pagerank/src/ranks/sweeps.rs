@@ -104,7 +104,8 @@ impl DeviceSweeps {
     }
 
     /// The full-length share array (`f32` bits): the take writes the owned entries, the
-    /// exchange the others, the gather reads them all.
+    /// exchange the others, the gather reads them (in a sparse round only those marked in
+    /// the bitmap of the vertices taken).
     pub(super) fn share(&self) -> &Buffer<u32> {
         self.pull.share()
     }
