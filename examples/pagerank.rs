@@ -84,8 +84,9 @@ struct Cli {
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
     /// whole graph every round, the devices copying each other's shares), or auto (sweeps
-    /// on several CUDA devices whose partition cuts at least a tenth of the arcs, else fused
-    /// where the devices can run it, else host; host on the host backend).
+    /// on several CUDA devices whose partition cuts at least a tenth of the arcs; host on one
+    /// CUDA device holding a dense graph whose shares outgrow its L2; else fused where the
+    /// devices can run it, else host; host on the host backend).
     #[arg(long, hide = true)]
     driver: Option<Driver>,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of

@@ -118,8 +118,9 @@
 //!
 //! *Status.* [`Driver::Auto`] runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
-//! peer access, or members sharing a GPU) and the partition cuts few arcs ("Choosing a
-//! driver" below), host-driven where the loop cannot run. Members sharing one GPU run
+//! peer access, or members sharing a GPU) and the partition cuts few arcs, but for one device
+//! holding a dense graph whose shares outgrow its L2 ("Choosing a driver" below);
+//! host-driven where the loop cannot run. Members sharing one GPU run
 //! device-driven several times faster than host-driven on dense graphs, and faster on road
 //! grids; host-driven rounds on two GPUs are slower than it on every graph, by far on dense
 //! ones. Where a partition cuts many arcs, the synchronous sweeps ([`Driver::Sweeps`]) are
@@ -188,6 +189,13 @@
 //!   share arrays and the host's launch and read-back per round cost more than the few cut
 //!   arcs, and the device-driven loop's worklist rounds, which push only from the vertices
 //!   above epsilon, are cheaper than sweeping every vertex every round.
+//! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
+//!   per vertex) whose shares (4 bytes per vertex) outgrow the L2, [`Driver::Host`]: there
+//!   most of a run is sweeps whose gathers read shares from DRAM, and the sweep's gather and
+//!   hub tiles launched as kernels of their own run faster than as phases of the persistent
+//!   loop, by more than the launch and read-back per round cost (a Kronecker graph of scale
+//!   25 on one H200). Where the shares fit the L2 or the graph is sparse, the device-driven
+//!   loop is the faster.
 //! - With push sweeps, or on one device or a partition cutting few arcs where the
 //!   device-driven loop cannot run, [`Driver::Host`].
 //!

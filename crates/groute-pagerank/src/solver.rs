@@ -28,7 +28,7 @@ use crate::cuda::storage::{CudaPageRankStorage, PushSettings};
 use crate::host_pull::HostPull;
 use crate::profile::DeviceProfile;
 use crate::sweep::{CutArcs, SweepMode};
-use crate::{Driver, PageRankError, PageRankRanks, PageRankTuning};
+use crate::{DENSE_MIN_AVERAGE_DEGREE, Driver, PageRankError, PageRankRanks, PageRankTuning};
 
 /// The output of [`DeviceSolver::run`], in the partitioned numbering.
 pub(crate) struct SolveOutput {
@@ -312,22 +312,45 @@ fn fused_runs(
 
 /// What [`Driver::Auto`] runs on CUDA (crate docs, "Choosing a driver"): with push sweeps,
 /// host-driven rounds; on several devices whose partition cuts at least
-/// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; else device-driven where
+/// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; on one device, host-driven rounds
+/// where [`launched_sweeps_win`] holds; else device-driven where
 /// `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 /// peer access, or members sharing GPUs), host-driven otherwise.
 fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSettings) -> Driver {
+    let (vertices, arcs) = (csr.num_vertices() as u64, csr.num_edges());
     if push.sweep != SweepMode::Pull {
         Driver::Host
     } else if context.num_devices() > 1
-        && csr.num_edges() > 0
-        && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * csr.num_edges() as f64
+        && arcs > 0
+        && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * arcs as f64
     {
         Driver::Sweeps
+    } else if context.num_devices() == 1
+        && launched_sweeps_win(vertices, arcs, crate::tuning::smallest_l2(context))
+    {
+        Driver::Host
     } else if groute_core::cuda::PeerGroup::auto_device_driven(context) {
         Driver::Fused
     } else {
         Driver::Host
     }
+}
+
+/// Whether one CUDA device whose L2 holds `l2_cache_bytes` runs a graph of `vertices` and
+/// `arcs` faster in host-driven rounds than in the device-driven loop: where the graph is
+/// dense (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex, so that its sweeps' gathers
+/// are most of a run) and a share per vertex (4 bytes) outgrows the L2 (so that most of
+/// those gathers' random share reads go to DRAM). There a sweep's gather and hub tiles
+/// launched as kernels of their own, over a grid sized by the range, run faster than as
+/// phases of the persistent loop, whose resident grid strides over the range, by more than
+/// the host's launch and read-back per round cost (a Kronecker graph of scale 25). Where the
+/// shares fit the L2 (scale 21) or the graph is sparse (road networks), the device-driven
+/// loop is the faster.
+fn launched_sweeps_win(vertices: u64, arcs: u64, l2_cache_bytes: u64) -> bool {
+    vertices > 0
+        && l2_cache_bytes > 0
+        && 4 * vertices > l2_cache_bytes
+        && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 
 /// The share of a partition's arcs that must be cut (lead to another part's vertex) for
@@ -445,4 +468,26 @@ pub(crate) fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
     pieces
         .into_iter()
         .fold((0f64, 0f32), |(sum, max), (s, m)| (sum + s, max.max(m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launched_sweeps_win;
+
+    /// The L2 of an H200 (60 MiB; an H100's is 50 MiB).
+    const L2: u64 = 60 << 20;
+
+    #[test]
+    fn one_device_launches_the_sweeps_of_dense_graphs_whose_shares_outgrow_the_l2() {
+        // A Kronecker graph of scale 25, edge factor 16 (symmetric: ~32 arcs per vertex).
+        assert!(launched_sweeps_win(1 << 25, 1 << 30, L2));
+        // Scale 21, edge factor 48: its 8 MiB of shares fit the L2.
+        assert!(!launched_sweeps_win(1 << 21, 181 << 20, L2));
+        // A road network of 24 M vertices, 2.4 arcs per vertex: its shares outgrow the L2,
+        // but sweeps are a small part of its runs.
+        assert!(!launched_sweeps_win(24 << 20, 58 << 20, L2));
+        // The host backend (no L2) and an empty graph.
+        assert!(!launched_sweeps_win(1 << 25, 1 << 30, 0));
+        assert!(!launched_sweeps_win(0, 0, L2));
+    }
 }
