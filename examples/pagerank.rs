@@ -16,9 +16,11 @@
 //! alpha)` (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
 //! `--execution` picks who drives the rounds on CUDA (device-driven: one persistent kernel
 //! per device; host-driven: a launch per round over the worklist). Auto runs device-driven on
-//! one GPU and where the partition cuts few arcs, and synchronous pull sweeps (host-driven,
-//! the devices copying each other's shares every round) on several devices where it cuts at
-//! least a tenth of them; tuning `--driver auto|fused|host|sweeps` names a driver. The JSON
+//! one GPU and where the partition cuts few arcs, but host-driven on one GPU holding a dense
+//! graph whose shares (4 bytes per vertex) outgrow its L2, and synchronous pull sweeps
+//! (host-driven, the devices copying each other's shares every round) on several devices
+//! where the partition cuts at least a tenth of the arcs; tuning
+//! `--driver auto|fused|host|sweeps` names a driver. The JSON
 //! report says which ran.
 
 mod common;

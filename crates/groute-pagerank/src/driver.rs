@@ -1,8 +1,8 @@
 //! Who drives the rounds of a CUDA run ([`Driver`], `--driver`): the host (a launch and a
 //! read-back per round, the ring between devices) or the device (one persistent kernel per
 //! device running every round, the devices exchanging over NVLink; crate docs, "Device-driven
-//! runs"). [`Driver::Auto`] picks the device where the devices can run it (crate docs: the
-//! device-driven loop is the faster one on sparse and dense graphs alike).
+//! runs"). [`Driver::Auto`] picks by the graph and the devices (crate docs, "Choosing a
+//! driver").
 
 /// Who runs the rounds of a CUDA run ([`crate::PageRankOptions::driver`], `--driver`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

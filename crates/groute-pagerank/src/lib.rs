@@ -184,8 +184,9 @@
 //!   [`PageRankRanks`] (a round is one pull sweep of these docs); so is the gather of a
 //!   round that takes few vertices, which reads only their shares
 //!   ([`PageRankTuning::sparse_gather_divisor`]).
-//! - Otherwise (one device, or a partition that cuts few arcs, as METIS or blocks do on road
-//!   networks), [`Driver::Fused`] where the devices can run it: there the copies of whole
+//! - Otherwise (one device, but for the dense graphs of the next item, or a partition that
+//!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
+//!   devices can run it: there the copies of whole
 //!   share arrays and the host's launch and read-back per round cost more than the few cut
 //!   arcs, and the device-driven loop's worklist rounds, which push only from the vertices
 //!   above epsilon, are cheaper than sweeping every vertex every round.
@@ -279,8 +280,9 @@ pub const SPARSE_SWEEP_DIVISOR: u32 = 16;
 /// arcs per vertex: sweep once a sixty-fourth of the owned range is pending.
 pub const DENSE_SWEEP_DIVISOR: u32 = 64;
 /// The average degree from which [`PageRankTuning::sweep_divisor_for`] picks
-/// [`DENSE_SWEEP_DIVISOR`]: between road grids (about 2.4) and Kronecker graphs (31 and
-/// more).
+/// [`DENSE_SWEEP_DIVISOR`], and from which [`Driver::Auto`] runs one CUDA device holding a
+/// graph whose shares outgrow its L2 host-driven ("Choosing a driver"): between road grids
+/// (about 2.4) and Kronecker graphs (31 and more).
 pub const DENSE_MIN_AVERAGE_DEGREE: f64 = 8.0;
 /// Default [`PageRankTuning::fused_blocks_per_sm`].
 pub const DEFAULT_FUSED_BLOCKS_PER_SM: u32 = 8;

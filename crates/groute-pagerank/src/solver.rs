@@ -472,13 +472,13 @@ pub(crate) fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
 
 #[cfg(test)]
 mod tests {
-    use super::launched_sweeps_win;
+    use super::{DENSE_MIN_AVERAGE_DEGREE, launched_sweeps_win};
 
-    /// The L2 of an H200 (60 MiB; an H100's is 50 MiB).
-    const L2: u64 = 60 << 20;
+    /// An L2 of 50 MiB, about an H100's or H200's.
+    const L2: u64 = 50 << 20;
 
     #[test]
-    fn one_device_launches_the_sweeps_of_dense_graphs_whose_shares_outgrow_the_l2() {
+    fn launched_sweeps_win_on_dense_graphs_whose_shares_outgrow_the_l2() {
         // A Kronecker graph of scale 25, edge factor 16 (symmetric: ~32 arcs per vertex).
         assert!(launched_sweeps_win(1 << 25, 1 << 30, L2));
         // Scale 21, edge factor 48: its 8 MiB of shares fit the L2.
@@ -486,6 +486,13 @@ mod tests {
         // A road network of 24 M vertices, 2.4 arcs per vertex: its shares outgrow the L2,
         // but sweeps are a small part of its runs.
         assert!(!launched_sweeps_win(24 << 20, 58 << 20, L2));
+        // The bounds: exactly DENSE_MIN_AVERAGE_DEGREE arcs per vertex is dense; shares of
+        // exactly the L2's size fit it.
+        let (fits, outgrows) = (L2 / 4, L2 / 4 + 1);
+        let dense = |v: u64| (DENSE_MIN_AVERAGE_DEGREE as u64) * v;
+        assert!(launched_sweeps_win(outgrows, dense(outgrows), L2));
+        assert!(!launched_sweeps_win(outgrows, dense(outgrows) - 1, L2));
+        assert!(!launched_sweeps_win(fits, dense(fits), L2));
         // The host backend (no L2) and an empty graph.
         assert!(!launched_sweeps_win(1 << 25, 1 << 30, 0));
         assert!(!launched_sweeps_win(0, 0, L2));
