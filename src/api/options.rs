@@ -60,7 +60,8 @@ impl Backend {
 /// | `DeviceDriven` | one persistent kernel per device for the whole run, the devices exchanging over their peer links and detecting termination themselves | one persistent kernel per device | label propagation, one persistent kernel per device (as many rounds as the components' diameter) |
 /// | `Auto` | each algorithm's default: device-driven on one GPU, and on several where the GPUs reach each other and the graph suits it | device-driven where few arcs are cut, but host-driven on one GPU holding a dense graph whose shares outgrow its L2 | host-driven |
 ///
-/// The host backend runs everything host-driven; `DeviceDriven` there is an error. What ran
+/// On the host backend `Auto` and `HostDriven` run host-driven rounds, and `DeviceDriven`
+/// runs the device-driven protocol on persistent host members (a thread per device). What ran
 /// is in [`RunStats::execution`](crate::RunStats::execution). The algorithms' own switches
 /// for a choice: [`Execution::fused_mode`], [`Execution::multi_driver`],
 /// [`Execution::pagerank_driver`].

@@ -134,7 +134,7 @@ pub struct BfsTuning {
 pub struct BfsStats {
     /// Expand rounds of the busiest device: levels of a fused or per-level run; bounded fused
     /// launches (of many levels each) on several devices; direction-optimizing: level steps,
-    /// the last of which finds nothing new; 0 for the asynchronous kernel, which has none.
+    /// the last of which finds nothing new.
     pub rounds: u64,
     /// Work items processed on all devices (direction-optimizing: the vertices each push step
     /// expanded plus the unvisited vertices each pull step scanned).

@@ -187,7 +187,7 @@ pub struct SsspOptions {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SsspStats {
     /// Expand rounds of the busiest device: levels of a fused or per-level run; bounded fused
-    /// launches (of many levels each) on several devices; 0 for the asynchronous kernel.
+    /// launches (of many levels each) on several devices.
     pub rounds: u64,
     /// Work items processed on all devices (a vertex counts once per expansion; label
     /// correcting may expand a vertex more than once).

@@ -156,8 +156,10 @@ pub(super) use state::{
 /// `max_batch` does not apply to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FusedMode {
-    /// Fused where the fused kernel supports the run: one device always; several devices in
-    /// bounded fused rounds on sparse graphs, one launch per level on dense ones. The launch
+    /// Fused where the fused kernel supports the run: one device always; several devices
+    /// device-driven where the [`FusedDriver`](super::FusedDriver) allows it
+    /// ([`FusedMode::fuses_device_driven`]), else bounded fused rounds on sparse graphs and one
+    /// launch per level on dense ones. The launch
     /// shape follows the graph's density
     /// ([`FUSED_SPARSE_MAX_AVERAGE_DEGREE`](super::FUSED_SPARSE_MAX_AVERAGE_DEGREE)): on one
     /// device, with dense graphs on a grid of every resident block, fused beats one launch per
@@ -165,8 +167,9 @@ pub enum FusedMode {
     #[default]
     Auto,
     /// Fused: one device runs the whole traversal as one persistent kernel; several devices
-    /// run each round as a bounded fused launch of many levels between the host's exchanges
-    /// (`fused_rounds.rs`).
+    /// run device-driven where the [`FusedDriver`](super::FusedDriver) allows it, else each
+    /// round as a bounded fused launch of many levels between the host's exchanges
+    /// (`fused_rounds.rs`), at any density.
     On,
     /// One launch per round.
     Off,
