@@ -83,8 +83,9 @@ struct Cli {
     do_beta: u64,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
     /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
-    /// sharing them, for testing), per-device (one host thread per device) or auto (fused on
-    /// distinct GPUs with peer access, else per-device).
+    /// sharing them, for testing), per-device (one host thread per device) or auto (fused
+    /// where the devices can run it: one GPU, distinct GPUs with peer access, or members
+    /// sharing a GPU; else per-device).
     #[arg(long, hide = true, value_name = "DRIVER")]
     do_driver: Option<MultiDriver>,
     /// Device-driven direction-optimizing runs: stamp every phase of every level on every

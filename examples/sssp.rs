@@ -59,7 +59,8 @@ struct Cli {
     #[command(flatten)]
     worklist: WorklistArgs,
     /// Soft priority: width of a distance band (0: off; default: 32 x the average arc weight,
-    /// narrower on dense graphs, 4x wider in bounded fused rounds on several GPUs).
+    /// narrower on dense graphs, 4x wider where a run on several GPUs may be fused:
+    /// device-driven, or bounded fused rounds).
     #[arg(long, value_name = "D", hide = true)]
     prio_delta: Option<u32>,
 }

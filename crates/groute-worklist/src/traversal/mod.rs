@@ -25,11 +25,11 @@
 //! the values and traverses; [`solve_min_traversal`] is the one-shot form.
 //!
 //! On CUDA, a run on one device is by default one fused persistent kernel (`fused.rs`,
-//! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices run rounds under the
-//! driver (`cuda.rs`): one expand launch per level, or on sparse graphs fused: one persistent
-//! kernel per device for the whole run where the devices have peer access
-//! (`fused_peer.rs`, [`FusedDriver`]), else one bounded fused launch of many levels per round
-//! (`fused_rounds.rs`).
+//! `kernels/include/fused.cuh`; [`FusedMode`]); runs on several devices are, where the
+//! devices can run it, one persistent kernel per device for the whole run at any density
+//! (`fused_peer.rs`, [`FusedDriver`]); else they run rounds under the driver (`cuda.rs`): one
+//! bounded fused launch of many levels per round on sparse graphs (`fused_rounds.rs`), one
+//! expand launch per level on dense ones.
 
 mod barrier_bench;
 mod cuda;
