@@ -347,9 +347,7 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
 /// shares fit the L2 (scale 21) or the graph is sparse (road networks), the device-driven
 /// loop is the faster.
 fn launched_sweeps_win(vertices: u64, arcs: u64, l2_cache_bytes: u64) -> bool {
-    vertices > 0
-        && l2_cache_bytes > 0
-        && 4 * vertices > l2_cache_bytes
+    crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
         && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 

@@ -68,6 +68,13 @@ pub(crate) fn smallest_l2(context: &groute_core::Context) -> u64 {
         .unwrap_or(0)
 }
 
+/// Whether a share per vertex (4 bytes) of a graph of `vertices` outgrows an L2 of
+/// `l2_cache_bytes` (0, the host backend's: never), so that a sweep's random reads of shares
+/// miss in it: what the degree order, the sparse gathers and one device's driver weigh.
+pub(crate) fn shares_outgrow_l2(vertices: u64, l2_cache_bytes: u64) -> bool {
+    l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes
+}
+
 /// How many times the average degree the largest must be for
 /// [`PageRankTuning::degree_order_for`] to call a graph's degrees skewed.
 pub const DEGREE_ORDER_SKEW: f64 = 64.0;
@@ -124,7 +131,7 @@ impl PageRankTuning {
         if let Some(asked) = self.degree_order {
             return asked;
         }
-        if l2_cache_bytes == 0 || vertices == 0 || 4 * vertices <= l2_cache_bytes {
+        if !shares_outgrow_l2(vertices, l2_cache_bytes) {
             return false;
         }
         largest_degree() as f64 >= DEGREE_ORDER_SKEW * (arcs as f64 / vertices as f64)
@@ -142,7 +149,7 @@ impl PageRankTuning {
     pub fn sparse_gather_below(&self, vertices: u64, l2_cache_bytes: u64) -> u64 {
         let divisor = match self.sparse_gather_divisor {
             Some(asked) => asked,
-            None if l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes => SPARSE_GATHER_DIVISOR,
+            None if shares_outgrow_l2(vertices, l2_cache_bytes) => SPARSE_GATHER_DIVISOR,
             None => 0,
         };
         vertices.checked_div(u64::from(divisor)).unwrap_or(0)
