@@ -471,7 +471,9 @@ __device__ __forceinline__ void push_hubs_grid(const PageRankOps& ops,
 // Pull sweep, hubs (before the gather): the in-lists of the hubs listed at upload, in tiles
 // (tiles[3t] = hub index, tiles[3t + 1 .. 3t + 3) = arc range of the in-CSR), block b taking
 // tiles b, b + gridDim.x, ...; each tile's sum is added to hub_sum[hub index] (shares read
-// as in the gather: `taken` null or the bitmap of pagerank_mark_taken).
+// as in the gather: `taken` null or the bitmap of pagerank_mark_taken), each thread keeping
+// BATCH loads in flight.
+template <unsigned int BATCH>
 __device__ __forceinline__ void pull_hub_tiles_grid(const unsigned long long* tiles,
                                                     unsigned int tile_count,
                                                     const unsigned int* in_sources,
@@ -482,10 +484,8 @@ __device__ __forceinline__ void pull_hub_tiles_grid(const unsigned long long* ti
         const unsigned long long hub = tiles[3ull * t];
         const unsigned long long begin = tiles[3ull * t + 1];
         const unsigned long long end = tiles[3ull * t + 2];
-        float part = 0.0f;
-        for (unsigned long long e = begin + threadIdx.x; e < end; e += blockDim.x) {
-            part += groute::taken_share(share, taken, in_sources[e]);
-        }
+        float part = groute::strided_share_sum<BATCH>(in_sources, share, taken,
+                                                      begin + threadIdx.x, end, blockDim.x);
         part = groute::block_sum(part, total);
         if (threadIdx.x == 0) {
             atomicAdd(hub_sum + hub, part);
@@ -510,7 +510,9 @@ __device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v
 
 // Pull sweep pass 2: the hubs' sums (taken from hub_sum, left 0), then every other owned
 // vertex (in-degree below hub_degree) gathers its in-neighbours' shares (those whose `taken`
-// bit is set, every share where `taken` is null: pull_gather.cuh).
+// bit is set, every share where `taken` is null: pull_gather.cuh), each thread keeping BATCH
+// loads in flight.
+template <unsigned int BATCH>
 __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
                                                  const unsigned long long* in_offsets,
                                                  const unsigned int* in_sources,
@@ -548,7 +550,8 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
             end = in_offsets[v + 1];
         }
         const bool active = owned && end - begin < hub_degree;
-        const float sum = groute::gather_sum(in_sources, share, taken, begin, end, active);
+        const float sum =
+            groute::gather_sum<BATCH>(in_sources, share, taken, begin, end, active);
         // Most vertices may cross in a sweep: one reservation per block, not per warp.
         const bool crossed = active && add_owned(ops, v, sum);
         const unsigned int slot = groute::block_reserve(sink.count, crossed);

@@ -59,8 +59,41 @@ __device__ __forceinline__ float taken_share(const float* share, const unsigned 
     return share[u];
 }
 
+// Sum of `share[sources[e]]` through `taken` for e = first, first + step, ... below `end`, in
+// that order. BATCH tails are loaded before their shares are, so that a thread has BATCH
+// loads in flight instead of one: the loop is bound by the latency of its loads, not by the
+// bandwidth they use. BATCH 1 is the plain loop.
+template <unsigned int BATCH>
+__device__ __forceinline__ float strided_share_sum(const unsigned int* sources,
+                                                   const float* share,
+                                                   const unsigned int* taken,
+                                                   unsigned long long first,
+                                                   unsigned long long end,
+                                                   unsigned long long step) {
+    float sum = 0.0f;
+    for (unsigned long long e = first; e < end; e += BATCH * step) {
+        unsigned int tail[BATCH];
+        bool valid[BATCH];
+#pragma unroll
+        for (unsigned int k = 0; k < BATCH; ++k) {
+            const unsigned long long at = e + k * step;
+            valid[k] = at < end;
+            tail[k] = valid[k] ? sources[at] : 0u;
+        }
+#pragma unroll
+        for (unsigned int k = 0; k < BATCH; ++k) {
+            if (valid[k]) {
+                sum += taken_share(share, taken, tail[k]);
+            }
+        }
+    }
+    return sum;
+}
+
 // Sum of `share[sources[e]]` for e in [begin, end) where `active`, else 0 (shares whose
-// `taken` bit is clear read as 0).
+// `taken` bit is clear read as 0), each thread keeping BATCH loads in flight
+// (strided_share_sum; the sums are the same for every BATCH).
+template <unsigned int BATCH>
 __device__ __forceinline__ float gather_sum(const unsigned int* sources, const float* share,
                                             const unsigned int* taken,
                                             unsigned long long begin, unsigned long long end,
@@ -73,11 +106,9 @@ __device__ __forceinline__ float gather_sum(const unsigned int* sources, const f
     claim_block_lists(have, begin, end, 0u,
                       [&](unsigned long long bb, unsigned long long be, unsigned int,
                           unsigned int owner) {
-                          float part = 0.0f;
-                          for (unsigned long long e = bb + threadIdx.x; e < be;
-                               e += blockDim.x) {
-                              part += taken_share(share, taken, sources[e]);
-                          }
+                          float part = strided_share_sum<BATCH>(sources, share, taken,
+                                                                bb + threadIdx.x, be,
+                                                                blockDim.x);
                           part = block_sum(part, block_total);
                           if (owner == threadIdx.x) {
                               mine = part;
@@ -87,10 +118,8 @@ __device__ __forceinline__ float gather_sum(const unsigned int* sources, const f
     claim_warp_lists(have, begin, end, 0u,
                      [&](unsigned long long wb, unsigned long long we, unsigned int,
                          unsigned int leader) {
-                         float part = 0.0f;
-                         for (unsigned long long e = wb + lane; e < we; e += 32u) {
-                             part += taken_share(share, taken, sources[e]);
-                         }
+                         float part =
+                             strided_share_sum<BATCH>(sources, share, taken, wb + lane, we, 32u);
                          part = warp_sum(part);
                          if (lane == leader) {
                              mine = part;
@@ -98,9 +127,7 @@ __device__ __forceinline__ float gather_sum(const unsigned int* sources, const f
                      });
     // (3) Thread granularity: the short lists.
     if (have) {
-        for (unsigned long long e = begin; e < end; ++e) {
-            mine += taken_share(share, taken, sources[e]);
-        }
+        mine += strided_share_sum<BATCH>(sources, share, taken, begin, end, 1u);
     }
     return mine;
 }

@@ -202,13 +202,20 @@ extern "C" __global__ void pagerank_pull_cut(PageRankOps ops, const unsigned int
     push_cut_grid(ops, cut, share, wl, hub_list(wl, hub_capacity), remote);
 }
 
+// The loads each thread of the launched pull kernels keeps in flight (pull_gather.cuh's
+// strided_share_sum): a hub tile is 2048 arcs, 8 per thread of a 256-thread block, all
+// loaded at once; the gather's lists are shorter. (The fused kernel, whose registers are
+// capped, loads one at a time.)
+constexpr unsigned int HUB_TILE_LOADS = 8u;
+constexpr unsigned int GATHER_LOADS = 4u;
+
 // Pull sweep, hubs (before pagerank_pull_gather): pull_hub_tiles_grid.
 extern "C" __global__ void pagerank_pull_hub_tiles(const unsigned long long* tiles,
                                                    unsigned int tile_count,
                                                    const unsigned int* in_sources,
                                                    const float* share,
                                                    const unsigned int* taken, float* hub_sum) {
-    pull_hub_tiles_grid(tiles, tile_count, in_sources, share, taken, hub_sum);
+    pull_hub_tiles_grid<HUB_TILE_LOADS>(tiles, tile_count, in_sources, share, taken, hub_sum);
 }
 
 // Pull sweep pass 2: pull_gather_grid.
@@ -221,8 +228,8 @@ extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 const unsigned int* hubs, unsigned int hub_count,
                                                 float* hub_sum,
                                                 unsigned long long hub_degree) {
-    pull_gather_grid(ops, in_offsets, in_sources, share, taken, wl, hubs, hub_count, hub_sum,
-                     hub_degree);
+    pull_gather_grid<GATHER_LOADS>(ops, in_offsets, in_sources, share, taken, wl, hubs,
+                                   hub_count, hub_sum, hub_degree);
 }
 
 // Pull sweep, before the hub tiles and the gather where they skip the shares of vertices not

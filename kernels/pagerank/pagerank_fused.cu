@@ -451,8 +451,8 @@ __device__ __forceinline__ void pagerank_fused_body(
             if (pull.tile_count != 0u) {
                 // The pull hubs' tiles, then barrier H: their sums are complete before the
                 // gather reads them.
-                pull_hub_tiles_grid(pull.tiles, pull.tile_count, pull.in_sources, pull.share,
-                                    nullptr, pull.hub_sum);
+                pull_hub_tiles_grid<1>(pull.tiles, pull.tile_count, pull.in_sources,
+                                       pull.share, nullptr, pull.hub_sum);
                 groute::grid_barrier(
                     state, gen, config,
                     [&] {
@@ -461,8 +461,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                     },
                     keep, nothing);
             }
-            pull_gather_grid(ops, pull.in_offsets, pull.in_sources, pull.share, nullptr, rwl,
-                             pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree);
+            pull_gather_grid<1>(ops, pull.in_offsets, pull.in_sources, pull.share, nullptr, rwl,
+                                pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree);
         } else {
             push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
                               round.w[REC_COUNT], 0.0f, rwl, hubs, remote);
