@@ -125,4 +125,9 @@ impl<T> DevicePtr<T> {
     pub fn addr(self) -> u64 {
         self.addr
     }
+
+    /// Whether this is the null pointer.
+    pub fn is_null(self) -> bool {
+        self.addr == 0
+    }
 }

@@ -202,23 +202,37 @@ extern "C" __global__ void pagerank_pull_cut(PageRankOps ops, const unsigned int
     push_cut_grid(ops, cut, share, wl, hub_list(wl, hub_capacity), remote);
 }
 
-// The loads each thread of the launched pull kernels keeps in flight (pull_gather.cuh's
-// strided_share_sum): a hub tile is 2048 arcs, 8 per thread of a 256-thread block, all
-// loaded at once; the gather's lists are shorter. (The fused kernel, whose registers are
-// capped, loads one at a time.)
-constexpr unsigned int HUB_TILE_LOADS = 8u;
-constexpr unsigned int GATHER_LOADS = 4u;
+// The loads each thread of the `_batched` pull kernels keeps in flight (pull_gather.cuh's
+// strided_share_sum): a hub tile is 2048 arcs, 8 per thread of a 256-thread block, all loaded
+// at once; the gather's lists are shorter. The gathers through a `taken` bitmap run them
+// (their arcs mostly read a bit and no share, so the tails' loads bound them), and so do the
+// synchronous sweeps' gathers. The plain kernels keep one load in flight: the host-driven
+// rounds' gathers, which read every share, run faster so (crates/groute-pagerank/src/cuda/
+// pull_launch.rs chooses).
+constexpr unsigned int BATCHED_HUB_TILE_LOADS = 8u;
+constexpr unsigned int BATCHED_GATHER_LOADS = 4u;
 
-// Pull sweep, hubs (before pagerank_pull_gather): pull_hub_tiles_grid.
+// Pull sweep, hubs (before pagerank_pull_gather): pull_hub_tiles_grid, one load in flight.
 extern "C" __global__ void pagerank_pull_hub_tiles(const unsigned long long* tiles,
                                                    unsigned int tile_count,
                                                    const unsigned int* in_sources,
                                                    const float* share,
                                                    const unsigned int* taken, float* hub_sum) {
-    pull_hub_tiles_grid<HUB_TILE_LOADS>(tiles, tile_count, in_sources, share, taken, hub_sum);
+    pull_hub_tiles_grid<1>(tiles, tile_count, in_sources, share, taken, hub_sum);
 }
 
-// Pull sweep pass 2: pull_gather_grid.
+// pagerank_pull_hub_tiles with BATCHED_HUB_TILE_LOADS in flight.
+extern "C" __global__ void pagerank_pull_hub_tiles_batched(const unsigned long long* tiles,
+                                                           unsigned int tile_count,
+                                                           const unsigned int* in_sources,
+                                                           const float* share,
+                                                           const unsigned int* taken,
+                                                           float* hub_sum) {
+    pull_hub_tiles_grid<BATCHED_HUB_TILE_LOADS>(tiles, tile_count, in_sources, share, taken,
+                                                hub_sum);
+}
+
+// Pull sweep pass 2: pull_gather_grid, one load in flight.
 extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 const unsigned long long* in_offsets,
                                                 const unsigned int* in_sources,
@@ -228,8 +242,22 @@ extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
                                                 const unsigned int* hubs, unsigned int hub_count,
                                                 float* hub_sum,
                                                 unsigned long long hub_degree) {
-    pull_gather_grid<GATHER_LOADS>(ops, in_offsets, in_sources, share, taken, wl, hubs,
-                                   hub_count, hub_sum, hub_degree);
+    pull_gather_grid<1>(ops, in_offsets, in_sources, share, taken, wl, hubs, hub_count,
+                        hub_sum, hub_degree);
+}
+
+// pagerank_pull_gather with BATCHED_GATHER_LOADS in flight.
+extern "C" __global__ void pagerank_pull_gather_batched(PageRankOps ops,
+                                                        const unsigned long long* in_offsets,
+                                                        const unsigned int* in_sources,
+                                                        const float* share,
+                                                        const unsigned int* taken,
+                                                        groute::DeviceWorklist wl,
+                                                        const unsigned int* hubs,
+                                                        unsigned int hub_count, float* hub_sum,
+                                                        unsigned long long hub_degree) {
+    pull_gather_grid<BATCHED_GATHER_LOADS>(ops, in_offsets, in_sources, share, taken, wl,
+                                           hubs, hub_count, hub_sum, hub_degree);
 }
 
 // Pull sweep, before the hub tiles and the gather where they skip the shares of vertices not

@@ -33,6 +33,11 @@ pub struct PullBuffers {
     /// gather first marks the vertices whose share is above 0 (`pagerank_mark_taken`) and
     /// then reads only their shares (`None`: every share is read).
     pub taken: Option<RawSlice>,
+    /// The gather and the hub tiles keep several loads in flight per thread (the
+    /// `_batched` kernels): what the synchronous sweeps ask for, and what every gather
+    /// through `taken` runs. False: one load at a time, which the host-driven rounds'
+    /// gathers, reading every share at random, run faster.
+    pub batched_loads: bool,
 }
 
 /// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
@@ -246,6 +251,7 @@ pub fn launch_pull_gather(
         }
         None => DevicePtr::null(),
     };
+    let batched = pull.batched_loads || !taken.is_null();
     let (hubs, hub_count, hub_sums, hub_degree) = match &pull.hubs {
         Some(h) => {
             let count = elements::<u32>("pull hubs", &h.vertices)?;
@@ -256,13 +262,18 @@ pub fn launch_pull_gather(
                     src: count as usize,
                 });
             }
-            launch_hub_tiles(stream, pull, h, taken)?;
+            launch_hub_tiles(stream, pull, h, taken, batched)?;
             (&h.vertices, count, &h.sums, crate::PULL_HUB_DEGREE)
         }
         // No hub: the kernel reads no hub array (count 0, no in-list that long).
         None => (&pull.share, 0, &pull.share, u64::MAX),
     };
-    let (f, cfg) = config(stream, "pagerank_pull_gather", pr.owned.len())?;
+    let kernel = if batched {
+        "pagerank_pull_gather_batched"
+    } else {
+        "pagerank_pull_gather"
+    };
+    let (f, cfg) = config(stream, kernel, pr.owned.len())?;
     let in_csr = pull.in_csr.device_ptrs()?;
     let args = (
         ops,
@@ -276,7 +287,8 @@ pub fn launch_pull_gather(
         DevicePtr::<f32>::from_slice(hub_sums)?,
         hub_degree,
     );
-    // SAFETY: pagerank_pull_gather(PageRankOps ops, const unsigned long long* in_offsets,
+    // SAFETY: pagerank_pull_gather and pagerank_pull_gather_batched (PageRankOps ops, const
+    // unsigned long long* in_offsets,
     // const unsigned* in_sources, const float* share, const unsigned* taken, DeviceWorklist
     // wl, const unsigned* hubs, unsigned hub_count, float* hub_sum, unsigned long long
     // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex
@@ -323,17 +335,24 @@ fn launch_mark_taken(
     keep(stream, pull.memory())
 }
 
-/// Enqueues `pagerank_pull_hub_tiles` over the hubs' tiles, on the resident grid (reading
-/// the shares whose `taken` bit is set; every share where `taken` is null).
+/// Enqueues `pagerank_pull_hub_tiles` (`_batched` where `batched`) over the hubs' tiles, on
+/// the resident grid (reading the shares whose `taken` bit is set; every share where `taken`
+/// is null).
 fn launch_hub_tiles(
     stream: &dyn RawStream,
     pull: &PullBuffers,
     hubs: &PullHubBuffers,
     taken: DevicePtr<u32>,
+    batched: bool,
 ) -> Result<(), Error> {
     let words = hubs.tiles.len / 8;
     let tiles = u32::try_from(words / 3).map_err(|_| too_many("pull hub tiles", words / 3))?;
-    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_pull_hub_tiles")?;
+    let kernel = if batched {
+        "pagerank_pull_hub_tiles_batched"
+    } else {
+        "pagerank_pull_hub_tiles"
+    };
+    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function(kernel)?;
     let grid = f
         .max_resident_grid(PAGERANK_BLOCK, 0)?
         .max(1)
@@ -346,7 +365,8 @@ fn launch_hub_tiles(
         taken,
         DevicePtr::<f32>::from_slice(&hubs.sums)?,
     );
-    // SAFETY: pagerank_pull_hub_tiles(const unsigned long long* tiles, unsigned tile_count,
+    // SAFETY: pagerank_pull_hub_tiles and pagerank_pull_hub_tiles_batched (const unsigned long
+    // long* tiles, unsigned tile_count,
     // const unsigned* in_sources, const float* share, const unsigned* taken, float* hub_sum):
     // the tuple matches it; `taken` is null or a bit per vertex (checked by the caller);
     // `tiles` holds 3 * tile_count u64s (counted from its length), built at upload from the

@@ -133,7 +133,7 @@ impl PullStorage {
         &self.in_csr
     }
 
-    /// The kernel-side view of the buffers.
+    /// The kernel-side view of the buffers (one load in flight per gather thread).
     pub(crate) fn buffers(&self) -> PullBuffers {
         PullBuffers {
             in_csr: self.in_csr.clone(),
@@ -150,6 +150,7 @@ impl PullStorage {
                 sums: s.raw(),
             }),
             taken: self.taken.as_ref().map(Buffer::raw),
+            batched_loads: false,
         }
     }
 }
