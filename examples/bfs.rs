@@ -26,8 +26,10 @@
 //! GTEPS, is the Graph500 count: the arcs of the reached vertices).
 //!
 //! With no graph flag it runs the shipped `datasets/4elt.graph` on the best backend present
-//! and validates the result against the sequential reference. Tuning `--prio-delta D` turns
-//! on soft priority by level (bands of `D` levels; off by default).
+//! and validates the result against the sequential reference. Tuning `--prio-delta D` sets
+//! soft priority by level (bands of `D` levels; 0: off). By default it is off, except where
+//! the worklist BFS runs device-driven on several CUDA devices (bands of
+//! `groute_bfs::PRIO_DELTA_DEVICE_DRIVEN` levels).
 
 mod common;
 
@@ -66,9 +68,10 @@ struct Cli {
     roots_seed: u64,
     #[command(flatten)]
     worklist: WorklistArgs,
-    /// Soft priority: width of a level band (0, the default: off).
-    #[arg(long, hide = true, value_name = "D", default_value_t = 0)]
-    prio_delta: u32,
+    /// Soft priority: width of a level band (0: off; default: off, except device-driven runs
+    /// on several CUDA devices: groute_bfs::PRIO_DELTA_DEVICE_DRIVEN).
+    #[arg(long, hide = true, value_name = "D")]
+    prio_delta: Option<u32>,
     /// auto, push (asynchronous worklist) or pull-push (direction-optimizing, any device
     /// count).
     #[arg(long, hide = true, value_name = "DIR", default_value_t = Direction::Auto)]
@@ -156,7 +159,7 @@ fn run() -> Result<(), AnyError> {
     let execution = cli.run.execution;
     let mut options = BfsOptions::default();
     cli.worklist.apply(&mut options.worklist);
-    options.worklist.prio_delta = Some(cli.prio_delta);
+    options.worklist.prio_delta = cli.prio_delta;
     cli.fused
         .apply(execution, ctx.num_devices(), &mut options.worklist);
     options.direction = cli.direction;
@@ -230,7 +233,7 @@ fn run() -> Result<(), AnyError> {
         "fused": stats.fused,
         "device_driven_members": stats.worklist.device_driven,
         "do_driver": stats.do_driver.map(MultiDriver::name),
-        "prio_delta": cli.prio_delta,
+        "prio_delta": stats.prio_delta,
     });
     let mut report = Report::of_run("bfs", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
@@ -279,7 +282,7 @@ fn run() -> Result<(), AnyError> {
         report.write(path)?;
     }
     if !cli.run.json_on_stdout() {
-        print_human(&report, &per_root, cli.roots.is_some(), cli.prio_delta);
+        print_human(&report, &per_root, cli.roots.is_some(), stats.prio_delta);
         if let Some(trace) = &stats.do_trace {
             common::do_trace::print_trace(trace);
         }

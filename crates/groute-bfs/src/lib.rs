@@ -97,13 +97,25 @@ impl WorklistAlgorithm for Bfs {
     }
 }
 
+/// The soft-priority band, in levels, of a worklist BFS that runs device-driven on several
+/// CUDA devices where [`BfsOptions::worklist`] leaves `prio_delta` open. Each device runs
+/// its levels at its own pace there, so a device that the search enters early through the cut
+/// races ahead along its own paths, and settles the same vertices again at lower levels when
+/// the shorter paths arrive from its peer: on a road network, without a band, two devices
+/// expand several times the items of one. A band keeps each device within that many levels
+/// of the lowest level it holds. A narrow band costs an epoch per band, a wide one bounds the
+/// race less, and a graph shallower than the band defers nothing.
+pub const PRIO_DELTA_DEVICE_DRIVEN: u32 = 256;
+
 /// Settings of [`bfs`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BfsOptions {
     /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
-    /// priority by level: `prio_delta` `None` or `Some(0)` is off, the default, since the
-    /// rounds of an asynchronous BFS already run roughly level by level). A
-    /// direction-optimizing run uses only its `time_limit`.
+    /// priority by level: `prio_delta` `Some(0)` is off; `None`, the default, is off too,
+    /// since the rounds of an asynchronous BFS on one device already run roughly level by
+    /// level, except in device-driven runs on several CUDA devices, which take bands of
+    /// [`PRIO_DELTA_DEVICE_DRIVEN`] levels). A direction-optimizing run uses only its
+    /// `time_limit`.
     pub worklist: WorklistOptions,
     /// Worklist (push) or direction-optimizing BFS ([`Direction::Auto`] by default).
     pub direction: Direction,
@@ -153,6 +165,9 @@ pub struct BfsStats {
     pub items_deferred: u64,
     /// Soft-priority epochs: threshold advances (0 when off).
     pub epochs: u64,
+    /// The soft-priority band the run used, in levels (0: off, and for a
+    /// direction-optimizing run).
+    pub prio_delta: u32,
     /// Time of the traversal alone: from the drivers' start until every device's stream has
     /// drained (graph upload, storage reset and result download excluded; host clock after
     /// synchronising the devices).
@@ -268,11 +283,18 @@ impl BfsSolver {
                 &options.worklist,
             )?))
         };
+        let mut options = options.clone();
+        if let Engine::Worklist(solver) = &engine
+            && options.worklist.prio_delta.is_none()
+            && solver.runs_device_driven(&options.worklist)?
+        {
+            options.worklist.prio_delta = Some(PRIO_DELTA_DEVICE_DRIVEN);
+        }
         Ok(BfsSolver {
             engine,
             order: InputOrder::of(&graph.graph),
             num_vertices: n,
-            options: options.clone(),
+            options,
         })
     }
 
@@ -299,6 +321,7 @@ impl BfsSolver {
                 items_sent: ws.items_sent(),
                 items_deferred: ws.items_deferred(),
                 epochs: ws.epochs,
+                prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
                 elapsed: ws.elapsed,
                 fused: out.fused,
                 direction_optimized: false,

@@ -4,11 +4,11 @@
 //! rings that wrap, chosen by Auto where the GPUs allow it, and refused clearly beyond a
 //! member's share or a group's size.
 
-use groute_bfs::UNREACHED;
+use groute_bfs::{PRIO_DELTA_DEVICE_DRIVEN, UNREACHED};
 use groute_core::cuda::{PEER_MAX_DEVICES, PeerGroup};
 use groute_core::testing::{combinations, first, full_or_reduced};
 use groute_graph::Graph;
-use groute_graph::testing::{from_pairs, generated};
+use groute_graph::testing::{directed_path, from_pairs, generated};
 use groute_worklist::testing::TraversalUnderTest;
 use groute_worklist::testing::fused_device_driven as shared;
 use groute_worklist::testing::{
@@ -299,5 +299,49 @@ fn auto_runs_device_driven_where_the_gpus_allow_it_and_repeats() {
                 "run {round}: the traversal crosses the partition"
             );
         }
+    }
+}
+
+/// Where the worklist BFS runs device-driven on several CUDA devices and its options leave
+/// the band open, it runs soft priority by bands of `PRIO_DELTA_DEVICE_DRIVEN` levels: on a
+/// path three bands deep across a block partition the devices advance their thresholds. The
+/// host backend's members, and an explicit band of 0, keep priority off. Levels equal the
+/// reference everywhere.
+#[test]
+fn device_driven_runs_default_to_bands_of_levels() {
+    let depth = 3 * PRIO_DELTA_DEVICE_DRIVEN + 5;
+    let g = directed_path(depth + 1, "path");
+    let expected = BfsUnderTest::reference(&g.csr, 0);
+    let parted = groute_graph::partition_graph(
+        g,
+        2,
+        groute_graph::PartitionMethod::Block,
+        &groute_graph::NoProgress,
+    )
+    .unwrap();
+    let check = |ctx: &groute_core::Context, cuda: bool| {
+        let banded = cuda && PeerGroup::auto_device_driven(ctx);
+        for (prio, band) in [
+            (None, if banded { PRIO_DELTA_DEVICE_DRIVEN } else { 0 }),
+            (Some(0), 0),
+        ] {
+            let mut opts = options(FusedMode::Auto);
+            opts.worklist.prio_delta = prio;
+            let r = groute_bfs::bfs(ctx, &parted, 0, &opts)
+                .unwrap_or_else(|e| panic!("cuda {cuda}, prio {prio:?}: {e}"));
+            let label = format!("cuda {cuda}, prio {prio:?}");
+            assert_eq!(r.levels, expected, "{label}");
+            assert_eq!(r.stats.prio_delta, band, "{label}");
+            assert_eq!(r.stats.worklist.device_driven, cuda && banded, "{label}");
+            if band > 0 {
+                assert!(r.stats.epochs > 0 && r.stats.items_deferred > 0, "{label}");
+            } else {
+                assert_eq!((r.stats.epochs, r.stats.items_deferred), (0, 0), "{label}");
+            }
+        }
+    };
+    check(&groute_core::Context::host(2).unwrap(), false);
+    if let Some(ctx) = cuda_alone(2) {
+        check(&ctx, true);
     }
 }

@@ -173,6 +173,21 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         }
     }
 
+    /// Whether a run with `options` is device-driven on several CUDA devices, as
+    /// [`run`](Self::run) decides it: one persistent kernel per device where the fused kernel
+    /// may run ([`FusedMode::fuses_device_driven`]) and the fused driver allows it
+    /// ([`FusedDriver`]). False on one device and on the host backend.
+    pub fn runs_device_driven(&self, options: &WorklistOptions) -> Result<bool, WorklistError> {
+        if !matches!(self.storage, Storage::Cuda(_)) {
+            return Ok(false);
+        }
+        let context = self.held.context();
+        Ok(options.fused.fuses_device_driven(context.num_devices())
+            && options
+                .fused_driver
+                .device_driven(|sharing| PeerGroup::check_sharing(context, sharing))?)
+    }
+
     /// Each device's first items: the sources its part owns, or (an algorithm started from
     /// every vertex) its whole part.
     fn seeds(&self, sources: &[u32]) -> Vec<Vec<u32>> {
@@ -258,11 +273,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         // Several devices: device-driven wherever the fused kernel may run and the driver
         // allows it (FusedMode::fuses_device_driven), else host-driven, in bounded fused
         // rounds on sparse graphs or one launch per level.
-        if options.fused.fuses_device_driven(num_devices)
-            && options
-                .fused_driver
-                .device_driven(|sharing| PeerGroup::check_sharing(&context, sharing))?
-        {
+        if self.runs_device_driven(options)? {
             return self.run_device_driven(sources, &seeds, options);
         }
         let bounded = options
