@@ -22,8 +22,8 @@
 //!
 //! Soft priority (tuning `--prio-delta D`, near-far scheduling by distance) works on
 //! distances below a threshold first and raises it by bands of `D`; the default is 32 times
-//! the average arc weight (narrower on dense graphs, 4 times wider where a run on several GPUs
-//! may be fused: see `groute_sssp::default_prio_delta_on`),
+//! the average arc weight (narrower on dense graphs, and on sparse ones 4 times wider where a
+//! run on several GPUs may be fused: see `groute_sssp::default_prio_delta_on`),
 //! `--prio-delta 0` turns it off. `algorithm_stats` reports the work items processed, the
 //! items deferred and the epochs (threshold advances).
 
@@ -59,8 +59,8 @@ struct Cli {
     #[command(flatten)]
     worklist: WorklistArgs,
     /// Soft priority: width of a distance band (0: off; default: 32 x the average arc weight,
-    /// narrower on dense graphs, 4x wider where a run on several GPUs may be fused:
-    /// device-driven, or bounded fused rounds).
+    /// narrower on dense graphs; on sparse ones 4x wider where a run on several GPUs may be
+    /// fused: device-driven, or bounded fused rounds).
     #[arg(long, value_name = "D", hide = true)]
     prio_delta: Option<u32>,
 }

@@ -55,7 +55,7 @@
 //! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
 //! `None`, SSSP uses [`default_prio_delta_on`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
 //! graph's average arc weight on sparse graphs, narrowing with the square of the average degree
-//! past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] ([`default_prio_delta`]), and
+//! past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] ([`default_prio_delta`]), and on sparse graphs
 //! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose run may be
 //! fused.
 //! `Some(0)` turns it off.
@@ -118,23 +118,26 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
 }
 
 /// When a CUDA run on several devices may be fused ([`FusedMode::fuses_device_driven`]:
-/// device-driven at any density, else bounded rounds on sparse graphs), its default band is
-/// this many times wider
-/// ([`default_prio_delta_on`]). In host-driven bounded rounds an epoch waits for every device
-/// to run out of work below the threshold and for the host's consensus, where one device's
-/// fused kernel advances it between two levels (and bounded rounds run many levels per round,
-/// so fewer epochs mean fewer short rounds); device-driven runs (each device its own epochs)
-/// are faster with it too, on sparse and dense graphs alike.
+/// device-driven at any density, else bounded rounds on sparse graphs) over a sparse graph
+/// (average degree at most [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]), its default band is this many
+/// times wider ([`default_prio_delta_on`]). In host-driven bounded rounds an epoch waits for
+/// every device to run out of work below the threshold and for the host's consensus, where one
+/// device's fused kernel advances it between two levels (and bounded rounds run many levels
+/// per round, so fewer epochs mean fewer short rounds). A dense graph keeps its narrowed band:
+/// a device-driven member there re-expands, in a wider band, vertices that a few hops reach
+/// again at shorter distances, and that work outgrows the epochs it saves.
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 
 /// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times
-/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the run may be fused on several devices
-/// ([`FusedMode::fuses_device_driven`]; a dense graph's host-driven fallback, on GPUs without
+/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the graph is sparse (average degree at most
+/// [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]) and the run may be fused on several devices
+/// ([`FusedMode::fuses_device_driven`]; a sparse graph's host-driven fallback, on GPUs without
 /// peer access, gets the wider band too; pass `cuda = false` for the host backend, which has
 /// none).
 pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
     let band = default_prio_delta(csr);
-    if cuda && mode.fuses_device_driven(devices) {
+    let degree = csr.targets().len() as f64 / csr.num_vertices().max(1) as f64;
+    if cuda && mode.fuses_device_driven(devices) && degree <= PRIO_DELTA_FULL_BAND_MAX_DEGREE {
         band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
     } else {
         band

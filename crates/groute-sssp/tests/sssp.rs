@@ -375,14 +375,12 @@ fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
         .collect();
     let denser = from_pairs(n as usize, &pairs, "complete graph, unit weights");
     assert_eq!(groute_sssp::default_prio_delta(&denser.csr), 1);
-    // Dense graphs widen it too where several CUDA devices may run fused (device-driven),
-    // and keep it one launch per level and on the host backend.
+    // Dense graphs keep their narrowed band on several CUDA devices, fused or not, and on the
+    // host backend.
     let on =
         |devices, mode, cuda| groute_sssp::default_prio_delta_on(&denser.csr, devices, mode, cuda);
-    assert_eq!(
-        on(4, FusedMode::Auto, true),
-        groute_sssp::PRIO_DELTA_MULTI_DEVICE_FACTOR
-    );
+    assert_eq!(on(4, FusedMode::Auto, true), 1);
+    assert_eq!(on(4, FusedMode::On, true), 1);
     assert_eq!(on(4, FusedMode::Off, true), 1);
     assert_eq!(on(4, FusedMode::Auto, false), 1);
     assert_eq!(on(1, FusedMode::Auto, true), 1);
