@@ -100,13 +100,12 @@ pub const PRIO_DELTA_FULL_BAND_MAX_DEGREE: f64 = 5.0;
 /// `min(1, (PRIO_DELTA_FULL_BAND_MAX_DEGREE / average degree)^2)`, at least 1.
 pub fn default_prio_delta(csr: &Csr) -> u32 {
     let m = csr.targets().len() as u64;
-    let n = csr.num_vertices().max(1) as f64;
     let total: u64 = csr
         .weights()
         .map_or(m, |w| w.iter().map(|&x| u64::from(x)).sum());
     let average = total.div_ceil(m.max(1)).max(1);
     let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average);
-    let degree = m as f64 / n;
+    let degree = average_degree(csr);
     let narrowing = if degree > PRIO_DELTA_FULL_BAND_MAX_DEGREE {
         (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(2)
     } else {
@@ -115,6 +114,12 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     let band = (full as f64 * narrowing).round().max(1.0);
     // `band` <= `full`, and a float cast saturates.
     band.min(f64::from(u32::MAX)) as u32
+}
+
+/// Arcs per vertex (0 for an empty graph): what the default band's narrowing and its
+/// multi-device widening test against [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`].
+fn average_degree(csr: &Csr) -> f64 {
+    csr.targets().len() as f64 / csr.num_vertices().max(1) as f64
 }
 
 /// When a CUDA run on several devices may be fused ([`FusedMode::fuses_device_driven`]:
@@ -136,8 +141,8 @@ pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 /// none).
 pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
     let band = default_prio_delta(csr);
-    let degree = csr.targets().len() as f64 / csr.num_vertices().max(1) as f64;
-    if cuda && mode.fuses_device_driven(devices) && degree <= PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+    let sparse = average_degree(csr) <= PRIO_DELTA_FULL_BAND_MAX_DEGREE;
+    if cuda && sparse && mode.fuses_device_driven(devices) {
         band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
     } else {
         band
