@@ -54,8 +54,10 @@
 //! distances below a threshold first and defers the others; the threshold advances by bands
 //! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
 //! `None`, SSSP uses [`default_prio_delta_on`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
-//! graph's average arc weight on sparse graphs, narrowing with the square of the average degree
-//! past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] ([`default_prio_delta`]), and on sparse graphs
+//! graph's average arc weight on sparse graphs, narrowing with the fifth power of the average
+//! degree past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] down to a floor of one
+//! [`PRIO_DELTA_DENSE_FLOOR_DIVISOR`]th of the average weight ([`default_prio_delta`]), and on
+//! sparse graphs
 //! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose run may be
 //! fused.
 //! `Some(0)` turns it off.
@@ -85,38 +87,55 @@ pub use reference::sssp_reference;
 pub const PRIO_DELTA_AVERAGE_WEIGHTS: u64 = 32;
 
 /// The average out-degree up to which the default band is [`PRIO_DELTA_AVERAGE_WEIGHTS`]
-/// average weights wide; past it the band narrows with the square of the degree (see
-/// [`default_prio_delta`]).
+/// average weights wide; past it the band narrows with the
+/// [`PRIO_DELTA_NARROWING_EXPONENT`]th power of the degree (see [`default_prio_delta`]).
 ///
 /// A dense, low-diameter graph reaches most vertices in a few hops, so a wide band re-expands
-/// them many times over; a very narrow one pays one epoch per band. With this degree the
-/// default narrows the band of a Graph500 Kronecker graph (average degree in the eighties)
-/// to a small fraction of one average weight and keeps road networks (degree about 2.4) at
-/// the full 32 average weights.
+/// them many times over; a very narrow one pays one epoch per band. Road networks (degree about
+/// 2.4) keep the full 32 average weights.
 pub const PRIO_DELTA_FULL_BAND_MAX_DEGREE: f64 = 5.0;
 
+/// How steeply the default band narrows past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]: the full band
+/// times `(PRIO_DELTA_FULL_BAND_MAX_DEGREE / average degree)` to this power.
+///
+/// Fitted on Kronecker graphs with the bench's weights (1..100) on one and two H200s: past an
+/// average degree of about 15 the fastest band is a few weight units whatever the degree
+/// (every band wider than that re-expands vertices whose distance a few hops improve again),
+/// while at degree 8 a band of a few average weights is as fast as the full one.
+pub const PRIO_DELTA_NARROWING_EXPONENT: i32 = 5;
+
+/// The narrowest default band on a dense graph: the average arc weight over this divisor.
+///
+/// Narrower bands pay one epoch per band for no saved work: on Kronecker graphs of average
+/// degree 16 to 86 with weights 1..100 (average 51) the fastest band was 3 or 4 on one and on
+/// two H200s, and both halving and doubling it cost 5% to 20%.
+pub const PRIO_DELTA_DENSE_FLOOR_DIVISOR: u64 = 12;
+
 /// The soft-priority band width SSSP uses when the options leave it open:
-/// [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the average arc weight (rounded up), times
-/// `min(1, (PRIO_DELTA_FULL_BAND_MAX_DEGREE / average degree)^2)`, at least 1.
+/// [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the average arc weight `w` (rounded up) on graphs of
+/// average degree `d` up to [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]; past it that band times
+/// `(PRIO_DELTA_FULL_BAND_MAX_DEGREE / d)^PRIO_DELTA_NARROWING_EXPONENT`, but at least
+/// `w / PRIO_DELTA_DENSE_FLOOR_DIVISOR`; always rounded, and at least 1.
 pub fn default_prio_delta(csr: &Csr) -> u32 {
     let m = csr.targets().len() as u64;
     let total: u64 = csr
         .weights()
         .map_or(m, |w| w.iter().map(|&x| u64::from(x)).sum());
     let average = total.div_ceil(m.max(1)).max(1);
-    let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average);
+    let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average) as f64;
     let degree = average_degree(csr);
-    let narrowing = if degree > PRIO_DELTA_FULL_BAND_MAX_DEGREE {
-        (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(2)
+    let band = if degree > PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+        let narrowed =
+            full * (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(PRIO_DELTA_NARROWING_EXPONENT);
+        narrowed.max(average as f64 / PRIO_DELTA_DENSE_FLOOR_DIVISOR as f64)
     } else {
-        1.0
+        full
     };
-    let band = (full as f64 * narrowing).round().max(1.0);
     // `band` <= `full`, and a float cast saturates.
-    band.min(f64::from(u32::MAX)) as u32
+    band.round().clamp(1.0, f64::from(u32::MAX)) as u32
 }
 
-/// Arcs per vertex (0 for an empty graph): what the default band's narrowing and its
+/// The average out-degree (arcs per vertex) that both the band's narrowing and the
 /// multi-device widening test against [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`].
 fn average_degree(csr: &Csr) -> f64 {
     csr.targets().len() as f64 / csr.num_vertices().max(1) as f64

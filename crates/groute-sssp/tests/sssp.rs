@@ -340,7 +340,7 @@ fn the_default_band_is_a_multiple_of_the_average_weight() {
 }
 
 #[test]
-fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
+fn the_default_band_narrows_past_a_sparse_degree_down_to_a_floor() {
     // A sparse graph: the full band on one device, four times it where several CUDA devices
     // may run fused, the full band otherwise (one launch per level, host backend).
     let road = generated("road:side=16,p=0.6,seed=3,weights=100..300:1");
@@ -354,19 +354,36 @@ fn the_default_band_narrows_with_the_square_of_a_high_average_degree() {
     );
     assert_eq!(on(2, FusedMode::Off, true), one);
     assert_eq!(on(2, FusedMode::Auto, false), one);
-    // A complete directed graph on 21 vertices: average degree 20, four times the full-band
-    // degree, so the band is 32 x 10 / 16.
-    let n = 21u32;
-    let arcs: Vec<(u32, u32, u32)> = (0..n)
-        .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v, 10)))
-        .collect();
-    let dense = from_triples(n as usize, &arcs, "complete graph");
-    let expected = 10.0
-        * groute_sssp::PRIO_DELTA_AVERAGE_WEIGHTS as f64
-        * (groute_sssp::PRIO_DELTA_FULL_BAND_MAX_DEGREE / 20.0).powi(2);
+    let complete = |n: u32, weight: u32| {
+        let arcs: Vec<(u32, u32, u32)> = (0..n)
+            .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v, weight)))
+            .collect();
+        from_triples(n as usize, &arcs, "complete graph")
+    };
+    let full = |weight: u32| f64::from(weight) * groute_sssp::PRIO_DELTA_AVERAGE_WEIGHTS as f64;
+    // A complete directed graph on 9 vertices: average degree 8, so the full band times
+    // (5 / 8)^5, well above the floor.
+    let mid = complete(9, 1000);
+    let narrowed = full(1000)
+        * (groute_sssp::PRIO_DELTA_FULL_BAND_MAX_DEGREE / 8.0)
+            .powi(groute_sssp::PRIO_DELTA_NARROWING_EXPONENT);
+    assert_eq!(
+        groute_sssp::default_prio_delta(&mid.csr),
+        narrowed.round() as u32
+    );
+    // On 21 vertices (degree 20) the power falls below the floor: one
+    // PRIO_DELTA_DENSE_FLOOR_DIVISORth of the average weight.
+    let dense = complete(21, 120);
+    let floor = 120.0 / groute_sssp::PRIO_DELTA_DENSE_FLOOR_DIVISOR as f64;
+    assert!(
+        full(120)
+            * (groute_sssp::PRIO_DELTA_FULL_BAND_MAX_DEGREE / 20.0)
+                .powi(groute_sssp::PRIO_DELTA_NARROWING_EXPONENT)
+            < floor
+    );
     assert_eq!(
         groute_sssp::default_prio_delta(&dense.csr),
-        expected.round() as u32
+        floor.round() as u32
     );
     // Unit weights and a very high degree: never narrower than 1.
     let n = 201u32;
