@@ -57,9 +57,8 @@
 //! graph's average arc weight on sparse graphs, narrowing with the fifth power of the average
 //! degree past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] down to a floor of one
 //! [`PRIO_DELTA_DENSE_FLOOR_DIVISOR`]th of the average weight ([`default_prio_delta`]), and on
-//! sparse graphs
-//! [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose run may be
-//! fused.
+//! sparse graphs [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose
+//! run may be fused.
 //! `Some(0)` turns it off.
 
 mod reference;
@@ -100,8 +99,9 @@ pub const PRIO_DELTA_FULL_BAND_MAX_DEGREE: f64 = 5.0;
 ///
 /// Fitted on Kronecker graphs with the bench's weights (1..100) on one and two H200s: past an
 /// average degree of about 15 the fastest band is a few weight units whatever the degree
-/// (every band wider than that re-expands vertices whose distance a few hops improve again),
-/// while at degree 8 a band of a few average weights is as fast as the full one.
+/// (every band wider than that re-expands vertices whose distance a few hops improve again).
+/// At degree 8 one GPU ran fastest at a band of 8 and two at the widest (13 average weights);
+/// this power gives about 3 average weights there, between the two.
 pub const PRIO_DELTA_NARROWING_EXPONENT: i32 = 5;
 
 /// The narrowest default band on a dense graph: the average arc weight over this divisor.
