@@ -109,9 +109,8 @@ criterion. *ms* is the median over every timed run of the algorithm alone, which
 published systems time themselves (followed by the fastest run, `(min X)`, where that took \
 less than 90% of the median: the runs of such a row fall into a fast and a slow group): on \
 CUDA the solver records a timing event on every device's stream once its per-run reset is \
-enqueued (CC: once its routers are built and the \
-first chunks prefilled) and another when the algorithm has finished on that device, before \
-the result is downloaded; the time is the largest per-device elapsed time. On the host \
+enqueued (CC: once its routers are built and the first chunks prefilled) and another when \
+the algorithm has finished on that device, before the result is downloaded; the time is the largest per-device elapsed time. On the host \
 backend, which has no device clock, it is the solver's own host clock. *full run ms* is the \
 median of a whole `run()` call: state reset, the algorithm and the result back in host memory \
 (device events on every stream before and after it on CUDA, the wall clock on the host \

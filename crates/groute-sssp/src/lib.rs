@@ -124,21 +124,26 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
     let average = total.div_ceil(m.max(1)).max(1);
     let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average) as f64;
     let degree = average_degree(csr);
-    let band = if degree > PRIO_DELTA_FULL_BAND_MAX_DEGREE {
+    let band = if !sparse(degree) {
         let narrowed =
             full * (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(PRIO_DELTA_NARROWING_EXPONENT);
         narrowed.max(average as f64 / PRIO_DELTA_DENSE_FLOOR_DIVISOR as f64)
     } else {
         full
     };
-    // `band` <= `full`, and a float cast saturates.
     band.round().clamp(1.0, f64::from(u32::MAX)) as u32
 }
 
-/// The average out-degree (arcs per vertex) that both the band's narrowing and the
-/// multi-device widening test against [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`].
+/// The average out-degree (arcs per vertex) of `csr`.
 fn average_degree(csr: &Csr) -> f64 {
     csr.targets().len() as f64 / csr.num_vertices().max(1) as f64
+}
+
+/// Whether a graph of average degree `degree` gets the full band (no narrowing) and, on
+/// several fused devices, the multi-device widening: degree at most
+/// [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`].
+fn sparse(degree: f64) -> bool {
+    degree <= PRIO_DELTA_FULL_BAND_MAX_DEGREE
 }
 
 /// When a CUDA run on several devices may be fused ([`FusedMode::fuses_device_driven`]:
@@ -160,8 +165,7 @@ pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 /// none).
 pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
     let band = default_prio_delta(csr);
-    let sparse = average_degree(csr) <= PRIO_DELTA_FULL_BAND_MAX_DEGREE;
-    if cuda && sparse && mode.fuses_device_driven(devices) {
+    if cuda && sparse(average_degree(csr)) && mode.fuses_device_driven(devices) {
         band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
     } else {
         band
