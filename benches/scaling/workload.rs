@@ -11,6 +11,7 @@ use groute::core::Context;
 use groute::graph::{InputOrder, PartitionedGraph, WeightSpec};
 use groute::pagerank::{BENCH_EPSILON, PageRankOptions, PageRankSolver};
 use groute::sssp::{SsspOptions, SsspSolver};
+use rayon::prelude::*;
 
 /// The value the traversals give an unreachable vertex.
 const UNREACHED: u32 = u32::MAX;
@@ -114,13 +115,22 @@ impl Workload {
         }
     }
 
-    fn traversed(&self, values: &[u32]) -> u64 {
+    /// The out-arcs of the vertices `values` reaches and the largest value reached (`None`
+    /// where none is), in one pass spread over the host's cores: the bench's bookkeeping
+    /// between two timed runs stays a few milliseconds on graphs of tens of millions of
+    /// vertices, so that consecutive runs follow each other as closely as the examples'
+    /// repeats do (after a pause of a tenth of a second or more, the first peer transfers of
+    /// a multi-GPU run take a few hundred microseconds longer).
+    fn traversed(&self, values: &[u32]) -> (u64, Option<u32>) {
         values
-            .iter()
+            .par_iter()
             .zip(&self.degrees)
             .filter(|(v, _)| **v != UNREACHED)
-            .map(|(_, d)| d)
-            .sum()
+            .fold(
+                || (0u64, None),
+                |(arcs, deepest): (u64, Option<u32>), (&v, &d)| (arcs + d, deepest.max(Some(v))),
+            )
+            .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.max(b.1)))
     }
 
     /// One full run (the body a full-run timer measures: nothing but the solver's `run`).
@@ -175,17 +185,13 @@ impl Workload {
     /// The report of a finished run, its edges counted (outside the timed run: the count
     /// is the bench's bookkeeping, not the solver's work).
     pub fn report(&self, run: FinishedRun) -> RunReport {
-        let depth = match (&self.solver, &run.edges) {
-            (Solver::Bfs(..), EdgeCount::ArcsOfReached(levels)) => levels
-                .iter()
-                .filter(|&&l| l != UNREACHED)
-                .max()
-                .map(|&deepest| deepest + 1),
-            _ => None,
-        };
-        let edges = match run.edges {
+        let (edges, deepest) = match run.edges {
             EdgeCount::ArcsOfReached(values) => self.traversed(&values),
-            EdgeCount::Counted(edges) => edges,
+            EdgeCount::Counted(edges) => (edges, None),
+        };
+        let depth = match self.solver {
+            Solver::Bfs(..) => deepest.map(|d| d + 1),
+            _ => None,
         };
         RunReport {
             solver_time: run.solver_time,

@@ -105,9 +105,13 @@ const METHOD: &str = "\
 **How it is measured.** Each graph is generated once and partitioned into contiguous blocks \
 of vertices per device; each solver uploads the graph once (CC stages its edge list in pinned \
 host memory, from where its dataflow streams it), runs twice to warm up, and is then timed by \
-criterion. *ms* is the median over every timed run of the algorithm alone, which is how the \
-published systems time themselves (followed by the fastest run, `(min X)`, where that took \
-less than 90% of the median: the runs of such a row fall into a fast and a slow group): on \
+criterion, the runs following each other as the examples' repeats do (the bench's count of \
+the arcs a run traversed takes a few milliseconds between two runs; after a pause of a tenth \
+of a second or more, the first transfers between two H200s over NVLink take a few hundred \
+microseconds longer). *ms* is the median over every timed run of the algorithm alone, \
+which is how the published systems time themselves (followed by the fastest run, `(min X)`, \
+where that took less than 90% of the median: the runs of such a row fall into a fast and a \
+slow group): on \
 CUDA the solver records a timing event on every device's stream once its per-run reset is \
 enqueued (CC: once its routers are built and the first chunks prefilled) and another when \
 the algorithm has finished on that device, before the result is downloaded; the time is the largest per-device elapsed time. On the host \

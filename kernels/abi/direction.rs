@@ -68,8 +68,8 @@ abi_struct! {
         pub owned_begin: u32,
         /// The end of the vertices it owns.
         pub owned_end: u32,
-        /// Alignment gap.
-        pub gap0: u32,
+        /// The run's source (several members: every one expands its out-arcs at level 0).
+        pub source: u32,
         /// The worklist: `wl_mask + 1` vertex ids.
         pub wl_data: DevicePtr<u32>,
         /// The worklist's capacity less one.
@@ -96,6 +96,9 @@ abi_struct! {
         pub trace_words: DevicePtr<u64>,
         /// Every member's postbox address.
         pub postboxes: DevicePtr<u64>,
+        /// The out-arc heads of the member that owns the source, by global arc id (several
+        /// members; reachable from every member, as its inbox).
+        pub source_targets: DevicePtr<u32>,
     }
 }
 

@@ -24,6 +24,12 @@
 //      consecutive arcs per thread and step, behind a grid barrier). The appends are the
 //      next frontier where they lie in the ring worklist (`front` moves past the expanded
 //      items): count_frontier sums their degrees. Grid barrier; decide.
+//   push, several devices, level 0 (the source): every device expands the source's out-arcs
+//      itself, reading them from the owner's rows over the peer link (DoRun::expand_source),
+//      gives level 1 to every UNREACHED head, owned or not, and appends the owned ones it
+//      set. Grid barrier; count_frontier; grid barrier whose action is the decide
+//      (decide_folded: it sums the counters). No discovery crosses a link, and no device
+//      waits for the owner to expand a hub source.
 //   push, several devices, sparse (the global frontier has at most n / SPARSE_DIVISOR
 //      out-arcs): every append is also stored into this device's list in every peer's inbox
 //      as it is appended (PushAppends); the action of the push's last grid barrier exchanges
@@ -55,7 +61,8 @@
 // SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
 // global frontier is empty) in the barrier's record. Every device sees the same sums, so
 // every device decides alike and they make the same sequence of exchanges: two in a dense
-// push level (its words', then the counters'), one in every other level.
+// push level (its words', then the counters'), one in every other level (the source's push
+// included: its counters').
 //
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
@@ -121,7 +128,8 @@ __device__ __forceinline__ void direction_fused(
     unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
     const PeerGroup& group, unsigned long long* trace_words,
-    unsigned long long* const* postboxes) {
+    unsigned long long* const* postboxes, unsigned int source,
+    const unsigned int* source_targets) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets,         pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,            wl,           state,
@@ -153,16 +161,31 @@ __device__ __forceinline__ void direction_fused(
         ++row;
         const unsigned int level = next.w[DO_R_LEVEL];
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
-        // On several devices a push is sparse (it sends the list of its appends; decided
-        // alike everywhere) or dense (it sends its discovery bitmap).
-        const bool sparse = push && SEVERAL && next.w[DO_R_SPARSE] != 0u;
-        const bool dense = push && SEVERAL && !sparse;
+        // On several devices the push of level 0 expands the source on every device; a later
+        // push is sparse (it sends the list of its appends; decided alike everywhere) or
+        // dense (it sends its discovery bitmap).
+        const bool source_push = SEVERAL && push && level == 0u;
+        const bool sparse = push && SEVERAL && !source_push && next.w[DO_R_SPARSE] != 0u;
+        const bool dense = push && SEVERAL && !source_push && !sparse;
         const auto step_done = [&] {
             trace.stamp(row, TRACE_STEP_END);
             trace.note(row, TRACE_KIND, next.w[DO_R_PHASE]);
             trace.note(row, TRACE_LEVEL, level);
         };
-        if (push) {
+        if (source_push) {
+            // The source's arcs, expanded by every device (DoRun::expand_source): no
+            // exchange of discoveries; the decide below sums the counts.
+            run.expand_source(source, source_targets);
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    step_done();
+                    return FusedRecord{{load_volatile(ctrl + CTRL_WL_END), 0u, 0u, 0u, 0u, 0u}};
+                },
+                publish, settle);
+            front += next.w[DO_R_COUNT];
+            run.count_frontier(front, shared_record.w[0]);
+        } else if (push) {
             const MinSplitOps ops{0u, n, levels};
             const SendBuffer none{nullptr, 0u, 0u, ctrl};
             const DeviceWorklist frontier{wl_data, wl_mask, front, ctrl};
@@ -308,6 +331,10 @@ __device__ __forceinline__ void direction_fused(
                     // sent ones), the counters already global.
                     return run.decide(trace, row, load_volatile(ctrl + CTRL_WL_END) - front);
                 }
+                if (source_push) {
+                    // Its one exchange (the counters') traced as the step's exchange.
+                    return run.decide_folded(trace, row);
+                }
                 return run.decide(trace, row);
             },
             publish, settle);
@@ -333,7 +360,8 @@ __device__ __forceinline__ void direction_fused(
         groute::direction_fused<SEVERAL>(                                                         \
             p.levels, p.push_offsets, p.push_targets, p.pull_offsets, p.pull_sources, p.n,      \
             p.owned_begin, p.owned_end, p.wl_data, p.wl_mask, p.ctrl, p.barrier, p.state,       \
-            p.inboxes, p.in_arcs, p.alpha, p.beta, p.group, p.trace_words, p.postboxes);        \
+            p.inboxes, p.in_arcs, p.alpha, p.beta, p.group, p.trace_words, p.postboxes,        \
+            p.source, p.source_targets);                                                         \
     }
 
 GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false)

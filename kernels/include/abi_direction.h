@@ -83,7 +83,7 @@ struct DirectionParams {
     unsigned int n;                             // vertices
     unsigned int owned_begin;                   // the vertices this device owns
     unsigned int owned_end;
-    unsigned int gap0;
+    unsigned int source;                        // the run's source (several: level 0's push)
     unsigned int* wl_data;                      // the worklist: wl_mask + 1 vertex ids
     unsigned int wl_mask;
     unsigned int gap1;
@@ -97,6 +97,7 @@ struct DirectionParams {
     struct PeerGroup group;                     // this member's group
     unsigned long long* trace_words;            // the level trace, or null
     unsigned long long* const* postboxes;       // every member's postbox
+    const unsigned int* source_targets;         // the source owner's out-arc heads (several)
 };
 
 #ifdef __cplusplus

@@ -61,8 +61,9 @@ __device__ inline FusedRecord DoRun::decide(const DirectionTrace& trace, unsigne
 }
 
 // decide() in the action of the barrier after a pull on several devices, its exchange of
-// the counters also the one that makes the pull's stored words visible. The trace's
-// decide phase reads 0 (its stamp precedes the apply pass's).
+// the counters also the one that makes the pull's stored words visible (the trace's decide
+// phase reads 0: its stamp precedes the apply pass's), and after the source's push on several
+// devices (the trace's exchange phase holds the count of the appends and the exchange).
 __device__ inline FusedRecord DoRun::decide_folded(const DirectionTrace& trace,
                                                    unsigned int row) const {
     trace.count_rows(row + 1u);

@@ -146,6 +146,36 @@ struct DoRun {
         }
     }
 
+    // Level 0's push on several devices: every device expands the source's out-arcs itself,
+    // reading them from the rows of the device that owns it (`source_targets`, by global arc
+    // id: over the peer link, or this device's own), so that no discovery crosses a link and
+    // no device waits for the owner's expansion. It gives level 1 to every UNREACHED head,
+    // owned or not (the level arrays agree after it, as after a dense push's exchange), and
+    // appends the owned heads it set (a compare-and-swap each, so a duplicate arc or a
+    // self-loop appends nothing twice) behind the source: the next frontier. A thread per arc,
+    // the blocks' trip counts uniform; one append atomic per block and pass (a hub's appends
+    // would queue one per warp on the one end word).
+    __device__ void expand_source(unsigned int source, const unsigned int* source_targets) const {
+        const unsigned long long end = push_offsets[source + 1u];
+        const unsigned long long stride = gridDim.x * blockDim.x;
+        const unsigned long long first = blockIdx.x * blockDim.x;
+        for (unsigned long long base = push_offsets[source] + first; base < end;
+             base += stride) {
+            const unsigned long long arc = base + threadIdx.x;
+            unsigned int head = 0u;
+            bool set_here = false;
+            if (arc < end) {
+                head = source_targets[arc];
+                if (head >= owned_begin && head < owned_end) {
+                    set_here = atomicCAS(levels + head, 0xFFFFFFFFu, 1u) == 0xFFFFFFFFu;
+                } else if (levels[head] == 0xFFFFFFFFu) {
+                    levels[head] = 1u;  // the same value from any thread: no atomic needed
+                }
+            }
+            wl.append_block(head, set_here);
+        }
+    }
+
     // After a pull on several devices, its exchange: applies the received words. Every
     // received bit is a vertex that a peer found at `mark` among its owned vertices, so it
     // was UNREACHED here (the level arrays agree below `mark`, and a pull sets owned vertices

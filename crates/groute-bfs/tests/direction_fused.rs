@@ -50,6 +50,15 @@ fn fused_runs(ctx: &Context) -> bool {
     PeerGroup::check_sharing(ctx, GpuSharing::Split).is_ok()
 }
 
+/// The CUDA contexts of each of `device_counts` devices on which the fused driver runs, held
+/// alone in turn (none when CUDA is not tested).
+fn fused_contexts(device_counts: &[usize]) -> impl Iterator<Item = (usize, GpuTest)> + '_ {
+    device_counts
+        .iter()
+        .map_while(|&devices| cuda_alone(devices).map(|ctx| (devices, ctx)))
+        .filter(|(_, ctx)| fused_runs(ctx))
+}
+
 fn options(rule: SwitchRule, driver: MultiDriver) -> BfsOptions {
     let mut o = BfsOptions::default();
     o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
@@ -288,17 +297,35 @@ fn cuda_fused_counts_like_the_host() {
     }
 }
 
+/// CUDA, two and three members (distinct GPUs, or members sharing one): the source's push,
+/// which every member expands itself from the rows of the member that owns the source, gives
+/// each head one level and appends it once, whatever duplicate arcs and self-loops the source
+/// has and whichever member owns it; levels and counters equal the host's under every rule.
+#[test]
+fn cuda_source_push_sets_each_head_once() {
+    for (_, ctx) in fused_contexts(&[2, 3]) {
+        let n = 90u32;
+        for source in [0, n - 7] {
+            // Every third vertex twice, the source itself twice, and a path behind.
+            let mut pairs: Vec<(u32, u32)> =
+                (0..n).step_by(3).flat_map(|t| [(source, t); 2]).collect();
+            pairs.extend([(source, source); 2]);
+            pairs.extend((0..n - 1).map(|v| (v, v + 1)));
+            for symmetric in [true, false] {
+                let g = from_pairs(n as usize, &pairs, "hub source with duplicates", symmetric);
+                for rule in RULES {
+                    check_against_host(&ctx, &g, source, rule, &TRACES);
+                }
+            }
+        }
+    }
+}
+
 /// CUDA: a fused solver kept across runs resets between them (traced and not), and a run past
 /// its time limit fails with the time-out and leaves the solver usable.
 #[test]
 fn cuda_fused_solver_survives_a_time_out() {
-    for devices in [1, 2] {
-        let Some(ctx) = cuda_alone(devices) else {
-            return;
-        };
-        if !fused_runs(&ctx) {
-            continue;
-        }
+    for (devices, ctx) in fused_contexts(&[1, 2]) {
         let g = Graph::generated("kron:scale=14,ef=16,sym,seed=4").unwrap();
         let parted =
             partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();

@@ -48,6 +48,17 @@ fn kernel_name(devices: usize) -> &'static str {
     }
 }
 
+/// The run's source and the out-arc heads of the member that owns it (by global arc id),
+/// which every member of a run on several reads at level 0 (`expand_source` in
+/// `kernels/include/direction_fused_run.cuh`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SourceRow {
+    /// The source (the partitioned graph's numbering).
+    pub(super) vertex: u32,
+    /// The owner's [`FusedMember::push_targets`].
+    pub(super) targets: DevicePtr<u32>,
+}
+
 /// One device's storage and kernel.
 pub(super) struct FusedMember {
     pub(super) dir: CudaDirection,
@@ -179,14 +190,25 @@ impl FusedMember {
         }
     }
 
+    /// Whether this member owns `vertex`.
+    pub(super) fn owns(&self, vertex: u32) -> bool {
+        self.owned.contains(&vertex)
+    }
+
+    /// The out-arc heads of the rows this member holds, by global arc id (what the other
+    /// members read of the source's row, [`SourceRow`]).
+    pub(super) fn push_targets(&self) -> Result<DevicePtr<u32>, Error> {
+        Ok(self.dir.push_ptrs()?.targets)
+    }
+
     /// Enqueues the kernel of member `rank` (cooperative) with `in_arcs` arcs in the pull
-    /// CSR and the switching rule `rule`, traced when `traced`; then call
+    /// CSR, the run's `source` and the switching rule `rule`, traced when `traced`; then call
     /// [`FusedMember::keep_alive`].
     pub(super) fn launch(
         &self,
         group: &PeerGroup,
         rank: usize,
-        in_arcs: u64,
+        (in_arcs, source): (u64, SourceRow),
         (rule, traced): (&SwitchRule, bool),
     ) -> Result<(), Error> {
         if group.size() != self.members {
@@ -212,7 +234,7 @@ impl FusedMember {
             n: d.n,
             owned_begin: self.owned.start.min(d.n),
             owned_end: self.owned.end.min(d.n),
-            gap0: 0,
+            source: source.vertex,
             wl_data: DevicePtr::from_slice(&d.wl.raw())?,
             wl_mask: (d.wl.len() - 1) as u32,
             gap1: 0,
@@ -230,6 +252,7 @@ impl FusedMember {
                 DevicePtr::null()
             },
             postboxes: DevicePtr::from_slice(&posts.raw())?,
+            source_targets: source.targets,
         };
         // SAFETY: both entry points of kernels/bfs/bfs_direction_fused.cu
         // (`bfs_direction_fused_one` and `_several`) take one `groute::DirectionParams`, whose
@@ -248,9 +271,13 @@ impl FusedMember {
         // halves, then the discovery bitmap, which only its owner touches), reachable from this
         // device (PeerGroup::new_sharing checked peer access between every pair of distinct
         // GPUs; members on one GPU share its memory), and the kernel stores only words below
-        // that; `group.args` is this member's PeerGroup (its mailbox and abort word outlive the
-        // run); the trace is null or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER
-        // + TRACE_ROWS * TRACE_SLOTS); `posts` (this device's memory) holds the address of every
+        // that; on several members, `source` is below n and `source.targets` is the push
+        // targets of the member that owns it (SourceRow: its rows hold the source's arcs, by
+        // global arc id), reachable from this device as the inboxes are, and read only at the
+        // source's arcs (offsets from the whole offset arrays); `group.args` is this member's
+        // PeerGroup (its mailbox and abort word outlive the run); the trace is null or
+        // TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS *
+        // TRACE_SLOTS); `posts` (this device's memory) holds the address of every
         // member's postbox of POST_WORDS u64, reachable from this device, and the kernel stores
         // only into the slots below POST_WORDS. The launch is cooperative with a grid of at
         // most the resident maximum at BLOCK threads, so the grid barrier cannot deadlock. The

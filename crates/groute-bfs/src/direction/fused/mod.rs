@@ -20,8 +20,10 @@
 //! The kernel has two builds: `bfs_direction_fused_one` for one device, with the peer steps
 //! compiled out, and `bfs_direction_fused_several`. A pull step builds the next frontier and
 //! stores its finds into the peers' inboxes itself; frontier passes reserve worklist slots
-//! once per block; exchanges are posted into every peer's memory; on several devices, push
-//! levels with few out-arcs store lists of their appends into the peers' inboxes as they
+//! once per block; exchanges are posted into every peer's memory; on several devices, every
+//! device expands the source's out-arcs at level 0 itself, reading them from the owner's rows
+//! over the peer link (no discovery crosses a link, no device waits for a hub source), later
+//! push levels with few out-arcs store lists of their appends into the peers' inboxes as they
 //! append and build the next frontier from them, the others mark their discoveries in a
 //! bitmap whose words they send; a pull or sparse push level makes one exchange, a dense
 //! push level two (see the kernel's header).
@@ -45,7 +47,7 @@ use groute_core::{Context, Device, Error, Event};
 use groute_graph::{Graph, Partition};
 use groute_worklist::WorklistError;
 
-use self::member::FusedMember;
+use self::member::{FusedMember, SourceRow};
 pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
@@ -133,7 +135,7 @@ impl FusedDirection {
                 Ok(())
             },
             || -> Result<_, BfsError> {
-                let spans = self.launch_all()?;
+                let spans = self.launch_all(source)?;
                 let done: Vec<&Event> = spans.iter().map(|(_, end)| end).collect();
                 let asked_to_stop = self.group.wait_members(&done, time_limit, started)?;
                 Ok((spans, asked_to_stop))
@@ -190,15 +192,27 @@ impl FusedDirection {
             .collect()
     }
 
-    /// Launches every member on its own stream and returns each member's span: a timing
+    /// Launches every member on its own stream for a run from `source` (each reads the
+    /// source's row from the member that owns it) and returns each member's span: a timing
     /// event recorded before any launch and one after its kernel (its launch, any wait for
     /// a later member's, and its kernel, as the other device-driven solvers time theirs).
     /// The launches go back to back, the end events and keep-alives after them: a member
     /// waits for the last one's start at its first exchange, so nothing else goes between
     /// two launches. A failed launch sets the abort word so that the members already running
     /// leave.
-    fn launch_all(&self) -> Result<Vec<(Event, Event)>, BfsError> {
+    fn launch_all(&self, source: u32) -> Result<Vec<(Event, Event)>, BfsError> {
         let devices = self.context.devices();
+        let owner = self
+            .members
+            .iter()
+            .find(|m| m.owns(source))
+            .ok_or_else(|| {
+                Error::invalid("BFS source", source, "a vertex of the partitioned graph")
+            })?;
+        let source = SourceRow {
+            vertex: source,
+            targets: owner.push_targets()?,
+        };
         let starts = self
             .members
             .iter()
@@ -208,7 +222,8 @@ impl FusedDirection {
         let mut failure = None;
         let mut launched = 0;
         for (rank, m) in self.members.iter().enumerate() {
-            if let Err(e) = m.launch(&self.group, rank, self.in_arcs, (&self.rule, self.trace)) {
+            let run = (self.in_arcs, source);
+            if let Err(e) = m.launch(&self.group, rank, run, (&self.rule, self.trace)) {
                 failure = Some(e);
                 break;
             }

@@ -73,7 +73,8 @@ pub struct PhaseTimes {
     pub send: Option<u64>,
     /// The cross-device exchange that makes them visible.
     pub exchange: Option<u64>,
-    /// Building the next frontier: counting a push's appends on one device; on several,
+    /// Building the next frontier: counting a push's appends on one device (and the source's
+    /// push on several, which every device expands itself); on several, otherwise,
     /// applying the received words (after a pull), the received lists (after a sparse push),
     /// or the received words and the discovery bitmap with the count of the appended
     /// vertices (after a dense push).
