@@ -23,7 +23,7 @@
 //! Soft priority (tuning `--prio-delta D`, near-far scheduling by distance) works on
 //! distances below a threshold first and raises it by bands of `D`; the default is 32 times
 //! the average arc weight (narrower on dense graphs, and on sparse ones 4 times wider where a
-//! run on several GPUs may be fused: see `groute_sssp::default_prio_delta_on`),
+//! run on several GPUs may be fused or spans ranks: SSSP's `default_band`),
 //! `--prio-delta 0` turns it off. `algorithm_stats` reports the work items processed, the
 //! items deferred and the epochs (threshold advances).
 
@@ -60,7 +60,7 @@ struct Cli {
     worklist: WorklistArgs,
     /// Soft priority: width of a distance band (0: off; default: 32 x the average arc weight,
     /// narrower on dense graphs; on sparse ones 4x wider where a run on several GPUs may be
-    /// fused: device-driven, or bounded fused rounds).
+    /// fused, device-driven or in bounded fused rounds, or spans ranks).
     #[arg(long, value_name = "D", hide = true)]
     prio_delta: Option<u32>,
 }
@@ -88,11 +88,6 @@ fn run() -> Result<(), AnyError> {
             let arcs = held.graph.csr.num_edges() as usize;
             held.graph.csr = held.graph.csr.with_weights(vec![1; arcs])?;
         }
-        // Soft priority as on one host process (rank 0's band, from the whole graph); each
-        // rank advances its own threshold.
-        let band = cli
-            .prio_delta
-            .unwrap_or_else(|| groute::sssp::default_prio_delta(&held.graph.csr));
         let mut job = common::ranks::traversal_job(
             "sssp",
             &cli.run,
@@ -103,7 +98,8 @@ fn run() -> Result<(), AnyError> {
             sssp_reference,
         )?;
         cli.worklist.apply(&mut job.options);
-        job.options.prio_delta = (band > 0).then_some(band);
+        // Left open, rank 0 picks SSSP's default band for a run over every rank's devices.
+        job.options.prio_delta = cli.prio_delta;
         return common::ranks::run(job, groute::sssp::Sssp);
     }
     let ctx = cli.run.context()?;

@@ -194,6 +194,10 @@ pub(super) fn run_worklist<D: ShareSolver>(
 
     let run = job.run;
     let ranks = comm.size();
+    let mut job = job;
+    if job.options.prio_delta.is_none() && comm.rank() == 0 {
+        job.options.prio_delta = default_band::<D::Algorithm>(ctx, ranks, &job);
+    }
     let (sources, options) = rank_zero_settings(comm, &job)?;
     let (mut solver, stage_ms) = super::rank_measure::timed_stage(|| -> Result<_, AnyError> {
         Ok(DistSolver::<_, _, D>::with_device_solver(
@@ -353,6 +357,28 @@ pub(super) fn report_rank_run<V>(
         super::report::print_footer(&report);
     }
     Ok(())
+}
+
+/// The default band of soft priority of algorithm `A` ([`WorklistAlgorithm::default_band`])
+/// for a run of `job` over `ranks` ranks of `ctx`'s devices each, on the whole graph (rank 0
+/// holds it): what one process of as many devices would use, never device-driven (ranks run
+/// host-driven rounds). Rank 0's band becomes every rank's ([`rank_zero_settings`]).
+///
+/// [`WorklistAlgorithm::default_band`]: groute::worklist::WorklistAlgorithm::default_band
+#[cfg(feature = "mpi")]
+fn default_band<A: groute::worklist::WorklistAlgorithm>(
+    ctx: &groute::core::Context,
+    ranks: usize,
+    job: &RankJob<'_, impl Sized>,
+) -> Option<u32> {
+    use groute::worklist::{BandQuery, GraphShape};
+    A::default_band(&BandQuery {
+        graph: GraphShape::of(&job.graph.graph.csr),
+        cuda: ctx.backend_kind() == groute::core::BackendKind::Cuda,
+        devices: ranks * ctx.num_devices(),
+        fused: job.options.fused,
+        device_driven: false,
+    })
 }
 
 /// Rank 0's sources and soft-priority band, on every rank (collective).

@@ -56,7 +56,7 @@ use std::time::Duration;
 
 use groute_graph::{InputOrder, PartitionedGraph};
 use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
-use groute_worklist::{Combine, Start, WorklistAlgorithm};
+use groute_worklist::{BandQuery, Combine, Start, WorklistAlgorithm};
 use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
 pub use direction::{
@@ -94,6 +94,13 @@ impl WorklistAlgorithm for Bfs {
     fn relax(&self, level: u32, _weight: u32, _out_degree: u32) -> Option<u32> {
         // Saturate below UNREACHED, like `groute::BfsRelax` in kernels/include/traversal.cuh.
         (level != UNREACHED).then(|| level.saturating_add(1).min(UNREACHED - 1))
+    }
+
+    /// [`PRIO_DELTA_DEVICE_DRIVEN`] levels in a run device-driven on several CUDA devices;
+    /// elsewhere none (the rounds of an asynchronous BFS on one device, or driven by the
+    /// hosts, already run roughly level by level).
+    fn default_band(run: &BandQuery) -> Option<u32> {
+        run.device_driven.then_some(PRIO_DELTA_DEVICE_DRIVEN)
     }
 }
 
@@ -283,18 +290,11 @@ impl BfsSolver {
                 &options.worklist,
             )?))
         };
-        let mut options = options.clone();
-        if let Engine::Worklist(solver) = &engine
-            && options.worklist.prio_delta.is_none()
-            && solver.runs_device_driven(&options.worklist)?
-        {
-            options.worklist.prio_delta = Some(PRIO_DELTA_DEVICE_DRIVEN);
-        }
         Ok(BfsSolver {
             engine,
             order: InputOrder::of(&graph.graph),
             num_vertices: n,
-            options,
+            options: options.clone(),
         })
     }
 
@@ -321,7 +321,7 @@ impl BfsSolver {
                 items_sent: ws.items_sent(),
                 items_deferred: ws.items_deferred(),
                 epochs: ws.epochs,
-                prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
+                prio_delta: ws.prio_delta,
                 elapsed: ws.elapsed,
                 fused: out.fused,
                 direction_optimized: false,

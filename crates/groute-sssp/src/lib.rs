@@ -53,12 +53,14 @@
 //! The worklist's soft priority ([`WorklistOptions::prio_delta`], `--prio-delta`) works on
 //! distances below a threshold first and defers the others; the threshold advances by bands
 //! of `prio_delta` (see the `groute_worklist` crate docs for the epoch protocol). Left at
-//! `None`, SSSP uses [`default_prio_delta_on`]: [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
+//! `None`, SSSP runs with its default band ([`Sssp`]'s
+//! [`WorklistAlgorithm::default_band`], which the executors ask for: one process's solver, and
+//! a run across ranks on rank 0): [`PRIO_DELTA_AVERAGE_WEIGHTS`] times the
 //! graph's average arc weight on sparse graphs, narrowing with the fifth power of the average
 //! degree past [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`] down to a floor of one
 //! [`PRIO_DELTA_DENSE_FLOOR_DIVISOR`]th of the average weight ([`default_prio_delta`]), and on
 //! sparse graphs [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] times wider on several CUDA devices whose
-//! run may be fused.
+//! run may be fused (over every rank's devices in a run across ranks).
 //! `Some(0)` turns it off.
 
 mod reference;
@@ -66,11 +68,10 @@ mod reference;
 use std::borrow::Cow;
 use std::time::Duration;
 
-use groute_core::BackendKind;
 use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{FusedMode, MinTraversalSolver, TraversalKernels};
-use groute_worklist::{Combine, Start, WorklistAlgorithm};
+use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
+use groute_worklist::{BandQuery, Combine, GraphShape, Start, WorklistAlgorithm};
 use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
 pub use groute_worklist::traversal::UNREACHED;
@@ -117,13 +118,14 @@ pub const PRIO_DELTA_DENSE_FLOOR_DIVISOR: u64 = 12;
 /// `(PRIO_DELTA_FULL_BAND_MAX_DEGREE / d)^PRIO_DELTA_NARROWING_EXPONENT`, but at least
 /// `w / PRIO_DELTA_DENSE_FLOOR_DIVISOR`; always rounded, and at least 1.
 pub fn default_prio_delta(csr: &Csr) -> u32 {
-    let m = csr.targets().len() as u64;
-    let total: u64 = csr
-        .weights()
-        .map_or(m, |w| w.iter().map(|&x| u64::from(x)).sum());
-    let average = total.div_ceil(m.max(1)).max(1);
+    band_of(&GraphShape::of(csr))
+}
+
+/// [`default_prio_delta`] of a graph of this shape.
+fn band_of(graph: &GraphShape) -> u32 {
+    let average = graph.average_weight();
     let full = PRIO_DELTA_AVERAGE_WEIGHTS.saturating_mul(average) as f64;
-    let degree = average_degree(csr);
+    let degree = graph.average_degree();
     let band = if !sparse(degree) {
         let narrowed =
             full * (PRIO_DELTA_FULL_BAND_MAX_DEGREE / degree).powi(PRIO_DELTA_NARROWING_EXPONENT);
@@ -132,11 +134,6 @@ pub fn default_prio_delta(csr: &Csr) -> u32 {
         full
     };
     band.round().clamp(1.0, f64::from(u32::MAX)) as u32
-}
-
-/// The average out-degree (arcs per vertex) of `csr`.
-fn average_degree(csr: &Csr) -> f64 {
-    csr.targets().len() as f64 / csr.num_vertices().max(1) as f64
 }
 
 /// Whether a graph of average degree `degree` gets the full band (no narrowing) and, on
@@ -149,28 +146,15 @@ fn sparse(degree: f64) -> bool {
 /// When a CUDA run on several devices may be fused ([`FusedMode::fuses_device_driven`]:
 /// device-driven at any density, else bounded rounds on sparse graphs) over a sparse graph
 /// (average degree at most [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]), its default band is this many
-/// times wider ([`default_prio_delta_on`]). In host-driven bounded rounds an epoch waits for
-/// every device to run out of work below the threshold and for the host's consensus, where one
-/// device's fused kernel advances it between two levels (and bounded rounds run many levels
-/// per round, so fewer epochs mean fewer short rounds). A dense graph keeps its narrowed band:
+/// times wider ([`Sssp`]'s default band). In host-driven rounds an epoch waits for every
+/// device (across ranks: every rank's) to run out of work below the threshold and for the
+/// hosts' consensus, where one device's fused kernel advances it between two levels (and
+/// bounded rounds run many levels per round, so fewer epochs mean fewer short rounds). A dense graph keeps its narrowed band:
 /// a device-driven member there re-expands, in a wider band, vertices that a few hops reach
 /// again at shorter distances, and that work outgrows the epochs it saves.
+///
+/// [`FusedMode::fuses_device_driven`]: groute_worklist::traversal::FusedMode::fuses_device_driven
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
-
-/// The default band of a run on `devices` devices in `mode`: [`default_prio_delta`], times
-/// [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] when the graph is sparse (average degree at most
-/// [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]) and the run may be fused on several devices
-/// ([`FusedMode::fuses_device_driven`]; a sparse graph's host-driven fallback, on GPUs without
-/// peer access, gets the wider band too; pass `cuda = false` for the host backend, which has
-/// none).
-pub fn default_prio_delta_on(csr: &Csr, devices: usize, mode: FusedMode, cuda: bool) -> u32 {
-    let band = default_prio_delta(csr);
-    if cuda && sparse(average_degree(csr)) && mode.fuses_device_driven(devices) {
-        band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
-    } else {
-        band
-    }
-}
 
 /// The largest distance a reached vertex can have: longer paths saturate here.
 pub const MAX_DISTANCE: u32 = UNREACHED - 1;
@@ -204,13 +188,32 @@ impl WorklistAlgorithm for Sssp {
         // Saturate below UNREACHED, like `groute::SsspRelax` in kernels/include/traversal.cuh.
         (distance != UNREACHED).then(|| distance.saturating_add(weight).min(MAX_DISTANCE))
     }
+
+    /// [`default_prio_delta`]'s band, times [`PRIO_DELTA_MULTI_DEVICE_FACTOR`] on a sparse
+    /// graph (average degree at most [`PRIO_DELTA_FULL_BAND_MAX_DEGREE`]) whose run on several
+    /// CUDA devices may be fused ([`FusedMode::fuses_device_driven`]: device-driven, or bounded
+    /// fused rounds where the GPUs lack peer access; across ranks, every rank's per-round
+    /// launches). The host backend, which has neither, keeps the one-device band.
+    ///
+    /// [`FusedMode::fuses_device_driven`]: groute_worklist::traversal::FusedMode::fuses_device_driven
+    fn default_band(run: &BandQuery) -> Option<u32> {
+        let band = band_of(&run.graph);
+        let widened = run.cuda
+            && sparse(run.graph.average_degree())
+            && run.fused.fuses_device_driven(run.devices);
+        Some(if widened {
+            band.saturating_mul(PRIO_DELTA_MULTI_DEVICE_FACTOR)
+        } else {
+            band
+        })
+    }
 }
 
 /// Settings of [`sssp`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SsspOptions {
     /// The distributed worklist's settings (capacities, packet size, batch, time limit, soft
-    /// priority: `prio_delta` `None` means [`default_prio_delta_on`], `Some(0)` off).
+    /// priority: `prio_delta` `None` means [`Sssp`]'s default band, `Some(0)` off).
     pub worklist: WorklistOptions,
 }
 
@@ -238,6 +241,8 @@ pub struct SsspStats {
     /// Whether the run used the fused kernel (CUDA; see [`FusedMode`]): one persistent launch
     /// on one device, bounded launches of many levels each on several; else one launch per
     /// level.
+    ///
+    /// [`FusedMode`]: groute_worklist::traversal::FusedMode
     pub fused: bool,
     /// The traversal's time on the devices (CUDA timing events after the reset, before the
     /// download, max over devices; the fused kernel alone when fused): what benchmarks
@@ -323,21 +328,11 @@ impl SsspSolver {
         let csr = weighted(&graph.graph.csr)?;
         let solver =
             MinTraversalSolver::new(context, Sssp, &csr, &graph.partition, &options.worklist)?;
-        let mut options = options.clone();
-        if options.worklist.prio_delta.is_none() {
-            let cuda = context.backend_kind() == BackendKind::Cuda;
-            options.worklist.prio_delta = Some(default_prio_delta_on(
-                &csr,
-                context.num_devices(),
-                options.worklist.fused,
-                cuda,
-            ));
-        }
         Ok(SsspSolver {
             solver,
             order: InputOrder::of(&graph.graph),
             num_vertices: n,
-            options,
+            options: options.clone(),
         })
     }
 
@@ -355,7 +350,7 @@ impl SsspSolver {
                 items_sent: ws.items_sent(),
                 items_deferred: ws.items_deferred(),
                 epochs: ws.epochs,
-                prio_delta: self.options.worklist.prio_delta.unwrap_or(0),
+                prio_delta: ws.prio_delta,
                 elapsed: ws.elapsed,
                 fused: out.fused,
                 device_time: out.device_time,

@@ -14,11 +14,14 @@ mod common;
 
 use groute_core::testing::{device_counts, full_or_reduced, pick, test_contexts};
 use groute_graph::testing::{directed_path, from_pairs, from_triples, generated};
-use groute_graph::{Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph};
-use groute_sssp::{MAX_DISTANCE, SsspError, SsspOptions, SsspSolver, sssp, sssp_reference};
+use groute_graph::{
+    Csr, Graph, NoProgress, PartitionMethod, WeightSpec, load_graph, partition_graph,
+};
+use groute_sssp::{MAX_DISTANCE, Sssp, SsspError, SsspOptions, SsspSolver, sssp, sssp_reference};
 use groute_worklist::testing::host::{self, JitterSweep, check};
 use groute_worklist::testing::{SMALL_SHIPPED_GRAPH, host_options, shipped_graphs};
 use groute_worklist::traversal::FusedMode;
+use groute_worklist::{BandQuery, GraphShape, WorklistAlgorithm};
 use proptest::prelude::*;
 
 use common::{BIG, SsspUnderTest, saturating, the_default_band_cuts_work};
@@ -339,14 +342,26 @@ fn the_default_band_is_a_multiple_of_the_average_weight() {
     );
 }
 
+/// SSSP's default band ([`WorklistAlgorithm::default_band`]) of a run over `devices` devices
+/// (CUDA ones when `cuda`) in `fused` mode on `csr`.
+fn band_on(csr: &Csr, devices: usize, fused: FusedMode, cuda: bool) -> u32 {
+    let run = BandQuery {
+        graph: GraphShape::of(csr),
+        cuda,
+        devices,
+        fused,
+        device_driven: false,
+    };
+    Sssp::default_band(&run).expect("SSSP always has a default band")
+}
+
 #[test]
 fn the_default_band_narrows_past_a_sparse_degree_down_to_a_floor() {
     // A sparse graph: the full band on one device, four times it where several CUDA devices
     // may run fused, the full band otherwise (one launch per level, host backend).
     let road = generated("road:side=16,p=0.6,seed=3,weights=100..300:1");
     let one = groute_sssp::default_prio_delta(&road.csr);
-    let on =
-        |devices, mode, cuda| groute_sssp::default_prio_delta_on(&road.csr, devices, mode, cuda);
+    let on = |devices, mode, cuda| band_on(&road.csr, devices, mode, cuda);
     assert_eq!(on(1, FusedMode::Auto, true), one);
     assert_eq!(
         on(2, FusedMode::Auto, true),
@@ -394,8 +409,7 @@ fn the_default_band_narrows_past_a_sparse_degree_down_to_a_floor() {
     assert_eq!(groute_sssp::default_prio_delta(&denser.csr), 1);
     // Dense graphs keep their narrowed band on several CUDA devices, fused or not, and on the
     // host backend.
-    let on =
-        |devices, mode, cuda| groute_sssp::default_prio_delta_on(&denser.csr, devices, mode, cuda);
+    let on = |devices, mode, cuda| band_on(&denser.csr, devices, mode, cuda);
     assert_eq!(on(4, FusedMode::Auto, true), 1);
     assert_eq!(on(4, FusedMode::On, true), 1);
     assert_eq!(on(4, FusedMode::Off, true), 1);

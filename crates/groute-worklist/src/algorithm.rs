@@ -56,6 +56,7 @@ pub use solver::{HostOutput, HostSolver};
 pub(crate) use solver::{check_partition, download_owned, for_owned_ranges};
 pub use value::AtomicValue;
 
+use crate::band::BandQuery;
 use crate::traversal::TraversalKernels;
 
 /// How updates to one vertex combine, and so what processing an item does.
@@ -156,5 +157,19 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
             Combine::Min => value.to_bits(),
             Combine::Sum => 0,
         }
+    }
+
+    /// The soft-priority band of a run whose options leave it open
+    /// ([`WorklistOptions::prio_delta`](crate::WorklistOptions::prio_delta) `None`), given the
+    /// graph and how the run executes; `None`, the default: no soft priority. The min
+    /// traversals' executor asks for it at every run
+    /// ([`MinTraversalSolver::run`](crate::traversal::MinTraversalSolver::run)), and a run
+    /// across processes on the process that decides for all, so that every path that runs
+    /// the algorithm applies the one rule.
+    fn default_band(_run: &BandQuery) -> Option<u32>
+    where
+        Self: Sized,
+    {
+        None
     }
 }

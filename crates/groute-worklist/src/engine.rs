@@ -226,6 +226,10 @@ pub struct WorklistStats {
     /// solver overflowed and grew (CUDA min traversals; the statistics are the last
     /// attempt's).
     pub restarts: u32,
+    /// The band of soft priority the run used (0: off): the options' `prio_delta`, or where
+    /// they leave it open the algorithm's [`default_band`](crate::WorklistAlgorithm::default_band)
+    /// (the min traversals' solver asks for it).
+    pub prio_delta: u32,
 }
 
 impl WorklistStats {

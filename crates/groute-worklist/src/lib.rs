@@ -5,7 +5,8 @@
 //!
 //! | construct | what it is |
 //! |---|---|
-//! | [`WorklistAlgorithm`], [`Combine`], [`Start`], [`AtomicValue`] | **the one interface of an algorithm**: a value per vertex, its initial value, where a run starts, `relax` along an arc, how updates combine (min or sum), when an update schedules a vertex, the priority of an item ([`algorithm`]) |
+//! | [`WorklistAlgorithm`], [`Combine`], [`Start`], [`AtomicValue`] | **the one interface of an algorithm**: a value per vertex, its initial value, where a run starts, `relax` along an arc, how updates combine (min or sum), when an update schedules a vertex, the priority of an item, the default band of soft priority ([`algorithm`]) |
+//! | [`BandQuery`], [`GraphShape`] | what an algorithm's default band is given: the graph's size and arc weights, and how the run executes |
 //! | [`algorithm::HostSolver`], [`algorithm::HostAlgorithm`] | the host backend's executor of any [`WorklistAlgorithm`] |
 //! | [`SplitOps`], [`SplitFlags`] | the application's routing: `pack`, `unpack`, `on_send`, `on_receive` (keep / pass / duplicate / drop), `get_prio` |
 //! | [`VertexValue`] | the packed item of label-correcting traversals: a vertex and a proposed value |
@@ -193,6 +194,7 @@
 //! [`TerminationCounter`] (which stays available to callers that want the single count).
 
 pub mod algorithm;
+mod band;
 mod device_parts;
 mod driver;
 mod engine;
@@ -214,6 +216,7 @@ pub mod traversal;
 mod traversal_error;
 
 pub use algorithm::{AtomicValue, Combine, Start, WorklistAlgorithm};
+pub use band::{BandQuery, GraphShape};
 pub use device_parts::DeviceParts;
 pub use driver::{
     DeviceWorker, MAX_OUTGOING_BUFFERS, Outgoing, ReceiveCounts, Reexamined, RoundCounts,

@@ -158,7 +158,8 @@ impl<A: WorklistAlgorithm> HostSolver<A> {
         for (program, device) in self.programs.iter().zip(context.devices()) {
             program.reset(device, &sorted)?;
         }
-        let stats = execute(context, &self.programs, seeds, &options)?;
+        let mut stats = execute(context, &self.programs, seeds, &options)?;
+        stats.prio_delta = options.prio_delta.unwrap_or(0);
         let vertices = self.held.owned_vertices();
         let len = (vertices.end - vertices.start) as usize;
         let mut values = for_owned_ranges(len)?;

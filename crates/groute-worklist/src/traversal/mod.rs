@@ -55,6 +55,7 @@ pub use fused_tuning::{
 pub use hub_policy::{HUB_MIN_DEGREE, HubPolicy, SMALL_GRID_HUB_MIN_DEGREE};
 
 use std::any::TypeId;
+use std::borrow::Cow;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -66,6 +67,7 @@ use crate::algorithm::{
     AtomicValue, Combine, HostSolver, Start, WorklistAlgorithm, check_weights, download_owned,
     for_owned_ranges,
 };
+use crate::band::{BandQuery, GraphShape};
 use crate::device_parts::DeviceParts;
 use crate::driver::{SharedRun, run_workers, run_workers_shared};
 use crate::engine::{WorklistOptions, WorklistStats};
@@ -112,9 +114,10 @@ pub struct MinTraversalSolver<A: WorklistAlgorithm> {
     /// The parts this context's devices hold (all of them, unless the solver is one
     /// process's share: [`MinTraversalSolver::for_parts`]).
     held: DeviceParts,
-    /// Arcs per vertex of the graph (what the fused kernel's default launch shape follows,
-    /// [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]).
-    average_degree: f64,
+    /// The rows held: their arcs per vertex (what the fused kernel's default launch shape
+    /// follows, [`FUSED_SPARSE_MAX_AVERAGE_DEGREE`]) and weights (with the degree, what the
+    /// algorithm's default band may follow, [`WorklistAlgorithm::default_band`]).
+    shape: GraphShape,
     storage: Storage<A>,
     /// The devices' group for device-driven runs (`fused_peer.rs`), made by the first one.
     peers: Option<PeerGroup>,
@@ -152,12 +155,17 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
     /// overflows one starts again with it at least doubled (the storage keeps the larger size
     /// for later runs). One the options set is a fixed capacity: overflowing it fails the run
     /// with [`Error::CapacityExceeded`] naming the setting.
+    ///
+    /// Options that leave the band of soft priority open (`prio_delta: None`) run with the
+    /// algorithm's [`default_band`](WorklistAlgorithm::default_band) for this graph and run
+    /// (`stats.prio_delta` says which band ran).
     pub fn run(
         &mut self,
         sources: &[u32],
         options: &WorklistOptions,
     ) -> Result<TraversalOutput<A::Value>, WorklistError> {
         self.held.check_whole_run("MinTraversalSolver::run")?;
+        let options = &self.with_default_band(options)?;
         let mut restarts = 0;
         loop {
             match self.run_sized(sources, options) {
@@ -166,6 +174,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
                 })) if self.grow(setting, needed as usize, options)? => restarts += 1,
                 Ok(mut out) => {
                     out.stats.restarts = restarts;
+                    out.stats.prio_delta = options.prio_delta.unwrap_or(0);
                     return Ok(out);
                 }
                 Err(e) => return Err(e),
@@ -186,6 +195,28 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             && options
                 .fused_driver
                 .device_driven(|sharing| PeerGroup::check_sharing(context, sharing))?)
+    }
+
+    /// `options`, their band of soft priority filled in, where they leave it open, by the
+    /// algorithm's default for this graph and run ([`WorklistAlgorithm::default_band`]).
+    fn with_default_band<'o>(
+        &self,
+        options: &'o WorklistOptions,
+    ) -> Result<Cow<'o, WorklistOptions>, WorklistError> {
+        if options.prio_delta.is_some() {
+            return Ok(Cow::Borrowed(options));
+        }
+        let run = BandQuery {
+            graph: self.shape,
+            cuda: matches!(self.storage, Storage::Cuda(_)),
+            devices: self.held.context().num_devices(),
+            fused: options.fused,
+            device_driven: self.runs_device_driven(options)?,
+        };
+        Ok(Cow::Owned(WorklistOptions {
+            prio_delta: A::default_band(&run),
+            ..options.clone()
+        }))
     }
 
     /// Each device's first items: the sources its part owns, or (an algorithm started from
@@ -252,7 +283,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             if options.fused_driver == FusedDriver::Device {
                 return self.run_device_driven(sources, &seeds, options);
             }
-            let defaults = FusedDefaults::for_graph(self.average_degree);
+            let defaults = FusedDefaults::for_graph(self.shape.average_degree());
             let dev = self.cuda_device(0)?;
             let device = &context.devices()[0];
             let done = dev.run_fused(device, sources, &seeds[0], options, defaults)?;
@@ -278,8 +309,8 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
         }
         let bounded = options
             .fused
-            .bounded_rounds(num_devices, self.average_degree);
-        let defaults = FusedDefaults::for_graph(self.average_degree);
+            .bounded_rounds(num_devices, self.shape.average_degree());
+        let defaults = FusedDefaults::for_graph(self.shape.average_degree());
         let devices = self.cuda_devices()?;
         let workers = round_workers(
             devices, &context, sources, &seeds, bounded, options, defaults,
@@ -359,7 +390,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         if hosts == num_devices {
             return Ok(MinTraversalSolver {
                 held,
-                average_degree: 0.0,
+                shape: GraphShape::of_rows(rows),
                 storage: Storage::Host(HostSolver::for_parts(
                     context, algorithm, rows, partition, first_part, options,
                 )?),
@@ -370,7 +401,6 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
             return Err(mixed_backends().into());
         }
         let kernels = cuda_kernels(&algorithm)?;
-        let average_degree = rows.average_degree();
         let mut devices = Vec::with_capacity(num_devices);
         for (owned, device) in held.owned_ranges().zip(context.devices()) {
             let local_vertices = (owned.end - owned.start) as usize;
@@ -427,7 +457,7 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         }
         Ok(MinTraversalSolver {
             held,
-            average_degree,
+            shape: GraphShape::of_rows(rows),
             storage: Storage::Cuda(devices),
             peers: None,
         })
@@ -459,8 +489,8 @@ impl<A: WorklistAlgorithm> ShareSolver for MinTraversalSolver<A> {
         let seeds = self.seeds(sources);
         let bounded = options
             .fused
-            .bounded_rounds(shared.ring_devices, self.average_degree);
-        let defaults = FusedDefaults::for_graph(self.average_degree);
+            .bounded_rounds(shared.ring_devices, self.shape.average_degree());
+        let defaults = FusedDefaults::for_graph(self.shape.average_degree());
         let context = self.held.context().clone();
         let vertices = self.held.owned_vertices();
         let Storage::Cuda(devices) = &mut self.storage else {
@@ -541,7 +571,7 @@ impl<A: WorklistAlgorithm> MinTraversalSolver<A> {
             sources,
             seeds,
             options,
-            FusedDefaults::for_graph(self.average_degree),
+            FusedDefaults::for_graph(self.shape.average_degree()),
         )?;
         let mut values = for_owned_ranges(self.held.num_vertices())?;
         for (d, dev) in devices.iter().enumerate() {
