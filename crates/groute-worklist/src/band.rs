@@ -77,3 +77,61 @@ pub struct BandQuery {
     /// device, exchanging items over their peer links.
     pub device_driven: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use groute_graph::{CsrBuilder, EdgeList};
+
+    use super::*;
+
+    /// Arcs 0 -> 1 (weight 3), 0 -> 2 (4), 1 -> 2 (10), 3 -> 0 (1) on 5 vertices.
+    fn weighted() -> Csr {
+        let edges = EdgeList::from_triples(&[(0, 1, 3), (0, 2, 4), (1, 2, 10), (3, 0, 1)]);
+        CsrBuilder::new(5).build(&edges).unwrap()
+    }
+
+    #[test]
+    fn a_whole_graph_counts_every_vertex_arc_and_weight() {
+        let shape = GraphShape::of(&weighted());
+        assert_eq!(
+            shape,
+            GraphShape {
+                vertices: 5,
+                arcs: 4,
+                total_weight: 18
+            }
+        );
+        assert_eq!(shape.average_degree(), 0.8);
+        // 18 / 4 = 4.5, rounded up.
+        assert_eq!(shape.average_weight(), 5);
+        assert_eq!(GraphShape::of_rows(&HeldRows::whole(&weighted())), shape);
+    }
+
+    #[test]
+    fn held_rows_count_their_own_arcs_only() {
+        let csr = weighted();
+        let rows = HeldRows::some(&csr, 1..4, false).unwrap();
+        assert_eq!(
+            GraphShape::of_rows(&rows),
+            GraphShape {
+                vertices: 3,
+                arcs: 2,
+                total_weight: 11
+            }
+        );
+        let none = HeldRows::some(&csr, 2..2, false).unwrap();
+        assert_eq!(GraphShape::of_rows(&none), GraphShape::default());
+    }
+
+    #[test]
+    fn unweighted_and_empty_graphs_average_one() {
+        let edges = EdgeList::from_pairs(&[(0, 1), (1, 0)]);
+        let unweighted = GraphShape::of(&CsrBuilder::new(2).build(&edges).unwrap());
+        assert_eq!(
+            (unweighted.total_weight, unweighted.average_weight()),
+            (2, 1)
+        );
+        let empty = GraphShape::default();
+        assert_eq!((empty.average_degree(), empty.average_weight()), (0.0, 1));
+    }
+}
