@@ -149,9 +149,10 @@ fn sparse(degree: f64) -> bool {
 /// times wider ([`Sssp`]'s default band). In host-driven rounds an epoch waits for every
 /// device (across ranks: every rank's) to run out of work below the threshold and for the
 /// hosts' consensus, where one device's fused kernel advances it between two levels (and
-/// bounded rounds run many levels per round, so fewer epochs mean fewer short rounds). A dense graph keeps its narrowed band:
-/// a device-driven member there re-expands, in a wider band, vertices that a few hops reach
-/// again at shorter distances, and that work outgrows the epochs it saves.
+/// bounded rounds run many levels per round, so fewer epochs mean fewer short rounds). A
+/// dense graph keeps its narrowed band: a device-driven member there re-expands, in a wider
+/// band, vertices that a few hops reach again at shorter distances, and that work outgrows
+/// the epochs it saves.
 ///
 /// [`FusedMode::fuses_device_driven`]: groute_worklist::traversal::FusedMode::fuses_device_driven
 pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;

@@ -163,9 +163,10 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
     /// ([`WorklistOptions::prio_delta`](crate::WorklistOptions::prio_delta) `None`), given the
     /// graph and how the run executes; `None`, the default: no soft priority. The min
     /// traversals' executor asks for it at every run
-    /// ([`MinTraversalSolver::run`](crate::traversal::MinTraversalSolver::run)), and a run
-    /// across processes on the process that decides for all, so that every path that runs
-    /// the algorithm applies the one rule.
+    /// ([`MinTraversalSolver::run`](crate::traversal::MinTraversalSolver::run)). A run across
+    /// processes takes the band it is given (one left open is off): its caller asks on one
+    /// process, over the whole graph and every process's devices, and gives that band to all
+    /// (the examples do so on rank 0).
     fn default_band(_run: &BandQuery) -> Option<u32>
     where
         Self: Sized,
