@@ -111,16 +111,17 @@ of a second or more, the first transfers between two H200s over NVLink take a fe
 microseconds longer). *ms* is the median over every timed run of the algorithm alone, \
 which is how the published systems time themselves (followed by the fastest run, `(min X)`, \
 where that took less than 90% of the median: the runs of such a row fall into a fast and a \
-slow group): on \
-CUDA the solver records a timing event on every device's stream once its per-run reset is \
-enqueued (CC: once its routers are built and the first chunks prefilled) and another when \
-the algorithm has finished on that device, before the result is downloaded; the time is the largest per-device elapsed time. On the host \
-backend, which has no device clock, it is the solver's own host clock. *full run ms* is the \
+slow group): on CUDA the solver records a timing event on every device's stream once its \
+per-run reset is enqueued (CC: once its routers are built and the first chunks prefilled) \
+and another when the algorithm has finished on that device, before the result is \
+downloaded; the time is the largest per-device elapsed time. On the host backend, which \
+has no device clock, it is the solver's own host clock. *full run ms* is the \
 median of a whole `run()` call: state reset, the algorithm and the result back in host memory \
 (device events on every stream before and after it on CUDA, the wall clock on the host \
 backend). *solver ms* is the median of the solver's host clock over the algorithm. Records \
-written before algorithm-only timing (format 1) show their solver clock as *ms*. BFS and SSSP start from the first vertex of largest out-degree (in the \
-giant component); SSSP weighs arcs uniformly in 1..100 (road-like graphs 1000..1500); PageRank uses alpha 0.85, \
+written before algorithm-only timing (format 1) show their solver clock as *ms*. BFS and \
+SSSP start from the first vertex of largest out-degree (in the giant component); SSSP weighs \
+arcs uniformly in 1..100 (road-like graphs 1000..1500); PageRank uses alpha 0.85, \
 epsilon 0.01. GTEPS counts the out-arcs of every reached vertex (Graph500's convention); for \
 PageRank the rate is input arcs per second, for CC edges hooked per second. Speedup is the \
 one-device median over this one. *B/arc* is the traffic between devices per arc of the graph \
