@@ -82,6 +82,12 @@ struct Cli {
     /// The other drivers read every share.
     #[arg(long, hide = true, value_name = "DIVISOR")]
     sparse_gather_divisor: Option<u32>,
+    /// CUDA and host, the synchronous sweeps in one process: a round pushes the shares of
+    /// the vertices it takes along their out-arcs instead of gathering where it is expected
+    /// to take at most the graph's arcs over this (0: never; default 8). Across MPI ranks the
+    /// sweeps always gather.
+    #[arg(long, hide = true, value_name = "DIVISOR")]
+    sweep_push_divisor: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -291,6 +297,7 @@ fn run() -> Result<(), AnyError> {
             fused_blocks_per_sm: cli.fused_blocks_per_sm,
             degree_order: cli.degree_order,
             sparse_gather_divisor: cli.sparse_gather_divisor,
+            sweep_push_divisor: cli.sweep_push_divisor,
         },
         ..PageRankOptions::default()
     };
@@ -311,7 +318,8 @@ fn run() -> Result<(), AnyError> {
         {
             return Err(
                 "--driver, --execution device-driven, --sweep, --sweep-divisor, \
-                        --lazy-receive and the fused settings tune one process's run; across \
+                        --sweep-push-divisor, --lazy-receive and the fused settings tune \
+                        one process's run; across \
                         MPI ranks PageRank runs synchronous pull sweeps: leave them out"
                     .into(),
             );
@@ -422,6 +430,7 @@ fn run() -> Result<(), AnyError> {
             "fused_blocks_per_sm": cli.fused_blocks_per_sm,
             "degree_order": solver.degree_ordered(),
             "sparse_gather_divisor_requested": cli.sparse_gather_divisor,
+            "sweep_push_divisor_requested": cli.sweep_push_divisor,
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);
@@ -445,6 +454,7 @@ fn run() -> Result<(), AnyError> {
         "items_sent": s.items_sent,
         "rounds": s.rounds,
         "sparse_gather_rounds": s.sparse_gather_rounds,
+        "push_rounds": s.push_rounds,
         "rank_sum": result.rank_sum(),
         "residual_left": s.residual_left,
         "error_bound_l1": l1_error_bound(n, alpha, f64::from(cli.epsilon)),

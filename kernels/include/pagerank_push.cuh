@@ -31,6 +31,7 @@ namespace {
 // Control block words beyond the worklist's (see the header comment).
 constexpr unsigned int CTRL_PUSHED = 7;
 constexpr unsigned int CTRL_HUB_COUNTER = 8;  // two words, 8-byte aligned
+constexpr unsigned int CTRL_TAKEN_ARCS = 10;   // two words, 8-byte aligned
 constexpr unsigned int CTRL_HUB_SLOTS = 16;
 // Arcs a thread pushes before its warp reserves worklist and remote slots for them.
 constexpr unsigned int BATCH = 4;
@@ -65,6 +66,27 @@ struct PageRankOps {
 __device__ __forceinline__ unsigned int warp_aligned_begin(const PageRankOps& ops) {
     return ops.owned_begin & ~31u;
 }
+
+// A pass over the owned range from warp_aligned_begin, grid-stride, with a trip count
+// (`rounds`) uniform across the grid, so that block-wide reservations may run in it: in
+// round r this thread's vertex is base + index(r), owned where owns(r, v).
+struct OwnedPass {
+    unsigned int base;
+    unsigned int span;
+    unsigned int stride;
+    unsigned int rounds;
+
+    __device__ __forceinline__ explicit OwnedPass(const PageRankOps& ops)
+        : base(warp_aligned_begin(ops)),
+          span(ops.owned_end - warp_aligned_begin(ops)),
+          stride(gridDim.x * blockDim.x),
+          rounds((ops.owned_end - warp_aligned_begin(ops) + gridDim.x * blockDim.x - 1u) /
+                 (gridDim.x * blockDim.x)) {}
+
+    __device__ __forceinline__ unsigned int index(unsigned int r) const {
+        return r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+    }
+};
 
 // The cut arcs of a device's owned range, compact (pull sweeps on several devices): cut
 // vertex i is vertices[i], an owned vertex with arcs to other devices' vertices, and those
@@ -369,8 +391,10 @@ __device__ __forceinline__ void push_round(const PageRankOps& ops,
 }
 
 // Pull sweep pass 1, the take: every owned vertex whose residual exceeds `floor` is taken
-// into its rank and its share per out-arc stored in share[v] (0 for the others). Nothing is
-// pushed: the gather delivers the shares to owned heads, push_cut_grid to the others.
+// into its rank and its share per out-arc stored in share[v] (0 for the others); the
+// vertices taken are added to CTRL_PUSHED and their out-arcs to the 64-bit CTRL_TAKEN_ARCS.
+// Nothing is pushed: the gather delivers the shares to owned heads, push_cut_grid to the
+// others (or, in a push round of the synchronous sweeps, pagerank_push_taken to every head).
 __device__ __forceinline__ void pull_take_grid(const PageRankOps& ops,
                                                const unsigned long long* offsets, float* share,
                                                float floor, const groute::DeviceWorklist& wl) {
@@ -378,16 +402,23 @@ __device__ __forceinline__ void pull_take_grid(const PageRankOps& ops,
     const unsigned int base = warp_aligned_begin(ops);
     const unsigned int span = ops.owned_end - base;
     unsigned int pushed_here = 0;
+    unsigned long long arcs_here = 0;
     for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < span; i += stride) {
         const unsigned int v = base + i;
         if (v < ops.owned_begin) {
             continue;
         }
         bool pushed = false;
-        share[v] = take_owned(ops, v, offsets[v], offsets[v + 1], floor, pushed);
+        const unsigned long long begin = offsets[v];
+        const unsigned long long end = offsets[v + 1];
+        share[v] = take_owned(ops, v, begin, end, floor, pushed);
         pushed_here += pushed ? 1u : 0u;
+        arcs_here += pushed ? end - begin : 0ull;
     }
     add_pushed(pushed_here, wl);
+    // The out-arcs of the vertices taken: what a push of their shares crosses.
+    groute::warp_add_u64(reinterpret_cast<unsigned long long*>(wl.ctrl + CTRL_TAKEN_ARCS),
+                         arcs_here);
 }
 
 // Pull sweep, the cut arcs (after pull_take_grid, with a grid-wide barrier or a launch
@@ -536,13 +567,11 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
         wl.append_warp(v, crossed);
     }
     const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
-    const unsigned int base = warp_aligned_begin(ops);
-    const unsigned int span = ops.owned_end - base;
-    const unsigned int rounds = (span + stride - 1u) / stride;
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        const unsigned int v = base + i;
-        const bool owned = i < span && v >= ops.owned_begin;
+    const OwnedPass pass(ops);
+    for (unsigned int r = 0; r < pass.rounds; ++r) {
+        const unsigned int i = pass.index(r);
+        const unsigned int v = pass.base + i;
+        const bool owned = i < pass.span && v >= ops.owned_begin;
         unsigned long long begin = 0;
         unsigned long long end = 0;
         if (owned) {

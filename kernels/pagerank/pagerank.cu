@@ -56,6 +56,14 @@
 //   take's, the peers' and the other processes' alike): the gather then reads only those
 //   shares (kernels/include/pull_gather.cuh).
 //
+// pagerank_push_taken, pagerank_push_big, pagerank_absorb: a PUSH round of the synchronous
+//   sweeps, the alternative to the gather where a round takes few arcs
+//   (crates/groute-pagerank/src/ranks/sweeps.rs): after the take, each vertex taken adds its
+//   share to every out-arc's head with an atomic (heads of other devices in this device's
+//   slots of them; hubs spread over the whole grid), the slots of each peer's vertices are
+//   copied to it, and the absorb adds them and collects the vertices left above epsilon.
+//   The same synchronous sweep as the gather's, in the order of its float additions aside.
+//
 // pagerank_pack_words, pagerank_unpack_words: the boundary exchange of PageRank across
 //   processes (crates/groute-pagerank/src/ranks.rs): pack copies the shares of a process's
 //   boundary vertices (those with arcs to other processes) into its send buffer, dst[i] =
@@ -273,6 +281,127 @@ extern "C" __global__ void pagerank_mark_taken(const float* share, unsigned int 
         const unsigned int bits = __ballot_sync(0xFFFFFFFFu, v < n && share[v] > 0.0f);
         if (groute::lane_id() == 0u) {
             taken[w] = bits;
+        }
+    }
+}
+
+// Lists of at least this many arcs are pushed by the whole grid in a push round.
+constexpr unsigned long long PUSH_GRID_DEGREE = 2048;
+// Control word counting the hubs pagerank_push_taken listed for pagerank_push_big.
+constexpr unsigned int CTRL_PUSH_BIG = 12;
+
+// Push round of the synchronous sweeps, after the take: each of the `count` vertices of
+// `items` (the owned vertices the take took: those the last round left above epsilon; an
+// item outside the owned range is skipped) adds its share to the residual of every head of
+// its out-arcs, owned or not, with an atomic; the residual is full length, so a head of
+// another device collects in this device's slot of it (zeroed before the launch), which
+// pagerank_absorb on its owner then adds. Lists by the nested load balancing of
+// list_claim.cuh, but those of at least PUSH_GRID_DEGREE arcs (a block would take them one
+// after the other, a step per blockDim.x arcs) are listed in `big` (counted in
+// ctrl[CTRL_PUSH_BIG]; at most the owned arcs over PUSH_GRID_DEGREE of them, the capacity,
+// else the overflow word says so) for pagerank_push_big. Nothing else is counted or
+// appended: the absorb collects the vertices above epsilon once every share is in.
+extern "C" __global__ void pagerank_push_taken(PageRankOps ops,
+                                               const unsigned long long* offsets,
+                                               const unsigned int* targets, const float* share,
+                                               const unsigned int* items, unsigned int count,
+                                               unsigned int* big, unsigned int big_capacity,
+                                               unsigned int* ctrl) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    // Adds `s` along arcs e, e + step, ... below `end`.
+    const auto spread = [&](unsigned long long e, unsigned long long end,
+                            unsigned long long step, float s) {
+        for (; e < end; e += step) {
+            atomicAdd(ops.residual + targets[e], s);
+        }
+    };
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        bool have = false;
+        unsigned long long begin = 0;
+        unsigned long long end = 0;
+        float s = 0.0f;
+        const unsigned int v = i < count ? items[i] : 0u;
+        if (i < count && ops.mine(v)) {
+            s = share[v];
+            begin = offsets[v];
+            end = offsets[v + 1];
+            have = s > 0.0f && end > begin;
+            if (have && end - begin >= PUSH_GRID_DEGREE) {
+                // A hub: listed for pagerank_push_big, which spreads it over the grid.
+                const unsigned int slot = atomicAdd(ctrl + CTRL_PUSH_BIG, 1u);
+                if (slot < big_capacity) {
+                    big[slot] = v;
+                } else {
+                    atomicMax(ctrl + groute::CTRL_WL_OVERFLOW, slot + 1u);
+                }
+                have = false;
+            }
+        }
+        groute::claim_block_lists(
+            have, begin, end, s,
+            [&](unsigned long long bb, unsigned long long be, float bs, unsigned int) {
+                spread(bb + threadIdx.x, be, blockDim.x, bs);
+            });
+        groute::claim_warp_lists(
+            have, begin, end, s,
+            [&](unsigned long long wb, unsigned long long we, float ws, unsigned int) {
+                spread(wb + groute::lane_id(), we, 32u, ws);
+            });
+        if (have) {
+            spread(begin, end, 1u, s);
+        }
+    }
+}
+
+// Push round of the synchronous sweeps, after pagerank_push_taken: the hubs it listed (the
+// first ctrl[CTRL_PUSH_BIG] of `big`), one after the other, each spread over the whole grid.
+extern "C" __global__ void pagerank_push_big(PageRankOps ops, const unsigned long long* offsets,
+                                             const unsigned int* targets, const float* share,
+                                             const unsigned int* big, unsigned int big_capacity,
+                                             const unsigned int* ctrl) {
+    const unsigned int listed = ctrl[CTRL_PUSH_BIG];
+    const unsigned int count = listed < big_capacity ? listed : big_capacity;
+    const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+    for (unsigned int k = 0; k < count; ++k) {
+        const unsigned int v = big[k];
+        const float s = share[v];
+        const unsigned long long end = offsets[v + 1];
+        for (unsigned long long e = offsets[v] + blockIdx.x * blockDim.x + threadIdx.x; e < end;
+             e += stride) {
+            atomicAdd(ops.residual + targets[e], s);
+        }
+    }
+}
+
+// Push round of the synchronous sweeps, after the pushes: every owned vertex adds
+// `incoming[v]` (a peer's slots of this device's vertices, copied here; null: none) to its
+// residual, and where `collect`, those left above epsilon are appended to the worklist (its
+// end counts them: the vertices the next take takes). With several peers, one launch per
+// peer, `collect` on the last.
+extern "C" __global__ void pagerank_absorb(PageRankOps ops, const float* incoming,
+                                           groute::DeviceWorklist wl, unsigned int collect) {
+    const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
+    const OwnedPass pass(ops);
+    for (unsigned int r = 0; r < pass.rounds; ++r) {
+        const unsigned int i = pass.index(r);
+        const unsigned int v = pass.base + i;
+        bool above = false;
+        if (i < pass.span && v >= ops.owned_begin) {
+            float residual = ops.residual[v];
+            if (incoming != nullptr) {
+                const float add = incoming[v];
+                if (add > 0.0f) {
+                    residual += add;
+                    ops.residual[v] = residual;
+                }
+            }
+            above = collect != 0u && residual > ops.epsilon;
+        }
+        const unsigned int slot = groute::block_reserve(sink.count, above);
+        if (above) {
+            sink.put(slot, v);
         }
     }
 }

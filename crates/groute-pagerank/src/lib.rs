@@ -183,7 +183,12 @@
 //!   makes a second GPU pay off there. The bound and the end test are those of
 //!   [`PageRankRanks`] (a round is one pull sweep of these docs); so is the gather of a
 //!   round that takes few vertices, which reads only their shares
-//!   ([`PageRankTuning::sparse_gather_divisor`]).
+//!   ([`PageRankTuning::sparse_gather_divisor`]). A round expected to take few arcs (at
+//!   most an eighth of the graph's: [`PageRankTuning::sweep_push_divisor`]) pushes instead:
+//!   the vertices taken add their shares along their out-arcs with atomics, each device
+//!   collecting its peers' heads in its own slots of them, and the devices copy those slots
+//!   to their owners (`ranks/sweeps.rs`, "Push rounds"); the same synchronous sweep, in
+//!   another order of float additions.
 //! - Otherwise (one device, but for the dense graphs of the next item, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -261,7 +266,7 @@ pub use ranks::{PageRankRanks, PageRankRanksResult, PageRankRanksStats};
 pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
-pub use tuning::{DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR};
+pub use tuning::{DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR, SWEEP_PUSH_DIVISOR};
 
 /// The default damping factor.
 pub const DEFAULT_ALPHA: f32 = 0.85;
@@ -356,6 +361,9 @@ pub struct PageRankStats {
     /// [`Driver::Sweeps`] on CUDA: the rounds whose gathers read only the shares of the
     /// vertices taken ([`PageRankTuning::sparse_gather_divisor`]); 0 otherwise.
     pub sparse_gather_rounds: u64,
+    /// [`Driver::Sweeps`]: the rounds that pushed the shares of the vertices taken instead of
+    /// gathering ([`PageRankTuning::sweep_push_divisor`]); 0 otherwise.
+    pub push_rounds: u64,
 }
 
 impl PageRankStats {
@@ -569,6 +577,7 @@ impl PageRankSolver {
                 devices: out.profiles,
                 driver: out.driver,
                 sparse_gather_rounds: out.sparse_gather_rounds,
+                push_rounds: out.push_rounds,
             },
         })
     }

@@ -63,6 +63,7 @@
 mod boundary;
 mod host;
 mod order;
+mod rounds;
 mod sweeps;
 
 use std::ops::Range;
@@ -121,6 +122,9 @@ pub struct PageRankRanks {
     /// ([`PageRankTuning::sparse_gather_below`](crate::PageRankTuning::sparse_gather_below);
     /// 0: never).
     sparse_below: u64,
+    /// A round pushes where it is expected to take at most this many out-arcs
+    /// ([`PageRankTuning::sweep_push_below`]; 0: never, as across processes).
+    push_below: u64,
 }
 
 impl std::fmt::Debug for PageRankRanks {
@@ -185,6 +189,9 @@ pub struct PageRankRanksStats {
     /// ([`PageRankTuning::sparse_gather_divisor`]; the same on every process that kept the
     /// bitmaps, 0 on the host backend, whose gathers read every share).
     pub sparse_gather_rounds: u64,
+    /// The rounds that pushed the shares instead of gathering them
+    /// ([`PageRankTuning::sweep_push_divisor`]; 0 across processes).
+    pub push_rounds: u64,
 }
 
 impl PageRankRanks {
@@ -204,13 +211,14 @@ impl PageRankRanks {
     /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
     /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
     /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
-    /// be every process's. Of `tuning`, two settings apply:
+    /// be every process's. Of `tuning`, three settings apply:
     /// [`PageRankTuning::degree_order`], every process's: where it holds, each process
     /// renumbers its parts' vertices in order of decreasing degree (from its own rows; the
     /// new ids are gathered once), and [`PageRankRanks::run`] still returns the ranks in the
     /// input order (where Auto picked the order and some process cannot hold the renumbered
-    /// rows, every process keeps the input order); and
-    /// [`PageRankTuning::sparse_gather_divisor`], this process's.
+    /// rows, every process keeps the input order);
+    /// [`PageRankTuning::sparse_gather_divisor`], this process's; and, in a process alone,
+    /// [`PageRankTuning::sweep_push_divisor`].
     pub fn with_tuning(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
@@ -297,6 +305,11 @@ impl PageRankRanks {
             }
             _ => 0,
         };
+        let push_below = if ranks == 1 {
+            tuning.sweep_push_below(rows.csr().num_edges())
+        } else {
+            0
+        };
         let uploaded = (|| -> Result<_, Error> {
             let mut sweeps = Vec::with_capacity(devices);
             for (d, device) in context.devices().iter().enumerate() {
@@ -378,6 +391,7 @@ impl PageRankRanks {
             rank,
             epsilon,
             sparse_below,
+            push_below,
         })
     }
 
@@ -406,9 +420,13 @@ impl PageRankRanks {
             }
             Err(e) => Some(e),
         };
-        let (mut rounds, mut pushes, mut sparse_rounds) = (0u64, 0u64, 0u64);
+        let (mut rounds, mut pushes, mut sparse_rounds, mut push_rounds) = (0u64, 0, 0, 0);
         let mut pushes_per_device = vec![0u64; self.devices.len()];
         let mut last = SweepCounts::default();
+        // Whether this round pushes (decided when its take was enqueued) and each device's
+        // vertices above epsilon, which the take takes.
+        let mut push = false;
+        let mut taking_per_device = vec![0u64; self.devices.len()];
         loop {
             // The last round's counts (none before the first), and whether this process
             // failed since the last sum: every process stops on the same round. The next
@@ -433,29 +451,38 @@ impl PageRankRanks {
             } else {
                 sums[0]
             };
-            let sparse = taking <= self.sparse_below;
+            let sparse = !push && taking <= self.sparse_below;
             rounds += 1;
             sparse_rounds += u64::from(sparse);
+            push_rounds += u64::from(push);
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
-            let step = collectives
-                .all_gather(mine, all, stream)
-                .map_err(PageRankError::from)
-                .and_then(|()| self.spread_and_gather(sparse))
-                .and_then(|counts| {
-                    // Alone, this process's counts are the sums: after the last round there
-                    // is nothing to take.
-                    let last = ranks == 1 && counts.iter().all(|c| c.crossed == 0);
-                    if !last {
-                        self.take_and_stage(self.epsilon)?;
-                    }
-                    Ok(counts)
-                });
+            let round = if push {
+                // Only alone (`push_below` is 0 across processes): no gather between them.
+                self.push_and_absorb(&taking_per_device)
+            } else {
+                collectives
+                    .all_gather(mine, all, stream)
+                    .map_err(PageRankError::from)
+                    .and_then(|()| self.spread_and_gather(sparse))
+            };
+            let step = round.and_then(|counts| {
+                // Alone, this process's counts are the sums: after the last round there is
+                // nothing to take.
+                let last = ranks == 1 && counts.iter().all(|c| c.crossed == 0);
+                let push_next = self.push_due(&counts);
+                if !last {
+                    self.take_and_stage(self.epsilon, !push_next)?;
+                }
+                Ok((counts, push_next))
+            });
             match step {
-                Ok(counts) => {
+                Ok((counts, push_next)) => {
+                    push = push_next;
                     last = SweepCounts::default();
                     for (d, c) in counts.iter().enumerate() {
                         pushes_per_device[d] += c.taken;
+                        taking_per_device[d] = c.crossed;
                         last.taken += c.taken;
                         last.crossed += c.crossed;
                     }
@@ -512,6 +539,7 @@ impl PageRankRanks {
                 pushes_per_device,
                 max_residual_left,
                 sparse_gather_rounds: sparse_rounds,
+                push_rounds,
             },
         })
     }
@@ -572,42 +600,8 @@ impl PageRankRanks {
             sweeps.reset(device)?;
         }
         let timer = DeviceTimer::start(&self.context)?;
-        self.take_and_stage(0.0)?;
+        self.take_and_stage(0.0, true)?;
         Ok(timer)
-    }
-
-    /// Enqueues a round's take on every device, then every device's owned shares into every
-    /// other device's share array (each copy on the receiving device's stream, after the
-    /// sender's take), then, on device 0, its boundary's shares packed into `mine`.
-    fn take_and_stage(&self, floor: f32) -> Result<(), PageRankError> {
-        let devices = self.context.devices();
-        let mut taken = Vec::with_capacity(devices.len());
-        for (device, sweeps) in devices.iter().zip(&self.devices) {
-            sweeps.take(device.stream(), floor)?;
-            if devices.len() > 1 {
-                taken.push(device.stream().record()?);
-            }
-        }
-        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-            for (d, source) in self.devices.iter().enumerate() {
-                if d != e {
-                    device.stream().wait(&taken[d])?;
-                    let owned = source.owned().start as usize..source.owned().end as usize;
-                    device.stream().copy(
-                        &sweeps.share().slice(owned.clone())?,
-                        &source.share().slice(owned)?,
-                    )?;
-                }
-            }
-        }
-        let share = self.devices[0].share();
-        boundary::pack(
-            devices[0].stream(),
-            &self.own_boundary,
-            share,
-            &self.mine_shares,
-        )?;
-        Ok(())
     }
 
     /// Enqueues, on device 0, the copy of each device's owned ranks into `mine`, at their
@@ -625,45 +619,6 @@ impl PageRankRanks {
             stream.copy(&self.mine.slice(at..at + owned.len())?, &sweeps.ranks()?)?;
         }
         Ok(())
-    }
-
-    /// After a round's gather of the boundaries' shares into `all`: the other processes'
-    /// into device 0's share array and from there into every other device's (the ranges
-    /// outside this process's), the gathers, and the round's counts of each of this
-    /// process's devices (waits for them).
-    fn spread_and_gather(&self, sparse: bool) -> Result<Vec<SweepCounts>, PageRankError> {
-        let devices = self.context.devices();
-        let stream = devices[0].stream();
-        let share = self.devices[0].share();
-        let len = self.boundary_len;
-        for (r, boundary) in self.boundaries.iter().enumerate() {
-            if boundary.len() > 0 {
-                let theirs = self.all.slice(r * len..r * len + boundary.len())?;
-                boundary::unpack(stream, boundary, &theirs, share)?;
-            }
-        }
-        if self.devices.len() > 1 && self.owned.len() > 1 {
-            let spread = stream.record()?;
-            let process = &self.owned[self.rank];
-            let others = [0..process.start as usize, process.end as usize..share.len()];
-            for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
-                device.stream().wait(&spread)?;
-                for range in others.iter().filter(|r| !r.is_empty()) {
-                    device.stream().copy(
-                        &sweeps.share().slice(range.clone())?,
-                        &share.slice(range.clone())?,
-                    )?;
-                }
-            }
-        }
-        for (device, sweeps) in devices.iter().zip(&self.devices) {
-            sweeps.gather(device.stream(), sparse)?;
-        }
-        let mut counts = Vec::with_capacity(devices.len());
-        for (device, sweeps) in devices.iter().zip(&self.devices) {
-            counts.push(sweeps.counts(device)?);
-        }
-        Ok(counts)
     }
 }
 

@@ -47,6 +47,8 @@ pub(crate) struct SolveOutput {
     pub driver: Driver,
     /// [`crate::PageRankStats::sparse_gather_rounds`].
     pub sparse_gather_rounds: u64,
+    /// [`crate::PageRankStats::push_rounds`].
+    pub push_rounds: u64,
 }
 
 /// One device's rank and residual arrays (`f32` bits).
@@ -113,6 +115,7 @@ impl DeviceSolver {
             let tuning = PageRankTuning {
                 degree_order: Some(false),
                 sparse_gather_divisor: push.sparse_gather_divisor,
+                sweep_push_divisor: push.sweep_push_divisor,
                 ..PageRankTuning::default()
             };
             let sweeps = PageRankRanks::with_tuning(
@@ -249,6 +252,7 @@ impl DeviceSolver {
                             Driver::Host
                         },
                         sparse_gather_rounds: 0,
+                        push_rounds: 0,
                     });
                 }
                 Storage::Cuda(devices, Some(fused)) => {
@@ -387,6 +391,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
         profiles: Vec::new(),
         driver: Driver::Sweeps,
         sparse_gather_rounds: s.sparse_gather_rounds,
+        push_rounds: s.push_rounds,
     }
 }
 
@@ -446,6 +451,7 @@ fn collect(
         profiles: Vec::new(),
         driver: Driver::Host,
         sparse_gather_rounds: 0,
+        push_rounds: 0,
     })
 }
 

@@ -49,7 +49,17 @@ pub struct PageRankTuning {
     /// [`SPARSE_GATHER_DIVISOR`] where a share per vertex outgrows the devices' L2, never
     /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]).
     pub sparse_gather_divisor: Option<u32>,
+    /// [`crate::Driver::Sweeps`] in one process: a round after the first pushes the shares
+    /// of the vertices it takes along their out-arcs (an atomic each) instead of gathering
+    /// over every in-arc, where it is expected to take at most the graph's arcs over this
+    /// (`--sweep-push-divisor`; 0: never). `None` (the default) is
+    /// [`SWEEP_PUSH_DIVISOR`]. Across processes the sweeps always gather.
+    pub sweep_push_divisor: Option<u32>,
 }
+
+/// The default [`PageRankTuning::sweep_push_divisor`]: a round that takes at most one in
+/// this many of the graph's arcs pushes them.
+pub const SWEEP_PUSH_DIVISOR: u32 = 8;
 
 /// The default [`PageRankTuning::sparse_gather_divisor`] where the shares outgrow the L2: a
 /// round that takes at most one in this many vertices gathers through the bitmap of the
@@ -89,6 +99,7 @@ impl Default for PageRankTuning {
             fused_blocks_per_sm: DEFAULT_FUSED_BLOCKS_PER_SM,
             degree_order: None,
             sparse_gather_divisor: None,
+            sweep_push_divisor: None,
         }
     }
 }
@@ -153,6 +164,13 @@ impl PageRankTuning {
             None => 0,
         };
         vertices.checked_div(u64::from(divisor)).unwrap_or(0)
+    }
+
+    /// The most out-arcs a round of the synchronous sweeps over a graph of `arcs` may be
+    /// expected to take and push: `arcs /` [`PageRankTuning::sweep_push_divisor`] (0: never).
+    pub fn sweep_push_below(&self, arcs: u64) -> u64 {
+        let divisor = self.sweep_push_divisor.unwrap_or(SWEEP_PUSH_DIVISOR);
+        arcs.checked_div(u64::from(divisor)).unwrap_or(0)
     }
 
     /// The sweep divisor of a run over a graph of `average_degree` arcs per vertex: the one

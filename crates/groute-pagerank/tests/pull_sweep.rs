@@ -9,14 +9,16 @@
 mod common;
 
 use common::{
-    check_options, from_pairs, generated, options, sweep_divisors, with_hubs, with_in_hubs,
+    check_options, check_result, from_pairs, generated, options, sweep_divisors, with_hubs,
+    with_in_hubs,
 };
 use groute_core::BackendKind;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
+use groute_pagerank::cuda::push_round_launch::PUSH_GRID_DEGREE;
 use groute_pagerank::{
     Driver, PULL_HUB_DEGREE, PageRankOptions, PageRankResult, SPARSE_SWEEP_DIVISOR, SweepMode,
-    l1_distance, pagerank,
+    l1_distance, pagerank, pagerank_reference,
 };
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
@@ -126,6 +128,18 @@ fn pull_and_push_sweeps_reach_the_same_ranks_within_their_bounds() {
     assert!(pulled.stats.work_items >= parted.graph.num_vertices() as u64);
 }
 
+/// Graphs whose in-lists are all shorter than a block: symmetric (kron, road), directed,
+/// and one with dangling vertices, self-loops and a pure source.
+fn sweep_graphs() -> Vec<Graph> {
+    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
+    vec![
+        generated("kron:scale=9,ef=8,sym,seed=3"),
+        generated("road:side=24,p=0.6,seed=5"),
+        generated("random:n=600,m=1800,seed=7"),
+        from_pairs(6, &pairs, "dangling+loops"),
+    ]
+}
+
 #[test]
 fn sweeps_that_gather_only_the_taken_shares_match_those_that_read_every_share() {
     // Synchronous sweeps whose gathers read only the shares of the vertices taken (CUDA: the
@@ -134,14 +148,7 @@ fn sweeps_that_gather_only_the_taken_shares_match_those_that_read_every_share() 
     // are equal bit for bit and the rounds the same, on graphs whose in-lists are all
     // shorter than a block (a block's reduction adds its warps' sums in no fixed order). The
     // host backend's gathers read every share: no round of either run is sparse there.
-    let pairs = [(0, 1), (1, 2), (2, 0), (1, 3), (4, 4), (4, 0), (4, 3)];
-    let graphs = [
-        generated("kron:scale=9,ef=8,sym,seed=3"),
-        generated("road:side=24,p=0.6,seed=5"),
-        generated("random:n=600,m=1800,seed=7"),
-        from_pairs(6, &pairs, "dangling+loops"),
-    ];
-    for g in &graphs {
+    for g in &sweep_graphs() {
         let mut in_degree = vec![0u32; g.num_vertices()];
         for &w in g.csr.targets() {
             in_degree[w as usize] += 1;
@@ -159,6 +166,8 @@ fn sweeps_that_gather_only_the_taken_shares_match_those_that_read_every_share() 
                     let mut o = options(0.01);
                     o.driver = Driver::Sweeps;
                     o.tuning.sparse_gather_divisor = Some(divisor);
+                    // Every round gathers (a push's atomics add in no fixed order).
+                    o.tuning.sweep_push_divisor = Some(0);
                     pagerank(&tc.context, &parted, &o).unwrap()
                 };
                 let (every, sparse) = (run(0), run(1));
@@ -187,6 +196,70 @@ fn sweeps_that_gather_only_the_taken_shares_over_in_hubs_are_within_the_bound() 
         o.tuning.sparse_gather_divisor = Some(divisor);
         for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
             check_options(&g, devices, &o, &[devices as u64]);
+        }
+    }
+}
+
+#[test]
+fn sweeps_that_push_the_rounds_taking_few_arcs_are_within_the_bound_of_those_that_gather() {
+    // The synchronous sweeps with push rounds (the shares of the vertices taken pushed along
+    // their out-arcs, other devices' heads collected in this device's slots of them and
+    // absorbed by their owners): every round after the first (divisor 1), those taking at
+    // most an eighth of the arcs (the default), none (0). Against the reference, and against
+    // the run that gathers every round: the same sweeps, their float additions apart, so the
+    // ranks differ by at most what both runs left, over 1 - alpha. Graphs with out-hubs
+    // (pushed by the whole grid), in-hubs, dangling vertices and self-loops, directed ones
+    // (pushed over their own rows, gathered over the transpose).
+    let mut graphs = sweep_graphs();
+    graphs.extend([with_hubs(), with_in_hubs()]);
+    let hub_degree = graphs[4].csr.out_degree(0);
+    assert!(
+        hub_degree >= PUSH_GRID_DEGREE,
+        "a list of {hub_degree} arcs is pushed by one block, not the grid"
+    );
+    for g in &graphs {
+        let exact = pagerank_reference(&g.csr, 0.85);
+        for devices in groute_core::testing::device_counts(&[1, 2, 3, 4]) {
+            if devices > g.num_vertices() {
+                continue;
+            }
+            let parted =
+                partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+            for tc in groute_core::testing::test_contexts(devices, &[devices as u64]) {
+                let what = |divisor| {
+                    format!(
+                        "{} on {devices} {} devices, push divisor {divisor}",
+                        g.name, tc.label
+                    )
+                };
+                let run = |divisor| {
+                    let mut o = options(0.01);
+                    o.driver = Driver::Sweeps;
+                    o.tuning.sweep_push_divisor = Some(divisor);
+                    let got = pagerank(&tc.context, &parted, &o)
+                        .unwrap_or_else(|e| panic!("{}: {e}", what(divisor)));
+                    check_result(&exact, &o, devices, &got, &what(divisor));
+                    got
+                };
+                let gathered = run(0);
+                assert_eq!(gathered.stats.push_rounds, 0, "{}", what(0));
+                for divisor in [1, 8] {
+                    let pushed = run(divisor);
+                    if divisor == 1 && pushed.stats.rounds > 1 {
+                        assert!(pushed.stats.push_rounds > 0, "{}: no push round", what(1));
+                    }
+                    assert!(pushed.stats.push_rounds < pushed.stats.rounds.max(1));
+                    let diff = l1_distance(&gathered.ranks, &pushed.ranks);
+                    let bound = (gathered.stats.residual_left + pushed.stats.residual_left)
+                        / (1.0 - 0.85)
+                        + 1e-4 * gathered.rank_sum();
+                    assert!(
+                        diff <= bound,
+                        "{}: L1 {diff} from the gathers, above {bound}",
+                        what(divisor)
+                    );
+                }
+            }
         }
     }
 }

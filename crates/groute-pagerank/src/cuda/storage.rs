@@ -40,6 +40,8 @@ pub(crate) struct PushSettings {
     pub(crate) fused_blocks_per_sm: u32,
     /// [`crate::PageRankTuning::sparse_gather_divisor`] (read by [`crate::Driver::Sweeps`]).
     pub(crate) sparse_gather_divisor: Option<u32>,
+    /// [`crate::PageRankTuning::sweep_push_divisor`] (read by [`crate::Driver::Sweeps`]).
+    pub(crate) sweep_push_divisor: Option<u32>,
 }
 
 impl PushSettings {
@@ -55,6 +57,7 @@ impl PushSettings {
             fused_fence_per_round: options.tuning.fused_fence_per_round,
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
+            sweep_push_divisor: options.tuning.sweep_push_divisor,
         }
     }
 }

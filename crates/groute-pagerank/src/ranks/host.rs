@@ -1,8 +1,9 @@
-//! The host backend's pull-sweep passes of [`super::PageRankRanks`], the mirrors of
-//! `pagerank_pull_take` and `pagerank_pull_gather` (`kernels/pagerank/pagerank.cu`) over the
-//! same arrays (`f32` values as `u32` bits), run on the device's executor thread with rayon.
-//! The counts land in the same control words as the kernels': the vertices taken in
-//! `CTRL_PUSHED`, those that crossed epsilon in the worklist's end.
+//! The host backend's passes of a round of [`super::PageRankRanks`], the mirrors of
+//! `pagerank_pull_take`, `pagerank_pull_gather`, `pagerank_push_taken` and `pagerank_absorb`
+//! (`kernels/pagerank/pagerank.cu`) over the same arrays (`f32` values as `u32` bits), run on
+//! the device's executor thread with rayon. The counts land in the same control words as the
+//! kernels': the vertices taken in `CTRL_PUSHED` and their out-arcs in `CTRL_TAKEN_ARCS`,
+//! those that crossed epsilon (or, after an absorb, are above it) in the worklist's end.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -12,7 +13,7 @@ use groute_worklist::DeviceCsr;
 use rayon::prelude::*;
 
 use super::sweeps::CTRL_CROSSED;
-use crate::cuda::CTRL_PUSHED;
+use crate::cuda::{CTRL_PUSHED, CTRL_TAKEN_ARCS};
 
 /// Vertices per rayon task.
 const GRAIN: usize = 1 << 10;
@@ -26,6 +27,17 @@ pub(super) struct SweepArrays {
     pub(super) ctrl: Buffer<u32>,
     pub(super) alpha: f32,
     pub(super) epsilon: f32,
+}
+
+/// The atomic host views of a device's residual, share and control words.
+type Views<'a> = (&'a [AtomicU32], &'a [AtomicU32], &'a [AtomicU32]);
+
+impl SweepArrays {
+    /// The host views of the residual, the share array and the control words (an error
+    /// where the host cannot address them).
+    fn residual_share_ctrl(&self) -> Result<Views<'_>, Error> {
+        Ok((view(&self.residual)?, view(&self.share)?, view(&self.ctrl)?))
+    }
 }
 
 /// The atomic host view of `buffer` (host-backend memory).
@@ -78,7 +90,7 @@ pub(super) fn enqueue_take(
             return;
         };
         let start = owned.start;
-        let taken: u32 = owned
+        let (taken, arcs): (u32, u64) = owned
             .clone()
             .into_par_iter()
             .with_min_len(GRAIN)
@@ -88,7 +100,7 @@ pub(super) fn enqueue_take(
                 // NaN compares false: never taken, as in the kernel.
                 if !(rho > floor && rho > 0.0) {
                     store(out, 0.0);
-                    return 0;
+                    return (0, 0);
                 }
                 store(res, 0.0);
                 let r = &rank[(v - start) as usize];
@@ -103,10 +115,13 @@ pub(super) fn enqueue_take(
                         alpha * rho / degree as f32
                     },
                 );
-                1
+                (1, degree as u64)
             })
-            .sum();
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         ctrl[CTRL_PUSHED].fetch_add(taken, Ordering::Relaxed);
+        // The control words were zeroed before the take, its only writer.
+        ctrl[CTRL_TAKEN_ARCS].store(arcs as u32, Ordering::Relaxed);
+        ctrl[CTRL_TAKEN_ARCS + 1].store((arcs >> 32) as u32, Ordering::Relaxed);
     })
 }
 
@@ -118,16 +133,10 @@ pub(super) fn enqueue_gather(
     arrays: SweepArrays,
     in_rows: &DeviceCsr,
 ) -> Result<(), Error> {
-    for b in [&arrays.residual, &arrays.share, &arrays.ctrl] {
-        view(b)?;
-    }
+    arrays.residual_share_ctrl()?;
     let in_rows = in_rows.clone();
     stream.launch_host(move || {
-        let (Ok(residual), Ok(share), Ok(ctrl)) = (
-            view(&arrays.residual),
-            view(&arrays.share),
-            view(&arrays.ctrl),
-        ) else {
+        let Ok((residual, share, ctrl)) = arrays.residual_share_ctrl() else {
             return; // checked above
         };
         // SAFETY: as in `enqueue_take`.
@@ -158,5 +167,87 @@ pub(super) fn enqueue_gather(
             })
             .sum();
         ctrl[CTRL_CROSSED].fetch_add(crossed, Ordering::Relaxed);
+    })
+}
+
+/// Adds `x` to the `f32` in `word` (a compare-and-swap loop: several vertices may push to one
+/// head at once).
+fn add(word: &AtomicU32, x: f32) {
+    let _ = word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+        Some((f32::from_bits(bits) + x).to_bits())
+    });
+}
+
+/// Enqueues a push round's pushes on `stream` (a host-backend stream), after the take and
+/// the zeroing of the slots of other devices' vertices: every owned vertex with a share above
+/// 0 (those the take took) adds it to the residual of every head of its out-arcs.
+pub(super) fn enqueue_push(
+    stream: &Stream,
+    arrays: SweepArrays,
+    out_rows: &DeviceCsr,
+) -> Result<(), Error> {
+    for b in [&arrays.residual, &arrays.share] {
+        view(b)?;
+    }
+    let out_rows = out_rows.clone();
+    stream.launch_host(move || {
+        let (Ok(residual), Ok(share)) = (view(&arrays.residual), view(&arrays.share)) else {
+            return; // checked above
+        };
+        // SAFETY: as in `enqueue_take`.
+        let Some(rows) = (unsafe { out_rows.host_view() }) else {
+            return;
+        };
+        arrays
+            .owned
+            .clone()
+            .into_par_iter()
+            .with_min_len(GRAIN)
+            .for_each(|v| {
+                let s = load(&share[v as usize]);
+                if s > 0.0 {
+                    for &w in rows.row(v).0 {
+                        add(&residual[w as usize], s);
+                    }
+                }
+            });
+    })
+}
+
+/// Enqueues a push round's absorb on `stream` (a host-backend stream): where `incoming`,
+/// every owned vertex adds its entry of the share array (a peer's slots of the owned
+/// vertices, copied there) to its residual; where `collect`, the owned vertices above
+/// epsilon are added to the worklist's end word.
+pub(super) fn enqueue_absorb(
+    stream: &Stream,
+    arrays: SweepArrays,
+    incoming: bool,
+    collect: bool,
+) -> Result<(), Error> {
+    arrays.residual_share_ctrl()?;
+    stream.launch_host(move || {
+        let Ok((residual, share, ctrl)) = arrays.residual_share_ctrl() else {
+            return; // checked above
+        };
+        let epsilon = arrays.epsilon;
+        let above: u32 = arrays
+            .owned
+            .clone()
+            .into_par_iter()
+            .with_min_len(GRAIN)
+            .map(|v| {
+                let res = &residual[v as usize];
+                let mut now = load(res);
+                if incoming {
+                    let x = load(&share[v as usize]);
+                    if x > 0.0 {
+                        now += x;
+                        store(res, now);
+                    }
+                }
+                u32::from(collect && now > epsilon)
+            })
+            .sum();
+        ctrl[CTRL_CROSSED].fetch_add(above, Ordering::Relaxed);
     })
 }

@@ -1,7 +1,18 @@
 //! One device's share of a [`super::PageRankRanks`] run: the out-degrees of its rows, the
-//! in-arcs of its owned vertices, its residual, rank and share arrays, and the two passes of
-//! a pull sweep on its backend (the CUDA kernels `pagerank_pull_take` and
-//! `pagerank_pull_gather`, or their host mirrors in [`super::host`]).
+//! in-arcs of its owned vertices, its residual, rank and share arrays, and the passes of a
+//! round on its backend (the CUDA kernels `pagerank_pull_take`, `pagerank_pull_gather`,
+//! `pagerank_push_taken` and `pagerank_absorb`, or their host mirrors in [`super::host`]).
+//!
+//! # Push rounds
+//!
+//! A round that takes few arcs (in a process alone: [`super::push_round`]) pushes instead of
+//! gathering: after the take, each vertex taken adds its share to the residual of every head
+//! of its out-arcs ([`DeviceSweeps::push`]). The residual is full length, so a head that
+//! another device owns collects in this device's slot of it, zeroed first. Each device then
+//! absorbs the slots its peers collected for its vertices, copied into its share array's
+//! owned entries, and collects the vertices left above epsilon ([`DeviceSweeps::absorb`]).
+//! A gather reads every in-arc of the owned vertices whatever the round takes; a push
+//! touches only the out-arcs of the vertices taken, an atomic each.
 
 use std::ops::Range;
 
@@ -12,7 +23,10 @@ use groute_worklist::DeviceCsr;
 use super::host;
 use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
-use crate::cuda::{CTRL_PUSHED, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers};
+use crate::cuda::push_round_launch::{launch_absorb, launch_push_taken, push_hub_slots};
+use crate::cuda::{
+    CTRL_PUSHED, CTRL_TAKEN_ARCS, CTRL_WORDS, DeviceWorklistBuffers, PageRankBuffers,
+};
 use crate::solver::{reset_arrays, residual_sum_and_max};
 
 /// Control word counting the vertices a gather appended to the worklist (those that crossed
@@ -26,6 +40,8 @@ const CTRL_OVERFLOW: usize = 2;
 pub(super) struct SweepCounts {
     /// Owned vertices whose residual the take moved into their rank.
     pub(super) taken: u64,
+    /// Their out-arcs.
+    pub(super) taken_arcs: u64,
     /// Owned vertices whose residual the gather took past epsilon.
     pub(super) crossed: u64,
 }
@@ -46,6 +62,9 @@ pub(super) struct DeviceSweeps {
     worklist: Buffer<u32>,
     /// [`CTRL_WORDS`] control words, zeroed before each take.
     ctrl: Buffer<u32>,
+    /// A push round's hubs, pushed by the whole grid (CUDA; [`push_hub_slots`] of the owned
+    /// rows' arcs).
+    push_hubs: Buffer<u32>,
     num_vertices: usize,
     alpha: f32,
     epsilon: f32,
@@ -83,6 +102,7 @@ impl DeviceSweeps {
             .ok_or_else(|| Error::invalid("owned vertices", local, "at most 2^31 per device"))?;
         let worklist = device.alloc::<u32>(slots)?;
         let ctrl = device.alloc::<u32>(CTRL_WORDS)?;
+        let push_hubs = device.alloc::<u32>(push_hub_slots(out_rows.num_arcs() as u64))?;
         device.stream().synchronize()?;
         Ok(DeviceSweeps {
             owned,
@@ -92,6 +112,7 @@ impl DeviceSweeps {
             rank,
             worklist,
             ctrl,
+            push_hubs,
             num_vertices: n,
             alpha,
             epsilon,
@@ -163,6 +184,73 @@ impl DeviceSweeps {
         )
     }
 
+    /// Enqueues a push round's pushes on `stream`, after the take: this device's slots of
+    /// the other devices' vertices zeroed, then each vertex taken adds its share to the
+    /// residual of every head of its out-arcs. On CUDA the vertices taken are the first
+    /// `taking` of the worklist (the vertices the last round's gather or absorb left above
+    /// epsilon, which the take took); the host backend finds them by their shares.
+    pub(super) fn push(&self, stream: &Stream, taking: u64) -> Result<(), Error> {
+        let owned = self.owned.start as usize..self.owned.end as usize;
+        for others in [0..owned.start, owned.end..self.num_vertices] {
+            if !others.is_empty() {
+                stream.fill(&self.residual.slice(others)?, 0u32)?;
+            }
+        }
+        if stream.is_host() {
+            return host::enqueue_push(stream, self.host_arrays(), &self.out_rows);
+        }
+        let count = u32::try_from(taking)
+            .ok()
+            .filter(|&c| c as usize <= owned.len())
+            .ok_or_else(|| Error::invalid("vertices taken", taking, "at most the owned ones"))?;
+        launch_push_taken(
+            stream.raw().as_ref(),
+            &self.pr_buffers(),
+            &self.pull.share().raw(),
+            &self.wl_buffers(),
+            count,
+            &self.push_hubs.raw(),
+        )
+    }
+
+    /// This device's slots of the vertices of `owner` (a peer's owned range) in its residual,
+    /// where [`DeviceSweeps::push`] collected what they receive from this device.
+    pub(super) fn slots_of(&self, owner: &Range<u32>) -> Result<Buffer<u32>, Error> {
+        self.residual
+            .slice(owner.start as usize..owner.end as usize)
+    }
+
+    /// Where a peer's slots of the owned vertices are copied for [`DeviceSweeps::absorb`]:
+    /// the share array's owned entries (the push has read them; the next take rewrites
+    /// them).
+    pub(super) fn incoming(&self) -> Result<Buffer<u32>, Error> {
+        self.share()
+            .slice(self.owned.start as usize..self.owned.end as usize)
+    }
+
+    /// Enqueues a push round's absorb on `stream`: where `incoming`, every owned vertex adds
+    /// what [`DeviceSweeps::incoming`] holds to its residual; where `collect`, the vertices
+    /// left above epsilon are counted (CUDA: appended to the worklist, whose end counts
+    /// them), as a gather counts those that cross.
+    pub(super) fn absorb(
+        &self,
+        stream: &Stream,
+        incoming: bool,
+        collect: bool,
+    ) -> Result<(), Error> {
+        if stream.is_host() {
+            return host::enqueue_absorb(stream, self.host_arrays(), incoming, collect);
+        }
+        let share = self.pull.share().raw();
+        launch_absorb(
+            stream.raw().as_ref(),
+            &self.pr_buffers(),
+            incoming.then_some(&share),
+            &self.wl_buffers(),
+            collect,
+        )
+    }
+
     /// The round's counts, read back from `device` (waits for its stream).
     pub(super) fn counts(&self, device: &Device) -> Result<SweepCounts, Error> {
         let words = device.download(&self.ctrl)?;
@@ -178,6 +266,8 @@ impl DeviceSweeps {
         }
         Ok(SweepCounts {
             taken: u64::from(words[CTRL_PUSHED]),
+            taken_arcs: u64::from(words[CTRL_TAKEN_ARCS])
+                | u64::from(words[CTRL_TAKEN_ARCS + 1]) << 32,
             crossed: u64::from(words[CTRL_CROSSED]),
         })
     }

@@ -1,0 +1,155 @@
+//! How a round of a [`PageRankRanks`] run goes across the process's devices: its take and
+//! the copies of the shares a gather reads ([`PageRankRanks::take_and_stage`]), the gather
+//! ([`PageRankRanks::spread_and_gather`]), and, in a process alone, which rounds push instead
+//! ([`PageRankRanks::push_due`]) and how one does ([`PageRankRanks::push_and_absorb`];
+//! [`super::sweeps`], "Push rounds").
+
+use super::PageRankRanks;
+use super::boundary;
+use super::sweeps::SweepCounts;
+use crate::PageRankError;
+
+impl PageRankRanks {
+    /// Whether the next round pushes, from this round's counts on every device: where the
+    /// run may push (`push_below` above 0: a process alone) and the next round's take (the
+    /// vertices this round left above epsilon) is expected to take at most `push_below`
+    /// out-arcs, at this round's arcs per vertex taken. Every round but the first may push.
+    pub(super) fn push_due(&self, counts: &[SweepCounts]) -> bool {
+        if self.push_below == 0 {
+            return false;
+        }
+        let sum = |f: fn(&SweepCounts) -> u64| counts.iter().map(f).sum::<u64>();
+        let (taking, taken, arcs) = (sum(|c| c.crossed), sum(|c| c.taken), sum(|c| c.taken_arcs));
+        if taking == 0 || taken == 0 {
+            return false;
+        }
+        let expected = u128::from(taking) * u128::from(arcs) / u128::from(taken);
+        expected <= u128::from(self.push_below)
+    }
+
+    /// A push round, after a take enqueued without the share copies: every device pushes
+    /// the shares of the vertices it took (`taking[d]` on device `d`, the vertices the last
+    /// round left above epsilon there), then each copies every peer's slots of its vertices
+    /// (after that peer's push) and absorbs them, collecting after the last. Returns the
+    /// round's counts of each device (waits for them).
+    pub(super) fn push_and_absorb(
+        &self,
+        taking: &[u64],
+    ) -> Result<Vec<SweepCounts>, PageRankError> {
+        let devices = self.context.devices();
+        let several = devices.len() > 1;
+        let mut pushed = Vec::with_capacity(devices.len());
+        for ((device, sweeps), &count) in devices.iter().zip(&self.devices).zip(taking) {
+            sweeps.push(device.stream(), count)?;
+            if several {
+                pushed.push(device.stream().record()?);
+            }
+        }
+        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            if !several {
+                sweeps.absorb(device.stream(), false, true)?;
+                continue;
+            }
+            let last = if e + 1 == devices.len() {
+                e - 1
+            } else {
+                devices.len() - 1
+            };
+            for (d, peer) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
+                let stream = device.stream();
+                stream.wait(&pushed[d])?;
+                stream.copy(&sweeps.incoming()?, &peer.slots_of(sweeps.owned())?)?;
+                sweeps.absorb(stream, true, d == last)?;
+            }
+        }
+        self.counts()
+    }
+
+    /// Enqueues a round's take on every device, then, where `copy_shares` (a round that
+    /// gathers), every device's owned shares into every other device's share array (each
+    /// copy on the receiving device's stream, after the sender's take), then, on device 0,
+    /// its boundary's shares packed into `mine`.
+    pub(super) fn take_and_stage(
+        &self,
+        floor: f32,
+        copy_shares: bool,
+    ) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
+        let copy_shares = copy_shares && devices.len() > 1;
+        let mut taken = Vec::with_capacity(devices.len());
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            sweeps.take(device.stream(), floor)?;
+            if copy_shares {
+                taken.push(device.stream().record()?);
+            }
+        }
+        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            for (d, source) in self.devices.iter().enumerate() {
+                if d != e && copy_shares {
+                    device.stream().wait(&taken[d])?;
+                    let owned = source.owned().start as usize..source.owned().end as usize;
+                    device.stream().copy(
+                        &sweeps.share().slice(owned.clone())?,
+                        &source.share().slice(owned)?,
+                    )?;
+                }
+            }
+        }
+        let share = self.devices[0].share();
+        boundary::pack(
+            devices[0].stream(),
+            &self.own_boundary,
+            share,
+            &self.mine_shares,
+        )?;
+        Ok(())
+    }
+
+    /// After a round's gather of the boundaries' shares into `all`: the other processes'
+    /// into device 0's share array and from there into every other device's (the ranges
+    /// outside this process's), the gathers, and the round's counts of each of this
+    /// process's devices (waits for them).
+    pub(super) fn spread_and_gather(
+        &self,
+        sparse: bool,
+    ) -> Result<Vec<SweepCounts>, PageRankError> {
+        let devices = self.context.devices();
+        let stream = devices[0].stream();
+        let share = self.devices[0].share();
+        let len = self.boundary_len;
+        for (r, boundary) in self.boundaries.iter().enumerate() {
+            if boundary.len() > 0 {
+                let theirs = self.all.slice(r * len..r * len + boundary.len())?;
+                boundary::unpack(stream, boundary, &theirs, share)?;
+            }
+        }
+        if self.devices.len() > 1 && self.owned.len() > 1 {
+            let spread = stream.record()?;
+            let process = &self.owned[self.rank];
+            let others = [0..process.start as usize, process.end as usize..share.len()];
+            for (device, sweeps) in devices.iter().zip(&self.devices).skip(1) {
+                device.stream().wait(&spread)?;
+                for range in others.iter().filter(|r| !r.is_empty()) {
+                    device.stream().copy(
+                        &sweeps.share().slice(range.clone())?,
+                        &share.slice(range.clone())?,
+                    )?;
+                }
+            }
+        }
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            sweeps.gather(device.stream(), sparse)?;
+        }
+        self.counts()
+    }
+
+    /// The round's counts of each of this process's devices (waits for them).
+    fn counts(&self) -> Result<Vec<SweepCounts>, PageRankError> {
+        let devices = self.context.devices();
+        let mut counts = Vec::with_capacity(devices.len());
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            counts.push(sweeps.counts(device)?);
+        }
+        Ok(counts)
+    }
+}
