@@ -31,7 +31,7 @@ namespace {
 // Control block words beyond the worklist's (see the header comment).
 constexpr unsigned int CTRL_PUSHED = 7;
 constexpr unsigned int CTRL_HUB_COUNTER = 8;  // two words, 8-byte aligned
-constexpr unsigned int CTRL_TAKEN_ARCS = 10;   // two words, 8-byte aligned
+constexpr unsigned int CTRL_TAKEN_ARCS = 12;   // two words, 8-byte aligned
 constexpr unsigned int CTRL_HUB_SLOTS = 16;
 // Arcs a thread pushes before its warp reserves worklist and remote slots for them.
 constexpr unsigned int BATCH = 4;

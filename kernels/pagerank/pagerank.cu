@@ -73,8 +73,10 @@
 // Control block (u32 words of wl.ctrl, mirrored in crates/groute-pagerank/src/cuda/launch.rs):
 // 0..3 the worklist's and the send buffer's, 4..5 the remote list's, 6 dropped, 7 pushed
 // (CTRL_PUSHED), 8..9 the hub list's 64-bit counter (CTRL_HUB_COUNTER), 10 the worklist end a
-// sweep started from (copied there by the host's stream, CTRL_ROUND_FIRST), then from word
-// CTRL_HUB_SLOTS the `hub_capacity` hub slots. The host zeroes words 7..9 before a round.
+// sweep started from (copied there by the host's stream, CTRL_ROUND_FIRST), 12..13 the 64-bit
+// count of the arcs a pull take took (CTRL_TAKEN_ARCS), 14 the hubs a push round listed
+// (CTRL_PUSH_BIG), then from word CTRL_HUB_SLOTS the `hub_capacity` hub slots. The host zeroes
+// words 7..9 before a round (the synchronous sweeps zero every word before a take).
 //
 // Overflow of any buffer records the size needed in `*overflow` and writes nothing; the host
 // checks it after the kernel and fails the run naming the setting. Nothing is lost silently.
@@ -288,7 +290,7 @@ extern "C" __global__ void pagerank_mark_taken(const float* share, unsigned int 
 // Lists of at least this many arcs are pushed by the whole grid in a push round.
 constexpr unsigned long long PUSH_GRID_DEGREE = 2048;
 // Control word counting the hubs pagerank_push_taken listed for pagerank_push_big.
-constexpr unsigned int CTRL_PUSH_BIG = 12;
+constexpr unsigned int CTRL_PUSH_BIG = 14;
 
 // Push round of the synchronous sweeps, after the take: each of the `count` vertices of
 // `items` (the owned vertices the take took: those the last round left above epsilon; an

@@ -76,7 +76,7 @@ pub const CTRL_PUSHED: usize = 7;
 pub const CTRL_HUB_COUNTER: usize = 8;
 /// First of the two control words of the 64-bit count of the out-arcs of the vertices a
 /// pull sweep's take took (`CTRL_TAKEN_ARCS`).
-pub const CTRL_TAKEN_ARCS: usize = 10;
+pub const CTRL_TAKEN_ARCS: usize = 12;
 /// u32 words per hub slot (`groute::HubList::SLOT_WORDS`).
 pub const HUB_SLOT_WORDS: usize = 4;
 /// Degree from which a vertex is pushed as a hub (`groute::HubList::MIN_DEGREE`).
