@@ -179,7 +179,8 @@ pub struct PageRankRanksStats {
     /// shares cross), in process order.
     pub boundary_per_process: Vec<u64>,
     /// Bytes copied between this process's devices in the rounds: each device receives the
-    /// others' owned shares every round, and the other processes' shares from device 0.
+    /// others' owned shares every round that gathers (in a push round, as many bytes: each
+    /// peer's slots of its own vertices), and the other processes' shares from device 0.
     pub bytes_between_devices: u64,
     /// Residuals each of this process's devices moved into ranks, over every round.
     pub pushes_per_device: Vec<u64>,

@@ -29,6 +29,11 @@ pub(super) struct SweepArrays {
     pub(super) epsilon: f32,
 }
 
+/// The owned vertices, in parallel ([`GRAIN`] per task at least).
+fn par_owned(owned: &Range<u32>) -> impl ParallelIterator<Item = u32> {
+    owned.clone().into_par_iter().with_min_len(GRAIN)
+}
+
 /// The atomic host views of a device's residual, share and control words.
 type Views<'a> = (&'a [AtomicU32], &'a [AtomicU32], &'a [AtomicU32]);
 
@@ -90,10 +95,7 @@ pub(super) fn enqueue_take(
             return;
         };
         let start = owned.start;
-        let (taken, arcs): (u32, u64) = owned
-            .clone()
-            .into_par_iter()
-            .with_min_len(GRAIN)
+        let (taken, arcs): (u32, u64) = par_owned(owned)
             .map(|v| {
                 let (res, out) = (&residual[v as usize], &share[v as usize]);
                 let rho = load(res);
@@ -144,11 +146,7 @@ pub(super) fn enqueue_gather(
             return;
         };
         let epsilon = arrays.epsilon;
-        let crossed: u32 = arrays
-            .owned
-            .clone()
-            .into_par_iter()
-            .with_min_len(GRAIN)
+        let crossed: u32 = par_owned(&arrays.owned)
             .map(|v| {
                 let sum: f32 = rows
                     .row(v)
@@ -198,19 +196,14 @@ pub(super) fn enqueue_push(
         let Some(rows) = (unsafe { out_rows.host_view() }) else {
             return;
         };
-        arrays
-            .owned
-            .clone()
-            .into_par_iter()
-            .with_min_len(GRAIN)
-            .for_each(|v| {
-                let s = load(&share[v as usize]);
-                if s > 0.0 {
-                    for &w in rows.row(v).0 {
-                        add(&residual[w as usize], s);
-                    }
+        par_owned(&arrays.owned).for_each(|v| {
+            let s = load(&share[v as usize]);
+            if s > 0.0 {
+                for &w in rows.row(v).0 {
+                    add(&residual[w as usize], s);
                 }
-            });
+            }
+        });
     })
 }
 
@@ -230,11 +223,7 @@ pub(super) fn enqueue_absorb(
             return; // checked above
         };
         let epsilon = arrays.epsilon;
-        let above: u32 = arrays
-            .owned
-            .clone()
-            .into_par_iter()
-            .with_min_len(GRAIN)
+        let above: u32 = par_owned(&arrays.owned)
             .map(|v| {
                 let res = &residual[v as usize];
                 let mut now = load(res);

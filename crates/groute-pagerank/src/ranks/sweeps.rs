@@ -5,7 +5,7 @@
 //!
 //! # Push rounds
 //!
-//! A round that takes few arcs (in a process alone: [`super::push_round`]) pushes instead of
+//! A round that takes few arcs (in a process alone: [`super::rounds`]) pushes instead of
 //! gathering: after the take, each vertex taken adds its share to the residual of every head
 //! of its out-arcs ([`DeviceSweeps::push`]). The residual is full length, so a head that
 //! another device owns collects in this device's slot of it, zeroed first. Each device then
