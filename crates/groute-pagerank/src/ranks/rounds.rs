@@ -15,16 +15,13 @@ impl PageRankRanks {
     /// vertices this round left above epsilon) is expected to take at most `push_below`
     /// out-arcs, at this round's arcs per vertex taken. Every round but the first may push.
     pub(super) fn push_due(&self, counts: &[SweepCounts]) -> bool {
-        if self.push_below == 0 {
-            return false;
-        }
         let sum = |f: fn(&SweepCounts) -> u64| counts.iter().map(f).sum::<u64>();
-        let (taking, taken, arcs) = (sum(|c| c.crossed), sum(|c| c.taken), sum(|c| c.taken_arcs));
-        if taking == 0 || taken == 0 {
-            return false;
-        }
-        let expected = u128::from(taking) * u128::from(arcs) / u128::from(taken);
-        expected <= u128::from(self.push_below)
+        let round = SweepCounts {
+            taken: sum(|c| c.taken),
+            taken_arcs: sum(|c| c.taken_arcs),
+            crossed: sum(|c| c.crossed),
+        };
+        next_round_pushes(&round, self.push_below)
     }
 
     /// A push round, after a take enqueued without the share copies: every device pushes
@@ -151,5 +148,55 @@ impl PageRankRanks {
             counts.push(sweeps.counts(device)?);
         }
         Ok(counts)
+    }
+}
+
+/// Whether the round after one that counted `round` (over every device) pushes: it takes
+/// `round.crossed` vertices, expected at `round`'s arcs per vertex taken to take at most
+/// `push_below` arcs (0: never; nothing to take, or no vertex taken to go by: no).
+fn next_round_pushes(round: &SweepCounts, push_below: u64) -> bool {
+    if push_below == 0 || round.crossed == 0 || round.taken == 0 {
+        return false;
+    }
+    let expected =
+        u128::from(round.crossed) * u128::from(round.taken_arcs) / u128::from(round.taken);
+    expected <= u128::from(push_below)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(taken: u64, taken_arcs: u64, crossed: u64) -> SweepCounts {
+        SweepCounts {
+            taken,
+            taken_arcs,
+            crossed,
+        }
+    }
+
+    #[test]
+    fn a_round_pushes_where_its_vertices_at_the_last_arcs_per_vertex_stay_under_the_bound() {
+        // 100 vertices took 1,000 arcs: 10 per vertex; 50 to take next: 500 expected.
+        assert!(next_round_pushes(&counts(100, 1_000, 50), 500));
+        assert!(!next_round_pushes(&counts(100, 1_000, 50), 499));
+        // Counts at their largest do not overflow.
+        assert!(next_round_pushes(
+            &counts(u64::MAX, u64::MAX, u64::MAX),
+            u64::MAX
+        ));
+    }
+
+    #[test]
+    fn a_round_never_pushes_with_the_bound_at_0_or_nothing_to_go_by() {
+        assert!(!next_round_pushes(&counts(100, 10, 1), 0), "pushes off");
+        assert!(
+            !next_round_pushes(&counts(100, 10, 0), 1_000),
+            "nothing to take"
+        );
+        assert!(
+            !next_round_pushes(&counts(0, 0, 5), 1_000),
+            "no vertex taken last"
+        );
     }
 }
