@@ -358,7 +358,8 @@ extern "C" __global__ void pagerank_push_taken(PageRankOps ops,
 }
 
 // Push round of the synchronous sweeps, after pagerank_push_taken: the hubs it listed (the
-// first ctrl[CTRL_PUSH_BIG] of `big`), one after the other, each spread over the whole grid.
+// first ctrl[CTRL_PUSH_BIG] of `big`, those owned), one after the other, each spread over the
+// whole grid.
 extern "C" __global__ void pagerank_push_big(PageRankOps ops, const unsigned long long* offsets,
                                              const unsigned int* targets, const float* share,
                                              const unsigned int* big, unsigned int big_capacity,
@@ -368,6 +369,9 @@ extern "C" __global__ void pagerank_push_big(PageRankOps ops, const unsigned lon
     const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
     for (unsigned int k = 0; k < count; ++k) {
         const unsigned int v = big[k];
+        if (!ops.mine(v)) {
+            continue;  // not written by pagerank_push_taken: a stale count
+        }
         const float s = share[v];
         const unsigned long long end = offsets[v + 1];
         for (unsigned long long e = offsets[v] + blockIdx.x * blockDim.x + threadIdx.x; e < end;

@@ -26,11 +26,14 @@ pub enum Driver {
     /// The host launches every round, reads the counts back and moves remote items over the
     /// worklist's ring (what [`Driver::Auto`] runs on the host backend).
     Host,
-    /// Every round is a pull sweep of the whole graph, launched by the host: each device takes
-    /// its vertices' residuals into shares, the devices copy each other's owned shares, and
-    /// each gathers over its vertices' in-arcs (the executor of
-    /// [`PageRankRanks`](crate::PageRankRanks), in one process). No atomic and no message per
-    /// cut arc: what a partition that cuts many arcs needs. The gather reads in-arcs: the
+    /// Synchronous sweeps of the whole graph, launched by the host (the executor of
+    /// [`PageRankRanks`](crate::PageRankRanks), in one process): each device takes its
+    /// vertices' residuals into shares, the devices copy each other's owned shares, and each
+    /// gathers over its vertices' in-arcs. No atomic and no message per cut arc: what a
+    /// partition that cuts many arcs needs. A round expected to take few arcs pushes instead
+    /// ([`PageRankTuning::sweep_push_divisor`](crate::PageRankTuning::sweep_push_divisor)):
+    /// atomics along the out-arcs of the vertices taken, each device collecting its peers'
+    /// heads in its own slots, copied to their owners. The gather reads in-arcs: the
     /// transpose of a directed graph is built on the host and uploaded. No worklist: the
     /// worklist options do not apply.
     Sweeps,

@@ -15,7 +15,7 @@
 //! | [`PageRank`] | residual push as a [`groute_worklist::WorklistAlgorithm`] (what the host backend runs) |
 //! | [`VertexResidual`] | the CUDA worker's packed item: `(vertex, residual)`, merged per vertex before sending |
 //! | [`cuda`] | typed launch wrappers of `kernels/pagerank/pagerank.cu` (the CUDA worker, used by [`pagerank`] on CUDA contexts, calls them) |
-//! | [`PageRankRanks`], [`PageRankRanksResult`], [`PageRankRanksStats`] | synchronous pull sweeps, every device's shares copied to the others each round: one process's share of a run spanning processes, or one process alone ([`Driver::Sweeps`]; both backends) |
+//! | [`PageRankRanks`], [`PageRankRanksResult`], [`PageRankRanksStats`] | synchronous sweeps, every device's shares copied to the others in a round that gathers (alone, a round that takes few arcs pushes instead): one process's share of a run spanning processes, or one process alone ([`Driver::Sweeps`]; both backends) |
 //! | [`PageRankShare`] | CUDA: one process's share of a run spanning several processes (the `groute-dist` crate's ranks), host-driven rounds |
 //! | [`Driver`] | who drives the rounds: the host over the worklist, one persistent kernel per device, or the host in synchronous sweeps |
 //! | [`PageRankError`] | what can go wrong |
@@ -175,8 +175,9 @@
 //! [`Driver::Auto`] picks by what a round costs on the partition at hand:
 //!
 //! - On several CUDA devices whose partition cuts at least a tenth of the arcs (a Kronecker
-//!   graph's block partition cuts about half), [`Driver::Sweeps`]: every round a pull sweep
-//!   of the whole graph, launched by the host, the devices copying each other's owned shares
+//!   graph's block partition cuts about half), [`Driver::Sweeps`]: every round a sweep of
+//!   the whole graph (a pull sweep but for the push rounds below), launched by the host, the
+//!   devices copying each other's owned shares
 //!   between the take and the gather (bulk copies, one per device pair and round, instead of
 //!   the device-driven loop's remote atomic per cut arc in worklist rounds). On two GPUs and
 //!   on two members sharing one GPU it is the fastest driver on such graphs, and the one that
@@ -382,8 +383,9 @@ impl PageRankStats {
 
     /// Values that crossed from one device to another after combining: the ring's remote
     /// updates in host-driven runs; device-driven, the halo adds and mirror values; in
-    /// [`Driver::Sweeps`] runs, the shares copied (one per vertex and receiving device a
-    /// round, whatever the arcs).
+    /// [`Driver::Sweeps`] runs, the values copied (a round that gathers: one share per
+    /// vertex and receiving device; a push round: one slot per vertex and peer of its owner;
+    /// whatever the arcs).
     pub fn remote_updates(&self) -> u64 {
         match self.driver {
             Driver::Fused => self.items_sent + self.mirror_values_sent(),

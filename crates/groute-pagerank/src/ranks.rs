@@ -13,6 +13,11 @@
 //!  every process:  sum of the vertices that crossed epsilon; stop at 0
 //! ```
 //!
+//! A process alone pushes a round that it expects to take few arcs instead of gathering it
+//! (`ranks/sweeps.rs`, "Push rounds"; [`PageRankTuning::sweep_push_divisor`]): no share is
+//! copied; each device pushes the shares of the vertices it took along their out-arcs, and
+//! copies its slots of every peer's vertices to that peer, which absorbs them.
+//!
 //! The gather reads the share of every in-arc's tail, at random. Where a share per vertex
 //! outgrows the L2, most of those reads are a DRAM sector each, and in a round that takes
 //! few vertices most of them read a 0. The vertices that crossed epsilon in a round are
@@ -40,8 +45,9 @@
 //! is never read there. A round moves `4 b` bytes per process (`b` the largest boundary: a
 //! road network's block partition has a few thousand boundary vertices of millions) in one
 //! all-gather (NCCL on CUDA; on the host backend an all-reduce of every process's part)
-//! that every process's device 0 enqueues on its stream. No arc is
-//! pushed, so no atomic touches a remote vertex and no message is sent per cut arc. The gather reads the in-arcs: the CSR's
+//! that every process's device 0 enqueues on its stream. Across
+//! processes no arc is pushed, so no atomic touches a remote vertex and no message is sent
+//! per cut arc. The gather reads the in-arcs: the CSR's
 //! own rows on a symmetric graph, the transpose's where a process holds the whole of a
 //! directed graph; a process holding only its rows of a directed graph is refused, with the
 //! fix named.

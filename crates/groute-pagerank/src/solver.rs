@@ -359,10 +359,19 @@ fn launched_sweeps_win(vertices: u64, arcs: u64, l2_cache_bytes: u64) -> bool {
 /// [`Driver::Auto`] to run [`Driver::Sweeps`] on several devices.
 const SWEEPS_CUT_FRACTION: f64 = 0.1;
 
+/// The words a device owning `owned` vertices (of a graph of `n`) received in a
+/// [`Driver::Sweeps`] run of `stats`: in a round that gathers, every other device's shares
+/// (`n - owned`); in a push round, every peer's slots of its own vertices (`owned` from each).
+fn received_by(stats: &crate::PageRankRanksStats, n: u64, owned: u64) -> u64 {
+    let peers = stats.pushes_per_device.len().saturating_sub(1) as u64;
+    (stats.rounds - stats.push_rounds) * (n - owned) + stats.push_rounds * peers * owned
+}
+
 /// A [`Driver::Sweeps`] run as the solver's output, counted per device as the other drivers
 /// count: every round, device `d` pushes its taken vertices, copies its owned shares to each
 /// other device (`segments_sent`, one copy each) and receives theirs (`items_received`, one
-/// value a share).
+/// value a share; in a push round, one copy of its slots to each other device and one value
+/// a slot of its own vertices from each: [`received_by`]).
 fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> SolveOutput {
     let s = result.stats;
     let n = partition.num_vertices() as u64;
@@ -374,7 +383,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
             .map(|(d, &pushes)| DeviceStats {
                 rounds: s.rounds,
                 items_processed: pushes,
-                items_received: s.rounds * (n - partition.range(d).len() as u64),
+                items_received: received_by(&s, n, partition.range(d).len() as u64),
                 segments_sent: s.rounds * (s.pushes_per_device.len() as u64 - 1),
                 ..DeviceStats::default()
             })

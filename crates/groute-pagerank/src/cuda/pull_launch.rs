@@ -160,8 +160,11 @@ pub fn launch_pull_take(
     // SAFETY: pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets, float*
     // share, DeviceWorklist wl, float floor): the tuple matches it field by field; the owned
     // range lies inside the residual and the share, and the CSR part holds the owned rows'
-    // offsets, rebased to global ids (checked by `args` and `check`); the kernel writes only the worklist's CTRL_PUSHED word (checked by
-    // `wl.args`); memory kept alive below until the kernel completes.
+    // offsets, rebased to global ids (checked by `args` and `check`); of the worklist, the
+    // kernel writes only the control block's CTRL_PUSHED word and its 64-bit CTRL_TAKEN_ARCS
+    // (CTRL_WORDS words, checked by `wl.args`; every control block is an allocation's start,
+    // 8-byte aligned, as CTRL_HUB_COUNTER's 64-bit atomics need too); memory kept alive below
+    // until the kernel completes.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());

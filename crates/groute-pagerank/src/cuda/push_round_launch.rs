@@ -100,9 +100,10 @@ pub fn launch_push_taken(
     // SAFETY: pagerank_push_big(PageRankOps ops, const unsigned long long* offsets, const
     // unsigned* targets, const float* share, const unsigned* big, unsigned big_capacity,
     // const unsigned* ctrl): the tuple matches it; it reads the first min(ctrl[CTRL_PUSH_BIG],
-    // big_capacity) entries of `big`, which pagerank_push_taken (before it on the stream)
-    // wrote with owned vertices, whose rows the CSR part holds; the heads are vertex ids < n,
-    // inside the residual; memory kept alive below.
+    // big_capacity) entries of `big` (inside it), and the rows and shares of those that are
+    // owned only (the CSR part holds exactly the owned rows; a count the take did not zero
+    // reads no other row); the heads are vertex ids < n, inside the residual; memory kept
+    // alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());

@@ -261,7 +261,7 @@ impl DeviceSweeps {
                 "PageRank sweep worklist",
                 self.worklist.len(),
                 words[CTRL_OVERFLOW] as usize,
-                "none: one slot per owned vertex always suffices",
+                "none: one slot per owned vertex, and one per hub of a push round, always suffices",
             ));
         }
         Ok(SweepCounts {
