@@ -80,9 +80,9 @@ impl PageRankRanks {
                 taken.push(device.stream().record()?);
             }
         }
-        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-            for (d, source) in self.devices.iter().enumerate() {
-                if d != e && copy_shares {
+        if copy_shares {
+            for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+                for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
                     device.stream().wait(&taken[d])?;
                     let owned = source.owned().start as usize..source.owned().end as usize;
                     device.stream().copy(
