@@ -101,11 +101,14 @@ struct CutLists {
     unsigned int count;
 };
 
-// A bounded array with warp-aggregated appends and an overflow word.
+// A bounded array with warp-aggregated appends and an overflow word; a kernel parameter
+// (mirrored by `AppendArgs` in crates/groute-pagerank/src/cuda/launch.rs: 32 bytes, the
+// padding word named).
 template <typename T>
 struct AppendBuffer {
     T* data;
     unsigned int capacity;
+    unsigned int unused;
     unsigned int* count;
     unsigned int* overflow;
 

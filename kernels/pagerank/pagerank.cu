@@ -86,11 +86,8 @@
 extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long long* offsets,
                                           const unsigned int* targets, groute::DeviceWorklist wl,
                                           float floor, unsigned int hub_capacity,
-                                          unsigned int* remote_data, unsigned int remote_capacity,
-                                          unsigned int* remote_count,
-                                          unsigned int* remote_overflow) {
-    const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
-                                         remote_overflow}};
+                                          AppendBuffer<unsigned int> remote_list) {
+    const HaloList remote{ops.residual, remote_list};
     const RangeItems items{ops.owned_begin};
     push_round<true>(ops, offsets, targets, items, ops.owned_end - ops.owned_begin, floor, wl,
                      hub_list(wl, hub_capacity), remote);
@@ -100,12 +97,8 @@ extern "C" __global__ void pagerank_expand(PageRankOps ops, const unsigned long 
                                            const unsigned int* targets,
                                            groute::DeviceWorklist wl, unsigned int first,
                                            unsigned int count, unsigned int hub_capacity,
-                                           unsigned int* remote_data,
-                                           unsigned int remote_capacity,
-                                           unsigned int* remote_count,
-                                           unsigned int* remote_overflow) {
-    const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
-                                         remote_overflow}};
+                                           AppendBuffer<unsigned int> remote_list) {
+    const HaloList remote{ops.residual, remote_list};
     const WorklistItems items{wl, first};
     push_round<false>(ops, offsets, targets, items, count, 0.0f, wl, hub_list(wl, hub_capacity),
                       remote);
@@ -115,26 +108,17 @@ extern "C" __global__ void pagerank_push_hubs(PageRankOps ops, const unsigned lo
                                               const unsigned int* targets,
                                               groute::DeviceWorklist wl,
                                               unsigned int hub_capacity,
-                                              unsigned int* remote_data,
-                                              unsigned int remote_capacity,
-                                              unsigned int* remote_count,
-                                              unsigned int* remote_overflow) {
-    const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
-                                         remote_overflow}};
+                                              AppendBuffer<unsigned int> remote_list) {
+    const HaloList remote{ops.residual, remote_list};
     push_hubs_grid(ops, offsets, targets, wl, hub_list(wl, hub_capacity), remote);
 }
 
-extern "C" __global__ void pagerank_pack_remote(PageRankOps ops, const unsigned int* remote,
-                                                unsigned int remote_capacity,
-                                                const unsigned int* remote_count,
-                                                VertexResidual* send_data,
-                                                unsigned int send_capacity,
-                                                unsigned int* send_count,
-                                                unsigned int* send_overflow) {
-    const AppendBuffer<VertexResidual> send{send_data, send_capacity, send_count, send_overflow};
+extern "C" __global__ void pagerank_pack_remote(PageRankOps ops,
+                                                AppendBuffer<unsigned int> remote,
+                                                AppendBuffer<VertexResidual> send) {
     // The round's kernels wrote the count before this launch (stream order); an overflowed
-    // list holds only `remote_capacity` entries (the overflow word fails the run).
-    const unsigned int count = min(*remote_count, remote_capacity);
+    // list holds only `remote.capacity` entries (the overflow word fails the run).
+    const unsigned int count = min(*remote.count, remote.capacity);
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -143,7 +127,7 @@ extern "C" __global__ void pagerank_pack_remote(PageRankOps ops, const unsigned 
         p.vertex = 0;
         p.residual = 0.0f;
         if (i < count) {
-            p.vertex = remote[i];
+            p.vertex = remote.data[i];
             p.residual = atomicExch(ops.residual + p.vertex, 0.0f);
         }
         send.append_warp(p, i < count);
@@ -153,12 +137,8 @@ extern "C" __global__ void pagerank_pack_remote(PageRankOps ops, const unsigned 
 extern "C" __global__ void pagerank_split_receive(PageRankOps ops,
                                                   const VertexResidual* received,
                                                   unsigned int count, groute::DeviceWorklist wl,
-                                                  VertexResidual* send_data,
-                                                  unsigned int send_capacity,
-                                                  unsigned int* send_count,
-                                                  unsigned int* send_overflow,
+                                                  AppendBuffer<VertexResidual> send,
                                                   unsigned int* dropped) {
-    const AppendBuffer<VertexResidual> send{send_data, send_capacity, send_count, send_overflow};
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -202,12 +182,8 @@ extern "C" __global__ void pagerank_pull_cut(PageRankOps ops, const unsigned int
                                              unsigned int cut_count, const float* share,
                                              groute::DeviceWorklist wl,
                                              unsigned int hub_capacity,
-                                             unsigned int* remote_data,
-                                             unsigned int remote_capacity,
-                                             unsigned int* remote_count,
-                                             unsigned int* remote_overflow) {
-    const HaloList remote{ops.residual, {remote_data, remote_capacity, remote_count,
-                                         remote_overflow}};
+                                             AppendBuffer<unsigned int> remote_list) {
+    const HaloList remote{ops.residual, remote_list};
     const CutLists cut{cut_vertices, cut_offsets, cut_targets, cut_count};
     push_cut_grid(ops, cut, share, wl, hub_list(wl, hub_capacity), remote);
 }

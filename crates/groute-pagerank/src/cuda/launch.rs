@@ -131,8 +131,32 @@ pub struct AppendBuffers {
     pub overflow: RawSlice,
 }
 
-/// The kernel arguments of an append target: data, capacity, count, overflow.
-type AppendArgs<T> = (DevicePtr<T>, u32, DevicePtr<u32>, DevicePtr<u32>);
+/// Mirror of `AppendBuffer<T>` in `kernels/include/pagerank_push.cuh`: a bounded list on the
+/// device, its append count and its overflow word, passed to a kernel as one parameter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AppendArgs<T> {
+    /// The elements.
+    pub(crate) data: DevicePtr<T>,
+    /// Elements `data` holds.
+    pub(crate) capacity: u32,
+    /// Not used (the padding before the next pointer, named).
+    pub(crate) unused: u32,
+    /// One u32: the number appended.
+    pub(crate) count: DevicePtr<u32>,
+    /// One u32: the size needed when it overflowed (0: none).
+    pub(crate) overflow: DevicePtr<u32>,
+}
+
+const _: () = assert!(std::mem::size_of::<AppendArgs<u32>>() == 32);
+const _: () = assert!(std::mem::offset_of!(AppendArgs<u32>, capacity) == 8);
+const _: () = assert!(std::mem::offset_of!(AppendArgs<u32>, count) == 16);
+const _: () = assert!(std::mem::offset_of!(AppendArgs<u32>, overflow) == 24);
+const _: () = assert!(std::mem::size_of::<AppendArgs<crate::VertexResidual>>() == 32);
+
+// SAFETY: `#[repr(C)]` with the field types, order and offsets of `AppendBuffer<T>` for any
+// element type (asserted above: a device pointer's size does not depend on it); no padding.
+unsafe impl<T: Copy> KernelArg for AppendArgs<T> {}
 
 pub(super) fn too_many(what: &'static str, n: usize) -> Error {
     Error::invalid(what, n, "at most u32::MAX elements per launch")
@@ -238,12 +262,13 @@ impl DeviceWorklistBuffers {
 
 impl AppendBuffers {
     pub(super) fn args<T>(&self, what: &'static str) -> Result<AppendArgs<T>, Error> {
-        Ok((
-            DevicePtr::from_slice(&self.data)?,
-            elements::<T>(what, &self.data)?,
-            word("append count", &self.count)?,
-            word("append overflow", &self.overflow)?,
-        ))
+        Ok(AppendArgs {
+            data: DevicePtr::from_slice(&self.data)?,
+            capacity: elements::<T>(what, &self.data)?,
+            unused: 0,
+            count: word("append count", &self.count)?,
+            overflow: word("append overflow", &self.overflow)?,
+        })
     }
 
     fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
@@ -300,7 +325,6 @@ pub fn launch_sweep(
         return Err(Error::invalid("sweep floor", floor, "a residual >= 0"));
     }
     let ops = pr.args()?;
-    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_sweep", pr.owned.len())?;
     let csr = pr.csr_ptrs()?;
     let args = (
@@ -310,15 +334,12 @@ pub fn launch_sweep(
         wl.args()?,
         floor,
         wl.hub_capacity,
-        rd,
-        rc,
-        rn,
-        ro,
+        remote.args::<u32>("remote list")?,
     );
     // SAFETY: pagerank_sweep(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned* targets, DeviceWorklist wl, float floor, unsigned hub_capacity, unsigned*
-    // remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
-    // remote_overflow): the tuple matches it field by field (struct layouts asserted above);
+    // unsigned* targets, DeviceWorklist wl, float floor, unsigned hub_capacity,
+    // AppendBuffer<unsigned> remote_list): the tuple matches it field by field (struct
+    // layouts asserted above);
     // the owned range lies inside the residual, the CSR part holds exactly the owned rows and
     // their arcs, its pointers rebased so that the kernel's global vertex and arc ids of the
     // owned rows land inside it, and the rank holds the owned range (checked by `args`); the control block holds CTRL_WORDS words and `hub_capacity` hub
@@ -348,7 +369,6 @@ pub fn launch_expand(
             "at most the worklist capacity",
         ));
     }
-    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_expand", count as usize)?;
     let csr = pr.csr_ptrs()?;
     let args = (
@@ -359,15 +379,11 @@ pub fn launch_expand(
         first,
         count,
         wl.hub_capacity,
-        rd,
-        rc,
-        rn,
-        ro,
+        remote.args::<u32>("remote list")?,
     );
     // SAFETY: pagerank_expand(PageRankOps ops, const unsigned long long* offsets, const
     // unsigned* targets, DeviceWorklist wl, unsigned first, unsigned count, unsigned
-    // hub_capacity, unsigned* remote_data, unsigned remote_capacity, unsigned* remote_count, unsigned*
-    // remote_overflow): the tuple matches it field by field; worklist positions are taken
+    // hub_capacity, AppendBuffer<unsigned> remote_list): the tuple matches it field by field; worklist positions are taken
     // modulo its capacity and hold owned vertex ids written by this crate's kernels (the
     // kernel reads each item's row without checking ownership: every append is of an owned
     // vertex, the push's of owned heads and the receive's of the items it owns, so the rows
@@ -401,7 +417,6 @@ pub(crate) fn enqueue_push_hubs(
     remote: &AppendBuffers,
 ) -> Result<(), Error> {
     let ops = pr.args()?;
-    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_push_hubs")?;
     let grid = f.max_resident_grid(PAGERANK_BLOCK, 0)?.max(1);
     let args = (
@@ -410,15 +425,11 @@ pub(crate) fn enqueue_push_hubs(
         targets,
         wl.args()?,
         wl.hub_capacity,
-        rd,
-        rc,
-        rn,
-        ro,
+        remote.args::<u32>("remote list")?,
     );
     // SAFETY: pagerank_push_hubs(PageRankOps ops, const unsigned long long* offsets, const
-    // unsigned* targets, DeviceWorklist wl, unsigned hub_capacity, unsigned* remote_data,
-    // unsigned remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple
-    // matches it; the kernel reads at most `hub_capacity` slots, which the control block
+    // unsigned* targets, DeviceWorklist wl, unsigned hub_capacity, AppendBuffer<unsigned>
+    // remote_list): the tuple matches it; the kernel reads at most `hub_capacity` slots, which the control block
     // holds (checked by `wl.args`), written in stream order by the round before: indices of
     // `offsets` rows (the owned vertices of the CSR part, by global id through its rebased
     // pointers, or the cut lists' indices), whose arcs lie inside `targets` and lead to
@@ -440,16 +451,18 @@ pub fn launch_pack_remote(
     send: &AppendBuffers,
 ) -> Result<(), Error> {
     let ops = pr.args()?;
-    let (rd, rn, rc, _) = remote.args::<u32>("remote list")?;
-    let (sd, sc, sn, so) = send.args::<crate::VertexResidual>("send buffer")?;
+    let list = remote.args::<u32>("remote list")?;
     // Grid-stride over the count: one resident grid covers any list.
-    let (f, cfg) = config(stream, "pagerank_pack_remote", rn as usize)?;
-    let args = (ops, rd, rn, rc, sd, sc, sn, so);
-    // SAFETY: pagerank_pack_remote(PageRankOps ops, const unsigned* remote, unsigned
-    // remote_capacity, const unsigned* remote_count, VertexResidual* send_data, unsigned
-    // send_capacity, unsigned* send_count, unsigned* send_overflow): the tuple matches it
-    // (AppendArgs is data, capacity, count, overflow); the kernel reads at most
-    // `remote_capacity` entries of `remote` (its length), vertex ids < n written by the round
+    let (f, cfg) = config(stream, "pagerank_pack_remote", list.capacity as usize)?;
+    let args = (
+        ops,
+        list,
+        send.args::<crate::VertexResidual>("send buffer")?,
+    );
+    // SAFETY: pagerank_pack_remote(PageRankOps ops, AppendBuffer<unsigned> remote,
+    // AppendBuffer<VertexResidual> send): the tuple matches it (AppendArgs mirrors
+    // AppendBuffer, asserted above); the kernel reads at most `remote.capacity` entries of
+    // the list (its length), vertex ids < n written by the round
     // kernels from the CSR's arcs; VertexResidual is 8 bytes, vertex first, as in the kernel; appends
     // past the send capacity only record the overflow; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
@@ -479,22 +492,18 @@ pub fn launch_split_receive(
             src: count as usize,
         });
     }
-    let (sd, sc, sn, so) = send.args::<crate::VertexResidual>("send buffer")?;
     let (f, cfg) = config(stream, "pagerank_split_receive", count as usize)?;
     let args = (
         ops,
         DevicePtr::<crate::VertexResidual>::from_slice(received)?,
         count,
         wl.args()?,
-        sd,
-        sc,
-        sn,
-        so,
+        send.args::<crate::VertexResidual>("send buffer")?,
         word("dropped count", dropped)?,
     );
     // SAFETY: pagerank_split_receive(PageRankOps ops, const VertexResidual* received, unsigned
-    // count, DeviceWorklist wl, VertexResidual* send_data, unsigned send_capacity, unsigned*
-    // send_count, unsigned* send_overflow, unsigned* dropped): the tuple matches it; the
+    // count, DeviceWorklist wl, AppendBuffer<VertexResidual> send, unsigned* dropped): the
+    // tuple matches it; the
     // packet holds `count` items (checked); the kernel indexes the residual only for vertices
     // it owns; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };

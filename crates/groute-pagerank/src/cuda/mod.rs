@@ -23,7 +23,8 @@
 //! | [`push_round_launch::launch_push_taken`], [`push_round_launch::launch_absorb`] | a push round of the synchronous sweeps: the shares pushed, then absorbed by their owners |
 //! | [`device_driven_launch::launch_fused`] | `pagerank_fused` (`kernels/pagerank/pagerank_fused.cu`): every round of a run in one persistent kernel per device |
 //!
-//! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`) and
+//! The `#[repr(C)]` argument structs mirror the kernel's (`PageRankOps`, and
+//! `AppendBuffer<T>`, the bounded lists a kernel appends to, one parameter each) and
 //! `kernels/include/worklist.cuh` (`groute::DeviceWorklist`), with size and offset
 //! assertions. The worklist's control block is PageRank's: [`CTRL_WORDS`] words (the
 //! worklist's, the append counters, [`CTRL_PUSHED`] and the hub list's 64-bit counter at

@@ -189,7 +189,6 @@ pub fn launch_pull_cut(
     let ops = pr.args()?;
     pull.check(pr)?;
     let count = cut.count()?;
-    let (rd, rc, rn, ro) = remote.args::<u32>("remote list")?;
     let (f, cfg) = config(stream, "pagerank_pull_cut", count as usize)?;
     let args = (
         ops,
@@ -200,16 +199,12 @@ pub fn launch_pull_cut(
         DevicePtr::<f32>::from_slice(&pull.share)?,
         wl.args()?,
         wl.hub_capacity,
-        rd,
-        rc,
-        rn,
-        ro,
+        remote.args::<u32>("remote list")?,
     );
     // SAFETY: pagerank_pull_cut(PageRankOps ops, const unsigned* cut_vertices, const unsigned
     // long long* cut_offsets, const unsigned* cut_targets, unsigned cut_count, const float*
-    // share, DeviceWorklist wl, unsigned hub_capacity, unsigned* remote_data, unsigned
-    // remote_capacity, unsigned* remote_count, unsigned* remote_overflow): the tuple matches
-    // it; `cut_vertices` holds `count` owned vertices and `cut_offsets` count + 1 offsets
+    // share, DeviceWorklist wl, unsigned hub_capacity, AppendBuffer<unsigned> remote_list):
+    // the tuple matches it; `cut_vertices` holds `count` owned vertices and `cut_offsets` count + 1 offsets
     // (checked by `cut.count`), built at upload from this device's CSR, so the offsets lie
     // inside `cut_targets`, whose heads are vertex ids < n, inside the residual; the share
     // holds n f32s (checked); sizes of the worklist and appends as in `launch_sweep`; memory
