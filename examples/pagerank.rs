@@ -455,6 +455,7 @@ fn run() -> Result<(), AnyError> {
         "rounds": s.rounds,
         "sparse_gather_rounds": s.sparse_gather_rounds,
         "push_rounds": s.push_rounds,
+        "sweep_round_ms": sweep_round_ms(&s.sweep_round_times),
         "rank_sum": result.rank_sum(),
         "residual_left": s.residual_left,
         "error_bound_l1": l1_error_bound(n, alpha, f64::from(cli.epsilon)),
@@ -469,6 +470,16 @@ fn run() -> Result<(), AnyError> {
         print_human(&report, alpha, &top, &device_reports(s));
     }
     Ok(())
+}
+
+/// The sweeps' host time by round kind, in ms (zero for the other drivers).
+fn sweep_round_ms(t: &groute_pagerank::SweepRoundTimes) -> serde_json::Value {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    json!({
+        "gather": ms(t.gather),
+        "sparse_gather": ms(t.sparse_gather),
+        "push": ms(t.push),
+    })
 }
 
 fn print_human(r: &Report, alpha: f64, top: &[TopVertex], per_device: &[DeviceReport]) {
@@ -490,6 +501,22 @@ fn print_human(r: &Report, alpha: f64, top: &[TopVertex], per_device: &[DeviceRe
         "work        {} items, {} sent over the ring, {} rounds",
         st["work_items"], st["items_sent"], st["rounds"]
     );
+    let sweeps = r
+        .execution
+        .as_ref()
+        .is_some_and(|e| e.detail["driver"] == "sweeps");
+    if sweeps {
+        let ms = &st["sweep_round_ms"];
+        println!(
+            "rounds      {} sparse gathers, {} pushes; host ms: gathers {:.3}, sparse gathers \
+             {:.3}, pushes {:.3}",
+            st["sparse_gather_rounds"],
+            st["push_rounds"],
+            ms["gather"].as_f64().unwrap_or(0.0),
+            ms["sparse_gather"].as_f64().unwrap_or(0.0),
+            ms["push"].as_f64().unwrap_or(0.0)
+        );
+    }
     let residual = st["residual_left"].as_f64().unwrap_or(0.0);
     println!(
         "ranks       sum {:.4}, residual left {residual:.4} (L1 error <= {:.4}; a priori <= {:.4})",

@@ -78,6 +78,10 @@ fn measure(
             "degree_order": degree_ordered,
             "sparse_gather_divisor_requested": tuning.sparse_gather_divisor,
             "sparse_gather_rounds": s.sparse_gather_rounds,
+            "round_ms": {
+                "gather": s.round_times.gather.as_secs_f64() * 1e3,
+                "sparse_gather": s.round_times.sparse_gather.as_secs_f64() * 1e3,
+            },
         }),
         comm: None,
         stats: vec![

@@ -263,7 +263,7 @@ use rayon::prelude::*;
 pub use algorithm::{PageRank, VertexResidual};
 pub use driver::Driver;
 pub use profile::{DeviceProfile, FusedPhaseTimes};
-pub use ranks::{PageRankRanks, PageRankRanksResult, PageRankRanksStats};
+pub use ranks::{PageRankRanks, PageRankRanksResult, PageRankRanksStats, SweepRoundTimes};
 pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
@@ -365,6 +365,9 @@ pub struct PageRankStats {
     /// [`Driver::Sweeps`]: the rounds that pushed the shares of the vertices taken instead of
     /// gathering ([`PageRankTuning::sweep_push_divisor`]); 0 otherwise.
     pub push_rounds: u64,
+    /// [`Driver::Sweeps`]: the host time of the rounds by kind (gathers, sparse gathers,
+    /// pushes); zero otherwise.
+    pub sweep_round_times: SweepRoundTimes,
 }
 
 impl PageRankStats {
@@ -580,6 +583,7 @@ impl PageRankSolver {
                 driver: out.driver,
                 sparse_gather_rounds: out.sparse_gather_rounds,
                 push_rounds: out.push_rounds,
+                sweep_round_times: out.sweep_round_times,
             },
         })
     }

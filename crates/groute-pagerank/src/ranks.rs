@@ -72,6 +72,8 @@ mod order;
 mod rounds;
 mod sweeps;
 
+pub use rounds::SweepRoundTimes;
+
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -199,6 +201,8 @@ pub struct PageRankRanksStats {
     /// The rounds that pushed the shares instead of gathering them
     /// ([`PageRankTuning::sweep_push_divisor`]; 0 across processes).
     pub push_rounds: u64,
+    /// This process's host time of the rounds, by kind.
+    pub round_times: SweepRoundTimes,
 }
 
 impl PageRankRanks {
@@ -434,6 +438,7 @@ impl PageRankRanks {
         // vertices above epsilon, which the take takes.
         let mut push = false;
         let mut taking_per_device = vec![0u64; self.devices.len()];
+        let mut round_times = SweepRoundTimes::default();
         loop {
             // The last round's counts (none before the first), and whether this process
             // failed since the last sum: every process stops on the same round. The next
@@ -464,6 +469,7 @@ impl PageRankRanks {
             push_rounds += u64::from(push);
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
+            let round_started = Instant::now();
             let round = if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
@@ -483,6 +489,7 @@ impl PageRankRanks {
                 }
                 Ok((counts, push_next))
             });
+            round_times.add((push, sparse), round_started.elapsed());
             match step {
                 Ok((counts, push_next)) => {
                     push = push_next;
@@ -547,6 +554,7 @@ impl PageRankRanks {
                 max_residual_left,
                 sparse_gather_rounds: sparse_rounds,
                 push_rounds,
+                round_times,
             },
         })
     }

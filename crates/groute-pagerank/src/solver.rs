@@ -49,6 +49,8 @@ pub(crate) struct SolveOutput {
     pub sparse_gather_rounds: u64,
     /// [`crate::PageRankStats::push_rounds`].
     pub push_rounds: u64,
+    /// [`crate::PageRankStats::sweep_round_times`].
+    pub sweep_round_times: crate::SweepRoundTimes,
 }
 
 /// One device's rank and residual arrays (`f32` bits).
@@ -253,6 +255,7 @@ impl DeviceSolver {
                         },
                         sparse_gather_rounds: 0,
                         push_rounds: 0,
+                        sweep_round_times: Default::default(),
                     });
                 }
                 Storage::Cuda(devices, Some(fused)) => {
@@ -401,6 +404,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
         driver: Driver::Sweeps,
         sparse_gather_rounds: s.sparse_gather_rounds,
         push_rounds: s.push_rounds,
+        sweep_round_times: s.round_times,
     }
 }
 
@@ -461,6 +465,7 @@ fn collect(
         driver: Driver::Host,
         sparse_gather_rounds: 0,
         push_rounds: 0,
+        sweep_round_times: Default::default(),
     })
 }
 

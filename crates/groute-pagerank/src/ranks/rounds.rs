@@ -4,10 +4,45 @@
 //! ([`PageRankRanks::push_due`]) and how one does ([`PageRankRanks::push_and_absorb`];
 //! [`super::sweeps`], "Push rounds").
 
+use std::time::Duration;
+
 use super::PageRankRanks;
 use super::boundary;
 use super::sweeps::SweepCounts;
 use crate::PageRankError;
+
+/// Host time of a [`PageRankRanks::run`]'s rounds by kind (this process's clock): each round
+/// from its start, after the sum that decides it, until its counts are back on the host and
+/// the next round's take is enqueued; the take it runs first, enqueued by the round before,
+/// included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SweepRoundTimes {
+    /// Rounds that gathered every in-arc's share (with the gather of the boundaries across
+    /// processes).
+    pub gather: Duration,
+    /// Rounds that gathered through the bitmap of the vertices taken
+    /// ([`crate::PageRankTuning::sparse_gather_divisor`]).
+    pub sparse_gather: Duration,
+    /// Rounds that pushed ([`crate::PageRankTuning::sweep_push_divisor`]).
+    pub push: Duration,
+}
+
+impl SweepRoundTimes {
+    /// Adds `time` to the kind of a round that pushed or, where not, gathered sparse or not.
+    pub(super) fn add(&mut self, (push, sparse): (bool, bool), time: Duration) {
+        let kind = match (push, sparse) {
+            (true, _) => &mut self.push,
+            (false, true) => &mut self.sparse_gather,
+            (false, false) => &mut self.gather,
+        };
+        *kind += time;
+    }
+
+    /// The sum over the kinds.
+    pub fn total(&self) -> Duration {
+        self.gather + self.sparse_gather + self.push
+    }
+}
 
 impl PageRankRanks {
     /// Whether the next round pushes, from this round's counts on every device: where the
@@ -185,6 +220,19 @@ mod tests {
             &counts(u64::MAX, u64::MAX, u64::MAX),
             u64::MAX
         ));
+    }
+
+    #[test]
+    fn round_times_add_up_by_kind() {
+        let mut t = SweepRoundTimes::default();
+        let ms = Duration::from_millis;
+        t.add((false, false), ms(3));
+        t.add((false, true), ms(2));
+        t.add((true, false), ms(1));
+        t.add((true, true), ms(1));
+        t.add((false, false), ms(4));
+        assert_eq!((t.gather, t.sparse_gather, t.push), (ms(7), ms(2), ms(2)));
+        assert_eq!(t.total(), ms(11));
     }
 
     #[test]
