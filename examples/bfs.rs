@@ -292,25 +292,15 @@ fn run() -> Result<(), AnyError> {
 
 /// The mode and engine a run's statistics show.
 fn engine(stats: &groute::bfs::BfsStats, ctx: &groute::core::Context) -> (&'static str, String) {
-    let devices = ctx.num_devices();
-    use common::execution::mode_of;
     if stats.direction_optimized {
         let driver = stats.do_driver.unwrap_or(MultiDriver::Auto);
         let device_driven = driver == MultiDriver::Fused;
         return (
-            mode_of(device_driven),
+            common::execution::mode_of(device_driven),
             format!("direction-optimizing, {} driver", driver.name()),
         );
     }
-    match (stats.fused, devices, stats.worklist.device_driven) {
-        (false, _, _) => (mode_of(false), "worklist, one launch per round".into()),
-        (true, 1, false) => (mode_of(true), "worklist, fused persistent kernel".into()),
-        (true, _, true) => (
-            mode_of(true),
-            format!("worklist, {}", common::execution::persistent_form(ctx)),
-        ),
-        (true, _, false) => (mode_of(false), "worklist, bounded fused rounds".into()),
-    }
+    common::execution::worklist_engine(stats.fused, stats.worklist.device_driven, ctx)
 }
 
 /// Fails naming the root when `levels` (by rank) differ from the sequential reference's.

@@ -166,18 +166,13 @@ fn run() -> Result<(), AnyError> {
     // Edges traversed: the out-arcs of every reached vertex (the Graph500 convention).
     let edges_traversed = common::edges_of_reached(&parted.graph, &order, &result.distances);
     let stats = &result.stats;
-    let device_driven = stats.fused && (ctx.num_devices() == 1 || stats.worklist.device_driven);
-    let engine = match (stats.fused, ctx.num_devices(), stats.worklist.device_driven) {
-        (false, _, _) => "worklist, one launch per round".to_owned(),
-        (true, 1, false) => "worklist, fused persistent kernel".to_owned(),
-        (true, _, true) => format!("worklist, {}", common::execution::persistent_form(&ctx)),
-        (true, _, false) => "worklist, bounded fused rounds".to_owned(),
-    };
+    let (mode, engine) =
+        common::execution::worklist_engine(stats.fused, stats.worklist.device_driven, &ctx);
     let mut report = Report::of_run("sssp", &ctx, Some(graph_report));
     report.execution = Some(ExecutionReport::new(
         &ctx,
         &cli.run,
-        common::execution::mode_of(device_driven),
+        mode,
         engine,
         Some(parted.method.to_string()),
         json!({

@@ -36,3 +36,20 @@ pub fn persistent_form(ctx: &Context) -> &'static str {
         "one persistent kernel per device"
     }
 }
+
+/// The mode and engine of a worklist traversal's run on `ctx` (BFS pushing, SSSP), for the
+/// report: `fused` and `device_driven_members` as the run's statistics give them (one launch
+/// per round, one device's fused persistent kernel, device-driven members, or bounded fused
+/// rounds).
+pub fn worklist_engine(
+    fused: bool,
+    device_driven_members: bool,
+    ctx: &Context,
+) -> (&'static str, String) {
+    match (fused, ctx.num_devices(), device_driven_members) {
+        (false, _, _) => (mode_of(false), "worklist, one launch per round".into()),
+        (true, 1, false) => (mode_of(true), "worklist, fused persistent kernel".into()),
+        (true, _, true) => (mode_of(true), format!("worklist, {}", persistent_form(ctx))),
+        (true, _, false) => (mode_of(false), "worklist, bounded fused rounds".into()),
+    }
+}

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{Error, Result};
 use super::graph::FileIds;
 use super::options::{Backend, Execution, Partition};
+use groute_worklist::traversal::{count_reached, max_reached};
 
 /// The value of a vertex that a traversal did not reach ([`BfsRun::levels`],
 /// [`SsspRun::distances`]).
@@ -135,12 +136,12 @@ impl BfsRun {
 
     /// Vertices reached from the source (the source included).
     pub fn reached(&self) -> usize {
-        reached(&self.levels)
+        count_reached(&self.levels)
     }
 
     /// The largest level reached (the source's eccentricity).
     pub fn depth(&self) -> u32 {
-        largest_reached(&self.levels)
+        max_reached(&self.levels)
     }
 
     /// Writes `<id> <level>` per vertex, ids of the input file, `inf` where unreachable (the
@@ -176,12 +177,12 @@ impl SsspRun {
 
     /// Vertices reached from the source (the source included).
     pub fn reached(&self) -> usize {
-        reached(&self.distances)
+        count_reached(&self.distances)
     }
 
     /// The largest distance reached.
     pub fn max_distance(&self) -> u32 {
-        largest_reached(&self.distances)
+        max_reached(&self.distances)
     }
 
     /// Writes `<id> <distance>` per vertex, ids of the input file, `inf` where unreachable (the
@@ -281,19 +282,4 @@ pub(crate) fn ms(d: std::time::Duration) -> f64 {
 /// A note's text.
 pub(crate) fn note(n: Option<impl Display>) -> Option<String> {
     n.map(|n| n.to_string())
-}
-
-/// The values of `values` other than [`UNREACHED`].
-fn reached(values: &[u32]) -> usize {
-    values.iter().filter(|&&v| v != UNREACHED).count()
-}
-
-/// The largest value of `values` other than [`UNREACHED`], 0 where there is none.
-fn largest_reached(values: &[u32]) -> u32 {
-    values
-        .iter()
-        .copied()
-        .filter(|&v| v != UNREACHED)
-        .max()
-        .unwrap_or(0)
 }

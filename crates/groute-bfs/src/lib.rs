@@ -55,7 +55,9 @@ mod reference;
 use std::time::Duration;
 
 use groute_graph::{InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
+use groute_worklist::traversal::{
+    MinTraversalSolver, TraversalKernels, TraversalStats, count_reached, max_reached,
+};
 use groute_worklist::{BandQuery, Combine, Start, WorklistAlgorithm};
 use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
 
@@ -210,17 +212,12 @@ pub struct BfsResult {
 impl BfsResult {
     /// Vertices reached from the source.
     pub fn reached(&self) -> usize {
-        self.levels.iter().filter(|&&l| l != UNREACHED).count()
+        count_reached(&self.levels)
     }
 
     /// The largest level reached (the source's eccentricity).
     pub fn depth(&self) -> u32 {
-        self.levels
-            .iter()
-            .copied()
-            .filter(|&l| l != UNREACHED)
-            .max()
-            .unwrap_or(0)
+        max_reached(&self.levels)
     }
 }
 
@@ -311,28 +308,33 @@ impl BfsSolver {
             }
         };
         let out = solver.run(&[src], &self.options.worklist)?;
-        let levels = self.order.to_rank_order(out.values);
-        let ws = out.stats;
+        let (levels, stats) = out.into_values_and_stats();
         Ok(BfsResult {
-            levels,
-            stats: BfsStats {
-                rounds: ws.rounds(),
-                work_items: ws.items_processed(),
-                items_sent: ws.items_sent(),
-                items_deferred: ws.items_deferred(),
-                epochs: ws.epochs,
-                prio_delta: ws.prio_delta,
-                elapsed: ws.elapsed,
-                fused: out.fused,
-                direction_optimized: false,
-                pull_levels: 0,
-                arcs_examined: None,
-                device_time: out.device_time,
-                worklist: ws,
-                do_driver: None,
-                do_trace: None,
-            },
+            levels: self.order.to_rank_order(levels),
+            stats: worklist_stats(stats),
         })
+    }
+}
+
+/// The statistics of a worklist (push) run: its [`TraversalStats`], with none of a
+/// direction-optimizing run's.
+fn worklist_stats(stats: TraversalStats) -> BfsStats {
+    BfsStats {
+        rounds: stats.rounds,
+        work_items: stats.work_items,
+        items_sent: stats.items_sent,
+        items_deferred: stats.items_deferred,
+        epochs: stats.epochs,
+        prio_delta: stats.prio_delta,
+        elapsed: stats.elapsed,
+        fused: stats.fused,
+        device_time: stats.device_time,
+        worklist: stats.worklist,
+        direction_optimized: false,
+        pull_levels: 0,
+        arcs_examined: None,
+        do_driver: None,
+        do_trace: None,
     }
 }
 

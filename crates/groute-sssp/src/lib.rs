@@ -66,13 +66,14 @@
 mod reference;
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use groute_core::cuda::KernelSource;
 use groute_graph::{Csr, GraphError, InputOrder, PartitionedGraph};
-use groute_worklist::traversal::{MinTraversalSolver, TraversalKernels};
+use groute_worklist::traversal::{
+    MinTraversalSolver, TraversalKernels, TraversalStats, count_reached, max_reached,
+};
 use groute_worklist::{BandQuery, Combine, GraphShape, Start, WorklistAlgorithm};
-use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistStats};
+use groute_worklist::{TraversalError, TraversalName, WorklistOptions};
 
 pub use groute_worklist::traversal::UNREACHED;
 pub use reference::sssp_reference;
@@ -218,40 +219,11 @@ pub struct SsspOptions {
     pub worklist: WorklistOptions,
 }
 
-/// Statistics of one SSSP run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SsspStats {
-    /// Expand rounds of the busiest device: levels of a fused or per-level run; bounded fused
-    /// launches (of many levels each) on several devices.
-    pub rounds: u64,
-    /// Work items processed on all devices (a vertex counts once per expansion; label
-    /// correcting may expand a vertex more than once).
-    pub work_items: u64,
-    /// Items sent over the ring (remote updates and items passed on).
-    pub items_sent: u64,
-    /// Items deferred to a low-priority list (soft priority; 0 when off).
-    pub items_deferred: u64,
-    /// Soft-priority epochs: threshold advances (0 when off).
-    pub epochs: u64,
-    /// The band width the run used (0: soft priority off).
-    pub prio_delta: u32,
-    /// Time of the traversal alone: from the drivers' start until every device's stream has
-    /// drained (graph upload, storage reset and result download excluded; host clock after
-    /// synchronising the devices).
-    pub elapsed: Duration,
-    /// Whether the run used the fused kernel (CUDA; see [`FusedMode`]): one persistent launch
-    /// on one device, bounded launches of many levels each on several; else one launch per
-    /// level.
-    ///
-    /// [`FusedMode`]: groute_worklist::traversal::FusedMode
-    pub fused: bool,
-    /// The traversal's time on the devices (CUDA timing events after the reset, before the
-    /// download, max over devices; the fused kernel alone when fused): what benchmarks
-    /// report. `None` on the host backend.
-    pub device_time: Option<Duration>,
-    /// The worklist's per-device counters.
-    pub worklist: WorklistStats,
-}
+/// Statistics of one SSSP run: the worklist's counters of a traversal from one source
+/// ([`TraversalStats`]). Its `work_items` counts a vertex once per expansion (label
+/// correcting may expand a vertex more than once); its `prio_delta` is the band the run used
+/// (0: soft priority off).
+pub type SsspStats = TraversalStats;
 
 /// The result of [`sssp`].
 #[derive(Clone, Debug)]
@@ -265,17 +237,12 @@ pub struct SsspResult {
 impl SsspResult {
     /// Vertices reached from the source.
     pub fn reached(&self) -> usize {
-        self.distances.iter().filter(|&&d| d != UNREACHED).count()
+        count_reached(&self.distances)
     }
 
     /// The largest distance of a reached vertex (the source's weighted eccentricity).
     pub fn max_distance(&self) -> u32 {
-        self.distances
-            .iter()
-            .copied()
-            .filter(|&d| d != UNREACHED)
-            .max()
-            .unwrap_or(0)
+        max_reached(&self.distances)
     }
 }
 
@@ -342,21 +309,10 @@ impl SsspSolver {
         SsspError::check_source(source, self.num_vertices)?;
         let src = self.order.vertex_of_rank(source);
         let out = self.solver.run(&[src], &self.options.worklist)?;
-        let ws = out.stats;
+        let (distances, stats) = out.into_values_and_stats();
         Ok(SsspResult {
-            distances: self.order.to_rank_order(out.values),
-            stats: SsspStats {
-                rounds: ws.rounds(),
-                work_items: ws.items_processed(),
-                items_sent: ws.items_sent(),
-                items_deferred: ws.items_deferred(),
-                epochs: ws.epochs,
-                prio_delta: ws.prio_delta,
-                elapsed: ws.elapsed,
-                fused: out.fused,
-                device_time: out.device_time,
-                worklist: ws,
-            },
+            distances: self.order.to_rank_order(distances),
+            stats,
         })
     }
 }

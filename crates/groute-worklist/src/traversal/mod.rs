@@ -20,6 +20,10 @@
 //! ([`MinTraversalSolver::for_parts`], [`MinTraversalSolver::run_shared`]: the `groute-dist`
 //! crate's ranks).
 //!
+//! The algorithm crates' traversals from one source report a run's [`TraversalStats`]
+//! ([`TraversalOutput::into_values_and_stats`]) and summarise its values with
+//! [`count_reached`] and [`max_reached`].
+//!
 //! [`MinTraversalSolver`] keeps every device's storage (CSR, value array, and on CUDA the
 //! device worklist, outgoing buffers and loaded kernels) across runs, so a run only resets
 //! the values and traverses; [`solve_min_traversal`] is the one-shot form.
@@ -33,6 +37,7 @@
 
 mod barrier_bench;
 mod cuda;
+mod from_source;
 mod fused;
 mod fused_knobs;
 mod fused_peer;
@@ -43,6 +48,7 @@ mod hub_policy;
 
 pub use barrier_bench::{BarrierTiming, time_fused_barrier};
 pub use cuda::TraversalKernels;
+pub use from_source::{TraversalStats, count_reached, max_reached};
 pub use fused::FusedMode;
 pub use fused_knobs::{FusedBarrier, FusedTuning};
 pub use fused_peer::FusedDriver;
