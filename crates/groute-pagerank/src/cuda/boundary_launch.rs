@@ -1,7 +1,7 @@
 //! Launch wrappers of the boundary exchange of PageRank across processes
 //! (`pagerank_pack_words` and `pagerank_unpack_words` in `kernels/pagerank/pagerank.cu`):
 //! copies of `u32` words through an index list whose entries were checked below a bound
-//! when it was made ([`WordIndex`]).
+//! when it was made ([`WordIndex`]), either [`Direction`].
 
 use groute_core::cuda::DevicePtr;
 use groute_core::{Buffer, Device, Error, Stream};
@@ -64,36 +64,18 @@ impl WordIndex {
     }
 }
 
-/// Enqueues `dst[i] = src[index[i]]` for every entry `i` of `index` on `stream` (CUDA).
-pub(crate) fn launch_pack_words(
-    stream: &Stream,
-    index: &WordIndex,
-    src: &Buffer<u32>,
-    dst: &Buffer<u32>,
-) -> Result<(), Error> {
-    launch_words(stream, Direction::Pack, index, src, dst)
-}
-
-/// Enqueues `dst[index[i]] = src[i]` for every entry `i` of `index` on `stream` (CUDA).
-pub(crate) fn launch_unpack_words(
-    stream: &Stream,
-    index: &WordIndex,
-    src: &Buffer<u32>,
-    dst: &Buffer<u32>,
-) -> Result<(), Error> {
-    launch_words(stream, Direction::Unpack, index, src, dst)
-}
-
-/// Which way the words go through the index.
-#[derive(Clone, Copy)]
-enum Direction {
+/// Which way the words go through a [`WordIndex`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
     /// `dst[i] = src[index[i]]`.
     Pack,
     /// `dst[index[i]] = src[i]`.
     Unpack,
 }
 
-fn launch_words(
+/// Enqueues the copy of every entry `i` of `index` on `stream` (CUDA), the way `direction`
+/// says: `pagerank_pack_words` or `pagerank_unpack_words`.
+pub(crate) fn launch_words(
     stream: &Stream,
     direction: Direction,
     index: &WordIndex,

@@ -9,7 +9,7 @@ use groute_core::{Buffer, Error, Stream};
 use groute_graph::Csr;
 use rayon::prelude::*;
 
-use crate::cuda::boundary_launch::{WordIndex, launch_pack_words, launch_unpack_words};
+use crate::cuda::boundary_launch::{Direction, WordIndex, launch_words};
 
 /// Rows per task.
 const ROWS_PER_TASK: usize = 1 << 14;
@@ -51,15 +51,7 @@ pub(super) fn pack(
     src: &Buffer<u32>,
     dst: &Buffer<u32>,
 ) -> Result<(), Error> {
-    if !stream.is_host() {
-        return launch_pack_words(stream, index, src, dst);
-    }
-    on_host(stream, index, src, dst, |entries, src, dst| {
-        dst.par_iter().zip(entries).for_each(|(d, e)| {
-            let e = e.load(Ordering::Relaxed) as usize;
-            d.store(src[e].load(Ordering::Relaxed), Ordering::Relaxed);
-        });
-    })
+    through_index(stream, Direction::Pack, index, src, dst)
 }
 
 /// Enqueues `dst[index[i]] = src[i]` for every entry of `index` on `stream`.
@@ -69,15 +61,40 @@ pub(super) fn unpack(
     src: &Buffer<u32>,
     dst: &Buffer<u32>,
 ) -> Result<(), Error> {
+    through_index(stream, Direction::Unpack, index, src, dst)
+}
+
+/// Enqueues the copy of every entry of `index` on `stream`, the way `direction` says, on
+/// either backend.
+fn through_index(
+    stream: &Stream,
+    direction: Direction,
+    index: &WordIndex,
+    src: &Buffer<u32>,
+    dst: &Buffer<u32>,
+) -> Result<(), Error> {
     if !stream.is_host() {
-        return launch_unpack_words(stream, index, src, dst);
+        return launch_words(stream, direction, index, src, dst);
     }
-    on_host(stream, index, dst, src, |entries, dst, src| {
-        src.par_iter().zip(entries).for_each(|(s, e)| {
-            let e = e.load(Ordering::Relaxed) as usize;
-            dst[e].store(s.load(Ordering::Relaxed), Ordering::Relaxed);
-        });
-    })
+    let (indexed, packed) = match direction {
+        Direction::Pack => (src, dst),
+        Direction::Unpack => (dst, src),
+    };
+    on_host(
+        stream,
+        index,
+        indexed,
+        packed,
+        move |entries, indexed, packed| {
+            packed.par_iter().zip(entries).for_each(|(p, e)| {
+                let slot = &indexed[e.load(Ordering::Relaxed) as usize];
+                match direction {
+                    Direction::Pack => p.store(slot.load(Ordering::Relaxed), Ordering::Relaxed),
+                    Direction::Unpack => slot.store(p.load(Ordering::Relaxed), Ordering::Relaxed),
+                }
+            });
+        },
+    )
 }
 
 /// Enqueues `kernel(entries, indexed, packed)` on a host stream, `indexed` holding at least
