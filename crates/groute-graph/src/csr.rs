@@ -510,18 +510,35 @@ pub(crate) enum Invalid {
 
 /// Sorts every row of `targets` (and `weights` alongside) in parallel.
 pub(crate) fn sort_rows(offsets: &[u64], targets: &mut [u32], weights: Option<&mut [u32]>) {
+    fill_sorted_rows(offsets, targets, weights, |_, _, _| {});
+}
+
+/// Writes every row `v` of `targets` (and of `weights` alongside) with `fill(v, targets of
+/// v, weights of v)` and sorts it by target, then weight: in parallel pieces balanced by
+/// arcs, each row sorted while it is still in the cache that its writes brought it to.
+pub(crate) fn fill_sorted_rows<F>(
+    offsets: &[u64],
+    targets: &mut [u32],
+    weights: Option<&mut [u32]>,
+    fill: F,
+) where
+    F: Fn(usize, &mut [u32], Option<&mut [u32]>) + Sync,
+{
     let ranges = balanced_ranges(offsets, chunk_count());
     let tp = split_rows_mut(targets, offsets, &ranges);
+    let row = |r: &std::ops::Range<usize>, v: usize| {
+        let base = offsets[r.start];
+        (offsets[v] - base) as usize..(offsets[v + 1] - base) as usize
+    };
     match weights {
         None => tp
             .into_par_iter()
             .zip(ranges.par_iter())
             .for_each(|(t, r)| {
-                let base = offsets[r.start];
                 for v in r.clone() {
-                    let a = (offsets[v] - base) as usize;
-                    let b = (offsets[v + 1] - base) as usize;
-                    t[a..b].sort_unstable();
+                    let t = &mut t[row(r, v)];
+                    fill(v, t, None);
+                    t.sort_unstable();
                 }
             }),
         Some(w) => {
@@ -530,17 +547,20 @@ pub(crate) fn sort_rows(offsets: &[u64], targets: &mut [u32], weights: Option<&m
                 .zip(wp)
                 .zip(ranges.par_iter())
                 .for_each(|((t, w), r)| {
-                    let base = offsets[r.start];
                     let mut keys: Vec<u64> = Vec::new();
                     for v in r.clone() {
-                        let a = (offsets[v] - base) as usize;
-                        let b = (offsets[v + 1] - base) as usize;
+                        let (t, w) = (&mut t[row(r, v)], &mut w[row(r, v)]);
+                        fill(v, t, Some(w));
                         keys.clear();
-                        keys.extend((a..b).map(|i| (u64::from(t[i]) << 32) | u64::from(w[i])));
+                        keys.extend(
+                            t.iter()
+                                .zip(w.iter())
+                                .map(|(&t, &w)| (u64::from(t) << 32) | u64::from(w)),
+                        );
                         keys.sort_unstable();
-                        for (i, k) in (a..b).zip(&keys) {
-                            t[i] = (k >> 32) as u32;
-                            w[i] = *k as u32;
+                        for ((t, w), k) in t.iter_mut().zip(w.iter_mut()).zip(&keys) {
+                            *t = (k >> 32) as u32;
+                            *w = *k as u32;
                         }
                     }
                 });

@@ -30,7 +30,7 @@ use std::str::FromStr;
 use rayon::prelude::*;
 
 use crate::alloc::try_zeroed;
-use crate::csr::{Csr, sort_rows};
+use crate::csr::{Csr, fill_sorted_rows};
 use crate::error::{GraphError, PartitionProblem};
 use crate::graph::Graph;
 use crate::par::{SharedSlice, first_cost_reaching, prefix_sum, try_prefix_sum};
@@ -508,28 +508,20 @@ pub(crate) fn permute_rows(
         Some(_) => Some(try_zeroed::<u32>(m, "the renumbered CSR weights")?),
         None => None,
     };
-    {
-        let tw = SharedSlice::new(&mut targets);
-        let ww = weights.as_mut().map(|w| SharedSlice::new(w));
-        (first..last)
-            .into_par_iter()
-            .with_min_len(1 << 10)
-            .for_each(|v| {
-                let old = old_of_new[v - first];
-                let start = offsets[v] as usize;
-                let ws = csr.edge_weights(old);
-                for (i, &t) in csr.neighbors(old).iter().enumerate() {
-                    // SAFETY: new row v owns offsets[v]..offsets[v + 1], sized by old row `old`'s
-                    // degree; rows are disjoint and each is written by one iteration.
-                    unsafe { tw.write(start + i, new_of_old[t as usize]) };
-                    if let (Some(ww), Some(w)) = (&ww, ws) {
-                        // SAFETY: same position as above.
-                        unsafe { ww.write(start + i, w[i]) };
-                    }
-                }
-            });
-    }
-    sort_rows(&offsets, &mut targets, weights.as_deref_mut());
+    // Each new row v of `rows` is old row old_of_new[v - first], renamed and sorted; the
+    // other rows are empty.
+    fill_sorted_rows(&offsets, &mut targets, weights.as_deref_mut(), |v, t, w| {
+        if !(first..last).contains(&v) {
+            return;
+        }
+        let old = old_of_new[v - first];
+        for (new, &old_head) in t.iter_mut().zip(csr.neighbors(old)) {
+            *new = new_of_old[old_head as usize];
+        }
+        if let (Some(w), Some(old_weights)) = (w, csr.edge_weights(old)) {
+            w.copy_from_slice(old_weights);
+        }
+    });
     Ok(Csr::from_parts_trusted(
         offsets.into(),
         targets.into(),

@@ -142,3 +142,37 @@ fn a_renumbering_that_leaves_its_rows_or_repeats_an_id_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn the_degree_order_keeps_each_arc_s_weight_and_sorts_the_rows_by_head_then_weight() {
+    let spec = "kron:scale=9,ef=8,sym,seed=5,weights=1..4:9"
+        .parse()
+        .unwrap();
+    let g = crate::generate(&spec, &NoProgress).unwrap();
+    assert!(g.csr.weights().is_some());
+    for parts in [1, 3] {
+        let p = block_partition(&g.csr, parts).unwrap();
+        let ordered = order_parts_by_degree(&g, &p).unwrap();
+        assert!(
+            ordered.csr.rows_sorted(),
+            "{parts} parts: rows sorted by head, then weight"
+        );
+        // Every vertex keeps its arcs' (head, weight) pairs, by external id.
+        let arcs = |graph: &Graph, v: u32| {
+            let weights = graph.csr.edge_weights(v).unwrap();
+            let mut pairs: Vec<(u64, u32)> = graph
+                .csr
+                .neighbors(v)
+                .iter()
+                .zip(weights)
+                .map(|(&w, &weight)| (graph.external_id(w), weight))
+                .collect();
+            pairs.sort_unstable();
+            pairs
+        };
+        for v in 0..ordered.num_vertices() as u32 {
+            let old = g.internal_id(ordered.external_id(v)).unwrap();
+            assert_eq!(arcs(&ordered, v), arcs(&g, old), "vertex {v}'s arcs");
+        }
+    }
+}
