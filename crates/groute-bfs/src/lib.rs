@@ -168,27 +168,23 @@ pub struct BfsStats {
     /// in-arc a pull step scanned up to its first hit (`None` for the worklist BFS, which does
     /// not count them).
     pub arcs_examined: Option<u64>,
-    /// Items sent over the ring (remote updates and items passed on).
+    /// As [`TraversalStats::items_sent`].
     pub items_sent: u64,
-    /// Items deferred to a low-priority list (soft priority; 0 when off).
+    /// As [`TraversalStats::items_deferred`].
     pub items_deferred: u64,
-    /// Soft-priority epochs: threshold advances (0 when off).
+    /// As [`TraversalStats::epochs`].
     pub epochs: u64,
     /// The soft-priority band the run used, in levels (0: off, and for a
     /// direction-optimizing run).
     pub prio_delta: u32,
-    /// Time of the traversal alone: from the drivers' start until every device's stream has
-    /// drained (graph upload, storage reset and result download excluded; host clock after
-    /// synchronising the devices).
+    /// As [`TraversalStats::elapsed`].
     pub elapsed: Duration,
     /// Whether the run used the fused kernel (CUDA; see [`FusedMode`]): one persistent launch
     /// on one device, bounded launches of many levels each on several; else one launch per
     /// level. A direction-optimizing run: whether the devices drove it
     /// ([`MultiDriver::Fused`], one persistent launch per device).
     pub fused: bool,
-    /// The traversal's time on the devices (CUDA timing events after the reset, before the
-    /// download, max over devices; the fused kernel alone when fused): what benchmarks
-    /// report. `None` on the host backend.
+    /// As [`TraversalStats::device_time`].
     pub device_time: Option<Duration>,
     /// The worklist's per-device counters (empty for a direction-optimizing run).
     pub worklist: WorklistStats,

@@ -167,6 +167,23 @@ pub(super) fn elements<T>(what: &'static str, s: &RawSlice) -> Result<u32, Error
     u32::try_from(n).map_err(|_| too_many(what, n))
 }
 
+/// `s` as an array of one `f32` per vertex of `pr`'s graph: an error naming `what` where it
+/// is shorter.
+pub(super) fn per_vertex_f32(
+    what: &'static str,
+    s: &RawSlice,
+    pr: &PageRankBuffers,
+) -> Result<DevicePtr<f32>, Error> {
+    if s.len / 4 < pr.num_vertices {
+        return Err(Error::LengthMismatch {
+            operation: what,
+            dst: s.len / 4,
+            src: pr.num_vertices,
+        });
+    }
+    DevicePtr::from_slice(s)
+}
+
 fn word(what: &'static str, s: &RawSlice) -> Result<DevicePtr<u32>, Error> {
     if s.len < 4 {
         return Err(Error::invalid(what, s.len, "at least one u32 (4 bytes)"));

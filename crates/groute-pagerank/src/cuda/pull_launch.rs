@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::launch::{
     AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
-    csr_memory, elements, enqueue_push_hubs, keep, keep_push_memory, too_many,
+    csr_memory, elements, enqueue_push_hubs, keep, keep_push_memory, per_vertex_f32, too_many,
 };
 
 /// A device's pull-sweep topology and share array.
@@ -98,13 +98,7 @@ impl PullBuffers {
         if let Some(cut) = &self.cut {
             cut.count()?;
         }
-        if self.share.len / 4 < n {
-            return Err(Error::LengthMismatch {
-                operation: "pagerank pull share (one f32 per vertex)",
-                dst: self.share.len / 4,
-                src: n,
-            });
-        }
+        per_vertex_f32("pagerank pull share (one f32 per vertex)", &self.share, pr)?;
         if let Some(taken) = &self.taken
             && taken.len / 4 < n.div_ceil(32)
         {

@@ -8,7 +8,7 @@ use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::DevicePtr;
 
-use super::launch::{DeviceWorklistBuffers, PageRankBuffers, config, keep};
+use super::launch::{DeviceWorklistBuffers, PageRankBuffers, config, keep, per_vertex_f32};
 
 /// Out-arcs from which a vertex's list is pushed by the whole grid in a push round
 /// (`PUSH_GRID_DEGREE` in `kernels/pagerank/pagerank.cu`): `pagerank_push_taken` lists it
@@ -47,13 +47,7 @@ pub fn launch_push_taken(
             src: push_hub_slots(arcs),
         });
     }
-    if share.len / 4 < pr.num_vertices {
-        return Err(Error::LengthMismatch {
-            operation: "pagerank push share (one f32 per vertex)",
-            dst: share.len / 4,
-            src: pr.num_vertices,
-        });
-    }
+    let share_ptr = per_vertex_f32("pagerank push share (one f32 per vertex)", share, pr)?;
     if count as usize > wl.data.len / 4 {
         return Err(Error::LengthMismatch {
             operation: "pagerank push items (the worklist's slots)",
@@ -64,7 +58,6 @@ pub fn launch_push_taken(
     let (f, cfg) = config(stream, "pagerank_push_taken", count as usize)?;
     let csr = pr.csr_ptrs()?;
     let big_ptr = DevicePtr::<u32>::from_slice(big)?;
-    let share_ptr = DevicePtr::<f32>::from_slice(share)?;
     let args = (
         ops,
         csr.offsets,
@@ -125,14 +118,7 @@ pub fn launch_absorb(
 ) -> Result<(), Error> {
     let ops = pr.args()?;
     let incoming_ptr = match incoming {
-        Some(s) if s.len / 4 < pr.num_vertices => {
-            return Err(Error::LengthMismatch {
-                operation: "pagerank absorb incoming (one f32 per vertex)",
-                dst: s.len / 4,
-                src: pr.num_vertices,
-            });
-        }
-        Some(s) => DevicePtr::<f32>::from_slice(s)?,
+        Some(s) => per_vertex_f32("pagerank absorb incoming (one f32 per vertex)", s, pr)?,
         None => DevicePtr::null(),
     };
     let (f, cfg) = config(stream, "pagerank_absorb", pr.owned.len())?;

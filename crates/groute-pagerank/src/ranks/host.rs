@@ -184,12 +184,10 @@ pub(super) fn enqueue_push(
     arrays: SweepArrays,
     out_rows: &DeviceCsr,
 ) -> Result<(), Error> {
-    for b in [&arrays.residual, &arrays.share] {
-        view(b)?;
-    }
+    arrays.residual_share_ctrl()?;
     let out_rows = out_rows.clone();
     stream.launch_host(move || {
-        let (Ok(residual), Ok(share)) = (view(&arrays.residual), view(&arrays.share)) else {
+        let Ok((residual, share, _)) = arrays.residual_share_ctrl() else {
             return; // checked above
         };
         // SAFETY: as in `enqueue_take`.
