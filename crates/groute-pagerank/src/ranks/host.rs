@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use groute_core::{Buffer, Error, Stream};
-use groute_worklist::DeviceCsr;
+use groute_worklist::{DeviceCsr, HostCsrRows};
 use rayon::prelude::*;
 
 use super::sweeps::CTRL_CROSSED;
@@ -135,36 +135,57 @@ pub(super) fn enqueue_gather(
     arrays: SweepArrays,
     in_rows: &DeviceCsr,
 ) -> Result<(), Error> {
+    launch_over_rows(
+        stream,
+        arrays,
+        in_rows,
+        |arrays, (residual, share, ctrl), rows| {
+            let epsilon = arrays.epsilon;
+            let crossed: u32 = par_owned(&arrays.owned)
+                .map(|v| {
+                    let sum: f32 = rows
+                        .row(v)
+                        .0
+                        .iter()
+                        .map(|&u| load(&share[u as usize]))
+                        .sum();
+                    if sum.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                        return 0;
+                    }
+                    let res = &residual[v as usize];
+                    let old = load(res);
+                    let now = old + sum;
+                    store(res, now);
+                    u32::from(old <= epsilon && now > epsilon)
+                })
+                .sum();
+            ctrl[CTRL_CROSSED].fetch_add(crossed, Ordering::Relaxed);
+        },
+    )
+}
+
+/// Enqueues `pass(arrays, their host views, rows' host view)` on `stream` (a host-backend
+/// stream), the views checked before it is enqueued.
+fn launch_over_rows<F>(
+    stream: &Stream,
+    arrays: SweepArrays,
+    rows: &DeviceCsr,
+    pass: F,
+) -> Result<(), Error>
+where
+    F: FnOnce(&SweepArrays, Views<'_>, HostCsrRows<'_>) + Send + 'static,
+{
     arrays.residual_share_ctrl()?;
-    let in_rows = in_rows.clone();
+    let rows = rows.clone();
     stream.launch_host(move || {
-        let Ok((residual, share, ctrl)) = arrays.residual_share_ctrl() else {
+        let Ok(views) = arrays.residual_share_ctrl() else {
             return; // checked above
         };
         // SAFETY: as in `enqueue_take`.
-        let Some(rows) = (unsafe { in_rows.host_view() }) else {
+        let Some(host_rows) = (unsafe { rows.host_view() }) else {
             return;
         };
-        let epsilon = arrays.epsilon;
-        let crossed: u32 = par_owned(&arrays.owned)
-            .map(|v| {
-                let sum: f32 = rows
-                    .row(v)
-                    .0
-                    .iter()
-                    .map(|&u| load(&share[u as usize]))
-                    .sum();
-                if sum.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                    return 0;
-                }
-                let res = &residual[v as usize];
-                let old = load(res);
-                let now = old + sum;
-                store(res, now);
-                u32::from(old <= epsilon && now > epsilon)
-            })
-            .sum();
-        ctrl[CTRL_CROSSED].fetch_add(crossed, Ordering::Relaxed);
+        pass(&arrays, views, host_rows);
     })
 }
 
@@ -184,25 +205,21 @@ pub(super) fn enqueue_push(
     arrays: SweepArrays,
     out_rows: &DeviceCsr,
 ) -> Result<(), Error> {
-    arrays.residual_share_ctrl()?;
-    let out_rows = out_rows.clone();
-    stream.launch_host(move || {
-        let Ok((residual, share, _)) = arrays.residual_share_ctrl() else {
-            return; // checked above
-        };
-        // SAFETY: as in `enqueue_take`.
-        let Some(rows) = (unsafe { out_rows.host_view() }) else {
-            return;
-        };
-        par_owned(&arrays.owned).for_each(|v| {
-            let s = load(&share[v as usize]);
-            if s > 0.0 {
-                for &w in rows.row(v).0 {
-                    add(&residual[w as usize], s);
+    launch_over_rows(
+        stream,
+        arrays,
+        out_rows,
+        |arrays, (residual, share, _), rows| {
+            par_owned(&arrays.owned).for_each(|v| {
+                let s = load(&share[v as usize]);
+                if s > 0.0 {
+                    for &w in rows.row(v).0 {
+                        add(&residual[w as usize], s);
+                    }
                 }
-            }
-        });
-    })
+            });
+        },
+    )
 }
 
 /// Enqueues a push round's absorb on `stream` (a host-backend stream): where `incoming`,
