@@ -1,5 +1,9 @@
-//! Connected components on 1..N devices: edge chunks scattered to the devices (first
-//! available), hook and compress on each, parent arrays merged up a reduction tree.
+//! Connected components on 1..N devices: each device links its own block of rows (Afforest's
+//! sampling first, then the rows outside the largest tree), parent arrays merged up a
+//! reduction tree, on graphs of at least 8 arcs per vertex. On sparser graphs, and with tuning
+//! `--storage stream`, the edge list stays in pinned host memory and chunks of it are
+//! scattered to the devices (first available) at every run, Groute's dataflow: each edge is
+//! hooked once, and the devices' memory need not hold the arcs.
 //!
 //! ```text
 //! cargo run --release --example cc -- --gen kron21.sym --devices 2 --validate --repeat 5
@@ -13,9 +17,10 @@
 //! rounds as the components' diameter where hook and compress need one pass over the edges,
 //! which is why `auto` and `host-driven` run the latter. `--partition` applies to neither.
 //!
-//! Hook and compress's reported time (`times.run_ms`) is the algorithm as the original Groute times it: loading, staging the
-//! edge list in pinned memory, allocation and (by default) the copies that prefill the
-//! devices' receive buffers are excluded; it ends when the labels are final on device 0.
+//! The reported time (`times.run_ms`) is the algorithm as the original Groute times it:
+//! loading, uploading the rows (or staging the edge list in pinned memory), allocation and
+//! (streaming, by default) the copies that prefill the devices' receive buffers are excluded;
+//! it ends when the labels are final on device 0.
 //! `times.device_ms` is the same span by device events (max over devices; GPUs only);
 //! `algorithm_stats.to_host_ms` adds the copy of the labels to host memory. Tuning
 //! `--no-prefill` starts the clock before the first chunk is sent instead. With `--repeat N`
@@ -29,8 +34,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use groute::cc::{
-    CcOptions, CcResult, LabelPropagation, StagedEdges, cc_reference, component_stats,
-    connected_components,
+    CcOptions, CcResult, CcSolver, CcStorage, LabelPropagation, cc_reference, component_stats,
 };
 use groute::graph::block_partition;
 use groute::worklist::WorklistOptions;
@@ -41,7 +45,7 @@ use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
 use common::{AnyError, GraphArgs, Report, RunArgs};
 
-/// Connected components (hook and compress over routed edge chunks) on 1..N devices.
+/// Connected components (sampled linking of each device's rows, tree merge) on 1..N devices.
 #[derive(Parser, Debug)]
 #[command(name = "cc", version, term_width = 0)]
 struct Args {
@@ -61,6 +65,18 @@ struct Args {
     /// Start the clock before the first chunk is sent (time every copy).
     #[arg(long, hide = true)]
     no_prefill: bool,
+    /// Where the edges are kept: `rows` on the devices, or `stream` from pinned host memory at
+    /// every run (default `auto`: the rows on graphs of at least 8 arcs per vertex).
+    #[arg(long, value_name = "WHERE", default_value = "auto", hide = true)]
+    storage: StorageArg,
+}
+
+/// `--storage`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum StorageArg {
+    Auto,
+    Rows,
+    Stream,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -234,24 +250,30 @@ fn run(args: Args) -> Result<(), AnyError> {
     let graph_report = GraphReport::of(&graph);
     let ctx = args.run.context()?;
     let stage_start = Instant::now();
-    let staged = StagedEdges::new(&ctx, &graph)?;
-    let stage_ms = ms(stage_start.elapsed());
     let opts = CcOptions {
         chunk_edges: args.chunk,
         input_buffers: args.input_buffers,
         prefill: !args.no_prefill,
+        storage: match args.storage {
+            StorageArg::Auto => CcStorage::Auto,
+            StorageArg::Rows => CcStorage::DeviceRows,
+            StorageArg::Stream => CcStorage::HostStream,
+        },
         ..CcOptions::default()
     };
     let opts = CcOptions {
         compress_every: args.compress_every.unwrap_or(opts.compress_every),
         ..opts
     };
+    let mut solver = CcSolver::new(&ctx, &graph, &opts)?;
+    let stage_ms = ms(stage_start.elapsed());
+    let streamed = solver.storage() == CcStorage::HostStream;
     let warmup = usize::from(repeat > 1);
     let mut runs: Vec<CcResult> = Vec::with_capacity(repeat);
     let mut full_run_ms = Vec::with_capacity(repeat);
     for i in 0..warmup + repeat {
         let start = Instant::now();
-        let r = connected_components(&ctx, &staged, &opts)?;
+        let r = solver.run()?;
         if i >= warmup {
             full_run_ms.push(ms(start.elapsed()));
             runs.push(r);
@@ -279,9 +301,14 @@ fn run(args: Args) -> Result<(), AnyError> {
         &ctx,
         &args.run,
         common::execution::mode_of(false),
-        "edge chunks routed to the devices, hook and compress, tree merge",
+        if streamed {
+            "edge chunks routed to the devices, hook and compress, tree merge"
+        } else {
+            "sampled linking of each device's rows, tree merge"
+        },
         None,
         json!({
+            "storage": format!("{:?}", solver.storage()),
             "prefill": !args.no_prefill,
             "chunk_edges": s.chunk_edges,
             "input_buffers": s.input_buffers,
@@ -299,7 +326,8 @@ fn run(args: Args) -> Result<(), AnyError> {
     report.algorithm_stats = json!({
         "components": last.components,
         "largest_component": last.largest_component,
-        "edges_staged": staged.num_edges(),
+        "edges_staged": solver.staged().map(|s| s.num_edges()),
+        "edges_linked": s.edges_per_device.iter().sum::<u64>(),
         "to_host_ms": Spread::of(&to_host),
         "prefill_ms": ms(s.prefill),
         "setup_ms": ms(s.setup),
@@ -323,10 +351,18 @@ fn run(args: Args) -> Result<(), AnyError> {
             "components  {}, largest {}",
             last.components, last.largest_component
         );
-        println!(
-            "chunks      {} x {} edges, {} buffers/device; edges per device {:?}, chunks {:?}",
-            s.chunks, s.chunk_edges, s.input_buffers, s.edges_per_device, s.chunks_per_device
-        );
+        if streamed {
+            println!(
+                "chunks      {} x {} edges, {} buffers/device; edges per device {:?}, chunks {:?}",
+                s.chunks, s.chunk_edges, s.input_buffers, s.edges_per_device, s.chunks_per_device
+            );
+        } else {
+            println!(
+                "linked      {:?} arcs per device, of {}",
+                s.edges_per_device,
+                graph.csr.num_edges()
+            );
+        }
         common::report::print_footer(&report);
     }
     Ok(())

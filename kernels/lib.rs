@@ -87,6 +87,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("abi_traversal.h"),
     header!("abi_direction.h"),
     header!("abi_pagerank.h"),
+    header!("abi_cc.h"),
     header!("warp_append.cuh"),
     header!("predicated.cuh"),
     header!("split.cuh"),

@@ -18,6 +18,7 @@
 //! assert!(LAYOUTS.iter().any(|l| l.name == "FusedStateBlock" && l.size == 400));
 //! ```
 
+mod cc;
 mod direction;
 mod layout;
 mod pagerank;
@@ -25,6 +26,7 @@ mod ptr;
 mod runtime;
 mod traversal;
 
+pub use cc::CcLink;
 pub use direction::{DirectionParams, DirectionStateBlock};
 pub use layout::{AbiConstant, AbiField, AbiLayout};
 pub use pagerank::{
@@ -58,6 +60,7 @@ pub const LAYOUTS: &[AbiLayout] = &[
     PageRankPeers::LAYOUT,
     PageRankPull::LAYOUT,
     PageRankSettings::LAYOUT,
+    CcLink::LAYOUT,
 ];
 
 /// Every constant of the ABI, for the check against the C enumerators.

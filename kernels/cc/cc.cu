@@ -13,9 +13,13 @@
 // cc_init): the finds stop at 0 without loading its entry, the word every thread would load
 // otherwise once 0's component is the giant one.
 //
-// Every read of the parent array that may race with a hook of another thread is a volatile
-// (L2) load: the L1 is not coherent across multiprocessors. Kernels of one stream never
-// overlap, so a compress never races with a hook.
+// The L1 is not coherent across multiprocessors, so a read of the parent array that may race
+// with another thread's write sees a value as old as its L1 line. The finds, compresses and the
+// first reads of a link read through the L1 (read_ancestor): any value they see is an ancestor
+// of the vertex (an ancestor stays one), which is all they need, and the CAS of a hook returns
+// the entry as it is. A link's read of its own vertex, and the checks that need the entry as it
+// is now, are volatile (L2) loads. Kernels of one stream never overlap, so a compress never
+// races with a hook, and each kernel starts with the previous kernels' writes visible.
 //
 // The warp hook (cc_hook_edges_warp) also uses remembered ancestors: a vertex once an ancestor
 // of u stays one (trees only grow at their roots), so uniting with a stale ancestor joins the
@@ -24,13 +28,27 @@
 // Launch: 1-D blocks, any grid; every kernel is a grid-stride loop; the warp hook needs
 // blocks of a multiple of 32 threads.
 
+#include "abi_cc.h"
+
 typedef unsigned int u32;
 typedef unsigned long long u64;
+using groute::CcLink;
 
 namespace {
 
 __device__ __forceinline__ u32 load_parent(const u32* parent, u32 v) {
     return *reinterpret_cast<const volatile u32*>(parent + v);
+}
+
+// An entry read through the L1 (`ld.global.ca`): possibly stale, since the L1 is not coherent
+// across multiprocessors, but always an ancestor of v (an ancestor stays one), which is all the
+// finds, the compress and the first reads of a link need; a CAS on a stale root fails and
+// returns the entry as it is, so a hook still ends (see hook_roots). Hot entries (the hubs and
+// the roots they point at, many in one cache line) are then served by each multiprocessor's L1
+// instead of queueing at one L2 slice. (The driver invalidates the L1 between dependent
+// kernels, so a kernel never reads what an earlier one overwrote.)
+__device__ __forceinline__ u32 read_ancestor(const u32* parent, u32 v) {
+    return __ldca(parent + v);
 }
 
 __device__ __forceinline__ void store_parent(u32* parent, u32 v, u32 p) {
@@ -53,7 +71,7 @@ __device__ __forceinline__ u32 find_from(u32 x, u32 cur, u32* parent, u32 n) {
     u32 next;
     // Vertex 0 is always a root (parent[0] <= 0): reaching it ends the climb without loading
     // its entry, the hottest word of the array when 0 is in the giant component.
-    while (cur != 0 && (next = load_parent(parent, cur)) < cur) {
+    while (cur != 0 && (next = read_ancestor(parent, cur)) < cur) {
         store_parent(parent, prev, next);
         prev = cur;
         cur = next;
@@ -90,7 +108,7 @@ __device__ __forceinline__ void hook_roots(u32 r1, u32 r2, u32* parent, u32 n) {
 // already point at one root: those end after two loads, without loading the (hot) root's entry.
 __device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
     const u32 pu = load_parent(parent, u);
-    const u32 pv = load_parent(parent, v);
+    const u32 pv = read_ancestor(parent, v);
     if (pu == pv) {
         return;
     }
@@ -150,7 +168,7 @@ __device__ __forceinline__ void warp_link(u32 u, u32 v, bool has_u, bool valid,
     u32 pv = NO_VERTEX;
     bool need = false;
     if (valid) {
-        pv = load_parent(parent, v);
+        pv = read_ancestor(parent, v);
         need = pv != pu;
     }
     u32 anc = pu;  // an ancestor of u, known to the whole group
@@ -202,6 +220,46 @@ __device__ __forceinline__ u64 global_thread() {
     return static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
+// Adds the lanes' counts to *total with one atomic per warp. Every lane of the warp calls it.
+__device__ __forceinline__ void add_per_warp(u64* total, u64 mine) {
+    for (u32 offset = 16; offset > 0; offset >>= 1) {
+        mine += __shfl_down_sync(FULL_WARP, mine, offset);
+    }
+    if ((threadIdx.x & 31u) == 0 && mine != 0) {
+        atomicAdd(total, mine);
+    }
+}
+
+// The root of the anchor's tree as this thread sees it (NO_VERTEX where there is no anchor).
+// After a compress, parent[anchor] is that root: one load, the same word for every lane.
+__device__ __forceinline__ u32 anchor_root(const CcLink& p) {
+    return p.anchor < p.n ? find(p.anchor, p.parent, p.n) : NO_VERTEX;
+}
+
+// Whether u is in the tree of `root` (an anchor_root). A yes is final: a vertex never leaves a
+// tree, and `root`, once a member, stays one even if it is hooked under another root later. A
+// no may be stale, which only costs linking arcs that join nothing.
+__device__ __forceinline__ bool in_anchor_tree(u32 u, u32 root, const CcLink& p) {
+    if (root == NO_VERTEX) {
+        return false;
+    }
+    const u32 pu = load_parent(p.parent, u);
+    return pu == root || (pu != u && find_from(u, pu, p.parent, p.n) == root);
+}
+
+// Links u with the heads of its arcs [begin, end), the whole warp together (warp_link, whose
+// lanes all share u). Warp-uniform arguments; u < n.
+__device__ __forceinline__ void link_row_by_warp(u32 u, u64 begin, u64 end, const CcLink& p) {
+    const u32 lane = threadIdx.x & 31u;
+    AncestorCache cache{NO_VERTEX, NO_VERTEX};
+    for (u64 base = begin; base < end; base += 32) {
+        const u64 arc = base + lane;
+        const bool in_row = arc < end;
+        const u32 v = in_row ? p.targets[arc] : NO_VERTEX;
+        warp_link(u, v, true, in_row && v < p.n && v != u, cache, p.parent, p.n);
+    }
+}
+
 }  // namespace
 
 // parent[v] = v for v < n.
@@ -228,7 +286,9 @@ extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u
 }
 
 // Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
-// Concurrent threads only ever write ancestors, so the trees never change shape, only depth.
+// Concurrent threads only ever write ancestors, so the trees never change shape, only depth,
+// and no root changes during a compress: a climb through stale L1 reads (read_ancestor) still
+// ends at the root.
 extern "C" __global__ void cc_compress(u32* parent, u32 n) {
     for (u64 i = global_thread(); i < n; i += grid_stride()) {
         const u32 v = static_cast<u32>(i);
@@ -236,13 +296,15 @@ extern "C" __global__ void cc_compress(u32* parent, u32 n) {
         if (p == v || p >= n) {
             continue;
         }
-        u32 pp = p == 0 ? 0 : load_parent(parent, p);  // 0 is always a root
+        u32 pp = p == 0 ? 0 : read_ancestor(parent, p);  // 0 is always a root
         if (pp == p) {
             continue;  // already points at a root
         }
+        // No path halving here: another thread's halving store, landing after this thread's
+        // final one, would leave v pointing at an ancestor short of the root.
         while (p != pp && pp < n) {
             p = pp;
-            pp = load_parent(parent, p);
+            pp = read_ancestor(parent, p);
         }
         parent[v] = p;
     }
@@ -283,4 +345,109 @@ extern "C" __global__ void cc_take_slice(const u32* __restrict__ parent, u32 sta
     if (moved) {
         *changed = 1;
     }
+}
+
+// Afforest's sampling (Sutton, Ben-Nun and Barak, IPDPS 2018), over one device's rows: links
+// every row's arc number `p.round` (rows with fewer arcs: nothing). Run for rounds 0, 1, ...
+// with a compress after each, it joins most of a graph's vertices into a few trees while
+// reading only a few arcs per vertex.
+// The lanes of a warp link their rows' arcs together (warp_link): lanes that would hook the
+// same pair of trees, or the same root (every row sampling one hub), elect one.
+extern "C" __global__ void cc_link_sampled(CcLink p) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 rows = p.end_row - p.first_row;
+    u64 linked = 0;
+    AncestorCache cache{NO_VERTEX, NO_VERTEX};
+    for (u64 base = global_thread() - lane; base < rows; base += grid_stride()) {
+        const u64 i = base + lane;
+        const bool has_u = i < rows;
+        const u32 u = has_u ? p.first_row + static_cast<u32>(i) : NO_VERTEX;
+        u32 v = NO_VERTEX;
+        if (has_u) {
+            const u64 arc = p.offsets[u] + p.round;
+            if (arc < p.offsets[u + 1]) {
+                v = p.targets[arc];
+                ++linked;
+            }
+        }
+        warp_link(u, v, has_u, v < p.n && v != u, cache, p.parent, p.n);
+    }
+    add_per_warp(p.linked, linked);
+}
+
+// The arcs of every row after its `p.sampled` sampled ones, except the rows in the anchor's
+// tree (skipped: on a symmetric graph, every arc from such a row to a vertex outside the tree
+// is linked from the other end, whose row holds the reverse arc, unless that end is in the tree
+// too) and the tiled rows (cc_link_tiles). A warp takes 32 consecutive rows: rows of 32 arcs
+// or more one at a time with every lane (warp_link), the shorter ones lane by lane.
+extern "C" __global__ void cc_link_rest(CcLink p) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 root = anchor_root(p);
+    const u32 rows = p.end_row - p.first_row;
+    u64 linked = 0;
+    for (u64 base = global_thread() - lane; base < rows; base += grid_stride()) {
+        const u64 i = base + lane;
+        u32 u = NO_VERTEX;
+        u64 begin = 0;
+        u64 end = 0;
+        if (i < rows) {
+            u = p.first_row + static_cast<u32>(i);
+            begin = p.offsets[u] + p.sampled;
+            end = p.offsets[u + 1];
+            const bool tiled = p.tile_arcs != 0 && begin < end && end - begin >= p.tile_arcs;
+            if (begin >= end || tiled || in_anchor_tree(u, root, p)) {
+                begin = end;
+            }
+        }
+        u32 wide = __ballot_sync(FULL_WARP, end - begin >= 32);
+        while (wide != 0) {
+            const u32 owner = __ffs(wide) - 1u;
+            wide &= wide - 1u;
+            const u32 wu = __shfl_sync(FULL_WARP, u, owner);
+            const u64 wb = __shfl_sync(FULL_WARP, begin, owner);
+            const u64 we = __shfl_sync(FULL_WARP, end, owner);
+            link_row_by_warp(wu, wb, we, p);
+            if (lane == owner) {
+                linked += we - wb;
+            }
+        }
+        if (end - begin < 32) {
+            for (u64 arc = begin; arc < end; ++arc) {
+                const u32 v = p.targets[arc];
+                if (v < p.n && v != u) {
+                    link(u, v, p.parent, p.n);
+                }
+            }
+            linked += end - begin;
+        }
+    }
+    add_per_warp(p.linked, linked);
+}
+
+// The tiled rows (rows with at least p.tile_arcs arcs after the sampled ones, hubs): one warp
+// per tile, so a hub's arcs spread over the whole grid; tiles of rows in the anchor's tree are
+// skipped, as in cc_link_rest. Tiles naming a row outside the device's are skipped.
+extern "C" __global__ void cc_link_tiles(CcLink p) {
+    const u32 lane = threadIdx.x & 31u;
+    const u32 root = anchor_root(p);
+    const u64 warps = grid_stride() / 32u;
+    u64 linked = 0;
+    for (u64 t = global_thread() / 32u; t < p.tile_count; t += warps) {
+        const u32 u = p.tile_row[t];
+        if (u < p.first_row || u >= p.end_row) {
+            continue;
+        }
+        const u64 row_rest = p.offsets[u] + p.sampled;
+        const u64 begin = p.tile_begin[t] > row_rest ? p.tile_begin[t] : row_rest;
+        const u64 row_end = p.offsets[u + 1];
+        const u64 end = begin + p.tile_arcs < row_end ? begin + p.tile_arcs : row_end;
+        if (begin >= end || in_anchor_tree(u, root, p)) {
+            continue;
+        }
+        link_row_by_warp(u, begin, end, p);
+        if (lane == 0) {
+            linked += end - begin;
+        }
+    }
+    add_per_warp(p.linked, linked);
 }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
-use groute_cc::{CcOptions, CcSolver, LabelPropagation, component_stats};
+use groute_cc::{CcOptions, CcSolver, CcStorage, LabelPropagation, component_stats};
 use groute_core::{BackendKind, Context, Jitter};
 use groute_graph::{InputOrder, NoProgress, PartitionedGraph, partition_graph};
 use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
@@ -296,10 +296,11 @@ impl Runner {
         })
     }
 
-    /// Connected components (weakly connected on a directed graph): the host streams the
-    /// edges to whichever device is free, each device hooks them into its parent array, and
-    /// the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)); the partition
-    /// setting does not apply to it. [`Execution::DeviceDriven`] runs label propagation
+    /// Connected components (weakly connected on a directed graph): each device links a block
+    /// of the graph's rows into its parent array (sampling first, then the rows outside the
+    /// largest tree) on graphs of at least 8 arcs per vertex, or hooks the edge chunks the host
+    /// streams to whichever device is free on sparser ones, and the arrays merge up a tree of
+    /// devices ([`groute::cc`](mod@crate::cc)); the partition setting does not apply to it. [`Execution::DeviceDriven`] runs label propagation
     /// instead ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one
     /// persistent kernel per device, as many rounds as the components' diameter), on the
     /// graph taken both ways and partitioned as the runner says.
@@ -309,6 +310,10 @@ impl Runner {
         }
         let setup = self.setup(graph)?;
         let mut solver = CcSolver::new(&setup.ctx, graph.as_graph(), &CcOptions::default())?;
+        let engine = match solver.storage() {
+            CcStorage::HostStream => "hook and merge: scatter router in, tree reduction out",
+            _ => "sampled linking of each device's rows, tree reduction out",
+        };
         let setup_ms = ms(setup.started.elapsed());
         let out = solver.run()?;
         let labels = labels_in_input_order(graph, out.labels);
@@ -326,7 +331,7 @@ impl Runner {
                     &setup.ctx,
                     None,
                     Execution::HostDriven,
-                    "hook and merge: scatter router in, tree reduction out".to_owned(),
+                    engine.to_owned(),
                     setup_ms,
                 )
             },

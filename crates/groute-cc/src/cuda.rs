@@ -16,7 +16,9 @@ use groute_core::cuda::{
     CudaFunction, CudaModule, CudaStream, DevicePtr, KernelSource, LaunchConfig,
 };
 use groute_core::{Buffer, Stream};
+use groute_kernels::abi::CcLink;
 
+use crate::device_rows::{LinkPass, RowsPart, TILE_ARCS};
 use crate::{CcError, Edge};
 
 /// Threads per block of every CC kernel (a multiple of 32: the warp hook needs whole warps).
@@ -35,8 +37,12 @@ pub struct CcKernels {
     compress: CudaFunction,
     merge: CudaFunction,
     take_slice: CudaFunction,
+    link_sampled: CudaFunction,
+    link_rest: CudaFunction,
+    link_tiles: CudaFunction,
     grid: u32,
     hook_grid: u32,
+    link_grid: u32,
 }
 
 fn n32(what: &'static str, n: usize) -> Result<u32, CcError> {
@@ -56,6 +62,9 @@ impl CcKernels {
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
         let take_slice = module.function("cc_take_slice")?;
+        let link_sampled = module.function("cc_link_sampled")?;
+        let link_rest = module.function("cc_link_rest")?;
+        let link_tiles = module.function("cc_link_tiles")?;
         // The hook gets its own grid, so that its resources never shrink the others'.
         let resident = |fs: &[&CudaFunction]| -> Result<u32, CcError> {
             let mut grid = u32::MAX;
@@ -66,14 +75,19 @@ impl CcKernels {
         };
         let grid = resident(&[&init, &compress, &merge, &take_slice])?;
         let hook_grid = resident(&[&hook])?;
+        let link_grid = resident(&[&link_sampled, &link_rest, &link_tiles])?;
         Ok(CcKernels {
             init,
             hook,
             compress,
             merge,
             take_slice,
+            link_sampled,
+            link_rest,
+            link_tiles,
             grid,
             hook_grid,
+            link_grid,
         })
     }
 
@@ -142,6 +156,95 @@ impl CcKernels {
         // requires.
         unsafe { self.hook.launch(stream.raw().as_ref(), config, args)? };
         Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
+    }
+
+    /// Enqueues one pass of linking a device's own rows (`cc_link_sampled`, or `cc_link_rest`
+    /// then `cc_link_tiles` where the part has tiles), adding the arcs linked to the part's
+    /// count.
+    pub(crate) fn link_rows(
+        &self,
+        stream: &Stream,
+        rows: &RowsPart,
+        pass: LinkPass,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        let owned = rows.csr.rows();
+        if owned.is_empty() || n == 0 {
+            return Ok(());
+        }
+        if owned.end > n {
+            return Err(CcError::invalid(
+                "device rows",
+                format_args!("{owned:?}"),
+                format!("rows of the parent array's {n} vertices"),
+            ));
+        }
+        let csr = rows.csr.device_ptrs()?;
+        let (round, sampled, anchor) = match pass {
+            LinkPass::Sampled { round } => (round, 0, u32::MAX),
+            LinkPass::Rest { anchor } => (
+                0,
+                crate::device_rows::SAMPLED_ARCS,
+                anchor.unwrap_or(u32::MAX),
+            ),
+        };
+        let args = CcLink {
+            offsets: csr.offsets,
+            targets: csr.targets,
+            tile_row: DevicePtr::<u32>::from_slice(&rows.tile_row.raw())?,
+            tile_begin: DevicePtr::<u64>::from_slice(&rows.tile_begin.raw())?,
+            parent: DevicePtr::<u32>::from_slice(&parent.raw())?,
+            linked: DevicePtr::<u64>::from_slice(&rows.linked.raw())?,
+            first_row: owned.start,
+            end_row: owned.end,
+            n,
+            round,
+            sampled,
+            anchor,
+            tile_count: rows.tile_count,
+            tile_arcs: TILE_ARCS,
+        };
+        let raw = stream.raw();
+        let kernels: &[(&CudaFunction, usize)] = match pass {
+            LinkPass::Sampled { .. } => &[(&self.link_sampled, owned.len())],
+            LinkPass::Rest { .. } if rows.tile_count == 0 => &[(&self.link_rest, owned.len())],
+            LinkPass::Rest { .. } => &[
+                (&self.link_rest, owned.len()),
+                (&self.link_tiles, rows.tile_count as usize * 32),
+            ],
+        };
+        for &(kernel, items) in kernels {
+            // SAFETY: cc_link_sampled, cc_link_rest and cc_link_tiles each take one `CcLink`
+            // (abi_cc.h, its layout checked against the Rust twin by groute-kernels'
+            // tests/abi.rs). `offsets` and `targets` are the part's rows rebased to global ids
+            // (DeviceCsr::device_ptrs): the kernels read offsets[v] only for owned v and
+            // v + 1 <= end_row, and targets only inside those rows; `tile_row` and
+            // `tile_begin` hold `tile_count` entries (at least one element each) of rows of
+            // the part; `parent` holds n u32s and `linked` one u64. Every buffer is device
+            // memory kept alive below until the kernels complete; every head is checked
+            // against n before it indexes `parent`; blocks of CC_BLOCK threads are whole
+            // warps, as the warp-wide passes require.
+            unsafe {
+                kernel.launch(
+                    raw.as_ref(),
+                    LaunchConfig::for_elements(items, CC_BLOCK, Some(self.link_grid)),
+                    (args,),
+                )?
+            };
+        }
+        let (offsets, targets, _) = rows.csr.buffers();
+        Self::finish(
+            stream,
+            vec![
+                device_memory(offsets),
+                device_memory(targets),
+                device_memory(&rows.tile_row),
+                device_memory(&rows.tile_begin),
+                device_memory(parent),
+                device_memory(&rows.linked),
+            ],
+        )
     }
 
     /// Pointer jumping: afterwards every vertex points at its root.

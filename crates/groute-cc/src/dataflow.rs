@@ -14,7 +14,45 @@ use groute_core::{
 
 use crate::component_stats;
 use crate::kernels::Kernels;
-use crate::{CcError, Edge, StagedEdges};
+use crate::{CcError, DeviceRows, Edge, StagedEdges};
+
+/// What a run of [`connected_components`] links: the edge list streamed from pinned host
+/// memory through the scatter router, or the rows each device holds.
+#[derive(Clone, Copy, Debug)]
+pub enum CcInput<'a> {
+    /// Edge chunks, to whichever device is free ([`StagedEdges`]).
+    Streamed(&'a StagedEdges),
+    /// Each device's own rows, linked by sampling first ([`DeviceRows`]).
+    Rows(&'a DeviceRows),
+}
+
+impl<'a> From<&'a StagedEdges> for CcInput<'a> {
+    fn from(staged: &'a StagedEdges) -> Self {
+        CcInput::Streamed(staged)
+    }
+}
+
+impl<'a> From<&'a DeviceRows> for CcInput<'a> {
+    fn from(rows: &'a DeviceRows) -> Self {
+        CcInput::Rows(rows)
+    }
+}
+
+impl CcInput<'_> {
+    fn num_vertices(&self) -> usize {
+        match self {
+            CcInput::Streamed(s) => s.num_vertices(),
+            CcInput::Rows(r) => r.num_vertices(),
+        }
+    }
+
+    fn belongs_to(&self, ctx: &Context) -> bool {
+        match self {
+            CcInput::Streamed(s) => s.belongs_to(ctx),
+            CcInput::Rows(r) => r.belongs_to(ctx),
+        }
+    }
+}
 
 /// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +79,45 @@ pub struct CcOptions {
     pub compress_every: usize,
     /// How long a device or the host waits for the next message before giving up. Default 120 s.
     pub timeout: Duration,
+    /// Where [`CcSolver`](crate::CcSolver) keeps the edges between runs. Default
+    /// [`CcStorage::Auto`].
+    pub storage: CcStorage,
+}
+
+/// Where [`CcSolver`](crate::CcSolver) keeps a graph's edges: what its runs link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CcStorage {
+    /// [`CcStorage::DeviceRows`] on graphs of at least [`CcStorage::DENSE_DEGREE`] arcs per
+    /// vertex, where sampling lets a run skip most arcs; [`CcStorage::HostStream`] on sparser
+    /// ones (road networks), where sampling links most arcs anyway, and both ways, while the
+    /// stream hooks each edge once.
+    #[default]
+    Auto,
+    /// Each device holds a block of the graph's rows and links them by sampling first
+    /// ([`DeviceRows`]).
+    DeviceRows,
+    /// The edge list stays in pinned host memory and streams to whichever device is free at
+    /// every run ([`StagedEdges`], Groute's dataflow): device memory holds only the receive
+    /// buffers and the parent arrays, for graphs whose arcs do not fit the devices. The
+    /// chunk and prefill settings apply to it alone.
+    HostStream,
+}
+
+impl CcStorage {
+    /// Arcs per vertex from which [`CcStorage::Auto`] keeps the rows on the devices.
+    pub const DENSE_DEGREE: u64 = 8;
+
+    /// The storage this setting takes for a graph of `vertices` and `arcs` (itself, but for
+    /// [`CcStorage::Auto`]).
+    pub fn resolve(self, vertices: usize, arcs: u64) -> CcStorage {
+        match self {
+            CcStorage::Auto if arcs >= Self::DENSE_DEGREE.saturating_mul(vertices as u64) => {
+                CcStorage::DeviceRows
+            }
+            CcStorage::Auto => CcStorage::HostStream,
+            chosen => chosen,
+        }
+    }
 }
 
 impl Default for CcOptions {
@@ -53,6 +130,7 @@ impl Default for CcOptions {
             prefill: true,
             compress_every: usize::MAX,
             timeout: Duration::from_secs(120),
+            storage: CcStorage::Auto,
         }
     }
 }
@@ -73,6 +151,12 @@ impl CcOptions {
     /// With `merge_packet` entries per merge packet.
     pub fn with_merge_packet(mut self, merge_packet: usize) -> Self {
         self.merge_packet = Some(merge_packet);
+        self
+    }
+
+    /// With the edges kept as `storage` says.
+    pub fn with_storage(mut self, storage: CcStorage) -> Self {
+        self.storage = storage;
         self
     }
 
@@ -100,7 +184,8 @@ pub struct CcStats {
     pub prefill: Duration,
     /// Routers, receive buffers, parent arrays and kernel loading, before the clock starts.
     pub setup: Duration,
-    /// Edges hooked by each device.
+    /// Edges hooked by each device: from the edge chunks it took ([`StagedEdges`]), or the
+    /// arcs of its own rows it linked ([`DeviceRows`]; the rest it skipped).
     pub edges_per_device: Vec<u64>,
     /// Chunks taken by each device.
     pub chunks_per_device: Vec<u64>,
@@ -202,6 +287,20 @@ impl Plan {
             merge_buffers: opts.merge_buffers,
         })
     }
+
+    /// This plan for a run that sends no chunks (each device links its own rows).
+    fn without_chunks(self) -> Self {
+        Plan {
+            chunk: 0,
+            chunks: 0,
+            buffers: 0,
+            ..self
+        }
+    }
+}
+
+fn lost_endpoint() -> CcError {
+    CcError::invalid("routers", "wiring", "a router lost an endpoint")
 }
 
 /// What the device threads share.
@@ -254,11 +353,19 @@ struct DeviceJob<'a> {
     device: &'a Device,
     kernels: Kernels,
     parent: Buffer<u32>,
-    edges_in: LinkReceiver<Edge>,
+    source: JobSource<'a>,
     /// The reduction router's output to this device (devices with children only).
     merge_in: Option<LinkReceiver<u32>>,
     merge_out: LinkSender<u32>,
     children: usize,
+}
+
+/// Where a device's edges come from.
+enum JobSource<'a> {
+    /// The scatter router's output to this device.
+    Chunks(LinkReceiver<Edge>),
+    /// Its own rows.
+    Rows(&'a DeviceRows),
 }
 
 #[derive(Default)]
@@ -285,18 +392,24 @@ impl DeviceJob<'_> {
     fn work(self, ctl: &Control) -> Result<DeviceOutcome, CcError> {
         let d = self.index;
         let stream = self.device.stream();
-        let n = ctl.num_vertices;
         let mut out = DeviceOutcome::default();
         // Every event this device waits on or hands back stays referenced until the run's
         // last copy is done, so no pool recycles it (and records it again elsewhere) while a
         // wait on it is still queued.
         let mut held: Vec<Event> = Vec::new();
         self.kernels.init(stream, &self.parent)?;
-        // 1. Hook and compress every chunk the scatter router gives this device.
+        // 1. Hook and compress every chunk the scatter router gives this device, or link its
+        // own rows.
+        let edges_in = match &self.source {
+            JobSource::Chunks(rx) => rx,
+            JobSource::Rows(rows) => {
+                rows.enqueue_link(d, &self.kernels, stream, &self.parent)?;
+                self.kernels.compress(stream, &self.parent)?;
+                return self.merge_and_send(ctl, out, held);
+            }
+        };
         let mut since_compress = 0usize;
-        while let Some(packet) =
-            ctl.receive(&self.edges_in, d, || format!("device {d} edge chunks"))?
-        {
+        while let Some(packet) = ctl.receive(edges_in, d, || format!("device {d} edge chunks"))? {
             stream.wait(packet.ready())?;
             let edges = packet.segment().data();
             self.kernels.hook(stream, edges, &self.parent)?;
@@ -315,6 +428,20 @@ impl DeviceJob<'_> {
         if since_compress > 0 {
             self.kernels.compress(stream, &self.parent)?;
         }
+        self.merge_and_send(ctl, out, held)
+    }
+
+    /// Steps 2 and 3 of a device's run, after it linked its own edges: merge its children's
+    /// arrays, then send its array up the tree.
+    fn merge_and_send(
+        self,
+        ctl: &Control,
+        mut out: DeviceOutcome,
+        mut held: Vec<Event>,
+    ) -> Result<DeviceOutcome, CcError> {
+        let d = self.index;
+        let stream = self.device.stream();
+        let n = ctl.num_vertices;
         // 2. Merge the children's arrays: every entry (v, parent[v]) is an edge to hook.
         let expected = self.children * n;
         if let Some(merge_in) = &self.merge_in {
@@ -392,20 +519,22 @@ fn send_chunks(
     Ok(futures)
 }
 
-/// Connected components of the staged graph on every device of `ctx` (see the crate docs).
+/// Connected components on every device of `ctx` (see the crate docs) of the graph whose
+/// edges `input` holds: a [`StagedEdges`] (streamed from host memory) or a [`DeviceRows`]
+/// (each device's own rows).
 ///
 /// The result's labels are the smallest vertex id of each component, one per vertex.
-pub fn connected_components(
+pub fn connected_components<'a>(
     ctx: &Context,
-    staged: &StagedEdges,
+    input: impl Into<CcInput<'a>>,
     opts: &CcOptions,
 ) -> Result<CcResult, CcError> {
-    if !staged.belongs_to(ctx) {
+    let input = input.into();
+    if !input.belongs_to(ctx) {
         return Err(CcError::ForeignStaging);
     }
     let setup_start = Instant::now();
-    let n = staged.num_vertices();
-    let m = staged.num_edges();
+    let n = input.num_vertices();
     let nd = ctx.num_devices();
     if n == 0 {
         return Ok(CcResult {
@@ -418,15 +547,30 @@ pub fn connected_components(
             ..CcResult::default()
         });
     }
-    let plan = Plan::new(opts, n, m, nd)?;
     let devices: Vec<Endpoint> = (0..nd).map(|d| Endpoint::Device(DeviceId(d))).collect();
-    let scatter = Router::<Edge>::new(
-        ctx,
-        Scatter::new(),
-        &[Endpoint::Host],
-        &devices,
-        LinkConfig::new(plan.chunk, plan.buffers).holding_graph(),
-    )?;
+    let (plan, streamed, mut sources) = match input {
+        CcInput::Streamed(staged) => {
+            let plan = Plan::new(opts, n, staged.num_edges(), nd)?;
+            let scatter = Router::<Edge>::new(
+                ctx,
+                Scatter::new(),
+                &[Endpoint::Host],
+                &devices,
+                LinkConfig::new(plan.chunk, plan.buffers).holding_graph(),
+            )?;
+            let (scatter_tx, scatter_rx) = scatter.into_parts();
+            let Some(chunk_tx) = scatter_tx.into_iter().next() else {
+                return Err(lost_endpoint());
+            };
+            let sources: Vec<JobSource<'_>> =
+                scatter_rx.into_iter().map(JobSource::Chunks).collect();
+            (plan, Some((staged, chunk_tx)), sources)
+        }
+        CcInput::Rows(rows) => {
+            let plan = Plan::new(opts, n, 0, nd)?.without_chunks();
+            (plan, None, (0..nd).map(|_| JobSource::Rows(rows)).collect())
+        }
+    };
     let mut reduce_outputs: Vec<Endpoint> = devices[..nd - 1].to_vec();
     reduce_outputs.push(Endpoint::Host);
     let reduce = Router::<u32>::new(
@@ -436,21 +580,16 @@ pub fn connected_components(
         &reduce_outputs,
         LinkConfig::new(plan.merge_packet, plan.merge_buffers),
     )?;
-    let (scatter_tx, scatter_rx) = scatter.into_parts();
     let (reduce_tx, mut reduce_rx) = reduce.into_parts();
-    let (Some(chunk_tx), Some(labels_rx)) = (scatter_tx.into_iter().next(), reduce_rx.pop()) else {
-        return Err(CcError::invalid(
-            "routers",
-            "wiring",
-            "a router lost an endpoint",
-        ));
+    let Some(labels_rx) = reduce_rx.pop() else {
+        return Err(lost_endpoint());
     };
     let mut jobs = Vec::with_capacity(nd);
     let mut merge_in = reduce_rx.into_iter();
-    for (d, ((device, edges_in), merge_out)) in ctx
+    for (d, ((device, source), merge_out)) in ctx
         .devices()
         .iter()
-        .zip(scatter_rx)
+        .zip(sources.drain(..))
         .zip(reduce_tx)
         .enumerate()
     {
@@ -459,7 +598,7 @@ pub fn connected_components(
             device,
             kernels: Kernels::for_stream(device.stream())?,
             parent: device.alloc::<u32>(n)?,
-            edges_in,
+            source,
             merge_in: if d + 1 < nd { merge_in.next() } else { None },
             merge_out,
             children: TreeReduction::children(d, nd).len(),
@@ -479,13 +618,13 @@ pub fn connected_components(
     let mut prefill = Duration::ZERO;
     let mut pending: Vec<EventFuture> = Vec::new();
     let mut copied: Vec<Event> = Vec::new();
-    if opts.prefill {
+    if let (true, Some((staged, chunk_tx))) = (opts.prefill, &streamed) {
         // The pumps claim chunks in send order while they have free buffers, so exactly the
         // first `devices x buffers` chunks are copied without any device consuming. The input
         // is shut down only afterwards: at end of stream a pump may claim its next chunk
         // before it has a free buffer, which would hold a prefix chunk back.
         let start = Instant::now();
-        pending = send_chunks(&chunk_tx, staged, plan.chunk)?;
+        pending = send_chunks(chunk_tx, staged, plan.chunk)?;
         let first = pending.len().min(nd * plan.buffers);
         for f in pending.drain(..first) {
             let e = f.get()?;
@@ -511,8 +650,8 @@ pub fn connected_components(
         ctl.barrier.wait();
         host_result = (|| {
             timer_started?;
-            if !opts.prefill {
-                pending = send_chunks(&chunk_tx, staged, plan.chunk)?;
+            if let (false, Some((staged, chunk_tx))) = (opts.prefill, &streamed) {
+                pending = send_chunks(chunk_tx, staged, plan.chunk)?;
                 chunk_tx.shutdown();
             }
             receive_labels(ctl, &labels_rx, n)
@@ -572,6 +711,9 @@ pub fn connected_components(
         (None, Ok(r)) => r,
     };
     stats.elapsed_to_host = to_host;
+    if let CcInput::Rows(rows) = input {
+        stats.edges_per_device = rows.linked_per_device(ctx)?;
+    }
     // Only after a successful run: every device has marked its end.
     stats.device_time = match ctl.timer.into_inner() {
         Some(timer) => timer.stop()?,

@@ -9,6 +9,9 @@ pub enum CcError {
     /// The runtime failed (allocation, copy, launch, link).
     #[error(transparent)]
     Core(#[from] groute_core::Error),
+    /// The graph cannot be split or held as asked.
+    #[error(transparent)]
+    Graph(#[from] groute_graph::GraphError),
     /// A collective step between the processes of a run spanning several failed
     /// ([`CcRanks`](crate::CcRanks)).
     #[error(transparent)]

@@ -17,9 +17,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use std::ops::Range;
+
 use groute_core::{Buffer, Error as CoreError, Stream};
+use groute_worklist::HostCsrRows;
 use rayon::prelude::*;
 
+use crate::device_rows::{LinkPass, RowsPart, SAMPLED_ARCS};
 use crate::{CcError, Edge};
 
 /// Elements per rayon task (small tasks cost more than they balance).
@@ -147,6 +151,60 @@ pub fn merge(offset: u32, other: &[u32], parent: &[AtomicU32]) {
         });
 }
 
+/// Links arc number `round` of every row of `owned` (Afforest's sampling, as
+/// `cc_link_sampled`); returns the arcs linked.
+pub fn link_sampled(
+    rows: &HostCsrRows<'_>,
+    owned: Range<u32>,
+    round: u32,
+    parent: &[AtomicU32],
+) -> u64 {
+    owned
+        .into_par_iter()
+        .with_min_len(GRAIN)
+        .map(|u| match rows.row(u).0.get(round as usize) {
+            Some(&v) => {
+                if v != u {
+                    link(u, v, parent);
+                }
+                1
+            }
+            None => 0,
+        })
+        .sum()
+}
+
+/// Links the arcs of every row of `owned` after the first `sampled`, except the rows of
+/// vertices in `anchor`'s tree (as `cc_link_rest` and `cc_link_tiles`; `None`: every row);
+/// returns the arcs linked.
+pub fn link_rest(
+    rows: &HostCsrRows<'_>,
+    owned: Range<u32>,
+    sampled: u32,
+    anchor: Option<u32>,
+    parent: &[AtomicU32],
+) -> u64 {
+    let root = anchor
+        .filter(|&a| (a as usize) < parent.len())
+        .map(|a| find(a, parent));
+    owned
+        .into_par_iter()
+        .with_min_len(GRAIN / 16)
+        .map(|u| {
+            let rest = rows.row(u).0.get(sampled as usize..).unwrap_or_default();
+            if rest.is_empty() || root.is_some_and(|r| find(u, parent) == r) {
+                return 0;
+            }
+            for &v in rest {
+                if v != u {
+                    link(u, v, parent);
+                }
+            }
+            rest.len() as u64
+        })
+        .sum()
+}
+
 /// Takes `parent[start..start + slice.len()]` into `slice` (entries past `parent` are left
 /// as they are); whether any entry of `slice` changed.
 pub fn take_slice(parent: &[AtomicU32], start: usize, slice: &[AtomicU32]) -> bool {
@@ -231,6 +289,41 @@ fn enqueue_on_packet<T: bytemuck::Pod + Send + Sync>(
         let e = unsafe { packet.as_host_slice() };
         if let (Some(e), Some(p)) = (e, parent.host_atomic_u32()) {
             kernel(e, p);
+        }
+    })?;
+    Ok(())
+}
+
+/// Enqueues one pass of linking a device's own rows on `stream` (a host-backend stream):
+/// [`link_sampled`] or [`link_rest`], adding the arcs linked to the part's count.
+pub(crate) fn enqueue_link_rows(
+    stream: &Stream,
+    rows: &RowsPart,
+    pass: LinkPass,
+    parent: &Buffer<u32>,
+) -> Result<(), CcError> {
+    atomics(parent)?;
+    let linked = rows.linked.clone();
+    linked
+        .host_atomic_u64()
+        .ok_or(CcError::Core(CoreError::Unsupported {
+            operation: "host kernels on memory the host cannot address",
+            backend: "this",
+        }))?;
+    let (csr, parent) = (rows.csr.clone(), parent.clone());
+    stream.launch_host(move || {
+        // SAFETY: the rows are written once, by their upload, which waited for its copies;
+        // nothing writes them afterwards.
+        let view = unsafe { csr.host_view() };
+        if let (Some(view), Some(p), Some(count)) =
+            (view, parent.host_atomic_u32(), linked.host_atomic_u64())
+        {
+            let owned = csr.rows();
+            let arcs = match pass {
+                LinkPass::Sampled { round } => link_sampled(&view, owned, round, p),
+                LinkPass::Rest { anchor } => link_rest(&view, owned, SAMPLED_ARCS, anchor, p),
+            };
+            count[0].fetch_add(arcs, Ordering::Relaxed);
         }
     })?;
     Ok(())

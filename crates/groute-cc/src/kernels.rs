@@ -5,6 +5,7 @@
 use groute_core::{Buffer, Stream};
 
 use crate::cuda::CcKernels;
+use crate::device_rows::{LinkPass, RowsPart};
 use crate::{CcError, Edge, host};
 
 /// The kernels of one device's backend.
@@ -38,6 +39,20 @@ impl Kernels {
         match self {
             Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
             Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
+        }
+    }
+
+    /// Enqueues one pass of linking a device's own rows ([`crate::DeviceRows`]).
+    pub(crate) fn link_rows(
+        &self,
+        s: &Stream,
+        rows: &RowsPart,
+        pass: LinkPass,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        match self {
+            Kernels::Host => host::enqueue_link_rows(s, rows, pass, parent),
+            Kernels::Cuda(k) => k.link_rows(s, rows, pass, parent),
         }
     }
 

@@ -2,39 +2,52 @@
 //!
 //! Topology-driven connected components (weakly connected on directed inputs) in the dataflow
 //! model of Groute (Ben-Nun et al., ACM TOPC 2020, section 5.1.4 and Figure 15): no worklist,
-//! two routers and asynchronous merging.
+//! a tree-reduction router and asynchronous merging. Where the edges are kept between runs
+//! ([`CcStorage`]) decides how they reach the devices:
 //!
 //! ```text
-//!  host (pinned edge list) --chunks--> Scatter router (first available) --> device 0..N-1
-//!        every device: parent[] ; per chunk: find (path shortening) + hook (high to low, atomic)
-//!  device i --parent[] as edges (v, parent[v])--> TreeReduction router --> device i & (i-1)
-//!        ... --> device 0 --labels--> host
+//!  DeviceRows: device d holds rows [r_d, r_d+1)       HostStream: host (pinned edge list)
+//!    sample arcs 0, 1 of every row; compress              --chunks--> Scatter router
+//!    link the rest of the rows outside the anchor's tree     (first available) --> device
+//!                                                        every chunk: find + hook
+//!  every device: parent[] --(v, parent[v]) as edges--> TreeReduction router
+//!        --> device i & (i-1) ... --> device 0 --labels--> host
 //! ```
 //!
-//! - The host streams the edge list in chunks through a first-available [`Scatter`] router:
-//!   whichever device has a free receive buffer takes the next chunk, so faster devices take
-//!   more chunks.
-//! - Each device keeps a full parent array and hooks every edge of every chunk it receives
-//!   (finds both roots, pointing every vertex it passes at its grandparent, and hooks the higher
-//!   root under the lower one with a compare-and-swap); after its last chunk (or every
-//!   [`CcOptions::compress_every`] chunks) it compresses (pointer jumping until every vertex
+//! - **Rows on the devices** ([`DeviceRows`], [`CcStorage::DeviceRows`], what
+//!   [`CcStorage::Auto`] takes on graphs of at least 8 arcs per vertex): each device holds a
+//!   block of the graph's rows and links them as Afforest does (Sutton, Ben-Nun and Barak,
+//!   IPDPS 2018): first the first two arcs of every row, then the rest of every row outside
+//!   the tree of the anchor (the vertex of largest degree), which on a power-law graph is most
+//!   of them. On a symmetric graph the skipped arcs are linked from their other ends or join
+//!   nothing new (see [`DeviceRows`]); a directed graph links every arc.
+//! - **Edges streamed from the host** ([`StagedEdges`], [`CcStorage::HostStream`], `Auto` on
+//!   sparser graphs, where sampling would link most arcs anyway, and both ways): the host
+//!   streams the edge list (each edge once) in chunks through a first-available [`Scatter`]
+//!   router: whichever device has a free receive buffer takes the next chunk, so faster devices
+//!   take more chunks, and the devices' memory need not hold the arcs.
+//! - Each device keeps a full parent array and hooks every edge it links (finds both roots,
+//!   pointing every vertex it passes at its grandparent, and hooks the higher root under the
+//!   lower one with a compare-and-swap); then it compresses (pointer jumping until every vertex
 //!   points at its root): its array is the components of the edges it has seen.
-//!   On CUDA the hook is warp-cooperative, for CSR-ordered chunks: the lanes sharing `u` find
-//!   its root once and elect one CAS when that root is hooked, so a hub's entries are not
-//!   loaded and CASed by every lane. Every
-//!   find stops at vertex 0 without loading it (0 is always a root).
-//! - Once its scatter output reaches end of stream, a device merges its children's arrays (in
-//!   the binomial tree of [`TreeReduction`]; each entry `(v, parent[v])` is one more edge to
-//!   hook), compresses, and sends its array up to its parent; device 0 sends the final array
-//!   to the host. Large arrays are packetized by the links, so merging pipelines with the copies.
+//!   On CUDA the hook is warp-cooperative: the lanes sharing `u` (a CSR-ordered chunk, a long
+//!   row) find its root once, lanes that would hook the same root elect one CAS, and the reads
+//!   that may be stale go through the L1 (any ancestor read is good enough; see
+//!   `kernels/cc/cc.cu`). Every find stops at vertex 0 without loading it (0 is always a
+//!   root).
+//! - A device then merges its children's arrays (in the binomial tree of [`TreeReduction`];
+//!   each entry `(v, parent[v])` is one more edge to hook), compresses, and sends its array up
+//!   to its parent; device 0 sends the final array to the host. Large arrays are packetized by
+//!   the links, so merging pipelines with the copies.
 //!
 //! Labels are the minimum vertex id of each component (the roots: hooks only point a root at a
 //! smaller vertex).
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`CcSolver`] | the solver with the graph staged once and reused by every run |
-//! | [`connected_components`] | one run over staged edges |
+//! | [`CcSolver`] | the solver with the graph staged once (as [`CcStorage`] says) and reused by every run |
+//! | [`connected_components`] | one run over a [`CcInput`]: rows on the devices or staged edges |
+//! | [`DeviceRows`] | each device's rows in device memory, uploaded once and linked by every run |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
 //! | [`CcRanks`], [`CcRanksResult`], [`CcRanksStats`] | one process's share of a run spanning processes (MPI ranks): hook and compress, then the processes' forests gathered (two processes: once; more: owned labels in rounds) |
@@ -45,11 +58,15 @@
 //! | [`CcError`] | what can go wrong |
 //!
 //! ```
-//! use groute_cc::{cc_reference, connected_components, CcOptions, StagedEdges};
+//! use groute_cc::{cc_reference, connected_components, CcOptions, CcSolver, StagedEdges};
 //! use groute_graph::{generate, GenSpec, NoProgress};
 //!
 //! let g = generate(&"random:n=300,m=200,seed=4".parse::<GenSpec>()?, &NoProgress)?;
 //! let ctx = groute_core::Context::host(3)?;
+//! // The solver keeps the edges as `CcOptions::storage` says (here, as `Auto` picks).
+//! let mut solver = CcSolver::new(&ctx, &g, &CcOptions::default())?;
+//! assert_eq!(solver.run()?.labels, cc_reference(&g.csr));
+//! // One run over the edges streamed from pinned host memory.
 //! let staged = StagedEdges::new(&ctx, &g)?;
 //! let result = connected_components(&ctx, &staged, &CcOptions::default().with_chunk_edges(16))?;
 //! assert_eq!(result.labels, cc_reference(&g.csr));
@@ -59,9 +76,10 @@
 //!
 //! ## Timing
 //!
-//! Like the original Groute's timer, [`CcStats::elapsed`] excludes loading, staging and
-//! allocation (routers and parent arrays are built before it starts) and, with
-//! [`CcOptions::prefill`] (the default), the copies that fill the devices' receive buffers
+//! Like the original Groute's timer, [`CcStats::elapsed`] excludes loading, staging (the rows'
+//! upload, or the edge list's copy into pinned memory) and allocation (routers and parent
+//! arrays are built before it starts) and, streaming with [`CcOptions::prefill`] (the
+//! default), the copies that fill the devices' receive buffers
 //! before the devices start (Groute's `PipelineSync`): it runs from the moment the devices
 //! start to the final labels being ready on device 0. [`CcStats::elapsed_to_host`] runs on to
 //! the labels in host memory. Without prefill the clock starts before the first chunk is sent,
@@ -75,6 +93,7 @@
 mod component_stats;
 pub mod cuda;
 mod dataflow;
+mod device_rows;
 mod error;
 pub mod host;
 mod kernels;
@@ -85,7 +104,8 @@ mod solver;
 mod staged_edges;
 
 pub use component_stats::component_stats;
-pub use dataflow::{CcOptions, CcResult, CcStats, connected_components};
+pub use dataflow::{CcInput, CcOptions, CcResult, CcStats, CcStorage, connected_components};
+pub use device_rows::{DeviceRows, SAMPLED_ARCS, TILE_ARCS};
 pub use error::CcError;
 pub use label_propagation::LabelPropagation;
 pub use ranks::{CcRanks, CcRanksResult, CcRanksStats};

@@ -40,13 +40,7 @@ impl StagedEdges {
         let start = Instant::now();
         let csr = &graph.csr;
         let n = csr.num_vertices();
-        if n > u32::MAX as usize {
-            return Err(CcError::invalid(
-                "graph",
-                n,
-                "at most u32::MAX vertices (vertex ids are u32)",
-            ));
-        }
+        check_vertex_count(n)?;
         let offsets = csr.offsets();
         let targets = csr.targets();
         let symmetric = graph.symmetric;
@@ -117,13 +111,7 @@ impl StagedEdges {
     /// `num_vertices` or `num_vertices` exceeds `u32::MAX`.
     pub fn from_edges(ctx: &Context, num_vertices: usize, edges: &[Edge]) -> Result<Self, CcError> {
         let start = Instant::now();
-        if num_vertices > u32::MAX as usize {
-            return Err(CcError::invalid(
-                "num_vertices",
-                num_vertices,
-                "at most u32::MAX vertices (vertex ids are u32)",
-            ));
-        }
+        check_vertex_count(num_vertices)?;
         if let Some(e) = edges
             .iter()
             .find(|e| e.u as usize >= num_vertices || e.v as usize >= num_vertices)
@@ -178,4 +166,17 @@ impl StagedEdges {
     pub fn belongs_to(&self, ctx: &Context) -> bool {
         std::ptr::addr_eq(Arc::as_ptr(&self.backend), Arc::as_ptr(ctx.backend()))
     }
+}
+
+/// Refuses a graph of more vertices than `u32` ids can name (every vertex is below `n`, and
+/// `u32::MAX` is the kernels' "no vertex").
+pub(crate) fn check_vertex_count(n: usize) -> Result<(), CcError> {
+    if n > u32::MAX as usize {
+        return Err(CcError::invalid(
+            "graph",
+            n,
+            "at most u32::MAX vertices (vertex ids are u32)",
+        ));
+    }
+    Ok(())
 }

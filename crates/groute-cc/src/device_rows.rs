@@ -1,0 +1,236 @@
+//! [`DeviceRows`]: the graph's rows held in device memory, a contiguous block of vertices per
+//! device, and the sampled linking over them (Afforest) that a run does on each device.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use groute_core::backend::Backend;
+use groute_core::{Buffer, Context, Stream};
+use groute_graph::{Csr, Graph, Partition, block_partition};
+use groute_worklist::DeviceCsr;
+use rayon::prelude::*;
+
+use crate::CcError;
+use crate::kernels::Kernels;
+
+/// Arcs of each row linked by sampling before the rest of the rows (Afforest's neighbour
+/// rounds; two is its authors' choice, and more only moves arcs from one pass to another).
+pub const SAMPLED_ARCS: u32 = 2;
+
+/// Arcs per tile of a long row (CUDA): rows with at least this many arcs after the sampled
+/// ones are split into tiles of this many, one warp each, so that a hub's arcs spread over the
+/// whole grid instead of keeping one warp busy while the others idle.
+pub const TILE_ARCS: u32 = 2048;
+
+/// One device's rows, their tiles and its count of arcs linked.
+pub(crate) struct RowsPart {
+    pub(crate) csr: DeviceCsr,
+    /// The row of each tile.
+    pub(crate) tile_row: Buffer<u32>,
+    /// The first arc of each tile.
+    pub(crate) tile_begin: Buffer<u64>,
+    pub(crate) tile_count: u32,
+    /// Arcs linked by this device's kernels (zeroed before every run).
+    pub(crate) linked: Buffer<u64>,
+}
+
+/// The rows of a graph in device memory, one contiguous block of vertices per device (blocks
+/// of about equal arcs, in the graph's own numbering), uploaded once and linked by every run of
+/// [`crate::connected_components`]: each device links its own rows into its parent array, the
+/// arrays then merge up the reduction tree.
+///
+/// A device links its rows as Afforest does (Sutton, Ben-Nun and Barak, "Optimizing Parallel
+/// Graph Connectivity Computation via Subgraph Sampling", IPDPS 2018):
+/// 1. **Sampling:** the first [`SAMPLED_ARCS`] arcs of every row, one arc per row at a time,
+///    each pass followed by a compress. On most graphs this already joins nearly every
+///    vertex of the largest component into one tree.
+/// 2. **The rest:** every row's remaining arcs, except the rows of vertices already in the
+///    tree of the *anchor* (the vertex of largest degree). On a symmetric graph that skip is
+///    exact: an arc from such a row to a vertex outside the tree is linked from the other end,
+///    whose row holds the reverse arc (whichever device holds it), and an arc between two
+///    vertices in the anchor's trees joins nothing that the merged forests do not join already,
+///    because every device's tree holds the same anchor. A directed graph has no anchor: every
+///    arc is linked (weak connectivity ignores direction).
+///
+/// So a power-law graph's run reads a few arcs per vertex instead of all of them. The device
+/// memory it takes is each device's rows (8 bytes per vertex and 4 per arc) and a parent array
+/// of 4 bytes per vertex of the graph; [`crate::StagedEdges`] streams the edges from host
+/// memory instead, for graphs whose arcs do not fit the devices.
+pub struct DeviceRows {
+    parts: Vec<RowsPart>,
+    num_vertices: usize,
+    num_arcs: usize,
+    anchor: Option<u32>,
+    backend: Arc<dyn Backend>,
+    upload_time: Duration,
+}
+
+impl std::fmt::Debug for DeviceRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceRows")
+            .field("num_vertices", &self.num_vertices)
+            .field("num_arcs", &self.num_arcs)
+            .field("devices", &self.parts.len())
+            .field("anchor", &self.anchor)
+            .finish()
+    }
+}
+
+impl DeviceRows {
+    /// Uploads the rows of `graph` to the devices of `ctx`, a block of vertices of about equal
+    /// arcs per device. The anchor is the vertex of largest degree where `graph.symmetric`
+    /// says the graph is symmetric, none otherwise.
+    pub fn new(ctx: &Context, graph: &Graph) -> Result<Self, CcError> {
+        let start = Instant::now();
+        let csr = &graph.csr;
+        let n = csr.num_vertices();
+        crate::staged_edges::check_vertex_count(n)?;
+        let partition = rows_partition(csr, ctx.num_devices())?;
+        let offsets = csr.offsets();
+        let mut parts = Vec::with_capacity(ctx.num_devices());
+        for (d, device) in ctx.devices().iter().enumerate() {
+            let rows = partition.range(d);
+            let (tile_row, tile_begin) = tiles(offsets, rows.clone());
+            let tile_count = u32::try_from(tile_row.len())
+                .map_err(|_| CcError::invalid("tiles", tile_row.len(), "below 2^32 per device"))?;
+            // One element at least: zero-byte allocations are refused by some backends.
+            let tile_row = device.upload(if tile_row.is_empty() { &[0] } else { &tile_row })?;
+            let tile_begin = device.upload(if tile_begin.is_empty() {
+                &[0]
+            } else {
+                &tile_begin
+            })?;
+            parts.push(RowsPart {
+                csr: DeviceCsr::upload(device, csr, rows, false)?,
+                tile_row,
+                tile_begin,
+                tile_count,
+                linked: device.alloc::<u64>(1)?,
+            });
+        }
+        let anchor = if graph.symmetric {
+            (0..n)
+                .into_par_iter()
+                .map(|v| (offsets[v + 1] - offsets[v], std::cmp::Reverse(v)))
+                .max()
+                .filter(|&(degree, _)| degree > 0)
+                .map(|(_, std::cmp::Reverse(v))| v as u32)
+        } else {
+            None
+        };
+        Ok(DeviceRows {
+            parts,
+            num_vertices: n,
+            num_arcs: csr.num_edges() as usize,
+            anchor,
+            backend: ctx.backend().clone(),
+            upload_time: start.elapsed(),
+        })
+    }
+
+    /// Vertices of the graph.
+    pub fn num_vertices(&self) -> usize {
+        self.num_vertices
+    }
+
+    /// Arcs of the graph (all devices' rows).
+    pub fn num_arcs(&self) -> usize {
+        self.num_arcs
+    }
+
+    /// The vertex whose tree's rows the second pass skips (`None` on a directed graph).
+    pub fn anchor(&self) -> Option<u32> {
+        self.anchor
+    }
+
+    /// Each device's rows.
+    pub fn rows(&self) -> Vec<std::ops::Range<u32>> {
+        self.parts.iter().map(|p| p.csr.rows()).collect()
+    }
+
+    /// How long [`DeviceRows::new`] took (partition, tiles and uploads).
+    pub fn upload_time(&self) -> Duration {
+        self.upload_time
+    }
+
+    /// Whether these rows live on `ctx`'s devices.
+    pub fn belongs_to(&self, ctx: &Context) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.backend), Arc::as_ptr(ctx.backend()))
+            && ctx.num_devices() == self.parts.len()
+    }
+
+    /// The arcs each device linked in the last run (read back from the devices: call it after
+    /// the run).
+    pub(crate) fn linked_per_device(&self, ctx: &Context) -> Result<Vec<u64>, CcError> {
+        let mut linked = Vec::with_capacity(self.parts.len());
+        for (device, part) in ctx.devices().iter().zip(&self.parts) {
+            linked.push(device.download(&part.linked)?.first().copied().unwrap_or(0));
+        }
+        Ok(linked)
+    }
+
+    /// Enqueues device `d`'s linking on `stream` (its stream): zero its count, sample, compress,
+    /// link the rest; `parent` holds an initialised array. The caller compresses afterwards.
+    pub(crate) fn enqueue_link(
+        &self,
+        d: usize,
+        kernels: &Kernels,
+        stream: &Stream,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        let part = &self.parts[d];
+        stream.fill(&part.linked, 0u64)?;
+        for round in 0..SAMPLED_ARCS {
+            kernels.link_rows(stream, part, LinkPass::Sampled { round }, parent)?;
+            kernels.compress(stream, parent)?;
+        }
+        let anchor = self.anchor;
+        kernels.link_rows(stream, part, LinkPass::Rest { anchor }, parent)
+    }
+}
+
+/// One pass of [`DeviceRows::enqueue_link`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LinkPass {
+    /// Arc number `round` of every row.
+    Sampled { round: u32 },
+    /// The arcs after the sampled ones, but in the rows of the anchor's tree.
+    Rest { anchor: Option<u32> },
+}
+
+/// Blocks of about equal arcs, one per device; where the graph has fewer vertices than there
+/// are devices, one vertex each to the first devices and none to the others.
+fn rows_partition(csr: &Csr, devices: usize) -> Result<Partition, CcError> {
+    let n = csr.num_vertices();
+    if n >= devices {
+        return Ok(block_partition(csr, devices)?);
+    }
+    let bounds = (0..=devices).map(|d| d.min(n) as u32).collect();
+    Partition::from_bounds(bounds).ok_or(CcError::invalid(
+        "devices",
+        devices,
+        "a partition of the graph's vertices",
+    ))
+}
+
+/// The tiles of the rows `rows` with at least [`TILE_ARCS`] arcs after the sampled ones: each
+/// tile's row and first arc.
+fn tiles(offsets: &[u64], rows: std::ops::Range<u32>) -> (Vec<u32>, Vec<u64>) {
+    let per_row: Vec<(u32, u64, u64)> = rows
+        .into_par_iter()
+        .filter_map(|u| {
+            let begin = offsets[u as usize] + u64::from(SAMPLED_ARCS);
+            let end = offsets[u as usize + 1];
+            (begin < end && end - begin >= u64::from(TILE_ARCS)).then_some((u, begin, end))
+        })
+        .collect();
+    let mut tile_row = Vec::new();
+    let mut tile_begin = Vec::new();
+    for (u, begin, end) in per_row {
+        for first in (begin..end).step_by(TILE_ARCS as usize) {
+            tile_row.push(u);
+            tile_begin.push(first);
+        }
+    }
+    (tile_row, tile_begin)
+}
