@@ -52,7 +52,7 @@ fn measure(
             "hook and compress over {ranks} MPI ranks x {} devices, {} ({})",
             job.run.devices,
             if ranks <= 2 {
-                "the ranks' forests gathered once"
+                "each device's rows linked by sampling, the ranks' forests gathered once"
             } else {
                 "the owned labels gathered between ranks until none moves"
             },

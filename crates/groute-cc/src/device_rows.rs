@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use groute_core::backend::Backend;
-use groute_core::{Buffer, Context, Stream};
+use groute_core::{Buffer, Context, Device, Stream};
 use groute_graph::{Csr, Graph, Partition, block_partition};
 use groute_worklist::DeviceCsr;
 use rayon::prelude::*;
@@ -86,35 +86,12 @@ impl DeviceRows {
         let n = csr.num_vertices();
         crate::staged_edges::check_vertex_count(n)?;
         let partition = rows_partition(csr, ctx.num_devices())?;
-        let offsets = csr.offsets();
         let mut parts = Vec::with_capacity(ctx.num_devices());
         for (d, device) in ctx.devices().iter().enumerate() {
-            let rows = partition.range(d);
-            let (tile_row, tile_begin) = tiles(offsets, rows.clone());
-            let tile_count = u32::try_from(tile_row.len())
-                .map_err(|_| CcError::invalid("tiles", tile_row.len(), "below 2^32 per device"))?;
-            // One element at least: zero-byte allocations are refused by some backends.
-            let tile_row = device.upload(if tile_row.is_empty() { &[0] } else { &tile_row })?;
-            let tile_begin = device.upload(if tile_begin.is_empty() {
-                &[0]
-            } else {
-                &tile_begin
-            })?;
-            parts.push(RowsPart {
-                csr: DeviceCsr::upload(device, csr, rows, false)?,
-                tile_row,
-                tile_begin,
-                tile_count,
-                linked: device.alloc::<u64>(1)?,
-            });
+            parts.push(RowsPart::upload(device, csr, partition.range(d))?);
         }
         let anchor = if graph.symmetric {
-            (0..n)
-                .into_par_iter()
-                .map(|v| (offsets[v + 1] - offsets[v], std::cmp::Reverse(v)))
-                .max()
-                .filter(|&(degree, _)| degree > 0)
-                .map(|(_, std::cmp::Reverse(v))| v as u32)
+            largest_degree(csr.offsets(), 0..n as u32).map(|(_, v)| v)
         } else {
             None
         };
@@ -162,15 +139,15 @@ impl DeviceRows {
     /// The arcs each device linked in the last run (read back from the devices: call it after
     /// the run).
     pub(crate) fn linked_per_device(&self, ctx: &Context) -> Result<Vec<u64>, CcError> {
-        let mut linked = Vec::with_capacity(self.parts.len());
-        for (device, part) in ctx.devices().iter().zip(&self.parts) {
-            linked.push(device.download(&part.linked)?.first().copied().unwrap_or(0));
-        }
-        Ok(linked)
+        ctx.devices()
+            .iter()
+            .zip(&self.parts)
+            .map(|(device, part)| part.linked(device))
+            .collect()
     }
 
-    /// Enqueues device `d`'s linking on `stream` (its stream): zero its count, sample, compress,
-    /// link the rest; `parent` holds an initialised array. The caller compresses afterwards.
+    /// Enqueues device `d`'s linking on `stream` (its stream): [`RowsPart::enqueue_link`]
+    /// with this graph's anchor.
     pub(crate) fn enqueue_link(
         &self,
         d: usize,
@@ -178,15 +155,73 @@ impl DeviceRows {
         stream: &Stream,
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
-        let part = &self.parts[d];
-        stream.fill(&part.linked, 0u64)?;
+        self.parts[d].enqueue_link(kernels, stream, parent, self.anchor)
+    }
+}
+
+impl RowsPart {
+    /// Uploads the rows `rows` of `csr` to `device`, with their tiles and a count.
+    pub(crate) fn upload(
+        device: &Device,
+        csr: &Csr,
+        rows: std::ops::Range<u32>,
+    ) -> Result<Self, CcError> {
+        let (tile_row, tile_begin) = tiles(csr.offsets(), rows.clone());
+        let tile_count = u32::try_from(tile_row.len())
+            .map_err(|_| CcError::invalid("tiles", tile_row.len(), "below 2^32 per device"))?;
+        // One element at least: zero-byte allocations are refused by some backends.
+        let tile_row = device.upload(if tile_row.is_empty() { &[0] } else { &tile_row })?;
+        let tile_begin = device.upload(if tile_begin.is_empty() {
+            &[0]
+        } else {
+            &tile_begin
+        })?;
+        Ok(RowsPart {
+            csr: DeviceCsr::upload(device, csr, rows, false)?,
+            tile_row,
+            tile_begin,
+            tile_count,
+            linked: device.alloc::<u64>(1)?,
+        })
+    }
+
+    /// Enqueues the linking of these rows on `stream` (their device's): zero the count,
+    /// sample ([`SAMPLED_ARCS`] passes, each followed by a compress), link the rest but the
+    /// rows in `anchor`'s tree (`None`: every row); `parent` holds an initialised array. The
+    /// caller compresses afterwards.
+    pub(crate) fn enqueue_link(
+        &self,
+        kernels: &Kernels,
+        stream: &Stream,
+        parent: &Buffer<u32>,
+        anchor: Option<u32>,
+    ) -> Result<(), CcError> {
+        stream.fill(&self.linked, 0u64)?;
         for round in 0..SAMPLED_ARCS {
-            kernels.link_rows(stream, part, LinkPass::Sampled { round }, parent)?;
+            kernels.link_rows(stream, self, LinkPass::Sampled { round }, parent)?;
             kernels.compress(stream, parent)?;
         }
-        let anchor = self.anchor;
-        kernels.link_rows(stream, part, LinkPass::Rest { anchor }, parent)
+        kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
     }
+
+    /// The arcs the last run linked (read back from `device`, whose part this is: call it after
+    /// the run).
+    pub(crate) fn linked(&self, device: &Device) -> Result<u64, CcError> {
+        Ok(device.download(&self.linked)?.first().copied().unwrap_or(0))
+    }
+}
+
+/// The vertex of largest degree among `rows` (the lowest such), with its degree; `None` where
+/// no row has an arc.
+pub(crate) fn largest_degree(offsets: &[u64], rows: std::ops::Range<u32>) -> Option<(u64, u32)> {
+    rows.into_par_iter()
+        .map(|v| {
+            let degree = offsets[v as usize + 1] - offsets[v as usize];
+            (degree, std::cmp::Reverse(v))
+        })
+        .max()
+        .filter(|&(degree, _)| degree > 0)
+        .map(|(degree, std::cmp::Reverse(v))| (degree, v))
 }
 
 /// One pass of [`DeviceRows::enqueue_link`].

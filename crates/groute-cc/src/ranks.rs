@@ -3,7 +3,7 @@
 //! forests meet on device 0 of every process.
 //!
 //! ```text
-//!  process r, device d: hook the edges of its rows -> compress      (parent[] of n vertices)
+//!  process r, device d: link its rows (or hook their edges) -> compress  (parent[] of n)
 //!  process r: devices 1.. --parent[]--> device 0: merge, compress   (the process's forest)
 //!  2 processes: all-gather the parent arrays; merge the other's as edges (v, parent[v]),
 //!               compress: final
@@ -12,12 +12,19 @@
 //!                take its own vertices' labels; stop when no process's moved (a sum)
 //! ```
 //!
-//! **Two processes** hook each edge once: a symmetric graph's from one of its ends, chosen by
-//! a hash of the pair so that the edges between the processes are split evenly (a directed
-//! graph's every arc, at its tail). Merging the other's whole parent
-//! array hooks, for each vertex, an edge to its root in the other's forest, which joins
-//! everything the other's edges join: the union of the two forests, the components of the
-//! whole graph. One gather of `4 n` bytes per process, no host wait.
+//! **One or two processes holding a symmetric graph** of at least
+//! [`CcStorage::DENSE_DEGREE`](crate::CcStorage::DENSE_DEGREE) arcs per vertex (the graphs on
+//! which one process keeps the rows on its devices) link their devices' rows as one process
+//! does ([`DeviceRows`](crate::DeviceRows): the first arcs of every row, then the rest of the
+//! rows outside the anchor's tree), around one anchor that every process agrees on (the
+//! vertex of largest degree, from a sum of one word per process): most arcs of a power-law
+//! graph are skipped, and every arc skipped is linked from its other end or joins what the
+//! anchor joins in every forest. **Two processes holding a sparser graph** hook each edge
+//! once, from one of its ends chosen by a hash of the pair so that the edges between the
+//! processes are split evenly (a directed graph's every arc, at its tail). Either way, merging the other's whole parent array hooks, for each vertex, an
+//! edge to its root in the other's forest, which joins everything the other's links join: the
+//! union of the two forests, the components of the whole graph. One gather of `4 n` bytes per
+//! process, no host wait.
 //!
 //! **More processes** would gather `(R - 1) 4 n` bytes each that way; they exchange only the
 //! labels of the vertices each owns, in rounds. An arc between two processes is then hooked
@@ -29,9 +36,10 @@
 //! its vertices, and a vertex of it: its minimum vertex, on every process. An arc between
 //! two other processes reaches a process only through their labels, a round at a time.
 //!
-//! Edges are expanded from the rows once, at [`CcRanks::new`], and stay on the devices (8
-//! bytes per hooked arc), each listed from its lower end and in order of it, as one process
-//! stages its edges: the hook's warps then find a hub's root once for a run of its edges.
+//! Rows are uploaded (or edges expanded from them) once, at [`CcRanks::new`], and stay on the
+//! devices: the rows as one process holds them, or 8 bytes per hooked arc, each listed from
+//! its lower end and in order of it, as one process stages its edges: the hook's warps then
+//! find a hub's root once for a run of its edges.
 //!
 //! Everything here is collective: every process makes its solver and runs it in the same
 //! order, as for [`groute_bfs`'s `BfsRanks`](https://docs.rs/groute-bfs). The checks of the
@@ -48,12 +56,13 @@ mod edges;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use groute_core::{Buffer, Context, DeviceTimer, Event};
+use groute_core::{Buffer, Context, Device, DeviceTimer, Event};
 use groute_graph::{HeldRows, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
 
+use crate::device_rows::{RowsPart, largest_degree};
 use crate::kernels::Kernels;
-use crate::{CcError, Edge, component_stats};
+use crate::{CcError, CcStorage, Edge, component_stats};
 use edges::device_edges;
 
 /// The run, as errors name it.
@@ -70,15 +79,23 @@ pub struct CcRanks {
     /// Every process's owned vertices, in process order.
     owned: Vec<Range<u32>>,
     rank: usize,
-    /// Edges each process's devices hook, in process order.
-    edges_hooked: Vec<u64>,
 }
 
 /// What one device hooks, and its parent array.
 struct DeviceHooks {
     kernels: Kernels,
-    edges: Buffer<Edge>,
+    hooks: Hooks,
     parent: Buffer<u32>,
+}
+
+/// What a device links: its rows, by sampling first (one or two processes holding a symmetric
+/// graph), or the edges expanded from them.
+enum Hooks {
+    /// The device's rows, linked as [`DeviceRows`](crate::DeviceRows) links them, around the
+    /// anchor every process agreed on.
+    Rows { part: RowsPart, anchor: Option<u32> },
+    /// The edges the device hooks ([`device_edges`]).
+    Edges(Buffer<Edge>),
 }
 
 /// How the processes' forests meet, on device 0.
@@ -117,7 +134,6 @@ impl std::fmt::Debug for CcRanks {
             .field("devices", &self.devices.len())
             .field("owned", &self.owned)
             .field("rank", &self.rank)
-            .field("edges_hooked", &self.edges_hooked)
             .finish_non_exhaustive()
     }
 }
@@ -205,27 +221,50 @@ impl CcRanks {
             .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
             .collect();
         let mine = owned[rank].clone();
-        let edges: Result<Vec<Vec<Edge>>, CcError> = (0..devices)
-            .map(|d| {
-                let part = partition.range(rank * devices + d);
-                device_edges(
-                    (rows.csr(), transpose.as_ref(), directed),
-                    part,
-                    mine.clone(),
-                    ranks > 2,
-                )
+        // Each process's largest-degree row in a word of its own, and its arcs in a word they
+        // all add to: every process learns the anchor (the largest row of all) and the arcs.
+        let mut words = vec![0u64; ranks + 1];
+        words[rank] = anchor_word(largest_degree(rows.csr().offsets(), mine.clone()));
+        words[ranks] =
+            rows.csr().offsets()[mine.end as usize] - rows.csr().offsets()[mine.start as usize];
+        let (sum, _) = sum_with_shape(collectives, false, &words, &[], RUN)?;
+        let anchor = sum[..ranks].iter().copied().max().and_then(anchor_of_word);
+        // One or two processes holding a symmetric graph dense enough link their rows by
+        // sampling first, around the anchor (as CcStorage::Auto picks in one process); label
+        // rounds need every arc between processes at both ends.
+        let sampled = ranks <= 2
+            && !directed
+            && CcStorage::Auto.resolve(n, sum[ranks]) == CcStorage::DeviceRows;
+        let edges: Result<Vec<Vec<Edge>>, CcError> = if sampled {
+            Ok(Vec::new())
+        } else {
+            (0..devices)
+                .map(|d| {
+                    let part = partition.range(rank * devices + d);
+                    device_edges(
+                        (rows.csr(), transpose.as_ref(), directed),
+                        part,
+                        mine.clone(),
+                        ranks > 2,
+                    )
+                })
+                .collect()
+        };
+        let uploaded = edges.and_then(|edges| {
+            let mut edges = edges.into_iter();
+            upload(context, &owned, |d, device| {
+                Ok(if sampled {
+                    let part = partition.range(rank * devices + d);
+                    Hooks::Rows {
+                        part: RowsPart::upload(device, rows.csr(), part)?,
+                        anchor,
+                    }
+                } else {
+                    let edges = edges.next().unwrap_or_default();
+                    Hooks::Edges(device.upload_graph(&edges)?)
+                })
             })
-            .collect();
-        let hooked = edges
-            .as_ref()
-            .map_or(0, |edges| edges.iter().map(|e| e.len() as u64).sum());
-        // Each process's count in its own word: every process learns every process's.
-        let mut counts = vec![0u64; ranks];
-        counts[rank] = hooked;
-        let agreed = sum_with_shape(collectives, edges.is_err(), &counts, &[], RUN);
-        let edges = edges?;
-        let (sum, _) = agreed?;
-        let uploaded = upload(context, edges, &owned);
+        });
         let ready = all_ready(collectives, uploaded.is_err(), RUN);
         let (devices, staging, exchange) = uploaded?;
         ready?;
@@ -236,7 +275,6 @@ impl CcRanks {
             exchange,
             owned,
             rank,
-            edges_hooked: sum,
         })
     }
 
@@ -284,19 +322,30 @@ impl CcRanks {
                 .map(|(start, end)| Event::elapsed(&start, &end))
                 .transpose()?;
             let labels = self.context.devices()[0].download(&first.parent)?;
-            Ok((rounds, device_time, elapsed, local, labels))
+            Ok((
+                rounds,
+                device_time,
+                elapsed,
+                local,
+                labels,
+                self.linked_here()?,
+            ))
         });
         // Every process takes part in this sum, timed or not, failed or not (the collectives
         // must not depend on a process's backend or luck), with its labels downloaded (a
         // device that failed may only tell then): each one's time until its forest was
-        // ready, in its own word, and a last word counting the processes that failed.
-        let mut words = vec![0u64; ranks + 1];
-        if let Ok((_, _, _, Some(t), _)) = &timed {
-            words[self.rank] = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        // ready, in its own word, then a word counting the processes that failed, then each
+        // one's arcs linked, in its own word.
+        let mut words = vec![0u64; 2 * ranks + 1];
+        if let Ok((_, _, _, local, _, linked)) = &timed {
+            if let Some(t) = local {
+                words[self.rank] = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+            }
+            words[ranks + 1 + self.rank] = *linked;
         }
         words[ranks] = u64::from(timed.is_err());
         let sums = collectives.sum(&words)?;
-        let (rounds, device_time, elapsed, local, labels) = timed?;
+        let (rounds, device_time, elapsed, local, labels, _) = timed?;
         if sums[ranks] > 0 {
             return Err(peers_failed(RUN, sums[ranks], collectives).into());
         }
@@ -316,8 +365,8 @@ impl CcRanks {
                 device_time,
                 local_times,
                 rounds,
-                edges_hooked: self.edges_hooked.iter().sum(),
-                edges_per_process: self.edges_hooked.clone(),
+                edges_hooked: sums[ranks + 1..].iter().sum(),
+                edges_per_process: sums[ranks + 1..].to_vec(),
                 bytes_between_ranks: rounds
                     * (ranks * ranks.saturating_sub(1) * 4) as u64
                     * self.exchange.share_len(first.parent.len()) as u64,
@@ -340,10 +389,14 @@ impl CcRanks {
             .then(|| devices[0].record_timing(stream))
             .transpose()?;
         for (device, hooks) in devices.iter().zip(&self.devices) {
-            hooks
-                .kernels
-                .hook(device.stream(), &hooks.edges, &hooks.parent)?;
-            hooks.kernels.compress(device.stream(), &hooks.parent)?;
+            let stream = device.stream();
+            match &hooks.hooks {
+                Hooks::Rows { part, anchor } => {
+                    part.enqueue_link(&hooks.kernels, stream, &hooks.parent, *anchor)?
+                }
+                Hooks::Edges(edges) => hooks.kernels.hook(stream, edges, &hooks.parent)?,
+            }
+            hooks.kernels.compress(stream, &hooks.parent)?;
         }
         let (first, others) = self.devices.split_at(1);
         let first = &first[0];
@@ -362,6 +415,19 @@ impl CcRanks {
             self.take_own_labels(mine, changed)?;
         }
         Ok((timer, local_start.zip(local_end)))
+    }
+
+    /// The arcs this process's devices linked in the run just done (all the edges they hold,
+    /// where they hook edges).
+    fn linked_here(&self) -> Result<u64, CcError> {
+        let mut linked = 0;
+        for (device, hooks) in self.context.devices().iter().zip(&self.devices) {
+            linked += match &hooks.hooks {
+                Hooks::Rows { part, .. } => part.linked(device)?,
+                Hooks::Edges(edges) => edges.len() as u64,
+            };
+        }
+        Ok(linked)
     }
 
     /// Enqueues the take of this process's owned labels into `mine` on device 0, setting
@@ -431,18 +497,18 @@ impl CcRanks {
 /// labels).
 type Uploaded = (Vec<DeviceHooks>, Option<Buffer<u32>>, Exchange);
 
-/// Uploads each device's edges and allocates the run's arrays.
+/// Uploads what each device links (`hooks_of(d, device)`) and allocates the run's arrays.
 fn upload(
     context: &Context,
-    edges: Vec<Vec<Edge>>,
     owned: &[Range<u32>],
+    mut hooks_of: impl FnMut(usize, &Device) -> Result<Hooks, CcError>,
 ) -> Result<Uploaded, CcError> {
     let n = owned.last().map_or(0, |r| r.end as usize);
-    let mut hooks = Vec::with_capacity(edges.len());
-    for (device, edges) in context.devices().iter().zip(edges) {
+    let mut hooks = Vec::with_capacity(context.num_devices());
+    for (d, device) in context.devices().iter().enumerate() {
         hooks.push(DeviceHooks {
             kernels: Kernels::for_stream(device.stream())?,
-            edges: device.upload_graph(&edges)?,
+            hooks: hooks_of(d, device)?,
             parent: device.alloc(n)?,
         });
     }
@@ -469,4 +535,18 @@ fn upload(
     };
     stream.synchronize()?;
     Ok((hooks, staging, exchange))
+}
+
+/// A process's candidate anchor as one word of a sum in which every other process adds 0
+/// there: its degree in the high half, the complement of its id in the low half, so that the
+/// largest word is the largest degree, and of those the lowest vertex (0: no candidate).
+fn anchor_word(candidate: Option<(u64, u32)>) -> u64 {
+    candidate.map_or(0, |(degree, v)| {
+        (degree.min(u64::from(u32::MAX)) << 32) | u64::from(u32::MAX - v)
+    })
+}
+
+/// The anchor of the largest [`anchor_word`] (`None` for 0: no process had an arc).
+fn anchor_of_word(word: u64) -> Option<u32> {
+    (word != 0).then(|| u32::MAX - (word & u64::from(u32::MAX)) as u32)
 }

@@ -38,8 +38,14 @@ fn run_ranks<'g>(
     })
 }
 
-/// Checks every rank's runs against union-find on `csr`; every rank counts alike.
-fn check_runs(csr: &Csr, outs: Vec<Result<Vec<CcRanksResult>, String>>, label: &str) {
+/// Checks every rank's runs against union-find on `csr`; every rank counts a run alike (the
+/// arcs a sampled run links may differ from run to run: which rows it skips depends on
+/// timing). Returns rank 0's runs' statistics.
+fn check_runs(
+    csr: &Csr,
+    outs: Vec<Result<Vec<CcRanksResult>, String>>,
+    label: &str,
+) -> Vec<groute_cc::CcRanksStats> {
     let expected = cc_reference(csr);
     let outs = support::expect_ok_on_every_rank(outs, label);
     let first = &outs[0][0].stats;
@@ -47,11 +53,22 @@ fn check_runs(csr: &Csr, outs: Vec<Result<Vec<CcRanksResult>, String>>, label: &
     for (r, i, run) in support::runs_of_every_rank(&outs) {
         assert_eq!(run.labels, expected, "{label}: rank {r}, run {i}");
         assert_eq!(run.stats.rounds, first.rounds, "{label}: rank {r}'s rounds");
+        let rank0 = &outs[0][i].stats;
         assert_eq!(
-            run.stats.edges_hooked, first.edges_hooked,
+            run.stats.edges_hooked, rank0.edges_hooked,
+            "{label}: rank {r}, run {i}"
+        );
+        assert_eq!(
+            run.stats.edges_per_process, rank0.edges_per_process,
+            "{label}: rank {r}"
+        );
+        assert_eq!(
+            run.stats.edges_per_process.iter().sum::<u64>(),
+            run.stats.edges_hooked,
             "{label}: rank {r}"
         );
     }
+    outs[0].iter().map(|run| run.stats.clone()).collect()
 }
 
 #[test]
@@ -66,6 +83,40 @@ fn generated_graphs_match_the_reference_on_every_rank() {
         let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, 2);
         check_runs(csr, outs, label);
     });
+}
+
+/// One or two ranks holding a symmetric power-law graph link their rows by sampling first:
+/// they skip most arcs (more ranks hook every edge between ranks at both ends, so link more
+/// arcs than the graph has edges); on a sparse graph two ranks hook each edge once.
+#[test]
+fn one_or_two_ranks_skip_most_arcs_of_a_power_law_graph() {
+    let road = generated("road:side=30,p=0.6,seed=2");
+    let partition = groute_graph::block_partition(&road.csr, 2).unwrap();
+    let outs = run_ranks(|_| HeldRows::whole(&road.csr), &partition, (2, 1), 1);
+    for stats in check_runs(&road.csr, outs, "road, 2 ranks") {
+        assert_eq!(stats.edges_hooked * 2, road.csr.num_edges(), "{stats:?}");
+    }
+    let g = generated("kron:scale=11,ef=16,sym,seed=6");
+    let arcs = g.csr.num_edges();
+    for shape in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        let partition = groute_graph::block_partition(&g.csr, shape.0 * shape.1).unwrap();
+        let outs = run_ranks(|_| HeldRows::whole(&g.csr), &partition, shape, 2);
+        for stats in check_runs(&g.csr, outs, &format!("{shape:?}")) {
+            assert!(
+                stats.edges_hooked < arcs / 4,
+                "{shape:?}: {stats:?} of {arcs}"
+            );
+            assert_eq!(stats.edges_per_process.len(), shape.0);
+        }
+    }
+    let partition = groute_graph::block_partition(&g.csr, 3).unwrap();
+    let outs = run_ranks(|_| HeldRows::whole(&g.csr), &partition, (3, 1), 1);
+    for stats in check_runs(&g.csr, outs, "3 ranks") {
+        assert!(
+            stats.edges_hooked >= arcs / 2,
+            "3 ranks: {stats:?} of {arcs}"
+        );
+    }
 }
 
 /// A path that walks an edge within a rank, then one to the next of 3 ranks, and so on:
