@@ -263,6 +263,16 @@ extern "C" __global__ void pagerank_mark_taken(const float* share, unsigned int 
     }
 }
 
+// Adds `s` to the residual of the head of every arc e, e + step, ... below `end`, with an
+// atomic each (a push round's spread of one list over a thread, a warp, a block or the grid).
+__device__ __forceinline__ void add_along_arcs(float* residual, const unsigned int* targets,
+                                               unsigned long long e, unsigned long long end,
+                                               unsigned long long step, float s) {
+    for (; e < end; e += step) {
+        atomicAdd(residual + targets[e], s);
+    }
+}
+
 // Lists of at least this many arcs are pushed by the whole grid in a push round.
 constexpr unsigned long long PUSH_GRID_DEGREE = 2048;
 // Control word counting the hubs pagerank_push_taken listed for pagerank_push_big.
@@ -287,12 +297,9 @@ extern "C" __global__ void pagerank_push_taken(PageRankOps ops,
                                                unsigned int* ctrl) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
-    // Adds `s` along arcs e, e + step, ... below `end`.
     const auto spread = [&](unsigned long long e, unsigned long long end,
                             unsigned long long step, float s) {
-        for (; e < end; e += step) {
-            atomicAdd(ops.residual + targets[e], s);
-        }
+        add_along_arcs(ops.residual, targets, e, end, step, s);
     };
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
@@ -348,12 +355,8 @@ extern "C" __global__ void pagerank_push_big(PageRankOps ops, const unsigned lon
         if (!ops.mine(v)) {
             continue;  // not written by pagerank_push_taken: a stale count
         }
-        const float s = share[v];
-        const unsigned long long end = offsets[v + 1];
-        for (unsigned long long e = offsets[v] + blockIdx.x * blockDim.x + threadIdx.x; e < end;
-             e += stride) {
-            atomicAdd(ops.residual + targets[e], s);
-        }
+        add_along_arcs(ops.residual, targets, offsets[v] + blockIdx.x * blockDim.x + threadIdx.x,
+                       offsets[v + 1], stride, share[v]);
     }
 }
 
