@@ -103,8 +103,9 @@ fn max_devices(records: &[Measurement], of: &Measurement) -> usize {
 
 const METHOD: &str = "\
 **How it is measured.** Each graph is generated once and partitioned into contiguous blocks \
-of vertices per device; each solver uploads the graph once (CC stages its edge list in pinned \
-host memory, from where its dataflow streams it), runs twice to warm up, and is then timed by \
+of vertices per device; each solver uploads the graph once (CC its rows on graphs of at least 8 \
+arcs per vertex; on sparser ones it stages its edge list in pinned host memory, from where its \
+dataflow streams it), runs twice to warm up, and is then timed by \
 criterion, the runs following each other as the examples' repeats do (the bench's count of \
 the arcs a run traversed takes a few milliseconds between two runs; after a pause of a tenth \
 of a second or more, the first transfers between two H200s over NVLink take a few hundred \
@@ -112,7 +113,8 @@ microseconds longer). *ms* is the median over every timed run of the algorithm a
 which is how the published systems time themselves (followed by the fastest run, `(min X)`, \
 where that took less than 90% of the median: the runs of such a row fall into a fast and a \
 slow group): on CUDA the solver records a timing event on every device's stream once its \
-per-run reset is enqueued (CC: once its routers are built and the first chunks prefilled) \
+per-run reset is enqueued (CC: once its routers are built and, streaming, the first chunks \
+prefilled) \
 and another when the algorithm has finished on that device, before the result is \
 downloaded; the time is the largest per-device elapsed time. On the host backend, which \
 has no device clock, it is the solver's own host clock. *full run ms* is the \
@@ -123,7 +125,8 @@ written before algorithm-only timing (format 1) show their solver clock as *ms*.
 SSSP start from the first vertex of largest out-degree (in the giant component); SSSP weighs \
 arcs uniformly in 1..100 (road-like graphs 1000..1500); PageRank uses alpha 0.85, \
 epsilon 0.01. GTEPS counts the out-arcs of every reached vertex (Graph500's convention); for \
-PageRank the rate is input arcs per second, for CC edges hooked per second. Speedup is the \
+PageRank the rate is input arcs per second, for CC edges hooked per second (the arcs a run \
+links: where the devices hold the rows, sampling skips most of them). Speedup is the \
 one-device median over this one. *B/arc* is the traffic between devices per arc of the graph \
 in the median run: the bytes of the items a worklist run puts on the ring (device-driven BFS and \
 SSSP: into the next device's inbox), or what device-driven PageRank stores into its peers' memory \
