@@ -10,8 +10,8 @@ use groute_cc::{
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
-use groute_graph::Graph;
 use groute_graph::testing::{from_random_pairs, generated, hub_ladder, small_of_each_family};
+use groute_graph::{EdgeList, Graph};
 use proptest::prelude::*;
 
 /// `graph` taken both ways, marked symmetric.
@@ -119,6 +119,14 @@ fn the_anchor_is_the_vertex_of_largest_degree() {
     assert_eq!(rows.anchor(), None);
     let got = connected_components(&ctx, &rows, &CcOptions::default()).unwrap();
     assert_eq!(got.labels, vec![0, 1, 2, 3]);
+    // No vertices at all: no labels, on any number of devices.
+    let none = Graph::from_edges(0, &EdgeList::from_pairs(&[]), "none", true).unwrap();
+    for devices in [1, 3] {
+        let ctx = Context::host(devices).unwrap();
+        let opts = CcOptions::default().with_storage(CcStorage::DeviceRows);
+        let got = CcSolver::new(&ctx, &none, &opts).unwrap().run().unwrap();
+        assert!(got.labels.is_empty() && got.components == 0);
+    }
 }
 
 #[test]
