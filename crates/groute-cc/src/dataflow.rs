@@ -55,6 +55,8 @@ impl CcInput<'_> {
 }
 
 /// Settings of [`connected_components`]. `None` means "chosen from the graph" (see each field).
+/// The chunk, buffer, prefill and compress settings apply where the edges stream from host
+/// memory ([`CcInput::Streamed`]); the merge and timeout settings to every run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CcOptions {
     /// Edges per chunk sent through the scatter router (the packet size of its links).
