@@ -441,7 +441,10 @@ extern "C" __global__ void cc_link_tiles(CcLink p) {
         const u64 begin = p.tile_begin[t] > row_rest ? p.tile_begin[t] : row_rest;
         const u64 row_end = p.offsets[u + 1];
         const u64 end = begin + p.tile_arcs < row_end ? begin + p.tile_arcs : row_end;
-        if (begin >= end || in_anchor_tree(u, root, p)) {
+        // Lane 0 decides for the warp: the parent array changes under other warps, and
+        // link_row_by_warp needs every lane (a lane reading a newer entry must not leave).
+        const bool skip = begin >= end || (lane == 0 && in_anchor_tree(u, root, p));
+        if (__shfl_sync(FULL_WARP, skip, 0)) {
             continue;
         }
         link_row_by_warp(u, begin, end, p);

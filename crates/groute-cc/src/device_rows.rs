@@ -53,9 +53,11 @@ pub(crate) struct RowsPart {
 ///    arc is linked (weak connectivity ignores direction).
 ///
 /// So a power-law graph's run reads a few arcs per vertex instead of all of them. The device
-/// memory it takes is each device's rows (8 bytes per vertex and 4 per arc) and a parent array
-/// of 4 bytes per vertex of the graph; [`crate::StagedEdges`] streams the edges from host
-/// memory instead, for graphs whose arcs do not fit the devices.
+/// memory it takes is each device's rows (8 bytes per vertex and 4 per arc, and 12 per tile of
+/// a long row) and a parent array of 4 bytes per vertex of the graph; where that does not fit,
+/// [`DeviceRows::new`] fails with [`CcError::RowsDoNotFit`], which names the other storage:
+/// [`crate::StagedEdges`] streams the edges from host memory instead, for graphs whose arcs do
+/// not fit the devices.
 pub struct DeviceRows {
     parts: Vec<RowsPart>,
     num_vertices: usize,
@@ -160,8 +162,20 @@ impl DeviceRows {
 }
 
 impl RowsPart {
-    /// Uploads the rows `rows` of `csr` to `device`, with their tiles and a count.
+    /// Uploads the rows `rows` of `csr` to `device`, with their tiles and a count
+    /// ([`CcError::RowsDoNotFit`] where the device's memory cannot hold them).
     pub(crate) fn upload(
+        device: &Device,
+        csr: &Csr,
+        rows: std::ops::Range<u32>,
+    ) -> Result<Self, CcError> {
+        Self::upload_unnamed(device, csr, rows).map_err(|e| match e {
+            CcError::Core(e) if e.is_out_of_memory() => CcError::RowsDoNotFit(e),
+            e => e,
+        })
+    }
+
+    fn upload_unnamed(
         device: &Device,
         csr: &Csr,
         rows: std::ops::Range<u32>,

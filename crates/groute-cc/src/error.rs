@@ -9,6 +9,12 @@ pub enum CcError {
     /// The runtime failed (allocation, copy, launch, link).
     #[error(transparent)]
     Core(#[from] groute_core::Error),
+    /// The devices' memory cannot hold the graph's rows ([`crate::DeviceRows`]).
+    #[error(
+        "{0}; or keep the edges in host memory and stream them to the devices at every run \
+         (CcOptions::storage = CcStorage::HostStream, the cc example's --storage stream)"
+    )]
+    RowsDoNotFit(groute_core::Error),
     /// The graph cannot be split or held as asked.
     #[error(transparent)]
     Graph(#[from] groute_graph::GraphError),

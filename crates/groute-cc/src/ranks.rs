@@ -81,7 +81,7 @@ pub struct CcRanks {
     rank: usize,
 }
 
-/// What one device hooks, and its parent array.
+/// What one device links (its rows or their edges), and its parent array.
 struct DeviceHooks {
     kernels: Kernels,
     hooks: Hooks,
@@ -168,7 +168,8 @@ pub struct CcRanksStats {
     /// Rounds of exchange between the processes: 1 for one or two processes (their
     /// forests); with more, rounds of labels, the last one confirming that nothing moved.
     pub rounds: u64,
-    /// Edges hooked by every device of every process.
+    /// Edges hooked (arcs linked, where the devices link their rows by sampling: a count
+    /// that varies a little from run to run) by every device of every process.
     pub edges_hooked: u64,
     /// Edges hooked by each process's devices, in process order.
     pub edges_per_process: Vec<u64>,
@@ -179,8 +180,8 @@ pub struct CcRanksStats {
 }
 
 impl CcRanks {
-    /// Expands this process's rows into the edges its devices hook and uploads them
-    /// (collective). Process `r`'s devices hold parts `r * devices..` of `partition`; `rows`
+    /// Uploads this process's rows to its devices, or the edges expanded from them (see the
+    /// module docs for which), and agrees on the anchor (collective). Process `r`'s devices hold parts `r * devices..` of `partition`; `rows`
     /// must hold their rows. A directed graph's in-arcs from other processes come from its
     /// transpose, which a process holds only when it holds the whole graph: one holding only
     /// its rows of a directed graph is an error naming the fix.

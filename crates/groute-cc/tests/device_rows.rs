@@ -142,6 +142,35 @@ fn more_devices_than_vertices_leave_some_devices_without_rows() {
     }
 }
 
+/// Rows that do not fit a device's memory: an error that names the limit and the storage that
+/// streams the edges instead, which then runs.
+#[test]
+fn rows_that_do_not_fit_are_refused_naming_the_streaming_storage() {
+    let graph = generated("kron:scale=12,ef=16,sym,seed=4");
+    let ctx = Context::builder()
+        .devices(1)
+        .backend(groute_core::BackendChoice::Host)
+        .device_memory_limit(64 * 1024)
+        .build()
+        .unwrap();
+    let e = CcSolver::new(&ctx, &graph, &CcOptions::default()).expect_err("over the limit");
+    assert!(matches!(e, CcError::RowsDoNotFit(_)), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("memory limit") && text.contains("--storage stream"),
+        "{text}"
+    );
+    let streamed = CcOptions::default()
+        .with_storage(CcStorage::HostStream)
+        .with_chunk_edges(512)
+        .with_input_buffers(1);
+    let got = CcSolver::new(&ctx, &graph, &streamed)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(got.labels, cc_reference(&graph.csr));
+}
+
 #[test]
 fn rows_of_another_context_are_refused() {
     let graph = generated("road:side=8,p=0.6,seed=1");
