@@ -158,7 +158,9 @@ impl Error {
             }
         }
         match self {
-            Error::Runtime(core) | Error::Cc(CcError::Core(core)) => Some(core),
+            Error::Runtime(core)
+            | Error::Cc(CcError::Core(core))
+            | Error::Cc(CcError::RowsDoNotFit(core)) => Some(core),
             Error::Worklist(e)
             | Error::Bfs(BfsError::Worklist(e))
             | Error::Sssp(SsspError::Worklist(e))
