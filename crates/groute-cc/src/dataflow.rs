@@ -226,35 +226,17 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(opts: &CcOptions, n: usize, m: usize, devices: usize) -> Result<Self, CcError> {
-        let chunk = match opts.chunk_edges {
-            Some(0) => {
-                return Err(CcError::invalid(
-                    "chunk_edges",
-                    0,
-                    "at least 1 edge per chunk",
-                ));
-            }
-            Some(c) => c,
-            None if m >= 8 * n => n.max(1),
-            None => m.div_ceil(devices).max(1),
-        };
-        let chunk = chunk.min(m.max(1));
-        let chunks = m.div_ceil(chunk);
-        let buffers = match opts.input_buffers {
-            Some(0) => {
-                return Err(CcError::invalid(
-                    "input_buffers",
-                    0,
-                    "at least 1 receive buffer per device",
-                ));
-            }
-            Some(b) => b,
-            // Sparse graphs: one chunk per device, one buffer each.
-            None if opts.chunk_edges.is_none() && m < 8 * n => 1,
-            // Dense: 88% of a fair share prefilled (Groute's compute/latency hint 0.12); the
-            // rest streams to whichever device frees a buffer first.
-            None => ((chunks * 22).div_ceil(25 * devices)).max(1),
+    /// The plan of a run over `n` vertices on `devices`, streaming `streamed` edges (`None`:
+    /// each device links its own rows, and no chunk setting applies).
+    fn new(
+        opts: &CcOptions,
+        n: usize,
+        streamed: Option<usize>,
+        devices: usize,
+    ) -> Result<Self, CcError> {
+        let (chunk, chunks, buffers) = match streamed {
+            Some(m) => Self::chunking(opts, n, m, devices)?,
+            None => (0, 0, 0),
         };
         let merge_packet = match opts.merge_packet {
             Some(0) => {
@@ -290,14 +272,43 @@ impl Plan {
         })
     }
 
-    /// This plan for a run that sends no chunks (each device links its own rows).
-    fn without_chunks(self) -> Self {
-        Plan {
-            chunk: 0,
-            chunks: 0,
-            buffers: 0,
-            ..self
-        }
+    /// Edges per chunk, chunks and receive buffers per device for `m` streamed edges.
+    fn chunking(
+        opts: &CcOptions,
+        n: usize,
+        m: usize,
+        devices: usize,
+    ) -> Result<(usize, usize, usize), CcError> {
+        let chunk = match opts.chunk_edges {
+            Some(0) => {
+                return Err(CcError::invalid(
+                    "chunk_edges",
+                    0,
+                    "at least 1 edge per chunk",
+                ));
+            }
+            Some(c) => c,
+            None if m >= 8 * n => n.max(1),
+            None => m.div_ceil(devices).max(1),
+        };
+        let chunk = chunk.min(m.max(1));
+        let chunks = m.div_ceil(chunk);
+        let buffers = match opts.input_buffers {
+            Some(0) => {
+                return Err(CcError::invalid(
+                    "input_buffers",
+                    0,
+                    "at least 1 receive buffer per device",
+                ));
+            }
+            Some(b) => b,
+            // Sparse graphs: one chunk per device, one buffer each.
+            None if opts.chunk_edges.is_none() && m < 8 * n => 1,
+            // Dense: 88% of a fair share prefilled (Groute's compute/latency hint 0.12); the
+            // rest streams to whichever device frees a buffer first.
+            None => ((chunks * 22).div_ceil(25 * devices)).max(1),
+        };
+        Ok((chunk, chunks, buffers))
     }
 }
 
@@ -552,7 +563,7 @@ pub fn connected_components<'a>(
     let devices: Vec<Endpoint> = (0..nd).map(|d| Endpoint::Device(DeviceId(d))).collect();
     let (plan, streamed, mut sources) = match input {
         CcInput::Streamed(staged) => {
-            let plan = Plan::new(opts, n, staged.num_edges(), nd)?;
+            let plan = Plan::new(opts, n, Some(staged.num_edges()), nd)?;
             let scatter = Router::<Edge>::new(
                 ctx,
                 Scatter::new(),
@@ -569,7 +580,7 @@ pub fn connected_components<'a>(
             (plan, Some((staged, chunk_tx)), sources)
         }
         CcInput::Rows(rows) => {
-            let plan = Plan::new(opts, n, 0, nd)?.without_chunks();
+            let plan = Plan::new(opts, n, None, nd)?;
             (plan, None, (0..nd).map(|_| JobSource::Rows(rows)).collect())
         }
     };

@@ -170,7 +170,10 @@ impl RowsPart {
         rows: std::ops::Range<u32>,
     ) -> Result<Self, CcError> {
         Self::upload_unnamed(device, csr, rows).map_err(|e| match e {
-            CcError::Core(e) if e.is_out_of_memory() => CcError::RowsDoNotFit(e),
+            CcError::Core(
+                e @ (groute_core::Error::DeviceOutOfMemory { .. }
+                | groute_core::Error::DeviceMemoryLimit { .. }),
+            ) => CcError::RowsDoNotFit(e),
             e => e,
         })
     }
@@ -180,7 +183,7 @@ impl RowsPart {
         csr: &Csr,
         rows: std::ops::Range<u32>,
     ) -> Result<Self, CcError> {
-        let (tile_row, tile_begin) = tiles(csr.offsets(), rows.clone());
+        let (tile_row, tile_begin) = tiles(csr.offsets(), rows.clone())?;
         let tile_count = u32::try_from(tile_row.len())
             .map_err(|_| CcError::invalid("tiles", tile_row.len(), "below 2^32 per device"))?;
         // One element at least: zero-byte allocations are refused by some backends.
@@ -263,8 +266,8 @@ fn rows_partition(csr: &Csr, devices: usize) -> Result<Partition, CcError> {
 }
 
 /// The tiles of the rows `rows` with at least [`TILE_ARCS`] arcs after the sampled ones: each
-/// tile's row and first arc.
-fn tiles(offsets: &[u64], rows: std::ops::Range<u32>) -> (Vec<u32>, Vec<u64>) {
+/// tile's row and first arc (an error where host memory cannot hold them).
+fn tiles(offsets: &[u64], rows: std::ops::Range<u32>) -> Result<(Vec<u32>, Vec<u64>), CcError> {
     let per_row: Vec<(u32, u64, u64)> = rows
         .into_par_iter()
         .filter_map(|u| {
@@ -273,13 +276,27 @@ fn tiles(offsets: &[u64], rows: std::ops::Range<u32>) -> (Vec<u32>, Vec<u64>) {
             (begin < end && end - begin >= u64::from(TILE_ARCS)).then_some((u, begin, end))
         })
         .collect();
+    let count: u64 = per_row
+        .iter()
+        .map(|&(_, begin, end)| (end - begin).div_ceil(u64::from(TILE_ARCS)))
+        .sum();
+    let too_many = |_| {
+        CcError::Core(groute_core::Error::OutOfMemory {
+            bytes: usize::try_from(count.saturating_mul(12)).unwrap_or(usize::MAX),
+            location: "host memory (the tiles of the long rows)".into(),
+            source: None,
+        })
+    };
+    let count = usize::try_from(count).unwrap_or(usize::MAX);
     let mut tile_row = Vec::new();
     let mut tile_begin = Vec::new();
+    tile_row.try_reserve_exact(count).map_err(too_many)?;
+    tile_begin.try_reserve_exact(count).map_err(too_many)?;
     for (u, begin, end) in per_row {
         for first in (begin..end).step_by(TILE_ARCS as usize) {
             tile_row.push(u);
             tile_begin.push(first);
         }
     }
-    (tile_row, tile_begin)
+    Ok((tile_row, tile_begin))
 }

@@ -32,9 +32,9 @@ pub enum CcError {
         /// Why it is refused, and what to use instead.
         reason: String,
     },
-    /// The staged edges were built on another context than the one solving.
+    /// The staged edges or device rows were built on another context than the one solving.
     #[error(
-        "the staged edges live in another context's host memory; stage them with StagedEdges::new on the solving context"
+        "the staged edges or device rows belong to another context; build them (StagedEdges::new, DeviceRows::new) on the solving context"
     )]
     ForeignStaging,
     /// A link ended before delivering what the protocol promised.

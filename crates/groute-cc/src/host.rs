@@ -219,23 +219,23 @@ pub fn take_slice(parent: &[AtomicU32], start: usize, slice: &[AtomicU32]) -> bo
         .reduce(|| false, |a, b| a || b)
 }
 
+/// The error of a host kernel given memory the host cannot address.
+fn unaddressable() -> CcError {
+    CcError::Core(CoreError::Unsupported {
+        operation: "host kernels on memory the host cannot address",
+        backend: "this",
+    })
+}
+
 fn atomics(buffer: &Buffer<u32>) -> Result<&[AtomicU32], CcError> {
-    buffer
-        .host_atomic_u32()
-        .ok_or(CcError::Core(CoreError::Unsupported {
-            operation: "host kernels on memory the host cannot address",
-            backend: "this",
-        }))
+    buffer.host_atomic_u32().ok_or_else(unaddressable)
 }
 
 fn check_host<T: bytemuck::Pod>(buffer: &Buffer<T>) -> Result<(), CcError> {
     match buffer.host_ptr() {
         Some(_) => Ok(()),
         None if buffer.is_empty() => Ok(()),
-        None => Err(CcError::Core(CoreError::Unsupported {
-            operation: "host kernels on memory the host cannot address",
-            backend: "this",
-        })),
+        None => Err(unaddressable()),
     }
 }
 
@@ -304,12 +304,7 @@ pub(crate) fn enqueue_link_rows(
 ) -> Result<(), CcError> {
     atomics(parent)?;
     let linked = rows.linked.clone();
-    linked
-        .host_atomic_u64()
-        .ok_or(CcError::Core(CoreError::Unsupported {
-            operation: "host kernels on memory the host cannot address",
-            backend: "this",
-        }))?;
+    linked.host_atomic_u64().ok_or_else(unaddressable)?;
     let (csr, parent) = (rows.csr.clone(), parent.clone());
     stream.launch_host(move || {
         // SAFETY: the rows are written once, by their upload, which waited for its copies;

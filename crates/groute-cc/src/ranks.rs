@@ -79,6 +79,9 @@ pub struct CcRanks {
     /// Every process's owned vertices, in process order.
     owned: Vec<Range<u32>>,
     rank: usize,
+    /// The vertex whose tree's rows the devices skip, where they link rows (every process
+    /// agreed on it).
+    anchor: Option<u32>,
 }
 
 /// What one device links (its rows or their edges), and its parent array.
@@ -93,7 +96,7 @@ struct DeviceHooks {
 enum Hooks {
     /// The device's rows, linked as [`DeviceRows`](crate::DeviceRows) links them, around the
     /// anchor every process agreed on.
-    Rows { part: RowsPart, anchor: Option<u32> },
+    Rows(RowsPart),
     /// The edges the device hooks ([`device_edges`]).
     Edges(Buffer<Edge>),
 }
@@ -181,8 +184,8 @@ pub struct CcRanksStats {
 
 impl CcRanks {
     /// Uploads this process's rows to its devices, or the edges expanded from them (see the
-    /// module docs for which), and agrees on the anchor (collective). Process `r`'s devices hold parts `r * devices..` of `partition`; `rows`
-    /// must hold their rows. A directed graph's in-arcs from other processes come from its
+    /// module docs for which), and agrees on the anchor (collective). Process `r`'s devices
+    /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. A directed graph's in-arcs from other processes come from its
     /// transpose, which a process holds only when it holds the whole graph: one holding only
     /// its rows of a directed graph is an error naming the fix.
     pub fn new(
@@ -256,10 +259,7 @@ impl CcRanks {
             upload(context, &owned, |d, device| {
                 Ok(if sampled {
                     let part = partition.range(rank * devices + d);
-                    Hooks::Rows {
-                        part: RowsPart::upload(device, rows.csr(), part)?,
-                        anchor,
-                    }
+                    Hooks::Rows(RowsPart::upload(device, rows.csr(), part)?)
                 } else {
                     let edges = edges.next().unwrap_or_default();
                     Hooks::Edges(device.upload_graph(&edges)?)
@@ -276,6 +276,7 @@ impl CcRanks {
             exchange,
             owned,
             rank,
+            anchor: anchor.filter(|_| sampled),
         })
     }
 
@@ -392,8 +393,8 @@ impl CcRanks {
         for (device, hooks) in devices.iter().zip(&self.devices) {
             let stream = device.stream();
             match &hooks.hooks {
-                Hooks::Rows { part, anchor } => {
-                    part.enqueue_link(&hooks.kernels, stream, &hooks.parent, *anchor)?
+                Hooks::Rows(part) => {
+                    part.enqueue_link(&hooks.kernels, stream, &hooks.parent, self.anchor)?
                 }
                 Hooks::Edges(edges) => hooks.kernels.hook(stream, edges, &hooks.parent)?,
             }
@@ -424,7 +425,7 @@ impl CcRanks {
         let mut linked = 0;
         for (device, hooks) in self.context.devices().iter().zip(&self.devices) {
             linked += match &hooks.hooks {
-                Hooks::Rows { part, .. } => part.linked(device)?,
+                Hooks::Rows(part) => part.linked(device)?,
                 Hooks::Edges(edges) => edges.len() as u64,
             };
         }
