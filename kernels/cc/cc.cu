@@ -3,7 +3,9 @@
 // (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
 //
 // Invariant of the parent array: parent[v] <= v for every v, and a vertex is a root when
-// parent[v] == v. Hooking only ever points a root at a smaller vertex, and compressing (as do
+// parent[v] == v. Hooking only ever points a root at a smaller vertex (with a CAS, or with a
+// plain store in the initialisations cc_link_first and cc_first_parents, which run alone on
+// their stream: no find or CAS races with them), and compressing (as do
 // the path-shortening stores of a find) only points a vertex at one of its ancestors, so the
 // root of every tree is the smallest vertex of the tree, and once the components are single
 // trees, the fully compressed array labels every vertex with the minimum vertex id of its
@@ -105,11 +107,13 @@ __device__ __forceinline__ void hook_roots(u32 r1, u32 r2, u32* parent, u32 n) {
 
 // Unites the trees of u and v: finds both roots (halving the paths) and hooks them
 // (hook_roots). The callers pass u, v < n. Most edges of a dense graph join vertices that
-// already point at one root: those end after two loads, without loading the (hot) root's entry.
+// already point at one root, and most of a sparse one's one end at the other after
+// cc_link_first or cc_first_parents: those end after two loads, without loading the (hot)
+// root's entry.
 __device__ __forceinline__ void link(u32 u, u32 v, u32* parent, u32 n) {
     const u32 pu = load_parent(parent, u);
     const u32 pv = read_ancestor(parent, v);
-    if (pu == pv) {
+    if (pu == pv || pu == v || pv == u) {
         return;
     }
     hook_roots(find_from(u, pu, parent, n), find_from(v, pv, parent, n), parent, n);
@@ -169,7 +173,8 @@ __device__ __forceinline__ void warp_link(u32 u, u32 v, bool has_u, bool valid,
     bool need = false;
     if (valid) {
         pv = read_ancestor(parent, v);
-        need = pv != pu;
+        // One end an ancestor of the other (as cc_first_parents leaves most edges): one tree.
+        need = pv != pu && pv != u && pu != v;
     }
     u32 anc = pu;  // an ancestor of u, known to the whole group
     const u32 needs = __ballot_sync(FULL_WARP, need);
@@ -247,17 +252,31 @@ __device__ __forceinline__ bool in_anchor_tree(u32 u, u32 root, const CcLink& p)
     return pu == root || (pu != u && find_from(u, pu, p.parent, p.n) == root);
 }
 
+// Whether the arc `arc` of row u (whose first arc is `row`), to v, is one the passes after
+// cc_link_first leave out: a loop, a head out of range, the row's arc 0 to a lower head (which
+// cc_link_first made u's parent) and, with p.lower_only, an arc to a higher head (a symmetric
+// graph links it from the head's row, as the reverse arc).
+__device__ __forceinline__ bool leaves_out(u32 u, u64 arc, u64 row, u32 v, const CcLink& p) {
+    return v >= p.n || v == u || (v < u && arc == row) || (p.lower_only != 0 && v > u);
+}
+
 // Links u with the heads of its arcs [begin, end), the whole warp together (warp_link, whose
-// lanes all share u). Warp-uniform arguments; u < n.
-__device__ __forceinline__ void link_row_by_warp(u32 u, u64 begin, u64 end, const CcLink& p) {
+// lanes all share u; `row` is the row's first arc), but for the arcs a pass leaves out;
+// returns the arcs this lane linked. Warp-uniform arguments; u < n.
+__device__ __forceinline__ u64 link_row_by_warp(u32 u, u64 row, u64 begin, u64 end,
+                                                const CcLink& p) {
     const u32 lane = threadIdx.x & 31u;
     AncestorCache cache{NO_VERTEX, NO_VERTEX};
+    u64 linked = 0;
     for (u64 base = begin; base < end; base += 32) {
         const u64 arc = base + lane;
         const bool in_row = arc < end;
         const u32 v = in_row ? p.targets[arc] : NO_VERTEX;
-        warp_link(u, v, true, in_row && v < p.n && v != u, cache, p.parent, p.n);
+        const bool valid = in_row && !leaves_out(u, arc, row, v, p);
+        linked += valid ? 1 : 0;
+        warp_link(u, v, true, valid, cache, p.parent, p.n);
     }
+    return linked;
 }
 
 }  // namespace
@@ -282,6 +301,25 @@ extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u
         const uint2 e = i < m ? edges[i] : make_uint2(NO_VERTEX, NO_VERTEX);
         const bool has_u = e.x < n;
         warp_link(e.x, e.y, has_u, has_u && e.y < n && e.x != e.y, cache, parent, n);
+    }
+}
+
+// For every edge of `edges[0..m]` whose higher end is still a root, makes the lower end its
+// parent with a plain store (ECL-CC's initialisation, Jaiganesh and Burtscher 2018, over an
+// edge list): no find, no atomic. Edges sharing a root race, and the last store wins, any of
+// them being a valid hook: every store points a root at a lower vertex outside its tree (the
+// root is its tree's smallest vertex), so the invariant holds and no cycle forms. Run before
+// cc_hook_edges_warp over the same edges, which then finds most of them joined at once (one
+// end the other's parent); no other kernel may run beside it.
+extern "C" __global__ void cc_first_parents(const uint2* __restrict__ edges, u64 m, u32* parent,
+                                            u32 n) {
+    for (u64 i = global_thread(); i < m; i += grid_stride()) {
+        const uint2 e = edges[i];
+        const u32 high = e.x > e.y ? e.x : e.y;
+        const u32 low = e.x + e.y - high;
+        if (high < n && low != high && load_parent(parent, high) == high) {
+            store_parent(parent, high, low);
+        }
     }
 }
 
@@ -347,10 +385,32 @@ extern "C" __global__ void cc_take_slice(const u32* __restrict__ parent, u32 sta
     }
 }
 
+// Each row's arc 0, where its head is below the row, made the row's parent with a plain store
+// (ECL-CC's initialisation, Jaiganesh and Burtscher 2018): no find, no atomic. It keeps the
+// invariant (parent[u] = v < u) and builds a forest whose every tree is connected; the passes
+// after it skip these arcs (leaves_out). The parent array holds cc_init's identity before, and
+// no other kernel runs beside it.
+extern "C" __global__ void cc_link_first(CcLink p) {
+    const u32 rows = p.end_row - p.first_row;
+    u64 linked = 0;
+    for (u64 i = global_thread(); i < rows; i += grid_stride()) {
+        const u32 u = p.first_row + static_cast<u32>(i);
+        const u64 arc = p.offsets[u];
+        if (arc < p.offsets[u + 1]) {
+            const u32 v = p.targets[arc];
+            if (v < u) {
+                p.parent[u] = v;
+                ++linked;
+            }
+        }
+    }
+    add_per_warp(p.linked, linked);
+}
+
 // Afforest's sampling (Sutton, Ben-Nun and Barak, IPDPS 2018), over one device's rows: links
-// every row's arc number `p.round` (rows with fewer arcs: nothing). Run for rounds 0, 1, ...
-// with a compress after each, it joins most of a graph's vertices into a few trees while
-// reading only a few arcs per vertex.
+// every row's arc number `p.round` (rows with fewer arcs: nothing; arcs cc_link_first linked:
+// nothing). Run for rounds 0, 1, ... with a compress after each, it joins most of a graph's
+// vertices into a few trees while reading only a few arcs per vertex.
 // The lanes of a warp link their rows' arcs together (warp_link): lanes that would hook the
 // same pair of trees, or the same root (every row sampling one hub), elect one.
 extern "C" __global__ void cc_link_sampled(CcLink p) {
@@ -363,23 +423,27 @@ extern "C" __global__ void cc_link_sampled(CcLink p) {
         const bool has_u = i < rows;
         const u32 u = has_u ? p.first_row + static_cast<u32>(i) : NO_VERTEX;
         u32 v = NO_VERTEX;
+        bool valid = false;
         if (has_u) {
-            const u64 arc = p.offsets[u] + p.round;
+            const u64 row = p.offsets[u];
+            const u64 arc = row + p.round;
             if (arc < p.offsets[u + 1]) {
                 v = p.targets[arc];
-                ++linked;
+                valid = !leaves_out(u, arc, row, v, p);
+                linked += valid ? 1 : 0;
             }
         }
-        warp_link(u, v, has_u, v < p.n && v != u, cache, p.parent, p.n);
+        warp_link(u, v, has_u, valid, cache, p.parent, p.n);
     }
     add_per_warp(p.linked, linked);
 }
 
-// The arcs of every row after its `p.sampled` sampled ones, except the rows in the anchor's
-// tree (skipped: on a symmetric graph, every arc from such a row to a vertex outside the tree
-// is linked from the other end, whose row holds the reverse arc, unless that end is in the tree
-// too) and the tiled rows (cc_link_tiles). A warp takes 32 consecutive rows: rows of 32 arcs
-// or more one at a time with every lane (warp_link), the shorter ones lane by lane.
+// The arcs of every row after its first `p.sampled` (but those a pass leaves out: leaves_out),
+// except the rows in the anchor's tree (skipped: on a symmetric graph, every arc from such a
+// row to a vertex outside the tree is linked from the other end, whose row holds the reverse
+// arc, unless that end is in the tree too) and the tiled rows (cc_link_tiles). A warp takes 32
+// consecutive rows: rows of 32 arcs or more one at a time with every lane (warp_link), the
+// shorter ones lane by lane.
 extern "C" __global__ void cc_link_rest(CcLink p) {
     const u32 lane = threadIdx.x & 31u;
     const u32 root = anchor_root(p);
@@ -388,13 +452,15 @@ extern "C" __global__ void cc_link_rest(CcLink p) {
     for (u64 base = global_thread() - lane; base < rows; base += grid_stride()) {
         const u64 i = base + lane;
         u32 u = NO_VERTEX;
+        u64 row = 0;
         u64 begin = 0;
         u64 end = 0;
         if (i < rows) {
             u = p.first_row + static_cast<u32>(i);
-            begin = p.offsets[u] + p.sampled;
+            row = p.offsets[u];
             end = p.offsets[u + 1];
-            const bool tiled = p.tile_arcs != 0 && begin < end && end - begin >= p.tile_arcs;
+            begin = row + p.sampled;
+            const bool tiled = p.tile_arcs != 0 && end - row >= p.tile_arcs;
             if (begin >= end || tiled || in_anchor_tree(u, root, p)) {
                 begin = end;
             }
@@ -404,29 +470,28 @@ extern "C" __global__ void cc_link_rest(CcLink p) {
             const u32 owner = __ffs(wide) - 1u;
             wide &= wide - 1u;
             const u32 wu = __shfl_sync(FULL_WARP, u, owner);
+            const u64 wr = __shfl_sync(FULL_WARP, row, owner);
             const u64 wb = __shfl_sync(FULL_WARP, begin, owner);
             const u64 we = __shfl_sync(FULL_WARP, end, owner);
-            link_row_by_warp(wu, wb, we, p);
-            if (lane == owner) {
-                linked += we - wb;
-            }
+            linked += link_row_by_warp(wu, wr, wb, we, p);
         }
         if (end - begin < 32) {
             for (u64 arc = begin; arc < end; ++arc) {
                 const u32 v = p.targets[arc];
-                if (v < p.n && v != u) {
+                if (!leaves_out(u, arc, row, v, p)) {
                     link(u, v, p.parent, p.n);
+                    ++linked;
                 }
             }
-            linked += end - begin;
         }
     }
     add_per_warp(p.linked, linked);
 }
 
-// The tiled rows (rows with at least p.tile_arcs arcs after the sampled ones, hubs): one warp
-// per tile, so a hub's arcs spread over the whole grid; tiles of rows in the anchor's tree are
-// skipped, as in cc_link_rest. Tiles naming a row outside the device's are skipped.
+// The tiled rows (rows of at least p.tile_arcs arcs, hubs): one warp per tile, so a hub's arcs
+// spread over the whole grid; a tile's arcs before p.sampled are left out, as are the arcs
+// leaves_out names, and tiles of rows in the anchor's tree are skipped, as in cc_link_rest.
+// Tiles naming a row outside the device's are skipped.
 extern "C" __global__ void cc_link_tiles(CcLink p) {
     const u32 lane = threadIdx.x & 31u;
     const u32 root = anchor_root(p);
@@ -437,20 +502,19 @@ extern "C" __global__ void cc_link_tiles(CcLink p) {
         if (u < p.first_row || u >= p.end_row) {
             continue;
         }
-        const u64 row_rest = p.offsets[u] + p.sampled;
-        const u64 begin = p.tile_begin[t] > row_rest ? p.tile_begin[t] : row_rest;
+        const u64 row = p.offsets[u];
+        const u64 row_rest = row + p.sampled;
         const u64 row_end = p.offsets[u + 1];
-        const u64 end = begin + p.tile_arcs < row_end ? begin + p.tile_arcs : row_end;
+        const u64 tile = p.tile_begin[t];
+        const u64 begin = tile > row_rest ? tile : row_rest;
+        const u64 end = tile + p.tile_arcs < row_end ? tile + p.tile_arcs : row_end;
         // Lane 0 decides for the warp: the parent array changes under other warps, and
         // link_row_by_warp needs every lane (a lane reading a newer entry must not leave).
         const bool skip = begin >= end || (lane == 0 && in_anchor_tree(u, root, p));
         if (__shfl_sync(FULL_WARP, skip, 0)) {
             continue;
         }
-        link_row_by_warp(u, begin, end, p);
-        if (lane == 0) {
-            linked += end - begin;
-        }
+        linked += link_row_by_warp(u, row, begin, end, p);
     }
     add_per_warp(p.linked, linked);
 }

@@ -9,14 +9,14 @@
 namespace groute {
 #endif
 
-// The rows one device links into its parent array (cc_link_sampled, cc_link_rest,
-// cc_link_tiles). `offsets` and `targets` are rebased to global ids: offsets[v] is valid for
+// The rows one device links into its parent array (cc_link_first, cc_link_sampled,
+// cc_link_rest, cc_link_tiles). `offsets` and `targets` are rebased to global ids: offsets[v] is valid for
 // first_row <= v <= end_row, targets[e] for the arcs of those rows.
 struct CcLink {
     const unsigned long long* offsets;
     const unsigned int* targets;
-    // The tiles of the rows with at least `tile_arcs` arcs after the sampled ones: tile t is
-    // row tile_row[t]'s arcs from tile_begin[t], `tile_arcs` of them or up to the row's end.
+    // The tiles of the rows with at least `tile_arcs` arcs: tile t is row tile_row[t]'s arcs
+    // from tile_begin[t], `tile_arcs` of them or up to the row's end.
     const unsigned int* tile_row;
     const unsigned long long* tile_begin;
     unsigned int* parent;              // n entries
@@ -25,10 +25,12 @@ struct CcLink {
     unsigned int end_row;
     unsigned int n;                    // vertices of the graph (entries of parent)
     unsigned int round;                // cc_link_sampled: the arc of every row it links
-    unsigned int sampled;              // arcs of each row linked by sampling, skipped by the rest
+    unsigned int sampled;              // arcs of each row cc_link_rest and cc_link_tiles skip
     unsigned int anchor;               // rows in this vertex's tree are skipped (>= n: none)
     unsigned int tile_count;
     unsigned int tile_arcs;            // 0: no row is tiled
+    unsigned int lower_only;           // link only arcs to heads below their row
+    unsigned int pad;                  // 0: completes the struct's last 8 bytes
 };
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 //! Typed launch wrappers for `kernels/cc/cc.cu` (CUDA backend).
 //!
 //! [`CcKernels::load`] compiles (once per process) and loads (once per device) the module and
-//! looks up its five kernels; each method validates sizes, takes device pointers, launches with
+//! looks up its kernels; each method validates sizes, takes device pointers, launches with
 //! one `SAFETY` comment naming the kernel's signature, and keeps the memory alive until the
 //! kernel completes. Nothing is synchronised.
 //!
@@ -33,10 +33,12 @@ pub const CC_SOURCE: KernelSource = groute_kernels::cc::CC;
 #[derive(Clone, Debug)]
 pub struct CcKernels {
     init: CudaFunction,
+    first_parents: CudaFunction,
     hook: CudaFunction,
     compress: CudaFunction,
     merge: CudaFunction,
     take_slice: CudaFunction,
+    link_first: CudaFunction,
     link_sampled: CudaFunction,
     link_rest: CudaFunction,
     link_tiles: CudaFunction,
@@ -58,10 +60,12 @@ impl CcKernels {
     pub fn load(stream: &Stream) -> Result<Self, CcError> {
         let module = CudaModule::load(stream.raw().as_ref(), &CC_SOURCE)?;
         let init = module.function("cc_init")?;
+        let first_parents = module.function("cc_first_parents")?;
         let hook = module.function("cc_hook_edges_warp")?;
         let compress = module.function("cc_compress")?;
         let merge = module.function("cc_merge")?;
         let take_slice = module.function("cc_take_slice")?;
+        let link_first = module.function("cc_link_first")?;
         let link_sampled = module.function("cc_link_sampled")?;
         let link_rest = module.function("cc_link_rest")?;
         let link_tiles = module.function("cc_link_tiles")?;
@@ -73,15 +77,17 @@ impl CcKernels {
             }
             Ok(grid)
         };
-        let grid = resident(&[&init, &compress, &merge, &take_slice])?;
+        let grid = resident(&[&init, &first_parents, &compress, &merge, &take_slice])?;
         let hook_grid = resident(&[&hook])?;
-        let link_grid = resident(&[&link_sampled, &link_rest, &link_tiles])?;
+        let link_grid = resident(&[&link_first, &link_sampled, &link_rest, &link_tiles])?;
         Ok(CcKernels {
             init,
+            first_parents,
             hook,
             compress,
             merge,
             take_slice,
+            link_first,
             link_sampled,
             link_rest,
             link_tiles,
@@ -126,11 +132,36 @@ impl CcKernels {
         Self::finish(stream, vec![device_memory(parent)])
     }
 
+    /// For every edge of `edges` whose higher end is still a root, makes the lower end its
+    /// parent (`cc_first_parents`: plain stores, before [`CcKernels::hook_edges`] over the same
+    /// edges). `edges` as in [`CcKernels::hook_edges`].
+    pub fn first_parents(
+        &self,
+        stream: &Stream,
+        edges: &Buffer<Edge>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        self.launch_on_edges(&self.first_parents, self.grid, stream, edges, parent)
+    }
+
     /// Hooks every edge of `edges` into `parent` (edges with an endpoint out of range are
     /// skipped; any edge order works, CSR order is what the warp-cooperative kernel is fast
     /// on). `edges` must be valid in stream order and unwritten until the kernel completes.
     pub fn hook_edges(
         &self,
+        stream: &Stream,
+        edges: &Buffer<Edge>,
+        parent: &Buffer<u32>,
+    ) -> Result<(), CcError> {
+        self.launch_on_edges(&self.hook, self.hook_grid, stream, edges, parent)
+    }
+
+    /// Enqueues `kernel`, `cc_first_parents` or `cc_hook_edges_warp`, over `edges` and
+    /// `parent`, on a grid of at most `grid` blocks.
+    fn launch_on_edges(
+        &self,
+        kernel: &CudaFunction,
+        grid: u32,
         stream: &Stream,
         edges: &Buffer<Edge>,
         parent: &Buffer<u32>,
@@ -146,21 +177,21 @@ impl CcKernels {
             DevicePtr::<u32>::from_slice(&parent.raw())?,
             n,
         );
-        let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(self.hook_grid));
-        // SAFETY: cc_hook_edges_warp takes (const uint2* edges, unsigned long long m,
-        // unsigned* parent, unsigned n): the tuple matches it field by field; `edges` holds m
-        // 8-byte `Edge`s (repr(C) {u, v} = uint2 {x, y}), 8-byte aligned (checked by
-        // from_slice::<u64>); `parent` holds n u32s; both are device-addressable and kept
-        // alive below until the kernel completes; the kernel checks every index against n
-        // before using it, and its blocks of CC_BLOCK threads are a multiple of 32 as it
-        // requires.
-        unsafe { self.hook.launch(stream.raw().as_ref(), config, args)? };
+        let config = LaunchConfig::for_elements(edges.len(), CC_BLOCK, Some(grid));
+        // SAFETY: cc_first_parents and cc_hook_edges_warp, the only kernels passed here, take
+        // (const uint2* edges, unsigned long long m, unsigned* parent, unsigned n): the tuple
+        // matches them field by field; `edges` holds m 8-byte `Edge`s (repr(C) {u, v} = uint2
+        // {x, y}), 8-byte aligned (checked by from_slice::<u64>); `parent` holds n u32s; both
+        // are device-addressable and kept alive below until the kernel completes; the kernels
+        // check every index against n before using it, and blocks of CC_BLOCK threads are a
+        // multiple of 32 as the warp hook requires.
+        unsafe { kernel.launch(stream.raw().as_ref(), config, args)? };
         Self::finish(stream, vec![device_memory(edges), device_memory(parent)])
     }
 
-    /// Enqueues one pass of linking a device's own rows (`cc_link_sampled`, or `cc_link_rest`
-    /// then `cc_link_tiles` where the part has tiles), adding the arcs linked to the part's
-    /// count.
+    /// Enqueues one pass of linking a device's own rows (`cc_link_first`, `cc_link_sampled`,
+    /// or `cc_link_rest` then `cc_link_tiles` where the part has tiles), adding the arcs linked
+    /// to the part's count.
     pub(crate) fn link_rows(
         &self,
         stream: &Stream,
@@ -181,14 +212,16 @@ impl CcKernels {
             ));
         }
         let csr = rows.csr.device_ptrs()?;
-        let (round, sampled, anchor) = match pass {
-            LinkPass::Sampled { round } => (round, 0, u32::MAX),
-            LinkPass::Rest { anchor } => (
-                0,
-                crate::device_rows::SAMPLED_ARCS,
-                anchor.unwrap_or(u32::MAX),
-            ),
-        };
+        let (mut round, mut sampled, mut anchor, mut lower_only) = (0, 0, u32::MAX, false);
+        match pass {
+            LinkPass::First => {}
+            LinkPass::Sampled { round: r } => round = r,
+            LinkPass::Rest { anchor: a } => {
+                sampled = crate::device_rows::SAMPLED_ARCS;
+                anchor = a.unwrap_or(u32::MAX);
+            }
+            LinkPass::EveryArc { lower_only: l } => lower_only = l,
+        }
         let args = CcLink {
             offsets: csr.offsets,
             targets: csr.targets,
@@ -204,27 +237,33 @@ impl CcKernels {
             anchor,
             tile_count: rows.tile_count,
             tile_arcs: TILE_ARCS,
+            lower_only: lower_only.into(),
+            pad: 0,
         };
         let raw = stream.raw();
         let kernels: &[(&CudaFunction, usize)] = match pass {
+            LinkPass::First => &[(&self.link_first, owned.len())],
             LinkPass::Sampled { .. } => &[(&self.link_sampled, owned.len())],
-            LinkPass::Rest { .. } if rows.tile_count == 0 => &[(&self.link_rest, owned.len())],
-            LinkPass::Rest { .. } => &[
+            LinkPass::Rest { .. } | LinkPass::EveryArc { .. } if rows.tile_count == 0 => {
+                &[(&self.link_rest, owned.len())]
+            }
+            LinkPass::Rest { .. } | LinkPass::EveryArc { .. } => &[
                 (&self.link_rest, owned.len()),
                 (&self.link_tiles, rows.tile_count as usize * 32),
             ],
         };
         for &(kernel, items) in kernels {
-            // SAFETY: cc_link_sampled, cc_link_rest and cc_link_tiles each take one `CcLink`
-            // (abi_cc.h, its layout checked against the Rust twin by groute-kernels'
-            // tests/abi.rs). `offsets` and `targets` are the part's rows rebased to global ids
-            // (DeviceCsr::device_ptrs): the kernels read offsets[v] only for owned v and
-            // v + 1 <= end_row, and targets only inside those rows; `tile_row` and
-            // `tile_begin` hold `tile_count` entries (at least one element each) of rows of
-            // the part; `parent` holds n u32s and `linked` one u64. Every buffer is device
+            // SAFETY: cc_link_first, cc_link_sampled, cc_link_rest and cc_link_tiles each take
+            // one `CcLink` (abi_cc.h, its layout checked against the Rust twin by
+            // groute-kernels' tests/abi.rs). `offsets` and `targets` are the part's rows
+            // rebased to global ids (DeviceCsr::device_ptrs): the kernels read offsets[v] only
+            // for owned v and v + 1 <= end_row, and targets only inside those rows; `tile_row`
+            // and `tile_begin` hold `tile_count` entries (at least one element each) of rows
+            // of the part; `parent` holds n u32s and `linked` one u64. Every buffer is device
             // memory kept alive below until the kernels complete; every head is checked
-            // against n before it indexes `parent`; blocks of CC_BLOCK threads are whole
-            // warps, as the warp-wide passes require.
+            // against n before it indexes `parent` (cc_link_first stores only to owned rows,
+            // below n); blocks of CC_BLOCK threads are whole warps, as the warp-wide passes
+            // require.
             unsafe {
                 kernel.launch(
                     raw.as_ref(),

@@ -22,7 +22,7 @@ use crate::{CcError, DeviceRows, Edge, StagedEdges};
 pub enum CcInput<'a> {
     /// Edge chunks, to whichever device is free ([`StagedEdges`]).
     Streamed(&'a StagedEdges),
-    /// Each device's own rows, linked by sampling first ([`DeviceRows`]).
+    /// Each device's own rows ([`DeviceRows`]).
     Rows(&'a DeviceRows),
 }
 
@@ -91,12 +91,12 @@ pub struct CcOptions {
 pub enum CcStorage {
     /// [`CcStorage::DeviceRows`] on graphs of at least [`CcStorage::DENSE_DEGREE`] arcs per
     /// vertex, where sampling lets a run skip most arcs; [`CcStorage::HostStream`] on sparser
-    /// ones (road networks), where sampling links most arcs anyway, and both ways, while the
-    /// stream hooks each edge once.
+    /// ones (road networks), where sampling links most arcs anyway and the stream's hook is
+    /// the faster way to link every edge once.
     #[default]
     Auto,
-    /// Each device holds a block of the graph's rows and links them by sampling first
-    /// ([`DeviceRows`]).
+    /// Each device holds a block of the graph's rows and links them: by sampling first on
+    /// dense graphs, every arc once on sparse ones ([`DeviceRows`]).
     DeviceRows,
     /// The edge list stays in pinned host memory and streams to whichever device is free at
     /// every run ([`StagedEdges`], Groute's dataflow): device memory holds only the receive
@@ -425,7 +425,7 @@ impl DeviceJob<'_> {
         while let Some(packet) = ctl.receive(edges_in, d, || format!("device {d} edge chunks"))? {
             stream.wait(packet.ready())?;
             let edges = packet.segment().data();
-            self.kernels.hook(stream, edges, &self.parent)?;
+            self.kernels.link_edges(stream, edges, &self.parent)?;
             since_compress += 1;
             if since_compress == ctl.compress_every {
                 self.kernels.compress(stream, &self.parent)?;

@@ -17,9 +17,9 @@ use crate::kernels::Kernels;
 /// rounds; two is its authors' choice, and more only moves arcs from one pass to another).
 pub const SAMPLED_ARCS: u32 = 2;
 
-/// Arcs per tile of a long row (CUDA): rows with at least this many arcs after the sampled
-/// ones are split into tiles of this many, one warp each, so that a hub's arcs spread over the
-/// whole grid instead of keeping one warp busy while the others idle.
+/// Arcs per tile of a long row (CUDA): rows with at least this many arcs are split into tiles
+/// of this many, one warp each, so that a hub's arcs spread over the whole grid instead of
+/// keeping one warp busy while the others idle.
 pub const TILE_ARCS: u32 = 2048;
 
 /// One device's rows, their tiles and its count of arcs linked.
@@ -39,8 +39,12 @@ pub(crate) struct RowsPart {
 /// [`crate::connected_components`]: each device links its own rows into its parent array, the
 /// arrays then merge up the reduction tree.
 ///
-/// A device links its rows as Afforest does (Sutton, Ben-Nun and Barak, "Optimizing Parallel
-/// Graph Connectivity Computation via Subgraph Sampling", IPDPS 2018):
+/// A device first makes each row's arc 0 the row's parent where its head is below the row (a
+/// plain store per row, no find and no atomic: ECL-CC's initialisation, Jaiganesh and
+/// Burtscher, HPDC 2018; the passes after it leave those arcs out). Then, on a graph of at
+/// least [`crate::CcStorage::DENSE_DEGREE`] arcs per vertex, it links as Afforest does (Sutton,
+/// Ben-Nun and Barak, "Optimizing Parallel Graph Connectivity Computation via Subgraph
+/// Sampling", IPDPS 2018):
 /// 1. **Sampling:** the first [`SAMPLED_ARCS`] arcs of every row, one arc per row at a time,
 ///    each pass followed by a compress. On most graphs this already joins nearly every
 ///    vertex of the largest component into one tree.
@@ -52,6 +56,10 @@ pub(crate) struct RowsPart {
 ///    because every device's tree holds the same anchor. A directed graph has no anchor: every
 ///    arc is linked (weak connectivity ignores direction).
 ///
+/// On a sparser graph sampling would link most arcs anyway, so after a compress a device links
+/// every remaining arc once: on a symmetric graph only the arcs to lower heads, each edge from
+/// its higher end (the reverse arc is in the head's row, whichever device holds it).
+///
 /// So a power-law graph's run reads a few arcs per vertex instead of all of them. The device
 /// memory it takes is each device's rows (8 bytes per vertex and 4 per arc, and 12 per tile of
 /// a long row) and a parent array of 4 bytes per vertex of the graph; where that does not fit,
@@ -62,7 +70,7 @@ pub struct DeviceRows {
     parts: Vec<RowsPart>,
     num_vertices: usize,
     num_arcs: usize,
-    anchor: Option<u32>,
+    linking: RowsLinking,
     backend: Arc<dyn Backend>,
     upload_time: Duration,
 }
@@ -73,7 +81,7 @@ impl std::fmt::Debug for DeviceRows {
             .field("num_vertices", &self.num_vertices)
             .field("num_arcs", &self.num_arcs)
             .field("devices", &self.parts.len())
-            .field("anchor", &self.anchor)
+            .field("linking", &self.linking)
             .finish()
     }
 }
@@ -92,16 +100,12 @@ impl DeviceRows {
         for (d, device) in ctx.devices().iter().enumerate() {
             parts.push(RowsPart::upload(device, csr, partition.range(d))?);
         }
-        let anchor = if graph.symmetric {
-            largest_degree(csr.offsets(), 0..n as u32).map(|(_, v)| v)
-        } else {
-            None
-        };
+        let linking = RowsLinking::for_graph(graph);
         Ok(DeviceRows {
             parts,
             num_vertices: n,
             num_arcs: csr.num_edges() as usize,
-            anchor,
+            linking,
             backend: ctx.backend().clone(),
             upload_time: start.elapsed(),
         })
@@ -117,9 +121,13 @@ impl DeviceRows {
         self.num_arcs
     }
 
-    /// The vertex whose tree's rows the second pass skips (`None` on a directed graph).
+    /// The vertex whose tree's rows the second pass skips (`None` on a directed graph, and
+    /// where the rows are not sampled).
     pub fn anchor(&self) -> Option<u32> {
-        self.anchor
+        match self.linking {
+            RowsLinking::Sampled { anchor } => anchor,
+            RowsLinking::EveryArc { .. } => None,
+        }
     }
 
     /// Each device's rows.
@@ -149,7 +157,7 @@ impl DeviceRows {
     }
 
     /// Enqueues device `d`'s linking on `stream` (its stream): [`RowsPart::enqueue_link`]
-    /// with this graph's anchor.
+    /// as this graph's rows are linked.
     pub(crate) fn enqueue_link(
         &self,
         d: usize,
@@ -157,7 +165,7 @@ impl DeviceRows {
         stream: &Stream,
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
-        self.parts[d].enqueue_link(kernels, stream, parent, self.anchor)
+        self.parts[d].enqueue_link(kernels, stream, parent, self.linking)
     }
 }
 
@@ -202,23 +210,34 @@ impl RowsPart {
         })
     }
 
-    /// Enqueues the linking of these rows on `stream` (their device's): zero the count,
-    /// sample ([`SAMPLED_ARCS`] passes, each followed by a compress), link the rest but the
-    /// rows in `anchor`'s tree (`None`: every row); `parent` holds an initialised array. The
-    /// caller compresses afterwards.
+    /// Enqueues the linking of these rows on `stream` (their device's), as `linking` says:
+    /// zero the count, make each row's arc 0 its parent where the head is below the row
+    /// (ECL-CC's initialisation), then either sample ([`SAMPLED_ARCS`] passes, each followed by
+    /// a compress) and link the rest of the rows outside the anchor's tree, or compress and
+    /// link every other arc; `parent` holds an initialised array. The caller compresses
+    /// afterwards.
     pub(crate) fn enqueue_link(
         &self,
         kernels: &Kernels,
         stream: &Stream,
         parent: &Buffer<u32>,
-        anchor: Option<u32>,
+        linking: RowsLinking,
     ) -> Result<(), CcError> {
         stream.fill(&self.linked, 0u64)?;
-        for round in 0..SAMPLED_ARCS {
-            kernels.link_rows(stream, self, LinkPass::Sampled { round }, parent)?;
-            kernels.compress(stream, parent)?;
+        kernels.link_rows(stream, self, LinkPass::First, parent)?;
+        match linking {
+            RowsLinking::Sampled { anchor } => {
+                for round in 0..SAMPLED_ARCS {
+                    kernels.link_rows(stream, self, LinkPass::Sampled { round }, parent)?;
+                    kernels.compress(stream, parent)?;
+                }
+                kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
+            }
+            RowsLinking::EveryArc { lower_only } => {
+                kernels.compress(stream, parent)?;
+                kernels.link_rows(stream, self, LinkPass::EveryArc { lower_only }, parent)
+            }
         }
-        kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
     }
 
     /// The arcs the last run linked (read back from `device`, whose part this is: call it after
@@ -241,13 +260,50 @@ pub(crate) fn largest_degree(offsets: &[u64], rows: std::ops::Range<u32>) -> Opt
         .map(|(degree, std::cmp::Reverse(v))| (degree, v))
 }
 
-/// One pass of [`DeviceRows::enqueue_link`].
+/// How a device links its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RowsLinking {
+    /// Afforest: sample, then link the rest of the rows outside the anchor's tree (`None`:
+    /// every row).
+    Sampled { anchor: Option<u32> },
+    /// Every arc once (`lower_only`, a symmetric graph: only the arcs to lower heads, the
+    /// others being their reverses).
+    EveryArc { lower_only: bool },
+}
+
+impl RowsLinking {
+    /// Sampling on graphs of at least [`crate::CcStorage::DENSE_DEGREE`] arcs per vertex, around
+    /// the vertex of largest degree where the graph is symmetric; every arc on sparser ones.
+    pub(crate) fn for_graph(graph: &Graph) -> RowsLinking {
+        let csr = &graph.csr;
+        let n = csr.num_vertices();
+        let dense = csr.num_edges() >= crate::CcStorage::DENSE_DEGREE.saturating_mul(n as u64);
+        if dense {
+            let anchor = graph
+                .symmetric
+                .then(|| largest_degree(csr.offsets(), 0..n as u32).map(|(_, v)| v))
+                .flatten();
+            RowsLinking::Sampled { anchor }
+        } else {
+            RowsLinking::EveryArc {
+                lower_only: graph.symmetric,
+            }
+        }
+    }
+}
+
+/// One pass of [`RowsPart::enqueue_link`]. The passes after [`LinkPass::First`] leave out the
+/// arcs it linked (and loops).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum LinkPass {
+    /// Each row's arc 0 where its head is below the row: the head becomes the row's parent.
+    First,
     /// Arc number `round` of every row.
     Sampled { round: u32 },
-    /// The arcs after the sampled ones, but in the rows of the anchor's tree.
+    /// The arcs after the [`SAMPLED_ARCS`] sampled ones, but in the rows of the anchor's tree.
     Rest { anchor: Option<u32> },
+    /// Every arc (`lower_only`: only the arcs to lower heads).
+    EveryArc { lower_only: bool },
 }
 
 /// Blocks of about equal arcs, one per device; where the graph has fewer vertices than there
@@ -265,15 +321,15 @@ fn rows_partition(csr: &Csr, devices: usize) -> Result<Partition, CcError> {
     ))
 }
 
-/// The tiles of the rows `rows` with at least [`TILE_ARCS`] arcs after the sampled ones: each
-/// tile's row and first arc (an error where host memory cannot hold them).
+/// The tiles of the rows `rows` with at least [`TILE_ARCS`] arcs: each tile's row and first arc
+/// (an error where host memory cannot hold them).
 fn tiles(offsets: &[u64], rows: std::ops::Range<u32>) -> Result<(Vec<u32>, Vec<u64>), CcError> {
     let per_row: Vec<(u32, u64, u64)> = rows
         .into_par_iter()
         .filter_map(|u| {
-            let begin = offsets[u as usize] + u64::from(SAMPLED_ARCS);
+            let begin = offsets[u as usize];
             let end = offsets[u as usize + 1];
-            (begin < end && end - begin >= u64::from(TILE_ARCS)).then_some((u, begin, end))
+            (end - begin >= u64::from(TILE_ARCS)).then_some((u, begin, end))
         })
         .collect();
     let count: u64 = per_row

@@ -73,9 +73,9 @@ pub fn link(u: u32, v: u32, parent: &[AtomicU32]) {
     if u as usize >= n || v as usize >= n {
         return;
     }
-    // Edges whose ends already point at one root end after two loads.
+    // Edges whose ends already point at one root, or one at the other, end after two loads.
     let (pu, pv) = (load(parent, u), load(parent, v));
-    if pu == pv {
+    if pu == pv || pu == v || pv == u {
         return;
     }
     let mut r1 = find_from(u, pu, parent);
@@ -108,6 +108,21 @@ pub fn hook_edges(edges: &[Edge], parent: &[AtomicU32]) {
     edges.par_iter().with_min_len(GRAIN).for_each(|e| {
         if e.u != e.v {
             link(e.u, e.v, parent);
+        }
+    });
+}
+
+/// For every edge whose higher end is still a root, makes the lower end its parent (plain
+/// stores, as `cc_first_parents`; run before [`hook_edges`] over the same edges, and alone).
+/// Edges out of range are skipped.
+pub fn first_parents(edges: &[Edge], parent: &[AtomicU32]) {
+    edges.par_iter().with_min_len(GRAIN).for_each(|e| {
+        let (low, high) = if e.u < e.v { (e.u, e.v) } else { (e.v, e.u) };
+        if let Some(slot) = parent.get(high as usize)
+            && low != high
+            && slot.load(Ordering::Relaxed) == high
+        {
+            slot.store(low, Ordering::Release);
         }
     });
 }
@@ -151,8 +166,34 @@ pub fn merge(offset: u32, other: &[u32], parent: &[AtomicU32]) {
         });
 }
 
+/// Whether the passes after [`link_first`] leave out arc number `index` of row `u`, to `v` (as
+/// `leaves_out` in `cc.cu`): a loop, the arc [`link_first`] linked and, with `lower_only`, an
+/// arc to a higher head (a symmetric graph links it from the head's row).
+#[inline]
+fn leaves_out(u: u32, index: usize, v: u32, lower_only: bool) -> bool {
+    v == u || (index == 0 && v < u) || (lower_only && v > u)
+}
+
+/// Makes each row's arc 0 its parent where the head is below the row (as `cc_link_first`: no
+/// find, no atomic read-modify-write; `parent` holds [`init`]'s identity); returns the arcs
+/// linked.
+pub fn link_first(rows: &HostCsrRows<'_>, owned: Range<u32>, parent: &[AtomicU32]) -> u64 {
+    owned
+        .into_par_iter()
+        .with_min_len(GRAIN)
+        .map(|u| match rows.row(u).0.first() {
+            Some(&v) if v < u && (v as usize) < parent.len() => {
+                parent[u as usize].store(v, Ordering::Release);
+                1
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Links arc number `round` of every row of `owned` (Afforest's sampling, as
-/// `cc_link_sampled`); returns the arcs linked.
+/// `cc_link_sampled`; after [`link_first`], whose arcs it leaves out); returns the arcs
+/// linked.
 pub fn link_sampled(
     rows: &HostCsrRows<'_>,
     owned: Range<u32>,
@@ -163,24 +204,23 @@ pub fn link_sampled(
         .into_par_iter()
         .with_min_len(GRAIN)
         .map(|u| match rows.row(u).0.get(round as usize) {
-            Some(&v) => {
-                if v != u {
-                    link(u, v, parent);
-                }
+            Some(&v) if !leaves_out(u, round as usize, v, false) => {
+                link(u, v, parent);
                 1
             }
-            None => 0,
+            _ => 0,
         })
         .sum()
 }
 
 /// Links the arcs of every row of `owned` after the first `sampled`, except the rows of
 /// vertices in `anchor`'s tree (as `cc_link_rest` and `cc_link_tiles`; `None`: every row);
-/// returns the arcs linked.
+/// after [`link_first`], whose arcs it leaves out, as it leaves out the arcs to higher heads
+/// with `lower_only`. Returns the arcs linked.
 pub fn link_rest(
     rows: &HostCsrRows<'_>,
     owned: Range<u32>,
-    sampled: u32,
+    (sampled, lower_only): (u32, bool),
     anchor: Option<u32>,
     parent: &[AtomicU32],
 ) -> u64 {
@@ -191,16 +231,18 @@ pub fn link_rest(
         .into_par_iter()
         .with_min_len(GRAIN / 16)
         .map(|u| {
-            let rest = rows.row(u).0.get(sampled as usize..).unwrap_or_default();
-            if rest.is_empty() || root.is_some_and(|r| find(u, parent) == r) {
+            let row = rows.row(u).0;
+            if row.len() <= sampled as usize || root.is_some_and(|r| find(u, parent) == r) {
                 return 0;
             }
-            for &v in rest {
-                if v != u {
+            let mut linked = 0;
+            for (index, &v) in row.iter().enumerate().skip(sampled as usize) {
+                if !leaves_out(u, index, v, lower_only) {
                     link(u, v, parent);
+                    linked += 1;
                 }
             }
-            rest.len() as u64
+            linked
         })
         .sum()
 }
@@ -260,14 +302,18 @@ fn enqueue_on_parent(
     Ok(())
 }
 
-/// Enqueues [`hook_edges`] on `stream`; `edges` must be valid in stream order (wait for the
-/// packet's ready event first) and stay unwritten until the kernel completes.
-pub fn enqueue_hook_edges(
+/// Enqueues [`first_parents`] then [`hook_edges`] over `edges` on `stream`: links every edge;
+/// `edges` must be valid in stream order (wait for the packet's ready event first) and stay
+/// unwritten until the kernels complete.
+pub fn enqueue_link_edges(
     stream: &Stream,
     edges: &Buffer<Edge>,
     parent: &Buffer<u32>,
 ) -> Result<(), CcError> {
-    enqueue_on_packet(stream, edges, parent, hook_edges)
+    enqueue_on_packet(stream, edges, parent, |e, p| {
+        first_parents(e, p);
+        hook_edges(e, p);
+    })
 }
 
 /// Enqueues `kernel` over a received `packet` and `parent` on `stream` (a host-backend
@@ -315,8 +361,14 @@ pub(crate) fn enqueue_link_rows(
         {
             let owned = csr.rows();
             let arcs = match pass {
+                LinkPass::First => link_first(&view, owned, p),
                 LinkPass::Sampled { round } => link_sampled(&view, owned, round, p),
-                LinkPass::Rest { anchor } => link_rest(&view, owned, SAMPLED_ARCS, anchor, p),
+                LinkPass::Rest { anchor } => {
+                    link_rest(&view, owned, (SAMPLED_ARCS, false), anchor, p)
+                }
+                LinkPass::EveryArc { lower_only } => {
+                    link_rest(&view, owned, (0, lower_only), None, p)
+                }
             };
             count[0].fetch_add(arcs, Ordering::Relaxed);
         }
@@ -329,7 +381,7 @@ pub fn enqueue_compress(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcE
     enqueue_on_parent(stream, parent, compress)
 }
 
-/// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_hook_edges`].
+/// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_link_edges`].
 pub fn enqueue_merge(
     stream: &Stream,
     offset: u32,

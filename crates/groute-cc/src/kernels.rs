@@ -30,15 +30,20 @@ impl Kernels {
         }
     }
 
-    pub(crate) fn hook(
+    /// Enqueues the linking of every edge of `edges`: their lower ends made the parents of the
+    /// roots they join (plain stores), then the hook.
+    pub(crate) fn link_edges(
         &self,
         s: &Stream,
         edges: &Buffer<Edge>,
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
         match self {
-            Kernels::Host => host::enqueue_hook_edges(s, edges, parent),
-            Kernels::Cuda(k) => k.hook_edges(s, edges, parent),
+            Kernels::Host => host::enqueue_link_edges(s, edges, parent),
+            Kernels::Cuda(k) => {
+                k.first_parents(s, edges, parent)?;
+                k.hook_edges(s, edges, parent)
+            }
         }
     }
 

@@ -7,25 +7,32 @@
 //!
 //! ```text
 //!  DeviceRows: device d holds rows [r_d, r_d+1)       HostStream: host (pinned edge list)
-//!    sample arcs 0, 1 of every row; compress              --chunks--> Scatter router
-//!    link the rest of the rows outside the anchor's tree     (first available) --> device
-//!                                                        every chunk: find + hook
+//!    each row's arc 0 to a lower head: its parent         --chunks--> Scatter router
+//!    dense: sample arcs 0, 1 of every row; compress          (first available) --> device
+//!      link the rest of the rows outside the anchor's tree  every chunk: lower ends as
+//!    sparse: compress; link every other arc once             roots' parents, find + hook
 //!  every device: parent[] --(v, parent[v]) as edges--> TreeReduction router
 //!        --> device i & (i-1) ... --> device 0 --labels--> host
 //! ```
 //!
 //! - **Rows on the devices** ([`DeviceRows`], [`CcStorage::DeviceRows`], what
 //!   [`CcStorage::Auto`] takes on graphs of at least 8 arcs per vertex): each device holds a
-//!   block of the graph's rows and links them as Afforest does (Sutton, Ben-Nun and Barak,
-//!   IPDPS 2018): first the first two arcs of every row, then the rest of every row outside
-//!   the tree of the anchor (the vertex of largest degree), which on a power-law graph is most
-//!   of them. On a symmetric graph the skipped arcs are linked from their other ends or join
-//!   nothing new (see [`DeviceRows`]); a directed graph links every arc.
+//!   block of the graph's rows. It first makes each row's arc 0 the row's parent where its
+//!   head is lower (a plain store per row, no find and no atomic: ECL-CC's initialisation,
+//!   Jaiganesh and Burtscher, HPDC 2018). On a dense graph it then links as Afforest does
+//!   (Sutton, Ben-Nun and Barak, IPDPS 2018): the first two arcs of every row, then the rest
+//!   of every row outside the tree of the anchor (the vertex of largest degree), which on a
+//!   power-law graph is most of them. On a symmetric graph the skipped arcs are linked from
+//!   their other ends or join nothing new (see [`DeviceRows`]); a directed graph links every
+//!   arc. On a sparse graph sampling would link most arcs anyway, so it links every arc once
+//!   (on a symmetric graph, each edge from its higher end).
 //! - **Edges streamed from the host** ([`StagedEdges`], [`CcStorage::HostStream`], `Auto` on
-//!   sparser graphs, where sampling would link most arcs anyway, and both ways): the host
-//!   streams the edge list (each edge once) in chunks through a first-available [`Scatter`]
-//!   router: whichever device has a free receive buffer takes the next chunk, so faster devices
-//!   take more chunks, and the devices' memory need not hold the arcs.
+//!   sparser graphs): the host streams the edge list (each edge once) in chunks through a
+//!   first-available [`Scatter`] router: whichever device has a free receive buffer takes the
+//!   next chunk, so faster devices take more chunks, and the devices' memory need not hold the
+//!   arcs. Before hooking a chunk, a device points every root that is the higher end of one of
+//!   its edges at the lower end (plain stores, the same initialisation over an edge list), so
+//!   the hook finds most of a sparse chunk's edges joined already.
 //! - Each device keeps a full parent array and hooks every edge it links (finds both roots,
 //!   pointing every vertex it passes at its grandparent, and hooks the higher root under the
 //!   lower one with a compare-and-swap); then it compresses (pointer jumping until every vertex
@@ -34,7 +41,7 @@
 //!   row) find its root once, lanes that would hook the same root elect one CAS, and the reads
 //!   that may be stale go through the L1 (any ancestor read is good enough; see
 //!   `kernels/cc/cc.cu`). Every find stops at vertex 0 without loading it (0 is always a
-//!   root).
+//!   root), and an edge whose one end is the other's parent ends after two loads.
 //! - A device then merges its children's arrays (in the binomial tree of [`TreeReduction`];
 //!   each entry `(v, parent[v])` is one more edge to hook), compresses, and sends its array up
 //!   to its parent; device 0 sends the final array to the host. Large arrays are packetized by

@@ -15,13 +15,14 @@
 //! **One or two processes holding a symmetric graph** of at least
 //! [`CcStorage::DENSE_DEGREE`](crate::CcStorage::DENSE_DEGREE) arcs per vertex (the graphs on
 //! which one process keeps the rows on its devices) link their devices' rows as one process
-//! does ([`DeviceRows`](crate::DeviceRows): the first arcs of every row, then the rest of the
-//! rows outside the anchor's tree), around one anchor that every process agrees on (the
+//! does ([`DeviceRows`](crate::DeviceRows): each row's first lower neighbour as its parent, the
+//! first arcs of every row, then the rest of the rows outside the anchor's tree), around one anchor that every process agrees on (the
 //! vertex of largest degree, from a sum of one word per process): most arcs of a power-law
 //! graph are skipped, and every arc skipped is linked from its other end or joins what the
 //! anchor joins in every forest. **Two processes holding a sparser graph** hook each edge
 //! once, from one of its ends chosen by a hash of the pair so that the edges between the
-//! processes are split evenly (a directed graph's every arc, at its tail). Either way, merging the other's whole parent array hooks, for each vertex, an
+//! processes are split evenly (a directed graph's every arc, at its tail), lower ends first
+//! made their roots' parents as one process's stream does. Either way, merging the other's whole parent array hooks, for each vertex, an
 //! edge to its root in the other's forest, which joins everything the other's links join: the
 //! union of the two forests, the components of the whole graph. One gather of `4 n` bytes per
 //! process, no host wait.
@@ -60,7 +61,7 @@ use groute_core::{Buffer, Context, Device, DeviceTimer, Event};
 use groute_graph::{HeldRows, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
 
-use crate::device_rows::{RowsPart, largest_degree};
+use crate::device_rows::{RowsLinking, RowsPart, largest_degree};
 use crate::kernels::Kernels;
 use crate::{CcError, CcStorage, Edge, component_stats};
 use edges::device_edges;
@@ -394,9 +395,12 @@ impl CcRanks {
             let stream = device.stream();
             match &hooks.hooks {
                 Hooks::Rows(part) => {
-                    part.enqueue_link(&hooks.kernels, stream, &hooks.parent, self.anchor)?
+                    let linking = RowsLinking::Sampled {
+                        anchor: self.anchor,
+                    };
+                    part.enqueue_link(&hooks.kernels, stream, &hooks.parent, linking)?
                 }
-                Hooks::Edges(edges) => hooks.kernels.hook(stream, edges, &hooks.parent)?,
+                Hooks::Edges(edges) => hooks.kernels.link_edges(stream, edges, &hooks.parent)?,
             }
             hooks.kernels.compress(stream, &hooks.parent)?;
         }

@@ -4,7 +4,10 @@
 //! self-loop edges, 1 and 2 devices (merging), small and large chunks. Runs on every backend of
 //! `test_contexts` (CUDA with `GROUTE_TEST_CUDA=1`).
 
-use groute_cc::{CcError, CcOptions, Edge, StagedEdges, cc_reference, connected_components};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use groute_cc::{CcError, CcOptions, Edge, StagedEdges, cc_reference, connected_components, host};
 use groute_core::Context;
 use groute_core::testing::test_contexts;
 use groute_graph::{CsrBuilder, EdgeList, Graph};
@@ -176,4 +179,51 @@ fn staging_refuses_edges_out_of_range() {
     let empty = StagedEdges::from_edges(&ctx, 3, &[]).expect("no edges");
     let r = connected_components(&ctx, &empty, &CcOptions::default()).expect("cc");
     assert_eq!(r.labels, vec![0, 1, 2]);
+}
+
+#[test]
+fn first_parents_point_roots_at_lower_neighbours_only() {
+    // The plain-store initialisation before a chunk's hook: every entry it writes is a root's,
+    // pointed at a lower end of one of that root's edges, so the array stays a forest whose
+    // trees are connected, and the hook after it finishes the components.
+    for seed in 0..4u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(200 + seed);
+        let n = rng.random_range(10..2000u32);
+        let mut pairs = hub_pairs(
+            n,
+            2,
+            rng.random_range(0..300),
+            rng.random_range(0..900),
+            seed,
+        );
+        pairs.push((n - 1, n - 1));
+        pairs.shuffle(&mut rng);
+        let edges: Vec<Edge> = pairs.iter().map(|&(u, v)| Edge::new(u, v)).collect();
+        let parent: Vec<AtomicU32> = (0..n).map(AtomicU32::new).collect();
+        // A root from an earlier chunk's hook stays one unless an edge names it.
+        parent[1].store(0, Ordering::Relaxed);
+        host::first_parents(&edges, &parent);
+        let joined: HashSet<(u32, u32)> =
+            pairs.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect();
+        for v in 2..n {
+            let p = parent[v as usize].load(Ordering::Relaxed);
+            assert!(
+                p == v || (p < v && joined.contains(&(p, v))),
+                "seed {seed}: parent[{v}] = {p} is neither {v} nor a lower neighbour"
+            );
+        }
+        assert_eq!(parent[1].load(Ordering::Relaxed), 0, "seed {seed}");
+        host::hook_edges(&edges, &parent);
+        host::compress(&parent);
+        let mut expected = reference(n as usize, &pairs);
+        // Vertex 1 was joined to 0 before the chunk.
+        let (zero, one) = (expected[0], expected[1]);
+        for label in &mut expected {
+            if *label == one {
+                *label = zero.min(one);
+            }
+        }
+        let got: Vec<u32> = parent.iter().map(|p| p.load(Ordering::Relaxed)).collect();
+        assert_eq!(got, expected, "seed {seed}");
+    }
 }
