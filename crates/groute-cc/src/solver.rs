@@ -12,10 +12,15 @@ use crate::{
 /// memory ([`StagedEdges`]). Each [`CcSolver::run`] links, merges and returns the
 /// labels (see the crate docs for what [`crate::CcStats::elapsed`] times); routers and parent
 /// arrays are set up per run, outside the clock.
+///
+/// With [`CcStorage::Auto`], a graph whose rows the devices' memory cannot hold streams from
+/// host memory instead ([`CcSolver::storage_fallback`] says why); asked for
+/// [`CcStorage::DeviceRows`], the solver fails with [`CcError::RowsDoNotFit`] there.
 pub struct CcSolver {
     context: Context,
     edges: Edges,
     options: CcOptions,
+    fallback: Option<CcError>,
 }
 
 /// What a [`CcSolver`] holds.
@@ -30,6 +35,7 @@ impl std::fmt::Debug for CcSolver {
         f.debug_struct("CcSolver")
             .field("edges", &self.edges)
             .field("options", &self.options)
+            .field("fallback", &self.fallback)
             .finish()
     }
 }
@@ -38,15 +44,32 @@ impl CcSolver {
     /// Stages the edges of `graph` for the devices of `context`, as `options.storage` says.
     pub fn new(context: &Context, graph: &Graph, options: &CcOptions) -> Result<Self, CcError> {
         let csr = &graph.csr;
+        let mut fallback = None;
         let edges = match options.storage.resolve(csr.num_vertices(), csr.num_edges()) {
             CcStorage::HostStream => Edges::Staged(StagedEdges::new(context, graph)?),
-            _ => Edges::Rows(DeviceRows::new(context, graph)?),
+            _ => match DeviceRows::new(context, graph) {
+                Ok(rows) => Edges::Rows(rows),
+                // The rows' buffers are freed by now: the stream needs only its own.
+                Err(e @ CcError::RowsDoNotFit(_)) if options.storage == CcStorage::Auto => {
+                    fallback = Some(e);
+                    Edges::Staged(StagedEdges::new(context, graph)?)
+                }
+                Err(e) => return Err(e),
+            },
         };
         Ok(CcSolver {
             context: context.clone(),
             edges,
             options: options.clone(),
+            fallback,
         })
+    }
+
+    /// Why [`CcStorage::Auto`] streams the edges of a graph whose rows it would have kept on
+    /// the devices: the [`CcError::RowsDoNotFit`] their upload failed with (`None` where the
+    /// storage is the one [`CcStorage::resolve`] picks).
+    pub fn storage_fallback(&self) -> Option<&CcError> {
+        self.fallback.as_ref()
     }
 
     /// Where the edges are kept ([`CcStorage::Auto`] resolved).
