@@ -354,7 +354,7 @@ fn run(args: Args) -> Result<(), AnyError> {
             last.components, last.largest_component
         );
         if let Some(why) = solver.storage_fallback() {
-            println!("storage     edges streamed from host memory: {why}");
+            println!("storage     edges streamed from host memory, the rows do not fit: {why}");
         }
         if streamed {
             println!(

@@ -25,7 +25,7 @@ pub struct CcSolver {
     context: Context,
     edges: Edges,
     options: CcOptions,
-    fallback: Option<CcError>,
+    fallback: Option<groute_core::Error>,
 }
 
 /// What a [`CcSolver`] holds.
@@ -58,7 +58,7 @@ impl CcSolver {
                 // The rows' buffers are freed by now. The stream's default prefills most of
                 // a dense graph's edges into the devices, as much memory as the rows took:
                 // two receive buffers per device instead, unless the options name a count.
-                Err(e @ CcError::RowsDoNotFit(_)) if options.storage == CcStorage::Auto => {
+                Err(CcError::RowsDoNotFit(e)) if options.storage == CcStorage::Auto => {
                     fallback = Some(e);
                     options.input_buffers = options.input_buffers.or(Some(FALLBACK_BUFFERS));
                     Edges::Staged(StagedEdges::new(context, graph)?)
@@ -75,9 +75,10 @@ impl CcSolver {
     }
 
     /// Why [`CcStorage::Auto`] streams the edges of a graph whose rows it would have kept on
-    /// the devices: the [`CcError::RowsDoNotFit`] their upload failed with (`None` where the
-    /// storage is the one [`CcStorage::resolve`] picks).
-    pub fn storage_fallback(&self) -> Option<&CcError> {
+    /// the devices: the device memory error their upload failed with (the one
+    /// [`CcError::RowsDoNotFit`] carries; `None` where the storage is the one
+    /// [`CcStorage::resolve`] picks).
+    pub fn storage_fallback(&self) -> Option<&groute_core::Error> {
         self.fallback.as_ref()
     }
 
