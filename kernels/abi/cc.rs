@@ -31,7 +31,8 @@ abi_struct! {
         /// `cc_link_sampled`: the arc of every row it links.
         pub round: u32,
         /// Arcs at the start of each row that `cc_link_rest` and `cc_link_tiles` skip (linked
-        /// by sampling).
+        /// by `cc_link_first` and the sampling round), but arc 0 where its head is above the
+        /// row (which neither links).
         pub sampled: u32,
         /// Rows in this vertex's tree are skipped (`>= n`: none).
         pub anchor: u32,

@@ -260,6 +260,14 @@ __device__ __forceinline__ bool leaves_out(u32 u, u64 arc, u64 row, u32 v, const
     return v >= p.n || v == u || (v < u && arc == row) || (p.lower_only != 0 && v > u);
 }
 
+// The first arc of row u (arcs [row, end)) that cc_link_rest and cc_link_tiles link: the one
+// after the first p.sampled arcs, but arc 0 itself where its head is above u (the sampling
+// round links arc 1 only, and cc_link_first only arcs 0 to lower heads). The arcs of such a row
+// that the sampling round linked are linked again, which joins nothing.
+__device__ __forceinline__ u64 first_rest_arc(u32 u, u64 row, u64 end, const CcLink& p) {
+    return p.sampled != 0 && end > row && p.targets[row] > u ? row : row + p.sampled;
+}
+
 // Links u with the heads of its arcs [begin, end), the whole warp together (warp_link, whose
 // lanes all share u; `row` is the row's first arc), but for the arcs a pass leaves out;
 // returns the arcs this lane linked. Warp-uniform arguments; u < n.
@@ -409,8 +417,10 @@ extern "C" __global__ void cc_link_first(CcLink p) {
 
 // Afforest's sampling (Sutton, Ben-Nun and Barak, IPDPS 2018), over one device's rows: links
 // every row's arc number `p.round` (rows with fewer arcs: nothing; arcs cc_link_first linked:
-// nothing). Run for rounds 0, 1, ... with a compress after each, it joins most of a graph's
-// vertices into a few trees while reading only a few arcs per vertex.
+// nothing). Run for arc 1 after cc_link_first, then a compress, it joins most of a graph's
+// vertices into a few trees while reading only a few arcs per vertex (a round over arc 0, as
+// Afforest has, would spend most of its time on the rows whose arc 0 goes up, which
+// cc_link_rest links with the rest of their row if they are still outside the anchor's tree).
 // The lanes of a warp link their rows' arcs together (warp_link): lanes that would hook the
 // same pair of trees, or the same root (every row sampling one hub), elect one.
 extern "C" __global__ void cc_link_sampled(CcLink p) {
@@ -438,7 +448,7 @@ extern "C" __global__ void cc_link_sampled(CcLink p) {
     add_per_warp(p.linked, linked);
 }
 
-// The arcs of every row after its first `p.sampled` (but those a pass leaves out: leaves_out),
+// The arcs of every row from first_rest_arc (but those a pass leaves out: leaves_out),
 // except the rows in the anchor's tree (skipped: on a symmetric graph, every arc from such a
 // row to a vertex outside the tree is linked from the other end, whose row holds the reverse
 // arc, unless that end is in the tree too) and the tiled rows (cc_link_tiles). A warp takes 32
@@ -459,7 +469,7 @@ extern "C" __global__ void cc_link_rest(CcLink p) {
             u = p.first_row + static_cast<u32>(i);
             row = p.offsets[u];
             end = p.offsets[u + 1];
-            begin = row + p.sampled;
+            begin = first_rest_arc(u, row, end, p);
             const bool tiled = p.tile_arcs != 0 && end - row >= p.tile_arcs;
             if (begin >= end || tiled || in_anchor_tree(u, root, p)) {
                 begin = end;
@@ -489,7 +499,7 @@ extern "C" __global__ void cc_link_rest(CcLink p) {
 }
 
 // The tiled rows (rows of at least p.tile_arcs arcs, hubs): one warp per tile, so a hub's arcs
-// spread over the whole grid; a tile's arcs before p.sampled are left out, as are the arcs
+// spread over the whole grid; a tile's arcs before first_rest_arc are left out, as are the arcs
 // leaves_out names, and tiles of rows in the anchor's tree are skipped, as in cc_link_rest.
 // Tiles naming a row outside the device's are skipped.
 extern "C" __global__ void cc_link_tiles(CcLink p) {
@@ -503,8 +513,8 @@ extern "C" __global__ void cc_link_tiles(CcLink p) {
             continue;
         }
         const u64 row = p.offsets[u];
-        const u64 row_rest = row + p.sampled;
         const u64 row_end = p.offsets[u + 1];
+        const u64 row_rest = first_rest_arc(u, row, row_end, p);
         const u64 tile = p.tile_begin[t];
         const u64 begin = tile > row_rest ? tile : row_rest;
         const u64 end = tile + p.tile_arcs < row_end ? tile + p.tile_arcs : row_end;

@@ -26,6 +26,7 @@ struct CcLink {
     unsigned int n;                    // vertices of the graph (entries of parent)
     unsigned int round;                // cc_link_sampled: the arc of every row it links
     unsigned int sampled;              // arcs of each row cc_link_rest and cc_link_tiles skip
+                                       // (but arc 0 where its head is above the row)
     unsigned int anchor;               // rows in this vertex's tree are skipped (>= n: none)
     unsigned int tile_count;
     unsigned int tile_arcs;            // 0: no row is tiled

@@ -13,8 +13,12 @@ use rayon::prelude::*;
 use crate::CcError;
 use crate::kernels::Kernels;
 
-/// Arcs of each row linked by sampling before the rest of the rows (Afforest's neighbour
-/// rounds; two is its authors' choice, and more only moves arcs from one pass to another).
+/// Arcs at the start of each row linked before the rest of the rows, on graphs that are
+/// sampled: arc 0 where its head is below the row (made the row's parent, ECL-CC's
+/// initialisation) and arc 1 (one round of Afforest's neighbour sampling; two arcs is its
+/// authors' choice). Arc 0 to a higher head is linked with the rest of its row, where that
+/// row is still outside the anchor's tree: a sampling round over arc 0 spent most of its time
+/// on these rows.
 pub const SAMPLED_ARCS: u32 = 2;
 
 /// Arcs per tile of a long row (CUDA): rows with at least this many arcs are split into tiles
@@ -45,11 +49,12 @@ pub(crate) struct RowsPart {
 /// least [`crate::CcStorage::DENSE_DEGREE`] arcs per vertex, it links as Afforest does (Sutton,
 /// Ben-Nun and Barak, "Optimizing Parallel Graph Connectivity Computation via Subgraph
 /// Sampling", IPDPS 2018):
-/// 1. **Sampling:** the first [`SAMPLED_ARCS`] arcs of every row, one arc per row at a time,
-///    each pass followed by a compress. On most graphs this already joins nearly every
-///    vertex of the largest component into one tree.
-/// 2. **The rest:** every row's remaining arcs, except the rows of vertices already in the
-///    tree of the *anchor* (the vertex of largest degree). On a symmetric graph that skip is
+/// 1. **Sampling:** arc 1 of every row, then a compress. With the parents of the first step,
+///    this already joins nearly every vertex of the largest component into one tree on most
+///    graphs ([`SAMPLED_ARCS`]).
+/// 2. **The rest:** every row's remaining arcs (arc 0 too where its head is above the row),
+///    except the rows of vertices already in the tree of the *anchor* (the vertex of largest
+///    degree). On a symmetric graph that skip is
 ///    exact: an arc from such a row to a vertex outside the tree is linked from the other end,
 ///    whose row holds the reverse arc (whichever device holds it), and an arc between two
 ///    vertices in the anchor's trees joins nothing that the merged forests do not join already,
@@ -212,10 +217,9 @@ impl RowsPart {
 
     /// Enqueues the linking of these rows on `stream` (their device's), as `linking` says:
     /// zero the count, make each row's arc 0 its parent where the head is below the row
-    /// (ECL-CC's initialisation), then either sample ([`SAMPLED_ARCS`] passes, each followed by
-    /// a compress) and link the rest of the rows outside the anchor's tree, or compress and
-    /// link every other arc; `parent` holds an initialised array. The caller compresses
-    /// afterwards.
+    /// (ECL-CC's initialisation), then either sample (arc 1 of every row, then a compress) and
+    /// link the rest of the rows outside the anchor's tree, or compress and link every other
+    /// arc; `parent` holds an initialised array. The caller compresses afterwards.
     pub(crate) fn enqueue_link(
         &self,
         kernels: &Kernels,
@@ -227,10 +231,8 @@ impl RowsPart {
         kernels.link_rows(stream, self, LinkPass::First, parent)?;
         match linking {
             RowsLinking::Sampled { anchor } => {
-                for round in 0..SAMPLED_ARCS {
-                    kernels.link_rows(stream, self, LinkPass::Sampled { round }, parent)?;
-                    kernels.compress(stream, parent)?;
-                }
+                kernels.link_rows(stream, self, LinkPass::Sampled { round: 1 }, parent)?;
+                kernels.compress(stream, parent)?;
                 kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
             }
             RowsLinking::EveryArc { lower_only } => {
@@ -300,7 +302,8 @@ pub(crate) enum LinkPass {
     First,
     /// Arc number `round` of every row.
     Sampled { round: u32 },
-    /// The arcs after the [`SAMPLED_ARCS`] sampled ones, but in the rows of the anchor's tree.
+    /// The arcs after the first [`SAMPLED_ARCS`] (arc 0 too where its head is above the row),
+    /// but in the rows of the anchor's tree.
     Rest { anchor: Option<u32> },
     /// Every arc (`lower_only`: only the arcs to lower heads).
     EveryArc { lower_only: bool },

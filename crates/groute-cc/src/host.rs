@@ -213,10 +213,11 @@ pub fn link_sampled(
         .sum()
 }
 
-/// Links the arcs of every row of `owned` after the first `sampled`, except the rows of
-/// vertices in `anchor`'s tree (as `cc_link_rest` and `cc_link_tiles`; `None`: every row);
-/// after [`link_first`], whose arcs it leaves out, as it leaves out the arcs to higher heads
-/// with `lower_only`. Returns the arcs linked.
+/// Links the arcs of every row of `owned` after the first `sampled` (arc 0 too where its head
+/// is above the row: neither [`link_first`] nor a sampling round of arc 1 links it), except
+/// the rows of vertices in `anchor`'s tree (as `cc_link_rest` and `cc_link_tiles`; `None`:
+/// every row); after [`link_first`], whose arcs it leaves out, as it leaves out the arcs to
+/// higher heads with `lower_only`. Returns the arcs linked.
 pub fn link_rest(
     rows: &HostCsrRows<'_>,
     owned: Range<u32>,
@@ -232,11 +233,15 @@ pub fn link_rest(
         .with_min_len(GRAIN / 16)
         .map(|u| {
             let row = rows.row(u).0;
-            if row.len() <= sampled as usize || root.is_some_and(|r| find(u, parent) == r) {
+            let from = match row.first() {
+                Some(&v) if sampled > 0 && v > u => 0,
+                _ => sampled as usize,
+            };
+            if row.len() <= from || root.is_some_and(|r| find(u, parent) == r) {
                 return 0;
             }
             let mut linked = 0;
-            for (index, &v) in row.iter().enumerate().skip(sampled as usize) {
+            for (index, &v) in row.iter().enumerate().skip(from) {
                 if !leaves_out(u, index, v, lower_only) {
                     link(u, v, parent);
                     linked += 1;

@@ -8,7 +8,7 @@
 //! ```text
 //!  DeviceRows: device d holds rows [r_d, r_d+1)       HostStream: host (pinned edge list)
 //!    each row's arc 0 to a lower head: its parent         --chunks--> Scatter router
-//!    dense: sample arcs 0, 1 of every row; compress          (first available) --> device
+//!    dense: sample arc 1 of every row; compress              (first available) --> device
 //!      link the rest of the rows outside the anchor's tree  every chunk: lower ends as
 //!    sparse: compress; link every other arc once             roots' parents, find + hook
 //!  every device: parent[] --(v, parent[v]) as edges--> TreeReduction router
@@ -20,9 +20,9 @@
 //!   block of the graph's rows. It first makes each row's arc 0 the row's parent where its
 //!   head is lower (a plain store per row, no find and no atomic: ECL-CC's initialisation,
 //!   Jaiganesh and Burtscher, HPDC 2018). On a dense graph it then links as Afforest does
-//!   (Sutton, Ben-Nun and Barak, IPDPS 2018): the first two arcs of every row, then the rest
-//!   of every row outside the tree of the anchor (the vertex of largest degree), which on a
-//!   power-law graph is most of them. On a symmetric graph the skipped arcs are linked from
+//!   (Sutton, Ben-Nun and Barak, IPDPS 2018): arc 1 of every row (the first arc being mostly
+//!   linked already), then the rest of every row outside the tree of the anchor (the vertex of
+//!   largest degree), which on a power-law graph is most of them. On a symmetric graph the skipped arcs are linked from
 //!   their other ends or join nothing new (see [`DeviceRows`]); a directed graph links every
 //!   arc. On a sparse graph sampling would link most arcs anyway, so it links every arc once
 //!   (on a symmetric graph, each edge from its higher end).
