@@ -1,10 +1,9 @@
-//! Connected components on 1..N devices: each device links its own block of rows (each row's
-//! first lower neighbour as its parent, Afforest's sampling, then the rows outside the largest
-//! tree), parent arrays merged up a reduction tree, on graphs of at least 8 arcs per vertex.
-//! On sparser graphs, on graphs whose rows do not fit the devices, and with tuning
+//! Connected components on 1..N devices: each device links its own block of rows (Afforest's
+//! sampling first, then the rows outside the largest tree), parent arrays merged up a
+//! reduction tree, on graphs of at least 8 arcs per vertex. On sparser graphs, and with tuning
 //! `--storage stream`, the edge list stays in pinned host memory and chunks of it are
 //! scattered to the devices (first available) at every run, Groute's dataflow: each edge is
-//! linked once, and the devices' memory need not hold the arcs.
+//! hooked once, and the devices' memory need not hold the arcs.
 //!
 //! ```text
 //! cargo run --release --example cc -- --gen kron21.sym --devices 2 --validate --repeat 5
@@ -305,12 +304,11 @@ fn run(args: Args) -> Result<(), AnyError> {
         if streamed {
             "edge chunks routed to the devices, hook and compress, tree merge"
         } else {
-            "each device's rows linked (sampled where dense), tree merge"
+            "sampled linking of each device's rows, tree merge"
         },
         None,
         json!({
             "storage": format!("{:?}", solver.storage()),
-            "storage_fallback": solver.storage_fallback().map(|e| e.to_string()),
             "prefill": !args.no_prefill,
             "chunk_edges": s.chunk_edges,
             "input_buffers": s.input_buffers,
@@ -353,9 +351,6 @@ fn run(args: Args) -> Result<(), AnyError> {
             "components  {}, largest {}",
             last.components, last.largest_component
         );
-        if let Some(why) = solver.storage_fallback() {
-            println!("storage     edges streamed from host memory, the rows do not fit: {why}");
-        }
         if streamed {
             println!(
                 "chunks      {} x {} edges, {} buffers/device; edges per device {:?}, chunks {:?}",

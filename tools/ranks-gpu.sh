@@ -185,9 +185,6 @@ for alg in "${algorithm_list[@]}"; do
     fi
     limit=$(python3 -c "print(int($peak * $limit_fraction))")
     limited=("$example" --graph "$work/$g.grc" --repeat 1 --device-memory-limit "$limit")
-    # CC's Auto streams the edges from host memory where its rows do not fit: keep the rows,
-    # whose refusal is what this step checks.
-    [[ $alg == cc ]] && limited+=(--storage rows)
     # 1 device under the limit: a clean refusal naming the limit (its step's exit code is
     # expected not to be 0), not a crash.
     before=$failed

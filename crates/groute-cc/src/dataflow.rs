@@ -92,10 +92,7 @@ pub enum CcStorage {
     /// [`CcStorage::DeviceRows`] on graphs of at least [`CcStorage::DENSE_DEGREE`] arcs per
     /// vertex, where sampling lets a run skip most arcs; [`CcStorage::HostStream`] on sparser
     /// ones (road networks), where sampling links most arcs anyway and the stream's hook is
-    /// the faster way to link every edge once; and [`CcStorage::HostStream`] wherever the
-    /// devices' memory cannot hold the rows ([`CcSolver::storage_fallback`] says so).
-    ///
-    /// [`CcSolver::storage_fallback`]: crate::CcSolver::storage_fallback
+    /// the faster way to link every edge once.
     #[default]
     Auto,
     /// Each device holds a block of the graph's rows and links them: by sampling first on
@@ -113,7 +110,7 @@ impl CcStorage {
     pub const DENSE_DEGREE: u64 = 8;
 
     /// The storage this setting takes for a graph of `vertices` and `arcs` (itself, but for
-    /// [`CcStorage::Auto`], which may still fall back to streaming where the rows do not fit).
+    /// [`CcStorage::Auto`]).
     pub fn resolve(self, vertices: usize, arcs: u64) -> CcStorage {
         match self {
             CcStorage::Auto if arcs >= Self::DENSE_DEGREE.saturating_mul(vertices as u64) => {

@@ -168,10 +168,10 @@ fn more_devices_than_vertices_leave_some_devices_without_rows() {
     }
 }
 
-/// Rows that do not fit a device's memory: asked for, an error that names the limit and the
-/// storage that streams the edges instead; under `Auto`, that storage, saying why.
+/// Rows that do not fit a device's memory: an error that names the limit and the storage that
+/// streams the edges instead, which then runs.
 #[test]
-fn rows_that_do_not_fit_are_refused_or_streamed() {
+fn rows_that_do_not_fit_are_refused_naming_the_streaming_storage() {
     let graph = generated("kron:scale=12,ef=16,sym,seed=4");
     let ctx = Context::builder()
         .devices(1)
@@ -179,37 +179,22 @@ fn rows_that_do_not_fit_are_refused_or_streamed() {
         .device_memory_limit(64 * 1024)
         .build()
         .unwrap();
-    let rows = CcOptions::default().with_storage(CcStorage::DeviceRows);
-    let e = CcSolver::new(&ctx, &graph, &rows).expect_err("over the limit");
+    let e = CcSolver::new(&ctx, &graph, &CcOptions::default()).expect_err("over the limit");
     assert!(matches!(e, CcError::RowsDoNotFit(_)), "{e:?}");
     let text = e.to_string();
     assert!(
         text.contains("memory limit") && text.contains("--storage stream"),
         "{text}"
     );
-    let auto_options = CcOptions::default().with_chunk_edges(512);
-    let mut auto = CcSolver::new(&ctx, &graph, &auto_options).unwrap();
-    assert_eq!(auto.storage(), CcStorage::HostStream);
-    let why = auto.storage_fallback().expect("Auto says why it streams");
-    assert!(
-        matches!(why, groute_core::Error::DeviceMemoryLimit { .. }),
-        "{why:?}"
-    );
-    let got = auto.run().unwrap();
-    assert_eq!(got.labels, cc_reference(&graph.csr));
-    // Two receive buffers, not the prefill of most edges that a dense graph streams with.
-    assert_eq!(got.stats.input_buffers, 2);
     let streamed = CcOptions::default()
         .with_storage(CcStorage::HostStream)
         .with_chunk_edges(512)
         .with_input_buffers(1);
-    let mut solver = CcSolver::new(&ctx, &graph, &streamed).unwrap();
-    assert!(solver.storage_fallback().is_none());
-    assert_eq!(solver.run().unwrap().labels, cc_reference(&graph.csr));
-    // No limit: the rows, and no fallback.
-    let roomy = CcSolver::new(&Context::host(1).unwrap(), &graph, &CcOptions::default()).unwrap();
-    assert_eq!(roomy.storage(), CcStorage::DeviceRows);
-    assert!(roomy.storage_fallback().is_none());
+    let got = CcSolver::new(&ctx, &graph, &streamed)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(got.labels, cc_reference(&graph.csr));
 }
 
 #[test]
