@@ -1,9 +1,10 @@
-//! Connected components on 1..N devices: each device links its own block of rows (Afforest's
-//! sampling first, then the rows outside the largest tree), parent arrays merged up a
-//! reduction tree, on graphs of at least 8 arcs per vertex. On sparser graphs, and with tuning
-//! `--storage stream`, the edge list stays in pinned host memory and chunks of it are
-//! scattered to the devices (first available) at every run, Groute's dataflow: each edge is
-//! hooked once, and the devices' memory need not hold the arcs.
+//! Connected components on 1..N devices: each device links its own block of rows (each row's
+//! arc 0 as its parent where its head is lower, one round of Afforest's sampling, then the rows
+//! outside the largest tree), parent arrays merged up a reduction tree, on graphs of at least
+//! 8 arcs per vertex. On sparser graphs, and with tuning `--storage stream`, the edge list
+//! stays in pinned host memory and chunks of it are scattered to the devices (first available)
+//! at every run, Groute's dataflow: each edge is linked once, and the devices' memory need not
+//! hold the arcs.
 //!
 //! ```text
 //! cargo run --release --example cc -- --gen kron21.sym --devices 2 --validate --repeat 5
@@ -45,7 +46,8 @@ use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport, Spread, Times};
 use common::{AnyError, GraphArgs, Report, RunArgs};
 
-/// Connected components (sampled linking of each device's rows, tree merge) on 1..N devices.
+/// Connected components (each device's rows linked, or edge chunks streamed; tree merge) on 1..N
+/// devices.
 #[derive(Parser, Debug)]
 #[command(name = "cc", version, term_width = 0)]
 struct Args {
@@ -304,7 +306,7 @@ fn run(args: Args) -> Result<(), AnyError> {
         if streamed {
             "edge chunks routed to the devices, hook and compress, tree merge"
         } else {
-            "sampled linking of each device's rows, tree merge"
+            "each device's rows linked (sampled where dense), tree merge"
         },
         None,
         json!({

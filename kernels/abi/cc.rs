@@ -6,8 +6,9 @@ use super::ptr::{DevicePtr, KernelArg};
 
 abi_struct! {
     /// The rows one device links into its parent array (`cc_link_first`, `cc_link_sampled`,
-    /// `cc_link_rest`, `cc_link_tiles`). `offsets` and `targets` are rebased to global ids: `offsets[v]` is
-    /// valid for `first_row <= v <= end_row`, `targets[e]` for the arcs of those rows.
+    /// `cc_link_rest`, `cc_link_tiles`). `offsets` and `targets` are rebased to global ids:
+    /// `offsets[v]` is valid for `first_row <= v <= end_row`, `targets[e]` for the arcs of those
+    /// rows.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct CcLink in "abi_cc.h" {
         /// Row offsets, by global vertex id.

@@ -3,9 +3,10 @@
 // (crates/groute-cc/src/cuda.rs holds the typed launch wrappers).
 //
 // Invariant of the parent array: parent[v] <= v for every v, and a vertex is a root when
-// parent[v] == v. Hooking only ever points a root at a smaller vertex (with a CAS, or with a
+// parent[v] == v. Hooking only ever points a root at a smaller vertex (with a CAS; or with a
 // plain store in the initialisations cc_link_first and cc_first_parents, which run alone on
-// their stream: no find or CAS races with them), and compressing (as do
+// their stream, no find or CAS beside them: in the latter, racing stores may re-point a vertex
+// another one just hooked, still at a smaller vertex), and compressing (as do
 // the path-shortening stores of a find) only points a vertex at one of its ancestors, so the
 // root of every tree is the smallest vertex of the tree, and once the components are single
 // trees, the fully compressed array labels every vertex with the minimum vertex id of its
@@ -139,7 +140,8 @@ struct AncestorCache {
 // 1. Lanes whose u equals the lower neighbour's form a group (a run of equal u: a CSR-ordered
 //    chunk gives runs of up to 32 lanes; an unsorted one runs of one, which is the plain hook).
 //    The group's leader loads parent[u] (or takes it from the cache) and broadcasts it: pu.
-// 2. Every lane loads parent[v]; pv == pu ends the edge (one tree), as in link().
+// 2. Every lane loads parent[v]; pv == pu, pv == u or pu == v ends the edge (one tree), as in
+//    link().
 // 3. If some lane of the group goes on, the leader finds u's root once (anc) and broadcasts
 //    it; each such lane finds v's root (rv), unless pv == anc.
 // 4. Lanes that would unite the same pair (anc, rv) are redundant: the lowest does it alone.
@@ -254,16 +256,19 @@ __device__ __forceinline__ bool in_anchor_tree(u32 u, u32 root, const CcLink& p)
 
 // Whether the arc `arc` of row u (whose first arc is `row`), to v, is one the passes after
 // cc_link_first leave out: a loop, a head out of range, the row's arc 0 to a lower head (which
-// cc_link_first made u's parent) and, with p.lower_only, an arc to a higher head (a symmetric
-// graph links it from the head's row, as the reverse arc).
+// cc_link_first made u's parent), the arcs after arc 0 among the first p.sampled (the sampling
+// round linked them; a rest pass that starts at arc 0, first_rest_arc, reaches them) and, with
+// p.lower_only, an arc to a higher head (a symmetric graph links it from the head's row, as
+// the reverse arc).
 __device__ __forceinline__ bool leaves_out(u32 u, u64 arc, u64 row, u32 v, const CcLink& p) {
-    return v >= p.n || v == u || (v < u && arc == row) || (p.lower_only != 0 && v > u);
+    return v >= p.n || v == u || (v < u && arc == row) || (arc > row && arc < row + p.sampled) ||
+           (p.lower_only != 0 && v > u);
 }
 
 // The first arc of row u (arcs [row, end)) that cc_link_rest and cc_link_tiles link: the one
 // after the first p.sampled arcs, but arc 0 itself where its head is above u (the sampling
-// round links arc 1 only, and cc_link_first only arcs 0 to lower heads). The arcs of such a row
-// that the sampling round linked are linked again, which joins nothing.
+// round links arc 1 only, and cc_link_first only arcs 0 to lower heads); leaves_out skips the
+// arcs of such a row that the sampling round linked.
 __device__ __forceinline__ u64 first_rest_arc(u32 u, u64 row, u64 end, const CcLink& p) {
     return p.sampled != 0 && end > row && p.targets[row] > u ? row : row + p.sampled;
 }
@@ -314,11 +319,12 @@ extern "C" __global__ void cc_hook_edges_warp(const uint2* __restrict__ edges, u
 
 // For every edge of `edges[0..m]` whose higher end is still a root, makes the lower end its
 // parent with a plain store (ECL-CC's initialisation, Jaiganesh and Burtscher 2018, over an
-// edge list): no find, no atomic. Edges sharing a root race, and the last store wins, any of
-// them being a valid hook: every store points a root at a lower vertex outside its tree (the
-// root is its tree's smallest vertex), so the invariant holds and no cycle forms. Run before
-// cc_hook_edges_warp over the same edges, which then finds most of them joined at once (one
-// end the other's parent); no other kernel may run beside it.
+// edge list): no find, no atomic. Every store writes a lower id than the vertex's own, so the
+// invariant holds and no cycle forms (pointers only go down). Edges sharing a root race: each
+// thread saw it a root, and the last store wins, replacing the others' links; those edges, as
+// every edge of the chunk, are hooked by cc_hook_edges_warp right after, which then finds most
+// of them joined at once (one end the other's parent). No other kernel may run beside it: no
+// find relies on its stores keeping ancestors.
 extern "C" __global__ void cc_first_parents(const uint2* __restrict__ edges, u64 m, u32* parent,
                                             u32 n) {
     for (u64 i = global_thread(); i < m; i += grid_stride()) {

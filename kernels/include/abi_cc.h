@@ -9,8 +9,8 @@
 namespace groute {
 #endif
 
-// The rows one device links into its parent array (cc_link_first, cc_link_sampled,
-// cc_link_rest, cc_link_tiles). `offsets` and `targets` are rebased to global ids: offsets[v] is valid for
+// The rows one device links into its parent array (cc_link_first, cc_link_sampled, cc_link_rest,
+// cc_link_tiles). `offsets` and `targets` are rebased to global ids: offsets[v] is valid for
 // first_row <= v <= end_row, targets[e] for the arcs of those rows.
 struct CcLink {
     const unsigned long long* offsets;

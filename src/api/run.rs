@@ -297,11 +297,12 @@ impl Runner {
     }
 
     /// Connected components (weakly connected on a directed graph): each device links a block
-    /// of the graph's rows into its parent array (sampling first, then the rows outside the
-    /// largest tree) on graphs of at least 8 arcs per vertex, or hooks the edge chunks the host
-    /// streams to whichever device is free on sparser ones, and the arrays merge up a tree of
-    /// devices ([`groute::cc`](mod@crate::cc)); the partition setting does not apply to it. [`Execution::DeviceDriven`] runs label propagation
-    /// instead ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one
+    /// of the graph's rows into its parent array (arcs 0 to lower heads as parents, one round
+    /// of sampling, then the rows outside the largest tree) on graphs of at least 8 arcs per
+    /// vertex, or hooks the edge chunks the host streams to whichever device is free on sparser
+    /// ones, and the arrays merge up a tree of devices ([`groute::cc`](mod@crate::cc)); the
+    /// partition setting does not apply to it. [`Execution::DeviceDriven`] runs label
+    /// propagation instead ([`LabelPropagation`](crate::cc::LabelPropagation): the same labels, one
     /// persistent kernel per device, as many rounds as the components' diameter), on the
     /// graph taken both ways and partitioned as the runner says.
     pub fn cc(&self, graph: &Graph) -> Result<CcRun> {
@@ -312,7 +313,7 @@ impl Runner {
         let mut solver = CcSolver::new(&setup.ctx, graph.as_graph(), &CcOptions::default())?;
         let engine = match solver.storage() {
             CcStorage::HostStream => "hook and merge: scatter router in, tree reduction out",
-            _ => "sampled linking of each device's rows, tree reduction out",
+            _ => "each device's rows linked (sampled where dense), tree reduction out",
         };
         let setup_ms = ms(setup.started.elapsed());
         let out = solver.run()?;

@@ -67,10 +67,11 @@ pub(crate) struct RowsPart {
 ///
 /// So a power-law graph's run reads a few arcs per vertex instead of all of them. The device
 /// memory it takes is each device's rows (8 bytes per vertex and 4 per arc, and 12 per tile of
-/// a long row) and a parent array of 4 bytes per vertex of the graph; where that does not fit,
-/// [`DeviceRows::new`] fails with [`CcError::RowsDoNotFit`], which names the other storage:
-/// [`crate::StagedEdges`] streams the edges from host memory instead, for graphs whose arcs do
-/// not fit the devices.
+/// a long row) and, during a run, a parent array of 4 bytes per vertex of the graph. Where the
+/// rows do not fit, [`DeviceRows::new`] fails with [`CcError::RowsDoNotFit`], which names the
+/// other storage: [`crate::StagedEdges`] streams the edges from host memory instead, for graphs
+/// whose arcs do not fit the devices (a run whose parent array does not fit fails with the
+/// device's memory error).
 pub struct DeviceRows {
     parts: Vec<RowsPart>,
     num_vertices: usize,

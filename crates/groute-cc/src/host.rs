@@ -166,12 +166,36 @@ pub fn merge(offset: u32, other: &[u32], parent: &[AtomicU32]) {
         });
 }
 
-/// Whether the passes after [`link_first`] leave out arc number `index` of row `u`, to `v` (as
-/// `leaves_out` in `cc.cu`): a loop, the arc [`link_first`] linked and, with `lower_only`, an
-/// arc to a higher head (a symmetric graph links it from the head's row).
-#[inline]
-fn leaves_out(u: u32, index: usize, v: u32, lower_only: bool) -> bool {
-    v == u || (index == 0 && v < u) || (lower_only && v > u)
+/// Which arcs the passes after [`link_first`] leave out besides the one it linked and loops
+/// (as `leaves_out` in `cc.cu`).
+#[derive(Clone, Copy)]
+struct LeftOut {
+    /// Vertices of the graph: heads at or above it are out of range.
+    n: usize,
+    /// Arcs at the start of each row linked by sampling: those after arc 0 are left out.
+    sampled: usize,
+    /// The arcs to higher heads (a symmetric graph links them from their heads' rows).
+    lower_only: bool,
+}
+
+impl LeftOut {
+    /// Whether arc number `index` of row `u`, to `v`, is left out.
+    #[inline]
+    fn arc(self, u: u32, index: usize, v: u32) -> bool {
+        v as usize >= self.n
+            || v == u
+            || (index == 0 && v < u)
+            || (index > 0 && index < self.sampled)
+            || (self.lower_only && v > u)
+    }
+}
+
+fn left_out(parent: &[AtomicU32], sampled: usize, lower_only: bool) -> LeftOut {
+    LeftOut {
+        n: parent.len(),
+        sampled,
+        lower_only,
+    }
 }
 
 /// Makes each row's arc 0 its parent where the head is below the row (as `cc_link_first`: no
@@ -181,9 +205,9 @@ pub fn link_first(rows: &HostCsrRows<'_>, owned: Range<u32>, parent: &[AtomicU32
     owned
         .into_par_iter()
         .with_min_len(GRAIN)
-        .map(|u| match rows.row(u).0.first() {
-            Some(&v) if v < u && (v as usize) < parent.len() => {
-                parent[u as usize].store(v, Ordering::Release);
+        .map(|u| match (rows.row(u).0.first(), parent.get(u as usize)) {
+            (Some(&v), Some(slot)) if v < u => {
+                slot.store(v, Ordering::Release);
                 1
             }
             _ => 0,
@@ -204,7 +228,7 @@ pub fn link_sampled(
         .into_par_iter()
         .with_min_len(GRAIN)
         .map(|u| match rows.row(u).0.get(round as usize) {
-            Some(&v) if !leaves_out(u, round as usize, v, false) => {
+            Some(&v) if !left_out(parent, 0, false).arc(u, round as usize, v) => {
                 link(u, v, parent);
                 1
             }
@@ -242,7 +266,7 @@ pub fn link_rest(
             }
             let mut linked = 0;
             for (index, &v) in row.iter().enumerate().skip(from) {
-                if !leaves_out(u, index, v, lower_only) {
+                if !left_out(parent, sampled as usize, lower_only).arc(u, index, v) {
                     link(u, v, parent);
                     linked += 1;
                 }
@@ -346,14 +370,22 @@ fn enqueue_on_packet<T: bytemuck::Pod + Send + Sync>(
 }
 
 /// Enqueues one pass of linking a device's own rows on `stream` (a host-backend stream):
-/// [`link_sampled`] or [`link_rest`], adding the arcs linked to the part's count.
+/// [`link_first`], [`link_sampled`] or [`link_rest`], adding the arcs linked to the part's
+/// count.
 pub(crate) fn enqueue_link_rows(
     stream: &Stream,
     rows: &RowsPart,
     pass: LinkPass,
     parent: &Buffer<u32>,
 ) -> Result<(), CcError> {
-    atomics(parent)?;
+    let owned = rows.csr.rows();
+    if owned.end as usize > atomics(parent)?.len() {
+        return Err(CcError::invalid(
+            "device rows",
+            format_args!("{owned:?}"),
+            format!("rows of the parent array's {} vertices", parent.len()),
+        ));
+    }
     let linked = rows.linked.clone();
     linked.host_atomic_u64().ok_or_else(unaddressable)?;
     let (csr, parent) = (rows.csr.clone(), parent.clone());

@@ -17,15 +17,15 @@
 //!
 //! - **Rows on the devices** ([`DeviceRows`], [`CcStorage::DeviceRows`], what
 //!   [`CcStorage::Auto`] takes on graphs of at least 8 arcs per vertex): each device holds a
-//!   block of the graph's rows. It first makes each row's arc 0 the row's parent where its
-//!   head is lower (a plain store per row, no find and no atomic: ECL-CC's initialisation,
-//!   Jaiganesh and Burtscher, HPDC 2018). On a dense graph it then links as Afforest does
-//!   (Sutton, Ben-Nun and Barak, IPDPS 2018): arc 1 of every row (the first arc being mostly
-//!   linked already), then the rest of every row outside the tree of the anchor (the vertex of
-//!   largest degree), which on a power-law graph is most of them. On a symmetric graph the skipped arcs are linked from
-//!   their other ends or join nothing new (see [`DeviceRows`]); a directed graph links every
-//!   arc. On a sparse graph sampling would link most arcs anyway, so it links every arc once
-//!   (on a symmetric graph, each edge from its higher end).
+//!   block of the graph's rows. It first makes each row's arc 0 the row's parent where its head is
+//!   lower (a plain store per row, no find and no atomic: ECL-CC's initialisation, Jaiganesh and
+//!   Burtscher, HPDC 2018). On a dense graph it then links as Afforest does (Sutton, Ben-Nun and
+//!   Barak, IPDPS 2018): arc 1 of every row (the first arc being mostly linked already), then the
+//!   rest of every row outside the tree of the anchor (the vertex of largest degree), which on a
+//!   power-law graph is most of them. On a symmetric graph the skipped arcs are linked from their
+//!   other ends or join nothing new (see [`DeviceRows`]); a directed graph links every arc. On a
+//!   sparse graph sampling would link most arcs anyway, so it links every arc once (on a symmetric
+//!   graph, each edge from its higher end).
 //! - **Edges streamed from the host** ([`StagedEdges`], [`CcStorage::HostStream`], `Auto` on
 //!   sparser graphs): the host streams the edge list (each edge once) in chunks through a
 //!   first-available [`Scatter`] router: whichever device has a free receive buffer takes the

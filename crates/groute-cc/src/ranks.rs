@@ -13,19 +13,19 @@
 //! ```
 //!
 //! **One or two processes holding a symmetric graph** of at least
-//! [`CcStorage::DENSE_DEGREE`](crate::CcStorage::DENSE_DEGREE) arcs per vertex (the graphs on
-//! which one process keeps the rows on its devices) link their devices' rows as one process
-//! does ([`DeviceRows`](crate::DeviceRows): each row's first lower neighbour as its parent, the
-//! first arcs of every row, then the rest of the rows outside the anchor's tree), around one anchor that every process agrees on (the
-//! vertex of largest degree, from a sum of one word per process): most arcs of a power-law
-//! graph are skipped, and every arc skipped is linked from its other end or joins what the
-//! anchor joins in every forest. **Two processes holding a sparser graph** hook each edge
-//! once, from one of its ends chosen by a hash of the pair so that the edges between the
-//! processes are split evenly (a directed graph's every arc, at its tail), lower ends first
-//! made their roots' parents as one process's stream does. Either way, merging the other's whole parent array hooks, for each vertex, an
-//! edge to its root in the other's forest, which joins everything the other's links join: the
-//! union of the two forests, the components of the whole graph. One gather of `4 n` bytes per
-//! process, no host wait.
+//! [`CcStorage::DENSE_DEGREE`](crate::CcStorage::DENSE_DEGREE) arcs per vertex (the graphs on which
+//! one process keeps the rows on its devices) link their devices' rows as one process does
+//! ([`DeviceRows`](crate::DeviceRows): each row's arc 0 as its parent where that is lower, the
+//! first arcs of every row, then the rest of the rows outside the anchor's tree), around one anchor
+//! that every process agrees on (the vertex of largest degree, from a sum of one word per process):
+//! most arcs of a power-law graph are skipped, and every arc skipped is linked from its other end
+//! or joins what the anchor joins in every forest. **Two processes holding a sparser graph** hook
+//! each edge once, from one of its ends chosen by a hash of the pair so that the edges between the
+//! processes are split evenly (a directed graph's every arc, at its tail), lower ends first made
+//! their roots' parents as one process's stream does. Either way, merging the other's whole parent
+//! array hooks, for each vertex, an edge to its root in the other's forest, which joins everything
+//! the other's links join: the union of the two forests, the components of the whole graph. One
+//! gather of `4 n` bytes per process, no host wait.
 //!
 //! **More processes** would gather `(R - 1) 4 n` bytes each that way; they exchange only the
 //! labels of the vertices each owns, in rounds. An arc between two processes is then hooked

@@ -1,8 +1,9 @@
-//! Connected components over the devices' own rows ([`DeviceRows`]: sampling, then the rest of
-//! the rows but the anchor's tree), against union-find on every generator family, on
-//! directed graphs (no anchor: every arc linked), on hubs long enough to be tiled, and on
-//! random graphs; on 1..4 devices of the host backend (plain and jittered) and, with
-//! `GROUTE_TEST_CUDA=1`, of CUDA.
+//! Connected components over the devices' own rows ([`DeviceRows`]: arcs 0 to lower heads,
+//! then on dense graphs sampling and the rest of the rows but the anchor's tree, on sparse ones
+//! every arc once), against union-find on every generator family, on directed graphs (no
+//! anchor: every arc linked), on hubs long enough to be tiled (dense and sparse), on many
+//! small dense components, and on random graphs; on 1..4 devices of the host backend (plain
+//! and jittered) and, with `GROUTE_TEST_CUDA=1`, of CUDA.
 
 use groute_cc::{
     CcError, CcOptions, CcSolver, CcStorage, DeviceRows, SAMPLED_ARCS, TILE_ARCS, cc_reference,
@@ -31,7 +32,39 @@ fn graphs() -> Vec<Graph> {
     graphs.push(generated("road:side=40,p=0.45,seed=2"));
     graphs.push(two_stars(false));
     graphs.push(two_stars(true));
+    // Dense: directed (every arc linked once), rows long enough to be tiled, and many
+    // components (most rows outside the anchor's tree).
+    graphs.push(generated("kron:scale=10,ef=16,seed=3,sym=0"));
+    graphs.push(dense_stars());
+    graphs.push(cliques(60, 10));
     graphs
+}
+
+/// `count` disjoint cliques of `size` vertices, both ways: dense, and no anchor's tree holds
+/// more than one of them.
+fn cliques(count: u32, size: u32) -> Graph {
+    let pairs: Vec<(u32, u32)> = (0..count)
+        .flat_map(|c| {
+            let first = c * size;
+            (first..first + size).flat_map(move |u| (u + 1..first + size).map(move |v| (u, v)))
+        })
+        .collect();
+    from_random_pairs(count * size, &pairs, true)
+}
+
+/// A symmetric graph of at least 8 arcs per vertex whose hubs (vertices 0 and 1) have rows of
+/// more than two tiles: each of the other vertices joined to both hubs and to 3 more.
+fn dense_stars() -> Graph {
+    let n = 4200u32;
+    let mut pairs = Vec::new();
+    for v in 2..n {
+        pairs.push((0, v));
+        pairs.push((1, v));
+        for k in 1..=3 {
+            pairs.push((v, 2 + (v - 2 + k * 97) % (n - 2)));
+        }
+    }
+    from_random_pairs(n, &pairs, true)
 }
 
 /// Hubs whose rows span several tiles: vertex 7000 leads to the 5,000 vertices below it,
@@ -47,13 +80,16 @@ fn two_stars(symmetric: bool) -> Graph {
 #[test]
 fn device_rows_give_the_reference_labels_on_every_family_and_device_count() {
     let graphs = graphs();
-    // The ladder's hubs are long enough to be tiled on CUDA.
+    // The ladder's hubs (sparse) and the dense stars' are long enough to be tiled on CUDA.
     let longest = |g: &Graph| {
         (0..g.csr.num_vertices() as u32)
             .map(|v| g.csr.out_degree(v))
             .max()
     };
-    assert!(longest(&graphs[graphs.len() - 1]) >= Some(u64::from(2 * TILE_ARCS + SAMPLED_ARCS)));
+    assert!(longest(&graphs[graphs.len() - 5]) >= Some(u64::from(2 * TILE_ARCS + SAMPLED_ARCS)));
+    let dense_stars = &graphs[graphs.len() - 2];
+    assert!(longest(dense_stars) >= Some(u64::from(2 * TILE_ARCS + SAMPLED_ARCS)));
+    assert!(dense_stars.csr.num_edges() >= CcStorage::DENSE_DEGREE * 4200);
     for graph in &graphs {
         let expected = cc_reference(&graph.csr);
         let arcs = graph.csr.num_edges();
