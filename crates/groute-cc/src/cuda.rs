@@ -200,16 +200,9 @@ impl CcKernels {
         parent: &Buffer<u32>,
     ) -> Result<(), CcError> {
         let n = n32("parent array length", parent.len())?;
-        let owned = rows.csr.rows();
+        let owned = rows.rows_within(parent.len())?;
         if owned.is_empty() || n == 0 {
             return Ok(());
-        }
-        if owned.end > n {
-            return Err(CcError::invalid(
-                "device rows",
-                format_args!("{owned:?}"),
-                format!("rows of the parent array's {n} vertices"),
-            ));
         }
         let csr = rows.csr.device_ptrs()?;
         let (mut round, mut sampled, mut anchor, mut lower_only) = (0, 0, u32::MAX, false);

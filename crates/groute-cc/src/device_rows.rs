@@ -54,12 +54,12 @@ pub(crate) struct RowsPart {
 ///    graphs ([`SAMPLED_ARCS`]).
 /// 2. **The rest:** every row's remaining arcs (arc 0 too where its head is above the row),
 ///    except the rows of vertices already in the tree of the *anchor* (the vertex of largest
-///    degree). On a symmetric graph that skip is
-///    exact: an arc from such a row to a vertex outside the tree is linked from the other end,
-///    whose row holds the reverse arc (whichever device holds it), and an arc between two
-///    vertices in the anchor's trees joins nothing that the merged forests do not join already,
-///    because every device's tree holds the same anchor. A directed graph has no anchor: every
-///    arc is linked (weak connectivity ignores direction).
+///    degree). On a symmetric graph that skip is exact: an arc from such a row to a vertex
+///    outside the tree is linked from the other end, whose row holds the reverse arc
+///    (whichever device holds it), and an arc between two vertices in the anchor's trees joins
+///    nothing that the merged forests do not join already, because every device's tree holds
+///    the same anchor. A directed graph has no anchor: every arc is linked (weak connectivity
+///    ignores direction).
 ///
 /// On a sparser graph sampling would link most arcs anyway, so after a compress a device links
 /// every remaining arc once: on a symmetric graph only the arcs to lower heads, each edge from
@@ -243,6 +243,20 @@ impl RowsPart {
         }
     }
 
+    /// The rows, checked to lie in a parent array of `n` entries (the kernels of either backend
+    /// index it by row).
+    pub(crate) fn rows_within(&self, n: usize) -> Result<std::ops::Range<u32>, CcError> {
+        let owned = self.csr.rows();
+        if owned.end as usize > n {
+            return Err(CcError::invalid(
+                "device rows",
+                format_args!("{owned:?}"),
+                format!("rows of the parent array's {n} vertices"),
+            ));
+        }
+        Ok(owned)
+    }
+
     /// The arcs the last run linked (read back from `device`, whose part this is: call it after
     /// the run).
     pub(crate) fn linked(&self, device: &Device) -> Result<u64, CcError> {
@@ -280,8 +294,9 @@ impl RowsLinking {
     pub(crate) fn for_graph(graph: &Graph) -> RowsLinking {
         let csr = &graph.csr;
         let n = csr.num_vertices();
-        let dense = csr.num_edges() >= crate::CcStorage::DENSE_DEGREE.saturating_mul(n as u64);
-        if dense {
+        // Dense as CcStorage::Auto counts it: where it keeps the rows on the devices.
+        let auto = crate::CcStorage::Auto.resolve(n, csr.num_edges());
+        if auto == crate::CcStorage::DeviceRows {
             let anchor = graph
                 .symmetric
                 .then(|| largest_degree(csr.offsets(), 0..n as u32).map(|(_, v)| v))

@@ -179,6 +179,15 @@ struct LeftOut {
 }
 
 impl LeftOut {
+    /// The arcs left out in a parent array of `parent.len()` vertices.
+    fn new(parent: &[AtomicU32], sampled: usize, lower_only: bool) -> Self {
+        LeftOut {
+            n: parent.len(),
+            sampled,
+            lower_only,
+        }
+    }
+
     /// Whether arc number `index` of row `u`, to `v`, is left out.
     #[inline]
     fn arc(self, u: u32, index: usize, v: u32) -> bool {
@@ -187,14 +196,6 @@ impl LeftOut {
             || (index == 0 && v < u)
             || (index > 0 && index < self.sampled)
             || (self.lower_only && v > u)
-    }
-}
-
-fn left_out(parent: &[AtomicU32], sampled: usize, lower_only: bool) -> LeftOut {
-    LeftOut {
-        n: parent.len(),
-        sampled,
-        lower_only,
     }
 }
 
@@ -224,11 +225,12 @@ pub fn link_sampled(
     round: u32,
     parent: &[AtomicU32],
 ) -> u64 {
+    let left_out = LeftOut::new(parent, 0, false);
     owned
         .into_par_iter()
         .with_min_len(GRAIN)
         .map(|u| match rows.row(u).0.get(round as usize) {
-            Some(&v) if !left_out(parent, 0, false).arc(u, round as usize, v) => {
+            Some(&v) if !left_out.arc(u, round as usize, v) => {
                 link(u, v, parent);
                 1
             }
@@ -252,6 +254,7 @@ pub fn link_rest(
     let root = anchor
         .filter(|&a| (a as usize) < parent.len())
         .map(|a| find(a, parent));
+    let left_out = LeftOut::new(parent, sampled as usize, lower_only);
     owned
         .into_par_iter()
         .with_min_len(GRAIN / 16)
@@ -266,7 +269,7 @@ pub fn link_rest(
             }
             let mut linked = 0;
             for (index, &v) in row.iter().enumerate().skip(from) {
-                if !left_out(parent, sampled as usize, lower_only).arc(u, index, v) {
+                if !left_out.arc(u, index, v) {
                     link(u, v, parent);
                     linked += 1;
                 }
@@ -378,14 +381,7 @@ pub(crate) fn enqueue_link_rows(
     pass: LinkPass,
     parent: &Buffer<u32>,
 ) -> Result<(), CcError> {
-    let owned = rows.csr.rows();
-    if owned.end as usize > atomics(parent)?.len() {
-        return Err(CcError::invalid(
-            "device rows",
-            format_args!("{owned:?}"),
-            format!("rows of the parent array's {} vertices", parent.len()),
-        ));
-    }
+    rows.rows_within(atomics(parent)?.len())?;
     let linked = rows.linked.clone();
     linked.host_atomic_u64().ok_or_else(unaddressable)?;
     let (csr, parent) = (rows.csr.clone(), parent.clone());

@@ -186,9 +186,10 @@ pub struct CcRanksStats {
 impl CcRanks {
     /// Uploads this process's rows to its devices, or the edges expanded from them (see the
     /// module docs for which), and agrees on the anchor (collective). Process `r`'s devices
-    /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. A directed graph's in-arcs from other processes come from its
-    /// transpose, which a process holds only when it holds the whole graph: one holding only
-    /// its rows of a directed graph is an error naming the fix.
+    /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. A directed
+    /// graph's in-arcs from other processes come from its transpose, which a process holds only
+    /// when it holds the whole graph: one holding only its rows of a directed graph is an error
+    /// naming the fix.
     pub fn new(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
