@@ -19,7 +19,8 @@
 //! one GPU and where the partition cuts few arcs, but host-driven on one GPU holding a dense
 //! graph whose shares (4 bytes per vertex) outgrow its L2, and synchronous pull sweeps
 //! (host-driven, the devices copying each other's shares every round) on several devices
-//! where the partition cuts at least a tenth of the arcs; tuning
+//! where the partition cuts at least a tenth of the arcs and on one GPU holding a dense,
+//! skewed graph whose shares fit its L2; tuning
 //! `--driver auto|fused|host|sweeps` names a driver. The JSON
 //! report says which ran.
 
@@ -75,6 +76,11 @@ struct Cli {
     /// not (`false`); by default the solver decides (`PageRankTuning::degree_order`).
     #[arg(long, hide = true)]
     degree_order: Option<bool>,
+    /// CUDA: the sweeps' gather deals its vertices out over the blocks thread by thread
+    /// (`true`) or gives each block consecutive ones (`false`); by default the solver
+    /// decides (`PageRankTuning::gather_interleave`).
+    #[arg(long, hide = true)]
+    gather_interleave: Option<bool>,
     /// CUDA, the synchronous sweeps (`--driver sweeps`, Auto's pick on several devices
     /// whose partition cuts many arcs, and every run across MPI ranks): a round's gather
     /// reads only the shares of the vertices it took where it took at most the vertices over
@@ -92,8 +98,9 @@ struct Cli {
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
     /// whole graph every round, the devices copying each other's shares), or auto (sweeps
-    /// on several CUDA devices whose partition cuts at least a tenth of the arcs; host on one
-    /// CUDA device holding a dense graph whose shares outgrow its L2; else fused where the
+    /// on several CUDA devices whose partition cuts at least a tenth of the arcs, and on one
+    /// holding a dense graph in degree order whose shares fit its L2; host on one CUDA
+    /// device holding a dense graph whose shares outgrow its L2; else fused where the
     /// devices can run it, else host; host on the host backend).
     #[arg(long, hide = true)]
     driver: Option<Driver>,
@@ -298,6 +305,7 @@ fn run() -> Result<(), AnyError> {
             degree_order: cli.degree_order,
             sparse_gather_divisor: cli.sparse_gather_divisor,
             sweep_push_divisor: cli.sweep_push_divisor,
+            gather_interleave: cli.gather_interleave,
         },
         ..PageRankOptions::default()
     };
@@ -308,10 +316,12 @@ fn run() -> Result<(), AnyError> {
         options.worklist.packet_size = p;
     }
     if let Some(ranks) = common::ranks::job_size()? {
-        // The degree order and the sparse gathers apply to the sweeps across ranks too.
+        // The degree order, the sparse gathers and the gather's interleaving apply to the
+        // sweeps across ranks too.
         let across_ranks = PageRankTuning {
             degree_order: options.tuning.degree_order,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
+            gather_interleave: options.tuning.gather_interleave,
             ..PageRankTuning::default()
         };
         if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks
@@ -429,6 +439,7 @@ fn run() -> Result<(), AnyError> {
             "fused_fence_per_round": cli.fused_fence_per_round,
             "fused_blocks_per_sm": cli.fused_blocks_per_sm,
             "degree_order": solver.degree_ordered(),
+            "gather_interleave": solver.gather_interleaved(),
             "sparse_gather_divisor_requested": cli.sparse_gather_divisor,
             "sweep_push_divisor_requested": cli.sweep_push_divisor,
         }),

@@ -142,5 +142,8 @@ abi_constants! {
         /// [`PageRankSettings::flags`]: one system fence per thread and round, before the
         /// barrier that runs the exchange, instead of one after every peer add.
         pub const PRF_FLAG_FENCE_PER_ROUND = 1;
+        /// [`PageRankSettings::flags`]: the sweeps' gather deals its vertices out over the
+        /// blocks thread by thread (for an upload in degree order).
+        pub const PRF_FLAG_GATHER_INTERLEAVE = 2;
     }
 }

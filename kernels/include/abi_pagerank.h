@@ -92,7 +92,8 @@ GROUTE_ENUM(PrfStop){
 
 // PageRankSettings::flags.
 GROUTE_ENUM(PrfFlag){
-    PRF_FLAG_FENCE_PER_ROUND = 1,  // one system fence per thread per round, before barrier E
+    PRF_FLAG_FENCE_PER_ROUND = 1,    // one system fence per thread per round, before barrier E
+    PRF_FLAG_GATHER_INTERLEAVE = 2,  // the gather deals its vertices out over the blocks
 };
 
 // Every device's incoming halo, inbox, tails and share array, and the partition: a small block

@@ -86,6 +86,19 @@ struct OwnedPass {
     __device__ __forceinline__ unsigned int index(unsigned int r) const {
         return r * stride + blockIdx.x * blockDim.x + threadIdx.x;
     }
+
+    // This thread's index in round 0 of the pass, index(r) being r * stride + first(...):
+    // blockIdx.x * blockDim.x + threadIdx.x, or, `interleave`d, the same indices dealt out
+    // thread by thread over the blocks: in round r, thread t of block b takes
+    // (r * blockDim.x + t) * gridDim.x + b. Where the vertices come in order of decreasing
+    // degree, consecutive indices give the first blocks every long list and the last ones
+    // only short lists; dealt out, every block gets its share of each. The per-vertex loads
+    // of a warp then fall on 32 lines instead of one, which costs little where those arrays
+    // stay in the L2.
+    __device__ __forceinline__ static unsigned int first(bool interleave) {
+        return interleave ? threadIdx.x * gridDim.x + blockIdx.x
+                          : blockIdx.x * blockDim.x + threadIdx.x;
+    }
 };
 
 // The cut arcs of a device's owned range, compact (pull sweeps on several devices): cut
@@ -545,7 +558,8 @@ __device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v
 // Pull sweep pass 2: the hubs' sums (taken from hub_sum, left 0), then every other owned
 // vertex (in-degree below hub_degree) gathers its in-neighbours' shares (those whose `taken`
 // bit is set, every share where `taken` is null: pull_gather.cuh), each thread keeping BATCH
-// loads in flight.
+// loads in flight. `interleave`: the vertices are dealt out over the blocks thread by thread
+// (OwnedPass::first), for uploads in degree order.
 template <unsigned int BATCH>
 __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
                                                  const unsigned long long* in_offsets,
@@ -555,7 +569,8 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
                                                  const groute::DeviceWorklist& wl,
                                                  const unsigned int* hubs,
                                                  unsigned int hub_count, float* hub_sum,
-                                                 unsigned long long hub_degree) {
+                                                 unsigned long long hub_degree,
+                                                 bool interleave) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int hub_rounds = (hub_count + stride - 1u) / stride;
     for (unsigned int r = 0; r < hub_rounds; ++r) {
@@ -571,8 +586,9 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
     }
     const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
     const OwnedPass pass(ops);
+    const unsigned int first = OwnedPass::first(interleave);
     for (unsigned int r = 0; r < pass.rounds; ++r) {
-        const unsigned int i = pass.index(r);
+        const unsigned int i = r * pass.stride + first;
         const unsigned int v = pass.base + i;
         const bool owned = i < pass.span && v >= ops.owned_begin;
         unsigned long long begin = 0;

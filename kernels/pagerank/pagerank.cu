@@ -218,33 +218,24 @@ extern "C" __global__ void pagerank_pull_hub_tiles_batched(const unsigned long l
                                                 hub_sum);
 }
 
-// Pull sweep pass 2: pull_gather_grid, one load in flight.
-extern "C" __global__ void pagerank_pull_gather(PageRankOps ops,
-                                                const unsigned long long* in_offsets,
-                                                const unsigned int* in_sources,
-                                                const float* share,
-                                                const unsigned int* taken,
-                                                groute::DeviceWorklist wl,
-                                                const unsigned int* hubs, unsigned int hub_count,
-                                                float* hub_sum,
-                                                unsigned long long hub_degree) {
-    pull_gather_grid<1>(ops, in_offsets, in_sources, share, taken, wl, hubs, hub_count,
-                        hub_sum, hub_degree);
-}
+// Pull sweep pass 2: pull_gather_grid with BATCH loads in flight per thread, its vertices
+// dealt out over the blocks thread by thread where INTERLEAVE. One entry point per pair, each
+// compiled for its own constants: a runtime flag costs the gather three registers, and with
+// them a quarter of its resident threads, whose latency hiding the gather lives on.
+#define PAGERANK_PULL_GATHER(NAME, BATCH, INTERLEAVE)                                        \
+    extern "C" __global__ void NAME(PageRankOps ops, const unsigned long long* in_offsets,   \
+                                    const unsigned int* in_sources, const float* share,      \
+                                    const unsigned int* taken, groute::DeviceWorklist wl,    \
+                                    const unsigned int* hubs, unsigned int hub_count,        \
+                                    float* hub_sum, unsigned long long hub_degree) {         \
+        pull_gather_grid<BATCH>(ops, in_offsets, in_sources, share, taken, wl, hubs,         \
+                                hub_count, hub_sum, hub_degree, INTERLEAVE);                 \
+    }
 
-// pagerank_pull_gather with BATCHED_GATHER_LOADS in flight.
-extern "C" __global__ void pagerank_pull_gather_batched(PageRankOps ops,
-                                                        const unsigned long long* in_offsets,
-                                                        const unsigned int* in_sources,
-                                                        const float* share,
-                                                        const unsigned int* taken,
-                                                        groute::DeviceWorklist wl,
-                                                        const unsigned int* hubs,
-                                                        unsigned int hub_count, float* hub_sum,
-                                                        unsigned long long hub_degree) {
-    pull_gather_grid<BATCHED_GATHER_LOADS>(ops, in_offsets, in_sources, share, taken, wl,
-                                           hubs, hub_count, hub_sum, hub_degree);
-}
+PAGERANK_PULL_GATHER(pagerank_pull_gather, 1, false)
+PAGERANK_PULL_GATHER(pagerank_pull_gather_interleaved, 1, true)
+PAGERANK_PULL_GATHER(pagerank_pull_gather_batched, BATCHED_GATHER_LOADS, false)
+PAGERANK_PULL_GATHER(pagerank_pull_gather_batched_interleaved, BATCHED_GATHER_LOADS, true)
 
 // Pull sweep, before the hub tiles and the gather where they skip the shares of vertices not
 // taken: bit v of taken[v / 32] set where share[v] > 0, for v < n (the bits past n clear).

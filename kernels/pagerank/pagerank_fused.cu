@@ -462,7 +462,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                     keep, nothing);
             }
             pull_gather_grid<1>(ops, pull.in_offsets, pull.in_sources, pull.share, nullptr, rwl,
-                                pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree);
+                                pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree,
+                                (settings.flags & PRF_FLAG_GATHER_INTERLEAVE) != 0u);
         } else {
             push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
                               round.w[REC_COUNT], 0.0f, rwl, hubs, remote);

@@ -190,7 +190,13 @@
 //!   collecting its peers' heads in its own slots of them, and the devices copy those slots
 //!   to their owners (`ranks/sweeps.rs`, "Push rounds"); the same synchronous sweep, in
 //!   another order of float additions.
-//! - Otherwise (one device, but for the dense graphs of the next item, or a partition that
+//! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
+//!   per vertex) uploaded in degree order whose shares fit the L2 (where the gather is dealt
+//!   out over the blocks: [`PageRankTuning::gather_interleave_for`]), [`Driver::Sweeps`] as
+//!   well: its gathers keep several loads in flight per thread, and with the heavy vertices'
+//!   shares in the L1 they beat the device-driven loop's (a Kronecker graph of scale 21 on
+//!   one H200).
+//! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
 //!   share arrays and the host's launch and read-back per round cost more than the few cut
@@ -211,15 +217,20 @@
 //! ## Degree order
 //!
 //! A pull sweep reads, for every in-arc of a vertex, its tail's share: at random, over an
-//! array of one share per vertex. Where that array outgrows the L2 and the degrees are
-//! skewed, [`PageRankSolver::new`] uploads the graph renumbered so that each device's
-//! vertices come in order of decreasing degree (`groute_graph::order_parts_by_degree`: the
-//! partition's parts and cut are unchanged, the ranks still come back in the input order).
-//! The few vertices that most in-arcs lead from then share a few cache lines at the start of
-//! each device's range and stay in the L2; on a Kronecker graph of scale 25 this makes every
-//! driver's sweeps markedly faster. Where the shares fit the L2 (a Kronecker graph of scale
-//! 21) the order gains nothing and loses: the heavy vertices' updates gather in the same
-//! lines. A road network's degrees are about equal and its input numbering has locality the
+//! array of one share per vertex. Where the degrees are skewed and that array outgrows the
+//! L2, or the run has one device, [`PageRankSolver::new`] uploads the graph renumbered so
+//! that each device's vertices come in order of decreasing degree
+//! (`groute_graph::order_parts_by_degree`: the partition's parts and cut are unchanged, the
+//! ranks still come back in the input order). The few vertices that most in-arcs lead from
+//! then share a few cache lines at the start of each device's range: they stay in the L2
+//! where the shares outgrow it (on a Kronecker graph of scale 25 every driver's sweeps are
+//! markedly faster), and in the SMs' L1 where the shares fit the L2 (scale 21: the pull hubs'
+//! tiles run about a third faster). In that order consecutive vertices have about equal
+//! degrees, so the gather deals its vertices out over the blocks thread by thread, or the
+//! first blocks would get every long list
+//! ([`PageRankTuning::gather_interleave_for`]; where the per-vertex arrays outgrow the L2,
+//! a warp's loads of them falling on 32 lines instead of one cost more than the balance
+//! gains). A road network's degrees are about equal and its input numbering has locality the
 //! order would throw away. [`PageRankTuning::degree_order_for`] is the rule,
 //! [`PageRankSolver::degree_ordered`] says what it picked. Renumbering costs the host a pass
 //! over the arcs and a second copy of the graph while [`PageRankSolver::new`] uploads it;
@@ -489,6 +500,7 @@ pub struct PageRankSolver {
     order: groute_graph::InputOrder,
     options: PageRankOptions,
     degree_ordered: bool,
+    gather_interleaved: bool,
 }
 
 impl std::fmt::Debug for PageRankSolver {
@@ -523,7 +535,7 @@ impl PageRankSolver {
         let l2 = tuning::smallest_l2(context);
         let ordered = options
             .tuning
-            .degree_order_for(&graph.graph, l2)
+            .degree_order_for(&graph.graph, context.num_devices(), l2)
             .then(|| groute_graph::order_parts_by_degree(&graph.graph, &graph.partition));
         let reordered = match ordered {
             None => None,
@@ -538,12 +550,19 @@ impl PageRankSolver {
         };
         let degree_ordered = reordered.is_some();
         let uploaded = reordered.as_ref().unwrap_or(&graph.graph);
+        let gather_interleaved = options
+            .tuning
+            .gather_interleave_for(degree_ordered, n as u64, l2);
+        let push = cuda::storage::PushSettings {
+            interleave_gather: gather_interleaved,
+            ..cuda::storage::PushSettings::of(options, uploaded.csr.num_edges() as f64 / n as f64)
+        };
         let solver = solver::DeviceSolver::new(
             context,
             &uploaded.csr,
             uploaded.symmetric,
             &graph.partition,
-            cuda::storage::PushSettings::of(options, uploaded.csr.num_edges() as f64 / n as f64),
+            push,
             options.driver,
             &options.worklist,
         )?;
@@ -553,7 +572,15 @@ impl PageRankSolver {
             order: groute_graph::InputOrder::of(uploaded),
             options: options.clone(),
             degree_ordered,
+            gather_interleaved,
         })
+    }
+
+    /// Whether the sweeps' gather deals its vertices out over the blocks
+    /// ([`PageRankTuning::gather_interleave_for`]; CUDA sweeps only, the host backend's
+    /// ignore it).
+    pub fn gather_interleaved(&self) -> bool {
+        self.gather_interleaved
     }
 
     /// Whether the graph was uploaded in degree order

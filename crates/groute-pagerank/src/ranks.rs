@@ -316,6 +316,14 @@ impl PageRankRanks {
             }
             _ => 0,
         };
+        let interleave_gather = match context.backend_kind() {
+            groute_core::BackendKind::Cuda => tuning.gather_interleave_for(
+                order.is_some(),
+                n as u64,
+                crate::tuning::smallest_l2(context),
+            ),
+            _ => false,
+        };
         let push_below = if ranks == 1 {
             tuning.sweep_push_below(rows.csr().num_edges())
         } else {
@@ -329,7 +337,7 @@ impl PageRankRanks {
                     (rows.csr(), transpose.as_ref()),
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
-                    sparse_below > 0,
+                    (sparse_below > 0, interleave_gather),
                 )?);
             }
             // With other processes, `mine` also carries this process's ranks to the final

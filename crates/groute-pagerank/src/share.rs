@@ -109,6 +109,7 @@ impl PageRankShare {
                 transpose: in_arcs.as_ref(),
                 cut: cut.as_ref(),
                 taken_bits: false,
+                interleave_gather: push.interleave_gather,
             };
             devices.push(CudaPageRankStorage::new(
                 context, device, csr, pull, owned, push, options,

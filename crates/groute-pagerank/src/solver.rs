@@ -116,6 +116,7 @@ impl DeviceSolver {
             // The solver has renumbered the graph already where the order applies.
             let tuning = PageRankTuning {
                 degree_order: Some(false),
+                gather_interleave: Some(push.interleave_gather),
                 sparse_gather_divisor: push.sparse_gather_divisor,
                 sweep_push_divisor: push.sweep_push_divisor,
                 ..PageRankTuning::default()
@@ -170,6 +171,7 @@ impl DeviceSolver {
                         transpose: transpose.as_ref(),
                         cut: cuts[d].as_ref(),
                         taken_bits: false,
+                        interleave_gather: push.interleave_gather,
                     },
                     partition.range(d),
                     push,
@@ -319,17 +321,19 @@ fn fused_runs(
 
 /// What [`Driver::Auto`] runs on CUDA (crate docs, "Choosing a driver"): with push sweeps,
 /// host-driven rounds; on several devices whose partition cuts at least
-/// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; on one device, host-driven rounds
-/// where [`launched_sweeps_win`] holds; else device-driven where
+/// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; on one device, the sweeps where
+/// [`synchronous_sweeps_win`] holds, host-driven rounds where [`launched_sweeps_win`] holds;
+/// else device-driven where
 /// `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 /// peer access, or members sharing GPUs), host-driven otherwise.
 fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSettings) -> Driver {
     let (vertices, arcs) = (csr.num_vertices() as u64, csr.num_edges());
     if push.sweep != SweepMode::Pull {
         Driver::Host
-    } else if context.num_devices() > 1
+    } else if (context.num_devices() > 1
         && arcs > 0
-        && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * arcs as f64
+        && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * arcs as f64)
+        || (context.num_devices() == 1 && synchronous_sweeps_win(vertices, arcs, push))
     {
         Driver::Sweeps
     } else if context.num_devices() == 1
@@ -341,6 +345,17 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
     } else {
         Driver::Host
     }
+}
+
+/// Whether one CUDA device runs a graph of `vertices` and `arcs`, uploaded as `push` says,
+/// faster in [`Driver::Sweeps`]' synchronous sweeps than in the device-driven loop: where the
+/// graph is dense (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex) and the gather is
+/// dealt out over the blocks ([`crate::PageRankTuning::gather_interleave_for`]: a skewed
+/// graph in degree order whose shares fit the L2, a Kronecker graph of scale 21). Its
+/// gathers keep several loads in flight per thread, and with the heavy vertices' shares in
+/// the L1 those loads no longer queue at the L2; its rounds that take few arcs push them.
+fn synchronous_sweeps_win(vertices: u64, arcs: u64, push: PushSettings) -> bool {
+    push.interleave_gather && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 
 /// Whether one CUDA device whose L2 holds `l2_cache_bytes` runs a graph of `vertices` and

@@ -55,6 +55,11 @@ pub struct PageRankTuning {
     /// (`--sweep-push-divisor`; 0: never). `None` (the default) is
     /// [`SWEEP_PUSH_DIVISOR`]. Across processes the sweeps always gather.
     pub sweep_push_divisor: Option<u32>,
+    /// CUDA, the sweeps of the fused and host-driven rounds in one process: the gather deals
+    /// its vertices out over the blocks thread by thread (`true`) or gives each block
+    /// consecutive ones (`false`) (`--gather-interleave true|false`). `None` (the default)
+    /// decides by [`PageRankTuning::gather_interleave_for`].
+    pub gather_interleave: Option<bool>,
 }
 
 /// The default [`PageRankTuning::sweep_push_divisor`]: a round that takes at most one in
@@ -100,22 +105,30 @@ impl Default for PageRankTuning {
             degree_order: None,
             sparse_gather_divisor: None,
             sweep_push_divisor: None,
+            gather_interleave: None,
         }
     }
 }
 
 impl PageRankTuning {
-    /// Whether a run on CUDA devices whose smallest L2 holds `l2_cache_bytes` renumbers
-    /// `graph` by degree: as asked, else where both hold (crate docs, "Degree order"):
-    /// - a share per vertex (4 bytes) outgrows the L2, so the pull sweeps' random reads of
-    ///   shares miss in it;
-    /// - the degrees are skewed (the largest at least [`DEGREE_ORDER_SKEW`] times the
-    ///   average), so a small set of vertices takes most of those reads and, numbered
-    ///   together, stays in the L2. A road network's vertices have about equal degrees, and
-    ///   their input numbering's locality is worth more.
+    /// Whether a run on `devices` CUDA devices whose smallest L2 holds `l2_cache_bytes`
+    /// renumbers `graph` by degree: as asked, else where the degrees are skewed (the largest
+    /// at least [`DEGREE_ORDER_SKEW`] times the average) and either a share per vertex (4
+    /// bytes) outgrows the L2 or the run has one device (crate docs, "Degree order"). The
+    /// pull sweeps read a share at random for every arc; numbered together, the few vertices
+    /// that take most of those reads share lines, which stay in the L2 where the shares do
+    /// not fit it and in the SMs' L1 where they do (the gather then deals its vertices out
+    /// over the blocks, [`PageRankTuning::gather_interleave_for`]). A road network's vertices
+    /// have about equal degrees, and their input numbering's locality is worth more. On
+    /// several devices whose shares fit the L2 the input order stays (not measured there).
     ///
     /// The host backend (`l2_cache_bytes` 0) renumbers only when asked.
-    pub fn degree_order_for(&self, graph: &groute_graph::Graph, l2_cache_bytes: u64) -> bool {
+    pub fn degree_order_for(
+        &self,
+        graph: &groute_graph::Graph,
+        devices: usize,
+        l2_cache_bytes: u64,
+    ) -> bool {
         let csr = &graph.csr;
         let largest = || {
             (0..csr.num_vertices() as u32)
@@ -126,26 +139,47 @@ impl PageRankTuning {
         self.degree_order_of(
             (csr.num_vertices() as u64, csr.num_edges()),
             largest,
+            devices,
             l2_cache_bytes,
         )
     }
 
     /// [`PageRankTuning::degree_order_for`] from a graph's counts: its `(vertices, arcs)`,
-    /// its largest out-degree (asked for only where the other terms leave the choice open)
-    /// and the smallest L2 of the devices.
+    /// its largest out-degree (asked for only where the other terms leave the choice open),
+    /// the run's devices and the smallest L2 of the devices.
     pub(crate) fn degree_order_of(
         &self,
         (vertices, arcs): (u64, u64),
         largest_degree: impl FnOnce() -> u64,
+        devices: usize,
         l2_cache_bytes: u64,
     ) -> bool {
         if let Some(asked) = self.degree_order {
             return asked;
         }
-        if !shares_outgrow_l2(vertices, l2_cache_bytes) {
+        if l2_cache_bytes == 0 || (devices > 1 && !shares_outgrow_l2(vertices, l2_cache_bytes)) {
             return false;
         }
         largest_degree() as f64 >= DEGREE_ORDER_SKEW * (arcs as f64 / vertices as f64)
+    }
+
+    /// Whether the sweeps' gather over a graph of `vertices`, uploaded in degree order or not
+    /// (`degree_ordered`), deals its vertices out over the blocks thread by thread: as asked,
+    /// else where the graph is in degree order and its per-vertex arrays stay in an L2 of
+    /// `l2_cache_bytes` (a share per vertex fits it). In degree order, consecutive vertices
+    /// have about equal in-degrees, so blocks given consecutive vertices get either every
+    /// long list or none; dealt out, each gets its share. A warp's per-vertex loads then
+    /// touch 32 lines instead of one, which costs little where those lines stay in the L2
+    /// and more than it gains where they do not.
+    pub fn gather_interleave_for(
+        &self,
+        degree_ordered: bool,
+        vertices: u64,
+        l2_cache_bytes: u64,
+    ) -> bool {
+        self.gather_interleave.unwrap_or(
+            degree_ordered && l2_cache_bytes > 0 && !shares_outgrow_l2(vertices, l2_cache_bytes),
+        )
     }
 
     /// The most vertices a sweep round over a graph of `vertices` may take for its gather to
@@ -196,33 +230,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_degree_order_is_picked_for_skewed_graphs_whose_shares_outgrow_the_l2() {
+    fn the_degree_order_is_picked_for_skewed_graphs_on_one_device_or_past_the_l2() {
         let graph = |spec: &str| {
             groute_graph::generate(&spec.parse().unwrap(), &groute_graph::NoProgress).unwrap()
         };
         let kron = graph("kron:scale=12,ef=8,sym,seed=1");
         let road = graph("road:side=64,p=0.6,seed=1");
         let auto = PageRankTuning::default();
-        let small_l2 = 1024;
+        let (small_l2, large_l2) = (1024, 1 << 30);
+        for devices in [1, 2] {
+            assert!(
+                auto.degree_order_for(&kron, devices, small_l2),
+                "skewed, shares past the L2, {devices} devices"
+            );
+            assert!(
+                !auto.degree_order_for(&road, devices, small_l2),
+                "a road network: equal degrees"
+            );
+            assert!(
+                !auto.degree_order_for(&road, devices, large_l2),
+                "a road network: equal degrees"
+            );
+            assert!(
+                !auto.degree_order_for(&kron, devices, 0),
+                "the host backend"
+            );
+        }
         assert!(
-            auto.degree_order_for(&kron, small_l2),
-            "skewed, shares past the L2"
+            auto.degree_order_for(&kron, 1, large_l2),
+            "one device: the order keeps the heavy shares in the L1"
         );
         assert!(
-            !auto.degree_order_for(&road, small_l2),
-            "a road network: equal degrees"
+            !auto.degree_order_for(&kron, 2, large_l2),
+            "several devices whose shares fit the L2"
         );
-        assert!(
-            !auto.degree_order_for(&kron, 1 << 30),
-            "the shares fit the L2"
-        );
-        assert!(!auto.degree_order_for(&kron, 0), "the host backend");
         for asked in [true, false] {
             let t = PageRankTuning {
                 degree_order: Some(asked),
                 ..PageRankTuning::default()
             };
-            assert_eq!(t.degree_order_for(&road, 0), asked);
+            assert_eq!(t.degree_order_for(&road, 1, 0), asked);
+            assert_eq!(t.degree_order_for(&kron, 2, large_l2), asked);
+        }
+    }
+
+    #[test]
+    fn the_gather_interleaves_in_degree_order_where_the_shares_fit_the_l2() {
+        let auto = PageRankTuning::default();
+        let n = 1 << 20;
+        assert!(auto.gather_interleave_for(true, n, 4 * n));
+        assert!(
+            !auto.gather_interleave_for(true, n, 4 * n - 1),
+            "shares past the L2"
+        );
+        assert!(!auto.gather_interleave_for(false, n, 4 * n), "input order");
+        assert!(!auto.gather_interleave_for(true, n, 0), "the host backend");
+        for asked in [true, false] {
+            let t = PageRankTuning {
+                gather_interleave: Some(asked),
+                ..PageRankTuning::default()
+            };
+            for (ordered, l2) in [(true, 4 * n), (false, 0), (true, 1)] {
+                assert_eq!(t.gather_interleave_for(ordered, n, l2), asked);
+            }
         }
     }
 

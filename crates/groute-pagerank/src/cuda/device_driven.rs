@@ -21,8 +21,8 @@ use groute_core::cuda::{GpuSharing, PEER_MAX_DEVICES, PEER_POSTBOX_WORDS, PeerGr
 use groute_core::{Buffer, Context, Error, Event};
 use groute_graph::{Csr, Partition};
 use groute_kernels::abi::{
-    PRF_FLAG_FENCE_PER_ROUND, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW,
-    PRF_STOP_PEER, PageRankStateBlock, block_words,
+    PRF_FLAG_FENCE_PER_ROUND, PRF_FLAG_GATHER_INTERLEAVE, PRF_STOP_ABORTED, PRF_STOP_EXCHANGE,
+    PRF_STOP_OVERFLOW, PRF_STOP_PEER, PageRankStateBlock, block_words,
 };
 use groute_worklist::{DeviceStats, WorklistError, WorklistOptions, WorklistStats};
 
@@ -183,6 +183,10 @@ impl FusedRuns {
             barrier_flags: u32::from(barrier.fenced) | (u32::from(barrier.tagged) << 1),
             flags: if push.fused_fence_per_round {
                 PRF_FLAG_FENCE_PER_ROUND
+            } else {
+                0
+            } | if push.interleave_gather {
+                PRF_FLAG_GATHER_INTERLEAVE
             } else {
                 0
             },

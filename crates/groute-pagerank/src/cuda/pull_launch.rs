@@ -38,6 +38,9 @@ pub struct PullBuffers {
     /// through `taken` runs. False: one load at a time, which the host-driven rounds'
     /// gathers, reading every share at random, run faster.
     pub batched_loads: bool,
+    /// The gather deals its vertices out over the blocks thread by thread instead of giving
+    /// each block consecutive ones ([`crate::PageRankTuning::gather_interleave`]).
+    pub interleave_gather: bool,
 }
 
 /// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
@@ -260,10 +263,11 @@ pub fn launch_pull_gather(
         // No hub: the kernel reads no hub array (count 0, no in-list that long).
         None => (&pull.share, 0, &pull.share, u64::MAX),
     };
-    let kernel = if batched {
-        "pagerank_pull_gather_batched"
-    } else {
-        "pagerank_pull_gather"
+    let kernel = match (batched, pull.interleave_gather) {
+        (false, false) => "pagerank_pull_gather",
+        (false, true) => "pagerank_pull_gather_interleaved",
+        (true, false) => "pagerank_pull_gather_batched",
+        (true, true) => "pagerank_pull_gather_batched_interleaved",
     };
     let (f, cfg) = config(stream, kernel, pr.owned.len())?;
     let in_csr = pull.in_csr.device_ptrs()?;
@@ -279,8 +283,8 @@ pub fn launch_pull_gather(
         DevicePtr::<f32>::from_slice(hub_sums)?,
         hub_degree,
     );
-    // SAFETY: pagerank_pull_gather and pagerank_pull_gather_batched (PageRankOps ops, const
-    // unsigned long long* in_offsets,
+    // SAFETY: pagerank_pull_gather and its _interleaved, _batched and _batched_interleaved
+    // forms (PageRankOps ops, const unsigned long long* in_offsets,
     // const unsigned* in_sources, const float* share, const unsigned* taken, DeviceWorklist
     // wl, const unsigned* hubs, unsigned hub_count, float* hub_sum, unsigned long long
     // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex

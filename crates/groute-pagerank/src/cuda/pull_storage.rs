@@ -39,6 +39,8 @@ pub(crate) struct PullStorage {
     hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
     /// One bit per vertex, marked before each gather where kept ([`PullTopology::taken_bits`]).
     taken: Option<Buffer<u32>>,
+    /// [`PullTopology::interleave_gather`].
+    interleave_gather: bool,
 }
 
 /// What a device's pull storage is built from besides the CSR, built once on the host for
@@ -54,6 +56,9 @@ pub(crate) struct PullTopology<'a> {
     /// shares: for sweeps that also run when few vertices are taken (every round of
     /// [`crate::Driver::Sweeps`]), where most shares read are 0.
     pub(crate) taken_bits: bool,
+    /// The gather deals its vertices out over the blocks thread by thread
+    /// ([`crate::PageRankTuning::gather_interleave_for`]).
+    pub(crate) interleave_gather: bool,
 }
 
 impl PullStorage {
@@ -71,6 +76,7 @@ impl PullStorage {
             transpose,
             cut,
             taken_bits,
+            interleave_gather,
         } = topology;
         let n = csr.num_vertices();
         let in_part = match transpose {
@@ -111,6 +117,7 @@ impl PullStorage {
             cut,
             hubs,
             taken,
+            interleave_gather,
         })
     }
 
@@ -151,6 +158,7 @@ impl PullStorage {
             }),
             taken: self.taken.as_ref().map(Buffer::raw),
             batched_loads: false,
+            interleave_gather: self.interleave_gather,
         }
     }
 }

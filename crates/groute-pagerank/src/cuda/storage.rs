@@ -42,6 +42,9 @@ pub(crate) struct PushSettings {
     pub(crate) sparse_gather_divisor: Option<u32>,
     /// [`crate::PageRankTuning::sweep_push_divisor`] (read by [`crate::Driver::Sweeps`]).
     pub(crate) sweep_push_divisor: Option<u32>,
+    /// The sweeps' gather deals its vertices out over the blocks
+    /// ([`crate::PageRankTuning::gather_interleave_for`]; false until the solver decides).
+    pub(crate) interleave_gather: bool,
 }
 
 impl PushSettings {
@@ -58,6 +61,7 @@ impl PushSettings {
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             sweep_push_divisor: options.tuning.sweep_push_divisor,
+            interleave_gather: false,
         }
     }
 }

@@ -170,17 +170,23 @@ fn order_by_the_rule(
 ) -> Result<bool, PageRankError> {
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let csr = rows.csr();
-    let mut words = vec![0u64; 3 * ranks];
+    let mut words = vec![0u64; 4 * ranks];
     words[rank] = mine.clone().map(|v| csr.out_degree(v)).max().unwrap_or(0);
     let o = csr.offsets();
     words[ranks + rank] = o[mine.end as usize] - o[mine.start as usize];
     words[2 * ranks + rank] = crate::tuning::smallest_l2(context);
+    words[3 * ranks + rank] = context.num_devices() as u64;
     let sums = collectives.sum(&words)?;
     let arcs = sums[ranks..2 * ranks].iter().sum();
-    let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);
+    let l2 = sums[2 * ranks..3 * ranks]
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or(0);
+    let devices = usize::try_from(sums[3 * ranks..].iter().sum::<u64>()).unwrap_or(usize::MAX);
     let largest = || sums[..ranks].iter().copied().max().unwrap_or(0);
     let n = rows.num_vertices() as u64;
-    Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, l2))
+    Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, devices, l2))
 }
 
 /// A result as its error and its value.

@@ -73,13 +73,15 @@ pub(super) struct DeviceSweeps {
 impl DeviceSweeps {
     /// Uploads the rows `owned` of `csr` and of the in-CSR (`transpose`, or `csr` itself on a
     /// symmetric graph) to `device` and allocates the arrays, with a bitmap of the vertices
-    /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds).
+    /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds), the gather
+    /// dealing its vertices out over the blocks where `interleave_gather`
+    /// ([`crate::PageRankTuning::gather_interleave_for`]).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
-        taken_bits: bool,
+        (taken_bits, interleave_gather): (bool, bool),
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
         let local = owned.len();
@@ -88,6 +90,7 @@ impl DeviceSweeps {
             transpose,
             cut: None,
             taken_bits,
+            interleave_gather,
         };
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
         let residual = device.alloc::<u32>(n.max(1))?;
