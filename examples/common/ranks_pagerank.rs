@@ -53,6 +53,7 @@ fn measure(
         PageRankRanks::with_tuning(ctx, (&rows, partition), algorithm, tuning, collectives)
     })?;
     let degree_ordered = solver.degree_ordered();
+    let gather_interleaved = solver.gather_interleaved();
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
         || solver.run(collectives),
@@ -76,6 +77,7 @@ fn measure(
             "residual_left": s.residual_left,
             "bytes_between_ranks": s.bytes_between_ranks,
             "degree_order": degree_ordered,
+            "gather_interleave": gather_interleaved,
             "sparse_gather_divisor_requested": tuning.sparse_gather_divisor,
             "sparse_gather_rounds": s.sparse_gather_rounds,
             "round_ms": {

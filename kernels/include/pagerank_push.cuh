@@ -69,7 +69,9 @@ __device__ __forceinline__ unsigned int warp_aligned_begin(const PageRankOps& op
 
 // A pass over the owned range from warp_aligned_begin, grid-stride, with a trip count
 // (`rounds`) uniform across the grid, so that block-wide reservations may run in it: in
-// round r this thread's vertex is base + index(r), owned where owns(r, v).
+// round r this thread's vertex is base + index(r) (dealt out over the blocks:
+// base + r * stride + first(true)), owned where its index is below `span` and the vertex
+// at or above owned_begin.
 struct OwnedPass {
     unsigned int base;
     unsigned int span;

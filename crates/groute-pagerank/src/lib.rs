@@ -119,7 +119,8 @@
 //! *Status.* [`Driver::Auto`] runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 //! peer access, or members sharing a GPU) and the partition cuts few arcs, but for one device
-//! holding a dense graph whose shares outgrow its L2 ("Choosing a driver" below);
+//! holding a dense graph whose shares outgrow its L2 or a dense graph in degree order whose
+//! shares fit it ("Choosing a driver" below);
 //! host-driven where the loop cannot run. Members sharing one GPU run
 //! device-driven several times faster than host-driven on dense graphs, and faster on road
 //! grids; host-driven rounds on two GPUs are slower than it on every graph, by far on dense
@@ -207,8 +208,8 @@
 //!   most of a run is sweeps whose gathers read shares from DRAM, and the sweep's gather and
 //!   hub tiles launched as kernels of their own run faster than as phases of the persistent
 //!   loop, by more than the launch and read-back per round cost (a Kronecker graph of scale
-//!   25 on one H200). Where the shares fit the L2 or the graph is sparse, the device-driven
-//!   loop is the faster.
+//!   25 on one H200). Where the graph is sparse the device-driven loop is the faster, and
+//!   where the shares fit the L2 the item above applies.
 //! - With push sweeps, or on one device or a partition cutting few arcs where the
 //!   device-driven loop cannot run, [`Driver::Host`].
 //!
@@ -298,7 +299,8 @@ pub const SPARSE_SWEEP_DIVISOR: u32 = 16;
 pub const DENSE_SWEEP_DIVISOR: u32 = 64;
 /// The average degree from which [`PageRankTuning::sweep_divisor_for`] picks
 /// [`DENSE_SWEEP_DIVISOR`], and from which [`Driver::Auto`] runs one CUDA device holding a
-/// graph whose shares outgrow its L2 host-driven ("Choosing a driver"): between road grids
+/// graph whose shares outgrow its L2 host-driven, and one holding a graph in degree order
+/// whose shares fit it in synchronous sweeps ("Choosing a driver"): between road grids
 /// (about 2.4) and Kronecker graphs (31 and more).
 pub const DENSE_MIN_AVERAGE_DEGREE: f64 = 8.0;
 /// Default [`PageRankTuning::fused_blocks_per_sm`].
@@ -555,6 +557,7 @@ impl PageRankSolver {
             .gather_interleave_for(degree_ordered, n as u64, l2);
         let push = cuda::storage::PushSettings {
             interleave_gather: gather_interleaved,
+            degree_ordered,
             ..cuda::storage::PushSettings::of(options, uploaded.csr.num_edges() as f64 / n as f64)
         };
         let solver = solver::DeviceSolver::new(

@@ -123,6 +123,8 @@ pub struct PageRankRanks {
     owned: Vec<Range<u32>>,
     /// The degree order the devices hold the graph in (`None`: the input order).
     order: Option<RankOrder>,
+    /// [`PageRankRanks::gather_interleaved`].
+    interleave_gather: bool,
     rank: usize,
     epsilon: f32,
     /// A round's gather reads only the shares of the vertices taken (the devices' bitmaps)
@@ -222,14 +224,14 @@ impl PageRankRanks {
     /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
     /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
     /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
-    /// be every process's. Of `tuning`, three settings apply:
+    /// be every process's. Of `tuning`, four settings apply:
     /// [`PageRankTuning::degree_order`], every process's: where it holds, each process
     /// renumbers its parts' vertices in order of decreasing degree (from its own rows; the
     /// new ids are gathered once), and [`PageRankRanks::run`] still returns the ranks in the
     /// input order (where Auto picked the order and some process cannot hold the renumbered
     /// rows, every process keeps the input order);
-    /// [`PageRankTuning::sparse_gather_divisor`], this process's; and, in a process alone,
-    /// [`PageRankTuning::sweep_push_divisor`].
+    /// [`PageRankTuning::sparse_gather_divisor`] and [`PageRankTuning::gather_interleave`],
+    /// this process's; and, in a process alone, [`PageRankTuning::sweep_push_divisor`].
     pub fn with_tuning(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
@@ -407,6 +409,7 @@ impl PageRankRanks {
             boundary_counts: counts,
             owned,
             order,
+            interleave_gather,
             rank,
             epsilon,
             sparse_below,
@@ -572,6 +575,12 @@ impl PageRankRanks {
     /// way.
     pub fn degree_ordered(&self) -> bool {
         self.order.is_some()
+    }
+
+    /// Whether the gathers deal their vertices out over the blocks
+    /// ([`PageRankTuning::gather_interleave_for`]; CUDA only).
+    pub fn gather_interleaved(&self) -> bool {
+        self.interleave_gather
     }
 
     /// Every vertex's rank, in the input order ([`PageRankRanks::gather_ranks_as_held`]

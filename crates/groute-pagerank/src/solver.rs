@@ -328,17 +328,17 @@ fn fused_runs(
 /// peer access, or members sharing GPUs), host-driven otherwise.
 fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSettings) -> Driver {
     let (vertices, arcs) = (csr.num_vertices() as u64, csr.num_edges());
+    let l2 = crate::tuning::smallest_l2(context);
     if push.sweep != SweepMode::Pull {
         Driver::Host
     } else if (context.num_devices() > 1
         && arcs > 0
         && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * arcs as f64)
-        || (context.num_devices() == 1 && synchronous_sweeps_win(vertices, arcs, push))
+        || (context.num_devices() == 1
+            && synchronous_sweeps_win(vertices, arcs, push.degree_ordered, l2))
     {
         Driver::Sweeps
-    } else if context.num_devices() == 1
-        && launched_sweeps_win(vertices, arcs, crate::tuning::smallest_l2(context))
-    {
+    } else if context.num_devices() == 1 && launched_sweeps_win(vertices, arcs, l2) {
         Driver::Host
     } else if groute_core::cuda::PeerGroup::auto_device_driven(context) {
         Driver::Fused
@@ -347,15 +347,24 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
     }
 }
 
-/// Whether one CUDA device runs a graph of `vertices` and `arcs`, uploaded as `push` says,
-/// faster in [`Driver::Sweeps`]' synchronous sweeps than in the device-driven loop: where the
-/// graph is dense (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex) and the gather is
-/// dealt out over the blocks ([`crate::PageRankTuning::gather_interleave_for`]: a skewed
-/// graph in degree order whose shares fit the L2, a Kronecker graph of scale 21). Its
-/// gathers keep several loads in flight per thread, and with the heavy vertices' shares in
-/// the L1 those loads no longer queue at the L2; its rounds that take few arcs push them.
-fn synchronous_sweeps_win(vertices: u64, arcs: u64, push: PushSettings) -> bool {
-    push.interleave_gather && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
+/// Whether one CUDA device whose L2 holds `l2_cache_bytes` runs a graph of `vertices` and
+/// `arcs`, uploaded in degree order or not (`degree_ordered`), faster in [`Driver::Sweeps`]'
+/// synchronous sweeps than in the device-driven loop: where the graph is dense (at least
+/// [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex), in degree order, and a share per vertex
+/// fits the L2 (a Kronecker graph of scale 21). There the heavy vertices' shares stay in
+/// the L1, and the sweeps' gathers, which keep several loads in flight per thread, beat the
+/// loop's; their rounds that take few arcs push them.
+fn synchronous_sweeps_win(
+    vertices: u64,
+    arcs: u64,
+    degree_ordered: bool,
+    l2_cache_bytes: u64,
+) -> bool {
+    degree_ordered
+        && arcs > 0
+        && l2_cache_bytes > 0
+        && !crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
+        && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 
 /// Whether one CUDA device whose L2 holds `l2_cache_bytes` runs a graph of `vertices` and
@@ -366,8 +375,8 @@ fn synchronous_sweeps_win(vertices: u64, arcs: u64, push: PushSettings) -> bool 
 /// launched as kernels of their own, over a grid sized by the range, run faster than as
 /// phases of the persistent loop, whose resident grid strides over the range, by more than
 /// the host's launch and read-back per round cost (a Kronecker graph of scale 25). Where the
-/// shares fit the L2 (scale 21) or the graph is sparse (road networks), the device-driven
-/// loop is the faster.
+/// shares fit the L2 (scale 21: [`synchronous_sweeps_win`]) or the graph is sparse (road
+/// networks), the host-driven rounds are the slower.
 fn launched_sweeps_win(vertices: u64, arcs: u64, l2_cache_bytes: u64) -> bool {
     crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
         && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
@@ -505,7 +514,7 @@ pub(crate) fn residual_sum_and_max(bits: &[u32]) -> (f64, f32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{DENSE_MIN_AVERAGE_DEGREE, launched_sweeps_win};
+    use super::{DENSE_MIN_AVERAGE_DEGREE, launched_sweeps_win, synchronous_sweeps_win};
 
     /// An L2 of 50 MiB, about an H100's or H200's.
     const L2: u64 = 50 << 20;
@@ -529,5 +538,24 @@ mod tests {
         // The host backend (no L2) and an empty graph.
         assert!(!launched_sweeps_win(1 << 25, 1 << 30, 0));
         assert!(!launched_sweeps_win(0, 0, L2));
+    }
+
+    #[test]
+    fn synchronous_sweeps_win_on_dense_degree_ordered_graphs_whose_shares_fit_the_l2() {
+        // A Kronecker graph of scale 21, edge factor 48, in degree order.
+        assert!(synchronous_sweeps_win(1 << 21, 181 << 20, true, L2));
+        // The same in its input order.
+        assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, false, L2));
+        // Scale 25: its shares outgrow the L2 (launched_sweeps_win's case).
+        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, true, L2));
+        // The bounds, as launched_sweeps_win's.
+        let (fits, outgrows) = (L2 / 4, L2 / 4 + 1);
+        let dense = |v: u64| (DENSE_MIN_AVERAGE_DEGREE as u64) * v;
+        assert!(synchronous_sweeps_win(fits, dense(fits), true, L2));
+        assert!(!synchronous_sweeps_win(fits, dense(fits) - 1, true, L2));
+        assert!(!synchronous_sweeps_win(outgrows, dense(outgrows), true, L2));
+        // The host backend (no L2) and an empty graph.
+        assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, true, 0));
+        assert!(!synchronous_sweeps_win(0, 0, true, L2));
     }
 }

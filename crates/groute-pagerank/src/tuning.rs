@@ -55,10 +55,11 @@ pub struct PageRankTuning {
     /// (`--sweep-push-divisor`; 0: never). `None` (the default) is
     /// [`SWEEP_PUSH_DIVISOR`]. Across processes the sweeps always gather.
     pub sweep_push_divisor: Option<u32>,
-    /// CUDA, the sweeps of the fused and host-driven rounds in one process: the gather deals
-    /// its vertices out over the blocks thread by thread (`true`) or gives each block
-    /// consecutive ones (`false`) (`--gather-interleave true|false`). `None` (the default)
-    /// decides by [`PageRankTuning::gather_interleave_for`].
+    /// CUDA, the pull sweeps of every driver and of [`crate::PageRankRanks`] (not
+    /// [`crate::PageRankShare`]'s rounds): the gather deals its vertices out over the blocks
+    /// thread by thread (`true`) or gives each block consecutive ones (`false`)
+    /// (`--gather-interleave true|false`). `None` (the default) decides by
+    /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,
 }
 
@@ -72,8 +73,8 @@ pub const SWEEP_PUSH_DIVISOR: u32 = 8;
 pub const SPARSE_GATHER_DIVISOR: u32 = 16;
 
 /// The smallest L2 of `context`'s devices, in bytes (0 on the host backend): what
-/// [`PageRankTuning::degree_order_for`] and [`PageRankTuning::sparse_gather_below`] weigh
-/// the shares against.
+/// [`PageRankTuning::degree_order_for`], [`PageRankTuning::gather_interleave_for`],
+/// [`PageRankTuning::sparse_gather_below`] and one device's driver weigh the shares against.
 pub(crate) fn smallest_l2(context: &groute_core::Context) -> u64 {
     context
         .devices()

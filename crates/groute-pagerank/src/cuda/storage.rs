@@ -45,6 +45,9 @@ pub(crate) struct PushSettings {
     /// The sweeps' gather deals its vertices out over the blocks
     /// ([`crate::PageRankTuning::gather_interleave_for`]; false until the solver decides).
     pub(crate) interleave_gather: bool,
+    /// The graph was uploaded in degree order ([`crate::PageRankSolver::degree_ordered`];
+    /// false until the solver decides). [`crate::Driver::Auto`] weighs it.
+    pub(crate) degree_ordered: bool,
 }
 
 impl PushSettings {
@@ -62,6 +65,7 @@ impl PushSettings {
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             sweep_push_divisor: options.tuning.sweep_push_divisor,
             interleave_gather: false,
+            degree_ordered: false,
         }
     }
 }

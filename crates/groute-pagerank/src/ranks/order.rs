@@ -3,7 +3,7 @@
 //! `groute_graph::order_parts_by_degree` renumbers a whole graph, holding only its own rows.
 //!
 //! ```text
-//!  every process:  its parts' largest degree, arcs and smallest L2 -> sum -> the choice
+//!  every process:  its parts' largest degree, arcs, smallest L2, devices -> sum -> the choice
 //!  every process:  its parts ordered by degree (degree_order_of_parts, its rows only)
 //!  device 0:       the new ids of its vertices -> all-gather -> every vertex's new id
 //!  every process:  its rows renamed (renumber_rows): the rows the sweeps upload
@@ -160,8 +160,8 @@ pub(super) fn agree_degree_order(
 }
 
 /// Whether [`PageRankTuning::degree_order_for`]'s rule picks the order for the whole graph
-/// (collective: every process's largest degree, arcs and smallest L2 summed, each in its
-/// own word).
+/// (collective: every process's largest degree, arcs, smallest L2 and devices summed, each
+/// in its own word).
 fn order_by_the_rule(
     context: &Context,
     rows: &HeldRows<'_>,
