@@ -135,6 +135,8 @@ pub struct PageRankRanks {
     /// A round pushes where it is expected to take at most this many out-arcs
     /// ([`PageRankTuning::sweep_push_below`]; 0: never, as across processes).
     push_below: u64,
+    /// [`PageRankRanks::set_time_limit`].
+    time_limit: Option<Duration>,
 }
 
 impl std::fmt::Debug for PageRankRanks {
@@ -414,6 +416,7 @@ impl PageRankRanks {
             epsilon,
             sparse_below,
             push_below,
+            time_limit: None,
         })
     }
 
@@ -455,6 +458,17 @@ impl PageRankRanks {
             // failed since the last sum: every process stops on the same round. The next
             // round's take is already enqueued where other processes may still go on; after
             // the last round it takes nothing (no residual is above epsilon).
+            // Past the time limit, this process fails the run here (every process stops on
+            // this round, as on any failure).
+            if failure.is_none() && self.time_limit.is_some_and(|t| started.elapsed() > t) {
+                failure = Some(
+                    groute_worklist::WorklistError::TimedOut {
+                        limit: self.time_limit.unwrap_or_default(),
+                        outstanding: 0,
+                    }
+                    .into(),
+                );
+            }
             let words = [last.crossed, last.taken, u64::from(failure.is_some())];
             let sums = collectives.sum(&words)?;
             if let Some(e) = failure.take() {
@@ -575,6 +589,16 @@ impl PageRankRanks {
     /// way.
     pub fn degree_ordered(&self) -> bool {
         self.order.is_some()
+    }
+
+    /// Bounds every later [`PageRankRanks::run`] of this process (`None`, the default: no
+    /// bound). Each process reads its clock once a round, before the round's sum, and a
+    /// process past its limit fails the run there with
+    /// [`groute_worklist::WorklistError::TimedOut`] (the other processes stop on the same
+    /// round, naming it), so a run stops within a round of its limit and no process waits
+    /// on one that stopped. The solver's next run starts afresh.
+    pub fn set_time_limit(&mut self, limit: Option<Duration>) {
+        self.time_limit = limit;
     }
 
     /// Whether the gathers deal their vertices out over the blocks

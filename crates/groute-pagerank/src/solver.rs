@@ -121,13 +121,14 @@ impl DeviceSolver {
                 sweep_push_divisor: push.sweep_push_divisor,
                 ..PageRankTuning::default()
             };
-            let sweeps = PageRankRanks::with_tuning(
+            let mut sweeps = PageRankRanks::with_tuning(
                 context,
                 (&rows, partition),
                 algorithm,
                 &tuning,
                 &mut OneProcess,
             )?;
+            sweeps.set_time_limit(options.time_limit);
             return Ok(DeviceSolver {
                 context: context.clone(),
                 partition: partition.clone(),

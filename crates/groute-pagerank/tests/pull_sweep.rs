@@ -12,14 +12,17 @@ use common::{
     check_options, check_result, from_pairs, generated, options, sweep_divisors, with_hubs,
     with_in_hubs,
 };
+use std::time::Duration;
+
 use groute_core::BackendKind;
 use groute_graph::{Graph, NoProgress, PartitionMethod, partition_graph};
 use groute_pagerank::cuda::HUB_MIN_DEGREE;
 use groute_pagerank::cuda::push_round_launch::PUSH_GRID_DEGREE;
 use groute_pagerank::{
-    Driver, PULL_HUB_DEGREE, PageRankOptions, PageRankResult, SPARSE_SWEEP_DIVISOR, SweepMode,
-    l1_distance, pagerank, pagerank_reference,
+    Driver, PULL_HUB_DEGREE, PageRankError, PageRankOptions, PageRankResult, SPARSE_SWEEP_DIVISOR,
+    SweepMode, l1_distance, pagerank, pagerank_reference,
 };
+use groute_worklist::WorklistError;
 
 fn pull(epsilon: f32, sweep_divisor: u32) -> PageRankOptions {
     let mut o = options(epsilon);
@@ -260,6 +263,30 @@ fn sweeps_that_push_the_rounds_taking_few_arcs_are_within_the_bound_of_those_tha
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn sweeps_past_their_time_limit_stop_with_a_timeout_error_and_runs_within_it_complete() {
+    let g = generated("kron:scale=9,ef=8,sym,seed=3");
+    let exact = pagerank_reference(&g.csr, 0.85);
+    for devices in groute_core::testing::device_counts(&[1, 2, 3]) {
+        let parted =
+            partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+        for tc in groute_core::testing::test_contexts(devices, &[]) {
+            let what = format!("{} devices, {}", devices, tc.label);
+            let mut o = options(0.01);
+            o.driver = Driver::Sweeps;
+            o.worklist.time_limit = Some(Duration::ZERO);
+            match pagerank(&tc.context, &parted, &o) {
+                Err(PageRankError::Worklist(WorklistError::TimedOut { .. })) => {}
+                other => panic!("{what}: expected a time-limit error, got {other:?}"),
+            }
+            o.worklist.time_limit = Some(groute_core::testing::scaled(Duration::from_secs(60)));
+            let got = pagerank(&tc.context, &parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.stats.driver, Driver::Sweeps, "{what}");
+            check_result(&exact, &o, devices, &got, &what);
         }
     }
 }
