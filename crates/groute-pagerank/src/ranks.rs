@@ -454,21 +454,21 @@ impl PageRankRanks {
         let mut taking_per_device = vec![0u64; self.devices.len()];
         let mut round_times = SweepRoundTimes::default();
         loop {
-            // The last round's counts (none before the first), and whether this process
-            // failed since the last sum: every process stops on the same round. The next
-            // round's take is already enqueued where other processes may still go on; after
-            // the last round it takes nothing (no residual is above epsilon).
             // Past the time limit, this process fails the run here (every process stops on
             // this round, as on any failure).
-            if failure.is_none() && self.time_limit.is_some_and(|t| started.elapsed() > t) {
-                failure = Some(
+            if let Some(limit) = self.time_limit.filter(|&t| started.elapsed() > t) {
+                failure.get_or_insert(
                     groute_worklist::WorklistError::TimedOut {
-                        limit: self.time_limit.unwrap_or_default(),
+                        limit,
                         outstanding: 0,
                     }
                     .into(),
                 );
             }
+            // The last round's counts (none before the first), and whether this process
+            // failed since the last sum: every process stops on the same round. The next
+            // round's take is already enqueued where other processes may still go on; after
+            // the last round it takes nothing (no residual is above epsilon).
             let words = [last.crossed, last.taken, u64::from(failure.is_some())];
             let sums = collectives.sum(&words)?;
             if let Some(e) = failure.take() {

@@ -3,7 +3,7 @@
 //! `groute_graph::order_parts_by_degree` renumbers a whole graph, holding only its own rows.
 //!
 //! ```text
-//!  every process:  its parts' largest degree, arcs, smallest L2, devices -> sum -> the choice
+//!  every process:  its parts' largest degree, arcs and smallest L2 -> sum -> the choice
 //!  every process:  its parts ordered by degree (degree_order_of_parts, its rows only)
 //!  device 0:       the new ids of its vertices -> all-gather -> every vertex's new id
 //!  every process:  its rows renamed (renumber_rows): the rows the sweeps upload
@@ -160,8 +160,8 @@ pub(super) fn agree_degree_order(
 }
 
 /// Whether [`PageRankTuning::degree_order_for`]'s rule picks the order for the whole graph
-/// (collective: every process's largest degree, arcs, smallest L2 and devices summed, each
-/// in its own word).
+/// (collective: every process's largest degree, arcs and smallest L2 summed, each in its own
+/// word; the devices are every process's count, agreed with the run's shape).
 fn order_by_the_rule(
     context: &Context,
     rows: &HeldRows<'_>,
@@ -170,20 +170,16 @@ fn order_by_the_rule(
 ) -> Result<bool, PageRankError> {
     let (rank, ranks) = (collectives.rank(), collectives.ranks());
     let csr = rows.csr();
-    let mut words = vec![0u64; 4 * ranks];
+    let mut words = vec![0u64; 3 * ranks];
     words[rank] = mine.clone().map(|v| csr.out_degree(v)).max().unwrap_or(0);
     let o = csr.offsets();
     words[ranks + rank] = o[mine.end as usize] - o[mine.start as usize];
     words[2 * ranks + rank] = crate::tuning::smallest_l2(context);
-    words[3 * ranks + rank] = context.num_devices() as u64;
     let sums = collectives.sum(&words)?;
     let arcs = sums[ranks..2 * ranks].iter().sum();
-    let l2 = sums[2 * ranks..3 * ranks]
-        .iter()
-        .copied()
-        .min()
-        .unwrap_or(0);
-    let devices = usize::try_from(sums[3 * ranks..].iter().sum::<u64>()).unwrap_or(usize::MAX);
+    let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);
+    // Every process has as many devices (the run's shape, agreed before).
+    let devices = ranks.saturating_mul(context.num_devices());
     let largest = || sums[..ranks].iter().copied().max().unwrap_or(0);
     let n = rows.num_vertices() as u64;
     Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, devices, l2))
