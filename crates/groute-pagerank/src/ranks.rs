@@ -70,6 +70,7 @@ mod boundary;
 mod host;
 mod order;
 mod rounds;
+mod source_blocks;
 mod sweeps;
 
 pub use rounds::SweepRoundTimes;
@@ -85,6 +86,7 @@ use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
 use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
+use source_blocks::SourceBlocks;
 use sweeps::{DeviceSweeps, SweepCounts};
 
 /// The run, as errors name it.
@@ -328,7 +330,18 @@ impl PageRankRanks {
             ),
             _ => false,
         };
-        let push_below = if ranks == 1 {
+        let source_blocks = SourceBlocks::for_run(
+            tuning,
+            context,
+            (ranks, devices, order.is_some()),
+            (rows.csr(), transpose.as_ref()),
+        )?;
+        let sparse_below = if source_blocks.is_some() {
+            0
+        } else {
+            sparse_below
+        };
+        let push_below = if ranks == 1 && source_blocks.is_none() {
             tuning.sweep_push_below(rows.csr().num_edges())
         } else {
             0
@@ -342,6 +355,7 @@ impl PageRankRanks {
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
                     (sparse_below > 0, interleave_gather),
+                    source_blocks.as_ref(),
                 )?);
             }
             // With other processes, `mine` also carries this process's ranks to the final
@@ -495,7 +509,9 @@ impl PageRankRanks {
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let round_started = Instant::now();
-            let round = if push {
+            let round = if self.devices[0].source_blocks() > 0 {
+                self.source_block_round(if rounds == 1 { 0.0 } else { self.epsilon })
+            } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
             } else {

@@ -119,6 +119,7 @@ impl DeviceSolver {
                 gather_interleave: Some(push.interleave_gather),
                 sparse_gather_divisor: push.sparse_gather_divisor,
                 sweep_push_divisor: push.sweep_push_divisor,
+                source_blocks: Some(push.source_blocks),
                 ..PageRankTuning::default()
             };
             let mut sweeps = PageRankRanks::with_tuning(
@@ -173,6 +174,7 @@ impl DeviceSolver {
                         cut: cuts[d].as_ref(),
                         taken_bits: false,
                         interleave_gather: push.interleave_gather,
+                        share: None,
                     },
                     partition.range(d),
                     push,
@@ -232,6 +234,15 @@ impl DeviceSolver {
     /// Resets the run state and runs PageRank on every device, with the options given to
     /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
     /// download excluded).
+    /// The source ranges of the sweeps' rounds ([`PageRankRanks::source_blocks`]); 1 for
+    /// the other drivers.
+    pub(crate) fn source_blocks(&self) -> u32 {
+        match &self.storage {
+            Storage::Sweeps(sweeps) => sweeps.source_blocks(),
+            _ => 1,
+        }
+    }
+
     pub(crate) fn run(&mut self) -> Result<SolveOutput, PageRankError> {
         let (context, options) = (&self.context, &self.options);
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =

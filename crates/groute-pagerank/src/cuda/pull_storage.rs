@@ -59,6 +59,9 @@ pub(crate) struct PullTopology<'a> {
     /// The gather deals its vertices out over the blocks thread by thread
     /// ([`crate::PageRankTuning::gather_interleave_for`]).
     pub(crate) interleave_gather: bool,
+    /// The share array of another storage of the device to gather from (the sweeps' source
+    /// ranges, each with its own in-arcs, share one); `None`: allocate one.
+    pub(crate) share: Option<&'a Buffer<u32>>,
 }
 
 impl PullStorage {
@@ -77,6 +80,7 @@ impl PullStorage {
             cut,
             taken_bits,
             interleave_gather,
+            share,
         } = topology;
         let n = csr.num_vertices();
         let in_part = match transpose {
@@ -106,8 +110,14 @@ impl PullStorage {
                 })
             })
             .transpose()?;
-        let share = device.alloc::<u32>(n.max(1))?;
-        device.stream().fill(&share, 0u32)?;
+        let share = match share {
+            Some(s) => s.clone(),
+            None => {
+                let s = device.alloc::<u32>(n.max(1))?;
+                device.stream().fill(&s, 0u32)?;
+                s
+            }
+        };
         let taken = taken_bits
             .then(|| device.alloc::<u32>(n.div_ceil(32).max(1)))
             .transpose()?;

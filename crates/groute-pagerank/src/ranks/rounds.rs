@@ -97,7 +97,8 @@ impl PageRankRanks {
         self.counts()
     }
 
-    /// Enqueues a round's take on every device, then, where `copy_shares` (a round that
+    /// Enqueues a round's take on every device (nothing in rounds by source ranges, which
+    /// take in the round: `ranks/source_blocks.rs`), then, where `copy_shares` (a round that
     /// gathers), every device's owned shares into every other device's share array (each
     /// copy on the receiving device's stream, after the sender's take), then, on device 0,
     /// its boundary's shares packed into `mine`.
@@ -106,6 +107,10 @@ impl PageRankRanks {
         floor: f32,
         copy_shares: bool,
     ) -> Result<(), PageRankError> {
+        if self.devices[0].source_blocks() > 0 {
+            // Rounds by source ranges take range by range, in the round.
+            return Ok(());
+        }
         let devices = self.context.devices();
         let copy_shares = copy_shares && devices.len() > 1;
         let mut taken = Vec::with_capacity(devices.len());
@@ -176,7 +181,7 @@ impl PageRankRanks {
     }
 
     /// The round's counts of each of this process's devices (waits for them).
-    fn counts(&self) -> Result<Vec<SweepCounts>, PageRankError> {
+    pub(super) fn counts(&self) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
         let mut counts = Vec::with_capacity(devices.len());
         for (device, sweeps) in devices.iter().zip(&self.devices) {

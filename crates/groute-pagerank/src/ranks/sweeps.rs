@@ -21,6 +21,7 @@ use groute_graph::Csr;
 use groute_worklist::DeviceCsr;
 
 use super::host;
+use super::source_blocks::SourceBlocks;
 use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::push_round_launch::{launch_absorb, launch_push_taken, push_hub_slots};
@@ -65,6 +66,9 @@ pub(super) struct DeviceSweeps {
     /// A push round's hubs, pushed by the whole grid (CUDA; [`push_hub_slots`] of the owned
     /// rows' arcs).
     push_hubs: Buffer<u32>,
+    /// Rounds by source ranges (`ranks/source_blocks.rs`): each range and the in-arcs from
+    /// it of the owned vertices, sharing `pull`'s share array (empty: whole-graph rounds).
+    source_blocks: Vec<(Range<u32>, PullStorage)>,
     num_vertices: usize,
     alpha: f32,
     epsilon: f32,
@@ -75,13 +79,15 @@ impl DeviceSweeps {
     /// symmetric graph) to `device` and allocates the arrays, with a bitmap of the vertices
     /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds), the gather
     /// dealing its vertices out over the blocks where `interleave_gather`
-    /// ([`crate::PageRankTuning::gather_interleave_for`]).
+    /// ([`crate::PageRankTuning::gather_interleave_for`]), and the in-arcs of each source
+    /// range of `source_blocks` where given (rounds by source ranges).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
         (taken_bits, interleave_gather): (bool, bool),
+        source_blocks: Option<&SourceBlocks>,
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
         let local = owned.len();
@@ -91,14 +97,32 @@ impl DeviceSweeps {
             cut: None,
             taken_bits,
             interleave_gather,
+            share: None,
         };
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
+        let mut blocks = Vec::new();
+        for (range, part) in source_blocks
+            .iter()
+            .flat_map(|s| s.ranges.iter().zip(&s.parts))
+        {
+            let topology = PullTopology {
+                transpose: Some(part),
+                share: Some(pull.share()),
+                taken_bits: false,
+                ..topology
+            };
+            let storage = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
+            blocks.push((range.clone(), storage));
+        }
         let residual = device.alloc::<u32>(n.max(1))?;
         // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
         // bytes, so that a warp's 32 ranks fill one line.
         let pad = owned.start as usize % 32;
         let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
-        let slots = local
+        // A vertex crosses epsilon at most once a whole-graph gather, and at most twice a
+        // round by source ranges (before and after its range's take).
+        let crossings = if blocks.is_empty() { local } else { 2 * local };
+        let slots = crossings
             .max(1)
             .checked_next_power_of_two()
             .filter(|&s| s <= 1 << 31)
@@ -116,6 +140,7 @@ impl DeviceSweeps {
             worklist,
             ctrl,
             push_hubs,
+            source_blocks: blocks,
             num_vertices: n,
             alpha,
             epsilon,
@@ -171,18 +196,25 @@ impl DeviceSweeps {
     /// Its threads keep several loads in flight (`PullBuffers::batched_loads`), which the
     /// sweeps' dense gathers run faster with too.
     pub(super) fn gather(&self, stream: &Stream, sparse: bool) -> Result<(), Error> {
+        self.gather_over(stream, &self.pull, sparse)
+    }
+
+    /// Enqueues the gather over `pull`'s in-arcs (the whole graph's, or a source range's)
+    /// on `stream`, reading only the shares marked taken where `sparse` and `pull` keeps
+    /// the bitmap.
+    fn gather_over(&self, stream: &Stream, pull: &PullStorage, sparse: bool) -> Result<(), Error> {
         if stream.is_host() {
-            return host::enqueue_gather(stream, self.host_arrays(), self.pull.in_csr());
+            return host::enqueue_gather(stream, self.host_arrays(), pull.in_csr());
         }
-        let mut pull = self.pull.buffers();
+        let mut buffers = pull.buffers();
         if !sparse {
-            pull.taken = None;
+            buffers.taken = None;
         }
-        pull.batched_loads = true;
+        buffers.batched_loads = true;
         launch_pull_gather(
             stream.raw().as_ref(),
             &self.pr_buffers(),
-            &pull,
+            &buffers,
             &self.wl_buffers(),
         )
     }
@@ -252,6 +284,62 @@ impl DeviceSweeps {
             &self.wl_buffers(),
             collect,
         )
+    }
+
+    /// The source ranges of a round ([`super::source_blocks`]; 0: whole-graph rounds).
+    pub(super) fn source_blocks(&self) -> usize {
+        self.source_blocks.len()
+    }
+
+    /// Enqueues the zeroing of the round's counters on `stream` (a round by source ranges
+    /// counts over all its takes and gathers).
+    pub(super) fn zero_counts(&self, stream: &Stream) -> Result<(), Error> {
+        stream.fill(&self.ctrl, 0u32)
+    }
+
+    /// Enqueues the take of source range `block` on `stream`: its owned residuals above
+    /// `floor` moved into their ranks and their shares stored (0 elsewhere in the range),
+    /// adding to the round's counters.
+    pub(super) fn take_source_block(
+        &self,
+        stream: &Stream,
+        block: usize,
+        floor: f32,
+    ) -> Result<(), Error> {
+        let range = &self.source_blocks[block].0;
+        let taken = range.start.max(self.owned.start)..range.end.min(self.owned.end);
+        if taken.is_empty() {
+            return Ok(());
+        }
+        let at = (taken.start - self.owned.start) as usize;
+        let rank = self.rank.slice(at..at + taken.len())?;
+        if stream.is_host() {
+            let arrays = host::SweepArrays {
+                owned: taken,
+                rank,
+                ..self.host_arrays()
+            };
+            return host::enqueue_take(stream, arrays, &self.out_rows, floor);
+        }
+        let pr = PageRankBuffers {
+            rank: rank.raw(),
+            owned: taken,
+            ..self.pr_buffers()
+        };
+        launch_pull_take(
+            stream.raw().as_ref(),
+            &pr,
+            &self.source_blocks[block].1.buffers(),
+            &self.wl_buffers(),
+            floor,
+        )
+    }
+
+    /// Enqueues the gather of source range `block` on `stream`, after its take: every owned
+    /// vertex adds the shares of its in-neighbours in the range to its residual, those that
+    /// cross epsilon counted.
+    pub(super) fn gather_source_block(&self, stream: &Stream, block: usize) -> Result<(), Error> {
+        self.gather_over(stream, &self.source_blocks[block].1, false)
     }
 
     /// The round's counts, read back from `device` (waits for its stream).
