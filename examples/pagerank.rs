@@ -94,12 +94,13 @@ struct Cli {
     /// sweeps always gather.
     #[arg(long, hide = true, value_name = "DIVISOR")]
     sweep_push_divisor: Option<u32>,
-    /// CUDA and host, the synchronous sweeps in one process on one device: a round takes
-    /// and gathers this many ranges of the sources one after the other, each gather reading
-    /// the in-arcs from the range just taken (1: the whole graph at once; default 4 on one
-    /// GPU holding a graph in degree order whose shares fit its L2, else 1).
+    /// CUDA and host, the synchronous sweeps in one process on one device: a round gathers
+    /// and takes this many ranges of the vertices one after the other, each range's take
+    /// seeing the shares the earlier ones took (1: the whole graph at once; default 4 on one
+    /// GPU holding a graph in degree order of at least 2^26 arcs whose shares fit its L2,
+    /// else 1).
     #[arg(long, hide = true, value_name = "RANGES")]
-    source_blocks: Option<u32>,
+    sweep_ranges: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -312,7 +313,7 @@ fn run() -> Result<(), AnyError> {
             sparse_gather_divisor: cli.sparse_gather_divisor,
             sweep_push_divisor: cli.sweep_push_divisor,
             gather_interleave: cli.gather_interleave,
-            source_blocks: cli.source_blocks,
+            sweep_ranges: cli.sweep_ranges,
         },
         ..PageRankOptions::default()
     };
@@ -449,8 +450,8 @@ fn run() -> Result<(), AnyError> {
             "gather_interleave": solver.gather_interleaved(),
             "sparse_gather_divisor_requested": cli.sparse_gather_divisor,
             "sweep_push_divisor_requested": cli.sweep_push_divisor,
-            "source_blocks_requested": cli.source_blocks,
-            "source_blocks": solver.source_blocks(),
+            "sweep_ranges_requested": cli.sweep_ranges,
+            "sweep_ranges": solver.sweep_ranges(),
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);

@@ -196,12 +196,11 @@
 //!   out over the blocks: [`PageRankTuning::gather_interleave_for`]), [`Driver::Sweeps`] as
 //!   well: its gathers keep several loads in flight per thread, and with the heavy vertices'
 //!   shares in the L1 they beat the device-driven loop's (a Kronecker graph of scale 21 on
-//!   one H200). On such a graph of at least [`SOURCE_BLOCKS_MIN_ARCS`] arcs a round takes
-//!   and gathers [`SOURCE_BLOCKS`] ranges of the sources one after the other
-//!   ([`PageRankTuning::source_blocks_for`]): each gather reads the in-arcs from the range
-//!   just taken, and the later ranges' takes see what the earlier ranges' gathers added
-//!   (block Gauss-Seidel), so fewer rounds converge (27 against 43 on a Kronecker graph of
-//!   scale 21, 33 against 63 on scale 20) to the same bound and end test.
+//!   one H200). On such a graph of at least [`SWEEP_RANGES_MIN_ARCS`] arcs a round gathers
+//!   and takes [`SWEEP_RANGES`] ranges of the vertices one after the other
+//!   ([`PageRankTuning::sweep_ranges_for`]): a range's gather reads the shares the earlier
+//!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (28
+//!   against 43 on a Kronecker graph of scale 21) to the same bound and end test.
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -285,8 +284,8 @@ pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
 pub use tuning::{
-    DEGREE_ORDER_SKEW, PageRankTuning, SOURCE_BLOCKS, SOURCE_BLOCKS_MIN_ARCS,
-    SPARSE_GATHER_DIVISOR, SWEEP_PUSH_DIVISOR,
+    DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR, SWEEP_PUSH_DIVISOR, SWEEP_RANGES,
+    SWEEP_RANGES_MIN_ARCS,
 };
 
 /// The default damping factor.
@@ -563,7 +562,7 @@ impl PageRankSolver {
         let gather_interleaved = options
             .tuning
             .gather_interleave_for(degree_ordered, n as u64, l2);
-        let source_blocks = options.tuning.source_blocks_for(
+        let sweep_ranges = options.tuning.sweep_ranges_for(
             context.num_devices(),
             degree_ordered,
             (n as u64, uploaded.csr.num_edges()),
@@ -572,7 +571,7 @@ impl PageRankSolver {
         let push = cuda::storage::PushSettings {
             interleave_gather: gather_interleaved,
             degree_ordered,
-            source_blocks,
+            sweep_ranges,
             ..cuda::storage::PushSettings::of(options, uploaded.csr.num_edges() as f64 / n as f64)
         };
         let solver = solver::DeviceSolver::new(
@@ -601,10 +600,10 @@ impl PageRankSolver {
         self.gather_interleaved
     }
 
-    /// The source ranges a round of [`Driver::Sweeps`] takes and gathers one after the
-    /// other ([`PageRankTuning::source_blocks`]); 1 for the other drivers.
-    pub fn source_blocks(&self) -> u32 {
-        self.solver.source_blocks()
+    /// The vertex ranges a round of [`Driver::Sweeps`] gathers and takes one after the
+    /// other ([`PageRankTuning::sweep_ranges`]); 1 for the other drivers.
+    pub fn sweep_ranges(&self) -> u32 {
+        self.solver.sweep_ranges()
     }
 
     /// Whether the graph was uploaded in degree order

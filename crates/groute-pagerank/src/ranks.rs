@@ -70,7 +70,7 @@ mod boundary;
 mod host;
 mod order;
 mod rounds;
-mod source_blocks;
+mod sweep_ranges;
 mod sweeps;
 
 pub use rounds::SweepRoundTimes;
@@ -86,7 +86,7 @@ use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
 use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
-use source_blocks::SourceBlocks;
+use sweep_ranges::SweepRanges;
 use sweeps::{DeviceSweeps, SweepCounts};
 
 /// The run, as errors name it.
@@ -330,18 +330,18 @@ impl PageRankRanks {
             ),
             _ => false,
         };
-        let source_blocks = SourceBlocks::for_run(
+        let sweep_ranges = SweepRanges::for_run(
             tuning,
             context,
             (ranks, devices, order.is_some()),
-            (rows.csr(), transpose.as_ref()),
-        )?;
-        let sparse_below = if source_blocks.is_some() {
+            rows.csr(),
+        );
+        let sparse_below = if sweep_ranges.is_some() {
             0
         } else {
             sparse_below
         };
-        let push_below = if ranks == 1 && source_blocks.is_none() {
+        let push_below = if ranks == 1 && sweep_ranges.is_none() {
             tuning.sweep_push_below(rows.csr().num_edges())
         } else {
             0
@@ -355,7 +355,7 @@ impl PageRankRanks {
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
                     (sparse_below > 0, interleave_gather),
-                    source_blocks.as_ref(),
+                    sweep_ranges.as_ref(),
                 )?);
             }
             // With other processes, `mine` also carries this process's ranks to the final
@@ -492,7 +492,9 @@ impl PageRankRanks {
                 return Err(peers_failed(RUN, sums[2], collectives).into());
             }
             pushes += sums[1];
-            if rounds > 0 && sums[0] == 0 {
+            // Rounds by ranges end on one that took nothing (`ranks/sweep_ranges.rs`).
+            let ranged = self.devices[0].sweep_ranges() > 0;
+            if rounds > 0 && sums[usize::from(ranged)] == 0 {
                 break;
             }
             // The vertices the round's take (already enqueued) moves, over every process:
@@ -509,8 +511,8 @@ impl PageRankRanks {
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let round_started = Instant::now();
-            let round = if self.devices[0].source_blocks() > 0 {
-                self.source_block_round(if rounds == 1 { 0.0 } else { self.epsilon })
+            let round = if self.devices[0].sweep_ranges() > 0 {
+                self.ranged_round(if rounds == 1 { 0.0 } else { self.epsilon })
             } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
@@ -674,23 +676,6 @@ impl PageRankRanks {
         let timer = DeviceTimer::start(&self.context)?;
         self.take_and_stage(0.0, true)?;
         Ok(timer)
-    }
-
-    /// Enqueues, on device 0, the copy of each device's owned ranks into `mine`, at their
-    /// place in the process's range.
-    fn stage_ranks(&self) -> Result<(), PageRankError> {
-        let devices = self.context.devices();
-        let stream = devices[0].stream();
-        let first = self.owned[self.rank].start;
-        for (d, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-            if d > 0 {
-                stream.wait(&device.stream().record()?)?;
-            }
-            let owned = sweeps.owned();
-            let at = (owned.start - first) as usize;
-            stream.copy(&self.mine.slice(at..at + owned.len())?, &sweeps.ranks()?)?;
-        }
-        Ok(())
     }
 }
 

@@ -110,7 +110,6 @@ impl PageRankShare {
                 cut: cut.as_ref(),
                 taken_bits: false,
                 interleave_gather: push.interleave_gather,
-                share: None,
             };
             devices.push(CudaPageRankStorage::new(
                 context, device, csr, pull, owned, push, options,

@@ -119,7 +119,7 @@ impl DeviceSolver {
                 gather_interleave: Some(push.interleave_gather),
                 sparse_gather_divisor: push.sparse_gather_divisor,
                 sweep_push_divisor: push.sweep_push_divisor,
-                source_blocks: Some(push.source_blocks),
+                sweep_ranges: Some(push.sweep_ranges),
                 ..PageRankTuning::default()
             };
             let mut sweeps = PageRankRanks::with_tuning(
@@ -174,7 +174,6 @@ impl DeviceSolver {
                         cut: cuts[d].as_ref(),
                         taken_bits: false,
                         interleave_gather: push.interleave_gather,
-                        share: None,
                     },
                     partition.range(d),
                     push,
@@ -234,11 +233,11 @@ impl DeviceSolver {
     /// Resets the run state and runs PageRank on every device, with the options given to
     /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
     /// download excluded).
-    /// The source ranges of the sweeps' rounds ([`PageRankRanks::source_blocks`]); 1 for
+    /// The vertex ranges of the sweeps' rounds ([`PageRankRanks::sweep_ranges`]); 1 for
     /// the other drivers.
-    pub(crate) fn source_blocks(&self) -> u32 {
+    pub(crate) fn sweep_ranges(&self) -> u32 {
         match &self.storage {
-            Storage::Sweeps(sweeps) => sweeps.source_blocks(),
+            Storage::Sweeps(sweeps) => sweeps.sweep_ranges(),
             _ => 1,
         }
     }

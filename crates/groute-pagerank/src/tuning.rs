@@ -61,27 +61,25 @@ pub struct PageRankTuning {
     /// (`--gather-interleave true|false`). `None` (the default) decides by
     /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,
-    /// [`crate::Driver::Sweeps`] in one process on one device: the sources are split into
-    /// this many ranges of about equal out-arcs, and a round takes and gathers one range at
-    /// a time, each gather reading only the in-arcs from the range just taken
-    /// (`--source-blocks`; 1: the whole graph at once). The later ranges' takes then see the
-    /// earlier ranges' shares of the same round (block Gauss-Seidel), so fewer rounds
-    /// converge, and each gather's shares come from one range, which the L1 holds better.
-    /// `None` (the default) decides by [`PageRankTuning::source_blocks_for`]. Other runs
-    /// take the whole graph at once.
-    pub source_blocks: Option<u32>,
+    /// [`crate::Driver::Sweeps`] in one process on one device: the vertices are split into
+    /// this many ranges of about equal out-arcs, and a round gathers and takes one range at
+    /// a time (`--sweep-ranges`; 1: the whole graph at once). A range's take then sees the
+    /// shares the earlier ranges took in the same round (block Gauss-Seidel), so fewer rounds
+    /// converge, each still one gather over every in-arc. `None` (the default) decides by
+    /// [`PageRankTuning::sweep_ranges_for`]. Other runs sweep the whole graph at once.
+    pub sweep_ranges: Option<u32>,
 }
 
 /// The default [`PageRankTuning::sweep_push_divisor`]: a round that takes at most one in
 /// this many of the graph's arcs pushes them.
 pub const SWEEP_PUSH_DIVISOR: u32 = 8;
 
-/// The default [`PageRankTuning::source_blocks`] of a large graph in degree order whose
+/// The default [`PageRankTuning::sweep_ranges`] of a large graph in degree order whose
 /// shares fit the L2 (one process, one device).
-pub const SOURCE_BLOCKS: u32 = 4;
+pub const SWEEP_RANGES: u32 = 4;
 
-/// The fewest arcs for which [`PageRankTuning::source_blocks_for`] splits the sources.
-pub const SOURCE_BLOCKS_MIN_ARCS: u64 = 1 << 26;
+/// The fewest arcs for which [`PageRankTuning::sweep_ranges_for`] splits the vertices.
+pub const SWEEP_RANGES_MIN_ARCS: u64 = 1 << 26;
 
 /// The default [`PageRankTuning::sparse_gather_divisor`] where the shares outgrow the L2: a
 /// round that takes at most one in this many vertices gathers through the bitmap of the
@@ -123,7 +121,7 @@ impl Default for PageRankTuning {
             sparse_gather_divisor: None,
             sweep_push_divisor: None,
             gather_interleave: None,
-            source_blocks: None,
+            sweep_ranges: None,
         }
     }
 }
@@ -225,29 +223,29 @@ impl PageRankTuning {
         arcs.checked_div(u64::from(divisor)).unwrap_or(0)
     }
 
-    /// The source ranges of a [`crate::Driver::Sweeps`] run of one process on `devices`
+    /// The vertex ranges of a [`crate::Driver::Sweeps`] run of one process on `devices`
     /// devices over a graph of `vertices` and `arcs`, uploaded in degree order where
     /// `degree_ordered`, on devices whose smallest L2 holds `l2_cache_bytes`: as asked (at
-    /// least 1), else [`SOURCE_BLOCKS`] on one device holding a graph in degree order of at
-    /// least [`SOURCE_BLOCKS_MIN_ARCS`] arcs whose shares fit the L2, else 1. Rounds by
-    /// source ranges converge in fewer rounds (26 rounds' worth of arcs against 43 on a
-    /// Kronecker graph of scale 21) but launch a take and a gather per range: on small graphs
-    /// the launches would cost more than the arcs saved.
-    pub fn source_blocks_for(
+    /// least 1), else [`SWEEP_RANGES`] on one device holding a graph in degree order of at
+    /// least [`SWEEP_RANGES_MIN_ARCS`] arcs whose shares fit the L2, else 1. Rounds by
+    /// vertex ranges converge in fewer rounds (28 against 43 on a Kronecker graph of scale
+    /// 21, 34 against 63 on scale 20) but launch a gather and a take per range: on small
+    /// graphs the launches would cost more than the rounds saved.
+    pub fn sweep_ranges_for(
         &self,
         devices: usize,
         degree_ordered: bool,
         (vertices, arcs): (u64, u64),
         l2_cache_bytes: u64,
     ) -> u32 {
-        self.source_blocks.map(|b| b.max(1)).unwrap_or(
+        self.sweep_ranges.map(|b| b.max(1)).unwrap_or(
             if devices == 1
                 && degree_ordered
-                && arcs >= SOURCE_BLOCKS_MIN_ARCS
+                && arcs >= SWEEP_RANGES_MIN_ARCS
                 && l2_cache_bytes > 0
                 && !shares_outgrow_l2(vertices, l2_cache_bytes)
             {
-                SOURCE_BLOCKS
+                SWEEP_RANGES
             } else {
                 1
             },
@@ -387,40 +385,36 @@ mod tests {
     }
 
     #[test]
-    fn sources_split_on_one_device_for_large_graphs_in_degree_order_whose_shares_fit_the_l2() {
+    fn vertices_split_on_one_device_for_large_graphs_in_degree_order_whose_shares_fit_the_l2() {
         let auto = PageRankTuning::default();
         let l2 = 50 << 20;
         let kron21 = (1 << 21, 181_154_768);
-        assert_eq!(auto.source_blocks_for(1, true, kron21, l2), SOURCE_BLOCKS);
+        assert_eq!(auto.sweep_ranges_for(1, true, kron21, l2), SWEEP_RANGES);
         assert_eq!(
-            auto.source_blocks_for(2, true, kron21, l2),
+            auto.sweep_ranges_for(2, true, kron21, l2),
             1,
             "several devices"
         );
         assert_eq!(
-            auto.source_blocks_for(1, false, kron21, l2),
+            auto.sweep_ranges_for(1, false, kron21, l2),
             1,
             "input order"
         );
-        assert_eq!(
-            auto.source_blocks_for(1, true, kron21, 0),
-            1,
-            "host backend"
-        );
-        let small = (1 << 16, SOURCE_BLOCKS_MIN_ARCS - 1);
-        assert_eq!(auto.source_blocks_for(1, true, small, l2), 1, "few arcs");
+        assert_eq!(auto.sweep_ranges_for(1, true, kron21, 0), 1, "host backend");
+        let small = (1 << 16, SWEEP_RANGES_MIN_ARCS - 1);
+        assert_eq!(auto.sweep_ranges_for(1, true, small, l2), 1, "few arcs");
         let kron25 = (1 << 25, 1 << 30);
         assert_eq!(
-            auto.source_blocks_for(1, true, kron25, l2),
+            auto.sweep_ranges_for(1, true, kron25, l2),
             1,
             "shares past the L2"
         );
         for asked in [0, 1, 3] {
             let t = PageRankTuning {
-                source_blocks: Some(asked),
+                sweep_ranges: Some(asked),
                 ..PageRankTuning::default()
             };
-            assert_eq!(t.source_blocks_for(2, false, small, 0), asked.max(1));
+            assert_eq!(t.sweep_ranges_for(2, false, small, 0), asked.max(1));
         }
     }
 }

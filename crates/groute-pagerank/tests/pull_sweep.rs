@@ -239,8 +239,8 @@ fn sweeps_that_push_the_rounds_taking_few_arcs_are_within_the_bound_of_those_tha
                     let mut o = options(0.01);
                     o.driver = Driver::Sweeps;
                     o.tuning.sweep_push_divisor = Some(divisor);
-                    // Whole-graph rounds (rounds by source ranges never push).
-                    o.tuning.source_blocks = Some(1);
+                    // Whole-graph rounds (rounds by vertex ranges never push).
+                    o.tuning.sweep_ranges = Some(1);
                     let got = pagerank(&tc.context, &parted, &o)
                         .unwrap_or_else(|e| panic!("{}: {e}", what(divisor)));
                     check_result(&exact, &o, devices, &got, &what(divisor));
@@ -294,10 +294,10 @@ fn sweeps_past_their_time_limit_stop_with_a_timeout_error_and_runs_within_it_com
 }
 
 #[test]
-fn sweeps_by_source_ranges_are_within_the_bound_and_take_fewer_arcs_on_a_skewed_graph() {
-    // Rounds that take and gather the sources range by range (block Gauss-Seidel), 1 to 7
+fn sweeps_by_vertex_ranges_are_within_the_bound_and_take_fewer_vertices_on_a_skewed_graph() {
+    // Rounds that gather and take the vertices range by range (block Gauss-Seidel), 1 to 7
     // ranges (more than some graphs' hubs: empty and one-vertex ranges), in the input order
-    // and in degree order, on one device (several devices take the whole graph at once: the
+    // and in degree order, on one device (several devices sweep the whole graph at once: the
     // solver reports 1 range there). Against the reference within the bounds, and, on a
     // skewed graph in degree order, fewer vertices taken with 4 ranges than with 1.
     let mut graphs = sweep_graphs();
@@ -310,20 +310,20 @@ fn sweeps_by_source_ranges_are_within_the_bound_and_take_fewer_arcs_on_a_skewed_
             for tc in groute_core::testing::test_contexts(devices, &[]) {
                 for ordered in [false, true] {
                     let mut taken = Vec::new();
-                    for blocks in [1, 2, 4, 7] {
+                    for ranges in [1, 2, 4, 7] {
                         let what = format!(
-                            "{} on {devices} {} devices, {blocks} ranges, degree order {ordered}",
+                            "{} on {devices} {} devices, {ranges} ranges, degree order {ordered}",
                             g.name, tc.label
                         );
                         let mut o = options(0.01);
                         o.driver = Driver::Sweeps;
                         o.tuning.degree_order = Some(ordered);
-                        o.tuning.source_blocks = Some(blocks);
+                        o.tuning.sweep_ranges = Some(ranges);
                         let mut solver =
                             groute_pagerank::PageRankSolver::new(&tc.context, &parted, &o)
                                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-                        let expected = if devices == 1 { blocks } else { 1 };
-                        assert_eq!(solver.source_blocks(), expected, "{what}");
+                        let expected = if devices == 1 { ranges } else { 1 };
+                        assert_eq!(solver.sweep_ranges(), expected, "{what}");
                         for _ in 0..2 {
                             let got = solver.run().unwrap_or_else(|e| panic!("{what}: {e}"));
                             check_result(&exact, &o, devices, &got, &what);

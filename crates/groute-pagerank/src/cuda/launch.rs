@@ -201,8 +201,8 @@ impl PageRankBuffers {
                 src: n,
             });
         }
-        // A take of one source range (the sweeps' rounds by source ranges) passes a part
-        // of the rows: the kernels read the rows of `owned` only.
+        // A gather or take of one vertex range (the sweeps' rounds by vertex ranges) passes
+        // a part of the rows: the kernels read the rows of `owned` only.
         let rows = self.csr.rows();
         if self.owned.start < rows.start || self.owned.end > rows.end {
             return Err(Error::invalid(

@@ -225,6 +225,10 @@ pub fn launch_pull_cut(
     Ok(())
 }
 
+/// The in-arcs per thread a gather's grid is sized for, at least (the vertices being the
+/// other measure): lists of 32 arcs and more are summed by a warp or a block.
+const GATHER_ARCS_PER_THREAD: usize = 8;
+
 /// Enqueues pass 2 of a pull sweep on `stream` (after [`launch_pull_take`] and
 /// [`launch_pull_cut`], and after every share the gather reads is in place): where
 /// `pull.taken` is given, the bitmap of the vertices taken is marked from the shares first
@@ -270,7 +274,15 @@ pub fn launch_pull_gather(
         (true, false) => "pagerank_pull_gather_batched",
         (true, true) => "pagerank_pull_gather_batched_interleaved",
     };
-    let (f, cfg) = config(stream, kernel, pr.owned.len())?;
+    // The grid follows the arcs as well as the vertices (capped at the resident grid): a
+    // gather into a part of the rows (the sweeps' rounds by vertex ranges) may take few
+    // vertices with most of the arcs, which a grid of one thread per vertex would leave to
+    // a few blocks.
+    let elements = pr
+        .owned
+        .len()
+        .max(pull.in_csr.num_arcs() / GATHER_ARCS_PER_THREAD);
+    let (f, cfg) = config(stream, kernel, elements)?;
     let in_csr = pull.in_csr.device_ptrs()?;
     let args = (
         ops,

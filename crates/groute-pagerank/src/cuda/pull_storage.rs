@@ -27,6 +27,9 @@ struct CutStorage {
     has_hub_lists: bool,
 }
 
+/// A device's pull hubs ([`PullHubs`]): their ids, their tiles and their `f32` sums (as bits).
+type HubStorage = (Buffer<u32>, Buffer<u64>, Buffer<u32>);
+
 /// The device buffers of the pull sweep.
 #[derive(Clone)]
 pub(crate) struct PullStorage {
@@ -36,7 +39,7 @@ pub(crate) struct PullStorage {
     share: Buffer<u32>,
     cut: Option<CutStorage>,
     /// The hubs of the in-CSR, their tiles and their `f32` sums (as bits, zeroed).
-    hubs: Option<(Buffer<u32>, Buffer<u64>, Buffer<u32>)>,
+    hubs: Option<HubStorage>,
     /// One bit per vertex, marked before each gather where kept ([`PullTopology::taken_bits`]).
     taken: Option<Buffer<u32>>,
     /// [`PullTopology::interleave_gather`].
@@ -59,9 +62,6 @@ pub(crate) struct PullTopology<'a> {
     /// The gather deals its vertices out over the blocks thread by thread
     /// ([`crate::PageRankTuning::gather_interleave_for`]).
     pub(crate) interleave_gather: bool,
-    /// The share array of another storage of the device to gather from (the sweeps' source
-    /// ranges, each with its own in-arcs, share one); `None`: allocate one.
-    pub(crate) share: Option<&'a Buffer<u32>>,
 }
 
 impl PullStorage {
@@ -80,7 +80,6 @@ impl PullStorage {
             cut,
             taken_bits,
             interleave_gather,
-            share,
         } = topology;
         let n = csr.num_vertices();
         let in_part = match transpose {
@@ -88,18 +87,7 @@ impl PullStorage {
             None => part.clone(),
         };
         let in_csr = transpose.unwrap_or(csr);
-        let hubs = match PullHubs::of(in_csr.offsets(), owned) {
-            None => None,
-            Some(h) => {
-                let sums = device.alloc::<u32>(h.vertices.len())?;
-                device.stream().fill(&sums, 0u32)?;
-                Some((
-                    device.upload_graph(&h.vertices)?,
-                    device.upload_graph(&h.tiles)?,
-                    sums,
-                ))
-            }
-        };
+        let hubs = upload_hubs(device, in_csr, owned)?;
         let cut = cut
             .map(|c| -> Result<_, Error> {
                 Ok(CutStorage {
@@ -110,14 +98,8 @@ impl PullStorage {
                 })
             })
             .transpose()?;
-        let share = match share {
-            Some(s) => s.clone(),
-            None => {
-                let s = device.alloc::<u32>(n.max(1))?;
-                device.stream().fill(&s, 0u32)?;
-                s
-            }
-        };
+        let share = device.alloc::<u32>(n.max(1))?;
+        device.stream().fill(&share, 0u32)?;
         let taken = taken_bits
             .then(|| device.alloc::<u32>(n.div_ceil(32).max(1)))
             .transpose()?;
@@ -128,6 +110,21 @@ impl PullStorage {
             hubs,
             taken,
             interleave_gather,
+        })
+    }
+
+    /// The storage of a gather into the vertices of `range` only (a part of the owned range:
+    /// the sweeps' rounds by vertex ranges): the same in-CSR (`in_csr` its host copy, the
+    /// transpose or the CSR), share array and bitmap, with the hubs of `range` alone.
+    pub(crate) fn for_range(
+        &self,
+        device: &Device,
+        in_csr: &Csr,
+        range: &Range<u32>,
+    ) -> Result<Self, Error> {
+        Ok(PullStorage {
+            hubs: upload_hubs(device, in_csr, range)?,
+            ..self.clone()
         })
     }
 
@@ -171,4 +168,23 @@ impl PullStorage {
             interleave_gather: self.interleave_gather,
         }
     }
+}
+
+/// The hubs of `owned` in `in_csr` (its vertices of at least [`crate::PULL_HUB_DEGREE`]
+/// in-arcs), their tiles and their sums, zeroed, on `device` (`None`: no hub).
+fn upload_hubs(
+    device: &Device,
+    in_csr: &Csr,
+    owned: &Range<u32>,
+) -> Result<Option<HubStorage>, Error> {
+    let Some(h) = PullHubs::of(in_csr.offsets(), owned) else {
+        return Ok(None);
+    };
+    let sums = device.alloc::<u32>(h.vertices.len())?;
+    device.stream().fill(&sums, 0u32)?;
+    Ok(Some((
+        device.upload_graph(&h.vertices)?,
+        device.upload_graph(&h.tiles)?,
+        sums,
+    )))
 }

@@ -48,9 +48,9 @@ pub(crate) struct PushSettings {
     /// The graph was uploaded in degree order ([`crate::PageRankSolver::degree_ordered`];
     /// false until the solver decides). [`crate::Driver::Auto`] weighs it.
     pub(crate) degree_ordered: bool,
-    /// The sweeps' source ranges ([`crate::PageRankTuning::source_blocks_for`]; 1 until
+    /// The sweeps' vertex ranges ([`crate::PageRankTuning::sweep_ranges_for`]; 1 until
     /// the solver decides).
-    pub(crate) source_blocks: u32,
+    pub(crate) sweep_ranges: u32,
 }
 
 impl PushSettings {
@@ -69,7 +69,7 @@ impl PushSettings {
             sweep_push_divisor: options.tuning.sweep_push_divisor,
             interleave_gather: false,
             degree_ordered: false,
-            source_blocks: 1,
+            sweep_ranges: 1,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! the copies of the shares a gather reads ([`PageRankRanks::take_and_stage`]), the gather
 //! ([`PageRankRanks::spread_and_gather`]), and, in a process alone, which rounds push instead
 //! ([`PageRankRanks::push_due`]) and how one does ([`PageRankRanks::push_and_absorb`];
-//! [`super::sweeps`], "Push rounds").
+//! [`super::sweeps`], "Push rounds"); after the last round, the devices' ranks staged for
+//! the gather of every process's ([`PageRankRanks::stage_ranks`]).
 
 use std::time::Duration;
 
@@ -97,8 +98,8 @@ impl PageRankRanks {
         self.counts()
     }
 
-    /// Enqueues a round's take on every device (nothing in rounds by source ranges, which
-    /// take in the round: `ranks/source_blocks.rs`), then, where `copy_shares` (a round that
+    /// Enqueues a round's take on every device (nothing in rounds by vertex ranges, which
+    /// take in the round: `ranks/sweep_ranges.rs`), then, where `copy_shares` (a round that
     /// gathers), every device's owned shares into every other device's share array (each
     /// copy on the receiving device's stream, after the sender's take), then, on device 0,
     /// its boundary's shares packed into `mine`.
@@ -107,8 +108,8 @@ impl PageRankRanks {
         floor: f32,
         copy_shares: bool,
     ) -> Result<(), PageRankError> {
-        if self.devices[0].source_blocks() > 0 {
-            // Rounds by source ranges take range by range, in the round.
+        if self.devices[0].sweep_ranges() > 0 {
+            // Rounds by vertex ranges take range by range, in the round.
             return Ok(());
         }
         let devices = self.context.devices();
@@ -178,6 +179,23 @@ impl PageRankRanks {
             sweeps.gather(device.stream(), sparse)?;
         }
         self.counts()
+    }
+
+    /// Enqueues, on device 0, the copy of each device's owned ranks into `mine`, at their
+    /// place in the process's range.
+    pub(super) fn stage_ranks(&self) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
+        let stream = devices[0].stream();
+        let first = self.owned[self.rank].start;
+        for (d, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            if d > 0 {
+                stream.wait(&device.stream().record()?)?;
+            }
+            let owned = sweeps.owned();
+            let at = (owned.start - first) as usize;
+            stream.copy(&self.mine.slice(at..at + owned.len())?, &sweeps.ranks()?)?;
+        }
+        Ok(())
     }
 
     /// The round's counts of each of this process's devices (waits for them).

@@ -21,7 +21,7 @@ use groute_graph::Csr;
 use groute_worklist::DeviceCsr;
 
 use super::host;
-use super::source_blocks::SourceBlocks;
+use super::sweep_ranges::SweepRanges;
 use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::push_round_launch::{launch_absorb, launch_push_taken, push_hub_slots};
@@ -66,9 +66,10 @@ pub(super) struct DeviceSweeps {
     /// A push round's hubs, pushed by the whole grid (CUDA; [`push_hub_slots`] of the owned
     /// rows' arcs).
     push_hubs: Buffer<u32>,
-    /// Rounds by source ranges (`ranks/source_blocks.rs`): each range and the in-arcs from
-    /// it of the owned vertices, sharing `pull`'s share array (empty: whole-graph rounds).
-    source_blocks: Vec<(Range<u32>, PullStorage)>,
+    /// Rounds by vertex ranges (`ranks/sweep_ranges.rs`): each range's owned vertices and
+    /// the storage of a gather into them (`pull`'s, with their hubs alone; empty:
+    /// whole-graph rounds).
+    sweep_ranges: Vec<(Range<u32>, PullStorage)>,
     num_vertices: usize,
     alpha: f32,
     epsilon: f32,
@@ -79,15 +80,15 @@ impl DeviceSweeps {
     /// symmetric graph) to `device` and allocates the arrays, with a bitmap of the vertices
     /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds), the gather
     /// dealing its vertices out over the blocks where `interleave_gather`
-    /// ([`crate::PageRankTuning::gather_interleave_for`]), and the in-arcs of each source
-    /// range of `source_blocks` where given (rounds by source ranges).
+    /// ([`crate::PageRankTuning::gather_interleave_for`]), and the hubs of each range of
+    /// `sweep_ranges` where given (rounds by vertex ranges).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
         (taken_bits, interleave_gather): (bool, bool),
-        source_blocks: Option<&SourceBlocks>,
+        sweep_ranges: Option<&SweepRanges>,
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
         let local = owned.len();
@@ -97,32 +98,25 @@ impl DeviceSweeps {
             cut: None,
             taken_bits,
             interleave_gather,
-            share: None,
         };
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
-        let mut blocks = Vec::new();
-        for (range, part) in source_blocks
+        let in_csr = transpose.unwrap_or(csr);
+        let ranges = sweep_ranges
             .iter()
-            .flat_map(|s| s.ranges.iter().zip(&s.parts))
-        {
-            let topology = PullTopology {
-                transpose: Some(part),
-                share: Some(pull.share()),
-                taken_bits: false,
-                ..topology
-            };
-            let storage = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
-            blocks.push((range.clone(), storage));
-        }
+            .flat_map(|r| &r.ranges)
+            .map(|range| {
+                let start = range.start.clamp(owned.start, owned.end);
+                let part = start..range.end.clamp(start, owned.end);
+                Ok((part.clone(), pull.for_range(device, in_csr, &part)?))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let residual = device.alloc::<u32>(n.max(1))?;
         // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
         // bytes, so that a warp's 32 ranks fill one line.
         let pad = owned.start as usize % 32;
         let rank = device.alloc::<u32>(pad + local.max(1))?.slice(pad..)?;
-        // A vertex crosses epsilon at most once a whole-graph gather, and at most twice a
-        // round by source ranges (before and after its range's take).
-        let crossings = if blocks.is_empty() { local } else { 2 * local };
-        let slots = crossings
+        // A vertex crosses epsilon at most once a round (its one gather).
+        let slots = local
             .max(1)
             .checked_next_power_of_two()
             .filter(|&s| s <= 1 << 31)
@@ -140,7 +134,7 @@ impl DeviceSweeps {
             worklist,
             ctrl,
             push_hubs,
-            source_blocks: blocks,
+            sweep_ranges: ranges,
             num_vertices: n,
             alpha,
             epsilon,
@@ -196,25 +190,18 @@ impl DeviceSweeps {
     /// Its threads keep several loads in flight (`PullBuffers::batched_loads`), which the
     /// sweeps' dense gathers run faster with too.
     pub(super) fn gather(&self, stream: &Stream, sparse: bool) -> Result<(), Error> {
-        self.gather_over(stream, &self.pull, sparse)
-    }
-
-    /// Enqueues the gather over `pull`'s in-arcs (the whole graph's, or a source range's)
-    /// on `stream`, reading only the shares marked taken where `sparse` and `pull` keeps
-    /// the bitmap.
-    fn gather_over(&self, stream: &Stream, pull: &PullStorage, sparse: bool) -> Result<(), Error> {
         if stream.is_host() {
-            return host::enqueue_gather(stream, self.host_arrays(), pull.in_csr());
+            return host::enqueue_gather(stream, self.host_arrays(), self.pull.in_csr());
         }
-        let mut buffers = pull.buffers();
+        let mut pull = self.pull.buffers();
         if !sparse {
-            buffers.taken = None;
+            pull.taken = None;
         }
-        buffers.batched_loads = true;
+        pull.batched_loads = true;
         launch_pull_gather(
             stream.raw().as_ref(),
             &self.pr_buffers(),
-            &buffers,
+            &pull,
             &self.wl_buffers(),
         )
     }
@@ -286,36 +273,40 @@ impl DeviceSweeps {
         )
     }
 
-    /// The source ranges of a round ([`super::source_blocks`]; 0: whole-graph rounds).
-    pub(super) fn source_blocks(&self) -> usize {
-        self.source_blocks.len()
+    /// The vertex ranges of a round ([`super::sweep_ranges`]; 0: whole-graph rounds).
+    pub(super) fn sweep_ranges(&self) -> usize {
+        self.sweep_ranges.len()
     }
 
-    /// Enqueues the zeroing of the round's counters on `stream` (a round by source ranges
-    /// counts over all its takes and gathers).
+    /// Enqueues the zeroing of the round's counters on `stream` (a round by vertex ranges
+    /// counts over all its gathers and takes).
     pub(super) fn zero_counts(&self, stream: &Stream) -> Result<(), Error> {
         stream.fill(&self.ctrl, 0u32)
     }
 
-    /// Enqueues the take of source range `block` on `stream`: its owned residuals above
-    /// `floor` moved into their ranks and their shares stored (0 elsewhere in the range),
-    /// adding to the round's counters.
-    pub(super) fn take_source_block(
+    /// The kernels' view of the owned vertices of range `range` alone: its ranks.
+    fn range_buffers(&self, range: usize) -> Result<(Range<u32>, Buffer<u32>), Error> {
+        let part = self.sweep_ranges[range].0.clone();
+        let at = (part.start - self.owned.start) as usize;
+        Ok((part.clone(), self.rank.slice(at..at + part.len())?))
+    }
+
+    /// Enqueues the take of range `range` on `stream`, after its gather: its owned residuals
+    /// above `floor` moved into their ranks and their shares stored (0 elsewhere in the
+    /// range), adding to the round's counters.
+    pub(super) fn take_range(
         &self,
         stream: &Stream,
-        block: usize,
+        range: usize,
         floor: f32,
     ) -> Result<(), Error> {
-        let range = &self.source_blocks[block].0;
-        let taken = range.start.max(self.owned.start)..range.end.min(self.owned.end);
-        if taken.is_empty() {
+        let (owned, rank) = self.range_buffers(range)?;
+        if owned.is_empty() {
             return Ok(());
         }
-        let at = (taken.start - self.owned.start) as usize;
-        let rank = self.rank.slice(at..at + taken.len())?;
         if stream.is_host() {
             let arrays = host::SweepArrays {
-                owned: taken,
+                owned,
                 rank,
                 ..self.host_arrays()
             };
@@ -323,23 +314,42 @@ impl DeviceSweeps {
         }
         let pr = PageRankBuffers {
             rank: rank.raw(),
-            owned: taken,
+            owned,
             ..self.pr_buffers()
         };
         launch_pull_take(
             stream.raw().as_ref(),
             &pr,
-            &self.source_blocks[block].1.buffers(),
+            &self.pull.buffers(),
             &self.wl_buffers(),
             floor,
         )
     }
 
-    /// Enqueues the gather of source range `block` on `stream`, after its take: every owned
-    /// vertex adds the shares of its in-neighbours in the range to its residual, those that
-    /// cross epsilon counted.
-    pub(super) fn gather_source_block(&self, stream: &Stream, block: usize) -> Result<(), Error> {
-        self.gather_over(stream, &self.source_blocks[block].1, false)
+    /// Enqueues the gather of range `range` on `stream`: each of its owned vertices adds
+    /// its in-neighbours' shares to its residual, those that cross epsilon counted.
+    pub(super) fn gather_range(&self, stream: &Stream, range: usize) -> Result<(), Error> {
+        let (owned, rank) = self.range_buffers(range)?;
+        if owned.is_empty() {
+            return Ok(());
+        }
+        let pull = &self.sweep_ranges[range].1;
+        if stream.is_host() {
+            let arrays = host::SweepArrays {
+                owned,
+                rank,
+                ..self.host_arrays()
+            };
+            return host::enqueue_gather(stream, arrays, pull.in_csr());
+        }
+        let mut buffers = pull.buffers();
+        buffers.batched_loads = true;
+        let pr = PageRankBuffers {
+            rank: rank.raw(),
+            owned,
+            ..self.pr_buffers()
+        };
+        launch_pull_gather(stream.raw().as_ref(), &pr, &buffers, &self.wl_buffers())
     }
 
     /// The round's counts, read back from `device` (waits for its stream).
