@@ -16,11 +16,12 @@
 //! alpha)` (and so within `n * epsilon / (1 - alpha)`; see the `groute-pagerank` crate docs).
 //! `--execution` picks who drives the rounds on CUDA (device-driven: one persistent kernel
 //! per device; host-driven: a launch per round over the worklist). Auto runs device-driven on
-//! one GPU and where the partition cuts few arcs, but host-driven on one GPU holding a dense
-//! graph whose shares (4 bytes per vertex) outgrow its L2, and synchronous pull sweeps
-//! (host-driven, the devices copying each other's shares every round) on several devices
-//! where the partition cuts at least a tenth of the arcs and on one GPU holding a dense,
-//! skewed graph whose shares fit its L2; tuning
+//! one GPU and where the partition cuts few arcs, but synchronous pull sweeps (host-driven,
+//! the devices copying each other's shares every round) on several devices where the
+//! partition cuts at least a tenth of the arcs and on one GPU holding a dense, skewed graph
+//! whose shares (4 bytes per vertex) fit its L2 or that has at least 2^26 arcs, and
+//! host-driven rounds on one GPU holding any other dense graph whose shares outgrow its L2;
+//! tuning
 //! `--driver auto|fused|host|sweeps` names a driver. The JSON
 //! report says which ran.
 
@@ -96,9 +97,9 @@ struct Cli {
     sweep_push_divisor: Option<u32>,
     /// CUDA and host, the synchronous sweeps in one process on one device: a round gathers
     /// and takes this many ranges of the vertices one after the other, each range's take
-    /// seeing the shares the earlier ones took (1: the whole graph at once; default 4 on one
-    /// GPU holding a graph in degree order of at least 2^26 arcs whose shares fit its L2,
-    /// else 1).
+    /// seeing the shares the earlier ones took (1: the whole graph at once; default, on one
+    /// GPU holding a graph in degree order of at least 2^26 arcs, 4 where its shares fit the
+    /// L2 and 8 where they outgrow it, else 1).
     #[arg(long, hide = true, value_name = "RANGES")]
     sweep_ranges: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
@@ -106,9 +107,10 @@ struct Cli {
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
     /// whole graph every round, the devices copying each other's shares), or auto (sweeps
     /// on several CUDA devices whose partition cuts at least a tenth of the arcs, and on one
-    /// holding a dense graph in degree order whose shares fit its L2; host on one CUDA
-    /// device holding a dense graph whose shares outgrow its L2; else fused where the
-    /// devices can run it, else host; host on the host backend).
+    /// holding a dense graph in degree order whose shares fit its L2 or that has at least
+    /// 2^26 arcs; host on one CUDA device holding another dense graph whose shares outgrow
+    /// its L2; else fused where the devices can run it, else host; host on the host
+    /// backend).
     #[arg(long, hide = true)]
     driver: Option<Driver>,
     /// CUDA, fused driver on several GPUs: one system fence per thread and round instead of

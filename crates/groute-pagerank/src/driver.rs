@@ -9,8 +9,10 @@
 pub enum Driver {
     /// On CUDA with pull sweeps: [`Driver::Sweeps`] on several devices whose partition cuts
     /// at least a tenth of the arcs, and on one device holding a dense graph uploaded in
-    /// degree order whose shares fit its L2; [`Driver::Host`] on one device holding a dense
-    /// graph whose shares outgrow its L2; else [`Driver::Fused`] where `PeerGroup::auto_device_driven`
+    /// degree order whose shares fit its L2 or that has at least
+    /// [`crate::SWEEP_RANGES_MIN_ARCS`] arcs (rounds by vertex ranges); [`Driver::Host`] on
+    /// one device holding a dense graph whose shares outgrow its L2 not in degree order;
+    /// else [`Driver::Fused`] where `PeerGroup::auto_device_driven`
     /// holds (one device, distinct GPUs with peer access, or members sharing a GPU); else
     /// [`Driver::Host`] ("Choosing a driver" in the crate docs). On the host backend, and
     /// with push sweeps: [`Driver::Host`].

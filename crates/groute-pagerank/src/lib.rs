@@ -119,8 +119,8 @@
 //! *Status.* [`Driver::Auto`] runs device-driven with pull sweeps where
 //! `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 //! peer access, or members sharing a GPU) and the partition cuts few arcs, but for one device
-//! holding a dense graph whose shares outgrow its L2 or a dense graph in degree order whose
-//! shares fit it ("Choosing a driver" below);
+//! holding a dense graph in degree order whose shares fit its L2 or that is large, or a
+//! dense graph whose shares outgrow it ("Choosing a driver" below);
 //! host-driven where the loop cannot run. Members sharing one GPU run
 //! device-driven several times faster than host-driven on dense graphs, and faster on road
 //! grids; host-driven rounds on two GPUs are slower than it on every graph, by far on dense
@@ -207,13 +207,19 @@
 //!   share arrays and the host's launch and read-back per round cost more than the few cut
 //!   arcs, and the device-driven loop's worklist rounds, which push only from the vertices
 //!   above epsilon, are cheaper than sweeping every vertex every round.
+//! - On one CUDA device holding a dense graph in degree order whose shares (4 bytes per
+//!   vertex) outgrow the L2, [`Driver::Sweeps`] too where it has at least
+//!   [`SWEEP_RANGES_MIN_ARCS`] arcs, by [`SWEEP_RANGES_PAST_L2`] vertex ranges: 31 rounds
+//!   against the host-driven rounds' 75 on a Kronecker graph of scale 25 (one H200: 246
+//!   against 312 ms).
 //! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
-//!   per vertex) whose shares (4 bytes per vertex) outgrow the L2, [`Driver::Host`]: there
-//!   most of a run is sweeps whose gathers read shares from DRAM, and the sweep's gather and
-//!   hub tiles launched as kernels of their own run faster than as phases of the persistent
-//!   loop, by more than the launch and read-back per round cost (a Kronecker graph of scale
-//!   25 on one H200). Where the graph is sparse the device-driven loop is the faster, and
-//!   where the shares fit the L2 the item above applies.
+//!   per vertex) whose shares outgrow the L2 and that could not be put in degree order (the
+//!   host short of memory for the renumbered copy), [`Driver::Host`]: there most of a run
+//!   is sweeps whose gathers read shares from DRAM, and the sweep's gather and hub tiles
+//!   launched as kernels of their own run faster than as phases of the persistent loop, by
+//!   more than the launch and read-back per round cost. Where the graph is sparse the
+//!   device-driven loop is the faster, and where the shares fit the L2 the items above
+//!   apply.
 //! - With push sweeps, or on one device or a partition cutting few arcs where the
 //!   device-driven loop cannot run, [`Driver::Host`].
 //!
@@ -285,7 +291,7 @@ pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
 pub use tuning::{
     DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR, SWEEP_PUSH_DIVISOR, SWEEP_RANGES,
-    SWEEP_RANGES_MIN_ARCS,
+    SWEEP_RANGES_MIN_ARCS, SWEEP_RANGES_PAST_L2,
 };
 
 /// The default damping factor.
@@ -306,8 +312,9 @@ pub const SPARSE_SWEEP_DIVISOR: u32 = 16;
 pub const DENSE_SWEEP_DIVISOR: u32 = 64;
 /// The average degree from which [`PageRankTuning::sweep_divisor_for`] picks
 /// [`DENSE_SWEEP_DIVISOR`], and from which [`Driver::Auto`] runs one CUDA device holding a
-/// graph whose shares outgrow its L2 host-driven, and one holding a graph in degree order
-/// whose shares fit it in synchronous sweeps ("Choosing a driver"): between road grids
+/// graph in degree order whose shares fit its L2, or a large one, in synchronous sweeps,
+/// and one holding any other graph whose shares outgrow it host-driven ("Choosing a
+/// driver"): between road grids
 /// (about 2.4) and Kronecker graphs (31 and more).
 pub const DENSE_MIN_AVERAGE_DEGREE: f64 = 8.0;
 /// Default [`PageRankTuning::fused_blocks_per_sm`].

@@ -504,7 +504,7 @@ impl PageRankRanks {
             } else {
                 sums[0]
             };
-            let sparse = !push && taking <= self.sparse_below;
+            let sparse = !push && self.sparse_below > 0 && taking <= self.sparse_below;
             rounds += 1;
             sparse_rounds += u64::from(sparse);
             push_rounds += u64::from(push);

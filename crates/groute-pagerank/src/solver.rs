@@ -333,7 +333,8 @@ fn fused_runs(
 /// What [`Driver::Auto`] runs on CUDA (crate docs, "Choosing a driver"): with push sweeps,
 /// host-driven rounds; on several devices whose partition cuts at least
 /// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; on one device, the sweeps where
-/// [`synchronous_sweeps_win`] holds, host-driven rounds where [`launched_sweeps_win`] holds;
+/// [`synchronous_sweeps_win`] holds, else host-driven rounds where [`launched_sweeps_win`]
+/// holds (a dense graph past the L2 that could not be put in degree order);
 /// else device-driven where
 /// `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 /// peer access, or members sharing GPUs), host-driven otherwise.
@@ -360,11 +361,14 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
 
 /// Whether one CUDA device whose L2 holds `l2_cache_bytes` runs a graph of `vertices` and
 /// `arcs`, uploaded in degree order or not (`degree_ordered`), faster in [`Driver::Sweeps`]'
-/// synchronous sweeps than in the device-driven loop: where the graph is dense (at least
-/// [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex), in degree order, and a share per vertex
-/// fits the L2 (a Kronecker graph of scale 21). There the heavy vertices' shares stay in
-/// the L1, and the sweeps' gathers, which keep several loads in flight per thread, beat the
-/// loop's; their rounds that take few arcs push them.
+/// synchronous sweeps than in the device-driven loop or host-driven rounds: where the graph
+/// is dense (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex), in degree order, and
+/// either a share per vertex fits the L2 (a Kronecker graph of scale 21: the heavy vertices'
+/// shares stay in the L1, and the sweeps' gathers, which keep several loads in flight per
+/// thread, beat the loop's) or the graph has at least [`crate::SWEEP_RANGES_MIN_ARCS`] arcs,
+/// where a round gathers and takes the vertices range by range and needs fewer rounds
+/// ([`crate::PageRankTuning::sweep_ranges_for`]; scale 25: 31 rounds against the host-driven
+/// rounds' 75).
 fn synchronous_sweeps_win(
     vertices: u64,
     arcs: u64,
@@ -374,7 +378,8 @@ fn synchronous_sweeps_win(
     degree_ordered
         && arcs > 0
         && l2_cache_bytes > 0
-        && !crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
+        && (!crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
+            || arcs >= crate::SWEEP_RANGES_MIN_ARCS)
         && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 
@@ -557,14 +562,21 @@ mod tests {
         assert!(synchronous_sweeps_win(1 << 21, 181 << 20, true, L2));
         // The same in its input order.
         assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, false, L2));
-        // Scale 25: its shares outgrow the L2 (launched_sweeps_win's case).
-        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, true, L2));
+        // Scale 25: its shares outgrow the L2, but it has enough arcs for rounds by ranges;
+        // in its input order, launched_sweeps_win's case.
+        assert!(synchronous_sweeps_win(1 << 25, 1 << 30, true, L2));
+        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, false, L2));
         // The bounds, as launched_sweeps_win's.
         let (fits, outgrows) = (L2 / 4, L2 / 4 + 1);
         let dense = |v: u64| (DENSE_MIN_AVERAGE_DEGREE as u64) * v;
         assert!(synchronous_sweeps_win(fits, dense(fits), true, L2));
         assert!(!synchronous_sweeps_win(fits, dense(fits) - 1, true, L2));
-        assert!(!synchronous_sweeps_win(outgrows, dense(outgrows), true, L2));
+        // Shares past a smaller L2, too few arcs for rounds by ranges.
+        let small_l2 = 1 << 20;
+        let past = small_l2 / 4 + 1;
+        assert!(dense(past) < crate::SWEEP_RANGES_MIN_ARCS);
+        assert!(!synchronous_sweeps_win(past, dense(past), true, small_l2));
+        assert!(synchronous_sweeps_win(outgrows, dense(outgrows), true, L2));
         // The host backend (no L2) and an empty graph.
         assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, true, 0));
         assert!(!synchronous_sweeps_win(0, 0, true, L2));

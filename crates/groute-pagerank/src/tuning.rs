@@ -78,6 +78,10 @@ pub const SWEEP_PUSH_DIVISOR: u32 = 8;
 /// shares fit the L2 (one process, one device).
 pub const SWEEP_RANGES: u32 = 4;
 
+/// The default [`PageRankTuning::sweep_ranges`] of a large graph in degree order whose
+/// shares outgrow the L2 (one process, one device).
+pub const SWEEP_RANGES_PAST_L2: u32 = 8;
+
 /// The fewest arcs for which [`PageRankTuning::sweep_ranges_for`] splits the vertices.
 pub const SWEEP_RANGES_MIN_ARCS: u64 = 1 << 26;
 
@@ -225,12 +229,16 @@ impl PageRankTuning {
 
     /// The vertex ranges of a [`crate::Driver::Sweeps`] run of one process on `devices`
     /// devices over a graph of `vertices` and `arcs`, uploaded in degree order where
-    /// `degree_ordered`, on devices whose smallest L2 holds `l2_cache_bytes`: as asked (at
-    /// least 1), else [`SWEEP_RANGES`] on one device holding a graph in degree order of at
-    /// least [`SWEEP_RANGES_MIN_ARCS`] arcs whose shares fit the L2, else 1. Rounds by
-    /// vertex ranges converge in fewer rounds (28 against 43 on a Kronecker graph of scale
-    /// 21, 34 against 63 on scale 20) but launch a gather and a take per range: on small
-    /// graphs the launches would cost more than the rounds saved.
+    /// `degree_ordered`, on devices whose smallest L2 holds `l2_cache_bytes` (0: the host
+    /// backend): as asked (at least 1), else, on one CUDA device holding a graph in degree
+    /// order of at least [`SWEEP_RANGES_MIN_ARCS`] arcs, [`SWEEP_RANGES`] where a share per
+    /// vertex fits the L2 and [`SWEEP_RANGES_PAST_L2`] where it outgrows it, else 1. Rounds
+    /// by vertex ranges converge in fewer rounds (on one H200: 28 against 43 on a Kronecker
+    /// graph of scale 21, 34 against 63 on scale 20, 31 against the host-driven rounds' 75 on
+    /// scale 25) but launch a gather and a take per range: on small graphs the launches would
+    /// cost more than the rounds saved. The round counts do not fall steadily with more
+    /// ranges (scale 21: 28 with 4, 30 with 8, 26 with 16; scale 25: 38 with 4, 31 with 8,
+    /// 34 with 16), so the counts are the measured best.
     pub fn sweep_ranges_for(
         &self,
         devices: usize,
@@ -239,15 +247,16 @@ impl PageRankTuning {
         l2_cache_bytes: u64,
     ) -> u32 {
         self.sweep_ranges.map(|b| b.max(1)).unwrap_or(
-            if devices == 1
-                && degree_ordered
-                && arcs >= SWEEP_RANGES_MIN_ARCS
-                && l2_cache_bytes > 0
-                && !shares_outgrow_l2(vertices, l2_cache_bytes)
+            if devices != 1
+                || !degree_ordered
+                || arcs < SWEEP_RANGES_MIN_ARCS
+                || l2_cache_bytes == 0
             {
-                SWEEP_RANGES
-            } else {
                 1
+            } else if shares_outgrow_l2(vertices, l2_cache_bytes) {
+                SWEEP_RANGES_PAST_L2
+            } else {
+                SWEEP_RANGES
             },
         )
     }
@@ -385,7 +394,7 @@ mod tests {
     }
 
     #[test]
-    fn vertices_split_on_one_device_for_large_graphs_in_degree_order_whose_shares_fit_the_l2() {
+    fn vertices_split_on_one_cuda_device_for_large_graphs_in_degree_order() {
         let auto = PageRankTuning::default();
         let l2 = 50 << 20;
         let kron21 = (1 << 21, 181_154_768);
@@ -406,8 +415,7 @@ mod tests {
         let kron25 = (1 << 25, 1 << 30);
         assert_eq!(
             auto.sweep_ranges_for(1, true, kron25, l2),
-            1,
-            "shares past the L2"
+            SWEEP_RANGES_PAST_L2
         );
         for asked in [0, 1, 3] {
             let t = PageRankTuning {
