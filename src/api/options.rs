@@ -58,7 +58,7 @@ impl Backend {
 /// |---|---|---|---|
 /// | `HostDriven` | one kernel launch per round, the host moving updates between devices (direction-optimizing BFS: a host thread per device) | the host launches every round | the host streams edge chunks through the scatter router (hook and compress) |
 /// | `DeviceDriven` | one persistent kernel per device for the whole run, the devices exchanging over their peer links and detecting termination themselves | one persistent kernel per device | label propagation, one persistent kernel per device (as many rounds as the components' diameter) |
-/// | `Auto` | each algorithm's default: device-driven on one GPU, and on several where the GPUs reach each other and the graph suits it | device-driven where few arcs are cut, but host-driven on one GPU holding a dense graph whose shares outgrow its L2, and synchronous sweeps (host-driven) on one holding a dense graph in degree order whose shares fit it | host-driven |
+/// | `Auto` | each algorithm's default: device-driven on one GPU, and on several where the GPUs reach each other and the graph suits it | device-driven where few arcs are cut, but synchronous sweeps (host-driven) on one GPU holding a dense graph in degree order whose shares fit its L2 or that has at least 2^26 arcs (by vertex ranges), and host-driven rounds on one holding another dense graph whose shares outgrow it | host-driven |
 ///
 /// On the host backend `Auto` and `HostDriven` run host-driven rounds, and `DeviceDriven`
 /// runs the device-driven protocol on persistent host members (a thread per device). What ran

@@ -200,7 +200,8 @@
 //!   and takes [`SWEEP_RANGES`] ranges of the vertices one after the other
 //!   ([`PageRankTuning::sweep_ranges_for`]): a range's gather reads the shares the earlier
 //!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (28
-//!   against 43 on a Kronecker graph of scale 21) to the same bound and end test.
+//!   against 43 on a Kronecker graph of scale 21) to the same bound: the run ends on a
+//!   round that takes nothing, every residual then at most epsilon.
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -213,8 +214,9 @@
 //!   against the host-driven rounds' 75 on a Kronecker graph of scale 25 (one H200: 246
 //!   against 312 ms).
 //! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
-//!   per vertex) whose shares outgrow the L2 and that could not be put in degree order (the
-//!   host short of memory for the renumbered copy), [`Driver::Host`]: there most of a run
+//!   per vertex) whose shares outgrow the L2 and that is not in degree order (degrees not
+//!   skewed, the order turned off, or the host short of memory for the renumbered copy), or
+//!   whose sweeps would not go by ranges (the ranges turned off), [`Driver::Host`]: there most of a run
 //!   is sweeps whose gathers read shares from DRAM, and the sweep's gather and hub tiles
 //!   launched as kernels of their own run faster than as phases of the persistent loop, by
 //!   more than the launch and read-back per round cost. Where the graph is sparse the

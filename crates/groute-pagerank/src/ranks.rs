@@ -36,7 +36,9 @@
 //! included): the invariant `r* = r + M res` holds after every round. The run ends when no
 //! vertex of any process crossed epsilon in the last gather, that is, when no residual
 //! exceeds epsilon anywhere, so both error bounds of the crate docs hold unchanged
-//! ([`PageRankRanksStats::residual_left`] gives the a-posteriori one).
+//! ([`PageRankRanksStats::residual_left`] gives the a-posteriori one). One device of a
+//! process alone may instead gather and take its vertices range by range within a round
+//! (`ranks/sweep_ranges.rs`), ending on a round that takes nothing, with the same bounds.
 //!
 //! Nothing but shares crosses between processes, and only those of each process's
 //! *boundary*: its vertices with an arc to another process's vertex, listed once at
@@ -330,12 +332,9 @@ impl PageRankRanks {
             ),
             _ => false,
         };
-        let sweep_ranges = SweepRanges::for_run(
-            tuning,
-            context,
-            (ranks, devices, order.is_some()),
-            rows.csr(),
-        );
+        let in_arcs = transpose.as_ref().unwrap_or(rows.csr());
+        let shape = (ranks, devices, order.is_some());
+        let sweep_ranges = SweepRanges::for_run(tuning, context, shape, in_arcs);
         let sparse_below = if sweep_ranges.is_some() {
             0
         } else {
@@ -481,8 +480,9 @@ impl PageRankRanks {
             }
             // The last round's counts (none before the first), and whether this process
             // failed since the last sum: every process stops on the same round. The next
-            // round's take is already enqueued where other processes may still go on; after
-            // the last round it takes nothing (no residual is above epsilon).
+            // round's take is already enqueued where other processes may still go on (a
+            // round by ranges takes in the round); after the last round it takes nothing
+            // (no residual is above epsilon).
             let words = [last.crossed, last.taken, u64::from(failure.is_some())];
             let sums = collectives.sum(&words)?;
             if let Some(e) = failure.take() {
@@ -668,7 +668,8 @@ impl PageRankRanks {
     }
 
     /// Enqueues the reset of every device, starts the run's timer and enqueues the first
-    /// round's take (floor 0: every vertex) and staging.
+    /// round's take (floor 0: every vertex) and staging (nothing for rounds by ranges,
+    /// which take in the round).
     fn begin(&self) -> Result<DeviceTimer, PageRankError> {
         for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
             sweeps.reset(device)?;

@@ -230,9 +230,6 @@ impl DeviceSolver {
         })
     }
 
-    /// Resets the run state and runs PageRank on every device, with the options given to
-    /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
-    /// download excluded).
     /// The vertex ranges of the sweeps' rounds ([`PageRankRanks::sweep_ranges`]); 1 for
     /// the other drivers.
     pub(crate) fn sweep_ranges(&self) -> u32 {
@@ -242,6 +239,9 @@ impl DeviceSolver {
         }
     }
 
+    /// Resets the run state and runs PageRank on every device, with the options given to
+    /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
+    /// download excluded).
     pub(crate) fn run(&mut self) -> Result<SolveOutput, PageRankError> {
         let (context, options) = (&self.context, &self.options);
         let (stats, arrays, profiles, driver): (WorklistStats, Vec<RankAndResidual>, _, _) =
@@ -334,7 +334,8 @@ fn fused_runs(
 /// host-driven rounds; on several devices whose partition cuts at least
 /// [`SWEEPS_CUT_FRACTION`] of the arcs, [`Driver::Sweeps`]; on one device, the sweeps where
 /// [`synchronous_sweeps_win`] holds, else host-driven rounds where [`launched_sweeps_win`]
-/// holds (a dense graph past the L2 that could not be put in degree order);
+/// holds (a dense graph past the L2 not in degree order, or whose sweeps would not go by
+/// ranges);
 /// else device-driven where
 /// `groute_core::cuda::PeerGroup::auto_device_driven` holds (one device, distinct GPUs with
 /// peer access, or members sharing GPUs), host-driven otherwise.
@@ -347,7 +348,7 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
         && arcs > 0
         && partition.edge_cut(csr) as f64 >= SWEEPS_CUT_FRACTION * arcs as f64)
         || (context.num_devices() == 1
-            && synchronous_sweeps_win(vertices, arcs, push.degree_ordered, l2))
+            && synchronous_sweeps_win(vertices, arcs, (push.degree_ordered, push.sweep_ranges), l2))
     {
         Driver::Sweeps
     } else if context.num_devices() == 1 && launched_sweeps_win(vertices, arcs, l2) {
@@ -365,21 +366,19 @@ fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSe
 /// is dense (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs per vertex), in degree order, and
 /// either a share per vertex fits the L2 (a Kronecker graph of scale 21: the heavy vertices'
 /// shares stay in the L1, and the sweeps' gathers, which keep several loads in flight per
-/// thread, beat the loop's) or the graph has at least [`crate::SWEEP_RANGES_MIN_ARCS`] arcs,
-/// where a round gathers and takes the vertices range by range and needs fewer rounds
-/// ([`crate::PageRankTuning::sweep_ranges_for`]; scale 25: 31 rounds against the host-driven
-/// rounds' 75).
+/// thread, beat the loop's) or the sweeps' rounds go by `ranges` vertex ranges (more than
+/// one: [`crate::PageRankTuning::sweep_ranges_for`]) and need fewer rounds (scale 25: 31
+/// rounds against the host-driven rounds' 75).
 fn synchronous_sweeps_win(
     vertices: u64,
     arcs: u64,
-    degree_ordered: bool,
+    (degree_ordered, ranges): (bool, u32),
     l2_cache_bytes: u64,
 ) -> bool {
     degree_ordered
         && arcs > 0
         && l2_cache_bytes > 0
-        && (!crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes)
-            || arcs >= crate::SWEEP_RANGES_MIN_ARCS)
+        && (!crate::tuning::shares_outgrow_l2(vertices, l2_cache_bytes) || ranges > 1)
         && arcs as f64 >= DENSE_MIN_AVERAGE_DEGREE * vertices as f64
 }
 
@@ -557,28 +556,54 @@ mod tests {
     }
 
     #[test]
-    fn synchronous_sweeps_win_on_dense_degree_ordered_graphs_whose_shares_fit_the_l2() {
-        // A Kronecker graph of scale 21, edge factor 48, in degree order.
-        assert!(synchronous_sweeps_win(1 << 21, 181 << 20, true, L2));
-        // The same in its input order.
-        assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, false, L2));
-        // Scale 25: its shares outgrow the L2, but it has enough arcs for rounds by ranges;
-        // in its input order, launched_sweeps_win's case.
-        assert!(synchronous_sweeps_win(1 << 25, 1 << 30, true, L2));
-        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, false, L2));
+    fn synchronous_sweeps_win_on_dense_degree_ordered_graphs_whose_shares_fit_the_l2_or_go_by_ranges()
+     {
+        // A Kronecker graph of scale 21, edge factor 48, in degree order, whole-graph rounds
+        // or by ranges.
+        for ranges in [1, 4] {
+            assert!(synchronous_sweeps_win(
+                1 << 21,
+                181 << 20,
+                (true, ranges),
+                L2
+            ));
+            // The same in its input order.
+            assert!(!synchronous_sweeps_win(
+                1 << 21,
+                181 << 20,
+                (false, ranges),
+                L2
+            ));
+        }
+        // Scale 25: its shares outgrow the L2; by ranges only (in its input order, or by
+        // whole-graph rounds, launched_sweeps_win's case).
+        assert!(synchronous_sweeps_win(1 << 25, 1 << 30, (true, 8), L2));
+        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, (true, 1), L2));
+        assert!(!synchronous_sweeps_win(1 << 25, 1 << 30, (false, 8), L2));
         // The bounds, as launched_sweeps_win's.
         let (fits, outgrows) = (L2 / 4, L2 / 4 + 1);
         let dense = |v: u64| (DENSE_MIN_AVERAGE_DEGREE as u64) * v;
-        assert!(synchronous_sweeps_win(fits, dense(fits), true, L2));
-        assert!(!synchronous_sweeps_win(fits, dense(fits) - 1, true, L2));
-        // Shares past a smaller L2, too few arcs for rounds by ranges.
-        let small_l2 = 1 << 20;
-        let past = small_l2 / 4 + 1;
-        assert!(dense(past) < crate::SWEEP_RANGES_MIN_ARCS);
-        assert!(!synchronous_sweeps_win(past, dense(past), true, small_l2));
-        assert!(synchronous_sweeps_win(outgrows, dense(outgrows), true, L2));
+        assert!(synchronous_sweeps_win(fits, dense(fits), (true, 1), L2));
+        assert!(!synchronous_sweeps_win(
+            fits,
+            dense(fits) - 1,
+            (true, 1),
+            L2
+        ));
+        assert!(!synchronous_sweeps_win(
+            outgrows,
+            dense(outgrows),
+            (true, 1),
+            L2
+        ));
+        assert!(synchronous_sweeps_win(
+            outgrows,
+            dense(outgrows),
+            (true, 8),
+            L2
+        ));
         // The host backend (no L2) and an empty graph.
-        assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, true, 0));
-        assert!(!synchronous_sweeps_win(0, 0, true, L2));
+        assert!(!synchronous_sweeps_win(1 << 21, 181 << 20, (true, 1), 0));
+        assert!(!synchronous_sweeps_win(0, 0, (true, 1), L2));
     }
 }

@@ -267,7 +267,7 @@ pub fn launch_fused(
     // postboxes): the tuple matches it field by field (the abi structs checked against
     // abi.h and abi_pagerank.h by groute-kernels' tests/abi.rs, the others' layouts asserted
     // in super). The owned range lies inside the residual and ranks, and the
-    // CSR part holds exactly the owned rows, its pointers (and the in-CSR part's, in the pull
+    // CSR part holds the owned rows, its pointers (and the in-CSR part's, in the pull
     // topology) rebased to global vertex and arc ids: the kernel reads only owned rows
     // (checked by `args`); the pull topology is the one `launch_pull_take` and
     // `launch_pull_gather` check and read (built at upload; absent hubs are null and never

@@ -360,7 +360,7 @@ pub fn launch_sweep(
     // unsigned* targets, DeviceWorklist wl, float floor, unsigned hub_capacity,
     // AppendBuffer<unsigned> remote_list): the tuple matches it field by field (struct
     // layouts asserted above);
-    // the owned range lies inside the residual, the CSR part holds exactly the owned rows and
+    // the owned range lies inside the residual, the CSR part holds the owned rows and
     // their arcs, its pointers rebased so that the kernel's global vertex and arc ids of the
     // owned rows land inside it, and the rank holds the owned range (checked by `args`); the control block holds CTRL_WORDS words and `hub_capacity` hub
     // slots (checked by `wl.args`); appends past a capacity only record the overflow; all

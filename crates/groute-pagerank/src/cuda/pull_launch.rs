@@ -41,6 +41,9 @@ pub struct PullBuffers {
     /// The gather deals its vertices out over the blocks thread by thread instead of giving
     /// each block consecutive ones ([`crate::PageRankTuning::gather_interleave`]).
     pub interleave_gather: bool,
+    /// The in-arcs into the vertices a gather sums (all the owned rows', or one vertex
+    /// range's): with the vertices, what its grid is sized by.
+    pub gathered_arcs: usize,
 }
 
 /// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
@@ -281,7 +284,7 @@ pub fn launch_pull_gather(
     let elements = pr
         .owned
         .len()
-        .max(pull.in_csr.num_arcs() / GATHER_ARCS_PER_THREAD);
+        .max(pull.gathered_arcs / GATHER_ARCS_PER_THREAD);
     let (f, cfg) = config(stream, kernel, elements)?;
     let in_csr = pull.in_csr.device_ptrs()?;
     let args = (
@@ -301,13 +304,14 @@ pub fn launch_pull_gather(
     // const unsigned* in_sources, const float* share, const unsigned* taken, DeviceWorklist
     // wl, const unsigned* hubs, unsigned hub_count, float* hub_sum, unsigned long long
     // hub_degree): the tuple matches it; `taken` is null or holds a bit per vertex
-    // (checked); the owned range lies inside the residual and the in-CSR part holds exactly
-    // the owned rows (checked), its pointers rebased so that the kernel's global vertex and
-    // arc ids of the owned rows land inside it (the kernel reads no other row); the in-CSR
-    // sources are vertex ids < n (the transpose of, or, the CSR) and the share holds n f32s
-    // (checked); `hubs` and `hub_sum` hold `hub_count` elements (checked), the hubs being
-    // owned vertices of at least `hub_degree` in-arcs (built at upload), which the
-    // per-vertex pass skips; memory kept alive below.
+    // (checked); the owned range lies inside the residual and the in-CSR part holds the
+    // owned rows (checked; a vertex range's gather owns a part of them), its pointers
+    // rebased so that the kernel's global vertex and arc ids of the owned rows land inside
+    // it (the kernel reads no other row); the in-CSR sources are vertex ids < n (the
+    // transpose of, or, the CSR) and the share holds n f32s (checked); `hubs` and `hub_sum`
+    // hold `hub_count` elements (checked), the hubs being owned vertices of at least
+    // `hub_degree` in-arcs (built at upload for the owned range, or for the vertex range by
+    // `PullStorage::for_range`), which the per-vertex pass skips; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
     let mut memory = pr.memory();
     memory.extend(wl.memory());

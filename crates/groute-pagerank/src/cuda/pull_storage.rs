@@ -44,6 +44,8 @@ pub(crate) struct PullStorage {
     taken: Option<Buffer<u32>>,
     /// [`PullTopology::interleave_gather`].
     interleave_gather: bool,
+    /// [`PullBuffers::gathered_arcs`].
+    gathered_arcs: usize,
 }
 
 /// What a device's pull storage is built from besides the CSR, built once on the host for
@@ -103,6 +105,7 @@ impl PullStorage {
         let taken = taken_bits
             .then(|| device.alloc::<u32>(n.div_ceil(32).max(1)))
             .transpose()?;
+        let gathered_arcs = in_part.num_arcs();
         Ok(PullStorage {
             in_csr: in_part,
             share,
@@ -110,6 +113,7 @@ impl PullStorage {
             hubs,
             taken,
             interleave_gather,
+            gathered_arcs,
         })
     }
 
@@ -122,8 +126,11 @@ impl PullStorage {
         in_csr: &Csr,
         range: &Range<u32>,
     ) -> Result<Self, Error> {
+        let offsets = in_csr.offsets();
+        let arcs = offsets[range.end as usize] - offsets[range.start as usize];
         Ok(PullStorage {
             hubs: upload_hubs(device, in_csr, range)?,
+            gathered_arcs: usize::try_from(arcs).unwrap_or(usize::MAX),
             ..self.clone()
         })
     }
@@ -166,6 +173,7 @@ impl PullStorage {
             taken: self.taken.as_ref().map(Buffer::raw),
             batched_loads: false,
             interleave_gather: self.interleave_gather,
+            gathered_arcs: self.gathered_arcs,
         }
     }
 }

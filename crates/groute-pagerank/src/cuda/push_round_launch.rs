@@ -74,7 +74,7 @@ pub fn launch_push_taken(
     // big, unsigned big_capacity, unsigned* ctrl): the tuple matches it; the residual and the
     // share hold n f32s (checked by `args` and above); `count` items lie in the worklist's
     // slots (checked above); the kernel reads the rows of an item only when it is owned (the
-    // CSR part holds exactly the owned rows, rebased to global ids, checked by `args`), whose
+    // CSR part holds the owned rows, rebased to global ids, checked by `args`), whose
     // targets are vertex ids < n; it writes `big` below `big_capacity` (its length) and the
     // control block's words CTRL_PUSH_BIG and CTRL_WL_OVERFLOW (CTRL_WORDS of them, checked
     // by `wl.args`); its block claims run on whole blocks with a trip count uniform across
@@ -94,7 +94,7 @@ pub fn launch_push_taken(
     // unsigned* targets, const float* share, const unsigned* big, unsigned big_capacity,
     // const unsigned* ctrl): the tuple matches it; it reads the first min(ctrl[CTRL_PUSH_BIG],
     // big_capacity) entries of `big` (inside it), and the rows and shares of those that are
-    // owned only (the CSR part holds exactly the owned rows; a count the take did not zero
+    // owned only (the CSR part holds the owned rows; a count the take did not zero
     // reads no other row); the heads are vertex ids < n, inside the residual; memory kept
     // alive below.
     unsafe { f.launch(stream, cfg, args)? };

@@ -121,9 +121,14 @@ pub(super) fn enqueue_take(
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         ctrl[CTRL_PUSHED].fetch_add(taken, Ordering::Relaxed);
-        // The control words were zeroed before the take, its only writer.
-        ctrl[CTRL_TAKEN_ARCS].store(arcs as u32, Ordering::Relaxed);
-        ctrl[CTRL_TAKEN_ARCS + 1].store((arcs >> 32) as u32, Ordering::Relaxed);
+        // Added to the 64-bit count, as the kernel does (a round by vertex ranges takes
+        // several times); the stream runs one pass at a time, the only writer.
+        let (lo, hi) = (&ctrl[CTRL_TAKEN_ARCS], &ctrl[CTRL_TAKEN_ARCS + 1]);
+        let before =
+            u64::from(lo.load(Ordering::Relaxed)) | u64::from(hi.load(Ordering::Relaxed)) << 32;
+        let after = before.wrapping_add(arcs);
+        lo.store(after as u32, Ordering::Relaxed);
+        hi.store((after >> 32) as u32, Ordering::Relaxed);
     })
 }
 

@@ -1,5 +1,5 @@
 //! Rounds by vertex ranges ([`crate::PageRankTuning::sweep_ranges`]): the vertices are split
-//! into consecutive ranges of about equal out-arcs ([`SweepRanges::for_run`]), and a round
+//! into consecutive ranges of about equal in-arcs ([`SweepRanges::for_run`]), and a round
 //! gathers and takes one range after the other ([`PageRankRanks::ranged_round`]):
 //!
 //! ```text
@@ -37,24 +37,27 @@ pub(super) struct SweepRanges {
 }
 
 impl SweepRanges {
-    /// The ranges of a run of `ranks` processes on `devices` devices each, over `csr`
-    /// uploaded in degree order where `ordered`: where one process runs on one device and
-    /// [`PageRankTuning::sweep_ranges_for`] gives more than one range, that many of about
-    /// equal out-arcs; else `None` (whole-graph rounds).
+    /// The ranges of a run of `ranks` processes on `devices` devices each, over a graph
+    /// whose in-arcs are `in_arcs` (the transpose, or the CSR of a symmetric graph) uploaded
+    /// in degree order where `ordered`: where one process runs on one device and
+    /// [`PageRankTuning::sweep_ranges_for`] gives more than one range, that many (at most one
+    /// a vertex) of about equal in-arcs, what a range's gather reads; else `None`
+    /// (whole-graph rounds).
     pub(super) fn for_run(
         tuning: &PageRankTuning,
         context: &Context,
         (ranks, devices, ordered): (usize, usize, bool),
-        csr: &Csr,
+        in_arcs: &Csr,
     ) -> Option<Self> {
         if (ranks, devices) != (1, 1) {
             return None;
         }
-        let n = csr.num_vertices();
+        let n = in_arcs.num_vertices();
         let l2 = crate::tuning::smallest_l2(context);
-        let count = tuning.sweep_ranges_for(1, ordered, (n as u64, csr.num_edges()), l2);
+        let asked = tuning.sweep_ranges_for(1, ordered, (n as u64, in_arcs.num_edges()), l2);
+        let count = asked.min(u32::try_from(n.max(1)).unwrap_or(u32::MAX));
         (count > 1).then(|| SweepRanges {
-            ranges: ranges_of(csr.offsets(), count),
+            ranges: ranges_of(in_arcs.offsets(), count),
         })
     }
 }

@@ -159,10 +159,16 @@ impl DeviceSweeps {
     }
 
     /// Enqueues the reset of a run on `device`'s stream: residual `1 - alpha` on the owned
-    /// vertices, ranks and counters 0, the hubs' sums 0.
+    /// vertices, ranks, counters and shares 0, the hubs' sums 0. A round by vertex ranges
+    /// gathers before its first take, so a run that stopped between rounds (its time limit,
+    /// a failure) must not leave its shares to the next.
     pub(super) fn reset(&self, device: &Device) -> Result<(), Error> {
         reset_arrays(device, &self.residual, &self.rank, &self.owned, self.alpha)?;
         device.stream().fill(&self.ctrl, 0u32)?;
+        device.stream().fill(self.pull.share(), 0u32)?;
+        for (_, range) in &self.sweep_ranges {
+            range.reset(device)?;
+        }
         self.pull.reset(device)
     }
 
@@ -411,6 +417,45 @@ impl DeviceSweeps {
             first: 0,
             ctrl: self.ctrl.raw(),
             hub_capacity: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reset_zeroes_the_shares_a_stopped_run_left() {
+        // A round by vertex ranges gathers before it takes: shares a run that stopped
+        // between rounds left behind would add their mass to the next run's first gathers.
+        let graph = groute_graph::Graph::generated("kron:scale=7,ef=8,sym,seed=2").unwrap();
+        let n = graph.num_vertices() as u32;
+        let tuning = crate::PageRankTuning {
+            sweep_ranges: Some(3),
+            ..crate::PageRankTuning::default()
+        };
+        for tc in groute_core::testing::test_contexts(1, &[]) {
+            let shape = (1, 1, true);
+            let ranges = SweepRanges::for_run(&tuning, &tc.context, shape, &graph.csr).unwrap();
+            let device = &tc.context.devices()[0];
+            let sweeps = DeviceSweeps::upload(
+                device,
+                (&graph.csr, None),
+                0..n,
+                (0.85, 0.01),
+                (false, false),
+                Some(&ranges),
+            )
+            .unwrap();
+            assert_eq!(sweeps.sweep_ranges(), 3, "{}", tc.label);
+            device
+                .stream()
+                .fill(sweeps.share(), 1.0f32.to_bits())
+                .unwrap();
+            sweeps.reset(device).unwrap();
+            let shares = device.download(sweeps.share()).unwrap();
+            assert!(shares.iter().all(|&s| s == 0), "{}: a share left", tc.label);
         }
     }
 }
