@@ -290,11 +290,29 @@ impl DeviceSweeps {
         stream.fill(&self.ctrl, 0u32)
     }
 
-    /// The kernels' view of the owned vertices of range `range` alone: its ranks.
-    fn range_buffers(&self, range: usize) -> Result<(Range<u32>, Buffer<u32>), Error> {
-        let part = self.sweep_ranges[range].0.clone();
-        let at = (part.start - self.owned.start) as usize;
-        Ok((part.clone(), self.rank.slice(at..at + part.len())?))
+    /// The host passes' arrays and the kernels' buffers of range `range`'s owned vertices
+    /// alone (their ranks), or `None` where it owns none.
+    fn range_views(
+        &self,
+        range: usize,
+    ) -> Result<Option<(host::SweepArrays, PageRankBuffers)>, Error> {
+        let owned = self.sweep_ranges[range].0.clone();
+        if owned.is_empty() {
+            return Ok(None);
+        }
+        let at = (owned.start - self.owned.start) as usize;
+        let rank = self.rank.slice(at..at + owned.len())?;
+        let pr = PageRankBuffers {
+            rank: rank.raw(),
+            owned: owned.clone(),
+            ..self.pr_buffers()
+        };
+        let arrays = host::SweepArrays {
+            owned,
+            rank,
+            ..self.host_arrays()
+        };
+        Ok(Some((arrays, pr)))
     }
 
     /// Enqueues the take of range `range` on `stream`, after its gather: its owned residuals
@@ -306,55 +324,28 @@ impl DeviceSweeps {
         range: usize,
         floor: f32,
     ) -> Result<(), Error> {
-        let (owned, rank) = self.range_buffers(range)?;
-        if owned.is_empty() {
+        let Some((arrays, pr)) = self.range_views(range)? else {
             return Ok(());
-        }
+        };
         if stream.is_host() {
-            let arrays = host::SweepArrays {
-                owned,
-                rank,
-                ..self.host_arrays()
-            };
             return host::enqueue_take(stream, arrays, &self.out_rows, floor);
         }
-        let pr = PageRankBuffers {
-            rank: rank.raw(),
-            owned,
-            ..self.pr_buffers()
-        };
-        launch_pull_take(
-            stream.raw().as_ref(),
-            &pr,
-            &self.pull.buffers(),
-            &self.wl_buffers(),
-            floor,
-        )
+        let pull = self.pull.buffers();
+        launch_pull_take(stream.raw().as_ref(), &pr, &pull, &self.wl_buffers(), floor)
     }
 
     /// Enqueues the gather of range `range` on `stream`: each of its owned vertices adds
     /// its in-neighbours' shares to its residual, those that cross epsilon counted.
     pub(super) fn gather_range(&self, stream: &Stream, range: usize) -> Result<(), Error> {
-        let (owned, rank) = self.range_buffers(range)?;
-        if owned.is_empty() {
+        let Some((arrays, pr)) = self.range_views(range)? else {
             return Ok(());
-        }
+        };
         let pull = &self.sweep_ranges[range].1;
         if stream.is_host() {
-            let arrays = host::SweepArrays {
-                owned,
-                rank,
-                ..self.host_arrays()
-            };
             return host::enqueue_gather(stream, arrays, pull.in_csr());
         }
         let mut buffers = pull.buffers();
         buffers.batched_loads = true;
-        let pr = PageRankBuffers {
-            rank: rank.raw(),
-            owned,
-            ..self.pr_buffers()
-        };
         launch_pull_gather(stream.raw().as_ref(), &pr, &buffers, &self.wl_buffers())
     }
 
