@@ -216,11 +216,11 @@
 //! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
 //!   per vertex) whose shares outgrow the L2 and that is not in degree order (degrees not
 //!   skewed, the order turned off, or the host short of memory for the renumbered copy), or
-//!   whose sweeps would not go by ranges (the ranges turned off), [`Driver::Host`]: there most of a run
-//!   is sweeps whose gathers read shares from DRAM, and the sweep's gather and hub tiles
-//!   launched as kernels of their own run faster than as phases of the persistent loop, by
-//!   more than the launch and read-back per round cost. Where the graph is sparse the
-//!   device-driven loop is the faster, and where the shares fit the L2 the items above
+//!   whose sweeps would not go by ranges (the ranges turned off), [`Driver::Host`]: there
+//!   most of a run is sweeps whose gathers read shares from DRAM, and the sweep's gather and
+//!   hub tiles launched as kernels of their own run faster than as phases of the persistent
+//!   loop, by more than the launch and read-back per round cost. Where the graph is sparse
+//!   the device-driven loop is the faster, and where the shares fit the L2 the items above
 //!   apply.
 //! - With push sweeps, or on one device or a partition cutting few arcs where the
 //!   device-driven loop cannot run, [`Driver::Host`].

@@ -556,8 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn synchronous_sweeps_win_on_dense_degree_ordered_graphs_whose_shares_fit_the_l2_or_go_by_ranges()
-     {
+    fn synchronous_sweeps_win_on_dense_degree_ordered_graphs_in_the_l2_or_by_ranges() {
         // A Kronecker graph of scale 21, edge factor 48, in degree order, whole-graph rounds
         // or by ranges.
         for ranges in [1, 4] {
