@@ -465,6 +465,8 @@ impl PageRankRanks {
         // vertices above epsilon, which the take takes.
         let mut push = false;
         let mut taking_per_device = vec![0u64; self.devices.len()];
+        // Rounds by vertex ranges (`ranks/sweep_ranges.rs`) end on one that took nothing.
+        let ranged = self.devices[0].sweep_ranges() > 0;
         let mut round_times = SweepRoundTimes::default();
         loop {
             // Past the time limit, this process fails the run here (every process stops on
@@ -492,8 +494,6 @@ impl PageRankRanks {
                 return Err(peers_failed(RUN, sums[2], collectives).into());
             }
             pushes += sums[1];
-            // Rounds by ranges end on one that took nothing (`ranks/sweep_ranges.rs`).
-            let ranged = self.devices[0].sweep_ranges() > 0;
             if rounds > 0 && sums[usize::from(ranged)] == 0 {
                 break;
             }
@@ -511,7 +511,7 @@ impl PageRankRanks {
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let round_started = Instant::now();
-            let round = if self.devices[0].sweep_ranges() > 0 {
+            let round = if ranged {
                 self.ranged_round(if rounds == 1 { 0.0 } else { self.epsilon })
             } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.

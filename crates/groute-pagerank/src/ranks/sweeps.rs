@@ -176,7 +176,7 @@ impl DeviceSweeps {
     /// above `floor` moved into its rank and its share per out-arc stored (0 elsewhere in the
     /// owned range).
     pub(super) fn take(&self, stream: &Stream, floor: f32) -> Result<(), Error> {
-        stream.fill(&self.ctrl, 0u32)?;
+        self.zero_counts(stream)?;
         if stream.is_host() {
             return host::enqueue_take(stream, self.host_arrays(), &self.out_rows, floor);
         }
@@ -284,8 +284,8 @@ impl DeviceSweeps {
         self.sweep_ranges.len()
     }
 
-    /// Enqueues the zeroing of the round's counters on `stream` (a round by vertex ranges
-    /// counts over all its gathers and takes).
+    /// Enqueues the zeroing of the round's counters on `stream` (before a whole-graph take;
+    /// once a round by vertex ranges, which counts over all its gathers and takes).
     pub(super) fn zero_counts(&self, stream: &Stream) -> Result<(), Error> {
         stream.fill(&self.ctrl, 0u32)
     }
