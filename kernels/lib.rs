@@ -102,6 +102,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("fused_solo_peer.cuh"),
     header!("fused_solo.cuh"),
     header!("list_claim.cuh"),
+    header!("low_list.cuh"),
     header!("hubs.cuh"),
     header!("block_count.cuh"),
     header!("direction.cuh"),

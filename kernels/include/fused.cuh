@@ -148,7 +148,7 @@
 // filter goes too. The block-level claim's vote doubles as the level's read-before-append
 // barrier, and the level's decision is taken by every thread (two __syncthreads a level
 // instead of three); the targets loads of a level do not wait for the item's value (an
-// unreached item relaxes nothing: relax_arc, relax_thread_arcs).
+// unreached item relaxes nothing: relax_thread_arcs).
 //
 // Overflow: a worklist or low-list append past the capacity records the needed size in
 // ctrl[CTRL_WL_OVERFLOW] / ctrl[CTRL_LOW_OVERFLOW] and writes nothing; the next action sees it

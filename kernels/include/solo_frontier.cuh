@@ -85,8 +85,8 @@ struct SoloWorklist : KeptRanges {
         }
     }
 
-    // The block and warp granularity's appends (rare on graphs that stay in SOLO): the range
-    // is loaded after the improvement, only when the entry is cached.
+    // The appends outside relax_thread_arcs (keep_or_defer's: received items): the range is
+    // loaded after the improvement, only when the entry is cached.
     __device__ __forceinline__ void append_warp(unsigned int item, bool keep) const {
         wl.append_warp(item, keep, [&](unsigned int slot) {
             if (slot - next < frontier.capacity) {
@@ -206,7 +206,7 @@ __device__ __forceinline__ void solo_expand(const MinSplitOps ops,
             have = false;  // never in SOLO (no hub slots), kept for the invariant
         }
         // The item's value is read at its arcs (FreshValue: an unreached item, never queued,
-        // relaxes nothing, relax_arc and relax_thread_arcs check).
+        // relaxes nothing, relax_thread_arcs checks).
         expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
                                            begin, end, FreshValue{ops.values + v},
                                            filter_loads, block_lists);

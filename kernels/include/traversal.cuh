@@ -8,9 +8,12 @@
 //   on the full-length value array: the halo filter); an improved head is appended to the
 //   local worklist when owned, else packed as a VertexValue into the outgoing buffer.
 //   Adjacency lists are load-balanced at three granularities (Merrill-style, nested):
-//   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread,
-//   THREAD_ARCS arcs per step with the step's loads and atomics issued together and one
-//   worklist reservation per warp and step (relax_thread_arcs).
+//   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread.
+//   At every granularity a thread relaxes THREAD_ARCS arcs per step (a block's or a warp's
+//   lanes arcs strided by the group's width, so that each of the step's loads is coalesced;
+//   the item's thread consecutive ones) with the step's loads and atomics issued together
+//   and one worklist reservation per warp and step (relax_thread_arcs): a dependent chain of
+//   round trips (targets, head value, atomicMin) per THREAD_ARCS arcs instead of per arc.
 //   Appends are warp-aggregated (one atomic per warp per destination).
 //   Hubs (degree >= hub_min_degree, HUB_MIN_DEGREE by default; the host lowers it to
 //   SMALL_GRID_HUB_MIN_DEGREE for launches smaller than the resident grid, so that a round
@@ -22,15 +25,17 @@
 //   in tiles of HUB_TILE arcs. A hub that finds the list full is expanded by its block here.
 // traversal_expand_hubs<Relax, WEIGHTED>: block b relaxes hub tiles b, b + gridDim.x, ...;
 //   the tile's hub is found by a 32-ary warp search over the (sorted) tile prefixes. The
-//   host resets the hub counter before each expand launch. BATCHED: each thread relaxes
-//   THREAD_ARCS consecutive arcs of the tile per step (relax_thread_arcs: their loads and
-//   atomics in flight together, one worklist reservation per warp) instead of one.
+//   host resets the hub counter before each expand launch. Each thread relaxes THREAD_ARCS
+//   arcs of the tile per step (relax_thread_arcs: their loads and atomics in flight
+//   together, one worklist reservation per warp): strided by blockDim.x (coalesced), or
+//   with BATCHED consecutive ones.
 // traversal_split_receive: SplitReceive (on_receive of split.cuh) on a received packet.
 //
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
 
 #include "list_claim.cuh"
+#include "low_list.cuh"
 
 #include "hubs.cuh"
 #include "predicated.cuh"
@@ -78,46 +83,6 @@ enum : unsigned int {
     SMALL_GRID_HUB_MIN_DEGREE = 32,
     // Arcs per hub tile (a kernel may set GROUTE_HUB_TILE before including this header).
     HUB_TILE = GROUTE_HUB_TILE,
-};
-
-// Soft priority: a device's low-priority list of (vertex, value when deferred). A kept item
-// whose priority (its value) is not below `threshold` is deferred here instead of entering
-// the worklist (groute_worklist::defers). `data == nullptr` (a zero-initialised LowList, the
-// default argument of the kernels' helpers): soft priority off, nothing deferred.
-// Overflow: like the worklist's, the needed size goes to ctrl[CTRL_LOW_OVERFLOW] and the host
-// fails the run naming wl_capacity (--wl-capacity).
-struct LowList {
-    VertexValue* data;
-    unsigned int capacity;
-    unsigned int threshold;
-    unsigned int* ctrl;
-
-    __device__ __forceinline__ bool defers(unsigned int prio) const {
-        return data != nullptr && threshold != 0xFFFFFFFFu && prio >= threshold;
-    }
-
-    // Appends `p` where `keep`, one atomicAdd and one atomicMin per warp (call from
-    // warp-uniform control flow).
-    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
-        const unsigned int active = __activemask();
-        if (__ballot_sync(active, keep) == 0) {
-            return;
-        }
-        const unsigned int least = __reduce_min_sync(active, keep ? p.value : 0xFFFFFFFFu);
-        unsigned int total;
-        const unsigned int slot = warp_reserve(ctrl + CTRL_LOW_END, keep, total);
-        if (!keep) {
-            return;
-        }
-        if (slot >= capacity) {
-            atomicMax(ctrl + CTRL_LOW_OVERFLOW, slot + 1u);
-            return;
-        }
-        data[slot] = p;
-        if (p.value == least) {
-            atomicMin(ctrl + CTRL_LOW_MIN, least);
-        }
-    }
 };
 
 // Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
@@ -205,31 +170,6 @@ __device__ __forceinline__ bool record_hub(unsigned int* ctrl, unsigned int v,
     return true;
 }
 
-template <typename Relax, bool WEIGHTED, typename Worklist>
-__device__ __forceinline__ void relax_arc(const MinSplitOps& ops, const unsigned int* targets,
-                                          const unsigned int* weights, unsigned long long e,
-                                          bool active, unsigned int value,
-                                          const Worklist& wl, const SendBuffer& send,
-                                          const LowList& low = LowList{}) {
-    bool improved = false;
-    unsigned int u = 0;
-    unsigned int cand = 0;
-    if (active && value != 0xFFFFFFFFu) {  // an unreached item relaxes nothing (see below)
-        u = targets[e];
-        cand = Relax::relax(value, WEIGHTED ? weights[e] : 1u);
-        // Plain load first: most heads are already as good (no atomic then).
-        if (ops.values[u] > cand) {
-            improved = atomicMin(ops.values + u, cand) > cand;
-        }
-    }
-    const bool mine = ops.mine(u);
-    keep_or_defer(wl, low, u, cand, improved && mine);
-    VertexValue p;
-    p.vertex = u;
-    p.value = cand;
-    send.append_warp(p, improved && !mine);
-}
-
 // The adjacency ranges [begin, end) of the heads a thread may append in one step, for a
 // worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh: its next level then
 // starts at the targets loads); nothing for the others.
@@ -277,35 +217,38 @@ struct HeadRanges<true, K> {
     }
 };
 
-// Arcs one thread relaxes per step of the thread-granularity loop of traversal_expand.
+// Arcs one thread relaxes per step of traversal_expand's loops and of the hub tiles.
 enum : unsigned int { THREAD_ARCS = 4 };
 
-// Relaxes arcs [e, min(e + THREAD_ARCS, end)) of an item whose value `item` gives (KnownValue
-// or FreshValue; none where !have) with every load and atomic of the step issued before the
-// first result is used (the atomics predicated, predicated.cuh), and appends the
-// improved heads to the worklist with one reservation: a road vertex's two to four arcs cost
-// one chain of memory round trips instead of one chain per arc. `filter`: a plain load of the
-// head's value decides whether to try the atomicMin (relax_arc's rule: fewer atomics on dense
-// frontiers); without it the atomicMin goes out at once (one round trip less per step, for
+// Relaxes arcs e, e + stride, ... (THREAD_ARCS of them, those below `end`) of an item whose
+// value `item` gives (KnownValue or FreshValue; none where !have) with every load and atomic
+// of the step issued before the first result is used (the atomics predicated,
+// predicated.cuh), and appends the improved heads to the worklist with one reservation: a
+// road vertex's two to four arcs, or a group's THREAD_ARCS strided arcs per lane, cost one
+// chain of memory round trips instead of one chain per arc. `filter`: a plain load of the
+// head's value decides whether to try the atomicMin (fewer atomics on dense frontiers);
+// without it the atomicMin goes out at once (one round trip less per step, for
 // latency-bound levels). A worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh)
 // also gets each appended head's adjacency range, loaded before the atomics so that those
 // loads and the atomicMin are in flight together. Call with all 32 lanes.
-template <typename Relax, bool WEIGHTED, typename Worklist, typename Value>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Low>
 __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   unsigned long long e, unsigned long long end,
                                                   bool have, const Value& item,
                                                   const Worklist& wl, const SendBuffer& send,
-                                                  const LowList& low, bool filter) {
+                                                  const Low& low, bool filter,
+                                                  unsigned int stride = 1u) {
     bool active[THREAD_ARCS];
     unsigned int u[THREAD_ARCS];
     unsigned int weight[THREAD_ARCS];
 #pragma unroll
     for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-        active[k] = have && e + k < end;
-        u[k] = active[k] ? Value::load_arc(targets + e + k) : 0u;
-        weight[k] = WEIGHTED && active[k] ? Value::load_arc(weights + e + k) : 1u;
+        const unsigned long long arc = e + static_cast<unsigned long long>(k) * stride;
+        active[k] = have && arc < end;
+        u[k] = active[k] ? Value::load_arc(targets + arc) : 0u;
+        weight[k] = WEIGHTED && active[k] ? Value::load_arc(weights + arc) : 1u;
     }
     const unsigned int value = item.get(have);  // after the arc loads (FreshValue says why)
     unsigned int cand[THREAD_ARCS];
@@ -355,12 +298,12 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     // either (one device without soft priority, or a step inside a partition): not the
     // 2 x THREAD_ARCS votes of their appends.
     if (__any_sync(0xFFFFFFFFu, elsewhere)) {
+        low.append_warp_n(u, cand, deferred);
 #pragma unroll
         for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
             VertexValue p;
             p.vertex = u[k];
             p.value = cand[k];
-            low.append_warp(p, deferred[k]);
             send.append_warp(p, remote[k]);
         }
     }
@@ -387,12 +330,13 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
         claim_block_lists(have, begin, end, v,
                           [&](unsigned long long bb, unsigned long long be, unsigned int bv,
                               unsigned int) {
-                              const unsigned int bval = item_value(ops, bv);
+                              const KnownValue bval{item_value(ops, bv)};
                               for (unsigned long long base = bb; base < be;
-                                   base += blockDim.x) {
+                                   base += blockDim.x * THREAD_ARCS) {
                                   const unsigned long long e = base + threadIdx.x;
-                                  relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < be,
-                                                             bval, wl, send, low);
+                                  relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e,
+                                                                     be, e < be, bval, wl, send,
+                                                                     low, true, blockDim.x);
                               }
                           });
     }
@@ -400,11 +344,13 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
     claim_warp_lists(have, begin, end, v,
                      [&](unsigned long long wb, unsigned long long we, unsigned int wv,
                          unsigned int) {
-                         const unsigned int wval = item_value(ops, wv);
-                         for (unsigned long long base = wb; base < we; base += 32u) {
+                         const KnownValue wval{item_value(ops, wv)};
+                         for (unsigned long long base = wb; base < we;
+                              base += 32u * THREAD_ARCS) {
                              const unsigned long long e = base + lane;
-                             relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < we, wval,
-                                                        wl, send, low);
+                             relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, we,
+                                                                e < we, wval, wl, send, low,
+                                                                true, 32u);
                          }
                      });
     // (3) Thread granularity: the remaining low-degree lists, lanes in lockstep,
@@ -493,6 +439,12 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     }
     const unsigned int* hubs = wl.ctrl + TRAVERSAL_CTRL_WORDS;
     const unsigned int lane = lane_id();
+    // Soft priority's deferred heads go through the block's stage (StagedLowList says why).
+    __shared__ VertexValue stage_entries[StagedLowList::STAGE_ITEMS];
+    __shared__ unsigned int stage_words[StagedLowList::WORDS];
+    const StagedLowList staged{low, stage_entries, stage_words};
+    const bool staging = low.data != nullptr && low.threshold != 0xFFFFFFFFu;
+    staged.stage();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
         if (threadIdx.x < 32u) {
             // Largest slot whose first tile is <= g (slot 0's is 0).
@@ -521,16 +473,24 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
             for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x * THREAD_ARCS;
                 relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te,
-                                                   KnownValue{val}, appends, send, low, true);
+                                                   KnownValue{val}, appends, send, staged,
+                                                   true);
             }
         } else {
-            for (unsigned long long base = tb; base < te; base += blockDim.x) {
+            const unsigned long long step = blockDim.x * THREAD_ARCS;
+            for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x;
-                relax_arc<Relax, WEIGHTED>(ops, targets, weights, e, e < te, val, appends, send,
-                                           low);
+                relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te,
+                                                   KnownValue{val}, appends, send, staged, true,
+                                                   blockDim.x);
             }
         }
         __syncthreads();
+        if (staging) {
+            staged.flush_reserve();
+            __syncthreads();
+            staged.flush_copy();
+        }
     }
 }
 
