@@ -78,6 +78,7 @@ check gen-road-side-65535 "out of memory" "$bin/bfs" "${host[@]}" --gen road:sid
 check pbf-size-1e11 "lower --size" "$bin/pbf" "${host[@]}" --size 100000000000
 check wl-capacity-2e9 "wl_capacity" "$bin/bfs" "${host[@]}" --direction push --wl-capacity 2000000000
 check wl-capacity-1 "raise wl_capacity" "$bin/bfs" "${host[@]}" --direction push --wl-capacity 1
+check devices-1e5 "at most 256 devices" "$bin/bfs" "${host[@]}" --devices 100000
 check graphinfo-u32-max-vertices "out of memory" "$bin/graphinfo" --graph "$work/max-vertices.gr"
 
 echo "$((total - failures)) of $total hostile inputs ended cleanly"

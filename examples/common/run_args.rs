@@ -14,7 +14,7 @@ use super::AnyError;
 /// example.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Number of (virtual) devices; they map round-robin onto the GPUs present.
+    /// Number of (virtual) devices, 1 to 256; they map round-robin onto the GPUs present.
     #[arg(long, default_value_t = 1)]
     pub devices: usize,
     /// Backend: auto (CUDA when a GPU is usable, else host), host or cuda.

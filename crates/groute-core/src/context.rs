@@ -67,6 +67,24 @@ impl fmt::Display for BackendChoice {
     }
 }
 
+/// The most devices a context holds (virtual devices included). Each is a thread of the
+/// runtime, and a run adds as many router pumps and drivers: thousands of threads exhaust a
+/// process's threads or address space, and past a few hundred on a small host the threads'
+/// scheduling, not the work, sets the pace.
+pub const MAX_DEVICES: usize = 256;
+
+/// [`Error::NoDevices`] or [`Error::TooManyDevices`] unless `devices` is 1 to [`MAX_DEVICES`].
+pub(crate) fn check_device_count(devices: usize) -> Result<()> {
+    match devices {
+        0 => Err(Error::NoDevices),
+        d if d > MAX_DEVICES => Err(Error::TooManyDevices {
+            devices,
+            max: MAX_DEVICES,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Builds a [`Context`].
 #[derive(Clone, Debug)]
 pub struct ContextBuilder {
@@ -166,9 +184,7 @@ impl ContextBuilder {
 
     /// Creates the context.
     pub fn build(self) -> Result<Context> {
-        if self.devices == 0 {
-            return Err(Error::NoDevices);
-        }
+        check_device_count(self.devices)?;
         if self.device_memory_limit == Some(0) {
             return Err(Error::invalid(
                 "device memory limit",
@@ -464,9 +480,7 @@ impl Context {
         fallback_note: Option<String>,
         (device_memory_limit, stall_timeout): (Option<u64>, Option<Duration>),
     ) -> Result<Self> {
-        if devices == 0 {
-            return Err(Error::NoDevices);
-        }
+        check_device_count(devices)?;
         let physical = backend
             .physical_devices()
             .min(physical_limit.unwrap_or(usize::MAX));

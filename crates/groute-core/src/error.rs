@@ -18,6 +18,17 @@ pub enum Error {
     /// A context was asked for zero devices.
     #[error("a context needs at least one device (got --devices 0); pass 1 or more")]
     NoDevices,
+    /// A context was asked for more devices than [`MAX_DEVICES`](crate::MAX_DEVICES).
+    #[error(
+        "a context holds at most {max} devices (got --devices {devices}): each device is a thread \
+         of the runtime, and as many again run its routers and drivers; pass {max} or fewer"
+    )]
+    TooManyDevices {
+        /// Devices asked for.
+        devices: usize,
+        /// The most a context holds.
+        max: usize,
+    },
     /// The CUDA backend was requested but cannot be used here.
     #[error(
         "CUDA backend unavailable: {reason}; use the host backend (--backend host) on machines without an NVIDIA GPU"

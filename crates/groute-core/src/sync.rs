@@ -8,7 +8,8 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,43 @@ use parking_lot::{Condvar, Mutex};
 
 /// How long a blocking receive polls before it parks the thread.
 pub const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(20);
+
+/// The right to poll a mailbox before parking: at most one per core are held at a time,
+/// process-wide ([`SPIN_SLOTS_HELD`]). With more waiting threads than cores (many virtual
+/// devices on a small host), pollers would take the cores from the threads that make their
+/// items.
+struct SpinSlot {
+    held: &'static AtomicUsize,
+}
+
+/// Spin slots held now, process-wide.
+static SPIN_SLOTS_HELD: AtomicUsize = AtomicUsize::new(0);
+
+impl SpinSlot {
+    /// A process-wide slot, if one of the machine's cores is free of pollers.
+    fn take() -> Option<SpinSlot> {
+        static CORES: OnceLock<usize> = OnceLock::new();
+        let cores =
+            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Self::take_from(&SPIN_SLOTS_HELD, cores)
+    }
+
+    /// A slot of the `capacity` that `held` counts, if one is free.
+    fn take_from(held: &'static AtomicUsize, capacity: usize) -> Option<SpinSlot> {
+        if held.fetch_add(1, Ordering::Relaxed) < capacity {
+            Some(SpinSlot { held })
+        } else {
+            held.fetch_sub(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+impl Drop for SpinSlot {
+    fn drop(&mut self) {
+        self.held.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 struct MailboxState<T> {
     items: VecDeque<T>,
@@ -108,8 +146,13 @@ impl<T> Mailbox<T> {
 
     /// Polls for up to [`SPIN_BEFORE_PARKING`] before a blocking receive parks the thread:
     /// when the producer is busy (packets streaming through a link), the next item usually
-    /// arrives within microseconds, and a park/unpark pair costs more than that.
+    /// arrives within microseconds, and a park/unpark pair costs more than that. Only while
+    /// fewer threads poll than the machine has cores ([`SpinSlot`]): past that, a poller only
+    /// takes the core from the thread it waits for.
     fn spin_for_item(&self) -> Option<Option<T>> {
+        let Some(_slot) = SpinSlot::take() else {
+            return self.try_take_or_closed();
+        };
         let start = Instant::now();
         let mut rounds = 0u32;
         loop {
@@ -127,6 +170,17 @@ impl<T> Mailbox<T> {
                 return None;
             }
             std::hint::spin_loop();
+        }
+    }
+
+    /// An item (`Some(Some)`), or the mailbox closed and drained (`Some(None)`), if either
+    /// holds now.
+    fn try_take_or_closed(&self) -> Option<Option<T>> {
+        let mut st = self.state.lock();
+        match st.items.pop_front() {
+            Some(item) => Some(Some(item)),
+            None if st.closed => Some(None),
+            None => None,
         }
     }
 
@@ -334,5 +388,39 @@ mod tests {
         });
         assert_eq!(m.recv().await, Some(3));
         assert_eq!(m.recv().await, None);
+    }
+
+    #[test]
+    fn spin_slots_are_at_most_their_capacity_and_free_when_dropped() {
+        let held: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+        let first = SpinSlot::take_from(held, 2).expect("a first slot");
+        let second = SpinSlot::take_from(held, 2).expect("a second slot");
+        assert!(SpinSlot::take_from(held, 2).is_none(), "a third of two");
+        assert_eq!(
+            held.load(Ordering::Relaxed),
+            2,
+            "a refused take leaves the count"
+        );
+        drop(first);
+        let third = SpinSlot::take_from(held, 2).expect("the freed slot");
+        drop((second, third));
+        assert_eq!(held.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_receive_without_a_spin_slot_still_gets_its_item() {
+        // Every slot held: receives park at once and still see items and the close.
+        let held: Vec<SpinSlot> = std::iter::from_fn(SpinSlot::take).collect();
+        let m = Arc::new(Mailbox::new());
+        let p = Arc::clone(&m);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            p.push(9u32).unwrap();
+            p.close();
+        });
+        assert_eq!(m.recv_timeout(Duration::from_secs(10)), Ok(Some(9)));
+        assert_eq!(m.recv_blocking(), None);
+        t.join().unwrap();
+        drop(held);
     }
 }

@@ -1,10 +1,10 @@
 //! API misuse that must be a typed error: a packet ending past its message, a route back to
-//! the sender's own endpoint.
+//! the sender's own endpoint, a context of no devices or of more than it holds.
 
 mod common;
 
 use groute_core::router::{Ring, Router};
-use groute_core::{Context, DeviceId, Endpoint, Error, LinkConfig, Segment};
+use groute_core::{Context, DeviceId, Endpoint, Error, LinkConfig, MAX_DEVICES, Segment};
 
 use common::source;
 
@@ -45,4 +45,30 @@ fn router_route_back_to_the_sending_endpoint_is_refused_with_the_segment() {
         "{e:?}"
     );
     assert_eq!(e.into_segment().len(), 3, "the segment comes back");
+}
+
+/// Zero devices and more than `MAX_DEVICES` are clear errors that name the flag and the
+/// bound, before any thread starts; the bound itself is a context.
+#[test]
+fn device_counts_outside_one_to_the_maximum_are_refused() {
+    assert!(matches!(Context::host(0), Err(Error::NoDevices)));
+    for devices in [MAX_DEVICES + 1, 100_000, usize::MAX] {
+        let err = Context::host(devices).expect_err("more devices than a context holds");
+        assert!(
+            matches!(err, Error::TooManyDevices { devices: d, max } if d == devices && max == MAX_DEVICES),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("--devices {devices}"))
+                && message.contains(&format!("pass {MAX_DEVICES} or fewer")),
+            "{message}"
+        );
+        let built = Context::builder().devices(devices).build();
+        assert!(matches!(built, Err(Error::TooManyDevices { .. })));
+    }
+    assert_eq!(
+        Context::host(MAX_DEVICES).unwrap().num_devices(),
+        MAX_DEVICES
+    );
 }

@@ -76,9 +76,7 @@ impl HostBackend {
         stall_timeout: Option<Duration>,
         faults: FaultPlan,
     ) -> Result<Self> {
-        if devices == 0 {
-            return Err(Error::NoDevices);
-        }
+        crate::context::check_device_count(devices)?;
         let faults = (!faults.is_empty()).then(|| Arc::new(faults));
         let mut backend = HostBackend {
             executors: Vec::new(),
