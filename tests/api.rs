@@ -374,6 +374,14 @@ fn bad_arguments_are_typed_errors() {
         runner(0).sssp(&graph, 0).unwrap_err(),
         Error::NoDevices
     ));
+    let err = runner(groute::core::MAX_DEVICES + 1)
+        .bfs(&graph, 0)
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::TooManyDevices { devices, max } if devices == groute::core::MAX_DEVICES + 1 && max == groute::core::MAX_DEVICES),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("devices(256) or fewer"), "{err}");
     let err = runner(1)
         .pagerank_with(
             &graph,

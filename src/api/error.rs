@@ -56,6 +56,16 @@ pub enum Error {
     /// A run was asked for zero devices.
     #[error("a run needs at least one device; ask for devices(1) or more")]
     NoDevices,
+    /// A run was asked for more devices than a context holds (`groute_core::MAX_DEVICES`).
+    #[error(
+        "a run holds at most {max} devices (asked for {devices}); ask for devices({max}) or fewer"
+    )]
+    TooManyDevices {
+        /// Devices asked for.
+        devices: usize,
+        /// The most a run holds.
+        max: usize,
+    },
     /// The backend asked for has no executor for this run.
     #[error(
         "{algorithm} cannot run on the {backend} backend: {reason}; ask for Backend::Auto or {instead}"

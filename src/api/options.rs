@@ -194,7 +194,8 @@ impl Runner {
     }
 
     /// Runs on `devices` (virtual) devices; they map round-robin onto the GPUs present, or
-    /// onto executor threads on the host backend. Zero is an error when the run starts.
+    /// onto executor threads on the host backend. Zero, or more than
+    /// [`groute_core::MAX_DEVICES`] (256), is an error when the run starts.
     pub fn devices(mut self, devices: usize) -> Runner {
         self.devices = devices;
         self

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use groute_bfs::{BfsOptions, BfsSolver, MultiDriver};
 use groute_cc::{CcOptions, CcSolver, CcStorage, LabelPropagation, component_stats};
-use groute_core::{BackendKind, Context, Jitter};
+use groute_core::{BackendKind, Context, Jitter, MAX_DEVICES};
 use groute_graph::{InputOrder, NoProgress, PartitionedGraph, partition_graph};
 use groute_pagerank::{DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver};
 use groute_sssp::{SsspOptions, SsspSolver};
@@ -128,6 +128,12 @@ impl Runner {
         graph.check_not_empty()?;
         if self.devices == 0 {
             return Err(Error::NoDevices);
+        }
+        if self.devices > MAX_DEVICES {
+            return Err(Error::TooManyDevices {
+                devices: self.devices,
+                max: MAX_DEVICES,
+            });
         }
         let mut builder = Context::builder()
             .devices(self.devices)

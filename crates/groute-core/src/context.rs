@@ -114,7 +114,8 @@ impl Default for ContextBuilder {
 }
 
 impl ContextBuilder {
-    /// Number of (virtual) devices; they map round-robin onto the physical devices.
+    /// Number of (virtual) devices, 1 to [`MAX_DEVICES`]; they map round-robin onto the
+    /// physical devices.
     pub fn devices(mut self, n: usize) -> Self {
         self.devices = n;
         self

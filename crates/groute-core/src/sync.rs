@@ -15,8 +15,16 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-/// How long a blocking receive polls before it parks the thread.
+/// How long a blocking receive polls before it parks the thread, when it may poll (fewer
+/// threads polling than [`available_cores`]).
 pub const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(20);
+
+/// The cores this process may use (`std::thread::available_parallelism`, read once; 1 where
+/// it cannot be read).
+pub fn available_cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// The right to poll a mailbox before parking: at most one per core are held at a time,
 /// process-wide ([`SPIN_SLOTS_HELD`]). With more waiting threads than cores (many virtual
@@ -30,22 +38,19 @@ struct SpinSlot {
 static SPIN_SLOTS_HELD: AtomicUsize = AtomicUsize::new(0);
 
 impl SpinSlot {
-    /// A process-wide slot, if one of the machine's cores is free of pollers.
+    /// A process-wide slot, if one of the cores is free of pollers.
     fn take() -> Option<SpinSlot> {
-        static CORES: OnceLock<usize> = OnceLock::new();
-        let cores =
-            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        Self::take_from(&SPIN_SLOTS_HELD, cores)
+        Self::take_from(&SPIN_SLOTS_HELD, available_cores())
     }
 
-    /// A slot of the `capacity` that `held` counts, if one is free.
+    /// A slot of the `capacity` that `held` counts, if one is free (a refused take leaves
+    /// the count as it was).
     fn take_from(held: &'static AtomicUsize, capacity: usize) -> Option<SpinSlot> {
-        if held.fetch_add(1, Ordering::Relaxed) < capacity {
-            Some(SpinSlot { held })
-        } else {
-            held.fetch_sub(1, Ordering::Relaxed);
-            None
-        }
+        held.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n < capacity).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| SpinSlot { held })
     }
 }
 

@@ -353,6 +353,7 @@ fn drive<W: DeviceWorker, T: RingTransport<W::Packed>>(
                         in_flight: VecDeque::new(),
                         seen_epoch: 0,
                         traffic,
+                        priority_idle_wait: priority_idle_wait(n),
                     };
                     let outcome =
                         catch_unwind(AssertUnwindSafe(|| driver.run())).unwrap_or_else(|_| {
@@ -430,6 +431,8 @@ struct Driver<'a, W: DeviceWorker, T> {
     seen_epoch: u64,
     /// Items on the ring, counted by every driver: the no-progress check.
     traffic: &'a RingTraffic,
+    /// How long an idle driver waits for a packet with soft priority on.
+    priority_idle_wait: Duration,
 }
 
 /// Items sent onto the ring by expand rounds and items passed on by receivers, over all
@@ -487,13 +490,14 @@ const BLOCKED_WAIT: Duration = Duration::from_micros(100);
 const PRIORITY_IDLE_WAIT: Duration = Duration::from_micros(100);
 
 /// [`PRIORITY_IDLE_WAIT`] times half the drivers per core (rounded, at least 1) of this
-/// process's `devices` drivers: where they outnumber the cores several times, each poll takes
-/// a core from a driver with work, and an epoch waits for every driver's poll anyway, so many
-/// drivers on few cores poll less often (32 on 2 cores: every 800 us; up to 2 drivers per
-/// core, every 100 us).
-fn priority_idle_wait(devices: usize) -> Duration {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let half_per_core = (devices / cores).div_ceil(2).max(1);
+/// process's `drivers`: where they outnumber the cores several times, each poll takes a core
+/// from a driver with work, and an epoch waits for every driver's poll anyway, so many drivers
+/// on few cores poll less often (32 on 2 cores: every 800 us; up to 2 drivers per core, every
+/// 100 us).
+fn priority_idle_wait(drivers: usize) -> Duration {
+    let half_per_core = (drivers / groute_core::sync::available_cores())
+        .div_ceil(2)
+        .max(1);
     PRIORITY_IDLE_WAIT.saturating_mul(u32::try_from(half_per_core).unwrap_or(u32::MAX))
 }
 
@@ -535,7 +539,6 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             }
         }
         let mut packets = Vec::new();
-        let priority_idle_wait = priority_idle_wait(self.traffic.devices);
         loop {
             if self.term.is_done() {
                 return Ok(false);
@@ -550,7 +553,7 @@ impl<W: DeviceWorker, T: RingTransport<W::Packed>> Driver<'_, W, T> {
             let idle = self.worker.local_len() == 0 && self.worker.outgoing_len() == 0;
             if idle || blocked {
                 let wait = if idle && self.term.enabled() {
-                    self.options.idle_wait.min(priority_idle_wait)
+                    self.options.idle_wait.min(self.priority_idle_wait)
                 } else if idle {
                     self.options.idle_wait
                 } else {

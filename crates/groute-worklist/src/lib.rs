@@ -185,7 +185,8 @@
 //! threshold; at `u32::MAX` nothing is deferred).
 //!
 //! **Idle drivers.** The ring cannot wake a driver waiting for a packet, so with soft
-//! priority on an idle driver waits at most 100 us before checking the epoch again.
+//! priority on an idle driver waits at most 100 us before checking the epoch again (longer
+//! where a process's drivers outnumber its cores several times, never past `idle_wait`).
 //!
 //! The host worker keeps the low list as a `Vec` of (vertex, value at deferral); the CUDA
 //! worker of the traversals keeps it as a device buffer with its own append counter and
