@@ -485,7 +485,8 @@ impl RingTraffic {
 /// polling its sends again.
 const BLOCKED_WAIT: Duration = Duration::from_micros(100);
 
-/// How long an idle driver waits for a packet when soft priority is on: an epoch advance
+/// How long an idle driver waits for a packet when soft priority is on, where its process's
+/// drivers do not outnumber the cores several times ([`priority_idle_wait`]): an epoch advance
 /// made by another driver is noticed within this (the ring cannot wake a receive).
 const PRIORITY_IDLE_WAIT: Duration = Duration::from_micros(100);
 
