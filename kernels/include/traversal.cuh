@@ -9,9 +9,9 @@
 //   local worklist when owned, else packed as a VertexValue into the outgoing buffer.
 //   Adjacency lists are load-balanced at three granularities (Merrill-style, nested):
 //   degree >= blockDim.x -> the whole block, >= 32 -> one warp, else the item's thread.
-//   At every granularity a thread relaxes THREAD_ARCS arcs per step (a block's or a warp's
-//   lanes arcs strided by the group's width, so that each of the step's loads is coalesced;
-//   the item's thread consecutive ones) with the step's loads and atomics issued together
+//   At every granularity a thread relaxes THREAD_ARCS arcs per step (the lanes of a block or
+//   a warp take arcs strided by its width, so that each of the step's loads is coalesced;
+//   the item's own thread consecutive ones) with the step's loads and atomics issued together
 //   and one worklist reservation per warp and step (relax_thread_arcs): a dependent chain of
 //   round trips (targets, head value, atomicMin) per THREAD_ARCS arcs instead of per arc.
 //   Appends are warp-aggregated (one atomic per warp per destination).
