@@ -67,8 +67,13 @@ struct LowList {
     unsigned int threshold;
     unsigned int* ctrl;
 
+    // Whether anything can be deferred: a list, and a threshold.
+    __device__ __forceinline__ bool active() const {
+        return data != nullptr && threshold != 0xFFFFFFFFu;
+    }
+
     __device__ __forceinline__ bool defers(unsigned int prio) const {
-        return data != nullptr && threshold != 0xFFFFFFFFu && prio >= threshold;
+        return active() && prio >= threshold;
     }
 
     // Appends `p` where `keep`, one atomicAdd and one atomicMin per warp (call from

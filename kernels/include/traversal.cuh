@@ -443,7 +443,7 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     __shared__ VertexValue stage_entries[StagedLowList::STAGE_ITEMS];
     __shared__ unsigned int stage_words[StagedLowList::WORDS];
     const StagedLowList staged{low, stage_entries, stage_words};
-    const bool staging = low.data != nullptr && low.threshold != 0xFFFFFFFFu;
+    const bool staging = low.active();
     staged.stage();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
         if (threadIdx.x < 32u) {

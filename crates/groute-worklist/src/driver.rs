@@ -335,6 +335,7 @@ fn drive<W: DeviceWorker, T: RingTransport<W::Packed>>(
         local_only: ring_devices.is_some(),
         ..RingTraffic::default()
     };
+    let priority_idle_wait = priority_idle_wait(n);
     let results: Vec<Result<DeviceStats, WorklistError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -353,7 +354,7 @@ fn drive<W: DeviceWorker, T: RingTransport<W::Packed>>(
                         in_flight: VecDeque::new(),
                         seen_epoch: 0,
                         traffic,
-                        priority_idle_wait: priority_idle_wait(n),
+                        priority_idle_wait,
                     };
                     let outcome =
                         catch_unwind(AssertUnwindSafe(|| driver.run())).unwrap_or_else(|_| {
