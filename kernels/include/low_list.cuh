@@ -1,5 +1,5 @@
-// Soft priority's low list on the device (LowList) and its block-staged form for the hub
-// tiles (StagedLowList). Part of the generic min-label traversal (traversal.cuh).
+// Soft priority's low list on the device (LowList) and its block-staged form (StagedLowList),
+// which the expand, hub and re-examine phases defer through. Part of the generic min-label traversal (traversal.cuh).
 #pragma once
 
 #include "abi_traversal.h"
@@ -118,14 +118,16 @@ struct LowList {
     }
 };
 
-// The hub tiles' low list: a block's deferred items gather in shared memory (one shared
-// compare-and-swap and atomicMin per warp and step) and reach the global list once per tile,
-// with one global atomicAdd and one atomicMin for the block (flush_reserve, flush_copy).
+// A block's low list: its deferred items gather in shared memory (one shared compare-and-swap
+// and atomicMin per warp and step) and reach the global list once per tile of hubs or round
+// of the block's items, with one global atomicAdd and one atomicMin for the block
+// (flush_reserve, flush_copy; flush does both with their barriers).
 //
 // Why: the global list's counter and its least priority are one address each, which every
-// warp's append hits. On a power-law graph the early hub tiles defer about one head in 30, so
+// warp's append hits. On a power-law graph the early rounds defer about one head in 30, so
 // nearly every warp step appends, and those atomics on one L2 slice set the phase's pace.
-// Staged, the slice sees two atomics per tile and block.
+// Staged, the slice sees two atomics per flush and block. The arrays are static shared memory
+// (`of`): one stage per block and kernel, which every phase that defers shares.
 //
 // A warp whose items do not fit in the stage's STAGE_ITEMS entries appends them to the global
 // list itself (LowList::append_warp_n), so any block size and tile length is served; its
@@ -144,8 +146,29 @@ struct StagedLowList {
     VertexValue* entries;  // shared, STAGE_ITEMS
     unsigned int* words;   // shared, WORDS
 
+    // The block's stage (one per block and kernel: the arrays are static shared memory) over
+    // `low`.
+    __device__ __forceinline__ static StagedLowList of(const LowList& low) {
+        __shared__ VertexValue stage_entries[STAGE_ITEMS];
+        __shared__ unsigned int stage_words[WORDS];
+        return StagedLowList{low, stage_entries, stage_words};
+    }
+
+    // Whether anything can be deferred (a list, and a threshold).
+    __device__ __forceinline__ bool active() const {
+        return global.active();
+    }
+
     __device__ __forceinline__ bool defers(unsigned int prio) const {
         return global.defers(prio);
+    }
+
+    // LowList::append_warp's contract (from warp-uniform control flow with all 32 lanes).
+    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
+        const unsigned int items[1] = {p.vertex};
+        const unsigned int prio[1] = {p.value};
+        const bool kept[1] = {keep};
+        append_warp_n(items, prio, kept);
     }
 
     // Thread 0, before the first __syncthreads of the tile loop.
@@ -197,6 +220,17 @@ struct StagedLowList {
             words[COUNT] = 0;
             words[LEAST] = 0xFFFFFFFFu;
         }
+    }
+
+    // Every thread, from block-uniform control flow, after the block's appends: moves the
+    // staged items to the global list (three barriers: after the appends, after the
+    // reservation, after the copy, so that the next appends may reuse the entries).
+    __device__ __forceinline__ void flush() const {
+        __syncthreads();
+        flush_reserve();
+        __syncthreads();
+        flush_copy();
+        __syncthreads();
     }
 
     // Every thread, after a __syncthreads that follows flush_reserve: copies the staged items.

@@ -86,8 +86,8 @@ enum : unsigned int {
 };
 
 // Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
-template <typename Worklist>
-__device__ __forceinline__ void keep_or_defer(const Worklist& wl, const LowList& low,
+template <typename Worklist, typename Low>
+__device__ __forceinline__ void keep_or_defer(const Worklist& wl, const Low& low,
                                               unsigned int v, unsigned int prio, bool keep) {
     const bool deferred = keep && low.defers(prio);
     wl.append_warp(v, keep && !deferred);
@@ -315,12 +315,12 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
 // found none in the block; claim_block_lists would synchronise to find that out), (2) lists of
 // at least 32 by one warp each, (3) the rest by their own thread, THREAD_ARCS arcs per step.
 // Call with every thread of the block, from block-uniform control flow.
-template <typename Relax, bool WEIGHTED, typename Worklist, typename Value>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Low>
 __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   const Worklist& wl, const SendBuffer& send,
-                                                  const LowList& low, bool have, unsigned int v,
+                                                  const Low& low, bool have, unsigned int v,
                                                   unsigned long long begin,
                                                   unsigned long long end, const Value& item,
                                                   bool filter_loads, bool block_lists) {
@@ -382,6 +382,12 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
     // come together; interleaving spreads them over the blocks instead of serialising them in
     // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
+    // Soft priority's deferred heads go through the block's stage (StagedLowList says why),
+    // flushed after each round of the block's items; the next round's appends follow the
+    // first barrier of its block-list claim.
+    const StagedLowList staged = StagedLowList::of(low);
+    const bool staging = staged.active();
+    staged.stage();
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + threadIdx.x * shape.blocks + shape.block;
         bool have = i < count;
@@ -399,8 +405,12 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
                 have = false;
             }
         }
-        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, low, have, v,
-                                           begin, end, KnownValue{value}, filter_loads, true);
+        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, staged, have,
+                                           v, begin, end, KnownValue{value}, filter_loads,
+                                           true);
+        if (staging) {
+            staged.flush();
+        }
     }
 }
 
@@ -440,10 +450,8 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     const unsigned int* hubs = wl.ctrl + TRAVERSAL_CTRL_WORDS;
     const unsigned int lane = lane_id();
     // Soft priority's deferred heads go through the block's stage (StagedLowList says why).
-    __shared__ VertexValue stage_entries[StagedLowList::STAGE_ITEMS];
-    __shared__ unsigned int stage_words[StagedLowList::WORDS];
-    const StagedLowList staged{low, stage_entries, stage_words};
-    const bool staging = low.active();
+    const StagedLowList staged = StagedLowList::of(low);
+    const bool staging = staged.active();
     staged.stage();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
         if (threadIdx.x < 32u) {
@@ -485,11 +493,10 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
                                                    blockDim.x);
             }
         }
-        __syncthreads();
         if (staging) {
-            staged.flush_reserve();
+            staged.flush();
+        } else {
             __syncthreads();
-            staged.flush_copy();
         }
     }
 }
@@ -535,6 +542,12 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
                                                     const DeviceWorklist wl, const LowList low) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
+    // The re-deferred items go through the block's stage, flushed after each round (flush's
+    // last barrier orders the copy before the next round's appends).
+    const StagedLowList staged = StagedLowList::of(low);
+    const bool staging = staged.active();
+    staged.stage();
+    __syncthreads();
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         bool live = false;
@@ -545,7 +558,10 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
             p = taken[i];
             live = values[p.vertex] >= p.value;  // values only decrease: equal, not superseded
         }
-        keep_or_defer(wl, low, p.vertex, p.value, live);
+        keep_or_defer(wl, staged, p.vertex, p.value, live);
+        if (staging) {
+            staged.flush();
+        }
     }
 }
 
