@@ -131,24 +131,20 @@ impl Default for PageRankTuning {
 }
 
 impl PageRankTuning {
-    /// Whether a run on `devices` CUDA devices whose smallest L2 holds `l2_cache_bytes`
-    /// renumbers `graph` by degree: as asked, else where the degrees are skewed (the largest
-    /// at least [`DEGREE_ORDER_SKEW`] times the average) and either a share per vertex (4
-    /// bytes) outgrows the L2 or the run has one device (crate docs, "Degree order"). The
-    /// pull sweeps read a share at random for every arc; numbered together, the few vertices
-    /// that take most of those reads share lines, which stay in the L2 where the shares do
-    /// not fit it and in the SMs' L1 where they do (the gather then deals its vertices out
-    /// over the blocks, [`PageRankTuning::gather_interleave_for`]). A road network's vertices
-    /// have about equal degrees, and their input numbering's locality is worth more. On
-    /// several devices whose shares fit the L2 the input order stays (not measured there).
+    /// Whether a run on CUDA devices whose smallest L2 holds `l2_cache_bytes` renumbers
+    /// `graph` by degree: as asked, else where the degrees are skewed (the largest
+    /// at least [`DEGREE_ORDER_SKEW`] times the average; crate docs, "Degree order"), on any
+    /// number of devices. The pull sweeps read a share at random for every arc; numbered
+    /// together, the few vertices that take most of those reads share lines, which stay in
+    /// the L2 where the shares do not fit it and in the SMs' L1 where they do (the gather
+    /// then deals its vertices out over the blocks, [`PageRankTuning::gather_interleave_for`]):
+    /// on two devices each holding half of a Kronecker graph of scale 21, whose shares fit
+    /// the L2, each device's gather over its half of the arcs took as long as one device's
+    /// over all of them in degree order. A road network's vertices have about equal degrees,
+    /// and their input numbering's locality is worth more.
     ///
     /// The host backend (`l2_cache_bytes` 0) renumbers only when asked.
-    pub fn degree_order_for(
-        &self,
-        graph: &groute_graph::Graph,
-        devices: usize,
-        l2_cache_bytes: u64,
-    ) -> bool {
+    pub fn degree_order_for(&self, graph: &groute_graph::Graph, l2_cache_bytes: u64) -> bool {
         let csr = &graph.csr;
         let largest = || {
             (0..csr.num_vertices() as u32)
@@ -159,25 +155,23 @@ impl PageRankTuning {
         self.degree_order_of(
             (csr.num_vertices() as u64, csr.num_edges()),
             largest,
-            devices,
             l2_cache_bytes,
         )
     }
 
     /// [`PageRankTuning::degree_order_for`] from a graph's counts: its `(vertices, arcs)`,
-    /// its largest out-degree (asked for only where the other terms leave the choice open),
-    /// the run's devices and the smallest L2 of the devices.
+    /// its largest out-degree (asked for only where the other terms leave the choice open) and
+    /// the smallest L2 of the devices.
     pub(crate) fn degree_order_of(
         &self,
         (vertices, arcs): (u64, u64),
         largest_degree: impl FnOnce() -> u64,
-        devices: usize,
         l2_cache_bytes: u64,
     ) -> bool {
         if let Some(asked) = self.degree_order {
             return asked;
         }
-        if l2_cache_bytes == 0 || (devices > 1 && !shares_outgrow_l2(vertices, l2_cache_bytes)) {
+        if l2_cache_bytes == 0 {
             return false;
         }
         largest_degree() as f64 >= DEGREE_ORDER_SKEW * (arcs as f64 / vertices as f64)
@@ -236,7 +230,11 @@ impl PageRankTuning {
     /// by vertex ranges converge in fewer rounds (on one H200: 28 against 43 on a Kronecker
     /// graph of scale 21, 34 against 63 on scale 20, 31 against the host-driven rounds' 75 on
     /// scale 25) but launch a gather and a take per range: on small graphs the launches would
-    /// cost more than the rounds saved. The round counts do not fall steadily with more
+    /// cost more than the rounds saved. Several devices sweep the whole graph at once: each
+    /// splitting its own vertices into ranges (and copying its shares to the others at the
+    /// end of a round) saved no rounds on two H200s holding a Kronecker graph of scale 21 (44
+    /// against 43) and made scale 25 slower (no sparse or push rounds: 345 against 227 ms).
+    /// The round counts do not fall steadily with more
     /// ranges (scale 21: 28 with 4, 30 with 8, 26 with 16; scale 25: 38 with 4, 31 with 8,
     /// 34 with 16), so the counts are the measured best.
     pub fn sweep_ranges_for(
@@ -284,7 +282,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_degree_order_is_picked_for_skewed_graphs_on_one_device_or_past_the_l2() {
+    fn the_degree_order_is_picked_for_skewed_graphs_on_cuda() {
         let graph = |spec: &str| {
             groute_graph::generate(&spec.parse().unwrap(), &groute_graph::NoProgress).unwrap()
         };
@@ -292,39 +290,21 @@ mod tests {
         let road = graph("road:side=64,p=0.6,seed=1");
         let auto = PageRankTuning::default();
         let (small_l2, large_l2) = (1024, 1 << 30);
-        for devices in [1, 2] {
+        for l2 in [small_l2, large_l2] {
+            assert!(auto.degree_order_for(&kron, l2), "skewed, L2 of {l2} bytes");
             assert!(
-                auto.degree_order_for(&kron, devices, small_l2),
-                "skewed, shares past the L2, {devices} devices"
-            );
-            assert!(
-                !auto.degree_order_for(&road, devices, small_l2),
+                !auto.degree_order_for(&road, l2),
                 "a road network: equal degrees"
-            );
-            assert!(
-                !auto.degree_order_for(&road, devices, large_l2),
-                "a road network: equal degrees"
-            );
-            assert!(
-                !auto.degree_order_for(&kron, devices, 0),
-                "the host backend"
             );
         }
-        assert!(
-            auto.degree_order_for(&kron, 1, large_l2),
-            "one device: the order keeps the heavy shares in the L1"
-        );
-        assert!(
-            !auto.degree_order_for(&kron, 2, large_l2),
-            "several devices whose shares fit the L2"
-        );
+        assert!(!auto.degree_order_for(&kron, 0), "the host backend");
         for asked in [true, false] {
             let t = PageRankTuning {
                 degree_order: Some(asked),
                 ..PageRankTuning::default()
             };
-            assert_eq!(t.degree_order_for(&road, 1, 0), asked);
-            assert_eq!(t.degree_order_for(&kron, 2, large_l2), asked);
+            assert_eq!(t.degree_order_for(&road, 0), asked);
+            assert_eq!(t.degree_order_for(&kron, large_l2), asked);
         }
     }
 

@@ -178,11 +178,9 @@ fn order_by_the_rule(
     let sums = collectives.sum(&words)?;
     let arcs = sums[ranks..2 * ranks].iter().sum();
     let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);
-    // Every process has as many devices (the run's shape, agreed before).
-    let devices = ranks.saturating_mul(context.num_devices());
     let largest = || sums[..ranks].iter().copied().max().unwrap_or(0);
     let n = rows.num_vertices() as u64;
-    Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, devices, l2))
+    Ok(PageRankTuning::default().degree_order_of((n, arcs), largest, l2))
 }
 
 /// A result as its error and its value.
