@@ -1,5 +1,5 @@
-// Soft priority's low list on the device (LowList) and its block-staged form (StagedLowList),
-// which the expand, hub and re-examine phases defer through. Part of the generic min-label traversal (traversal.cuh).
+// Soft priority's low list on the device (LowList) and its block-staged form
+// (StagedLowList), which the expand, hub and re-examine phases defer through. Part of the generic min-label traversal (traversal.cuh).
 #pragma once
 
 #include "abi_traversal.h"
@@ -132,10 +132,10 @@ struct LowList {
 // A warp whose items do not fit in the stage's STAGE_ITEMS entries appends them to the global
 // list itself (LowList::append_warp_n), so any block size and tile length is served; its
 // refused reservation leaves the stage's count as it was. Protocol: `stage` zeroes the words
-// (thread 0) before the tile loop's first __syncthreads; appends between two flushes;
-// flush_reserve after a __syncthreads that follows the tile's appends, then a
-// __syncthreads, then flush_copy, whose reads of the entries the next tile's first
-// __syncthreads orders before that tile's appends overwrite them.
+// (thread 0) before a __syncthreads that precedes the first appends; appends between two
+// flushes; a flush is flush_reserve after a __syncthreads that follows the appends, then a
+// __syncthreads, then flush_copy, and a __syncthreads (flush's own last one, or the next
+// tile's or round's first) before the next appends overwrite the entries it reads.
 struct StagedLowList {
     enum : unsigned int { STAGE_ITEMS = 1024u };
     // The shared words: staged count, least staged priority, the global slot of entry 0, and

@@ -383,8 +383,9 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
     // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
     // Soft priority's deferred heads go through the block's stage (StagedLowList says why),
-    // flushed after each round of the block's items; the next round's appends follow the
-    // first barrier of its block-list claim.
+    // flushed after each round of the block's items. The first round's appends follow the
+    // first barrier of its block-list claim (ordering `stage`), a later round's the last
+    // barrier of the flush before it.
     const StagedLowList staged = StagedLowList::of(low);
     const bool staging = staged.active();
     staged.stage();

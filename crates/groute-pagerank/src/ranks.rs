@@ -215,8 +215,8 @@ pub struct PageRankRanksStats {
 
 impl PageRankRanks {
     /// Uploads this process's rows and their in-arcs (collective), renumbered by degree
-    /// where [`PageRankTuning::degree_order_for`]'s rule picks it for the whole graph and
-    /// every process's devices ([`PageRankRanks::with_tuning`] with the default tuning).
+    /// where [`PageRankTuning::degree_order_for`]'s rule picks it for the whole graph
+    /// ([`PageRankRanks::with_tuning`] with the default tuning).
     pub fn new(
         context: &Context,
         held: (&HeldRows<'_>, &Partition),

@@ -161,7 +161,7 @@ pub(super) fn agree_degree_order(
 
 /// Whether [`PageRankTuning::degree_order_for`]'s rule picks the order for the whole graph
 /// (collective: every process's largest degree, arcs and smallest L2 summed, each in its own
-/// word; the devices are every process's count, agreed with the run's shape).
+/// word).
 fn order_by_the_rule(
     context: &Context,
     rows: &HeldRows<'_>,
