@@ -13,6 +13,9 @@
 #                    bin/): the `scaling` bench, the examples bfs, sssp, pagerank, cc and
 #                    graphinfo, and groute-dist's nccl_ranks test, built with
 #                    `--features groute/mpi,groute/nccl,groute-dist/mpi,groute-dist/nccl`
+#                    and `GROUTE_COMMIT=$(git rev-parse --short HEAD)` in the build's
+#                    environment, so that the bench's records name the commit built (this
+#                    machine's checkout may be at another)
 #   --graphs LIST    `name=spec` pairs separated by semicolons (default: kron21, the road
 #                    grid of side 2048, road-usa and kron scale 25)
 #   --devices N      the most devices, and the ranks (default: the GPUs present)

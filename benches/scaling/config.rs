@@ -10,7 +10,7 @@
 //! | `GROUTE_BENCH_JSON` | file to append one JSON line per measurement to | none |
 //! | `GROUTE_BENCH_MEASURE_MS` | criterion's measurement time per benchmark, of algorithm time (at least 10 runs are timed whatever it is) | `3000` |
 //! | `GROUTE_BENCH_WARM_UP_MS` | criterion's warm-up per benchmark, of algorithm time | `500` |
-//! | `GROUTE_COMMIT` | commit recorded in the JSON | `git rev-parse --short HEAD` |
+//! | `GROUTE_COMMIT` | commit recorded in the JSON; also read when the bench is built (`GROUTE_COMMIT=$(git rev-parse --short HEAD)` while staging binaries for another machine, whose checkout's git may be elsewhere) | the build's `GROUTE_COMMIT`, else `git rev-parse --short HEAD` |
 
 use std::path::PathBuf;
 use std::time::Duration;

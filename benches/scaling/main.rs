@@ -48,9 +48,12 @@ fn fail(what: &str, error: impl std::fmt::Display) -> ! {
     std::process::exit(1)
 }
 
-/// The commit measured: `GROUTE_COMMIT`, else git's, else `unknown`.
+/// The commit measured: `GROUTE_COMMIT` as the bench runs, else as it was built (a binary
+/// staged for another machine, whose checkout's git may be at another commit, names its
+/// own), else git's, else `unknown`.
 fn commit() -> String {
-    if let Ok(c) = std::env::var("GROUTE_COMMIT")
+    let given = std::env::var("GROUTE_COMMIT").ok();
+    if let Some(c) = given.as_deref().or(option_env!("GROUTE_COMMIT"))
         && !c.trim().is_empty()
     {
         return c.trim().to_string();

@@ -80,8 +80,8 @@ pub struct Measurement {
     pub depth: Option<u32>,
     /// UTC date of the measurement, `YYYY-MM-DD`.
     pub date: String,
-    /// The commit measured (`GROUTE_COMMIT`, else `git rev-parse --short HEAD`, else
-    /// `unknown`).
+    /// The commit measured (`GROUTE_COMMIT` at run time, else at build time, else
+    /// `git rev-parse --short HEAD`, else `unknown`).
     pub commit: String,
 }
 
