@@ -1,5 +1,6 @@
 // Soft priority's low list on the device (LowList) and its block-staged form
-// (StagedLowList), which the expand, hub and re-examine phases defer through. Part of the generic min-label traversal (traversal.cuh).
+// (StagedLowList), which the expand, hub and re-examine phases defer through. Part of the
+// generic min-label traversal (traversal.cuh).
 #pragma once
 
 #include "abi_traversal.h"
