@@ -161,14 +161,8 @@ impl<T> Mailbox<T> {
         let start = Instant::now();
         let mut rounds = 0u32;
         loop {
-            {
-                let mut st = self.state.lock();
-                if let Some(item) = st.items.pop_front() {
-                    return Some(Some(item));
-                }
-                if st.closed {
-                    return Some(None);
-                }
+            if let Some(done) = self.try_take_or_closed() {
+                return Some(done);
             }
             rounds += 1;
             if rounds % 16 == 0 && start.elapsed() >= SPIN_BEFORE_PARKING {
