@@ -337,12 +337,13 @@ extern "C" __global__ void cc_first_parents(const uint2* __restrict__ edges, u64
     }
 }
 
-// Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v < n.
-// Concurrent threads only ever write ancestors, so the trees never change shape, only depth,
-// and no root changes during a compress: a climb through stale L1 reads (read_ancestor) still
-// ends at the root.
-extern "C" __global__ void cc_compress(u32* parent, u32 n) {
-    for (u64 i = global_thread(); i < n; i += grid_stride()) {
+// Pointer jumping to the root: afterwards parent[v] is the root of v's tree for every v in
+// first..end (clamped to n; the whole array: 0..n). Concurrent threads only ever write
+// ancestors, so the trees never change shape, only depth, and no root changes during a
+// compress: a climb through stale L1 reads (read_ancestor) still ends at the root.
+extern "C" __global__ void cc_compress(u32* parent, u32 first, u32 end, u32 n) {
+    const u32 stop = end < n ? end : n;
+    for (u64 i = static_cast<u64>(first) + global_thread(); i < stop; i += grid_stride()) {
         const u32 v = static_cast<u32>(i);
         u32 p = load_parent(parent, v);
         if (p == v || p >= n) {
@@ -362,9 +363,9 @@ extern "C" __global__ void cc_compress(u32* parent, u32 n) {
     }
 }
 
-// Merges another device's (compressed) parent entries into `parent[0..n]`: entry k of `other`
-// is the parent of vertex `offset + k` there, i.e. an edge (offset + k, other[k]) to hook here.
-// Entries out of range are skipped.
+// Merges another device's parent entries (a forest, compressed or not) into `parent[0..n]`:
+// entry k of `other` is the parent of vertex `offset + k` there, i.e. an edge
+// (offset + k, other[k]) to hook here. Entries out of range are skipped.
 extern "C" __global__ void cc_merge(const u32* __restrict__ other, u32 offset, u32 count,
                                     u32* parent, u32 n) {
     for (u64 k = global_thread(); k < count; k += grid_stride()) {

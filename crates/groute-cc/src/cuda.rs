@@ -111,7 +111,7 @@ impl CcKernels {
         self.launch_on_parent(&self.init, stream, parent)
     }
 
-    /// Enqueues `kernel`, [`CcKernels::init`]'s or [`CcKernels::compress`]'s, over `parent`.
+    /// Enqueues `kernel`, [`CcKernels::init`]'s, over `parent`.
     fn launch_on_parent(
         &self,
         kernel: &CudaFunction,
@@ -123,11 +123,10 @@ impl CcKernels {
             return Ok(());
         }
         let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
-        // SAFETY: cc_init(unsigned* parent, unsigned n) and cc_compress(unsigned* parent,
-        // unsigned n), the only kernels passed here: the tuple matches them field by field;
-        // `parent` is device memory of n u32s (from_slice checked it is device-addressable and
-        // aligned) kept alive below until the kernel completes; cc_init writes indices < n,
-        // cc_compress follows only entries below n.
+        // SAFETY: cc_init(unsigned* parent, unsigned n), the only kernel passed here: the
+        // tuple matches it field by field; `parent` is device memory of n u32s (from_slice
+        // checked it is device-addressable and aligned) kept alive below until the kernel
+        // completes; cc_init writes indices < n.
         unsafe { kernel.launch(stream.raw().as_ref(), self.config(n as usize), args)? };
         Self::finish(stream, vec![device_memory(parent)])
     }
@@ -279,9 +278,33 @@ impl CcKernels {
         )
     }
 
-    /// Pointer jumping: afterwards every vertex points at its root.
-    pub fn compress(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-        self.launch_on_parent(&self.compress, stream, parent)
+    /// Pointer jumping: afterwards every vertex of `vertices` (clamped to the array) points
+    /// at its root.
+    pub fn compress(
+        &self,
+        stream: &Stream,
+        parent: &Buffer<u32>,
+        vertices: std::ops::Range<u32>,
+    ) -> Result<(), CcError> {
+        let n = n32("parent array length", parent.len())?;
+        let end = vertices.end.min(n);
+        if vertices.start >= end {
+            return Ok(());
+        }
+        let args = (
+            DevicePtr::<u32>::from_slice(&parent.raw())?,
+            vertices.start,
+            end,
+            n,
+        );
+        let config = self.config((end - vertices.start) as usize);
+        // SAFETY: cc_compress(unsigned* parent, unsigned first, unsigned end, unsigned n):
+        // the tuple matches it field by field; `parent` is device memory of n u32s (from_slice
+        // checked it is device-addressable and aligned) kept alive below until the kernel
+        // completes; the kernel touches entries below min(end, n) only and follows only
+        // entries below n.
+        unsafe { self.compress.launch(stream.raw().as_ref(), config, args)? };
+        Self::finish(stream, vec![device_memory(parent)])
     }
 
     /// Merges another array's entries: `other[k]` is the parent of vertex `offset + k` there,

@@ -218,8 +218,7 @@ impl DeviceJob<'_> {
             JobSource::Chunks(rx) => rx,
             JobSource::Rows(rows) => {
                 rows.enqueue_link(d, &self.kernels, stream, &self.parent)?;
-                self.kernels.compress(stream, &self.parent)?;
-                return self.merge_and_send(ctl, out, held);
+                return self.merge_and_send(ctl, out, held, false);
             }
         };
         let mut since_compress = 0usize;
@@ -242,16 +241,18 @@ impl DeviceJob<'_> {
         if since_compress > 0 {
             self.kernels.compress(stream, &self.parent)?;
         }
-        self.merge_and_send(ctl, out, held)
+        self.merge_and_send(ctl, out, held, true)
     }
 
-    /// Steps 2 and 3 of a device's run, after it linked its own edges: merge its children's
-    /// arrays, then send its array up the tree.
+    /// Steps 2 and 3 of a device's run, after it linked its own edges (and `compressed` its
+    /// forest): merge its children's arrays, compress where it must, then send its array up
+    /// the tree.
     fn merge_and_send(
         self,
         ctl: &Control,
         mut out: DeviceOutcome,
         mut held: Vec<Event>,
+        compressed: bool,
     ) -> Result<DeviceOutcome, CcError> {
         let d = self.index;
         let stream = self.device.stream();
@@ -288,9 +289,20 @@ impl DeviceJob<'_> {
                 packet.release(consumed);
             }
             out.merged = got as u64;
-            if self.children > 0 {
-                self.kernels.compress(stream, &self.parent)?;
-            }
+        }
+        // Device 0's array becomes the labels, so it ends compressed. Where a device linked
+        // its own rows, device 0 alone compresses, once, after its merges: the others send
+        // their forests as they are, since the receiver links every entry (v, parent[v]) as
+        // an edge, roots or not, and a compress there only lengthens the path to the root.
+        // The streamed edges' forests were compressed before merging (their trees, deep on
+        // road networks, merge faster so) and are again after it.
+        let compress_now = if compressed {
+            self.children > 0
+        } else {
+            d == 0
+        };
+        if compress_now {
+            self.kernels.compress(stream, &self.parent)?;
         }
         // 3. Up the tree (device 0: to the host). This device's share of the algorithm ends
         // here: what follows is the result's copy.

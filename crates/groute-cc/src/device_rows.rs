@@ -49,7 +49,10 @@ pub(crate) struct RowsPart {
 /// least [`crate::CcStorage::DENSE_DEGREE`] arcs per vertex, it links as Afforest does (Sutton,
 /// Ben-Nun and Barak, "Optimizing Parallel Graph Connectivity Computation via Subgraph
 /// Sampling", IPDPS 2018):
-/// 1. **Sampling:** arc 1 of every row, then a compress. With the parents of the first step,
+/// 1. **Sampling:** arc 1 of every row, then a compress of the device's rows (the rest pass
+///    asks whether they are in the anchor's tree; on several devices, compressing every vertex
+///    took each device longer than compressing all of them on one). With the parents of the
+///    first step,
 ///    this already joins nearly every vertex of the largest component into one tree on most
 ///    graphs ([`SAMPLED_ARCS`]).
 /// 2. **The rest:** every row's remaining arcs (arc 0 too where its head is above the row),
@@ -218,9 +221,10 @@ impl RowsPart {
 
     /// Enqueues the linking of these rows on `stream` (their device's), as `linking` says:
     /// zero the count, make each row's arc 0 its parent where the head is below the row
-    /// (ECL-CC's initialisation), then either sample (arc 1 of every row, then a compress) and
-    /// link the rest of the rows outside the anchor's tree, or compress and link every other
-    /// arc; `parent` holds an initialised array. The caller compresses afterwards.
+    /// (ECL-CC's initialisation), then either sample (arc 1 of every row, then a compress of
+    /// these rows) and link the rest of the rows outside the anchor's tree, or compress and
+    /// link every other arc; `parent` holds an initialised array. Afterwards `parent` is a
+    /// forest, not compressed.
     pub(crate) fn enqueue_link(
         &self,
         kernels: &Kernels,
@@ -233,7 +237,7 @@ impl RowsPart {
         match linking {
             RowsLinking::Sampled { anchor } => {
                 kernels.link_rows(stream, self, LinkPass::Sampled { round: 1 }, parent)?;
-                kernels.compress(stream, parent)?;
+                kernels.compress_range(stream, parent, self.csr.rows())?;
                 kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
             }
             RowsLinking::EveryArc { lower_only } => {

@@ -129,11 +129,20 @@ pub fn first_parents(edges: &[Edge], parent: &[AtomicU32]) {
 
 /// Pointer jumping: afterwards every vertex points at the root of its tree.
 pub fn compress(parent: &[AtomicU32]) {
-    parent
+    compress_range(parent, 0..parent.len());
+}
+
+/// Pointer jumping over `vertices` (clamped to the array): afterwards each of them points at
+/// the root of its tree.
+pub fn compress_range(parent: &[AtomicU32], vertices: std::ops::Range<usize>) {
+    let end = vertices.end.min(parent.len());
+    let start = vertices.start.min(end);
+    parent[start..end]
         .par_iter()
         .with_min_len(GRAIN)
         .enumerate()
-        .for_each(|(v, slot)| {
+        .for_each(|(k, slot)| {
+            let v = start + k;
             let mut p = slot.load(Ordering::Acquire);
             if p as usize == v || p as usize >= parent.len() {
                 return;
@@ -409,9 +418,21 @@ pub(crate) fn enqueue_link_rows(
     Ok(())
 }
 
-/// Enqueues [`compress`] on `stream`.
-pub fn enqueue_compress(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-    enqueue_on_parent(stream, parent, compress)
+/// Enqueues [`compress_range`] over `vertices` on `stream`.
+pub fn enqueue_compress(
+    stream: &Stream,
+    parent: &Buffer<u32>,
+    vertices: std::ops::Range<u32>,
+) -> Result<(), CcError> {
+    atomics(parent)?;
+    let parent = parent.clone();
+    let vertices = vertices.start as usize..vertices.end as usize;
+    stream.launch_host(move || {
+        if let Some(p) = parent.host_atomic_u32() {
+            compress_range(p, vertices);
+        }
+    })?;
+    Ok(())
 }
 
 /// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_link_edges`].
@@ -484,6 +505,27 @@ mod tests {
         merge(2, &[2, 2, 4], &a);
         compress(&a);
         assert_eq!(labels(&a), vec![0, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn compress_range_points_only_its_vertices_at_their_roots() {
+        // A chain 5 -> 4 -> 3 -> 2 -> 0 and a lone root 1.
+        let parent: Vec<AtomicU32> = [0, 1, 0, 2, 3, 4].into_iter().map(AtomicU32::new).collect();
+        compress_range(&parent, 4..usize::MAX);
+        assert_eq!(labels(&parent), vec![0, 1, 0, 2, 0, 0]);
+        compress_range(&parent, 3..3);
+        assert_eq!(labels(&parent)[3], 2);
+        compress_range(&parent, 0..4);
+        assert_eq!(labels(&parent), vec![0, 1, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn merge_links_uncompressed_forests() {
+        // Each side a chain over its own vertices; the other side's entries are not roots.
+        let a: Vec<AtomicU32> = [0, 0, 1, 3, 4, 5].into_iter().map(AtomicU32::new).collect();
+        merge(0, &[0, 1, 2, 2, 3, 4], &a);
+        compress(&a);
+        assert_eq!(labels(&a), vec![0; 6]);
     }
 
     #[test]

@@ -61,10 +61,21 @@ impl Kernels {
         }
     }
 
+    /// Enqueues pointer jumping over the whole array: every vertex to its root.
     pub(crate) fn compress(&self, s: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
+        self.compress_range(s, parent, 0..u32::MAX)
+    }
+
+    /// Enqueues pointer jumping over `vertices` (clamped to the array) only.
+    pub(crate) fn compress_range(
+        &self,
+        s: &Stream,
+        parent: &Buffer<u32>,
+        vertices: std::ops::Range<u32>,
+    ) -> Result<(), CcError> {
         match self {
-            Kernels::Host => host::enqueue_compress(s, parent),
-            Kernels::Cuda(k) => k.compress(s, parent),
+            Kernels::Host => host::enqueue_compress(s, parent, vertices),
+            Kernels::Cuda(k) => k.compress(s, parent, vertices),
         }
     }
 

@@ -8,7 +8,7 @@
 //! ```text
 //!  DeviceRows: device d holds rows [r_d, r_d+1)       HostStream: host (pinned edge list)
 //!    each row's arc 0 to a lower head: its parent         --chunks--> Scatter router
-//!    dense: sample arc 1 of every row; compress              (first available) --> device
+//!    dense: sample arc 1 of every row; compress its rows     (first available) --> device
 //!      link the rest of the rows outside the anchor's tree  every chunk: lower ends as
 //!    sparse: compress; link every other arc once             roots' parents, find + hook
 //!  every device: parent[] --(v, parent[v]) as edges--> TreeReduction router
@@ -35,17 +35,21 @@
 //!   the hook finds most of a sparse chunk's edges joined already.
 //! - Each device keeps a full parent array and hooks every edge it links (finds both roots,
 //!   pointing every vertex it passes at its grandparent, and hooks the higher root under the
-//!   lower one with a compare-and-swap); then it compresses (pointer jumping until every vertex
-//!   points at its root): its array is the components of the edges it has seen.
+//!   lower one with a compare-and-swap): its array is a forest of the components of the edges
+//!   it has seen.
 //!   On CUDA the hook is warp-cooperative: the lanes sharing `u` (a CSR-ordered chunk, a long
 //!   row) find its root once, lanes that would hook the same root elect one CAS, and the reads
 //!   that may be stale go through the L1 (any ancestor read is good enough; see
 //!   `kernels/cc/cc.cu`). Every find stops at vertex 0 without loading it (0 is always a
 //!   root), and an edge whose one end is the other's parent ends after two loads.
 //! - A device then merges its children's arrays (in the binomial tree of [`TreeReduction`];
-//!   each entry `(v, parent[v])` is one more edge to hook), compresses, and sends its array up
-//!   to its parent; device 0 sends the final array to the host. Large arrays are packetized by
-//!   the links, so merging pipelines with the copies.
+//!   each entry `(v, parent[v])` is one more edge to hook, whether `parent[v]` is a root or
+//!   not) and sends its array up to its parent; device 0 sends the labels to the host. Device
+//!   0 compresses (pointer jumping until every vertex points at its root) after its merges.
+//!   Over the devices' rows no other compress follows the linking: it would cost time on the
+//!   way to the root and save the merge little. The streamed edges' forests, deep on road
+//!   networks, are compressed before they merge too, and after it. Large arrays are
+//!   packetized by the links, so merging pipelines with the copies.
 //!
 //! Labels are the minimum vertex id of each component (the roots: hooks only point a root at a
 //! smaller vertex).
