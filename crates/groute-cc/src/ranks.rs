@@ -1,10 +1,11 @@
 //! [`CcRanks`]: connected components of one process's share of a run spanning processes
-//! (the ranks of an MPI job): hook and compress on every device, then the processes'
-//! forests meet on device 0 of every process.
+//! (the ranks of an MPI job): link (or hook and compress) on every device, then the
+//! processes' forests meet on device 0 of every process.
 //!
 //! ```text
-//!  process r, device d: link its rows (or hook their edges) -> compress  (parent[] of n)
-//!  process r: devices 1.. --parent[]--> device 0: merge, compress   (the process's forest)
+//!  process r, device d: link its rows (or hook their edges, compress)  (parent[] of n)
+//!  process r: devices 1.. --parent[]--> device 0: merge (compress: hooked edges, or
+//!             label rounds to follow)                             (the process's forest)
 //!  2 processes: all-gather the parent arrays; merge the other's as edges (v, parent[v]),
 //!               compress: final
 //!  more: repeat  all-gather the labels of the vertices each owns   (n words in all)
@@ -378,8 +379,8 @@ impl CcRanks {
         })
     }
 
-    /// Enqueues this process's forest on its devices: every device's hooks and compress,
-    /// the other devices' arrays merged into device 0's, and with label rounds the owned
+    /// Enqueues this process's forest on its devices: every device's links (or hooks and
+    /// compress), the other devices' arrays merged into device 0's, and with label rounds the owned
     /// labels taken; the run's timer and device 0's span until the forest is ready (CUDA).
     fn local_forest(&self) -> Result<(DeviceTimer, Option<(Event, Event)>), CcError> {
         let devices = self.context.devices();
@@ -395,15 +396,19 @@ impl CcRanks {
         for (device, hooks) in devices.iter().zip(&self.devices) {
             let stream = device.stream();
             match &hooks.hooks {
+                // A forest of linked rows merges as it is (see below).
                 Hooks::Rows(part) => {
                     let linking = RowsLinking::Sampled {
                         anchor: self.anchor,
                     };
                     part.enqueue_link(&hooks.kernels, stream, &hooks.parent, linking)?
                 }
-                Hooks::Edges(edges) => hooks.kernels.link_edges(stream, edges, &hooks.parent)?,
+                // Hooked edges' forests, deep on sparse graphs, merge faster compressed.
+                Hooks::Edges(edges) => {
+                    hooks.kernels.link_edges(stream, edges, &hooks.parent)?;
+                    hooks.kernels.compress(stream, &hooks.parent)?;
+                }
             }
-            hooks.kernels.compress(stream, &hooks.parent)?;
         }
         let (first, others) = self.devices.split_at(1);
         let first = &first[0];
@@ -413,6 +418,21 @@ impl CcRanks {
                 stream.copy(staging, &hooks.parent)?;
                 first.kernels.merge(stream, 0, staging, &first.parent)?;
             }
+        }
+        // Device 0's forest is compressed before the exchange where label rounds take its
+        // owned labels from it, and where hooked edges' forests merged into it; a forest of
+        // linked rows goes to the gather as it is, since the merges there link any forest's
+        // entries and the final compress follows them.
+        let edges_hooked = self
+            .devices
+            .iter()
+            .any(|h| matches!(h.hooks, Hooks::Edges(_)));
+        let compress_now = if edges_hooked {
+            self.staging.is_some()
+        } else {
+            matches!(self.exchange, Exchange::Labels { .. })
+        };
+        if compress_now {
             first.kernels.compress(stream, &first.parent)?;
         }
         let local_end = timing
