@@ -238,7 +238,8 @@ __device__ __forceinline__ void add_per_warp(u64* total, u64 mine) {
 }
 
 // The root of the anchor's tree as this thread sees it (NO_VERTEX where there is no anchor).
-// After a compress, parent[anchor] is that root: one load, the same word for every lane.
+// After the compress that follows sampling (the device's rows and the anchor),
+// parent[anchor] is that root: one load, the same word for every lane.
 __device__ __forceinline__ u32 anchor_root(const CcLink& p) {
     return p.anchor < p.n ? find(p.anchor, p.parent, p.n) : NO_VERTEX;
 }

@@ -108,26 +108,18 @@ impl CcKernels {
 
     /// `parent[v] = v` for every `v`.
     pub fn init(&self, stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError> {
-        self.launch_on_parent(&self.init, stream, parent)
-    }
-
-    /// Enqueues `kernel`, [`CcKernels::init`]'s, over `parent`.
-    fn launch_on_parent(
-        &self,
-        kernel: &CudaFunction,
-        stream: &Stream,
-        parent: &Buffer<u32>,
-    ) -> Result<(), CcError> {
         let n = n32("parent array length", parent.len())?;
         if n == 0 {
             return Ok(());
         }
         let args = (DevicePtr::<u32>::from_slice(&parent.raw())?, n);
-        // SAFETY: cc_init(unsigned* parent, unsigned n), the only kernel passed here: the
-        // tuple matches it field by field; `parent` is device memory of n u32s (from_slice
-        // checked it is device-addressable and aligned) kept alive below until the kernel
-        // completes; cc_init writes indices < n.
-        unsafe { kernel.launch(stream.raw().as_ref(), self.config(n as usize), args)? };
+        // SAFETY: cc_init(unsigned* parent, unsigned n): the tuple matches it field by field;
+        // `parent` is device memory of n u32s (from_slice checked it is device-addressable and
+        // aligned) kept alive below until the kernel completes; cc_init writes indices < n.
+        unsafe {
+            self.init
+                .launch(stream.raw().as_ref(), self.config(n as usize), args)?
+        };
         Self::finish(stream, vec![device_memory(parent)])
     }
 
@@ -301,8 +293,8 @@ impl CcKernels {
         // SAFETY: cc_compress(unsigned* parent, unsigned first, unsigned end, unsigned n):
         // the tuple matches it field by field; `parent` is device memory of n u32s (from_slice
         // checked it is device-addressable and aligned) kept alive below until the kernel
-        // completes; the kernel touches entries below min(end, n) only and follows only
-        // entries below n.
+        // completes; the kernel writes entries first..min(end, n) only and reads only below
+        // n.
         unsafe { self.compress.launch(stream.raw().as_ref(), config, args)? };
         Self::finish(stream, vec![device_memory(parent)])
     }

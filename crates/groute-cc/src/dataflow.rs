@@ -244,15 +244,15 @@ impl DeviceJob<'_> {
         self.merge_and_send(ctl, out, held, true)
     }
 
-    /// Steps 2 and 3 of a device's run, after it linked its own edges (and `compressed` its
-    /// forest): merge its children's arrays, compress where it must, then send its array up
-    /// the tree.
+    /// Steps 2 and 3 of a device's run, after it linked its own edges (`streamed`: hooked the
+    /// chunks and compressed its forest): merge its children's arrays, compress where it must,
+    /// then send its array up the tree.
     fn merge_and_send(
         self,
         ctl: &Control,
         mut out: DeviceOutcome,
         mut held: Vec<Event>,
-        compressed: bool,
+        streamed: bool,
     ) -> Result<DeviceOutcome, CcError> {
         let d = self.index;
         let stream = self.device.stream();
@@ -293,14 +293,11 @@ impl DeviceJob<'_> {
         // Device 0's array becomes the labels, so it ends compressed. Where a device linked
         // its own rows, device 0 alone compresses, once, after its merges: the others send
         // their forests as they are, since the receiver links every entry (v, parent[v]) as
-        // an edge, roots or not, and a compress there only lengthens the path to the root.
+        // an edge, roots or not, and a compress there would only add to the time before device
+        // 0 has every forest.
         // The streamed edges' forests were compressed before merging (their trees, deep on
         // road networks, merge faster so) and are again after it.
-        let compress_now = if compressed {
-            self.children > 0
-        } else {
-            d == 0
-        };
+        let compress_now = if streamed { self.children > 0 } else { d == 0 };
         if compress_now {
             self.kernels.compress(stream, &self.parent)?;
         }

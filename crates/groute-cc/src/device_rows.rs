@@ -49,12 +49,11 @@ pub(crate) struct RowsPart {
 /// least [`crate::CcStorage::DENSE_DEGREE`] arcs per vertex, it links as Afforest does (Sutton,
 /// Ben-Nun and Barak, "Optimizing Parallel Graph Connectivity Computation via Subgraph
 /// Sampling", IPDPS 2018):
-/// 1. **Sampling:** arc 1 of every row, then a compress of the device's rows (the rest pass
-///    asks whether they are in the anchor's tree; on several devices, compressing every vertex
-///    took each device longer than compressing all of them on one). With the parents of the
-///    first step,
-///    this already joins nearly every vertex of the largest component into one tree on most
-///    graphs ([`SAMPLED_ARCS`]).
+/// 1. **Sampling:** arc 1 of every row, then a compress of the device's rows and the anchor
+///    (the rest pass asks whether the rows are in the anchor's tree; the other vertices'
+///    paths are left as they are, so that a device's compress shrinks with its share of the
+///    rows). With the parents of the first step, this already joins nearly every vertex of
+///    the largest component into one tree on most graphs ([`SAMPLED_ARCS`]).
 /// 2. **The rest:** every row's remaining arcs (arc 0 too where its head is above the row),
 ///    except the rows of vertices already in the tree of the *anchor* (the vertex of largest
 ///    degree). On a symmetric graph that skip is exact: an arc from such a row to a vertex
@@ -64,7 +63,8 @@ pub(crate) struct RowsPart {
 ///    the same anchor. A directed graph has no anchor: every arc is linked (weak connectivity
 ///    ignores direction).
 ///
-/// On a sparser graph sampling would link most arcs anyway, so after a compress a device links
+/// On a sparser graph sampling would link most arcs anyway, so after a compress of its rows a
+/// device links
 /// every remaining arc once: on a symmetric graph only the arcs to lower heads, each edge from
 /// its higher end (the reverse arc is in the head's row, whichever device holds it).
 ///
@@ -237,11 +237,17 @@ impl RowsPart {
         match linking {
             RowsLinking::Sampled { anchor } => {
                 kernels.link_rows(stream, self, LinkPass::Sampled { round: 1 }, parent)?;
-                kernels.compress_range(stream, parent, self.csr.rows())?;
+                let rows = self.csr.rows();
+                kernels.compress_range(stream, parent, rows.clone())?;
+                // The rest pass's every warp starts from the anchor's root.
+                if let Some(a) = anchor.filter(|a| !rows.contains(a)) {
+                    kernels.compress_range(stream, parent, a..a.saturating_add(1))?;
+                }
                 kernels.link_rows(stream, self, LinkPass::Rest { anchor }, parent)
             }
             RowsLinking::EveryArc { lower_only } => {
-                kernels.compress(stream, parent)?;
+                // Only the device's rows have parents yet.
+                kernels.compress_range(stream, parent, self.csr.rows())?;
                 kernels.link_rows(stream, self, LinkPass::EveryArc { lower_only }, parent)
             }
         }

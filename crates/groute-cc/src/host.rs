@@ -134,7 +134,7 @@ pub fn compress(parent: &[AtomicU32]) {
 
 /// Pointer jumping over `vertices` (clamped to the array): afterwards each of them points at
 /// the root of its tree.
-pub fn compress_range(parent: &[AtomicU32], vertices: std::ops::Range<usize>) {
+pub fn compress_range(parent: &[AtomicU32], vertices: Range<usize>) {
     let end = vertices.end.min(parent.len());
     let start = vertices.start.min(end);
     parent[start..end]
@@ -422,7 +422,7 @@ pub(crate) fn enqueue_link_rows(
 pub fn enqueue_compress(
     stream: &Stream,
     parent: &Buffer<u32>,
-    vertices: std::ops::Range<u32>,
+    vertices: Range<u32>,
 ) -> Result<(), CcError> {
     atomics(parent)?;
     let parent = parent.clone();

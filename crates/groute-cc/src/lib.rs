@@ -61,7 +61,7 @@
 //! | [`DeviceRows`] | each device's rows in device memory, uploaded once and linked by every run |
 //! | [`StagedEdges`] | the edge list in pinned host memory, staged once and reused by every run |
 //! | [`CcOptions`], [`CcResult`], [`CcStats`] | settings, labels and measurements |
-//! | [`CcRanks`], [`CcRanksResult`], [`CcRanksStats`] | one process's share of a run spanning processes (MPI ranks): hook and compress, then the processes' forests gathered (two processes: once; more: owned labels in rounds) |
+//! | [`CcRanks`], [`CcRanksResult`], [`CcRanksStats`] | one process's share of a run spanning processes (MPI ranks): link the rows (or hook the edges), then the processes' forests gathered (two processes: once; more: owned labels in rounds) |
 //! | [`cc_reference`] | sequential union-find, the oracle of the tests |
 //! | [`LabelPropagation`] | connected components as a `groute_worklist::WorklistAlgorithm`, for the worklist's executors |
 //! | [`Edge`] | one edge `(u, v)` as it travels over the scatter router |

@@ -24,9 +24,10 @@
 //! each edge once, from one of its ends chosen by a hash of the pair so that the edges between the
 //! processes are split evenly (a directed graph's every arc, at its tail), lower ends first made
 //! their roots' parents as one process's stream does. Either way, merging the other's whole parent
-//! array hooks, for each vertex, an edge to its root in the other's forest, which joins everything
-//! the other's links join: the union of the two forests, the components of the whole graph. One
-//! gather of `4 n` bytes per process, no host wait.
+//! array hooks, for each vertex, an edge to its parent in the other's forest (its root, where that
+//! forest was compressed), which joins everything the other's links join: the union of the two
+//! forests, the components of the whole graph. One gather of `4 n` bytes per process, no host
+//! wait.
 //!
 //! **More processes** would gather `(R - 1) 4 n` bytes each that way; they exchange only the
 //! labels of the vertices each owns, in rounds. An arc between two processes is then hooked
@@ -419,10 +420,11 @@ impl CcRanks {
                 first.kernels.merge(stream, 0, staging, &first.parent)?;
             }
         }
-        // Device 0's forest is compressed before the exchange where label rounds take its
-        // owned labels from it, and where hooked edges' forests merged into it; a forest of
-        // linked rows goes to the gather as it is, since the merges there link any forest's
-        // entries and the final compress follows them.
+        // Device 0's forest is compressed before the exchange where hooked edges' forests
+        // merged into it, and where label rounds take its owned labels from it (those come
+        // with hooked edges only, more than two processes never linking rows: a guard); a
+        // forest of linked rows goes to the gather as it is, since the merges there link any
+        // forest's entries and the final compress follows them.
         let edges_hooked = self
             .devices
             .iter()
