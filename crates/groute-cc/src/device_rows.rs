@@ -64,9 +64,9 @@ pub(crate) struct RowsPart {
 ///    ignores direction).
 ///
 /// On a sparser graph sampling would link most arcs anyway, so after a compress of its rows a
-/// device links
-/// every remaining arc once: on a symmetric graph only the arcs to lower heads, each edge from
-/// its higher end (the reverse arc is in the head's row, whichever device holds it).
+/// device links every remaining arc once: on a symmetric graph only the arcs to lower heads,
+/// each edge from its higher end (the reverse arc is in the head's row, whichever device holds
+/// it).
 ///
 /// So a power-law graph's run reads a few arcs per vertex instead of all of them. The device
 /// memory it takes is each device's rows (8 bytes per vertex and 4 per arc, and 12 per tile of
@@ -222,9 +222,9 @@ impl RowsPart {
     /// Enqueues the linking of these rows on `stream` (their device's), as `linking` says:
     /// zero the count, make each row's arc 0 its parent where the head is below the row
     /// (ECL-CC's initialisation), then either sample (arc 1 of every row, then a compress of
-    /// these rows) and link the rest of the rows outside the anchor's tree, or compress and
-    /// link every other arc; `parent` holds an initialised array. Afterwards `parent` is a
-    /// forest, not compressed.
+    /// these rows and the anchor) and link the rest of the rows outside the anchor's tree, or
+    /// compress these rows and link every other arc; `parent` holds an initialised array.
+    /// Afterwards `parent` is a forest, not compressed.
     pub(crate) fn enqueue_link(
         &self,
         kernels: &Kernels,
