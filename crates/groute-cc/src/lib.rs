@@ -10,7 +10,7 @@
 //!    each row's arc 0 to a lower head: its parent         --chunks--> Scatter router
 //!    dense: sample arc 1 of every row; compress its rows     (first available) --> device
 //!      link the rest of the rows outside the anchor's tree  every chunk: lower ends as
-//!    sparse: compress; link every other arc once             roots' parents, find + hook
+//!    sparse: compress its rows; link every other arc once    roots' parents, find + hook
 //!  every device: parent[] --(v, parent[v]) as edges--> TreeReduction router
 //!        --> device i & (i-1) ... --> device 0 --labels--> host
 //! ```
