@@ -1,8 +1,9 @@
 //! Direction-optimizing BFS (`--direction`) equals the sequential reference on generated,
 //! shipped and special graphs, symmetric and directed, under rules that always push, always
 //! pull and switch; its counters are exact where they can be predicted; `Auto` picks it only
-//! where documented; on 1, 2, 3, 4 and 8 devices under block and METIS partitions. Host
-//! backend (plain and jittered) always, CUDA under `GROUTE_TEST_CUDA=1`. With
+//! where documented; on 1, 2, 3, 4, 8, 9 and 12 devices under block and METIS partitions
+//! (past 8 devices the levels' exchange goes through device 0). Host backend (plain and
+//! jittered) always, CUDA under `GROUTE_TEST_CUDA=1`. With
 //! `GROUTE_TEST_REDUCED=1` (`groute_core::testing::reduced`) each check runs one source on up
 //! to 3 devices, each device setup under one rule in turn (every rule runs), the special
 //! shapes each symmetric or directed in turn, and the CUDA checks run smaller graphs, under
@@ -81,15 +82,22 @@ fn run_parted(
 }
 
 /// Device counts and partitions of the multi-device checks: (devices, partition, jitter
-/// seeds).
-const MULTI: [(usize, PartitionMethod, &[u64]); 6] = [
+/// seeds). Past 8 devices the levels' exchange goes through device 0.
+const MULTI: [(usize, PartitionMethod, &[u64]); 8] = [
     (2, PartitionMethod::Block, &[3]),
     (2, PartitionMethod::Metis, &[]),
     (3, PartitionMethod::Metis, &[]),
     (4, PartitionMethod::Block, &[5]),
     (4, PartitionMethod::Metis, &[]),
     (8, PartitionMethod::Block, &[]),
+    (9, PartitionMethod::Block, &[]),
+    (12, PartitionMethod::Metis, &[9]),
 ];
+
+/// Past this many devices the levels' exchange goes through device 0 (the crate's
+/// `MAX_DIRECT_DEVICES`); [`check`] runs such setups under one rule each, in turn, as on
+/// reduced inputs: their many host threads make every level slower.
+const DIRECT_DEVICES: usize = 8;
 
 /// Direction-optimizing BFS from `sources` under every rule, driven from the host, equals the
 /// reference, on one device and on every device count and partition of [`MULTI`].
@@ -100,8 +108,13 @@ fn check(graph: &Graph, sources: &[u32]) {
     let counts = device_counts(&setups.iter().map(|&(d, ..)| d).collect::<Vec<_>>());
     setups.retain(|&(devices, ..)| devices <= graph.num_vertices() && counts.contains(&devices));
     for (k, (devices, method, seeds)) in setups.into_iter().enumerate() {
-        // On reduced inputs each setup runs one rule, in turn.
-        let rules = pick(RULES, &[k % RULES.len()]);
+        // On reduced inputs, and through device 0, each setup runs one rule, in turn.
+        let one_rule = [k % RULES.len()];
+        let rules = if devices > DIRECT_DEVICES {
+            one_rule.iter().map(|&i| RULES[i]).collect()
+        } else {
+            pick(RULES, &one_rule)
+        };
         for tc in test_contexts(devices, seeds) {
             for s in first(sources.iter().copied(), 1) {
                 let expected = bfs_reference(&graph.csr, s);
@@ -446,7 +459,9 @@ fn cuda_several_devices_match_the_reference() {
             ("road:side=48,p=0.6,seed=13", PartitionMethod::Metis),
         ],
     );
-    for devices in device_counts(&[2, 3, 4]) {
+    // 9: host-driven, the levels' exchange goes through device 0 (a device-driven run takes
+    // at most 8 devices: `PeerGroup::check_sharing` refuses it).
+    for devices in device_counts(&[2, 3, 4, 9]) {
         let Some(ctx) = groute_core::testing::cuda_context(devices) else {
             return;
         };

@@ -1,11 +1,12 @@
 //! Direction-optimizing BFS across ranks ([`BfsRanks`] over [`CommCollectives`]), the ranks
 //! as threads of this process ([`LocalRanks`], jittered) on the host backend: on 1 to 3 ranks
-//! of 1 or 2 devices, over generated and random graphs (random graphs over random cuts, some
-//! devices owning nothing) and switch rules that pull early, late or never, every rank's
-//! levels equal the sequential reference and every rank counts the same levels and arcs; ranks holding only their rows of a cache give the same; a
-//! directed graph pulls over its transpose where every rank holds it whole and is refused,
-//! naming the fix, where ranks hold only their rows; ranks that disagree are refused, and a
-//! time limit stops every rank alike.
+//! of 1 or 2 devices and on 2 ranks of 9 (past 8, a rank's devices exchange through its device
+//! 0), over generated and random graphs (random graphs over random cuts, some devices owning
+//! nothing) and switch rules that pull early, late or never, every rank's levels equal the
+//! sequential reference and every rank counts the same levels and arcs; ranks holding only
+//! their rows of a cache give the same; a directed graph pulls over its transpose where every
+//! rank holds it whole and is refused, naming the fix, where ranks hold only their rows; ranks
+//! that disagree are refused, and a time limit stops every rank alike.
 
 use std::time::Duration;
 
@@ -91,7 +92,8 @@ fn generated_graphs_match_the_reference_on_every_rank() {
         "road:side=24,p=0.6,seed=5",
         "er:n=1500,m=6000,sym,seed=8",
     ];
-    let shapes = [(1, 2), (2, 1), (2, 2), (3, 1)];
+    // 2 ranks of 9 devices: each rank's devices exchange through its device 0.
+    let shapes = [(1, 2), (2, 1), (2, 2), (3, 1), (2, 9)];
     for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
         let sources = [0, (csr.num_vertices() as u32) / 2 + 1];
         for rule in rules() {

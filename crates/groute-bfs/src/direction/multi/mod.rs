@@ -17,8 +17,9 @@
 //!    every word, set from the step's appends; after a pull step its owned words, one ballot
 //!    per warp of the pull;
 //! 3. **all-gather** ([`exchange::DeviceLinks`]): the bitmap to every other device over a
-//!    direct link (the module says why not a ring); every received bitmap gives its unvisited
-//!    vertices level + 1;
+//!    direct link, or past [`exchange::MAX_DIRECT_DEVICES`] devices through device 0, which
+//!    sends every device's back (the module says why not a ring); every received bitmap gives
+//!    its unvisited vertices level + 1;
 //! 4. **frontier count**: its owned vertices at level + 1 are its next frontier; their
 //!    number and degrees are summed into its counters as they are found (by a pull step, from
 //!    a push step's appends, applying a received bitmap): counting takes no pass over the
@@ -31,7 +32,8 @@
 //!
 //! Memory per device: its rows of the CSR (and transpose), the levels (4 bytes per vertex of
 //! the graph), on CUDA a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words)
-//! and two receive bitmaps per incoming link (N - 1 links).
+//! and two receive bitmaps per incoming link (N - 1 links; through device 0, one link on
+//! every other device).
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.

@@ -57,7 +57,8 @@ pub(super) enum Across<'a> {
     /// Device 0 of a process of a run spanning several.
     Leader(RankLeader<'a>),
     /// Another device of such a process: it takes device 0's forward of what the other
-    /// processes discovered (one more message on the link from device 0).
+    /// processes discovered (one more message on the link from device 0; in a star, the only
+    /// one, with its own process's discoveries).
     Follower,
 }
 
@@ -246,11 +247,10 @@ impl<'a> MemberSteps<'a> {
             if peers {
                 // A pull wrote its words of the bitmap, a push the whole of it.
                 let words = m.words(self.n, pulled);
-                m.links.send(part, words)?;
-                m.links.receive(part, mark)?;
+                m.links.exchange(part, words, mark)?;
             }
             match &mut self.across {
-                Across::Alone => {}
+                Across::Alone => m.links.forward(part, mark, bitmap_len(self.n))?,
                 Across::Follower => m.links.receive_from_first(part, mark)?,
                 Across::Leader(leader) => exchange_across(m, leader, self.n, mark, pulled)?,
             }
@@ -335,8 +335,8 @@ fn exchange_across(
         part.apply(&theirs, words.start, mark)?;
     }
     if m.links.has_peers() {
-        // Every vertex at `mark`: the process's own discoveries (which its devices hold) and
-        // the others'.
+        // Every vertex at `mark`: the process's own discoveries (which its devices hold, but
+        // for each other's in a star: `DeviceLinks::forward`) and the others'.
         m.links.before_marking(part)?;
         part.mark_bitmap(mark, 0..total)?;
         m.links.send(part, 0..total)?;
