@@ -16,7 +16,8 @@
 //! devices exchanging labels over their peer links (on the host backend, the worklist's host
 //! executor), the graph split into contiguous blocks of its own numbering. It needs as many
 //! rounds as the components' diameter where hook and compress need one pass over the edges,
-//! which is why `auto` and `host-driven` run the latter. `--partition` applies to neither.
+//! which is why `auto` and `host-driven` run the latter. Both split the graph into blocks of its
+//! own numbering: `--partition metis` is refused.
 //!
 //! The reported time (`times.run_ms`) is the algorithm as the original Groute times it:
 //! loading, uploading the rows (or staging the edge list in pinned memory), allocation and
@@ -241,6 +242,7 @@ fn write_labels(
 
 fn run(args: Args) -> Result<(), AnyError> {
     let repeat = args.run.repeats()?;
+    args.graph.blocks_only("cc")?;
     if let Some(ranks) = common::ranks::job_size()? {
         common::execution::host_driven_only(args.run.execution, "cc across ranks")?;
         return over_ranks(&args, ranks);

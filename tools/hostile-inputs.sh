@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Hostile inputs against the release examples: every one must end within 30 s with exit code 1
-# or 2 and a message, under a 4 GB address-space limit, with no panic and no signal.
+# or 2 and a message, under a 4 GB address-space limit, with no panic and no signal. Then
+# valid but extreme ones (the most virtual devices a context takes): each must succeed, its
+# result validated, within 60 s under the same limit.
 #
-# Build first: cargo build --release --example bfs --example pbf --example graphinfo (or pass
-# the debug examples that `cargo test` builds, as CI does)
+# Build first: cargo build --release --examples (or pass the debug examples that `cargo test`
+# builds, as CI does)
 # Usage: tools/hostile-inputs.sh [EXAMPLES_DIR]   (default: $CARGO_TARGET_DIR or target,
 #        then release/examples)
 set -u
 
 bin=${1:-${CARGO_TARGET_DIR:-target}/release/examples}
-for b in bfs pbf graphinfo; do
+for b in bfs sssp pagerank cc pbf graphinfo; do
     if [ ! -x "$bin/$b" ]; then
         echo "missing $bin/$b: build the release examples first" >&2
         exit 2
@@ -33,6 +35,11 @@ mkdir -p "$work/a-directory.grc"
 failures=0
 total=0
 
+# What `check` wants: an error (exit 1 or 2 and a message) or, for `ok`, a validated result;
+# and its time limit in seconds.
+want=error
+limit=30
+
 # check NAME EXPECTED_TEXT COMMAND...: runs COMMAND under the limits and checks the outcome.
 check() {
     local name=$1 expect=$2
@@ -40,13 +47,19 @@ check() {
     total=$((total + 1))
     local out rc start ms secs
     start=$(date +%s%N)
-    out=$(bash -c 'ulimit -v 4000000; exec timeout 30 "$@"' _ "$@" 2>&1)
+    out=$(bash -c 'ulimit -v 4000000; exec timeout "$0" "$@"' "$limit" "$@" 2>&1)
     rc=$?
     ms=$((($(date +%s%N) - start) / 1000000))
     secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
     local problem=""
-    if [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ]; then
-        problem="exit code $rc (want 1 or 2; 124 is the 30 s timeout, above 128 a signal)"
+    if [ "$want" = ok ]; then
+        if [ "$rc" -ne 0 ]; then
+            problem="exit code $rc (want 0; 124 is the ${limit} s timeout, above 128 a signal)"
+        elif ! printf '%s' "$out" | grep -q "validated *OK"; then
+            problem="no validated result"
+        fi
+    elif [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ]; then
+        problem="exit code $rc (want 1 or 2; 124 is the ${limit} s timeout, above 128 a signal)"
     elif printf '%s' "$out" | grep -q "panicked"; then
         problem="panicked"
     elif ! printf '%s' "$out" | grep -qi "error"; then
@@ -59,8 +72,10 @@ check() {
         printf 'FAIL %-28s %6s s  %s\n' "$name" "$secs" "$problem"
         printf '%s\n' "$out" | tail -5 | sed 's/^/     | /'
     else
+        local said=error
+        [ "$want" = ok ] && said=validated
         printf 'ok   %-28s %6s s  rc %d: %s\n' "$name" "$secs" "$rc" \
-            "$(printf '%s' "$out" | grep -i "error" | head -1 | cut -c1-110)"
+            "$(printf '%s' "$out" | grep -i "$said" | head -1 | cut -c1-110)"
     fi
 }
 
@@ -80,6 +95,24 @@ check wl-capacity-2e9 "wl_capacity" "$bin/bfs" "${host[@]}" --direction push --w
 check wl-capacity-1 "raise wl_capacity" "$bin/bfs" "${host[@]}" --direction push --wl-capacity 1
 check devices-1e5 "at most 256 devices" "$bin/bfs" "${host[@]}" --devices 100000
 check graphinfo-u32-max-vertices "out of memory" "$bin/graphinfo" --graph "$work/max-vertices.gr"
+check sssp-mtx-header-only "header declares" "$bin/sssp" "${host[@]}" --graph "$work/header-only.mtx"
+check pagerank-metis-wraps "header declares" "$bin/pagerank" "${host[@]}" --graph "$work/twice-m-wraps.graph"
+check cc-dimacs-u32-max "out of memory" "$bin/cc" "${host[@]}" --graph "$work/max-vertices.gr"
+check sssp-weights-max-below-min "must not exceed" "$bin/sssp" "${host[@]}" --gen-weights 5..1
+check sssp-source-beyond-graph "is not a vertex" "$bin/sssp" "${host[@]}" --source 99999999999
+check pagerank-alpha-1 "out of range" "$bin/pagerank" "${host[@]}" --alpha 1
+check pagerank-epsilon-nan "out of range" "$bin/pagerank" "${host[@]}" --epsilon nan
+check cc-partition-metis "does not apply to cc" "$bin/cc" "${host[@]}" --partition metis
+check tuning-variable-garbage "GROUTE_TUNING" env GROUTE_TUNING=garbage "$bin/bfs" "${host[@]}"
 
-echo "$((total - failures)) of $total hostile inputs ended cleanly"
+# Valid but extreme: the most virtual devices (up to 256: a direction-optimizing BFS that
+# linked every pair of them started some 65,000 threads).
+want=ok
+limit=60
+check bfs-256-devices "" "$bin/bfs" "${host[@]}" --devices 256 --validate
+check cc-256-devices "" "$bin/cc" "${host[@]}" --devices 256 --validate
+check sssp-64-devices "" "$bin/sssp" "${host[@]}" --devices 64 --validate
+check pagerank-64-devices "" "$bin/pagerank" "${host[@]}" --devices 64 --validate
+
+echo "$((total - failures)) of $total hostile and extreme inputs ended as they should"
 [ "$failures" -eq 0 ]

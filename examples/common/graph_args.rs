@@ -26,7 +26,7 @@ pub struct GraphArgs {
     /// File format, when the extension does not say (mtx, dimacs, snap, metis, galois, grc).
     #[arg(long, value_name = "FMT", hide = true)]
     pub format: Option<String>,
-    /// How vertices are split between devices: auto (METIS up to 2^24 arcs, else blocks), metis, block.
+    /// How vertices are split between devices: auto (METIS up to 2^24 arcs, else blocks), metis, block (cc and runs across MPI ranks: blocks only).
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     pub partition: String,
 }
@@ -40,6 +40,19 @@ impl GraphArgs {
     /// The partition method from `--partition`.
     pub fn partition_method(&self) -> Result<PartitionMethod, AnyError> {
         Ok(self.partition.parse::<PartitionMethod>()?)
+    }
+
+    /// Refuses `--partition metis` (and a misspelt method) for `what`, a run that splits the
+    /// graph into blocks of its own numbering whatever `--partition` says.
+    pub fn blocks_only(&self, what: &str) -> Result<(), AnyError> {
+        match self.partition_method()? {
+            PartitionMethod::Metis => Err(format!(
+                "--partition metis does not apply to {what}, which splits the graph into blocks \
+                 of its own numbering; leave --partition out"
+            )
+            .into()),
+            PartitionMethod::Block | PartitionMethod::Auto => Ok(()),
+        }
     }
 
     /// `graph` split between `devices` devices as `--partition` asks, with a progress bar

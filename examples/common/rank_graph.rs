@@ -94,6 +94,7 @@ pub fn load(
     ranks: usize,
     needs: Needs,
 ) -> Result<RankGraph, AnyError> {
+    args.blocks_only("a run across MPI ranks")?;
     let rank = rank();
     let parts = ranks
         .checked_mul(run.devices)

@@ -41,7 +41,10 @@ pub fn command_line() -> Vec<String> {
 pub fn parse<C: Parser>() -> C {
     super::quiet_on_closed_pipe();
     let mut command = C::command();
-    let matches = command.clone().get_matches_from(effective_args());
+    let matches = match command.clone().try_get_matches_from(effective_args()) {
+        Ok(matches) => matches,
+        Err(e) => exit_naming_the_variable(e),
+    };
     let asked = matches
         .try_get_one::<bool>("help_tuning")
         .ok()
@@ -55,6 +58,23 @@ pub fn parse<C: Parser>() -> C {
     match C::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.format(&mut command).exit(),
+    }
+}
+
+/// Exits as clap does on `e`; an error while `GROUTE_TUNING` is set also names the variable,
+/// whose words the command line the error speaks of ends with.
+fn exit_naming_the_variable(e: clap::Error) -> ! {
+    let set = std::env::var_os(TUNING_ENV).filter(|words| !words.is_empty());
+    match set {
+        Some(words) if e.use_stderr() => {
+            let _ = e.print();
+            eprintln!(
+                "note: {TUNING_ENV}=\"{}\" appended its words to the command line",
+                words.to_string_lossy()
+            );
+            std::process::exit(e.exit_code())
+        }
+        _ => e.exit(),
     }
 }
 
