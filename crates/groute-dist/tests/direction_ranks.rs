@@ -50,8 +50,13 @@ fn run_ranks<'g>(
     })
 }
 
-/// Checks every rank's runs against the reference from each source.
-fn check_runs(csr: &Csr, sources: &[u32], outs: Vec<Result<Vec<BfsResult>, String>>, label: &str) {
+/// Checks every rank's runs against the reference from each source; gives them back.
+fn check_runs(
+    csr: &Csr,
+    sources: &[u32],
+    outs: Vec<Result<Vec<BfsResult>, String>>,
+    label: &str,
+) -> Vec<Vec<BfsResult>> {
     let outs = support::expect_ok_on_every_rank(outs, label);
     for (i, &source) in sources.iter().enumerate() {
         let expected = bfs_reference(csr, source);
@@ -71,6 +76,7 @@ fn check_runs(csr: &Csr, sources: &[u32], outs: Vec<Result<Vec<BfsResult>, Strin
             );
         }
     }
+    outs
 }
 
 /// Rules that pull at the first chance, by Beamer's default, and never.
@@ -97,8 +103,24 @@ fn generated_graphs_match_the_reference_on_every_rank() {
     for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
         let sources = [0, (csr.num_vertices() as u32) / 2 + 1];
         for rule in rules() {
+            let label = format!("{label} {rule:?}");
             let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, &sources, rule);
-            check_runs(csr, &sources, outs, &format!("{label} {rule:?}"));
+            let outs = check_runs(csr, &sources, outs, &label);
+            // The counts are sums of exact per-device counts: one device's, where the parts
+            // are blocks of the same numbering.
+            let one = run_ranks(
+                |_| HeldRows::whole(csr),
+                &in_blocks(csr, 1),
+                (1, 1),
+                &sources,
+                rule,
+            );
+            let one = check_runs(csr, &sources, one, &format!("{label}, one device"));
+            for (got, one) in outs[0].iter().zip(&one[0]) {
+                assert_eq!(got.stats.rounds, one.stats.rounds, "{label}");
+                assert_eq!(got.stats.pull_levels, one.stats.pull_levels, "{label}");
+                assert_eq!(got.stats.arcs_examined, one.stats.arcs_examined, "{label}");
+            }
         }
     });
 }

@@ -30,7 +30,8 @@
 //! of `kernels/bfs/bfs.cu`) or host (`host.rs`, rayon). Several devices (`multi/`, either
 //! backend) run the same level loop ([`run_levels`]) over steps that each device takes on its
 //! owned range of the partition, followed by an all-gather of the level's discoveries as
-//! bitmaps over direct links between every pair of devices; see `multi/mod.rs`. Counters
+//! bitmaps over links (between every pair of devices, or past 8 devices through device 0);
+//! see `multi/mod.rs`. Counters
 //! are summed over the devices.
 //!
 //! **Drivers.** [`MultiDriver`] says what drives the levels: by default

@@ -11,7 +11,8 @@
 //!   level's discoveries of every device into its bitmap and sends that back to each
 //!   ([`DeviceLinks::forward`]). Two hops, and 2 (N - 1) links where the direct shape has
 //!   N (N - 1): each link has a pump thread and two receive bitmaps, so that many virtual
-//!   devices (up to 256) would take tens of thousands of threads and N times the memory.
+//!   devices (up to 256) would take tens of thousands of threads, and every device N - 1
+//!   pairs of receive bitmaps (here device 0 alone).
 //!
 //! Data path of one message: the sender's stream computes the bitmap and records an event;
 //! the link's copy waits for that event and copies into a receive buffer on the destination
@@ -179,6 +180,14 @@ impl DeviceLinks {
     /// Whether the process has other devices (else there is nothing to exchange within it).
     pub(super) fn has_peers(&self) -> bool {
         !self.outgoing.is_empty()
+    }
+
+    /// Whether this device sends the bitmap its step writes (its own discoveries) to the
+    /// process's other devices: with peers, but for device 0 of a star, which marks its
+    /// bitmap from its levels once every device's discoveries are in
+    /// ([`DeviceLinks::forward`]).
+    pub(super) fn sends_step_bitmap(&self) -> bool {
+        self.has_peers() && !(self.topology == Topology::Star && self.first)
     }
 
     /// Applies the next message from device 0 to `part` (of device 1 or later) with level

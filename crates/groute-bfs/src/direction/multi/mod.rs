@@ -46,7 +46,8 @@
 //! ([`RankCollectives::all_gather`]: NCCL on CUDA): after a push step whole bitmaps, after
 //! a pull step a window of each process's own words (as many words from each: the most any
 //! process owns). It applies the others' and forwards them to
-//! its process's other devices over the links (one more message from device 0), and sums the
+//! its process's other devices over the links (one more message from device 0; through device
+//! 0, the only one, with its own process's discoveries), and sums the
 //! level's counts over the processes for its process's threads ([`LevelReduce`] led). Device
 //! 0 holds the gathered bitmaps besides (processes x n / 32 words).
 
@@ -452,21 +453,26 @@ mod tests {
     use groute_graph::{GenSpec, NoProgress, PartitionMethod, generate, partition_graph};
 
     /// A failed run (time limit) reports its cause, not the disconnections it caused, and
-    /// the next run on the same solver builds new links and succeeds.
+    /// the next run on the same solver builds new links and succeeds: with every pair of
+    /// devices linked (3) and through device 0 (9).
     #[test]
     fn a_failed_run_leaves_the_solver_usable() {
         let spec: GenSpec = "kron:scale=9,ef=16,sym,seed=6".parse().unwrap();
         let g = generate(&spec, &NoProgress).unwrap();
-        let parted = partition_graph(g, 3, PartitionMethod::Block, &NoProgress).unwrap();
-        let expected = crate::bfs_reference(&parted.graph.csr, 5);
-        let ctx = Context::host(3).unwrap();
-        let rule = SwitchRule::default();
-        let mut solver = MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule).unwrap();
-        let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
-        assert!(e.to_string().contains("time"), "{e}");
-        for _ in 0..2 {
-            let run = solver.run(5, None).unwrap();
-            assert_eq!(run.levels, expected);
+        for devices in [3, 9] {
+            let parted =
+                partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+            let expected = crate::bfs_reference(&parted.graph.csr, 5);
+            let ctx = Context::host(devices).unwrap();
+            let rule = SwitchRule::default();
+            let mut solver =
+                MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule).unwrap();
+            let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
+            assert!(e.to_string().contains("time"), "{devices} devices: {e}");
+            for _ in 0..2 {
+                let run = solver.run(5, None).unwrap();
+                assert_eq!(run.levels, expected, "{devices} devices");
+            }
         }
     }
 }

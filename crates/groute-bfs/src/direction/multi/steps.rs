@@ -238,7 +238,7 @@ impl<'a> MemberSteps<'a> {
                 // The push's own discoveries make the bitmap wherever it is sent before any
                 // other device's are applied: to this process's devices, or by a leader
                 // alone in its process to the other processes.
-                let write_bitmap = peers || leader;
+                let write_bitmap = step_writes_bitmap(&m.links, leader);
                 if write_bitmap {
                     m.links.before_marking(part)?;
                 }
@@ -297,6 +297,14 @@ impl<'a> MemberSteps<'a> {
         self.frontier_out_arcs = step.frontier_out_arcs;
         Ok(step)
     }
+}
+
+/// Whether a device's step writes its bitmap from its finds: where the bitmap goes out as the
+/// step leaves it, to the process's other devices ([`DeviceLinks::sends_step_bitmap`]) or, from
+/// a `leader` alone in its process, to the other processes. A leader with peers marks the
+/// process's words from its levels after their exchange ([`exchange_across`]).
+fn step_writes_bitmap(links: &DeviceLinks, leader: bool) -> bool {
+    links.sends_step_bitmap() || (leader && !links.has_peers())
 }
 
 /// Device 0's exchange with the other processes after its process's exchange of level
@@ -438,9 +446,10 @@ impl LevelSteps for MemberSteps<'_> {
     fn pull(&mut self, level: u32) -> Result<StepCounts, BfsError> {
         self.begin_step(StepKind::Pull, level)?;
         // The pull writes the bitmap of its finds wherever it is sent: to this process's
-        // devices, or by a leader to the other processes.
+        // devices, or by a leader alone in its process to the other processes.
         let m = &mut *self.member;
-        let write_bitmap = m.links.has_peers() || matches!(self.across, Across::Leader(_));
+        let leader = matches!(self.across, Across::Leader(_));
+        let write_bitmap = step_writes_bitmap(&m.links, leader);
         if write_bitmap {
             m.links.before_marking(m.part.as_ref())?;
         }
