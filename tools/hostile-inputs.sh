@@ -105,12 +105,14 @@ check pagerank-epsilon-nan "out of range" "$bin/pagerank" "${host[@]}" --epsilon
 check cc-partition-metis "does not apply to cc" "$bin/cc" "${host[@]}" --partition metis
 check tuning-variable-garbage "GROUTE_TUNING" env GROUTE_TUNING=garbage "$bin/bfs" "${host[@]}"
 
-# Valid but extreme: the most virtual devices (up to 256: a direction-optimizing BFS that
-# linked every pair of them started some 65,000 threads).
+# Valid but extreme: the most virtual devices (256: a direction-optimizing BFS that linked
+# every pair of them started some 65,000 threads; device-driven, 256 host members that each
+# woke every 50 us kept 2 cores busy waking idle ones).
 want=ok
 limit=60
 check bfs-256-devices "" "$bin/bfs" "${host[@]}" --devices 256 --validate
 check cc-256-devices "" "$bin/cc" "${host[@]}" --devices 256 --validate
+check cc-256-members "" "$bin/cc" "${host[@]}" --devices 256 --execution device-driven --validate
 check sssp-64-devices "" "$bin/sssp" "${host[@]}" --devices 64 --validate
 check pagerank-64-devices "" "$bin/pagerank" "${host[@]}" --devices 64 --validate
 
