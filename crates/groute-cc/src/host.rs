@@ -331,7 +331,7 @@ pub fn enqueue_init(stream: &Stream, parent: &Buffer<u32>) -> Result<(), CcError
 fn enqueue_on_parent(
     stream: &Stream,
     parent: &Buffer<u32>,
-    kernel: fn(&[AtomicU32]),
+    kernel: impl FnOnce(&[AtomicU32]) + Send + 'static,
 ) -> Result<(), CcError> {
     atomics(parent)?;
     let parent = parent.clone();
@@ -424,15 +424,8 @@ pub fn enqueue_compress(
     parent: &Buffer<u32>,
     vertices: Range<u32>,
 ) -> Result<(), CcError> {
-    atomics(parent)?;
-    let parent = parent.clone();
     let vertices = vertices.start as usize..vertices.end as usize;
-    stream.launch_host(move || {
-        if let Some(p) = parent.host_atomic_u32() {
-            compress_range(p, vertices);
-        }
-    })?;
-    Ok(())
+    enqueue_on_parent(stream, parent, move |p| compress_range(p, vertices))
 }
 
 /// Enqueues [`merge`] on `stream`; `other` as `edges` in [`enqueue_link_edges`].

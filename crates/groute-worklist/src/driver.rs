@@ -22,6 +22,7 @@ use groute_core::{
     BackendKind, Context, DeviceId, DeviceTimer, Error, Event, EventFuture, PendingSegment, Segment,
 };
 
+use crate::crowded_wait::crowded_wait;
 use crate::engine::{DeviceStats, WorklistOptions, WorklistStats};
 use crate::error::WorklistError;
 use crate::priority_counter::{PriorityCounter, StepCounts, StepOutcome};
@@ -491,16 +492,13 @@ const BLOCKED_WAIT: Duration = Duration::from_micros(100);
 /// made by another driver is noticed within this (the ring cannot wake a receive).
 const PRIORITY_IDLE_WAIT: Duration = Duration::from_micros(100);
 
-/// [`PRIORITY_IDLE_WAIT`] times half the drivers per core (rounded, at least 1) of this
-/// process's `drivers`: where they outnumber the cores several times, each poll takes a core
-/// from a driver with work, and an epoch waits for every driver's poll anyway, so many drivers
-/// on few cores poll less often (32 on 2 cores: every 800 us; up to 2 drivers per core, every
-/// 100 us).
+/// [`PRIORITY_IDLE_WAIT`] times half the drivers per core (rounded up, at least 1) of this
+/// process's `drivers` ([`crowded_wait`]): an epoch waits for every driver's poll anyway, so
+/// many drivers on few cores poll less often (32 on 2 cores: every 800 us; up to 2 drivers per
+/// core, every 100 us).
 fn priority_idle_wait(drivers: usize) -> Duration {
-    let half_per_core = (drivers / groute_core::sync::available_cores())
-        .div_ceil(2)
-        .max(1);
-    PRIORITY_IDLE_WAIT.saturating_mul(u32::try_from(half_per_core).unwrap_or(u32::MAX))
+    let cores = groute_core::sync::available_cores();
+    crowded_wait(PRIORITY_IDLE_WAIT, drivers, cores, 2)
 }
 
 /// The driver polls send futures without sleeping on them.

@@ -196,6 +196,7 @@
 
 pub mod algorithm;
 mod band;
+mod crowded_wait;
 mod device_parts;
 mod driver;
 mod engine;

@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use crossbeam::utils::Backoff;
 use groute_core::{Context, Error};
 
+use crate::crowded_wait::crowded_wait;
 use crate::engine::{
     DeviceProgram, DeviceStats, LocalOf, PackedOf, WorklistOptions, WorklistStats,
 };
@@ -56,24 +57,13 @@ use crate::split::SplitOps;
 const WL_SETTING: &str = "wl_capacity (--wl-capacity)";
 
 /// How long an idle member sleeps between polls once its backoff has run out of spins and
-/// yields, where the members are at most [`MEMBERS_PER_CORE`] per core ([`idle_sleep`]).
+/// yields, where the members are at most [`MEMBERS_PER_CORE`] per core: longer past that
+/// ([`crowded_wait`]), else many virtual devices on a small host (256 on 2 cores) spend the
+/// cores waking idle members, and the members with work wait for them.
 const IDLE_SLEEP: Duration = Duration::from_micros(50);
 
-/// Members per core up to which an idle one sleeps [`IDLE_SLEEP`] ([`idle_sleep`]).
+/// Members per core up to which an idle one sleeps [`IDLE_SLEEP`].
 const MEMBERS_PER_CORE: usize = 4;
-
-/// An idle member's sleep between polls in a run of `members` members on `cores` cores:
-/// [`IDLE_SLEEP`], times how many times over the members exceed [`MEMBERS_PER_CORE`] per
-/// core, so that the idle members' polls together stay at most that many per core and
-/// [`IDLE_SLEEP`]. Else many virtual devices on a small host (256 on 2 cores) spend the cores
-/// waking idle members, and the members with work wait for them; a longer sleep for fewer
-/// members would only delay the ones that wait for the next items.
-fn idle_sleep(members: usize, cores: usize) -> Duration {
-    let factor = members
-        .div_ceil(cores.max(1).saturating_mul(MEMBERS_PER_CORE))
-        .max(1);
-    IDLE_SLEEP.saturating_mul(u32::try_from(factor).unwrap_or(u32::MAX))
-}
 
 /// Runs `programs[d]` on device `d` of `context` (host backend) as persistent members from
 /// `seeds[d]` until no member holds work (the module's protocol). The statistics count every
@@ -202,14 +192,19 @@ struct Ring<K> {
     inbox_capacity: usize,
     /// The run's time limit and when it runs out.
     limit: Option<(Duration, Instant)>,
-    /// An idle member's sleep between polls ([`idle_sleep`]).
+    /// An idle member's sleep between polls ([`IDLE_SLEEP`], longer on crowded cores).
     idle_sleep: Duration,
 }
 
 impl<K> Ring<K> {
     fn new(n: usize, options: &WorklistOptions) -> Self {
         Ring {
-            idle_sleep: idle_sleep(n, groute_core::sync::available_cores()),
+            idle_sleep: crowded_wait(
+                IDLE_SLEEP,
+                n,
+                groute_core::sync::available_cores(),
+                MEMBERS_PER_CORE,
+            ),
             inboxes: (0..n).map(|_| Inbox::default()).collect(),
             count: MemberCount::new(n),
             failed: AtomicBool::new(false),
@@ -509,21 +504,5 @@ fn out_of_memory(bytes: usize) -> Error {
                    graph, more devices, or a machine with more memory)"
             .into(),
         source: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn idle_members_sleep_longer_only_where_they_crowd_the_cores() {
-        let us = |members, cores| idle_sleep(members, cores).as_micros();
-        assert_eq!(us(1, 2), 50);
-        assert_eq!(us(8, 2), 50);
-        assert_eq!(us(9, 2), 100);
-        assert_eq!(us(256, 2), 1600);
-        assert_eq!(us(256, 64), 50);
-        assert_eq!(us(3, 0), 50);
     }
 }
