@@ -95,11 +95,11 @@ struct Cli {
     /// sweeps always gather.
     #[arg(long, hide = true, value_name = "DIVISOR")]
     sweep_push_divisor: Option<u32>,
-    /// CUDA and host, the synchronous sweeps in one process on one device: a round gathers
-    /// and takes this many ranges of the vertices one after the other, each range's take
-    /// seeing the shares the earlier ones took (1: the whole graph at once; default, on one
-    /// GPU holding a graph in degree order of at least 2^26 arcs, 4 where its shares fit the
-    /// L2 and 8 where they outgrow it, else 1).
+    /// CUDA and host, the synchronous sweeps in one process: each device splits its
+    /// vertices into this many ranges, and a round gathers and takes them one after the
+    /// other, each range's take seeing the shares the earlier ones took, until a round takes
+    /// few (1: the whole graph at once; default, on GPUs holding a graph in degree order of
+    /// at least 2^26 arcs, 4 where its shares fit the L2 and 8 where they outgrow it, else 1).
     #[arg(long, hide = true, value_name = "RANGES")]
     sweep_ranges: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
@@ -478,6 +478,7 @@ fn run() -> Result<(), AnyError> {
         "rounds": s.rounds,
         "sparse_gather_rounds": s.sparse_gather_rounds,
         "push_rounds": s.push_rounds,
+        "ranged_rounds": s.ranged_rounds,
         "sweep_round_ms": sweep_round_ms(&s.sweep_round_times),
         "rank_sum": result.rank_sum(),
         "residual_left": s.residual_left,
@@ -531,8 +532,9 @@ fn print_human(r: &Report, alpha: f64, top: &[TopVertex], per_device: &[DeviceRe
     if sweeps {
         let ms = &st["sweep_round_ms"];
         println!(
-            "rounds      {} sparse gathers, {} pushes; host ms: gathers {:.3}, sparse gathers \
-             {:.3}, pushes {:.3}",
+            "rounds      {} by vertex ranges, {} sparse gathers, {} pushes; host ms: gathers \
+             {:.3}, sparse gathers {:.3}, pushes {:.3}",
+            st["ranged_rounds"],
             st["sparse_gather_rounds"],
             st["push_rounds"],
             ms["gather"].as_f64().unwrap_or(0.0),

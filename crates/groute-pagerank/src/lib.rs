@@ -182,7 +182,12 @@
 //!   between the take and the gather (bulk copies, one per device pair and round, instead of
 //!   the device-driven loop's remote atomic per cut arc in worklist rounds). On two GPUs and
 //!   on two members sharing one GPU it is the fastest driver on such graphs, and the one that
-//!   makes a second GPU pay off there. The bound and the end test are those of
+//!   makes a second GPU pay off there. On a graph in degree order of at least
+//!   [`SWEEP_RANGES_MIN_ARCS`] arcs the first rounds go by vertex ranges, as on one device
+//!   below: each device splits its vertices into ranges, the ranges of a step run side by
+//!   side and each device copies its peers' shares of a step before its next gather (two
+//!   H200s: 31 rounds where whole-graph rounds need 96 on a Kronecker graph of scale 25, at
+//!   epsilon 0.01). The bound and the end test are those of
 //!   [`PageRankRanks`] (a round is one pull sweep of these docs); so is the gather of a
 //!   round that takes few vertices, which reads only their shares
 //!   ([`PageRankTuning::sparse_gather_divisor`]). A round expected to take few arcs (at
@@ -201,7 +206,10 @@
 //!   ([`PageRankTuning::sweep_ranges_for`]): a range's gather reads the shares the earlier
 //!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (28
 //!   against 43 on a Kronecker graph of scale 21) to the same bound: the run ends on a
-//!   round that takes nothing, every residual then at most epsilon.
+//!   round that takes nothing, every residual then at most epsilon. Once a round takes few
+//!   enough vertices that a whole-graph round would gather only their shares or push them,
+//!   one pass delivers the shares still in flight and the run goes on in whole-graph rounds
+//!   (`ranks/sweep_ranges.rs`, "Leaving the ranges").
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -210,9 +218,8 @@
 //!   above epsilon, are cheaper than sweeping every vertex every round.
 //! - On one CUDA device holding a dense graph in degree order whose shares (4 bytes per
 //!   vertex) outgrow the L2, [`Driver::Sweeps`] too where it has at least
-//!   [`SWEEP_RANGES_MIN_ARCS`] arcs, by [`SWEEP_RANGES_PAST_L2`] vertex ranges: 31 rounds
-//!   against the host-driven rounds' 75 on a Kronecker graph of scale 25 (one H200: 246
-//!   against 312 ms).
+//!   [`SWEEP_RANGES_MIN_ARCS`] arcs, by [`SWEEP_RANGES_PAST_L2`] vertex ranges: 30 rounds
+//!   against whole-graph rounds' 92 on a Kronecker graph of scale 25 at epsilon 0.01.
 //! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
 //!   per vertex) whose shares outgrow the L2 and that is not in degree order (degrees not
 //!   skewed, the order turned off, or the host short of memory for the renumbered copy), or
@@ -395,6 +402,9 @@ pub struct PageRankStats {
     /// [`Driver::Sweeps`]: the rounds that pushed the shares of the vertices taken instead of
     /// gathering ([`PageRankTuning::sweep_push_divisor`]); 0 otherwise.
     pub push_rounds: u64,
+    /// [`Driver::Sweeps`]: the rounds that gathered and took the vertices range by range
+    /// ([`PageRankTuning::sweep_ranges`]), the first of the run; 0 otherwise.
+    pub ranged_rounds: u64,
     /// [`Driver::Sweeps`]: the host time of the rounds by kind (gathers, sparse gathers,
     /// pushes); zero otherwise.
     pub sweep_round_times: SweepRoundTimes,
@@ -573,7 +583,6 @@ impl PageRankSolver {
             .tuning
             .gather_interleave_for(degree_ordered, n as u64, l2);
         let sweep_ranges = options.tuning.sweep_ranges_for(
-            context.num_devices(),
             degree_ordered,
             (n as u64, uploaded.csr.num_edges()),
             l2,
@@ -643,6 +652,7 @@ impl PageRankSolver {
                 driver: out.driver,
                 sparse_gather_rounds: out.sparse_gather_rounds,
                 push_rounds: out.push_rounds,
+                ranged_rounds: out.ranged_rounds,
                 sweep_round_times: out.sweep_round_times,
             },
         })

@@ -209,6 +209,10 @@ pub struct PageRankRanksStats {
     /// The rounds that pushed the shares instead of gathering them
     /// ([`PageRankTuning::sweep_push_divisor`]; 0 across processes).
     pub push_rounds: u64,
+    /// The rounds that gathered and took the vertices range by range
+    /// ([`PageRankTuning::sweep_ranges`]; 0 across processes): a run's first rounds, all of
+    /// them unless it left the ranges for whole-graph rounds (`ranks/sweep_ranges.rs`).
+    pub ranged_rounds: u64,
     /// This process's host time of the rounds, by kind.
     pub round_times: SweepRoundTimes,
 }
@@ -333,14 +337,9 @@ impl PageRankRanks {
             _ => false,
         };
         let in_arcs = transpose.as_ref().unwrap_or(rows.csr());
-        let shape = (ranks, devices, order.is_some());
+        let shape = (ranks, order.is_some());
         let sweep_ranges = SweepRanges::for_run(tuning, context, shape, in_arcs);
-        let sparse_below = if sweep_ranges.is_some() {
-            0
-        } else {
-            sparse_below
-        };
-        let push_below = if ranks == 1 && sweep_ranges.is_none() {
+        let push_below = if ranks == 1 {
             tuning.sweep_push_below(rows.csr().num_edges())
         } else {
             0
@@ -459,14 +458,16 @@ impl PageRankRanks {
             Err(e) => Some(e),
         };
         let (mut rounds, mut pushes, mut sparse_rounds, mut push_rounds) = (0u64, 0, 0, 0);
+        let mut ranged_rounds = 0u64;
         let mut pushes_per_device = vec![0u64; self.devices.len()];
         let mut last = SweepCounts::default();
         // Whether this round pushes (decided when its take was enqueued) and each device's
         // vertices above epsilon, which the take takes.
         let mut push = false;
         let mut taking_per_device = vec![0u64; self.devices.len()];
-        // Rounds by vertex ranges (`ranks/sweep_ranges.rs`) end on one that took nothing.
-        let ranged = self.devices[0].sweep_ranges() > 0;
+        // Rounds by vertex ranges (`ranks/sweep_ranges.rs`) end on one that took nothing,
+        // or leave the ranges for whole-graph rounds.
+        let mut ranged = self.devices[0].sweep_ranges() > 0;
         let mut round_times = SweepRoundTimes::default();
         loop {
             // Past the time limit, this process fails the run here (every process stops on
@@ -504,15 +505,23 @@ impl PageRankRanks {
             } else {
                 sums[0]
             };
-            let sparse = !push && self.sparse_below > 0 && taking <= self.sparse_below;
+            let sparse = !ranged && !push && self.sparse_below > 0 && taking <= self.sparse_below;
             rounds += 1;
             sparse_rounds += u64::from(sparse);
             push_rounds += u64::from(push);
+            ranged_rounds += u64::from(ranged);
             let stream = self.context.devices()[0].stream();
             let (mine, all) = (&self.mine_shares, &self.all_shares);
             let round_started = Instant::now();
             let round = if ranged {
-                self.ranged_round(if rounds == 1 { 0.0 } else { self.epsilon })
+                let floor = if rounds == 1 { 0.0 } else { self.epsilon };
+                self.ranged_round(floor).and_then(|counts| {
+                    if !self.leaves_ranges(&counts) {
+                        return Ok(counts);
+                    }
+                    ranged = false;
+                    self.leave_ranges(&counts)
+                })
             } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
@@ -526,8 +535,9 @@ impl PageRankRanks {
                 // Alone, this process's counts are the sums: after the last round there is
                 // nothing to take.
                 let last = ranks == 1 && counts.iter().all(|c| c.crossed == 0);
-                let push_next = self.push_due(&counts);
-                if !last {
+                // Ranged rounds take in the round, and never push.
+                let push_next = !ranged && self.push_due(&counts);
+                if !last && !ranged {
                     self.take_and_stage(self.epsilon, !push_next)?;
                 }
                 Ok((counts, push_next))
@@ -597,6 +607,7 @@ impl PageRankRanks {
                 max_residual_left,
                 sparse_gather_rounds: sparse_rounds,
                 push_rounds,
+                ranged_rounds,
                 round_times,
             },
         })
@@ -675,7 +686,9 @@ impl PageRankRanks {
             sweeps.reset(device)?;
         }
         let timer = DeviceTimer::start(&self.context)?;
-        self.take_and_stage(0.0, true)?;
+        if self.devices[0].sweep_ranges() == 0 {
+            self.take_and_stage(0.0, true)?;
+        }
         Ok(timer)
     }
 }

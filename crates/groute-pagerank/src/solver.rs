@@ -49,6 +49,8 @@ pub(crate) struct SolveOutput {
     pub sparse_gather_rounds: u64,
     /// [`crate::PageRankStats::push_rounds`].
     pub push_rounds: u64,
+    /// [`crate::PageRankStats::ranged_rounds`].
+    pub ranged_rounds: u64,
     /// [`crate::PageRankStats::sweep_round_times`].
     pub sweep_round_times: crate::SweepRoundTimes,
 }
@@ -268,6 +270,7 @@ impl DeviceSolver {
                         },
                         sparse_gather_rounds: 0,
                         push_rounds: 0,
+                        ranged_rounds: 0,
                         sweep_round_times: Default::default(),
                     });
                 }
@@ -443,6 +446,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
         driver: Driver::Sweeps,
         sparse_gather_rounds: s.sparse_gather_rounds,
         push_rounds: s.push_rounds,
+        ranged_rounds: s.ranged_rounds,
         sweep_round_times: s.round_times,
     }
 }
@@ -504,6 +508,7 @@ fn collect(
         driver: Driver::Host,
         sparse_gather_rounds: 0,
         push_rounds: 0,
+        ranged_rounds: 0,
         sweep_round_times: Default::default(),
     })
 }

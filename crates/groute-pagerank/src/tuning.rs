@@ -47,13 +47,16 @@ pub struct PageRankTuning {
     /// marked first) where it took at most the vertices over this
     /// (`--sparse-gather-divisor`; 0: never). `None` (the default) picks
     /// [`SPARSE_GATHER_DIVISOR`] where a share per vertex outgrows the devices' L2, never
-    /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]).
+    /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]). A run by vertex
+    /// ranges ([`PageRankTuning::sweep_ranges`]) leaves them for whole-graph rounds once a
+    /// round takes that few.
     pub sparse_gather_divisor: Option<u32>,
     /// [`crate::Driver::Sweeps`] in one process: a round after the first pushes the shares
     /// of the vertices it takes along their out-arcs (an atomic each) instead of gathering
     /// over every in-arc, where it is expected to take at most the graph's arcs over this
     /// (`--sweep-push-divisor`; 0: never). `None` (the default) is
-    /// [`SWEEP_PUSH_DIVISOR`]. Across processes the sweeps always gather.
+    /// [`SWEEP_PUSH_DIVISOR`]. Across processes the sweeps always gather. A run by vertex
+    /// ranges leaves them for whole-graph rounds once a round takes that few arcs.
     pub sweep_push_divisor: Option<u32>,
     /// CUDA, the pull sweeps of every driver and of [`crate::PageRankRanks`] (not
     /// [`crate::PageRankShare`]'s rounds): the gather deals its vertices out over the blocks
@@ -61,12 +64,14 @@ pub struct PageRankTuning {
     /// (`--gather-interleave true|false`). `None` (the default) decides by
     /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,
-    /// [`crate::Driver::Sweeps`] in one process on one device: the vertices are split into
-    /// this many ranges of about equal out-arcs, and a round gathers and takes one range at
-    /// a time (`--sweep-ranges`; 1: the whole graph at once). A range's take then sees the
-    /// shares the earlier ranges took in the same round (block Gauss-Seidel), so fewer rounds
-    /// converge, each still one gather over every in-arc. `None` (the default) decides by
-    /// [`PageRankTuning::sweep_ranges_for`]. Other runs sweep the whole graph at once.
+    /// [`crate::Driver::Sweeps`] in one process: each device splits its vertices into this
+    /// many ranges of about equal in-arcs, and a round gathers and takes one range at a
+    /// time (`--sweep-ranges`; 1: the whole graph at once), the devices' ranges of a step
+    /// side by side. A range's take then sees the shares the earlier ranges took in the same
+    /// round (block Gauss-Seidel), so fewer rounds converge, each still one gather over every
+    /// in-arc; once a round takes few vertices the run goes on in whole-graph rounds. `None`
+    /// (the default) decides by [`PageRankTuning::sweep_ranges_for`]. Runs across processes
+    /// sweep the whole graph at once.
     pub sweep_ranges: Option<u32>,
 }
 
@@ -221,35 +226,28 @@ impl PageRankTuning {
         arcs.checked_div(u64::from(divisor)).unwrap_or(0)
     }
 
-    /// The vertex ranges of a [`crate::Driver::Sweeps`] run of one process on `devices`
-    /// devices over a graph of `vertices` and `arcs`, uploaded in degree order where
-    /// `degree_ordered`, on devices whose smallest L2 holds `l2_cache_bytes` (0: the host
-    /// backend): as asked (at least 1), else, on one CUDA device holding a graph in degree
-    /// order of at least [`SWEEP_RANGES_MIN_ARCS`] arcs, [`SWEEP_RANGES`] where a share per
-    /// vertex fits the L2 and [`SWEEP_RANGES_PAST_L2`] where it outgrows it, else 1. Rounds
-    /// by vertex ranges converge in fewer rounds (on one H200: 28 against 43 on a Kronecker
-    /// graph of scale 21, 34 against 63 on scale 20, 31 against the host-driven rounds' 75 on
-    /// scale 25) but launch a gather and a take per range: on small graphs the launches would
-    /// cost more than the rounds saved. Several devices sweep the whole graph at once: each
-    /// splitting its own vertices into ranges (and copying its shares to the others at the
-    /// end of a round) saved no rounds on two H200s holding a Kronecker graph of scale 21 (44
-    /// against 43) and made scale 25 slower (no sparse or push rounds: 345 against 227 ms).
-    /// The round counts do not fall steadily with more
-    /// ranges (scale 21: 28 with 4, 30 with 8, 26 with 16; scale 25: 38 with 4, 31 with 8,
-    /// 34 with 16), so the counts are the measured best.
+    /// The vertex ranges per device of a [`crate::Driver::Sweeps`] run of one process over
+    /// a graph of `vertices` and `arcs`, uploaded in degree order where `degree_ordered`, on
+    /// devices whose smallest L2 holds `l2_cache_bytes` (0: the host backend): as asked (at
+    /// least 1), else, on CUDA devices holding a graph in degree order of at least
+    /// [`SWEEP_RANGES_MIN_ARCS`] arcs, [`SWEEP_RANGES`] where a share per vertex fits the L2
+    /// and [`SWEEP_RANGES_PAST_L2`] where it outgrows it, else 1. Rounds by vertex ranges
+    /// converge in fewer rounds (on one H200: 28 against 43 on a Kronecker graph of scale
+    /// 21, 30 against 92 on scale 25, at epsilon 0.01) but launch a gather and a take per
+    /// range: on small graphs the launches would cost more than the rounds saved. On several
+    /// devices the ranges of a step run side by side, each device copying its peers' shares
+    /// of a step before its next gather, and converge about as fast (two H200s: 28 rounds on
+    /// scale 21, 31 on scale 25). The round counts do not fall steadily with more ranges
+    /// (scale 21: 28 with 4, 30 with 8, 26 with 16; scale 25: 38 with 4, 31 with 8, 34 with
+    /// 16), so the counts are the measured best.
     pub fn sweep_ranges_for(
         &self,
-        devices: usize,
         degree_ordered: bool,
         (vertices, arcs): (u64, u64),
         l2_cache_bytes: u64,
     ) -> u32 {
         self.sweep_ranges.map(|b| b.max(1)).unwrap_or(
-            if devices != 1
-                || !degree_ordered
-                || arcs < SWEEP_RANGES_MIN_ARCS
-                || l2_cache_bytes == 0
-            {
+            if !degree_ordered || arcs < SWEEP_RANGES_MIN_ARCS || l2_cache_bytes == 0 {
                 1
             } else if shares_outgrow_l2(vertices, l2_cache_bytes) {
                 SWEEP_RANGES_PAST_L2
@@ -378,23 +376,14 @@ mod tests {
         let auto = PageRankTuning::default();
         let l2 = 50 << 20;
         let kron21 = (1 << 21, 181_154_768);
-        assert_eq!(auto.sweep_ranges_for(1, true, kron21, l2), SWEEP_RANGES);
-        assert_eq!(
-            auto.sweep_ranges_for(2, true, kron21, l2),
-            1,
-            "several devices"
-        );
-        assert_eq!(
-            auto.sweep_ranges_for(1, false, kron21, l2),
-            1,
-            "input order"
-        );
-        assert_eq!(auto.sweep_ranges_for(1, true, kron21, 0), 1, "host backend");
+        assert_eq!(auto.sweep_ranges_for(true, kron21, l2), SWEEP_RANGES);
+        assert_eq!(auto.sweep_ranges_for(false, kron21, l2), 1, "input order");
+        assert_eq!(auto.sweep_ranges_for(true, kron21, 0), 1, "host backend");
         let small = (1 << 16, SWEEP_RANGES_MIN_ARCS - 1);
-        assert_eq!(auto.sweep_ranges_for(1, true, small, l2), 1, "few arcs");
+        assert_eq!(auto.sweep_ranges_for(true, small, l2), 1, "few arcs");
         let kron25 = (1 << 25, 1 << 30);
         assert_eq!(
-            auto.sweep_ranges_for(1, true, kron25, l2),
+            auto.sweep_ranges_for(true, kron25, l2),
             SWEEP_RANGES_PAST_L2
         );
         for asked in [0, 1, 3] {
@@ -402,7 +391,7 @@ mod tests {
                 sweep_ranges: Some(asked),
                 ..PageRankTuning::default()
             };
-            assert_eq!(t.sweep_ranges_for(2, false, small, 0), asked.max(1));
+            assert_eq!(t.sweep_ranges_for(false, small, 0), asked.max(1));
         }
     }
 }

@@ -98,8 +98,8 @@ impl PageRankRanks {
         self.counts()
     }
 
-    /// Enqueues a round's take on every device (nothing in rounds by vertex ranges, which
-    /// take in the round: `ranks/sweep_ranges.rs`), then, where `copy_shares` (a round that
+    /// Enqueues a whole-graph round's take on every device (rounds by vertex ranges take in
+    /// the round: `ranks/sweep_ranges.rs`), then, where `copy_shares` (a round that
     /// gathers), every device's owned shares into every other device's share array (each
     /// copy on the receiving device's stream, after the sender's take), then, on device 0,
     /// its boundary's shares packed into `mine`.
@@ -108,10 +108,6 @@ impl PageRankRanks {
         floor: f32,
         copy_shares: bool,
     ) -> Result<(), PageRankError> {
-        if self.devices[0].sweep_ranges() > 0 {
-            // Rounds by vertex ranges take range by range, in the round.
-            return Ok(());
-        }
         let devices = self.context.devices();
         let copy_shares = copy_shares && devices.len() > 1;
         let mut taken = Vec::with_capacity(devices.len());

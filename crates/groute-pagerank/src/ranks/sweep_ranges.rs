@@ -1,25 +1,50 @@
-//! Rounds by vertex ranges ([`crate::PageRankTuning::sweep_ranges`]): the vertices are split
-//! into consecutive ranges of about equal in-arcs ([`SweepRanges::for_run`]), and a round
-//! gathers and takes one range after the other ([`PageRankRanks::ranged_round`]):
+//! Rounds by vertex ranges ([`crate::PageRankTuning::sweep_ranges`]): each device splits
+//! its vertices into consecutive ranges of about equal in-arcs ([`SweepRanges::split`]), and
+//! a round gathers and takes one range after the other ([`PageRankRanks::ranged_round`]):
 //!
 //! ```text
-//!  for each range R:  gather residual[v] += sum of share[u] over the in-arcs u -> v, v in R
-//!                     take   residual > floor -> rank, share, for the vertices of R
+//!  for each step s:  every device d:  gather residual[v] += sum of share[u] over the
+//!                                              in-arcs u -> v, v in its range s
+//!                                      take   residual > floor -> rank, share, for the
+//!                                              vertices of its range s
+//!                    every device e:  copy every peer's range s shares, after its take
 //! ```
 //!
 //! A range's gather reads the shares the earlier ranges took in the same round and those the
 //! later ranges took in the round before, so a take sees what every share taken since its
 //! range's last take added (block Gauss-Seidel): on a Kronecker graph of scale 21 in degree
-//! order, 4 ranges converge in 28 rounds where whole-graph rounds need 43, each round still
-//! one gather over every in-arc.
+//! order, 4 ranges converge in 28 rounds on one device where whole-graph rounds need 43,
+//! each round still one gather over every in-arc. On several devices the ranges of one step
+//! run side by side, and a peer's shares of step `s` reach a device before its gather of
+//! step `s + 1`, so a gather sees the shares of every earlier step of every device.
 //!
-//! Every share is read by every head exactly once: a share that range `b` takes in round `p`
-//! is read by a head in a later range in round `p`, and by a head in range `b` or an earlier
-//! one in round `p + 1`, before range `b`'s take of round `p + 1` rewrites it. So no mass is
-//! lost or counted twice, and once every share is delivered the invariant `r* = r + M res`
-//! holds. A round that takes nothing ends the run: it delivered every share taken before it,
-//! took none, and left every residual at most epsilon (at most `floor`, a take's threshold,
-//! after each range's take; the first round's floor is 0, as the whole-graph rounds').
+//! Every share is read by every head exactly once. Order the ranges by step (the ranges of
+//! one step in any order among themselves): a share that range `(d, s)` takes in round `p`
+//! is read by a head in a range of a later step in round `p` (copied to the head's device
+//! after the take, before that step's gather), and by a head in a range of step `s` or an
+//! earlier one in round `p + 1`, before range `(d, s)`'s take of round `p + 1` rewrites it
+//! (that take is ordered after every peer's copy of round `p`: the copy of step `s` comes
+//! before the peer's take of the next step on the peer's stream, which device `d` waits for
+//! before it goes on, and with at least two ranges a device that step comes before its
+//! next take of range `s`). So no mass is lost or counted twice, and once every share is
+//! delivered the invariant `r* = r + M res` holds. A round that takes nothing ends the run:
+//! it delivered every share taken before it, took none, and left every residual at most
+//! epsilon (at most `floor`, a take's threshold, after each range's take: only the range's
+//! gather adds to its residuals; the first round's floor is 0, as the whole-graph rounds').
+//!
+//! # Leaving the ranges
+//!
+//! A ranged round gathers every in-arc however few vertices it takes, where a whole-graph
+//! round that takes few gathers only their shares or pushes them (`ranks/sweeps.rs`). So a
+//! run goes on in whole-graph rounds once a ranged round takes that few
+//! ([`PageRankRanks::leaves_ranges`]). The shares of that round are not all delivered: those
+//! of a range of step `s` are still to be read by the heads of the ranges of steps up to
+//! `s`. One pass delivers them ([`PageRankRanks::leave_ranges`]): every device gathers its
+//! ranges in step order without taking, and after its gather of step `s` zeroes the shares
+//! of every range of step `s` in its share array, so that the gather of a range of step `t`
+//! reads exactly the shares of steps `t` and later. Then every share is 0 and every residual
+//! holds its mass, as after the gather of a whole-graph round, and the vertices above
+//! epsilon are those the pass counted: the next round takes them.
 
 use std::ops::Range;
 
@@ -30,52 +55,57 @@ use super::PageRankRanks;
 use super::sweeps::SweepCounts;
 use crate::{PageRankError, PageRankTuning};
 
-/// The vertex ranges of a run by ranges.
+/// How many vertex ranges each device of a run by ranges splits its vertices into.
 pub(super) struct SweepRanges {
-    /// Consecutive ranges covering every vertex.
-    pub(super) ranges: Vec<Range<u32>>,
+    /// Ranges per device (at least 2).
+    count: u32,
 }
 
 impl SweepRanges {
-    /// The ranges of a run of `ranks` processes on `devices` devices each, over a graph
-    /// whose in-arcs are `in_arcs` (the transpose, or the CSR of a symmetric graph) uploaded
-    /// in degree order where `ordered`: where one process runs on one device and
-    /// [`PageRankTuning::sweep_ranges_for`] gives more than one range, that many (at most one
-    /// a vertex) of about equal in-arcs, what a range's gather reads; else `None`
-    /// (whole-graph rounds).
+    /// The ranges of a run of `ranks` processes over a graph whose in-arcs are `in_arcs`
+    /// (the transpose, or the CSR of a symmetric graph) uploaded in degree order where
+    /// `ordered`: in a process alone, where [`PageRankTuning::sweep_ranges_for`] gives more
+    /// than one range for its devices, that many per device; else `None` (whole-graph
+    /// rounds).
     pub(super) fn for_run(
         tuning: &PageRankTuning,
         context: &Context,
-        (ranks, devices, ordered): (usize, usize, bool),
+        (ranks, ordered): (usize, bool),
         in_arcs: &Csr,
     ) -> Option<Self> {
-        if (ranks, devices) != (1, 1) {
+        if ranks != 1 {
             return None;
         }
-        let n = in_arcs.num_vertices();
+        let n = in_arcs.num_vertices() as u64;
         let l2 = crate::tuning::smallest_l2(context);
-        let asked = tuning.sweep_ranges_for(1, ordered, (n as u64, in_arcs.num_edges()), l2);
-        let count = asked.min(u32::try_from(n.max(1)).unwrap_or(u32::MAX));
-        (count > 1).then(|| SweepRanges {
-            ranges: ranges_of(in_arcs.offsets(), count),
-        })
+        let asked = tuning.sweep_ranges_for(ordered, (n, in_arcs.num_edges()), l2);
+        // At most one a vertex.
+        let count = asked.min(u32::try_from(n).unwrap_or(u32::MAX));
+        (count > 1).then_some(SweepRanges { count })
+    }
+
+    /// The ranges of the device owning `owned`: [`SweepRanges`]'s count of consecutive
+    /// ranges covering `owned` with about equal in-arcs (`in_offsets`, the in-CSR's
+    /// offsets), some empty where `owned` has fewer vertices.
+    pub(super) fn split(&self, in_offsets: &[u64], owned: &Range<u32>) -> Vec<Range<u32>> {
+        ranges_of(in_offsets, owned, self.count)
     }
 }
 
-/// `count` consecutive vertex ranges covering the `offsets.len() - 1` vertices, cut where
-/// the arcs before the cut reach the next multiple of a `count`th of the arcs.
-fn ranges_of(offsets: &[u64], count: u32) -> Vec<Range<u32>> {
-    let n = offsets.len().saturating_sub(1);
-    let arcs = offsets.last().copied().unwrap_or(0);
+/// `count` consecutive ranges covering `owned`, cut where the arcs of `owned` (by
+/// `offsets`, the in-CSR's) before the cut reach the next multiple of a `count`th of them.
+fn ranges_of(offsets: &[u64], owned: &Range<u32>, count: u32) -> Vec<Range<u32>> {
+    let (first, end) = (owned.start as usize, owned.end as usize);
+    let (base, arcs) = (offsets[first], offsets[end] - offsets[first]);
     let count = u64::from(count.max(1));
     let mut cuts = Vec::with_capacity(count as usize + 1);
-    cuts.push(0u32);
+    cuts.push(owned.start);
     for b in 1..count {
-        let target = (u128::from(arcs) * u128::from(b) / u128::from(count)) as u64;
-        let cut = offsets[..n].partition_point(|&o| o < target) as u32;
-        cuts.push(cut.max(*cuts.last().unwrap_or(&0)));
+        let target = base + (u128::from(arcs) * u128::from(b) / u128::from(count)) as u64;
+        let cut = (first + offsets[first..end].partition_point(|&o| o < target)) as u32;
+        cuts.push(cut.max(*cuts.last().unwrap_or(&owned.start)));
     }
-    cuts.push(n as u32);
+    cuts.push(owned.end);
     cuts.windows(2).map(|w| w[0]..w[1]).collect()
 }
 
@@ -87,19 +117,89 @@ impl PageRankRanks {
     }
 
     /// A round by vertex ranges on every device (one process; see the module docs): the
-    /// counters zeroed, then, range by range, the gather of the range's in-arcs and the take
-    /// of its vertices above `floor`. Returns the round's counts of each device (waits for
-    /// them): the vertices taken over every range and the crossings of every gather.
+    /// counters zeroed, then, step by step, each device's gather of its step's range and the
+    /// take of its vertices above `floor`, and (several devices) each device's copy of every
+    /// peer's step's shares, after that peer's take. Returns the round's counts of each
+    /// device (waits for them): the vertices taken over every range and the crossings of
+    /// every gather.
     pub(super) fn ranged_round(&self, floor: f32) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
         for (device, sweeps) in devices.iter().zip(&self.devices) {
             sweeps.zero_counts(device.stream())?;
-            for range in 0..sweeps.sweep_ranges() {
-                sweeps.gather_range(device.stream(), range)?;
-                sweeps.take_range(device.stream(), range, floor)?;
+        }
+        let several = devices.len() > 1;
+        let mut taken = Vec::with_capacity(devices.len());
+        for step in 0..self.devices[0].sweep_ranges() {
+            taken.clear();
+            for (device, sweeps) in devices.iter().zip(&self.devices) {
+                sweeps.gather_range(device.stream(), step)?;
+                sweeps.take_range(device.stream(), step, floor)?;
+                if several {
+                    taken.push(device.stream().record()?);
+                }
+            }
+            if !several {
+                continue;
+            }
+            for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+                for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
+                    // Waited for even where the range is empty: a device's later takes
+                    // are ordered after its peers' copies of its shares through it.
+                    device.stream().wait(&taken[d])?;
+                    let shares = source.range_shares(step);
+                    if !shares.is_empty() {
+                        device.stream().copy(
+                            &sweeps.share().slice(shares.clone())?,
+                            &source.share().slice(shares)?,
+                        )?;
+                    }
+                }
             }
         }
         self.counts()
+    }
+
+    /// Whether a run by vertex ranges goes on in whole-graph rounds after a ranged round
+    /// that counted `counts` on every device: where the round took few enough vertices or
+    /// arcs that the next round in whole-graph rounds would gather only their shares or push
+    /// them ([`PageRankTuning::sparse_gather_below`], [`PageRankTuning::sweep_push_below`]),
+    /// which costs less than a ranged round's gather over every in-arc. A round that took
+    /// nothing ends the run instead.
+    pub(super) fn leaves_ranges(&self, counts: &[SweepCounts]) -> bool {
+        let taken: u64 = counts.iter().map(|c| c.taken).sum();
+        let arcs: u64 = counts.iter().map(|c| c.taken_arcs).sum();
+        taken > 0 && (taken <= self.sparse_below || arcs <= self.push_below)
+    }
+
+    /// The gathers that end a run by vertex ranges, after the round that counted `ranged`
+    /// on each device (module docs, "Leaving the ranges"): each device gathers its ranges
+    /// in step order, taking nothing, and after each step's gather zeroes the shares of
+    /// every device's range of that step in its share array. Returns each device's counts
+    /// (waits for them): the ranged round's vertices and arcs taken, and the vertices the
+    /// gathers left above epsilon.
+    pub(super) fn leave_ranges(
+        &self,
+        ranged: &[SweepCounts],
+    ) -> Result<Vec<SweepCounts>, PageRankError> {
+        let devices = self.context.devices();
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            let stream = device.stream();
+            sweeps.zero_counts(stream)?;
+            for step in 0..sweeps.sweep_ranges() {
+                sweeps.gather_range(stream, step)?;
+                for shares in self.devices.iter().map(|peer| peer.range_shares(step)) {
+                    if !shares.is_empty() {
+                        stream.fill(&sweeps.share().slice(shares)?, 0u32)?;
+                    }
+                }
+            }
+        }
+        let mut counts = self.counts()?;
+        for (count, round) in counts.iter_mut().zip(ranged) {
+            count.taken = round.taken;
+            count.taken_arcs = round.taken_arcs;
+        }
+        Ok(counts)
     }
 }
 
@@ -111,15 +211,18 @@ mod tests {
     fn ranges_cover_every_vertex_in_order_with_about_equal_arcs() {
         // Degrees 6, 1, 1, 1, 1, 1, 1: 12 arcs.
         let offsets = [0u64, 6, 7, 8, 9, 10, 11, 12];
-        assert_eq!(ranges_of(&offsets, 1), vec![0..7]);
-        assert_eq!(ranges_of(&offsets, 2), vec![0..1, 1..7]);
-        assert_eq!(ranges_of(&offsets, 3), vec![0..1, 1..3, 3..7]);
+        assert_eq!(ranges_of(&offsets, &(0..7), 1), vec![0..7]);
+        assert_eq!(ranges_of(&offsets, &(0..7), 2), vec![0..1, 1..7]);
+        assert_eq!(ranges_of(&offsets, &(0..7), 3), vec![0..1, 1..3, 3..7]);
+        // A device's part: its 5 arcs split in 2 where the 2nd and 3rd meet.
+        assert_eq!(ranges_of(&offsets, &(2..7), 2), vec![2..4, 4..7]);
+        assert_eq!(ranges_of(&offsets, &(1..2), 2), vec![1..1, 1..2]);
         // More ranges than vertices: some empty, still in order and covering.
-        let r = ranges_of(&[0, 2, 4], 5);
+        let r = ranges_of(&[0, 2, 4], &(0..2), 5);
         assert_eq!(r.first().map(|r| r.start), Some(0));
         assert_eq!(r.last().map(|r| r.end), Some(2));
         assert!(r.windows(2).all(|w| w[0].end == w[1].start));
         // No vertex.
-        assert_eq!(ranges_of(&[0], 3), vec![0..0, 0..0, 0..0]);
+        assert_eq!(ranges_of(&[0], &(0..0), 3), vec![0..0, 0..0, 0..0]);
     }
 }

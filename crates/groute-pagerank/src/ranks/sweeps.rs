@@ -102,13 +102,10 @@ impl DeviceSweeps {
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
         let in_csr = transpose.unwrap_or(csr);
         let ranges = sweep_ranges
-            .iter()
-            .flat_map(|r| &r.ranges)
-            .map(|range| {
-                let start = range.start.clamp(owned.start, owned.end);
-                let part = start..range.end.clamp(start, owned.end);
-                Ok((part.clone(), pull.for_range(device, in_csr, &part)?))
-            })
+            .map(|r| r.split(in_csr.offsets(), &owned))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|part| Ok((part.clone(), pull.for_range(device, in_csr, &part)?)))
             .collect::<Result<Vec<_>, Error>>()?;
         let residual = device.alloc::<u32>(n.max(1))?;
         // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
@@ -284,6 +281,12 @@ impl DeviceSweeps {
         self.sweep_ranges.len()
     }
 
+    /// The entries of the share array that range `range`'s take writes (its vertices).
+    pub(super) fn range_shares(&self, range: usize) -> Range<usize> {
+        let owned = &self.sweep_ranges[range].0;
+        owned.start as usize..owned.end as usize
+    }
+
     /// Enqueues the zeroing of the round's counters on `stream` (before a whole-graph take;
     /// once a round by vertex ranges, which counts over all its gathers and takes).
     pub(super) fn zero_counts(&self, stream: &Stream) -> Result<(), Error> {
@@ -345,6 +348,8 @@ impl DeviceSweeps {
             return host::enqueue_gather(stream, arrays, pull.in_csr());
         }
         let mut buffers = pull.buffers();
+        // Every share is read (the bitmap is for the whole-graph rounds after a switch).
+        buffers.taken = None;
         buffers.batched_loads = true;
         launch_pull_gather(stream.raw().as_ref(), &pr, &buffers, &self.wl_buffers())
     }
@@ -427,7 +432,7 @@ mod tests {
             ..crate::PageRankTuning::default()
         };
         for tc in groute_core::testing::test_contexts(1, &[]) {
-            let shape = (1, 1, true);
+            let shape = (1, true);
             let ranges = SweepRanges::for_run(&tuning, &tc.context, shape, &graph.csr).unwrap();
             let device = &tc.context.devices()[0];
             let sweeps = DeviceSweeps::upload(
