@@ -95,11 +95,12 @@ struct Cli {
     /// sweeps always gather.
     #[arg(long, hide = true, value_name = "DIVISOR")]
     sweep_push_divisor: Option<u32>,
-    /// CUDA and host, the synchronous sweeps in one process: each device splits its
-    /// vertices into this many ranges, and a round gathers and takes them one after the
-    /// other, each range's take seeing the shares the earlier ones took, until a round takes
-    /// few (1: the whole graph at once; default, on GPUs holding a graph in degree order of
-    /// at least 2^26 arcs, 4 where its shares fit the L2 and 8 where they outgrow it, else 1).
+    /// CUDA and host, the synchronous sweeps: each device splits its vertices into this
+    /// many ranges, and a round gathers and takes them one after the other, each range's
+    /// take seeing the shares the earlier ones took, until a round takes few (1: the whole
+    /// graph at once; default, in one process on GPUs holding a graph in degree order of at
+    /// least 2^26 arcs, 4 where its shares fit the L2 and 8 where they outgrow it, else 1;
+    /// across MPI ranks 1 unless given, the same on every rank).
     #[arg(long, hide = true, value_name = "RANGES")]
     sweep_ranges: Option<u32>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
@@ -326,12 +327,13 @@ fn run() -> Result<(), AnyError> {
         options.worklist.packet_size = p;
     }
     if let Some(ranks) = common::ranks::job_size()? {
-        // The degree order, the sparse gathers and the gather's interleaving apply to the
-        // sweeps across ranks too.
+        // The degree order, the sparse gathers, the gather's interleaving and the vertex
+        // ranges apply to the sweeps across ranks too.
         let across_ranks = PageRankTuning {
             degree_order: options.tuning.degree_order,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             gather_interleave: options.tuning.gather_interleave,
+            sweep_ranges: options.tuning.sweep_ranges,
             ..PageRankTuning::default()
         };
         if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks

@@ -59,6 +59,7 @@ fn measure(
         || solver.run(collectives),
         |r| (r.stats.elapsed, r.stats.device_time),
     )?;
+    let steps = solver.sweep_ranges();
     drop(solver);
     let s = runs.last.stats.clone();
     let alpha = f64::from(algorithm.alpha);
@@ -67,8 +68,12 @@ fn measure(
         mode: super::execution::mode_of(false),
         engine: format!(
             "synchronous pull sweeps over {ranks} MPI ranks x {} devices, the shares of every \
-             rank's boundary gathered each round ({})",
+             rank's boundary gathered each {} ({})",
             job.run.devices,
+            match steps {
+                1 => "round".to_string(),
+                steps => format!("of a round's {steps} steps by vertex ranges"),
+            },
             plane_between_ranks(ctx)
         ),
         detail: serde_json::json!({
@@ -80,6 +85,8 @@ fn measure(
             "gather_interleave": gather_interleaved,
             "sparse_gather_divisor_requested": tuning.sparse_gather_divisor,
             "sparse_gather_rounds": s.sparse_gather_rounds,
+            "sweep_ranges_requested": tuning.sweep_ranges,
+            "ranged_rounds": s.ranged_rounds,
             "round_ms": {
                 "gather": s.round_times.gather.as_secs_f64() * 1e3,
                 "sparse_gather": s.round_times.sparse_gather.as_secs_f64() * 1e3,
@@ -90,6 +97,7 @@ fn measure(
             ("rounds", s.rounds.into()),
             ("pushes", s.pushes.into()),
             ("sparse_gather_rounds", s.sparse_gather_rounds.into()),
+            ("ranged_rounds", s.ranged_rounds.into()),
             ("residual_left", s.residual_left.into()),
         ],
         summary: format!(

@@ -9,7 +9,7 @@
 //! with an error.
 
 use groute_graph::testing::{generated, partition_at_cuts};
-use groute_graph::{Csr, HeldRows, Partition};
+use groute_graph::{Csr, Graph, HeldRows, Partition};
 use groute_pagerank::{
     PageRank, PageRankRanks, PageRankRanksResult, PageRankTuning, pagerank_reference,
 };
@@ -41,23 +41,36 @@ fn run_ranks<'g>(
     algorithm: impl Fn(usize) -> PageRank + Sync,
     runs: usize,
 ) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
-    run_ranks_in(rows_of, partition, (ranks, devices), algorithm, runs, None)
+    let auto = Tuned::default();
+    run_ranks_in(rows_of, partition, (ranks, devices), algorithm, runs, &auto)
 }
 
-/// [`run_ranks`] with `degree_order` asked for (`Some(asked)`: every solver must hold the
-/// order asked for; `None`: the rule's, which on CUDA may order a skewed graph).
+/// What [`run_ranks_in`] asks of the solvers' tuning.
+#[derive(Default)]
+struct Tuned {
+    /// The degree order (`Some(asked)`: every solver must hold the order asked for; `None`:
+    /// the rule's, which on CUDA may order a skewed graph).
+    degree_order: Option<bool>,
+    /// Rank `r`'s vertex ranges per device (`None`: whole-graph rounds, as Auto's across
+    /// processes).
+    ranges: Option<fn(usize) -> Option<u32>>,
+}
+
+/// [`run_ranks`] with the tuning `tuned` asks for.
 fn run_ranks_in<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
     partition: &Partition,
     shape: (usize, usize),
     algorithm: impl Fn(usize) -> PageRank + Sync,
     runs: usize,
-    degree_order: Option<bool>,
+    tuned: &Tuned,
 ) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
+    let degree_order = tuned.degree_order;
     RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
         let rank = collectives.rank();
         let tuning = PageRankTuning {
             degree_order,
+            sweep_ranges: tuned.ranges.and_then(|of| of(rank)),
             // A rank alone would push the rounds that take few arcs, whose atomics add in no
             // fixed order: every round gathers, so that every run gives the same ranks
             // (`check_runs`). The push rounds are checked against the bound in
@@ -140,13 +153,73 @@ fn generated_graphs_match_the_reference_on_every_rank() {
     });
 }
 
+/// Rounds by 3 vertex ranges per device across ranks (each step's boundary shares
+/// all-gathered before the next step), in the input order and in degree order, held whole
+/// or as rows of a cache: every round goes by ranges (the ranks never leave them: no sparse
+/// gathers on the host backend, no push rounds across ranks), and the ranks match the
+/// reference as the whole-graph rounds' do.
+#[test]
+fn ranks_by_vertex_ranges_match_the_reference() {
+    let specs = ["kron:scale=11,ef=8,sym,seed=3", "road:side=24,p=0.6,seed=5"];
+    let shapes = [(1, 2), (2, 1), (2, 2), (3, 1), (3, 2)];
+    let check = |csr: &Csr, outs: Vec<Result<Vec<PageRankRanksResult>, String>>, label: &str| {
+        for run in outs.iter().flatten().flatten() {
+            let s = &run.stats;
+            assert!(
+                s.rounds > 1 && s.ranged_rounds == s.rounds,
+                "{label}: {s:?}"
+            );
+        }
+        check_runs(csr, outs, label);
+    };
+    for degree_order in [Some(false), Some(true)] {
+        let tuned = Tuned {
+            degree_order,
+            ranges: Some(|_| Some(3)),
+        };
+        for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
+            let whole = |_| HeldRows::whole(csr);
+            let outs = run_ranks_in(whole, partition, shape, |_| PAGERANK, 2, &tuned);
+            check(
+                csr,
+                outs,
+                &format!("{label}, 3 ranges, order {degree_order:?}"),
+            );
+        });
+    }
+    let g = generated("kron:scale=10,ef=12,sym,seed=9");
+    let tuned = Tuned {
+        degree_order: Some(true),
+        ranges: Some(|_| Some(4)),
+    };
+    let outs = run_own_rows(&g, "pagerank-rows-ranges", &tuned);
+    check(&g.csr, outs, "own rows, 4 ranges");
+}
+
+/// One run on 3 ranks of 2 devices, each rank holding only its rows of a symmetric cache of
+/// `g` (made under `name`), loaded from the file.
+fn run_own_rows(
+    g: &Graph,
+    name: &str,
+    tuned: &Tuned,
+) -> Vec<Result<Vec<PageRankRanksResult>, String>> {
+    let shape = (3, 2);
+    let held = RankRows::new(g, shape, name);
+    run_ranks_in(
+        |r| held.rows(r),
+        &held.partition,
+        shape,
+        |_| PAGERANK,
+        1,
+        tuned,
+    )
+}
+
 /// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
 #[test]
 fn ranks_holding_only_their_rows_match_the_reference() {
     let g = generated("kron:scale=10,ef=12,sym,seed=9");
-    let shape = (3, 2);
-    let held = RankRows::new(&g, shape, "pagerank-rows");
-    let outs = run_ranks(|r| held.rows(r), &held.partition, shape, |_| PAGERANK, 1);
+    let outs = run_own_rows(&g, "pagerank-rows", &Tuned::default());
     check_runs(&g.csr, outs, "own rows");
 }
 
@@ -156,6 +229,10 @@ fn ranks_holding_only_their_rows_match_the_reference() {
 #[test]
 fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
     let g = generated("kron:scale=10,ef=12,sym,seed=5");
+    let ordered = Tuned {
+        degree_order: Some(true),
+        ..Tuned::default()
+    };
     for (ranks, devices) in [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)] {
         let partition = in_blocks(&g.csr, ranks * devices);
         let outs = run_ranks_in(
@@ -164,7 +241,7 @@ fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
             (ranks, devices),
             |_| PAGERANK,
             2,
-            Some(true),
+            &ordered,
         );
         check_runs(
             &g.csr,
@@ -172,16 +249,7 @@ fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
             &format!("degree order, whole, {ranks}x{devices}"),
         );
     }
-    let shape = (3, 2);
-    let held = RankRows::new(&g, shape, "pagerank-rows-ordered");
-    let outs = run_ranks_in(
-        |r| held.rows(r),
-        &held.partition,
-        shape,
-        |_| PAGERANK,
-        1,
-        Some(true),
-    );
+    let outs = run_own_rows(&g, "pagerank-rows-ordered", &ordered);
     check_runs(&g.csr, outs, "degree order, own rows");
     let (csr, partition) = directed_in_four_parts(2400);
     let outs = run_ranks_in(
@@ -190,7 +258,7 @@ fn degree_ordered_ranks_match_the_reference_in_the_input_order() {
         (2, 2),
         |_| PAGERANK,
         1,
-        Some(true),
+        &ordered,
     );
     check_runs(&csr, outs, "degree order, directed, whole");
 }
@@ -248,6 +316,19 @@ fn ranks_given_different_or_invalid_settings_are_refused_on_every_rank() {
         errors[0].contains("processes") && errors[2].contains("processes"),
         "{errors:?}"
     );
+    // Rounds by vertex ranges step together on every rank: one asking for other ranges is
+    // refused.
+    let odd_ranges = Tuned {
+        ranges: Some(|r| Some(if r == 1 { 2 } else { 3 })),
+        ..Tuned::default()
+    };
+    let whole = |_| HeldRows::whole(&csr);
+    let outs = run_ranks_in(whole, &partition, (3, 1), |_| PAGERANK, 1, &odd_ranges);
+    let errors: Vec<String> = outs.into_iter().map(|o| o.expect_err("refused")).collect();
+    assert!(
+        errors.iter().all(|e| e.contains("vertex ranges")),
+        "{errors:?}"
+    );
 }
 
 proptest! {
@@ -264,17 +345,25 @@ proptest! {
         ranks in 1usize..=3,
         devices in 1usize..=2,
         cut_seed in any::<u64>(),
+        by_ranges in any::<bool>(),
     ) {
         let csr = random_graph(n, n * density + 1, seed, symmetric);
         let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
-        let outs = run_ranks(
+        // Whole-graph rounds, or 3 vertex ranges per device.
+        let tuned = Tuned {
+            ranges: by_ranges.then_some((|_| Some(3)) as fn(usize) -> Option<u32>),
+            ..Tuned::default()
+        };
+        let outs = run_ranks_in(
             |_| HeldRows::whole(&csr),
             &partition,
             (ranks, devices),
             |_| PAGERANK,
             1,
+            &tuned,
         );
-        check_runs(&csr, outs, &format!("n {n} {ranks}x{devices} cuts {cuts:?}"));
+        let label = format!("n {n} {ranks}x{devices} cuts {cuts:?} ranges {by_ranges}");
+        check_runs(&csr, outs, &label);
     }
 }
 
@@ -285,9 +374,17 @@ proptest! {
 #[test]
 fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
     let faults = [1, 5, 10, 20, 40, 80, 160, 320];
-    support::expect_a_crash_to_end_every_rank(&faults, 5, |ctx, held, collectives| {
-        PageRankRanks::new(ctx, held, PAGERANK, collectives)
-            .and_then(|mut solver| (0..3).try_for_each(|_| solver.run(collectives).map(|_| ())))
-            .map_err(|e| e.to_string())
-    });
+    for ranges in [None, Some(3)] {
+        // Rounds by vertex ranges all-gather once a step: a rank that fails mid-round still
+        // takes part in the rest of the round's gathers.
+        let tuning = PageRankTuning {
+            sweep_ranges: ranges,
+            ..PageRankTuning::default()
+        };
+        support::expect_a_crash_to_end_every_rank(&faults, 5, |ctx, held, collectives| {
+            PageRankRanks::with_tuning(ctx, held, PAGERANK, &tuning, collectives)
+                .and_then(|mut solver| (0..3).try_for_each(|_| solver.run(collectives).map(|_| ())))
+                .map_err(|e| e.to_string())
+        });
+    }
 }

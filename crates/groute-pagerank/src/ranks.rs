@@ -36,9 +36,11 @@
 //! included): the invariant `r* = r + M res` holds after every round. The run ends when no
 //! vertex of any process crossed epsilon in the last gather, that is, when no residual
 //! exceeds epsilon anywhere, so both error bounds of the crate docs hold unchanged
-//! ([`PageRankRanksStats::residual_left`] gives the a-posteriori one). One device of a
-//! process alone may instead gather and take its vertices range by range within a round
-//! (`ranks/sweep_ranges.rs`), ending on a round that takes nothing, with the same bounds.
+//! ([`PageRankRanksStats::residual_left`] gives the a-posteriori one). The devices may
+//! instead gather and take their vertices range by range within a round, the ranges of a
+//! step side by side on every device of every process, each step's shares exchanged before
+//! the next step (`ranks/sweep_ranges.rs`, `ranks/step_boundaries.rs`), ending on a round
+//! that takes nothing, with the same bounds.
 //!
 //! Nothing but shares crosses between processes, and only those of each process's
 //! *boundary*: its vertices with an arc to another process's vertex, listed once at
@@ -72,10 +74,13 @@ mod boundary;
 mod host;
 mod order;
 mod rounds;
+mod stats;
+mod step_boundaries;
 mod sweep_ranges;
 mod sweeps;
 
 pub use rounds::SweepRoundTimes;
+pub use stats::{PageRankRanksResult, PageRankRanksStats};
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -88,6 +93,7 @@ use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
 use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
+use step_boundaries::StepBoundaries;
 use sweep_ranges::SweepRanges;
 use sweeps::{DeviceSweeps, SweepCounts};
 
@@ -141,6 +147,8 @@ pub struct PageRankRanks {
     push_below: u64,
     /// [`PageRankRanks::set_time_limit`].
     time_limit: Option<Duration>,
+    /// Rounds by vertex ranges across processes: every step's boundary of every process.
+    step_boundaries: Option<StepBoundaries>,
 }
 
 impl std::fmt::Debug for PageRankRanks {
@@ -151,70 +159,6 @@ impl std::fmt::Debug for PageRankRanks {
             .field("rank", &self.rank)
             .finish_non_exhaustive()
     }
-}
-
-/// Ranks and statistics of a [`PageRankRanks::run`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PageRankRanksResult {
-    /// `ranks[v]`: the rank of every vertex (the graph's numbering), on every process.
-    pub ranks: Vec<f32>,
-    /// Measurements.
-    pub stats: PageRankRanksStats,
-}
-
-impl PageRankRanksResult {
-    /// Sum of all ranks, in `f64`.
-    pub fn rank_sum(&self) -> f64 {
-        self.ranks.iter().map(|&r| f64::from(r)).sum()
-    }
-}
-
-/// Measurements of a [`PageRankRanks::run`] (times of this process; counts over every
-/// process).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PageRankRanksStats {
-    /// Host clock from the start of the run (every process has started it) to the last
-    /// round's end, before the ranks are gathered.
-    pub elapsed: Duration,
-    /// The same span on the devices (CUDA timing events; max over this process's devices);
-    /// `None` on the host backend.
-    pub device_time: Option<Duration>,
-    /// Sweeps (rounds of exchange).
-    pub rounds: u64,
-    /// Residuals moved into ranks, over every round and process (each vertex once a round
-    /// at most).
-    pub pushes: u64,
-    /// The residual left on every vertex when the run ended: `|r - r*|_1 <= residual_left /
-    /// (1 - alpha)` (the crate docs' a-posteriori bound).
-    pub residual_left: f64,
-    /// Bytes that crossed between processes in the rounds: each process receives every
-    /// other's boundary shares once a round (every process's padded to the largest boundary,
-    /// as the gather moves them). The ranks' gather at the end is not counted.
-    pub bytes_between_ranks: u64,
-    /// Each process's boundary vertices (those with arcs to other processes' vertices, whose
-    /// shares cross), in process order.
-    pub boundary_per_process: Vec<u64>,
-    /// Bytes copied between this process's devices in the rounds: each device receives the
-    /// others' owned shares every round that gathers (in a push round, as many bytes: each
-    /// peer's slots of its own vertices), and the other processes' shares from device 0.
-    pub bytes_between_devices: u64,
-    /// Residuals each of this process's devices moved into ranks, over every round.
-    pub pushes_per_device: Vec<u64>,
-    /// The largest residual left on one of this process's vertices (at most epsilon).
-    pub max_residual_left: f32,
-    /// The rounds whose gathers read only the shares of the vertices taken
-    /// ([`PageRankTuning::sparse_gather_divisor`]; the same on every process that kept the
-    /// bitmaps, 0 on the host backend, whose gathers read every share).
-    pub sparse_gather_rounds: u64,
-    /// The rounds that pushed the shares instead of gathering them
-    /// ([`PageRankTuning::sweep_push_divisor`]; 0 across processes).
-    pub push_rounds: u64,
-    /// The rounds that gathered and took the vertices range by range
-    /// ([`PageRankTuning::sweep_ranges`]; 0 across processes): a run's first rounds, all of
-    /// them unless it left the ranges for whole-graph rounds (`ranks/sweep_ranges.rs`).
-    pub ranged_rounds: u64,
-    /// This process's host time of the rounds, by kind.
-    pub round_times: SweepRoundTimes,
 }
 
 impl PageRankRanks {
@@ -278,6 +222,10 @@ impl PageRankRanks {
             (
                 "degree order (0 auto, 1 off, 2 on)",
                 degree_order.map_or(0, |on| 1 + u64::from(on)),
+            ),
+            (
+                "vertex ranges asked (0 auto)",
+                tuning.sweep_ranges.map_or(0, u64::from),
             ),
         ];
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
@@ -410,6 +358,18 @@ impl PageRankRanks {
         let ready = all_ready(collectives, gathered.is_err(), RUN);
         let boundaries = gathered?;
         ready?;
+        let step_boundaries = if ranks > 1 && sweeps[0].sweep_ranges() > 0 {
+            let shape = (rank, ranks, n);
+            Some(StepBoundaries::new(
+                context,
+                &sweeps,
+                &own,
+                shape,
+                collectives,
+            )?)
+        } else {
+            None
+        };
         Ok(PageRankRanks {
             context: context.clone(),
             devices: sweeps,
@@ -429,6 +389,7 @@ impl PageRankRanks {
             sparse_below,
             push_below,
             time_limit: None,
+            step_boundaries,
         })
     }
 
@@ -458,13 +419,16 @@ impl PageRankRanks {
             Err(e) => Some(e),
         };
         let (mut rounds, mut pushes, mut sparse_rounds, mut push_rounds) = (0u64, 0, 0, 0);
-        let mut ranged_rounds = 0u64;
+        let (mut ranged_rounds, mut left_ranges) = (0u64, false);
         let mut pushes_per_device = vec![0u64; self.devices.len()];
         let mut last = SweepCounts::default();
         // Whether this round pushes (decided when its take was enqueued) and each device's
         // vertices above epsilon, which the take takes.
         let mut push = false;
         let mut taking_per_device = vec![0u64; self.devices.len()];
+        // The last round's counts of each device (a ranged round's, for the pass that
+        // leaves the ranges).
+        let mut last_per_device = vec![SweepCounts::default(); self.devices.len()];
         // Rounds by vertex ranges (`ranks/sweep_ranges.rs`) end on one that took nothing,
         // or leave the ranges for whole-graph rounds.
         let mut ranged = self.devices[0].sweep_ranges() > 0;
@@ -486,18 +450,27 @@ impl PageRankRanks {
             // round's take is already enqueued where other processes may still go on (a
             // round by ranges takes in the round); after the last round it takes nothing
             // (no residual is above epsilon).
-            let words = [last.crossed, last.taken, u64::from(failure.is_some())];
+            let words = [
+                last.crossed,
+                last.taken,
+                last.taken_arcs,
+                u64::from(failure.is_some()),
+            ];
             let sums = collectives.sum(&words)?;
             if let Some(e) = failure.take() {
                 return Err(e);
             }
-            if sums[2] > 0 {
-                return Err(peers_failed(RUN, sums[2], collectives).into());
+            if sums[3] > 0 {
+                return Err(peers_failed(RUN, sums[3], collectives).into());
             }
             pushes += sums[1];
             if rounds > 0 && sums[usize::from(ranged)] == 0 {
                 break;
             }
+            // Every process leaves the ranges on the same round (the sums decide).
+            let leave = ranged && rounds > 0 && self.leaves_ranges(sums[1], sums[2]);
+            ranged &= !leave;
+            left_ranges |= leave;
             // The vertices the round's take (already enqueued) moves, over every process:
             // every vertex in the first round, then those that crossed epsilon in the last.
             let taking = if rounds == 0 {
@@ -515,13 +488,9 @@ impl PageRankRanks {
             let round_started = Instant::now();
             let round = if ranged {
                 let floor = if rounds == 1 { 0.0 } else { self.epsilon };
-                self.ranged_round(floor).and_then(|counts| {
-                    if !self.leaves_ranges(&counts) {
-                        return Ok(counts);
-                    }
-                    ranged = false;
-                    self.leave_ranges(&counts)
-                })
+                self.ranged_round(floor, collectives)
+            } else if leave {
+                self.leave_ranges(&last_per_device)
             } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
@@ -551,8 +520,10 @@ impl PageRankRanks {
                         pushes_per_device[d] += c.taken;
                         taking_per_device[d] = c.crossed;
                         last.taken += c.taken;
+                        last.taken_arcs += c.taken_arcs;
                         last.crossed += c.crossed;
                     }
+                    last_per_device = counts;
                 }
                 Err(e) => failure = Some(e),
             }
@@ -589,6 +560,8 @@ impl PageRankRanks {
             return Err(peers_failed(RUN, sums[ranks], collectives).into());
         }
         let n = self.devices[0].share().len() as u64;
+        // The whole-graph rounds (the pass that leaves the ranges copies nothing).
+        let copying = rounds - ranged_rounds - u64::from(left_ranges);
         let receivers = self.devices.len().saturating_sub(1) as u64;
         Ok(PageRankRanksResult {
             ranks: values,
@@ -598,11 +571,11 @@ impl PageRankRanks {
                 rounds,
                 pushes,
                 residual_left: sums[..ranks].iter().map(|&b| f64::from_bits(b)).sum(),
-                bytes_between_ranks: rounds
-                    * (ranks * ranks.saturating_sub(1) * 4) as u64
-                    * self.boundary_len as u64,
+                bytes_between_ranks: (ranks * ranks.saturating_sub(1) * 4) as u64
+                    * (copying * self.boundary_len as u64
+                        + ranged_rounds * self.step_boundaries.as_ref().map_or(0, |b| b.words())),
                 boundary_per_process: self.boundary_counts.clone(),
-                bytes_between_devices: rounds * receivers * n * 4,
+                bytes_between_devices: (copying + ranged_rounds) * receivers * n * 4,
                 pushes_per_device,
                 max_residual_left,
                 sparse_gather_rounds: sparse_rounds,

@@ -70,8 +70,9 @@ pub struct PageRankTuning {
     /// side by side. A range's take then sees the shares the earlier ranges took in the same
     /// round (block Gauss-Seidel), so fewer rounds converge, each still one gather over every
     /// in-arc; once a round takes few vertices the run goes on in whole-graph rounds. `None`
-    /// (the default) decides by [`PageRankTuning::sweep_ranges_for`]. Runs across processes
-    /// sweep the whole graph at once.
+    /// (the default) decides by [`PageRankTuning::sweep_ranges_for`] in one process; across
+    /// processes the whole graph at once unless asked (every process asking the same), each
+    /// step's boundary shares then all-gathered before the next step.
     pub sweep_ranges: Option<u32>,
 }
 

@@ -50,6 +50,7 @@ use std::ops::Range;
 
 use groute_core::Context;
 use groute_graph::Csr;
+use groute_worklist::RankCollectives;
 
 use super::PageRankRanks;
 use super::sweeps::SweepCounts;
@@ -64,16 +65,18 @@ pub(super) struct SweepRanges {
 impl SweepRanges {
     /// The ranges of a run of `ranks` processes over a graph whose in-arcs are `in_arcs`
     /// (the transpose, or the CSR of a symmetric graph) uploaded in degree order where
-    /// `ordered`: in a process alone, where [`PageRankTuning::sweep_ranges_for`] gives more
-    /// than one range for its devices, that many per device; else `None` (whole-graph
-    /// rounds).
+    /// `ordered`: where [`PageRankTuning::sweep_ranges_for`] gives more than one range (in
+    /// a run across processes, only where [`PageRankTuning::sweep_ranges`] asks for them),
+    /// that many per device; else `None` (whole-graph rounds).
     pub(super) fn for_run(
         tuning: &PageRankTuning,
         context: &Context,
         (ranks, ordered): (usize, bool),
         in_arcs: &Csr,
     ) -> Option<Self> {
-        if ranks != 1 {
+        // Across processes only where asked (every process asks the same: the solver's
+        // shape check).
+        if ranks != 1 && tuning.sweep_ranges.is_none() {
             return None;
         }
         let n = in_arcs.num_vertices() as u64;
@@ -116,59 +119,87 @@ impl PageRankRanks {
         self.devices[0].sweep_ranges().max(1) as u32
     }
 
-    /// A round by vertex ranges on every device (one process; see the module docs): the
-    /// counters zeroed, then, step by step, each device's gather of its step's range and the
-    /// take of its vertices above `floor`, and (several devices) each device's copy of every
-    /// peer's step's shares, after that peer's take. Returns the round's counts of each
-    /// device (waits for them): the vertices taken over every range and the crossings of
-    /// every gather.
-    pub(super) fn ranged_round(&self, floor: f32) -> Result<Vec<SweepCounts>, PageRankError> {
-        let devices = self.context.devices();
-        for (device, sweeps) in devices.iter().zip(&self.devices) {
-            sweeps.zero_counts(device.stream())?;
+    /// A round by vertex ranges on every device (see the module docs): the counters zeroed,
+    /// then, step by step, each device's gather of its step's range and the take of its
+    /// vertices above `floor`, each device's copy of every peer's step's shares (after that
+    /// peer's take), and across processes the exchange of the step's boundary shares
+    /// (collective: `ranks/step_boundaries.rs`). Returns the round's counts of each device
+    /// (waits for them): the vertices taken over every range and the crossings of every
+    /// gather. A process that fails to enqueue a step still takes part in every later
+    /// step's exchange, then returns its error.
+    pub(super) fn ranged_round(
+        &self,
+        floor: f32,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<Vec<SweepCounts>, PageRankError> {
+        let mut failure = None;
+        for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
+            if let Err(e) = sweeps.zero_counts(device.stream()) {
+                failure.get_or_insert(e.into());
+            }
         }
+        for step in 0..self.devices[0].sweep_ranges() {
+            if failure.is_none()
+                && let Err(e) = self.ranged_step(step, floor)
+            {
+                failure = Some(e);
+            }
+            if let Some(boundaries) = &self.step_boundaries {
+                let devices = (&self.context, &self.devices[..]);
+                let exchanged = boundaries.exchange(step, devices, collectives, failure.is_some());
+                if let Err(e) = exchanged {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => self.counts(),
+        }
+    }
+
+    /// Enqueues step `step` of a ranged round in this process: every device's gather and
+    /// take of its range of the step, then (several devices) each device's copies of its
+    /// peers' shares of the step, after their takes.
+    fn ranged_step(&self, step: usize, floor: f32) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
         let several = devices.len() > 1;
         let mut taken = Vec::with_capacity(devices.len());
-        for step in 0..self.devices[0].sweep_ranges() {
-            taken.clear();
-            for (device, sweeps) in devices.iter().zip(&self.devices) {
-                sweeps.gather_range(device.stream(), step)?;
-                sweeps.take_range(device.stream(), step, floor)?;
-                if several {
-                    taken.push(device.stream().record()?);
-                }
+        for (device, sweeps) in devices.iter().zip(&self.devices) {
+            sweeps.gather_range(device.stream(), step)?;
+            sweeps.take_range(device.stream(), step, floor)?;
+            if several {
+                taken.push(device.stream().record()?);
             }
-            if !several {
-                continue;
-            }
-            for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-                for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
-                    // Waited for even where the range is empty: a device's later takes
-                    // are ordered after its peers' copies of its shares through it.
-                    device.stream().wait(&taken[d])?;
-                    let shares = source.range_shares(step);
-                    if !shares.is_empty() {
-                        device.stream().copy(
-                            &sweeps.share().slice(shares.clone())?,
-                            &source.share().slice(shares)?,
-                        )?;
-                    }
+        }
+        if !several {
+            return Ok(());
+        }
+        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
+                // Waited for even where the range is empty: a device's later takes are
+                // ordered after its peers' copies of its shares through it.
+                device.stream().wait(&taken[d])?;
+                let shares = source.range_shares(step);
+                if !shares.is_empty() {
+                    device.stream().copy(
+                        &sweeps.share().slice(shares.clone())?,
+                        &source.share().slice(shares)?,
+                    )?;
                 }
             }
         }
-        self.counts()
+        Ok(())
     }
 
     /// Whether a run by vertex ranges goes on in whole-graph rounds after a ranged round
-    /// that counted `counts` on every device: where the round took few enough vertices or
-    /// arcs that the next round in whole-graph rounds would gather only their shares or push
+    /// that took `taken` vertices of `taken_arcs` out-arcs over every device and process:
+    /// where the next round in whole-graph rounds would gather only their shares or push
     /// them ([`PageRankTuning::sparse_gather_below`], [`PageRankTuning::sweep_push_below`]),
     /// which costs less than a ranged round's gather over every in-arc. A round that took
     /// nothing ends the run instead.
-    pub(super) fn leaves_ranges(&self, counts: &[SweepCounts]) -> bool {
-        let taken: u64 = counts.iter().map(|c| c.taken).sum();
-        let arcs: u64 = counts.iter().map(|c| c.taken_arcs).sum();
-        taken > 0 && (taken <= self.sparse_below || arcs <= self.push_below)
+    pub(super) fn leaves_ranges(&self, taken: u64, taken_arcs: u64) -> bool {
+        taken > 0 && (taken <= self.sparse_below || taken_arcs <= self.push_below)
     }
 
     /// The gathers that end a run by vertex ranges, after the round that counted `ranged`
@@ -182,7 +213,7 @@ impl PageRankRanks {
         ranged: &[SweepCounts],
     ) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
-        for (device, sweeps) in devices.iter().zip(&self.devices) {
+        for (d, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
             let stream = device.stream();
             sweeps.zero_counts(stream)?;
             for step in 0..sweeps.sweep_ranges() {
@@ -191,6 +222,9 @@ impl PageRankRanks {
                     if !shares.is_empty() {
                         stream.fill(&sweeps.share().slice(shares)?, 0u32)?;
                     }
+                }
+                if let Some(boundaries) = &self.step_boundaries {
+                    boundaries.zero_theirs(step, d, (&self.context, sweeps.share()))?;
                 }
             }
         }
