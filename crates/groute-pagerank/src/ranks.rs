@@ -40,7 +40,8 @@
 //! instead gather and take their vertices range by range within a round, the ranges of a
 //! step side by side on every device of every process, each step's shares exchanged before
 //! the next step (`ranks/sweep_ranges.rs`, `ranks/step_boundaries.rs`), ending on a round
-//! that takes nothing, with the same bounds.
+//! that takes nothing, or, once a round takes few, leaving the ranges for whole-graph
+//! rounds after a pass that delivers the shares in flight, with the same bounds.
 //!
 //! Nothing but shares crosses between processes, and only those of each process's
 //! *boundary*: its vertices with an arc to another process's vertex, listed once at
@@ -49,7 +50,8 @@
 //! is never read there. A round moves `4 b` bytes per process (`b` the largest boundary: a
 //! road network's block partition has a few thousand boundary vertices of millions) in one
 //! all-gather (NCCL on CUDA; on the host backend an all-reduce of every process's part)
-//! that every process's device 0 enqueues on its stream. Across
+//! that every process's device 0 enqueues on its stream (a round by vertex ranges: one
+//! all-gather per step, of the boundary vertices in the step's ranges). Across
 //! processes no arc is pushed, so no atomic touches a remote vertex and no message is sent
 //! per cut arc. The gather reads the in-arcs: the CSR's
 //! own rows on a symmetric graph, the transpose's where a process holds the whole of a
@@ -145,6 +147,10 @@ pub struct PageRankRanks {
     /// A round pushes where it is expected to take at most this many out-arcs
     /// ([`PageRankTuning::sweep_push_below`]; 0: never, as across processes).
     push_below: u64,
+    /// A run by vertex ranges leaves them once a round takes at most this many vertices:
+    /// the smallest `sparse_below` of every process, so that every process leaves on the
+    /// same round ([`PageRankRanks::leaves_ranges`]).
+    leave_sparse_below: u64,
     /// [`PageRankRanks::set_time_limit`].
     time_limit: Option<Duration>,
     /// Rounds by vertex ranges across processes: every step's boundary of every process.
@@ -178,14 +184,17 @@ impl PageRankRanks {
     /// Uploads this process's rows and their in-arcs (collective). Process `r`'s devices
     /// hold parts `r * devices..` of `partition`; `rows` must hold their rows. `algorithm`'s
     /// alpha and epsilon are checked as [`PageRankOptions::validate`] checks them, and must
-    /// be every process's. Of `tuning`, four settings apply:
+    /// be every process's. Of `tuning`, five settings apply:
     /// [`PageRankTuning::degree_order`], every process's: where it holds, each process
     /// renumbers its parts' vertices in order of decreasing degree (from its own rows; the
     /// new ids are gathered once), and [`PageRankRanks::run`] still returns the ranks in the
     /// input order (where Auto picked the order and some process cannot hold the renumbered
     /// rows, every process keeps the input order);
     /// [`PageRankTuning::sparse_gather_divisor`] and [`PageRankTuning::gather_interleave`],
-    /// this process's; and, in a process alone, [`PageRankTuning::sweep_push_divisor`].
+    /// this process's (a run by vertex ranges leaves them by the smallest sparse-gather
+    /// bound of every process); [`PageRankTuning::sweep_ranges`], every process's (across
+    /// processes only where asked); and, in a process alone,
+    /// [`PageRankTuning::sweep_push_divisor`].
     pub fn with_tuning(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
@@ -224,8 +233,8 @@ impl PageRankRanks {
                 degree_order.map_or(0, |on| 1 + u64::from(on)),
             ),
             (
-                "vertex ranges asked (0 auto)",
-                tuning.sweep_ranges.map_or(0, u64::from),
+                "vertex ranges asked (0 auto or whole-graph rounds)",
+                tuning.sweep_ranges.filter(|&k| k > 1).map_or(0, u64::from),
             ),
         ];
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
@@ -262,13 +271,6 @@ impl PageRankRanks {
         } else {
             Ok(Vec::new())
         };
-        // Each process's boundary size in its own word: every process learns every one's.
-        let mut counts = vec![0u64; ranks];
-        counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
-        let agreed = sum_with_shape(collectives, own.is_err(), &counts, &[], RUN);
-        let own = own?;
-        let (counts, _) = agreed?;
-        let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
         // The host backend's gather reads every share: no bitmap there.
         let sparse_below = match context.backend_kind() {
             groute_core::BackendKind::Cuda => {
@@ -276,6 +278,17 @@ impl PageRankRanks {
             }
             _ => 0,
         };
+        // Each process's boundary size and sparse-gather bound in its own words: every
+        // process learns every one's.
+        let mut counts = vec![0u64; 2 * ranks];
+        counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
+        counts[ranks + rank] = sparse_below;
+        let agreed = sum_with_shape(collectives, own.is_err(), &counts, &[], RUN);
+        let own = own?;
+        let (mut counts, _) = agreed?;
+        // Every process leaves the ranges on the same round: by the smallest bound.
+        let leave_sparse_below = counts.split_off(ranks).into_iter().min().unwrap_or(0);
+        let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
         let interleave_gather = match context.backend_kind() {
             groute_core::BackendKind::Cuda => tuning.gather_interleave_for(
                 order.is_some(),
@@ -388,6 +401,7 @@ impl PageRankRanks {
             epsilon,
             sparse_below,
             push_below,
+            leave_sparse_below,
             time_limit: None,
             step_boundaries,
         })
@@ -471,14 +485,16 @@ impl PageRankRanks {
             let leave = ranged && rounds > 0 && self.leaves_ranges(sums[1], sums[2]);
             ranged &= !leave;
             left_ranges |= leave;
-            // The vertices the round's take (already enqueued) moves, over every process:
-            // every vertex in the first round, then those that crossed epsilon in the last.
+            // The vertices the round's take (already enqueued, but for ranged rounds and the
+            // pass that leaves the ranges) moves, over every process: every vertex in the
+            // first round, then those that crossed epsilon in the last.
             let taking = if rounds == 0 {
                 self.devices[0].share().len() as u64
             } else {
                 sums[0]
             };
-            let sparse = !ranged && !push && self.sparse_below > 0 && taking <= self.sparse_below;
+            let sparse =
+                !ranged && !leave && !push && self.sparse_below > 0 && taking <= self.sparse_below;
             rounds += 1;
             sparse_rounds += u64::from(sparse);
             push_rounds += u64::from(push);
@@ -490,7 +506,7 @@ impl PageRankRanks {
                 let floor = if rounds == 1 { 0.0 } else { self.epsilon };
                 self.ranged_round(floor, collectives)
             } else if leave {
-                self.leave_ranges(&last_per_device)
+                self.leave_ranges()
             } else if push {
                 // Only alone (`push_below` is 0 across processes): no gather between them.
                 self.push_and_absorb(&taking_per_device)
@@ -505,7 +521,8 @@ impl PageRankRanks {
                 // nothing to take.
                 let last = ranks == 1 && counts.iter().all(|c| c.crossed == 0);
                 // Ranged rounds take in the round, and never push.
-                let push_next = !ranged && self.push_due(&counts);
+                let ranged_round = leave.then_some(&last_per_device[..]);
+                let push_next = !ranged && self.push_due(&counts, ranged_round);
                 if !last && !ranged {
                     self.take_and_stage(self.epsilon, !push_next)?;
                 }

@@ -64,8 +64,8 @@ pub struct PageRankTuning {
     /// (`--gather-interleave true|false`). `None` (the default) decides by
     /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,
-    /// [`crate::Driver::Sweeps`] in one process: each device splits its vertices into this
-    /// many ranges of about equal in-arcs, and a round gathers and takes one range at a
+    /// [`crate::Driver::Sweeps`] and [`crate::PageRankRanks`]: each device splits its
+    /// vertices into this many ranges of about equal in-arcs, and a round gathers and takes one range at a
     /// time (`--sweep-ranges`; 1: the whole graph at once), the devices' ranges of a step
     /// side by side. A range's take then sees the shares the earlier ranges took in the same
     /// round (block Gauss-Seidel), so fewer rounds converge, each still one gather over every

@@ -375,3 +375,36 @@ fn sweeps_by_vertex_ranges_are_within_the_bound_and_take_fewer_vertices_on_a_ske
         }
     }
 }
+
+#[test]
+fn a_run_that_leaves_the_vertex_ranges_counts_each_take_once() {
+    // Epsilon above any residual after the first round: the first round takes every vertex
+    // (floor 0) and no later round takes any. Leaving the ranges after the first round
+    // (push divisor 1) adds one pass that takes nothing; staying (0) ends on a round that
+    // takes nothing. Either way exactly one take per vertex, the pass counted as a round.
+    let road = generated("road:side=16,p=0.6,seed=5");
+    let sinks = from_pairs(4, &[(0, 1), (2, 3)], "two sinks");
+    for devices in groute_core::testing::device_counts(&[1, 2, 3]) {
+        for g in [&road, &sinks] {
+            let parted =
+                partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
+            for tc in groute_core::testing::test_contexts(devices, &[]) {
+                for divisor in [0, 1] {
+                    let what = format!("{} on {devices} {}, divisor {divisor}", g.name, tc.label);
+                    let mut o = options(0.01);
+                    o.epsilon = 0.5;
+                    o.driver = Driver::Sweeps;
+                    o.tuning.sweep_ranges = Some(2);
+                    o.tuning.sweep_push_divisor = Some(divisor);
+                    let got = pagerank(&tc.context, &parted, &o)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let s = &got.stats;
+                    assert_eq!(s.work_items, g.num_vertices() as u64, "{what}: {s:?}");
+                    assert_eq!(s.rounds, 2, "{what}: {s:?}");
+                    let left = divisor == 1 && g.num_edges() > 0;
+                    assert_eq!(s.ranged_rounds, if left { 1 } else { 2 }, "{what}: {s:?}");
+                }
+            }
+        }
+    }
+}

@@ -49,13 +49,16 @@ impl PageRankRanks {
     /// Whether the next round pushes, from this round's counts on every device: where the
     /// run may push (`push_below` above 0: a process alone) and the next round's take (the
     /// vertices this round left above epsilon) is expected to take at most `push_below`
-    /// out-arcs, at this round's arcs per vertex taken. Every round but the first may push.
-    pub(super) fn push_due(&self, counts: &[SweepCounts]) -> bool {
-        let sum = |f: fn(&SweepCounts) -> u64| counts.iter().map(f).sum::<u64>();
+    /// out-arcs, at this round's arcs per vertex taken (after the pass that leaves the
+    /// ranges, which takes nothing, at those of the last ranged round: `ranged`). Every
+    /// round but the first may push.
+    pub(super) fn push_due(&self, counts: &[SweepCounts], ranged: Option<&[SweepCounts]>) -> bool {
+        let took = ranged.unwrap_or(counts);
+        let sum = |of: &[SweepCounts], f: fn(&SweepCounts) -> u64| of.iter().map(f).sum::<u64>();
         let round = SweepCounts {
-            taken: sum(|c| c.taken),
-            taken_arcs: sum(|c| c.taken_arcs),
-            crossed: sum(|c| c.crossed),
+            taken: sum(took, |c| c.taken),
+            taken_arcs: sum(took, |c| c.taken_arcs),
+            crossed: sum(counts, |c| c.crossed),
         };
         next_round_pushes(&round, self.push_below)
     }

@@ -77,7 +77,11 @@ impl StepBoundaries {
         }
         let shape = [("vertex ranges per device", steps as u64)];
         let (counts, same_shape) = sum_with_shape(collectives, false, &counts, &shape, RUN)?;
+        // A process whose shape is the mean of the others' finds them alike: every process
+        // learns of any one that differs.
+        let ready = all_ready(collectives, same_shape.is_err(), RUN);
         same_shape?;
+        ready?;
         let lens: Vec<usize> = (0..steps)
             .map(|s| {
                 let longest = (0..ranks).map(|r| counts[r * steps + s]).max();
@@ -182,6 +186,14 @@ impl StepBoundaries {
         let len = part.len;
         let streams: Vec<_> = context.devices().iter().map(|d| d.stream()).collect();
         let (mine, all) = (self.mine.slice(..len)?, self.all.slice(..len * self.ranks)?);
+        if local_failed {
+            // The step's waits that order this gather after the other devices' copies of
+            // the last one may not have been enqueued: let those copies end first (a stream
+            // that failed ends at once).
+            for stream in &streams[1..] {
+                let _ = stream.synchronize();
+            }
+        }
         let packed = if local_failed || part.own.len() == 0 {
             Ok(())
         } else {

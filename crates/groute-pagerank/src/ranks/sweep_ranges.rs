@@ -23,10 +23,10 @@
 //! is read by a head in a range of a later step in round `p` (copied to the head's device
 //! after the take, before that step's gather), and by a head in a range of step `s` or an
 //! earlier one in round `p + 1`, before range `(d, s)`'s take of round `p + 1` rewrites it
-//! (that take is ordered after every peer's copy of round `p`: the copy of step `s` comes
-//! before the peer's take of the next step on the peer's stream, which device `d` waits for
-//! before it goes on, and with at least two ranges a device that step comes before its
-//! next take of range `s`). So no mass is lost or counted twice, and once every share is
+//! (that take is ordered after every peer's copy of round `p`: a peer copies step `s`
+//! before its take of step `s + 1` on its stream, and device `d` waits for that take before
+//! its copies of step `s + 1`, which come before its next take of range `s`; after a
+//! round's last step, the host waits for every device before the next round). So no mass is lost or counted twice, and once every share is
 //! delivered the invariant `r* = r + M res` holds. A round that takes nothing ends the run:
 //! it delivered every share taken before it, took none, and left every residual at most
 //! epsilon (at most `floor`, a take's threshold, after each range's take: only the range's
@@ -195,23 +195,22 @@ impl PageRankRanks {
     /// Whether a run by vertex ranges goes on in whole-graph rounds after a ranged round
     /// that took `taken` vertices of `taken_arcs` out-arcs over every device and process:
     /// where the next round in whole-graph rounds would gather only their shares or push
-    /// them ([`PageRankTuning::sparse_gather_below`], [`PageRankTuning::sweep_push_below`]),
-    /// which costs less than a ranged round's gather over every in-arc. A round that took
-    /// nothing ends the run instead.
+    /// them ([`PageRankTuning::sparse_gather_below`], the smallest of every process's, and
+    /// [`PageRankTuning::sweep_push_below`]; 0: never), which costs less than a ranged
+    /// round's gather over every in-arc. A round that took nothing ends the run instead.
+    /// Every process decides alike, from the round's sums.
     pub(super) fn leaves_ranges(&self, taken: u64, taken_arcs: u64) -> bool {
-        taken > 0 && (taken <= self.sparse_below || taken_arcs <= self.push_below)
+        let sparse = taken <= self.leave_sparse_below;
+        let push = self.push_below > 0 && taken_arcs <= self.push_below;
+        taken > 0 && (sparse || push)
     }
 
-    /// The gathers that end a run by vertex ranges, after the round that counted `ranged`
-    /// on each device (module docs, "Leaving the ranges"): each device gathers its ranges
-    /// in step order, taking nothing, and after each step's gather zeroes the shares of
-    /// every device's range of that step in its share array. Returns each device's counts
-    /// (waits for them): the ranged round's vertices and arcs taken, and the vertices the
-    /// gathers left above epsilon.
-    pub(super) fn leave_ranges(
-        &self,
-        ranged: &[SweepCounts],
-    ) -> Result<Vec<SweepCounts>, PageRankError> {
+    /// The gathers that end a run by vertex ranges (module docs, "Leaving the ranges"):
+    /// each device gathers its ranges in step order, taking nothing, and after each step's
+    /// gather zeroes the shares of every range of that step (of every device of every
+    /// process) in its share array. Returns each device's counts (waits for them): nothing
+    /// taken, and the vertices the gathers left above epsilon.
+    pub(super) fn leave_ranges(&self) -> Result<Vec<SweepCounts>, PageRankError> {
         let devices = self.context.devices();
         for (d, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
             let stream = device.stream();
@@ -228,12 +227,7 @@ impl PageRankRanks {
                 }
             }
         }
-        let mut counts = self.counts()?;
-        for (count, round) in counts.iter_mut().zip(ranged) {
-            count.taken = round.taken;
-            count.taken_arcs = round.taken_arcs;
-        }
-        Ok(counts)
+        self.counts()
     }
 }
 

@@ -288,7 +288,8 @@ impl DeviceSweeps {
     }
 
     /// Enqueues the zeroing of the round's counters on `stream` (before a whole-graph take;
-    /// once a round by vertex ranges, which counts over all its gathers and takes).
+    /// once a round by vertex ranges, which counts over all its gathers and takes, and once
+    /// the pass that leaves them).
     pub(super) fn zero_counts(&self, stream: &Stream) -> Result<(), Error> {
         stream.fill(&self.ctrl, 0u32)
     }
