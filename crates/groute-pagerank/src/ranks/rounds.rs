@@ -5,11 +5,14 @@
 //! [`super::sweeps`], "Push rounds"); after the last round, the devices' ranks staged for
 //! the gather of every process's ([`PageRankRanks::stage_ranks`]).
 
+use std::ops::Range;
 use std::time::Duration;
+
+use groute_core::Event;
 
 use super::PageRankRanks;
 use super::boundary;
-use super::sweeps::SweepCounts;
+use super::sweeps::{DeviceSweeps, SweepCounts};
 use crate::PageRankError;
 
 /// Host time of a [`PageRankRanks::run`]'s rounds by kind (this process's clock): each round
@@ -121,16 +124,9 @@ impl PageRankRanks {
             }
         }
         if copy_shares {
-            for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-                for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
-                    device.stream().wait(&taken[d])?;
-                    let owned = source.owned().start as usize..source.owned().end as usize;
-                    device.stream().copy(
-                        &sweeps.share().slice(owned.clone())?,
-                        &source.share().slice(owned)?,
-                    )?;
-                }
-            }
+            self.copy_peer_shares(&taken, |peer| {
+                peer.owned().start as usize..peer.owned().end as usize
+            })?;
         }
         let share = self.devices[0].share();
         boundary::pack(
@@ -139,6 +135,31 @@ impl PageRankRanks {
             share,
             &self.mine_shares,
         )?;
+        Ok(())
+    }
+
+    /// Enqueues, on every device's stream, the copy of each peer's entries `entries(peer)`
+    /// of the share array into its own, after the peer's event in `taken` (one per device,
+    /// recorded after its take). The wait stands even where the entries are empty: a
+    /// device's later takes are ordered after its peers' copies of its shares through it.
+    pub(super) fn copy_peer_shares(
+        &self,
+        taken: &[Event],
+        entries: impl Fn(&DeviceSweeps) -> Range<usize>,
+    ) -> Result<(), PageRankError> {
+        let devices = self.context.devices();
+        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
+            for (d, peer) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
+                device.stream().wait(&taken[d])?;
+                let shares = entries(peer);
+                if !shares.is_empty() {
+                    device.stream().copy(
+                        &sweeps.share().slice(shares.clone())?,
+                        &peer.share().slice(shares)?,
+                    )?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -61,12 +61,18 @@ impl StepBoundaries {
         collectives: &mut dyn RankCollectives,
     ) -> Result<Self, PageRankError> {
         let steps = devices[0].sweep_ranges();
+        // `own` is ascending and each device's range of a step consecutive: a slice of it
+        // per device, in device order (ascending too).
+        let within = |r: std::ops::Range<usize>| {
+            let at = |bound: usize| own.partition_point(|&v| (v as usize) < bound);
+            &own[at(r.start)..at(r.end)]
+        };
         let own_by_step: Vec<Vec<u32>> = (0..steps)
             .map(|s| {
-                let ranges: Vec<_> = devices.iter().map(|d| d.range_shares(s)).collect();
-                own.iter()
+                devices
+                    .iter()
+                    .flat_map(|d| within(d.range_shares(s)))
                     .copied()
-                    .filter(|&v| ranges.iter().any(|r| r.contains(&(v as usize))))
                     .collect()
             })
             .collect();

@@ -172,22 +172,8 @@ impl PageRankRanks {
                 taken.push(device.stream().record()?);
             }
         }
-        if !several {
-            return Ok(());
-        }
-        for (e, (device, sweeps)) in devices.iter().zip(&self.devices).enumerate() {
-            for (d, source) in self.devices.iter().enumerate().filter(|&(d, _)| d != e) {
-                // Waited for even where the range is empty: a device's later takes are
-                // ordered after its peers' copies of its shares through it.
-                device.stream().wait(&taken[d])?;
-                let shares = source.range_shares(step);
-                if !shares.is_empty() {
-                    device.stream().copy(
-                        &sweeps.share().slice(shares.clone())?,
-                        &source.share().slice(shares)?,
-                    )?;
-                }
-            }
+        if several {
+            self.copy_peer_shares(&taken, |peer| peer.range_shares(step))?;
         }
         Ok(())
     }
