@@ -41,7 +41,7 @@ use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs, WorklistArgs};
 use groute::bfs::{
-    BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, bfs_reference,
+    BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PULL_GAMMA, PUSH_BETA, bfs_reference,
 };
 use groute::graph::{Graph, InputOrder};
 use serde::Serialize;
@@ -84,6 +84,10 @@ struct Cli {
     /// than the vertices / this (0: push again as soon as the frontier stops growing).
     #[arg(long, hide = true, value_name = "BETA", default_value_t = PUSH_BETA)]
     do_beta: u64,
+    /// Direction-optimizing: pull only once the frontier's out-arcs also reach the vertices
+    /// / this (0: no such bound).
+    #[arg(long, hide = true, value_name = "GAMMA", default_value_t = PULL_GAMMA)]
+    do_gamma: u64,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
     /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
     /// sharing them, for testing), per-device (one host thread per device) or auto (fused
@@ -137,6 +141,7 @@ fn run() -> Result<(), AnyError> {
         let rule = groute::bfs::SwitchRule {
             alpha: cli.do_alpha,
             beta: cli.do_beta,
+            gamma: cli.do_gamma,
         };
         return common::ranks_bfs::run(job, cli.direction, rule, cli.do_trace);
     }
@@ -165,6 +170,7 @@ fn run() -> Result<(), AnyError> {
     options.direction = cli.direction;
     options.tuning.switch_rule.alpha = cli.do_alpha;
     options.tuning.switch_rule.beta = cli.do_beta;
+    options.tuning.switch_rule.gamma = cli.do_gamma;
     options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
     options.tuning.trace = cli.do_trace;
 

@@ -510,7 +510,11 @@ fn a_tuning_changes_how_a_run_computes_not_what() {
             ..FusedTuning::default()
         },
         bfs: BfsTuning {
-            switch_rule: SwitchRule { alpha: 0, beta: 0 },
+            switch_rule: SwitchRule {
+                alpha: 0,
+                beta: 0,
+                gamma: 0,
+            },
             ..BfsTuning::default()
         },
         pagerank: PageRankTuning {

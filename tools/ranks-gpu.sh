@@ -9,7 +9,7 @@
 # log and JSON report go to the output folder as soon as the step ends, with one line per step
 # in its summary.tsv, and at the end one JSON line per example run in ranks.jsonl
 # (tools/ranks-record.py; the `report` example's --ranks); exits 1 if a step failed, timed
-# out or differed.
+# out or differed. GROUTE_TUNING, where set, reaches every example run, on every rank.
 #
 # Usage: tools/ranks-gpu.sh [options]
 #   --manifest FILE  binaries staged for a machine without Rust (gpu-stage's manifest.tsv:
@@ -104,7 +104,7 @@ if ((ranks > gpus)); then
 else
   printf '#!/bin/sh\nexec "$@"\n' >"$wrapper"
 fi
-mpi=(mpirun -np "$ranks" --oversubscribe --bind-to none -x GROUTE_TEST_CUDA ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} sh "$wrapper")
+mpi=(mpirun -np "$ranks" --oversubscribe --bind-to none -x GROUTE_TEST_CUDA ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} ${GROUTE_TUNING:+-x GROUTE_TUNING} sh "$wrapper")
 echo "$gpus GPUs, $ranks ranks$( ((ranks > gpus)) && echo ' (sharing GPUs over NCCL sockets)')"
 
 failed=0

@@ -1,6 +1,7 @@
 //! The `--json` form of a device-driven direction-optimizing run's per-phase trace
-//! (`--do-trace`): per device, its kernel's start and end after device 0's start, and per
-//! level step its kind, frontier sizes and phase times, all in microseconds.
+//! (`--do-trace`): per device, its kernel's start and end after device 0's start (each GPU
+//! reads its own clock: across GPUs they are only as comparable as the clocks agree), and
+//! per level step its kind, frontier sizes and phase times, all in microseconds.
 
 use groute::bfs::{DeviceTrace, DirectionTrace, StepTrace};
 use serde::Serialize;
@@ -97,10 +98,13 @@ pub fn trace_json(trace: &DirectionTrace) -> Vec<DeviceTraceJson> {
 /// Prints `trace` as a table, one line per device and step (the human-readable report).
 pub fn print_trace(trace: &DirectionTrace) {
     for (d, t) in trace.devices.iter().enumerate() {
+        // Each GPU's clock has its own origin: a device's span is exact, its start
+        // against device 0's only as good as their clocks agree.
         println!(
-            "trace dev {d}: kernel {:.1} .. {:.1} us after device 0's start",
-            t.start_ns as f64 / 1e3,
-            t.end_ns as f64 / 1e3
+            "trace dev {d}: kernel ran {:.1} us (from {:.1} us on device 0's clock, which \
+             other GPUs' clocks may not match)",
+            (t.end_ns - t.start_ns) as f64 / 1e3,
+            t.start_ns as f64 / 1e3
         );
         for s in &t.steps {
             let phases: Vec<String> = s

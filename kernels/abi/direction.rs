@@ -90,6 +90,8 @@ abi_struct! {
         pub alpha: u64,
         /// The direction rule's beta.
         pub beta: u64,
+        /// The direction rule's gamma (0: no bound).
+        pub gamma: u64,
         /// This member's group.
         pub group: PeerGroup,
         /// The level trace, or null.

@@ -127,14 +127,14 @@ __device__ __forceinline__ void direction_fused(
     unsigned int owned_end, unsigned int* wl_data, unsigned int wl_mask, unsigned int* ctrl,
     unsigned int* barrier, unsigned long long* state, unsigned int* const* inboxes,
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
-    const PeerGroup& group, unsigned long long* trace_words,
+    unsigned long long gamma, const PeerGroup& group, unsigned long long* trace_words,
     unsigned long long* const* postboxes, unsigned int source,
     const unsigned int* source_targets) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets,         pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,            wl,           state,
                     inboxes, inboxes[group.rank], in_arcs,       alpha,        beta,
-                    group,   postboxes,    SEVERAL};
+                    gamma,   group,        postboxes,            SEVERAL};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -360,8 +360,8 @@ __device__ __forceinline__ void direction_fused(
         groute::direction_fused<SEVERAL>(                                                         \
             p.levels, p.push_offsets, p.push_targets, p.pull_offsets, p.pull_sources, p.n,      \
             p.owned_begin, p.owned_end, p.wl_data, p.wl_mask, p.ctrl, p.barrier, p.state,       \
-            p.inboxes, p.in_arcs, p.alpha, p.beta, p.group, p.trace_words, p.postboxes,        \
-            p.source, p.source_targets);                                                         \
+            p.inboxes, p.in_arcs, p.alpha, p.beta, p.gamma, p.group, p.trace_words,             \
+            p.postboxes, p.source, p.source_targets);                                            \
     }
 
 GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false)

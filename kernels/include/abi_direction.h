@@ -94,6 +94,7 @@ struct DirectionParams {
     unsigned long long in_arcs;                 // arcs in all (the rule's unvisited in-arcs)
     unsigned long long alpha;                   // the direction rule's alpha (0: push only)
     unsigned long long beta;                    // and beta
+    unsigned long long gamma;                   // and gamma (0: no bound)
     struct PeerGroup group;                     // this member's group
     unsigned long long* trace_words;            // the level trace, or null
     unsigned long long* const* postboxes;       // every member's postbox

@@ -135,7 +135,7 @@ __device__ inline FusedRecord DoRun::decide_next(unsigned int own) const {
     if (frontier == 0ull) {
         return FusedRecord{{DO_DONE, 0u, 0u, 0u, 0u, 0u}};
     }
-    pulling = direction_pulls(alpha, beta, pulling, frontier, sums[DIRECTION_OUT_ARCS],
+    pulling = direction_pulls(alpha, beta, gamma, pulling, frontier, sums[DIRECTION_OUT_ARCS],
                               previous, unvisited_in, n);
     set(DO_PULLING, pulling ? 1ull : 0ull);
     if (pulling) {

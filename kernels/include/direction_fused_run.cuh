@@ -30,6 +30,7 @@ struct DoRun {
     unsigned long long in_arcs;
     unsigned long long alpha;
     unsigned long long beta;
+    unsigned long long gamma;
     PeerGroup group;
     unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
     // The run has several devices: a compile-time false in the one-device build (its code

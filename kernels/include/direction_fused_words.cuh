@@ -44,7 +44,8 @@ __device__ __forceinline__ unsigned long long saturating_mul(unsigned long long 
 // SwitchRule::pulls (crates/groute-bfs/src/direction/rule.rs), the reference: whether the step
 // after a frontier of `frontier` vertices and `out_arcs` out-arcs pulls.
 __device__ __forceinline__ bool direction_pulls(unsigned long long alpha,
-                                                unsigned long long beta, bool pulling,
+                                                unsigned long long beta,
+                                                unsigned long long gamma, bool pulling,
                                                 unsigned long long frontier,
                                                 unsigned long long out_arcs,
                                                 unsigned long long previous_frontier,
@@ -53,7 +54,8 @@ __device__ __forceinline__ bool direction_pulls(unsigned long long alpha,
     if (pulling) {
         return frontier >= previous_frontier || saturating_mul(frontier, beta) > n;
     }
-    return alpha != 0ull && saturating_mul(out_arcs, alpha) > unvisited_in_arcs;
+    return alpha != 0ull && saturating_mul(out_arcs, alpha) > unvisited_in_arcs &&
+           (gamma == 0ull || saturating_mul(out_arcs, gamma) >= n);
 }
 
 // HubPolicy::min_degree (groute-worklist) of the expand launch the host would make for `count`

@@ -63,7 +63,7 @@ use groute_worklist::{TraversalError, TraversalName, WorklistOptions, WorklistSt
 
 pub use direction::{
     AUTO_MIN_AVERAGE_DEGREE, DeviceTrace, Direction, DirectionTrace, MultiDriver, PULL_ALPHA,
-    PUSH_BETA, PhaseTimes, StepKind, StepTrace, SwitchRule,
+    PULL_GAMMA, PUSH_BETA, PhaseTimes, StepKind, StepTrace, SwitchRule,
 };
 pub use groute_worklist::traversal::UNREACHED;
 pub use ranks::BfsRanks;
@@ -142,7 +142,8 @@ pub struct BfsOptions {
 /// flags, listed by `--help-tuning`). Every setting computes the same levels.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BfsTuning {
-    /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`] by default).
+    /// When a direction-optimizing run pulls ([`PULL_ALPHA`], [`PUSH_BETA`], [`PULL_GAMMA`] by
+    /// default).
     pub switch_rule: SwitchRule,
     /// A device-driven run ([`MultiDriver::Fused`] only) stamps every phase of every level on
     /// every device ([`DirectionTrace`], in [`BfsStats::do_trace`]); off (the default): no

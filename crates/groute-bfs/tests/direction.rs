@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use groute_bfs::{
-    BfsOptions, BfsResult, Direction, MultiDriver, PULL_ALPHA, PUSH_BETA, SwitchRule, UNREACHED,
-    bfs, bfs_reference,
+    BfsOptions, BfsResult, Direction, MultiDriver, PULL_ALPHA, PULL_GAMMA, PUSH_BETA, SwitchRule,
+    UNREACHED, bfs, bfs_reference,
 };
 use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerGroup};
@@ -28,15 +28,25 @@ use proptest::prelude::*;
 const ALWAYS_PULL: SwitchRule = SwitchRule {
     alpha: u64::MAX,
     beta: u64::MAX,
+    gamma: 0,
 };
 /// Never pull (the frontier's out-arcs never exceed every unvisited in-arc).
-const ALWAYS_PUSH: SwitchRule = SwitchRule { alpha: 0, beta: 1 };
+const ALWAYS_PUSH: SwitchRule = SwitchRule {
+    alpha: 0,
+    beta: 1,
+    gamma: 0,
+};
 /// Pulls early and returns to push soon: many switches on small graphs.
-const EAGER: SwitchRule = SwitchRule { alpha: 2, beta: 2 };
+const EAGER: SwitchRule = SwitchRule {
+    alpha: 2,
+    beta: 2,
+    gamma: 0,
+};
 const RULES: [SwitchRule; 4] = [
     SwitchRule {
         alpha: PULL_ALPHA,
         beta: PUSH_BETA,
+        gamma: PULL_GAMMA,
     },
     ALWAYS_PULL,
     ALWAYS_PUSH,
@@ -345,13 +355,14 @@ proptest! {
         src in 0u32..60,
         alpha in 0u64..40,
         beta in 0u64..40,
+        gamma in 0u64..4,
         devices in 1usize..=4,
         metis in any::<bool>(),
         seed in 0u64..1000,
     ) {
         let g = from_random_pairs(n as u32, &raw, symmetric);
         let s = src % n as u32;
-        let mut o = options(Direction::PullPush, SwitchRule { alpha, beta });
+        let mut o = options(Direction::PullPush, SwitchRule { alpha, beta, gamma });
         o.multi_driver = MultiDriver::PerDevice;
         let method = if metis { PartitionMethod::Metis } else { PartitionMethod::Block };
         for tc in test_contexts(devices.min(n), &[seed]) {

@@ -29,13 +29,23 @@ const RULES: [SwitchRule; 4] = [
     SwitchRule {
         alpha: groute_bfs::PULL_ALPHA,
         beta: groute_bfs::PUSH_BETA,
+        gamma: groute_bfs::PULL_GAMMA,
     },
     SwitchRule {
         alpha: u64::MAX,
         beta: u64::MAX,
+        gamma: 0,
     },
-    SwitchRule { alpha: 0, beta: 1 },
-    SwitchRule { alpha: 2, beta: 2 },
+    SwitchRule {
+        alpha: 0,
+        beta: 1,
+        gamma: 0,
+    },
+    SwitchRule {
+        alpha: 2,
+        beta: 2,
+        gamma: 0,
+    },
 ];
 
 /// A CUDA context of `devices` devices held alone (module docs); `None` when CUDA is not
@@ -369,6 +379,7 @@ proptest! {
         src in 0u32..400,
         alpha in 0u64..40,
         beta in 0u64..40,
+        gamma in 0u64..4,
         two in any::<bool>(),
         traced in any::<bool>(),
     ) {
@@ -376,7 +387,7 @@ proptest! {
         if let Some(ctx) = cuda_alone(devices.min(n)) {
             if fused_runs(&ctx) {
                 let g = from_random_pairs(n as u32, &raw, symmetric);
-                let rule = SwitchRule { alpha, beta };
+                let rule = SwitchRule { alpha, beta, gamma };
                 check_against_host(&ctx, &g, src % n as u32, rule, &[traced]);
             }
         }

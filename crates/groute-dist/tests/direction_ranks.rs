@@ -85,9 +85,14 @@ fn rules() -> [SwitchRule; 3] {
         SwitchRule {
             alpha: u64::MAX,
             beta: u64::MAX,
+            gamma: 0,
         },
         SwitchRule::default(),
-        SwitchRule { alpha: 0, beta: 0 },
+        SwitchRule {
+            alpha: 0,
+            beta: 0,
+            gamma: 0,
+        },
     ]
 }
 

@@ -94,17 +94,17 @@ impl Job {
     }
 
     /// PageRank across ranks ([`PageRankRanks`]: pull sweeps, shares gathered) over every
-    /// rank's `devices` devices, run twice; this rank's ranks of each run (every rank holds
-    /// them all).
+    /// rank's `devices` devices, each splitting its vertices into `sweep_ranges` ranges, run
+    /// twice; this rank's ranks of each run (every rank holds them all).
     fn run_sweeps(
         &mut self,
         csr: &Csr,
         devices: usize,
-        algorithm: PageRank,
+        ranged: (PageRank, u32),
     ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
         let ctx = support::host_context(devices, Some(self.rank() as u64 + 23));
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
-        self.sweep_twice(&ctx, csr, &part, algorithm)
+        self.sweep_twice(&ctx, csr, &part, ranged)
     }
 
     /// Records the check `what` of a run's `values`: every rank's run ended well, and rank 0's
@@ -163,10 +163,13 @@ fn main() -> ExitCode {
         job.check_run(format!("PageRank, {label}"), ranks, |r| {
             pagerank_close(&csr, alpha, epsilon, r)
         });
-        let runs = job.run_sweeps(&csr, devices, PageRank { alpha, epsilon });
-        job.check_outcome(format!("PageRank by pull sweeps, {label}"), runs, |runs| {
-            runs.iter().all(|r| pagerank_close(&csr, alpha, epsilon, r))
-        });
+        for sweep_ranges in [1, 3] {
+            let runs = job.run_sweeps(&csr, devices, (PageRank { alpha, epsilon }, sweep_ranges));
+            let what = format!("PageRank by pull sweeps, {sweep_ranges} vertex ranges, {label}");
+            job.check_outcome(what, runs, |runs| {
+                runs.iter().all(|r| pagerank_close(&csr, alpha, epsilon, r))
+            });
+        }
     }
     if size > 1 {
         // The last rank's options are bad: its drivers refuse to start, the others learn of

@@ -141,9 +141,14 @@ impl Job {
             SwitchRule {
                 alpha: u64::MAX,
                 beta: u64::MAX,
+                gamma: 0,
             },
             SwitchRule::default(),
-            SwitchRule { alpha: 0, beta: 0 },
+            SwitchRule {
+                alpha: 0,
+                beta: 0,
+                gamma: 0,
+            },
         ];
         for rule in rules {
             let runs = self.run_direction(csr, devices, source, rule);
@@ -153,14 +158,20 @@ impl Job {
         }
     }
 
-    /// Runs PageRank by pull sweeps across the ranks ([`PageRankRanks`]) twice and checks
-    /// both runs' ranks on every rank (each holds them all).
-    fn expect_sweeps(&mut self, label: String, csr: &Csr, devices: usize) {
+    /// Runs PageRank by pull sweeps across the ranks ([`PageRankRanks`]), each device
+    /// splitting its vertices into `sweep_ranges` ranges, twice and checks both runs' ranks
+    /// on every rank (each holds them all).
+    fn expect_sweeps(&mut self, label: String, csr: &Csr, devices: usize, sweep_ranges: u32) {
         let (alpha, epsilon) = (0.85f32, 1e-3f32);
         let runs = (|| {
             let ctx = rank_devices(devices)?;
             let part: Partition = block_partition(csr, self.size() * devices)?;
-            self.sweep_twice(&ctx, csr, &part, PageRank { alpha, epsilon })
+            self.sweep_twice(
+                &ctx,
+                csr,
+                &part,
+                (PageRank { alpha, epsilon }, sweep_ranges),
+            )
         })();
         self.check_outcome(label, runs, |runs| {
             runs.iter().all(|r| pagerank_close(csr, alpha, epsilon, r))
@@ -260,7 +271,10 @@ fn main() -> ExitCode {
                 &dist,
             );
             job.expect_pagerank(format!("PageRank, {label}"), csr, devices);
-            job.expect_sweeps(format!("PageRank by pull sweeps, {label}"), csr, devices);
+            for ranges in [1, 3] {
+                let what = format!("PageRank by pull sweeps, {ranges} vertex ranges, {label}");
+                job.expect_sweeps(what, csr, devices, ranges);
+            }
             job.expect_direction(
                 format!("direction-optimizing BFS, {label}"),
                 csr,

@@ -51,7 +51,7 @@ mod solver;
 pub use fused::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 pub(crate) use multi::MultiDirection;
 pub use multi::MultiDriver;
-pub use rule::{AUTO_MIN_AVERAGE_DEGREE, Direction, PULL_ALPHA, PUSH_BETA, SwitchRule};
+pub use rule::{AUTO_MIN_AVERAGE_DEGREE, Direction, PULL_ALPHA, PULL_GAMMA, PUSH_BETA, SwitchRule};
 pub(crate) use solver::{DirectionRun, DirectionSolver};
 
 /// The counts of one level step.

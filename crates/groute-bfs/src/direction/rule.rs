@@ -11,6 +11,12 @@ pub const PULL_ALPHA: u64 = 15;
 /// Pull turns back to push when the frontier shrinks below the vertices / this (Beamer's
 /// beta; GAP's default).
 pub const PUSH_BETA: u64 = 18;
+/// Push turns to pull only once the frontier's out-arcs also reach the vertices / this. A pull
+/// step reads every vertex's level (and the in-arc offsets of each unvisited one), so a push
+/// over fewer arcs than there are vertices costs less however few in-arcs are left unvisited:
+/// on a graph with many vertices outside the source's component (a Kronecker graph's isolated
+/// vertices) alpha alone turns the last thin levels into pulls over the whole graph.
+pub const PULL_GAMMA: u64 = 1;
 /// [`Direction::Auto`] optimizes symmetric graphs of at least this many arcs per vertex: below
 /// it levels are many and thin (road networks), pull steps rarely pay, and the fused worklist
 /// kernel wins.
@@ -72,7 +78,7 @@ groute_core::choice_names! {
     }
 }
 
-/// Beamer's switching rule with its two parameters.
+/// Beamer's switching rule with its two parameters, and a bound on the pulls' cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SwitchRule {
     /// Push turns to pull when the frontier's out-arcs exceed the unvisited in-arcs / alpha
@@ -81,6 +87,9 @@ pub struct SwitchRule {
     /// Pull turns to push when the frontier stops growing and holds fewer than n / beta
     /// vertices (0: as soon as the frontier stops growing).
     pub beta: u64,
+    /// Push turns to pull only when the frontier's out-arcs also reach n / gamma ([`PULL_GAMMA`];
+    /// 0: no such bound, Beamer's rule).
+    pub gamma: u64,
 }
 
 impl Default for SwitchRule {
@@ -88,6 +97,7 @@ impl Default for SwitchRule {
         SwitchRule {
             alpha: PULL_ALPHA,
             beta: PUSH_BETA,
+            gamma: PULL_GAMMA,
         }
     }
 }
@@ -95,7 +105,8 @@ impl Default for SwitchRule {
 impl SwitchRule {
     /// Whether the step after frontier `current` (preceded by one of `previous_frontier`
     /// vertices; the last step pulled when `pulling`) pulls, with `unvisited_in_arcs` in-arcs
-    /// left on unvisited vertices of a graph of `n` vertices.
+    /// left on unvisited vertices of a graph of `n` vertices. The device-driven kernel decides
+    /// alike (`direction_pulls` of kernels/include/direction_fused_words.cuh).
     pub(crate) fn pulls(
         &self,
         pulling: bool,
@@ -107,8 +118,10 @@ impl SwitchRule {
         if pulling {
             current.frontier >= previous_frontier || current.frontier.saturating_mul(self.beta) > n
         } else {
+            let out_arcs = current.frontier_out_arcs;
             self.alpha != 0
-                && current.frontier_out_arcs.saturating_mul(self.alpha) > unvisited_in_arcs
+                && out_arcs.saturating_mul(self.alpha) > unvisited_in_arcs
+                && (self.gamma == 0 || out_arcs.saturating_mul(self.gamma) >= n)
         }
     }
 }
@@ -128,13 +141,30 @@ mod tests {
     #[test]
     fn push_turns_to_pull_on_a_heavy_frontier() {
         let r = SwitchRule::default();
-        assert!(!r.pulls(false, &frontier(10, 100), 1, 15 * 100, 1000));
-        assert!(r.pulls(false, &frontier(10, 101), 1, 15 * 100, 1000));
+        assert!(!r.pulls(false, &frontier(10, 100), 1, 15 * 100, 100));
+        assert!(r.pulls(false, &frontier(10, 101), 1, 15 * 100, 100));
+    }
+
+    #[test]
+    fn a_frontier_of_fewer_out_arcs_than_vertices_pushes() {
+        // Few in-arcs left unvisited: alpha alone would pull.
+        let r = SwitchRule::default();
+        assert!(!r.pulls(false, &frontier(10, 999), 1, 10, 1000));
+        assert!(r.pulls(false, &frontier(10, 1000), 1, 10, 1000));
+        let wider = SwitchRule { gamma: 4, ..r };
+        assert!(!wider.pulls(false, &frontier(10, 249), 1, 10, 1000));
+        assert!(wider.pulls(false, &frontier(10, 250), 1, 10, 1000));
+        let beamer = SwitchRule { gamma: 0, ..r };
+        assert!(beamer.pulls(false, &frontier(10, 1), 1, 10, 1000));
     }
 
     #[test]
     fn alpha_zero_never_pulls() {
-        let r = SwitchRule { alpha: 0, beta: 1 };
+        let r = SwitchRule {
+            alpha: 0,
+            beta: 1,
+            gamma: 0,
+        };
         assert!(!r.pulls(false, &frontier(10, u64::MAX), 1, 0, 1000));
     }
 

@@ -32,20 +32,23 @@ impl Job {
 
     /// PageRank `algorithm` across the ranks ([`PageRankRanks`]: pull sweeps, shares
     /// gathered) over `csr` on `ctx`'s devices, which hold their parts of `partition`, run
-    /// twice; this rank's ranks of each run (every rank holds them all). The rounds that
-    /// take at most a quarter of the vertices gather only their shares (on CUDA devices,
-    /// after the other ranks' shares are unpacked and spread), the others every share.
+    /// twice; this rank's ranks of each run (every rank holds them all). Each device splits
+    /// its vertices into `sweep_ranges` ranges (1: whole-graph rounds). The rounds that take
+    /// at most a quarter of the vertices gather only their shares (on CUDA devices, after the
+    /// other ranks' shares are unpacked and spread), the others every share; a run by ranges
+    /// leaves them once a round takes that few.
     pub fn sweep_twice(
         &mut self,
         ctx: &Context,
         csr: &Csr,
         partition: &Partition,
-        algorithm: PageRank,
+        (algorithm, sweep_ranges): (PageRank, u32),
     ) -> Result<Vec<Vec<f32>>, Box<dyn Error>> {
         let mut collectives = CommCollectives::new(&mut self.comm, ctx)?;
         let rows = HeldRows::whole(csr);
         let tuning = PageRankTuning {
             sparse_gather_divisor: Some(4),
+            sweep_ranges: Some(sweep_ranges),
             ..PageRankTuning::default()
         };
         let mut solver = PageRankRanks::with_tuning(

@@ -245,6 +245,7 @@ impl FusedMember {
             in_arcs,
             alpha: rule.alpha,
             beta: rule.beta,
+            gamma: rule.gamma,
             group: group.args(rank)?,
             trace_words: if traced {
                 DevicePtr::from_slice(&self.trace.raw())?

@@ -3,8 +3,9 @@
 //! `kernels/include/direction_trace.cuh` (whose layout the constants below mirror). A stamp is
 //! taken when the whole grid of a device has finished a phase (by the thread that runs the
 //! grid barrier's action), so a phase's time includes its grid barrier and any wait for the
-//! slowest block. `%globaltimer` is one clock per GPU set from the host's at start-up: the
-//! devices' starts are comparable to within its resolution (about a microsecond).
+//! slowest block. `%globaltimer` is one clock per GPU, not synchronised across GPUs (two H200s of one
+//! host read up to several hundred microseconds apart): a device's phases and span are
+//! exact, its start against another device's is not.
 //!
 //! [`BfsTuning::trace`]: crate::BfsTuning::trace
 
@@ -117,9 +118,11 @@ pub struct StepTrace {
 /// One device's trace of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceTrace {
-    /// The kernel's start, in nanoseconds after device 0's (negative: before it).
+    /// The kernel's start, in nanoseconds after device 0's (negative: before it) as the two
+    /// GPUs' clocks read: across GPUs only as good as their clocks agree (see the module
+    /// docs); `end_ns - start_ns` is the kernel's span on its own clock.
     pub start_ns: i64,
-    /// The kernel's end, in nanoseconds after device 0's start.
+    /// The kernel's end, in nanoseconds after device 0's start (as `start_ns`).
     pub end_ns: i64,
     /// The steps, in order (at most the first 64).
     pub steps: Vec<StepTrace>,
