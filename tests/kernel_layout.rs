@@ -3,44 +3,34 @@
 
 use std::path::Path;
 
-/// `.cu` and `.cuh` files under `dir`, skipping hidden folders and build output (`target`).
-fn cuda_files(dir: &Path, found: &mut Vec<String>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let name = name.unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                cuda_files(&path, found);
-            }
-        } else if name.ends_with(".cu") || name.ends_with(".cuh") {
-            found.push(path.display().to_string());
-        }
-    }
-}
+#[path = "support/source_tree.rs"]
+mod source_tree;
+
+use source_tree::{files_ending_in, here_or_skip};
+
+/// The endings of CUDA sources.
+const CUDA_ENDINGS: &[&str] = &[".cu", ".cuh"];
 
 #[test]
 fn cuda_sources_live_only_in_the_kernels_crate() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let kernels = root.join("kernels");
-    if !kernels.join("Cargo.toml").is_file() {
-        eprintln!(
-            "SKIPPED: {} is not here (binary run outside its checkout)",
-            kernels.display()
-        );
+    let here = kernels.join("Cargo.toml").is_file();
+    if !here_or_skip(
+        here,
+        &kernels,
+        "is not here (binary run outside its checkout)",
+    ) {
         return;
     }
     let mut inside = Vec::new();
-    cuda_files(&kernels, &mut inside);
+    files_ending_in(&kernels, CUDA_ENDINGS, &mut inside);
     assert!(!inside.is_empty(), "no kernel under {}", kernels.display());
     let mut everywhere = Vec::new();
-    cuda_files(root, &mut everywhere);
+    files_ending_in(root, CUDA_ENDINGS, &mut everywhere);
     let outside: Vec<_> = everywhere
         .iter()
-        .filter(|p| !Path::new(p).starts_with(&kernels))
+        .filter(|p| !p.starts_with(&kernels))
         .collect();
     assert!(
         outside.is_empty(),

@@ -3,7 +3,12 @@
 //! tools (small files with one idea each). Generated and fetched trees (`target`, `.gpu`,
 //! `.nvrtc`, hidden folders) are not read.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+#[path = "support/source_tree.rs"]
+mod source_tree;
+
+use source_tree::{files_ending_in, here_or_skip};
 
 /// The most lines a source file may have.
 const MAX_LINES: usize = 700;
@@ -16,32 +21,15 @@ const SOURCE_ROOTS: &[&str] = &[
 /// The endings of source files.
 const SOURCE_ENDINGS: &[&str] = &[".rs", ".cu", ".cuh", ".h", ".sh", ".py"];
 
-/// Every source file under `dir`, skipping hidden folders and build output.
-fn source_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                source_files(&path, found);
-            }
-        } else if SOURCE_ENDINGS.iter().any(|e| name.ends_with(e)) {
-            found.push(path);
-        }
-    }
-}
-
 #[test]
 fn no_source_file_is_over_the_line_limit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !root.join("crates").is_dir() {
-        eprintln!(
-            "SKIPPED: {} holds no workspace (run from the packaged crate)",
-            root.display()
-        );
+    let here = root.join("crates").is_dir();
+    if !here_or_skip(
+        here,
+        root,
+        "holds no workspace (run from the packaged crate)",
+    ) {
         return;
     }
     let mut files = Vec::new();
@@ -50,7 +38,7 @@ fn no_source_file_is_over_the_line_limit() {
         .map(|r| root.join(r))
         .filter(|p| p.is_dir())
     {
-        source_files(&dir, &mut files);
+        files_ending_in(&dir, SOURCE_ENDINGS, &mut files);
     }
     assert!(
         files.len() > 100,

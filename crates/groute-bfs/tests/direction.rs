@@ -20,7 +20,7 @@ use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
-use groute_graph::testing::{from_random_pairs, in_blocks, partition_at_cuts};
+use groute_graph::testing::{from_random_pairs, generated, in_blocks, partition_at_cuts};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
 
@@ -61,8 +61,12 @@ fn options(direction: Direction, rule: SwitchRule) -> BfsOptions {
     o
 }
 
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
+/// Direction-optimizing under `rule`, driven by a host thread per device.
+fn per_device(rule: SwitchRule) -> BfsOptions {
+    BfsOptions {
+        multi_driver: MultiDriver::PerDevice,
+        ..options(Direction::PullPush, rule)
+    }
 }
 
 fn from_pairs(n: usize, pairs: &[(u32, u32)], name: &str, symmetric: bool) -> Graph {
@@ -129,8 +133,7 @@ fn check(graph: &Graph, sources: &[u32]) {
             for s in first(sources.iter().copied(), 1) {
                 let expected = bfs_reference(&graph.csr, s);
                 for &rule in &rules {
-                    let mut o = options(Direction::PullPush, rule);
-                    o.multi_driver = MultiDriver::PerDevice;
+                    let o = per_device(rule);
                     let got = run_parted(&tc.context, graph, method, s, &o);
                     assert_eq!(
                         got.levels, expected,
@@ -362,8 +365,7 @@ proptest! {
     ) {
         let g = from_random_pairs(n as u32, &raw, symmetric);
         let s = src % n as u32;
-        let mut o = options(Direction::PullPush, SwitchRule { alpha, beta, gamma });
-        o.multi_driver = MultiDriver::PerDevice;
+        let o = per_device(SwitchRule { alpha, beta, gamma });
         let method = if metis { PartitionMethod::Metis } else { PartitionMethod::Block };
         for tc in test_contexts(devices.min(n), &[seed]) {
             let got = run_parted(&tc.context, &g, method, s, &o);
@@ -390,8 +392,7 @@ proptest! {
     ) {
         let g = from_random_pairs(n as u32, &raw, symmetric);
         let s = src % n as u32;
-        let mut o = options(Direction::PullPush, RULES[rule]);
-        o.multi_driver = MultiDriver::PerDevice;
+        let o = per_device(RULES[rule]);
         let mut parted = in_blocks(&g, 1).unwrap();
         parted.partition = partition_at_cuts(n, devices, &cuts);
         for tc in test_contexts(devices, &[seed]) {

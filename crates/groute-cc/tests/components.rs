@@ -7,11 +7,8 @@ use groute_cc::{
 };
 use groute_core::Context;
 use groute_core::testing::test_contexts;
+use groute_graph::testing::generated;
 use groute_graph::{EdgeList, Graph, load_graph};
-
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
 
 fn shipped(name: &str) -> Graph {
     let dir = groute_graph::shipped_datasets_dir().expect("the repository's datasets/ folder");
@@ -57,9 +54,12 @@ fn check_on(ctx: &Context, label: &str, graph: &Graph, opts: &CcOptions) {
     );
 }
 
-fn check_everywhere(devices: usize, graph: &Graph, opts: &CcOptions) {
-    for tc in test_contexts(devices, &[7]) {
-        check_on(&tc.context, &tc.label, graph, opts);
+/// [`check_on`] on every test context of each of `device_counts`.
+fn check_everywhere(device_counts: &[usize], graph: &Graph, opts: &CcOptions) {
+    for &devices in device_counts {
+        for tc in test_contexts(devices, &[7]) {
+            check_on(&tc.context, &tc.label, graph, opts);
+        }
     }
 }
 
@@ -67,9 +67,7 @@ fn check_everywhere(devices: usize, graph: &Graph, opts: &CcOptions) {
 fn shipped_graphs_match_the_reference() {
     for name in ["4elt.graph", "test.mgraph", "tiny-weighted.gr"] {
         let g = shipped(name);
-        for devices in [1, 2, 3] {
-            check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(2000));
-        }
+        check_everywhere(&[1, 2, 3], &g, &CcOptions::default().with_chunk_edges(2000));
     }
 }
 
@@ -79,9 +77,7 @@ fn many_small_components_and_isolated_vertices() {
     let g = generated("random:n=3000,m=900,sym,seed=5");
     let (components, _) = component_stats(&cc_reference(&g.csr));
     assert!(components > 1000, "{components}");
-    for devices in [1, 2, 4] {
-        check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(64));
-    }
+    check_everywhere(&[1, 2, 4], &g, &CcOptions::default().with_chunk_edges(64));
 }
 
 #[test]
@@ -89,20 +85,16 @@ fn one_giant_component() {
     let g = generated("kron:scale=11,ef=8,sym,seed=3");
     let (_, largest) = component_stats(&cc_reference(&g.csr));
     assert!(largest > g.num_vertices() / 2, "{largest}");
-    for devices in [1, 3] {
-        check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(1000));
-    }
+    check_everywhere(&[1, 3], &g, &CcOptions::default().with_chunk_edges(1000));
     // Defaults (chunk = vertex count for this dense graph).
-    check_everywhere(2, &g, &CcOptions::default());
+    check_everywhere(&[2], &g, &CcOptions::default());
 }
 
 #[test]
 fn road_like_grid_with_gaps() {
     let g = generated("road:side=60,p=0.45,seed=9");
-    for devices in [1, 2, 5] {
-        check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(500));
-    }
-    check_everywhere(2, &g, &CcOptions::default());
+    check_everywhere(&[1, 2, 5], &g, &CcOptions::default().with_chunk_edges(500));
+    check_everywhere(&[2], &g, &CcOptions::default());
 }
 
 #[test]
@@ -110,12 +102,10 @@ fn directed_inputs_give_weak_components() {
     // Arcs only one way: 5 -> 3 -> 1, 0 -> 4; 2, 6 isolated; 7 -> 7 a self-loop.
     let g = from_pairs(8, &[(5, 3), (3, 1), (0, 4), (7, 7)], false);
     assert!(!g.symmetric);
-    for devices in [1, 2, 4] {
-        check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(1));
-    }
+    check_everywhere(&[1, 2, 4], &g, &CcOptions::default().with_chunk_edges(1));
     let big = generated("random:n=2000,m=2500,seed=11");
     assert!(!big.symmetric);
-    check_everywhere(3, &big, &CcOptions::default().with_chunk_edges(300));
+    check_everywhere(&[3], &big, &CcOptions::default().with_chunk_edges(300));
 }
 
 #[test]
@@ -125,12 +115,14 @@ fn self_loops_and_duplicates_change_nothing() {
         &[(0, 0), (1, 1), (2, 3), (3, 2), (2, 3), (5, 5), (4, 5)],
         true,
     );
-    for devices in [1, 2] {
-        check_everywhere(devices, &g, &CcOptions::default().with_chunk_edges(2));
-    }
+    check_everywhere(&[1, 2], &g, &CcOptions::default().with_chunk_edges(2));
     let kron_loops = generated("kron:scale=9,ef=4,sym,seed=2");
     assert!(kron_loops.csr.degree_stats().self_loops > 0);
-    check_everywhere(2, &kron_loops, &CcOptions::default().with_chunk_edges(200));
+    check_everywhere(
+        &[2],
+        &kron_loops,
+        &CcOptions::default().with_chunk_edges(200),
+    );
 }
 
 #[test]
@@ -169,7 +161,7 @@ fn options_do_not_change_the_result() {
         CcOptions::default().with_chunk_edges(1 << 20),
     ];
     for opts in &variants {
-        check_everywhere(3, &g, opts);
+        check_everywhere(&[3], &g, opts);
     }
 }
 
@@ -189,9 +181,7 @@ fn repeated_runs_reuse_the_staged_edges() {
 fn edgeless_and_single_vertex_graphs() {
     for n in [1, 5] {
         let g = from_pairs(n, &[], true);
-        for devices in [1, 3] {
-            check_everywhere(devices, &g, &CcOptions::default());
-        }
+        check_everywhere(&[1, 3], &g, &CcOptions::default());
     }
 }
 

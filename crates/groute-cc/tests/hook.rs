@@ -10,14 +10,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use groute_cc::{CcError, CcOptions, Edge, StagedEdges, cc_reference, connected_components, host};
 use groute_core::Context;
 use groute_core::testing::test_contexts;
+use groute_graph::testing::generated;
 use groute_graph::{CsrBuilder, EdgeList, Graph};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn generated(spec: &str) -> Graph {
-    Graph::generated(spec).unwrap()
-}
 
 /// The components of `pairs` (weak: direction ignored), by the reference.
 fn reference(n: usize, pairs: &[(u32, u32)]) -> Vec<u32> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 
 use crate::backend::host::HostStream;
-use crate::backend::{RawStream, StreamPriority};
+use crate::backend::{RawStream, StreamPriority, downcast};
 use crate::context::DeviceId;
 use crate::cuda::kernel_copy_applies;
 use crate::error::{Error, Result};
@@ -197,16 +197,9 @@ impl Stream {
     /// may parallelise itself with rayon). Fails with [`Error::Unsupported`] on other
     /// backends, whose kernels are launched through their own modules.
     pub fn launch_host(&self, kernel: impl FnOnce() + Send + 'static) -> Result<()> {
-        match self.raw.as_any().downcast_ref::<HostStream>() {
-            Some(host) => {
-                host.launch(kernel);
-                Ok(())
-            }
-            None => Err(Error::Unsupported {
-                operation: "host kernels",
-                backend: "cuda",
-            }),
-        }
+        let host: &HostStream = downcast(self.raw.as_any(), "host kernels", "cuda")?;
+        host.launch(kernel);
+        Ok(())
     }
 
     /// Whether this stream runs host kernels (host backend).

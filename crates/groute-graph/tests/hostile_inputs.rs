@@ -12,7 +12,7 @@ use groute_graph::{
 };
 
 mod support;
-use support::TempDir;
+use support::{TempDir, expect_parse_error};
 
 fn assert_out_of_memory(r: Result<Graph, GraphError>, what_part: &str) {
     match r {
@@ -79,23 +79,16 @@ fn csr_builder_with_too_many_vertices_for_memory_is_an_allocation_error() {
 #[test]
 fn dimacs_arc_count_beyond_the_file_is_rejected_before_allocation() {
     let dir = TempDir::new("dimacs-count");
-    let p = dir.file("short.gr", "p sp 3 100000000000\na 1 2 1\n");
-    let e = load_graph(&p, None).unwrap_err();
-    assert!(
+    expect_parse_error(&dir, "short.gr", "p sp 3 100000000000\na 1 2 1\n", 1, |p| {
         matches!(
-            e,
-            GraphError::Parse {
-                line: 1,
-                problem: ParseProblem::MoreThanFileHolds {
-                    declared: 100_000_000_000,
-                    max: 4,
-                    ..
-                },
+            p,
+            ParseProblem::MoreThanFileHolds {
+                declared: 100_000_000_000,
+                max: 4,
                 ..
             }
-        ),
-        "{e:?}"
-    );
+        )
+    });
     // An exact count still loads.
     let ok = dir.file("ok.gr", "p sp 3 1\na 1 2 1");
     assert_eq!(load_graph(&ok, None).unwrap().num_edges(), 1);
@@ -104,21 +97,10 @@ fn dimacs_arc_count_beyond_the_file_is_rejected_before_allocation() {
 #[test]
 fn mtx_entry_count_beyond_the_file_is_rejected_before_allocation() {
     let dir = TempDir::new("mtx-count");
-    let p = dir.file(
-        "short.mtx",
-        "%%MatrixMarket matrix coordinate pattern general\n3 3 5\n1 2\n2 3\n",
-    );
-    let e = load_graph(&p, None).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            GraphError::Parse {
-                problem: ParseProblem::MoreThanFileHolds { declared: 5, .. },
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    let short = "%%MatrixMarket matrix coordinate pattern general\n3 3 5\n1 2\n2 3\n";
+    expect_parse_error(&dir, "short.mtx", short, 2, |p| {
+        matches!(p, ParseProblem::MoreThanFileHolds { declared: 5, .. })
+    });
     let ok = dir.file(
         "ok.mtx",
         "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 3",
@@ -129,21 +111,16 @@ fn mtx_entry_count_beyond_the_file_is_rejected_before_allocation() {
 #[test]
 fn metis_edge_count_whose_double_overflows_is_rejected() {
     let dir = TempDir::new("metis-2m");
-    let p = dir.file("wrap.graph", "2 9223372036854775808\n2\n1\n");
-    let e = load_graph(&p, None).unwrap_err();
-    assert!(
+    let wrap = "2 9223372036854775808\n2\n1\n";
+    expect_parse_error(&dir, "wrap.graph", wrap, 1, |p| {
         matches!(
-            e,
-            GraphError::Parse {
-                problem: ParseProblem::MoreThanFileHolds {
-                    declared: 9_223_372_036_854_775_808,
-                    ..
-                },
+            p,
+            ParseProblem::MoreThanFileHolds {
+                declared: 9_223_372_036_854_775_808,
                 ..
             }
-        ),
-        "{e:?}"
-    );
+        )
+    });
     let ok = dir.file("ok.graph", "2 1\n2\n1\n");
     assert_eq!(load_graph(&ok, None).unwrap().num_edges(), 2);
 }
@@ -151,21 +128,15 @@ fn metis_edge_count_whose_double_overflows_is_rejected() {
 #[test]
 fn metis_vertex_count_beyond_the_file_is_rejected_before_allocation() {
     let dir = TempDir::new("metis-n");
-    let p = dir.file("many.graph", "4000000000 0\n\n");
-    let e = load_graph(&p, None).unwrap_err();
-    assert!(
+    expect_parse_error(&dir, "many.graph", "4000000000 0\n\n", 1, |p| {
         matches!(
-            e,
-            GraphError::Parse {
-                problem: ParseProblem::MoreThanFileHolds {
-                    what: "vertex lines",
-                    ..
-                },
+            p,
+            ParseProblem::MoreThanFileHolds {
+                what: "vertex lines",
                 ..
             }
-        ),
-        "{e:?}"
-    );
+        )
+    });
 }
 
 fn small_graph() -> Graph {

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use groute_graph::{EdgeList, Graph, GraphFormat, write_graph};
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 
 mod support;
 use support::{READERS, TempDir, check_input, file_name, read_bytes};
@@ -309,42 +310,21 @@ fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
     prop::collection::vec(mutation(), 1..5)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
-
-    #[test]
-    fn mtx_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-mtx");
-        mutations_never_panic(GraphFormat::MatrixMarket, &m, &dir);
-    }
-
-    #[test]
-    fn dimacs_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-dimacs");
-        mutations_never_panic(GraphFormat::Dimacs, &m, &dir);
-    }
-
-    #[test]
-    fn metis_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-metis");
-        mutations_never_panic(GraphFormat::Metis, &m, &dir);
-    }
-
-    #[test]
-    fn edge_list_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-edge-list");
-        mutations_never_panic(GraphFormat::Snap, &m, &dir);
-    }
-
-    #[test]
-    fn galois_gr_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-galois");
-        mutations_never_panic(GraphFormat::Galois, &m, &dir);
-    }
-
-    #[test]
-    fn grc_mutations(m in mutations()) {
-        let dir = TempDir::new("mutations-grc");
-        mutations_never_panic(GraphFormat::Cache, &m, &dir);
+/// Every reader, each on 256 random mutation sequences of its own seed.
+#[test]
+fn mutations_never_panic_in_any_reader() {
+    for (folder, _, format) in READERS {
+        let dir = TempDir::new(&format!("mutations-{folder}"));
+        let config = ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        TestRunner::new(config)
+            .run(&mutations(), |m| {
+                mutations_never_panic(format, &m, &dir);
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
     }
 }

@@ -8,30 +8,7 @@ use groute_graph::{
 };
 
 mod support;
-use support::{TempDir, arcs};
-
-/// Loads `content` as `name` and expects a parse error at `line` matching `problem`.
-fn expect_parse_error(
-    dir: &TempDir,
-    name: &str,
-    content: &str,
-    line: u64,
-    problem: impl Fn(&ParseProblem) -> bool,
-) {
-    let p = dir.file(name, content);
-    match load_graph(&p, None) {
-        Err(GraphError::Parse {
-            path,
-            line: l,
-            problem: pr,
-        }) => {
-            assert_eq!(path, p);
-            assert_eq!(l, line, "{name}: {pr}");
-            assert!(problem(&pr), "{name}: unexpected problem {pr:?}");
-        }
-        other => panic!("{name}: expected a parse error, got {other:?}"),
-    }
-}
+use support::{TempDir, arcs, expect_parse_error};
 
 #[test]
 fn matrix_market_general_and_symmetric() {

@@ -28,7 +28,7 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub mod counting;
 pub mod cuda;
@@ -51,6 +51,18 @@ impl fmt::Display for BackendKind {
             BackendKind::Cuda => "cuda",
         })
     }
+}
+
+/// `handle` (a seam object's [`RawStream::as_any`] and the like) as `backend`'s own `T`, or
+/// [`Error::Unsupported`] naming `operation` where it belongs to another backend.
+pub(crate) fn downcast<'a, T: 'static>(
+    handle: &'a dyn Any,
+    operation: &'static str,
+    backend: &'static str,
+) -> Result<&'a T> {
+    handle
+        .downcast_ref::<T>()
+        .ok_or(Error::Unsupported { operation, backend })
 }
 
 /// Index of a physical device inside one backend (`0..Backend::physical_devices()`).

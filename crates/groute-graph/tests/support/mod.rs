@@ -7,7 +7,10 @@
 
 use std::path::PathBuf;
 
-use groute_graph::{Graph, GraphError, GraphFormat, LoadOptions, NoProgress, load_graph_with};
+use groute_graph::{
+    Graph, GraphError, GraphFormat, LoadOptions, NoProgress, ParseProblem, load_graph,
+    load_graph_with,
+};
 
 /// A scratch directory under the system's temporary directory, removed on drop.
 pub struct TempDir(pub PathBuf);
@@ -31,6 +34,29 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// Loads `content` as `name` and expects a parse error at `line` matching `problem`.
+pub fn expect_parse_error(
+    dir: &TempDir,
+    name: &str,
+    content: &str,
+    line: u64,
+    problem: impl Fn(&ParseProblem) -> bool,
+) {
+    let p = dir.file(name, content);
+    match load_graph(&p, None) {
+        Err(GraphError::Parse {
+            path,
+            line: l,
+            problem: pr,
+        }) => {
+            assert_eq!(path, p);
+            assert_eq!(l, line, "{name}: {pr}");
+            assert!(problem(&pr), "{name}: unexpected problem {pr:?}");
+        }
+        other => panic!("{name}: expected a parse error, got {other:?}"),
     }
 }
 

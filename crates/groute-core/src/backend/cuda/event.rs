@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 
 use super::device::DeviceInner;
 use super::sys;
-use crate::backend::{EventKind, PhysicalDevice, RawEvent};
+use crate::backend::{EventKind, PhysicalDevice, RawEvent, downcast};
 use crate::error::{Error, Result};
 
 /// One driver event, returned to its device's free list on drop.
@@ -90,13 +90,7 @@ impl CudaEvent {
 
     /// Downcasts a seam event to a CUDA event.
     pub fn from_raw(event: &dyn RawEvent) -> Result<&CudaEvent> {
-        event
-            .as_any()
-            .downcast_ref::<CudaEvent>()
-            .ok_or(Error::Unsupported {
-                operation: "using an event of another backend",
-                backend: "cuda",
-            })
+        downcast(event.as_any(), "using an event of another backend", "cuda")
     }
 
     /// The driver event holding the most recent recording.

@@ -34,7 +34,7 @@ use super::staging::StagingBuffer;
 use super::sys;
 use crate::backend::{
     EventKind, MemoryLocation, PhysicalDevice, RawEvent, RawMemory, RawSlice, RawStream,
-    StreamPriority,
+    StreamPriority, downcast,
 };
 use crate::error::{Error, Result};
 
@@ -113,13 +113,11 @@ impl CudaStream {
 
     /// Downcasts a seam stream to a CUDA stream.
     pub fn from_raw(stream: &dyn RawStream) -> Result<&CudaStream> {
-        stream
-            .as_any()
-            .downcast_ref::<CudaStream>()
-            .ok_or(Error::Unsupported {
-                operation: "launching CUDA work on a stream of another backend",
-                backend: "cuda",
-            })
+        downcast(
+            stream.as_any(),
+            "launching CUDA work on a stream of another backend",
+            "cuda",
+        )
     }
 
     /// The driver stream (valid while `self` lives).

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::executor::Executor;
-use crate::backend::{PhysicalDevice, RawEvent};
+use crate::backend::{PhysicalDevice, RawEvent, downcast};
 use crate::error::{Error, Result};
 
 type Callback = Box<dyn FnOnce() + Send>;
@@ -256,13 +256,11 @@ impl RawEvent for HostEvent {
     }
 
     fn elapsed_ms_since(&self, start: &dyn RawEvent) -> Result<f32> {
-        let start = start
-            .as_any()
-            .downcast_ref::<HostEvent>()
-            .ok_or(Error::Unsupported {
-                operation: "elapsed time between events of different backends",
-                backend: "host",
-            })?;
+        let start: &HostEvent = downcast(
+            start.as_any(),
+            "elapsed time between events of different backends",
+            "host",
+        )?;
         let begin = start.state.lock().completed_at;
         let end = self.state.lock().completed_at;
         match (begin, end) {

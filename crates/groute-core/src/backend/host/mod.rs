@@ -34,7 +34,7 @@ pub use self::jitter::Jitter;
 pub use self::memory::HostMemory;
 use super::{
     Backend, BackendKind, DeviceProperties, EventKind, MemoryLocation, PhysicalDevice, RawEvent,
-    RawMemory, RawSlice, RawStream, StreamPriority,
+    RawMemory, RawSlice, RawStream, StreamPriority, downcast,
 };
 use crate::error::{Error, Result};
 
@@ -210,13 +210,11 @@ fn host_event(event: &dyn RawEvent) -> Result<Arc<HostEvent>> {
     // the event alive inside queued operations, so we go through a registry-free trick:
     // `HostEvent` values are only ever created inside `Arc`s, and `as_any` gives the
     // reference whose address we re-wrap with a fresh strong count.
-    let host = event
-        .as_any()
-        .downcast_ref::<HostEvent>()
-        .ok_or(Error::Unsupported {
-            operation: "waiting on an event of another backend",
-            backend: "host",
-        })?;
+    let host: &HostEvent = downcast(
+        event.as_any(),
+        "waiting on an event of another backend",
+        "host",
+    )?;
     // SAFETY: every `HostEvent` lives inside an `Arc` (its only constructor returns one), so
     // `host` points into an `Arc` allocation; incrementing the strong count and rebuilding an
     // `Arc` from that pointer yields a second owning handle.
