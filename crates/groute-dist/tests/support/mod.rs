@@ -5,6 +5,7 @@
 // Each test binary uses some of it.
 #![allow(dead_code)]
 
+use groute_bfs::SwitchRule;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
 use groute_graph::testing::generated;
@@ -235,4 +236,22 @@ pub fn expect_a_crash_to_end_every_rank(
             "{ranks} ranks x {devices} devices: {fired} of the faults fired"
         );
     }
+}
+
+/// The direction-optimizing BFS's rules the tests run: one that pulls at the first chance, the
+/// default, and one that never pulls.
+pub fn switch_rules() -> [SwitchRule; 3] {
+    [
+        SwitchRule {
+            alpha: u64::MAX,
+            beta: u64::MAX,
+            gamma: 0,
+        },
+        SwitchRule::default(),
+        SwitchRule {
+            alpha: 0,
+            beta: 0,
+            gamma: 0,
+        },
+    ]
 }
