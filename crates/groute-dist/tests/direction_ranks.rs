@@ -24,7 +24,7 @@ use support::graphs::{
 };
 use support::rank_rows::RankRows;
 use support::solve_on_ranks::JitteredRanks;
-use support::{host_context as context, on_every_rank};
+use support::{host_context as context, on_every_rank, switch_rules};
 
 /// This file's ranks, jittered by seeds of its own.
 const RANKS: JitteredRanks = JitteredRanks::new(7, 0);
@@ -79,23 +79,6 @@ fn check_runs(
     outs
 }
 
-/// Rules that pull at the first chance, by Beamer's default, and never.
-fn rules() -> [SwitchRule; 3] {
-    [
-        SwitchRule {
-            alpha: u64::MAX,
-            beta: u64::MAX,
-            gamma: 0,
-        },
-        SwitchRule::default(),
-        SwitchRule {
-            alpha: 0,
-            beta: 0,
-            gamma: 0,
-        },
-    ]
-}
-
 #[test]
 fn generated_graphs_match_the_reference_on_every_rank() {
     let specs = [
@@ -107,7 +90,7 @@ fn generated_graphs_match_the_reference_on_every_rank() {
     let shapes = [(1, 2), (2, 1), (2, 2), (3, 1), (2, 9)];
     for_each_generated_shape(&specs, &shapes, |csr, partition, shape, label| {
         let sources = [0, (csr.num_vertices() as u32) / 2 + 1];
-        for rule in rules() {
+        for rule in switch_rules() {
             let label = format!("{label} {rule:?}");
             let outs = run_ranks(|_| HeldRows::whole(csr), partition, shape, &sources, rule);
             let outs = check_runs(csr, &sources, outs, &label);
@@ -145,7 +128,7 @@ fn ranks_holding_only_their_rows_match_the_reference() {
 #[test]
 fn a_directed_graph_pulls_over_its_transpose_only_where_it_is_whole() {
     let (csr, partition) = directed_in_four_parts(3000);
-    let pull_early = rules()[0];
+    let pull_early = switch_rules()[0];
     let whole = |_| HeldRows::whole(&csr);
     let outs = run_ranks(whole, &partition, (2, 2), &[0, 7], pull_early);
     check_runs(&csr, &[0, 7], outs, "directed, whole");
@@ -260,7 +243,7 @@ proptest! {
         let csr = random_graph(n, n * density, seed, true);
         let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
         let source = ((f64::from(n) * source_at) as u32).min(n - 1);
-        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], rules()[rule]);
+        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], switch_rules()[rule]);
         check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices} cuts {cuts:?}"));
     }
 }
@@ -273,7 +256,7 @@ proptest! {
 #[test]
 fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
     let faults = [1, 3, 6, 10, 15, 20, 30, 45, 60, 90];
-    for rule in [rules()[0], rules()[2]] {
+    for rule in [switch_rules()[0], switch_rules()[2]] {
         support::expect_a_crash_to_end_every_rank(&faults, 6, |ctx, held, collectives| {
             BfsRanks::new(ctx, held, collectives, rule)
                 .and_then(|mut solver| {

@@ -29,7 +29,7 @@ use groute_worklist::traversal::MinTraversalSolver;
 use groute_worklist::{ShareSolver, WorklistOptions};
 use support::graphs::random_graph;
 use support::mpi_job::Job;
-use support::pagerank_close;
+use support::{pagerank_close, switch_rules};
 
 mod support;
 
@@ -137,20 +137,7 @@ impl Job {
     /// Checks [`Job::run_direction`]'s levels against `expected` on every rank.
     fn expect_direction(&mut self, label: String, csr: &Csr, devices: usize, source: u32) {
         let expected = bfs_reference(csr, source);
-        let rules = [
-            SwitchRule {
-                alpha: u64::MAX,
-                beta: u64::MAX,
-                gamma: 0,
-            },
-            SwitchRule::default(),
-            SwitchRule {
-                alpha: 0,
-                beta: 0,
-                gamma: 0,
-            },
-        ];
-        for rule in rules {
+        for rule in switch_rules() {
             let runs = self.run_direction(csr, devices, source, rule);
             self.check_outcome(format!("{label} {rule:?}"), runs, |runs| {
                 runs.iter().all(|levels| *levels == expected)

@@ -5,6 +5,7 @@
 // Each test binary uses some of it.
 #![allow(dead_code)]
 
+use groute_bfs::SwitchRule;
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
 use groute_graph::testing::generated;
@@ -29,6 +30,24 @@ pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
         .jitter(jitter.map(Jitter::seeded))
         .build()
         .expect("host backend")
+}
+
+/// Direction-optimizing BFS switch rules that pull at the first chance, by Beamer's default,
+/// and never.
+pub fn switch_rules() -> [SwitchRule; 3] {
+    [
+        SwitchRule {
+            alpha: u64::MAX,
+            beta: u64::MAX,
+            gamma: 0,
+        },
+        SwitchRule::default(),
+        SwitchRule {
+            alpha: 0,
+            beta: 0,
+            gamma: 0,
+        },
+    ]
 }
 
 /// How long the ranks of one [`on_every_rank`] call may take before the test binary is
