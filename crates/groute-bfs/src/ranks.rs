@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use groute_core::{Context, Error};
 use groute_graph::{Csr, HeldRows, Partition};
-use groute_worklist::{DeviceParts, RankCollectives, all_ready, sum_with_shape};
+use groute_worklist::{DeviceParts, RankCollectives, all_ready, partition_shape, sum_with_shape};
 
 use crate::direction::MultiDirection;
 use crate::{BfsError, BfsResult, Direction, SwitchRule};
@@ -123,12 +123,7 @@ impl BfsRanks {
             );
             Ok((transpose, arcs))
         })();
-        let shape = [
-            ("devices per process", devices as u64),
-            ("vertices", n as u64),
-            ("parts", partition.num_parts() as u64),
-            ("partition digest", u64::from(partition.digest())),
-        ];
+        let shape = partition_shape(devices, n, partition);
         let arcs = local.as_ref().map_or(0, |l| l.1);
         let agreed = sum_with_shape(collectives, local.is_err(), &[arcs], &shape, RUN);
         let (transpose, _) = local?;

@@ -61,7 +61,10 @@ use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Context, Device, DeviceTimer, Event};
 use groute_graph::{HeldRows, Partition};
-use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
+use groute_worklist::{
+    DeviceParts, RankCollectives, all_ready, partition_shape, peers_failed, process_ranges,
+    sum_with_shape,
+};
 
 use crate::device_rows::{RowsLinking, RowsPart, largest_degree};
 use crate::kernels::Kernels;
@@ -211,12 +214,7 @@ impl CcRanks {
                  ends: give a symmetric graph, or let every process load the whole graph",
             ),
         );
-        let shape = [
-            ("devices per process", devices as u64),
-            ("vertices", n as u64),
-            ("parts", partition.num_parts() as u64),
-            ("partition digest", u64::from(partition.digest())),
-        ];
+        let shape = partition_shape(devices, n, partition);
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
         let (_, transpose) = local?;
         let directed = transpose.is_some() || !rows.is_symmetric();
@@ -225,9 +223,7 @@ impl CcRanks {
         let ready = all_ready(collectives, same_shape.is_err(), RUN);
         same_shape?;
         ready?;
-        let owned: Vec<Range<u32>> = (0..ranks)
-            .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
-            .collect();
+        let owned = process_ranges(partition, devices, ranks);
         let mine = owned[rank].clone();
         // Each process's largest-degree row in a word of its own, and its arcs in a word they
         // all add to: every process learns the anchor (the largest row of all) and the arcs.

@@ -89,7 +89,10 @@ use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Context, DeviceTimer, Error};
 use groute_graph::{HeldRows, InArcs, Partition};
-use groute_worklist::{DeviceParts, RankCollectives, all_ready, peers_failed, sum_with_shape};
+use groute_worklist::{
+    DeviceParts, RankCollectives, all_ready, partition_shape, peers_failed, process_ranges,
+    sum_with_shape,
+};
 
 use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
@@ -221,11 +224,7 @@ impl PageRankRanks {
             DeviceParts::check_process(context, (rows, partition), (rank, ranks), fix)?;
             Ok(())
         });
-        let shape = [
-            ("devices per process", devices as u64),
-            ("vertices", n as u64),
-            ("parts", partition.num_parts() as u64),
-            ("partition digest", u64::from(partition.digest())),
+        let settings_shape = [
             ("alpha (f32 bits)", u64::from(alpha.to_bits())),
             ("epsilon (f32 bits)", u64::from(epsilon.to_bits())),
             (
@@ -237,15 +236,14 @@ impl PageRankRanks {
                 tuning.sweep_ranges.filter(|&k| k > 1).map_or(0, u64::from),
             ),
         ];
+        let shape = [&partition_shape(devices, n, partition)[..], &settings_shape].concat();
         let agreed = sum_with_shape(collectives, local.is_err(), &[], &shape, RUN);
         local?;
         let (_, same_shape) = agreed?;
         let ready = all_ready(collectives, same_shape.is_err(), RUN);
         same_shape?;
         ready?;
-        let owned: Vec<Range<u32>> = (0..ranks)
-            .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
-            .collect();
+        let owned = process_ranges(partition, devices, ranks);
         let parts = rank * devices..(rank + 1) * devices;
         let order = agree_degree_order(
             context,

@@ -232,7 +232,10 @@ pub use local::{WorklistConsumer, WorklistProducer, local_worklist};
 pub use member_count::MemberCount;
 pub use part::{CsrPtrs, DeviceCsr, HostCsrRows};
 pub use priority_counter::{PriorityCounter, PriorityEpoch, StepCounts, StepOutcome, defers};
-pub use rank_collectives::{OneProcess, RankCollectives, all_ready, peers_failed, sum_with_shape};
+pub use rank_collectives::{
+    OneProcess, RankCollectives, all_ready, partition_shape, peers_failed, process_ranges,
+    sum_with_shape,
+};
 pub use ring::{RingTransport, RouterRing};
 pub use share::{ShareOutput, ShareSolver, ShareValue};
 pub use split::{SplitFlags, SplitOps, VertexValue};

@@ -8,7 +8,10 @@
 //! [`RankCollectives::all_gather`] of one device buffer per process (a bitmap), enqueued on a
 //! stream so that the host does not wait for the data.
 
+use std::ops::Range;
+
 use groute_core::{Buffer, Error, Stream};
+use groute_graph::Partition;
 
 use crate::error::WorklistError;
 
@@ -124,6 +127,30 @@ pub fn sum_with_shape(
         ))
     };
     Ok((sum[1..1 + counts.len()].to_vec(), verdict))
+}
+
+/// The shape ([`sum_with_shape`]) that every process of a run over `partition` gives alike:
+/// its `devices` per process, the graph's `num_vertices`, and the partition's parts and
+/// digest.
+pub fn partition_shape(
+    devices: usize,
+    num_vertices: usize,
+    partition: &Partition,
+) -> [(&'static str, u64); 4] {
+    [
+        ("devices per process", devices as u64),
+        ("vertices", num_vertices as u64),
+        ("parts", partition.num_parts() as u64),
+        ("partition digest", u64::from(partition.digest())),
+    ]
+}
+
+/// The vertices each of `ranks` processes owns, in rank order, where process `r`'s `devices`
+/// hold parts `r * devices..(r + 1) * devices` of `partition`.
+pub fn process_ranges(partition: &Partition, devices: usize, ranks: usize) -> Vec<Range<u32>> {
+    (0..ranks)
+        .map(|r| partition.range_of_parts(r * devices..(r + 1) * devices))
+        .collect()
 }
 
 /// The last agreement before a run spanning processes: every process tells whether it

@@ -32,6 +32,24 @@ pub fn host_context(devices: usize, jitter: Option<u64>) -> Context {
         .expect("host backend")
 }
 
+/// Direction-optimizing BFS switch rules that pull at the first chance, by Beamer's default,
+/// and never.
+pub fn switch_rules() -> [SwitchRule; 3] {
+    [
+        SwitchRule {
+            alpha: u64::MAX,
+            beta: u64::MAX,
+            gamma: 0,
+        },
+        SwitchRule::default(),
+        SwitchRule {
+            alpha: 0,
+            beta: 0,
+            gamma: 0,
+        },
+    ]
+}
+
 /// How long the ranks of one [`on_every_rank`] call may take before the test binary is
 /// stopped as deadlocked (a rank left waiting in a collective would otherwise hang the test
 /// run until CI's own limit).

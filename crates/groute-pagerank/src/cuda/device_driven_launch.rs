@@ -11,7 +11,7 @@ use groute_core::cuda::{
 };
 use groute_kernels::abi::{PageRankPeers, PageRankPull, PageRankStateBlock, read_block, words_of};
 
-use super::launch::{DeviceWorklistBuffers, PageRankBuffers, elements, keep};
+use super::launch::{DeviceWorklistBuffers, PageRankBuffers, elements, keep_memory};
 use super::pull_launch::PullBuffers;
 
 /// Threads per block of `pagerank_fused` (its `__launch_bounds__`).
@@ -289,11 +289,8 @@ pub fn launch_fused(
             args,
         )?
     };
-    let mut memory = l.pr.memory();
-    memory.extend(l.wl.memory());
-    memory.extend(pull.memory());
-    memory.extend([&l.peers, &l.state, &l.postboxes, &l.mirrors].map(|s| s.memory.clone()));
-    keep(stream, memory)?;
+    let group = [&l.peers, &l.state, &l.postboxes, &l.mirrors].map(|s| s.memory.clone());
+    keep_memory(stream, &l.pr, &l.wl, pull.memory().into_iter().chain(group))?;
     Ok(())
 }
 

@@ -291,7 +291,7 @@ impl AppendBuffers {
         })
     }
 
-    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+    pub(super) fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
         [&self.data, &self.count, &self.overflow]
             .iter()
             .map(|s| s.memory.clone())
@@ -316,16 +316,18 @@ pub(super) fn keep(stream: &dyn RawStream, memory: Vec<Arc<dyn RawMemory>>) -> R
     CudaStream::from_raw(stream)?.keep_alive(memory)
 }
 
-/// Keeps what a push kernel (sweep, expand, hub push) reads and writes alive until it completes.
-pub(super) fn keep_push_memory(
+/// Keeps what a kernel reads and writes alive until it completes: the PageRank arrays `pr`,
+/// the worklist `wl`, and `more` (a push kernel's remote list, a pull pass's buffers, a push
+/// round's shares).
+pub(super) fn keep_memory(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     wl: &DeviceWorklistBuffers,
-    remote: &AppendBuffers,
+    more: impl IntoIterator<Item = Arc<dyn RawMemory>>,
 ) -> Result<(), Error> {
     let mut memory = pr.memory();
     memory.extend(wl.memory());
-    memory.extend(remote.memory());
+    memory.extend(more);
     keep(stream, memory)
 }
 
@@ -367,7 +369,7 @@ pub fn launch_sweep(
     // memory is device-addressable (`from_slice`) and kept alive below until the kernel
     // completes.
     unsafe { f.launch(stream, cfg, args)? };
-    keep_push_memory(stream, pr, wl, remote)
+    keep_memory(stream, pr, wl, remote.memory())
 }
 
 /// Enqueues a round over worklist positions `[first, first + count)` on `stream`; outputs as
@@ -409,7 +411,7 @@ pub fn launch_expand(
     // vertex, the push's of owned heads and the receive's of the items it owns, so the rows
     // read are the device's); sizes as in `launch_sweep`; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
-    keep_push_memory(stream, pr, wl, remote)
+    keep_memory(stream, pr, wl, remote.memory())
 }
 
 /// Enqueues, after a [`launch_sweep`] or [`launch_expand`] on the same `stream`, the push of
@@ -456,7 +458,7 @@ pub(crate) fn enqueue_push_hubs(
     // vertex ids < n (built at upload); sizes as in `launch_sweep`;
     // memory kept alive below (the caller keeps `offsets` and `targets`).
     unsafe { f.launch(stream, LaunchConfig::linear(grid, PAGERANK_BLOCK), args)? };
-    keep_push_memory(stream, pr, wl, remote)
+    keep_memory(stream, pr, wl, remote.memory())
 }
 
 /// Enqueues merge-before-send on `stream`, after a round's kernels: for each vertex of

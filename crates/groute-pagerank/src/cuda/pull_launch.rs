@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::launch::{
     AppendBuffers, DeviceWorklistBuffers, PAGERANK_BLOCK, PAGERANK_SOURCE, PageRankBuffers, config,
-    csr_memory, elements, enqueue_push_hubs, keep, keep_push_memory, per_vertex_f32, too_many,
+    csr_memory, elements, enqueue_push_hubs, keep, keep_memory, per_vertex_f32, too_many,
 };
 
 /// A device's pull-sweep topology and share array.
@@ -167,10 +167,7 @@ pub fn launch_pull_take(
     // 8-byte aligned, as CTRL_HUB_COUNTER's 64-bit atomics need too); memory kept alive below
     // until the kernel completes.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.extend(pull.memory());
-    keep(stream, memory)
+    keep_memory(stream, pr, wl, pull.memory())
 }
 
 /// Enqueues the cut pass of a pull sweep on `stream`, after [`launch_pull_take`] (nothing
@@ -211,7 +208,7 @@ pub fn launch_pull_cut(
     // holds n f32s (checked); sizes of the worklist and appends as in `launch_sweep`; memory
     // kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
-    keep_push_memory(stream, pr, wl, remote)?;
+    keep_memory(stream, pr, wl, remote.memory())?;
     keep(stream, pull.memory())?;
     if cut.has_hub_lists && wl.hub_capacity != 0 {
         // The hubs were recorded by their index in the cut lists.
@@ -313,10 +310,7 @@ pub fn launch_pull_gather(
     // `hub_degree` in-arcs (built at upload for the owned range, or for the vertex range by
     // `PullStorage::for_range`), which the per-vertex pass skips; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.extend(pull.memory());
-    keep(stream, memory)
+    keep_memory(stream, pr, wl, pull.memory())
 }
 
 /// Enqueues `pagerank_mark_taken`: bit `v` of `taken` set where `pull.share[v] > 0`, for

@@ -8,7 +8,7 @@ use groute_core::Error;
 use groute_core::backend::{RawSlice, RawStream};
 use groute_core::cuda::DevicePtr;
 
-use super::launch::{DeviceWorklistBuffers, PageRankBuffers, config, keep, per_vertex_f32};
+use super::launch::{DeviceWorklistBuffers, PageRankBuffers, config, keep_memory, per_vertex_f32};
 
 /// Out-arcs from which a vertex's list is pushed by the whole grid in a push round
 /// (`PUSH_GRID_DEGREE` in `kernels/pagerank/pagerank.cu`): `pagerank_push_taken` lists it
@@ -98,11 +98,7 @@ pub fn launch_push_taken(
     // reads no other row); the heads are vertex ids < n, inside the residual; memory kept
     // alive below.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    memory.push(share.memory.clone());
-    memory.push(big.memory.clone());
-    keep(stream, memory)
+    keep_memory(stream, pr, wl, [share.memory.clone(), big.memory.clone()])
 }
 
 /// Enqueues `pagerank_absorb` on `stream`: every owned vertex adds `incoming[v]` (a full
@@ -130,10 +126,5 @@ pub fn launch_absorb(
     // size it needed in the overflow word); its block reservations run on whole blocks with
     // a trip count uniform across the grid; memory kept alive below.
     unsafe { f.launch(stream, cfg, args)? };
-    let mut memory = pr.memory();
-    memory.extend(wl.memory());
-    if let Some(s) = incoming {
-        memory.push(s.memory.clone());
-    }
-    keep(stream, memory)
+    keep_memory(stream, pr, wl, incoming.map(|s| s.memory.clone()))
 }

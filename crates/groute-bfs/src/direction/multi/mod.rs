@@ -66,7 +66,7 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Context, DeviceTimer, Error};
 use groute_graph::{Csr, Graph, Partition};
-use groute_worklist::{RankCollectives, all_ready};
+use groute_worklist::{RankCollectives, all_ready, process_ranges};
 
 use self::cuda_part::CudaPart;
 pub use self::driver::MultiDriver;
@@ -141,12 +141,7 @@ impl MultiDirection {
             )
         })?;
         multi.process = Some(ProcessShare {
-            owned: (0..processes)
-                .map(|p| {
-                    let devices = context.num_devices();
-                    partition.range_of_parts(p * devices..(p + 1) * devices)
-                })
-                .collect(),
+            owned: process_ranges(partition, context.num_devices(), processes),
             gathered: context.devices()[0].alloc::<u32>(gathered_len)?,
         });
         Ok(multi)
