@@ -255,21 +255,3 @@ pub fn expect_a_crash_to_end_every_rank(
         );
     }
 }
-
-/// The direction-optimizing BFS's rules the tests run: one that pulls at the first chance, the
-/// default, and one that never pulls.
-pub fn switch_rules() -> [SwitchRule; 3] {
-    [
-        SwitchRule {
-            alpha: u64::MAX,
-            beta: u64::MAX,
-            gamma: 0,
-        },
-        SwitchRule::default(),
-        SwitchRule {
-            alpha: 0,
-            beta: 0,
-            gamma: 0,
-        },
-    ]
-}
