@@ -13,10 +13,6 @@
 
 namespace groute {
 
-// The inbox words one lane takes per grid-stride step of the passes that apply the received
-// words (DoRun::apply_pulled, DoRun::apply_marks): their loads are in flight together.
-constexpr unsigned int APPLY_WORDS = 4u;
-
 // The run's constants and this device's buffers.
 struct DoRun {
     unsigned int* levels;
@@ -185,11 +181,13 @@ struct DoRun {
     // received bit is a vertex that a peer found at `mark` among its owned vertices, so it
     // was UNREACHED here (the level arrays agree below `mark`, and a pull sets owned vertices
     // only): its level is stored without being read. The words wholly owned here are skipped
-    // (nothing is received there after a pull). Each lane takes APPLY_WORDS inbox words, a
-    // warp's loads of each coalesced and all of them in flight together (take_received),
-    // and the warp then stores the levels of each nonzero word together, a lane per bit
-    // (one line per word); a warp whose words are all zero stores nothing.
+    // (nothing is received there after a pull). Each lane loads one inbox word (a warp's 32
+    // loads coalesced, one round trip per grid-stride step), clears it when nonzero, and the
+    // warp then stores the levels of each nonzero word together, a lane per bit (one line
+    // per word).
     __device__ void apply_pulled(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int lane = lane_id();
         const unsigned int total = words();
         const unsigned int inner_begin = (owned_begin + 31u) / 32u;
         const unsigned int inner_end = owned_end >= n ? total : owned_end / 32u;
@@ -198,23 +196,12 @@ struct DoRun {
         unsigned int* const box = inbox + half(mark);
         bool cleared = false;
         // Warp-uniform trip count: `base` is the warp's first index.
-        for (unsigned int base = first_apply_index(); base < limit; base += apply_stride()) {
-            unsigned int w[APPLY_WORDS];
-            bool valid[APPLY_WORDS];
-#pragma unroll
-            for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                const unsigned int j = base + k * 32u + lane_id();
-                valid[k] = j < limit;
-                w[k] = j < inner_begin ? j : j + inner;
-            }
-            unsigned int bits[APPLY_WORDS];
-            take_received(box, w, valid, bits, cleared);
-            if (any_bits(bits)) {
-#pragma unroll
-                for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                    store_levels(w[k], bits[k], mark);
-                }
-            }
+        for (unsigned int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < limit;
+             base += stride) {
+            const unsigned int j = base + lane;
+            const unsigned int w = j < inner_begin ? j : j + inner;
+            const unsigned int bits = j < limit ? take_received(box, w, cleared) : 0u;
+            store_levels(w, bits, mark);
         }
         if (cleared) {
             __threadfence_system();
@@ -227,11 +214,12 @@ struct DoRun {
     // UNREACHED or `mark` (this device found it too), and its level is stored without being
     // read. The owned vertices at `mark` are the union of this device's discoveries in the
     // words that hold an owned vertex (left there by send_marks) and the received bits
-    // there, each appended once. A lane takes APPLY_WORDS words, its inbox and bitmap loads
-    // all in flight together (a warp's loads of each word coalesced); a warp whose words are
-    // all zero appends and stores nothing. The frontier's degrees are summed after, over the
+    // there, each appended once. A lane per word: a warp's inbox and bitmap loads coalesced,
+    // one round trip per grid-stride step. The frontier's degrees are summed after, over the
     // appended items (count_frontier), behind a grid barrier.
     __device__ void apply_marks(unsigned int mark) const {
+        const unsigned int stride = gridDim.x * blockDim.x;
+        const unsigned int lane = lane_id();
         const unsigned int total = words();
         const unsigned int own_begin = owned_begin / 32u;
         const unsigned int own_end = owned_words_end();
@@ -239,95 +227,46 @@ struct DoRun {
         unsigned int* const bitmap = marks();
         bool cleared = false;
         // Warp-uniform trip count: `base` is the warp's first word.
-        for (unsigned int base = first_apply_index(); base < total; base += apply_stride()) {
-            unsigned int w[APPLY_WORDS];
-            bool valid[APPLY_WORDS];
-            unsigned int mine[APPLY_WORDS];
-#pragma unroll
-            for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                w[k] = base + k * 32u + lane_id();
-                valid[k] = w[k] < total;
-                // Set by reductions at L2 (other SMs): never an L1 line.
-                mine[k] = valid[k] && w[k] >= own_begin && w[k] < own_end
-                              ? load_volatile(bitmap + w[k])
-                              : 0u;
-            }
-            unsigned int received[APPLY_WORDS];
-            take_received(box, w, valid, received, cleared);
-            unsigned int any = 0u;
-#pragma unroll
-            for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                if (mine[k] != 0u) {
-                    bitmap[w[k]] = 0u;  // the next dense push's come after grid barriers
-                }
-                any |= mine[k] | received[k];
-            }
-            if (__any_sync(0xFFFFFFFFu, any != 0u)) {
-#pragma unroll
-                for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                    // The received vertices this device did not set itself.
-                    store_levels(w[k], received[k] & ~mine[k], mark);
-                    append_bits(w[k], valid[k] ? (mine[k] | received[k]) & owned_bits(w[k])
-                                               : 0u);
+        for (unsigned int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < total;
+             base += stride) {
+            const unsigned int w = base + lane;
+            unsigned int received = 0u;
+            unsigned int mine = 0u;
+            if (w < total) {
+                received = take_received(box, w, cleared);
+                if (w >= own_begin && w < own_end) {
+                    // Set by reductions at L2 (other SMs): never an L1 line.
+                    mine = load_volatile(bitmap + w);
+                    if (mine != 0u) {
+                        bitmap[w] = 0u;  // the next dense push's come after grid barriers
+                    }
                 }
             }
+            // The received vertices this device did not set itself.
+            store_levels(w, received & ~mine, mark);
+            append_bits(w, w < total ? (mine | received) & owned_bits(w) : 0u);
         }
         if (cleared) {
             __threadfence_system();
         }
     }
 
-    // The first index of this warp's words in the apply passes: a warp takes 32 x APPLY_WORDS
-    // consecutive ones per grid-stride step (apply_stride), lane l words l, l + 32, ...
-    __device__ __forceinline__ unsigned int first_apply_index() const {
-        return (blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) * APPLY_WORDS;
-    }
-
-    __device__ __forceinline__ unsigned int apply_stride() const {
-        return gridDim.x * blockDim.x * APPLY_WORDS;
-    }
-
-    // Whether any lane of the warp holds a nonzero word in `bits` (all 32 lanes call it).
-    static __device__ __forceinline__ bool any_bits(const unsigned int (&bits)[APPLY_WORDS]) {
-        unsigned int any = 0u;
-#pragma unroll
-        for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-            any |= bits[k];
-        }
-        return __any_sync(0xFFFFFFFFu, any != 0u);
-    }
-
-    // The received bits of each of a lane's words `w` (0 where not `valid`): the OR of every
-    // peer's inbox word in the half at `box`, each nonzero one cleared for the next level
-    // that stores there (`cleared` set). A peer's words are all loaded before any is
-    // cleared, so that their loads are in flight together.
-    __device__ __forceinline__ void take_received(unsigned int* box,
-                                                  const unsigned int (&w)[APPLY_WORDS],
-                                                  const bool (&valid)[APPLY_WORDS],
-                                                  unsigned int (&bits)[APPLY_WORDS],
-                                                  bool& cleared) const {
+    // The received bits of word `w`: the OR of every peer's inbox word `w` in the half at
+    // `box`, each nonzero one cleared for the next level that stores there (`cleared` set).
+    __device__ __forceinline__ unsigned int take_received(unsigned int* box, unsigned int w,
+                                                          bool& cleared) const {
         const unsigned int total = words();
-#pragma unroll
-        for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-            bits[k] = 0u;
-        }
+        unsigned int bits = 0u;
         for (unsigned int s = 0; s + 1u < group.size; ++s) {
-            unsigned int* const peer = box + s * total;
-            unsigned int word[APPLY_WORDS];
-#pragma unroll
-            for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                // Written by a peer (over the link): never an L1 line.
-                word[k] = valid[k] ? load_volatile(peer + w[k]) : 0u;
-            }
-#pragma unroll
-            for (unsigned int k = 0; k < APPLY_WORDS; ++k) {
-                if (word[k] != 0u) {
-                    peer[w[k]] = 0u;
-                    cleared = true;
-                    bits[k] |= word[k];
-                }
+            // Written by a peer (over the link): never an L1 line.
+            const unsigned int word = load_volatile(box + s * total + w);
+            if (word != 0u) {
+                box[s * total + w] = 0u;
+                cleared = true;
+                bits |= word;
             }
         }
+        return bits;
     }
 
     // Stores `mark` as the level of every vertex that a lane's word `w` sets in `bits` (a
