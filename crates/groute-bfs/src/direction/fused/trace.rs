@@ -3,9 +3,9 @@
 //! `kernels/include/direction_trace.cuh` (whose layout the constants below mirror). A stamp is
 //! taken when the whole grid of a device has finished a phase (by the thread that runs the
 //! grid barrier's action), so a phase's time includes its grid barrier and any wait for the
-//! slowest block. `%globaltimer` is one clock per GPU, not synchronised across GPUs (two H200s of one
-//! host read up to several hundred microseconds apart): a device's phases and span are
-//! exact, its start against another device's is not.
+//! slowest block. `%globaltimer` is one clock per GPU, not synchronised across GPUs (two
+//! H200s of one host read up to several hundred microseconds apart): a device's phases and
+//! span are exact, its start against another device's is not.
 //!
 //! [`BfsTuning::trace`]: crate::BfsTuning::trace
 
