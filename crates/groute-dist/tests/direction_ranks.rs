@@ -243,8 +243,11 @@ proptest! {
         let csr = random_graph(n, n * density, seed, true);
         let (cuts, partition) = seeded_cuts(n, ranks * devices, cut_seed);
         let source = ((f64::from(n) * source_at) as u32).min(n - 1);
-        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, (ranks, devices), &[source], switch_rules()[rule]);
-        check_runs(&csr, &[source], outs, &format!("n {n} seed {seed} {ranks}x{devices} cuts {cuts:?}"));
+        let rule = switch_rules()[rule];
+        let shape = (ranks, devices);
+        let outs = run_ranks(|_| HeldRows::whole(&csr), &partition, shape, &[source], rule);
+        let label = format!("n {n} seed {seed} {ranks}x{devices} cuts {cuts:?}");
+        check_runs(&csr, &[source], outs, &label);
     }
 }
 

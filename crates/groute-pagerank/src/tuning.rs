@@ -65,9 +65,9 @@ pub struct PageRankTuning {
     /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,
     /// [`crate::Driver::Sweeps`] and [`crate::PageRankRanks`]: each device splits its
-    /// vertices into this many ranges of about equal in-arcs, and a round gathers and takes one range at a
-    /// time (`--sweep-ranges`; 1: the whole graph at once), the devices' ranges of a step
-    /// side by side. A range's take then sees the shares the earlier ranges took in the same
+    /// vertices into this many ranges of about equal in-arcs, and a round gathers and takes
+    /// one range at a time (`--sweep-ranges`; 1: the whole graph at once), the devices'
+    /// ranges of a step side by side. A range's take then sees the shares the earlier ranges took in the same
     /// round (block Gauss-Seidel), so fewer rounds converge, each still one gather over every
     /// in-arc; once a round takes few vertices the run goes on in whole-graph rounds. `None`
     /// (the default) decides by [`PageRankTuning::sweep_ranges_for`] in one process; across
