@@ -88,6 +88,10 @@ struct Cli {
     /// / this (0: no such bound).
     #[arg(long, hide = true, value_name = "GAMMA", default_value_t = PULL_GAMMA)]
     do_gamma: u64,
+    /// Device-driven direction-optimizing runs: the pulls test in-neighbours against a
+    /// bitmap of the frontier (true) or their levels (false); by the graph when absent.
+    #[arg(long, hide = true, value_name = "BOOL")]
+    do_pull_bitmap: Option<bool>,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
     /// kernel each; distinct GPUs with peer access, or with more devices than GPUs members
     /// sharing them, for testing), per-device (one host thread per device) or auto (fused
@@ -173,6 +177,7 @@ fn run() -> Result<(), AnyError> {
     options.tuning.switch_rule.gamma = cli.do_gamma;
     options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
     options.tuning.trace = cli.do_trace;
+    options.tuning.pull_bitmap = cli.do_pull_bitmap;
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.

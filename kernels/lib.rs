@@ -110,6 +110,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("direction_fused_words.cuh"),
     header!("direction_fused_run.cuh"),
     header!("direction_fused_decide.cuh"),
+    header!("direction_fused_pull.cuh"),
     header!("push_appends.cuh"),
     header!("pagerank_push.cuh"),
     header!("pull_gather.cuh"),

@@ -48,8 +48,8 @@ abi_struct! {
 }
 
 abi_struct! {
-    /// The parameter of `bfs_direction_fused_one` and `bfs_direction_fused_several`. The
-    /// `gap` fields fill the alignment gaps (kept zero).
+    /// The parameter of `bfs_direction_fused_one` and `bfs_direction_fused_several` (and their
+    /// `_bits` twins). The `gap` fields fill the alignment gaps (kept zero).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct DirectionParams in "abi_direction.h" {
         /// The level of every vertex.
@@ -101,6 +101,17 @@ abi_struct! {
         /// The out-arc heads of the member that owns the source, by global arc id (several
         /// members; reachable from every member, as its inbox).
         pub source_targets: DevicePtr<u32>,
+        /// Two bitmaps of `ceil(n / 32)` words, the frontier at the levels of each parity,
+        /// which the pulls read instead of the level array; or null: they read the levels.
+        pub front_bits: DevicePtr<u32>,
+        /// With `front_bits`, the pull lists: the owned unreached vertices with in-arcs that
+        /// a pull did not reach, which the next pull scans instead of every owned vertex, in
+        /// a region per warp of the grid (their lengths first, a `u32` per warp; then
+        /// `pull_list_words` less that); null: every pull scans every owned vertex.
+        pub pull_lists: DevicePtr<u32>,
+        /// The `u32` at `pull_lists` (the kernel uses no lists where they are too few for its
+        /// grid).
+        pub pull_list_words: u64,
     }
 }
 

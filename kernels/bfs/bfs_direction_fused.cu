@@ -47,13 +47,21 @@
 //   pull: pull_frontier gives every owned UNREACHED vertex with an in-neighbour at L the
 //      level L + 1, appends it as the next frontier (the decide that chose the pull rewound
 //      the worklist; warps count their finds and reserve their slots once per block) and
-//      counts it; on several devices each warp's ballot of finds (32 consecutive vertices
-//      from a word-aligned start: one bitmap word) goes straight into the peers' inboxes.
-//      One device: grid barrier; decide. Several: a grid barrier whose action is the decide
+//      counts it; each warp's ballot of finds (32 consecutive vertices from a word-aligned
+//      start: one bitmap word) goes straight into the peers' inboxes on several devices.
+//      With frontier bitmaps (front_bits not null; DoRun::frontier_bits), the pull tests
+//      its in-neighbours against the bitmap of L instead of their levels and stores its
+//      ballots into the bitmap of L + 1; after a push, list_front first fills the bitmap of
+//      L from the level array, behind a grid barrier. With them, a pull after the first
+//      scans the pull lists (the owned unreached vertices the last pull left) instead of
+//      every owned vertex, and sets bits instead of storing ballots (direction_fused_pull.cuh
+//      says how; a push after it first appends its frontier from the bitmap). One device:
+//      grid barrier; decide. Several: a grid barrier whose action is the decide
 //      (decide_folded), its exchange of the counters also the one that makes the stored
 //      words visible (a device's owned vertices at L + 1 are exactly its own finds, so the
-//      counters are complete before it); then apply_pulled stores the received words' levels
-//      behind a grid barrier of this device only.
+//      counters are complete before it); then apply_pulled stores the received words'
+//      levels (and the words into the bitmap of L + 1) behind a grid barrier of this device
+//      only.
 //
 // The decide (the action of a grid barrier, one thread) sums the level counters over the
 // devices (peer_post_allreduce_sum, 4 values; none after a sparse push), accounts the step
@@ -111,6 +119,7 @@
 // barriers' actions (its exchanges and the decide).
 #include "direction_fused_words.cuh"
 #include "direction_fused_run.cuh"
+#include "direction_fused_pull.cuh"
 #include "direction_fused_decide.cuh"
 
 namespace groute {
@@ -119,7 +128,7 @@ namespace groute {
 // steps; SEVERAL true a kernel for several devices only (the host launches it on 2 or more
 // members only), which holds none of the one-device steps. Either way the registers and code
 // of the steps a run takes are not shaped by steps it never takes.
-template <bool SEVERAL>
+template <bool SEVERAL, bool BITMAPS>
 __device__ __forceinline__ void direction_fused(
     unsigned int* levels, const unsigned long long* push_offsets,
     const unsigned int* push_targets, const unsigned long long* pull_offsets,
@@ -129,12 +138,14 @@ __device__ __forceinline__ void direction_fused(
     unsigned long long in_arcs, unsigned long long alpha, unsigned long long beta,
     unsigned long long gamma, const PeerGroup& group, unsigned long long* trace_words,
     unsigned long long* const* postboxes, unsigned int source,
-    const unsigned int* source_targets) {
+    const unsigned int* source_targets, unsigned int* front_bits, unsigned int* pull_lists,
+    unsigned long long pull_list_words) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets,         pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,            wl,           state,
                     inboxes, inboxes[group.rank], in_arcs,       alpha,        beta,
-                    gamma,   group,        postboxes,            SEVERAL};
+                    gamma,   group,        postboxes,            front_bits,   pull_lists,
+                    pull_list_words, SEVERAL, BITMAPS};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -149,6 +160,13 @@ __device__ __forceinline__ void direction_fused(
     const auto settle = [] {};
     unsigned int front = 0;  // the worklist position of the frontier's first item
     unsigned int row = 0;  // the trace row: the level steps run so far
+    // The previous step pulled: the bitmap of the frontier is complete (DoRun::frontier_bits).
+    bool pulled = false;
+    // The pull lists (direction_fused_pull.cuh) hold what the last pull left, and whether the
+    // last pull appended nothing (a pull over them): its frontier is in the bitmap only.
+    const bool lists = BITMAPS && run.lists_fit();
+    bool listed = false;
+    bool unappended = false;
 
     // The host put the source at worklist position 0 of the device that owns it and the
     // worklist's end behind it: the frontier of level 0, counted without a pass over the
@@ -161,6 +179,19 @@ __device__ __forceinline__ void direction_fused(
         ++row;
         const unsigned int level = next.w[DO_R_LEVEL];
         const bool push = next.w[DO_R_PHASE] == DO_PUSH;
+        if (push) {
+            pulled = false;
+        }
+        const auto local_barrier = [&] {
+            grid_barrier(
+                barrier, gen, config, [] { return FusedRecord{{0u, 0u, 0u, 0u, 0u, 0u}}; },
+                publish, settle);
+        };
+        if (push && unappended) {
+            run.append_found(level);
+            local_barrier();
+        }
+        unappended = false;
         // On several devices the push of level 0 expands the source on every device; a later
         // push is sparse (it sends the list of its appends; decided alike everywhere) or
         // dense (it sends its discovery bitmap).
@@ -286,7 +317,28 @@ __device__ __forceinline__ void direction_fused(
                 run.count_frontier(0u, shared_record.w[0]);
             }
         } else {
-            run.pull_frontier(level);
+            const bool from_list = listed;
+            if (BITMAPS && (!pulled || from_list)) {
+                if (!pulled) {
+                    run.list_front(level);
+                }
+                if (from_list) {
+                    run.clear_owned_bits(level + 1u);
+                }
+                local_barrier();
+            }
+            if (from_list) {
+                run.pull_listed(level);
+                if (SEVERAL) {
+                    local_barrier();
+                    run.send_found(level + 1u);
+                }
+                unappended = true;
+            } else {
+                run.pull_frontier(level, lists);
+                listed = lists;
+            }
+            pulled = true;
             front = 0u;
             if (SEVERAL) {
                 // The exchange makes the stored words visible and decides.
@@ -351,18 +403,24 @@ __device__ __forceinline__ void direction_fused(
 // threads per SM (at most 51 registers; unbounded, ptxas for sm_90 takes 60-64 and only 4
 // blocks fit):
 // - bfs_direction_fused_one: one device (no peer steps);
-// - bfs_direction_fused_several: several devices (no one-device steps).
-// The host picks one by the member count (kernel_name in
-// crates/groute-bfs/src/direction/fused/member.rs, whose test reads SEVERAL here).
-#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, SEVERAL)                                              \
+// - bfs_direction_fused_several: several devices (no one-device steps);
+// - the _bits builds of each: the pulls read frontier bitmaps and pull lists (front_bits and
+//   pull_lists not null); the others hold none of that code (on a graph whose level array
+//   fits the L2, its registers and branches cost a pull more than the bitmaps save).
+// The host picks one by the member count and the bitmaps (kernel_name in
+// crates/groute-bfs/src/direction/fused/member.rs, whose test reads the arguments here).
+#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, SEVERAL, BITMAPS)                                     \
     extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK, 5)                             \
         NAME(const groute::DirectionParams p) {                                                  \
-        groute::direction_fused<SEVERAL>(                                                         \
+        groute::direction_fused<SEVERAL, BITMAPS>(                                                \
             p.levels, p.push_offsets, p.push_targets, p.pull_offsets, p.pull_sources, p.n,      \
             p.owned_begin, p.owned_end, p.wl_data, p.wl_mask, p.ctrl, p.barrier, p.state,       \
             p.inboxes, p.in_arcs, p.alpha, p.beta, p.gamma, p.group, p.trace_words,             \
-            p.postboxes, p.source, p.source_targets);                                            \
+            p.postboxes, p.source, p.source_targets, p.front_bits, p.pull_lists,                 \
+            p.pull_list_words);                                                                  \
     }
 
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false)
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several, true)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false, false)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several, true, false)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one_bits, false, true)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several_bits, true, true)

@@ -15,7 +15,7 @@ kernel_sources! {
 
     /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per
     /// device for a whole run, on 1..8 GPUs (peer stores and `peer_post_allreduce_sum`;
-    /// entry points `bfs_direction_fused_one` and `bfs_direction_fused_several`); launched by
-    /// `groute-bfs`.
+    /// entry points `bfs_direction_fused_one` and `bfs_direction_fused_several`, and their
+    /// `_bits` twins); launched by `groute-bfs`.
     pub const DIRECTION_FUSED = "bfs_direction_fused.cu";
 }

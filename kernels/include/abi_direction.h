@@ -99,6 +99,9 @@ struct DirectionParams {
     unsigned long long* trace_words;            // the level trace, or null
     unsigned long long* const* postboxes;       // every member's postbox
     const unsigned int* source_targets;         // the source owner's out-arc heads (several)
+    unsigned int* front_bits;                   // two frontier bitmaps, or null (see DoRun)
+    unsigned int* pull_lists;                   // the pull lists (with front_bits; DoRun)
+    unsigned long long pull_list_words;         // their length in u32
 };
 
 #ifdef __cplusplus

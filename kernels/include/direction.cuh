@@ -59,17 +59,18 @@ struct FrontierCounts {
     }
 };
 
-// Whether UNREACHED vertex `v` has an in-neighbour at `level`, scanning its in-arcs up to
-// the first such one (`examined` += arcs scanned).
-__device__ __forceinline__ bool pull_finds_parent(const unsigned int* levels,
+// Whether UNREACHED vertex `v` has an in-neighbour in the frontier (`in_frontier(u)`: its
+// level is the one pulled from), scanning its in-arcs up to the first such one (`examined` +=
+// arcs scanned).
+template <typename InFrontier>
+__device__ __forceinline__ bool pull_finds_parent(const InFrontier& in_frontier,
                                                   const unsigned long long* pull_offsets,
                                                   const unsigned int* pull_sources,
-                                                  unsigned int v, unsigned int level,
-                                                  unsigned long long& examined) {
+                                                  unsigned int v, unsigned long long& examined) {
     const unsigned long long last = pull_offsets[v + 1];
     for (unsigned long long e = pull_offsets[v]; e < last; ++e) {
         ++examined;
-        if (levels[pull_sources[e]] == level) {
+        if (in_frontier(pull_sources[e])) {
             return true;
         }
     }
@@ -105,7 +106,8 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
         const unsigned int v = first + i;
         bool found = false;
         if (i < span && v >= begin && levels[v] == 0xFFFFFFFFu) {
-            found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
+            const auto at_level = [&](unsigned int u) { return levels[u] == level; };
+            found = pull_finds_parent(at_level, pull_offsets, pull_sources, v, examined);
             if (found) {
                 levels[v] = level + 1u;
                 if (COUNT) {

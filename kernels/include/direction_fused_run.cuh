@@ -33,11 +33,44 @@ struct DoRun {
     unsigned long long gamma;
     PeerGroup group;
     unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
-    // The run has several devices: a compile-time false in the one-device build (its code
-    // holds none of the peer steps) and a compile-time true in the several build.
+    // Two bitmaps of words() u32, the frontier at the levels of each parity, which the pulls
+    // read instead of the level array (frontier_bits); or null: they read the levels.
+    unsigned int* front_bits;
+    // With front_bits, or null: the pull lists (pull_list_words u32), the owned UNREACHED
+    // vertices with in-arcs that a pull did not reach, which a later pull scans instead of
+    // every owned vertex (direction_fused_pull.cuh says how they are laid out).
+    unsigned int* pull_lists;
+    unsigned long long pull_list_words;
+    // The run has several devices: a compile-time false in the one-device builds (their code
+    // holds none of the peer steps) and a compile-time true in the several builds.
     bool several;
+    // The pulls read front_bits and pull_lists (not null): compile-time, so that the builds
+    // without them hold none of their code.
+    bool bitmaps;
 
     __device__ unsigned int words() const { return (n + 31u) / 32u; }
+
+    // The bitmap of the frontier at `level` (front_bits not null). A pull from level L reads
+    // L's and writes L + 1's, the other one: a pull that follows a pull finds its bitmap
+    // complete (its owned words from the previous pull's ballots or bits, the others from the
+    // words it received: apply_pulled); a pull that follows a push builds it first
+    // (list_front).
+    __device__ unsigned int* frontier_bits(unsigned int level) const {
+        return front_bits + (level & 1u) * words();
+    }
+
+    // The pull step's passes (direction_fused_pull.cuh): the bitmap of the frontier at
+    // `level` from the level array; the owned words of the bitmap at `level` cleared; a
+    // pull over every owned vertex and one over the pull lists; the owned words of the
+    // finds' bitmap sent to the peers, and appended to the worklist.
+    __device__ void list_front(unsigned int level) const;
+    __device__ void clear_owned_bits(unsigned int level) const;
+    __device__ void pull_frontier(unsigned int level, bool lists) const;
+    __device__ void pull_listed(unsigned int level) const;
+    __device__ void send_found(unsigned int mark) const;
+    __device__ void append_found(unsigned int mark) const;
+    __device__ bool lists_fit() const;
+    __device__ unsigned int* warp_list(unsigned int rounds) const;
 
     // A dense push's discovery bitmap: words() u32 behind the inbox halves (the host
     // allocates them with the inbox and zeroes them with it; send_marks clears them, but for
@@ -135,16 +168,24 @@ struct DoRun {
             if (w < owned_begin / 32u || w >= owned_words_end()) {
                 bitmap[w] = 0u;  // the next dense push's reductions come after grid barriers
             }
-            for (unsigned int d = 0; d < group.size; ++d) {
-                if (d != group.rank) {
-                    inboxes[d][offset + slot_at(d) * total + w] = bits;
-                    stored = true;
-                }
-            }
+            stored |= store_to_peers(offset, w, bits);
         }
         if (stored) {
             __threadfence_system();
         }
+    }
+
+    // Stores `word` as word `w` of this device's slot in the inbox half at `offset` of every
+    // peer; whether there was a peer to store it to.
+    __device__ bool store_to_peers(unsigned int offset, unsigned int w, unsigned int word) const {
+        bool stored = false;
+        for (unsigned int d = 0; d < group.size; ++d) {
+            if (d != group.rank) {
+                inboxes[d][offset + slot_at(d) * words() + w] = word;
+                stored = true;
+            }
+        }
+        return stored;
     }
 
     // Level 0's push on several devices: every device expands the source's out-arcs itself,
@@ -202,6 +243,13 @@ struct DoRun {
             const unsigned int w = j < inner_begin ? j : j + inner;
             const unsigned int bits = j < limit ? take_received(box, w, cleared) : 0u;
             store_levels(w, bits, mark);
+            if (bitmaps && j < limit) {
+                // The frontier at `mark`: the peers' finds, and this device's in a word it
+                // shares with a peer (its pull stored them, behind a grid barrier).
+                unsigned int* const into = frontier_bits(mark) + w;
+                const unsigned int own = owned_bits(w);
+                *into = own == 0u ? bits : bits | (load_volatile(into) & own);
+            }
         }
         if (cleared) {
             __threadfence_system();
@@ -210,9 +258,9 @@ struct DoRun {
 
     // After a dense push's exchange on several devices: applies the received words and
     // appends the next frontier from them and this device's discovery bitmap, reading no
-    // level. A received bit is a vertex that a peer set to `mark` from UNREACHED; the level arrays agree below `mark`, so here it is
-    // UNREACHED or `mark` (this device found it too), and its level is stored without being
-    // read. The owned vertices at `mark` are the union of this device's discoveries in the
+    // level. A received bit is a vertex that a peer set to `mark` from UNREACHED; the level
+    // arrays agree below `mark`, so here it is UNREACHED or `mark` (this device found it too),
+    // and its level is stored without being read. The owned vertices at `mark` are the union of this device's discoveries in the
     // words that hold an owned vertex (left there by send_marks) and the received bits
     // there, each appended once. A lane per word: a warp's inbox and bitmap loads coalesced,
     // one round trip per grid-stride step. The frontier's degrees are summed after, over the
@@ -299,55 +347,6 @@ struct DoRun {
             wl.put(slot, w * 32u + static_cast<unsigned int>(__ffs(rest)) - 1u);
             ++slot;
         }
-    }
-
-    // Pull step: every owned UNREACHED vertex with an in-neighbour at `level` gets level + 1,
-    // is appended to the worklist (the next frontier: rewound by the decide; the warps count
-    // their finds and reserve their slots once per block, append_marked) and counted; with
-    // peers, each warp's ballot of finds (32 consecutive vertices from a word-aligned start:
-    // one bitmap word) is stored into their inboxes.
-    __device__ void pull_frontier(unsigned int level) const {
-        const unsigned int stride = gridDim.x * blockDim.x;
-        const unsigned int begin = owned_begin & ~31u;
-        const unsigned int end = owned_end < n ? owned_end : n;
-        const unsigned int span = end > begin ? end - begin : 0u;
-        const unsigned int rounds = (span + stride - 1u) / stride;
-        const unsigned int lane = lane_id();
-        const unsigned int total = words();
-        const unsigned int slot = slot_at(lane);
-        const unsigned int offset = half(level + 1u);
-        const bool sends = several && lane < group.size && lane != group.rank;
-        unsigned long long examined = 0;
-        unsigned long long out = 0;
-        unsigned long long in = 0;
-        unsigned long long found_count = 0;
-        bool stored = false;
-        for (unsigned int r = 0; r < rounds; ++r) {
-            const unsigned int v = begin + r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-            bool found = false;
-            if (v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu) {
-                found = pull_finds_parent(levels, pull_offsets, pull_sources, v, level, examined);
-                if (found) {
-                    levels[v] = level + 1u;
-                    add_degrees(push_offsets, pull_offsets, v, out, in);
-                    ++found_count;
-                }
-            }
-            if (several) {
-                const unsigned int bits = __ballot_sync(0xFFFFFFFFu, found);
-                if (bits != 0u && sends) {
-                    inboxes[lane][offset + slot * total + (v - lane_id()) / 32u] = bits;
-                    stored = true;
-                }
-            }
-        }
-        if (stored) {
-            __threadfence_system();
-        }
-        const unsigned int finds =
-            __reduce_add_sync(0xFFFFFFFFu, static_cast<unsigned int>(found_count));
-        append_marked(level + 1u, begin / 32u, (end + 31u) / 32u, finds);
-        count_found(out, in, found_count, examined);
     }
 
     // Adds the degrees and number of the frontier at worklist positions [begin, end) to the

@@ -149,6 +149,10 @@ pub struct BfsTuning {
     /// every device ([`DirectionTrace`], in [`BfsStats::do_trace`]); off (the default): no
     /// stamps, no cost but one branch each.
     pub trace: bool,
+    /// A device-driven run's pulls test each in-neighbour against a bitmap of the frontier
+    /// (two bitmaps of n / 8 bytes per device) instead of its level (`None`: where the level
+    /// array, 4 bytes a vertex, outgrows the smallest L2 of the devices).
+    pub pull_bitmap: Option<bool>,
 }
 
 /// Statistics of one BFS run.
@@ -272,8 +276,7 @@ impl BfsSolver {
                 context,
                 &graph.graph,
                 &graph.partition,
-                options.tuning.switch_rule,
-                (options.multi_driver, options.tuning.trace),
+                (options.multi_driver, &options.tuning),
             )?))
         } else {
             Engine::Worklist(Box::new(MinTraversalSolver::new(

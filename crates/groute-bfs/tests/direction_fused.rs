@@ -90,8 +90,8 @@ fn run(ctx: &Context, graph: &Graph, source: u32, o: &BfsOptions) -> Result<BfsR
     bfs(ctx, &parted, source, o).map_err(|e| e.to_string())
 }
 
-/// Each fused run untraced and traced (`BfsTuning::trace`, a run-time choice of both kernel
-/// builds, `bfs_direction_fused_one` and `_several`).
+/// Each fused run untraced and traced (`BfsTuning::trace`, a run-time choice of every kernel
+/// build, `bfs_direction_fused_one` and `_several` and their `_bits` twins).
 const TRACES: [bool; 2] = [false, true];
 
 /// The trace of `got` accounts for every step of the run on every one of `devices` devices:
@@ -142,8 +142,9 @@ fn check_trace(trace: &DirectionTrace, got: &BfsResult, devices: usize, what: &s
 }
 
 /// The fused run of `graph` from `source` under `rule` on `ctx`, traced or not as each of
-/// `traces` says, equals the host backend's one-device run (levels, and every counter: the
-/// rule decided alike on the devices); its trace (when asked) accounts for every step.
+/// `traces` says, its pulls reading levels and frontier bitmaps, equals the host backend's
+/// one-device run (levels, and every counter: the rule decided alike on the devices); its
+/// trace (when asked) accounts for every step.
 fn check_against_host(
     ctx: &Context,
     graph: &Graph,
@@ -165,24 +166,28 @@ fn check_against_host(
         graph.name
     );
     for &traced in traces {
-        check_fused(ctx, (graph, source, rule), traced, &host);
+        for bitmaps in [false, true] {
+            check_fused(ctx, (graph, source, rule), (traced, bitmaps), &host);
+        }
     }
 }
 
-/// The fused run of `graph` from `source` under `rule`, traced when `traced`, equals `host`.
+/// The fused run of `graph` from `source` under `rule`, traced when `traced`, its pulls
+/// reading frontier bitmaps where `bitmaps`, equals `host`.
 fn check_fused(
     ctx: &Context,
     (graph, source, rule): (&Graph, u32, SwitchRule),
-    traced: bool,
+    (traced, bitmaps): (bool, bool),
     host: &BfsResult,
 ) {
     let what = format!(
-        "{} from {source} on {} devices ({rule:?}, traced: {traced})",
+        "{} from {source} on {} devices ({rule:?}, traced: {traced}, bitmaps: {bitmaps})",
         graph.name,
         ctx.num_devices()
     );
     let mut fused = options(rule, MultiDriver::Fused);
     fused.tuning.trace = traced;
+    fused.tuning.pull_bitmap = Some(bitmaps);
     let got = run(ctx, graph, source, &fused).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(got.stats.do_driver, Some(MultiDriver::Fused), "{what}");
     assert!(got.stats.fused && got.stats.direction_optimized, "{what}");

@@ -577,6 +577,16 @@ impl Context {
         &self.inner.devices
     }
 
+    /// The smallest L2 cache of the devices, in bytes (0 on the host backend, which reports
+    /// none): what an algorithm weighs its randomly read arrays against.
+    pub fn smallest_l2_cache_bytes(&self) -> u64 {
+        self.devices()
+            .iter()
+            .map(|d| d.properties().l2_cache_bytes)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// One device.
     pub fn device(&self, id: DeviceId) -> Result<&Device> {
         self.inner.devices.get(id.0).ok_or(Error::NoSuchDevice {

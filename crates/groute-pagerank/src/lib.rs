@@ -561,7 +561,7 @@ impl PageRankSolver {
                 devices: context.num_devices(),
             });
         }
-        let l2 = tuning::smallest_l2(context);
+        let l2 = context.smallest_l2_cache_bytes();
         let ordered = options
             .tuning
             .degree_order_for(&graph.graph, l2)

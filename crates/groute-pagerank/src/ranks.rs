@@ -272,7 +272,7 @@ impl PageRankRanks {
         // The host backend's gather reads every share: no bitmap there.
         let sparse_below = match context.backend_kind() {
             groute_core::BackendKind::Cuda => {
-                tuning.sparse_gather_below(n as u64, crate::tuning::smallest_l2(context))
+                tuning.sparse_gather_below(n as u64, context.smallest_l2_cache_bytes())
             }
             _ => 0,
         };
@@ -291,7 +291,7 @@ impl PageRankRanks {
             groute_core::BackendKind::Cuda => tuning.gather_interleave_for(
                 order.is_some(),
                 n as u64,
-                crate::tuning::smallest_l2(context),
+                context.smallest_l2_cache_bytes(),
             ),
             _ => false,
         };

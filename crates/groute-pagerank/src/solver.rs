@@ -344,7 +344,7 @@ fn fused_runs(
 /// peer access, or members sharing GPUs), host-driven otherwise.
 fn auto_driver(context: &Context, csr: &Csr, partition: &Partition, push: PushSettings) -> Driver {
     let (vertices, arcs) = (csr.num_vertices() as u64, csr.num_edges());
-    let l2 = crate::tuning::smallest_l2(context);
+    let l2 = context.smallest_l2_cache_bytes();
     if push.sweep != SweepMode::Pull {
         Driver::Host
     } else if (context.num_devices() > 1

@@ -96,18 +96,6 @@ pub const SWEEP_RANGES_MIN_ARCS: u64 = 1 << 26;
 /// vertices taken.
 pub const SPARSE_GATHER_DIVISOR: u32 = 16;
 
-/// The smallest L2 of `context`'s devices, in bytes (0 on the host backend): what
-/// [`PageRankTuning::degree_order_for`], [`PageRankTuning::gather_interleave_for`],
-/// [`PageRankTuning::sparse_gather_below`] and one device's driver weigh the shares against.
-pub(crate) fn smallest_l2(context: &groute_core::Context) -> u64 {
-    context
-        .devices()
-        .iter()
-        .map(|d| d.properties().l2_cache_bytes)
-        .min()
-        .unwrap_or(0)
-}
-
 /// Whether a share per vertex (4 bytes) of a graph of `vertices` outgrows an L2 of
 /// `l2_cache_bytes` (0, the host backend's: never), so that a sweep's random reads of shares
 /// miss in it: what the degree order, the sparse gathers and one device's driver weigh.

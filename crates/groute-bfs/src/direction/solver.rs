@@ -17,7 +17,7 @@ use super::fused::{DirectionTrace, FusedDirection};
 use super::host::HostSteps;
 use super::multi::{MultiDirection, MultiDriver};
 use super::{DirectionStats, SwitchRule, run_levels};
-use crate::BfsError;
+use crate::{BfsError, BfsTuning};
 
 /// The storage, by backend.
 enum Storage {
@@ -67,15 +67,14 @@ pub(crate) struct DirectionRun {
 impl DirectionSolver {
     /// Uploads `graph` (and its transpose when it is not symmetric) to the devices of the
     /// context, each device `d` the rows of the vertices it owns, `partition.range(d)` (one
-    /// device: every row); several devices are driven by `driver` (a device-driven run
-    /// traced when `trace`).
+    /// device: every row); several devices are driven by `driver`, under `tuning`.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
-        rule: SwitchRule,
-        (driver, trace): (MultiDriver, bool),
+        (driver, tuning): (MultiDriver, &BfsTuning),
     ) -> Result<Self, BfsError> {
+        let rule = tuning.switch_rule;
         if partition.num_parts() != context.num_devices() {
             return Err(Error::invalid(
                 "partition",
@@ -102,10 +101,7 @@ impl DirectionSolver {
             return Ok(DirectionSolver {
                 context: context.clone(),
                 storage: Storage::Fused(Box::new(FusedDirection::new(
-                    context,
-                    graph,
-                    partition,
-                    (rule, trace),
+                    context, graph, partition, tuning,
                 )?)),
                 rule,
                 driver,

@@ -174,7 +174,7 @@ fn order_by_the_rule(
     words[rank] = mine.clone().map(|v| csr.out_degree(v)).max().unwrap_or(0);
     let o = csr.offsets();
     words[ranks + rank] = o[mine.end as usize] - o[mine.start as usize];
-    words[2 * ranks + rank] = crate::tuning::smallest_l2(context);
+    words[2 * ranks + rank] = context.smallest_l2_cache_bytes();
     let sums = collectives.sum(&words)?;
     let arcs = sums[ranks..2 * ranks].iter().sum();
     let l2 = sums[2 * ranks..].iter().copied().min().unwrap_or(0);

@@ -80,7 +80,7 @@ impl SweepRanges {
             return None;
         }
         let n = in_arcs.num_vertices() as u64;
-        let l2 = crate::tuning::smallest_l2(context);
+        let l2 = context.smallest_l2_cache_bytes();
         let asked = tuning.sweep_ranges_for(ordered, (n, in_arcs.num_edges()), l2);
         // At most one a vertex.
         let count = asked.min(u32::try_from(n).unwrap_or(u32::MAX));

@@ -39,12 +39,14 @@ const STATE_WORDS: usize = std::mem::size_of::<DirectionStateBlock>() / 8;
 
 /// The entry point of `kernels/bfs/bfs_direction_fused.cu` a run on `devices` members
 /// launches: `bfs_direction_fused_one` for one member (no peer steps compiled in),
-/// `bfs_direction_fused_several` for several.
-fn kernel_name(devices: usize) -> &'static str {
-    if devices > 1 {
-        "bfs_direction_fused_several"
-    } else {
-        "bfs_direction_fused_one"
+/// `bfs_direction_fused_several` for several; their `_bits` builds where the pulls read
+/// frontier `bitmaps` (and pull lists; the others hold none of that code).
+fn kernel_name(devices: usize, bitmaps: bool) -> &'static str {
+    match (devices > 1, bitmaps) {
+        (false, false) => "bfs_direction_fused_one",
+        (true, false) => "bfs_direction_fused_several",
+        (false, true) => "bfs_direction_fused_one_bits",
+        (true, true) => "bfs_direction_fused_several_bits",
     }
 }
 
@@ -57,6 +59,17 @@ pub(super) struct SourceRow {
     pub(super) vertex: u32,
     /// The owner's [`FusedMember::push_targets`].
     pub(super) targets: DevicePtr<u32>,
+}
+
+/// The `u32` of the pull lists of a member owning `owned` of `n` vertices whose grid has
+/// `threads` threads (the kernel's layout, `kernels/include/direction_fused_pull.cuh`): a
+/// count per warp, then a region per warp of 32 entries per round of a pass over the owned
+/// vertices from the word boundary below the first.
+fn pull_list_words(owned: &Range<u32>, n: usize, threads: usize) -> usize {
+    let begin = (owned.start & !31) as usize;
+    let end = (owned.end as usize).min(n);
+    let rounds = end.saturating_sub(begin).div_ceil(threads.max(1));
+    threads / 32 + rounds * threads
 }
 
 /// One device's storage and kernel.
@@ -79,6 +92,12 @@ pub(super) struct FusedMember {
     state: Buffer<u64>,
     /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
     trace: Buffer<u64>,
+    /// The two bitmaps of the frontier that the pulls read (`ceil(n / 32)` words each, by
+    /// the parity of the level; the kernel's `frontier_bits`) and the pull lists (the owned
+    /// unreached vertices with in-arcs that a pull left, which a later pull scans: a region
+    /// per warp of the grid, [`pull_list_words`]), or `None`: the pulls read the levels of
+    /// the in-neighbours of every owned vertex.
+    pull_bits: Option<(Buffer<u32>, Buffer<u32>)>,
     /// The kernel build, chosen for a group of `members` ([`kernel_name`]).
     kernel: CudaFunction,
     /// The run's member count the kernel build was chosen for.
@@ -91,12 +110,13 @@ impl FusedMember {
     /// distinct transpose) to `device`, which owns `owned` in a run on `devices` devices and
     /// shares its GPU with `sharing` members of the run (itself included; 1: the GPU is its
     /// own), and loads the kernel build for `devices` members, launched on its share of the
-    /// GPU.
+    /// GPU; its pulls read frontier bitmaps where `bitmaps`.
     pub(super) fn new(
         context: &Context,
         device: &Device,
         (push, pull): (&Csr, Option<&Csr>),
         (owned, devices, sharing): (Range<u32>, usize, usize),
+        bitmaps: bool,
     ) -> Result<Self, BfsError> {
         let n = push.num_vertices();
         let all = 0..u32::try_from(n)
@@ -114,7 +134,7 @@ impl FusedMember {
         let slots = n + (owned.end - owned.start) as usize;
         let dir = CudaDirection::new(context, device, (push, pull), owned.clone(), slots)?;
         let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
-        let kernel = module.function(kernel_name(devices))?;
+        let kernel = module.function(kernel_name(devices, bitmaps))?;
         let grid = member_grid(
             &kernel,
             "device-driven BFS grid",
@@ -133,6 +153,15 @@ impl FusedMember {
             barrier: device.alloc::<u32>(BARRIER_WORDS)?,
             state: device.alloc::<u64>(STATE_WORDS)?,
             trace: device.alloc::<u64>(TRACE_WORDS)?,
+            // Written before any read (the bitmaps by the kernel's list_front, pull_frontier
+            // and apply_pulled, a list's entries below its length in the state block): no
+            // reset.
+            pull_bits: bitmaps
+                .then(|| -> Result<_, Error> {
+                    let lists = pull_list_words(&owned, n, grid as usize * BLOCK as usize);
+                    Ok((device.alloc::<u32>(2 * words)?, device.alloc::<u32>(lists)?))
+                })
+                .transpose()?,
             dir,
             owned,
             whole_offsets,
@@ -254,6 +283,15 @@ impl FusedMember {
             },
             postboxes: DevicePtr::from_slice(&posts.raw())?,
             source_targets: source.targets,
+            front_bits: match &self.pull_bits {
+                Some((bits, _)) => DevicePtr::from_slice(&bits.raw())?,
+                None => DevicePtr::null(),
+            },
+            pull_lists: match &self.pull_bits {
+                Some((_, lists)) => DevicePtr::from_slice(&lists.raw())?,
+                None => DevicePtr::null(),
+            },
+            pull_list_words: self.pull_bits.as_ref().map_or(0, |(_, l)| l.len() as u64),
         };
         // SAFETY: both entry points of kernels/bfs/bfs_direction_fused.cu
         // (`bfs_direction_fused_one` and `_several`) take one `groute::DirectionParams`, whose
@@ -280,9 +318,14 @@ impl FusedMember {
         // TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS *
         // TRACE_SLOTS); `posts` (this device's memory) holds the address of every
         // member's postbox of POST_WORDS u64, reachable from this device, and the kernel stores
-        // only into the slots below POST_WORDS. The launch is cooperative with a grid of at
-        // most the resident maximum at BLOCK threads, so the grid barrier cannot deadlock. The
-        // caller keeps the memory alive (keep_alive) once every member is launched.
+        // only into the slots below POST_WORDS; `front_bits` and `pull_lists` are both null
+        // or two bitmaps of ceil(n / 32) u32 (indexed below 2 * words) and the pull lists of
+        // `pull_list_words` u32 (the kernel uses them only where its grid's regions fit
+        // below that: DoRun::lists_fit, a warp's entries staying within its region). The
+        // launch is
+        // cooperative with a grid of at most the resident maximum at BLOCK threads, so the
+        // grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
+        // every member is launched.
         unsafe {
             self.kernel.launch_cooperative(
                 d.stream.raw().as_ref(),
@@ -311,6 +354,9 @@ impl FusedMember {
             posts.raw().memory,
             self.postbox.raw().memory,
         ]);
+        if let Some((bits, lists)) = &self.pull_bits {
+            memory.extend([bits.raw().memory, lists.raw().memory]);
+        }
         d.cuda_stream()?.keep_alive(memory)
     }
 
@@ -364,6 +410,26 @@ impl FusedMember {
 mod tests {
     use super::*;
 
+    /// The pull lists hold a count per warp and, per warp, 32 entries a round of a pass over
+    /// the owned vertices from the word boundary below the first: at least one entry per
+    /// vertex that pass sees.
+    #[test]
+    fn pull_lists_hold_a_region_per_warp() {
+        // 64 threads (2 warps): 100 vertices from 0 take 2 rounds.
+        assert_eq!(pull_list_words(&(0..100), 100, 64), 2 + 2 * 64);
+        // From 40 the pass starts at 32: 68 vertices, 2 rounds; past n the range is clamped.
+        assert_eq!(pull_list_words(&(40..200), 100, 64), 2 + 2 * 64);
+        // Owning none past a boundary still sees the word's first vertices.
+        assert_eq!(pull_list_words(&(50..50), 100, 64), 2 + 64);
+        assert_eq!(pull_list_words(&(64..64), 100, 64), 2);
+        for (start, end, threads) in [(0u32, 1u32 << 20, 1280usize), (33, 5000, 256)] {
+            let words = pull_list_words(&(start..end), end as usize, threads);
+            let seen = (end - (start & !31)) as usize;
+            assert!(words >= threads / 32 + seen);
+            assert!(words < threads / 32 + seen + threads);
+        }
+    }
+
     /// The arguments after the name of the kernel's `GROUTE_DIRECTION_FUSED_ENTRY(name, ...)`
     /// (where it starts a line, so never in a comment), each with its whitespace trimmed.
     fn entry_arguments(source: &str, name: &str) -> Vec<String> {
@@ -377,18 +443,21 @@ mod tests {
         args.split(',').map(|a| a.trim().to_string()).collect()
     }
 
-    /// The build `kernel_name` picks for each member count exists, compiled for that count:
-    /// its `SEVERAL` argument, read from the kernel's source as NVRTC compiles it.
+    /// The build `kernel_name` picks for each member count and bitmaps choice exists,
+    /// compiled for them: its `SEVERAL` and `BITMAPS` arguments, read from the kernel's source
+    /// as NVRTC compiles it.
     #[test]
     fn each_member_count_runs_the_build_compiled_for_it() {
         let source = groute_kernels::bfs::DIRECTION_FUSED.source;
         for (devices, several) in [(1, "false"), (2, "true"), (8, "true")] {
-            let name = kernel_name(devices);
-            assert_eq!(
-                entry_arguments(source, name),
-                [several],
-                "{devices} members: {name}"
-            );
+            for (bitmaps, bits) in [(false, "false"), (true, "true")] {
+                let name = kernel_name(devices, bitmaps);
+                assert_eq!(
+                    entry_arguments(source, name),
+                    [several, bits],
+                    "{devices} members, bitmaps {bitmaps}: {name}"
+                );
+            }
         }
     }
 }

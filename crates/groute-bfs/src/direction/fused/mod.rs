@@ -18,7 +18,8 @@
 //! run fails with [`groute_core::Error::PeerExchangeFailed`]. The storage stays usable.
 //!
 //! The kernel has two builds: `bfs_direction_fused_one` for one device, with the peer steps
-//! compiled out, and `bfs_direction_fused_several`. A pull step builds the next frontier and
+//! compiled out, and `bfs_direction_fused_several`; each has a `_bits` twin whose pulls read
+//! frontier bitmaps and pull lists. A pull step builds the next frontier and
 //! stores its finds into the peers' inboxes itself; frontier passes reserve worklist slots
 //! once per block; exchanges are posted into every peer's memory; on several devices, every
 //! device expands the source's out-arcs at level 0 itself, reading them from the owner's rows
@@ -27,15 +28,19 @@
 //! append and build the next frontier from them, the others mark their discoveries in a
 //! bitmap whose words they send; a pull or sparse push level makes one exchange, a dense
 //! push level two (see the kernel's header).
-//! The one run-time choice is a per-phase trace of every level on every device (`trace.rs`,
-//! [`DirectionTrace`], [`BfsTuning::trace`](crate::BfsTuning)).
+//! The run-time choices are a per-phase trace of every level on every device (`trace.rs`,
+//! [`DirectionTrace`], [`BfsTuning::trace`]) and whether the pulls read frontier bitmaps
+//! and pull lists instead of levels ([`BfsTuning::pull_bitmap`]; by default where the level
+//! array outgrows the L2, [`pulls_read_bitmaps`]).
 //!
 //! Memory per device: the storage of a one-device run (the rows of its owned vertices of the
 //! CSR and of the transpose of a directed graph, levels, a worklist of 2n slots), on several
 //! devices the whole offset arrays (8 bytes per vertex each; `member.rs` says why), an inbox
 //! of 2 * n / 32 words per other device (two halves, alternating by level) and a discovery
 //! bitmap of n / 32 words, a few hundred bytes of barrier and state, and a trace buffer of
-//! 6 KiB.
+//! 6 KiB; where the pulls read frontier bitmaps, two bitmaps of
+//! n / 32 words and pull lists of about 4 bytes per owned vertex (a region per warp of the
+//! grid; `kernels/include/direction_fused_pull.cuh`).
 
 mod member;
 mod trace;
@@ -51,7 +56,7 @@ use self::member::{FusedMember, SourceRow};
 pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
 use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
-use crate::BfsError;
+use crate::{BfsError, BfsTuning};
 
 /// Device-driven direction-optimizing BFS of one partitioned graph on every device of a
 /// context.
@@ -65,17 +70,33 @@ pub(crate) struct FusedDirection {
     trace: bool,
 }
 
+/// Whether the pulls of a run over `vertices` on devices whose smallest L2 holds
+/// `l2_cache_bytes` read frontier bitmaps ([`BfsTuning::pull_bitmap`] `None`): where the
+/// level array (4 bytes a vertex), which a pull would read at random, outgrows the L2. The
+/// bitmaps (n / 8 bytes) stay in it, but a pull after a push first lists one from the
+/// levels; where the levels fit the L2, that pass costs more than it saves.
+pub(crate) fn pulls_read_bitmaps(vertices: u64, l2_cache_bytes: u64) -> bool {
+    l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes
+}
+
 impl FusedDirection {
     /// Uploads to every device `d` the rows of `graph` it owns, `partition.range(d)` (of the
-    /// transpose too when the graph is not symmetric), for runs under `rule`, traced when
-    /// `trace`; errors as [`PeerGroup::new_sharing`] when the context cannot run
-    /// device-driven kernels.
+    /// transpose too when the graph is not symmetric), for runs under `tuning` (its switch
+    /// rule, trace and pull bitmaps); errors as [`PeerGroup::new_sharing`] when the context
+    /// cannot run device-driven kernels.
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
-        (rule, trace): (SwitchRule, bool),
+        tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
+        let (rule, trace) = (tuning.switch_rule, tuning.trace);
+        let bitmaps = tuning.pull_bitmap.unwrap_or_else(|| {
+            pulls_read_bitmaps(
+                graph.num_vertices() as u64,
+                context.smallest_l2_cache_bytes(),
+            )
+        });
         let group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
         let devices = context.num_devices();
@@ -90,6 +111,7 @@ impl FusedDirection {
                     device,
                     csr,
                     (partition.range(d), devices, group.members_on_gpu(d)),
+                    bitmaps,
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -249,5 +271,22 @@ impl FusedDirection {
             return Err(e.into());
         }
         Ok(spans)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pulls_read_bitmaps;
+
+    /// An H200's L2 (60 MiB): the level array of a Kronecker graph of scale 21 (8 MiB) fits
+    /// it, scale 25's (128 MiB) does not; the host backend reports no L2.
+    #[test]
+    fn bitmaps_where_the_levels_outgrow_the_l2() {
+        let l2 = 60 << 20;
+        assert!(!pulls_read_bitmaps(1 << 21, l2));
+        assert!(pulls_read_bitmaps(1 << 25, l2));
+        assert!(!pulls_read_bitmaps(15 << 20, l2));
+        assert!(pulls_read_bitmaps((15 << 20) + 1, l2));
+        assert!(!pulls_read_bitmaps(1 << 30, 0));
     }
 }
