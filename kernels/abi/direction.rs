@@ -112,6 +112,11 @@ abi_struct! {
         /// The `u32` at `pull_lists` (the kernel uses no lists where they are too few for its
         /// grid).
         pub pull_list_words: u64,
+        /// With `pull_lists`: the owned vertices with in-arcs, ascending, which the first
+        /// pull of a run scans (a vertex without in-arcs is never pulled).
+        pub pullable: DevicePtr<u32>,
+        /// The vertices at `pullable`.
+        pub pullable_count: u64,
     }
 }
 

@@ -52,8 +52,8 @@
 //      With frontier bitmaps (front_bits not null; DoRun::frontier_bits), the pull tests
 //      its in-neighbours against the bitmap of L instead of their levels and stores its
 //      ballots into the bitmap of L + 1; after a push, list_front first fills the bitmap of
-//      L from the level array, behind a grid barrier. With them, a pull after the first
-//      scans the pull lists (the owned unreached vertices the last pull left) instead of
+//      L from the level array, behind a grid barrier. With them, a pull scans pull lists
+//      (the owned vertices with in-arcs, then those the last pull left unreached) instead of
 //      every owned vertex, and sets bits instead of storing ballots (direction_fused_pull.cuh
 //      says how; a push after it first appends its frontier from the bitmap). One device:
 //      grid barrier; decide. Several: a grid barrier whose action is the decide
@@ -139,13 +139,14 @@ __device__ __forceinline__ void direction_fused(
     unsigned long long gamma, const PeerGroup& group, unsigned long long* trace_words,
     unsigned long long* const* postboxes, unsigned int source,
     const unsigned int* source_targets, unsigned int* front_bits, unsigned int* pull_lists,
-    unsigned long long pull_list_words) {
+    unsigned long long pull_list_words, const unsigned int* pullable,
+    unsigned long long pullable_count) {
     const DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     const DoRun run{levels,  push_offsets, push_targets,         pull_offsets, pull_sources,
                     n,       owned_begin,  owned_end,            wl,           state,
                     inboxes, inboxes[group.rank], in_arcs,       alpha,        beta,
                     gamma,   group,        postboxes,            front_bits,   pull_lists,
-                    pull_list_words, SEVERAL, BITMAPS};
+                    pull_list_words, pullable,    pullable_count, SEVERAL, BITMAPS};
     const DirectionTrace trace{trace_words};
     const bool tracer = blockIdx.x == 0u && threadIdx.x == 0u;
     if (tracer) {
@@ -162,8 +163,9 @@ __device__ __forceinline__ void direction_fused(
     unsigned int row = 0;  // the trace row: the level steps run so far
     // The previous step pulled: the bitmap of the frontier is complete (DoRun::frontier_bits).
     bool pulled = false;
-    // The pull lists (direction_fused_pull.cuh) hold what the last pull left, and whether the
-    // last pull appended nothing (a pull over them): its frontier is in the bitmap only.
+    // The pulls scan lists (direction_fused_pull.cuh), the first `pullable`, the later ones
+    // what the last pull left (`listed`); such a pull appends nothing, so after it the next
+    // frontier is in the bitmap only (`unappended`).
     const bool lists = BITMAPS && run.lists_fit();
     bool listed = false;
     bool unappended = false;
@@ -317,26 +319,25 @@ __device__ __forceinline__ void direction_fused(
                 run.count_frontier(0u, shared_record.w[0]);
             }
         } else {
-            const bool from_list = listed;
-            if (BITMAPS && (!pulled || from_list)) {
+            if (BITMAPS && (!pulled || lists)) {
                 if (!pulled) {
                     run.list_front(level);
                 }
-                if (from_list) {
+                if (lists) {
                     run.clear_owned_bits(level + 1u);
                 }
                 local_barrier();
             }
-            if (from_list) {
-                run.pull_listed(level);
+            if (lists) {
+                run.pull_listed(level, !listed);
+                listed = true;
                 if (SEVERAL) {
                     local_barrier();
                     run.send_found(level + 1u);
                 }
                 unappended = true;
             } else {
-                run.pull_frontier(level, lists);
-                listed = lists;
+                run.pull_frontier(level);
             }
             pulled = true;
             front = 0u;
@@ -417,7 +418,7 @@ __device__ __forceinline__ void direction_fused(
             p.owned_begin, p.owned_end, p.wl_data, p.wl_mask, p.ctrl, p.barrier, p.state,       \
             p.inboxes, p.in_arcs, p.alpha, p.beta, p.gamma, p.group, p.trace_words,             \
             p.postboxes, p.source, p.source_targets, p.front_bits, p.pull_lists,                 \
-            p.pull_list_words);                                                                  \
+            p.pull_list_words, p.pullable, p.pullable_count);                                    \
     }
 
 GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false, false)

@@ -102,6 +102,8 @@ struct DirectionParams {
     unsigned int* front_bits;                   // two frontier bitmaps, or null (see DoRun)
     unsigned int* pull_lists;                   // the pull lists (with front_bits; DoRun)
     unsigned long long pull_list_words;         // their length in u32
+    const unsigned int* pullable;               // the owned vertices with in-arcs (with lists)
+    unsigned long long pullable_count;          // how many
 };
 
 #ifdef __cplusplus

@@ -3,23 +3,23 @@
 // bitmap of the frontier where the run keeps them (DoRun::frontier_bits), and the passes
 // around it.
 //
-// Pull lists. A pull over every owned vertex reads each one's level and in-arc offsets; after
-// the first pull of a Kronecker graph few of them are still unreached, so a second pull over
-// all of them moves mostly bytes it does not need. Where the run keeps bitmaps, the pull over
-// every owned vertex therefore lists the owned UNREACHED vertices with in-arcs it did not
-// reach, and a later pull scans that list instead (keeping what it does not reach in turn).
-// The list is warp-private, with no atomics: warp w of the grid (of W) lists its vertices in
-// its own region of rounds * 32 entries (rounds: the trip count of the pull over every owned
-// vertex, where a warp sees 32 vertices a round), at pull_lists + W + w * rounds * 32, and
-// their number at pull_lists[w]; a pull over the list has warp w scan its region and compact
-// it in place (a kept entry is written at or below the position it was read from, after the
-// whole warp read its 32). The same warp of the same launch writes and reads a region, so the
-// lists need no synchronisation of their own. A pull over the list finds scattered vertices:
-// it sets their bits in the bitmap of the next level (cleared first) one at a time, appends
-// nothing to the worklist (append_found lists the next frontier from the bitmap where a push
-// follows), and on several devices send_found sends the bitmap's owned words to the peers.
-// Its counts equal those of a pull over every owned vertex: the vertices it skips have no
-// in-arcs or are reached.
+// Pull lists. A pull over every owned vertex reads each one's level and in-arc offsets, and on
+// a Kronecker graph half of them have no in-arcs at all, and after the first pull few of the
+// rest are still unreached. Where the run keeps bitmaps, the pulls therefore scan lists: the
+// first pull of a run scans `pullable` (the owned vertices with in-arcs, ascending, which the
+// host lists once), and every pull keeps the listed vertices it did not reach (and that no
+// push reached since) for the next one. The lists are warp-private, with no atomics: warp w
+// of the grid (of W) takes the w-th slice of list_region() entries of `pullable` in the first
+// pull, and keeps what it does not reach in its own region of as many entries, at
+// pull_lists + W + w * list_region(), their number at pull_lists[w]; a later pull has warp w
+// scan its region and compact it in place (a kept entry is written at or below the position
+// it was read from, after the whole warp read its 32). The same warp of the same launch
+// writes and reads a region, so the lists need no synchronisation of their own. A listed
+// pull finds scattered vertices: it sets their bits in the bitmap of the next level (its
+// owned words cleared first) one at a time, appends nothing to the worklist (append_found
+// lists the next frontier from the bitmap where a push follows), and on several devices
+// send_found sends the bitmap's owned words to the peers. Its counts equal those of a pull
+// over every owned vertex: the vertices it skips have no in-arcs or are reached.
 
 #pragma once
 
@@ -68,28 +68,24 @@ __device__ void DoRun::clear_owned_bits(unsigned int level) const {
     }
 }
 
-// The trip count of a pull over every owned vertex (a grid-stride loop over the owned range
-// from its word boundary).
-__device__ __forceinline__ unsigned int scan_rounds(const DoRun& run) {
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int begin = run.owned_begin & ~31u;
-    const unsigned int end = run.owned_end < run.n ? run.owned_end : run.n;
-    const unsigned int span = end > begin ? end - begin : 0u;
-    return (span + stride - 1u) / stride;
+// The entries of a warp's slice of `pullable` and of its region of the pull lists.
+__device__ unsigned int DoRun::list_region() const {
+    const unsigned long long warps = gridDim.x * blockDim.x / 32u;
+    return static_cast<unsigned int>((pullable_count + warps - 1ull) / warps);
 }
 
 // Whether the run keeps pull lists and they hold a region for every warp of this grid.
 __device__ bool DoRun::lists_fit() const {
-    const unsigned long long stride = gridDim.x * blockDim.x;
-    return pull_lists != nullptr &&
-           stride / 32ull + scan_rounds(*this) * stride <= pull_list_words;
+    const unsigned long long warps = gridDim.x * blockDim.x / 32u;
+    return pull_lists != nullptr && pullable != nullptr && pullable_count < (1ull << 32) &&
+           warps + warps * list_region() <= pull_list_words;
 }
 
-// This warp's region of the pull lists (lists_fit()), for a scan of `rounds` rounds.
-__device__ unsigned int* DoRun::warp_list(unsigned int rounds) const {
+// This warp's region of the pull lists (lists_fit()).
+__device__ unsigned int* DoRun::warp_list() const {
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
-    return pull_lists + warps + static_cast<unsigned long long>(warp) * rounds * 32u;
+    return pull_lists + warps + static_cast<unsigned long long>(warp) * list_region();
 }
 
 // Every owned UNREACHED vertex with an in-neighbour at `level` (in frontier_bits(level) where
@@ -97,17 +93,14 @@ __device__ unsigned int* DoRun::warp_list(unsigned int rounds) const {
 // (the next frontier: rewound by the decide; the warps count their finds and reserve their
 // slots once per block, append_marked) and counted; each warp's ballot of finds (32
 // consecutive vertices from a word-aligned start: one bitmap word) is stored into the peers'
-// inboxes and into frontier_bits(level + 1). Where `lists`, the owned UNREACHED vertices
-// with in-arcs that it does not reach go to this warp's pull list (lists_fit()).
-__device__ void DoRun::pull_frontier(unsigned int level, bool lists) const {
+// inboxes and into frontier_bits(level + 1).
+__device__ void DoRun::pull_frontier(unsigned int level) const {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int begin = owned_begin & ~31u;
     const unsigned int end = owned_end < n ? owned_end : n;
     const unsigned int span = end > begin ? end - begin : 0u;
     const unsigned int rounds = (span + stride - 1u) / stride;
     const unsigned int lane = lane_id();
-    unsigned int* const list = lists ? warp_list(rounds) : nullptr;
-    unsigned int listed = 0u;  // warp-uniform
     const unsigned int total = words();
     const unsigned int slot = slot_at(lane);
     const unsigned int offset = half(level + 1u);
@@ -123,26 +116,16 @@ __device__ void DoRun::pull_frontier(unsigned int level, bool lists) const {
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int v = begin + r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         bool found = false;
-        bool keep = false;
         if (v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu) {
             const auto in_frontier = [&](unsigned int u) {
                 return bitmap ? ((from[u / 32u] >> (u % 32u)) & 1u) != 0u : levels[u] == level;
             };
-            const unsigned long long scanned = examined;
             found = pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, examined);
             if (found) {
                 levels[v] = level + 1u;
                 add_degrees(push_offsets, pull_offsets, v, out, in);
                 ++found_count;
             }
-            keep = !found && examined != scanned;  // it has in-arcs
-        }
-        if (lists) {
-            const unsigned int kept = __ballot_sync(0xFFFFFFFFu, keep);
-            if (keep) {
-                list[listed + static_cast<unsigned int>(__popc(kept & lanemask_lt()))] = v;
-            }
-            listed += static_cast<unsigned int>(__popc(kept));
         }
         if (several || bitmap) {
             // The warp's 32 vertices from a word boundary: its ballot is one word.
@@ -157,9 +140,6 @@ __device__ void DoRun::pull_frontier(unsigned int level, bool lists) const {
             }
         }
     }
-    if (lists && lane == 0u) {
-        pull_lists[(blockIdx.x * blockDim.x + threadIdx.x) / 32u] = listed;
-    }
     if (stored) {
         __threadfence_system();
     }
@@ -169,15 +149,22 @@ __device__ void DoRun::pull_frontier(unsigned int level, bool lists) const {
     count_found(out, in, found_count, examined);
 }
 
-// A pull over this warp's pull list (left by an earlier pull; the frontier at `level` is in
-// frontier_bits(level)): each listed vertex still UNREACHED (a push since may have reached it)
-// with an in-neighbour in the frontier gets level + 1 and its bit in frontier_bits(level + 1)
-// (whose owned words clear_owned_bits cleared), and is counted; the others stay listed.
-__device__ void DoRun::pull_listed(unsigned int level) const {
+// A pull over this warp's pull list (`first`: its slice of `pullable`; else the region an
+// earlier pull left; the frontier at `level` is in frontier_bits(level)): each listed vertex
+// still UNREACHED (a push may have reached it) with an in-neighbour in the frontier gets
+// level + 1 and its bit in frontier_bits(level + 1) (whose owned words clear_owned_bits
+// cleared), and is counted; the others stay listed, in the warp's region.
+__device__ void DoRun::pull_listed(unsigned int level, bool first) const {
     const unsigned int lane = lane_id();
-    unsigned int* const count_at = pull_lists + (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
-    unsigned int* const list = warp_list(scan_rounds(*this));
-    const unsigned int count = *count_at;  // this warp's lane 0 stored it
+    const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
+    const unsigned int region = list_region();
+    unsigned int* const list = warp_list();
+    const unsigned long long start = static_cast<unsigned long long>(warp) * region;
+    const unsigned long long left = pullable_count > start ? pullable_count - start : 0ull;
+    const unsigned int* const entries = first ? pullable + start : list;
+    // Warp-uniform: the slice's length, or the region's (this warp's lane 0 stored it).
+    const unsigned int count = first ? (left < region ? static_cast<unsigned int>(left) : region)
+                                     : pull_lists[warp];
     const unsigned int* const from = frontier_bits(level);
     unsigned int* const into = frontier_bits(level + 1u);
     const auto in_frontier = [&](unsigned int u) {
@@ -192,7 +179,7 @@ __device__ void DoRun::pull_listed(unsigned int level) const {
         unsigned int v = 0u;
         bool keep = false;
         if (i + lane < count) {
-            v = list[i + lane];
+            v = entries[i + lane];
             if (levels[v] == 0xFFFFFFFFu) {
                 if (pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, examined)) {
                     levels[v] = level + 1u;
@@ -212,7 +199,7 @@ __device__ void DoRun::pull_listed(unsigned int level) const {
         listed += static_cast<unsigned int>(__popc(kept));
     }
     if (lane == 0u) {
-        *count_at = listed;
+        pull_lists[warp] = listed;
     }
     count_found(out, in, found_count, examined);
 }

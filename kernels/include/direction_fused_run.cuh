@@ -41,6 +41,9 @@ struct DoRun {
     // every owned vertex (direction_fused_pull.cuh says how they are laid out).
     unsigned int* pull_lists;
     unsigned long long pull_list_words;
+    // With pull_lists: the owned vertices with in-arcs, ascending, which the first pull scans.
+    const unsigned int* pullable;
+    unsigned long long pullable_count;
     // The run has several devices: a compile-time false in the one-device builds (their code
     // holds none of the peer steps) and a compile-time true in the several builds.
     bool several;
@@ -65,12 +68,13 @@ struct DoRun {
     // finds' bitmap sent to the peers, and appended to the worklist.
     __device__ void list_front(unsigned int level) const;
     __device__ void clear_owned_bits(unsigned int level) const;
-    __device__ void pull_frontier(unsigned int level, bool lists) const;
-    __device__ void pull_listed(unsigned int level) const;
+    __device__ void pull_frontier(unsigned int level) const;
+    __device__ void pull_listed(unsigned int level, bool first) const;
     __device__ void send_found(unsigned int mark) const;
     __device__ void append_found(unsigned int mark) const;
+    __device__ unsigned int list_region() const;
     __device__ bool lists_fit() const;
-    __device__ unsigned int* warp_list(unsigned int rounds) const;
+    __device__ unsigned int* warp_list() const;
 
     // A dense push's discovery bitmap: words() u32 behind the inbox halves (the host
     // allocates them with the inbox and zeroes them with it; send_marks clears them, but for

@@ -61,15 +61,53 @@ pub(super) struct SourceRow {
     pub(super) targets: DevicePtr<u32>,
 }
 
-/// The `u32` of the pull lists of a member owning `owned` of `n` vertices whose grid has
-/// `threads` threads (the kernel's layout, `kernels/include/direction_fused_pull.cuh`): a
-/// count per warp, then a region per warp of 32 entries per round of a pass over the owned
-/// vertices from the word boundary below the first.
-fn pull_list_words(owned: &Range<u32>, n: usize, threads: usize) -> usize {
-    let begin = (owned.start & !31) as usize;
-    let end = (owned.end as usize).min(n);
-    let rounds = end.saturating_sub(begin).div_ceil(threads.max(1));
-    threads / 32 + rounds * threads
+/// The `u32` of the pull lists of a member whose first pull scans `pullable` vertices with a
+/// grid of `threads` threads (the kernel's layout, `kernels/include/direction_fused_pull.cuh`):
+/// a count per warp, then a region per warp of its slice of the pullable vertices.
+fn pull_list_words(pullable: usize, threads: usize) -> usize {
+    let warps = (threads / 32).max(1);
+    warps + warps * pullable.div_ceil(warps)
+}
+
+/// The vertices of `owned` with in-arcs in the pull CSR of `offsets`, ascending: what the
+/// first pull of a run scans (a vertex without in-arcs is never pulled). Host memory for the
+/// list is reserved fallibly.
+fn pullable(offsets: &[u64], owned: &Range<u32>) -> Result<Vec<u32>, Error> {
+    let vertices = owned.start..owned.end.min(offsets.len().saturating_sub(1) as u32);
+    let has_in = |&v: &u32| offsets[v as usize + 1] > offsets[v as usize];
+    let count = vertices.clone().filter(has_in).count();
+    let mut list = Vec::new();
+    list.try_reserve_exact(count)
+        .map_err(|_| Error::OutOfMemory {
+            bytes: count.saturating_mul(4),
+            location: "host memory (the BFS's pullable vertices)".into(),
+            source: None,
+        })?;
+    list.extend(vertices.filter(has_in));
+    Ok(list)
+}
+
+/// The device address of one of `bits`'s buffers (`pick`), or null without them.
+fn pull_ptr(
+    bits: &Option<PullBits>,
+    pick: impl Fn(&PullBits) -> &Buffer<u32>,
+) -> Result<DevicePtr<u32>, Error> {
+    match bits {
+        Some(p) => DevicePtr::from_slice(&pick(p).raw()),
+        None => Ok(DevicePtr::null()),
+    }
+}
+
+/// A member's frontier bitmaps and pull lists (`FusedMember::pull_bits`).
+struct PullBits {
+    /// Two bitmaps of `ceil(n / 32)` words (the kernel's `frontier_bits`).
+    bits: Buffer<u32>,
+    /// The pull lists ([`pull_list_words`]).
+    lists: Buffer<u32>,
+    /// The owned vertices with in-arcs ([`pullable`]; one unused word where there are none).
+    pullable: Buffer<u32>,
+    /// How many.
+    pullable_count: usize,
 }
 
 /// One device's storage and kernel.
@@ -92,12 +130,10 @@ pub(super) struct FusedMember {
     state: Buffer<u64>,
     /// The per-phase trace (`kernels/include/direction_trace.cuh`), passed only when asked.
     trace: Buffer<u64>,
-    /// The two bitmaps of the frontier that the pulls read (`ceil(n / 32)` words each, by
-    /// the parity of the level; the kernel's `frontier_bits`) and the pull lists (the owned
-    /// unreached vertices with in-arcs that a pull left, which a later pull scans: a region
-    /// per warp of the grid, [`pull_list_words`]), or `None`: the pulls read the levels of
-    /// the in-neighbours of every owned vertex.
-    pull_bits: Option<(Buffer<u32>, Buffer<u32>)>,
+    /// The bitmaps of the frontier that the pulls read and the lists they scan (the owned
+    /// vertices with in-arcs, and those a pull left unreached), or `None`: the pulls read
+    /// the levels of the in-neighbours of every owned vertex.
+    pull_bits: Option<PullBits>,
     /// The kernel build, chosen for a group of `members` ([`kernel_name`]).
     kernel: CudaFunction,
     /// The run's member count the kernel build was chosen for.
@@ -158,8 +194,18 @@ impl FusedMember {
             // reset.
             pull_bits: bitmaps
                 .then(|| -> Result<_, Error> {
-                    let lists = pull_list_words(&owned, n, grid as usize * BLOCK as usize);
-                    Ok((device.alloc::<u32>(2 * words)?, device.alloc::<u32>(lists)?))
+                    let list = pullable(pull.unwrap_or(push).offsets(), &owned)?;
+                    let lists = pull_list_words(list.len(), grid as usize * BLOCK as usize);
+                    Ok(PullBits {
+                        bits: device.alloc::<u32>(2 * words)?,
+                        lists: device.alloc::<u32>(lists)?,
+                        pullable: if list.is_empty() {
+                            device.alloc::<u32>(1)?
+                        } else {
+                            device.upload_graph(&list)?
+                        },
+                        pullable_count: list.len(),
+                    })
                 })
                 .transpose()?,
             dir,
@@ -283,15 +329,14 @@ impl FusedMember {
             },
             postboxes: DevicePtr::from_slice(&posts.raw())?,
             source_targets: source.targets,
-            front_bits: match &self.pull_bits {
-                Some((bits, _)) => DevicePtr::from_slice(&bits.raw())?,
-                None => DevicePtr::null(),
-            },
-            pull_lists: match &self.pull_bits {
-                Some((_, lists)) => DevicePtr::from_slice(&lists.raw())?,
-                None => DevicePtr::null(),
-            },
-            pull_list_words: self.pull_bits.as_ref().map_or(0, |(_, l)| l.len() as u64),
+            front_bits: pull_ptr(&self.pull_bits, |p| &p.bits)?,
+            pull_lists: pull_ptr(&self.pull_bits, |p| &p.lists)?,
+            pull_list_words: self.pull_bits.as_ref().map_or(0, |p| p.lists.len() as u64),
+            pullable: pull_ptr(&self.pull_bits, |p| &p.pullable)?,
+            pullable_count: self
+                .pull_bits
+                .as_ref()
+                .map_or(0, |p| p.pullable_count as u64),
         };
         // SAFETY: both entry points of kernels/bfs/bfs_direction_fused.cu
         // (`bfs_direction_fused_one` and `_several`) take one `groute::DirectionParams`, whose
@@ -318,11 +363,12 @@ impl FusedMember {
         // TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS *
         // TRACE_SLOTS); `posts` (this device's memory) holds the address of every
         // member's postbox of POST_WORDS u64, reachable from this device, and the kernel stores
-        // only into the slots below POST_WORDS; `front_bits` and `pull_lists` are both null
-        // or two bitmaps of ceil(n / 32) u32 (indexed below 2 * words) and the pull lists of
-        // `pull_list_words` u32 (the kernel uses them only where its grid's regions fit
-        // below that: DoRun::lists_fit, a warp's entries staying within its region). The
-        // launch is
+        // only into the slots below POST_WORDS; `front_bits`, `pull_lists` and `pullable` are
+        // all null or two bitmaps of ceil(n / 32) u32 (indexed below 2 * words), the pull
+        // lists of `pull_list_words` u32 and `pullable_count` owned vertices (the kernel uses
+        // the lists only where its grid's regions of ceil(pullable_count / warps) fit below
+        // pull_list_words: DoRun::lists_fit; a warp reads only its slice of `pullable` and
+        // keeps at most what it read in its region). The launch is
         // cooperative with a grid of at most the resident maximum at BLOCK threads, so the
         // grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
         // every member is launched.
@@ -354,8 +400,12 @@ impl FusedMember {
             posts.raw().memory,
             self.postbox.raw().memory,
         ]);
-        if let Some((bits, lists)) = &self.pull_bits {
-            memory.extend([bits.raw().memory, lists.raw().memory]);
+        if let Some(p) = &self.pull_bits {
+            memory.extend([
+                p.bits.raw().memory,
+                p.lists.raw().memory,
+                p.pullable.raw().memory,
+            ]);
         }
         d.cuda_stream()?.keep_alive(memory)
     }
@@ -410,24 +460,32 @@ impl FusedMember {
 mod tests {
     use super::*;
 
-    /// The pull lists hold a count per warp and, per warp, 32 entries a round of a pass over
-    /// the owned vertices from the word boundary below the first: at least one entry per
-    /// vertex that pass sees.
+    /// The pull lists hold a count per warp and, per warp, a region of its slice of the
+    /// pullable vertices: at least one entry per pullable vertex.
     #[test]
     fn pull_lists_hold_a_region_per_warp() {
-        // 64 threads (2 warps): 100 vertices from 0 take 2 rounds.
-        assert_eq!(pull_list_words(&(0..100), 100, 64), 2 + 2 * 64);
-        // From 40 the pass starts at 32: 68 vertices, 2 rounds; past n the range is clamped.
-        assert_eq!(pull_list_words(&(40..200), 100, 64), 2 + 2 * 64);
-        // Owning none past a boundary still sees the word's first vertices.
-        assert_eq!(pull_list_words(&(50..50), 100, 64), 2 + 64);
-        assert_eq!(pull_list_words(&(64..64), 100, 64), 2);
-        for (start, end, threads) in [(0u32, 1u32 << 20, 1280usize), (33, 5000, 256)] {
-            let words = pull_list_words(&(start..end), end as usize, threads);
-            let seen = (end - (start & !31)) as usize;
-            assert!(words >= threads / 32 + seen);
-            assert!(words < threads / 32 + seen + threads);
+        // 64 threads: 2 warps, each 50 of 100 pullable vertices (or 51 of 101).
+        assert_eq!(pull_list_words(100, 64), 2 + 100);
+        assert_eq!(pull_list_words(101, 64), 2 + 102);
+        assert_eq!(pull_list_words(0, 64), 2);
+        for (pullable, threads) in [(1usize << 24, 1280usize), (4999, 256), (5, 4096)] {
+            let words = pull_list_words(pullable, threads);
+            let warps = threads / 32;
+            assert!(words >= warps + pullable);
+            assert!(words < warps + pullable + warps);
         }
+    }
+
+    /// The pullable vertices are the owned ones with in-arcs, ascending, clamped to the
+    /// graph.
+    #[test]
+    fn pullable_lists_the_owned_vertices_with_in_arcs() {
+        // Vertices 0..6: in-degrees 2, 0, 1, 0, 0, 3.
+        let offsets = [0u64, 2, 2, 3, 3, 3, 6];
+        assert_eq!(pullable(&offsets, &(0..6)).unwrap(), [0, 2, 5]);
+        assert_eq!(pullable(&offsets, &(1..5)).unwrap(), [2]);
+        assert_eq!(pullable(&offsets, &(3..100)).unwrap(), [5]);
+        assert!(pullable(&offsets, &(4..4)).unwrap().is_empty());
     }
 
     /// The arguments after the name of the kernel's `GROUTE_DIRECTION_FUSED_ENTRY(name, ...)`

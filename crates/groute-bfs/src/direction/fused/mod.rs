@@ -39,8 +39,8 @@
 //! of 2 * n / 32 words per other device (two halves, alternating by level) and a discovery
 //! bitmap of n / 32 words, a few hundred bytes of barrier and state, and a trace buffer of
 //! 6 KiB; where the pulls read frontier bitmaps, two bitmaps of
-//! n / 32 words and pull lists of about 4 bytes per owned vertex (a region per warp of the
-//! grid; `kernels/include/direction_fused_pull.cuh`).
+//! n / 32 words and 8 bytes per owned vertex with in-arcs (their list, and the pull lists'
+//! regions per warp of the grid; `kernels/include/direction_fused_pull.cuh`).
 
 mod member;
 mod trace;
