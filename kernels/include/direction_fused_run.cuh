@@ -260,15 +260,15 @@ struct DoRun {
         }
     }
 
-    // After a dense push's exchange on several devices: applies the received words and
-    // appends the next frontier from them and this device's discovery bitmap, reading no
-    // level. A received bit is a vertex that a peer set to `mark` from UNREACHED; the level
-    // arrays agree below `mark`, so here it is UNREACHED or `mark` (this device found it too),
-    // and its level is stored without being read. The owned vertices at `mark` are the union of this device's discoveries in the
-    // words that hold an owned vertex (left there by send_marks) and the received bits
-    // there, each appended once. A lane per word: a warp's inbox and bitmap loads coalesced,
-    // one round trip per grid-stride step. The frontier's degrees are summed after, over the
-    // appended items (count_frontier), behind a grid barrier.
+    // After a dense push's exchange on several devices: applies the received words and appends the
+    // next frontier from them and this device's discovery bitmap, reading no level. A received bit
+    // is a vertex that a peer set to `mark` from UNREACHED; the level arrays agree below `mark`, so
+    // here it is UNREACHED or `mark` (this device found it too), and its level is stored without
+    // being read. The owned vertices at `mark` are the union of this device's discoveries in the
+    // words that hold an owned vertex (left there by send_marks) and the received bits there, each
+    // appended once. A lane per word: a warp's inbox and bitmap loads coalesced, one round trip per
+    // grid-stride step. The frontier's degrees are summed after, over the appended items
+    // (count_frontier), behind a grid barrier.
     __device__ void apply_marks(unsigned int mark) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int lane = lane_id();
