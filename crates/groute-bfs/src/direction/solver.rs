@@ -64,6 +64,35 @@ pub(crate) struct DirectionRun {
     pub trace: Option<DirectionTrace>,
 }
 
+/// The storage of a run on the one device of `context`: every row of `graph` (and of its
+/// transpose when it is not symmetric), on the host backend or on CUDA.
+fn one_device(
+    context: &Context,
+    graph: &Graph,
+    partition: &Partition,
+) -> Result<Storage, BfsError> {
+    let pull = (!graph.symmetric).then(|| graph.csr.transpose());
+    let device = &context.devices()[0];
+    let rows = partition.range(0);
+    Ok(if device.stream().is_host() {
+        let upload = |csr| DeviceCsr::upload(device, csr, rows.clone(), false);
+        Storage::Host(Box::new(HostStorage {
+            push: upload(&graph.csr)?,
+            pull: pull.as_ref().map(upload).transpose()?,
+            n: graph.num_vertices(),
+            in_arcs: pull.as_ref().unwrap_or(&graph.csr).num_edges(),
+        }))
+    } else {
+        Storage::Cuda(Box::new(CudaDirection::new(
+            context,
+            device,
+            (&graph.csr, pull.as_ref()),
+            rows,
+            graph.num_vertices(),
+        )?))
+    })
+}
+
 impl DirectionSolver {
     /// Uploads `graph` (and its transpose when it is not symmetric) to the devices of the
     /// context, each device `d` the rows of the vertices it owns, `partition.range(d)` (one
@@ -97,51 +126,23 @@ impl DirectionSolver {
             .into());
         }
         let driver = resolve(driver, context)?;
-        if driver == MultiDriver::Fused {
-            return Ok(DirectionSolver {
-                context: context.clone(),
-                storage: Storage::Fused(Box::new(FusedDirection::new(
-                    context, graph, partition, tuning,
-                )?)),
-                rule,
-                driver,
-            });
-        }
-        if context.num_devices() > 1 {
-            return Ok(DirectionSolver {
-                context: context.clone(),
-                storage: Storage::Multi(Box::new(MultiDirection::new(
-                    context, graph, partition, rule,
-                )?)),
-                rule,
-                driver,
-            });
-        }
-        let pull = (!graph.symmetric).then(|| graph.csr.transpose());
-        let device = &context.devices()[0];
-        let rows = partition.range(0);
-        let storage = if device.stream().is_host() {
-            let upload = |csr| DeviceCsr::upload(device, csr, rows.clone(), false);
-            Storage::Host(Box::new(HostStorage {
-                push: upload(&graph.csr)?,
-                pull: pull.as_ref().map(upload).transpose()?,
-                n: graph.num_vertices(),
-                in_arcs: pull.as_ref().unwrap_or(&graph.csr).num_edges(),
-            }))
+        let (storage, driver) = if driver == MultiDriver::Fused {
+            let fused = FusedDirection::new(context, graph, partition, tuning)?;
+            (Storage::Fused(Box::new(fused)), driver)
+        } else if context.num_devices() > 1 {
+            let multi = MultiDirection::new(context, graph, partition, rule)?;
+            (Storage::Multi(Box::new(multi)), driver)
         } else {
-            Storage::Cuda(Box::new(CudaDirection::new(
-                context,
-                device,
-                (&graph.csr, pull.as_ref()),
-                rows,
-                graph.num_vertices(),
-            )?))
+            (
+                one_device(context, graph, partition)?,
+                MultiDriver::PerDevice,
+            )
         };
         Ok(DirectionSolver {
             context: context.clone(),
             storage,
             rule,
-            driver: MultiDriver::PerDevice,
+            driver,
         })
     }
 
