@@ -49,13 +49,13 @@
 //      the worklist; warps count their finds and reserve their slots once per block) and
 //      counts it; each warp's ballot of finds (32 consecutive vertices from a word-aligned
 //      start: one bitmap word) goes straight into the peers' inboxes on several devices.
-//      With frontier bitmaps (front_bits not null; DoRun::frontier_bits), the pull tests
-//      its in-neighbours against the bitmap of L instead of their levels and stores its
-//      ballots into the bitmap of L + 1; after a push, list_front first fills the bitmap of
-//      L from the level array, behind a grid barrier. With them, a pull scans pull lists
-//      (the owned vertices with in-arcs, then those the last pull left unreached) instead of
-//      every owned vertex, and sets bits instead of storing ballots (direction_fused_pull.cuh
-//      says how; a push after it first appends its frontier from the bitmap). One device:
+//      The _bits builds (front_bits, pull_lists and pullable not null) instead scan pull
+//      lists (the owned vertices with in-arcs, then those the last pull left unreached),
+//      test in-neighbours against the bitmap of the frontier at L (DoRun::frontier_bits;
+//      after a push, list_front first fills it from the level array) and set the bits of
+//      their finds in the bitmap of L + 1, cleared first behind a grid barrier, from which
+//      send_found stores the words into the peers' inboxes (behind another) and a push
+//      after the pull appends its frontier (direction_fused_pull.cuh says how). One device:
 //      grid barrier; decide. Several: a grid barrier whose action is the decide
 //      (decide_folded), its exchange of the counters also the one that makes the stored
 //      words visible (a device's owned vertices at L + 1 are exactly its own finds, so the

@@ -34,7 +34,7 @@ struct DoRun {
     PeerGroup group;
     unsigned long long* const* postboxes;  // every device's postbox, by rank (POST_WORDS)
     // Two bitmaps of words() u32, the frontier at the levels of each parity, which the pulls
-    // read instead of the level array (frontier_bits); or null: they read the levels.
+    // of the _bits builds read instead of the level array (frontier_bits); or null.
     unsigned int* front_bits;
     // With front_bits, or null: the pull lists (pull_list_words u32), the owned UNREACHED
     // vertices with in-arcs that a pull did not reach, which a later pull scans instead of
@@ -55,9 +55,8 @@ struct DoRun {
 
     // The bitmap of the frontier at `level` (front_bits not null). A pull from level L reads
     // L's and writes L + 1's, the other one: a pull that follows a pull finds its bitmap
-    // complete (its owned words from the previous pull's ballots or bits, the others from the
-    // words it received: apply_pulled); a pull that follows a push builds it first
-    // (list_front).
+    // complete (its owned words from the previous pull's bits, the others from the words it
+    // received: apply_pulled); a pull that follows a push builds it first (list_front).
     __device__ unsigned int* frontier_bits(unsigned int level) const {
         return front_bits + (level & 1u) * words();
     }

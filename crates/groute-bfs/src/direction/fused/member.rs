@@ -189,9 +189,9 @@ impl FusedMember {
             barrier: device.alloc::<u32>(BARRIER_WORDS)?,
             state: device.alloc::<u64>(STATE_WORDS)?,
             trace: device.alloc::<u64>(TRACE_WORDS)?,
-            // Written before any read (the bitmaps by the kernel's list_front, pull_frontier
-            // and apply_pulled, a list's entries below its length in the state block): no
-            // reset.
+            // Written before any read (the bitmaps by the kernel's list_front, the listed
+            // pulls and apply_pulled; a warp's list entries below its count, which the first
+            // pull of a run writes at the start of the lists): no reset.
             pull_bits: bitmaps
                 .then(|| -> Result<_, Error> {
                     let list = pullable(pull.unwrap_or(push).offsets(), &owned)?;
@@ -338,39 +338,37 @@ impl FusedMember {
                 .as_ref()
                 .map_or(0, |p| p.pullable_count as u64),
         };
-        // SAFETY: both entry points of kernels/bfs/bfs_direction_fused.cu
-        // (`bfs_direction_fused_one` and `_several`) take one `groute::DirectionParams`, whose
-        // layout `DirectionParams` mirrors (checked against abi_direction.h by groute-kernels'
-        // tests/abi.rs); its fields hold: `levels` holds n u32; the offset arrays index by
-        // global vertex id and the targets and sources by global arc id (csr_ptrs): the offsets
-        // of every vertex (whole arrays, or one device's rows, which are every vertex), the
-        // arcs of this device's rows, which are all the kernel reads: it expands and pulls only
-        // owned vertices; the sources and targets are vertices below n; the owned range is
-        // clamped to n; the worklist has wl_mask + 1 >= 2n slots (a power of two; the frontier
-        // plus one step's appends, each vertex once per run) and every append is
+        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu
+        // (`bfs_direction_fused_one`, `_several` and their `_bits` twins, kernel_name) takes one
+        // `groute::DirectionParams`, whose layout `DirectionParams` mirrors (checked against
+        // abi_direction.h by groute-kernels' tests/abi.rs); its fields hold: `levels` holds n u32;
+        // the offset arrays index by global vertex id and the targets and sources by global arc id
+        // (csr_ptrs): the offsets of every vertex (whole arrays, or one device's rows, which are
+        // every vertex), the arcs of this device's rows, which are all the kernel reads: it expands
+        // and pulls only owned vertices; the sources and targets are vertices below n; the owned
+        // range is clamped to n; the worklist has wl_mask + 1 >= 2n slots (a power of two; the
+        // frontier plus one step's appends, each vertex once per run) and every append is
         // bounds-checked; `ctrl` holds the control block and the hub list of ctrl[CTRL_HUB_CAP]
-        // slots (set by the reset); `barrier` BARRIER_WORDS u32 and `state` a
-        // DirectionStateBlock, zeroed by the reset; `table` (this device's memory) holds the
-        // address of every member's inbox of (2 * (size - 1) + 1) * ceil(n / 32) u32 (the
-        // halves, then the discovery bitmap, which only its owner touches), reachable from this
-        // device (PeerGroup::new_sharing checked peer access between every pair of distinct
-        // GPUs; members on one GPU share its memory), and the kernel stores only words below
-        // that; on several members, `source` is below n and `source.targets` is the push
-        // targets of the member that owns it (SourceRow: its rows hold the source's arcs, by
-        // global arc id), reachable from this device as the inboxes are, and read only at the
-        // source's arcs (offsets from the whole offset arrays); `group.args` is this member's
-        // PeerGroup (its mailbox and abort word outlive the run); the trace is null or
-        // TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS *
-        // TRACE_SLOTS); `posts` (this device's memory) holds the address of every
-        // member's postbox of POST_WORDS u64, reachable from this device, and the kernel stores
-        // only into the slots below POST_WORDS; `front_bits`, `pull_lists` and `pullable` are
-        // all null or two bitmaps of ceil(n / 32) u32 (indexed below 2 * words), the pull
-        // lists of `pull_list_words` u32 and `pullable_count` owned vertices (the kernel uses
-        // the lists only where its grid's regions of ceil(pullable_count / warps) fit below
-        // pull_list_words: DoRun::lists_fit; a warp reads only its slice of `pullable` and
-        // keeps at most what it read in its region). The launch is
-        // cooperative with a grid of at most the resident maximum at BLOCK threads, so the
-        // grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
+        // slots (set by the reset); `barrier` BARRIER_WORDS u32 and `state` a DirectionStateBlock,
+        // zeroed by the reset; `table` (this device's memory) holds the address of every member's
+        // inbox of (2 * (size - 1) + 1) * ceil(n / 32) u32 (the halves, then the discovery bitmap,
+        // which only its owner touches), reachable from this device (PeerGroup::new_sharing checked
+        // peer access between every pair of distinct GPUs; members on one GPU share its memory),
+        // and the kernel stores only words below that; on several members, `source` is below n and
+        // `source.targets` is the push targets of the member that owns it (SourceRow: its rows hold
+        // the source's arcs, by global arc id), reachable from this device as the inboxes are, and
+        // read only at the source's arcs (offsets from the whole offset arrays); `group.args` is
+        // this member's PeerGroup (its mailbox and abort word outlive the run); the trace is null
+        // or TRACE_WORDS u64 (the kernel stores only below TRACE_HEADER + TRACE_ROWS *
+        // TRACE_SLOTS); `posts` (this device's memory) holds the address of every member's postbox
+        // of POST_WORDS u64, reachable from this device, and the kernel stores only into the slots
+        // below POST_WORDS; `front_bits`, `pull_lists` and `pullable` are all null or two bitmaps
+        // of ceil(n / 32) u32 (indexed below 2 * words), the pull lists of `pull_list_words` u32
+        // and `pullable_count` owned vertices (the kernel uses the lists only where its grid's
+        // regions of ceil(pullable_count / warps) fit below pull_list_words: DoRun::lists_fit; a
+        // warp reads only its slice of `pullable` and keeps at most what it read in its region).
+        // The launch is cooperative with a grid of at most the resident maximum at BLOCK threads,
+        // so the grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once
         // every member is launched.
         unsafe {
             self.kernel.launch_cooperative(
