@@ -85,6 +85,13 @@ pub(crate) fn check_device_count(devices: usize) -> Result<()> {
     }
 }
 
+/// Whether an array of `bytes` that a kernel reads at random outgrows an L2 cache of
+/// `l2_cache_bytes` (0, the host backend's: never), so that most of its reads miss the L2:
+/// what an algorithm weighs against [`Context::smallest_l2_cache_bytes`].
+pub fn outgrows_l2(bytes: u64, l2_cache_bytes: u64) -> bool {
+    l2_cache_bytes > 0 && bytes > l2_cache_bytes
+}
+
 /// Builds a [`Context`].
 #[derive(Clone, Debug)]
 pub struct ContextBuilder {
@@ -578,7 +585,7 @@ impl Context {
     }
 
     /// The smallest L2 cache of the devices, in bytes (0 on the host backend, which reports
-    /// none): what an algorithm weighs its randomly read arrays against.
+    /// none): what an algorithm weighs its randomly read arrays against ([`outgrows_l2`]).
     pub fn smallest_l2_cache_bytes(&self) -> u64 {
         self.devices()
             .iter()

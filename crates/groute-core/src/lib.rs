@@ -51,7 +51,9 @@ pub use backend::host::{Fault, FaultPlan};
 pub use backend::{BackendKind, MemoryLocation, StreamPriority};
 pub use byte_size::{ByteSize, parse_byte_size};
 pub use choice::ParseChoiceError;
-pub use context::{BackendChoice, Context, ContextBuilder, Device, DeviceId, MAX_DEVICES};
+pub use context::{
+    BackendChoice, Context, ContextBuilder, Device, DeviceId, MAX_DEVICES, outgrows_l2,
+};
 pub use endpoint::{Endpoint, RouterId};
 pub use error::{Error, Result};
 pub use event::{Event, EventCompletion, EventFuture, EventPool, EventPromise, event_promise};

@@ -100,7 +100,7 @@ pub const SPARSE_GATHER_DIVISOR: u32 = 16;
 /// `l2_cache_bytes` (0, the host backend's: never), so that a sweep's random reads of shares
 /// miss in it: what the degree order, the sparse gathers and one device's driver weigh.
 pub(crate) fn shares_outgrow_l2(vertices: u64, l2_cache_bytes: u64) -> bool {
-    l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes
+    groute_core::outgrows_l2(4 * vertices, l2_cache_bytes)
 }
 
 /// How many times the average degree the largest must be for

@@ -76,7 +76,7 @@ pub(crate) struct FusedDirection {
 /// bitmaps (n / 8 bytes) stay in it, but a pull after a push first lists one from the
 /// levels; where the levels fit the L2, that pass costs more than it saves.
 pub(crate) fn pulls_read_bitmaps(vertices: u64, l2_cache_bytes: u64) -> bool {
-    l2_cache_bytes > 0 && 4 * vertices > l2_cache_bytes
+    groute_core::outgrows_l2(4 * vertices, l2_cache_bytes)
 }
 
 impl FusedDirection {
