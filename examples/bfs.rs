@@ -41,7 +41,8 @@ use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, FusedArgs, GraphArgs, Report, RunArgs, WorklistArgs};
 use groute::bfs::{
-    BfsOptions, BfsSolver, Direction, MultiDriver, PULL_ALPHA, PULL_GAMMA, PUSH_BETA, bfs_reference,
+    BfsOptions, BfsSolver, BfsTuning, Direction, MultiDriver, PULL_ALPHA, PULL_GAMMA, PUSH_BETA,
+    bfs_reference,
 };
 use groute::graph::{Graph, InputOrder};
 use serde::Serialize;
@@ -142,12 +143,7 @@ fn run() -> Result<(), AnyError> {
             validate,
             bfs_reference,
         )?;
-        let rule = groute::bfs::SwitchRule {
-            alpha: cli.do_alpha,
-            beta: cli.do_beta,
-            gamma: cli.do_gamma,
-        };
-        return common::ranks_bfs::run(job, cli.direction, rule, cli.do_trace);
+        return common::ranks_bfs::run(job, cli.direction, tuning(&cli));
     }
     let ctx = cli.run.context()?;
     let (graph, load_ms) = common::graph_args::load(&cli.graph, None, cli.run.quiet())?;
@@ -172,12 +168,8 @@ fn run() -> Result<(), AnyError> {
     cli.fused
         .apply(execution, ctx.num_devices(), &mut options.worklist);
     options.direction = cli.direction;
-    options.tuning.switch_rule.alpha = cli.do_alpha;
-    options.tuning.switch_rule.beta = cli.do_beta;
-    options.tuning.switch_rule.gamma = cli.do_gamma;
     options.multi_driver = cli.do_driver.unwrap_or(execution.multi_driver());
-    options.tuning.trace = cli.do_trace;
-    options.tuning.pull_bitmap = cli.do_pull_bitmap;
+    options.tuning = tuning(&cli);
 
     // The graph is uploaded once; each run resets the levels and traverses. With --repeat,
     // one extra warm-up run (kernel compilation, first-touch) is not counted.
@@ -302,6 +294,19 @@ fn run() -> Result<(), AnyError> {
 }
 
 /// The mode and engine a run's statistics show.
+/// The direction-optimizing runs' tuning from the `--do-*` flags (one process or ranks).
+fn tuning(cli: &Cli) -> BfsTuning {
+    BfsTuning {
+        switch_rule: groute::bfs::SwitchRule {
+            alpha: cli.do_alpha,
+            beta: cli.do_beta,
+            gamma: cli.do_gamma,
+        },
+        trace: cli.do_trace,
+        pull_bitmap: cli.do_pull_bitmap,
+    }
+}
+
 fn engine(stats: &groute::bfs::BfsStats, ctx: &groute::core::Context) -> (&'static str, String) {
     if stats.direction_optimized {
         let driver = stats.do_driver.unwrap_or(MultiDriver::Auto);

@@ -111,6 +111,8 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("direction_fused_run.cuh"),
     header!("direction_fused_decide.cuh"),
     header!("direction_fused_pull.cuh"),
+    header!("pull_lists.cuh"),
+    header!("frontier_words.cuh"),
     header!("push_appends.cuh"),
     header!("pagerank_push.cuh"),
     header!("pull_gather.cuh"),

@@ -3,7 +3,7 @@
 //! CUDA) where `--direction` chooses it for the whole graph as it would in one process, the
 //! worklist BFS over the ring of every rank's devices otherwise.
 
-use groute::bfs::{Direction, SwitchRule};
+use groute::bfs::{BfsTuning, Direction};
 
 use super::AnyError;
 use super::ranks::RankJob;
@@ -11,19 +11,14 @@ use super::ranks::RankJob;
 /// Runs the BFS of `job` over every rank's devices; any error on this rank ends the whole
 /// job (`MPI_Abort`: the other ranks may be waiting for it in a collective). Without the
 /// `mpi` feature `job_size` never asks for a rank run.
-pub fn run(
-    job: RankJob<'_, u32>,
-    direction: Direction,
-    rule: SwitchRule,
-    trace: bool,
-) -> Result<(), AnyError> {
+pub fn run(job: RankJob<'_, u32>, direction: Direction, tuning: BfsTuning) -> Result<(), AnyError> {
     #[cfg(feature = "mpi")]
     {
-        super::ranks::on_mpi(|comm| run_ranks(comm, job, direction, (rule, trace)))
+        super::ranks::on_mpi(|comm| run_ranks(comm, job, direction, &tuning))
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = (job.name, direction, rule, trace);
+        let _ = (job.name, direction, tuning);
         super::ranks::built_without_mpi()
     }
 }
@@ -33,7 +28,7 @@ fn run_ranks(
     comm: &mut groute::dist::MpiComm,
     job: RankJob<'_, u32>,
     direction: Direction,
-    (rule, trace): (SwitchRule, bool),
+    tuning: &BfsTuning,
 ) -> Result<(), AnyError> {
     use groute::bfs::BfsRanks;
     use groute::dist::CommCollectives;
@@ -54,7 +49,7 @@ fn run_ranks(
     )?;
     if chosen {
         let outcome = with_collectives(comm, &ctx, |collectives| {
-            measure(collectives, &ctx, &job, (rule, trace))
+            measure(collectives, &ctx, &job, tuning)
         })?;
         report_rank_run(comm, &ctx, &job, outcome)
     } else {
@@ -73,7 +68,7 @@ fn measure(
     collectives: &mut super::rank_measure::MpiCollectives<'_>,
     ctx: &groute::core::Context,
     job: &RankJob<'_, u32>,
-    (rule, trace): (SwitchRule, bool),
+    tuning: &BfsTuning,
 ) -> Result<super::ranks::RankOutcome<u32>, AnyError> {
     use groute::bfs::BfsRanks;
     use groute::worklist::RankCollectives;
@@ -86,8 +81,8 @@ fn measure(
     let (sources, options) = super::ranks::rank_zero_settings(collectives.comm(), job)?;
     let source = sources[0];
     let (mut solver, stage_ms) = timed_stage(|| {
-        BfsRanks::new(ctx, (&rows, partition), collectives, rule).map(|mut solver| {
-            solver.set_trace(trace);
+        BfsRanks::new(ctx, (&rows, partition), collectives, tuning).map(|mut solver| {
+            solver.set_trace(tuning.trace);
             solver
         })
     })?;

@@ -23,6 +23,13 @@
 //   number in counters[3], their out- and in-degrees in counters[0] and [1]) instead of
 //   appending them and, where `bitmap` is not null, storing them as the bitmap words that
 //   cover the range (whole words: what bfs_level_bitmap would write there after it).
+// bfs_pull_listed: bfs_pull_count where the frontier is kept as bitmaps: in-neighbours are
+//   tested against `front`, the bitmap of the frontier at `level` (every device's), instead
+//   of their levels (4 bytes a vertex, read at random), and the pull scans pull lists instead
+//   of the owned range (pull_lists.cuh; the first pull of a run, `first` != 0, scans
+//   `pullable`). A find gets its bit in `next` (the bitmap of level + 1, whose owned words
+//   the host cleared). Launch with the grid the lists were sized for, the same for every
+//   pull of a run.
 // bfs_push_finds: after a push step, whose heads (owned and not) were appended once each as
 //   worklist items [from, ctrl[CTRL_WL_END]): counts the owned ones as bfs_pull_count does
 //   and, where `bitmap` is not null, sets every one's bit in it (zeroed before): the bitmap
@@ -33,12 +40,17 @@
 // bfs_apply_bitmap: a received bitmap of `words` words starting at word `word_offset`: every
 //   vertex whose bit is set and whose level is UNREACHED gets `mark`, counted where owned. A
 //   warp loads 32 words at once and visits only the nonzero ones, a lane per bit (coalesced
-//   level accesses).
+//   level accesses). Where `front` is not null (the bitmap of the frontier at `mark`, which
+//   holds every vertex the device set at `mark`), it takes the packet's bits not in it as
+//   the vertices new here, stores their levels without reading them and ORs the packet into
+//   `front` (apply_fresh).
 // bfs_frontier_count: counts the vertices of [begin, end) at level `mark` (the source's
 //   level, once per run).
 // bfs_frontier_list: appends the vertices of [begin, end) at level `mark` to the worklist
 //   from the end word (the frontier a push step expands), one atomic per warp and 1024
 //   vertices.
+// bfs_frontier_list_bits: bfs_frontier_list from `front`, the bitmap of the frontier at the
+//   level, instead of the levels (n / 8 bytes read instead of 4n): one atomic per block.
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
@@ -46,6 +58,8 @@
 // The step bodies are kernels/include/direction.cuh's (its counters and helpers shared with
 // the device-driven kernel of kernels/bfs/bfs_direction_fused.cu).
 #include "direction.cuh"
+#include "frontier_words.cuh"
+#include "pull_lists.cuh"
 #include "traversal.cuh"
 
 extern "C" __global__ void bfs_pull_step(unsigned int* levels,
@@ -56,8 +70,9 @@ extern "C" __global__ void bfs_pull_step(unsigned int* levels,
                                          unsigned int wl_mask, unsigned int first,
                                          unsigned int* ctrl, unsigned long long* counters) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};
+    const auto at_level = [&](unsigned int u) { return levels[u] == level; };
     groute::direction_pull<false>(levels, nullptr, pull_offsets, pull_sources, begin, end, level,
-                                  wl, counters, nullptr);
+                                  at_level, wl, counters, nullptr);
 }
 
 extern "C" __global__ void bfs_pull_count(unsigned int* levels,
@@ -67,8 +82,32 @@ extern "C" __global__ void bfs_pull_count(unsigned int* levels,
                                           unsigned int end, unsigned int level,
                                           unsigned long long* counters, unsigned int* bitmap) {
     const groute::DeviceWorklist none{nullptr, 0u, 0u, nullptr};
+    const auto at_level = [&](unsigned int u) { return levels[u] == level; };
     groute::direction_pull<true>(levels, push_offsets, pull_offsets, pull_sources, begin, end,
-                                 level, none, counters, bitmap);
+                                 level, at_level, none, counters, bitmap);
+}
+
+extern "C" __global__ void bfs_pull_listed(unsigned int level, unsigned int first,
+                                           unsigned int* levels,
+                                           const unsigned long long* push_offsets,
+                                           const unsigned long long* pull_offsets,
+                                           const unsigned int* pull_sources,
+                                           const unsigned int* front,
+                                           unsigned int* next, unsigned int* lists,
+                                           unsigned long long list_words,
+                                           const unsigned int* pullable,
+                                           unsigned long long pullable_count,
+                                           unsigned long long* counters) {
+    const groute::PullLists pull{lists, list_words, pullable, pullable_count};
+    if (!pull.fit(gridDim.x * blockDim.x / 32u)) {
+        return;  // grid-uniform; the host sizes the lists for its grid (never taken)
+    }
+    groute::FrontierCounts finds;
+    unsigned long long examined = 0;
+    pull.pull(level, first != 0u, levels, push_offsets, pull_offsets, pull_sources, front, next,
+              finds, examined);
+    groute::warp_add_u64(counters + groute::DIRECTION_EXAMINED, examined);
+    finds.flush(counters);
 }
 
 extern "C" __global__ void bfs_frontier_arcs(const unsigned long long* push_offsets,
@@ -131,13 +170,57 @@ extern "C" __global__ void bfs_push_finds(const unsigned int* wl_data, unsigned 
     finds.flush(counters);
 }
 
+// bfs_apply_bitmap where the device keeps the bitmap of the frontier at `mark`, `front`, which
+// holds every vertex it set at `mark` (its step's finds and the packets applied before): a bit
+// of the packet not in it is a vertex UNREACHED here (no vertex of a packet is below `mark`
+// anywhere: the sender's levels agreed with these up to mark - 1), so its level is stored
+// without being read, counted where owned, and the packet ORed into `front`. A thread per
+// packet word; then its warp stores the levels of its 32 words, a lane per bit.
+__device__ __forceinline__ void apply_fresh(unsigned int* levels, const unsigned int* bitmap,
+                                            unsigned int word_offset, unsigned int words,
+                                            unsigned int mark, unsigned int owned_begin,
+                                            unsigned int owned_end,
+                                            const unsigned long long* push_offsets,
+                                            const unsigned long long* pull_offsets,
+                                            unsigned long long* counters, unsigned int* front) {
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (words + stride - 1u) / stride;
+    groute::FrontierCounts finds;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int w = word_offset + i;
+        unsigned int fresh = 0u;
+        if (i < words) {
+            const unsigned int mine = bitmap[i];
+            if (mine != 0u) {
+                const unsigned int known = front[w];
+                fresh = mine & ~known;
+                if (fresh != 0u) {
+                    front[w] = known | mine;  // this thread's word alone
+                }
+            }
+        }
+        for (unsigned int own = fresh & groute::owned_word_bits(w, owned_begin, owned_end);
+             own != 0u; own &= own - 1u) {
+            finds.add(push_offsets, pull_offsets, w * 32u + __ffs(own) - 1u);
+        }
+        groute::store_word_levels(levels, w, fresh, mark);
+    }
+    finds.flush(counters);
+}
+
 extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n,
                                             const unsigned int* bitmap, unsigned int word_offset,
                                             unsigned int words, unsigned int mark,
                                             unsigned int owned_begin, unsigned int owned_end,
                                             const unsigned long long* push_offsets,
                                             const unsigned long long* pull_offsets,
-                                            unsigned long long* counters) {
+                                            unsigned long long* counters, unsigned int* front) {
+    if (front != nullptr) {
+        apply_fresh(levels, bitmap, word_offset, words, mark, owned_begin, min(owned_end, n),
+                    push_offsets, pull_offsets, counters, front);
+        return;
+    }
     const unsigned int lane = groute::lane_id();
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
@@ -218,4 +301,11 @@ extern "C" __global__ void bfs_frontier_list(const unsigned int* levels, unsigne
             wl.put(slot++, group + b);
         }
     }
+}
+
+extern "C" __global__ void bfs_frontier_list_bits(const unsigned int* front, unsigned int begin,
+                                                  unsigned int end, unsigned int* wl_data,
+                                                  unsigned int wl_mask, unsigned int* ctrl) {
+    const groute::DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
+    groute::append_owned_bits(front, begin, end, wl);
 }

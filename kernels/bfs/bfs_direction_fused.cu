@@ -166,7 +166,7 @@ __device__ __forceinline__ void direction_fused(
     // The pulls scan lists (direction_fused_pull.cuh), the first `pullable`, the later ones
     // what the last pull left (`listed`); such a pull appends nothing, so after it the next
     // frontier is in the bitmap only (`unappended`).
-    const bool lists = BITMAPS && run.lists_fit();
+    const bool lists = BITMAPS && run.pull_lists_of_run().fit(gridDim.x * blockDim.x / 32u);
     bool listed = false;
     bool unappended = false;
 

@@ -77,22 +77,30 @@ __device__ __forceinline__ bool pull_finds_parent(const InFrontier& in_frontier,
     return false;
 }
 
-// Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour at `level`
-// gets level + 1; counters[DIRECTION_EXAMINED] += arcs scanned. COUNT false: each find is
-// appended to `wl` (one device: the next frontier; every thread of the grid must call, the
-// appends synchronise each block). COUNT true (several devices, whose frontiers are listed
-// from the levels when a push needs them): the finds are counted instead, their number and
-// out- and in-degrees added to the counters (`push_offsets` is read only then). Where
+// Whether vertex `u` is in the frontier held as the bitmap `bits` (a bit per vertex).
+__device__ __forceinline__ bool frontier_bit(const unsigned int* bits, unsigned int u) {
+    return ((bits[u / 32u] >> (u % 32u)) & 1u) != 0u;
+}
+
+// Pull step: every vertex of [begin, end) still UNREACHED with an in-neighbour in the frontier
+// at `level` (`in_frontier(u)`: its level is `level`, or its bit is set in a bitmap of the
+// frontier) gets level + 1; counters[DIRECTION_EXAMINED] += arcs scanned. COUNT false: each
+// find is appended to `wl` (one device: the next frontier; every thread of the grid must
+// call, the appends synchronise each block). COUNT true (several devices, whose frontiers are
+// listed from the levels when a push needs them): the finds are counted instead, their number
+// and out- and in-degrees added to the counters (`push_offsets` is read only then). Where
 // `bitmap` is not null, every word covering [begin, end) gets the bits of the finds (a warp
 // takes the 32 vertices of one word, from begin rounded down to a word, and stores its
 // ballot whole): the bitmap of the step's discoveries without a pass over the levels.
-template <bool COUNT>
+template <bool COUNT, typename InFrontier>
 __device__ __forceinline__ void direction_pull(unsigned int* levels,
                                                const unsigned long long* push_offsets,
                                                const unsigned long long* pull_offsets,
                                                const unsigned int* pull_sources,
                                                unsigned int begin, unsigned int end,
-                                               unsigned int level, const DeviceWorklist& wl,
+                                               unsigned int level,
+                                               const InFrontier& in_frontier,
+                                               const DeviceWorklist& wl,
                                                unsigned long long* counters,
                                                unsigned int* bitmap) {
     const unsigned int stride = gridDim.x * blockDim.x;
@@ -106,8 +114,7 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
         const unsigned int v = first + i;
         bool found = false;
         if (i < span && v >= begin && levels[v] == 0xFFFFFFFFu) {
-            const auto at_level = [&](unsigned int u) { return levels[u] == level; };
-            found = pull_finds_parent(at_level, pull_offsets, pull_sources, v, examined);
+            found = pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, examined);
             if (found) {
                 levels[v] = level + 1u;
                 if (COUNT) {

@@ -8,6 +8,8 @@
 
 #include "block_count.cuh"
 #include "direction_fused_words.cuh"
+#include "frontier_words.cuh"
+#include "pull_lists.cuh"
 #include "push_appends.cuh"
 #include "traversal.cuh"
 
@@ -71,9 +73,11 @@ struct DoRun {
     __device__ void pull_listed(unsigned int level, bool first) const;
     __device__ void send_found(unsigned int mark) const;
     __device__ void append_found(unsigned int mark) const;
-    __device__ unsigned int list_region() const;
-    __device__ bool lists_fit() const;
-    __device__ unsigned int* warp_list() const;
+
+    // The pull lists (not null in the _bits builds): PullLists of pull_lists.cuh.
+    __device__ PullLists pull_lists_of_run() const {
+        return PullLists{pull_lists, pull_list_words, pullable, pullable_count};
+    }
 
     // A dense push's discovery bitmap: words() u32 behind the inbox halves (the host
     // allocates them with the inbox and zeroes them with it; send_marks clears them, but for
@@ -140,15 +144,7 @@ struct DoRun {
 
     // The bits of word `w` that are owned vertices (below n).
     __device__ unsigned int owned_bits(unsigned int w) const {
-        const unsigned int first = w * 32u;
-        const unsigned int end = owned_end < n ? owned_end : n;
-        if (end <= first || owned_begin >= first + 32u) {
-            return 0u;
-        }
-        const unsigned int low = owned_begin > first ? owned_begin - first : 0u;  // < 32
-        const unsigned int high = end - first < 32u ? end - first : 32u;
-        const unsigned int below_high = high == 32u ? 0xFFFFFFFFu : (1u << high) - 1u;
-        return below_high & ~((1u << low) - 1u);
+        return owned_word_bits(w, owned_begin, owned_end < n ? owned_end : n);
     }
 
     // After a dense push: stores every nonzero word of the discovery bitmap (this device's
@@ -321,21 +317,10 @@ struct DoRun {
     }
 
     // Stores `mark` as the level of every vertex that a lane's word `w` sets in `bits` (a
-    // peer's finds: vertices below n), a lane per bit of each such word: one line per word.
-    // All 32 lanes call it.
+    // peer's finds; store_word_levels). All 32 lanes call it.
     __device__ __forceinline__ void store_levels(unsigned int w, unsigned int bits,
                                                  unsigned int mark) const {
-        const unsigned int lane = lane_id();
-        unsigned int pending = __ballot_sync(0xFFFFFFFFu, bits != 0u);
-        while (pending != 0u) {
-            const int from = __ffs(pending) - 1;
-            pending &= pending - 1u;
-            const unsigned int word = __shfl_sync(0xFFFFFFFFu, w, from);
-            const unsigned int set = __shfl_sync(0xFFFFFFFFu, bits, from);
-            if (((set >> lane) & 1u) != 0u) {
-                levels[word * 32u + lane] = mark;
-            }
-        }
+        store_word_levels(levels, w, bits, mark);
     }
 
     // Appends the vertices of each lane's word `w` set in `bits` to the worklist, with one

@@ -149,9 +149,12 @@ pub struct BfsTuning {
     /// every device ([`DirectionTrace`], in [`BfsStats::do_trace`]); off (the default): no
     /// stamps, no cost but one branch each.
     pub trace: bool,
-    /// A device-driven run's pulls test each in-neighbour against a bitmap of the frontier
-    /// (two bitmaps of n / 8 bytes per device) instead of its level (`None`: where the level
-    /// array, 4 bytes a vertex, outgrows the smallest L2 of the devices).
+    /// The pulls of a run on CUDA devices (device-driven, or host-driven on several devices
+    /// or across processes) test each in-neighbour against a bitmap of the frontier (two
+    /// bitmaps of n / 8 bytes per device) instead of its level, and scan lists of the owned
+    /// vertices still to reach instead of every owned vertex (`None`: where the level array,
+    /// 4 bytes a vertex, outgrows the smallest L2 of the devices). A host-driven run on one
+    /// device reads levels.
     pub pull_bitmap: Option<bool>,
 }
 

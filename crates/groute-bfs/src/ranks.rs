@@ -28,7 +28,7 @@ use groute_graph::{Csr, HeldRows, Partition};
 use groute_worklist::{DeviceParts, RankCollectives, all_ready, partition_shape, sum_with_shape};
 
 use crate::direction::MultiDirection;
-use crate::{BfsError, BfsResult, Direction, SwitchRule};
+use crate::{BfsError, BfsResult, BfsTuning, Direction};
 
 /// The run, as errors name it.
 const RUN: &str = "the BFS across processes";
@@ -93,12 +93,14 @@ impl BfsRanks {
     /// `r * devices..`; `rows` must hold their rows, of a graph renumbered so that part `p`
     /// owns `partition.range(p)`) and allocates the run storage (collective). A directed
     /// graph pulls over its transpose, which a process holds only when it holds the whole
-    /// graph: one holding only its rows of a directed graph is an error naming the fix.
+    /// graph: one holding only its rows of a directed graph is an error naming the fix. Runs
+    /// follow `tuning`'s switch rule (give every process the same one: each process decides
+    /// every level by it) and pull bitmaps.
     pub fn new(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),
         collectives: &mut dyn RankCollectives,
-        rule: SwitchRule,
+        tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
         let (rank, ranks) = (collectives.rank(), collectives.ranks());
         let devices = context.num_devices();
@@ -135,7 +137,7 @@ impl BfsRanks {
                 partition,
                 (first_part, ranks),
                 sum[0],
-                rule,
+                tuning,
             )
         });
         let ready = all_ready(collectives, multi.is_err(), RUN);

@@ -15,11 +15,11 @@ use groute_bfs::{
     BfsOptions, BfsResult, Direction, MultiDriver, PULL_ALPHA, PULL_GAMMA, PUSH_BETA, SwitchRule,
     UNREACHED, bfs, bfs_reference,
 };
-use groute_core::Context;
 use groute_core::cuda::{GpuSharing, PeerGroup};
 use groute_core::testing::{
     combinations, device_counts, first, full_or_reduced, pick, test_contexts,
 };
+use groute_core::{BackendKind, Context};
 use groute_graph::testing::{from_random_pairs, generated, in_blocks, partition_at_cuts};
 use groute_graph::{EdgeList, Graph, NoProgress, PartitionMethod, load_graph, partition_graph};
 use proptest::prelude::*;
@@ -316,18 +316,32 @@ fn several_devices_count_like_one() {
         o.multi_driver = MultiDriver::PerDevice;
         for (devices, method, seeds) in MULTI {
             for tc in test_contexts(devices, seeds) {
-                let got = run_parted(&tc.context, &g, method, 3, &o);
-                let what = format!("{devices} devices, {method:?}, {}, {rule:?}", tc.label);
-                assert_eq!(got.levels, single.levels, "{what}");
-                assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
-                assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
-                assert_eq!(got.stats.work_items, single.stats.work_items, "{what}");
-                // A pull step reads each unvisited vertex's in-arcs up to the first at the
-                // level: the same arcs on any device count under the same numbering (a block
-                // partition keeps it; METIS renumbers, which reorders in-neighbours).
-                if method == PartitionMethod::Block || rule == ALWAYS_PUSH {
-                    let (got, one) = (got.stats.arcs_examined, single.stats.arcs_examined);
-                    assert_eq!(got, one, "{what}");
+                // CUDA pulls read levels, or frontier bitmaps and pull lists: alike.
+                let cuda = tc.context.backend_kind() == BackendKind::Cuda;
+                let bitmaps: &[Option<bool>] = if cuda {
+                    &[Some(false), Some(true)]
+                } else {
+                    &[None]
+                };
+                for &pull_bitmap in bitmaps {
+                    o.tuning.pull_bitmap = pull_bitmap;
+                    let got = run_parted(&tc.context, &g, method, 3, &o);
+                    let what = format!(
+                        "{devices} devices, {method:?}, {}, {rule:?}, bitmaps {pull_bitmap:?}",
+                        tc.label
+                    );
+                    assert_eq!(got.levels, single.levels, "{what}");
+                    assert_eq!(got.stats.rounds, single.stats.rounds, "{what}");
+                    assert_eq!(got.stats.pull_levels, single.stats.pull_levels, "{what}");
+                    assert_eq!(got.stats.work_items, single.stats.work_items, "{what}");
+                    // A pull step reads each unvisited vertex's in-arcs up to the first at the
+                    // level: the same arcs on any device count under the same numbering (a
+                    // block partition keeps it; METIS renumbers, which reorders
+                    // in-neighbours).
+                    if method == PartitionMethod::Block || rule == ALWAYS_PUSH {
+                        let (got, one) = (got.stats.arcs_examined, single.stats.arcs_examined);
+                        assert_eq!(got, one, "{what}");
+                    }
                 }
             }
         }
@@ -484,14 +498,16 @@ fn cuda_several_devices_match_the_reference() {
                 let expected = bfs_reference(&g.csr, s);
                 for rule in RULES {
                     let fused = device_driven.then_some(MultiDriver::Fused);
-                    for driver in std::iter::once(MultiDriver::PerDevice).chain(fused) {
+                    let drivers = std::iter::once(MultiDriver::PerDevice).chain(fused);
+                    for (driver, bitmaps) in drivers.flat_map(|d| [(d, false), (d, true)]) {
                         let mut o = options(Direction::PullPush, rule);
                         o.multi_driver = driver;
+                        o.tuning.pull_bitmap = Some(bitmaps);
                         let got = run_parted(&ctx, &g, method, s, &o);
                         assert_eq!(
                             got.levels, expected,
                             "{spec} from {s} on {devices} devices ({method:?}, {driver}, \
-                             {rule:?})"
+                             {rule:?}, bitmaps {bitmaps})"
                         );
                         assert!(got.stats.device_time.is_some());
                     }

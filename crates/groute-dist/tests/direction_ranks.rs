@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use groute_bfs::{BfsRanks, BfsResult, Direction, SwitchRule, bfs_reference};
+use groute_bfs::{BfsRanks, BfsResult, BfsTuning, Direction, SwitchRule, bfs_reference};
 use groute_dist::{CommCollectives, LocalRanks, RankComm};
 use groute_graph::testing::{generated, partition_at_cuts};
 use groute_graph::{Csr, HeldRows, Partition};
@@ -29,6 +29,14 @@ use support::{host_context as context, on_every_rank, switch_rules};
 /// This file's ranks, jittered by seeds of its own.
 const RANKS: JitteredRanks = JitteredRanks::new(7, 0);
 
+/// The tuning of runs under `switch_rule`.
+fn tuned(switch_rule: SwitchRule) -> BfsTuning {
+    BfsTuning {
+        switch_rule,
+        ..BfsTuning::default()
+    }
+}
+
 /// Every rank's runs from each of `sources` over the rows `rows_of(rank)` holds.
 fn run_ranks<'g>(
     rows_of: impl Fn(usize) -> HeldRows<'g> + Sync,
@@ -38,7 +46,8 @@ fn run_ranks<'g>(
     rule: SwitchRule,
 ) -> Vec<Result<Vec<BfsResult>, String>> {
     RANKS.solve_on_every_rank(rows_of, partition, shape, |ctx, held, collectives| {
-        let mut solver = BfsRanks::new(ctx, held, collectives, rule).map_err(|e| e.to_string())?;
+        let mut solver =
+            BfsRanks::new(ctx, held, collectives, &tuned(rule)).map_err(|e| e.to_string())?;
         sources
             .iter()
             .map(|&s| {
@@ -149,7 +158,7 @@ fn ranks_that_disagree_are_refused_on_every_rank() {
             &ctx,
             (&HeldRows::whole(&csr), &partition),
             &mut collectives,
-            SwitchRule::default(),
+            &BfsTuning::default(),
         )
         .map(|_| ())
         .expect_err("refused")
@@ -170,9 +179,9 @@ fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
         let ctx = context(2, Some(comm.rank() as u64));
         let mut collectives = CommCollectives::new(&mut comm, &ctx).expect("collectives");
         let rows = HeldRows::whole(&g.csr);
-        let rule = SwitchRule::default();
+        let tuning = BfsTuning::default();
         let mut solver =
-            BfsRanks::new(&ctx, (&rows, &partition), &mut collectives, rule).expect("solver");
+            BfsRanks::new(&ctx, (&rows, &partition), &mut collectives, &tuning).expect("solver");
         let stopped = solver
             .run(&mut collectives, 3, Some(Duration::ZERO))
             .map(|_| ())
@@ -195,7 +204,7 @@ fn a_time_limit_stops_every_rank_and_the_solver_runs_again() {
 #[test]
 fn ranks_given_different_graphs_are_refused_on_every_rank() {
     support::expect_different_graphs_refused_on_every_rank(|ctx, held, collectives| {
-        BfsRanks::new(ctx, held, collectives, SwitchRule::default())
+        BfsRanks::new(ctx, held, collectives, &BfsTuning::default())
             .err()
             .map(|e| e.to_string())
     });
@@ -261,7 +270,7 @@ fn a_device_crash_mid_run_ends_every_rank_with_an_error() {
     let faults = [1, 3, 6, 10, 15, 20, 30, 45, 60, 90];
     for rule in [switch_rules()[0], switch_rules()[2]] {
         support::expect_a_crash_to_end_every_rank(&faults, 6, |ctx, held, collectives| {
-            BfsRanks::new(ctx, held, collectives, rule)
+            BfsRanks::new(ctx, held, collectives, &tuned(rule))
                 .and_then(|mut solver| {
                     (0..3).try_for_each(|_| {
                         let limit = Some(Duration::from_secs(60));

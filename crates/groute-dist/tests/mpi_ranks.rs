@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
+use groute_bfs::{Bfs, BfsRanks, BfsTuning, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::{BackendChoice, Context, Jitter};
 use groute_dist::{CommCollectives, DistError, DistSolver, RankComm};
@@ -74,8 +74,8 @@ impl Job {
         let part = partition(csr.num_vertices() as u32, self.size() * devices);
         let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
         let rows = HeldRows::whole(csr);
-        let rule = SwitchRule::default();
-        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, rule)?;
+        let tuning = BfsTuning::default();
+        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, &tuning)?;
         let time_limit = Some(Duration::from_secs(120));
         Ok(solver.run(&mut collectives, source, time_limit)?.levels)
     }

@@ -16,7 +16,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use groute_bfs::{Bfs, BfsRanks, SwitchRule, bfs_reference};
+use groute_bfs::{Bfs, BfsRanks, BfsTuning, bfs_reference};
 use groute_cc::{LabelPropagation, cc_reference};
 use groute_core::testing::cuda_required;
 use groute_core::{BackendChoice, Context};
@@ -99,19 +99,19 @@ impl Job {
     }
 
     /// Runs the direction-optimizing BFS across ranks ([`BfsRanks`]) twice from `source`
-    /// under `rule` on every rank's `devices` CUDA devices; every rank's levels of each run.
+    /// under `tuning` on every rank's `devices` CUDA devices; every rank's levels of each run.
     fn run_direction(
         &mut self,
         csr: &Csr,
         devices: usize,
         source: u32,
-        rule: SwitchRule,
+        tuning: &BfsTuning,
     ) -> Result<Vec<Vec<u32>>, Box<dyn std::error::Error>> {
         let ctx = rank_devices(devices)?;
         let part: Partition = block_partition(csr, self.size() * devices)?;
         let mut collectives = CommCollectives::new(&mut self.comm, &ctx)?;
         let rows = HeldRows::whole(csr);
-        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, rule)?;
+        let mut solver = BfsRanks::new(&ctx, (&rows, &part), &mut collectives, tuning)?;
         let mut all = Vec::new();
         for _ in 0..2 {
             let out = solver.run(&mut collectives, source, Some(Duration::from_secs(120)))?;
@@ -134,14 +134,23 @@ impl Job {
         });
     }
 
-    /// Checks [`Job::run_direction`]'s levels against `expected` on every rank.
+    /// Checks [`Job::run_direction`]'s levels against `expected` on every rank, under every
+    /// switch rule, the pulls reading levels and reading frontier bitmaps and pull lists.
     fn expect_direction(&mut self, label: String, csr: &Csr, devices: usize, source: u32) {
         let expected = bfs_reference(csr, source);
-        for rule in switch_rules() {
-            let runs = self.run_direction(csr, devices, source, rule);
-            self.check_outcome(format!("{label} {rule:?}"), runs, |runs| {
-                runs.iter().all(|levels| *levels == expected)
-            });
+        for switch_rule in switch_rules() {
+            for bitmaps in [false, true] {
+                let tuning = BfsTuning {
+                    switch_rule,
+                    pull_bitmap: Some(bitmaps),
+                    ..BfsTuning::default()
+                };
+                let runs = self.run_direction(csr, devices, source, &tuning);
+                let label = format!("{label} {switch_rule:?} bitmaps {bitmaps}");
+                self.check_outcome(label, runs, |runs| {
+                    runs.iter().all(|levels| *levels == expected)
+                });
+            }
         }
     }
 

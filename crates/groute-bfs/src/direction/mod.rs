@@ -44,6 +44,7 @@ mod cuda;
 mod fused;
 mod host;
 mod multi;
+mod pull_bits;
 mod readback;
 mod rule;
 mod solver;

@@ -26,6 +26,7 @@ use super::trace::TRACE_WORDS;
 use crate::BfsError;
 use crate::direction::SwitchRule;
 use crate::direction::cuda::CudaDirection;
+use crate::direction::pull_bits::PullBits;
 use crate::direction::readback::{CTRL_WL_END, read_back};
 
 /// Threads per block of the fused kernel (`groute::DO_BLOCK`).
@@ -59,55 +60,6 @@ pub(super) struct SourceRow {
     pub(super) vertex: u32,
     /// The owner's [`FusedMember::push_targets`].
     pub(super) targets: DevicePtr<u32>,
-}
-
-/// The `u32` of the pull lists of a member whose first pull scans `pullable` vertices with a
-/// grid of `threads` threads (the kernel's layout, `kernels/include/direction_fused_pull.cuh`):
-/// a count per warp, then a region per warp of its slice of the pullable vertices.
-fn pull_list_words(pullable: usize, threads: usize) -> usize {
-    let warps = (threads / 32).max(1);
-    warps + warps * pullable.div_ceil(warps)
-}
-
-/// The vertices of `owned` with in-arcs in the pull CSR of `offsets`, ascending: what the
-/// first pull of a run scans (a vertex without in-arcs is never pulled). Host memory for the
-/// list is reserved fallibly.
-fn pullable(offsets: &[u64], owned: &Range<u32>) -> Result<Vec<u32>, Error> {
-    let vertices = owned.start..owned.end.min(offsets.len().saturating_sub(1) as u32);
-    let has_in = |&v: &u32| offsets[v as usize + 1] > offsets[v as usize];
-    let count = vertices.clone().filter(has_in).count();
-    let mut list = Vec::new();
-    list.try_reserve_exact(count)
-        .map_err(|_| Error::OutOfMemory {
-            bytes: count.saturating_mul(4),
-            location: "host memory (the BFS's pullable vertices)".into(),
-            source: None,
-        })?;
-    list.extend(vertices.filter(has_in));
-    Ok(list)
-}
-
-/// The device address of one of `bits`'s buffers (`pick`), or null without them.
-fn pull_ptr(
-    bits: &Option<PullBits>,
-    pick: impl Fn(&PullBits) -> &Buffer<u32>,
-) -> Result<DevicePtr<u32>, Error> {
-    match bits {
-        Some(p) => DevicePtr::from_slice(&pick(p).raw()),
-        None => Ok(DevicePtr::null()),
-    }
-}
-
-/// A member's frontier bitmaps and pull lists (`FusedMember::pull_bits`).
-struct PullBits {
-    /// Two bitmaps of `ceil(n / 32)` words (the kernel's `frontier_bits`).
-    bits: Buffer<u32>,
-    /// The pull lists ([`pull_list_words`]).
-    lists: Buffer<u32>,
-    /// The owned vertices with in-arcs ([`pullable`]; one unused word where there are none).
-    pullable: Buffer<u32>,
-    /// How many.
-    pullable_count: usize,
 }
 
 /// One device's storage and kernel.
@@ -193,19 +145,10 @@ impl FusedMember {
             // pulls and apply_pulled; a warp's list entries below its count, which the first
             // pull of a run writes at the start of the lists): no reset.
             pull_bits: bitmaps
-                .then(|| -> Result<_, Error> {
-                    let list = pullable(pull.unwrap_or(push).offsets(), &owned)?;
-                    let lists = pull_list_words(list.len(), grid as usize * BLOCK as usize);
-                    Ok(PullBits {
-                        bits: device.alloc::<u32>(2 * words)?,
-                        lists: device.alloc::<u32>(lists)?,
-                        pullable: if list.is_empty() {
-                            device.alloc::<u32>(1)?
-                        } else {
-                            device.upload_graph(&list)?
-                        },
-                        pullable_count: list.len(),
-                    })
+                .then(|| {
+                    let offsets = pull.unwrap_or(push).offsets();
+                    let threads = grid as usize * BLOCK as usize;
+                    PullBits::new(device, offsets, &owned, (words, threads))
                 })
                 .transpose()?,
             dir,
@@ -329,14 +272,14 @@ impl FusedMember {
             },
             postboxes: DevicePtr::from_slice(&posts.raw())?,
             source_targets: source.targets,
-            front_bits: pull_ptr(&self.pull_bits, |p| &p.bits)?,
-            pull_lists: pull_ptr(&self.pull_bits, |p| &p.lists)?,
-            pull_list_words: self.pull_bits.as_ref().map_or(0, |p| p.lists.len() as u64),
-            pullable: pull_ptr(&self.pull_bits, |p| &p.pullable)?,
-            pullable_count: self
+            front_bits: PullBits::ptr(&self.pull_bits, PullBits::both)?,
+            pull_lists: PullBits::ptr(&self.pull_bits, PullBits::lists)?,
+            pull_list_words: self
                 .pull_bits
                 .as_ref()
-                .map_or(0, |p| p.pullable_count as u64),
+                .map_or(0, |p| p.lists().len() as u64),
+            pullable: PullBits::ptr(&self.pull_bits, PullBits::pullable)?,
+            pullable_count: self.pull_bits.as_ref().map_or(0, PullBits::pullable_count),
         };
         // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu
         // (`bfs_direction_fused_one`, `_several` and their `_bits` twins, kernel_name) takes one
@@ -399,11 +342,7 @@ impl FusedMember {
             self.postbox.raw().memory,
         ]);
         if let Some(p) = &self.pull_bits {
-            memory.extend([
-                p.bits.raw().memory,
-                p.lists.raw().memory,
-                p.pullable.raw().memory,
-            ]);
+            memory.extend(p.buffers().map(|b| b.raw().memory));
         }
         d.cuda_stream()?.keep_alive(memory)
     }
@@ -457,34 +396,6 @@ impl FusedMember {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The pull lists hold a count per warp and, per warp, a region of its slice of the
-    /// pullable vertices: at least one entry per pullable vertex.
-    #[test]
-    fn pull_lists_hold_a_region_per_warp() {
-        // 64 threads: 2 warps, each 50 of 100 pullable vertices (or 51 of 101).
-        assert_eq!(pull_list_words(100, 64), 2 + 100);
-        assert_eq!(pull_list_words(101, 64), 2 + 102);
-        assert_eq!(pull_list_words(0, 64), 2);
-        for (pullable, threads) in [(1usize << 24, 1280usize), (4999, 256), (5, 4096)] {
-            let words = pull_list_words(pullable, threads);
-            let warps = threads / 32;
-            assert!(words >= warps + pullable);
-            assert!(words < warps + pullable + warps);
-        }
-    }
-
-    /// The pullable vertices are the owned ones with in-arcs, ascending, clamped to the
-    /// graph.
-    #[test]
-    fn pullable_lists_the_owned_vertices_with_in_arcs() {
-        // Vertices 0..6: in-degrees 2, 0, 1, 0, 0, 3.
-        let offsets = [0u64, 2, 2, 3, 3, 3, 6];
-        assert_eq!(pullable(&offsets, &(0..6)).unwrap(), [0, 2, 5]);
-        assert_eq!(pullable(&offsets, &(1..5)).unwrap(), [2]);
-        assert_eq!(pullable(&offsets, &(3..100)).unwrap(), [5]);
-        assert!(pullable(&offsets, &(4..4)).unwrap().is_empty());
-    }
 
     /// The arguments after the name of the kernel's `GROUTE_DIRECTION_FUSED_ENTRY(name, ...)`
     /// (where it starts a line, so never in a comment), each with its whitespace trimmed.

@@ -31,7 +31,7 @@
 //! The run-time choices are a per-phase trace of every level on every device (`trace.rs`,
 //! [`DirectionTrace`], [`BfsTuning::trace`]) and whether the pulls read frontier bitmaps
 //! and pull lists instead of levels ([`BfsTuning::pull_bitmap`]; by default where the level
-//! array outgrows the L2, [`pulls_read_bitmaps`]).
+//! array outgrows the L2: `pull_bits.rs`).
 //!
 //! Memory per device: the storage of a one-device run (the rows of its owned vertices of the
 //! CSR and of the transpose of a directed graph, levels, a worklist of 2n slots), on several
@@ -54,6 +54,7 @@ use groute_worklist::WorklistError;
 
 use self::member::{FusedMember, SourceRow};
 pub use self::trace::{DeviceTrace, DirectionTrace, PhaseTimes, StepKind, StepTrace};
+use super::pull_bits::pull_bitmaps_chosen;
 use super::solver::DirectionRun;
 use super::{DirectionStats, SwitchRule};
 use crate::{BfsError, BfsTuning};
@@ -70,15 +71,6 @@ pub(crate) struct FusedDirection {
     trace: bool,
 }
 
-/// Whether the pulls of a run over `vertices` on devices whose smallest L2 holds
-/// `l2_cache_bytes` read frontier bitmaps ([`BfsTuning::pull_bitmap`] `None`): where the
-/// level array (4 bytes a vertex), which a pull would read at random, outgrows the L2. The
-/// bitmaps (n / 8 bytes) stay in it, but a pull after a push first lists one from the
-/// levels; where the levels fit the L2, that pass costs more than it saves.
-pub(crate) fn pulls_read_bitmaps(vertices: u64, l2_cache_bytes: u64) -> bool {
-    groute_core::outgrows_l2(4 * vertices, l2_cache_bytes)
-}
-
 impl FusedDirection {
     /// Uploads to every device `d` the rows of `graph` it owns, `partition.range(d)` (of the
     /// transpose too when the graph is not symmetric), for runs under `tuning` (its switch
@@ -91,12 +83,8 @@ impl FusedDirection {
         tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
         let (rule, trace) = (tuning.switch_rule, tuning.trace);
-        let bitmaps = tuning.pull_bitmap.unwrap_or_else(|| {
-            pulls_read_bitmaps(
-                graph.num_vertices() as u64,
-                context.smallest_l2_cache_bytes(),
-            )
-        });
+        let vertices = graph.num_vertices() as u64;
+        let bitmaps = pull_bitmaps_chosen(tuning.pull_bitmap, context, vertices);
         let group = PeerGroup::new_sharing(context, GpuSharing::Split)?;
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
         let devices = context.num_devices();
@@ -271,22 +259,5 @@ impl FusedDirection {
             return Err(e.into());
         }
         Ok(spans)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pulls_read_bitmaps;
-
-    /// An H200's L2 (60 MiB): the level array of a Kronecker graph of scale 21 (8 MiB) fits
-    /// it, scale 25's (128 MiB) does not; the host backend reports no L2.
-    #[test]
-    fn bitmaps_where_the_levels_outgrow_the_l2() {
-        let l2 = 60 << 20;
-        assert!(!pulls_read_bitmaps(1 << 21, l2));
-        assert!(pulls_read_bitmaps(1 << 25, l2));
-        assert!(!pulls_read_bitmaps(15 << 20, l2));
-        assert!(pulls_read_bitmaps((15 << 20) + 1, l2));
-        assert!(!pulls_read_bitmaps(1 << 30, 0));
     }
 }

@@ -11,7 +11,8 @@
 //! 1. **step** on its own part: push lists its frontier (its owned vertices at the level, from
 //!    the levels) and expands it over all their out-arcs, discovering owned and remote
 //!    vertices (appended once each); pull scans its owned unvisited vertices' in-neighbours
-//!    against the level;
+//!    against the level (on CUDA where the level array outgrows the L2: against a bitmap of
+//!    the frontier, scanning lists of the owned vertices still to reach; `cuda_part.rs`);
 //! 2. **bitmap** of the vertices it discovered, written by the step as it finds them (only
 //!    where it is sent: with other devices, or by a process's leader): after a push step
 //!    every word, set from the step's appends; after a pull step its owned words, one ballot
@@ -33,7 +34,9 @@
 //! Memory per device: its rows of the CSR (and transpose), the levels (4 bytes per vertex of
 //! the graph), on CUDA a worklist of 2n slots (8 bytes per vertex), the bitmap (n / 32 words)
 //! and two receive bitmaps per incoming link (N - 1 links; through device 0, one link on
-//! every other device).
+//! every other device); where its pulls read frontier bitmaps (`cuda_part.rs`), two more
+//! bitmaps, the owned vertices with in-arcs (4 bytes each) and the pull lists (as many, plus
+//! one word per warp of the grid).
 //!
 //! A failing device aborts the reduction and shuts its outgoing links, so that no other
 //! device waits for it; the next run then builds new links.
@@ -77,8 +80,9 @@ use self::rank_trace::LeaderTrace;
 use self::reduce::LevelReduce;
 use self::steps::{Across, Member, MemberSteps, RUN, RankLeader};
 use super::{DirectionStats, SwitchRule, run_levels};
-use crate::BfsError;
+use crate::direction::pull_bits::pull_bitmaps_chosen;
 use crate::direction::solver::DirectionRun;
+use crate::{BfsError, BfsTuning};
 
 /// Direction-optimizing BFS of one partitioned graph on every device of a context.
 pub(crate) struct MultiDirection {
@@ -106,17 +110,17 @@ struct ProcessShare {
 impl MultiDirection {
     /// Uploads to every device `d` the rows of `graph` (renumbered so that device `d` owns
     /// `partition.range(d)`; of its transpose too when it is not symmetric) that it owns, and
-    /// links the devices.
+    /// links the devices, for runs under `tuning` (its switch rule and pull bitmaps).
     pub(crate) fn new(
         context: &Context,
         graph: &Graph,
         partition: &Partition,
-        rule: SwitchRule,
+        tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
         let pull = transpose.as_ref();
         let in_arcs = pull.unwrap_or(&graph.csr).num_edges();
-        Self::of_parts(context, (&graph.csr, pull), partition, 0, in_arcs, rule)
+        Self::of_parts(context, (&graph.csr, pull), partition, (0, in_arcs), tuning)
     }
 
     /// One process's share of a run spanning `processes`: its devices hold parts
@@ -128,10 +132,10 @@ impl MultiDirection {
         partition: &Partition,
         (first_part, processes): (usize, usize),
         in_arcs: u64,
-        rule: SwitchRule,
+        tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
-        let mut multi =
-            Self::of_parts(context, (push, pull), partition, first_part, in_arcs, rule)?;
+        let csr = (push, pull);
+        let mut multi = Self::of_parts(context, csr, partition, (first_part, in_arcs), tuning)?;
         let words = part::bitmap_len(multi.n) as usize;
         let gathered_len = words.checked_mul(processes).ok_or_else(|| {
             Error::invalid(
@@ -148,18 +152,19 @@ impl MultiDirection {
     }
 
     /// Uploads to every device `d` the rows of `push` (and of `pull` when it is a distinct
-    /// transpose) that part `first_part + d` of `partition` owns, and links the devices.
+    /// transpose) that part `first_part + d` of `partition` owns, and links the devices; the
+    /// whole graph has `in_arcs` arcs.
     fn of_parts(
         context: &Context,
         (push, pull): (&Csr, Option<&Csr>),
         partition: &Partition,
-        first_part: usize,
-        in_arcs: u64,
-        rule: SwitchRule,
+        (first_part, in_arcs): (usize, u64),
+        tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
         let n = u32::try_from(push.num_vertices()).map_err(|_| {
             Error::invalid("graph", push.num_vertices(), "at most u32::MAX vertices")
         })?;
+        let bitmaps = pull_bitmaps_chosen(tuning.pull_bitmap, context, u64::from(n));
         let links = DeviceLinks::all(context, push.num_vertices().div_ceil(32))?;
         let members = context
             .devices()
@@ -171,7 +176,8 @@ impl MultiDirection {
                 let part: Box<dyn Part> = if device.stream().is_host() {
                     Box::new(HostPart::new(context, device, push, pull, owned.clone())?)
                 } else {
-                    Box::new(CudaPart::new(context, device, push, pull, owned.clone())?)
+                    let csr = (push, pull);
+                    Box::new(CudaPart::new(context, device, csr, owned.clone(), bitmaps)?)
                 };
                 Ok(Member::new(part, links, owned))
             })
@@ -182,7 +188,7 @@ impl MultiDirection {
             links_broken: false,
             n,
             in_arcs,
-            rule,
+            rule: tuning.switch_rule,
             process: None,
             trace: false,
         })
@@ -459,9 +465,9 @@ mod tests {
                 partition_graph(g.clone(), devices, PartitionMethod::Block, &NoProgress).unwrap();
             let expected = crate::bfs_reference(&parted.graph.csr, 5);
             let ctx = Context::host(devices).unwrap();
-            let rule = SwitchRule::default();
+            let tuning = BfsTuning::default();
             let mut solver =
-                MultiDirection::new(&ctx, &parted.graph, &parted.partition, rule).unwrap();
+                MultiDirection::new(&ctx, &parted.graph, &parted.partition, &tuning).unwrap();
             let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
             assert!(e.to_string().contains("time"), "{devices} devices: {e}");
             for _ in 0..2 {
