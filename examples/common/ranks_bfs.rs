@@ -92,6 +92,7 @@ fn measure(
         || solver.run(collectives, source, options.time_limit),
         |r| (r.stats.elapsed, r.stats.device_time),
     )?;
+    let gathered_bytes = solver.last_gathered_bytes();
     drop(solver);
     let s = runs.last.stats.clone();
     let do_trace = s.do_trace.as_ref().map(super::do_trace::trace_json);
@@ -103,8 +104,7 @@ fn measure(
     }
     // Each rank receives every other rank's part of every level's gather.
     let pairs = (ranks * ranks.saturating_sub(1)) as u64;
-    let gathered =
-        pairs * (s.pull_levels * pull_bytes + s.rounds.saturating_sub(s.pull_levels) * push_bytes);
+    let gathered = pairs * gathered_bytes;
     Ok(super::ranks::RankOutcome {
         stage_ms,
         mode: super::execution::mode_of(false),

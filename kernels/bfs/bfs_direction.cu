@@ -37,13 +37,13 @@
 // bfs_level_bitmap: bitmap[w] (w in [word_begin, word_end)) = the bits of the vertices
 //   32w..32w+31 whose level is `mark` (one ballot per warp): what this device discovered at
 //   the level (or, on a rank leader, its whole process), sent to every other device.
-// bfs_apply_bitmap: a received bitmap of `words` words starting at word `word_offset`: every
-//   vertex whose bit is set and whose level is UNREACHED gets `mark`, counted where owned. A
-//   warp loads 32 words at once and visits only the nonzero ones, a lane per bit (coalesced
-//   level accesses). Where `front` is not null (the bitmap of the frontier at `mark`, which
-//   holds every vertex the device set at `mark`), it takes the packet's bits not in it as
-//   the vertices new here, stores their levels without reading them and ORs the packet into
-//   `front` (apply_fresh).
+// bfs_apply: a received bitmap of `words` words starting at word `word_offset` (`list` 0), or
+//   a received list of `words` words (`list` 1: its number of vertices, then at most
+//   words - 1 of them, out of bfs_list_heads): every vertex it sets whose level is UNREACHED
+//   gets `mark`, counted where owned. Where `front` is not null (the bitmap of the frontier at
+//   `mark`, which holds every vertex the device set at `mark`), the vertices not in it are
+//   the ones new here: their levels are stored without being read and `front` gets them
+//   (apply_fresh, apply_list); else a bitmap's levels are read (apply_levels).
 // bfs_frontier_count: counts the vertices of [begin, end) at level `mark` (the source's
 //   level, once per run).
 // bfs_frontier_list: appends the vertices of [begin, end) at level `mark` to the worklist
@@ -51,6 +51,11 @@
 //   vertices.
 // bfs_frontier_list_bits: bfs_frontier_list from `front`, the bitmap of the frontier at the
 //   level, instead of the levels (n / 8 bytes read instead of 4n): one atomic per block.
+// bfs_list_heads: after a push step whose heads (every vertex it set, owned or not) were
+//   appended once each as worklist items [from, ctrl[CTRL_WL_END]): writes their number to
+//   out[0] and at most `cap` of them after it, the list a rank gathers instead of a bitmap
+//   after a push with few out-arcs (which bound the heads: more records their number in
+//   ctrl[CTRL_WL_OVERFLOW], which fails the run).
 //
 // counters: four u64, cumulative over a run (the host takes differences). Launch with
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
@@ -170,12 +175,12 @@ extern "C" __global__ void bfs_push_finds(const unsigned int* wl_data, unsigned 
     finds.flush(counters);
 }
 
-// bfs_apply_bitmap where the device keeps the bitmap of the frontier at `mark`, `front`, which
-// holds every vertex it set at `mark` (its step's finds and the packets applied before): a bit
-// of the packet not in it is a vertex UNREACHED here (no vertex of a packet is below `mark`
-// anywhere: the sender's levels agreed with these up to mark - 1), so its level is stored
-// without being read, counted where owned, and the packet ORed into `front`. A thread per
-// packet word; then its warp stores the levels of its 32 words, a lane per bit.
+// bfs_apply of a bitmap where the device keeps the bitmap of the frontier at `mark`, `front`,
+// which holds every vertex it set at `mark` (its step's finds and the packets applied
+// before): a bit of the packet not in it is a vertex UNREACHED here (no vertex of a packet is
+// below `mark` anywhere: the sender's levels agreed with these up to mark - 1), so its level
+// is stored without being read, counted where owned, and the packet ORed into `front`. A
+// thread per packet word; then its warp stores the levels of its 32 words, a lane per bit.
 __device__ __forceinline__ void apply_fresh(unsigned int* levels, const unsigned int* bitmap,
                                             unsigned int word_offset, unsigned int words,
                                             unsigned int mark, unsigned int owned_begin,
@@ -209,18 +214,17 @@ __device__ __forceinline__ void apply_fresh(unsigned int* levels, const unsigned
     finds.flush(counters);
 }
 
-extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n,
-                                            const unsigned int* bitmap, unsigned int word_offset,
-                                            unsigned int words, unsigned int mark,
-                                            unsigned int owned_begin, unsigned int owned_end,
-                                            const unsigned long long* push_offsets,
-                                            const unsigned long long* pull_offsets,
-                                            unsigned long long* counters, unsigned int* front) {
-    if (front != nullptr) {
-        apply_fresh(levels, bitmap, word_offset, words, mark, owned_begin, min(owned_end, n),
-                    push_offsets, pull_offsets, counters, front);
-        return;
-    }
+// bfs_apply where the device keeps no bitmap of the frontier: a warp loads 32 words at once
+// and visits only the nonzero ones, a lane per bit (coalesced level accesses), each vertex
+// whose level is UNREACHED getting `mark`.
+__device__ __forceinline__ void apply_levels(unsigned int* levels, unsigned int n,
+                                             const unsigned int* bitmap,
+                                             unsigned int word_offset, unsigned int words,
+                                             unsigned int mark, unsigned int owned_begin,
+                                             unsigned int owned_end,
+                                             const unsigned long long* push_offsets,
+                                             const unsigned long long* pull_offsets,
+                                             unsigned long long* counters) {
     const unsigned int lane = groute::lane_id();
     const unsigned int warps = gridDim.x * blockDim.x / 32u;
     const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32u;
@@ -247,6 +251,62 @@ extern "C" __global__ void bfs_apply_bitmap(unsigned int* levels, unsigned int n
         }
     }
     finds.flush(counters);
+}
+
+// bfs_apply of a list (its number of vertices, then at most `cap` of them): every listed
+// vertex UNREACHED here gets `mark`. Where `front` is not null, a vertex is new here where its
+// bit was not set (atomicOr sets it).
+__device__ __forceinline__ void apply_list(unsigned int* levels, unsigned int n,
+                                           const unsigned int* list, unsigned int cap,
+                                           unsigned int mark, unsigned int owned_begin,
+                                           unsigned int owned_end,
+                                           const unsigned long long* push_offsets,
+                                           const unsigned long long* pull_offsets,
+                                           unsigned long long* counters, unsigned int* front) {
+    const unsigned int count = min(list[0], cap);
+    const unsigned int stride = gridDim.x * blockDim.x;
+    const unsigned int rounds = (count + stride - 1u) / stride;
+    groute::FrontierCounts finds;
+    for (unsigned int r = 0; r < rounds; ++r) {
+        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned int v = i < count ? list[1u + i] : n;
+        if (v < n) {
+            bool fresh;
+            if (front != nullptr) {
+                const unsigned int bit = 1u << (v % 32u);
+                fresh = (atomicOr(front + v / 32u, bit) & bit) == 0u;
+                if (fresh) {
+                    levels[v] = mark;
+                }
+            } else {
+                fresh = atomicCAS(levels + v, 0xFFFFFFFFu, mark) == 0xFFFFFFFFu;
+            }
+            if (fresh && v >= owned_begin && v < owned_end) {
+                finds.add(push_offsets, pull_offsets, v);
+            }
+        }
+    }
+    finds.flush(counters);
+}
+
+extern "C" __global__ void bfs_apply(unsigned int* levels, unsigned int n,
+                                     const unsigned int* packet, unsigned int word_offset,
+                                     unsigned int words, unsigned int list, unsigned int mark,
+                                     unsigned int owned_begin, unsigned int owned_end,
+                                     const unsigned long long* push_offsets,
+                                     const unsigned long long* pull_offsets,
+                                     unsigned long long* counters, unsigned int* front) {
+    owned_end = min(owned_end, n);
+    if (list != 0u) {
+        apply_list(levels, n, packet, words - 1u, mark, owned_begin, owned_end, push_offsets,
+                   pull_offsets, counters, front);
+    } else if (front != nullptr) {
+        apply_fresh(levels, packet, word_offset, words, mark, owned_begin, owned_end,
+                    push_offsets, pull_offsets, counters, front);
+    } else {
+        apply_levels(levels, n, packet, word_offset, words, mark, owned_begin, owned_end,
+                     push_offsets, pull_offsets, counters);
+    }
 }
 
 extern "C" __global__ void bfs_frontier_count(const unsigned int* levels,
@@ -308,4 +368,21 @@ extern "C" __global__ void bfs_frontier_list_bits(const unsigned int* front, uns
                                                   unsigned int wl_mask, unsigned int* ctrl) {
     const groute::DeviceWorklist wl{wl_data, wl_mask, 0u, ctrl};
     groute::append_owned_bits(front, begin, end, wl);
+}
+
+extern "C" __global__ void bfs_list_heads(const unsigned int* wl_data, unsigned int wl_mask,
+                                          unsigned int from, unsigned int* ctrl,
+                                          unsigned int* out, unsigned int cap) {
+    const unsigned int count = ctrl[groute::CTRL_WL_END] - from;
+    const unsigned int listed = min(count, cap);
+    const unsigned int first = blockIdx.x * blockDim.x + threadIdx.x;
+    if (first == 0u) {
+        out[0] = count;
+        if (count > cap) {
+            atomicMax(ctrl + groute::CTRL_WL_OVERFLOW, count);
+        }
+    }
+    for (unsigned int i = first; i < listed; i += gridDim.x * blockDim.x) {
+        out[1u + i] = wl_data[(from + i) & wl_mask];
+    }
 }

@@ -160,12 +160,20 @@ impl BfsRanks {
         self.multi.set_trace(on);
     }
 
-    /// The bytes each process gives to a level's gather: after a pull step (`pulled`) a
+    /// The most bytes each process gives to a level's gather: after a pull step (`pulled`) a
     /// window of the bitmap holding its own vertices' words (as many words from every
-    /// process: the most any owns), after a push step its whole bitmap (`n / 8` bytes).
-    /// Every process receives every other's.
+    /// process: the most any owns), after a push step its whole bitmap (`n / 8` bytes; where
+    /// the processes run one device each, a push whose frontier has few out-arcs gathers a
+    /// list of its discoveries instead, of at most as many vertices as out-arcs). Every
+    /// process receives every other's.
     pub fn gather_bytes(&self, pulled: bool) -> u64 {
         self.multi.gather_bytes(pulled)
+    }
+
+    /// The bytes this process gave to the gathers of its last run, summed over its levels
+    /// (every process gives as many; every process receives every other's).
+    pub fn last_gathered_bytes(&self) -> u64 {
+        self.multi.last_gathered_bytes()
     }
 
     /// BFS from `source` (the partitioned numbering, the same on every process;

@@ -122,6 +122,64 @@ fn generated_graphs_match_the_reference_on_every_rank() {
     });
 }
 
+/// Where every rank runs one device, a push whose frontier has few out-arcs gathers a list of
+/// its discoveries instead of a bitmap: a road grid's thin frontiers take both forms in one run
+/// (lists on the first and last levels, bitmaps in between, under the rules that push), every
+/// rank's levels still equal the reference, and the gathers total fewer bytes than bitmaps
+/// after every level would.
+#[test]
+fn thin_pushes_gather_lists_on_ranks_of_one_device() {
+    let g = generated("road:side=64,p=0.6,seed=5");
+    let csr = &g.csr;
+    let sources = [0, 2080];
+    for ranks in [2, 3] {
+        let partition = in_blocks(csr, ranks);
+        for rule in switch_rules() {
+            let label = format!("{ranks} ranks, {rule:?}");
+            let outs = RANKS.solve_on_every_rank(
+                |_| HeldRows::whole(csr),
+                &partition,
+                (ranks, 1),
+                |ctx, held, collectives| {
+                    let mut solver = BfsRanks::new(ctx, held, collectives, &tuned(rule))
+                        .map_err(|e| e.to_string())?;
+                    let bitmaps = (solver.gather_bytes(false), solver.gather_bytes(true));
+                    let runs = sources.iter().map(|&s| {
+                        let run = solver
+                            .run(collectives, s, Some(Duration::from_secs(120)))
+                            .map_err(|e| e.to_string())?;
+                        Ok((run, solver.last_gathered_bytes()))
+                    });
+                    runs.collect::<Result<Vec<_>, String>>()
+                        .map(|runs| (runs, bitmaps))
+                },
+            );
+            let outs = support::expect_ok_on_every_rank(outs, &label);
+            let (after_push, after_pull) = outs[0].1;
+            for (i, &source) in sources.iter().enumerate() {
+                let expected = bfs_reference(csr, source);
+                let (first, gathered) = &outs[0].0[i];
+                // What bitmaps alone would gather: a push level's whole, a pull level's window.
+                let pulls = first.stats.pull_levels;
+                let pushes = first.stats.rounds - pulls;
+                let bitmaps = pushes * after_push + pulls * after_pull;
+                let what = format!("{label}, from {source}: {gathered} bytes, bitmaps {bitmaps}");
+                if pushes > 0 {
+                    assert!(*gathered < bitmaps, "{what}");
+                } else {
+                    assert_eq!(*gathered, bitmaps, "{what}");
+                }
+                for (r, (runs, _)) in outs.iter().enumerate() {
+                    let (run, bytes) = &runs[i];
+                    assert_eq!(run.levels, expected, "{label}: rank {r}, source {source}");
+                    assert_eq!(bytes, gathered, "{label}: rank {r} gathered as many bytes");
+                    assert_eq!(run.stats.rounds, first.stats.rounds, "{label}: rank {r}");
+                }
+            }
+        }
+    }
+}
+
 /// Ranks that hold only their rows of a symmetric cache, each loaded from the file.
 #[test]
 fn ranks_holding_only_their_rows_match_the_reference() {

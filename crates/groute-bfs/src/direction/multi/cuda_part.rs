@@ -1,9 +1,10 @@
 //! [`CudaPart`]: one CUDA device's kernels of a multi-device run: the one-device storage and
 //! push launch of `direction/cuda.rs` plus the kernels of `kernels/bfs/bfs_direction.cu`
 //! that count each level's frontier as it is found (`bfs_pull_count`, `bfs_pull_listed`,
-//! `bfs_push_finds`, `bfs_apply_bitmap`; `bfs_frontier_count` for the source), write the
-//! bitmap to send (`bfs_push_finds`, `bfs_level_bitmap`) and list the frontier before a push
-//! step (`bfs_frontier_list`, `bfs_frontier_list_bits`).
+//! `bfs_push_finds`, `bfs_apply`; `bfs_frontier_count` for the
+//! source), write the bitmap or list to send (`bfs_push_finds`, `bfs_level_bitmap`,
+//! `bfs_list_heads`) and list the frontier before a push step (`bfs_frontier_list`,
+//! `bfs_frontier_list_bits`).
 //!
 //! **Frontier bitmaps.** Where a part keeps [`PullBits`] (`BfsTuning::pull_bitmap`), its pulls
 //! test in-neighbours against the bitmap of the frontier instead of reading their levels, and
@@ -59,10 +60,11 @@ struct PartKernels {
     pull_listed: CudaFunction,
     push_finds: CudaFunction,
     level_bitmap: CudaFunction,
-    apply_bitmap: CudaFunction,
+    apply: CudaFunction,
     frontier_count: CudaFunction,
     frontier_list: CudaFunction,
     frontier_list_bits: CudaFunction,
+    list_heads: CudaFunction,
 }
 
 impl CudaPart {
@@ -86,15 +88,16 @@ impl CudaPart {
             pull_listed: module.function("bfs_pull_listed")?,
             push_finds: module.function("bfs_push_finds")?,
             level_bitmap: module.function("bfs_level_bitmap")?,
-            apply_bitmap: module.function("bfs_apply_bitmap")?,
+            apply: module.function("bfs_apply")?,
             frontier_count: module.function("bfs_frontier_count")?,
             frontier_list: module.function("bfs_frontier_list")?,
             frontier_list_bits: module.function("bfs_frontier_list_bits")?,
+            list_heads: module.function("bfs_list_heads")?,
         };
         let grid = kernels
             .pull_count
             .max_resident_grid(BLOCK, 0)?
-            .min(kernels.apply_bitmap.max_resident_grid(BLOCK, 0)?)
+            .min(kernels.apply.max_resident_grid(BLOCK, 0)?)
             .min(kernels.pull_listed.max_resident_grid(BLOCK, 0)?)
             .max(1);
         let words = n.div_ceil(32).max(1);
@@ -221,6 +224,48 @@ impl CudaPart {
         // (the kernel checks it and does nothing otherwise); a warp reads its slice of
         // `pullable` and keeps at most what it read in its region; counters: COUNTERS u64.
         unsafe { self.launch(&self.kernels.pull_listed, threads, args, None) }
+    }
+
+    /// Applies a received `packet` (`list`: a list of push finds, else bitmap words from word
+    /// `word_offset`) with level `mark`: `bfs_apply`.
+    fn launch_apply(
+        &self,
+        packet: &Buffer<u32>,
+        (word_offset, list): (u32, bool),
+        mark: u32,
+    ) -> Result<(), Error> {
+        let d = &self.dir;
+        let (begin, end, _) = self.owned_span();
+        let words = u32::try_from(packet.len())
+            .map_err(|_| Error::invalid("packet", packet.len(), "below 2^32 words"))?;
+        let args = (
+            DevicePtr::<u32>::from_slice(&d.levels.raw())?,
+            d.n,
+            DevicePtr::<u32>::from_slice(&packet.raw())?,
+            word_offset,
+            words,
+            u32::from(list),
+            mark,
+            begin,
+            end,
+            d.push_ptrs()?.offsets,
+            d.pull_ptrs()?.offsets,
+            DevicePtr::<u64>::from_slice(&d.counters.raw())?,
+            self.front_ptr(mark)?,
+        );
+        // SAFETY: bfs_apply(unsigned* levels, unsigned n, const unsigned* packet,
+        // unsigned word_offset, unsigned words, unsigned list, unsigned mark,
+        // unsigned owned_begin, unsigned owned_end, const unsigned long long* push_offsets,
+        // const unsigned long long* pull_offsets, unsigned long long* counters,
+        // unsigned* front): reads the packet's `words` words (a list: its count, clamped to
+        // words - 1, then the vertices), writes levels and bits of `front` (null, or a bitmap
+        // of ceil(n / 32) words) of vertices below n only (a bitmap's words word_offset..
+        // word_offset + words lie within one: the exchange sends words of one), reads the rows
+        // of owned vertices only (this device's rows) and adds to counters (COUNTERS u64). The
+        // packet is a link receive buffer or a gathered window on this device, valid in
+        // stream order (the caller made the stream wait for it) and not reused before the
+        // release event the caller records after this launch. A thread per word or item.
+        unsafe { self.launch(&self.kernels.apply, packet.len(), args, Some(packet)) }
     }
 
     /// The owned range as the kernels take it (end clamped to n) and its length.
@@ -433,35 +478,43 @@ impl Part for CudaPart {
     }
 
     fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error> {
+        self.launch_apply(packet, (word_offset, false), mark)
+    }
+
+    fn list_push_finds(&self, _mark: u32, frontier: u32, cap: u32) -> Result<(), Error> {
         let d = &self.dir;
-        let (begin, end, _) = self.owned_span();
+        if cap as usize >= self.bitmap.len() {
+            return Err(Error::invalid(
+                "list of push finds",
+                cap,
+                format!("below the bitmap's {} words (a bug)", self.bitmap.len()),
+            ));
+        }
         let args = (
-            DevicePtr::<u32>::from_slice(&d.levels.raw())?,
-            d.n,
-            DevicePtr::<u32>::from_slice(&packet.raw())?,
-            word_offset,
-            packet.len() as u32,
-            mark,
-            begin,
-            end,
-            d.push_ptrs()?.offsets,
-            d.pull_ptrs()?.offsets,
-            DevicePtr::<u64>::from_slice(&d.counters.raw())?,
-            self.front_ptr(mark)?,
+            DevicePtr::<u32>::from_slice(&d.wl.raw())?,
+            (d.wl.len() - 1) as u32,
+            frontier,
+            DevicePtr::<u32>::from_slice(&d.ctrl.raw())?,
+            DevicePtr::<u32>::from_slice(&self.bitmap.raw())?,
+            cap,
         );
-        // SAFETY: bfs_apply_bitmap(unsigned* levels, unsigned n, const unsigned* bitmap,
-        // unsigned word_offset, unsigned words, unsigned mark, unsigned owned_begin,
-        // unsigned owned_end, const unsigned long long* push_offsets,
-        // const unsigned long long* pull_offsets, unsigned long long* counters,
-        // unsigned* front): reads the packet's `words` words, writes levels below n only,
-        // reads the rows of owned vertices only (this device's rows), adds to counters
-        // (COUNTERS u64) and, where `front` is not null (a bitmap of ceil(n / 32) words),
-        // ORs into its words word_offset.. word_offset + words (the packet's place in a
-        // bitmap of the graph, within it: the exchange sends words of one). The packet
-        // is a link receive buffer on this device, valid in stream order (the caller made the
-        // stream wait for it) and not reused before the release event the caller records
-        // after this launch. One warp per 32 words.
-        unsafe { self.launch(&self.kernels.apply_bitmap, packet.len(), args, Some(packet)) }
+        // SAFETY: bfs_list_heads(const unsigned* wl_data, unsigned wl_mask, unsigned from,
+        // unsigned* ctrl, unsigned* out, unsigned cap): reads ctrl's end word and overflow
+        // word (CTRL_WORDS u32) and at most `cap` worklist slots (masked positions); writes
+        // out[0..1 + cap], within the bitmap (checked above).
+        unsafe { self.launch(&self.kernels.list_heads, cap.max(1) as usize, args, None) }
+    }
+
+    fn apply_list(&self, list: &Buffer<u32>, cap: u32, mark: u32) -> Result<(), Error> {
+        let words = cap as usize + 1;
+        if list.len() < words {
+            return Err(Error::LengthMismatch {
+                operation: "a received list of push finds",
+                dst: words,
+                src: list.len(),
+            });
+        }
+        self.launch_apply(&list.slice(..words)?, (0, true), mark)
     }
 
     fn read_counts(&self) -> Result<PartCounts, Error> {

@@ -3,6 +3,7 @@
 //! included (read through [`DeviceCsr::host_view`], which panics on a row it does not hold).
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
@@ -30,6 +31,9 @@ pub(super) struct HostPart {
     counters: Buffer<u64>,
     counters_host: Buffer<u64>,
     bitmap: Buffer<u32>,
+    /// A list of push finds that outgrew its capacity this run, as `capacity << 32 | finds`
+    /// (0: none; it cannot happen; reported by `check_worklist`).
+    list_overflow: Arc<AtomicU64>,
 }
 
 fn host_view<T>(view: Option<T>) -> Result<T, Error> {
@@ -75,6 +79,7 @@ impl HostPart {
             counters: device.alloc::<u64>(COUNTERS)?,
             counters_host: context.alloc_host::<u64>(COUNTERS)?,
             bitmap: device.alloc::<u32>(n.div_ceil(32).max(1))?,
+            list_overflow: Arc::new(AtomicU64::new(0)),
             n,
             push: upload(push)?,
             pull: pull.map(upload).transpose()?,
@@ -95,6 +100,41 @@ impl HostPart {
             if let (Some(l), Some(c)) = (levels.host_atomic_u32(), counters.host_atomic_u64()) {
                 kernel(l, c);
             }
+        })
+    }
+
+    /// Enqueues giving level `mark` to every unvisited vertex that `vertices` reads from the
+    /// received `packet` (valid in stream order: the stream waited for it, and nothing writes
+    /// it before the release event the caller records after this kernel), counting the owned
+    /// ones.
+    fn apply_vertices(
+        &self,
+        packet: &Buffer<u32>,
+        mark: u32,
+        vertices: impl FnOnce(&[u32]) -> Vec<usize> + Send + 'static,
+    ) -> Result<(), Error> {
+        host_view(packet.host_ptr())?;
+        let packet = packet.clone();
+        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
+        self.enqueue(move |levels, counters| {
+            // SAFETY: as the caller says, nothing writes the packet while the slice lives.
+            let Some(words) = (unsafe { packet.as_host_slice() }) else {
+                return;
+            };
+            let Some((push, pull)) = both_rows(&push, &pull) else {
+                return;
+            };
+            let applied: Vec<u32> = vertices(words)
+                .into_par_iter()
+                .filter(|&v| {
+                    levels.get(v).is_some_and(|l| {
+                        l.compare_exchange(UNREACHED, mark, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                    })
+                })
+                .filter_map(|v| u32::try_from(v).ok().filter(|v| owned.contains(v)))
+                .collect();
+            count(counters, &applied, (&push, &pull));
         })
     }
 }
@@ -136,6 +176,7 @@ impl Part for HostPart {
         let src = source as usize;
         s.fill(&self.levels.slice(src..src + 1)?, 0u32)?;
         s.fill(&self.counters, 0u64)?;
+        self.list_overflow.store(0, Ordering::Relaxed);
         let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
         self.enqueue(move |_, counters| {
             if let Some(rows) = both_rows(&push, &pull)
@@ -248,20 +289,8 @@ impl Part for HostPart {
     }
 
     fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error> {
-        host_view(packet.host_ptr())?;
-        let packet = packet.clone();
-        let (push, pull, owned) = (self.push.clone(), self.pull.clone(), self.owned.clone());
-        self.enqueue(move |levels, counters| {
-            // SAFETY: the stream waited for the event that makes the packet valid before this
-            // kernel, and its link reuses the buffer only after the release event, recorded
-            // after this kernel: nothing writes it while the slice lives.
-            let Some(words) = (unsafe { packet.as_host_slice() }) else {
-                return;
-            };
-            let Some((push, pull)) = both_rows(&push, &pull) else {
-                return;
-            };
-            let applied: Vec<u32> = words
+        self.apply_vertices(packet, mark, move |words| {
+            words
                 .par_iter()
                 .enumerate()
                 .flat_map_iter(|(i, &bits)| {
@@ -270,15 +299,49 @@ impl Part for HostPart {
                         .filter(move |b| bits >> b & 1 == 1)
                         .map(move |b| first + b)
                 })
-                .filter(|&v| {
-                    levels.get(v).is_some_and(|l| {
-                        l.compare_exchange(UNREACHED, mark, Ordering::Relaxed, Ordering::Relaxed)
-                            .is_ok()
-                    })
-                })
-                .filter_map(|v| u32::try_from(v).ok().filter(|v| owned.contains(v)))
-                .collect();
-            count(counters, &applied, (&push, &pull));
+                .collect()
+        })
+    }
+
+    fn list_push_finds(&self, mark: u32, _frontier: u32, cap: u32) -> Result<(), Error> {
+        let (bitmap, overflow) = (self.bitmap.clone(), self.list_overflow.clone());
+        if cap as usize >= bitmap.len() {
+            return Err(Error::invalid(
+                "list of push finds",
+                cap,
+                format!("below the bitmap's {} words (a bug)", bitmap.len()),
+            ));
+        }
+        self.enqueue(move |levels, _| {
+            let Some(out) = bitmap.host_atomic_u32() else {
+                return;
+            };
+            // No other device's discoveries are applied yet: the vertices at `mark` are this
+            // push's.
+            let n = levels.len() as u32;
+            let finds = at_level(levels, 0..n, mark);
+            let count = u32::try_from(finds.len()).unwrap_or(u32::MAX);
+            if count > cap {
+                overflow.store(u64::from(cap) << 32 | u64::from(count), Ordering::Relaxed);
+            }
+            out[0].store(count, Ordering::Relaxed);
+            for (slot, &v) in out[1..].iter().zip(finds.iter().take(cap as usize)) {
+                slot.store(v, Ordering::Relaxed);
+            }
+        })
+    }
+
+    fn apply_list(&self, list: &Buffer<u32>, cap: u32, mark: u32) -> Result<(), Error> {
+        if list.len() <= cap as usize {
+            return Err(Error::LengthMismatch {
+                operation: "a received list of push finds",
+                dst: cap as usize + 1,
+                src: list.len(),
+            });
+        }
+        self.apply_vertices(list, mark, move |words| {
+            let listed = words[0].min(cap) as usize;
+            words[1..=listed].iter().map(|&v| v as usize).collect()
         })
     }
 
@@ -289,7 +352,16 @@ impl Part for HostPart {
 
     fn check_worklist(&self) -> Result<(), Error> {
         // No worklist: the host steps find their frontiers in the levels.
-        self.stream.synchronize()
+        self.stream.synchronize()?;
+        match self.list_overflow.load(Ordering::Relaxed) {
+            0 => Ok(()),
+            overflow => Err(Error::CapacityExceeded {
+                what: "direction-optimizing BFS list of push finds".into(),
+                capacity: overflow >> 32,
+                needed: overflow & u64::from(u32::MAX),
+                setting: "none (a bug: please report it)",
+            }),
+        }
     }
 
     fn levels(&self) -> Result<Vec<u32>, Error> {

@@ -48,7 +48,9 @@
 //! marked from its levels after the process's exchange) and gathers those of every process
 //! ([`RankCollectives::all_gather`]: NCCL on CUDA): after a push step whole bitmaps, after
 //! a pull step a window of each process's own words (as many words from each: the most any
-//! process owns). It applies the others' and forwards them to
+//! process owns). Where every process runs one device, a push whose frontier has few
+//! out-arcs (its list under an eighth of the bitmap: `steps::list_capacity`) gathers lists
+//! of the discoveries instead, as long as the out-arcs allow. It applies the others' and forwards them to
 //! its process's other devices over the links (one more message from device 0; through device
 //! 0, the only one, with its own process's discoveries), and sums the
 //! level's counts over the processes for its process's threads ([`LevelReduce`] led). Device
@@ -63,9 +65,9 @@ mod rank_trace;
 mod reduce;
 mod steps;
 
-use std::time::{Duration, Instant};
-
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Context, DeviceTimer, Error};
 use groute_graph::{Csr, Graph, Partition};
@@ -105,6 +107,8 @@ struct ProcessShare {
     owned: Vec<Range<u32>>,
     /// Every process's bitmap after a level's gather, on device 0.
     gathered: Buffer<u32>,
+    /// The words this process gave to the gathers of the last run.
+    gathered_words: AtomicU64,
 }
 
 impl MultiDirection {
@@ -147,6 +151,7 @@ impl MultiDirection {
         multi.process = Some(ProcessShare {
             owned: process_ranges(partition, context.num_devices(), processes),
             gathered: context.devices()[0].alloc::<u32>(gathered_len)?,
+            gathered_words: AtomicU64::new(0),
         });
         Ok(multi)
     }
@@ -219,6 +224,15 @@ impl MultiDirection {
         })
     }
 
+    /// The bytes this process gave to the gathers between the processes in its last run (0
+    /// in a run of one process): a bitmap or a window of one after each level, a list after a
+    /// push with few out-arcs.
+    pub(crate) fn last_gathered_bytes(&self) -> u64 {
+        self.process
+            .as_ref()
+            .map_or(0, |p| 4 * p.gathered_words.load(Ordering::Relaxed))
+    }
+
     /// BFS from `source`; a share of a run spanning processes (`for_process`) exchanges with
     /// the others over `collectives` (collective: every process runs from the same source).
     pub(crate) fn run_across(
@@ -239,6 +253,9 @@ impl MultiDirection {
         // device-driven run of this process may start beside it (PeerGroup::share_gpus).
         let _share = (self.context.backend_kind() == groute_core::BackendKind::Cuda)
             .then(groute_core::cuda::PeerGroup::share_gpus);
+        if let Some(process) = &self.process {
+            process.gathered_words.store(0, Ordering::Relaxed);
+        }
         let relinked = if self.links_broken {
             let words = (self.n as usize).div_ceil(32);
             DeviceLinks::all(&self.context, words).map(|all| {
@@ -356,6 +373,8 @@ impl MultiDirection {
                     // The source's level sums the counts but gathers nothing.
                     gather_pending: false,
                     gather_words: 0,
+                    list_cap: None,
+                    gathered_words: &process.gathered_words,
                     sum_pending: true,
                 }),
                 _ => Across::Alone,

@@ -76,6 +76,17 @@ pub(super) trait Part: Send {
     /// it discovered (as `mark_bitmap` over every word would). Call once after every push
     /// step.
     fn count_push_finds(&self, mark: u32, frontier: u32, write_bitmap: bool) -> Result<(), Error>;
+    /// After [`Part::count_push_finds`] of a push step that expanded a frontier of `frontier`
+    /// vertices, before any other device's discoveries are applied: writes the vertices it
+    /// discovered (level `mark`, owned or not) into the first `1 + cap` words of the bitmap as
+    /// a list, their number and then the vertices. `cap` bounds them (the frontier's out-arcs);
+    /// more fails the run ([`Part::check_worklist`]). What a process's leader alone in its
+    /// process gathers after a push with few out-arcs instead of the bitmap.
+    fn list_push_finds(&self, mark: u32, frontier: u32, cap: u32) -> Result<(), Error>;
+    /// Gives level `mark` to every unvisited vertex of `list` (a received list of at most
+    /// `cap` vertices, as [`Part::list_push_finds`] writes it), in stream order after `list`
+    /// is valid, and counts the owned ones among them.
+    fn apply_list(&self, list: &Buffer<u32>, cap: u32, mark: u32) -> Result<(), Error>;
     /// Writes the bitmap words `words` from the vertices at level `mark`.
     fn mark_bitmap(&self, mark: u32, words: Range<u32>) -> Result<(), Error>;
     /// Gives level `mark` to every unvisited vertex whose bit is set in `packet` (a received
@@ -84,7 +95,8 @@ pub(super) trait Part: Send {
     fn apply(&self, packet: &Buffer<u32>, word_offset: u32, mark: u32) -> Result<(), Error>;
     /// Waits for the stream and reads the counters (one copy).
     fn read_counts(&self) -> Result<PartCounts, Error>;
-    /// Waits for the stream and fails if the worklist overflowed (once per run: it cannot).
+    /// Waits for the stream and fails if the worklist or a list of push finds overflowed (once
+    /// per run: neither can).
     fn check_worklist(&self) -> Result<(), Error>;
     /// Downloads the level array (after the stream is idle).
     fn levels(&self) -> Result<Vec<u32>, Error>;

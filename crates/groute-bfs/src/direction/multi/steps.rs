@@ -3,6 +3,7 @@
 //! spanning processes, the exchange with the other processes ([`Across`]).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use groute_core::{Buffer, Error};
@@ -83,6 +84,12 @@ pub(super) struct RankLeader<'a> {
     /// The words each process gives to the current level's gather (set when its step
     /// begins: every process gives as many, so a failed process must too).
     pub(super) gather_words: u32,
+    /// Where the current level's push discoveries are gathered as lists (a push with few
+    /// out-arcs, in processes of one device: [`list_capacity`]), the most a list holds;
+    /// `None`: as bitmaps. Set with `gather_words`.
+    pub(super) list_cap: Option<u32>,
+    /// The words this process gave to the run's gathers so far.
+    pub(super) gathered_words: &'a AtomicU64,
     /// Whether the current level's sum is still to come.
     pub(super) sum_pending: bool,
 }
@@ -107,6 +114,16 @@ fn words_of_process(owned: &[Range<u32>], r: usize, total: u32, pulled: bool) ->
         (true, Some(vertices)) => words_of(vertices, total),
         _ => 0..total,
     }
+}
+
+/// The capacity of the lists a push step's discoveries are gathered as, or `None`: bitmaps.
+/// Lists where every process runs on one device (`alone`, the same on every process: their
+/// partition has the same shape) and the frontier's `out_arcs` (over every process, which
+/// bound what any process discovers) make a list of under an eighth of a bitmap of `total`
+/// words: every process decides alike.
+pub(super) fn list_capacity(alone: bool, out_arcs: u64, total: u32) -> Option<u32> {
+    let cap = u32::try_from(out_arcs).ok()?;
+    (alone && cap < total / 8).then_some(cap)
 }
 
 /// The words every process gives to a level's gather: the most that any process can have
@@ -237,8 +254,9 @@ impl<'a> MemberSteps<'a> {
             if !pulled {
                 // The push's own discoveries make the bitmap wherever it is sent before any
                 // other device's are applied: to this process's devices, or by a leader
-                // alone in its process to the other processes.
-                let write_bitmap = step_writes_bitmap(&m.links, leader);
+                // alone in its process to the other processes (unless it sends a list).
+                let listed = matches!(&self.across, Across::Leader(l) if l.list_cap.is_some());
+                let write_bitmap = step_writes_bitmap(&m.links, leader) && !listed;
                 if write_bitmap {
                     m.links.before_marking(part)?;
                 }
@@ -322,6 +340,23 @@ fn exchange_across(
     let total = bitmap_len(n);
     let (rank, ranks) = (leader.collectives.rank(), leader.collectives.ranks());
     m.links.before_marking(part)?;
+    leader
+        .gathered_words
+        .fetch_add(u64::from(leader.gather_words), Ordering::Relaxed);
+    if let Some(cap) = leader.list_cap {
+        // A push with few out-arcs in a process of one device: its discoveries as a list.
+        part.list_push_finds(mark, m.frontier, cap)?;
+        leader.mark(Mark::Marked, part)?;
+        leader.gather_pending = false;
+        gather_windows(leader, part, 0)?;
+        leader.mark(Mark::Gathered, part)?;
+        let window = leader.gather_words as usize;
+        for r in (0..ranks).filter(|&r| r != rank) {
+            let theirs = leader.gathered.slice(r * window..(r + 1) * window)?;
+            part.apply_list(&theirs, cap, mark)?;
+        }
+        return Ok(());
+    }
     let own = words_of_process(leader.owned, rank, total, pulled);
     if m.links.has_peers() {
         // The process's other devices' discoveries are applied here already: every word
@@ -422,7 +457,15 @@ impl MemberSteps<'_> {
     fn begin_step(&mut self, kind: StepKind, level: u32) -> Result<(), BfsError> {
         if let Across::Leader(leader) = &mut self.across {
             let total = bitmap_len(self.n);
-            leader.gather_words = gather_words(leader.owned, total, kind == StepKind::Pull);
+            let pulled = kind == StepKind::Pull;
+            let alone = !self.member.links.has_peers();
+            leader.list_cap = (!pulled)
+                .then(|| list_capacity(alone, self.frontier_out_arcs, total))
+                .flatten();
+            leader.gather_words = match leader.list_cap {
+                Some(cap) => cap + 1,
+                None => gather_words(leader.owned, total, pulled),
+            };
             if let Some(trace) = &mut leader.trace {
                 trace.begin(kind, level);
                 trace.mark(Mark::StepStart, self.member.part.stream())?;
@@ -471,5 +514,23 @@ impl LevelSteps for MemberSteps<'_> {
             .into()),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_capacity;
+
+    /// Lists where every process runs one device and the out-arcs make a list of under an
+    /// eighth of the bitmap; bitmaps otherwise.
+    #[test]
+    fn pushes_list_their_finds_only_where_few_and_alone() {
+        // A bitmap of 1024 words: lists of at most 128 words, so at most 127 vertices.
+        assert_eq!(list_capacity(true, 0, 1024), Some(0));
+        assert_eq!(list_capacity(true, 127, 1024), Some(127));
+        assert_eq!(list_capacity(true, 128, 1024), None);
+        assert_eq!(list_capacity(false, 10, 1024), None);
+        assert_eq!(list_capacity(true, u64::MAX, 1024), None);
+        assert_eq!(list_capacity(true, 0, 7), None);
     }
 }
