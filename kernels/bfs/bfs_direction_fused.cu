@@ -400,9 +400,10 @@ __device__ __forceinline__ void direction_fused(
 
 }  // namespace groute
 
-// The entry points, each taking one DirectionParams (abi_direction.h), held to 5 blocks of 256
-// threads per SM (at most 51 registers; unbounded, ptxas for sm_90 takes 60-64 and only 4
-// blocks fit):
+// The entry points, each taking one DirectionParams (abi_direction.h), held to BLOCKS blocks of
+// 256 threads per SM: the one-device builds to 5 (at most 51 registers; unbounded, ptxas for
+// sm_90 takes 60-64 and only 4 blocks fit), the several-device builds to 4 (at most 64: under
+// 51 their peer steps spilled a kilobyte to local memory, which the pulls' loops then read):
 // - bfs_direction_fused_one: one device (no peer steps);
 // - bfs_direction_fused_several: several devices (no one-device steps);
 // - the _bits builds of each: the pulls read frontier bitmaps and pull lists (front_bits and
@@ -410,8 +411,8 @@ __device__ __forceinline__ void direction_fused(
 //   fits the L2, its registers and branches cost a pull more than the bitmaps save).
 // The host picks one by the member count and the bitmaps (kernel_name in
 // crates/groute-bfs/src/direction/fused/member.rs, whose test reads the arguments here).
-#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, SEVERAL, BITMAPS)                                     \
-    extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK, 5)                             \
+#define GROUTE_DIRECTION_FUSED_ENTRY(NAME, SEVERAL, BITMAPS, BLOCKS)                             \
+    extern "C" __global__ void __launch_bounds__(groute::DO_BLOCK, BLOCKS)                        \
         NAME(const groute::DirectionParams p) {                                                  \
         groute::direction_fused<SEVERAL, BITMAPS>(                                                \
             p.levels, p.push_offsets, p.push_targets, p.pull_offsets, p.pull_sources, p.n,      \
@@ -421,7 +422,7 @@ __device__ __forceinline__ void direction_fused(
             p.pull_list_words, p.pullable, p.pullable_count);                                    \
     }
 
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false, false)
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several, true, false)
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one_bits, false, true)
-GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several_bits, true, true)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one, false, false, 5)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several, true, false, 4)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_one_bits, false, true, 5)
+GROUTE_DIRECTION_FUSED_ENTRY(bfs_direction_fused_several_bits, true, true, 4)
