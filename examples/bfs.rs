@@ -89,8 +89,9 @@ struct Cli {
     /// / this (0: no such bound).
     #[arg(long, hide = true, value_name = "GAMMA", default_value_t = PULL_GAMMA)]
     do_gamma: u64,
-    /// Device-driven direction-optimizing runs: the pulls test in-neighbours against a
-    /// bitmap of the frontier (true) or their levels (false); by the graph when absent.
+    /// Direction-optimizing runs on CUDA (device-driven, or host-driven on several devices or
+    /// across ranks): the pulls test in-neighbours against a bitmap of the frontier (true) or their levels
+    /// (false); by the graph when absent.
     #[arg(long, hide = true, value_name = "BOOL")]
     do_pull_bitmap: Option<bool>,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent
@@ -293,7 +294,6 @@ fn run() -> Result<(), AnyError> {
     Ok(())
 }
 
-/// The mode and engine a run's statistics show.
 /// The direction-optimizing runs' tuning from the `--do-*` flags (one process or ranks).
 fn tuning(cli: &Cli) -> BfsTuning {
     BfsTuning {
@@ -307,6 +307,7 @@ fn tuning(cli: &Cli) -> BfsTuning {
     }
 }
 
+/// The mode and engine a run's statistics show.
 fn engine(stats: &groute::bfs::BfsStats, ctx: &groute::core::Context) -> (&'static str, String) {
     if stats.direction_optimized {
         let driver = stats.do_driver.unwrap_or(MultiDriver::Auto);

@@ -1,6 +1,6 @@
 //! BFS across the ranks of an MPI job: direction-optimizing ([`groute::bfs::BfsRanks`],
-//! level-synchronous, the levels' discoveries gathered between ranks as bitmaps: NCCL on
-//! CUDA) where `--direction` chooses it for the whole graph as it would in one process, the
+//! level-synchronous, the levels' discoveries gathered between ranks as bitmaps, or lists
+//! after a push with few out-arcs: NCCL on CUDA) where `--direction` chooses it for the whole graph as it would in one process, the
 //! worklist BFS over the ring of every rank's devices otherwise.
 
 use groute::bfs::{BfsTuning, Direction};
@@ -110,7 +110,7 @@ fn measure(
         mode: super::execution::mode_of(false),
         engine: format!(
             "direction-optimizing BFS over {ranks} MPI ranks x {} devices, the levels' \
-             discoveries gathered between ranks as bitmaps ({})",
+             discoveries gathered between ranks as bitmaps or lists ({})",
             job.run.devices,
             plane_between_ranks(ctx)
         ),

@@ -27,9 +27,9 @@
 //   tested against `front`, the bitmap of the frontier at `level` (every device's), instead
 //   of their levels (4 bytes a vertex, read at random), and the pull scans pull lists instead
 //   of the owned range (pull_lists.cuh; the first pull of a run, `first` != 0, scans
-//   `pullable`). A find gets its bit in `next` (the bitmap of level + 1, whose owned words
-//   the host cleared). Launch with the grid the lists were sized for, the same for every
-//   pull of a run.
+//   `pullable`). A find gets its bit in `next` (the bitmap of level + 1, which the host
+//   cleared). Launch with the grid the lists were sized for, the same for every pull of a
+//   run.
 // bfs_push_finds: after a push step, whose heads (owned and not) were appended once each as
 //   worklist items [from, ctrl[CTRL_WL_END]): counts the owned ones as bfs_pull_count does
 //   and, where `bitmap` is not null, sets every one's bit in it (zeroed before): the bitmap

@@ -95,7 +95,7 @@ impl BfsRanks {
     /// graph pulls over its transpose, which a process holds only when it holds the whole
     /// graph: one holding only its rows of a directed graph is an error naming the fix. Runs
     /// follow `tuning`'s switch rule (give every process the same one: each process decides
-    /// every level by it) and pull bitmaps.
+    /// every level by it) and pull bitmaps; its trace is [`BfsRanks::set_trace`]'s.
     pub fn new(
         context: &Context,
         (rows, partition): (&HeldRows<'_>, &Partition),

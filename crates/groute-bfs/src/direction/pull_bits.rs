@@ -11,8 +11,9 @@ use groute_core::{Buffer, Context, Device, Error};
 /// Whether the pulls of a run over `vertices` on devices whose smallest L2 holds
 /// `l2_cache_bytes` read frontier bitmaps ([`BfsTuning::pull_bitmap`](crate::BfsTuning)
 /// `None`): where the level array (4 bytes a vertex), which a pull would read at random,
-/// outgrows the L2. The bitmaps (n / 8 bytes) stay in it, but a pull after a push first needs
-/// one from the levels; where the levels fit the L2, that pass costs more than it saves.
+/// outgrows the L2. The bitmaps (n / 8 bytes) stay in it, but they cost passes of their own
+/// (the device-driven kernel builds one from the levels for a pull after a push); where the
+/// levels fit the L2, those cost more than the bitmaps save.
 pub(crate) fn pulls_read_bitmaps(vertices: u64, l2_cache_bytes: u64) -> bool {
     groute_core::outgrows_l2(4 * vertices, l2_cache_bytes)
 }

@@ -308,7 +308,7 @@ impl FusedMember {
         // below POST_WORDS; `front_bits`, `pull_lists` and `pullable` are all null or two bitmaps
         // of ceil(n / 32) u32 (indexed below 2 * words), the pull lists of `pull_list_words` u32
         // and `pullable_count` owned vertices (the kernel uses the lists only where its grid's
-        // regions of ceil(pullable_count / warps) fit below pull_list_words: DoRun::lists_fit; a
+        // regions of ceil(pullable_count / warps) fit below pull_list_words: PullLists::fit; a
         // warp reads only its slice of `pullable` and keeps at most what it read in its region).
         // The launch is cooperative with a grid of at most the resident maximum at BLOCK threads,
         // so the grid barrier cannot deadlock. The caller keeps the memory alive (keep_alive) once

@@ -259,8 +259,10 @@ impl CudaPart {
         // const unsigned long long* pull_offsets, unsigned long long* counters,
         // unsigned* front): reads the packet's `words` words (a list: its count, clamped to
         // words - 1, then the vertices), writes levels and bits of `front` (null, or a bitmap
-        // of ceil(n / 32) words) of vertices below n only (a bitmap's words word_offset..
-        // word_offset + words lie within one: the exchange sends words of one), reads the rows
+        // of ceil(n / 32) words) of vertices below n only (a list's are checked; a bitmap's
+        // words word_offset.. word_offset + words lie within one, the exchange sending words
+        // of one, whose bits every sender's kernels set for vertices below n only), reads the
+        // rows
         // of owned vertices only (this device's rows) and adds to counters (COUNTERS u64). The
         // packet is a link receive buffer or a gathered window on this device, valid in
         // stream order (the caller made the stream wait for it) and not reused before the
@@ -449,8 +451,9 @@ impl Part for CudaPart {
         // u32) and at most wl_mask + 1 worklist slots (masked positions); the rows it reads
         // are of owned vertices only (this device's rows, rebased to global ids); it sets
         // bits of vertices below n only, within the ceil(n / 32) words of the bitmap sent or
-        // of the frontier at `mark`, or none (null), and adds to counters (COUNTERS u64). The push step appended its heads
-        // behind its frontier of `frontier` items (listed from 0). Bounded by n threads.
+        // of the frontier at `mark`, or none (null), and adds to counters (COUNTERS u64).
+        // The push step appended its heads behind its frontier of `frontier` items (listed
+        // from 0). Bounded by n threads.
         unsafe { self.launch(&self.kernels.push_finds, d.n as usize, args, None)? };
         match &self.pull_bits {
             Some(bits) if write_bitmap => {
@@ -499,9 +502,10 @@ impl Part for CudaPart {
             cap,
         );
         // SAFETY: bfs_list_heads(const unsigned* wl_data, unsigned wl_mask, unsigned from,
-        // unsigned* ctrl, unsigned* out, unsigned cap): reads ctrl's end word and overflow
-        // word (CTRL_WORDS u32) and at most `cap` worklist slots (masked positions); writes
-        // out[0..1 + cap], within the bitmap (checked above).
+        // unsigned* ctrl, unsigned* out, unsigned cap): reads ctrl's end word, raises its
+        // overflow word (CTRL_WORDS u32) where the heads outnumber `cap`, reads at most `cap`
+        // worklist slots (masked positions) and writes out[0..1 + cap], within the bitmap
+        // (checked above).
         unsafe { self.launch(&self.kernels.list_heads, cap.max(1) as usize, args, None) }
     }
 

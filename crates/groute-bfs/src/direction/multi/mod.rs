@@ -9,14 +9,14 @@
 //! level on every device:
 //!
 //! 1. **step** on its own part: push lists its frontier (its owned vertices at the level, from
-//!    the levels) and expands it over all their out-arcs, discovering owned and remote
+//!    the levels, or from the frontier bitmap where the part keeps one) and expands it over all their out-arcs, discovering owned and remote
 //!    vertices (appended once each); pull scans its owned unvisited vertices' in-neighbours
 //!    against the level (on CUDA where the level array outgrows the L2: against a bitmap of
 //!    the frontier, scanning lists of the owned vertices still to reach; `cuda_part.rs`);
 //! 2. **bitmap** of the vertices it discovered, written by the step as it finds them (only
 //!    where it is sent: with other devices, or by a process's leader): after a push step
 //!    every word, set from the step's appends; after a pull step its owned words, one ballot
-//!    per warp of the pull;
+//!    per warp of the pull (copied from the frontier bitmap where the part keeps one);
 //! 3. **all-gather** ([`exchange::DeviceLinks`]): the bitmap to every other device over a
 //!    direct link, or past [`exchange::MAX_DIRECT_DEVICES`] devices through device 0, which
 //!    sends every device's back (the module says why not a ring); every received bitmap gives
@@ -48,13 +48,13 @@
 //! marked from its levels after the process's exchange) and gathers those of every process
 //! ([`RankCollectives::all_gather`]: NCCL on CUDA): after a push step whole bitmaps, after
 //! a pull step a window of each process's own words (as many words from each: the most any
-//! process owns). Where every process runs one device, a push whose frontier has few
-//! out-arcs (its list under an eighth of the bitmap: `steps::list_capacity`) gathers lists
-//! of the discoveries instead, as long as the out-arcs allow. It applies the others' and forwards them to
-//! its process's other devices over the links (one more message from device 0; through device
-//! 0, the only one, with its own process's discoveries), and sums the
-//! level's counts over the processes for its process's threads ([`LevelReduce`] led). Device
-//! 0 holds the gathered bitmaps besides (processes x n / 32 words).
+//! process owns); where every process runs one device, after a push whose frontier has few
+//! out-arcs (a list under an eighth of the bitmap: `steps::list_capacity`), lists of the
+//! discoveries instead, as many words from each as the out-arcs allow. The leader applies the
+//! others' and forwards them to its process's other devices over the links (one more message
+//! from device 0; through device 0, the only one, with its own process's discoveries), and
+//! sums the level's counts over the processes for its process's threads ([`LevelReduce`]
+//! led). Device 0 holds the gathered bitmaps besides (processes x n / 32 words).
 
 mod cuda_part;
 mod driver;

@@ -57,7 +57,8 @@ pub(super) fn bitmap_words(bitmap: &Buffer<u32>) -> Result<u32, Error> {
 pub(super) trait Part: Send {
     /// The device's stream, where every kernel runs.
     fn stream(&self) -> &Stream;
-    /// The bitmap the exchange sends (one bit per vertex, `ceil(n / 32)` words).
+    /// The bitmap the exchange sends (one bit per vertex, `ceil(n / 32)` words), or whose
+    /// first words carry a list of push finds ([`Part::list_push_finds`]).
     fn bitmap(&self) -> &Buffer<u32>;
     /// A run from `source`: every level UNREACHED but the source's 0, counters zeroed, then
     /// the source counted where it is owned (the first frontier).

@@ -66,13 +66,14 @@ pub(super) enum Across<'a> {
 /// Device 0 of a process of a run spanning several: after its process's exchange it gathers
 /// the process's discoveries with every other process's ([`RankCollectives::all_gather`] of
 /// a window of every bitmap: all of it after a push step, the process's own words after a
-/// pull step), applies the others', forwards them to its process's other devices, and sums
-/// the level's counts over every process for the whole process.
+/// pull step; or of lists after a push with few out-arcs, [`list_capacity`]), applies the
+/// others', forwards them to its process's other devices, and sums the level's counts over
+/// every process for the whole process.
 pub(super) struct RankLeader<'a> {
     /// The collectives between the processes.
     pub(super) collectives: &'a mut dyn RankCollectives,
-    /// Every process's window of its bitmap after the gather (processes x window words, of
-    /// processes x bitmap words, on this device).
+    /// Every process's window of its bitmap (or its list) after the gather (processes x
+    /// window words, of processes x bitmap words, on this device).
     pub(super) gathered: &'a Buffer<u32>,
     /// The vertices each process's devices own, by process (what a pull step of that
     /// process can discover).
@@ -327,8 +328,8 @@ fn step_writes_bitmap(links: &DeviceLinks, leader: bool) -> bool {
 
 /// Device 0's exchange with the other processes after its process's exchange of level
 /// `mark`'s discoveries (`pulled`: the step pulled, so only the process's own vertices can
-/// be new): the gather of every process's bitmap, the others' applied, and a forward of
-/// them to the process's other devices.
+/// be new): the gather of every process's bitmap (or list, [`RankLeader::list_cap`]), the
+/// others' applied, and a forward of them to the process's other devices.
 fn exchange_across(
     m: &mut Member,
     leader: &mut RankLeader<'_>,
