@@ -130,7 +130,7 @@ impl DirectionSolver {
             let fused = FusedDirection::new(context, graph, partition, tuning)?;
             (Storage::Fused(Box::new(fused)), driver)
         } else if context.num_devices() > 1 {
-            let multi = MultiDirection::new(context, graph, partition, tuning)?;
+            let multi = MultiDirection::new(context, (graph, partition), tuning)?;
             (Storage::Multi(Box::new(multi)), driver)
         } else {
             (

@@ -117,8 +117,7 @@ impl MultiDirection {
     /// links the devices, for runs under `tuning` (its switch rule and pull bitmaps).
     pub(crate) fn new(
         context: &Context,
-        graph: &Graph,
-        partition: &Partition,
+        (graph, partition): (&Graph, &Partition),
         tuning: &BfsTuning,
     ) -> Result<Self, BfsError> {
         let transpose = (!graph.symmetric).then(|| graph.csr.transpose());
@@ -486,7 +485,7 @@ mod tests {
             let ctx = Context::host(devices).unwrap();
             let tuning = BfsTuning::default();
             let mut solver =
-                MultiDirection::new(&ctx, &parted.graph, &parted.partition, &tuning).unwrap();
+                MultiDirection::new(&ctx, (&parted.graph, &parted.partition), &tuning).unwrap();
             let e = solver.run(5, Some(Duration::ZERO)).err().unwrap();
             assert!(e.to_string().contains("time"), "{devices} devices: {e}");
             for _ in 0..2 {
