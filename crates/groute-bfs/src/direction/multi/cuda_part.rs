@@ -24,7 +24,7 @@ use groute_core::{Buffer, Context, Device, DeviceId, Error, Stream};
 use groute_graph::Csr;
 use groute_kernels::bfs::DIRECTION;
 
-use super::part::{Part, PartCounts, bitmap_words, words_of};
+use super::part::{Part, PartCounts, bitmap_words, check_list_fits, words_of};
 use crate::BfsError;
 use crate::direction::cuda::{BLOCK, CudaDirection};
 use crate::direction::pull_bits::PullBits;
@@ -262,10 +262,9 @@ impl CudaPart {
         // of ceil(n / 32) words) of vertices below n only (a list's are checked; a bitmap's
         // words word_offset.. word_offset + words lie within one, the exchange sending words
         // of one, whose bits every sender's kernels set for vertices below n only), reads the
-        // rows
-        // of owned vertices only (this device's rows) and adds to counters (COUNTERS u64). The
-        // packet is a link receive buffer or a gathered window on this device, valid in
-        // stream order (the caller made the stream wait for it) and not reused before the
+        // rows of owned vertices only (this device's rows) and adds to counters (COUNTERS
+        // u64). The packet is a link receive buffer or a gathered window on this device, valid
+        // in stream order (the caller made the stream wait for it) and not reused before the
         // release event the caller records after this launch. A thread per word or item.
         unsafe { self.launch(&self.kernels.apply, packet.len(), args, Some(packet)) }
     }
@@ -486,13 +485,11 @@ impl Part for CudaPart {
 
     fn list_push_finds(&self, _mark: u32, frontier: u32, cap: u32) -> Result<(), Error> {
         let d = &self.dir;
-        if cap as usize >= self.bitmap.len() {
-            return Err(Error::invalid(
-                "list of push finds",
-                cap,
-                format!("below the bitmap's {} words (a bug)", self.bitmap.len()),
-            ));
-        }
+        check_list_fits(
+            cap,
+            self.bitmap.len(),
+            "a list of push finds in the bitmap sent",
+        )?;
         let args = (
             DevicePtr::<u32>::from_slice(&d.wl.raw())?,
             (d.wl.len() - 1) as u32,
@@ -510,15 +507,8 @@ impl Part for CudaPart {
     }
 
     fn apply_list(&self, list: &Buffer<u32>, cap: u32, mark: u32) -> Result<(), Error> {
-        let words = cap as usize + 1;
-        if list.len() < words {
-            return Err(Error::LengthMismatch {
-                operation: "a received list of push finds",
-                dst: words,
-                src: list.len(),
-            });
-        }
-        self.launch_apply(&list.slice(..words)?, (0, true), mark)
+        check_list_fits(cap, list.len(), "a received list of push finds")?;
+        self.launch_apply(&list.slice(..cap as usize + 1)?, (0, true), mark)
     }
 
     fn read_counts(&self) -> Result<PartCounts, Error> {

@@ -11,7 +11,7 @@ use groute_graph::Csr;
 use groute_worklist::{DeviceCsr, HostCsrRows};
 use rayon::prelude::*;
 
-use super::part::{Part, PartCounts, bitmap_words, words_of};
+use super::part::{Part, PartCounts, bitmap_words, check_list_fits, words_of};
 use crate::UNREACHED;
 use crate::direction::readback::{COUNTERS, EXAMINED, FRONTIER, IN_ARCS, OUT_ARCS, read_counters};
 
@@ -305,13 +305,7 @@ impl Part for HostPart {
 
     fn list_push_finds(&self, mark: u32, _frontier: u32, cap: u32) -> Result<(), Error> {
         let (bitmap, overflow) = (self.bitmap.clone(), self.list_overflow.clone());
-        if cap as usize >= bitmap.len() {
-            return Err(Error::invalid(
-                "list of push finds",
-                cap,
-                format!("below the bitmap's {} words (a bug)", bitmap.len()),
-            ));
-        }
+        check_list_fits(cap, bitmap.len(), "a list of push finds in the bitmap sent")?;
         self.enqueue(move |levels, _| {
             let Some(out) = bitmap.host_atomic_u32() else {
                 return;
@@ -332,13 +326,7 @@ impl Part for HostPart {
     }
 
     fn apply_list(&self, list: &Buffer<u32>, cap: u32, mark: u32) -> Result<(), Error> {
-        if list.len() <= cap as usize {
-            return Err(Error::LengthMismatch {
-                operation: "a received list of push finds",
-                dst: cap as usize + 1,
-                src: list.len(),
-            });
-        }
+        check_list_fits(cap, list.len(), "a received list of push finds")?;
         self.apply_vertices(list, mark, move |words| {
             let listed = words[0].min(cap) as usize;
             words[1..=listed].iter().map(|&v| v as usize).collect()

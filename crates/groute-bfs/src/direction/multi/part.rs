@@ -44,6 +44,20 @@ pub(super) fn words_of(vertices: &Range<u32>, total: u32) -> Range<u32> {
     first..vertices.end.div_ceil(32).clamp(first + 1, total)
 }
 
+/// Fails unless a list of at most `cap` push finds, after its count word, fits a buffer of
+/// `words` words (`what`: the buffer, as the error names it). The callers size them so that
+/// it does ([`Part::list_push_finds`], [`Part::apply_list`]).
+pub(super) fn check_list_fits(cap: u32, words: usize, what: &'static str) -> Result<(), Error> {
+    if (cap as usize) < words {
+        return Ok(());
+    }
+    Err(Error::LengthMismatch {
+        operation: what,
+        dst: cap as usize + 1,
+        src: words,
+    })
+}
+
 /// The words of `bitmap`, as the kernels count them.
 pub(super) fn bitmap_words(bitmap: &Buffer<u32>) -> Result<u32, Error> {
     u32::try_from(bitmap.len())
