@@ -352,12 +352,24 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 // the members of a device-driven run.
 #define GROUTE_FUSED_CLUSTER_BOUNDS                                                            \
     __cluster_dims__(groute::SOLO_CLUSTER, 1, 1) __launch_bounds__(1024, 1)
+// Frontier entries of each block of the cluster builds: two buffers of 1,536, a level's share
+// of a block. The mode's bound is 4 x 1,024 items a level (one per thread); the warps'
+// destinations spread a level's items unevenly over the blocks, and an entry past a block's
+// share spills and ends the phase. With shares of 1,024 a road-usa-like grid's BFS left the
+// mode about 1,600 times a run, with 1,536 about 1,440, and ran 2 to 3% faster (SSSP alike);
+// a bound raised with them (every level in the mode) ran slower. 36 KiB of static shared
+// memory. `-DGROUTE_CLUSTER_ENTRIES=N` (GROUTE_NVRTC_OPTIONS) sets another, for experiments.
+#ifndef GROUTE_CLUSTER_ENTRIES
+#define GROUTE_CLUSTER_ENTRIES 3072
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)                                      \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048,      \
-                                 RELAX, WEIGHTED, false, groute::SOLO_CLUSTER)                 \
-    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer_cluster, GROUTE_FUSED_CLUSTER_BOUNDS, 2048, \
-                                 RELAX, WEIGHTED, true, groute::SOLO_CLUSTER)
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_cluster, GROUTE_FUSED_CLUSTER_BOUNDS,            \
+                                 GROUTE_CLUSTER_ENTRIES, RELAX, WEIGHTED, false,               \
+                                 groute::SOLO_CLUSTER)                                         \
+    GROUTE_FUSED_TRAVERSAL_ENTRY(NAME##_fused_peer_cluster, GROUTE_FUSED_CLUSTER_BOUNDS,       \
+                                 GROUTE_CLUSTER_ENTRIES, RELAX, WEIGHTED, true,                \
+                                 groute::SOLO_CLUSTER)
 #else
 #define GROUTE_FUSED_CLUSTER_ENTRY(NAME, RELAX, WEIGHTED)
 #endif

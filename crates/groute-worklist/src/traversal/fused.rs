@@ -94,7 +94,8 @@
 //!   first cluster phase reached its level `N` and at which SM clock. They measure, for
 //!   instance, what a device-driven member's level costs against one GPU's before any peer
 //!   traffic. They are off by default: even the timer's few instructions move the one-device
-//!   SSSP build's code enough to slow it.
+//!   SSSP build's code enough to slow it. `-DGROUTE_CLUSTER_ENTRIES=N` sizes the cluster
+//!   builds' frontier (N entries a block, two buffers of N / 2; `kernels/include/fused.cuh`).
 //!
 //! ## Several devices
 //!
