@@ -355,10 +355,11 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
 // Frontier entries of each block of the cluster builds: two buffers of 1,536, a level's share
 // of a block. The mode's bound is 4 x 1,024 items a level (one per thread); the warps'
 // destinations spread a level's items unevenly over the blocks, and an entry past a block's
-// share spills and ends the phase. With shares of 1,024 a road-usa-like grid's BFS left the
-// mode about 1,600 times a run, with 1,536 about 1,440, and ran 2 to 3% faster (SSSP alike);
-// a bound raised with them (every level in the mode) ran slower. 36 KiB of static shared
-// memory. `-DGROUTE_CLUSTER_ENTRIES=N` (GROUTE_NVRTC_OPTIONS) sets another, for experiments.
+// share spills and ends the phase. A share half again the even one keeps most such levels in
+// the mode (a road-usa-like grid's BFS and SSSP leave it about a tenth less often and run a
+// few percent faster); raising the bound with it, so that every level stays in the mode, runs
+// slower. 36 KiB of static shared memory. `-DGROUTE_CLUSTER_ENTRIES=N` (GROUTE_NVRTC_OPTIONS)
+// sets another, for experiments.
 #ifndef GROUTE_CLUSTER_ENTRIES
 #define GROUTE_CLUSTER_ENTRIES 3072
 #endif
