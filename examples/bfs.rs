@@ -90,8 +90,8 @@ struct Cli {
     #[arg(long, hide = true, value_name = "GAMMA", default_value_t = PULL_GAMMA)]
     do_gamma: u64,
     /// Direction-optimizing runs on CUDA (device-driven, or host-driven on several devices or
-    /// across ranks): the pulls test in-neighbours against a bitmap of the frontier (true) or their levels
-    /// (false); by the graph when absent.
+    /// across ranks): the pulls test in-neighbours against a bitmap of the frontier (true) or
+    /// their levels (false); by the graph when absent.
     #[arg(long, hide = true, value_name = "BOOL")]
     do_pull_bitmap: Option<bool>,
     /// Direction-optimizing: what drives the levels: fused (the devices, one persistent

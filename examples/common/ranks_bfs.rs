@@ -1,7 +1,8 @@
 //! BFS across the ranks of an MPI job: direction-optimizing ([`groute::bfs::BfsRanks`],
 //! level-synchronous, the levels' discoveries gathered between ranks as bitmaps, or lists
-//! after a push with few out-arcs: NCCL on CUDA) where `--direction` chooses it for the whole graph as it would in one process, the
-//! worklist BFS over the ring of every rank's devices otherwise.
+//! after a push with few out-arcs: NCCL on CUDA) where `--direction` chooses it for the whole
+//! graph as it would in one process, the worklist BFS over the ring of every rank's devices
+//! otherwise.
 
 use groute::bfs::{BfsTuning, Direction};
 

@@ -9,10 +9,11 @@
 //! level on every device:
 //!
 //! 1. **step** on its own part: push lists its frontier (its owned vertices at the level, from
-//!    the levels, or from the frontier bitmap where the part keeps one) and expands it over all their out-arcs, discovering owned and remote
-//!    vertices (appended once each); pull scans its owned unvisited vertices' in-neighbours
-//!    against the level (on CUDA where the level array outgrows the L2: against a bitmap of
-//!    the frontier, scanning lists of the owned vertices still to reach; `cuda_part.rs`);
+//!    the levels, or from the frontier bitmap where the part keeps one) and expands it over
+//!    all their out-arcs, discovering owned and remote vertices (appended once each); pull
+//!    scans its owned unvisited vertices' in-neighbours against the level (on CUDA where the
+//!    level array outgrows the L2: against a bitmap of the frontier, scanning lists of the
+//!    owned vertices still to reach; `cuda_part.rs`);
 //! 2. **bitmap** of the vertices it discovered, written by the step as it finds them (only
 //!    where it is sent: with other devices, or by a process's leader): after a push step
 //!    every word, set from the step's appends; after a pull step its owned words, one ballot
