@@ -78,8 +78,8 @@ struct Cli {
     #[arg(long, hide = true)]
     degree_order: Option<bool>,
     /// CUDA: the sweeps' gather deals its vertices out over the blocks thread by thread
-    /// (`true`) or gives each block consecutive ones (`false`); by default the solver
-    /// decides (`PageRankTuning::gather_interleave`).
+    /// (`true`) or warp by warp (`false`; the fused driver's: each block consecutive ones);
+    /// by default the solver decides (`PageRankTuning::gather_interleave`).
     #[arg(long, hide = true)]
     gather_interleave: Option<bool>,
     /// CUDA, the synchronous sweeps (`--driver sweeps`, Auto's pick on several devices

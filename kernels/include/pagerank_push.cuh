@@ -101,6 +101,16 @@ struct OwnedPass {
         return interleave ? threadIdx.x * gridDim.x + blockIdx.x
                           : blockIdx.x * blockDim.x + threadIdx.x;
     }
+
+    // first(...) for the indices dealt out warp by warp: warp w of block b takes the 32 from
+    // (w * gridDim.x + b) * 32, a lane each. A pass over fewer vertices than the grid has
+    // threads (all of a gather into one of the sweeps' vertex ranges may be) then keeps
+    // every block busy, where given consecutive indices the blocks past its end would idle
+    // while the first ones sum every list; and a warp's per-vertex loads still fill whole
+    // lines.
+    __device__ __forceinline__ static unsigned int first_by_warps() {
+        return ((threadIdx.x / 32u) * gridDim.x + blockIdx.x) * 32u + (threadIdx.x & 31u);
+    }
 };
 
 // The cut arcs of a device's owned range, compact (pull sweeps on several devices): cut
@@ -561,8 +571,9 @@ __device__ __forceinline__ bool add_owned(const PageRankOps& ops, unsigned int v
 // vertex (in-degree below hub_degree) gathers its in-neighbours' shares (those whose `taken`
 // bit is set, every share where `taken` is null: pull_gather.cuh), each thread keeping BATCH
 // loads in flight. `interleave`: the vertices are dealt out over the blocks thread by thread
-// (OwnedPass::first), for uploads in degree order.
-template <unsigned int BATCH>
+// (OwnedPass::first), for uploads in degree order; else warp by warp where BY_WARPS
+// (OwnedPass::first_by_warps), else each block given consecutive ones.
+template <unsigned int BATCH, bool BY_WARPS = false>
 __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
                                                  const unsigned long long* in_offsets,
                                                  const unsigned int* in_sources,
@@ -588,7 +599,8 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
     }
     const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
     const OwnedPass pass(ops);
-    const unsigned int first = OwnedPass::first(interleave);
+    const unsigned int first =
+        BY_WARPS && !interleave ? OwnedPass::first_by_warps() : OwnedPass::first(interleave);
     for (unsigned int r = 0; r < pass.rounds; ++r) {
         const unsigned int i = r * pass.stride + first;
         const unsigned int v = pass.base + i;

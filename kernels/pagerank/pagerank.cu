@@ -219,17 +219,20 @@ extern "C" __global__ void pagerank_pull_hub_tiles_batched(const unsigned long l
 }
 
 // Pull sweep pass 2: pull_gather_grid with BATCH loads in flight per thread, its vertices
-// dealt out over the blocks thread by thread where INTERLEAVE. One entry point per pair, each
-// compiled for its own constants: a runtime flag costs the gather three registers, and with
-// them a quarter of its resident threads, whose latency hiding the gather lives on.
+// dealt out over the blocks thread by thread where INTERLEAVE, else warp by warp. One entry
+// point per pair, each compiled for its own constants: a runtime flag costs the gather three
+// registers, and with them a quarter of its resident threads, whose latency hiding the gather
+// lives on. (The device-driven loop's gather, kernels/pagerank/pagerank_fused.cu, gives each
+// block consecutive vertices instead: it runs on road networks, whose passes span many times
+// its grid, and was slower there dealt warp by warp.)
 #define PAGERANK_PULL_GATHER(NAME, BATCH, INTERLEAVE)                                        \
     extern "C" __global__ void NAME(PageRankOps ops, const unsigned long long* in_offsets,   \
                                     const unsigned int* in_sources, const float* share,      \
                                     const unsigned int* taken, groute::DeviceWorklist wl,    \
                                     const unsigned int* hubs, unsigned int hub_count,        \
                                     float* hub_sum, unsigned long long hub_degree) {         \
-        pull_gather_grid<BATCH>(ops, in_offsets, in_sources, share, taken, wl, hubs,         \
-                                hub_count, hub_sum, hub_degree, INTERLEAVE);                 \
+        pull_gather_grid<BATCH, true>(ops, in_offsets, in_sources, share, taken, wl, hubs,   \
+                                      hub_count, hub_sum, hub_degree, INTERLEAVE);           \
     }
 
 PAGERANK_PULL_GATHER(pagerank_pull_gather, 1, false)

@@ -60,7 +60,8 @@ pub struct PageRankTuning {
     pub sweep_push_divisor: Option<u32>,
     /// CUDA, the pull sweeps of every driver and of [`crate::PageRankRanks`] (not
     /// [`crate::PageRankShare`]'s rounds): the gather deals its vertices out over the blocks
-    /// thread by thread (`true`) or gives each block consecutive ones (`false`)
+    /// thread by thread (`true`) or warp by warp, 32 consecutive vertices each (`false`; the
+    /// device-driven loop's gather gives each block consecutive ones)
     /// (`--gather-interleave true|false`). `None` (the default) decides by
     /// [`PageRankTuning::gather_interleave_for`].
     pub gather_interleave: Option<bool>,

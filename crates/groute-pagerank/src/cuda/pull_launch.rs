@@ -38,8 +38,8 @@ pub struct PullBuffers {
     /// through `taken` runs. False: one load at a time, which the host-driven rounds'
     /// gathers, reading every share at random, run faster.
     pub batched_loads: bool,
-    /// The gather deals its vertices out over the blocks thread by thread instead of giving
-    /// each block consecutive ones ([`crate::PageRankTuning::gather_interleave`]).
+    /// The gather deals its vertices out over the blocks thread by thread instead of warp by
+    /// warp ([`crate::PageRankTuning::gather_interleave`]).
     pub interleave_gather: bool,
     /// The in-arcs into the vertices a gather sums (all the owned rows', or one vertex
     /// range's): with the vertices, what its grid is sized by.
