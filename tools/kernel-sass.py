@@ -2,10 +2,10 @@
 """Registers, spills and SASS of the project's kernels, on a machine without a GPU.
 
     python3 tools/kernel-sass.py bfs/bfs.cu                  # every kernel of kernels/bfs/bfs.cu
-    python3 tools/kernel-sass.py sssp/sssp.cu --only _cluster    # kernels whose name contains it
-    python3 tools/kernel-sass.py bfs/bfs.cu -D GROUTE_TRACE_LEVEL=900
-    python3 tools/kernel-sass.py bfs/bfs.cu --sass bfs_fused_peer_cluster > peer.sass
-    python3 tools/kernel-sass.py bfs/bfs.cu --loops bfs_fused_peer_cluster    # its loops, nested
+    python3 tools/kernel-sass.py sssp/sssp_fused.cu --only _cluster  # names containing it
+    python3 tools/kernel-sass.py bfs/bfs_fused.cu -D GROUTE_TRACE_LEVEL=900
+    python3 tools/kernel-sass.py bfs/bfs_fused.cu --sass bfs_fused_peer_cluster > peer.sass
+    python3 tools/kernel-sass.py bfs/bfs_fused.cu --loops bfs_fused_peer_cluster  # its loops
 
 Compiles as the runtime does (NVRTC 13.0, the pinned version of .ci/nvrtc.sh, to PTX for
 compute_90 with --std=c++17), then assembles for sm_90 with ptxas -v, which reports each

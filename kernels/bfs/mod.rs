@@ -4,13 +4,17 @@
 kernel_sources! {
     "bfs":
 
-    /// `bfs/bfs.cu`: BFS expand and split-receive (the generic min traversal of
-    /// `include/traversal.cuh`) and the fused persistent kernel (`include/fused.cuh`); launched by
-    /// `groute-worklist`'s traversal worker.
+    /// `bfs/bfs.cu`: BFS expand and split-receive, one launch per round (the generic min
+    /// traversal of `include/traversal.cuh`); launched by `groute-worklist`'s traversal worker
+    /// and the direction-optimizing BFS's push steps.
     pub const BFS = "bfs.cu";
 
-    /// `bfs/bfs_direction.cu`: direction-optimizing BFS's bottom-up step and frontier degree sums (its
-    /// top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
+    /// `bfs/bfs_fused.cu`: the worklist BFS's fused persistent kernel (`include/fused.cuh`), in
+    /// all its builds; launched by `groute-worklist`'s traversal worker.
+    pub const BFS_FUSED = "bfs_fused.cu";
+
+    /// `bfs/bfs_direction.cu`: direction-optimizing BFS's bottom-up step and frontier degree sums
+    /// (its top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
     pub const DIRECTION = "bfs_direction.cu";
 
     /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per

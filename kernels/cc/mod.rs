@@ -7,8 +7,12 @@ kernel_sources! {
     /// `cc/cc.cu`: connected components (init, hook, compress, merge); launched by `groute-cc`.
     pub const CC = "cc.cu";
 
-    /// `cc/labels.cu`: label propagation's expand and split-receive (the generic min traversal
-    /// with relax = the label) and the fused persistent kernel; launched by `groute-worklist`'s
-    /// traversal worker for `groute-cc`'s `LabelPropagation`.
+    /// `cc/labels.cu`: label propagation's expand and split-receive, one launch per round (the
+    /// generic min traversal with relax = the label); launched by `groute-worklist`'s traversal
+    /// worker for `groute-cc`'s `LabelPropagation`.
     pub const LABELS = "labels.cu";
+
+    /// `cc/labels_fused.cu`: label propagation's fused persistent kernel, in all its builds;
+    /// launched by `groute-worklist`'s traversal worker for `groute-cc`'s `LabelPropagation`.
+    pub const LABELS_FUSED = "labels_fused.cu";
 }

@@ -2,7 +2,7 @@
 // (and as bounded launches of many levels on each of several devices, see below):
 // the round loop runs on the device, phases are separated by a grid-wide barrier instead of a
 // kernel launch and a control-block read-back. Mirror of crates/groute-worklist/src/traversal/
-// fused.rs; an algorithm instantiates it next to GROUTE_TRAVERSAL_KERNELS (kernels/bfs/bfs.cu).
+// fused.rs; an algorithm instantiates it in a .cu file of its own (kernels/bfs/bfs_fused.cu).
 //
 // Launch: cooperatively (cuLaunchCooperativeKernel), grid <= max resident blocks of this kernel,
 // blockDim.x a multiple of 32 (at most 256 for NAME_fused, 1,024 for NAME_fused_wide). The

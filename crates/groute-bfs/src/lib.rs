@@ -83,6 +83,7 @@ impl WorklistAlgorithm for Bfs {
     const WEIGHTED: bool = false;
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
         source: &groute_kernels::bfs::BFS,
+        fused_source: &groute_kernels::bfs::BFS_FUSED,
         expand: "bfs_expand",
         split_receive: "bfs_split_receive",
         fused: "bfs_fused",

@@ -4,8 +4,11 @@
 use groute_worklist::traversal::TraversalKernels;
 use groute_worklist::{Combine, Start, WorklistAlgorithm};
 
-/// The CUDA kernels of [`LabelPropagation`]: `kernels/cc/labels.cu`.
+/// The CUDA kernels of [`LabelPropagation`]'s rounds: `kernels/cc/labels.cu`.
 const LABELS_SOURCE: groute_kernels::KernelSource = groute_kernels::cc::LABELS;
+
+/// The CUDA fused persistent kernel of [`LabelPropagation`]: `kernels/cc/labels_fused.cu`.
+const LABELS_FUSED_SOURCE: groute_kernels::KernelSource = groute_kernels::cc::LABELS_FUSED;
 
 /// Label propagation: every vertex starts with its own id as its label and offers it to its
 /// neighbours; a smaller label replaces a larger one. On a symmetric graph each vertex ends
@@ -28,6 +31,7 @@ impl WorklistAlgorithm for LabelPropagation {
     const WEIGHTED: bool = false;
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
         source: &LABELS_SOURCE,
+        fused_source: &LABELS_FUSED_SOURCE,
         expand: "cc_labels_expand",
         split_receive: "cc_labels_split_receive",
         fused: "cc_labels_fused",

@@ -1,7 +1,8 @@
 //! Connected components as a worklist algorithm (`LabelPropagation`) on the min traversals'
-//! executors (host backend, and the CUDA kernels of `kernels/cc/labels.cu` with
-//! `GROUTE_TEST_CUDA=1`): on random symmetric graphs, 1 to 4 devices, random partitions,
-//! plain and jittered, the labels are union-find's, run after run on one solver.
+//! executors (host backend, and the CUDA kernels of `kernels/cc/labels.cu` and
+//! `labels_fused.cu` with `GROUTE_TEST_CUDA=1`): on random symmetric graphs, 1 to 4 devices,
+//! random partitions, plain and jittered, the labels are union-find's, run after run on one
+//! solver.
 
 use std::time::Duration;
 

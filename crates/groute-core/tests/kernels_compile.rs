@@ -88,8 +88,8 @@ fn the_diagnostic_builds_compile() {
     }
     let traced: &[&str] = &["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
     let builds: [(KernelSource, &[&str]); 2] = [
-        (groute_kernels::bfs::BFS, traced),
-        (groute_kernels::sssp::SSSP, traced),
+        (groute_kernels::bfs::BFS_FUSED, traced),
+        (groute_kernels::sssp::SSSP_FUSED, traced),
     ];
     for (k, options) in builds {
         let (k, name) = (&k, k.name);
@@ -102,6 +102,48 @@ fn the_diagnostic_builds_compile() {
             "{name}: {options:?} changed nothing (are the macros still read?)"
         );
     }
+}
+
+/// Threads asking for kernels at the same time (`CudaModule::load_all` on a first run): the
+/// threads asking for one kernel get the one text it compiled to, and the kernels keep their
+/// own keys.
+#[test]
+fn concurrent_compilations_give_one_text_per_kernel() {
+    if !nvrtc_or_skip("concurrent_compilations_give_one_text_per_kernel") {
+        return;
+    }
+    let sources = [
+        groute_kernels::runtime::PEER_COPY,
+        groute_kernels::pbf::PBF,
+        groute_kernels::runtime::PEER_COPY,
+        groute_kernels::pbf::PBF,
+    ];
+    let compiled: Vec<cuda::Ptx> = std::thread::scope(|scope| {
+        let threads: Vec<_> = sources
+            .iter()
+            .map(|k| scope.spawn(move || cuda::compile_ptx(k, ARCH, &[])))
+            .collect();
+        threads
+            .into_iter()
+            .zip(&sources)
+            .map(|(t, k)| match t.join() {
+                Ok(Ok(ptx)) => ptx,
+                Ok(Err(e)) => panic!("{}: {e}", k.name),
+                Err(_) => panic!("{}: the compiling thread panicked", k.name),
+            })
+            .collect()
+    });
+    for (a, b) in [(0, 2), (1, 3)] {
+        assert_eq!(compiled[a].key, compiled[b].key, "{}", sources[a].name);
+        assert!(
+            std::sync::Arc::ptr_eq(&compiled[a].text, &compiled[b].text),
+            "{}: two texts for one kernel",
+            sources[a].name
+        );
+    }
+    assert_ne!(compiled[0].key, compiled[1].key);
+    assert!(compiled[0].text.contains(".entry peer_copy"));
+    assert!(!compiled[1].text.contains(".entry peer_copy"));
 }
 
 #[test]

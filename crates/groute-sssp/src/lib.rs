@@ -161,9 +161,13 @@ pub const PRIO_DELTA_MULTI_DEVICE_FACTOR: u32 = 4;
 /// The largest distance a reached vertex can have: longer paths saturate here.
 pub const MAX_DISTANCE: u32 = UNREACHED - 1;
 
-/// The CUDA translation unit of SSSP: `traversal.cuh`'s kernels instantiated with
+/// The CUDA translation unit of SSSP's rounds: `traversal.cuh`'s kernels instantiated with
 /// `groute::SsspRelax` and weights (`sssp_expand`, `sssp_split_receive`).
 pub const CUDA_SOURCE: KernelSource = groute_kernels::sssp::SSSP;
+
+/// The CUDA translation unit of SSSP's fused persistent kernel: `fused.cuh`'s builds
+/// instantiated with `groute::SsspRelax` and weights (`sssp_fused` and the others).
+pub const CUDA_FUSED_SOURCE: KernelSource = groute_kernels::sssp::SSSP_FUSED;
 
 /// SSSP as a min traversal: a neighbour's distance is the vertex's plus the arc's weight.
 #[derive(Clone, Copy, Debug, Default)]
@@ -176,6 +180,7 @@ impl WorklistAlgorithm for Sssp {
     const WEIGHTED: bool = true;
     const CUDA_KERNELS: Option<TraversalKernels> = Some(TraversalKernels {
         source: &CUDA_SOURCE,
+        fused_source: &CUDA_FUSED_SOURCE,
         expand: "sssp_expand",
         split_receive: "sssp_split_receive",
         fused: "sssp_fused",
@@ -358,6 +363,12 @@ mod tests {
             CUDA_SOURCE
                 .source
                 .contains("GROUTE_TRAVERSAL_KERNELS(sssp, groute::SsspRelax, true)")
+        );
+        assert_eq!(Sssp::CUDA_KERNELS.map(|k| k.fused), Some("sssp_fused"));
+        assert!(
+            CUDA_FUSED_SOURCE
+                .source
+                .contains("GROUTE_FUSED_TRAVERSAL_KERNEL(sssp, groute::SsspRelax, true)")
         );
     }
 }

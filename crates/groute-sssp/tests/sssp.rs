@@ -459,8 +459,9 @@ fn the_default_band_narrows_past_a_sparse_degree_down_to_a_floor() {
     assert_eq!(result.distances, sssp_reference(&dense.csr, 3));
 }
 
-/// The CUDA translation unit compiles with NVRTC for the GPU machine's architecture (the
-/// same check as groute-core's `kernels_compile`, which covers the `.cu` files only).
+/// The CUDA translation units (the rounds' and the fused kernel's) compile with NVRTC for the
+/// GPU machine's architecture and hold the entry points the executors look up (the same
+/// compile check as groute-core's `kernels_compile`, which covers the `.cu` files only).
 #[test]
 fn the_cuda_kernels_compile() {
     if let Err(e) = groute_core::cuda::nvrtc_version() {
@@ -470,10 +471,26 @@ fn the_cuda_kernels_compile() {
         eprintln!("the_cuda_kernels_compile: SKIPPED, NVRTC unavailable ({e})");
         return;
     }
-    let ptx = groute_core::cuda::compile_uncached(&groute_sssp::CUDA_SOURCE, "compute_90", &[])
-        .unwrap_or_else(|e| panic!("sssp.cu: {e}"));
-    for entry in ["sssp_expand", "sssp_split_receive", "sssp_reexamine"] {
-        assert!(ptx.text.contains(entry), "sssp.cu lacks {entry}");
+    let sources: [(_, &[&str]); 2] = [
+        (
+            groute_sssp::CUDA_SOURCE,
+            &["sssp_expand", "sssp_split_receive", "sssp_reexamine"],
+        ),
+        (
+            groute_sssp::CUDA_FUSED_SOURCE,
+            &["sssp_fused", "sssp_fused_peer_wide"],
+        ),
+    ];
+    for (source, entries) in sources {
+        let ptx = groute_core::cuda::compile_uncached(&source, "compute_90", &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", source.name));
+        for entry in entries {
+            assert!(
+                ptx.text.contains(&format!(".entry {entry}(")),
+                "{} lacks {entry}",
+                source.name
+            );
+        }
     }
 }
 

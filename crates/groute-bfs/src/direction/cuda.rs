@@ -88,8 +88,8 @@ impl CudaDirection {
             Error::invalid("graph", push.num_vertices(), "at most u32::MAX vertices")
         })?;
         let stream = device.stream().clone();
-        let traversal = CudaModule::load(stream.raw().as_ref(), &BFS)?;
-        let direction = CudaModule::load(stream.raw().as_ref(), &DIRECTION)?;
+        let [traversal, direction] =
+            CudaModule::load_all(stream.raw().as_ref(), [&BFS, &DIRECTION])?;
         let expand = traversal.function("bfs_expand")?;
         let expand_hubs = traversal.function("bfs_expand_hubs")?;
         let pull_step = direction.function("bfs_pull_step")?;

@@ -4,8 +4,9 @@
 //! options, the source and every embedded header. The first use in a process looks the key up
 //! in the disk cache (`$GROUTE_NVRTC_CACHE`, else `$XDG_CACHE_HOME/groute/nvrtc`, else
 //! `~/.cache/groute/nvrtc`; one `<sha256>.ptx` file per key, written atomically) and compiles
-//! only on a miss; later uses in the process hit the in-memory map. Cache I/O errors only cost
-//! a recompilation.
+//! only on a miss; later uses in the process hit the in-memory map. Distinct kernels compile
+//! concurrently when several threads ask ([`super::CudaModule::load_all`]); one kernel asked
+//! for by several threads at once compiles once. Cache I/O errors only cost a recompilation.
 //!
 //! `GROUTE_NVRTC_OPTIONS` (whitespace-separated, read once per process) adds options to
 //! every kernel's compilation, after the defaults; they are part of the key. It is for
@@ -157,8 +158,14 @@ fn hex(key: &[u8; 32]) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn memory_cache() -> &'static Mutex<HashMap<[u8; 32], Arc<str>>> {
-    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], Arc<str>>>> = OnceLock::new();
+/// One key's entry of the process's PTX cache: empty until its first compilation (or disk
+/// read) succeeds, and locked across it.
+type CacheSlot = Arc<Mutex<Option<Arc<str>>>>;
+
+/// The process's PTX cache: one slot per key, so that distinct kernels compile concurrently
+/// while two threads asking for the same one compile it once.
+fn memory_cache() -> &'static Mutex<HashMap<[u8; 32], CacheSlot>> {
+    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], CacheSlot>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -174,17 +181,18 @@ pub fn compile_ptx(source: &KernelSource, arch: &str, extra: &[&str]) -> Result<
         text,
         arch: arch.to_string(),
     };
-    // Held across the compilation: each kernel is compiled once per process even when
-    // several threads ask at the same time.
-    let mut mem = memory_cache().lock();
-    if let Some(t) = mem.get(&key) {
+    let slot = memory_cache().lock().entry(key).or_default().clone();
+    // The key's slot, held across its compilation: each kernel is compiled once per process
+    // even when several threads ask at the same time, and other kernels meanwhile.
+    let mut mem = slot.lock();
+    if let Some(t) = mem.as_ref() {
         return Ok(ptx(t.clone()));
     }
     let file = cache_dir().map(|d| d.join(format!("{}.ptx", hex(&key))));
     if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
         if text.contains(".version") {
             let t: Arc<str> = text.into();
-            mem.insert(key, t.clone());
+            *mem = Some(t.clone());
             return Ok(ptx(t));
         }
     }
@@ -201,7 +209,7 @@ pub fn compile_ptx(source: &KernelSource, arch: &str, extra: &[&str]) -> Result<
         }
     }
     let t: Arc<str> = text.into();
-    mem.insert(key, t.clone());
+    *mem = Some(t.clone());
     Ok(ptx(t))
 }
 

@@ -87,17 +87,57 @@ impl CudaModule {
         Ok(module)
     }
 
+    /// Compiles every source of `sources` for the device of `stream` and loads it there, as
+    /// [`CudaModule::load`] does one, the sources side by side in threads of their own: a
+    /// first run, with nothing cached yet, then waits for the longest compilation (and the
+    /// driver's translation of its PTX) instead of their sum. The modules come back in the
+    /// order of `sources`; the first failure in that order is the error. Where a thread
+    /// cannot be started, the rest load one after the other.
+    pub fn load_all<const N: usize>(
+        stream: &dyn RawStream,
+        sources: [&KernelSource; N],
+    ) -> Result<[CudaModule; N]> {
+        let Some((&first, rest)) = sources.split_first() else {
+            return Err(Error::invalid("kernel sources", 0, "at least one"));
+        };
+        let modules = std::thread::scope(|scope| {
+            let spawned: Vec<_> = rest
+                .iter()
+                .map(|&source| {
+                    std::thread::Builder::new()
+                        .name("groute-nvrtc".into())
+                        .spawn_scoped(scope, move || Self::load(stream, source))
+                        .map_err(|_| source)
+                })
+                .collect();
+            let mut modules = vec![Self::load(stream, first)];
+            for thread in spawned {
+                modules.push(match thread {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(source) => Self::load(stream, source),
+                });
+            }
+            modules.into_iter().collect::<Result<Vec<_>>>()
+        })?;
+        let loaded = modules.len();
+        modules
+            .try_into()
+            .map_err(|_| Error::invalid("loaded modules", loaded, "one per source"))
+    }
+
     pub(crate) fn load_ptx(
         device: &Arc<DeviceInner>,
         name: &'static str,
         ptx: &Ptx,
     ) -> Result<CudaModule> {
-        let mut modules = device.modules.lock();
-        if let Some(m) = modules.get(&ptx.key) {
-            return Ok(CudaModule {
-                inner: m.clone(),
-                device: device.clone(),
-            });
+        let loaded = |inner: &Arc<ModuleInner>| CudaModule {
+            inner: inner.clone(),
+            device: device.clone(),
+        };
+        if let Some(m) = device.modules.lock().get(&ptx.key) {
+            return Ok(loaded(m));
         }
         let text = CString::new(ptx.text.as_bytes()).map_err(|_| Error::KernelCompile {
             kernel: name.to_string(),
@@ -105,18 +145,24 @@ impl CudaModule {
             log: "PTX contains a NUL byte".into(),
         })?;
         device.bind()?;
+        // Not under the lock: the driver translates the PTX here, which takes seconds for the
+        // largest modules, and other modules may load meanwhile (`load_all`).
         // SAFETY: the device's context is current.
         let raw = unsafe { sys::module_load_ptx(&text)? };
+        let mut modules = device.modules.lock();
+        if let Some(m) = modules.get(&ptx.key) {
+            // Another thread loaded the same PTX meanwhile: keep its module.
+            // SAFETY: the context is current and nothing holds a function of `raw` yet.
+            let _ = unsafe { sys::module_unload(raw) };
+            return Ok(loaded(m));
+        }
         let inner = Arc::new(ModuleInner {
             raw,
             name,
             functions: Mutex::new(HashMap::new()),
         });
         modules.insert(ptx.key, inner.clone());
-        Ok(CudaModule {
-            inner,
-            device: device.clone(),
-        })
+        Ok(loaded(&inner))
     }
 
     /// The kernel `name` (an `extern "C" __global__` function of the source).

@@ -31,8 +31,13 @@ pub(crate) use worker::CudaTraversalWorker;
 /// The CUDA kernels of one min traversal (see `kernels/include/traversal.cuh`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraversalKernels {
-    /// The translation unit that instantiates `GROUTE_TRAVERSAL_KERNELS` (`kernels/bfs/bfs.cu`).
+    /// The translation unit that instantiates `GROUTE_TRAVERSAL_KERNELS`, the kernels of one
+    /// launch per round (`kernels/bfs/bfs.cu`).
     pub source: &'static KernelSource,
+    /// The translation unit that instantiates `GROUTE_FUSED_TRAVERSAL_KERNEL`, the fused
+    /// persistent kernel's builds (`kernels/bfs/bfs_fused.cu`): a program of its own, by far
+    /// the longer to compile, compiled beside [`TraversalKernels::source`] on a first run.
+    pub fused_source: &'static KernelSource,
     /// The expand kernel's name (`"bfs_expand"`).
     pub expand: &'static str,
     /// The split-receive kernel's name (`"bfs_split_receive"`).
@@ -137,11 +142,14 @@ impl CudaTraversalDevice {
         send_capacity: usize,
     ) -> Result<Self, WorklistError> {
         let stream = device.stream().clone();
-        let module = CudaModule::load(stream.raw().as_ref(), kernels.source)?;
+        let [module, fused_module] = CudaModule::load_all(
+            stream.raw().as_ref(),
+            [kernels.source, kernels.fused_source],
+        )?;
         let expand = module.function(kernels.expand)?;
         let expand_hubs = module.function(&format!("{}_hubs", kernels.expand))?;
         let split = module.function(kernels.split_receive)?;
-        let fused = FusedKernel::new(context, device, &module, kernels.fused)?;
+        let fused = FusedKernel::new(context, device, &fused_module, kernels.fused)?;
         let reexamine = module.function(kernels.reexamine)?;
         let resident_grid = expand.max_resident_grid(BLOCK, 0)?.max(1);
         let hubs_grid = expand_hubs.max_resident_grid(BLOCK, 0)?.max(1);

@@ -19,7 +19,7 @@ use groute_graph::Csr;
 use groute_kernels::abi::{
     DirectionParams, DirectionStateBlock, FusedStateBlock, GridBarrierWords, read_block, words_of,
 };
-use groute_kernels::bfs::DIRECTION_FUSED;
+use groute_kernels::bfs::{BFS, DIRECTION, DIRECTION_FUSED};
 use groute_worklist::CsrPtrs;
 
 use super::trace::TRACE_WORDS;
@@ -120,8 +120,13 @@ impl FusedMember {
         // row the device holds joins at most one frontier besides. So n plus the rows held
         // (2n on one device).
         let slots = n + (owned.end - owned.start) as usize;
+        // The fused kernel's program beside those of the steps that CudaDirection::new loads
+        // (found loaded there): a first run waits for the longest compilation, not the sum.
+        let [module, _, _] = CudaModule::load_all(
+            device.stream().raw().as_ref(),
+            [&DIRECTION_FUSED, &BFS, &DIRECTION],
+        )?;
         let dir = CudaDirection::new(context, device, (push, pull), owned.clone(), slots)?;
-        let module = CudaModule::load(dir.stream.raw().as_ref(), &DIRECTION_FUSED)?;
         let kernel = module.function(kernel_name(devices, bitmaps))?;
         let grid = member_grid(
             &kernel,
