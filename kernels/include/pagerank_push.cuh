@@ -102,12 +102,12 @@ struct OwnedPass {
                           : blockIdx.x * blockDim.x + threadIdx.x;
     }
 
-    // first(...) for the indices dealt out warp by warp: warp w of block b takes the 32 from
-    // (w * gridDim.x + b) * 32, a lane each. A pass over fewer vertices than the grid has
-    // threads (all of a gather into one of the sweeps' vertex ranges may be) then keeps
-    // every block busy, where given consecutive indices the blocks past its end would idle
-    // while the first ones sum every list; and a warp's per-vertex loads still fill whole
-    // lines.
+    // first(...) for the indices dealt out warp by warp (blockDim.x a multiple of 32): warp w
+    // of block b takes the 32 from (w * gridDim.x + b) * 32, a lane each. A pass over fewer
+    // vertices than the grid has threads (all of a gather into one of the sweeps' vertex
+    // ranges may be) then keeps every block busy, where given consecutive indices the blocks
+    // past its end would idle while the first ones sum every list; and a warp's per-vertex
+    // loads still fill whole lines.
     __device__ __forceinline__ static unsigned int first_by_warps() {
         return ((threadIdx.x / 32u) * gridDim.x + blockIdx.x) * 32u + (threadIdx.x & 31u);
     }

@@ -248,7 +248,7 @@
 //! tiles run about a third faster, and on two devices the sweeps take about a quarter less
 //! time than in the input order). In that order consecutive vertices have about equal
 //! degrees, so the gather deals its vertices out over the blocks thread by thread, or the
-//! first blocks would get every long list
+//! first warps would get every long list
 //! ([`PageRankTuning::gather_interleave_for`]; where the per-vertex arrays outgrow the L2,
 //! a warp's loads of them falling on 32 lines instead of one cost more than the balance
 //! gains). A road network's degrees are about equal and its input numbering has locality the

@@ -176,10 +176,10 @@ impl PageRankTuning {
     /// (`degree_ordered`), deals its vertices out over the blocks thread by thread: as asked,
     /// else where the graph is in degree order and its per-vertex arrays stay in an L2 of
     /// `l2_cache_bytes` (a share per vertex fits it). In degree order, consecutive vertices
-    /// have about equal in-degrees, so blocks given consecutive vertices get either every
-    /// long list or none; dealt out, each gets its share. A warp's per-vertex loads then
-    /// touch 32 lines instead of one, which costs little where those lines stay in the L2
-    /// and more than it gains where they do not.
+    /// have about equal in-degrees, so warps given 32 consecutive vertices get either every
+    /// long list or none; dealt out thread by thread, each gets its share. A warp's
+    /// per-vertex loads then touch 32 lines instead of one, which costs little where those
+    /// lines stay in the L2 and more than it gains where they do not.
     pub fn gather_interleave_for(
         &self,
         degree_ordered: bool,

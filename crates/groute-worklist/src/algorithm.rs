@@ -119,10 +119,11 @@ pub trait WorklistAlgorithm: Send + Sync + 'static {
     /// them).
     const WEIGHTED: bool;
     /// The CUDA kernels (`None`: the host backend only). The CUDA executors run min-combined
-    /// `u32` algorithms: the kernels instantiate `kernels/include/traversal.cuh` with the
-    /// algorithm's relax function. Started from sources, a vertex starts at `UNREACHED` and a
-    /// source at 0 (`init` must say so); started from every vertex, at `init(v, false)`,
-    /// uploaded once.
+    /// `u32` algorithms: two programs instantiate `kernels/include/traversal.cuh` (the rounds'
+    /// kernels, [`TraversalKernels::source`]) and `fused.cuh` (the fused kernel's builds,
+    /// [`TraversalKernels::fused_source`]) with the algorithm's relax function. Started from
+    /// sources, a vertex starts at `UNREACHED` and a source at 0 (`init` must say so); started
+    /// from every vertex, at `init(v, false)`, uploaded once.
     const CUDA_KERNELS: Option<TraversalKernels> = None;
 
     /// The value of `vertex` before the run; `source`: the run starts from it
