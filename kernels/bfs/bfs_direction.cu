@@ -61,7 +61,7 @@
 // blockDim.x a multiple of 32. Self-contained (NVRTC).
 //
 // The step bodies are kernels/include/direction.cuh's (its counters and helpers shared with
-// the device-driven kernel of kernels/bfs/bfs_direction_fused.cu).
+// the device-driven kernel of kernels/include/direction_fused.cuh).
 #include "direction.cuh"
 #include "frontier_words.cuh"
 #include "pull_lists.cuh"

@@ -17,9 +17,14 @@ kernel_sources! {
     /// (its top-down step is [`BFS`]'s expand); launched by `groute-bfs`.
     pub const DIRECTION = "bfs_direction.cu";
 
-    /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative launch per
-    /// device for a whole run, on 1..8 GPUs (peer stores and `peer_post_allreduce_sum`;
-    /// entry points `bfs_direction_fused_one` and `bfs_direction_fused_several`, and their
-    /// `_bits` twins); launched by `groute-bfs`.
+    /// `bfs/bfs_direction_fused.cu`: direction-optimizing BFS as one persistent cooperative
+    /// launch per device for a whole run (`include/direction_fused.cuh`), its one-device builds
+    /// (entry points `bfs_direction_fused_one` and `bfs_direction_fused_one_bits`); launched
+    /// by `groute-bfs`.
     pub const DIRECTION_FUSED = "bfs_direction_fused.cu";
+
+    /// `bfs/bfs_direction_fused_several.cu`: the same kernel's builds for 2..8 GPUs (peer
+    /// stores and `peer_post_allreduce_sum`; entry points `bfs_direction_fused_several` and
+    /// `bfs_direction_fused_several_bits`); launched by `groute-bfs`.
+    pub const DIRECTION_FUSED_SEVERAL = "bfs_direction_fused_several.cu";
 }

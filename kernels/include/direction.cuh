@@ -1,6 +1,6 @@
 // The level steps of direction-optimizing BFS as __device__ functions: the host-driven kernels
 // of kernels/bfs/bfs_direction.cu (one launch per step) run them; the device-driven kernel of
-// kernels/bfs/bfs_direction_fused.cu (every step of a run in one launch) shares the counters,
+// kernels/include/direction_fused.cuh (every step of a run in one launch) shares the counters,
 // add_degrees and pull_finds_parent. Each one is a grid-stride loop over the whole launch with
 // a trip count uniform across the grid (every thread reaches its block-aggregated appends and
 // every warp its counter adds together); see bfs/bfs_direction.cu for what each computes.

@@ -1,5 +1,5 @@
 // The device-driven direction-optimizing BFS's barrier actions
-// (kernels/bfs/bfs_direction_fused.cu): the members of DoRun (direction_fused_run.cuh) that one
+// (kernels/include/direction_fused.cuh): the members of DoRun (direction_fused_run.cuh) that one
 // thread runs while every block waits at a grid barrier: the exchanges across the devices (of
 // the sparse push's list lengths and of the level counters) and the decide, which accounts the
 // step just taken and picks the next.
@@ -44,7 +44,7 @@ __device__ inline bool DoRun::exchange(const unsigned long long* mine, unsigned 
 }
 
 // The action of the barrier after a step has built the next frontier (one thread, every
-// block waiting): see the header of kernels/bfs/bfs_direction_fused.cu. Returns the next step
+// block waiting): see the header of kernels/include/direction_fused.cuh. Returns the next step
 // as a record; notes what the step of trace row `row` found and stamps its end.
 // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
 // over the devices) or this device's next frontier, the counters already global (a sparse

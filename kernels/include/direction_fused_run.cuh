@@ -1,4 +1,4 @@
-// The device-driven direction-optimizing BFS's run (kernels/bfs/bfs_direction_fused.cu): the
+// The device-driven direction-optimizing BFS's run (kernels/include/direction_fused.cuh): the
 // run's constants and this device's buffers (DoRun) with the passes of a level on them: the
 // counters, the bitmap sends to the peers and the application of the received words and
 // lists, and the pull step.

@@ -1,4 +1,4 @@
-// The device-driven direction-optimizing BFS's words (kernels/bfs/bfs_direction_fused.cu): the
+// The device-driven direction-optimizing BFS's words (kernels/include/direction_fused.cuh): the
 // state block's words, phases and release record, and the direction rule's arithmetic.
 
 #pragma once

@@ -1,5 +1,5 @@
 // The per-phase trace of the device-driven direction-optimizing BFS
-// (kernels/bfs/bfs_direction_fused.cu, `--do-trace`): %globaltimer stamps at every phase boundary
+// (kernels/include/direction_fused.cuh, `--do-trace`): %globaltimer stamps at every phase boundary
 // of every level, taken by the one thread that runs the grid barrier's action (the moment the
 // whole grid has finished the phase) and, for the kernel's start and end, by thread 0 of
 // block 0. Decoded by crates/groute-bfs/src/direction/fused/trace.rs (the layout is mirrored

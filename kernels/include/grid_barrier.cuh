@@ -1,10 +1,10 @@
 // The grid-wide barrier of the persistent kernels (grid_barrier) and the scoped memory
 // operations they share: the fused traversal (fused.cuh), the device-driven PageRank
-// (pagerank/pagerank_fused.cu), the direction-optimizing BFS (bfs/bfs_direction_fused.cu) and the barrier's
-// micro-benchmark (runtime/fused_barrier.cu). A kernel using it is launched cooperatively (every
-// block resident at once, so every block a barrier waits for is running and will arrive) and
-// keeps the barrier's words (FusedBarrierWord) at the start of a state block zeroed by the
-// host.
+// (pagerank/pagerank_fused.cu), the direction-optimizing BFS (direction_fused.cuh) and the
+// barrier's micro-benchmark (runtime/fused_barrier.cu). A kernel using it is launched
+// cooperatively (every block resident at once, so every block a barrier waits for is running
+// and will arrive) and keeps the barrier's words (FusedBarrierWord) at the start of a state
+// block zeroed by the host.
 #pragma once
 
 #include "abi.h"

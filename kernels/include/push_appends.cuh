@@ -1,5 +1,5 @@
 // PushAppends: the appends of the device-driven direction-optimizing BFS's push step
-// (kernels/bfs/bfs_direction_fused.cu), which on several devices also note every appended
+// (kernels/include/direction_fused.cuh), which on several devices also note every appended
 // vertex for the peers. Self-contained (NVRTC): only the worklist.
 #pragma once
 

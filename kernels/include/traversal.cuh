@@ -43,7 +43,7 @@
 #include "warp_append.cuh"
 #include "worklist.cuh"
 
-// The hub tile of traversal_expand_hubs: 2048 arcs by default; bfs/bfs_direction_fused.cu sets
+// The hub tile of traversal_expand_hubs: 2048 arcs by default; include/direction_fused.cuh sets
 // 1024 (see there).
 #ifndef GROUTE_HUB_TILE
 #define GROUTE_HUB_TILE 2048

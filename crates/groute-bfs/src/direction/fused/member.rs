@@ -16,10 +16,11 @@ use groute_core::cuda::{
 };
 use groute_core::{Buffer, Context, Device, Error};
 use groute_graph::Csr;
+use groute_kernels::KernelSource;
 use groute_kernels::abi::{
     DirectionParams, DirectionStateBlock, FusedStateBlock, GridBarrierWords, read_block, words_of,
 };
-use groute_kernels::bfs::{BFS, DIRECTION, DIRECTION_FUSED};
+use groute_kernels::bfs::{BFS, DIRECTION, DIRECTION_FUSED, DIRECTION_FUSED_SEVERAL};
 use groute_worklist::CsrPtrs;
 
 use super::trace::TRACE_WORDS;
@@ -38,8 +39,18 @@ const _: () = assert!(BARRIER_WORDS >= words_of::<GridBarrierWords>());
 /// u64 words of the state block ([`DirectionStateBlock`]).
 const STATE_WORDS: usize = std::mem::size_of::<DirectionStateBlock>() / 8;
 
-/// The entry point of `kernels/bfs/bfs_direction_fused.cu` a run on `devices` members
-/// launches: `bfs_direction_fused_one` for one member (no peer steps compiled in),
+/// The program holding the builds of a run on `devices` members
+/// (`kernels/include/direction_fused.cuh`): the one-device builds, or those for several.
+fn kernel_source(devices: usize) -> &'static KernelSource {
+    if devices > 1 {
+        &DIRECTION_FUSED_SEVERAL
+    } else {
+        &DIRECTION_FUSED
+    }
+}
+
+/// The entry point of [`kernel_source`] a run on `devices` members launches:
+/// `bfs_direction_fused_one` for one member (no peer steps compiled in),
 /// `bfs_direction_fused_several` for several; their `_bits` builds where the pulls read
 /// frontier `bitmaps` (and pull lists; the others hold none of that code).
 fn kernel_name(devices: usize, bitmaps: bool) -> &'static str {
@@ -124,7 +135,7 @@ impl FusedMember {
         // (found loaded there): a first run waits for the longest compilation, not the sum.
         let [module, _, _] = CudaModule::load_all(
             device.stream().raw().as_ref(),
-            [&DIRECTION_FUSED, &BFS, &DIRECTION],
+            [kernel_source(devices), &BFS, &DIRECTION],
         )?;
         let dir = CudaDirection::new(context, device, (push, pull), owned.clone(), slots)?;
         let kernel = module.function(kernel_name(devices, bitmaps))?;
@@ -286,7 +297,7 @@ impl FusedMember {
             pullable: PullBits::ptr(&self.pull_bits, PullBits::pullable)?,
             pullable_count: self.pull_bits.as_ref().map_or(0, PullBits::pullable_count),
         };
-        // SAFETY: every entry point of kernels/bfs/bfs_direction_fused.cu
+        // SAFETY: every entry point of kernels/include/direction_fused.cuh
         // (`bfs_direction_fused_one`, `_several` and their `_bits` twins, kernel_name) takes one
         // `groute::DirectionParams`, whose layout `DirectionParams` mirrors (checked against
         // abi_direction.h by groute-kernels' tests/abi.rs); its fields hold: `levels` holds n u32;
@@ -415,13 +426,13 @@ mod tests {
         args.split(',').map(|a| a.trim().to_string()).collect()
     }
 
-    /// The build `kernel_name` picks for each member count and bitmaps choice exists,
-    /// compiled for them: its `SEVERAL` and `BITMAPS` arguments, read from the kernel's source
-    /// as NVRTC compiles it.
+    /// The build `kernel_name` picks for each member count and bitmaps choice exists in the
+    /// program `kernel_source` picks, compiled for them: its `SEVERAL` and `BITMAPS`
+    /// arguments, read from the program's source as NVRTC compiles it.
     #[test]
     fn each_member_count_runs_the_build_compiled_for_it() {
-        let source = groute_kernels::bfs::DIRECTION_FUSED.source;
         for (devices, several) in [(1, "false"), (2, "true"), (8, "true")] {
+            let source = kernel_source(devices).source;
             for (bitmaps, bits) in [(false, "false"), (true, "true")] {
                 let name = kernel_name(devices, bitmaps);
                 assert_eq!(

@@ -1,6 +1,6 @@
 //! Direction-optimizing BFS driven by the devices ([`MultiDriver::Fused`](super::MultiDriver)):
 //! one persistent cooperative kernel per device runs every level of a run
-//! (`kernels/bfs/bfs_direction_fused.cu`, whose header describes a level), the devices storing
+//! (`kernels/include/direction_fused.cuh`, whose header describes a level), the devices storing
 //! their discoveries straight into each other's inboxes and meeting in the all-reduce of a
 //! [`PeerGroup`] once or twice a level, where every device gets the same global counts and applies
 //! [`SwitchRule`] to them on the device. The host resets the members, launches every one of
@@ -19,7 +19,9 @@
 //!
 //! The kernel has two builds: `bfs_direction_fused_one` for one device, with the peer steps
 //! compiled out, and `bfs_direction_fused_several`; each has a `_bits` twin whose pulls read
-//! frontier bitmaps and pull lists. A pull step builds the next frontier and
+//! frontier bitmaps and pull lists. The one-device builds and the several-device builds are
+//! programs of their own (`kernels/bfs/bfs_direction_fused.cu`,
+//! `bfs_direction_fused_several.cu`): a run compiles those of its member count. A pull step builds the next frontier and
 //! stores its finds into the peers' inboxes itself; frontier passes reserve worklist slots
 //! once per block; exchanges are posted into every peer's memory; on several devices, every
 //! device expands the source's out-arcs at level 0 itself, reading them from the owner's rows
