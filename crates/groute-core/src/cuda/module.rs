@@ -60,6 +60,10 @@ impl std::fmt::Debug for CudaModule {
     }
 }
 
+/// Stack of a thread of [`CudaModule::load_all`], which compiles a program with NVRTC: 8 MiB,
+/// a main thread's on Linux.
+const NVRTC_THREAD_STACK: usize = 8 << 20;
+
 impl CudaModule {
     /// Compiles `source` for the device of `stream` (once per process, see
     /// [`super::compile_ptx`]) and loads it into that device (once per device).
@@ -100,12 +104,41 @@ impl CudaModule {
         let Some((&first, rest)) = sources.split_first() else {
             return Err(Error::invalid("kernel sources", 0, "at least one"));
         };
-        let modules = std::thread::scope(|scope| {
+        let device = CudaStream::from_raw(stream)?.device_inner();
+        let missing = {
+            let loaded = device.loaded_sources.lock();
+            sources
+                .iter()
+                .filter(|&&s| !loaded.contains_key(&SourceKey::of(s)))
+                .count()
+        };
+        let modules = if missing < 2 {
+            // At most one to compile: no thread to start.
+            sources.iter().map(|&s| Self::load(stream, s)).collect()
+        } else {
+            Self::load_side_by_side(stream, first, rest)
+        }?;
+        let loaded = modules.len();
+        modules
+            .try_into()
+            .map_err(|_| Error::invalid("loaded modules", loaded, "one per source"))
+    }
+
+    /// [`CudaModule::load_all`]'s loads: `first` on this thread, each of `rest` on one of its
+    /// own (on this thread too where one cannot be started).
+    fn load_side_by_side(
+        stream: &dyn RawStream,
+        first: &KernelSource,
+        rest: &[&KernelSource],
+    ) -> Result<Vec<CudaModule>> {
+        std::thread::scope(|scope| {
             let spawned: Vec<_> = rest
                 .iter()
                 .map(|&source| {
                     std::thread::Builder::new()
                         .name("groute-nvrtc".into())
+                        // A main thread's stack: NVRTC compiles the largest programs here.
+                        .stack_size(NVRTC_THREAD_STACK)
                         .spawn_scoped(scope, move || Self::load(stream, source))
                         .map_err(|_| source)
                 })
@@ -119,12 +152,8 @@ impl CudaModule {
                     Err(source) => Self::load(stream, source),
                 });
             }
-            modules.into_iter().collect::<Result<Vec<_>>>()
-        })?;
-        let loaded = modules.len();
-        modules
-            .try_into()
-            .map_err(|_| Error::invalid("loaded modules", loaded, "one per source"))
+            modules.into_iter().collect()
+        })
     }
 
     pub(crate) fn load_ptx(
@@ -151,7 +180,8 @@ impl CudaModule {
         let raw = unsafe { sys::module_load_ptx(&text)? };
         let mut modules = device.modules.lock();
         if let Some(m) = modules.get(&ptx.key) {
-            // Another thread loaded the same PTX meanwhile: keep its module.
+            // Another thread loaded the same PTX meanwhile (both translated it; rare, as the
+            // sources of one `load_all` are distinct): keep its module.
             // SAFETY: the context is current and nothing holds a function of `raw` yet.
             let _ = unsafe { sys::module_unload(raw) };
             return Ok(loaded(m));
@@ -171,6 +201,8 @@ impl CudaModule {
         let raw = match fns.get(name) {
             Some(f) => *f,
             None => {
+                // The module may have been loaded on another thread (`load_all`).
+                self.device.bind()?;
                 // SAFETY: the module stays loaded while its device lives; `self` holds the device.
                 let f = unsafe { sys::module_get_function(self.inner.raw, name)? };
                 fns.insert(name.to_string(), f);
