@@ -5,6 +5,7 @@ use std::ffi::CString;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use rayon::prelude::*;
 
 use super::compile::{Ptx, arch_for, compile_ptx};
 use crate::backend::RawStream;
@@ -60,10 +61,6 @@ impl std::fmt::Debug for CudaModule {
     }
 }
 
-/// Stack of a thread of [`CudaModule::load_all`], which compiles a program with NVRTC: 8 MiB,
-/// a main thread's on Linux.
-const NVRTC_THREAD_STACK: usize = 8 << 20;
-
 impl CudaModule {
     /// Compiles `source` for the device of `stream` (once per process, see
     /// [`super::compile_ptx`]) and loads it into that device (once per device).
@@ -92,18 +89,14 @@ impl CudaModule {
     }
 
     /// Compiles every source of `sources` for the device of `stream` and loads it there, as
-    /// [`CudaModule::load`] does one, the sources side by side in threads of their own: a
-    /// first run, with nothing cached yet, then waits for the longest compilation (and the
-    /// driver's translation of its PTX) instead of their sum. The modules come back in the
-    /// order of `sources`; the first failure in that order is the error. Where a thread
-    /// cannot be started, the rest load one after the other.
+    /// [`CudaModule::load`] does one, the sources side by side on rayon's threads where more
+    /// than one is still to load: a first run, with nothing cached yet, then waits for the
+    /// longest compilation (and the driver's translation of its PTX) instead of their sum.
+    /// The modules come back in the order of `sources`; a failure of any is the error.
     pub fn load_all<const N: usize>(
         stream: &dyn RawStream,
         sources: [&KernelSource; N],
     ) -> Result<[CudaModule; N]> {
-        let Some((&first, rest)) = sources.split_first() else {
-            return Err(Error::invalid("kernel sources", 0, "at least one"));
-        };
         let device = CudaStream::from_raw(stream)?.device_inner();
         let missing = {
             let loaded = device.loaded_sources.lock();
@@ -112,48 +105,22 @@ impl CudaModule {
                 .filter(|&&s| !loaded.contains_key(&SourceKey::of(s)))
                 .count()
         };
-        let modules = if missing < 2 {
-            // At most one to compile: no thread to start.
-            sources.iter().map(|&s| Self::load(stream, s)).collect()
+        let modules: Vec<CudaModule> = if missing < 2 {
+            // At most one to compile: nothing to run side by side.
+            sources
+                .iter()
+                .map(|&s| Self::load(stream, s))
+                .collect::<Result<_>>()?
         } else {
-            Self::load_side_by_side(stream, first, rest)
-        }?;
+            sources
+                .par_iter()
+                .map(|&s| Self::load(stream, s))
+                .collect::<Result<_>>()?
+        };
         let loaded = modules.len();
         modules
             .try_into()
             .map_err(|_| Error::invalid("loaded modules", loaded, "one per source"))
-    }
-
-    /// [`CudaModule::load_all`]'s loads: `first` on this thread, each of `rest` on one of its
-    /// own (on this thread too where one cannot be started).
-    fn load_side_by_side(
-        stream: &dyn RawStream,
-        first: &KernelSource,
-        rest: &[&KernelSource],
-    ) -> Result<Vec<CudaModule>> {
-        std::thread::scope(|scope| {
-            let spawned: Vec<_> = rest
-                .iter()
-                .map(|&source| {
-                    std::thread::Builder::new()
-                        .name("groute-nvrtc".into())
-                        // A main thread's stack: NVRTC compiles the largest programs here.
-                        .stack_size(NVRTC_THREAD_STACK)
-                        .spawn_scoped(scope, move || Self::load(stream, source))
-                        .map_err(|_| source)
-                })
-                .collect();
-            let mut modules = vec![Self::load(stream, first)];
-            for thread in spawned {
-                modules.push(match thread {
-                    Ok(handle) => handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(source) => Self::load(stream, source),
-                });
-            }
-            modules.into_iter().collect()
-        })
     }
 
     pub(crate) fn load_ptx(
