@@ -70,25 +70,28 @@ struct PullLists {
         // Warp-uniform: the slice's length, or the region's (this warp's lane 0 stored it).
         const unsigned int count =
             first ? (left < size ? static_cast<unsigned int>(left) : size) : lists[warp];
-        const auto in_frontier = [&](unsigned int u) { return frontier_bit(from, u); };
         unsigned int listed = 0u;  // warp-uniform
         for (unsigned int i = 0; i < count; i += 32u) {
-            unsigned int v = 0u;
-            bool keep = false;
-            if (i + lane < count) {
-                v = entries[i + lane];
-                if (levels[v] == 0xFFFFFFFFu) {
-                    if (pull_finds_parent(in_frontier, pull_offsets, pull_sources, v,
-                                          examined)) {
-                        levels[v] = level + 1u;
-                        atomicOr(into + v / 32u, 1u << (v % 32u));
-                        finds.add(push_offsets, pull_offsets, v);
-                    } else {
-                        keep = true;
-                    }
-                }
+            // A lane's search is a chain of dependent loads (entry, level, in-arc offsets,
+            // first in-arc, frontier word) and most end at the first in-arc: it is tested
+            // apart from the rest of the row, none of the chain's loads behind a branch.
+            const unsigned int v = i + lane < count ? entries[i + lane] : 0u;
+            const bool live = i + lane < count && levels[v] == 0xFFFFFFFFu;
+            const unsigned long long e = live ? pull_offsets[v] : 0ull;
+            const unsigned long long last = live ? pull_offsets[v + 1u] : 0ull;
+            bool found = e < last && frontier_bit(from, pull_sources[e]);
+            examined += e < last ? 1ull : 0ull;
+            for (unsigned long long a = e + 1u; !found && a < last; ++a) {
+                ++examined;
+                found = frontier_bit(from, pull_sources[a]);
+            }
+            if (found) {
+                levels[v] = level + 1u;
+                atomicOr(into + v / 32u, 1u << (v % 32u));
+                finds.add(push_offsets, pull_offsets, v);
             }
             // Every lane has read its entry: the kept ones move down, to at most i + lane.
+            const bool keep = live && !found;
             const unsigned int kept = __ballot_sync(0xFFFFFFFFu, keep);
             if (keep) {
                 list[listed + static_cast<unsigned int>(__popc(kept & lanemask_lt()))] = v;
