@@ -59,22 +59,27 @@ struct FrontierCounts {
     }
 };
 
-// Whether UNREACHED vertex `v` has an in-neighbour in the frontier (`in_frontier(u)`: its
-// level is the one pulled from), scanning its in-arcs up to the first such one (`examined` +=
-// arcs scanned).
+// Whether vertex `v`, where `live` (UNREACHED), has an in-neighbour in the frontier
+// (`in_frontier(u)`: its level is the one pulled from), scanning its in-arcs up to the first
+// such one (`examined` += arcs scanned). A search is a chain of dependent loads (level, in-arc
+// offsets, first in-arc, the frontier's word or level) and most end at the first in-arc: it
+// is tested apart from the rest of the row, none of the chain's loads behind a branch that
+// only a later one needs.
 template <typename InFrontier>
 __device__ __forceinline__ bool pull_finds_parent(const InFrontier& in_frontier,
                                                   const unsigned long long* pull_offsets,
                                                   const unsigned int* pull_sources,
-                                                  unsigned int v, unsigned long long& examined) {
-    const unsigned long long last = pull_offsets[v + 1];
-    for (unsigned long long e = pull_offsets[v]; e < last; ++e) {
+                                                  unsigned int v, bool live,
+                                                  unsigned long long& examined) {
+    const unsigned long long e = live ? pull_offsets[v] : 0ull;
+    const unsigned long long last = live ? pull_offsets[v + 1u] : 0ull;
+    bool found = e < last && in_frontier(pull_sources[e]);
+    examined += e < last ? 1ull : 0ull;
+    for (unsigned long long a = e + 1u; !found && a < last; ++a) {
         ++examined;
-        if (in_frontier(pull_sources[e])) {
-            return true;
-        }
+        found = in_frontier(pull_sources[a]);
     }
-    return false;
+    return found;
 }
 
 // Whether vertex `u` is in the frontier held as the bitmap `bits` (a bit per vertex).
@@ -112,14 +117,13 @@ __device__ __forceinline__ void direction_pull(unsigned int* levels,
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         const unsigned int v = first + i;
-        bool found = false;
-        if (i < span && v >= begin && levels[v] == 0xFFFFFFFFu) {
-            found = pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, examined);
-            if (found) {
-                levels[v] = level + 1u;
-                if (COUNT) {
-                    finds.add(push_offsets, pull_offsets, v);
-                }
+        const bool live = i < span && v >= begin && levels[v] == 0xFFFFFFFFu;
+        const bool found =
+            pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, live, examined);
+        if (found) {
+            levels[v] = level + 1u;
+            if (COUNT) {
+                finds.add(push_offsets, pull_offsets, v);
             }
         }
         if (!COUNT) {

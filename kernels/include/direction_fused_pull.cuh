@@ -83,17 +83,16 @@ __device__ void DoRun::pull_frontier(unsigned int level) const {
     bool stored = false;
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int v = begin + r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        bool found = false;
-        if (v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu) {
-            const auto in_frontier = [&](unsigned int u) {
-                return bitmap ? frontier_bit(from, u) : levels[u] == level;
-            };
-            found = pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, examined);
-            if (found) {
-                levels[v] = level + 1u;
-                add_degrees(push_offsets, pull_offsets, v, out, in);
-                ++found_count;
-            }
+        const bool live = v >= owned_begin && v < end && levels[v] == 0xFFFFFFFFu;
+        const auto in_frontier = [&](unsigned int u) {
+            return bitmap ? frontier_bit(from, u) : levels[u] == level;
+        };
+        const bool found =
+            pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, live, examined);
+        if (found) {
+            levels[v] = level + 1u;
+            add_degrees(push_offsets, pull_offsets, v, out, in);
+            ++found_count;
         }
         if (several || bitmap) {
             // The warp's 32 vertices from a word boundary: its ballot is one word.

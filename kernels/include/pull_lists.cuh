@@ -70,21 +70,13 @@ struct PullLists {
         // Warp-uniform: the slice's length, or the region's (this warp's lane 0 stored it).
         const unsigned int count =
             first ? (left < size ? static_cast<unsigned int>(left) : size) : lists[warp];
+        const auto in_frontier = [&](unsigned int u) { return frontier_bit(from, u); };
         unsigned int listed = 0u;  // warp-uniform
         for (unsigned int i = 0; i < count; i += 32u) {
-            // A lane's search is a chain of dependent loads (entry, level, in-arc offsets,
-            // first in-arc, frontier word) and most end at the first in-arc: it is tested
-            // apart from the rest of the row, none of the chain's loads behind a branch.
             const unsigned int v = i + lane < count ? entries[i + lane] : 0u;
             const bool live = i + lane < count && levels[v] == 0xFFFFFFFFu;
-            const unsigned long long e = live ? pull_offsets[v] : 0ull;
-            const unsigned long long last = live ? pull_offsets[v + 1u] : 0ull;
-            bool found = e < last && frontier_bit(from, pull_sources[e]);
-            examined += e < last ? 1ull : 0ull;
-            for (unsigned long long a = e + 1u; !found && a < last; ++a) {
-                ++examined;
-                found = frontier_bit(from, pull_sources[a]);
-            }
+            const bool found =
+                pull_finds_parent(in_frontier, pull_offsets, pull_sources, v, live, examined);
             if (found) {
                 levels[v] = level + 1u;
                 atomicOr(into + v / 32u, 1u << (v % 32u));
