@@ -38,12 +38,18 @@
 //      counting every vertex they set (owned or not), so the counters are global on every
 //      device and the decide exchanges nothing. No pass over the level array.
 //   push, several devices, dense: every append is also marked in this device's discovery
-//      bitmap (PushAppends); the last barrier's action rewinds the worklist. send_marks
-//      stores the bitmap's nonzero words into every peer's inbox; grid barrier whose action is
-//      an exchange of no values (a barrier across the devices that makes the stores visible);
-//      apply_marks applies the received words and appends the owned vertices of the bitmap
-//      and of the received words (a lane per word, reading no level); grid barrier;
-//      count_frontier; grid barrier; decide.
+//      bitmap (PushAppends); the action of the push's last grid barrier exchanges the
+//      numbers of appends. Where they add up to no more than a sparse push may append
+//      (DoRun::lists_fit: the frontier's out-arcs bound a push's appends loosely, and a
+//      frontier of hubs often finds few), send_appends stores the appends into the peers'
+//      lists as a sparse push does and clears their bits of the bitmap; grid barrier whose
+//      action is an exchange of no values (a barrier across the devices that makes the
+//      stores visible); then as a sparse push (append_owned, apply_lists; the decide
+//      exchanges nothing). Else the action rewinds the worklist; send_marks stores the
+//      bitmap's nonzero words into every peer's inbox; grid barrier whose action is an
+//      exchange of no values; apply_marks applies the received words and appends the owned
+//      vertices of the bitmap and of the received words (a lane per word, reading no level);
+//      grid barrier; count_frontier; grid barrier; decide.
 //   pull: pull_frontier gives every owned UNREACHED vertex with an in-neighbour at L the
 //      level L + 1, appends it as the next frontier (the decide that chose the pull rewound
 //      the worklist; warps count their finds and reserve their slots once per block) and
@@ -68,9 +74,10 @@
 // exactly as the host's run_levels does, applies Beamer's rule (direction_pulls, the port of
 // SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
 // global frontier is empty) in the barrier's record. Every device sees the same sums, so
-// every device decides alike and they make the same sequence of exchanges: two in a dense
-// push level (its words', then the counters'), one in every other level (the source's push
-// included: its counters').
+// every device decides alike and they make the same sequence of exchanges: in a sparse push
+// level one (the lengths'), in a dense one two when its appends go as lists (the lengths',
+// the entries') and three when they go as words (the lengths', the words', the counters'),
+// one in every other level (the source's push included: its counters').
 //
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
@@ -202,6 +209,9 @@ __device__ __forceinline__ void direction_fused(
         const bool source_push = SEVERAL && push && level == 0u;
         const bool sparse = push && SEVERAL && !source_push && next.w[DO_R_SPARSE] != 0u;
         const bool dense = push && SEVERAL && !source_push && !sparse;
+        // The push's appends went to the peers as lists (a sparse push, or a dense one with
+        // few appends): the counters are global, the decide exchanges nothing.
+        bool sent_lists = sparse;
         const auto step_done = [&] {
             trace.stamp(row, TRACE_STEP_END);
             trace.note(row, TRACE_KIND, next.w[DO_R_PHASE]);
@@ -242,21 +252,28 @@ __device__ __forceinline__ void direction_fused(
                                                    frontier, appends_to, count, none, LowList{},
                                                    GridShape::launch(), next.w[DO_R_HUBS], true);
             fence_entries();
-            // The action lists whether hubs wait (their expansion appends: no rewind yet) and
-            // where the appends end; once none wait, a dense push rewinds the worklist (its
-            // next frontier is appended from 0) and a sparse push's exchange runs here (word
-            // 2: 1 when it succeeded, 2 when it failed).
+            // The action lists whether hubs wait (their expansion appends: no exchange yet)
+            // and where the appends end; once none wait, the lengths of the devices' appends
+            // are exchanged (word 2: 1 when it succeeded, 2 when it failed). A dense push whose
+            // appends turn out as few as a sparse push's is completed as one (word 3: 1,
+            // DoRun::lists_fit); else it rewinds the worklist (its next frontier is appended
+            // from 0).
             const auto appended = [&](unsigned int hubs) {
-                if (hubs == 0u && dense) {
-                    store_relaxed(ctrl + CTRL_WL_END, 0u);
-                }
-                const unsigned int end = load_volatile(ctrl + CTRL_WL_END);
+                unsigned int end = load_volatile(ctrl + CTRL_WL_END);
                 unsigned int listed_exchange = 0u;
-                if (sparse && hubs == 0u) {
+                unsigned int as_lists = 0u;
+                if ((sparse || dense) && hubs == 0u) {
                     listed_exchange = run.exchange_lengths(end - list_begin) ? 1u : 2u;
-                    trace.stamp(row, TRACE_EXCHANGE_END);
+                    as_lists = dense && listed_exchange == 1u && run.lists_fit() ? 1u : 0u;
+                    if (dense && as_lists == 0u) {
+                        store_relaxed(ctrl + CTRL_WL_END, 0u);
+                        end = 0u;
+                    }
+                    if (sparse) {
+                        trace.stamp(row, TRACE_EXCHANGE_END);  // a dense push's: its send's
+                    }
                 }
-                return FusedRecord{{hubs, end, listed_exchange, 0u, 0u, 0u}};
+                return FusedRecord{{hubs, end, listed_exchange, as_lists, 0u, 0u}};
             };
 
             grid_barrier(
@@ -283,16 +300,33 @@ __device__ __forceinline__ void direction_fused(
                     },
                     publish, settle);
             }
+            if (SEVERAL && shared_record.w[2] != 1u) {
+                break;  // the exchange of the lengths failed (DO_STATUS set)
+            }
+            sent_lists = sparse || shared_record.w[3] != 0u;
             if (!SEVERAL) {
                 // The appends [front + count, end) are the next frontier.
                 front += count;
                 run.count_frontier(front, shared_record.w[1]);
-            } else if (sparse) {
-                if (shared_record.w[2] != 1u) {
-                    break;  // the exchange failed (DO_STATUS set)
+            } else if (sent_lists) {
+                const unsigned int end = shared_record.w[1];
+                if (dense) {
+                    // Few appends: sent as a sparse push sends them, behind its exchange.
+                    run.send_appends(list_begin, end, level + 1u);
+                    grid_barrier(
+                        barrier, gen, config,
+                        [&] {
+                            trace.stamp(row, TRACE_SEND_END);
+                            const bool ok = run.exchange(nullptr, nullptr, 0u);
+                            trace.stamp(row, TRACE_EXCHANGE_END);
+                            return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
+                        },
+                        publish, settle);
+                    if (shared_record.w[0] == 0u) {
+                        break;  // the exchange failed (DO_STATUS set)
+                    }
                 }
                 // The appends [front + count, end) were sent; the next frontier goes behind.
-                const unsigned int end = shared_record.w[1];
                 run.append_owned(list_begin, end);
                 front = end;
                 run.apply_lists(level + 1u);
@@ -381,7 +415,7 @@ __device__ __forceinline__ void direction_fused(
                 if (!push) {
                     step_done();  // a one-device pull: no barrier after it
                 }
-                if (sparse) {
+                if (sent_lists) {
                     // The next frontier: this device's appends from `front` on (behind the
                     // sent ones), the counters already global.
                     return run.decide(trace, row, load_volatile(ctrl + CTRL_WL_END) - front);

@@ -352,6 +352,43 @@ struct DoRun {
         count_found(out, in, found);
     }
 
+    // After the exchange of a push's append counts (DO_RECEIVED, by rank): whether they are as
+    // few as a sparse push may append (n / SPARSE_DIVISOR over the devices), so that every
+    // device's list fits its inbox slot and apply_lists costs less than a pass over words().
+    // One thread (the barrier's action).
+    __device__ bool lists_fit() const {
+        unsigned long long appends = 0;
+        for (unsigned int d = 0; d < group.size; ++d) {
+            appends += get(DO_RECEIVED + d);
+        }
+        return saturating_mul(appends, SPARSE_DIVISOR) <= n;
+    }
+
+    // A dense push completed as a sparse one (lists_fit): stores its appends at worklist
+    // positions [begin, end) into this device's list in every peer's inbox half of `mark`, as
+    // a sparse push's appends store them while it appends, and clears the discovery bitmap's
+    // words they set (every set bit is an append's). The exchange behind the grid barrier
+    // after it makes the entries visible. All threads call it.
+    __device__ void send_appends(unsigned int begin, unsigned int end, unsigned int mark) const {
+        const unsigned int offset = half(mark);
+        unsigned int* const bitmap = marks();
+        bool stored = false;
+        for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < end - begin;
+             i += gridDim.x * blockDim.x) {
+            const unsigned int v = wl.at(begin + i);
+            bitmap[v / 32u] = 0u;  // the next dense push's reductions come after grid barriers
+            for (unsigned int d = 0; d < group.size; ++d) {
+                if (d != group.rank) {
+                    inboxes[d][offset + slot_at(d) * words() + i] = v;
+                    stored = true;
+                }
+            }
+        }
+        if (stored) {
+            __threadfence_system();
+        }
+    }
+
     // After a sparse push (which stored its appends into the peers' lists as it appended
     // them): appends the owned ones among its appends at worklist positions [begin, end)
     // (every vertex this device set from UNREACHED, each once) behind them (the next
