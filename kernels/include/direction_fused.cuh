@@ -69,31 +69,30 @@
 //      levels (and the words into the bitmap of L + 1) behind a grid barrier of this device
 //      only.
 //
-// The decide (the action of a grid barrier, one thread) sums the level counters over the
-// devices (peer_post_allreduce_sum, 4 values; none after a sparse push), accounts the step
-// exactly as the host's run_levels does, applies Beamer's rule (direction_pulls, the port of
-// SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the
-// global frontier is empty) in the barrier's record. Every device sees the same sums, so
-// every device decides alike and they make the same sequence of exchanges: in a sparse push
-// level one (the lengths'), in a dense one two when its appends go as lists (the lengths',
-// the entries') and three when they go as words (the lengths', the words', the counters'),
-// one in every other level (the source's push included: its counters').
+// The decide (the action of a grid barrier, one thread) sums the level counters over the devices
+// (peer_post_allreduce_sum, 4 values; none after a push that sent lists), accounts the step exactly
+// as the host's run_levels does, applies Beamer's rule (direction_pulls, the port of
+// SwitchRule::pulls) to the global counts and publishes the next step (or DONE when the global
+// frontier is empty) in the barrier's record. Every device sees the same sums, so every device
+// decides alike and they make the same sequence of exchanges: in a sparse push level one (the
+// lengths'), in a dense one two when its appends go as lists (the lengths', then one of no values
+// that makes the entries visible) and three when they go as words (the lengths', the words', the
+// counters'), one in every other level (the source's push included: its counters').
 //
 // Trace (`trace_words`, null: off; kernels/include/direction_trace.cuh): the thread running
 // each barrier's action stamps the end of the phase before it, for the trace row of the
 // current step (row 0: the source's count), and notes the step's kind, level, finds and hubs;
 // thread 0 of block 0 stamps the kernel's start and end.
 //
-// Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M in
-// half M & 1, so consecutive levels alternate (slot s of a half holds the words, or a sparse
-// push's list, of the s-th other device in rank order), then the discovery bitmap of words
-// u32; zeroed by the host before a run and kept zero between levels by the receiver (and the
-// bitmap by send_marks and apply_marks). Why the reuse is race-free: level S stores during
-// itself (at the latest in its send pass; a sparse push and a pull during the step), so after
-// the first exchange of level S - 1 (every level makes at least one); the half's previous
-// contents, from level S - 2, were cleared by the receiver in that level's apply pass, which
-// it finishes (with a __threadfence_system of each clearing thread) before it arrives at any
-// exchange of level S - 1.
+// Inboxes: two halves of (size - 1) * words u32 per device, the discoveries at level M in half
+// M & 1, so consecutive levels alternate (slot s of a half holds the words, or a push's list, of
+// the s-th other device in rank order), then the discovery bitmap of words u32; zeroed by the host
+// before a run and kept zero between levels by the receiver (and the bitmap by send_marks and
+// apply_marks, or send_appends). Why the reuse is race-free: level S stores during itself (at the
+// latest in its send pass; a sparse push and a pull during the step), so after the first exchange
+// of level S - 1 (every level makes at least one); the half's previous contents, from level S - 2,
+// were cleared by the receiver in that level's apply pass, which it finishes (with a
+// __threadfence_system of each clearing thread) before it arrives at any exchange of level S - 1.
 //
 // Failures: an exchange that returns a PeerStatus other than PEER_OK (the host's abort word, a
 // peer's failure, or the group's timeout) stops the kernel with DO_STATUS set; every decide
@@ -205,7 +204,7 @@ __device__ __forceinline__ void direction_fused(
         unappended = false;
         // On several devices the push of level 0 expands the source on every device; a later
         // push is sparse (it sends the list of its appends; decided alike everywhere) or
-        // dense (it sends its discovery bitmap).
+        // dense (it marks a discovery bitmap, then sends lists or the bitmap's words).
         const bool source_push = SEVERAL && push && level == 0u;
         const bool sparse = push && SEVERAL && !source_push && next.w[DO_R_SPARSE] != 0u;
         const bool dense = push && SEVERAL && !source_push && !sparse;

@@ -1,8 +1,8 @@
 // The device-driven direction-optimizing BFS's barrier actions
 // (kernels/include/direction_fused.cuh): the members of DoRun (direction_fused_run.cuh) that one
 // thread runs while every block waits at a grid barrier: the exchanges across the devices (of
-// the sparse push's list lengths and of the level counters) and the decide, which accounts the
-// step just taken and picks the next.
+// a push's list lengths and of the level counters) and the decide, which accounts the step
+// just taken and picks the next.
 
 #pragma once
 
@@ -10,8 +10,9 @@
 
 namespace groute {
 
-// The exchange after a sparse push's send (one thread): every device's list length
-// travels with it, summed into DO_RECEIVED by rank. False when it failed.
+// The exchange after a push on several devices (one thread): every device's number of
+// appends (a sparse push's list length) travels with it, summed into DO_RECEIVED by rank.
+// False when it failed.
 __device__ inline bool DoRun::exchange_lengths(unsigned int appends) const {
     unsigned long long mine[PEER_MAX_DEVICES];
     unsigned long long sums[PEER_MAX_DEVICES];
@@ -47,8 +48,8 @@ __device__ inline bool DoRun::exchange(const unsigned long long* mine, unsigned 
 // block waiting): see the header of kernels/include/direction_fused.cuh. Returns the next step
 // as a record; notes what the step of trace row `row` found and stamps its end.
 // `own`: DO_COUNTED_HERE (the counters count this device's owned finds: they are summed
-// over the devices) or this device's next frontier, the counters already global (a sparse
-// push: no exchange).
+// over the devices) or this device's next frontier, the counters already global (a push
+// that sent lists: no exchange).
 __device__ inline FusedRecord DoRun::decide(const DirectionTrace& trace, unsigned int row,
                                             unsigned int own) const {
     trace.stamp(row, TRACE_SCAN_END);

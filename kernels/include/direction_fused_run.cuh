@@ -81,7 +81,7 @@ struct DoRun {
 
     // A dense push's discovery bitmap: words() u32 behind the inbox halves (the host
     // allocates them with the inbox and zeroes them with it; send_marks clears them, but for
-    // the owned words that apply_marks reads and clears).
+    // the owned words that apply_marks reads and clears, or send_appends every word it set).
     __device__ unsigned int* marks() const {
         return inbox + 2u * (group.size - 1u) * words();
     }
@@ -389,11 +389,11 @@ struct DoRun {
         }
     }
 
-    // After a sparse push (which stored its appends into the peers' lists as it appended
-    // them): appends the owned ones among its appends at worklist positions [begin, end)
-    // (every vertex this device set from UNREACHED, each once) behind them (the next
-    // frontier), and adds the degrees and number of every append, owned or not, to the level
-    // counters (global counts; see apply_lists). All threads call it.
+    // After a sparse push (which stored its appends into the peers' lists as it appended them) or a
+    // dense push that sent them as lists (send_appends): appends the owned ones among its appends
+    // at worklist positions [begin, end) (every vertex this device set from UNREACHED, each once)
+    // behind them (the next frontier), and adds the degrees and number of every append, owned or
+    // not, to the level counters (global counts; see apply_lists). All threads call it.
     __device__ void append_owned(unsigned int begin, unsigned int end) const {
         const unsigned int stride = gridDim.x * blockDim.x;
         const unsigned int thread = blockIdx.x * blockDim.x + threadIdx.x;
@@ -417,11 +417,11 @@ struct DoRun {
         count_found(out, in, found);
     }
 
-    // After a sparse push's exchange: applies every peer's list of vertices at `mark` (its
-    // length in DO_RECEIVED + its rank) and clears it; a vertex whose level this device sets
-    // first (from UNREACHED) joins the next frontier if it owns it, and is counted, owned or
-    // not: with append_owned's counts, each vertex of the union of all the devices' appends
-    // is counted once, so the counters are the global ones on every device (no exchange of
+    // After the exchange that makes a push's lists visible: applies every peer's list of vertices
+    // at `mark` (its length in DO_RECEIVED + its rank) and clears it; a vertex whose level this
+    // device sets first (from UNREACHED) joins the next frontier if it owns it, and is counted,
+    // owned or not: with append_owned's counts, each vertex of the union of all the devices'
+    // appends is counted once, so the counters are the global ones on every device (no exchange of
     // counters). All threads call it.
     __device__ void apply_lists(unsigned int mark) const {
         const unsigned int stride = gridDim.x * blockDim.x;

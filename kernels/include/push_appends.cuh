@@ -27,8 +27,8 @@ __device__ __forceinline__ unsigned int inbox_slot(unsigned int rank, unsigned i
 //
 // A dense push (`marks` not null): each appended vertex's bit is set in
 // the discovery bitmap by a reduction (atomicOr, its result unused: RED), which the grid
-// barrier after the step orders before send_marks (and, after the exchange, apply_marks)
-// reads it. A worklist overflow notes
+// barrier after the step orders before send_appends or send_marks (and, after the exchange,
+// apply_marks) reads it. A worklist overflow notes
 // nothing (the run fails on it).
 struct PushAppends {
     DeviceWorklist wl;

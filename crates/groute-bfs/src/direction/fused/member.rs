@@ -126,8 +126,8 @@ impl FusedMember {
         } else {
             None
         };
-        // Pushes append every head they improve, owned or not, and sparse pushes never
-        // rewind: each vertex is first set at most once on this device, and each vertex whose
+        // Pushes append every head they improve, owned or not, and pushes that send lists
+        // never rewind: each vertex is first set at most once on this device, and each vertex whose
         // row the device holds joins at most one frontier besides. So n plus the rows held
         // (2n on one device).
         let slots = n + (owned.end - owned.start) as usize;

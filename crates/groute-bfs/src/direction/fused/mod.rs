@@ -21,15 +21,16 @@
 //! compiled out, and `bfs_direction_fused_several`; each has a `_bits` twin whose pulls read
 //! frontier bitmaps and pull lists. The one-device builds and the several-device builds are
 //! programs of their own (`kernels/bfs/bfs_direction_fused.cu`,
-//! `bfs_direction_fused_several.cu`): a run compiles those of its member count. A pull step builds the next frontier and
-//! stores its finds into the peers' inboxes itself; frontier passes reserve worklist slots
-//! once per block; exchanges are posted into every peer's memory; on several devices, every
-//! device expands the source's out-arcs at level 0 itself, reading them from the owner's rows
-//! over the peer link (no discovery crosses a link, no device waits for a hub source), later
-//! push levels with few out-arcs store lists of their appends into the peers' inboxes as they
-//! append and build the next frontier from them, the others mark their discoveries in a
-//! bitmap whose words they send; a pull or sparse push level makes one exchange, a dense
-//! push level two (see the kernel's header).
+//! `bfs_direction_fused_several.cu`): a run compiles those of its member count. A pull step
+//! builds the next frontier and stores its finds into the peers' inboxes itself; frontier
+//! passes reserve worklist slots once per block; exchanges are posted into every peer's
+//! memory; on several devices, every device expands the source's out-arcs at level 0 itself,
+//! reading them from the owner's rows over the peer link (no discovery crosses a link, no
+//! device waits for a hub source), later push levels with few out-arcs store lists of their
+//! appends into the peers' inboxes as they append and build the next frontier from them, the
+//! others mark their discoveries in a bitmap, then send lists of their appends where they
+//! found few and the bitmap's words where they found many; a pull or sparse push level makes
+//! one exchange, a dense push level two or three (see the kernel's header).
 //! The run-time choices are a per-phase trace of every level on every device (`trace.rs`,
 //! [`DirectionTrace`], [`BfsTuning::trace`]) and whether the pulls read frontier bitmaps
 //! and pull lists instead of levels ([`BfsTuning::pull_bitmap`]; by default where the level

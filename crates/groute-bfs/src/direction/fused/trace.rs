@@ -70,17 +70,20 @@ pub struct PhaseTimes {
     pub step: Option<u64>,
     /// A push step's hub phase (when it listed hubs).
     pub hubs: Option<u64>,
-    /// The pass that stores the step's discoveries into the peers' inboxes.
+    /// A dense push's exchange of the devices' append counts and the pass that stores its
+    /// discoveries into the peers' inboxes (as lists where it found few, else as words).
     pub send: Option<u64>,
-    /// The cross-device exchange that makes them visible.
+    /// The cross-device exchange that makes them visible (a sparse push's: of its lists'
+    /// lengths).
     pub exchange: Option<u64>,
     /// Building the next frontier: counting a push's appends on one device (and the source's
     /// push on several, which every device expands itself); on several, otherwise,
-    /// applying the received words (after a pull), the received lists (after a sparse push),
-    /// or the received words and the discovery bitmap with the count of the appended
-    /// vertices (after a dense push).
+    /// applying the received words (after a pull), the received lists (after a sparse push,
+    /// or a dense one that sent lists), or the received words and the discovery bitmap with
+    /// the count of the appended vertices (after a dense push that sent words).
     pub scan: Option<u64>,
-    /// Summing the counters across the devices (the second exchange) and the switch rule.
+    /// Summing the counters across the devices (after a pull, or a push that sent words: its
+    /// last exchange; none after a push that sent lists) and the switch rule.
     pub decide: Option<u64>,
 }
 
