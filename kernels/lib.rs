@@ -103,6 +103,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("fused_solo.cuh"),
     header!("list_claim.cuh"),
     header!("low_list.cuh"),
+    header!("block_stage.cuh"),
     header!("hubs.cuh"),
     header!("block_count.cuh"),
     header!("direction.cuh"),

@@ -47,7 +47,9 @@
 // run, crates/groute-worklist/src/traversal/fused_peer.rs): improved vertices of other devices
 // go to the next device's inbox, a ring in its memory (SendBuffer with `freed`: positions are
 // reserved on this device's CTRL_SEND_END and written modulo the ring, never more than its
-// capacity past CTRL_SEND_FREED, the positions the receiver has read, which it stores here).
+// capacity past CTRL_SEND_FREED, the positions the receiver has read, which it stores here);
+// the grid phases send through the block's stage (block_stage.cuh: one reservation per block
+// and round or hub tile).
 // Every action counts what the phase sent in PEER_PENDING (peer_count_sends) and hands the
 // new end on in the release record; at the start of the next phase one thread, the
 // *publisher* (thread 0 of the grid's last block, which has the fewest items of a small
@@ -255,9 +257,10 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
         const LowList low = a.low_list(current, threshold);
         const DeviceWorklist wl{a.wl_data, a.wl_mask, start, a.ctrl};
         if (phase == FUSED_PHASE_EXPAND) {
-            traversal_expand<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
-                                              end - start, send, low, GridShape::launch(),
-                                              HUB_MIN_DEGREE, a.filter_loads());
+            traversal_expand<Relax, WEIGHTED, PEERED>(a.ops, a.offsets, a.targets, a.weights,
+                                                      wl, end - start, send, low,
+                                                      GridShape::launch(), HUB_MIN_DEGREE,
+                                                      a.filter_loads());
             if (in_end != in_begin) {
                 // Device-driven runs: SplitReceive on the items the action took from the
                 // inbox ring (kept ones join the next batch, others pass on to the next
@@ -266,9 +269,10 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                 const unsigned int count = in_end - in_begin;
                 const unsigned int head =
                     count < a.inbox_capacity - first ? count : a.inbox_capacity - first;
-                traversal_split_receive(a.ops, a.inbox + first, head, wl, send, low);
+                traversal_split_receive<PEERED>(a.ops, a.inbox + first, head, wl, send, low);
                 if (count != head) {
-                    traversal_split_receive(a.ops, a.inbox, count - head, wl, send, low);
+                    traversal_split_receive<PEERED>(a.ops, a.inbox, count - head, wl, send,
+                                                    low);
                 }
             }
         } else if (phase == FUSED_PHASE_SOLO) {
@@ -286,8 +290,8 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                     record[RECORD_PUBLISHED]);
             }
         } else if (phase == FUSED_PHASE_HUBS) {
-            traversal_expand_hubs<Relax, WEIGHTED>(a.ops, a.offsets, a.targets, a.weights, wl,
-                                                   send, low);
+            traversal_expand_hubs<Relax, WEIGHTED, false, PEERED>(a.ops, a.offsets, a.targets,
+                                                                  a.weights, wl, send, low);
         } else {  // FUSED_PHASE_REEXAMINE: the taken list into the other one
             traversal_reexamine(a.ops.values, a.low[current], taken, wl,
                                 a.low_list(current ^ 1u, threshold));

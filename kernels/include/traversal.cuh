@@ -14,7 +14,11 @@
 //   the item's own thread consecutive ones) with the step's loads and atomics issued together
 //   and one worklist reservation per warp and step (relax_thread_arcs): a dependent chain of
 //   round trips (targets, head value, atomicMin) per THREAD_ARCS arcs instead of per arc.
-//   Appends are warp-aggregated (one atomic per warp per destination).
+//   Worklist appends are warp-aggregated (one atomic per warp); soft priority's deferred
+//   heads gather in the block's stage (block_stage.cuh) and reach the low list once per round
+//   or hub tile, and so do the sent heads where the build stages sends (STAGE_SENDS: the
+//   device-driven members and the host-driven multi-device rounds; the others append to the
+//   outgoing buffer one atomic per warp and arc of a step).
 //   Hubs (degree >= hub_min_degree, HUB_MIN_DEGREE by default; the host lowers it to
 //   SMALL_GRID_HUB_MIN_DEGREE for launches smaller than the resident grid, so that a round
 //   of a few hundred long lists is spread over the whole grid instead of running on the
@@ -34,6 +38,7 @@
 // Launch with blockDim.x a multiple of 32, at most 1024. Self-contained (NVRTC).
 #pragma once
 
+#include "block_stage.cuh"
 #include "list_claim.cuh"
 #include "low_list.cuh"
 
@@ -231,13 +236,14 @@ enum : unsigned int { THREAD_ARCS = 4 };
 // latency-bound levels). A worklist that KEEPS_RANGES (the single-block mode's, solo_frontier.cuh)
 // also gets each appended head's adjacency range, loaded before the atomics so that those
 // loads and the atomicMin are in flight together. Call with all 32 lanes.
-template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Low>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Send,
+          typename Low>
 __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
                                                   unsigned long long e, unsigned long long end,
                                                   bool have, const Value& item,
-                                                  const Worklist& wl, const SendBuffer& send,
+                                                  const Worklist& wl, const Send& send,
                                                   const Low& low, bool filter,
                                                   unsigned int stride = 1u) {
     bool active[THREAD_ARCS];
@@ -299,12 +305,15 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     // 2 x THREAD_ARCS votes of their appends.
     if (__any_sync(0xFFFFFFFFu, elsewhere)) {
         low.append_warp_n(u, cand, deferred);
+        if constexpr (Send::STAGED) {
+            send.append_warp_n(u, cand, remote);
+        } else {
+            // The outgoing buffer itself: one append per arc of the step (builds whose runs
+            // send rarely or never: one reservation for the step costs the others more).
 #pragma unroll
-        for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
-            VertexValue p;
-            p.vertex = u[k];
-            p.value = cand[k];
-            send.append_warp(p, remote[k]);
+            for (unsigned int k = 0; k < THREAD_ARCS; ++k) {
+                send.append_warp(VertexValue{u[k], cand[k]}, remote[k]);
+            }
         }
     }
 }
@@ -315,11 +324,12 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
 // found none in the block; claim_block_lists would synchronise to find that out), (2) lists of
 // at least 32 by one warp each, (3) the rest by their own thread, THREAD_ARCS arcs per step.
 // Call with every thread of the block, from block-uniform control flow.
-template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Low>
+template <typename Relax, bool WEIGHTED, typename Worklist, typename Value, typename Send,
+          typename Low>
 __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
                                                   const unsigned int* targets,
                                                   const unsigned int* weights,
-                                                  const Worklist& wl, const SendBuffer& send,
+                                                  const Worklist& wl, const Send& send,
                                                   const Low& low, bool have, unsigned int v,
                                                   unsigned long long begin,
                                                   unsigned long long end, const Value& item,
@@ -367,7 +377,7 @@ __device__ __forceinline__ void expand_item_lists(const MinSplitOps& ops,
 // also notes them for the peers, as the direction kernel's push does). Lists of at least
 // `hub_min_degree` arcs are recorded as hubs (traversal_expand_hubs expands them).
 
-template <typename Relax, bool WEIGHTED, typename Appends>
+template <typename Relax, bool WEIGHTED, bool STAGE_SENDS = false, typename Appends>
 __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long long* offsets,
                                       const unsigned int* targets, const unsigned int* weights,
                                       const DeviceWorklist wl, const Appends appends,
@@ -382,11 +392,11 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
     // come together; interleaving spreads them over the blocks instead of serialising them in
     // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
-    // Soft priority's deferred heads go through the block's stage (StagedLowList says why),
-    // flushed after each round of the block's items. The first round's appends follow the
-    // first barrier of its block-list claim (ordering `stage`), a later round's the last
-    // barrier of the flush before it.
-    const StagedLowList staged = StagedLowList::of(low);
+    // Soft priority's deferred heads and the sent ones go through the block's stage
+    // (BlockStage says why), flushed after each round of the block's items. The first
+    // round's appends follow the first barrier of its block-list claim (ordering `stage`), a
+    // later round's the last barrier of the flush before it.
+    const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
     const bool staging = staged.active();
     staged.stage();
     for (unsigned int r = 0; r < rounds; ++r) {
@@ -406,16 +416,16 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
                 have = false;
             }
         }
-        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, send, staged, have,
-                                           v, begin, end, KnownValue{value}, filter_loads,
-                                           true);
+        expand_item_lists<Relax, WEIGHTED>(ops, targets, weights, appends, staged.sent(),
+                                           staged.deferred(), have, v, begin, end,
+                                           KnownValue{value}, filter_loads, true);
         if (staging) {
             staged.flush();
         }
     }
 }
 
-template <typename Relax, bool WEIGHTED>
+template <typename Relax, bool WEIGHTED, bool STAGE_SENDS = false>
 __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long* offsets,
                                  const unsigned int* targets, const unsigned int* weights,
                                  const DeviceWorklist wl, unsigned int count,
@@ -423,13 +433,15 @@ __device__ void traversal_expand(const MinSplitOps ops, const unsigned long long
                                  const GridShape shape = GridShape::launch(),
                                  const unsigned int hub_min_degree = HUB_MIN_DEGREE,
                                  const bool filter_loads = true) {
-    traversal_expand_into<Relax, WEIGHTED>(ops, offsets, targets, weights, wl, wl, count, send,
-                                           low, shape, hub_min_degree, filter_loads);
+    traversal_expand_into<Relax, WEIGHTED, STAGE_SENDS>(ops, offsets, targets, weights, wl, wl,
+                                                        count, send, low, shape, hub_min_degree,
+                                                        filter_loads);
 }
 
 // Expands the hubs recorded in wl.ctrl, a tile of HUB_TILE arcs per block and step (BATCHED:
 // THREAD_ARCS consecutive arcs per thread), appending through `appends`.
-template <typename Relax, bool WEIGHTED, bool BATCHED, typename Appends>
+template <typename Relax, bool WEIGHTED, bool BATCHED, bool STAGE_SENDS = false,
+          typename Appends>
 __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
                                            const unsigned long long* offsets,
                                            const unsigned int* targets,
@@ -450,8 +462,9 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     }
     const unsigned int* hubs = wl.ctrl + TRAVERSAL_CTRL_WORDS;
     const unsigned int lane = lane_id();
-    // Soft priority's deferred heads go through the block's stage (StagedLowList says why).
-    const StagedLowList staged = StagedLowList::of(low);
+    // Soft priority's deferred heads and the sent ones go through the block's stage
+    // (BlockStage says why).
+    const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
     const bool staging = staged.active();
     staged.stage();
     for (unsigned int g = blockIdx.x; g < tiles; g += gridDim.x) {
@@ -482,16 +495,16 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
             for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x * THREAD_ARCS;
                 relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te,
-                                                   KnownValue{val}, appends, send, staged,
-                                                   true);
+                                                   KnownValue{val}, appends, staged.sent(),
+                                                   staged.deferred(), true);
             }
         } else {
             const unsigned long long step = blockDim.x * THREAD_ARCS;
             for (unsigned long long base = tb; base < te; base += step) {
                 const unsigned long long e = base + threadIdx.x;
                 relax_thread_arcs<Relax, WEIGHTED>(ops, targets, weights, e, te, e < te,
-                                                   KnownValue{val}, appends, send, staged, true,
-                                                   blockDim.x);
+                                                   KnownValue{val}, appends, staged.sent(),
+                                                   staged.deferred(), true, blockDim.x);
             }
         }
         if (staging) {
@@ -502,15 +515,16 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     }
 }
 
-template <typename Relax, bool WEIGHTED, bool BATCHED = false>
+template <typename Relax, bool WEIGHTED, bool BATCHED = false, bool STAGE_SENDS = false>
 __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long long* offsets,
                                       const unsigned int* targets, const unsigned int* weights,
                                       const DeviceWorklist wl, const SendBuffer send,
                                       const LowList low = LowList{}) {
-    traversal_expand_hubs_into<Relax, WEIGHTED, BATCHED>(ops, offsets, targets, weights, wl, wl,
-                                                         send, low);
+    traversal_expand_hubs_into<Relax, WEIGHTED, BATCHED, STAGE_SENDS>(ops, offsets, targets,
+                                                                      weights, wl, wl, send, low);
 }
 
+template <bool STAGE_SENDS>
 __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const VertexValue* received,
                                                         unsigned int count,
@@ -519,6 +533,12 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const LowList low = LowList{}) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
+    // The deferred and passed items go through the block's stage, flushed after each round
+    // (flush's last barrier orders the copy before the next round's appends).
+    const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
+    const bool staging = STAGE_SENDS && staged.active();
+    staged.stage();
+    __syncthreads();
     for (unsigned int r = 0; r < rounds; ++r) {
         const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
         unsigned int flags = SF_DROP;
@@ -529,8 +549,16 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
             p = received[i];
             flags = ops.on_receive(p);
         }
-        keep_or_defer(wl, low, ops.unpack(p), p.value, (flags & SF_KEEP) != 0);
-        send.append_warp(p, (flags & SF_PASS) != 0);
+        const bool kept = (flags & SF_KEEP) != 0;
+        if constexpr (STAGE_SENDS) {
+            keep_or_defer(wl, staged.deferred(), ops.unpack(p), p.value, kept);
+        } else {
+            keep_or_defer(wl, low, ops.unpack(p), p.value, kept);
+        }
+        staged.sent().append_warp(p, (flags & SF_PASS) != 0);
+        if (staging) {
+            staged.flush();
+        }
     }
 }
 
@@ -545,7 +573,7 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
     const unsigned int rounds = (count + stride - 1u) / stride;
     // The re-deferred items go through the block's stage, flushed after each round (flush's
     // last barrier orders the copy before the next round's appends).
-    const StagedLowList staged = StagedLowList::of(low);
+    const BlockStage<false> staged = BlockStage<false>::of(low, SendBuffer{});
     const bool staging = staged.active();
     staged.stage();
     __syncthreads();
@@ -559,7 +587,7 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
             p = taken[i];
             live = values[p.vertex] >= p.value;  // values only decrease: equal, not superseded
         }
-        keep_or_defer(wl, staged, p.vertex, p.value, live);
+        keep_or_defer(wl, staged.deferred(), p.vertex, p.value, live);
         if (staging) {
             staged.flush();
         }
@@ -593,9 +621,10 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
         const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
-        groute::traversal_expand<RELAX, WEIGHTED>(ops, offsets, targets, weights, wl, count,   \
-                                                  send, low, groute::GridShape::launch(),      \
-                                                  hub_min_degree);                             \
+        groute::traversal_expand<RELAX, WEIGHTED, true>(ops, offsets, targets, weights, wl,    \
+                                                        count, send, low,                      \
+                                                        groute::GridShape::launch(),           \
+                                                        hub_min_degree);                       \
     }                                                                                          \
     extern "C" __global__ void NAME##_expand_hubs(                                             \
         unsigned int* values, const unsigned long long* offsets, const unsigned int* targets,  \
@@ -608,8 +637,8 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
         const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
-        groute::traversal_expand_hubs<RELAX, WEIGHTED>(ops, offsets, targets, weights, wl,     \
-                                                       send, low);                             \
+        groute::traversal_expand_hubs<RELAX, WEIGHTED, false, true>(ops, offsets, targets,     \
+                                                                    weights, wl, send, low);   \
     }                                                                                          \
     extern "C" __global__ void NAME##_split_receive(                                           \
         unsigned int* values, const groute::VertexValue* received, unsigned int count,         \
@@ -621,7 +650,7 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                        \
         const groute::SendBuffer send{send_data, send_capacity, send_base, ctrl};              \
         const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
-        groute::traversal_split_receive(ops, received, count, wl, send, low);                  \
+        groute::traversal_split_receive<true>(ops, received, count, wl, send, low);            \
     }                                                                                          \
     extern "C" __global__ void NAME##_reexamine(                                               \
         const unsigned int* values, const groute::VertexValue* taken, unsigned int count,      \

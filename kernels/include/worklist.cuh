@@ -131,19 +131,17 @@ struct DeviceWorklist {
 // value read is a lower bound, and a send within `capacity` of it needs no read of *freed
 // (a round trip to L2 on the sending warp's path).
 struct SendBuffer {
+    // Appends go straight to the buffer (block_stage.cuh's Sent view stages them).
+    static constexpr bool STAGED = false;
     VertexValue* data;
     unsigned int capacity;
     unsigned int base;  // position of data[0] (flat)
     unsigned int* ctrl;
     const unsigned int* freed;  // ring: positions the receiver has read (null: flat)
 
-    // Appends `p` where `keep`, one atomic per warp (call from warp-uniform control flow).
-    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
-        unsigned int total;
-        const unsigned int position = warp_reserve(ctrl + CTRL_SEND_END, keep, total);
-        if (!keep) {
-            return;
-        }
+    // Writes `p` at the reserved position `position`; a position past the ring's free space
+    // (or the flat buffer's capacity) writes nothing and records the needed size (Overflow).
+    __device__ __forceinline__ void store_at(unsigned int position, const VertexValue& p) const {
         // A ring's free positions: the control words' value first (any value read is safe:
         // the word only grows), *freed itself only where that one says the ring is full.
         unsigned int from = base;
@@ -159,6 +157,40 @@ struct SendBuffer {
             return;
         }
         data[freed == nullptr ? slot : position & (capacity - 1u)] = p;
+    }
+
+    // Appends `p` where `keep`, one atomic per warp (call from warp-uniform control flow).
+    __device__ __forceinline__ void append_warp(const VertexValue& p, bool keep) const {
+        unsigned int total;
+        const unsigned int position = warp_reserve(ctrl + CTRL_SEND_END, keep, total);
+        if (keep) {
+            store_at(position, p);
+        }
+    }
+
+    // Appends (items[k], values[k]) for every k where keep[k], K < 8 per lane, with one
+    // reservation for the warp. Call with all 32 lanes.
+    template <unsigned int K>
+    __device__ __forceinline__ void append_warp_n(const unsigned int (&items)[K],
+                                                  const unsigned int (&values)[K],
+                                                  const bool (&keep)[K]) const {
+        static_assert(K < 8u, "warp_reserve_n_by<3> counts at most 7 items per lane");
+        unsigned int n = 0;
+#pragma unroll
+        for (unsigned int k = 0; k < K; ++k) {
+            n += keep[k] ? 1u : 0u;
+        }
+        unsigned int total;
+        unsigned int first;
+        unsigned int position = warp_reserve_n_by<3>(
+            n, total, first, [&](unsigned int t) { return atomicAdd(ctrl + CTRL_SEND_END, t); });
+#pragma unroll
+        for (unsigned int k = 0; k < K; ++k) {
+            if (keep[k]) {
+                store_at(position, VertexValue{items[k], values[k]});
+                ++position;
+            }
+        }
     }
 };
 
