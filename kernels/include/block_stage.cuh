@@ -1,7 +1,8 @@
 // A block's stage of the appends a traversal's phases make outside its worklist: soft
 // priority's deferred heads (the low list, low_list.cuh) and the heads sent to other devices
-// (the outgoing buffer, worklist.cuh's SendBuffer). The expand, hub, receive and re-examine
-// phases append through it (traversal.cuh).
+// (the outgoing buffer, worklist.cuh's SendBuffer). The expand, hub and re-examine phases
+// defer through it, and where the build stages sends (SENDS) the expand, hub and receive
+// phases send through it too (traversal.cuh).
 #pragma once
 
 #include "low_list.cuh"
@@ -46,8 +47,9 @@ __device__ __forceinline__ void append_one_warp(const View& view, const VertexVa
 // so nearly every warp step appends, and those atomics on one L2 slice set the phase's pace.
 // Staged, the slice sees at most three atomics per flush and block. On two H200s SSSP on a
 // Kronecker graph ran its hub tiles at two thirds of one GPU's rate per arc before its sends
-// were staged. Builds whose runs never or seldom send (SENDS false: one device, the bounded
-// rounds) keep their sends out of the stage and its code out of their loops.
+// were staged. The fused builds whose runs never or seldom send (SENDS false: one device,
+// the bounded rounds) keep their sends out of the stage and its code out of their loops; the
+// host-driven kernels stage them on any device count.
 //
 // A warp whose items do not fit in the stage's free entries appends them to the global list
 // itself (LowList::append_warp_n, SendBuffer::append_warp_n), so any block size and tile
@@ -82,8 +84,10 @@ struct BlockStage {
         return BlockStage{low, send, entries, words};
     }
 
-    // Whether anything can be appended through the stage (flushes are needed). An outgoing
-    // buffer of capacity 0 is a device's that owns every vertex, which never sends.
+    // Whether anything can be appended through the stage (flushes are needed). Where SENDS,
+    // the outgoing buffer must have a capacity (the host gives every device-driven ring and
+    // every host-driven outgoing buffer at least one item): a send staged with soft priority
+    // off and no capacity would never be flushed.
     __device__ __forceinline__ bool active() const {
         return low.active() || (SENDS && send.capacity != 0u);
     }

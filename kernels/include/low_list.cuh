@@ -1,5 +1,5 @@
-// Soft priority's low list on the device (LowList), which the expand, hub, receive and
-// re-examine phases defer to through their block's stage (block_stage.cuh). Part of the
+// Soft priority's low list on the device (LowList), which the grid phases defer to through
+// their block's stage (block_stage.cuh) and the single-block modes directly. Part of the
 // generic min-label traversal (traversal.cuh).
 #pragma once
 

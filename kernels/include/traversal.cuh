@@ -17,7 +17,7 @@
 //   Worklist appends are warp-aggregated (one atomic per warp); soft priority's deferred
 //   heads gather in the block's stage (block_stage.cuh) and reach the low list once per round
 //   or hub tile, and so do the sent heads where the build stages sends (STAGE_SENDS: the
-//   device-driven members and the host-driven multi-device rounds; the others append to the
+//   device-driven members and the host-driven kernels; the other fused builds append to the
 //   outgoing buffer one atomic per warp and arc of a step).
 //   Hubs (degree >= hub_min_degree, HUB_MIN_DEGREE by default; the host lowers it to
 //   SMALL_GRID_HUB_MIN_DEGREE for launches smaller than the resident grid, so that a round
@@ -301,8 +301,8 @@ __device__ __forceinline__ void relax_thread_arcs(const MinSplitOps& ops,
     }
     ranges.append_warp_n(wl, u, to_wl, n);
     // The low list and the outgoing buffer take one vote of the warp when it has nothing for
-    // either (one device without soft priority, or a step inside a partition): not the
-    // 2 x THREAD_ARCS votes of their appends.
+    // either (one device without soft priority, or a step inside a partition): not the votes
+    // of their appends.
     if (__any_sync(0xFFFFFFFFu, elsewhere)) {
         low.append_warp_n(u, cand, deferred);
         if constexpr (Send::STAGED) {
@@ -392,10 +392,10 @@ __device__ void traversal_expand_into(const MinSplitOps ops, const unsigned long
     // come together; interleaving spreads them over the blocks instead of serialising them in
     // one block's block-granularity loop.
     const unsigned int rounds = (count + stride - 1u) / stride;
-    // Soft priority's deferred heads and the sent ones go through the block's stage
-    // (BlockStage says why), flushed after each round of the block's items. The first
-    // round's appends follow the first barrier of its block-list claim (ordering `stage`), a
-    // later round's the last barrier of the flush before it.
+    // Soft priority's deferred heads and, where STAGE_SENDS, the sent ones go through the block's
+    // stage (BlockStage says why), flushed after each round of the block's items. The first round's
+    // appends follow the first barrier of its block-list claim (ordering `stage`), a later round's
+    // the last barrier of the flush before it.
     const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
     const bool staging = staged.active();
     staged.stage();
@@ -462,8 +462,8 @@ __device__ void traversal_expand_hubs_into(const MinSplitOps ops,
     }
     const unsigned int* hubs = wl.ctrl + TRAVERSAL_CTRL_WORDS;
     const unsigned int lane = lane_id();
-    // Soft priority's deferred heads and the sent ones go through the block's stage
-    // (BlockStage says why).
+    // Soft priority's deferred heads and, where STAGE_SENDS, the sent ones go through the
+    // block's stage (BlockStage says why).
     const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
     const bool staging = staged.active();
     staged.stage();
@@ -533,8 +533,9 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const LowList low = LowList{}) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int rounds = (count + stride - 1u) / stride;
-    // The deferred and passed items go through the block's stage, flushed after each round
-    // (flush's last barrier orders the copy before the next round's appends).
+    // Where STAGE_SENDS, the deferred and passed items go through the block's stage, flushed
+    // after each round (flush's last barrier orders the copy before the next round's
+    // appends); else straight to their lists.
     const BlockStage<STAGE_SENDS> staged = BlockStage<STAGE_SENDS>::of(low, send);
     const bool staging = STAGE_SENDS && staged.active();
     staged.stage();

@@ -310,10 +310,10 @@ fn hub_storm(hubs: u32, heads: u32) -> Graph {
     from_triples((1 + hubs + heads) as usize, &arcs, "hub storm")
 }
 
-/// Hub tiles that defer more heads than a block stages in shared memory (on CUDA a tile is
-/// 2,048 arcs and a block stages 1,024 deferred heads; here nearly every arc of a hub is
-/// deferred under a narrow band) lose none of them: Dijkstra's distances on every device
-/// count, with narrow bands, the default one and none.
+/// Hub tiles that defer more heads than a block stages in shared memory (on CUDA a tile is 2,048
+/// arcs and a block stages 1,024 deferred and sent heads; here nearly every arc of a hub is
+/// deferred under a narrow band) lose none of them: Dijkstra's distances on every device count,
+/// with narrow bands, the default one and none.
 #[test]
 fn hub_tiles_that_defer_more_heads_than_a_block_stages_lose_none() {
     let g = hub_storm(12, 6000);
