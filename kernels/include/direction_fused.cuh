@@ -197,6 +197,21 @@ __device__ __forceinline__ void direction_fused(
                 barrier, gen, config, [] { return FusedRecord{{0u, 0u, 0u, 0u, 0u, 0u}}; },
                 publish, settle);
         };
+        // The barrier after a push's sends (lists or marks words), whose action exchanges
+        // with the peers (the trace's send and exchange ends); false where the exchange failed
+        // (DO_STATUS set).
+        const auto exchange_sent = [&] {
+            grid_barrier(
+                barrier, gen, config,
+                [&] {
+                    trace.stamp(row, TRACE_SEND_END);
+                    const bool ok = run.exchange(nullptr, nullptr, 0u);
+                    trace.stamp(row, TRACE_EXCHANGE_END);
+                    return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
+                },
+                publish, settle);
+            return shared_record.w[0] != 0u;
+        };
         if (push && unappended) {
             run.append_found(level);
             local_barrier();
@@ -312,16 +327,7 @@ __device__ __forceinline__ void direction_fused(
                 if (dense) {
                     // Few appends: sent as a sparse push sends them, behind its exchange.
                     run.send_appends(list_begin, end, level + 1u);
-                    grid_barrier(
-                        barrier, gen, config,
-                        [&] {
-                            trace.stamp(row, TRACE_SEND_END);
-                            const bool ok = run.exchange(nullptr, nullptr, 0u);
-                            trace.stamp(row, TRACE_EXCHANGE_END);
-                            return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
-                        },
-                        publish, settle);
-                    if (shared_record.w[0] == 0u) {
+                    if (!exchange_sent()) {
                         break;  // the exchange failed (DO_STATUS set)
                     }
                 }
@@ -332,16 +338,7 @@ __device__ __forceinline__ void direction_fused(
             } else {
                 front = 0u;
                 run.send_marks(level + 1u);
-                grid_barrier(
-                    barrier, gen, config,
-                    [&] {
-                        trace.stamp(row, TRACE_SEND_END);
-                        const bool ok = run.exchange(nullptr, nullptr, 0u);
-                        trace.stamp(row, TRACE_EXCHANGE_END);
-                        return FusedRecord{{ok ? 1u : 0u, 0u, 0u, 0u, 0u, 0u}};
-                    },
-                    publish, settle);
-                if (shared_record.w[0] == 0u) {
+                if (!exchange_sent()) {
                     break;  // the exchange failed (DO_STATUS set)
                 }
                 run.apply_marks(level + 1u);
