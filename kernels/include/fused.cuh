@@ -182,6 +182,34 @@
 
 namespace groute {
 
+// Lists of at least this many arcs are the grid phases' hubs (HUBS expands them in tiles of
+// HUB_TILE arcs over the whole grid): in the weighted builds (SSSP) from half of
+// HUB_MIN_DEGREE, which the others (BFS) and the host-driven launches of a full grid keep.
+// On a Kronecker graph SSSP's lists of 1,024 to 2,047 arcs are few and heavy; expanded each
+// by the block that holds it (block granularity, one list at a time) they set the pace of
+// their EXPAND phase's last blocks, where hub tiles spread them over the grid. The push BFS
+// ran slower so, and SSSP slower from 512. The host sizes the hub list for the lower one
+// (groute-worklist's HubPolicy, FUSED_HUB_MIN_DEGREE).
+// `-DGROUTE_FUSED_HUB_MIN_DEGREE=N` (GROUTE_NVRTC_OPTIONS) sets N for every build, for
+// experiments.
+template <bool WEIGHTED>
+__host__ __device__ constexpr unsigned int fused_hub_min_degree() {
+#ifdef GROUTE_FUSED_HUB_MIN_DEGREE
+    return GROUTE_FUSED_HUB_MIN_DEGREE;
+#else
+    return WEIGHTED ? HUB_MIN_DEGREE / 2u : HUB_MIN_DEGREE;
+#endif
+}
+
+// Items each thread re-examines a round (traversal_reexamine): in the narrow builds (blocks
+// of at most 256 threads) four in the members' and two in the one-device build's, whose
+// registers (which set how many of its blocks fit) four would raise; one in the wide builds,
+// whose 1,024 threads a round already fill the block's stage.
+template <bool PEERED, unsigned int SOLO_ENTRIES>
+__host__ __device__ constexpr unsigned int fused_reexamine_items() {
+    return SOLO_ENTRIES != 0u ? 1u : PEERED ? 4u : 2u;
+}
+
 // CLUSTER: 0, or the blocks of the cluster that runs SOLO (the `_cluster` build, launched with
 // clusters of that many blocks).
 template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED,
@@ -206,6 +234,7 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
         }
     };
     unsigned int gen = 0;
+    phase_trace_start();
     // Device-driven runs: what the publisher (thread 0 of the last block) has released of
     // this device's sends and freed of its inbox.
     unsigned int released = 0;
@@ -259,7 +288,8 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
         if (phase == FUSED_PHASE_EXPAND) {
             traversal_expand<Relax, WEIGHTED, PEERED>(a.ops, a.offsets, a.targets, a.weights,
                                                       wl, end - start, send, low,
-                                                      GridShape::launch(), HUB_MIN_DEGREE,
+                                                      GridShape::launch(),
+                                                      fused_hub_min_degree<WEIGHTED>(),
                                                       a.filter_loads());
             if (in_end != in_begin) {
                 // Device-driven runs: SplitReceive on the items the action took from the
@@ -293,8 +323,8 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
             traversal_expand_hubs<Relax, WEIGHTED, false, PEERED>(a.ops, a.offsets, a.targets,
                                                                   a.weights, wl, send, low);
         } else {  // FUSED_PHASE_REEXAMINE: the taken list into the other one
-            traversal_reexamine(a.ops.values, a.low[current], taken, wl,
-                                a.low_list(current ^ 1u, threshold));
+            traversal_reexamine<fused_reexamine_items<PEERED, SOLO_ENTRIES>()>(
+                a.ops.values, a.low[current], taken, wl, a.low_list(current ^ 1u, threshold));
         }
         grid_barrier(
             fused, gen, a.barrier,

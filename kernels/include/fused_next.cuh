@@ -4,6 +4,7 @@
 
 #pragma once
 
+#include "fused_phase_trace.cuh"
 #include "fused_state.cuh"
 
 namespace groute {
@@ -114,6 +115,7 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, const FusedArgs
     load_words(a.fused + FUSED_PHASE, s.w);
     unsigned int c[12];  // CTRL_WL_END .. CTRL_INBOX_PUBLISHED
     load_words(ctrl, c);
+    PhaseTraceAction trace(s, c, done);
     const unsigned int wl_end = c[CTRL_WL_END];
     unsigned int hubs = c[CTRL_HUB_COUNT];
     unsigned int low = c[CTRL_LOW_END];
@@ -210,6 +212,7 @@ __device__ __forceinline__ FusedRecord fused_next(FusedState& s, const FusedArgs
         }
     }
     s.at(FUSED_PHASE) = next;
+    trace.finish(s, a.peer.rank, next);
     return s.record();
 }
 

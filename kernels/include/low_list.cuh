@@ -119,4 +119,16 @@ struct LowList {
     }
 };
 
+// Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
+template <typename Worklist, typename Low>
+__device__ __forceinline__ void keep_or_defer(const Worklist& wl, const Low& low,
+                                              unsigned int v, unsigned int prio, bool keep) {
+    const bool deferred = keep && low.defers(prio);
+    wl.append_warp(v, keep && !deferred);
+    VertexValue p;
+    p.vertex = v;
+    p.value = prio;
+    low.append_warp(p, deferred);
+}
+
 }  // namespace groute

@@ -41,6 +41,7 @@
 #include "block_stage.cuh"
 #include "list_claim.cuh"
 #include "low_list.cuh"
+#include "reexamine.cuh"
 
 #include "hubs.cuh"
 #include "predicated.cuh"
@@ -89,18 +90,6 @@ enum : unsigned int {
     // Arcs per hub tile (a kernel may set GROUTE_HUB_TILE before including this header).
     HUB_TILE = GROUTE_HUB_TILE,
 };
-
-// Puts kept vertex `v` of priority `prio` in the worklist, or defers it to `low`.
-template <typename Worklist, typename Low>
-__device__ __forceinline__ void keep_or_defer(const Worklist& wl, const Low& low,
-                                              unsigned int v, unsigned int prio, bool keep) {
-    const bool deferred = keep && low.defers(prio);
-    wl.append_warp(v, keep && !deferred);
-    VertexValue p;
-    p.vertex = v;
-    p.value = prio;
-    low.append_warp(p, deferred);
-}
 
 // The value of an item the grid is about to expand (KnownValue's): a volatile (L2) load, never
 // a stale L1 line. In the fused kernel the value may have been lowered earlier in the same
@@ -563,38 +552,6 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
     }
 }
 
-// Re-examination (soft priority, after an epoch advance): every item of `taken` (the previous
-// low list, `count` items) whose vertex still has the value it was deferred with goes to the
-// worklist if that value is below the new threshold, else back to `low` (the other buffer);
-// an item whose vertex improved since is dropped: the improvement queued a newer copy.
-__device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
-                                                    const VertexValue* taken, unsigned int count,
-                                                    const DeviceWorklist wl, const LowList low) {
-    const unsigned int stride = gridDim.x * blockDim.x;
-    const unsigned int rounds = (count + stride - 1u) / stride;
-    // The re-deferred items go through the block's stage, flushed after each round (flush's
-    // last barrier orders the copy before the next round's appends).
-    const BlockStage<false> staged = BlockStage<false>::of(low, SendBuffer{});
-    const bool staging = staged.active();
-    staged.stage();
-    __syncthreads();
-    for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        bool live = false;
-        VertexValue p;
-        p.vertex = 0;
-        p.value = 0;
-        if (i < count) {
-            p = taken[i];
-            live = values[p.vertex] >= p.value;  // values only decrease: equal, not superseded
-        }
-        keep_or_defer(wl, staged.deferred(), p.vertex, p.value, live);
-        if (staging) {
-            staged.flush();
-        }
-    }
-}
-
 }  // namespace groute
 
 // The extern "C" entry points of one algorithm: NAME##_expand, NAME##_expand_hubs (same
@@ -659,5 +616,5 @@ __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
         groute::VertexValue* low_data, unsigned int low_capacity, unsigned int threshold) {    \
         const groute::DeviceWorklist wl{wl_data, wl_mask, first, ctrl};                       \
         const groute::LowList low{low_data, low_capacity, threshold, ctrl};                    \
-        groute::traversal_reexamine(values, taken, count, wl, low);                            \
+        groute::traversal_reexamine<1>(values, taken, count, wl, low);                         \
     }

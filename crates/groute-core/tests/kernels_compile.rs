@@ -86,7 +86,11 @@ fn the_diagnostic_builds_compile() {
     if !nvrtc_or_skip("the_diagnostic_builds_compile") {
         return;
     }
-    let traced: &[&str] = &["-DGROUTE_TRACE_CLUSTER", "-DGROUTE_TRACE_LEVEL=900"];
+    let traced: &[&str] = &[
+        "-DGROUTE_TRACE_CLUSTER",
+        "-DGROUTE_TRACE_LEVEL=900",
+        "-DGROUTE_TRACE_PHASES",
+    ];
     let builds: [(KernelSource, &[&str]); 2] = [
         (groute_kernels::bfs::BFS_FUSED, traced),
         (groute_kernels::sssp::SSSP_FUSED, traced),

@@ -13,8 +13,11 @@
 //! [`HUB_MIN_DEGREE`]: its blocks already cover the device, and a tile per medium list would
 //! waste most of a block.
 //!
-//! The hub list is sized for both: `2 * arcs / HUB_MIN_DEGREE + 64` slots for full-grid
-//! launches (every hub listed twice), and for a launch smaller than the resident grid one
+//! The fused kernel's grid phases list lists of [`FUSED_HUB_MIN_DEGREE`] arcs or more
+//! (`groute::FUSED_HUB_MIN_DEGREE`, `kernels/include/fused.cuh` says why).
+//!
+//! The hub list is sized for all of them: `2 * arcs / FUSED_HUB_MIN_DEGREE + 64` slots for
+//! full-grid launches and the fused kernel (every hub listed twice), and for a launch smaller than the resident grid one
 //! slot per item that can be listed: at most `resident_grid * BLOCK` items, and at most twice
 //! the device's lists of [`SMALL_GRID_HUB_MIN_DEGREE`] arcs or more (a list is in a launch
 //! about once; twice covers some duplicates, and an improvement storm that queues more only
@@ -25,6 +28,9 @@
 /// Degree from which a list is a hub in a launch of the full resident grid
 /// (`groute::HUB_MIN_DEGREE`).
 pub const HUB_MIN_DEGREE: u32 = 2048;
+/// Degree from which a list is a hub in the fused kernel's grid phases
+/// (`groute::FUSED_HUB_MIN_DEGREE`).
+pub const FUSED_HUB_MIN_DEGREE: u32 = 1024;
 /// Degree from which a list is a hub in a launch of at most an eighth of the resident grid
 /// (`groute::SMALL_GRID_HUB_MIN_DEGREE`).
 pub const SMALL_GRID_HUB_MIN_DEGREE: u32 = 32;
@@ -55,7 +61,7 @@ impl HubPolicy {
         resident_grid: u32,
         block: u32,
     ) -> Self {
-        let full = 2 * (arcs / HUB_MIN_DEGREE as usize) + 64;
+        let full = 2 * (arcs / FUSED_HUB_MIN_DEGREE as usize) + 64;
         let small = if max_degree >= u64::from(SMALL_GRID_HUB_MIN_DEGREE) {
             (resident_grid as usize * block as usize)
                 .min(medium_lists.saturating_mul(2).saturating_add(64))
@@ -151,7 +157,10 @@ mod tests {
     #[test]
     fn low_degree_graphs_list_no_hub() {
         let p = HubPolicy::new(1 << 20, 4, 0, 1056, 256);
-        assert_eq!(p.capacity() as usize, 2 * ((1 << 20) / 2048) + 64);
+        assert_eq!(
+            p.capacity() as usize,
+            2 * ((1 << 20) / FUSED_HUB_MIN_DEGREE as usize) + 64
+        );
         for grid in [1, 100, 1056] {
             assert!(!p.lists_hubs(p.min_degree(grid)));
         }
