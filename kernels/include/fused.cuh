@@ -210,6 +210,14 @@ __host__ __device__ constexpr unsigned int fused_reexamine_items() {
     return SOLO_ENTRIES != 0u ? 1u : PEERED ? 4u : 2u;
 }
 
+// Items each thread receives a round (traversal_split_receive): four in the members' narrow
+// build, as it re-examines; one in the wide builds (their stage fills with one a thread) and
+// in the others, which never receive.
+template <bool PEERED, unsigned int SOLO_ENTRIES>
+__host__ __device__ constexpr unsigned int fused_receive_items() {
+    return PEERED && SOLO_ENTRIES == 0u ? 4u : 1u;
+}
+
 // CLUSTER: 0, or the blocks of the cluster that runs SOLO (the `_cluster` build, launched with
 // clusters of that many blocks).
 template <typename Relax, bool WEIGHTED, unsigned int SOLO_ENTRIES, bool PEERED,
@@ -299,10 +307,12 @@ __device__ __forceinline__ void fused_traversal(const FusedArgs& a) {
                 const unsigned int count = in_end - in_begin;
                 const unsigned int head =
                     count < a.inbox_capacity - first ? count : a.inbox_capacity - first;
-                traversal_split_receive<PEERED>(a.ops, a.inbox + first, head, wl, send, low);
+                constexpr unsigned int ITEMS = fused_receive_items<PEERED, SOLO_ENTRIES>();
+                traversal_split_receive<PEERED, ITEMS>(a.ops, a.inbox + first, head, wl, send,
+                                                       low);
                 if (count != head) {
-                    traversal_split_receive<PEERED>(a.ops, a.inbox, count - head, wl, send,
-                                                    low);
+                    traversal_split_receive<PEERED, ITEMS>(a.ops, a.inbox, count - head, wl,
+                                                           send, low);
                 }
             }
         } else if (phase == FUSED_PHASE_SOLO) {

@@ -513,14 +513,19 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
                                                                       weights, wl, wl, send, low);
 }
 
-template <bool STAGE_SENDS>
+// ITEMS: received items a thread takes a round (as traversal_reexamine's), their loads and
+// atomics all issued before the first result is used; ITEMS > 1 needs STAGE_SENDS (the stage
+// holds a round's items of a block of up to 1,024 / ITEMS threads).
+template <bool STAGE_SENDS, unsigned int ITEMS = 1u>
 __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const VertexValue* received,
                                                         unsigned int count,
                                                         const DeviceWorklist wl,
                                                         const SendBuffer send,
                                                         const LowList low = LowList{}) {
-    const unsigned int stride = gridDim.x * blockDim.x;
+    static_assert(ITEMS == 1u || (STAGE_SENDS && ITEMS < 8u), "1 to 7 items, staged");
+    constexpr unsigned int K = ITEMS;
+    const unsigned int stride = gridDim.x * blockDim.x * K;
     const unsigned int rounds = (count + stride - 1u) / stride;
     // Where STAGE_SENDS, the deferred and passed items go through the block's stage, flushed
     // after each round (flush's last barrier orders the copy before the next round's
@@ -530,22 +535,61 @@ __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
     staged.stage();
     __syncthreads();
     for (unsigned int r = 0; r < rounds; ++r) {
-        const unsigned int i = r * stride + blockIdx.x * blockDim.x + threadIdx.x;
-        unsigned int flags = SF_DROP;
-        VertexValue p;
-        p.vertex = 0;
-        p.value = 0;
-        if (i < count) {
-            p = received[i];
-            flags = ops.on_receive(p);
-        }
-        const bool kept = (flags & SF_KEEP) != 0;
-        if constexpr (STAGE_SENDS) {
-            keep_or_defer(wl, staged.deferred(), ops.unpack(p), p.value, kept);
+        const unsigned int first = r * stride + blockIdx.x * blockDim.x * K + threadIdx.x;
+        if constexpr (K == 1u) {
+            unsigned int flags = SF_DROP;
+            VertexValue p;
+            p.vertex = 0;
+            p.value = 0;
+            if (first < count) {
+                p = received[first];
+                flags = ops.on_receive(p);
+            }
+            const bool kept = (flags & SF_KEEP) != 0;
+            if constexpr (STAGE_SENDS) {
+                keep_or_defer(wl, staged.deferred(), ops.unpack(p), p.value, kept);
+            } else {
+                keep_or_defer(wl, low, ops.unpack(p), p.value, kept);
+            }
+            staged.sent().append_warp(p, (flags & SF_PASS) != 0);
         } else {
-            keep_or_defer(wl, low, ops.unpack(p), p.value, kept);
+            VertexValue p[K];
+            bool listed[K];
+#pragma unroll
+            for (unsigned int k = 0; k < K; ++k) {
+                const unsigned int i = first + k * blockDim.x;
+                listed[k] = i < count;
+                p[k].vertex = 0;
+                p[k].value = 0;
+                if (listed[k]) {
+                    p[k] = received[i];
+                }
+            }
+            unsigned int flags[K];
+#pragma unroll
+            for (unsigned int k = 0; k < K; ++k) {
+                flags[k] = listed[k] ? ops.on_receive(p[k]) : SF_DROP;
+            }
+            unsigned int vertex[K];
+            unsigned int value[K];
+            bool kept[K];
+            bool deferred[K];
+            bool passed[K];
+            unsigned int n = 0;
+#pragma unroll
+            for (unsigned int k = 0; k < K; ++k) {
+                vertex[k] = ops.unpack(p[k]);
+                value[k] = p[k].value;
+                const bool keep = (flags[k] & SF_KEEP) != 0;
+                deferred[k] = keep && low.defers(value[k]);
+                kept[k] = keep && !deferred[k];
+                passed[k] = (flags[k] & SF_PASS) != 0;
+                n += kept[k] ? 1u : 0u;
+            }
+            wl.append_warp_n(vertex, kept, n);
+            staged.deferred().append_warp_n(vertex, value, deferred);
+            staged.sent().append_warp_n(vertex, value, passed);
         }
-        staged.sent().append_warp(p, (flags & SF_PASS) != 0);
         if (staging) {
             staged.flush();
         }
