@@ -24,9 +24,18 @@ FIELDS = ("member", "index", "kind", "run_ns", "action_ns", "items", "received",
 
 
 def parse(lines):
-    """The last traced run of every member: member -> list of phases (dicts)."""
+    """The last traced run of every member: member -> (list of phases (dicts), the phases its
+    end line says it kept, or None)."""
     runs = collections.defaultdict(list)
+    kept = {}
     for line in lines:
+        if line.startswith("phase-trace-end "):
+            try:
+                end = {k: int(v) for k, v in (w.split("=") for w in line.split()[1:])}
+                kept[end["member"]] = end["kept"]
+            except (ValueError, KeyError):
+                pass
+            continue
         if not line.startswith("phase-trace "):
             continue
         try:
@@ -39,7 +48,7 @@ def parse(lines):
             runs[entry["member"]].append([])
         if runs[entry["member"]]:
             runs[entry["member"]][-1].append(entry)
-    return {m: r[-1] for m, r in runs.items() if r}
+    return {m: (r[-1], kept.get(m)) for m, r in runs.items() if r}
 
 
 def summary(member, phases):
@@ -71,7 +80,10 @@ def main():
     members = parse(lines)
     if not members:
         sys.exit("no phase-trace lines: was the run built with -DGROUTE_TRACE_PHASES?")
-    for member, phases in sorted(members.items()):
+    for member, (phases, kept) in sorted(members.items()):
+        if kept is None or kept != len(phases):
+            print(f"member {member}: {len(phases)} phase lines read, the run kept "
+                  f"{'?' if kept is None else kept}: lines were lost or interleaved")
         summary(member, phases)
         if args.phases:
             for p in phases:

@@ -15,8 +15,11 @@
 //
 // run_ns: from the end of the previous action (or the kernel's start) to this action's start,
 // the phase itself; action_ns: this action, which holds a device-driven member's idle wait.
-// A phase beyond PHASE_TRACE_ENTRIES is counted but not kept. The prints take time: a traced
-// run's own timer is not a measurement.
+// A last line, `phase-trace-end member=R phases=N kept=K`, counts them. A phase beyond
+// PHASE_TRACE_ENTRIES is counted but not kept, and the device's printf buffer (1 MiB unless
+// the host raises it) holds about 8,000 lines: lines past it are lost, which the tool reports.
+// `received` counts what EXPAND phases received (SOLO's peer warp receives too, uncounted).
+// The prints take time: a traced run's own timer is not a measurement.
 #pragma once
 
 #include "fused_state.cuh"
@@ -104,6 +107,7 @@ struct PhaseTraceAction {
                    rank, i, e.kind, e.run_ns, e.action_ns, e.items, e.received, e.hubs,
                    e.tiles, e.wl_end, e.sent, e.low, e.threshold, e.levels);
         }
+        printf("phase-trace-end member=%u phases=%u kept=%u\n", rank, index + 1u, kept);
     }
 };
 

@@ -20,7 +20,8 @@ namespace groute {
 // a thread a round most of the memory system waited while every round paid its stage flush
 // (three block barriers): on a Kronecker graph SSSP's re-examinations, which read again every
 // item still deferred, took a sixth of the fused kernel's time so. ITEMS < 8 (the warps'
-// appends count at most 7 items a lane). The host-driven NAME##_reexamine takes one.
+// appends count at most 7 items a lane). The host-driven NAME##_reexamine takes one. `count`
+// is at most 2^30 (the host's low lists hold no more), so no index below wraps.
 template <unsigned int ITEMS>
 __device__ __forceinline__ void traversal_reexamine(const unsigned int* values,
                                                     const VertexValue* taken, unsigned int count,

@@ -515,7 +515,8 @@ __device__ void traversal_expand_hubs(const MinSplitOps ops, const unsigned long
 
 // ITEMS: received items a thread takes a round (as traversal_reexamine's), their loads and
 // atomics all issued before the first result is used; ITEMS > 1 needs STAGE_SENDS (the stage
-// holds a round's items of a block of up to 1,024 / ITEMS threads).
+// holds a round's items of a block of up to 1,024 / ITEMS threads). With ITEMS > 1 `count` is
+// at most 2^31 (a member's inbox ring holds no more), so no index below wraps.
 template <bool STAGE_SENDS, unsigned int ITEMS = 1u>
 __device__ __forceinline__ void traversal_split_receive(const MinSplitOps ops,
                                                         const VertexValue* received,

@@ -14,7 +14,8 @@
 //! waste most of a block.
 //!
 //! The fused kernel's grid phases list lists of [`FUSED_HUB_MIN_DEGREE`] arcs or more
-//! (`groute::FUSED_HUB_MIN_DEGREE`, `kernels/include/fused.cuh` says why).
+//! (SSSP's builds; BFS's keep [`HUB_MIN_DEGREE`]: `groute::fused_hub_min_degree` in
+//! `kernels/include/fused.cuh` says why).
 //!
 //! The hub list is sized for all of them: `2 * arcs / FUSED_HUB_MIN_DEGREE + 64` slots for
 //! full-grid launches and the fused kernel (every hub listed twice), and for a launch smaller than the resident grid one
@@ -28,8 +29,8 @@
 /// Degree from which a list is a hub in a launch of the full resident grid
 /// (`groute::HUB_MIN_DEGREE`).
 pub const HUB_MIN_DEGREE: u32 = 2048;
-/// Degree from which a list is a hub in the fused kernel's grid phases
-/// (`groute::FUSED_HUB_MIN_DEGREE`).
+/// Degree from which a list is a hub in the fused kernel's grid phases of SSSP
+/// (`groute::fused_hub_min_degree`).
 pub const FUSED_HUB_MIN_DEGREE: u32 = 1024;
 /// Degree from which a list is a hub in a launch of at most an eighth of the resident grid
 /// (`groute::SMALL_GRID_HUB_MIN_DEGREE`).
