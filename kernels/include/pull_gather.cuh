@@ -62,7 +62,12 @@ __device__ __forceinline__ float taken_share(const float* share, const unsigned 
 // Sum of `share[sources[e]]` through `taken` for e = first, first + step, ... below `end`, in
 // that order. BATCH tails are loaded before their shares are, so that a thread has BATCH
 // loads in flight instead of one: the loop is bound by the latency of its loads, not by the
-// bandwidth they use. BATCH 1 is the plain loop.
+// bandwidth they use. BATCH 1 is the plain loop. With BATCH > 1 (the synchronous sweeps'
+// gathers over every in-arc) the tails are loaded as streamed once (`ld.global.cs`, evicted
+// first), so that they do not push out of the L1 the shares of the heavy vertices, which
+// many arcs read again: on one H200, PageRank on a Kronecker graph of scale 25 ran 2.5%
+// faster so, scale 21 1%; the device-driven loop's gathers (BATCH 1, road networks), whose
+// lines of tails its neighbouring vertices read again, ran 3% slower.
 template <unsigned int BATCH>
 __device__ __forceinline__ float strided_share_sum(const unsigned int* sources,
                                                    const float* share,
@@ -78,7 +83,7 @@ __device__ __forceinline__ float strided_share_sum(const unsigned int* sources,
         for (unsigned int k = 0; k < BATCH; ++k) {
             const unsigned long long at = e + k * step;
             valid[k] = at < end;
-            tail[k] = valid[k] ? sources[at] : 0u;
+            tail[k] = !valid[k] ? 0u : BATCH > 1 ? __ldcs(sources + at) : sources[at];
         }
 #pragma unroll
         for (unsigned int k = 0; k < BATCH; ++k) {

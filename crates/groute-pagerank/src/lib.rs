@@ -207,9 +207,9 @@
 //!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (28
 //!   against 43 on a Kronecker graph of scale 21) to the same bound: the run ends on a
 //!   round that takes nothing, every residual then at most epsilon. Once a round takes few
-//!   enough vertices that a whole-graph round would gather only their shares or push them,
-//!   one pass delivers the shares still in flight and the run goes on in whole-graph rounds
-//!   (`ranks/sweep_ranges.rs`, "Leaving the ranges").
+//!   enough arcs that a whole-graph round would push them, one pass delivers the shares
+//!   still in flight and the run goes on in whole-graph rounds (`ranks/sweep_ranges.rs`,
+//!   "Leaving the ranges").
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole

@@ -150,10 +150,6 @@ pub struct PageRankRanks {
     /// A round pushes where it is expected to take at most this many out-arcs
     /// ([`PageRankTuning::sweep_push_below`]; 0: never, as across processes).
     push_below: u64,
-    /// A run by vertex ranges leaves them once a round takes at most this many vertices:
-    /// the smallest `sparse_below` of every process, so that every process leaves on the
-    /// same round ([`PageRankRanks::leaves_ranges`]).
-    leave_sparse_below: u64,
     /// [`PageRankRanks::set_time_limit`].
     time_limit: Option<Duration>,
     /// Rounds by vertex ranges across processes: every step's boundary of every process.
@@ -276,16 +272,12 @@ impl PageRankRanks {
             }
             _ => 0,
         };
-        // Each process's boundary size and sparse-gather bound in its own words: every
-        // process learns every one's.
-        let mut counts = vec![0u64; 2 * ranks];
+        // Each process's boundary size in its own word: every process learns every one's.
+        let mut counts = vec![0u64; ranks];
         counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
-        counts[ranks + rank] = sparse_below;
         let agreed = sum_with_shape(collectives, own.is_err(), &counts, &[], RUN);
         let own = own?;
-        let (mut counts, _) = agreed?;
-        // Every process leaves the ranges on the same round: by the smallest bound.
-        let leave_sparse_below = counts.split_off(ranks).into_iter().min().unwrap_or(0);
+        let (counts, _) = agreed?;
         let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
         let interleave_gather = match context.backend_kind() {
             groute_core::BackendKind::Cuda => tuning.gather_interleave_for(
@@ -399,7 +391,6 @@ impl PageRankRanks {
             epsilon,
             sparse_below,
             push_below,
-            leave_sparse_below,
             time_limit: None,
             step_boundaries,
         })

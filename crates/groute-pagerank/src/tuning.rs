@@ -47,9 +47,9 @@ pub struct PageRankTuning {
     /// marked first) where it took at most the vertices over this
     /// (`--sparse-gather-divisor`; 0: never). `None` (the default) picks
     /// [`SPARSE_GATHER_DIVISOR`] where a share per vertex outgrows the devices' L2, never
-    /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]). A run by vertex
-    /// ranges ([`PageRankTuning::sweep_ranges`]) leaves them for whole-graph rounds once a
-    /// round takes that few.
+    /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]). Rounds by vertex
+    /// ranges ([`PageRankTuning::sweep_ranges`]) read every share, and a round taking that
+    /// few does not end them (a sparse gather still reads a bit per in-arc).
     pub sparse_gather_divisor: Option<u32>,
     /// [`crate::Driver::Sweeps`] in one process: a round after the first pushes the shares
     /// of the vertices it takes along their out-arcs (an atomic each) instead of gathering

@@ -35,9 +35,13 @@
 //! # Leaving the ranges
 //!
 //! A ranged round gathers every in-arc however few vertices it takes, where a whole-graph
-//! round that takes few gathers only their shares or pushes them (`ranks/sweeps.rs`). So a
-//! run goes on in whole-graph rounds once a ranged round takes that few
-//! ([`PageRankRanks::leaves_ranges`]). The shares of that round are not all delivered: those
+//! round that takes few arcs pushes them (`ranks/sweeps.rs`). So a run goes on in
+//! whole-graph rounds once a ranged round takes that few ([`PageRankRanks::leaves_ranges`]).
+//! A whole-graph round that takes few vertices but many arcs gathers only their shares
+//! (through a bitmap of them), but it still reads a bit for every in-arc, at random: on one
+//! H200, PageRank on a Kronecker graph of scale 25 paid four fifths of a ranged round for
+//! such a gather, and needed more of them, as whole-graph rounds converge slower. So that
+//! alone does not end the ranges. The shares of that round are not all delivered: those
 //! of a range of step `s` are still to be read by the heads of the ranges of steps up to
 //! `s`. One pass delivers them ([`PageRankRanks::leave_ranges`]): every device gathers its
 //! ranges in step order without taking, and after its gather of step `s` zeroes the shares
@@ -180,15 +184,13 @@ impl PageRankRanks {
 
     /// Whether a run by vertex ranges goes on in whole-graph rounds after a ranged round
     /// that took `taken` vertices of `taken_arcs` out-arcs over every device and process:
-    /// where the next round in whole-graph rounds would gather only their shares or push
-    /// them ([`PageRankTuning::sparse_gather_below`], the smallest of every process's, and
-    /// [`PageRankTuning::sweep_push_below`]; 0: never), which costs less than a ranged
-    /// round's gather over every in-arc. A round that took nothing ends the run instead.
-    /// Every process decides alike, from the round's sums.
+    /// where the next round in whole-graph rounds would push them
+    /// ([`PageRankTuning::sweep_push_below`]; 0: never), which costs less than a ranged
+    /// round's gather over every in-arc. Not where it would gather only their shares (module
+    /// docs, "Leaving the ranges"). A round that took nothing ends the run instead. Every
+    /// process decides alike, from the round's sums.
     pub(super) fn leaves_ranges(&self, taken: u64, taken_arcs: u64) -> bool {
-        let sparse = taken <= self.leave_sparse_below;
-        let push = self.push_below > 0 && taken_arcs <= self.push_below;
-        taken > 0 && (sparse || push)
+        taken > 0 && self.push_below > 0 && taken_arcs <= self.push_below
     }
 
     /// The gathers that end a run by vertex ranges (module docs, "Leaving the ranges"):
