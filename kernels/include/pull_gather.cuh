@@ -63,11 +63,12 @@ __device__ __forceinline__ float taken_share(const float* share, const unsigned 
 // that order. BATCH tails are loaded before their shares are, so that a thread has BATCH
 // loads in flight instead of one: the loop is bound by the latency of its loads, not by the
 // bandwidth they use. BATCH 1 is the plain loop. With BATCH > 1 (the synchronous sweeps'
-// gathers over every in-arc) the tails are loaded as streamed once (`ld.global.cs`, evicted
-// first), so that they do not push out of the L1 the shares of the heavy vertices, which
-// many arcs read again: on one H200, PageRank on a Kronecker graph of scale 25 ran 2.5%
-// faster so, scale 21 1%; the device-driven loop's gathers (BATCH 1, road networks), whose
-// lines of tails its neighbouring vertices read again, ran 3% slower.
+// gathers and hub tiles) the tails are loaded streamed (`ld.global.cs`, evicted first), so
+// that they push fewer of the heavy vertices' shares, which many arcs read again, out of
+// the L1: on one H200, PageRank on a Kronecker graph of scale 25 ran 2.5% faster so, scale
+// 21 1%. Where a thread sums a short list of its own, its next batch may read the same line
+// of tails again; the device-driven loop's gathers (BATCH 1, road networks, short lists
+// only) ran 3% slower with streamed tails.
 template <unsigned int BATCH>
 __device__ __forceinline__ float strided_share_sum(const unsigned int* sources,
                                                    const float* share,

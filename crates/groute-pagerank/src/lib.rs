@@ -204,12 +204,13 @@
 //!   one H200). On such a graph of at least [`SWEEP_RANGES_MIN_ARCS`] arcs a round gathers
 //!   and takes [`SWEEP_RANGES`] ranges of the vertices one after the other
 //!   ([`PageRankTuning::sweep_ranges_for`]): a range's gather reads the shares the earlier
-//!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (28
+//!   ranges took in the same round (block Gauss-Seidel), so fewer rounds converge (27
 //!   against 43 on a Kronecker graph of scale 21) to the same bound: the run ends on a
 //!   round that takes nothing, every residual then at most epsilon. Once a round takes few
-//!   enough arcs that a whole-graph round would push them, one pass delivers the shares
-//!   still in flight and the run goes on in whole-graph rounds (`ranks/sweep_ranges.rs`,
-//!   "Leaving the ranges").
+//!   enough arcs that a whole-graph round would push them (not merely few enough vertices
+//!   that it would gather only their shares), one pass delivers the shares still in flight
+//!   and the run goes on in whole-graph rounds (`ranks/sweep_ranges.rs`, "Leaving the
+//!   ranges").
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -218,8 +219,9 @@
 //!   above epsilon, are cheaper than sweeping every vertex every round.
 //! - On one CUDA device holding a dense graph in degree order whose shares (4 bytes per
 //!   vertex) outgrow the L2, [`Driver::Sweeps`] too where it has at least
-//!   [`SWEEP_RANGES_MIN_ARCS`] arcs, by [`SWEEP_RANGES_PAST_L2`] vertex ranges: 30 rounds
-//!   against whole-graph rounds' 92 on a Kronecker graph of scale 25 at epsilon 0.01.
+//!   [`SWEEP_RANGES_MIN_ARCS`] arcs, by [`SWEEP_RANGES_PAST_L2`] vertex ranges: 33 rounds
+//!   (24 by ranges) against whole-graph rounds' 92 on a Kronecker graph of scale 25 at
+//!   epsilon 0.01.
 //! - On one CUDA device holding a dense graph (at least [`DENSE_MIN_AVERAGE_DEGREE`] arcs
 //!   per vertex) whose shares outgrow the L2 and that is not in degree order (degrees not
 //!   skewed, the order turned off, or the host short of memory for the renumbered copy), or

@@ -40,8 +40,9 @@
 //! instead gather and take their vertices range by range within a round, the ranges of a
 //! step side by side on every device of every process, each step's shares exchanged before
 //! the next step (`ranks/sweep_ranges.rs`, `ranks/step_boundaries.rs`), ending on a round
-//! that takes nothing, or, once a round takes few, leaving the ranges for whole-graph
-//! rounds after a pass that delivers the shares in flight, with the same bounds.
+//! that takes nothing, or, once a round takes few arcs (alone) or vertices (across
+//! processes), leaving the ranges for whole-graph rounds after a pass that delivers the
+//! shares in flight, with the same bounds.
 //!
 //! Nothing but shares crosses between processes, and only those of each process's
 //! *boundary*: its vertices with an arc to another process's vertex, listed once at
@@ -150,6 +151,10 @@ pub struct PageRankRanks {
     /// A round pushes where it is expected to take at most this many out-arcs
     /// ([`PageRankTuning::sweep_push_below`]; 0: never, as across processes).
     push_below: u64,
+    /// Across processes (none alone), a run by vertex ranges leaves them once a round takes
+    /// at most this many vertices: the smallest `sparse_below` of every process, so that
+    /// every process leaves on the same round ([`PageRankRanks::leaves_ranges`]).
+    leave_sparse_below: u64,
     /// [`PageRankRanks::set_time_limit`].
     time_limit: Option<Duration>,
     /// Rounds by vertex ranges across processes: every step's boundary of every process.
@@ -190,8 +195,9 @@ impl PageRankRanks {
     /// input order (where Auto picked the order and some process cannot hold the renumbered
     /// rows, every process keeps the input order);
     /// [`PageRankTuning::sparse_gather_divisor`] and [`PageRankTuning::gather_interleave`],
-    /// this process's (a run by vertex ranges leaves them by the smallest sparse-gather
-    /// bound of every process); [`PageRankTuning::sweep_ranges`], every process's (across
+    /// this process's (across processes a run by vertex ranges leaves them by the smallest
+    /// sparse-gather bound of every process); [`PageRankTuning::sweep_ranges`], every
+    /// process's (across
     /// processes only where asked); and, in a process alone,
     /// [`PageRankTuning::sweep_push_divisor`].
     pub fn with_tuning(
@@ -272,12 +278,18 @@ impl PageRankRanks {
             }
             _ => 0,
         };
-        // Each process's boundary size in its own word: every process learns every one's.
-        let mut counts = vec![0u64; ranks];
+        // Each process's boundary size and sparse-gather bound in its own words: every
+        // process learns every one's.
+        let mut counts = vec![0u64; 2 * ranks];
         counts[rank] = own.as_ref().map_or(0, |b| b.len() as u64);
+        counts[ranks + rank] = sparse_below;
         let agreed = sum_with_shape(collectives, own.is_err(), &counts, &[], RUN);
         let own = own?;
-        let (counts, _) = agreed?;
+        let (mut counts, _) = agreed?;
+        // Across processes every process leaves the ranges on the same round: by the
+        // smallest bound. Alone, only a push ends them (`ranks/sweep_ranges.rs`).
+        let smallest_sparse_below = counts.split_off(ranks).into_iter().min().unwrap_or(0);
+        let leave_sparse_below = if ranks > 1 { smallest_sparse_below } else { 0 };
         let boundary_len = counts.iter().copied().max().unwrap_or(0).max(1) as usize;
         let interleave_gather = match context.backend_kind() {
             groute_core::BackendKind::Cuda => tuning.gather_interleave_for(
@@ -391,6 +403,7 @@ impl PageRankRanks {
             epsilon,
             sparse_below,
             push_below,
+            leave_sparse_below,
             time_limit: None,
             step_boundaries,
         })

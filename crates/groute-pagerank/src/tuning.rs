@@ -48,8 +48,9 @@ pub struct PageRankTuning {
     /// (`--sparse-gather-divisor`; 0: never). `None` (the default) picks
     /// [`SPARSE_GATHER_DIVISOR`] where a share per vertex outgrows the devices' L2, never
     /// where the shares fit it ([`PageRankTuning::sparse_gather_below`]). Rounds by vertex
-    /// ranges ([`PageRankTuning::sweep_ranges`]) read every share, and a round taking that
-    /// few does not end them (a sparse gather still reads a bit per in-arc).
+    /// ranges ([`PageRankTuning::sweep_ranges`]) read every share; across processes a run
+    /// leaves them for whole-graph rounds once a round takes that few, in one process not
+    /// (a sparse gather still reads a bit per in-arc).
     pub sparse_gather_divisor: Option<u32>,
     /// [`crate::Driver::Sweeps`] in one process: a round after the first pushes the shares
     /// of the vertices it takes along their out-arcs (an atomic each) instead of gathering
@@ -222,8 +223,8 @@ impl PageRankTuning {
     /// least 1), else, on CUDA devices holding a graph in degree order of at least
     /// [`SWEEP_RANGES_MIN_ARCS`] arcs, [`SWEEP_RANGES`] where a share per vertex fits the L2
     /// and [`SWEEP_RANGES_PAST_L2`] where it outgrows it, else 1. Rounds by vertex ranges
-    /// converge in fewer rounds (on one H200: 28 against 43 on a Kronecker graph of scale
-    /// 21, 30 against 92 on scale 25, at epsilon 0.01) but launch a gather and a take per
+    /// converge in fewer rounds (on one H200: 27 against 43 on a Kronecker graph of scale
+    /// 21, 33 against 92 on scale 25, at epsilon 0.01) but launch a gather and a take per
     /// range: on small graphs the launches would cost more than the rounds saved. On several
     /// devices the ranges of a step run side by side, each device copying its peers' shares
     /// of a step before its next gather, and converge about as fast (two H200s: 28 rounds on

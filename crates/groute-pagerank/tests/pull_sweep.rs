@@ -393,9 +393,10 @@ fn sweeps_by_vertex_ranges_are_within_the_bound_and_take_fewer_vertices_on_a_ske
 #[test]
 fn rounds_by_vertex_ranges_stay_in_them_where_whole_graph_rounds_would_gather_sparse() {
     // A whole-graph round through the bitmap of the vertices taken still reads a bit for every
-    // in-arc, so taking few vertices does not end the ranges: with every round's gather
-    // sparse (divisor 1) and no push (divisor 0), every round of a run by 3 ranges is ranged,
-    // within the bound, on either backend (the host backend never gathers sparse).
+    // in-arc, so in one process taking few vertices does not end the ranges: with every
+    // round's gather sparse (divisor 1) and no push (divisor 0), every round of a run by 3
+    // ranges is ranged, within the bound. It bites on CUDA (the host backend never gathers
+    // sparse, so there it checks only the bound and the ranges).
     let g = generated(SMALL_KRON);
     let exact = pagerank_reference(&g.csr, 0.85);
     on_one_to_three_devices(&g, |tc, devices, parted| {
@@ -411,7 +412,6 @@ fn rounds_by_vertex_ranges_stay_in_them_where_whole_graph_rounds_would_gather_sp
         let s = &got.stats;
         assert!(s.rounds > 1, "{what}: {s:?}");
         assert_eq!(s.ranged_rounds, s.rounds, "{what}: left the ranges: {s:?}");
-        assert_eq!(s.sparse_gather_rounds, 0, "{what}: {s:?}");
     });
 }
 
