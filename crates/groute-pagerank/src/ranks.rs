@@ -197,8 +197,7 @@ impl PageRankRanks {
     /// [`PageRankTuning::sparse_gather_divisor`] and [`PageRankTuning::gather_interleave`],
     /// this process's (across processes a run by vertex ranges leaves them by the smallest
     /// sparse-gather bound of every process); [`PageRankTuning::sweep_ranges`], every
-    /// process's (across
-    /// processes only where asked); and, in a process alone,
+    /// process's (across processes only where asked); and, in a process alone,
     /// [`PageRankTuning::sweep_push_divisor`].
     pub fn with_tuning(
         context: &Context,

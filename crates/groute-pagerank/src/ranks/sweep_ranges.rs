@@ -53,12 +53,14 @@
 //! H200, PageRank on a Kronecker graph of scale 25 paid four fifths of a ranged round for
 //! such a gather, and needed more of them, as whole-graph rounds converge slower. So in one
 //! process that alone does not end the ranges. Across processes, where no round pushes and
-//! a ranged round exchanges every step's boundaries, it does. The shares of that round are not all delivered: those
-//! of a range of step `s` are still to be read by the heads of the ranges of steps up to
-//! `s`. One pass delivers them ([`PageRankRanks::leave_ranges`]): every device gathers its
-//! ranges in step order without taking, and after its gather of step `s` zeroes the shares
-//! of every range of step `s` in its share array, so that the gather of a range of step `t`
-//! reads exactly the shares of steps `t` and later. Then every share is 0 and every residual
+//! a ranged round exchanges every step's boundaries, it does.
+//!
+//! The shares of the last ranged round are not all delivered: those of a range of step `s`
+//! are still to be read by the heads of the ranges of steps up to `s`. One pass delivers
+//! them ([`PageRankRanks::leave_ranges`]): every device gathers its ranges in step order
+//! without taking, and after its gather of step `s` zeroes the shares of every range of
+//! step `s` in its share array, so that the gather of a range of step `t` reads exactly the
+//! shares of steps `t` and later. Then every share is 0 and every residual
 //! holds its mass, as after the gather of a whole-graph round, and the vertices above
 //! epsilon are those the pass counted: the next round takes them.
 
