@@ -18,8 +18,8 @@
 //! `kernels/include/fused.cuh` says why).
 //!
 //! The hub list is sized for all of them: `2 * arcs / FUSED_HUB_MIN_DEGREE + 64` slots for
-//! full-grid launches and the fused kernel (every hub listed twice), and for a launch smaller than the resident grid one
-//! slot per item that can be listed: at most `resident_grid * BLOCK` items, and at most twice
+//! full-grid launches and the fused kernel (every hub listed twice), and for a launch
+//! smaller than the resident grid one slot per item that can be listed: at most `resident_grid * BLOCK` items, and at most twice
 //! the device's lists of [`SMALL_GRID_HUB_MIN_DEGREE`] arcs or more (a list is in a launch
 //! about once; twice covers some duplicates, and an improvement storm that queues more only
 //! finds the list full), plus 64. The
@@ -29,9 +29,9 @@
 /// Degree from which a list is a hub in a launch of the full resident grid
 /// (`groute::HUB_MIN_DEGREE`).
 pub const HUB_MIN_DEGREE: u32 = 2048;
-/// Degree from which a list is a hub in the fused kernel's grid phases of SSSP
-/// (`groute::fused_hub_min_degree`).
-pub const FUSED_HUB_MIN_DEGREE: u32 = 1024;
+/// Degree from which a list is a hub in the fused kernel's grid phases of SSSP, half
+/// [`HUB_MIN_DEGREE`] (`groute::fused_hub_min_degree`, a test checks the rule).
+pub const FUSED_HUB_MIN_DEGREE: u32 = HUB_MIN_DEGREE / 2;
 /// Degree from which a list is a hub in a launch of at most an eighth of the resident grid
 /// (`groute::SMALL_GRID_HUB_MIN_DEGREE`).
 pub const SMALL_GRID_HUB_MIN_DEGREE: u32 = 32;
@@ -134,6 +134,29 @@ impl HubPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The device header's text of `name` (`kernels/include/`).
+    fn header(name: &str) -> &'static str {
+        groute_kernels::HEADERS
+            .iter()
+            .find(|h| h.name == name)
+            .unwrap_or_else(|| panic!("no header {name}"))
+            .source
+    }
+
+    #[test]
+    fn the_hub_degrees_mirror_the_kernels() {
+        let traversal = header("traversal.cuh");
+        for line in [
+            format!("HUB_MIN_DEGREE = {HUB_MIN_DEGREE},"),
+            format!("SMALL_GRID_HUB_MIN_DEGREE = {SMALL_GRID_HUB_MIN_DEGREE},"),
+        ] {
+            assert!(traversal.contains(&line), "traversal.cuh lacks `{line}`");
+        }
+        let fused = header("fused.cuh");
+        let rule = "return WEIGHTED ? HUB_MIN_DEGREE / 2u : HUB_MIN_DEGREE;";
+        assert!(fused.contains(rule), "fused.cuh lacks `{rule}`");
+    }
 
     #[test]
     fn thresholds_follow_the_grid() {
