@@ -36,6 +36,7 @@ use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, GraphArgs, Report, RunArgs};
+use groute::core::BackendKind;
 use groute::graph::Graph;
 use groute::pagerank::{
     DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver, PageRankTuning,
@@ -103,6 +104,11 @@ struct Cli {
     /// across MPI ranks 1 unless given, the same on every rank).
     #[arg(long, hide = true, value_name = "RANGES")]
     sweep_ranges: Option<u32>,
+    /// CUDA, the synchronous sweeps' rounds by vertex ranges: each range's gather sums
+    /// tiles of its in-arcs sorted by source in shared memory (`true`) or each vertex its
+    /// in-list (`false`); by default by tiles (`PageRankTuning::gather_tiles`).
+    #[arg(long, hide = true)]
+    gather_tiles: Option<bool>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -317,6 +323,7 @@ fn run() -> Result<(), AnyError> {
             sweep_push_divisor: cli.sweep_push_divisor,
             gather_interleave: cli.gather_interleave,
             sweep_ranges: cli.sweep_ranges,
+            gather_tiles: cli.gather_tiles,
         },
         ..PageRankOptions::default()
     };
@@ -334,6 +341,7 @@ fn run() -> Result<(), AnyError> {
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             gather_interleave: options.tuning.gather_interleave,
             sweep_ranges: options.tuning.sweep_ranges,
+            gather_tiles: options.tuning.gather_tiles,
             ..PageRankTuning::default()
         };
         if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks
@@ -456,6 +464,9 @@ fn run() -> Result<(), AnyError> {
             "sweep_push_divisor_requested": cli.sweep_push_divisor,
             "sweep_ranges_requested": cli.sweep_ranges,
             "sweep_ranges": solver.sweep_ranges(),
+            "gather_tiles_requested": cli.gather_tiles,
+            "gather_tiles": solver.sweep_ranges() > 1
+                && options.tuning.gather_tiles_for(ctx.backend_kind() == BackendKind::Cuda),
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);

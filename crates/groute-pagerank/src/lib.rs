@@ -210,7 +210,11 @@
 //!   enough arcs that a whole-graph round would push them (not merely few enough vertices
 //!   that it would gather only their shares), one pass delivers the shares still in flight
 //!   and the run goes on in whole-graph rounds (`ranks/sweep_ranges.rs`, "Leaving the
-//!   ranges").
+//!   ranges"). On CUDA a range's gather goes by tiles ([`PageRankTuning::gather_tiles_for`]):
+//!   runs of consecutive vertices whose in-arcs are kept a second time sorted by source,
+//!   each summed by one block in shared memory, so that neighbouring threads read
+//!   neighbouring shares (on one H200, Kronecker graphs of scale 21 and 25 ran 23% and 32%
+//!   faster than gathering by vertex).
 //! - Otherwise (one device, but for the dense graphs of the items around, or a partition that
 //!   cuts few arcs, as METIS or blocks do on road networks), [`Driver::Fused`] where the
 //!   devices can run it: there the copies of whole
@@ -278,6 +282,7 @@
 mod algorithm;
 pub mod cuda;
 mod driver;
+mod gather_tiles;
 mod host_pull;
 mod mirrors;
 mod profile;

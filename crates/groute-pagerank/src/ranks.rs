@@ -298,6 +298,8 @@ impl PageRankRanks {
             ),
             _ => false,
         };
+        let cuda = context.backend_kind() == groute_core::BackendKind::Cuda;
+        let gather_tiles = tuning.gather_tiles_for(cuda);
         let in_arcs = transpose.as_ref().unwrap_or(rows.csr());
         let shape = (ranks, order.is_some());
         let sweep_ranges = SweepRanges::for_run(tuning, context, shape, in_arcs);
@@ -314,7 +316,7 @@ impl PageRankRanks {
                     (rows.csr(), transpose.as_ref()),
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
-                    (sparse_below > 0, interleave_gather),
+                    (sparse_below > 0, interleave_gather, gather_tiles),
                     sweep_ranges.as_ref(),
                 )?);
             }

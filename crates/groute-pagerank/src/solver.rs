@@ -122,6 +122,7 @@ impl DeviceSolver {
                 sparse_gather_divisor: push.sparse_gather_divisor,
                 sweep_push_divisor: push.sweep_push_divisor,
                 sweep_ranges: Some(push.sweep_ranges),
+                gather_tiles: push.gather_tiles,
                 ..PageRankTuning::default()
             };
             let mut sweeps = PageRankRanks::with_tuning(

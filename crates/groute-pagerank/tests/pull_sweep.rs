@@ -323,6 +323,16 @@ fn on_one_to_three_devices(
     }
 }
 
+/// The synchronous sweeps by `ranges` vertex ranges at epsilon 0.01, in degree order where
+/// `ordered`.
+fn by_ranges(ordered: bool, ranges: u32) -> PageRankOptions {
+    let mut o = options(0.01);
+    o.driver = Driver::Sweeps;
+    o.tuning.degree_order = Some(ordered);
+    o.tuning.sweep_ranges = Some(ranges);
+    o
+}
+
 #[test]
 fn sweeps_by_vertex_ranges_are_within_the_bound_and_take_fewer_vertices_on_a_skewed_graph() {
     // Rounds that gather and take the vertices range by range (block Gauss-Seidel), 1 to 7
@@ -349,10 +359,7 @@ fn sweeps_by_vertex_ranges_are_within_the_bound_and_take_fewer_vertices_on_a_ske
                             "{} on {devices} {} devices, {ranges} ranges, degree order {ordered}",
                             g.name, tc.label
                         );
-                        let mut o = options(0.01);
-                        o.driver = Driver::Sweeps;
-                        o.tuning.degree_order = Some(ordered);
-                        o.tuning.sweep_ranges = Some(ranges);
+                        let o = by_ranges(ordered, ranges);
                         let mut solver =
                             groute_pagerank::PageRankSolver::new(&tc.context, &parted, &o)
                                 .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -401,10 +408,7 @@ fn rounds_by_vertex_ranges_stay_in_them_where_whole_graph_rounds_would_gather_sp
     let exact = pagerank_reference(&g.csr, 0.85);
     on_one_to_three_devices(&g, |tc, devices, parted| {
         let what = format!("{} on {devices} {} devices", g.name, tc.label);
-        let mut o = options(0.01);
-        o.driver = Driver::Sweeps;
-        o.tuning.degree_order = Some(true);
-        o.tuning.sweep_ranges = Some(3);
+        let mut o = by_ranges(true, 3);
         o.tuning.sparse_gather_divisor = Some(1);
         o.tuning.sweep_push_divisor = Some(0);
         let got = pagerank(&tc.context, parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -445,5 +449,35 @@ fn a_run_that_leaves_the_vertex_ranges_counts_each_take_once() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn ranged_gathers_by_tiles_and_by_destination_are_both_within_the_bound() {
+    // CUDA's ranged gathers by tiles of in-arcs sorted by source (the default) and by
+    // destination, on a skewed graph and on one whose two in-hubs take tiles of their own
+    // (directed: over the transpose), in degree order and not, by 2 and 4 ranges, on one to
+    // three devices: each run within the bound of the reference, ranged. The host backend
+    // gathers by destination either way.
+    for g in [generated(SMALL_KRON), with_in_hubs()] {
+        let exact = pagerank_reference(&g.csr, 0.85);
+        on_one_to_three_devices(&g, |tc, devices, parted| {
+            for (ordered, ranges, tiles) in [false, true]
+                .into_iter()
+                .flat_map(|o| [2, 4].map(move |r| (o, r)))
+                .flat_map(|(o, r)| [false, true].map(move |t| (o, r, t)))
+            {
+                let what = format!(
+                    "{} on {devices} {}, degree order {ordered}, {ranges} ranges, tiles {tiles}",
+                    g.name, tc.label
+                );
+                let mut o = by_ranges(ordered, ranges);
+                o.tuning.gather_tiles = Some(tiles);
+                let got =
+                    pagerank(&tc.context, parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+                check_result(&exact, &o, devices, &got, &what);
+                assert!(got.stats.ranged_rounds >= 1, "{what}: {:?}", got.stats);
+            }
+        });
     }
 }

@@ -116,6 +116,9 @@ pub struct DeviceProperties {
     pub compute_capability: (u32, u32),
     /// Bytes of the device's last-level (L2) cache; 0 for the host backend.
     pub l2_cache_bytes: u64,
+    /// Bytes of shared memory a block may use once its kernel opts in
+    /// ([`crate::cuda::CudaFunction::set_max_dynamic_shared_memory`]); 0 for the host backend.
+    pub shared_memory_per_block_optin: u32,
 }
 
 /// A contiguous byte range of one allocation, as handed to copies.

@@ -236,6 +236,16 @@ impl CudaFunction {
         unsafe { sys::func_load(self.raw) }
     }
 
+    /// Lets launches of this kernel ask for up to `bytes` of dynamic shared memory per block
+    /// (past 48 KiB a kernel must opt in; at most the device's
+    /// [`crate::backend::DeviceProperties::shared_memory_per_block_optin`], which the driver
+    /// checks).
+    pub fn set_max_dynamic_shared_memory(&self, bytes: u32) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: the function's module is loaded (held by `self`) and its context is current.
+        unsafe { sys::func_set_max_dynamic_shared(self.raw, bytes) }
+    }
+
     /// The largest grid whose blocks are all resident at once: occupancy x multiprocessors.
     /// This is the grid for a cooperative launch or a persistent kernel.
     pub fn max_resident_grid(&self, block_size: u32, dynamic_smem: usize) -> Result<u32> {

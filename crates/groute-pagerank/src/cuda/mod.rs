@@ -3,7 +3,7 @@
 //! (crate-internal).
 //!
 //! - `launch.rs`: typed launch wrappers of `kernels/pagerank/pagerank.cu`, their `#[repr(C)]` arguments and the control block's layout (re-exported here).
-//! - [`pull_launch`]: launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_cut`, `pagerank_pull_gather`).
+//! - [`pull_launch`]: launch wrappers of the pull sweep (`pagerank_pull_take`, `pagerank_pull_cut`, `pagerank_pull_gather`, `pagerank_pull_gather_tiles`).
 //! - [`push_round_launch`]: launch wrappers of a push round of the synchronous sweeps (`pagerank_push_taken`, `pagerank_absorb`).
 //! - [`device_driven_launch`]: launch wrapper of the device-driven loop (`pagerank_fused` in `kernels/pagerank/pagerank_fused.cu`).
 //! - `boundary_launch.rs`: launch wrappers of the boundary exchange of PageRank across processes (`pagerank_pack_words`, `pagerank_unpack_words`) over checked index lists.

@@ -46,6 +46,111 @@ pub struct PullBuffers {
     pub gathered_arcs: usize,
 }
 
+/// A vertex range's gather tiles on the device (`crate::gather_tiles::GatherTiles`) and the
+/// share array they read.
+#[derive(Clone, Debug)]
+pub struct GatherTileBuffers {
+    /// Tile `t`'s arcs are `arc_starts[t]..arc_starts[t + 1]` (u64s, one more than tiles).
+    pub arc_starts: RawSlice,
+    /// Tile `t`'s destinations: `spans[2 t]` (a global vertex id) and the next
+    /// `spans[2 t + 1]` vertices (u32s).
+    pub spans: RawSlice,
+    /// The arcs' sources (u32 vertex ids < n), each tile's ascending.
+    pub sources: RawSlice,
+    /// The arcs' destinations, as u16 offsets from their tile's first.
+    pub dests: RawSlice,
+    /// The most destinations a tile holds (the gather keeps 8 bytes of shared memory each).
+    pub max_dests: u32,
+    /// `n` f32 shares.
+    pub share: RawSlice,
+}
+
+impl GatherTileBuffers {
+    fn memory(&self) -> Vec<Arc<dyn RawMemory>> {
+        [
+            &self.arc_starts,
+            &self.spans,
+            &self.sources,
+            &self.dests,
+            &self.share,
+        ]
+        .map(|s| s.memory.clone())
+        .to_vec()
+    }
+}
+
+/// Threads of a block of the tiled gather.
+const TILE_BLOCK: u32 = 1024;
+
+/// Enqueues the tiled gather of a vertex range (`pagerank_pull_gather_tiles`, in place of
+/// [`launch_pull_gather`]'s hub tiles and gather): each of its vertices with in-arcs adds
+/// its in-neighbours' shares to its residual and is appended to `wl` if it crossed epsilon.
+pub fn launch_pull_gather_tiles(
+    stream: &dyn RawStream,
+    pr: &PageRankBuffers,
+    tiles: &GatherTileBuffers,
+    wl: &DeviceWorklistBuffers,
+) -> Result<(), Error> {
+    let ops = pr.args()?;
+    per_vertex_f32("pagerank pull share (one f32 per vertex)", &tiles.share, pr)?;
+    let count = elements::<u32>("gather tile spans", &tiles.spans)? / 2;
+    if tiles.arc_starts.len / 8 != count as usize + 1 {
+        return Err(Error::LengthMismatch {
+            operation: "pagerank gather tile arc starts (one u64 per tile, plus one)",
+            dst: tiles.arc_starts.len / 8,
+            src: count as usize + 1,
+        });
+    }
+    if tiles.dests.len / 2 != tiles.sources.len / 4 {
+        return Err(Error::LengthMismatch {
+            operation: "pagerank gather tile destinations (one u16 per arc)",
+            dst: tiles.dests.len / 2,
+            src: tiles.sources.len / 4,
+        });
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let shared = tiles
+        .max_dests
+        .checked_mul(8)
+        .ok_or_else(|| too_many("tile destinations", tiles.max_dests as usize))?;
+    let f = CudaModule::load(stream, &PAGERANK_SOURCE)?.function("pagerank_pull_gather_tiles")?;
+    f.set_max_dynamic_shared_memory(shared)?;
+    let grid = f
+        .max_resident_grid(TILE_BLOCK, shared as usize)?
+        .max(1)
+        .min(count);
+    let config = LaunchConfig {
+        shared_mem_bytes: shared,
+        ..LaunchConfig::linear(grid, TILE_BLOCK)
+    };
+    let args = (
+        ops,
+        DevicePtr::<u64>::from_slice(&tiles.arc_starts)?,
+        DevicePtr::<u32>::from_slice(&tiles.spans)?,
+        count,
+        DevicePtr::<u32>::from_slice(&tiles.sources)?,
+        DevicePtr::<u16>::from_slice(&tiles.dests)?,
+        DevicePtr::<f32>::from_slice(&tiles.share)?,
+        wl.args()?,
+        tiles.max_dests,
+    );
+    // SAFETY: pagerank_pull_gather_tiles(PageRankOps ops, const unsigned long long*
+    // arc_starts, const unsigned* spans, unsigned tile_count, const unsigned* sources, const
+    // unsigned short* dests, const float* share, DeviceWorklist wl, unsigned max_dests): the
+    // tuple matches it; `spans` holds 2 * count u32s and `arc_starts` count + 1 u64s (both
+    // checked), built at upload (`GatherTiles::build`) for a range of the owned vertices:
+    // each tile's destinations are at most `max_dests` owned vertices, its arcs ascending
+    // positions inside `sources` and `dests` (of equal length, checked), whose sources are
+    // vertex ids < n and whose destination offsets lie inside their tile; the share holds n
+    // f32s (checked) and the residual is full length; the launch's dynamic shared memory
+    // holds 2 * max_dests words, the kernel's sums, which the function was allowed to ask
+    // for above; the worklist as in `launch_pull_gather`; memory kept alive below.
+    unsafe { f.launch(stream, config, args)? };
+    keep_memory(stream, pr, wl, tiles.memory())
+}
+
 /// A device's cut lists (`CutLists` of `kernels/include/pagerank_push.cuh`): cut vertex `i`
 /// is `vertices[i]`, its cut arcs' heads `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Clone, Debug)]

@@ -42,6 +42,8 @@ pub(crate) struct PushSettings {
     pub(crate) sparse_gather_divisor: Option<u32>,
     /// [`crate::PageRankTuning::sweep_push_divisor`] (read by [`crate::Driver::Sweeps`]).
     pub(crate) sweep_push_divisor: Option<u32>,
+    /// [`crate::PageRankTuning::gather_tiles`] (read by [`crate::Driver::Sweeps`]).
+    pub(crate) gather_tiles: Option<bool>,
     /// The sweeps' gather deals its vertices out over the blocks
     /// ([`crate::PageRankTuning::gather_interleave_for`]; false until the solver decides).
     pub(crate) interleave_gather: bool,
@@ -67,6 +69,7 @@ impl PushSettings {
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             sweep_push_divisor: options.tuning.sweep_push_divisor,
+            gather_tiles: options.tuning.gather_tiles,
             interleave_gather: false,
             degree_ordered: false,
             sweep_ranges: 1,

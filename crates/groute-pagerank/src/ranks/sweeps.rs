@@ -22,7 +22,7 @@ use groute_worklist::DeviceCsr;
 
 use super::host;
 use super::sweep_ranges::SweepRanges;
-use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_take};
+use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_gather_tiles, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::push_round_launch::{launch_absorb, launch_push_taken, push_hub_slots};
 use crate::cuda::{
@@ -81,13 +81,14 @@ impl DeviceSweeps {
     /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds), the gather
     /// dealing its vertices out over the blocks where `interleave_gather`
     /// ([`crate::PageRankTuning::gather_interleave_for`]), and the hubs of each range of
-    /// `sweep_ranges` where given (rounds by vertex ranges).
+    /// `sweep_ranges` where given (rounds by vertex ranges), or where `gather_tiles` its
+    /// gather tiles ([`crate::PageRankTuning::gather_tiles_for`]).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
-        (taken_bits, interleave_gather): (bool, bool),
+        (taken_bits, interleave_gather, gather_tiles): (bool, bool, bool),
         sweep_ranges: Option<&SweepRanges>,
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
@@ -105,7 +106,10 @@ impl DeviceSweeps {
             .map(|r| r.split(in_csr.offsets(), &owned))
             .unwrap_or_default()
             .into_iter()
-            .map(|part| Ok((part.clone(), pull.for_range(device, in_csr, &part)?)))
+            .map(|part| {
+                let storage = pull.for_range(device, in_csr, &part, gather_tiles)?;
+                Ok((part, storage))
+            })
             .collect::<Result<Vec<_>, Error>>()?;
         let residual = device.alloc::<u32>(n.max(1))?;
         // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
@@ -348,6 +352,10 @@ impl DeviceSweeps {
         if stream.is_host() {
             return host::enqueue_gather(stream, arrays, pull.in_csr());
         }
+        if let Some(tiles) = pull.tile_buffers() {
+            let raw = stream.raw();
+            return launch_pull_gather_tiles(raw.as_ref(), &pr, &tiles, &self.wl_buffers());
+        }
         let mut buffers = pull.buffers();
         // Every share is read (the bitmap is for the whole-graph rounds after a switch).
         buffers.taken = None;
@@ -441,7 +449,7 @@ mod tests {
                 (&graph.csr, None),
                 0..n,
                 (0.85, 0.01),
-                (false, false),
+                (false, false, false),
                 Some(&ranges),
             )
             .unwrap();

@@ -70,6 +70,7 @@ impl DeviceInner {
             multiprocessors: sys::device_sm_count(cu_device)?,
             compute_capability: sys::device_compute_capability(cu_device)?,
             l2_cache_bytes: sys::device_l2_cache_bytes(cu_device)?,
+            shared_memory_per_block_optin: sys::device_shared_memory_per_block_optin(cu_device)?,
         };
         if !sys::device_supports_pools(cu_device)? {
             return Err(crate::Error::CudaUnavailable {

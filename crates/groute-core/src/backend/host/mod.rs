@@ -145,6 +145,7 @@ impl Backend for HostBackend {
             multiprocessors: rayon::current_num_threads() as u32,
             compute_capability: (0, 0),
             l2_cache_bytes: 0,
+            shared_memory_per_block_optin: 0,
         })
     }
 

@@ -83,6 +83,15 @@ pub(crate) fn device_l2_cache_bytes(dev: CUdevice) -> Result<u64> {
     .map(|v| v.max(0) as u64)
 }
 
+/// Bytes of shared memory a block may opt into.
+pub(crate) fn device_shared_memory_per_block_optin(dev: CUdevice) -> Result<u32> {
+    device_attribute(
+        dev,
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+    )
+    .map(|v| v.max(0) as u32)
+}
+
 /// Compute capability `(major, minor)`.
 pub(crate) fn device_compute_capability(dev: CUdevice) -> Result<(u32, u32)> {
     let major = device_attribute(

@@ -119,6 +119,26 @@ pub(crate) unsafe fn launch_kernel(
     )
 }
 
+/// Lets launches of `f` ask for up to `bytes` of dynamic shared memory per block
+/// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`; beyond 48 KiB a kernel must opt in).
+///
+/// # Safety
+/// `f` is a function of a live module; its context is current.
+pub(crate) unsafe fn func_set_max_dynamic_shared(f: CUfunction, bytes: u32) -> Result<()> {
+    let bytes = c_int::try_from(bytes).unwrap_or(c_int::MAX);
+    check(
+        // SAFETY: caller's guarantee; the attribute takes a byte count.
+        unsafe {
+            sys::cuFuncSetAttribute(
+                f,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes,
+            )
+        },
+        "cuFuncSetAttribute",
+    )
+}
+
 /// Clusters of `f` (a kernel compiled with clusters of `cluster` blocks) with blocks of
 /// `block_size` threads that fit on the device at once.
 ///

@@ -1,0 +1,192 @@
+//! The in-arcs of a vertex range regrouped for the tiled gather
+//! (`pagerank_pull_gather_tiles`, [`crate::PageRankTuning::gather_tiles`]).
+//!
+//! A gather by destination (each vertex summing its in-neighbours' shares) reads one share at
+//! random per arc: on a skewed graph most of them miss the L1 and cost the L2 a 32-byte
+//! sector each, and that bounds the gather. The tiles turn the order around. A tile is a run
+//! of at most [`TileShape::max_dests`] consecutive destinations of about
+//! [`TileShape::target_arcs`] in-arcs, whose arcs are stored sorted by source, each as its
+//! source id and its destination's offset in the tile (16 bits). One block sums a tile in
+//! shared memory: its threads walk the arcs in source order, so neighbouring threads read
+//! neighbouring shares (the same line, often the same word) and a share read by many of the
+//! tile's destinations is read once a line. A destination of more in-arcs than a tile holds
+//! gets tiles of its own, each with a part of its arcs (every tile adds its sums to the
+//! residuals with an atomic, so parts of one vertex add up).
+//!
+//! Vertices without in-arcs are in no tile unless between two that have some: they gather
+//! nothing.
+
+use std::ops::Range;
+
+use groute_core::Error;
+use rayon::prelude::*;
+
+/// How [`GatherTiles::build`] cuts a range into tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TileShape {
+    /// Destinations a tile holds at most (its block's shared memory holds a sum for each; at
+    /// most 65,536: the arcs keep a 16-bit offset).
+    pub(crate) max_dests: u32,
+    /// In-arcs a tile takes about: a tile closes before the destination that would take it
+    /// past this, and a destination of more gets tiles of its own of at most this many.
+    pub(crate) target_arcs: u64,
+}
+
+/// The tiles of one vertex range (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GatherTiles {
+    /// Tile `t`'s arcs are `sources[arc_starts[t]..arc_starts[t + 1]]` (one entry more than
+    /// there are tiles).
+    pub(crate) arc_starts: Vec<u64>,
+    /// Tile `t`'s destinations are the vertices `spans[2 t] .. spans[2 t] + spans[2 t + 1]`.
+    pub(crate) spans: Vec<u32>,
+    /// The arcs' sources (global vertex ids), each tile's ascending.
+    pub(crate) sources: Vec<u32>,
+    /// The arcs' destinations, as offsets from their tile's first destination.
+    pub(crate) dests: Vec<u16>,
+}
+
+/// Where a tile's arcs come from: the in-lists of the destinations `dests` whole, or (a
+/// destination split over several tiles) the arcs `arcs` of one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TilePlan {
+    dests: Range<u32>,
+    arcs: Range<u64>,
+}
+
+impl GatherTiles {
+    /// The tiles of the destinations `range` of the in-CSR whose rows are `offsets` (global,
+    /// `n + 1` entries) and whose sources are `sources`.
+    pub(crate) fn build(
+        offsets: &[u64],
+        sources: &[u32],
+        range: &Range<u32>,
+        shape: TileShape,
+    ) -> Result<Self, Error> {
+        if shape.max_dests == 0 || shape.max_dests > 1 << 16 || shape.target_arcs == 0 {
+            return Err(Error::invalid(
+                "gather tile shape",
+                format_args!("{shape:?}"),
+                "1 to 65,536 destinations a tile, and at least one arc",
+            ));
+        }
+        let plans = plan(offsets, range, shape);
+        let arcs: u64 = plans.iter().map(|p| p.arcs.end - p.arcs.start).sum();
+        let count = usize::try_from(arcs).map_err(|_| too_large(arcs))?;
+        let mut tiles = GatherTiles {
+            arc_starts: Vec::with_capacity(plans.len() + 1),
+            spans: Vec::with_capacity(2 * plans.len()),
+            sources: zeroed(count, "the sources of the gather tiles")?,
+            dests: zeroed(count, "the destinations of the gather tiles")?,
+        };
+        let mut start = 0u64;
+        for p in &plans {
+            tiles.arc_starts.push(start);
+            tiles
+                .spans
+                .extend([p.dests.start, p.dests.end - p.dests.start]);
+            start += p.arcs.end - p.arcs.start;
+        }
+        tiles.arc_starts.push(start);
+        // Each tile's part of the two arrays, handed out in order.
+        let mut parts = Vec::with_capacity(plans.len());
+        let (mut src_rest, mut dst_rest) = (&mut tiles.sources[..], &mut tiles.dests[..]);
+        for p in &plans {
+            let len = (p.arcs.end - p.arcs.start) as usize;
+            let (s, s_rest) = src_rest.split_at_mut(len);
+            let (d, d_rest) = dst_rest.split_at_mut(len);
+            parts.push((p, s, d));
+            (src_rest, dst_rest) = (s_rest, d_rest);
+        }
+        parts
+            .into_par_iter()
+            .for_each(|(p, s, d)| fill(offsets, sources, p, s, d));
+        Ok(tiles)
+    }
+}
+
+/// The tiles of `range`, in order (see [`TileShape`]).
+fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> {
+    let degree = |v: u32| offsets[v as usize + 1] - offsets[v as usize];
+    let mut plans = Vec::new();
+    let mut open: Option<Range<u32>> = None;
+    let close = |open: &mut Option<Range<u32>>, plans: &mut Vec<TilePlan>| {
+        if let Some(d) = open.take() {
+            let arcs = offsets[d.start as usize]..offsets[d.end as usize];
+            plans.push(TilePlan { dests: d, arcs });
+        }
+    };
+    for v in range.clone() {
+        let arcs = degree(v);
+        if arcs > shape.target_arcs {
+            close(&mut open, &mut plans);
+            let parts = arcs.div_ceil(shape.target_arcs);
+            let chunk = arcs.div_ceil(parts);
+            let first = offsets[v as usize];
+            for k in 0..parts {
+                let begin = first + k * chunk;
+                let arcs = begin..(begin + chunk).min(first + arcs);
+                plans.push(TilePlan {
+                    dests: v..v + 1,
+                    arcs,
+                });
+            }
+            continue;
+        }
+        // A vertex without in-arcs joins a tile only between two that have some.
+        if arcs == 0 {
+            continue;
+        }
+        match &mut open {
+            Some(d) => {
+                let held = offsets[v as usize] - offsets[d.start as usize];
+                if held + arcs > shape.target_arcs || v + 1 - d.start > shape.max_dests {
+                    close(&mut open, &mut plans);
+                    open = Some(v..v + 1);
+                } else {
+                    d.end = v + 1;
+                }
+            }
+            None => open = Some(v..v + 1),
+        }
+    }
+    close(&mut open, &mut plans);
+    plans
+}
+
+/// Writes tile `p`'s arcs into `s` (sources) and `d` (destination offsets), by source.
+fn fill(offsets: &[u64], sources: &[u32], p: &TilePlan, s: &mut [u32], d: &mut [u16]) {
+    let mut keyed: Vec<u64> = Vec::with_capacity(s.len());
+    for v in p.dests.clone() {
+        let row = offsets[v as usize].max(p.arcs.start)..offsets[v as usize + 1].min(p.arcs.end);
+        let offset = u64::from(v - p.dests.start);
+        keyed.extend(
+            sources[row.start as usize..row.end as usize]
+                .iter()
+                .map(|&u| u64::from(u) << 16 | offset),
+        );
+    }
+    keyed.sort_unstable();
+    for ((k, s), d) in keyed.iter().zip(s.iter_mut()).zip(d.iter_mut()) {
+        *s = (k >> 16) as u32;
+        *d = *k as u16;
+    }
+}
+
+/// `count` zeroed elements (calloc: the system zeroes the pages as the tiles' parallel fill
+/// first touches them), or the allocation's failure as an error.
+fn zeroed<T: bytemuck::Zeroable>(count: usize, what: &str) -> Result<Vec<T>, Error> {
+    bytemuck::allocation::try_zeroed_vec(count).map_err(|()| Error::OutOfMemory {
+        bytes: count.saturating_mul(size_of::<T>()),
+        location: format!("host memory ({what})"),
+        source: None,
+    })
+}
+
+fn too_large(arcs: u64) -> Error {
+    Error::invalid("gather tile arcs", arcs, "an arc count that fits in memory")
+}
+
+#[cfg(test)]
+#[path = "gather_tiles_tests.rs"]
+mod tests;
