@@ -36,7 +36,6 @@ use clap::Parser;
 use common::rank_graph::Needs;
 use common::report::{ExecutionReport, GraphReport};
 use common::{AnyError, GraphArgs, Report, RunArgs};
-use groute::core::BackendKind;
 use groute::graph::Graph;
 use groute::pagerank::{
     DEFAULT_ALPHA, DEFAULT_EPSILON, Driver, PageRankOptions, PageRankSolver, PageRankTuning,
@@ -465,8 +464,7 @@ fn run() -> Result<(), AnyError> {
             "sweep_ranges_requested": cli.sweep_ranges,
             "sweep_ranges": solver.sweep_ranges(),
             "gather_tiles_requested": cli.gather_tiles,
-            "gather_tiles": solver.sweep_ranges() > 1
-                && options.tuning.gather_tiles_for(ctx.backend_kind() == BackendKind::Cuda),
+            "gather_tiles": solver.gathers_by_tiles(),
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);

@@ -54,6 +54,7 @@ fn measure(
     })?;
     let degree_ordered = solver.degree_ordered();
     let gather_interleaved = solver.gather_interleaved();
+    let gather_tiles = solver.gathers_by_tiles();
     let runs = super::timing::timed_runs(
         job.run.repeats()?,
         || solver.run(collectives),
@@ -83,6 +84,7 @@ fn measure(
             "bytes_between_ranks": s.bytes_between_ranks,
             "degree_order": degree_ordered,
             "gather_interleave": gather_interleaved,
+            "gather_tiles": gather_tiles,
             "sparse_gather_divisor_requested": tuning.sparse_gather_divisor,
             "sparse_gather_rounds": s.sparse_gather_rounds,
             "sweep_ranges_requested": tuning.sweep_ranges,

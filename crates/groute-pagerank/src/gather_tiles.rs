@@ -11,7 +11,10 @@
 //! neighbouring shares (the same line, often the same word) and a share read by many of the
 //! tile's destinations is read once a line. A destination of more in-arcs than a tile holds
 //! gets tiles of its own, each with a part of its arcs (every tile adds its sums to the
-//! residuals with an atomic, so parts of one vertex add up).
+//! residuals with an atomic, so parts of one vertex add up). The block sums in 64-bit fixed
+//! point with 32 fraction bits (native 32-bit atomics; float atomics on shared memory are
+//! compare-and-swap loops): each share is rounded to the nearest multiple of 2^-32, so a
+//! gather's mass moves by at most 2^-33 per arc (a share below that adds nothing).
 //!
 //! Vertices without in-arcs are in no tile unless between two that have some: they gather
 //! nothing.

@@ -632,6 +632,12 @@ impl PageRankSolver {
         self.solver.sweep_ranges()
     }
 
+    /// Whether the rounds by vertex ranges gather by tiles on some device
+    /// ([`PageRankTuning::gather_tiles_for`]; CUDA [`Driver::Sweeps`] only, where they fit).
+    pub fn gathers_by_tiles(&self) -> bool {
+        self.solver.gathers_by_tiles()
+    }
+
     /// Whether the graph was uploaded in degree order
     /// ([`PageRankTuning::degree_order_for`]); the ranks come back in the input order
     /// either way.

@@ -101,7 +101,7 @@ use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
 use step_boundaries::StepBoundaries;
 use sweep_ranges::SweepRanges;
-use sweeps::{DeviceSweeps, SweepCounts};
+use sweeps::{DeviceSweeps, SweepCounts, add_gather_tiles};
 
 /// The run, as errors name it.
 const RUN: &str = "the PageRank across processes";
@@ -298,8 +298,6 @@ impl PageRankRanks {
             ),
             _ => false,
         };
-        let cuda = context.backend_kind() == groute_core::BackendKind::Cuda;
-        let gather_tiles = tuning.gather_tiles_for(cuda);
         let in_arcs = transpose.as_ref().unwrap_or(rows.csr());
         let shape = (ranks, order.is_some());
         let sweep_ranges = SweepRanges::for_run(tuning, context, shape, in_arcs);
@@ -316,7 +314,7 @@ impl PageRankRanks {
                     (rows.csr(), transpose.as_ref()),
                     partition.range(rank * devices + d),
                     (alpha, epsilon),
-                    (sparse_below > 0, interleave_gather, gather_tiles),
+                    (sparse_below > 0, interleave_gather),
                     sweep_ranges.as_ref(),
                 )?);
             }
@@ -342,6 +340,7 @@ impl PageRankRanks {
                 &mine.slice(..own.len())?,
                 &own_boundary.entries().slice(..own.len())?,
             )?;
+            add_gather_tiles(&mut sweeps, context, in_arcs, tuning)?;
             device.stream().synchronize()?;
             let shares = (
                 mine.slice(..boundary_len)?,

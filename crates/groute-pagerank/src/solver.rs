@@ -242,6 +242,12 @@ impl DeviceSolver {
         }
     }
 
+    /// Whether the sweeps' ranged gathers go by tiles ([`PageRankRanks::gathers_by_tiles`]);
+    /// false for the other drivers.
+    pub(crate) fn gathers_by_tiles(&self) -> bool {
+        matches!(&self.storage, Storage::Sweeps(sweeps) if sweeps.gathers_by_tiles())
+    }
+
     /// Resets the run state and runs PageRank on every device, with the options given to
     /// [`DeviceSolver::new`]; the statistics' elapsed time covers the run only (reset and
     /// download excluded).

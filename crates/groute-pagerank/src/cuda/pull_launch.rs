@@ -47,22 +47,23 @@ pub struct PullBuffers {
 }
 
 /// A vertex range's gather tiles on the device (`crate::gather_tiles::GatherTiles`) and the
-/// share array they read.
+/// share array they read. Crate-private: only `PullStorage::with_tiles` builds them, from
+/// `GatherTiles::build`, so their contents hold what the kernel's launch relies on.
 #[derive(Clone, Debug)]
-pub struct GatherTileBuffers {
+pub(crate) struct GatherTileBuffers {
     /// Tile `t`'s arcs are `arc_starts[t]..arc_starts[t + 1]` (u64s, one more than tiles).
-    pub arc_starts: RawSlice,
+    pub(crate) arc_starts: RawSlice,
     /// Tile `t`'s destinations: `spans[2 t]` (a global vertex id) and the next
     /// `spans[2 t + 1]` vertices (u32s).
-    pub spans: RawSlice,
+    pub(crate) spans: RawSlice,
     /// The arcs' sources (u32 vertex ids < n), each tile's ascending.
-    pub sources: RawSlice,
+    pub(crate) sources: RawSlice,
     /// The arcs' destinations, as u16 offsets from their tile's first.
-    pub dests: RawSlice,
+    pub(crate) dests: RawSlice,
     /// The most destinations a tile holds (the gather keeps 8 bytes of shared memory each).
-    pub max_dests: u32,
+    pub(crate) max_dests: u32,
     /// `n` f32 shares.
-    pub share: RawSlice,
+    pub(crate) share: RawSlice,
 }
 
 impl GatherTileBuffers {
@@ -85,7 +86,7 @@ const TILE_BLOCK: u32 = 1024;
 /// Enqueues the tiled gather of a vertex range (`pagerank_pull_gather_tiles`, in place of
 /// [`launch_pull_gather`]'s hub tiles and gather): each of its vertices with in-arcs adds
 /// its in-neighbours' shares to its residual and is appended to `wl` if it crossed epsilon.
-pub fn launch_pull_gather_tiles(
+pub(crate) fn launch_pull_gather_tiles(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     tiles: &GatherTileBuffers,
@@ -139,12 +140,14 @@ pub fn launch_pull_gather_tiles(
     // SAFETY: pagerank_pull_gather_tiles(PageRankOps ops, const unsigned long long*
     // arc_starts, const unsigned* spans, unsigned tile_count, const unsigned* sources, const
     // unsigned short* dests, const float* share, DeviceWorklist wl, unsigned max_dests): the
-    // tuple matches it; `spans` holds 2 * count u32s and `arc_starts` count + 1 u64s (both
-    // checked), built at upload (`GatherTiles::build`) for a range of the owned vertices:
-    // each tile's destinations are at most `max_dests` owned vertices, its arcs ascending
-    // positions inside `sources` and `dests` (of equal length, checked), whose sources are
-    // vertex ids < n and whose destination offsets lie inside their tile; the share holds n
-    // f32s (checked) and the residual is full length; the launch's dynamic shared memory
+    // tuple matches it; `spans` holds 2 * count u32s and `arc_starts` count + 1 u64s, and
+    // `sources` and `dests` are of equal length (checked); by construction (the buffers are
+    // crate-private, built only from `GatherTiles::build` over a range of the owned vertices
+    // of the in-CSR: its tests check these), each tile's destinations are at most
+    // `max_dests` owned vertices, its arcs ascending positions inside `sources` and `dests`,
+    // whose sources are vertex ids < n (the in-CSR's) and whose destination offsets lie inside
+    // their tile; the share holds n f32s (checked) and the residual is full length; the
+    // launch's dynamic shared memory
     // holds 2 * max_dests words, the kernel's sums, which the function was allowed to ask
     // for above; the worklist as in `launch_pull_gather`; memory kept alive below.
     unsafe { f.launch(stream, config, args)? };

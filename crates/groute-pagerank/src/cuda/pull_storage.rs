@@ -147,37 +147,49 @@ impl PullStorage {
     /// The storage of a gather into the vertices of `range` only (a part of the owned range:
     /// the sweeps' rounds by vertex ranges): the same in-CSR (`in_csr` its host copy, the
     /// transpose or the CSR), share array and bitmap, with the hubs of `range` alone.
-    /// Where `tiles`, the range's in-arcs are also uploaded as gather tiles
-    /// ([`GatherTiles`]), which its gather then sums instead (no hubs are kept then); where
-    /// they do not fit the device's memory, the range gathers by destination.
     pub(crate) fn for_range(
         &self,
         device: &Device,
         in_csr: &Csr,
         range: &Range<u32>,
-        tiles: bool,
     ) -> Result<Self, Error> {
         let offsets = in_csr.offsets();
         let arcs = offsets[range.end as usize] - offsets[range.start as usize];
-        let tiles = if tiles {
-            match upload_tiles(device, in_csr, range, arcs) {
-                Ok(t) => t,
-                Err(e) if e.is_out_of_memory() => None,
-                Err(e) => return Err(e),
-            }
-        } else {
-            None
-        };
-        let hubs = match tiles {
-            Some(_) => None,
-            None => upload_hubs(device, in_csr, range)?,
-        };
         Ok(PullStorage {
-            hubs,
+            hubs: upload_hubs(device, in_csr, range)?,
             gathered_arcs: usize::try_from(arcs).unwrap_or(usize::MAX),
-            tiles,
             ..self.clone()
         })
+    }
+
+    /// This storage of a gather into `range` ([`PullStorage::for_range`]) with the range's
+    /// in-arcs also uploaded as gather tiles ([`GatherTiles`]), which its gather then sums
+    /// instead of the hubs and the in-lists (the hubs dropped). `None` where they do not fit
+    /// the device's memory, where the device lets a block have too little shared memory for
+    /// a tile, or where the range has no in-arc: the range then gathers by vertex.
+    pub(crate) fn with_tiles(
+        &self,
+        device: &Device,
+        in_csr: &Csr,
+        range: &Range<u32>,
+    ) -> Result<Option<Self>, Error> {
+        let offsets = in_csr.offsets();
+        let arcs = offsets[range.end as usize] - offsets[range.start as usize];
+        let tiles = match upload_tiles(device, in_csr, range, arcs) {
+            Ok(t) => t,
+            Err(e) if e.is_out_of_memory() => None,
+            Err(e) => return Err(e),
+        };
+        Ok(tiles.map(|t| PullStorage {
+            hubs: None,
+            tiles: Some(t),
+            ..self.clone()
+        }))
+    }
+
+    /// Whether the range gathers by tiles ([`PullStorage::with_tiles`]).
+    pub(crate) fn has_tiles(&self) -> bool {
+        self.tiles.is_some()
     }
 
     /// The kernel-side view of the range's gather tiles (`None`: it gathers by destination).

@@ -140,6 +140,12 @@ impl PageRankRanks {
         self.devices[0].sweep_ranges().max(1) as u32
     }
 
+    /// Whether a range's gather goes by tiles on some device
+    /// ([`PageRankTuning::gather_tiles_for`]; CUDA only, where the tiles fit).
+    pub fn gathers_by_tiles(&self) -> bool {
+        self.devices.iter().any(|d| d.gathers_by_tiles())
+    }
+
     /// A round by vertex ranges on every device (see the module docs): the counters zeroed,
     /// then, step by step, each device's gather of its step's range and the take of its
     /// vertices above `floor`, each device's copy of every peer's step's shares (after that

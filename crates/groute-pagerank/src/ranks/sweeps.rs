@@ -16,12 +16,13 @@
 
 use std::ops::Range;
 
-use groute_core::{Buffer, Device, Error, Stream};
+use groute_core::{BackendKind, Buffer, Context, Device, Error, Stream};
 use groute_graph::Csr;
 use groute_worklist::DeviceCsr;
 
 use super::host;
 use super::sweep_ranges::SweepRanges;
+use crate::PageRankTuning;
 use crate::cuda::pull_launch::{launch_pull_gather, launch_pull_gather_tiles, launch_pull_take};
 use crate::cuda::pull_storage::{PullStorage, PullTopology};
 use crate::cuda::push_round_launch::{launch_absorb, launch_push_taken, push_hub_slots};
@@ -75,20 +76,44 @@ pub(super) struct DeviceSweeps {
     epsilon: f32,
 }
 
+/// Gives every range of every device's sweeps (`sweeps`, of `context`'s devices in order) its
+/// gather tiles from the in-CSR `in_csr`, on CUDA where `tuning` asks
+/// ([`PageRankTuning::gather_tiles_for`]). Called once every device's arrays are allocated, so
+/// that the tiles, a second copy of the in-arcs, take only memory nothing else needs: a range
+/// whose tiles do not fit gathers by vertex.
+pub(super) fn add_gather_tiles(
+    sweeps: &mut [DeviceSweeps],
+    context: &Context,
+    in_csr: &Csr,
+    tuning: &PageRankTuning,
+) -> Result<(), Error> {
+    if !tuning.gather_tiles_for(context.backend_kind() == BackendKind::Cuda) {
+        return Ok(());
+    }
+    for (device_sweeps, device) in sweeps.iter_mut().zip(context.devices()) {
+        for (range, pull) in &mut device_sweeps.sweep_ranges {
+            if let Some(tiled) = pull.with_tiles(device, in_csr, range)? {
+                *pull = tiled;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl DeviceSweeps {
     /// Uploads the rows `owned` of `csr` and of the in-CSR (`transpose`, or `csr` itself on a
     /// symmetric graph) to `device` and allocates the arrays, with a bitmap of the vertices
     /// taken where `taken_bits` (for [`DeviceSweeps::gather`]'s sparse rounds), the gather
     /// dealing its vertices out over the blocks where `interleave_gather`
     /// ([`crate::PageRankTuning::gather_interleave_for`]), and the hubs of each range of
-    /// `sweep_ranges` where given (rounds by vertex ranges), or where `gather_tiles` its
-    /// gather tiles ([`crate::PageRankTuning::gather_tiles_for`]).
+    /// `sweep_ranges` where given (rounds by vertex ranges; [`add_gather_tiles`] may then
+    /// give them gather tiles).
     pub(super) fn upload(
         device: &Device,
         (csr, transpose): (&Csr, Option<&Csr>),
         owned: Range<u32>,
         (alpha, epsilon): (f32, f32),
-        (taken_bits, interleave_gather, gather_tiles): (bool, bool, bool),
+        (taken_bits, interleave_gather): (bool, bool),
         sweep_ranges: Option<&SweepRanges>,
     ) -> Result<Self, Error> {
         let n = csr.num_vertices();
@@ -106,10 +131,7 @@ impl DeviceSweeps {
             .map(|r| r.split(in_csr.offsets(), &owned))
             .unwrap_or_default()
             .into_iter()
-            .map(|part| {
-                let storage = pull.for_range(device, in_csr, &part, gather_tiles)?;
-                Ok((part, storage))
-            })
+            .map(|part| Ok((part.clone(), pull.for_range(device, in_csr, &part)?)))
             .collect::<Result<Vec<_>, Error>>()?;
         let residual = device.alloc::<u32>(n.max(1))?;
         // As in the one-process storage: the rank of a multiple of 32 at a multiple of 128
@@ -285,6 +307,11 @@ impl DeviceSweeps {
         self.sweep_ranges.len()
     }
 
+    /// Whether a range's gather goes by tiles ([`add_gather_tiles`]).
+    pub(super) fn gathers_by_tiles(&self) -> bool {
+        self.sweep_ranges.iter().any(|(_, pull)| pull.has_tiles())
+    }
+
     /// The entries of the share array that range `range`'s take writes (its vertices).
     pub(super) fn range_shares(&self, range: usize) -> Range<usize> {
         let owned = &self.sweep_ranges[range].0;
@@ -449,7 +476,7 @@ mod tests {
                 (&graph.csr, None),
                 0..n,
                 (0.85, 0.01),
-                (false, false, false),
+                (false, false),
                 Some(&ranges),
             )
             .unwrap();
