@@ -162,9 +162,10 @@ impl PullStorage {
         })
     }
 
-    /// This storage of a gather into `range` ([`PullStorage::for_range`]) with the range's
-    /// in-arcs also uploaded as gather tiles ([`GatherTiles`]), which its gather then sums
-    /// instead of the hubs and the in-lists (the hubs dropped). `None` where they do not fit
+    /// This storage of a gather into `range` (made by [`PullStorage::for_range`] for that
+    /// range: its gathered arcs are the range's) with the range's in-arcs also uploaded as
+    /// gather tiles ([`GatherTiles`]), which its gather then sums instead of the hubs and the
+    /// in-lists (the hubs dropped). `None` where they do not fit
     /// the device's memory, where the device lets a block have too little shared memory for
     /// a tile, or where the range has no in-arc: the range then gathers by vertex.
     pub(crate) fn with_tiles(
@@ -173,8 +174,7 @@ impl PullStorage {
         in_csr: &Csr,
         range: &Range<u32>,
     ) -> Result<Option<Self>, Error> {
-        let offsets = in_csr.offsets();
-        let arcs = offsets[range.end as usize] - offsets[range.start as usize];
+        let arcs = self.gathered_arcs as u64;
         let tiles = match upload_tiles(device, in_csr, range, arcs) {
             Ok(t) => t,
             Err(e) if e.is_out_of_memory() => None,
