@@ -108,6 +108,11 @@ struct Cli {
     /// in-list (`false`); by default by tiles (`PageRankTuning::gather_tiles`).
     #[arg(long, hide = true)]
     gather_tiles: Option<bool>,
+    /// CUDA, the gather tiles: a tile whose destinations have at least this many of its arcs
+    /// each keeps them by destination (default: `GATHER_TILE_BY_DESTINATION`, in practice the
+    /// tiles of a vertex split over tiles of its own).
+    #[arg(long, hide = true, value_name = "ARCS")]
+    gather_tile_by_destination: Option<u64>,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -323,6 +328,7 @@ fn run() -> Result<(), AnyError> {
             gather_interleave: cli.gather_interleave,
             sweep_ranges: cli.sweep_ranges,
             gather_tiles: cli.gather_tiles,
+            gather_tile_by_destination: cli.gather_tile_by_destination,
         },
         ..PageRankOptions::default()
     };
@@ -341,6 +347,7 @@ fn run() -> Result<(), AnyError> {
             gather_interleave: options.tuning.gather_interleave,
             sweep_ranges: options.tuning.sweep_ranges,
             gather_tiles: options.tuning.gather_tiles,
+            gather_tile_by_destination: options.tuning.gather_tile_by_destination,
             ..PageRankTuning::default()
         };
         if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks
@@ -465,6 +472,7 @@ fn run() -> Result<(), AnyError> {
             "sweep_ranges": solver.sweep_ranges(),
             "gather_tiles_requested": cli.gather_tiles,
             "gather_tiles": solver.gathers_by_tiles(),
+            "gather_tile_by_destination_requested": cli.gather_tile_by_destination,
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);

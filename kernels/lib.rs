@@ -120,6 +120,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("push_appends.cuh"),
     header!("pagerank_push.cuh"),
     header!("pull_gather.cuh"),
+    header!("gather_tiles.cuh"),
     header!("peer_group.cuh"),
     header!("peer_post.cuh"),
 ];

@@ -51,8 +51,9 @@
 //   sweep. In-lists of at least PULL_HUB_DEGREE arcs (hubs, listed with their tiles at
 //   upload) are summed before the gather by pagerank_pull_hub_tiles over the whole grid.
 //   pagerank_pull_gather_tiles: pass 2 of a range of the rounds by vertex ranges, by tiles
-//   of consecutive vertices whose in-arcs are sorted by source, each summed in a block's
-//   shared memory (in place of the hub tiles and the gather).
+//   of consecutive vertices whose in-arcs are sorted by source (or, few destinations of
+//   many arcs, by destination), each summed in a block's shared memory (in place of the hub
+//   tiles and the gather).
 //
 // pagerank_mark_taken: before the gather (and the hub tiles) of a sweep whose storage keeps
 //   a bitmap of the vertices taken, one bit per vertex set where its share is above 0 (the
@@ -85,6 +86,7 @@
 // checks it after the kernel and fails the run naming the setting. Nothing is lost silently.
 // Self-contained (NVRTC, no toolkit headers). Launch with blockDim.x a multiple of 32, <= 1024.
 #include "pagerank_push.cuh"
+#include "gather_tiles.cuh"
 
 extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long long* offsets,
                                           const unsigned int* targets, groute::DeviceWorklist wl,
@@ -244,92 +246,18 @@ PAGERANK_PULL_GATHER(pagerank_pull_gather_batched, BATCHED_GATHER_LOADS, false)
 PAGERANK_PULL_GATHER(pagerank_pull_gather_batched_interleaved, BATCHED_GATHER_LOADS, true)
 
 // Pull sweep pass 2 by tiles (crates/groute-pagerank/src/gather_tiles.rs, in place of the hub
-// tiles and pagerank_pull_gather): block b sums tiles b, b + gridDim.x, ... Tile t's
-// destinations are the vertices spans[2 t] .. spans[2 t] + spans[2 t + 1] (at most
-// `max_dests`), its arcs arc_starts[t] .. arc_starts[t + 1] of `sources` and `dests` (each a
-// source and its destination's offset in the tile, by source, so that neighbouring threads
-// read neighbouring shares). Each arc adds its source's share to its destination's sum in
-// shared memory, a fixed-point number of 32 integer and 32 fraction bits kept in two words
-// (`max_dests` low words, then as many high words: the launch's dynamic shared memory) and
-// added with 32-bit integer atomics, which run natively (a float atomic on shared memory
-// is a compare-and-swap loop, several times slower here); a share rounds to a multiple of
-// 2^-32. Then each destination adds its sum to its residual with an atomic (a vertex of
-// several tiles gets an add from each) and is appended to `wl` where that add took it past
-// epsilon. Launch with blockDim.x a multiple of 32, at most 1,024.
+// tiles and pagerank_pull_gather): gather_tiles_grid (kernels/include/gather_tiles.cuh). The
+// launch's dynamic shared memory holds 2 * max_dests words; `claim` two words, 0 at launch
+// (and left so).
 extern "C" __global__ void __launch_bounds__(1024, 1)
     pagerank_pull_gather_tiles(PageRankOps ops, const unsigned long long* arc_starts,
                                const unsigned int* spans, unsigned int tile_count,
                                const unsigned int* sources, const unsigned short* dests,
                                const float* share, groute::DeviceWorklist wl,
-                               unsigned int max_dests) {
+                               unsigned int max_dests, unsigned int* claim) {
     extern __shared__ unsigned int tile_sums[];
-    unsigned int* low = tile_sums;
-    unsigned int* high = tile_sums + max_dests;
-    const auto add = [&](unsigned int d, float s) {
-        const unsigned long long q = __float2ull_rn(s * 0x1p32f);
-        const unsigned int q_low = static_cast<unsigned int>(q);
-        const unsigned int old = atomicAdd(low + d, q_low);
-        const unsigned int carry = old + q_low < old ? 1u : 0u;
-        const unsigned int h = static_cast<unsigned int>(q >> 32) + carry;
-        if (h != 0u) {
-            atomicAdd(high + d, h);
-        }
-    };
-    constexpr unsigned int LOADS = 8u;
-    const WorklistSink sink{wl, wl.ctrl + groute::CTRL_WL_END};
-    for (unsigned int t = blockIdx.x; t < tile_count; t += gridDim.x) {
-        const unsigned int first = spans[2u * t];
-        const unsigned int count = spans[2u * t + 1u];
-        for (unsigned int i = threadIdx.x; i < count; i += blockDim.x) {
-            low[i] = 0u;
-            high[i] = 0u;
-        }
-        __syncthreads();
-        const unsigned long long end = arc_starts[t + 1u];
-        const unsigned long long step = blockDim.x;
-        unsigned long long a = arc_starts[t] + threadIdx.x;
-        for (; a + (LOADS - 1u) * step < end; a += LOADS * step) {
-            unsigned int u[LOADS];
-            unsigned int d[LOADS];
-            float s[LOADS];
-#pragma unroll
-            for (unsigned int k = 0; k < LOADS; ++k) {
-                u[k] = __ldcs(sources + a + k * step);
-                d[k] = __ldcs(dests + a + k * step);
-            }
-#pragma unroll
-            for (unsigned int k = 0; k < LOADS; ++k) {
-                s[k] = share[u[k]];
-            }
-#pragma unroll
-            for (unsigned int k = 0; k < LOADS; ++k) {
-                add(d[k], s[k]);
-            }
-        }
-        for (; a < end; a += step) {
-            add(dests[a], share[sources[a]]);
-        }
-        __syncthreads();
-        const unsigned int passes = (count + blockDim.x - 1u) / blockDim.x;  // block-uniform
-        for (unsigned int p = 0; p < passes; ++p) {
-            const unsigned int i = p * blockDim.x + threadIdx.x;
-            bool crossed = false;
-            if (i < count) {
-                const unsigned long long q =
-                    static_cast<unsigned long long>(high[i]) << 32 | low[i];
-                if (q != 0u) {
-                    const float sum = static_cast<float>(static_cast<double>(q) * 0x1p-32);
-                    const float old = atomicAdd(ops.residual + first + i, sum);
-                    crossed = old <= ops.epsilon && old + sum > ops.epsilon;
-                }
-            }
-            const unsigned int slot = groute::block_reserve(sink.count, crossed);
-            if (crossed) {
-                sink.put(slot, first + i);
-            }
-        }
-        __syncthreads();  // every sum read before the next tile zeroes them
-    }
+    gather_tiles_grid(ops, arc_starts, spans, tile_count, sources, dests, share, wl, max_dests,
+                      claim, tile_sums);
 }
 
 // Pull sweep, before the hub tiles and the gather where they skip the shares of vertices not

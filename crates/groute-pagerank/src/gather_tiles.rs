@@ -16,6 +16,13 @@
 //! compare-and-swap loops): each share is rounded to the nearest multiple of 2^-32, so a
 //! gather's mass moves by at most 2^-33 per arc (a share below that adds nothing).
 //!
+//! A tile of few destinations of many arcs each (a split vertex's tile has one) keeps its arcs
+//! by destination instead, each destination's in-list whole ([`TileShape::by_destination`]):
+//! by source, most of a warp's adds would go to the same word of shared memory, one after
+//! the other; by destination, each thread sums a run of one destination's arcs in a register
+//! and adds it once. The tiles are stored largest first: the blocks claim them in order, so
+//! the longest start first and the short ones fill the end.
+//!
 //! Vertices without in-arcs are in no tile unless between two that have some: they gather
 //! nothing.
 
@@ -33,7 +40,14 @@ pub(crate) struct TileShape {
     /// In-arcs a tile takes about: a tile closes before the destination that would take it
     /// past this, and a destination of more gets tiles of its own of at most this many.
     pub(crate) target_arcs: u64,
+    /// A tile whose destinations have at least this many of its arcs each, on average, keeps
+    /// them by destination ([`TILE_BY_DESTINATION`]).
+    pub(crate) by_destination: u64,
 }
+
+/// Bit 31 of a tile's destination count (`spans[2 t + 1]`): its arcs are ordered by
+/// destination (`TILE_BY_DESTINATION` of `kernels/include/gather_tiles.cuh`).
+pub(crate) const TILE_BY_DESTINATION: u32 = 1 << 31;
 
 /// The tiles of one vertex range (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -41,20 +55,39 @@ pub(crate) struct GatherTiles {
     /// Tile `t`'s arcs are `sources[arc_starts[t]..arc_starts[t + 1]]` (one entry more than
     /// there are tiles).
     pub(crate) arc_starts: Vec<u64>,
-    /// Tile `t`'s destinations are the vertices `spans[2 t] .. spans[2 t] + spans[2 t + 1]`.
+    /// Tile `t`'s destinations are the `count` vertices from `spans[2 t]`, `count` the low 31
+    /// bits of `spans[2 t + 1]`, whose bit 31 is [`TILE_BY_DESTINATION`]. Largest first.
     pub(crate) spans: Vec<u32>,
-    /// The arcs' sources (global vertex ids), each tile's ascending.
+    /// The arcs' sources (global vertex ids), each tile's ascending, or each destination's
+    /// in-list in its order where the tile is by destination.
     pub(crate) sources: Vec<u32>,
     /// The arcs' destinations, as offsets from their tile's first destination.
     pub(crate) dests: Vec<u16>,
 }
 
 /// Where a tile's arcs come from: the in-lists of the destinations `dests` whole, or (a
-/// destination split over several tiles) the arcs `arcs` of one.
+/// destination split over several tiles) the arcs `arcs` of one; and their order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct TilePlan {
     dests: Range<u32>,
     arcs: Range<u64>,
+    by_destination: bool,
+}
+
+impl TilePlan {
+    fn arc_count(&self) -> u64 {
+        self.arcs.end - self.arcs.start
+    }
+
+    /// The tile's destination count with its order bit.
+    fn count_word(&self) -> u32 {
+        let order = if self.by_destination {
+            TILE_BY_DESTINATION
+        } else {
+            0
+        };
+        (self.dests.end - self.dests.start) | order
+    }
 }
 
 impl GatherTiles {
@@ -73,8 +106,13 @@ impl GatherTiles {
                 "1 to 65,536 destinations a tile, and at least one arc",
             ));
         }
-        let plans = plan(offsets, range, shape);
-        let arcs: u64 = plans.iter().map(|p| p.arcs.end - p.arcs.start).sum();
+        let mut plans = plan(offsets, range, shape);
+        for p in &mut plans {
+            let dests = u64::from(p.dests.end - p.dests.start);
+            p.by_destination = p.arc_count() >= shape.by_destination.saturating_mul(dests);
+        }
+        plans.sort_by_key(|p| std::cmp::Reverse(p.arc_count()));
+        let arcs: u64 = plans.iter().map(TilePlan::arc_count).sum();
         let count = usize::try_from(arcs).map_err(|_| too_large(arcs))?;
         let mut tiles = GatherTiles {
             arc_starts: Vec::with_capacity(plans.len() + 1),
@@ -85,17 +123,15 @@ impl GatherTiles {
         let mut start = 0u64;
         for p in &plans {
             tiles.arc_starts.push(start);
-            tiles
-                .spans
-                .extend([p.dests.start, p.dests.end - p.dests.start]);
-            start += p.arcs.end - p.arcs.start;
+            tiles.spans.extend([p.dests.start, p.count_word()]);
+            start += p.arc_count();
         }
         tiles.arc_starts.push(start);
         // Each tile's part of the two arrays, handed out in order.
         let mut parts = Vec::with_capacity(plans.len());
         let (mut src_rest, mut dst_rest) = (&mut tiles.sources[..], &mut tiles.dests[..]);
         for p in &plans {
-            let len = (p.arcs.end - p.arcs.start) as usize;
+            let len = p.arc_count() as usize;
             let (s, s_rest) = src_rest.split_at_mut(len);
             let (d, d_rest) = dst_rest.split_at_mut(len);
             parts.push((p, s, d));
@@ -116,7 +152,11 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
     let close = |open: &mut Option<Range<u32>>, plans: &mut Vec<TilePlan>| {
         if let Some(d) = open.take() {
             let arcs = offsets[d.start as usize]..offsets[d.end as usize];
-            plans.push(TilePlan { dests: d, arcs });
+            plans.push(TilePlan {
+                dests: d,
+                arcs,
+                by_destination: false,
+            });
         }
     };
     for v in range.clone() {
@@ -132,6 +172,7 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
                 plans.push(TilePlan {
                     dests: v..v + 1,
                     arcs,
+                    by_destination: false,
                 });
             }
             continue;
@@ -157,17 +198,27 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
     plans
 }
 
-/// Writes tile `p`'s arcs into `s` (sources) and `d` (destination offsets), by source.
+/// Writes tile `p`'s arcs into `s` (sources) and `d` (destination offsets), in its order.
 fn fill(offsets: &[u64], sources: &[u32], p: &TilePlan, s: &mut [u32], d: &mut [u16]) {
-    let mut keyed: Vec<u64> = Vec::with_capacity(s.len());
-    for v in p.dests.clone() {
+    let rows = p.dests.clone().map(|v| {
         let row = offsets[v as usize].max(p.arcs.start)..offsets[v as usize + 1].min(p.arcs.end);
-        let offset = u64::from(v - p.dests.start);
-        keyed.extend(
-            sources[row.start as usize..row.end as usize]
-                .iter()
-                .map(|&u| u64::from(u) << 16 | offset),
-        );
+        (
+            v - p.dests.start,
+            &sources[row.start as usize..row.end as usize],
+        )
+    });
+    if p.by_destination {
+        let mut at = 0;
+        for (offset, row) in rows {
+            s[at..at + row.len()].copy_from_slice(row);
+            d[at..at + row.len()].fill(offset as u16);
+            at += row.len();
+        }
+        return;
+    }
+    let mut keyed: Vec<u64> = Vec::with_capacity(s.len());
+    for (offset, row) in rows {
+        keyed.extend(row.iter().map(|&u| u64::from(u) << 16 | u64::from(offset)));
     }
     keyed.sort_unstable();
     for ((k, s), d) in keyed.iter().zip(s.iter_mut()).zip(d.iter_mut()) {

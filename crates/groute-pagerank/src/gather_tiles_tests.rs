@@ -2,7 +2,7 @@ use std::ops::Range;
 
 use proptest::prelude::*;
 
-use super::{GatherTiles, TileShape};
+use super::{GatherTiles, TILE_BY_DESTINATION, TileShape};
 
 /// An in-CSR of `degrees.len()` vertices whose rows hold the sources `sources` drew for them
 /// (each row's count from `degrees`), as offsets and sources.
@@ -20,8 +20,20 @@ fn in_csr(degrees: &[u8], sources: &[u32]) -> (Vec<u64>, Vec<u32>) {
     (offsets, srcs)
 }
 
-/// Checks `tiles` against the in-arcs of `range`: every arc once, each tile's sources
-/// ascending, its destinations inside it and the shape's bounds kept.
+/// Tile `t`'s first destination, destination count and order (by destination).
+fn span(tiles: &GatherTiles, t: usize) -> (u32, u32, bool) {
+    let word = tiles.spans[2 * t + 1];
+    (
+        tiles.spans[2 * t],
+        word & !TILE_BY_DESTINATION,
+        word & TILE_BY_DESTINATION != 0,
+    )
+}
+
+/// Checks `tiles` against the in-arcs of `range`: every arc once, the tiles largest first,
+/// each tile's arcs in its order (by source, or by destination where its destinations have
+/// at least `shape.by_destination` arcs each on average), its destinations inside it and
+/// the shape's bounds kept, no two tiles sharing a destination unless both hold only it.
 fn check(
     tiles: &GatherTiles,
     offsets: &[u64],
@@ -42,9 +54,9 @@ fn check(
         *tiles.arc_starts.last().unwrap_or(&0) as usize,
         tiles.sources.len()
     );
-    let mut previous_end = range.start;
+    let mut spans = Vec::new();
     for t in 0..tiles.spans.len() / 2 {
-        let (first, count) = (tiles.spans[2 * t], tiles.spans[2 * t + 1]);
+        let (first, count, by_destination) = span(tiles, t);
         let arcs = tiles.arc_starts[t] as usize..tiles.arc_starts[t + 1] as usize;
         assert!(
             count >= 1 && count <= shape.max_dests,
@@ -56,32 +68,52 @@ fn check(
             "tile {t}: {} arcs",
             arcs.len()
         );
+        if t > 0 {
+            let before = tiles.arc_starts[t] - tiles.arc_starts[t - 1];
+            assert!(
+                before >= arcs.len() as u64,
+                "tile {t} is larger than tile {}",
+                t - 1
+            );
+        }
         assert!(
             first >= range.start && first + count <= range.end,
             "tile {t} leaves the range"
         );
-        // In destination order; only a split vertex's tiles share it.
-        assert!(
-            first + 1 >= previous_end,
-            "tile {t} overlaps an earlier one"
+        assert_eq!(
+            by_destination,
+            arcs.len() as u64 >= shape.by_destination.saturating_mul(u64::from(count)),
+            "tile {t}: the order of {} arcs of {count} destinations",
+            arcs.len()
         );
-        assert!(
-            first >= previous_end || count == 1,
-            "tile {t} overlaps an earlier one"
-        );
-        previous_end = first + count;
+        spans.push((first, count));
         let srcs = &tiles.sources[arcs.clone()];
-        assert!(
-            srcs.windows(2).all(|w| w[0] <= w[1]),
-            "tile {t}: sources out of order"
-        );
-        for (&u, &d) in srcs.iter().zip(&tiles.dests[arcs]) {
+        let dests = &tiles.dests[arcs];
+        if by_destination {
+            assert!(
+                dests.windows(2).all(|w| w[0] <= w[1]),
+                "tile {t}: destinations out of order"
+            );
+        } else {
+            assert!(
+                srcs.windows(2).all(|w| w[0] <= w[1]),
+                "tile {t}: sources out of order"
+            );
+        }
+        for (&u, &d) in srcs.iter().zip(dests) {
             assert!(
                 u32::from(d) < count,
                 "tile {t}: destination offset {d} of {count}"
             );
             got.push((u, first + u32::from(d)));
         }
+    }
+    // Only a split vertex's tiles (one destination each) share a destination.
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        let ((a, a_count), (b, b_count)) = (w[0], w[1]);
+        let shared_split = a == b && a_count == 1 && b_count == 1;
+        assert!(a + a_count <= b || shared_split, "tiles {:?} overlap", w);
     }
     expected.sort_unstable();
     got.sort_unstable();
@@ -96,12 +128,16 @@ fn a_vertex_of_more_arcs_than_a_tile_takes_tiles_of_its_own() {
     let shape = TileShape {
         max_dests: 8,
         target_arcs: 4,
+        by_destination: 3,
     };
     let tiles = GatherTiles::build(&offsets, &sources, &(0..7), shape).unwrap();
     check(&tiles, &offsets, &sources, &(0..7), shape);
-    // [0], [1] x 3, [2, 3, 4, 5]: the vertices without arcs 3 and 4 between 2 and 5, 6 in none.
-    assert_eq!(tiles.spans, [0, 1, 1, 1, 1, 1, 1, 1, 2, 4]);
-    assert_eq!(tiles.arc_starts, [0, 2, 6, 10, 12, 16]);
+    // Largest first (stable): [1] and [1] (4 arcs each), [2, 3, 4, 5] (4 arcs; the vertices
+    // without arcs 3 and 4 between 2 and 5, 6 in none), [0] and [1] (2 arcs each). Only the
+    // tiles of 4 arcs of one destination have the 3 a destination that orders by destination.
+    let by = TILE_BY_DESTINATION;
+    assert_eq!(tiles.spans, [1, 1 | by, 1, 1 | by, 2, 4, 0, 1, 1, 1]);
+    assert_eq!(tiles.arc_starts, [0, 4, 8, 12, 14, 16]);
 }
 
 #[test]
@@ -111,6 +147,7 @@ fn a_tile_closes_at_its_destination_bound() {
     let shape = TileShape {
         max_dests: 4,
         target_arcs: 100,
+        by_destination: 2,
     };
     let tiles = GatherTiles::build(&offsets, &sources, &(2..10), shape).unwrap();
     check(&tiles, &offsets, &sources, &(2..10), shape);
@@ -124,14 +161,17 @@ fn bad_shapes_are_errors() {
         TileShape {
             max_dests: 0,
             target_arcs: 4,
+            by_destination: 4,
         },
         TileShape {
             max_dests: (1 << 16) + 1,
             target_arcs: 4,
+            by_destination: 4,
         },
         TileShape {
             max_dests: 4,
             target_arcs: 0,
+            by_destination: 4,
         },
     ] {
         assert!(GatherTiles::build(&offsets, &sources, &(0..2), shape).is_err());
@@ -140,19 +180,33 @@ fn bad_shapes_are_errors() {
 
 proptest! {
     #[test]
-    fn tiles_hold_every_in_arc_once_by_source(
+    fn tiles_hold_every_in_arc_once_in_their_order(
         degrees in prop::collection::vec(prop_oneof![3 => 0u8..4, 1 => 0u8..=255], 1..200),
         sources in prop::collection::vec(any::<u32>(), 1..64),
         cut in any::<(u16, u16)>(),
         max_dests in 1u32..40,
         target_arcs in 1u64..300,
+        by_destination in prop_oneof![0u64..300, Just(u64::MAX)],
     ) {
         let (offsets, sources) = in_csr(&degrees, &sources);
         let n = degrees.len() as u32;
         let (a, b) = (u32::from(cut.0) % (n + 1), u32::from(cut.1) % (n + 1));
         let range = a.min(b)..a.max(b);
-        let shape = TileShape { max_dests, target_arcs };
+        let shape = TileShape { max_dests, target_arcs, by_destination };
         let tiles = GatherTiles::build(&offsets, &sources, &range, shape).unwrap();
         check(&tiles, &offsets, &sources, &range, shape);
     }
+}
+
+#[test]
+fn the_order_bit_mirrors_the_kernel() {
+    let header = groute_kernels::HEADERS
+        .iter()
+        .find(|h| h.name == "gather_tiles.cuh")
+        .expect("gather_tiles.cuh is a kernel header");
+    let line = format!("TILE_BY_DESTINATION = {TILE_BY_DESTINATION:#x}u;");
+    assert!(
+        header.source.contains(&line),
+        "gather_tiles.cuh lacks `{line}`"
+    );
 }

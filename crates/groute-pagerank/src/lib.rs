@@ -307,8 +307,8 @@ pub use reference::{Reference, l1_distance, pagerank_reference};
 pub use share::PageRankShare;
 pub use sweep::{PULL_HUB_DEGREE, SweepMode};
 pub use tuning::{
-    DEGREE_ORDER_SKEW, PageRankTuning, SPARSE_GATHER_DIVISOR, SWEEP_PUSH_DIVISOR, SWEEP_RANGES,
-    SWEEP_RANGES_MIN_ARCS, SWEEP_RANGES_PAST_L2,
+    DEGREE_ORDER_SKEW, GATHER_TILE_BY_DESTINATION, PageRankTuning, SPARSE_GATHER_DIVISOR,
+    SWEEP_PUSH_DIVISOR, SWEEP_RANGES, SWEEP_RANGES_MIN_ARCS, SWEEP_RANGES_PAST_L2,
 };
 
 /// The default damping factor.

@@ -62,6 +62,9 @@ pub(crate) struct GatherTileBuffers {
     pub(crate) dests: RawSlice,
     /// The most destinations a tile holds (the gather keeps 8 bytes of shared memory each).
     pub(crate) max_dests: u32,
+    /// The blocks' tile counter and finished-block count: two u32s, 0 at launch (the gather
+    /// leaves them so).
+    pub(crate) claim: RawSlice,
     /// `n` f32 shares.
     pub(crate) share: RawSlice,
 }
@@ -73,6 +76,7 @@ impl GatherTileBuffers {
             &self.spans,
             &self.sources,
             &self.dests,
+            &self.claim,
             &self.share,
         ]
         .map(|s| s.memory.clone())
@@ -109,6 +113,13 @@ pub(crate) fn launch_pull_gather_tiles(
             src: tiles.sources.len / 4,
         });
     }
+    if tiles.claim.len < 8 {
+        return Err(Error::LengthMismatch {
+            operation: "pagerank gather tile claim (two u32 counters)",
+            dst: tiles.claim.len / 4,
+            src: 2,
+        });
+    }
     if count == 0 {
         return Ok(());
     }
@@ -136,20 +147,23 @@ pub(crate) fn launch_pull_gather_tiles(
         DevicePtr::<f32>::from_slice(&tiles.share)?,
         wl.args()?,
         tiles.max_dests,
+        DevicePtr::<u32>::from_slice(&tiles.claim)?,
     );
     // SAFETY: pagerank_pull_gather_tiles(PageRankOps ops, const unsigned long long*
     // arc_starts, const unsigned* spans, unsigned tile_count, const unsigned* sources, const
-    // unsigned short* dests, const float* share, DeviceWorklist wl, unsigned max_dests): the
-    // tuple matches it; `spans` holds 2 * count u32s and `arc_starts` count + 1 u64s, and
-    // `sources` and `dests` are of equal length (checked); by construction (the buffers are
-    // crate-private, built only from `GatherTiles::build` over a range of the owned vertices
-    // of the in-CSR: its tests check these), each tile's destinations are at most
-    // `max_dests` owned vertices, its arcs ascending positions inside `sources` and `dests`,
-    // whose sources are vertex ids < n (the in-CSR's) and whose destination offsets lie inside
-    // their tile; the share holds n f32s (checked) and the residual is full length; the
-    // launch's dynamic shared memory
-    // holds 2 * max_dests words, the kernel's sums, which the function was allowed to ask
-    // for above; the worklist as in `launch_pull_gather`; memory kept alive below.
+    // unsigned short* dests, const float* share, DeviceWorklist wl, unsigned max_dests,
+    // unsigned* claim): the tuple matches it; `spans` holds 2 * count u32s and `arc_starts`
+    // count + 1 u64s, `sources` and `dests` are of equal length and `claim` holds two u32s
+    // (checked); the claim words are 0 (zeroed at upload and by `PullStorage::reset`, and
+    // the kernel's last block leaves them 0); by construction (the buffers are crate-private,
+    // built only from `GatherTiles::build` over a range of the owned vertices of the in-CSR:
+    // its tests check these), each tile's destinations are at most `max_dests` owned
+    // vertices, its arcs ascending positions inside `sources` and `dests`, whose sources are
+    // vertex ids < n (the in-CSR's) and whose destination offsets lie inside their tile; the
+    // share holds n f32s (checked) and the residual is full length; the launch's dynamic
+    // shared memory holds 2 * max_dests words, the kernel's sums, which the function was
+    // allowed to ask for above; the worklist as in `launch_pull_gather`; memory kept alive
+    // below.
     unsafe { f.launch(stream, config, args)? };
     keep_memory(stream, pr, wl, tiles.memory())
 }

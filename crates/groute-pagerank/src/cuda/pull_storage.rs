@@ -40,6 +40,8 @@ struct TileStorage {
     sources: Buffer<u32>,
     dests: Buffer<u16>,
     max_dests: u32,
+    /// The blocks' tile counter and finished-block count (two words, 0 between launches).
+    claim: Buffer<u32>,
 }
 
 /// Destinations a gather tile holds at most where the device lets a block have the shared
@@ -48,7 +50,8 @@ struct TileStorage {
 const TILE_MAX_DESTS: u32 = 22_528;
 
 /// Gather tiles a vertex range is cut into per multiprocessor (about; a destination of more
-/// in-arcs than a tile takes adds tiles of its own): on one H200, 2 ran faster than 4.
+/// in-arcs than a tile takes adds tiles of its own): on one H200, 2 ran faster than 4 (with
+/// the tiles claimed largest first, too).
 const TILES_PER_MULTIPROCESSOR: u64 = 2;
 
 /// Shared memory the tiled gather keeps for itself (the block's reservation words).
@@ -164,18 +167,20 @@ impl PullStorage {
 
     /// This storage of a gather into `range` (made by [`PullStorage::for_range`] for that
     /// range: its gathered arcs are the range's) with the range's in-arcs also uploaded as
-    /// gather tiles ([`GatherTiles`]), which its gather then sums instead of the hubs and the
-    /// in-lists (the hubs dropped). `None` where they do not fit
-    /// the device's memory, where the device lets a block have too little shared memory for
-    /// a tile, or where the range has no in-arc: the range then gathers by vertex.
+    /// gather tiles ([`GatherTiles`]; those of `by_destination` arcs a destination by
+    /// destination, [`TileShape::by_destination`]), which its gather then sums instead of
+    /// the hubs and the in-lists (the hubs dropped). `None` where they do not fit the
+    /// device's memory, where the device lets a block have too little shared memory for a
+    /// tile, or where the range has no in-arc: the range then gathers by vertex.
     pub(crate) fn with_tiles(
         &self,
         device: &Device,
         in_csr: &Csr,
         range: &Range<u32>,
+        by_destination: u64,
     ) -> Result<Option<Self>, Error> {
         let arcs = self.gathered_arcs as u64;
-        let tiles = match upload_tiles(device, in_csr, range, arcs) {
+        let tiles = match upload_tiles(device, in_csr, range, arcs, by_destination) {
             Ok(t) => t,
             Err(e) if e.is_out_of_memory() => None,
             Err(e) => return Err(e),
@@ -200,17 +205,22 @@ impl PullStorage {
             sources: t.sources.raw(),
             dests: t.dests.raw(),
             max_dests: t.max_dests,
+            claim: t.claim.raw(),
             share: self.share.raw(),
         })
     }
 
-    /// Zeroes the hubs' sums on `device`'s stream (the gather leaves them 0; this covers a
-    /// run that failed between the hub tiles and the gather).
+    /// Zeroes the hubs' sums and the tiles' claim counter on `device`'s stream (the gathers
+    /// leave them 0; this covers a run that failed between the hub tiles and the gather, or
+    /// during a tiled gather).
     pub(crate) fn reset(&self, device: &Device) -> Result<(), Error> {
-        match &self.hubs {
-            Some((_, _, sums)) => device.stream().fill(sums, 0u32),
-            None => Ok(()),
+        if let Some((_, _, sums)) = &self.hubs {
+            device.stream().fill(sums, 0u32)?;
         }
+        if let Some(t) = &self.tiles {
+            device.stream().fill(&t.claim, 0u32)?;
+        }
+        Ok(())
     }
 
     /// The full-length share array (`f32` bits).
@@ -248,13 +258,15 @@ impl PullStorage {
 }
 
 /// The gather tiles of `range` (`arcs` in-arcs) of `in_csr` on `device`, shaped by its
-/// multiprocessors and shared memory (`None`: the device lets a block have too little
-/// shared memory for a tile, or the range has no in-arc).
+/// multiprocessors and shared memory and by `by_destination` ([`TileShape::by_destination`])
+/// (`None`: the device lets a block have too little shared memory for a tile, or the range
+/// has no in-arc).
 fn upload_tiles(
     device: &Device,
     in_csr: &Csr,
     range: &Range<u32>,
     arcs: u64,
+    by_destination: u64,
 ) -> Result<Option<TileStorage>, Error> {
     let props = device.properties();
     let room = props
@@ -269,9 +281,13 @@ fn upload_tiles(
     let shape = TileShape {
         max_dests,
         target_arcs: arcs.div_ceil(tiles).max(1),
+        by_destination,
     };
     let t = GatherTiles::build(in_csr.offsets(), in_csr.targets(), range, shape)?;
+    let claim = device.alloc::<u32>(2)?;
+    device.stream().fill(&claim, 0u32)?;
     Ok(Some(TileStorage {
+        claim,
         arc_starts: device.upload_graph(&t.arc_starts)?,
         spans: device.upload_graph(&t.spans)?,
         sources: device.upload_graph(&t.sources)?,
