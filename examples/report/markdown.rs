@@ -127,7 +127,8 @@ arcs uniformly in 1..100 (road-like graphs 1000..1500); PageRank uses alpha 0.85
 epsilon 0.01. GTEPS counts the out-arcs of every reached vertex (Graph500's convention); for \
 PageRank the rate is input arcs per second, for CC edges hooked per second (the arcs a run \
 links: where the devices hold the rows, sampling skips most of them). Speedup is the \
-one-device median over this one. *B/arc* is the traffic between devices per arc of the graph \
+one-device median over this one, where both were measured on the same build (`-` where not: \
+one of them awaits a new measurement). *B/arc* is the traffic between devices per arc of the graph \
 in the median run: the bytes of the items a worklist run puts on the ring (device-driven BFS and \
 SSSP: into the next device's inbox), or what device-driven PageRank stores into its peers' memory \
 (halo adds and mirror values); `-` where the run does not count it (direction-optimizing BFS, \

@@ -16,13 +16,15 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-/// `(devices, speedup)` of a series, relative to its fewest-device run.
+/// `(devices, speedup)` of a series, relative to its fewest-device run (the runs of that run's
+/// commit only: runs of two builds compare the builds as much as the device counts).
 fn points(s: &Series) -> Vec<(f64, f64)> {
     let Some((&d0, base)) = s.points.iter().next() else {
         return Vec::new();
     };
     s.points
         .iter()
+        .filter(|(_, m)| m.commit == base.commit)
         .map(|(&d, m)| (d as f64, d0 as f64 * base.median_ms / m.median_ms))
         .collect()
 }
@@ -120,5 +122,13 @@ mod tests {
         let records = vec![sample("cc", "g", 2, 10.0), sample("cc", "g", 4, 5.0)];
         let s = series_of(&records, "cc");
         assert_eq!(points(&s[0]), vec![(2.0, 2.0), (4.0, 4.0)]);
+    }
+
+    #[test]
+    fn a_point_of_another_build_is_left_out() {
+        let mut newer = sample("cc", "g", 4, 5.0);
+        newer.commit = "def5678".into();
+        let records = vec![sample("cc", "g", 1, 10.0), newer];
+        assert_eq!(points(&series_of(&records, "cc")[0]), vec![(1.0, 1.0)]);
     }
 }

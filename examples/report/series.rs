@@ -17,14 +17,16 @@ pub struct Series {
 }
 
 impl Series {
-    /// Time on one device over time on `devices` (`None` without a one-device run).
+    /// Time on one device over time on `devices` (`None` without a one-device run of the
+    /// same commit: runs of two builds compare the builds as much as the device counts).
     pub fn speedup(&self, devices: usize) -> Option<f64> {
         let one = self.points.get(&1)?;
         let here = self.points.get(&devices)?;
-        Some(one.median_ms / here.median_ms)
+        (one.commit == here.commit).then(|| one.median_ms / here.median_ms)
     }
 
-    /// [`Series::speedup`] as a table cell: `1.60x`, or `-` without a one-device run.
+    /// [`Series::speedup`] as a table cell: `1.60x`, or `-` without a one-device run of the
+    /// same commit.
     pub fn speedup_text(&self, devices: usize) -> String {
         self.speedup(devices)
             .map(|x| format!("{x:.2}x"))
@@ -76,5 +78,16 @@ mod tests {
         assert_eq!(s[0].graph, "kron21.sym");
         assert_eq!(s[0].speedup(2), Some(2.0));
         assert_eq!(s[1].speedup(2), None, "no one-device run of the road graph");
+    }
+
+    #[test]
+    fn runs_of_two_builds_have_no_speedup() {
+        let mut newer = sample("pagerank", "kron21.sym", 1, 8.0);
+        newer.commit = "def5678".into();
+        let records = vec![sample("pagerank", "kron21.sym", 2, 9.0), newer];
+        let s = series_of(&records, "pagerank");
+        assert_eq!(s[0].speedup(2), None);
+        assert_eq!(s[0].speedup_text(2), "-");
+        assert_eq!(s[0].speedup(1), Some(1.0));
     }
 }
