@@ -2,7 +2,7 @@ use std::ops::Range;
 
 use proptest::prelude::*;
 
-use super::{GatherTiles, TILE_BY_DESTINATION, TileShape};
+use super::{GatherTiles, TILE_BY_DESTINATION, TileShape, sort_by_source};
 
 /// An in-CSR of `degrees.len()` vertices whose rows hold the sources `sources` drew for them
 /// (each row's count from `degrees`), as offsets and sources.
@@ -179,6 +179,26 @@ fn bad_shapes_are_errors() {
 }
 
 proptest! {
+    #[test]
+    fn the_radix_sort_sorts_as_a_comparison_sort_does(
+        sources in prop::collection::vec(any::<u32>(), 0..2000),
+        source_bits in 0u32..=32,
+    ) {
+        // Sources of at most `source_bits` bits, the offsets ascending in input order (as a
+        // tile appends its destinations' rows): sorted stably by source, the keys are in
+        // full order.
+        let mask = u32::MAX.checked_shr(32 - source_bits).unwrap_or(0);
+        let mut keys: Vec<u64> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| u64::from(u & mask) << 16 | i as u64)
+            .collect();
+        let mut expected = keys.clone();
+        expected.sort_unstable();
+        sort_by_source(&mut keys, source_bits);
+        prop_assert_eq!(keys, expected);
+    }
+
     #[test]
     fn tiles_hold_every_in_arc_once_in_their_order(
         degrees in prop::collection::vec(prop_oneof![3 => 0u8..4, 1 => 0u8..=255], 1..200),

@@ -219,9 +219,9 @@ impl PageRankTuning {
     /// destinations of a tile read is read once a line, where a gather by destination reads
     /// one share at random per arc: on one H200 the ranged rounds' gathers and takes took
     /// 24% less time on a Kronecker graph of scale 21 and 33% less on one of scale 25. The
-    /// tiles are built on the host at upload (on scale 25 about 5 s more staging) and take
-    /// 6 bytes of device memory per gathered arc; where they do not fit the device's memory
-    /// the run gathers by destination.
+    /// tiles are built on the host at upload (a radix sort of each tile's arcs by source; on
+    /// scale 25, seconds of staging) and take 6 bytes of device memory per gathered arc;
+    /// where they do not fit the device's memory the run gathers by destination.
     pub fn gather_tiles_for(&self, cuda: bool) -> bool {
         cuda && self.gather_tiles.unwrap_or(true)
     }
