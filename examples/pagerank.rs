@@ -329,6 +329,7 @@ fn run() -> Result<(), AnyError> {
             sweep_ranges: cli.sweep_ranges,
             gather_tiles: cli.gather_tiles,
             gather_tile_by_destination: cli.gather_tile_by_destination,
+            gather_tile_arcs: None,
         },
         ..PageRankOptions::default()
     };

@@ -153,7 +153,9 @@ __device__ __forceinline__ unsigned int claim_tile(unsigned int* claim) {
     return claimed;
 }
 
-// Marks the block done; the last one sets the claim counter and itself back to 0.
+// Marks the block done; the last one sets the claim counter and itself back to 0. A block
+// counts itself only once its failed claim has returned, so when the last one does, no block
+// touches the counter again. The launches of one range's tiles follow each other on one stream.
 __device__ __forceinline__ void finish_claims(unsigned int* claim) {
     if (threadIdx.x == 0u && atomicAdd(claim + 1, 1u) == gridDim.x - 1u) {
         atomicExch(claim, 0u);

@@ -123,6 +123,8 @@ impl DeviceSolver {
                 sweep_push_divisor: push.sweep_push_divisor,
                 sweep_ranges: Some(push.sweep_ranges),
                 gather_tiles: push.gather_tiles,
+                gather_tile_by_destination: push.gather_tile_by_destination,
+                gather_tile_arcs: push.gather_tile_arcs,
                 ..PageRankTuning::default()
             };
             let mut sweeps = PageRankRanks::with_tuning(

@@ -88,14 +88,19 @@ pub struct PageRankTuning {
     /// thread of its block sums runs of one destination's arcs in a register) instead of by
     /// source. `None` (the default): [`GATHER_TILE_BY_DESTINATION`].
     pub gather_tile_by_destination: Option<u64>,
+    /// CUDA, the gather tiles ([`PageRankTuning::gather_tiles`]): the in-arcs a tile takes
+    /// about (a vertex of more gets tiles of its own). `None` (the default): the range's
+    /// arcs over twice the device's multiprocessors. Tests set it to give small graphs
+    /// tiles long enough for every path of the kernel.
+    pub gather_tile_arcs: Option<u64>,
 }
 
-/// The default [`PageRankTuning::gather_tile_by_destination`]: in practice, only the tiles of
-/// a vertex split over tiles of its own (one destination each) go by destination. On one
-/// H200, PageRank on a Kronecker graph of scale 25 ran 1-2% faster so than with every tile by
-/// source, and 12% slower with tiles of 4,096 arcs a destination by destination: merged by
-/// source, the in-lists of a tile's destinations share the lines of the shares they read,
-/// where by destination each list reads its own.
+/// The default [`PageRankTuning::gather_tile_by_destination`]: on large graphs the tiles of
+/// one vertex of that many arcs (mostly the parts of a vertex split over tiles of its own)
+/// go by destination. On one H200, PageRank on a Kronecker graph of scale 25 ran 1-2% faster
+/// with this than with every tile by source, and 12% slower with tiles of 4,096 arcs a
+/// destination by destination: merged by source, the in-lists of a tile's destinations share
+/// the lines of the shares they read, where by destination each list reads its own.
 pub const GATHER_TILE_BY_DESTINATION: u64 = 100_000;
 
 /// The default [`PageRankTuning::sweep_push_divisor`]: a round that takes at most one in
@@ -144,6 +149,7 @@ impl Default for PageRankTuning {
             sweep_ranges: None,
             gather_tiles: None,
             gather_tile_by_destination: None,
+            gather_tile_arcs: None,
         }
     }
 }

@@ -455,27 +455,40 @@ fn a_run_that_leaves_the_vertex_ranges_counts_each_take_once() {
 #[test]
 fn ranged_gathers_by_tiles_and_by_destination_are_both_within_the_bound() {
     // CUDA's ranged gathers by tiles (their arcs by source, the default; or, tiles of at
-    // least 8 arcs a destination, by destination) and by destination, on a skewed graph and
-    // on one whose two in-hubs take tiles of their own (directed: over the transpose), in
-    // degree order and not, by 2 and 4 ranges, on one to three devices: each run within the
-    // bound of the reference, ranged. The host backend gathers by destination either way.
-    let gathers = [(false, None), (true, None), (true, Some(8))];
-    for g in [generated(SMALL_KRON), with_in_hubs()] {
+    // least 8 arcs a destination, by destination; tiles of the default length, or of about
+    // 20,000 arcs, long enough for the kernel's pipelined loads and runs of one
+    // destination) and by destination, on a skewed graph and on one whose two in-hubs take
+    // tiles of their own (directed: over the transpose), in degree order and not, by 2 and
+    // 4 ranges, on one to three devices: each run within the bound of the reference,
+    // ranged. The host backend gathers by destination either way.
+    let gathers = [
+        (false, None, None),
+        (true, None, None),
+        (true, Some(8), None),
+        (true, None, Some(20_000)),
+        (true, Some(8), Some(20_000)),
+    ];
+    for g in [
+        generated(SMALL_KRON),
+        generated("kron:scale=13,ef=16,sym"),
+        with_in_hubs(),
+    ] {
         let exact = pagerank_reference(&g.csr, 0.85);
         on_one_to_three_devices(&g, |tc, devices, parted| {
-            for (ordered, ranges, (tiles, by_destination)) in [false, true]
+            for (ordered, ranges, (tiles, by_destination, tile_arcs)) in [false, true]
                 .into_iter()
                 .flat_map(|o| [2, 4].map(move |r| (o, r)))
                 .flat_map(|(o, r)| gathers.map(move |t| (o, r, t)))
             {
                 let what = format!(
                     "{} on {devices} {}, degree order {ordered}, {ranges} ranges, tiles \
-                     {tiles} (by destination from {by_destination:?})",
+                     {tiles} (by destination from {by_destination:?}, {tile_arcs:?} arcs)",
                     g.name, tc.label
                 );
                 let mut o = by_ranges(ordered, ranges);
                 o.tuning.gather_tiles = Some(tiles);
                 o.tuning.gather_tile_by_destination = by_destination;
+                o.tuning.gather_tile_arcs = tile_arcs;
                 let got =
                     pagerank(&tc.context, parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
                 check_result(&exact, &o, devices, &got, &what);

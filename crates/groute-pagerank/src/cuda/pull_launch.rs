@@ -53,8 +53,9 @@ pub struct PullBuffers {
 pub(crate) struct GatherTileBuffers {
     /// Tile `t`'s arcs are `arc_starts[t]..arc_starts[t + 1]` (u64s, one more than tiles).
     pub(crate) arc_starts: RawSlice,
-    /// Tile `t`'s destinations: `spans[2 t]` (a global vertex id) and the next
-    /// `spans[2 t + 1]` vertices (u32s).
+    /// Tile `t`'s destinations: `spans[2 t]` (a global vertex id) and the next `count`
+    /// vertices, `count` the low 31 bits of `spans[2 t + 1]` (bit 31: the tile's arcs are by
+    /// destination) (u32s).
     pub(crate) spans: RawSlice,
     /// The arcs' sources (u32 vertex ids < n), each tile's ascending.
     pub(crate) sources: RawSlice,
@@ -158,8 +159,9 @@ pub(crate) fn launch_pull_gather_tiles(
     // the kernel's last block leaves them 0); by construction (the buffers are crate-private,
     // built only from `GatherTiles::build` over a range of the owned vertices of the in-CSR:
     // its tests check these), each tile's destinations are at most `max_dests` owned
-    // vertices, its arcs ascending positions inside `sources` and `dests`, whose sources are
-    // vertex ids < n (the in-CSR's) and whose destination offsets lie inside their tile; the
+    // vertices (its count, the low 31 bits of `spans[2 t + 1]`), its arcs ascending
+    // positions inside `sources` and `dests`, whose sources are vertex ids < n (the
+    // in-CSR's) and whose destination offsets lie inside their tile; the
     // share holds n f32s (checked) and the residual is full length; the launch's dynamic
     // shared memory holds 2 * max_dests words, the kernel's sums, which the function was
     // allowed to ask for above; the worklist as in `launch_pull_gather`; memory kept alive

@@ -13,6 +13,7 @@ use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
 use groute_worklist::DeviceCsr;
 
+use crate::PageRankTuning;
 use crate::cuda::pull_launch::{CutBuffers, GatherTileBuffers, PullBuffers, PullHubBuffers};
 use crate::gather_tiles::{GatherTiles, TileShape};
 use crate::sweep::{CutArcs, PullHubs};
@@ -167,8 +168,9 @@ impl PullStorage {
 
     /// This storage of a gather into `range` (made by [`PullStorage::for_range`] for that
     /// range: its gathered arcs are the range's) with the range's in-arcs also uploaded as
-    /// gather tiles ([`GatherTiles`]; those of `by_destination` arcs a destination by
-    /// destination, [`TileShape::by_destination`]), which its gather then sums instead of
+    /// gather tiles ([`GatherTiles`], shaped as `tuning` asks:
+    /// [`PageRankTuning::gather_tile_by_destination`], [`PageRankTuning::gather_tile_arcs`]),
+    /// which its gather then sums instead of
     /// the hubs and the in-lists (the hubs dropped). `None` where they do not fit the
     /// device's memory, where the device lets a block have too little shared memory for a
     /// tile, or where the range has no in-arc: the range then gathers by vertex.
@@ -177,10 +179,10 @@ impl PullStorage {
         device: &Device,
         in_csr: &Csr,
         range: &Range<u32>,
-        by_destination: u64,
+        tuning: &PageRankTuning,
     ) -> Result<Option<Self>, Error> {
         let arcs = self.gathered_arcs as u64;
-        let tiles = match upload_tiles(device, in_csr, range, arcs, by_destination) {
+        let tiles = match upload_tiles(device, in_csr, range, arcs, tuning) {
             Ok(t) => t,
             Err(e) if e.is_out_of_memory() => None,
             Err(e) => return Err(e),
@@ -258,15 +260,14 @@ impl PullStorage {
 }
 
 /// The gather tiles of `range` (`arcs` in-arcs) of `in_csr` on `device`, shaped by its
-/// multiprocessors and shared memory and by `by_destination` ([`TileShape::by_destination`])
-/// (`None`: the device lets a block have too little shared memory for a tile, or the range
-/// has no in-arc).
+/// multiprocessors and shared memory and by `tuning` (`None`: the device lets a block have
+/// too little shared memory for a tile, or the range has no in-arc).
 fn upload_tiles(
     device: &Device,
     in_csr: &Csr,
     range: &Range<u32>,
     arcs: u64,
-    by_destination: u64,
+    tuning: &PageRankTuning,
 ) -> Result<Option<TileStorage>, Error> {
     let props = device.properties();
     let room = props
@@ -280,8 +281,11 @@ fn upload_tiles(
     let tiles = u64::from(props.multiprocessors.max(1)) * TILES_PER_MULTIPROCESSOR;
     let shape = TileShape {
         max_dests,
-        target_arcs: arcs.div_ceil(tiles).max(1),
-        by_destination,
+        target_arcs: tuning
+            .gather_tile_arcs
+            .unwrap_or(arcs.div_ceil(tiles))
+            .max(1),
+        by_destination: tuning.gather_tile_by_destination_for(),
     };
     let t = GatherTiles::build(in_csr.offsets(), in_csr.targets(), range, shape)?;
     let claim = device.alloc::<u32>(2)?;

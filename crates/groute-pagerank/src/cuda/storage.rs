@@ -44,6 +44,11 @@ pub(crate) struct PushSettings {
     pub(crate) sweep_push_divisor: Option<u32>,
     /// [`crate::PageRankTuning::gather_tiles`] (read by [`crate::Driver::Sweeps`]).
     pub(crate) gather_tiles: Option<bool>,
+    /// [`crate::PageRankTuning::gather_tile_by_destination`] (read by
+    /// [`crate::Driver::Sweeps`]).
+    pub(crate) gather_tile_by_destination: Option<u64>,
+    /// [`crate::PageRankTuning::gather_tile_arcs`] (read by [`crate::Driver::Sweeps`]).
+    pub(crate) gather_tile_arcs: Option<u64>,
     /// The sweeps' gather deals its vertices out over the blocks
     /// ([`crate::PageRankTuning::gather_interleave_for`]; false until the solver decides).
     pub(crate) interleave_gather: bool,
@@ -70,6 +75,8 @@ impl PushSettings {
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
             sweep_push_divisor: options.tuning.sweep_push_divisor,
             gather_tiles: options.tuning.gather_tiles,
+            gather_tile_by_destination: options.tuning.gather_tile_by_destination,
+            gather_tile_arcs: options.tuning.gather_tile_arcs,
             interleave_gather: false,
             degree_ordered: false,
             sweep_ranges: 1,

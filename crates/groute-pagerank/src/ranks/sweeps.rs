@@ -90,10 +90,9 @@ pub(super) fn add_gather_tiles(
     if !tuning.gather_tiles_for(context.backend_kind() == BackendKind::Cuda) {
         return Ok(());
     }
-    let by_destination = tuning.gather_tile_by_destination_for();
     for (device_sweeps, device) in sweeps.iter_mut().zip(context.devices()) {
         for (range, pull) in &mut device_sweeps.sweep_ranges {
-            if let Some(tiled) = pull.with_tiles(device, in_csr, range, by_destination)? {
+            if let Some(tiled) = pull.with_tiles(device, in_csr, range, tuning)? {
                 *pull = tiled;
             }
         }
