@@ -272,7 +272,7 @@ impl Runner {
             alpha: params.alpha,
             epsilon: params.epsilon,
             driver: self.execution.pagerank_driver(),
-            tuning: self.tuning.pagerank.clone(),
+            tuning: self.tuning.pagerank,
             ..PageRankOptions::default()
         };
         options.validate()?;

@@ -66,12 +66,11 @@ pub(crate) struct GatherTiles {
 }
 
 /// Where a tile's arcs come from: the in-lists of the destinations `dests` whole, or (a
-/// destination split over several tiles) the arcs `arcs` of one; and their order.
+/// destination split over several tiles) the arcs `arcs` of one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct TilePlan {
     dests: Range<u32>,
     arcs: Range<u64>,
-    by_destination: bool,
 }
 
 impl TilePlan {
@@ -79,9 +78,15 @@ impl TilePlan {
         self.arcs.end - self.arcs.start
     }
 
+    /// Whether the tile keeps its arcs by destination ([`TileShape::by_destination`]).
+    fn by_destination(&self, shape: TileShape) -> bool {
+        let dests = u64::from(self.dests.end - self.dests.start);
+        self.arc_count() >= shape.by_destination.saturating_mul(dests)
+    }
+
     /// The tile's destination count with its order bit.
-    fn count_word(&self) -> u32 {
-        let order = if self.by_destination {
+    fn count_word(&self, shape: TileShape) -> u32 {
+        let order = if self.by_destination(shape) {
             TILE_BY_DESTINATION
         } else {
             0
@@ -107,10 +112,6 @@ impl GatherTiles {
             ));
         }
         let mut plans = plan(offsets, range, shape);
-        for p in &mut plans {
-            let dests = u64::from(p.dests.end - p.dests.start);
-            p.by_destination = p.arc_count() >= shape.by_destination.saturating_mul(dests);
-        }
         plans.sort_by_key(|p| std::cmp::Reverse(p.arc_count()));
         let arcs: u64 = plans.iter().map(TilePlan::arc_count).sum();
         let count = usize::try_from(arcs).map_err(|_| too_large(arcs))?;
@@ -123,7 +124,7 @@ impl GatherTiles {
         let mut start = 0u64;
         for p in &plans {
             tiles.arc_starts.push(start);
-            tiles.spans.extend([p.dests.start, p.count_word()]);
+            tiles.spans.extend([p.dests.start, p.count_word(shape)]);
             start += p.arc_count();
         }
         tiles.arc_starts.push(start);
@@ -139,7 +140,7 @@ impl GatherTiles {
         }
         parts
             .into_par_iter()
-            .for_each(|(p, s, d)| fill(offsets, sources, p, s, d));
+            .for_each(|(p, s, d)| fill(offsets, sources, p, p.by_destination(shape), s, d));
         Ok(tiles)
     }
 }
@@ -152,11 +153,7 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
     let close = |open: &mut Option<Range<u32>>, plans: &mut Vec<TilePlan>| {
         if let Some(d) = open.take() {
             let arcs = offsets[d.start as usize]..offsets[d.end as usize];
-            plans.push(TilePlan {
-                dests: d,
-                arcs,
-                by_destination: false,
-            });
+            plans.push(TilePlan { dests: d, arcs });
         }
     };
     for v in range.clone() {
@@ -172,7 +169,6 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
                 plans.push(TilePlan {
                     dests: v..v + 1,
                     arcs,
-                    by_destination: false,
                 });
             }
             continue;
@@ -198,8 +194,16 @@ fn plan(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> Vec<TilePlan> 
     plans
 }
 
-/// Writes tile `p`'s arcs into `s` (sources) and `d` (destination offsets), in its order.
-fn fill(offsets: &[u64], sources: &[u32], p: &TilePlan, s: &mut [u32], d: &mut [u16]) {
+/// Writes tile `p`'s arcs into `s` (sources) and `d` (destination offsets), by destination
+/// where `by_destination`, else by source.
+fn fill(
+    offsets: &[u64],
+    sources: &[u32],
+    p: &TilePlan,
+    by_destination: bool,
+    s: &mut [u32],
+    d: &mut [u16],
+) {
     let rows = p.dests.clone().map(|v| {
         let row = offsets[v as usize].max(p.arcs.start)..offsets[v as usize + 1].min(p.arcs.end);
         (
@@ -207,7 +211,7 @@ fn fill(offsets: &[u64], sources: &[u32], p: &TilePlan, s: &mut [u32], d: &mut [
             &sources[row.start as usize..row.end as usize],
         )
     });
-    if p.by_destination {
+    if by_destination {
         let mut at = 0;
         for (offset, row) in rows {
             s[at..at + row.len()].copy_from_slice(row);

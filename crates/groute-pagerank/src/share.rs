@@ -63,7 +63,7 @@ impl PageRankShare {
         let settings = PageRankOptions {
             alpha: algorithm.alpha,
             epsilon: algorithm.epsilon,
-            tuning: tuning.clone(),
+            tuning: *tuning,
             ..PageRankOptions::default()
         };
         settings.validate().map_err(|e| match e {

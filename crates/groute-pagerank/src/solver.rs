@@ -119,13 +119,8 @@ impl DeviceSolver {
             let tuning = PageRankTuning {
                 degree_order: Some(false),
                 gather_interleave: Some(push.interleave_gather),
-                sparse_gather_divisor: push.sparse_gather_divisor,
-                sweep_push_divisor: push.sweep_push_divisor,
                 sweep_ranges: Some(push.sweep_ranges),
-                gather_tiles: push.gather_tiles,
-                gather_tile_by_destination: push.gather_tile_by_destination,
-                gather_tile_arcs: push.gather_tile_arcs,
-                ..PageRankTuning::default()
+                ..push.tuning
             };
             let mut sweeps = PageRankRanks::with_tuning(
                 context,

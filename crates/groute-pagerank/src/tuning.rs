@@ -9,7 +9,7 @@ use crate::{
 
 /// PageRank's tuning (`PageRankOptions::tuning`; the example's tuning flags, listed by
 /// `--help-tuning`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageRankTuning {
     /// CUDA: a round after the first is a topology-driven sweep over the owned range (instead
     /// of a worklist round) when the pending items are at least the owned range over this

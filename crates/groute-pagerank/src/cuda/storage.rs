@@ -38,17 +38,9 @@ pub(crate) struct PushSettings {
     pub(crate) fused_fence_per_round: bool,
     /// [`crate::PageRankTuning::fused_blocks_per_sm`] (read by the device-driven runs).
     pub(crate) fused_blocks_per_sm: u32,
-    /// [`crate::PageRankTuning::sparse_gather_divisor`] (read by [`crate::Driver::Sweeps`]).
-    pub(crate) sparse_gather_divisor: Option<u32>,
-    /// [`crate::PageRankTuning::sweep_push_divisor`] (read by [`crate::Driver::Sweeps`]).
-    pub(crate) sweep_push_divisor: Option<u32>,
-    /// [`crate::PageRankTuning::gather_tiles`] (read by [`crate::Driver::Sweeps`]).
-    pub(crate) gather_tiles: Option<bool>,
-    /// [`crate::PageRankTuning::gather_tile_by_destination`] (read by
-    /// [`crate::Driver::Sweeps`]).
-    pub(crate) gather_tile_by_destination: Option<u64>,
-    /// [`crate::PageRankTuning::gather_tile_arcs`] (read by [`crate::Driver::Sweeps`]).
-    pub(crate) gather_tile_arcs: Option<u64>,
+    /// The tuning asked for, which [`crate::Driver::Sweeps`] reads (its degree order, gather
+    /// interleaving and vertex ranges as the solver decides them, the fields below).
+    pub(crate) tuning: crate::PageRankTuning,
     /// The sweeps' gather deals its vertices out over the blocks
     /// ([`crate::PageRankTuning::gather_interleave_for`]; false until the solver decides).
     pub(crate) interleave_gather: bool,
@@ -72,11 +64,7 @@ impl PushSettings {
             lazy_receive: options.tuning.lazy_receive,
             fused_fence_per_round: options.tuning.fused_fence_per_round,
             fused_blocks_per_sm: options.tuning.fused_blocks_per_sm,
-            sparse_gather_divisor: options.tuning.sparse_gather_divisor,
-            sweep_push_divisor: options.tuning.sweep_push_divisor,
-            gather_tiles: options.tuning.gather_tiles,
-            gather_tile_by_destination: options.tuning.gather_tile_by_destination,
-            gather_tile_arcs: options.tuning.gather_tile_arcs,
+            tuning: options.tuning,
             interleave_gather: false,
             degree_ordered: false,
             sweep_ranges: 1,
