@@ -113,6 +113,10 @@ struct Cli {
     /// tiles of a vertex split over tiles of its own).
     #[arg(long, hide = true, value_name = "ARCS")]
     gather_tile_by_destination: Option<u64>,
+    /// One process's synchronous sweeps by vertex ranges: enqueue the next round before
+    /// reading this one's counts where the rounds before say it will be ranged too.
+    #[arg(long, hide = true, default_value_t = true, action = clap::ArgAction::Set)]
+    sweep_run_ahead: bool,
     /// Who drives the rounds (overrides --execution): host (a launch and a read-back per
     /// round over the worklist), fused (one persistent kernel per device runs every round;
     /// more devices than GPUs run as members splitting a GPU), sweeps (a pull sweep of the
@@ -330,6 +334,7 @@ fn run() -> Result<(), AnyError> {
             gather_tiles: cli.gather_tiles,
             gather_tile_by_destination: cli.gather_tile_by_destination,
             gather_tile_arcs: None,
+            sweep_run_ahead: cli.sweep_run_ahead,
         },
         ..PageRankOptions::default()
     };
@@ -474,6 +479,7 @@ fn run() -> Result<(), AnyError> {
             "gather_tiles_requested": cli.gather_tiles,
             "gather_tiles": solver.gathers_by_tiles(),
             "gather_tile_by_destination_requested": cli.gather_tile_by_destination,
+            "sweep_run_ahead": cli.sweep_run_ahead,
         }),
     ));
     report.times = runs.times(load_ms, stage_ms);
@@ -499,6 +505,7 @@ fn run() -> Result<(), AnyError> {
         "sparse_gather_rounds": s.sparse_gather_rounds,
         "push_rounds": s.push_rounds,
         "ranged_rounds": s.ranged_rounds,
+        "ranged_rounds_ahead": s.ranged_rounds_ahead,
         "sweep_round_ms": sweep_round_ms(&s.sweep_round_times),
         "rank_sum": result.rank_sum(),
         "residual_left": s.residual_left,
@@ -552,9 +559,10 @@ fn print_human(r: &Report, alpha: f64, top: &[TopVertex], per_device: &[DeviceRe
     if sweeps {
         let ms = &st["sweep_round_ms"];
         println!(
-            "rounds      {} by vertex ranges, {} sparse gathers, {} pushes; host ms: gathers \
-             {:.3}, sparse gathers {:.3}, pushes {:.3}",
+            "rounds      {} by vertex ranges ({} enqueued ahead), {} sparse gathers, {} pushes; \
+             host ms: gathers {:.3}, sparse gathers {:.3}, pushes {:.3}",
             st["ranged_rounds"],
+            st["ranged_rounds_ahead"],
             st["sparse_gather_rounds"],
             st["push_rounds"],
             ms["gather"].as_f64().unwrap_or(0.0),

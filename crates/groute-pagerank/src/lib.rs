@@ -412,6 +412,9 @@ pub struct PageRankStats {
     /// [`Driver::Sweeps`]: the rounds that gathered and took the vertices range by range
     /// ([`PageRankTuning::sweep_ranges`]), the first of the run; 0 otherwise.
     pub ranged_rounds: u64,
+    /// [`Driver::Sweeps`] in one process: of those, the rounds enqueued before the counts of
+    /// the round before them were read ([`PageRankTuning::sweep_run_ahead`]).
+    pub ranged_rounds_ahead: u64,
     /// [`Driver::Sweeps`]: the host time of the rounds by kind (gathers, sparse gathers,
     /// pushes); zero otherwise.
     pub sweep_round_times: SweepRoundTimes,
@@ -666,6 +669,7 @@ impl PageRankSolver {
                 sparse_gather_rounds: out.sparse_gather_rounds,
                 push_rounds: out.push_rounds,
                 ranged_rounds: out.ranged_rounds,
+                ranged_rounds_ahead: out.ranged_rounds_ahead,
                 sweep_round_times: out.sweep_round_times,
             },
         })

@@ -74,9 +74,11 @@
 //! the MPI job).
 
 mod boundary;
+mod gather_ranks;
 mod host;
 mod order;
 mod rounds;
+mod run_ahead;
 mod stats;
 mod step_boundaries;
 mod sweep_ranges;
@@ -99,6 +101,7 @@ use crate::cuda::boundary_launch::WordIndex;
 use crate::{PageRank, PageRankError, PageRankOptions, PageRankTuning};
 use boundary::boundary_of;
 use order::{RankOrder, RenamedRows, agree_degree_order};
+use run_ahead::RunAhead;
 use step_boundaries::StepBoundaries;
 use sweep_ranges::SweepRanges;
 use sweeps::{DeviceSweeps, SweepCounts, add_gather_tiles};
@@ -159,6 +162,9 @@ pub struct PageRankRanks {
     time_limit: Option<Duration>,
     /// Rounds by vertex ranges across processes: every step's boundary of every process.
     step_boundaries: Option<StepBoundaries>,
+    /// Rounds by vertex ranges are enqueued ahead of their counts (`ranks/run_ahead.rs`;
+    /// alone, where [`PageRankTuning::sweep_run_ahead`] asks).
+    run_ahead: bool,
 }
 
 impl std::fmt::Debug for PageRankRanks {
@@ -405,6 +411,7 @@ impl PageRankRanks {
             push_below,
             leave_sparse_below,
             time_limit: None,
+            run_ahead: tuning.sweep_run_ahead && push_below > 0 && step_boundaries.is_none(),
             step_boundaries,
         })
     }
@@ -449,6 +456,15 @@ impl PageRankRanks {
         // or leave the ranges for whole-graph rounds.
         let mut ranged = self.devices[0].sweep_ranges() > 0;
         let mut round_times = SweepRoundTimes::default();
+        // The round before `last` (its sums), and the ranged rounds enqueued ahead.
+        let mut earlier = SweepCounts::default();
+        let mut ahead = None;
+        if self.run_ahead && failure.is_none() {
+            match RunAhead::new(self) {
+                Ok(a) => ahead = Some(a),
+                Err(e) => failure = Some(e.into()),
+            }
+        }
         loop {
             // Past the time limit, this process fails the run here (every process stops on
             // this round, as on any failure).
@@ -480,11 +496,13 @@ impl PageRankRanks {
                 return Err(peers_failed(RUN, sums[3], collectives).into());
             }
             pushes += sums[1];
-            if rounds > 0 && sums[usize::from(ranged)] == 0 {
+            // A ranged round enqueued ahead is the next round whatever the sums say.
+            let settled = rounds > 0 && !ahead.as_ref().is_some_and(RunAhead::pending);
+            if settled && sums[usize::from(ranged)] == 0 {
                 break;
             }
             // Every process leaves the ranges on the same round (the sums decide).
-            let leave = ranged && rounds > 0 && self.leaves_ranges(sums[1], sums[2]);
+            let leave = ranged && settled && self.leaves_ranges(sums[1], sums[2]);
             ranged &= !leave;
             left_ranges |= leave;
             // The vertices the round's take (already enqueued, but for ranged rounds and the
@@ -506,7 +524,10 @@ impl PageRankRanks {
             let round_started = Instant::now();
             let round = if ranged {
                 let floor = if rounds == 1 { 0.0 } else { self.epsilon };
-                self.ranged_round(floor, collectives)
+                match ahead.as_mut() {
+                    Some(ahead) => self.ranged_round_ahead(floor, (&earlier, &last), ahead),
+                    None => self.ranged_round(floor, collectives),
+                }
             } else if leave {
                 self.leave_ranges()
             } else if push {
@@ -534,7 +555,7 @@ impl PageRankRanks {
             match step {
                 Ok((counts, push_next)) => {
                     push = push_next;
-                    last = SweepCounts::default();
+                    earlier = std::mem::take(&mut last);
                     for (d, c) in counts.iter().enumerate() {
                         pushes_per_device[d] += c.taken;
                         taking_per_device[d] = c.crossed;
@@ -600,6 +621,7 @@ impl PageRankRanks {
                 sparse_gather_rounds: sparse_rounds,
                 push_rounds,
                 ranged_rounds,
+                ranged_rounds_ahead: ahead.as_ref().map_or(0, RunAhead::rounds_ahead),
                 round_times,
             },
         })
@@ -628,48 +650,6 @@ impl PageRankRanks {
         self.interleave_gather
     }
 
-    /// Every vertex's rank, in the input order ([`PageRankRanks::gather_ranks_as_held`]
-    /// mapped back where the devices hold the degree order).
-    fn gather_ranks(
-        &self,
-        collectives: &mut dyn RankCollectives,
-    ) -> Result<Vec<f32>, PageRankError> {
-        let values = self.gather_ranks_as_held(collectives)?;
-        Ok(match &self.order {
-            Some(order) => order.to_input_order(values)?,
-            None => values,
-        })
-    }
-
-    /// Every vertex's rank in the devices' numbering: with other processes, every process's
-    /// `mine` gathered (after [`PageRankRanks::stage_ranks`]); alone, each device's ranks
-    /// read back.
-    fn gather_ranks_as_held(
-        &self,
-        collectives: &mut dyn RankCollectives,
-    ) -> Result<Vec<f32>, PageRankError> {
-        let n = self.owned.last().map_or(0, |r| r.end as usize);
-        if self.owned.len() == 1 {
-            let mut values = rank_vec(n)?;
-            for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
-                let bits = device.download(&sweeps.ranks()?)?;
-                values.extend(bits.iter().map(|&b| f32::from_bits(b)));
-            }
-            return Ok(values);
-        }
-        // Every process takes part in the gather before anything of its own can fail.
-        let device = &self.context.devices()[0];
-        collectives.all_gather(&self.mine, &self.all, device.stream())?;
-        let all = device.download(&self.all)?;
-        let mut values = rank_vec(n)?;
-        let longest = self.mine.len();
-        for (r, range) in self.owned.iter().enumerate() {
-            let at = r * longest;
-            values.extend(all[at..at + range.len()].iter().map(|&b| f32::from_bits(b)));
-        }
-        Ok(values)
-    }
-
     /// Enqueues the reset of every device, starts the run's timer and enqueues the first
     /// round's take (floor 0: every vertex) and staging (nothing for rounds by ranges,
     /// which take in the round).
@@ -683,13 +663,4 @@ impl PageRankRanks {
         }
         Ok(timer)
     }
-}
-
-/// An empty vector with room for `n` ranks, or an error where the host cannot hold them.
-fn rank_vec(n: usize) -> Result<Vec<f32>, Error> {
-    let mut values = Vec::new();
-    values
-        .try_reserve_exact(n)
-        .map_err(|_| Error::invalid("vertices", n, "as many ranks as host memory holds"))?;
-    Ok(values)
 }

@@ -51,6 +51,8 @@ pub(crate) struct SolveOutput {
     pub push_rounds: u64,
     /// [`crate::PageRankStats::ranged_rounds`].
     pub ranged_rounds: u64,
+    /// [`crate::PageRankStats::ranged_rounds_ahead`].
+    pub ranged_rounds_ahead: u64,
     /// [`crate::PageRankStats::sweep_round_times`].
     pub sweep_round_times: crate::SweepRoundTimes,
 }
@@ -275,6 +277,7 @@ impl DeviceSolver {
                         sparse_gather_rounds: 0,
                         push_rounds: 0,
                         ranged_rounds: 0,
+                        ranged_rounds_ahead: 0,
                         sweep_round_times: Default::default(),
                     });
                 }
@@ -451,6 +454,7 @@ fn sweeps_output(result: crate::PageRankRanksResult, partition: &Partition) -> S
         sparse_gather_rounds: s.sparse_gather_rounds,
         push_rounds: s.push_rounds,
         ranged_rounds: s.ranged_rounds,
+        ranged_rounds_ahead: s.ranged_rounds_ahead,
         sweep_round_times: s.round_times,
     }
 }
@@ -513,6 +517,7 @@ fn collect(
         sparse_gather_rounds: 0,
         push_rounds: 0,
         ranged_rounds: 0,
+        ranged_rounds_ahead: 0,
         sweep_round_times: Default::default(),
     })
 }

@@ -93,6 +93,12 @@ pub struct PageRankTuning {
     /// arcs over twice the device's multiprocessors. Tests set it to give small graphs
     /// tiles long enough for every path of the kernel.
     pub gather_tile_arcs: Option<u64>,
+    /// [`crate::Driver::Sweeps`] in one process, rounds by vertex ranges: the host enqueues
+    /// the next round before it reads this one's counts where the rounds before say the next
+    /// one will be ranged too, so that the devices do not idle between rounds on the
+    /// read-back (`--sweep-run-ahead true|false`, default `true`; `ranks/run_ahead.rs`). The
+    /// rounds, and so the ranks, are those of a run that decided each one after the last.
+    pub sweep_run_ahead: bool,
 }
 
 /// The default [`PageRankTuning::gather_tile_by_destination`]: on large graphs the tiles of
@@ -150,6 +156,7 @@ impl Default for PageRankTuning {
             gather_tiles: None,
             gather_tile_by_destination: None,
             gather_tile_arcs: None,
+            sweep_run_ahead: true,
         }
     }
 }

@@ -497,3 +497,37 @@ fn ranged_gathers_by_tiles_and_by_destination_are_both_within_the_bound() {
         });
     }
 }
+
+#[test]
+fn ranged_rounds_enqueued_ahead_of_their_counts_are_within_the_bound() {
+    // A process alone enqueues a ranged round before it reads the counts of the round before
+    // where the rounds before say it will be ranged too (the default), or never: on skewed
+    // graphs by 4 ranges in degree order, on one to three devices, both within the bound of
+    // the reference, in several ranged rounds; ahead, some rounds were enqueued
+    // ahead (never the first two, which have no rounds before them to go by), none
+    // otherwise.
+    for g in [generated(SMALL_KRON), generated("kron:scale=13,ef=16,sym")] {
+        let exact = pagerank_reference(&g.csr, 0.85);
+        on_one_to_three_devices(&g, |tc, devices, parted| {
+            for run_ahead in [true, false] {
+                let what = format!("{} on {devices} {}, ahead {run_ahead}", g.name, tc.label);
+                let mut o = by_ranges(true, 4);
+                o.tuning.sweep_run_ahead = run_ahead;
+                let got =
+                    pagerank(&tc.context, parted, &o).unwrap_or_else(|e| panic!("{what}: {e}"));
+                check_result(&exact, &o, devices, &got, &what);
+                let s = &got.stats;
+                assert!(s.ranged_rounds >= 3, "{what}: {s:?}");
+                if run_ahead {
+                    assert!(s.ranged_rounds_ahead >= 1, "{what}: {s:?}");
+                    assert!(
+                        s.ranged_rounds_ahead + 2 <= s.ranged_rounds,
+                        "{what}: {s:?}"
+                    );
+                } else {
+                    assert_eq!(s.ranged_rounds_ahead, 0, "{what}: {s:?}");
+                }
+            }
+        });
+    }
+}

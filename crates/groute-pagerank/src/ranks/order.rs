@@ -33,7 +33,7 @@ impl RankOrder {
     /// `values` (one per vertex, in the new order) in the input order. An error where the
     /// host cannot hold them twice.
     pub(super) fn to_input_order(&self, values: Vec<f32>) -> Result<Vec<f32>, Error> {
-        let mut out = super::rank_vec(self.new_of_old.len())?;
+        let mut out = super::gather_ranks::rank_vec(self.new_of_old.len())?;
         out.extend(self.new_of_old.iter().map(|&new| values[new as usize]));
         Ok(out)
     }

@@ -71,6 +71,9 @@ pub struct PageRankRanksStats {
     /// [`PageRankRanksStats::rounds`]) that delivers the shares in flight
     /// (`ranks/sweep_ranges.rs`).
     pub ranged_rounds: u64,
+    /// Of those, the rounds enqueued before the counts of the round before them were read
+    /// (`ranks/run_ahead.rs`; alone only).
+    pub ranged_rounds_ahead: u64,
     /// This process's host time of the rounds, by kind.
     pub round_times: SweepRoundTimes,
 }

@@ -18,19 +18,21 @@
 //! run side by side, and a peer's shares of step `s` reach a device before its gather of
 //! step `s + 1`, so a gather sees the shares of every earlier step of every device.
 //!
-//! Every share is read by every head exactly once. Order the ranges by step (the ranges of one
-//! step in any order among themselves): a share that range `(d, s)` takes in round `p` is read
-//! by a head in a range of a later step in round `p` (copied to the head's device after the
-//! take, before that step's gather), and by a head in a range of step `s` or an earlier one in
-//! round `p + 1`, before range `(d, s)`'s take of round `p + 1` rewrites it (that take is
-//! ordered after every peer's copy of round `p`: a peer copies step `s` before its take of step
-//! `s + 1` on its stream, and device `d` waits for that take before its copies of step `s + 1`,
-//! which come before its next take of range `s`; after a round's last step, the host waits for
-//! every device before the next round). So no mass is lost or counted twice, and once every
-//! share is delivered the invariant `r* = r + M res` holds. A round that takes nothing ends the
-//! run: it delivered every share taken before it, took none, and left every residual at most
-//! epsilon (at most `floor`, a take's threshold, after each range's take: only the range's
-//! gather adds to its residuals; the first round's floor is 0, as the whole-graph rounds').
+//! Every share is read by every head exactly once. Order the ranges by step (the ranges of one step
+//! in any order among themselves): a share that range `(d, s)` takes in round `p` is read by a head
+//! in a range of a later step in round `p` (copied to the head's device after the take, before that
+//! step's gather), and by a head in a range of step `s` or an earlier one in round `p + 1`, before
+//! range `(d, s)`'s take of round `p + 1` rewrites it (that take is ordered after every peer's copy
+//! of round `p`: a peer copies step `s` before its take of step `s + 1` on its stream, and device
+//! `d` waits for that take before its copies of step `s + 1`, which come before its next take of
+//! range `s`; a peer's copy of the last step comes before its take of the next round's first step,
+//! for which `d` waits before its copies of that step, so with at least two ranges no host wait
+//! between rounds is needed, and a round may be enqueued before the last one's counts are read:
+//! `ranks/run_ahead.rs`). So no mass is lost or counted twice, and once every share is delivered
+//! the invariant `r* = r + M res` holds. A round that takes nothing ends the run: it delivered
+//! every share taken before it, took none, and left every residual at most epsilon (at most
+//! `floor`, a take's threshold, after each range's take: only the range's gather adds to its
+//! residuals; the first round's floor is 0, as the whole-graph rounds').
 //!
 //! # The order of the steps
 //!
@@ -159,6 +161,17 @@ impl PageRankRanks {
         floor: f32,
         collectives: &mut dyn RankCollectives,
     ) -> Result<Vec<SweepCounts>, PageRankError> {
+        self.enqueue_ranged_round(floor, collectives)?;
+        self.counts()
+    }
+
+    /// Enqueues a round by vertex ranges ([`PageRankRanks::ranged_round`]) without waiting
+    /// for its counts: the counters zeroed, then every step.
+    pub(super) fn enqueue_ranged_round(
+        &self,
+        floor: f32,
+        collectives: &mut dyn RankCollectives,
+    ) -> Result<(), PageRankError> {
         let mut failure = None;
         for (device, sweeps) in self.context.devices().iter().zip(&self.devices) {
             if let Err(e) = sweeps.zero_counts(device.stream()) {
@@ -179,10 +192,7 @@ impl PageRankRanks {
                 }
             }
         }
-        match failure {
-            Some(e) => Err(e),
-            None => self.counts(),
-        }
+        failure.map_or(Ok(()), Err)
     }
 
     /// Enqueues step `step` of a ranged round in this process: every device's gather and

@@ -390,9 +390,18 @@ impl DeviceSweeps {
         launch_pull_gather(stream.raw().as_ref(), &pr, &buffers, &self.wl_buffers())
     }
 
+    /// The [`CTRL_WORDS`] control words a round counts into.
+    pub(super) fn ctrl(&self) -> &Buffer<u32> {
+        &self.ctrl
+    }
+
     /// The round's counts, read back from `device` (waits for its stream).
     pub(super) fn counts(&self, device: &Device) -> Result<SweepCounts, Error> {
-        let words = device.download(&self.ctrl)?;
+        self.counts_of(&device.download(&self.ctrl)?)
+    }
+
+    /// The counts in `words`, a copy of the control words ([`DeviceSweeps::ctrl`]).
+    pub(super) fn counts_of(&self, words: &[u32]) -> Result<SweepCounts, Error> {
         if words[CTRL_OVERFLOW] != 0 {
             // Cannot happen (a slot per owned vertex): a kernel that appends twice is a bug,
             // reported rather than read past.
