@@ -42,7 +42,9 @@
 //! the next step (`ranks/sweep_ranges.rs`, `ranks/step_boundaries.rs`), ending on a round
 //! that takes nothing, or, once a round takes few arcs (alone) or vertices (across
 //! processes), leaving the ranges for whole-graph rounds after a pass that delivers the
-//! shares in flight, with the same bounds.
+//! shares in flight, with the same bounds. Alone, the host may enqueue a ranged round before
+//! it reads the last one's counts, where the rounds before say it will be ranged too
+//! (`ranks/run_ahead.rs`), so that the devices do not idle on the read-back.
 //!
 //! Nothing but shares crosses between processes, and only those of each process's
 //! *boundary*: its vertices with an arc to another process's vertex, listed once at
@@ -411,7 +413,10 @@ impl PageRankRanks {
             push_below,
             leave_sparse_below,
             time_limit: None,
-            run_ahead: tuning.sweep_run_ahead && push_below > 0 && step_boundaries.is_none(),
+            run_ahead: tuning.sweep_run_ahead
+                && push_below > 0
+                && sweep_ranges.is_some()
+                && step_boundaries.is_none(),
             step_boundaries,
         })
     }

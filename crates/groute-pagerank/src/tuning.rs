@@ -96,8 +96,9 @@ pub struct PageRankTuning {
     /// [`crate::Driver::Sweeps`] in one process, rounds by vertex ranges: the host enqueues
     /// the next round before it reads this one's counts where the rounds before say the next
     /// one will be ranged too, so that the devices do not idle between rounds on the
-    /// read-back (`--sweep-run-ahead true|false`, default `true`; `ranks/run_ahead.rs`). The
-    /// rounds, and so the ranks, are those of a run that decided each one after the last.
+    /// read-back (`--sweep-run-ahead true|false`, default `true`; `ranks/run_ahead.rs`). A
+    /// round enqueued ahead is a ranged round like any other (the bounds hold); where the
+    /// guess is wrong the run has one ranged round more than a run that waited.
     pub sweep_run_ahead: bool,
 }
 

@@ -4,19 +4,21 @@
 //! A ranged round ends on a read-back of every device's counts, which decide the next round:
 //! whether the run leaves the ranges, or ends. Read back after the round, every round pays
 //! the copy, the host's wake-up and the next round's first launches with the devices idle.
-//! Instead, where the counts of the round before say that the next round will be ranged
+//! Instead, where the counts of the rounds before say that the next round will be ranged
 //! too ([`stays_ranged`]), the host enqueues it before it waits for this round's
 //! counts, which each device's stream copies into pinned host memory after the round's last
-//! take (two slots by round parity, so that the next round's zeroing of the counters cannot
-//! overtake the copy). The devices then run from one round into the next, and the host
+//! take (the stream orders the copy before the next round zeroes the counters; two slots by
+//! round parity, so that the next round's copy cannot overwrite this round's counts before
+//! the host reads them). The devices then run from one round into the next, and the host
 //! decides while they do.
 //!
 //! A round enqueued ahead is a ranged round like any other, so the results are those of a run
 //! that decided to run it: the loop treats it as the next round whatever this round's counts
 //! say (no leaving the ranges, no end before it), and decides from its counts after it. Where
-//! the guess was wrong (the round after this one should have left the ranges) the run spends
-//! a ranged round where a pass leaving them and push rounds would have done, so the guess asks
-//! for a margin.
+//! the guess was wrong the run spends one ranged round more: where this round's counts would
+//! have left the ranges, a ranged round before the pass that leaves them and the push
+//! rounds; where they would have ended the run, a ranged round that takes nothing. So the
+//! guess asks for a margin.
 
 use std::collections::VecDeque;
 
@@ -75,21 +77,36 @@ impl RunAhead {
     }
 
     /// Enqueues on every device's stream the copy of its counters (the round just enqueued)
-    /// into this round's slot.
+    /// into this round's slot. At most two rounds are queued, so the slot's last round has
+    /// been read. A copy that fails to enqueue leaves those before it queued, so that the
+    /// slots outlive them.
     fn read_back(&mut self, ranks: &PageRankRanks) -> Result<(), Error> {
+        if self.queued.len() >= 2 {
+            return Err(Error::invalid(
+                "PageRank rounds enqueued ahead",
+                self.queued.len(),
+                "at most two rounds whose counts are not read",
+            ));
+        }
         let devices = ranks.context.devices();
         let at = self.parity * CTRL_WORDS..(self.parity + 1) * CTRL_WORDS;
         let mut copied = Vec::with_capacity(devices.len());
+        let mut failure = None;
         for ((device, sweeps), slots) in devices.iter().zip(&ranks.devices).zip(&self.slots) {
-            copied.push(
-                device
-                    .stream()
-                    .copy_and_record(&slots.slice(at.clone())?, sweeps.ctrl())?,
-            );
+            let copy = slots
+                .slice(at.clone())
+                .and_then(|slot| device.stream().copy_and_record(&slot, sweeps.ctrl()));
+            match copy {
+                Ok(done) => copied.push(done),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
         }
         self.queued.push_back((self.parity, copied));
         self.parity ^= 1;
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 
     /// The counts of the oldest round enqueued, per device (waits for their copies).
@@ -101,10 +118,11 @@ impl RunAhead {
                 "a round's counts are read once, after it is enqueued",
             ));
         };
+        // Every copy completes before any slot is read (or an error returns).
+        copied.iter().try_for_each(Event::wait)?;
         let at = parity * CTRL_WORDS..(parity + 1) * CTRL_WORDS;
         let mut counts = Vec::with_capacity(copied.len());
-        for ((done, slots), sweeps) in copied.iter().zip(&self.slots).zip(&ranks.devices) {
-            done.wait()?;
+        for (slots, sweeps) in self.slots.iter().zip(&ranks.devices) {
             let slot = slots.slice(at.clone())?;
             // SAFETY: the only write to this slot, the copy `done` records, has completed, and
             // the next one (two rounds on) is enqueued only after this read returns.
