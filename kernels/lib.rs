@@ -121,6 +121,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("pagerank_push.cuh"),
     header!("pull_gather.cuh"),
     header!("gather_tiles.cuh"),
+    header!("grid_dependency.cuh"),
     header!("peer_group.cuh"),
     header!("peer_post.cuh"),
 ];

@@ -87,6 +87,7 @@
 // Self-contained (NVRTC, no toolkit headers). Launch with blockDim.x a multiple of 32, <= 1024.
 #include "pagerank_push.cuh"
 #include "gather_tiles.cuh"
+#include "grid_dependency.cuh"
 
 extern "C" __global__ void pagerank_sweep(PageRankOps ops, const unsigned long long* offsets,
                                           const unsigned int* targets, groute::DeviceWorklist wl,
@@ -173,10 +174,13 @@ extern "C" __global__ void pagerank_split_receive(PageRankOps ops,
     }
 }
 
-// Pull sweep pass 1: pull_take_grid.
+// Pull sweep pass 1: pull_take_grid. Launched dependent in the rounds by vertex ranges
+// (grid_dependency.cuh).
 extern "C" __global__ void pagerank_pull_take(PageRankOps ops, const unsigned long long* offsets,
                                               float* share, groute::DeviceWorklist wl,
                                               float floor) {
+    groute::wait_for_prior_grid();
+    groute::let_dependents_launch();
     pull_take_grid(ops, offsets, share, floor, wl);
 }
 
@@ -248,7 +252,7 @@ PAGERANK_PULL_GATHER(pagerank_pull_gather_batched_interleaved, BATCHED_GATHER_LO
 // Pull sweep pass 2 by tiles (crates/groute-pagerank/src/gather_tiles.rs, in place of the hub
 // tiles and pagerank_pull_gather): gather_tiles_grid (kernels/include/gather_tiles.cuh). The
 // launch's dynamic shared memory holds 2 * max_dests words; `claim` two words, 0 at launch
-// (and left so).
+// (and left so). Launched dependent (grid_dependency.cuh).
 extern "C" __global__ void __launch_bounds__(1024, 1)
     pagerank_pull_gather_tiles(PageRankOps ops, const unsigned long long* arc_starts,
                                const unsigned int* spans, unsigned int tile_count,
@@ -256,6 +260,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
                                const float* share, groute::DeviceWorklist wl,
                                unsigned int max_dests, unsigned int* claim) {
     extern __shared__ unsigned int tile_sums[];
+    groute::wait_for_prior_grid();
+    groute::let_dependents_launch();
     gather_tiles_grid(ops, arc_starts, spans, tile_count, sources, dests, share, wl, max_dests,
                       claim, tile_sums);
 }

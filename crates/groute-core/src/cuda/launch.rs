@@ -81,6 +81,16 @@ pub struct LaunchConfig {
     pub block: (u32, u32, u32),
     /// Dynamic shared memory per block, in bytes.
     pub shared_mem_bytes: u32,
+    /// A programmatic dependent launch ([`CudaFunction::launch`] only; `cuLaunchKernelEx`,
+    /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): where the operation before it
+    /// on the stream is a kernel, its blocks may be scheduled as soon as every block of that
+    /// kernel has signalled (`groute::let_dependents_launch`) or exited, so that its launch
+    /// overlaps that kernel's last blocks instead of following its completion. The kernel
+    /// must call `groute::wait_for_prior_grid` (`kernels/include/grid_dependency.cuh`)
+    /// before its first access to global memory that an earlier operation on the stream
+    /// writes or reads: it returns once the kernel before has completed and its writes are
+    /// visible. After any other operation it runs as a plain launch.
+    pub dependent: bool,
 }
 
 impl LaunchConfig {
@@ -90,6 +100,7 @@ impl LaunchConfig {
             grid: (grid, 1, 1),
             block: (block, 1, 1),
             shared_mem_bytes: 0,
+            dependent: false,
         }
     }
 
@@ -140,16 +151,21 @@ impl CudaFunction {
     /// `args` matches the kernel's parameter list exactly (types, order, count); every device
     /// pointer among them is valid for all accesses the kernel makes, and stays so until the
     /// kernel completes (keep the memory alive with [`CudaStream::keep_alive`] or the typed
-    /// layer's buffers); the kernel's own preconditions hold. Write one typed wrapper per
-    /// kernel that states this once.
+    /// layer's buffers); the kernel's own preconditions hold; where `config.dependent`, the
+    /// kernel waits for the prior grid before touching memory ([`LaunchConfig::dependent`]).
+    /// Write one typed wrapper per kernel that states this once.
     pub unsafe fn launch<A: KernelArgs>(
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
         args: A,
     ) -> Result<()> {
-        // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, false) }
+        let mode = match config.dependent {
+            true => sys::LaunchMode::Dependent,
+            false => sys::LaunchMode::Plain,
+        };
+        // SAFETY: the caller's guarantee (a dependent kernel waits for the prior grid).
+        unsafe { self.enqueue(stream, config, args, mode) }
     }
 
     /// Enqueues the kernel as a cooperative launch (`cuLaunchKernelEx`; every block resident
@@ -167,21 +183,29 @@ impl CudaFunction {
         config: LaunchConfig,
         args: A,
     ) -> Result<()> {
+        if config.dependent {
+            return Err(Error::invalid(
+                "launch configuration",
+                "dependent",
+                "a cooperative launch follows the work before it (dependent: false)",
+            ));
+        }
         // SAFETY: the caller's guarantee.
-        unsafe { self.enqueue(stream, config, args, true) }
+        unsafe { self.enqueue(stream, config, args, sys::LaunchMode::Cooperative) }
     }
 
     /// Validates `config`, binds the stream's context and launches the kernel with the
-    /// arguments' pointers, cooperatively where `cooperative` says so.
+    /// arguments' pointers, as `mode` says.
     ///
     /// # Safety
-    /// As [`CudaFunction::launch`]; a cooperative grid fits on the device at once.
+    /// As [`CudaFunction::launch`]; a cooperative grid fits on the device at once; a dependent
+    /// kernel waits for the prior grid before touching memory.
     unsafe fn enqueue<A: KernelArgs>(
         &self,
         stream: &dyn RawStream,
         config: LaunchConfig,
         mut args: A,
-        cooperative: bool,
+        mode: sys::LaunchMode,
     ) -> Result<()> {
         config.validate()?;
         let s = self.check_stream(stream)?;
@@ -189,6 +213,6 @@ impl CudaFunction {
         let mut params = args.param_ptrs();
         // SAFETY: the caller guarantees the arguments; the function and stream are live and of
         // the same context (checked above).
-        unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params, cooperative) }
+        unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params, mode) }
     }
 }

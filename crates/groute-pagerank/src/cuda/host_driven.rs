@@ -312,7 +312,7 @@ impl<'a> CudaPageRankWorker<'a> {
     fn pull_sweep(&self, pull: &PullBuffers, floor: f32) -> Result<(), Error> {
         let (pr, wl, remote) = (self.pr(), self.wl_buffers(), self.remote_append()?);
         let stream = self.raw_stream();
-        launch_pull_take(stream, &pr, pull, &wl, floor)?;
+        launch_pull_take(stream, &pr, pull, &wl, (floor, false))?;
         launch_pull_cut(stream, &pr, pull, &wl, &remote)?;
         launch_pull_gather(stream, &pr, pull, &wl)
     }

@@ -136,6 +136,7 @@ pub(crate) fn launch_pull_gather_tiles(
         .min(count);
     let config = LaunchConfig {
         shared_mem_bytes: shared,
+        dependent: true,
         ..LaunchConfig::linear(grid, TILE_BLOCK)
     };
     let args = (
@@ -165,7 +166,7 @@ pub(crate) fn launch_pull_gather_tiles(
     // share holds n f32s (checked) and the residual is full length; the launch's dynamic
     // shared memory holds 2 * max_dests words, the kernel's sums, which the function was
     // allowed to ask for above; the worklist as in `launch_pull_gather`; memory kept alive
-    // below.
+    // below. Dependent: the kernel's first statement waits for the prior grid.
     unsafe { f.launch(stream, config, args)? };
     keep_memory(stream, pr, wl, tiles.memory())
 }
@@ -261,13 +262,14 @@ impl PullBuffers {
 /// Enqueues pass 1 of a pull sweep on `stream`: every owned vertex whose residual exceeds
 /// `floor` is taken into its rank and its share per out-arc stored in `pull.share` (0 for
 /// the others). Pushes nothing ([`launch_pull_cut`] pushes the cut arcs). Adds the vertices
-/// taken to control word [`super::CTRL_PUSHED`].
+/// taken to control word [`super::CTRL_PUSHED`]. Where `dependent` (the rounds by vertex
+/// ranges), a programmatic dependent launch ([`LaunchConfig::dependent`]).
 pub fn launch_pull_take(
     stream: &dyn RawStream,
     pr: &PageRankBuffers,
     pull: &PullBuffers,
     wl: &DeviceWorklistBuffers,
-    floor: f32,
+    (floor, dependent): (f32, bool),
 ) -> Result<(), Error> {
     if floor.is_nan() || floor < 0.0 {
         return Err(Error::invalid("sweep floor", floor, "a residual >= 0"));
@@ -275,6 +277,7 @@ pub fn launch_pull_take(
     let ops = pr.args()?;
     pull.check(pr)?;
     let (f, cfg) = config(stream, "pagerank_pull_take", pr.owned.len())?;
+    let cfg = LaunchConfig { dependent, ..cfg };
     let args = (
         ops,
         pr.csr_ptrs()?.offsets,
@@ -289,7 +292,8 @@ pub fn launch_pull_take(
     // kernel writes only the control block's CTRL_PUSHED word and its 64-bit CTRL_TAKEN_ARCS
     // (CTRL_WORDS words, checked by `wl.args`; every control block is an allocation's start,
     // 8-byte aligned, as CTRL_HUB_COUNTER's 64-bit atomics need too); memory kept alive below
-    // until the kernel completes.
+    // until the kernel completes. Dependent or not, the kernel's first statement waits for the
+    // prior grid (a no-op after a plain launch).
     unsafe { f.launch(stream, cfg, args)? };
     keep_memory(stream, pr, wl, pull.memory())
 }

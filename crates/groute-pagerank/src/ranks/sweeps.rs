@@ -208,7 +208,7 @@ impl DeviceSweeps {
             &self.pr_buffers(),
             &self.pull.buffers(),
             &self.wl_buffers(),
-            floor,
+            (floor, false),
         )
     }
 
@@ -366,7 +366,8 @@ impl DeviceSweeps {
             return host::enqueue_take(stream, arrays, &self.out_rows, floor);
         }
         let pull = self.pull.buffers();
-        launch_pull_take(stream.raw().as_ref(), &pr, &pull, &self.wl_buffers(), floor)
+        let wl = self.wl_buffers();
+        launch_pull_take(stream.raw().as_ref(), &pr, &pull, &wl, (floor, true))
     }
 
     /// Enqueues the gather of range `range` on `stream`: each of its owned vertices adds

@@ -91,9 +91,30 @@ fn cooperative_attribute() -> sys::CUlaunchAttribute {
     attr
 }
 
-/// Launches `f` on `s` (`cuLaunchKernelEx`); `cooperative`: every block resident at once,
-/// grid-wide synchronisation allowed, and a kernel compiled with cluster dimensions
-/// (`__cluster_dims__`) gets its clusters formed as compiled.
+/// How a launch relates to the rest of its stream (an attribute of `cuLaunchKernelEx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaunchMode {
+    /// After everything before it on the stream.
+    Plain,
+    /// Every block resident at once, grid-wide synchronisation allowed, and a kernel compiled
+    /// with cluster dimensions (`__cluster_dims__`) gets its clusters formed as compiled.
+    Cooperative,
+    /// Programmatic dependent launch: where the stream's previous operation is a kernel, the
+    /// blocks may be scheduled once each of its blocks has signalled or exited, and must wait
+    /// for its completion (`griddepcontrol.wait`) before touching memory.
+    Dependent,
+}
+
+/// The programmatic-stream-serialization attribute of `cuLaunchKernelEx`.
+fn dependent_attribute() -> sys::CUlaunchAttribute {
+    // SAFETY: a plain C struct of integers and a union of plain data: all zeroes is valid.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    attr
+}
+
+/// Launches `f` on `s` (`cuLaunchKernelEx`) as `mode` says.
 ///
 /// # Safety
 /// `params` holds one pointer per kernel parameter, each pointing at a value of exactly the
@@ -101,16 +122,24 @@ fn cooperative_attribute() -> sys::CUlaunchAttribute {
 /// kernel makes until it completes; `f` and `s` are live and belong to the same context.
 /// A cooperative grid fits on the device at once (see [`occupancy_max_active_blocks`]; with
 /// clusters, it is a multiple of the compiled cluster size and holds at most
-/// [`occupancy_max_active_clusters`] clusters).
+/// [`occupancy_max_active_clusters`] clusters). A dependent kernel waits for the kernel
+/// before it (`griddepcontrol.wait`) before its first access to memory that an earlier
+/// operation on the stream writes or reads.
 pub(crate) unsafe fn launch_kernel(
     f: CUfunction,
     cfg: RawLaunch,
     s: CUstream,
     params: &mut [*mut c_void],
-    cooperative: bool,
+    mode: LaunchMode,
 ) -> Result<()> {
-    let mut attrs = [cooperative_attribute()];
-    let attrs: &mut [sys::CUlaunchAttribute] = if cooperative { &mut attrs } else { &mut [] };
+    let mut one = [match mode {
+        LaunchMode::Dependent => dependent_attribute(),
+        LaunchMode::Plain | LaunchMode::Cooperative => cooperative_attribute(),
+    }];
+    let attrs: &mut [sys::CUlaunchAttribute] = match mode {
+        LaunchMode::Plain => &mut [],
+        LaunchMode::Cooperative | LaunchMode::Dependent => &mut one,
+    };
     let config = launch_config(cfg, s, attrs);
     check(
         // SAFETY: `config` and its attributes outlive the call; caller's guarantee for the rest.
