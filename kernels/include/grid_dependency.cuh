@@ -1,6 +1,6 @@
-// Programmatic dependent launch (sm_90+): a kernel launched with
-// `CudaFunction::launch_dependent` may be scheduled while the kernel before it on its stream
-// finishes, once every block of that kernel has called let_dependents_launch() or exited. It
+// Programmatic dependent launch (sm_90+): a kernel launched with `LaunchConfig::dependent`
+// (crates/groute-core/src/cuda/launch.rs) may be scheduled while the kernel before it on its
+// stream finishes, once every block of that kernel has called let_dependents_launch() or exited. It
 // must call wait_for_prior_grid() before its first access to global memory that an earlier
 // operation on the stream writes or reads: that returns once the prior kernel has completed
 // and its writes are visible. Launched any other way, or before sm_90, both do nothing.

@@ -89,7 +89,8 @@ pub struct LaunchConfig {
     /// must call `groute::wait_for_prior_grid` (`kernels/include/grid_dependency.cuh`)
     /// before its first access to global memory that an earlier operation on the stream
     /// writes or reads: it returns once the kernel before has completed and its writes are
-    /// visible. After any other operation it runs as a plain launch.
+    /// visible. After any other operation, and on devices of compute capability below 9.0
+    /// (which have no such launch), it runs as a plain launch.
     pub dependent: bool,
 }
 
@@ -160,10 +161,7 @@ impl CudaFunction {
         config: LaunchConfig,
         args: A,
     ) -> Result<()> {
-        let mode = match config.dependent {
-            true => sys::LaunchMode::Dependent,
-            false => sys::LaunchMode::Plain,
-        };
+        let mode = plain_or_dependent(config.dependent, self.device.props.compute_capability);
         // SAFETY: the caller's guarantee (a dependent kernel waits for the prior grid).
         unsafe { self.enqueue(stream, config, args, mode) }
     }
@@ -214,5 +212,31 @@ impl CudaFunction {
         // SAFETY: the caller guarantees the arguments; the function and stream are live and of
         // the same context (checked above).
         unsafe { sys::launch_kernel(self.raw, config.raw(), s.raw(), &mut params, mode) }
+    }
+}
+
+/// The mode of a [`CudaFunction::launch`] asked to be `dependent` on a device of
+/// `compute_capability`: dependent only where asked on 9.0 or more.
+fn plain_or_dependent(dependent: bool, compute_capability: (u32, u32)) -> sys::LaunchMode {
+    match dependent && compute_capability.0 >= 9 {
+        true => sys::LaunchMode::Dependent,
+        false => sys::LaunchMode::Plain,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_is_dependent_only_where_asked_on_compute_capability_9_or_more() {
+        assert_eq!(plain_or_dependent(true, (9, 0)), sys::LaunchMode::Dependent);
+        assert_eq!(
+            plain_or_dependent(true, (10, 0)),
+            sys::LaunchMode::Dependent
+        );
+        assert_eq!(plain_or_dependent(true, (8, 9)), sys::LaunchMode::Plain);
+        assert_eq!(plain_or_dependent(false, (9, 0)), sys::LaunchMode::Plain);
+        assert!(!LaunchConfig::linear(1, 32).dependent);
     }
 }

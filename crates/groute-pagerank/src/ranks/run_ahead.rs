@@ -124,8 +124,8 @@ impl RunAhead {
         let mut counts = Vec::with_capacity(copied.len());
         for (slots, sweeps) in self.slots.iter().zip(&ranks.devices) {
             let slot = slots.slice(at.clone())?;
-            // SAFETY: the only write to this slot, the copy `done` records, has completed, and
-            // the next one (two rounds on) is enqueued only after this read returns.
+            // SAFETY: the only write to this slot, this round's copy, has completed (waited
+            // for above), and the next (two rounds on) is enqueued only after this returns.
             let words = unsafe { slot.as_host_slice() }.ok_or(Error::Unsupported {
                 operation: "reading pinned host memory",
                 backend: "this",
