@@ -18,21 +18,22 @@
 //! run side by side, and a peer's shares of step `s` reach a device before its gather of
 //! step `s + 1`, so a gather sees the shares of every earlier step of every device.
 //!
-//! Every share is read by every head exactly once. Order the ranges by step (the ranges of one step
-//! in any order among themselves): a share that range `(d, s)` takes in round `p` is read by a head
-//! in a range of a later step in round `p` (copied to the head's device after the take, before that
-//! step's gather), and by a head in a range of step `s` or an earlier one in round `p + 1`, before
-//! range `(d, s)`'s take of round `p + 1` rewrites it (that take is ordered after every peer's copy
-//! of round `p`: a peer copies step `s` before its take of step `s + 1` on its stream, and device
-//! `d` waits for that take before its copies of step `s + 1`, which come before its next take of
-//! range `s`; a peer's copy of the last step comes before its take of the next round's first step,
-//! for which `d` waits before its copies of that step, so with at least two ranges no host wait
-//! between rounds is needed, and a round may be enqueued before the last one's counts are read:
-//! `ranks/run_ahead.rs`). So no mass is lost or counted twice, and once every share is delivered
-//! the invariant `r* = r + M res` holds. A round that takes nothing ends the run: it delivered
-//! every share taken before it, took none, and left every residual at most epsilon (at most
-//! `floor`, a take's threshold, after each range's take: only the range's gather adds to its
-//! residuals; the first round's floor is 0, as the whole-graph rounds').
+//! Every share is read by every head exactly once. Order the ranges by step (the ranges of one
+//! step in any order among themselves): a share that range `(d, s)` takes in round `p` is read
+//! by a head in a range of a later step in round `p` (copied to the head's device after the
+//! take, before that step's gather), and by a head in a range of step `s` or an earlier one in
+//! round `p + 1`, before range `(d, s)`'s take of round `p + 1` rewrites it (that take is
+//! ordered after every peer's copy of round `p`: a peer copies step `s` before its take of step
+//! `s + 1` on its stream, and device `d` waits for that take before its copies of step `s + 1`,
+//! which come before its next take of range `s`; a peer's copy of the last step comes before
+//! its take of the next round's first step, for which `d` waits before its copies of that step,
+//! so with at least two ranges no host wait between rounds is needed, and a round may be
+//! enqueued before the last one's counts are read: `ranks/run_ahead.rs`). So no mass is lost or
+//! counted twice, and once every share is delivered the invariant `r* = r + M res` holds. A
+//! round that takes nothing ends the run: it delivered every share taken before it, took none,
+//! and left every residual at most epsilon (at most `floor`, a take's threshold, after each
+//! range's take: only the range's gather adds to its residuals; the first round's floor is 0,
+//! as the whole-graph rounds').
 //!
 //! # The order of the steps
 //!
