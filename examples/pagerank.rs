@@ -113,6 +113,10 @@ struct Cli {
     /// tiles of a vertex split over tiles of its own).
     #[arg(long, hide = true, value_name = "ARCS")]
     gather_tile_by_destination: Option<u64>,
+    /// CUDA, the gather tiles: the in-arcs a tile takes about (default: the shortest length
+    /// at which a range's tiles fit one wave of the multiprocessors, a tile each).
+    #[arg(long, hide = true, value_name = "ARCS")]
+    gather_tile_arcs: Option<u64>,
     /// One process's synchronous sweeps by vertex ranges: enqueue the next round before
     /// reading this one's counts where the rounds before say it will be ranged too.
     #[arg(long, hide = true, default_value_t = true, action = clap::ArgAction::Set)]
@@ -333,7 +337,7 @@ fn run() -> Result<(), AnyError> {
             sweep_ranges: cli.sweep_ranges,
             gather_tiles: cli.gather_tiles,
             gather_tile_by_destination: cli.gather_tile_by_destination,
-            gather_tile_arcs: None,
+            gather_tile_arcs: cli.gather_tile_arcs,
             sweep_run_ahead: cli.sweep_run_ahead,
         },
         ..PageRankOptions::default()
@@ -346,7 +350,7 @@ fn run() -> Result<(), AnyError> {
     }
     if let Some(ranks) = common::ranks::job_size()? {
         // The degree order, the sparse gathers, the gather's interleaving and the vertex
-        // ranges apply to the sweeps across ranks too.
+        // ranges and their tiles apply to the sweeps across ranks too.
         let across_ranks = PageRankTuning {
             degree_order: options.tuning.degree_order,
             sparse_gather_divisor: options.tuning.sparse_gather_divisor,
@@ -354,6 +358,7 @@ fn run() -> Result<(), AnyError> {
             sweep_ranges: options.tuning.sweep_ranges,
             gather_tiles: options.tuning.gather_tiles,
             gather_tile_by_destination: options.tuning.gather_tile_by_destination,
+            gather_tile_arcs: options.tuning.gather_tile_arcs,
             ..PageRankTuning::default()
         };
         if cli.driver.is_some() || options.driver == Driver::Fused || options.tuning != across_ranks
@@ -479,6 +484,7 @@ fn run() -> Result<(), AnyError> {
             "gather_tiles_requested": cli.gather_tiles,
             "gather_tiles": solver.gathers_by_tiles(),
             "gather_tile_by_destination_requested": cli.gather_tile_by_destination,
+            "gather_tile_arcs_requested": cli.gather_tile_arcs,
             "sweep_run_ahead": cli.sweep_run_ahead,
         }),
     ));

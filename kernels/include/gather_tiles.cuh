@@ -20,7 +20,8 @@
 // is a compare-and-swap loop on sm_90); a share rounds to a multiple of 2^-32, and integer
 // addition makes a sum independent of the order of its adds. Then each destination adds its
 // sum to its residual with an atomic (a vertex of several tiles gets an add from each) and is
-// appended to the worklist where that add took it past epsilon.
+// appended to the worklist where that add took it past epsilon (flush_tile: a tile holds at
+// most 32 blockDim.x destinations).
 //
 // The blocks claim the tiles from a counter (claim[0]), so they are summed in their order,
 // which the host makes largest first: the short ones fill the end. The last block to finish
@@ -37,6 +38,9 @@ namespace {
 constexpr unsigned int TILE_BY_DESTINATION = 0x80000000u;
 // Arcs each thread loads before it reads their shares.
 constexpr unsigned int TILE_LOADS = 8u;
+// Destinations whose residual adds each thread of a tile's flush keeps in flight together
+// (divides 32: a thread's destinations of a tile are bits of one word).
+constexpr unsigned int FLUSH_ADDS = 8u;
 
 // A share in the tiles' fixed point (a multiple of 2^-32, rounded to the nearest).
 __device__ __forceinline__ unsigned long long tile_fixed(float share) {
@@ -163,6 +167,52 @@ __device__ __forceinline__ void finish_claims(unsigned int* claim) {
     }
 }
 
+// Adds a tile's sums to its destinations' residuals and appends those that crossed epsilon.
+// Thread t takes destinations t, t + blockDim.x, ... (at most 32: count <= 32 blockDim.x),
+// FLUSH_ADDS of them at a time with their atomics in flight together, and notes the ones that
+// crossed in a bit mask; the block then reserves every crossing's worklist slot with one
+// atomic. (A pass per blockDim.x destinations that waited for its atomics and reserved its
+// own slots paid two global round trips and three barriers per pass: most of a light tile's
+// time.) Ends with a barrier, after which no thread reads the sums: the next tile may zero
+// them.
+__device__ __forceinline__ void flush_tile(const PageRankOps& ops, const TileSums& sums,
+                                           unsigned int first, unsigned int count,
+                                           const WorklistSink& sink) {
+    unsigned int crossed = 0u;  // bit p: destination threadIdx.x + p * blockDim.x crossed
+    for (unsigned int p0 = 0; p0 * blockDim.x < count; p0 += FLUSH_ADDS) {
+        float add[FLUSH_ADDS];
+        float old[FLUSH_ADDS];
+#pragma unroll
+        for (unsigned int k = 0; k < FLUSH_ADDS; ++k) {
+            const unsigned int i = (p0 + k) * blockDim.x + threadIdx.x;
+            add[k] = 0.0f;
+            old[k] = 0.0f;
+            if (i < count) {
+                const unsigned long long q = sums.sum(i);
+                if (q != 0u) {
+                    add[k] = static_cast<float>(static_cast<double>(q) * 0x1p-32);
+                    old[k] = atomicAdd(ops.residual + first + i, add[k]);
+                }
+            }
+        }
+#pragma unroll
+        for (unsigned int k = 0; k < FLUSH_ADDS; ++k) {
+            const bool over = add[k] != 0.0f && old[k] <= ops.epsilon &&
+                              old[k] + add[k] > ops.epsilon;
+            crossed |= (over ? 1u : 0u) << (p0 + k);
+        }
+    }
+    unsigned int warp_crossed;
+    const unsigned int prefix =
+        groute::warp_prefix_n<6>(static_cast<unsigned int>(__popc(crossed)), warp_crossed);
+    unsigned int slot = groute::block_reserve_warps(sink.count, warp_crossed) + prefix;
+    while (crossed != 0u) {
+        const unsigned int p = static_cast<unsigned int>(__ffs(crossed)) - 1u;
+        crossed &= crossed - 1u;
+        sink.put(slot++, first + p * blockDim.x + threadIdx.x);
+    }
+}
+
 __device__ __forceinline__ void gather_tiles_grid(
     const PageRankOps& ops, const unsigned long long* arc_starts, const unsigned int* spans,
     unsigned int tile_count, const unsigned int* sources, const unsigned short* dests,
@@ -194,24 +244,7 @@ __device__ __forceinline__ void gather_tiles_grid(
             tile_arcs(sources, dests, share, a, end, blockDim.x, each);
         }
         __syncthreads();
-        const unsigned int passes = (count + blockDim.x - 1u) / blockDim.x;  // block-uniform
-        for (unsigned int p = 0; p < passes; ++p) {
-            const unsigned int i = p * blockDim.x + threadIdx.x;
-            bool crossed = false;
-            if (i < count) {
-                const unsigned long long q = sums.sum(i);
-                if (q != 0u) {
-                    const float sum = static_cast<float>(static_cast<double>(q) * 0x1p-32);
-                    const float old = atomicAdd(ops.residual + first + i, sum);
-                    crossed = old <= ops.epsilon && old + sum > ops.epsilon;
-                }
-            }
-            const unsigned int slot = groute::block_reserve(sink.count, crossed);
-            if (crossed) {
-                sink.put(slot, first + i);
-            }
-        }
-        // block_reserve's last barrier: every sum read before the next tile zeroes them.
+        flush_tile(ops, sums, first, count, sink);
     }
     finish_claims(claim);
 }

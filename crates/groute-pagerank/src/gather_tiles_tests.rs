@@ -2,7 +2,9 @@ use std::ops::Range;
 
 use proptest::prelude::*;
 
-use super::{GatherTiles, TILE_BY_DESTINATION, TileShape, sort_by_source};
+use super::{
+    GatherTiles, TILE_BY_DESTINATION, TileShape, one_wave_arcs, plan, sort_by_source, tile_count,
+};
 
 /// An in-CSR of `degrees.len()` vertices whose rows hold the sources `sources` drew for them
 /// (each row's count from `degrees`), as offsets and sources.
@@ -18,6 +20,12 @@ fn in_csr(degrees: &[u8], sources: &[u32]) -> (Vec<u64>, Vec<u32>) {
         offsets.push(srcs.len() as u64);
     }
     (offsets, srcs)
+}
+
+/// The vertices between the two cuts (each taken modulo n + 1) of a graph of `n` vertices.
+fn cut_range(cut: (u16, u16), n: u32) -> Range<u32> {
+    let (a, b) = (u32::from(cut.0) % (n + 1), u32::from(cut.1) % (n + 1));
+    a.min(b)..a.max(b)
 }
 
 /// Tile `t`'s first destination, destination count and order (by destination).
@@ -154,6 +162,33 @@ fn a_tile_closes_at_its_destination_bound() {
     assert_eq!(tiles.spans, [2, 4, 6, 4]);
 }
 
+/// The tiles of `range` at `target_arcs` a tile (destination bound `max_dests`).
+fn count_at(offsets: &[u64], range: &Range<u32>, max_dests: u32, target_arcs: u64) -> u64 {
+    let shape = TileShape {
+        max_dests,
+        target_arcs,
+        by_destination: u64::MAX,
+    };
+    tile_count(offsets, range, shape)
+}
+
+#[test]
+fn one_wave_tiles_are_the_shortest_that_fit_the_blocks() {
+    // 100 vertices of one in-arc each: on 10 blocks, tiles of 10 arcs fill one wave and
+    // tiles of 9 would need 12 blocks.
+    let (offsets, _) = in_csr(&[1u8; 100], &[0]);
+    assert_eq!(one_wave_arcs(&offsets, &(0..100), 1000, 10), Some(10));
+    // At most 4 destinations a tile: 25 tiles at least, 3 waves of 10 blocks; tiles of 3
+    // arcs would number 34, of 4 arcs 25.
+    assert_eq!(one_wave_arcs(&offsets, &(0..100), 4, 10), Some(4));
+    // A range without in-arcs has no tiles, and an empty one neither.
+    let (offsets, _) = in_csr(&[0u8, 0, 1], &[0]);
+    assert_eq!(one_wave_arcs(&offsets, &(0..2), 8, 10), None);
+    assert_eq!(one_wave_arcs(&offsets, &(2..2), 8, 10), None);
+    // More blocks than arcs: one arc a tile.
+    assert_eq!(one_wave_arcs(&offsets, &(0..3), 8, 10), Some(1));
+}
+
 #[test]
 fn bad_shapes_are_errors() {
     let (offsets, sources) = in_csr(&[1, 1], &[1, 0]);
@@ -209,12 +244,46 @@ proptest! {
         by_destination in prop_oneof![0u64..300, Just(u64::MAX)],
     ) {
         let (offsets, sources) = in_csr(&degrees, &sources);
-        let n = degrees.len() as u32;
-        let (a, b) = (u32::from(cut.0) % (n + 1), u32::from(cut.1) % (n + 1));
-        let range = a.min(b)..a.max(b);
+        let range = cut_range(cut, degrees.len() as u32);
         let shape = TileShape { max_dests, target_arcs, by_destination };
         let tiles = GatherTiles::build(&offsets, &sources, &range, shape).unwrap();
         check(&tiles, &offsets, &sources, &range, shape);
+    }
+}
+
+proptest! {
+    #[test]
+    fn tiles_are_counted_as_cut_and_one_wave_tiles_are_the_shortest_that_fit(
+        degrees in prop::collection::vec(prop_oneof![3 => 0u8..4, 1 => 0u8..=255], 1..300),
+        cut in any::<(u16, u16)>(),
+        max_dests in 1u32..40,
+        target_arcs in 1u64..300,
+        blocks in 1u64..20,
+    ) {
+        let (offsets, _) = in_csr(&degrees, &[1, 2, 3]);
+        let range = cut_range(cut, degrees.len() as u32);
+        // The count jumps from tile to tile: the same tiles as the plan walks.
+        let shape = TileShape { max_dests, target_arcs, by_destination: u64::MAX };
+        let planned = plan(&offsets, &range, shape).len() as u64;
+        prop_assert_eq!(tile_count(&offsets, &range, shape), planned);
+        // The length found: its tiles number at most the whole waves of `blocks` that the
+        // destination bound leaves, and within the search's precision (a 256th) below it
+        // some length needs more, unless it is the least length that could fit.
+        let arcs = offsets[range.end as usize] - offsets[range.start as usize];
+        let found = one_wave_arcs(&offsets, &range, max_dests, blocks);
+        prop_assert_eq!(found.is_none(), arcs == 0);
+        if let Some(target) = found {
+            let limit = count_at(&offsets, &range, max_dests, arcs).div_ceil(blocks) * blocks;
+            prop_assert!(count_at(&offsets, &range, max_dests, target) <= limit);
+            let step = (target / 256).max(1);
+            let least = arcs.div_ceil(limit);
+            prop_assert!(
+                target.saturating_sub(step) < least
+                    || (target - step..target)
+                        .any(|t| count_at(&offsets, &range, max_dests, t) > limit),
+                "{} arcs, {} tiles at most: {} a tile", arcs, limit, target
+            );
+        }
     }
 }
 

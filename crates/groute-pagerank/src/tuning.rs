@@ -89,9 +89,11 @@ pub struct PageRankTuning {
     /// source. `None` (the default): [`GATHER_TILE_BY_DESTINATION`].
     pub gather_tile_by_destination: Option<u64>,
     /// CUDA, the gather tiles ([`PageRankTuning::gather_tiles`]): the in-arcs a tile takes
-    /// about (a vertex of more gets tiles of its own). `None` (the default): the range's
-    /// arcs over twice the device's multiprocessors. Tests set it to give small graphs
-    /// tiles long enough for every path of the kernel.
+    /// about (a vertex of more gets tiles of its own). `None` (the default): the shortest
+    /// length at which the range's tiles fit one wave of the device's multiprocessors, a
+    /// tile each (or the fewest waves the destination bound allows: `one_wave_arcs` in
+    /// `gather_tiles.rs`). Tests set it to give small graphs tiles long enough for every
+    /// path of the kernel.
     pub gather_tile_arcs: Option<u64>,
     /// [`crate::Driver::Sweeps`] in one process, rounds by vertex ranges: the host enqueues
     /// the next round before it reads this one's counts where the rounds before say the next

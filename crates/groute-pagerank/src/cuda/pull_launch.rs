@@ -88,6 +88,10 @@ impl GatherTileBuffers {
 /// Threads of a block of the tiled gather.
 const TILE_BLOCK: u32 = 1024;
 
+/// Destinations a gather tile may hold at most: its flush gives each thread at most 32 of them
+/// (bits of one word, `flush_tile` in `kernels/include/gather_tiles.cuh`).
+pub(crate) const TILE_FLUSH_DESTS: u32 = 32 * TILE_BLOCK;
+
 /// Enqueues the tiled gather of a vertex range (`pagerank_pull_gather_tiles`, in place of
 /// [`launch_pull_gather`]'s hub tiles and gather): each of its vertices with in-arcs adds
 /// its in-neighbours' shares to its residual and is appended to `wl` if it crossed epsilon.
@@ -123,6 +127,9 @@ pub(crate) fn launch_pull_gather_tiles(
     }
     if count == 0 {
         return Ok(());
+    }
+    if tiles.max_dests > TILE_FLUSH_DESTS {
+        return Err(too_many("tile destinations", tiles.max_dests as usize));
     }
     let shared = tiles
         .max_dests
@@ -160,7 +167,8 @@ pub(crate) fn launch_pull_gather_tiles(
     // the kernel's last block leaves them 0); by construction (the buffers are crate-private,
     // built only from `GatherTiles::build` over a range of the owned vertices of the in-CSR:
     // its tests check these), each tile's destinations are at most `max_dests` owned
-    // vertices (its count, the low 31 bits of `spans[2 t + 1]`), its arcs ascending
+    // vertices (at most TILE_FLUSH_DESTS, checked; its count, the low 31 bits of
+    // `spans[2 t + 1]`), its arcs ascending
     // positions inside `sources` and `dests`, whose sources are vertex ids < n (the
     // in-CSR's) and whose destination offsets lie inside their tile; the
     // share holds n f32s (checked) and the residual is full length; the launch's dynamic

@@ -15,7 +15,7 @@ use groute_worklist::DeviceCsr;
 
 use crate::PageRankTuning;
 use crate::cuda::pull_launch::{CutBuffers, GatherTileBuffers, PullBuffers, PullHubBuffers};
-use crate::gather_tiles::{GatherTiles, TileShape};
+use crate::gather_tiles::{GatherTiles, TileShape, one_wave_arcs};
 use crate::sweep::{CutArcs, PullHubs};
 
 /// The cut lists on the device (`crate::sweep::CutArcs`). Derived from the owned rows (a
@@ -49,11 +49,7 @@ struct TileStorage {
 /// memory (8 bytes each): on one H200, tiles of up to 22,528 ran a Kronecker graph's ranged
 /// gathers faster than tiles of 11,264.
 const TILE_MAX_DESTS: u32 = 22_528;
-
-/// Gather tiles a vertex range is cut into per multiprocessor (about; a destination of more
-/// in-arcs than a tile takes adds tiles of its own): on one H200, 2 ran faster than 4 (with
-/// the tiles claimed largest first, too).
-const TILES_PER_MULTIPROCESSOR: u64 = 2;
+const _: () = assert!(TILE_MAX_DESTS <= super::pull_launch::TILE_FLUSH_DESTS);
 
 /// Shared memory the tiled gather keeps for itself (the block's reservation words).
 const TILE_STATIC_SHARED: u32 = 1024;
@@ -278,13 +274,16 @@ fn upload_tiles(
     if max_dests < 32 || arcs == 0 {
         return Ok(None);
     }
-    let tiles = u64::from(props.multiprocessors.max(1)) * TILES_PER_MULTIPROCESSOR;
+    // One block of the tiled gather per multiprocessor: a tile's sums take most of its
+    // shared memory (TILE_MAX_DESTS).
+    let blocks = u64::from(props.multiprocessors);
+    let target_arcs = match tuning.gather_tile_arcs {
+        Some(a) => a,
+        None => one_wave_arcs(in_csr.offsets(), range, max_dests, blocks).unwrap_or(arcs),
+    };
     let shape = TileShape {
         max_dests,
-        target_arcs: tuning
-            .gather_tile_arcs
-            .unwrap_or(arcs.div_ceil(tiles))
-            .max(1),
+        target_arcs: target_arcs.max(1),
         by_destination: tuning.gather_tile_by_destination_for(),
     };
     let t = GatherTiles::build(in_csr.offsets(), in_csr.targets(), range, shape)?;
