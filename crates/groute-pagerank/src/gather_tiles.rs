@@ -35,7 +35,8 @@ use rayon::prelude::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TileShape {
     /// Destinations a tile holds at most (its block's shared memory holds a sum for each; at
-    /// most 65,536: the arcs keep a 16-bit offset).
+    /// most 65,536: the arcs keep a 16-bit offset; the CUDA gather launches tiles of at most
+    /// 32,768, `TILE_FLUSH_DESTS`).
     pub(crate) max_dests: u32,
     /// In-arcs a tile takes about: a tile closes before the destination that would take it
     /// past this, and a destination of more gets tiles of its own of at most this many.
@@ -220,9 +221,10 @@ fn tile_count(offsets: &[u64], range: &Range<u32>, shape: TileShape) -> u64 {
         count += 1;
         // The tile opened at v holds the vertices before the first that would take it past
         // its arcs (a vertex of more arcs than a tile takes among them) or its destinations.
-        let limit = rows[v] + shape.target_arcs;
+        let limit = rows[v].saturating_add(shape.target_arcs);
         let past_arcs = v + rows[v + 1..].partition_point(|&o| o <= limit);
-        let past_dests = v.saturating_add(shape.max_dests as usize);
+        // (A bound of 0 cuts as 1 does: `cut` closes a tile at every vertex.)
+        let past_dests = v.saturating_add(shape.max_dests.max(1) as usize);
         v = with_arcs(past_arcs.min(past_dests).min(n));
     }
     count
@@ -261,7 +263,7 @@ pub(crate) fn one_wave_arcs(
     };
     // At `arcs`, no tile closes on its arcs: only the destination bound cuts.
     let limit = count(arcs).div_ceil(blocks) * blocks;
-    // `fits` holds at `hi`; below `lo`, the tiles cannot number at most `limit`.
+    // count(hi) <= limit holds; below `lo`, the tiles cannot number at most `limit`.
     let (mut lo, mut hi) = (arcs.div_ceil(limit), arcs);
     while hi - lo > (hi / 256).max(1) - 1 {
         let mid = lo + (hi - lo) / 2;

@@ -266,6 +266,12 @@ proptest! {
         let shape = TileShape { max_dests, target_arcs, by_destination: u64::MAX };
         let planned = plan(&offsets, &range, shape).len() as u64;
         prop_assert_eq!(tile_count(&offsets, &range, shape), planned);
+        // Longer tiles never number more (the search relies on it).
+        let longer = count_at(&offsets, &range, max_dests, target_arcs + 1);
+        prop_assert!(
+            longer <= planned,
+            "{} tiles at {} arcs, {} at one more", planned, target_arcs, longer
+        );
         // The length found: its tiles number at most the whole waves of `blocks` that the
         // destination bound leaves, and within the search's precision (a 256th) below it
         // some length needs more, unless it is the least length that could fit.

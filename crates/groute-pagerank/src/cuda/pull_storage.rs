@@ -274,8 +274,9 @@ fn upload_tiles(
     if max_dests < 32 || arcs == 0 {
         return Ok(None);
     }
-    // One block of the tiled gather per multiprocessor: a tile's sums take most of its
-    // shared memory (TILE_MAX_DESTS).
+    // One block of the tiled gather per multiprocessor: its sums (8 bytes for each of up to
+    // TILE_MAX_DESTS destinations) take more than half a multiprocessor's shared memory on
+    // the GPUs it runs on (the launch sizes its grid by occupancy all the same).
     let blocks = u64::from(props.multiprocessors);
     let target_arcs = match tuning.gather_tile_arcs {
         Some(a) => a,
