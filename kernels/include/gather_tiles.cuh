@@ -171,10 +171,9 @@ __device__ __forceinline__ void finish_claims(unsigned int* claim) {
 // Thread t takes destinations t, t + blockDim.x, ... (at most 32: count <= 32 blockDim.x),
 // FLUSH_ADDS of them at a time with their atomics in flight together, and notes the ones that
 // crossed in a bit mask; the block then reserves every crossing's worklist slot with one
-// atomic. (A pass per blockDim.x destinations that waited for its atomics and reserved its
-// own slots paid two global round trips and three barriers per pass: most of a light tile's
-// time.) Ends with a barrier, after which no thread reads the sums: the next tile may zero
-// them.
+// atomic (where a pass per blockDim.x destinations waits for its atomics and reserves its
+// own slots, a tile pays two global round trips and three barriers a pass). Ends with a
+// barrier, after which no thread reads the sums: the next tile may zero them.
 __device__ __forceinline__ void flush_tile(const PageRankOps& ops, const TileSums& sums,
                                            unsigned int first, unsigned int count,
                                            const WorklistSink& sink) {
