@@ -249,8 +249,8 @@ pub(crate) fn one_wave_arcs(
     blocks: u64,
 ) -> Option<u64> {
     let arcs = offsets[range.end as usize] - offsets[range.start as usize];
-    if arcs == 0 || range.is_empty() {
-        return None;
+    if arcs == 0 {
+        return None; // no in-arc (an empty range among them)
     }
     let blocks = blocks.max(1);
     let count = |target_arcs: u64| {
