@@ -31,8 +31,8 @@ abi_struct! {
         pub peer_status: u32,
         /// The size a peer's inbox needed (0: none overflowed).
         pub inbox_overflow: u32,
-        /// Not used.
-        pub unused: u32,
+        /// The vertices the last chained gather took (one device without pull hubs).
+        pub chain_taken: u32,
         /// `sent` at the end of the last round.
         pub sent_seen: u64,
         /// Phase times, ns: sweep takes, mirror posts (with the wait for the peers' posts),
@@ -79,6 +79,10 @@ abi_struct! {
         pub in_sources: DevicePtr<u32>,
         /// Every vertex's share.
         pub share: DevicePtr<f32>,
+        /// One device without pull hubs: the second share array of the chained sweeps, whose
+        /// gathers take the residuals they leave above epsilon at once, into the other array
+        /// (null elsewhere).
+        pub share_next: DevicePtr<f32>,
         /// Pull hubs (in-degree at least `hub_degree`).
         pub hubs: DevicePtr<u32>,
         /// Their tiles.
@@ -96,8 +100,8 @@ abi_struct! {
         pub hub_count: u32,
         /// Their tiles.
         pub tile_count: u32,
-        /// Not used.
-        pub unused: u32,
+        /// At least the in-degree of every owned vertex (saturated).
+        pub max_in_degree: u32,
     }
 }
 

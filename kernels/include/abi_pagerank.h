@@ -24,7 +24,7 @@ struct PageRankStateBlock {
     unsigned int stop;                 // why the kernel stopped early (PrfStop; 0: it did not)
     unsigned int peer_status;          // the failed exchange's PeerStatus
     unsigned int inbox_overflow;       // size a peer's inbox needed (0: none overflowed)
-    unsigned int unused;
+    unsigned int chain_taken;          // vertices the last chained gather took
     unsigned long long sent_seen;      // `sent` at the end of the last round
     // Phase times, ns: sweep takes, mirror posts (with the wait for the peers' posts), hub
     // phases, gathers, worklist pushes, exchanges, drains.
@@ -45,6 +45,7 @@ GROUTE_ENUM(PrfWord){
     PRF_STOP = 74,
     PRF_PEER_STATUS = 75,
     PRF_INBOX_OVERFLOW = 76,
+    PRF_CHAIN_TAKEN = 77,
     PRF_SENT_SEEN = 78,
     PRF_T_TAKE = 80,
     PRF_T_MIRROR = 82,
@@ -68,6 +69,7 @@ GROUTE_WORD_AT(PageRankStateBlock, received, PRF_RECEIVED);
 GROUTE_WORD_AT(PageRankStateBlock, stop, PRF_STOP);
 GROUTE_WORD_AT(PageRankStateBlock, peer_status, PRF_PEER_STATUS);
 GROUTE_WORD_AT(PageRankStateBlock, inbox_overflow, PRF_INBOX_OVERFLOW);
+GROUTE_WORD_AT(PageRankStateBlock, chain_taken, PRF_CHAIN_TAKEN);
 GROUTE_WORD_AT(PageRankStateBlock, sent_seen, PRF_SENT_SEEN);
 GROUTE_WORD_AT(PageRankStateBlock, times, PRF_T_TAKE);
 GROUTE_WORD_AT(PageRankStateBlock, times[1], PRF_T_MIRROR);
@@ -113,6 +115,9 @@ struct PageRankPull {
     const unsigned long long* in_offsets;
     const unsigned int* in_sources;
     float* share;
+    // One device without pull hubs: the second share array of the chained sweeps (their
+    // gathers take at once, into the other array); null elsewhere.
+    float* share_next;
     const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)
     const unsigned long long* tiles;
     float* hub_sum;
@@ -123,7 +128,7 @@ struct PageRankPull {
     unsigned int mirror_bounds[9];
     unsigned int hub_count;
     unsigned int tile_count;
-    unsigned int unused;
+    unsigned int max_in_degree;  // at least the in-degree of every owned vertex (saturated)
 };
 
 // The scalar settings.

@@ -55,6 +55,19 @@
 //   and barrier D's action zeroes the drained tail and starts the agreed kind (sweeps stay
 //   collective; a worklist round covers the device's own pending items, possibly none).
 //
+// Chained sweeps (one device without pull hubs: pull.share_next set): a sweep's gather takes
+// at once every residual it leaves above epsilon (take_gathered of pagerank_push.cuh), storing
+// the shares into the other share array, and barrier E counts them (PRF_CHAIN_TAKEN). While
+// they are at least the owned range over the sweep divisor, the next round is a CHAINED sweep:
+// no take pass, its gather reads that array and takes into the first; once fewer, a DELIVER
+// sweep gathers them without taking, listing the vertices that cross epsilon for the worklist
+// rounds (REC_SHARE says which array a sweep reads, REC_FORM which form it runs). A sweep
+// then costs one pass over the vertices and one barrier instead of two: the take moves
+// into the gather, which already reads and writes each vertex's residual. A chained take
+// takes what the next sweep's take (floor epsilon) would have; where the unchained loop would
+// follow a sweep with worklist rounds, the chain pays one more gather (the DELIVER sweep) to
+// hand over the shares it already took.
+//
 // Double buffering: peers fill parity p in round k; the owner drains it after exchange k,
 // while faster peers may already fill parity 1 - p in round k + 1; parity p is written again
 // in round k + 2, after exchange k + 1, which the owner reaches only after its drain and the
@@ -115,6 +128,16 @@ enum PrfRecordWord : unsigned int {
     // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): the devices agreed
     // on a sweep next (1) or a worklist round (0).
     REC_DRAIN_SWEEP = 5,
+    REC_SHARE = 6,  // sweep: its gather reads pull.share (0) or pull.share_next (1)
+    REC_FORM = 7,   // sweep: a SweepForm
+};
+
+// How a sweep runs (REC_FORM). Chained sweeps run only where pull.share_next is set (one
+// device without pull hubs): their gathers take at once (see the header comment).
+enum SweepForm : unsigned int {
+    FORM_TAKE = 0,     // the take, then the gather (chained: taking into the other array)
+    FORM_CHAINED = 1,  // the last sweep's gather took: gather and take into the other array
+    FORM_DELIVER = 2,  // the last sweep's gather took: gather only, listing the crossings
 };
 
 // The peers block, the pull topology and the settings are abi_pagerank.h's (PageRankPeers,
@@ -315,6 +338,7 @@ __device__ __forceinline__ groute::FusedRecord next_round(const groute::FusedRec
         r.w[REC_FIRST] = end;
         r.w[REC_COUNT] = 0;
         r.w[REC_FLOOR] = __float_as_uint(ops.epsilon);
+        r.w[REC_FORM] = FORM_TAKE;
         groute::store_relaxed(state + PRF_START, end);
     } else {
         // Possibly empty: every device runs every round.
@@ -323,6 +347,31 @@ __device__ __forceinline__ groute::FusedRecord next_round(const groute::FusedRec
         r.w[REC_FIRST] = start;
         r.w[REC_COUNT] = count;
         groute::store_relaxed(state + PRF_START, start + count);
+    }
+    return r;
+}
+
+// The sweep after one whose gather took `taken` vertices (one device; their shares wait in
+// the other share array): a chained sweep while they are at least the owned range over the
+// sweep divisor (its gather takes every residual above epsilon: it consumes every pending
+// item), else a sweep that only delivers them, its gather listing the vertices that cross
+// epsilon for the worklist rounds after it. Runs in a barrier action.
+__device__ __forceinline__ groute::FusedRecord chained_sweep(const groute::FusedRecord& round,
+                                                             const PageRankOps& ops,
+                                                             const FusedSettings& settings,
+                                                             const unsigned int* ctrl,
+                                                             unsigned int* state,
+                                                             unsigned int taken) {
+    groute::FusedRecord r = round;
+    const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
+    const bool chain = sweep_due(taken, ops.owned_end - ops.owned_begin, settings);
+    r.w[REC_KIND] = PRF_SWEEP;
+    r.w[REC_FIRST] = end;
+    r.w[REC_COUNT] = 0;
+    r.w[REC_SHARE] = round.w[REC_SHARE] ^ 1u;
+    r.w[REC_FORM] = chain ? FORM_CHAINED : FORM_DELIVER;
+    if (chain) {
+        groute::store_relaxed(state + PRF_START, end);
     }
     return r;
 }
@@ -381,6 +430,8 @@ __device__ __forceinline__ void pagerank_fused_body(
         rec.w[REC_FLOOR] = __float_as_uint(0.0f);
         rec.w[REC_ROUND] = 0;
         rec.w[REC_HUBS] = 0;
+        rec.w[REC_SHARE] = 0;
+        rec.w[REC_FORM] = FORM_TAKE;
     }
     __syncthreads();
     const auto keep = [](const groute::FusedRecord&) {};
@@ -418,14 +469,25 @@ __device__ __forceinline__ void pagerank_fused_body(
             return r;
         };
         if (round.w[REC_KIND] == PRF_SWEEP) {
-            pull_take_grid(ops, offsets, pull.share, __uint_as_float(round.w[REC_FLOOR]), rwl);
-            groute::grid_barrier(
-                state, gen, config,
-                [&] {
-                    stamp_phase(state, PRF_T_TAKE);
-                    return round;
-                },
-                keep, nothing);
+            // The share array this sweep's take (or the last one's chained gather) filled and
+            // its gather reads, and where a chained gather takes into: the other one.
+            const bool second = round.w[REC_SHARE] != 0u;
+            float* const share = second ? pull.share_next : pull.share;
+            float* const next = second ? pull.share : pull.share_next;
+            const unsigned int form = round.w[REC_FORM];
+            const ChainTake chain{pull.share_next != nullptr && form != FORM_DELIVER ? next
+                                                                                      : nullptr,
+                                  offsets, state + PRF_CHAIN_TAKEN};
+            if (form == FORM_TAKE) {
+                pull_take_grid(ops, offsets, share, __uint_as_float(round.w[REC_FLOOR]), rwl);
+                groute::grid_barrier(
+                    state, gen, config,
+                    [&] {
+                        stamp_phase(state, PRF_T_TAKE);
+                        return round;
+                    },
+                    keep, nothing);
+            }
             if (several) {
                 // The shares are in place: post the mirrors, then barrier X, whose exchange
                 // makes every device's posts visible before any gather reads them.
@@ -461,9 +523,13 @@ __device__ __forceinline__ void pagerank_fused_body(
                     },
                     keep, nothing);
             }
-            pull_gather_grid<1>(ops, pull.in_offsets, pull.in_sources, pull.share, nullptr, rwl,
-                                pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree,
-                                (settings.flags & PRF_FLAG_GATHER_INTERLEAVE) != 0u);
+            if (chain.next != nullptr && pull.max_in_degree < SHORT_LIST_ARCS) {
+                gather_take_short(ops, pull.in_offsets, pull.in_sources, share, chain);
+            } else {
+                pull_gather_grid<1>(ops, pull.in_offsets, pull.in_sources, share, nullptr, rwl,
+                                    pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree,
+                                    (settings.flags & PRF_FLAG_GATHER_INTERLEAVE) != 0u, chain);
+            }
         } else {
             push_round<false>(ops, offsets, targets, WorklistItems{rwl, round.w[REC_FIRST]},
                               round.w[REC_COUNT], 0.0f, rwl, hubs, remote);
@@ -496,6 +562,10 @@ __device__ __forceinline__ void pagerank_fused_body(
             [&] {
                 stamp_phase(state, closing);
                 const unsigned int stop = end_round(round, wl.ctrl, state, group);
+                // The vertices this round's chained gather took (0 in any other round).
+                const unsigned int chained = state_load(state, PRF_CHAIN_TAKEN);
+                groute::store_relaxed(state + PRF_CHAIN_TAKEN, 0u);
+                state_add_u64(state, PRF_PUSHED, chained);
                 const unsigned int start = state_load(state, PRF_START);
                 const unsigned int pending =
                     groute::load_volatile(wl.ctrl + groute::CTRL_WL_END) - start;
@@ -521,6 +591,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                         groute::store_relaxed(state + PRF_STOP, PRF_STOP_PEER);
                     }
                     r.w[REC_KIND] = PRF_HALT;
+                } else if (chained != 0u) {
+                    r = chained_sweep(r, ops, settings, wl.ctrl, state, chained);
                 } else if (sums[0] == 0ull && sums[1] == 0ull) {
                     r.w[REC_KIND] = PRF_DONE;  // nothing pending, nothing in flight
                 } else if (several) {

@@ -155,13 +155,25 @@
 //! device's pending items and the items in flight), while faster peers may already fill the
 //! other parity. On one device there is no exchange and no drain.
 //!
+//! On one device whose gathers have no pull hubs, sweeps are *chained*: a sweep's gather takes
+//! at once every residual it leaves above epsilon, storing the shares into a second share
+//! array, so the next sweep runs no take pass (one pass over the vertices and one grid barrier
+//! a sweep instead of two). While the vertices a gather took are at least the owned range
+//! over the sweep divisor, the next round is another chained sweep; once fewer, a sweep that
+//! only gathers their shares, listing the vertices that cross epsilon for the worklist rounds
+//! after it. Where every in-list is shorter than a warp (road networks), the chained gather
+//! sums each list on its own thread with the list's first tails, then their shares, loaded
+//! together. On one H200, road networks ran 1.6 to 1.7 times faster so (epsilon 0.01).
+//!
 //! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
 //! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual
 //! changes nothing. A slot holding mass is listed in its inbox (a worklist round's first
 //! contribution listed it; an inbox holds every in-cut vertex, and an overflow would stop the
 //! run with an error); each round's slots are drained before the next round's work. A
 //! sweep's shares are mass in flight between its take and its gather, mirrored or not, and
-//! every arc's share is gathered by the arc's head's owner in the same sweep. The run ends
+//! every arc's share is gathered by the arc's head's owner in the same sweep; a chained take
+//! is the next sweep's take (floor epsilon) run early, its shares in flight until that
+//! sweep's gather, and a sweep that took anything is always followed by one. The run ends
 //! only at an exchange where no device sent anything in the round: so at the end no mass is
 //! in flight, no owned residual exceeds epsilon (it would be pending), and both bounds above
 //! hold unchanged.

@@ -53,6 +53,9 @@ struct FusedDevice {
     postboxes: Buffer<u64>,
     /// `pagerank_fused`, loaded at construction (never lazily between two members' launches).
     kernel: FusedKernel,
+    /// One device without pull hubs: the chained sweeps' second share array (an `f32` per
+    /// vertex; `FusedLaunch::share_next`).
+    share_next: Option<Buffer<u32>>,
 }
 
 /// The device-driven runs' group and per-device buffers, kept across runs.
@@ -153,7 +156,22 @@ impl FusedRuns {
             .zip(postboxes.iter())
             .enumerate()
         {
+            // A single device whose gathers have no hubs chains its sweeps: each gather takes at
+            // once, into a second share array (kernels/pagerank/pagerank_fused.cu).
+            let chains = !several
+                && storages
+                    .get(d)
+                    .and_then(CudaPageRankStorage::pull_buffers)
+                    .is_some_and(|pull| pull.hubs.is_none());
+            let share_next = if chains {
+                let next = device.alloc::<u32>(csr.num_vertices().max(1))?;
+                device.stream().fill(&next, 0u32)?;
+                Some(next)
+            } else {
+                None
+            };
             devices.push(FusedDevice {
+                share_next,
                 halo,
                 _inbox: inbox,
                 tails,
@@ -359,6 +377,7 @@ impl FusedRuns {
                     postboxes: fused.postboxes.raw(),
                     mirrors: fused.mirrors.raw(),
                     mirror_bounds: fused.mirror_bounds,
+                    share_next: fused.share_next.as_ref().map(Buffer::raw),
                 };
                 let stream = device.stream();
                 let t0 = device.record_timing(stream)?;

@@ -119,6 +119,10 @@ pub struct FusedLaunch {
     /// [`groute_core::cuda::PEER_POSTBOX_WORDS`] u64, zeroed before the run):
     /// [`groute_core::cuda::PeerGroup::peer_table`].
     pub postboxes: RawSlice,
+    /// One device without pull hubs: the second share array (an `f32` per vertex) of the
+    /// chained sweeps, whose gathers take the residuals they leave above epsilon at once
+    /// (`None`: every sweep takes in a pass of its own).
+    pub share_next: Option<RawSlice>,
 }
 
 fn addr<T>(s: &RawSlice) -> Result<DevicePtr<T>, Error> {
@@ -232,11 +236,25 @@ pub fn launch_fused(
             "ascending bounds within the mirror list",
         ));
     }
+    let share_next = match &l.share_next {
+        Some(next) => {
+            if l.group.size != 1 || pull.hubs.is_some() || next.len < pull.share.len {
+                return Err(Error::invalid(
+                    "fused PageRank chained share array",
+                    format!("{} bytes on a group of {}", next.len, l.group.size),
+                    "one device without pull hubs, as long as the share array",
+                ));
+            }
+            addr::<f32>(next)?
+        }
+        None => DevicePtr::null(),
+    };
     let in_csr = pull.in_csr.device_ptrs()?;
     let pull_args = PageRankPull {
         in_offsets: in_csr.offsets,
         in_sources: in_csr.targets,
         share: addr::<f32>(&pull.share)?,
+        share_next,
         hubs,
         tiles,
         hub_sum,
@@ -245,7 +263,7 @@ pub fn launch_fused(
         mirror_bounds: l.mirror_bounds,
         hub_count,
         tile_count,
-        unused: 0,
+        max_in_degree: u32::try_from(pull.max_in_degree).unwrap_or(u32::MAX),
     };
     let (f, grid) = (&kernel.function, kernel.grid);
     let csr = l.pr.csr_ptrs()?;
@@ -290,7 +308,13 @@ pub fn launch_fused(
         )?
     };
     let group = [&l.peers, &l.state, &l.postboxes, &l.mirrors].map(|s| s.memory.clone());
-    keep_memory(stream, &l.pr, &l.wl, pull.memory().into_iter().chain(group))?;
+    let next = l.share_next.iter().map(|s| s.memory.clone());
+    keep_memory(
+        stream,
+        &l.pr,
+        &l.wl,
+        pull.memory().into_iter().chain(group).chain(next),
+    )?;
     Ok(())
 }
 

@@ -44,6 +44,9 @@ pub struct PullBuffers {
     /// The in-arcs into the vertices a gather sums (all the owned rows', or one vertex
     /// range's): with the vertices, what its grid is sized by.
     pub gathered_arcs: usize,
+    /// At least the in-degree of every owned vertex (the device-driven loop's chained
+    /// gathers sum lists shorter than a warp thread by thread, their loads batched).
+    pub max_in_degree: u64,
 }
 
 /// A vertex range's gather tiles on the device (`crate::gather_tiles::GatherTiles`) and the

@@ -70,6 +70,8 @@ pub(crate) struct PullStorage {
     interleave_gather: bool,
     /// [`PullBuffers::gathered_arcs`].
     gathered_arcs: usize,
+    /// [`PullBuffers::max_in_degree`].
+    max_in_degree: u64,
     /// A vertex range's gather tiles, where its gather goes by tiles.
     tiles: Option<TileStorage>,
 }
@@ -132,7 +134,14 @@ impl PullStorage {
             .then(|| device.alloc::<u32>(n.div_ceil(32).max(1)))
             .transpose()?;
         let gathered_arcs = in_part.num_arcs();
+        let in_offsets = in_csr.offsets();
+        let max_in_degree = owned
+            .clone()
+            .map(|v| in_offsets[v as usize + 1] - in_offsets[v as usize])
+            .max()
+            .unwrap_or(0);
         Ok(PullStorage {
+            max_in_degree,
             in_csr: in_part,
             share,
             cut,
@@ -251,6 +260,7 @@ impl PullStorage {
             batched_loads: false,
             interleave_gather: self.interleave_gather,
             gathered_arcs: self.gathered_arcs,
+            max_in_degree: self.max_in_degree,
         }
     }
 }
