@@ -119,6 +119,7 @@ pub const HEADERS: &[KernelHeader] = &[
     header!("frontier_words.cuh"),
     header!("push_appends.cuh"),
     header!("pagerank_push.cuh"),
+    header!("pull_sweep_gather.cuh"),
     header!("pull_gather.cuh"),
     header!("gather_tiles.cuh"),
     header!("grid_dependency.cuh"),

@@ -55,6 +55,8 @@ abi_struct! {
         pub halo: [DevicePtr<f32>; 8],
         /// Device `o`'s share array (one f32 per vertex of the graph).
         pub share: [DevicePtr<f32>; 8],
+        /// Its second one, of the chained sweeps (null: none).
+        pub share_next: [DevicePtr<f32>; 8],
         /// Owner `o`'s inbox: 2 x `capacity[o]` vertices.
         pub inbox: [DevicePtr<u32>; 8],
         /// Owner `o`'s tails: 2 u32, one per parity.
@@ -79,7 +81,7 @@ abi_struct! {
         pub in_sources: DevicePtr<u32>,
         /// Every vertex's share.
         pub share: DevicePtr<f32>,
-        /// One device without pull hubs: the second share array of the chained sweeps, whose
+        /// Where no device has pull hubs: the second share array of the chained sweeps, whose
         /// gathers take the residuals they leave above epsilon at once, into the other array
         /// (null elsewhere).
         pub share_next: DevicePtr<f32>,

@@ -103,6 +103,7 @@ GROUTE_ENUM(PrfFlag){
 struct PageRankPeers {
     float* halo[8];              // owner o: 2 x owned(o) f32, parity-major
     float* share[8];             // device o's share array (one f32 per vertex of the graph)
+    float* share_next[8];        // its second one, of the chained sweeps (null: none)
     unsigned int* inbox[8];      // owner o: 2 x capacity[o] vertices
     unsigned int* tails[8];      // owner o: 2 u32, one per parity
     unsigned int bounds[9];      // device o owns [bounds[o], bounds[o + 1])
@@ -115,7 +116,7 @@ struct PageRankPull {
     const unsigned long long* in_offsets;
     const unsigned int* in_sources;
     float* share;
-    // One device without pull hubs: the second share array of the chained sweeps (their
+    // Where no device has pull hubs: the second share array of the chained sweeps (their
     // gathers take at once, into the other array); null elsewhere.
     float* share_next;
     const unsigned int* hubs;               // pull hubs (in-degree >= hub_degree)

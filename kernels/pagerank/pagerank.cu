@@ -86,6 +86,7 @@
 // checks it after the kernel and fails the run naming the setting. Nothing is lost silently.
 // Self-contained (NVRTC, no toolkit headers). Launch with blockDim.x a multiple of 32, <= 1024.
 #include "pagerank_push.cuh"
+#include "pull_sweep_gather.cuh"
 #include "gather_tiles.cuh"
 #include "grid_dependency.cuh"
 

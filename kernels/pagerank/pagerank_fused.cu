@@ -2,8 +2,9 @@
 // run (crates/groute-pagerank/src/cuda/device_driven.rs launches it on every device of a
 // PeerGroup, with no host in the loop). The rounds are the host-driven worker's
 // (kernels/pagerank/pagerank.cu), their bodies the same functions
-// (kernels/include/pagerank_push.cuh); phases are separated by grid
-// barriers (grid_barrier of grid_barrier.cuh) and the devices by cross-device all-reduces
+// (kernels/include/pagerank_push.cuh, kernels/include/pull_sweep_gather.cuh); phases are
+// separated by grid barriers (grid_barrier of grid_barrier.cuh) and the devices by
+// cross-device all-reduces
 // (peer_post_allreduce_sum of peer_post.cuh: each device posts into its peers' postboxes and
 // polls only its own; the start gate and the failure word stay in the group's mailbox).
 //
@@ -42,27 +43,31 @@
 //   then barrier E, whose action (thread 0 of the last block) accounts for the round (pushed
 //   count, hub counter and pushed word zeroed, overflow and abort checks) and, on several
 //   devices, runs an exchange (peer_post_allreduce_sum over (pending items, items sent this
-//   round, stop)): every device's peer writes of the round are visible after it and every
-//   device sees the same sums. A stop anywhere -> HALT; nothing pending and nothing sent
-//   anywhere -> DONE (nothing is in flight: every earlier round's inbox was drained). Else, on
-//   one device, the action picks the next round by the host mode's rule on its pending
-//   items: SWEEP (floor epsilon, consuming every pending item) when pending * sweep_divisor
-//   >= owned, else WORKLIST over min(pending, max_batch) items. On several, the same rule
-//   over the sums (pending items and items in flight, against every vertex) fixes the next
-//   kind for every device; every block DRAINs this device's inbox of the round's parity
-//   (each listed vertex's halo slot taken with atomicExch and added to its residual; a
+//   round, stop, vertices its chained gather took)): every device's peer writes of the round
+//   are visible after it and every device sees the same sums. A stop anywhere -> HALT; a
+//   chained gather took anywhere -> the chained or delivering sweep (below); nothing pending
+//   and nothing sent anywhere -> DONE (nothing is in flight: every earlier round's inbox was
+//   drained). Else, on one device, the action picks the next round by the host mode's rule
+//   on its pending items: SWEEP (floor epsilon, consuming every pending item) when pending *
+//   sweep_divisor >= owned, else WORKLIST over min(pending, max_batch) items. On several, the
+//   same rule over the sums (pending items and items in flight, against every vertex) fixes
+//   the next kind for every device; every block DRAINs this device's inbox of the round's
+//   parity (each listed vertex's halo slot taken with atomicExch and added to its residual; a
 //   vertex that crosses epsilon is appended to the worklist: the host mode's receive rule),
 //   and barrier D's action zeroes the drained tail and starts the agreed kind (sweeps stay
 //   collective; a worklist round covers the device's own pending items, possibly none).
 //
-// Chained sweeps (one device without pull hubs: pull.share_next set): a sweep's gather takes
-// at once every residual it leaves above epsilon (take_gathered of pagerank_push.cuh), storing
-// the shares into the other share array, and barrier E counts them (PRF_CHAIN_TAKEN). While
-// they are at least the owned range over the sweep divisor, the next round is a CHAINED sweep:
-// no take pass, its gather reads that array and takes into the first; once fewer, a DELIVER
-// sweep gathers them without taking, listing the vertices that cross epsilon for the worklist
-// rounds (REC_SHARE says which array a sweep reads, REC_FORM which form it runs). A sweep
-// then costs one pass over the vertices and one barrier instead of two: the take moves
+// Chained sweeps (no device with pull hubs: pull.share_next set on every device, and every
+// peer's in the peers block): a sweep's gather takes at once every residual it leaves above
+// epsilon (take_gathered of pull_sweep_gather.cuh), storing the shares into the other share
+// array, and barrier E counts them (PRF_CHAIN_TAKEN; summed over the devices by its
+// exchange). While they are at least the vertices over the sweep divisor, the next round is a
+// CHAINED sweep: no take pass (on several devices, the mirror post reads that array and posts
+// into the peers' arrays of the same role), its gather reads that array and takes into the
+// first; once fewer, a DELIVER sweep gathers them without taking, listing the vertices that
+// cross epsilon for the worklist rounds (REC_SHARE says which array a sweep reads, REC_FORM
+// which form it runs; on several devices barrier E's exchange picks for all, through the
+// drain). A sweep then costs one pass over the vertices and one barrier fewer: the take moves
 // into the gather, which already reads and writes each vertex's residual. A chained take
 // takes what the next sweep's take (floor epsilon) would have; where the unchained loop would
 // follow a sweep with worklist rounds, the chain pays one more gather (the DELIVER sweep) to
@@ -100,6 +105,7 @@
 #include "peer_group.cuh"
 #include "peer_post.cuh"
 #include "pagerank_push.cuh"
+#include "pull_sweep_gather.cuh"
 
 namespace {
 
@@ -125,15 +131,15 @@ enum PrfRecordWord : unsigned int {
     REC_FLOOR = 3,  // sweep: the floor (f32 bits)
     REC_ROUND = 4,  // the round's index (its parity picks the halo and inbox)
     REC_HUBS = 5,   // after a round's first barrier: hubs were listed
-    // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): the devices agreed
-    // on a sweep next (1) or a worklist round (0).
+    // In a PRF_DRAIN record (the word of REC_HUBS, unused between rounds): the next round the
+    // devices agreed on (a PrfPick: PICK_SWEEP, PICK_WORKLIST, PICK_CHAINED, PICK_DELIVER).
     REC_DRAIN_SWEEP = 5,
     REC_SHARE = 6,  // sweep: its gather reads pull.share (0) or pull.share_next (1)
     REC_FORM = 7,   // sweep: a SweepForm
 };
 
-// How a sweep runs (REC_FORM). Chained sweeps run only where pull.share_next is set (one
-// device without pull hubs): their gathers take at once (see the header comment).
+// How a sweep runs (REC_FORM). Chained sweeps run only where pull.share_next is set (no
+// device with pull hubs): their gathers take at once (see the header comment).
 enum SweepForm : unsigned int {
     FORM_TAKE = 0,     // the take, then the gather (chained: taking into the other array)
     FORM_CHAINED = 1,  // the last sweep's gather took: gather and take into the other array
@@ -199,10 +205,13 @@ struct PeerHalo {
 // each owned vertex with an out-arc to o's vertices (pull.mirrors), stored into o's share
 // array at the vertex's own id, where o's gather reads it like a share of its own. Every
 // mirror is posted, 0 included (a vertex not taken this sweep), so a peer never reads a
-// share of an earlier sweep. Returns the values this thread stored.
+// share of an earlier sweep. `share` is this device's array the sweep's gathers read
+// (pull.share, or with chained sweeps pull.share_next where `second`), posted into each peer's
+// array of the same role. Returns the values this thread stored.
 __device__ __forceinline__ unsigned int post_mirrors(const FusedPull& pull,
                                                      const FusedPeers* peers,
-                                                     unsigned int size) {
+                                                     unsigned int size, const float* share,
+                                                     bool second) {
     const unsigned int stride = gridDim.x * blockDim.x;
     unsigned int posted = 0;
     // Unrolled over the peers so that every index into the parameter's mirror_bounds is a
@@ -212,12 +221,12 @@ __device__ __forceinline__ unsigned int post_mirrors(const FusedPull& pull,
 #pragma unroll
     for (unsigned int o = 0; o < groute::PEER_MAX_DEVICES; ++o) {
         if (o < size) {
-            float* peer_share = peers->share[o];
+            float* peer_share = second ? peers->share_next[o] : peers->share[o];
             const unsigned int end = pull.mirror_bounds[o + 1u];
             for (unsigned int i = pull.mirror_bounds[o] + blockIdx.x * blockDim.x + threadIdx.x;
                  i < end; i += stride) {
                 const unsigned int u = pull.mirrors[i];
-                peer_share[u] = pull.share[u];
+                peer_share[u] = share[u];
                 ++posted;
             }
         }
@@ -300,11 +309,14 @@ __device__ __forceinline__ void drain_inbox(const PageRankOps& ops, const FusedP
 }
 
 // How the next round's kind is picked: by this device's pending items (one device), or as
-// every device agreed at the exchange (several: a sweep needs every device's mirror post).
+// every device agreed at the exchange (several: a sweep needs every device's mirror post;
+// after a chained gather, a chained or a delivering sweep: chained_sweep).
 enum PrfPick : unsigned int {
     PICK_LOCAL = 0,
     PICK_SWEEP = 1,
     PICK_WORKLIST = 2,
+    PICK_CHAINED = 3,
+    PICK_DELIVER = 4,
 };
 
 // Whether `pending` items (of every device, with the items in flight to them) over `owned`
@@ -351,20 +363,18 @@ __device__ __forceinline__ groute::FusedRecord next_round(const groute::FusedRec
     return r;
 }
 
-// The sweep after one whose gather took `taken` vertices (one device; their shares wait in
-// the other share array): a chained sweep while they are at least the owned range over the
-// sweep divisor (its gather takes every residual above epsilon: it consumes every pending
-// item), else a sweep that only delivers them, its gather listing the vertices that cross
-// epsilon for the worklist rounds after it. Runs in a barrier action.
+// The sweep after one whose gathers took vertices (their shares wait in the other share
+// array): `chain`ed (the caller's pick: while the vertices taken, on every device, are at
+// least the vertices over the sweep divisor), its gather takes every residual above epsilon
+// and so consumes every pending item; else a sweep that only delivers them, its gather
+// listing the vertices that cross epsilon for the worklist rounds after it. Runs in a barrier
+// action.
 __device__ __forceinline__ groute::FusedRecord chained_sweep(const groute::FusedRecord& round,
-                                                             const PageRankOps& ops,
-                                                             const FusedSettings& settings,
                                                              const unsigned int* ctrl,
-                                                             unsigned int* state,
-                                                             unsigned int taken) {
+                                                             unsigned int* state, bool chain) {
     groute::FusedRecord r = round;
     const unsigned int end = groute::load_volatile(ctrl + groute::CTRL_WL_END);
-    const bool chain = sweep_due(taken, ops.owned_end - ops.owned_begin, settings);
+    r.w[REC_HUBS] = 0;  // in a drain's record, the pick
     r.w[REC_KIND] = PRF_SWEEP;
     r.w[REC_FIRST] = end;
     r.w[REC_COUNT] = 0;
@@ -491,7 +501,7 @@ __device__ __forceinline__ void pagerank_fused_body(
             if (several) {
                 // The shares are in place: post the mirrors, then barrier X, whose exchange
                 // makes every device's posts visible before any gather reads them.
-                const unsigned int posted = post_mirrors(pull, peers, group.size);
+                const unsigned int posted = post_mirrors(pull, peers, group.size, share, second);
                 groute::warp_add_u64(reinterpret_cast<unsigned long long*>(state + PRF_MIRROR_SENT),
                                      posted);
                 __threadfence_system();
@@ -573,13 +583,14 @@ __device__ __forceinline__ void pagerank_fused_body(
                 const unsigned long long sent_total = state_load_u64(state, PRF_SENT);
                 const unsigned long long sent = sent_total - state_load_u64(state, PRF_SENT_SEEN);
                 *reinterpret_cast<volatile unsigned long long*>(state + PRF_SENT_SEEN) = sent_total;
-                unsigned long long sums[3] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull};
+                unsigned long long sums[4] = {pending, sent, stop != PRF_STOP_NONE ? 1ull : 0ull,
+                                              chained};
                 groute::FusedRecord r = round;
                 r.w[REC_ROUND] = round.w[REC_ROUND] + 1u;
                 r.w[REC_HUBS] = 0;
                 if (several) {
-                    const unsigned long long mine[3] = {sums[0], sums[1], sums[2]};
-                    if (exchange(mine, sums, 3u, r) != groute::PEER_OK) {
+                    const unsigned long long mine[4] = {sums[0], sums[1], sums[2], sums[3]};
+                    if (exchange(mine, sums, 4u, r) != groute::PEER_OK) {
                         sums[2] = 1ull;
                     }
                     stamp_phase(state, PRF_T_EXCHANGE);
@@ -591,8 +602,15 @@ __device__ __forceinline__ void pagerank_fused_body(
                         groute::store_relaxed(state + PRF_STOP, PRF_STOP_PEER);
                     }
                     r.w[REC_KIND] = PRF_HALT;
-                } else if (chained != 0u) {
-                    r = chained_sweep(r, ops, settings, wl.ctrl, state, chained);
+                } else if (sums[3] != 0ull && several) {
+                    // Shares the gathers took are in flight: every device agrees on a chained
+                    // or a delivering sweep next, from the same sum.
+                    r.w[REC_KIND] = PRF_DRAIN;
+                    r.w[REC_DRAIN_SWEEP] =
+                        sweep_due(sums[3], peers->bounds[group.size], settings) ? PICK_CHAINED
+                                                                                 : PICK_DELIVER;
+                } else if (sums[3] != 0ull) {
+                    r = chained_sweep(r, wl.ctrl, state, sweep_due(chained, owned, settings));
                 } else if (sums[0] == 0ull && sums[1] == 0ull) {
                     r.w[REC_KIND] = PRF_DONE;  // nothing pending, nothing in flight
                 } else if (several) {
@@ -603,8 +621,9 @@ __device__ __forceinline__ void pagerank_fused_body(
                     // per remote arc, so the run is faster on dense graphs.)
                     r.w[REC_KIND] = PRF_DRAIN;
                     r.w[REC_DRAIN_SWEEP] =
-                        sweep_due(sums[0] + sums[1], peers->bounds[group.size], settings) ? 1u
-                                                                                          : 0u;
+                        sweep_due(sums[0] + sums[1], peers->bounds[group.size], settings)
+                            ? PICK_SWEEP
+                            : PICK_WORKLIST;
                 } else {
                     r = next_round(r, ops, settings, wl.ctrl, state, PICK_LOCAL);
                 }
@@ -626,8 +645,12 @@ __device__ __forceinline__ void pagerank_fused_body(
                               min(groute::load_volatile(tail), peers->capacity[group.rank]));
                 groute::store_relaxed(tail, 0u);
                 const groute::FusedRecord drained = rec;  // barrier E's record
+                const unsigned int pick = drained.w[REC_DRAIN_SWEEP];
+                if (pick == PICK_CHAINED || pick == PICK_DELIVER) {
+                    return chained_sweep(drained, wl.ctrl, state, pick == PICK_CHAINED);
+                }
                 return next_round(drained, ops, settings, wl.ctrl, state,
-                                  drained.w[REC_DRAIN_SWEEP] != 0u ? PICK_SWEEP : PICK_WORKLIST);
+                                  static_cast<PrfPick>(pick));
             },
             copy, nothing);
     }

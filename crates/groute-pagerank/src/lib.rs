@@ -155,15 +155,15 @@
 //! device's pending items and the items in flight), while faster peers may already fill the
 //! other parity. On one device there is no exchange and no drain.
 //!
-//! On one device whose gathers have no pull hubs, sweeps are *chained*: a sweep's gather takes
-//! at once every residual it leaves above epsilon, storing the shares into a second share
-//! array, so the next sweep runs no take pass (one pass over the vertices and one grid barrier
-//! a sweep instead of two). While the vertices a gather took are at least the owned range
-//! over the sweep divisor, the next round is another chained sweep; once fewer, a sweep that
-//! only gathers their shares, listing the vertices that cross epsilon for the worklist rounds
-//! after it. Where every in-list is shorter than a warp (road networks), the chained gather
-//! sums each list on its own thread with the list's first tails, then their shares, loaded
-//! together. On one H200, road networks ran 1.6 to 1.7 times faster so (epsilon 0.01).
+//! Where no device's gathers have pull hubs, sweeps are *chained*: a gather takes at once every
+//! residual it leaves above epsilon, into a second share array, so the next sweep runs no take
+//! pass (a pass and a grid barrier fewer; its mirror post reads that array, into the peers'
+//! second ones). While the vertices taken, on every device, are at least the vertices over the
+//! sweep divisor, the next round is another chained sweep; once fewer, a sweep that only
+//! gathers their shares, listing the vertices that cross epsilon for the worklist rounds. Where
+//! every in-list is shorter than a warp (road networks), a chained gather loads each list's
+//! first tails, then their shares, together. On one H200, road networks ran 1.6 to 1.7 times
+//! faster so (epsilon 0.01).
 //!
 //! *Bound.* The halo slots are mass in flight, like items on the ring: the invariant `r* = r +
 //! M res` holds with `res` counting them, and moving a slot's mass into the owner's residual

@@ -53,7 +53,7 @@ struct FusedDevice {
     postboxes: Buffer<u64>,
     /// `pagerank_fused`, loaded at construction (never lazily between two members' launches).
     kernel: FusedKernel,
-    /// One device without pull hubs: the chained sweeps' second share array (an `f32` per
+    /// Where no device has pull hubs: the chained sweeps' second share array (an `f32` per
     /// vertex; `FusedLaunch::share_next`).
     share_next: Option<Buffer<u32>>,
 }
@@ -89,6 +89,13 @@ impl FusedRuns {
         } else {
             vec![0; 1]
         };
+        // Where no device's gathers have hubs, the sweeps chain: each gather takes at once,
+        // into a second share array on every device (kernels/pagerank/pagerank_fused.cu).
+        let chains = storages.iter().all(|storage| {
+            storage
+                .pull_buffers()
+                .is_some_and(|pull| pull.hubs.is_none())
+        });
         let mut parts = Vec::with_capacity(context.num_devices());
         for (d, device) in context.devices().iter().enumerate() {
             let owned = partition.range(d).len();
@@ -118,21 +125,29 @@ impl FusedRuns {
                     )
                 })?
                 .share;
+            let share_next = if chains {
+                let next = device.alloc::<u32>(csr.num_vertices().max(1))?;
+                device.stream().fill(&next, 0u32)?;
+                Some(next)
+            } else {
+                None
+            };
             parts.push((
                 halo,
                 device.alloc::<u32>(2 * capacity)?,
                 device.alloc::<u32>(2)?,
                 u32::try_from(capacity).unwrap_or(u32::MAX),
                 device.alloc::<u32>(STATE_WORDS)?,
-                (mirror_list, mirrors.bounds, share),
+                (mirror_list, mirrors.bounds, share, share_next),
             ));
         }
         let inboxes: Vec<PeerInbox> = parts
             .iter()
             .map(
-                |(halo, inbox, tails, capacity, _, (_, _, share))| PeerInbox {
+                |(halo, inbox, tails, capacity, _, (_, _, share, share_next))| PeerInbox {
                     halo: halo.raw(),
                     share: share.clone(),
+                    share_next: share_next.as_ref().map(Buffer::raw),
                     inbox: inbox.raw(),
                     tails: tails.raw(),
                     capacity: *capacity,
@@ -149,27 +164,19 @@ impl FusedRuns {
         let mut devices = Vec::with_capacity(parts.len());
         for (
             d,
-            (((halo, inbox, tails, capacity, state, (mirrors, mirror_bounds, _)), device), postbox),
+            (
+                (
+                    (halo, inbox, tails, capacity, state, (mirrors, mirror_bounds, _, share_next)),
+                    device,
+                ),
+                postbox,
+            ),
         ) in parts
             .into_iter()
             .zip(context.devices())
             .zip(postboxes.iter())
             .enumerate()
         {
-            // A single device whose gathers have no hubs chains its sweeps: each gather takes at
-            // once, into a second share array (kernels/pagerank/pagerank_fused.cu).
-            let chains = !several
-                && storages
-                    .get(d)
-                    .and_then(CudaPageRankStorage::pull_buffers)
-                    .is_some_and(|pull| pull.hubs.is_none());
-            let share_next = if chains {
-                let next = device.alloc::<u32>(csr.num_vertices().max(1))?;
-                device.stream().fill(&next, 0u32)?;
-                Some(next)
-            } else {
-                None
-            };
             devices.push(FusedDevice {
                 share_next,
                 halo,

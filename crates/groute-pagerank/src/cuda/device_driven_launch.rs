@@ -46,6 +46,8 @@ pub struct PeerInbox {
     pub halo: RawSlice,
     /// The share array.
     pub share: RawSlice,
+    /// The chained sweeps' second share array (as long; `None`: the sweeps do not chain).
+    pub share_next: Option<RawSlice>,
     /// The inbox.
     pub inbox: RawSlice,
     /// The tails.
@@ -75,15 +77,22 @@ pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeer
             || inbox.inbox.len / 4 < 2 * cap
             || inbox.tails.len < 8
             || inbox.share.len / 4 < vertices
+            || inbox
+                .share_next
+                .as_ref()
+                .is_some_and(|s| s.len / 4 < vertices)
         {
             return Err(Error::LengthMismatch {
-                operation: "fused PageRank halo (2 x owned f32) / inbox (2 x capacity) / tails (2) / share (a f32 per vertex)",
+                operation: "fused PageRank halo (2 x owned f32) / inbox (2 x capacity) / tails (2) / shares (a f32 per vertex)",
                 dst: inbox.halo.len / 4,
                 src: 2 * owned,
             });
         }
         block.halo[d] = DevicePtr::from_slice(&inbox.halo)?;
         block.share[d] = DevicePtr::from_slice(&inbox.share)?;
+        if let Some(next) = &inbox.share_next {
+            block.share_next[d] = DevicePtr::from_slice(next)?;
+        }
         block.inbox[d] = DevicePtr::from_slice(&inbox.inbox)?;
         block.tails[d] = DevicePtr::from_slice(&inbox.tails)?;
         block.capacity[d] = inbox.capacity;
@@ -119,9 +128,10 @@ pub struct FusedLaunch {
     /// [`groute_core::cuda::PEER_POSTBOX_WORDS`] u64, zeroed before the run):
     /// [`groute_core::cuda::PeerGroup::peer_table`].
     pub postboxes: RawSlice,
-    /// One device without pull hubs: the second share array (an `f32` per vertex) of the
-    /// chained sweeps, whose gathers take the residuals they leave above epsilon at once
-    /// (`None`: every sweep takes in a pass of its own).
+    /// Where no device has pull hubs: this device's second share array (an `f32` per
+    /// vertex) of the chained sweeps, whose gathers take the residuals they leave above
+    /// epsilon at once (`None`: every sweep takes in a pass of its own). Every member of the
+    /// group has one or none does, and the peers block holds them.
     pub share_next: Option<RawSlice>,
 }
 
@@ -238,11 +248,14 @@ pub fn launch_fused(
     }
     let share_next = match &l.share_next {
         Some(next) => {
-            if l.group.size != 1 || pull.hubs.is_some() || next.len < pull.share.len {
+            if pull.hubs.is_some() || next.len < pull.share.len {
                 return Err(Error::invalid(
                     "fused PageRank chained share array",
-                    format!("{} bytes on a group of {}", next.len, l.group.size),
-                    "one device without pull hubs, as long as the share array",
+                    format!(
+                        "{} bytes beside a share array of {}",
+                        next.len, pull.share.len
+                    ),
+                    "a device without pull hubs, as long as the share array",
                 ));
             }
             addr::<f32>(next)?
@@ -331,6 +344,7 @@ mod tests {
                 .map(|_| PeerInbox {
                     halo: buffer.raw(),
                     share: buffer.raw(),
+                    share_next: None,
                     inbox: buffer.raw(),
                     tails: buffer.raw(),
                     capacity: 1,
