@@ -62,8 +62,8 @@ struct Cli {
     #[arg(long, value_name = "K")]
     top: Option<usize>,
     /// CUDA: sweep the owned range instead of a worklist round once the pending items are at
-    /// least the owned range over this (0: worklist rounds only; default: 64 on graphs of 8 or
-    /// more arcs per vertex, 16 below).
+    /// least the owned range over this (0: worklist rounds only, after the first sweep and its
+    /// delivery; default: 64 on graphs of 8 or more arcs per vertex, 16 below).
     #[arg(long, hide = true)]
     sweep_divisor: Option<u32>,
     /// How sweeps move residuals: push (atomics per arc) or pull (take, then gather over the

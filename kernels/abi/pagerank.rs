@@ -31,7 +31,8 @@ abi_struct! {
         pub peer_status: u32,
         /// The size a peer's inbox needed (0: none overflowed).
         pub inbox_overflow: u32,
-        /// The vertices the last chained gather took (one device without pull hubs).
+        /// The vertices the round's chained gather takes (counted during the round, read and
+        /// zeroed by its last barrier: 0 after a run).
         pub chain_taken: u32,
         /// `sent` at the end of the last round.
         pub sent_seen: u64,

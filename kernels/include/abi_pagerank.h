@@ -24,7 +24,7 @@ struct PageRankStateBlock {
     unsigned int stop;                 // why the kernel stopped early (PrfStop; 0: it did not)
     unsigned int peer_status;          // the failed exchange's PeerStatus
     unsigned int inbox_overflow;       // size a peer's inbox needed (0: none overflowed)
-    unsigned int chain_taken;          // vertices the last chained gather took
+    unsigned int chain_taken;          // vertices the round's chained gather takes (0 between)
     unsigned long long sent_seen;      // `sent` at the end of the last round
     // Phase times, ns: sweep takes, mirror posts (with the wait for the peers' posts), hub
     // phases, gathers, worklist pushes, exchanges, drains.

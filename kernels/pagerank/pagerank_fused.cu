@@ -15,9 +15,10 @@
 // many arcs the vertex has into o. After barrier X, an exchange that makes every device's posts
 // visible, each device gathers over the in-arcs of its owned vertices exactly as on one device,
 // a remote in-neighbour's share read where its owner posted it. No atomic on any arc, no cut
-// list, and nothing left in flight after the round: the gather delivers every arc's mass in
-// the sweep that took it. A sweep is therefore collective: every device sweeps in the same
-// rounds (the exchange of barrier E picks the kind from the global sums, below).
+// list, and, but for a chained gather's takes (below), nothing left in flight after the round:
+// the gather delivers every arc's mass in the sweep that took it. A sweep is therefore
+// collective: every device sweeps in the same rounds (the exchange of barrier E picks the
+// kind from the global sums, below).
 //
 // Worklist rounds push, and a contribution to another device's vertex goes straight to its
 // owner (PeerHalo): a push to a vertex w of device o atomically adds the share to o's
@@ -34,7 +35,8 @@
 //
 // A round (every block, grid-uniform control flow; the record of the last barrier says what):
 //   SWEEP     pull take over the owned range (floor 0 in round 0, epsilon later; shares
-//             stored, nothing pushed) | barrier T | several devices: the mirror post, a
+//             stored, nothing pushed) | barrier T (a chained or delivering sweep has neither:
+//             the last gather took) | several devices: the mirror post, a
 //             system fence, barrier X (its action: an exchange with every peer) | the pull
 //             hubs' tiles and barrier H (only on a device with pull hubs) | pull gather.
 //   WORKLIST  push round over the record's [first, first + count) of the worklist (possibly
@@ -82,18 +84,19 @@
 // State block `state` (PRF_WORDS u32, zeroed by the host): the barrier's words
 // (grid_barrier.cuh's FUSED_BARRIER_COUNT, FUSED_BARRIER_GEN, FUSED_RECORD), then the PRF_*
 // words below, read and written by barrier actions only (one thread at a time, ordered by the
-// barriers), except the counters that PeerHalo (sent, inbox overflow) and the mirror post
-// (PRF_MIRROR_SENT) add to with atomics.
+// barriers), except the counters that PeerHalo (sent, inbox overflow), the mirror post
+// (PRF_MIRROR_SENT) and a chained gather (PRF_CHAIN_TAKEN, read and zeroed by barrier E's
+// action) add to with atomics.
 //
 // Phase times (PRF_T_*, u64 ns of %globaltimer per device, 64-bit words): the action of every
 // barrier stamps the time and adds the interval since the previous stamp (block 0 stamps the
 // start before its first arrival) to the phase that the barrier closes: a sweep's take (to
 // barrier T), its mirror post with the wait for every peer's (to the end of barrier X's
-// exchange), its hub tiles (to barrier H), its gather (to barrier E); a worklist round's push
-// (to its hub barrier, or to E) and its hubs (to E); the exchange (inside barrier E's
-// action); the drain with the next round's pick (to barrier D). A phase's interval runs from the previous
-// action's stamp (before that release) to the arrival of its last block: the phase's slowest
-// block plus a release. A few stamps per round.
+// exchange), its hub tiles (to barrier H), its gather (to barrier E; a chained gather's takes
+// with it); a worklist round's push (to its hub barrier, or to E) and its hubs (to E); the
+// exchange (inside barrier E's action); the drain with the next round's pick (to barrier D).
+// A phase's interval runs from the previous action's stamp (before that release) to the
+// arrival of its last block: the phase's slowest block plus a release. A few stamps per round.
 //
 // Stop reasons (PRF_STOP): PRF_STOP_OVERFLOW (this device's worklist or a peer's inbox:
 // ctrl[CTRL_WL_OVERFLOW] / PRF_INBOX_OVERFLOW hold the size needed), PRF_STOP_PEER (another
@@ -201,7 +204,8 @@ struct PeerHalo {
     __device__ __forceinline__ void append_heads(const unsigned int (&)[BATCH], unsigned int) const {}
 };
 
-// A sweep's mirror post (several devices, after its take): for every peer o, the share of
+// A sweep's mirror post (several devices, after its take or the last gather's chained one):
+// for every peer o, the share of
 // each owned vertex with an out-arc to o's vertices (pull.mirrors), stored into o's share
 // array at the vertex's own id, where o's gather reads it like a share of its own. Every
 // mirror is posted, 0 included (a vertex not taken this sweep), so a peer never reads a
@@ -485,9 +489,11 @@ __device__ __forceinline__ void pagerank_fused_body(
             float* const share = second ? pull.share_next : pull.share;
             float* const next = second ? pull.share : pull.share_next;
             const unsigned int form = round.w[REC_FORM];
-            const ChainTake chain{pull.share_next != nullptr && form != FORM_DELIVER ? next
-                                                                                      : nullptr,
-                                  offsets, state + PRF_CHAIN_TAKEN};
+            // Never beside hubs (the host does not chain there): a hub's share would not be
+            // written into `next`.
+            const bool chains = pull.share_next != nullptr && pull.hub_count == 0u;
+            const ChainTake chain{chains && form != FORM_DELIVER ? next : nullptr, offsets,
+                                  state + PRF_CHAIN_TAKEN};
             if (form == FORM_TAKE) {
                 pull_take_grid(ops, offsets, share, __uint_as_float(round.w[REC_FLOOR]), rwl);
                 groute::grid_barrier(

@@ -135,9 +135,9 @@
 //! peer access, or on virtual devices sharing a GPU, each member then launched on its share
 //! of the GPU's resident blocks: `groute_core::cuda::member_share`)
 //! runs the same rounds with no host in the loop: ONE persistent cooperative kernel per device
-//! (`kernels/pagerank/pagerank_fused.cu`) runs every round, its passes separated by grid barriers, the
-//! devices by cross-device all-reduces. The round bodies are
-//! the host-driven kernels' (`kernels/include/pagerank_push.cuh`). What differs is how mass
+//! (`kernels/pagerank/pagerank_fused.cu`) runs every round, its passes separated by grid
+//! barriers, the devices by cross-device all-reduces. The round bodies are the host-driven
+//! kernels' (`pagerank_push.cuh`, `pull_sweep_gather.cuh`). What differs is how mass
 //! crosses devices. A sweep pulls through *mirrors*: after its take, each device stores the
 //! share of every owned vertex with an out-arc into a peer's range (its mirrors for that peer,
 //! listed at upload: one per vertex and peer, however many arcs lead there) into the peer's
@@ -147,13 +147,13 @@
 //! goes straight to its OWNER, added with a system-scope atomic into the owner's incoming halo
 //! slot of the vertex (one array per round parity); the round's first contribution (old value
 //! 0) appends the vertex to the owner's inbox of that parity. After the round's work the
-//! devices pass ONE exchange, an all-reduce of (pending items, items sent this round, stop)
-//! that also makes every peer write visible: the run ends when nothing is pending and nothing
-//! was sent; else every device drains its inbox (each slot's mass added to its vertex's
-//! residual, a vertex that crosses epsilon scheduled: the receive rule above) and starts the
-//! next round, of the kind the exchange's sums call for (the host mode's rule over every
-//! device's pending items and the items in flight), while faster peers may already fill the
-//! other parity. On one device there is no exchange and no drain.
+//! devices pass ONE exchange, an all-reduce of (pending items, items sent, stop, vertices taken
+//! by chained gathers, below) that also makes every peer write visible: the run ends when none
+//! is pending, sent or taken; else every device drains its inbox (each slot's mass added to its
+//! vertex's residual, a vertex that crosses epsilon scheduled: the receive rule above) and
+//! starts the next round, of the kind the exchange's sums call for (the host mode's rule over
+//! every device's pending items and the items in flight), while faster peers may already fill
+//! the other parity. On one device there is no exchange and no drain.
 //!
 //! Where no device's gathers have pull hubs, sweeps are *chained*: a gather takes at once every
 //! residual it leaves above epsilon, into a second share array, so the next sweep runs no take

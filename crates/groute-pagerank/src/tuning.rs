@@ -13,7 +13,9 @@ use crate::{
 pub struct PageRankTuning {
     /// CUDA: a round after the first is a topology-driven sweep over the owned range (instead
     /// of a worklist round) when the pending items are at least the owned range over this
-    /// (`--sweep-divisor`; 0: worklist rounds only). `None` (the default) picks it from the
+    /// (`--sweep-divisor`; 0: worklist rounds only, after the first sweep and, where the
+    /// device-driven loop chains its sweeps, one more that delivers what the first one's gather
+    /// took). `None` (the default) picks it from the
     /// graph's average degree ([`PageRankTuning::sweep_divisor_for`]). The host backend
     /// always runs worklist rounds.
     pub sweep_divisor: Option<u32>,

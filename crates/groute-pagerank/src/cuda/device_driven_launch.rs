@@ -58,7 +58,8 @@ pub struct PeerInbox {
 
 /// The peers block ([`PageRankPeers`], to upload to every device): every device's halo,
 /// inbox, tails and share addresses, the partition's bounds and the inbox capacities. Errors
-/// when the group is larger than [`PEER_MAX_DEVICES`] or a buffer is too small.
+/// when the group is larger than [`PEER_MAX_DEVICES`], a buffer is too small, or some devices
+/// have a second share array and others not (the chained sweeps run on every device or none).
 pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeers, Error> {
     let size = inboxes.len();
     if size == 0 || size > PEER_MAX_DEVICES || bounds.len() != size + 1 {
@@ -66,6 +67,14 @@ pub fn peers_block(bounds: &[u32], inboxes: &[PeerInbox]) -> Result<PageRankPeer
             "devices of a fused PageRank run",
             size,
             format!("1..={PEER_MAX_DEVICES} devices, with one partition bound more"),
+        ));
+    }
+    let chained = inboxes.iter().filter(|i| i.share_next.is_some()).count();
+    if chained != 0 && chained != size {
+        return Err(Error::invalid(
+            "second share arrays of a fused PageRank run",
+            format!("{chained} of {size} devices"),
+            "every device or none",
         ));
     }
     let mut block: PageRankPeers = bytemuck::Zeroable::zeroed();
@@ -307,7 +316,10 @@ pub fn launch_fused(
     // (checked above), each reachable from this device (the group checked peer access
     // between every pair); the mirrors are owned vertex ids (built at upload from the
     // partition: they index this device's share array and the peers' full-length ones),
-    // `mirror_bounds` ascending within them (checked above); `state`
+    // `mirror_bounds` ascending within them (checked above); `share_next`, where set, is as long
+    // as the share array (checked above), and the peers block then holds every member's
+    // second array (the caller builds both from one choice; `peers_block` refuses a mix), so a
+    // chained sweep, which every member runs, finds one on every device; `state`
     // holds a zeroed PageRankStateBlock. The launch is cooperative over the resident grid at
     // FUSED_PAGERANK_BLOCK threads (the kernel's launch bounds), so every block reaches
     // every grid barrier; every exchange is bounded by the group's timeout and abort word.
@@ -334,6 +346,26 @@ pub fn launch_fused(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_peers_block_refuses_second_share_arrays_on_some_devices_only() {
+        let ctx = groute_core::Context::host(1).unwrap();
+        let buffer = ctx.devices()[0].alloc::<u32>(8).unwrap();
+        let inbox = |next: bool| PeerInbox {
+            halo: buffer.raw(),
+            share: buffer.raw(),
+            share_next: next.then(|| buffer.raw()),
+            inbox: buffer.raw(),
+            tails: buffer.raw(),
+            capacity: 1,
+        };
+        // (Host buffers are refused as kernel memory past this check: the blocks built with
+        // one choice for every device are the fused runs' on CUDA.)
+        for mix in [[true, false], [false, true]] {
+            let e = peers_block(&[0, 1, 2], &mix.map(inbox)).unwrap_err();
+            assert!(e.to_string().contains("every device or none"), "{e}");
+        }
+    }
 
     #[test]
     fn a_peers_block_needs_1_to_8_devices_and_one_bound_more() {
