@@ -20,6 +20,14 @@ struct ChainTake {
     float* next;
     const unsigned long long* out_offsets;
     unsigned int* taken;
+
+    // v's out-degree, its in-list being [begin, end) of `in_offsets`' rows: the in-list's
+    // length where the out-CSR's rows are the same (a symmetric graph), else read.
+    __device__ __forceinline__ unsigned long long out_degree(
+        unsigned int v, const unsigned long long* in_offsets, unsigned long long begin,
+        unsigned long long end) const {
+        return out_offsets == in_offsets ? end - begin : out_offsets[v + 1u] - out_offsets[v];
+    }
 };
 
 // The end of a chained gather for owned v, whose residual and rank were `residual` and `rank`
@@ -92,9 +100,7 @@ __device__ __forceinline__ void gather_take_short(const PageRankOps& ops,
         for (unsigned long long e = begin + SHORT_LIST_BATCH; e < end; ++e) {
             sum += share[in_sources[e]];
         }
-        const unsigned long long degree = chain.out_offsets == in_offsets
-                                              ? end - begin
-                                              : chain.out_offsets[v + 1u] - chain.out_offsets[v];
+        const unsigned long long degree = chain.out_degree(v, in_offsets, begin, end);
         taken_here += take_gathered(ops, v, residual, rank, sum, degree, chain.next) ? 1u : 0u;
     }
     add_block_count(taken_here, chain.taken);
@@ -153,10 +159,7 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
             groute::gather_sum<BATCH>(in_sources, share, taken, begin, end, active);
         if (chain.next != nullptr) {
             if (active) {
-                const unsigned long long degree =
-                    chain.out_offsets == in_offsets
-                        ? end - begin
-                        : chain.out_offsets[v + 1u] - chain.out_offsets[v];
+                const unsigned long long degree = chain.out_degree(v, in_offsets, begin, end);
                 taken_here += take_gathered(ops, v, ops.residual[v],
                                             ops.rank[v - ops.owned_begin], sum, degree,
                                             chain.next)
