@@ -30,9 +30,9 @@ pub use cc::CcLink;
 pub use direction::{DirectionParams, DirectionStateBlock};
 pub use layout::{AbiConstant, AbiField, AbiLayout};
 pub use pagerank::{
-    PAGERANK_CONSTANTS, PRF_FLAG_FENCE_PER_ROUND, PRF_FLAG_GATHER_INTERLEAVE, PRF_STOP_ABORTED,
-    PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW, PRF_STOP_PEER, PageRankPeers, PageRankPull,
-    PageRankSettings, PageRankStateBlock,
+    PAGERANK_CONSTANTS, PRF_FLAG_FENCE_PER_ROUND, PRF_FLAG_GATHER_INTERLEAVE, PRF_SHORT_LIST_ARCS,
+    PRF_STOP_ABORTED, PRF_STOP_EXCHANGE, PRF_STOP_OVERFLOW, PRF_STOP_PEER, PageRankPeers,
+    PageRankPull, PageRankSettings, PageRankStateBlock,
 };
 pub use ptr::{DeviceMemory, DevicePtr, KernelArg};
 pub use runtime::{

@@ -78,6 +78,10 @@ abi_struct! {
     pub struct PageRankPull in "abi_pagerank.h" {
         /// In-arc offsets of the owned rows.
         pub in_offsets: DevicePtr<u64>,
+        /// The same rows as 32-bit arc positions where every owned in-list is shorter than
+        /// [`PRF_SHORT_LIST_ARCS`] and the positions fit (null elsewhere): the chained
+        /// sweeps' short-list gather reads them.
+        pub in_offsets32: DevicePtr<u32>,
         /// Their in-arc tails.
         pub in_sources: DevicePtr<u32>,
         /// Every vertex's share.
@@ -152,5 +156,8 @@ abi_constants! {
         /// [`PageRankSettings::flags`]: the sweeps' gather deals its vertices out over the
         /// blocks thread by thread (for an upload in degree order).
         pub const PRF_FLAG_GATHER_INTERLEAVE = 2;
+        /// The chained sweeps' short-list gather runs where every owned in-list is shorter
+        /// than this ([`PageRankPull::in_offsets32`]).
+        pub const PRF_SHORT_LIST_ARCS = 32;
     }
 }

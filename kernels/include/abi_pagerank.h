@@ -98,6 +98,12 @@ GROUTE_ENUM(PrfFlag){
     PRF_FLAG_GATHER_INTERLEAVE = 2,  // the gather deals its vertices out over the blocks
 };
 
+// The chained sweeps' short-list gather (pull_sweep_gather.cuh) runs where every owned in-list
+// is shorter than this; the host uploads 32-bit row offsets for it (PageRankPull).
+GROUTE_ENUM(PrfShortList){
+    PRF_SHORT_LIST_ARCS = 32,
+};
+
 // Every device's incoming halo, inbox, tails and share array, and the partition: a small block
 // of device memory on each device, read through the cache (8 = PEER_MAX_DEVICES).
 struct PageRankPeers {
@@ -114,6 +120,9 @@ struct PageRankPeers {
 // The pull sweep's topology and the mirrors this device posts to its peers.
 struct PageRankPull {
     const unsigned long long* in_offsets;
+    // The same rows as 32-bit arc positions, where every owned in-list is shorter than
+    // PRF_SHORT_LIST_ARCS and the positions fit (null elsewhere): the short-list gather's.
+    const unsigned int* in_offsets32;
     const unsigned int* in_sources;
     float* share;
     // Where no device has pull hubs: the second share array of the chained sweeps (their

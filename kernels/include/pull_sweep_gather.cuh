@@ -7,6 +7,7 @@
 // of 32, <= 1024. Self-contained (NVRTC, no toolkit headers).
 #pragma once
 
+#include "abi_pagerank.h"
 #include "pagerank_push.cuh"
 
 namespace {
@@ -21,23 +22,29 @@ struct ChainTake {
     const unsigned long long* out_offsets;
     unsigned int* taken;
 
-    // v's out-degree, its in-list being [begin, end) of `in_offsets`' rows: the in-list's
-    // length where the out-CSR's rows are the same (a symmetric graph), else read.
-    __device__ __forceinline__ unsigned long long out_degree(
-        unsigned int v, const unsigned long long* in_offsets, unsigned long long begin,
-        unsigned long long end) const {
-        return out_offsets == in_offsets ? end - begin : out_offsets[v + 1u] - out_offsets[v];
+    // Whether the out-CSR's rows are the gather's in-CSR's `in_offsets` (a symmetric graph),
+    // so that an out-degree is its in-list's length.
+    __device__ __forceinline__ bool same_rows(const unsigned long long* in_offsets) const {
+        return out_offsets == in_offsets;
+    }
+
+    // v's out-degree, its in-list being `in_length` long: that length where `same_rows`,
+    // else read.
+    __device__ __forceinline__ unsigned long long out_degree(unsigned int v, bool same_rows,
+                                                             unsigned long long in_length) const {
+        return same_rows ? in_length : out_offsets[v + 1u] - out_offsets[v];
     }
 };
 
-// The end of a chained gather for owned v, whose residual and rank were `residual` and `rank`
-// (loaded by the caller, early): `sum` added to its residual and, where that is above epsilon,
-// taken at once into v's rank, its share per out-arc stored in next[v] for the next sweep's
-// gather (0 where not taken: every owned share of `next` is written, so that the next gather
-// never reads one of an earlier sweep). True where taken. Plain loads and stores: only this
+// The end of a chained gather for owned v, whose residual was `residual` (loaded by the
+// caller, early): `sum` added to its residual and, where that is above epsilon, taken at once
+// into v's rank, its share per out-arc stored in next[v] for the next sweep's gather (0 where
+// not taken: every owned share of `next` is written, so that the next gather never reads one
+// of an earlier sweep). True where taken. The rank is read here, where taken only (see
+// gather_take_short_rows for why not beside the residual). Plain loads and stores: only this
 // thread touches v's residual, rank and share in the pass.
 __device__ __forceinline__ bool take_gathered(const PageRankOps& ops, unsigned int v,
-                                              float residual, float rank, float sum,
+                                              float residual, float sum,
                                               unsigned long long out_degree, float* next) {
     const float rho = residual + sum;
     if (!(rho > ops.epsilon)) {
@@ -48,7 +55,7 @@ __device__ __forceinline__ bool take_gathered(const PageRankOps& ops, unsigned i
         return false;
     }
     ops.residual[v] = 0.0f;
-    ops.rank[v - ops.owned_begin] = rank + rho;
+    ops.rank[v - ops.owned_begin] += rho;
     // A dangling vertex's mass leaves the system (unnormalised PageRank).
     next[v] = out_degree == 0ull ? 0.0f : ops.alpha * rho / static_cast<float>(out_degree);
     return true;
@@ -57,23 +64,31 @@ __device__ __forceinline__ bool take_gathered(const PageRankOps& ops, unsigned i
 // In-lists shorter than this are summed by their own thread in every gather (list_claim.cuh
 // hands longer ones to a warp): where every owned list is, a chained gather can run
 // gather_take_short.
-constexpr unsigned int SHORT_LIST_ARCS = 32;
+constexpr unsigned int SHORT_LIST_ARCS = groute::PRF_SHORT_LIST_ARCS;
 // Arcs of each list whose tails, then shares, gather_take_short loads together.
 constexpr unsigned int SHORT_LIST_BATCH = 4;
 
 // A chained gather (ChainTake, `chain.next` not null) over owned vertices whose in-lists are
 // all shorter than SHORT_LIST_ARCS (road networks): each thread sums its vertex's list alone,
 // as gather_sum would and in the same order, but loads the first SHORT_LIST_BATCH tails of the
-// list together, then their shares together, with the vertex's residual and rank loaded beside
-// its offsets, so that a vertex costs three round trips to memory instead of one for the
-// offsets and two per arc; no block synchronisation but the final count. Each block takes
-// consecutive vertices, a thread one at a time: two or four at once, their loads interleaved,
-// made road networks' runs 1.5 to 1.7 and 2.5 to 3.1 times slower on one H200 (the kernel
-// runs 8 blocks an SM, at most 32 registers a thread, which such a batch outgrows).
-__device__ __forceinline__ void gather_take_short(const PageRankOps& ops,
-                                                  const unsigned long long* in_offsets,
-                                                  const unsigned int* in_sources,
-                                                  const float* share, ChainTake chain) {
+// list together, then their shares together, with the vertex's residual loaded beside its
+// offsets, so that a vertex costs three round trips to memory instead of one for the offsets
+// and two per arc; no block synchronisation but the final count. `rows`: the in-CSR's rows,
+// 64-bit (PageRankPull::in_offsets) or 32-bit (PageRankPull::in_offsets32, 4 bytes a vertex
+// fewer), widened once loaded. The device-driven kernel is capped at 32 registers a thread
+// and spills, so the order of these loads moves its allocation: of five forms measured on
+// road grids on one H200 (32- or 64-bit rows, kept 32-bit or widened, the rank loaded beside
+// the residual or only where taken), these 32-bit rows, widened, with the rank read where
+// taken ran fastest, 4 to 7% faster than 64-bit rows with the rank loaded early, and the
+// other three between 4% faster and 14% slower than that. Each block takes consecutive vertices,
+// a thread one at a time: two or four at once, their loads interleaved, made road networks'
+// runs 1.5 to 1.7 and 2.5 to 3.1 times slower on one H200 (a batch that outgrows the
+// registers).
+template <typename Offset>
+__device__ __forceinline__ void gather_take_short_rows(const PageRankOps& ops,
+                                                       const Offset* rows, bool same_rows,
+                                                       const unsigned int* in_sources,
+                                                       const float* share, ChainTake chain) {
     const unsigned int stride = gridDim.x * blockDim.x;
     const unsigned int base = warp_aligned_begin(ops);
     const unsigned int span = ops.owned_end - base;
@@ -83,10 +98,9 @@ __device__ __forceinline__ void gather_take_short(const PageRankOps& ops,
         if (v < ops.owned_begin) {
             continue;
         }
-        const unsigned long long begin = in_offsets[v];
-        const unsigned long long end = in_offsets[v + 1u];
+        const unsigned long long begin = rows[v];
+        const unsigned long long end = rows[v + 1u];
         const float residual = ops.residual[v];
-        const float rank = ops.rank[v - ops.owned_begin];
         unsigned int tail[SHORT_LIST_BATCH];
 #pragma unroll
         for (unsigned int k = 0; k < SHORT_LIST_BATCH; ++k) {
@@ -100,10 +114,24 @@ __device__ __forceinline__ void gather_take_short(const PageRankOps& ops,
         for (unsigned long long e = begin + SHORT_LIST_BATCH; e < end; ++e) {
             sum += share[in_sources[e]];
         }
-        const unsigned long long degree = chain.out_degree(v, in_offsets, begin, end);
-        taken_here += take_gathered(ops, v, residual, rank, sum, degree, chain.next) ? 1u : 0u;
+        const unsigned long long degree = chain.out_degree(v, same_rows, end - begin);
+        taken_here += take_gathered(ops, v, residual, sum, degree, chain.next) ? 1u : 0u;
     }
     add_block_count(taken_here, chain.taken);
+}
+
+// gather_take_short_rows over `in_offsets32` where not null, else over `in_offsets`.
+__device__ __forceinline__ void gather_take_short(const PageRankOps& ops,
+                                                  const unsigned long long* in_offsets,
+                                                  const unsigned int* in_offsets32,
+                                                  const unsigned int* in_sources,
+                                                  const float* share, ChainTake chain) {
+    const bool same_rows = chain.same_rows(in_offsets);
+    if (in_offsets32 != nullptr) {
+        gather_take_short_rows(ops, in_offsets32, same_rows, in_sources, share, chain);
+        return;
+    }
+    gather_take_short_rows(ops, in_offsets, same_rows, in_sources, share, chain);
 }
 
 // Pull sweep pass 2: the hubs' sums (taken from hub_sum, left 0), then every other owned
@@ -159,12 +187,10 @@ __device__ __forceinline__ void pull_gather_grid(const PageRankOps& ops,
             groute::gather_sum<BATCH>(in_sources, share, taken, begin, end, active);
         if (chain.next != nullptr) {
             if (active) {
-                const unsigned long long degree = chain.out_degree(v, in_offsets, begin, end);
-                taken_here += take_gathered(ops, v, ops.residual[v],
-                                            ops.rank[v - ops.owned_begin], sum, degree,
-                                            chain.next)
-                                  ? 1u
-                                  : 0u;
+                const unsigned long long degree =
+                    chain.out_degree(v, chain.same_rows(in_offsets), end - begin);
+                taken_here +=
+                    take_gathered(ops, v, ops.residual[v], sum, degree, chain.next) ? 1u : 0u;
             }
             continue;
         }

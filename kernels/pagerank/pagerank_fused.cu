@@ -540,7 +540,8 @@ __device__ __forceinline__ void pagerank_fused_body(
                     keep, nothing);
             }
             if (chain.next != nullptr && pull.max_in_degree < SHORT_LIST_ARCS) {
-                gather_take_short(ops, pull.in_offsets, pull.in_sources, share, chain);
+                gather_take_short(ops, pull.in_offsets, pull.in_offsets32, pull.in_sources, share,
+                                  chain);
             } else {
                 pull_gather_grid<1>(ops, pull.in_offsets, pull.in_sources, share, nullptr, rwl,
                                     pull.hubs, pull.hub_count, pull.hub_sum, pull.hub_degree,

@@ -110,6 +110,7 @@ impl PageRankShare {
                 cut: cut.as_ref(),
                 taken_bits: false,
                 interleave_gather: push.interleave_gather,
+                offsets32: false,
             };
             devices.push(CudaPageRankStorage::new(
                 context, device, csr, pull, owned, push, options,

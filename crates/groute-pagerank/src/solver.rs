@@ -176,6 +176,7 @@ impl DeviceSolver {
                         cut: cuts[d].as_ref(),
                         taken_bits: false,
                         interleave_gather: push.interleave_gather,
+                        offsets32: driver == Driver::Fused,
                     },
                     partition.range(d),
                     push,

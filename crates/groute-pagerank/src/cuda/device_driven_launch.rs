@@ -272,8 +272,24 @@ pub fn launch_fused(
         None => DevicePtr::null(),
     };
     let in_csr = pull.in_csr.device_ptrs()?;
+    let in_offsets32 = match &pull.in_offsets32 {
+        Some(rows) => {
+            let held = pull.in_csr.rows();
+            let needed = (held.len() + 1) * 4;
+            if rows.len < needed {
+                return Err(Error::LengthMismatch {
+                    operation: "fused PageRank 32-bit in-CSR rows (one more than its vertices)",
+                    dst: rows.len / 4,
+                    src: needed / 4,
+                });
+            }
+            addr::<u32>(rows)?.rebased(u64::from(held.start))
+        }
+        None => DevicePtr::null(),
+    };
     let pull_args = PageRankPull {
         in_offsets: in_csr.offsets,
+        in_offsets32,
         in_sources: in_csr.targets,
         share: addr::<f32>(&pull.share)?,
         share_next,
@@ -316,7 +332,10 @@ pub fn launch_fused(
     // (checked above), each reachable from this device (the group checked peer access
     // between every pair); the mirrors are owned vertex ids (built at upload from the
     // partition: they index this device's share array and the peers' full-length ones),
-    // `mirror_bounds` ascending within them (checked above); `share_next`, where set, is as long
+    // `mirror_bounds` ascending within them (checked above); `in_offsets32`, where set, holds
+    // the in-CSR part's rows as 32-bit positions (built by `PullStorage` from the same rows,
+    // one more than the part's vertices: checked above), rebased as its 64-bit rows are, and
+    // is read only where every owned in-list is short; `share_next`, where set, is as long
     // as the share array (checked above), and the peers block then holds every member's
     // second array (the caller builds both from one choice; `peers_block` refuses a mix), so a
     // chained sweep, which every member runs, finds one on every device; `state`

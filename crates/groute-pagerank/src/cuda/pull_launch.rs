@@ -47,6 +47,11 @@ pub struct PullBuffers {
     /// At least the in-degree of every owned vertex (the device-driven loop's chained
     /// gathers sum lists shorter than a warp thread by thread, their loads batched).
     pub max_in_degree: u64,
+    /// `in_csr`'s rows (one more than its vertices) as 32-bit arc positions, which the
+    /// device-driven loop's short-list gather reads instead of the 64-bit ones (`None`:
+    /// none). Crate-private: only `PullStorage` builds them, from the same rows, so their
+    /// contents hold what the kernel relies on.
+    pub(crate) in_offsets32: Option<RawSlice>,
 }
 
 /// A vertex range's gather tiles on the device (`crate::gather_tiles::GatherTiles`) and the
@@ -265,6 +270,9 @@ impl PullBuffers {
         }
         if let Some(taken) = &self.taken {
             m.push(taken.memory.clone());
+        }
+        if let Some(rows) = &self.in_offsets32 {
+            m.push(rows.memory.clone());
         }
         m
     }

@@ -11,7 +11,9 @@ use std::ops::Range;
 
 use groute_core::{Buffer, Device, Error};
 use groute_graph::Csr;
+use groute_kernels::abi::PRF_SHORT_LIST_ARCS;
 use groute_worklist::DeviceCsr;
+use rayon::prelude::*;
 
 use crate::PageRankTuning;
 use crate::cuda::pull_launch::{CutBuffers, GatherTileBuffers, PullBuffers, PullHubBuffers};
@@ -72,6 +74,8 @@ pub(crate) struct PullStorage {
     gathered_arcs: usize,
     /// [`PullBuffers::max_in_degree`].
     max_in_degree: u64,
+    /// [`PullBuffers::in_offsets32`]'s rows.
+    in_offsets32: Option<Buffer<u32>>,
     /// A vertex range's gather tiles, where its gather goes by tiles.
     tiles: Option<TileStorage>,
 }
@@ -92,6 +96,10 @@ pub(crate) struct PullTopology<'a> {
     /// The gather deals its vertices out over the blocks thread by thread
     /// ([`crate::PageRankTuning::gather_interleave_for`]).
     pub(crate) interleave_gather: bool,
+    /// Upload the owned rows also as 32-bit arc positions where every owned in-list is
+    /// shorter than [`PRF_SHORT_LIST_ARCS`] and the positions fit, for the device-driven
+    /// loop's short-list gather ([`PullBuffers::in_offsets32`]).
+    pub(crate) offsets32: bool,
 }
 
 impl PullStorage {
@@ -110,6 +118,7 @@ impl PullStorage {
             cut,
             taken_bits,
             interleave_gather,
+            offsets32,
         } = topology;
         let n = csr.num_vertices();
         let in_part = match transpose {
@@ -140,8 +149,14 @@ impl PullStorage {
             .map(|v| in_offsets[v as usize + 1] - in_offsets[v as usize])
             .max()
             .unwrap_or(0);
+        let in_offsets32 = if offsets32 && max_in_degree < u64::from(PRF_SHORT_LIST_ARCS) {
+            upload_offsets32(device, in_offsets, owned)?
+        } else {
+            None
+        };
         Ok(PullStorage {
             max_in_degree,
+            in_offsets32,
             in_csr: in_part,
             share,
             cut,
@@ -261,8 +276,35 @@ impl PullStorage {
             interleave_gather: self.interleave_gather,
             gathered_arcs: self.gathered_arcs,
             max_in_degree: self.max_in_degree,
+            in_offsets32: self.in_offsets32.as_ref().map(Buffer::raw),
         }
     }
+}
+
+/// The rows `owned` of `in_offsets` as 32-bit arc positions on `device` (`None` where the
+/// last one is within [`PRF_SHORT_LIST_ARCS`] of 2^32: the kernel adds up to that much to a
+/// position in 32 bits).
+fn upload_offsets32(
+    device: &Device,
+    in_offsets: &[u64],
+    owned: &Range<u32>,
+) -> Result<Option<Buffer<u32>>, Error> {
+    let rows = &in_offsets[owned.start as usize..=owned.end as usize];
+    let most = u64::from(u32::MAX - PRF_SHORT_LIST_ARCS);
+    if rows.last().is_some_and(|&last| last > most) {
+        return Ok(None);
+    }
+    let mut narrow = Vec::new();
+    narrow
+        .try_reserve_exact(rows.len())
+        .map_err(|_| Error::OutOfMemory {
+            bytes: rows.len().saturating_mul(4),
+            location: "host memory (the owned in-CSR rows as 32-bit arc positions)".into(),
+            source: None,
+        })?;
+    // Ascending, the last fits: every one does.
+    narrow.par_extend(rows.par_iter().map(|&o| o as u32));
+    device.upload_graph(&narrow).map(Some)
 }
 
 /// The gather tiles of `range` (`arcs` in-arcs) of `in_csr` on `device`, shaped by its
@@ -327,4 +369,28 @@ fn upload_hubs(
         device.upload_graph(&h.tiles)?,
         sums,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use groute_core::Context;
+
+    #[test]
+    fn the_32_bit_rows_are_the_owned_rows_or_none_near_the_32_bit_limit() {
+        let ctx = Context::host(1).unwrap();
+        let device = &ctx.devices()[0];
+        let offsets = [0u64, 3, 3, 7, 9, 12];
+        let rows = upload_offsets32(device, &offsets, &(1..4))
+            .unwrap()
+            .unwrap();
+        assert_eq!(device.download(&rows).unwrap(), vec![3u32, 3, 7, 9]);
+        let most = u64::from(u32::MAX - PRF_SHORT_LIST_ARCS);
+        let fits = [0, most - 1, most];
+        assert!(upload_offsets32(device, &fits, &(0..2)).unwrap().is_some());
+        let past = [0, most, most + 1];
+        assert!(upload_offsets32(device, &past, &(0..2)).unwrap().is_none());
+        // Only the owned rows count: a later part past the limit is not this one's.
+        assert!(upload_offsets32(device, &past, &(0..1)).unwrap().is_some());
+    }
 }

@@ -124,6 +124,7 @@ impl DeviceSweeps {
             cut: None,
             taken_bits,
             interleave_gather,
+            offsets32: false,
         };
         let pull = PullStorage::new(device, csr, &out_rows, topology, &owned)?;
         let in_csr = transpose.unwrap_or(csr);
