@@ -56,6 +56,13 @@ struct PageRankOps {
     __device__ __forceinline__ bool mine(unsigned int v) const {
         return v >= owned_begin && v < owned_end;
     }
+
+    // The share each of a vertex's `out_degree` out-arcs carries when `rho` is taken from it:
+    // 0 for a dangling vertex, whose mass leaves the system (unnormalised PageRank).
+    __device__ __forceinline__ float share_per_arc(float rho,
+                                                   unsigned long long out_degree) const {
+        return out_degree == 0ull ? 0.0f : alpha * rho / static_cast<float>(out_degree);
+    }
 };
 
 // Where a pass over the owned range starts: owned_begin rounded down to a multiple of 32, so
@@ -203,10 +210,7 @@ __device__ __forceinline__ float take_and_share(const PageRankOps& ops, unsigned
     }
     pushed = true;
     atomicAdd(ops.rank + (v - ops.owned_begin), rho);
-    if (end == begin) {
-        return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
-    }
-    return ops.alpha * rho / static_cast<float>(end - begin);
+    return ops.share_per_arc(rho, end - begin);
 }
 
 // take_and_share for pull sweep pass 1: plain loads and stores, since v is owned (a range
@@ -222,10 +226,7 @@ __device__ __forceinline__ float take_owned(const PageRankOps& ops, unsigned int
     ops.residual[v] = 0.0f;
     pushed = true;
     ops.rank[v - ops.owned_begin] += rho;
-    if (end == begin) {
-        return 0.0f;  // dangling: its mass leaves the system (unnormalised PageRank)
-    }
-    return ops.alpha * rho / static_cast<float>(end - begin);
+    return ops.share_per_arc(rho, end - begin);
 }
 
 // Adds `share` to w's residual (owned w: sets `local` when it crossed epsilon) or hands it to

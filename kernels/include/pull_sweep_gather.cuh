@@ -56,8 +56,7 @@ __device__ __forceinline__ bool take_gathered(const PageRankOps& ops, unsigned i
     }
     ops.residual[v] = 0.0f;
     ops.rank[v - ops.owned_begin] += rho;
-    // A dangling vertex's mass leaves the system (unnormalised PageRank).
-    next[v] = out_degree == 0ull ? 0.0f : ops.alpha * rho / static_cast<float>(out_degree);
+    next[v] = ops.share_per_arc(rho, out_degree);
     return true;
 }
 
