@@ -24,6 +24,27 @@
 
 use crate::record::Measurement;
 
+/// The least time of one level of a level-synchronous traversal that claims its heads with
+/// atomics, microseconds, on the GPUs where it was measured (by a substring of the model
+/// name): the targets load, the atomic's round trip and the barrier of a road grid's levels
+/// on an H200 (docs/device-protocol.md, "What a level costs").
+const LEVEL_FLOOR_US: [(&str, f64); 1] = [("H200", 2.5)];
+
+/// The least time of `m`'s levels, in ms: its depth times the GPU's [`LEVEL_FLOOR_US`]
+/// (`None` without a depth, on the host backend or on a GPU where no level was measured).
+/// Levels follow each other whatever the devices, so it is not split over them.
+pub fn level_floor_ms(m: &Measurement) -> Option<f64> {
+    let depth = m.depth.filter(|&d| d > 0)?;
+    if m.backend == "host" {
+        return None;
+    }
+    let us = LEVEL_FLOOR_US
+        .iter()
+        .find(|(model, _)| m.gpu.contains(model))
+        .map(|&(_, us)| us)?;
+    Some(f64::from(depth) * us / 1e3)
+}
+
 /// Peak HBM bandwidth of the GPUs the report knows (NVIDIA's data sheets), bytes per second,
 /// by a substring of the model name; the first match counts.
 const HBM_BANDWIDTH: [(&str, f64); 3] = [
@@ -77,6 +98,17 @@ mod tests {
         assert!((one_pass_ms(&m).unwrap() - want).abs() < 1e-9);
         let two = sample("bfs", "kron21.sym", 2, 1.0);
         assert!((one_pass_ms(&two).unwrap() - want / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_level_floor_is_the_depth_times_the_gpus_level_cost() {
+        let mut m = sample("bfs", "road", 2, 20.0);
+        m.depth = Some(4000);
+        assert!((level_floor_ms(&m).unwrap() - 10.0).abs() < 1e-9);
+        m.gpu = "NVIDIA H100 80GB HBM3".into();
+        assert_eq!(level_floor_ms(&m), None);
+        let no_depth = sample("sssp", "road", 1, 20.0);
+        assert_eq!(level_floor_ms(&no_depth), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::bound::one_pass_ms;
+use crate::bound::{level_floor_ms, one_pass_ms};
 use crate::input::ALGORITHMS;
 use crate::published::published_for;
 use crate::record::Measurement;
@@ -143,17 +143,25 @@ SSSP relaxation pass is at least one; a direction-optimizing BFS, which skips ar
 less than one; far above that (most rows), a run is bound by something else: latency per \
 level on a deep graph, random accesses, atomics, imbalance. For BFS, \
 *levels* is the depth of the run from its source and *us per level* its time over them, the \
-cost of a level where the graph is deep (`-` in records written before the bench kept it).
+cost of a level where the graph is deep (`-` in records written before the bench kept it). \
+*level floor ms* is the levels times the least a level of a level-synchronous traversal that \
+claims its heads with atomics was measured to cost (H200: 2.5 us, the targets load, the \
+atomic's round trip and the barrier; docs/device-protocol.md, \"What a level costs\"): the \
+latency floor of a deep graph, however few bytes it moves. SSSP from the same source relaxes \
+along paths of at least as many arcs, one dependent step each, so the BFS row's floor bounds \
+SSSP's on the same graph too.
 ";
 
-/// ` levels | us per level |` cells: the run's levels and its time per level, `-` where the
-/// record has none.
+/// ` levels | us per level | level floor ms |` cells: the run's levels, its time per level
+/// and the least time of its levels ([`level_floor_ms`]), `-` where unknown.
 fn levels(m: &Measurement) -> String {
+    let floor = level_floor_ms(m).map_or("-".into(), ms);
     match m.depth {
         Some(depth) if depth > 0 => {
-            format!(" {depth} | {:.2} |", m.median_ms * 1e3 / f64::from(depth))
+            let per_level = m.median_ms * 1e3 / f64::from(depth);
+            format!(" {depth} | {per_level:.2} | {floor} |")
         }
-        _ => " - | - |".into(),
+        _ => " - | - | - |".into(),
     }
 }
 
@@ -197,7 +205,7 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
         md,
         "| graph | devices | ms | 1 pass ms | passes |{} full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
         if leveled {
-            " levels | us per level |"
+            " levels | us per level | level floor ms |"
         } else {
             ""
         },
@@ -206,7 +214,7 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
     let _ = writeln!(
         md,
         "|---|---:|---:|---:|---:|{}---:|---:|---:|---:|---:|---:|---:|---|",
-        if leveled { "---:|---:|" } else { "" }
+        if leveled { "---:|---:|---:|" } else { "" }
     );
     for s in series {
         for (&d, m) in &s.points {
@@ -333,13 +341,16 @@ mod tests {
             "no SSSP measurements, no SSSP section"
         );
         // One pass on 2 H200s: (4 * 182e6 + 12 * 2097152) B at 2 * 4.8 TB/s = 0.078 ms.
-        // 12 levels in 5 ms: 416.67 us per level (BFS records keep their depth).
+        // 12 levels in 5 ms: 416.67 us per level (BFS records keep their depth), and at least
+        // 12 x 2.5 us = 0.030 ms on an H200.
         assert!(
-            md.contains("| 2 | 5.00 | 0.078 | 63.7 | 12 | 416.67 | 15.0 | 4.00 |"),
+            md.contains("| 2 | 5.00 | 0.078 | 63.7 | 12 | 416.67 | 0.030 | 15.0 | 4.00 |"),
             "{md}"
         );
         assert!(
-            md.contains("| ms | 1 pass ms | passes | levels | us per level | full run ms |"),
+            md.contains(
+                "| ms | 1 pass ms | passes | levels | us per level | level floor ms | full run ms |"
+            ),
             "{md}"
         );
         // Only BFS records have levels: the other tables have no such columns.
