@@ -148,8 +148,8 @@ cost of a level where the graph is deep (`-` in records written before the bench
 claims its heads with atomics was measured to cost (H200: 2.5 us, the targets load, the \
 atomic's round trip and the barrier; docs/device-protocol.md, \"What a level costs\"): the \
 latency floor of a deep graph, however few bytes it moves. SSSP from the same source relaxes \
-along paths of at least as many arcs, one dependent step each, so the BFS row's floor bounds \
-SSSP's on the same graph too.
+along paths of at least as many arcs, one dependent step each, so in these executors, which \
+relax round by round, the BFS row's floor bounds SSSP's on the same graph too.
 ";
 
 /// ` levels | us per level | level floor ms |` cells: the run's levels, its time per level
