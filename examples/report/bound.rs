@@ -30,11 +30,13 @@ use crate::record::Measurement;
 /// on an H200 (docs/device-protocol.md, "What a level costs").
 const LEVEL_FLOOR_US: [(&str, f64); 1] = [("H200", 2.5)];
 
-/// The least time of `m`'s levels, in ms: its depth times the GPU's [`LEVEL_FLOOR_US`]
-/// (`None` without a depth, on the host backend or on a GPU where no level was measured).
-/// Levels follow each other whatever the devices, so it is not split over them.
-pub fn level_floor_ms(m: &Measurement) -> Option<f64> {
-    let depth = m.depth.filter(|&d| d > 0)?;
+/// The least time of `levels` levels on `m`'s GPU, in ms: `levels` times the GPU's
+/// [`LEVEL_FLOOR_US`] (`None` without levels, on the host backend or on a GPU where no level
+/// was measured). `levels` is `m`'s own depth for BFS, and for SSSP the depth of the BFS from
+/// the same source on the same graph (its paths have at least as many arcs). Levels follow
+/// each other whatever the devices, so it is not split over them.
+pub fn level_floor_ms(m: &Measurement, levels: Option<u32>) -> Option<f64> {
+    let levels = levels.filter(|&d| d > 0)?;
     if m.backend == "host" {
         return None;
     }
@@ -42,7 +44,7 @@ pub fn level_floor_ms(m: &Measurement) -> Option<f64> {
         .iter()
         .find(|(model, _)| m.gpu.contains(model))
         .map(|&(_, us)| us)?;
-    Some(f64::from(depth) * us / 1e3)
+    Some(f64::from(levels) * us / 1e3)
 }
 
 /// Peak HBM bandwidth of the GPUs the report knows (NVIDIA's data sheets), bytes per second,
@@ -103,12 +105,13 @@ mod tests {
     #[test]
     fn the_level_floor_is_the_depth_times_the_gpus_level_cost() {
         let mut m = sample("bfs", "road", 2, 20.0);
-        m.depth = Some(4000);
-        assert!((level_floor_ms(&m).unwrap() - 10.0).abs() < 1e-9);
+        assert!((level_floor_ms(&m, Some(4000)).unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(level_floor_ms(&m, None), None);
         m.gpu = "NVIDIA H100 80GB HBM3".into();
-        assert_eq!(level_floor_ms(&m), None);
-        let no_depth = sample("sssp", "road", 1, 20.0);
-        assert_eq!(level_floor_ms(&no_depth), None);
+        assert_eq!(level_floor_ms(&m, Some(4000)), None);
+        let mut host = sample("sssp", "road", 1, 20.0);
+        host.backend = "host".into();
+        assert_eq!(level_floor_ms(&host, Some(4000)), None);
     }
 
     #[test]

@@ -82,12 +82,13 @@ pub fn performance_md(records: &[Measurement], command: &str) -> String {
         machines.join("; ")
     );
     let _ = writeln!(md, "{}", METHOD);
+    let bfs = bfs_levels(records);
     for algorithm in ALGORITHMS {
         let series = series_of(records, algorithm);
         if series.is_empty() {
             continue;
         }
-        section(&mut md, algorithm, &series);
+        section(&mut md, algorithm, &series, &bfs);
     }
     md
 }
@@ -149,19 +150,36 @@ claims its heads with atomics was measured to cost (H200: 2.5 us, the targets lo
 atomic's round trip and the barrier; docs/device-protocol.md, \"What a level costs\"): the \
 latency floor of a deep graph, however few bytes it moves. SSSP from the same source relaxes \
 along paths of at least as many arcs, one dependent step each, so in these executors, which \
-relax round by round, the BFS row's floor bounds SSSP's on the same graph too.
+relax round by round, its *level floor ms* is that of the BFS levels of the same graph.
 ";
 
-/// ` levels | us per level | level floor ms |` cells: the run's levels, its time per level
-/// and the least time of its levels ([`level_floor_ms`]), `-` where unknown.
+/// ` levels | us per level |` cells: the run's levels and its time per level, `-` where the
+/// record has none.
 fn levels(m: &Measurement) -> String {
-    let floor = level_floor_ms(m).map_or("-".into(), ms);
     match m.depth {
         Some(depth) if depth > 0 => {
             let per_level = m.median_ms * 1e3 / f64::from(depth);
-            format!(" {depth} | {per_level:.2} | {floor} |")
+            format!(" {depth} | {per_level:.2} |")
         }
-        _ => " - | - | - |".into(),
+        _ => " - | - |".into(),
+    }
+}
+
+/// The depth of the BFS records of each graph (their source is the one SSSP starts from).
+fn bfs_levels(records: &[Measurement]) -> Vec<(&str, u32)> {
+    records
+        .iter()
+        .filter(|m| m.algorithm == "bfs")
+        .filter_map(|m| Some((m.graph.as_str(), m.depth?)))
+        .collect()
+}
+
+/// The levels whose floor bounds `m`: its own depth (BFS), or for SSSP the depth of a BFS
+/// record of the same graph.
+fn floor_levels(m: &Measurement, bfs: &[(&str, u32)]) -> Option<u32> {
+    match m.algorithm.as_str() {
+        "sssp" => bfs.iter().find(|(g, _)| *g == m.graph).map(|&(_, d)| d),
+        _ => m.depth,
     }
 }
 
@@ -188,7 +206,7 @@ pub fn per_arc(bytes: Option<u64>, arcs: Option<u64>) -> String {
     }
 }
 
-fn section(md: &mut String, algorithm: &str, series: &[Series]) {
+fn section(md: &mut String, algorithm: &str, series: &[Series], bfs: &[(&str, u32)]) {
     let kind = series
         .iter()
         .flat_map(|s| s.points.values())
@@ -201,28 +219,36 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
         .iter()
         .flat_map(|s| s.points.values())
         .any(|m| m.depth.is_some());
+    // A floor where the levels are known: BFS's own, SSSP's from BFS on the same graph.
+    let floored = series
+        .iter()
+        .flat_map(|s| s.points.values())
+        .any(|m| floor_levels(m, bfs).is_some());
     let _ = writeln!(
         md,
-        "| graph | devices | ms | 1 pass ms | passes |{} full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
+        "| graph | devices | ms | 1 pass ms | passes |{}{} full run ms | solver ms | {} | speedup | B/arc | work items | runs | GPU |",
         if leveled {
-            " levels | us per level | level floor ms |"
+            " levels | us per level |"
         } else {
             ""
         },
+        if floored { " level floor ms |" } else { "" },
         rate_header(kind)
     );
     let _ = writeln!(
         md,
-        "|---|---:|---:|---:|---:|{}---:|---:|---:|---:|---:|---:|---:|---|",
-        if leveled { "---:|---:|---:|" } else { "" }
+        "|---|---:|---:|---:|---:|{}{}---:|---:|---:|---:|---:|---:|---:|---|",
+        if leveled { "---:|---:|" } else { "" },
+        if floored { "---:|" } else { "" }
     );
     for s in series {
         for (&d, m) in &s.points {
             let speedup = s.speedup_text(d);
             let pass = one_pass_ms(m);
+            let floor = level_floor_ms(m, floor_levels(m, bfs)).map_or("-".into(), ms);
             let _ = writeln!(
                 md,
-                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} |{} {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
+                "| `{}` ({} V, {} arcs) | {d} | {} | {} | {} |{}{} {} | {} | {:.3} | {speedup} | {} | {} | {} | {} ({}) |",
                 s.graph,
                 m.vertices,
                 m.arcs,
@@ -230,6 +256,11 @@ fn section(md: &mut String, algorithm: &str, series: &[Series]) {
                 pass.map_or("-".into(), ms),
                 pass.map_or("-".into(), |p| format!("{:.1}", m.median_ms / p)),
                 if leveled { levels(m) } else { String::new() },
+                if floored {
+                    format!(" {floor} |")
+                } else {
+                    String::new()
+                },
                 ms(m.full_run_median_ms),
                 ms(m.solver_median_ms),
                 m.gteps(),
@@ -375,6 +406,37 @@ mod tests {
         assert!(
             !md.contains("Host backend"),
             "GPU records carry no host banner"
+        );
+    }
+
+    #[test]
+    fn sssp_rows_take_the_level_floor_of_bfs_on_the_same_graph() {
+        let mut r = records();
+        r.push(sample("sssp", "kron21.sym", 1, 20.0));
+        r.push(sample("sssp", "road:side=2048,p=0.6", 1, 20.0));
+        let md = performance_md(&r, "report");
+        let start = md.find("## SSSP").expect("an SSSP section");
+        let end = md.find("## PageRank").expect("a PageRank section");
+        let sssp = &md[start..end];
+        assert!(
+            sssp.contains("| passes | level floor ms | full run ms |"),
+            "{sssp}"
+        );
+        assert!(!sssp.contains("us per level"), "{sssp}");
+        // kron21's BFS records are 12 levels deep: 12 x 2.5 us on an H200; no BFS on the road.
+        let row = |graph: &str| {
+            sssp.lines()
+                .find(|l| l.starts_with(&format!("| `{graph}`")))
+                .unwrap_or_else(|| panic!("no {graph} row in {sssp}"))
+                .to_string()
+        };
+        assert!(
+            row("kron21.sym").contains("| 64.8 | 0.030 | 60.0 |"),
+            "{sssp}"
+        );
+        assert!(
+            row("road:side=2048,p=0.6").contains("| 64.8 | - | 60.0 |"),
+            "{sssp}"
         );
     }
 
