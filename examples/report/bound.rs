@@ -40,11 +40,7 @@ pub fn level_floor_ms(m: &Measurement, levels: Option<u32>) -> Option<f64> {
     if m.backend == "host" {
         return None;
     }
-    let us = LEVEL_FLOOR_US
-        .iter()
-        .find(|(model, _)| m.gpu.contains(model))
-        .map(|&(_, us)| us)?;
-    Some(f64::from(levels) * us / 1e3)
+    Some(f64::from(levels) * for_model(&LEVEL_FLOOR_US, &m.gpu)? / 1e3)
 }
 
 /// Peak HBM bandwidth of the GPUs the report knows (NVIDIA's data sheets), bytes per second,
@@ -57,10 +53,15 @@ const HBM_BANDWIDTH: [(&str, f64); 3] = [
 
 /// The GPU's peak HBM bandwidth, bytes per second (`None` for a model not in the table).
 pub fn hbm_bandwidth(gpu: &str) -> Option<f64> {
-    HBM_BANDWIDTH
+    for_model(&HBM_BANDWIDTH, gpu)
+}
+
+/// The value of the first row of `table` whose model name is a substring of `gpu`.
+fn for_model(table: &[(&str, f64)], gpu: &str) -> Option<f64> {
+    table
         .iter()
         .find(|(model, _)| gpu.contains(model))
-        .map(|&(_, bandwidth)| bandwidth)
+        .map(|&(_, value)| value)
 }
 
 /// The bytes one pass of `m`'s algorithm touches (see the module docs).

@@ -78,7 +78,7 @@ constexpr unsigned int SHORT_LIST_BATCH = 4;
 // and spills, so the order of these loads moves its allocation: of five forms measured on
 // road grids on one H200 (32- or 64-bit rows, kept 32-bit or widened, the rank loaded beside
 // the residual or only where taken), these 32-bit rows, widened, with the rank read where
-// taken ran fastest, 4 to 7% faster than 64-bit rows with the rank loaded early, and the
+// taken ran fastest, 3 to 7% faster than 64-bit rows with the rank loaded early, and the
 // other three between 4% faster and 14% slower than that. Each block takes consecutive vertices,
 // a thread one at a time: two or four at once, their loads interleaved, made road networks'
 // runs 1.5 to 1.7 and 2.5 to 3.1 times slower on one H200 (a batch that outgrows the
